@@ -1,0 +1,182 @@
+// DECISIONS.md "Errors": one typed error with a stable `code`. The HTTP status of each code lives here,
+// beside the code, so the server and the client read the same table; the CLI maps codes to exit codes once.
+
+interface ErrorCodeInfo {
+  /** HTTP status when the service answers with this code; null for codes only the client raises. */
+  status: number | null;
+  title: string;
+  /** What the client can do about it (spec §7 "Client remedy" where the spec gives one). */
+  remedy?: string;
+}
+
+export const ERROR_CODES = {
+  invalid_request: { status: 400, title: 'Invalid request', remedy: 'Correct the request body and send it again.' },
+  unauthorized: {
+    status: 401,
+    title: 'Unauthorized',
+    remedy: 'Sign in again to get a valid token (swarm-node login).',
+  },
+  forbidden: { status: 403, title: 'Forbidden' },
+  not_found: { status: 404, title: 'Not found' },
+  session_not_found: {
+    status: 404,
+    title: 'Session not found',
+    remedy: 'Repeat session creation with the same user_id as the checkout e-mail.',
+  },
+  payment_not_found: {
+    status: 404,
+    title: 'Payment not found',
+    remedy: 'Check the payment id given by the payment provider at checkout.',
+  },
+  agent_not_found: {
+    status: 404,
+    title: 'Agent not found',
+    remedy: 'Use an agent_id from the catalog (swarm-node agents).',
+  },
+  payment_not_confirmed: {
+    status: 409,
+    title: 'Payment not confirmed',
+    remedy: 'Wait for the payment provider to confirm the payment, then retry activation.',
+  },
+  session_already_active: {
+    status: 409,
+    title: 'Session already active',
+    remedy: 'Activate again with the payment that activated this session, or create a new session.',
+  },
+  payment_already_used: {
+    status: 409,
+    title: 'Payment already used',
+    remedy: 'A payment activates one session; activate the session it already activated.',
+  },
+  request_in_progress: {
+    status: 409,
+    title: 'Request in progress',
+    remedy: 'Wait for the first request with this Idempotency-Key to finish, then retry.',
+  },
+  payment_mismatch: {
+    status: 422,
+    title: 'Payment mismatch',
+    remedy: 'Use a payment made for this tier and merchant.',
+  },
+  idempotency_key_reuse: {
+    status: 422,
+    title: 'Idempotency-Key reused',
+    remedy: 'Use a new Idempotency-Key for a different request.',
+  },
+  deploy_token_invalid: {
+    status: 401,
+    title: 'Deploy token invalid',
+    remedy: 'Activate the session again to get a fresh deploy token (swarm-node activate).',
+  },
+  insufficient_balance: {
+    status: 402,
+    title: 'Insufficient balance',
+    remedy: 'Fund the wallet at wallet_login_url, then retry execute.',
+  },
+  payload_too_large: { status: 413, title: 'Payload too large', remedy: 'Send a body of at most 64 KiB.' },
+  unsupported_media_type: {
+    status: 415,
+    title: 'Unsupported media type',
+    remedy: 'Send the body as application/json.',
+  },
+  rate_limited: { status: 429, title: 'Too many requests', remedy: 'Wait for Retry-After seconds, then retry.' },
+  internal: { status: 500, title: 'Internal error', remedy: 'Retry later; the service logged the failure.' },
+  service_unavailable: { status: 503, title: 'Service unavailable', remedy: 'Retry later.' },
+
+  // Raised by the client only.
+  usage: { status: null, title: 'Usage error', remedy: 'See --help.' },
+  not_signed_in: { status: null, title: 'Not signed in', remedy: 'Sign in first: swarm-node login --email <email> --offer <tier_id>.' },
+  token_expired: { status: null, title: 'Token expired', remedy: 'Sign in again: swarm-node login.' },
+  service_unreachable: {
+    status: null,
+    title: 'Service unreachable',
+    remedy: 'Check the base URL (swarm-node config get base_url) and the network, then retry.',
+  },
+  not_a_terminal: { status: null, title: 'Not a terminal', remedy: 'Pass the answers as flags (see --help).' },
+  local_state: { status: null, title: 'Local state error' },
+  interrupted: { status: null, title: 'Interrupted' },
+  failed: { status: null, title: 'Failed' },
+} as const satisfies Record<string, ErrorCodeInfo>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
+}
+
+/** RFC 9457 problem details as the service sends them; extra members (errors, wallet_login_url, …) allowed. */
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  remedy?: string;
+  [extension: string]: unknown;
+}
+
+export function problemType(code: ErrorCode): string {
+  return `urn:svc:problem:${code}`;
+}
+
+export interface SvcErrorOptions {
+  remedy?: string;
+  /** Extra members of the problem document (for example wallet_login_url, errors, balance_cents). */
+  extensions?: Record<string, unknown>;
+  /** HTTP status actually received, when it differs from the code's own (an unknown code from a newer service). */
+  status?: number;
+  /** Seconds, sent as Retry-After. */
+  retryAfterSeconds?: number;
+  cause?: unknown;
+}
+
+export class SvcError extends Error {
+  readonly code: ErrorCode;
+  readonly remedy: string | undefined;
+  readonly extensions: Record<string, unknown>;
+  readonly retryAfterSeconds: number | undefined;
+  readonly #status: number | undefined;
+
+  constructor(code: ErrorCode, message: string, options: SvcErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'SvcError';
+    this.code = code;
+    const info: ErrorCodeInfo = ERROR_CODES[code];
+    this.remedy = options.remedy ?? info.remedy;
+    this.extensions = options.extensions ?? {};
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.#status = options.status;
+  }
+
+  /** The HTTP status for this error (500 for client-only codes, which never reach a response). */
+  get status(): number {
+    const info: ErrorCodeInfo = ERROR_CODES[this.code];
+    return this.#status ?? info.status ?? 500;
+  }
+
+  toProblem(): ProblemDetails {
+    const info: ErrorCodeInfo = ERROR_CODES[this.code];
+    return {
+      ...this.extensions,
+      type: problemType(this.code),
+      title: info.title,
+      status: this.status,
+      detail: this.message,
+      code: this.code,
+      ...(this.remedy === undefined ? {} : { remedy: this.remedy }),
+    };
+  }
+
+  /** Rebuilds the typed error from a problem document the service sent. */
+  static fromProblem(body: unknown, httpStatus: number): SvcError {
+    const problem = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+    const { type: _type, title: _title, status: _status, detail, code, remedy, ...extensions } = problem;
+    const knownCode: ErrorCode = isErrorCode(code) ? code : httpStatus >= 500 ? 'internal' : 'failed';
+    const message = typeof detail === 'string' && detail !== '' ? detail : `the service answered HTTP ${httpStatus}`;
+    return new SvcError(knownCode, message, {
+      status: httpStatus,
+      extensions,
+      ...(typeof remedy === 'string' ? { remedy } : {}),
+    });
+  }
+}

@@ -1,0 +1,177 @@
+// Request and response shapes of spec §4 plus the DECISIONS.md additions, as JSON Schema (TypeBox), so the
+// server validates with them and both sides share the static types. Field names are the spec's, exactly.
+import { Type, type Static } from '@sinclair/typebox';
+import { AGENT_IDS } from './agents.js';
+import { DEPLOY_MODE, INSTALL_PATH } from './claims.js';
+import { DOCS_SECTIONS, TIER_IDS } from './tiers.js';
+
+export const EMAIL_PATTERN = '^[^\\s@]{1,64}@[^\\s@]+\\.[^\\s@]+$';
+export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+/** Ids and keys that reach logs, URLs and SQL parameters: printable, no spaces, bounded. */
+export const ID_PATTERN = '^[A-Za-z0-9_.:-]{1,128}$';
+
+const Email = Type.String({ pattern: EMAIL_PATTERN, maxLength: 254, description: 'the checkout e-mail' });
+const TierIdSchema = Type.Union(TIER_IDS.map((id) => Type.Literal(id)));
+const Id = Type.String({ pattern: ID_PATTERN });
+const Timestamp = Type.String({ description: 'ISO 8601, UTC' });
+const strict = { additionalProperties: false } as const;
+
+// POST /v1/swarm/paygate/session
+export const SessionRequest = Type.Object({ tier_id: TierIdSchema, user_id: Email }, strict);
+export type SessionRequest = Static<typeof SessionRequest>;
+export const SessionResponse = Type.Object({
+  session_id: Type.String(),
+  tier_id: Type.String(),
+  user_id: Type.String(),
+  status: Type.Literal('pending'),
+  expires_at: Timestamp,
+});
+export type SessionResponse = Static<typeof SessionResponse>;
+
+// POST /v1/swarm/paygate/activate
+export const ActivateRequest = Type.Object(
+  { session_id: Type.String({ pattern: UUID_PATTERN }), payment_id: Id },
+  strict,
+);
+export type ActivateRequest = Static<typeof ActivateRequest>;
+export const ActivateResponse = Type.Object({
+  session_id: Type.String(),
+  status: Type.Literal('active'),
+  deploy_token: Type.String(),
+  deploy_token_expires_at: Timestamp,
+  install_path: Type.Literal(INSTALL_PATH),
+  deploy_mode: Type.Literal(DEPLOY_MODE),
+});
+export type ActivateResponse = Static<typeof ActivateResponse>;
+
+// POST /v1/auth/issue-token
+export const IssueTokenRequest = Type.Object(
+  {
+    status: Type.String({ maxLength: 32 }),
+    offer_id: TierIdSchema,
+    customer_email: Email,
+    merchant_id: Id,
+  },
+  strict,
+);
+export type IssueTokenRequest = Static<typeof IssueTokenRequest>;
+export const IssueTokenResponse = Type.Object({
+  jwtToken: Type.String(),
+  token_type: Type.Literal('Bearer'),
+  expires_at: Timestamp,
+  tier: Type.String(),
+});
+export type IssueTokenResponse = Static<typeof IssueTokenResponse>;
+
+// POST /v1/auth/verify (the token may also come only in the Authorization header)
+export const VerifyRequest = Type.Object({ token: Type.Optional(Type.String({ maxLength: 8192 })) }, strict);
+export type VerifyRequest = Static<typeof VerifyRequest>;
+export const VerifyResponse = Type.Object({
+  valid: Type.Boolean(),
+  tier_key: Type.Optional(Type.String()),
+  docs_sections: Type.Optional(Type.Array(Type.String())),
+  payment_rail: Type.Optional(Type.String()),
+  sub: Type.Optional(Type.String()),
+  expires_at: Type.Optional(Timestamp),
+  reason: Type.Optional(Type.String()),
+});
+export type VerifyResponse = Static<typeof VerifyResponse>;
+
+// POST /v1/swarm/execute
+export const ExecuteRequest = Type.Object(
+  { user_id: Email, agent_id: Type.String({ minLength: 1, maxLength: 128 }) },
+  strict,
+);
+export type ExecuteRequest = Static<typeof ExecuteRequest>;
+export const RUN_STATUSES = ['succeeded', 'failed'] as const;
+export const ExecuteResponse = Type.Object({
+  run_id: Type.String(),
+  agent_id: Type.String(),
+  status: Type.Union(RUN_STATUSES.map((s) => Type.Literal(s))),
+  charged_cents: Type.Integer(),
+  balance_cents: Type.Integer(),
+  output: Type.Unknown(),
+  started_at: Timestamp,
+  finished_at: Timestamp,
+});
+export type ExecuteResponse = Static<typeof ExecuteResponse>;
+
+// GET /v1/swarm/agents
+export const AgentsResponse = Type.Array(
+  Type.Object({
+    agent_id: Type.Union(AGENT_IDS.map((id) => Type.Literal(id))),
+    name: Type.String(),
+    price_cents: Type.Integer(),
+  }),
+);
+export type AgentsResponse = Static<typeof AgentsResponse>;
+
+// GET /v1/swarm/wallet
+export const WalletResponse = Type.Object({
+  user_id: Type.String(),
+  balance_cents: Type.Integer(),
+  currency: Type.Literal('USD'),
+  chain_id: Type.Integer(),
+});
+export type WalletResponse = Static<typeof WalletResponse>;
+
+// POST /v1/swarm/nodes/enroll (Bearer deploy token, no body)
+export const EnrollResponse = Type.Object({
+  node_id: Type.String(),
+  user_id: Type.String(),
+  tier_id: Type.String(),
+  install_path: Type.Literal(INSTALL_PATH),
+  deploy_mode: Type.Literal(DEPLOY_MODE),
+});
+export type EnrollResponse = Static<typeof EnrollResponse>;
+
+// GET /v1/docs/{section}
+export const DocsSectionParams = Type.Object({ section: Type.String({ maxLength: 64 }) });
+export const DocsSectionResponse = Type.Object({
+  section: Type.Union(DOCS_SECTIONS.map((s) => Type.Literal(s))),
+  title: Type.String(),
+  content_type: Type.Literal('text/markdown'),
+  body: Type.String(),
+});
+export type DocsSectionResponse = Static<typeof DocsSectionResponse>;
+
+// POST /v1/payments/webhook (DECISIONS.md "Payment provider and its webhook"); the provider may add fields.
+export const PaymentConfirmedData = Type.Object({
+  payment_id: Id,
+  status: Type.String({ maxLength: 32 }),
+  customer_email: Email,
+  offer_id: Type.String({ maxLength: 64 }),
+  merchant_id: Id,
+  amount_cents: Type.Integer({ minimum: 0, maximum: 100_000_000 }),
+});
+export type PaymentConfirmedData = Static<typeof PaymentConfirmedData>;
+export const WebhookEvent = Type.Object({
+  id: Id,
+  type: Type.String({ maxLength: 64 }),
+  created: Type.Integer({ minimum: 0 }),
+  data: Type.Unknown(),
+});
+export type WebhookEvent = Static<typeof WebhookEvent>;
+
+// Sandbox payment provider (svc-api --sandbox)
+export const SandboxPaymentRequest = Type.Object(
+  {
+    offer_id: TierIdSchema,
+    customer_email: Email,
+    amount_cents: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000_000 })),
+  },
+  strict,
+);
+export type SandboxPaymentRequest = Static<typeof SandboxPaymentRequest>;
+export const SandboxPayment = Type.Object({
+  payment_id: Type.String(),
+  status: Type.String(),
+  offer_id: Type.String(),
+  customer_email: Type.String(),
+  merchant_id: Type.String(),
+  amount_cents: Type.Integer(),
+  created_at: Timestamp,
+  confirmed_at: Type.Union([Timestamp, Type.Null()]),
+  webhook_delivered: Type.Boolean(),
+});
+export type SandboxPayment = Static<typeof SandboxPayment>;
