@@ -1,0 +1,82 @@
+// Builds the service as a fastify instance from its context (fastify/demo's app/server split): server.ts only
+// starts and stops it, tests build one per suite.
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import rateLimit from '@fastify/rate-limit';
+import { MAX_BODY_BYTES } from '../contract/claims.js';
+import { SvcError } from '../contract/errors.js';
+import type { ServiceContext } from './context.js';
+import { handleError } from './problem.js';
+import { agentRoutes } from './routes/agents.js';
+import { authRoutes } from './routes/auth.js';
+import { executeRoutes } from './routes/execute.js';
+import { nodeRoutes } from './routes/nodes.js';
+import { paygateRoutes } from './routes/paygate.js';
+import { paymentWebhookRoutes } from './routes/payment-webhook.js';
+import { sandboxRoutes } from './routes/sandbox.js';
+import { walletRoutes } from './routes/wallet.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The body's bytes as received, for signature checks (the payment webhook). */
+    rawBody?: Buffer;
+  }
+}
+
+export interface BuildAppOptions {
+  logger?: FastifyServerOptions['logger'];
+}
+
+export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: MAX_BODY_BYTES,
+    // Request lines are logged by our own hook, which never logs a query string (the wallet page takes a JWT there).
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: true,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: false } },
+  });
+
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler((request) => {
+    throw new SvcError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`);
+  });
+
+  // JSON bodies keep their raw bytes: the webhook's signature is over exactly what was sent.
+  app.removeContentTypeParser('application/json');
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    request.rawBody = body as Buffer;
+    parseJson(request, (body as Buffer).toString('utf8'), done);
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+
+  await app.register(rateLimit, {
+    global: false,
+    errorResponseBuilder: (_request, context) =>
+      new SvcError('rate_limited', `more than ${context.max} requests a minute from this address`, {
+        retryAfterSeconds: Math.max(1, Math.ceil(context.ttl / 1000)),
+      }),
+  });
+
+  await app.register(agentRoutes(ctx));
+  await app.register(authRoutes(ctx));
+  await app.register(paygateRoutes(ctx));
+  await app.register(nodeRoutes(ctx));
+  await app.register(paymentWebhookRoutes(ctx));
+  await app.register(executeRoutes(ctx));
+  await app.register(walletRoutes(ctx));
+  if (ctx.sandbox) await app.register(sandboxRoutes(ctx));
+
+  return app;
+}
+
+/** Route config for the endpoints DECISIONS.md rate-limits per client address. */
+export function rateLimited(ctx: ServiceContext): { rateLimit: { max: number; timeWindow: number } } {
+  return { rateLimit: { max: ctx.rateLimitPerMinute, timeWindow: 60_000 } };
+}

@@ -1,0 +1,106 @@
+// The svc-api program: parses its flags, starts the service, prints the ready line, exits 0 on SIGTERM/SIGINT
+// once in-flight requests are done.
+import { parseArgs } from 'node:util';
+import { SvcError } from '../contract/errors.js';
+import { startService } from './server.js';
+
+const USAGE = `Usage: svc-api --port <n> --data-dir <dir> [--host 127.0.0.1] [--sandbox]
+
+The reference implementation of the hosted service: every endpoint of the spec on SQLite.
+
+Options:
+  --port <n>            port to listen on (0 picks a free one)            default 8787
+  --data-dir <dir>      where the SQLite file and generated secrets live   required
+  --host <addr>         address to listen on                               default 127.0.0.1
+  --sandbox             serve the sandbox payment provider at /sandbox
+  --agent-command <cmd> program run per agent run (JSON in, JSON out); repeat for its arguments
+  --rate-limit <n>      requests a minute per address on auth, paygate and enroll   default 600
+  -h, --help            show this help
+  -v, --version         show the version
+
+Environment:
+  SVC_JWT_SECRET      HS256 key, base64url of at least 32 bytes (generated into the data dir when unset)
+  SVC_WEBHOOK_SECRET  payment webhook HMAC key (generated into the data dir when unset)
+  SVC_MERCHANT_ID     this service's merchant id                         default merchant_local
+  SVC_WALLET_URL      public wallet base URL                             default http://HOST:PORT/wallet
+  SVC_LOG_LEVEL       info, warn, error or silent                        default info
+
+Example:
+  svc-api --sandbox --port 8787 --data-dir ./.svc-api-data
+`;
+
+declare const SVC_VERSION: string | undefined;
+
+async function main(): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        port: { type: 'string', default: '8787' },
+        host: { type: 'string', default: '127.0.0.1' },
+        'data-dir': { type: 'string' },
+        sandbox: { type: 'boolean', default: false },
+        'agent-command': { type: 'string', multiple: true },
+        'rate-limit': { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+        version: { type: 'boolean', short: 'v', default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    process.stderr.write(`svc-api: ${(error as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (values.version) {
+    process.stdout.write(`${typeof SVC_VERSION === 'string' ? SVC_VERSION : 'dev'}\n`);
+    return 0;
+  }
+  const port = Number(values.port);
+  const rateLimit = values['rate-limit'] === undefined ? 600 : Number(values['rate-limit']);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) return usageError(`--port must be 0 to 65535, got ${values.port}`);
+  if (!Number.isInteger(rateLimit) || rateLimit < 1) return usageError(`--rate-limit must be a positive whole number`);
+  if (values['data-dir'] === undefined) return usageError('--data-dir is required');
+
+  // The database and generated keys hold e-mails and secrets: nothing this process creates is readable by others.
+  process.umask(0o077);
+  const level = process.env.SVC_LOG_LEVEL ?? 'info';
+  const service = await startService({
+    port,
+    host: values.host,
+    dataDir: values['data-dir'],
+    sandbox: values.sandbox,
+    rateLimitPerMinute: rateLimit,
+    ...(values['agent-command'] ? { agentCommand: values['agent-command'] } : {}),
+    // Logs go to stderr so stdout carries only the ready line; a request is logged without its query string.
+    logger: level === 'silent' ? false : { level, stream: process.stderr },
+  });
+  process.stdout.write(`svc-api listening on ${service.baseUrl}\n`);
+
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  await service.close();
+  return 0;
+}
+
+function usageError(message: string): number {
+  process.stderr.write(`svc-api: ${message}\n\n${USAGE}`);
+  return 2;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    const message = error instanceof SvcError ? `${error.message}${error.remedy ? `\n${error.remedy}` : ''}` : (error as Error).message;
+    process.stderr.write(`svc-api: ${message}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,127 @@
+// The service's schema, one entry per migration (src/lib/sqlite.ts). Times are integer milliseconds since the
+// epoch; money is integer cents. Append new migrations; never edit a shipped one.
+
+export const SERVICE_MIGRATIONS: readonly string[] = [
+  /* 1: the paid gate, tokens, nodes, the ledger, runs, idempotency, the sandbox provider */ `
+  -- The service's own record of provider payments: written by a verified webhook or by asking the provider.
+  CREATE TABLE payments (
+    payment_id     TEXT PRIMARY KEY,
+    status         TEXT NOT NULL,
+    customer_email TEXT NOT NULL,
+    offer_id       TEXT NOT NULL,
+    merchant_id    TEXT NOT NULL,
+    amount_cents   INTEGER NOT NULL CHECK (amount_cents >= 0),
+    confirmed_at   INTEGER,
+    recorded_at    INTEGER NOT NULL
+  );
+  CREATE INDEX payments_by_customer ON payments (customer_email, offer_id, merchant_id, status);
+
+  -- Each provider event id is applied once; replays are acknowledged and ignored.
+  CREATE TABLE webhook_events (
+    event_id    TEXT PRIMARY KEY,
+    type        TEXT NOT NULL,
+    received_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE sessions (
+    session_id   TEXT PRIMARY KEY,
+    tier_id      TEXT NOT NULL,
+    user_id      TEXT NOT NULL,
+    status       TEXT NOT NULL CHECK (status IN ('pending', 'active')),
+    payment_id   TEXT UNIQUE REFERENCES payments (payment_id),
+    created_at   INTEGER NOT NULL,
+    expires_at   INTEGER NOT NULL,
+    activated_at INTEGER
+  );
+
+  -- Deploy tokens are kept only as SHA-256 hashes (DECISIONS.md "Tokens").
+  CREATE TABLE deploy_tokens (
+    token_hash TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions (session_id),
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    used_at    INTEGER,
+    revoked_at INTEGER
+  );
+  CREATE INDEX deploy_tokens_by_session ON deploy_tokens (session_id);
+
+  CREATE TABLE nodes (
+    node_id     TEXT PRIMARY KEY,
+    session_id  TEXT NOT NULL REFERENCES sessions (session_id),
+    user_id     TEXT NOT NULL,
+    tier_id     TEXT NOT NULL,
+    enrolled_at INTEGER NOT NULL
+  );
+
+  -- Issued access tokens by jti (never the token itself), for audit and future revocation.
+  CREATE TABLE issued_tokens (
+    jti        TEXT PRIMARY KEY,
+    sub        TEXT NOT NULL,
+    tier       TEXT NOT NULL,
+    kid        TEXT NOT NULL,
+    payment_id TEXT NOT NULL REFERENCES payments (payment_id),
+    issued_at  INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE wallets (
+    user_id       TEXT PRIMARY KEY,
+    balance_cents INTEGER NOT NULL DEFAULT 0 CHECK (balance_cents >= 0),
+    updated_at    INTEGER NOT NULL
+  );
+
+  -- Every change of a balance is one entry; the balance is their sum. A payment credits once; a run is debited
+  -- once and refunded at most once.
+  CREATE TABLE ledger_entries (
+    entry_id     INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id      TEXT NOT NULL,
+    kind         TEXT NOT NULL CHECK (kind IN ('credit', 'debit', 'refund')),
+    amount_cents INTEGER NOT NULL CHECK (amount_cents > 0),
+    payment_id   TEXT UNIQUE REFERENCES payments (payment_id),
+    run_id       TEXT,
+    created_at   INTEGER NOT NULL
+  );
+  CREATE UNIQUE INDEX ledger_entries_run_kind ON ledger_entries (run_id, kind) WHERE run_id IS NOT NULL;
+  CREATE INDEX ledger_entries_by_user ON ledger_entries (user_id, entry_id);
+
+  CREATE TABLE runs (
+    run_id        TEXT PRIMARY KEY,
+    user_id       TEXT NOT NULL,
+    agent_id      TEXT NOT NULL,
+    status        TEXT NOT NULL CHECK (status IN ('running', 'succeeded', 'failed')),
+    charged_cents INTEGER NOT NULL CHECK (charged_cents >= 0),
+    output_json   TEXT,
+    started_at    INTEGER NOT NULL,
+    finished_at   INTEGER
+  );
+  CREATE INDEX runs_by_user ON runs (user_id, started_at);
+
+  -- Idempotency-Key per user (DECISIONS.md "Execute"): the first response is kept and replayed for 24 h.
+  CREATE TABLE idempotency_keys (
+    user_id         TEXT NOT NULL,
+    idempotency_key TEXT NOT NULL,
+    request_hash    TEXT NOT NULL,
+    state           TEXT NOT NULL CHECK (state IN ('in_progress', 'done')),
+    status_code     INTEGER,
+    response_json   TEXT,
+    created_at      INTEGER NOT NULL,
+    PRIMARY KEY (user_id, idempotency_key)
+  );
+
+  -- The sandbox payment provider's own books (svc-api --sandbox). It stands for an external system, so the
+  -- service never reads this table directly: only through the provider adapter and the webhook.
+  CREATE TABLE sandbox_payments (
+    payment_id         TEXT PRIMARY KEY,
+    status             TEXT NOT NULL,
+    customer_email     TEXT NOT NULL,
+    offer_id           TEXT NOT NULL,
+    merchant_id        TEXT NOT NULL,
+    amount_cents       INTEGER NOT NULL,
+    created_at         INTEGER NOT NULL,
+    confirmed_at       INTEGER,
+    webhook_event_id   TEXT,
+    webhook_delivered_at INTEGER,
+    webhook_attempts   INTEGER NOT NULL DEFAULT 0
+  );
+  `,
+];

@@ -1,0 +1,69 @@
+// DECISIONS.md "Errors": every failure leaves as RFC 9457 problem details with a stable `code`, mapped here and
+// nowhere else. A 5xx never carries the underlying message or a stack trace.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { SvcError } from '../contract/errors.js';
+
+interface ValidationIssue {
+  instancePath?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+export function toSvcError(error: unknown): SvcError {
+  if (error instanceof SvcError) return error;
+  const fastifyError = error as Partial<FastifyError> & { validation?: ValidationIssue[] };
+  if (Array.isArray(fastifyError.validation)) {
+    const errors = fastifyError.validation.map(describeValidationIssue);
+    const first = errors[0];
+    return new SvcError('invalid_request', first ? `${first.path || 'body'}: ${first.message}` : 'the request is invalid', {
+      extensions: { errors },
+    });
+  }
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new SvcError('payload_too_large', 'the request body is larger than 64 KiB');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new SvcError('unsupported_media_type', 'the request body must be application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new SvcError('invalid_request', 'the request body is empty; send a JSON object');
+    default:
+      break;
+  }
+  const status = fastifyError.statusCode;
+  if (error instanceof SyntaxError || (status === 400 && fastifyError.code?.startsWith('FST_ERR_CTP'))) {
+    return new SvcError('invalid_request', 'the request body is not valid JSON');
+  }
+  if (status === 429) return new SvcError('rate_limited', 'too many requests from this address');
+  if (status === 413) return new SvcError('payload_too_large', 'the request body is larger than 64 KiB');
+  if (status === 415) return new SvcError('unsupported_media_type', 'the request body must be application/json');
+  if (status === 404) return new SvcError('not_found', 'no such resource');
+  if (status !== undefined && status >= 400 && status < 500) {
+    return new SvcError('invalid_request', 'the request is invalid');
+  }
+  return new SvcError('internal', 'the service failed to handle the request', { cause: error });
+}
+
+function describeValidationIssue(issue: ValidationIssue): { path: string; message: string } {
+  const base = issue.instancePath ?? '';
+  const missing = issue.params?.missingProperty;
+  if (typeof missing === 'string') return { path: `${base}/${missing}`, message: 'is required' };
+  const extra = issue.params?.additionalProperty;
+  if (typeof extra === 'string') return { path: `${base}/${extra}`, message: 'is not a known field' };
+  const allowed = issue.params?.allowedValue ?? issue.params?.allowedValues;
+  if (allowed !== undefined) {
+    return { path: base, message: `must be one of: ${[allowed].flat().join(', ')}` };
+  }
+  return { path: base, message: issue.message ?? 'is invalid' };
+}
+
+export function sendProblem(reply: FastifyReply, error: SvcError): FastifyReply {
+  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+  if (error.code === 'unauthorized') reply.header('www-authenticate', 'Bearer error="invalid_token"');
+  return reply.status(error.status).type('application/problem+json').send(error.toProblem());
+}
+
+export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const svcError = toSvcError(error);
+  if (svcError.status >= 500) request.log.error({ err: error }, 'request failed');
+  return sendProblem(reply, svcError);
+}

@@ -1,0 +1,7 @@
+// STUB: filled in by the work on issue 2.
+import type { FastifyPluginAsync } from 'fastify';
+import type { ServiceContext } from '../context.js';
+
+export function walletRoutes(_ctx: ServiceContext): FastifyPluginAsync {
+  return async () => {};
+}

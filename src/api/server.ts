@@ -1,0 +1,110 @@
+// Starts and stops the service: opens the store, loads the secrets, listens, and on close finishes in-flight
+// requests and background work before the database closes.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { systemClock, type Clock } from '../lib/clock.js';
+import { openDatabase, type SqliteDatabase } from '../lib/sqlite.js';
+import { buildApp } from './app.js';
+import type { AgentRuntime, ServiceContext } from './context.js';
+import { SERVICE_MIGRATIONS } from './migrations.js';
+import { createPaymentProvider } from './payments/provider.js';
+import { createAgentRuntime } from './runtime/agent-runtime.js';
+import { loadSecrets, type ServiceSecrets } from './secrets.js';
+import { createTokenService } from './tokens.js';
+
+export interface ServiceOptions {
+  host?: string;
+  port?: number;
+  dataDir: string;
+  sandbox?: boolean;
+  clock?: Clock;
+  env?: NodeJS.ProcessEnv;
+  logger?: FastifyServerOptions['logger'];
+  rateLimitPerMinute?: number;
+  /** Command run per agent run (JSON on stdin, JSON on stdout); without one the sandbox runtime answers. */
+  agentCommand?: string[];
+  agentTimeoutMs?: number;
+  runtime?: AgentRuntime;
+}
+
+export interface RunningService {
+  app: FastifyInstance;
+  ctx: ServiceContext;
+  db: SqliteDatabase;
+  secrets: ServiceSecrets;
+  baseUrl: string;
+  walletUrl: string;
+  close(): Promise<void>;
+}
+
+const BACKGROUND_DRAIN_MS = 5_000;
+
+export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const env = options.env ?? process.env;
+  const host = options.host ?? '127.0.0.1';
+  const clock = options.clock ?? systemClock;
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const secrets = loadSecrets(options.dataDir, env);
+  const db = openDatabase(join(options.dataDir, 'svc-api.db'), { migrations: SERVICE_MIGRATIONS });
+  const shutdown = new AbortController();
+  const sandbox = options.sandbox ?? false;
+
+  const ctx: ServiceContext = {
+    db,
+    clock,
+    secrets,
+    tokens: createTokenService(secrets, clock),
+    merchantId: env.SVC_MERCHANT_ID ?? 'merchant_local',
+    sandbox,
+    provider: createPaymentProvider({ db, sandbox }),
+    runtime:
+      options.runtime ??
+      createAgentRuntime({
+        ...(options.agentCommand ? { command: options.agentCommand } : {}),
+        timeoutMs: options.agentTimeoutMs ?? 30_000,
+      }),
+    urls: { baseUrl: '', walletUrl: '' },
+    rateLimitPerMinute: options.rateLimitPerMinute ?? 600,
+    shutdownSignal: shutdown.signal,
+    background: new Set(),
+  };
+
+  const app = await buildApp(ctx, { logger: options.logger ?? false });
+  app.addHook('onClose', async () => {
+    shutdown.abort();
+    await Promise.race([Promise.allSettled([...ctx.background]), delay(BACKGROUND_DRAIN_MS)]);
+  });
+  try {
+    await app.listen({ host, port: options.port ?? 0 });
+  } catch (error) {
+    await app.close();
+    db.close();
+    throw error;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  ctx.urls.baseUrl = `http://${urlHost}:${port}`;
+  ctx.urls.walletUrl = (env.SVC_WALLET_URL ?? `${ctx.urls.baseUrl}/wallet`).replace(/\/+$/, '');
+
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    ctx,
+    db,
+    secrets,
+    baseUrl: ctx.urls.baseUrl,
+    walletUrl: ctx.urls.walletUrl,
+    close() {
+      closing ??= app.close().then(() => {
+        db.close();
+      });
+      return closing;
+    },
+  };
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

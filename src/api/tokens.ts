@@ -1,0 +1,112 @@
+// spec §5 and DECISIONS.md "Tokens": access tokens are HS256 JWTs, 30 days, with the spec's claims. Verification
+// pins HS256, so alg:none and every other algorithm fail before any key is used.
+import { randomUUID } from 'node:crypto';
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import {
+  CHAIN_ID,
+  JWT_ALGORITHM,
+  JWT_ISSUER,
+  JWT_LIFETIME_SECONDS,
+  NODE_ACCESS,
+  type AccessTokenClaims,
+} from '../contract/claims.js';
+import { SvcError } from '../contract/errors.js';
+import { EMAIL_PATTERN } from '../contract/schemas.js';
+import { isTierId } from '../contract/tiers.js';
+import type { Clock } from '../lib/clock.js';
+import type { ServiceSecrets } from './secrets.js';
+
+export type InvalidTokenReason = 'malformed' | 'bad_signature' | 'expired' | 'unknown_key' | 'invalid_claims';
+
+export class InvalidTokenError extends SvcError {
+  constructor(readonly reason: InvalidTokenReason) {
+    super('unauthorized', `the access token is invalid (${reason.replaceAll('_', ' ')})`);
+  }
+}
+
+export interface IssuedToken {
+  token: string;
+  claims: AccessTokenClaims;
+  kid: string;
+}
+
+export interface TokenService {
+  issue(subject: string, tier: string): Promise<IssuedToken>;
+  /** Resolves to the claims of a valid token; rejects with InvalidTokenError otherwise. */
+  verify(token: string): Promise<AccessTokenClaims>;
+}
+
+const emailPattern = new RegExp(EMAIL_PATTERN);
+
+export function createTokenService(secrets: Pick<ServiceSecrets, 'jwtKey' | 'jwtKid'>, clock: Clock): TokenService {
+  const { jwtKey, jwtKid } = secrets;
+  return {
+    async issue(subject, tier) {
+      const iat = Math.floor(clock.now() / 1000);
+      const claims: AccessTokenClaims = {
+        sub: subject,
+        tier,
+        chainId: CHAIN_ID,
+        nodeAccess: NODE_ACCESS,
+        iss: JWT_ISSUER,
+        iat,
+        exp: iat + JWT_LIFETIME_SECONDS,
+        jti: randomUUID(),
+      };
+      const { sub, iss, exp, jti, ...custom } = claims;
+      const token = await new SignJWT(custom)
+        .setProtectedHeader({ alg: JWT_ALGORITHM, typ: 'JWT', kid: jwtKid })
+        .setSubject(sub)
+        .setIssuer(iss)
+        .setIssuedAt(iat)
+        .setExpirationTime(exp)
+        .setJti(jti)
+        .sign(jwtKey);
+      return { token, claims, kid: jwtKid };
+    },
+
+    async verify(token) {
+      let payload: Record<string, unknown>;
+      try {
+        ({ payload } = await jwtVerify(
+          token,
+          (header) => {
+            // A token from another HS256 implementation may carry no kid; one naming another key is refused.
+            if (header.kid !== undefined && header.kid !== jwtKid) throw new InvalidTokenError('unknown_key');
+            return jwtKey;
+          },
+          {
+            algorithms: [JWT_ALGORITHM],
+            issuer: JWT_ISSUER,
+            requiredClaims: ['sub', 'iat', 'exp'],
+            currentDate: new Date(clock.now()),
+          },
+        ));
+      } catch (error) {
+        throw toInvalidTokenError(error);
+      }
+      if (!hasAccessClaims(payload)) throw new InvalidTokenError('invalid_claims');
+      return payload;
+    },
+  };
+}
+
+function hasAccessClaims(payload: Record<string, unknown>): payload is AccessTokenClaims & Record<string, unknown> {
+  return (
+    typeof payload.sub === 'string' &&
+    emailPattern.test(payload.sub) &&
+    isTierId(payload.tier) &&
+    payload.chainId === CHAIN_ID &&
+    payload.nodeAccess === NODE_ACCESS &&
+    Number.isInteger(payload.iat) &&
+    Number.isInteger(payload.exp)
+  );
+}
+
+function toInvalidTokenError(error: unknown): InvalidTokenError {
+  if (error instanceof InvalidTokenError) return error;
+  if (error instanceof joseErrors.JWTExpired) return new InvalidTokenError('expired');
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return new InvalidTokenError('bad_signature');
+  if (error instanceof joseErrors.JWTClaimValidationFailed) return new InvalidTokenError('invalid_claims');
+  return new InvalidTokenError('malformed');
+}

@@ -1,0 +1,63 @@
+// One way to open a SQLite file for both programs (STYLE.md pattern 10): WAL so readers never wait for the
+// writer, a busy timeout so concurrent processes queue instead of failing, numbered migrations by user_version.
+import Database from 'better-sqlite3';
+import { SvcError } from '../contract/errors.js';
+
+export type SqliteDatabase = Database.Database;
+
+export interface OpenDatabaseOptions {
+  /** Each entry is one migration's SQL; entry i brings user_version from i to i + 1. Never edit a shipped one. */
+  migrations: readonly string[];
+  busyTimeoutMs?: number;
+  /** Called with the current user_version before pending migrations run (the node backs the file up there). */
+  beforeMigrate?: (fromVersion: number, toVersion: number) => void;
+}
+
+export function openDatabase(path: string, options: OpenDatabaseOptions): SqliteDatabase {
+  let db: SqliteDatabase | undefined;
+  try {
+    db = new Database(path);
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+    migrate(db, options);
+    return db;
+  } catch (error) {
+    db?.close();
+    if (error instanceof SvcError) throw error;
+    throw new SvcError('local_state', `cannot open the database ${path}: ${describeSqliteError(error)}`, {
+      remedy: `Check that ${path} is a readable SQLite database; restore it from a backup or move it aside to start afresh.`,
+      cause: error,
+    });
+  }
+}
+
+function migrate(db: SqliteDatabase, options: OpenDatabaseOptions): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  const target = options.migrations.length;
+  if (current > target) {
+    throw new SvcError('local_state', `the database ${db.name} has schema version ${current}, newer than this program's ${target}`, {
+      remedy: 'Upgrade the program, or roll back to the database backup taken before the upgrade.',
+    });
+  }
+  if (current === target) return;
+  options.beforeMigrate?.(current, target);
+  for (let version = current; version < target; version += 1) {
+    db.transaction(() => {
+      db.exec(options.migrations[version]!);
+      db.pragma(`user_version = ${version + 1}`);
+    }).immediate();
+  }
+}
+
+function describeSqliteError(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') return 'the file is not a SQLite database or is corrupt';
+    if (code === 'SQLITE_CANTOPEN') return 'the file cannot be opened (missing directory or no permission)';
+    if (code === 'SQLITE_READONLY') return 'the file is read-only';
+    return error.message;
+  }
+  return String(error);
+}
