@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { AGENT_SKUS } from '../../src/contract/agents.js';
+import type { RunningService } from '../../src/api/server.js';
+import { apiClient } from '../helpers/http.js';
+import { spawnSvcApi, startSvcApi } from '../helpers/svc-api.js';
+import { removeTempDirs } from '../helpers/temp.js';
+
+describe('svc-api foundation', () => {
+  let service: RunningService;
+  beforeAll(async () => {
+    service = await startSvcApi();
+  });
+  afterAll(async () => {
+    await service.close();
+    removeTempDirs();
+  });
+
+  it('serves the SKU catalog with the spec prices in integer cents', async () => {
+    const response = await apiClient(service.baseUrl).get('/v1/swarm/agents');
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual(AGENT_SKUS);
+    expect(response.body.map((a: { price_cents: number }) => a.price_cents)).toEqual([12, 8, 5, 15, 4]);
+  });
+
+  it('answers an unknown route with problem details', async () => {
+    const response = await apiClient(service.baseUrl).post('/v1/nothing-here', {});
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(response.body).toMatchObject({ status: 404, code: 'not_found', type: 'urn:svc:problem:not_found' });
+  });
+
+  it('generates its secrets into the data dir, readable by the owner only', () => {
+    for (const name of ['jwt-secret', 'webhook-secret']) {
+      expect(statSync(join(dataDirOf(service), name)).mode & 0o777).toBe(0o600);
+    }
+  });
+});
+
+function dataDirOf(service: RunningService): string {
+  return service.db.name.replace(/\/svc-api\.db$/, '');
+}
+
+describe('svc-api binary', () => {
+  it('prints its ready line, serves, and exits 0 on SIGTERM', async () => {
+    const api = await spawnSvcApi();
+    expect(api.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const response = await apiClient(api.baseUrl).get('/v1/swarm/agents');
+    expect(response.status).toBe(200);
+    api.process.kill('SIGTERM');
+    const result = await api.process;
+    expect(result.exitCode).toBe(0);
+    removeTempDirs();
+  });
+});

@@ -1,0 +1,59 @@
+// Starts the real svc-api for a test: on port 0, with a SQLite file in a fresh temp directory.
+import { execa, type ResultPromise } from 'execa';
+import { fileURLToPath } from 'node:url';
+import { startService, type RunningService, type ServiceOptions } from '../../src/api/server.js';
+import { tempDir } from './temp.js';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const SVC_API_BIN = fileURLToPath(new URL('../../bin/svc-api.js', import.meta.url));
+export const SWARM_NODE_BIN = fileURLToPath(new URL('../../bin/swarm-node.js', import.meta.url));
+
+/** In this process: tests can pass a MovableClock and read the service's database. */
+export async function startSvcApi(options: Partial<ServiceOptions> = {}): Promise<RunningService> {
+  return startService({ dataDir: tempDir('svc-api-'), sandbox: true, env: {}, ...options });
+}
+
+export interface SpawnedSvcApi {
+  baseUrl: string;
+  dataDir: string;
+  process: ResultPromise;
+  stop(): Promise<void>;
+}
+
+/** As its own process, the built binary: for start-up, restart and signal behaviour. */
+export async function spawnSvcApi(
+  options: { dataDir?: string; args?: string[]; env?: Record<string, string> } = {},
+): Promise<SpawnedSvcApi> {
+  const dataDir = options.dataDir ?? tempDir('svc-api-');
+  const child = execa('node', [SVC_API_BIN, '--port', '0', '--data-dir', dataDir, '--sandbox', ...(options.args ?? [])], {
+    env: { SVC_LOG_LEVEL: 'silent', ...options.env },
+    extendEnv: true,
+    reject: false,
+    buffer: { stdout: false, stderr: true },
+  });
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`svc-api did not start: ${seen}`)), 15_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = /svc-api listening on (\S+)/.exec(seen);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    void child.then((result) => {
+      clearTimeout(timer);
+      reject(new Error(`svc-api exited ${result.exitCode}: ${String(result.stderr)}`));
+    });
+  });
+  return {
+    baseUrl,
+    dataDir,
+    process: child,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await child;
+    },
+  };
+}
