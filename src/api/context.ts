@@ -2,6 +2,7 @@
 // service with a real SQLite file, a clock it controls and the real provider and runtime.
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import type { Clock } from '../lib/clock.js';
+import type { Ledger } from './ledger.js';
 import type { ServiceSecrets } from './secrets.js';
 import type { TokenService } from './tokens.js';
 
@@ -44,6 +45,7 @@ export interface ServiceContext {
   clock: Clock;
   secrets: ServiceSecrets;
   tokens: TokenService;
+  ledger: Ledger;
   merchantId: string;
   /** True when svc-api runs its sandbox payment provider (svc-api --sandbox). */
   sandbox: boolean;

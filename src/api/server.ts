@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { openDatabase, type SqliteDatabase } from '../lib/sqlite.js';
 import { buildApp } from './app.js';
+import { createLedger } from './ledger.js';
 import type { AgentRuntime, ServiceContext } from './context.js';
 import { SERVICE_MIGRATIONS } from './migrations.js';
 import { createPaymentProvider } from './payments/provider.js';
@@ -55,6 +56,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     clock,
     secrets,
     tokens: createTokenService(secrets, clock),
+    ledger: createLedger(db, clock),
     merchantId: env.SVC_MERCHANT_ID ?? 'merchant_local',
     sandbox,
     provider: createPaymentProvider({ db, sandbox }),

@@ -175,3 +175,11 @@ export const SandboxPayment = Type.Object({
   webhook_delivered: Type.Boolean(),
 });
 export type SandboxPayment = Static<typeof SandboxPayment>;
+
+/**
+ * E-mail addresses are compared without regard to case, so the checkout e-mail and the session's user_id
+ * resolve to one user however the client typed them (spec §5.6). Stored and signed lowercased.
+ */
+export function normalizeEmail(email: string): string {
+  return email.toLowerCase();
+}
