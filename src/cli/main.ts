@@ -1,2 +1,84 @@
-// STUB: the CLI of issue 3 replaces this.
-process.stdout.write('swarm-node: not yet implemented\n');
+// swarm-node: the program. Commands are defined here (cheap: commander only); each loads its work on first use.
+// This file is the one exit boundary: commands throw typed errors and nothing else calls process.exit.
+import { Command, CommanderError } from 'commander';
+import { SvcError, isErrorCode } from '../contract/errors.js';
+import { agentsCommand } from './commands/agents.js';
+import { configCommand } from './commands/config.js';
+import { closeContexts } from './context.js';
+import { EXIT_CODES, exitCodeFor } from './exit-codes.js';
+import { Output } from './output.js';
+
+declare const SVC_VERSION: string | undefined;
+const VERSION = typeof SVC_VERSION === 'string' ? SVC_VERSION : 'dev';
+
+export function buildProgram(): Command {
+  const program = new Command('swarm-node')
+    .description('Run private svc agent nodes on bare metal: install, register agents, run them, billed per run.')
+    .version(VERSION, '-v, --version', 'print the version')
+    .option('--json', 'print one JSON document on stdout; human text goes to stderr')
+    .option('--no-color', 'no colours (also: NO_COLOR=1)')
+    .option('--base-url <url>', 'the service base URL (env SVC_BASE_URL)')
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .showSuggestionAfterError(true)
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 ok, 1 failure, 2 usage, 3 insufficient balance, 4 not signed in or token invalid/expired,
+            5 not found, 6 service unreachable, 7 payment not confirmed yet, 130 interrupted.
+
+Example:
+  $ swarm-node agents
+  $ swarm-node --json status`,
+    );
+
+  program.addCommand(agentsCommand());
+  program.addCommand(configCommand());
+
+  // Every subcommand reports usage errors through our boundary (so --json gets a JSON error), not by exiting.
+  const quiet = { writeErr: () => undefined, outputError: () => undefined };
+  const applyToTree = (command: Command): void => {
+    command.exitOverride().configureOutput(quiet);
+    command.commands.forEach(applyToTree);
+  };
+  applyToTree(program);
+  return program;
+}
+
+export async function runCli(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  const interrupt = (): void => {
+    // Ctrl+C: whatever runs stops here; local writes are transactions, so nothing is half-written.
+    void closeContexts().finally(() => process.exit(EXIT_CODES.interrupted));
+  };
+  process.once('SIGINT', interrupt);
+  try {
+    await program.parseAsync(argv);
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError && (error.exitCode === 0 || error.code === 'commander.helpDisplayed')) return 0;
+    const output = new Output({ json: argv.includes('--json'), color: !argv.includes('--no-color') });
+    const failure = toSvcError(error);
+    output.error(failure);
+    return exitCodeFor(failure.code);
+  } finally {
+    process.off('SIGINT', interrupt);
+    await closeContexts();
+  }
+}
+
+function toSvcError(error: unknown): SvcError {
+  if (error instanceof SvcError) return error;
+  if (error instanceof CommanderError) {
+    return new SvcError('usage', error.message.replace(/^error: /, ''), { remedy: 'See swarm-node --help, or <command> --help.' });
+  }
+  if (error instanceof Error && error.name === 'ExitPromptError') return new SvcError('interrupted', 'interrupted');
+  const code = (error as { code?: unknown }).code;
+  if (isErrorCode(code)) return new SvcError(code, (error as Error).message);
+  // A bug, not a user error: say so plainly, without a stack trace (SWARM_NODE_DEBUG=1 shows it).
+  if (process.env.SWARM_NODE_DEBUG) process.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
+  return new SvcError('failed', `unexpected failure: ${(error as Error)?.message ?? String(error)}`, {
+    remedy: 'Run again with SWARM_NODE_DEBUG=1 for details, and report it.',
+  });
+}
+
+process.exitCode = await runCli(process.argv);

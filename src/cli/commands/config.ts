@@ -1,0 +1,46 @@
+// swarm-node config get|set: the node's config file, and where each value in force comes from.
+import { Command } from 'commander';
+import { SvcError } from '../../contract/errors.js';
+import { CONFIG_KEYS, isConfigKey, validateConfigValue, writeConfigFile } from '../../node/config.js';
+import { contextFor } from '../context.js';
+
+export function configCommand(): Command {
+  const config = new Command('config').description('show or change the node configuration');
+
+  config
+    .command('get')
+    .description('show one key, or every key with its source (flag, env, file, default)')
+    .argument('[key]', `one of: ${CONFIG_KEYS.join(', ')}`)
+    .addHelpText('after', '\nExample:\n  $ swarm-node config get\n  $ swarm-node config get base_url')
+    .action(async (key: string | undefined, _options: unknown, command: Command) => {
+      const ctx = contextFor(command);
+      const resolved = ctx.config();
+      const entries = CONFIG_KEYS.map((name) => ({ key: name, value: resolved[name], source: resolved.sources[name] }));
+      if (key === undefined) {
+        ctx.output.result(
+          { config: Object.fromEntries(entries.map((e) => [e.key, e.value])), sources: resolved.sources, file: ctx.paths.configFile },
+          (_data, style) => entries.map((e) => `${e.key.padEnd(16)} ${String(e.value)}  ${style.dim(`(${e.source})`)}`).join('\n'),
+        );
+        return;
+      }
+      if (!isConfigKey(key)) throw new SvcError('usage', `unknown config key "${key}"`, { remedy: `Use one of: ${CONFIG_KEYS.join(', ')}` });
+      const entry = entries.find((e) => e.key === key)!;
+      ctx.output.result({ key, value: entry.value, source: entry.source }, () => String(entry.value));
+    });
+
+  config
+    .command('set')
+    .description('write a key into the node config file')
+    .argument('<key>', `one of: ${CONFIG_KEYS.join(', ')}`)
+    .argument('<value>')
+    .addHelpText('after', '\nExample:\n  $ swarm-node config set base_url https://api.svc.example')
+    .action(async (key: string, value: string, _options: unknown, command: Command) => {
+      const ctx = contextFor(command);
+      if (!isConfigKey(key)) throw new SvcError('usage', `unknown config key "${key}"`, { remedy: `Use one of: ${CONFIG_KEYS.join(', ')}` });
+      const normalized = validateConfigValue(key, value);
+      writeConfigFile(ctx.paths.configFile, { ...ctx.configFile(), [key]: normalized });
+      ctx.output.result({ key, value: normalized, file: ctx.paths.configFile }, () => `${key} = ${normalized}`);
+    });
+
+  return config;
+}

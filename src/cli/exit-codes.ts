@@ -1,0 +1,44 @@
+// Documented exit codes (issue 3 §5), mapped from error codes in this one place.
+import type { ErrorCode } from '../contract/errors.js';
+
+export const EXIT_CODES = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  insufficient_balance: 3,
+  not_signed_in: 4,
+  not_found: 5,
+  service_unreachable: 6,
+  payment_not_confirmed: 7,
+  interrupted: 130,
+} as const;
+
+export function exitCodeFor(code: ErrorCode): number {
+  switch (code) {
+    case 'usage':
+    case 'invalid_request':
+    case 'not_a_terminal':
+      return EXIT_CODES.usage;
+    case 'insufficient_balance':
+      return EXIT_CODES.insufficient_balance;
+    case 'unauthorized':
+    case 'not_signed_in':
+    case 'token_expired':
+    case 'deploy_token_invalid':
+      return EXIT_CODES.not_signed_in;
+    case 'not_found':
+    case 'session_not_found':
+    case 'payment_not_found':
+    case 'agent_not_found':
+      return EXIT_CODES.not_found;
+    case 'service_unreachable':
+    case 'service_unavailable':
+      return EXIT_CODES.service_unreachable;
+    case 'payment_not_confirmed':
+      return EXIT_CODES.payment_not_confirmed;
+    case 'interrupted':
+      return EXIT_CODES.interrupted;
+    default:
+      return EXIT_CODES.failure;
+  }
+}

@@ -1,0 +1,104 @@
+// Where a command's words go (STYLE.md pattern 4): the result to stdout (one JSON document under --json), progress,
+// warnings and errors for people to stderr; colour only when wanted (NO_COLOR, --no-color, not a TTY); a spinner
+// only on a TTY and never under --json.
+import { Chalk, type ChalkInstance } from 'chalk';
+import type { Ora } from 'ora';
+import { SvcError } from '../contract/errors.js';
+
+export interface OutputOptions {
+  json: boolean;
+  color: boolean;
+  stdout?: NodeJS.WriteStream;
+  stderr?: NodeJS.WriteStream;
+  env?: NodeJS.ProcessEnv;
+}
+
+export class Output {
+  readonly json: boolean;
+  readonly style: ChalkInstance;
+  readonly #stdout: NodeJS.WriteStream;
+  readonly #stderr: NodeJS.WriteStream;
+  readonly #interactive: boolean;
+  #spinner: Ora | undefined;
+
+  constructor(options: OutputOptions) {
+    const env = options.env ?? process.env;
+    this.json = options.json;
+    this.#stdout = options.stdout ?? process.stdout;
+    this.#stderr = options.stderr ?? process.stderr;
+    const noColor = (env.NO_COLOR !== undefined && env.NO_COLOR !== '') || !options.color || env.TERM === 'dumb';
+    const forced = env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
+    this.style = new Chalk({ level: noColor ? 0 : forced || this.#stderr.isTTY ? 1 : 0 });
+    this.#interactive = Boolean(this.#stderr.isTTY) && !this.json && env.CI !== 'true';
+  }
+
+  /** The command's result: JSON on stdout under --json, else the human rendering on stdout. */
+  result<T>(data: T, human: (data: T, style: ChalkInstance) => string): void {
+    this.stopSpinner();
+    if (this.json) this.#stdout.write(`${JSON.stringify(data, null, 2)}\n`);
+    else {
+      const text = human(data, this.style);
+      if (text !== '') this.#stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+    }
+  }
+
+  /** A line for people: progress, the next step. Always stderr, so it never mixes into a piped result. */
+  info(line: string): void {
+    this.#line(line);
+  }
+
+  warn(line: string): void {
+    this.#line(this.style.yellow(`warning: ${line}`));
+  }
+
+  success(line: string): void {
+    this.#line(this.style.green(line));
+  }
+
+  /** Reports a failure: {"error": {...}} on stdout under --json (one document), a message and remedy on stderr otherwise. */
+  error(error: SvcError): void {
+    this.stopSpinner(false);
+    if (this.json) {
+      const { code, message, remedy } = error;
+      this.#stdout.write(`${JSON.stringify({ error: { code, message, ...(remedy ? { remedy } : {}), ...error.extensions } }, null, 2)}\n`);
+      return;
+    }
+    this.#stderr.write(`${this.style.red('error:')} ${error.message}\n`);
+    if (error.remedy) this.#stderr.write(`${this.style.dim(error.remedy)}\n`);
+  }
+
+  /** Runs `work` under a spinner on a TTY; elsewhere says what it is doing once, on stderr. */
+  async spin<T>(text: string, work: (update: (text: string) => void) => Promise<T>): Promise<T> {
+    if (!this.#interactive) {
+      if (!this.json) this.#line(`${text}…`);
+      return work(() => undefined);
+    }
+    const { default: ora } = await import('ora');
+    this.#spinner = ora({ text, stream: this.#stderr }).start();
+    try {
+      const value = await work((next) => {
+        if (this.#spinner) this.#spinner.text = next;
+      });
+      this.stopSpinner(true);
+      return value;
+    } catch (error) {
+      this.stopSpinner(false);
+      throw error;
+    }
+  }
+
+  stopSpinner(succeeded?: boolean): void {
+    if (!this.#spinner) return;
+    if (succeeded === true) this.#spinner.succeed();
+    else if (succeeded === false) this.#spinner.fail();
+    else this.#spinner.stop();
+    this.#spinner = undefined;
+  }
+
+  #line(text: string): void {
+    // A line printed while a spinner runs goes above it; the spinner keeps spinning below.
+    this.#spinner?.clear();
+    this.#stderr.write(`${text}\n`);
+    this.#spinner?.render();
+  }
+}

@@ -1,0 +1,110 @@
+// Configuration in force: flags > environment > the node's config file > defaults (issue 3). Each value knows
+// where it came from, so `status` and `config get` can say so.
+import { readFileSync } from 'node:fs';
+import { SvcError } from '../contract/errors.js';
+import { writeFileAtomic } from './files.js';
+
+export const CONFIG_KEYS = ['base_url', 'wallet_url', 'merchant_id', 'timeout_seconds'] as const;
+export type ConfigKey = (typeof CONFIG_KEYS)[number];
+/** Written by install; shown by `config get`, not settable by hand. */
+export type ConfigFile = Partial<Record<ConfigKey | 'node_id', string>>;
+
+export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
+export const DEFAULT_MERCHANT_ID = 'merchant_local';
+export const DEFAULT_TIMEOUT_SECONDS = 15;
+
+const ENV_OF: Partial<Record<ConfigKey, string>> = {
+  base_url: 'SVC_BASE_URL',
+  wallet_url: 'SVC_WALLET_URL',
+  merchant_id: 'SVC_MERCHANT_ID',
+};
+
+export type ConfigSource = 'flag' | 'env' | 'file' | 'default';
+
+export interface ResolvedConfig {
+  base_url: string;
+  wallet_url: string;
+  merchant_id: string;
+  timeout_seconds: number;
+  node_id: string | undefined;
+  sources: Record<ConfigKey, ConfigSource>;
+}
+
+export function readConfigFile(path: string): ConfigFile {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new SvcError('local_state', `cannot read the config file ${path}: ${(error as Error).message}`);
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not a JSON object');
+    return parsed as ConfigFile;
+  } catch (error) {
+    throw new SvcError('local_state', `the config file ${path} is not valid JSON: ${(error as Error).message}`, {
+      remedy: `Fix or remove ${path}; swarm-node config set <key> <value> writes a valid one.`,
+    });
+  }
+}
+
+export function writeConfigFile(path: string, config: ConfigFile): void {
+  writeFileAtomic(path, `${JSON.stringify(config, null, 2)}\n`, 0o644);
+}
+
+export function resolveConfig(input: {
+  flags?: Partial<Record<ConfigKey, string | undefined>>;
+  env?: NodeJS.ProcessEnv;
+  file?: ConfigFile;
+}): ResolvedConfig {
+  const env = input.env ?? process.env;
+  const file = input.file ?? {};
+  const sources = {} as Record<ConfigKey, ConfigSource>;
+  const pick = (key: ConfigKey, fallback: string): string => {
+    const flag = input.flags?.[key];
+    if (flag !== undefined) return (sources[key] = 'flag'), flag;
+    const envName = ENV_OF[key];
+    const fromEnv = envName === undefined ? undefined : env[envName];
+    if (fromEnv !== undefined && fromEnv !== '') return (sources[key] = 'env'), fromEnv;
+    if (file[key] !== undefined) return (sources[key] = 'file'), String(file[key]);
+    return (sources[key] = 'default'), fallback;
+  };
+  const base_url = validateConfigValue('base_url', pick('base_url', DEFAULT_BASE_URL));
+  const wallet_url = validateConfigValue('wallet_url', pick('wallet_url', `${base_url}/wallet`));
+  const merchant_id = validateConfigValue('merchant_id', pick('merchant_id', DEFAULT_MERCHANT_ID));
+  const timeout_seconds = Number(validateConfigValue('timeout_seconds', pick('timeout_seconds', String(DEFAULT_TIMEOUT_SECONDS))));
+  return { base_url, wallet_url, merchant_id, timeout_seconds, node_id: file.node_id, sources };
+}
+
+/** Checks one value; returns it normalised (URLs without a trailing slash). */
+export function validateConfigValue(key: ConfigKey, value: string): string {
+  switch (key) {
+    case 'base_url':
+    case 'wallet_url': {
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        throw new SvcError('usage', `${key} must be an http(s) URL, got "${value}"`);
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SvcError('usage', `${key} must be an http(s) URL, got "${value}"`);
+      if (url.username || url.password || url.search || url.hash) {
+        throw new SvcError('usage', `${key} must not carry credentials, a query or a fragment`);
+      }
+      return url.toString().replace(/\/+$/, '');
+    }
+    case 'merchant_id':
+      if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(value)) throw new SvcError('usage', `merchant_id must be 1-128 letters, digits or _.:-`);
+      return value;
+    case 'timeout_seconds': {
+      const seconds = Number(value);
+      if (!Number.isInteger(seconds) || seconds < 1 || seconds > 600) throw new SvcError('usage', 'timeout_seconds must be a whole number from 1 to 600');
+      return String(seconds);
+    }
+  }
+}
+
+export function isConfigKey(value: string): value is ConfigKey {
+  return (CONFIG_KEYS as readonly string[]).includes(value);
+}

@@ -1,0 +1,65 @@
+// DECISIONS.md "Tokens": on the node the JWT and node credentials live in one file of mode 0600. A file that others
+// can read is refused rather than used, as ssh does with keys.
+import { readFileSync, statSync } from 'node:fs';
+import { SvcError } from '../contract/errors.js';
+import { writeFileAtomic } from './files.js';
+
+export interface StoredJwt {
+  token: string;
+  sub: string;
+  tier: string;
+  /** Unix seconds. */
+  exp: number;
+  stored_at: string;
+}
+
+export interface NodeEnrollment {
+  node_id: string;
+  user_id: string;
+  tier_id: string;
+  enrolled_at: string;
+}
+
+export interface Credentials {
+  jwt?: StoredJwt;
+  node?: NodeEnrollment;
+}
+
+export const CREDENTIALS_MODE = 0o600;
+
+export function readCredentials(path: string): Credentials {
+  let mode: number;
+  try {
+    mode = statSync(path).mode & 0o777;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new SvcError('local_state', `cannot read the credentials file ${path}: ${(error as NodeJS.ErrnoException).code}`);
+  }
+  if (mode & 0o077) {
+    throw new SvcError('local_state', `the credentials file ${path} is readable by others (mode ${mode.toString(8)})`, {
+      remedy: `Restrict it, then retry: chmod 600 ${path}`,
+    });
+  }
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not a JSON object');
+    return parsed as Credentials;
+  } catch (error) {
+    // The message never quotes the file: it holds secrets.
+    throw new SvcError('local_state', `the credentials file ${path} is not valid JSON`, {
+      remedy: `Remove ${path} and sign in again (swarm-node login).`,
+      cause: error,
+    });
+  }
+}
+
+export function writeCredentials(path: string, credentials: Credentials): void {
+  writeFileAtomic(path, `${JSON.stringify(credentials, null, 2)}\n`, CREDENTIALS_MODE);
+}
+
+/** Reads, changes and writes back; the change sees the current content. */
+export function updateCredentials(path: string, change: (current: Credentials) => Credentials): Credentials {
+  const next = change(readCredentials(path));
+  writeCredentials(path, next);
+  return next;
+}

@@ -1,0 +1,218 @@
+// The node's client for the hosted service (issue 3 "HTTP client"). A request is retried with jittered backoff
+// on network errors, 429 and 502/503/504 only when repeating it is safe: reads, and execute, whose
+// Idempotency-Key makes a repeat a replay. The whole call has a deadline, so an unreachable service is reported
+// in bounded time. Tokens travel only in headers; no message built here quotes one.
+import { Agent, request, type Dispatcher } from 'undici';
+import type {
+  ActivateResponse,
+  AgentsResponse,
+  DocsSectionResponse,
+  EnrollResponse,
+  ExecuteResponse,
+  IssueTokenRequest,
+  IssueTokenResponse,
+  SessionResponse,
+  VerifyResponse,
+  WalletResponse,
+} from '../contract/schemas.js';
+import { SvcError } from '../contract/errors.js';
+
+export interface ServiceClientOptions {
+  baseUrl: string;
+  /** The whole call, retries included. */
+  deadlineMs?: number;
+  /** Sleep between attempts; tests and the daemon pass their own. */
+  sleep?: (ms: number) => Promise<void>;
+  userAgent?: string;
+}
+
+export interface ServiceResponse<T> {
+  status: number;
+  body: T;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+interface CallOptions {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: unknown;
+  bearer?: string;
+  idempotencyKey?: string;
+  /** Whether sending the request twice has the effect of sending it once. */
+  retrySafe: boolean;
+}
+
+const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_ABORTED',
+]);
+const MAX_ATTEMPTS = 4;
+
+export class ServiceClient {
+  readonly baseUrl: string;
+  readonly #deadlineMs: number;
+  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #dispatcher: Dispatcher;
+  readonly #userAgent: string;
+
+  constructor(options: ServiceClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.#deadlineMs = options.deadlineMs ?? 15_000;
+    this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.#userAgent = options.userAgent ?? 'swarm-node';
+    const perAttempt = Math.max(1_000, Math.floor(this.#deadlineMs / 2));
+    this.#dispatcher = new Agent({ connect: { timeout: Math.min(5_000, perAttempt) }, headersTimeout: perAttempt, bodyTimeout: perAttempt });
+  }
+
+  async close(): Promise<void> {
+    await this.#dispatcher.close();
+  }
+
+  agents(): Promise<AgentsResponse> {
+    return this.#body({ method: 'GET', path: '/v1/swarm/agents', retrySafe: true });
+  }
+
+  createSession(tier_id: string, user_id: string): Promise<SessionResponse> {
+    // Not retried: a repeat would open a second session (harmless, but not what was asked).
+    return this.#body({ method: 'POST', path: '/v1/swarm/paygate/session', body: { tier_id, user_id }, retrySafe: false });
+  }
+
+  activate(session_id: string, payment_id: string): Promise<ActivateResponse> {
+    return this.#body({ method: 'POST', path: '/v1/swarm/paygate/activate', body: { session_id, payment_id }, retrySafe: false });
+  }
+
+  issueToken(body: IssueTokenRequest): Promise<IssueTokenResponse> {
+    return this.#body({ method: 'POST', path: '/v1/auth/issue-token', body, retrySafe: false });
+  }
+
+  verify(token: string): Promise<VerifyResponse> {
+    return this.#body({ method: 'POST', path: '/v1/auth/verify', body: { token }, bearer: token, retrySafe: true });
+  }
+
+  wallet(token: string): Promise<WalletResponse> {
+    return this.#body({ method: 'GET', path: '/v1/swarm/wallet', bearer: token, retrySafe: true });
+  }
+
+  execute(token: string, body: { user_id: string; agent_id: string }, idempotencyKey: string): Promise<ExecuteResponse> {
+    return this.#body({ method: 'POST', path: '/v1/swarm/execute', body, bearer: token, idempotencyKey, retrySafe: true });
+  }
+
+  enroll(deployToken: string): Promise<EnrollResponse> {
+    return this.#body({ method: 'POST', path: '/v1/swarm/nodes/enroll', bearer: deployToken, retrySafe: false });
+  }
+
+  docsSection(token: string, section: string): Promise<DocsSectionResponse> {
+    return this.#body({ method: 'GET', path: `/v1/docs/${encodeURIComponent(section)}`, bearer: token, retrySafe: true });
+  }
+
+  /** One request to measure reachability, latency and the service's clock (its Date header). */
+  async ping(): Promise<{ latencyMs: number; serverDate: Date | undefined }> {
+    const started = performance.now();
+    const response = await this.call<unknown>({ method: 'GET', path: '/v1/swarm/agents', retrySafe: true });
+    const date = response.headers.date;
+    return { latencyMs: performance.now() - started, serverDate: typeof date === 'string' ? new Date(date) : undefined };
+  }
+
+  async #body<T>(options: CallOptions): Promise<T> {
+    return (await this.call<T>(options)).body;
+  }
+
+  /** Sends one call with its retries; resolves on 2xx, rejects with a SvcError otherwise. */
+  async call<T>(options: CallOptions): Promise<ServiceResponse<T>> {
+    const deadline = Date.now() + this.#deadlineMs;
+    let lastFailure: SvcError | undefined;
+    for (let attempt = 1; ; attempt += 1) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) throw lastFailure ?? this.#unreachable('the deadline passed');
+      let outcome: ServiceResponse<unknown> | SvcError;
+      try {
+        outcome = await this.#send(options, remaining);
+      } catch (error) {
+        outcome = this.#networkFailure(error);
+      }
+      if (!(outcome instanceof SvcError) && outcome.status < 300) return outcome as ServiceResponse<T>;
+      const failure = outcome instanceof SvcError ? outcome : this.#toError(outcome);
+      const retryable =
+        options.retrySafe && (outcome instanceof SvcError ? outcome.code === 'service_unreachable' : RETRYABLE_STATUS.has(outcome.status));
+      if (!retryable || attempt >= MAX_ATTEMPTS) throw failure;
+      lastFailure = failure;
+      const backoff = failure.retryAfterSeconds !== undefined ? failure.retryAfterSeconds * 1000 : jitteredBackoff(attempt);
+      if (Date.now() + backoff >= deadline) throw failure;
+      await this.#sleep(backoff);
+    }
+  }
+
+  async #send(options: CallOptions, remainingMs: number): Promise<ServiceResponse<unknown>> {
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.#userAgent };
+    if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
+    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] = 'application/json';
+    }
+    const response = await request(`${this.baseUrl}${options.path}`, {
+      method: options.method,
+      headers,
+      body,
+      dispatcher: this.#dispatcher,
+      signal: AbortSignal.timeout(remainingMs),
+    });
+    const text = await response.body.text();
+    let parsed: unknown = text;
+    if (text !== '') {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        if (response.statusCode < 300) throw new SvcError('internal', `the service at ${this.baseUrl} answered ${options.path} with something other than JSON`);
+      }
+    }
+    return { status: response.statusCode, body: parsed, headers: response.headers };
+  }
+
+  #toError(response: ServiceResponse<unknown>): SvcError {
+    const error = SvcError.fromProblem(response.body, response.status);
+    const retryAfter = Number(response.headers['retry-after']);
+    if (Number.isFinite(retryAfter) && retryAfter >= 0) {
+      return new SvcError(error.code, error.message, {
+        status: response.status,
+        extensions: error.extensions,
+        retryAfterSeconds: retryAfter,
+        ...(error.remedy === undefined ? {} : { remedy: error.remedy }),
+      });
+    }
+    return error;
+  }
+
+  #networkFailure(error: unknown): SvcError {
+    if (error instanceof SvcError) return error;
+    const code = (error as { code?: string; cause?: { code?: string } }).code ?? (error as { cause?: { code?: string } }).cause?.code;
+    const name = (error as Error).name;
+    if ((code !== undefined && NETWORK_ERROR_CODES.has(code)) || name === 'TimeoutError' || name === 'AbortError') {
+      return this.#unreachable(code ?? 'timed out', error);
+    }
+    return this.#unreachable((error as Error).message ?? String(error), error);
+  }
+
+  #unreachable(why: string, cause?: unknown): SvcError {
+    return new SvcError('service_unreachable', `cannot reach the service at ${this.baseUrl} (${why})`, { cause });
+  }
+}
+
+function jitteredBackoff(attempt: number): number {
+  const base = 250 * 2 ** (attempt - 1);
+  return Math.round(base / 2 + Math.random() * base);
+}

@@ -1,0 +1,179 @@
+// The node's local SQLite (issue 3): registrations, the run journal, schedules, the daemon's state. WAL and a busy
+// timeout (src/lib/sqlite.ts) let several swarm-node processes and the daemon share it.
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { openDatabase, type SqliteDatabase } from '../lib/sqlite.js';
+
+export const NODE_MIGRATIONS: readonly string[] = [
+  /* 1 */ `
+  CREATE TABLE registrations (
+    agent_id        TEXT PRIMARY KEY,
+    every_seconds   INTEGER CHECK (every_seconds IS NULL OR every_seconds >= 1),
+    daily_cap_cents INTEGER CHECK (daily_cap_cents IS NULL OR daily_cap_cents >= 0),
+    created_at      INTEGER NOT NULL,
+    updated_at      INTEGER NOT NULL
+  );
+
+  -- The run journal. A row is written with its Idempotency-Key BEFORE execute is called, so a crash or a lost
+  -- answer leaves a 'pending' row whose key is replayed later: the service charges at most once per row.
+  CREATE TABLE runs (
+    idempotency_key TEXT PRIMARY KEY,
+    agent_id        TEXT NOT NULL,
+    source          TEXT NOT NULL CHECK (source IN ('cli', 'wizard', 'daemon')),
+    status          TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed', 'insufficient_balance')),
+    run_id          TEXT UNIQUE,
+    charged_cents   INTEGER NOT NULL DEFAULT 0 CHECK (charged_cents >= 0),
+    balance_cents   INTEGER,
+    price_cents     INTEGER NOT NULL,
+    error_code      TEXT,
+    output_json     TEXT,
+    started_at      INTEGER NOT NULL,
+    finished_at     INTEGER
+  );
+  CREATE INDEX runs_by_agent ON runs (agent_id, started_at);
+  CREATE INDEX runs_by_time ON runs (started_at);
+  CREATE INDEX runs_pending ON runs (status) WHERE status = 'pending';
+
+  CREATE TABLE schedules (
+    agent_id      TEXT PRIMARY KEY REFERENCES registrations (agent_id) ON DELETE CASCADE,
+    next_run_at   INTEGER,
+    last_run_at   INTEGER,
+    paused_reason TEXT,
+    paused_until  INTEGER
+  );
+
+  CREATE TABLE daemon_state (
+    key        TEXT PRIMARY KEY,
+    value      TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  `,
+];
+
+export interface OpenNodeStoreOptions {
+  /** Copy the file aside before a migration runs (installed nodes: issue 4 "backed up before a migration"). */
+  backupBeforeMigrate?: boolean;
+}
+
+export function openNodeStore(path: string, options: OpenNodeStoreOptions = {}): SqliteDatabase {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  return openDatabase(path, {
+    migrations: NODE_MIGRATIONS,
+    beforeMigrate: (from, to) => {
+      if (options.backupBeforeMigrate && from > 0 && existsSync(path)) copyFileSync(path, `${path}.v${from}.bak`);
+      void to;
+    },
+  });
+}
+
+export interface Registration {
+  agent_id: string;
+  every_seconds: number | null;
+  daily_cap_cents: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export type RunStatus = 'pending' | 'succeeded' | 'failed' | 'insufficient_balance';
+export type RunSource = 'cli' | 'wizard' | 'daemon';
+
+export interface JournalRun {
+  idempotency_key: string;
+  agent_id: string;
+  source: RunSource;
+  status: RunStatus;
+  run_id: string | null;
+  charged_cents: number;
+  balance_cents: number | null;
+  price_cents: number;
+  error_code: string | null;
+  output_json: string | null;
+  started_at: number;
+  finished_at: number | null;
+}
+
+export function upsertRegistration(
+  db: SqliteDatabase,
+  registration: { agent_id: string; every_seconds: number | null; daily_cap_cents: number | null },
+  now: number,
+): { created: boolean; registration: Registration } {
+  return db.transaction(() => {
+    const existed = db.prepare('SELECT 1 FROM registrations WHERE agent_id = ?').get(registration.agent_id) !== undefined;
+    db.prepare(
+      `INSERT INTO registrations (agent_id, every_seconds, daily_cap_cents, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (agent_id) DO UPDATE SET every_seconds = excluded.every_seconds,
+         daily_cap_cents = excluded.daily_cap_cents, updated_at = excluded.updated_at`,
+    ).run(registration.agent_id, registration.every_seconds, registration.daily_cap_cents, now, now);
+    // A changed schedule starts afresh; the daemon picks it up on its next tick.
+    db.prepare(
+      `INSERT INTO schedules (agent_id, next_run_at) VALUES (?, ?)
+       ON CONFLICT (agent_id) DO UPDATE SET next_run_at = excluded.next_run_at, paused_reason = NULL, paused_until = NULL`,
+    ).run(registration.agent_id, registration.every_seconds === null ? null : now);
+    return { created: !existed, registration: getRegistration(db, registration.agent_id)! };
+  }).immediate();
+}
+
+export function getRegistration(db: SqliteDatabase, agentId: string): Registration | undefined {
+  return db.prepare<[string], Registration>('SELECT * FROM registrations WHERE agent_id = ?').get(agentId);
+}
+
+export function listRegistrations(db: SqliteDatabase): Registration[] {
+  return db.prepare<[], Registration>('SELECT * FROM registrations ORDER BY agent_id').all();
+}
+
+export function deleteRegistration(db: SqliteDatabase, agentId: string): boolean {
+  return db.prepare('DELETE FROM registrations WHERE agent_id = ?').run(agentId).changes === 1;
+}
+
+/** Writes the journal row before the call (exactly-once billing rests on this order). */
+export function journalRunStarted(
+  db: SqliteDatabase,
+  run: { idempotency_key: string; agent_id: string; source: RunSource; price_cents: number },
+  now: number,
+): void {
+  db.prepare(
+    `INSERT INTO runs (idempotency_key, agent_id, source, status, price_cents, started_at) VALUES (?, ?, ?, 'pending', ?, ?)`,
+  ).run(run.idempotency_key, run.agent_id, run.source, run.price_cents, now);
+}
+
+export function journalRunSettled(
+  db: SqliteDatabase,
+  settlement: {
+    idempotency_key: string;
+    status: Exclude<RunStatus, 'pending'>;
+    run_id?: string | null;
+    charged_cents?: number;
+    balance_cents?: number | null;
+    error_code?: string | null;
+    output?: unknown;
+  },
+  now: number,
+): void {
+  db.prepare(
+    `UPDATE runs SET status = ?, run_id = ?, charged_cents = ?, balance_cents = ?, error_code = ?, output_json = ?, finished_at = ?
+     WHERE idempotency_key = ?`,
+  ).run(
+    settlement.status,
+    settlement.run_id ?? null,
+    settlement.charged_cents ?? 0,
+    settlement.balance_cents ?? null,
+    settlement.error_code ?? null,
+    settlement.output === undefined ? null : JSON.stringify(settlement.output),
+    now,
+    settlement.idempotency_key,
+  );
+}
+
+export function pendingRuns(db: SqliteDatabase, agentId?: string): JournalRun[] {
+  return agentId === undefined
+    ? db.prepare<[], JournalRun>(`SELECT * FROM runs WHERE status = 'pending' ORDER BY started_at`).all()
+    : db.prepare<[string], JournalRun>(`SELECT * FROM runs WHERE status = 'pending' AND agent_id = ? ORDER BY started_at`).all(agentId);
+}
+
+/** Cents charged for an agent since `sinceMs` (the daily cap counts these). */
+export function spentSince(db: SqliteDatabase, agentId: string, sinceMs: number): number {
+  const row = db
+    .prepare<[string, number], { total: number | null }>('SELECT SUM(charged_cents) AS total FROM runs WHERE agent_id = ? AND started_at >= ?')
+    .get(agentId, sinceMs);
+  return row?.total ?? 0;
+}
