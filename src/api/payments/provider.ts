@@ -1,7 +1,18 @@
-// The payment provider adapter (DECISIONS.md). STUB: the paygate work fills this in.
+// The payment provider adapter (DECISIONS.md "Payment provider and its webhook"): the one place the service asks
+// the external provider about a payment. With --sandbox the provider is the sandbox's books in the same
+// database; without it the reference service is connected to no real provider, so a lookup finds nothing and
+// payments become known only through verified webhooks.
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { PaymentProvider } from '../context.js';
+import { sandboxPaymentSelect, toProviderPayment } from './sandbox-books.js';
 
-export function createPaymentProvider(_options: { db: SqliteDatabase; sandbox: boolean }): PaymentProvider {
-  return { lookupPayment: async () => null };
+export function createPaymentProvider(options: { db: SqliteDatabase; sandbox: boolean }): PaymentProvider {
+  if (!options.sandbox) return { lookupPayment: async () => null };
+  const select = sandboxPaymentSelect(options.db);
+  return {
+    async lookupPayment(paymentId) {
+      const row = select.get(paymentId);
+      return row === undefined ? null : toProviderPayment(row);
+    },
+  };
 }

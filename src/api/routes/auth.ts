@@ -1,7 +1,53 @@
-// STUB: filled in by the work on issue 2.
+// spec §4, §5: POST /v1/auth/issue-token and POST /v1/auth/verify. Rate-limited per client address.
 import type { FastifyPluginAsync } from 'fastify';
+import { SvcError } from '../../contract/errors.js';
+import { IssueTokenRequest, IssueTokenResponse, VerifyRequest, VerifyResponse } from '../../contract/schemas.js';
+import { rateLimited } from '../app.js';
+import { createAccessTokens } from '../auth/access-tokens.js';
 import type { ServiceContext } from '../context.js';
+import { acceptJsonBodiesOnly } from '../json-body.js';
 
-export function authRoutes(_ctx: ServiceContext): FastifyPluginAsync {
-  return async () => {};
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+export function authRoutes(ctx: ServiceContext): FastifyPluginAsync {
+  return async (app) => {
+    // verify may carry the token in the header alone, so its body may be empty.
+    acceptJsonBodiesOnly(app, { allowEmpty: true });
+    const accessTokens = createAccessTokens(ctx);
+
+    app.post<{ Body: IssueTokenRequest }>(
+      '/v1/auth/issue-token',
+      { config: rateLimited(ctx), schema: { body: IssueTokenRequest, response: { 201: IssueTokenResponse } } },
+      async (request, reply) => reply.status(201).send(await accessTokens.issue(request.body)),
+    );
+
+    app.post<{ Body: VerifyRequest }>(
+      '/v1/auth/verify',
+      {
+        config: rateLimited(ctx),
+        schema: { body: VerifyRequest, response: { 200: VerifyResponse } },
+        preValidation: async (request) => {
+          request.body ??= {};
+        },
+      },
+      async (request) => accessTokens.verify(tokenToVerify(request.headers.authorization, request.body.token)),
+    );
+  };
+}
+
+/** spec §5.3: the JWT comes as the bearer credential and in the body; either alone is enough, two must agree. */
+function tokenToVerify(authorization: string | undefined, bodyToken: string | undefined): string {
+  let headerToken: string | undefined;
+  if (authorization !== undefined) {
+    const match = BEARER.exec(authorization);
+    if (match === null) throw new SvcError('invalid_request', 'the Authorization header must be "Bearer <JWT>"');
+    headerToken = match[1];
+  }
+  if (headerToken === undefined && bodyToken === undefined) {
+    throw new SvcError('invalid_request', 'send the JWT as Authorization: Bearer <JWT> and/or in the body field token');
+  }
+  if (headerToken !== undefined && bodyToken !== undefined && headerToken !== bodyToken) {
+    throw new SvcError('invalid_request', 'the Authorization header and the body field token carry different tokens');
+  }
+  return (headerToken ?? bodyToken)!;
 }

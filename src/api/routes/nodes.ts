@@ -1,7 +1,33 @@
-// STUB: filled in by the work on issue 2.
+// DECISIONS.md addition: POST /v1/swarm/nodes/enroll with the deploy token as the bearer credential. No body is
+// needed; an empty one (with or without a JSON content type) or a JSON one is accepted and ignored.
 import type { FastifyPluginAsync } from 'fastify';
+import { EnrollResponse } from '../../contract/schemas.js';
+import { rateLimited } from '../app.js';
 import type { ServiceContext } from '../context.js';
+import { acceptJsonBodiesOnly } from '../json-body.js';
+import { createNodeEnrollment, invalidDeployToken } from '../paygate/enroll.js';
 
-export function nodeRoutes(_ctx: ServiceContext): FastifyPluginAsync {
-  return async () => {};
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
+  return async (app) => {
+    acceptJsonBodiesOnly(app, { allowEmpty: true });
+    const enrollment = createNodeEnrollment(ctx.db, ctx.clock);
+
+    // RFC 6750 §3: a 401 names the scheme it wants.
+    app.addHook('onSend', async (_request, reply) => {
+      if (reply.statusCode === 401) reply.header('www-authenticate', 'Bearer error="invalid_token"');
+    });
+
+    app.post(
+      '/v1/swarm/nodes/enroll',
+      { config: rateLimited(ctx), schema: { response: { 200: EnrollResponse } } },
+      async (request) => {
+        const header = request.headers.authorization;
+        const match = header === undefined ? null : BEARER.exec(header);
+        if (header !== undefined && match === null) throw invalidDeployToken();
+        return enrollment.enroll(match?.[1]);
+      },
+    );
+  };
 }

@@ -1,7 +1,61 @@
-// STUB: filled in by the work on issue 2.
+// The sandbox payment provider (svc-api --sandbox; DECISIONS.md "Payment provider and its webhook"): checkout,
+// confirmation and the signed webhook, so the whole paid funnel runs locally against real HTTP.
 import type { FastifyPluginAsync } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { SvcError } from '../../contract/errors.js';
+import { ID_PATTERN, SandboxPayment, SandboxPaymentRequest, normalizeEmail } from '../../contract/schemas.js';
+import { TIERS } from '../../contract/tiers.js';
 import type { ServiceContext } from '../context.js';
+import { acceptJsonBodiesOnly } from '../json-body.js';
+import { createSandboxBooks, toSandboxPayment, type SandboxPaymentRow } from '../payments/sandbox-books.js';
+import { createWebhookDeliveries } from '../payments/sandbox-delivery.js';
 
-export function sandboxRoutes(_ctx: ServiceContext): FastifyPluginAsync {
-  return async () => {};
+const PaymentParams = Type.Object({ id: Type.String({ pattern: ID_PATTERN }) });
+
+export function sandboxRoutes(ctx: ServiceContext): FastifyPluginAsync {
+  return async (app) => {
+    acceptJsonBodiesOnly(app, { allowEmpty: true });
+    const books = createSandboxBooks(ctx.db, ctx.clock);
+    const deliveries = createWebhookDeliveries(ctx, books);
+    // A confirmation whose webhook was still being retried when the service stopped is delivered after restart.
+    for (const row of books.undelivered()) deliveries.start(row.payment_id);
+
+    app.post<{ Body: SandboxPaymentRequest }>(
+      '/sandbox/payments',
+      { schema: { body: SandboxPaymentRequest, response: { 201: SandboxPayment } } },
+      async (request, reply) => {
+        const { offer_id, customer_email, amount_cents } = request.body;
+        const row = books.create({
+          offer_id,
+          customer_email: normalizeEmail(customer_email),
+          merchant_id: ctx.merchantId,
+          amount_cents: amount_cents ?? TIERS[offer_id].sandbox_default_amount_cents,
+        });
+        return reply.status(201).send(toSandboxPayment(row));
+      },
+    );
+
+    // Answers at once; the webhook follows in the background (webhook_delivered turns true when it arrived).
+    // Confirming again keeps the one event id, so the service acknowledges any repeat as a replay.
+    app.post<{ Params: { id: string } }>(
+      '/sandbox/payments/:id/confirm',
+      { schema: { params: PaymentParams, response: { 200: SandboxPayment } } },
+      async (request) => {
+        const row = existing(books.confirm(request.params.id), request.params.id);
+        if (row.webhook_delivered_at === null) deliveries.start(row.payment_id);
+        return toSandboxPayment(row);
+      },
+    );
+
+    app.get<{ Params: { id: string } }>(
+      '/sandbox/payments/:id',
+      { schema: { params: PaymentParams, response: { 200: SandboxPayment } } },
+      async (request) => toSandboxPayment(existing(books.find(request.params.id), request.params.id)),
+    );
+  };
+}
+
+function existing(row: SandboxPaymentRow | undefined, paymentId: string): SandboxPaymentRow {
+  if (row === undefined) throw new SvcError('payment_not_found', `the sandbox provider has no payment ${paymentId}`);
+  return row;
 }

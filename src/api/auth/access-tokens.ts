@@ -1,0 +1,67 @@
+// spec §4, §5: POST /v1/auth/issue-token and POST /v1/auth/verify.
+import { PAYMENT_CONFIRMED, PAYMENT_RAIL } from '../../contract/claims.js';
+import { SvcError } from '../../contract/errors.js';
+import { normalizeEmail, type IssueTokenRequest, type IssueTokenResponse, type VerifyResponse } from '../../contract/schemas.js';
+import { TIERS, type TierId } from '../../contract/tiers.js';
+import { isoTime } from '../../lib/clock.js';
+import type { ServiceContext } from '../context.js';
+import { PAYMENT_RETRY_AFTER_SECONDS } from '../paygate/sessions.js';
+import { createPaymentRecords } from '../payments/payment-records.js';
+import { InvalidTokenError } from '../tokens.js';
+
+export interface AccessTokens {
+  issue(input: IssueTokenRequest): Promise<IssueTokenResponse>;
+  verify(token: string): Promise<VerifyResponse>;
+}
+
+export function createAccessTokens(ctx: ServiceContext): AccessTokens {
+  const payments = createPaymentRecords(ctx);
+  const recordIssued = ctx.db.prepare(`
+    INSERT INTO issued_tokens (jti, sub, tier, kid, payment_id, issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+
+  return {
+    async issue(input) {
+      // DECISIONS.md: the body's status is the client's claim; only the service's own records decide.
+      if (input.status !== PAYMENT_CONFIRMED) {
+        throw new SvcError('payment_not_confirmed', `issue-token needs a payment whose status is ${PAYMENT_CONFIRMED}`, {
+          remedy: `Wait until the payment provider confirms the payment, then ask again with status ${PAYMENT_CONFIRMED}.`,
+        });
+      }
+      if (input.merchant_id !== ctx.merchantId) {
+        throw new SvcError('payment_mismatch', 'merchant_id is not the merchant of this service');
+      }
+      const email = normalizeEmail(input.customer_email);
+      const payment = payments.latestConfirmed(email, input.offer_id, input.merchant_id);
+      // No confirmed payment may simply mean its webhook is still on the way (spec §7: wait and retry).
+      if (payment === undefined) {
+        throw new SvcError('payment_not_confirmed', `no ${PAYMENT_CONFIRMED} payment of this e-mail for ${input.offer_id} is known yet`, {
+          retryAfterSeconds: PAYMENT_RETRY_AFTER_SECONDS,
+          remedy: 'Wait for the payment provider to confirm the payment (its webhook), then retry with the checkout e-mail.',
+        });
+      }
+      const issued = await ctx.tokens.issue(email, input.offer_id);
+      const { claims } = issued;
+      recordIssued.run(claims.jti, claims.sub, claims.tier, issued.kid, payment.payment_id, claims.iat * 1000, claims.exp * 1000);
+      return { jwtToken: issued.token, token_type: 'Bearer', expires_at: isoTime(claims.exp * 1000), tier: claims.tier };
+    },
+
+    async verify(token) {
+      try {
+        const claims = await ctx.tokens.verify(token);
+        const tier = claims.tier as TierId;
+        return {
+          valid: true,
+          tier_key: tier,
+          docs_sections: [...TIERS[tier].docs_sections],
+          payment_rail: PAYMENT_RAIL,
+          sub: claims.sub,
+          expires_at: isoTime(claims.exp * 1000),
+        };
+      } catch (error) {
+        // Like OAuth token introspection: an unusable token is an answer, not an error.
+        if (error instanceof InvalidTokenError) return { valid: false, reason: error.reason };
+        throw error;
+      }
+    },
+  };
+}

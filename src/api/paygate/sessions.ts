@@ -1,0 +1,152 @@
+// The pay gate (spec §3, §4; DECISIONS.md "Success shapes"): a session for a tier and a checkout e-mail, activated
+// by a CONFIRMED payment of that e-mail, tier and merchant, which yields a deploy token for the node install.
+import { randomUUID } from 'node:crypto';
+import {
+  DEPLOY_MODE,
+  INSTALL_PATH,
+  PAYMENT_CONFIRMED,
+  PENDING_SESSION_LIFETIME_SECONDS,
+} from '../../contract/claims.js';
+import { SvcError } from '../../contract/errors.js';
+import {
+  normalizeEmail,
+  type ActivateRequest,
+  type ActivateResponse,
+  type SessionRequest,
+  type SessionResponse,
+} from '../../contract/schemas.js';
+import { TIERS, TIER_IDS, type TierId } from '../../contract/tiers.js';
+import { isoTime } from '../../lib/clock.js';
+import type { ServiceContext } from '../context.js';
+import { createPaymentRecords, type PaymentRecord } from '../payments/payment-records.js';
+import { createDeployTokens } from './deploy-tokens.js';
+
+/** How long a client waits before asking again whether the provider confirmed (spec §7 "wait ... and retry"). */
+export const PAYMENT_RETRY_AFTER_SECONDS = 5;
+
+interface SessionRow {
+  session_id: string;
+  tier_id: TierId;
+  user_id: string;
+  status: 'pending' | 'active';
+  payment_id: string | null;
+  created_at: number;
+  expires_at: number;
+  activated_at: number | null;
+}
+
+export interface Paygate {
+  createSession(input: SessionRequest): SessionResponse;
+  activateSession(input: ActivateRequest): Promise<ActivateResponse>;
+}
+
+export function createPaygate(ctx: ServiceContext): Paygate {
+  const { db, clock } = ctx;
+  const payments = createPaymentRecords(ctx);
+  const deployTokens = createDeployTokens(db, clock);
+  const insertSession = db.prepare(`
+    INSERT INTO sessions (session_id, tier_id, user_id, status, created_at, expires_at)
+    VALUES (?, ?, ?, 'pending', ?, ?)`);
+  const selectSession = db.prepare<[string], SessionRow>('SELECT * FROM sessions WHERE session_id = ?');
+  const selectSessionOfPayment = db.prepare<[string], { session_id: string }>('SELECT session_id FROM sessions WHERE payment_id = ?');
+  const markActive = db.prepare(`UPDATE sessions SET status = 'active', payment_id = ?, activated_at = ? WHERE session_id = ? AND status = 'pending'`);
+
+  /** spec §7 "Session not found": unknown, or pending past its 24 h. */
+  function liveSession(sessionId: string): SessionRow {
+    const session = selectSession.get(sessionId);
+    if (session === undefined || (session.status === 'pending' && session.expires_at <= clock.now())) {
+      throw new SvcError('session_not_found', 'no such session, or it expired unactivated after 24 hours');
+    }
+    return session;
+  }
+
+  /** The service's record, or the provider's word when the webhook has not (yet) brought a confirmation. */
+  async function resolvePayment(paymentId: string): Promise<PaymentRecord> {
+    const recorded = payments.find(paymentId);
+    if (recorded?.status === PAYMENT_CONFIRMED) return recorded;
+    // DECISIONS.md: a lost webhook must not strand a paid user; what the provider says is recorded (and a
+    // wallet-fund payment credited) exactly as if its webhook had arrived.
+    const reported = await ctx.provider.lookupPayment(paymentId);
+    if (reported !== null && reported.payment_id === paymentId) return payments.recordProviderWord(reported);
+    if (recorded !== undefined) return recorded;
+    throw new SvcError('payment_not_found', `the payment provider has no payment ${paymentId}`);
+  }
+
+  // Everything after the provider's answer is one synchronous transaction: the session and payment are read
+  // again inside it, so concurrent activations see each other's effect.
+  const activateWithPayment = db.transaction((sessionId: string, payment: PaymentRecord): ActivateResponse => {
+    const session = liveSession(sessionId);
+    if (session.status === 'active') return reactivate(session, payment.payment_id);
+    if (payment.status !== PAYMENT_CONFIRMED) {
+      throw new SvcError('payment_not_confirmed', `the payment is ${payment.status}, not yet ${PAYMENT_CONFIRMED}`, {
+        retryAfterSeconds: PAYMENT_RETRY_AFTER_SECONDS,
+      });
+    }
+    // spec §7: a payment of another e-mail means the session does not exist for the paying user.
+    if (payment.customer_email !== session.user_id) {
+      throw new SvcError('session_not_found', 'no such session for the e-mail this payment was made with');
+    }
+    if (payment.offer_id !== session.tier_id || payment.merchant_id !== ctx.merchantId) {
+      throw new SvcError('payment_mismatch', `the payment is for another ${payment.offer_id !== session.tier_id ? 'tier' : 'merchant'} than this session`, {
+        extensions: { session_tier_id: session.tier_id, payment_offer_id: payment.offer_id },
+      });
+    }
+    if (!TIERS[session.tier_id].node_install) throw noNodeInstall(session.tier_id);
+    const usedBy = selectSessionOfPayment.get(payment.payment_id);
+    if (usedBy !== undefined) {
+      throw new SvcError('payment_already_used', 'this payment already activated another session');
+    }
+    markActive.run(payment.payment_id, clock.now(), session.session_id);
+    return activationResult(session.session_id);
+  });
+
+  /** DECISIONS.md: the same payment again gets a fresh deploy token (the old unused one dies); another one, 409. */
+  function reactivate(session: SessionRow, paymentId: string): ActivateResponse {
+    if (session.payment_id !== paymentId) {
+      throw new SvcError('session_already_active', 'this session was activated with another payment');
+    }
+    return activationResult(session.session_id);
+  }
+
+  function activationResult(sessionId: string): ActivateResponse {
+    const deployToken = deployTokens.replaceForSession(sessionId);
+    return {
+      session_id: sessionId,
+      status: 'active',
+      deploy_token: deployToken.token,
+      deploy_token_expires_at: isoTime(deployToken.expires_at),
+      install_path: INSTALL_PATH,
+      deploy_mode: DEPLOY_MODE,
+    };
+  }
+
+  return {
+    createSession(input) {
+      const now = clock.now();
+      const sessionId = randomUUID();
+      const userId = normalizeEmail(input.user_id);
+      const expiresAt = now + PENDING_SESSION_LIFETIME_SECONDS * 1000;
+      insertSession.run(sessionId, input.tier_id, userId, now, expiresAt);
+      return { session_id: sessionId, tier_id: input.tier_id, user_id: userId, status: 'pending', expires_at: isoTime(expiresAt) };
+    },
+
+    async activateSession(input) {
+      const sessionId = input.session_id.toLowerCase();
+      const session = liveSession(sessionId);
+      // An active session re-activated with its own payment needs no new word from the provider.
+      if (session.status === 'active' && session.payment_id === input.payment_id) {
+        return db.transaction(() => reactivate(liveSession(sessionId), input.payment_id))();
+      }
+      if (session.status === 'active') return reactivate(session, input.payment_id);
+      const payment = await resolvePayment(input.payment_id);
+      return activateWithPayment(sessionId, payment);
+    },
+  };
+}
+
+function noNodeInstall(tierId: TierId): SvcError {
+  const withNodes = TIER_IDS.filter((id) => TIERS[id].node_install);
+  return new SvcError('forbidden', `the ${tierId} tier includes no node install; only ${withNodes.join(', ')} does`, {
+    remedy: `For ${tierId}, get the JWT with POST /v1/auth/issue-token; to install a node, buy ${withNodes.join(' or ')} and activate a session of that tier.`,
+  });
+}

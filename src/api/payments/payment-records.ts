@@ -1,0 +1,92 @@
+// The service's own record of provider payments (table payments). Written only with the provider's word: a
+// verified webhook or an answer of the provider adapter. Issue-token and activation read nothing else.
+import { PAYMENT_CONFIRMED } from '../../contract/claims.js';
+import { normalizeEmail } from '../../contract/schemas.js';
+import { TIERS, isTierId } from '../../contract/tiers.js';
+import type { Clock } from '../../lib/clock.js';
+import type { SqliteDatabase } from '../../lib/sqlite.js';
+import type { ProviderPayment } from '../context.js';
+import type { Ledger } from '../ledger.js';
+
+export interface PaymentRecord {
+  payment_id: string;
+  status: string;
+  customer_email: string;
+  offer_id: string;
+  merchant_id: string;
+  amount_cents: number;
+  confirmed_at: number | null;
+  recorded_at: number;
+}
+
+export interface PaymentRecords {
+  find(paymentId: string): PaymentRecord | undefined;
+  /**
+   * Records what the provider says and returns the record as it now stands. A CONFIRMED record is final: a
+   * later, older word of the provider (a PENDING lookup racing the webhook) never takes it back, and its
+   * e-mail, offer and amount no longer change once money may have moved on them.
+   * A confirmed wallet-fund payment to this merchant is credited to the payer's wallet in the same
+   * transaction, once (the ledger keys credits by payment id).
+   */
+  recordProviderWord(payment: ProviderPayment): PaymentRecord;
+  /** The most recent CONFIRMED payment of this customer for this offer and merchant (issue-token). */
+  latestConfirmed(customerEmail: string, offerId: string, merchantId: string): PaymentRecord | undefined;
+}
+
+export function createPaymentRecords(deps: { db: SqliteDatabase; clock: Clock; ledger: Ledger; merchantId: string }): PaymentRecords {
+  const { db, clock, ledger, merchantId } = deps;
+  const selectPayment = db.prepare<[string], PaymentRecord>('SELECT * FROM payments WHERE payment_id = ?');
+  const upsertPayment = db.prepare(`
+    INSERT INTO payments (payment_id, status, customer_email, offer_id, merchant_id, amount_cents, confirmed_at, recorded_at)
+    VALUES (@payment_id, @status, @customer_email, @offer_id, @merchant_id, @amount_cents, @confirmed_at, @recorded_at)
+    ON CONFLICT (payment_id) DO UPDATE SET
+      status = excluded.status,
+      customer_email = excluded.customer_email,
+      offer_id = excluded.offer_id,
+      merchant_id = excluded.merchant_id,
+      amount_cents = excluded.amount_cents,
+      confirmed_at = excluded.confirmed_at,
+      recorded_at = excluded.recorded_at
+    WHERE payments.status <> '${PAYMENT_CONFIRMED}'`);
+  const selectLatestConfirmed = db.prepare<[string, string, string], PaymentRecord>(`
+    SELECT * FROM payments
+    WHERE customer_email = ? AND offer_id = ? AND merchant_id = ? AND status = '${PAYMENT_CONFIRMED}'
+    ORDER BY confirmed_at DESC, recorded_at DESC LIMIT 1`);
+
+  const recordProviderWord = db.transaction((payment: ProviderPayment): PaymentRecord => {
+    const now = clock.now();
+    const confirmed = payment.status === PAYMENT_CONFIRMED;
+    upsertPayment.run({
+      payment_id: payment.payment_id,
+      status: payment.status,
+      customer_email: normalizeEmail(payment.customer_email),
+      offer_id: payment.offer_id,
+      merchant_id: payment.merchant_id,
+      amount_cents: payment.amount_cents,
+      confirmed_at: confirmed ? now : null,
+      recorded_at: now,
+    });
+    const record = selectPayment.get(payment.payment_id)!;
+    if (creditsWallet(record, merchantId)) {
+      ledger.creditPayment({ user_id: record.customer_email, payment_id: record.payment_id, amount_cents: record.amount_cents });
+    }
+    return record;
+  });
+
+  return {
+    find: (paymentId) => selectPayment.get(paymentId),
+    recordProviderWord,
+    latestConfirmed: (customerEmail, offerId, merchantIdAsked) =>
+      selectLatestConfirmed.get(normalizeEmail(customerEmail), offerId, merchantIdAsked),
+  };
+}
+
+/** DECISIONS.md "Tiers": a wallet-fund payment credits its amount; only money paid to this merchant counts. */
+function creditsWallet(record: PaymentRecord, merchantId: string): boolean {
+  return (
+    record.status === PAYMENT_CONFIRMED &&
+    record.merchant_id === merchantId &&
+    isTierId(record.offer_id) &&
+    TIERS[record.offer_id].credits_wallet
+  );
+}
