@@ -10,6 +10,7 @@ import { createLedger } from './ledger.js';
 import type { AgentRuntime, ServiceContext } from './context.js';
 import { SERVICE_MIGRATIONS } from './migrations.js';
 import { createPaymentProvider } from './payments/provider.js';
+import { recoverInterruptedRuns, scheduleIdempotencyKeyPurge } from './execute/recover-runs.js';
 import { createAgentRuntime } from './runtime/agent-runtime.js';
 import { loadSecrets, type ServiceSecrets } from './secrets.js';
 import { createTokenService } from './tokens.js';
@@ -72,6 +73,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     background: new Set(),
   };
 
+  // Runs a crash cut short are failed and refunded before the first request (src/api/execute/recover-runs.ts).
+  recoverInterruptedRuns(ctx);
+  scheduleIdempotencyKeyPurge(ctx);
   const app = await buildApp(ctx, { logger: options.logger ?? false });
   app.addHook('onClose', async () => {
     shutdown.abort();

@@ -1,7 +1,15 @@
-// STUB: filled in by the work on issue 2.
+// DECISIONS.md addition: GET /v1/swarm/wallet (Bearer JWT), the signed-in user's pay wallet on chain 1202.
 import type { FastifyPluginAsync } from 'fastify';
+import { WalletResponse } from '../../contract/schemas.js';
+import { requireAccessToken } from '../bearer.js';
 import type { ServiceContext } from '../context.js';
+import { walletSummary } from '../execute/wallet-summary.js';
 
-export function walletRoutes(_ctx: ServiceContext): FastifyPluginAsync {
-  return async () => {};
+export function walletRoutes(ctx: ServiceContext): FastifyPluginAsync {
+  return async (app) => {
+    app.get('/v1/swarm/wallet', { schema: { response: { 200: WalletResponse } } }, async (request) => {
+      const claims = await requireAccessToken(ctx, request);
+      return walletSummary(ctx.ledger, claims.sub);
+    });
+  };
 }

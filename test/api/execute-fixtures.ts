@@ -1,0 +1,67 @@
+// A paid user for the execute, wallet and idempotency tests without the HTTP funnel: the service's own token
+// service signs the JWT and its own ledger credits a CONFIRMED wallet-fund payment, as the webhook would.
+import { randomUUID } from 'node:crypto';
+import type { RunningService } from '../../src/api/server.js';
+import { httpRequest, type ApiResponse } from '../helpers/http.js';
+import { uniqueEmail } from '../helpers/temp.js';
+
+export interface PaidUser {
+  email: string;
+  token: string;
+}
+
+export async function paidUser(service: RunningService, balanceCents: number, email = uniqueEmail()): Promise<PaidUser> {
+  const { token } = await service.ctx.tokens.issue(email, 'svc_starter_agents');
+  if (balanceCents > 0) credit(service, email, balanceCents);
+  return { email, token };
+}
+
+/** A CONFIRMED wallet-fund payment recorded and credited, the way a verified webhook does it. */
+export function credit(service: RunningService, email: string, amountCents: number): void {
+  const paymentId = `pay_${randomUUID()}`;
+  const now = Date.now();
+  service.db
+    .prepare(
+      `INSERT INTO payments (payment_id, status, customer_email, offer_id, merchant_id, amount_cents, confirmed_at, recorded_at)
+       VALUES (?, 'CONFIRMED', ?, 'svc_pay_wallet_fund', 'merchant_local', ?, ?, ?)`,
+    )
+    .run(paymentId, email, amountCents, now, now);
+  service.ctx.ledger.creditPayment({ user_id: email, payment_id: paymentId, amount_cents: amountCents });
+}
+
+export function execute(
+  service: RunningService,
+  token: string | undefined,
+  body: unknown,
+  /** null sends no Idempotency-Key header. */
+  idempotencyKey: string | null = randomUUID(),
+  extraHeaders: Record<string, string> = {},
+): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...extraHeaders };
+  if (idempotencyKey !== null) headers['idempotency-key'] = idempotencyKey;
+  return httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
+    method: 'POST',
+    body,
+    headers,
+    ...(token === undefined ? {} : { token }),
+  });
+}
+
+/** Everything execute can change, to assert that a refused request changed nothing. */
+export function ledgerSnapshot(service: RunningService): Record<string, unknown> {
+  const db = service.db;
+  return {
+    runs: db.prepare('SELECT * FROM runs ORDER BY run_id').all(),
+    entries: db.prepare('SELECT * FROM ledger_entries ORDER BY entry_id').all(),
+    wallets: db.prepare('SELECT user_id, balance_cents FROM wallets ORDER BY user_id').all(),
+    keys: db.prepare('SELECT * FROM idempotency_keys ORDER BY user_id, idempotency_key').all(),
+  };
+}
+
+export function runsOf(service: RunningService, email: string): Array<{ run_id: string; status: string; charged_cents: number; agent_id: string }> {
+  return service.db.prepare('SELECT run_id, status, charged_cents, agent_id FROM runs WHERE user_id = ? ORDER BY started_at').all(email) as never;
+}
+
+export function entriesOf(service: RunningService, email: string): Array<{ kind: string; amount_cents: number; run_id: string | null }> {
+  return service.db.prepare('SELECT kind, amount_cents, run_id FROM ledger_entries WHERE user_id = ? ORDER BY entry_id').all(email) as never;
+}

@@ -1,0 +1,335 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { SignJWT, UnsecuredJWT } from 'jose';
+import { AGENT_SKUS } from '../../src/contract/agents.js';
+import { CHAIN_ID, NODE_ACCESS } from '../../src/contract/claims.js';
+import type { RunningService } from '../../src/api/server.js';
+import { MovableClock } from '../helpers/clock.js';
+import { httpRequest } from '../helpers/http.js';
+import { startSvcApi } from '../helpers/svc-api.js';
+import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
+import { credit, entriesOf, execute, ledgerSnapshot, paidUser, runsOf } from './execute-fixtures.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+describe('POST /v1/swarm/execute', () => {
+  let service: RunningService;
+  beforeAll(async () => {
+    service = await startSvcApi();
+  });
+  afterAll(async () => {
+    await service.close();
+    removeTempDirs();
+  });
+
+  it('debits exactly the SKU price of each agent and answers with the run', async () => {
+    const user = await paidUser(service, 100);
+    let expected = 100;
+    for (const sku of AGENT_SKUS) {
+      const response = await execute(service, user.token, { user_id: user.email, agent_id: sku.agent_id });
+      expect(response.status, response.text).toBe(200);
+      expected -= sku.price_cents;
+      expect(response.body).toEqual({
+        run_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        agent_id: sku.agent_id,
+        status: 'succeeded',
+        charged_cents: sku.price_cents,
+        balance_cents: expected,
+        output: {
+          sandbox: true,
+          agent_id: sku.agent_id,
+          run_id: response.body.run_id,
+          summary: `sandbox run of ${sku.name}: no real agent was invoked`,
+        },
+        started_at: expect.stringMatching(ISO),
+        finished_at: expect.stringMatching(ISO),
+      });
+      expect(Date.parse(response.body.finished_at)).toBeGreaterThanOrEqual(Date.parse(response.body.started_at));
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(response.headers.get('idempotent-replayed')).toBeNull();
+    }
+    expect(expected).toBe(100 - 12 - 8 - 5 - 15 - 4);
+    expect(service.ctx.ledger.balance(user.email)).toBe(expected);
+    expect(runsOf(service, user.email).map((run) => [run.agent_id, run.status, run.charged_cents])).toEqual(
+      AGENT_SKUS.map((sku) => [sku.agent_id, 'succeeded', sku.price_cents]),
+    );
+    expect(entriesOf(service, user.email).map((entry) => [entry.kind, entry.amount_cents])).toEqual([
+      ['credit', 100],
+      ...AGENT_SKUS.map((sku) => ['debit', sku.price_cents]),
+    ]);
+  });
+
+  it('takes user_id in any letter case as the token user', async () => {
+    const user = await paidUser(service, 20);
+    const response = await execute(service, user.token, { user_id: user.email.toUpperCase(), agent_id: 'agent_ops_monitor_004' });
+    expect(response.status, response.text).toBe(200);
+    expect(service.ctx.ledger.balance(user.email)).toBe(16);
+  });
+
+  it('answers 402 with wallet_login_url, balance and price when the balance is below the price, charging nothing', async () => {
+    const user = await paidUser(service, 11);
+    const before = ledgerSnapshot(service);
+    const response = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012' });
+    expect(response.status).toBe(402);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(response.body).toMatchObject({
+      type: 'urn:svc:problem:insufficient_balance',
+      status: 402,
+      code: 'insufficient_balance',
+      wallet_login_url: `${service.walletUrl}/login`,
+      balance_cents: 11,
+      price_cents: 12,
+      remedy: expect.stringContaining('wallet_login_url'),
+    });
+    // The bare login page: the JWT never travels in a URL the service hands out.
+    expect(response.body.wallet_login_url).not.toContain('?');
+    expect(response.body.detail).toBe('the wallet holds $0.11; one run of Dev review the service costs $0.12');
+    expect(ledgerSnapshot(service)).toEqual(before);
+  });
+
+  it('a user with no wallet at all gets 402 with balance 0', async () => {
+    const user = await paidUser(service, 0);
+    const response = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' });
+    expect(response.status).toBe(402);
+    expect(response.body).toMatchObject({ balance_cents: 0, price_cents: 4 });
+  });
+
+  it('lets 50 concurrent runs take exactly what the balance covers and never more', async () => {
+    const user = await paidUser(service, 100);
+    const body = { user_id: user.email, agent_id: 'agent_dev_review_012' };
+    const responses = await Promise.all(Array.from({ length: 50 }, () => execute(service, user.token, body)));
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(8);
+    expect(statuses.filter((status) => status === 402)).toHaveLength(42);
+    expect(service.ctx.ledger.balance(user.email)).toBe(4);
+    const runs = runsOf(service, user.email);
+    expect(runs).toHaveLength(8);
+    expect(runs.every((run) => run.status === 'succeeded' && run.charged_cents === 12)).toBe(true);
+    const debits = entriesOf(service, user.email).filter((entry) => entry.kind === 'debit');
+    expect(debits).toHaveLength(8);
+    expect(debits.reduce((sum, entry) => sum + entry.amount_cents, 0)).toBe(96);
+    expect(new Set(debits.map((entry) => entry.run_id))).toEqual(new Set(runs.map((run) => run.run_id)));
+    const successes = responses.filter((response) => response.status === 200);
+    expect(new Set(successes.map((response) => response.body.run_id)).size).toBe(8);
+    for (const refused of responses.filter((response) => response.status === 402)) {
+      expect(refused.body).toMatchObject({ code: 'insufficient_balance', price_cents: 12 });
+      expect(refused.body.balance_cents).toBeLessThan(12);
+    }
+  });
+
+  describe('refuses bad input with a clear 4xx and changes nothing', () => {
+    let user: { email: string; token: string };
+    beforeAll(async () => {
+      user = await paidUser(service, 50);
+    });
+
+    const cases: Array<{ name: string; status: number; code: string; send: () => Promise<{ status: number; body: any; headers: Headers }> }> = [
+      {
+        name: 'malformed JSON',
+        status: 400,
+        code: 'invalid_request',
+        send: () => raw('{"user_id": "a@b.co", "agent_id": ', 'application/json'),
+      },
+      { name: 'an empty body', status: 400, code: 'invalid_request', send: () => raw('', 'application/json') },
+      { name: 'a JSON array', status: 400, code: 'invalid_request', send: () => post([user.email, 'agent_ops_monitor_004']) },
+      { name: 'missing agent_id', status: 400, code: 'invalid_request', send: () => post({ user_id: user.email }) },
+      { name: 'missing user_id', status: 400, code: 'invalid_request', send: () => post({ agent_id: 'agent_ops_monitor_004' }) },
+      { name: 'agent_id as a number', status: 400, code: 'invalid_request', send: () => post({ user_id: user.email, agent_id: 4 }) },
+      { name: 'user_id not an e-mail', status: 400, code: 'invalid_request', send: () => post({ user_id: 'nobody', agent_id: 'agent_ops_monitor_004' }) },
+      {
+        name: 'an unknown field',
+        status: 400,
+        code: 'invalid_request',
+        send: () => post({ user_id: user.email, agent_id: 'agent_ops_monitor_004', price_cents: 0 }),
+      },
+      { name: 'an empty agent_id', status: 400, code: 'invalid_request', send: () => post({ user_id: user.email, agent_id: '' }) },
+      { name: 'an unknown agent', status: 404, code: 'agent_not_found', send: () => post({ user_id: user.email, agent_id: 'agent_free_000' }) },
+      {
+        name: 'a 1 MiB body',
+        status: 413,
+        code: 'payload_too_large',
+        send: () => raw(JSON.stringify({ user_id: user.email, agent_id: 'x'.repeat(1024 * 1024) }), 'application/json'),
+      },
+      {
+        name: 'text/plain',
+        status: 415,
+        code: 'unsupported_media_type',
+        send: () => raw(JSON.stringify({ user_id: user.email, agent_id: 'agent_ops_monitor_004' }), 'text/plain'),
+      },
+      {
+        name: 'no Idempotency-Key',
+        status: 400,
+        code: 'invalid_request',
+        send: () => execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, null),
+      },
+      {
+        name: 'an Idempotency-Key of 256 characters',
+        status: 400,
+        code: 'invalid_request',
+        send: () => execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, 'k'.repeat(256)),
+      },
+      {
+        name: 'an Idempotency-Key with a space',
+        status: 400,
+        code: 'invalid_request',
+        send: () => execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, 'two words'),
+      },
+      {
+        name: "another user's user_id",
+        status: 403,
+        code: 'forbidden',
+        send: () => post({ user_id: uniqueEmail('other'), agent_id: 'agent_ops_monitor_004' }),
+      },
+    ];
+
+    function post(body: unknown) {
+      return execute(service, user.token, body);
+    }
+    function raw(text: string, contentType: string) {
+      return httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
+        method: 'POST',
+        rawBody: text,
+        headers: { 'content-type': contentType, 'idempotency-key': randomUUID() },
+        token: user.token,
+      });
+    }
+
+    for (const testCase of cases) {
+      it(`${testCase.name} → ${testCase.status} ${testCase.code}`, async () => {
+        const before = ledgerSnapshot(service);
+        const response = await testCase.send();
+        expect(response.status, JSON.stringify(response.body)).toBe(testCase.status);
+        expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(response.body).toMatchObject({ code: testCase.code, status: testCase.status });
+        expect(ledgerSnapshot(service)).toEqual(before);
+        expect(service.ctx.ledger.balance(user.email)).toBe(50);
+      });
+    }
+
+    it('names the missing Idempotency-Key in the problem', async () => {
+      const response = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, null);
+      expect(response.body.errors).toEqual([{ path: 'headers/idempotency-key', message: 'is required' }]);
+    });
+
+    it('names the fields that failed validation', async () => {
+      const response = await post({ agent_id: 7 });
+      expect(response.body.errors).toEqual(
+        expect.arrayContaining([
+          { path: '/user_id', message: 'is required' },
+          expect.objectContaining({ path: '/agent_id' }),
+        ]),
+      );
+    });
+  });
+
+  describe('refuses missing, forged and foreign tokens with 401 and changes nothing', () => {
+    let user: { email: string; token: string };
+    beforeAll(async () => {
+      user = await paidUser(service, 50);
+    });
+
+    const claimsOf = (email: string) => ({ tier: 'svc_starter_agents', chainId: CHAIN_ID, nodeAccess: NODE_ACCESS });
+    const sign = (key: Uint8Array, email: string, header: Record<string, unknown> = {}) =>
+      new SignJWT(claimsOf(email))
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: service.secrets.jwtKid, ...header })
+        .setSubject(email)
+        .setIssuer('svc')
+        .setIssuedAt()
+        .setExpirationTime('30d')
+        .setJti(randomUUID())
+        .sign(key);
+
+    const tokens: Array<[string, () => Promise<string | undefined> | string | undefined, Record<string, string>?]> = [
+      ['no Authorization header', () => undefined],
+      ['a token signed with another key', () => sign(new Uint8Array(randomBytes(32)), user.email)],
+      ['an unsigned (alg none) token', () => new UnsecuredJWT(claimsOf(user.email)).setSubject(user.email).setIssuer('svc').setIssuedAt().setExpirationTime('30d').encode()],
+      ['a token naming another key id', () => sign(service.secrets.jwtKey, user.email, { kid: 'rotated-away' })],
+      [
+        'a token with a tampered subject',
+        () => {
+          const [header, payload, signature] = user.token.split('.');
+          const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
+          claims.sub = 'attacker@example.com';
+          return `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${signature}`;
+        },
+      ],
+      ['a token without the spec claims', () => new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(user.email).setIssuer('svc').setIssuedAt().setExpirationTime('1h').sign(service.secrets.jwtKey)],
+      ['garbage', () => 'not.a.jwt'],
+    ];
+
+    for (const [name, makeToken] of tokens) {
+      it(name, async () => {
+        const before = ledgerSnapshot(service);
+        const token = await makeToken();
+        const response = await execute(service, token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' });
+        expect(response.status, response.text).toBe(401);
+        expect(response.body).toMatchObject({ code: 'unauthorized' });
+        expect(response.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+        expect(ledgerSnapshot(service)).toEqual(before);
+      });
+    }
+
+    it('a Basic credential', async () => {
+      const response = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
+        method: 'POST',
+        body: { user_id: user.email, agent_id: 'agent_ops_monitor_004' },
+        headers: { authorization: 'Basic dXNlcjpwYXNz', 'idempotency-key': randomUUID() },
+      });
+      expect(response.status).toBe(401);
+    });
+
+    it('checks the token before the body: no token and a bad body is still 401', async () => {
+      const response = await execute(service, undefined, { nonsense: true });
+      expect(response.status).toBe(401);
+    });
+
+    it("another user's valid token → 403, and their wallet is untouched", async () => {
+      const other = await paidUser(service, 50);
+      const before = ledgerSnapshot(service);
+      const response = await execute(service, other.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' });
+      expect(response.status).toBe(403);
+      expect(response.body).toMatchObject({ code: 'forbidden' });
+      expect(ledgerSnapshot(service)).toEqual(before);
+    });
+  });
+
+  it('the wallet page URL follows SVC_WALLET_URL', async () => {
+    const custom = await startSvcApi({ env: { SVC_WALLET_URL: 'https://wallet.example.test/' } });
+    try {
+      const user = await paidUser(custom, 0);
+      const response = await execute(custom, user.token, { user_id: user.email, agent_id: 'agent_research_rag_015' });
+      expect(response.status).toBe(402);
+      expect(response.body.wallet_login_url).toBe('https://wallet.example.test/login');
+    } finally {
+      await custom.close();
+    }
+  });
+});
+
+describe('execute with an expired token', () => {
+  it('refuses a token past its 30 days with 401', async () => {
+    const clock = new MovableClock();
+    const service = await startSvcApi({ clock });
+    try {
+      const user = await paidUser(service, 50);
+      const fresh = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' });
+      expect(fresh.status).toBe(200);
+      clock.advance(31 * DAY_MS);
+      const before = ledgerSnapshot(service);
+      const response = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' });
+      expect(response.status).toBe(401);
+      expect(response.body.detail).toContain('expired');
+      expect(ledgerSnapshot(service)).toEqual(before);
+      // A fresh token works again: the balance was kept.
+      credit(service, user.email, 0 + 1);
+      const again = await paidUser(service, 0, user.email);
+      const response2 = await execute(service, again.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' });
+      expect(response2.status).toBe(200);
+      expect(response2.body.balance_cents).toBe(50 - 4 + 1 - 4);
+    } finally {
+      await service.close();
+      removeTempDirs();
+    }
+  });
+});
