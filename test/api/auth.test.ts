@@ -1,0 +1,258 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningService } from '../../src/api/server.js';
+import { MovableClock } from '../helpers/clock.js';
+import { MERCHANT_ID, createPayment, payAndConfirm, signIn } from '../helpers/funnel.js';
+import { apiClient, httpRequest } from '../helpers/http.js';
+import { startSvcApi } from '../helpers/svc-api.js';
+import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
+import { UUID_V4, dbSnapshot } from './support/paygate-support.js';
+
+const THIRTY_DAYS_SECONDS = 2_592_000;
+const REASONS = ['malformed', 'bad_signature', 'expired', 'unknown_key', 'invalid_claims'];
+
+const b64url = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+
+describe('auth: issue-token and verify', () => {
+  let service: RunningService;
+  let clock: MovableClock;
+  let api: ReturnType<typeof apiClient>;
+
+  beforeAll(async () => {
+    clock = new MovableClock();
+    service = await startSvcApi({ clock });
+    api = apiClient(service.baseUrl);
+  });
+  afterAll(async () => {
+    await service.close();
+    removeTempDirs();
+  });
+
+  const issue = (body: Record<string, unknown>) => api.post('/v1/auth/issue-token', body);
+  const issueBody = (customer_email: string, offer_id = 'svc_starter_agents') => ({
+    status: 'CONFIRMED',
+    offer_id,
+    customer_email,
+    merchant_id: MERCHANT_ID,
+  });
+  const verifyInBody = (token: string) => api.post('/v1/auth/verify', { token });
+
+  describe('POST /v1/auth/issue-token', () => {
+    it('issues an HS256 JWT with the spec claims for a confirmed payment and records its jti', async () => {
+      const email = uniqueEmail('issue');
+      const paymentId = await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
+      const response = await issue(issueBody(email, 'dev_portal_execution_billing'));
+      expect(response.status, response.text).toBe(201);
+      expect(response.body).toEqual({
+        jwtToken: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
+        token_type: 'Bearer',
+        expires_at: expect.any(String),
+        tier: 'dev_portal_execution_billing',
+      });
+      const header = decodeProtectedHeader(response.body.jwtToken);
+      expect(header).toEqual({ alg: 'HS256', typ: 'JWT', kid: service.secrets.jwtKid });
+      const claims = decodeJwt(response.body.jwtToken);
+      expect(claims).toEqual({
+        sub: email,
+        tier: 'dev_portal_execution_billing',
+        chainId: 1202,
+        nodeAccess: 'isolated_svc_server',
+        iss: expect.any(String),
+        iat: expect.any(Number),
+        exp: expect.any(Number),
+        jti: expect.stringMatching(UUID_V4),
+      });
+      expect(claims.exp! - claims.iat!).toBe(THIRTY_DAYS_SECONDS);
+      expect(Math.abs(claims.iat! * 1000 - clock.now())).toBeLessThan(5_000);
+      expect(response.body.expires_at).toBe(new Date(claims.exp! * 1000).toISOString());
+      expect(service.db.prepare('SELECT sub, tier, kid, payment_id FROM issued_tokens WHERE jti = ?').get(claims.jti)).toEqual({
+        sub: email,
+        tier: 'dev_portal_execution_billing',
+        kid: service.secrets.jwtKid,
+        payment_id: paymentId,
+      });
+    });
+
+    it('signs the lowercased e-mail whatever case the client used', async () => {
+      const email = uniqueEmail('case');
+      await payAndConfirm(service.baseUrl, 'svc_starter_agents', email.toUpperCase());
+      const response = await issue(issueBody(email.replace(/^./, (c) => c.toUpperCase())));
+      expect(response.status, response.text).toBe(201);
+      expect(decodeJwt(response.body.jwtToken).sub).toBe(email);
+    });
+
+    it.each(['PENDING', 'confirmed', 'FAILED', ''])('answers 409 payment_not_confirmed when the body says status %j', async (status) => {
+      const email = uniqueEmail('status');
+      await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
+      const before = dbSnapshot(service.db);
+      const response = await issue({ ...issueBody(email), status });
+      expect(response.status).toBe(409);
+      expect(response.body.code).toBe('payment_not_confirmed');
+      expect(dbSnapshot(service.db)).toEqual(before);
+    });
+
+    it('answers 422 payment_mismatch for another merchant', async () => {
+      const email = uniqueEmail('merchant');
+      await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
+      const before = dbSnapshot(service.db);
+      const response = await issue({ ...issueBody(email), merchant_id: 'merchant_elsewhere' });
+      expect(response.status).toBe(422);
+      expect(response.body.code).toBe('payment_mismatch');
+      expect(dbSnapshot(service.db)).toEqual(before);
+    });
+
+    it.each([
+      ['no payment at all', async (_email: string) => undefined],
+      ['a payment still PENDING', async (email: string) => void (await createPayment(service.baseUrl, 'svc_starter_agents', email))],
+      ['a confirmed payment for another offer', async (email: string) => void (await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email))],
+      ['a confirmed payment of another e-mail', async (_email: string) => void (await payAndConfirm(service.baseUrl, 'svc_starter_agents', uniqueEmail('other')))],
+    ])('never trusts the body: %s is 409 payment_not_confirmed with Retry-After', async (_label, arrange) => {
+      const email = uniqueEmail('untrusted');
+      await arrange(email);
+      const before = dbSnapshot(service.db);
+      const response = await issue(issueBody(email));
+      expect(response.status).toBe(409);
+      expect(response.body.code).toBe('payment_not_confirmed');
+      expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(response.text).not.toMatch(/eyJ/);
+      expect(dbSnapshot(service.db)).toEqual(before);
+    });
+  });
+
+  describe('POST /v1/auth/verify', () => {
+    let email: string;
+    let token: string;
+    beforeAll(async () => {
+      email = uniqueEmail('verify');
+      token = await signIn(service.baseUrl, email, 'svc_starter_agents');
+    });
+
+    const validAnswer = () => ({
+      valid: true,
+      tier_key: 'svc_starter_agents',
+      docs_sections: ['starter-agents', 'node-install', 'agent-upload'],
+      payment_rail: 'svc_pay_wallet:1202',
+      sub: email,
+      expires_at: new Date(decodeJwt(token).exp! * 1000).toISOString(),
+    });
+
+    it('accepts the token in the body, in the header, or in both when they agree', async () => {
+      expect((await verifyInBody(token)).body).toEqual(validAnswer());
+      const headerOnly = await api.post('/v1/auth/verify', undefined, { token });
+      expect(headerOnly.status).toBe(200);
+      expect(headerOnly.body).toEqual(validAnswer());
+      const emptyJson = await httpRequest(`${service.baseUrl}/v1/auth/verify`, {
+        method: 'POST',
+        token,
+        rawBody: '',
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(emptyJson.body).toEqual(validAnswer());
+      const both = await api.post('/v1/auth/verify', { token }, { token });
+      expect(both.body).toEqual(validAnswer());
+    });
+
+    it('unlocks the sections of each tier', async () => {
+      const walletToken = await signIn(service.baseUrl, uniqueEmail('fund'), 'svc_pay_wallet_fund');
+      expect((await verifyInBody(walletToken)).body).toMatchObject({ valid: true, tier_key: 'svc_pay_wallet_fund', docs_sections: ['wallet-funding'] });
+      const devToken = await signIn(service.baseUrl, uniqueEmail('dev'), 'dev_portal_execution_billing');
+      expect((await verifyInBody(devToken)).body.docs_sections).toEqual(['dev-portal', 'execution-billing', 'agent-upload']);
+    });
+
+    it('answers 400 when the token is missing, or the header and body disagree, or the header is not Bearer', async () => {
+      const other = await signIn(service.baseUrl, uniqueEmail('other'));
+      const cases = [
+        await api.post('/v1/auth/verify', {}),
+        await httpRequest(`${service.baseUrl}/v1/auth/verify`, { method: 'POST' }),
+        await api.post('/v1/auth/verify', { token: other }, { token }),
+        await api.post('/v1/auth/verify', { token }, { headers: { authorization: `Basic ${b64url('a:b')}` } }),
+      ];
+      for (const response of cases) {
+        expect(response.status).toBe(400);
+        expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(response.body.code).toBe('invalid_request');
+        expect(response.text.includes(token)).toBe(false);
+      }
+    });
+
+    it('accepts an HS256 token signed by hand with node:crypto and no kid', async () => {
+      const now = Math.floor(clock.now() / 1000);
+      const claims = decodeJwt(token);
+      const signingInput = `${b64url({ alg: 'HS256', typ: 'JWT' })}.${b64url({
+        sub: email,
+        tier: 'svc_starter_agents',
+        chainId: 1202,
+        nodeAccess: 'isolated_svc_server',
+        iss: claims.iss,
+        iat: now,
+        exp: now + 3600,
+        jti: 'hand-made',
+      })}`;
+      const signature = createHmac('sha256', Buffer.from(service.secrets.jwtKey)).update(signingInput).digest('base64url');
+      const response = await verifyInBody(`${signingInput}.${signature}`);
+      expect(response.body).toMatchObject({ valid: true, tier_key: 'svc_starter_agents', sub: email });
+    });
+
+    describe('answers 200 valid:false, never an error, for', () => {
+      const parts = () => token.split('.') as [string, string, string];
+      const claimsWith = (overrides: Record<string, unknown>) => ({ ...decodeJwt(token), ...overrides });
+      const signWith = (key: Uint8Array, claims: Record<string, unknown>, header: Record<string, unknown>) =>
+        new SignJWT(claims).setProtectedHeader(header as { alg: string }).sign(key);
+
+      const cases: [string, () => Promise<string> | string, string | undefined][] = [
+        ['garbage', () => 'not-a-jwt', 'malformed'],
+        ['two segments', () => `${parts()[0]}.${parts()[1]}`, 'malformed'],
+        ['alg none without a signature', () => `${b64url({ alg: 'none', typ: 'JWT' })}.${parts()[1]}.`, undefined],
+        [
+          'alg none with the real signature kept',
+          () => `${b64url({ alg: 'none', typ: 'JWT', kid: service.secrets.jwtKid })}.${parts()[1]}.${parts()[2]}`,
+          undefined,
+        ],
+        ['HS512 with the right key', () => signWith(service.secrets.jwtKey, claimsWith({}), { alg: 'HS512', typ: 'JWT', kid: service.secrets.jwtKid }), undefined],
+        ['a wrong key under the right kid', () => signWith(randomBytes(32), claimsWith({}), { alg: 'HS256', typ: 'JWT', kid: service.secrets.jwtKid }), 'bad_signature'],
+        ['a wrong key and no kid', () => signWith(randomBytes(32), claimsWith({}), { alg: 'HS256', typ: 'JWT' }), 'bad_signature'],
+        ['a tampered tier claim', () => `${parts()[0]}.${b64url(claimsWith({ tier: 'svc_pay_wallet_fund' }))}.${parts()[2]}`, 'bad_signature'],
+        ['a tampered sub claim', () => `${parts()[0]}.${b64url(claimsWith({ sub: 'mallory@example.com' }))}.${parts()[2]}`, 'bad_signature'],
+        ['an unknown kid', () => signWith(service.secrets.jwtKey, claimsWith({}), { alg: 'HS256', typ: 'JWT', kid: 'rotated-away' }), 'unknown_key'],
+        [
+          'the right key but no chainId',
+          () => {
+            const { chainId: _chainId, ...rest } = claimsWith({});
+            return signWith(service.secrets.jwtKey, rest, { alg: 'HS256', typ: 'JWT' });
+          },
+          'invalid_claims',
+        ],
+        ['the right key but an unknown tier', () => signWith(service.secrets.jwtKey, claimsWith({ tier: 'platinum' }), { alg: 'HS256' }), 'invalid_claims'],
+        [
+          'the right key but expired',
+          () => signWith(service.secrets.jwtKey, claimsWith({ exp: Math.floor(clock.now() / 1000) - 1 }), { alg: 'HS256' }),
+          'expired',
+        ],
+      ];
+
+      it.each(cases)('%s', async (_label, build, reason) => {
+        const bad = await build();
+        const response = await verifyInBody(bad);
+        expect(response.status).toBe(200);
+        expect(response.body.valid).toBe(false);
+        expect(REASONS).toContain(response.body.reason);
+        if (reason !== undefined) expect(response.body.reason).toBe(reason);
+        expect(response.body).not.toHaveProperty('tier_key');
+        expect(response.body).not.toHaveProperty('docs_sections');
+        // The same token as the bearer credential gets the same answer.
+        expect((await api.post('/v1/auth/verify', undefined, { token: bad })).body).toEqual(response.body);
+      });
+    });
+
+    it('reports the issued token expired once 30 days have passed', async () => {
+      clock.advance(THIRTY_DAYS_SECONDS * 1000 + 1000);
+      try {
+        expect((await verifyInBody(token)).body).toEqual({ valid: false, reason: 'expired' });
+      } finally {
+        clock.advance(-(THIRTY_DAYS_SECONDS * 1000 + 1000));
+      }
+      expect((await verifyInBody(token)).body.valid).toBe(true);
+    });
+  });
+});
