@@ -1,0 +1,63 @@
+// The only place that runs systemctl (STYLE.md pattern 6: execa with argument arrays). Install and uninstall never
+// fail because of the service manager: a staging root, --no-start or a host without a running systemd (a
+// container, an image build) skips it with a reason, and a failing systemctl is reported as a warning.
+import { existsSync } from 'node:fs';
+import { execa } from 'execa';
+import { UNIT_NAME } from './layout.js';
+
+export interface ServiceManagerOptions {
+  /** --no-start */
+  noStart: boolean;
+  /** False for a staging --root: the host's systemd has nothing to do with those files. */
+  onHost: boolean;
+  /** The host's systemd is running (PID 1): `/run/systemd/system` exists (sd_booted(3)). */
+  systemdRunning?: boolean;
+  /** The systemctl program; tests pass a script that records its arguments. */
+  systemctl?: string;
+}
+
+export interface ServiceManager {
+  /** Why systemctl is not used in this run; undefined when it is. */
+  readonly skipReason: string | undefined;
+  /** Runs `systemctl <args>` when managing; returns a warning line on failure, never throws. */
+  run(args: readonly string[]): Promise<string | undefined>;
+  /** `systemctl is-enabled`: whether the unit starts at boot (false when not managing). */
+  isEnabled(): Promise<boolean>;
+}
+
+export function systemdIsRunning(): boolean {
+  return existsSync('/run/systemd/system');
+}
+
+export function serviceManager(options: ServiceManagerOptions): ServiceManager {
+  const skipReason = options.noStart
+    ? '--no-start was given'
+    : !options.onHost
+      ? 'the install root is a staging directory, not this host'
+      : !(options.systemdRunning ?? systemdIsRunning())
+        ? 'systemd is not running on this host (/run/systemd/system is absent)'
+        : undefined;
+  const program = options.systemctl ?? 'systemctl';
+  return {
+    skipReason,
+    async run(args) {
+      if (skipReason !== undefined) return undefined;
+      const result = await execa(program, [...args], { reject: false, stdin: 'ignore', timeout: 90_000 });
+      if (result.exitCode === 0) return undefined;
+      const why = String(result.stderr ?? '').trim().split('\n')[0] || `exit code ${String(result.exitCode)}`;
+      return `systemctl ${args.join(' ')} failed: ${why}`;
+    },
+    async isEnabled() {
+      if (skipReason !== undefined) return false;
+      const result = await execa(program, ['is-enabled', '--quiet', UNIT_NAME], { reject: false, stdin: 'ignore', timeout: 30_000 });
+      return result.exitCode === 0;
+    },
+  };
+}
+
+export const SYSTEMCTL = {
+  daemonReload: ['daemon-reload'],
+  enableNow: ['enable', '--now', UNIT_NAME],
+  restart: ['restart', UNIT_NAME],
+  disableNow: ['disable', '--now', UNIT_NAME],
+} as const;
