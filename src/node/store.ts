@@ -48,6 +48,12 @@ export const NODE_MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL
   );
   `,
+  /* 2 */ `
+  -- Whose run it is, and which process is waiting for its answer: a pending row is replayed only with its own
+  -- user's token (keys are per user at the service), and not while the process that wrote it is still alive.
+  ALTER TABLE runs ADD COLUMN user_id TEXT;
+  ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
+  `,
 ];
 
 export interface OpenNodeStoreOptions {
@@ -90,6 +96,8 @@ export interface JournalRun {
   output_json: string | null;
   started_at: number;
   finished_at: number | null;
+  user_id: string | null;
+  owner_pid: number | null;
 }
 
 export function upsertRegistration(
@@ -128,12 +136,13 @@ export function deleteRegistration(db: SqliteDatabase, agentId: string): boolean
 /** Writes the journal row before the call (exactly-once billing rests on this order). */
 export function journalRunStarted(
   db: SqliteDatabase,
-  run: { idempotency_key: string; agent_id: string; source: RunSource; price_cents: number },
+  run: { idempotency_key: string; agent_id: string; source: RunSource; price_cents: number; user_id?: string; owner_pid?: number },
   now: number,
 ): void {
   db.prepare(
-    `INSERT INTO runs (idempotency_key, agent_id, source, status, price_cents, started_at) VALUES (?, ?, ?, 'pending', ?, ?)`,
-  ).run(run.idempotency_key, run.agent_id, run.source, run.price_cents, now);
+    `INSERT INTO runs (idempotency_key, agent_id, source, status, price_cents, started_at, user_id, owner_pid)
+     VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)`,
+  ).run(run.idempotency_key, run.agent_id, run.source, run.price_cents, now, run.user_id ?? null, run.owner_pid ?? null);
 }
 
 export function journalRunSettled(
