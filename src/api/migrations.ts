@@ -124,4 +124,17 @@ export const SERVICE_MIGRATIONS: readonly string[] = [
     webhook_attempts   INTEGER NOT NULL DEFAULT 0
   );
   `,
+  /* 2: wallet page sessions */ `
+  -- The wallet page exchanges the JWT for a session cookie (DECISIONS.md "Wallet page"). Only the SHA-256 of the
+  -- cookie's random value is kept, so a copy of the database cannot sign anyone in.
+  CREATE TABLE wallet_sessions (
+    session_hash TEXT PRIMARY KEY,
+    user_id      TEXT NOT NULL,
+    tier         TEXT NOT NULL,
+    token_jti    TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    expires_at   INTEGER NOT NULL
+  );
+  CREATE INDEX wallet_sessions_by_expiry ON wallet_sessions (expires_at);
+  `,
 ];
