@@ -1,0 +1,212 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AgentRuntime } from '../../src/api/context.js';
+import { AgentRunError, createAgentRuntime, withDeadline } from '../../src/api/runtime/agent-runtime.js';
+import { MAX_AGENT_OUTPUT_BYTES } from '../../src/api/runtime/command-runtime.js';
+import type { RunningService } from '../../src/api/server.js';
+import { waitFor } from '../helpers/funnel.js';
+import { startSvcApi } from '../helpers/svc-api.js';
+import { removeTempDirs, tempDir } from '../helpers/temp.js';
+import { entriesOf, execute, paidUser, runsOf } from './execute-fixtures.js';
+
+const INPUT = { run_id: '5b0c2a52-8d4e-4f0e-9d43-3f8a3c1b2d10', agent_id: 'agent_dev_review_012', user_id: 'ada@example.com' };
+
+let scripts: string;
+/** A real agent program: a node script in a temp dir, run as `node <script>`. */
+function agentScript(name: string, source: string): string[] {
+  const path = join(scripts, name);
+  writeFileSync(path, source);
+  return [process.execPath, path];
+}
+const READ_STDIN = `let input = ''; process.stdin.setEncoding('utf8'); for await (const chunk of process.stdin) input += chunk;\n`;
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function runFailure(runtime: AgentRuntime, signal = new AbortController().signal): Promise<AgentRunError> {
+  const error = await runtime.run(INPUT, signal).then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  expect(error).toBeInstanceOf(AgentRunError);
+  return error as AgentRunError;
+}
+
+beforeAll(() => {
+  scripts = tempDir('agents-');
+});
+afterAll(() => removeTempDirs());
+
+describe('sandbox runtime', () => {
+  it('answers at once with a result labelled as a sandbox run', async () => {
+    const runtime = createAgentRuntime({ timeoutMs: 1000 });
+    expect(await runtime.run(INPUT, new AbortController().signal)).toEqual({
+      sandbox: true,
+      agent_id: 'agent_dev_review_012',
+      run_id: INPUT.run_id,
+      summary: 'sandbox run of Dev review the service: no real agent was invoked',
+    });
+  });
+});
+
+describe('command runtime', () => {
+  it('writes the run as JSON to stdin and returns the JSON document from stdout', async () => {
+    const command = agentScript('echo.mjs', `${READ_STDIN}const run = JSON.parse(input);\nprocess.stdout.write(JSON.stringify({ received: run, argv: process.argv.slice(2) }) + '\\n');\n`);
+    const runtime = createAgentRuntime({ command: [...command, '--flag', 'two words; $(rm -rf /)'], timeoutMs: 5000, env: {} });
+    expect(await runtime.run(INPUT, new AbortController().signal)).toEqual({
+      received: INPUT,
+      // Arguments reach the program as they are: no shell ever sees them.
+      argv: ['--flag', 'two words; $(rm -rf /)'],
+    });
+  });
+
+  it("keeps the service's SVC_* settings and secrets out of the agent's environment", async () => {
+    const command = agentScript('env.mjs', `process.stdout.write(JSON.stringify(Object.keys(process.env).filter((k) => k.startsWith('SVC_') || k === 'AGENT_SETTING')));\n`);
+    const runtime = createAgentRuntime({
+      command,
+      timeoutMs: 5000,
+      env: { ...process.env, SVC_JWT_SECRET: 'secret', SVC_WEBHOOK_SECRET: 'whsec', AGENT_SETTING: 'kept' },
+    });
+    expect(await runtime.run(INPUT, new AbortController().signal)).toEqual(['AGENT_SETTING']);
+  });
+
+  it('fails the run on a non-zero exit, keeping stderr for the log only', async () => {
+    const command = agentScript('fail.mjs', `process.stderr.write('model quota exhausted');\nprocess.exit(3);\n`);
+    const error = await runFailure(createAgentRuntime({ command, timeoutMs: 5000 }));
+    expect(error.reason).toBe('exit');
+    expect(error.message).toBe('the agent exited with code 3');
+    expect(error.detail).toBe('model quota exhausted');
+  });
+
+  it('fails the run when stdout is not JSON', async () => {
+    const command = agentScript('prose.mjs', `process.stdout.write('all done, no JSON here');\n`);
+    expect((await runFailure(createAgentRuntime({ command, timeoutMs: 5000 }))).reason).toBe('bad_output');
+    const empty = agentScript('silent.mjs', ``);
+    expect((await runFailure(createAgentRuntime({ command: empty, timeoutMs: 5000 }))).reason).toBe('bad_output');
+  });
+
+  it('fails the run when the agent writes more than the output limit', async () => {
+    const command = agentScript('flood.mjs', `process.stdout.write('"' + 'x'.repeat(${MAX_AGENT_OUTPUT_BYTES}) + '"');\n`);
+    const error = await runFailure(createAgentRuntime({ command, timeoutMs: 5000 }));
+    expect(error.reason).toBe('bad_output');
+    expect(error.message).toContain('more than');
+  });
+
+  it('fails the run when the program does not exist', async () => {
+    const error = await runFailure(createAgentRuntime({ command: [join(scripts, 'no-such-agent')], timeoutMs: 5000 }));
+    expect(error.reason).toBe('spawn');
+  });
+
+  it('kills an agent that hangs past the timeout', async () => {
+    const pidFile = join(scripts, 'hang.pid');
+    const command = agentScript('hang.mjs', `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(pidFile)}, String(process.pid));\nsetTimeout(() => {}, 60000);\n`);
+    const started = Date.now();
+    const error = await runFailure(createAgentRuntime({ command, timeoutMs: 400 }));
+    expect(error.reason).toBe('timeout');
+    expect(error.message).toBe('the agent did not answer within 400 ms');
+    expect(Date.now() - started).toBeLessThan(3000);
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    await waitFor(async () => (isAlive(pid) ? undefined : true), 'the hung agent to be killed', 3000);
+  });
+
+  it('kills an agent that ignores SIGTERM, and settles the run at the deadline all the same', async () => {
+    const pidFile = join(scripts, 'stubborn.pid');
+    const command = agentScript(
+      'stubborn.mjs',
+      `import { writeFileSync } from 'node:fs';\nprocess.on('SIGTERM', () => {});\nwriteFileSync(${JSON.stringify(pidFile)}, String(process.pid));\nsetInterval(() => {}, 1000);\n`,
+    );
+    const started = Date.now();
+    const error = await runFailure(createAgentRuntime({ command, timeoutMs: 400 }));
+    expect(error.reason).toBe('timeout');
+    expect(Date.now() - started).toBeLessThan(1500);
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    await waitFor(async () => (isAlive(pid) ? undefined : true), 'SIGKILL after the grace period', 5000);
+  });
+
+  it('stops the agent when the service shuts down', async () => {
+    const command = agentScript('slow.mjs', `setTimeout(() => process.stdout.write('{}'), 30000);\n`);
+    const shutdown = new AbortController();
+    const pending = runFailure(createAgentRuntime({ command, timeoutMs: 10_000 }), shutdown.signal);
+    setTimeout(() => shutdown.abort(), 100);
+    expect((await pending).reason).toBe('aborted');
+  });
+});
+
+describe('deadline', () => {
+  it('settles on time even when a runtime ignores its signal', async () => {
+    const deaf: AgentRuntime = { run: () => new Promise(() => {}) };
+    const started = Date.now();
+    const error = await runFailure(withDeadline(deaf, 200));
+    expect(error.reason).toBe('timeout');
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('passes through a result and a runtime error of its own', async () => {
+    expect(await withDeadline({ run: async () => 'ok' }, 200).run(INPUT, new AbortController().signal)).toBe('ok');
+    const broken: AgentRuntime = { run: async () => { throw new RangeError('bug'); } };
+    await expect(withDeadline(broken, 200).run(INPUT, new AbortController().signal)).rejects.toBeInstanceOf(RangeError);
+  });
+});
+
+describe('execute with a command runtime', () => {
+  let ok: RunningService;
+  let failing: RunningService;
+  let hanging: RunningService;
+  beforeAll(async () => {
+    ok = await startSvcApi({
+      agentCommand: agentScript('agent-ok.mjs', `${READ_STDIN}const run = JSON.parse(input);\nprocess.stdout.write(JSON.stringify({ report: 'reviewed', for: run.user_id, agent: run.agent_id }));\n`),
+    });
+    failing = await startSvcApi({ agentCommand: agentScript('agent-fail.mjs', `process.stderr.write('boom');\nprocess.exit(1);\n`) });
+    hanging = await startSvcApi({ agentCommand: agentScript('agent-hang.mjs', `setTimeout(() => {}, 60000);\n`), agentTimeoutMs: 300 });
+  });
+  afterAll(async () => {
+    await Promise.all([ok.close(), failing.close(), hanging.close()]);
+  });
+
+  it("stores and returns the agent's JSON as the run output", async () => {
+    const user = await paidUser(ok, 20);
+    const response = await execute(ok, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012' });
+    expect(response.body).toMatchObject({
+      status: 'succeeded',
+      charged_cents: 12,
+      balance_cents: 8,
+      output: { report: 'reviewed', for: user.email, agent: 'agent_dev_review_012' },
+    });
+    const stored = ok.db.prepare('SELECT output_json FROM runs WHERE run_id = ?').get(response.body.run_id) as { output_json: string };
+    expect(JSON.parse(stored.output_json)).toEqual(response.body.output);
+  });
+
+  it('refunds a run whose agent fails: status failed, charged 0, the balance whole again', async () => {
+    const user = await paidUser(failing, 20);
+    const response = await execute(failing, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012' });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({
+      status: 'failed',
+      charged_cents: 0,
+      balance_cents: 20,
+      output: { error: 'exit', message: 'the agent exited with code 1' },
+    });
+    expect(response.text).not.toContain('boom');
+    expect(failing.ctx.ledger.balance(user.email)).toBe(20);
+    expect(runsOf(failing, user.email)).toMatchObject([{ status: 'failed', charged_cents: 0 }]);
+    expect(entriesOf(failing, user.email).map((entry) => [entry.kind, entry.amount_cents])).toEqual([
+      ['credit', 20],
+      ['debit', 12],
+      ['refund', 12],
+    ]);
+  });
+
+  it('refunds a run whose agent times out', async () => {
+    const user = await paidUser(hanging, 20);
+    const response = await execute(hanging, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' });
+    expect(response.body).toMatchObject({ status: 'failed', charged_cents: 0, balance_cents: 20, output: { error: 'timeout' } });
+    expect(hanging.ctx.ledger.balance(user.email)).toBe(20);
+  });
+});
