@@ -72,3 +72,31 @@ export function confirmAtProviderOnly(db: SqliteDatabase, paymentId: string): vo
 }
 
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** A provider's delivery to a service in another process: the signature and body are returned to look for in logs. */
+export async function deliverWebhookSigned(
+  baseUrl: string,
+  secret: string,
+  email: string,
+): Promise<{ response: ApiResponse; body: string; signature: string }> {
+  const body = JSON.stringify({
+    id: `evt_${randomBytes(8).toString('hex')}`,
+    type: 'payment.confirmed',
+    created: Math.floor(Date.now() / 1000),
+    data: {
+      payment_id: `pay_${randomBytes(8).toString('hex')}`,
+      status: 'CONFIRMED',
+      customer_email: email,
+      offer_id: 'dev_portal_execution_billing',
+      merchant_id: MERCHANT_ID,
+      amount_cents: 2900,
+    },
+  });
+  const signature = signWebhookBody(secret, body, Date.now());
+  const response = await httpRequest(`${baseUrl}/v1/payments/webhook`, {
+    method: 'POST',
+    rawBody: body,
+    headers: { 'content-type': 'application/json', 'svc-signature': signature },
+  });
+  return { response, body, signature };
+}
