@@ -108,6 +108,10 @@ export function createPaygate(ctx: ServiceContext): Paygate {
     return activationResult(session.session_id);
   }
 
+  const reactivateActive = db.transaction((sessionId: string, paymentId: string): ActivateResponse =>
+    reactivate(liveSession(sessionId), paymentId),
+  );
+
   function activationResult(sessionId: string): ActivateResponse {
     const deployToken = deployTokens.replaceForSession(sessionId);
     return {
@@ -132,12 +136,8 @@ export function createPaygate(ctx: ServiceContext): Paygate {
 
     async activateSession(input) {
       const sessionId = input.session_id.toLowerCase();
-      const session = liveSession(sessionId);
-      // An active session re-activated with its own payment needs no new word from the provider.
-      if (session.status === 'active' && session.payment_id === input.payment_id) {
-        return db.transaction(() => reactivate(liveSession(sessionId), input.payment_id))();
-      }
-      if (session.status === 'active') return reactivate(session, input.payment_id);
+      // An active session needs no new word from the provider: its own payment re-issues, another is refused.
+      if (liveSession(sessionId).status === 'active') return reactivateActive(sessionId, input.payment_id);
       const payment = await resolvePayment(input.payment_id);
       return activateWithPayment(sessionId, payment);
     },

@@ -27,7 +27,7 @@ export function authRoutes(ctx: ServiceContext): FastifyPluginAsync {
         config: rateLimited(ctx),
         schema: { body: VerifyRequest, response: { 200: VerifyResponse } },
         preValidation: async (request) => {
-          request.body ??= {};
+          if (request.body === undefined) request.body = {};
         },
       },
       async (request) => accessTokens.verify(tokenToVerify(request.headers.authorization, request.body.token)),
