@@ -8,12 +8,14 @@ import type { ServiceContext } from './context.js';
 import { handleError } from './problem.js';
 import { agentRoutes } from './routes/agents.js';
 import { authRoutes } from './routes/auth.js';
+import { docsRoutes } from './routes/docs.js';
 import { executeRoutes } from './routes/execute.js';
 import { nodeRoutes } from './routes/nodes.js';
 import { paygateRoutes } from './routes/paygate.js';
 import { paymentWebhookRoutes } from './routes/payment-webhook.js';
 import { sandboxRoutes } from './routes/sandbox.js';
 import { walletRoutes } from './routes/wallet.js';
+import { walletPageRoutes } from './wallet-page/routes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -71,6 +73,8 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   await app.register(paymentWebhookRoutes(ctx));
   await app.register(executeRoutes(ctx));
   await app.register(walletRoutes(ctx));
+  await app.register(docsRoutes(ctx));
+  await app.register(walletPageRoutes(ctx));
   if (ctx.sandbox) await app.register(sandboxRoutes(ctx));
 
   return app;

@@ -1,0 +1,196 @@
+// spec §4 GET {wallet_url}/login and DECISIONS.md "Wallet page": the browser page where a user signs in to the pay
+// wallet with the JWT. The token is exchanged once for a session cookie and leaves the address bar by a redirect.
+// Every response of this scope is HTML with the headers of security.ts, errors included.
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
+import fastifyFormbody from '@fastify/formbody';
+import { WALLET_LOGIN_INTENT } from '../../contract/claims.js';
+import { SvcError, type ErrorCode } from '../../contract/errors.js';
+import { parseDollarsToCents } from '../../contract/money.js';
+import { rateLimited } from '../app.js';
+import type { ServiceContext } from '../context.js';
+import { toSvcError } from '../problem.js';
+import { InvalidTokenError } from '../tokens.js';
+import { createRecentRuns } from './recent-runs.js';
+import { MAX_SANDBOX_FUNDING_CENTS, fundThroughSandbox } from './sandbox-funding.js';
+import { SESSION_COOKIE, WALLET_BASE_PATH, assertSameOrigin, cookieScope, setWalletPageHeaders } from './security.js';
+import { createWalletSessions, type WalletSession } from './wallet-sessions.js';
+import { errorPage, signedInPage, signedOutPage, type SignedInModel } from './views.js';
+
+/** A form is a few short fields; anything bigger is not from this page. */
+const FORM_BODY_LIMIT_BYTES = 1024;
+const MAX_TOKEN_LENGTH = 8192;
+const HTML = 'text/html; charset=utf-8';
+
+/** Registered by buildApp; serves the page under WALLET_BASE_PATH in a scope of its own (cookies, forms, errors). */
+export function walletPageRoutes(ctx: ServiceContext): FastifyPluginAsync {
+  return async (app) => {
+    await app.register(walletPage(ctx), { prefix: WALLET_BASE_PATH });
+  };
+}
+
+function walletPage(ctx: ServiceContext): FastifyPluginAsync {
+  return async (app) => {
+    await app.register(fastifyCookie);
+    await app.register(fastifyFormbody, { bodyLimit: FORM_BODY_LIMIT_BYTES });
+    // The forms post urlencoded bodies only; the service's JSON parser stays outside this scope.
+    app.removeContentTypeParser(['application/json', 'text/plain']);
+
+    const sessions = createWalletSessions(ctx.db, ctx.clock);
+    const recentRuns = createRecentRuns(ctx.db);
+
+    app.addHook('onSend', async (_request, reply, payload) => {
+      setWalletPageHeaders(reply);
+      return payload;
+    });
+    app.setErrorHandler((error, request, reply) => sendErrorPage(request, reply, toSvcError(error)));
+    app.setNotFoundHandler((request, reply) =>
+      sendErrorPage(request, reply, new SvcError('not_found', `there is no wallet page at ${request.url.split('?')[0]}`)),
+    );
+
+    app.get('/', async (request, reply) => reply.redirect(request.url.endsWith('/') ? 'login' : `${WALLET_BASE_PATH.slice(1)}/login`, 303));
+
+    app.get('/login', { config: rateLimited(ctx) }, async (request, reply) => {
+      const query = request.query as Record<string, unknown>;
+      if (query.token !== undefined) return signInWithToken(request, reply, query.token, query.intent);
+
+      const cookie = request.cookies[SESSION_COOKIE];
+      const session = sessions.find(cookie);
+      if (session !== undefined) return sendHtml(reply, 200, signedInPage(signedInModel(session)));
+      // A cookie whose session ended (expired, signed out elsewhere) is removed so the browser stops sending it.
+      if (cookie !== undefined) clearSessionCookie(request, reply);
+      return sendHtml(
+        reply,
+        200,
+        signedOutPage({
+          arrivedFromAnotherSite: ['cross-site', 'same-site'].includes(String(request.headers['sec-fetch-site'])),
+          ...(cookie === undefined ? {} : { notice: 'Your wallet session has ended. Sign in again.' }),
+        }),
+      );
+    });
+
+    app.post('/logout', async (request, reply) => {
+      assertSameOrigin(ctx, request);
+      sessions.revoke(request.cookies[SESSION_COOKIE]);
+      clearSessionCookie(request, reply);
+      return reply.redirect('login', 303);
+    });
+
+    if (ctx.sandbox) {
+      app.post('/fund', { config: rateLimited(ctx) }, async (request, reply) => {
+        assertSameOrigin(ctx, request);
+        const session = requireSession(request);
+        const typed = amountField(request.body);
+        const cents = typed === undefined ? undefined : parseDollarsToCents(typed);
+        if (cents === undefined || cents < 1 || cents > MAX_SANDBOX_FUNDING_CENTS) {
+          const message =
+            cents === undefined
+              ? 'Enter an amount in dollars, for example 10 or 2.50.'
+              : `Enter an amount from $0.01 to $${MAX_SANDBOX_FUNDING_CENTS / 100}.00.`;
+          return sendHtml(reply, 400, signedInPage({ ...signedInModel(session), fundError: { message, amount: (typed ?? '').slice(0, 16) } }));
+        }
+        const funding = await fundThroughSandbox(ctx, session.user_id, cents);
+        if (funding.credited) return reply.redirect('login', 303);
+        const notice = `The payment ${funding.payment_id} is confirmed; the provider's webhook has not credited it yet. Reload this page in a moment.`;
+        return sendHtml(reply, 202, signedInPage({ ...signedInModel(session), notice }));
+      });
+    }
+
+    async function signInWithToken(request: FastifyRequest, reply: FastifyReply, token: unknown, intent: unknown): Promise<FastifyReply> {
+      if (typeof token !== 'string' || token === '' || token.length > MAX_TOKEN_LENGTH) {
+        throw new SvcError('invalid_request', 'The sign-in link is damaged: it must carry one access token.');
+      }
+      // A link without intent (typed by hand) is accepted; one naming another purpose is not this page's.
+      if (intent !== undefined && intent !== WALLET_LOGIN_INTENT) {
+        throw new SvcError('invalid_request', `This link is not a wallet sign-in link: its intent must be ${WALLET_LOGIN_INTENT}.`);
+      }
+      let claims;
+      try {
+        claims = await ctx.tokens.verify(token);
+      } catch (error) {
+        if (!(error instanceof InvalidTokenError)) throw error;
+        throw new SvcError(
+          'unauthorized',
+          error.reason === 'expired'
+            ? 'This sign-in link has expired: the access token in it is no longer valid.'
+            : 'This sign-in link is not valid: the access token in it could not be verified.',
+        );
+      }
+      // Signing in again (perhaps as someone else) ends the session this browser had.
+      sessions.revoke(request.cookies[SESSION_COOKIE]);
+      const session = sessions.create(claims);
+      const scope = cookieScope(ctx, request);
+      reply.setCookie(SESSION_COOKIE, session.session_id, {
+        httpOnly: true,
+        sameSite: 'strict',
+        path: scope.path,
+        secure: scope.secure,
+        maxAge: Math.max(1, Math.floor((session.expires_at - ctx.clock.now()) / 1000)),
+      });
+      // 303 to the bare page: the JWT leaves the address bar, and the history entry is the bare page's.
+      return reply.redirect('login', 303);
+    }
+
+    function requireSession(request: FastifyRequest): WalletSession {
+      const session = sessions.find(request.cookies[SESSION_COOKIE]);
+      if (session === undefined) throw new SvcError('unauthorized', 'You are not signed in to the wallet, or your session has ended.');
+      return session;
+    }
+
+    function signedInModel(session: WalletSession): SignedInModel {
+      return {
+        email: session.user_id,
+        tier: session.tier,
+        balanceCents: ctx.ledger.balance(session.user_id),
+        sessionExpiresAt: session.expires_at,
+        runs: recentRuns(session.user_id),
+        sandbox: ctx.sandbox,
+      };
+    }
+
+    function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
+      const scope = cookieScope(ctx, request);
+      reply.clearCookie(SESSION_COOKIE, { path: scope.path, secure: scope.secure, httpOnly: true, sameSite: 'strict' });
+    }
+  };
+}
+
+function amountField(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const amount = (body as Record<string, unknown>).amount;
+  return typeof amount === 'string' ? amount : undefined;
+}
+
+const ERROR_TITLES: Partial<Record<ErrorCode, string>> = {
+  unauthorized: 'Sign-in needed',
+  forbidden: 'Not allowed',
+  not_found: 'Page not found',
+  invalid_request: 'This request cannot be used',
+  payload_too_large: 'Form too large',
+  unsupported_media_type: 'Unsupported form',
+  rate_limited: 'Too many requests',
+  service_unavailable: 'Try again shortly',
+};
+
+function sendErrorPage(request: FastifyRequest, reply: FastifyReply, error: SvcError): FastifyReply {
+  if (error.status >= 500) request.log.error({ err: error.cause ?? error }, 'wallet page failed');
+  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+  const message =
+    error.code === 'unsupported_media_type'
+      ? 'Send the form from the wallet page (application/x-www-form-urlencoded).'
+      : error.code === 'payload_too_large'
+        ? 'The form is larger than the wallet page ever sends.'
+        : error.status >= 500 && error.code !== 'service_unavailable'
+          ? 'Something went wrong on our side. Try again in a moment.'
+          : error.message;
+  const title = ERROR_TITLES[error.code] ?? (error.status >= 500 ? 'Something went wrong' : 'This request cannot be used');
+  return sendHtml(
+    reply,
+    error.status,
+    errorPage({ title, message, signInHelp: error.code === 'unauthorized' || error.code === 'invalid_request' }),
+  );
+}
+
+function sendHtml(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply.status(status).type(HTML).send(body);
+}

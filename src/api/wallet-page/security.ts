@@ -1,0 +1,94 @@
+// What keeps the wallet page safe in a browser (DECISIONS.md "Wallet page"): the response headers of every page,
+// where the session cookie applies, and the same-origin check on the forms.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SvcError } from '../../contract/errors.js';
+import type { ServiceContext } from '../context.js';
+import { STYLESHEET_CSP_SOURCE } from './html.js';
+
+/** Where svc-api serves the wallet page on its own host; SVC_WALLET_URL is the public address in front of it. */
+export const WALLET_BASE_PATH = '/wallet';
+export const SESSION_COOKIE = 'svc_wallet';
+
+// No script, no image, no frame, no foreign form target: the page is HTML and one hashed stylesheet.
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  `style-src ${STYLESHEET_CSP_SOURCE}`,
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ');
+
+export const WALLET_PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': CONTENT_SECURITY_POLICY,
+  // The sign-in URL carries the JWT: no link or form on the page may pass it on in a Referer.
+  'referrer-policy': 'no-referrer',
+  // Balances and the signed-in page must not be kept by the browser or a proxy (back button after sign-out).
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'cross-origin-opener-policy': 'same-origin',
+};
+
+export function setWalletPageHeaders(reply: FastifyReply): void {
+  for (const [name, value] of Object.entries(WALLET_PAGE_HEADERS)) reply.header(name, value);
+}
+
+export interface CookieScope {
+  path: string;
+  secure: boolean;
+}
+
+/**
+ * The cookie follows the public wallet URL when the browser came through it (a TLS proxy in front: Secure, its
+ * path); reached directly (a developer on http://127.0.0.1:PORT/wallet), it is scoped to the local base path.
+ */
+export function cookieScope(ctx: ServiceContext, request: FastifyRequest): CookieScope {
+  const publicUrl = parseUrl(ctx.urls.walletUrl);
+  if (publicUrl !== undefined && request.headers.host === publicUrl.host) {
+    return { path: publicUrl.pathname.replace(/\/+$/, '') || '/', secure: publicUrl.protocol === 'https:' };
+  }
+  return { path: WALLET_BASE_PATH, secure: false };
+}
+
+/**
+ * The forms change state, so a POST must come from the wallet page itself. The cookie is SameSite=Strict; this is
+ * the second lock. Because the page sends `Referrer-Policy: no-referrer`, browsers send `Origin: null` with its
+ * own form posts (Fetch standard, "serializing a request origin"), so Sec-Fetch-Site decides where the browser
+ * sends it; a browser without Fetch Metadata must send a real Origin that names this host.
+ */
+export function assertSameOrigin(ctx: ServiceContext, request: FastifyRequest): void {
+  const fetchSite = singleHeader(request.headers['sec-fetch-site']);
+  const origin = singleHeader(request.headers.origin);
+  const originIsOurs = origin !== undefined && origin !== 'null' && isOurOrigin(ctx, request, origin);
+  if (origin !== undefined && origin !== 'null' && !originIsOurs) throw crossSite();
+  if (fetchSite !== undefined) {
+    if (fetchSite !== 'same-origin') throw crossSite();
+    return;
+  }
+  if (!originIsOurs) throw crossSite();
+}
+
+function isOurOrigin(ctx: ServiceContext, request: FastifyRequest, origin: string): boolean {
+  const originUrl = parseUrl(origin);
+  if (originUrl === undefined) return false;
+  const publicUrl = parseUrl(ctx.urls.walletUrl);
+  if (publicUrl !== undefined && originUrl.origin === publicUrl.origin) return true;
+  // Reached directly: the origin the browser shows is the Host it sent; a forged form elsewhere has another host.
+  return request.headers.host !== undefined && originUrl.host === request.headers.host;
+}
+
+function crossSite(): SvcError {
+  return new SvcError('forbidden', 'this form can be sent only from the wallet page itself; open the wallet page and try again');
+}
+
+function singleHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function parseUrl(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,123 @@
+// The wallet page's three views: signed in, signed out, and an error that says what to do next.
+import { findAgentSku } from '../../contract/agents.js';
+import { CHAIN_ID } from '../../contract/claims.js';
+import { formatDollars } from '../../contract/money.js';
+import { TIERS, isTierId } from '../../contract/tiers.js';
+import { html, page, type SafeHtml } from './html.js';
+import type { RecentRun } from './recent-runs.js';
+import { MAX_SANDBOX_FUNDING_CENTS } from './sandbox-funding.js';
+
+export interface SignedInModel {
+  email: string;
+  tier: string;
+  balanceCents: number;
+  sessionExpiresAt: number;
+  runs: RecentRun[];
+  sandbox: boolean;
+  /** A sentence shown above the wallet: what the last action did. */
+  notice?: string;
+  /** Why the last funding was refused, and the amount as typed, to show it again. */
+  fundError?: { message: string; amount: string };
+}
+
+export function signedInPage(model: SignedInModel): string {
+  const tierName = isTierId(model.tier) ? TIERS[model.tier].name : model.tier;
+  return page(
+    'Your wallet',
+    html`<h1>Your wallet</h1>
+${model.notice === undefined ? null : html`<p class="notice" role="status">${model.notice}</p>`}
+<section aria-labelledby="balance-heading">
+<h2 id="balance-heading">Balance</h2>
+<p class="balance" data-testid="balance">${formatDollars(model.balanceCents)}</p>
+<dl>
+<dt>Signed in as</dt><dd data-testid="email">${model.email}</dd>
+<dt>Plan</dt><dd>${tierName}</dd>
+<dt>Chain</dt><dd data-testid="chain">${CHAIN_ID}</dd>
+<dt>Session ends</dt><dd>${timeElement(model.sessionExpiresAt)}</dd>
+</dl>
+</section>
+${model.sandbox ? fundForm(model) : null}
+<section aria-labelledby="runs-heading">
+<h2 id="runs-heading">Recent runs</h2>
+${model.runs.length === 0 ? html`<p class="muted">No runs yet. Run an agent on your node with <code>swarm-node run &lt;agent_id&gt;</code>; each run is charged here.</p>` : runsTable(model.runs)}
+</section>
+<form method="post" action="logout">
+<button type="submit" class="secondary">Sign out</button>
+</form>`,
+  );
+}
+
+function fundForm(model: SignedInModel): SafeHtml {
+  const error = model.fundError;
+  return html`<section class="sandbox" aria-labelledby="fund-heading">
+<h2 id="fund-heading">Fund wallet (sandbox)</h2>
+<p class="muted">Sandbox mode: the payment goes through the sandbox provider and its signed webhook; no real money moves.</p>
+${error === undefined ? null : html`<p class="alert" role="alert" id="fund-error">${error.message}</p>`}
+<form method="post" action="fund">
+<label for="amount">Amount in dollars</label>
+<input id="amount" name="amount" inputmode="decimal" autocomplete="off" required maxlength="16" placeholder="10.00" value="${error?.amount ?? ''}"${error === undefined ? null : html` aria-invalid="true" aria-describedby="fund-error"`}>
+<p class="muted">From $0.01 to ${formatDollars(MAX_SANDBOX_FUNDING_CENTS)}.</p>
+<button type="submit">Add funds</button>
+</form>
+</section>`;
+}
+
+function runsTable(runs: RecentRun[]): SafeHtml {
+  const rows = runs.map(
+    (run) => html`<tr>
+<td>${findAgentSku(run.agent_id)?.name ?? run.agent_id}<br><span class="muted"><code>${run.agent_id}</code></span></td>
+<td${run.status === 'failed' ? html` class="status-failed"` : null}>${run.status}</td>
+<td class="num">${formatDollars(run.charged_cents)}</td>
+<td>${timeElement(run.started_at)}</td>
+</tr>`,
+  );
+  return html`<table>
+<caption>The last ${runs.length} run${runs.length === 1 ? '' : 's'}, newest first. A failed run is refunded.</caption>
+<thead><tr><th scope="col">Agent</th><th scope="col">Status</th><th scope="col" class="num">Charge</th><th scope="col">Started</th></tr></thead>
+<tbody>${rows}</tbody>
+</table>`;
+}
+
+export function signedOutPage(options: { arrivedFromAnotherSite: boolean; notice?: string }): string {
+  return page(
+    'Sign in',
+    html`<h1>Sign in to your wallet</h1>
+${options.notice === undefined ? null : html`<p class="notice" role="status">${options.notice}</p>`}
+${options.arrivedFromAnotherSite ? continueAfterCrossSiteArrival() : null}
+<div class="panel">
+<p>You are not signed in.</p>
+${signInHelp()}
+</div>`,
+  );
+}
+
+// A sign-in link followed from another site: the session cookie is SameSite=Strict, so the browser holds it back
+// on the redirect that ends such a navigation. A click here is a navigation from this page, which carries it.
+function continueAfterCrossSiteArrival(): SafeHtml {
+  return html`<p class="notice" role="status">If you have just followed a sign-in link from another site, your browser held back the session on the way here. <a href="login">Open your wallet</a>.</p>`;
+}
+
+export function errorPage(options: { title: string; message: string; signInHelp: boolean }): string {
+  return page(
+    options.title,
+    html`<h1>${options.title}</h1>
+<div class="panel">
+<p class="alert" role="alert">${options.message}</p>
+${options.signInHelp ? signInHelp() : html`<p><a href="login">Back to the wallet</a></p>`}
+</div>`,
+  );
+}
+
+function signInHelp(): SafeHtml {
+  return html`<h2>How to sign in</h2>
+<p>On your node, print a fresh sign-in link and open it in this browser:</p>
+<pre><code>swarm-node wallet login</code></pre>
+<p>Not signed in on the node yet? Sign in there first with the e-mail address you paid with:</p>
+<pre><code>swarm-node login --email &lt;email&gt; --offer &lt;tier_id&gt;</code></pre>
+<p class="muted">The link carries your access token, a secret: open it yourself and do not share it. This page swaps it for a session and removes it from the address bar.</p>`;
+}
+
+function timeElement(ms: number): SafeHtml {
+  const iso = new Date(ms).toISOString();
+  return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
+}
