@@ -185,7 +185,8 @@ describe('execute with a command runtime', () => {
 
   it('refunds a run whose agent fails: status failed, charged 0, the balance whole again', async () => {
     const user = await paidUser(failing, 20);
-    const response = await execute(failing, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012' });
+    const key = `retry-${user.email}`;
+    const response = await execute(failing, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012' }, key);
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({
       status: 'failed',
@@ -201,6 +202,11 @@ describe('execute with a command runtime', () => {
       ['debit', 12],
       ['refund', 12],
     ]);
+    // The failed result is the key's answer: a retry with it replays the failure and runs nothing.
+    const replay = await execute(failing, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012' }, key);
+    expect(replay.text).toBe(response.text);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(runsOf(failing, user.email)).toHaveLength(1);
   });
 
   it('refunds a run whose agent times out', async () => {

@@ -43,6 +43,7 @@ export function createExecuteAgent(ctx: ServiceContext): ExecuteAgent {
   const keys = createIdempotencyStore(ctx.db);
   const finishRun = createRunFinisher(ctx, runs, keys);
   const beginRun = createRunStarter(ctx, keys, (run) => runs.insertRunning(run));
+  const runAgent = createAgentCaller(ctx);
 
   return async (call, log) => {
     const userId = normalizeEmail(call.request.user_id);
@@ -59,7 +60,7 @@ export function createExecuteAgent(ctx: ServiceContext): ExecuteAgent {
     if (begun.kind === 'replay') return { statusCode: begun.statusCode, json: begun.json, replayed: true };
 
     const { run } = begun;
-    const outcome = await runAgent(ctx, run, log);
+    const outcome = await runAgent(run, log);
     const json = finishRun(run, outcome, { user_id: userId, idempotency_key: call.idempotencyKey });
     return { statusCode: 200, json, replayed: false };
   };
@@ -98,20 +99,40 @@ function createRunStarter(
   }).immediate;
 }
 
-async function runAgent(ctx: ServiceContext, run: RunningRun, log: RunLog): Promise<RunOutcome> {
-  try {
-    const output = await ctx.runtime.run({ run_id: run.run_id, agent_id: run.agent_id, user_id: run.user_id }, ctx.shutdownSignal);
-    const outputJson = serializeOutput(output);
-    if (outputJson === undefined) return failed('bad_output', 'the agent answered with something that is not JSON');
-    return succeeded(output ?? null, outputJson);
-  } catch (error) {
-    if (error instanceof AgentRunError) {
-      log.warn({ run_id: run.run_id, agent_id: run.agent_id, reason: error.reason, agent_stderr: error.detail }, `agent run failed: ${error.message}`);
-      return failed(error.reason, error.message);
+/**
+ * Runs the agent with a signal of its own per run. One listener on the service's shutdown signal aborts them all,
+ * rather than one listener per run on that shared signal (which warns past ten concurrent runs).
+ */
+function createAgentCaller(ctx: ServiceContext): (run: RunningRun, log: RunLog) => Promise<RunOutcome> {
+  const inFlight = new Set<AbortController>();
+  ctx.shutdownSignal.addEventListener(
+    'abort',
+    () => {
+      for (const controller of inFlight) controller.abort(ctx.shutdownSignal.reason);
+    },
+    { once: true },
+  );
+
+  return async (run, log) => {
+    const controller = new AbortController();
+    if (ctx.shutdownSignal.aborted) controller.abort(ctx.shutdownSignal.reason);
+    inFlight.add(controller);
+    try {
+      const output = await ctx.runtime.run({ run_id: run.run_id, agent_id: run.agent_id, user_id: run.user_id }, controller.signal);
+      const outputJson = serializeOutput(output);
+      if (outputJson === undefined) return failed('bad_output', 'the agent answered with something that is not JSON');
+      return succeeded(output ?? null, outputJson);
+    } catch (error) {
+      if (error instanceof AgentRunError) {
+        log.warn({ run_id: run.run_id, agent_id: run.agent_id, reason: error.reason, agent_stderr: error.detail }, `agent run failed: ${error.message}`);
+        return failed(error.reason, error.message);
+      }
+      log.warn({ run_id: run.run_id, agent_id: run.agent_id, err: error }, 'agent runtime failed');
+      return failed('internal', 'the agent runtime failed');
+    } finally {
+      inFlight.delete(controller);
     }
-    log.warn({ run_id: run.run_id, agent_id: run.agent_id, err: error }, 'agent runtime failed');
-    return failed('internal', 'the agent runtime failed');
-  }
+  };
 }
 
 function serializeOutput(output: unknown): string | undefined {

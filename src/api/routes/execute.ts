@@ -2,15 +2,16 @@
 // Idempotency-Key header. The work is createExecuteAgent's; this file only reads the request and writes the reply.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AccessTokenClaims } from '../../contract/claims.js';
-import { SvcError } from '../../contract/errors.js';
 import { ExecuteRequest, ExecuteResponse } from '../../contract/schemas.js';
 import { requireAccessToken } from '../bearer.js';
 import type { ServiceContext } from '../context.js';
 import { createExecuteAgent } from '../execute/execute-agent.js';
 import { parseIdempotencyKey } from '../idempotency.js';
+import { acceptJsonBodiesOnly } from '../json-body.js';
 
 export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
+    acceptJsonBodiesOnly(app);
     const executeAgent = createExecuteAgent(ctx);
     const callers = new WeakMap<FastifyRequest, AccessTokenClaims>();
 
@@ -21,10 +22,6 @@ export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         // The token is checked before the body is read: a caller without one learns nothing about the request.
         onRequest: async (request) => {
           callers.set(request, await requireAccessToken(ctx, request));
-          // spec §4: bodies are JSON. The app also parses text/plain by default; execute takes JSON only.
-          if (!isJson(request.headers['content-type'])) {
-            throw new SvcError('unsupported_media_type', 'the request body must be application/json');
-          }
         },
       },
       async (request, reply) => {
@@ -42,8 +39,4 @@ export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
       },
     );
   };
-}
-
-function isJson(contentType: string | undefined): boolean {
-  return contentType !== undefined && contentType.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
 }
