@@ -2,8 +2,24 @@
 // This file is the one exit boundary: commands throw typed errors and nothing else calls process.exit.
 import { Command, CommanderError } from 'commander';
 import { SvcError, isErrorCode } from '../contract/errors.js';
+import { activateCommand } from './commands/activate.js';
 import { agentsCommand } from './commands/agents.js';
 import { configCommand } from './commands/config.js';
+import { docsCommand } from './commands/docs.js';
+import { doctorCommand } from './commands/doctor.js';
+import { installCommand } from './commands/install.js';
+import { listCommand } from './commands/list.js';
+import { loginCommand } from './commands/login.js';
+import { logoutCommand } from './commands/logout.js';
+import { registerCommand } from './commands/register.js';
+import { runCommand } from './commands/run.js';
+import { runsCommand } from './commands/runs.js';
+import { statusCommand } from './commands/status.js';
+import { unregisterCommand } from './commands/unregister.js';
+import { uninstallCommand } from './commands/uninstall.js';
+import { upgradeCommand } from './commands/upgrade.js';
+import { walletCommand } from './commands/wallet.js';
+import { whoamiCommand } from './commands/whoami.js';
 import { closeContexts } from './context.js';
 import { EXIT_CODES, exitCodeFor } from './exit-codes.js';
 import { Output } from './output.js';
@@ -31,8 +47,24 @@ Example:
   $ swarm-node --json status`,
     );
 
+  program.addCommand(activateCommand());
+  program.addCommand(loginCommand());
+  program.addCommand(logoutCommand());
+  program.addCommand(whoamiCommand());
   program.addCommand(agentsCommand());
+  program.addCommand(registerCommand());
+  program.addCommand(unregisterCommand());
+  program.addCommand(listCommand());
+  program.addCommand(runCommand());
+  program.addCommand(runsCommand());
+  program.addCommand(walletCommand());
+  program.addCommand(docsCommand());
+  program.addCommand(statusCommand());
   program.addCommand(configCommand());
+  program.addCommand(installCommand());
+  program.addCommand(upgradeCommand());
+  program.addCommand(uninstallCommand());
+  program.addCommand(doctorCommand());
 
   // Every subcommand reports usage errors through our boundary (so --json gets a JSON error), not by exiting.
   const quiet = { writeErr: () => undefined, outputError: () => undefined };

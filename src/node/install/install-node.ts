@@ -6,7 +6,8 @@ import { basename, join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
 import type { EnrollResponse } from '../../contract/schemas.js';
 import { readConfigFile, writeConfigFile, type ConfigFile } from '../config.js';
-import { CREDENTIALS_MODE, readCredentials, updateCredentials, type NodeEnrollment } from '../credentials.js';
+import { CREDENTIALS_MODE, writeCredentials, type Credentials, type NodeEnrollment } from '../credentials.js';
+import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import { writeFileAtomic } from '../files.js';
 import { backupDatabase } from './db-backup.js';
 import { ENVIRONMENT_FILE_MODE, proxyVariables, renderEnvironmentFile } from './environment-file.js';
@@ -60,7 +61,13 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
   assertWritableRoot(layout);
   assertLinksAreLinks(layout);
 
-  const existing = readCredentials(layout.credentialsFile).node;
+  const stored = readCredentialsIgnoringMode(layout.credentialsFile);
+  if (stored instanceof Error) {
+    throw new SvcError('local_state', stored.message, {
+      remedy: `Move it aside and install again with a fresh deploy token: mv ${layout.credentialsFile} ${layout.credentialsFile}.broken`,
+    });
+  }
+  const existing = stored.node;
   let enrollment: NodeEnrollment | undefined = existing;
   let enrollNow = false;
   if (existing === undefined) {
@@ -89,7 +96,7 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
 
   const serviceUser = layout.onHost && !options.dryRun ? await lookupServiceUser() : undefined;
   const backups: BackupRecord = { made: null };
-  const steps = await planInstall(options, { enrollment, enrollNow, serviceUser, backups });
+  const steps = await planInstall(options, { stored, enrollment, enrollNow, serviceUser, backups });
   const changes = steps.map((step) => step.change);
   const result: InstallResult = {
     node_id: enrollment?.node_id ?? null,
@@ -128,7 +135,7 @@ async function enrollNode(options: InstallNodeOptions, token: string): Promise<N
     return { node_id: enrolled.node_id, user_id: enrolled.user_id, tier_id: enrolled.tier_id, enrolled_at: options.now().toISOString() };
   } catch (error) {
     if (error instanceof SvcError && error.code === 'deploy_token_invalid') {
-      throw new SvcError('deploy_token_invalid', `the service refused the deploy token: it is unknown, already used or expired (${error.message}); nothing was installed`, {
+      throw new SvcError('deploy_token_invalid', `the service refused the deploy token (${error.message}); nothing was installed`, {
         ...(error.remedy === undefined ? {} : { remedy: error.remedy }),
         cause: error,
       });
@@ -138,6 +145,7 @@ async function enrollNode(options: InstallNodeOptions, token: string): Promise<N
 }
 
 interface PlanContext {
+  stored: Credentials;
   enrollment: NodeEnrollment | undefined;
   enrollNow: boolean;
   serviceUser: ServiceUser | undefined;
@@ -160,10 +168,13 @@ async function planInstall(options: InstallNodeOptions, context: PlanContext): P
   if (context.enrollNow) {
     add({ action: 'create', path: layout.credentialsFile, detail: `node ${context.enrollment?.node_id ?? '(from enrollment)'}, mode 0600` }, () => {
       mkdirSync(layout.etcDir, { recursive: true, mode: 0o755 });
-      updateCredentials(layout.credentialsFile, (current) => ({ ...current, node: context.enrollment! }));
+      writeCredentials(layout.credentialsFile, { ...context.stored, node: context.enrollment! });
     });
   } else if (existsSync(layout.credentialsFile) && (statSync(layout.credentialsFile).mode & 0o777) !== CREDENTIALS_MODE) {
-    add({ action: 'update', path: layout.credentialsFile, detail: 'mode to 0600' }, () => chmodSync(layout.credentialsFile, CREDENTIALS_MODE));
+    add(
+      { action: 'update', path: layout.credentialsFile, detail: 'mode to 0600; it was readable by others, so if others can log in here, sign in again (swarm-node login)' },
+      () => chmodSync(layout.credentialsFile, CREDENTIALS_MODE),
+    );
   }
 
   for (const [dir, mode] of [
@@ -359,7 +370,7 @@ function desiredConfigFile(
  */
 export async function settleService(services: ServiceManager, changes: readonly Change[], unitFile: string): Promise<ServiceOutcome> {
   const planned = plannedService(services, changes);
-  if (planned.action === 'skipped') return planned;
+  if (services.skipReason !== undefined) return planned;
   const warnings: string[] = [];
   const unitChanged = changes.some((change) => change.path === unitFile);
   if (!(await services.isEnabled())) {

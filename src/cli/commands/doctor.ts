@@ -1,0 +1,48 @@
+// swarm-node doctor: checks the installed node and says how to fix what fails (issue 4 §7). Exit 1 when a check
+// fails; under --json the report is the output, or the error's `checks` when something failed.
+import { Command } from 'commander';
+import type { ChalkInstance } from 'chalk';
+import type { DoctorReport } from '../../node/install/doctor.js';
+import { contextFor } from '../context.js';
+
+export function doctorCommand(): Command {
+  return new Command('doctor')
+    .description('check the installed node: layout, modes and owners, unit, Node, service and clock, token, database')
+    .option('--root <dir>', 'the staging directory the node was installed under')
+    .addHelpText('after', '\nExample:\n  $ sudo swarm-node doctor\n  $ swarm-node doctor --json | jq \'.checks[] | select(.status != "ok")\'')
+    .action(async (flags: { root?: string }, command: Command) => {
+      const ctx = contextFor(command);
+      const [{ resolveInstallLayout }, { runDoctor }, { readConfigFile, resolveConfig }, { SvcError }] = await Promise.all([
+        import('../../node/install/target.js'),
+        import('../../node/install/doctor.js'),
+        import('../../node/config.js'),
+        import('../../contract/errors.js'),
+      ]);
+      const layout = resolveInstallLayout(flags.root);
+      const config = resolveConfig({
+        flags: { base_url: command.optsWithGlobals<{ baseUrl?: string }>().baseUrl },
+        env: ctx.env,
+        file: readConfigFile(layout.configFile),
+      });
+      const report = await runDoctor({ layout, clock: ctx.clock, baseUrl: config.base_url });
+      const failed = report.checks.filter((check) => check.status === 'fail');
+      // One JSON document either way: the report, or the error carrying the same checks.
+      if (failed.length === 0 || !ctx.json) ctx.output.result(report, humanReport);
+      if (failed.length > 0) {
+        throw new SvcError('failed', `${failed.length} of ${report.checks.length} checks failed: ${failed.map((check) => check.name).join(', ')}`, {
+          remedy: failed.map((check) => `${check.name}: ${check.fix ?? 'see above'}`).join('\n'),
+          extensions: { checks: report.checks, root: report.root, home: report.home },
+        });
+      }
+    });
+}
+
+function humanReport(report: DoctorReport, style: ChalkInstance): string {
+  const mark = { ok: style.green('ok  '), warn: style.yellow('warn'), fail: style.red('FAIL') };
+  return report.checks
+    .map((check) => {
+      const line = `${mark[check.status]} ${check.name.padEnd(10)} ${check.detail}`;
+      return check.status === 'ok' || check.fix === undefined ? line : `${line}\n     ${style.dim('fix:')} ${check.fix}`;
+    })
+    .join('\n');
+}

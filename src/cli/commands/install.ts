@@ -1,0 +1,128 @@
+// swarm-node install: enroll with the deploy token, then install the node (issue 4 §1, §2). The work is in
+// src/node/install/; this file parses, reads the token, and renders.
+import { Command, Option } from 'commander';
+import type { ChalkInstance } from 'chalk';
+import { SvcError } from '../../contract/errors.js';
+import type { InstallResult } from '../../node/install/install-node.js';
+import type { InstallLayout } from '../../node/install/layout.js';
+import { describeChange } from '../../node/install/plan.js';
+import { contextFor, type CommandContext } from '../context.js';
+
+interface InstallFlags {
+  deployTokenFile?: string;
+  deployToken?: string;
+  root?: string;
+  from?: string;
+  start: boolean;
+  dryRun?: boolean;
+}
+
+export function installCommand(): Command {
+  return new Command('install')
+    .description('enroll this host with the deploy token from activation and install the node under /opt/svc/swarm-node')
+    .option('--deploy-token-file <file>', 'file holding the deploy token ("-" for stdin); or set SVC_DEPLOY_TOKEN')
+    .option('--root <dir>', 'install under this staging directory instead of / (image builds, tests)')
+    .option('--from <dir>', 'install this unpacked package instead of the running one (offline upgrade)')
+    .option('--no-start', 'do not run systemctl daemon-reload and enable --now')
+    .option('--dry-run', 'print every change and make none (does not use the token)')
+    // Caught to say why, not to accept it: a token in argv is visible to every user in `ps`.
+    .addOption(new Option('--deploy-token <token>').hideHelp())
+    .addHelpText(
+      'after',
+      `
+The deploy token is single use and never written to disk; re-running install on an enrolled node needs none and
+applies only what changed (a new version, an edited unit), restarting the service only then.
+
+Example:
+  $ sudo --preserve-env=SVC_DEPLOY_TOKEN swarm-node install
+  $ sudo swarm-node install --deploy-token-file ./deploy-token
+  $ swarm-node install --root /tmp/stage --no-start --deploy-token-file ./deploy-token`,
+    )
+    .action(async (flags: InstallFlags, command: Command) => {
+      const ctx = contextFor(command);
+      refuseTokenArgument(flags);
+      const { resolveInstallLayout, readDeployToken } = await import('../../node/install/target.js');
+      const layout = resolveInstallLayout(flags.root);
+      const deployToken = readDeployToken(flags.deployTokenFile, ctx.env);
+      // Read once; systemctl and useradd, run later, inherit the environment and have no use for it.
+      delete ctx.env.SVC_DEPLOY_TOKEN;
+      const result = await runInstall(ctx, layout, {
+        deployToken,
+        from: flags.from,
+        start: flags.start,
+        dryRun: flags.dryRun === true,
+        baseUrl: command.optsWithGlobals<{ baseUrl?: string }>().baseUrl,
+      });
+      renderInstall(ctx, result, flags.dryRun === true ? 'would install' : 'installed');
+    });
+}
+
+export function refuseTokenArgument(flags: { deployToken?: string }): void {
+  if (flags.deployToken !== undefined) {
+    throw new SvcError('usage', 'the deploy token is never taken as an argument (other users can read it in ps)', {
+      remedy: 'Pass it in a file with --deploy-token-file <file>, or in the environment as SVC_DEPLOY_TOKEN.',
+    });
+  }
+}
+
+/** Shared by install and upgrade: everything but the token check. */
+export async function runInstall(
+  ctx: CommandContext,
+  layout: InstallLayout,
+  options: {
+    deployToken: string | undefined;
+    from: string | undefined;
+    start: boolean;
+    dryRun: boolean;
+    baseUrl: string | undefined;
+    requireInstalled?: boolean;
+  },
+): Promise<InstallResult> {
+  const [{ installNode }, { readPackageSource, runningPackageDir }, { serviceManager }, { readConfigFile, resolveConfig }, { ServiceClient }] =
+    await Promise.all([
+      import('../../node/install/install-node.js'),
+      import('../../node/install/package-source.js'),
+      import('../../node/install/systemctl.js'),
+      import('../../node/config.js'),
+      import('../../node/service-client.js'),
+    ]);
+  const source = readPackageSource(options.from ?? runningPackageDir());
+  // The install's own config file, not the CLI's home: --root may point elsewhere.
+  const config = resolveConfig({ flags: { base_url: options.baseUrl }, env: ctx.env, file: readConfigFile(layout.configFile) });
+  const client = new ServiceClient({ baseUrl: config.base_url, deadlineMs: config.timeout_seconds * 1000 });
+  try {
+    return await installNode({
+      layout,
+      source,
+      deployToken: options.deployToken,
+      config,
+      enroll: (token) => client.enroll(token),
+      services: serviceManager({ noStart: !options.start, onHost: layout.onHost }),
+      env: ctx.env,
+      dryRun: options.dryRun,
+      now: () => new Date(ctx.clock.now()),
+      log: (line) => (options.dryRun ? undefined : ctx.output.info(line)),
+      requireInstalled: options.requireInstalled ?? false,
+    });
+  } finally {
+    await client.close();
+  }
+}
+
+export function renderInstall(ctx: CommandContext, result: InstallResult, verb: string): void {
+  for (const warning of result.service.warnings) ctx.output.warn(warning);
+  if (result.service.action === 'skipped') {
+    ctx.output.warn(`not starting the service: ${result.service.reason}; on the host, start it with: systemctl daemon-reload && systemctl enable --now svc-swarm-node`);
+  }
+  ctx.output.result(result, (data, style) => humanInstall(data, style, verb));
+}
+
+function humanInstall(result: InstallResult, style: ChalkInstance, verb: string): string {
+  const where = result.root === '/' ? '' : ` under ${result.root}`;
+  if (result.changes.length === 0) return `nothing to change: swarm-node ${result.version} is installed${where} as node ${result.node_id}`;
+  const lines = result.dry_run ? result.changes.map(describeChange) : [];
+  const node = result.node_id === null ? (result.enrolled ? 'enrolling with the deploy token first' : '') : `node ${result.node_id}`;
+  lines.push(style.green(`${verb} swarm-node ${result.version}${where}${node === '' ? '' : `, ${node}`}: ${result.changes.length} change(s); service ${result.service.action}`));
+  if (result.database_backup !== null) lines.push(`database backed up to ${result.database_backup}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,268 @@
+// issue 4 §7: `swarm-node doctor` checks an installed node and, for every failed check, prints the command that
+// fixes it. Checks only read: the database is opened read-only, the service is asked a public GET.
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import type { Clock } from '../../lib/clock.js';
+import { CREDENTIALS_MODE, type Credentials } from '../credentials.js';
+import { readCredentialsIgnoringMode } from './credentials-repair.js';
+import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
+import { hostPathOf, SERVICE_USER, UNIT_IN_RELEASE, type InstallLayout } from './layout.js';
+import { readLink } from './links.js';
+import { lookupServiceUser } from './service-user.js';
+
+export type CheckStatus = 'ok' | 'warn' | 'fail';
+
+export interface DoctorCheck {
+  name: string;
+  status: CheckStatus;
+  detail: string;
+  /** The command that fixes it (failed and warned checks). */
+  fix?: string;
+}
+
+export interface DoctorReport {
+  root: string;
+  home: string;
+  ok: boolean;
+  checks: DoctorCheck[];
+}
+
+export interface DoctorOptions {
+  layout: InstallLayout;
+  clock: Clock;
+  /** The base URL in force (flag > env > config file). */
+  baseUrl: string;
+  /** How far the service's clock may be from ours before tokens and webhook signatures misbehave. */
+  maxClockSkewSeconds?: number;
+  serviceTimeoutMs?: number;
+}
+
+export const MIN_NODE = [20, 18] as const;
+/** systemd's default PATH for services: where `#!/usr/bin/env node` in ExecStart looks. */
+const SYSTEMD_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
+const TOKEN_WARN_SECONDS = 3 * 24 * 60 * 60;
+
+export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
+  const { layout } = options;
+  const rootFlag = layout.onHost ? '' : ` --root ${layout.root}`;
+  const credentials = readCredentialsIgnoringMode(layout.credentialsFile);
+  const checks: DoctorCheck[] = [
+    checkLayout(layout, rootFlag),
+    ...(await checkModesAndOwners(layout)),
+    checkUnit(layout, rootFlag),
+    await checkNode(),
+    checkEnrollment(credentials, rootFlag),
+    ...(await checkService(options)),
+    checkToken(credentials, options.clock),
+    await checkDatabase(layout),
+  ];
+  return { root: layout.root, home: layout.home, ok: checks.every((check) => check.status !== 'fail'), checks };
+}
+
+function checkLayout(layout: InstallLayout, rootFlag: string): DoctorCheck {
+  const fix = `swarm-node install${rootFlag}`;
+  const missing: string[] = [];
+  for (const dir of [layout.home, layout.etcDir, layout.varDir, layout.releasesDir]) if (!isDirectory(dir)) missing.push(`${dir}/`);
+  for (const file of [layout.configFile, layout.credentialsFile, layout.uninstallScript]) if (!existsSync(file)) missing.push(file);
+  const current = readLink(layout.currentLink);
+  if (current === undefined || current === 'not-a-link') missing.push(`${layout.currentLink} (a link to releases/<version>)`);
+  else if (!existsSync(join(layout.currentLink, 'bin', 'swarm-node.js'))) missing.push(`${layout.currentLink} -> ${current} (dangling)`);
+  if (!existsSync(layout.binLink)) missing.push(`${layout.binLink} (a link to the current release)`);
+  if (missing.length > 0) return { name: 'layout', status: 'fail', detail: `missing: ${missing.join(', ')}`, fix };
+  return { name: 'layout', status: 'ok', detail: `${layout.home}, current -> ${String(current)}` };
+}
+
+async function checkModesAndOwners(layout: InstallLayout): Promise<DoctorCheck[]> {
+  const problems: string[] = [];
+  const fixes: string[] = [];
+  const wantMode = (path: string, mode: number) => {
+    if (!existsSync(path)) return;
+    const actual = statSync(path).mode & 0o777;
+    if (actual !== mode) {
+      problems.push(`${path} is ${octal(actual)}, should be ${octal(mode)}`);
+      fixes.push(`chmod ${octal(mode)} ${path}`);
+    }
+  };
+  wantMode(layout.credentialsFile, CREDENTIALS_MODE);
+  wantMode(layout.varDir, 0o700);
+  wantMode(layout.environmentFile, ENVIRONMENT_FILE_MODE);
+  const release = join(layout.currentLink, '.');
+  if (existsSync(release) && (statSync(release).mode & 0o022) !== 0) {
+    problems.push(`the current release ${release} is writable by others`);
+    fixes.push(`chmod -R go-w ${layout.releasesDir}`);
+  }
+  let owners: DoctorCheck | undefined;
+  if (layout.onHost) {
+    const user = await lookupServiceUser();
+    if (user === undefined) {
+      owners = { name: 'owners', status: 'fail', detail: `the service user ${SERVICE_USER} does not exist`, fix: 'swarm-node install' };
+    } else {
+      const varFiles = listFiles(layout.varDir).filter((path) => path !== layout.backupsDir);
+      const wrong = [layout.credentialsFile, layout.varDir, ...varFiles].filter(
+        (path) => existsSync(path) && statSync(path).uid !== user.uid,
+      );
+      owners =
+        wrong.length === 0
+          ? { name: 'owners', status: 'ok', detail: `credentials and var/ belong to ${SERVICE_USER}` }
+          : {
+              name: 'owners',
+              status: 'fail',
+              detail: `not owned by ${SERVICE_USER}: ${wrong.join(', ')} (the service cannot read or write them)`,
+              fix: `chown ${SERVICE_USER}:${SERVICE_USER} ${layout.credentialsFile} && chown -R ${SERVICE_USER}:${SERVICE_USER} ${layout.varDir}`,
+            };
+    }
+  }
+  const modes: DoctorCheck =
+    problems.length === 0
+      ? { name: 'modes', status: 'ok', detail: 'credentials 0600, var/ 0700' }
+      : { name: 'modes', status: 'fail', detail: problems.join('; '), fix: fixes.join(' && ') };
+  return owners === undefined ? [modes] : [modes, owners];
+}
+
+function checkUnit(layout: InstallLayout, rootFlag: string): DoctorCheck {
+  const fix = `swarm-node install${rootFlag}`;
+  if (!existsSync(layout.unitFile)) return { name: 'unit', status: 'fail', detail: `${layout.unitFile} is missing`, fix };
+  const shipped = join(layout.currentLink, UNIT_IN_RELEASE);
+  if (!existsSync(shipped)) return { name: 'unit', status: 'fail', detail: 'the current release has no unit to compare with', fix };
+  if (readFileSync(layout.unitFile, 'utf8') !== readFileSync(shipped, 'utf8')) {
+    return {
+      name: 'unit',
+      status: 'fail',
+      detail: `${layout.unitFile} differs from the release's (put local settings in a drop-in: systemctl edit svc-swarm-node)`,
+      fix,
+    };
+  }
+  return { name: 'unit', status: 'ok', detail: `${hostPathOf(layout, layout.unitFile)} matches the current release` };
+}
+
+async function checkNode(): Promise<DoctorCheck> {
+  const fix = 'install Node.js 20.18 or newer into /usr/bin or /usr/local/bin (https://nodejs.org/en/download/package-manager)';
+  const node = SYSTEMD_PATH.map((dir) => join(dir, 'node')).find((path) => existsSync(path));
+  if (node === undefined) {
+    return { name: 'node', status: 'fail', detail: `no node on the service's PATH (${SYSTEMD_PATH.join(':')}); ExecStart cannot start`, fix };
+  }
+  const result = await execa(node, ['-v'], { reject: false, stdin: 'ignore', timeout: 10_000 });
+  const version = String(result.stdout).trim().replace(/^v/, '');
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  if (result.exitCode !== 0 || major < MIN_NODE[0] || (major === MIN_NODE[0] && minor < MIN_NODE[1])) {
+    return { name: 'node', status: 'fail', detail: `${node} is ${version || 'not runnable'}; swarm-node needs ${MIN_NODE.join('.')} or newer`, fix };
+  }
+  return { name: 'node', status: 'ok', detail: `${node} v${version}` };
+}
+
+function checkEnrollment(credentials: Credentials | Error, rootFlag: string): DoctorCheck {
+  if (credentials instanceof Error) return { name: 'enrollment', status: 'fail', detail: credentials.message, fix: `swarm-node install${rootFlag} --deploy-token-file <file>` };
+  if (credentials.node === undefined) {
+    return { name: 'enrollment', status: 'fail', detail: 'the node is not enrolled', fix: `swarm-node install${rootFlag} --deploy-token-file <file>` };
+  }
+  return { name: 'enrollment', status: 'ok', detail: `node ${credentials.node.node_id} of ${credentials.node.user_id}` };
+}
+
+async function checkService(options: DoctorOptions): Promise<DoctorCheck[]> {
+  const url = `${options.baseUrl.replace(/\/+$/, '')}/v1/swarm/agents`;
+  const { request } = await import('undici');
+  const sentAt = options.clock.now();
+  let dateHeader: string | undefined;
+  try {
+    const response = await request(url, { method: 'GET', headersTimeout: options.serviceTimeoutMs ?? 10_000, bodyTimeout: options.serviceTimeoutMs ?? 10_000 });
+    await response.body.dump();
+    if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}`);
+    const header = response.headers.date;
+    dateHeader = Array.isArray(header) ? header[0] : header;
+  } catch (error) {
+    const why = (error as { code?: string }).code ?? (error as Error).message;
+    return [
+      {
+        name: 'service',
+        status: 'fail',
+        detail: `cannot reach ${url} (${why})`,
+        fix: `check the URL and the network: swarm-node config get base_url; curl -sS ${url}`,
+      },
+    ];
+  }
+  const reachable: DoctorCheck = { name: 'service', status: 'ok', detail: `${options.baseUrl} answers` };
+  const serverTime = dateHeader === undefined ? Number.NaN : Date.parse(dateHeader);
+  if (Number.isNaN(serverTime)) return [reachable, { name: 'clock', status: 'warn', detail: 'the service sent no Date header to compare clocks with' }];
+  // Date has whole seconds: compare with the middle of the exchange and allow that second.
+  const localTime = (sentAt + options.clock.now()) / 2;
+  const skewSeconds = Math.round(Math.abs(serverTime + 500 - localTime) / 1000);
+  const max = options.maxClockSkewSeconds ?? 60;
+  const clock: DoctorCheck =
+    skewSeconds > max
+      ? {
+          name: 'clock',
+          status: 'fail',
+          detail: `this host's clock is ${skewSeconds} s away from the service's (at most ${max} s): token expiry and signatures go wrong`,
+          fix: 'timedatectl set-ntp true',
+        }
+      : { name: 'clock', status: 'ok', detail: `within ${Math.max(skewSeconds, 1)} s of the service` };
+  return [reachable, clock];
+}
+
+function checkToken(credentials: Credentials | Error, clock: Clock): DoctorCheck {
+  const fix = 'swarm-node login';
+  if (credentials instanceof Error || credentials.jwt === undefined) {
+    return { name: 'token', status: 'warn', detail: 'no access token stored yet (needed to run agents)', fix };
+  }
+  // Decoded, not verified: the node does not hold the signing key; only the expiry is read.
+  const exp = jwtExpiry(credentials.jwt.token);
+  if (exp === undefined) return { name: 'token', status: 'fail', detail: 'the stored access token is not a readable JWT', fix };
+  const left = exp - Math.floor(clock.now() / 1000);
+  const at = new Date(exp * 1000).toISOString();
+  if (left <= 0) return { name: 'token', status: 'fail', detail: `the access token expired at ${at}`, fix };
+  if (left < TOKEN_WARN_SECONDS) return { name: 'token', status: 'warn', detail: `the access token expires at ${at}`, fix };
+  return { name: 'token', status: 'ok', detail: `valid until ${at}` };
+}
+
+export function jwtExpiry(token: string): number | undefined {
+  const payload = token.split('.')[1];
+  if (payload === undefined) return undefined;
+  try {
+    const claims: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    const exp = (claims as { exp?: unknown }).exp;
+    return typeof exp === 'number' && Number.isFinite(exp) ? exp : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function checkDatabase(layout: InstallLayout): Promise<DoctorCheck> {
+  if (!existsSync(layout.databaseFile)) return { name: 'database', status: 'ok', detail: 'not created yet (the first command or the daemon creates it)' };
+  const { default: Database } = await import('better-sqlite3');
+  const latestBackup = listFiles(layout.backupsDir).sort().at(-1);
+  const fix =
+    latestBackup === undefined
+      ? `move it aside and start afresh: systemctl stop svc-swarm-node && mv ${layout.databaseFile} ${layout.databaseFile}.broken`
+      : `restore the latest backup: systemctl stop svc-swarm-node && cp ${latestBackup} ${layout.databaseFile}`;
+  try {
+    const db = new Database(layout.databaseFile, { readonly: true, fileMustExist: true });
+    try {
+      const rows = db.pragma('integrity_check') as Array<{ integrity_check: string }>;
+      const findings = rows.map((row) => row.integrity_check);
+      if (findings.length === 1 && findings[0] === 'ok') return { name: 'database', status: 'ok', detail: `${layout.databaseFile}: integrity_check ok` };
+      return { name: 'database', status: 'fail', detail: `integrity_check: ${findings.slice(0, 3).join('; ')}`, fix };
+    } finally {
+      db.close();
+    }
+  } catch (error) {
+    return { name: 'database', status: 'fail', detail: `cannot read ${layout.databaseFile}: ${(error as Error).message}`, fix };
+  }
+}
+
+function listFiles(dir: string): string[] {
+  if (!isDirectory(dir)) return [];
+  return readdirSync(dir).map((name) => join(dir, name));
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function octal(mode: number): string {
+  return mode.toString(8).padStart(4, '0');
+}

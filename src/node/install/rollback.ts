@@ -1,0 +1,83 @@
+// issue 4 §5: `upgrade --rollback` switches `current` back to the release kept as `previous` (and `previous` to the
+// one left, so a second rollback rolls forward). Config, credentials and the database stay; the database backups
+// taken when that release was left are listed, for when the newer version had migrated it.
+import { existsSync, readdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { SvcError } from '../../contract/errors.js';
+import { planCurrentSwitch, planHostFiles, settleService, type BackupRecord, type ServiceOutcome } from './install-node.js';
+import { UNIT_IN_RELEASE, type InstallLayout } from './layout.js';
+import { readLink } from './links.js';
+import { applySteps, type Change } from './plan.js';
+import type { ServiceManager } from './systemctl.js';
+
+export interface RollbackOptions {
+  layout: InstallLayout;
+  services: ServiceManager;
+  dryRun: boolean;
+  now: () => Date;
+  log: (line: string) => void;
+}
+
+export interface RollbackResult {
+  from_version: string;
+  to_version: string;
+  dry_run: boolean;
+  changes: Change[];
+  service: ServiceOutcome;
+  database_backup: string | null;
+  /** Snapshots taken when `to_version` was left, newest last. */
+  database_backups_of_target: string[];
+}
+
+export async function rollbackRelease(options: RollbackOptions): Promise<RollbackResult> {
+  const { layout } = options;
+  const current = readLink(layout.currentLink);
+  const previous = readLink(layout.previousLink);
+  if (current === undefined || current === 'not-a-link') {
+    throw new SvcError('usage', `no node is installed at ${layout.home}`, { remedy: 'Install it first: swarm-node install --deploy-token-file <file>.' });
+  }
+  if (previous === undefined || previous === 'not-a-link') {
+    throw new SvcError('usage', 'there is no previous release to roll back to', {
+      remedy: 'A previous release is kept after an upgrade: swarm-node upgrade --from <package dir>.',
+    });
+  }
+  const targetDir = join(layout.home, previous);
+  if (!existsSync(join(targetDir, 'bin', 'swarm-node.js'))) {
+    throw new SvcError('local_state', `the previous release ${targetDir} is missing or incomplete`, {
+      remedy: 'Install that version again with swarm-node upgrade --from <its package dir>.',
+    });
+  }
+  const toVersion = basename(previous);
+  const backups: BackupRecord = { made: null };
+  const steps = [
+    ...planCurrentSwitch(layout, toVersion, options.now, backups),
+    ...planHostFiles(layout, join(targetDir, UNIT_IN_RELEASE), toVersion),
+  ];
+  const changes = steps.map((step) => step.change);
+  const result: RollbackResult = {
+    from_version: basename(current),
+    to_version: toVersion,
+    dry_run: options.dryRun,
+    changes,
+    service: { action: 'unchanged', warnings: [] },
+    database_backup: null,
+    database_backups_of_target: listBackups(layout, toVersion),
+  };
+  if (options.dryRun) {
+    result.service =
+      options.services.skipReason === undefined ? { action: 'restarted', warnings: [] } : { action: 'skipped', reason: options.services.skipReason, warnings: [] };
+    return result;
+  }
+  await applySteps(steps, options.log);
+  result.database_backup = backups.made;
+  result.service = await settleService(options.services, changes, layout.unitFile);
+  return result;
+}
+
+function listBackups(layout: InstallLayout, version: string): string[] {
+  if (!existsSync(layout.backupsDir)) return [];
+  return readdirSync(layout.backupsDir)
+    .filter((name) => name.startsWith(`swarm-node.db.${version}.`))
+    .sort()
+    .map((name) => join(layout.backupsDir, name));
+}

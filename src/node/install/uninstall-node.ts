@@ -1,0 +1,83 @@
+// issue 4 §6: stop and disable the unit, then remove everything install wrote; var/ (the database) and the
+// credentials stay unless --purge. It never calls the service, so it works when the service no longer knows the node.
+import { existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { InstallLayout } from './layout.js';
+import { readLink } from './links.js';
+import { applySteps, type Change, type Step } from './plan.js';
+import { removeServiceUser } from './service-user.js';
+import { SYSTEMCTL, type ServiceManager } from './systemctl.js';
+
+export interface UninstallOptions {
+  layout: InstallLayout;
+  purge: boolean;
+  services: ServiceManager;
+  dryRun: boolean;
+  log: (line: string) => void;
+}
+
+export interface UninstallResult {
+  root: string;
+  purge: boolean;
+  dry_run: boolean;
+  changes: Change[];
+  kept: string[];
+  service: { action: 'stopped' | 'skipped'; reason?: string; warnings: string[] };
+}
+
+export async function uninstallNode(options: UninstallOptions): Promise<UninstallResult> {
+  const { layout, services, purge } = options;
+  const warnings: string[] = [];
+  const steps: Step[] = [];
+  const remove = (path: string, detail: string) => {
+    if (!existsSync(path) && readLink(path) === undefined) return;
+    steps.push({ change: { action: 'remove', path, detail, restart: false }, apply: () => rmSync(path, { recursive: true, force: true }) });
+  };
+  const removeOurLink = (path: string, detail: string) => {
+    const target = readLink(path);
+    if (target === undefined || target === 'not-a-link') return;
+    steps.push({ change: { action: 'remove', path, detail: `${detail} -> ${target}`, restart: false }, apply: () => rmSync(path, { force: true }) });
+  };
+
+  remove(layout.unitFile, 'systemd unit');
+  removeOurLink(layout.binLink, 'command link');
+  removeOurLink(layout.currentLink, 'current release');
+  removeOurLink(layout.previousLink, 'previous release');
+  remove(layout.releasesDir, 'releases');
+  remove(layout.configFile, 'config');
+  remove(layout.environmentFile, 'service environment');
+  const kept: string[] = [];
+  if (purge) {
+    remove(layout.credentialsFile, 'credentials');
+    remove(layout.varDir, 'database and backups');
+  } else {
+    for (const path of [layout.credentialsFile, layout.varDir]) if (existsSync(path)) kept.push(path);
+  }
+  remove(layout.uninstallScript, 'uninstall script');
+
+  const service: UninstallResult['service'] =
+    services.skipReason === undefined ? { action: 'stopped', warnings } : { action: 'skipped', reason: services.skipReason, warnings };
+  const result: UninstallResult = { root: layout.root, purge, dry_run: options.dryRun, changes: steps.map((s) => s.change), kept, service };
+  if (options.dryRun) return result;
+
+  // Stopped before its files go, so the daemon never runs from a release that is being deleted.
+  pushWarning(warnings, await services.run(SYSTEMCTL.disableNow));
+  await applySteps(steps, options.log);
+  pushWarning(warnings, await services.run(SYSTEMCTL.daemonReload));
+  for (const dir of [layout.etcDir, layout.home, resolve(layout.home, '..')]) removeIfEmpty(dir);
+  if (purge && layout.onHost) pushWarning(warnings, await removeServiceUser());
+  return result;
+}
+
+/** Only directories install made and only when empty: /opt/svc goes when nothing else of ours lives there. */
+function removeIfEmpty(dir: string): void {
+  try {
+    if (existsSync(dir) && readdirSync(dir).length === 0) rmdirSync(dir);
+  } catch {
+    // Not empty after all, or not ours to remove: either way it stays.
+  }
+}
+
+function pushWarning(warnings: string[], warning: string | undefined): void {
+  if (warning !== undefined) warnings.push(warning);
+}

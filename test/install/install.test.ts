@@ -1,0 +1,256 @@
+// issue 4 §1, §2, §8: `swarm-node install` (the built binary) into a scratch --root against the real svc-api.
+import { existsSync, readFileSync, readlinkSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningService } from '../../src/api/server.js';
+import { MovableClock } from '../helpers/clock.js';
+import { activatedSession } from '../helpers/funnel.js';
+import { REPO_ROOT, startSvcApi } from '../helpers/svc-api.js';
+import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+import { filesUnder, homeOf, mode, run, snapshot, swarmNode, writeTokenFile } from './support.js';
+
+const VERSION = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version as string;
+
+describe('swarm-node install', () => {
+  let service: RunningService;
+  let clock: MovableClock;
+
+  beforeAll(async () => {
+    clock = new MovableClock();
+    service = await startSvcApi({ clock });
+  });
+  afterAll(async () => {
+    await service.close();
+    removeTempDirs();
+  });
+
+  const deployToken = async () => (await activatedSession(service.baseUrl, uniqueEmail('install'))).deploy_token;
+  const install = (root: string, args: string[] = [], env: Record<string, string | undefined> = {}) =>
+    swarmNode(['install', '--root', root, ...args], { env: { SVC_BASE_URL: service.baseUrl, ...env } });
+
+  describe('a first install', () => {
+    let root: string;
+    let token: string;
+    let first: Awaited<ReturnType<typeof install>>;
+
+    beforeAll(async () => {
+      root = tempDir('install-root-');
+      token = await deployToken();
+      first = await install(root, ['--deploy-token-file', writeTokenFile(token)]);
+    });
+
+    it('enrolls and lays out the release, current, config, credentials, var, unit, link and uninstall.sh', () => {
+      expect(first.exitCode, first.stderr).toBe(0);
+      const home = homeOf(root);
+      expect(readlinkSync(join(home, 'current'))).toBe(`releases/${VERSION}`);
+      for (const file of ['bin/swarm-node.js', 'dist/swarm-node.js', 'package.json', 'systemd/svc-swarm-node.service']) {
+        expect(existsSync(join(home, 'releases', VERSION, file)), file).toBe(true);
+      }
+      expect(readlinkSync(join(home, 'releases', VERSION, 'bin', 'swarm-node'))).toBe('swarm-node.js');
+      expect(existsSync(join(home, 'releases', VERSION, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'))).toBe(true);
+      // Only what runs: not the addon's C sources or build objects.
+      expect(existsSync(join(home, 'releases', VERSION, 'node_modules', 'better-sqlite3', 'deps'))).toBe(false);
+      expect(existsSync(join(home, 'releases', VERSION, 'node_modules', 'better-sqlite3', 'src'))).toBe(false);
+
+      const config = JSON.parse(readFileSync(join(home, 'etc', 'config.json'), 'utf8'));
+      expect(config).toMatchObject({ base_url: service.baseUrl, wallet_url: expect.any(String), node_id: expect.any(String) });
+      const credentials = JSON.parse(readFileSync(join(home, 'etc', 'credentials.json'), 'utf8'));
+      expect(credentials.node).toMatchObject({ node_id: config.node_id, tier_id: 'svc_starter_agents' });
+      expect(service.db.prepare('SELECT COUNT(*) AS n FROM nodes WHERE node_id = ?').get(config.node_id)).toEqual({ n: 1 });
+
+      expect(statSync(join(home, 'var')).isDirectory()).toBe(true);
+      expect(readFileSync(join(root, 'etc/systemd/system/svc-swarm-node.service'), 'utf8')).toBe(
+        readFileSync(join(REPO_ROOT, 'systemd/svc-swarm-node.service'), 'utf8'),
+      );
+      // Relative links: they resolve inside the scratch root, and the same on the host.
+      expect(readlinkSync(join(root, 'usr/local/bin/swarm-node'))).toBe('../../../opt/svc/swarm-node/current/bin/swarm-node');
+      expect(realpathSync(join(root, 'usr/local/bin/swarm-node'))).toBe(realpathSync(join(home, 'releases', VERSION, 'bin', 'swarm-node.js')));
+      expect(existsSync(join(home, 'uninstall.sh'))).toBe(true);
+    });
+
+    it('creates credentials 0600, var/ 0700, the environment-free unit 0644 and uninstall.sh 0755', () => {
+      const home = homeOf(root);
+      expect(mode(join(home, 'etc', 'credentials.json'))).toBe(0o600);
+      expect(mode(join(home, 'var'))).toBe(0o700);
+      expect(mode(join(root, 'etc/systemd/system/svc-swarm-node.service'))).toBe(0o644);
+      expect(mode(join(home, 'uninstall.sh'))).toBe(0o755);
+      expect(mode(join(home, 'etc', 'config.json'))).toBe(0o644);
+      expect(existsSync(join(home, 'etc', 'environment'))).toBe(false);
+    });
+
+    it('never writes the deploy token, and never prints it', () => {
+      for (const path of filesUnder(root)) {
+        const full = join(root, path);
+        if (statSync(full, { throwIfNoEntry: false })?.isFile()) expect(readFileSync(full).includes(token), path).toBe(false);
+      }
+      expect(first.stdout + first.stderr).not.toContain(token);
+    });
+
+    it('says that the service was not started, and why', () => {
+      expect(first.stderr).toMatch(/not starting the service: the install root is a staging directory/);
+      expect(first.stdout).toMatch(new RegExp(`installed swarm-node ${VERSION.replace(/\./g, '\\.')} under ${root}`));
+    });
+
+    it('runs as installed: the release loads its own better-sqlite3, and the installed binary answers', async () => {
+      const release = join(homeOf(root), 'releases', VERSION);
+      const sqlite = await run('node', ['-e', "const D = require('better-sqlite3'); process.stdout.write(String(new D(':memory:').prepare('select 41 + 1 AS n').get().n))"], { cwd: release });
+      expect(sqlite.stdout, sqlite.stderr).toBe('42');
+      const version = await run(join(root, 'usr/local/bin/swarm-node'), ['--version']);
+      expect(version.stdout.trim(), version.stderr).toBe(VERSION);
+    });
+
+    it('a re-run needs no token, changes nothing and says so', async () => {
+      const before = snapshot(root);
+      const again = await install(root);
+      expect(again.exitCode, again.stderr).toBe(0);
+      expect(again.stdout).toMatch(/^nothing to change/);
+      expect(snapshot(root)).toEqual(before);
+
+      const json = await install(root, ['--json']);
+      expect(json.json).toMatchObject({ changes: [], enrolled: false, service: { action: 'unchanged' } });
+    });
+
+    it('a re-run with the used token still set ignores it and changes nothing', async () => {
+      const before = snapshot(root);
+      const again = await install(root, [], { SVC_DEPLOY_TOKEN: token });
+      expect(again.exitCode, again.stderr).toBe(0);
+      expect(again.stderr).toMatch(/already enrolled as node .*the deploy token was not used/);
+      expect(snapshot(root)).toEqual(before);
+    });
+
+    it('a re-run restores an edited unit and a loosened credentials mode, and says what it changed', async () => {
+      const unit = join(root, 'etc/systemd/system/svc-swarm-node.service');
+      const shipped = readFileSync(unit, 'utf8');
+      writeFileSync(unit, shipped.replace('NoNewPrivileges=yes', 'NoNewPrivileges=no'));
+      const credentials = join(homeOf(root), 'etc', 'credentials.json');
+      const { chmodSync } = await import('node:fs');
+      chmodSync(credentials, 0o644);
+
+      const again = await install(root, ['--json']);
+      expect(again.exitCode, again.stderr).toBe(0);
+      const paths = again.json.changes.map((change: { path: string }) => change.path);
+      expect(paths).toEqual(expect.arrayContaining([unit, credentials]));
+      expect(again.json.changes).toHaveLength(2);
+      // The unit changed, so the service would restart; on a staging root systemctl is skipped and that is said.
+      expect(again.json.service).toMatchObject({ action: 'skipped' });
+      expect(readFileSync(unit, 'utf8')).toBe(shipped);
+      expect(mode(credentials)).toBe(0o600);
+    });
+  });
+
+  describe('refuses before anything is written', () => {
+    it('a used deploy token: exit 4, a clear error, the root left empty', async () => {
+      const token = await deployToken();
+      const firstRoot = tempDir('install-root-');
+      expect((await install(firstRoot, ['--deploy-token-file', writeTokenFile(token)])).exitCode).toBe(0);
+
+      const root = tempDir('install-root-');
+      const result = await install(root, ['--deploy-token-file', writeTokenFile(token)]);
+      expect(result.exitCode).toBe(4);
+      expect(result.stderr).toMatch(/the service refused the deploy token .*unknown, expired, revoked or already used.*nothing was installed/);
+      expect(result.stderr).toMatch(/Activate the session again/);
+      expect(result.stdout + result.stderr).not.toContain(token);
+      expect(filesUnder(root)).toEqual([]);
+    });
+
+    it('an expired deploy token (16 minutes later): exit 4, the root left empty', async () => {
+      const token = await deployToken();
+      const root = tempDir('install-root-');
+      clock.advance(16 * 60 * 1000);
+      const result = await install(root, [], { SVC_DEPLOY_TOKEN: token });
+      expect(result.exitCode).toBe(4);
+      expect(result.stderr).toMatch(/the service refused the deploy token/);
+      expect(filesUnder(root)).toEqual([]);
+    });
+
+    it('no token on a node that is not enrolled: exit 2, says where the token goes', async () => {
+      const root = tempDir('install-root-');
+      const result = await install(root);
+      expect(result.exitCode).toBe(2);
+      expect(result.stderr).toMatch(/not enrolled yet, and no deploy token was given/);
+      expect(result.stderr).toMatch(/--deploy-token-file <file>.*SVC_DEPLOY_TOKEN/);
+      expect(filesUnder(root)).toEqual([]);
+    });
+
+    it('a token as an argument is refused, in --json as one error document', async () => {
+      const root = tempDir('install-root-');
+      const result = await install(root, ['--json', '--deploy-token', 'AAAAAAAAAAAAAAAAAAAAAAAA']);
+      expect(result.exitCode).toBe(2);
+      expect(result.json.error).toMatchObject({ code: 'usage', message: expect.stringMatching(/never taken as an argument/) });
+      expect(filesUnder(root)).toEqual([]);
+    });
+
+    it('a token file that is missing, or holds something else, is refused without quoting it', async () => {
+      const root = tempDir('install-root-');
+      const missing = await install(root, ['--deploy-token-file', join(root, 'nope')]);
+      expect(missing.exitCode).toBe(2);
+      expect(missing.stderr).toMatch(/cannot read the deploy token file .*nope \(ENOENT\)/);
+
+      const junk = 'not a token; rm -rf / <secret>';
+      const malformed = await install(root, ['--deploy-token-file', writeTokenFile(junk)]);
+      expect(malformed.exitCode).toBe(2);
+      expect(malformed.stderr).toMatch(/is not a deploy token/);
+      expect(malformed.stderr).not.toContain('secret');
+      expect(filesUnder(root)).toEqual([]);
+    });
+
+    it('a service that cannot be reached: exit 6, nothing written', async () => {
+      const root = tempDir('install-root-');
+      const token = await deployToken();
+      const result = await swarmNode(['install', '--root', root, '--base-url', 'http://127.0.0.1:1'], { env: { SVC_DEPLOY_TOKEN: token } });
+      expect(result.exitCode).toBe(6);
+      expect(result.stderr).toMatch(/cannot reach the service/);
+      expect(filesUnder(root)).toEqual([]);
+    });
+
+    it('--dry-run lists every change, writes nothing and leaves the token unspent', async () => {
+      const root = tempDir('install-root-');
+      const token = await deployToken();
+      const dry = await install(root, ['--dry-run'], { SVC_DEPLOY_TOKEN: token });
+      expect(dry.exitCode, dry.stderr).toBe(0);
+      expect(filesUnder(root)).toEqual([]);
+      const home = homeOf(root);
+      for (const path of [
+        join(home, 'etc', 'credentials.json'),
+        join(home, 'releases', VERSION),
+        join(home, 'current'),
+        join(home, 'etc', 'config.json'),
+        join(root, 'etc/systemd/system/svc-swarm-node.service'),
+        join(root, 'usr/local/bin/swarm-node'),
+        join(home, 'uninstall.sh'),
+      ]) {
+        expect(dry.stdout).toContain(`+ ${path}`);
+      }
+      expect(dry.stdout).toMatch(/would install/);
+      // The token was not used: a real install with it still enrolls.
+      const real = await install(root, [], { SVC_DEPLOY_TOKEN: token });
+      expect(real.exitCode, real.stderr).toBe(0);
+    });
+
+    it('a --from that is not a swarm-node package is refused before enrolling', async () => {
+      const root = tempDir('install-root-');
+      const token = await deployToken();
+      const result = await install(root, ['--from', tempDir('not-a-package-')], { SVC_DEPLOY_TOKEN: token });
+      expect(result.exitCode).toBe(2);
+      expect(result.stderr).toMatch(/is not a swarm-node package: no package.json/);
+      expect(filesUnder(root)).toEqual([]);
+      expect((await install(root, [], { SVC_DEPLOY_TOKEN: token })).exitCode).toBe(0);
+    });
+  });
+
+  it('passes proxy variables to the service in etc/environment, 0600', async () => {
+    const root = tempDir('install-root-');
+    const token = await deployToken();
+    const result = await install(root, ['--no-start'], {
+      SVC_DEPLOY_TOKEN: token,
+      https_proxy: 'http://user:p"w@proxy.internal:3128',
+      NO_PROXY: 'localhost,127.0.0.1',
+    });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/not starting the service: --no-start was given/);
+    const file = join(homeOf(root), 'etc', 'environment');
+    expect(mode(file)).toBe(0o600);
+    const lines = readFileSync(file, 'utf8').split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+    expect(lines).toEqual(['https_proxy="http://user:p\\"w@proxy.internal:3128"', 'NO_PROXY="localhost,127.0.0.1"']);
+  });
+});

@@ -1,0 +1,104 @@
+// Helpers for the install tests: run a swarm-node binary (the repo's, or one installed under a scratch root) with a
+// clean environment, snapshot a tree, and fake a newer version by re-labelling a copy of an installed release.
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { execa } from 'execa';
+import { expect } from 'vitest';
+import { SWARM_NODE_BIN } from '../helpers/svc-api.js';
+import { tempDir } from '../helpers/temp.js';
+
+export const INSTALL_PATH = 'opt/svc/swarm-node';
+
+export interface Run {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  json: any;
+}
+
+/** The environment of a fresh shell: no proxy, token or home leaks in from the test runner. */
+export function cleanEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', NO_COLOR: '1' };
+  for (const [key, value] of Object.entries(extra)) if (value !== undefined) env[key] = value;
+  return env;
+}
+
+export async function run(
+  command: string,
+  args: string[],
+  options: { env?: Record<string, string | undefined>; input?: string; cwd?: string } = {},
+): Promise<Run> {
+  const result = await execa(command, args, {
+    env: cleanEnv(options.env),
+    extendEnv: false,
+    reject: false,
+    timeout: 60_000,
+    ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+  });
+  let json: unknown;
+  try {
+    json = JSON.parse(String(result.stdout));
+  } catch {
+    json = undefined;
+  }
+  return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr), json };
+}
+
+/** The built binary of this checkout (npm run build first; `npm test` does). */
+export function swarmNode(args: string[], options: Parameters<typeof run>[2] = {}): Promise<Run> {
+  expect(existsSync(join(SWARM_NODE_BIN, '..', '..', 'dist', 'swarm-node.js')), 'dist/ is missing: run npm run build').toBe(true);
+  return run('node', [SWARM_NODE_BIN, ...args], options);
+}
+
+export function writeTokenFile(token: string): string {
+  const file = join(tempDir('deploy-token-'), 'token');
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return file;
+}
+
+export function homeOf(root: string): string {
+  return join(root, INSTALL_PATH);
+}
+
+/** Every file and link under `root` (directories are left out: empty ones may stay on a real host). */
+export function filesUnder(root: string): string[] {
+  const found: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else found.push(relative(root, path));
+    }
+  };
+  if (existsSync(root)) walk(root);
+  return found.sort();
+}
+
+/** Path → what it is now (content hash, link target, mode, mtime): equal snapshots, nothing touched. */
+export function snapshot(root: string): Record<string, string> {
+  const entries: Record<string, string> = {};
+  for (const path of filesUnder(root)) {
+    const full = join(root, path);
+    const stat = lstatSync(full);
+    entries[path] = stat.isSymbolicLink()
+      ? `link ${readlinkSync(full)}`
+      : `${(stat.mode & 0o7777).toString(8)} ${stat.mtimeMs} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`;
+  }
+  return entries;
+}
+
+/** Test-only: a "newer" package made from an installed release, differing only in its version. */
+export function relabelledPackage(releaseDir: string, version: string): string {
+  const dir = join(tempDir('swarm-node-pkg-'), `svc-swarm-node-${version}`);
+  cpSync(releaseDir, dir, { recursive: true, verbatimSymlinks: true });
+  const manifestPath = join(dir, 'package.json');
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+  writeFileSync(manifestPath, `${JSON.stringify({ ...manifest, version }, null, 2)}\n`);
+  return dir;
+}
+
+export function mode(path: string): number {
+  return lstatSync(path).mode & 0o777;
+}
