@@ -1,5 +1,6 @@
 // Builds the service as a fastify instance from its context (fastify/demo's app/server split): server.ts only
 // starts and stops it, tests build one per suite.
+import type { ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
 import { MAX_BODY_BYTES } from '../contract/claims.js';
@@ -36,6 +37,13 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: false } },
+    routerOptions: {
+      // Ids in paths may be 128 characters (ID_PATTERN); the router's own answers to a longer or undecodable path
+      // are problem details too, and never echo the path back.
+      maxParamLength: 256,
+      onMaxParamLength: (_path, _req, res) => writeRawProblem(res, new SvcError('not_found', 'no such resource: a path segment is too long')),
+      onBadUrl: (_path, _req, res) => writeRawProblem(res, new SvcError('invalid_request', 'the request path is not valid URL encoding')),
+    },
   });
 
   app.setErrorHandler(handleError);
@@ -43,6 +51,9 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
     throw new SvcError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`);
   });
 
+  // spec §4: all bodies are JSON. Fastify also parses text/plain by default, which would turn a text body into a
+  // 400 about its shape instead of a clear 415.
+  app.removeContentTypeParser('text/plain');
   // JSON bodies keep their raw bytes: the webhook's signature is over exactly what was sent.
   app.removeContentTypeParser('application/json');
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -78,6 +89,13 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   if (ctx.sandbox) await app.register(sandboxRoutes(ctx));
 
   return app;
+}
+
+/** For the router's raw responses, which run before fastify's reply exists. */
+function writeRawProblem(res: ServerResponse, error: SvcError): void {
+  res.statusCode = error.status;
+  res.setHeader('content-type', 'application/problem+json; charset=utf-8');
+  res.end(JSON.stringify(error.toProblem()));
 }
 
 /** Route config for the endpoints DECISIONS.md rate-limits per client address. */

@@ -58,7 +58,9 @@ function describeValidationIssue(issue: ValidationIssue): { path: string; messag
 
 export function sendProblem(reply: FastifyReply, error: SvcError): FastifyReply {
   if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
-  if (error.code === 'unauthorized') reply.header('www-authenticate', 'Bearer error="invalid_token"');
+  if (error.code === 'unauthorized' || error.code === 'deploy_token_invalid') {
+    reply.header('www-authenticate', 'Bearer error="invalid_token"');
+  }
   return reply.status(error.status).type('application/problem+json').send(error.toProblem());
 }
 

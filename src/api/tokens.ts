@@ -16,7 +16,7 @@ import { isTierId } from '../contract/tiers.js';
 import type { Clock } from '../lib/clock.js';
 import type { ServiceSecrets } from './secrets.js';
 
-export type InvalidTokenReason = 'malformed' | 'bad_signature' | 'expired' | 'unknown_key' | 'invalid_claims';
+export type InvalidTokenReason = 'malformed' | 'unsupported_algorithm' | 'bad_signature' | 'expired' | 'unknown_key' | 'invalid_claims';
 
 export class InvalidTokenError extends SvcError {
   constructor(readonly reason: InvalidTokenReason) {
@@ -108,5 +108,9 @@ function toInvalidTokenError(error: unknown): InvalidTokenError {
   if (error instanceof joseErrors.JWTExpired) return new InvalidTokenError('expired');
   if (error instanceof joseErrors.JWSSignatureVerificationFailed) return new InvalidTokenError('bad_signature');
   if (error instanceof joseErrors.JWTClaimValidationFailed) return new InvalidTokenError('invalid_claims');
+  // alg:none, HS512 and every algorithm but the pinned HS256.
+  if (error instanceof joseErrors.JOSEAlgNotAllowed || error instanceof joseErrors.JOSENotSupported) {
+    return new InvalidTokenError('unsupported_algorithm');
+  }
   return new InvalidTokenError('malformed');
 }

@@ -10,7 +10,7 @@ import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
 import { UUID_V4, dbSnapshot } from './support/paygate-support.js';
 
 const THIRTY_DAYS_SECONDS = 2_592_000;
-const REASONS = ['malformed', 'bad_signature', 'expired', 'unknown_key', 'invalid_claims'];
+const REASONS = ['malformed', 'unsupported_algorithm', 'bad_signature', 'expired', 'unknown_key', 'invalid_claims'];
 
 const b64url = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 
@@ -203,13 +203,13 @@ describe('auth: issue-token and verify', () => {
       const cases: [string, () => Promise<string> | string, string | undefined][] = [
         ['garbage', () => 'not-a-jwt', 'malformed'],
         ['two segments', () => `${parts()[0]}.${parts()[1]}`, 'malformed'],
-        ['alg none without a signature', () => `${b64url({ alg: 'none', typ: 'JWT' })}.${parts()[1]}.`, undefined],
+        ['alg none without a signature', () => `${b64url({ alg: 'none', typ: 'JWT' })}.${parts()[1]}.`, 'unsupported_algorithm'],
         [
           'alg none with the real signature kept',
           () => `${b64url({ alg: 'none', typ: 'JWT', kid: service.secrets.jwtKid })}.${parts()[1]}.${parts()[2]}`,
-          undefined,
+          'unsupported_algorithm',
         ],
-        ['HS512 with the right key', () => signWith(service.secrets.jwtKey, claimsWith({}), { alg: 'HS512', typ: 'JWT', kid: service.secrets.jwtKid }), undefined],
+        ['HS512 with the right key', () => signWith(service.secrets.jwtKey, claimsWith({}), { alg: 'HS512', typ: 'JWT', kid: service.secrets.jwtKid }), 'unsupported_algorithm'],
         ['a wrong key under the right kid', () => signWith(randomBytes(32), claimsWith({}), { alg: 'HS256', typ: 'JWT', kid: service.secrets.jwtKid }), 'bad_signature'],
         ['a wrong key and no kid', () => signWith(randomBytes(32), claimsWith({}), { alg: 'HS256', typ: 'JWT' }), 'bad_signature'],
         ['a tampered tier claim', () => `${parts()[0]}.${b64url(claimsWith({ tier: 'svc_pay_wallet_fund' }))}.${parts()[2]}`, 'bad_signature'],

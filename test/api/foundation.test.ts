@@ -31,6 +31,25 @@ describe('svc-api foundation', () => {
     expect(response.body).toMatchObject({ status: 404, code: 'not_found', type: 'urn:svc:problem:not_found' });
   });
 
+  it('answers a too-long or badly encoded path with problem details that do not echo it', async () => {
+    const long = await apiClient(service.baseUrl).get(`/sandbox/payments/pay_${'x'.repeat(300)}`);
+    expect(long.status).toBe(404);
+    expect(long.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(long.body.code).toBe('not_found');
+    expect(long.text).not.toContain('xxxxxxxxxx');
+    const bad = await apiClient(service.baseUrl).get('/sandbox/payments/%E0%A4%A');
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe('invalid_request');
+  });
+
+  it('refuses a text/plain body with 415 (authenticated routes check the token first)', async () => {
+    for (const path of ['/sandbox/payments', '/v1/auth/issue-token', '/v1/swarm/paygate/session', '/v1/payments/webhook']) {
+      const response = await fetch(`${service.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+      expect(response.status, path).toBe(415);
+      expect((await response.json()).code).toBe('unsupported_media_type');
+    }
+  });
+
   it('generates its secrets into the data dir, readable by the owner only', () => {
     for (const name of ['jwt-secret', 'webhook-secret']) {
       expect(statSync(join(dataDirOf(service), name)).mode & 0o777).toBe(0o600);

@@ -14,11 +14,6 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
     acceptJsonBodiesOnly(app, { allowEmpty: true });
     const enrollment = createNodeEnrollment(ctx.db, ctx.clock);
 
-    // RFC 6750 §3: a 401 names the scheme it wants.
-    app.addHook('onSend', async (_request, reply) => {
-      if (reply.statusCode === 401) reply.header('www-authenticate', 'Bearer error="invalid_token"');
-    });
-
     app.post(
       '/v1/swarm/nodes/enroll',
       { config: rateLimited(ctx), schema: { response: { 200: EnrollResponse } } },
