@@ -67,7 +67,10 @@ a{color:#0b57d0}
 .notice{border-left:4px solid #1a7f37;background:#eef9f0;padding:.75rem 1rem;border-radius:6px;margin:0 0 1rem}
 .status-failed{color:#b42318}
 .sandbox{border-style:dashed}
-@media (max-width:30rem){dl{grid-template-columns:1fr}dt{margin-top:.5rem}.balance{font-size:1.6rem}}
+@media (max-width:30rem){dl{grid-template-columns:1fr}dt{margin-top:.5rem}.balance{font-size:1.6rem}
+table,tbody,tr,td{display:block}thead{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%)}
+tr{border-bottom:1px solid #e3e7eb;padding:.5rem 0}td{border:0;padding:.1rem 0}td.num{text-align:left}
+td[data-label]::before{content:attr(data-label) ": ";color:#4a5360}caption{display:block}}
 `.trim();
 
 /** The CSP source that allows exactly this stylesheet and no other inline style. */

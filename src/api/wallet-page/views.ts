@@ -66,9 +66,9 @@ function runsTable(runs: RecentRun[]): SafeHtml {
   const rows = runs.map(
     (run) => html`<tr>
 <td>${findAgentSku(run.agent_id)?.name ?? run.agent_id}<br><span class="muted"><code>${run.agent_id}</code></span></td>
-<td${run.status === 'failed' ? html` class="status-failed"` : null}>${run.status}</td>
-<td class="num">${formatDollars(run.charged_cents)}</td>
-<td>${timeElement(run.started_at)}</td>
+<td data-label="Status"${run.status === 'failed' ? html` class="status-failed"` : null}>${run.status}</td>
+<td class="num" data-label="Charge">${formatDollars(run.charged_cents)}</td>
+<td data-label="Started">${timeElement(run.started_at)}</td>
 </tr>`,
   );
   return html`<table>
