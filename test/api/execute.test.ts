@@ -5,10 +5,11 @@ import { AGENT_SKUS } from '../../src/contract/agents.js';
 import { CHAIN_ID, NODE_ACCESS } from '../../src/contract/claims.js';
 import type { RunningService } from '../../src/api/server.js';
 import { MovableClock } from '../helpers/clock.js';
+import { fundWallet, signIn } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
-import { credit, entriesOf, execute, ledgerSnapshot, paidUser, runsOf } from './execute-fixtures.js';
+import { entriesOf, execute, ledgerSnapshot, paidUser, runsOf } from './execute-fixtures.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -294,6 +295,26 @@ describe('POST /v1/swarm/execute', () => {
     });
   });
 
+  it('spec §7 end to end over the funnel: 402, fund the wallet, retry the same request, charged once', async () => {
+    const email = uniqueEmail('funnel');
+    const token = await signIn(service.baseUrl, email);
+    const key = randomUUID();
+    const body = { user_id: email, agent_id: 'agent_dev_review_012' };
+    const refused = await execute(service, token, body, key);
+    expect(refused.status).toBe(402);
+    expect(refused.body).toMatchObject({ wallet_login_url: `${service.walletUrl}/login`, balance_cents: 0, price_cents: 12 });
+    await fundWallet(service.baseUrl, email, 20);
+    const retried = await execute(service, token, body, key);
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.body).toMatchObject({ status: 'succeeded', charged_cents: 12, balance_cents: 8 });
+    const replayed = await execute(service, token, body, key);
+    expect(replayed.text).toBe(retried.text);
+    expect(entriesOf(service, email).map((entry) => [entry.kind, entry.amount_cents])).toEqual([
+      ['credit', 20],
+      ['debit', 12],
+    ]);
+  });
+
   it('the wallet page URL follows SVC_WALLET_URL', async () => {
     const custom = await startSvcApi({ env: { SVC_WALLET_URL: 'https://wallet.example.test/' } });
     try {
@@ -322,11 +343,10 @@ describe('execute with an expired token', () => {
       expect(response.body.detail).toContain('expired');
       expect(ledgerSnapshot(service)).toEqual(before);
       // A fresh token works again: the balance was kept.
-      credit(service, user.email, 0 + 1);
       const again = await paidUser(service, 0, user.email);
       const response2 = await execute(service, again.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' });
       expect(response2.status).toBe(200);
-      expect(response2.body.balance_cents).toBe(50 - 4 + 1 - 4);
+      expect(response2.body.balance_cents).toBe(50 - 4 - 4);
     } finally {
       await service.close();
       removeTempDirs();
