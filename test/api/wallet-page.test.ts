@@ -270,7 +270,7 @@ describe('wallet page', () => {
     it('refuses a post from another site and keeps the session', async () => {
       const { token } = await service.ctx.tokens.issue(uniqueEmail(), 'svc_starter_agents');
       const { cookie } = await signInToWallet(token);
-      for (const headers of [
+      for (const headers of <Array<Record<string, string>>>[
         { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
         { origin: 'https://evil.example' },
         { origin: 'null', 'sec-fetch-site': 'cross-site' },

@@ -103,9 +103,9 @@ describe('wallet page in Chromium', () => {
     expect(await page.getByTestId('chain').textContent()).toBe('1202');
     const row = page.getByRole('row').filter({ hasText: 'Ops monitor agent' });
     expect(await row.getByRole('cell').allTextContents()).toEqual([expect.stringContaining('Ops monitor agent'), 'succeeded', '$0.04', expect.stringMatching(/UTC$/)]);
-    expect(await page.evaluate(() => document.cookie)).toBe('');
+    expect(await page.evaluate<string>('document.cookie')).toBe('');
     // The hashed stylesheet applied, and nothing was refused by the policy.
-    expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(243, 245, 248)');
+    expect(await page.evaluate<string>('getComputedStyle(document.body).backgroundColor')).toBe('rgb(243, 245, 248)');
     expect(consoleMessages.filter((text) => /Content Security Policy|Refused/.test(text))).toEqual([]);
     await page.screenshot({ path: join(SCREENSHOTS, 'wallet-signed-in.png'), fullPage: true });
 
@@ -117,7 +117,7 @@ describe('wallet page in Chromium', () => {
     await page.setViewportSize({ width: 375, height: 740 });
     await page.screenshot({ path: join(SCREENSHOTS, 'wallet-phone.png'), fullPage: true });
     // Readable on a phone: nothing wider than the screen.
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
     await page.setViewportSize({ width: 900, height: 900 });
   });
 
