@@ -14,6 +14,7 @@ Options:
   --host <addr>         address to listen on                               default 127.0.0.1
   --sandbox             serve the sandbox payment provider at /sandbox
   --agent-command <cmd> program run per agent run (JSON in, JSON out); repeat for its arguments
+  --agent-timeout <s>   seconds a run may take before the agent is killed and the run refunded   default 30
   --rate-limit <n>      requests a minute per address on auth, paygate and enroll   default 600
   -h, --help            show this help
   -v, --version         show the version
@@ -41,6 +42,7 @@ async function main(): Promise<number> {
         'data-dir': { type: 'string' },
         sandbox: { type: 'boolean', default: false },
         'agent-command': { type: 'string', multiple: true },
+        'agent-timeout': { type: 'string' },
         'rate-limit': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
@@ -64,6 +66,8 @@ async function main(): Promise<number> {
   const rateLimit = values['rate-limit'] === undefined ? 600 : Number(values['rate-limit']);
   if (!Number.isInteger(port) || port < 0 || port > 65535) return usageError(`--port must be 0 to 65535, got ${values.port}`);
   if (!Number.isInteger(rateLimit) || rateLimit < 1) return usageError(`--rate-limit must be a positive whole number`);
+  const agentTimeout = values['agent-timeout'] === undefined ? 30 : Number(values['agent-timeout']);
+  if (!Number.isInteger(agentTimeout) || agentTimeout < 1) return usageError('--agent-timeout must be a positive whole number of seconds');
   if (values['data-dir'] === undefined) return usageError('--data-dir is required');
 
   // The database and generated keys hold e-mails and secrets: nothing this process creates is readable by others.
@@ -76,6 +80,7 @@ async function main(): Promise<number> {
     sandbox: values.sandbox,
     rateLimitPerMinute: rateLimit,
     ...(values['agent-command'] ? { agentCommand: values['agent-command'] } : {}),
+    agentTimeoutMs: agentTimeout * 1000,
     // Logs go to stderr so stdout carries only the ready line; a request is logged without its query string.
     logger: level === 'silent' ? false : { level, stream: process.stderr },
   });

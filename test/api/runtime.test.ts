@@ -6,7 +6,8 @@ import { AgentRunError, createAgentRuntime, withDeadline } from '../../src/api/r
 import { MAX_AGENT_OUTPUT_BYTES } from '../../src/api/runtime/command-runtime.js';
 import type { RunningService } from '../../src/api/server.js';
 import { waitFor } from '../helpers/funnel.js';
-import { startSvcApi } from '../helpers/svc-api.js';
+import { execa } from 'execa';
+import { SVC_API_BIN, spawnSvcApi, startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
 import { entriesOf, execute, paidUser, runsOf } from './execute-fixtures.js';
 
@@ -214,5 +215,35 @@ describe('execute with a command runtime', () => {
     const response = await execute(hanging, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' });
     expect(response.body).toMatchObject({ status: 'failed', charged_cents: 0, balance_cents: 20, output: { error: 'timeout' } });
     expect(hanging.ctx.ledger.balance(user.email)).toBe(20);
+  });
+});
+
+describe('svc-api --agent-command and --agent-timeout', () => {
+  it('runs the command per run and refunds a run past --agent-timeout seconds', async () => {
+    const dataDir = tempDir('svc-api-timeout-');
+    const setup = await startSvcApi({ dataDir });
+    const user = await paidUser(setup, 20);
+    await setup.close();
+    const command = agentScript('bin-hang.mjs', `setTimeout(() => process.stdout.write('{}'), 30000);\n`);
+    const api = await spawnSvcApi({ dataDir, args: [...command.flatMap((part) => ['--agent-command', part]), '--agent-timeout', '1'] });
+    try {
+      const started = Date.now();
+      const response = await fetch(`${api.baseUrl}/v1/swarm/execute`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${user.token}`, 'idempotency-key': 'timeout-1' },
+        body: JSON.stringify({ user_id: user.email, agent_id: 'agent_svc_skills_005' }),
+      });
+      const body = (await response.json()) as Record<string, unknown>;
+      expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+      expect(body).toMatchObject({ status: 'failed', charged_cents: 0, balance_cents: 20, output: { error: 'timeout', message: 'the agent did not answer within 1 s' } });
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it('refuses a timeout that is not a positive whole number of seconds', async () => {
+    const result = await execa('node', [SVC_API_BIN, '--data-dir', tempDir(), '--agent-timeout', '0.5'], { reject: false });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('--agent-timeout must be a positive whole number of seconds');
   });
 });
