@@ -1,10 +1,9 @@
 // Helpers for the install tests: run a swarm-node binary (the repo's, or one installed under a scratch root) with a
 // clean environment, snapshot a tree, and fake a newer version by re-labelling a copy of an installed release.
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { execa } from 'execa';
-import { expect } from 'vitest';
 import { SWARM_NODE_BIN } from '../helpers/svc-api.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -46,10 +45,35 @@ export async function run(
   return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr), json };
 }
 
-/** The built binary of this checkout (npm run build first; `npm test` does). */
+let staged: string | undefined;
+
+/**
+ * The built package of this checkout (npm run build first; `npm test` does), copied once per test file as it
+ * ships (package.json `files`), with node_modules linked: a rebuild of dist/ by someone else mid-test cannot
+ * pull the binary away, and what runs is what a package holds, not the source tree.
+ */
+export function stagedPackage(): string {
+  if (staged !== undefined) return staged;
+  const source = join(SWARM_NODE_BIN, '..', '..');
+  const manifest = JSON.parse(readFileSync(join(source, 'package.json'), 'utf8')) as { files: string[] };
+  for (let attempt = 1; ; attempt += 1) {
+    const dir = join(tempDir('swarm-node-built-'), 'package');
+    try {
+      for (const entry of ['package.json', ...manifest.files]) {
+        if (existsSync(join(source, entry))) cpSync(join(source, entry), join(dir, entry), { recursive: true });
+      }
+      symlinkSync(join(source, 'node_modules'), join(dir, 'node_modules'));
+      if (existsSync(join(dir, 'dist', 'swarm-node.js'))) return (staged = dir);
+    } catch (error) {
+      if (attempt >= 5) throw error;
+    }
+    if (attempt >= 5) throw new Error('dist/ is missing: run npm run build');
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2_000);
+  }
+}
+
 export function swarmNode(args: string[], options: Parameters<typeof run>[2] = {}): Promise<Run> {
-  expect(existsSync(join(SWARM_NODE_BIN, '..', '..', 'dist', 'swarm-node.js')), 'dist/ is missing: run npm run build').toBe(true);
-  return run('node', [SWARM_NODE_BIN, ...args], options);
+  return run('node', [join(stagedPackage(), 'bin', 'swarm-node.js'), ...args], options);
 }
 
 export function writeTokenFile(token: string): string {

@@ -112,7 +112,12 @@ export async function runInstall(
 export function renderInstall(ctx: CommandContext, result: InstallResult, verb: string): void {
   for (const warning of result.service.warnings) ctx.output.warn(warning);
   if (result.service.action === 'skipped') {
-    ctx.output.warn(`not starting the service: ${result.service.reason}; on the host, start it with: systemctl daemon-reload && systemctl enable --now svc-swarm-node`);
+    const start = 'systemctl daemon-reload && systemctl enable --now svc-swarm-node';
+    ctx.output.warn(
+      result.dry_run
+        ? `the service would not be started: ${result.service.reason}`
+        : `not starting the service: ${result.service.reason}; on the host, start it with: ${start}`,
+    );
   }
   ctx.output.result(result, (data, style) => humanInstall(data, style, verb));
 }

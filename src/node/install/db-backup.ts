@@ -10,7 +10,9 @@ export async function backupDatabase(databaseFile: string, backupsDir: string, l
   const stamp = now.toISOString().replace(/[:.]/g, '-');
   const target = join(backupsDir, `swarm-node.db.${label}.${stamp}`);
   const { default: Database } = await import('better-sqlite3');
-  const db = new Database(databaseFile, { readonly: true, fileMustExist: true });
+  // Not read-only: a read-only connection cannot remove the -wal and -shm files it creates, and root-owned ones
+  // would lock the service user out of its own database.
+  const db = new Database(databaseFile, { fileMustExist: true });
   try {
     db.prepare('VACUUM INTO ?').run(target);
   } finally {

@@ -236,7 +236,8 @@ async function checkDatabase(layout: InstallLayout): Promise<DoctorCheck> {
       ? `move it aside and start afresh: systemctl stop svc-swarm-node && mv ${layout.databaseFile} ${layout.databaseFile}.broken`
       : `restore the latest backup: systemctl stop svc-swarm-node && cp ${latestBackup} ${layout.databaseFile}`;
   try {
-    const db = new Database(layout.databaseFile, { readonly: true, fileMustExist: true });
+    // Not read-only, for the reason in db-backup.ts; integrity_check itself writes nothing.
+    const db = new Database(layout.databaseFile, { fileMustExist: true });
     try {
       const rows = db.pragma('integrity_check') as Array<{ integrity_check: string }>;
       const findings = rows.map((row) => row.integrity_check);

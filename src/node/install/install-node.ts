@@ -229,7 +229,7 @@ async function planInstall(options: InstallNodeOptions, context: PlanContext): P
   steps.push(...planCurrentSwitch(layout, source.version, options.now, context.backups));
   steps.push(...planHostFiles(layout, join(source.dir, UNIT_IN_RELEASE), source.version));
 
-  const desiredConfig = desiredConfigFile(layout, options.config, context.enrollment);
+  const desiredConfig = desiredConfigFile(layout, options.config, context.enrollment, context.enrollNow);
   if (desiredConfig.changed) {
     add({ action: existsSync(layout.configFile) ? 'update' : 'create', path: layout.configFile, detail: desiredConfig.detail, restart: true }, () => {
       writeConfigFile(layout.configFile, desiredConfig.config);
@@ -352,11 +352,13 @@ function desiredConfigFile(
   layout: InstallLayout,
   config: { base_url: string; wallet_url: string },
   enrollment: NodeEnrollment | undefined,
+  enrolling: boolean,
 ): { config: ConfigFile; changed: boolean; detail: string } {
   const present = readConfigFile(layout.configFile);
   const wanted: ConfigFile = { ...present, base_url: config.base_url, wallet_url: config.wallet_url };
   if (enrollment !== undefined) wanted.node_id = enrollment.node_id;
-  const differing = (['base_url', 'wallet_url', 'node_id'] as const).filter((key) => present[key] !== wanted[key]);
+  // A dry run does not enroll: the node id it will write is not known yet.
+  const differing = (['base_url', 'wallet_url', 'node_id'] as const).filter((key) => present[key] !== wanted[key] || (key === 'node_id' && enrolling));
   return {
     config: wanted,
     changed: !existsSync(layout.configFile) || differing.length > 0,

@@ -1,0 +1,213 @@
+// issue 4 §5, §6, §8: upgrade to a newer release and roll back; uninstall (command and generated uninstall.sh)
+// leaves no file of ours; --purge; both work when the service is gone.
+import { existsSync, readFileSync, readlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningService } from '../../src/api/server.js';
+import { openNodeStore } from '../../src/node/store.js';
+import { activatedSession } from '../helpers/funnel.js';
+import { REPO_ROOT, startSvcApi } from '../helpers/svc-api.js';
+import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+import { filesUnder, homeOf, relabelledPackage, run, snapshot, swarmNode } from './support.js';
+
+const VERSION = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version as string;
+const NEXT = '99.0.0-test';
+/** Nothing listens on port 1: the service is gone. */
+const GONE = 'http://127.0.0.1:1';
+
+describe('upgrade, rollback and uninstall', () => {
+  let service: RunningService;
+
+  beforeAll(async () => {
+    service = await startSvcApi();
+  });
+  afterAll(async () => {
+    await service.close();
+    removeTempDirs();
+  });
+
+  async function installedRoot(): Promise<string> {
+    const root = tempDir('lifecycle-root-');
+    const { deploy_token } = await activatedSession(service.baseUrl, uniqueEmail('lifecycle'));
+    const result = await swarmNode(['install', '--root', root], { env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token } });
+    expect(result.exitCode, result.stderr).toBe(0);
+    return root;
+  }
+
+  /** A database with a row in it, written through the node's own store. */
+  function seedDatabase(root: string): void {
+    const db = openNodeStore(join(homeOf(root), 'var', 'swarm-node.db'));
+    db.prepare('INSERT INTO daemon_state (key, value, updated_at) VALUES (?, ?, ?)').run('seed', 'kept', 1);
+    db.close();
+  }
+
+  describe('upgrade and rollback', () => {
+    let root: string;
+    let home: string;
+    let kept: Record<string, string>;
+    const keptFiles = () => Object.fromEntries(Object.entries(snapshot(root)).filter(([path]) => /etc\/(config|credentials)\.json$|var\/swarm-node\.db/.test(path)));
+
+    beforeAll(async () => {
+      root = await installedRoot();
+      home = homeOf(root);
+      seedDatabase(root);
+      kept = keptFiles();
+    });
+
+    it('a newer package becomes a new release; current switches, the previous release stays', async () => {
+      const pkg = relabelledPackage(join(home, 'releases', VERSION), NEXT);
+      const result = await swarmNode(['upgrade', '--root', root, '--from', pkg, '--json']);
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(result.json).toMatchObject({ version: NEXT, enrolled: false, service: { action: 'skipped' } });
+      expect(readlinkSync(join(home, 'current'))).toBe(`releases/${NEXT}`);
+      expect(readlinkSync(join(home, 'previous'))).toBe(`releases/${VERSION}`);
+      expect(existsSync(join(home, 'releases', VERSION, 'bin', 'swarm-node.js'))).toBe(true);
+      expect(JSON.parse(readFileSync(join(home, 'releases', NEXT, 'package.json'), 'utf8')).version).toBe(NEXT);
+      // No switch leaves its temp link behind.
+      expect(filesUnder(home).filter((path) => path.includes('.new'))).toEqual([]);
+
+      // Config, credentials and the database are untouched; the database was snapshotted first, and the copy reads.
+      expect(keptFiles()).toEqual(kept);
+      const backup = result.json.database_backup as string;
+      expect(backup).toMatch(new RegExp(`var/backups/swarm-node\\.db\\.${VERSION.replace(/\./g, '\\.')}\\.`));
+      const copy = openNodeStore(backup);
+      expect(copy.prepare('SELECT value FROM daemon_state WHERE key = ?').get('seed')).toEqual({ value: 'kept' });
+      copy.close();
+
+      // The upgraded node runs the new release through the same link.
+      const version = await run(join(root, 'usr/local/bin/swarm-node'), ['--version']);
+      expect(version.exitCode, version.stderr).toBe(0);
+    });
+
+    it('the same upgrade again changes nothing', async () => {
+      const before = snapshot(root);
+      const result = await swarmNode(['upgrade', '--root', root, '--from', join(home, 'releases', NEXT)]);
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/^nothing to change/);
+      expect(snapshot(root)).toEqual(before);
+    });
+
+    it('--rollback switches back, and again rolls forward; data stays', async () => {
+      const back = await swarmNode(['upgrade', '--rollback', '--root', root, '--json']);
+      expect(back.exitCode, back.stderr).toBe(0);
+      expect(back.json).toMatchObject({ from_version: NEXT, to_version: VERSION });
+      expect(back.json.database_backups_of_target).toEqual([expect.stringContaining(`swarm-node.db.${VERSION}.`)]);
+      expect(readlinkSync(join(home, 'current'))).toBe(`releases/${VERSION}`);
+      expect(readlinkSync(join(home, 'previous'))).toBe(`releases/${NEXT}`);
+      expect(keptFiles()).toEqual(kept);
+
+      const forward = await swarmNode(['upgrade', '--rollback', '--root', root]);
+      expect(forward.exitCode, forward.stderr).toBe(0);
+      expect(forward.stdout).toMatch(new RegExp(`rolled back from ${VERSION.replace(/\./g, '\\.')} to ${NEXT}`));
+      expect(readlinkSync(join(home, 'current'))).toBe(`releases/${NEXT}`);
+    });
+
+    it('a third version prunes the release that is neither current nor previous', async () => {
+      const third = relabelledPackage(join(home, 'releases', NEXT), '99.1.0-test');
+      const result = await swarmNode(['upgrade', '--root', root, '--from', third]);
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(readlinkSync(join(home, 'current'))).toBe('releases/99.1.0-test');
+      expect(readlinkSync(join(home, 'previous'))).toBe(`releases/${NEXT}`);
+      expect(existsSync(join(home, 'releases', VERSION))).toBe(false);
+    });
+
+    it('--dry-run of an upgrade lists the switch and changes nothing', async () => {
+      const before = snapshot(root);
+      const result = await swarmNode(['upgrade', '--root', root, '--dry-run', '--from', relabelledPackage(join(home, 'releases', NEXT), '99.2.0-test')]);
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(result.stdout).toContain(`~ ${join(home, 'current')}  (-> releases/99.2.0-test, was releases/99.1.0-test)`);
+      expect(snapshot(root)).toEqual(before);
+    });
+  });
+
+  it('upgrade and rollback refuse a root with no node installed, and a rollback with nothing to go back to', async () => {
+    const empty = tempDir('lifecycle-root-');
+    const upgrade = await swarmNode(['upgrade', '--root', empty]);
+    expect(upgrade.exitCode).toBe(2);
+    expect(upgrade.stderr).toMatch(/no node is installed at/);
+    expect(filesUnder(empty)).toEqual([]);
+
+    const root = await installedRoot();
+    const rollback = await swarmNode(['upgrade', '--rollback', '--root', root]);
+    expect(rollback.exitCode).toBe(2);
+    expect(rollback.stderr).toMatch(/no previous release to roll back to/);
+  });
+
+  describe('uninstall', () => {
+    it('removes everything install wrote and keeps var/ and the credentials, with the service gone', async () => {
+      const root = await installedRoot();
+      seedDatabase(root);
+      const credentials = readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8');
+      const result = await swarmNode(['uninstall', '--root', root], { env: { SVC_BASE_URL: GONE } });
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/kept .*credentials\.json and .*var \(pass --purge to remove them\)/);
+      const left = filesUnder(root);
+      expect(left.filter((path) => !path.startsWith('opt/svc/swarm-node/var/'))).toEqual(['opt/svc/swarm-node/etc/credentials.json']);
+      expect(left).toContain('opt/svc/swarm-node/var/swarm-node.db');
+      expect(readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8')).toBe(credentials);
+
+      // With the credentials kept, installing again needs no token.
+      const again = await swarmNode(['install', '--root', root], { env: { SVC_BASE_URL: service.baseUrl } });
+      expect(again.exitCode, again.stderr).toBe(0);
+    });
+
+    it('--purge leaves no file at all; a second uninstall finds nothing to remove', async () => {
+      const root = await installedRoot();
+      seedDatabase(root);
+      const result = await swarmNode(['uninstall', '--root', root, '--purge'], { env: { SVC_BASE_URL: GONE } });
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(filesUnder(root)).toEqual([]);
+      expect(existsSync(join(root, 'opt', 'svc'))).toBe(false);
+
+      const again = await swarmNode(['uninstall', '--root', root, '--purge']);
+      expect(again.exitCode, again.stderr).toBe(0);
+      expect(again.stdout).toMatch(/nothing to remove/);
+    });
+
+    it('--dry-run lists what would go and removes nothing', async () => {
+      const root = await installedRoot();
+      const before = snapshot(root);
+      const result = await swarmNode(['uninstall', '--root', root, '--purge', '--dry-run']);
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(result.stdout).toContain(`- ${join(root, 'etc/systemd/system/svc-swarm-node.service')}`);
+      expect(result.stdout).toContain(`- ${join(homeOf(root), 'etc', 'credentials.json')}`);
+      expect(snapshot(root)).toEqual(before);
+    });
+
+    it('leaves a file at the command link that is not ours', async () => {
+      const root = await installedRoot();
+      const { rmSync, writeFileSync } = await import('node:fs');
+      rmSync(join(root, 'usr/local/bin/swarm-node'));
+      writeFileSync(join(root, 'usr/local/bin/swarm-node'), '#!/bin/sh\n');
+      const result = await swarmNode(['uninstall', '--root', root, '--purge']);
+      expect(result.exitCode, result.stderr).toBe(0);
+      expect(filesUnder(root)).toEqual(['usr/local/bin/swarm-node']);
+    });
+
+    it('the generated uninstall.sh does the same in sh: keeps data, or --purge leaves nothing', async () => {
+      const keepRoot = await installedRoot();
+      seedDatabase(keepRoot);
+      const kept = await run('sh', [join(homeOf(keepRoot), 'uninstall.sh'), '--root', keepRoot]);
+      expect(kept.exitCode, kept.stderr).toBe(0);
+      expect(kept.stderr).toMatch(/kept .* \(pass --purge to remove them\)/);
+      expect(filesUnder(keepRoot).filter((path) => !path.startsWith('opt/svc/swarm-node/var/'))).toEqual(['opt/svc/swarm-node/etc/credentials.json']);
+
+      const purgeRoot = await installedRoot();
+      seedDatabase(purgeRoot);
+      const purged = await run('sh', [join(homeOf(purgeRoot), 'uninstall.sh'), `--root=${purgeRoot}/`, '--purge']);
+      expect(purged.exitCode, purged.stderr).toBe(0);
+      expect(purged.stderr).toMatch(/not stopping the service: .* is a staging root/);
+      expect(filesUnder(purgeRoot)).toEqual([]);
+      expect(existsSync(join(purgeRoot, 'opt', 'svc'))).toBe(false);
+    });
+
+    it('uninstall.sh refuses unknown options and changes nothing', async () => {
+      const root = await installedRoot();
+      const before = snapshot(root);
+      const result = await run('sh', [join(homeOf(root), 'uninstall.sh'), '--root', root, '--purgeall']);
+      expect(result.exitCode).toBe(2);
+      expect(result.stderr).toMatch(/unknown option: --purgeall/);
+      expect(snapshot(root)).toEqual(before);
+    });
+  });
+});
