@@ -53,7 +53,8 @@ let staged: string | undefined;
  * pull the binary away, and what runs is what a package holds, not the source tree.
  */
 export function stagedPackage(): string {
-  if (staged !== undefined) return staged;
+  // Re-staged when a suite's removeTempDirs() took the previous copy away.
+  if (staged !== undefined && existsSync(staged)) return staged;
   const source = join(SWARM_NODE_BIN, '..', '..');
   const manifest = JSON.parse(readFileSync(join(source, 'package.json'), 'utf8')) as { files: string[] };
   for (let attempt = 1; ; attempt += 1) {
