@@ -7,11 +7,9 @@ import { requireAccessToken } from '../bearer.js';
 import type { ServiceContext } from '../context.js';
 import { createExecuteAgent } from '../execute/execute-agent.js';
 import { parseIdempotencyKey } from '../idempotency.js';
-import { acceptJsonBodiesOnly } from '../json-body.js';
 
 export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
-    acceptJsonBodiesOnly(app);
     const executeAgent = createExecuteAgent(ctx);
     const callers = new WeakMap<FastifyRequest, AccessTokenClaims>();
 
