@@ -398,3 +398,25 @@ function getWithHost(url: string, host: string): Promise<{ status: number; setCo
     req.end();
   });
 }
+
+describe('wallet page rate limit', () => {
+  it('answers sign-in floods from one address with an HTML 429 and Retry-After', async () => {
+    const service = await startSvcApi({ rateLimitPerMinute: 3 });
+    try {
+      const statuses: number[] = [];
+      let last: ApiResponse | undefined;
+      for (let attempt = 0; attempt < 4; attempt += 1) {
+        last = await httpRequest(walletLoginUrl(service.walletUrl, 'forged.token.value'));
+        statuses.push(last.status);
+      }
+      expect(statuses).toEqual([401, 401, 401, 429]);
+      expect(last!.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(last!.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(last!.text).toContain('Too many requests');
+    } finally {
+      await service.close();
+      removeTempDirs();
+    }
+  });
+});
