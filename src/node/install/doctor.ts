@@ -3,6 +3,7 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { request } from 'undici';
 import type { Clock } from '../../lib/clock.js';
 import { CREDENTIALS_MODE, type Credentials } from '../credentials.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
@@ -161,7 +162,6 @@ function checkEnrollment(credentials: Credentials | Error, rootFlag: string): Do
 
 async function checkService(options: DoctorOptions): Promise<DoctorCheck[]> {
   const url = `${options.baseUrl.replace(/\/+$/, '')}/v1/swarm/agents`;
-  const { request } = await import('undici');
   const sentAt = options.clock.now();
   let dateHeader: string | undefined;
   try {

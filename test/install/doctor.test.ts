@@ -1,0 +1,181 @@
+// issue 4 §7: `swarm-node doctor` on a node installed under a scratch root, run through the installed binary.
+import { chmodSync, closeSync, openSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningService } from '../../src/api/server.js';
+import { openNodeStore } from '../../src/node/store.js';
+import { MovableClock } from '../helpers/clock.js';
+import { activatedSession, signIn } from '../helpers/funnel.js';
+import { startSvcApi } from '../helpers/svc-api.js';
+import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+import { homeOf, run, swarmNode } from './support.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+interface Check {
+  name: string;
+  status: 'ok' | 'warn' | 'fail';
+  detail: string;
+  fix?: string;
+}
+
+describe('swarm-node doctor', () => {
+  let service: RunningService;
+  let root: string;
+  let home: string;
+
+  beforeAll(async () => {
+    service = await startSvcApi();
+    root = tempDir('doctor-root-');
+    home = homeOf(root);
+    const { deploy_token } = await activatedSession(service.baseUrl, uniqueEmail('doctor'));
+    const installed = await swarmNode(['install', '--root', root], { env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token } });
+    expect(installed.exitCode, installed.stderr).toBe(0);
+  });
+  afterAll(async () => {
+    await service.close();
+    removeTempDirs();
+  });
+
+  /** The installed binary finds its own root from where it lives. */
+  const doctor = (args: string[] = [], env: Record<string, string> = {}) => run(join(root, 'usr/local/bin/swarm-node'), ['doctor', ...args], { env });
+  const byName = (checks: Check[]) => Object.fromEntries(checks.map((check) => [check.name, check]));
+
+  it('passes on a fresh install: every check listed, the missing access token only a warning', async () => {
+    const result = await doctor(['--json']);
+    expect(result.exitCode, result.stdout + result.stderr).toBe(0);
+    expect(result.json).toMatchObject({ root, home, ok: true });
+    const checks = byName(result.json.checks);
+    expect(Object.keys(checks)).toEqual(['layout', 'modes', 'unit', 'node', 'enrollment', 'service', 'clock', 'token', 'database']);
+    for (const name of ['layout', 'modes', 'unit', 'node', 'enrollment', 'service', 'clock', 'database']) expect(checks[name]!.status, name).toBe('ok');
+    // The base URL came from the installed config file, not from the environment.
+    expect(checks.service!.detail).toContain(service.baseUrl);
+    expect(checks.token).toMatchObject({ status: 'warn', fix: 'swarm-node login' });
+  });
+
+  it('checks the database with PRAGMA integrity_check, and a valid access token', async () => {
+    const db = openNodeStore(join(home, 'var', 'swarm-node.db'));
+    db.close();
+    const jwt = await signIn(service.baseUrl, uniqueEmail('doctor-jwt'));
+    storeJwt(jwt);
+    const result = await doctor(['--json']);
+    expect(result.exitCode, result.stdout).toBe(0);
+    const checks = byName(result.json.checks);
+    expect(checks.database).toMatchObject({ status: 'ok', detail: expect.stringContaining('integrity_check ok') });
+    expect(checks.token).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^valid until /) });
+    expect(result.stdout).not.toContain(jwt);
+  });
+
+  function storeJwt(token: string): void {
+    const path = join(home, 'etc', 'credentials.json');
+    const credentials = JSON.parse(readFileSync(path, 'utf8'));
+    writeFileSync(path, JSON.stringify({ ...credentials, jwt: { token, sub: 'x', tier: 'svc_starter_agents', exp: 0, stored_at: 'x' } }));
+  }
+
+  it('fails each broken thing with the command that fixes it, and exits 1', async () => {
+    const credentials = join(home, 'etc', 'credentials.json');
+    const unit = join(root, 'etc/systemd/system/svc-swarm-node.service');
+    const originalUnit = readFileSync(unit, 'utf8');
+    chmodSync(credentials, 0o644);
+    writeFileSync(unit, originalUnit.replace('ProtectHome=yes', 'ProtectHome=no'));
+    corrupt(join(home, 'var', 'swarm-node.db'));
+
+    try {
+      const human = await doctor();
+      expect(human.exitCode).toBe(1);
+      expect(human.stdout).toMatch(/FAIL modes .*credentials\.json is 0644, should be 0600\n\s+fix: chmod 0600 .*credentials\.json/);
+      expect(human.stdout).toMatch(new RegExp(`FAIL unit .*\\n\\s+fix: swarm-node install --root ${root}`));
+      expect(human.stdout).toMatch(/FAIL database/);
+      expect(human.stderr).toMatch(/error: 3 of 9 checks failed: modes, unit, database/);
+
+      const json = await doctor(['--json']);
+      expect(json.exitCode).toBe(1);
+      // One JSON document: the error, carrying the checks.
+      expect(json.json.error).toMatchObject({ code: 'failed' });
+      const checks = byName(json.json.error.checks);
+      expect(checks.modes).toMatchObject({ status: 'fail', fix: `chmod 0600 ${credentials}` });
+      expect(checks.unit).toMatchObject({ status: 'fail', fix: `swarm-node install --root ${root}` });
+      expect(checks.database).toMatchObject({ status: 'fail', fix: expect.stringMatching(/swarm-node\.db/) });
+
+      // What install repairs, doctor then passes (the database is the operator's call, not install's).
+      const repaired = await swarmNode(['install', '--root', root]);
+      expect(repaired.exitCode, repaired.stderr).toBe(0);
+      const after = byName((await doctor(['--json'])).json.error.checks);
+      expect(after.modes!.status).toBe('ok');
+      expect(after.unit!.status).toBe('ok');
+      expect(after.database!.status).toBe('fail');
+    } finally {
+      chmodSync(credentials, 0o600);
+      writeFileSync(unit, originalUnit);
+      const { rmSync } = await import('node:fs');
+      rmSync(join(home, 'var', 'swarm-node.db'), { force: true });
+    }
+  });
+
+  /** Scribbles over the middle of a database with enough pages that SQLite notices. */
+  function corrupt(path: string): void {
+    const db = openNodeStore(path);
+    db.exec('CREATE TABLE IF NOT EXISTS filler (n INTEGER, pad TEXT)');
+    const insert = db.prepare('INSERT INTO filler VALUES (?, ?)');
+    db.transaction(() => {
+      for (let n = 0; n < 2000; n += 1) insert.run(n, 'x'.repeat(200));
+    })();
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    db.close();
+    const size = statSync(path).size;
+    const fd = openSync(path, 'r+');
+    writeSync(fd, Buffer.alloc(8192, 0xa5), 0, 8192, Math.floor(size / 2 / 4096) * 4096);
+    closeSync(fd);
+  }
+
+  it('an expired access token fails with swarm-node login as the fix', async () => {
+    const past = new MovableClock();
+    past.advance(-31 * DAY_MS);
+    const oldService = await startSvcApi({ clock: past });
+    try {
+      storeJwt(await signIn(oldService.baseUrl, uniqueEmail('doctor-old')));
+    } finally {
+      await oldService.close();
+    }
+    const result = await doctor(['--json']);
+    expect(result.exitCode).toBe(1);
+    expect(byName(result.json.error.checks).token).toMatchObject({ status: 'fail', detail: expect.stringMatching(/expired at/), fix: 'swarm-node login' });
+  });
+
+  it('a service that cannot be reached fails with how to check it', async () => {
+    const result = await doctor(['--json', '--base-url', 'http://127.0.0.1:1']);
+    expect(result.exitCode).toBe(1);
+    const checks = byName(result.json.error.checks);
+    expect(checks.service).toMatchObject({ status: 'fail', fix: expect.stringContaining('curl -sS http://127.0.0.1:1/v1/swarm/agents') });
+  });
+
+  it('a clock five minutes away from the service fails with timedatectl as the fix', async () => {
+    // A peer whose Date header is five minutes ahead: the service's clock, as this host sees it.
+    const peer: Server = createServer((_request, response) => {
+      response.sendDate = false;
+      response.writeHead(200, { 'content-type': 'application/json', date: new Date(Date.now() + 5 * 60 * 1000).toUTCString() });
+      response.end('[]');
+    });
+    await new Promise<void>((resolve) => peer.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = peer.address() as AddressInfo;
+      const result = await doctor(['--json', '--base-url', `http://127.0.0.1:${port}`]);
+      const checks = byName(result.json.error.checks);
+      expect(checks.service!.status).toBe('ok');
+      expect(checks.clock).toMatchObject({ status: 'fail', detail: expect.stringMatching(/ 300 s away/), fix: 'timedatectl set-ntp true' });
+    } finally {
+      await new Promise((resolve) => peer.close(resolve));
+    }
+  });
+
+  it('a root with nothing installed fails layout and enrollment, pointing at install', async () => {
+    const empty = tempDir('doctor-empty-');
+    const result = await swarmNode(['doctor', '--root', empty, '--json'], { env: { SVC_BASE_URL: service.baseUrl } });
+    expect(result.exitCode).toBe(1);
+    const checks = byName(result.json.error.checks);
+    expect(checks.layout).toMatchObject({ status: 'fail', fix: `swarm-node install --root ${empty}` });
+    expect(checks.enrollment).toMatchObject({ status: 'fail', fix: `swarm-node install --root ${empty} --deploy-token-file <file>` });
+  });
+});
