@@ -224,9 +224,11 @@ describe('wallet page', () => {
     });
 
     it('the wallet root redirects to the login page', async () => {
-      const response = await httpRequest(service.walletUrl);
-      expect(response.status).toBe(303);
-      expect(new URL(response.headers.get('location')!, service.walletUrl).pathname).toBe('/wallet/login');
+      for (const url of [service.walletUrl, `${service.walletUrl}/`, `${service.walletUrl}/?from=docs`, `${service.walletUrl}?from=docs`]) {
+        const response = await httpRequest(url);
+        expect(response.status, url).toBe(303);
+        expect(new URL(response.headers.get('location')!, url).pathname, url).toBe('/wallet/login');
+      }
     });
   });
 

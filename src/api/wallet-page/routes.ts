@@ -48,7 +48,10 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
       sendErrorPage(request, reply, new SvcError('not_found', `there is no wallet page at ${request.url.split('?')[0]}`)),
     );
 
-    app.get('/', async (request, reply) => reply.redirect(request.url.endsWith('/') ? 'login' : `${WALLET_BASE_PATH.slice(1)}/login`, 303));
+    // Relative, so it holds behind a proxy that serves the wallet under another path.
+    app.get('/', async (request, reply) =>
+      reply.redirect(request.url.split('?')[0]!.endsWith('/') ? 'login' : `${WALLET_BASE_PATH.slice(1)}/login`, 303),
+    );
 
     app.get('/login', { config: rateLimited(ctx) }, async (request, reply) => {
       const query = request.query as Record<string, unknown>;
