@@ -1,0 +1,176 @@
+// The install modules on their own: what systemctl is asked to do (through a recording stand-in for the systemctl
+// program, since this machine's systemd is not running), the atomic link switch, the release copy and its digest,
+// and the service environment file.
+import { chmodSync, existsSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { afterAll, describe, expect, it } from 'vitest';
+import { renderEnvironmentFile, proxyVariables } from '../../src/node/install/environment-file.js';
+import { settleService } from '../../src/node/install/install-node.js';
+import { installLayout, layoutOfHome } from '../../src/node/install/layout.js';
+import { switchLink } from '../../src/node/install/links.js';
+import { readPackageSource } from '../../src/node/install/package-source.js';
+import type { Change } from '../../src/node/install/plan.js';
+import { installedDigest, sourceDigest, writeRelease } from '../../src/node/install/release.js';
+import { serviceManager } from '../../src/node/install/systemctl.js';
+import { removeTempDirs, tempDir } from '../helpers/temp.js';
+import { stagedPackage } from './support.js';
+
+afterAll(() => removeTempDirs());
+
+/** A systemctl that records its arguments, answers is-enabled as told, and fails `restart` when told. */
+function recordingSystemctl(options: { enabled: boolean; failRestart?: boolean }): { program: string; calls: () => string[] } {
+  const dir = tempDir('systemctl-');
+  const log = join(dir, 'calls');
+  writeFileSync(log, '');
+  const program = join(dir, 'systemctl');
+  writeFileSync(
+    program,
+    `#!/bin/sh
+printf '%s\\n' "$*" >> '${log}'
+case "$1" in
+  is-enabled) ${options.enabled ? 'exit 0' : 'exit 1'} ;;
+  restart) ${options.failRestart ? "echo 'Job for svc-swarm-node.service failed' >&2; exit 1" : 'exit 0'} ;;
+esac
+exit 0
+`,
+  );
+  chmodSync(program, 0o755);
+  return { program, calls: () => readFileSync(log, 'utf8').split('\n').filter(Boolean) };
+}
+
+const unitFile = '/etc/systemd/system/svc-swarm-node.service';
+const change = (path: string, restart: boolean): Change => ({ action: 'update', path, detail: '', restart });
+
+describe('systemctl after install', () => {
+  it('a unit not yet enabled: daemon-reload, then enable --now', async () => {
+    const systemctl = recordingSystemctl({ enabled: false });
+    const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: systemctl.program });
+    const outcome = await settleService(services, [change(unitFile, true)], unitFile);
+    expect(outcome).toEqual({ action: 'started', warnings: [] });
+    expect(systemctl.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'daemon-reload', 'enable --now svc-swarm-node.service']);
+  });
+
+  it('enabled and nothing changed: no restart', async () => {
+    const systemctl = recordingSystemctl({ enabled: true });
+    const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: systemctl.program });
+    expect(await settleService(services, [change('/opt/svc/swarm-node/uninstall.sh', false)], unitFile)).toEqual({ action: 'unchanged', warnings: [] });
+    expect(systemctl.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service']);
+  });
+
+  it('enabled, a new release: restart without daemon-reload; an edited unit: daemon-reload first', async () => {
+    const release = recordingSystemctl({ enabled: true });
+    const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: release.program });
+    expect((await settleService(services, [change('/opt/svc/swarm-node/current', true)], unitFile)).action).toBe('restarted');
+    expect(release.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'restart svc-swarm-node.service']);
+
+    const unit = recordingSystemctl({ enabled: true });
+    const unitServices = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: unit.program });
+    await settleService(unitServices, [change(unitFile, true)], unitFile);
+    expect(unit.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'daemon-reload', 'restart svc-swarm-node.service']);
+  });
+
+  it('a failing systemctl is a warning, never a failed install', async () => {
+    const systemctl = recordingSystemctl({ enabled: true, failRestart: true });
+    const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: systemctl.program });
+    const outcome = await settleService(services, [change('/opt/svc/swarm-node/current', true)], unitFile);
+    expect(outcome).toEqual({ action: 'restarted', warnings: ['systemctl restart svc-swarm-node.service failed: Job for svc-swarm-node.service failed'] });
+  });
+
+  it.each([
+    [{ noStart: true, onHost: true, systemdRunning: true }, '--no-start was given'],
+    [{ noStart: false, onHost: false, systemdRunning: true }, 'the install root is a staging directory, not this host'],
+    [{ noStart: false, onHost: true, systemdRunning: false }, 'systemd is not running on this host (/run/systemd/system is absent)'],
+  ])('skips systemctl entirely with a reason: %o', async (options, reason) => {
+    const systemctl = recordingSystemctl({ enabled: false });
+    const services = serviceManager({ ...options, systemctl: systemctl.program });
+    expect(await settleService(services, [change(unitFile, true)], unitFile)).toEqual({ action: 'skipped', reason, warnings: [] });
+    expect(systemctl.calls()).toEqual([]);
+  });
+});
+
+describe('the current link', () => {
+  it('is switched by renaming a new link over it: a reader never finds it missing', async () => {
+    const dir = tempDir('links-');
+    const link = join(dir, 'current');
+    symlinkSync('releases/a', link);
+    // A second thread reads the link as fast as it can while this one switches it back and forth.
+    const reader = new Worker(
+      `const { readlinkSync } = require('node:fs');
+       const { parentPort, workerData } = require('node:worker_threads');
+       let reads = 0, missing = 0, stop = false;
+       parentPort.on('message', () => { stop = true; });
+       (function loop() {
+         for (let i = 0; i < 2000; i += 1) { try { readlinkSync(workerData); reads += 1; } catch { missing += 1; } }
+         if (stop) parentPort.postMessage({ reads, missing }); else setImmediate(loop);
+       })();`,
+      { eval: true, workerData: link },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let i = 0; i < 2000; i += 1) switchLink(link, i % 2 === 0 ? 'releases/b' : 'releases/a');
+    reader.postMessage('stop');
+    const counts = await new Promise<{ reads: number; missing: number }>((resolve) => reader.once('message', resolve));
+    await reader.terminate();
+    expect(counts.reads).toBeGreaterThan(0);
+    expect(counts.missing).toBe(0);
+    expect(readlinkSync(link)).toBe('releases/a');
+    expect(readdirSync(dir)).toEqual(['current']);
+  });
+});
+
+describe('a release', () => {
+  it('holds the shipped files and only the runtime parts of the external modules', () => {
+    const source = readPackageSource(stagedPackage());
+    const paths = source.files.map((file) => file.path);
+    expect(paths).toEqual(expect.arrayContaining(['package.json', 'bin/swarm-node.js', 'bin/swarm-node', 'dist/swarm-node.js', 'systemd/svc-swarm-node.service', 'scripts/install.sh']));
+    expect(paths).toEqual(expect.arrayContaining(['node_modules/better-sqlite3/build/Release/better_sqlite3.node', 'node_modules/bindings/bindings.js', 'node_modules/file-uri-to-path/index.js']));
+    expect(paths.filter((path) => /better-sqlite3\/(deps|src)\//.test(path) || path.endsWith('.a') || path.startsWith('src/') || path.startsWith('test/'))).toEqual([]);
+  });
+
+  it('is copied whole or not at all, and its digest tells an identical copy from a changed one', () => {
+    const source = readPackageSource(stagedPackage());
+    const releases = join(tempDir('releases-'), 'releases');
+    const target = join(releases, source.version);
+    writeRelease(source, target);
+    expect(readdirSync(releases)).toEqual([source.version]);
+    expect(installedDigest(target)).toBe(sourceDigest(source));
+    expect(readlinkSync(join(target, 'bin', 'swarm-node'))).toBe('swarm-node.js');
+
+    writeFileSync(join(target, 'dist', 'swarm-node.js'), '// tampered\n');
+    expect(installedDigest(target)).not.toBe(sourceDigest(source));
+    writeRelease(source, target);
+    expect(installedDigest(target)).toBe(sourceDigest(source));
+    expect(readdirSync(releases)).toEqual([source.version]);
+  });
+
+  it('a package whose version could escape releases/ is refused', () => {
+    const dir = tempDir('bad-version-');
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'svc-swarm-node', version: '../../etc' }));
+    expect(() => readPackageSource(dir)).toThrow(/no usable version/);
+  });
+});
+
+describe('layout', () => {
+  it('a home under a staging root gives that root back; any other home is refused', () => {
+    expect(layoutOfHome('/tmp/stage/opt/svc/swarm-node')).toMatchObject({ root: '/tmp/stage', onHost: false, unitFile: '/tmp/stage/etc/systemd/system/svc-swarm-node.service' });
+    expect(layoutOfHome('/opt/svc/swarm-node')).toMatchObject({ root: '/', onHost: true, binLink: '/usr/local/bin/swarm-node' });
+    expect(() => layoutOfHome('/home/dev/.swarm-node')).toThrow(/not an install location/);
+    expect(installLayout('/tmp/stage/')).toMatchObject({ home: '/tmp/stage/opt/svc/swarm-node', previousLink: '/tmp/stage/opt/svc/swarm-node/previous' });
+    expect(existsSync('/tmp/stage')).toBe(false);
+  });
+});
+
+describe('the service environment file', () => {
+  it('takes the proxy variables that are set, quoted for systemd', () => {
+    const variables = proxyVariables({ http_proxy: 'http://a:b\\c@p:1', NO_PROXY: '', HTTPS_PROXY: 'http://"q"', PATH: '/bin' });
+    expect(variables).toEqual([
+      ['http_proxy', 'http://a:b\\c@p:1'],
+      ['HTTPS_PROXY', 'http://"q"'],
+    ]);
+    expect(renderEnvironmentFile(variables).split('\n').slice(1)).toEqual(['http_proxy="http://a:b\\\\c@p:1"', 'HTTPS_PROXY="http://\\"q\\""', '']);
+  });
+
+  it('refuses a value with a line break, which would smuggle in another variable', () => {
+    expect(() => proxyVariables({ https_proxy: 'http://p:1\nLD_PRELOAD=/tmp/x.so' })).toThrow(/line break/);
+  });
+});
