@@ -45,6 +45,9 @@ function migrate(db: SqliteDatabase, options: OpenDatabaseOptions): void {
   options.beforeMigrate?.(current, target);
   for (let version = current; version < target; version += 1) {
     db.transaction(() => {
+      // Another process opening the same file may have applied it since user_version was read; the write lock is
+      // ours now, so look again (five CLI processes starting at once on a fresh node all get here).
+      if ((db.pragma('user_version', { simple: true }) as number) > version) return;
       db.exec(options.migrations[version]!);
       db.pragma(`user_version = ${version + 1}`);
     }).immediate();

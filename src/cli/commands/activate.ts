@@ -1,0 +1,103 @@
+// swarm-node activate: turn a confirmed payment into a deploy token (spec §3, §4 paygate session + activate).
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { DEPLOY_TOKEN_LIFETIME_SECONDS } from '../../contract/claims.js';
+import { SvcError } from '../../contract/errors.js';
+import { TIER_IDS } from '../../contract/tiers.js';
+import { writeFileAtomic } from '../../node/files.js';
+import { contextFor } from '../context.js';
+import { keyValues } from '../table.js';
+
+interface ActivateOptions {
+  tier?: string;
+  email?: string;
+  payment: string;
+  session?: string;
+  wait: number;
+  deployTokenFile?: string;
+}
+
+export const DEFAULT_WAIT_SECONDS = 120;
+const MAX_WAIT_SECONDS = 3600;
+
+export function parseWaitSeconds(value: string): number {
+  const seconds = Number(value);
+  if (!/^\d+$/.test(value) || seconds > MAX_WAIT_SECONDS) throw new InvalidArgumentError(`give whole seconds from 0 to ${MAX_WAIT_SECONDS}`);
+  return seconds;
+}
+
+export function activateCommand(): Command {
+  return new Command('activate')
+    .description('activate a paid session: get the deploy token that installs this node')
+    .addOption(new Option('--tier <tier_id>', 'the tier paid for').choices(TIER_IDS))
+    .option('--email <email>', 'the checkout e-mail (becomes the session user_id)')
+    .requiredOption('--payment <payment_id>', 'the payment id from the payment provider')
+    .option('--session <session_id>', 'resume a session created earlier, instead of --tier and --email')
+    .option('--wait <seconds>', 'how long to wait for the payment to be confirmed; 0 tries once', parseWaitSeconds, DEFAULT_WAIT_SECONDS)
+    .option('--deploy-token-file <file>', 'write the deploy token to this file (mode 0600) instead of printing it')
+    .addHelpText(
+      'after',
+      `
+Waits while the payment is not confirmed yet (honouring the service's Retry-After), then exits 7.
+
+Example:
+  $ swarm-node activate --tier svc_starter_agents --email you@example.com --payment pay_123 \\
+      --deploy-token-file /root/deploy-token
+  $ sudo swarm-node install --deploy-token-file /root/deploy-token`,
+    )
+    .action(async (options: ActivateOptions, command: Command) => {
+      const ctx = contextFor(command);
+      if (options.session === undefined && (options.tier === undefined || options.email === undefined)) {
+        throw new SvcError('usage', 'give --tier and --email (a new session), or --session (one created earlier)', {
+          remedy: 'Example: swarm-node activate --tier svc_starter_agents --email you@example.com --payment pay_123',
+        });
+      }
+      const { activateNode } = await import('../../node/activate.js');
+      const client = await ctx.client();
+      const activation = await ctx.output.spin(`Activating with payment ${options.payment}`, (update) =>
+        activateNode(
+          {
+            client,
+            clock: ctx.clock,
+            onWait: (attempt, delayMs) => update(`Payment ${options.payment} not confirmed yet; retry ${attempt} in ${Math.ceil(delayMs / 1000)}s`),
+          },
+          {
+            ...(options.session === undefined ? { tierId: options.tier!, email: options.email! } : { sessionId: options.session }),
+            paymentId: options.payment,
+            waitSeconds: options.wait,
+          },
+        ),
+      );
+
+      const minutes = Math.round(DEPLOY_TOKEN_LIFETIME_SECONDS / 60);
+      const { deploy_token, attempts: _attempts, ...details } = activation;
+      let tokenFile: string | undefined;
+      if (options.deployTokenFile !== undefined) {
+        writeFileAtomic(options.deployTokenFile, `${deploy_token}\n`, 0o600);
+        tokenFile = options.deployTokenFile;
+      }
+      const install = `sudo swarm-node install --deploy-token-file ${tokenFile ?? '<file>'}`;
+      const result = {
+        ...details,
+        ...(tokenFile === undefined ? { deploy_token } : { deploy_token_file: tokenFile }),
+        next_step: install,
+      };
+      const tokenLine: [string, string] = tokenFile === undefined ? ['deploy_token', deploy_token] : ['deploy_token_file', tokenFile];
+      ctx.output.result(result, () =>
+        keyValues([
+          tokenLine,
+          ['expires_at', details.deploy_token_expires_at],
+          ['install_path', details.install_path],
+          ['deploy_mode', details.deploy_mode],
+          ['session_id', details.session_id],
+        ]),
+      );
+      if (tokenFile === undefined) {
+        ctx.output.warn(`the deploy token is a secret: it installs a node, once, within ${minutes} minutes. Don't share it or paste it into a chat.`);
+        ctx.output.info(`Next: put it in a file only you can read (or rerun with --deploy-token-file <file>), then: ${install}`);
+        ctx.output.info('      or: SVC_DEPLOY_TOKEN=<deploy_token> swarm-node install (the environment, never argv)');
+      } else {
+        ctx.output.success(`Deploy token written to ${tokenFile} (mode 0600); it installs a node once, within ${minutes} minutes.`);
+        ctx.output.info(`Next: ${install}`);
+      }
+    });
+}

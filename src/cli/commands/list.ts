@@ -1,0 +1,35 @@
+// swarm-node list: the registered agents with schedule, cap, last run and today's spend (UTC day).
+import { Command } from 'commander';
+import { formatDollars } from '../../contract/money.js';
+import { formatDuration } from '../../node/duration.js';
+import { contextFor } from '../context.js';
+import { shortTime, table } from '../table.js';
+
+export function listCommand(): Command {
+  return new Command('list')
+    .description('list the agents registered on this node')
+    .addHelpText('after', '\n"Spent today" counts charges since 00:00 UTC, the day the daily cap counts.\n\nExample:\n  $ swarm-node list\n  $ swarm-node list --json | jq -r \'.registrations[].agent_id\'')
+    .action(async (_options: unknown, command: Command) => {
+      const ctx = contextFor(command);
+      const { registrationRows, startOfUtcDay } = await import('../../node/registrations.js');
+      const now = ctx.clock.now();
+      const registrations = registrationRows(await ctx.store(), now);
+      ctx.output.result({ registrations, day_start: new Date(startOfUtcDay(now)).toISOString() }, ({ registrations: rows }, style) => {
+        if (rows.length === 0) return '';
+        return table(
+          ['AGENT', 'EVERY', 'DAILY CAP', 'SPENT TODAY', 'LAST RUN', 'NEXT RUN'].map((h) => style.bold(h)),
+          rows.map((r) => [
+            r.agent_id,
+            r.every_seconds === null ? 'manual' : formatDuration(r.every_seconds),
+            r.daily_cap_cents === null ? '-' : formatDollars(r.daily_cap_cents),
+            formatDollars(r.spent_today_cents),
+            r.last_run_at === null ? '-' : `${shortTime(r.last_run_at)} ${r.last_run_status}`,
+            r.paused_reason !== null ? `paused: ${r.paused_reason}` : r.next_run_at === null ? '-' : shortTime(r.next_run_at),
+          ]),
+          ['left', 'left', 'right', 'right'],
+        );
+      });
+      if (registrations.length === 0) ctx.output.info('No agents registered. Register one: swarm-node register <agent_id> (see swarm-node agents).');
+    });
+}
+

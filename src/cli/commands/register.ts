@@ -1,0 +1,85 @@
+// swarm-node register: add an agent to this node, or change its schedule and daily cap (issue 3).
+import { Command, InvalidArgumentError } from 'commander';
+import { formatDollars, parseDollarsToCents } from '../../contract/money.js';
+import { formatDuration, parseDuration } from '../../node/duration.js';
+import { SvcError } from '../../contract/errors.js';
+import { contextFor } from '../context.js';
+
+/** What clears a value. A word, not null: commander turns an option value of null into ''. */
+const CLEARED = 'none';
+type Cleared = typeof CLEARED;
+
+interface RegisterOptions {
+  every?: number | Cleared;
+  dailyCap?: number | Cleared;
+}
+
+const CLEAR = new Set(['none', 'off']);
+
+function parseEvery(value: string): number | Cleared {
+  if (CLEAR.has(value)) return CLEARED;
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as SvcError).message + ' (1s..7d, e.g. 30s, 5m, 1h, or none)');
+  }
+}
+
+function parseDailyCap(value: string): number | Cleared {
+  if (CLEAR.has(value)) return CLEARED;
+  const cents = parseDollarsToCents(value);
+  if (cents === undefined) throw new InvalidArgumentError('give dollars such as 1.50 or 2 (or none)');
+  return cents;
+}
+
+export function registerCommand(): Command {
+  return new Command('register')
+    .description('register an agent on this node (again: change its schedule or cap)')
+    .argument('<agent_id>', 'an agent from the catalog (swarm-node agents)')
+    .option('--every <duration>', 'run it on a schedule: 1s..7d, e.g. 30s, 5m, 1h (none: manual runs only)', parseEvery)
+    .option('--daily-cap <dollars>', 'spend at most this much on it per UTC day (none: no cap)', parseDailyCap)
+    .addHelpText(
+      'after',
+      `
+Needs a JWT the service accepts (swarm-node login). Options left out keep their current value.
+
+Example:
+  $ swarm-node register agent_ops_monitor_004 --every 5m --daily-cap 1.00
+  $ swarm-node register agent_ops_monitor_004 --every none`,
+    )
+    .action(async (agentId: string, options: RegisterOptions, command: Command) => {
+      const ctx = contextFor(command);
+      const jwt = ctx.requireJwt();
+      const { registerAgent } = await import('../../node/registrations.js');
+      const outcome = await registerAgent(
+        { db: await ctx.store(), client: await ctx.client(), clock: ctx.clock, jwt, credentialsFile: ctx.paths.credentialsFile },
+        { agent_id: agentId, every_seconds: cleared(options.every), daily_cap_cents: cleared(options.dailyCap) },
+      );
+      const { registration, agent } = outcome;
+      const every = registration.every_seconds === null ? null : formatDuration(registration.every_seconds);
+      const result = {
+        created: outcome.created,
+        agent_id: agent.agent_id,
+        name: agent.name,
+        price_cents: agent.price_cents,
+        every,
+        every_seconds: registration.every_seconds,
+        daily_cap_cents: registration.daily_cap_cents,
+        user_id: outcome.user_id,
+      };
+      ctx.output.result(result, (r) => {
+        const schedule = r.every === null ? 'manual runs only' : `every ${r.every}`;
+        const cap = r.daily_cap_cents === null ? 'no daily cap' : `daily cap ${formatDollars(r.daily_cap_cents)}`;
+        return `${r.created ? 'Registered' : 'Updated'} ${r.agent_id} (${r.name}, ${formatDollars(r.price_cents)} per run): ${schedule}, ${cap}.`;
+      });
+      ctx.output.info(
+        every === null
+          ? `Next: swarm-node run ${agent.agent_id}`
+          : `The daemon runs it every ${every} (swarm-node status shows whether it is running); run it now: swarm-node run ${agent.agent_id}`,
+      );
+    });
+}
+
+function cleared(value: number | Cleared | undefined): number | null | undefined {
+  return value === CLEARED ? null : value;
+}

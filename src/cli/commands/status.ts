@@ -1,0 +1,49 @@
+// swarm-node status: one look at the node. It reports problems in the report (and exits 0); `doctor` diagnoses.
+import { Command } from 'commander';
+import { formatDollars } from '../../contract/money.js';
+import { contextFor } from '../context.js';
+import { keyValues } from '../table.js';
+
+export function statusCommand(): Command {
+  return new Command('status')
+    .description('show the configuration in force, the service, the token, registrations, the database and the daemon')
+    .addHelpText('after', '\nExample:\n  $ swarm-node status\n  $ swarm-node status --json | jq .problems')
+    .action(async (_options: unknown, command: Command) => {
+      const ctx = contextFor(command);
+      const { nodeStatus } = await import('../../node/status.js');
+      const status = await nodeStatus({
+        config: ctx.config(),
+        paths: ctx.paths,
+        clock: ctx.clock,
+        credentials: () => ctx.credentials(),
+        client: () => ctx.client(),
+        store: () => ctx.store(),
+      });
+      ctx.output.result(status, (s, style) => {
+        const ok = (text: string): string => style.green(text);
+        const bad = (text: string): string => style.red(text);
+        const config = Object.entries(s.config.values).map(
+          ([key, value]) => [`  ${key}`, `${String(value)}  ${style.dim(`(${s.config.sources[key as keyof typeof s.config.sources]})`)}`] as [string, string],
+        );
+        const token = !s.token.stored
+          ? bad('not signed in')
+          : `${s.token.sub} · ${s.token.tier} · expires ${s.token.expires_at} (${s.token.days_left} days) · ${
+              s.token.valid === true ? ok('valid') : s.token.valid === false ? bad(`invalid: ${s.token.reason}`) : 'not verified'
+            }`;
+        const agents = s.registrations.agents
+          .map((a) => `${a.agent_id} (${a.every === null ? 'manual' : `every ${a.every}`}${a.daily_cap_cents === null ? '' : `, cap ${formatDollars(a.daily_cap_cents)}`})`)
+          .join(', ');
+        const lines = keyValues([
+          ['config', s.config.file],
+          ...config,
+          ['node id', s.config.node_id ?? '-'],
+          ['service', s.service.reachable ? `${ok('reachable')} ${s.service.base_url} (${s.service.latency_ms} ms)` : `${bad('unreachable')} ${s.service.error}`],
+          ['token', token],
+          ['registrations', s.registrations.count === 0 ? 'none' : `${s.registrations.count}: ${agents}`],
+          ['database', `${s.database.path}${s.database.exists ? '' : ' (not created yet)'}${s.database.error === null ? '' : ` ${bad(s.database.error)}`}`],
+          ['daemon', s.daemon.running ? `${ok('running')} pid ${s.daemon.pid}, last tick ${s.daemon.last_tick_at ?? '-'}` : 'not running'],
+        ]);
+        return s.problems.length === 0 ? lines : `${lines}\n\n${s.problems.map((p) => style.yellow(`! ${p}`)).join('\n')}`;
+      });
+    });
+}

@@ -1,0 +1,120 @@
+// `register`, `unregister`, `list` (issue 3): which agents this node runs, how often, and under what daily cap.
+import { AGENT_SKUS, findAgentSku, type AgentSku } from '../contract/agents.js';
+import { SvcError } from '../contract/errors.js';
+import type { Clock } from '../lib/clock.js';
+import type { SqliteDatabase } from '../lib/sqlite.js';
+import type { StoredJwt } from './credentials.js';
+import type { ServiceClient } from './service-client.js';
+import { verifyToken } from './session.js';
+import { deleteRegistration, getRegistration, listRegistrations, spentSince, upsertRegistration, type Registration } from './store.js';
+
+/** What a register call changes; undefined keeps the current value, null clears it. */
+export interface RegistrationChange {
+  agent_id: string;
+  every_seconds: number | null | undefined;
+  daily_cap_cents: number | null | undefined;
+}
+
+export interface RegisterDeps {
+  db: SqliteDatabase;
+  client: ServiceClient;
+  clock: Clock;
+  jwt: StoredJwt;
+  credentialsFile: string;
+}
+
+export async function registerAgent(
+  deps: RegisterDeps,
+  change: RegistrationChange,
+): Promise<{ created: boolean; registration: Registration; agent: AgentSku; user_id: string }> {
+  // The service must vouch for the token: registering for a user it no longer accepts would only fail later.
+  const signedIn = await verifyToken({ client: deps.client, clock: deps.clock, credentialsFile: deps.credentialsFile }, deps.jwt.token);
+  const agent = await findInCatalog(deps.client, change.agent_id);
+  const current = getRegistration(deps.db, agent.agent_id);
+  const { created, registration } = upsertRegistration(
+    deps.db,
+    {
+      agent_id: agent.agent_id,
+      every_seconds: change.every_seconds === undefined ? (current?.every_seconds ?? null) : change.every_seconds,
+      daily_cap_cents: change.daily_cap_cents === undefined ? (current?.daily_cap_cents ?? null) : change.daily_cap_cents,
+    },
+    deps.clock.now(),
+  );
+  return { created, registration, agent, user_id: signedIn.sub };
+}
+
+/** The service's catalog when it answers; the built-in one (the same contract) when it cannot be reached. */
+async function findInCatalog(client: ServiceClient, agentId: string): Promise<AgentSku> {
+  let catalog: readonly AgentSku[];
+  try {
+    catalog = await client.agents();
+  } catch (error) {
+    if (!(error instanceof SvcError) || error.code !== 'service_unreachable') throw error;
+    catalog = AGENT_SKUS;
+  }
+  const agent = catalog.find((sku) => sku.agent_id === agentId);
+  if (agent === undefined) throw agentNotFound(agentId);
+  return agent;
+}
+
+export function agentNotFound(agentId: string): SvcError {
+  return new SvcError('agent_not_found', `there is no agent "${agentId}"`, {
+    remedy: `Use an agent_id from the catalog (swarm-node agents): ${AGENT_SKUS.map((sku) => sku.agent_id).join(', ')}.`,
+  });
+}
+
+export function unregisterAgent(db: SqliteDatabase, agentId: string): { agent_id: string; removed: true } {
+  if (!deleteRegistration(db, agentId)) {
+    throw new SvcError('not_found', `agent "${agentId}" is not registered on this node`, { remedy: 'See the registered agents: swarm-node list.' });
+  }
+  return { agent_id: agentId, removed: true };
+}
+
+export interface RegistrationRow {
+  agent_id: string;
+  name: string | undefined;
+  price_cents: number | undefined;
+  every_seconds: number | null;
+  daily_cap_cents: number | null;
+  /** Cents charged since 00:00 UTC today (the day the daily cap counts). */
+  spent_today_cents: number;
+  last_run_at: string | null;
+  last_run_status: string | null;
+  next_run_at: string | null;
+  paused_reason: string | null;
+  registered_at: string;
+}
+
+/** Midnight UTC of the day `nowMs` falls in: the daily cap's day is the UTC day, the same on every host. */
+export function startOfUtcDay(nowMs: number): number {
+  const date = new Date(nowMs);
+  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate());
+}
+
+export function registrationRows(db: SqliteDatabase, nowMs: number): RegistrationRow[] {
+  const dayStart = startOfUtcDay(nowMs);
+  const lastRun = db.prepare<[string], { started_at: number; status: string }>(
+    'SELECT started_at, status FROM runs WHERE agent_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1',
+  );
+  const schedule = db.prepare<[string], { next_run_at: number | null; paused_reason: string | null }>(
+    'SELECT next_run_at, paused_reason FROM schedules WHERE agent_id = ?',
+  );
+  return listRegistrations(db).map((registration) => {
+    const sku = findAgentSku(registration.agent_id);
+    const last = lastRun.get(registration.agent_id);
+    const planned = schedule.get(registration.agent_id);
+    return {
+      agent_id: registration.agent_id,
+      name: sku?.name,
+      price_cents: sku?.price_cents,
+      every_seconds: registration.every_seconds,
+      daily_cap_cents: registration.daily_cap_cents,
+      spent_today_cents: spentSince(db, registration.agent_id, dayStart),
+      last_run_at: last === undefined ? null : new Date(last.started_at).toISOString(),
+      last_run_status: last?.status ?? null,
+      next_run_at: planned?.next_run_at == null || registration.every_seconds === null ? null : new Date(planned.next_run_at).toISOString(),
+      paused_reason: planned?.paused_reason ?? null,
+      registered_at: new Date(registration.created_at).toISOString(),
+    };
+  });
+}

@@ -1,0 +1,155 @@
+// Signing the node in and out (issue 3 `login`, `logout`, `whoami`): the JWT lives only in the credentials file
+// (0600) and in request headers; nothing here prints it or puts it in an error message.
+import { PAYMENT_CONFIRMED } from '../contract/claims.js';
+import { SvcError } from '../contract/errors.js';
+import type { TierId } from '../contract/tiers.js';
+import type { Clock } from '../lib/clock.js';
+import { readCredentials, updateCredentials, type StoredJwt } from './credentials.js';
+import type { ServiceClient } from './service-client.js';
+
+/** Bound on a token read from a file or stdin: a JWT of ours is well under 1 KiB. */
+const MAX_TOKEN_BYTES = 8192;
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+export interface TokenClaims {
+  sub: string;
+  tier: string;
+  exp: number;
+  iat?: number;
+  chainId?: number;
+  nodeAccess?: string;
+}
+
+/**
+ * The claims of a JWT, read without checking its signature: the client never holds the key. Only the service's
+ * verify says whether a token is good; these are for display and for the local expiry check.
+ */
+export function decodeClaims(token: string): TokenClaims {
+  if (token.length > MAX_TOKEN_BYTES || !JWT_SHAPE.test(token)) {
+    throw new SvcError('usage', 'that is not a JWT (three base64url parts separated by dots)', {
+      remedy: 'Pass the jwtToken value the service issued, on its own.',
+    });
+  }
+  let payload: unknown;
+  try {
+    payload = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8'));
+  } catch {
+    throw new SvcError('usage', 'the JWT payload is not JSON');
+  }
+  const claims = (typeof payload === 'object' && payload !== null ? payload : {}) as Record<string, unknown>;
+  if (typeof claims.sub !== 'string' || typeof claims.tier !== 'string' || typeof claims.exp !== 'number') {
+    throw new SvcError('usage', 'the JWT lacks the sub, tier or exp claim of an svc access token');
+  }
+  return {
+    sub: claims.sub,
+    tier: claims.tier,
+    exp: claims.exp,
+    ...(typeof claims.iat === 'number' ? { iat: claims.iat } : {}),
+    ...(typeof claims.chainId === 'number' ? { chainId: claims.chainId } : {}),
+    ...(typeof claims.nodeAccess === 'string' ? { nodeAccess: claims.nodeAccess } : {}),
+  };
+}
+
+/** A token as read from a file or stdin: surrounding whitespace (a trailing newline) is not part of it. */
+export function normalizeTokenText(text: string, from: string): string {
+  const token = text.trim();
+  if (token === '') throw new SvcError('usage', `no token in ${from}`);
+  if (Buffer.byteLength(token) > MAX_TOKEN_BYTES) throw new SvcError('usage', `${from} holds more than a token (over ${MAX_TOKEN_BYTES} bytes)`);
+  return token;
+}
+
+export interface SignedIn {
+  sub: string;
+  tier: string;
+  expires_at: string;
+  days_left: number;
+  docs_sections: string[];
+  payment_rail: string | undefined;
+  chainId: number | undefined;
+  nodeAccess: string | undefined;
+  credentials_file: string;
+}
+
+export interface SessionDeps {
+  client: ServiceClient;
+  clock: Clock;
+  credentialsFile: string;
+}
+
+/** issue-token for a confirmed payment, keep the JWT, then verify it for its sections. */
+export async function loginWithPayment(
+  deps: SessionDeps,
+  input: { email: string; offer: TierId; merchantId: string },
+): Promise<SignedIn> {
+  let issued;
+  try {
+    issued = await deps.client.issueToken({
+      status: PAYMENT_CONFIRMED,
+      offer_id: input.offer,
+      customer_email: input.email,
+      merchant_id: input.merchantId,
+    });
+  } catch (error) {
+    if (error instanceof SvcError && error.code === 'payment_not_confirmed') {
+      throw new SvcError('payment_not_confirmed', error.message, {
+        remedy: 'Wait for the payment provider to confirm the payment, then run swarm-node login again.',
+        extensions: error.extensions,
+      });
+    }
+    throw error;
+  }
+  const token = issued.jwtToken;
+  // The service just issued it: keep it first, so a failed verify below does not lose a paid-for token.
+  storeToken(deps, token, decodeClaims(token));
+  return verifyToken(deps, token);
+}
+
+/** Keeps a JWT obtained elsewhere, once the service has said it is valid. */
+export async function loginWithToken(deps: SessionDeps, token: string): Promise<SignedIn> {
+  const claims = decodeClaims(token);
+  const signedIn = await verifyToken(deps, token);
+  storeToken(deps, token, claims);
+  return signedIn;
+}
+
+/** Asks the service about a token; valid:false is an error (exit 4) carrying the service's reason. */
+export async function verifyToken(deps: SessionDeps, token: string): Promise<SignedIn> {
+  const claims = decodeClaims(token);
+  const verdict = await deps.client.verify(token);
+  if (!verdict.valid) {
+    throw new SvcError('unauthorized', `the service does not accept the token: ${verdict.reason ?? 'invalid'}`, {
+      remedy: 'Sign in again: swarm-node login --email <email> --offer <tier_id>.',
+    });
+  }
+  const expMs = verdict.expires_at !== undefined ? Date.parse(verdict.expires_at) : claims.exp * 1000;
+  return {
+    sub: verdict.sub ?? claims.sub,
+    tier: verdict.tier_key ?? claims.tier,
+    expires_at: new Date(expMs).toISOString(),
+    days_left: daysLeft(expMs, deps.clock.now()),
+    docs_sections: verdict.docs_sections ?? [],
+    payment_rail: verdict.payment_rail,
+    chainId: claims.chainId,
+    nodeAccess: claims.nodeAccess,
+    credentials_file: deps.credentialsFile,
+  };
+}
+
+/** Days until `expMs`, counting a started day as one (a fresh token has 30); 0 once expired. */
+export function daysLeft(expMs: number, nowMs: number): number {
+  return Math.max(0, Math.ceil((expMs - nowMs) / 86_400_000));
+}
+
+export function storeToken(deps: Pick<SessionDeps, 'clock' | 'credentialsFile'>, token: string, claims: TokenClaims): StoredJwt {
+  const jwt: StoredJwt = { token, sub: claims.sub, tier: claims.tier, exp: claims.exp, stored_at: new Date(deps.clock.now()).toISOString() };
+  updateCredentials(deps.credentialsFile, (current) => ({ ...current, jwt }));
+  return jwt;
+}
+
+/** Forgets the JWT; the node's enrollment stays (it belongs to the install, not to a sign-in). */
+export function logout(credentialsFile: string): { signed_out: boolean; sub: string | undefined } {
+  const previous = readCredentials(credentialsFile).jwt;
+  if (previous === undefined) return { signed_out: false, sub: undefined };
+  updateCredentials(credentialsFile, ({ jwt: _dropped, ...rest }) => rest);
+  return { signed_out: true, sub: previous.sub };
+}

@@ -1,0 +1,156 @@
+// `status` (issue 3): one report of the node — the configuration in force and where each value comes from, the
+// service's reachability and latency, the token's validity and expiry, registrations, the database, the daemon.
+// It reports problems rather than failing on them: a broken part is the thing a status must show.
+import { existsSync } from 'node:fs';
+import { SvcError } from '../contract/errors.js';
+import type { Clock } from '../lib/clock.js';
+import type { SqliteDatabase } from '../lib/sqlite.js';
+import type { ConfigKey, ConfigSource, ResolvedConfig } from './config.js';
+import type { Credentials } from './credentials.js';
+import type { NodePaths } from './home.js';
+import { formatDuration } from './duration.js';
+import { processIsAlive } from './run-agent.js';
+import type { ServiceClient } from './service-client.js';
+import { daysLeft } from './session.js';
+import { listRegistrations } from './store.js';
+
+/** A token this close to its expiry is flagged, so the operator signs in again before runs start failing. */
+export const EXPIRY_WARNING_DAYS = 7;
+
+/** The keys the daemon writes into daemon_state (issue 6): its process id and the time of its last tick. */
+export const DAEMON_PID_KEY = 'pid';
+export const DAEMON_LAST_TICK_KEY = 'last_tick_at';
+
+export interface NodeStatus {
+  config: { file: string; values: Record<ConfigKey, string | number>; sources: Record<ConfigKey, ConfigSource>; node_id: string | null };
+  service: { base_url: string; reachable: boolean; latency_ms: number | null; error: string | null };
+  token: {
+    stored: boolean;
+    sub: string | null;
+    tier: string | null;
+    expires_at: string | null;
+    days_left: number | null;
+    expiring_soon: boolean;
+    /** The service's verdict; null when it could not be asked. */
+    valid: boolean | null;
+    reason: string | null;
+    docs_sections: string[];
+  };
+  registrations: { count: number; agents: { agent_id: string; every: string | null; daily_cap_cents: number | null }[] };
+  database: { path: string; exists: boolean; error: string | null };
+  daemon: { running: boolean; pid: number | null; last_tick_at: string | null; state: Record<string, string> };
+  problems: string[];
+}
+
+export interface StatusDeps {
+  config: ResolvedConfig;
+  paths: NodePaths;
+  clock: Clock;
+  credentials: () => Credentials;
+  client: () => Promise<ServiceClient>;
+  store: () => Promise<SqliteDatabase>;
+}
+
+export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
+  const problems: string[] = [];
+  const { config } = deps;
+  const status: NodeStatus = {
+    config: {
+      file: deps.paths.configFile,
+      values: { base_url: config.base_url, wallet_url: config.wallet_url, merchant_id: config.merchant_id, timeout_seconds: config.timeout_seconds },
+      sources: config.sources,
+      node_id: config.node_id ?? null,
+    },
+    service: { base_url: config.base_url, reachable: false, latency_ms: null, error: null },
+    token: { stored: false, sub: null, tier: null, expires_at: null, days_left: null, expiring_soon: false, valid: null, reason: null, docs_sections: [] },
+    registrations: { count: 0, agents: [] },
+    database: { path: deps.paths.databaseFile, exists: existsSync(deps.paths.databaseFile), error: null },
+    daemon: { running: false, pid: null, last_tick_at: null, state: {} },
+    problems,
+  };
+
+  const client = await deps.client();
+  try {
+    const ping = await client.ping();
+    status.service.reachable = true;
+    status.service.latency_ms = Math.round(ping.latencyMs);
+  } catch (error) {
+    status.service.error = messageOf(error);
+    problems.push(`the service at ${config.base_url} is not reachable`);
+  }
+
+  let credentials: Credentials = {};
+  try {
+    credentials = deps.credentials();
+  } catch (error) {
+    problems.push(messageOf(error));
+  }
+  status.config.node_id ??= credentials.node?.node_id ?? null;
+  const jwt = credentials.jwt;
+  if (jwt === undefined) {
+    problems.push('not signed in (swarm-node login)');
+  } else {
+    const now = deps.clock.now();
+    Object.assign(status.token, {
+      stored: true,
+      sub: jwt.sub,
+      tier: jwt.tier,
+      expires_at: new Date(jwt.exp * 1000).toISOString(),
+      days_left: daysLeft(jwt.exp * 1000, now),
+    });
+    if (jwt.exp * 1000 <= now) {
+      status.token.valid = false;
+      status.token.reason = 'expired';
+      problems.push('the stored token has expired (swarm-node login)');
+    } else {
+      status.token.expiring_soon = jwt.exp * 1000 - now <= EXPIRY_WARNING_DAYS * 86_400_000;
+      if (status.token.expiring_soon) problems.push(`the stored token expires in ${status.token.days_left} day(s); sign in again soon`);
+      if (status.service.reachable) {
+        try {
+          const verdict = await client.verify(jwt.token);
+          status.token.valid = verdict.valid;
+          status.token.reason = verdict.reason ?? null;
+          status.token.docs_sections = verdict.docs_sections ?? [];
+          if (!verdict.valid) problems.push(`the service rejects the stored token: ${verdict.reason ?? 'invalid'}`);
+        } catch (error) {
+          problems.push(`could not verify the token: ${messageOf(error)}`);
+        }
+      }
+    }
+  }
+
+  if (status.database.exists) {
+    try {
+      const db = await deps.store();
+      const registrations = listRegistrations(db);
+      status.registrations = {
+        count: registrations.length,
+        agents: registrations.map((r) => ({ agent_id: r.agent_id, every: r.every_seconds === null ? null : formatDuration(r.every_seconds), daily_cap_cents: r.daily_cap_cents })),
+      };
+      status.daemon = daemonState(db);
+    } catch (error) {
+      status.database.error = messageOf(error);
+      problems.push(messageOf(error));
+    }
+  }
+  return status;
+}
+
+function daemonState(db: SqliteDatabase): NodeStatus['daemon'] {
+  const rows = db.prepare<[], { key: string; value: string }>('SELECT key, value FROM daemon_state ORDER BY key').all();
+  const state = Object.fromEntries(rows.map((row) => [row.key, row.value]));
+  const pid = Number(state[DAEMON_PID_KEY]);
+  const hasPid = Number.isSafeInteger(pid) && pid > 0;
+  const tick = state[DAEMON_LAST_TICK_KEY];
+  const tickMs = tick === undefined ? NaN : /^\d+$/.test(tick) ? Number(tick) : Date.parse(tick);
+  return {
+    running: hasPid && processIsAlive(pid),
+    pid: hasPid ? pid : null,
+    last_tick_at: Number.isFinite(tickMs) ? new Date(tickMs).toISOString() : null,
+    state,
+  };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof SvcError || error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,330 @@
+// register, unregister, list, run, runs, wallet, docs, status: the built binary against the real svc-api.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { RunningService } from '../../src/api/server.js';
+import { readCredentials, writeCredentials } from '../../src/node/credentials.js';
+import { journalRunStarted } from '../../src/node/store.js';
+import { nodeEnv, swarmNode } from '../helpers/cli.js';
+import { apiClient } from '../helpers/http.js';
+import { startSvcApi } from '../helpers/svc-api.js';
+import { removeTempDirs, tempDir } from '../helpers/temp.js';
+import { deadPid, nodeDb, signedInNode, walletBalance } from './fixtures.js';
+
+const AGENT = 'agent_ops_monitor_004';
+const PRICE = 4;
+const CLOSED_PORT_URL = 'http://127.0.0.1:9';
+
+let service: RunningService;
+beforeAll(async () => {
+  service = await startSvcApi();
+});
+afterAll(async () => {
+  await service.close();
+  removeTempDirs();
+});
+
+describe('swarm-node register, unregister, list', () => {
+  it('registers an agent, updates it on re-register keeping what was not given, and lists it', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'register' });
+    const first = await swarmNode(['--json', 'register', AGENT, '--every', '5m', '--daily-cap', '1.50'], { env: node.env });
+    expect(first.exitCode, first.stderr).toBe(0);
+    expect(first.json).toEqual({
+      created: true,
+      agent_id: AGENT,
+      name: 'Ops monitor agent',
+      price_cents: PRICE,
+      every: '5m',
+      every_seconds: 300,
+      daily_cap_cents: 150,
+      user_id: node.email,
+    });
+    const again = await swarmNode(['--json', 'register', AGENT, '--daily-cap', '2'], { env: node.env });
+    expect(again.json).toMatchObject({ created: false, every_seconds: 300, daily_cap_cents: 200 });
+    const manual = await swarmNode(['register', AGENT, '--every', 'none'], { env: node.env });
+    expect(manual.exitCode, manual.stderr).toBe(0);
+    expect(manual.stdout).toBe('Updated agent_ops_monitor_004 (Ops monitor agent, $0.04 per run): manual runs only, daily cap $2.00.');
+    expect((await swarmNode(['register', 'agent_dev_review_012', '--every', '1s'], { env: node.env })).exitCode).toBe(0);
+    expect((await swarmNode(['register', 'agent_svc_skills_005', '--every', '7d'], { env: node.env })).exitCode).toBe(0);
+
+    const list = await swarmNode(['--json', 'list'], { env: node.env });
+    expect(list.exitCode, list.stderr).toBe(0);
+    expect(list.json.registrations.map((r: { agent_id: string }) => r.agent_id)).toEqual([
+      'agent_dev_review_012',
+      AGENT,
+      'agent_svc_skills_005',
+    ]);
+    expect(list.json.registrations[1]).toMatchObject({ every_seconds: null, daily_cap_cents: 200, spent_today_cents: 0, last_run_at: null });
+    expect(list.json.day_start).toMatch(/T00:00:00\.000Z$/);
+    const human = await swarmNode(['list'], { env: node.env });
+    const lines = human.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^AGENT\s+EVERY\s+DAILY CAP\s+SPENT TODAY\s+LAST RUN\s+NEXT RUN$/);
+    expect(lines[1]).toMatch(/^agent_dev_review_012\s+1s\s+-\s+\$0\.00\s+-\s+\d{4}-/);
+    expect(lines[2]).toMatch(/^agent_ops_monitor_004\s+manual\s+\$2\.00\s+\$0\.00\s+-\s+-$/);
+    expect(lines[3]).toMatch(/^agent_svc_skills_005\s+7d\s/);
+    // Columns line up: every row starts its second column where the header does.
+    const column = lines[0]!.indexOf('EVERY');
+    for (const line of lines.slice(1)) expect(line[column - 1]).toBe(' ');
+
+    const removed = await swarmNode(['--json', 'unregister', 'agent_dev_review_012'], { env: node.env });
+    expect(removed.json).toEqual({ agent_id: 'agent_dev_review_012', removed: true });
+    const gone = await swarmNode(['--json', 'unregister', 'agent_dev_review_012'], { env: node.env });
+    expect(gone.exitCode).toBe(5);
+    expect(gone.json.error.code).toBe('not_found');
+    expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations).toHaveLength(2);
+  });
+
+  it('needs a JWT the service verifies (4), a SKU of the catalog (5), and well-formed durations and caps (2); nothing is stored otherwise', async () => {
+    const fresh = nodeEnv(service.baseUrl);
+    const notSignedIn = await swarmNode(['--json', 'register', AGENT], { env: fresh.env });
+    expect(notSignedIn.exitCode).toBe(4);
+    expect(notSignedIn.json.error.code).toBe('not_signed_in');
+
+    const node = await signedInNode(service.baseUrl, { label: 'register-bad' });
+    const unknown = await swarmNode(['--json', 'register', 'agent_nope_001'], { env: node.env });
+    expect(unknown.exitCode).toBe(5);
+    expect(unknown.json.error.code).toBe('agent_not_found');
+    expect(unknown.json.error.remedy).toContain('agent_ops_monitor_004');
+    for (const every of ['0s', '8d', '604801s', '5x', '1.5m', '', '-5m', 'm']) {
+      const result = await swarmNode(['register', AGENT, '--every', every], { env: node.env });
+      expect(result.exitCode, `--every ${every}: ${result.stderr}`).toBe(2);
+    }
+    for (const cap of ['-1', '1.234', 'abc', '1e3', '$']) {
+      const result = await swarmNode(['register', AGENT, '--daily-cap', cap], { env: node.env });
+      expect(result.exitCode, `--daily-cap ${cap}: ${result.stderr}`).toBe(2);
+    }
+    expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations).toEqual([]);
+
+    // A stored token the service no longer accepts: 4, even though it has not expired locally.
+    const file = join(node.home, 'etc', 'credentials.json');
+    const credentials = readCredentials(file);
+    writeCredentials(file, { jwt: { ...credentials.jwt!, token: `${credentials.jwt!.token.slice(0, -4)}AAAA` } });
+    const forged = await swarmNode(['--json', 'register', AGENT], { env: node.env });
+    expect(forged.exitCode).toBe(4);
+    expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations).toEqual([]);
+  });
+});
+
+describe('swarm-node run and runs', () => {
+  it('runs an agent: result, charge in dollars, new balance; journals it; runs shows history with totals; list shows spend today', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'run' });
+    const json = await swarmNode(['--json', 'run', AGENT], { env: node.env });
+    expect(json.exitCode, json.stderr).toBe(0);
+    expect(json.json).toMatchObject({ agent_id: AGENT, status: 'succeeded', charged_cents: PRICE, balance_cents: 100 - PRICE, run_id: expect.any(String) });
+    expect(json.json.output).toBeDefined();
+    const human = await swarmNode(['run', AGENT], { env: node.env });
+    expect(human.exitCode, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(/agent_ops_monitor_004 run \S+: charged \$0\.04, balance \$0\.92/);
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 2 * PRICE);
+    expect(human.stdout + human.stderr).not.toContain(node.token);
+    expect((await swarmNode(['run', 'agent_svc_skills_005'], { env: node.env })).exitCode).toBe(0);
+
+    const runs = await swarmNode(['--json', 'runs'], { env: node.env });
+    expect(runs.exitCode, runs.stderr).toBe(0);
+    expect(runs.json.runs).toHaveLength(3);
+    expect(runs.json.runs[0]).toMatchObject({ agent_id: 'agent_svc_skills_005', status: 'succeeded', charged_cents: 5, run_id: expect.any(String), started_at: expect.any(String) });
+    expect(runs.json.runs[2].run_id).toBe(json.json.run_id);
+    expect(runs.json.totals).toEqual({ runs: 3, charged_cents: 13, by_status: { succeeded: 3, failed: 0, insufficient_balance: 0, pending: 0 } });
+    const filtered = await swarmNode(['--json', 'runs', '--agent', AGENT, '--limit', '1'], { env: node.env });
+    expect(filtered.json.runs).toHaveLength(1);
+    expect(filtered.json.totals).toMatchObject({ runs: 2, charged_cents: 8 });
+    const table = await swarmNode(['runs'], { env: node.env });
+    expect(table.stdout).toMatch(/^STARTED\s+AGENT\s+STATUS\s+CHARGED\s+RUN ID$/m);
+    expect(table.stdout).toContain('3 of 3 run(s) shown; in total $0.13 charged (3 succeeded).');
+    for (const limit of ['0', '-1', 'x', '10001']) expect((await swarmNode(['runs', '--limit', limit], { env: node.env })).exitCode).toBe(2);
+
+    expect((await swarmNode(['register', AGENT, '--daily-cap', '1'], { env: node.env })).exitCode).toBe(0);
+    const list = await swarmNode(['--json', 'list'], { env: node.env });
+    expect(list.json.registrations[0]).toMatchObject({ agent_id: AGENT, spent_today_cents: 8, last_run_status: 'succeeded' });
+  });
+
+  it('exits 3 on insufficient balance with wallet_login_url and the remedy, and journals it as insufficient_balance', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 3, label: 'poor' });
+    const json = await swarmNode(['--json', 'run', AGENT], { env: node.env });
+    expect(json.exitCode).toBe(3);
+    expect(json.json.error).toMatchObject({
+      code: 'insufficient_balance',
+      wallet_login_url: `${service.walletUrl}/login`,
+      balance_cents: 3,
+      price_cents: PRICE,
+    });
+    expect(json.json.error.message).toBe('insufficient balance: the wallet holds $0.03, one run costs $0.04');
+    expect(json.json.error.remedy).toContain(`Fund the wallet at ${service.walletUrl}/login`);
+    const human = await swarmNode(['run', AGENT], { env: node.env });
+    expect(human.exitCode).toBe(3);
+    expect(human.stderr).toContain(`${service.walletUrl}/login`);
+    expect(human.stdout).toBe('');
+    const runs = await swarmNode(['--json', 'runs'], { env: node.env });
+    expect(runs.json.runs.map((r: { status: string }) => r.status)).toEqual(['insufficient_balance', 'insufficient_balance']);
+    expect(runs.json.totals.charged_cents).toBe(0);
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(3);
+  });
+
+  it('exits 5 for an unknown agent and 4 when not signed in, journaling nothing', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'run-bad' });
+    const unknown = await swarmNode(['--json', 'run', 'agent_nope_001'], { env: node.env });
+    expect(unknown.exitCode).toBe(5);
+    expect(unknown.json.error.code).toBe('agent_not_found');
+    expect((await swarmNode(['--json', 'runs'], { env: node.env })).json.totals.runs).toBe(0);
+    const fresh = nodeEnv(service.baseUrl);
+    expect((await swarmNode(['run', AGENT], { env: fresh.env })).exitCode).toBe(4);
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(100);
+  });
+
+  it('a run whose answer was lost is settled by the next run with the same key, charged once', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'lost' });
+    // The first attempt reached the service and ran; its answer never came back to the node.
+    const key = randomUUID();
+    const db = nodeDb(node.home);
+    journalRunStarted(db, { idempotency_key: key, agent_id: AGENT, source: 'cli', price_cents: PRICE, user_id: node.email, owner_pid: await deadPid() }, Date.now() - 60_000);
+    // A row of a process that still waits for its answer (this test process) is not touched.
+    const inFlight = randomUUID();
+    journalRunStarted(db, { idempotency_key: inFlight, agent_id: AGENT, source: 'daemon', price_cents: PRICE, user_id: node.email, owner_pid: process.pid }, Date.now());
+    // Older than the service keeps keys: replaying could charge twice, so it is closed as outcome_unknown.
+    const ancient = randomUUID();
+    journalRunStarted(db, { idempotency_key: ancient, agent_id: AGENT, source: 'cli', price_cents: PRICE, user_id: node.email, owner_pid: null as unknown as undefined }, Date.now() - 25 * 3600_000);
+    db.close();
+    const lost = await apiClient(service.baseUrl).post('/v1/swarm/execute', { user_id: node.email, agent_id: AGENT }, { token: node.token, headers: { 'idempotency-key': key } });
+    expect(lost.status, lost.text).toBe(200);
+
+    const next = await swarmNode(['--json', 'run', AGENT], { env: node.env });
+    expect(next.exitCode, next.stderr).toBe(0);
+    expect(next.stderr).toContain('Settled 1 earlier run(s)');
+    expect(next.json.balance_cents).toBe(100 - 2 * PRICE);
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 2 * PRICE);
+
+    const check = nodeDb(node.home);
+    const rows = check.prepare('SELECT idempotency_key, status, run_id, charged_cents, error_code FROM runs').all() as { idempotency_key: string; status: string; run_id: string | null; charged_cents: number; error_code: string | null }[];
+    check.close();
+    const byKey = new Map(rows.map((row) => [row.idempotency_key, row]));
+    expect(byKey.get(key)).toMatchObject({ status: 'succeeded', run_id: lost.body.run_id, charged_cents: PRICE });
+    expect(byKey.get(inFlight)).toMatchObject({ status: 'pending', run_id: null });
+    expect(byKey.get(ancient)).toMatchObject({ status: 'failed', error_code: 'outcome_unknown', charged_cents: 0 });
+  });
+
+  it('when the service cannot be reached the run stays pending (exit 6), and the next run settles it exactly once', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'offline' });
+    const started = Date.now();
+    const offline = await swarmNode(['--json', '--base-url', CLOSED_PORT_URL, 'run', AGENT], { env: node.env });
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(offline.exitCode).toBe(6);
+    expect(offline.json.error).toMatchObject({ code: 'service_unreachable', run_status: 'pending', idempotency_key: expect.any(String) });
+    expect(offline.json.error.remedy).toContain('never charged twice');
+    expect(offline.stdout).not.toContain(node.token);
+    const pending = await swarmNode(['--json', 'runs'], { env: node.env });
+    expect(pending.json.runs[0]).toMatchObject({ status: 'pending', idempotency_key: offline.json.error.idempotency_key });
+
+    const online = await swarmNode(['--json', 'run', AGENT], { env: node.env });
+    expect(online.exitCode, online.stderr).toBe(0);
+    const runs = await swarmNode(['--json', 'runs'], { env: node.env });
+    expect(runs.json.totals).toMatchObject({ runs: 2, charged_cents: 2 * PRICE, by_status: { succeeded: 2, pending: 0 } });
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 2 * PRICE);
+    // A third run finds nothing left to settle.
+    const third = await swarmNode(['run', AGENT], { env: node.env });
+    expect(third.stderr).not.toContain('Settled');
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 3 * PRICE);
+  });
+});
+
+describe('swarm-node wallet, docs, status', () => {
+  it('wallet shows the balance in dollars (cents in JSON); wallet login prints the sign-in URL with a secret warning', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 1234, label: 'wallet' });
+    const json = await swarmNode(['--json', 'wallet'], { env: node.env });
+    expect(json.exitCode, json.stderr).toBe(0);
+    expect(json.json).toEqual({ user_id: node.email, balance_cents: 1234, balance: '$12.34', currency: 'USD', chain_id: 1202 });
+    const human = await swarmNode(['wallet'], { env: node.env });
+    expect(human.stdout).toMatch(/^balance\s+\$12\.34 USD$/m);
+
+    const login = await swarmNode(['--json', 'wallet', 'login'], { env: { ...node.env, DISPLAY: '', WAYLAND_DISPLAY: '' } });
+    expect(login.exitCode, login.stderr).toBe(0);
+    const url = new URL(login.json.wallet_login_url);
+    expect(`${url.origin}${url.pathname}`).toBe(`${service.walletUrl}/login`);
+    expect(url.searchParams.get('token')).toBe(node.token);
+    expect(url.searchParams.get('intent')).toBe('swarm_private_access');
+    expect(login.json.warning).toMatch(/secret/);
+    expect(login.stderr).toMatch(/warning: this URL holds your access token, a secret/);
+    const page = await fetch(login.json.wallet_login_url, { redirect: 'manual' });
+    expect(page.status).toBeLessThan(400);
+
+    const noDisplay = await swarmNode(['wallet', 'login', '--open'], { env: { ...node.env, DISPLAY: '', WAYLAND_DISPLAY: '' } });
+    expect(noDisplay.exitCode).toBe(0);
+    expect(noDisplay.stderr).toContain('cannot open a browser here (no display)');
+
+    // With a display, the opener gets the URL as one argument (an argument array, never a shell string).
+    const bin = tempDir('opener-');
+    const record = join(bin, 'args');
+    writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$#" "$1" > '${record}'\n`);
+    chmodSync(join(bin, 'xdg-open'), 0o755);
+    const opened = await swarmNode(['--json', 'wallet', 'login', '--open'], { env: { ...node.env, DISPLAY: ':99', PATH: `${bin}:${process.env.PATH}` } });
+    expect(opened.exitCode, opened.stderr).toBe(0);
+    expect(opened.json.opened).toBe(true);
+    expect(readFileSync(record, 'utf8')).toBe(`1\n${login.json.wallet_login_url}\n`);
+
+    const fresh = nodeEnv(service.baseUrl);
+    expect((await swarmNode(['wallet'], { env: fresh.env })).exitCode).toBe(4);
+    expect((await swarmNode(['wallet', 'login'], { env: fresh.env })).exitCode).toBe(4);
+  });
+
+  it('docs lists the unlocked sections, prints one, refuses a locked one (1) and an unknown one (5)', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'docs' });
+    const list = await swarmNode(['--json', 'docs'], { env: node.env });
+    expect(list.exitCode, list.stderr).toBe(0);
+    expect(list.json).toEqual({ tier: 'svc_starter_agents', docs_sections: ['starter-agents', 'node-install', 'agent-upload'] });
+    const human = await swarmNode(['docs'], { env: node.env });
+    expect(human.stdout).toBe('starter-agents\nnode-install\nagent-upload');
+    const locked = await swarmNode(['--json', 'docs', 'dev-portal'], { env: node.env });
+    expect(locked.exitCode).toBe(1);
+    expect(locked.json.error.code).toBe('forbidden');
+    const unknown = await swarmNode(['docs', 'secrets'], { env: node.env });
+    expect(unknown.exitCode).toBe(5);
+    expect((await swarmNode(['docs'], { env: nodeEnv(service.baseUrl).env })).exitCode).toBe(4);
+
+    const section = await swarmNode(['--json', 'docs', 'node-install'], { env: node.env });
+    expect(section.exitCode, section.stdout + section.stderr).toBe(0);
+    expect(section.json).toMatchObject({ section: 'node-install', content_type: 'text/markdown', body: expect.any(String) });
+    const text = await swarmNode(['docs', 'node-install'], { env: node.env });
+    expect(text.stdout).toBe(section.json.body.trimEnd());
+  });
+
+  it('status shows config with sources, reachability and latency, token validity, registrations, database and daemon', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'status' });
+    expect((await swarmNode(['register', AGENT, '--every', '30s'], { env: node.env })).exitCode).toBe(0);
+    const status = await swarmNode(['--json', 'status'], { env: node.env });
+    expect(status.exitCode, status.stderr).toBe(0);
+    expect(status.json).toMatchObject({
+      config: { values: { base_url: service.baseUrl, timeout_seconds: 15 }, sources: { base_url: 'env', merchant_id: 'default' } },
+      service: { reachable: true, latency_ms: expect.any(Number), error: null },
+      token: { stored: true, sub: node.email, tier: 'svc_starter_agents', valid: true, days_left: 30, expiring_soon: false },
+      registrations: { count: 1, agents: [{ agent_id: AGENT, every: '30s', daily_cap_cents: null }] },
+      database: { path: join(node.home, 'var', 'swarm-node.db'), exists: true, error: null },
+      daemon: { running: false, pid: null },
+      problems: [],
+    });
+    expect(JSON.stringify(status.json)).not.toContain(node.token);
+
+    const db = nodeDb(node.home);
+    const tick = new Date().toISOString();
+    db.prepare('INSERT INTO daemon_state (key, value, updated_at) VALUES (?, ?, ?), (?, ?, ?)').run('pid', String(process.pid), Date.now(), 'last_tick_at', tick, Date.now());
+    db.close();
+    const file = join(node.home, 'etc', 'credentials.json');
+    const credentials = readCredentials(file);
+    writeCredentials(file, { jwt: { ...credentials.jwt!, exp: Math.floor(Date.now() / 1000) + 3 * 86_400 } });
+    const human = await swarmNode(['status'], { env: node.env });
+    expect(human.exitCode).toBe(0);
+    expect(human.stdout).toMatch(/^daemon\s+running pid \d+, last tick /m);
+    expect(human.stdout).toMatch(/^service\s+reachable http:\/\/127\.0\.0\.1:\d+ \(\d+ ms\)$/m);
+    expect(human.stdout).toMatch(/^ {2}base_url\s+http:\/\/127\.0\.0\.1:\d+ {2}\(env\)$/m);
+    expect(human.stdout).toContain('! the stored token expires in 3 day(s)');
+
+    const offline = await swarmNode(['--json', '--base-url', CLOSED_PORT_URL, 'status'], { env: node.env });
+    expect(offline.exitCode).toBe(0);
+    expect(offline.json.service).toMatchObject({ reachable: false, latency_ms: null, error: expect.stringContaining('cannot reach') });
+    expect(offline.json.token.valid).toBeNull();
+    expect(offline.json.problems).toContain(`the service at ${CLOSED_PORT_URL} is not reachable`);
+
+    const fresh = await swarmNode(['--json', 'status'], { env: nodeEnv(service.baseUrl).env });
+    expect(fresh.exitCode).toBe(0);
+    expect(fresh.json).toMatchObject({ token: { stored: false }, database: { exists: false }, daemon: { running: false }, problems: ['not signed in (swarm-node login)'] });
+  });
+});

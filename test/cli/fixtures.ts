@@ -1,0 +1,47 @@
+// A node signed in to a real svc-api, for the CLI tests: a paid user, the JWT stored through `login --token-stdin`.
+import { expect } from 'vitest';
+import { openNodeStore } from '../../src/node/store.js';
+import type { SqliteDatabase } from '../../src/lib/sqlite.js';
+import { nodeEnv, swarmNode, type NodeEnv } from '../helpers/cli.js';
+import { fundWallet, signIn } from '../helpers/funnel.js';
+import { apiClient } from '../helpers/http.js';
+import { uniqueEmail } from '../helpers/temp.js';
+import { join } from 'node:path';
+
+export interface SignedInNode extends NodeEnv {
+  email: string;
+  token: string;
+}
+
+export async function signedInNode(baseUrl: string, options: { fundCents?: number; offer?: string; label?: string } = {}): Promise<SignedInNode> {
+  const email = uniqueEmail(options.label ?? 'node');
+  const token = await signIn(baseUrl, email, options.offer);
+  if (options.fundCents !== undefined) await fundWallet(baseUrl, email, options.fundCents);
+  const node = nodeEnv(baseUrl);
+  const login = await swarmNode(['login', '--token-stdin'], { env: node.env, input: `${token}\n` });
+  expect(login.exitCode, login.stderr).toBe(0);
+  return { ...node, email, token };
+}
+
+export async function walletBalance(baseUrl: string, token: string): Promise<number> {
+  const wallet = await apiClient(baseUrl).get('/v1/swarm/wallet', token);
+  expect(wallet.status, wallet.text).toBe(200);
+  return wallet.body.balance_cents as number;
+}
+
+/** The node's own database, opened as the CLI opens it. */
+export function nodeDb(home: string): SqliteDatabase {
+  return openNodeStore(join(home, 'var', 'swarm-node.db'));
+}
+
+/** A pid that belonged to a process which has exited: a row it wrote is no longer awaited by anyone. */
+export async function deadPid(): Promise<number> {
+  const { execa } = await import('execa');
+  const child = execa('node', ['-e', '0']);
+  const pid = child.pid!;
+  await child;
+  return pid;
+}
+
+/** No ANSI escape sequence anywhere. */
+export const ESC = '\u001b';

@@ -1,0 +1,171 @@
+// What scripts and operators rely on: NO_COLOR, a corrupt database, concurrent invocations, an unreachable
+// service in bounded time, an example in every --help, and a start that loads no heavy module.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import type { RunningService } from '../../src/api/server.js';
+import { nodeEnv, swarmNode } from '../helpers/cli.js';
+import { SWARM_NODE_BIN } from '../helpers/svc-api.js';
+import { startSvcApi } from '../helpers/svc-api.js';
+import { removeTempDirs, tempDir } from '../helpers/temp.js';
+import { ESC, signedInNode, walletBalance } from './fixtures.js';
+
+const AGENT = 'agent_ops_monitor_004';
+
+let service: RunningService;
+beforeAll(async () => {
+  service = await startSvcApi();
+});
+afterAll(async () => {
+  await service.close();
+  removeTempDirs();
+});
+
+describe('colour', () => {
+  it('NO_COLOR removes every escape sequence, even when colour is forced; without it the same output is coloured', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 3, label: 'colour' });
+    expect((await swarmNode(['register', AGENT, '--every', '1m'], { env: node.env })).exitCode).toBe(0);
+    for (const args of [['list'], ['runs'], ['status'], ['run', AGENT], ['whoami'], ['bogus']]) {
+      const plain = await swarmNode(args, { env: { ...node.env, NO_COLOR: '1', FORCE_COLOR: '1' } });
+      expect(plain.stdout + plain.stderr, args.join(' ')).not.toContain(ESC);
+      const flag = await swarmNode(['--no-color', ...args], { env: { ...node.env, NO_COLOR: '', FORCE_COLOR: '1' } });
+      expect(flag.stdout + flag.stderr, args.join(' ')).not.toContain(ESC);
+    }
+    // The control: with colour forced and NO_COLOR unset, the failure and the table are coloured.
+    const coloured = await swarmNode(['run', AGENT], { env: { ...node.env, NO_COLOR: '', FORCE_COLOR: '1' } });
+    expect(coloured.exitCode).toBe(3);
+    expect(coloured.stderr).toContain(ESC);
+  });
+});
+
+describe('local database', () => {
+  it('a corrupt database file: every store command exits 1 naming the file, without a stack trace', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'corrupt' });
+    const file = join(node.home, 'var', 'swarm-node.db');
+    mkdirSync(join(node.home, 'var'), { recursive: true });
+    writeFileSync(file, 'this is not a database, just some garbage bytes '.repeat(200));
+    for (const args of [['list'], ['runs'], ['run', AGENT], ['register', AGENT], ['unregister', AGENT]]) {
+      const human = await swarmNode(args, { env: node.env });
+      expect(human.exitCode, `${args.join(' ')}: ${human.stderr}`).toBe(1);
+      expect(human.stderr).toContain(file);
+      expect(human.stderr).toMatch(/not a SQLite database or is corrupt/);
+      expect(human.stderr).not.toMatch(/\n\s+at /);
+      const json = await swarmNode(['--json', ...args], { env: node.env });
+      expect(json.exitCode).toBe(1);
+      expect(json.json.error).toMatchObject({ code: 'local_state', message: expect.stringContaining(file), remedy: expect.any(String) });
+    }
+    // Nothing was charged: the run stopped at the journal, before the service.
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(100);
+    // status reports the broken part instead of failing.
+    const status = await swarmNode(['--json', 'status'], { env: node.env });
+    expect(status.exitCode).toBe(0);
+    expect(status.json.database.error).toContain(file);
+  });
+
+  it('five concurrent registers and five concurrent runs all succeed, each run charged once', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'concurrent' });
+    const agents = ['agent_dev_review_012', 'agent_sales_outreach_008', 'agent_svc_skills_005', 'agent_research_rag_015', AGENT];
+    const registers = await Promise.all(agents.map((agent, i) => swarmNode(['--json', 'register', agent, '--every', `${i + 1}m`], { env: node.env })));
+    for (const result of registers) expect(result.exitCode, result.stdout + result.stderr).toBe(0);
+    expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations).toHaveLength(5);
+
+    const runs = await Promise.all(agents.map(() => swarmNode(['--json', 'run', AGENT], { env: node.env })));
+    for (const result of runs) expect(result.exitCode, result.stdout + result.stderr).toBe(0);
+    expect(new Set(runs.map((r) => r.json.run_id)).size).toBe(5);
+    const history = await swarmNode(['--json', 'runs'], { env: node.env });
+    expect(history.json.totals).toMatchObject({ runs: 5, charged_cents: 20, by_status: { succeeded: 5, pending: 0 } });
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(80);
+  });
+});
+
+describe('an unreachable service', () => {
+  let blackhole: Server;
+  const sockets = new Set<Socket>();
+  beforeAll(async () => {
+    // Accepts connections and never answers: the worst case for a client without deadlines.
+    blackhole = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => blackhole.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => blackhole.close(() => resolve()));
+  });
+
+  it('exits 6 quickly against a closed port, for every command that needs the service', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'closed' });
+    const closed = { ...node.env, SVC_BASE_URL: 'http://127.0.0.1:9' };
+    for (const args of [['whoami'], ['wallet'], ['docs'], ['register', AGENT], ['login', '--email', 'a@example.com', '--offer', 'svc_starter_agents'], ['activate', '--tier', 'svc_starter_agents', '--email', 'a@example.com', '--payment', 'pay_1']]) {
+      const started = Date.now();
+      const result = await swarmNode(['--json', ...args], { env: closed });
+      expect(Date.now() - started, args.join(' ')).toBeLessThan(20_000);
+      expect(result.exitCode, `${args.join(' ')}: ${result.stdout}`).toBe(6);
+      expect(result.json.error).toMatchObject({ code: 'service_unreachable', message: expect.stringContaining('cannot reach the service at http://127.0.0.1:9') });
+      expect(result.stdout + result.stderr).not.toContain(node.token);
+    }
+  });
+
+  it('exits 6 within the default 15 s deadline when the service accepts but never answers', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'blackhole' });
+    const address = blackhole.address() as { port: number };
+    const started = Date.now();
+    const result = await swarmNode(['--json', 'whoami'], { env: { ...node.env, SVC_BASE_URL: `http://127.0.0.1:${address.port}` }, timeoutMs: 40_000 });
+    const elapsed = Date.now() - started;
+    expect(result.exitCode, result.stdout).toBe(6);
+    expect(result.json.error.code).toBe('service_unreachable');
+    expect(elapsed).toBeLessThan(20_000);
+    expect(elapsed).toBeGreaterThan(5_000);
+  }, 45_000);
+});
+
+describe('help and start-up', () => {
+  const COMMANDS = [
+    ['activate'], ['login'], ['logout'], ['whoami'], ['agents'], ['register'], ['unregister'], ['list'], ['run'], ['runs'],
+    ['wallet'], ['wallet', 'login'], ['docs'], ['status'], ['config', 'get'], ['config', 'set'],
+  ];
+
+  it('every command has --help with an example, and exits 0', async () => {
+    for (const command of COMMANDS) {
+      const result = await swarmNode([...command, '--help']);
+      expect(result.exitCode, command.join(' ')).toBe(0);
+      expect(result.stdout, command.join(' ')).toMatch(/Example:\n\s+\$ swarm-node /);
+    }
+  });
+
+  it('--help and --version load no prompt, spinner, SQLite, HTTP client or server module', async () => {
+    // A resolve hook records every module the program loads; each loaded bundle file's source map names what is in it.
+    const dir = tempDir('trace-');
+    const trace = join(dir, 'loaded.txt');
+    writeFileSync(
+      join(dir, 'hooks.mjs'),
+      `import { appendFileSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  const result = await next(specifier, context);
+  appendFileSync(${JSON.stringify(trace)}, result.url + '\\n');
+  return result;
+}`,
+    );
+    writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(new URL('./hooks.mjs', import.meta.url));\n`);
+    const forbidden = /node_modules\/(ora|undici|@inquirer|better-sqlite3|execa|fastify|cli-spinners)\/|src\/api\/|src\/lib\/sqlite\.ts|src\/node\/(store|service-client)\.ts/;
+    for (const flag of ['--help', '--version']) {
+      writeFileSync(trace, '');
+      const result = await execa('node', ['--import', join(dir, 'register.mjs'), SWARM_NODE_BIN, flag], { reject: false });
+      expect(result.exitCode).toBe(0);
+      const loaded = readFileSync(trace, 'utf8').split('\n').filter(Boolean);
+      expect(loaded.some((url) => url.endsWith('/dist/swarm-node.js'))).toBe(true);
+      const sources: string[] = [];
+      for (const url of loaded) {
+        expect(url, flag).not.toMatch(/better-sqlite3|undici|ora|inquirer|fastify/);
+        if (!url.startsWith('file:') || !url.includes('/dist/')) continue;
+        const map = JSON.parse(readFileSync(`${new URL(url).pathname}.map`, 'utf8')) as { sources: string[] };
+        sources.push(...map.sources);
+      }
+      expect(sources.some((source) => source.includes('node_modules/commander/'))).toBe(true);
+      expect(sources.filter((source) => forbidden.test(source)), flag).toEqual([]);
+    }
+  });
+});
