@@ -1,5 +1,5 @@
 // issue 4 §1, §2, §8: `swarm-node install` (the built binary) into a scratch --root against the real svc-api.
-import { existsSync, readFileSync, readlinkSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../src/api/server.js';
@@ -225,6 +225,37 @@ describe('swarm-node install', () => {
       // The token was not used: a real install with it still enrolls.
       const real = await install(root, [], { SVC_DEPLOY_TOKEN: token });
       expect(real.exitCode, real.stderr).toBe(0);
+    });
+
+    it('a file where the command link goes is refused before enrolling; the token stays unspent', async () => {
+      const root = tempDir('install-root-');
+      const token = await deployToken();
+      mkdirSync(join(root, 'usr/local/bin'), { recursive: true });
+      writeFileSync(join(root, 'usr/local/bin/swarm-node'), '#!/bin/sh\n');
+      const result = await install(root, [], { SVC_DEPLOY_TOKEN: token });
+      expect(result.exitCode).toBe(1);
+      expect(result.stderr).toMatch(/usr\/local\/bin\/swarm-node exists and is not a link; it is not ours to replace/);
+      expect(filesUnder(root)).toEqual(['usr/local/bin/swarm-node']);
+      rmSync(join(root, 'usr/local/bin/swarm-node'));
+      expect((await install(root, [], { SVC_DEPLOY_TOKEN: token })).exitCode).toBe(0);
+    });
+
+    it('an install that stops after enrolling keeps the enrollment: the re-run needs no token and finishes', async () => {
+      const root = tempDir('install-root-');
+      // A file where etc/systemd/ should be: nothing to refuse up front, writing the unit fails.
+      mkdirSync(join(root, 'etc'), { recursive: true });
+      writeFileSync(join(root, 'etc', 'systemd'), '');
+      const stopped = await install(root, [], { SVC_DEPLOY_TOKEN: await deployToken() });
+      expect(stopped.exitCode).toBe(1);
+      expect(stopped.stderr).toMatch(/the install stopped: .*ENOTDIR/);
+      expect(stopped.stderr).toMatch(/The node is enrolled \(.+\); fix the cause and re-run swarm-node install, which needs no token now/);
+      expect(mode(join(homeOf(root), 'etc', 'credentials.json'))).toBe(0o600);
+
+      rmSync(join(root, 'etc', 'systemd'));
+      const finished = await install(root);
+      expect(finished.exitCode, finished.stderr).toBe(0);
+      expect(existsSync(join(root, 'etc/systemd/system/svc-swarm-node.service'))).toBe(true);
+      expect((await install(root)).stdout).toMatch(/^nothing to change/);
     });
 
     it('a --from that is not a swarm-node package is refused before enrolling', async () => {

@@ -39,9 +39,12 @@ Example:
       const layout = resolveInstallLayout(flags.root);
       const dryRun = flags.dryRun === true;
       if (flags.rollback) {
+        const { SvcError } = await import('../../contract/errors.js');
         if (flags.from !== undefined) {
-          const { SvcError } = await import('../../contract/errors.js');
           throw new SvcError('usage', '--rollback and --from do not go together', { remedy: 'Roll back, or upgrade to a package; not both.' });
+        }
+        if (layout.onHost && process.getuid?.() !== 0 && !dryRun) {
+          throw new SvcError('usage', 'rolling back the node on this host needs root', { remedy: 'Run it with sudo.' });
         }
         const [{ rollbackRelease }, { serviceManager }] = await Promise.all([
           import('../../node/install/rollback.js'),

@@ -14,7 +14,7 @@ import { ENVIRONMENT_FILE_MODE, proxyVariables, renderEnvironmentFile } from './
 import { releaseDir, SERVICE_USER, UNIT_IN_RELEASE, type InstallLayout } from './layout.js';
 import { readLink, relativeLinkText, switchLink } from './links.js';
 import type { PackageSource } from './package-source.js';
-import { applySteps, type Change, type Step } from './plan.js';
+import { applySteps, describeChange, type Change, type Step } from './plan.js';
 import { installedDigest, removeStagingLeftovers, sourceDigest, writeRelease } from './release.js';
 import { createServiceUser, lookupServiceUser, type ServiceUser } from './service-user.js';
 import { SYSTEMCTL, type ServiceManager } from './systemctl.js';
@@ -70,6 +70,7 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
   const existing = stored.node;
   let enrollment: NodeEnrollment | undefined = existing;
   let enrollNow = false;
+  let enrolledChange: Change | undefined;
   if (existing === undefined) {
     if (options.requireInstalled) {
       throw new SvcError('usage', `no node is installed at ${layout.home}`, {
@@ -89,15 +90,22 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
       });
     }
     enrollNow = true;
-    if (!options.dryRun) enrollment = await enrollNode(options, token);
+    if (!options.dryRun) {
+      // Everything the plan can refuse (a file where a link goes, an unreadable config) is refused now, before
+      // the single-use token is spent.
+      await planInstall(options, { stored, enrollment: undefined, enrollNow: true, serviceUser: undefined, backups: { made: null } });
+      enrollment = await enrollNode(options, token);
+      enrolledChange = persistEnrollment(layout, stored, enrollment);
+      log(describeChange(enrolledChange));
+    }
   } else if (options.deployToken !== undefined) {
     log(`already enrolled as node ${existing.node_id}; the deploy token was not used`);
   }
 
   const serviceUser = layout.onHost && !options.dryRun ? await lookupServiceUser() : undefined;
   const backups: BackupRecord = { made: null };
-  const steps = await planInstall(options, { stored, enrollment, enrollNow, serviceUser, backups });
-  const changes = steps.map((step) => step.change);
+  const steps = await planInstall(options, { stored, enrollment, enrollNow: enrollNow && options.dryRun, serviceUser, backups });
+  const changes = [...(enrolledChange === undefined ? [] : [enrolledChange]), ...steps.map((step) => step.change)];
   const result: InstallResult = {
     node_id: enrollment?.node_id ?? null,
     version: source.version,
@@ -127,6 +135,16 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
   result.database_backup = backups.made;
   result.service = await settleService(options.services, changes, layout.unitFile);
   return result;
+}
+
+/** The first write after the token is spent: from here on, a re-run needs no token. */
+function persistEnrollment(layout: InstallLayout, stored: Credentials, enrollment: NodeEnrollment): Change {
+  for (const dir of [layout.home, layout.etcDir]) {
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    chmodSync(dir, 0o755);
+  }
+  writeCredentials(layout.credentialsFile, { ...stored, node: enrollment });
+  return { action: 'create', path: layout.credentialsFile, detail: `node ${enrollment.node_id}, mode 0600`, restart: false };
 }
 
 async function enrollNode(options: InstallNodeOptions, token: string): Promise<NodeEnrollment> {
@@ -164,11 +182,10 @@ async function planInstall(options: InstallNodeOptions, context: PlanContext): P
   let user = context.serviceUser;
   const ownedByService = (path: string) => user !== undefined && statSync(path).uid === user.uid;
 
-  // Credentials first: once the token is spent, the enrollment must survive whatever fails next.
+  // A dry run lists the credentials an enrollment would write; a real run has written them already (persistEnrollment).
   if (context.enrollNow) {
-    add({ action: 'create', path: layout.credentialsFile, detail: `node ${context.enrollment?.node_id ?? '(from enrollment)'}, mode 0600` }, () => {
-      mkdirSync(layout.etcDir, { recursive: true, mode: 0o755 });
-      writeCredentials(layout.credentialsFile, { ...context.stored, node: context.enrollment! });
+    add({ action: 'create', path: layout.credentialsFile, detail: 'node (from enrollment), mode 0600' }, () => {
+      throw new Error('the credentials are written right after enrollment, never by a planned step');
     });
   } else if (existsSync(layout.credentialsFile) && (statSync(layout.credentialsFile).mode & 0o777) !== CREDENTIALS_MODE) {
     add(
@@ -183,8 +200,9 @@ async function planInstall(options: InstallNodeOptions, context: PlanContext): P
     [layout.varDir, 0o700],
     [layout.releasesDir, 0o755],
   ] as const) {
-    if (!existsSync(dir)) {
-      add({ action: 'create', path: dir, detail: `directory, mode ${mode.toString(8).padStart(4, '0')}` }, () => {
+    const present = existsSync(dir) ? statSync(dir).mode & 0o777 : undefined;
+    if (present !== mode) {
+      add({ action: present === undefined ? 'create' : 'update', path: dir, detail: `directory, mode ${octal(mode)}` }, () => {
         mkdirSync(dir, { recursive: true, mode });
         chmodSync(dir, mode);
       });
@@ -441,7 +459,13 @@ export function readText(path: string): string | undefined {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    // ENOTDIR: a file where a parent directory should be; the file is absent, and writing it will say why.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
     throw error;
   }
+}
+
+function octal(mode: number): string {
+  return mode.toString(8).padStart(4, '0');
 }

@@ -11,7 +11,8 @@ export function readLink(path: string): string | undefined | 'not-a-link' {
     if (!lstatSync(path).isSymbolicLink()) return 'not-a-link';
     return readlinkSync(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
     throw error;
   }
 }
