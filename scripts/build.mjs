@@ -16,6 +16,8 @@ await build({
   platform: 'node',
   target: 'node20',
   sourcemap: true,
+  minify: true,
+  keepNames: true,
   chunkNames: 'chunks/[name]-[hash]',
   external: ['better-sqlite3'],
   banner: {
