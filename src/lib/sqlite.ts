@@ -10,7 +10,7 @@ export interface OpenDatabaseOptions {
   migrations: readonly string[];
   busyTimeoutMs?: number;
   /** Called with the current user_version before pending migrations run (the node backs the file up there). */
-  beforeMigrate?: (fromVersion: number, toVersion: number) => void;
+  beforeMigrate?: (db: SqliteDatabase, fromVersion: number, toVersion: number) => void;
 }
 
 export function openDatabase(path: string, options: OpenDatabaseOptions): SqliteDatabase {
@@ -42,7 +42,7 @@ function migrate(db: SqliteDatabase, options: OpenDatabaseOptions): void {
     });
   }
   if (current === target) return;
-  options.beforeMigrate?.(current, target);
+  options.beforeMigrate?.(db, current, target);
   for (let version = current; version < target; version += 1) {
     db.transaction(() => {
       // Another process opening the same file may have applied it since user_version was read; the write lock is

@@ -1,7 +1,8 @@
 // The node's local SQLite (issue 3): registrations, the run journal, schedules, the daemon's state. WAL and a busy
 // timeout (src/lib/sqlite.ts) let several swarm-node processes and the daemon share it.
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { giveToDirectoryOwner } from './files.js';
 import { openDatabase, type SqliteDatabase } from '../lib/sqlite.js';
 
 export const NODE_MIGRATIONS: readonly string[] = [
@@ -56,20 +57,27 @@ export const NODE_MIGRATIONS: readonly string[] = [
   `,
 ];
 
-export interface OpenNodeStoreOptions {
-  /** Copy the file aside before a migration runs (installed nodes: issue 4 "backed up before a migration"). */
-  backupBeforeMigrate?: boolean;
-}
-
-export function openNodeStore(path: string, options: OpenNodeStoreOptions = {}): SqliteDatabase {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  return openDatabase(path, {
+/**
+ * Opens (creating or migrating) the node's database. Before a migration the file is copied aside with VACUUM INTO,
+ * which is consistent even while the daemon writes (a plain copy can miss pages still in the WAL).
+ */
+export function openNodeStore(path: string): SqliteDatabase {
+  const directory = dirname(path);
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  const existed = existsSync(path);
+  const db = openDatabase(path, {
     migrations: NODE_MIGRATIONS,
-    beforeMigrate: (from, to) => {
-      if (options.backupBeforeMigrate && from > 0 && existsSync(path)) copyFileSync(path, `${path}.v${from}.bak`);
-      void to;
+    beforeMigrate: (open, from) => {
+      if (from === 0) return;
+      const backups = join(directory, 'backups');
+      mkdirSync(backups, { recursive: true, mode: 0o700 });
+      const target = join(backups, `swarm-node.db.schema-v${from}.${new Date().toISOString().replace(/[:.]/g, '-')}`);
+      open.prepare('VACUUM INTO ?').run(target);
+      chmodSync(target, 0o600);
     },
   });
+  if (!existed) giveToDirectoryOwner(directory, [path, `${path}-wal`, `${path}-shm`]);
+  return db;
 }
 
 export interface Registration {
