@@ -22,14 +22,23 @@ export function nodeEnv(baseUrl: string, extra: Record<string, string> = {}): No
   return { home, env: { SWARM_NODE_HOME: home, SVC_BASE_URL: baseUrl, NO_COLOR: '1', ...extra } };
 }
 
-export async function swarmNode(args: string[], options: { env?: Record<string, string>; input?: string; timeoutMs?: number } & Pick<Options, 'cwd'> = {}): Promise<CliResult> {
-  const result = await execa('node', [SWARM_NODE_BIN, ...args], {
+export interface RunOptions extends Pick<Options, 'cwd'> {
+  env?: Record<string, string>;
+  /** false: only `env`, as a fresh shell would have; true (default): the test runner's environment plus `env`. */
+  extendEnv?: boolean;
+  input?: string;
+  timeoutMs?: number;
+}
+
+/** Runs a program to its end, never rejecting: the test reads the exit code, both streams and parsed stdout. */
+export async function runProgram(command: string, args: string[], options: RunOptions = {}): Promise<CliResult> {
+  const result = await execa(command, args, {
     env: options.env ?? {},
-    extendEnv: true,
+    extendEnv: options.extendEnv ?? true,
     reject: false,
     timeout: options.timeoutMs ?? 30_000,
     ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
-    ...(options.cwd ? { cwd: options.cwd } : {}),
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   });
   let json: unknown;
   try {
@@ -38,4 +47,8 @@ export async function swarmNode(args: string[], options: { env?: Record<string, 
     json = undefined;
   }
   return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr), json };
+}
+
+export function swarmNode(args: string[], options: RunOptions = {}): Promise<CliResult> {
+  return runProgram('node', [SWARM_NODE_BIN, ...args], options);
 }

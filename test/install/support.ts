@@ -3,18 +3,13 @@
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { execa } from 'execa';
+import { runProgram, type CliResult } from '../helpers/cli.js';
 import { SWARM_NODE_BIN } from '../helpers/svc-api.js';
 import { tempDir } from '../helpers/temp.js';
 
 export const INSTALL_PATH = 'opt/svc/swarm-node';
 
-export interface Run {
-  exitCode: number;
-  stdout: string;
-  stderr: string;
-  json: any;
-}
+export type Run = CliResult;
 
 /** The environment of a fresh shell: no proxy, token or home leaks in from the test runner. */
 export function cleanEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
@@ -23,26 +18,12 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): Record
   return env;
 }
 
-export async function run(
+export function run(
   command: string,
   args: string[],
   options: { env?: Record<string, string | undefined>; input?: string; cwd?: string } = {},
 ): Promise<Run> {
-  const result = await execa(command, args, {
-    env: cleanEnv(options.env),
-    extendEnv: false,
-    reject: false,
-    timeout: 60_000,
-    ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
-    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-  });
-  let json: unknown;
-  try {
-    json = JSON.parse(String(result.stdout));
-  } catch {
-    json = undefined;
-  }
-  return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr), json };
+  return runProgram(command, args, { ...options, env: cleanEnv(options.env), extendEnv: false, timeoutMs: 60_000 });
 }
 
 let staged: string | undefined;
