@@ -74,7 +74,8 @@ export class Output {
       return work(() => undefined);
     }
     const { default: ora } = await import('ora');
-    this.#spinner = ora({ text, stream: this.#stderr }).start();
+    // ora colours its frames and symbols by its own detection, which ignores NO_COLOR: ours decides instead.
+    this.#spinner = ora({ text, stream: this.#stderr, color: this.style.level > 0 ? 'cyan' : false }).start();
     try {
       const value = await work((next) => {
         if (this.#spinner) this.#spinner.text = next;
@@ -89,8 +90,8 @@ export class Output {
 
   stopSpinner(succeeded?: boolean): void {
     if (!this.#spinner) return;
-    if (succeeded === true) this.#spinner.succeed();
-    else if (succeeded === false) this.#spinner.fail();
+    if (succeeded === true) this.#spinner.stopAndPersist({ symbol: this.style.green('✔') });
+    else if (succeeded === false) this.#spinner.stopAndPersist({ symbol: this.style.red('✖') });
     else this.#spinner.stop();
     this.#spinner = undefined;
   }

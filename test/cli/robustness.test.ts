@@ -10,6 +10,8 @@ import { nodeEnv, swarmNode } from '../helpers/cli.js';
 import { SWARM_NODE_BIN } from '../helpers/svc-api.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
+import { createPayment } from '../helpers/funnel.js';
+import { uniqueEmail } from '../helpers/temp.js';
 import { ESC, signedInNode, walletBalance } from './fixtures.js';
 
 const AGENT = 'agent_ops_monitor_004';
@@ -120,6 +122,33 @@ describe('an unreachable service', () => {
     expect(elapsed).toBeLessThan(20_000);
     expect(elapsed).toBeGreaterThan(5_000);
   }, 45_000);
+});
+
+describe('progress on a terminal', () => {
+  it('activate shows a spinner with the retry on a TTY, and none when piped', async () => {
+    const email = uniqueEmail('spinner');
+    const payment = await createPayment(service.baseUrl, 'svc_starter_agents', email);
+    const { env } = nodeEnv(service.baseUrl);
+    const args = [SWARM_NODE_BIN, 'activate', '--tier', 'svc_starter_agents', '--email', email, '--payment', payment, '--wait', '2'];
+    const pty = await import('node-pty');
+    // ora draws only when no CI variable is set at all.
+    const ttyEnv: Record<string, string | undefined> = { ...process.env, ...env, TERM: 'xterm-256color' };
+    delete ttyEnv.CI;
+    const terminal = pty.spawn(process.execPath, args, { env: ttyEnv as Record<string, string>, cols: 120, rows: 30 });
+    let screen = '';
+    terminal.onData((data) => (screen += data));
+    const exitCode = await new Promise<number>((resolve) => terminal.onExit(({ exitCode: code }) => resolve(code)));
+    expect(exitCode).toBe(7);
+    expect(screen).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/);
+    expect(screen).toContain(`Payment ${payment} not confirmed yet; retry 1 in 2s`);
+    // NO_COLOR (set by nodeEnv) holds on a TTY too: cursor control for the spinner, but no colour sequence.
+    expect(screen).not.toMatch(/\u001b\[[0-9;]*m/);
+    expect(screen).toContain('✖');
+    const piped = await swarmNode(args.slice(1), { env });
+    expect(piped.exitCode).toBe(7);
+    expect(piped.stderr).not.toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/);
+    expect(piped.stderr).toContain(`Activating with payment ${payment}…`);
+  });
 });
 
 describe('help and start-up', () => {
