@@ -20,6 +20,7 @@ import { uninstallCommand } from './commands/uninstall.js';
 import { upgradeCommand } from './commands/upgrade.js';
 import { walletCommand } from './commands/wallet.js';
 import { whoamiCommand } from './commands/whoami.js';
+import { wizardCommand } from './commands/wizard.js';
 import { closeContexts } from './context.js';
 import { EXIT_CODES, exitCodeFor } from './exit-codes.js';
 import { Output } from './output.js';
@@ -57,6 +58,7 @@ Example:
   program.addCommand(listCommand());
   program.addCommand(runCommand());
   program.addCommand(runsCommand());
+  program.addCommand(wizardCommand());
   program.addCommand(walletCommand());
   program.addCommand(docsCommand());
   program.addCommand(statusCommand());

@@ -94,6 +94,7 @@ export async function loginWithPayment(
       throw new SvcError('payment_not_confirmed', error.message, {
         remedy: 'Wait for the payment provider to confirm the payment, then run swarm-node login again.',
         extensions: error.extensions,
+        ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
       });
     }
     throw error;

@@ -7,7 +7,7 @@ import { contextFor } from '../context.js';
 
 /** What clears a value. A word, not null: commander turns an option value of null into ''. */
 const CLEARED = 'none';
-type Cleared = typeof CLEARED;
+export type Cleared = typeof CLEARED;
 
 interface RegisterOptions {
   every?: number | Cleared;
@@ -16,7 +16,7 @@ interface RegisterOptions {
 
 const CLEAR = new Set(['none', 'off']);
 
-function parseEvery(value: string): number | Cleared {
+export function parseEvery(value: string): number | Cleared {
   if (CLEAR.has(value)) return CLEARED;
   try {
     return parseDuration(value);
@@ -25,7 +25,7 @@ function parseEvery(value: string): number | Cleared {
   }
 }
 
-function parseDailyCap(value: string): number | Cleared {
+export function parseDailyCap(value: string): number | Cleared {
   if (CLEAR.has(value)) return CLEARED;
   const cents = parseDollarsToCents(value);
   if (cents === undefined) throw new InvalidArgumentError('give dollars such as 1.50 or 2 (or none)');
@@ -80,6 +80,6 @@ Example:
     });
 }
 
-function cleared(value: number | Cleared | undefined): number | null | undefined {
+export function cleared(value: number | Cleared | undefined): number | null | undefined {
   return value === CLEARED ? null : value;
 }

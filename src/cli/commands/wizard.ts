@@ -1,0 +1,138 @@
+// swarm-node wizard (spec §1.7): the guided first run. Sign-in when needed, an agent, the balance check, a first
+// billed run, a registration. Every question has a flag; without a terminal (or under --json) the flags must
+// answer them all, checked before anything is sent or written.
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { AGENT_IDS } from '../../contract/agents.js';
+import { SvcError } from '../../contract/errors.js';
+import { formatDollars } from '../../contract/money.js';
+import { TIER_IDS, type TierId } from '../../contract/tiers.js';
+import { answering, isEmailAddress, missingFlags, notATerminal, type WizardFlags, type WizardPrompts } from '../../node/wizard/questions.js';
+import { contextFor, type CommandContext } from '../context.js';
+import { cleared, parseDailyCap, parseEvery, type Cleared } from './register.js';
+
+interface WizardOptions {
+  email?: string;
+  offer?: TierId;
+  agent?: string;
+  every?: number | Cleared;
+  dailyCap?: number | Cleared;
+  yes?: boolean;
+  register: boolean;
+}
+
+/** Between two balance checks while the wallet is being funded (and two tries while a payment is confirmed). */
+const POLL_INTERVAL_MS = 2_000;
+
+function parseEmail(value: string): string {
+  if (!isEmailAddress(value)) throw new InvalidArgumentError('give an e-mail address such as you@example.com');
+  return value;
+}
+
+export function wizardCommand(): Command {
+  return new Command('wizard')
+    .description('the guided first run: sign in, choose an agent, check the wallet, run it once, register it')
+    .option('--email <email>', 'the checkout e-mail (asked when this node must sign in)', parseEmail)
+    .addOption(new Option('--offer <tier_id>', 'the offer paid for (asked when this node must sign in)').choices(TIER_IDS))
+    .addOption(new Option('--agent <agent_id>', 'the agent to run').choices(AGENT_IDS))
+    .option('--every <duration>', 'register it on this schedule: 1s..7d, e.g. 5m, 1h (none: manual runs only)', parseEvery)
+    .option('--daily-cap <dollars>', 'register it with this daily cap in dollars (none: no cap)', parseDailyCap)
+    .option('-y, --yes', 'yes to the questions: run it once now, and register it')
+    .option('--no-register', 'do not register the agent')
+    .addHelpText(
+      'after',
+      `
+Asks only what the options did not answer. Without a terminal, or with --json, it asks nothing: then --agent and
+--yes are needed (and --email with --offer when the node is not signed in), or it exits 2 naming the missing ones.
+--yes without --every registers the agent for manual runs only: the wizard never starts a schedule on its own
+(an agent registered earlier keeps its schedule and cap). When the wallet cannot pay one run, it shows the wallet
+page and, in a terminal, waits for the funds (re-checking every 2 s); unattended, it exits 3.
+
+Example:
+  $ swarm-node wizard
+  $ swarm-node wizard --agent agent_ops_monitor_004 --yes
+  $ swarm-node wizard --agent agent_ops_monitor_004 --every 1h --daily-cap 1.00 --yes`,
+    )
+    .action(async (options: WizardOptions, command: Command) => {
+      const ctx = contextFor(command);
+      if (!options.register && (options.every !== undefined || options.dailyCap !== undefined)) {
+        throw new SvcError('usage', '--no-register goes without --every and --daily-cap', { remedy: 'Drop --no-register to register the agent, or the schedule options.' });
+      }
+      const { usableStoredJwt } = await import('../../node/wizard/sign-in.js');
+      const flags: WizardFlags = {
+        ...(options.email === undefined ? {} : { email: options.email }),
+        ...(options.offer === undefined ? {} : { offer: options.offer }),
+        ...(options.agent === undefined ? {} : { agent: options.agent }),
+        ...(options.every === undefined ? {} : { every: cleared(options.every) as number | null }),
+        ...(options.dailyCap === undefined ? {} : { dailyCap: cleared(options.dailyCap) as number | null }),
+        ...(options.yes === true ? { yes: true } : {}),
+        ...(options.register ? {} : { register: false }),
+      };
+
+      let prompts: WizardPrompts | undefined;
+      if (ctx.canPrompt()) {
+        const { terminalPrompts } = await import('../prompts.js');
+        prompts = terminalPrompts();
+      } else {
+        // Decided from local files only: nothing has been sent or written yet.
+        const needsSignIn = usableStoredJwt(ctx.paths.credentialsFile, ctx.clock.now(), flags.email) === undefined;
+        const missing = missingFlags(flags, needsSignIn);
+        if (missing.length > 0) throw notATerminal(missing, ctx.json ? '--json asks no questions' : 'no terminal to ask on (stdin is not a TTY)');
+      }
+
+      // Ctrl+C while a spinner waits (no prompt to catch it) ends the wait at once. Listening also keeps the
+      // spinner's signal-exit hook from re-raising SIGINT: the program then exits 130 through main.ts, not by the signal.
+      const interrupted = new AbortController();
+      const onInterrupt = (): void => interrupted.abort();
+      process.on('SIGINT', onInterrupt);
+      try {
+        await runAndReport(ctx, flags, prompts, interrupted.signal);
+      } finally {
+        process.off('SIGINT', onInterrupt);
+      }
+    });
+}
+
+async function runAndReport(ctx: CommandContext, flags: WizardFlags, prompts: WizardPrompts | undefined, interrupted: AbortSignal): Promise<void> {
+  const { runWizard } = await import('../../node/wizard/run-wizard.js');
+  const { describeRegistration } = await import('../../node/wizard/offer-registration.js');
+  const config = ctx.config();
+  const summary = await runWizard({
+    client: await ctx.client(),
+    clock: ctx.clock,
+    credentialsFile: ctx.paths.credentialsFile,
+    ui: ctx.output,
+    pollIntervalMs: POLL_INTERVAL_MS,
+    sleep: (ms) => sleepUnlessInterrupted(ms, interrupted),
+    merchantId: config.merchant_id,
+    walletUrl: config.wallet_url,
+    openStore: () => ctx.store(),
+    questions: answering(flags, prompts),
+    flagEmail: flags.email,
+  });
+
+  ctx.output.result(summary, (s, style) => {
+    const lines = [style.bold('Done.')];
+    lines.push(`  signed in   ${s.user_id} (${s.tier})`);
+    lines.push(`  agent       ${s.agent.agent_id} (${s.agent.name}, ${formatDollars(s.agent.price_cents)} per run)`);
+    lines.push(`  first run   ${s.run === null ? 'not run' : `${s.run.run_id}, charged ${formatDollars(s.run.charged_cents)}`}`);
+    lines.push(`  wallet      ${formatDollars(s.balance_cents)}`);
+    lines.push(`  registered  ${s.registration === null ? 'no' : describeRegistration(s.registration)}`);
+    lines.push('', 'Next:', ...s.next_steps.map((step) => `  ${step}`));
+    return lines.join('\n');
+  });
+}
+
+function sleepUnlessInterrupted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const interrupt = (): void => {
+      clearTimeout(timer);
+      reject(new SvcError('interrupted', 'interrupted while waiting'));
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', interrupt);
+      resolve();
+    }, ms);
+    if (signal.aborted) interrupt();
+    else signal.addEventListener('abort', interrupt, { once: true });
+  });
+}

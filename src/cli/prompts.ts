@@ -1,0 +1,142 @@
+// Every question swarm-node asks a person, in one module (STYLE.md pattern 5); each has a flag that answers it
+// (src/node/wizard/questions.ts), so scripts never block. @inquirer/prompts loads on the first question only.
+// Prompts draw on stderr, like every other line for people: stdout keeps the result alone.
+// Ctrl+C at a prompt rejects with inquirer's ExitPromptError, which main.ts turns into exit 130.
+import { AGENT_SKUS } from '../contract/agents.js';
+import { formatDollars, parseDollarsToCents } from '../contract/money.js';
+import { TIER_IDS, TIERS, type TierId } from '../contract/tiers.js';
+import { formatDuration, parseDuration } from '../node/duration.js';
+import { describeChoice } from '../node/wizard/choose-agent.js';
+import { isEmailAddress, type AgentChoice, type Shortfall, type WizardPrompts } from '../node/wizard/questions.js';
+
+type Inquirer = typeof import('@inquirer/prompts');
+
+const NONE = new Set(['none', 'off', 'no']);
+
+export function terminalPrompts(output: NodeJS.WritableStream = process.stderr): WizardPrompts {
+  let loaded: Promise<Inquirer> | undefined;
+  const inquirer = (): Promise<Inquirer> => (loaded ??= import('@inquirer/prompts'));
+  const context = { output };
+
+  return {
+    async email(suggested) {
+      const { input } = await inquirer();
+      const answer = await input(
+        {
+          message: 'Checkout e-mail:',
+          ...(suggested === undefined ? {} : { default: suggested }),
+          validate: (value) => isEmailAddress(value.trim()) || 'Enter the e-mail address you paid with, such as you@example.com.',
+        },
+        context,
+      );
+      return answer.trim();
+    },
+
+    async offer(suggested) {
+      const { select } = await inquirer();
+      return select<TierId>(
+        {
+          message: 'Offer you paid for:',
+          choices: TIER_IDS.map((tierId) => ({ value: tierId, name: `${TIERS[tierId].name}  (${tierId})`, short: tierId })),
+          default: suggested,
+        },
+        context,
+      );
+    },
+
+    async agent(choices, suggested) {
+      const { select } = await inquirer();
+      return select<string>(
+        {
+          message: 'Agent to run (billed per run from your wallet):',
+          choices: choices.map((choice) => ({ value: choice.agent_id, name: describeChoice(choice), description: choice.agent_id, short: choice.agent_id })),
+          ...(suggested === undefined ? {} : { default: suggested }),
+          pageSize: Math.max(AGENT_SKUS.length, choices.length),
+        },
+        context,
+      );
+    },
+
+    async waitForPayment() {
+      const { select } = await inquirer();
+      return select<boolean>(
+        {
+          message: 'The payment is not confirmed yet:',
+          choices: [
+            { value: true, name: 'Wait here and retry until it is confirmed' },
+            { value: false, name: 'Quit (run swarm-node wizard again later)' },
+          ],
+        },
+        context,
+      );
+    },
+
+    async waitForFunds(shortfall: Shortfall) {
+      const { select } = await inquirer();
+      return select<boolean>(
+        {
+          message: `Fund at least ${formatDollars(shortfall.price_cents - shortfall.balance_cents)} more, then:`,
+          choices: [
+            { value: true, name: 'Wait here while I fund it (re-checks every 2 s)' },
+            { value: false, name: 'Quit (run swarm-node wizard again once funded)' },
+          ],
+        },
+        context,
+      );
+    },
+
+    async confirmRun(agent: AgentChoice, balanceCents: number) {
+      const { confirm } = await inquirer();
+      return confirm(
+        { message: `Run ${agent.agent_id} once now for ${formatDollars(agent.price_cents)} (the wallet holds ${formatDollars(balanceCents)})?`, default: true },
+        context,
+      );
+    },
+
+    async confirmRegister(agent, current) {
+      const { confirm } = await inquirer();
+      const message =
+        current === undefined
+          ? `Register ${agent.agent_id} on this node, so the daemon can run it on a schedule?`
+          : `${agent.agent_id} is registered; change its schedule or daily cap?`;
+      return confirm({ message, default: true }, context);
+    },
+
+    async every(_agent, suggestedSeconds) {
+      const { input } = await inquirer();
+      const answer = await input(
+        {
+          message: 'Run it every (30s, 5m, 1h, 1d; none: manual runs only):',
+          default: suggestedSeconds === null ? 'none' : formatDuration(suggestedSeconds),
+          validate: (value) => durationError(value) ?? true,
+        },
+        context,
+      );
+      return NONE.has(answer.trim().toLowerCase()) ? null : parseDuration(answer);
+    },
+
+    async dailyCap(agent, everySeconds, suggestedCents) {
+      const { input } = await inquirer();
+      const perDay = everySeconds === null ? '' : `; every ${formatDuration(everySeconds)} costs up to ${formatDollars(agent.price_cents * Math.ceil(86_400 / everySeconds))} a day`;
+      const answer = await input(
+        {
+          message: `Daily cap in dollars (none: no cap${perDay}):`,
+          default: suggestedCents === null ? 'none' : formatDollars(suggestedCents).slice(1),
+          validate: (value) => NONE.has(value.trim().toLowerCase()) || parseDollarsToCents(value) !== undefined || 'Give dollars such as 1.00 or 0.50, or none.',
+        },
+        context,
+      );
+      return NONE.has(answer.trim().toLowerCase()) ? null : parseDollarsToCents(answer)!;
+    },
+  };
+}
+
+function durationError(value: string): string | undefined {
+  if (NONE.has(value.trim().toLowerCase())) return undefined;
+  try {
+    parseDuration(value);
+    return undefined;
+  } catch (error) {
+    return `${(error as Error).message}: write 30s, 5m, 1h or 1d (1s..7d), or none.`;
+  }
+}

@@ -1,0 +1,54 @@
+// Wizard step e: register the agent with a schedule and a daily cap. Every answer is in before anything is
+// written, and the registration is one transaction (upsertRegistration): an interrupted wizard leaves none.
+import { formatDollars } from '../../contract/money.js';
+import type { SqliteDatabase } from '../../lib/sqlite.js';
+import type { StoredJwt } from '../credentials.js';
+import { formatDuration } from '../duration.js';
+import { registerAgent } from '../registrations.js';
+import { getRegistration } from '../store.js';
+import type { AgentChoice, WizardQuestions } from './questions.js';
+import type { WizardStepDeps } from './ui.js';
+
+export interface WizardRegistration {
+  created: boolean;
+  agent_id: string;
+  every: string | null;
+  every_seconds: number | null;
+  daily_cap_cents: number | null;
+}
+
+export async function offerRegistration(
+  deps: WizardStepDeps,
+  db: SqliteDatabase,
+  questions: WizardQuestions,
+  jwt: StoredJwt,
+  agent: AgentChoice,
+): Promise<WizardRegistration | null> {
+  const current = getRegistration(db, agent.agent_id);
+  if (!(await questions.confirmRegister(agent, current))) {
+    deps.ui.info(`Not registered${current === undefined ? '' : ' anew (the registration stays as it was)'}; later: swarm-node register ${agent.agent_id} --every 1h`);
+    return null;
+  }
+  const every = await questions.every(agent, current);
+  const dailyCap = await questions.dailyCap(agent, every, current);
+  const outcome = await registerAgent(
+    { db, client: deps.client, clock: deps.clock, jwt, credentialsFile: deps.credentialsFile },
+    { agent_id: agent.agent_id, every_seconds: every, daily_cap_cents: dailyCap },
+  );
+  const { registration } = outcome;
+  const result: WizardRegistration = {
+    created: outcome.created,
+    agent_id: agent.agent_id,
+    every: registration.every_seconds === null ? null : formatDuration(registration.every_seconds),
+    every_seconds: registration.every_seconds,
+    daily_cap_cents: registration.daily_cap_cents,
+  };
+  deps.ui.success(`${result.created ? 'Registered' : 'Updated'} ${agent.agent_id}: ${describeRegistration(result)}.`);
+  return result;
+}
+
+export function describeRegistration(registration: Pick<WizardRegistration, 'every' | 'daily_cap_cents'>): string {
+  const schedule = registration.every === null ? 'manual runs only' : `every ${registration.every}`;
+  const cap = registration.daily_cap_cents === null ? 'no daily cap' : `daily cap ${formatDollars(registration.daily_cap_cents)}`;
+  return `${schedule}, ${cap}`;
+}

@@ -1,0 +1,131 @@
+// The wizard's questions (spec §1.7). Every one has a flag (STYLE.md pattern 5): a flag answers first, a person is
+// asked only when no flag did and there is a terminal, and without one the wizard names the flags to pass.
+import type { AgentSku } from '../../contract/agents.js';
+import { SvcError } from '../../contract/errors.js';
+import type { TierId } from '../../contract/tiers.js';
+import type { Registration } from '../store.js';
+
+export interface AgentChoice extends AgentSku {
+  /** Registered on this node already. */
+  registered: boolean;
+}
+
+/** What a person is asked, with the wizard's suggestion as the default. src/cli/prompts.ts asks them in a terminal. */
+export interface WizardPrompts {
+  email(suggested: string | undefined): Promise<string>;
+  offer(suggested: TierId): Promise<TierId>;
+  agent(choices: readonly AgentChoice[], suggested: string | undefined): Promise<string>;
+  /** true: wait for the confirmation and retry; false: quit. */
+  waitForPayment(): Promise<boolean>;
+  /** true: wait here while the wallet is funded; false: quit. */
+  waitForFunds(shortfall: Shortfall): Promise<boolean>;
+  confirmRun(agent: AgentChoice, balanceCents: number): Promise<boolean>;
+  confirmRegister(agent: AgentChoice, current: Registration | undefined): Promise<boolean>;
+  /** Seconds between scheduled runs; null: manual runs only. */
+  every(agent: AgentChoice, suggestedSeconds: number | null): Promise<number | null>;
+  /** Cents per UTC day; null: no cap. */
+  dailyCap(agent: AgentChoice, everySeconds: number | null, suggestedCents: number | null): Promise<number | null>;
+}
+
+export interface Shortfall {
+  balance_cents: number;
+  price_cents: number;
+  wallet_login_url: string;
+}
+
+/** The answers given as flags; undefined: not given. */
+export interface WizardFlags {
+  email?: string;
+  offer?: TierId;
+  agent?: string;
+  /** --every: seconds, or null for `none`. */
+  every?: number | null;
+  /** --daily-cap: cents, or null for `none`. */
+  dailyCap?: number | null;
+  yes?: boolean;
+  /** false for --no-register. */
+  register?: boolean;
+}
+
+/** The flag that answers each question, as --help spells it. */
+export const FLAG_OF = {
+  email: '--email <email>',
+  offer: '--offer <tier_id>',
+  agent: '--agent <agent_id>',
+  yes: '--yes',
+} as const;
+
+/**
+ * The flags an unattended wizard needs, worked out from the flags and the local credentials only, so it can
+ * fail before any network call or write. The run's confirmation needs --yes; --yes also answers the
+ * registration, so nothing else can be missing.
+ */
+export function missingFlags(flags: WizardFlags, needsSignIn: boolean): string[] {
+  const missing: string[] = [];
+  if (needsSignIn && flags.email === undefined) missing.push(FLAG_OF.email);
+  if (needsSignIn && flags.offer === undefined) missing.push(FLAG_OF.offer);
+  if (flags.agent === undefined) missing.push(FLAG_OF.agent);
+  if (flags.yes !== true) missing.push(FLAG_OF.yes);
+  return missing;
+}
+
+export function notATerminal(missing: readonly string[], why: string): SvcError {
+  const names = missing.map((flag) => flag.split(' ')[0]!);
+  return new SvcError('not_a_terminal', `${why}: pass ${missing.join(', ')}`, {
+    remedy: 'Example: swarm-node wizard --agent agent_ops_monitor_004 --yes (add --email and --offer when this node is not signed in).',
+    extensions: { missing_flags: names },
+  });
+}
+
+/** Whether a string looks like an e-mail address; the service has the last word. */
+export function isEmailAddress(text: string): boolean {
+  return text.length <= 254 && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(text);
+}
+
+/** The questions as the flow asks them: every/dailyCap may answer undefined, "keep what the registration has". */
+export interface WizardQuestions extends Omit<WizardPrompts, 'every' | 'dailyCap'> {
+  every(agent: AgentChoice, current: Registration | undefined): Promise<number | null | undefined>;
+  dailyCap(agent: AgentChoice, everySeconds: number | null | undefined, current: Registration | undefined): Promise<number | null | undefined>;
+}
+
+/** A first schedule the wizard suggests; a person can change it, and --yes never picks it on its own. */
+export const SUGGESTED_EVERY_SECONDS = 3600;
+export const SUGGESTED_DAILY_CAP_CENTS = 100;
+
+/**
+ * Flags first, then the person (when `prompts` is given). Decision for `--yes` without `--every`: the agent is
+ * registered for manual runs only (an existing registration keeps its schedule and cap), because an unattended
+ * wizard must never start spending on a schedule nobody asked for.
+ */
+export function answering(flags: WizardFlags, prompts: WizardPrompts | undefined): WizardQuestions {
+  const unanswered = (flag: string): never => {
+    throw notATerminal([flag], 'no terminal to ask on');
+  };
+  return {
+    email: (suggested) => (flags.email !== undefined ? Promise.resolve(flags.email) : prompts ? prompts.email(suggested) : unanswered(FLAG_OF.email)),
+    offer: (suggested) => (flags.offer !== undefined ? Promise.resolve(flags.offer) : prompts ? prompts.offer(suggested) : unanswered(FLAG_OF.offer)),
+    agent: (choices, suggested) =>
+      flags.agent !== undefined ? Promise.resolve(flags.agent) : prompts ? prompts.agent(choices, suggested) : unanswered(FLAG_OF.agent),
+    // Unattended, nobody can fund the wallet or confirm a payment meanwhile: quit with the remedy at once.
+    waitForPayment: () => (prompts ? prompts.waitForPayment() : Promise.resolve(false)),
+    waitForFunds: (shortfall) => (prompts ? prompts.waitForFunds(shortfall) : Promise.resolve(false)),
+    confirmRun: (agent, balance) => (flags.yes === true ? Promise.resolve(true) : prompts ? prompts.confirmRun(agent, balance) : unanswered(FLAG_OF.yes)),
+    confirmRegister: (agent, current) => {
+      if (flags.register === false) return Promise.resolve(false);
+      // Giving a schedule or a cap is asking for the registration.
+      if (flags.yes === true || flags.every !== undefined || flags.dailyCap !== undefined) return Promise.resolve(true);
+      return prompts ? prompts.confirmRegister(agent, current) : unanswered(FLAG_OF.yes);
+    },
+    every: (agent, current) => {
+      if (flags.every !== undefined) return Promise.resolve(flags.every);
+      if (flags.yes === true || !prompts) return Promise.resolve(current === undefined ? null : undefined);
+      return prompts.every(agent, current === undefined ? SUGGESTED_EVERY_SECONDS : current.every_seconds);
+    },
+    dailyCap: (agent, every, current) => {
+      if (flags.dailyCap !== undefined) return Promise.resolve(flags.dailyCap);
+      if (flags.yes === true || !prompts) return Promise.resolve(current === undefined ? null : undefined);
+      const everySeconds = every === undefined ? (current?.every_seconds ?? null) : every;
+      return prompts.dailyCap(agent, everySeconds, current === undefined ? SUGGESTED_DAILY_CAP_CENTS : current.daily_cap_cents);
+    },
+  };
+}

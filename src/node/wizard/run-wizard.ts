@@ -1,0 +1,90 @@
+// The wizard's flow (spec §1.7): sign-in, agent, balance, first run, registration. Each step is a function of its
+// own; the questions come in as an argument (flags, then a person), so the flow reads the same attended or not.
+import { SvcError } from '../../contract/errors.js';
+import type { SqliteDatabase } from '../../lib/sqlite.js';
+import type { RunResult } from '../run-agent.js';
+import { chooseAgent } from './choose-agent.js';
+import { firstRun } from './first-run.js';
+import { offerRegistration, type WizardRegistration } from './offer-registration.js';
+import type { WizardQuestions } from './questions.js';
+import { ensureSignedIn } from './sign-in.js';
+import type { WizardStepDeps } from './ui.js';
+import { ensureFunds } from './wallet-check.js';
+
+export interface WizardDeps extends WizardStepDeps {
+  merchantId: string;
+  walletUrl: string;
+  /** Opened after sign-in, so a wizard stopped before it has written nothing locally. */
+  openStore: () => Promise<SqliteDatabase>;
+  questions: WizardQuestions;
+  flagEmail: string | undefined;
+}
+
+export interface WizardSummary {
+  user_id: string;
+  tier: string;
+  signed_in_now: boolean;
+  agent: { agent_id: string; name: string; price_cents: number };
+  run: Pick<RunResult, 'run_id' | 'status' | 'charged_cents' | 'balance_cents' | 'output' | 'idempotency_key'> | null;
+  balance_cents: number;
+  registration: WizardRegistration | null;
+  next_steps: string[];
+}
+
+/** A balance can drop between the check and the run (the daemon runs too): check again, a few times at most. */
+const MAX_FUNDING_ROUNDS = 3;
+
+export async function runWizard(deps: WizardDeps): Promise<WizardSummary> {
+  const { jwt, signedIn, signed_in_now } = await ensureSignedIn(deps, deps.questions, deps.flagEmail);
+  const db = await deps.openStore();
+  const agent = await chooseAgent(deps, db, deps.questions);
+
+  let run: RunResult | null = null;
+  let balance = 0;
+  for (let round = 1; ; round += 1) {
+    balance = await ensureFunds(deps, deps.questions, jwt, agent);
+    try {
+      run = await firstRun(deps, db, deps.questions, jwt, agent, balance);
+      break;
+    } catch (error) {
+      if (!(error instanceof SvcError) || error.code !== 'insufficient_balance' || round >= MAX_FUNDING_ROUNDS) throw error;
+      deps.ui.warn(error.message);
+    }
+  }
+  if (run !== null) balance = run.balance_cents;
+
+  const registration = await offerRegistration(deps, db, deps.questions, jwt, agent);
+  return {
+    user_id: signedIn.sub,
+    tier: signedIn.tier,
+    signed_in_now,
+    agent: { agent_id: agent.agent_id, name: agent.name, price_cents: agent.price_cents },
+    run:
+      run === null
+        ? null
+        : {
+            run_id: run.run_id,
+            status: run.status,
+            charged_cents: run.charged_cents,
+            balance_cents: run.balance_cents,
+            output: run.output,
+            idempotency_key: run.idempotency_key,
+          },
+    balance_cents: balance,
+    registration,
+    next_steps: nextSteps(agent.agent_id, run !== null, registration),
+  };
+}
+
+function nextSteps(agentId: string, ran: boolean, registration: WizardRegistration | null): string[] {
+  const steps: string[] = [];
+  if (!ran) steps.push(`swarm-node run ${agentId}   run it once`);
+  steps.push('swarm-node list   the agents registered here, their schedules and what they spent today');
+  steps.push('swarm-node runs   every run, its charge and result');
+  if (registration !== null && registration.every !== null) {
+    steps.push(`swarm-node status   whether the daemon (svc-swarm-node.service, or swarm-node daemon) is running: it runs ${agentId} every ${registration.every}`);
+  } else {
+    steps.push(`swarm-node register ${agentId} --every 1h   let the daemon run it on a schedule`);
+  }
+  return steps;
+}

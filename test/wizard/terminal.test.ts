@@ -1,0 +1,210 @@
+// swarm-node wizard in a real pseudo-terminal (node-pty), key by key, against a real svc-api: what a person sees
+// at each step, what the wizard leaves in the node's database and at the service, and Ctrl+C at any point.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import type { RunningService } from '../../src/api/server.js';
+import { upsertRegistration } from '../../src/node/store.js';
+import { nodeEnv } from '../helpers/cli.js';
+import { confirmPayment, createPayment, fundWallet, payAndConfirm } from '../helpers/funnel.js';
+import { KEY, spawnSwarmNodePty, type PtySession } from '../helpers/pty.js';
+import { startSvcApi } from '../helpers/svc-api.js';
+import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
+import { AGENT, nodeDb, registrationsOf, runsOf, signedInNode, walletBalance } from './fixtures.js';
+
+let service: RunningService;
+const sessions: PtySession[] = [];
+beforeAll(async () => {
+  service = await startSvcApi();
+});
+afterAll(async () => {
+  for (const session of sessions) session.kill();
+  await service.close();
+  removeTempDirs();
+});
+
+function wizard(env: Record<string, string>, args: string[] = []): PtySession {
+  const session = spawnSwarmNodePty(['wizard', ...args], env);
+  sessions.push(session);
+  return session;
+}
+
+describe('swarm-node wizard in a terminal', () => {
+  it('happy path, key by key: signs in, lists the agents with prices, runs one billed run, registers it with a schedule and a cap', async () => {
+    const email = uniqueEmail('wizard');
+    await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
+    await fundWallet(service.baseUrl, email, 100);
+    const node = nodeEnv(service.baseUrl);
+    // An agent registered earlier, to be marked in the list.
+    const seeded = nodeDb(node.home);
+    upsertRegistration(seeded, { agent_id: 'agent_dev_review_012', every_seconds: null, daily_cap_cents: null }, Date.now());
+    seeded.close();
+
+    const session = wizard(node.env);
+    await session.waitFor('Sign in with the e-mail and the offer of your checkout.');
+    await session.waitFor('Checkout e-mail:');
+    await session.typeLine('not-an-address');
+    await session.waitFor('Enter the e-mail address you paid with');
+    for (let i = 0; i < 'not-an-address'.length; i += 1) session.press(KEY.backspace);
+    await session.typeLine(email);
+
+    const offers = await session.waitFor('Wallet fund  (svc_pay_wallet_fund)');
+    expect(offers).toContain('Offer you paid for:');
+    expect(offers).toContain('Dev portal  (dev_portal_execution_billing)');
+    expect(offers).toContain('❯ Starter agents  (svc_starter_agents)');
+    session.press(KEY.up);
+    await session.waitFor('❯ Dev portal  (dev_portal_execution_billing)');
+    session.press(KEY.enter);
+    await session.waitFor(`Signed in as ${email} (Dev portal); the token is kept in ${node.home}/etc/credentials.json (mode 0600).`);
+
+    const agents = await session.waitFor('Ops monitor agent  $0.04 per run');
+    expect(agents).toContain('Agent to run (billed per run from your wallet):');
+    expect(agents).toContain('❯ Dev review the service  $0.12 per run  (registered)');
+    expect(agents).toContain('Sales outreach the service  $0.08 per run\n');
+    expect(agents).toContain('Skills tutor  $0.05 per run\n');
+    expect(agents).toContain('Research RAG the service  $0.15 per run\n');
+    session.press(KEY.down, KEY.down, KEY.down, KEY.down);
+    await session.waitFor('❯ Ops monitor agent  $0.04 per run');
+    session.press(KEY.enter);
+    await session.waitFor(`Agent: ${AGENT} (Ops monitor agent  $0.04 per run).`);
+    await session.waitFor(`Wallet: $1.00, enough for 25 run(s) of ${AGENT}.`);
+
+    await session.waitFor(`Run ${AGENT} once now for $0.04 (the wallet holds $1.00)? (Y/n)`);
+    session.press(KEY.enter);
+    await session.waitFor(/✓ Ops monitor agent ran \(run \S+\): charged \$0\.04, the wallet now holds \$0\.96\./);
+    await session.waitFor('Result: sandbox run of Ops monitor agent: no real agent was invoked');
+
+    await session.waitFor(`Register ${AGENT} on this node, so the daemon can run it on a schedule? (Y/n)`);
+    session.press(KEY.enter);
+    await session.waitFor('Run it every (30s, 5m, 1h, 1d; none: manual runs only): (1h)');
+    await session.typeLine('10y');
+    await session.waitFor('"10y" is not a duration');
+    session.press(KEY.backspace, KEY.backspace, KEY.backspace);
+    await session.typeLine('30m');
+    await session.waitFor('Daily cap in dollars (none: no cap; every 30m costs up to $1.92 a day): (1.00)');
+    await session.typeLine('1.50');
+    await session.waitFor(`Registered ${AGENT}: every 30m, daily cap $1.50.`);
+
+    const summary = await session.waitFor('swarm-node status');
+    expect(summary).toContain(`signed in   ${email} (dev_portal_execution_billing)`);
+    expect(summary).toContain(`agent       ${AGENT} (Ops monitor agent, $0.04 per run)`);
+    expect(summary).toMatch(/first run   \S+, charged \$0\.04/);
+    expect(summary).toContain('wallet      $0.96');
+    expect(summary).toContain('registered  every 30m, daily cap $1.50');
+    expect(summary).toContain('swarm-node list');
+    expect(summary).toContain('swarm-node runs');
+    expect((await session.waitForExit()).exitCode).toBe(0);
+
+    expect(runsOf(node.home)).toEqual([{ agent_id: AGENT, source: 'wizard', status: 'succeeded', charged_cents: 4 }]);
+    expect(registrationsOf(node.home)).toEqual([
+      { agent_id: 'agent_dev_review_012', every_seconds: null, daily_cap_cents: null },
+      { agent_id: AGENT, every_seconds: 1800, daily_cap_cents: 150 },
+    ]);
+    // The JWT never reaches the screen.
+    expect(session.screen()).not.toMatch(/eyJ[\w-]+\.[\w-]+\./);
+  });
+
+  it('empty wallet: shows the wallet page, waits and polls while the test funds it through the sandbox, then completes the run', async () => {
+    const node = await signedInNode(service.baseUrl, 'wizard-empty');
+    const session = wizard(node.env);
+    await session.waitFor(`Signed in as ${node.email} (Starter agents, 30 days left).`);
+    await session.waitFor('❯ Ops monitor agent  $0.04 per run');
+    session.press(KEY.enter);
+    await session.waitFor(`warning: the wallet holds $0.00; one run of ${AGENT} costs $0.04`);
+    await session.waitFor(`Fund it at ${service.baseUrl}/wallet/login`);
+    await session.waitFor('swarm-node wallet login prints a link that signs you in');
+    await session.waitFor('Fund at least $0.04 more, then:');
+    await session.waitFor('Quit (run swarm-node wizard again once funded)');
+    session.press(KEY.enter);
+    await session.waitFor('Waiting for the wallet to hold $0.04 (now $0.00); Ctrl+C quits');
+    expect(runsOf(node.home)).toEqual([]);
+
+    await fundWallet(service.baseUrl, node.email, 50);
+    await session.waitFor('Funded: the wallet holds $0.50.', 10_000);
+    await session.waitFor(`Run ${AGENT} once now for $0.04 (the wallet holds $0.50)?`);
+    session.press(KEY.enter);
+    await session.waitFor('charged $0.04, the wallet now holds $0.46.');
+    await session.waitFor(`Register ${AGENT} on this node`);
+    session.press('n', KEY.enter);
+    await session.waitFor(`Not registered; later: swarm-node register ${AGENT} --every 1h`);
+    const summary = await session.waitFor(`swarm-node register ${AGENT} --every 1h   let the daemon run it on a schedule`);
+    expect(summary).toContain('registered  no');
+    expect((await session.waitForExit()).exitCode).toBe(0);
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(46);
+    expect(runsOf(node.home)).toEqual([{ agent_id: AGENT, source: 'wizard', status: 'succeeded', charged_cents: 4 }]);
+    expect(registrationsOf(node.home)).toEqual([]);
+  });
+
+  it('payment not confirmed yet: shows the remedy, waits and retries, and signs in once the provider confirms', async () => {
+    const email = uniqueEmail('wizard-pending');
+    const paymentId = await createPayment(service.baseUrl, 'svc_starter_agents', email);
+    const node = nodeEnv(service.baseUrl);
+    const session = wizard(node.env, ['--email', email, '--offer', 'svc_starter_agents']);
+    await session.waitFor(`warning: the Starter agents payment of ${email} is not confirmed yet`);
+    await session.waitFor('The payment provider confirms a payment a little after checkout');
+    await session.waitFor('Quit (run swarm-node wizard again later)');
+    session.press(KEY.enter);
+    await session.waitFor('Waiting for the payment to be confirmed (Ctrl+C quits)');
+    await confirmPayment(service.baseUrl, paymentId);
+    await session.waitFor(`Signed in as ${email} (Starter agents)`, 15_000);
+    await session.waitFor('Agent to run');
+    session.press(KEY.ctrlC);
+    expect((await session.waitForExit()).exitCode).toBe(130);
+  });
+
+  it('payment not confirmed yet, and the person quits: exit 7 with the remedy, nothing stored', async () => {
+    const email = uniqueEmail('wizard-quit');
+    await createPayment(service.baseUrl, 'svc_starter_agents', email);
+    const node = nodeEnv(service.baseUrl);
+    const session = wizard(node.env, ['--email', email, '--offer', 'svc_starter_agents']);
+    await session.waitFor('Quit (run swarm-node wizard again later)');
+    session.press(KEY.down, KEY.enter);
+    await session.waitFor('error: ');
+    await session.waitFor('Wait for the payment provider to confirm the payment, then run swarm-node wizard again.');
+    expect((await session.waitForExit()).exitCode).toBe(7);
+    expect(existsSync(`${node.home}/etc/credentials.json`)).toBe(false);
+  });
+});
+
+describe('Ctrl+C in the wizard', () => {
+  it('at the agent prompt: exits 130, no run in the journal, nothing charged', async () => {
+    const node = await signedInNode(service.baseUrl, 'wizard-int-agent', 100);
+    const session = wizard(node.env);
+    await session.waitFor('Agent to run (billed per run from your wallet):');
+    session.press(KEY.ctrlC);
+    expect((await session.waitForExit()).exitCode).toBe(130);
+    expect(runsOf(node.home)).toEqual([]);
+    expect(registrationsOf(node.home)).toEqual([]);
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(100);
+  });
+
+  it('at the schedule prompt of the registration: exits 130 with no registration, the run that was sent journaled once', async () => {
+    const node = await signedInNode(service.baseUrl, 'wizard-int-register', 100);
+    const session = wizard(node.env, ['--agent', AGENT]);
+    await session.waitFor(`Run ${AGENT} once now`);
+    session.press(KEY.enter);
+    await session.waitFor(`Register ${AGENT} on this node`);
+    session.press(KEY.enter);
+    await session.waitFor('Run it every');
+    await session.typeLine('5m');
+    await session.waitFor('Daily cap in dollars');
+    session.press(KEY.ctrlC);
+    expect((await session.waitForExit()).exitCode).toBe(130);
+    expect(registrationsOf(node.home)).toEqual([]);
+    expect(runsOf(node.home)).toEqual([{ agent_id: AGENT, source: 'wizard', status: 'succeeded', charged_cents: 4 }]);
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(96);
+  });
+
+  it('while it waits for funds (a spinner, not a prompt): exits 130, no run', async () => {
+    const node = await signedInNode(service.baseUrl, 'wizard-int-wait');
+    const session = wizard(node.env, ['--agent', AGENT]);
+    await session.waitFor('Wait here while I fund it');
+    session.press(KEY.enter);
+    await session.waitFor('Waiting for the wallet to hold $0.04 (now $0.00); Ctrl+C quits');
+    session.press(KEY.ctrlC);
+    expect((await session.waitForExit()).exitCode).toBe(130);
+    expect(session.screen()).not.toContain('Funded');
+    expect(session.screen()).not.toContain(`Run ${AGENT} once now`);
+    expect(runsOf(node.home)).toEqual([]);
+    expect(registrationsOf(node.home)).toEqual([]);
+  });
+});

@@ -1,0 +1,238 @@
+// swarm-node wizard without a terminal (stdin not a TTY) or under --json: the flags answer every question, a missing
+// one fails at once (before any network call or write) naming exactly the flags to pass, and the unattended run is
+// the same flow as the attended one. The built binary against a real svc-api.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import type { RunningService } from '../../src/api/server.js';
+import { writeCredentials } from '../../src/node/credentials.js';
+import { nodeEnv } from '../helpers/cli.js';
+import { createPayment, fundWallet, payAndConfirm } from '../helpers/funnel.js';
+import { startSvcApi } from '../helpers/svc-api.js';
+import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+import { stagedPackage, swarmNode } from '../install/support.js';
+import { AGENT, registrationsOf, runsOf, signedInNode, walletBalance } from './fixtures.js';
+
+/** Nothing listens here: a wizard that tried the network would exit 6, not 2. */
+const CLOSED_PORT_URL = 'http://127.0.0.1:9';
+const JWT_PATTERN = /eyJ[\w-]+\.[\w-]+\.[\w-]+/;
+
+let service: RunningService;
+beforeAll(async () => {
+  service = await startSvcApi();
+});
+afterAll(async () => {
+  await service.close();
+  removeTempDirs();
+});
+
+describe('swarm-node wizard without a terminal: what is missing, at once', () => {
+  it('a fresh node and no flags: exit 2 naming --email, --offer, --agent and --yes, before any network call or write', async () => {
+    const node = nodeEnv(CLOSED_PORT_URL);
+    const started = Date.now();
+    const result = await swarmNode(['wizard'], { env: node.env });
+    expect(result.exitCode, result.stderr).toBe(2);
+    expect(result.stderr).toContain('error: no terminal to ask on (stdin is not a TTY): pass --email <email>, --offer <tier_id>, --agent <agent_id>, --yes');
+    expect(result.stderr).toContain('Example: swarm-node wizard --agent agent_ops_monitor_004 --yes');
+    expect(result.stdout).toBe('');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(readdirSync(node.home)).toEqual([]);
+  });
+
+  it('--json: one JSON error on stdout with the missing flags; a signed-in node needs only --agent and --yes', async () => {
+    const node = await signedInNode(service.baseUrl, 'wizard-json-missing');
+    const before = readdirSync(node.home).sort();
+    const result = await swarmNode(['--json', 'wizard', '--every', '5m', '--base-url', CLOSED_PORT_URL], { env: node.env });
+    expect(result.exitCode, result.stderr).toBe(2);
+    expect(result.json).toEqual({
+      error: {
+        code: 'not_a_terminal',
+        message: '--json asks no questions: pass --agent <agent_id>, --yes',
+        remedy: expect.stringContaining('swarm-node wizard --agent agent_ops_monitor_004 --yes'),
+        missing_flags: ['--agent', '--yes'],
+      },
+    });
+    expect(readdirSync(node.home).sort()).toEqual(before);
+    expect(existsSync(join(node.home, 'var'))).toBe(false);
+  });
+
+  it('with --agent but not --yes, names --yes alone (the run is never confirmed by default)', async () => {
+    const node = await signedInNode(service.baseUrl, 'wizard-no-yes', 100);
+    const result = await swarmNode(['wizard', '--agent', AGENT, '--every', '1h'], { env: node.env });
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toContain('pass --yes\n');
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(100);
+  });
+
+  it.each([
+    [['--agent', 'agent_nope'], /option '--agent <agent_id>' argument 'agent_nope' is invalid.*agent_ops_monitor_004/],
+    [['--offer', 'gold'], /option '--offer <tier_id>' argument 'gold' is invalid/],
+    [['--email', 'not-an-address'], /give an e-mail address such as you@example.com/],
+    [['--every', '10y'], /"10y" is not a duration/],
+    [['--every', '8d'], /outside 1s..7d/],
+    [['--daily-cap', '-1'], /give dollars such as/],
+    [['--daily-cap', '0.001'], /give dollars such as/],
+    [['--no-register', '--every', '5m'], /--no-register goes without --every and --daily-cap/],
+    [['--agent'], /option '--agent <agent_id>' argument missing/],
+  ])('bad input %j: exit 2 with the reason, nothing sent or written', async (args, reason) => {
+    const node = nodeEnv(CLOSED_PORT_URL);
+    const result = await swarmNode(['wizard', '--yes', ...args], { env: node.env });
+    expect(result.exitCode, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(reason);
+    expect(readdirSync(node.home)).toEqual([]);
+  });
+
+  it('a stored token the service no longer accepts: says so, then names --email and --offer; no run, no database', async () => {
+    const node = nodeEnv(service.baseUrl);
+    const email = uniqueEmail('wizard-forged');
+    const exp = Math.floor(Date.now() / 1000) + 3600;
+    const part = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const forged = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ sub: email, tier: 'svc_starter_agents', exp })}.${'A'.repeat(43)}`;
+    writeCredentials(join(node.home, 'etc', 'credentials.json'), { jwt: { token: forged, sub: email, tier: 'svc_starter_agents', exp, stored_at: new Date().toISOString() } });
+    const result = await swarmNode(['wizard', '--agent', AGENT, '--yes'], { env: node.env });
+    expect(result.exitCode, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/warning: the service does not accept the token: .+; sign in again/);
+    expect(result.stderr).toContain('error: no terminal to ask on: pass --email <email>');
+    expect(result.stderr).not.toContain(forged);
+    expect(existsSync(join(node.home, 'var'))).toBe(false);
+  });
+});
+
+describe('swarm-node wizard --agent … --yes: unattended', () => {
+  it('signed in and funded: runs once, registers for manual runs only (no schedule nobody asked for), and says what next', async () => {
+    const node = await signedInNode(service.baseUrl, 'wizard-unattended', 100);
+    const result = await swarmNode(['wizard', '--agent', AGENT, '--yes'], { env: node.env });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stderr).toContain(`Signed in as ${node.email} (Starter agents, 30 days left).`);
+    expect(result.stderr).toContain(`Wallet: $1.00, enough for 25 run(s) of ${AGENT}.`);
+    expect(result.stderr).toContain(`Running ${AGENT}…`);
+    expect(result.stderr).toMatch(/✓ Ops monitor agent ran \(run \S+\): charged \$0\.04, the wallet now holds \$0\.96\./);
+    expect(result.stderr).toContain(`Registered ${AGENT}: manual runs only, no daily cap.`);
+    expect(result.stdout).toContain('Done.');
+    expect(result.stdout).toContain('registered  manual runs only, no daily cap');
+    expect(result.stdout).toContain(`swarm-node register ${AGENT} --every 1h   let the daemon run it on a schedule`);
+    expect(`${result.stdout}${result.stderr}`).not.toMatch(JWT_PATTERN);
+    expect(`${result.stdout}${result.stderr}`).not.toContain('⠋');
+    expect(runsOf(node.home)).toEqual([{ agent_id: AGENT, source: 'wizard', status: 'succeeded', charged_cents: 4 }]);
+    expect(registrationsOf(node.home)).toEqual([{ agent_id: AGENT, every_seconds: null, daily_cap_cents: null }]);
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(96);
+  });
+
+  it('--json with --every and --daily-cap: one JSON summary; run again with --yes alone, the registration keeps its schedule', async () => {
+    const node = await signedInNode(service.baseUrl, 'wizard-json', 20);
+    const first = await swarmNode(['--json', 'wizard', '--agent', AGENT, '--every', '5m', '--daily-cap', '1.00', '--yes'], { env: node.env });
+    expect(first.exitCode, first.stderr).toBe(0);
+    expect(first.json).toEqual({
+      user_id: node.email,
+      tier: 'svc_starter_agents',
+      signed_in_now: false,
+      agent: { agent_id: AGENT, name: 'Ops monitor agent', price_cents: 4 },
+      run: {
+        run_id: expect.any(String),
+        status: 'succeeded',
+        charged_cents: 4,
+        balance_cents: 16,
+        output: expect.objectContaining({ sandbox: true, agent_id: AGENT }),
+        idempotency_key: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      },
+      balance_cents: 16,
+      registration: { created: true, agent_id: AGENT, every: '5m', every_seconds: 300, daily_cap_cents: 100 },
+      next_steps: expect.arrayContaining([expect.stringContaining('swarm-node status'), expect.stringContaining('swarm-node list')]),
+    });
+
+    const again = await swarmNode(['--json', 'wizard', '--agent', AGENT, '--yes'], { env: node.env });
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.json.registration).toEqual({ created: false, agent_id: AGENT, every: '5m', every_seconds: 300, daily_cap_cents: 100 });
+
+    const declined = await swarmNode(['--json', 'wizard', '--agent', AGENT, '--yes', '--no-register'], { env: node.env });
+    expect(declined.exitCode, declined.stderr).toBe(0);
+    expect(declined.json).toMatchObject({ registration: null, balance_cents: 8 });
+    expect(registrationsOf(node.home)).toEqual([{ agent_id: AGENT, every_seconds: 300, daily_cap_cents: 100 }]);
+    expect(runsOf(node.home).map((run) => run.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+  });
+
+  it('insufficient balance: exit 3 with the wallet_login_url, before any run is journaled or charged', async () => {
+    const node = await signedInNode(service.baseUrl, 'wizard-broke');
+    const human = await swarmNode(['wizard', '--agent', 'agent_research_rag_015', '--yes', '--every', '1h'], { env: node.env });
+    expect(human.exitCode, human.stderr).toBe(3);
+    expect(human.stderr).toContain('warning: the wallet holds $0.00; one run of agent_research_rag_015 costs $0.15');
+    expect(human.stderr).toContain('error: insufficient balance: the wallet holds $0.00, one run of agent_research_rag_015 costs $0.15');
+    expect(human.stderr).toContain(`Fund the wallet at ${service.baseUrl}/wallet/login (swarm-node wallet login prints a link that signs you in), then run swarm-node wizard again.`);
+
+    const json = await swarmNode(['--json', 'wizard', '--agent', 'agent_research_rag_015', '--yes'], { env: node.env });
+    expect(json.exitCode).toBe(3);
+    expect(json.json.error).toMatchObject({
+      code: 'insufficient_balance',
+      wallet_login_url: `${service.baseUrl}/wallet/login`,
+      balance_cents: 0,
+      price_cents: 15,
+    });
+    expect(runsOf(node.home)).toEqual([]);
+    expect(registrationsOf(node.home)).toEqual([]);
+  });
+
+  it('not signed in, with --email and --offer: signs in (credentials 0600, the JWT never printed), then runs', async () => {
+    const email = uniqueEmail('wizard-signin');
+    await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
+    await fundWallet(service.baseUrl, email, 10);
+    const node = nodeEnv(service.baseUrl);
+    const result = await swarmNode(
+      ['--json', 'wizard', '--email', email, '--offer', 'dev_portal_execution_billing', '--agent', 'agent_svc_skills_005', '--yes', '--no-register'],
+      { env: node.env },
+    );
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.json).toMatchObject({ user_id: email, tier: 'dev_portal_execution_billing', signed_in_now: true, run: { charged_cents: 5 }, balance_cents: 5 });
+    expect(`${result.stdout}${result.stderr}`).not.toMatch(JWT_PATTERN);
+    const credentials = join(node.home, 'etc', 'credentials.json');
+    expect(statSync(credentials).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(credentials, 'utf8')).jwt.sub).toBe(email);
+  });
+
+  it('payment not confirmed yet: exit 7 at once with the remedy, nothing stored', async () => {
+    const email = uniqueEmail('wizard-pending');
+    await createPayment(service.baseUrl, 'svc_starter_agents', email);
+    const node = nodeEnv(service.baseUrl);
+    const result = await swarmNode(['wizard', '--email', email, '--offer', 'svc_starter_agents', '--agent', AGENT, '--yes'], { env: node.env });
+    expect(result.exitCode, result.stderr).toBe(7);
+    expect(result.stderr).toContain(`warning: the Starter agents payment of ${email} is not confirmed yet`);
+    expect(result.stderr).toContain('Wait for the payment provider to confirm the payment, then run swarm-node wizard again.');
+    expect(existsSync(join(node.home, 'etc', 'credentials.json'))).toBe(false);
+  });
+});
+
+describe('swarm-node wizard --help', () => {
+  it('documents every flag with examples, and loads no prompt, spinner, SQLite or HTTP module', async () => {
+    const help = await swarmNode(['wizard', '--help']);
+    expect(help.exitCode).toBe(0);
+    for (const flag of ['--email <email>', '--offer <tier_id>', '--agent <agent_id>', '--every <duration>', '--daily-cap <dollars>', '-y, --yes', '--no-register']) {
+      expect(help.stdout).toContain(flag);
+    }
+    expect(help.stdout).toContain('--yes without --every registers the agent for manual runs only');
+    expect(help.stdout).toMatch(/Example:\n\s+\$ swarm-node wizard\n\s+\$ swarm-node wizard --agent agent_ops_monitor_004 --yes/);
+
+    // A resolve hook lists the files the program loads; their source maps say which modules are inside.
+    const dir = tempDir('wizard-trace-');
+    const trace = join(dir, 'loaded.txt');
+    writeFileSync(trace, '');
+    writeFileSync(
+      join(dir, 'hooks.mjs'),
+      `import { appendFileSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  const result = await next(specifier, context);
+  appendFileSync(${JSON.stringify(trace)}, result.url + '\\n');
+  return result;
+}`,
+    );
+    writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(new URL('./hooks.mjs', import.meta.url));\n`);
+    const bin = join(stagedPackage(), 'bin', 'swarm-node.js');
+    const traced = await execa('node', ['--import', join(dir, 'register.mjs'), bin, 'wizard', '--help'], { reject: false });
+    expect(traced.exitCode).toBe(0);
+    const sources: string[] = [];
+    for (const url of readFileSync(trace, 'utf8').split('\n').filter((line) => line.includes('/dist/'))) {
+      sources.push(...(JSON.parse(readFileSync(`${new URL(url).pathname}.map`, 'utf8')) as { sources: string[] }).sources);
+    }
+    expect(sources.some((source) => source.includes('src/cli/commands/wizard.ts'))).toBe(true);
+    expect(sources.filter((source) => /node_modules\/(@inquirer|ora|undici|better-sqlite3)\/|src\/cli\/prompts\.ts|src\/node\/(store|service-client)\.ts/.test(source))).toEqual([]);
+  });
+});
