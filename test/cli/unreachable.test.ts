@@ -1,0 +1,61 @@
+// An unreachable service is reported as exit 6 in bounded time, whether the port is closed or the peer never answers.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { RunningService } from '../../src/api/server.js';
+import { swarmNode } from '../helpers/cli.js';
+import { startSvcApi } from '../helpers/svc-api.js';
+import { removeTempDirs } from '../helpers/temp.js';
+import { signedInNode } from './fixtures.js';
+
+const AGENT = 'agent_ops_monitor_004';
+
+let service: RunningService;
+beforeAll(async () => {
+  service = await startSvcApi();
+});
+afterAll(async () => {
+  await service.close();
+  removeTempDirs();
+});
+
+describe('an unreachable service', () => {
+  let blackhole: Server;
+  const sockets = new Set<Socket>();
+  beforeAll(async () => {
+    // Accepts connections and never answers: the worst case for a client without deadlines.
+    blackhole = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => blackhole.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => blackhole.close(() => resolve()));
+  });
+
+  it('exits 6 quickly against a closed port, for every command that needs the service', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'closed' });
+    const closed = { ...node.env, SVC_BASE_URL: 'http://127.0.0.1:9' };
+    for (const args of [['whoami'], ['wallet'], ['docs'], ['register', AGENT], ['login', '--email', 'a@example.com', '--offer', 'svc_starter_agents'], ['activate', '--tier', 'svc_starter_agents', '--email', 'a@example.com', '--payment', 'pay_1']]) {
+      const started = Date.now();
+      const result = await swarmNode(['--json', ...args], { env: closed });
+      expect(Date.now() - started, args.join(' ')).toBeLessThan(20_000);
+      expect(result.exitCode, `${args.join(' ')}: ${result.stdout}`).toBe(6);
+      expect(result.json.error).toMatchObject({ code: 'service_unreachable', message: expect.stringContaining('cannot reach the service at http://127.0.0.1:9') });
+      expect(result.stdout + result.stderr).not.toContain(node.token);
+    }
+  });
+
+  it('exits 6 within the default 15 s deadline when the service accepts but never answers', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'blackhole' });
+    const address = blackhole.address() as { port: number };
+    const started = Date.now();
+    const result = await swarmNode(['--json', 'whoami'], { env: { ...node.env, SVC_BASE_URL: `http://127.0.0.1:${address.port}` }, timeoutMs: 40_000 });
+    const elapsed = Date.now() - started;
+    expect(result.exitCode, result.stdout).toBe(6);
+    expect(result.json.error.code).toBe('service_unreachable');
+    expect(elapsed).toBeLessThan(20_000);
+    expect(elapsed).toBeGreaterThan(5_000);
+  }, 45_000);
+});
