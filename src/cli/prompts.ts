@@ -99,7 +99,8 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
         current === undefined
           ? `Register ${agent.agent_id} on this node, so the daemon can run it on a schedule?`
           : `${agent.agent_id} is registered; change its schedule or daily cap?`;
-      return confirm({ message, default: true }, context);
+      // A new registration is the point of the offer; an existing one is changed only when asked for.
+      return confirm({ message, default: current === undefined }, context);
     },
 
     async every(_agent, suggestedSeconds) {

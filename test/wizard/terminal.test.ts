@@ -65,7 +65,7 @@ describe('swarm-node wizard in a terminal', () => {
     session.press(KEY.down, KEY.down, KEY.down, KEY.down);
     await session.waitFor('❯ Ops monitor agent  $0.04 per run');
     session.press(KEY.enter);
-    await session.waitFor(`Agent: ${AGENT} (Ops monitor agent  $0.04 per run).`);
+    await session.waitFor(`Agent: Ops monitor agent (${AGENT}), $0.04 per run.`);
     await session.waitFor(`Wallet: $1.00, enough for 25 run(s) of ${AGENT}.`);
 
     await session.waitFor(`Run ${AGENT} once now for $0.04 (the wallet holds $1.00)? (Y/n)`);
@@ -162,6 +162,30 @@ describe('swarm-node wizard in a terminal', () => {
     await session.waitFor('Wait for the payment provider to confirm the payment, then run swarm-node wizard again.');
     expect((await session.waitForExit()).exitCode).toBe(7);
     expect(existsSync(`${node.home}/etc/credentials.json`)).toBe(false);
+  });
+
+  it('an agent registered already: the run declined, its registration kept as it was (the default), and how to run it later', async () => {
+    const node = await signedInNode(service.baseUrl, 'wizard-kept', 100);
+    const seeded = nodeDb(node.home);
+    upsertRegistration(seeded, { agent_id: AGENT, every_seconds: 300, daily_cap_cents: 100 }, Date.now());
+    seeded.close();
+    const session = wizard(node.env);
+    await session.waitFor('❯ Ops monitor agent  $0.04 per run  (registered)');
+    session.press(KEY.enter);
+    await session.waitFor(`Run ${AGENT} once now for $0.04 (the wallet holds $1.00)? (Y/n)`);
+    session.press('n', KEY.enter);
+    await session.waitFor(`No run now; run it any time: swarm-node run ${AGENT}`);
+    await session.waitFor(`${AGENT} is registered; change its schedule or daily cap? (y/N)`);
+    session.press(KEY.enter);
+    await session.waitFor(`${AGENT} stays registered as it was: every 5m, daily cap $1.00.`);
+    const summary = await session.waitFor('swarm-node status');
+    expect(summary).toContain('first run   not run');
+    expect(summary).toContain('registered  every 5m, daily cap $1.00 (as before)');
+    expect(summary).toContain(`swarm-node run ${AGENT}   run it once`);
+    expect((await session.waitForExit()).exitCode).toBe(0);
+    expect(runsOf(node.home)).toEqual([]);
+    expect(registrationsOf(node.home)).toEqual([{ agent_id: AGENT, every_seconds: 300, daily_cap_cents: 100 }]);
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(100);
   });
 });
 

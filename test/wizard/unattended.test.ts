@@ -12,7 +12,7 @@ import { createPayment, fundWallet, payAndConfirm } from '../helpers/funnel.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
 import { stagedPackage, swarmNode } from '../install/support.js';
-import { AGENT, registrationsOf, runsOf, signedInNode, walletBalance } from './fixtures.js';
+import { AGENT, nodeDb, registrationsOf, runsOf, signedInNode, walletBalance } from './fixtures.js';
 
 /** Nothing listens here: a wizard that tried the network would exit 6, not 2. */
 const CLOSED_PORT_URL = 'http://127.0.0.1:9';
@@ -137,17 +137,29 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
         idempotency_key: expect.stringMatching(/^[0-9a-f-]{36}$/),
       },
       balance_cents: 16,
-      registration: { created: true, agent_id: AGENT, every: '5m', every_seconds: 300, daily_cap_cents: 100 },
+      registration: { created: true, changed: true, agent_id: AGENT, every: '5m', every_seconds: 300, daily_cap_cents: 100 },
       next_steps: expect.arrayContaining([expect.stringContaining('swarm-node status'), expect.stringContaining('swarm-node list')]),
     });
 
+    const nextRun = (): unknown => {
+      const db = nodeDb(node.home);
+      try {
+        return db.prepare('SELECT next_run_at FROM schedules WHERE agent_id = ?').get(AGENT);
+      } finally {
+        db.close();
+      }
+    };
+    const planned = nextRun();
     const again = await swarmNode(['--json', 'wizard', '--agent', AGENT, '--yes'], { env: node.env });
     expect(again.exitCode, again.stderr).toBe(0);
-    expect(again.json.registration).toEqual({ created: false, agent_id: AGENT, every: '5m', every_seconds: 300, daily_cap_cents: 100 });
+    expect(again.json.registration).toEqual({ created: false, changed: false, agent_id: AGENT, every: '5m', every_seconds: 300, daily_cap_cents: 100 });
+    expect(again.stderr).toContain(`${AGENT} stays registered as it was: every 5m, daily cap $1.00.`);
+    // Not written again: the schedule's clock did not restart.
+    expect(nextRun()).toEqual(planned);
 
     const declined = await swarmNode(['--json', 'wizard', '--agent', AGENT, '--yes', '--no-register'], { env: node.env });
     expect(declined.exitCode, declined.stderr).toBe(0);
-    expect(declined.json).toMatchObject({ registration: null, balance_cents: 8 });
+    expect(declined.json).toMatchObject({ registration: { changed: false, every_seconds: 300 }, balance_cents: 8 });
     expect(registrationsOf(node.home)).toEqual([{ agent_id: AGENT, every_seconds: 300, daily_cap_cents: 100 }]);
     expect(runsOf(node.home).map((run) => run.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
   });

@@ -116,7 +116,7 @@ async function runAndReport(ctx: CommandContext, flags: WizardFlags, prompts: Wi
     lines.push(`  agent       ${s.agent.agent_id} (${s.agent.name}, ${formatDollars(s.agent.price_cents)} per run)`);
     lines.push(`  first run   ${s.run === null ? 'not run' : `${s.run.run_id}, charged ${formatDollars(s.run.charged_cents)}`}`);
     lines.push(`  wallet      ${formatDollars(s.balance_cents)}`);
-    lines.push(`  registered  ${s.registration === null ? 'no' : describeRegistration(s.registration)}`);
+    lines.push(`  registered  ${s.registration === null ? 'no' : `${describeRegistration(s.registration)}${s.registration.changed ? '' : ' (as before)'}`}`);
     lines.push('', 'Next:', ...s.next_steps.map((step) => `  ${step}`));
     return lines.join('\n');
   });

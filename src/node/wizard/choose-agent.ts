@@ -25,6 +25,6 @@ export async function chooseAgent(deps: Pick<WizardStepDeps, 'client' | 'ui'>, d
   const agentId = await questions.agent(choices, suggested?.agent_id);
   const chosen = choices.find((choice) => choice.agent_id === agentId);
   if (chosen === undefined) throw agentNotFound(agentId);
-  deps.ui.info(`Agent: ${chosen.agent_id} (${describeChoice(chosen)}).`);
+  deps.ui.info(`Agent: ${chosen.name} (${chosen.agent_id}), ${formatDollars(chosen.price_cents)} per run.`);
   return chosen;
 }

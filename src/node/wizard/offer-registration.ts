@@ -5,12 +5,14 @@ import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { StoredJwt } from '../credentials.js';
 import { formatDuration } from '../duration.js';
 import { registerAgent } from '../registrations.js';
-import { getRegistration } from '../store.js';
+import { getRegistration, type Registration } from '../store.js';
 import type { AgentChoice, WizardQuestions } from './questions.js';
 import type { WizardStepDeps } from './ui.js';
 
 export interface WizardRegistration {
   created: boolean;
+  /** Whether the wizard wrote it; false: it was registered already and stays as it was. */
+  changed: boolean;
   agent_id: string;
   every: string | null;
   every_seconds: number | null;
@@ -25,26 +27,43 @@ export async function offerRegistration(
   agent: AgentChoice,
 ): Promise<WizardRegistration | null> {
   const current = getRegistration(db, agent.agent_id);
+  const kept = (registration: Registration): WizardRegistration => {
+    const result = describe(registration, { created: false, changed: false });
+    deps.ui.info(`${agent.agent_id} stays registered as it was: ${describeRegistration(result)}.`);
+    return result;
+  };
   if (!(await questions.confirmRegister(agent, current))) {
-    deps.ui.info(`Not registered${current === undefined ? '' : ' anew (the registration stays as it was)'}; later: swarm-node register ${agent.agent_id} --every 1h`);
+    if (current !== undefined) return kept(current);
+    deps.ui.info(`Not registered; later: swarm-node register ${agent.agent_id} --every 1h`);
     return null;
   }
   const every = await questions.every(agent, current);
   const dailyCap = await questions.dailyCap(agent, every, current);
+  // Writing the same values again would restart the schedule's clock (upsertRegistration): leave it alone.
+  if (
+    current !== undefined &&
+    (every === undefined || every === current.every_seconds) &&
+    (dailyCap === undefined || dailyCap === current.daily_cap_cents)
+  ) {
+    return kept(current);
+  }
   const outcome = await registerAgent(
     { db, client: deps.client, clock: deps.clock, jwt, credentialsFile: deps.credentialsFile },
     { agent_id: agent.agent_id, every_seconds: every, daily_cap_cents: dailyCap },
   );
-  const { registration } = outcome;
-  const result: WizardRegistration = {
-    created: outcome.created,
-    agent_id: agent.agent_id,
+  const result = describe(outcome.registration, { created: outcome.created, changed: true });
+  deps.ui.success(`${result.created ? 'Registered' : 'Updated'} ${agent.agent_id}: ${describeRegistration(result)}.`);
+  return result;
+}
+
+function describe(registration: Registration, how: { created: boolean; changed: boolean }): WizardRegistration {
+  return {
+    ...how,
+    agent_id: registration.agent_id,
     every: registration.every_seconds === null ? null : formatDuration(registration.every_seconds),
     every_seconds: registration.every_seconds,
     daily_cap_cents: registration.daily_cap_cents,
   };
-  deps.ui.success(`${result.created ? 'Registered' : 'Updated'} ${agent.agent_id}: ${describeRegistration(result)}.`);
-  return result;
 }
 
 export function describeRegistration(registration: Pick<WizardRegistration, 'every' | 'daily_cap_cents'>): string {

@@ -61,7 +61,11 @@ export async function ensureSignedIn(
         extensions: error.extensions,
       });
     }
-    signedIn = await deps.ui.spin(`Waiting for the payment to be confirmed (Ctrl+C quits)`, () => retryUntilConfirmed(deps, login, error));
+    signedIn = await deps.ui.spin('Waiting for the payment to be confirmed (Ctrl+C quits)', async (update) => {
+      const confirmed = await retryUntilConfirmed(deps, login, error);
+      update('Waiting for the payment to be confirmed');
+      return confirmed;
+    });
   }
   const jwt = readCredentials(deps.credentialsFile).jwt!;
   deps.ui.success(`Signed in as ${signedIn.sub} (${tierName(signedIn.tier)}); the token is kept in ${deps.credentialsFile} (mode 0600).`);

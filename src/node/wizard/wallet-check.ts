@@ -41,7 +41,10 @@ async function pollUntilFunded(deps: WizardStepDeps, jwt: StoredJwt, shortfall: 
       update(`${waitingText(shortfall)}: the service did not answer, retrying`);
       continue;
     }
-    if (balance >= shortfall.price_cents) return balance;
+    if (balance >= shortfall.price_cents) {
+      update(`Waiting for the wallet to hold ${formatDollars(shortfall.price_cents)}`);
+      return balance;
+    }
     update(waitingText({ ...shortfall, balance_cents: balance }));
   }
 }
