@@ -5,6 +5,7 @@ import { SvcError, isErrorCode } from '../contract/errors.js';
 import { activateCommand } from './commands/activate.js';
 import { agentsCommand } from './commands/agents.js';
 import { configCommand } from './commands/config.js';
+import { daemonCommand } from './commands/daemon.js';
 import { docsCommand } from './commands/docs.js';
 import { doctorCommand } from './commands/doctor.js';
 import { installCommand } from './commands/install.js';
@@ -62,6 +63,7 @@ Example:
   program.addCommand(walletCommand());
   program.addCommand(docsCommand());
   program.addCommand(statusCommand());
+  program.addCommand(daemonCommand());
   program.addCommand(configCommand());
   program.addCommand(installCommand());
   program.addCommand(upgradeCommand());

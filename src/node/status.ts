@@ -9,17 +9,13 @@ import type { ConfigKey, ConfigSource, ResolvedConfig } from './config.js';
 import type { Credentials } from './credentials.js';
 import type { NodePaths } from './home.js';
 import { formatDuration } from './duration.js';
-import { processIsAlive } from './run-agent.js';
+import { readDaemonStatus, type DaemonStatus } from './daemon/state.js';
 import type { ServiceClient } from './service-client.js';
 import { daysLeft } from './session.js';
 import { listRegistrations } from './store.js';
 
 /** A token this close to its expiry is flagged, so the operator signs in again before runs start failing. */
 export const EXPIRY_WARNING_DAYS = 7;
-
-/** The keys the daemon writes into daemon_state (issue 6): its process id and the time of its last tick. */
-export const DAEMON_PID_KEY = 'pid';
-export const DAEMON_LAST_TICK_KEY = 'last_tick_at';
 
 export interface NodeStatus {
   config: { file: string; values: Record<ConfigKey, string | number>; sources: Record<ConfigKey, ConfigSource>; node_id: string | null };
@@ -38,7 +34,7 @@ export interface NodeStatus {
   };
   registrations: { count: number; agents: { agent_id: string; every: string | null; daily_cap_cents: number | null }[] };
   database: { path: string; exists: boolean; error: string | null };
-  daemon: { running: boolean; pid: number | null; last_tick_at: string | null; state: Record<string, string> };
+  daemon: DaemonStatus;
   problems: string[];
 }
 
@@ -65,7 +61,7 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
     token: { stored: false, sub: null, tier: null, expires_at: null, days_left: null, expiring_soon: false, valid: null, reason: null, docs_sections: [] },
     registrations: { count: 0, agents: [] },
     database: { path: deps.paths.databaseFile, exists: existsSync(deps.paths.databaseFile), error: null },
-    daemon: { running: false, pid: null, last_tick_at: null, state: {} },
+    daemon: { running: false, pid: null, version: null, started_at: null, last_tick_at: null, stopped_at: null, paused: null, agents: [], state: {} },
     problems,
   };
 
@@ -127,28 +123,18 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
         count: registrations.length,
         agents: registrations.map((r) => ({ agent_id: r.agent_id, every: r.every_seconds === null ? null : formatDuration(r.every_seconds), daily_cap_cents: r.daily_cap_cents })),
       };
-      status.daemon = daemonState(db);
+      status.daemon = readDaemonStatus(db, deps.clock.now());
+      // A hold is a problem only while the daemon runs (a stopped daemon holds nothing); a daily cap is no problem.
+      if (status.daemon.running && status.daemon.paused !== null) problems.push(`the daemon holds every agent: ${status.daemon.paused.reason}`);
+      for (const agent of status.daemon.agents) {
+        if (agent.paused_reason === 'insufficient_balance') problems.push(`${agent.agent_id} is paused (${agent.paused_reason}) until ${agent.paused_until ?? 'further notice'}`);
+      }
     } catch (error) {
       status.database.error = messageOf(error);
       problems.push(messageOf(error));
     }
   }
   return status;
-}
-
-function daemonState(db: SqliteDatabase): NodeStatus['daemon'] {
-  const rows = db.prepare<[], { key: string; value: string }>('SELECT key, value FROM daemon_state ORDER BY key').all();
-  const state = Object.fromEntries(rows.map((row) => [row.key, row.value]));
-  const pid = Number(state[DAEMON_PID_KEY]);
-  const hasPid = Number.isSafeInteger(pid) && pid > 0;
-  const tick = state[DAEMON_LAST_TICK_KEY];
-  const tickMs = tick === undefined ? NaN : /^\d+$/.test(tick) ? Number(tick) : Date.parse(tick);
-  return {
-    running: hasPid && processIsAlive(pid),
-    pid: hasPid ? pid : null,
-    last_tick_at: Number.isFinite(tickMs) ? new Date(tickMs).toISOString() : null,
-    state,
-  };
 }
 
 function messageOf(error: unknown): string {

@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { formatDollars } from '../../contract/money.js';
 import { contextFor } from '../context.js';
+import type { AgentSchedule, DaemonStatus } from '../../node/daemon/state.js';
 import { keyValues } from '../table.js';
 
 export function statusCommand(): Command {
@@ -41,9 +42,27 @@ export function statusCommand(): Command {
           ['token', token],
           ['registrations', s.registrations.count === 0 ? 'none' : `${s.registrations.count}: ${agents}`],
           ['database', `${s.database.path}${s.database.exists ? '' : ' (not created yet)'}${s.database.error === null ? '' : ` ${bad(s.database.error)}`}`],
-          ['daemon', s.daemon.running ? `${ok('running')} pid ${s.daemon.pid}, last tick ${s.daemon.last_tick_at ?? '-'}` : 'not running'],
+          ['daemon', daemonLine(s.daemon, ok)],
+          ...(s.daemon.running && s.daemon.paused !== null
+            ? [['  held', bad(`every agent: ${s.daemon.paused.reason} since ${s.daemon.paused.since ?? '-'}${s.daemon.paused.until === null ? '' : `, next check ${s.daemon.paused.until}`}`)] as [string, string]]
+            : []),
+          ...s.daemon.agents.map((a) => [`  ${a.agent_id}`, scheduleLine(a, bad)] as [string, string]),
         ]);
         return s.problems.length === 0 ? lines : `${lines}\n\n${s.problems.map((p) => style.yellow(`! ${p}`)).join('\n')}`;
       });
     });
+}
+
+/** Running: pid and last tick; stopped: when it last ticked or stopped, so a dead daemon is told from a never-run one. */
+function daemonLine(daemon: DaemonStatus, ok: (text: string) => string): string {
+  if (daemon.running) return `${ok('running')} pid ${daemon.pid}, last tick ${daemon.last_tick_at ?? '-'}${daemon.version === null ? '' : `, version ${daemon.version}`}`;
+  if (daemon.stopped_at !== null) return `not running (stopped ${daemon.stopped_at})`;
+  if (daemon.last_tick_at !== null) return `not running (last tick ${daemon.last_tick_at})`;
+  return 'not running';
+}
+
+function scheduleLine(agent: AgentSchedule, bad: (text: string) => string): string {
+  const last = agent.last_run_at === null ? '' : `, last run ${agent.last_run_at}`;
+  if (agent.paused_reason !== null) return `${bad(`paused: ${agent.paused_reason}`)} until ${agent.paused_until ?? '-'}${last}`;
+  return `next run ${agent.next_run_at ?? '-'}${last}`;
 }

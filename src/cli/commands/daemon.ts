@@ -1,0 +1,110 @@
+// swarm-node daemon: the foreground process systemd supervises (svc-swarm-node.service). It runs the registered
+// agents on their intervals and logs one logfmt line per event on stdout (src/node/daemon/log.ts).
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type { DaemonOutcome } from '../../node/daemon/daemon.js';
+import { contextFor } from '../context.js';
+
+declare const SVC_VERSION: string | undefined;
+
+interface DaemonOptions {
+  tickMs?: number;
+  backoffMs?: number;
+  drainMs?: number;
+}
+
+function positiveMs(name: string): (value: string) => number {
+  return (value) => {
+    const ms = Number(value);
+    if (!Number.isInteger(ms) || ms < 10 || ms > 3_600_000) throw new InvalidArgumentError(`${name} must be a whole number of milliseconds from 10 to 3600000`);
+    return ms;
+  };
+}
+
+export function daemonCommand(): Command {
+  return (
+    new Command('daemon')
+      .description('run the registered agents on their schedules, in the foreground (systemd runs this)')
+      // For tests and benchmarks only: the defaults are what a node runs with.
+      .addOption(new Option('--tick-ms <ms>', 'scheduler tick').argParser(positiveMs('--tick-ms')).hideHelp())
+      .addOption(new Option('--backoff-ms <ms>', 'first wait of the slow re-checks').argParser(positiveMs('--backoff-ms')).hideHelp())
+      .addOption(new Option('--drain-ms <ms>', 'how long in-flight runs may finish after SIGTERM').argParser(positiveMs('--drain-ms')).hideHelp())
+      .addHelpText(
+        'after',
+        `
+Each registered agent with --every runs on its interval, within its daily cap and the wallet balance; changes
+made with register and unregister apply at the next tick, without a restart. A run is journaled with its
+Idempotency-Key before it is sent, and unsettled runs are replayed with their own key at start: never charged twice.
+
+On insufficient balance the agent pauses, the wallet_login_url is logged once, and the balance is re-checked
+slowly (30 s, doubling to 10 min); it resumes by itself once the wallet covers a run. A missing, expired or
+refused token holds every agent until swarm-node login fixes it. SIGTERM or SIGINT: no new runs, in-flight ones
+get 20 s to finish, exit 0.
+
+Logs: one line per event on stdout, logfmt, no colours, never a token:
+  ts=… level=info event=run_succeeded agent=agent_ops_monitor_004 run_id=… charged_cents=4 balance_cents=96 key=…
+swarm-node status shows whether it runs, its last tick, each agent's next run and what is paused and why.
+
+Example:
+  $ systemctl start svc-swarm-node        # as installed
+  $ swarm-node daemon                     # by hand, in the foreground`,
+      )
+      .action(async (options: DaemonOptions, command: Command) => {
+        const ctx = contextFor(command);
+        const config = ctx.config();
+        const [{ runDaemon }, { DaemonLog }, { ServiceClient }] = await Promise.all([
+          import('../../node/daemon/daemon.js'),
+          import('../../node/daemon/log.js'),
+          import('../../node/service-client.js'),
+        ]);
+        const version = typeof SVC_VERSION === 'string' ? SVC_VERSION : 'dev';
+        const log = new DaemonLog((line) => process.stdout.write(line), ctx.clock);
+        const stop = new AbortController();
+        const onSignal = (signal: NodeJS.Signals): void => {
+          if (stop.signal.aborted) return;
+          log.info('signal', { signal });
+          stop.abort();
+        };
+        // The daemon owns SIGINT as well as SIGTERM: both mean "finish in-flight runs, exit 0", not the CLI's
+        // exit 130 of an interrupted command.
+        process.removeAllListeners('SIGINT');
+        process.on('SIGINT', onSignal);
+        process.on('SIGTERM', onSignal);
+
+        const db = await ctx.store();
+        const client = new ServiceClient({ baseUrl: config.base_url, deadlineMs: config.timeout_seconds * 1000, userAgent: `swarm-node-daemon/${version}` });
+        let outcome: DaemonOutcome;
+        try {
+          outcome = await runDaemon(
+            {
+              db,
+              client,
+              clock: ctx.clock,
+              log,
+              credentialsFile: ctx.paths.credentialsFile,
+              pid: process.pid,
+              version,
+              home: ctx.paths.home,
+              ...(options.tickMs === undefined ? {} : { tickMs: options.tickMs }),
+              ...(options.backoffMs === undefined ? {} : { backoffMs: options.backoffMs }),
+              ...(options.drainMs === undefined ? {} : { drainMs: options.drainMs }),
+            },
+            stop.signal,
+          );
+        } catch (error) {
+          await client.close();
+          throw error;
+        } finally {
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+        }
+        if (outcome.drained) {
+          await client.close();
+        } else {
+          // Runs still waiting for their answer would hold the process open past systemd's stop timeout. Their rows
+          // are committed as pending, and the next start settles them with their own keys; one that is answered in
+          // the moment left still settles now, so the database stays open until the exit.
+          setTimeout(() => process.exit(), 200).unref();
+        }
+      })
+  );
+}

@@ -1,0 +1,125 @@
+// swarm-node daemon scheduling (issue 6 §1, §4, §5): the built binary against the real svc-api. Runs on the
+// interval, picks up register/unregister without a restart, runs a missed interval once, stops at the daily cap,
+// shows itself in status, and exits 0 on SIGTERM.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningService } from '../../src/api/server.js';
+import { startOfUtcDay } from '../../src/node/registrations.js';
+import { startSvcApi } from '../helpers/svc-api.js';
+import { removeTempDirs } from '../helpers/temp.js';
+import { cli, DaemonProcess, expectExactlyOnce, localRuns, nodeDb, register, RequestLog, signedInNode } from './support.js';
+
+const OPS = 'agent_ops_monitor_004'; // 4 cents
+const SKILLS = 'agent_svc_skills_005'; // 5 cents
+const SALES = 'agent_sales_outreach_008'; // 8 cents
+
+let service: RunningService;
+const requests = new RequestLog();
+beforeAll(async () => {
+  service = await startSvcApi({ logger: { level: 'info', stream: requests } });
+});
+afterAll(async () => {
+  await service.close();
+  removeTempDirs();
+});
+
+describe('swarm-node daemon: scheduling', () => {
+  it('runs each agent on its interval, picks up register and unregister live, shows itself in status, exits 0 on SIGTERM', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 1000, label: 'interval' });
+    await register(node, OPS, '--every', '1s');
+    const daemon = DaemonProcess.start(node);
+    await daemon.waitForEvent('daemon_started');
+    const runs = await daemon.waitForCount('run_succeeded', 3);
+    expect(runs.every((event) => event.agent === OPS && event.charged_cents === '4')).toBe(true);
+
+    // Registered while the daemon runs: picked up at a tick, no restart.
+    await register(node, SKILLS, '--every', '1s');
+    await daemon.waitForEvent('run_succeeded', (event) => event.agent === SKILLS);
+
+    const status = await cli(node, ['--json', 'status']);
+    expect(status.exitCode, status.stderr).toBe(0);
+    expect(status.json.daemon).toMatchObject({ running: true, pid: daemon.pid, version: expect.any(String), paused: null, stopped_at: null });
+    expect(Date.now() - Date.parse(status.json.daemon.last_tick_at)).toBeLessThan(5_000);
+    expect(status.json.daemon.agents.map((agent: { agent_id: string }) => agent.agent_id)).toEqual([OPS, SKILLS]);
+    for (const agent of status.json.daemon.agents) {
+      expect(agent).toMatchObject({ every_seconds: 1, paused_reason: null, next_run_at: expect.any(String), last_run_at: expect.any(String) });
+    }
+    const human = await cli(node, ['status']);
+    expect(human.stdout).toMatch(new RegExp(`^daemon\\s+running pid ${daemon.pid}, last tick \\S+, version \\S+$`, 'm'));
+    expect(human.stdout).toMatch(new RegExp(`^ {2}${OPS}\\s+next run \\S+, last run \\S+$`, 'm'));
+
+    // Unregistered while it runs: no run of it starts after the next tick.
+    expect((await cli(node, ['unregister', OPS])).exitCode).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const opsRuns = localRuns(node, OPS).length;
+    await new Promise((resolve) => setTimeout(resolve, 1_800));
+    expect(localRuns(node, OPS)).toHaveLength(opsRuns);
+    expect(localRuns(node, SKILLS).length).toBeGreaterThanOrEqual(2);
+
+    // On the interval: consecutive runs of one agent start about a second apart, never closer, never in a burst.
+    const started = localRuns(node, OPS).map((run) => run.started_at);
+    for (let i = 1; i < started.length; i += 1) expect(started[i]! - started[i - 1]!).toBeGreaterThanOrEqual(950);
+
+    expect(await daemon.stop('SIGTERM')).toBe(0);
+    expect(daemon.events('daemon_stopped')).toHaveLength(1);
+    expect(daemon.output).not.toMatch(/\u001b/);
+    const stopped = await cli(node, ['--json', 'status']);
+    expect(stopped.json.daemon).toMatchObject({ running: false, pid: daemon.pid, stopped_at: expect.any(String) });
+    expect((await cli(node, ['status'])).stdout).toMatch(/^daemon\s+not running \(stopped \S+\)$/m);
+    expectExactlyOnce(service.db, node);
+  });
+
+  it('runs an interval missed during downtime once, and plans the next one from now, not from the old plan', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'missed' });
+    await register(node, OPS, '--every', '1h');
+    const now = Date.now();
+    const db = nodeDb(node);
+    // Down for five hours: five runs were missed.
+    db.prepare('UPDATE schedules SET next_run_at = ?, last_run_at = ? WHERE agent_id = ?').run(now - 5 * 3_600_000, now - 6 * 3_600_000, OPS);
+    db.close();
+    const executesBefore = requests.executes();
+
+    const daemon = DaemonProcess.start(node);
+    await daemon.waitForEvent('run_succeeded');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await daemon.stop()).toBe(0);
+
+    expect(daemon.events('run_succeeded')).toHaveLength(1);
+    expect(requests.executes() - executesBefore).toBe(1);
+    const [run] = localRuns(node);
+    const check = nodeDb(node);
+    const schedule = check.prepare<[string], { next_run_at: number; last_run_at: number }>('SELECT next_run_at, last_run_at FROM schedules WHERE agent_id = ?').get(OPS)!;
+    check.close();
+    // Planned at the start of the run (the journal row is written a moment later).
+    expect(run!.started_at - schedule.last_run_at).toBeGreaterThanOrEqual(0);
+    expect(run!.started_at - schedule.last_run_at).toBeLessThan(1_000);
+    expect(schedule.next_run_at).toBe(schedule.last_run_at + 3_600_000);
+    expectExactlyOnce(service.db, node);
+  });
+
+  it('stops at the daily cap (logged once), holds the agent until the next UTC day, and status says so', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 500, label: 'cap' });
+    // 8 cents a run under a 20-cent cap: two runs today, not a third.
+    await register(node, SALES, '--every', '1s', '--daily-cap', '0.20');
+    const daemon = DaemonProcess.start(node);
+    const capped = await daemon.waitForEvent('daily_cap_reached', () => true, 8_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+
+    const nextDay = new Date(startOfUtcDay(Date.now()) + 86_400_000).toISOString();
+    expect(capped).toMatchObject({ agent: SALES, spent_cents: '16', cap_cents: '20', price_cents: '8', until: nextDay });
+    expect(daemon.events('daily_cap_reached')).toHaveLength(1);
+    expect(daemon.events('run_succeeded')).toHaveLength(2);
+    expect(localRuns(node).map((run) => run.charged_cents)).toEqual([8, 8]);
+
+    const status = await cli(node, ['--json', 'status']);
+    expect(status.json.daemon.agents).toEqual([expect.objectContaining({ agent_id: SALES, paused_reason: 'daily_cap', paused_until: nextDay })]);
+    expect(status.json.problems).toEqual([]);
+    expect((await cli(node, ['status'])).stdout).toMatch(new RegExp(`^ {2}${SALES}\\s+paused: daily_cap until ${nextDay.replace(/\./g, '\\.')}`, 'm'));
+
+    // Raising the cap with register resets the schedule: the daemon runs it again without a restart.
+    await register(node, SALES, '--daily-cap', '0.30');
+    await daemon.waitForCount('run_succeeded', 3);
+    expect(await daemon.stop('SIGINT')).toBe(0);
+    expect(localRuns(node).map((run) => run.charged_cents)).toEqual([8, 8, 8]);
+    expectExactlyOnce(service.db, node);
+  });
+});

@@ -1,0 +1,206 @@
+// The daemon under test: the built package (staged once per file, so a rebuild by someone else cannot pull it away)
+// in its own process against a real svc-api, its stdout read as logfmt events; and the ledger check that every
+// daemon test ends with: what the service charged equals what the node journaled, one run per charge.
+import { execa, type ResultPromise } from 'execa';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { expect } from 'vitest';
+import type { SqliteDatabase } from '../../src/lib/sqlite.js';
+import { openNodeStore } from '../../src/node/store.js';
+import { nodeEnv, runProgram, type CliResult, type NodeEnv } from '../helpers/cli.js';
+import { fundWallet, signIn, waitFor } from '../helpers/funnel.js';
+import { tempDir, uniqueEmail } from '../helpers/temp.js';
+import { stagedPackage } from '../install/support.js';
+
+/** Fast ticks and short backoffs, so a test sees in seconds what a node does in minutes. */
+export const FAST = ['--tick-ms', '100', '--backoff-ms', '400'];
+
+export function swarmNodeBin(): string {
+  return join(stagedPackage(), 'bin', 'swarm-node.js');
+}
+
+export function cli(node: NodeEnv, args: string[], input?: string): Promise<CliResult> {
+  return runProgram('node', [swarmNodeBin(), ...args], { env: node.env, ...(input === undefined ? {} : { input }) });
+}
+
+export interface TestNode extends NodeEnv {
+  email: string;
+  token: string;
+  databaseFile: string;
+}
+
+/** A paid user, its wallet funded, its JWT stored by `login --token-stdin`. */
+export async function signedInNode(baseUrl: string, options: { fundCents?: number; label?: string; token?: string; email?: string } = {}): Promise<TestNode> {
+  const email = options.email ?? uniqueEmail(options.label ?? 'daemon');
+  const token = options.token ?? (await signIn(baseUrl, email));
+  if (options.fundCents !== undefined && options.fundCents > 0) await fundWallet(baseUrl, email, options.fundCents);
+  const node = nodeEnv(baseUrl);
+  const login = await cli(node, ['login', '--token-stdin'], `${token}\n`);
+  expect(login.exitCode, login.stderr).toBe(0);
+  return { ...node, email, token, databaseFile: join(node.home, 'var', 'swarm-node.db') };
+}
+
+export async function register(node: NodeEnv, agent: string, ...options: string[]): Promise<void> {
+  const result = await cli(node, ['register', agent, ...options]);
+  expect(result.exitCode, result.stderr).toBe(0);
+}
+
+export type LogEvent = Record<string, string>;
+
+/** One logfmt line: key=value, values bare or JSON strings. */
+export function parseLogLine(line: string): LogEvent {
+  const event: LogEvent = {};
+  for (const match of line.matchAll(/([A-Za-z_]+)=("(?:[^"\\]|\\.)*"|\S*)/g)) {
+    const raw = match[2]!;
+    event[match[1]!] = raw.startsWith('"') ? (JSON.parse(raw) as string) : raw;
+  }
+  return event;
+}
+
+export class DaemonProcess {
+  readonly child: ResultPromise;
+  readonly lines: string[] = [];
+  stderr = '';
+
+  private constructor(child: ResultPromise) {
+    this.child = child;
+    let partial = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      partial += chunk.toString();
+      const complete = partial.split('\n');
+      partial = complete.pop()!;
+      this.lines.push(...complete);
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      this.stderr += chunk.toString();
+    });
+  }
+
+  static start(node: NodeEnv, args: string[] = FAST): DaemonProcess {
+    const child = execa('node', [swarmNodeBin(), 'daemon', ...args], {
+      env: node.env,
+      extendEnv: true,
+      reject: false,
+      stdin: 'ignore',
+      buffer: false,
+    });
+    return new DaemonProcess(child);
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  get output(): string {
+    return this.lines.join('\n');
+  }
+
+  events(name?: string): LogEvent[] {
+    return this.lines.map(parseLogLine).filter((event) => name === undefined || event.event === name);
+  }
+
+  async waitForEvent(name: string, predicate: (event: LogEvent) => boolean = () => true, timeoutMs = 10_000): Promise<LogEvent> {
+    return waitFor(
+      async () => this.events(name).find(predicate),
+      `event ${name} from the daemon (log so far:\n${this.output}\n${this.stderr})`,
+      timeoutMs,
+    );
+  }
+
+  async waitForCount(name: string, count: number, timeoutMs = 10_000): Promise<LogEvent[]> {
+    return waitFor(
+      async () => {
+        const events = this.events(name);
+        return events.length >= count ? events : undefined;
+      },
+      `${count} ${name} events (log so far:\n${this.output}\n${this.stderr})`,
+      timeoutMs,
+    );
+  }
+
+  /** Sends the signal and waits for the exit; the exit code, or the signal's name when it was killed. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | string> {
+    this.child.kill(signal);
+    const result = await this.child;
+    return result.exitCode ?? result.signal ?? -1;
+  }
+}
+
+/** A slow but real agent for the service's command runtime: answers a JSON document after `ms`. */
+export function slowAgent(ms: number): string[] {
+  const file = join(tempDir('slow-agent-'), 'slow-agent.mjs');
+  writeFileSync(
+    file,
+    `let input = '';\nprocess.stdin.on('data', (c) => (input += c));\nprocess.stdin.on('end', () => setTimeout(() => process.stdout.write(JSON.stringify({ slow: true, run: JSON.parse(input).run_id })), ${ms}));\n`,
+  );
+  return ['node', file];
+}
+
+/** The service's request log (pino JSON lines), to count execute calls: a 402 leaves no row anywhere else. */
+export class RequestLog extends Writable {
+  readonly entries: { route?: string; status?: number }[] = [];
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
+    for (const line of chunk.toString().split('\n')) {
+      if (line.trim() === '') continue;
+      try {
+        this.entries.push(JSON.parse(line) as { route?: string; status?: number });
+      } catch {
+        // not a request line
+      }
+    }
+    done();
+  }
+
+  executes(status?: number): number {
+    return this.entries.filter((entry) => entry.route === '/v1/swarm/execute' && (status === undefined || entry.status === status)).length;
+  }
+}
+
+export function nodeDb(node: TestNode): SqliteDatabase {
+  return openNodeStore(node.databaseFile);
+}
+
+export interface LocalRun {
+  idempotency_key: string;
+  agent_id: string;
+  status: string;
+  run_id: string | null;
+  charged_cents: number;
+  started_at: number;
+  finished_at: number | null;
+}
+
+export function localRuns(node: TestNode, agentId?: string): LocalRun[] {
+  const db = nodeDb(node);
+  try {
+    const rows = db.prepare<[], LocalRun>('SELECT idempotency_key, agent_id, status, run_id, charged_cents, started_at, finished_at FROM runs ORDER BY started_at').all();
+    return agentId === undefined ? rows : rows.filter((row) => row.agent_id === agentId);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Exactly once: the cents the service charged this user (debits minus refunds) equal the cents the node journaled,
+ * every service run is one journaled run and the other way round, and nothing is left pending or running.
+ */
+export function expectExactlyOnce(serviceDb: SqliteDatabase, node: TestNode): { runs: number; cents: number } {
+  const user = node.email.toLowerCase();
+  const charged = serviceDb
+    .prepare<[string], { cents: number }>(
+      `SELECT COALESCE(SUM(CASE kind WHEN 'debit' THEN amount_cents ELSE -amount_cents END), 0) AS cents
+       FROM ledger_entries WHERE user_id = ? AND kind IN ('debit', 'refund')`,
+    )
+    .get(user)!.cents;
+  const serviceRuns = serviceDb.prepare<[string], { run_id: string; status: string }>('SELECT run_id, status FROM runs WHERE user_id = ?').all(user);
+  const local = localRuns(node);
+  expect(local.filter((run) => run.status === 'pending'), 'no journal row left pending').toEqual([]);
+  expect(serviceRuns.filter((run) => run.status === 'running'), 'no run left running at the service').toEqual([]);
+  const localCents = local.reduce((sum, run) => sum + run.charged_cents, 0);
+  expect(localCents, 'cents journaled == cents charged').toBe(charged);
+  const localRunIds = local.map((run) => run.run_id).filter((id): id is string => id !== null).sort();
+  expect(localRunIds, 'one journaled run per service run').toEqual(serviceRuns.map((run) => run.run_id).sort());
+  return { runs: serviceRuns.length, cents: charged };
+}
