@@ -86,7 +86,9 @@ export async function runCli(argv: string[]): Promise<number> {
     // Ctrl+C: whatever runs stops here; local writes are transactions, so nothing is half-written.
     void closeContexts().finally(() => process.exit(EXIT_CODES.interrupted));
   };
-  process.once('SIGINT', interrupt);
+  // `on`, not `once`: ora's cursor-restore hook re-raises SIGINT when it sees no other listener left, which would
+  // end the process by the signal instead of through this cleanup with exit 130.
+  process.on('SIGINT', interrupt);
   try {
     await program.parseAsync(argv);
     return 0;

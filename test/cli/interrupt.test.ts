@@ -1,0 +1,36 @@
+// Ctrl+C while a command waits under a spinner exits 130 through the CLI's cleanup, not by the signal.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningService } from '../../src/api/server.js';
+import { apiClient } from '../helpers/http.js';
+import { createPayment } from '../helpers/funnel.js';
+import { KEY, spawnSwarmNodePty } from '../helpers/pty.js';
+import { startSvcApi } from '../helpers/svc-api.js';
+import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+
+describe('Ctrl+C during a spinner', () => {
+  let service: RunningService;
+  beforeAll(async () => {
+    service = await startSvcApi();
+  });
+  afterAll(async () => {
+    await service.close();
+    removeTempDirs();
+  });
+
+  it('activate waiting for an unconfirmed payment exits 130, and the payment stays usable', async () => {
+    const email = uniqueEmail('interrupt');
+    const paymentId = await createPayment(service.baseUrl, 'svc_starter_agents', email);
+    const session = spawnSwarmNodePty(
+      ['activate', '--tier', 'svc_starter_agents', '--email', email, '--payment', paymentId, '--wait', '60'],
+      { SWARM_NODE_HOME: tempDir('interrupt-home-'), SVC_BASE_URL: service.baseUrl },
+    );
+    await session.waitFor(/not confirmed|waiting|Activating/i, 15_000);
+    session.press(KEY.ctrlC);
+    const exit = await session.waitForExit(10_000);
+    expect(exit.exitCode).toBe(130);
+    expect(exit.signal || undefined, 'ended by the signal instead of by the CLI').toBeUndefined();
+    // Nothing was consumed: the payment is still pending at the provider, free to activate later.
+    const payment = await apiClient(service.baseUrl).get(`/sandbox/payments/${paymentId}`);
+    expect(payment.body.status).toBe('PENDING');
+  });
+});
