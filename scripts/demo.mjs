@@ -26,6 +26,8 @@ const EMAIL = 'demo@example.com';
 const AGENT = 'agent_ops_monitor_004';
 const AGENT_PRICE_CENTS = 4;
 const FUND_CENTS = 100;
+/** How long the daemon runs the every-2-s schedule: about two runs. */
+const DAEMON_MS = 5_000;
 const INSTALL_PATH = 'opt/svc/swarm-node';
 const DOLLARS = (cents) => `$${Math.trunc(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
 
@@ -43,6 +45,7 @@ const STEPS = [
   'Run it: insufficient balance',
   'Fund the wallet',
   'Run it again: charged',
+  'The daemon runs the schedule',
 ];
 
 const state = {};
@@ -298,7 +301,41 @@ async function main() {
   const run = await nodeCli(['run', AGENT]);
   const expected = `charged ${DOLLARS(AGENT_PRICE_CENTS)}, balance ${DOLLARS(FUND_CENTS - AGENT_PRICE_CENTS)}`;
   check(run.stdout.includes(expected), `the run did not report "${expected}"`, run.all);
+
+  step('The daemon runs the schedule');
+  say(`\`swarm-node daemon\` is what the systemd unit runs. In the foreground here for ${DAEMON_MS / 1000} s: it runs the agent every 2 s,\nbilled like any run, and logs one logfmt line per event on stdout (journald on a host). Then SIGTERM.`);
+  showCommand(['swarm-node', 'daemon']);
+  state.daemon = await startProgram(state.installedBin, ['daemon'], {
+    env: cleanEnv(),
+    ready: /event=daemon_started\b.*\n/,
+    name: 'swarm-node daemon',
+  });
+  ok(`daemon pid ${state.daemon.pid}`);
+  await new Promise((resolve) => setTimeout(resolve, DAEMON_MS / 2));
+  const status = await nodeCli(['status']);
+  check(/daemon\s+running/.test(status.stdout), 'status does not show the daemon running', status.all);
+  await new Promise((resolve) => setTimeout(resolve, DAEMON_MS / 2));
+  const daemonExit = await state.daemon.stop();
+  const daemonLog = state.daemon.log.text;
+  state.daemon = undefined;
+  write('   The daemon\'s log:');
+  showOutput(daemonLog);
+  check(daemonExit === 0, `the daemon exited ${daemonExit} on SIGTERM`, daemonLog);
+  const daemonRuns = daemonLog.split('\n').filter((line) => /\bevent=run_succeeded\b/.test(line) && line.includes(`agent=${AGENT}`)).length;
+  check(daemonRuns >= 1, `the daemon did not run the agent in ${DAEMON_MS / 1000} s`, daemonLog);
+  check(/\bevent=daemon_stopped\b/.test(daemonLog), 'the daemon did not log its stop', daemonLog);
+  const history = await nodeCli(['runs'], { json: true });
+  const succeeded = history.json.runs.filter((entry) => entry.status === 'succeeded');
+  check(succeeded.length === 1 + daemonRuns, `runs shows ${succeeded.length} succeeded runs, expected ${1 + daemonRuns}`, history.stdout);
+  check(history.json.totals.charged_cents === AGENT_PRICE_CENTS * succeeded.length, 'the totals do not add up to the runs', history.stdout);
   await nodeCli(['runs']);
+  const balance = await nodeCli(['wallet'], { json: true });
+  const expectedBalance = FUND_CENTS - AGENT_PRICE_CENTS * succeeded.length;
+  check(balance.json.balance_cents === expectedBalance, `the wallet holds ${balance.json.balance_cents} cents, expected ${expectedBalance}`, balance.stdout);
+  showFields([
+    ['daemon runs', `${daemonRuns}, exit code ${daemonExit} on SIGTERM`],
+    ['balance', `${balance.json.balance} = ${DOLLARS(FUND_CENTS)} − ${succeeded.length} × ${DOLLARS(AGENT_PRICE_CENTS)}`],
+  ]);
 
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   write();

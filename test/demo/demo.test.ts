@@ -23,6 +23,7 @@ const STEPS = [
   'Run it: insufficient balance',
   'Fund the wallet',
   'Run it again: charged',
+  'The daemon runs the schedule',
 ];
 
 const JWT_SHAPE = /eyJ[\w-]+\.[\w-]+\.[\w-]+/;
@@ -108,6 +109,12 @@ describe('npm run demo', () => {
     expect(output).toMatch(/exit code\s+3\n.*insufficient balance.*\n.*wallet_login_url\s+http:\/\/127\.0\.0\.1:\d+\/wallet\/login\n/);
     expect(output).toMatch(/balance\s+\$1\.00 USD on chain 1202/);
     expect(output).toMatch(/charged \$0\.04, balance \$0\.96/);
+    expect(output).toMatch(/daemon pid \d+/);
+    expect(output).toMatch(/daemon\s+running pid \d+/);
+    expect(output).toMatch(/ts=\S+ level=info event=daemon_started /);
+    expect(output).toMatch(/ts=\S+ level=info event=run_succeeded agent=agent_ops_monitor_004 .*charged_cents=4/);
+    expect(output).toMatch(/ts=\S+ level=info event=daemon_stopped/);
+    expect(output).toMatch(/daemon runs\s+\d+, exit code 0 on SIGTERM/);
     expect(output).toMatch(/^demo finished in \d+\.\d s$/m);
 
     // Secrets only masked: no JWT, no deploy token in full.
@@ -123,10 +130,11 @@ describe('npm run demo', () => {
     const demo = startDemo();
     let seen = '';
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the demo did not reach the install step: ${seen}`)), 60_000);
+      const timer = setTimeout(() => reject(new Error(`the demo did not start the daemon: ${seen}`)), 60_000);
       demo.all!.on('data', (chunk: Buffer) => {
         seen += chunk.toString();
-        if (/── 6\/\d+ · /.test(seen)) {
+        // The busiest moment: the service and the daemon both run.
+        if (/daemon pid \d+/.test(seen)) {
           clearTimeout(timer);
           resolve();
         }
@@ -139,6 +147,8 @@ describe('npm run demo', () => {
     expect(result.exitCode, output).toBe(130);
     expect(output).toMatch(/SIGINT: stopping the demo's processes and removing its scratch directory/);
     expect(output).not.toMatch(/demo failed/);
+    expect(output).toMatch(/svc-api pid \d+/);
+    expect(output).toMatch(/daemon pid \d+/);
     expectNothingLeft(output, scratch);
   }, 90_000);
 });
