@@ -24,7 +24,7 @@ import { whoamiCommand } from './commands/whoami.js';
 import { wizardCommand } from './commands/wizard.js';
 import { closeContexts } from './context.js';
 import { EXIT_CODES, exitCodeFor } from './exit-codes.js';
-import { Output } from './output.js';
+import { Output, loadStyles } from './output.js';
 
 declare const SVC_VERSION: string | undefined;
 const VERSION = typeof SVC_VERSION === 'string' ? SVC_VERSION : 'dev';
@@ -69,6 +69,8 @@ Example:
   program.addCommand(upgradeCommand());
   program.addCommand(uninstallCommand());
   program.addCommand(doctorCommand());
+  // Styles load when a command is about to act, so --help and --version never load them.
+  program.hook('preAction', loadStyles);
 
   // Every subcommand reports usage errors through our boundary (so --json gets a JSON error), not by exiting.
   const quiet = { writeErr: () => undefined, outputError: () => undefined };
@@ -94,6 +96,7 @@ export async function runCli(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof CommanderError && (error.exitCode === 0 || error.code === 'commander.helpDisplayed')) return 0;
+    await loadStyles();
     const output = new Output({ json: argv.includes('--json'), color: !argv.includes('--no-color') });
     const failure = toSvcError(error);
     output.error(failure);

@@ -1,9 +1,23 @@
 // Where a command's words go (STYLE.md pattern 4): the result to stdout (one JSON document under --json), progress,
 // warnings and errors for people to stderr; colour only when wanted (NO_COLOR, --no-color, not a TTY); a spinner
 // only on a TTY and never under --json.
-import { Chalk, type ChalkInstance } from 'chalk';
+import type { ChalkInstance } from 'chalk';
 import type { Ora } from 'ora';
 import { SvcError } from '../contract/errors.js';
+
+// chalk is loaded before the first action runs (loadStyles, from main.ts), not at start: its colour detection pulls
+// in node:tty and node:os, a cost that `--help` and `--version` need not pay (issue 3 "Fast start").
+let chalkModule: typeof import('chalk') | undefined;
+
+export async function loadStyles(): Promise<void> {
+  chalkModule ??= await import('chalk');
+}
+
+/** Before loadStyles (never inside a command's action): the text as it is, whatever style is asked for. */
+const unstyled: ChalkInstance = new Proxy(() => undefined, {
+  apply: (_target, _this, args: unknown[]) => args.join(' '),
+  get: (_target, key) => (key === 'level' ? 0 : unstyled),
+}) as unknown as ChalkInstance;
 
 export interface OutputOptions {
   json: boolean;
@@ -28,7 +42,8 @@ export class Output {
     this.#stderr = options.stderr ?? process.stderr;
     const noColor = (env.NO_COLOR !== undefined && env.NO_COLOR !== '') || !options.color || env.TERM === 'dumb';
     const forced = env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
-    this.style = new Chalk({ level: noColor ? 0 : forced || this.#stderr.isTTY ? 1 : 0 });
+    const level = noColor ? 0 : forced || this.#stderr.isTTY ? 1 : 0;
+    this.style = chalkModule === undefined ? unstyled : new chalkModule.Chalk({ level });
     this.#interactive = Boolean(this.#stderr.isTTY) && !this.json && env.CI !== 'true';
   }
 
