@@ -85,6 +85,9 @@ describe('swarm-node daemon: billing', () => {
     expect(settled).toMatchObject({ expired: '0' });
     const row = localRuns(node).find((run) => run.idempotency_key === killed!.idempotency_key)!;
     expect(row).toMatchObject({ status: 'succeeded', charged_cents: 4, run_id: expect.any(String) });
+    expect(second.events('run_settled')).toEqual([
+      expect.objectContaining({ agent: OPS, status: 'succeeded', charged_cents: '4', run_id: row.run_id, key: killed!.idempotency_key }),
+    ]);
     // One run of an agent at a time: the second daemon started none until the killed one was settled.
     const later = localRuns(node).filter((run) => run.started_at > killed!.started_at);
     for (const run of later) expect(run.started_at).toBeGreaterThanOrEqual(row.finished_at!);

@@ -37,6 +37,7 @@ import {
   hasUnsettledRun,
   pauseAgent,
   pendingCentsSince,
+  planAfterReplayedRun,
   planNow,
   recordGlobalPause,
   recordRunStarted,
@@ -47,7 +48,9 @@ import {
   releaseRunsOf,
   resumeAgent,
   scheduledAgents,
+  settledAmong,
   type GlobalPauseReason,
+  type SettledRun,
 } from './state.js';
 
 export const DEFAULT_TICK_MS = 1_000;
@@ -245,7 +248,7 @@ class NodeDaemon {
       this.#pauseAll('token_expired', null, { expires_at: new Date(jwt.exp * 1000).toISOString(), remedy: 'swarm-node login' });
       return undefined;
     }
-    if (this.#globalPause !== undefined && isCredentialProblem(this.#globalPause.reason)) this.#resumeAll();
+    // A sign-in problem that is gone is not "resumed" yet: the probe the hold asked for decides (src: #pauseAll).
     return jwt;
   }
 
@@ -284,8 +287,13 @@ class NodeDaemon {
     try {
       const deps: RunDeps = { db: this.#deps.db, client: this.#deps.client, clock: this.#deps.clock, jwt, source: 'daemon', pid: NO_PROCESS };
       releaseAbandonedRuns(this.#deps.db, this.#now() - ABANDONED_AFTER_MS);
+      // This daemon's own runs in flight are settled by their own call, not here.
+      const keys = pendingRuns(this.#deps.db)
+        .filter((run) => run.owner_pid !== this.#deps.pid)
+        .map((run) => run.idempotency_key);
       const summary = await settlePendingRuns(deps);
       if (summary.settled + summary.expired + summary.left > 0) this.#log.info('pending_runs_settled', { ...summary });
+      this.#afterSettlement(settledAmong(this.#deps.db, keys));
       if (summary.left > 0) {
         this.#settleBackoff = nextBackoff(this.#settleBackoff, this.#backoffMs);
         this.#settleRetryAt = this.#now() + this.#settleBackoff;
@@ -298,6 +306,22 @@ class NodeDaemon {
       if (!this.#onServiceError(error, jwt)) this.#log.error('settle_failed', { error: messageOf(error) });
     } finally {
       this.#settling = false;
+    }
+  }
+
+  /** One line per settled run; a run the service ran is this interval's run of its agent. */
+  #afterSettlement(runs: SettledRun[]): void {
+    const now = this.#now();
+    for (const run of runs) {
+      this.#log.info('run_settled', {
+        agent: run.agent_id,
+        status: run.status,
+        run_id: run.run_id,
+        charged_cents: run.charged_cents,
+        error_code: run.error_code,
+        key: run.idempotency_key,
+      });
+      if (run.run_id !== null) planAfterReplayedRun(this.#deps.db, run.agent_id, now);
     }
   }
 

@@ -128,6 +128,35 @@ export function recordRunStarted(db: SqliteDatabase, agentId: string, startedAt:
   ).run(agentId, nextRunAt, startedAt, agentId);
 }
 
+/**
+ * A replayed run that the service has now run counts as this interval's run: the next one is planned from now
+ * (never earlier than already planned), so recovering from a crash or an outage does not run an agent twice in a row.
+ */
+export function planAfterReplayedRun(db: SqliteDatabase, agentId: string, now: number): void {
+  db.prepare(
+    `UPDATE schedules SET last_run_at = ?,
+       next_run_at = MAX(COALESCE(next_run_at, 0), ? + 1000 * (SELECT every_seconds FROM registrations WHERE agent_id = ?))
+     WHERE agent_id = ? AND (SELECT every_seconds FROM registrations WHERE agent_id = ?) IS NOT NULL`,
+  ).run(now, now, agentId, agentId, agentId);
+}
+
+export interface SettledRun {
+  idempotency_key: string;
+  agent_id: string;
+  status: string;
+  run_id: string | null;
+  charged_cents: number;
+  error_code: string | null;
+}
+
+/** Those of `keys` that are no longer pending, with their outcome. */
+export function settledAmong(db: SqliteDatabase, keys: string[]): SettledRun[] {
+  const find = db.prepare<[string], SettledRun>(
+    `SELECT idempotency_key, agent_id, status, run_id, charged_cents, error_code FROM runs WHERE idempotency_key = ? AND status != 'pending'`,
+  );
+  return keys.map((key) => find.get(key)).filter((run): run is SettledRun => run !== undefined);
+}
+
 /** Due now: a schedule without a planned time (or without a row) is run at once. */
 export function planNow(db: SqliteDatabase, agentId: string, now: number): void {
   db.prepare(

@@ -1,0 +1,81 @@
+// The daemon's pure parts: the log line format (one line, logfmt, secrets masked) and the scheduler's decisions.
+import { describe, expect, it } from 'vitest';
+import { DaemonLog } from '../../src/node/daemon/log.js';
+import { capAllowsRun, isDue, MAX_BACKOFF_MS, nextBackoff, nextRunAfter, pauseIsOver, startOfNextUtcDay, type ScheduledAgent } from '../../src/node/daemon/schedule.js';
+import { parseLogLine } from './support.js';
+
+const clock = { now: () => Date.parse('2026-03-04T05:06:07.089Z') };
+
+function logged(write: (log: DaemonLog) => void): string[] {
+  const lines: string[] = [];
+  const log = new DaemonLog((line) => lines.push(line), clock);
+  write(log);
+  return lines;
+}
+
+describe('daemon log lines', () => {
+  it('writes one logfmt line per event: time, level, event, then the facts; quoted only when needed', () => {
+    const [line] = logged((log) => log.warn('run_refused', { agent: 'agent_ops_monitor_004', code: 'forbidden', error: 'user_id is "x"\nnext', cents: 4, ok: false, none: null, unset: undefined }));
+    expect(line).toBe(
+      'ts=2026-03-04T05:06:07.089Z level=warn event=run_refused agent=agent_ops_monitor_004 code=forbidden error="user_id is \\"x\\"\\nnext" cents=4 ok=false\n',
+    );
+    expect(line!.trimEnd()).not.toContain('\n');
+    expect(parseLogLine(line!)).toMatchObject({ event: 'run_refused', error: 'user_id is "x"\nnext', cents: '4' });
+    expect(logged((log) => log.info('x', { url: 'http://127.0.0.1:8787/wallet/login', empty: '' }))[0]).toContain('url=http://127.0.0.1:8787/wallet/login empty=""');
+  });
+
+  it('masks a known secret wherever it would appear', () => {
+    const token = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl';
+    const lines = logged((log) => {
+      log.mask(token);
+      log.error('oops', { error: `rejected ${token} as given`, again: token });
+    });
+    expect(lines[0]).not.toContain(token);
+    expect(lines[0]).toContain('error="rejected [redacted] as given" again=[redacted]');
+  });
+});
+
+describe('scheduler decisions', () => {
+  const agent = (fields: Partial<ScheduledAgent>): ScheduledAgent => ({
+    agent_id: 'agent_ops_monitor_004',
+    every_seconds: 60,
+    daily_cap_cents: null,
+    next_run_at: 1_000,
+    last_run_at: null,
+    paused_reason: null,
+    paused_until: null,
+    ...fields,
+  });
+
+  it('is due at its planned time unless paused; a pause is over at its time', () => {
+    expect(isDue(agent({}), 999)).toBe(false);
+    expect(isDue(agent({}), 1_000)).toBe(true);
+    expect(isDue(agent({ next_run_at: null }), 5_000)).toBe(false);
+    expect(isDue(agent({ paused_reason: 'daily_cap', paused_until: 2_000 }), 5_000)).toBe(false);
+    expect(pauseIsOver(agent({ paused_reason: 'daily_cap', paused_until: 2_000 }), 1_999)).toBe(false);
+    expect(pauseIsOver(agent({ paused_reason: 'daily_cap', paused_until: 2_000 }), 2_000)).toBe(true);
+    expect(pauseIsOver(agent({}), 5_000)).toBe(false);
+  });
+
+  it('plans the next run from the run starting now, whatever the old plan was', () => {
+    expect(nextRunAfter(10_000_000, 3_600)).toBe(10_000_000 + 3_600_000);
+  });
+
+  it('allows a run only when spent, pending and its price stay within the cap', () => {
+    expect(capAllowsRun({ capCents: null, spentCents: 10_000, pendingCents: 0, priceCents: 4 })).toBe(true);
+    expect(capAllowsRun({ capCents: 20, spentCents: 16, pendingCents: 0, priceCents: 4 })).toBe(true);
+    expect(capAllowsRun({ capCents: 20, spentCents: 16, pendingCents: 0, priceCents: 8 })).toBe(false);
+    expect(capAllowsRun({ capCents: 20, spentCents: 8, pendingCents: 8, priceCents: 8 })).toBe(false);
+    expect(capAllowsRun({ capCents: 0, spentCents: 0, pendingCents: 0, priceCents: 4 })).toBe(false);
+  });
+
+  it('backs off from the first wait, doubling, to ten minutes at most; the next UTC day starts at midnight', () => {
+    const waits: number[] = [];
+    let wait: number | undefined;
+    for (let i = 0; i < 8; i += 1) waits.push((wait = nextBackoff(wait, 30_000)));
+    expect(waits).toEqual([30_000, 60_000, 120_000, 240_000, 480_000, MAX_BACKOFF_MS, MAX_BACKOFF_MS, MAX_BACKOFF_MS]);
+    expect(nextBackoff(undefined, 400)).toBe(400);
+    expect(new Date(startOfNextUtcDay(Date.parse('2026-03-04T23:59:59.999Z'))).toISOString()).toBe('2026-03-05T00:00:00.000Z');
+    expect(new Date(startOfNextUtcDay(Date.parse('2026-03-05T00:00:00.000Z'))).toISOString()).toBe('2026-03-06T00:00:00.000Z');
+  });
+});
