@@ -1,7 +1,7 @@
 // register, unregister, list, run, runs, wallet, docs, status: the built binary against the real svc-api.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { RunningService } from '../../src/api/server.js';
 import { readCredentials, writeCredentials } from '../../src/node/credentials.js';
@@ -251,7 +251,8 @@ describe('swarm-node wallet, docs, status', () => {
     expect(noDisplay.exitCode).toBe(0);
     expect(noDisplay.stderr).toContain('cannot open a browser here (no display)');
 
-    // With a display, the opener gets the URL as one argument (an argument array, never a shell string).
+    // With a display, the opener gets one argument: the path of a page only this user can read, which forwards
+    // to the URL. The token itself never reaches a command line (argv is visible to every user in `ps`).
     const bin = tempDir('opener-');
     const record = join(bin, 'args');
     writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$#" "$1" > '${record}'\n`);
@@ -259,7 +260,12 @@ describe('swarm-node wallet, docs, status', () => {
     const opened = await swarmNode(['--json', 'wallet', 'login', '--open'], { env: { ...node.env, DISPLAY: ':99', PATH: `${bin}:${process.env.PATH}` } });
     expect(opened.exitCode, opened.stderr).toBe(0);
     expect(opened.json.opened).toBe(true);
-    expect(readFileSync(record, 'utf8')).toBe(`1\n${login.json.wallet_login_url}\n`);
+    const [count, pagePath] = readFileSync(record, 'utf8').trimEnd().split('\n');
+    expect(count).toBe('1');
+    expect(pagePath).not.toContain(node.token);
+    expect(statSync(pagePath!).mode & 0o777).toBe(0o600);
+    expect(statSync(dirname(pagePath!)).mode & 0o777).toBe(0o700);
+    expect(readFileSync(pagePath!, 'utf8')).toContain(login.json.wallet_login_url.replaceAll('&', '&amp;'));
 
     const fresh = nodeEnv(service.baseUrl);
     expect((await swarmNode(['wallet'], { env: fresh.env })).exitCode).toBe(4);

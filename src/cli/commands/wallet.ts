@@ -40,11 +40,16 @@ export function walletCommand(): Command {
         if (opener === undefined) {
           ctx.output.warn('cannot open a browser here (no display); open the URL on a machine with a browser');
         } else {
-          // An argument array, never a shell string; the opener returns once it has handed the URL over.
-          const { execa } = await import('execa');
-          const outcome = await execa(opener, [url], { reject: false, stdio: 'ignore', timeout: 10_000 });
+          // The opener gets a private page that forwards to the URL, never the URL: argv is visible in `ps`.
+          const [{ execa }, { writeHandoffPage }] = await Promise.all([import('execa'), import('../../node/browser-handoff.js')]);
+          const page = writeHandoffPage(url);
+          const outcome = await execa(opener, [page.path], { reject: false, stdio: 'ignore', timeout: 10_000 });
           opened = outcome.exitCode === 0;
-          if (!opened) ctx.output.warn(`${opener} could not open the browser; open the URL yourself`);
+          if (opened) page.removeLater();
+          else {
+            page.remove();
+            ctx.output.warn(`${opener} could not open the browser; open the URL yourself`);
+          }
         }
       }
       ctx.output.warn(warning);
