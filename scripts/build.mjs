@@ -1,14 +1,13 @@
-// Bundles both programs with esbuild. Code splitting keeps each command's heavy modules in chunks that load
-// only when that command runs, so `swarm-node --help` stays near bare Node start. better-sqlite3 stays
-// external: it is a native addon. The createRequire banner lets bundled CommonJS modules call require().
+// Bundles each program with esbuild. Code splitting keeps each command's heavy modules in chunks that load only
+// when that command runs, so `swarm-node --help` stays near bare Node start. The programs are built separately so
+// the CLI's start-up graph holds no chunk shaped by the server. better-sqlite3 stays external (a native addon);
+// the createRequire banner lets bundled CommonJS modules call require().
 import { build } from 'esbuild';
 import { readFile, rm } from 'node:fs/promises';
 
 const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
 
-await rm(new URL('../dist/', import.meta.url), { recursive: true, force: true });
-await build({
-  entryPoints: { 'swarm-node': 'src/cli/main.ts', 'svc-api': 'src/api/main.ts' },
+const common = {
   outdir: 'dist',
   bundle: true,
   splitting: true,
@@ -17,12 +16,18 @@ await build({
   target: 'node20',
   sourcemap: true,
   minify: true,
-  keepNames: true,
-  chunkNames: 'chunks/[name]-[hash]',
   external: ['better-sqlite3'],
   banner: {
     js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);",
   },
   define: { SVC_VERSION: JSON.stringify(version) },
   logLevel: 'warning',
-});
+};
+
+await rm(new URL('../dist/', import.meta.url), { recursive: true, force: true });
+await Promise.all([
+  // Names are dropped in the CLI: keeping them costs 3-5 ms of every start, and it matches errors by code.
+  build({ ...common, entryPoints: { 'swarm-node': 'src/cli/main.ts' }, chunkNames: 'cli/[name]-[hash]' }),
+  // The service keeps class names: its logs name the error types.
+  build({ ...common, entryPoints: { 'svc-api': 'src/api/main.ts' }, chunkNames: 'api/[name]-[hash]', keepNames: true }),
+]);

@@ -85,7 +85,7 @@ function titleOf(markdown: string, fallback: string): string {
 
 /**
  * The directory holding package.json, found from this module's own file: src/api/routes/ when run from source,
- * dist/ or dist/chunks/ from the bundle. docs/ ships in the package ("files"), beside dist/.
+ * dist/ or dist/api/ from the bundle. docs/ ships in the package ("files"), beside dist/.
  */
 export function packageRoot(): string {
   const start = dirname(fileURLToPath(import.meta.url));
