@@ -8,13 +8,13 @@ import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs } from '../helpers/temp.js';
 import { cli, DaemonProcess, expectExactlyOnce, localRuns, register, RequestLog, signedInNode, slowAgent, type TestNode } from './support.js';
 
-const OPS = 'agent_ops_monitor_004'; // 4 cents
-const AGENT_MS = 700;
+const OPS = 'agent_ops_monitor_004'; // 4 cents, answers in 0.7 s
+const RAG = 'agent_research_rag_015'; // 15 cents, answers in 2.5 s: long enough to catch in flight on a loaded machine
 
 let service: RunningService;
 const requests = new RequestLog();
 beforeAll(async () => {
-  service = await startSvcApi({ agentCommand: slowAgent(AGENT_MS), logger: { level: 'info', stream: requests } });
+  service = await startSvcApi({ agentCommand: slowAgent(700, { [RAG]: 2_500 }), logger: { level: 'info', stream: requests } });
 });
 afterAll(async () => {
   await service.close();
@@ -23,6 +23,10 @@ afterAll(async () => {
 
 function pendingRows(node: TestNode): number {
   return localRuns(node).filter((run) => run.status === 'pending').length;
+}
+
+function serviceRunning(node: TestNode): number {
+  return service.db.prepare<[string], { n: number }>(`SELECT COUNT(*) AS n FROM runs WHERE user_id = ? AND status = 'running'`).get(node.email)!.n;
 }
 
 describe('swarm-node daemon: billing', () => {
@@ -55,8 +59,8 @@ describe('swarm-node daemon: billing', () => {
 
     // Funded through the sandbox provider: the next check resumes the agent; three more runs, then a new pause.
     await fundWallet(service.baseUrl, node.email, 12);
-    await daemon.waitForEvent('agent_resumed', (event) => event.balance_cents === '12', 8_000);
-    await daemon.waitForCount('agent_paused', 2, 10_000);
+    await daemon.waitForEvent('agent_resumed', (event) => event.balance_cents === '12', 15_000);
+    await daemon.waitForCount('agent_paused', 2, 15_000);
     expect(daemon.events('run_succeeded')).toHaveLength(5);
     expect(await daemon.stop()).toBe(0);
 
@@ -70,12 +74,11 @@ describe('swarm-node daemon: billing', () => {
   });
 
   it('SIGKILL mid-run: the next daemon settles the run with its key before anything else; charged once, journaled once', async () => {
-    const node = await signedInNode(service.baseUrl, { fundCents: 200, label: 'sigkill' });
-    await register(node, OPS, '--every', '1s');
+    const node = await signedInNode(service.baseUrl, { fundCents: 500, label: 'sigkill' });
+    await register(node, RAG, '--every', '1s');
     const first = DaemonProcess.start(node);
-    await first.waitForEvent('run_succeeded');
-    // The journal shows a run in flight: its row and key are committed, the service is running the agent.
-    await waitFor(async () => (pendingRows(node) === 1 ? true : undefined), 'a run in flight', 5_000);
+    // The journal shows a run in flight (its row and key are committed) and the service is running the agent.
+    await waitFor(async () => (pendingRows(node) === 1 && serviceRunning(node) === 1 ? true : undefined), 'a run in flight', 5_000);
     expect(await first.stop('SIGKILL')).toBe('SIGKILL');
     const [killed] = localRuns(node).filter((run) => run.status === 'pending');
     expect(killed).toBeDefined();
@@ -84,34 +87,33 @@ describe('swarm-node daemon: billing', () => {
     const settled = await second.waitForEvent('pending_runs_settled', (event) => event.settled === '1', 8_000);
     expect(settled).toMatchObject({ expired: '0' });
     const row = localRuns(node).find((run) => run.idempotency_key === killed!.idempotency_key)!;
-    expect(row).toMatchObject({ status: 'succeeded', charged_cents: 4, run_id: expect.any(String) });
+    expect(row).toMatchObject({ status: 'succeeded', charged_cents: 15, run_id: expect.any(String) });
     expect(second.events('run_settled')).toEqual([
-      expect.objectContaining({ agent: OPS, status: 'succeeded', charged_cents: '4', run_id: row.run_id, key: killed!.idempotency_key }),
+      expect.objectContaining({ agent: RAG, status: 'succeeded', charged_cents: '15', run_id: row.run_id, key: killed!.idempotency_key }),
     ]);
     // One run of an agent at a time: the second daemon started none until the killed one was settled.
     const later = localRuns(node).filter((run) => run.started_at > killed!.started_at);
     for (const run of later) expect(run.started_at).toBeGreaterThanOrEqual(row.finished_at!);
-    await second.waitForEvent('run_succeeded');
 
-    // SIGTERM with a run in flight: no new run, the one in flight finishes and is settled, exit 0.
+    // SIGTERM with a new run in flight: no new run, the one in flight finishes and is settled, exit 0.
     await waitFor(async () => (pendingRows(node) === 1 ? true : undefined), 'a run in flight', 5_000);
     const inFlight = localRuns(node).find((run) => run.status === 'pending')!;
     const stoppedAt = Date.now();
     expect(await second.stop('SIGTERM')).toBe(0);
     expect(second.events('stopping')).toEqual([expect.objectContaining({ in_flight_runs: '1' })]);
     const finished = localRuns(node).find((run) => run.idempotency_key === inFlight.idempotency_key)!;
-    expect(finished).toMatchObject({ status: 'succeeded', charged_cents: 4 });
+    expect(finished).toMatchObject({ status: 'succeeded', charged_cents: 15 });
     expect(finished.finished_at!).toBeGreaterThanOrEqual(stoppedAt);
     expect(localRuns(node).filter((run) => run.started_at >= stoppedAt)).toEqual([]);
     expect(second.events('daemon_stopped')).toEqual([expect.objectContaining({ pending_runs: '0' })]);
 
     const { runs, cents } = expectExactlyOnce(service.db, node);
-    expect(cents).toBe(runs * 4);
+    expect(cents).toBe(runs * 15);
   });
 
   it('SIGTERM past the drain bound exits 0 leaving the run pending; the next start settles it', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'drain' });
-    await register(node, OPS, '--every', '1h');
+    await register(node, RAG, '--every', '1h');
     const first = DaemonProcess.start(node, ['--tick-ms', '100', '--backoff-ms', '400', '--drain-ms', '100']);
     await waitFor(async () => (pendingRows(node) === 1 ? true : undefined), 'a run in flight', 5_000);
     expect(await first.stop('SIGTERM')).toBe(0);
@@ -120,6 +122,6 @@ describe('swarm-node daemon: billing', () => {
     const second = DaemonProcess.start(node);
     await second.waitForEvent('pending_runs_settled', (event) => event.settled === '1', 8_000);
     expect(await second.stop()).toBe(0);
-    expect(expectExactlyOnce(service.db, node)).toEqual({ runs: 1, cents: 4 });
+    expect(expectExactlyOnce(service.db, node)).toEqual({ runs: 1, cents: 15 });
   });
 });

@@ -49,7 +49,7 @@ describe('swarm-node daemon: scheduling', () => {
 
     // Unregistered while it runs: no run of it starts after the next tick.
     expect((await cli(node, ['unregister', OPS])).exitCode).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await new Promise((resolve) => setTimeout(resolve, 600));
     const opsRuns = localRuns(node, OPS).length;
     await new Promise((resolve) => setTimeout(resolve, 1_800));
     expect(localRuns(node, OPS)).toHaveLength(opsRuns);

@@ -127,12 +127,19 @@ export class DaemonProcess {
   }
 }
 
-/** A slow but real agent for the service's command runtime: answers a JSON document after `ms`. */
-export function slowAgent(ms: number): string[] {
+/** A slow but real agent for the service's command runtime: answers a JSON document after `ms` (per agent_id). */
+export function slowAgent(defaultMs: number, msByAgent: Record<string, number> = {}): string[] {
   const file = join(tempDir('slow-agent-'), 'slow-agent.mjs');
   writeFileSync(
     file,
-    `let input = '';\nprocess.stdin.on('data', (c) => (input += c));\nprocess.stdin.on('end', () => setTimeout(() => process.stdout.write(JSON.stringify({ slow: true, run: JSON.parse(input).run_id })), ${ms}));\n`,
+    `const delays = ${JSON.stringify(msByAgent)};
+let input = '';
+process.stdin.on('data', (chunk) => (input += chunk));
+process.stdin.on('end', () => {
+  const run = JSON.parse(input);
+  setTimeout(() => process.stdout.write(JSON.stringify({ slow: true, run: run.run_id })), delays[run.agent_id] ?? ${defaultMs});
+});
+`,
   );
   return ['node', file];
 }
