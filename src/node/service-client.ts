@@ -2,7 +2,7 @@
 // on network errors, 429 and 502/503/504 only when repeating it is safe: reads, and execute, whose
 // Idempotency-Key makes a repeat a replay. The whole call has a deadline, so an unreachable service is reported
 // in bounded time. Tokens travel only in headers; no message built here quotes one.
-import { Agent, request, type Dispatcher } from 'undici';
+import { EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
 import type {
   ActivateResponse,
   AgentsResponse,
@@ -74,7 +74,13 @@ export class ServiceClient {
     this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.#userAgent = options.userAgent ?? 'swarm-node';
     const perAttempt = Math.max(1_000, Math.floor(this.#deadlineMs / 2));
-    this.#dispatcher = new Agent({ connect: { timeout: Math.min(5_000, perAttempt) }, headersTimeout: perAttempt, bodyTimeout: perAttempt });
+    // Through the proxy of http_proxy/https_proxy (either case) unless no_proxy names the host: install passes the
+    // installing shell's proxy variables to the service's environment for nodes that reach out only through one.
+    this.#dispatcher = new EnvHttpProxyAgent({
+      connect: { timeout: Math.min(5_000, perAttempt) },
+      headersTimeout: perAttempt,
+      bodyTimeout: perAttempt,
+    });
   }
 
   async close(): Promise<void> {

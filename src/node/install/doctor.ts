@@ -3,7 +3,7 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { request } from 'undici';
+import { EnvHttpProxyAgent, request } from 'undici';
 import type { Clock } from '../../lib/clock.js';
 import { CREDENTIALS_MODE, type Credentials } from '../credentials.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
@@ -165,11 +165,22 @@ async function checkService(options: DoctorOptions): Promise<DoctorCheck[]> {
   const sentAt = options.clock.now();
   let dateHeader: string | undefined;
   try {
-    const response = await request(url, { method: 'GET', headersTimeout: options.serviceTimeoutMs ?? 10_000, bodyTimeout: options.serviceTimeoutMs ?? 10_000 });
-    await response.body.dump();
-    if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}`);
-    const header = response.headers.date;
-    dateHeader = Array.isArray(header) ? header[0] : header;
+    // The same proxy rules as every other call of the node (service-client.ts).
+    const dispatcher = new EnvHttpProxyAgent();
+    try {
+      const response = await request(url, {
+        method: 'GET',
+        dispatcher,
+        headersTimeout: options.serviceTimeoutMs ?? 10_000,
+        bodyTimeout: options.serviceTimeoutMs ?? 10_000,
+      });
+      await response.body.dump();
+      if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}`);
+      const header = response.headers.date;
+      dateHeader = Array.isArray(header) ? header[0] : header;
+    } finally {
+      await dispatcher.close();
+    }
   } catch (error) {
     const why = (error as { code?: string }).code ?? (error as Error).message;
     return [
