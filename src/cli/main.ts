@@ -83,6 +83,13 @@ Example:
 }
 
 export async function runCli(argv: string[]): Promise<number> {
+  // A reader that stops early (`swarm-node runs | head -1`) is not a failure of ours: the output it wanted is out.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      process.exit(EXIT_CODES.ok);
+    });
+  }
   const program = buildProgram();
   const interrupt = (): void => {
     // Ctrl+C: whatever runs stops here; local writes are transactions, so nothing is half-written.

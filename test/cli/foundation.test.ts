@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AGENT_SKUS } from '../../src/contract/agents.js';
 import type { RunningService } from '../../src/api/server.js';
 import { nodeEnv, swarmNode } from '../helpers/cli.js';
-import { startSvcApi } from '../helpers/svc-api.js';
+import { SWARM_NODE_BIN, startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs } from '../helpers/temp.js';
 
 describe('swarm-node foundation', () => {
@@ -56,6 +58,19 @@ describe('swarm-node foundation', () => {
     const bad = await swarmNode(['config', 'set', 'base_url', 'ftp://x'], { env });
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain('base_url must be an http(s) URL');
+  });
+
+  it('exits 0 without a stack trace when its reader goes away (swarm-node … | head -1)', async () => {
+    const { env } = nodeEnv(service.baseUrl);
+    for (const args of [['--help'], ['agents']]) {
+      const child = spawn(process.execPath, [SWARM_NODE_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout.destroy();
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect(stderr, args.join(' ')).not.toMatch(/EPIPE|node:events|at /);
+      expect(code, args.join(' ')).toBe(0);
+    }
   });
 
   it('prints help with an example and the exit codes', async () => {
