@@ -8,13 +8,7 @@ import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { ProviderPayment } from '../context.js';
 import type { Ledger } from '../ledger.js';
 
-export interface PaymentRecord {
-  payment_id: string;
-  status: string;
-  customer_email: string;
-  offer_id: string;
-  merchant_id: string;
-  amount_cents: number;
+export interface PaymentRecord extends ProviderPayment {
   confirmed_at: number | null;
   recorded_at: number;
 }

@@ -8,13 +8,7 @@ import { isoTime, type Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { ProviderPayment } from '../context.js';
 
-export interface SandboxPaymentRow {
-  payment_id: string;
-  status: string;
-  customer_email: string;
-  offer_id: string;
-  merchant_id: string;
-  amount_cents: number;
+export interface SandboxPaymentRow extends ProviderPayment {
   created_at: number;
   confirmed_at: number | null;
   webhook_event_id: string | null;
