@@ -20,7 +20,7 @@ import { runAgent, settlePendingRuns, type RunDeps } from '../run-agent.js';
 import type { ServiceClient } from '../service-client.js';
 import { daysLeft } from '../session.js';
 import { EXPIRY_WARNING_DAYS } from '../status.js';
-import { pendingRuns, spentSince } from '../store.js';
+import { pendingRuns } from '../store.js';
 import type { DaemonLog, LogFields } from './log.js';
 import {
   capAllowsRun,
@@ -33,10 +33,10 @@ import {
   type ScheduledAgent,
 } from './schedule.js';
 import {
+  capUsageSince,
   claimDaemon,
   hasUnsettledRun,
   pauseAgent,
-  pendingCentsSince,
   planAfterReplayedRun,
   planNow,
   recordGlobalPause,
@@ -164,12 +164,16 @@ class NodeDaemon {
       agents: scheduledAgents(db).length,
       pending_runs: pendingRuns(db).length,
     });
+    let failing: string | undefined;
     while (!stop.aborted) {
       try {
         this.#tick();
+        if (failing !== undefined) this.#log.info('tick_recovered');
+        failing = undefined;
       } catch (error) {
-        // A busy or failing database must not end the daemon: the next tick tries again.
-        this.#log.error('tick_failed', { error: messageOf(error) });
+        // A busy or failing database must not end the daemon: the next tick tries again (logged once per failure).
+        if (messageOf(error) !== failing) this.#log.error('tick_failed', { error: messageOf(error) });
+        failing = messageOf(error);
       }
       await sleep(this.#tickMs, undefined, { signal: stop }).catch(() => undefined);
     }
@@ -344,8 +348,7 @@ class NodeDaemon {
     }
     this.#deferLogged.delete(sku.agent_id);
     const dayStart = startOfUtcDay(now);
-    const spentCents = spentSince(db, sku.agent_id, dayStart);
-    const pendingCents = pendingCentsSince(db, sku.agent_id, dayStart);
+    const { chargedCents: spentCents, pendingCents } = capUsageSince(db, sku.agent_id, dayStart);
     if (!capAllowsRun({ capCents: agent.daily_cap_cents, spentCents, pendingCents, priceCents: sku.price_cents })) {
       const until = startOfNextUtcDay(now);
       pauseAgent(db, sku.agent_id, 'daily_cap', until);

@@ -1,6 +1,7 @@
 // What the daemon keeps in the node's database (issue 6 §5): its own state in daemon_state (one key per fact, so
 // `status` reads it without the daemon), and each agent's schedule in schedules. The daemon re-reads registrations
 // and schedules every tick, so a `register` or `unregister` by the CLI takes effect without a restart.
+import type Database from 'better-sqlite3';
 import { SvcError } from '../../contract/errors.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import { processIsAlive } from '../run-agent.js';
@@ -25,20 +26,35 @@ const STALE_TICK_MS = 15_000;
 /** Why every agent is held (the daemon's own state, not a schedule's). */
 export type GlobalPauseReason = 'not_signed_in' | 'token_expired' | 'credentials_unreadable' | 'token_rejected' | 'service_unreachable';
 
+const statements = new WeakMap<SqliteDatabase, Map<string, Database.Statement<unknown[], unknown>>>();
+
+/**
+ * Each statement is prepared once per connection: the daemon runs these every tick, and a statement prepared per
+ * call holds native memory that V8 does not see, freed only by a major GC that a small heap rarely runs.
+ */
+function prepared<Parameters extends unknown[] = unknown[], Row = unknown>(db: SqliteDatabase, sql: string): Database.Statement<Parameters, Row> {
+  let cache = statements.get(db);
+  if (cache === undefined) statements.set(db, (cache = new Map()));
+  let statement = cache.get(sql);
+  if (statement === undefined) cache.set(sql, (statement = db.prepare(sql)));
+  return statement as unknown as Database.Statement<Parameters, Row>;
+}
+
 function setKeys(db: SqliteDatabase, values: Record<string, string>, now: number): void {
-  const upsert = db.prepare(
+  const upsert = prepared(
+    db,
     'INSERT INTO daemon_state (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
   );
   for (const [key, value] of Object.entries(values)) upsert.run(key, value, now);
 }
 
 function deleteKeys(db: SqliteDatabase, keys: string[]): void {
-  const remove = db.prepare('DELETE FROM daemon_state WHERE key = ?');
+  const remove = prepared(db, 'DELETE FROM daemon_state WHERE key = ?');
   for (const key of keys) remove.run(key);
 }
 
 function readKeys(db: SqliteDatabase): Record<string, string> {
-  const rows = db.prepare<[], { key: string; value: string }>('SELECT key, value FROM daemon_state ORDER BY key').all();
+  const rows = prepared<[], { key: string; value: string }>(db, 'SELECT key, value FROM daemon_state ORDER BY key').all();
   return Object.fromEntries(rows.map((row) => [row.key, row.value]));
 }
 
@@ -111,18 +127,18 @@ export function recordGlobalPause(db: SqliteDatabase, pause: { reason: GlobalPau
 
 /** Registrations with an interval and their schedules, as they are in the database now. */
 export function scheduledAgents(db: SqliteDatabase): ScheduledAgent[] {
-  return db
-    .prepare<[], ScheduledAgent>(
-      `SELECT r.agent_id, r.every_seconds, r.daily_cap_cents, s.next_run_at, s.last_run_at, s.paused_reason, s.paused_until
-       FROM registrations r LEFT JOIN schedules s ON s.agent_id = r.agent_id
-       WHERE r.every_seconds IS NOT NULL ORDER BY r.agent_id`,
-    )
-    .all();
+  return prepared<[], ScheduledAgent>(
+    db,
+    `SELECT r.agent_id, r.every_seconds, r.daily_cap_cents, s.next_run_at, s.last_run_at, s.paused_reason, s.paused_until
+     FROM registrations r LEFT JOIN schedules s ON s.agent_id = r.agent_id
+     WHERE r.every_seconds IS NOT NULL ORDER BY r.agent_id`,
+  ).all();
 }
 
 /** A run starts: it is the last run, and the next one is planned from now. */
 export function recordRunStarted(db: SqliteDatabase, agentId: string, startedAt: number, nextRunAt: number): void {
-  db.prepare(
+  prepared(
+    db,
     `INSERT INTO schedules (agent_id, next_run_at, last_run_at) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM registrations WHERE agent_id = ?)
      ON CONFLICT (agent_id) DO UPDATE SET next_run_at = excluded.next_run_at, last_run_at = excluded.last_run_at`,
   ).run(agentId, nextRunAt, startedAt, agentId);
@@ -133,7 +149,8 @@ export function recordRunStarted(db: SqliteDatabase, agentId: string, startedAt:
  * (never earlier than already planned), so recovering from a crash or an outage does not run an agent twice in a row.
  */
 export function planAfterReplayedRun(db: SqliteDatabase, agentId: string, now: number): void {
-  db.prepare(
+  prepared(
+    db,
     `UPDATE schedules SET last_run_at = ?,
        next_run_at = MAX(COALESCE(next_run_at, 0), ? + 1000 * (SELECT every_seconds FROM registrations WHERE agent_id = ?))
      WHERE agent_id = ? AND (SELECT every_seconds FROM registrations WHERE agent_id = ?) IS NOT NULL`,
@@ -151,7 +168,8 @@ export interface SettledRun {
 
 /** Those of `keys` that are no longer pending, with their outcome. */
 export function settledAmong(db: SqliteDatabase, keys: string[]): SettledRun[] {
-  const find = db.prepare<[string], SettledRun>(
+  const find = prepared<[string], SettledRun>(
+    db,
     `SELECT idempotency_key, agent_id, status, run_id, charged_cents, error_code FROM runs WHERE idempotency_key = ? AND status != 'pending'`,
   );
   return keys.map((key) => find.get(key)).filter((run): run is SettledRun => run !== undefined);
@@ -159,29 +177,33 @@ export function settledAmong(db: SqliteDatabase, keys: string[]): SettledRun[] {
 
 /** Due now: a schedule without a planned time (or without a row) is run at once. */
 export function planNow(db: SqliteDatabase, agentId: string, now: number): void {
-  db.prepare(
+  prepared(
+    db,
     `INSERT INTO schedules (agent_id, next_run_at) SELECT ?, ? WHERE EXISTS (SELECT 1 FROM registrations WHERE agent_id = ?)
      ON CONFLICT (agent_id) DO UPDATE SET next_run_at = excluded.next_run_at`,
   ).run(agentId, now, agentId);
 }
 
 export function pauseAgent(db: SqliteDatabase, agentId: string, reason: AgentPauseReason, until: number): void {
-  db.prepare('UPDATE schedules SET paused_reason = ?, paused_until = ? WHERE agent_id = ?').run(reason, until, agentId);
+  prepared(db, 'UPDATE schedules SET paused_reason = ?, paused_until = ? WHERE agent_id = ?').run(reason, until, agentId);
 }
 
 /** Resumed: it runs at the next tick when its time has come (a paused agent's missed runs are not caught up). */
 export function resumeAgent(db: SqliteDatabase, agentId: string): void {
-  db.prepare('UPDATE schedules SET paused_reason = NULL, paused_until = NULL WHERE agent_id = ?').run(agentId);
+  prepared(db, 'UPDATE schedules SET paused_reason = NULL, paused_until = NULL WHERE agent_id = ?').run(agentId);
 }
 
-/** Prices of this agent's runs since `sinceMs` still waiting for their answer: they may yet be charged. */
-export function pendingCentsSince(db: SqliteDatabase, agentId: string, sinceMs: number): number {
-  const row = db
-    .prepare<[string, number], { total: number | null }>(
-      `SELECT SUM(price_cents) AS total FROM runs WHERE status = 'pending' AND agent_id = ? AND started_at >= ?`,
-    )
-    .get(agentId, sinceMs);
-  return row?.total ?? 0;
+/**
+ * What counts against the daily cap since `sinceMs`: cents charged (as `list` counts them), and the prices of runs
+ * still waiting for their answer, which may yet be charged.
+ */
+export function capUsageSince(db: SqliteDatabase, agentId: string, sinceMs: number): { chargedCents: number; pendingCents: number } {
+  const row = prepared<[string, number], { charged: number | null; pending: number | null }>(
+    db,
+    `SELECT SUM(charged_cents) AS charged, SUM(CASE status WHEN 'pending' THEN price_cents ELSE 0 END) AS pending
+     FROM runs WHERE agent_id = ? AND started_at >= ?`,
+  ).get(agentId, sinceMs);
+  return { chargedCents: row?.charged ?? 0, pendingCents: row?.pending ?? 0 };
 }
 
 /**
@@ -189,11 +211,11 @@ export function pendingCentsSince(db: SqliteDatabase, agentId: string, sinceMs: 
  * up on the answer (runAgent returned without one), or was the previous daemon (one daemon at a time: not alive).
  */
 export function releaseRun(db: SqliteDatabase, idempotencyKey: string): void {
-  db.prepare(`UPDATE runs SET owner_pid = NULL WHERE idempotency_key = ? AND status = 'pending'`).run(idempotencyKey);
+  prepared(db, `UPDATE runs SET owner_pid = NULL WHERE idempotency_key = ? AND status = 'pending'`).run(idempotencyKey);
 }
 
 export function releaseRunsOf(db: SqliteDatabase, ownerPid: number): number {
-  return db.prepare(`UPDATE runs SET owner_pid = NULL WHERE owner_pid = ? AND status = 'pending'`).run(ownerPid).changes;
+  return prepared(db, `UPDATE runs SET owner_pid = NULL WHERE owner_pid = ? AND status = 'pending'`).run(ownerPid).changes;
 }
 
 /**
@@ -201,16 +223,13 @@ export function releaseRunsOf(db: SqliteDatabase, ownerPid: number): number {
  * `olderThanMs` is no longer awaited, even when its pid now belongs to another process (pids are reused).
  */
 export function releaseAbandonedRuns(db: SqliteDatabase, olderThanMs: number): number {
-  return db.prepare(`UPDATE runs SET owner_pid = NULL WHERE status = 'pending' AND owner_pid IS NOT NULL AND started_at < ?`).run(olderThanMs).changes;
+  return prepared(db, `UPDATE runs SET owner_pid = NULL WHERE status = 'pending' AND owner_pid IS NOT NULL AND started_at < ?`).run(olderThanMs).changes;
 }
 
 /** A run of this agent for this user still waits for its answer (or its replay): the agent is not started again. */
 export function hasUnsettledRun(db: SqliteDatabase, agentId: string, userId: string): boolean {
-  return (
-    db
-      .prepare(`SELECT 1 FROM runs WHERE status = 'pending' AND agent_id = ? AND (user_id IS NULL OR lower(user_id) = lower(?)) LIMIT 1`)
-      .get(agentId, userId) !== undefined
-  );
+  const sql = `SELECT 1 FROM runs WHERE status = 'pending' AND agent_id = ? AND (user_id IS NULL OR lower(user_id) = lower(?)) LIMIT 1`;
+  return prepared(db, sql).get(agentId, userId) !== undefined;
 }
 
 export interface AgentSchedule {
