@@ -37,6 +37,8 @@ interface Sample {
   atMs: number;
   runs: number;
   rssKb: number;
+  /** The process's own memory; the rest of RSS is file-backed: the node binary and libraries, shared with others. */
+  anonKb: number;
 }
 
 async function main(): Promise<void> {
@@ -137,14 +139,16 @@ async function main(): Promise<void> {
     const halfway = busy.find((point) => point.runs >= runs / 2) ?? busy[0]!;
     const idleBeforeKb = median(idleBefore.map((point) => point.rssKb));
     const idleAfterKb = median(idleAfter.map((point) => point.rssKb));
+    const idleBeforeAnonKb = median(idleBefore.map((point) => point.anonKb));
+    const idleAfterAnonKb = median(idleAfter.map((point) => point.anonKb));
     const rows = [
-      ['phase', 'runs', 'RSS MB'],
-      ['idle, nothing registered (median)', '0', mb(idleBeforeKb)],
-      [`busy, after ${early.runs} runs`, String(early.runs), mb(early.rssKb)],
-      [`busy, after ${halfway.runs} runs`, String(halfway.runs), mb(halfway.rssKb)],
-      [`busy, after ${afterRuns.runs} runs`, String(afterRuns.runs), mb(afterRuns.rssKb)],
-      ['idle, after the runs (median)', String(succeeded), mb(idleAfterKb)],
-      ['peak (VmHWM)', '', mb(peakKb)],
+      ['phase', 'runs', 'RSS MB', 'anon MB'],
+      ['idle, nothing registered (median)', '0', mb(idleBeforeKb), mb(idleBeforeAnonKb)],
+      [`busy, after ${early.runs} runs`, String(early.runs), mb(early.rssKb), mb(early.anonKb)],
+      [`busy, after ${halfway.runs} runs`, String(halfway.runs), mb(halfway.rssKb), mb(halfway.anonKb)],
+      [`busy, after ${afterRuns.runs} runs`, String(afterRuns.runs), mb(afterRuns.rssKb), mb(afterRuns.anonKb)],
+      ['idle, after the runs (median)', String(succeeded), mb(idleAfterKb), mb(idleAfterAnonKb)],
+      ['peak (VmHWM)', '', mb(peakKb), ''],
     ];
     process.stdout.write(`\n${table(rows)}\n\n`);
     process.stdout.write(`runs: ${succeeded} in ${busySeconds.toFixed(0)} s (${(succeeded / busySeconds).toFixed(2)}/s); daemon events: ${[...eventCounts].map(([name, count]) => `${name}=${count}`).join(' ')}\n`);
@@ -175,14 +179,14 @@ function swarmNode(args: string[], env: NodeJS.ProcessEnv, input?: string): void
   if (result.status !== 0) throw new Error(`swarm-node ${args[0]} exited ${result.status}: ${result.stderr}`);
 }
 
-function vmField(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+function vmField(pid: number, field: 'VmRSS' | 'VmHWM' | 'RssAnon'): number {
   const match = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (match === null) throw new Error(`no ${field} for pid ${pid}`);
   return Number(match[1]);
 }
 
 function sample(pid: number, runs: number): Sample {
-  return { atMs: Date.now(), runs, rssKb: vmField(pid, 'VmRSS') };
+  return { atMs: Date.now(), runs, rssKb: vmField(pid, 'VmRSS'), anonKb: vmField(pid, 'RssAnon') };
 }
 
 async function sampleFor(pid: number, seconds: number, runs: () => number): Promise<Sample[]> {

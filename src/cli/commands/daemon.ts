@@ -51,9 +51,10 @@ Example:
       .action(async (options: DaemonOptions, command: Command) => {
         const ctx = contextFor(command);
         const config = ctx.config();
-        const [{ runDaemon }, { DaemonLog }, { ServiceClient }] = await Promise.all([
+        const [{ runDaemon }, { DaemonLog }, { collectPeriodically }, { ServiceClient }] = await Promise.all([
           import('../../node/daemon/daemon.js'),
           import('../../node/daemon/log.js'),
+          import('../../node/daemon/memory.js'),
           import('../../node/service-client.js'),
         ]);
         const version = typeof SVC_VERSION === 'string' ? SVC_VERSION : 'dev';
@@ -72,6 +73,7 @@ Example:
 
         const db = await ctx.store();
         const client = new ServiceClient({ baseUrl: config.base_url, deadlineMs: config.timeout_seconds * 1000, userAgent: `swarm-node-daemon/${version}` });
+        const stopCollecting = collectPeriodically();
         let outcome: DaemonOutcome;
         try {
           outcome = await runDaemon(
@@ -94,6 +96,7 @@ Example:
           await client.close();
           throw error;
         } finally {
+          stopCollecting();
           process.off('SIGINT', onSignal);
           process.off('SIGTERM', onSignal);
         }
