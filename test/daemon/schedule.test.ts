@@ -96,6 +96,21 @@ describe('swarm-node daemon: scheduling', () => {
     expectExactlyOnce(service.db, node);
   });
 
+  it('a plan further out than one interval (the clock was set back) is reset to one interval from now', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'clock' });
+    await register(node, OPS, '--every', '2s');
+    const db = nodeDb(node);
+    db.prepare('UPDATE schedules SET next_run_at = ? WHERE agent_id = ?').run(Date.now() + 3_600_000, OPS);
+    db.close();
+    const daemon = DaemonProcess.start(node);
+    const reset = await daemon.waitForEvent('schedule_reset');
+    expect(Date.parse(reset.next_run_at!) - Date.parse(reset.ts!)).toBe(2_000);
+    await daemon.waitForEvent('run_succeeded', () => true, 5_000);
+    expect(await daemon.stop()).toBe(0);
+    expect(daemon.events('schedule_reset')).toHaveLength(1);
+    expectExactlyOnce(service.db, node);
+  });
+
   it('stops at the daily cap (logged once), holds the agent until the next UTC day, and status says so', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 500, label: 'cap' });
     // 8 cents a run under a 20-cent cap: two runs today, not a third.

@@ -38,7 +38,7 @@ import {
   hasUnsettledRun,
   pauseAgent,
   planAfterReplayedRun,
-  planNow,
+  planRunAt,
   recordGlobalPause,
   recordRunStarted,
   recordStopped,
@@ -226,8 +226,15 @@ class NodeDaemon {
         continue;
       }
       if (agent.next_run_at === null && agent.paused_reason === null) {
-        planNow(this.#deps.db, agent.agent_id, now);
+        planRunAt(this.#deps.db, agent.agent_id, now);
         agent.next_run_at = now;
+      } else if (agent.next_run_at !== null && agent.next_run_at > nextRunAfter(now, agent.every_seconds)) {
+        // Planned further out than one interval: the clock was set back (or the row was written by a host whose
+        // clock ran ahead). Waiting for that time would skip runs; one interval from now is the plan.
+        const next = nextRunAfter(now, agent.every_seconds);
+        planRunAt(this.#deps.db, agent.agent_id, next);
+        this.#log.info('schedule_reset', { agent: agent.agent_id, planned_at: new Date(agent.next_run_at).toISOString(), next_run_at: new Date(next).toISOString() });
+        agent.next_run_at = next;
       }
       if (isDue(agent, now) && !this.#running.has(agent.agent_id)) this.#start(agent, jwt, now);
     }

@@ -175,13 +175,13 @@ export function settledAmong(db: SqliteDatabase, keys: string[]): SettledRun[] {
   return keys.map((key) => find.get(key)).filter((run): run is SettledRun => run !== undefined);
 }
 
-/** Due now: a schedule without a planned time (or without a row) is run at once. */
-export function planNow(db: SqliteDatabase, agentId: string, now: number): void {
+/** Plans the next run at `at` (now: a schedule without a planned time, or without a row, runs at once). */
+export function planRunAt(db: SqliteDatabase, agentId: string, at: number): void {
   prepared(
     db,
     `INSERT INTO schedules (agent_id, next_run_at) SELECT ?, ? WHERE EXISTS (SELECT 1 FROM registrations WHERE agent_id = ?)
      ON CONFLICT (agent_id) DO UPDATE SET next_run_at = excluded.next_run_at`,
-  ).run(agentId, now, agentId);
+  ).run(agentId, at, agentId);
 }
 
 export function pauseAgent(db: SqliteDatabase, agentId: string, reason: AgentPauseReason, until: number): void {
