@@ -259,7 +259,7 @@ class NodeDaemon {
       this.#pauseAll('token_expired', null, { expires_at: new Date(jwt.exp * 1000).toISOString(), remedy: 'swarm-node login' });
       return undefined;
     }
-    // A sign-in problem that is gone is not "resumed" yet: the probe the hold asked for decides (src: #pauseAll).
+    // A sign-in problem that is gone does not resume anything by itself: the probe that #pauseAll asked for decides.
     return jwt;
   }
 
