@@ -64,3 +64,21 @@ function describeSqliteError(error: unknown): string {
   }
   return String(error);
 }
+
+const statements = new WeakMap<SqliteDatabase, Map<string, Database.Statement<unknown[], unknown>>>();
+
+/**
+ * The statement for `sql`, prepared once per connection. A long-lived process (the daemon) runs the same statements
+ * every tick, and a statement prepared per call holds native memory that V8 does not see, freed only by a major GC
+ * that a small heap rarely runs.
+ */
+export function prepared<Parameters extends unknown[] | Record<string, unknown> = unknown[], Row = unknown>(
+  db: SqliteDatabase,
+  sql: string,
+): Database.Statement<Parameters, Row> {
+  let cache = statements.get(db);
+  if (cache === undefined) statements.set(db, (cache = new Map()));
+  let statement = cache.get(sql);
+  if (statement === undefined) cache.set(sql, (statement = db.prepare(sql)));
+  return statement as unknown as Database.Statement<Parameters, Row>;
+}

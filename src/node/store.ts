@@ -3,7 +3,7 @@
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { giveToDirectoryOwner } from './files.js';
-import { openDatabase, type SqliteDatabase } from '../lib/sqlite.js';
+import { openDatabase, prepared, type SqliteDatabase } from '../lib/sqlite.js';
 
 export const NODE_MIGRATIONS: readonly string[] = [
   /* 1 */ `
@@ -114,15 +114,13 @@ export function upsertRegistration(
   now: number,
 ): { created: boolean; registration: Registration } {
   return db.transaction(() => {
-    const existed = db.prepare('SELECT 1 FROM registrations WHERE agent_id = ?').get(registration.agent_id) !== undefined;
-    db.prepare(
-      `INSERT INTO registrations (agent_id, every_seconds, daily_cap_cents, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+    const existed = prepared(db, 'SELECT 1 FROM registrations WHERE agent_id = ?').get(registration.agent_id) !== undefined;
+    prepared(db, `INSERT INTO registrations (agent_id, every_seconds, daily_cap_cents, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (agent_id) DO UPDATE SET every_seconds = excluded.every_seconds,
          daily_cap_cents = excluded.daily_cap_cents, updated_at = excluded.updated_at`,
     ).run(registration.agent_id, registration.every_seconds, registration.daily_cap_cents, now, now);
     // A changed schedule starts afresh; the daemon picks it up on its next tick.
-    db.prepare(
-      `INSERT INTO schedules (agent_id, next_run_at) VALUES (?, ?)
+    prepared(db, `INSERT INTO schedules (agent_id, next_run_at) VALUES (?, ?)
        ON CONFLICT (agent_id) DO UPDATE SET next_run_at = excluded.next_run_at, paused_reason = NULL, paused_until = NULL`,
     ).run(registration.agent_id, registration.every_seconds === null ? null : now);
     return { created: !existed, registration: getRegistration(db, registration.agent_id)! };
@@ -130,15 +128,15 @@ export function upsertRegistration(
 }
 
 export function getRegistration(db: SqliteDatabase, agentId: string): Registration | undefined {
-  return db.prepare<[string], Registration>('SELECT * FROM registrations WHERE agent_id = ?').get(agentId);
+  return prepared<[string], Registration>(db, 'SELECT * FROM registrations WHERE agent_id = ?').get(agentId);
 }
 
 export function listRegistrations(db: SqliteDatabase): Registration[] {
-  return db.prepare<[], Registration>('SELECT * FROM registrations ORDER BY agent_id').all();
+  return prepared<[], Registration>(db, 'SELECT * FROM registrations ORDER BY agent_id').all();
 }
 
 export function deleteRegistration(db: SqliteDatabase, agentId: string): boolean {
-  return db.prepare('DELETE FROM registrations WHERE agent_id = ?').run(agentId).changes === 1;
+  return prepared(db, 'DELETE FROM registrations WHERE agent_id = ?').run(agentId).changes === 1;
 }
 
 /** Writes the journal row before the call (exactly-once billing rests on this order). */
@@ -147,8 +145,7 @@ export function journalRunStarted(
   run: { idempotency_key: string; agent_id: string; source: RunSource; price_cents: number; user_id?: string; owner_pid?: number },
   now: number,
 ): void {
-  db.prepare(
-    `INSERT INTO runs (idempotency_key, agent_id, source, status, price_cents, started_at, user_id, owner_pid)
+  prepared(db, `INSERT INTO runs (idempotency_key, agent_id, source, status, price_cents, started_at, user_id, owner_pid)
      VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)`,
   ).run(run.idempotency_key, run.agent_id, run.source, run.price_cents, now, run.user_id ?? null, run.owner_pid ?? null);
 }
@@ -166,8 +163,7 @@ export function journalRunSettled(
   },
   now: number,
 ): void {
-  db.prepare(
-    `UPDATE runs SET status = ?, run_id = ?, charged_cents = ?, balance_cents = ?, error_code = ?, output_json = ?, finished_at = ?
+  prepared(db, `UPDATE runs SET status = ?, run_id = ?, charged_cents = ?, balance_cents = ?, error_code = ?, output_json = ?, finished_at = ?
      WHERE idempotency_key = ?`,
   ).run(
     settlement.status,
@@ -183,14 +179,13 @@ export function journalRunSettled(
 
 export function pendingRuns(db: SqliteDatabase, agentId?: string): JournalRun[] {
   return agentId === undefined
-    ? db.prepare<[], JournalRun>(`SELECT * FROM runs WHERE status = 'pending' ORDER BY started_at`).all()
-    : db.prepare<[string], JournalRun>(`SELECT * FROM runs WHERE status = 'pending' AND agent_id = ? ORDER BY started_at`).all(agentId);
+    ? prepared<[], JournalRun>(db, `SELECT * FROM runs WHERE status = 'pending' ORDER BY started_at`).all()
+    : prepared<[string], JournalRun>(db, `SELECT * FROM runs WHERE status = 'pending' AND agent_id = ? ORDER BY started_at`).all(agentId);
 }
 
 /** Cents charged for an agent since `sinceMs` (the daily cap counts these). */
 export function spentSince(db: SqliteDatabase, agentId: string, sinceMs: number): number {
-  const row = db
-    .prepare<[string, number], { total: number | null }>('SELECT SUM(charged_cents) AS total FROM runs WHERE agent_id = ? AND started_at >= ?')
+  const row = prepared<[string, number], { total: number | null }>(db, 'SELECT SUM(charged_cents) AS total FROM runs WHERE agent_id = ? AND started_at >= ?')
     .get(agentId, sinceMs);
   return row?.total ?? 0;
 }

@@ -1,9 +1,8 @@
 // What the daemon keeps in the node's database (issue 6 §5): its own state in daemon_state (one key per fact, so
 // `status` reads it without the daemon), and each agent's schedule in schedules. The daemon re-reads registrations
 // and schedules every tick, so a `register` or `unregister` by the CLI takes effect without a restart.
-import type Database from 'better-sqlite3';
 import { SvcError } from '../../contract/errors.js';
-import type { SqliteDatabase } from '../../lib/sqlite.js';
+import { prepared, type SqliteDatabase } from '../../lib/sqlite.js';
 import { processIsAlive } from '../run-agent.js';
 import type { AgentPauseReason, ScheduledAgent } from './schedule.js';
 
@@ -25,20 +24,6 @@ const STALE_TICK_MS = 15_000;
 
 /** Why every agent is held (the daemon's own state, not a schedule's). */
 export type GlobalPauseReason = 'not_signed_in' | 'token_expired' | 'credentials_unreadable' | 'token_rejected' | 'service_unreachable';
-
-const statements = new WeakMap<SqliteDatabase, Map<string, Database.Statement<unknown[], unknown>>>();
-
-/**
- * Each statement is prepared once per connection: the daemon runs these every tick, and a statement prepared per
- * call holds native memory that V8 does not see, freed only by a major GC that a small heap rarely runs.
- */
-function prepared<Parameters extends unknown[] = unknown[], Row = unknown>(db: SqliteDatabase, sql: string): Database.Statement<Parameters, Row> {
-  let cache = statements.get(db);
-  if (cache === undefined) statements.set(db, (cache = new Map()));
-  let statement = cache.get(sql);
-  if (statement === undefined) cache.set(sql, (statement = db.prepare(sql)));
-  return statement as unknown as Database.Statement<Parameters, Row>;
-}
 
 function setKeys(db: SqliteDatabase, values: Record<string, string>, now: number): void {
   const upsert = prepared(
