@@ -2,7 +2,7 @@
 // process with an undici Pool. svc-api is the built binary (sandbox runtime, fresh data dir); the user is signed
 // in and funded through the real funnel. Every execute carries a new Idempotency-Key, so each one is a real run:
 // two transactions, one debit, one run row. Run with: npm run bench:execute -- [--requests N] [--connections C]
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { findAgentSku } from '../../src/contract/agents.js';
+import { fundWallet, positiveInteger, signIn, startServer, table } from './support.js';
 
 declare const SCRIPT_DIR: string;
 declare const REPO_ROOT: string;
@@ -174,66 +175,6 @@ async function load(plan: LoadPlan): Promise<LoadResult> {
   };
 }
 
-async function signIn(api: string, email: string): Promise<string> {
-  await payAndConfirm(api, { offer_id: 'svc_starter_agents', customer_email: email });
-  const issued = await postJson(api, '/v1/auth/issue-token', {
-    status: 'CONFIRMED',
-    offer_id: 'svc_starter_agents',
-    customer_email: email,
-    merchant_id: process.env.SVC_MERCHANT_ID ?? 'merchant_local',
-  });
-  return issued.jwtToken as string;
-}
-
-async function fundWallet(api: string, email: string, token: string, amountCents: number): Promise<void> {
-  await payAndConfirm(api, { offer_id: 'svc_pay_wallet_fund', customer_email: email, amount_cents: amountCents });
-  await until(async () => {
-    const wallet = (await (await fetch(`${api}/v1/swarm/wallet`, { headers: { authorization: `Bearer ${token}` } })).json()) as { balance_cents: number };
-    return wallet.balance_cents >= amountCents;
-  }, 'the wallet to be funded');
-}
-
-async function payAndConfirm(api: string, checkout: Record<string, unknown>): Promise<void> {
-  const payment = await postJson(api, '/sandbox/payments', checkout);
-  await postJson(api, `/sandbox/payments/${payment.payment_id as string}/confirm`);
-  await until(async () => {
-    const current = (await (await fetch(`${api}/sandbox/payments/${payment.payment_id as string}`)).json()) as { webhook_delivered: boolean };
-    return current.webhook_delivered;
-  }, 'the payment webhook');
-}
-
-async function postJson(api: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const response = await fetch(`${api}${path}`, {
-    method: 'POST',
-    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`POST ${path} answered ${response.status}: ${text}`);
-  return JSON.parse(text) as Record<string, unknown>;
-}
-
-async function until(probe: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-function startServer(args: string[], env: Record<string, string>, ready: RegExp, children: ChildProcess[]): Promise<string> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      seen += chunk;
-      const match = ready.exec(seen);
-      if (match) resolve(match[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`${args[0]} exited with ${code} before it was ready`)));
-  });
-}
-
 function percentile(sorted: Float64Array, fraction: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!;
@@ -246,17 +187,6 @@ function countOf(statuses: Map<number, number>, status: number): number {
 function row(name: string, result: LoadResult): string[] {
   const others = [...result.statuses].filter(([status]) => status !== 200).reduce((sum, [, count]) => sum + count, 0);
   return [name, Math.round(result.requestsPerSecond).toString(), result.p50Ms.toFixed(2), result.p99Ms.toFixed(2), String(result.completed), String(others)];
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((cells) => cells[column]!.length)));
-  return rows.map((cells) => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ')).join('\n');
-}
-
-function positiveInteger(text: string, flag: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${flag} must be a positive whole number, got ${text}`);
-  return value;
 }
 
 main().catch((error: unknown) => {

@@ -1,0 +1,77 @@
+// What the benchmarks share: a paid, funded user through the sandbox provider over plain HTTP, a server started
+// as its own process, and the printing of figures.
+import { spawn, type ChildProcess } from 'node:child_process';
+
+/** Starts `node <args>` and resolves with the first capture of `ready` in its stdout (its URL). */
+export function startServer(args: string[], env: Record<string, string>, ready: RegExp, children: ChildProcess[]): Promise<string> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      seen += chunk;
+      const match = ready.exec(seen);
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`${args[0]} exited with ${code} before it was ready`)));
+  });
+}
+
+/** A confirmed starter-agents payment, then issue-token: the user's JWT. */
+export async function signIn(api: string, email: string): Promise<string> {
+  await payAndConfirm(api, { offer_id: 'svc_starter_agents', customer_email: email });
+  const issued = await postJson(api, '/v1/auth/issue-token', {
+    status: 'CONFIRMED',
+    offer_id: 'svc_starter_agents',
+    customer_email: email,
+    merchant_id: process.env.SVC_MERCHANT_ID ?? 'merchant_local',
+  });
+  return issued.jwtToken as string;
+}
+
+export async function fundWallet(api: string, email: string, token: string, amountCents: number): Promise<void> {
+  await payAndConfirm(api, { offer_id: 'svc_pay_wallet_fund', customer_email: email, amount_cents: amountCents });
+  await until(async () => {
+    const wallet = (await (await fetch(`${api}/v1/swarm/wallet`, { headers: { authorization: `Bearer ${token}` } })).json()) as { balance_cents: number };
+    return wallet.balance_cents >= amountCents;
+  }, 'the wallet to be funded');
+}
+
+async function payAndConfirm(api: string, checkout: Record<string, unknown>): Promise<void> {
+  const payment = await postJson(api, '/sandbox/payments', checkout);
+  await postJson(api, `/sandbox/payments/${payment.payment_id as string}/confirm`);
+  await until(async () => {
+    const current = (await (await fetch(`${api}/sandbox/payments/${payment.payment_id as string}`)).json()) as { webhook_delivered: boolean };
+    return current.webhook_delivered;
+  }, 'the payment webhook');
+}
+
+async function postJson(api: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const response = await fetch(`${api}${path}`, {
+    method: 'POST',
+    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`POST ${path} answered ${response.status}: ${text}`);
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+export async function until(probe: () => Promise<boolean>, what: string, timeoutMs = 10_000, everyMs = 20): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+/** Rows of cells as aligned columns: the first left-aligned, the figures right-aligned. */
+export function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((cells) => cells[column]!.length)));
+  return rows.map((cells) => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ')).join('\n');
+}
+
+export function positiveInteger(text: string, flag: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${flag} must be a positive whole number, got ${text}`);
+  return value;
+}
