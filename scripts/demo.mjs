@@ -223,12 +223,15 @@ async function main() {
   });
   check(/installed swarm-node \S+ under .*node [0-9a-f-]{36}/.test(install.stdout), 'install did not report an enrolled node', install.all);
   const config = JSON.parse(readFileSync(join(state.home, 'etc', 'config.json'), 'utf8'));
+  const nodeCredential = JSON.parse(readFileSync(join(state.home, 'etc', 'credentials.json'), 'utf8')).node?.credential;
+  check(typeof nodeCredential === 'string', 'etc/credentials.json lacks the node credential from enrollment', '');
+  secret(nodeCredential);
   check(config.base_url === state.baseUrl && typeof config.node_id === 'string', 'etc/config.json lacks the base URL or node id', JSON.stringify(config));
   const layout = [
     ['current', `-> ${readlinkSync(join(state.home, 'current'))}`],
     ['releases/', readFileSync(join(state.home, 'current', 'package.json'), 'utf8').match(/"version":\s*"([^"]+)"/)?.[1] ?? '?'],
     ['etc/config.json', `${modeOf(join(state.home, 'etc', 'config.json'))}  base_url, wallet_url, node_id ${config.node_id}`],
-    ['etc/credentials.json', `${modeOf(join(state.home, 'etc', 'credentials.json'))}  node credentials; the JWT joins them at login`],
+    ['etc/credentials.json', `${modeOf(join(state.home, 'etc', 'credentials.json'))}  the node id and its own credential; the JWT joins them at login`],
     ['var/', `${modeOf(join(state.home, 'var'))}  the node's SQLite: registrations, runs, schedules`],
     ['uninstall.sh', modeOf(join(state.home, 'uninstall.sh'))],
   ];
@@ -242,8 +245,8 @@ async function main() {
   say('From here on, the INSTALLED binary runs: it finds its home from where it lives, and the service from its config.');
 
   step('Issue the JWT');
-  say('`login` asks the service for a JWT for the confirmed payment (HS256, 30 days, chainId 1202, nodeAccess\nisolated_svc_server, tier = the offer) and keeps it in etc/credentials.json, mode 0600.');
-  await nodeCli(['login', '--email', EMAIL, '--offer', 'svc_starter_agents']);
+  say('`login` asks the service for a JWT (HS256, 30 days, chainId 1202, nodeAccess isolated_svc_server, tier = the\noffer) and keeps it in etc/credentials.json, mode 0600. Issuing one needs proof of payment, never just an e-mail:\non this enrolled node its own credential (from the deploy token) is that proof, so plain `login` suffices;\nelsewhere it is `login --email … --offer … --payment <payment_id>`.');
+  await nodeCli(['login']);
   const credentialsFile = join(state.home, 'etc', 'credentials.json');
   check(modeOf(credentialsFile) === '0600', 'etc/credentials.json is no longer 0600 after login', '');
   const credentials = JSON.parse(readFileSync(credentialsFile, 'utf8'));

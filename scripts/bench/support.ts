@@ -17,14 +17,15 @@ export function startServer(args: string[], env: Record<string, string>, ready: 
   });
 }
 
-/** A confirmed starter-agents payment, then issue-token: the user's JWT. */
+/** A confirmed starter-agents payment, then issue-token with its payment id (the proof of payment): the user's JWT. */
 export async function signIn(api: string, email: string): Promise<string> {
-  await payAndConfirm(api, { offer_id: 'svc_starter_agents', customer_email: email });
+  const paymentId = await payAndConfirm(api, { offer_id: 'svc_starter_agents', customer_email: email });
   const issued = await postJson(api, '/v1/auth/issue-token', {
     status: 'CONFIRMED',
     offer_id: 'svc_starter_agents',
     customer_email: email,
     merchant_id: process.env.SVC_MERCHANT_ID ?? 'merchant_local',
+    payment_id: paymentId,
   });
   return issued.jwtToken as string;
 }
@@ -37,13 +38,14 @@ export async function fundWallet(api: string, email: string, token: string, amou
   }, 'the wallet to be funded');
 }
 
-async function payAndConfirm(api: string, checkout: Record<string, unknown>): Promise<void> {
+async function payAndConfirm(api: string, checkout: Record<string, unknown>): Promise<string> {
   const payment = await postJson(api, '/sandbox/payments', checkout);
   await postJson(api, `/sandbox/payments/${payment.payment_id as string}/confirm`);
   await until(async () => {
     const current = (await (await fetch(`${api}/sandbox/payments/${payment.payment_id as string}`)).json()) as { webhook_delivered: boolean };
     return current.webhook_delivered;
   }, 'the payment webhook');
+  return payment.payment_id as string;
 }
 
 async function postJson(api: string, path: string, body?: unknown): Promise<Record<string, unknown>> {

@@ -6,6 +6,7 @@ import rateLimit from '@fastify/rate-limit';
 import { MAX_BODY_BYTES } from '../contract/claims.js';
 import { SvcError } from '../contract/errors.js';
 import type { ServiceContext } from './context.js';
+import { parseJsonBodies } from './json-body.js';
 import { handleError } from './problem.js';
 import { agentRoutes } from './routes/agents.js';
 import { authRoutes } from './routes/auth.js';
@@ -54,13 +55,8 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   // spec §4: all bodies are JSON. Fastify also parses text/plain by default, which would turn a text body into a
   // 400 about its shape instead of a clear 415.
   app.removeContentTypeParser('text/plain');
-  // JSON bodies keep their raw bytes: the webhook's signature is over exactly what was sent.
-  app.removeContentTypeParser('application/json');
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    request.rawBody = body as Buffer;
-    parseJson(request, (body as Buffer).toString('utf8'), done);
-  });
+  // JSON bodies keep their raw bytes (the webhook's signature) and must be UTF-8 (json-body.ts).
+  parseJsonBodies(app);
 
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(

@@ -1,6 +1,8 @@
-// spec §4 "All bodies are JSON": the routes of one plugin scope take application/json only. Fastify also parses
-// text/plain by default, which would turn a text body into a 400 about its shape instead of a clear 415.
-import type { FastifyInstance } from 'fastify';
+// spec §4 "All bodies are JSON". One parser for every JSON body: it keeps the raw bytes (the webhook's signature is
+// over exactly what was sent) and refuses bytes that are not UTF-8, which a lenient decode would store as U+FFFD
+// (two different bodies, one stored value).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { SvcError } from '../contract/errors.js';
 
 export interface JsonBodyOptions {
   /**
@@ -10,19 +12,43 @@ export interface JsonBodyOptions {
   allowEmpty?: boolean;
 }
 
-/** Call at the top of a route plugin; applies to that plugin's routes only (fastify encapsulation). */
-export function acceptJsonBodiesOnly(app: FastifyInstance, options: JsonBodyOptions = {}): void {
-  app.removeContentTypeParser('text/plain');
-  if (!options.allowEmpty) return;
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The body as text; 400 when its bytes are not UTF-8. */
+export function decodeUtf8Body(bytes: Buffer): string {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    throw new SvcError('invalid_request', 'the request body is not valid UTF-8', { remedy: 'Send the body encoded as UTF-8.' });
+  }
+}
+
+/** Installs the JSON parser on `app` (and its child scopes): strict UTF-8, raw bytes kept. */
+export function parseJsonBodies(app: FastifyInstance, options: JsonBodyOptions = {}): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request: FastifyRequest, body, done) => {
     const bytes = body as Buffer;
     request.rawBody = bytes;
-    if (bytes.toString('utf8').trim() === '') {
+    let text: string;
+    try {
+      text = decodeUtf8Body(bytes);
+    } catch (error) {
+      done(error as SvcError, undefined);
+      return;
+    }
+    if (options.allowEmpty && text.trim() === '') {
       done(null, undefined);
       return;
     }
-    parseJson(request, bytes.toString('utf8'), done);
+    parseJson(request, text, done);
   });
+}
+
+/** Call at the top of a route plugin; applies to that plugin's routes only (fastify encapsulation). */
+export function acceptJsonBodiesOnly(app: FastifyInstance, options: JsonBodyOptions = {}): void {
+  // Fastify also parses text/plain by default, which would turn a text body into a 400 about its shape instead of a
+  // clear 415.
+  app.removeContentTypeParser('text/plain');
+  if (options.allowEmpty) parseJsonBodies(app, options);
 }

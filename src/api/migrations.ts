@@ -137,4 +137,25 @@ export const SERVICE_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX wallet_sessions_by_expiry ON wallet_sessions (expires_at);
   `,
+  /* 3: node credentials; wallet sessions of tokens without a jti */ `
+  -- Enrollment gives a node its own long-lived credential (docs/api.md "Node credential"); only its SHA-256 is kept,
+  -- so a copy of the database signs no node in. Nodes enrolled before have none until they enroll again.
+  ALTER TABLE nodes ADD COLUMN credential_hash TEXT;
+  CREATE UNIQUE INDEX nodes_by_credential ON nodes (credential_hash);
+
+  -- A token that verify accepts may carry no jti (RFC 7519 makes it optional; another implementation may omit it),
+  -- and such a token must sign in to the wallet page too.
+  CREATE TABLE wallet_sessions_v3 (
+    session_hash TEXT PRIMARY KEY,
+    user_id      TEXT NOT NULL,
+    tier         TEXT NOT NULL,
+    token_jti    TEXT,
+    created_at   INTEGER NOT NULL,
+    expires_at   INTEGER NOT NULL
+  );
+  INSERT INTO wallet_sessions_v3 SELECT session_hash, user_id, tier, token_jti, created_at, expires_at FROM wallet_sessions;
+  DROP TABLE wallet_sessions;
+  ALTER TABLE wallet_sessions_v3 RENAME TO wallet_sessions;
+  CREATE INDEX wallet_sessions_by_expiry ON wallet_sessions (expires_at);
+  `,
 ];

@@ -56,7 +56,7 @@ export function createTokenService(secrets: Pick<ServiceSecrets, 'jwtKey' | 'jwt
         exp: iat + JWT_LIFETIME_SECONDS,
         jti: randomUUID(),
       };
-      const { sub, iss, exp, jti, ...custom } = claims;
+      const { sub, iss, exp, jti: _jti, ...custom } = claims;
       const jwtKey = await keyReady;
       const token = await new SignJWT(custom)
         .setProtectedHeader({ alg: JWT_ALGORITHM, typ: 'JWT', kid: jwtKid })
@@ -64,12 +64,15 @@ export function createTokenService(secrets: Pick<ServiceSecrets, 'jwtKey' | 'jwt
         .setIssuer(iss)
         .setIssuedAt(iat)
         .setExpirationTime(exp)
-        .setJti(jti)
+        .setJti(claims.jti!)
         .sign(jwtKey);
       return { token, claims, kid: jwtKid };
     },
 
     async verify(token) {
+      // RFC 8725 §3.2 spirit, RFC 7515 §2: one encoding per token. jose decodes leniently (a trailing "=" still
+      // verifies), which would give one signed token many spellings, each its own key for caches and logs.
+      if (!isCanonicalCompactJws(token)) throw new InvalidTokenError('malformed');
       const jwtKey = await keyReady;
       let payload: Record<string, unknown>;
       try {
@@ -90,7 +93,7 @@ export function createTokenService(secrets: Pick<ServiceSecrets, 'jwtKey' | 'jwt
       } catch (error) {
         throw toInvalidTokenError(error);
       }
-      if (!hasAccessClaims(payload)) throw new InvalidTokenError('invalid_claims');
+      if (!hasAccessClaims(payload) || !plausibleLifetime(payload, clock.now())) throw new InvalidTokenError('invalid_claims');
       return payload;
     },
   };
@@ -105,6 +108,30 @@ function hasAccessClaims(payload: Record<string, unknown>): payload is AccessTok
     payload.nodeAccess === NODE_ACCESS &&
     Number.isInteger(payload.iat) &&
     Number.isInteger(payload.exp)
+  );
+}
+
+/** How far a token's iat may lie ahead of our clock: clocks of well-run hosts agree within seconds. */
+export const MAX_CLOCK_SKEW_SECONDS = 60;
+
+/**
+ * RFC 8725 §3.10 (validate every claim): a token must say when it was issued, not in the future beyond the skew,
+ * and live no longer than the spec's 30 days. A token signed with our key but claiming a longer life (or issued
+ * "tomorrow" to outlive its exp) is not one the service issued.
+ */
+function plausibleLifetime(claims: AccessTokenClaims, nowMs: number): boolean {
+  return claims.iat <= nowMs / 1000 + MAX_CLOCK_SKEW_SECONDS && claims.exp > claims.iat && claims.exp - claims.iat <= JWT_LIFETIME_SECONDS;
+}
+
+// An empty segment is allowed here: an unsigned (alg "none") token is refused for its algorithm, a clearer reason.
+const BASE64URL_SEGMENT = /^[A-Za-z0-9_-]*$/;
+
+/** Three unpadded base64url segments, each the one encoding of its bytes (no stray bits in the last character). */
+function isCanonicalCompactJws(token: string): boolean {
+  const segments = token.split('.');
+  return (
+    segments.length === 3 &&
+    segments.every((segment) => BASE64URL_SEGMENT.test(segment) && Buffer.from(segment, 'base64url').toString('base64url') === segment)
   );
 }
 

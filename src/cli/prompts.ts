@@ -4,10 +4,11 @@
 // Ctrl+C at a prompt rejects with inquirer's ExitPromptError, which main.ts turns into exit 130.
 import { AGENT_SKUS } from '../contract/agents.js';
 import { formatDollars, parseDollarsToCents } from '../contract/money.js';
+import { isEmailAddress } from '../contract/email.js';
 import { TIER_IDS, TIERS, type TierId } from '../contract/tiers.js';
 import { formatDuration, parseDuration } from '../node/duration.js';
 import { describeChoice } from '../node/wizard/choose-agent.js';
-import { isEmailAddress, type AgentChoice, type Shortfall, type WizardPrompts } from '../node/wizard/questions.js';
+import { type AgentChoice, type Shortfall, type WizardPrompts } from '../node/wizard/questions.js';
 
 type Inquirer = typeof import('@inquirer/prompts');
 
@@ -42,6 +43,18 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
         },
         context,
       );
+    },
+
+    async payment() {
+      const { input } = await inquirer();
+      const answer = await input(
+        {
+          message: 'Payment id from checkout (proves the payment):',
+          validate: (value) => /^[A-Za-z0-9_.:-]{1,128}$/.test(value.trim()) || 'Enter the payment id the payment provider gave you, such as pay_123.',
+        },
+        context,
+      );
+      return answer.trim();
     },
 
     async agent(choices, suggested) {

@@ -29,7 +29,8 @@ export interface AccessTokenClaims {
   iss: string;
   iat: number;
   exp: number;
-  jti: string;
+  /** Optional in a token from another implementation (RFC 7519 §4.1.7); ours always carry one. */
+  jti?: string;
 }
 
 /** spec §4: the wallet page URL a user opens to sign in with a JWT. */

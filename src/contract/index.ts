@@ -4,3 +4,4 @@ export * from './errors.js';
 export * from './money.js';
 export * from './schemas.js';
 export * from './tiers.js';
+export * from './email.js';

@@ -3,14 +3,21 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AGENT_IDS } from './agents.js';
 import { DEPLOY_MODE, INSTALL_PATH } from './claims.js';
+import { EMAIL_PATTERN } from './email.js';
 import { DOCS_SECTIONS, TIER_IDS } from './tiers.js';
 
-export const EMAIL_PATTERN = '^[^\\s@]{1,64}@[^\\s@]+\\.[^\\s@]+$';
+export { EMAIL_PATTERN, isEmailAddress, normalizeEmail } from './email.js';
+
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 /** Ids and keys that reach logs, URLs and SQL parameters: printable, no spaces, bounded. */
 export const ID_PATTERN = '^[A-Za-z0-9_.:-]{1,128}$';
 
-const Email = Type.String({ pattern: EMAIL_PATTERN, maxLength: 254, description: 'the checkout e-mail' });
+const Email = Type.String({ pattern: EMAIL_PATTERN, maxLength: 254, description: 'the checkout e-mail (ASCII)' });
+/**
+ * An address as a payment provider reports it: the provider's word, recorded as given (any script), so a payment
+ * made with a look-alike address stays that address and never matches an ASCII one.
+ */
+const ProviderEmail = Type.String({ pattern: '^[^\\s@]{1,64}@[^\\s@]{1,253}$', maxLength: 254 });
 const TierIdSchema = Type.Union(TIER_IDS.map((id) => Type.Literal(id)));
 const Id = Type.String({ pattern: ID_PATTERN });
 const Timestamp = Type.String({ description: 'ISO 8601, UTC' });
@@ -51,6 +58,9 @@ export const IssueTokenRequest = Type.Object(
     offer_id: TierIdSchema,
     customer_email: Email,
     merchant_id: Id,
+    // Addition (docs/api.md "issue-token"): the provider's payment id, the payer's proof of payment. Required unless
+    // the caller is an enrolled node presenting its node credential.
+    payment_id: Type.Optional(Id),
   },
   strict,
 );
@@ -118,6 +128,8 @@ export type WalletResponse = Static<typeof WalletResponse>;
 // POST /v1/swarm/nodes/enroll (Bearer deploy token, no body)
 export const EnrollResponse = Type.Object({
   node_id: Type.String(),
+  /** Addition: the node's own long-lived secret, shown once; the service keeps only its SHA-256. */
+  node_credential: Type.String(),
   user_id: Type.String(),
   tier_id: Type.String(),
   install_path: Type.Literal(INSTALL_PATH),
@@ -139,7 +151,7 @@ export type DocsSectionResponse = Static<typeof DocsSectionResponse>;
 export const PaymentConfirmedData = Type.Object({
   payment_id: Id,
   status: Type.String({ maxLength: 32 }),
-  customer_email: Email,
+  customer_email: ProviderEmail,
   offer_id: Type.String({ maxLength: 64 }),
   merchant_id: Id,
   amount_cents: Type.Integer({ minimum: 0, maximum: 100_000_000 }),
@@ -157,7 +169,8 @@ export type WebhookEvent = Static<typeof WebhookEvent>;
 export const SandboxPaymentRequest = Type.Object(
   {
     offer_id: TierIdSchema,
-    customer_email: Email,
+    // The sandbox stands for an external provider's checkout, which takes any address its payer types.
+    customer_email: ProviderEmail,
     amount_cents: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000_000 })),
   },
   strict,
@@ -175,11 +188,3 @@ export const SandboxPayment = Type.Object({
   webhook_delivered: Type.Boolean(),
 });
 export type SandboxPayment = Static<typeof SandboxPayment>;
-
-/**
- * E-mail addresses are compared without regard to case, so the checkout e-mail and the session's user_id
- * resolve to one user however the client typed them (spec §5.6). Stored and signed lowercased.
- */
-export function normalizeEmail(email: string): string {
-  return email.toLowerCase();
-}

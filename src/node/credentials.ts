@@ -18,6 +18,8 @@ export interface NodeEnrollment {
   user_id: string;
   tier_id: string;
   enrolled_at: string;
+  /** The node's own secret from enrollment (absent on nodes enrolled before it existed). */
+  credential?: string;
 }
 
 export interface Credentials {

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { IDEMPOTENCY_KEY_LIFETIME_SECONDS } from '../contract/claims.js';
 import { findAgentSku } from '../contract/agents.js';
+import { normalizeEmail } from '../contract/email.js';
 import { SvcError } from '../contract/errors.js';
 import { formatDollars } from '../contract/money.js';
 import type { ExecuteResponse } from '../contract/schemas.js';
@@ -117,7 +118,7 @@ export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlemen
     }
     // Keys are per user at the service: another user's row can only be replayed with that user's token.
     const userId = row.user_id ?? deps.jwt.sub;
-    if (userId.toLowerCase() !== deps.jwt.sub.toLowerCase()) {
+    if (normalizeEmail(userId) !== normalizeEmail(deps.jwt.sub)) {
       summary.left += 1;
       continue;
     }

@@ -100,8 +100,15 @@ export class ServiceClient {
     return this.#body({ method: 'POST', path: '/v1/swarm/paygate/activate', body: { session_id, payment_id }, retrySafe: false });
   }
 
-  issueToken(body: IssueTokenRequest): Promise<IssueTokenResponse> {
-    return this.#body({ method: 'POST', path: '/v1/auth/issue-token', body, retrySafe: false });
+  /** With a payment id in the body, or as an enrolled node with its credential (docs/api.md "issue-token"). */
+  issueToken(body: IssueTokenRequest, nodeCredential?: string): Promise<IssueTokenResponse> {
+    return this.#body({
+      method: 'POST',
+      path: '/v1/auth/issue-token',
+      body,
+      ...(nodeCredential === undefined ? {} : { bearer: nodeCredential }),
+      retrySafe: false,
+    });
   }
 
   verify(token: string): Promise<VerifyResponse> {

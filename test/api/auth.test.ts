@@ -30,11 +30,12 @@ describe('auth: issue-token and verify', () => {
   });
 
   const issue = (body: Record<string, unknown>) => api.post('/v1/auth/issue-token', body);
-  const issueBody = (customer_email: string, offer_id = 'svc_starter_agents') => ({
+  const issueBody = (customer_email: string, offer_id = 'svc_starter_agents', payment_id?: string) => ({
     status: 'CONFIRMED',
     offer_id,
     customer_email,
     merchant_id: MERCHANT_ID,
+    ...(payment_id === undefined ? {} : { payment_id }),
   });
   const verifyInBody = (token: string) => api.post('/v1/auth/verify', { token });
 
@@ -42,7 +43,7 @@ describe('auth: issue-token and verify', () => {
     it('issues an HS256 JWT with the spec claims for a confirmed payment and records its jti', async () => {
       const email = uniqueEmail('issue');
       const paymentId = await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
-      const response = await issue(issueBody(email, 'dev_portal_execution_billing'));
+      const response = await issue(issueBody(email, 'dev_portal_execution_billing', paymentId));
       expect(response.status, response.text).toBe(201);
       expect(response.body).toEqual({
         jwtToken: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
@@ -76,17 +77,17 @@ describe('auth: issue-token and verify', () => {
 
     it('signs the lowercased e-mail whatever case the client used', async () => {
       const email = uniqueEmail('case');
-      await payAndConfirm(service.baseUrl, 'svc_starter_agents', email.toUpperCase());
-      const response = await issue(issueBody(email.replace(/^./, (c) => c.toUpperCase())));
+      const paymentId = await payAndConfirm(service.baseUrl, 'svc_starter_agents', email.toUpperCase());
+      const response = await issue(issueBody(email.replace(/^./, (c) => c.toUpperCase()), 'svc_starter_agents', paymentId));
       expect(response.status, response.text).toBe(201);
       expect(decodeJwt(response.body.jwtToken).sub).toBe(email);
     });
 
     it.each(['PENDING', 'confirmed', 'FAILED', ''])('answers 409 payment_not_confirmed when the body says status %j', async (status) => {
       const email = uniqueEmail('status');
-      await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
+      const paymentId = await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
       const before = dbSnapshot(service.db);
-      const response = await issue({ ...issueBody(email), status });
+      const response = await issue({ ...issueBody(email, 'svc_starter_agents', paymentId), status });
       expect(response.status).toBe(409);
       expect(response.body.code).toBe('payment_not_confirmed');
       expect(dbSnapshot(service.db)).toEqual(before);
@@ -94,29 +95,91 @@ describe('auth: issue-token and verify', () => {
 
     it('answers 422 payment_mismatch for another merchant', async () => {
       const email = uniqueEmail('merchant');
-      await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
+      const paymentId = await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
       const before = dbSnapshot(service.db);
-      const response = await issue({ ...issueBody(email), merchant_id: 'merchant_elsewhere' });
+      const response = await issue({ ...issueBody(email, 'svc_starter_agents', paymentId), merchant_id: 'merchant_elsewhere' });
       expect(response.status).toBe(422);
       expect(response.body.code).toBe('payment_mismatch');
       expect(dbSnapshot(service.db)).toEqual(before);
     });
 
-    it.each([
-      ['no payment at all', async (_email: string) => undefined],
-      ['a payment still PENDING', async (email: string) => void (await createPayment(service.baseUrl, 'svc_starter_agents', email))],
-      ['a confirmed payment for another offer', async (email: string) => void (await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email))],
-      ['a confirmed payment of another e-mail', async (_email: string) => void (await payAndConfirm(service.baseUrl, 'svc_starter_agents', uniqueEmail('other')))],
-    ])('never trusts the body: %s is 409 payment_not_confirmed with Retry-After', async (_label, arrange) => {
-      const email = uniqueEmail('untrusted');
-      await arrange(email);
+    it('never issues on an e-mail alone: without payment_id the paying victim\'s e-mail gets 400, and nothing changes', async () => {
+      const victim = uniqueEmail('victim');
+      await payAndConfirm(service.baseUrl, 'svc_starter_agents', victim);
       const before = dbSnapshot(service.db);
-      const response = await issue(issueBody(email));
-      expect(response.status).toBe(409);
-      expect(response.body.code).toBe('payment_not_confirmed');
-      expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+      const response = await issue(issueBody(victim));
+      expect(response.status).toBe(400);
+      expect(response.body).toMatchObject({ code: 'invalid_request', errors: [{ path: '/payment_id', message: 'is required' }] });
       expect(response.text).not.toMatch(/eyJ/);
       expect(dbSnapshot(service.db)).toEqual(before);
+    });
+
+    it('answers an unpaid e-mail, a wrong payment id and another payer\'s payment id with the same 404, word for word', async () => {
+      const victim = uniqueEmail('victim');
+      await payAndConfirm(service.baseUrl, 'svc_starter_agents', victim);
+      const attackersOwn = await payAndConfirm(service.baseUrl, 'svc_starter_agents', uniqueEmail('mallory'));
+      const unpaid = uniqueEmail('unpaid');
+      const before = dbSnapshot(service.db);
+      const answers = [
+        await issue(issueBody(victim, 'svc_starter_agents', 'pay_000000000000000000000000')),
+        await issue(issueBody(victim, 'svc_starter_agents', attackersOwn)),
+        await issue(issueBody(unpaid, 'svc_starter_agents', 'pay_000000000000000000000000')),
+        await issue(issueBody(unpaid, 'svc_starter_agents', attackersOwn)),
+      ];
+      for (const response of answers) {
+        expect(response.status).toBe(404);
+        expect(response.body.code).toBe('payment_not_found');
+        expect(response.headers.get('retry-after')).toBeNull();
+        expect(response.text).toBe(answers[0]!.text);
+      }
+      expect(dbSnapshot(service.db)).toEqual(before);
+    });
+
+    it('with the payer\'s own payment id: PENDING is 409 with Retry-After, another offer is 422, and neither issues', async () => {
+      const email = uniqueEmail('payer');
+      const pending = await createPayment(service.baseUrl, 'svc_starter_agents', email);
+      const devPortal = await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
+      const before = dbSnapshot(service.db);
+      const notYet = await issue(issueBody(email, 'svc_starter_agents', pending));
+      expect(notYet.status).toBe(409);
+      expect(notYet.body.code).toBe('payment_not_confirmed');
+      expect(Number(notYet.headers.get('retry-after'))).toBeGreaterThan(0);
+      const otherOffer = await issue(issueBody(email, 'svc_starter_agents', devPortal));
+      expect(otherOffer.status).toBe(422);
+      expect(otherOffer.body).toMatchObject({ code: 'payment_mismatch', payment_offer_id: 'dev_portal_execution_billing' });
+      // The provider's word on the PENDING payment was recorded (as activation does); nothing was issued.
+      const { payments: _payments, ...rest } = dbSnapshot(service.db);
+      const { payments: _before, ...restBefore } = before;
+      expect(rest).toEqual(restBefore);
+    });
+
+    it('asks the provider when the webhook has not brought the confirmation yet', async () => {
+      const email = uniqueEmail('nowebhook');
+      const paymentId = await createPayment(service.baseUrl, 'svc_starter_agents', email);
+      // Confirmed at the provider; the service has not heard of it (its webhook may still be on the way).
+      service.db.prepare("UPDATE sandbox_payments SET status = 'CONFIRMED', confirmed_at = ? WHERE payment_id = ?").run(clock.now(), paymentId);
+      const response = await issue(issueBody(email, 'svc_starter_agents', paymentId));
+      expect(response.status, response.text).toBe(201);
+    });
+
+    it('never folds a look-alike address: a payment made as \\u212Aate@ (Kelvin sign) proves nothing for kate@', async () => {
+      const domain = `victim-${randomBytes(3).toString('hex')}.com`;
+      const lookAlike = `\u212Aate@${domain}`;
+      // The provider (the sandbox stands for one) takes whatever address its payer typed.
+      const paymentId = await payAndConfirm(service.baseUrl, 'svc_starter_agents', lookAlike);
+      expect(service.db.prepare('SELECT customer_email FROM payments WHERE payment_id = ?').get(paymentId)).toEqual({ customer_email: lookAlike });
+      const asKate = await issue(issueBody(`kate@${domain}`, 'svc_starter_agents', paymentId));
+      expect(asKate.status).toBe(404);
+      expect(asKate.body.code).toBe('payment_not_found');
+      // A client may not use the look-alike itself: addresses a client gives are ASCII.
+      const asLookAlike = await issue(issueBody(lookAlike, 'svc_starter_agents', paymentId));
+      expect(asLookAlike.status).toBe(400);
+      expect(asLookAlike.body.errors[0].path).toBe('/customer_email');
+      // Nor does the payment activate a session of kate@.
+      const session = await api.post('/v1/swarm/paygate/session', { tier_id: 'svc_starter_agents', user_id: `kate@${domain}` });
+      const activation = await api.post('/v1/swarm/paygate/activate', { session_id: session.body.session_id, payment_id: paymentId });
+      expect(activation.status).toBe(404);
+      expect(activation.body.code).toBe('session_not_found');
     });
   });
 
@@ -224,6 +287,26 @@ describe('auth: issue-token and verify', () => {
           'invalid_claims',
         ],
         ['the right key but an unknown tier', () => signWith(service.secrets.jwtKey, claimsWith({ tier: 'platinum' }), { alg: 'HS256' }), 'invalid_claims'],
+        ['a trailing "=" after the signature (a second spelling of a valid token)', () => `${token}=`, 'malformed'],
+        ['padding inside the payload segment', () => `${parts()[0]}.${parts()[1]}==.${parts()[2]}`, 'malformed'],
+        [
+          'the right key but iat an hour in the future',
+          () => signWith(service.secrets.jwtKey, claimsWith({ iat: Math.floor(clock.now() / 1000) + 3600 }), { alg: 'HS256' }),
+          'invalid_claims',
+        ],
+        [
+          'the right key but a life longer than 30 days',
+          () => signWith(service.secrets.jwtKey, claimsWith({ exp: (decodeJwt(token).iat as number) + THIRTY_DAYS_SECONDS + 1 }), { alg: 'HS256' }),
+          'invalid_claims',
+        ],
+        [
+          'the right key but no iat',
+          () => {
+            const { iat: _iat, ...rest } = claimsWith({});
+            return signWith(service.secrets.jwtKey, rest, { alg: 'HS256' });
+          },
+          'invalid_claims',
+        ],
         [
           'the right key but expired',
           () => signWith(service.secrets.jwtKey, claimsWith({ exp: Math.floor(clock.now() / 1000) - 1 }), { alg: 'HS256' }),
@@ -243,6 +326,22 @@ describe('auth: issue-token and verify', () => {
         // The same token as the bearer credential gets the same answer.
         expect((await api.post('/v1/auth/verify', undefined, { token: bad })).body).toEqual(response.body);
       });
+    });
+
+    it('accepts an iat a few seconds ahead of its clock (clock skew between hosts), and a token without jti', async () => {
+      const now = Math.floor(clock.now() / 1000);
+      const { jti: _jti, ...claims } = decodeJwt(token);
+      const skewed = await new SignJWT({ ...claims, iat: now + 30, exp: now + 3600 }).setProtectedHeader({ alg: 'HS256' }).sign(service.secrets.jwtKey);
+      expect((await verifyInBody(skewed)).body).toMatchObject({ valid: true, sub: email });
+    });
+
+    it('refuses to spend with a token spelled with a trailing "=" (401 at execute, nothing charged)', async () => {
+      const response = await api.post('/v1/swarm/execute', { user_id: email, agent_id: 'agent_ops_monitor_004' }, {
+        token: `${token}=`,
+        headers: { 'idempotency-key': `pad-${randomBytes(4).toString('hex')}` },
+      });
+      expect(response.status).toBe(401);
+      expect(response.body.code).toBe('unauthorized');
     });
 
     it('reports the issued token expired once 30 days have passed', async () => {

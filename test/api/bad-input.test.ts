@@ -10,7 +10,7 @@ import { dbSnapshot } from './support/paygate-support.js';
 
 interface BadRequest {
   label: string;
-  rawBody?: string;
+  rawBody?: string | Buffer;
   contentType?: string;
   /** Expected problem code. */
   code: string;
@@ -25,6 +25,8 @@ function transportCases(validBody: unknown): BadRequest[] {
   return [
     { label: 'malformed JSON', rawBody: '{"tier_id": ', code: 'invalid_request', status: 400 },
     { label: 'JSON with a trailing comma', rawBody: '{"a":1,}', code: 'invalid_request', status: 400 },
+    // Decoded leniently, these bytes would be stored as U+FFFD: two different bodies, one stored value.
+    { label: 'a JSON body whose bytes are not UTF-8', rawBody: Buffer.concat([Buffer.from('{"x":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]), code: 'invalid_request', status: 400 },
     { label: 'a 1 MiB body', rawBody: json({ ...(validBody as object), padding: ONE_MIB }), code: 'payload_too_large', status: 413 },
     { label: 'a text/plain body', rawBody: json(validBody), contentType: 'text/plain', code: 'unsupported_media_type', status: 415 },
     { label: 'a form body', rawBody: 'a=1&b=2', contentType: 'application/x-www-form-urlencoded', code: 'unsupported_media_type', status: 415 },

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../src/api/server.js';
 import { MovableClock } from '../helpers/clock.js';
@@ -41,16 +42,20 @@ describe('POST /v1/swarm/nodes/enroll', () => {
     expect(response.status, response.text).toBe(200);
     expect(response.body).toEqual({
       node_id: expect.stringMatching(UUID_V4),
+      node_credential: expect.stringMatching(/^svcn_[A-Za-z0-9_-]{43}$/),
       user_id: email,
       tier_id: 'svc_starter_agents',
       install_path: '/opt/svc/swarm-node',
       deploy_mode: 'bare_metal',
     });
-    expect(service.db.prepare('SELECT session_id, user_id, tier_id FROM nodes WHERE node_id = ?').get(response.body.node_id)).toEqual({
+    expect(service.db.prepare('SELECT session_id, user_id, tier_id, credential_hash FROM nodes WHERE node_id = ?').get(response.body.node_id)).toEqual({
       session_id,
       user_id: email,
       tier_id: 'svc_starter_agents',
+      // Only the credential's SHA-256 is kept: a copy of the database authenticates no node.
+      credential_hash: createHash('sha256').update(response.body.node_credential).digest('hex'),
     });
+    expect(JSON.stringify(dbSnapshot(service.db))).not.toContain(response.body.node_credential);
 
     const before = dbSnapshot(service.db);
     expectInvalid(await enroll(deploy_token), deploy_token);

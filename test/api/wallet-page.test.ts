@@ -160,13 +160,50 @@ describe('wallet page', () => {
       expect((await page(firstCookie)).text).not.toContain(first.claims.sub);
     });
 
+    it('signs in with any token verify accepts, one without a jti too (RFC 7519: jti is optional)', async () => {
+      const email = uniqueEmail('nojti');
+      const now = Math.floor(clock.now() / 1000);
+      const token = await new SignJWT({ tier: 'svc_starter_agents', chainId: 1202, nodeAccess: 'isolated_svc_server' })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setSubject(email)
+        .setIssuer('svc')
+        .setIssuedAt(now)
+        .setExpirationTime(now + 3600)
+        .sign(service.secrets.jwtKey);
+      const verdict = await httpRequest(`${service.baseUrl}/v1/auth/verify`, { body: { token } });
+      expect(verdict.body.valid).toBe(true);
+      const { cookie } = await signInToWallet(token);
+      const response = await page(cookie);
+      expect(response.status).toBe(200);
+      expect(response.text).toContain(email);
+    });
+
+    it('refuses a form whose bytes or percent-escapes are not UTF-8 with 400, and changes nothing', async () => {
+      const { token } = await service.ctx.tokens.issue(uniqueEmail('utf8'), 'svc_starter_agents');
+      const { cookie } = await signInToWallet(token);
+      const before = sandboxPaymentCount();
+      for (const rawBody of [Buffer.from([0x61, 0x6d, 0x6f, 0x75, 0x6e, 0x74, 0x3d, 0x31, 0xff]), 'amount=1%FF']) {
+        const response = await httpRequest(`${loginUrl().replace(/login$/, 'fund')}`, {
+          method: 'POST',
+          rawBody,
+          headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', origin },
+        });
+        expect(response.status).toBe(400);
+        expectWalletHeaders(response);
+        // Refused for its encoding, not read as a malformed amount ("1\uFFFD").
+        expect(response.text).toContain('UTF-8');
+      }
+      expect(sandboxPaymentCount()).toBe(before);
+    });
+
     it('escapes every value it shows', async () => {
-      const email = `<b>x</b>'"&@example.com`;
+      // The most HTML-laden address a token may carry (ASCII atext: ' & / = ? { } | are allowed, < > " are not).
+      const email = `x'&{y}/=?@example.com`;
       const { token } = await service.ctx.tokens.issue(email, 'svc_starter_agents');
       const { cookie } = await signInToWallet(token);
       const response = await page(cookie);
-      expect(response.text).not.toContain('<b>x</b>');
-      expect(response.text).toContain('&lt;b&gt;x&lt;/b&gt;&#39;&quot;&amp;@example.com');
+      expect(response.text).not.toContain(email);
+      expect(response.text).toContain('x&#39;&amp;{y}/=?@example.com');
     });
   });
 

@@ -93,6 +93,16 @@ describe('POST /v1/payments/webhook', () => {
     expect(rowCount(service.db, 'payments')).toBe(before);
   });
 
+  it('refuses a signed event whose bytes are not UTF-8 with 400 and records nothing (not U+FFFD)', async () => {
+    const id = `evt_${Date.now()}_bytes`;
+    const rawBody = Buffer.concat([Buffer.from(`{"id":"${id}","type":"payment.`), Buffer.from([0xc3, 0x28]), Buffer.from('","created":1,"data":{}}')]);
+    const before = dbSnapshot(service.db);
+    const response = await deliverWebhook(service, undefined, { rawBody });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'invalid_request', detail: 'the request body is not valid UTF-8' });
+    expect(dbSnapshot(service.db)).toEqual(before);
+  });
+
   it('accepts a header with several v1 signatures when one matches (secret rotation)', async () => {
     const event = confirmedEvent(paymentData());
     const body = JSON.stringify(event);

@@ -140,9 +140,9 @@ describe('swarm-node login, whoami, logout', () => {
 
   it('login --email --offer issues the JWT, keeps it 0600, verifies it and shows tier and sections, never printing it', async () => {
     const email = uniqueEmail('login');
-    await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
+    const payment = await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
     const { env, home } = nodeEnv(service.baseUrl);
-    const result = await swarmNode(['--json', 'login', '--email', email, '--offer', 'dev_portal_execution_billing'], { env });
+    const result = await swarmNode(['--json', 'login', '--email', email, '--offer', 'dev_portal_execution_billing', '--payment', payment], { env });
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.json).toMatchObject({
       sub: email,
@@ -160,24 +160,42 @@ describe('swarm-node login, whoami, logout', () => {
     expect(stored.token.split('.')).toHaveLength(3);
     expect(result.stdout + result.stderr).not.toContain(stored.token);
 
-    const human = await swarmNode(['login', '--email', email, '--offer', 'dev_portal_execution_billing', '--merchant', 'merchant_local'], { env });
+    // --tier is an alias of --offer (activate's name for the same value).
+    const human = await swarmNode(['login', '--email', email, '--tier', 'dev_portal_execution_billing', '--payment', payment, '--merchant', 'merchant_local'], { env });
     expect(human.exitCode, human.stderr).toBe(0);
     expect(human.stdout).toMatch(/^tier\s+dev_portal_execution_billing$/m);
     expect(human.stdout).toMatch(/^docs sections\s+dev-portal, execution-billing, agent-upload$/m);
   });
 
-  it('login exits 7 while the payment is not confirmed, and 1 for another merchant; nothing is stored', async () => {
+  it('login exits 7 while the payment is not confirmed, and 1 for another merchant or offer; nothing is stored', async () => {
     const email = uniqueEmail('unpaid');
-    await createPayment(service.baseUrl, 'svc_starter_agents', email);
+    const payment = await createPayment(service.baseUrl, 'svc_starter_agents', email);
     const { env, home } = nodeEnv(service.baseUrl);
-    const pending = await swarmNode(['--json', 'login', '--email', email, '--offer', 'svc_starter_agents'], { env });
+    const login = ['--json', 'login', '--email', email, '--offer', 'svc_starter_agents', '--payment', payment];
+    const pending = await swarmNode(login, { env });
     expect(pending.exitCode).toBe(7);
     expect(pending.json.error.code).toBe('payment_not_confirmed');
-    expect(pending.json.error.remedy).toContain('swarm-node login again');
-    await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
-    const otherMerchant = await swarmNode(['--json', 'login', '--email', email, '--offer', 'svc_starter_agents', '--merchant', 'merchant_other'], { env });
+    expect(pending.json.error.remedy).toContain(`swarm-node login --email ${email} --offer svc_starter_agents --payment <payment_id> again`);
+    await confirmPayment(service.baseUrl, payment);
+    const otherMerchant = await swarmNode([...login, '--merchant', 'merchant_other'], { env });
     expect(otherMerchant.exitCode).toBe(1);
     expect(otherMerchant.json.error.code).toBe('payment_mismatch');
+    const otherOffer = await swarmNode(['--json', 'login', '--email', email, '--offer', 'dev_portal_execution_billing', '--payment', payment], { env });
+    expect(otherOffer.exitCode).toBe(1);
+    expect(otherOffer.json.error).toMatchObject({ code: 'payment_mismatch', remedy: expect.stringContaining('the offer svc_starter_agents') });
+    expect(existsSync(join(home, 'etc', 'credentials.json'))).toBe(false);
+  });
+
+  it('login with a mistyped e-mail or payment id exits 5 (not found) with the remedy to use the checkout ones, never 7', async () => {
+    const email = uniqueEmail('typo');
+    const payment = await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
+    const { env, home } = nodeEnv(service.baseUrl);
+    for (const [who, id] of [[email.replace('@', 'x@'), payment], [email, 'pay_mistyped']] as const) {
+      const result = await swarmNode(['--json', 'login', '--email', who, '--offer', 'svc_starter_agents', '--payment', id], { env });
+      expect(result.exitCode, result.stdout).toBe(5);
+      expect(result.json.error.code).toBe('payment_not_found');
+      expect(result.json.error.remedy).toMatch(/^Use the e-mail you paid with and the payment id from checkout: swarm-node login --email/);
+    }
     expect(existsSync(join(home, 'etc', 'credentials.json'))).toBe(false);
   });
 
@@ -218,6 +236,9 @@ describe('swarm-node login, whoami, logout', () => {
       ['login', '--offer', 'svc_starter_agents'],
       ['login', '--offer', 'platinum', '--email', 'a@example.com'],
       ['login', '--email', 'a@example.com', '--offer', 'svc_starter_agents', '--token-stdin'],
+      // No proof of payment, and this home is not an enrolled node.
+      ['login', '--email', 'a@example.com', '--offer', 'svc_starter_agents'],
+      ['login', '--email', 'a@example.com', '--offer', 'svc_starter_agents', '--tier', 'dev_portal_execution_billing', '--payment', 'pay_1'],
       ['login', '--token-file', join(home, 'missing')],
     ]) {
       const result = await swarmNode(args, { env });

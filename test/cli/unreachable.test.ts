@@ -37,7 +37,7 @@ describe('an unreachable service', () => {
   it('exits 6 quickly against a closed port, for every command that needs the service', async () => {
     const node = await signedInNode(service.baseUrl, { label: 'closed' });
     const closed = { ...node.env, SVC_BASE_URL: 'http://127.0.0.1:9' };
-    for (const args of [['whoami'], ['wallet'], ['docs'], ['register', AGENT], ['login', '--email', 'a@example.com', '--offer', 'svc_starter_agents'], ['activate', '--tier', 'svc_starter_agents', '--email', 'a@example.com', '--payment', 'pay_1']]) {
+    for (const args of [['whoami'], ['wallet'], ['docs'], ['register', AGENT], ['login', '--email', 'a@example.com', '--offer', 'svc_starter_agents', '--payment', 'pay_1'], ['activate', '--tier', 'svc_starter_agents', '--email', 'a@example.com', '--payment', 'pay_1']]) {
       const started = Date.now();
       const result = await swarmNode(['--json', ...args], { env: closed });
       expect(Date.now() - started, args.join(' ')).toBeLessThan(20_000);

@@ -117,9 +117,10 @@ describe('npm run demo', () => {
     expect(output).toMatch(/daemon runs\s+\d+, exit code 0 on SIGTERM/);
     expect(output).toMatch(/^demo finished in \d+\.\d s$/m);
 
-    // Secrets only masked: no JWT, no deploy token in full.
+    // Secrets only masked: no JWT, no deploy token, no node credential in full.
     expect(output).not.toMatch(JWT_SHAPE);
     expect(output).not.toMatch(TOKEN_SHAPE);
+    expect(output).not.toMatch(/svcn_[A-Za-z0-9_-]{20,}/);
     // NO_COLOR and not a terminal: no escape sequences.
     expect(output).not.toContain('\u001b[');
 

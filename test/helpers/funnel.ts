@@ -42,14 +42,15 @@ export async function payAndConfirm(baseUrl: string, offer_id: string, customer_
   return paymentId;
 }
 
-/** A confirmed payment for the offer, then issue-token: the user's JWT. */
+/** A confirmed payment for the offer, then issue-token with its payment id (the proof of payment): the user's JWT. */
 export async function signIn(baseUrl: string, email: string, offer_id = 'svc_starter_agents'): Promise<string> {
-  await payAndConfirm(baseUrl, offer_id, email);
+  const payment_id = await payAndConfirm(baseUrl, offer_id, email);
   const response = await apiClient(baseUrl).post('/v1/auth/issue-token', {
     status: 'CONFIRMED',
     offer_id,
     customer_email: email,
     merchant_id: MERCHANT_ID,
+    payment_id,
   });
   expect(response.status, response.text).toBe(201);
   return response.body.jwtToken as string;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../src/api/server.js';
 import { MovableClock } from '../helpers/clock.js';
-import { activatedSession } from '../helpers/funnel.js';
+import { activatedSession, fundWallet } from '../helpers/funnel.js';
 import { REPO_ROOT, startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
 import { filesUnder, homeOf, mode, run, snapshot, swarmNode, writeTokenFile } from './support.js';
@@ -97,6 +97,30 @@ describe('swarm-node install', () => {
       expect(sqlite.stdout, sqlite.stderr).toBe('42');
       const version = await run(join(root, 'usr/local/bin/swarm-node'), ['--version']);
       expect(version.stdout.trim(), version.stderr).toBe(VERSION);
+    });
+
+    it('keeps the node credential 0600 and signs in with it: `swarm-node login` alone on the installed node, no payment id', async () => {
+      const credentials = JSON.parse(readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8'));
+      expect(credentials.node.credential).toMatch(/^svcn_[A-Za-z0-9_-]{43}$/);
+      expect(first.stdout + first.stderr).not.toContain(credentials.node.credential);
+      const login = await run(join(root, 'usr/local/bin/swarm-node'), ['--json', 'login']);
+      expect(login.exitCode, login.stderr + login.stdout).toBe(0);
+      expect(login.json).toMatchObject({ sub: credentials.node.user_id, tier: 'svc_starter_agents' });
+      expect(login.stdout + login.stderr).not.toContain(credentials.node.credential);
+      const signedIn = JSON.parse(readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8'));
+      expect(signedIn.node).toEqual(credentials.node);
+      expect(signedIn.jwt.sub).toBe(credentials.node.user_id);
+    });
+
+    it('the wizard on the installed node signs in as the node (no --email, --offer or --payment), then runs', async () => {
+      const bin = join(root, 'usr/local/bin/swarm-node');
+      const node = JSON.parse(readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8')).node;
+      await fundWallet(service.baseUrl, node.user_id, 10);
+      expect((await run(bin, ['logout'])).exitCode).toBe(0);
+      const wizard = await run(bin, ['--json', 'wizard', '--agent', 'agent_ops_monitor_004', '--yes', '--no-register']);
+      expect(wizard.exitCode, wizard.stderr).toBe(0);
+      expect(wizard.json).toMatchObject({ user_id: node.user_id, signed_in_now: true, run: { charged_cents: 4 } });
+      expect(wizard.stderr).toContain(`Signing in as this node's user, ${node.user_id}`);
     });
 
     it('a re-run needs no token, changes nothing and says so', async () => {

@@ -31,7 +31,7 @@ function wizard(env: Record<string, string>, args: string[] = []): PtySession {
 describe('swarm-node wizard in a terminal', () => {
   it('happy path, key by key: signs in, lists the agents with prices, runs one billed run, registers it with a schedule and a cap', async () => {
     const email = uniqueEmail('wizard');
-    await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
+    const paymentId = await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
     await fundWallet(service.baseUrl, email, 100);
     const node = nodeEnv(service.baseUrl);
     // An agent registered earlier, to be marked in the list.
@@ -40,7 +40,7 @@ describe('swarm-node wizard in a terminal', () => {
     seeded.close();
 
     const session = wizard(node.env);
-    await session.waitFor('Sign in with the e-mail and the offer of your checkout.');
+    await session.waitFor('Sign in with the e-mail, the offer and the payment id of your checkout.');
     await session.waitFor('Checkout e-mail:');
     await session.typeLine('not-an-address');
     await session.waitFor('Enter the e-mail address you paid with');
@@ -54,6 +54,11 @@ describe('swarm-node wizard in a terminal', () => {
     session.press(KEY.up);
     await session.waitFor('❯ Dev portal  (dev_portal_execution_billing)');
     session.press(KEY.enter);
+    await session.waitFor('Payment id from checkout (proves the payment):');
+    await session.typeLine('pay 1');
+    await session.waitFor('Enter the payment id the payment provider gave you');
+    for (let i = 0; i < 'pay 1'.length; i += 1) session.press(KEY.backspace);
+    await session.typeLine(paymentId);
     await session.waitFor(`Signed in as ${email} (Dev portal); the token is kept in ${node.home}/etc/credentials.json (mode 0600).`);
 
     const agents = await session.waitFor('Ops monitor agent  $0.04 per run');
@@ -138,7 +143,7 @@ describe('swarm-node wizard in a terminal', () => {
     const email = uniqueEmail('wizard-pending');
     const paymentId = await createPayment(service.baseUrl, 'svc_starter_agents', email);
     const node = nodeEnv(service.baseUrl);
-    const session = wizard(node.env, ['--email', email, '--offer', 'svc_starter_agents']);
+    const session = wizard(node.env, ['--email', email, '--offer', 'svc_starter_agents', '--payment', paymentId]);
     await session.waitFor(`warning: the Starter agents payment of ${email} is not confirmed yet`);
     await session.waitFor('The payment provider confirms a payment a little after checkout');
     await session.waitFor('Quit (run swarm-node wizard again later)');
@@ -153,9 +158,9 @@ describe('swarm-node wizard in a terminal', () => {
 
   it('payment not confirmed yet, and the person quits: exit 7 with the remedy, nothing stored', async () => {
     const email = uniqueEmail('wizard-quit');
-    await createPayment(service.baseUrl, 'svc_starter_agents', email);
+    const paymentId = await createPayment(service.baseUrl, 'svc_starter_agents', email);
     const node = nodeEnv(service.baseUrl);
-    const session = wizard(node.env, ['--email', email, '--offer', 'svc_starter_agents']);
+    const session = wizard(node.env, ['--email', email, '--offer', 'svc_starter_agents', '--payment', paymentId]);
     await session.waitFor('Quit (run swarm-node wizard again later)');
     session.press(KEY.down, KEY.enter);
     await session.waitFor('error: ');

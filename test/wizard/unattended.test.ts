@@ -28,12 +28,12 @@ afterAll(async () => {
 });
 
 describe('swarm-node wizard without a terminal: what is missing, at once', () => {
-  it('a fresh node and no flags: exit 2 naming --email, --offer, --agent and --yes, before any network call or write', async () => {
+  it('a fresh node and no flags: exit 2 naming --email, --offer, --payment, --agent and --yes, before any network call or write', async () => {
     const node = nodeEnv(CLOSED_PORT_URL);
     const started = Date.now();
     const result = await swarmNode(['wizard'], { env: node.env });
     expect(result.exitCode, result.stderr).toBe(2);
-    expect(result.stderr).toContain('error: no terminal to ask on (stdin is not a TTY): pass --email <email>, --offer <tier_id>, --agent <agent_id>, --yes');
+    expect(result.stderr).toContain('error: no terminal to ask on (stdin is not a TTY): pass --email <email>, --offer <tier_id>, --payment <payment_id>, --agent <agent_id>, --yes');
     expect(result.stderr).toContain('Example: swarm-node wizard --agent agent_ops_monitor_004 --yes');
     expect(result.stdout).toBe('');
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -184,13 +184,13 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
     expect(registrationsOf(node.home)).toEqual([]);
   });
 
-  it('not signed in, with --email and --offer: signs in (credentials 0600, the JWT never printed), then runs', async () => {
+  it('not signed in, with --email, --offer and --payment: signs in (credentials 0600, the JWT never printed), then runs', async () => {
     const email = uniqueEmail('wizard-signin');
-    await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
+    const paymentId = await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
     await fundWallet(service.baseUrl, email, 10);
     const node = nodeEnv(service.baseUrl);
     const result = await swarmNode(
-      ['--json', 'wizard', '--email', email, '--offer', 'dev_portal_execution_billing', '--agent', 'agent_svc_skills_005', '--yes', '--no-register'],
+      ['--json', 'wizard', '--email', email, '--offer', 'dev_portal_execution_billing', '--payment', paymentId, '--agent', 'agent_svc_skills_005', '--yes', '--no-register'],
       { env: node.env },
     );
     expect(result.exitCode, result.stderr).toBe(0);
@@ -203,9 +203,9 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
 
   it('payment not confirmed yet: exit 7 at once with the remedy, nothing stored', async () => {
     const email = uniqueEmail('wizard-pending');
-    await createPayment(service.baseUrl, 'svc_starter_agents', email);
+    const paymentId = await createPayment(service.baseUrl, 'svc_starter_agents', email);
     const node = nodeEnv(service.baseUrl);
-    const result = await swarmNode(['wizard', '--email', email, '--offer', 'svc_starter_agents', '--agent', AGENT, '--yes'], { env: node.env });
+    const result = await swarmNode(['wizard', '--email', email, '--offer', 'svc_starter_agents', '--payment', paymentId, '--agent', AGENT, '--yes'], { env: node.env });
     expect(result.exitCode, result.stderr).toBe(7);
     expect(result.stderr).toContain(`warning: the Starter agents payment of ${email} is not confirmed yet`);
     expect(result.stderr).toContain('Wait for the payment provider to confirm the payment, then run swarm-node wizard again.');
@@ -217,7 +217,7 @@ describe('swarm-node wizard --help', () => {
   it('documents every flag with examples, and loads no prompt, spinner, SQLite or HTTP module', async () => {
     const help = await swarmNode(['wizard', '--help']);
     expect(help.exitCode).toBe(0);
-    for (const flag of ['--email <email>', '--offer <tier_id>', '--agent <agent_id>', '--every <duration>', '--daily-cap <dollars>', '-y, --yes', '--no-register']) {
+    for (const flag of ['--email <email>', '--offer <tier_id>', '--payment <payment_id>', '--agent <agent_id>', '--every <duration>', '--daily-cap <dollars>', '-y, --yes', '--no-register']) {
       expect(help.stdout).toContain(flag);
     }
     expect(help.stdout).toContain('--yes without --every registers the agent for manual runs only');

@@ -1,26 +1,29 @@
-// spec §4, §5: POST /v1/auth/issue-token and POST /v1/auth/verify.
+// spec §4, §5: POST /v1/auth/issue-token (with proof of payment: ./proof-of-payment.ts) and POST /v1/auth/verify.
 import { PAYMENT_CONFIRMED, PAYMENT_RAIL } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
 import { normalizeEmail, type IssueTokenRequest, type IssueTokenResponse, type VerifyResponse } from '../../contract/schemas.js';
 import { TIERS, type TierId } from '../../contract/tiers.js';
 import { isoTime } from '../../lib/clock.js';
 import type { ServiceContext } from '../context.js';
-import { PAYMENT_RETRY_AFTER_SECONDS } from '../paygate/sessions.js';
+import { createNodeAuthenticator, isNodeCredential } from '../paygate/node-credentials.js';
 import { createPaymentRecords } from '../payments/payment-records.js';
 import { InvalidTokenError } from '../tokens.js';
+import { nodeProvingIssue, paymentIdRequired, paymentProvingIssue, type ProvenPayment } from './proof-of-payment.js';
 
 export interface AccessTokens {
-  issue(input: IssueTokenRequest): Promise<IssueTokenResponse>;
+  /** `bearer`: the Authorization header's credential, when the caller is an enrolled node. */
+  issue(input: IssueTokenRequest, bearer: string | undefined): Promise<IssueTokenResponse>;
   verify(token: string): Promise<VerifyResponse>;
 }
 
 export function createAccessTokens(ctx: ServiceContext): AccessTokens {
   const payments = createPaymentRecords(ctx);
+  const nodes = createNodeAuthenticator(ctx.db);
   const recordIssued = ctx.db.prepare(`
     INSERT INTO issued_tokens (jti, sub, tier, kid, payment_id, issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)`);
 
   return {
-    async issue(input) {
+    async issue(input, bearer) {
       // DECISIONS.md: the body's status is the client's claim; only the service's own records decide.
       if (input.status !== PAYMENT_CONFIRMED) {
         throw new SvcError('payment_not_confirmed', `issue-token needs a payment whose status is ${PAYMENT_CONFIRMED}`, {
@@ -30,18 +33,18 @@ export function createAccessTokens(ctx: ServiceContext): AccessTokens {
       if (input.merchant_id !== ctx.merchantId) {
         throw new SvcError('payment_mismatch', 'merchant_id is not the merchant of this service');
       }
-      const email = normalizeEmail(input.customer_email);
-      const payment = payments.latestConfirmed(email, input.offer_id, input.merchant_id);
-      // No confirmed payment may simply mean its webhook is still on the way (spec §7: wait and retry).
-      if (payment === undefined) {
-        throw new SvcError('payment_not_confirmed', `no ${PAYMENT_CONFIRMED} payment of this e-mail for ${input.offer_id} is known yet`, {
-          retryAfterSeconds: PAYMENT_RETRY_AFTER_SECONDS,
-          remedy: 'Wait for the payment provider to confirm the payment (its webhook), then retry with the checkout e-mail.',
-        });
+      let proof: ProvenPayment;
+      if (bearer !== undefined) {
+        if (!isNodeCredential(bearer)) throw new SvcError('unauthorized', 'issue-token takes a node credential as its bearer, or no Authorization header');
+        proof = nodeProvingIssue(nodes.authenticate(bearer), input);
+      } else if (input.payment_id !== undefined) {
+        proof = await paymentProvingIssue(payments, { ...input, payment_id: input.payment_id });
+      } else {
+        throw paymentIdRequired();
       }
-      const issued = await ctx.tokens.issue(email, input.offer_id);
+      const issued = await ctx.tokens.issue(normalizeEmail(input.customer_email), input.offer_id);
       const { claims } = issued;
-      recordIssued.run(claims.jti, claims.sub, claims.tier, issued.kid, payment.payment_id, claims.iat * 1000, claims.exp * 1000);
+      recordIssued.run(claims.jti, claims.sub, claims.tier, issued.kid, proof.payment_id, claims.iat * 1000, claims.exp * 1000);
       return { jwtToken: issued.token, token_type: 'Bearer', expires_at: isoTime(claims.exp * 1000), tier: claims.tier };
     },
 

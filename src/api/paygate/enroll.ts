@@ -1,5 +1,5 @@
 // DECISIONS.md addition: POST /v1/swarm/nodes/enroll. The node install presents its deploy token once; the
-// token is consumed and the node recorded in one transaction.
+// token is consumed and the node recorded in one transaction, and the node gets its own credential (shown once).
 import { randomUUID } from 'node:crypto';
 import { DEPLOY_MODE, INSTALL_PATH } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
@@ -7,6 +7,7 @@ import type { EnrollResponse } from '../../contract/schemas.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import { createDeployTokens } from './deploy-tokens.js';
+import { hashNodeCredential, newNodeCredential } from './node-credentials.js';
 
 export interface NodeEnrollment {
   /** Enrolls a node with the deploy token; 401 deploy_token_invalid without saying why, never echoing it. */
@@ -22,7 +23,7 @@ export function createNodeEnrollment(db: SqliteDatabase, clock: Clock): NodeEnro
   const selectSession = db.prepare<[string], { user_id: string; tier_id: string; status: string }>(
     'SELECT user_id, tier_id, status FROM sessions WHERE session_id = ?',
   );
-  const insertNode = db.prepare('INSERT INTO nodes (node_id, session_id, user_id, tier_id, enrolled_at) VALUES (?, ?, ?, ?, ?)');
+  const insertNode = db.prepare('INSERT INTO nodes (node_id, session_id, user_id, tier_id, enrolled_at, credential_hash) VALUES (?, ?, ?, ?, ?, ?)');
 
   const enroll = db.transaction((deployToken: string | undefined): EnrollResponse => {
     if (deployToken === undefined) throw invalidDeployToken();
@@ -31,8 +32,16 @@ export function createNodeEnrollment(db: SqliteDatabase, clock: Clock): NodeEnro
     const session = selectSession.get(consumed.session_id);
     if (session === undefined || session.status !== 'active') throw invalidDeployToken();
     const nodeId = randomUUID();
-    insertNode.run(nodeId, consumed.session_id, session.user_id, session.tier_id, clock.now());
-    return { node_id: nodeId, user_id: session.user_id, tier_id: session.tier_id, install_path: INSTALL_PATH, deploy_mode: DEPLOY_MODE };
+    const nodeCredential = newNodeCredential();
+    insertNode.run(nodeId, consumed.session_id, session.user_id, session.tier_id, clock.now(), hashNodeCredential(nodeCredential));
+    return {
+      node_id: nodeId,
+      node_credential: nodeCredential,
+      user_id: session.user_id,
+      tier_id: session.tier_id,
+      install_path: INSTALL_PATH,
+      deploy_mode: DEPLOY_MODE,
+    };
   });
 
   return { enroll };

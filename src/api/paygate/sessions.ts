@@ -60,16 +60,10 @@ export function createPaygate(ctx: ServiceContext): Paygate {
     return session;
   }
 
-  /** The service's record, or the provider's word when the webhook has not (yet) brought a confirmation. */
   async function resolvePayment(paymentId: string): Promise<PaymentRecord> {
-    const recorded = payments.find(paymentId);
-    if (recorded?.status === PAYMENT_CONFIRMED) return recorded;
-    // DECISIONS.md: a lost webhook must not strand a paid user; what the provider says is recorded (and a
-    // wallet-fund payment credited) exactly as if its webhook had arrived.
-    const reported = await ctx.provider.lookupPayment(paymentId);
-    if (reported !== null && reported.payment_id === paymentId) return payments.recordProviderWord(reported);
-    if (recorded !== undefined) return recorded;
-    throw new SvcError('payment_not_found', `the payment provider has no payment ${paymentId}`);
+    const payment = await payments.resolve(paymentId);
+    if (payment === undefined) throw new SvcError('payment_not_found', `the payment provider has no payment ${paymentId}`);
+    return payment;
   }
 
   // Everything after the provider's answer is one synchronous transaction: the session and payment are read

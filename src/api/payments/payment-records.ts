@@ -5,7 +5,7 @@ import { normalizeEmail } from '../../contract/schemas.js';
 import { TIERS, isTierId } from '../../contract/tiers.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
-import type { ProviderPayment } from '../context.js';
+import type { PaymentProvider, ProviderPayment } from '../context.js';
 import type { Ledger } from '../ledger.js';
 
 export interface PaymentRecord extends ProviderPayment {
@@ -23,12 +23,22 @@ export interface PaymentRecords {
    * transaction, once (the ledger keys credits by payment id).
    */
   recordProviderWord(payment: ProviderPayment): PaymentRecord;
-  /** The most recent CONFIRMED payment of this customer for this offer and merchant (issue-token). */
-  latestConfirmed(customerEmail: string, offerId: string, merchantId: string): PaymentRecord | undefined;
+  /**
+   * The service's record when it is CONFIRMED; else the provider's word (recorded, as if its webhook had arrived:
+   * DECISIONS.md, a lost webhook must not strand a paid user); else the record as it is; undefined when neither the
+   * service nor the provider knows the payment.
+   */
+  resolve(paymentId: string): Promise<PaymentRecord | undefined>;
 }
 
-export function createPaymentRecords(deps: { db: SqliteDatabase; clock: Clock; ledger: Ledger; merchantId: string }): PaymentRecords {
-  const { db, clock, ledger, merchantId } = deps;
+export function createPaymentRecords(deps: {
+  db: SqliteDatabase;
+  clock: Clock;
+  ledger: Ledger;
+  merchantId: string;
+  provider: PaymentProvider;
+}): PaymentRecords {
+  const { db, clock, ledger, merchantId, provider } = deps;
   const selectPayment = db.prepare<[string], PaymentRecord>('SELECT * FROM payments WHERE payment_id = ?');
   const upsertPayment = db.prepare(`
     INSERT INTO payments (payment_id, status, customer_email, offer_id, merchant_id, amount_cents, confirmed_at, recorded_at)
@@ -42,10 +52,6 @@ export function createPaymentRecords(deps: { db: SqliteDatabase; clock: Clock; l
       confirmed_at = excluded.confirmed_at,
       recorded_at = excluded.recorded_at
     WHERE payments.status <> '${PAYMENT_CONFIRMED}'`);
-  const selectLatestConfirmed = db.prepare<[string, string, string], PaymentRecord>(`
-    SELECT * FROM payments
-    WHERE customer_email = ? AND offer_id = ? AND merchant_id = ? AND status = '${PAYMENT_CONFIRMED}'
-    ORDER BY confirmed_at DESC, recorded_at DESC LIMIT 1`);
 
   const recordProviderWord = db.transaction((payment: ProviderPayment): PaymentRecord => {
     const now = clock.now();
@@ -70,8 +76,13 @@ export function createPaymentRecords(deps: { db: SqliteDatabase; clock: Clock; l
   return {
     find: (paymentId) => selectPayment.get(paymentId),
     recordProviderWord,
-    latestConfirmed: (customerEmail, offerId, merchantIdAsked) =>
-      selectLatestConfirmed.get(normalizeEmail(customerEmail), offerId, merchantIdAsked),
+    async resolve(paymentId) {
+      const recorded = selectPayment.get(paymentId);
+      if (recorded?.status === PAYMENT_CONFIRMED) return recorded;
+      const reported = await provider.lookupPayment(paymentId);
+      if (reported !== null && reported.payment_id === paymentId) return recordProviderWord(reported);
+      return recorded;
+    },
   };
 }
 

@@ -4,6 +4,7 @@ import { SvcError } from '../../contract/errors.js';
 import { IssueTokenRequest, IssueTokenResponse, VerifyRequest, VerifyResponse } from '../../contract/schemas.js';
 import { rateLimited } from '../app.js';
 import { createAccessTokens } from '../auth/access-tokens.js';
+import { bearerToken } from '../bearer.js';
 import type { ServiceContext } from '../context.js';
 import { acceptJsonBodiesOnly } from '../json-body.js';
 
@@ -18,7 +19,8 @@ export function authRoutes(ctx: ServiceContext): FastifyPluginAsync {
     app.post<{ Body: IssueTokenRequest }>(
       '/v1/auth/issue-token',
       { config: rateLimited(ctx), schema: { body: IssueTokenRequest, response: { 201: IssueTokenResponse } } },
-      async (request, reply) => reply.status(201).send(await accessTokens.issue(request.body)),
+      // An enrolled node may prove the payment with its node credential as the bearer (proof-of-payment.ts).
+      async (request, reply) => reply.status(201).send(await accessTokens.issue(request.body, bearerToken(request))),
     );
 
     app.post<{ Body: VerifyRequest }>(

@@ -3,12 +3,12 @@
 // Every response of this scope is HTML with the headers of security.ts, errors included.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
-import fastifyFormbody from '@fastify/formbody';
 import { WALLET_LOGIN_INTENT } from '../../contract/claims.js';
 import { SvcError, type ErrorCode } from '../../contract/errors.js';
 import { parseDollarsToCents } from '../../contract/money.js';
 import { rateLimited } from '../app.js';
 import type { ServiceContext } from '../context.js';
+import { decodeUtf8Body } from '../json-body.js';
 import { toSvcError } from '../problem.js';
 import { InvalidTokenError } from '../tokens.js';
 import { createRecentRuns } from './recent-runs.js';
@@ -32,9 +32,15 @@ export function walletPageRoutes(ctx: ServiceContext): FastifyPluginAsync {
 function walletPage(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
     await app.register(fastifyCookie);
-    await app.register(fastifyFormbody, { bodyLimit: FORM_BODY_LIMIT_BYTES });
     // The forms post urlencoded bodies only; the service's JSON parser stays outside this scope.
     app.removeContentTypeParser(['application/json', 'text/plain']);
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: FORM_BODY_LIMIT_BYTES }, (_request, body, done) => {
+      try {
+        done(null, parseFormBody(body as Buffer));
+      } catch (error) {
+        done(error as SvcError, undefined);
+      }
+    });
 
     const sessions = createWalletSessions(ctx.db, ctx.clock);
     const recentRuns = createRecentRuns(ctx.db);
@@ -156,6 +162,31 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
       reply.clearCookie(SESSION_COOKIE, { path: scope.path, secure: scope.secure, httpOnly: true, sameSite: 'strict' });
     }
   };
+}
+
+/**
+ * application/x-www-form-urlencoded, strictly: the bytes and every percent-decoded value must be UTF-8
+ * (decodeURIComponent throws on a sequence that is not), where a lenient parser would keep U+FFFD.
+ */
+function parseFormBody(bytes: Buffer): Record<string, string | string[]> {
+  // No prototype: a field named __proto__ is just a field. A repeated name keeps every value (never our form's).
+  const fields: Record<string, string | string[]> = Object.create(null) as Record<string, string | string[]>;
+  const text = decodeUtf8Body(bytes);
+  for (const pair of text === '' ? [] : text.split('&')) {
+    const separator = pair.indexOf('=');
+    const [rawName, rawValue] = separator < 0 ? [pair, ''] : [pair.slice(0, separator), pair.slice(separator + 1)];
+    let name: string;
+    let value: string;
+    try {
+      name = decodeURIComponent(rawName.replaceAll('+', ' '));
+      value = decodeURIComponent(rawValue.replaceAll('+', ' '));
+    } catch {
+      throw new SvcError('invalid_request', 'the form is not valid URL-encoded UTF-8');
+    }
+    const previous = fields[name];
+    fields[name] = previous === undefined ? value : [previous, value].flat();
+  }
+  return fields;
 }
 
 function amountField(body: unknown): string | undefined {

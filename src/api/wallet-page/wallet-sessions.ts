@@ -48,7 +48,7 @@ export function createWalletSessions(db: SqliteDatabase, clock: Clock): WalletSe
       const session_id = randomBytes(32).toString('base64url');
       const expires_at = Math.min(claims.exp * 1000, now + WALLET_SESSION_MAX_SECONDS * 1000);
       const user_id = normalizeEmail(claims.sub);
-      insert.run(hashSessionId(session_id), user_id, claims.tier, claims.jti, now, expires_at);
+      insert.run(hashSessionId(session_id), user_id, claims.tier, claims.jti ?? null, now, expires_at);
       return { session_id, user_id, tier: claims.tier, expires_at };
     },
 

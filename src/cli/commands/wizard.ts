@@ -5,14 +5,17 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { AGENT_IDS } from '../../contract/agents.js';
 import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
+import { isEmailAddress } from '../../contract/email.js';
 import { TIER_IDS, type TierId } from '../../contract/tiers.js';
-import { answering, isEmailAddress, missingFlags, notATerminal, type WizardFlags, type WizardPrompts } from '../../node/wizard/questions.js';
+import { answering, missingFlags, notATerminal, type WizardFlags, type WizardPrompts } from '../../node/wizard/questions.js';
 import { contextFor, type CommandContext } from '../context.js';
 import { cleared, parseDailyCap, parseEvery, type Cleared } from './register.js';
 
 interface WizardOptions {
   email?: string;
   offer?: TierId;
+  tier?: TierId;
+  payment?: string;
   agent?: string;
   every?: number | Cleared;
   dailyCap?: number | Cleared;
@@ -32,7 +35,9 @@ export function wizardCommand(): Command {
   return new Command('wizard')
     .description('the guided first run: sign in, choose an agent, check the wallet, run it once, register it')
     .option('--email <email>', 'the checkout e-mail (asked when this node must sign in)', parseEmail)
-    .addOption(new Option('--offer <tier_id>', 'the offer paid for (asked when this node must sign in)').choices(TIER_IDS))
+    .addOption(new Option('--offer <tier_id>', 'the offer paid for (asked when this node must sign in; alias: --tier)').choices(TIER_IDS))
+    .addOption(new Option('--tier <tier_id>').choices(TIER_IDS).hideHelp())
+    .option('--payment <payment_id>', 'the payment id from checkout, the proof of payment (asked when this node must sign in)')
     .addOption(new Option('--agent <agent_id>', 'the agent to run').choices(AGENT_IDS))
     .option('--every <duration>', 'register it on this schedule: 1s..7d, e.g. 5m, 1h (none: manual runs only)', parseEvery)
     .option('--daily-cap <dollars>', 'register it with this daily cap in dollars (none: no cap)', parseDailyCap)
@@ -42,7 +47,7 @@ export function wizardCommand(): Command {
       'after',
       `
 Asks only what the options did not answer. Without a terminal, or with --json, it asks nothing: then --agent and
---yes are needed (and --email with --offer when the node is not signed in), or it exits 2 naming the missing ones.
+--yes are needed (and --email, --offer and --payment when the node is neither signed in nor enrolled), or it exits 2 naming the missing ones.
 --yes without --every registers the agent for manual runs only: the wizard never starts a schedule on its own
 (an agent registered earlier keeps its schedule and cap). When the wallet cannot pay one run, it shows the wallet
 page and, in a terminal, waits for the funds (re-checking every 2 s); unattended, it exits 3.
@@ -57,10 +62,11 @@ Example:
       if (!options.register && (options.every !== undefined || options.dailyCap !== undefined)) {
         throw new SvcError('usage', '--no-register goes without --every and --daily-cap', { remedy: 'Drop --no-register to register the agent, or the schedule options.' });
       }
-      const { usableStoredJwt } = await import('../../node/wizard/sign-in.js');
+      const { needsSignInAnswers } = await import('../../node/wizard/sign-in.js');
       const flags: WizardFlags = {
         ...(options.email === undefined ? {} : { email: options.email }),
-        ...(options.offer === undefined ? {} : { offer: options.offer }),
+        ...((options.offer ?? options.tier) === undefined ? {} : { offer: (options.offer ?? options.tier)! }),
+        ...(options.payment === undefined ? {} : { payment: options.payment }),
         ...(options.agent === undefined ? {} : { agent: options.agent }),
         ...(options.every === undefined ? {} : { every: cleared(options.every) as number | null }),
         ...(options.dailyCap === undefined ? {} : { dailyCap: cleared(options.dailyCap) as number | null }),
@@ -74,7 +80,7 @@ Example:
         prompts = terminalPrompts();
       } else {
         // Decided from local files only: nothing has been sent or written yet.
-        const needsSignIn = usableStoredJwt(ctx.paths.credentialsFile, ctx.clock.now(), flags.email) === undefined;
+        const needsSignIn = needsSignInAnswers(ctx.paths.credentialsFile, ctx.clock.now(), flags.email);
         const missing = missingFlags(flags, needsSignIn);
         if (missing.length > 0) throw notATerminal(missing, ctx.json ? '--json asks no questions' : 'no terminal to ask on (stdin is not a TTY)');
       }

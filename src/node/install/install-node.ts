@@ -150,7 +150,13 @@ function persistEnrollment(layout: InstallLayout, stored: Credentials, enrollmen
 async function enrollNode(options: InstallNodeOptions, token: string): Promise<NodeEnrollment> {
   try {
     const enrolled = await options.enroll(token);
-    return { node_id: enrolled.node_id, user_id: enrolled.user_id, tier_id: enrolled.tier_id, enrolled_at: options.now().toISOString() };
+    return {
+      node_id: enrolled.node_id,
+      user_id: enrolled.user_id,
+      tier_id: enrolled.tier_id,
+      enrolled_at: options.now().toISOString(),
+      credential: enrolled.node_credential,
+    };
   } catch (error) {
     if (error instanceof SvcError && error.code === 'deploy_token_invalid') {
       throw new SvcError('deploy_token_invalid', `the service refused the deploy token (${error.message}); nothing was installed`, {

@@ -14,6 +14,8 @@ export interface AgentChoice extends AgentSku {
 export interface WizardPrompts {
   email(suggested: string | undefined): Promise<string>;
   offer(suggested: TierId): Promise<TierId>;
+  /** The provider's payment id from checkout: the proof of payment issue-token needs. */
+  payment(): Promise<string>;
   agent(choices: readonly AgentChoice[], suggested: string | undefined): Promise<string>;
   /** true: wait for the confirmation and retry; false: quit. */
   waitForPayment(): Promise<boolean>;
@@ -37,6 +39,7 @@ export interface Shortfall {
 export interface WizardFlags {
   email?: string;
   offer?: TierId;
+  payment?: string;
   agent?: string;
   /** --every: seconds, or null for `none`. */
   every?: number | null;
@@ -51,6 +54,7 @@ export interface WizardFlags {
 export const FLAG_OF = {
   email: '--email <email>',
   offer: '--offer <tier_id>',
+  payment: '--payment <payment_id>',
   agent: '--agent <agent_id>',
   yes: '--yes',
 } as const;
@@ -64,6 +68,7 @@ export function missingFlags(flags: WizardFlags, needsSignIn: boolean): string[]
   const missing: string[] = [];
   if (needsSignIn && flags.email === undefined) missing.push(FLAG_OF.email);
   if (needsSignIn && flags.offer === undefined) missing.push(FLAG_OF.offer);
+  if (needsSignIn && flags.payment === undefined) missing.push(FLAG_OF.payment);
   if (flags.agent === undefined) missing.push(FLAG_OF.agent);
   if (flags.yes !== true) missing.push(FLAG_OF.yes);
   return missing;
@@ -72,15 +77,12 @@ export function missingFlags(flags: WizardFlags, needsSignIn: boolean): string[]
 export function notATerminal(missing: readonly string[], why: string): SvcError {
   const names = missing.map((flag) => flag.split(' ')[0]!);
   return new SvcError('not_a_terminal', `${why}: pass ${missing.join(', ')}`, {
-    remedy: 'Example: swarm-node wizard --agent agent_ops_monitor_004 --yes (add --email and --offer when this node is not signed in).',
+    remedy:
+      'Example: swarm-node wizard --agent agent_ops_monitor_004 --yes (add --email, --offer and --payment when this node is neither signed in nor enrolled).',
     extensions: { missing_flags: names },
   });
 }
 
-/** Whether a string looks like an e-mail address; the service has the last word. */
-export function isEmailAddress(text: string): boolean {
-  return text.length <= 254 && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(text);
-}
 
 /** The questions as the flow asks them: every/dailyCap may answer undefined, "keep what the registration has". */
 export interface WizardQuestions extends Omit<WizardPrompts, 'every' | 'dailyCap'> {
@@ -104,6 +106,7 @@ export function answering(flags: WizardFlags, prompts: WizardPrompts | undefined
   return {
     email: (suggested) => (flags.email !== undefined ? Promise.resolve(flags.email) : prompts ? prompts.email(suggested) : unanswered(FLAG_OF.email)),
     offer: (suggested) => (flags.offer !== undefined ? Promise.resolve(flags.offer) : prompts ? prompts.offer(suggested) : unanswered(FLAG_OF.offer)),
+    payment: () => (flags.payment !== undefined ? Promise.resolve(flags.payment) : prompts ? prompts.payment() : unanswered(FLAG_OF.payment)),
     agent: (choices, suggested) =>
       flags.agent !== undefined ? Promise.resolve(flags.agent) : prompts ? prompts.agent(choices, suggested) : unanswered(FLAG_OF.agent),
     // Unattended, nobody can fund the wallet or confirm a payment meanwhile: quit with the remedy at once.

@@ -1,9 +1,10 @@
 // Wizard step a: sign in only when this node holds no JWT the service accepts (spec §4 issue-token, §7 payment
 // not confirmed: wait and retry).
+import { normalizeEmail } from '../../contract/email.js';
 import { SvcError } from '../../contract/errors.js';
 import { TIERS, type TierId } from '../../contract/tiers.js';
 import { readCredentials, type StoredJwt } from '../credentials.js';
-import { loginWithPayment, verifyToken, type SignedIn } from '../session.js';
+import { loginWithPayment, nodeLogin, verifyToken, type PaymentLogin, type SignedIn } from '../session.js';
 import type { WizardQuestions } from './questions.js';
 import type { WizardStepDeps } from './ui.js';
 
@@ -14,12 +15,25 @@ export interface SignInOutcome {
   signed_in_now: boolean;
 }
 
+/** Whether the wizard must ask who the user is: no usable stored token, and no node credential to sign in with. */
+export function needsSignInAnswers(credentialsFile: string, nowMs: number, email: string | undefined): boolean {
+  return usableStoredJwt(credentialsFile, nowMs, email) === undefined && enrolledNodeLogin(credentialsFile, '', email) === undefined;
+}
+
+/** The sign-in of an enrolled node (its credential proves the payment), unless another e-mail was asked for. */
+function enrolledNodeLogin(credentialsFile: string, merchantId: string, email: string | undefined): PaymentLogin | undefined {
+  const node = readCredentials(credentialsFile).node;
+  const login = node === undefined ? undefined : nodeLogin(node, merchantId);
+  if (login === undefined || (email !== undefined && normalizeEmail(email) !== normalizeEmail(login.email))) return undefined;
+  return login;
+}
+
 /** A stored token that has not expired by the local clock: worth asking the service about. */
 export function usableStoredJwt(credentialsFile: string, nowMs: number, email: string | undefined): StoredJwt | undefined {
   const jwt = readCredentials(credentialsFile).jwt;
   if (jwt === undefined || jwt.exp * 1000 <= nowMs) return undefined;
   // Another e-mail on the command line means signing in as that user.
-  if (email !== undefined && email.toLowerCase() !== jwt.sub.toLowerCase()) return undefined;
+  if (email !== undefined && normalizeEmail(email) !== normalizeEmail(jwt.sub)) return undefined;
   return jwt;
 }
 
@@ -41,11 +55,21 @@ export async function ensureSignedIn(
     }
   }
 
-  const previous = readCredentials(deps.credentialsFile).jwt;
-  deps.ui.info('Sign in with the e-mail and the offer of your checkout.');
-  const email = await questions.email(previous?.sub);
-  const offer = await questions.offer(previous !== undefined && previous.tier in TIERS ? (previous.tier as TierId) : 'svc_starter_agents');
-  const login = (): Promise<SignedIn> => loginWithPayment(session, { email, offer, merchantId: deps.merchantId });
+  const asNode = enrolledNodeLogin(deps.credentialsFile, deps.merchantId, flagEmail);
+  let answers: PaymentLogin;
+  if (asNode !== undefined) {
+    deps.ui.info(`Signing in as this node's user, ${asNode.email} (its enrollment proves the payment).`);
+    answers = asNode;
+  } else {
+    const previous = readCredentials(deps.credentialsFile).jwt;
+    deps.ui.info('Sign in with the e-mail, the offer and the payment id of your checkout.');
+    const email = await questions.email(previous?.sub);
+    const offer = await questions.offer(previous !== undefined && previous.tier in TIERS ? (previous.tier as TierId) : 'svc_starter_agents');
+    const paymentId = await questions.payment();
+    answers = { email, offer, merchantId: deps.merchantId, proof: { paymentId } };
+  }
+  const { email, offer } = answers;
+  const login = (): Promise<SignedIn> => loginWithPayment(session, answers);
 
   let signedIn: SignedIn;
   try {

@@ -48,7 +48,7 @@ export function confirmedEvent(data: unknown, id = `evt_${randomBytes(8).toStrin
 export function deliverWebhook(
   service: RunningService,
   event: unknown,
-  options: { secret?: string; nowMs?: number; signature?: string; rawBody?: string } = {},
+  options: { secret?: string; nowMs?: number; signature?: string; rawBody?: string | Buffer } = {},
 ): Promise<ApiResponse> {
   const rawBody = options.rawBody ?? JSON.stringify(event);
   const signature =

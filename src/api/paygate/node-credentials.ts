@@ -1,0 +1,55 @@
+// The node credential (docs/api.md "Node credential"): enrollment with the deploy token gives the node a secret of
+// its own, long-lived and random, like a GitHub runner's or Buildkite agent's token. The node keeps it 0600; the
+// service keeps only its SHA-256, so a copy of the database authenticates no node. Enrollment proved payment, so the
+// credential stands for it later (issue-token without a payment id).
+import { createHash, randomBytes } from 'node:crypto';
+import { SvcError } from '../../contract/errors.js';
+import type { SqliteDatabase } from '../../lib/sqlite.js';
+
+/** A prefix that says what the secret is, so a leaked one is recognisable (secret scanners, logs). */
+export const NODE_CREDENTIAL_PREFIX = 'svcn_';
+const NODE_CREDENTIAL_PATTERN = /^svcn_[A-Za-z0-9_-]{43}$/;
+
+export interface EnrolledNode {
+  node_id: string;
+  session_id: string;
+  user_id: string;
+  tier_id: string;
+  /** The payment that activated the node's session: what its enrollment proved. */
+  payment_id: string;
+}
+
+export function newNodeCredential(): string {
+  return `${NODE_CREDENTIAL_PREFIX}${randomBytes(32).toString('base64url')}`;
+}
+
+export function hashNodeCredential(credential: string): string {
+  return createHash('sha256').update(credential, 'utf8').digest('hex');
+}
+
+export function isNodeCredential(bearer: string): boolean {
+  return bearer.startsWith(NODE_CREDENTIAL_PREFIX);
+}
+
+export interface NodeAuthenticator {
+  /** The node this credential belongs to; 401 otherwise, one message for every cause, never echoing it. */
+  authenticate(credential: string): EnrolledNode;
+}
+
+export function createNodeAuthenticator(db: SqliteDatabase): NodeAuthenticator {
+  const select = db.prepare<[string], EnrolledNode>(`
+    SELECT n.node_id, n.session_id, n.user_id, n.tier_id, s.payment_id
+    FROM nodes n JOIN sessions s ON s.session_id = n.session_id
+    WHERE n.credential_hash = ?`);
+  return {
+    authenticate(credential) {
+      const node = NODE_CREDENTIAL_PATTERN.test(credential) ? select.get(hashNodeCredential(credential)) : undefined;
+      if (node === undefined) {
+        throw new SvcError('unauthorized', 'the node credential is unknown or was replaced', {
+          remedy: 'Enroll the node again with a fresh deploy token (swarm-node activate, then swarm-node install).',
+        });
+      }
+      return node;
+    },
+  };
+}
