@@ -7,7 +7,6 @@ import fastifyFormbody from '@fastify/formbody';
 import { WALLET_LOGIN_INTENT } from '../../contract/claims.js';
 import { SvcError, type ErrorCode } from '../../contract/errors.js';
 import { parseDollarsToCents } from '../../contract/money.js';
-import { rateLimited } from '../app.js';
 import type { ServiceContext } from '../context.js';
 import { toSvcError } from '../problem.js';
 import { InvalidTokenError } from '../tokens.js';
@@ -53,7 +52,7 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
       reply.redirect(request.url.split('?')[0]!.endsWith('/') ? 'login' : `${WALLET_BASE_PATH.slice(1)}/login`, 303),
     );
 
-    app.get('/login', { config: rateLimited(ctx) }, async (request, reply) => {
+    app.get('/login', { config: { rateLimited: true } }, async (request, reply) => {
       const query = request.query as Record<string, unknown>;
       if (query.token !== undefined) return signInWithToken(request, reply, query.token, query.intent);
 
@@ -80,7 +79,7 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
     });
 
     if (ctx.sandbox) {
-      app.post('/fund', { config: rateLimited(ctx) }, async (request, reply) => {
+      app.post('/fund', { config: { rateLimited: true } }, async (request, reply) => {
         assertSameOrigin(ctx, request);
         const session = requireSession(request);
         const typed = amountField(request.body);
