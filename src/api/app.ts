@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { MAX_BODY_BYTES } from '../contract/claims.js';
 import { SvcError } from '../contract/errors.js';
+import { clientErrorHandler } from './client-error.js';
 import type { ServiceContext } from './context.js';
 import { handleError } from './problem.js';
 import { rateLimitHook } from './rate-limit.js';
@@ -33,9 +34,11 @@ export interface BuildAppOptions {
 }
 
 export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify({
+  const app: FastifyInstance = Fastify({
     logger: options.logger ?? false,
     trustProxy: options.trustProxy ?? false,
+    // Oversized headers (431) and unparseable requests (400) answer as problem details too, not fastify's own JSON.
+    clientErrorHandler: clientErrorHandler(() => app.log),
     bodyLimit: MAX_BODY_BYTES,
     // Request lines are logged by our own hook, which never logs a query string (the wallet page takes a JWT there).
     logController: new LogController({ disableRequestLogging: true }),
