@@ -14,6 +14,7 @@ import { createMemoryRateLimitStore } from './rate-limit.js';
 import { recoverInterruptedRuns, scheduleIdempotencyKeyPurge } from './execute/recover-runs.js';
 import { createAgentRuntime } from './runtime/agent-runtime.js';
 import { loadSecrets, type ServiceSecrets } from './secrets.js';
+import { WAL_CHECKPOINT_INTERVAL_MS, checkpointWal, scheduleWalCheckpoint } from './wal-checkpoint.js';
 import { createTokenService } from './tokens.js';
 import type { TrustProxy } from './trust-proxy.js';
 
@@ -32,6 +33,8 @@ export interface ServiceOptions {
   agentCommand?: string[];
   agentTimeoutMs?: number;
   runtime?: AgentRuntime;
+  /** How often the WAL is emptied (src/api/wal-checkpoint.ts); tests shorten it. */
+  walCheckpointIntervalMs?: number;
 }
 
 export interface RunningService {
@@ -82,6 +85,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   recoverInterruptedRuns(ctx);
   scheduleIdempotencyKeyPurge(ctx);
   const app = await buildApp(ctx, { logger: options.logger ?? false, trustProxy: options.trustProxy });
+  scheduleWalCheckpoint(db, {
+    intervalMs: options.walCheckpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS,
+    signal: shutdown.signal,
+    log: app.log,
+  });
   app.addHook('onClose', async () => {
     shutdown.abort();
     await Promise.race([Promise.allSettled([...ctx.background]), delay(BACKGROUND_DRAIN_MS)]);
@@ -109,6 +117,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     walletUrl: ctx.urls.walletUrl,
     close() {
       closing ??= app.close().then(() => {
+        // Closing deletes the log only when no other connection (a backup, a shell) has the file open.
+        checkpointWal(db, app.log);
         db.close();
       });
       return closing;
