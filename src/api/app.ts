@@ -2,12 +2,13 @@
 // starts and stops it, tests build one per suite.
 import type { ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import rateLimit from '@fastify/rate-limit';
 import { MAX_BODY_BYTES } from '../contract/claims.js';
 import { SvcError } from '../contract/errors.js';
+import { clientErrorHandler } from './client-error.js';
 import type { ServiceContext } from './context.js';
 import { parseJsonBodies } from './json-body.js';
 import { handleError } from './problem.js';
+import { rateLimitHook } from './rate-limit.js';
 import { agentRoutes } from './routes/agents.js';
 import { authRoutes } from './routes/auth.js';
 import { docsRoutes } from './routes/docs.js';
@@ -17,6 +18,7 @@ import { paygateRoutes } from './routes/paygate.js';
 import { paymentWebhookRoutes } from './routes/payment-webhook.js';
 import { sandboxRoutes } from './routes/sandbox.js';
 import { walletRoutes } from './routes/wallet.js';
+import type { TrustProxy } from './trust-proxy.js';
 import { walletPageRoutes } from './wallet-page/routes.js';
 
 declare module 'fastify' {
@@ -28,11 +30,16 @@ declare module 'fastify' {
 
 export interface BuildAppOptions {
   logger?: FastifyServerOptions['logger'];
+  /** Peers whose X-Forwarded-For names the client (svc-api --trust-proxy); none by default. */
+  trustProxy?: TrustProxy;
 }
 
 export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify({
+  const app: FastifyInstance = Fastify({
     logger: options.logger ?? false,
+    trustProxy: options.trustProxy ?? false,
+    // Oversized headers (431) and unparseable requests (400) answer as problem details too, not fastify's own JSON.
+    clientErrorHandler: clientErrorHandler(() => app.log),
     bodyLimit: MAX_BODY_BYTES,
     // Request lines are logged by our own hook, which never logs a query string (the wallet page takes a JWT there).
     logController: new LogController({ disableRequestLogging: true }),
@@ -65,13 +72,9 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
     );
   });
 
-  await app.register(rateLimit, {
-    global: false,
-    errorResponseBuilder: (_request, context) =>
-      new SvcError('rate_limited', `more than ${context.max} requests a minute from this address`, {
-        retryAfterSeconds: Math.max(1, Math.ceil(context.ttl / 1000)),
-      }),
-  });
+  // On the root, so it reaches the routes of every plugin registered below; only those with
+  // `config: { rateLimited: true }` are counted, all against one budget per client address.
+  app.addHook('onRequest', rateLimitHook({ limitPerMinute: ctx.rateLimitPerMinute, clock: ctx.clock, store: ctx.rateLimitStore }));
 
   await app.register(agentRoutes(ctx));
   await app.register(authRoutes(ctx));
@@ -94,7 +97,3 @@ function writeRawProblem(res: ServerResponse, error: SvcError): void {
   res.end(JSON.stringify(error.toProblem()));
 }
 
-/** Route config for the endpoints DECISIONS.md rate-limits per client address. */
-export function rateLimited(ctx: ServiceContext): { rateLimit: { max: number; timeWindow: number } } {
-  return { rateLimit: { max: ctx.rateLimitPerMinute, timeWindow: 60_000 } };
-}

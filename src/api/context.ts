@@ -3,6 +3,7 @@
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ledger } from './ledger.js';
+import type { RateLimitStore } from './rate-limit.js';
 import type { ServiceSecrets } from './secrets.js';
 import type { TokenService } from './tokens.js';
 
@@ -53,8 +54,10 @@ export interface ServiceContext {
   runtime: AgentRuntime;
   /** Known only after listen when the port is 0; routes read it per request. */
   urls: PublicUrls;
-  /** Per client address, per minute, on the auth, paygate and enroll endpoints. */
+  /** Per client address, per minute, one budget across the auth, paygate, enroll and wallet sign-in endpoints. */
   rateLimitPerMinute: number;
+  /** Where those budgets are counted (src/api/rate-limit.ts). */
+  rateLimitStore: RateLimitStore;
   /** Aborted when the service starts closing: background work (webhook delivery, runs) stops retrying. */
   shutdownSignal: AbortSignal;
   /** Background work the service waits for (bounded) before it closes the database. */

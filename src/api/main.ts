@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { SvcError } from '../contract/errors.js';
 import { startService } from './server.js';
+import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 const USAGE = `Usage: svc-api --port <n> --data-dir <dir> [--host 127.0.0.1] [--sandbox]
 
@@ -15,7 +16,11 @@ Options:
   --sandbox             serve the sandbox payment provider at /sandbox
   --agent-command <cmd> program run per agent run (JSON in, JSON out); repeat for its arguments
   --agent-timeout <s>   seconds a run may take before the agent is killed and the run refunded   default 30
-  --rate-limit <n>      requests a minute per address on auth, paygate and enroll   default 600
+  --rate-limit <n>      requests a minute per client address, one budget across auth, paygate,
+                        enroll and the wallet sign-in                      default 600
+  --trust-proxy <list>  take the client address from X-Forwarded-For when the peer is one of
+                        these addresses or CIDRs (comma-separated), or true for any peer;
+                        without it the header is ignored                   default false
   -h, --help            show this help
   -v, --version         show the version
 
@@ -26,8 +31,9 @@ Environment:
   SVC_WALLET_URL      public wallet base URL                             default http://HOST:PORT/wallet
   SVC_LOG_LEVEL       info, warn, error or silent                        default info
 
-Example:
+Examples:
   svc-api --sandbox --port 8787 --data-dir ./.svc-api-data
+  svc-api --port 8787 --data-dir /var/lib/svc-api --trust-proxy 127.0.0.1   # behind a local TLS proxy
 `;
 
 declare const SVC_VERSION: string | undefined;
@@ -44,6 +50,7 @@ async function main(): Promise<number> {
         'agent-command': { type: 'string', multiple: true },
         'agent-timeout': { type: 'string' },
         'rate-limit': { type: 'string' },
+        'trust-proxy': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -69,6 +76,12 @@ async function main(): Promise<number> {
   const agentTimeout = values['agent-timeout'] === undefined ? 30 : Number(values['agent-timeout']);
   if (!Number.isInteger(agentTimeout) || agentTimeout < 1) return usageError('--agent-timeout must be a positive whole number of seconds');
   if (values['data-dir'] === undefined) return usageError('--data-dir is required');
+  let trustProxy: TrustProxy = false;
+  try {
+    if (values['trust-proxy'] !== undefined) trustProxy = parseTrustProxy(values['trust-proxy']);
+  } catch (error) {
+    return usageError((error as Error).message);
+  }
 
   // The database and generated keys hold e-mails and secrets: nothing this process creates is readable by others.
   process.umask(0o077);
@@ -79,6 +92,7 @@ async function main(): Promise<number> {
     dataDir: values['data-dir'],
     sandbox: values.sandbox,
     rateLimitPerMinute: rateLimit,
+    trustProxy,
     ...(values['agent-command'] ? { agentCommand: values['agent-command'] } : {}),
     agentTimeoutMs: agentTimeout * 1000,
     // Logs go to stderr so stdout carries only the ready line; a request is logged without its query string.

@@ -9,8 +9,21 @@ interface ValidationIssue {
   params?: Record<string, unknown>;
 }
 
+/** Long enough for an operator's alert to fire, short enough that a client retrying within its budget may get in. */
+const STORAGE_FULL_RETRY_AFTER_SECONDS = 30;
+
 export function toSvcError(error: unknown): SvcError {
   if (error instanceof SvcError) return error;
+  // A full disk (SQLite maps ENOSPC to it) or a database at its size cap. The write failed inside its transaction,
+  // which better-sqlite3 rolled back, so nothing of the request stays and a retry later is safe. A 503, not a 500:
+  // the service is sound, it is out of room, and clients already wait and retry on 503 (and the daemon pauses).
+  if ((error as { code?: unknown } | null)?.code === 'SQLITE_FULL') {
+    return new SvcError('service_unavailable', "the service's storage is full; this request changed nothing", {
+      retryAfterSeconds: STORAGE_FULL_RETRY_AFTER_SECONDS,
+      remedy: "Retry later; the service's operator must free disk space first.",
+      cause: error,
+    });
+  }
   const fastifyError = error as Partial<FastifyError> & { validation?: ValidationIssue[] };
   if (Array.isArray(fastifyError.validation)) {
     const errors = fastifyError.validation.map(describeValidationIssue);

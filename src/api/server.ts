@@ -10,10 +10,13 @@ import { createLedger } from './ledger.js';
 import type { AgentRuntime, ServiceContext } from './context.js';
 import { SERVICE_MIGRATIONS } from './migrations.js';
 import { createPaymentProvider } from './payments/provider.js';
+import { createMemoryRateLimitStore } from './rate-limit.js';
 import { recoverInterruptedRuns, scheduleIdempotencyKeyPurge } from './execute/recover-runs.js';
 import { createAgentRuntime } from './runtime/agent-runtime.js';
 import { loadSecrets, type ServiceSecrets } from './secrets.js';
+import { WAL_CHECKPOINT_INTERVAL_MS, checkpointWal, scheduleWalCheckpoint } from './wal-checkpoint.js';
 import { createTokenService } from './tokens.js';
+import type { TrustProxy } from './trust-proxy.js';
 
 export interface ServiceOptions {
   host?: string;
@@ -24,10 +27,14 @@ export interface ServiceOptions {
   env?: NodeJS.ProcessEnv;
   logger?: FastifyServerOptions['logger'];
   rateLimitPerMinute?: number;
+  /** Peers whose X-Forwarded-For names the client (svc-api --trust-proxy); none by default. */
+  trustProxy?: TrustProxy;
   /** Command run per agent run (JSON on stdin, JSON on stdout); without one the sandbox runtime answers. */
   agentCommand?: string[];
   agentTimeoutMs?: number;
   runtime?: AgentRuntime;
+  /** How often the WAL is emptied (src/api/wal-checkpoint.ts); tests shorten it. */
+  walCheckpointIntervalMs?: number;
 }
 
 export interface RunningService {
@@ -69,6 +76,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       }),
     urls: { baseUrl: '', walletUrl: '' },
     rateLimitPerMinute: options.rateLimitPerMinute ?? 600,
+    rateLimitStore: createMemoryRateLimitStore(),
     shutdownSignal: shutdown.signal,
     background: new Set(),
   };
@@ -76,7 +84,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // Runs a crash cut short are failed and refunded before the first request (src/api/execute/recover-runs.ts).
   recoverInterruptedRuns(ctx);
   scheduleIdempotencyKeyPurge(ctx);
-  const app = await buildApp(ctx, { logger: options.logger ?? false });
+  const app = await buildApp(ctx, { logger: options.logger ?? false, trustProxy: options.trustProxy });
+  scheduleWalCheckpoint(db, {
+    intervalMs: options.walCheckpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS,
+    signal: shutdown.signal,
+    log: app.log,
+  });
   app.addHook('onClose', async () => {
     shutdown.abort();
     await Promise.race([Promise.allSettled([...ctx.background]), delay(BACKGROUND_DRAIN_MS)]);
@@ -104,6 +117,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     walletUrl: ctx.urls.walletUrl,
     close() {
       closing ??= app.close().then(() => {
+        // Closing deletes the log only when no other connection (a backup, a shell) has the file open.
+        checkpointWal(db, app.log);
         db.close();
       });
       return closing;

@@ -79,6 +79,11 @@ export const ERROR_CODES = {
     title: 'Unsupported media type',
     remedy: 'Send the body as application/json.',
   },
+  headers_too_large: {
+    status: 431,
+    title: 'Request header fields too large',
+    remedy: 'Send smaller headers (drop oversized cookies or custom headers), then retry.',
+  },
   rate_limited: { status: 429, title: 'Too many requests', remedy: 'Wait for Retry-After seconds, then retry.' },
   internal: { status: 500, title: 'Internal error', remedy: 'Retry later; the service logged the failure.' },
   service_unavailable: { status: 503, title: 'Service unavailable', remedy: 'Retry later.' },

@@ -1,9 +1,18 @@
 // One way to open a SQLite file for both programs (STYLE.md pattern 10): WAL so readers never wait for the
-// writer, a busy timeout so concurrent processes queue instead of failing, numbered migrations by user_version.
+// writer, kept to a bounded size on disk; a busy timeout so concurrent processes queue instead of failing; numbered
+// migrations by user_version.
 import Database from 'better-sqlite3';
 import { SvcError } from '../contract/errors.js';
 
 export type SqliteDatabase = Database.Database;
+
+/**
+ * What the WAL is trimmed to when it restarts after a checkpoint (PRAGMA journal_size_limit). Without a limit
+ * SQLite reuses the file and never shrinks it, so one burst (a long read holding the checkpoint back while writes
+ * go on) leaves its size on disk for good. 4 MiB is what the automatic checkpoint (1000 pages of 4 KiB) lets the
+ * log reach in normal use: steady writing never pays for a truncate and regrow, and only a burst is cut back.
+ */
+export const WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
 
 export interface OpenDatabaseOptions {
   /** Each entry is one migration's SQL; entry i brings user_version from i to i + 1. Never edit a shipped one. */
@@ -19,6 +28,7 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Sqlite
     db = new Database(path);
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
     db.pragma('journal_mode = WAL');
+    db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
     migrate(db, options);

@@ -6,7 +6,7 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../src/api/server.js';
 import { walletLoginUrl } from '../../src/contract/claims.js';
-import { MovableClock } from '../helpers/clock.js';
+import { MovableClock, StoppedClock } from '../helpers/clock.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
 import { apiClient, httpRequest, type ApiResponse } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
@@ -440,7 +440,8 @@ function getWithHost(url: string, host: string): Promise<{ status: number; setCo
 
 describe('wallet page rate limit', () => {
   it('answers sign-in floods from one address with an HTML 429 and Retry-After', async () => {
-    const service = await startSvcApi({ rateLimitPerMinute: 3 });
+    // Stopped: the limit counts in clock-aligned minutes, and a minute starting mid-test would reset it.
+    const service = await startSvcApi({ rateLimitPerMinute: 3, clock: new StoppedClock(Date.now()) });
     try {
       const statuses: number[] = [];
       let last: ApiResponse | undefined;
@@ -451,6 +452,7 @@ describe('wallet page rate limit', () => {
       expect(statuses).toEqual([401, 401, 401, 429]);
       expect(last!.headers.get('content-type')).toBe('text/html; charset=utf-8');
       expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(last!.headers.get('ratelimit')).toBe(`"default";r=0;t=${last!.headers.get('retry-after')}`);
       expect(last!.headers.get('referrer-policy')).toBe('no-referrer');
       expect(last!.text).toContain('Too many requests');
     } finally {

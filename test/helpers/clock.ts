@@ -10,3 +10,20 @@ export class MovableClock implements Clock {
     this.#offsetMs += ms;
   }
 }
+
+/**
+ * A clock that stands still until advanced: for logic on clock-aligned windows (the rate limit's minute), where
+ * the real clock crossing a window boundary mid-test would change the outcome.
+ */
+export class StoppedClock implements Clock {
+  #nowMs: number;
+  constructor(nowMs: number) {
+    this.#nowMs = nowMs;
+  }
+  now(): number {
+    return this.#nowMs;
+  }
+  advance(ms: number): void {
+    this.#nowMs += ms;
+  }
+}

@@ -2,7 +2,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { SvcError } from '../../contract/errors.js';
 import { IssueTokenRequest, IssueTokenResponse, VerifyRequest, VerifyResponse } from '../../contract/schemas.js';
-import { rateLimited } from '../app.js';
 import { createAccessTokens } from '../auth/access-tokens.js';
 import { bearerToken } from '../bearer.js';
 import type { ServiceContext } from '../context.js';
@@ -18,7 +17,7 @@ export function authRoutes(ctx: ServiceContext): FastifyPluginAsync {
 
     app.post<{ Body: IssueTokenRequest }>(
       '/v1/auth/issue-token',
-      { config: rateLimited(ctx), schema: { body: IssueTokenRequest, response: { 201: IssueTokenResponse } } },
+      { config: { rateLimited: true }, schema: { body: IssueTokenRequest, response: { 201: IssueTokenResponse } } },
       // An enrolled node may prove the payment with its node credential as the bearer (proof-of-payment.ts).
       async (request, reply) => reply.status(201).send(await accessTokens.issue(request.body, bearerToken(request))),
     );
@@ -26,7 +25,7 @@ export function authRoutes(ctx: ServiceContext): FastifyPluginAsync {
     app.post<{ Body: VerifyRequest }>(
       '/v1/auth/verify',
       {
-        config: rateLimited(ctx),
+        config: { rateLimited: true },
         schema: { body: VerifyRequest, response: { 200: VerifyResponse } },
         preValidation: async (request) => {
           if (request.body === undefined) request.body = {};

@@ -1,7 +1,6 @@
 // spec §4: POST /v1/swarm/paygate/session and /v1/swarm/paygate/activate. Rate-limited per client address.
 import type { FastifyPluginAsync } from 'fastify';
 import { ActivateRequest, ActivateResponse, SessionRequest, SessionResponse } from '../../contract/schemas.js';
-import { rateLimited } from '../app.js';
 import type { ServiceContext } from '../context.js';
 import { acceptJsonBodiesOnly } from '../json-body.js';
 import { createPaygate } from '../paygate/sessions.js';
@@ -13,13 +12,13 @@ export function paygateRoutes(ctx: ServiceContext): FastifyPluginAsync {
 
     app.post<{ Body: SessionRequest }>(
       '/v1/swarm/paygate/session',
-      { config: rateLimited(ctx), schema: { body: SessionRequest, response: { 201: SessionResponse } } },
+      { config: { rateLimited: true }, schema: { body: SessionRequest, response: { 201: SessionResponse } } },
       async (request, reply) => reply.status(201).send(paygate.createSession(request.body)),
     );
 
     app.post<{ Body: ActivateRequest }>(
       '/v1/swarm/paygate/activate',
-      { config: rateLimited(ctx), schema: { body: ActivateRequest, response: { 200: ActivateResponse } } },
+      { config: { rateLimited: true }, schema: { body: ActivateRequest, response: { 200: ActivateResponse } } },
       async (request) => paygate.activateSession(request.body),
     );
   };

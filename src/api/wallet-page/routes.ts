@@ -6,7 +6,6 @@ import fastifyCookie from '@fastify/cookie';
 import { WALLET_LOGIN_INTENT } from '../../contract/claims.js';
 import { SvcError, type ErrorCode } from '../../contract/errors.js';
 import { parseDollarsToCents } from '../../contract/money.js';
-import { rateLimited } from '../app.js';
 import type { ServiceContext } from '../context.js';
 import { decodeUtf8Body } from '../json-body.js';
 import { toSvcError } from '../problem.js';
@@ -59,7 +58,7 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
       reply.redirect(request.url.split('?')[0]!.endsWith('/') ? 'login' : `${WALLET_BASE_PATH.slice(1)}/login`, 303),
     );
 
-    app.get('/login', { config: rateLimited(ctx) }, async (request, reply) => {
+    app.get('/login', { config: { rateLimited: true } }, async (request, reply) => {
       const query = request.query as Record<string, unknown>;
       if (query.token !== undefined) return signInWithToken(request, reply, query.token, query.intent);
 
@@ -86,7 +85,7 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
     });
 
     if (ctx.sandbox) {
-      app.post('/fund', { config: rateLimited(ctx) }, async (request, reply) => {
+      app.post('/fund', { config: { rateLimited: true } }, async (request, reply) => {
         assertSameOrigin(ctx, request);
         const session = requireSession(request);
         const typed = amountField(request.body);
