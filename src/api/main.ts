@@ -1,8 +1,8 @@
-// The svc-api program: parses its flags, starts the service, prints the ready line, exits 0 on SIGTERM/SIGINT
-// once in-flight requests are done.
+// The svc-api program: parses its flags, starts the service, prints the ready line, and on SIGTERM/SIGINT stops
+// gracefully (docs/operations.md "Stopping svc-api"), then exits 0.
 import { parseArgs } from 'node:util';
 import { SvcError } from '../contract/errors.js';
-import { startService } from './server.js';
+import { DEFAULT_SHUTDOWN_GRACE_MS, startService } from './server.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 const USAGE = `Usage: svc-api --port <n> --data-dir <dir> [--host 127.0.0.1] [--sandbox]
@@ -21,6 +21,7 @@ Options:
   --trust-proxy <list>  take the client address from X-Forwarded-For when the peer is one of
                         these addresses or CIDRs (comma-separated), or true for any peer;
                         without it the header is ignored                   default false
+  --shutdown-grace <s>  on SIGTERM, seconds runs in flight get to finish before they are refunded   default 25
   -h, --help            show this help
   -v, --version         show the version
 
@@ -51,6 +52,7 @@ async function main(): Promise<number> {
         'agent-timeout': { type: 'string' },
         'rate-limit': { type: 'string' },
         'trust-proxy': { type: 'string' },
+        'shutdown-grace': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -75,6 +77,8 @@ async function main(): Promise<number> {
   if (!Number.isInteger(rateLimit) || rateLimit < 1) return usageError(`--rate-limit must be a positive whole number`);
   const agentTimeout = values['agent-timeout'] === undefined ? 30 : Number(values['agent-timeout']);
   if (!Number.isInteger(agentTimeout) || agentTimeout < 1) return usageError('--agent-timeout must be a positive whole number of seconds');
+  const graceSeconds = values['shutdown-grace'] === undefined ? DEFAULT_SHUTDOWN_GRACE_MS / 1000 : Number(values['shutdown-grace']);
+  if (!Number.isInteger(graceSeconds) || graceSeconds < 0) return usageError('--shutdown-grace must be a whole number of seconds, 0 or more');
   if (values['data-dir'] === undefined) return usageError('--data-dir is required');
   let trustProxy: TrustProxy = false;
   try {
@@ -100,11 +104,20 @@ async function main(): Promise<number> {
   });
   process.stdout.write(`svc-api listening on ${service.baseUrl}\n`);
 
+  // The listeners stay for the life of the process, never `once`: execa (which runs the agents) loads signal-exit,
+  // whose own listener re-raises a signal when it finds itself the only one left, and that killed svc-api in the
+  // middle of its drain. A second signal cuts the grace short.
   await new Promise<void>((resolve) => {
-    process.once('SIGTERM', resolve);
-    process.once('SIGINT', resolve);
+    let signals = 0;
+    const onSignal = (): void => {
+      signals += 1;
+      if (signals === 1) resolve();
+      else void service.close({ graceMs: 0 });
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
   });
-  await service.close();
+  await service.close({ graceMs: graceSeconds * 1000 });
   return 0;
 }
 

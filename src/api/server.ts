@@ -1,5 +1,5 @@
-// Starts and stops the service: opens the store, loads the secrets, listens, and on close finishes in-flight
-// requests and background work before the database closes.
+// Starts and stops the service: opens the store, loads the secrets, listens, and on close lets the requests in
+// flight finish (bounded by a grace), cancels and refunds the runs left, then closes the database.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
@@ -12,6 +12,7 @@ import { SERVICE_MIGRATIONS } from './migrations.js';
 import { createPaymentProvider } from './payments/provider.js';
 import { createMemoryRateLimitStore } from './rate-limit.js';
 import { recoverInterruptedRuns, scheduleIdempotencyKeyPurge } from './execute/recover-runs.js';
+import { createRequestDrain, type RequestDrain } from './request-drain.js';
 import { createAgentRuntime } from './runtime/agent-runtime.js';
 import { loadSecrets, type ServiceSecrets } from './secrets.js';
 import { WAL_CHECKPOINT_INTERVAL_MS, checkpointWal, scheduleWalCheckpoint } from './wal-checkpoint.js';
@@ -44,10 +45,21 @@ export interface RunningService {
   secrets: ServiceSecrets;
   baseUrl: string;
   walletUrl: string;
-  close(): Promise<void>;
+  /**
+   * Stops taking requests, gives those in flight `graceMs` to finish (default DEFAULT_SHUTDOWN_GRACE_MS), then
+   * cancels the runs left (failed and refunded, and answered as such) and closes the database. A later call with a
+   * shorter grace cuts the wait short (a second SIGTERM).
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
-const BACKGROUND_DRAIN_MS = 5_000;
+/**
+ * Below systemd's default stop timeout (TimeoutStopSec, 30 s) with room for the rest of the stop: past that timeout
+ * systemd kills the process, and a run cut that way is refunded only at the next start.
+ */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 25_000;
+/** After the grace: how long the cancelled runs' answers and the background work (webhook delivery) may take. */
+const AFTER_GRACE_MS = 5_000;
 
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const env = options.env ?? process.env;
@@ -90,13 +102,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     signal: shutdown.signal,
     log: app.log,
   });
-  app.addHook('onClose', async () => {
-    shutdown.abort();
-    await Promise.race([Promise.allSettled([...ctx.background]), delay(BACKGROUND_DRAIN_MS)]);
-  });
+  const drain = createRequestDrain(app);
   try {
     await app.listen({ host, port: options.port ?? 0 });
   } catch (error) {
+    shutdown.abort();
     await app.close();
     db.close();
     throw error;
@@ -107,6 +117,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   ctx.urls.baseUrl = `http://${urlHost}:${port}`;
   ctx.urls.walletUrl = (env.SVC_WALLET_URL ?? `${ctx.urls.baseUrl}/wallet`).replace(/\/+$/, '');
 
+  const grace = new GraceTimer();
   let closing: Promise<void> | undefined;
   return {
     app,
@@ -115,8 +126,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     secrets,
     baseUrl: ctx.urls.baseUrl,
     walletUrl: ctx.urls.walletUrl,
-    close() {
-      closing ??= app.close().then(() => {
+    close(closeOptions = {}) {
+      grace.endWithin(closeOptions.graceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
+      closing ??= stopService(app, drain, grace.over, shutdown, ctx.background).then(() => {
         // Closing deletes the log only when no other connection (a backup, a shell) has the file open.
         checkpointWal(db, app.log);
         db.close();
@@ -126,6 +138,50 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   };
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+async function stopService(
+  app: FastifyInstance,
+  drain: RequestDrain,
+  graceOver: AbortSignal,
+  shutdown: AbortController,
+  background: Set<Promise<unknown>>,
+): Promise<void> {
+  drain.begin();
+  app.log.info({ in_flight_requests: drain.inFlight }, 'stopping: no new requests, waiting for those in flight');
+  if (!(await drain.settled(graceOver))) {
+    app.log.warn({ in_flight_requests: drain.inFlight }, 'shutdown grace over: the runs still in flight are cancelled and refunded');
+  }
+  // ctx.shutdownSignal: the runs left are failed and refunded (execute-agent.ts), and background work (webhook
+  // delivery, the hourly purge) stops retrying.
+  shutdown.abort();
+  const afterGrace = AbortSignal.timeout(AFTER_GRACE_MS);
+  await drain.settled(afterGrace);
+  await Promise.race([Promise.allSettled([...background]), abortOf(afterGrace)]);
+  drain.closeConnections();
+  await app.close();
+  app.log.info('stopped');
+}
+
+function abortOf(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+/** The end of the grace: set by the first close, brought forward by a later one with a shorter grace. */
+class GraceTimer {
+  readonly #controller = new AbortController();
+  #deadline = Number.POSITIVE_INFINITY;
+  #timer: NodeJS.Timeout | undefined;
+
+  get over(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  endWithin(ms: number): void {
+    const deadline = performance.now() + ms;
+    if (deadline >= this.#deadline) return;
+    this.#deadline = deadline;
+    clearTimeout(this.#timer);
+    // Unreferenced: a drain that ends early must not keep the process alive until the grace is over.
+    this.#timer = setTimeout(() => this.#controller.abort(), ms).unref();
+  }
 }

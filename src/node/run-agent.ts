@@ -13,7 +13,7 @@ import type { SqliteDatabase } from '../lib/sqlite.js';
 import type { StoredJwt } from './credentials.js';
 import { agentNotFound } from './registrations.js';
 import type { ServiceClient } from './service-client.js';
-import { journalRunSettled, journalRunStarted, pendingRuns, type RunSource } from './store.js';
+import { journalRunSettled, journalRunStarted, pendingRuns, planAfterRun, type RunSource } from './store.js';
 
 export interface RunDeps {
   db: SqliteDatabase;
@@ -62,8 +62,9 @@ async function executeOnce(deps: RunDeps, row: { idempotency_key: string; agent_
   }
 }
 
-function settle(deps: RunDeps, key: string, outcome: Settlement): void {
+function settle(deps: RunDeps, row: { idempotency_key: string; agent_id: string; started_at: number }, outcome: Settlement): void {
   const now = deps.clock.now();
+  const key = row.idempotency_key;
   if (outcome.kind === 'settled') {
     const { result } = outcome;
     journalRunSettled(
@@ -79,6 +80,8 @@ function settle(deps: RunDeps, key: string, outcome: Settlement): void {
       },
       now,
     );
+    // The daemon plans its own runs when it starts them, and its replays from now (daemon/state.ts).
+    if (result.status === 'succeeded' && deps.source !== 'daemon') planAfterRun(deps.db, row.agent_id, row.started_at);
   } else if (outcome.kind === 'refused') {
     const balance = outcome.error.extensions.balance_cents;
     journalRunSettled(
@@ -129,7 +132,7 @@ export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlemen
       if (outcome.error.code === 'service_unreachable') break;
       continue;
     }
-    settle(deps, row.idempotency_key, outcome);
+    settle(deps, row, outcome);
     summary.settled += 1;
   }
   return summary;
@@ -140,13 +143,14 @@ export async function runAgent(deps: RunDeps, agentId: string): Promise<RunResul
   const sku = findAgentSku(agentId);
   if (sku === undefined) throw agentNotFound(agentId);
   const key = randomUUID();
+  const startedAt = deps.clock.now();
   journalRunStarted(
     deps.db,
     { idempotency_key: key, agent_id: sku.agent_id, source: deps.source, price_cents: sku.price_cents, user_id: deps.jwt.sub, owner_pid: deps.pid ?? process.pid },
-    deps.clock.now(),
+    startedAt,
   );
   const outcome = await executeOnce(deps, { idempotency_key: key, agent_id: sku.agent_id, user_id: deps.jwt.sub });
-  settle(deps, key, outcome);
+  settle(deps, { idempotency_key: key, agent_id: sku.agent_id, started_at: startedAt }, outcome);
   switch (outcome.kind) {
     case 'settled': {
       const { result } = outcome;

@@ -119,12 +119,40 @@ export function upsertRegistration(
        ON CONFLICT (agent_id) DO UPDATE SET every_seconds = excluded.every_seconds,
          daily_cap_cents = excluded.daily_cap_cents, updated_at = excluded.updated_at`,
     ).run(registration.agent_id, registration.every_seconds, registration.daily_cap_cents, now, now);
-    // A changed schedule starts afresh; the daemon picks it up on its next tick.
-    prepared(db, `INSERT INTO schedules (agent_id, next_run_at) VALUES (?, ?)
-       ON CONFLICT (agent_id) DO UPDATE SET next_run_at = excluded.next_run_at, paused_reason = NULL, paused_until = NULL`,
-    ).run(registration.agent_id, registration.every_seconds === null ? null : now);
+    // A schedule written now (the daemon picks it up at its next tick) plans from the agent's last run, by hand, by
+    // the wizard or by the daemon: one interval after it, or now when that has passed. Planning from now charged a
+    // second run at once after the wizard's first. Pauses are lifted: a new cap or schedule is a fresh decision.
+    const lastRun = registration.every_seconds === null ? undefined : lastRunStartedAt(db, registration.agent_id);
+    const next =
+      registration.every_seconds === null ? null : lastRun === undefined ? now : Math.max(now, lastRun + registration.every_seconds * 1000);
+    prepared(db, `INSERT INTO schedules (agent_id, next_run_at, last_run_at) VALUES (?, ?, ?)
+       ON CONFLICT (agent_id) DO UPDATE SET next_run_at = excluded.next_run_at, paused_reason = NULL, paused_until = NULL,
+         last_run_at = COALESCE(MAX(schedules.last_run_at, excluded.last_run_at), schedules.last_run_at, excluded.last_run_at)`,
+    ).run(registration.agent_id, next, lastRun ?? null);
     return { created: !existed, registration: getRegistration(db, registration.agent_id)! };
   }).immediate();
+}
+
+/**
+ * When the agent last ran or may have run: the start of its latest journal row that succeeded or is still pending
+ * (a failed or refused run was not charged, and does not count).
+ */
+export function lastRunStartedAt(db: SqliteDatabase, agentId: string): number | undefined {
+  const sql = `SELECT MAX(started_at) AS at FROM runs WHERE agent_id = ? AND status IN ('succeeded', 'pending')`;
+  return prepared<[string], { at: number | null }>(db, sql).get(agentId)?.at ?? undefined;
+}
+
+/**
+ * A run that succeeded, made by hand or by the wizard, is the agent's run for its interval: a schedule records it
+ * as its last run and plans the next one an interval after its start, never earlier than already planned.
+ */
+export function planAfterRun(db: SqliteDatabase, agentId: string, startedAt: number): void {
+  prepared(
+    db,
+    `UPDATE schedules SET last_run_at = COALESCE(MAX(last_run_at, ?), ?),
+       next_run_at = MAX(COALESCE(next_run_at, 0), ? + 1000 * (SELECT every_seconds FROM registrations WHERE agent_id = ?))
+     WHERE agent_id = ? AND (SELECT every_seconds FROM registrations WHERE agent_id = ?) IS NOT NULL`,
+  ).run(startedAt, startedAt, startedAt, agentId, agentId, agentId);
 }
 
 export function getRegistration(db: SqliteDatabase, agentId: string): Registration | undefined {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentRuntime } from '../../src/api/context.js';
-import { AgentRunError, createAgentRuntime, withDeadline } from '../../src/api/runtime/agent-runtime.js';
+import { AgentRunError, createAgentRuntime, withDeadline, type DeadlineTimer } from '../../src/api/runtime/agent-runtime.js';
 import { MAX_AGENT_OUTPUT_BYTES } from '../../src/api/runtime/command-runtime.js';
 import type { RunningService } from '../../src/api/server.js';
 import { waitFor } from '../helpers/funnel.js';
@@ -21,6 +21,34 @@ function agentScript(name: string, source: string): string[] {
   return [process.execPath, path];
 }
 const READ_STDIN = `let input = ''; process.stdin.setEncoding('utf8'); for await (const chunk of process.stdin) input += chunk;\n`;
+
+/**
+ * A deadline the test fires itself, once the agent has started: a real 400 ms timer can fire before a loaded
+ * machine has even started Node, and an agent killed before its first line never writes its pid file.
+ */
+function manualDeadline(): { timer: DeadlineTimer; armedMs: number | undefined; fire(): void } {
+  let expire: (() => void) | undefined;
+  const deadline = {
+    armedMs: undefined as number | undefined,
+    timer: ((onExpire, ms) => {
+      expire = onExpire;
+      deadline.armedMs = ms;
+      return () => {
+        expire = undefined;
+      };
+    }) as DeadlineTimer,
+    fire() {
+      if (expire === undefined) throw new Error('the deadline is not armed');
+      expire();
+    },
+  };
+  return deadline;
+}
+
+/** The pid an agent wrote once it was running: waited for, however long Node takes to start. */
+function pidOf(pidFile: string): Promise<number> {
+  return waitFor(async () => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) || undefined : undefined), `${pidFile} to be written`, 30_000);
+}
 
 function isAlive(pid: number): boolean {
   try {
@@ -108,13 +136,15 @@ describe('command runtime', () => {
   it('kills an agent that hangs past the timeout', async () => {
     const pidFile = join(scripts, 'hang.pid');
     const command = agentScript('hang.mjs', `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(pidFile)}, String(process.pid));\nsetTimeout(() => {}, 60000);\n`);
-    const started = Date.now();
-    const error = await runFailure(createAgentRuntime({ command, timeoutMs: 400 }));
+    const deadline = manualDeadline();
+    const pending = runFailure(createAgentRuntime({ command, timeoutMs: 400, deadlineTimer: deadline.timer }));
+    const pid = await pidOf(pidFile);
+    expect(deadline.armedMs).toBe(400);
+    deadline.fire();
+    const error = await pending;
     expect(error.reason).toBe('timeout');
     expect(error.message).toBe('the agent did not answer within 400 ms');
-    expect(Date.now() - started).toBeLessThan(3000);
-    const pid = Number(readFileSync(pidFile, 'utf8'));
-    await waitFor(async () => (isAlive(pid) ? undefined : true), 'the hung agent to be killed', 3000);
+    await waitFor(async () => (isAlive(pid) ? undefined : true), 'the hung agent to be killed');
   });
 
   it('kills an agent that ignores SIGTERM, and settles the run at the deadline all the same', async () => {
@@ -123,30 +153,42 @@ describe('command runtime', () => {
       'stubborn.mjs',
       `import { writeFileSync } from 'node:fs';\nprocess.on('SIGTERM', () => {});\nwriteFileSync(${JSON.stringify(pidFile)}, String(process.pid));\nsetInterval(() => {}, 1000);\n`,
     );
-    const started = Date.now();
-    const error = await runFailure(createAgentRuntime({ command, timeoutMs: 400 }));
-    expect(error.reason).toBe('timeout');
-    expect(Date.now() - started).toBeLessThan(1500);
-    const pid = Number(readFileSync(pidFile, 'utf8'));
-    await waitFor(async () => (isAlive(pid) ? undefined : true), 'SIGKILL after the grace period', 5000);
+    const deadline = manualDeadline();
+    const pending = runFailure(createAgentRuntime({ command, timeoutMs: 400, deadlineTimer: deadline.timer }));
+    const pid = await pidOf(pidFile);
+    deadline.fire();
+    expect((await pending).reason).toBe('timeout');
+    // Settled at the deadline, while the agent (deaf to SIGTERM) is still there: only SIGKILL, 2 s on, ends it.
+    expect(isAlive(pid)).toBe(true);
+    await waitFor(async () => (isAlive(pid) ? undefined : true), 'SIGKILL after the grace period');
   });
 
   it('stops the agent when the service shuts down', async () => {
-    const command = agentScript('slow.mjs', `setTimeout(() => process.stdout.write('{}'), 30000);\n`);
+    const pidFile = join(scripts, 'slow.pid');
+    const command = agentScript('slow.mjs', `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(pidFile)}, String(process.pid));\nsetTimeout(() => process.stdout.write('{}'), 30000);\n`);
     const shutdown = new AbortController();
-    const pending = runFailure(createAgentRuntime({ command, timeoutMs: 10_000 }), shutdown.signal);
-    setTimeout(() => shutdown.abort(), 100);
+    const pending = runFailure(createAgentRuntime({ command, timeoutMs: 60_000 }), shutdown.signal);
+    const pid = await pidOf(pidFile);
+    shutdown.abort();
     expect((await pending).reason).toBe('aborted');
+    await waitFor(async () => (isAlive(pid) ? undefined : true), 'the agent to be stopped');
   });
 });
 
 describe('deadline', () => {
-  it('settles on time even when a runtime ignores its signal', async () => {
+  it('settles when the deadline passes even when a runtime ignores its signal', async () => {
     const deaf: AgentRuntime = { run: () => new Promise(() => {}) };
-    const started = Date.now();
-    const error = await runFailure(withDeadline(deaf, 200));
+    const deadline = manualDeadline();
+    const pending = runFailure(withDeadline(deaf, 200, deadline.timer));
+    deadline.fire();
+    const error = await pending;
     expect(error.reason).toBe('timeout');
-    expect(Date.now() - started).toBeLessThan(1000);
+    expect(error.message).toBe('the agent did not answer within 200 ms');
+  });
+
+  it('measures the timeout with a real timer unless told otherwise', async () => {
+    const deaf: AgentRuntime = { run: () => new Promise(() => {}) };
+    expect((await runFailure(withDeadline(deaf, 200))).reason).toBe('timeout');
   });
 
   it('passes through a result and a runtime error of its own', async () => {

@@ -10,7 +10,7 @@ import { nodeEnv, swarmNode } from '../helpers/cli.js';
 import { apiClient } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
-import { deadPid, nodeDb, signedInNode, walletBalance } from './fixtures.js';
+import { deadPid, nodeDb, signedInNode, walletBalance, type SignedInNode } from './fixtures.js';
 
 const AGENT = 'agent_ops_monitor_004';
 const PRICE = 4;
@@ -224,6 +224,65 @@ describe('swarm-node run and runs', () => {
     const third = await swarmNode(['run', AGENT], { env: node.env });
     expect(third.stderr).not.toContain('Settled');
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 3 * PRICE);
+  });
+});
+
+describe('a run by hand and the schedule', () => {
+  const SKILLS = 'agent_svc_skills_005';
+  const FIVE_MINUTES_MS = 300_000;
+  const scheduleOf = async (node: SignedInNode, agentId: string): Promise<{ next_run_at: string | null; last_run_at: string | null }> => {
+    const list = await swarmNode(['--json', 'list'], { env: node.env });
+    expect(list.exitCode, list.stderr).toBe(0);
+    return list.json.registrations.find((row: { agent_id: string }) => row.agent_id === agentId);
+  };
+  const lastRunStart = async (node: SignedInNode, agentId: string): Promise<number> => {
+    const runs = await swarmNode(['--json', 'runs', '--agent', agentId, '--limit', '1'], { env: node.env });
+    expect(runs.json.runs[0].status).toBe('succeeded');
+    return Date.parse(runs.json.runs[0].started_at);
+  };
+
+  it("counts as the agent's run for its interval: a schedule written after it plans from it, and it pushes a planned run", async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'plan' });
+    // Run first, then scheduled: the next run is one interval after that run, not now.
+    expect((await swarmNode(['run', AGENT], { env: node.env })).exitCode).toBe(0);
+    const ranAt = await lastRunStart(node, AGENT);
+    expect((await swarmNode(['register', AGENT, '--every', '5m'], { env: node.env })).exitCode).toBe(0);
+    expect(await scheduleOf(node, AGENT)).toMatchObject({ last_run_at: new Date(ranAt).toISOString(), next_run_at: new Date(ranAt + FIVE_MINUTES_MS).toISOString() });
+    // Re-registered (a cap this time): the schedule is written again, and still counts that run.
+    expect((await swarmNode(['register', AGENT, '--daily-cap', '1'], { env: node.env })).exitCode).toBe(0);
+    expect((await scheduleOf(node, AGENT)).next_run_at).toBe(new Date(ranAt + FIVE_MINUTES_MS).toISOString());
+
+    // Scheduled first (due now), then run by hand: that run is the interval's, the next one an interval after it.
+    const registeredAt = Date.now();
+    expect((await swarmNode(['register', SKILLS, '--every', '5m'], { env: node.env })).exitCode).toBe(0);
+    expect(Date.parse((await scheduleOf(node, SKILLS)).next_run_at!)).toBeLessThanOrEqual(Date.now());
+    expect(Date.parse((await scheduleOf(node, SKILLS)).next_run_at!)).toBeGreaterThanOrEqual(registeredAt);
+    expect((await swarmNode(['run', SKILLS], { env: node.env })).exitCode).toBe(0);
+    const skillsRanAt = await lastRunStart(node, SKILLS);
+    expect((await scheduleOf(node, SKILLS)).next_run_at).toBe(new Date(skillsRanAt + FIVE_MINUTES_MS).toISOString());
+    const status = await swarmNode(['--json', 'status'], { env: node.env });
+    expect(status.json.daemon.agents.find((agent: { agent_id: string }) => agent.agent_id === SKILLS)).toMatchObject({
+      last_run_at: new Date(skillsRanAt).toISOString(),
+      next_run_at: new Date(skillsRanAt + FIVE_MINUTES_MS).toISOString(),
+    });
+
+    // Never earlier than already planned: a plan further out stays.
+    const later = skillsRanAt + 2 * FIVE_MINUTES_MS;
+    const db = nodeDb(node.home);
+    db.prepare('UPDATE schedules SET next_run_at = ? WHERE agent_id = ?').run(later, SKILLS);
+    db.close();
+    expect((await swarmNode(['run', SKILLS], { env: node.env })).exitCode).toBe(0);
+    expect((await scheduleOf(node, SKILLS)).next_run_at).toBe(new Date(later).toISOString());
+  });
+
+  it("does not count a run that was refused: registering after it plans the next run now", async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 3, label: 'plan-poor' });
+    expect((await swarmNode(['run', AGENT], { env: node.env })).exitCode).toBe(3);
+    const registeredAt = Date.now();
+    expect((await swarmNode(['register', AGENT, '--every', '5m'], { env: node.env })).exitCode).toBe(0);
+    const planned = Date.parse((await scheduleOf(node, AGENT)).next_run_at!);
+    expect(planned).toBeGreaterThanOrEqual(registeredAt);
+    expect(planned).toBeLessThanOrEqual(Date.now());
   });
 });
 

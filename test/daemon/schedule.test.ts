@@ -6,7 +6,7 @@ import type { RunningService } from '../../src/api/server.js';
 import { startOfUtcDay } from '../../src/node/registrations.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs } from '../helpers/temp.js';
-import { cli, DaemonProcess, expectExactlyOnce, localRuns, nodeDb, register, RequestLog, signedInNode } from './support.js';
+import { cli, DaemonProcess, expectExactlyOnce, localRuns, nodeDb, register, RequestLog, signedInNode, waitForTicksDone } from './support.js';
 
 const OPS = 'agent_ops_monitor_004'; // 4 cents
 const SKILLS = 'agent_svc_skills_005'; // 5 cents
@@ -49,9 +49,11 @@ describe('swarm-node daemon: scheduling', () => {
 
     // Unregistered while it runs: no run of it starts after the next tick.
     expect((await cli(node, ['unregister', OPS])).exitCode).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    // Every tick begun from now on reads OPS as unregistered: count once one is done, and again once the ticks have
+    // gone past OPS's interval.
+    await waitForTicksDone(node, 1);
     const opsRuns = localRuns(node, OPS).length;
-    await new Promise((resolve) => setTimeout(resolve, 1_800));
+    await waitForTicksDone(node, 2, Date.now() + 1_500);
     expect(localRuns(node, OPS)).toHaveLength(opsRuns);
     expect(localRuns(node, SKILLS).length).toBeGreaterThanOrEqual(2);
 
@@ -68,6 +70,29 @@ describe('swarm-node daemon: scheduling', () => {
     expectExactlyOnce(service.db, node);
   });
 
+  it("counts the wizard's run as the interval's run: a daemon started right after does not charge a second one", async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'wizard-first' });
+    const wizard = await cli(node, ['--json', 'wizard', '--agent', OPS, '--every', '5m', '--yes']);
+    expect(wizard.exitCode, wizard.stderr).toBe(0);
+    const [first] = localRuns(node);
+    expect(first).toMatchObject({ agent_id: OPS, status: 'succeeded', charged_cents: 4 });
+
+    const daemon = DaemonProcess.start(node, ['--tick-ms', '50', '--backoff-ms', '400']);
+    // Once the service is ready the daemon settles (nothing here) and schedules at every tick: many ticks later, it
+    // has looked at OPS many times.
+    const ready = await daemon.waitForEvent('service_ready');
+    await waitForTicksDone(node, 10, Date.parse(ready.ts!));
+    expect(await daemon.stop()).toBe(0);
+
+    expect(daemon.events('run_succeeded')).toEqual([]);
+    expect(localRuns(node)).toEqual([first]);
+    expect(expectExactlyOnce(service.db, node)).toEqual({ runs: 1, cents: 4 });
+    const status = await cli(node, ['--json', 'status']);
+    expect(status.json.daemon.agents).toEqual([
+      expect.objectContaining({ agent_id: OPS, last_run_at: new Date(first!.started_at).toISOString(), next_run_at: new Date(first!.started_at + 300_000).toISOString() }),
+    ]);
+  });
+
   it('runs an interval missed during downtime once, and plans the next one from now, not from the old plan', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'missed' });
     await register(node, OPS, '--every', '1h');
@@ -80,7 +105,8 @@ describe('swarm-node daemon: scheduling', () => {
 
     const daemon = DaemonProcess.start(node);
     await daemon.waitForEvent('run_succeeded');
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // A catch-up burst would start the next run at the next tick: several ticks on, there is still one run.
+    await waitForTicksDone(node, 3);
     expect(await daemon.stop()).toBe(0);
 
     expect(daemon.events('run_succeeded')).toHaveLength(1);
@@ -120,7 +146,8 @@ describe('swarm-node daemon: scheduling', () => {
     await register(node, SALES, '--every', '1s', '--daily-cap', '0.20');
     const daemon = DaemonProcess.start(node);
     const capped = await daemon.waitForEvent('daily_cap_reached', () => true, 8_000);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Held: the ticks go past the 1 s interval without a third run or a second cap line.
+    await waitForTicksDone(node, 2, Date.now() + 1_500);
 
     const nextDay = new Date(startOfUtcDay(Date.now()) + 86_400_000).toISOString();
     expect(capped).toMatchObject({ agent: SALES, spent_cents: '16', cap_cents: '20', price_cents: '8', until: nextDay });

@@ -9,7 +9,7 @@ import { MovableClock } from '../helpers/clock.js';
 import { signIn } from '../helpers/funnel.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
-import { cli, DaemonProcess, expectExactlyOnce, register, RequestLog, signedInNode } from './support.js';
+import { cli, DaemonProcess, expectExactlyOnce, localRuns, register, RequestLog, signedInNode, waitForTicksDone } from './support.js';
 
 const OPS = 'agent_ops_monitor_004';
 const DAY_MS = 86_400_000;
@@ -48,7 +48,9 @@ describe('swarm-node daemon: credentials, outages, secrets', () => {
     const forged = `${expiring.slice(0, -6)}AAAAAA`;
     writeCredentials(file, { ...readCredentials(file), jwt: { token: forged, sub: email, tier: 'svc_starter_agents', exp: Math.floor(Date.now() / 1000) + 30 * 86_400, stored_at: new Date().toISOString() } });
     await daemon.waitForEvent('paused_all', (event) => event.reason === 'token_rejected');
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    // OPS is due all along: several ticks on, none of them has started a run.
+    await waitForTicksDone(node, 3);
+    expect(localRuns(node)).toEqual([]);
     expect(requests.executes()).toBe(executesBefore);
 
     // swarm-node login fixes it while the daemon runs.
@@ -84,7 +86,8 @@ describe('swarm-node daemon: credentials, outages, secrets', () => {
 
       await outageService.close();
       await daemon.waitForEvent('paused_all', (event) => event.reason === 'service_unreachable', 10_000);
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      // It probes again on its backoff (400 ms, then 800 ms): while the ticks go on, the outage is logged once.
+      await waitForTicksDone(node, 2, Date.now() + 1_500);
       expect(daemon.events('paused_all')).toHaveLength(1);
       const runsDuringOutage = daemon.events('run_succeeded').length;
 

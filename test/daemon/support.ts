@@ -1,6 +1,7 @@
 // The daemon under test: the built package (staged once per file, so a rebuild by someone else cannot pull it away)
 // in its own process against a real svc-api, its stdout read as logfmt events; and the ledger check that every
 // daemon test ends with: what the service charged equals what the node journaled, one run per charge.
+import Database from 'better-sqlite3';
 import { execa, type ResultPromise } from 'execa';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -163,6 +164,36 @@ export class RequestLog extends Writable {
   executes(status?: number): number {
     return this.entries.filter((entry) => entry.route === '/v1/swarm/execute' && (status === undefined || entry.status === status)).length;
   }
+}
+
+/** The daemon's last recorded tick (daemon_state.last_tick_at) in epoch ms; undefined before its first. */
+export function lastTickAt(node: TestNode): number | undefined {
+  const db = new Database(node.databaseFile, { readonly: true, fileMustExist: true });
+  try {
+    const row = db.prepare<[], { value: string }>(`SELECT value FROM daemon_state WHERE key = 'last_tick_at'`).get();
+    return row === undefined ? undefined : Date.parse(row.value);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Waits until the daemon has finished `count` ticks begun at `fromMs` or later (its clock is this host's). A tick
+ * reads the registrations, schedules and journal, and journals every run it starts before it ends, so whatever the
+ * daemon does about the state at `fromMs` is in the database then: how a test shows that something did not happen
+ * without sleeping. Ticks run one after another, so a tick is over once a later one has begun.
+ */
+export async function waitForTicksDone(node: TestNode, count: number, fromMs = Date.now(), timeoutMs = 15_000): Promise<void> {
+  const seen = new Set<number>();
+  await waitFor(
+    async () => {
+      const tick = lastTickAt(node);
+      if (tick !== undefined && tick >= fromMs) seen.add(tick);
+      return seen.size > count ? true : undefined;
+    },
+    `the daemon to finish ${count} tick(s) begun after ${new Date(fromMs).toISOString()}`,
+    timeoutMs,
+  );
 }
 
 export function nodeDb(node: TestNode): SqliteDatabase {

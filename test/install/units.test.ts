@@ -102,11 +102,13 @@ describe('the current link', () => {
        parentPort.on('message', () => { stop = true; });
        (function loop() {
          for (let i = 0; i < 2000; i += 1) { try { readlinkSync(workerData); reads += 1; } catch { missing += 1; } }
+         if (reads + missing === 2000) parentPort.postMessage('reading');
          if (stop) parentPort.postMessage({ reads, missing }); else setImmediate(loop);
        })();`,
       { eval: true, workerData: link },
     );
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The switching starts once the reader reads (a thread may take a while to start on a loaded machine).
+    await new Promise((resolve) => reader.once('message', resolve));
     for (let i = 0; i < 2000; i += 1) switchLink(link, i % 2 === 0 ? 'releases/b' : 'releases/a');
     reader.postMessage('stop');
     const counts = await new Promise<{ reads: number; missing: number }>((resolve) => reader.once('message', resolve));

@@ -141,21 +141,31 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
       next_steps: expect.arrayContaining([expect.stringContaining('swarm-node status'), expect.stringContaining('swarm-node list')]),
     });
 
-    const nextRun = (): unknown => {
+    const schedule = (): { updated_at: number; next_run_at: number; last_run_at: number; last_started_at: number } => {
       const db = nodeDb(node.home);
       try {
-        return db.prepare('SELECT next_run_at FROM schedules WHERE agent_id = ?').get(AGENT);
+        return db
+          .prepare(
+            `SELECT r.updated_at, s.next_run_at, s.last_run_at, (SELECT MAX(started_at) FROM runs) AS last_started_at
+             FROM registrations r JOIN schedules s ON s.agent_id = r.agent_id WHERE r.agent_id = ?`,
+          )
+          .get(AGENT) as never;
       } finally {
         db.close();
       }
     };
-    const planned = nextRun();
+    const first5m = schedule();
+    // The wizard's run is the interval's run: the next one is planned an interval after it.
+    expect(first5m).toMatchObject({ last_run_at: first5m.last_started_at, next_run_at: first5m.last_started_at + 300_000 });
     const again = await swarmNode(['--json', 'wizard', '--agent', AGENT, '--yes'], { env: node.env });
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.json.registration).toEqual({ created: false, changed: false, agent_id: AGENT, every: '5m', every_seconds: 300, daily_cap_cents: 100 });
     expect(again.stderr).toContain(`${AGENT} stays registered as it was: every 5m, daily cap $1.00.`);
-    // Not written again: the schedule's clock did not restart.
-    expect(nextRun()).toEqual(planned);
+    // Not written again; its run of the agent pushed the next run to an interval after that run.
+    const second = schedule();
+    expect(second.updated_at).toBe(first5m.updated_at);
+    expect(second.last_started_at).toBeGreaterThan(first5m.last_started_at);
+    expect(second).toMatchObject({ last_run_at: second.last_started_at, next_run_at: second.last_started_at + 300_000 });
 
     const declined = await swarmNode(['--json', 'wizard', '--agent', AGENT, '--yes', '--no-register'], { env: node.env });
     expect(declined.exitCode, declined.stderr).toBe(0);

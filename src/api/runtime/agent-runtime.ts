@@ -14,32 +14,42 @@ export interface AgentRuntimeOptions {
   timeoutMs: number;
   /** The service's environment; the agent gets it without the service's own SVC_* settings and secrets. */
   env?: NodeJS.ProcessEnv;
+  /** What measures the timeout; a test passes one it fires itself once the agent has started. */
+  deadlineTimer?: DeadlineTimer;
 }
+
+/** Calls `expire` after `ms` and returns what cancels that. */
+export type DeadlineTimer = (expire: () => void, ms: number) => () => void;
+
+const realTimer: DeadlineTimer = (expire, ms) => {
+  const timer = setTimeout(expire, ms);
+  return () => clearTimeout(timer);
+};
 
 export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
   const runtime =
     options.command === undefined || options.command.length === 0
       ? createSandboxRuntime()
       : createCommandRuntime(options.command, options.env ?? process.env);
-  return withDeadline(runtime, options.timeoutMs);
+  return withDeadline(runtime, options.timeoutMs, options.deadlineTimer);
 }
 
 /**
  * Aborts the run's signal after `timeoutMs` or when the caller's signal aborts, and settles at that moment even
  * if the runtime ignores its signal: the caller can always finish (and refund) the run on time.
  */
-export function withDeadline(runtime: AgentRuntime, timeoutMs: number): AgentRuntime {
+export function withDeadline(runtime: AgentRuntime, timeoutMs: number, deadlineTimer: DeadlineTimer = realTimer): AgentRuntime {
   return {
     run(input: AgentRunInput, signal: AbortSignal): Promise<unknown> {
       return new Promise((resolve, reject) => {
         const controller = new AbortController();
         const onCallerAbort = (): void => controller.abort(new AgentRunError('aborted', 'the run was cancelled: the service is shutting down'));
-        const timer = setTimeout(
+        const cancelDeadline = deadlineTimer(
           () => controller.abort(new AgentRunError('timeout', `the agent did not answer within ${formatSeconds(timeoutMs)}`)),
           timeoutMs,
         );
         const cleanUp = (): void => {
-          clearTimeout(timer);
+          cancelDeadline();
           signal.removeEventListener('abort', onCallerAbort);
         };
         controller.signal.addEventListener(

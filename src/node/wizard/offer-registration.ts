@@ -39,7 +39,7 @@ export async function offerRegistration(
   }
   const every = await questions.every(agent, current);
   const dailyCap = await questions.dailyCap(agent, every, current);
-  // Writing the same values again would restart the schedule's clock (upsertRegistration): leave it alone.
+  // Writing the same values again would plan the schedule afresh and lift its pauses (upsertRegistration): leave it.
   if (
     current !== undefined &&
     (every === undefined || every === current.every_seconds) &&
