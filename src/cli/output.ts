@@ -1,6 +1,6 @@
 // Where a command's words go (STYLE.md pattern 4): the result to stdout (one JSON document under --json), progress,
-// warnings and errors for people to stderr; colour only when wanted (NO_COLOR, --no-color, not a TTY); a spinner
-// only on a TTY and never under --json.
+// warnings and errors for people to stderr; colour only when wanted, decided for each stream on its own (a piped
+// result gets none while the terminal's lines keep theirs); a spinner only on a TTY and never under --json.
 import type { ChalkInstance } from 'chalk';
 import type { Ora } from 'ora';
 import { SvcError } from '../contract/errors.js';
@@ -27,9 +27,23 @@ export interface OutputOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/**
+ * The colour level for one stream: NO_COLOR, --no-color and TERM=dumb turn colour off, FORCE_COLOR turns it on,
+ * otherwise the stream gets colour when it is a terminal.
+ */
+function colorLevel(stream: NodeJS.WriteStream, options: { color: boolean; env: NodeJS.ProcessEnv }): 0 | 1 {
+  const { env } = options;
+  if ((env.NO_COLOR !== undefined && env.NO_COLOR !== '') || !options.color || env.TERM === 'dumb') return 0;
+  const forced = env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
+  return forced || stream.isTTY ? 1 : 0;
+}
+
 export class Output {
   readonly json: boolean;
-  readonly style: ChalkInstance;
+  /** Styles the result, on stdout. */
+  readonly #resultStyle: ChalkInstance;
+  /** Styles people's lines, on stderr. */
+  readonly #lineStyle: ChalkInstance;
   readonly #stdout: NodeJS.WriteStream;
   readonly #stderr: NodeJS.WriteStream;
   readonly #interactive: boolean;
@@ -40,10 +54,10 @@ export class Output {
     this.json = options.json;
     this.#stdout = options.stdout ?? process.stdout;
     this.#stderr = options.stderr ?? process.stderr;
-    const noColor = (env.NO_COLOR !== undefined && env.NO_COLOR !== '') || !options.color || env.TERM === 'dumb';
-    const forced = env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
-    const level = noColor ? 0 : forced || this.#stderr.isTTY ? 1 : 0;
-    this.style = chalkModule === undefined ? unstyled : new chalkModule.Chalk({ level });
+    const styleFor = (stream: NodeJS.WriteStream): ChalkInstance =>
+      chalkModule === undefined ? unstyled : new chalkModule.Chalk({ level: colorLevel(stream, { color: options.color, env }) });
+    this.#resultStyle = styleFor(this.#stdout);
+    this.#lineStyle = styleFor(this.#stderr);
     this.#interactive = Boolean(this.#stderr.isTTY) && !this.json && env.CI !== 'true';
   }
 
@@ -52,7 +66,7 @@ export class Output {
     this.stopSpinner();
     if (this.json) this.#stdout.write(`${JSON.stringify(data, null, 2)}\n`);
     else {
-      const text = human(data, this.style);
+      const text = human(data, this.#resultStyle);
       if (text !== '') this.#stdout.write(text.endsWith('\n') ? text : `${text}\n`);
     }
   }
@@ -63,11 +77,11 @@ export class Output {
   }
 
   warn(line: string): void {
-    this.#line(this.style.yellow(`warning: ${line}`));
+    this.#line(this.#lineStyle.yellow(`warning: ${line}`));
   }
 
   success(line: string): void {
-    this.#line(this.style.green(line));
+    this.#line(this.#lineStyle.green(line));
   }
 
   /** Reports a failure: {"error": {...}} on stdout under --json (one document), a message and remedy on stderr otherwise. */
@@ -78,8 +92,8 @@ export class Output {
       this.#stdout.write(`${JSON.stringify({ error: { code, message, ...(remedy ? { remedy } : {}), ...error.extensions } }, null, 2)}\n`);
       return;
     }
-    this.#stderr.write(`${this.style.red('error:')} ${error.message}\n`);
-    if (error.remedy) this.#stderr.write(`${this.style.dim(error.remedy)}\n`);
+    this.#stderr.write(`${this.#lineStyle.red('error:')} ${error.message}\n`);
+    if (error.remedy) this.#stderr.write(`${this.#lineStyle.dim(error.remedy)}\n`);
   }
 
   /** Runs `work` under a spinner on a TTY; elsewhere says what it is doing once, on stderr. */
@@ -90,7 +104,7 @@ export class Output {
     }
     const { default: ora } = await import('ora');
     // ora colours its frames and symbols by its own detection, which ignores NO_COLOR: ours decides instead.
-    this.#spinner = ora({ text, stream: this.#stderr, color: this.style.level > 0 ? 'cyan' : false }).start();
+    this.#spinner = ora({ text, stream: this.#stderr, color: this.#lineStyle.level > 0 ? 'cyan' : false }).start();
     try {
       const value = await work((next) => {
         if (this.#spinner) this.#spinner.text = next;
@@ -105,8 +119,8 @@ export class Output {
 
   stopSpinner(succeeded?: boolean): void {
     if (!this.#spinner) return;
-    if (succeeded === true) this.#spinner.stopAndPersist({ symbol: this.style.green('✔') });
-    else if (succeeded === false) this.#spinner.stopAndPersist({ symbol: this.style.red('✖') });
+    if (succeeded === true) this.#spinner.stopAndPersist({ symbol: this.#lineStyle.green('✔') });
+    else if (succeeded === false) this.#spinner.stopAndPersist({ symbol: this.#lineStyle.red('✖') });
     else this.#spinner.stop();
     this.#spinner = undefined;
   }
