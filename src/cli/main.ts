@@ -93,10 +93,10 @@ export async function runCli(argv: string[]): Promise<number> {
   const program = buildProgram();
   const interrupt = (): void => {
     // Ctrl+C: whatever runs stops here; local writes are transactions, so nothing is half-written.
-    void closeContexts().finally(() => process.exit(EXIT_CODES.interrupted));
+    void closeContexts({ abort: true }).finally(() => process.exit(EXIT_CODES.interrupted));
   };
-  // `on`, not `once`: ora's cursor-restore hook re-raises SIGINT when it sees no other listener left, which would
-  // end the process by the signal instead of through this cleanup with exit 130.
+  // Ctrl+C reaches us as the terminal's SIGINT: nothing of ours reads stdin in raw mode outside a prompt, and a
+  // prompt rejects instead (ExitPromptError, below). Both end here or in the catch: exit 130 after the cleanup.
   process.on('SIGINT', interrupt);
   try {
     await program.parseAsync(argv);

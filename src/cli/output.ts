@@ -2,8 +2,8 @@
 // warnings and errors for people to stderr; colour only when wanted, decided for each stream on its own (a piped
 // result gets none while the terminal's lines keep theirs); a spinner only on a TTY and never under --json.
 import type { ChalkInstance } from 'chalk';
-import type { Ora } from 'ora';
 import { SvcError } from '../contract/errors.js';
+import { Spinner } from './spinner.js';
 
 // chalk is loaded before the first action runs (loadStyles, from main.ts), not at start: its colour detection pulls
 // in node:tty and node:os, a cost that `--help` and `--version` need not pay (issue 3 "Fast start").
@@ -47,7 +47,7 @@ export class Output {
   readonly #stdout: NodeJS.WriteStream;
   readonly #stderr: NodeJS.WriteStream;
   readonly #interactive: boolean;
-  #spinner: Ora | undefined;
+  #spinner: Spinner | undefined;
 
   constructor(options: OutputOptions) {
     const env = options.env ?? process.env;
@@ -58,7 +58,8 @@ export class Output {
       chalkModule === undefined ? unstyled : new chalkModule.Chalk({ level: colorLevel(stream, { color: options.color, env }) });
     this.#resultStyle = styleFor(this.#stdout);
     this.#lineStyle = styleFor(this.#stderr);
-    this.#interactive = Boolean(this.#stderr.isTTY) && !this.json && env.CI !== 'true';
+    // A terminal that can move its cursor, and not a CI job's log (CI set at all, as is-interactive decides).
+    this.#interactive = Boolean(this.#stderr.isTTY) && !this.json && env.CI === undefined && env.TERM !== 'dumb';
   }
 
   /** The command's result: JSON on stdout under --json, else the human rendering on stdout. */
@@ -102,9 +103,7 @@ export class Output {
       if (!this.json) this.#line(`${text}…`);
       return work(() => undefined);
     }
-    const { default: ora } = await import('ora');
-    // ora colours its frames and symbols by its own detection, which ignores NO_COLOR: ours decides instead.
-    this.#spinner = ora({ text, stream: this.#stderr, color: this.#lineStyle.level > 0 ? 'cyan' : false }).start();
+    this.#spinner = new Spinner(this.#stderr, text, (frame) => this.#lineStyle.cyan(frame)).start();
     try {
       const value = await work((next) => {
         if (this.#spinner) this.#spinner.text = next;
@@ -119,9 +118,7 @@ export class Output {
 
   stopSpinner(succeeded?: boolean): void {
     if (!this.#spinner) return;
-    if (succeeded === true) this.#spinner.stopAndPersist({ symbol: this.#lineStyle.green('✔') });
-    else if (succeeded === false) this.#spinner.stopAndPersist({ symbol: this.#lineStyle.red('✖') });
-    else this.#spinner.stop();
+    this.#spinner.stop(succeeded === undefined ? undefined : succeeded ? this.#lineStyle.green('✔') : this.#lineStyle.red('✖'));
     this.#spinner = undefined;
   }
 

@@ -88,7 +88,7 @@ describe('progress on a terminal', () => {
     const { env } = nodeEnv(service.baseUrl);
     const args = [SWARM_NODE_BIN, 'activate', '--tier', 'svc_starter_agents', '--email', email, '--payment', payment, '--wait', '2'];
     const pty = await import('node-pty');
-    // ora draws only when no CI variable is set at all.
+    // The spinner draws only when no CI variable is set at all.
     const ttyEnv: Record<string, string | undefined> = { ...process.env, ...env, TERM: 'xterm-256color' };
     delete ttyEnv.CI;
     const terminal = pty.spawn(process.execPath, args, { env: ttyEnv as Record<string, string>, cols: 120, rows: 30 });
