@@ -109,19 +109,6 @@ describe('progress on a terminal', () => {
 });
 
 describe('help and start-up', () => {
-  const COMMANDS = [
-    ['activate'], ['login'], ['logout'], ['whoami'], ['agents'], ['register'], ['unregister'], ['list'], ['run'], ['runs'],
-    ['wallet'], ['wallet', 'login'], ['docs'], ['status'], ['config', 'get'], ['config', 'set'],
-  ];
-
-  it('every command has --help with an example, and exits 0', async () => {
-    for (const command of COMMANDS) {
-      const result = await swarmNode([...command, '--help']);
-      expect(result.exitCode, command.join(' ')).toBe(0);
-      expect(result.stdout, command.join(' ')).toMatch(/Example:\n\s+\$ swarm-node /);
-    }
-  });
-
   it('--help and --version load no prompt, spinner, SQLite, HTTP client or server module', async () => {
     // A resolve hook records every module the program loads; each loaded bundle file's source map names what is in it.
     const dir = tempDir('trace-');
