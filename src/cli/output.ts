@@ -3,7 +3,7 @@
 // result gets none while the terminal's lines keep theirs); a spinner only on a TTY and never under --json.
 import type { ChalkInstance } from 'chalk';
 import { SvcError } from '../contract/errors.js';
-import { Spinner } from './spinner.js';
+import type { Spinner } from './spinner.js';
 
 // chalk is loaded before the first action runs (loadStyles, from main.ts), not at start: its colour detection pulls
 // in node:tty and node:os, a cost that `--help` and `--version` need not pay (issue 3 "Fast start").
@@ -103,6 +103,7 @@ export class Output {
       if (!this.json) this.#line(`${text}…`);
       return work(() => undefined);
     }
+    const { Spinner } = await import('./spinner.js');
     this.#spinner = new Spinner(this.#stderr, text, (frame) => this.#lineStyle.cyan(frame)).start();
     try {
       const value = await work((next) => {

@@ -123,7 +123,7 @@ export async function resolve(specifier, context, next) {
 }`,
     );
     writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(new URL('./hooks.mjs', import.meta.url));\n`);
-    const forbidden = /node_modules\/(ora|undici|@inquirer|better-sqlite3|execa|fastify|cli-spinners)\/|src\/api\/|src\/lib\/sqlite\.ts|src\/node\/(store|service-client)\.ts/;
+    const forbidden = /node_modules\/(ora|undici|@inquirer|better-sqlite3|execa|fastify|cli-spinners)\/|src\/api\/|src\/lib\/sqlite\.ts|src\/node\/(store|service-client)\.ts|src\/cli\/spinner\.ts/;
     for (const flag of ['--help', '--version']) {
       writeFileSync(trace, '');
       const result = await execa('node', ['--import', join(dir, 'register.mjs'), SWARM_NODE_BIN, flag], { reject: false });
