@@ -9,6 +9,7 @@ import { keyValues } from '../table.js';
 
 interface ActivateOptions {
   tier?: string;
+  offer?: string;
   email?: string;
   payment: string;
   session?: string;
@@ -28,7 +29,9 @@ export function parseWaitSeconds(value: string): number {
 export function activateCommand(): Command {
   return new Command('activate')
     .description('activate a paid session: get the deploy token that installs this node')
-    .addOption(new Option('--tier <tier_id>', 'the tier paid for').choices(TIER_IDS))
+    .addOption(new Option('--tier <tier_id>', 'the tier paid for (alias: --offer)').choices(TIER_IDS))
+    // login and wizard call the same value --offer: either name works here.
+    .addOption(new Option('--offer <tier_id>').choices(TIER_IDS).hideHelp())
     .option('--email <email>', 'the checkout e-mail (becomes the session user_id)')
     .requiredOption('--payment <payment_id>', 'the payment id from the payment provider')
     .option('--session <session_id>', 'resume a session created earlier, instead of --tier and --email')
@@ -46,13 +49,24 @@ Example:
     )
     .action(async (options: ActivateOptions, command: Command) => {
       const ctx = contextFor(command);
-      if (options.session === undefined && (options.tier === undefined || options.email === undefined)) {
+      if (options.tier !== undefined && options.offer !== undefined && options.tier !== options.offer) {
+        throw new SvcError('usage', `--tier ${options.tier} and --offer ${options.offer} name different tiers`, {
+          remedy: '--offer is another name for --tier: give one of them.',
+        });
+      }
+      const tier = options.tier ?? options.offer;
+      if (options.session === undefined && (tier === undefined || options.email === undefined)) {
         throw new SvcError('usage', 'give --tier and --email (a new session), or --session (one created earlier)', {
           remedy: 'Example: swarm-node activate --tier svc_starter_agents --email you@example.com --payment pay_123',
         });
       }
       const { activateNode } = await import('../../node/activate.js');
       const client = await ctx.client();
+      const input = {
+        ...(options.session === undefined ? { tierId: tier!, email: options.email! } : { sessionId: options.session }),
+        paymentId: options.payment,
+        waitSeconds: options.wait,
+      };
       const activation = await ctx.output.spin(`Activating with payment ${options.payment}`, (update) =>
         activateNode(
           {
@@ -60,11 +74,7 @@ Example:
             clock: ctx.clock,
             onWait: (attempt, delayMs) => update(`Payment ${options.payment} not confirmed yet; retry ${attempt} in ${Math.ceil(delayMs / 1000)}s`),
           },
-          {
-            ...(options.session === undefined ? { tierId: options.tier!, email: options.email! } : { sessionId: options.session }),
-            paymentId: options.payment,
-            waitSeconds: options.wait,
-          },
+          input,
         ),
       );
 
