@@ -1,4 +1,5 @@
-// activate in the CLI's own terms: --offer as another name for --tier (login and wizard call it --offer).
+// activate in the CLI's own terms: --offer as another name for --tier (login and wizard call it --offer), and the
+// service's errors naming the flags the person typed instead of the body fields they filled.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../src/api/server.js';
 import { nodeEnv, swarmNode } from '../helpers/cli.js';
@@ -14,6 +15,9 @@ afterAll(async () => {
   await service.close();
   removeTempDirs();
 });
+
+/** A body field named as such; `<tier_id>` in a usage line is a placeholder, as in --help. */
+const BODY_FIELDS = /(?<!<)\b(user_id|tier_id|session_id|payment_id)\b(?!>)/;
 
 describe('activate --offer', () => {
   it('is accepted for --tier and activates the session', async () => {
@@ -39,5 +43,34 @@ describe('activate --offer', () => {
     );
     expect(result.exitCode).toBe(2);
     expect(result.json.error.message).toBe('--tier svc_starter_agents and --offer dev_portal_execution_billing name different tiers');
+  });
+});
+
+describe("activate's errors name its flags, not the service's body fields", () => {
+  it('session not found (the checkout e-mail differs): the remedy says --email and shows the command', async () => {
+    const payment = await payAndConfirm(service.baseUrl, 'svc_starter_agents', uniqueEmail('payer'));
+    const { env } = nodeEnv(service.baseUrl);
+    const args = ['activate', '--tier', 'svc_starter_agents', '--email', uniqueEmail('someone-else'), '--payment', payment];
+    const human = await swarmNode(args, { env });
+    expect(human.exitCode).toBe(5);
+    expect(human.stderr).toContain('Run activate again with --email set to the checkout e-mail the payment was made with');
+    expect(human.stderr).toContain('swarm-node activate --tier <tier_id> --email <checkout e-mail> --payment <payment_id>');
+    expect(human.stderr).not.toMatch(BODY_FIELDS);
+    const json = await swarmNode(['--json', ...args], { env });
+    expect(json.json.error.code).toBe('session_not_found');
+    expect(json.json.error.remedy).not.toMatch(BODY_FIELDS);
+  });
+
+  it('a value the service refuses is named by its flag', async () => {
+    const { env } = nodeEnv(service.baseUrl);
+    const email = await swarmNode(['activate', '--tier', 'svc_starter_agents', '--email', 'not-an-address', '--payment', 'pay_1', '--wait', '0'], { env });
+    expect(email.exitCode).toBe(2);
+    expect(email.stderr).toMatch(/error: --email: must match/);
+    expect(email.stderr).toContain('Correct the option named above and run the command again.');
+    expect(email.stderr).not.toMatch(BODY_FIELDS);
+    const session = await swarmNode(['activate', '--session', 'sess_nope', '--payment', 'pay_1', '--wait', '0'], { env });
+    expect(session.exitCode).toBe(2);
+    expect(session.stderr).toMatch(/error: --session: must match/);
+    expect(session.stderr).not.toMatch(BODY_FIELDS);
   });
 });

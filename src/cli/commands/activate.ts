@@ -5,6 +5,7 @@ import { SvcError } from '../../contract/errors.js';
 import { TIER_IDS } from '../../contract/tiers.js';
 import { writeFileAtomic } from '../../node/files.js';
 import { contextFor } from '../context.js';
+import { inFlagTerms, type FlagTerms } from '../flag-terms.js';
 import { keyValues } from '../table.js';
 
 interface ActivateOptions {
@@ -18,6 +19,18 @@ interface ActivateOptions {
 }
 
 export const DEFAULT_WAIT_SECONDS = 120;
+
+/** The request bodies activate fills, in its flags (session create: tier_id, user_id; activate: session_id, payment_id). */
+const ACTIVATE_TERMS: FlagTerms = {
+  fields: { tier_id: '--tier', user_id: '--email', session_id: '--session', payment_id: '--payment' },
+  remedies: {
+    // spec §7's "repeat session creation with the same user_id as the checkout e-mail", as the command that does it.
+    session_not_found:
+      'Run activate again with --email set to the checkout e-mail the payment was made with: ' +
+      'swarm-node activate --tier <tier_id> --email <checkout e-mail> --payment <payment_id>',
+    invalid_request: 'Correct the option named above and run the command again.',
+  },
+};
 const MAX_WAIT_SECONDS = 3600;
 
 export function parseWaitSeconds(value: string): number {
@@ -75,7 +88,9 @@ Example:
             onWait: (attempt, delayMs) => update(`Payment ${options.payment} not confirmed yet; retry ${attempt} in ${Math.ceil(delayMs / 1000)}s`),
           },
           input,
-        ),
+        ).catch((error: unknown) => {
+          throw inFlagTerms(error, ACTIVATE_TERMS);
+        }),
       );
 
       const minutes = Math.round(DEPLOY_TOKEN_LIFETIME_SECONDS / 60);
