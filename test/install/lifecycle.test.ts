@@ -134,21 +134,41 @@ describe('upgrade, rollback and uninstall', () => {
   });
 
   describe('uninstall', () => {
-    it('removes everything install wrote and keeps var/ and the credentials, with the service gone', async () => {
+    it('removes everything install wrote and keeps var/, the credentials and the config, with the service gone', async () => {
       const root = await installedRoot();
       seedDatabase(root);
       const credentials = readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8');
       const result = await swarmNode(['uninstall', '--root', root], { env: { SVC_BASE_URL: GONE } });
       expect(result.exitCode, result.stderr).toBe(0);
-      expect(result.stdout).toMatch(/kept .*credentials\.json and .*var \(pass --purge to remove them\)/);
+      expect(result.stdout).toMatch(/kept .*config\.json, .*credentials\.json and .*var \(pass --purge to remove them\)/);
       const left = filesUnder(root);
-      expect(left.filter((path) => !path.startsWith('opt/svc/swarm-node/var/'))).toEqual(['opt/svc/swarm-node/etc/credentials.json']);
+      expect(left.filter((path) => !path.startsWith('opt/svc/swarm-node/var/'))).toEqual(['opt/svc/swarm-node/etc/config.json', 'opt/svc/swarm-node/etc/credentials.json']);
       expect(left).toContain('opt/svc/swarm-node/var/swarm-node.db');
       expect(readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8')).toBe(credentials);
 
       // With the credentials kept, installing again needs no token.
       const again = await swarmNode(['install', '--root', root], { env: { SVC_BASE_URL: service.baseUrl } });
       expect(again.exitCode, again.stderr).toBe(0);
+    });
+
+    it('keeps the configuration: install after uninstall, without --base-url or SVC_BASE_URL, keeps base_url and wallet_url', async () => {
+      const root = await installedRoot();
+      const configFile = join(homeOf(root), 'etc', 'config.json');
+      const installed = JSON.parse(readFileSync(configFile, 'utf8'));
+      expect(installed).toMatchObject({ base_url: service.baseUrl, wallet_url: `${service.baseUrl}/wallet` });
+      expect((await swarmNode(['uninstall', '--root', root])).exitCode).toBe(0);
+
+      const again = await swarmNode(['--json', 'install', '--root', root]);
+      expect(again.exitCode, again.stderr).toBe(0);
+      expect(JSON.parse(readFileSync(configFile, 'utf8'))).toEqual(installed);
+      const shown = await swarmNode(['--json', 'config', 'get'], { env: { SWARM_NODE_HOME: homeOf(root) } });
+      expect(shown.json.config).toMatchObject({ base_url: service.baseUrl, wallet_url: `${service.baseUrl}/wallet` });
+      expect(shown.json.sources).toMatchObject({ base_url: 'file', wallet_url: 'file' });
+
+      // A base_url given now moves the wallet with it: the old one was only derived from the old base_url.
+      const moved = await swarmNode(['install', '--root', root, '--base-url', 'http://127.0.0.1:1']);
+      expect(moved.exitCode, moved.stderr).toBe(0);
+      expect(JSON.parse(readFileSync(configFile, 'utf8'))).toMatchObject({ base_url: 'http://127.0.0.1:1', wallet_url: 'http://127.0.0.1:1/wallet' });
     });
 
     it('--purge leaves no file at all; a second uninstall finds nothing to remove', async () => {
@@ -189,8 +209,11 @@ describe('upgrade, rollback and uninstall', () => {
       seedDatabase(keepRoot);
       const kept = await run('sh', [join(homeOf(keepRoot), 'uninstall.sh'), '--root', keepRoot]);
       expect(kept.exitCode, kept.stderr).toBe(0);
-      expect(kept.stderr).toMatch(/kept .* \(pass --purge to remove them\)/);
-      expect(filesUnder(keepRoot).filter((path) => !path.startsWith('opt/svc/swarm-node/var/'))).toEqual(['opt/svc/swarm-node/etc/credentials.json']);
+      expect(kept.stderr).toMatch(/kept .*config\.json, .*credentials\.json and .*var \(pass --purge to remove them\)/);
+      expect(filesUnder(keepRoot).filter((path) => !path.startsWith('opt/svc/swarm-node/var/'))).toEqual([
+        'opt/svc/swarm-node/etc/config.json',
+        'opt/svc/swarm-node/etc/credentials.json',
+      ]);
 
       const purgeRoot = await installedRoot();
       seedDatabase(purgeRoot);

@@ -13,9 +13,9 @@ interface UninstallFlags {
 
 export function uninstallCommand(): Command {
   return new Command('uninstall')
-    .description('stop and disable the service and remove the node; keeps var/ and the credentials unless --purge')
+    .description('stop and disable the service and remove the node; keeps var/, the credentials and the config unless --purge')
     .option('--root <dir>', 'the staging directory the node was installed under')
-    .option('--purge', 'also remove the database (var/), the credentials and the service user')
+    .option('--purge', 'also remove the database (var/), the credentials, the config and the service user')
     .option('--dry-run', 'print every change and make none')
     .addHelpText(
       'after',
@@ -56,6 +56,11 @@ function humanUninstall(result: UninstallResult, style: ChalkInstance): string {
   const lines = result.dry_run ? result.changes.map(describeChange) : [];
   if (result.changes.length === 0) lines.push('nothing to remove: no node is installed here');
   else lines.push(style.green(`${result.dry_run ? 'would remove' : 'removed'} ${result.changes.length} item(s)`));
-  if (result.kept.length > 0) lines.push(`kept ${result.kept.join(' and ')} (pass --purge to remove them)`);
+  if (result.kept.length > 0) lines.push(`kept ${listed(result.kept)} (pass --purge to remove them)`);
   return lines.join('\n');
+}
+
+/** "a", "a and b", "a, b and c". */
+function listed(items: string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
 }
