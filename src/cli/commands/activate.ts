@@ -5,7 +5,7 @@ import { SvcError } from '../../contract/errors.js';
 import { TIER_IDS } from '../../contract/tiers.js';
 import { writeFileAtomic } from '../../node/files.js';
 import { contextFor } from '../context.js';
-import { inFlagTerms, type FlagTerms } from '../flag-terms.js';
+import { inFlagTerms, type FlagTerms } from '../../lib/flag-terms.js';
 import { keyValues } from '../table.js';
 
 interface ActivateOptions {

@@ -1,6 +1,7 @@
 // The service speaks of its body fields ("Repeat session creation with the same user_id as the checkout e-mail",
-// "/user_id: must match pattern …"); a person at the CLI gave flags, not a body. A command that fills a body from
-// its flags passes its errors through here, with its field-to-flag table, so they name what the person typed.
+// "/user_id: must match pattern …"); a person at a command line gave flags, not a body. A command that fills a
+// body from its flags (swarm-node activate, svc-api sandbox) passes its errors through here, with its
+// field-to-flag table, so they name what the person typed.
 // Only the message and the remedy change: the code, the status and the problem's extensions (machine-readable,
 // under --json) stay the service's.
 import { SvcError, type ErrorCode } from '../contract/errors.js';
