@@ -1,11 +1,13 @@
 // The svc-api program: parses its flags, starts the service, prints the ready line, and on SIGTERM/SIGINT stops
-// gracefully (docs/operations.md "Stopping svc-api"), then exits 0.
+// gracefully (docs/operations.md "Stopping svc-api"), then exits 0. `svc-api sandbox …` is a client of a running
+// service instead (sandbox-cli.ts).
 import { parseArgs } from 'node:util';
 import { SvcError } from '../contract/errors.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS, startService } from './server.js';
 import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 const USAGE = `Usage: svc-api --port <n> --data-dir <dir> [--host 127.0.0.1] [--sandbox]
+       svc-api sandbox pay|confirm|fund …   (svc-api sandbox --help)
 
 The reference implementation of the hosted service: every endpoint of the spec on SQLite.
 
@@ -32,14 +34,25 @@ Environment:
   SVC_WALLET_URL      public wallet base URL                             default http://HOST:PORT/wallet
   SVC_LOG_LEVEL       info, warn, error or silent                        default info
 
+Sandbox commands, against a running svc-api --sandbox (--base-url, default http://127.0.0.1:8787; --json):
+  svc-api sandbox pay --offer <tier_id> --email <e> [--amount <dollars>]   a checkout, PENDING
+  svc-api sandbox confirm <payment_id>      confirm it; waits until the service has the webhook
+  svc-api sandbox fund --email <e> --amount <dollars>   fund that user's wallet, credited
+
 Examples:
   svc-api --sandbox --port 8787 --data-dir ./.svc-api-data
   svc-api --port 8787 --data-dir /var/lib/svc-api --trust-proxy 127.0.0.1   # behind a local TLS proxy
+  svc-api sandbox fund --email you@example.com --amount 5.00
 `;
 
 declare const SVC_VERSION: string | undefined;
 
 async function main(): Promise<number> {
+  const [first, ...rest] = process.argv.slice(2);
+  if (first === 'sandbox') {
+    const { runSandboxCommand } = await import('./sandbox-cli.js');
+    return runSandboxCommand(rest);
+  }
   let values;
   try {
     ({ values } = parseArgs({

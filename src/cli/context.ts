@@ -83,12 +83,15 @@ export class CommandContext {
     return Boolean(process.stdin.isTTY) && !this.json;
   }
 
-  async close(): Promise<void> {
+  /** `abort`: drop the calls in flight instead of waiting for them; a run's answer lost so is settled by its key later. */
+  async close(options: { abort?: boolean } = {}): Promise<void> {
     this.output.stopSpinner();
     this.#store?.close();
     this.#store = undefined;
-    await this.#client?.close();
+    // Taken before the await: Ctrl+C can close the context while the command's own close still waits.
+    const client = this.#client;
     this.#client = undefined;
+    await (options.abort === true ? client?.destroy() : client?.close());
   }
 }
 
@@ -101,7 +104,8 @@ export function contextFor(command: Command): CommandContext {
   return context;
 }
 
-export async function closeContexts(): Promise<void> {
-  for (const context of openContexts) await context.close();
+export async function closeContexts(options: { abort?: boolean } = {}): Promise<void> {
+  const contexts = [...openContexts];
   openContexts.clear();
+  for (const context of contexts) await context.close(options);
 }

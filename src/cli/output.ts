@@ -1,9 +1,9 @@
 // Where a command's words go (STYLE.md pattern 4): the result to stdout (one JSON document under --json), progress,
-// warnings and errors for people to stderr; colour only when wanted (NO_COLOR, --no-color, not a TTY); a spinner
-// only on a TTY and never under --json.
+// warnings and errors for people to stderr; colour only when wanted, decided for each stream on its own (a piped
+// result gets none while the terminal's lines keep theirs); a spinner only on a TTY and never under --json.
 import type { ChalkInstance } from 'chalk';
-import type { Ora } from 'ora';
 import { SvcError } from '../contract/errors.js';
+import type { Spinner } from './spinner.js';
 
 // chalk is loaded before the first action runs (loadStyles, from main.ts), not at start: its colour detection pulls
 // in node:tty and node:os, a cost that `--help` and `--version` need not pay (issue 3 "Fast start").
@@ -27,24 +27,39 @@ export interface OutputOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/**
+ * The colour level for one stream: NO_COLOR, --no-color and TERM=dumb turn colour off, FORCE_COLOR turns it on,
+ * otherwise the stream gets colour when it is a terminal.
+ */
+function colorLevel(stream: NodeJS.WriteStream, options: { color: boolean; env: NodeJS.ProcessEnv }): 0 | 1 {
+  const { env } = options;
+  if ((env.NO_COLOR !== undefined && env.NO_COLOR !== '') || !options.color || env.TERM === 'dumb') return 0;
+  const forced = env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
+  return forced || stream.isTTY ? 1 : 0;
+}
+
 export class Output {
   readonly json: boolean;
-  readonly style: ChalkInstance;
+  /** Styles the result, on stdout. */
+  readonly #resultStyle: ChalkInstance;
+  /** Styles people's lines, on stderr. */
+  readonly #lineStyle: ChalkInstance;
   readonly #stdout: NodeJS.WriteStream;
   readonly #stderr: NodeJS.WriteStream;
   readonly #interactive: boolean;
-  #spinner: Ora | undefined;
+  #spinner: Spinner | undefined;
 
   constructor(options: OutputOptions) {
     const env = options.env ?? process.env;
     this.json = options.json;
     this.#stdout = options.stdout ?? process.stdout;
     this.#stderr = options.stderr ?? process.stderr;
-    const noColor = (env.NO_COLOR !== undefined && env.NO_COLOR !== '') || !options.color || env.TERM === 'dumb';
-    const forced = env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
-    const level = noColor ? 0 : forced || this.#stderr.isTTY ? 1 : 0;
-    this.style = chalkModule === undefined ? unstyled : new chalkModule.Chalk({ level });
-    this.#interactive = Boolean(this.#stderr.isTTY) && !this.json && env.CI !== 'true';
+    const styleFor = (stream: NodeJS.WriteStream): ChalkInstance =>
+      chalkModule === undefined ? unstyled : new chalkModule.Chalk({ level: colorLevel(stream, { color: options.color, env }) });
+    this.#resultStyle = styleFor(this.#stdout);
+    this.#lineStyle = styleFor(this.#stderr);
+    // A terminal that can move its cursor, and not a CI job's log (CI set at all, as is-interactive decides).
+    this.#interactive = Boolean(this.#stderr.isTTY) && !this.json && env.CI === undefined && env.TERM !== 'dumb';
   }
 
   /** The command's result: JSON on stdout under --json, else the human rendering on stdout. */
@@ -52,7 +67,7 @@ export class Output {
     this.stopSpinner();
     if (this.json) this.#stdout.write(`${JSON.stringify(data, null, 2)}\n`);
     else {
-      const text = human(data, this.style);
+      const text = human(data, this.#resultStyle);
       if (text !== '') this.#stdout.write(text.endsWith('\n') ? text : `${text}\n`);
     }
   }
@@ -63,11 +78,11 @@ export class Output {
   }
 
   warn(line: string): void {
-    this.#line(this.style.yellow(`warning: ${line}`));
+    this.#line(this.#lineStyle.yellow(`warning: ${line}`));
   }
 
   success(line: string): void {
-    this.#line(this.style.green(line));
+    this.#line(this.#lineStyle.green(line));
   }
 
   /** Reports a failure: {"error": {...}} on stdout under --json (one document), a message and remedy on stderr otherwise. */
@@ -78,8 +93,8 @@ export class Output {
       this.#stdout.write(`${JSON.stringify({ error: { code, message, ...(remedy ? { remedy } : {}), ...error.extensions } }, null, 2)}\n`);
       return;
     }
-    this.#stderr.write(`${this.style.red('error:')} ${error.message}\n`);
-    if (error.remedy) this.#stderr.write(`${this.style.dim(error.remedy)}\n`);
+    this.#stderr.write(`${this.#lineStyle.red('error:')} ${error.message}\n`);
+    if (error.remedy) this.#stderr.write(`${this.#lineStyle.dim(error.remedy)}\n`);
   }
 
   /** Runs `work` under a spinner on a TTY; elsewhere says what it is doing once, on stderr. */
@@ -88,9 +103,8 @@ export class Output {
       if (!this.json) this.#line(`${text}…`);
       return work(() => undefined);
     }
-    const { default: ora } = await import('ora');
-    // ora colours its frames and symbols by its own detection, which ignores NO_COLOR: ours decides instead.
-    this.#spinner = ora({ text, stream: this.#stderr, color: this.style.level > 0 ? 'cyan' : false }).start();
+    const { Spinner } = await import('./spinner.js');
+    this.#spinner = new Spinner(this.#stderr, text, (frame) => this.#lineStyle.cyan(frame)).start();
     try {
       const value = await work((next) => {
         if (this.#spinner) this.#spinner.text = next;
@@ -105,9 +119,7 @@ export class Output {
 
   stopSpinner(succeeded?: boolean): void {
     if (!this.#spinner) return;
-    if (succeeded === true) this.#spinner.stopAndPersist({ symbol: this.style.green('✔') });
-    else if (succeeded === false) this.#spinner.stopAndPersist({ symbol: this.style.red('✖') });
-    else this.#spinner.stop();
+    this.#spinner.stop(succeeded === undefined ? undefined : succeeded ? this.#lineStyle.green('✔') : this.#lineStyle.red('✖'));
     this.#spinner = undefined;
   }
 

@@ -145,6 +145,12 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
   };
 }
 
+/** uninstall --purge: yes only when the person says so; the default is no. */
+export async function confirmPurge(doomed: string[], output: NodeJS.WritableStream = process.stderr): Promise<boolean> {
+  const { confirm } = await import('@inquirer/prompts');
+  return confirm({ message: `Delete ${doomed.join(' and ')} for good? A later install then needs a new deploy token.`, default: false }, { output });
+}
+
 function durationError(value: string): string | undefined {
   if (NONE.has(value.trim().toLowerCase())) return undefined;
   try {

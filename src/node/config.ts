@@ -61,20 +61,35 @@ export function resolveConfig(input: {
   const env = input.env ?? process.env;
   const file = input.file ?? {};
   const sources = {} as Record<ConfigKey, ConfigSource>;
-  const pick = (key: ConfigKey, fallback: string): string => {
+  const pick = (key: ConfigKey, fallback: string, skipFile = false): string => {
     const flag = input.flags?.[key];
     if (flag !== undefined) return (sources[key] = 'flag'), flag;
     const envName = ENV_OF[key];
     const fromEnv = envName === undefined ? undefined : env[envName];
     if (fromEnv !== undefined && fromEnv !== '') return (sources[key] = 'env'), fromEnv;
-    if (file[key] !== undefined) return (sources[key] = 'file'), String(file[key]);
+    if (file[key] !== undefined && !skipFile) return (sources[key] = 'file'), String(file[key]);
     return (sources[key] = 'default'), fallback;
   };
   const base_url = validateConfigValue('base_url', pick('base_url', DEFAULT_BASE_URL));
-  const wallet_url = validateConfigValue('wallet_url', pick('wallet_url', `${base_url}/wallet`));
+  const wallet_url = validateConfigValue('wallet_url', pick('wallet_url', `${base_url}/wallet`, walletFollowsBaseUrl(file, sources.base_url)));
   const merchant_id = validateConfigValue('merchant_id', pick('merchant_id', DEFAULT_MERCHANT_ID));
   const timeout_seconds = Number(validateConfigValue('timeout_seconds', pick('timeout_seconds', String(DEFAULT_TIMEOUT_SECONDS))));
   return { base_url, wallet_url, merchant_id, timeout_seconds, node_id: file.node_id, sources };
+}
+
+/**
+ * install writes wallet_url beside base_url. One that is just the file's base_url + /wallet was derived, not
+ * chosen: when a flag or the environment gives another base_url, the wallet follows it rather than staying with
+ * the old service.
+ */
+function walletFollowsBaseUrl(file: ConfigFile, baseUrlSource: ConfigSource): boolean {
+  if (baseUrlSource === 'file' || baseUrlSource === 'default') return false;
+  if (file.wallet_url === undefined || file.base_url === undefined) return false;
+  try {
+    return validateConfigValue('wallet_url', file.wallet_url) === `${validateConfigValue('base_url', file.base_url)}/wallet`;
+  } catch {
+    return false;
+  }
 }
 
 /** Checks one value; returns it normalised (URLs without a trailing slash). */

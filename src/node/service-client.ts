@@ -87,6 +87,11 @@ export class ServiceClient {
     await this.#dispatcher.close();
   }
 
+  /** Ends the calls in flight at once (Ctrl+C): close() would wait for their answers, up to the deadline. */
+  async destroy(): Promise<void> {
+    await this.#dispatcher.destroy();
+  }
+
   agents(): Promise<AgentsResponse> {
     return this.#body({ method: 'GET', path: '/v1/swarm/agents', retrySafe: true });
   }

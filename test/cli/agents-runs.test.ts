@@ -172,6 +172,29 @@ describe('swarm-node run and runs', () => {
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100);
   });
 
+  it('runs --agent: an id not in the catalog is exit 5 listing the ids; a catalog agent without runs says so by name', async () => {
+    const { env, home } = nodeEnv(service.baseUrl);
+    const unknown = await swarmNode(['--json', 'runs', '--agent', 'nope'], { env });
+    expect(unknown.exitCode).toBe(5);
+    expect(unknown.json.error).toMatchObject({ code: 'agent_not_found', message: 'there is no agent "nope"' });
+    expect(unknown.json.error.remedy).toMatch(/agent_dev_review_012, .*agent_ops_monitor_004/);
+    const human = await swarmNode(['runs', '--agent', 'nope'], { env });
+    expect(human.exitCode).toBe(5);
+    expect(human.stderr).not.toContain('No runs');
+
+    const none = await swarmNode(['runs', '--agent', AGENT], { env });
+    expect(none.exitCode, none.stderr).toBe(0);
+    expect(none.stderr.trim()).toBe(`No runs of ${AGENT} yet. Run it: swarm-node run ${AGENT}.`);
+
+    // An agent gone from the catalog keeps the history the journal holds for it.
+    const db = nodeDb(home);
+    journalRunStarted(db, { idempotency_key: randomUUID(), agent_id: 'agent_retired_001', source: 'cli', price_cents: 3 }, Date.now());
+    db.close();
+    const retired = await swarmNode(['--json', 'runs', '--agent', 'agent_retired_001'], { env });
+    expect(retired.exitCode, retired.stdout).toBe(0);
+    expect(retired.json.runs).toMatchObject([{ agent_id: 'agent_retired_001', status: 'pending' }]);
+  });
+
   it('a run whose answer was lost is settled by the next run with the same key, charged once', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'lost' });
     // The first attempt reached the service and ran; its answer never came back to the node.

@@ -101,7 +101,8 @@ describe('swarm-node activate', () => {
     const other = await swarmNode(['--json', 'activate', '--tier', 'svc_starter_agents', '--email', uniqueEmail('someone-else'), '--payment', payment], { env });
     expect(other.exitCode).toBe(5);
     expect(other.json.error.code).toBe('session_not_found');
-    expect(other.json.error.remedy).toBe('Repeat session creation with the same user_id as the checkout e-mail.');
+    // spec §7's remedy, in the CLI's terms (test/cli/activate.test.ts).
+    expect(other.json.error.remedy).toMatch(/^Run activate again with --email set to the checkout e-mail/);
     const unknown = await swarmNode(['activate', '--session', '00000000-0000-4000-8000-000000000000', '--payment', payment], { env });
     expect(unknown.exitCode).toBe(5);
     expect(unknown.stderr).toMatch(/error: .*session/i);

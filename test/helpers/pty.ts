@@ -21,6 +21,8 @@ export interface PtyExit {
 export interface PtySession {
   /** Everything shown so far, ANSI stripped. */
   screen(): string;
+  /** Everything written to the terminal so far, escape sequences included. */
+  raw(): string;
   /** Waits until `text` appears after what earlier waits consumed; returns the screen from there up to the match. */
   waitFor(text: string | RegExp, timeoutMs?: number): Promise<string>;
   /** Sends keys as typed (KEY.* for the special ones). */
@@ -33,13 +35,33 @@ export interface PtySession {
   kill(): void;
 }
 
+export interface PtyOptions {
+  /**
+   * The width the terminal reports, set with stty before swarm-node starts: node-pty takes 0 for "the default",
+   * while serial consoles and `script` do report 0 columns.
+   */
+  columns?: number;
+}
+
 /**
  * `node bin/swarm-node.js <args>` of the built package (staged once per test file, so a rebuild of dist/ by someone
  * else mid-test cannot pull it away), with the environment of a fresh shell plus `env`.
  */
-export function spawnSwarmNodePty(args: string[], env: Record<string, string>): PtySession {
-  const bin = join(stagedPackage(), 'bin', 'swarm-node.js');
-  const child: IPty = spawn(process.execPath, [bin, ...args], {
+export function spawnSwarmNodePty(args: string[], env: Record<string, string>, options: PtyOptions = {}): PtySession {
+  const bin = stagedSwarmNodeBin();
+  return options.columns === undefined
+    ? spawnPty(process.execPath, [bin, ...args], env)
+    : spawnPty('/bin/sh', ['-c', 'stty cols "$1" && shift && exec "$@"', 'sh', String(options.columns), process.execPath, bin, ...args], env);
+}
+
+/** bin/swarm-node.js of the built package, staged once per test file. */
+export function stagedSwarmNodeBin(): string {
+  return join(stagedPackage(), 'bin', 'swarm-node.js');
+}
+
+/** Any program in a pty (a shell that pipes swarm-node's stdout, say), with a fresh shell's environment plus `env`. */
+export function spawnPty(file: string, argv: string[], env: Record<string, string>): PtySession {
+  const child: IPty = spawn(file, argv, {
     name: 'xterm-256color',
     // Wide, so no line of ours wraps and a waited-for text stays in one piece.
     cols: 200,
@@ -75,6 +97,7 @@ export function spawnSwarmNodePty(args: string[], env: Record<string, string>): 
 
   return {
     screen,
+    raw: () => raw,
     exited,
     waitFor(text, timeoutMs = 10_000) {
       return new Promise((resolve, reject) => {

@@ -7,6 +7,7 @@ import type { RunningService } from '../../src/api/server.js';
 import { openNodeStore } from '../../src/node/store.js';
 import { activatedSession } from '../helpers/funnel.js';
 import { REPO_ROOT, startSvcApi } from '../helpers/svc-api.js';
+import { KEY, spawnPty, spawnSwarmNodePty, type PtySession } from '../helpers/pty.js';
 import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
 import { filesUnder, homeOf, relabelledPackage, run, snapshot, swarmNode } from './support.js';
 
@@ -17,11 +18,13 @@ const GONE = 'http://127.0.0.1:1';
 
 describe('upgrade, rollback and uninstall', () => {
   let service: RunningService;
+  const sessions: PtySession[] = [];
 
   beforeAll(async () => {
     service = await startSvcApi();
   });
   afterAll(async () => {
+    for (const session of sessions) session.kill();
     await service.close();
     removeTempDirs();
   });
@@ -134,15 +137,15 @@ describe('upgrade, rollback and uninstall', () => {
   });
 
   describe('uninstall', () => {
-    it('removes everything install wrote and keeps var/ and the credentials, with the service gone', async () => {
+    it('removes everything install wrote and keeps var/, the credentials and the config, with the service gone', async () => {
       const root = await installedRoot();
       seedDatabase(root);
       const credentials = readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8');
       const result = await swarmNode(['uninstall', '--root', root], { env: { SVC_BASE_URL: GONE } });
       expect(result.exitCode, result.stderr).toBe(0);
-      expect(result.stdout).toMatch(/kept .*credentials\.json and .*var \(pass --purge to remove them\)/);
+      expect(result.stdout).toMatch(/kept .*config\.json, .*credentials\.json and .*var \(pass --purge to remove them\)/);
       const left = filesUnder(root);
-      expect(left.filter((path) => !path.startsWith('opt/svc/swarm-node/var/'))).toEqual(['opt/svc/swarm-node/etc/credentials.json']);
+      expect(left.filter((path) => !path.startsWith('opt/svc/swarm-node/var/'))).toEqual(['opt/svc/swarm-node/etc/config.json', 'opt/svc/swarm-node/etc/credentials.json']);
       expect(left).toContain('opt/svc/swarm-node/var/swarm-node.db');
       expect(readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8')).toBe(credentials);
 
@@ -151,17 +154,72 @@ describe('upgrade, rollback and uninstall', () => {
       expect(again.exitCode, again.stderr).toBe(0);
     });
 
+    it('keeps the configuration: install after uninstall, without --base-url or SVC_BASE_URL, keeps base_url and wallet_url', async () => {
+      const root = await installedRoot();
+      const configFile = join(homeOf(root), 'etc', 'config.json');
+      const installed = JSON.parse(readFileSync(configFile, 'utf8'));
+      expect(installed).toMatchObject({ base_url: service.baseUrl, wallet_url: `${service.baseUrl}/wallet` });
+      expect((await swarmNode(['uninstall', '--root', root])).exitCode).toBe(0);
+
+      const again = await swarmNode(['--json', 'install', '--root', root]);
+      expect(again.exitCode, again.stderr).toBe(0);
+      expect(JSON.parse(readFileSync(configFile, 'utf8'))).toEqual(installed);
+      const shown = await swarmNode(['--json', 'config', 'get'], { env: { SWARM_NODE_HOME: homeOf(root) } });
+      expect(shown.json.config).toMatchObject({ base_url: service.baseUrl, wallet_url: `${service.baseUrl}/wallet` });
+      expect(shown.json.sources).toMatchObject({ base_url: 'file', wallet_url: 'file' });
+
+      // A base_url given now moves the wallet with it: the old one was only derived from the old base_url.
+      const moved = await swarmNode(['install', '--root', root, '--base-url', 'http://127.0.0.1:1']);
+      expect(moved.exitCode, moved.stderr).toBe(0);
+      expect(JSON.parse(readFileSync(configFile, 'utf8'))).toMatchObject({ base_url: 'http://127.0.0.1:1', wallet_url: 'http://127.0.0.1:1/wallet' });
+    });
+
     it('--purge leaves no file at all; a second uninstall finds nothing to remove', async () => {
       const root = await installedRoot();
       seedDatabase(root);
-      const result = await swarmNode(['uninstall', '--root', root, '--purge'], { env: { SVC_BASE_URL: GONE } });
+      const result = await swarmNode(['uninstall', '--root', root, '--purge', '--yes'], { env: { SVC_BASE_URL: GONE } });
       expect(result.exitCode, result.stderr).toBe(0);
       expect(filesUnder(root)).toEqual([]);
       expect(existsSync(join(root, 'opt', 'svc'))).toBe(false);
 
+      // Nothing left to destroy: nothing to confirm.
       const again = await swarmNode(['uninstall', '--root', root, '--purge']);
       expect(again.exitCode, again.stderr).toBe(0);
       expect(again.stdout).toMatch(/nothing to remove/);
+    });
+
+    it('--purge without a terminal needs --yes: exit 2 naming it, nothing removed', async () => {
+      const root = await installedRoot();
+      seedDatabase(root);
+      const before = snapshot(root);
+      for (const args of [['uninstall', '--root', root, '--purge'], ['--json', 'uninstall', '--root', root, '--purge']]) {
+        const result = await swarmNode(args);
+        expect(result.exitCode, result.stdout + result.stderr).toBe(2);
+        const remedy = args[0] === '--json' ? result.json.error.remedy : result.stderr;
+        expect(remedy).toContain('swarm-node uninstall --purge --yes');
+        expect(snapshot(root)).toEqual(before);
+      }
+    });
+
+    it('--purge in a terminal asks first: no (the default) keeps everything, yes removes it', async () => {
+      const root = await installedRoot();
+      seedDatabase(root);
+      const before = snapshot(root);
+      const declined = spawnSwarmNodePty(['uninstall', '--root', root, '--purge'], { NO_COLOR: '1' });
+      sessions.push(declined);
+      await declined.waitFor(`Delete ${join(homeOf(root), 'var')} and ${join(homeOf(root), 'etc', 'credentials.json')} for good?`);
+      await declined.waitFor('(y/N)');
+      declined.press(KEY.enter);
+      expect((await declined.waitForExit()).exitCode).toBe(1);
+      expect(declined.screen()).toContain('not confirmed: nothing was removed');
+      expect(snapshot(root)).toEqual(before);
+
+      const confirmed = spawnSwarmNodePty(['uninstall', '--root', root, '--purge'], { NO_COLOR: '1' });
+      sessions.push(confirmed);
+      await confirmed.waitFor('(y/N)');
+      await confirmed.typeLine('y');
+      expect((await confirmed.waitForExit()).exitCode).toBe(0);
+      expect(filesUnder(root)).toEqual([]);
     });
 
     it('--dry-run lists what would go and removes nothing', async () => {
@@ -179,7 +237,7 @@ describe('upgrade, rollback and uninstall', () => {
       const { rmSync, writeFileSync } = await import('node:fs');
       rmSync(join(root, 'usr/local/bin/swarm-node'));
       writeFileSync(join(root, 'usr/local/bin/swarm-node'), '#!/bin/sh\n');
-      const result = await swarmNode(['uninstall', '--root', root, '--purge']);
+      const result = await swarmNode(['uninstall', '--root', root, '--purge', '--yes']);
       expect(result.exitCode, result.stderr).toBe(0);
       expect(filesUnder(root)).toEqual(['usr/local/bin/swarm-node']);
     });
@@ -189,16 +247,42 @@ describe('upgrade, rollback and uninstall', () => {
       seedDatabase(keepRoot);
       const kept = await run('sh', [join(homeOf(keepRoot), 'uninstall.sh'), '--root', keepRoot]);
       expect(kept.exitCode, kept.stderr).toBe(0);
-      expect(kept.stderr).toMatch(/kept .* \(pass --purge to remove them\)/);
-      expect(filesUnder(keepRoot).filter((path) => !path.startsWith('opt/svc/swarm-node/var/'))).toEqual(['opt/svc/swarm-node/etc/credentials.json']);
+      expect(kept.stderr).toMatch(/kept .*config\.json, .*credentials\.json and .*var \(pass --purge to remove them\)/);
+      expect(filesUnder(keepRoot).filter((path) => !path.startsWith('opt/svc/swarm-node/var/'))).toEqual([
+        'opt/svc/swarm-node/etc/config.json',
+        'opt/svc/swarm-node/etc/credentials.json',
+      ]);
 
       const purgeRoot = await installedRoot();
       seedDatabase(purgeRoot);
-      const purged = await run('sh', [join(homeOf(purgeRoot), 'uninstall.sh'), `--root=${purgeRoot}/`, '--purge']);
+      const refused = await run('sh', [join(homeOf(purgeRoot), 'uninstall.sh'), `--root=${purgeRoot}/`, '--purge']);
+      expect(refused.exitCode).toBe(2);
+      expect(refused.stderr).toMatch(/no terminal to confirm it on; add --yes/);
+      expect(filesUnder(purgeRoot)).toContain('opt/svc/swarm-node/var/swarm-node.db');
+      const purged = await run('sh', [join(homeOf(purgeRoot), 'uninstall.sh'), `--root=${purgeRoot}/`, '--purge', '--yes']);
       expect(purged.exitCode, purged.stderr).toBe(0);
       expect(purged.stderr).toMatch(/not stopping the service: .* is a staging root/);
       expect(filesUnder(purgeRoot)).toEqual([]);
       expect(existsSync(join(purgeRoot, 'opt', 'svc'))).toBe(false);
+    });
+
+    it('uninstall.sh --purge in a terminal asks first, as the command does', async () => {
+      const root = await installedRoot();
+      const before = snapshot(root);
+      const script = join(homeOf(root), 'uninstall.sh');
+      const declined = spawnPty('/bin/sh', [script, '--root', root, '--purge'], {});
+      sessions.push(declined);
+      await declined.waitFor('for good? A later install then needs a new deploy token. [y/N]');
+      await declined.typeLine('n');
+      expect((await declined.waitForExit()).exitCode).toBe(1);
+      expect(snapshot(root)).toEqual(before);
+
+      const confirmed = spawnPty('/bin/sh', [script, '--root', root, '--purge'], {});
+      sessions.push(confirmed);
+      await confirmed.waitFor('[y/N]');
+      await confirmed.typeLine('y');
+      expect((await confirmed.waitForExit()).exitCode).toBe(0);
+      expect(filesUnder(root)).toEqual([]);
     });
 
     it('uninstall.sh refuses unknown options and changes nothing', async () => {

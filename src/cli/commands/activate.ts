@@ -5,10 +5,12 @@ import { SvcError } from '../../contract/errors.js';
 import { TIER_IDS } from '../../contract/tiers.js';
 import { writeFileAtomic } from '../../node/files.js';
 import { contextFor } from '../context.js';
+import { inFlagTerms, type FlagTerms } from '../../lib/flag-terms.js';
 import { keyValues } from '../table.js';
 
 interface ActivateOptions {
   tier?: string;
+  offer?: string;
   email?: string;
   payment: string;
   session?: string;
@@ -17,6 +19,18 @@ interface ActivateOptions {
 }
 
 export const DEFAULT_WAIT_SECONDS = 120;
+
+/** The request bodies activate fills, in its flags (session create: tier_id, user_id; activate: session_id, payment_id). */
+const ACTIVATE_TERMS: FlagTerms = {
+  fields: { tier_id: '--tier', user_id: '--email', session_id: '--session', payment_id: '--payment' },
+  remedies: {
+    // spec §7's "repeat session creation with the same user_id as the checkout e-mail", as the command that does it.
+    session_not_found:
+      'Run activate again with --email set to the checkout e-mail the payment was made with: ' +
+      'swarm-node activate --tier <tier_id> --email <checkout e-mail> --payment <payment_id>',
+    invalid_request: 'Correct the option named above and run the command again.',
+  },
+};
 const MAX_WAIT_SECONDS = 3600;
 
 export function parseWaitSeconds(value: string): number {
@@ -28,7 +42,9 @@ export function parseWaitSeconds(value: string): number {
 export function activateCommand(): Command {
   return new Command('activate')
     .description('activate a paid session: get the deploy token that installs this node')
-    .addOption(new Option('--tier <tier_id>', 'the tier paid for').choices(TIER_IDS))
+    .addOption(new Option('--tier <tier_id>', 'the tier paid for (alias: --offer)').choices(TIER_IDS))
+    // login and wizard call the same value --offer: either name works here.
+    .addOption(new Option('--offer <tier_id>').choices(TIER_IDS).hideHelp())
     .option('--email <email>', 'the checkout e-mail (becomes the session user_id)')
     .requiredOption('--payment <payment_id>', 'the payment id from the payment provider')
     .option('--session <session_id>', 'resume a session created earlier, instead of --tier and --email')
@@ -46,13 +62,24 @@ Example:
     )
     .action(async (options: ActivateOptions, command: Command) => {
       const ctx = contextFor(command);
-      if (options.session === undefined && (options.tier === undefined || options.email === undefined)) {
+      if (options.tier !== undefined && options.offer !== undefined && options.tier !== options.offer) {
+        throw new SvcError('usage', `--tier ${options.tier} and --offer ${options.offer} name different tiers`, {
+          remedy: '--offer is another name for --tier: give one of them.',
+        });
+      }
+      const tier = options.tier ?? options.offer;
+      if (options.session === undefined && (tier === undefined || options.email === undefined)) {
         throw new SvcError('usage', 'give --tier and --email (a new session), or --session (one created earlier)', {
           remedy: 'Example: swarm-node activate --tier svc_starter_agents --email you@example.com --payment pay_123',
         });
       }
       const { activateNode } = await import('../../node/activate.js');
       const client = await ctx.client();
+      const input = {
+        ...(options.session === undefined ? { tierId: tier!, email: options.email! } : { sessionId: options.session }),
+        paymentId: options.payment,
+        waitSeconds: options.wait,
+      };
       const activation = await ctx.output.spin(`Activating with payment ${options.payment}`, (update) =>
         activateNode(
           {
@@ -60,12 +87,10 @@ Example:
             clock: ctx.clock,
             onWait: (attempt, delayMs) => update(`Payment ${options.payment} not confirmed yet; retry ${attempt} in ${Math.ceil(delayMs / 1000)}s`),
           },
-          {
-            ...(options.session === undefined ? { tierId: options.tier!, email: options.email! } : { sessionId: options.session }),
-            paymentId: options.payment,
-            waitSeconds: options.wait,
-          },
-        ),
+          input,
+        ).catch((error: unknown) => {
+          throw inFlagTerms(error, ACTIVATE_TERMS);
+        }),
       );
 
       const minutes = Math.round(DEPLOY_TOKEN_LIFETIME_SECONDS / 60);

@@ -5,7 +5,18 @@ import { CONFIG_KEYS, isConfigKey, validateConfigValue, writeConfigFile } from '
 import { contextFor } from '../context.js';
 
 export function configCommand(): Command {
-  const config = new Command('config').description('show or change the node configuration');
+  const config = new Command('config')
+    .description('show or change the node configuration')
+    .addHelpText(
+      'after',
+      `
+Values come from flags, then the environment (SVC_BASE_URL, SVC_WALLET_URL, SVC_MERCHANT_ID), then the config
+file, then defaults; \`config get\` says which.
+
+Example:
+  $ swarm-node config get
+  $ swarm-node config set base_url https://api.svc.example`,
+    );
 
   config
     .command('get')

@@ -1,5 +1,6 @@
 // swarm-node runs: the local run journal, newest first, with totals.
 import { Command, InvalidArgumentError } from 'commander';
+import { isAgentId } from '../../contract/agents.js';
 import { formatDollars } from '../../contract/money.js';
 import { contextFor } from '../context.js';
 import { shortTime, table } from '../table.js';
@@ -17,11 +18,13 @@ export function runsCommand(): Command {
     .description('show the run history of this node, with totals')
     .option('--agent <agent_id>', 'only this agent')
     .option('--limit <n>', 'show at most n runs (totals count them all)', parseLimit, 20)
-    .addHelpText('after', '\nExample:\n  $ swarm-node runs --agent agent_ops_monitor_004 --limit 5\n  $ swarm-node runs --json | jq .totals.charged_cents')
+    .addHelpText('after', '\nExits 5 when --agent names no agent of the catalog (swarm-node agents).\n\nExample:\n  $ swarm-node runs --agent agent_ops_monitor_004 --limit 5\n  $ swarm-node runs --json | jq .totals.charged_cents')
     .action(async (options: { agent?: string; limit: number }, command: Command) => {
       const ctx = contextFor(command);
-      const { runHistory } = await import('../../node/run-history.js');
+      const [{ runHistory }, { agentNotFound }] = await Promise.all([import('../../node/run-history.js'), import('../../node/registrations.js')]);
       const history = runHistory(await ctx.store(), { ...(options.agent === undefined ? {} : { agentId: options.agent }), limit: options.limit });
+      // A mistyped id is an error, not an empty history; an agent gone from the catalog still shows the runs it had.
+      if (options.agent !== undefined && !isAgentId(options.agent) && history.totals.runs === 0) throw agentNotFound(options.agent);
       ctx.output.result(history, ({ runs, totals }, style) => {
         if (runs.length === 0) return '';
         const statusColour = (status: string): string =>
@@ -37,6 +40,10 @@ export function runsCommand(): Command {
           .join(', ');
         return `${rows}\n\n${runs.length} of ${totals.runs} run(s) shown; in total ${formatDollars(totals.charged_cents)} charged (${counts}).`;
       });
-      if (history.runs.length === 0) ctx.output.info('No runs yet. Run an agent: swarm-node run <agent_id>.');
+      if (history.runs.length === 0) {
+        ctx.output.info(
+          options.agent === undefined ? 'No runs yet. Run an agent: swarm-node run <agent_id>.' : `No runs of ${options.agent} yet. Run it: swarm-node run ${options.agent}.`,
+        );
+      }
     });
 }

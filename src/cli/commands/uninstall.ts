@@ -1,30 +1,37 @@
 // swarm-node uninstall: stop the service and remove what install wrote (issue 4 §6). It never calls the service.
+import { existsSync } from 'node:fs';
 import { Command } from 'commander';
 import type { ChalkInstance } from 'chalk';
+import { SvcError } from '../../contract/errors.js';
+import type { InstallLayout } from '../../node/install/layout.js';
 import { describeChange } from '../../node/install/plan.js';
 import type { UninstallResult } from '../../node/install/uninstall-node.js';
-import { contextFor } from '../context.js';
+import { contextFor, type CommandContext } from '../context.js';
 
 interface UninstallFlags {
   root?: string;
   purge?: boolean;
+  yes?: boolean;
   dryRun?: boolean;
 }
 
 export function uninstallCommand(): Command {
   return new Command('uninstall')
-    .description('stop and disable the service and remove the node; keeps var/ and the credentials unless --purge')
+    .description('stop and disable the service and remove the node; keeps var/, the credentials and the config unless --purge')
     .option('--root <dir>', 'the staging directory the node was installed under')
-    .option('--purge', 'also remove the database (var/), the credentials and the service user')
+    .option('--purge', 'also remove the database (var/), the credentials, the config and the service user')
+    .option('-y, --yes', 'confirm --purge without asking (needed when stdin is not a terminal)')
     .option('--dry-run', 'print every change and make none')
     .addHelpText(
       'after',
       `
-Without Node, /opt/svc/swarm-node/uninstall.sh does the same.
+--purge deletes the run journal and the node's credentials for good: in a terminal it asks first; elsewhere it
+needs --yes (exit 2 without). Without Node, /opt/svc/swarm-node/uninstall.sh does the same.
 
 Example:
   $ sudo swarm-node uninstall
-  $ sudo swarm-node uninstall --purge`,
+  $ sudo swarm-node uninstall --purge --dry-run
+  $ sudo swarm-node uninstall --purge --yes`,
     )
     .action(async (flags: UninstallFlags, command: Command) => {
       const ctx = contextFor(command);
@@ -36,9 +43,9 @@ Example:
       ]);
       const layout = resolveInstallLayout(flags.root);
       if (layout.onHost && process.getuid?.() !== 0 && !dryRun) {
-        const { SvcError } = await import('../../contract/errors.js');
         throw new SvcError('usage', 'uninstalling from this host needs root', { remedy: 'Run it with sudo, or pass --root <dir> for a staging directory.' });
       }
+      if (flags.purge === true && !dryRun && flags.yes !== true) await confirmPurge(ctx, layout);
       const result = await uninstallNode({
         layout,
         purge: flags.purge === true,
@@ -52,10 +59,28 @@ Example:
     });
 }
 
+/** What --purge would destroy that a later install cannot bring back; asked about, or --yes, before it goes. */
+async function confirmPurge(ctx: CommandContext, layout: InstallLayout): Promise<void> {
+  const doomed = [layout.varDir, layout.credentialsFile].filter((path) => existsSync(path));
+  if (doomed.length === 0) return;
+  if (!ctx.canPrompt()) {
+    throw new SvcError('usage', `--purge deletes ${listed(doomed)} for good, and there is no terminal to confirm it on`, {
+      remedy: 'Add --yes to confirm (swarm-node uninstall --purge --yes), or see what it removes with --purge --dry-run.',
+    });
+  }
+  const { confirmPurge: ask } = await import('../prompts.js');
+  if (!(await ask(doomed))) throw new SvcError('failed', 'not confirmed: nothing was removed');
+}
+
 function humanUninstall(result: UninstallResult, style: ChalkInstance): string {
   const lines = result.dry_run ? result.changes.map(describeChange) : [];
   if (result.changes.length === 0) lines.push('nothing to remove: no node is installed here');
   else lines.push(style.green(`${result.dry_run ? 'would remove' : 'removed'} ${result.changes.length} item(s)`));
-  if (result.kept.length > 0) lines.push(`kept ${result.kept.join(' and ')} (pass --purge to remove them)`);
+  if (result.kept.length > 0) lines.push(`kept ${listed(result.kept)} (pass --purge to remove them)`);
   return lines.join('\n');
+}
+
+/** "a", "a and b", "a, b and c". */
+function listed(items: string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
 }

@@ -85,8 +85,8 @@ Example:
         if (missing.length > 0) throw notATerminal(missing, ctx.json ? '--json asks no questions' : 'no terminal to ask on (stdin is not a TTY)');
       }
 
-      // Ctrl+C while a spinner waits (no prompt to catch it) ends the wait at once. Listening also keeps the
-      // spinner's signal-exit hook from re-raising SIGINT: the program then exits 130 through main.ts, not by the signal.
+      // Ctrl+C while a spinner waits (no prompt to catch it) ends the wait at once, and the program exits 130
+      // through main.ts.
       const interrupted = new AbortController();
       const onInterrupt = (): void => interrupted.abort();
       process.on('SIGINT', onInterrupt);

@@ -1,5 +1,6 @@
-// issue 4 §6: stop and disable the unit, then remove everything install wrote; var/ (the database) and the
-// credentials stay unless --purge. It never calls the service, so it works when the service no longer knows the node.
+// issue 4 §6: stop and disable the unit, then remove everything install wrote; var/ (the database), the
+// credentials and the config (base_url and wallet_url, no secret: a later install keeps them) stay unless --purge.
+// It never calls the service, so it works when the service no longer knows the node.
 import { existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { InstallLayout } from './layout.js';
@@ -44,14 +45,14 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
   removeOurLink(layout.currentLink, 'current release');
   removeOurLink(layout.previousLink, 'previous release');
   remove(layout.releasesDir, 'releases');
-  remove(layout.configFile, 'config');
   remove(layout.environmentFile, 'service environment');
   const kept: string[] = [];
   if (purge) {
+    remove(layout.configFile, 'config');
     remove(layout.credentialsFile, 'credentials');
     remove(layout.varDir, 'database and backups');
   } else {
-    for (const path of [layout.credentialsFile, layout.varDir]) if (existsSync(path)) kept.push(path);
+    for (const path of [layout.configFile, layout.credentialsFile, layout.varDir]) if (existsSync(path)) kept.push(path);
   }
   remove(layout.uninstallScript, 'uninstall script');
 

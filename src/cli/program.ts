@@ -1,0 +1,84 @@
+// The swarm-node command tree: every command and its options, help and exit behaviour. Cheap to build (commander
+// only): each command loads its work on first use. main.ts runs it; tests walk it.
+import { Command } from 'commander';
+import { activateCommand } from './commands/activate.js';
+import { agentsCommand } from './commands/agents.js';
+import { configCommand } from './commands/config.js';
+import { daemonCommand } from './commands/daemon.js';
+import { docsCommand } from './commands/docs.js';
+import { doctorCommand } from './commands/doctor.js';
+import { installCommand } from './commands/install.js';
+import { listCommand } from './commands/list.js';
+import { loginCommand } from './commands/login.js';
+import { logoutCommand } from './commands/logout.js';
+import { registerCommand } from './commands/register.js';
+import { runCommand } from './commands/run.js';
+import { runsCommand } from './commands/runs.js';
+import { statusCommand } from './commands/status.js';
+import { unregisterCommand } from './commands/unregister.js';
+import { uninstallCommand } from './commands/uninstall.js';
+import { upgradeCommand } from './commands/upgrade.js';
+import { walletCommand } from './commands/wallet.js';
+import { whoamiCommand } from './commands/whoami.js';
+import { wizardCommand } from './commands/wizard.js';
+import { loadStyles } from './output.js';
+
+declare const SVC_VERSION: string | undefined;
+const VERSION = typeof SVC_VERSION === 'string' ? SVC_VERSION : 'dev';
+
+export function buildProgram(): Command {
+  const program = new Command('swarm-node')
+    .description('Run private svc agent nodes on bare metal: install, register agents, run them, billed per run.')
+    .version(VERSION, '-v, --version', 'print the version')
+    .option('--json', 'print one JSON document on stdout; human text goes to stderr')
+    .option('--no-color', 'no colours (also: NO_COLOR=1)')
+    .option('--base-url <url>', 'the service base URL (env SVC_BASE_URL)')
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .showSuggestionAfterError(true)
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 ok, 1 failure, 2 usage, 3 insufficient balance, 4 not signed in or token invalid/expired,
+            5 not found, 6 service unreachable, 7 payment not confirmed yet, 130 interrupted.
+
+Example:
+  $ swarm-node agents
+  $ swarm-node --json status`,
+    );
+
+  program.addCommand(activateCommand());
+  program.addCommand(loginCommand());
+  program.addCommand(logoutCommand());
+  program.addCommand(whoamiCommand());
+  program.addCommand(agentsCommand());
+  program.addCommand(registerCommand());
+  program.addCommand(unregisterCommand());
+  program.addCommand(listCommand());
+  program.addCommand(runCommand());
+  program.addCommand(runsCommand());
+  program.addCommand(wizardCommand());
+  program.addCommand(walletCommand());
+  program.addCommand(docsCommand());
+  program.addCommand(statusCommand());
+  program.addCommand(daemonCommand());
+  program.addCommand(configCommand());
+  program.addCommand(installCommand());
+  program.addCommand(upgradeCommand());
+  program.addCommand(uninstallCommand());
+  program.addCommand(doctorCommand());
+  // Styles load when a command is about to act, so --help and --version never load them.
+  program.hook('preAction', loadStyles);
+
+  // Every subcommand reports usage errors through our boundary (so --json gets a JSON error), not by exiting, and
+  // shows the program's help layout: commands made with `new Command` inherit none of it, so without this their
+  // --help would not list --json, --base-url and --no-color.
+  const quiet = { writeErr: () => undefined, outputError: () => undefined };
+  const help = program.configureHelp();
+  const applyToTree = (command: Command): void => {
+    command.exitOverride().configureOutput(quiet).configureHelp(help);
+    command.commands.forEach(applyToTree);
+  };
+  applyToTree(program);
+  return program;
+}
+

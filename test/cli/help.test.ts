@@ -1,0 +1,32 @@
+// Every command's --help, found by walking the program's own command tree (a new command is covered without
+// editing this file): it exits 0, lists the global options, and shows an example.
+import { describe, expect, it } from 'vitest';
+import type { Command } from 'commander';
+import { buildProgram } from '../../src/cli/program.js';
+import { swarmNode } from '../helpers/cli.js';
+
+function commandPaths(command: Command, prefix: string[] = []): string[][] {
+  return command.commands.flatMap((sub) => {
+    const path = [...prefix, sub.name()];
+    return [path, ...commandPaths(sub, path)];
+  });
+}
+
+const GLOBAL_OPTIONS = ['--json', '--base-url <url>', '--no-color'];
+
+describe('--help of every command', () => {
+  const paths = [[], ...commandPaths(buildProgram())];
+
+  it('the walk finds the nested commands too', () => {
+    expect(paths.map((path) => path.join(' '))).toEqual(expect.arrayContaining(['', 'run', 'config', 'config get', 'wallet login']));
+  });
+
+  it.each(paths.map((path) => [path.join(' ') || '(the program)', path] as const))('%s: exits 0, lists the global options, has an example', async (_name, path) => {
+    const result = await swarmNode([...path, '--help']);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const options = path.length === 0 ? result.stdout : result.stdout.slice(result.stdout.indexOf('Global Options:'));
+    expect(result.stdout.includes('Global Options:') || path.length === 0, result.stdout).toBe(true);
+    for (const option of GLOBAL_OPTIONS) expect(options, `${path.join(' ')} --help`).toContain(option);
+    expect(result.stdout, `${path.join(' ')} --help`).toMatch(/\nExample:\n +\$ \S/);
+  });
+});
