@@ -114,7 +114,11 @@ async function dispatch(command: string, values: Values, positionals: string[], 
       const [paymentId, ...extra] = positionals;
       if (paymentId === undefined || extra.length > 0) throw usage('give one payment id: svc-api sandbox confirm <payment_id>');
       const payment = await provider.confirm(paymentId);
-      return { payment, human: `${describe(payment)}\nThe service has the confirmation: activate, sign in or fund with it now.` };
+      const proof = `--email ${payment.customer_email} --offer ${payment.offer_id} --payment ${payment.payment_id}`;
+      return {
+        payment,
+        human: `${describe(payment)}\nThe service has the confirmation; the payment id is the proof of payment:\n  swarm-node login ${proof}\n  swarm-node activate ${proof.replace('--offer', '--tier')}`,
+      };
     }
     case 'fund': {
       noPositionals(positionals);

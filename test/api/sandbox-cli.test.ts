@@ -37,7 +37,7 @@ describe('svc-api sandbox pay and confirm', () => {
     expect(confirmed.stdout).toContain('status    CONFIRMED (the service has the webhook)');
     expect((await apiClient(api.baseUrl).get(`/sandbox/payments/${paymentId}`)).body).toMatchObject({ status: 'CONFIRMED', webhook_delivered: true });
     // At once, with no wait of its own: the service has the confirmation.
-    const token = await apiClient(api.baseUrl).post('/v1/auth/issue-token', { status: 'CONFIRMED', offer_id: 'svc_starter_agents', customer_email: email, merchant_id: MERCHANT_ID });
+    const token = await apiClient(api.baseUrl).post('/v1/auth/issue-token', { status: 'CONFIRMED', offer_id: 'svc_starter_agents', customer_email: email, merchant_id: MERCHANT_ID, payment_id: paymentId });
     expect(token.status, token.text).toBe(201);
   });
 
@@ -122,7 +122,7 @@ describe('svc-api sandbox errors and help', () => {
     expect(help.stdout).toContain('svc-api sandbox pay --offer <tier_id> --email <e> [--amount <dollars>]');
     expect(help.stdout).toContain('svc-api sandbox confirm <payment_id>');
     expect(help.stdout).toContain('svc-api sandbox fund --email <e> --amount <dollars>');
-    expect(help.stdout).toMatch(/Example:\n(?: {2}svc-api .*\n)*  svc-api sandbox fund --email you@example\.com --amount 5\.00$/);
+    expect(help.stdout).toMatch(/Examples:\n(?: {2}svc-api .*\n)*  svc-api sandbox fund --email you@example\.com --amount 5\.00$/);
     const sandboxHelp = await runProgram('node', [SVC_API_BIN, 'sandbox', '--help'], { env: {} });
     expect(sandboxHelp.exitCode).toBe(0);
     expect(sandboxHelp.stdout).toContain('Exit codes: 0 ok, 1 failure, 2 usage, 6 svc-api unreachable.');
