@@ -2,24 +2,24 @@
 // starts and stops it, tests build one per suite.
 import type { ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { MAX_BODY_BYTES } from '../contract/claims.js';
 import { SvcError } from '../contract/errors.js';
-import { clientErrorHandler } from './client-error.js';
+import { clientErrorHandler } from './http/client-error.js';
 import type { ServiceContext } from './context.js';
-import { parseJsonBodies } from './json-body.js';
-import { handleError } from './problem.js';
-import { rateLimitHook } from './rate-limit.js';
-import { agentRoutes } from './routes/agents.js';
-import { authRoutes } from './routes/auth.js';
-import { docsRoutes } from './routes/docs.js';
-import { executeRoutes } from './routes/execute.js';
-import { nodeRoutes } from './routes/nodes.js';
-import { paygateRoutes } from './routes/paygate.js';
-import { paymentWebhookRoutes } from './routes/payment-webhook.js';
+import { MAX_BODY_BYTES, parseJsonBodies } from './http/json-body.js';
+import { handleError } from './http/problem.js';
+import { authHook } from './http/auth.js';
+import { rateLimitHook } from './http/rate-limit.js';
+import { agentRoutes } from './routes/v1/swarm/agents.js';
+import { authRoutes } from './routes/v1/auth.js';
+import { docsRoutes } from './routes/v1/docs.js';
+import { executeRoutes } from './routes/v1/swarm/execute.js';
+import { nodeRoutes } from './routes/v1/swarm/nodes.js';
+import { paygateRoutes } from './routes/v1/swarm/paygate.js';
+import { paymentWebhookRoutes } from './routes/v1/payments.js';
 import { sandboxRoutes } from './routes/sandbox.js';
-import { walletRoutes } from './routes/wallet.js';
-import type { TrustProxy } from './trust-proxy.js';
-import { walletPageRoutes } from './wallet-page/routes.js';
+import { walletRoutes } from './routes/v1/swarm/wallet.js';
+import type { TrustProxy } from './http/trust-proxy.js';
+import { walletPageRoutes } from './routes/wallet.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -74,7 +74,9 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
 
   // On the root, so it reaches the routes of every plugin registered below; only those with
   // `config: { rateLimited: true }` are counted, all against one budget per client address.
+  // Every attempt counts against the budget, then the route's credential is checked (both before the body is read).
   app.addHook('onRequest', rateLimitHook({ limitPerMinute: ctx.rateLimitPerMinute, clock: ctx.clock, store: ctx.rateLimitStore }));
+  app.addHook('onRequest', authHook(ctx));
 
   await app.register(agentRoutes(ctx));
   await app.register(authRoutes(ctx));

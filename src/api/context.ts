@@ -2,10 +2,10 @@
 // service with a real SQLite file, a clock it controls and the real provider and runtime.
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import type { Clock } from '../lib/clock.js';
-import type { Ledger } from './ledger.js';
-import type { RateLimitStore } from './rate-limit.js';
+import type { Ledger } from './wallet/ledger.js';
+import type { RateLimitStore } from './http/rate-limit.js';
 import type { ServiceSecrets } from './secrets.js';
-import type { TokenService } from './tokens.js';
+import type { TokenService } from './auth/tokens.js';
 
 /** A payment as the provider reports it (DECISIONS.md "Payment provider and its webhook"). */
 export interface ProviderPayment {

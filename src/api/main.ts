@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { SvcError } from '../contract/errors.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS, startService } from './server.js';
-import { parseTrustProxy, type TrustProxy } from './trust-proxy.js';
+import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 
 const USAGE = `Usage: svc-api --port <n> --data-dir <dir> [--host 127.0.0.1] [--sandbox]
        svc-api sandbox pay|confirm|fund …   (svc-api sandbox --help)

@@ -6,18 +6,18 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { openDatabase, type SqliteDatabase } from '../lib/sqlite.js';
 import { buildApp } from './app.js';
-import { createLedger } from './ledger.js';
+import { createLedger } from './wallet/ledger.js';
 import type { AgentRuntime, ServiceContext } from './context.js';
-import { SERVICE_MIGRATIONS } from './migrations.js';
+import { SERVICE_MIGRATIONS } from './store/migrations.js';
 import { createPaymentProvider } from './payments/provider.js';
-import { createMemoryRateLimitStore } from './rate-limit.js';
+import { createMemoryRateLimitStore } from './http/rate-limit.js';
 import { recoverInterruptedRuns, scheduleIdempotencyKeyPurge } from './execute/recover-runs.js';
-import { createRequestDrain, type RequestDrain } from './request-drain.js';
+import { createRequestDrain, type RequestDrain } from './http/request-drain.js';
 import { createAgentRuntime } from './runtime/agent-runtime.js';
 import { loadSecrets, type ServiceSecrets } from './secrets.js';
-import { WAL_CHECKPOINT_INTERVAL_MS, checkpointWal, scheduleWalCheckpoint } from './wal-checkpoint.js';
-import { createTokenService } from './tokens.js';
-import type { TrustProxy } from './trust-proxy.js';
+import { WAL_CHECKPOINT_INTERVAL_MS, checkpointWal, scheduleWalCheckpoint } from './store/wal-checkpoint.js';
+import { createTokenService } from './auth/tokens.js';
+import type { TrustProxy } from './http/trust-proxy.js';
 
 export interface ServiceOptions {
   host?: string;

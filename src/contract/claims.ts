@@ -16,9 +16,6 @@ export const IDEMPOTENCY_KEY_LIFETIME_SECONDS = 24 * 60 * 60;
 export const PAYMENT_CONFIRMED = 'CONFIRMED';
 export const PAYMENT_PENDING = 'PENDING';
 export const WALLET_LOGIN_INTENT = 'swarm_private_access';
-export const WEBHOOK_SIGNATURE_HEADER = 'svc-signature';
-export const WEBHOOK_TOLERANCE_SECONDS = 300;
-export const MAX_BODY_BYTES = 64 * 1024;
 
 /** The claims of every access token the service issues (spec §5.1, DECISIONS.md "Tokens"). */
 export interface AccessTokenClaims {

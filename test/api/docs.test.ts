@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { loadDocsSections, packageRoot } from '../../src/api/routes/docs.js';
+import { loadDocsSections, packageRoot } from '../../src/api/docs/library.js';
 import type { RunningService } from '../../src/api/server.js';
 import { AGENT_SKUS } from '../../src/contract/agents.js';
 import { formatDollars } from '../../src/contract/money.js';

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { createLedger, type Ledger } from '../../src/api/ledger.js';
-import { SERVICE_MIGRATIONS } from '../../src/api/migrations.js';
+import { createLedger, type Ledger } from '../../src/api/wallet/ledger.js';
+import { SERVICE_MIGRATIONS } from '../../src/api/store/migrations.js';
 import { openDatabase, type SqliteDatabase } from '../../src/lib/sqlite.js';
 import { MovableClock } from '../helpers/clock.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';

@@ -3,7 +3,7 @@
 // on a stopped clock 15 s into a minute, so every window below is fresh, whole and its reset exactly 45 s away.
 import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { RATE_LIMIT_WINDOW_MS, createMemoryRateLimitStore, decide, windowStartOf } from '../../src/api/rate-limit.js';
+import { RATE_LIMIT_WINDOW_MS, createMemoryRateLimitStore, decide, windowStartOf } from '../../src/api/http/rate-limit.js';
 import type { RunningService } from '../../src/api/server.js';
 import { StoppedClock } from '../helpers/clock.js';
 import { apiClient, httpRequest, type ApiResponse } from '../helpers/http.js';

@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../src/api/server.js';
 import { openDatabase, WAL_SIZE_LIMIT_BYTES, type SqliteDatabase } from '../../src/lib/sqlite.js';
-import { SERVICE_MIGRATIONS } from '../../src/api/migrations.js';
+import { SERVICE_MIGRATIONS } from '../../src/api/store/migrations.js';
 import { waitFor } from '../helpers/funnel.js';
 import { apiClient, type ApiResponse } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';

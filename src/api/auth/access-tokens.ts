@@ -5,25 +5,24 @@ import { normalizeEmail, type IssueTokenRequest, type IssueTokenResponse, type V
 import { TIERS, type TierId } from '../../contract/tiers.js';
 import { isoTime } from '../../lib/clock.js';
 import type { ServiceContext } from '../context.js';
-import { createNodeAuthenticator, isNodeCredential } from '../paygate/node-credentials.js';
+import type { EnrolledNode } from '../paygate/node-credentials.js';
 import { createPaymentRecords } from '../payments/payment-records.js';
-import { InvalidTokenError } from '../tokens.js';
+import { InvalidTokenError } from './tokens.js';
 import { nodeProvingIssue, paymentIdRequired, paymentProvingIssue, type ProvenPayment } from './proof-of-payment.js';
 
 export interface AccessTokens {
-  /** `bearer`: the Authorization header's credential, when the caller is an enrolled node. */
-  issue(input: IssueTokenRequest, bearer: string | undefined): Promise<IssueTokenResponse>;
+  /** `node`: the enrolled node calling with its credential (checked by the route's auth), if it is one. */
+  issue(input: IssueTokenRequest, node: EnrolledNode | undefined): Promise<IssueTokenResponse>;
   verify(token: string): Promise<VerifyResponse>;
 }
 
 export function createAccessTokens(ctx: ServiceContext): AccessTokens {
   const payments = createPaymentRecords(ctx);
-  const nodes = createNodeAuthenticator(ctx.db);
   const recordIssued = ctx.db.prepare(`
     INSERT INTO issued_tokens (jti, sub, tier, kid, payment_id, issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)`);
 
   return {
-    async issue(input, bearer) {
+    async issue(input, node) {
       // DECISIONS.md: the body's status is the client's claim; only the service's own records decide.
       if (input.status !== PAYMENT_CONFIRMED) {
         throw new SvcError('payment_not_confirmed', `issue-token needs a payment whose status is ${PAYMENT_CONFIRMED}`, {
@@ -34,9 +33,8 @@ export function createAccessTokens(ctx: ServiceContext): AccessTokens {
         throw new SvcError('payment_mismatch', 'merchant_id is not the merchant of this service');
       }
       let proof: ProvenPayment;
-      if (bearer !== undefined) {
-        if (!isNodeCredential(bearer)) throw new SvcError('unauthorized', 'issue-token takes a node credential as its bearer, or no Authorization header');
-        proof = nodeProvingIssue(nodes.authenticate(bearer), input);
+      if (node !== undefined) {
+        proof = nodeProvingIssue(node, input);
       } else if (input.payment_id !== undefined) {
         proof = await paymentProvingIssue(payments, { ...input, payment_id: input.payment_id });
       } else {

@@ -10,7 +10,7 @@ import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import { normalizeEmail, type ExecuteRequest } from '../../contract/schemas.js';
 import type { ServiceContext } from '../context.js';
-import { createIdempotencyStore, requestHash, type IdempotencyStore } from '../idempotency.js';
+import { createIdempotencyStore, requestHash, type IdempotencyStore } from './idempotency.js';
 import { AgentRunError } from '../runtime/agent-run-error.js';
 import { createRunFinisher, failed, succeeded, type RunOutcome } from './finish-run.js';
 import { createRunStore, type RunningRun } from './run-store.js';

@@ -2,7 +2,7 @@
 // ("a run that fails in the runtime is refunded in the same ledger"), and the response its Idempotency-Key replays.
 import { isoTime } from '../../lib/clock.js';
 import type { ServiceContext } from '../context.js';
-import type { IdempotencyStore } from '../idempotency.js';
+import type { IdempotencyStore } from './idempotency.js';
 import type { RunningRun, RunStore } from './run-store.js';
 
 export type RunFailureReason = 'timeout' | 'aborted' | 'exit' | 'bad_output' | 'spawn' | 'interrupted' | 'internal';

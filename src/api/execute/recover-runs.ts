@@ -5,7 +5,7 @@
 // (failed, charged 0) instead of waiting on a key that would stay in progress forever. A new key runs the agent
 // again.
 import type { ServiceContext } from '../context.js';
-import { createIdempotencyStore } from '../idempotency.js';
+import { createIdempotencyStore } from './idempotency.js';
 import { createRunFinisher, failed, type IdempotencyKeyRef } from './finish-run.js';
 import { createRunStore } from './run-store.js';
 

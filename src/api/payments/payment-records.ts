@@ -6,7 +6,7 @@ import { TIERS, isTierId } from '../../contract/tiers.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { PaymentProvider, ProviderPayment } from '../context.js';
-import type { Ledger } from '../ledger.js';
+import type { Ledger } from '../wallet/ledger.js';
 
 export interface PaymentRecord extends ProviderPayment {
   confirmed_at: number | null;

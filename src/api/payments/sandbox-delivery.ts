@@ -5,7 +5,7 @@ import { PAYMENT_CONFIRMED } from '../../contract/claims.js';
 import { runInBackground, type ServiceContext } from '../context.js';
 import type { SandboxBooks, SandboxPaymentRow } from './sandbox-books.js';
 import { PAYMENT_CONFIRMED_EVENT } from './webhook-receiver.js';
-import { signWebhookBody } from './webhook-signature.js';
+import { WEBHOOK_SIGNATURE_HEADER, signWebhookBody } from './webhook-signature.js';
 
 export const WEBHOOK_PATH = '/v1/payments/webhook';
 const FIRST_RETRY_MS = 100;
@@ -69,7 +69,7 @@ async function postEvent(ctx: ServiceContext, row: SandboxPaymentRow): Promise<b
   try {
     const response = await fetch(`${ctx.urls.baseUrl}${WEBHOOK_PATH}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'svc-signature': signWebhookBody(ctx.secrets.webhookSecret, body, ctx.clock.now()) },
+      headers: { 'content-type': 'application/json', [WEBHOOK_SIGNATURE_HEADER]: signWebhookBody(ctx.secrets.webhookSecret, body, ctx.clock.now()) },
       body,
       signal: AbortSignal.any([ctx.shutdownSignal, AbortSignal.timeout(ATTEMPT_TIMEOUT_MS)]),
     });

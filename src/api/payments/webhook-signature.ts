@@ -2,8 +2,12 @@
 // "<t>.<raw body>", keyed with the webhook secret's UTF-8 bytes, the scheme of the common payment providers.
 // The timestamp is signed too, so a captured delivery can't be replayed after the tolerance.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { WEBHOOK_TOLERANCE_SECONDS } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
+
+/** The header the provider signs its deliveries in (lowercase: Node's request.headers). */
+export const WEBHOOK_SIGNATURE_HEADER = 'svc-signature';
+/** How far a delivery's timestamp may be from the service's clock, either way. */
+export const WEBHOOK_TOLERANCE_SECONDS = 300;
 
 const SIGNATURE_REMEDY = 'The payment provider must sign the raw body with the shared webhook secret (Svc-Signature: t=…,v1=…).';
 const HEX_SHA256 = /^[0-9a-f]{64}$/;

@@ -6,7 +6,7 @@ import { SvcError } from '../../contract/errors.js';
 import { ID_PATTERN, SandboxPayment, SandboxPaymentRequest, normalizeEmail } from '../../contract/schemas.js';
 import { TIERS } from '../../contract/tiers.js';
 import type { ServiceContext } from '../context.js';
-import { acceptJsonBodiesOnly } from '../json-body.js';
+import { acceptJsonBodiesOnly } from '../http/json-body.js';
 import { createSandboxBooks, toSandboxPayment, type SandboxPaymentRow } from '../payments/sandbox-books.js';
 import { createWebhookDeliveries } from '../payments/sandbox-delivery.js';
 

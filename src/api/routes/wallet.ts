@@ -1,15 +1,175 @@
-// DECISIONS.md addition: GET /v1/swarm/wallet (Bearer JWT), the signed-in user's pay wallet on chain 1202.
-import type { FastifyPluginAsync } from 'fastify';
-import { WalletResponse } from '../../contract/schemas.js';
-import { requireAccessToken } from '../bearer.js';
+// spec §4 GET {wallet_url}/login and DECISIONS.md "Wallet page": the browser page where a user signs in to the pay
+// wallet with the JWT. The token is exchanged once for a session cookie and leaves the address bar by a redirect.
+// Every response of this scope is HTML with the headers of security.ts, errors included.
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
+import { WALLET_LOGIN_INTENT } from '../../contract/claims.js';
+import { SvcError } from '../../contract/errors.js';
+import { parseDollarsToCents } from '../../contract/money.js';
 import type { ServiceContext } from '../context.js';
-import { walletSummary } from '../execute/wallet-summary.js';
+import { toSvcError } from '../http/problem.js';
+import { InvalidTokenError } from '../auth/tokens.js';
+import { createRecentRuns } from '../wallet-page/recent-runs.js';
+import { MAX_SANDBOX_FUNDING_CENTS, fundThroughSandbox } from '../wallet-page/sandbox-funding.js';
+import { SESSION_COOKIE, WALLET_BASE_PATH, assertSameOrigin, cookieScope, setWalletPageHeaders } from '../wallet-page/security.js';
+import { createWalletSessions, type WalletSession } from '../wallet-page/wallet-sessions.js';
+import { errorPageOf } from '../wallet-page/error-page.js';
+import { amountField, parseFormBody } from '../wallet-page/form-body.js';
+import { signedInPage, signedOutPage, type SignedInModel } from '../wallet-page/views.js';
 
-export function walletRoutes(ctx: ServiceContext): FastifyPluginAsync {
+/** A form is a few short fields; anything bigger is not from this page. */
+const FORM_BODY_LIMIT_BYTES = 1024;
+const MAX_TOKEN_LENGTH = 8192;
+const HTML = 'text/html; charset=utf-8';
+
+/** Registered by buildApp; serves the page under WALLET_BASE_PATH in a scope of its own (cookies, forms, errors). */
+export function walletPageRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
-    app.get('/v1/swarm/wallet', { schema: { response: { 200: WalletResponse } } }, async (request) => {
-      const claims = await requireAccessToken(ctx, request);
-      return walletSummary(ctx.ledger, claims.sub);
-    });
+    await app.register(walletPage(ctx), { prefix: WALLET_BASE_PATH });
   };
+}
+
+function walletPage(ctx: ServiceContext): FastifyPluginAsync {
+  return async (app) => {
+    await app.register(fastifyCookie);
+    // The forms post urlencoded bodies only; the service's JSON parser stays outside this scope.
+    app.removeContentTypeParser(['application/json', 'text/plain']);
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: FORM_BODY_LIMIT_BYTES }, (_request, body, done) => {
+      try {
+        done(null, parseFormBody(body as Buffer));
+      } catch (error) {
+        done(error as SvcError, undefined);
+      }
+    });
+
+    const sessions = createWalletSessions(ctx.db, ctx.clock);
+    const recentRuns = createRecentRuns(ctx.db);
+
+    app.addHook('onSend', async (_request, reply, payload) => {
+      setWalletPageHeaders(reply);
+      return payload;
+    });
+    app.setErrorHandler((error, request, reply) => sendErrorPage(request, reply, toSvcError(error)));
+    app.setNotFoundHandler((request, reply) =>
+      sendErrorPage(request, reply, new SvcError('not_found', `there is no wallet page at ${request.url.split('?')[0]}`)),
+    );
+
+    // Relative, so it holds behind a proxy that serves the wallet under another path.
+    app.get('/', async (request, reply) =>
+      reply.redirect(request.url.split('?')[0]!.endsWith('/') ? 'login' : `${WALLET_BASE_PATH.slice(1)}/login`, 303),
+    );
+
+    app.get('/login', { config: { rateLimited: true } }, async (request, reply) => {
+      const query = request.query as Record<string, unknown>;
+      if (query.token !== undefined) return signInWithToken(request, reply, query.token, query.intent);
+
+      const cookie = request.cookies[SESSION_COOKIE];
+      const session = sessions.find(cookie);
+      if (session !== undefined) return sendHtml(reply, 200, signedInPage(signedInModel(session)));
+      // A cookie whose session ended (expired, signed out elsewhere) is removed so the browser stops sending it.
+      if (cookie !== undefined) clearSessionCookie(request, reply);
+      return sendHtml(
+        reply,
+        200,
+        signedOutPage({
+          arrivedFromAnotherSite: ['cross-site', 'same-site'].includes(String(request.headers['sec-fetch-site'])),
+          ...(cookie === undefined ? {} : { notice: 'Your wallet session has ended. Sign in again.' }),
+        }),
+      );
+    });
+
+    app.post('/logout', async (request, reply) => {
+      assertSameOrigin(ctx, request);
+      sessions.revoke(request.cookies[SESSION_COOKIE]);
+      clearSessionCookie(request, reply);
+      return reply.redirect('login', 303);
+    });
+
+    if (ctx.sandbox) {
+      app.post('/fund', { config: { rateLimited: true } }, async (request, reply) => {
+        assertSameOrigin(ctx, request);
+        const session = requireSession(request);
+        const typed = amountField(request.body);
+        const cents = typed === undefined ? undefined : parseDollarsToCents(typed);
+        if (cents === undefined || cents < 1 || cents > MAX_SANDBOX_FUNDING_CENTS) {
+          const message =
+            cents === undefined
+              ? 'Enter an amount in dollars, for example 10 or 2.50.'
+              : `Enter an amount from $0.01 to $${MAX_SANDBOX_FUNDING_CENTS / 100}.00.`;
+          return sendHtml(reply, 400, signedInPage({ ...signedInModel(session), fundError: { message, amount: (typed ?? '').slice(0, 16) } }));
+        }
+        const funding = await fundThroughSandbox(ctx, session.user_id, cents);
+        if (funding.credited) return reply.redirect('login', 303);
+        const notice = `The payment ${funding.payment_id} is confirmed; the provider's webhook has not credited it yet. Reload this page in a moment.`;
+        return sendHtml(reply, 202, signedInPage({ ...signedInModel(session), notice }));
+      });
+    }
+
+    async function signInWithToken(request: FastifyRequest, reply: FastifyReply, token: unknown, intent: unknown): Promise<FastifyReply> {
+      if (typeof token !== 'string' || token === '' || token.length > MAX_TOKEN_LENGTH) {
+        throw new SvcError('invalid_request', 'The sign-in link is damaged: it must carry one access token.');
+      }
+      // A link without intent (typed by hand) is accepted; one naming another purpose is not this page's.
+      if (intent !== undefined && intent !== WALLET_LOGIN_INTENT) {
+        throw new SvcError('invalid_request', `This link is not a wallet sign-in link: its intent must be ${WALLET_LOGIN_INTENT}.`);
+      }
+      let claims;
+      try {
+        claims = await ctx.tokens.verify(token);
+      } catch (error) {
+        if (!(error instanceof InvalidTokenError)) throw error;
+        throw new SvcError(
+          'unauthorized',
+          error.reason === 'expired'
+            ? 'This sign-in link has expired: the access token in it is no longer valid.'
+            : 'This sign-in link is not valid: the access token in it could not be verified.',
+        );
+      }
+      // Signing in again (perhaps as someone else) ends the session this browser had.
+      sessions.revoke(request.cookies[SESSION_COOKIE]);
+      const session = sessions.create(claims);
+      const scope = cookieScope(ctx, request);
+      reply.setCookie(SESSION_COOKIE, session.session_id, {
+        httpOnly: true,
+        sameSite: 'strict',
+        path: scope.path,
+        secure: scope.secure,
+        maxAge: Math.max(1, Math.floor((session.expires_at - ctx.clock.now()) / 1000)),
+      });
+      // 303 to the bare page: the JWT leaves the address bar, and the history entry is the bare page's.
+      return reply.redirect('login', 303);
+    }
+
+    function requireSession(request: FastifyRequest): WalletSession {
+      const session = sessions.find(request.cookies[SESSION_COOKIE]);
+      if (session === undefined) throw new SvcError('unauthorized', 'You are not signed in to the wallet, or your session has ended.');
+      return session;
+    }
+
+    function signedInModel(session: WalletSession): SignedInModel {
+      return {
+        email: session.user_id,
+        tier: session.tier,
+        balanceCents: ctx.ledger.balance(session.user_id),
+        sessionExpiresAt: session.expires_at,
+        runs: recentRuns(session.user_id),
+        sandbox: ctx.sandbox,
+      };
+    }
+
+    function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
+      const scope = cookieScope(ctx, request);
+      reply.clearCookie(SESSION_COOKIE, { path: scope.path, secure: scope.secure, httpOnly: true, sameSite: 'strict' });
+    }
+  };
+}
+
+function sendErrorPage(request: FastifyRequest, reply: FastifyReply, error: SvcError): FastifyReply {
+  if (error.status >= 500) request.log.error({ err: error.cause ?? error }, 'wallet page failed');
+  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+  return sendHtml(reply, error.status, errorPageOf(error));
+}
+
+function sendHtml(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply.status(status).type(HTML).send(body);
 }

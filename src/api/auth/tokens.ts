@@ -9,12 +9,12 @@ import {
   JWT_LIFETIME_SECONDS,
   NODE_ACCESS,
   type AccessTokenClaims,
-} from '../contract/claims.js';
-import { SvcError } from '../contract/errors.js';
-import { EMAIL_PATTERN } from '../contract/schemas.js';
-import { isTierId } from '../contract/tiers.js';
-import type { Clock } from '../lib/clock.js';
-import type { ServiceSecrets } from './secrets.js';
+} from '../../contract/claims.js';
+import { SvcError } from '../../contract/errors.js';
+import { EMAIL_PATTERN } from '../../contract/schemas.js';
+import { isTierId } from '../../contract/tiers.js';
+import type { Clock } from '../../lib/clock.js';
+import type { ServiceSecrets } from '../secrets.js';
 
 export type InvalidTokenReason = 'malformed' | 'unsupported_algorithm' | 'bad_signature' | 'expired' | 'unknown_key' | 'invalid_claims';
 

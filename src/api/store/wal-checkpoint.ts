@@ -4,7 +4,7 @@
 // zero bytes when nothing holds it back. It never waits: better-sqlite3 waits synchronously, which would stall every
 // request while another process (a backup, an sqlite3 shell) reads an older snapshot; it is simply tried again.
 import type { FastifyBaseLogger } from 'fastify';
-import type { SqliteDatabase } from '../lib/sqlite.js';
+import type { SqliteDatabase } from '../../lib/sqlite.js';
 
 export const WAL_CHECKPOINT_INTERVAL_MS = 60 * 1000;
 

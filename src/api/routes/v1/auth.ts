@@ -1,13 +1,11 @@
 // spec §4, §5: POST /v1/auth/issue-token and POST /v1/auth/verify. Rate-limited per client address.
 import type { FastifyPluginAsync } from 'fastify';
-import { SvcError } from '../../contract/errors.js';
-import { IssueTokenRequest, IssueTokenResponse, VerifyRequest, VerifyResponse } from '../../contract/schemas.js';
-import { createAccessTokens } from '../auth/access-tokens.js';
-import { bearerToken } from '../bearer.js';
-import type { ServiceContext } from '../context.js';
-import { acceptJsonBodiesOnly } from '../json-body.js';
-
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
+import { SvcError } from '../../../contract/errors.js';
+import { IssueTokenRequest, IssueTokenResponse, VerifyRequest, VerifyResponse } from '../../../contract/schemas.js';
+import { createAccessTokens } from '../../auth/access-tokens.js';
+import { nodeOf, parseBearer } from '../../http/auth.js';
+import type { ServiceContext } from '../../context.js';
+import { acceptJsonBodiesOnly } from '../../http/json-body.js';
 
 export function authRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
@@ -17,9 +15,9 @@ export function authRoutes(ctx: ServiceContext): FastifyPluginAsync {
 
     app.post<{ Body: IssueTokenRequest }>(
       '/v1/auth/issue-token',
-      { config: { rateLimited: true }, schema: { body: IssueTokenRequest, response: { 201: IssueTokenResponse } } },
       // An enrolled node may prove the payment with its node credential as the bearer (proof-of-payment.ts).
-      async (request, reply) => reply.status(201).send(await accessTokens.issue(request.body, bearerToken(request))),
+      { config: { rateLimited: true, auth: 'optional-node' }, schema: { body: IssueTokenRequest, response: { 201: IssueTokenResponse } } },
+      async (request, reply) => reply.status(201).send(await accessTokens.issue(request.body, nodeOf(request))),
     );
 
     app.post<{ Body: VerifyRequest }>(
@@ -38,12 +36,10 @@ export function authRoutes(ctx: ServiceContext): FastifyPluginAsync {
 
 /** spec §5.3: the JWT comes as the bearer credential and in the body; either alone is enough, two must agree. */
 function tokenToVerify(authorization: string | undefined, bodyToken: string | undefined): string {
-  let headerToken: string | undefined;
-  if (authorization !== undefined) {
-    const match = BEARER.exec(authorization);
-    if (match === null) throw new SvcError('invalid_request', 'the Authorization header must be "Bearer <JWT>"');
-    headerToken = match[1];
-  }
+  const bearer = parseBearer(authorization);
+  // Verify answers every token question with 200; a header it cannot read is a malformed request.
+  if (bearer.kind === 'malformed') throw new SvcError('invalid_request', 'the Authorization header must be "Bearer <JWT>"');
+  const headerToken = bearer.kind === 'token' ? bearer.token : undefined;
   if (headerToken === undefined && bodyToken === undefined) {
     throw new SvcError('invalid_request', 'send the JWT as Authorization: Bearer <JWT> and/or in the body field token');
   }

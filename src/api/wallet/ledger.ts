@@ -1,8 +1,8 @@
 // The pay wallet's books (DECISIONS.md "Money", "Execute"). A balance changes only together with a ledger entry,
 // in one transaction, and the debit checks `balance >= price` in the same UPDATE that takes the money, so no
 // interleaving of requests can overdraw a wallet. Unique indexes make a payment credit once and a run debit once.
-import type { Clock } from '../lib/clock.js';
-import type { SqliteDatabase } from '../lib/sqlite.js';
+import type { Clock } from '../../lib/clock.js';
+import type { SqliteDatabase } from '../../lib/sqlite.js';
 
 export type DebitResult = { ok: true; balance_cents: number } | { ok: false; balance_cents: number };
 

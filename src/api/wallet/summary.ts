@@ -1,7 +1,7 @@
 // The wallet as GET /v1/swarm/wallet shows it: the ledger's balance in integer cents, on the spec's chain.
 import { CHAIN_ID } from '../../contract/claims.js';
 import { normalizeEmail, type WalletResponse } from '../../contract/schemas.js';
-import type { Ledger } from '../ledger.js';
+import type { Ledger } from './ledger.js';
 
 export function walletSummary(ledger: Pick<Ledger, 'balance'>, userId: string): WalletResponse {
   const user = normalizeEmail(userId);

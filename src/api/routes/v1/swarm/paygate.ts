@@ -1,9 +1,9 @@
 // spec §4: POST /v1/swarm/paygate/session and /v1/swarm/paygate/activate. Rate-limited per client address.
 import type { FastifyPluginAsync } from 'fastify';
-import { ActivateRequest, ActivateResponse, SessionRequest, SessionResponse } from '../../contract/schemas.js';
-import type { ServiceContext } from '../context.js';
-import { acceptJsonBodiesOnly } from '../json-body.js';
-import { createPaygate } from '../paygate/sessions.js';
+import { ActivateRequest, ActivateResponse, SessionRequest, SessionResponse } from '../../../../contract/schemas.js';
+import type { ServiceContext } from '../../../context.js';
+import { acceptJsonBodiesOnly } from '../../../http/json-body.js';
+import { createPaygate } from '../../../paygate/sessions.js';
 
 export function paygateRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {

@@ -2,7 +2,7 @@
 // over exactly what was sent) and refuses bytes that are not UTF-8, which a lenient decode would store as U+FFFD
 // (two different bodies, one stored value).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { SvcError } from '../contract/errors.js';
+import { SvcError } from '../../contract/errors.js';
 
 export interface JsonBodyOptions {
   /**
@@ -11,6 +11,9 @@ export interface JsonBodyOptions {
    */
   allowEmpty?: boolean;
 }
+
+/** DECISIONS.md `payload_too_large`: a JSON body is at most 64 KiB (routes that take more say so). */
+export const MAX_BODY_BYTES = 64 * 1024;
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 

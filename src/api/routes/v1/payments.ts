@@ -1,13 +1,12 @@
 // DECISIONS.md addition: POST /v1/payments/webhook, the payment provider's confirmation (spec §6.1).
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { WEBHOOK_SIGNATURE_HEADER } from '../../contract/claims.js';
-import { WebhookEvent } from '../../contract/schemas.js';
-import type { ServiceContext } from '../context.js';
-import { acceptJsonBodiesOnly } from '../json-body.js';
-import { createPaymentRecords } from '../payments/payment-records.js';
-import { createWebhookReceiver } from '../payments/webhook-receiver.js';
-import { verifyWebhookSignature } from '../payments/webhook-signature.js';
+import { WebhookEvent } from '../../../contract/schemas.js';
+import type { ServiceContext } from '../../context.js';
+import { acceptJsonBodiesOnly } from '../../http/json-body.js';
+import { createPaymentRecords } from '../../payments/payment-records.js';
+import { createWebhookReceiver } from '../../payments/webhook-receiver.js';
+import { WEBHOOK_SIGNATURE_HEADER, verifyWebhookSignature } from '../../payments/webhook-signature.js';
 
 const WebhookAck = Type.Object({
   received: Type.Literal(true),

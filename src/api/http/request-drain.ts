@@ -9,7 +9,7 @@
 // long. So the service counts its requests itself, answers and closes connections during the drain here, and calls
 // app.close() only when nothing is left.
 import type { FastifyInstance } from 'fastify';
-import { SvcError } from '../contract/errors.js';
+import { SvcError } from '../../contract/errors.js';
 
 /** A stopped svc-api is usually back (or another one answers) within seconds: the client's next try. */
 const RETRY_AFTER_SECONDS = 5;

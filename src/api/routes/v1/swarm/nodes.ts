@@ -1,12 +1,11 @@
 // DECISIONS.md addition: POST /v1/swarm/nodes/enroll with the deploy token as the bearer credential. No body is
 // needed; an empty one (with or without a JSON content type) or a JSON one is accepted and ignored.
 import type { FastifyPluginAsync } from 'fastify';
-import { EnrollResponse } from '../../contract/schemas.js';
-import type { ServiceContext } from '../context.js';
-import { acceptJsonBodiesOnly } from '../json-body.js';
-import { createNodeEnrollment, invalidDeployToken } from '../paygate/enroll.js';
-
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
+import { EnrollResponse } from '../../../../contract/schemas.js';
+import type { ServiceContext } from '../../../context.js';
+import { parseBearer } from '../../../http/auth.js';
+import { acceptJsonBodiesOnly } from '../../../http/json-body.js';
+import { createNodeEnrollment, invalidDeployToken } from '../../../paygate/enroll.js';
 
 export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
@@ -17,10 +16,9 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
       '/v1/swarm/nodes/enroll',
       { config: { rateLimited: true }, schema: { response: { 200: EnrollResponse } } },
       async (request) => {
-        const header = request.headers.authorization;
-        const match = header === undefined ? null : BEARER.exec(header);
-        if (header !== undefined && match === null) throw invalidDeployToken();
-        return enrollment.enroll(match?.[1]);
+        const bearer = parseBearer(request.headers.authorization);
+        if (bearer.kind === 'malformed') throw invalidDeployToken();
+        return enrollment.enroll(bearer.kind === 'token' ? bearer.token : undefined);
       },
     );
   };

@@ -5,7 +5,7 @@
 import { STATUS_CODES, maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
-import { SvcError } from '../contract/errors.js';
+import { SvcError } from '../../contract/errors.js';
 
 interface ClientError extends Error {
   code?: string;

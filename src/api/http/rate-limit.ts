@@ -4,8 +4,8 @@
 // so that several service instances sharing one store (a later database-backed one) agree on the window without
 // talking to each other. Headers: draft-ietf-httpapi-ratelimit-headers, structured-field form.
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { SvcError } from '../contract/errors.js';
-import type { Clock } from '../lib/clock.js';
+import { SvcError } from '../../contract/errors.js';
+import type { Clock } from '../../lib/clock.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

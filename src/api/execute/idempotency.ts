@@ -8,9 +8,9 @@
 // run it started ({"run_id": …}): after a crash that link lets the restart store the failed, refunded run as the
 // key's response (src/api/execute/recover-runs.ts) instead of leaving the key stuck.
 import { createHash } from 'node:crypto';
-import { IDEMPOTENCY_KEY_LIFETIME_SECONDS } from '../contract/claims.js';
-import { SvcError } from '../contract/errors.js';
-import type { SqliteDatabase } from '../lib/sqlite.js';
+import { IDEMPOTENCY_KEY_LIFETIME_SECONDS } from '../../contract/claims.js';
+import { SvcError } from '../../contract/errors.js';
+import type { SqliteDatabase } from '../../lib/sqlite.js';
 
 export const IDEMPOTENCY_KEY_LIFETIME_MS = IDEMPOTENCY_KEY_LIFETIME_SECONDS * 1000;
 /** Printable ASCII without spaces, like the keys clients generate (UUIDs, ULIDs, base64url). */

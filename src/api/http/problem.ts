@@ -1,7 +1,7 @@
 // DECISIONS.md "Errors": every failure leaves as RFC 9457 problem details with a stable `code`, mapped here and
 // nowhere else. A 5xx never carries the underlying message or a stack trace.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { SvcError } from '../contract/errors.js';
+import { SvcError } from '../../contract/errors.js';
 
 interface ValidationIssue {
   instancePath?: string;

@@ -1,0 +1,74 @@
+// Who is calling (docs/api.md "Authentication"). A route names the credential it takes in its config (`auth`), and
+// one onRequest hook checks it before the body is read, so a caller without one learns nothing about the request.
+// Handlers read the verified caller with userOf / nodeOf. Deploy tokens (enroll) and verify's token-in-the-body are
+// the two endpoints that read the bearer themselves, through parseBearer.
+import type { FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { AccessTokenClaims } from '../../contract/claims.js';
+import { SvcError } from '../../contract/errors.js';
+import type { ServiceContext } from '../context.js';
+import { createNodeAuthenticator, isNodeCredential, type EnrolledNode } from '../paygate/node-credentials.js';
+
+/** What a route takes as its bearer credential. */
+export type AuthScheme =
+  /** The user's JWT. */
+  | 'access-token'
+  /** An enrolled node's own credential. */
+  | 'node'
+  /** No credential, or a node's (issue-token: a node proves the payment with it). */
+  | 'optional-node';
+
+export type Caller = { kind: 'user'; claims: AccessTokenClaims } | { kind: 'node'; node: EnrolledNode };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The credential this route takes, checked by authHook before the body is read. */
+    auth?: AuthScheme;
+  }
+  interface FastifyRequest {
+    /** The verified caller of a route with `auth` in its config. */
+    caller?: Caller;
+  }
+}
+
+export type Bearer = { kind: 'absent' } | { kind: 'malformed' } | { kind: 'token'; token: string };
+
+/** RFC 6750 §2.1: "Bearer" and a b64token. */
+const BEARER = /^Bearer +([A-Za-z0-9._~+/=-]+)$/i;
+
+export function parseBearer(header: string | undefined): Bearer {
+  if (header === undefined) return { kind: 'absent' };
+  const match = BEARER.exec(header.trim());
+  return match === null ? { kind: 'malformed' } : { kind: 'token', token: match[1]! };
+}
+
+export function authHook(ctx: ServiceContext): onRequestHookHandler {
+  const nodes = createNodeAuthenticator(ctx.db);
+  return async (request: FastifyRequest) => {
+    const scheme = request.routeOptions.config?.auth;
+    if (scheme === undefined) return;
+    const bearer = parseBearer(request.headers.authorization);
+    if (bearer.kind === 'malformed') throw new SvcError('unauthorized', 'the Authorization header must be "Bearer <token>"');
+    if (bearer.kind === 'absent') {
+      if (scheme === 'optional-node') return;
+      throw new SvcError('unauthorized', `this endpoint needs ${scheme === 'node' ? 'a node credential' : 'an access token'}: Authorization: Bearer <${scheme === 'node' ? 'node credential' : 'JWT'}>`);
+    }
+    if (isNodeCredential(bearer.token)) {
+      if (scheme === 'access-token') throw new SvcError('unauthorized', 'this endpoint needs an access token (JWT), not a node credential');
+      request.caller = { kind: 'node', node: nodes.authenticate(bearer.token) };
+      return;
+    }
+    if (scheme !== 'access-token') throw new SvcError('unauthorized', 'this endpoint takes a node credential as its bearer, or none');
+    request.caller = { kind: 'user', claims: await ctx.tokens.verify(bearer.token) };
+  };
+}
+
+/** The claims of the verified JWT of a route whose `auth` takes one. */
+export function userOf(request: FastifyRequest): AccessTokenClaims {
+  if (request.caller?.kind !== 'user') throw new Error(`${request.routeOptions.url} read a user it was not configured to authenticate`);
+  return request.caller.claims;
+}
+
+/** The enrolled node calling a route whose `auth` takes a node credential; undefined for an optional one absent. */
+export function nodeOf(request: FastifyRequest): EnrolledNode | undefined {
+  return request.caller?.kind === 'node' ? request.caller.node : undefined;
+}
