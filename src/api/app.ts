@@ -15,6 +15,7 @@ import { docsRoutes } from './routes/v1/docs.js';
 import { executeRoutes } from './routes/v1/swarm/execute.js';
 import { nodeRoutes } from './routes/v1/swarm/nodes.js';
 import { paygateRoutes } from './routes/v1/swarm/paygate.js';
+import { runRoutes } from './routes/v1/swarm/runs.js';
 import { paymentWebhookRoutes } from './routes/v1/payments.js';
 import { sandboxRoutes } from './routes/sandbox.js';
 import { walletRoutes } from './routes/v1/swarm/wallet.js';
@@ -84,6 +85,7 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   await app.register(nodeRoutes(ctx));
   await app.register(paymentWebhookRoutes(ctx));
   await app.register(executeRoutes(ctx));
+  await app.register(runRoutes(ctx));
   await app.register(walletRoutes(ctx));
   await app.register(docsRoutes(ctx));
   await app.register(walletPageRoutes(ctx));

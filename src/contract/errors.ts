@@ -28,6 +28,7 @@ export const ERROR_CODES = {
     title: 'Payment not found',
     remedy: 'Check the payment id given by the payment provider at checkout.',
   },
+  run_not_found: { status: 404, title: 'Run not found', remedy: 'Use the run_id that execute answered with, as the user who started it.' },
   agent_not_found: {
     status: 404,
     title: 'Agent not found',
@@ -47,6 +48,17 @@ export const ERROR_CODES = {
     status: 409,
     title: 'Payment already used',
     remedy: 'A payment activates one session; activate the session it already activated.',
+  },
+  no_node_available: {
+    status: 409,
+    title: 'No node available',
+    remedy:
+      'Start the daemon of a node that serves this agent (systemctl start svc-swarm-node, or swarm-node daemon), or register the agent on an online node (swarm-node register <agent_id>); swarm-node nodes lists yours.',
+  },
+  lease_lost: {
+    status: 409,
+    title: 'Run not held',
+    remedy: 'This node no longer holds the run: its lease ran out and the run was failed and refunded. Drop the result.',
   },
   request_in_progress: {
     status: 409,

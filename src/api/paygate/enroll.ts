@@ -7,7 +7,7 @@ import type { EnrollResponse } from '../../contract/schemas.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import { createDeployTokens } from './deploy-tokens.js';
-import { hashNodeCredential, newNodeCredential } from './node-credentials.js';
+import { hashNodeCredential, newNodeCredential } from '../nodes/credentials.js';
 
 export interface NodeEnrollment {
   /** Enrolls a node with the deploy token; 401 deploy_token_invalid without saying why, never echoing it. */

@@ -158,4 +158,58 @@ export const SERVICE_MIGRATIONS: readonly string[] = [
   ALTER TABLE wallet_sessions_v3 RENAME TO wallet_sessions;
   CREATE INDEX wallet_sessions_by_expiry ON wallet_sessions (expires_at);
   `,
+  /* 4: runs on the nodes: node heartbeats and agents, leases, inputs; the node credential's rotation */ `
+  -- The poll is the node's heartbeat: last_seen_at decides whether it is online (docs/api.md "Runs on the node").
+  ALTER TABLE nodes ADD COLUMN hostname TEXT;
+  ALTER TABLE nodes ADD COLUMN version TEXT;
+  ALTER TABLE nodes ADD COLUMN last_seen_at INTEGER;
+  -- A rotated credential waits here until the node first uses it; then it replaces credential_hash.
+  ALTER TABLE nodes ADD COLUMN next_credential_hash TEXT;
+  CREATE UNIQUE INDEX nodes_by_next_credential ON nodes (next_credential_hash);
+  CREATE INDEX nodes_by_user ON nodes (user_id);
+
+  -- The agents each node serves (register on the node): execute routes a run only to a node that serves its agent.
+  CREATE TABLE node_agents (
+    node_id       TEXT NOT NULL REFERENCES nodes (node_id),
+    agent_id      TEXT NOT NULL,
+    registered_at INTEGER NOT NULL,
+    PRIMARY KEY (node_id, agent_id)
+  );
+
+  -- A run is charged when accepted (queued, or running at once when a node starts its own), held by one node
+  -- under a lease the node renews by polling, and finished once: by the node's result, or by the service when the
+  -- lease runs out (node_lost) or no node takes it (not_picked_up), then refunded.
+  CREATE TABLE runs_v4 (
+    run_id           TEXT PRIMARY KEY,
+    user_id          TEXT NOT NULL,
+    agent_id         TEXT NOT NULL,
+    status           TEXT NOT NULL CHECK (status IN ('queued', 'running', 'succeeded', 'failed')),
+    charged_cents    INTEGER NOT NULL CHECK (charged_cents >= 0),
+    input_json       TEXT,
+    output_json      TEXT,
+    pinned_node_id   TEXT,
+    node_id          TEXT,
+    lease_id         TEXT,
+    lease_expires_at INTEGER,
+    finished_by      TEXT CHECK (finished_by IN ('node', 'service')),
+    started_at       INTEGER NOT NULL,
+    claimed_at       INTEGER,
+    finished_at      INTEGER
+  );
+  INSERT INTO runs_v4 (run_id, user_id, agent_id, status, charged_cents, output_json, finished_by, started_at, finished_at)
+    SELECT run_id, user_id, agent_id, status, charged_cents, output_json,
+      CASE WHEN status = 'running' THEN NULL ELSE 'service' END, started_at, finished_at FROM runs;
+  DROP TABLE runs;
+  ALTER TABLE runs_v4 RENAME TO runs;
+  CREATE INDEX runs_by_user ON runs (user_id, started_at);
+  CREATE INDEX runs_queued ON runs (user_id, started_at) WHERE status = 'queued';
+  CREATE INDEX runs_leased ON runs (lease_expires_at) WHERE status = 'running';
+  CREATE INDEX runs_by_node ON runs (node_id, finished_at);
+
+  -- A run now finishes in another request than the execute that started it (the node's result, the lease sweeper):
+  -- its Idempotency-Key is found by the run to store the final answer that replays of the key return.
+  ALTER TABLE idempotency_keys ADD COLUMN run_id TEXT;
+  UPDATE idempotency_keys SET run_id = json_extract(response_json, '$.run_id') WHERE json_valid(response_json);
+  CREATE INDEX idempotency_keys_by_run ON idempotency_keys (run_id);
+  `,
 ];
