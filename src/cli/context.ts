@@ -9,6 +9,7 @@ import { readConfigFile, resolveConfig, type ConfigFile, type ResolvedConfig } f
 import { readCredentials, type Credentials, type StoredJwt } from '../node/credentials.js';
 import { nodePaths, resolveHome, type NodePaths } from '../node/home.js';
 import type { ServiceClient } from '../node/service-client.js';
+import type { StoreRole } from '../node/store/database.js';
 import { Output } from './output.js';
 
 export interface GlobalOptions {
@@ -56,10 +57,10 @@ export class CommandContext {
     return this.#client;
   }
 
-  async store(): Promise<SqliteDatabase> {
+  async store(role: StoreRole = 'command'): Promise<SqliteDatabase> {
     if (this.#store === undefined) {
-      const { openNodeStore } = await import('../node/store.js');
-      this.#store = openNodeStore(this.paths.databaseFile);
+      const { openNodeStore } = await import('../node/store/database.js');
+      this.#store = openNodeStore(this.paths.databaseFile, role);
     }
     return this.#store;
   }

@@ -6,7 +6,10 @@ import type { SqliteDatabase } from '../lib/sqlite.js';
 import type { StoredJwt } from './credentials.js';
 import type { ServiceClient } from './service-client.js';
 import { verifyToken } from './session.js';
-import { deleteRegistration, getRegistration, listRegistrations, spentSince, upsertRegistration, type Registration } from './store.js';
+import { lastRun, spendSince } from './store/journal.js';
+import { deleteRegistration, getRegistration, listRegistrations, upsertRegistration, type Registration } from './store/registrations.js';
+import { scheduleOf } from './store/schedules.js';
+import { startOfUtcDay } from './utc-day.js';
 
 /** What a register call changes; undefined keeps the current value, null clears it. */
 export interface RegistrationChange {
@@ -85,31 +88,19 @@ export interface RegistrationRow {
   registered_at: string;
 }
 
-/** Midnight UTC of the day `nowMs` falls in: the daily cap's day is the UTC day, the same on every host. */
-export function startOfUtcDay(nowMs: number): number {
-  const date = new Date(nowMs);
-  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate());
-}
-
 export function registrationRows(db: SqliteDatabase, nowMs: number): RegistrationRow[] {
   const dayStart = startOfUtcDay(nowMs);
-  const lastRun = db.prepare<[string], { started_at: number; status: string }>(
-    'SELECT started_at, status FROM runs WHERE agent_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1',
-  );
-  const schedule = db.prepare<[string], { next_run_at: number | null; paused_reason: string | null }>(
-    'SELECT next_run_at, paused_reason FROM schedules WHERE agent_id = ?',
-  );
   return listRegistrations(db).map((registration) => {
     const sku = findAgentSku(registration.agent_id);
-    const last = lastRun.get(registration.agent_id);
-    const planned = schedule.get(registration.agent_id);
+    const last = lastRun(db, registration.agent_id);
+    const planned = scheduleOf(db, registration.agent_id);
     return {
       agent_id: registration.agent_id,
       name: sku?.name,
       price_cents: sku?.price_cents,
       every_seconds: registration.every_seconds,
       daily_cap_cents: registration.daily_cap_cents,
-      spent_today_cents: spentSince(db, registration.agent_id, dayStart),
+      spent_today_cents: spendSince(db, registration.agent_id, dayStart).chargedCents,
       last_run_at: last === undefined ? null : new Date(last.started_at).toISOString(),
       last_run_status: last?.status ?? null,
       next_run_at: planned?.next_run_at == null || registration.every_seconds === null ? null : new Date(planned.next_run_at).toISOString(),

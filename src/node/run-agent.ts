@@ -13,7 +13,9 @@ import type { SqliteDatabase } from '../lib/sqlite.js';
 import type { StoredJwt } from './credentials.js';
 import { agentNotFound } from './registrations.js';
 import type { ServiceClient } from './service-client.js';
-import { journalRunSettled, journalRunStarted, pendingRuns, planAfterRun, type RunSource } from './store.js';
+import { processIsAlive } from './process-alive.js';
+import { journalRunSettled, journalRunStarted, pendingRuns, type RunSource } from './store/journal.js';
+import { planAfterRun } from './store/schedules.js';
 
 export interface RunDeps {
   db: SqliteDatabase;
@@ -80,7 +82,7 @@ function settle(deps: RunDeps, row: { idempotency_key: string; agent_id: string;
       },
       now,
     );
-    // The daemon plans its own runs when it starts them, and its replays from now (daemon/state.ts).
+    // The daemon plans its own runs when it starts them, and its replays from now (store/schedules.ts).
     if (result.status === 'succeeded' && deps.source !== 'daemon') planAfterRun(deps.db, row.agent_id, row.started_at);
   } else if (outcome.kind === 'refused') {
     const balance = outcome.error.extensions.balance_cents;
@@ -186,14 +188,4 @@ function insufficientBalance(error: SvcError, priceCents: number): SvcError {
     remedy: `Fund the wallet${url === undefined ? '' : ` at ${url}`} (swarm-node wallet login signs you in there), then run again.`,
     extensions: { ...error.extensions, price_cents: priceCents },
   });
-}
-
-export function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to another user (the daemon's service user).
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

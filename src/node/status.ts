@@ -9,10 +9,10 @@ import type { ConfigKey, ConfigSource, ResolvedConfig } from './config.js';
 import type { Credentials } from './credentials.js';
 import type { NodePaths } from './home.js';
 import { formatDuration } from './duration.js';
-import { readDaemonStatus, type DaemonStatus } from './daemon/state.js';
+import { readDaemonStatus, type DaemonStatus } from './store/daemon-state.js';
 import type { ServiceClient } from './service-client.js';
 import { daysLeft } from './session.js';
-import { listRegistrations } from './store.js';
+import { listRegistrations } from './store/registrations.js';
 
 /** A token this close to its expiry is flagged, so the operator signs in again before runs start failing. */
 export const EXPIRY_WARNING_DAYS = 7;

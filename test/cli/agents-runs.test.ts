@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { RunningService } from '../../src/api/server.js';
 import { readCredentials, writeCredentials } from '../../src/node/credentials.js';
-import { journalRunStarted } from '../../src/node/store.js';
+import { journalRunStarted } from '../../src/node/store/journal.js';
 import { nodeEnv, swarmNode } from '../helpers/cli.js';
 import { apiClient } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';

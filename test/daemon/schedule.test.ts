@@ -3,7 +3,7 @@
 // shows itself in status, and exits 0 on SIGTERM.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../src/api/server.js';
-import { startOfUtcDay } from '../../src/node/registrations.js';
+import { startOfUtcDay } from '../../src/node/utc-day.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs } from '../helpers/temp.js';
 import { cli, DaemonProcess, expectExactlyOnce, localRuns, nodeDb, register, RequestLog, signedInNode, waitForTicksDone } from './support.js';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../src/api/server.js';
-import { openNodeStore } from '../../src/node/store.js';
+import { openNodeStore } from '../../src/node/store/database.js';
 import { MovableClock } from '../helpers/clock.js';
 import { activatedSession, signIn } from '../helpers/funnel.js';
 import { startSvcApi } from '../helpers/svc-api.js';

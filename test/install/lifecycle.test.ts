@@ -4,7 +4,7 @@ import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../src/api/server.js';
-import { openNodeStore } from '../../src/node/store.js';
+import { openNodeStore } from '../../src/node/store/database.js';
 import { activatedSession } from '../helpers/funnel.js';
 import { REPO_ROOT, startSvcApi } from '../helpers/svc-api.js';
 import { KEY, spawnPty, spawnSwarmNodePty, type PtySession } from '../helpers/pty.js';

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import type { RunningService } from '../../src/api/server.js';
-import { upsertRegistration } from '../../src/node/store.js';
+import { upsertRegistration } from '../../src/node/store/registrations.js';
 import { nodeEnv } from '../helpers/cli.js';
 import { confirmPayment, createPayment, fundWallet, payAndConfirm } from '../helpers/funnel.js';
 import { KEY, spawnSwarmNodePty, type PtySession } from '../helpers/pty.js';

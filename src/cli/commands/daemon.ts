@@ -71,10 +71,7 @@ Example:
         process.on('SIGINT', onSignal);
         process.on('SIGTERM', onSignal);
 
-        const db = await ctx.store();
-        // SQLite caches up to 2 MiB of pages per connection, filled as the journal grows; the daemon reads only
-        // schedules and recent runs, so a quarter of that keeps its resident set flat over months of runs.
-        db.pragma('cache_size = -512');
+        const db = await ctx.store('daemon');
         const client = new ServiceClient({ baseUrl: config.base_url, deadlineMs: config.timeout_seconds * 1000, userAgent: `swarm-node-daemon/${version}` });
         const stopCollecting = collectPeriodically();
         let outcome: DaemonOutcome;

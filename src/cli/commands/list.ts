@@ -11,7 +11,7 @@ export function listCommand(): Command {
     .addHelpText('after', '\n"Spent today" counts charges since 00:00 UTC, the day the daily cap counts.\n\nExample:\n  $ swarm-node list\n  $ swarm-node list --json | jq -r \'.registrations[].agent_id\'')
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
-      const { registrationRows, startOfUtcDay } = await import('../../node/registrations.js');
+      const [{ registrationRows }, { startOfUtcDay }] = await Promise.all([import('../../node/registrations.js'), import('../../node/utc-day.js')]);
       const now = ctx.clock.now();
       const registrations = registrationRows(await ctx.store(), now);
       ctx.output.result({ registrations, day_start: new Date(startOfUtcDay(now)).toISOString() }, ({ registrations: rows }, style) => {

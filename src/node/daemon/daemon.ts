@@ -15,43 +15,39 @@ import { SvcError } from '../../contract/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import { readCredentials, type StoredJwt } from '../credentials.js';
-import { startOfUtcDay } from '../registrations.js';
 import { runAgent, settlePendingRuns, type RunDeps } from '../run-agent.js';
 import type { ServiceClient } from '../service-client.js';
 import { daysLeft } from '../session.js';
 import { EXPIRY_WARNING_DAYS } from '../status.js';
-import { pendingRuns } from '../store.js';
-import type { DaemonLog, LogFields } from './log.js';
 import {
-  capAllowsRun,
-  DAY_MS,
-  isDue,
-  nextBackoff,
-  nextRunAfter,
-  pauseIsOver,
-  startOfNextUtcDay,
-  type ScheduledAgent,
-} from './schedule.js';
-import {
-  capUsageSince,
   claimDaemon,
-  hasUnsettledRun,
-  pauseAgent,
-  planAfterReplayedRun,
-  planRunAt,
   recordGlobalPause,
-  recordRunStarted,
   recordStopped,
   recordTick,
+  type GlobalPauseReason,
+} from '../store/daemon-state.js';
+import {
+  hasUnsettledRun,
+  pendingRuns,
   releaseAbandonedRuns,
   releaseRun,
   releaseRunsOf,
+  settledAmong,
+  spendSince,
+  type SettledRun,
+} from '../store/journal.js';
+import {
+  pauseAgent,
+  planAfterReplayedRun,
+  planRunAt,
+  recordRunStarted,
   resumeAgent,
   scheduledAgents,
-  settledAmong,
-  type GlobalPauseReason,
-  type SettledRun,
-} from './state.js';
+  type ScheduledAgent,
+} from '../store/schedules.js';
+import { DAY_MS, startOfNextUtcDay, startOfUtcDay } from '../utc-day.js';
+import type { DaemonLog, LogFields } from './log.js';
+import { capAllowsRun, isDue, nextBackoff, nextRunAfter, pauseIsOver } from './schedule.js';
 
 export const DEFAULT_TICK_MS = 1_000;
 /** First wait of the slow re-checks: balance, an unreachable service, a refused token, unsettled rows. */
@@ -355,7 +351,7 @@ class NodeDaemon {
     }
     this.#deferLogged.delete(sku.agent_id);
     const dayStart = startOfUtcDay(now);
-    const { chargedCents: spentCents, pendingCents } = capUsageSince(db, sku.agent_id, dayStart);
+    const { chargedCents: spentCents, pendingCents } = spendSince(db, sku.agent_id, dayStart);
     if (!capAllowsRun({ capCents: agent.daily_cap_cents, spentCents, pendingCents, priceCents: sku.price_cents })) {
       const until = startOfNextUtcDay(now);
       pauseAgent(db, sku.agent_id, 'daily_cap', until);

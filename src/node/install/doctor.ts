@@ -6,6 +6,7 @@ import { execa } from 'execa';
 import { EnvHttpProxyAgent, request } from 'undici';
 import type { Clock } from '../../lib/clock.js';
 import { CREDENTIALS_MODE, type Credentials } from '../credentials.js';
+import { integrityFindings } from '../store/file-checks.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
 import { hostPathOf, SERVICE_USER, UNIT_IN_RELEASE, type InstallLayout } from './layout.js';
@@ -240,23 +241,15 @@ export function jwtExpiry(token: string): number | undefined {
 
 async function checkDatabase(layout: InstallLayout): Promise<DoctorCheck> {
   if (!existsSync(layout.databaseFile)) return { name: 'database', status: 'ok', detail: 'not created yet (the first command or the daemon creates it)' };
-  const { default: Database } = await import('better-sqlite3');
   const latestBackup = listFiles(layout.backupsDir).sort().at(-1);
   const fix =
     latestBackup === undefined
       ? `move it aside and start afresh: systemctl stop svc-swarm-node && mv ${layout.databaseFile} ${layout.databaseFile}.broken`
       : `restore the latest backup: systemctl stop svc-swarm-node && cp ${latestBackup} ${layout.databaseFile}`;
   try {
-    // Not read-only, for the reason in db-backup.ts; integrity_check itself writes nothing.
-    const db = new Database(layout.databaseFile, { fileMustExist: true });
-    try {
-      const rows = db.pragma('integrity_check') as Array<{ integrity_check: string }>;
-      const findings = rows.map((row) => row.integrity_check);
-      if (findings.length === 1 && findings[0] === 'ok') return { name: 'database', status: 'ok', detail: `${layout.databaseFile}: integrity_check ok` };
-      return { name: 'database', status: 'fail', detail: `integrity_check: ${findings.slice(0, 3).join('; ')}`, fix };
-    } finally {
-      db.close();
-    }
+    const findings = await integrityFindings(layout.databaseFile);
+    if (findings.length === 1 && findings[0] === 'ok') return { name: 'database', status: 'ok', detail: `${layout.databaseFile}: integrity_check ok` };
+    return { name: 'database', status: 'fail', detail: `integrity_check: ${findings.slice(0, 3).join('; ')}`, fix };
   } catch (error) {
     return { name: 'database', status: 'fail', detail: `cannot read ${layout.databaseFile}: ${(error as Error).message}`, fix };
   }

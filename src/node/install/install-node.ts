@@ -9,7 +9,7 @@ import { readConfigFile, writeConfigFile, type ConfigFile } from '../config.js';
 import { CREDENTIALS_MODE, writeCredentials, type Credentials, type NodeEnrollment } from '../credentials.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import { writeFileAtomic } from '../files.js';
-import { backupDatabase } from './db-backup.js';
+import { backupDatabase } from '../store/file-checks.js';
 import { ENVIRONMENT_FILE_MODE, proxyVariables, renderEnvironmentFile } from './environment-file.js';
 import { releaseDir, SERVICE_USER, UNIT_IN_RELEASE, type InstallLayout } from './layout.js';
 import { readLink, relativeLinkText, switchLink } from './links.js';
