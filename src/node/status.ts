@@ -7,7 +7,7 @@ import type { Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import type { ConfigKey, ConfigSource, ResolvedConfig } from './config.js';
 import type { Credentials } from './credentials.js';
-import type { NodePaths } from './home.js';
+import type { NodePaths } from './location.js';
 import { formatDuration } from './duration.js';
 import { readDaemonStatus, type DaemonStatus } from './store/daemon-state.js';
 import type { ServiceClient } from './service-client.js';

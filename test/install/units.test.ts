@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 import { renderEnvironmentFile, proxyVariables } from '../../src/node/install/environment-file.js';
 import { settleService } from '../../src/node/install/install-node.js';
-import { installLayout, layoutOfHome } from '../../src/node/install/layout.js';
+import { installLayout, layoutOfHome } from '../../src/node/location.js';
 import { switchLink } from '../../src/node/install/links.js';
 import { readPackageSource } from '../../src/node/install/package-source.js';
 import type { Change } from '../../src/node/install/plan.js';

@@ -4,7 +4,8 @@ import { Command, Option } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { SvcError } from '../../contract/errors.js';
 import type { InstallResult } from '../../node/install/install-node.js';
-import type { InstallLayout } from '../../node/install/layout.js';
+import type { InstallPackageDeps } from '../../node/install/install-package.js';
+import type { InstallLayout } from '../../node/location.js';
 import { describeChange } from '../../node/install/plan.js';
 import { contextFor, type CommandContext } from '../context.js';
 
@@ -39,19 +40,21 @@ Example:
   $ swarm-node install --root /tmp/stage --no-start --deploy-token-file ./deploy-token`,
     )
     .action(async (flags: InstallFlags, command: Command) => {
-      const ctx = contextFor(command);
+      const ctx = contextFor(command, 'install');
       refuseTokenArgument(flags);
-      const { resolveInstallLayout, readDeployToken } = await import('../../node/install/target.js');
-      const layout = resolveInstallLayout(flags.root);
+      const [{ readDeployToken }, { installPackage }] = await Promise.all([
+        import('../../node/install/deploy-token.js'),
+        import('../../node/install/install-package.js'),
+      ]);
+      const layout = ctx.layout();
       const deployToken = readDeployToken(flags.deployTokenFile, ctx.env);
       // Read once; systemctl and useradd, run later, inherit the environment and have no use for it.
       delete ctx.env.SVC_DEPLOY_TOKEN;
-      const result = await runInstall(ctx, layout, {
+      const result = await installPackage(installDeps(ctx, layout), {
         deployToken,
         from: flags.from,
         start: flags.start,
         dryRun: flags.dryRun === true,
-        baseUrl: command.optsWithGlobals<{ baseUrl?: string }>().baseUrl,
       });
       renderInstall(ctx, result, flags.dryRun === true ? 'would install' : 'installed');
     });
@@ -65,48 +68,9 @@ export function refuseTokenArgument(flags: { deployToken?: string }): void {
   }
 }
 
-/** Shared by install and upgrade: everything but the token check. */
-export async function runInstall(
-  ctx: CommandContext,
-  layout: InstallLayout,
-  options: {
-    deployToken: string | undefined;
-    from: string | undefined;
-    start: boolean;
-    dryRun: boolean;
-    baseUrl: string | undefined;
-    requireInstalled?: boolean;
-  },
-): Promise<InstallResult> {
-  const [{ installNode }, { readPackageSource, runningPackageDir }, { serviceManager }, { readConfigFile, resolveConfig }, { ServiceClient }] =
-    await Promise.all([
-      import('../../node/install/install-node.js'),
-      import('../../node/install/package-source.js'),
-      import('../../node/install/systemctl.js'),
-      import('../../node/config.js'),
-      import('../../node/service-client.js'),
-    ]);
-  const source = readPackageSource(options.from ?? runningPackageDir());
-  // The install's own config file, not the CLI's home: --root may point elsewhere.
-  const config = resolveConfig({ flags: { base_url: options.baseUrl }, env: ctx.env, file: readConfigFile(layout.configFile) });
-  const client = new ServiceClient({ baseUrl: config.base_url, deadlineMs: config.timeout_seconds * 1000 });
-  try {
-    return await installNode({
-      layout,
-      source,
-      deployToken: options.deployToken,
-      config,
-      enroll: (token) => client.enroll(token),
-      services: serviceManager({ noStart: !options.start, onHost: layout.onHost }),
-      env: ctx.env,
-      dryRun: options.dryRun,
-      now: () => new Date(ctx.clock.now()),
-      log: (line) => (options.dryRun ? undefined : ctx.output.info(line)),
-      requireInstalled: options.requireInstalled ?? false,
-    });
-  } finally {
-    await client.close();
-  }
+/** What installPackage is given, shared by install and upgrade. */
+export function installDeps(ctx: CommandContext, layout: InstallLayout): InstallPackageDeps {
+  return { layout, config: () => ctx.config(), client: () => ctx.client(), env: ctx.env, clock: ctx.clock, log: (line) => ctx.output.info(line) };
 }
 
 export function renderInstall(ctx: CommandContext, result: InstallResult, verb: string): void {

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { Command } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { SvcError } from '../../contract/errors.js';
-import type { InstallLayout } from '../../node/install/layout.js';
+import type { InstallLayout } from '../../node/location.js';
 import { describeChange } from '../../node/install/plan.js';
 import type { UninstallResult } from '../../node/install/uninstall-node.js';
 import { contextFor, type CommandContext } from '../context.js';
@@ -34,14 +34,13 @@ Example:
   $ sudo swarm-node uninstall --purge --yes`,
     )
     .action(async (flags: UninstallFlags, command: Command) => {
-      const ctx = contextFor(command);
+      const ctx = contextFor(command, 'install');
       const dryRun = flags.dryRun === true;
-      const [{ resolveInstallLayout }, { uninstallNode }, { serviceManager }] = await Promise.all([
-        import('../../node/install/target.js'),
+      const [{ uninstallNode }, { serviceManager }] = await Promise.all([
         import('../../node/install/uninstall-node.js'),
         import('../../node/install/systemctl.js'),
       ]);
-      const layout = resolveInstallLayout(flags.root);
+      const layout = ctx.layout();
       if (layout.onHost && process.getuid?.() !== 0 && !dryRun) {
         throw new SvcError('usage', 'uninstalling from this host needs root', { remedy: 'Run it with sudo, or pass --root <dir> for a staging directory.' });
       }

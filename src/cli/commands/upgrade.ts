@@ -5,7 +5,7 @@ import type { ChalkInstance } from 'chalk';
 import { describeChange } from '../../node/install/plan.js';
 import type { RollbackResult } from '../../node/install/rollback.js';
 import { contextFor } from '../context.js';
-import { renderInstall, runInstall } from './install.js';
+import { installDeps, renderInstall } from './install.js';
 
 interface UpgradeFlags {
   from?: string;
@@ -34,9 +34,8 @@ Example:
   $ sudo swarm-node upgrade --rollback`,
     )
     .action(async (flags: UpgradeFlags, command: Command) => {
-      const ctx = contextFor(command);
-      const { resolveInstallLayout } = await import('../../node/install/target.js');
-      const layout = resolveInstallLayout(flags.root);
+      const ctx = contextFor(command, 'install');
+      const layout = ctx.layout();
       const dryRun = flags.dryRun === true;
       if (flags.rollback) {
         const { SvcError } = await import('../../contract/errors.js');
@@ -62,14 +61,8 @@ Example:
         ctx.output.result(result, humanRollback);
         return;
       }
-      const result = await runInstall(ctx, layout, {
-        deployToken: undefined,
-        from: flags.from,
-        start: flags.start,
-        dryRun,
-        baseUrl: command.optsWithGlobals<{ baseUrl?: string }>().baseUrl,
-        requireInstalled: true,
-      });
+      const { installPackage } = await import('../../node/install/install-package.js');
+      const result = await installPackage(installDeps(ctx, layout), { deployToken: undefined, from: flags.from, start: flags.start, dryRun, requireInstalled: true });
       renderInstall(ctx, result, dryRun ? 'would upgrade to' : 'upgraded to');
     });
 }

@@ -87,14 +87,7 @@ Example:
 
       // Ctrl+C while a spinner waits (no prompt to catch it) ends the wait at once, and the program exits 130
       // through main.ts.
-      const interrupted = new AbortController();
-      const onInterrupt = (): void => interrupted.abort();
-      process.on('SIGINT', onInterrupt);
-      try {
-        await runAndReport(ctx, flags, prompts, interrupted.signal);
-      } finally {
-        process.off('SIGINT', onInterrupt);
-      }
+      await runAndReport(ctx, flags, prompts, ctx.interruption());
     });
 }
 

@@ -46,7 +46,8 @@ import {
   type ScheduledAgent,
 } from '../store/schedules.js';
 import { DAY_MS, startOfNextUtcDay, startOfUtcDay } from '../utc-day.js';
-import type { DaemonLog, LogFields } from './log.js';
+import { DaemonLog, type LogFields } from './log.js';
+import { collectPeriodically } from './memory.js';
 import { capAllowsRun, isDue, nextBackoff, nextRunAfter, pauseIsOver } from './schedule.js';
 
 export const DEFAULT_TICK_MS = 1_000;
@@ -68,7 +69,8 @@ export interface DaemonDeps {
   db: SqliteDatabase;
   client: ServiceClient;
   clock: Clock;
-  log: DaemonLog;
+  /** Where the log lines go (stdout, for journald). */
+  write: (line: string) => void;
   credentialsFile: string;
   pid: number;
   version: string;
@@ -86,16 +88,30 @@ export interface DaemonOutcome {
   pending: number;
 }
 
-/** Runs until `stop` aborts, then lets in-flight work finish (bounded) and records the stop. */
+/**
+ * Runs until `stop` aborts (its reason, when a string, is logged as the signal that stopped it), then lets in-flight
+ * work finish (bounded) and records the stop.
+ */
 export async function runDaemon(deps: DaemonDeps, stop: AbortSignal): Promise<DaemonOutcome> {
-  return new NodeDaemon(deps).run(stop);
+  const log = new DaemonLog(deps.write, deps.clock);
+  const onStop = (): void => log.info('signal', { signal: typeof stop.reason === 'string' ? stop.reason : undefined });
+  if (stop.aborted) onStop();
+  else stop.addEventListener('abort', onStop, { once: true });
+  const stopCollecting = collectPeriodically();
+  try {
+    return await new NodeDaemon({ ...deps, log }).run(stop);
+  } finally {
+    stopCollecting();
+  }
 }
+
+type RunningDeps = DaemonDeps & { log: DaemonLog };
 
 /** What must happen before agents are scheduled. */
 type Phase = 'probe' | 'settle' | 'schedule';
 
 class NodeDaemon {
-  readonly #deps: DaemonDeps;
+  readonly #deps: RunningDeps;
   readonly #tickMs: number;
   readonly #backoffMs: number;
   readonly #drainMs: number;
@@ -132,7 +148,7 @@ class NodeDaemon {
   #globalPause: { reason: GlobalPauseReason; since: number; until: number | null } | undefined;
   #expiryWarned: { token: string; at: number } | undefined;
 
-  constructor(deps: DaemonDeps) {
+  constructor(deps: RunningDeps) {
     this.#deps = deps;
     this.#tickMs = deps.tickMs ?? DEFAULT_TICK_MS;
     this.#backoffMs = deps.backoffMs ?? DEFAULT_BACKOFF_MS;

@@ -9,7 +9,7 @@ import { CREDENTIALS_MODE, type Credentials } from '../credentials.js';
 import { integrityFindings } from '../store/file-checks.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
-import { hostPathOf, SERVICE_USER, UNIT_IN_RELEASE, type InstallLayout } from './layout.js';
+import { hostPathOf, SERVICE_USER, UNIT_IN_RELEASE, type InstallLayout } from '../location.js';
 import { readLink } from './links.js';
 import { lookupServiceUser } from './service-user.js';
 

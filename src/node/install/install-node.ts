@@ -11,7 +11,7 @@ import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import { writeFileAtomic } from '../files.js';
 import { backupDatabase } from '../store/file-checks.js';
 import { ENVIRONMENT_FILE_MODE, proxyVariables, renderEnvironmentFile } from './environment-file.js';
-import { releaseDir, SERVICE_USER, UNIT_IN_RELEASE, type InstallLayout } from './layout.js';
+import { releaseDir, SERVICE_USER, UNIT_IN_RELEASE, type InstallLayout } from '../location.js';
 import { readLink, relativeLinkText, switchLink } from './links.js';
 import type { PackageSource } from './package-source.js';
 import { applySteps, describeChange, type Change, type Step } from './plan.js';

@@ -5,7 +5,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
 import { planCurrentSwitch, planHostFiles, settleService, type BackupRecord, type ServiceOutcome } from './install-node.js';
-import { UNIT_IN_RELEASE, type InstallLayout } from './layout.js';
+import { UNIT_IN_RELEASE, type InstallLayout } from '../location.js';
 import { readLink } from './links.js';
 import { applySteps, type Change } from './plan.js';
 import type { ServiceManager } from './systemctl.js';

@@ -3,7 +3,7 @@
 // It never calls the service, so it works when the service no longer knows the node.
 import { existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { InstallLayout } from './layout.js';
+import type { InstallLayout } from '../location.js';
 import { readLink } from './links.js';
 import { applySteps, type Change, type Step } from './plan.js';
 import { removeServiceUser } from './service-user.js';
