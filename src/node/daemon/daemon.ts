@@ -15,7 +15,7 @@ import { SvcError } from '../../contract/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import { readCredentials, type StoredJwt } from '../credentials.js';
-import { runAgent, settlePendingRuns, type RunDeps } from '../run-agent.js';
+import { runAgent, settlePendingRuns, type RunDeps, type RunOutcome } from '../run-agent.js';
 import type { ServiceClient } from '../service-client.js';
 import { daysLeft } from '../session.js';
 import { EXPIRY_WARNING_DAYS } from '../status.js';
@@ -394,8 +394,18 @@ class NodeDaemon {
 
   async #runOnce(sku: AgentSku, jwt: StoredJwt): Promise<void> {
     const deps: RunDeps = { db: this.#deps.db, client: this.#deps.client, clock: this.#deps.clock, jwt, source: 'daemon', pid: this.#deps.pid };
+    let outcome: RunOutcome;
     try {
-      const result = await runAgent(deps, sku.agent_id);
+      outcome = await runAgent(deps, sku.agent_id);
+    } catch (error) {
+      // Not run, or not settled: the store failed.
+      if (this.#finished) this.#log.warn('run_left_pending', { agent: sku.agent_id, note: 'settled at the next start' });
+      else if (!(error instanceof SvcError)) this.#log.error('run_error', { agent: sku.agent_id, error: messageOf(error) });
+      else if (!this.#onServiceError(error, jwt)) this.#log.warn('run_refused', { agent: sku.agent_id, code: error.code, error: error.message });
+      return;
+    }
+    if (outcome.kind === 'settled' && outcome.result.status === 'succeeded') {
+      const { result } = outcome;
       this.#log.info('run_succeeded', {
         agent: sku.agent_id,
         run_id: result.run_id,
@@ -403,32 +413,35 @@ class NodeDaemon {
         balance_cents: result.balance_cents,
         key: result.idempotency_key,
       });
-    } catch (error) {
-      if (this.#finished) this.#log.warn('run_left_pending', { agent: sku.agent_id, note: 'settled at the next start' });
-      else this.#onRunError(sku, jwt, error);
+      return;
     }
+    if (this.#finished) this.#log.warn('run_left_pending', { agent: sku.agent_id, note: 'settled at the next start' });
+    else this.#afterFailedRun(sku, jwt, outcome);
   }
 
-  #onRunError(sku: AgentSku, jwt: StoredJwt, error: unknown): void {
-    if (!(error instanceof SvcError)) {
-      this.#log.error('run_error', { agent: sku.agent_id, error: messageOf(error) });
+  #afterFailedRun(sku: AgentSku, jwt: StoredJwt, outcome: RunOutcome): void {
+    if (outcome.kind === 'settled') {
+      // Answered: it failed at the agent and was not charged.
+      const { result } = outcome;
+      this.#log.warn('run_failed', { agent: sku.agent_id, run_id: result.run_id, charged_cents: result.charged_cents, balance_cents: result.balance_cents });
       return;
     }
-    const facts = error.extensions;
-    if (error.code === 'insufficient_balance') {
-      this.#pauseForBalance(sku, facts);
-      return;
-    }
-    if (facts.run_status === 'pending') {
+    const { error } = outcome;
+    if (outcome.kind === 'unknown') {
       // The answer was lost: the row keeps its key and is replayed by a settlement, never charged twice.
-      if (typeof facts.idempotency_key === 'string') releaseRun(this.#deps.db, facts.idempotency_key);
+      releaseRun(this.#deps.db, outcome.idempotency_key);
       if (!this.#onServiceError(error, jwt)) {
-        this.#log.warn('run_pending', { agent: sku.agent_id, key: stringOf(facts.idempotency_key), code: error.code, error: firstSentence(error.message) });
+        this.#log.warn('run_pending', { agent: sku.agent_id, key: outcome.idempotency_key, code: error.code, error: firstSentence(error.message) });
         this.#settleRetryAt ??= this.#now() + this.#backoffMs;
       }
       return;
     }
+    if (outcome.status === 'insufficient_balance') {
+      this.#pauseForBalance(sku, error.extensions);
+      return;
+    }
     if (this.#onServiceError(error, jwt)) return;
+    const facts = error.extensions;
     if (typeof facts.run_id === 'string') {
       this.#log.warn('run_failed', { agent: sku.agent_id, run_id: facts.run_id, charged_cents: numberOf(facts.charged_cents), balance_cents: numberOf(facts.balance_cents) });
       return;
