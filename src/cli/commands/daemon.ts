@@ -1,6 +1,7 @@
 // swarm-node daemon: the foreground process systemd supervises (svc-swarm-node.service). It runs the registered
 // agents on their intervals and logs one logfmt line per event on stdout (src/node/daemon/log.ts).
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { DEFAULT_BACKOFF_MS, DEFAULT_DRAIN_MS, MAX_BACKOFF_MS, spokenDuration } from '../../node/daemon/timing.js';
 import { contextFor } from '../context.js';
 
 interface DaemonOptions {
@@ -33,9 +34,9 @@ made with register and unregister apply at the next tick, without a restart. A r
 Idempotency-Key before it is sent, and unsettled runs are replayed with their own key at start: never charged twice.
 
 On insufficient balance the agent pauses, the wallet_login_url is logged once, and the balance is re-checked
-slowly (30 s, doubling to 10 min); it resumes by itself once the wallet covers a run. A missing, expired or
+slowly (${spokenDuration(DEFAULT_BACKOFF_MS)}, doubling to ${spokenDuration(MAX_BACKOFF_MS)}); it resumes by itself once the wallet covers a run. A missing, expired or
 refused token holds every agent until swarm-node login fixes it. SIGTERM or SIGINT: no new runs, in-flight ones
-get 20 s to finish, exit 0.
+get ${spokenDuration(DEFAULT_DRAIN_MS)} to finish, exit 0.
 
 Logs: one line per event on stdout, logfmt, no colours, never a token:
   ts=… level=info event=run_succeeded agent=agent_ops_monitor_004 run_id=… charged_cents=4 balance_cents=96 key=…

@@ -1,9 +1,6 @@
 // The scheduler's decisions (issue 6 §1), as pure functions of the schedule rows and the time: when an agent is
-// due, when it runs next, whether its daily cap allows one more run, how long to wait before asking again.
+// due, when it runs next, whether its daily cap allows one more run (how long to wait before asking again: timing.ts).
 import type { ScheduledAgent } from '../store/schedules.js';
-
-/** Slow re-checks (balance, outage, unsettled rows) double up to this. */
-export const MAX_BACKOFF_MS = 10 * 60_000;
 
 export function isPaused(agent: ScheduledAgent): boolean {
   return agent.paused_reason !== null;
@@ -33,10 +30,4 @@ export function nextRunAfter(startedAt: number, everySeconds: number): number {
 export function capAllowsRun(input: { capCents: number | null; spentCents: number; pendingCents: number; priceCents: number }): boolean {
   if (input.capCents === null) return true;
   return input.spentCents + input.pendingCents + input.priceCents <= input.capCents;
-}
-
-/** The wait after `previousMs` (none yet: `initialMs`), doubling up to MAX_BACKOFF_MS. */
-export function nextBackoff(previousMs: number | undefined, initialMs: number): number {
-  if (previousMs === undefined) return Math.min(initialMs, MAX_BACKOFF_MS);
-  return Math.min(Math.max(previousMs * 2, initialMs), MAX_BACKOFF_MS);
 }
