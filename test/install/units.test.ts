@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 import { renderEnvironmentFile, proxyVariables } from '../../src/node/install/environment-file.js';
-import { settleService } from '../../src/node/install/install-node.js';
+import { settleService } from '../../src/node/install/service-settle.js';
 import { installLayout, layoutOfHome } from '../../src/node/location.js';
 import { switchLink } from '../../src/node/install/links.js';
 import { readPackageSource } from '../../src/node/install/package-source.js';

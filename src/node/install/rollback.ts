@@ -4,7 +4,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
-import { planCurrentSwitch, planHostFiles, settleService, type BackupRecord, type ServiceOutcome } from './install-node.js';
+import { planCurrentSwitch, planHostFiles, type BackupRecord } from './release-switch.js';
+import { settleService, type ServiceOutcome } from './service-settle.js';
 import { UNIT_IN_RELEASE, type InstallLayout } from '../location.js';
 import { readLink } from './links.js';
 import { applySteps, type Change } from './plan.js';
