@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, readlinkSync, realpathSync, rmSync
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningService } from '../../src/api/server.js';
+import { unitOfRelease } from '../../src/node/install/unit-file.js';
 import { MovableClock } from '../helpers/clock.js';
 import { activatedSession, fundWallet } from '../helpers/funnel.js';
 import { REPO_ROOT, startSvcApi } from '../helpers/svc-api.js';
@@ -59,9 +60,7 @@ describe('swarm-node install', () => {
       expect(service.db.prepare('SELECT COUNT(*) AS n FROM nodes WHERE node_id = ?').get(config.node_id)).toEqual({ n: 1 });
 
       expect(statSync(join(home, 'var')).isDirectory()).toBe(true);
-      expect(readFileSync(join(root, 'etc/systemd/system/svc-swarm-node.service'), 'utf8')).toBe(
-        readFileSync(join(REPO_ROOT, 'systemd/svc-swarm-node.service'), 'utf8'),
-      );
+      expect(readFileSync(join(root, 'etc/systemd/system/svc-swarm-node.service'), 'utf8')).toBe(unitOfRelease(REPO_ROOT));
       // Relative links: they resolve inside the scratch root, and the same on the host.
       expect(readlinkSync(join(root, 'usr/local/bin/swarm-node'))).toBe('../../../opt/svc/swarm-node/current/bin/swarm-node');
       expect(realpathSync(join(root, 'usr/local/bin/swarm-node'))).toBe(realpathSync(join(home, 'releases', VERSION, 'bin', 'swarm-node.js')));

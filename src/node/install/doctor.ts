@@ -12,6 +12,7 @@ import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
 import { hostPathOf, SERVICE_USER, UNIT_IN_RELEASE, type InstallLayout } from '../location.js';
 import { readLink } from './links.js';
 import { lookupServiceUser } from './service-user.js';
+import { unitOfRelease } from './unit-file.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
@@ -127,7 +128,7 @@ function checkUnit(layout: InstallLayout, rootFlag: string): DoctorCheck {
   if (!existsSync(layout.unitFile)) return { name: 'unit', status: 'fail', detail: `${layout.unitFile} is missing`, fix };
   const shipped = join(layout.currentLink, UNIT_IN_RELEASE);
   if (!existsSync(shipped)) return { name: 'unit', status: 'fail', detail: 'the current release has no unit to compare with', fix };
-  if (readFileSync(layout.unitFile, 'utf8') !== readFileSync(shipped, 'utf8')) {
+  if (readFileSync(layout.unitFile, 'utf8') !== unitOfRelease(layout.currentLink)) {
     return {
       name: 'unit',
       status: 'fail',

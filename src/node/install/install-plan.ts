@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { readConfigFile, writeConfigFile, type ConfigFile } from '../config.js';
 import { CREDENTIALS_MODE, type Credentials, type NodeEnrollment } from '../credentials.js';
 import { readTextIfPresent, writeFileAtomic } from '../files.js';
-import { releaseDir, SERVICE_USER, UNIT_IN_RELEASE, type InstallLayout } from '../location.js';
+import { releaseDir, SERVICE_USER, type InstallLayout } from '../location.js';
 import { ENVIRONMENT_FILE_MODE, proxyVariables, renderEnvironmentFile } from './environment-file.js';
 import type { PackageSource } from './package-source.js';
 import type { Change, Step } from './plan.js';
@@ -104,7 +104,7 @@ export async function planInstall(input: PlanInput, context: PlanContext): Promi
   }
 
   steps.push(...planCurrentSwitch(layout, source.version, input.now, context.backups));
-  steps.push(...planHostFiles(layout, join(source.dir, UNIT_IN_RELEASE), source.version));
+  steps.push(...planHostFiles(layout, source.dir, source.version));
 
   const desiredConfig = desiredConfigFile(layout, input.config, context.enrollment, context.enrollNow);
   if (desiredConfig.changed) {

@@ -2,7 +2,7 @@
 // release and the one it left becomes `previous`, the database is snapshotted first (another version may migrate
 // it), releases that are neither are pruned, and the host files that belong to the release follow: the systemd
 // unit, the /usr/local/bin link and uninstall.sh.
-import { chmodSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
 import { readTextIfPresent, writeFileAtomic } from '../files.js';
@@ -10,6 +10,7 @@ import { releaseDir, type InstallLayout } from '../location.js';
 import { backupDatabase } from '../store/file-checks.js';
 import { readLink, relativeLinkText, switchLink } from './links.js';
 import type { Step } from './plan.js';
+import { unitOfRelease } from './unit-file.js';
 import { renderUninstallScript, UNINSTALL_SCRIPT_MODE } from './uninstall-script.js';
 
 /** The snapshot a switch made, filled in when its step runs. */
@@ -61,10 +62,13 @@ export function planCurrentSwitch(layout: InstallLayout, version: string, now: (
   return steps;
 }
 
-/** The unit (from the release that becomes current), the /usr/local/bin link and uninstall.sh. */
-export function planHostFiles(layout: InstallLayout, unitSource: string, version: string): Step[] {
+/**
+ * The unit (rendered from the template of `releaseSource`, the package or release that becomes current), the
+ * /usr/local/bin link and uninstall.sh.
+ */
+export function planHostFiles(layout: InstallLayout, releaseSource: string, version: string): Step[] {
   const steps: Step[] = [];
-  const unit = readFileSync(unitSource, 'utf8');
+  const unit = unitOfRelease(releaseSource);
   const installedUnit = readTextIfPresent(layout.unitFile);
   if (installedUnit !== unit) {
     steps.push({

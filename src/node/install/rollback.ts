@@ -6,7 +6,7 @@ import { basename, join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
 import { planCurrentSwitch, planHostFiles, type BackupRecord } from './release-switch.js';
 import { settleService, type ServiceOutcome } from './service-settle.js';
-import { UNIT_IN_RELEASE, type InstallLayout } from '../location.js';
+import type { InstallLayout } from '../location.js';
 import { readLink } from './links.js';
 import { applySteps, type Change } from './plan.js';
 import type { ServiceManager } from './systemctl.js';
@@ -52,7 +52,7 @@ export async function rollbackRelease(options: RollbackOptions): Promise<Rollbac
   const backups: BackupRecord = { made: null };
   const steps = [
     ...planCurrentSwitch(layout, toVersion, options.now, backups),
-    ...planHostFiles(layout, join(targetDir, UNIT_IN_RELEASE), toVersion),
+    ...planHostFiles(layout, targetDir, toVersion),
   ];
   const changes = steps.map((step) => step.change);
   const result: RollbackResult = {
