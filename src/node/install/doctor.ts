@@ -6,6 +6,7 @@ import { execa } from 'execa';
 import { EnvHttpProxyAgent, request } from 'undici';
 import type { Clock } from '../../lib/clock.js';
 import { CREDENTIALS_MODE, type Credentials } from '../credentials.js';
+import { describeVersion, isAtLeast, minimumNode } from '../node-version.js';
 import { integrityFindings } from '../store/file-checks.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
@@ -41,7 +42,6 @@ export interface DoctorOptions {
   serviceTimeoutMs?: number;
 }
 
-export const MIN_NODE = [20, 18] as const;
 /** systemd's default PATH for services: where `#!/usr/bin/env node` in ExecStart looks. */
 const SYSTEMD_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
 const TOKEN_WARN_SECONDS = 3 * 24 * 60 * 60;
@@ -140,16 +140,16 @@ function checkUnit(layout: InstallLayout, rootFlag: string): DoctorCheck {
 }
 
 async function checkNode(): Promise<DoctorCheck> {
-  const fix = 'install Node.js 20.18 or newer into /usr/bin or /usr/local/bin (https://nodejs.org/en/download/package-manager)';
+  const minimum = minimumNode();
+  const fix = `install Node.js ${describeVersion(minimum)} or newer into /usr/bin or /usr/local/bin (https://nodejs.org/en/download/package-manager)`;
   const node = SYSTEMD_PATH.map((dir) => join(dir, 'node')).find((path) => existsSync(path));
   if (node === undefined) {
     return { name: 'node', status: 'fail', detail: `no node on the service's PATH (${SYSTEMD_PATH.join(':')}); ExecStart cannot start`, fix };
   }
   const result = await execa(node, ['-v'], { reject: false, stdin: 'ignore', timeout: 10_000 });
   const version = String(result.stdout).trim().replace(/^v/, '');
-  const [major = 0, minor = 0] = version.split('.').map(Number);
-  if (result.exitCode !== 0 || major < MIN_NODE[0] || (major === MIN_NODE[0] && minor < MIN_NODE[1])) {
-    return { name: 'node', status: 'fail', detail: `${node} is ${version || 'not runnable'}; swarm-node needs ${MIN_NODE.join('.')} or newer`, fix };
+  if (result.exitCode !== 0 || !isAtLeast(version, minimum)) {
+    return { name: 'node', status: 'fail', detail: `${node} is ${version || 'not runnable'}; swarm-node needs ${describeVersion(minimum)} or newer`, fix };
   }
   return { name: 'node', status: 'ok', detail: `${node} v${version}` };
 }
