@@ -8,7 +8,7 @@ import type { StoredJwt } from '../../src/node/credentials.js';
 import { runAgent, settlePendingRuns, type RunDeps } from '../../src/node/run-agent.js';
 import { succeededOrThrow } from '../../src/node/run-errors.js';
 import { ServiceClient } from '../../src/node/service-client.js';
-import { decodeClaims } from '../../src/node/session.js';
+import { decodeClaims } from '../../src/node/token.js';
 import { openNodeStore } from '../../src/node/store/database.js';
 import { journalRunStarted } from '../../src/node/store/journal.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { SvcError } from '../../contract/errors.js';
 import { TIER_IDS, type TierId } from '../../contract/tiers.js';
 import type { NodeEnrollment } from '../../node/credentials.js';
-import { loginWithPayment, loginWithToken, nodeLogin, normalizeTokenText, type PaymentLogin, type SignedIn } from '../../node/session.js';
+import { loginWithPayment, loginWithToken, nodeLogin, type PaymentLogin, type SignedIn } from '../../node/session.js';
+import { normalizeTokenText } from '../../node/token.js';
 import { contextFor, type CommandContext } from '../context.js';
 import { keyValues } from '../table.js';
 

@@ -3,9 +3,8 @@
 // is asked again (a wallet read: reachable? token accepted?) on a backoff, or at once when the token changes.
 import { SvcError } from '../../contract/errors.js';
 import { readCredentials, type StoredJwt } from '../credentials.js';
-import { daysLeft } from '../session.js';
-import { EXPIRY_WARNING_DAYS } from '../status.js';
 import { recordGlobalPause, type GlobalPauseReason } from '../store/daemon-state.js';
+import { daysLeft, expiresSoon } from '../token.js';
 import { DAY_MS } from '../utc-day.js';
 import { firstSentence, messageOf, type DaemonCore } from './core.js';
 import type { LogFields } from './log.js';
@@ -59,7 +58,7 @@ export class ServiceHold {
 
   warnIfExpiring(jwt: StoredJwt, now: number): void {
     const expMs = jwt.exp * 1000;
-    if (expMs - now > EXPIRY_WARNING_DAYS * DAY_MS) return;
+    if (!expiresSoon(expMs, now)) return;
     const warned = this.#expiryWarned;
     if (warned !== undefined && warned.token === jwt.token && now - warned.at < DAY_MS) return;
     this.#expiryWarned = { token: jwt.token, at: now };

@@ -7,6 +7,7 @@ import { EnvHttpProxyAgent, request } from 'undici';
 import type { Clock } from '../../lib/clock.js';
 import { CREDENTIALS_MODE, type Credentials } from '../credentials.js';
 import { describeVersion, isAtLeast, minimumNode } from '../node-version.js';
+import { expiresSoon, expiryOf } from '../token.js';
 import { integrityFindings } from '../store/file-checks.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
@@ -44,7 +45,6 @@ export interface DoctorOptions {
 
 /** systemd's default PATH for services: where `#!/usr/bin/env node` in ExecStart looks. */
 const SYSTEMD_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
-const TOKEN_WARN_SECONDS = 3 * 24 * 60 * 60;
 
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const { layout } = options;
@@ -219,25 +219,13 @@ function checkToken(credentials: Credentials | Error, clock: Clock): DoctorCheck
     return { name: 'token', status: 'warn', detail: 'no access token stored yet (needed to run agents)', fix };
   }
   // Decoded, not verified: the node does not hold the signing key; only the expiry is read.
-  const exp = jwtExpiry(credentials.jwt.token);
+  const exp = expiryOf(credentials.jwt.token);
   if (exp === undefined) return { name: 'token', status: 'fail', detail: 'the stored access token is not a readable JWT', fix };
   const left = exp - Math.floor(clock.now() / 1000);
   const at = new Date(exp * 1000).toISOString();
   if (left <= 0) return { name: 'token', status: 'fail', detail: `the access token expired at ${at}`, fix };
-  if (left < TOKEN_WARN_SECONDS) return { name: 'token', status: 'warn', detail: `the access token expires at ${at}`, fix };
+  if (expiresSoon(exp * 1000, clock.now())) return { name: 'token', status: 'warn', detail: `the access token expires at ${at}`, fix };
   return { name: 'token', status: 'ok', detail: `valid until ${at}` };
-}
-
-export function jwtExpiry(token: string): number | undefined {
-  const payload = token.split('.')[1];
-  if (payload === undefined) return undefined;
-  try {
-    const claims: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-    const exp = (claims as { exp?: unknown }).exp;
-    return typeof exp === 'number' && Number.isFinite(exp) ? exp : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 async function checkDatabase(layout: InstallLayout): Promise<DoctorCheck> {
