@@ -14,7 +14,7 @@ export function doctorCommand(): Command {
       const ctx = contextFor(command, 'install');
       const [{ runDoctor }, { SvcError }] = await Promise.all([import('../../node/install/doctor.js'), import('../../contract/errors.js')]);
       const layout = ctx.layout();
-      const report = await runDoctor({ layout, clock: ctx.clock, baseUrl: ctx.config().base_url });
+      const report = await runDoctor({ layout, clock: ctx.clock, client: await ctx.client() });
       const failed = report.checks.filter((check) => check.status === 'fail');
       // One JSON document either way: the report, or the error carrying the same checks.
       if (failed.length === 0 || !ctx.json) ctx.output.result(report, humanReport);

@@ -1,12 +1,14 @@
 // issue 4 §7: `swarm-node doctor` checks an installed node and, for every failed check, prints the command that
-// fixes it. Checks only read: the database is opened read-only, the service is asked a public GET.
+// fixes it. Checks only read: the database is opened read-only, the service is asked a public GET (the same ping
+// `status` measures latency with).
 import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { EnvHttpProxyAgent, request } from 'undici';
+import { SvcError } from '../../contract/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { CREDENTIALS_MODE, type Credentials } from '../credentials.js';
 import { describeVersion, isAtLeast, minimumNode } from '../node-version.js';
+import { ServiceClient, type ServicePing } from '../service-client.js';
 import { expiresSoon, expiryOf } from '../token.js';
 import { integrityFindings } from '../store/file-checks.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
@@ -36,11 +38,10 @@ export interface DoctorReport {
 export interface DoctorOptions {
   layout: InstallLayout;
   clock: Clock;
-  /** The base URL in force (flag > env > config file). */
-  baseUrl: string;
+  /** The node's client, on the base URL in force (flag > env > the install's config file). */
+  client: ServiceClient;
   /** How far the service's clock may be from ours before tokens and webhook signatures misbehave. */
   maxClockSkewSeconds?: number;
-  serviceTimeoutMs?: number;
 }
 
 /** systemd's default PATH for services: where `#!/usr/bin/env node` in ExecStart looks. */
@@ -163,43 +164,24 @@ function checkEnrollment(credentials: Credentials | Error, rootFlag: string): Do
 }
 
 async function checkService(options: DoctorOptions): Promise<DoctorCheck[]> {
-  const url = `${options.baseUrl.replace(/\/+$/, '')}/v1/swarm/agents`;
-  const sentAt = options.clock.now();
-  let dateHeader: string | undefined;
+  const { client } = options;
+  const url = `${client.baseUrl}${ServiceClient.PING_PATH}`;
+  let ping: ServicePing;
   try {
-    // The same proxy rules as every other call of the node (service-client.ts).
-    const dispatcher = new EnvHttpProxyAgent();
-    try {
-      const response = await request(url, {
-        method: 'GET',
-        dispatcher,
-        headersTimeout: options.serviceTimeoutMs ?? 10_000,
-        bodyTimeout: options.serviceTimeoutMs ?? 10_000,
-      });
-      await response.body.dump();
-      if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}`);
-      const header = response.headers.date;
-      dateHeader = Array.isArray(header) ? header[0] : header;
-    } finally {
-      await dispatcher.close();
-    }
+    ping = await client.ping();
   } catch (error) {
-    const why = (error as { code?: string }).code ?? (error as Error).message;
     return [
       {
         name: 'service',
         status: 'fail',
-        detail: `cannot reach ${url} (${why})`,
+        detail: `cannot reach ${url} (${whyUnreachable(error)})`,
         fix: `check the URL and the network: swarm-node config get base_url; curl -sS ${url}`,
       },
     ];
   }
-  const reachable: DoctorCheck = { name: 'service', status: 'ok', detail: `${options.baseUrl} answers` };
-  const serverTime = dateHeader === undefined ? Number.NaN : Date.parse(dateHeader);
-  if (Number.isNaN(serverTime)) return [reachable, { name: 'clock', status: 'warn', detail: 'the service sent no Date header to compare clocks with' }];
-  // Date has whole seconds: compare with the middle of the exchange and allow that second.
-  const localTime = (sentAt + options.clock.now()) / 2;
-  const skewSeconds = Math.round(Math.abs(serverTime + 500 - localTime) / 1000);
+  const reachable: DoctorCheck = { name: 'service', status: 'ok', detail: `${client.baseUrl} answers` };
+  if (ping.clockSkewMs === undefined) return [reachable, { name: 'clock', status: 'warn', detail: 'the service sent no Date header to compare clocks with' }];
+  const skewSeconds = Math.round(Math.abs(ping.clockSkewMs) / 1000);
   const max = options.maxClockSkewSeconds ?? 60;
   const clock: DoctorCheck =
     skewSeconds > max
@@ -211,6 +193,13 @@ async function checkService(options: DoctorOptions): Promise<DoctorCheck[]> {
         }
       : { name: 'clock', status: 'ok', detail: `within ${Math.max(skewSeconds, 1)} s of the service` };
   return [reachable, clock];
+}
+
+/** The network's code (ECONNREFUSED), or the HTTP status the service answered with. */
+function whyUnreachable(error: unknown): string {
+  if (error instanceof SvcError && error.code !== 'service_unreachable') return `HTTP ${error.status}`;
+  const cause = (error instanceof SvcError ? error.cause : error) as { code?: string; cause?: { code?: string } } | undefined;
+  return cause?.code ?? cause?.cause?.code ?? (error as Error).message;
 }
 
 function checkToken(credentials: Credentials | Error, clock: Clock): DoctorCheck {
