@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { SvcError } from '../contract/errors.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
-import { readConfigFile, resolveConfig, type ConfigFile, type ResolvedConfig } from '../node/config.js';
+import { readConfigFile, resolveConfig, type ResolvedConfig } from '../node/config.js';
 import { readCredentials, type Credentials, type StoredJwt } from '../node/credentials.js';
 import { homePaths, installTarget, type InstallLayout, type LocationInputs, type NodePaths } from '../node/location.js';
 import type { ServiceClient } from '../node/service-client.js';
@@ -73,13 +73,9 @@ export class CommandContext {
     return this.#layout;
   }
 
-  configFile(): ConfigFile {
-    return readConfigFile(this.paths.configFile);
-  }
-
   /** flags > environment > the config file of `paths` > defaults. */
   config(): ResolvedConfig {
-    this.#config ??= resolveConfig({ flags: { base_url: this.#flags.baseUrl }, env: this.env, file: this.configFile() });
+    this.#config ??= resolveConfig({ flags: { base_url: this.#flags.baseUrl }, env: this.env, file: readConfigFile(this.paths.configFile) });
     return this.#config;
   }
 

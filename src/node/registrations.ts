@@ -1,9 +1,10 @@
 // `register`, `unregister`, `list` (issue 3): which agents this node runs, how often, and under what daily cap.
-import { AGENT_SKUS, findAgentSku, type AgentSku } from '../contract/agents.js';
+import { findAgentSku, type AgentSku } from '../contract/agents.js';
 import { SvcError } from '../contract/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import type { StoredJwt } from './credentials.js';
+import { findInCatalog } from './catalog.js';
 import type { ServiceClient } from './service-client.js';
 import { verifyToken } from './session.js';
 import { lastRun, spendSince } from './store/journal.js';
@@ -46,26 +47,6 @@ export async function registerAgent(
   return { created, registration, agent, user_id: signedIn.sub };
 }
 
-/** The service's catalog when it answers; the built-in one (the same contract) when it cannot be reached. */
-async function findInCatalog(client: ServiceClient, agentId: string): Promise<AgentSku> {
-  let catalog: readonly AgentSku[];
-  try {
-    catalog = await client.agents();
-  } catch (error) {
-    if (!(error instanceof SvcError) || error.code !== 'service_unreachable') throw error;
-    catalog = AGENT_SKUS;
-  }
-  const agent = catalog.find((sku) => sku.agent_id === agentId);
-  if (agent === undefined) throw agentNotFound(agentId);
-  return agent;
-}
-
-export function agentNotFound(agentId: string): SvcError {
-  return new SvcError('agent_not_found', `there is no agent "${agentId}"`, {
-    remedy: `Use an agent_id from the catalog (swarm-node agents): ${AGENT_SKUS.map((sku) => sku.agent_id).join(', ')}.`,
-  });
-}
-
 export function unregisterAgent(db: SqliteDatabase, agentId: string): { agent_id: string; removed: true } {
   if (!deleteRegistration(db, agentId)) {
     throw new SvcError('not_found', `agent "${agentId}" is not registered on this node`, { remedy: 'See the registered agents: swarm-node list.' });
@@ -88,9 +69,10 @@ export interface RegistrationRow {
   registered_at: string;
 }
 
-export function registrationRows(db: SqliteDatabase, nowMs: number): RegistrationRow[] {
+/** `list`: every registration as a row, and the start of the UTC day that "spent today" counts from. */
+export function registrationList(db: SqliteDatabase, nowMs: number): { registrations: RegistrationRow[]; day_start: string } {
   const dayStart = startOfUtcDay(nowMs);
-  return listRegistrations(db).map((registration) => {
+  const registrations = listRegistrations(db).map((registration) => {
     const sku = findAgentSku(registration.agent_id);
     const last = lastRun(db, registration.agent_id);
     const planned = scheduleOf(db, registration.agent_id);
@@ -108,4 +90,5 @@ export function registrationRows(db: SqliteDatabase, nowMs: number): Registratio
       registered_at: new Date(registration.created_at).toISOString(),
     };
   });
+  return { registrations, day_start: new Date(dayStart).toISOString() };
 }

@@ -12,7 +12,7 @@ import type { ExecuteResponse } from '../contract/schemas.js';
 import type { Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import type { StoredJwt } from './credentials.js';
-import { agentNotFound } from './registrations.js';
+import { agentNotFound } from './catalog.js';
 import type { ServiceClient } from './service-client.js';
 import { processIsAlive } from './process-alive.js';
 import { journalRunSettled, journalRunStarted, pendingRuns, type RunSource } from './store/journal.js';

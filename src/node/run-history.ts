@@ -1,7 +1,7 @@
 // `runs` (issue 3): the local run journal, newest first, with totals over every run that matches.
 import { isAgentId } from '../contract/agents.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
-import { agentNotFound } from './registrations.js';
+import { agentNotFound } from './catalog.js';
 import { runHistory, type RunRow, type RunTotals } from './store/journal.js';
 
 export function runsOf(db: SqliteDatabase, filter: { agentId?: string; limit: number }): { runs: RunRow[]; totals: RunTotals } {

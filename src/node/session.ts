@@ -91,6 +91,13 @@ function loginRefusal(error: SvcError, input: PaymentLogin): SvcError {
   });
 }
 
+/** How `login` signs in: with a JWT given by file, stdin or SVC_JWT, or through issue-token with a proof of payment. */
+export type SignInWith = { token: string } | { login: PaymentLogin };
+
+export function signIn(deps: SessionDeps, how: SignInWith): Promise<SignedIn> {
+  return 'token' in how ? loginWithToken(deps, how.token) : loginWithPayment(deps, how.login);
+}
+
 /** Keeps a JWT obtained elsewhere, once the service has said it is valid. */
 export async function loginWithToken(deps: SessionDeps, token: string): Promise<SignedIn> {
   const claims = decodeClaims(token);

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { SvcError } from '../../contract/errors.js';
 import { TIER_IDS, type TierId } from '../../contract/tiers.js';
 import type { NodeEnrollment } from '../../node/credentials.js';
-import { loginWithPayment, loginWithToken, nodeLogin, type PaymentLogin, type SignedIn } from '../../node/session.js';
+import { nodeLogin, signIn, type SignedIn, type SignInWith } from '../../node/session.js';
 import { normalizeTokenText } from '../../node/token.js';
 import { contextFor, type CommandContext } from '../context.js';
 import { keyValues } from '../table.js';
@@ -46,7 +46,7 @@ Example:
       const ctx = contextFor(command);
       const how = howToSignIn(ctx, options);
       const deps = { client: await ctx.client(), clock: ctx.clock, credentialsFile: ctx.paths.credentialsFile };
-      const signedIn: SignedIn = 'token' in how ? await loginWithToken(deps, how.token) : await loginWithPayment(deps, how.login);
+      const signedIn = await signIn(deps, how);
       ctx.output.result(signedIn, renderSignedIn);
       ctx.output.info(`Token stored in ${signedIn.credentials_file} (mode 0600).`);
       if (signedIn.docs_sections.length > 0) ctx.output.info(`Next: read the unlocked docs (swarm-node docs ${signedIn.docs_sections[0]}) or register an agent (swarm-node register <agent_id>).`);
@@ -54,7 +54,7 @@ Example:
 }
 
 /** A JWT given by file, stdin or SVC_JWT; or what to ask issue-token for, with its proof of payment. */
-function howToSignIn(ctx: CommandContext, options: LoginOptions): { token: string } | { login: PaymentLogin } {
+function howToSignIn(ctx: CommandContext, options: LoginOptions): SignInWith {
   if (options.offer !== undefined && options.tier !== undefined && options.offer !== options.tier) {
     throw new SvcError('usage', '--offer and --tier are one option (an alias); give it once');
   }

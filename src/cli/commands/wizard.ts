@@ -9,7 +9,7 @@ import { isEmailAddress } from '../../contract/email.js';
 import { TIER_IDS, type TierId } from '../../contract/tiers.js';
 import { answering, missingFlags, notATerminal, type WizardFlags, type WizardPrompts } from '../../node/wizard/questions.js';
 import { contextFor, type CommandContext } from '../context.js';
-import { cleared, parseDailyCap, parseEvery, type Cleared } from './register.js';
+import { cleared, parseDailyCap, parseEvery, type Cleared } from '../schedule-options.js';
 
 interface WizardOptions {
   email?: string;
