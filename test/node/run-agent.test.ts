@@ -2,7 +2,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import type { RunningService } from '../../src/api/server.js';
 import { systemClock } from '../../src/lib/clock.js';
 import type { StoredJwt } from '../../src/node/credentials.js';
 import { runAgent, settlePendingRuns, type RunDeps } from '../../src/node/run-agent.js';
@@ -13,23 +12,20 @@ import { openNodeStore } from '../../src/node/store/database.js';
 import { journalRunStarted } from '../../src/node/store/journal.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
 import { apiClient } from '../helpers/http.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+import { useSvcApi } from '../helpers/svc-api.js';
+import { tempDir, uniqueEmail } from '../helpers/temp.js';
 
 const AGENT = 'agent_svc_skills_005';
 const PRICE = 5;
 
 describe('settlePendingRuns', () => {
-  let service: RunningService;
+  const service = useSvcApi();
   let client: ServiceClient;
-  beforeAll(async () => {
-    service = await startSvcApi();
+  beforeAll(() => {
     client = new ServiceClient({ baseUrl: service.baseUrl });
   });
   afterAll(async () => {
     await client.close();
-    await service.close();
-    removeTempDirs();
   });
 
   async function signedIn(fundCents: number): Promise<StoredJwt> {
