@@ -3,7 +3,6 @@
 import { Command, Option } from 'commander';
 import { SvcError } from '../../contract/errors.js';
 import { contextFor } from '../context.js';
-import { installDeps, renderInstall } from '../install-result.js';
 
 interface InstallFlags {
   deployTokenFile?: string;
@@ -38,9 +37,10 @@ Example:
     .action(async (flags: InstallFlags, command: Command) => {
       const ctx = contextFor(command, 'install');
       refuseTokenArgument(flags);
-      const [{ readDeployToken }, { installPackage }] = await Promise.all([
+      const [{ readDeployToken }, { installPackage }, { installDeps, renderInstall }] = await Promise.all([
         import('../../node/install/deploy-token.js'),
         import('../../node/install/install-package.js'),
+        import('../install-result.js'),
       ]);
       const layout = ctx.layout();
       const deployToken = readDeployToken(flags.deployTokenFile, ctx.env);

@@ -6,7 +6,6 @@ import type { ChalkInstance } from 'chalk';
 import { describeChange } from '../../node/install/plan.js';
 import type { RollbackResult } from '../../node/install/rollback.js';
 import { contextFor } from '../context.js';
-import { installDeps, renderInstall } from '../install-result.js';
 
 interface UpgradeFlags {
   from?: string;
@@ -55,7 +54,10 @@ Example:
         ctx.output.result(result, humanRollback);
         return;
       }
-      const { installPackage } = await import('../../node/install/install-package.js');
+      const [{ installPackage }, { installDeps, renderInstall }] = await Promise.all([
+        import('../../node/install/install-package.js'),
+        import('../install-result.js'),
+      ]);
       const result = await installPackage(installDeps(ctx, layout), { deployToken: undefined, from: flags.from, start: flags.start, dryRun, requireInstalled: true });
       renderInstall(ctx, result, dryRun ? 'would upgrade to' : 'upgraded to');
     });
