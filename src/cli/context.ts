@@ -145,7 +145,7 @@ export class CommandContext {
   }
 
   /**
-   * The process exits as soon as the action returns, even with calls still in flight: their journal rows are
+   * main.ts ends the program as soon as the action returns, even with calls still in flight: their journal rows are
    * committed as pending and settled by their own keys later, and waiting for them could outlast systemd's stop
    * timeout. The store is still closed first.
    */
