@@ -1,0 +1,76 @@
+// Runs a reference agent of agents/ as a node runs it: the command of its manifest's `entry`, the run document on
+// stdin, a clean environment (docs/sections/starter-agents.md) and a private empty working directory.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import Ajv2020 from 'ajv/dist/2020.js';
+import { runProgram, type CliResult } from '../helpers/cli.js';
+import { REPO_ROOT } from '../helpers/svc-api.js';
+import { tempDir } from '../helpers/temp.js';
+
+export const AGENTS_DIR = join(REPO_ROOT, 'agents');
+export const DOCS_SECTIONS_DIR = join(REPO_ROOT, 'docs', 'sections');
+
+export interface AgentManifest {
+  agent_id: string;
+  version: string;
+  entry: string[];
+  input_schema: Record<string, unknown>;
+  description: string;
+}
+
+export function readManifest(agentId: string): AgentManifest {
+  return JSON.parse(readFileSync(join(AGENTS_DIR, agentId, 'agent.json'), 'utf8')) as AgentManifest;
+}
+
+export interface AgentRunOptions {
+  tier?: string;
+  /** Kept between runs; omitted: the agent gets no SWARM_STATE_DIR, as on a node that keeps no state for it. */
+  stateDir?: string;
+  nodeHome?: string;
+  docsDir?: string;
+  /** Replaces the default PATH (/usr/local/bin:/usr/bin:/bin). */
+  path?: string;
+}
+
+export interface AgentRun extends CliResult {
+  runDir: string;
+}
+
+export async function runAgentProcess(agentId: string, input: unknown, options: AgentRunOptions = {}): Promise<AgentRun> {
+  const manifest = readManifest(agentId);
+  const runDir = tempDir('agent-run-');
+  const runId = randomUUID();
+  const [program, ...args] = manifest.entry;
+  const env: Record<string, string> = {
+    PATH: options.path ?? '/usr/local/bin:/usr/bin:/bin',
+    HOME: runDir,
+    TMPDIR: runDir,
+    LANG: 'C.UTF-8',
+    SWARM_RUN_ID: runId,
+    SWARM_AGENT_ID: agentId,
+    SWARM_AGENT_DIR: join(AGENTS_DIR, agentId),
+    SWARM_NODE_HOME: options.nodeHome ?? join(runDir, 'no-node-home'),
+    SWARM_DOCS_DIR: options.docsDir ?? DOCS_SECTIONS_DIR,
+    ...(options.stateDir === undefined ? {} : { SWARM_STATE_DIR: options.stateDir }),
+  };
+  const run = { run_id: runId, agent_id: agentId, user_id: 'you@example.com', tier: options.tier ?? 'svc_starter_agents', input };
+  // `node` is the node's own Node binary; a file named by the entry is in the agent's bundle, not the working directory.
+  const command = program === 'node' ? process.execPath : program!;
+  const bundled = (arg: string) => (existsSync(join(AGENTS_DIR, agentId, arg)) ? join(AGENTS_DIR, agentId, arg) : arg);
+  const result = await runProgram(command, args.map(bundled), {
+    env,
+    extendEnv: false,
+    cwd: runDir,
+    input: JSON.stringify(run),
+    timeoutMs: 60_000,
+  });
+  return { ...result, runDir };
+}
+
+/** The manifest's input_schema compiled as JSON Schema 2020-12, strict, as the node may check it. */
+export function inputSchemaValidator(agentId: string): (input: unknown) => boolean {
+  const ajv = new Ajv2020({ strict: true, allErrors: true });
+  const validate = ajv.compile(readManifest(agentId).input_schema);
+  return (input) => validate(input) as boolean;
+}
