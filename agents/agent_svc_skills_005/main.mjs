@@ -2,8 +2,8 @@
 // with cited passages, or gives a short quiz drawn from the docs. See docs/sections/starter-agents.md.
 import { existsSync } from 'node:fs';
 import { InputError, refuseUnknownFields, runAgent } from './agent-io.mjs';
-import { SECTIONS_BY_TIER, passagesOf, plain, readSection } from './docs.mjs';
-import { bestSentence, makeQuiz, rankPassages } from './tutor.mjs';
+import { SECTIONS_BY_TIER, passagesOf, plain, readSection, tableRows } from './docs.mjs';
+import { bestSentence, makeQuiz, rankPassages, terms } from './tutor.mjs';
 
 const TOP_PASSAGES = 3;
 const DEFAULT_QUIZ_QUESTIONS = 3;
@@ -44,16 +44,39 @@ function citationOf(item) {
   return { section: item.section, file: item.file, heading: item.heading, line_start: item.line_start, line_end: item.line_end };
 }
 
+/**
+ * In a passage without sentences (a code block, a table), the line sharing most words with the question; a table
+ * row is given with its column names ("threshold: disk_warning_percent; default: 80").
+ */
+function bestLine(doc, passage, question) {
+  const wanted = new Set(terms(question));
+  const rows = new Map(tableRows(doc).map((row) => [row.line, row]));
+  let best = null;
+  for (let number = passage.line_start; number <= passage.line_end; number++) {
+    const text = doc.lines[number - 1].trim();
+    // Not blank lines, headings, fences, nor a table's header and rule rows (a row is asked by its cells).
+    if (text === '' || /^(?:#|```|~~~)/.test(text) || (text.startsWith('|') && !rows.has(number))) continue;
+    const overlap = new Set(terms(text).filter((term) => wanted.has(term))).size;
+    if (best === null || overlap > best.overlap) best = { number, text, overlap };
+  }
+  if (best === null) return { text: doc.lines[passage.line_start - 1].trim(), line_start: passage.line_start, line_end: passage.line_start, heading: passage.heading };
+  const row = rows.get(best.number);
+  const text = row ? row.headers.map((header, i) => `${plain(header)}: ${plain(row.cells[i] ?? '')}`).join('; ') : best.text;
+  return { text, line_start: best.number, line_end: best.number, heading: passage.heading };
+}
+
 function answer(docs, question) {
   const passages = docs.flatMap((doc) => passagesOf(doc).map((passage) => ({ ...passage, section: doc.section, file: doc.file })));
   const ranked = rankPassages(passages, question).slice(0, TOP_PASSAGES);
   if (ranked.length === 0) return { summary: null, answer: null, passages: [] };
   const best = ranked[0];
-  const sentence = bestSentence(docs.find((doc) => doc.section === best.section), best, question);
+  const doc = docs.find((candidate) => candidate.section === best.section);
+  const line = bestSentence(doc, best, question) ?? bestLine(doc, best, question);
   const where = `${best.section} § ${best.heading ?? best.file}, lines ${best.line_start}-${best.line_end}`;
+  const text = plain(line.text).slice(0, 240);
   return {
-    summary: sentence ? `${plain(sentence.text)}\n(${where})` : `See ${where}`,
-    answer: sentence ? { text: plain(sentence.text), citation: citationOf({ ...sentence, section: best.section, file: best.file }) } : null,
+    summary: `${text}\n(${where})`,
+    answer: { text, citation: citationOf({ ...line, section: best.section, file: best.file }) },
     passages: ranked.map((passage) => ({ citation: citationOf(passage), score: passage.score, text: passage.text })),
   };
 }

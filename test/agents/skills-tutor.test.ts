@@ -55,6 +55,14 @@ describe('agent_svc_skills_005', () => {
     expect(out.summary).toBe(`${out.answer.text}\n(${section} § ${heading}, lines ${line_start}-${line_end})`);
   });
 
+  it('answers from a table with the row that fits, by its column names', async () => {
+    const run = await runAgentProcess(AGENT, { question: 'What is the default disk warning threshold?' }, { tier: 'svc_starter_agents' });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.json.answer.text).toBe('threshold: disk_warning_percent; default: 80');
+    expect(run.json.answer.citation).toMatchObject({ section: 'starter-agents', line_start: run.json.answer.citation.line_end });
+    expect(citedLines(run.json.answer.citation)[0]).toMatch(/^\| `disk_warning_percent` \| 80 \|$/);
+  });
+
   it('reads only the sections the run\'s tier unlocks, as the contract lists them', async () => {
     for (const tier of TIER_IDS) {
       const run = await runAgentProcess(AGENT, { question: 'How long does the JWT live and how is the wallet funded?' }, { tier });
