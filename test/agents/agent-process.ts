@@ -31,6 +31,8 @@ export interface AgentRunOptions {
   docsDir?: string;
   /** Replaces the default PATH (/usr/local/bin:/usr/bin:/bin). */
   path?: string;
+  /** Written to stdin instead of the run document. */
+  stdin?: string;
 }
 
 export interface AgentRun extends CliResult {
@@ -62,7 +64,7 @@ export async function runAgentProcess(agentId: string, input: unknown, options: 
     env,
     extendEnv: false,
     cwd: runDir,
-    input: JSON.stringify(run),
+    input: options.stdin ?? JSON.stringify(run),
     timeoutMs: 60_000,
   });
   return { ...result, runDir };
