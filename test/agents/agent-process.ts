@@ -1,6 +1,6 @@
 // Runs a reference agent of agents/ as a node runs it: the command of its manifest's `entry`, the run document on
 // stdin, a clean environment (docs/sections/starter-agents.md) and a private empty working directory.
-import { existsSync, readFileSync } from 'node:fs';
+import { chownSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -33,6 +33,8 @@ export interface AgentRunOptions {
   path?: string;
   /** Written to stdin instead of the run document. */
   stdin?: string;
+  /** Runs the agent as this uid and gid (through setpriv, so the test must run as root), as a node does. */
+  asUser?: { uid: number; gid: number };
 }
 
 export interface AgentRun extends CliResult {
@@ -58,9 +60,16 @@ export async function runAgentProcess(agentId: string, input: unknown, options: 
   };
   const run = { run_id: runId, agent_id: agentId, user_id: 'you@example.com', tier: options.tier ?? 'svc_starter_agents', input };
   // `node` is the node's own Node binary; a file named by the entry is in the agent's bundle, not the working directory.
-  const command = program === 'node' ? process.execPath : program!;
   const bundled = (arg: string) => (existsSync(join(AGENTS_DIR, agentId, arg)) ? join(AGENTS_DIR, agentId, arg) : arg);
-  const result = await runProgram(command, args.map(bundled), {
+  let command = program === 'node' ? process.execPath : program!;
+  let argv = args.map(bundled);
+  if (options.asUser) {
+    const { uid, gid } = options.asUser;
+    chownSync(runDir, uid, gid);
+    argv = ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', '--', command, ...argv];
+    command = 'setpriv';
+  }
+  const result = await runProgram(command, argv, {
     env,
     extendEnv: false,
     cwd: runDir,

@@ -130,6 +130,25 @@ describe('agent_dev_review_012', () => {
     expect(root.json.files_changed).toBe(2);
   });
 
+  it("runs none of the programs a repository's own config names (external diff, textconv, fsmonitor, pager)", async () => {
+    const hostile = tempDir('review-hostile-');
+    const marker = join(tempDir('review-marker-'), 'ran');
+    const payload = join(hostile, 'payload.sh');
+    writeFileSync(payload, `#!/bin/sh\necho "$0 $*" >> '${marker}'\ncat "$2" 2>/dev/null\n`, { mode: 0o755 });
+    await gitIn(hostile, 'init', '-q');
+    writeFileSync(join(hostile, '.gitattributes'), '* diff=evil\n');
+    writeFileSync(join(hostile, 'a.txt'), 'one\n');
+    await gitIn(hostile, 'add', '.');
+    await gitIn(hostile, 'commit', '-q', '-m', 'one');
+    writeFileSync(join(hostile, 'a.txt'), 'one\ntwo\n');
+    await gitIn(hostile, 'commit', '-q', '-am', 'two');
+    for (const key of ['diff.external', 'diff.evil.textconv', 'core.fsmonitor', 'core.pager']) await gitIn(hostile, 'config', key, payload);
+    const run = await runAgentProcess(AGENT, { repo: hostile });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.json.files_changed).toBe(1);
+    expect(existsSync(marker)).toBe(false);
+  });
+
   it('says so when shellcheck is not installed, and still reviews the rest', async () => {
     const bin = tempDir('review-bin-');
     symlinkSync('/usr/bin/git', join(bin, 'git'));
