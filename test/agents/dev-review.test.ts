@@ -149,6 +149,20 @@ describe('agent_dev_review_012', () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  it('lists at most 300 findings, counts them all, and says it cut the list', async () => {
+    const busy = tempDir('review-busy-');
+    await gitIn(busy, 'init', '-q');
+    writeFileSync(join(busy, 'notes.txt'), Array.from({ length: 400 }, (_, i) => `FIXME item ${i}`).join('\n'));
+    await gitIn(busy, 'add', '.');
+    await gitIn(busy, 'commit', '-q', '-m', 'many');
+    const run = await runAgentProcess(AGENT, { repo: busy });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.json.counts.todo).toBe(400);
+    expect(run.json.findings).toHaveLength(300);
+    expect(run.json.findings.at(-1)).toMatchObject({ file: 'notes.txt', line: 300 });
+    expect(run.json.truncated).toBe(true);
+  });
+
   it('says so when shellcheck is not installed, and still reviews the rest', async () => {
     const bin = tempDir('review-bin-');
     symlinkSync('/usr/bin/git', join(bin, 'git'));

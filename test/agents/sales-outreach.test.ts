@@ -83,6 +83,19 @@ describe('agent_sales_outreach_008', () => {
     expect(run.json.summary).toBe('Drafted 1 message from 9 leads (skipped: 8 invalid).\nNothing was sent: this agent only drafts.');
   });
 
+  it('counts every draft but lists only what fits the answer, and says it cut the list', async () => {
+    const dir = tempDir('outreach-many-');
+    const leads = join(dir, 'leads.csv');
+    writeFileSync(leads, `email,name\n${Array.from({ length: 2_000 }, (_, i) => `lead${i}@example.com,Lead ${i}`).join('\n')}\n`);
+    const run = await runAgentProcess(AGENT, { leads, template: `Hello {{name}},\n${'We make things. '.repeat(40)}` });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.json.counts.drafted).toBe(2_000);
+    expect(run.json.drafts.length).toBeGreaterThan(100);
+    expect(run.json.drafts.length).toBeLessThan(2_000);
+    expect(run.json.truncated).toBe(true);
+    expect(run.stdout.length).toBeLessThan(768 * 1024);
+  });
+
   it('fails on an unknown placeholder, naming it and the fields, before drafting anything', async () => {
     const { leads } = files();
     const run = await runAgentProcess(AGENT, { leads, template: 'Hello {{first_name}} of {{compnay}}' });
