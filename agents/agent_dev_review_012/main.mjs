@@ -109,9 +109,15 @@ await runAgent('agent_dev_review_012', async (input) => {
   const version = await shellcheckVersion();
   const checked = version === null ? [] : scripts.slice(0, MAX_SCRIPTS);
   let outsideDiff = 0;
+  const failures = [];
   for (const script of checked) {
     const added = addedInScripts.get(script.path);
-    for (const comment of await checkScript(await blobText(repo, script.blob))) {
+    // One script shellcheck cannot handle (too big to check in time) leaves the rest of the review standing.
+    const comments = await checkScript(await blobText(repo, script.blob)).catch((error) => {
+      failures.push({ file: script.path, error: error.message });
+      return [];
+    });
+    for (const comment of comments) {
       if (!added.has(comment.line)) {
         outsideDiff++;
         continue;
@@ -132,7 +138,7 @@ await runAgent('agent_dev_review_012', async (input) => {
     findings: findings.list,
     shellcheck: version === null
       ? { available: false, scripts: scripts.length, checked: 0, note: `shellcheck is not installed on this host: ${scripts.length} changed shell script(s) not checked` }
-      : { available: true, version, scripts: scripts.length, checked: checked.length, comments_outside_diff: outsideDiff },
+      : { available: true, version, scripts: scripts.length, checked: checked.length, comments_outside_diff: outsideDiff, ...(failures.length > 0 ? { failures } : {}) },
     large_binary_bytes: LARGE_BINARY_BYTES,
     truncated: findings.list.length < Object.values(findings.counts).reduce((a, b) => a + b, 0) || scan.truncated || checked.length < (version === null ? 0 : scripts.length),
   };

@@ -6,7 +6,7 @@ const TIMEOUT_MS = 10_000;
 function shellcheck(args, input) {
   return new Promise((resolve) => {
     const child = execFile('shellcheck', args, { encoding: 'utf8', timeout: TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? error.code : 0, stdout, stderr });
+      resolve({ code: error ? (error.killed ? 'timeout' : error.code) : 0, stdout, stderr });
     });
     child.stdin.on('error', () => {}); // a shellcheck that exits early closes its stdin; the exit code tells the rest
     child.stdin.end(input ?? '');
@@ -26,6 +26,7 @@ export async function shellcheckVersion() {
  */
 export async function checkScript(content) {
   const result = await shellcheck(['--format=json1', '-'], content);
+  if (result.code === 'timeout') throw new Error(`shellcheck did not finish within ${TIMEOUT_MS / 1000} s`);
   if (result.code !== 0 && result.code !== 1) throw new Error(`shellcheck failed: ${result.stderr.trim() || `exit ${result.code}`}`);
   return JSON.parse(result.stdout).comments;
 }
