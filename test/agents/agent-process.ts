@@ -19,8 +19,8 @@ export interface AgentManifest {
   description: string;
 }
 
-export function readManifest(agentId: string): AgentManifest {
-  return JSON.parse(readFileSync(join(AGENTS_DIR, agentId, 'agent.json'), 'utf8')) as AgentManifest;
+export function readManifest(agentId: string, agentsDir = AGENTS_DIR): AgentManifest {
+  return JSON.parse(readFileSync(join(agentsDir, agentId, 'agent.json'), 'utf8')) as AgentManifest;
 }
 
 export interface AgentRunOptions {
@@ -33,6 +33,8 @@ export interface AgentRunOptions {
   path?: string;
   /** Written to stdin instead of the run document. */
   stdin?: string;
+  /** Where the agent bundles are: this repository's agents/ unless given (a release's copy). */
+  agentsDir?: string;
   /** Runs the agent as this uid and gid (through setpriv, so the test must run as root), as a node does. */
   asUser?: { uid: number; gid: number };
 }
@@ -42,7 +44,8 @@ export interface AgentRun extends CliResult {
 }
 
 export async function runAgentProcess(agentId: string, input: unknown, options: AgentRunOptions = {}): Promise<AgentRun> {
-  const manifest = readManifest(agentId);
+  const agentDir = join(options.agentsDir ?? AGENTS_DIR, agentId);
+  const manifest = readManifest(agentId, options.agentsDir);
   const runDir = tempDir('agent-run-');
   const runId = randomUUID();
   const [program, ...args] = manifest.entry;
@@ -53,14 +56,14 @@ export async function runAgentProcess(agentId: string, input: unknown, options: 
     LANG: 'C.UTF-8',
     SWARM_RUN_ID: runId,
     SWARM_AGENT_ID: agentId,
-    SWARM_AGENT_DIR: join(AGENTS_DIR, agentId),
+    SWARM_AGENT_DIR: agentDir,
     SWARM_NODE_HOME: options.nodeHome ?? join(runDir, 'no-node-home'),
     SWARM_DOCS_DIR: options.docsDir ?? DOCS_SECTIONS_DIR,
     ...(options.stateDir === undefined ? {} : { SWARM_STATE_DIR: options.stateDir }),
   };
   const run = { run_id: runId, agent_id: agentId, user_id: 'you@example.com', tier: options.tier ?? 'svc_starter_agents', input };
   // `node` is the node's own Node binary; a file named by the entry is in the agent's bundle, not the working directory.
-  const bundled = (arg: string) => (existsSync(join(AGENTS_DIR, agentId, arg)) ? join(AGENTS_DIR, agentId, arg) : arg);
+  const bundled = (arg: string) => (existsSync(join(agentDir, arg)) ? join(agentDir, arg) : arg);
   let command = program === 'node' ? process.execPath : program!;
   let argv = args.map(bundled);
   if (options.asUser) {

@@ -1,13 +1,18 @@
 // What every reference agent of agents/ shares: a manifest the node can read, a bundle that stands alone, and
 // the run protocol's failure path (nothing on stdout, a reason on stderr, a non-zero exit).
-import { describe, expect, it } from 'vitest';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { AGENT_IDS } from '../../src/contract/agents.js';
+import { readPackageSource } from '../../src/node/install/package-source.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
+import { removeTempDirs, tempDir } from '../helpers/temp.js';
+import { stagedPackage } from '../install/support.js';
 import { AGENTS_DIR, readManifest, runAgentProcess } from './agent-process.js';
+
+afterAll(() => removeTempDirs());
 
 /** Packages an agent may import besides Node's own modules: the RAG agent's SQLite, which the release ships. */
 const ALLOWED_PACKAGES: Record<string, string[]> = { agent_research_rag_015: ['better-sqlite3'] };
@@ -52,6 +57,24 @@ describe('the reference agents', () => {
     const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { files: string[]; dependencies: Record<string, string> };
     expect(pkg.files).toContain('agents');
     for (const packages of Object.values(ALLOWED_PACKAGES)) for (const name of packages) expect(pkg.dependencies).toHaveProperty(name);
+  });
+
+  it("run from an installed release's copy: the RAG agent loads better-sqlite3 from the release's own node_modules", async () => {
+    // The release is what install copies (src/node/install/package-source.ts): package.json `files` and the
+    // runtime modules, nothing of this checkout. Needs dist/ (npm run build), like every test of the package.
+    const release = join(tempDir('agents-release-'), 'release');
+    for (const file of readPackageSource(stagedPackage()).files) {
+      const target = join(release, file.path);
+      mkdirSync(dirname(target), { recursive: true });
+      if (file.link) symlinkSync(file.link, target);
+      else copyFileSync(file.source, target);
+    }
+    expect(existsSync(join(release, 'node_modules', 'better-sqlite3', 'package.json'))).toBe(true);
+    const corpus = tempDir('release-corpus-');
+    writeFileSync(join(corpus, 'a.md'), '# Keys\n\nThe spare key hangs in the shed.\n');
+    const run = await runAgentProcess('agent_research_rag_015', { corpus, question: 'where is the spare key' }, { agentsDir: join(release, 'agents') });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.json.passages[0].citation).toBe('a.md:1-3');
   });
 
   it('each answers a run document that is not one JSON object with exit 2, a reason on stderr and nothing on stdout', async () => {
