@@ -1,6 +1,7 @@
 // The corpus's passages in SQLite FTS5, kept between runs and brought up to date by each run.
 import { mkdirSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { passagesOf } from './corpus.mjs';
 
@@ -44,7 +45,7 @@ function openOnce(path) {
 /** The index is a cache of the corpus: one that is damaged or of another schema is thrown away and rebuilt. */
 export function openIndex(dir, name) {
   mkdirSync(dir, { recursive: true });
-  const path = `${dir}/${name}`;
+  const path = join(dir, name);
   try {
     return openOnce(path);
   } catch (error) {
