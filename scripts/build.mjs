@@ -5,7 +5,7 @@
 import { build } from 'esbuild';
 import { readFile, rm } from 'node:fs/promises';
 
-const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
+const { version, engines } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
 
 const common = {
   outdir: 'dist',
@@ -20,7 +20,8 @@ const common = {
   banner: {
     js: "import { createRequire as __svcCreateRequire } from 'node:module'; const require = __svcCreateRequire(import.meta.url);",
   },
-  define: { SVC_VERSION: JSON.stringify(version) },
+  // package.json is the one source of the version and of the oldest Node.js we run on (engines.node).
+  define: { SVC_VERSION: JSON.stringify(version), SVC_NODE_ENGINES: JSON.stringify(engines.node) },
   logLevel: 'warning',
 };
 

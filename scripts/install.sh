@@ -11,8 +11,6 @@
 # Everything is inside main(), called on the last line: a half-downloaded script defines functions and runs nothing.
 set -euo pipefail
 
-MIN_NODE_MAJOR=20
-MIN_NODE_MINOR=18
 PROXY_VARIABLES=(http_proxy HTTP_PROXY https_proxy HTTPS_PROXY no_proxy NO_PROXY)
 # Where systemd looks for `node` when ExecStart runs the release's `#!/usr/bin/env node` shim.
 SYSTEMD_PATH_DIRS=(/usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin)
@@ -51,11 +49,25 @@ check_root() {
   fi
 }
 
-# Prints the path of a Node.js >= 20.18, or dies saying what is missing.
+# The oldest Node.js the package runs on, as "MAJOR MINOR", from its package.json engines.node (">=X.Y.Z"): the one
+# source that bin/swarm-node.js and doctor read too. Read with bash alone, since the node on PATH may be too old.
+required_node() {
+  local manifest="$1" text pattern
+  text="$(tr -d '\n' < "$manifest")"
+  pattern='"engines"[[:space:]]*:[[:space:]]*[{][^}]*"node"[[:space:]]*:[[:space:]]*">=[[:space:]]*([0-9]+)[.]([0-9]+)'
+  [[ $text =~ $pattern ]] || die "$manifest has no engines.node (\">=X.Y.Z\") to check Node.js against"
+  printf '%s %s\n' "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+}
+
+# Prints the path of a Node.js at least as new as the package's engines.node, or dies saying what is missing.
 check_node() {
-  local node version major rest minor
+  local manifest="$1" required need_major need_minor node version major rest minor
+  # A subshell: its die ends only itself, so its failure ends this one too.
+  required="$(required_node "$manifest")" || exit 1
+  need_major="${required% *}"
+  need_minor="${required#* }"
   node="$(command -v node || true)"
-  [ -n "$node" ] || die "Node.js ${MIN_NODE_MAJOR}.${MIN_NODE_MINOR} or newer is needed and node is not on PATH"
+  [ -n "$node" ] || die "Node.js ${need_major}.${need_minor} or newer is needed and node is not on PATH"
   version="$("$node" -v)"
   version="${version#v}"
   major="${version%%.*}"
@@ -64,8 +76,8 @@ check_node() {
   case "$major$minor" in
     '' | *[!0-9]*) die "cannot read the Node.js version from '$node -v' ($version)" ;;
   esac
-  if [ "$major" -lt "$MIN_NODE_MAJOR" ] || { [ "$major" -eq "$MIN_NODE_MAJOR" ] && [ "$minor" -lt "$MIN_NODE_MINOR" ]; }; then
-    die "Node.js ${MIN_NODE_MAJOR}.${MIN_NODE_MINOR} or newer is needed; $node is $version"
+  if [ "$major" -lt "$need_major" ] || { [ "$major" -eq "$need_major" ] && [ "$minor" -lt "$need_minor" ]; }; then
+    die "Node.js ${need_major}.${need_minor} or newer is needed; $node is $version"
   fi
   printf '%s\n' "$node"
 }
@@ -140,18 +152,18 @@ main() {
 
   check_linux
   check_root "$root"
+  [ -n "$from" ] || from="$(package_dir_of_script)"
+  if [ ! -f "$from/package.json" ] || [ ! -f "$from/bin/swarm-node.js" ]; then
+    die "$from is not an unpacked swarm-node package; run this script from inside one, or pass --from DIR" 2
+  fi
   local node
-  node="$(check_node)"
+  node="$(check_node "$from/package.json")"
   [ -n "$root" ] || check_node_on_service_path
   if [ -z "$root" ] && [ "$no_start" -eq 0 ] && ! systemd_running; then
     warn "systemd is not running on this host: installing without starting the service (as with --no-start)"
     no_start=1
   fi
 
-  [ -n "$from" ] || from="$(package_dir_of_script)"
-  if [ ! -f "$from/package.json" ] || [ ! -f "$from/bin/swarm-node.js" ]; then
-    die "$from is not an unpacked swarm-node package; run this script from inside one, or pass --from DIR" 2
-  fi
   if [ -n "$token_file" ] && [ ! -r "$token_file" ]; then
     die "cannot read the token file $token_file" 2
   fi

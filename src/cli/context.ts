@@ -1,15 +1,18 @@
-// What a command's action is given: its output, the configuration in force, the node's files, and the service
-// client and local store, opened on first use. Heavy modules (undici, better-sqlite3) load only then, so
-// commands that don't need them, and --help, start fast (STYLE.md pattern 7).
+// What a command's action is given, and the one place that builds it: its output, where the node lives, the
+// configuration in force, the service client and the local store. Each is made on first use; heavy modules
+// (undici, better-sqlite3) load only then, so commands that don't need them, and --help, start fast (STYLE.md
+// pattern 7). The context also owns what a command may ask of the process: the signals, and an exit that does not
+// wait for calls still in flight; main.ts does the rest.
 import type { Command } from 'commander';
 import { SvcError } from '../contract/errors.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
-import { readConfigFile, resolveConfig, type ConfigFile, type ResolvedConfig } from '../node/config.js';
+import { readConfigFile, resolveConfig, type ResolvedConfig } from '../node/config.js';
 import { readCredentials, type Credentials, type StoredJwt } from '../node/credentials.js';
-import { nodePaths, resolveHome, type NodePaths } from '../node/home.js';
+import { homePaths, installTarget, type InstallLayout, type LocationInputs, type NodePaths } from '../node/location.js';
 import type { ServiceClient } from '../node/service-client.js';
 import { Output } from './output.js';
+import { VERSION } from './version.js';
 
 export interface GlobalOptions {
   json?: boolean;
@@ -17,33 +20,62 @@ export interface GlobalOptions {
   baseUrl?: string;
 }
 
+/**
+ * What a command acts on. 'command': the node's home. 'install': the install under --root (or the one this program
+ * runs from, or the host), its own config file included: --root may point elsewhere than the home. 'daemon': the
+ * home, for months, under its own User-Agent and with the store's smaller page cache.
+ */
+export type ContextKind = 'command' | 'install' | 'daemon';
+
 export class CommandContext {
   readonly output: Output;
-  readonly paths: NodePaths;
   readonly env: NodeJS.ProcessEnv;
   readonly clock: Clock = systemClock;
+  readonly version = VERSION;
+  readonly #kind: ContextKind;
   readonly #flags: GlobalOptions;
+  readonly #location: LocationInputs;
+  #paths: NodePaths | undefined;
+  #layout: InstallLayout | undefined;
   #config: ResolvedConfig | undefined;
   #client: ServiceClient | undefined;
   #store: SqliteDatabase | undefined;
+  /** Listeners this context put on the process, taken off at close. */
+  readonly #releases: (() => void)[] = [];
+  #leaveCallsInFlight = false;
 
-  constructor(flags: GlobalOptions, env: NodeJS.ProcessEnv = process.env) {
+  constructor(
+    kind: ContextKind,
+    flags: GlobalOptions & { root?: string },
+    env: NodeJS.ProcessEnv = process.env,
+    entryScript: string | undefined = process.argv[1],
+  ) {
+    this.#kind = kind;
     this.#flags = flags;
     this.env = env;
+    this.#location = { root: flags.root, env, entryScript };
     this.output = new Output({ json: flags.json === true, color: flags.color !== false, env });
-    this.paths = nodePaths(resolveHome(env));
   }
 
   get json(): boolean {
     return this.output.json;
   }
 
-  configFile(): ConfigFile {
-    return readConfigFile(this.paths.configFile);
+  /** The node's files: the home's, or under the 'install' kind the install's. */
+  get paths(): NodePaths {
+    this.#paths ??= this.#kind === 'install' ? this.layout() : homePaths(this.#location);
+    return this.#paths;
   }
 
+  /** The install the install commands act on (--root, else the one this program runs from, else the host). */
+  layout(): InstallLayout {
+    this.#layout ??= installTarget(this.#location);
+    return this.#layout;
+  }
+
+  /** flags > environment > the config file of `paths` > defaults. */
   config(): ResolvedConfig {
-    this.#config ??= resolveConfig({ flags: { base_url: this.#flags.baseUrl }, env: this.env, file: this.configFile() });
+    this.#config ??= resolveConfig({ flags: { base_url: this.#flags.baseUrl }, env: this.env, file: readConfigFile(this.paths.configFile) });
     return this.#config;
   }
 
@@ -51,15 +83,19 @@ export class CommandContext {
     if (this.#client === undefined) {
       const { ServiceClient } = await import('../node/service-client.js');
       const config = this.config();
-      this.#client = new ServiceClient({ baseUrl: config.base_url, deadlineMs: config.timeout_seconds * 1000 });
+      this.#client = new ServiceClient({
+        baseUrl: config.base_url,
+        deadlineMs: config.timeout_seconds * 1000,
+        ...(this.#kind === 'daemon' ? { userAgent: `swarm-node-daemon/${this.version}` } : {}),
+      });
     }
     return this.#client;
   }
 
   async store(): Promise<SqliteDatabase> {
     if (this.#store === undefined) {
-      const { openNodeStore } = await import('../node/store.js');
-      this.#store = openNodeStore(this.paths.databaseFile);
+      const { openNodeStore } = await import('../node/store/database.js');
+      this.#store = openNodeStore(this.paths.databaseFile, this.#kind === 'daemon' ? 'daemon' : 'command');
     }
     return this.#store;
   }
@@ -83,23 +119,69 @@ export class CommandContext {
     return Boolean(process.stdin.isTTY) && !this.json;
   }
 
+  /**
+   * Aborted at Ctrl+C, so a wait with no prompt to catch it ends at once; the program still exits 130 through
+   * main.ts.
+   */
+  interruption(): AbortSignal {
+    const interrupted = new AbortController();
+    this.#listen(['SIGINT'], () => interrupted.abort());
+    return interrupted.signal;
+  }
+
+  /**
+   * The command owns SIGINT and SIGTERM: both abort the returned signal (its reason is the signal's name) and
+   * main.ts's Ctrl+C handling stands aside, so the command decides how it stops and with which exit code.
+   */
+  stopSignal(): AbortSignal {
+    const stop = new AbortController();
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (!stop.signal.aborted) stop.abort(signal);
+    };
+    this.#listen(['SIGINT', 'SIGTERM'], onSignal);
+    signalOwners.add(this);
+    this.#releases.push(() => signalOwners.delete(this));
+    return stop.signal;
+  }
+
+  /**
+   * main.ts ends the program as soon as the action returns, even with calls still in flight: their journal rows are
+   * committed as pending and settled by their own keys later, and waiting for them could outlast systemd's stop
+   * timeout. The store is still closed first.
+   */
+  exitWhenDone(): void {
+    this.#leaveCallsInFlight = true;
+    exitRequested = true;
+  }
+
   /** `abort`: drop the calls in flight instead of waiting for them; a run's answer lost so is settled by its key later. */
   async close(options: { abort?: boolean } = {}): Promise<void> {
     this.output.stopSpinner();
+    for (const release of this.#releases.splice(0)) release();
     this.#store?.close();
     this.#store = undefined;
     // Taken before the await: Ctrl+C can close the context while the command's own close still waits.
     const client = this.#client;
     this.#client = undefined;
+    if (this.#leaveCallsInFlight) return;
     await (options.abort === true ? client?.destroy() : client?.close());
+  }
+
+  #listen(signals: NodeJS.Signals[], listener: (signal: NodeJS.Signals) => void): void {
+    for (const signal of signals) process.on(signal, listener);
+    this.#releases.push(() => {
+      for (const signal of signals) process.off(signal, listener);
+    });
   }
 }
 
 const openContexts = new Set<CommandContext>();
+const signalOwners = new Set<CommandContext>();
+let exitRequested = false;
 
 /** Builds the context for a command from its own and its parents' options. */
-export function contextFor(command: Command): CommandContext {
-  const context = new CommandContext(command.optsWithGlobals<GlobalOptions>());
+export function contextFor(command: Command, kind: ContextKind = 'command'): CommandContext {
+  const context = new CommandContext(kind, command.optsWithGlobals<GlobalOptions & { root?: string }>());
   openContexts.add(context);
   return context;
 }
@@ -108,4 +190,14 @@ export async function closeContexts(options: { abort?: boolean } = {}): Promise<
   const contexts = [...openContexts];
   openContexts.clear();
   for (const context of contexts) await context.close(options);
+}
+
+/** A command handles SIGINT itself (CommandContext.stopSignal): main.ts's Ctrl+C handling stands aside. */
+export function commandOwnsSignals(): boolean {
+  return signalOwners.size > 0;
+}
+
+/** A command asked to exit as soon as it returns (CommandContext.exitWhenDone). */
+export function exitWhenDoneRequested(): boolean {
+  return exitRequested;
 }

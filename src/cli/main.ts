@@ -2,7 +2,7 @@
 // and nothing else calls process.exit.
 import { CommanderError } from 'commander';
 import { SvcError, isErrorCode } from '../contract/errors.js';
-import { closeContexts } from './context.js';
+import { closeContexts, commandOwnsSignals, exitWhenDoneRequested } from './context.js';
 import { EXIT_CODES, exitCodeFor } from './exit-codes.js';
 import { Output, loadStyles } from './output.js';
 import { buildProgram } from './program.js';
@@ -17,6 +17,8 @@ export async function runCli(argv: string[]): Promise<number> {
   }
   const program = buildProgram();
   const interrupt = (): void => {
+    // A command that owns the signal (the daemon: finish in-flight runs, exit 0) stops by itself.
+    if (commandOwnsSignals()) return;
     // Ctrl+C: whatever runs stops here; local writes are transactions, so nothing is half-written.
     void closeContexts({ abort: true }).finally(() => process.exit(EXIT_CODES.interrupted));
   };
@@ -54,4 +56,7 @@ function toSvcError(error: unknown): SvcError {
   });
 }
 
-process.exitCode = await runCli(process.argv);
+const exitCode = await runCli(process.argv);
+// A command that left calls in flight on purpose (the daemon past its drain bound) is not kept alive by them.
+if (exitWhenDoneRequested()) process.exit(exitCode);
+process.exitCode = exitCode;

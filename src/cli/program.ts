@@ -22,9 +22,7 @@ import { walletCommand } from './commands/wallet.js';
 import { whoamiCommand } from './commands/whoami.js';
 import { wizardCommand } from './commands/wizard.js';
 import { loadStyles } from './output.js';
-
-declare const SVC_VERSION: string | undefined;
-const VERSION = typeof SVC_VERSION === 'string' ? SVC_VERSION : 'dev';
+import { VERSION } from './version.js';
 
 export function buildProgram(): Command {
   const program = new Command('swarm-node')

@@ -22,7 +22,7 @@ export class Spinner {
   #text: string;
   #frame = 0;
   #timer: NodeJS.Timeout | undefined;
-  // A process that ends while the spinner runs (an uncaught error, process.exit elsewhere) gets its cursor back.
+  // A process that ends while the spinner runs (an uncaught error, an exit from main.ts) gets its cursor back.
   readonly #restoreCursor = (): void => void this.#stream.write(SHOW_CURSOR);
 
   /** `paintFrame` colours a frame, or leaves it as it is where the stream gets no colour. */

@@ -45,3 +45,28 @@ export function writeHandoffPage(secretUrl: string): HandoffPage {
 function escapeHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
+
+/** The desktop's URL opener, when there is a desktop to open it on. */
+export function browserOpener(env: NodeJS.ProcessEnv): string | undefined {
+  if (process.platform === 'darwin') return 'open';
+  if (process.platform === 'win32') return undefined;
+  return env.DISPLAY || env.WAYLAND_DISPLAY ? 'xdg-open' : undefined;
+}
+
+/**
+ * Opens a URL that holds a secret in the browser: the opener gets a private page that forwards to it, never the URL
+ * itself. Says why not when it could not: no display, or the opener failed.
+ */
+export async function openSecretUrl(url: string, env: NodeJS.ProcessEnv): Promise<{ opened: true } | { opened: false; why: 'no_display' | 'opener_failed'; opener?: string }> {
+  const opener = browserOpener(env);
+  if (opener === undefined) return { opened: false, why: 'no_display' };
+  const { execa } = await import('execa');
+  const page = writeHandoffPage(url);
+  const outcome = await execa(opener, [page.path], { reject: false, stdio: 'ignore', timeout: 10_000 });
+  if (outcome.exitCode === 0) {
+    page.removeLater();
+    return { opened: true };
+  }
+  page.remove();
+  return { opened: false, why: 'opener_failed', opener };
+}

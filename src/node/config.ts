@@ -120,6 +120,20 @@ export function validateConfigValue(key: ConfigKey, value: string): string {
   }
 }
 
+/** `config set`: one key checked, normalised and written into the config file, the others kept. */
+export function setConfigValue(path: string, key: string, value: string): { key: ConfigKey; value: string } {
+  const known = configKey(key);
+  const normalized = validateConfigValue(known, value);
+  writeConfigFile(path, { ...readConfigFile(path), [known]: normalized });
+  return { key: known, value: normalized };
+}
+
+/** `key` as a config key, or a usage error naming the keys there are. */
+export function configKey(key: string): ConfigKey {
+  if (!isConfigKey(key)) throw new SvcError('usage', `unknown config key "${key}"`, { remedy: `Use one of: ${CONFIG_KEYS.join(', ')}` });
+  return key;
+}
+
 export function isConfigKey(value: string): value is ConfigKey {
   return (CONFIG_KEYS as readonly string[]).includes(value);
 }

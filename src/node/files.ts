@@ -1,6 +1,6 @@
 // Writing files so that a crash leaves the old file or the new one, never half of one, and a secret is never
-// readable by others, not even for an instant.
-import { chownSync, closeSync, existsSync, fchownSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+// readable by others, not even for an instant; reading one that may not be there.
+import { chownSync, closeSync, existsSync, fchownSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname, join, basename } from 'node:path';
 
 export function writeFileAtomic(path: string, content: string, mode: number): void {
@@ -46,4 +46,16 @@ export function giveToDirectoryOwner(directory: string, paths: readonly string[]
   const { uid, gid } = statSync(directory);
   if (uid === 0 && gid === 0) return;
   for (const path of paths) if (existsSync(path)) chownSync(path, uid, gid);
+}
+
+/** The file's text, or undefined when it is absent. */
+export function readTextIfPresent(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    // ENOTDIR: a file where a parent directory should be; the file is absent, and writing it will say why.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw error;
+  }
 }

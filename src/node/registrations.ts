@@ -1,12 +1,16 @@
 // `register`, `unregister`, `list` (issue 3): which agents this node runs, how often, and under what daily cap.
-import { AGENT_SKUS, findAgentSku, type AgentSku } from '../contract/agents.js';
+import { findAgentSku, type AgentSku } from '../contract/agents.js';
 import { SvcError } from '../contract/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import type { StoredJwt } from './credentials.js';
+import { findInCatalog } from './catalog.js';
 import type { ServiceClient } from './service-client.js';
 import { verifyToken } from './session.js';
-import { deleteRegistration, getRegistration, listRegistrations, spentSince, upsertRegistration, type Registration } from './store.js';
+import { lastRun, spendSince } from './store/journal.js';
+import { deleteRegistration, getRegistration, listRegistrations, upsertRegistration, type Registration } from './store/registrations.js';
+import { scheduleOf } from './store/schedules.js';
+import { startOfUtcDay } from './utc-day.js';
 
 /** What a register call changes; undefined keeps the current value, null clears it. */
 export interface RegistrationChange {
@@ -43,26 +47,6 @@ export async function registerAgent(
   return { created, registration, agent, user_id: signedIn.sub };
 }
 
-/** The service's catalog when it answers; the built-in one (the same contract) when it cannot be reached. */
-async function findInCatalog(client: ServiceClient, agentId: string): Promise<AgentSku> {
-  let catalog: readonly AgentSku[];
-  try {
-    catalog = await client.agents();
-  } catch (error) {
-    if (!(error instanceof SvcError) || error.code !== 'service_unreachable') throw error;
-    catalog = AGENT_SKUS;
-  }
-  const agent = catalog.find((sku) => sku.agent_id === agentId);
-  if (agent === undefined) throw agentNotFound(agentId);
-  return agent;
-}
-
-export function agentNotFound(agentId: string): SvcError {
-  return new SvcError('agent_not_found', `there is no agent "${agentId}"`, {
-    remedy: `Use an agent_id from the catalog (swarm-node agents): ${AGENT_SKUS.map((sku) => sku.agent_id).join(', ')}.`,
-  });
-}
-
 export function unregisterAgent(db: SqliteDatabase, agentId: string): { agent_id: string; removed: true } {
   if (!deleteRegistration(db, agentId)) {
     throw new SvcError('not_found', `agent "${agentId}" is not registered on this node`, { remedy: 'See the registered agents: swarm-node list.' });
@@ -85,31 +69,20 @@ export interface RegistrationRow {
   registered_at: string;
 }
 
-/** Midnight UTC of the day `nowMs` falls in: the daily cap's day is the UTC day, the same on every host. */
-export function startOfUtcDay(nowMs: number): number {
-  const date = new Date(nowMs);
-  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate());
-}
-
-export function registrationRows(db: SqliteDatabase, nowMs: number): RegistrationRow[] {
+/** `list`: every registration as a row, and the start of the UTC day that "spent today" counts from. */
+export function registrationList(db: SqliteDatabase, nowMs: number): { registrations: RegistrationRow[]; day_start: string } {
   const dayStart = startOfUtcDay(nowMs);
-  const lastRun = db.prepare<[string], { started_at: number; status: string }>(
-    'SELECT started_at, status FROM runs WHERE agent_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1',
-  );
-  const schedule = db.prepare<[string], { next_run_at: number | null; paused_reason: string | null }>(
-    'SELECT next_run_at, paused_reason FROM schedules WHERE agent_id = ?',
-  );
-  return listRegistrations(db).map((registration) => {
+  const registrations = listRegistrations(db).map((registration) => {
     const sku = findAgentSku(registration.agent_id);
-    const last = lastRun.get(registration.agent_id);
-    const planned = schedule.get(registration.agent_id);
+    const last = lastRun(db, registration.agent_id);
+    const planned = scheduleOf(db, registration.agent_id);
     return {
       agent_id: registration.agent_id,
       name: sku?.name,
       price_cents: sku?.price_cents,
       every_seconds: registration.every_seconds,
       daily_cap_cents: registration.daily_cap_cents,
-      spent_today_cents: spentSince(db, registration.agent_id, dayStart),
+      spent_today_cents: spendSince(db, registration.agent_id, dayStart).chargedCents,
       last_run_at: last === undefined ? null : new Date(last.started_at).toISOString(),
       last_run_status: last?.status ?? null,
       next_run_at: planned?.next_run_at == null || registration.every_seconds === null ? null : new Date(planned.next_run_at).toISOString(),
@@ -117,4 +90,5 @@ export function registrationRows(db: SqliteDatabase, nowMs: number): Registratio
       registered_at: new Date(registration.created_at).toISOString(),
     };
   });
+  return { registrations, day_start: new Date(dayStart).toISOString() };
 }

@@ -1,19 +1,22 @@
 // `run` (spec §4 execute, DECISIONS.md "Execute"): every run is journaled with its Idempotency-Key BEFORE the call,
 // so an answer lost to the network leaves a `pending` row that a later run (or the daemon) replays with the same
 // key and body. The service answers a replay with the first response: a run is charged at most once.
+// A run ends in an outcome, not an exception: its caller decides what it means (the CLI and the wizard make an
+// error of it, run-errors.ts; the daemon pauses, holds or logs).
 import { randomUUID } from 'node:crypto';
 import { IDEMPOTENCY_KEY_LIFETIME_SECONDS } from '../contract/claims.js';
-import { findAgentSku } from '../contract/agents.js';
+import { findAgentSku, type AgentSku } from '../contract/agents.js';
 import { normalizeEmail } from '../contract/email.js';
 import { SvcError } from '../contract/errors.js';
-import { formatDollars } from '../contract/money.js';
 import type { ExecuteResponse } from '../contract/schemas.js';
 import type { Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import type { StoredJwt } from './credentials.js';
-import { agentNotFound } from './registrations.js';
+import { agentNotFound } from './catalog.js';
 import type { ServiceClient } from './service-client.js';
-import { journalRunSettled, journalRunStarted, pendingRuns, planAfterRun, type RunSource } from './store.js';
+import { processIsAlive } from './process-alive.js';
+import { journalRunSettled, journalRunStarted, pendingRuns, type RunSource } from './store/journal.js';
+import { planAfterRun } from './store/schedules.js';
 
 export interface RunDeps {
   db: SqliteDatabase;
@@ -43,11 +46,17 @@ export interface RunResult {
  */
 const REPLAY_WINDOW_MS = (IDEMPOTENCY_KEY_LIFETIME_SECONDS - 3600) * 1000;
 
-/** What execute's answer means for the journal row, and the error to raise (if any). */
+/** What execute's answer means for the journal row. */
 type Settlement =
+  /** Answered: the run succeeded, or failed at the agent (not charged). */
   | { kind: 'settled'; result: RunResult }
+  /** Refused before a charge (a 4xx): insufficient balance, a refused token, a bad request. */
   | { kind: 'refused'; status: 'insufficient_balance' | 'failed'; error: SvcError }
+  /** No answer, or "still running", or a server failure: the row stays pending and its key decides later. */
   | { kind: 'unknown'; error: SvcError };
+
+/** What became of one run, with the agent it was and the key it is journaled under. */
+export type RunOutcome = Settlement & { agent: AgentSku; idempotency_key: string };
 
 async function executeOnce(deps: RunDeps, row: { idempotency_key: string; agent_id: string; user_id: string }): Promise<Settlement> {
   try {
@@ -80,7 +89,7 @@ function settle(deps: RunDeps, row: { idempotency_key: string; agent_id: string;
       },
       now,
     );
-    // The daemon plans its own runs when it starts them, and its replays from now (daemon/state.ts).
+    // The daemon plans its own runs when it starts them, and its replays from now (store/schedules.ts).
     if (result.status === 'succeeded' && deps.source !== 'daemon') planAfterRun(deps.db, row.agent_id, row.started_at);
   } else if (outcome.kind === 'refused') {
     const balance = outcome.error.extensions.balance_cents;
@@ -138,8 +147,8 @@ export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlemen
   return summary;
 }
 
-/** Runs an agent once, journaled; throws a typed error for every outcome but success. */
-export async function runAgent(deps: RunDeps, agentId: string): Promise<RunResult> {
+/** Runs an agent once, journaled. Throws only when it cannot start one (an unknown agent, the store failing). */
+export async function runAgent(deps: RunDeps, agentId: string): Promise<RunOutcome> {
   const sku = findAgentSku(agentId);
   if (sku === undefined) throw agentNotFound(agentId);
   const key = randomUUID();
@@ -151,49 +160,5 @@ export async function runAgent(deps: RunDeps, agentId: string): Promise<RunResul
   );
   const outcome = await executeOnce(deps, { idempotency_key: key, agent_id: sku.agent_id, user_id: deps.jwt.sub });
   settle(deps, { idempotency_key: key, agent_id: sku.agent_id, started_at: startedAt }, outcome);
-  switch (outcome.kind) {
-    case 'settled': {
-      const { result } = outcome;
-      if (result.status === 'failed') {
-        throw new SvcError('failed', `the run of ${sku.agent_id} failed at the agent; it was not charged`, {
-          remedy: 'See the run output in `swarm-node runs --json`; retry with swarm-node run.',
-          extensions: { run_id: result.run_id, charged_cents: result.charged_cents, balance_cents: result.balance_cents, output: result.output },
-        });
-      }
-      return result;
-    }
-    case 'refused':
-      throw outcome.status === 'insufficient_balance' ? insufficientBalance(outcome.error, sku.price_cents) : outcome.error;
-    case 'unknown':
-      throw new SvcError(outcome.error.code, `${outcome.error.message}; the run is journaled as pending (key ${key})`, {
-        remedy:
-          'The next `swarm-node run` (or the daemon) settles it by replaying the same key, so it is never charged twice. ' +
-          (outcome.error.remedy ?? ''),
-        extensions: { ...outcome.error.extensions, idempotency_key: key, run_status: 'pending' },
-      });
-  }
-}
-
-/** spec §7: the answer carries wallet_login_url; say what to do with it. */
-function insufficientBalance(error: SvcError, priceCents: number): SvcError {
-  const url = typeof error.extensions.wallet_login_url === 'string' ? error.extensions.wallet_login_url : undefined;
-  const balance = typeof error.extensions.balance_cents === 'number' ? error.extensions.balance_cents : undefined;
-  const message =
-    balance === undefined
-      ? error.message
-      : `insufficient balance: the wallet holds ${formatDollars(balance)}, one run costs ${formatDollars(priceCents)}`;
-  return new SvcError('insufficient_balance', message, {
-    remedy: `Fund the wallet${url === undefined ? '' : ` at ${url}`} (swarm-node wallet login signs you in there), then run again.`,
-    extensions: { ...error.extensions, price_cents: priceCents },
-  });
-}
-
-export function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to another user (the daemon's service user).
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return { ...outcome, agent: sku, idempotency_key: key };
 }

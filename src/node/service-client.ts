@@ -26,6 +26,12 @@ export interface ServiceClientOptions {
   userAgent?: string;
 }
 
+export interface ServicePing {
+  latencyMs: number;
+  /** The service's clock minus this host's; undefined when the service sent no Date header. */
+  clockSkewMs: number | undefined;
+}
+
 export interface ServiceResponse<T> {
   status: number;
   body: T;
@@ -136,13 +142,24 @@ export class ServiceClient {
     return this.#body({ method: 'GET', path: `/v1/docs/${encodeURIComponent(section)}`, bearer: token, retrySafe: true });
   }
 
-  /** One request to measure reachability, latency and the service's clock (its Date header). */
-  async ping(): Promise<{ latencyMs: number; serverDate: Date | undefined }> {
+  /**
+   * One request (a public read, with its retries) to measure reachability, latency, and how far this host's clock is
+   * from the service's: `status` and `doctor` both ask this.
+   */
+  async ping(): Promise<ServicePing> {
+    const sentAt = Date.now();
     const started = performance.now();
-    const response = await this.call<unknown>({ method: 'GET', path: '/v1/swarm/agents', retrySafe: true });
-    const date = response.headers.date;
-    return { latencyMs: performance.now() - started, serverDate: typeof date === 'string' ? new Date(date) : undefined };
+    const response = await this.call<unknown>({ method: 'GET', path: ServiceClient.PING_PATH, retrySafe: true });
+    const latencyMs = performance.now() - started;
+    const header = response.headers.date;
+    const serverTime = Date.parse((Array.isArray(header) ? header[0] : header) ?? '');
+    // The Date header has whole seconds: compare the middle of that second with the middle of the exchange.
+    const clockSkewMs = Number.isNaN(serverTime) ? undefined : serverTime + 500 - (sentAt + Date.now()) / 2;
+    return { latencyMs, clockSkewMs };
   }
+
+  /** What ping asks for. */
+  static readonly PING_PATH = '/v1/swarm/agents';
 
   async #body<T>(options: CallOptions): Promise<T> {
     return (await this.call<T>(options)).body;

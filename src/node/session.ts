@@ -6,57 +6,7 @@ import { isTierId, type TierId } from '../contract/tiers.js';
 import type { Clock } from '../lib/clock.js';
 import { readCredentials, updateCredentials, type NodeEnrollment, type StoredJwt } from './credentials.js';
 import type { ServiceClient } from './service-client.js';
-
-/** Bound on a token read from a file or stdin: a JWT of ours is well under 1 KiB. */
-const MAX_TOKEN_BYTES = 8192;
-const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
-
-export interface TokenClaims {
-  sub: string;
-  tier: string;
-  exp: number;
-  iat?: number;
-  chainId?: number;
-  nodeAccess?: string;
-}
-
-/**
- * The claims of a JWT, read without checking its signature: the client never holds the key. Only the service's
- * verify says whether a token is good; these are for display and for the local expiry check.
- */
-export function decodeClaims(token: string): TokenClaims {
-  if (token.length > MAX_TOKEN_BYTES || !JWT_SHAPE.test(token)) {
-    throw new SvcError('usage', 'that is not a JWT (three base64url parts separated by dots)', {
-      remedy: 'Pass the jwtToken value the service issued, on its own.',
-    });
-  }
-  let payload: unknown;
-  try {
-    payload = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8'));
-  } catch {
-    throw new SvcError('usage', 'the JWT payload is not JSON');
-  }
-  const claims = (typeof payload === 'object' && payload !== null ? payload : {}) as Record<string, unknown>;
-  if (typeof claims.sub !== 'string' || typeof claims.tier !== 'string' || typeof claims.exp !== 'number') {
-    throw new SvcError('usage', 'the JWT lacks the sub, tier or exp claim of an svc access token');
-  }
-  return {
-    sub: claims.sub,
-    tier: claims.tier,
-    exp: claims.exp,
-    ...(typeof claims.iat === 'number' ? { iat: claims.iat } : {}),
-    ...(typeof claims.chainId === 'number' ? { chainId: claims.chainId } : {}),
-    ...(typeof claims.nodeAccess === 'string' ? { nodeAccess: claims.nodeAccess } : {}),
-  };
-}
-
-/** A token as read from a file or stdin: surrounding whitespace (a trailing newline) is not part of it. */
-export function normalizeTokenText(text: string, from: string): string {
-  const token = text.trim();
-  if (token === '') throw new SvcError('usage', `no token in ${from}`);
-  if (Buffer.byteLength(token) > MAX_TOKEN_BYTES) throw new SvcError('usage', `${from} holds more than a token (over ${MAX_TOKEN_BYTES} bytes)`);
-  return token;
-}
+import { daysLeft, decodeClaims, type TokenClaims } from './token.js';
 
 export interface SignedIn {
   sub: string;
@@ -141,6 +91,13 @@ function loginRefusal(error: SvcError, input: PaymentLogin): SvcError {
   });
 }
 
+/** How `login` signs in: with a JWT given by file, stdin or SVC_JWT, or through issue-token with a proof of payment. */
+export type SignInWith = { token: string } | { login: PaymentLogin };
+
+export function signIn(deps: SessionDeps, how: SignInWith): Promise<SignedIn> {
+  return 'token' in how ? loginWithToken(deps, how.token) : loginWithPayment(deps, how.login);
+}
+
 /** Keeps a JWT obtained elsewhere, once the service has said it is valid. */
 export async function loginWithToken(deps: SessionDeps, token: string): Promise<SignedIn> {
   const claims = decodeClaims(token);
@@ -170,11 +127,6 @@ export async function verifyToken(deps: SessionDeps, token: string): Promise<Sig
     nodeAccess: claims.nodeAccess,
     credentials_file: deps.credentialsFile,
   };
-}
-
-/** Days until `expMs`, counting a started day as one (a fresh token has 30); 0 once expired. */
-export function daysLeft(expMs: number, nowMs: number): number {
-  return Math.max(0, Math.ceil((expMs - nowMs) / 86_400_000));
 }
 
 export function storeToken(deps: Pick<SessionDeps, 'clock' | 'credentialsFile'>, token: string, claims: TokenClaims): StoredJwt {

@@ -7,15 +7,12 @@ import type { Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import type { ConfigKey, ConfigSource, ResolvedConfig } from './config.js';
 import type { Credentials } from './credentials.js';
-import type { NodePaths } from './home.js';
+import type { NodePaths } from './location.js';
 import { formatDuration } from './duration.js';
-import { readDaemonStatus, type DaemonStatus } from './daemon/state.js';
+import { readDaemonStatus, type DaemonStatus } from './store/daemon-state.js';
 import type { ServiceClient } from './service-client.js';
-import { daysLeft } from './session.js';
-import { listRegistrations } from './store.js';
-
-/** A token this close to its expiry is flagged, so the operator signs in again before runs start failing. */
-export const EXPIRY_WARNING_DAYS = 7;
+import { daysLeft, expiresSoon } from './token.js';
+import { listRegistrations } from './store/registrations.js';
 
 export interface NodeStatus {
   config: { file: string; values: Record<ConfigKey, string | number>; sources: Record<ConfigKey, ConfigSource>; node_id: string | null };
@@ -99,7 +96,7 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
       status.token.reason = 'expired';
       problems.push('the stored token has expired (swarm-node login)');
     } else {
-      status.token.expiring_soon = jwt.exp * 1000 - now <= EXPIRY_WARNING_DAYS * 86_400_000;
+      status.token.expiring_soon = expiresSoon(jwt.exp * 1000, now);
       if (status.token.expiring_soon) problems.push(`the stored token expires in ${status.token.days_left} day(s); sign in again soon`);
       if (status.service.reachable) {
         try {

@@ -6,30 +6,27 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page, type Request } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
 import { walletLoginUrl } from '../../src/contract/claims.js';
 import { MovableClock } from '../helpers/clock.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
 import { nodeFor } from '../helpers/protocol-node.js';
 import { httpRequest } from '../helpers/http.js';
-import { REPO_ROOT, startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+import { REPO_ROOT, useSvcApi } from '../helpers/svc-api.js';
+import { tempDir, uniqueEmail } from '../helpers/temp.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = join(REPO_ROOT, 'test-output');
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 describe('wallet page in Chromium', () => {
-  let service: RunningService;
-  let clock: MovableClock;
+  const clock = new MovableClock();
+  const service = useSvcApi({ clock });
   let context: BrowserContext;
   let page: Page;
   /** Console messages: a CSP violation (a style the hash does not allow) shows up here. */
   const consoleMessages: string[] = [];
 
   beforeAll(async () => {
-    clock = new MovableClock();
-    service = await startSvcApi({ clock });
     mkdirSync(SCREENSHOTS, { recursive: true });
     context = await chromium.launchPersistentContext(tempDir('chromium-profile-'), {
       executablePath: CHROMIUM,
@@ -45,8 +42,6 @@ describe('wallet page in Chromium', () => {
   });
   afterAll(async () => {
     await context?.close();
-    await service?.close();
-    removeTempDirs();
   });
 
   const loginUrl = (token?: string) => walletLoginUrl(service.walletUrl, token);

@@ -1,20 +1,12 @@
 // activate in the CLI's own terms: --offer as another name for --tier (login and wizard call it --offer), and the
 // service's errors naming the flags the person typed instead of the body fields they filled.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
+import { describe, expect, it } from 'vitest';
 import { nodeEnv, swarmNode } from '../helpers/cli.js';
 import { payAndConfirm } from '../helpers/funnel.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
+import { useSvcApi } from '../helpers/svc-api.js';
+import { uniqueEmail } from '../helpers/temp.js';
 
-let service: RunningService;
-beforeAll(async () => {
-  service = await startSvcApi();
-});
-afterAll(async () => {
-  await service.close();
-  removeTempDirs();
-});
+const service = useSvcApi();
 
 /** A body field named as such; `<tier_id>` in a usage line is a placeholder, as in --help. */
 const BODY_FIELDS = /(?<!<)\b(user_id|tier_id|session_id|payment_id)\b(?!>)/;

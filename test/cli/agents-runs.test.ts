@@ -1,29 +1,21 @@
 // register, unregister, list, run, runs, wallet, docs, status: the built binary against the real svc-api.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { RunningService } from '../../src/api/server.js';
 import { readCredentials, writeCredentials } from '../../src/node/credentials.js';
-import { journalRunStarted } from '../../src/node/store.js';
+import { journalRunStarted } from '../../src/node/store/journal.js';
 import { nodeEnv, swarmNode } from '../helpers/cli.js';
 import { apiClient } from '../helpers/http.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs, tempDir } from '../helpers/temp.js';
+import { useSvcApi } from '../helpers/svc-api.js';
+import { tempDir } from '../helpers/temp.js';
 import { deadPid, nodeDb, signedInNode, walletBalance, type SignedInNode } from './fixtures.js';
 
 const AGENT = 'agent_ops_monitor_004';
 const PRICE = 4;
 const CLOSED_PORT_URL = 'http://127.0.0.1:9';
 
-let service: RunningService;
-beforeAll(async () => {
-  service = await startSvcApi();
-});
-afterAll(async () => {
-  await service.close();
-  removeTempDirs();
-});
+const service = useSvcApi();
 
 describe('swarm-node register, unregister, list', () => {
   it('registers an agent, updates it on re-register keeping what was not given, and lists it', async () => {

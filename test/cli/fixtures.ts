@@ -1,6 +1,6 @@
 // A node signed in to a real svc-api, for the CLI tests: a paid user, the JWT stored through `login --token-stdin`.
 import { expect } from 'vitest';
-import { openNodeStore } from '../../src/node/store.js';
+import { openNodeStore } from '../../src/node/store/database.js';
 import type { SqliteDatabase } from '../../src/lib/sqlite.js';
 import { nodeEnv, swarmNode, type NodeEnv } from '../helpers/cli.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';

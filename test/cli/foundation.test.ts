@@ -1,23 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AGENT_SKUS } from '../../src/contract/agents.js';
-import type { RunningService } from '../../src/api/server.js';
 import { nodeEnv, swarmNode } from '../helpers/cli.js';
-import { SWARM_NODE_BIN, startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs } from '../helpers/temp.js';
+import { SWARM_NODE_BIN, useSvcApi } from '../helpers/svc-api.js';
 
 describe('swarm-node foundation', () => {
-  let service: RunningService;
-  beforeAll(async () => {
-    service = await startSvcApi();
-  });
-  afterAll(async () => {
-    await service.close();
-    removeTempDirs();
-  });
+  const service = useSvcApi();
 
   it('lists the catalog from the service as one JSON document', async () => {
     const { env } = nodeEnv(service.baseUrl);

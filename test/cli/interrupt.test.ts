@@ -1,21 +1,13 @@
 // Ctrl+C while a command waits under a spinner exits 130 through the CLI's cleanup, not by the signal.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
+import { describe, expect, it } from 'vitest';
 import { apiClient } from '../helpers/http.js';
 import { createPayment } from '../helpers/funnel.js';
 import { KEY, spawnSwarmNodePty } from '../helpers/pty.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+import { useSvcApi } from '../helpers/svc-api.js';
+import { tempDir, uniqueEmail } from '../helpers/temp.js';
 
 describe('Ctrl+C during a spinner', () => {
-  let service: RunningService;
-  beforeAll(async () => {
-    service = await startSvcApi();
-  });
-  afterAll(async () => {
-    await service.close();
-    removeTempDirs();
-  });
+  const service = useSvcApi();
 
   it('activate waiting for an unconfirmed payment exits 130, and the payment stays usable', async () => {
     const email = uniqueEmail('interrupt');

@@ -4,19 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { RunningService } from '../../src/api/server.js';
 import { nodeEnv, swarmNode } from '../helpers/cli.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs } from '../helpers/temp.js';
+import { useSvcApi } from '../helpers/svc-api.js';
 
 describe('the service client behind a proxy', () => {
-  let service: RunningService;
+  const service = useSvcApi();
   let proxy: Server;
   let proxyUrl: string;
   const tunnels: string[] = [];
 
   beforeAll(async () => {
-    service = await startSvcApi();
     // A real forward proxy: CONNECT tunnels to the target, and records where each went.
     proxy = createServer((_request, response) => response.writeHead(405).end());
     proxy.on('connect', (request, client, head) => {
@@ -35,8 +32,6 @@ describe('the service client behind a proxy', () => {
   });
   afterAll(async () => {
     await new Promise((resolve) => proxy.close(resolve));
-    await service.close();
-    removeTempDirs();
   });
 
   it('goes through http_proxy, and around it for a host in no_proxy', async () => {

@@ -1,28 +1,20 @@
 // What scripts and operators rely on: NO_COLOR, a corrupt database, concurrent invocations, an unreachable
 // service in bounded time, an example in every --help, and a start that loads no heavy module.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import type { RunningService } from '../../src/api/server.js';
 import { nodeEnv, swarmNode } from '../helpers/cli.js';
 import { SWARM_NODE_BIN } from '../helpers/svc-api.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs, tempDir } from '../helpers/temp.js';
+import { useSvcApi } from '../helpers/svc-api.js';
+import { tempDir } from '../helpers/temp.js';
 import { createPayment } from '../helpers/funnel.js';
 import { uniqueEmail } from '../helpers/temp.js';
 import { ESC, signedInNode, walletBalance } from './fixtures.js';
 
 const AGENT = 'agent_ops_monitor_004';
 
-let service: RunningService;
-beforeAll(async () => {
-  service = await startSvcApi();
-});
-afterAll(async () => {
-  await service.close();
-  removeTempDirs();
-});
+const service = useSvcApi();
 
 describe('colour', () => {
   it('NO_COLOR removes every escape sequence, even when colour is forced; without it the same output is coloured', async () => {

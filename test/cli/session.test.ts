@@ -1,13 +1,12 @@
 // activate, login, whoami, logout: the built binary against the real svc-api, spec §7 errors end to end.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunningService } from '../../src/api/server.js';
 import { writeCredentials } from '../../src/node/credentials.js';
 import { nodeEnv, swarmNode } from '../helpers/cli.js';
 import { confirmPayment, createPayment, payAndConfirm, signIn } from '../helpers/funnel.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+import { useSvcApi } from '../helpers/svc-api.js';
+import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { signedInNode } from './fixtures.js';
 
 function forge(token: string): string {
@@ -17,13 +16,7 @@ function forge(token: string): string {
 }
 
 describe('swarm-node activate', () => {
-  let service: RunningService;
-  beforeAll(async () => {
-    service = await startSvcApi();
-  });
-  afterAll(async () => {
-    await service.close();
-  });
+  const service = useSvcApi();
 
   it('activates a confirmed payment and prints the deploy token, its expiry, install_path, deploy_mode and the next step', async () => {
     const email = uniqueEmail('activate');
@@ -130,14 +123,7 @@ describe('swarm-node activate', () => {
 });
 
 describe('swarm-node login, whoami, logout', () => {
-  let service: RunningService;
-  beforeAll(async () => {
-    service = await startSvcApi();
-  });
-  afterAll(async () => {
-    await service.close();
-    removeTempDirs();
-  });
+  const service = useSvcApi();
 
   it('login --email --offer issues the JWT, keeps it 0600, verifies it and shows tier and sections, never printing it', async () => {
     const email = uniqueEmail('login');

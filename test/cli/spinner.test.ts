@@ -1,13 +1,12 @@
 // The spinner on terminals that report 0 or 1 columns (serial consoles, `script`), in a real pty against a real
 // svc-api: the command finishes, the spinner never leaves its line, and Ctrl+C under it exits 130.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunningService } from '../../src/api/server.js';
 import { KEY, spawnSwarmNodePty, type PtySession } from '../helpers/pty.js';
-import { startSvcApi } from '../helpers/svc-api.js';
+import { useSvcApi } from '../helpers/svc-api.js';
 import { swarmNode } from '../helpers/cli.js';
-import { removeTempDirs, tempDir } from '../helpers/temp.js';
+import { tempDir } from '../helpers/temp.js';
 import { runsOf } from '../wizard/fixtures.js';
 import { signedInNode, walletBalance } from './fixtures.js';
 
@@ -17,11 +16,12 @@ const HELD_AGENT = 'agent_research_rag_015';
 /** Cursor up (ESC[nA) or to a previous line (ESC[nF): a one-line spinner has no business above its line. */
 const CURSOR_UP = /\u001b\[\d*[AF]/;
 
-let service: RunningService;
 let release: string;
 const sessions: PtySession[] = [];
+const service = useSvcApi(() => ({ agentCommand: [process.execPath, heldAgent()], agentTimeoutMs: 120_000 }));
 
-beforeAll(async () => {
+/** The agent program: it answers at once, but the held agent only once `release` exists. */
+function heldAgent(): string {
   const dir = tempDir('held-agent-');
   release = join(dir, 'release');
   const agent = join(dir, 'agent.mjs');
@@ -38,14 +38,12 @@ process.stdin.on('end', () => {
 });
 `,
   );
-  service = await startSvcApi({ agentCommand: [process.execPath, agent], agentTimeoutMs: 120_000 });
-});
+  return agent;
+}
 
-afterAll(async () => {
+afterAll(() => {
   for (const session of sessions) session.kill();
   writeFileSync(release, '');
-  await service.close();
-  removeTempDirs();
 });
 
 function swarmNodeIn(columns: number, args: string[], env: Record<string, string>): PtySession {

@@ -1,22 +1,13 @@
 // An unreachable service is reported as exit 6 in bounded time, whether the port is closed or the peer never answers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type Server, type Socket } from 'node:net';
-import type { RunningService } from '../../src/api/server.js';
 import { swarmNode } from '../helpers/cli.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs } from '../helpers/temp.js';
+import { useSvcApi } from '../helpers/svc-api.js';
 import { signedInNode } from './fixtures.js';
 
 const AGENT = 'agent_ops_monitor_004';
 
-let service: RunningService;
-beforeAll(async () => {
-  service = await startSvcApi();
-});
-afterAll(async () => {
-  await service.close();
-  removeTempDirs();
-});
+const service = useSvcApi();
 
 describe('an unreachable service', () => {
   let blackhole: Server;

@@ -1,25 +1,16 @@
 // swarm-node daemon billing (issue 6 §1, §2, §3): the built binary against the real svc-api running a slow real
 // agent. Insufficient balance pauses without hammering execute and resumes after funding; a daemon killed with
 // SIGKILL mid-run is settled by the next one with the same key; SIGTERM lets the run in flight finish; exit 0.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
+import { describe, expect, it } from 'vitest';
 import { fundWallet, waitFor } from '../helpers/funnel.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs } from '../helpers/temp.js';
+import { useSvcApi } from '../helpers/svc-api.js';
 import { cli, DaemonProcess, expectExactlyOnce, localRuns, register, RequestLog, signedInNode, slowAgent, type TestNode } from './support.js';
 
 const OPS = 'agent_ops_monitor_004'; // 4 cents, answers in 0.7 s
 const RAG = 'agent_research_rag_015'; // 15 cents, answers in 2.5 s: long enough to catch in flight on a loaded machine
 
-let service: RunningService;
 const requests = new RequestLog();
-beforeAll(async () => {
-  service = await startSvcApi({ agentCommand: slowAgent(700, { [RAG]: 2_500 }), logger: { level: 'info', stream: requests } });
-});
-afterAll(async () => {
-  await service.close();
-  removeTempDirs();
-});
+const service = useSvcApi(() => ({ agentCommand: slowAgent(700, { [RAG]: 2_500 }), logger: { level: 'info', stream: requests } }));
 
 function pendingRows(node: TestNode): number {
   return localRuns(node).filter((run) => run.status === 'pending').length;

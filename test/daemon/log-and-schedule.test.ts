@@ -1,7 +1,10 @@
 // The daemon's pure parts: the log line format (one line, logfmt, secrets masked) and the scheduler's decisions.
 import { describe, expect, it } from 'vitest';
 import { DaemonLog } from '../../src/node/daemon/log.js';
-import { capAllowsRun, isDue, MAX_BACKOFF_MS, nextBackoff, nextRunAfter, pauseIsOver, startOfNextUtcDay, type ScheduledAgent } from '../../src/node/daemon/schedule.js';
+import { capAllowsRun, isDue, nextRunAfter, pauseIsOver } from '../../src/node/daemon/schedule.js';
+import { MAX_BACKOFF_MS, nextBackoff } from '../../src/node/daemon/timing.js';
+import type { ScheduledAgent } from '../../src/node/store/schedules.js';
+import { startOfNextUtcDay } from '../../src/node/utc-day.js';
 import { parseLogLine } from './support.js';
 
 const clock = { now: () => Date.parse('2026-03-04T05:06:07.089Z') };

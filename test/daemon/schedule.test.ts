@@ -1,26 +1,17 @@
 // swarm-node daemon scheduling (issue 6 §1, §4, §5): the built binary against the real svc-api. Runs on the
 // interval, picks up register/unregister without a restart, runs a missed interval once, stops at the daily cap,
 // shows itself in status, and exits 0 on SIGTERM.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
-import { startOfUtcDay } from '../../src/node/registrations.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs } from '../helpers/temp.js';
+import { describe, expect, it } from 'vitest';
+import { startOfUtcDay } from '../../src/node/utc-day.js';
+import { useSvcApi } from '../helpers/svc-api.js';
 import { cli, DaemonProcess, expectExactlyOnce, localRuns, nodeDb, register, RequestLog, signedInNode, waitForTicksDone } from './support.js';
 
 const OPS = 'agent_ops_monitor_004'; // 4 cents
 const SKILLS = 'agent_svc_skills_005'; // 5 cents
 const SALES = 'agent_sales_outreach_008'; // 8 cents
 
-let service: RunningService;
 const requests = new RequestLog();
-beforeAll(async () => {
-  service = await startSvcApi({ logger: { level: 'info', stream: requests } });
-});
-afterAll(async () => {
-  await service.close();
-  removeTempDirs();
-});
+const service = useSvcApi({ logger: { level: 'info', stream: requests } });
 
 describe('swarm-node daemon: scheduling', () => {
   it('runs each agent on its interval, picks up register and unregister live, shows itself in status, exits 0 on SIGTERM', async () => {

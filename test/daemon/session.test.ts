@@ -1,29 +1,22 @@
 // swarm-node daemon and its credentials and service (issue 6 §2, §3): signed out, a refused token and an outage hold
 // every agent with one log line each and are fixed without a restart (login; the service coming back); a token near
 // its expiry is warned about in the log and in status; no secret ever reaches the log; one daemon per node.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { startService, type RunningService } from '../../src/api/server.js';
 import { readCredentials, writeCredentials } from '../../src/node/credentials.js';
 import { MovableClock } from '../helpers/clock.js';
 import { signIn } from '../helpers/funnel.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+import { useSvcApi } from '../helpers/svc-api.js';
+import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { cli, DaemonProcess, expectExactlyOnce, localRuns, register, RequestLog, signedInNode, waitForTicksDone } from './support.js';
 
 const OPS = 'agent_ops_monitor_004';
 const DAY_MS = 86_400_000;
 
-let service: RunningService;
 const clock = new MovableClock();
 const requests = new RequestLog();
-beforeAll(async () => {
-  service = await startSvcApi({ clock, logger: { level: 'info', stream: requests } });
-});
-afterAll(async () => {
-  await service.close();
-  removeTempDirs();
-});
+const service = useSvcApi({ clock, logger: { level: 'info', stream: requests } });
 
 describe('swarm-node daemon: credentials, outages, secrets', () => {
   it('holds every agent while signed out or refused, resumes on login without a restart, warns of a token near expiry', async () => {

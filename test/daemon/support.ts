@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { expect } from 'vitest';
 import type { SqliteDatabase } from '../../src/lib/sqlite.js';
-import { openNodeStore } from '../../src/node/store.js';
+import { openNodeStore } from '../../src/node/store/database.js';
 import { nodeEnv, runProgram, type CliResult, type NodeEnv } from '../helpers/cli.js';
 import { fundWallet, signIn, waitFor } from '../helpers/funnel.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';

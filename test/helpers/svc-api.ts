@@ -1,8 +1,9 @@
 // Starts the real svc-api for a test: on port 0, with a SQLite file in a fresh temp directory.
 import { execa, type ResultPromise } from 'execa';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
 import { startService, type RunningService, type ServiceOptions } from '../../src/api/server.js';
-import { tempDir } from './temp.js';
+import { removeTempDirs, tempDir } from './temp.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const SVC_API_BIN = fileURLToPath(new URL('../../bin/svc-api.js', import.meta.url));
@@ -11,6 +12,30 @@ export const SWARM_NODE_BIN = fileURLToPath(new URL('../../bin/swarm-node.js', i
 /** In this process: tests can pass a MovableClock and read the service's database. */
 export async function startSvcApi(options: Partial<ServiceOptions> = {}): Promise<RunningService> {
   return startService({ dataDir: tempDir('svc-api-'), sandbox: true, env: {}, ...options });
+}
+
+/**
+ * The in-process svc-api for the tests of a file or a describe block: started in beforeAll (with `options`, or what
+ * the function gives then), closed in afterAll, after the block's own afterAll hooks (vitest runs them in reverse),
+ * and the temp directories removed. The handle reads as the running service once it has started.
+ */
+export function useSvcApi(options: Partial<ServiceOptions> | (() => Partial<ServiceOptions>) = {}): RunningService {
+  let running: RunningService | undefined;
+  beforeAll(async () => {
+    running = await startSvcApi(typeof options === 'function' ? options() : options);
+  });
+  afterAll(async () => {
+    await running?.close();
+    running = undefined;
+    removeTempDirs();
+  });
+  return new Proxy({} as RunningService, {
+    get(_target, key) {
+      if (running === undefined) throw new Error(`useSvcApi: the service is not running (read .${String(key)} inside a test or a hook)`);
+      const value: unknown = Reflect.get(running, key);
+      return typeof value === 'function' ? value.bind(running) : value;
+    },
+  });
 }
 
 export interface SpawnedSvcApi {

@@ -3,13 +3,12 @@ import { chmodSync, closeSync, openSync, readFileSync, statSync, writeFileSync, 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
-import { openNodeStore } from '../../src/node/store.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { openNodeStore } from '../../src/node/store/database.js';
 import { MovableClock } from '../helpers/clock.js';
 import { activatedSession, signIn } from '../helpers/funnel.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+import { startSvcApi, useSvcApi } from '../helpers/svc-api.js';
+import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { homeOf, run, swarmNode } from './support.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -22,23 +21,17 @@ interface Check {
 }
 
 describe('swarm-node doctor', () => {
-  let service: RunningService;
+  const service = useSvcApi();
   let root: string;
   let home: string;
 
   beforeAll(async () => {
-    service = await startSvcApi();
     root = tempDir('doctor-root-');
     home = homeOf(root);
     const { deploy_token } = await activatedSession(service.baseUrl, uniqueEmail('doctor'));
     const installed = await swarmNode(['install', '--root', root], { env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token } });
     expect(installed.exitCode, installed.stderr).toBe(0);
   });
-  afterAll(async () => {
-    await service.close();
-    removeTempDirs();
-  });
-
   /** The installed binary finds its own root from where it lives. */
   const doctor = (args: string[] = [], env: Record<string, string> = {}) => run(join(root, 'usr/local/bin/swarm-node'), ['doctor', ...args], { env });
   const byName = (checks: Check[]) => Object.fromEntries(checks.map((check) => [check.name, check]));

@@ -1,28 +1,19 @@
 // issue 4 §1, §2, §8: `swarm-node install` (the built binary) into a scratch --root against the real svc-api.
 import { existsSync, mkdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { unitOfRelease } from '../../src/node/install/unit-file.js';
 import { MovableClock } from '../helpers/clock.js';
 import { activatedSession, fundWallet } from '../helpers/funnel.js';
-import { REPO_ROOT, startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+import { REPO_ROOT, useSvcApi } from '../helpers/svc-api.js';
+import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { filesUnder, homeOf, mode, run, snapshot, swarmNode, writeTokenFile } from './support.js';
 
 const VERSION = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version as string;
 
 describe('swarm-node install', () => {
-  let service: RunningService;
-  let clock: MovableClock;
-
-  beforeAll(async () => {
-    clock = new MovableClock();
-    service = await startSvcApi({ clock });
-  });
-  afterAll(async () => {
-    await service.close();
-    removeTempDirs();
-  });
+  const clock = new MovableClock();
+  const service = useSvcApi({ clock });
 
   const deployToken = async () => (await activatedSession(service.baseUrl, uniqueEmail('install'))).deploy_token;
   const install = (root: string, args: string[] = [], env: Record<string, string | undefined> = {}) =>
@@ -59,9 +50,7 @@ describe('swarm-node install', () => {
       expect(service.db.prepare('SELECT COUNT(*) AS n FROM nodes WHERE node_id = ?').get(config.node_id)).toEqual({ n: 1 });
 
       expect(statSync(join(home, 'var')).isDirectory()).toBe(true);
-      expect(readFileSync(join(root, 'etc/systemd/system/svc-swarm-node.service'), 'utf8')).toBe(
-        readFileSync(join(REPO_ROOT, 'systemd/svc-swarm-node.service'), 'utf8'),
-      );
+      expect(readFileSync(join(root, 'etc/systemd/system/svc-swarm-node.service'), 'utf8')).toBe(unitOfRelease(REPO_ROOT));
       // Relative links: they resolve inside the scratch root, and the same on the host.
       expect(readlinkSync(join(root, 'usr/local/bin/swarm-node'))).toBe('../../../opt/svc/swarm-node/current/bin/swarm-node');
       expect(realpathSync(join(root, 'usr/local/bin/swarm-node'))).toBe(realpathSync(join(home, 'releases', VERSION, 'bin', 'swarm-node.js')));

@@ -3,12 +3,11 @@
 import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
-import { openNodeStore } from '../../src/node/store.js';
+import { openNodeStore } from '../../src/node/store/database.js';
 import { activatedSession } from '../helpers/funnel.js';
-import { REPO_ROOT, startSvcApi } from '../helpers/svc-api.js';
+import { REPO_ROOT, useSvcApi } from '../helpers/svc-api.js';
 import { KEY, spawnPty, spawnSwarmNodePty, type PtySession } from '../helpers/pty.js';
-import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { filesUnder, homeOf, relabelledPackage, run, snapshot, swarmNode } from './support.js';
 
 const VERSION = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version as string;
@@ -17,16 +16,10 @@ const NEXT = '99.0.0-test';
 const GONE = 'http://127.0.0.1:1';
 
 describe('upgrade, rollback and uninstall', () => {
-  let service: RunningService;
+  const service = useSvcApi();
   const sessions: PtySession[] = [];
-
-  beforeAll(async () => {
-    service = await startSvcApi();
-  });
-  afterAll(async () => {
+  afterAll(() => {
     for (const session of sessions) session.kill();
-    await service.close();
-    removeTempDirs();
   });
 
   async function installedRoot(): Promise<string> {

@@ -3,10 +3,9 @@
 import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
 import { renderUninstallScript } from '../../src/node/install/uninstall-script.js';
 import { activatedSession } from '../helpers/funnel.js';
-import { startSvcApi } from '../helpers/svc-api.js';
+import { startSvcApi, useSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
 import { filesUnder, homeOf, mode, run, stagedPackage, writeTokenFile } from './support.js';
 
@@ -17,17 +16,12 @@ async function requireTool(name: string): Promise<void> {
 }
 
 describe('scripts/install.sh', () => {
-  let service: RunningService;
+  const service = useSvcApi();
   let installSh: string;
 
-  beforeAll(async () => {
-    service = await startSvcApi();
+  beforeAll(() => {
     // The script installs the package it sits in: run it from the built package, as a host would.
     installSh = join(stagedPackage(), 'scripts', 'install.sh');
-  });
-  afterAll(async () => {
-    await service.close();
-    removeTempDirs();
   });
 
   const token = async () => (await activatedSession(service.baseUrl, uniqueEmail('script'))).deploy_token;

@@ -6,13 +6,15 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 import { renderEnvironmentFile, proxyVariables } from '../../src/node/install/environment-file.js';
-import { settleService } from '../../src/node/install/install-node.js';
-import { installLayout, layoutOfHome } from '../../src/node/install/layout.js';
+import { settleService } from '../../src/node/install/service-settle.js';
+import { INSTALL_PATH } from '../../src/contract/claims.js';
+import { installLayout, layoutOfHome, SERVICE_USER } from '../../src/node/location.js';
 import { switchLink } from '../../src/node/install/links.js';
 import { readPackageSource } from '../../src/node/install/package-source.js';
 import type { Change } from '../../src/node/install/plan.js';
 import { installedDigest, sourceDigest, writeRelease } from '../../src/node/install/release.js';
 import { serviceManager } from '../../src/node/install/systemctl.js';
+import { renderUnit, unitOfRelease } from '../../src/node/install/unit-file.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
 import { stagedPackage } from './support.js';
 
@@ -159,6 +161,38 @@ describe('layout', () => {
     expect(() => layoutOfHome('/home/dev/.swarm-node')).toThrow(/not an install location/);
     expect(installLayout('/tmp/stage/')).toMatchObject({ home: '/tmp/stage/opt/svc/swarm-node', previousLink: '/tmp/stage/opt/svc/swarm-node/previous' });
     expect(existsSync('/tmp/stage')).toBe(false);
+  });
+});
+
+describe('the systemd unit', () => {
+  const template = readFileSync(join(stagedPackage(), 'systemd', 'svc-swarm-node.service'), 'utf8');
+
+  it('is a template whose install path and service user come from their one source', () => {
+    expect(template).not.toContain(INSTALL_PATH);
+    expect(template).not.toMatch(/^(User|Group)=svc-swarm$/m);
+    const unit = unitOfRelease(stagedPackage());
+    const lines = unit.split('\n');
+    for (const line of [
+      `User=${SERVICE_USER}`,
+      `Group=${SERVICE_USER}`,
+      `Environment=SWARM_NODE_HOME=${INSTALL_PATH}`,
+      `EnvironmentFile=-${INSTALL_PATH}/etc/environment`,
+      `WorkingDirectory=${INSTALL_PATH}/var`,
+      `ExecStart=${INSTALL_PATH}/current/bin/swarm-node daemon`,
+      `ReadWritePaths=${INSTALL_PATH}/var`,
+    ]) {
+      expect(lines, line).toContain(line);
+    }
+    expect(unit.split(INSTALL_PATH)).toHaveLength(6);
+    // Nothing of the template is left for systemd: no placeholder, no template note.
+    expect(unit).not.toMatch(/\{\{|^#%/m);
+    expect(unit.startsWith('# swarm-node daemon:')).toBe(true);
+  });
+
+  it('renders a unit without placeholders (an older release, on rollback) as it is, and refuses an unknown name', () => {
+    const plain = unitOfRelease(stagedPackage());
+    expect(renderUnit(plain)).toBe(plain);
+    expect(() => renderUnit(template.replace('{{service_user}}', '{{service_group}}'))).toThrow(/\{\{service_group\}\}/);
   });
 });
 

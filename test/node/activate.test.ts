@@ -1,25 +1,21 @@
 // activateNode against the real svc-api with a clock that the test moves: the waits are exact and instant.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
 import { SvcError } from '../../src/contract/errors.js';
 import { activateNode } from '../../src/node/activate.js';
 import { ServiceClient } from '../../src/node/service-client.js';
 import { MovableClock } from '../helpers/clock.js';
 import { confirmPayment, createPayment } from '../helpers/funnel.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
+import { useSvcApi } from '../helpers/svc-api.js';
+import { uniqueEmail } from '../helpers/temp.js';
 
 describe('activateNode', () => {
-  let service: RunningService;
+  const service = useSvcApi();
   let client: ServiceClient;
-  beforeAll(async () => {
-    service = await startSvcApi();
+  beforeAll(() => {
     client = new ServiceClient({ baseUrl: service.baseUrl });
   });
   afterAll(async () => {
     await client.close();
-    await service.close();
-    removeTempDirs();
   });
 
   it("waits at least the service's Retry-After while the payment is not confirmed, then activates", async () => {

@@ -2,32 +2,30 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import type { RunningService } from '../../src/api/server.js';
 import { systemClock } from '../../src/lib/clock.js';
 import type { StoredJwt } from '../../src/node/credentials.js';
 import { runAgent, settlePendingRuns, type RunDeps } from '../../src/node/run-agent.js';
+import { succeededOrThrow } from '../../src/node/run-errors.js';
 import { ServiceClient } from '../../src/node/service-client.js';
-import { decodeClaims } from '../../src/node/session.js';
-import { journalRunStarted, openNodeStore } from '../../src/node/store.js';
+import { decodeClaims } from '../../src/node/token.js';
+import { openNodeStore } from '../../src/node/store/database.js';
+import { journalRunStarted } from '../../src/node/store/journal.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
 import { apiClient } from '../helpers/http.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+import { useSvcApi } from '../helpers/svc-api.js';
+import { tempDir, uniqueEmail } from '../helpers/temp.js';
 
 const AGENT = 'agent_svc_skills_005';
 const PRICE = 5;
 
 describe('settlePendingRuns', () => {
-  let service: RunningService;
+  const service = useSvcApi();
   let client: ServiceClient;
-  beforeAll(async () => {
-    service = await startSvcApi();
+  beforeAll(() => {
     client = new ServiceClient({ baseUrl: service.baseUrl });
   });
   afterAll(async () => {
     await client.close();
-    await service.close();
-    removeTempDirs();
   });
 
   async function signedIn(fundCents: number): Promise<StoredJwt> {
@@ -68,7 +66,7 @@ describe('settlePendingRuns', () => {
     const deps: RunDeps = { db, client: offline, clock: systemClock, jwt, source: 'daemon', pid: process.pid };
     for (let i = 0; i < 3; i += 1) journalRunStarted(db, { idempotency_key: randomUUID(), agent_id: AGENT, source: 'daemon', price_cents: PRICE, user_id: jwt.sub }, Date.now());
     expect(await settlePendingRuns(deps)).toEqual({ settled: 0, expired: 0, left: 1 });
-    const failure = await runAgent(deps, AGENT).catch((e: unknown) => e as { code: string; extensions: Record<string, unknown> });
+    const failure = await runAgent(deps, AGENT).then(succeededOrThrow).catch((e: unknown) => e as { code: string; extensions: Record<string, unknown> });
     expect(failure).toMatchObject({ code: 'service_unreachable', extensions: { run_status: 'pending' } });
     expect((db.prepare("SELECT COUNT(*) AS n FROM runs WHERE status = 'pending'").get() as { n: number }).n).toBe(4);
     await offline.close();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SvcError } from '../../src/contract/errors.js';
-import { daysLeft, decodeClaims, normalizeTokenText } from '../../src/node/session.js';
+import { daysLeft, decodeClaims, expiresSoon, expiryOf, EXPIRY_WARNING_DAYS, normalizeTokenText } from '../../src/node/token.js';
 
 function jwt(payload: unknown): string {
   const part = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -46,5 +46,18 @@ describe('reading a JWT on the node', () => {
     expect(daysLeft(now + 1, now)).toBe(1);
     expect(daysLeft(now, now)).toBe(0);
     expect(daysLeft(now - 86_400_000, now)).toBe(0);
+  });
+
+  it('flags a token within one warning period of its expiry, the same for status, doctor and the daemon', () => {
+    const now = Date.UTC(2025, 0, 1);
+    expect(EXPIRY_WARNING_DAYS).toBe(7);
+    expect(expiresSoon(now + 7 * 86_400_000, now)).toBe(true);
+    expect(expiresSoon(now + 7 * 86_400_000 + 1, now)).toBe(false);
+    expect(expiresSoon(now - 1, now)).toBe(true);
+  });
+
+  it("reads a stored token's expiry with the same decoder, and nothing from what has none", () => {
+    expect(expiryOf(jwt({ sub: 's', tier: 't', exp: 2_000_000_000 }))).toBe(2_000_000_000);
+    for (const token of ['', 'abc', 'x.bm90IGpzb24.y', jwt({ sub: 's', exp: '1' }), jwt(null)]) expect(expiryOf(token), token).toBeUndefined();
   });
 });

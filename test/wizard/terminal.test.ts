@@ -1,25 +1,19 @@
 // swarm-node wizard in a real pseudo-terminal (node-pty), key by key, against a real svc-api: what a person sees
 // at each step, what the wizard leaves in the node's database and at the service, and Ctrl+C at any point.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
-import type { RunningService } from '../../src/api/server.js';
-import { upsertRegistration } from '../../src/node/store.js';
+import { upsertRegistration } from '../../src/node/store/registrations.js';
 import { nodeEnv } from '../helpers/cli.js';
 import { confirmPayment, createPayment, fundWallet, payAndConfirm } from '../helpers/funnel.js';
 import { KEY, spawnSwarmNodePty, type PtySession } from '../helpers/pty.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
+import { useSvcApi } from '../helpers/svc-api.js';
+import { uniqueEmail } from '../helpers/temp.js';
 import { AGENT, nodeDb, registrationsOf, runsOf, signedInNode, walletBalance } from './fixtures.js';
 
-let service: RunningService;
 const sessions: PtySession[] = [];
-beforeAll(async () => {
-  service = await startSvcApi();
-});
+const service = useSvcApi();
 afterAll(async () => {
   for (const session of sessions) session.kill();
-  await service.close();
-  removeTempDirs();
 });
 
 function wizard(env: Record<string, string>, args: string[] = []): PtySession {

@@ -1,16 +1,15 @@
 // swarm-node wizard without a terminal (stdin not a TTY) or under --json: the flags answer every question, a missing
 // one fails at once (before any network call or write) naming exactly the flags to pass, and the unattended run is
 // the same flow as the attended one. The built binary against a real svc-api.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import type { RunningService } from '../../src/api/server.js';
 import { writeCredentials } from '../../src/node/credentials.js';
 import { nodeEnv } from '../helpers/cli.js';
 import { createPayment, fundWallet, payAndConfirm } from '../helpers/funnel.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+import { useSvcApi } from '../helpers/svc-api.js';
+import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { stagedPackage, swarmNode } from '../install/support.js';
 import { AGENT, nodeDb, registrationsOf, runsOf, signedInNode, walletBalance } from './fixtures.js';
 
@@ -18,14 +17,7 @@ import { AGENT, nodeDb, registrationsOf, runsOf, signedInNode, walletBalance } f
 const CLOSED_PORT_URL = 'http://127.0.0.1:9';
 const JWT_PATTERN = /eyJ[\w-]+\.[\w-]+\.[\w-]+/;
 
-let service: RunningService;
-beforeAll(async () => {
-  service = await startSvcApi();
-});
-afterAll(async () => {
-  await service.close();
-  removeTempDirs();
-});
+const service = useSvcApi();
 
 describe('swarm-node wizard without a terminal: what is missing, at once', () => {
   it('a fresh node and no flags: exit 2 naming --email, --offer, --payment, --agent and --yes, before any network call or write', async () => {

@@ -1,7 +1,6 @@
 // swarm-node config get|set: the node's config file, and where each value in force comes from.
 import { Command } from 'commander';
-import { SvcError } from '../../contract/errors.js';
-import { CONFIG_KEYS, isConfigKey, validateConfigValue, writeConfigFile } from '../../node/config.js';
+import { CONFIG_KEYS, configKey, setConfigValue } from '../../node/config.js';
 import { contextFor } from '../context.js';
 
 export function configCommand(): Command {
@@ -34,8 +33,7 @@ Example:
         );
         return;
       }
-      if (!isConfigKey(key)) throw new SvcError('usage', `unknown config key "${key}"`, { remedy: `Use one of: ${CONFIG_KEYS.join(', ')}` });
-      const entry = entries.find((e) => e.key === key)!;
+      const entry = entries.find((e) => e.key === configKey(key))!;
       ctx.output.result({ key, value: entry.value, source: entry.source }, () => String(entry.value));
     });
 
@@ -47,10 +45,8 @@ Example:
     .addHelpText('after', '\nExample:\n  $ swarm-node config set base_url https://api.svc.example')
     .action(async (key: string, value: string, _options: unknown, command: Command) => {
       const ctx = contextFor(command);
-      if (!isConfigKey(key)) throw new SvcError('usage', `unknown config key "${key}"`, { remedy: `Use one of: ${CONFIG_KEYS.join(', ')}` });
-      const normalized = validateConfigValue(key, value);
-      writeConfigFile(ctx.paths.configFile, { ...ctx.configFile(), [key]: normalized });
-      ctx.output.result({ key, value: normalized, file: ctx.paths.configFile }, () => `${key} = ${normalized}`);
+      const written = setConfigValue(ctx.paths.configFile, key, value);
+      ctx.output.result({ ...written, file: ctx.paths.configFile }, (r) => `${r.key} = ${r.value}`);
     });
 
   return config;

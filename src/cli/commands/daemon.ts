@@ -1,10 +1,8 @@
 // swarm-node daemon: the foreground process systemd supervises (svc-swarm-node.service). It runs the registered
 // agents on their intervals and logs one logfmt line per event on stdout (src/node/daemon/log.ts).
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { DaemonOutcome } from '../../node/daemon/daemon.js';
+import { DEFAULT_BACKOFF_MS, DEFAULT_DRAIN_MS, MAX_BACKOFF_MS, spokenDuration } from '../../node/daemon/timing.js';
 import { contextFor } from '../context.js';
-
-declare const SVC_VERSION: string | undefined;
 
 interface DaemonOptions {
   tickMs?: number;
@@ -36,9 +34,9 @@ made with register and unregister apply at the next tick, without a restart. A r
 Idempotency-Key before it is sent, and unsettled runs are replayed with their own key at start: never charged twice.
 
 On insufficient balance the agent pauses, the wallet_login_url is logged once, and the balance is re-checked
-slowly (30 s, doubling to 10 min); it resumes by itself once the wallet covers a run. A missing, expired or
+slowly (${spokenDuration(DEFAULT_BACKOFF_MS)}, doubling to ${spokenDuration(MAX_BACKOFF_MS)}); it resumes by itself once the wallet covers a run. A missing, expired or
 refused token holds every agent until swarm-node login fixes it. SIGTERM or SIGINT: no new runs, in-flight ones
-get 20 s to finish, exit 0.
+get ${spokenDuration(DEFAULT_DRAIN_MS)} to finish, exit 0.
 
 Logs: one line per event on stdout, logfmt, no colours, never a token:
   ts=… level=info event=run_succeeded agent=agent_ops_monitor_004 run_id=… charged_cents=4 balance_cents=96 key=…
@@ -49,68 +47,30 @@ Example:
   $ swarm-node daemon                     # by hand, in the foreground`,
       )
       .action(async (options: DaemonOptions, command: Command) => {
-        const ctx = contextFor(command);
-        const config = ctx.config();
-        const [{ runDaemon }, { DaemonLog }, { collectPeriodically }, { ServiceClient }] = await Promise.all([
-          import('../../node/daemon/daemon.js'),
-          import('../../node/daemon/log.js'),
-          import('../../node/daemon/memory.js'),
-          import('../../node/service-client.js'),
-        ]);
-        const version = typeof SVC_VERSION === 'string' ? SVC_VERSION : 'dev';
-        const log = new DaemonLog((line) => process.stdout.write(line), ctx.clock);
-        const stop = new AbortController();
-        const onSignal = (signal: NodeJS.Signals): void => {
-          if (stop.signal.aborted) return;
-          log.info('signal', { signal });
-          stop.abort();
-        };
+        const ctx = contextFor(command, 'daemon');
         // The daemon owns SIGINT as well as SIGTERM: both mean "finish in-flight runs, exit 0", not the CLI's
         // exit 130 of an interrupted command.
-        process.removeAllListeners('SIGINT');
-        process.on('SIGINT', onSignal);
-        process.on('SIGTERM', onSignal);
-
-        const db = await ctx.store();
-        // SQLite caches up to 2 MiB of pages per connection, filled as the journal grows; the daemon reads only
-        // schedules and recent runs, so a quarter of that keeps its resident set flat over months of runs.
-        db.pragma('cache_size = -512');
-        const client = new ServiceClient({ baseUrl: config.base_url, deadlineMs: config.timeout_seconds * 1000, userAgent: `swarm-node-daemon/${version}` });
-        const stopCollecting = collectPeriodically();
-        let outcome: DaemonOutcome;
-        try {
-          outcome = await runDaemon(
-            {
-              db,
-              client,
-              clock: ctx.clock,
-              log,
-              credentialsFile: ctx.paths.credentialsFile,
-              pid: process.pid,
-              version,
-              home: ctx.paths.home,
-              ...(options.tickMs === undefined ? {} : { tickMs: options.tickMs }),
-              ...(options.backoffMs === undefined ? {} : { backoffMs: options.backoffMs }),
-              ...(options.drainMs === undefined ? {} : { drainMs: options.drainMs }),
-            },
-            stop.signal,
-          );
-        } catch (error) {
-          await client.close();
-          throw error;
-        } finally {
-          stopCollecting();
-          process.off('SIGINT', onSignal);
-          process.off('SIGTERM', onSignal);
-        }
-        if (outcome.drained) {
-          await client.close();
-        } else {
-          // Runs still waiting for their answer would hold the process open past systemd's stop timeout. Their rows
-          // are committed as pending, and the next start settles them with their own keys; one that is answered in
-          // the moment left still settles now, so the database stays open until the exit.
-          setTimeout(() => process.exit(), 200).unref();
-        }
+        const stop = ctx.stopSignal();
+        const { runDaemon } = await import('../../node/daemon/daemon.js');
+        const outcome = await runDaemon(
+          {
+            db: await ctx.store(),
+            client: await ctx.client(),
+            clock: ctx.clock,
+            write: (line) => process.stdout.write(line),
+            credentialsFile: ctx.paths.credentialsFile,
+            pid: process.pid,
+            version: ctx.version,
+            home: ctx.paths.home,
+            ...(options.tickMs === undefined ? {} : { tickMs: options.tickMs }),
+            ...(options.backoffMs === undefined ? {} : { backoffMs: options.backoffMs }),
+            ...(options.drainMs === undefined ? {} : { drainMs: options.drainMs }),
+          },
+          stop,
+        );
+        // Runs still waiting for their answer would hold the process open past systemd's stop timeout. Their rows
+        // are committed as pending, and the next start settles them with their own keys.
+        if (!outcome.drained) ctx.exitWhenDone();
       })
   );
 }

@@ -10,21 +10,11 @@ export function doctorCommand(): Command {
     .description('check the installed node: layout, modes and owners, unit, Node, service and clock, token, database')
     .option('--root <dir>', 'the staging directory the node was installed under')
     .addHelpText('after', '\nExample:\n  $ sudo swarm-node doctor\n  $ swarm-node doctor --json | jq \'.checks[] | select(.status != "ok")\'')
-    .action(async (flags: { root?: string }, command: Command) => {
-      const ctx = contextFor(command);
-      const [{ resolveInstallLayout }, { runDoctor }, { readConfigFile, resolveConfig }, { SvcError }] = await Promise.all([
-        import('../../node/install/target.js'),
-        import('../../node/install/doctor.js'),
-        import('../../node/config.js'),
-        import('../../contract/errors.js'),
-      ]);
-      const layout = resolveInstallLayout(flags.root);
-      const config = resolveConfig({
-        flags: { base_url: command.optsWithGlobals<{ baseUrl?: string }>().baseUrl },
-        env: ctx.env,
-        file: readConfigFile(layout.configFile),
-      });
-      const report = await runDoctor({ layout, clock: ctx.clock, baseUrl: config.base_url });
+    .action(async (_flags: { root?: string }, command: Command) => {
+      const ctx = contextFor(command, 'install');
+      const [{ runDoctor }, { SvcError }] = await Promise.all([import('../../node/install/doctor.js'), import('../../contract/errors.js')]);
+      const layout = ctx.layout();
+      const report = await runDoctor({ layout, clock: ctx.clock, client: await ctx.client() });
       const failed = report.checks.filter((check) => check.status === 'fail');
       // One JSON document either way: the report, or the error carrying the same checks.
       if (failed.length === 0 || !ctx.json) ctx.output.result(report, humanReport);

@@ -1,12 +1,8 @@
 // swarm-node install: enroll with the deploy token, then install the node (issue 4 §1, §2). The work is in
 // src/node/install/; this file parses, reads the token, and renders.
 import { Command, Option } from 'commander';
-import type { ChalkInstance } from 'chalk';
 import { SvcError } from '../../contract/errors.js';
-import type { InstallResult } from '../../node/install/install-node.js';
-import type { InstallLayout } from '../../node/install/layout.js';
-import { describeChange } from '../../node/install/plan.js';
-import { contextFor, type CommandContext } from '../context.js';
+import { contextFor } from '../context.js';
 
 interface InstallFlags {
   deployTokenFile?: string;
@@ -39,95 +35,31 @@ Example:
   $ swarm-node install --root /tmp/stage --no-start --deploy-token-file ./deploy-token`,
     )
     .action(async (flags: InstallFlags, command: Command) => {
-      const ctx = contextFor(command);
+      const ctx = contextFor(command, 'install');
       refuseTokenArgument(flags);
-      const { resolveInstallLayout, readDeployToken } = await import('../../node/install/target.js');
-      const layout = resolveInstallLayout(flags.root);
+      const [{ readDeployToken }, { installPackage }, { installDeps, renderInstall }] = await Promise.all([
+        import('../../node/install/deploy-token.js'),
+        import('../../node/install/install-package.js'),
+        import('../install-result.js'),
+      ]);
+      const layout = ctx.layout();
       const deployToken = readDeployToken(flags.deployTokenFile, ctx.env);
       // Read once; systemctl and useradd, run later, inherit the environment and have no use for it.
       delete ctx.env.SVC_DEPLOY_TOKEN;
-      const result = await runInstall(ctx, layout, {
+      const result = await installPackage(installDeps(ctx, layout), {
         deployToken,
         from: flags.from,
         start: flags.start,
         dryRun: flags.dryRun === true,
-        baseUrl: command.optsWithGlobals<{ baseUrl?: string }>().baseUrl,
       });
       renderInstall(ctx, result, flags.dryRun === true ? 'would install' : 'installed');
     });
 }
 
-export function refuseTokenArgument(flags: { deployToken?: string }): void {
+function refuseTokenArgument(flags: { deployToken?: string }): void {
   if (flags.deployToken !== undefined) {
     throw new SvcError('usage', 'the deploy token is never taken as an argument (other users can read it in ps)', {
       remedy: 'Pass it in a file with --deploy-token-file <file>, or in the environment as SVC_DEPLOY_TOKEN.',
     });
   }
-}
-
-/** Shared by install and upgrade: everything but the token check. */
-export async function runInstall(
-  ctx: CommandContext,
-  layout: InstallLayout,
-  options: {
-    deployToken: string | undefined;
-    from: string | undefined;
-    start: boolean;
-    dryRun: boolean;
-    baseUrl: string | undefined;
-    requireInstalled?: boolean;
-  },
-): Promise<InstallResult> {
-  const [{ installNode }, { readPackageSource, runningPackageDir }, { serviceManager }, { readConfigFile, resolveConfig }, { ServiceClient }] =
-    await Promise.all([
-      import('../../node/install/install-node.js'),
-      import('../../node/install/package-source.js'),
-      import('../../node/install/systemctl.js'),
-      import('../../node/config.js'),
-      import('../../node/service-client.js'),
-    ]);
-  const source = readPackageSource(options.from ?? runningPackageDir());
-  // The install's own config file, not the CLI's home: --root may point elsewhere.
-  const config = resolveConfig({ flags: { base_url: options.baseUrl }, env: ctx.env, file: readConfigFile(layout.configFile) });
-  const client = new ServiceClient({ baseUrl: config.base_url, deadlineMs: config.timeout_seconds * 1000 });
-  try {
-    return await installNode({
-      layout,
-      source,
-      deployToken: options.deployToken,
-      config,
-      enroll: (token) => client.enroll(token),
-      services: serviceManager({ noStart: !options.start, onHost: layout.onHost }),
-      env: ctx.env,
-      dryRun: options.dryRun,
-      now: () => new Date(ctx.clock.now()),
-      log: (line) => (options.dryRun ? undefined : ctx.output.info(line)),
-      requireInstalled: options.requireInstalled ?? false,
-    });
-  } finally {
-    await client.close();
-  }
-}
-
-export function renderInstall(ctx: CommandContext, result: InstallResult, verb: string): void {
-  for (const warning of result.service.warnings) ctx.output.warn(warning);
-  if (result.service.action === 'skipped') {
-    const start = 'systemctl daemon-reload && systemctl enable --now svc-swarm-node';
-    ctx.output.warn(
-      result.dry_run
-        ? `the service would not be started: ${result.service.reason}`
-        : `not starting the service: ${result.service.reason}; on the host, start it with: ${start}`,
-    );
-  }
-  ctx.output.result(result, (data, style) => humanInstall(data, style, verb));
-}
-
-function humanInstall(result: InstallResult, style: ChalkInstance, verb: string): string {
-  const where = result.root === '/' ? '' : ` under ${result.root}`;
-  if (result.changes.length === 0) return `nothing to change: swarm-node ${result.version} is installed${where} as node ${result.node_id}`;
-  const lines = result.dry_run ? result.changes.map(describeChange) : [];
-  const node = result.node_id === null ? (result.enrolled ? 'enrolling with the deploy token first' : '') : `node ${result.node_id}`;
-  lines.push(style.green(`${verb} swarm-node ${result.version}${where}${node === '' ? '' : `, ${node}`}: ${result.changes.length} change(s); service ${result.service.action}`));
-  if (result.database_backup !== null) lines.push(`database backed up to ${result.database_backup}`);
-  return lines.join('\n');
 }

@@ -11,10 +11,9 @@ export function listCommand(): Command {
     .addHelpText('after', '\n"Spent today" counts charges since 00:00 UTC, the day the daily cap counts.\n\nExample:\n  $ swarm-node list\n  $ swarm-node list --json | jq -r \'.registrations[].agent_id\'')
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
-      const { registrationRows, startOfUtcDay } = await import('../../node/registrations.js');
-      const now = ctx.clock.now();
-      const registrations = registrationRows(await ctx.store(), now);
-      ctx.output.result({ registrations, day_start: new Date(startOfUtcDay(now)).toISOString() }, ({ registrations: rows }, style) => {
+      const { registrationList } = await import('../../node/registrations.js');
+      const list = registrationList(await ctx.store(), ctx.clock.now());
+      ctx.output.result(list, ({ registrations: rows }, style) => {
         if (rows.length === 0) return '';
         return table(
           ['AGENT', 'EVERY', 'DAILY CAP', 'SPENT TODAY', 'LAST RUN', 'NEXT RUN'].map((h) => style.bold(h)),
@@ -29,7 +28,7 @@ export function listCommand(): Command {
           ['left', 'left', 'right', 'right'],
         );
       });
-      if (registrations.length === 0) ctx.output.info('No agents registered. Register one: swarm-node register <agent_id> (see swarm-node agents).');
+      if (list.registrations.length === 0) ctx.output.info('No agents registered. Register one: swarm-node register <agent_id> (see swarm-node agents).');
     });
 }
 

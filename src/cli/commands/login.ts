@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { SvcError } from '../../contract/errors.js';
 import { TIER_IDS, type TierId } from '../../contract/tiers.js';
 import type { NodeEnrollment } from '../../node/credentials.js';
-import { loginWithPayment, loginWithToken, nodeLogin, normalizeTokenText, type PaymentLogin, type SignedIn } from '../../node/session.js';
+import type { SignedIn, SignInWith } from '../../node/session.js';
 import { contextFor, type CommandContext } from '../context.js';
 import { keyValues } from '../table.js';
 
@@ -43,9 +43,11 @@ Example:
     )
     .action(async (options: LoginOptions, command: Command) => {
       const ctx = contextFor(command);
-      const how = howToSignIn(ctx, options);
+      // Loaded here, not at start: --help and every other command have no use for them.
+      const [session, token] = await Promise.all([import('../../node/session.js'), import('../../node/token.js')]);
+      const how = howToSignIn(ctx, options, { nodeLogin: session.nodeLogin, normalizeTokenText: token.normalizeTokenText });
       const deps = { client: await ctx.client(), clock: ctx.clock, credentialsFile: ctx.paths.credentialsFile };
-      const signedIn: SignedIn = 'token' in how ? await loginWithToken(deps, how.token) : await loginWithPayment(deps, how.login);
+      const signedIn = await session.signIn(deps, how);
       ctx.output.result(signedIn, renderSignedIn);
       ctx.output.info(`Token stored in ${signedIn.credentials_file} (mode 0600).`);
       if (signedIn.docs_sections.length > 0) ctx.output.info(`Next: read the unlocked docs (swarm-node docs ${signedIn.docs_sections[0]}) or register an agent (swarm-node register <agent_id>).`);
@@ -53,7 +55,12 @@ Example:
 }
 
 /** A JWT given by file, stdin or SVC_JWT; or what to ask issue-token for, with its proof of payment. */
-function howToSignIn(ctx: CommandContext, options: LoginOptions): { token: string } | { login: PaymentLogin } {
+interface Readers {
+  nodeLogin: typeof import('../../node/session.js').nodeLogin;
+  normalizeTokenText: typeof import('../../node/token.js').normalizeTokenText;
+}
+
+function howToSignIn(ctx: CommandContext, options: LoginOptions, { nodeLogin, normalizeTokenText }: Readers): SignInWith {
   if (options.offer !== undefined && options.tier !== undefined && options.offer !== options.tier) {
     throw new SvcError('usage', '--offer and --tier are one option (an alias); give it once');
   }
@@ -70,7 +77,7 @@ function howToSignIn(ctx: CommandContext, options: LoginOptions): { token: strin
     if (asNode === undefined) throw paymentNeeded();
     return { login: { ...asNode, email: options.email, offer } };
   }
-  if (options.tokenFile !== undefined) return { token: readTokenFile(options.tokenFile) };
+  if (options.tokenFile !== undefined) return { token: normalizeTokenText(readTokenFile(options.tokenFile), options.tokenFile) };
   if (options.tokenStdin === true) {
     if (process.stdin.isTTY) {
       throw new SvcError('usage', '--token-stdin reads a piped token and never prompts', { remedy: 'Pipe it: swarm-node login --token-stdin < token-file' });
@@ -97,13 +104,11 @@ function paymentNeeded(): SvcError {
 }
 
 function readTokenFile(file: string): string {
-  let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (error) {
     throw new SvcError('usage', `cannot read the token file ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
   }
-  return normalizeTokenText(text, file);
 }
 
 export function renderSignedIn(signedIn: SignedIn): string {

@@ -1,6 +1,5 @@
 // swarm-node logout: forget the stored JWT; the node's enrollment (from install) stays.
 import { Command } from 'commander';
-import { logout } from '../../node/session.js';
 import { contextFor } from '../context.js';
 
 export function logoutCommand(): Command {
@@ -9,6 +8,7 @@ export function logoutCommand(): Command {
     .addHelpText('after', '\nExample:\n  $ swarm-node logout')
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
+      const { logout } = await import('../../node/session.js');
       const result = logout(ctx.paths.credentialsFile);
       ctx.output.result(result, (r) => (r.signed_out ? `Signed out ${r.sub}.` : 'Not signed in; nothing to forget.'));
     });

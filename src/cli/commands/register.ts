@@ -1,35 +1,13 @@
 // swarm-node register: add an agent to this node, or change its schedule and daily cap (issue 3).
-import { Command, InvalidArgumentError } from 'commander';
-import { formatDollars, parseDollarsToCents } from '../../contract/money.js';
-import { formatDuration, parseDuration } from '../../node/duration.js';
-import { SvcError } from '../../contract/errors.js';
+import { Command } from 'commander';
+import { formatDollars } from '../../contract/money.js';
+import { formatDuration } from '../../node/duration.js';
 import { contextFor } from '../context.js';
-
-/** What clears a value. A word, not null: commander turns an option value of null into ''. */
-const CLEARED = 'none';
-export type Cleared = typeof CLEARED;
+import { cleared, parseDailyCap, parseEvery, type Cleared } from '../schedule-options.js';
 
 interface RegisterOptions {
   every?: number | Cleared;
   dailyCap?: number | Cleared;
-}
-
-const CLEAR = new Set(['none', 'off']);
-
-export function parseEvery(value: string): number | Cleared {
-  if (CLEAR.has(value)) return CLEARED;
-  try {
-    return parseDuration(value);
-  } catch (error) {
-    throw new InvalidArgumentError((error as SvcError).message + ' (1s..7d, e.g. 30s, 5m, 1h, or none)');
-  }
-}
-
-export function parseDailyCap(value: string): number | Cleared {
-  if (CLEAR.has(value)) return CLEARED;
-  const cents = parseDollarsToCents(value);
-  if (cents === undefined) throw new InvalidArgumentError('give dollars such as 1.50 or 2 (or none)');
-  return cents;
 }
 
 export function registerCommand(): Command {
@@ -78,8 +56,4 @@ Example:
           : `The daemon runs it every ${every} (swarm-node status shows whether it is running); run it now: swarm-node run ${agent.agent_id}`,
       );
     });
-}
-
-export function cleared(value: number | Cleared | undefined): number | null | undefined {
-  return value === CLEARED ? null : value;
 }

@@ -20,12 +20,12 @@ Example:
     .action(async (agentId: string, _options: unknown, command: Command) => {
       const ctx = contextFor(command);
       const jwt = ctx.requireJwt();
-      const { runAgent, settlePendingRuns } = await import('../../node/run-agent.js');
+      const [{ runAgent, settlePendingRuns }, { succeededOrThrow }] = await Promise.all([import('../../node/run-agent.js'), import('../../node/run-errors.js')]);
       const deps = { db: await ctx.store(), client: await ctx.client(), clock: ctx.clock, jwt, source: 'cli' as const };
       const earlier = await settlePendingRuns(deps);
       if (earlier.settled > 0) ctx.output.info(`Settled ${earlier.settled} earlier run(s) whose answer had been lost (same key, not charged twice).`);
       if (earlier.expired > 0) ctx.output.warn(`${earlier.expired} earlier run(s) stayed unanswered past the 24 h key lifetime; marked failed (outcome_unknown).`);
-      const result = await ctx.output.spin(`Running ${agentId}`, () => runAgent(deps, agentId));
+      const result = await ctx.output.spin(`Running ${agentId}`, async () => succeededOrThrow(await runAgent(deps, agentId)));
       ctx.output.result(result, (r, style) => {
         const head = `${style.green('✓')} ${r.agent_id} run ${r.run_id}: charged ${formatDollars(r.charged_cents)}, balance ${formatDollars(r.balance_cents)}`;
         return `${head}\n${JSON.stringify(r.output, null, 2)}`;

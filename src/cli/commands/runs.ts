@@ -1,6 +1,5 @@
 // swarm-node runs: the local run journal, newest first, with totals.
 import { Command, InvalidArgumentError } from 'commander';
-import { isAgentId } from '../../contract/agents.js';
 import { formatDollars } from '../../contract/money.js';
 import { contextFor } from '../context.js';
 import { shortTime, table } from '../table.js';
@@ -21,10 +20,8 @@ export function runsCommand(): Command {
     .addHelpText('after', '\nExits 5 when --agent names no agent of the catalog (swarm-node agents).\n\nExample:\n  $ swarm-node runs --agent agent_ops_monitor_004 --limit 5\n  $ swarm-node runs --json | jq .totals.charged_cents')
     .action(async (options: { agent?: string; limit: number }, command: Command) => {
       const ctx = contextFor(command);
-      const [{ runHistory }, { agentNotFound }] = await Promise.all([import('../../node/run-history.js'), import('../../node/registrations.js')]);
-      const history = runHistory(await ctx.store(), { ...(options.agent === undefined ? {} : { agentId: options.agent }), limit: options.limit });
-      // A mistyped id is an error, not an empty history; an agent gone from the catalog still shows the runs it had.
-      if (options.agent !== undefined && !isAgentId(options.agent) && history.totals.runs === 0) throw agentNotFound(options.agent);
+      const { runsOf } = await import('../../node/run-history.js');
+      const history = runsOf(await ctx.store(), { ...(options.agent === undefined ? {} : { agentId: options.agent }), limit: options.limit });
       ctx.output.result(history, ({ runs, totals }, style) => {
         if (runs.length === 0) return '';
         const statusColour = (status: string): string =>

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { formatDollars } from '../../contract/money.js';
 import { contextFor } from '../context.js';
-import type { AgentSchedule, DaemonStatus } from '../../node/daemon/state.js';
+import type { AgentSchedule, DaemonStatus } from '../../node/store/daemon-state.js';
 import { keyValues } from '../table.js';
 
 export function statusCommand(): Command {

@@ -1,9 +1,7 @@
 // swarm-node uninstall: stop the service and remove what install wrote (issue 4 §6). It never calls the service.
-import { existsSync } from 'node:fs';
 import { Command } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { SvcError } from '../../contract/errors.js';
-import type { InstallLayout } from '../../node/install/layout.js';
 import { describeChange } from '../../node/install/plan.js';
 import type { UninstallResult } from '../../node/install/uninstall-node.js';
 import { contextFor, type CommandContext } from '../context.js';
@@ -34,24 +32,15 @@ Example:
   $ sudo swarm-node uninstall --purge --yes`,
     )
     .action(async (flags: UninstallFlags, command: Command) => {
-      const ctx = contextFor(command);
+      const ctx = contextFor(command, 'install');
       const dryRun = flags.dryRun === true;
-      const [{ resolveInstallLayout }, { uninstallNode }, { serviceManager }] = await Promise.all([
-        import('../../node/install/target.js'),
-        import('../../node/install/uninstall-node.js'),
-        import('../../node/install/systemctl.js'),
-      ]);
-      const layout = resolveInstallLayout(flags.root);
-      if (layout.onHost && process.getuid?.() !== 0 && !dryRun) {
-        throw new SvcError('usage', 'uninstalling from this host needs root', { remedy: 'Run it with sudo, or pass --root <dir> for a staging directory.' });
-      }
-      if (flags.purge === true && !dryRun && flags.yes !== true) await confirmPurge(ctx, layout);
+      const { uninstallNode } = await import('../../node/install/uninstall-node.js');
       const result = await uninstallNode({
-        layout,
+        layout: ctx.layout(),
         purge: flags.purge === true,
-        services: serviceManager({ noStart: false, onHost: layout.onHost }),
         dryRun,
         log: (line) => (dryRun ? undefined : ctx.output.info(line)),
+        ...(flags.yes === true ? {} : { confirmPurge: (doomed) => confirmPurge(ctx, doomed) }),
       });
       for (const warning of result.service.warnings) ctx.output.warn(warning);
       if (result.service.action === 'skipped') ctx.output.warn(`not stopping the service: ${result.service.reason}`);
@@ -60,9 +49,7 @@ Example:
 }
 
 /** What --purge would destroy that a later install cannot bring back; asked about, or --yes, before it goes. */
-async function confirmPurge(ctx: CommandContext, layout: InstallLayout): Promise<void> {
-  const doomed = [layout.varDir, layout.credentialsFile].filter((path) => existsSync(path));
-  if (doomed.length === 0) return;
+async function confirmPurge(ctx: CommandContext, doomed: string[]): Promise<void> {
   if (!ctx.canPrompt()) {
     throw new SvcError('usage', `--purge deletes ${listed(doomed)} for good, and there is no terminal to confirm it on`, {
       remedy: 'Add --yes to confirm (swarm-node uninstall --purge --yes), or see what it removes with --purge --dry-run.',

@@ -1,11 +1,11 @@
 // swarm-node upgrade: install a newer package as a new release and switch to it, or --rollback to the previous
 // release (issue 4 §5). The node must be installed already; no token is involved.
 import { Command } from 'commander';
+import { SvcError } from '../../contract/errors.js';
 import type { ChalkInstance } from 'chalk';
 import { describeChange } from '../../node/install/plan.js';
 import type { RollbackResult } from '../../node/install/rollback.js';
 import { contextFor } from '../context.js';
-import { renderInstall, runInstall } from './install.js';
 
 interface UpgradeFlags {
   from?: string;
@@ -34,25 +34,17 @@ Example:
   $ sudo swarm-node upgrade --rollback`,
     )
     .action(async (flags: UpgradeFlags, command: Command) => {
-      const ctx = contextFor(command);
-      const { resolveInstallLayout } = await import('../../node/install/target.js');
-      const layout = resolveInstallLayout(flags.root);
+      const ctx = contextFor(command, 'install');
+      const layout = ctx.layout();
       const dryRun = flags.dryRun === true;
       if (flags.rollback) {
-        const { SvcError } = await import('../../contract/errors.js');
         if (flags.from !== undefined) {
           throw new SvcError('usage', '--rollback and --from do not go together', { remedy: 'Roll back, or upgrade to a package; not both.' });
         }
-        if (layout.onHost && process.getuid?.() !== 0 && !dryRun) {
-          throw new SvcError('usage', 'rolling back the node on this host needs root', { remedy: 'Run it with sudo.' });
-        }
-        const [{ rollbackRelease }, { serviceManager }] = await Promise.all([
-          import('../../node/install/rollback.js'),
-          import('../../node/install/systemctl.js'),
-        ]);
+        const { rollbackRelease } = await import('../../node/install/rollback.js');
         const result = await rollbackRelease({
           layout,
-          services: serviceManager({ noStart: !flags.start, onHost: layout.onHost }),
+          start: flags.start,
           dryRun,
           now: () => new Date(ctx.clock.now()),
           log: (line) => (dryRun ? undefined : ctx.output.info(line)),
@@ -62,14 +54,11 @@ Example:
         ctx.output.result(result, humanRollback);
         return;
       }
-      const result = await runInstall(ctx, layout, {
-        deployToken: undefined,
-        from: flags.from,
-        start: flags.start,
-        dryRun,
-        baseUrl: command.optsWithGlobals<{ baseUrl?: string }>().baseUrl,
-        requireInstalled: true,
-      });
+      const [{ installPackage }, { installDeps, renderInstall }] = await Promise.all([
+        import('../../node/install/install-package.js'),
+        import('../install-result.js'),
+      ]);
+      const result = await installPackage(installDeps(ctx, layout), { deployToken: undefined, from: flags.from, start: flags.start, dryRun, requireInstalled: true });
       renderInstall(ctx, result, dryRun ? 'would upgrade to' : 'upgraded to');
     });
 }

@@ -36,32 +36,16 @@ export function walletCommand(): Command {
       const warning = 'this URL holds your access token, a secret: open it yourself; do not share it, log it or paste it into a chat';
       let opened = false;
       if (options.open === true) {
-        const opener = browserOpener(ctx.env);
-        if (opener === undefined) {
-          ctx.output.warn('cannot open a browser here (no display); open the URL on a machine with a browser');
-        } else {
-          // The opener gets a private page that forwards to the URL, never the URL: argv is visible in `ps`.
-          const [{ execa }, { writeHandoffPage }] = await Promise.all([import('execa'), import('../../node/browser-handoff.js')]);
-          const page = writeHandoffPage(url);
-          const outcome = await execa(opener, [page.path], { reject: false, stdio: 'ignore', timeout: 10_000 });
-          opened = outcome.exitCode === 0;
-          if (opened) page.removeLater();
-          else {
-            page.remove();
-            ctx.output.warn(`${opener} could not open the browser; open the URL yourself`);
-          }
-        }
+        // The opener gets a private page that forwards to the URL, never the URL: argv is visible in `ps`.
+        const { openSecretUrl } = await import('../../node/browser-handoff.js');
+        const attempt = await openSecretUrl(url, ctx.env);
+        opened = attempt.opened;
+        if (!attempt.opened && attempt.why === 'no_display') ctx.output.warn('cannot open a browser here (no display); open the URL on a machine with a browser');
+        if (!attempt.opened && attempt.why === 'opener_failed') ctx.output.warn(`${attempt.opener} could not open the browser; open the URL yourself`);
       }
       ctx.output.warn(warning);
       ctx.output.result({ wallet_login_url: url, opened, warning }, (r) => r.wallet_login_url);
     });
 
   return wallet;
-}
-
-/** The desktop's URL opener, when there is a desktop to open it on. */
-function browserOpener(env: NodeJS.ProcessEnv): string | undefined {
-  if (process.platform === 'darwin') return 'open';
-  if (process.platform === 'win32') return undefined;
-  return env.DISPLAY || env.WAYLAND_DISPLAY ? 'xdg-open' : undefined;
 }

@@ -1,6 +1,5 @@
 // swarm-node whoami: the service's verdict on the stored JWT, with its claims and the days it has left.
 import { Command } from 'commander';
-import { verifyToken } from '../../node/session.js';
 import { contextFor } from '../context.js';
 import { keyValues } from '../table.js';
 
@@ -11,6 +10,7 @@ export function whoamiCommand(): Command {
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
       const jwt = ctx.requireJwt();
+      const { verifyToken } = await import('../../node/session.js');
       const signedIn = await verifyToken({ client: await ctx.client(), clock: ctx.clock, credentialsFile: ctx.paths.credentialsFile }, jwt.token);
       const { credentials_file: _file, ...identity } = signedIn;
       ctx.output.result(identity, (who) =>

@@ -9,7 +9,7 @@ import { isEmailAddress } from '../../contract/email.js';
 import { TIER_IDS, type TierId } from '../../contract/tiers.js';
 import { answering, missingFlags, notATerminal, type WizardFlags, type WizardPrompts } from '../../node/wizard/questions.js';
 import { contextFor, type CommandContext } from '../context.js';
-import { cleared, parseDailyCap, parseEvery, type Cleared } from './register.js';
+import { cleared, parseDailyCap, parseEvery, type Cleared } from '../schedule-options.js';
 
 interface WizardOptions {
   email?: string;
@@ -87,14 +87,7 @@ Example:
 
       // Ctrl+C while a spinner waits (no prompt to catch it) ends the wait at once, and the program exits 130
       // through main.ts.
-      const interrupted = new AbortController();
-      const onInterrupt = (): void => interrupted.abort();
-      process.on('SIGINT', onInterrupt);
-      try {
-        await runAndReport(ctx, flags, prompts, interrupted.signal);
-      } finally {
-        process.off('SIGINT', onInterrupt);
-      }
+      await runAndReport(ctx, flags, prompts, ctx.interruption());
     });
 }
 

@@ -1,16 +1,22 @@
 // issue 4 §7: `swarm-node doctor` checks an installed node and, for every failed check, prints the command that
-// fixes it. Checks only read: the database is opened read-only, the service is asked a public GET.
+// fixes it. Checks only read: the database is opened read-only, the service is asked a public GET (the same ping
+// `status` measures latency with).
 import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { EnvHttpProxyAgent, request } from 'undici';
+import { SvcError } from '../../contract/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { CREDENTIALS_MODE, type Credentials } from '../credentials.js';
+import { describeVersion, isAtLeast, minimumNode } from '../node-version.js';
+import { ServiceClient, type ServicePing } from '../service-client.js';
+import { expiresSoon, expiryOf } from '../token.js';
+import { integrityFindings } from '../store/file-checks.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
-import { hostPathOf, SERVICE_USER, UNIT_IN_RELEASE, type InstallLayout } from './layout.js';
+import { hostPathOf, SERVICE_USER, UNIT_IN_RELEASE, type InstallLayout } from '../location.js';
 import { readLink } from './links.js';
 import { lookupServiceUser } from './service-user.js';
+import { unitOfRelease } from './unit-file.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
@@ -32,17 +38,14 @@ export interface DoctorReport {
 export interface DoctorOptions {
   layout: InstallLayout;
   clock: Clock;
-  /** The base URL in force (flag > env > config file). */
-  baseUrl: string;
+  /** The node's client, on the base URL in force (flag > env > the install's config file). */
+  client: ServiceClient;
   /** How far the service's clock may be from ours before tokens and webhook signatures misbehave. */
   maxClockSkewSeconds?: number;
-  serviceTimeoutMs?: number;
 }
 
-export const MIN_NODE = [20, 18] as const;
 /** systemd's default PATH for services: where `#!/usr/bin/env node` in ExecStart looks. */
 const SYSTEMD_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
-const TOKEN_WARN_SECONDS = 3 * 24 * 60 * 60;
 
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const { layout } = options;
@@ -126,7 +129,7 @@ function checkUnit(layout: InstallLayout, rootFlag: string): DoctorCheck {
   if (!existsSync(layout.unitFile)) return { name: 'unit', status: 'fail', detail: `${layout.unitFile} is missing`, fix };
   const shipped = join(layout.currentLink, UNIT_IN_RELEASE);
   if (!existsSync(shipped)) return { name: 'unit', status: 'fail', detail: 'the current release has no unit to compare with', fix };
-  if (readFileSync(layout.unitFile, 'utf8') !== readFileSync(shipped, 'utf8')) {
+  if (readFileSync(layout.unitFile, 'utf8') !== unitOfRelease(layout.currentLink)) {
     return {
       name: 'unit',
       status: 'fail',
@@ -138,16 +141,16 @@ function checkUnit(layout: InstallLayout, rootFlag: string): DoctorCheck {
 }
 
 async function checkNode(): Promise<DoctorCheck> {
-  const fix = 'install Node.js 20.18 or newer into /usr/bin or /usr/local/bin (https://nodejs.org/en/download/package-manager)';
+  const minimum = minimumNode();
+  const fix = `install Node.js ${describeVersion(minimum)} or newer into /usr/bin or /usr/local/bin (https://nodejs.org/en/download/package-manager)`;
   const node = SYSTEMD_PATH.map((dir) => join(dir, 'node')).find((path) => existsSync(path));
   if (node === undefined) {
     return { name: 'node', status: 'fail', detail: `no node on the service's PATH (${SYSTEMD_PATH.join(':')}); ExecStart cannot start`, fix };
   }
   const result = await execa(node, ['-v'], { reject: false, stdin: 'ignore', timeout: 10_000 });
   const version = String(result.stdout).trim().replace(/^v/, '');
-  const [major = 0, minor = 0] = version.split('.').map(Number);
-  if (result.exitCode !== 0 || major < MIN_NODE[0] || (major === MIN_NODE[0] && minor < MIN_NODE[1])) {
-    return { name: 'node', status: 'fail', detail: `${node} is ${version || 'not runnable'}; swarm-node needs ${MIN_NODE.join('.')} or newer`, fix };
+  if (result.exitCode !== 0 || !isAtLeast(version, minimum)) {
+    return { name: 'node', status: 'fail', detail: `${node} is ${version || 'not runnable'}; swarm-node needs ${describeVersion(minimum)} or newer`, fix };
   }
   return { name: 'node', status: 'ok', detail: `${node} v${version}` };
 }
@@ -161,43 +164,24 @@ function checkEnrollment(credentials: Credentials | Error, rootFlag: string): Do
 }
 
 async function checkService(options: DoctorOptions): Promise<DoctorCheck[]> {
-  const url = `${options.baseUrl.replace(/\/+$/, '')}/v1/swarm/agents`;
-  const sentAt = options.clock.now();
-  let dateHeader: string | undefined;
+  const { client } = options;
+  const url = `${client.baseUrl}${ServiceClient.PING_PATH}`;
+  let ping: ServicePing;
   try {
-    // The same proxy rules as every other call of the node (service-client.ts).
-    const dispatcher = new EnvHttpProxyAgent();
-    try {
-      const response = await request(url, {
-        method: 'GET',
-        dispatcher,
-        headersTimeout: options.serviceTimeoutMs ?? 10_000,
-        bodyTimeout: options.serviceTimeoutMs ?? 10_000,
-      });
-      await response.body.dump();
-      if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}`);
-      const header = response.headers.date;
-      dateHeader = Array.isArray(header) ? header[0] : header;
-    } finally {
-      await dispatcher.close();
-    }
+    ping = await client.ping();
   } catch (error) {
-    const why = (error as { code?: string }).code ?? (error as Error).message;
     return [
       {
         name: 'service',
         status: 'fail',
-        detail: `cannot reach ${url} (${why})`,
+        detail: `cannot reach ${url} (${whyUnreachable(error)})`,
         fix: `check the URL and the network: swarm-node config get base_url; curl -sS ${url}`,
       },
     ];
   }
-  const reachable: DoctorCheck = { name: 'service', status: 'ok', detail: `${options.baseUrl} answers` };
-  const serverTime = dateHeader === undefined ? Number.NaN : Date.parse(dateHeader);
-  if (Number.isNaN(serverTime)) return [reachable, { name: 'clock', status: 'warn', detail: 'the service sent no Date header to compare clocks with' }];
-  // Date has whole seconds: compare with the middle of the exchange and allow that second.
-  const localTime = (sentAt + options.clock.now()) / 2;
-  const skewSeconds = Math.round(Math.abs(serverTime + 500 - localTime) / 1000);
+  const reachable: DoctorCheck = { name: 'service', status: 'ok', detail: `${client.baseUrl} answers` };
+  if (ping.clockSkewMs === undefined) return [reachable, { name: 'clock', status: 'warn', detail: 'the service sent no Date header to compare clocks with' }];
+  const skewSeconds = Math.round(Math.abs(ping.clockSkewMs) / 1000);
   const max = options.maxClockSkewSeconds ?? 60;
   const clock: DoctorCheck =
     skewSeconds > max
@@ -211,52 +195,39 @@ async function checkService(options: DoctorOptions): Promise<DoctorCheck[]> {
   return [reachable, clock];
 }
 
+/** The network's code (ECONNREFUSED), or the HTTP status the service answered with. */
+function whyUnreachable(error: unknown): string {
+  if (error instanceof SvcError && error.code !== 'service_unreachable') return `HTTP ${error.status}`;
+  const cause = (error instanceof SvcError ? error.cause : error) as { code?: string; cause?: { code?: string } } | undefined;
+  return cause?.code ?? cause?.cause?.code ?? (error as Error).message;
+}
+
 function checkToken(credentials: Credentials | Error, clock: Clock): DoctorCheck {
   const fix = 'swarm-node login';
   if (credentials instanceof Error || credentials.jwt === undefined) {
     return { name: 'token', status: 'warn', detail: 'no access token stored yet (needed to run agents)', fix };
   }
   // Decoded, not verified: the node does not hold the signing key; only the expiry is read.
-  const exp = jwtExpiry(credentials.jwt.token);
+  const exp = expiryOf(credentials.jwt.token);
   if (exp === undefined) return { name: 'token', status: 'fail', detail: 'the stored access token is not a readable JWT', fix };
   const left = exp - Math.floor(clock.now() / 1000);
   const at = new Date(exp * 1000).toISOString();
   if (left <= 0) return { name: 'token', status: 'fail', detail: `the access token expired at ${at}`, fix };
-  if (left < TOKEN_WARN_SECONDS) return { name: 'token', status: 'warn', detail: `the access token expires at ${at}`, fix };
+  if (expiresSoon(exp * 1000, clock.now())) return { name: 'token', status: 'warn', detail: `the access token expires at ${at}`, fix };
   return { name: 'token', status: 'ok', detail: `valid until ${at}` };
-}
-
-export function jwtExpiry(token: string): number | undefined {
-  const payload = token.split('.')[1];
-  if (payload === undefined) return undefined;
-  try {
-    const claims: unknown = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-    const exp = (claims as { exp?: unknown }).exp;
-    return typeof exp === 'number' && Number.isFinite(exp) ? exp : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 async function checkDatabase(layout: InstallLayout): Promise<DoctorCheck> {
   if (!existsSync(layout.databaseFile)) return { name: 'database', status: 'ok', detail: 'not created yet (the first command or the daemon creates it)' };
-  const { default: Database } = await import('better-sqlite3');
   const latestBackup = listFiles(layout.backupsDir).sort().at(-1);
   const fix =
     latestBackup === undefined
       ? `move it aside and start afresh: systemctl stop svc-swarm-node && mv ${layout.databaseFile} ${layout.databaseFile}.broken`
       : `restore the latest backup: systemctl stop svc-swarm-node && cp ${latestBackup} ${layout.databaseFile}`;
   try {
-    // Not read-only, for the reason in db-backup.ts; integrity_check itself writes nothing.
-    const db = new Database(layout.databaseFile, { fileMustExist: true });
-    try {
-      const rows = db.pragma('integrity_check') as Array<{ integrity_check: string }>;
-      const findings = rows.map((row) => row.integrity_check);
-      if (findings.length === 1 && findings[0] === 'ok') return { name: 'database', status: 'ok', detail: `${layout.databaseFile}: integrity_check ok` };
-      return { name: 'database', status: 'fail', detail: `integrity_check: ${findings.slice(0, 3).join('; ')}`, fix };
-    } finally {
-      db.close();
-    }
+    const findings = await integrityFindings(layout.databaseFile);
+    if (findings.length === 1 && findings[0] === 'ok') return { name: 'database', status: 'ok', detail: `${layout.databaseFile}: integrity_check ok` };
+    return { name: 'database', status: 'fail', detail: `integrity_check: ${findings.slice(0, 3).join('; ')}`, fix };
   } catch (error) {
     return { name: 'database', status: 'fail', detail: `cannot read ${layout.databaseFile}: ${(error as Error).message}`, fix };
   }

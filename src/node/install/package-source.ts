@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SvcError } from '../../contract/errors.js';
-import { UNIT_IN_RELEASE } from './layout.js';
+import { UNIT_IN_RELEASE } from '../location.js';
 
 export const PACKAGE_NAME = 'svc-swarm-node';
 /** A version becomes a directory name under releases/: no separators, no dot-only names. */

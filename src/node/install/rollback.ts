@@ -4,15 +4,17 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
-import { planCurrentSwitch, planHostFiles, settleService, type BackupRecord, type ServiceOutcome } from './install-node.js';
-import { UNIT_IN_RELEASE, type InstallLayout } from './layout.js';
+import { planCurrentSwitch, planHostFiles, type BackupRecord } from './release-switch.js';
+import { settleService, type ServiceOutcome } from './service-settle.js';
+import type { InstallLayout } from '../location.js';
 import { readLink } from './links.js';
 import { applySteps, type Change } from './plan.js';
-import type { ServiceManager } from './systemctl.js';
+import { serviceManager } from './systemctl.js';
 
 export interface RollbackOptions {
   layout: InstallLayout;
-  services: ServiceManager;
+  /** false for --no-start: no systemctl at all. */
+  start: boolean;
   dryRun: boolean;
   now: () => Date;
   log: (line: string) => void;
@@ -31,6 +33,10 @@ export interface RollbackResult {
 
 export async function rollbackRelease(options: RollbackOptions): Promise<RollbackResult> {
   const { layout } = options;
+  if (layout.onHost && process.getuid?.() !== 0 && !options.dryRun) {
+    throw new SvcError('usage', 'rolling back the node on this host needs root', { remedy: 'Run it with sudo.' });
+  }
+  const services = serviceManager({ noStart: !options.start, onHost: layout.onHost });
   const current = readLink(layout.currentLink);
   const previous = readLink(layout.previousLink);
   if (current === undefined || current === 'not-a-link') {
@@ -51,7 +57,7 @@ export async function rollbackRelease(options: RollbackOptions): Promise<Rollbac
   const backups: BackupRecord = { made: null };
   const steps = [
     ...planCurrentSwitch(layout, toVersion, options.now, backups),
-    ...planHostFiles(layout, join(targetDir, UNIT_IN_RELEASE), toVersion),
+    ...planHostFiles(layout, targetDir, toVersion),
   ];
   const changes = steps.map((step) => step.change);
   const result: RollbackResult = {
@@ -65,12 +71,12 @@ export async function rollbackRelease(options: RollbackOptions): Promise<Rollbac
   };
   if (options.dryRun) {
     result.service =
-      options.services.skipReason === undefined ? { action: 'restarted', warnings: [] } : { action: 'skipped', reason: options.services.skipReason, warnings: [] };
+      services.skipReason === undefined ? { action: 'restarted', warnings: [] } : { action: 'skipped', reason: services.skipReason, warnings: [] };
     return result;
   }
   await applySteps(steps, options.log);
   result.database_backup = backups.made;
-  result.service = await settleService(options.services, changes, layout.unitFile);
+  result.service = await settleService(services, changes, layout.unitFile);
   return result;
 }
 

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { execa } from 'execa';
 import { INSTALL_PATH } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
-import { SERVICE_USER } from './layout.js';
+import { SERVICE_USER } from '../location.js';
 
 export interface ServiceUser {
   uid: number;

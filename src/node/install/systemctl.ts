@@ -3,7 +3,7 @@
 // container, an image build) skips it with a reason, and a failing systemctl is reported as a warning.
 import { existsSync } from 'node:fs';
 import { execa } from 'execa';
-import { UNIT_NAME } from './layout.js';
+import { UNIT_NAME } from '../location.js';
 
 export interface ServiceManagerOptions {
   /** --no-start */

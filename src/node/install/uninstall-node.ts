@@ -3,18 +3,25 @@
 // It never calls the service, so it works when the service no longer knows the node.
 import { existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { InstallLayout } from './layout.js';
+import { SvcError } from '../../contract/errors.js';
+import type { InstallLayout } from '../location.js';
 import { readLink } from './links.js';
 import { applySteps, type Change, type Step } from './plan.js';
 import { removeServiceUser } from './service-user.js';
-import { SYSTEMCTL, type ServiceManager } from './systemctl.js';
+import { serviceManager, SYSTEMCTL, type ServiceManager } from './systemctl.js';
 
 export interface UninstallOptions {
   layout: InstallLayout;
   purge: boolean;
-  services: ServiceManager;
   dryRun: boolean;
   log: (line: string) => void;
+  /**
+   * Asked before --purge deletes what a later install cannot bring back (the journal, the credentials), with
+   * those paths; it throws to refuse. Absent: confirmed already (--yes).
+   */
+  confirmPurge?: (doomed: string[]) => Promise<void>;
+  /** The service manager; by default systemctl on the host (never for a staging root). */
+  services?: ServiceManager;
 }
 
 export interface UninstallResult {
@@ -27,7 +34,15 @@ export interface UninstallResult {
 }
 
 export async function uninstallNode(options: UninstallOptions): Promise<UninstallResult> {
-  const { layout, services, purge } = options;
+  const { layout, purge } = options;
+  if (layout.onHost && process.getuid?.() !== 0 && !options.dryRun) {
+    throw new SvcError('usage', 'uninstalling from this host needs root', { remedy: 'Run it with sudo, or pass --root <dir> for a staging directory.' });
+  }
+  if (purge && !options.dryRun && options.confirmPurge !== undefined) {
+    const doomed = [layout.varDir, layout.credentialsFile].filter((path) => existsSync(path));
+    if (doomed.length > 0) await options.confirmPurge(doomed);
+  }
+  const services = options.services ?? serviceManager({ noStart: false, onHost: layout.onHost });
   const warnings: string[] = [];
   const steps: Step[] = [];
   const remove = (path: string, detail: string) => {

@@ -1,7 +1,7 @@
 // The generated opt/svc/swarm-node/uninstall.sh (issue 4 §6): the same removal as `swarm-node uninstall`, in plain
 // sh, for when Node or the release is already gone. Every path in it is a constant of this file, never input.
 import { INSTALL_PATH } from '../../contract/claims.js';
-import { BIN_LINK_HOST_PATH, SERVICE_USER, UNIT_HOST_PATH, UNIT_NAME } from './layout.js';
+import { BIN_LINK_HOST_PATH, SERVICE_USER, UNIT_HOST_PATH, UNIT_NAME } from '../location.js';
 
 export const UNINSTALL_SCRIPT_MODE = 0o755;
 

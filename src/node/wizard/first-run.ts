@@ -4,6 +4,7 @@ import { formatDollars } from '../../contract/money.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { StoredJwt } from '../credentials.js';
 import { runAgent, type RunResult } from '../run-agent.js';
+import { succeededOrThrow } from '../run-errors.js';
 import type { AgentChoice, WizardQuestions } from './questions.js';
 import type { WizardStepDeps } from './ui.js';
 
@@ -19,8 +20,8 @@ export async function firstRun(
     deps.ui.info(`No run now; run it any time: swarm-node run ${agent.agent_id}`);
     return null;
   }
-  const result = await deps.ui.spin(`Running ${agent.agent_id}`, () =>
-    runAgent({ db, client: deps.client, clock: deps.clock, jwt, source: 'wizard' }, agent.agent_id),
+  const result = await deps.ui.spin(`Running ${agent.agent_id}`, async () =>
+    succeededOrThrow(await runAgent({ db, client: deps.client, clock: deps.clock, jwt, source: 'wizard' }, agent.agent_id)),
   );
   deps.ui.success(`✓ ${agent.name} ran (run ${result.run_id}): charged ${formatDollars(result.charged_cents)}, the wallet now holds ${formatDollars(result.balance_cents)}.`);
   deps.ui.info(`Result: ${describeOutput(result.output)}`);

@@ -5,7 +5,7 @@ import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { StoredJwt } from '../credentials.js';
 import { formatDuration } from '../duration.js';
 import { registerAgent } from '../registrations.js';
-import { getRegistration, type Registration } from '../store.js';
+import { getRegistration, type Registration } from '../store/registrations.js';
 import type { AgentChoice, WizardQuestions } from './questions.js';
 import type { WizardStepDeps } from './ui.js';
 

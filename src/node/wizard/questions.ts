@@ -3,7 +3,7 @@
 import type { AgentSku } from '../../contract/agents.js';
 import { SvcError } from '../../contract/errors.js';
 import type { TierId } from '../../contract/tiers.js';
-import type { Registration } from '../store.js';
+import type { Registration } from '../store/registrations.js';
 
 export interface AgentChoice extends AgentSku {
   /** Registered on this node already. */

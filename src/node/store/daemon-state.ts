@@ -1,10 +1,9 @@
-// What the daemon keeps in the node's database (issue 6 §5): its own state in daemon_state (one key per fact, so
-// `status` reads it without the daemon), and each agent's schedule in schedules. The daemon re-reads registrations
-// and schedules every tick, so a `register` or `unregister` by the CLI takes effect without a restart.
+// What the daemon records about itself (table `daemon_state`, issue 6 §5): one key per fact, so `status` reads it
+// without the daemon. Also who the daemon is: one per node, claimed at start.
 import { SvcError } from '../../contract/errors.js';
 import { prepared, type SqliteDatabase } from '../../lib/sqlite.js';
-import { processIsAlive } from '../run-agent.js';
-import type { AgentPauseReason, ScheduledAgent } from './schedule.js';
+import { processIsAlive } from '../process-alive.js';
+import { scheduledAgents } from './schedules.js';
 
 export const DAEMON_KEYS = {
   pid: 'pid',
@@ -108,113 +107,6 @@ export function recordGlobalPause(db: SqliteDatabase, pause: { reason: GlobalPau
   setKeys(db, { [DAEMON_KEYS.pausedReason]: pause.reason, [DAEMON_KEYS.pausedSince]: new Date(pause.since).toISOString() }, now);
   if (pause.until === null) deleteKeys(db, [DAEMON_KEYS.pausedUntil]);
   else setKeys(db, { [DAEMON_KEYS.pausedUntil]: new Date(pause.until).toISOString() }, now);
-}
-
-/** Registrations with an interval and their schedules, as they are in the database now. */
-export function scheduledAgents(db: SqliteDatabase): ScheduledAgent[] {
-  return prepared<[], ScheduledAgent>(
-    db,
-    `SELECT r.agent_id, r.every_seconds, r.daily_cap_cents, s.next_run_at, s.last_run_at, s.paused_reason, s.paused_until
-     FROM registrations r LEFT JOIN schedules s ON s.agent_id = r.agent_id
-     WHERE r.every_seconds IS NOT NULL ORDER BY r.agent_id`,
-  ).all();
-}
-
-/** A run starts: it is the last run, and the next one is planned from now. */
-export function recordRunStarted(db: SqliteDatabase, agentId: string, startedAt: number, nextRunAt: number): void {
-  prepared(
-    db,
-    `INSERT INTO schedules (agent_id, next_run_at, last_run_at) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM registrations WHERE agent_id = ?)
-     ON CONFLICT (agent_id) DO UPDATE SET next_run_at = excluded.next_run_at, last_run_at = excluded.last_run_at`,
-  ).run(agentId, nextRunAt, startedAt, agentId);
-}
-
-/**
- * A replayed run that the service has now run counts as this interval's run: the next one is planned from now
- * (never earlier than already planned), so recovering from a crash or an outage does not run an agent twice in a row.
- */
-export function planAfterReplayedRun(db: SqliteDatabase, agentId: string, now: number): void {
-  prepared(
-    db,
-    `UPDATE schedules SET last_run_at = ?,
-       next_run_at = MAX(COALESCE(next_run_at, 0), ? + 1000 * (SELECT every_seconds FROM registrations WHERE agent_id = ?))
-     WHERE agent_id = ? AND (SELECT every_seconds FROM registrations WHERE agent_id = ?) IS NOT NULL`,
-  ).run(now, now, agentId, agentId, agentId);
-}
-
-export interface SettledRun {
-  idempotency_key: string;
-  agent_id: string;
-  status: string;
-  run_id: string | null;
-  charged_cents: number;
-  error_code: string | null;
-}
-
-/** Those of `keys` that are no longer pending, with their outcome. */
-export function settledAmong(db: SqliteDatabase, keys: string[]): SettledRun[] {
-  const find = prepared<[string], SettledRun>(
-    db,
-    `SELECT idempotency_key, agent_id, status, run_id, charged_cents, error_code FROM runs WHERE idempotency_key = ? AND status != 'pending'`,
-  );
-  return keys.map((key) => find.get(key)).filter((run): run is SettledRun => run !== undefined);
-}
-
-/** Plans the next run at `at` (now: a schedule without a planned time, or without a row, runs at once). */
-export function planRunAt(db: SqliteDatabase, agentId: string, at: number): void {
-  prepared(
-    db,
-    `INSERT INTO schedules (agent_id, next_run_at) SELECT ?, ? WHERE EXISTS (SELECT 1 FROM registrations WHERE agent_id = ?)
-     ON CONFLICT (agent_id) DO UPDATE SET next_run_at = excluded.next_run_at`,
-  ).run(agentId, at, agentId);
-}
-
-export function pauseAgent(db: SqliteDatabase, agentId: string, reason: AgentPauseReason, until: number): void {
-  prepared(db, 'UPDATE schedules SET paused_reason = ?, paused_until = ? WHERE agent_id = ?').run(reason, until, agentId);
-}
-
-/** Resumed: it runs at the next tick when its time has come (a paused agent's missed runs are not caught up). */
-export function resumeAgent(db: SqliteDatabase, agentId: string): void {
-  prepared(db, 'UPDATE schedules SET paused_reason = NULL, paused_until = NULL WHERE agent_id = ?').run(agentId);
-}
-
-/**
- * What counts against the daily cap since `sinceMs`: cents charged (as `list` counts them), and the prices of runs
- * still waiting for their answer, which may yet be charged.
- */
-export function capUsageSince(db: SqliteDatabase, agentId: string, sinceMs: number): { chargedCents: number; pendingCents: number } {
-  const row = prepared<[string, number], { charged: number | null; pending: number | null }>(
-    db,
-    `SELECT SUM(charged_cents) AS charged, SUM(CASE status WHEN 'pending' THEN price_cents ELSE 0 END) AS pending
-     FROM runs WHERE agent_id = ? AND started_at >= ?`,
-  ).get(agentId, sinceMs);
-  return { chargedCents: row?.charged ?? 0, pendingCents: row?.pending ?? 0 };
-}
-
-/**
- * Marks a pending row as awaited by no process (owner_pid NULL), so a settlement replays it: its writer has given
- * up on the answer (runAgent returned without one), or was the previous daemon (one daemon at a time: not alive).
- */
-export function releaseRun(db: SqliteDatabase, idempotencyKey: string): void {
-  prepared(db, `UPDATE runs SET owner_pid = NULL WHERE idempotency_key = ? AND status = 'pending'`).run(idempotencyKey);
-}
-
-export function releaseRunsOf(db: SqliteDatabase, ownerPid: number): number {
-  return prepared(db, `UPDATE runs SET owner_pid = NULL WHERE owner_pid = ? AND status = 'pending'`).run(ownerPid).changes;
-}
-
-/**
- * A writer waits for its answer at most the client's deadline (timeout_seconds, at most 600 s): a row older than
- * `olderThanMs` is no longer awaited, even when its pid now belongs to another process (pids are reused).
- */
-export function releaseAbandonedRuns(db: SqliteDatabase, olderThanMs: number): number {
-  return prepared(db, `UPDATE runs SET owner_pid = NULL WHERE status = 'pending' AND owner_pid IS NOT NULL AND started_at < ?`).run(olderThanMs).changes;
-}
-
-/** A run of this agent for this user still waits for its answer (or its replay): the agent is not started again. */
-export function hasUnsettledRun(db: SqliteDatabase, agentId: string, userId: string): boolean {
-  const sql = `SELECT 1 FROM runs WHERE status = 'pending' AND agent_id = ? AND (user_id IS NULL OR lower(user_id) = lower(?)) LIMIT 1`;
-  return prepared(db, sql).get(agentId, userId) !== undefined;
 }
 
 export interface AgentSchedule {

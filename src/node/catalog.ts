@@ -1,0 +1,34 @@
+// The agents this node can run (spec §2 SKU table): the service's catalog when it answers, the built-in one (the
+// same contract) when it cannot be reached, so `agents` and `register` work offline.
+import { AGENT_SKUS, type AgentSku } from '../contract/agents.js';
+import { SvcError } from '../contract/errors.js';
+import type { ServiceClient } from './service-client.js';
+
+export interface Catalog {
+  source: 'service' | 'built-in';
+  agents: readonly AgentSku[];
+  /** Why the built-in catalog is shown: the service could not be reached. */
+  unreachable?: SvcError;
+}
+
+export async function agentCatalog(client: ServiceClient): Promise<Catalog> {
+  try {
+    return { source: 'service', agents: await client.agents() };
+  } catch (error) {
+    if (!(error instanceof SvcError) || error.code !== 'service_unreachable') throw error;
+    return { source: 'built-in', agents: AGENT_SKUS, unreachable: error };
+  }
+}
+
+/** The agent `agentId` names in the catalog (exit 5 listing the ids when there is none). */
+export async function findInCatalog(client: ServiceClient, agentId: string): Promise<AgentSku> {
+  const agent = (await agentCatalog(client)).agents.find((sku) => sku.agent_id === agentId);
+  if (agent === undefined) throw agentNotFound(agentId);
+  return agent;
+}
+
+export function agentNotFound(agentId: string): SvcError {
+  return new SvcError('agent_not_found', `there is no agent "${agentId}"`, {
+    remedy: `Use an agent_id from the catalog (swarm-node agents): ${AGENT_SKUS.map((sku) => sku.agent_id).join(', ')}.`,
+  });
+}

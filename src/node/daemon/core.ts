@@ -1,0 +1,71 @@
+// What every part of the daemon shares (daemon.ts builds it): its dependencies, the clock, the background tasks a
+// stop waits for, and whether the stop is done.
+import type { Clock } from '../../lib/clock.js';
+import type { SqliteDatabase } from '../../lib/sqlite.js';
+import type { ServiceClient } from '../service-client.js';
+import type { DaemonLog } from './log.js';
+
+export interface CoreDeps {
+  db: SqliteDatabase;
+  client: ServiceClient;
+  clock: Clock;
+  log: DaemonLog;
+  credentialsFile: string;
+  pid: number;
+}
+
+export class DaemonCore {
+  readonly db: SqliteDatabase;
+  readonly client: ServiceClient;
+  readonly clock: Clock;
+  readonly log: DaemonLog;
+  readonly credentialsFile: string;
+  readonly pid: number;
+  /** First wait of the slow re-checks (timing.ts). */
+  readonly backoffMs: number;
+  /** Every background promise (runs, checks, settlements), so a stop can wait for them. */
+  readonly tasks = new Set<Promise<void>>();
+  /** The stop is done; a run still answering now is left to the next start. */
+  finished = false;
+
+  constructor(deps: CoreDeps, backoffMs: number) {
+    this.db = deps.db;
+    this.client = deps.client;
+    this.clock = deps.clock;
+    this.log = deps.log;
+    this.credentialsFile = deps.credentialsFile;
+    this.pid = deps.pid;
+    this.backoffMs = backoffMs;
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  /** Runs `task` in the background: a tick never waits for the network. */
+  track(task: Promise<void>): void {
+    this.tasks.add(task);
+    void task.finally(() => this.tasks.delete(task));
+  }
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The first sentence: a one-line log needs no remedy appended after it. */
+export function firstSentence(message: string): string {
+  return message.split('; ')[0] ?? message;
+}
+
+export function isoOrUndefined(ms: number | undefined): string | undefined {
+  return ms === undefined ? undefined : new Date(ms).toISOString();
+}
+
+export function stringOf(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function numberOf(value: unknown): number | undefined {
+  return typeof value === 'number' ? value : undefined;
+}

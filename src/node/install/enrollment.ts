@@ -1,0 +1,77 @@
+// issue 4 §1: enrolling this host with the deploy token from activation. The token is single use and never written
+// to disk; what the service answers (the node's id and its own credential) is the first file written after it, so a
+// run that stops later is finished by a re-run that needs no token.
+import { chmodSync, mkdirSync } from 'node:fs';
+import { SvcError } from '../../contract/errors.js';
+import type { EnrollResponse } from '../../contract/schemas.js';
+import { writeCredentials, type Credentials, type NodeEnrollment } from '../credentials.js';
+import type { InstallLayout } from '../location.js';
+import { readCredentialsIgnoringMode } from './credentials-repair.js';
+import type { Change } from './plan.js';
+
+const DEPLOY_TOKEN_PATTERN = /^[A-Za-z0-9_-]{16,512}$/;
+
+/** The install's credentials as they are (install repairs a wrong mode, so it reads past it). */
+export function readStoredCredentials(layout: InstallLayout): Credentials {
+  const stored = readCredentialsIgnoringMode(layout.credentialsFile);
+  if (stored instanceof Error) {
+    throw new SvcError('local_state', stored.message, {
+      remedy: `Move it aside and install again with a fresh deploy token: mv ${layout.credentialsFile} ${layout.credentialsFile}.broken`,
+    });
+  }
+  return stored;
+}
+
+/** The token to enroll with, checked for its shape; refuses a node that has none to enroll with. */
+export function deployTokenToEnroll(layout: InstallLayout, deployToken: string | undefined, requireInstalled: boolean): string {
+  if (requireInstalled) {
+    throw new SvcError('usage', `no node is installed at ${layout.home}`, {
+      remedy: 'Install it first: swarm-node install --deploy-token-file <file>.',
+    });
+  }
+  if (deployToken === undefined) {
+    throw new SvcError('usage', 'this node is not enrolled yet, and no deploy token was given', {
+      remedy: 'Put the deploy token from activation in a file and pass --deploy-token-file <file>, or set SVC_DEPLOY_TOKEN.',
+    });
+  }
+  const token = deployToken.trim();
+  // The message never quotes the token, not even a malformed one.
+  if (!DEPLOY_TOKEN_PATTERN.test(token)) {
+    throw new SvcError('usage', 'the deploy token given is not a deploy token (expected the base64url string from activation)', {
+      remedy: 'Copy the deploy_token of `swarm-node activate` into the file, nothing else.',
+    });
+  }
+  return token;
+}
+
+/** Spends the token: the service's answer, as the node keeps it. A refused token has installed nothing. */
+export async function enrollNode(enroll: (deployToken: string) => Promise<EnrollResponse>, token: string, now: () => Date): Promise<NodeEnrollment> {
+  try {
+    const enrolled = await enroll(token);
+    return {
+      node_id: enrolled.node_id,
+      user_id: enrolled.user_id,
+      tier_id: enrolled.tier_id,
+      enrolled_at: now().toISOString(),
+      credential: enrolled.node_credential,
+    };
+  } catch (error) {
+    if (error instanceof SvcError && error.code === 'deploy_token_invalid') {
+      throw new SvcError('deploy_token_invalid', `the service refused the deploy token (${error.message}); nothing was installed`, {
+        ...(error.remedy === undefined ? {} : { remedy: error.remedy }),
+        cause: error,
+      });
+    }
+    throw error;
+  }
+}
+
+/** The first write after the token is spent: from here on, a re-run needs no token. */
+export function persistEnrollment(layout: InstallLayout, stored: Credentials, enrollment: NodeEnrollment): Change {
+  for (const dir of [layout.home, layout.etcDir]) {
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    chmodSync(dir, 0o755);
+  }
+  writeCredentials(layout.credentialsFile, { ...stored, node: enrollment });
+  return { action: 'create', path: layout.credentialsFile, detail: `node ${enrollment.node_id}, mode 0600`, restart: false };
+}

@@ -1,0 +1,51 @@
+// install and upgrade: a package (the one this program runs from, or --from) installed as a release under the
+// layout, enrolling first when the node is not enrolled yet (install-node.ts), with the service started or
+// restarted as its changes need.
+import type { Clock } from '../../lib/clock.js';
+import type { ResolvedConfig } from '../config.js';
+import type { InstallLayout } from '../location.js';
+import type { ServiceClient } from '../service-client.js';
+import { installNode, type InstallResult } from './install-node.js';
+import { readPackageSource, runningPackageDir } from './package-source.js';
+import { serviceManager } from './systemctl.js';
+
+export interface InstallPackageDeps {
+  layout: InstallLayout;
+  /** The configuration in force for this install: its own config file, not the CLI's home (--root may differ). */
+  config: () => ResolvedConfig;
+  client: () => Promise<ServiceClient>;
+  /** Where proxy variables for the service come from. */
+  env: NodeJS.ProcessEnv;
+  clock: Clock;
+  log: (line: string) => void;
+}
+
+export interface InstallPackageOptions {
+  /** Read by the command from --deploy-token-file or SVC_DEPLOY_TOKEN; never from argv. */
+  deployToken: string | undefined;
+  /** An unpacked package to install; undefined: the one this program runs from. */
+  from: string | undefined;
+  /** false for --no-start: no systemctl at all. */
+  start: boolean;
+  dryRun: boolean;
+  /** `upgrade`: refuse to enroll, the node must be installed already. */
+  requireInstalled?: boolean;
+}
+
+export async function installPackage(deps: InstallPackageDeps, options: InstallPackageOptions): Promise<InstallResult> {
+  const { layout } = deps;
+  const source = readPackageSource(options.from ?? runningPackageDir());
+  return installNode({
+    layout,
+    source,
+    deployToken: options.deployToken,
+    config: deps.config(),
+    enroll: async (token) => (await deps.client()).enroll(token),
+    services: serviceManager({ noStart: !options.start, onHost: layout.onHost }),
+    env: deps.env,
+    dryRun: options.dryRun,
+    now: () => new Date(deps.clock.now()),
+    log: (line) => (options.dryRun ? undefined : deps.log(line)),
+    requireInstalled: options.requireInstalled ?? false,
+  });
+}

@@ -1,0 +1,45 @@
+// What a person is told about a run that did not succeed: `run` and the wizard's first run turn its outcome
+// (run-agent.ts) into the typed error they show, with the exit code, remedy and facts of its code.
+import { SvcError } from '../contract/errors.js';
+import { formatDollars } from '../contract/money.js';
+import type { RunOutcome, RunResult } from './run-agent.js';
+
+/** The result of a run that succeeded; the error to show for any other outcome. */
+export function succeededOrThrow(outcome: RunOutcome): RunResult {
+  const { agent } = outcome;
+  switch (outcome.kind) {
+    case 'settled': {
+      const { result } = outcome;
+      if (result.status === 'failed') {
+        throw new SvcError('failed', `the run of ${agent.agent_id} failed at the agent; it was not charged`, {
+          remedy: 'See the run output in `swarm-node runs --json`; retry with swarm-node run.',
+          extensions: { run_id: result.run_id, charged_cents: result.charged_cents, balance_cents: result.balance_cents, output: result.output },
+        });
+      }
+      return result;
+    }
+    case 'refused':
+      throw outcome.status === 'insufficient_balance' ? insufficientBalance(outcome.error, agent.price_cents) : outcome.error;
+    case 'unknown':
+      throw new SvcError(outcome.error.code, `${outcome.error.message}; the run is journaled as pending (key ${outcome.idempotency_key})`, {
+        remedy:
+          'The next `swarm-node run` (or the daemon) settles it by replaying the same key, so it is never charged twice. ' +
+          (outcome.error.remedy ?? ''),
+        extensions: { ...outcome.error.extensions, idempotency_key: outcome.idempotency_key, run_status: 'pending' },
+      });
+  }
+}
+
+/** spec §7: the answer carries wallet_login_url; say what to do with it. */
+function insufficientBalance(error: SvcError, priceCents: number): SvcError {
+  const url = typeof error.extensions.wallet_login_url === 'string' ? error.extensions.wallet_login_url : undefined;
+  const balance = typeof error.extensions.balance_cents === 'number' ? error.extensions.balance_cents : undefined;
+  const message =
+    balance === undefined
+      ? error.message
+      : `insufficient balance: the wallet holds ${formatDollars(balance)}, one run costs ${formatDollars(priceCents)}`;
+  return new SvcError('insufficient_balance', message, {
+    remedy: `Fund the wallet${url === undefined ? '' : ` at ${url}`} (swarm-node wallet login signs you in there), then run again.`,
+    extensions: { ...error.extensions, price_cents: priceCents },
+  });
+}

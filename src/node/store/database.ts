@@ -1,0 +1,92 @@
+// The node's local SQLite (issue 3): registrations, the run journal, schedules, the daemon's state, one module per
+// table beside this one. WAL and a busy timeout (src/lib/sqlite.ts) let several swarm-node processes and the daemon
+// share it.
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { openDatabase, type SqliteDatabase } from '../../lib/sqlite.js';
+import { giveToDirectoryOwner } from '../files.js';
+
+export const NODE_MIGRATIONS: readonly string[] = [
+  /* 1 */ `
+  CREATE TABLE registrations (
+    agent_id        TEXT PRIMARY KEY,
+    every_seconds   INTEGER CHECK (every_seconds IS NULL OR every_seconds >= 1),
+    daily_cap_cents INTEGER CHECK (daily_cap_cents IS NULL OR daily_cap_cents >= 0),
+    created_at      INTEGER NOT NULL,
+    updated_at      INTEGER NOT NULL
+  );
+
+  -- The run journal. A row is written with its Idempotency-Key BEFORE execute is called, so a crash or a lost
+  -- answer leaves a 'pending' row whose key is replayed later: the service charges at most once per row.
+  CREATE TABLE runs (
+    idempotency_key TEXT PRIMARY KEY,
+    agent_id        TEXT NOT NULL,
+    source          TEXT NOT NULL CHECK (source IN ('cli', 'wizard', 'daemon')),
+    status          TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed', 'insufficient_balance')),
+    run_id          TEXT UNIQUE,
+    charged_cents   INTEGER NOT NULL DEFAULT 0 CHECK (charged_cents >= 0),
+    balance_cents   INTEGER,
+    price_cents     INTEGER NOT NULL,
+    error_code      TEXT,
+    output_json     TEXT,
+    started_at      INTEGER NOT NULL,
+    finished_at     INTEGER
+  );
+  CREATE INDEX runs_by_agent ON runs (agent_id, started_at);
+  CREATE INDEX runs_by_time ON runs (started_at);
+  CREATE INDEX runs_pending ON runs (status) WHERE status = 'pending';
+
+  CREATE TABLE schedules (
+    agent_id      TEXT PRIMARY KEY REFERENCES registrations (agent_id) ON DELETE CASCADE,
+    next_run_at   INTEGER,
+    last_run_at   INTEGER,
+    paused_reason TEXT,
+    paused_until  INTEGER
+  );
+
+  CREATE TABLE daemon_state (
+    key        TEXT PRIMARY KEY,
+    value      TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  `,
+  /* 2 */ `
+  -- Whose run it is, and which process is waiting for its answer: a pending row is replayed only with its own
+  -- user's token (keys are per user at the service), and not while the process that wrote it is still alive.
+  ALTER TABLE runs ADD COLUMN user_id TEXT;
+  ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
+  `,
+];
+
+/**
+ * Who opens the database. A command lives for a moment; the daemon lives for months and reads only schedules and
+ * recent runs, so its page cache is a quarter of SQLite's default 2 MiB per connection (filled as the journal
+ * grows), which keeps its resident set flat over months of runs.
+ */
+export type StoreRole = 'command' | 'daemon';
+
+const DAEMON_CACHE_KIB = 512;
+
+/**
+ * Opens (creating or migrating) the node's database. Before a migration the file is copied aside with VACUUM INTO,
+ * which is consistent even while the daemon writes (a plain copy can miss pages still in the WAL).
+ */
+export function openNodeStore(path: string, role: StoreRole = 'command'): SqliteDatabase {
+  const directory = dirname(path);
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  const existed = existsSync(path);
+  const db = openDatabase(path, {
+    migrations: NODE_MIGRATIONS,
+    beforeMigrate: (open, from) => {
+      if (from === 0) return;
+      const backups = join(directory, 'backups');
+      mkdirSync(backups, { recursive: true, mode: 0o700 });
+      const target = join(backups, `swarm-node.db.schema-v${from}.${new Date().toISOString().replace(/[:.]/g, '-')}`);
+      open.prepare('VACUUM INTO ?').run(target);
+      chmodSync(target, 0o600);
+    },
+  });
+  if (!existed) giveToDirectoryOwner(directory, [path, `${path}-wal`, `${path}-shm`]);
+  if (role === 'daemon') db.pragma(`cache_size = -${DAEMON_CACHE_KIB}`);
+  return db;
+}

@@ -1,0 +1,46 @@
+// Which agents this node runs, how often, and under what daily cap (table `registrations`, issue 3).
+import { prepared, type SqliteDatabase } from '../../lib/sqlite.js';
+import { lastRunStartedAt } from './journal.js';
+import { planRegistered } from './schedules.js';
+
+export interface Registration {
+  agent_id: string;
+  every_seconds: number | null;
+  daily_cap_cents: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export function upsertRegistration(
+  db: SqliteDatabase,
+  registration: { agent_id: string; every_seconds: number | null; daily_cap_cents: number | null },
+  now: number,
+): { created: boolean; registration: Registration } {
+  return db.transaction(() => {
+    const existed = prepared(db, 'SELECT 1 FROM registrations WHERE agent_id = ?').get(registration.agent_id) !== undefined;
+    prepared(db, `INSERT INTO registrations (agent_id, every_seconds, daily_cap_cents, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (agent_id) DO UPDATE SET every_seconds = excluded.every_seconds,
+         daily_cap_cents = excluded.daily_cap_cents, updated_at = excluded.updated_at`,
+    ).run(registration.agent_id, registration.every_seconds, registration.daily_cap_cents, now, now);
+    // A schedule written now (the daemon picks it up at its next tick) plans from the agent's last run, by hand, by
+    // the wizard or by the daemon: one interval after it, or now when that has passed. Planning from now charged a
+    // second run at once after the wizard's first.
+    const lastRun = registration.every_seconds === null ? undefined : lastRunStartedAt(db, registration.agent_id);
+    const next =
+      registration.every_seconds === null ? null : lastRun === undefined ? now : Math.max(now, lastRun + registration.every_seconds * 1000);
+    planRegistered(db, registration.agent_id, next, lastRun ?? null);
+    return { created: !existed, registration: getRegistration(db, registration.agent_id)! };
+  }).immediate();
+}
+
+export function getRegistration(db: SqliteDatabase, agentId: string): Registration | undefined {
+  return prepared<[string], Registration>(db, 'SELECT * FROM registrations WHERE agent_id = ?').get(agentId);
+}
+
+export function listRegistrations(db: SqliteDatabase): Registration[] {
+  return prepared<[], Registration>(db, 'SELECT * FROM registrations ORDER BY agent_id').all();
+}
+
+export function deleteRegistration(db: SqliteDatabase, agentId: string): boolean {
+  return prepared(db, 'DELETE FROM registrations WHERE agent_id = ?').run(agentId).changes === 1;
+}

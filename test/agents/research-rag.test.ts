@@ -1,0 +1,148 @@
+// agent_research_rag_015 over a Markdown corpus made here, whose answers sit in known files and lines.
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { removeTempDirs, tempDir } from '../helpers/temp.js';
+import { inputSchemaValidator, runAgentProcess } from './agent-process.js';
+
+const AGENT = 'agent_research_rag_015';
+
+afterAll(() => removeTempDirs());
+
+interface Passage {
+  citation: string;
+  file: string;
+  line_start: number;
+  line_end: number;
+  heading: string | null;
+  bm25: number;
+  text: string;
+}
+
+function makeCorpus(): string {
+  const corpus = tempDir('rag-corpus-');
+  mkdirSync(join(corpus, 'guides'));
+  mkdirSync(join(corpus, '.git'));
+  writeFileSync(join(corpus, 'guides', 'backup.md'), [
+    '# Backups', // 1
+    '', // 2
+    'Nightly snapshots are taken at 02:00 UTC.', // 3
+    '', // 4
+    '## Restoring', // 5
+    '', // 6
+    'To restore a snapshot, stop the writer first,', // 7
+    'then copy the snapshot over the data directory', // 8
+    'and start the writer again.', // 9
+    '', // 10
+    '```sh', // 11
+    'systemctl stop writer', // 12
+    '', // 13
+    'systemctl start writer', // 14
+    '```', // 15
+    '',
+  ].join('\n'));
+  writeFileSync(join(corpus, 'guides', 'network.md'), ['# Network', '', 'The proxy listens on port 3128 and forwards to the gateway.', ''].join('\n'));
+  writeFileSync(join(corpus, 'faq.txt'), ['Frequently asked', '', 'Snapshots are kept for fourteen days before they are pruned.', ''].join('\n'));
+  writeFileSync(join(corpus, 'image.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+  writeFileSync(join(corpus, '.git', 'notes.md'), 'restore snapshot restore snapshot restore snapshot\n');
+  return corpus;
+}
+
+function linesOf(corpus: string, passage: Passage): string {
+  return readFileSync(join(corpus, passage.file), 'utf8').split('\n').slice(passage.line_start - 1, passage.line_end).join('\n');
+}
+
+describe('agent_research_rag_015', () => {
+  it('answers from the file and lines that hold the answer, citing them with BM25 scores', async () => {
+    const corpus = makeCorpus();
+    const run = await runAgentProcess(AGENT, { corpus, question: 'How do I restore a snapshot?' }, { stateDir: tempDir('rag-state-') });
+    expect(run.exitCode, run.stderr).toBe(0);
+    const passages = run.json.passages as Passage[];
+    expect(passages[0]).toMatchObject({ file: 'guides/backup.md', line_start: 5, line_end: 9, heading: 'Restoring', citation: 'guides/backup.md:5-9' });
+    expect(run.json.summary).toMatch(/^Best match: guides\/backup\.md:5-9 \(Restoring\) of \d passages from 3 files\n/);
+    for (const passage of passages) {
+      expect(passage.text).toBe(linesOf(corpus, passage)); // every citation points at exactly those lines
+      expect(passage.bm25).toBeLessThanOrEqual(0); // SQLite's bm25(): the more negative, the better
+    }
+    expect(passages.map((passage) => passage.bm25)).toEqual([...passages.map((passage) => passage.bm25)].sort((a, b) => a - b));
+    expect(passages.some((passage) => passage.file === 'faq.txt')).toBe(true); // "snapshots" stems to "snapshot"
+    expect(passages.some((passage) => passage.file.startsWith('.git'))).toBe(false);
+    expect(run.json.index).toMatchObject({ added: 3, updated: 0, removed: 0, files: 3, complete: true, kept_between_runs: true });
+
+    // A blank line inside a fenced block does not cut the block. Without a state directory the index is the run's.
+    const fence = await runAgentProcess(AGENT, { corpus, question: 'systemctl writer' });
+    expect(fence.json.index).toMatchObject({ added: 3, kept_between_runs: false });
+    expect((fence.json.passages as Passage[]).find((passage) => passage.line_start === 11)).toMatchObject({ line_end: 15 });
+  });
+
+  it('keeps its index in the state directory and refreshes only what changed, dropping removed files', async () => {
+    const corpus = makeCorpus();
+    const stateDir = tempDir('rag-state-');
+    const first = await runAgentProcess(AGENT, { corpus, question: 'proxy port' }, { stateDir });
+    expect(first.exitCode, first.stderr).toBe(0);
+    expect(first.json.passages[0]).toMatchObject({ file: 'guides/network.md', line_start: 1, line_end: 3 });
+    expect(readdirSync(stateDir).some((name) => /^index-[0-9a-f]{16}\.sqlite$/.test(name))).toBe(true);
+
+    const again = await runAgentProcess(AGENT, { corpus, question: 'proxy port' }, { stateDir });
+    expect(again.json.index).toMatchObject({ added: 0, updated: 0, removed: 0, unchanged: 3 });
+
+    writeFileSync(join(corpus, 'guides', 'network.md'), ['# Network', '', 'Intro.', '', 'The proxy now listens on port 8080.', ''].join('\n'));
+    utimesSync(join(corpus, 'guides', 'network.md'), new Date(), new Date(Date.now() + 5_000));
+    rmSync(join(corpus, 'faq.txt'));
+    writeFileSync(join(corpus, 'guides', 'dns.md'), '# DNS\n\nResolvers are 10.0.0.53 and 10.0.1.53.\n');
+    const changed = await runAgentProcess(AGENT, { corpus, question: 'proxy port' }, { stateDir });
+    expect(changed.exitCode, changed.stderr).toBe(0);
+    expect(changed.json.index).toMatchObject({ added: 1, updated: 1, removed: 1, unchanged: 1, files: 3 });
+    expect(changed.json.passages[0]).toMatchObject({ file: 'guides/network.md', line_start: 5, line_end: 5, text: 'The proxy now listens on port 8080.' });
+    const pruned = await runAgentProcess(AGENT, { corpus, question: 'fourteen days pruned' }, { stateDir });
+    expect(pruned.json.passages).toEqual([]);
+    expect(pruned.json.summary).toBe('No passage of the 3 indexed files matches the question');
+  });
+
+  it('reads FTS5 operators in the question as plain words', async () => {
+    const corpus = makeCorpus();
+    for (const question of ['"*', 'NEAR(', 'restore NEAR(snapshot', 'body: restore OR "* ) AND NOT (', "restore' --", 'snap*']) {
+      const run = await runAgentProcess(AGENT, { corpus, question });
+      if (question === '"*') {
+        expect(run.exitCode).toBe(2);
+        expect(run.stderr).toContain('question: has no words to search for');
+        expect(run.stdout).toBe('');
+        continue;
+      }
+      expect(run.exitCode, `${question}: ${run.stderr}`).toBe(0);
+      expect(run.json.question).toBe(question.trim());
+    }
+    // NEAR is a plain word here, which no file holds (as an operator, "NEAR(" would be a syntax error).
+    const near = await runAgentProcess(AGENT, { corpus, question: 'NEAR(' });
+    expect(near.json.passages).toEqual([]);
+    // A prefix query would find "snapshots"; the star is not one.
+    const star = await runAgentProcess(AGENT, { corpus, question: 'snap*' });
+    expect(star.json.passages).toEqual([]);
+  });
+
+  it('refuses a missing corpus or question with exit 2 and nothing on stdout', async () => {
+    const missing = join(tempDir('rag-none-'), 'nope');
+    for (const [input, message] of [
+      [{ corpus: missing, question: 'anything' }, `corpus: no directory at ${missing}`],
+      [{ corpus: 'docs', question: 'anything' }, 'corpus: must be an absolute path'],
+      [{ corpus: makeCorpus() }, 'question: must be a non-empty string'],
+      [{ corpus: makeCorpus(), question: 'x', top: 3 }, 'unknown field "top"'],
+    ] as const) {
+      const run = await runAgentProcess(AGENT, input);
+      expect(run.exitCode).toBe(2);
+      expect(run.stderr).toContain(message);
+      expect(run.stdout).toBe('');
+    }
+  });
+
+  it('has an input_schema that takes the documented inputs and refuses others', () => {
+    const valid = inputSchemaValidator(AGENT);
+    expect(valid({ corpus: '/srv/docs', question: 'How do I restore?' })).toBe(true);
+    expect(valid({ corpus: '/srv/docs' })).toBe(false);
+    expect(valid({ question: 'How?' })).toBe(false);
+    expect(valid({ corpus: 'docs', question: 'How?' })).toBe(false);
+    expect(valid({ corpus: '/srv/docs', question: '' })).toBe(false);
+    expect(valid({ corpus: '/srv/docs', question: 'x'.repeat(1001) })).toBe(false);
+    expect(valid({ corpus: '/srv/docs', question: 'How?', top: 3 })).toBe(false);
+  });
+});
