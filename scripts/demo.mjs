@@ -236,7 +236,7 @@ async function main() {
     ['uninstall.sh', modeOf(join(state.home, 'uninstall.sh'))],
   ];
   check(modeOf(join(state.home, 'etc', 'credentials.json')) === '0600', 'etc/credentials.json is not 0600', '');
-  check(modeOf(join(state.home, 'var')) === '0700', 'var/ is not 0700', '');
+  check(modeOf(join(state.home, 'var')) === '0711', 'var/ is not 0711', '');
   check(existsSync(state.installedBin), 'the installed swarm-node link is missing', '');
   write(`   Created under <root>/${INSTALL_PATH}:`);
   showFields(layout);

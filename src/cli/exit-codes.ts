@@ -23,6 +23,7 @@ export function exitCodeFor(code: ErrorCode): number {
       return EXIT_CODES.insufficient_balance;
     case 'unauthorized':
     case 'not_signed_in':
+    case 'not_enrolled':
     case 'token_expired':
     case 'deploy_token_invalid':
       return EXIT_CODES.not_signed_in;

@@ -4,13 +4,16 @@ import { Command } from 'commander';
 import { activateCommand } from './commands/activate.js';
 import { agentsCommand } from './commands/agents.js';
 import { configCommand } from './commands/config.js';
+import { credentialCommand } from './commands/credential.js';
 import { daemonCommand } from './commands/daemon.js';
 import { docsCommand } from './commands/docs.js';
 import { doctorCommand } from './commands/doctor.js';
+import { enrollCommand } from './commands/enroll.js';
 import { installCommand } from './commands/install.js';
 import { listCommand } from './commands/list.js';
 import { loginCommand } from './commands/login.js';
 import { logoutCommand } from './commands/logout.js';
+import { nodesCommand } from './commands/nodes.js';
 import { registerCommand } from './commands/register.js';
 import { runCommand } from './commands/run.js';
 import { runsCommand } from './commands/runs.js';
@@ -36,8 +39,8 @@ export function buildProgram(): Command {
     .addHelpText(
       'after',
       `
-Exit codes: 0 ok, 1 failure, 2 usage, 3 insufficient balance, 4 not signed in or token invalid/expired,
-            5 not found, 6 service unreachable, 7 payment not confirmed yet, 130 interrupted.
+Exit codes: 0 ok, 1 failure, 2 usage, 3 insufficient balance, 4 not signed in, token invalid/expired or not
+            an enrolled node, 5 not found, 6 service unreachable, 7 payment not confirmed yet, 130 interrupted.
 
 Example:
   $ swarm-node agents
@@ -61,6 +64,9 @@ Example:
   program.addCommand(daemonCommand());
   program.addCommand(configCommand());
   program.addCommand(installCommand());
+  program.addCommand(enrollCommand());
+  program.addCommand(nodesCommand());
+  program.addCommand(credentialCommand());
   program.addCommand(upgradeCommand());
   program.addCommand(uninstallCommand());
   program.addCommand(doctorCommand());

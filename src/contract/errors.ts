@@ -104,6 +104,11 @@ export const ERROR_CODES = {
   usage: { status: null, title: 'Usage error', remedy: 'See --help.' },
   not_signed_in: { status: null, title: 'Not signed in', remedy: 'Sign in first: swarm-node login --email <email> --offer <tier_id>.' },
   token_expired: { status: null, title: 'Token expired', remedy: 'Sign in again: swarm-node login.' },
+  not_enrolled: {
+    status: null,
+    title: 'Not an enrolled node',
+    remedy: 'Enroll this host with the deploy token from activation: sudo swarm-node install --deploy-token-file <file> (or swarm-node enroll --deploy-token-file <file> for a node run from this home).',
+  },
   service_unreachable: {
     status: null,
     title: 'Service unreachable',

@@ -15,6 +15,11 @@ import { INSTALL_PATH } from '../contract/claims.js';
 import { SvcError } from '../contract/errors.js';
 
 export const SERVICE_USER = 'svc-swarm';
+/**
+ * var/ may be entered but not listed by others: an agent run under a uid of its own reaches its own directory in
+ * var/runs (src/node/runner/run-local.ts); the database and everything else in var/ stay 0600/0700.
+ */
+export const VAR_DIR_MODE = 0o711;
 export const UNIT_NAME = 'svc-swarm-node.service';
 export const UNIT_HOST_PATH = `/etc/systemd/system/${UNIT_NAME}`;
 export const BIN_LINK_HOST_PATH = '/usr/local/bin/swarm-node';

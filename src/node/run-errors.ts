@@ -11,9 +11,10 @@ export function succeededOrThrow(outcome: RunOutcome): RunResult {
     case 'settled': {
       const { result } = outcome;
       if (result.status === 'failed') {
-        throw new SvcError('failed', `the run of ${agent.agent_id} failed at the agent; it was not charged`, {
+        const where = result.node_id === null ? '' : ` on node ${result.node_id}`;
+        throw new SvcError('failed', `the run of ${agent.agent_id} failed${where} (${failureOf(result.output)}); it was not charged`, {
           remedy: 'See the run output in `swarm-node runs --json`; retry with swarm-node run.',
-          extensions: { run_id: result.run_id, charged_cents: result.charged_cents, balance_cents: result.balance_cents, output: result.output },
+          extensions: { run_id: result.run_id, node_id: result.node_id, charged_cents: result.charged_cents, balance_cents: result.balance_cents, output: result.output },
         });
       }
       return result;
@@ -42,4 +43,11 @@ function insufficientBalance(error: SvcError, priceCents: number): SvcError {
     remedy: `Fund the wallet${url === undefined ? '' : ` at ${url}`} (swarm-node wallet login signs you in there), then run again.`,
     extensions: { ...error.extensions, price_cents: priceCents },
   });
+}
+
+/** "timeout: the agent ran past 30 s": a failed run's {error, message}, as the node or the service reported it. */
+function failureOf(output: unknown): string {
+  const { error, message } = (typeof output === 'object' && output !== null ? output : {}) as { error?: unknown; message?: unknown };
+  const code = typeof error === 'string' ? error : 'failed';
+  return typeof message === 'string' && message !== '' ? `${code}: ${message.split('\n')[0]!.slice(0, 300)}` : code;
 }

@@ -31,14 +31,21 @@ export interface TestNode extends NodeEnv {
   databaseFile: string;
 }
 
-/** A paid user, its wallet funded, its JWT stored by `login --token-stdin`. */
-export async function signedInNode(baseUrl: string, options: { fundCents?: number; label?: string; token?: string; email?: string } = {}): Promise<TestNode> {
+/** A paid user, its wallet funded, its JWT stored by `login --token-stdin`, this home enrolled as its node. */
+export async function signedInNode(
+  baseUrl: string,
+  options: { fundCents?: number; label?: string; token?: string; email?: string; enroll?: boolean } = {},
+): Promise<TestNode> {
   const email = options.email ?? uniqueEmail(options.label ?? 'daemon');
   const token = options.token ?? (await signIn(baseUrl, email));
   if (options.fundCents !== undefined && options.fundCents > 0) await fundWallet(baseUrl, email, options.fundCents);
   const node = nodeEnv(baseUrl);
   const login = await cli(node, ['login', '--token-stdin'], `${token}\n`);
   expect(login.exitCode, login.stderr).toBe(0);
+  if (options.enroll !== false) {
+    const enroll = await cli(node, ['enroll']);
+    expect(enroll.exitCode, enroll.stderr).toBe(0);
+  }
   return { ...node, email, token, databaseFile: join(node.home, 'var', 'swarm-node.db') };
 }
 

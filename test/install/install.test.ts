@@ -57,10 +57,10 @@ describe('swarm-node install', () => {
       expect(existsSync(join(home, 'uninstall.sh'))).toBe(true);
     });
 
-    it('creates credentials 0600, var/ 0700, the environment-free unit 0644 and uninstall.sh 0755', () => {
+    it('creates credentials 0600, var/ 0711, the environment-free unit 0644 and uninstall.sh 0755', () => {
       const home = homeOf(root);
       expect(mode(join(home, 'etc', 'credentials.json'))).toBe(0o600);
-      expect(mode(join(home, 'var'))).toBe(0o700);
+      expect(mode(join(home, 'var'))).toBe(0o711);
       expect(mode(join(root, 'etc/systemd/system/svc-swarm-node.service'))).toBe(0o644);
       expect(mode(join(home, 'uninstall.sh'))).toBe(0o755);
       expect(mode(join(home, 'etc', 'config.json'))).toBe(0o644);

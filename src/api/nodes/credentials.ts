@@ -12,10 +12,11 @@ const NODE_CREDENTIAL_PATTERN = /^svcn_[A-Za-z0-9_-]{43}$/;
 
 export interface EnrolledNode {
   node_id: string;
-  session_id: string;
+  /** The pay-gate session whose activation enrolled it; null for a node a signed-in user added. */
+  session_id: string | null;
   user_id: string;
   tier_id: string;
-  /** The payment that activated the node's session: what its enrollment proved. */
+  /** The payment its enrollment proved: its session's, or the one its user's JWT was issued for. */
   payment_id: string;
 }
 
@@ -44,8 +45,8 @@ export interface NodeAuthenticator {
 
 export function createNodeAuthenticator(db: SqliteDatabase): NodeAuthenticator {
   const select = db.prepare<{ hash: string }, EnrolledNode & { next: number }>(`
-    SELECT n.node_id, n.session_id, n.user_id, n.tier_id, s.payment_id, coalesce(n.next_credential_hash = @hash, 0) AS next
-    FROM nodes n JOIN sessions s ON s.session_id = n.session_id
+    SELECT n.node_id, n.session_id, n.user_id, n.tier_id, n.payment_id, coalesce(n.next_credential_hash = @hash, 0) AS next
+    FROM nodes n
     WHERE n.credential_hash = @hash OR n.next_credential_hash = @hash`);
   // The first use of the new credential retires the old one.
   const promote = db.prepare('UPDATE nodes SET credential_hash = next_credential_hash, next_credential_hash = NULL WHERE node_id = ? AND next_credential_hash = ?');

@@ -158,13 +158,51 @@ export const SERVICE_MIGRATIONS: readonly string[] = [
   ALTER TABLE wallet_sessions_v3 RENAME TO wallet_sessions;
   CREATE INDEX wallet_sessions_by_expiry ON wallet_sessions (expires_at);
   `,
-  /* 4: runs on the nodes: node heartbeats and agents, leases, inputs; the node credential's rotation */ `
-  -- The poll is the node's heartbeat: last_seen_at decides whether it is online (docs/api.md "Runs on the node").
-  ALTER TABLE nodes ADD COLUMN hostname TEXT;
-  ALTER TABLE nodes ADD COLUMN version TEXT;
-  ALTER TABLE nodes ADD COLUMN last_seen_at INTEGER;
-  -- A rotated credential waits here until the node first uses it; then it replaces credential_hash.
-  ALTER TABLE nodes ADD COLUMN next_credential_hash TEXT;
+  /* 4: runs on the nodes: node heartbeats and agents, leases, inputs; the node credential's rotation; deploy tokens of signed-in users */ `
+  -- A deploy token also comes from a signed-in user for another node of theirs (POST /v1/swarm/nodes/deploy-token),
+  -- with no pay-gate session behind it: the token itself says whose node it enrolls, for which tier, and the
+  -- payment that proved it (the session's, or the one the JWT was issued for).
+  CREATE TABLE deploy_tokens_v4 (
+    token_hash TEXT PRIMARY KEY,
+    session_id TEXT REFERENCES sessions (session_id),
+    user_id    TEXT NOT NULL,
+    tier_id    TEXT NOT NULL,
+    payment_id TEXT NOT NULL REFERENCES payments (payment_id),
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    used_at    INTEGER,
+    revoked_at INTEGER
+  );
+  INSERT INTO deploy_tokens_v4
+    SELECT t.token_hash, t.session_id, s.user_id, s.tier_id, s.payment_id, t.created_at, t.expires_at, t.used_at, t.revoked_at
+    FROM deploy_tokens t JOIN sessions s ON s.session_id = t.session_id WHERE s.payment_id IS NOT NULL;
+  DROP TABLE deploy_tokens;
+  ALTER TABLE deploy_tokens_v4 RENAME TO deploy_tokens;
+  CREATE INDEX deploy_tokens_by_session ON deploy_tokens (session_id);
+  CREATE INDEX deploy_tokens_by_user ON deploy_tokens (user_id) WHERE session_id IS NULL;
+
+  -- Nodes: their session when a pay-gate activation enrolled them, and always the payment their enrollment proved;
+  -- the poll is the heartbeat (last_seen_at decides whether a node is online, docs/api.md "Runs on the node"); a
+  -- rotated credential waits in next_credential_hash until the node first uses it, then replaces credential_hash.
+  CREATE TABLE nodes_v4 (
+    node_id              TEXT PRIMARY KEY,
+    session_id           TEXT REFERENCES sessions (session_id),
+    user_id              TEXT NOT NULL,
+    tier_id              TEXT NOT NULL,
+    payment_id           TEXT NOT NULL REFERENCES payments (payment_id),
+    enrolled_at          INTEGER NOT NULL,
+    credential_hash      TEXT,
+    hostname             TEXT,
+    version              TEXT,
+    last_seen_at         INTEGER,
+    next_credential_hash TEXT
+  );
+  INSERT INTO nodes_v4 (node_id, session_id, user_id, tier_id, payment_id, enrolled_at, credential_hash)
+    SELECT n.node_id, n.session_id, n.user_id, n.tier_id, s.payment_id, n.enrolled_at, n.credential_hash
+    FROM nodes n JOIN sessions s ON s.session_id = n.session_id WHERE s.payment_id IS NOT NULL;
+  DROP TABLE nodes;
+  ALTER TABLE nodes_v4 RENAME TO nodes;
+  CREATE UNIQUE INDEX nodes_by_credential ON nodes (credential_hash);
   CREATE UNIQUE INDEX nodes_by_next_credential ON nodes (next_credential_hash);
   CREATE INDEX nodes_by_user ON nodes (user_id);
 

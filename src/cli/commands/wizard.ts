@@ -105,6 +105,12 @@ async function runAndReport(ctx: CommandContext, flags: WizardFlags, prompts: Wi
     merchantId: config.merchant_id,
     walletUrl: config.wallet_url,
     openStore: () => ctx.store(),
+    enroll: async (jwt) => {
+      const { enrollHere } = await import('../../node/enroll.js');
+      return enrollHere({ client: await ctx.client(), clock: ctx.clock, paths: ctx.paths }, { jwt });
+    },
+    thisNode: () => ctx.requireNode(),
+    runCaller: () => ctx.runCaller(),
     questions: answering(flags, prompts),
     flagEmail: flags.email,
   });
@@ -112,6 +118,7 @@ async function runAndReport(ctx: CommandContext, flags: WizardFlags, prompts: Wi
   ctx.output.result(summary, (s, style) => {
     const lines = [style.bold('Done.')];
     lines.push(`  signed in   ${s.user_id} (${s.tier})`);
+    lines.push(`  this node   ${s.node.node_id}${s.node.enrolled_now ? ' (enrolled now)' : ''}`);
     lines.push(`  agent       ${s.agent.agent_id} (${s.agent.name}, ${formatDollars(s.agent.price_cents)} per run)`);
     lines.push(`  first run   ${s.run === null ? 'not run' : `${s.run.run_id}, charged ${formatDollars(s.run.charged_cents)}`}`);
     lines.push(`  wallet      ${formatDollars(s.balance_cents)}`);

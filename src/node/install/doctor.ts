@@ -13,7 +13,7 @@ import { expiresSoon, expiryOf } from '../token.js';
 import { integrityFindings } from '../store/file-checks.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
-import { hostPathOf, SERVICE_USER, UNIT_IN_RELEASE, type InstallLayout } from '../location.js';
+import { hostPathOf, SERVICE_USER, UNIT_IN_RELEASE, VAR_DIR_MODE, type InstallLayout } from '../location.js';
 import { readLink } from './links.js';
 import { lookupServiceUser } from './service-user.js';
 import { unitOfRelease } from './unit-file.js';
@@ -89,7 +89,7 @@ async function checkModesAndOwners(layout: InstallLayout): Promise<DoctorCheck[]
     }
   };
   wantMode(layout.credentialsFile, CREDENTIALS_MODE);
-  wantMode(layout.varDir, 0o700);
+  wantMode(layout.varDir, VAR_DIR_MODE);
   wantMode(layout.environmentFile, ENVIRONMENT_FILE_MODE);
   const release = join(layout.currentLink, '.');
   if (existsSync(release) && (statSync(release).mode & 0o022) !== 0) {

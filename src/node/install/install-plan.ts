@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { readConfigFile, writeConfigFile, type ConfigFile } from '../config.js';
 import { CREDENTIALS_MODE, type Credentials, type NodeEnrollment } from '../credentials.js';
 import { readTextIfPresent, writeFileAtomic } from '../files.js';
-import { releaseDir, SERVICE_USER, type InstallLayout } from '../location.js';
+import { releaseDir, SERVICE_USER, VAR_DIR_MODE, type InstallLayout } from '../location.js';
 import { ENVIRONMENT_FILE_MODE, proxyVariables, renderEnvironmentFile } from './environment-file.js';
 import type { PackageSource } from './package-source.js';
 import type { Change, Step } from './plan.js';
@@ -56,7 +56,7 @@ export async function planInstall(input: PlanInput, context: PlanContext): Promi
   for (const [dir, mode] of [
     [layout.home, 0o755],
     [layout.etcDir, 0o755],
-    [layout.varDir, 0o700],
+    [layout.varDir, VAR_DIR_MODE],
     [layout.releasesDir, 0o755],
   ] as const) {
     const present = existsSync(dir) ? statSync(dir).mode & 0o777 : undefined;

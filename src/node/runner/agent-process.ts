@@ -39,10 +39,12 @@ const STDERR_TAIL_BYTES = 16 * 1024;
 const LAUNCH_FAILED = 125;
 const LAUNCH_MARK = 'swarm-node-launcher:';
 
-// $1 run directory, then the command. umask 007: files stay within the run's group (its agent's state directory is
-// shared by that agent's runs); the run directory itself is 0700, so no other run can enter it.
+// $1 run directory, $2 the agent's state directory ('' for none), then the command. umask 007: files stay within the
+// run's group (the agent's state directory, 2770, is shared by that agent's runs, which have its gid); the run
+// directory itself is 0700, so no other run can enter it.
 const LAUNCHER = `umask 007
-dir=$1; shift
+dir=$1; state=$2; shift 2
+[ -z "$state" ] || [ -d "$state" ] || mkdir -m 2770 "$state" 2>/dev/null || true
 mkdir -m 700 "$dir" || { echo "${LAUNCH_MARK} cannot create the run directory" >&2; exit ${LAUNCH_FAILED}; }
 cd "$dir" || { echo "${LAUNCH_MARK} cannot enter the run directory" >&2; exit ${LAUNCH_FAILED}; }
 exec "$@"`;
@@ -58,6 +60,8 @@ export interface AgentProcessSpec {
   command: readonly string[];
   /** Created for the run (must not exist yet) and removed after it. */
   runDir: string;
+  /** Kept between runs of the agent (made 2770 for the agent's group when missing); undefined: no state. */
+  stateDir?: string;
   /** Written to stdin, then stdin is closed. */
   stdin: string;
   /** The run's own user; undefined: the daemon's user (no privilege to switch). */
@@ -85,6 +89,7 @@ export async function runAgentProcess(spec: AgentProcessSpec): Promise<AgentOutc
     LAUNCHER,
     'swarm-agent',
     spec.runDir,
+    spec.stateDir ?? '',
     ...spec.command,
   ];
   let child: ChildProcess;

@@ -1,13 +1,17 @@
-// The wizard's flow (spec §1.7): sign-in, agent, balance, first run, registration. Each step is a function of its
+// The wizard's flow (spec §1.7): sign-in, this node, agent, balance, first run, registration. Each step is a function of its
 // own; the questions come in as an argument (flags, then a person), so the flow reads the same attended or not.
 import { SvcError } from '../../contract/errors.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
-import type { RunResult } from '../run-agent.js';
+import type { StoredJwt } from '../credentials.js';
+import type { EnrolledHere } from '../enroll.js';
+import type { ThisNode } from '../registrations.js';
+import type { RunCaller, RunResult } from '../run-agent.js';
 import { chooseAgent } from './choose-agent.js';
 import { firstRun } from './first-run.js';
 import { offerRegistration, type WizardRegistration } from './offer-registration.js';
 import type { WizardQuestions } from './questions.js';
 import { ensureSignedIn } from './sign-in.js';
+import { ensureThisNode, type WizardNode } from './this-node.js';
 import type { WizardStepDeps } from './ui.js';
 import { ensureFunds } from './wallet-check.js';
 
@@ -16,6 +20,12 @@ export interface WizardDeps extends WizardStepDeps {
   walletUrl: string;
   /** Opened after sign-in, so a wizard stopped before it has written nothing locally. */
   openStore: () => Promise<SqliteDatabase>;
+  /** Enrolls this home as a node of the signed-in user (a bare host). */
+  enroll: (jwt: StoredJwt) => Promise<EnrolledHere>;
+  /** This enrolled node (after ensureThisNode). */
+  thisNode: () => Promise<ThisNode>;
+  /** Who asks for the first run: this node, which then runs it here. */
+  runCaller: () => Promise<RunCaller>;
   questions: WizardQuestions;
   flagEmail: string | undefined;
 }
@@ -24,6 +34,7 @@ export interface WizardSummary {
   user_id: string;
   tier: string;
   signed_in_now: boolean;
+  node: WizardNode;
   agent: { agent_id: string; name: string; price_cents: number };
   run: Pick<RunResult, 'run_id' | 'status' | 'charged_cents' | 'balance_cents' | 'output' | 'idempotency_key'> | null;
   balance_cents: number;
@@ -36,6 +47,7 @@ const MAX_FUNDING_ROUNDS = 3;
 
 export async function runWizard(deps: WizardDeps): Promise<WizardSummary> {
   const { jwt, signedIn, signed_in_now } = await ensureSignedIn(deps, deps.questions, deps.flagEmail);
+  const node = await ensureThisNode(deps, jwt);
   const db = await deps.openStore();
   const agent = await chooseAgent(deps, db, deps.questions);
 
@@ -44,7 +56,7 @@ export async function runWizard(deps: WizardDeps): Promise<WizardSummary> {
   for (let round = 1; ; round += 1) {
     balance = await ensureFunds(deps, deps.questions, jwt, agent);
     try {
-      run = await firstRun(deps, db, deps.questions, jwt, agent, balance);
+      run = await firstRun(deps, db, deps.questions, await deps.runCaller(), agent, balance);
       break;
     } catch (error) {
       if (!(error instanceof SvcError) || error.code !== 'insufficient_balance' || round >= MAX_FUNDING_ROUNDS) throw error;
@@ -53,11 +65,12 @@ export async function runWizard(deps: WizardDeps): Promise<WizardSummary> {
   }
   if (run !== null) balance = run.balance_cents;
 
-  const registration = await offerRegistration(deps, db, deps.questions, jwt, agent);
+  const registration = await offerRegistration(deps, db, deps.questions, { jwt, node: await deps.thisNode() }, agent);
   return {
     user_id: signedIn.sub,
     tier: signedIn.tier,
     signed_in_now,
+    node,
     agent: { agent_id: agent.agent_id, name: agent.name, price_cents: agent.price_cents },
     run:
       run === null

@@ -1,20 +1,24 @@
 // /v1/swarm/nodes (DECISIONS.md addition for enroll; docs/api.md "Runs on the node" for the rest):
 // - POST enroll, with the deploy token: the node's id and its own credential (shown once);
-// - with the node credential: POST poll (heartbeat, leases, work), PUT and DELETE self/agents/{agent_id} (the agents
-//   it serves), POST self/credential (rotation);
+// - POST deploy-token (the user's JWT): a deploy token for one more node of the user;
+// - with the node credential: POST poll (heartbeat, leases, work), GET self/agents, PUT and DELETE
+//   self/agents/{agent_id} (the agents it serves), POST self/credential (rotation);
 // - GET (the user's JWT): the user's fleet.
 import type { FastifyPluginAsync } from 'fastify';
 import { type Static } from '@sinclair/typebox';
 import { findAgentSku } from '../../../../contract/agents.js';
 import { SvcError } from '../../../../contract/errors.js';
-import { AgentParams, CredentialRotation, NodeAgentsResponse, NodesResponse, PollRequest, PollResponse } from '../../../../contract/node-protocol.js';
+import { DEPLOY_MODE, INSTALL_PATH } from '../../../../contract/claims.js';
+import { AgentParams, CredentialRotation, NodeAgentsResponse, NodeDeployToken, NodesResponse, PollRequest, PollResponse } from '../../../../contract/node-protocol.js';
 import { EnrollResponse } from '../../../../contract/schemas.js';
 import { isoTime, startOfUtcDay } from '../../../../lib/clock.js';
 import type { ServiceContext } from '../../../context.js';
 import { nodeOf, parseBearer, userOf } from '../../../http/auth.js';
 import { acceptJsonBodiesOnly } from '../../../http/json-body.js';
 import { createNodeAuthenticator } from '../../../nodes/credentials.js';
+import { createNodeGrant } from '../../../nodes/node-grant.js';
 import { isOnline } from '../../../nodes/registry.js';
+import { createDeployTokens } from '../../../paygate/deploy-tokens.js';
 import { createNodeEnrollment, invalidDeployToken } from '../../../paygate/enroll.js';
 import { createRuns } from '../../../runs/runs.js';
 
@@ -24,6 +28,8 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
     const enrollment = createNodeEnrollment(ctx.db, ctx.clock);
     const credentials = createNodeAuthenticator(ctx.db);
     const runs = createRuns(ctx);
+    const deployTokens = createDeployTokens(ctx.db, ctx.clock);
+    const grant = createNodeGrant(ctx.db);
 
     app.post('/v1/swarm/nodes/enroll', { config: { rateLimited: true }, schema: { response: { 200: EnrollResponse } } }, async (request) => {
       const bearer = parseBearer(request.headers.authorization);
@@ -31,11 +37,35 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
       return enrollment.enroll(bearer.kind === 'token' ? bearer.token : undefined);
     });
 
+    // A node more for the signed-in user: its tier must buy execution (a wallet top-up installs no node).
+    app.post(
+      '/v1/swarm/nodes/deploy-token',
+      { config: { auth: 'access-token', rateLimited: true }, schema: { response: { 201: NodeDeployToken } } },
+      async (request, reply) => {
+        const owner = grant(userOf(request));
+        const issued = deployTokens.replaceForUser(owner);
+        reply.code(201);
+        return {
+          deploy_token: issued.token,
+          deploy_token_expires_at: isoTime(issued.expires_at),
+          tier_id: owner.tier_id,
+          install_path: INSTALL_PATH,
+          deploy_mode: DEPLOY_MODE,
+        };
+      },
+    );
+
     app.post<{ Body: PollRequest }>(
       '/v1/swarm/nodes/poll',
       { config: { auth: 'node' }, schema: { body: PollRequest, response: { 200: PollResponse } } },
       async (request) => runs.dispatch.poll(nodeOf(request)!, request.body, ctx.drainSignal),
     );
+
+    // What the service routes to this node: the daemon brings it in line with its registrations.
+    app.get('/v1/swarm/nodes/self/agents', { config: { auth: 'node' }, schema: { response: { 200: NodeAgentsResponse } } }, async (request) => {
+      const node = nodeOf(request)!;
+      return { node_id: node.node_id, agents: runs.nodes.agentsOf(node.node_id) };
+    });
 
     const agentRoute = { config: { auth: 'node' as const }, schema: { params: AgentParams, response: { 200: NodeAgentsResponse } } };
     app.put<{ Params: Static<typeof AgentParams> }>('/v1/swarm/nodes/self/agents/:agent_id', agentRoute, async (request) => {

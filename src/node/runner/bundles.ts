@@ -1,0 +1,54 @@
+// Agent bundles (docs/sections/agent-upload.md "Agent bundle"): a directory with a manifest, agent.json
+// ({agent_id, version, entry, input_schema}), and its files. The reference agents ship in the package (agents/);
+// an operator's own bundle in the node's home (agents/<agent_id>/) takes precedence over the package's.
+import { existsSync, readFileSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import { isAgentId } from '../../contract/agents.js';
+
+export interface AgentManifest {
+  agent_id: string;
+  version: string;
+  /** The program and its arguments: `node` is this node's own runtime; a name of a file in the bundle is its path. */
+  entry: string[];
+  input_schema: Record<string, unknown>;
+  description?: string;
+}
+
+export interface Bundle {
+  dir: string;
+  manifest: AgentManifest;
+}
+
+/** The bundle that runs `agentId` on this node: the first of `bundleDirs` (each holding <agent_id>/) that has it. */
+export function findBundle(bundleDirs: readonly string[], agentId: string): Bundle | undefined {
+  if (!isAgentId(agentId)) return undefined;
+  for (const parent of bundleDirs) {
+    const dir = join(parent, agentId);
+    if (existsSync(join(dir, 'agent.json'))) return { dir, manifest: readBundleManifest(dir) };
+  }
+  return undefined;
+}
+
+export function readBundleManifest(dir: string): AgentManifest {
+  const parsed = JSON.parse(readFileSync(join(dir, 'agent.json'), 'utf8')) as Partial<AgentManifest>;
+  if (
+    typeof parsed.agent_id !== 'string' ||
+    typeof parsed.version !== 'string' ||
+    !Array.isArray(parsed.entry) ||
+    parsed.entry.length === 0 ||
+    !parsed.entry.every((part) => typeof part === 'string') ||
+    typeof parsed.input_schema !== 'object' ||
+    parsed.input_schema === null
+  ) {
+    throw new Error(`${join(dir, 'agent.json')} is not an agent manifest`);
+  }
+  return parsed as AgentManifest;
+}
+
+/** The argument array the node runs: `node` → this node's runtime, `sh` → /bin/sh, bundle files → their paths. */
+export function resolveEntry(bundle: Bundle): string[] {
+  const [program, ...args] = bundle.manifest.entry;
+  const inBundle = (name: string): string => (!isAbsolute(name) && !name.startsWith('-') && existsSync(join(bundle.dir, name)) ? join(bundle.dir, name) : name);
+  const resolved = program === 'node' ? process.execPath : program === 'sh' ? '/bin/sh' : inBundle(program!);
+  return [resolved, ...args.map(inBundle)];
+}
