@@ -139,8 +139,8 @@ export class CommandContext {
   async nodeCallerFactory(): Promise<(node: NodeEnrollment & { credential: string }) => NodeCaller> {
     const { nodeCaller } = await import('../node/work/caller.js');
     const pieces = { client: await this.client(), db: await this.store(), clock: this.clock, pid: process.pid, version: this.version, paths: this.paths };
-    const isolation = this.config().agent_isolation;
-    return (node) => nodeCaller({ ...pieces, node, isolation });
+    const { agent_isolation: isolation, agent_socket: agentSocket } = this.config();
+    return (node) => nodeCaller({ ...pieces, node, isolation, agentSocket });
   }
 
   async runCaller(): Promise<RunCaller> {

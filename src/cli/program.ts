@@ -2,6 +2,7 @@
 // only): each command loads its work on first use. main.ts runs it; tests walk it.
 import { Command } from 'commander';
 import { activateCommand } from './commands/activate.js';
+import { agentExecCommand } from './commands/agent-exec.js';
 import { agentsCommand } from './commands/agents.js';
 import { configCommand } from './commands/config.js';
 import { credentialCommand } from './commands/credential.js';
@@ -70,6 +71,8 @@ Example:
   program.addCommand(upgradeCommand());
   program.addCommand(uninstallCommand());
   program.addCommand(doctorCommand());
+  // systemd's, not people's: hidden from the command list.
+  program.addCommand(agentExecCommand(), { hidden: true });
   // Styles load when a command is about to act, so --help and --version never load them.
   program.hook('preAction', loadStyles);
 

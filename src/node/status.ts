@@ -13,7 +13,7 @@ import { readDaemonStatus, type DaemonStatus } from './store/daemon-state.js';
 import type { ServiceClient } from './service-client.js';
 import { daysLeft, expiresSoon } from './token.js';
 import { listRegistrations } from './store/registrations.js';
-import { resolveIsolation } from './runner/isolation.js';
+import { resolveIsolation, type IsolationMode } from './runner/isolation.js';
 
 export interface NodeStatus {
   config: { file: string; values: Record<ConfigKey, string | number>; sources: Record<ConfigKey, ConfigSource>; node_id: string | null };
@@ -31,7 +31,7 @@ export interface NodeStatus {
     docs_sections: string[];
   };
   /** This host as a node: enrolled or not, and how its agents are kept apart from it. */
-  node: { enrolled: boolean; node_id: string | null; user_id: string | null; tier_id: string | null; isolation: 'uid' | 'none' | null; isolation_error: string | null };
+  node: { enrolled: boolean; node_id: string | null; user_id: string | null; tier_id: string | null; isolation: IsolationMode | null; isolation_error: string | null };
   registrations: { count: number; agents: { agent_id: string; every: string | null; daily_cap_cents: number | null }[] };
   database: { path: string; exists: boolean; error: string | null };
   daemon: DaemonStatus;
@@ -60,6 +60,7 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
         timeout_seconds: config.timeout_seconds,
         concurrency: config.concurrency,
         agent_isolation: config.agent_isolation,
+        agent_socket: config.agent_socket,
       },
       sources: config.sources,
       node_id: config.node_id ?? null,
@@ -97,7 +98,7 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
     Object.assign(status.node, { enrolled: true, node_id: node.node_id, user_id: node.user_id, tier_id: node.tier_id });
   }
   try {
-    status.node.isolation = resolveIsolation(config.agent_isolation);
+    status.node.isolation = resolveIsolation(config.agent_isolation, config.agent_socket);
   } catch (error) {
     status.node.isolation_error = messageOf(error);
     problems.push(messageOf(error));

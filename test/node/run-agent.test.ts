@@ -43,7 +43,7 @@ describe('settlePendingRuns', () => {
     const db = openNodeStore(join(home, 'var', 'swarm-node.db'));
     const enrollment = { node_id: node.node_id, user_id: email, tier_id: 'svc_starter_agents', enrolled_at: new Date().toISOString(), credential: node.credential };
     const callerOn = (on: ServiceClient): NodeCaller =>
-      nodeCaller({ node: enrollment, client: on, db, clock: systemClock, pid: process.pid, version: 'test', paths: nodePaths(home), isolation: 'none' });
+      nodeCaller({ node: enrollment, client: on, db, clock: systemClock, pid: process.pid, version: 'test', paths: nodePaths(home), isolation: 'none', agentSocket: join(home, 'agent.sock') });
     return { caller: callerOn(first), db, callerOn };
   }
 

@@ -54,7 +54,8 @@ export function statusCommand(): Command {
     });
 }
 
-function isolationLine(isolation: 'uid' | 'none'): string {
+function isolationLine(isolation: 'systemd' | 'uid' | 'none'): string {
+  if (isolation === 'systemd') return 'systemd: each run a sandboxed service of svc-swarm-node-agent.socket';
   return isolation === 'uid' ? 'uid: each run as a user of its own' : "none: runs as the node's own user (no privilege to switch users)";
 }
 

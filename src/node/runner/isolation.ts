@@ -23,7 +23,8 @@ export const DEFAULT_RUN_UID_BASE = 60_900;
 export const MAX_RUN_SLOTS = 32;
 export const AGENT_GID_BASE = 60_950;
 
-export type IsolationMode = 'uid' | 'none';
+/** systemd: each run a service of its own (svc-swarm-node-agent@.service); uid: a uid of the pool; none: this user. */
+export type IsolationMode = 'systemd' | 'uid' | 'none';
 
 export interface RunIdentity {
   uid: number;
@@ -111,14 +112,26 @@ function slotIsAbandoned(path: string): boolean {
   }
 }
 
-/** `auto`: a uid of each run's own when this process may switch users (root, or the unit's two capabilities). */
-export function resolveIsolation(wanted: AgentIsolation): 'uid' | 'none' {
+/**
+ * `auto`: systemd's agent socket when it listens (an installed node), else a uid of each run's own when this process
+ * may switch users (root), else the node's own user.
+ */
+export function resolveIsolation(wanted: AgentIsolation, agentSocket: string): IsolationMode {
   if (wanted === 'none') return 'none';
+  if (wanted === 'systemd' || (wanted === 'auto' && isSocket(agentSocket))) return 'systemd';
   if (canSwitchUsers()) return 'uid';
   if (wanted === 'uid') {
     throw new SvcError('local_state', 'agent_isolation is uid, but this process may not switch users (it needs root, or CAP_SETUID and CAP_SETGID)', {
-      remedy: 'Run the node as installed (the unit grants both capabilities), or set agent_isolation to auto or none.',
+      remedy: 'Run the node as installed (systemd starts each run as a sandboxed service), or set agent_isolation to auto or none.',
     });
   }
   return 'none';
+}
+
+function isSocket(path: string): boolean {
+  try {
+    return statSync(path).isSocket();
+  } catch {
+    return false;
+  }
 }

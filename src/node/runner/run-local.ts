@@ -3,14 +3,16 @@
 // directories (./isolation.ts), its limits (./agent-process.ts); the outcome as the node reports it to the service.
 import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { asUser, DEFAULT_AGENT_LIMITS, runAgentProcess, type AgentLimits } from './agent-process.js';
+import { DEFAULT_AGENT_SOCKET } from '../config.js';
 import { VAR_DIR_MODE } from '../location.js';
-import { agentGid, canSwitchUsers, RunUidPool, type RunIdentity } from './isolation.js';
+import { execViaSocket, type AgentExecRequest } from './agent-exec.js';
+import { asUser, DEFAULT_AGENT_LIMITS, runAgentProcess, type AgentLimits, type AgentOutcome } from './agent-process.js';
+import { agentGid, canSwitchUsers, RunUidPool, type IsolationMode, type RunIdentity } from './isolation.js';
 import { findBundle, resolveEntry } from './bundles.js';
 
 export interface LocalRunner {
-  /** `uid`: each run under a uid of its own; `none`: under the node's own user (no privilege to switch). */
-  readonly isolation: 'uid' | 'none';
+  /** How runs are kept from the node: a systemd service each, a uid each, or (no privilege) the node's own user. */
+  readonly isolation: IsolationMode;
   run(run: LocalRun, signal?: AbortSignal): Promise<LocalOutcome>;
   /** Removes the directories runs cut short left behind, but those of the runs `inFlight` names. */
   removeLeftovers(inFlight: (runId: string) => boolean): Promise<number>;
@@ -33,8 +35,10 @@ export interface LocalRunnerOptions {
   /** The package this program runs from: its agents/ and docs/sections. */
   packageDir: string;
   limits?: Partial<AgentLimits>;
-  /** Defaults to whether this process may switch users; tests of the same-user path pass 'none'. */
-  isolation?: 'uid' | 'none';
+  /** Defaults to a uid of each run's own when this process may switch users; tests of the same-user path pass 'none'. */
+  isolation?: IsolationMode;
+  /** Where systemd listens for runs (isolation 'systemd'). */
+  agentSocket?: string;
 }
 
 /** The part of the agent's stderr a failure's message carries: its last lines, bounded. */
@@ -42,54 +46,65 @@ const STDERR_IN_MESSAGE_CHARS = 600;
 
 export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
   const isolation = options.isolation ?? (canSwitchUsers() ? 'uid' : 'none');
-  const dirs = prepareRunDirs(options.varDir, isolation);
-  const pool = isolation === 'uid' ? new RunUidPool(dirs.slots) : undefined;
+  const dirs = isolation === 'systemd' ? undefined : prepareRunDirs(options.varDir, isolation);
+  const pool = dirs !== undefined && isolation === 'uid' ? new RunUidPool(dirs.slots) : undefined;
   const limits = { ...DEFAULT_AGENT_LIMITS, ...options.limits };
+
+  /** Here, under a uid of the pool or this process's own. */
+  async function runHere(request: AgentExecRequest, runDirs: NonNullable<typeof dirs>, signal: AbortSignal | undefined): Promise<AgentOutcome> {
+    let identity: RunIdentity | undefined;
+    if (pool !== undefined) {
+      const slot = pool.take();
+      if (slot === undefined) return { status: 'failed', error: 'spawn', message: 'every run slot of this node is busy', stderrTail: '' };
+      identity = { uid: slot.uid, gid: agentGid(request.agent_id) };
+      // What a run cut short by a crash left running under this uid ends before the uid serves another run.
+      if (slot.abandoned) await asUser(identity, 'kill -s KILL -- -1 2>/dev/null; exit 0').catch(() => undefined);
+    }
+    const runDir = join(runDirs.runs, request.run_id);
+    const stateDir = join(runDirs.state, request.agent_id);
+    try {
+      return await runAgentProcess({
+        ...request,
+        runDir,
+        stateDir,
+        identity,
+        env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_STATE_DIR: stateDir },
+        ...(signal === undefined ? {} : { signal }),
+      });
+    } finally {
+      if (identity !== undefined) pool!.release(identity.uid);
+    }
+  }
 
   return {
     isolation,
-    removeLeftovers: (inFlight) => removeLeftoverRunDirs(options.varDir, inFlight),
+    removeLeftovers: async (inFlight) => (dirs === undefined ? 0 : removeLeftoverRunDirs(options.varDir, inFlight)),
     async run(run, signal) {
       const bundle = findBundle([join(options.home, 'agents'), join(options.packageDir, 'agents')], run.agent_id);
       if (bundle === undefined) return failed('spawn', `this node has no bundle of ${run.agent_id}`);
-      let identity: RunIdentity | undefined;
-      if (pool !== undefined) {
-        const slot = pool.take();
-        if (slot === undefined) return failed('spawn', 'every run slot of this node is busy');
-        identity = { uid: slot.uid, gid: agentGid(run.agent_id) };
-        // What a run cut short by a crash left running under this uid ends before the uid serves another run.
-        if (slot.abandoned) await asUser(identity, 'kill -s KILL -- -1 2>/dev/null; exit 0').catch(() => undefined);
-      }
-      const runDir = join(dirs.runs, run.run_id);
-      const stateDir = join(dirs.state, run.agent_id);
-      try {
-        const outcome = await runAgentProcess({
-          command: resolveEntry(bundle),
-          runDir,
-          stateDir,
-          stdin: JSON.stringify({ run_id: run.run_id, agent_id: run.agent_id, user_id: run.user_id, tier: run.tier, input: run.input ?? {} }),
-          identity,
-          limits,
-          env: {
-            PATH: '/usr/local/bin:/usr/bin:/bin',
-            HOME: runDir,
-            TMPDIR: runDir,
-            LANG: 'C.UTF-8',
-            SWARM_RUN_ID: run.run_id,
-            SWARM_AGENT_ID: run.agent_id,
-            SWARM_AGENT_DIR: bundle.dir,
-            SWARM_STATE_DIR: stateDir,
-            SWARM_NODE_HOME: options.home,
-            SWARM_DOCS_DIR: join(options.packageDir, 'docs', 'sections'),
-          },
-          ...(signal === undefined ? {} : { signal }),
-        });
-        if (outcome.status === 'succeeded') return { status: 'succeeded', output: outcome.output };
-        const tail = outcome.stderrTail.trim().slice(-STDERR_IN_MESSAGE_CHARS);
-        return failed(outcome.error, tail === '' ? outcome.message : `${outcome.message}: ${tail}`);
-      } finally {
-        if (identity !== undefined) pool!.release(identity.uid);
-      }
+      const request: AgentExecRequest = {
+        run_id: run.run_id,
+        agent_id: run.agent_id,
+        command: resolveEntry(bundle),
+        stdin: JSON.stringify({ run_id: run.run_id, agent_id: run.agent_id, user_id: run.user_id, tier: run.tier, input: run.input ?? {} }),
+        limits,
+        env: {
+          PATH: '/usr/local/bin:/usr/bin:/bin',
+          LANG: 'C.UTF-8',
+          SWARM_RUN_ID: run.run_id,
+          SWARM_AGENT_ID: run.agent_id,
+          SWARM_AGENT_DIR: bundle.dir,
+          SWARM_NODE_HOME: options.home,
+          SWARM_DOCS_DIR: join(options.packageDir, 'docs', 'sections'),
+        },
+      };
+      const outcome =
+        dirs === undefined
+          ? await execViaSocket(options.agentSocket ?? DEFAULT_AGENT_SOCKET, request, signal)
+          : await runHere(request, dirs, signal);
+      if (outcome.status === 'succeeded') return { status: 'succeeded', output: outcome.output };
+      const tail = outcome.stderrTail.trim().slice(-STDERR_IN_MESSAGE_CHARS);
+      return failed(outcome.error, tail === '' ? outcome.message : `${outcome.message}: ${tail}`);
     },
   };
 }

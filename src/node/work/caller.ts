@@ -22,6 +22,8 @@ export interface NodeCallerDeps {
   version: string;
   paths: NodePaths;
   isolation: AgentIsolation;
+  /** Where systemd listens for agent runs (config agent_socket). */
+  agentSocket: string;
 }
 
 export type NodeCaller = Extract<RunCaller, { kind: 'node' }>;
@@ -32,7 +34,8 @@ export function nodeCaller(deps: NodeCallerDeps): NodeCaller {
     home: deps.paths.home,
     varDir: deps.paths.varDir,
     packageDir: runningPackageDir(),
-    isolation: resolveIsolation(deps.isolation),
+    isolation: resolveIsolation(deps.isolation, deps.agentSocket),
+    agentSocket: deps.agentSocket,
   });
   const executor = new Executor({ db: deps.db, api, runner, clock: deps.clock, pid: deps.pid, version: deps.version, tier: deps.node.tier_id });
   return { kind: 'node', bearer: deps.node.credential, user_id: deps.node.user_id, node_id: deps.node.node_id, executor };
