@@ -6,11 +6,16 @@ import type { ServiceClient } from './service-client.js';
 
 export class NodeApi {
   readonly client: ServiceClient;
-  readonly #credential: string;
+  readonly #credential: string | (() => string);
 
-  constructor(client: ServiceClient, credential: string) {
+  /** `credential`: the node's, or a function giving the one in force at each call (work/caller.ts). */
+  constructor(client: ServiceClient, credential: string | (() => string)) {
     this.client = client;
     this.#credential = credential;
+  }
+
+  get #bearer(): string {
+    return typeof this.#credential === 'string' ? this.#credential : this.#credential();
   }
 
   /** The long poll (heartbeat, lease renewals, work); its deadline covers the service's hold. */
@@ -20,7 +25,7 @@ export class NodeApi {
       method: 'POST',
       path: '/v1/swarm/nodes/poll',
       body: request,
-      bearer: this.#credential,
+      bearer: this.#bearer,
       // A poll changes nothing but the heartbeat and the leases it renews: repeating it is safe.
       retrySafe: true,
       deadlineMs: (hold + 15) * 1000,
@@ -35,7 +40,7 @@ export class NodeApi {
       method: 'POST',
       path: `/v1/swarm/runs/${encodeURIComponent(runId)}/result`,
       body: result,
-      bearer: this.#credential,
+      bearer: this.#bearer,
       retrySafe: true,
     });
     return response.body;
@@ -43,19 +48,19 @@ export class NodeApi {
 
   /** The agents the service routes to this node. */
   async served(): Promise<NodeAgentsResponse> {
-    return (await this.client.call<NodeAgentsResponse>({ method: 'GET', path: '/v1/swarm/nodes/self/agents', bearer: this.#credential, retrySafe: true })).body;
+    return (await this.client.call<NodeAgentsResponse>({ method: 'GET', path: '/v1/swarm/nodes/self/agents', bearer: this.#bearer, retrySafe: true })).body;
   }
 
   async serve(agentId: string): Promise<NodeAgentsResponse> {
-    return (await this.client.call<NodeAgentsResponse>({ method: 'PUT', path: `/v1/swarm/nodes/self/agents/${encodeURIComponent(agentId)}`, bearer: this.#credential, retrySafe: true })).body;
+    return (await this.client.call<NodeAgentsResponse>({ method: 'PUT', path: `/v1/swarm/nodes/self/agents/${encodeURIComponent(agentId)}`, bearer: this.#bearer, retrySafe: true })).body;
   }
 
   async withdraw(agentId: string): Promise<NodeAgentsResponse> {
-    return (await this.client.call<NodeAgentsResponse>({ method: 'DELETE', path: `/v1/swarm/nodes/self/agents/${encodeURIComponent(agentId)}`, bearer: this.#credential, retrySafe: true })).body;
+    return (await this.client.call<NodeAgentsResponse>({ method: 'DELETE', path: `/v1/swarm/nodes/self/agents/${encodeURIComponent(agentId)}`, bearer: this.#bearer, retrySafe: true })).body;
   }
 
   /** A new credential; the current one keeps working until the new one is first used (so a lost answer locks nothing). */
   async rotateCredential(): Promise<CredentialRotation> {
-    return (await this.client.call<CredentialRotation>({ method: 'POST', path: '/v1/swarm/nodes/self/credential', bearer: this.#credential, retrySafe: true })).body;
+    return (await this.client.call<CredentialRotation>({ method: 'POST', path: '/v1/swarm/nodes/self/credential', bearer: this.#bearer, retrySafe: true })).body;
   }
 }

@@ -4,7 +4,7 @@
 // changes. The daemon works with the node's own credential, never the user's JWT: a node does not stop when a
 // 30-day token expires.
 import { SvcError } from '../../contract/errors.js';
-import { readCredentials, type NodeEnrollment } from '../credentials.js';
+import { currentNodeCredential, readCredentials, type NodeEnrollment } from '../credentials.js';
 import { recordGlobalPause, type GlobalPauseReason } from '../store/daemon-state.js';
 import type { NodeCaller } from '../work/caller.js';
 import { firstSentence, messageOf, type DaemonCore } from './core.js';
@@ -59,7 +59,12 @@ export class ServiceHold {
       return undefined;
     }
     this.#core.log.mask(node.credential);
-    if (this.#caller?.bearer !== node.credential) this.#caller = this.#callerFor({ ...node, credential: node.credential });
+    if (this.#caller?.bearer !== node.credential) {
+      // A credential written while the daemon runs (enroll, credential rotate, an operator's edit) is checked with the
+      // service before anything uses it: a refused one holds everything without a single execute.
+      if (this.#caller !== undefined) this.#askAgain();
+      this.#caller = this.#callerFor({ ...node, credential: node.credential });
+    }
     // A problem that is gone does not resume anything by itself: the probe that #pauseAll asked for decides.
     return this.#caller;
   }
@@ -78,6 +83,9 @@ export class ServiceHold {
       return true;
     }
     if (error.code === 'unauthorized') {
+      // Refused with a credential rotated away since (a run that began before the rotation): not this node's
+      // credential refused. The caller's own handling (a retry, a settlement) goes on with the new one.
+      if (currentNodeCredential(this.#core.credentialsFile, caller.node_id) !== caller.bearer) return false;
       this.#rejectedCredential = caller.bearer;
       this.#holdForProbe('credential_rejected', error);
       return true;
@@ -90,6 +98,8 @@ export class ServiceHold {
     this.#probing = true;
     try {
       const wallet = await this.#core.client.wallet(caller.bearer);
+      // The credential changed meanwhile: this answer says nothing about the new one, which is asked at the next tick.
+      if (caller !== this.#caller) return;
       this.#rejectedCredential = undefined;
       this.#probeBackoff = undefined;
       if (this.#globalPause !== undefined) this.#resumeAll();
@@ -97,6 +107,7 @@ export class ServiceHold {
       this.#probeNeeded = false;
       this.#onReady();
     } catch (error) {
+      if (caller !== this.#caller) return;
       if (!this.onServiceError(error, caller)) {
         // Any other refusal of a read is as good as an outage here: ask again later.
         this.#holdForProbe('service_unreachable', error);
@@ -129,11 +140,14 @@ export class ServiceHold {
     this.#globalPause = { reason, since: now, until };
     recordGlobalPause(this.#core.db, this.#globalPause, now);
     this.#core.log.warn('paused_all', { reason, ...fields, ...(until === null ? {} : { next_check_at: new Date(until).toISOString() }) });
-    if (isCredentialProblem(reason)) {
-      // A new enrollment must be checked with the service before anything runs.
-      this.#probeNeeded = true;
-      this.#probeAt = 0;
-    }
+    // A new enrollment must be checked with the service before anything runs.
+    if (isCredentialProblem(reason)) this.#askAgain();
+  }
+
+  /** Nothing runs until a probe, made at the next tick, finds the service usable. */
+  #askAgain(): void {
+    this.#probeNeeded = true;
+    this.#probeAt = 0;
   }
 
   #resumeAll(): void {

@@ -3,7 +3,7 @@
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { AgentIsolation } from '../config.js';
-import type { NodeEnrollment } from '../credentials.js';
+import { currentNodeCredential, type NodeEnrollment } from '../credentials.js';
 import type { NodePaths } from '../location.js';
 import { NodeApi } from '../node-api.js';
 import { runningPackageDir } from '../package-dir.js';
@@ -29,7 +29,9 @@ export interface NodeCallerDeps {
 export type NodeCaller = Extract<RunCaller, { kind: 'node' }>;
 
 export function nodeCaller(deps: NodeCallerDeps): NodeCaller {
-  const api = new NodeApi(deps.client, deps.node.credential);
+  // Renewals and results of runs in flight carry the credential in force when they are sent: a rotation retires the
+  // old one at once, and a run must not lose its lease, nor its result, to it.
+  const api = new NodeApi(deps.client, () => currentNodeCredential(deps.paths.credentialsFile, deps.node.node_id) ?? deps.node.credential);
   const runner = createLocalRunner({
     home: deps.paths.home,
     varDir: deps.paths.varDir,
