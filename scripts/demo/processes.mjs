@@ -2,7 +2,7 @@
 // flight. Cleanup runs once, on success, on failure, and on Ctrl+C or SIGTERM; an exit by any other path still
 // signals the children and removes the scratch directory synchronously.
 import { execa } from 'execa';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +28,10 @@ let interruptedBy;
 export function makeScratchDir() {
   // realpath: macOS's tmpdir is a symlink, and paths the CLI prints are real ones.
   scratch = realpathSync(mkdtempSync(join(tmpdir(), 'svc-demo-')));
+  // 0711, like /opt on a host: as root, each agent run gets a user of its own, which must pass through here to
+  // reach its directory under <root>/opt/svc/swarm-node/var/runs (mkdtemp's 0700 refuses it). Passing is not
+  // listing, and every file in here has its own mode (the deploy token 0600, the service's data dir 0700).
+  chmodSync(scratch, 0o711);
   return scratch;
 }
 
