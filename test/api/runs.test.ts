@@ -307,3 +307,32 @@ describe('a dev portal purchase installs a node too', () => {
     }
   });
 });
+
+describe('a lease shorter than the poll hold (svc-api --lease-seconds 5)', () => {
+  it('holds a poll at most half a lease: a node waiting for work stays online the whole time', async () => {
+    // The default hold (20 s) with a 5 s lease, as `svc-api --lease-seconds 5` sets it.
+    const service = await startSvcApi({ runTiming: { leaseMs: 5_000, sweepMs: 100 } });
+    try {
+      const user = await paidUser(service, 0);
+      const node = await enrollNode(service.baseUrl, user.email);
+      let answered = false;
+      const poll = httpRequest(`${service.baseUrl}/v1/swarm/nodes/poll`, {
+        token: node.credential,
+        body: { hostname: 'test-node', version: 'test', capacity: 1, running: [], wait_seconds: 20 },
+      }).finally(() => {
+        answered = true;
+      });
+      // Asked over and over while the poll is held: never offline (stops at the first offline answer).
+      const seen: boolean[] = [];
+      while (!answered && seen.at(-1) !== false) {
+        const listed = await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token });
+        seen.push(listed.body.nodes[0].online as boolean);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(seen).not.toContain(false);
+      expect((await poll).body).toMatchObject({ runs: [], lost: [], lease_seconds: 5 });
+    } finally {
+      await service.close();
+    }
+  });
+});
