@@ -335,4 +335,33 @@ describe('a lease shorter than the poll hold (svc-api --lease-seconds 5)', () =>
       await service.close();
     }
   });
+
+  it('a node gone mid-poll (its connection closed) is handed no run: the run stays queued for a live node', async () => {
+    const service = await startSvcApi({ runTiming: { leaseMs: 5_000, sweepMs: 100 } });
+    try {
+      const user = await paidUser(service, 100);
+      const node = await enrollNode(service.baseUrl, user.email);
+      const served = await httpRequest(`${service.baseUrl}/v1/swarm/nodes/self/agents/agent_ops_monitor_004`, { method: 'PUT', token: node.credential });
+      expect(served.status, served.text).toBe(200);
+      const killed = new AbortController();
+      const poll = fetch(`${service.baseUrl}/v1/swarm/nodes/poll`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${node.credential}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ hostname: 'test-node', version: 'test', capacity: 1, running: [], wait_seconds: 20 }),
+        signal: killed.signal,
+      }).catch(() => 'closed');
+      const lastSeen = service.db.prepare<[string], { last_seen_at: number | null }>('SELECT last_seen_at FROM nodes WHERE node_id = ?');
+      await waitFor(async () => (lastSeen.get(node.node_id)?.last_seen_at != null ? true : undefined), 'the poll held');
+      killed.abort();
+      expect(await poll).toBe('closed');
+      // A round trip after the close: the service has seen the connection go.
+      expect((await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token })).body.nodes[0].online).toBe(true);
+
+      const started = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, randomUUID(), { prefer: 'respond-async' });
+      expect(started.status, started.text).toBe(202);
+      expect(started.body).toMatchObject({ status: 'queued', node_id: null });
+    } finally {
+      await service.close();
+    }
+  });
 });
