@@ -161,6 +161,9 @@ describe('runs on the node', () => {
       expect(late.body).toMatchObject({ code: 'lease_lost', run_status: 'failed' });
       expect(entriesOf(service, user.email).map((entry) => entry.kind)).toEqual(['credit', 'debit', 'refund']);
       expectChargedEqualsSucceeded(service, user.email);
+      // The service ended that run, not the node: it is not among the runs the node finished today.
+      const listed = await api('/v1/swarm/nodes', { token: user.token });
+      expect(listed.body.nodes).toEqual([expect.objectContaining({ node_id: user.node.node_id, runs_today: 0 })]);
     });
 
     it('a run longer than the lease finishes: the polls of the node renew it', async () => {
