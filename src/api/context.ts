@@ -46,6 +46,16 @@ export const DEFAULT_RUN_TIMING: RunTiming = {
   sweepMs: 1_000,
 };
 
+/**
+ * The timing in force. A held poll is the node's heartbeat, and a node counts as online for a lease after it was
+ * last seen: so a poll is held at most half a lease. Otherwise a lease shorter than the hold (`--lease-seconds 5`)
+ * would show a node that waits for work offline, and refuse its runs with no_node_available.
+ */
+export function resolveRunTiming(given: Partial<RunTiming> = {}): RunTiming {
+  const timing = { ...DEFAULT_RUN_TIMING, ...given };
+  return { ...timing, pollHoldMs: Math.min(timing.pollHoldMs, Math.floor(timing.leaseMs / 2)) };
+}
+
 export interface PublicUrls {
   /** Where clients reach the API, for example http://127.0.0.1:8787. */
   baseUrl: string;

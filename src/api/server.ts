@@ -8,7 +8,7 @@ import { systemClock, type Clock } from '../lib/clock.js';
 import { openDatabase, type SqliteDatabase } from '../lib/sqlite.js';
 import { buildApp } from './app.js';
 import { createLedger } from './wallet/ledger.js';
-import { DEFAULT_RUN_TIMING, type RunTiming, type ServiceContext } from './context.js';
+import { resolveRunTiming, type RunTiming, type ServiceContext } from './context.js';
 import { SERVICE_MIGRATIONS } from './store/migrations.js';
 import { createPaymentProvider } from './payments/provider.js';
 import { createMemoryRateLimitStore } from './http/rate-limit.js';
@@ -70,7 +70,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const db = openDatabase(join(options.dataDir, 'svc-api.db'), { migrations: SERVICE_MIGRATIONS });
   const shutdown = new AbortController();
   const draining = new AbortController();
-  const runTiming = { ...DEFAULT_RUN_TIMING, ...options.runTiming };
+  const runTiming = resolveRunTiming(options.runTiming);
   const sandbox = options.sandbox ?? false;
 
   const ctx: ServiceContext = {

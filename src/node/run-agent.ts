@@ -159,6 +159,11 @@ function settle(deps: RunDeps, row: { idempotency_key: string; agent_id: string;
 export interface PendingSettlement {
   /** Results of runs executed here that a crash or an outage kept from the service, reported now. */
   reported: number;
+  /**
+   * Runs executed here whose lease ran out first (the node was killed or cut off): the service had failed them
+   * node_lost and refunded them, so their late result was refused and nothing was charged.
+   */
+  lost: number;
   settled: number;
   /** Closed without an answer: older than the service keeps keys. */
   expired: number;
@@ -171,10 +176,11 @@ export interface PendingSettlement {
  * this node's lost runs with their own keys, so each is settled exactly once.
  */
 export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlement> {
-  const summary: PendingSettlement = { reported: 0, settled: 0, expired: 0, left: 0 };
+  const summary: PendingSettlement = { reported: 0, lost: 0, settled: 0, expired: 0, left: 0 };
   if (deps.caller.kind === 'node') {
     const executions = await deps.caller.executor.recover();
-    summary.reported = executions.reported + executions.lost;
+    summary.reported = executions.reported;
+    summary.lost = executions.lost;
     summary.left += executions.left;
   }
   const self = deps.pid ?? process.pid;

@@ -161,6 +161,9 @@ describe('runs on the node', () => {
       expect(late.body).toMatchObject({ code: 'lease_lost', run_status: 'failed' });
       expect(entriesOf(service, user.email).map((entry) => entry.kind)).toEqual(['credit', 'debit', 'refund']);
       expectChargedEqualsSucceeded(service, user.email);
+      // The service ended that run, not the node: it is not among the runs the node finished today.
+      const listed = await api('/v1/swarm/nodes', { token: user.token });
+      expect(listed.body.nodes).toEqual([expect.objectContaining({ node_id: user.node.node_id, runs_today: 0 })]);
     });
 
     it('a run longer than the lease finishes: the polls of the node renew it', async () => {
@@ -302,6 +305,64 @@ describe('a dev portal purchase installs a node too', () => {
       expect(topUp.status).toBe(403);
       expect(topUp.body.detail).toContain('tops up the wallet and installs no node');
       expect(service.ctx.ledger.balance(email)).toBe(500);
+    } finally {
+      await service.close();
+    }
+  });
+});
+
+describe('a lease shorter than the poll hold (svc-api --lease-seconds 5)', () => {
+  it('holds a poll at most half a lease: a node waiting for work stays online the whole time', async () => {
+    // The default hold (20 s) with a 5 s lease, as `svc-api --lease-seconds 5` sets it.
+    const service = await startSvcApi({ runTiming: { leaseMs: 5_000, sweepMs: 100 } });
+    try {
+      const user = await paidUser(service, 0);
+      const node = await enrollNode(service.baseUrl, user.email);
+      let answered = false;
+      const poll = httpRequest(`${service.baseUrl}/v1/swarm/nodes/poll`, {
+        token: node.credential,
+        body: { hostname: 'test-node', version: 'test', capacity: 1, running: [], wait_seconds: 20 },
+      }).finally(() => {
+        answered = true;
+      });
+      // Asked over and over while the poll is held: never offline (stops at the first offline answer).
+      const seen: boolean[] = [];
+      while (!answered && seen.at(-1) !== false) {
+        const listed = await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token });
+        seen.push(listed.body.nodes[0].online as boolean);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(seen).not.toContain(false);
+      expect((await poll).body).toMatchObject({ runs: [], lost: [], lease_seconds: 5 });
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('a node gone mid-poll (its connection closed) is handed no run: the run stays queued for a live node', async () => {
+    const service = await startSvcApi({ runTiming: { leaseMs: 5_000, sweepMs: 100 } });
+    try {
+      const user = await paidUser(service, 100);
+      const node = await enrollNode(service.baseUrl, user.email);
+      const served = await httpRequest(`${service.baseUrl}/v1/swarm/nodes/self/agents/agent_ops_monitor_004`, { method: 'PUT', token: node.credential });
+      expect(served.status, served.text).toBe(200);
+      const killed = new AbortController();
+      const poll = fetch(`${service.baseUrl}/v1/swarm/nodes/poll`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${node.credential}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ hostname: 'test-node', version: 'test', capacity: 1, running: [], wait_seconds: 20 }),
+        signal: killed.signal,
+      }).catch(() => 'closed');
+      const lastSeen = service.db.prepare<[string], { last_seen_at: number | null }>('SELECT last_seen_at FROM nodes WHERE node_id = ?');
+      await waitFor(async () => (lastSeen.get(node.node_id)?.last_seen_at != null ? true : undefined), 'the poll held');
+      killed.abort();
+      expect(await poll).toBe('closed');
+      // A round trip after the close: the service has seen the connection go.
+      expect((await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token })).body.nodes[0].online).toBe(true);
+
+      const started = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, randomUUID(), { prefer: 'respond-async' });
+      expect(started.status, started.text).toBe(202);
+      expect(started.body).toMatchObject({ status: 'queued', node_id: null });
     } finally {
       await service.close();
     }

@@ -12,8 +12,11 @@ import { openNodeStore } from '../../src/node/store/database.js';
 import type { SqliteDatabase } from '../../src/lib/sqlite.js';
 import { nodeCaller, type NodeCaller } from '../../src/node/work/caller.js';
 import { journalRunStarted } from '../../src/node/store/journal.js';
-import { fundWallet } from '../helpers/funnel.js';
-import { apiClient } from '../helpers/http.js';
+import { executionStarted, findExecution } from '../../src/node/store/executions.js';
+import { TEST_RUN_TIMING } from '../api/execute-fixtures.js';
+import { deadPid } from '../cli/fixtures.js';
+import { fundWallet, waitFor } from '../helpers/funnel.js';
+import { apiClient, httpRequest } from '../helpers/http.js';
 import { enrollNode } from '../helpers/protocol-node.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
@@ -58,13 +61,13 @@ describe('settlePendingRuns', () => {
     const others = randomUUID();
     journalRunStarted(db, { idempotency_key: legacy, agent_id: AGENT, source: 'cli', price_cents: PRICE }, Date.now());
     journalRunStarted(db, { idempotency_key: others, agent_id: AGENT, source: 'cli', price_cents: PRICE, user_id: 'someone-else@example.com' }, Date.now());
-    expect(await settlePendingRuns(deps)).toEqual({ reported: 0, settled: 1, expired: 0, left: 1 });
+    expect(await settlePendingRuns(deps)).toEqual({ reported: 0, lost: 0, settled: 1, expired: 0, left: 1 });
     const rows = new Map((db.prepare('SELECT idempotency_key, status, charged_cents FROM runs').all() as { idempotency_key: string; status: string; charged_cents: number }[]).map((r) => [r.idempotency_key, r]));
     expect(rows.get(legacy), JSON.stringify(db.prepare('SELECT * FROM runs').all())).toMatchObject({ status: 'succeeded', charged_cents: PRICE });
     expect(rows.get(others)).toMatchObject({ status: 'pending', charged_cents: 0 });
     expect(await balance(caller)).toBe(100 - PRICE);
     // Settling again changes nothing and charges nothing.
-    expect(await settlePendingRuns(deps)).toEqual({ reported: 0, settled: 0, expired: 0, left: 1 });
+    expect(await settlePendingRuns(deps)).toEqual({ reported: 0, lost: 0, settled: 0, expired: 0, left: 1 });
     expect(await balance(caller)).toBe(100 - PRICE);
     db.close();
   });
@@ -74,19 +77,58 @@ describe('settlePendingRuns', () => {
     const { caller, db, callerOn } = await enrolledNode(100, offline);
     const deps: RunDeps = { db, client: offline, clock: systemClock, caller, source: 'daemon', pid: process.pid };
     for (let i = 0; i < 3; i += 1) journalRunStarted(db, { idempotency_key: randomUUID(), agent_id: AGENT, source: 'daemon', price_cents: PRICE, user_id: caller.user_id }, Date.now());
-    expect(await settlePendingRuns(deps)).toEqual({ reported: 0, settled: 0, expired: 0, left: 1 });
+    expect(await settlePendingRuns(deps)).toEqual({ reported: 0, lost: 0, settled: 0, expired: 0, left: 1 });
     const failure = await runAgent(deps, AGENT).then(succeededOrThrow).catch((e: unknown) => e as { code: string; extensions: Record<string, unknown> });
     expect(failure).toMatchObject({ code: 'service_unreachable', extensions: { run_status: 'pending' } });
     expect((db.prepare("SELECT COUNT(*) AS n FROM runs WHERE status = 'pending'").get() as { n: number }).n).toBe(4);
     await offline.close();
 
     // Back online: all four are settled, each charged once and run once, here.
-    expect(await settlePendingRuns({ ...deps, client, caller: callerOn(client) })).toEqual({ reported: 0, settled: 4, expired: 0, left: 0 });
+    expect(await settlePendingRuns({ ...deps, client, caller: callerOn(client) })).toEqual({ reported: 0, lost: 0, settled: 4, expired: 0, left: 0 });
     expect(await balance(caller)).toBe(100 - 4 * PRICE);
     const ran = db.prepare("SELECT status, node_id FROM runs WHERE status = 'succeeded'").all() as { node_id: string }[];
     expect(ran.map((row) => row.node_id)).toEqual(Array(4).fill(caller.node_id));
     const executions = db.prepare("SELECT COUNT(*) AS n FROM executions WHERE status = 'reported'").get() as { n: number };
     expect(executions.n).toBe(4);
     db.close();
+  });
+});
+
+describe('settlePendingRuns after the node was killed mid-run', () => {
+  const service = useSvcApi({ runTiming: TEST_RUN_TIMING });
+
+  it('a run whose lease ran out while the node was down is counted lost, not reported: refused, refunded, never run', async () => {
+    const client = new ServiceClient({ baseUrl: service.baseUrl });
+    const email = uniqueEmail('lost');
+    const node = await enrollNode(service.baseUrl, email);
+    await fundWallet(service.baseUrl, email, 100);
+    const home = tempDir();
+    const db = openNodeStore(join(home, 'var', 'swarm-node.db'));
+    const enrollment = { node_id: node.node_id, user_id: email, tier_id: 'svc_starter_agents', enrolled_at: new Date().toISOString(), credential: node.credential };
+    const caller = nodeCaller({ node: enrollment, client, db, clock: systemClock, pid: process.pid, version: 'test', paths: nodePaths(home), isolation: 'none' });
+
+    // The node's own run, leased to it and journaled as started by a process that then died (SIGKILL mid-run).
+    const started = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
+      method: 'POST',
+      token: node.credential,
+      headers: { 'idempotency-key': randomUUID() },
+      body: { user_id: email, agent_id: AGENT },
+    });
+    expect(started.status, started.text).toBe(202);
+    const runId = started.body.run_id as string;
+    executionStarted(db, { run_id: runId, agent_id: AGENT, user_id: email, lease_id: started.body.lease.lease_id, owner_pid: await deadPid() }, Date.now());
+    const row = service.db.prepare<[string], { status: string; output_json: string }>('SELECT status, output_json FROM runs WHERE run_id = ?');
+    await waitFor(async () => (row.get(runId)?.status === 'failed' ? true : undefined), 'the run failed by the lease sweep');
+    expect(JSON.parse(row.get(runId)!.output_json)).toMatchObject({ error: 'node_lost' });
+
+    const deps: RunDeps = { db, client, clock: systemClock, caller, source: 'daemon', pid: process.pid };
+    expect(await settlePendingRuns(deps)).toEqual({ reported: 0, lost: 1, settled: 0, expired: 0, left: 0 });
+    expect(findExecution(db, runId)).toMatchObject({ status: 'lost' });
+    expect(row.get(runId)!.status).toBe('failed');
+    expect(await apiClient(service.baseUrl).get('/v1/swarm/wallet', caller.bearer).then((r) => r.body.balance_cents as number)).toBe(100);
+    // Nothing left to do: a second settlement reports nothing.
+    expect(await settlePendingRuns(deps)).toEqual({ reported: 0, lost: 0, settled: 0, expired: 0, left: 0 });
+    db.close();
+    await client.close();
   });
 });

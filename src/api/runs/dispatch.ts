@@ -16,8 +16,11 @@ import { newLease, type RunStore } from './run-store.js';
 import { isFinished, runView } from './run-view.js';
 
 export interface Dispatch {
-  /** Resolves when runs were assigned, or when the hold is over (or the service starts draining) with none. */
-  poll(node: EnrolledNode, request: PollRequest, drain: AbortSignal): Promise<PollResponse>;
+  /**
+   * Resolves when runs were assigned, or when the hold is over (or the service starts draining) with none.
+   * `gone`: the node's connection closed mid-poll (killed, cut off); the hold ends, and the node is not seen.
+   */
+  poll(node: EnrolledNode, request: PollRequest, drain: AbortSignal, gone?: AbortSignal): Promise<PollResponse>;
   report(node: EnrolledNode, runId: string, result: ResultRequest): RunResponse;
 }
 
@@ -46,7 +49,7 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
   }).immediate;
 
   return {
-    async poll(node, request, drain) {
+    async poll(node, request, drain, gone) {
       const now = ctx.clock.now();
       nodes.touch(node.node_id, { hostname: request.hostname, version: request.version }, now);
       const lost = runs.renewLeases(node.node_id, request.running, now + leaseMs);
@@ -56,9 +59,11 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
         const assigned = claim(node, request.capacity);
         return assigned.length > 0 ? assigned : undefined;
       };
-      const assigned = (await events.waitFor({ user: node.user_id }, check, holdMs, drain)) ?? [];
-      // Seen at the end of the hold too: a node in a 20 s poll is online the whole time.
-      nodes.touch(node.node_id, {}, ctx.clock.now());
+      // A node gone mid-poll takes no run: one claimed for it would wait a whole lease for nobody.
+      const assigned = (await events.waitFor({ user: node.user_id }, check, holdMs, gone === undefined ? drain : AbortSignal.any([drain, gone]))) ?? [];
+      // Seen at the end of the hold too: a node in a 20 s poll is online the whole time. Not one that went away
+      // meanwhile: it would show online for a hold more after it died.
+      if (gone?.aborted !== true) nodes.touch(node.node_id, {}, ctx.clock.now());
       return { runs: assigned, lost, lease_seconds: Math.floor(leaseMs / 1000) };
     },
 

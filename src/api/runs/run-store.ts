@@ -58,7 +58,7 @@ export interface RunStore {
   expiredLeases(now: number): RunRow[];
   /** Queued runs that waited since before `queuedBefore`, or that no online node of their user can take. */
   stranded(queuedBefore: number, onlineSince: number): RunRow[];
-  /** Runs each node finished since `since` (the fleet view's runs_today). */
+  /** Runs each node finished since `since` (the fleet view's runs_today): not those the service failed for it (node_lost). */
   finishedSince(nodeIds: readonly string[], since: number): Map<string, number>;
 }
 
@@ -94,7 +94,7 @@ export function createRunStore(db: SqliteDatabase): RunStore {
         AND (r.pinned_node_id IS NULL OR n.node_id = r.pinned_node_id)))
     ORDER BY r.started_at`);
   const countFinishedSince = db.prepare<[string, number], { n: number }>(
-    `SELECT count(*) AS n FROM runs WHERE node_id = ? AND finished_at >= ? AND status IN ('succeeded', 'failed')`,
+    `SELECT count(*) AS n FROM runs WHERE node_id = ? AND finished_at >= ? AND status IN ('succeeded', 'failed') AND finished_by = 'node'`,
   );
 
   return {

@@ -63,7 +63,7 @@ export class PendingSettlement {
         .filter((run) => run.owner_pid !== core.pid)
         .map((run) => run.idempotency_key);
       const summary = await settlePendingRuns(deps);
-      if (summary.reported + summary.settled + summary.expired + summary.left > 0) core.log.info('pending_runs_settled', { ...summary });
+      if (summary.reported + summary.lost + summary.settled + summary.expired + summary.left > 0) core.log.info('pending_runs_settled', { ...summary });
       this.#afterSettlement(settledAmong(core.db, keys));
       if (summary.left > 0) {
         this.#backoff = nextBackoff(this.#backoff, core.backoffMs);

@@ -2,7 +2,7 @@
 // its stdin, its environment (nothing of the node's: no SVC_* variable, no token, no credential), its own user and
 // directories (./isolation.ts), its limits (./agent-process.ts); the outcome as the node reports it to the service.
 import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DEFAULT_AGENT_SOCKET } from '../config.js';
 import { VAR_DIR_MODE } from '../location.js';
 import { execViaSocket, type AgentExecRequest } from './agent-exec.js';
@@ -52,6 +52,13 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
 
   /** Here, under a uid of the pool or this process's own. */
   async function runHere(request: AgentExecRequest, runDirs: NonNullable<typeof dirs>, signal: AbortSignal | undefined): Promise<AgentOutcome> {
+    // Checked at each run: an operator who opens the path need not restart the daemon.
+    const closed = isolation === 'uid' ? closedAncestor(options.varDir) : undefined;
+    if (closed !== undefined) {
+      const mode = (statSync(closed).mode & 0o777).toString(8).padStart(4, '0');
+      const message = `a run under a user of its own cannot reach ${runDirs.runs}: ${closed} (mode ${mode}) lets no other user pass; chmod o+x ${closed} (passing, not listing), or set agent_isolation none`;
+      return { status: 'failed', error: 'spawn', message, stderrTail: '' };
+    }
     let identity: RunIdentity | undefined;
     if (pool !== undefined) {
       const slot = pool.take();
@@ -132,6 +139,17 @@ function prepareRunDirs(varDir: string, isolation: 'uid' | 'none'): { runs: stri
     chmodSync(dir, mode);
   }
   return dirs;
+}
+
+/**
+ * The first directory above `varDir` that other users may not pass through (no o+x), if any: a run's own user
+ * could not reach its directory in var/runs. A home under a 0700 directory (mkdtemp, a home directory) does this.
+ */
+function closedAncestor(varDir: string): string | undefined {
+  for (let dir = dirname(varDir); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return dir;
+    if (dirname(dir) === dir) return undefined;
+  }
 }
 
 /**

@@ -58,7 +58,14 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
     app.post<{ Body: PollRequest }>(
       '/v1/swarm/nodes/poll',
       { config: { auth: 'node' }, schema: { body: PollRequest, response: { 200: PollResponse } } },
-      async (request) => runs.dispatch.poll(nodeOf(request)!, request.body, ctx.drainSignal),
+      async (request, reply) => {
+        // The connection closing before the answer is sent: the node was killed or cut off mid-poll.
+        const gone = new AbortController();
+        reply.raw.once('close', () => {
+          if (!reply.raw.writableFinished) gone.abort();
+        });
+        return runs.dispatch.poll(nodeOf(request)!, request.body, ctx.drainSignal, gone.signal);
+      },
     );
 
     // What the service routes to this node: the daemon brings it in line with its registrations.
