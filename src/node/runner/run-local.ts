@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { asUser, DEFAULT_AGENT_LIMITS, runAgentProcess, type AgentLimits } from './agent-process.js';
 import { VAR_DIR_MODE } from '../location.js';
 import { agentGid, canSwitchUsers, RunUidPool, type RunIdentity } from './isolation.js';
-import { findBundle, resolveEntry } from './bundles.js';
+import { bundleDirs, findBundle, resolveEntry } from './bundles.js';
 
 export interface LocalRunner {
   /** `uid`: each run under a uid of its own; `none`: under the node's own user (no privilege to switch). */
@@ -50,7 +50,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
     isolation,
     removeLeftovers: (inFlight) => removeLeftoverRunDirs(options.varDir, inFlight),
     async run(run, signal) {
-      const bundle = findBundle([join(options.home, 'agents'), join(options.packageDir, 'agents')], run.agent_id);
+      const bundle = findBundle(bundleDirs(options.home, options.packageDir), run.agent_id);
       if (bundle === undefined) return failed('spawn', `this node has no bundle of ${run.agent_id}`);
       let identity: RunIdentity | undefined;
       if (pool !== undefined) {
