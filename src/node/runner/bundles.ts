@@ -19,10 +19,15 @@ export interface Bundle {
   manifest: AgentManifest;
 }
 
-/** The bundle that runs `agentId` on this node: the first of `bundleDirs` (each holding <agent_id>/) that has it. */
-export function findBundle(bundleDirs: readonly string[], agentId: string): Bundle | undefined {
+/** Where a node looks for bundles, in order: the operator's own (the home's agents/), then the package's. */
+export function bundleDirs(home: string, packageDir: string): string[] {
+  return [join(home, 'agents'), join(packageDir, 'agents')];
+}
+
+/** The bundle that runs `agentId` on this node: the first of `dirs` (each holding <agent_id>/) that has it. */
+export function findBundle(dirs: readonly string[], agentId: string): Bundle | undefined {
   if (!isAgentId(agentId)) return undefined;
-  for (const parent of bundleDirs) {
+  for (const parent of dirs) {
     const dir = join(parent, agentId);
     if (existsSync(join(dir, 'agent.json'))) return { dir, manifest: readBundleManifest(dir) };
   }

@@ -8,7 +8,7 @@ import { VAR_DIR_MODE } from '../location.js';
 import { execViaSocket, type AgentExecRequest } from './agent-exec.js';
 import { asUser, DEFAULT_AGENT_LIMITS, runAgentProcess, type AgentLimits, type AgentOutcome } from './agent-process.js';
 import { agentGid, canSwitchUsers, RunUidPool, type IsolationMode, type RunIdentity } from './isolation.js';
-import { findBundle, resolveEntry } from './bundles.js';
+import { bundleDirs, findBundle, resolveEntry } from './bundles.js';
 
 export interface LocalRunner {
   /** How runs are kept from the node: a systemd service each, a uid each, or (no privilege) the node's own user. */
@@ -87,7 +87,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
     isolation,
     removeLeftovers: async (inFlight) => (dirs === undefined ? 0 : removeLeftoverRunDirs(options.varDir, inFlight)),
     async run(run, signal) {
-      const bundle = findBundle([join(options.home, 'agents'), join(options.packageDir, 'agents')], run.agent_id);
+      const bundle = findBundle(bundleDirs(options.home, options.packageDir), run.agent_id);
       if (bundle === undefined) return failed('spawn', `this node has no bundle of ${run.agent_id}`);
       const request: AgentExecRequest = {
         run_id: run.run_id,

@@ -3,6 +3,7 @@
 import { SvcError } from '../../contract/errors.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { StoredJwt } from '../credentials.js';
+import { inputFlagsOf } from '../agent-inputs.js';
 import type { EnrolledHere } from '../enroll.js';
 import type { ThisNode } from '../registrations.js';
 import type { RunCaller, RunResult } from '../run-agent.js';
@@ -26,6 +27,8 @@ export interface WizardDeps extends WizardStepDeps {
   thisNode: () => Promise<ThisNode>;
   /** Who asks for the first run: this node, which then runs it here. */
   runCaller: () => Promise<RunCaller>;
+  /** The agent's input_schema from the bundle this node would run (undefined: no bundle here). */
+  inputSchema: (agentId: string) => Record<string, unknown> | undefined;
   questions: WizardQuestions;
   flagEmail: string | undefined;
 }
@@ -50,13 +53,15 @@ export async function runWizard(deps: WizardDeps): Promise<WizardSummary> {
   const node = await ensureThisNode(deps, jwt);
   const db = await deps.openStore();
   const agent = await chooseAgent(deps, db, deps.questions);
+  // Asked before the money: a run without the inputs its agent needs is refused by the agent (and refunded).
+  const input = await deps.questions.input(agent, deps.inputSchema(agent.agent_id));
 
   let run: RunResult | null = null;
   let balance = 0;
   for (let round = 1; ; round += 1) {
     balance = await ensureFunds(deps, deps.questions, jwt, agent);
     try {
-      run = await firstRun(deps, db, deps.questions, await deps.runCaller(), agent, balance);
+      run = await firstRun(deps, db, deps.questions, await deps.runCaller(), agent, balance, input);
       break;
     } catch (error) {
       if (!(error instanceof SvcError) || error.code !== 'insufficient_balance' || round >= MAX_FUNDING_ROUNDS) throw error;
@@ -85,13 +90,13 @@ export async function runWizard(deps: WizardDeps): Promise<WizardSummary> {
           },
     balance_cents: balance,
     registration,
-    next_steps: nextSteps(agent.agent_id, run !== null, registration),
+    next_steps: nextSteps(agent.agent_id, run !== null, registration, input),
   };
 }
 
-function nextSteps(agentId: string, ran: boolean, registration: WizardRegistration | null): string[] {
+function nextSteps(agentId: string, ran: boolean, registration: WizardRegistration | null, input: Record<string, unknown> | undefined): string[] {
   const steps: string[] = [];
-  if (!ran) steps.push(`swarm-node run ${agentId}   run it once`);
+  if (!ran) steps.push(`swarm-node run ${agentId}${inputFlagsOf(input)}   run it once`);
   steps.push('swarm-node list   the agents registered here, their schedules and what they spent today');
   steps.push('swarm-node runs   every run, its charge and result');
   if (registration !== null && registration.every !== null) {

@@ -2,7 +2,7 @@
 // and runs the agent here, in the isolation its configuration asks for; elsewhere a signed-in user asks with the JWT.
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
-import type { AgentIsolation } from '../config.js';
+import { DEFAULT_AGENT_SOCKET, type AgentIsolation } from '../config.js';
 import { currentNodeCredential, type NodeEnrollment } from '../credentials.js';
 import type { NodePaths } from '../location.js';
 import { NodeApi } from '../node-api.js';
@@ -22,8 +22,8 @@ export interface NodeCallerDeps {
   version: string;
   paths: NodePaths;
   isolation: AgentIsolation;
-  /** Where systemd listens for agent runs (config agent_socket). */
-  agentSocket: string;
+  /** Where systemd listens for agent runs (config agent_socket); the default one when not given. */
+  agentSocket?: string;
 }
 
 export type NodeCaller = Extract<RunCaller, { kind: 'node' }>;
@@ -36,8 +36,8 @@ export function nodeCaller(deps: NodeCallerDeps): NodeCaller {
     home: deps.paths.home,
     varDir: deps.paths.varDir,
     packageDir: runningPackageDir(),
-    isolation: resolveIsolation(deps.isolation, deps.agentSocket),
-    agentSocket: deps.agentSocket,
+    isolation: resolveIsolation(deps.isolation, deps.agentSocket ?? DEFAULT_AGENT_SOCKET),
+    agentSocket: deps.agentSocket ?? DEFAULT_AGENT_SOCKET,
   });
   const executor = new Executor({ db: deps.db, api, runner, clock: deps.clock, pid: deps.pid, version: deps.version, tier: deps.node.tier_id });
   return { kind: 'node', bearer: deps.node.credential, user_id: deps.node.user_id, node_id: deps.node.node_id, executor };
