@@ -103,7 +103,7 @@ describe('an uploaded agent on the node refuses what it should, before anything 
     // The service's stored blob is altered (a corrupted disk, a compromised store): the node must not run it.
     const stored = service.db.prepare('SELECT content FROM agent_bundles WHERE digest = ?').get(digest) as { content: Buffer };
     const tampered = Buffer.from(stored.content);
-    tampered[tampered.length - 10] ^= 0xff;
+    tampered[tampered.length - 10]! ^= 0xff;
     service.db.prepare('UPDATE agent_bundles SET content = ? WHERE digest = ?').run(tampered, digest);
     const ran = await swarmNode(['--json', 'run', AGENT, '--input', 'name=Ada'], { env: node.env });
     expect(ran.exitCode).toBe(1);
