@@ -10,6 +10,7 @@ import { handleError } from './http/problem.js';
 import { authHook } from './http/auth.js';
 import { rateLimitHook } from './http/rate-limit.js';
 import { agentRoutes } from './routes/v1/swarm/agents.js';
+import { agentVersionRoutes } from './routes/v1/swarm/agent-versions.js';
 import { authRoutes } from './routes/v1/auth.js';
 import { docsRoutes } from './routes/v1/docs.js';
 import { executeRoutes } from './routes/v1/swarm/execute.js';
@@ -80,6 +81,7 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   app.addHook('onRequest', authHook(ctx));
 
   await app.register(agentRoutes(ctx));
+  await app.register(agentVersionRoutes(ctx));
   await app.register(authRoutes(ctx));
   await app.register(paygateRoutes(ctx));
   await app.register(nodeRoutes(ctx));

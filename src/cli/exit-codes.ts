@@ -17,6 +17,8 @@ export function exitCodeFor(code: ErrorCode): number {
   switch (code) {
     case 'usage':
     case 'invalid_request':
+    case 'bundle_invalid':
+    case 'input_invalid':
     case 'not_a_terminal':
       return EXIT_CODES.usage;
     case 'insufficient_balance':

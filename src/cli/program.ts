@@ -2,6 +2,7 @@
 // only): each command loads its work on first use. main.ts runs it; tests walk it.
 import { Command } from 'commander';
 import { activateCommand } from './commands/activate.js';
+import { agentCommand } from './commands/agent.js';
 import { agentExecCommand } from './commands/agent-exec.js';
 import { agentsCommand } from './commands/agents.js';
 import { configCommand } from './commands/config.js';
@@ -53,6 +54,7 @@ Example:
   program.addCommand(logoutCommand());
   program.addCommand(whoamiCommand());
   program.addCommand(agentsCommand());
+  program.addCommand(agentCommand());
   program.addCommand(registerCommand());
   program.addCommand(unregisterCommand());
   program.addCommand(listCommand());

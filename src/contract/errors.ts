@@ -65,6 +65,21 @@ export const ERROR_CODES = {
     title: 'Request in progress',
     remedy: 'Wait for the first request with this Idempotency-Key to finish, then retry.',
   },
+  version_exists: {
+    status: 409,
+    title: 'Version exists',
+    remedy: 'A version is never replaced: raise "version" in agent.json, then upload again.',
+  },
+  bundle_invalid: {
+    status: 422,
+    title: 'Agent bundle invalid',
+    remedy: 'Fix what errors names in the bundle (docs section agent-upload, "Bundle format"), then upload again.',
+  },
+  input_invalid: {
+    status: 422,
+    title: 'Input refused by the agent schema',
+    remedy: "Send an input that meets the agent's input_schema (errors names each failing field); nothing was charged.",
+  },
   payment_mismatch: {
     status: 422,
     title: 'Payment mismatch',

@@ -34,6 +34,8 @@ export const AssignedRun = Type.Object({
   input: Type.Unknown(),
   lease_id: Type.String(),
   lease_expires_at: Timestamp,
+  /** The uploaded bundle to run (SHA-256 of its archive, GET /v1/swarm/bundles/{digest}); absent: the built-in agent. */
+  bundle_digest: Type.Optional(Type.String()),
 });
 export type AssignedRun = Static<typeof AssignedRun>;
 

@@ -117,6 +117,8 @@ export const RunResponse = Type.Object({
   node_id: Type.Union([Type.String(), Type.Null()]),
   /** Only to the node that holds the run: what its result must carry. */
   lease: Type.Optional(Type.Object({ lease_id: Type.String(), expires_at: Timestamp })),
+  /** The uploaded bundle (SHA-256) the run executes, pinned at execute; absent: the node's built-in agent. */
+  bundle_digest: Type.Optional(Type.String()),
 });
 export type RunResponse = Static<typeof RunResponse>;
 /** spec §4 names no success shape; a finished run is the RunResponse with a final status. */

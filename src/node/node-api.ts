@@ -59,6 +59,12 @@ export class NodeApi {
     return (await this.client.call<NodeAgentsResponse>({ method: 'DELETE', path: `/v1/swarm/nodes/self/agents/${encodeURIComponent(agentId)}`, bearer: this.#bearer, retrySafe: true })).body;
   }
 
+  /** An uploaded bundle's archive, by its digest (the caller verifies the bytes against it before using them). */
+  async bundle(digest: string): Promise<Buffer> {
+    const path = `/v1/swarm/bundles/${encodeURIComponent(digest)}`;
+    return (await this.client.call<Buffer>({ method: 'GET', path, bearer: this.#bearer, binary: true, headers: { accept: 'application/gzip, application/x-tar' }, retrySafe: true })).body;
+  }
+
   /** A new credential; the current one keeps working until the new one is first used (so a lost answer locks nothing). */
   async rotateCredential(): Promise<CredentialRotation> {
     return (await this.client.call<CredentialRotation>({ method: 'POST', path: '/v1/swarm/nodes/self/credential', bearer: this.#bearer, retrySafe: true })).body;

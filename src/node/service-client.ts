@@ -42,7 +42,10 @@ export interface ServiceResponse<T> {
 export interface CallOptions {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
+  /** JSON, or bytes sent as they are (an agent bundle: its Content-Type in `headers`). */
   body?: unknown;
+  /** Resolve with the body's bytes (an agent bundle), not parsed JSON. */
+  binary?: boolean;
   bearer?: string;
   idempotencyKey?: string;
   headers?: Record<string, string>;
@@ -230,11 +233,12 @@ export class ServiceClient {
   }
 
   async #send(options: CallOptions, remainingMs: number): Promise<ServiceResponse<unknown>> {
-    const headers: Record<string, string> = { ...options.headers, accept: 'application/json', 'user-agent': this.#userAgent };
+    const headers: Record<string, string> = { accept: 'application/json', ...options.headers, 'user-agent': this.#userAgent };
     if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
-    let body: string | undefined;
-    if (options.body !== undefined) {
+    let body: string | Buffer | undefined;
+    if (Buffer.isBuffer(options.body)) body = options.body;
+    else if (options.body !== undefined) {
       body = JSON.stringify(options.body);
       headers['content-type'] = 'application/json';
     }
@@ -247,6 +251,7 @@ export class ServiceClient {
       // A call with a deadline of its own may wait longer for its headers than the client's usual half-deadline.
       ...(options.deadlineMs === undefined ? {} : { headersTimeout: remainingMs, bodyTimeout: remainingMs }),
     });
+    if (options.binary === true && response.statusCode < 300) return { status: response.statusCode, body: Buffer.from(await response.body.arrayBuffer()), headers: response.headers };
     const text = await response.body.text();
     let parsed: unknown = text;
     if (text !== '') {

@@ -43,6 +43,7 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
         input: run.input_json === null ? {} : (JSON.parse(run.input_json) as unknown),
         lease_id: lease.lease_id,
         lease_expires_at: isoTime(lease.expires_at),
+        ...(run.bundle_digest === null ? {} : { bundle_digest: run.bundle_digest }),
       });
     }
     return assigned;

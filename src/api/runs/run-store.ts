@@ -16,6 +16,8 @@ export interface RunRow {
   charged_cents: number;
   input_json: string | null;
   output_json: string | null;
+  /** The uploaded bundle the run executes (pinned at execute); null: the node's built-in agent. */
+  bundle_digest: string | null;
   pinned_node_id: string | null;
   node_id: string | null;
   lease_id: string | null;
@@ -33,6 +35,7 @@ export interface NewRun {
   charged_cents: number;
   input_json: string | null;
   pinned_node_id: string | null;
+  bundle_digest: string | null;
   started_at: number;
 }
 
@@ -68,8 +71,8 @@ export function newLease(now: number, leaseMs: number): Lease {
 
 export function createRunStore(db: SqliteDatabase): RunStore {
   const insert = db.prepare(`
-    INSERT INTO runs (run_id, user_id, agent_id, status, charged_cents, input_json, pinned_node_id, node_id, lease_id, lease_expires_at, started_at, claimed_at)
-    VALUES (@run_id, @user_id, @agent_id, @status, @charged_cents, @input_json, @pinned_node_id, @node_id, @lease_id, @lease_expires_at, @started_at, @claimed_at)`);
+    INSERT INTO runs (run_id, user_id, agent_id, status, charged_cents, input_json, pinned_node_id, bundle_digest, node_id, lease_id, lease_expires_at, started_at, claimed_at)
+    VALUES (@run_id, @user_id, @agent_id, @status, @charged_cents, @input_json, @pinned_node_id, @bundle_digest, @node_id, @lease_id, @lease_expires_at, @started_at, @claimed_at)`);
   const select = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE run_id = ?');
   const selectClaimable = db.prepare<[string, string, string, number], RunRow>(`
     SELECT * FROM runs

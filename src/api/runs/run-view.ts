@@ -20,6 +20,7 @@ export function runView(row: RunRow, balanceCents: number, lease?: Lease): RunRe
     started_at: isoTime(row.started_at),
     finished_at: row.finished_at === null ? null : isoTime(row.finished_at),
     node_id: row.node_id,
+    ...(row.bundle_digest === null ? {} : { bundle_digest: row.bundle_digest }),
     ...(lease === undefined ? {} : { lease: { lease_id: lease.lease_id, expires_at: isoTime(lease.expires_at) } }),
   };
 }

@@ -10,6 +10,8 @@ import { normalizeEmail } from '../../contract/email.js';
 import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import type { ExecuteRequest } from '../../contract/schemas.js';
+import { createAgentVersions } from '../agents/agent-versions.js';
+import { pinBundle } from '../agents/pinned-bundle.js';
 import type { ServiceContext } from '../context.js';
 import type { EnrolledNode } from '../nodes/credentials.js';
 import type { NodeRegistry } from '../nodes/registry.js';
@@ -36,6 +38,7 @@ export type Started =
 export type StartRun = (call: ExecuteCall) => Started;
 
 export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: IdempotencyStore, nodes: NodeRegistry): StartRun {
+  const versions = createAgentVersions(ctx.db);
   const start = ctx.db.transaction((call: ExecuteCall, userId: string, agentId: string, priceCents: number, agentName: string): Started => {
     const now = ctx.clock.now();
     const { request } = call;
@@ -47,6 +50,8 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       const run = runs.get(lookup.run_id);
       if (run !== undefined) return { kind: 'in_flight', run };
     }
+    // Before the node and the balance: an input the agent's schema refuses is the caller's to fix, whatever else.
+    const bundleDigest = pinBundle(versions, userId, agentId, request.input);
     // A node's own run goes to itself: it asked, so it is there. Any other needs an online node serving the agent.
     if (call.caller.kind !== 'node') assertNodeAvailable(ctx, nodes, userId, agentId, request.node_id, now);
 
@@ -68,6 +73,7 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       charged_cents: priceCents,
       input_json: request.input === undefined ? null : JSON.stringify(request.input),
       pinned_node_id: pinned ?? null,
+      bundle_digest: bundleDigest,
       started_at: now,
     };
     let lease: Lease | undefined;

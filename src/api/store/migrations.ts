@@ -250,4 +250,43 @@ export const SERVICE_MIGRATIONS: readonly string[] = [
   UPDATE idempotency_keys SET run_id = json_extract(response_json, '$.run_id') WHERE json_valid(response_json);
   CREATE INDEX idempotency_keys_by_run ON idempotency_keys (run_id);
   `,
+  /* 5: agent upload: bundles by digest, each user's versions of an agent, the current one; the bundle a run is pinned to */ `
+  -- Content-addressed: one row per distinct archive, whoever uploaded it. Kept in the database (not beside it) so a
+  -- bundle and the version row that names it are written in one transaction and backed up together.
+  CREATE TABLE agent_bundles (
+    digest      TEXT PRIMARY KEY CHECK (length(digest) = 64),
+    content     BLOB NOT NULL,
+    size_bytes  INTEGER NOT NULL CHECK (size_bytes > 0),
+    created_at  INTEGER NOT NULL
+  );
+
+  -- A user's versions of a catalog agent. A version label is never reused with other bytes; the same bytes are
+  -- one version.
+  CREATE TABLE agent_versions (
+    user_id           TEXT NOT NULL,
+    agent_id          TEXT NOT NULL,
+    version           TEXT NOT NULL,
+    digest            TEXT NOT NULL REFERENCES agent_bundles (digest),
+    input_schema_json TEXT NOT NULL,
+    files             INTEGER NOT NULL,
+    unpacked_bytes    INTEGER NOT NULL,
+    uploaded_at       INTEGER NOT NULL,
+    PRIMARY KEY (user_id, agent_id, version),
+    UNIQUE (user_id, agent_id, digest)
+  );
+  CREATE INDEX agent_versions_by_digest ON agent_versions (digest, user_id);
+
+  -- The version a user's runs of an agent execute; no row: the node's built-in reference agent.
+  CREATE TABLE agent_current (
+    user_id    TEXT NOT NULL,
+    agent_id   TEXT NOT NULL,
+    digest     TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (user_id, agent_id),
+    FOREIGN KEY (user_id, agent_id, digest) REFERENCES agent_versions (user_id, agent_id, digest)
+  );
+
+  -- Pinned when the run is accepted: the node runs exactly these bytes, whatever is uploaded or rolled back meanwhile.
+  ALTER TABLE runs ADD COLUMN bundle_digest TEXT;
+  `,
 ];

@@ -1,18 +1,13 @@
-// Agent bundles (docs/sections/agent-upload.md "Agent bundle"): a directory with a manifest, agent.json
+// Agent bundles (docs/sections/agent-upload.md "Bundle format"): a directory with a manifest, agent.json
 // ({agent_id, version, entry, input_schema}), and its files. The reference agents ship in the package (agents/);
-// an operator's own bundle in the node's home (agents/<agent_id>/) takes precedence over the package's.
+// an operator's own bundle in the node's home (agents/<agent_id>/) takes precedence over the package's; a run the
+// service pins to a user's upload runs that bundle from var/agents/<agent_id>/<digest>/ (./bundle-install.ts).
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
+import type { AgentManifest } from '../../contract/agent-bundle.js';
 import { isAgentId } from '../../contract/agents.js';
 
-export interface AgentManifest {
-  agent_id: string;
-  version: string;
-  /** The program and its arguments: `node` is this node's own runtime; a name of a file in the bundle is its path. */
-  entry: string[];
-  input_schema: Record<string, unknown>;
-  description?: string;
-}
+export type { AgentManifest };
 
 export interface Bundle {
   dir: string;

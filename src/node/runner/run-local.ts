@@ -8,7 +8,8 @@ import { VAR_DIR_MODE } from '../location.js';
 import { execViaSocket, type AgentExecRequest } from './agent-exec.js';
 import { asUser, DEFAULT_AGENT_LIMITS, runAgentProcess, type AgentLimits, type AgentOutcome } from './agent-process.js';
 import { agentGid, canSwitchUsers, RunUidPool, type IsolationMode, type RunIdentity } from './isolation.js';
-import { bundleDirs, findBundle, resolveEntry } from './bundles.js';
+import { installBundle } from './bundle-install.js';
+import { bundleDirs, findBundle, resolveEntry, type Bundle } from './bundles.js';
 
 export interface LocalRunner {
   /** How runs are kept from the node: a systemd service each, a uid each, or (no privilege) the node's own user. */
@@ -24,6 +25,8 @@ export interface LocalRun {
   user_id: string;
   tier: string;
   input: unknown;
+  /** The uploaded bundle to run, fetched and verified by its SHA-256 when not installed yet; absent: the built-in agent. */
+  bundle_digest?: string;
 }
 
 /** What the node reports: the agent's one JSON document, or {error, message} saying why it failed. */
@@ -39,6 +42,8 @@ export interface LocalRunnerOptions {
   isolation?: IsolationMode;
   /** Where systemd listens for runs (isolation 'systemd'). */
   agentSocket?: string;
+  /** Downloads an uploaded bundle's archive by digest (the node credential's GET /v1/swarm/bundles/{digest}). */
+  fetchBundle?: (digest: string) => Promise<Buffer>;
 }
 
 /** The part of the agent's stderr a failure's message carries: its last lines, bounded. */
@@ -87,7 +92,15 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
     isolation,
     removeLeftovers: async (inFlight) => (dirs === undefined ? 0 : removeLeftoverRunDirs(options.varDir, inFlight)),
     async run(run, signal) {
-      const bundle = findBundle(bundleDirs(options.home, options.packageDir), run.agent_id);
+      let bundle: Bundle | undefined;
+      try {
+        bundle =
+          run.bundle_digest === undefined
+            ? findBundle(bundleDirs(options.home, options.packageDir), run.agent_id)
+            : await installBundle(options.varDir, run.agent_id, run.bundle_digest, options.fetchBundle);
+      } catch (error) {
+        return failed('bundle', error instanceof Error ? error.message : String(error));
+      }
       if (bundle === undefined) return failed('spawn', `this node has no bundle of ${run.agent_id}`);
       const request: AgentExecRequest = {
         run_id: run.run_id,

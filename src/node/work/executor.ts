@@ -20,6 +20,8 @@ export interface LeasedRun {
   lease_id: string;
   /** ISO time: the renewals keep ahead of it. */
   lease_expires_at: string;
+  /** The uploaded bundle the service pinned the run to; absent: the built-in agent. */
+  bundle_digest?: string;
 }
 
 export type ExecutionOutcome =
