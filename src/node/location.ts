@@ -30,8 +30,6 @@ export const AGENT_SERVICE_UNIT = 'svc-swarm-node-agent@.service';
 export const UNIT_NAMES = [UNIT_NAME, AGENT_SOCKET_UNIT, AGENT_SERVICE_UNIT] as const;
 export const UNIT_HOST_PATH = unitHostPath(UNIT_NAME);
 export const BIN_LINK_HOST_PATH = '/usr/local/bin/swarm-node';
-/** The daemon unit's file inside a release; install renders it to UNIT_HOST_PATH. */
-export const UNIT_IN_RELEASE = unitInRelease(UNIT_NAME);
 
 export function unitHostPath(name: string): string {
   return `/etc/systemd/system/${name}`;

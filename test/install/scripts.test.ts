@@ -130,7 +130,7 @@ describe('scripts/install.sh', () => {
   });
 });
 
-describe('systemd/svc-swarm-node.service', () => {
+describe('systemd/ units: the daemon, the agent socket and the agent run service', () => {
   let root: string;
   let unit: string;
 
@@ -153,12 +153,15 @@ describe('systemd/svc-swarm-node.service', () => {
   });
   afterAll(() => removeTempDirs());
 
-  it('systemd-analyze verify prints nothing for the installed unit (its ExecStart resolves through current)', async () => {
-    await requireTool('systemd-analyze');
-    const result = await run('systemd-analyze', ['verify', `--root=${root}`, 'svc-swarm-node.service']);
-    expect(result.stdout + result.stderr).toBe('');
-    expect(result.exitCode).toBe(0);
-  });
+  it.each(['svc-swarm-node.service', 'svc-swarm-node-agent.socket', 'svc-swarm-node-agent@run.service'])(
+    'systemd-analyze verify prints nothing for the installed %s (its ExecStart resolves through current)',
+    async (name) => {
+      await requireTool('systemd-analyze');
+      const result = await run('systemd-analyze', ['verify', `--root=${root}`, name]);
+      expect(result.stdout + result.stderr).toBe('');
+      expect(result.exitCode).toBe(0);
+    },
+  );
 
   it('systemd-analyze verify would complain about a broken ExecStart (the check above can fail)', async () => {
     const broken = readFileSync(unit, 'utf8').replace('/current/bin/swarm-node daemon', '/current/bin/no-such-binary daemon');
@@ -202,5 +205,35 @@ describe('systemd/svc-swarm-node.service', () => {
       expect(text.split('\n'), line).toContain(line);
     }
     expect(text).not.toMatch(/^MemoryDenyWriteExecute=/m);
+  });
+
+  it('an agent run is a service of its own: another user than the daemon, no capability, etc/ and var/ out of sight, exposure at most 1.5', async () => {
+    await requireTool('systemd-analyze');
+    const agentUnit = join(root, 'etc/systemd/system/svc-swarm-node-agent@.service');
+    const instance = join(tempDir('agent-unit-'), 'svc-swarm-node-agent@run.service');
+    cpSync(agentUnit, instance);
+    const result = await run('systemd-analyze', ['security', '--offline=true', '--threshold=15', instance]);
+    expect(result.exitCode, result.stdout).toBe(0);
+    const overall = /Overall exposure level for svc-swarm-node-agent@run\.service: (\d+\.\d+)/.exec(result.stdout);
+    expect(overall, result.stdout).not.toBeNull();
+    expect(Number(overall![1])).toBeLessThanOrEqual(1.5);
+    const lines = readFileSync(agentUnit, 'utf8').split('\n');
+    for (const line of [
+      'User=svc-swarm-agent',
+      'ExecStart=/opt/svc/swarm-node/current/bin/swarm-node agent-exec',
+      'StandardInput=socket',
+      'InaccessiblePaths=-/opt/svc/swarm-node/etc -/opt/svc/swarm-node/var',
+      'PrivateTmp=yes',
+      'NoNewPrivileges=yes',
+      'CapabilityBoundingSet=',
+    ]) {
+      expect(lines, line).toContain(line);
+    }
+    const socket = readFileSync(join(root, 'etc/systemd/system/svc-swarm-node-agent.socket'), 'utf8').split('\n');
+    for (const line of ['ListenStream=/run/svc-swarm-node/agent.sock', 'Accept=yes', 'SocketUser=svc-swarm', 'SocketMode=0600']) {
+      expect(socket, line).toContain(line);
+    }
+    // The daemon's own unit keeps no privilege to switch users: systemd does that for it.
+    expect(readFileSync(unit, 'utf8')).not.toMatch(/CAP_SET[UG]ID/);
   });
 });

@@ -212,7 +212,12 @@ class NodeDaemon {
     const { log } = this.#core;
     try {
       const sync = await syncServedAgents(this.#core.db, caller.executor.api);
-      log.info('agents_served', { agents: sync.served.join(','), ...(sync.withdrawn.length > 0 ? { withdrawn: sync.withdrawn.join(',') } : {}) });
+      // How the runs are kept from the node (docs/operations.md "Agent isolation"): an operator reads it here first.
+      log.info('agents_served', {
+        agents: sync.served.join(','),
+        ...(sync.withdrawn.length > 0 ? { withdrawn: sync.withdrawn.join(',') } : {}),
+        isolation: caller.executor.runner.isolation,
+      });
     } catch (error) {
       if (!this.#hold.onServiceError(error, caller)) log.error('serve_sync_failed', { error: messageOf(error) });
       return false;

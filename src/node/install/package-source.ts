@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
 import { PACKAGE_NAME, readManifest } from '../package-dir.js';
-import { UNIT_IN_RELEASE } from '../location.js';
+import { UNIT_NAMES, unitInRelease } from '../location.js';
 
 /** A version becomes a directory name under releases/: no separators, no dot-only names. */
 const VERSION_PATTERN = /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/;
@@ -62,7 +62,7 @@ export function readPackageSource(packageDir: string): PackageSource {
   if (typeof version !== 'string' || !VERSION_PATTERN.test(version) || version.includes('..')) {
     throw invalid(`package.json has no usable version ("${String(version)}")`);
   }
-  for (const required of [join('bin', 'swarm-node.js'), join('dist', 'swarm-node.js'), UNIT_IN_RELEASE]) {
+  for (const required of [join('bin', 'swarm-node.js'), join('dist', 'swarm-node.js'), ...UNIT_NAMES.map(unitInRelease)]) {
     if (!existsSync(join(dir, required))) throw invalid(`${required} is missing (a source checkout must be built first: npm run build)`);
   }
 

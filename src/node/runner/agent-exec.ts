@@ -72,8 +72,7 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
   try {
     request = parseRequest(await readLine(input));
   } catch (error) {
-    output.write(`${JSON.stringify({ status: 'failed', error: 'spawn', message: `agent-exec: ${(error as Error).message}`, stderrTail: '' })}\n`);
-    return;
+    return answer({ status: 'failed', error: 'spawn', message: `agent-exec: ${(error as Error).message}`, stderrTail: '' });
   }
   // The daemon closes its side only to stop the run.
   input.on('end', () => stopped.abort());
@@ -91,7 +90,14 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
     env: { ...request.env, HOME: runDir, TMPDIR: runDir, ...(stateDir === undefined ? {} : { SWARM_STATE_DIR: stateDir }) },
     signal: stopped.signal,
   });
-  await new Promise<void>((resolve) => output.write(`${JSON.stringify(outcome)}\n`, () => resolve()));
+  await answer(outcome);
+
+  /** The answer is the whole exchange: closing our side then ends the connection, and this process with it. */
+  async function answer(outcome: AgentOutcome): Promise<void> {
+    await new Promise<void>((resolve) => output.write(`${JSON.stringify(outcome)}\n`, () => resolve()));
+    input.destroy();
+    output.end();
+  }
 }
 
 function readLine(input: Readable): Promise<string> {

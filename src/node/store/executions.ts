@@ -44,9 +44,17 @@ export function executionFinished(db: SqliteDatabase, runId: string, result: { s
   );
 }
 
-/** The service has the result (reported), or will never take it (lost: the lease ran out, the run was refunded). */
+/** How long a closed execution is remembered: a run id handed again in that time is known, never run twice. */
+export const CLOSED_EXECUTION_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+/**
+ * The service has the result (reported), or will never take it (lost: the lease ran out, the run was refunded).
+ * The output (up to 1 MiB) goes at once, as the service keeps it; the row itself after the retention, so a busy
+ * node's database does not grow with every run.
+ */
 export function executionClosed(db: SqliteDatabase, runId: string, status: 'reported' | 'lost', now: number): void {
-  prepared(db, 'UPDATE executions SET status = ?, reported_at = ? WHERE run_id = ?').run(status, now, runId);
+  prepared(db, 'UPDATE executions SET status = ?, reported_at = ?, output_json = NULL WHERE run_id = ?').run(status, now, runId);
+  prepared(db, `DELETE FROM executions WHERE status IN ('reported', 'lost') AND reported_at < ?`).run(now - CLOSED_EXECUTION_RETENTION_MS);
 }
 
 export function findExecution(db: SqliteDatabase, runId: string): Execution | undefined {
