@@ -122,7 +122,8 @@ export const ERROR_CODES = {
   not_enrolled: {
     status: null,
     title: 'Not an enrolled node',
-    remedy: 'Enroll this host with the deploy token from activation: sudo swarm-node install --deploy-token-file <file> (or swarm-node enroll --deploy-token-file <file> for a node run from this home).',
+    remedy:
+      'Enroll this host with the deploy token from activation: sudo swarm-node install --deploy-token-file <file>; or, for a node run from this home, swarm-node enroll (with --deploy-token-file <file>, or signed in without one).',
   },
   service_unreachable: {
     status: null,

@@ -28,12 +28,21 @@ export interface EnrolledHere {
 /** A deploy token given (from activation), or else one asked for with the signed-in user's JWT. */
 export type EnrollProof = { deployToken: string } | { jwt: StoredJwt };
 
-export async function enrollHere(deps: EnrollHereDeps, proof: EnrollProof): Promise<EnrolledHere> {
+/**
+ * `proof` undefined: neither a deploy token nor a sign-in. Refused here, after the enrolled-already check, so an
+ * enrolled home (signed out) is told it is a node already rather than to sign in for nothing.
+ */
+export async function enrollHere(deps: EnrollHereDeps, proof: EnrollProof | undefined): Promise<EnrolledHere> {
   const stored = readStoredCredentials(deps.paths);
   if (stored.node?.credential !== undefined) {
     throw new SvcError('usage', `this home is enrolled already, as node ${stored.node.node_id}`, {
       remedy: 'A new credential for it: swarm-node credential rotate. Another node: another home (SWARM_NODE_HOME) or host.',
       extensions: { node_id: stored.node.node_id },
+    });
+  }
+  if (proof === undefined) {
+    throw new SvcError('not_signed_in', 'no deploy token was given, and this home is not signed in', {
+      remedy: 'Pass the deploy token from activation (--deploy-token-file <file>, or SVC_DEPLOY_TOKEN), or sign in (swarm-node login) and enroll again: the service then gives this node its deploy token.',
     });
   }
   const token =

@@ -20,7 +20,8 @@ export function succeededOrThrow(outcome: RunOutcome): RunResult {
       return result;
     }
     case 'refused':
-      throw outcome.status === 'insufficient_balance' ? insufficientBalance(outcome.error, agent.price_cents) : outcome.error;
+      if (outcome.status === 'insufficient_balance') throw insufficientBalance(outcome.error, agent.price_cents);
+      throw outcome.error.code === 'no_node_available' ? noNodeAvailable(outcome.error, agent.agent_id) : outcome.error;
     case 'unknown':
       throw new SvcError(outcome.error.code, `${outcome.error.message}; the run is journaled as pending (key ${outcome.idempotency_key})`, {
         remedy:
@@ -42,6 +43,18 @@ function insufficientBalance(error: SvcError, priceCents: number): SvcError {
   return new SvcError('insufficient_balance', message, {
     remedy: `Fund the wallet${url === undefined ? '' : ` at ${url}`} (swarm-node wallet login signs you in there), then run again.`,
     extensions: { ...error.extensions, price_cents: priceCents },
+  });
+}
+
+/**
+ * Only a run asked for with the JWT (from a host that is not a node) can find no node: a node's own run goes to
+ * itself. So besides the service's remedy (the user's other nodes), this host can become the node.
+ */
+function noNodeAvailable(error: SvcError, agentId: string): SvcError {
+  return new SvcError('no_node_available', error.message, {
+    remedy: `${error.remedy ?? ''} Or run it on this host: swarm-node enroll (this host becomes one of your nodes), then swarm-node run ${agentId} again.`.trim(),
+    extensions: error.extensions,
+    cause: error,
   });
 }
 

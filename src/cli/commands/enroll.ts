@@ -15,6 +15,10 @@ uses it, never the JWT. The deploy token comes from activation (--deploy-token-f
 one, the signed-in user's JWT asks the service for a deploy token for one more node. A host installed with
 swarm-node install is enrolled already.
 
+Exits 4 when neither a deploy token nor a sign-in is there, or when the service refuses the deploy token (used,
+expired, unknown); 2 when this home is enrolled already or the token file holds no deploy token. Nothing is
+written then, and no token is spent.
+
 Example:
   $ swarm-node enroll --deploy-token-file ./deploy-token
   $ swarm-node login --email you@example.com --offer svc_starter_agents --payment pay_123 && swarm-node enroll`,
@@ -25,7 +29,8 @@ Example:
       const [{ readDeployToken }, { enrollHere }] = await Promise.all([import('../../node/install/deploy-token.js'), import('../../node/enroll.js')]);
       const deployToken = readDeployToken(flags.deployTokenFile, ctx.env);
       delete ctx.env.SVC_DEPLOY_TOKEN;
-      const proof = deployToken === undefined ? { jwt: ctx.requireJwt() } : { deployToken };
+      // Neither a token nor a sign-in: enrollHere refuses it (exit 4) once it knows this home is not a node already.
+      const proof = deployToken !== undefined ? { deployToken } : ctx.credentials().jwt === undefined ? undefined : { jwt: ctx.requireJwt() };
       const enrolled = await enrollHere({ client: await ctx.client(), clock: ctx.clock, paths: ctx.paths }, proof);
       ctx.output.result(enrolled, (e) => `Enrolled this home as node ${e.node_id} of ${e.user_id} (${e.tier_id}); its credential is in ${e.credentials_file} (mode 0600).`);
       ctx.output.info('Next: swarm-node register <agent_id> (the service sends its runs here), then swarm-node daemon to take them.');

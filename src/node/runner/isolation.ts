@@ -54,7 +54,8 @@ export function agentGid(agentId: string, base = AGENT_GID_BASE): number {
 }
 
 /**
- * The pool of run uids, shared by every process of the node (the daemon, a `swarm-node run` typed beside it): a uid
+ * The pool of run uids, shared by every process of every node home on this host (the daemon, a `swarm-node run`
+ * typed beside it, another home run by root; run-local.ts puts its slots in /run): a uid
  * is taken by creating its slot file exclusively, and given back by removing it after the run's processes are
  * killed and its directory removed. Two runs in flight never share a uid, and a later run finds nothing of an
  * earlier one. A slot left by a process that died is taken over (its pid is gone).

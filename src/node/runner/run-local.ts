@@ -49,10 +49,13 @@ export interface LocalRunnerOptions {
 /** The part of the agent's stderr a failure's message carries: its last lines, bounded. */
 const STDERR_IN_MESSAGE_CHARS = 600;
 
+/** The run uid pool's slots, one per host (hostRunSlotsDir). */
+export const HOST_RUN_SLOTS_DIR = '/run/svc-swarm-node/run-uids';
+
 export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
   const isolation = options.isolation ?? (canSwitchUsers() ? 'uid' : 'none');
   const dirs = isolation === 'systemd' ? undefined : prepareRunDirs(options.varDir, isolation);
-  const pool = dirs !== undefined && isolation === 'uid' ? new RunUidPool(dirs.slots) : undefined;
+  const pool = dirs !== undefined && isolation === 'uid' ? new RunUidPool(hostRunSlotsDir() ?? dirs.slots) : undefined;
   const limits = { ...DEFAULT_AGENT_LIMITS, ...options.limits };
 
   /** Here, under a uid of the pool or this process's own. */
@@ -152,6 +155,21 @@ function prepareRunDirs(varDir: string, isolation: 'uid' | 'none'): { runs: stri
     chmodSync(dir, mode);
   }
   return dirs;
+}
+
+/**
+ * The uid slots of every node home on this host: the uids are the host's, and the end of a run kills every process
+ * of its uid, so two homes (two nodes run by root, a node and a `sudo swarm-node run` in another home) with a pool
+ * each would kill each other's agents. Under /run, so a reboot (which ends every run) empties it. undefined where
+ * it cannot be made (a process with CAP_SETUID but not root): the home's own slots then.
+ */
+function hostRunSlotsDir(): string | undefined {
+  try {
+    mkdirSync(HOST_RUN_SLOTS_DIR, { recursive: true, mode: 0o700 });
+    return HOST_RUN_SLOTS_DIR;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
