@@ -31,7 +31,7 @@ import { AgentRuns } from './agent-runs.js';
 import { BalancePauses } from './balance-pause.js';
 import { DaemonCore, messageOf } from './core.js';
 import { DaemonLog } from './log.js';
-import { collectPeriodically } from './memory.js';
+import { collectPeriodically, keepWasmOnBaselineCompiler } from './memory.js';
 import { ServiceHold } from './service-hold.js';
 import { PendingSettlement } from './settlement.js';
 import { DEFAULT_BACKOFF_MS, DEFAULT_DRAIN_MS, DEFAULT_TICK_MS, REPORT_GRACE_MS } from './timing.js';
@@ -73,6 +73,7 @@ export async function runDaemon(deps: DaemonDeps, stop: AbortSignal): Promise<Da
   const onStop = (): void => log.info('signal', { signal: typeof stop.reason === 'string' ? stop.reason : undefined });
   if (stop.aborted) onStop();
   else stop.addEventListener('abort', onStop, { once: true });
+  keepWasmOnBaselineCompiler();
   const stopCollecting = collectPeriodically();
   try {
     return await new NodeDaemon(deps, log).run(stop);
