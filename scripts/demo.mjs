@@ -7,9 +7,10 @@
 //
 // Plain ESM JavaScript on purpose: it runs right after `npm ci` (which builds dist/), with no TypeScript runner.
 import { randomUUID } from 'node:crypto';
-import { existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { hostname, release } from 'node:os';
 import { join } from 'node:path';
+import { CUSTOM_AGENT, CUSTOM_MARK, CUSTOM_PRICE_CENTS, editCustomAgent } from './demo/custom-agent.mjs';
 import { curl, request } from './demo/http.mjs';
 import { alias, fail, header, mask, maskUrlToken, ok, say, secret, showCommand, showFields, showOutput, write, writeError } from './demo/narrate.mjs';
 import {
@@ -28,6 +29,7 @@ import {
   SWARM_NODE_BIN,
   waitUntil,
 } from './demo/processes.mjs';
+import { findingLines } from './demo/ops-findings.mjs';
 import { SLOW_AGENT, writeSlowBundle } from './demo/slow-agent.mjs';
 
 const EMAIL = 'demo@example.com';
@@ -57,6 +59,8 @@ const STEPS = [
   'The daemon runs the schedule',
   'The node list',
   'A run started with curl executes on the node',
+  'Upload an agent of your own',
+  'Run it on the node: your code, charged',
   "An agent bundle of the operator's own",
   'The node is killed mid-run: refunded',
   'The node comes back: nothing charged twice',
@@ -151,7 +155,7 @@ async function main() {
   alias(state.scratch, '<scratch>');
 
   step('Start the reference service');
-  say(`svc-api is the complete reference implementation of the hosted service; --sandbox adds a payment provider\nthat confirms payments with a signed webhook, like a real one. Port 0: any free port; a fresh SQLite data dir.\nA run whose node stops renewing it is refunded a lease after (--lease-seconds ${LEASE_SECONDS}: step 18 stays short).`);
+  say(`svc-api is the complete reference implementation of the hosted service; --sandbox adds a payment provider\nthat confirms payments with a signed webhook, like a real one. Port 0: any free port; a fresh SQLite data dir.\nA run whose node stops renewing it is refunded a lease after (--lease-seconds ${LEASE_SECONDS}: step 20 stays short).`);
   const serviceArgs = ['--sandbox', '--port', '0', '--data-dir', join(state.scratch, 'service'), '--lease-seconds', String(LEASE_SECONDS)];
   showCommand(['svc-api', ...serviceArgs]);
   state.service = await startProgram(process.execPath, [SVC_API_BIN, ...serviceArgs], {
@@ -332,6 +336,8 @@ async function main() {
     return parsed.runs.some((entry) => entry.status === 'pending') ? undefined : parsed;
   }, "the schedule's last run settled");
   state.succeeded = history.runs.filter((entry) => entry.status === 'succeeded').length;
+  // A run the agent failed was refunded, but the node finished it: the service counts it among the runs of today.
+  state.failed = history.runs.filter((entry) => entry.status === 'failed').length;
   const scheduledRuns = state.succeeded - 1;
   check(scheduledRuns >= 1, 'the journal holds no run of the schedule', JSON.stringify(history));
   write("   The daemon's log:");
@@ -348,7 +354,8 @@ async function main() {
   const nodes = await nodeCli(['nodes']);
   const row = nodes.stdout.split('\n').find((line) => line.startsWith(`${state.nodeId} (here)`)) ?? '';
   check(/\bonline\b/.test(row) && row.includes(AGENT) && row.includes(hostname()), 'the node list does not show this node online, on this host, serving the agent', nodes.all);
-  check(listed.runs_today === state.succeeded || !sameUtcDay(started), `runs today is ${listed.runs_today}, expected ${state.succeeded}`, JSON.stringify(listed));
+  const finished = state.succeeded + state.failed;
+  check(listed.runs_today === finished || !sameUtcDay(started), `runs today is ${listed.runs_today}, expected ${finished}`, JSON.stringify(listed));
 
   step('A run started with curl executes on the node');
   say("Any client with the JWT can start a run: curl on a laptop, say. The service checks the token, debits the wallet\nand hands the run to an online node of the user that serves the agent. The daemon pulls it and runs the agent\non this host; the answer carries the node's id and what the agent found there.");
@@ -375,13 +382,47 @@ async function main() {
     ['output.host', `${host.hostname}, kernel ${host.kernel}: this machine's`],
     ['output.database', `${nodeDb.path}, ${nodeDb.size_bytes} bytes: the node's own`],
   ]);
+  const findings = ran.output.findings;
+  check(
+    ['load', 'memory', 'filesystem'].every((kind) => findings?.some((finding) => finding.check === kind && typeof finding.message === 'string')),
+    "the ops monitor's findings lack the load, the memory or a filesystem",
+    ranByCurl.text,
+  );
+  write(`   What the ops monitor found on this host (output.findings, ${findings.length} in all, the worst first), each judged`);
+  write(`   against its default thresholds (a run's input can set others):`);
+  showFields(findingLines(ran.output));
   const pulled = await state.daemon.waitFor(new RegExp(`^.*\\bevent=run_pulled agent=${AGENT} run_id=${ran.run_id}\\b.*\\n`, 'm'), 'the daemon pulled the run');
   const reported = await state.daemon.waitFor(new RegExp(`^.*\\bevent=run_succeeded agent=${AGENT} run_id=${ran.run_id}\\b.*\\n`, 'm'), 'the daemon reported the run');
   write("   The daemon's log: it pulled the run, ran the agent here and reported the result.");
   showOutput(`${pulled[0]}${reported[0]}`);
 
+  step('Upload an agent of your own');
+  say(`The tier unlocks agent upload: code of your own for a catalog agent, run on your nodes and billed at that agent's\ncatalog price. \`agent init\` starts a bundle that works as it is (agent.json, and main.sh in POSIX sh); one line\nedited makes it the demo's. The upload authenticates with the JWT this node signed in with (never an argument),\nand the new version becomes current: from now on the user's runs of ${CUSTOM_AGENT} execute it.`);
+  const customDir = join(state.scratch, 'my-agent');
+  await nodeCli(['agent', 'init', customDir, '--agent', CUSTOM_AGENT]);
+  const edit = editCustomAgent(customDir);
+  write('   $ $EDITOR <scratch>/my-agent/main.sh    # the summary it prints:');
+  showOutput(`- ${edit.before.trim()}\n+ ${edit.after.trim()}`);
+  const upload = await nodeCli(['agent', 'upload', customDir]);
+  const uploaded = /^Uploaded \S+ version (\S+) \(([0-9a-f]{12}),/m.exec(upload.stdout);
+  check(uploaded !== null, 'agent upload did not report a new version', upload.all);
+  const [, customVersion, customDigest] = uploaded;
+  const versions = await nodeCli(['agent', 'versions', CUSTOM_AGENT]);
+  check(new RegExp(`^${customVersion.replaceAll('.', '\\.')}\\s+${customDigest}\\s.*\\syes$`, 'm').test(versions.stdout), 'agent versions does not show the upload current', versions.all);
+
+  step('Run it on the node: your code, charged');
+  say(`The run is pinned to the current version's digest when the service accepts it. The node fetches that bundle\nby digest with its own credential, checks its SHA-256 before unpacking anything, installs it under\nvar/agents/<agent_id>/<digest>/ and runs it like any agent: the input its schema allows (--input name=Ada),\ncharged the catalog price of ${CUSTOM_AGENT}, ${DOLLARS(CUSTOM_PRICE_CENTS)}.`);
+  const custom = await nodeCli(['run', CUSTOM_AGENT, '--input', 'name=Ada']);
+  check(custom.stdout.includes(CUSTOM_MARK), `the run's output does not say "${CUSTOM_MARK}": not the uploaded code`, custom.all);
+  check(custom.stdout.includes(`ran on node ${state.nodeId}`), 'the run did not say it ran on this node', custom.all);
+  check(new RegExp(`charged \\${DOLLARS(CUSTOM_PRICE_CENTS)}, balance`).test(custom.stdout), `the run did not report its charge of ${DOLLARS(CUSTOM_PRICE_CENTS)}`, custom.all);
+  const installedUnder = join(state.home, 'var', 'agents', CUSTOM_AGENT);
+  const installed = existsSync(installedUnder) ? readdirSync(installedUnder) : [];
+  check(installed.length === 1 && /^[0-9a-f]{64}$/.test(installed[0]) && installed[0].startsWith(customDigest), `var/agents/${CUSTOM_AGENT} holds ${installed.join(', ') || 'nothing'}`, '');
+  showFields([['installed', `${join(installedUnder, customDigest)}…/: ${readdirSync(join(installedUnder, installed[0])).join(', ')}`]]);
+
   step("An agent bundle of the operator's own");
-  say(`An operator can run an agent of their own: a bundle in <home>/agents/<agent_id>/ (agent.json and its files)\ntakes precedence over the package's reference agent. This one stands in for ${SLOW_AGENT}, and takes its time.`);
+  say(`An upload goes with its user to every node of theirs. An operator can also put a bundle on one node by hand:\nin <home>/agents/<agent_id>/ (agent.json and its files) it takes the place of the package's reference agent\non this node. This one stands in for ${SLOW_AGENT}, and takes its time.`);
   const bundle = writeSlowBundle(state.home);
   write(`   Written to <root>/${INSTALL_PATH}/agents/${SLOW_AGENT}/:`);
   showFields([
@@ -464,12 +505,15 @@ async function main() {
   const late = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${slow.run_id}`, { token: state.jwt });
   check(late.json?.status === 'failed' && late.json.output?.error === 'node_lost' && late.json.charged_cents === 0, `the lost run is now ${late.json?.status}`, late.text);
   const balance = await nodeCli(['wallet'], { json: true });
-  const expectedBalance = FUND_CENTS - AGENT_PRICE_CENTS * state.succeeded;
+  const expectedBalance = FUND_CENTS - AGENT_PRICE_CENTS * state.succeeded - CUSTOM_PRICE_CENTS;
   check(balance.json.balance_cents === expectedBalance, `the wallet holds ${balance.json.balance_cents} cents, expected ${expectedBalance}`, balance.stdout);
   showFields([
     ['lost run', `${slow.run_id} still ${late.json.status} (${late.json.output.error}), charged ${DOLLARS(late.json.charged_cents)}; its directory removed`],
     ['daemon', `exit code ${daemonExit} on SIGTERM`],
-    ['balance', `${balance.json.balance} = ${DOLLARS(FUND_CENTS)} − ${state.succeeded} × ${DOLLARS(AGENT_PRICE_CENTS)}: only the runs a node reported succeeded are charged`],
+    [
+      'balance',
+      `${balance.json.balance} = ${DOLLARS(FUND_CENTS)} − ${state.succeeded} × ${DOLLARS(AGENT_PRICE_CENTS)} − ${DOLLARS(CUSTOM_PRICE_CENTS)} (your agent): only the runs a node reported succeeded are charged`,
+    ],
   ]);
 
   const seconds = ((Date.now() - started) / 1000).toFixed(1);

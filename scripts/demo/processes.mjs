@@ -51,6 +51,7 @@ export function cleanEnv(extra = {}) {
     'SVC_WALLET_URL',
     'SVC_MERCHANT_ID',
     'SVC_JWT',
+    'SVC_TOKEN',
     'SVC_DEPLOY_TOKEN',
     'SVC_JWT_SECRET',
     'SVC_WEBHOOK_SECRET',

@@ -1,6 +1,7 @@
-// issue 8 §1, §4 and issue 13 §9: `npm run demo` walks the whole funnel with the real binaries, narrates every step
-// in order, shows a run started with curl executing on the node, the node list, and a node killed mid-run being
-// refunded; it exits 0, leaves no process (agents included) and no scratch directory behind, and never prints a
+// issue 8 §1, §4, issue 13 §9 and issue 14 §5: `npm run demo` walks the whole funnel with the real binaries,
+// narrates every step in order, shows a run started with curl executing on the node and the ops monitor's findings
+// about this host, the node list, an agent of the user's own uploaded and run on the node, and a node killed mid-run
+// being refunded; it exits 0, leaves no process (agents included) and no scratch directory behind, and never prints a
 // secret in full. Ctrl+C takes everything down too. The demo runs exactly as `npm run demo` runs it (node
 // scripts/demo.mjs, on the built dist/).
 import { execa } from 'execa';
@@ -29,6 +30,8 @@ const STEPS = [
   'The daemon runs the schedule',
   'The node list',
   'A run started with curl executes on the node',
+  'Upload an agent of your own',
+  'Run it on the node: your code, charged',
   "An agent bundle of the operator's own",
   'The node is killed mid-run: refunded',
   'The node comes back: nothing charged twice',
@@ -152,6 +155,26 @@ describe('npm run demo', () => {
     const curlRun = /run_id\s+([0-9a-f-]{36})\n.*status\s+succeeded, charged \$0\.04/.exec(output)?.[1];
     expect(output).toMatch(new RegExp(`ts=\\S+ level=info event=run_pulled agent=agent_ops_monitor_004 run_id=${curlRun}\\n`));
     expect(output).toMatch(new RegExp(`ts=\\S+ level=info event=run_succeeded agent=agent_ops_monitor_004 run_id=${curlRun} .*source=service\\n`));
+    // The ops monitor's findings about this host, each with its severity: the load, the memory, a filesystem.
+    const findings = /What the ops monitor found on this host \(output\.findings, (\d+) in all, the worst first\)[^\n]*\n[^\n]*\n((?: {3}│ [^\n]*\n)+)/.exec(output);
+    expect(findings, output).not.toBeNull();
+    expect(Number(findings![1])).toBeGreaterThanOrEqual(3);
+    const severity = '(?:ok|warning|critical)\\s+';
+    expect(findings![2]).toMatch(new RegExp(`│ ${severity}load \\d+(\\.\\d+)? per CPU over 5 minutes \\(\\d+(\\.\\d+)? on \\d+ CPUs\\)\\n`));
+    expect(findings![2]).toMatch(new RegExp(`│ ${severity}memory \\d+(\\.\\d+)?% used \\(\\d+\\.\\d (GiB|MiB) available\\)\\n`));
+    expect(findings![2]).toMatch(new RegExp(`│ ${severity}/\\S* (is \\d+(\\.\\d+)?% full|has used)`));
+    // An agent of the user's own: scaffolded, one line edited, uploaded (current), run on this node and charged.
+    expect(output).toMatch(/\$ swarm-node agent init <scratch>\/my-agent --agent agent_svc_skills_005\n.*Created <scratch>\/my-agent \(agent_svc_skills_005 version 0\.1\.0\): agent\.json, main\.sh\./);
+    expect(output).toMatch(/│ \+ printf '\{"summary": "Hello, %s: %s, a version made by the demo, ran on %s"/);
+    const digest = /Uploaded agent_svc_skills_005 version 0\.1\.0 \(([0-9a-f]{12}), 2 files, \d+ bytes\); it is current/.exec(output)?.[1];
+    expect(digest, output).toBeDefined();
+    expect(output).toMatch(new RegExp(`│ 0\\.1\\.0\\s+${digest}\\s.*\\syes\\n`));
+    expect(output).toMatch(
+      new RegExp(
+        `\\$ swarm-node run agent_svc_skills_005 --input name=Ada\\n.*\\n {3}│ ✓ agent_svc_skills_005 ran on node ${nodeId} \\(run [0-9a-f-]{36}\\): charged \\$0\\.05, balance \\$0\\.\\d\\d\\n {3}│ Hello, Ada: agent_svc_skills_005, a version made by the demo, ran on ${hostname()}\\n`,
+      ),
+    );
+    expect(output).toContain(`installed  <root>/opt/svc/swarm-node/var/agents/agent_svc_skills_005/${digest}…/: agent.json, main.sh`);
     // The operator's own bundle, killed mid-run: charged at start, node_lost after the lease, the balance restored.
     expect(output).toMatch(/Registered agent_dev_review_012 \(Dev review the service, \$0\.12 per run\)/);
     const before = /\$ swarm-node --json wallet\n {3}│ balance {2}(\$\d\.\d\d)\n {3}\$ curl -sS -X POST .*\n.*\n.*\n\s+-H 'Prefer: respond-async' \\\n/.exec(output)?.[1];
@@ -167,9 +190,9 @@ describe('npm run demo', () => {
     expect(output).toMatch(/lost run\s+[0-9a-f-]{36} still failed \(node_lost\), charged \$0\.00; its directory removed/);
     expect(output).toMatch(/ts=\S+ level=info event=daemon_stopped/);
     expect(output).toMatch(/daemon\s+exit code 0 on SIGTERM/);
-    const spent = /balance\s+\$0\.(\d\d) = \$1\.00 − (\d+) × \$0\.04: only the runs a node reported succeeded are charged/.exec(output);
+    const spent = /balance\s+\$0\.(\d\d) = \$1\.00 − (\d+) × \$0\.04 − \$0\.05 \(your agent\): only the runs a node reported succeeded are charged/.exec(output);
     expect(spent, output).not.toBeNull();
-    expect(100 - Number(spent![1])).toBe(4 * Number(spent![2]));
+    expect(100 - Number(spent![1])).toBe(4 * Number(spent![2]) + 5);
     expect(output).toMatch(/^demo finished in \d+\.\d s$/m);
 
     // Secrets only masked: no JWT, no deploy token, no node credential in full.
