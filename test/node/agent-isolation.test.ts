@@ -57,7 +57,7 @@ const PEER = agentProgram(`const fs = await import('node:fs');
   }, 20);`);
 
 const made: string[] = [];
-/** Outside /tmp: the stand-in for systemd gives each run a /tmp of its own, which would hide a home under it. */
+/** A directory others may enter (mkdtemp makes 0700): the agent runs as another user. */
 function openDir(prefix: string): string {
   mkdirSync('/var/tmp', { recursive: true });
   const dir = mkdtempSync(join('/var/tmp', prefix));
@@ -80,7 +80,7 @@ function nodeHome(): string {
 }
 
 /** What svc-swarm-node-agent.socket (Accept=yes) and svc-swarm-node-agent@.service do, without systemd. */
-async function agentSocketStandIn(socketPath: string, stateDir: string): Promise<Server> {
+async function agentSocketStandIn(socketPath: string, stateDir: string, privateTmp: string): Promise<Server> {
   const server = createServer({ pauseOnConnect: true }, (connection) => {
     const child = spawn(
       'unshare',
@@ -90,13 +90,14 @@ async function agentSocketStandIn(socketPath: string, stateDir: string): Promise
         'private',
         'sh',
         '-c',
-        `mount -t tmpfs -o mode=1777 tmpfs /tmp && exec setpriv --reuid=${NOBODY} --regid=${NOBODY} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs "$@"`,
+        `mount -t tmpfs -o mode=1777 tmpfs "$TMPDIR" && exec setpriv --reuid=${NOBODY} --regid=${NOBODY} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs "$@"`,
         'sh',
         process.execPath,
         SWARM_NODE_BIN,
         'agent-exec',
       ],
-      { stdio: [connection, connection, 'inherit'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', STATE_DIRECTORY: stateDir } },
+      // The private /tmp is mounted at a path of its own, not over /tmp: the checkout under test may live in /tmp.
+      { stdio: [connection, connection, 'inherit'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', STATE_DIRECTORY: stateDir, TMPDIR: privateTmp } },
     );
     // As systemd does once the instance runs: the connection is the service's alone.
     child.on('spawn', () => connection.destroy());
@@ -124,7 +125,10 @@ describe.skipIf(!asRoot).each(['uid', 'systemd'] as const)('an agent run with is
       const stateDir = join(openDir('swarm-agent-state-'), 'state');
       mkdirSync(stateDir, { mode: 0o700 });
       chownSync(stateDir, NOBODY, NOBODY);
-      server = await agentSocketStandIn(agentSocket, stateDir);
+      // PrivateTmp=: each run's own, mounted in its own namespace at the same path (agent-exec's os.tmpdir()).
+      const privateTmp = join(openDir('swarm-private-tmp-'), 'tmp');
+      mkdirSync(privateTmp, { mode: 0o1777 });
+      server = await agentSocketStandIn(agentSocket, stateDir, privateTmp);
     }
     runner = createLocalRunner({ home, varDir: join(home, 'var'), packageDir: REPO_ROOT, isolation, agentSocket, limits: { timeoutMs: 60_000 } });
   });
