@@ -196,7 +196,10 @@ async function removeLeftoverRunDirs(varDir: string, inFlight: (runId: string) =
   for (const name of readdirSync(runs)) {
     if (inFlight(name)) continue;
     const dir = join(runs, name);
-    const { uid, gid } = statSync(dir);
+    // Another process of this node (a `run` beside the daemon) may be removing it at the same moment.
+    const stat = statSync(dir, { throwIfNoEntry: false });
+    if (stat === undefined) continue;
+    const { uid, gid } = stat;
     if (uid === process.getuid?.()) {
       rmSync(dir, { recursive: true, force: true });
     } else {
