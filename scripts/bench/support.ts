@@ -1,6 +1,10 @@
 // What the benchmarks share: a paid, funded user through the sandbox provider over plain HTTP, a server started
 // as its own process, and the printing of figures.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+declare const REPO_ROOT: string;
 
 /** Starts `node <args>` and resolves with the first capture of `ready` in its stdout (its URL). */
 export function startServer(args: string[], env: Record<string, string>, ready: RegExp, children: ChildProcess[]): Promise<string> {
@@ -15,6 +19,12 @@ export function startServer(args: string[], env: Record<string, string>, ready: 
     });
     child.once('exit', (code) => reject(new Error(`${args[0]} exited with ${code} before it was ready`)));
   });
+}
+
+/** The built swarm-node with `args` (a secret only ever on stdin); throws with its stderr unless it exits 0. */
+export function swarmNode(args: string[], env: NodeJS.ProcessEnv, input?: string): void {
+  const result = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'swarm-node.js'), ...args], { env, input, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`swarm-node ${args[0]} exited ${result.status}: ${result.stderr}`);
 }
 
 /** A confirmed starter-agents payment, then issue-token with its payment id (the proof of payment): the user's JWT. */
@@ -76,4 +86,35 @@ export function positiveInteger(text: string, flag: string): number {
   const value = Number(text);
   if (!Number.isInteger(value) || value < 1) throw new Error(`${flag} must be a positive whole number, got ${text}`);
   return value;
+}
+
+/**
+ * An operator's own bundle of `agentId` in the node's home (it takes precedence over the package's reference agent,
+ * src/node/runner/bundles.ts) that reads its run on stdin and prints `{}`: a run that costs only the process.
+ */
+export function installNoopAgent(home: string, agentId: string): string {
+  const dir = join(home, 'agents', agentId);
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  writeFileSync(join(dir, 'agent.json'), JSON.stringify({ agent_id: agentId, version: '0.0.0-bench', entry: ['node', 'main.mjs'], input_schema: { type: 'object' } }));
+  writeFileSync(join(dir, 'main.mjs'), NOOP_AGENT);
+  return dir;
+}
+
+const NOOP_AGENT = `process.stdin.resume();
+process.stdin.on('end', () => process.stdout.write('{}'));
+`;
+
+/** The middle value; of an even count, the mean of the two middle ones. */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** The nearest-rank percentile (`fraction` of 1) of unsorted values. */
+export function percentileOf(values: readonly number[], fraction: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))]!;
 }

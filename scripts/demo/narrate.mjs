@@ -52,6 +52,15 @@ export function showCommand(words, env = {}) {
   write(`   $ ${prefix}${words.map(quoteWord).join(' ')}`);
 }
 
+/** A curl command as a person would type it, one option a line; the bearer token masked like every secret. */
+export function showCurl(method, url, { token, headers = {}, body } = {}) {
+  const parts = [`curl -sS${method === 'GET' ? '' : ` -X ${method}`} ${quoteWord(url)}`];
+  if (token !== undefined) parts.push(`-H ${quoteWord(`Authorization: Bearer ${mask(token)}`)}`);
+  for (const [name, value] of Object.entries(headers)) parts.push(`-H ${quoteWord(`${name}: ${value}`)}`);
+  if (body !== undefined) parts.push(`-H 'Content-Type: application/json' -d ${quoteWord(JSON.stringify(body))}`);
+  write(`   $ ${parts.join(' \\\n       ')}`);
+}
+
 /** A program's output, indented under its command. */
 export function showOutput(text) {
   const lines = text.replace(/\s+$/, '').split('\n');

@@ -1,8 +1,8 @@
-// What the demo starts and must take down again: a scratch directory, the service, the daemon, and the CLI runs in
-// flight. Cleanup runs once, on success, on failure, and on Ctrl+C or SIGTERM; an exit by any other path still
-// signals the children and removes the scratch directory synchronously.
+// What the demo starts and must take down again: a scratch directory, the service, the daemon (and the agents it
+// runs), and the CLI runs in flight. Cleanup runs once, on success, on failure, and on Ctrl+C or SIGTERM; an exit by
+// any other path still signals the children and removes the scratch directory synchronously.
 import { execa } from 'execa';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +28,10 @@ let interruptedBy;
 export function makeScratchDir() {
   // realpath: macOS's tmpdir is a symlink, and paths the CLI prints are real ones.
   scratch = realpathSync(mkdtempSync(join(tmpdir(), 'svc-demo-')));
+  // 0711, like /opt on a host: as root, each agent run gets a user of its own, which must pass through here to
+  // reach its directory under <root>/opt/svc/swarm-node/var/runs (mkdtemp's 0700 refuses it). Passing is not
+  // listing, and every file in here has its own mode (the deploy token 0600, the service's data dir 0700).
+  chmodSync(scratch, 0o711);
   return scratch;
 }
 
@@ -47,6 +51,7 @@ export function cleanEnv(extra = {}) {
     'SVC_WALLET_URL',
     'SVC_MERCHANT_ID',
     'SVC_JWT',
+    'SVC_TOKEN',
     'SVC_DEPLOY_TOKEN',
     'SVC_JWT_SECRET',
     'SVC_WEBHOOK_SECRET',
@@ -128,6 +133,15 @@ export async function startProgram(file, args, { env, ready, timeoutMs = 15_000,
     match,
     log,
     exited,
+    /** Waits until `pattern` matches its output (what it logged so far counts), at most `timeoutMs`. */
+    waitFor(pattern, what, timeoutMs = 20_000) {
+      return waitUntil(() => pattern.exec(log.text) ?? undefined, `${name}: ${what}`, timeoutMs, () => log.text);
+    },
+    /** SIGKILL to it and to every process it started, at once, as when its host loses power; resolves once it is gone. */
+    async kill() {
+      killTree(child.pid);
+      await exited;
+    },
     /** SIGTERM, then its exit code (waits at most `graceMs`, then SIGKILL). */
     async stop(graceMs = 10_000) {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
@@ -139,15 +153,97 @@ export async function startProgram(file, args, { env, ready, timeoutMs = 15_000,
   };
 }
 
-/** Stops everything still running and removes the scratch directory; once, however often it is asked. */
+/**
+ * Polls `probe` (sync or async) until it returns something other than undefined, and returns that; a DemoFailure
+ * naming `what` after `timeoutMs`. For the demo's waits on an event it cannot subscribe to: a row, a state, a process.
+ */
+export async function waitUntil(probe, what, timeoutMs = 20_000, detail = () => '') {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (abort.signal.aborted) throw new DemoFailure('interrupted');
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new DemoFailure(`${what}: not within ${timeoutMs / 1000} s`, detail());
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Every process descended from `pid` (Linux /proc): the agents a daemon started are its children. */
+export function descendantsOf(pid) {
+  if (!existsSync('/proc')) return [];
+  const parentOf = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // The command name may hold spaces and parentheses; the fields after its last ')' are "state ppid …".
+      parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // Gone between readdir and read.
+    }
+  }
+  const found = [];
+  let generation = [pid];
+  while (generation.length > 0) {
+    generation = [...parentOf].filter(([, parent]) => generation.includes(parent)).map(([child]) => child);
+    found.push(...generation);
+  }
+  return found;
+}
+
+/** A process's command line and real uid; undefined once it is gone (a zombie, dead but not yet reaped, is gone). */
+export function processInfo(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    if (/^State:\s+Z/m.test(status)) return undefined;
+    const commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((word) => word !== '');
+    return { pid, commandLine, uid: Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * SIGKILL to `pid` and all its descendants. Each is stopped first (SIGSTOP), so none starts a process that escapes
+ * the kill: an agent a daemon starts runs in a process group of its own, and would outlive its daemon otherwise.
+ */
+export function killTree(pid) {
+  const signal = (target, name) => {
+    try {
+      process.kill(target, name);
+    } catch {
+      // Gone already.
+    }
+  };
+  const stopped = new Set([pid]);
+  signal(pid, 'SIGSTOP');
+  for (let more = true; more; ) {
+    more = false;
+    for (const descendant of descendantsOf(pid)) {
+      if (stopped.has(descendant)) continue;
+      stopped.add(descendant);
+      signal(descendant, 'SIGSTOP');
+      more = true;
+    }
+  }
+  for (const target of stopped) signal(target, 'SIGKILL');
+}
+
+/** Stops everything still running (and what it started) and removes the scratch directory; once, however often asked. */
 export function cleanup() {
   cleanupPromise ??= (async () => {
     abort.abort();
     const waits = [...running].map(async (child) => {
+      // Its agents, known now: once it is gone they are no longer its children.
+      const descendants = child.pid === undefined ? [] : descendantsOf(child.pid);
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const timer = setTimeout(() => killTree(child.pid), 5_000);
       await child.catch(() => undefined);
       clearTimeout(timer);
+      for (const pid of descendants) if (processInfo(pid) !== undefined) killTree(pid);
+      // SIGKILL is asynchronous: wait (bounded) until they are dead.
+      const deadline = Date.now() + 5_000;
+      while (descendants.some((pid) => processInfo(pid) !== undefined) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
     });
     await Promise.all(waits);
     running.clear();

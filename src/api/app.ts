@@ -10,11 +10,13 @@ import { handleError } from './http/problem.js';
 import { authHook } from './http/auth.js';
 import { rateLimitHook } from './http/rate-limit.js';
 import { agentRoutes } from './routes/v1/swarm/agents.js';
+import { agentVersionRoutes } from './routes/v1/swarm/agent-versions.js';
 import { authRoutes } from './routes/v1/auth.js';
 import { docsRoutes } from './routes/v1/docs.js';
 import { executeRoutes } from './routes/v1/swarm/execute.js';
 import { nodeRoutes } from './routes/v1/swarm/nodes.js';
 import { paygateRoutes } from './routes/v1/swarm/paygate.js';
+import { runRoutes } from './routes/v1/swarm/runs.js';
 import { paymentWebhookRoutes } from './routes/v1/payments.js';
 import { sandboxRoutes } from './routes/sandbox.js';
 import { walletRoutes } from './routes/v1/swarm/wallet.js';
@@ -79,11 +81,13 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   app.addHook('onRequest', authHook(ctx));
 
   await app.register(agentRoutes(ctx));
+  await app.register(agentVersionRoutes(ctx));
   await app.register(authRoutes(ctx));
   await app.register(paygateRoutes(ctx));
   await app.register(nodeRoutes(ctx));
   await app.register(paymentWebhookRoutes(ctx));
   await app.register(executeRoutes(ctx));
+  await app.register(runRoutes(ctx));
   await app.register(walletRoutes(ctx));
   await app.register(docsRoutes(ctx));
   await app.register(walletPageRoutes(ctx));

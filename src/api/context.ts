@@ -2,6 +2,7 @@
 // service with a real SQLite file, a clock it controls and the real provider and runtime.
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import type { Clock } from '../lib/clock.js';
+import type { RunEvents } from './runs/run-events.js';
 import type { Ledger } from './wallet/ledger.js';
 import type { RateLimitStore } from './http/rate-limit.js';
 import type { ServiceSecrets } from './secrets.js';
@@ -23,15 +24,36 @@ export interface PaymentProvider {
   lookupPayment(paymentId: string): Promise<ProviderPayment | null>;
 }
 
-export interface AgentRunInput {
-  run_id: string;
-  agent_id: string;
-  user_id: string;
+/** The clocks of runs on the nodes (docs/api.md "Runs on the node"); svc-api's flags set them, tests shorten them. */
+export interface RunTiming {
+  /** How long a node's hold on a run lasts without a renewal (its poll); also how long a node counts as online after its last poll. */
+  leaseMs: number;
+  /** The longest a node's poll is held open while there is no work for it. */
+  pollHoldMs: number;
+  /** The longest execute waits for the node's result before it answers 202 with the run as it stands. */
+  executeWaitMs: number;
+  /** A queued run that no node took within this is failed (not_picked_up) and refunded. */
+  queueTimeoutMs: number;
+  /** How often expired leases and stranded queued runs are looked for. */
+  sweepMs: number;
 }
 
-/** Does an agent's work for one run (DECISIONS.md "Execute"). Rejects when the run failed. */
-export interface AgentRuntime {
-  run(input: AgentRunInput, signal: AbortSignal): Promise<unknown>;
+export const DEFAULT_RUN_TIMING: RunTiming = {
+  leaseMs: 45_000,
+  pollHoldMs: 20_000,
+  executeWaitMs: 30_000,
+  queueTimeoutMs: 10 * 60_000,
+  sweepMs: 1_000,
+};
+
+/**
+ * The timing in force. A held poll is the node's heartbeat, and a node counts as online for a lease after it was
+ * last seen: so a poll is held at most half a lease. Otherwise a lease shorter than the hold (`--lease-seconds 5`)
+ * would show a node that waits for work offline, and refuse its runs with no_node_available.
+ */
+export function resolveRunTiming(given: Partial<RunTiming> = {}): RunTiming {
+  const timing = { ...DEFAULT_RUN_TIMING, ...given };
+  return { ...timing, pollHoldMs: Math.min(timing.pollHoldMs, Math.floor(timing.leaseMs / 2)) };
 }
 
 export interface PublicUrls {
@@ -51,14 +73,18 @@ export interface ServiceContext {
   /** True when svc-api runs its sandbox payment provider (svc-api --sandbox). */
   sandbox: boolean;
   provider: PaymentProvider;
-  runtime: AgentRuntime;
+  runTiming: RunTiming;
+  /** Who waits for which run and for work (execute, a node's poll); one per service, shared by every route. */
+  runEvents: RunEvents;
   /** Known only after listen when the port is 0; routes read it per request. */
   urls: PublicUrls;
   /** Per client address, per minute, one budget across the auth, paygate, enroll and wallet sign-in endpoints. */
   rateLimitPerMinute: number;
   /** Where those budgets are counted (src/api/rate-limit.ts). */
   rateLimitStore: RateLimitStore;
-  /** Aborted when the service starts closing: background work (webhook delivery, runs) stops retrying. */
+  /** Aborted when the service starts to stop: long polls answer at once; results of runs in flight still come in. */
+  drainSignal: AbortSignal;
+  /** Aborted when the drain's grace is over: executes still waiting answer 202, background work stops retrying. */
   shutdownSignal: AbortSignal;
   /** Background work the service waits for (bounded) before it closes the database. */
   background: Set<Promise<unknown>>;

@@ -3,6 +3,7 @@
 // service instead (sandbox-cli.ts).
 import { parseArgs } from 'node:util';
 import { SvcError } from '../contract/errors.js';
+import type { RunTiming } from './context.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS, startService } from './server.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 
@@ -16,14 +17,17 @@ Options:
   --data-dir <dir>      where the SQLite file and generated secrets live   required
   --host <addr>         address to listen on                               default 127.0.0.1
   --sandbox             serve the sandbox payment provider at /sandbox
-  --agent-command <cmd> program run per agent run (JSON in, JSON out); repeat for its arguments
-  --agent-timeout <s>   seconds a run may take before the agent is killed and the run refunded   default 30
+  --lease-seconds <s>   how long a node holds a run, and counts as online, without polling; a run
+                        whose node stops polling is failed node_lost and refunded after it  default 45
+  --execute-wait-seconds <s>  how long execute waits for the node's result before answering 202   default 30
+  --queue-timeout-seconds <s> a run no node takes within this is failed not_picked_up, refunded   default 600
   --rate-limit <n>      requests a minute per client address, one budget across auth, paygate,
                         enroll and the wallet sign-in                      default 600
   --trust-proxy <list>  take the client address from X-Forwarded-For when the peer is one of
                         these addresses or CIDRs (comma-separated), or true for any peer;
                         without it the header is ignored                   default false
-  --shutdown-grace <s>  on SIGTERM, seconds runs in flight get to finish before they are refunded   default 25
+  --shutdown-grace <s>  on SIGTERM, seconds the requests in flight get to finish (executes waiting for
+                        a node's result; the results still come in)            default 25
   -h, --help            show this help
   -v, --version         show the version
 
@@ -61,8 +65,9 @@ async function main(): Promise<number> {
         host: { type: 'string', default: '127.0.0.1' },
         'data-dir': { type: 'string' },
         sandbox: { type: 'boolean', default: false },
-        'agent-command': { type: 'string', multiple: true },
-        'agent-timeout': { type: 'string' },
+        'lease-seconds': { type: 'string' },
+        'execute-wait-seconds': { type: 'string' },
+        'queue-timeout-seconds': { type: 'string' },
         'rate-limit': { type: 'string' },
         'trust-proxy': { type: 'string' },
         'shutdown-grace': { type: 'string' },
@@ -88,8 +93,18 @@ async function main(): Promise<number> {
   const rateLimit = values['rate-limit'] === undefined ? 600 : Number(values['rate-limit']);
   if (!Number.isInteger(port) || port < 0 || port > 65535) return usageError(`--port must be 0 to 65535, got ${values.port}`);
   if (!Number.isInteger(rateLimit) || rateLimit < 1) return usageError(`--rate-limit must be a positive whole number`);
-  const agentTimeout = values['agent-timeout'] === undefined ? 30 : Number(values['agent-timeout']);
-  if (!Number.isInteger(agentTimeout) || agentTimeout < 1) return usageError('--agent-timeout must be a positive whole number of seconds');
+  const timing: Partial<RunTiming> = {};
+  for (const [flag, key, min, max] of [
+    ['lease-seconds', 'leaseMs', 5, 3600],
+    ['execute-wait-seconds', 'executeWaitMs', 0, 300],
+    ['queue-timeout-seconds', 'queueTimeoutMs', 1, 86_400],
+  ] as const) {
+    const text = values[flag];
+    if (text === undefined) continue;
+    const seconds = Number(text);
+    if (!/^\d+$/.test(text) || seconds < min || seconds > max) return usageError(`--${flag} must be whole seconds from ${min} to ${max}`);
+    timing[key] = seconds * 1000;
+  }
   const graceSeconds = values['shutdown-grace'] === undefined ? DEFAULT_SHUTDOWN_GRACE_MS / 1000 : Number(values['shutdown-grace']);
   if (!Number.isInteger(graceSeconds) || graceSeconds < 0) return usageError('--shutdown-grace must be a whole number of seconds, 0 or more');
   if (values['data-dir'] === undefined) return usageError('--data-dir is required');
@@ -110,16 +125,15 @@ async function main(): Promise<number> {
     sandbox: values.sandbox,
     rateLimitPerMinute: rateLimit,
     trustProxy,
-    ...(values['agent-command'] ? { agentCommand: values['agent-command'] } : {}),
-    agentTimeoutMs: agentTimeout * 1000,
+    runTiming: timing,
     // Logs go to stderr so stdout carries only the ready line; a request is logged without its query string.
     logger: level === 'silent' ? false : { level, stream: process.stderr },
   });
   process.stdout.write(`svc-api listening on ${service.baseUrl}\n`);
 
-  // The listeners stay for the life of the process, never `once`: execa (which runs the agents) loads signal-exit,
-  // whose own listener re-raises a signal when it finds itself the only one left, and that killed svc-api in the
-  // middle of its drain. A second signal cuts the grace short.
+  // The listeners stay for the life of the process, never `once`: a library's signal-exit hook re-raises a signal
+  // when it finds itself the only listener left, and that killed svc-api in the middle of its drain. A second
+  // signal cuts the grace short.
   await new Promise<void>((resolve) => {
     let signals = 0;
     const onSignal = (): void => {

@@ -1,5 +1,6 @@
-// Starts and stops the service: opens the store, loads the secrets, listens, and on close lets the requests in
-// flight finish (bounded by a grace), cancels and refunds the runs left, then closes the database.
+// Starts and stops the service: opens the store, loads the secrets, sweeps the runs whose time is up, listens, and on
+// close lets the requests in flight finish (bounded by a grace: executes waiting for a node's result, which still
+// comes in meanwhile), then closes the database. Runs on the nodes go on: their results reach the next start.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
@@ -7,13 +8,14 @@ import { systemClock, type Clock } from '../lib/clock.js';
 import { openDatabase, type SqliteDatabase } from '../lib/sqlite.js';
 import { buildApp } from './app.js';
 import { createLedger } from './wallet/ledger.js';
-import type { AgentRuntime, ServiceContext } from './context.js';
+import { resolveRunTiming, type RunTiming, type ServiceContext } from './context.js';
 import { SERVICE_MIGRATIONS } from './store/migrations.js';
 import { createPaymentProvider } from './payments/provider.js';
 import { createMemoryRateLimitStore } from './http/rate-limit.js';
-import { recoverInterruptedRuns, scheduleIdempotencyKeyPurge } from './execute/recover-runs.js';
+import { scheduleSweeps, sweepRuns } from './runs/lease-sweeper.js';
+import { createRunEvents } from './runs/run-events.js';
+import { createRuns } from './runs/runs.js';
 import { createRequestDrain, type RequestDrain } from './http/request-drain.js';
-import { createAgentRuntime } from './runtime/agent-runtime.js';
 import { loadSecrets, type ServiceSecrets } from './secrets.js';
 import { WAL_CHECKPOINT_INTERVAL_MS, checkpointWal, scheduleWalCheckpoint } from './store/wal-checkpoint.js';
 import { createTokenService } from './auth/tokens.js';
@@ -30,10 +32,8 @@ export interface ServiceOptions {
   rateLimitPerMinute?: number;
   /** Peers whose X-Forwarded-For names the client (svc-api --trust-proxy); none by default. */
   trustProxy?: TrustProxy;
-  /** Command run per agent run (JSON on stdin, JSON on stdout); without one the sandbox runtime answers. */
-  agentCommand?: string[];
-  agentTimeoutMs?: number;
-  runtime?: AgentRuntime;
+  /** Leases, holds and timeouts of runs on the nodes (svc-api's flags); tests shorten them. */
+  runTiming?: Partial<RunTiming>;
   /** How often the WAL is emptied (src/api/wal-checkpoint.ts); tests shorten it. */
   walCheckpointIntervalMs?: number;
 }
@@ -46,9 +46,9 @@ export interface RunningService {
   baseUrl: string;
   walletUrl: string;
   /**
-   * Stops taking requests, gives those in flight `graceMs` to finish (default DEFAULT_SHUTDOWN_GRACE_MS), then
-   * cancels the runs left (failed and refunded, and answered as such) and closes the database. A later call with a
-   * shorter grace cuts the wait short (a second SIGTERM).
+   * Stops taking requests (but the results of runs in flight), gives those in flight `graceMs` to finish (default
+   * DEFAULT_SHUTDOWN_GRACE_MS; an execute still waiting then answers 202, its run goes on), and closes the database.
+   * A later call with a shorter grace cuts the wait short (a second SIGTERM).
    */
   close(options?: { graceMs?: number }): Promise<void>;
 }
@@ -58,7 +58,7 @@ export interface RunningService {
  * systemd kills the process, and a run cut that way is refunded only at the next start.
  */
 export const DEFAULT_SHUTDOWN_GRACE_MS = 25_000;
-/** After the grace: how long the cancelled runs' answers and the background work (webhook delivery) may take. */
+/** After the grace: how long the last answers (202s) and the background work (webhook delivery) may take. */
 const AFTER_GRACE_MS = 5_000;
 
 export async function startService(options: ServiceOptions): Promise<RunningService> {
@@ -69,6 +69,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const secrets = loadSecrets(options.dataDir, env);
   const db = openDatabase(join(options.dataDir, 'svc-api.db'), { migrations: SERVICE_MIGRATIONS });
   const shutdown = new AbortController();
+  const draining = new AbortController();
+  const runTiming = resolveRunTiming(options.runTiming);
   const sandbox = options.sandbox ?? false;
 
   const ctx: ServiceContext = {
@@ -80,23 +82,24 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     merchantId: env.SVC_MERCHANT_ID ?? 'merchant_local',
     sandbox,
     provider: createPaymentProvider({ db, sandbox }),
-    runtime:
-      options.runtime ??
-      createAgentRuntime({
-        ...(options.agentCommand ? { command: options.agentCommand } : {}),
-        timeoutMs: options.agentTimeoutMs ?? 30_000,
-      }),
+    runTiming,
+    // Waiters also look at the database: another instance's results, a wake-up lost to a race.
+    runEvents: createRunEvents(Math.min(500, runTiming.sweepMs)),
     urls: { baseUrl: '', walletUrl: '' },
     rateLimitPerMinute: options.rateLimitPerMinute ?? 600,
     rateLimitStore: createMemoryRateLimitStore(),
+    drainSignal: draining.signal,
     shutdownSignal: shutdown.signal,
     background: new Set(),
   };
 
-  // Runs a crash cut short are failed and refunded before the first request (src/api/execute/recover-runs.ts).
-  recoverInterruptedRuns(ctx);
-  scheduleIdempotencyKeyPurge(ctx);
+  // Runs whose lease ran out while the service was down are failed and refunded before the first request; a run a
+  // node still holds is left to it (its result comes in, or its lease runs out at a later sweep).
+  const runs = createRuns(ctx);
+  const sweep = (): void => void sweepRuns(ctx, runs.store, runs.finish, ctx.runEvents);
+  sweep();
   const app = await buildApp(ctx, { logger: options.logger ?? false, trustProxy: options.trustProxy });
+  scheduleSweeps(ctx, sweep, app.log);
   scheduleWalCheckpoint(db, {
     intervalMs: options.walCheckpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS,
     signal: shutdown.signal,
@@ -106,6 +109,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   try {
     await app.listen({ host, port: options.port ?? 0 });
   } catch (error) {
+    draining.abort();
     shutdown.abort();
     await app.close();
     db.close();
@@ -128,7 +132,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     walletUrl: ctx.urls.walletUrl,
     close(closeOptions = {}) {
       grace.endWithin(closeOptions.graceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
-      closing ??= stopService(app, drain, grace.over, shutdown, ctx.background).then(() => {
+      closing ??= stopService(app, drain, grace.over, { draining, shutdown }, ctx.background).then(() => {
         // Closing deletes the log only when no other connection (a backup, a shell) has the file open.
         checkpointWal(db, app.log);
         db.close();
@@ -142,17 +146,18 @@ async function stopService(
   app: FastifyInstance,
   drain: RequestDrain,
   graceOver: AbortSignal,
-  shutdown: AbortController,
+  signals: { draining: AbortController; shutdown: AbortController },
   background: Set<Promise<unknown>>,
 ): Promise<void> {
   drain.begin();
-  app.log.info({ in_flight_requests: drain.inFlight }, 'stopping: no new requests, waiting for those in flight');
+  // Long polls answer now (their nodes poll again later, or elsewhere); executes keep waiting for their results.
+  signals.draining.abort();
+  app.log.info({ in_flight_requests: drain.inFlight }, 'stopping: no new requests but results, waiting for those in flight');
   if (!(await drain.settled(graceOver))) {
-    app.log.warn({ in_flight_requests: drain.inFlight }, 'shutdown grace over: the runs still in flight are cancelled and refunded');
+    app.log.warn({ in_flight_requests: drain.inFlight }, 'shutdown grace over: executes still waiting answer 202; their runs go on');
   }
-  // ctx.shutdownSignal: the runs left are failed and refunded (execute-agent.ts), and background work (webhook
-  // delivery, the hourly purge) stops retrying.
-  shutdown.abort();
+  // ctx.shutdownSignal: executes still waiting answer 202, background work (webhook delivery, the sweeps) stops.
+  signals.shutdown.abort();
   const afterGrace = AbortSignal.timeout(AFTER_GRACE_MS);
   await drain.settled(afterGrace);
   await Promise.race([Promise.allSettled([...background]), abortOf(afterGrace)]);

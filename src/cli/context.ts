@@ -8,9 +8,12 @@ import { SvcError } from '../contract/errors.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import { readConfigFile, resolveConfig, type ResolvedConfig } from '../node/config.js';
-import { readCredentials, type Credentials, type StoredJwt } from '../node/credentials.js';
+import { readCredentials, type Credentials, type NodeEnrollment, type StoredJwt } from '../node/credentials.js';
 import { homePaths, installTarget, type InstallLayout, type LocationInputs, type NodePaths } from '../node/location.js';
+import type { ThisNode } from '../node/registrations.js';
+import type { RunCaller } from '../node/run-agent.js';
 import type { ServiceClient } from '../node/service-client.js';
+import type { NodeCaller } from '../node/work/caller.js';
 import { Output } from './output.js';
 import { VERSION } from './version.js';
 
@@ -112,6 +115,44 @@ export class CommandContext {
       throw new SvcError('token_expired', `the stored access token expired on ${new Date(jwt.exp * 1000).toISOString()}`);
     }
     return jwt;
+  }
+
+  /** This host as an enrolled node, with its side of the protocol; undefined when it is not one. */
+  async thisNode(): Promise<ThisNode | undefined> {
+    const node = this.credentials().node;
+    if (node?.credential === undefined) return undefined;
+    const { NodeApi } = await import('../node/node-api.js');
+    return { node_id: node.node_id, user_id: node.user_id, api: new NodeApi(await this.client(), node.credential) };
+  }
+
+  async requireNode(): Promise<ThisNode> {
+    const node = await this.thisNode();
+    if (node === undefined) throw new SvcError('not_enrolled', `this host is not an enrolled node (no node credential in ${this.paths.credentialsFile})`);
+    return node;
+  }
+
+  /**
+   * Who asks for runs from here: this node with its own credential when it is enrolled (the run executes on this
+   * host), else the signed-in user with the JWT (the run goes to one of the user's nodes).
+   */
+  /** Builds this node as it asks for and runs work, from its enrollment; the daemon rebuilds it on rotation. */
+  async nodeCallerFactory(): Promise<(node: NodeEnrollment & { credential: string }) => NodeCaller> {
+    const { nodeCaller } = await import('../node/work/caller.js');
+    const pieces = { client: await this.client(), db: await this.store(), clock: this.clock, pid: process.pid, version: this.version, paths: this.paths };
+    const { agent_isolation: isolation, agent_socket: agentSocket } = this.config();
+    return (node) => nodeCaller({ ...pieces, node, isolation, agentSocket });
+  }
+
+  async runCaller(): Promise<RunCaller> {
+    const node = this.credentials().node;
+    if (node?.credential !== undefined) return (await this.nodeCallerFactory())({ ...node, credential: node.credential });
+    if (this.credentials().jwt === undefined) {
+      throw new SvcError('not_signed_in', 'this host is not an enrolled node, and not signed in', {
+        remedy: 'Enroll it to run agents here (swarm-node install, or swarm-node enroll), or sign in (swarm-node login) to run them on your other nodes.',
+      });
+    }
+    const jwt = this.requireJwt();
+    return { kind: 'user', bearer: jwt.token, user_id: jwt.sub };
   }
 
   /** Whether a person can answer a prompt: stdin is a terminal and --json was not asked for. */

@@ -17,12 +17,15 @@ export function exitCodeFor(code: ErrorCode): number {
   switch (code) {
     case 'usage':
     case 'invalid_request':
+    case 'bundle_invalid':
+    case 'input_invalid':
     case 'not_a_terminal':
       return EXIT_CODES.usage;
     case 'insufficient_balance':
       return EXIT_CODES.insufficient_balance;
     case 'unauthorized':
     case 'not_signed_in':
+    case 'not_enrolled':
     case 'token_expired':
     case 'deploy_token_invalid':
       return EXIT_CODES.not_signed_in;

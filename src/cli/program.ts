@@ -2,15 +2,20 @@
 // only): each command loads its work on first use. main.ts runs it; tests walk it.
 import { Command } from 'commander';
 import { activateCommand } from './commands/activate.js';
+import { agentCommand } from './commands/agent.js';
+import { agentExecCommand } from './commands/agent-exec.js';
 import { agentsCommand } from './commands/agents.js';
 import { configCommand } from './commands/config.js';
+import { credentialCommand } from './commands/credential.js';
 import { daemonCommand } from './commands/daemon.js';
 import { docsCommand } from './commands/docs.js';
 import { doctorCommand } from './commands/doctor.js';
+import { enrollCommand } from './commands/enroll.js';
 import { installCommand } from './commands/install.js';
 import { listCommand } from './commands/list.js';
 import { loginCommand } from './commands/login.js';
 import { logoutCommand } from './commands/logout.js';
+import { nodesCommand } from './commands/nodes.js';
 import { registerCommand } from './commands/register.js';
 import { runCommand } from './commands/run.js';
 import { runsCommand } from './commands/runs.js';
@@ -36,8 +41,8 @@ export function buildProgram(): Command {
     .addHelpText(
       'after',
       `
-Exit codes: 0 ok, 1 failure, 2 usage, 3 insufficient balance, 4 not signed in or token invalid/expired,
-            5 not found, 6 service unreachable, 7 payment not confirmed yet, 130 interrupted.
+Exit codes: 0 ok, 1 failure, 2 usage, 3 insufficient balance, 4 not signed in, token invalid/expired or not
+            an enrolled node, 5 not found, 6 service unreachable, 7 payment not confirmed yet, 130 interrupted.
 
 Example:
   $ swarm-node agents
@@ -49,6 +54,7 @@ Example:
   program.addCommand(logoutCommand());
   program.addCommand(whoamiCommand());
   program.addCommand(agentsCommand());
+  program.addCommand(agentCommand());
   program.addCommand(registerCommand());
   program.addCommand(unregisterCommand());
   program.addCommand(listCommand());
@@ -61,9 +67,14 @@ Example:
   program.addCommand(daemonCommand());
   program.addCommand(configCommand());
   program.addCommand(installCommand());
+  program.addCommand(enrollCommand());
+  program.addCommand(nodesCommand());
+  program.addCommand(credentialCommand());
   program.addCommand(upgradeCommand());
   program.addCommand(uninstallCommand());
   program.addCommand(doctorCommand());
+  // systemd's, not people's: hidden from the command list.
+  program.addCommand(agentExecCommand(), { hidden: true });
   // Styles load when a command is about to act, so --help and --version never load them.
   program.hook('preAction', loadStyles);
 

@@ -70,6 +70,19 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
       );
     },
 
+    async input(agent, field) {
+      const { input } = await inquirer();
+      // The schema's own words for the field; the flag that gives it unattended is in the hint of an empty answer.
+      const answer = await input(
+        {
+          message: field.description,
+          validate: (value) => value.trim() !== '' || `${agent.agent_id} needs ${field.name} to run (unattended: --input ${field.name}=<value>).`,
+        },
+        context,
+      );
+      return answer.trim();
+    },
+
     async waitForPayment() {
       const { select } = await inquirer();
       return select<boolean>(

@@ -28,6 +28,7 @@ export const ERROR_CODES = {
     title: 'Payment not found',
     remedy: 'Check the payment id given by the payment provider at checkout.',
   },
+  run_not_found: { status: 404, title: 'Run not found', remedy: 'Use the run_id that execute answered with, as the user who started it.' },
   agent_not_found: {
     status: 404,
     title: 'Agent not found',
@@ -48,10 +49,36 @@ export const ERROR_CODES = {
     title: 'Payment already used',
     remedy: 'A payment activates one session; activate the session it already activated.',
   },
+  no_node_available: {
+    status: 409,
+    title: 'No node available',
+    remedy:
+      'Start the daemon of a node that serves this agent (systemctl start svc-swarm-node, or swarm-node daemon), or register the agent on an online node (swarm-node register <agent_id>); swarm-node nodes lists yours.',
+  },
+  lease_lost: {
+    status: 409,
+    title: 'Run not held',
+    remedy: 'This node no longer holds the run: its lease ran out and the run was failed and refunded. Drop the result.',
+  },
   request_in_progress: {
     status: 409,
     title: 'Request in progress',
     remedy: 'Wait for the first request with this Idempotency-Key to finish, then retry.',
+  },
+  version_exists: {
+    status: 409,
+    title: 'Version exists',
+    remedy: 'A version is never replaced: raise "version" in agent.json, then upload again.',
+  },
+  bundle_invalid: {
+    status: 422,
+    title: 'Agent bundle invalid',
+    remedy: 'Fix what errors names in the bundle (docs section agent-upload, "Bundle format"), then upload again.',
+  },
+  input_invalid: {
+    status: 422,
+    title: 'Input refused by the agent schema',
+    remedy: "Send an input that meets the agent's input_schema (errors names each failing field); nothing was charged.",
   },
   payment_mismatch: {
     status: 422,
@@ -92,6 +119,12 @@ export const ERROR_CODES = {
   usage: { status: null, title: 'Usage error', remedy: 'See --help.' },
   not_signed_in: { status: null, title: 'Not signed in', remedy: 'Sign in first: swarm-node login --email <email> --offer <tier_id>.' },
   token_expired: { status: null, title: 'Token expired', remedy: 'Sign in again: swarm-node login.' },
+  not_enrolled: {
+    status: null,
+    title: 'Not an enrolled node',
+    remedy:
+      'Enroll this host with the deploy token from activation: sudo swarm-node install --deploy-token-file <file>; or, for a node run from this home, swarm-node enroll (with --deploy-token-file <file>, or signed in without one).',
+  },
   service_unreachable: {
     status: null,
     title: 'Service unreachable',

@@ -5,3 +5,4 @@ export * from './money.js';
 export * from './schemas.js';
 export * from './tiers.js';
 export * from './email.js';
+export * from './node-protocol.js';

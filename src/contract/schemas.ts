@@ -87,14 +87,24 @@ export const VerifyResponse = Type.Object({
 });
 export type VerifyResponse = Static<typeof VerifyResponse>;
 
-// POST /v1/swarm/execute
+// POST /v1/swarm/execute. `input` and `node_id` are additions (docs/api.md "Execute"): the agent's input object,
+// and the one node that must run it.
 export const ExecuteRequest = Type.Object(
-  { user_id: Email, agent_id: Type.String({ minLength: 1, maxLength: 128 }) },
+  {
+    user_id: Email,
+    agent_id: Type.String({ minLength: 1, maxLength: 128 }),
+    input: Type.Optional(Type.Record(Type.String({ maxLength: 128 }), Type.Unknown())),
+    node_id: Type.Optional(Type.String({ pattern: UUID_PATTERN })),
+  },
   strict,
 );
 export type ExecuteRequest = Static<typeof ExecuteRequest>;
-export const RUN_STATUSES = ['succeeded', 'failed'] as const;
-export const ExecuteResponse = Type.Object({
+/** queued: charged, waiting for a node; running: a node holds its lease; then one of the two final statuses. */
+export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export const FINISHED_RUN_STATUSES = ['succeeded', 'failed'] as const;
+/** The run as execute (200 when finished in time, else 202) and GET /v1/swarm/runs/{run_id} show it. */
+export const RunResponse = Type.Object({
   run_id: Type.String(),
   agent_id: Type.String(),
   status: Type.Union(RUN_STATUSES.map((s) => Type.Literal(s))),
@@ -102,9 +112,18 @@ export const ExecuteResponse = Type.Object({
   balance_cents: Type.Integer(),
   output: Type.Unknown(),
   started_at: Timestamp,
-  finished_at: Timestamp,
+  finished_at: Type.Union([Timestamp, Type.Null()]),
+  /** The node that runs (or ran) it; null while it waits in the queue. */
+  node_id: Type.Union([Type.String(), Type.Null()]),
+  /** Only to the node that holds the run: what its result must carry. */
+  lease: Type.Optional(Type.Object({ lease_id: Type.String(), expires_at: Timestamp })),
+  /** The uploaded bundle (SHA-256) the run executes, pinned at execute; absent: the node's built-in agent. */
+  bundle_digest: Type.Optional(Type.String()),
 });
-export type ExecuteResponse = Static<typeof ExecuteResponse>;
+export type RunResponse = Static<typeof RunResponse>;
+/** spec §4 names no success shape; a finished run is the RunResponse with a final status. */
+export const ExecuteResponse = RunResponse;
+export type ExecuteResponse = RunResponse;
 
 // GET /v1/swarm/agents
 export const AgentsResponse = Type.Array(

@@ -17,7 +17,7 @@ export interface Tier {
   tier_id: TierId;
   name: string;
   docs_sections: readonly DocsSection[];
-  /** Whether an activated session of this tier may enroll a node (DECISIONS.md: starter agents only). */
+  /** Whether an activated session of this tier may enroll a node: every tier that buys execution (runs need a node). */
   node_install: boolean;
   /** A confirmed payment of this tier credits its amount to the payer's wallet. */
   credits_wallet: boolean;
@@ -30,7 +30,7 @@ export const TIERS: Readonly<Record<TierId, Tier>> = {
     tier_id: 'dev_portal_execution_billing',
     name: 'Dev portal',
     docs_sections: ['dev-portal', 'execution-billing', 'agent-upload'],
-    node_install: false,
+    node_install: true,
     credits_wallet: false,
     sandbox_default_amount_cents: 2900,
   },

@@ -8,3 +8,9 @@ export const systemClock: Clock = { now: () => Date.now() };
 export function isoTime(ms: number): string {
   return new Date(ms).toISOString();
 }
+
+/** Midnight UTC of the day `nowMs` falls in: the day of daily caps and "today" counts, the same on every host. */
+export function startOfUtcDay(nowMs: number): number {
+  const date = new Date(nowMs);
+  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate());
+}

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { SvcError } from '../contract/errors.js';
 import { writeFileAtomic } from './files.js';
 
-export const CONFIG_KEYS = ['base_url', 'wallet_url', 'merchant_id', 'timeout_seconds'] as const;
+export const CONFIG_KEYS = ['base_url', 'wallet_url', 'merchant_id', 'timeout_seconds', 'concurrency', 'agent_isolation', 'agent_socket'] as const;
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
 /** Written by install; shown by `config get`, not settable by hand. */
 export type ConfigFile = Partial<Record<ConfigKey | 'node_id', string>>;
@@ -12,11 +12,20 @@ export type ConfigFile = Partial<Record<ConfigKey | 'node_id', string>>;
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
 export const DEFAULT_MERCHANT_ID = 'merchant_local';
 export const DEFAULT_TIMEOUT_SECONDS = 15;
+/** Runs this node executes at once; each takes a run slot (src/node/runner/isolation.ts, at most 32). */
+export const DEFAULT_CONCURRENCY = 2;
+export const AGENT_ISOLATIONS = ['auto', 'systemd', 'uid', 'none'] as const;
+/** Where systemd listens for agent runs (svc-swarm-node-agent.socket): one sandboxed service per run. */
+export const DEFAULT_AGENT_SOCKET = '/run/svc-swarm-node/agent.sock';
+export type AgentIsolation = (typeof AGENT_ISOLATIONS)[number];
 
 const ENV_OF: Partial<Record<ConfigKey, string>> = {
   base_url: 'SVC_BASE_URL',
   wallet_url: 'SVC_WALLET_URL',
   merchant_id: 'SVC_MERCHANT_ID',
+  concurrency: 'SWARM_NODE_CONCURRENCY',
+  agent_isolation: 'SWARM_AGENT_ISOLATION',
+  agent_socket: 'SWARM_AGENT_SOCKET',
 };
 
 export type ConfigSource = 'flag' | 'env' | 'file' | 'default';
@@ -26,6 +35,13 @@ export interface ResolvedConfig {
   wallet_url: string;
   merchant_id: string;
   timeout_seconds: number;
+  concurrency: number;
+  /**
+   * auto: systemd's agent socket when it listens, else a uid of each run's own when this process may switch users,
+   * else the node's own user (docs/operations.md "Agent isolation").
+   */
+  agent_isolation: AgentIsolation;
+  agent_socket: string;
   node_id: string | undefined;
   sources: Record<ConfigKey, ConfigSource>;
 }
@@ -74,7 +90,10 @@ export function resolveConfig(input: {
   const wallet_url = validateConfigValue('wallet_url', pick('wallet_url', `${base_url}/wallet`, walletFollowsBaseUrl(file, sources.base_url)));
   const merchant_id = validateConfigValue('merchant_id', pick('merchant_id', DEFAULT_MERCHANT_ID));
   const timeout_seconds = Number(validateConfigValue('timeout_seconds', pick('timeout_seconds', String(DEFAULT_TIMEOUT_SECONDS))));
-  return { base_url, wallet_url, merchant_id, timeout_seconds, node_id: file.node_id, sources };
+  const concurrency = Number(validateConfigValue('concurrency', pick('concurrency', String(DEFAULT_CONCURRENCY))));
+  const agent_isolation = validateConfigValue('agent_isolation', pick('agent_isolation', 'auto')) as AgentIsolation;
+  const agent_socket = validateConfigValue('agent_socket', pick('agent_socket', DEFAULT_AGENT_SOCKET));
+  return { base_url, wallet_url, merchant_id, timeout_seconds, concurrency, agent_isolation, agent_socket, node_id: file.node_id, sources };
 }
 
 /**
@@ -117,6 +136,18 @@ export function validateConfigValue(key: ConfigKey, value: string): string {
       if (!Number.isInteger(seconds) || seconds < 1 || seconds > 600) throw new SvcError('usage', 'timeout_seconds must be a whole number from 1 to 600');
       return String(seconds);
     }
+    case 'concurrency': {
+      const runs = Number(value);
+      if (!Number.isInteger(runs) || runs < 1 || runs > 32) throw new SvcError('usage', 'concurrency must be a whole number from 1 to 32');
+      return String(runs);
+    }
+    case 'agent_isolation':
+      if (!(AGENT_ISOLATIONS as readonly string[]).includes(value)) throw new SvcError('usage', `agent_isolation must be one of ${AGENT_ISOLATIONS.join(', ')}`);
+      return value;
+    case 'agent_socket':
+      // sun_path holds 108 bytes with its terminating NUL.
+      if (!value.startsWith('/') || Buffer.byteLength(value) > 107) throw new SvcError('usage', 'agent_socket must be an absolute path of at most 107 bytes');
+      return value;
   }
 }
 

@@ -59,6 +59,19 @@ export function writeCredentials(path: string, credentials: Credentials): void {
   writeFileAtomic(path, `${JSON.stringify(credentials, null, 2)}\n`, CREDENTIALS_MODE);
 }
 
+/**
+ * The credential of node `nodeId` as the file holds it now (a rotation replaces it while the node works);
+ * undefined when the file names another node, none, or cannot be read.
+ */
+export function currentNodeCredential(path: string, nodeId: string): string | undefined {
+  try {
+    const node = readCredentials(path).node;
+    return node?.node_id === nodeId ? node.credential : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Reads, changes and writes back; the change sees the current content. */
 export function updateCredentials(path: string, change: (current: Credentials) => Credentials): Credentials {
   const next = change(readCredentials(path));

@@ -15,11 +15,29 @@ import { INSTALL_PATH } from '../contract/claims.js';
 import { SvcError } from '../contract/errors.js';
 
 export const SERVICE_USER = 'svc-swarm';
+/**
+ * var/ may be entered but not listed by others: an agent run under a uid of its own reaches its own directory in
+ * var/runs (src/node/runner/run-local.ts); the database and everything else in var/ stay 0600/0700.
+ */
+export const VAR_DIR_MODE = 0o711;
+/** The user agent runs are started as by systemd (svc-swarm-node-agent@.service): not the daemon's. */
+export const AGENT_USER = 'svc-swarm-agent';
 export const UNIT_NAME = 'svc-swarm-node.service';
-export const UNIT_HOST_PATH = `/etc/systemd/system/${UNIT_NAME}`;
+/** systemd listens here for agent runs and starts one sandboxed service per connection (runner/agent-exec.ts). */
+export const AGENT_SOCKET_UNIT = 'svc-swarm-node-agent.socket';
+export const AGENT_SERVICE_UNIT = 'svc-swarm-node-agent@.service';
+/** Every unit a release ships (systemd/<name>, a template install renders), the daemon's first. */
+export const UNIT_NAMES = [UNIT_NAME, AGENT_SOCKET_UNIT, AGENT_SERVICE_UNIT] as const;
+export const UNIT_HOST_PATH = unitHostPath(UNIT_NAME);
 export const BIN_LINK_HOST_PATH = '/usr/local/bin/swarm-node';
-/** The unit's file inside a release; install copies it to UNIT_HOST_PATH. */
-export const UNIT_IN_RELEASE = join('systemd', UNIT_NAME);
+
+export function unitHostPath(name: string): string {
+  return `/etc/systemd/system/${name}`;
+}
+
+export function unitInRelease(name: string): string {
+  return join('systemd', name);
+}
 
 export interface LocationInputs {
   /** The --root flag of an install command; undefined elsewhere. */
@@ -47,6 +65,8 @@ export interface InstallLayout extends NodePaths {
   /** True when root is the host itself: only then are users, owners and systemd touched. */
   onHost: boolean;
   unitFile: string;
+  /** Every unit's file (UNIT_NAMES, in that order): the daemon's, then the agent socket's and service's. */
+  unitFiles: string[];
   binLink: string;
   /** Proxy variables for the service (EnvironmentFile=- in the unit). */
   environmentFile: string;
@@ -95,6 +115,7 @@ export function installLayout(root = '/'): InstallLayout {
     root: absoluteRoot,
     onHost: absoluteRoot === '/',
     unitFile: at(UNIT_HOST_PATH),
+    unitFiles: UNIT_NAMES.map((name) => at(unitHostPath(name))),
     binLink: at(BIN_LINK_HOST_PATH),
     environmentFile: join(paths.etcDir, 'environment'),
     previousLink: join(paths.home, 'previous'),

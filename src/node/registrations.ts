@@ -3,7 +3,9 @@ import { findAgentSku, type AgentSku } from '../contract/agents.js';
 import { SvcError } from '../contract/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
+import { normalizeEmail } from '../contract/email.js';
 import type { StoredJwt } from './credentials.js';
+import type { NodeApi } from './node-api.js';
 import { findInCatalog } from './catalog.js';
 import type { ServiceClient } from './service-client.js';
 import { verifyToken } from './session.js';
@@ -25,15 +27,32 @@ export interface RegisterDeps {
   clock: Clock;
   jwt: StoredJwt;
   credentialsFile: string;
+  /** This host as an enrolled node: the service is told it serves the agent. */
+  node: ThisNode;
+}
+
+/** This host's enrollment and its side of the protocol. */
+export interface ThisNode {
+  node_id: string;
+  user_id: string;
+  api: NodeApi;
 }
 
 export async function registerAgent(
   deps: RegisterDeps,
   change: RegistrationChange,
-): Promise<{ created: boolean; registration: Registration; agent: AgentSku; user_id: string }> {
+): Promise<{ created: boolean; registration: Registration; agent: AgentSku; user_id: string; node_id: string }> {
   // The service must vouch for the token: registering for a user it no longer accepts would only fail later.
   const signedIn = await verifyToken({ client: deps.client, clock: deps.clock, credentialsFile: deps.credentialsFile }, deps.jwt.token);
+  if (normalizeEmail(signedIn.sub) !== normalizeEmail(deps.node.user_id)) {
+    throw new SvcError('forbidden', `you are signed in as ${signedIn.sub}, but this node was enrolled by ${deps.node.user_id}`, {
+      remedy: `Sign in as ${deps.node.user_id} (swarm-node login) to register agents on this node.`,
+    });
+  }
   const agent = await findInCatalog(deps.client, change.agent_id);
+  // The service first: a registration it does not know would never get a run started elsewhere. Should the local
+  // write fail after it, the daemon withdraws the agent again when it next reconciles (served-agents.ts).
+  await deps.node.api.serve(agent.agent_id);
   const current = getRegistration(deps.db, agent.agent_id);
   const { created, registration } = upsertRegistration(
     deps.db,
@@ -44,14 +63,34 @@ export async function registerAgent(
     },
     deps.clock.now(),
   );
-  return { created, registration, agent, user_id: signedIn.sub };
+  return { created, registration, agent, user_id: signedIn.sub, node_id: deps.node.node_id };
 }
 
-export function unregisterAgent(db: SqliteDatabase, agentId: string): { agent_id: string; removed: true } {
+export interface Unregistered {
+  agent_id: string;
+  removed: true;
+  /** The service no longer routes runs of it here; false: it could not be told now, the daemon tells it later. */
+  withdrawn: boolean;
+  /** Why it could not be told. */
+  withdraw_error?: string;
+}
+
+/**
+ * Removes the registration here, then withdraws the agent at the service. The local removal stands whatever the
+ * service says: an unreachable service is told by the daemon when it next reconciles (served-agents.ts).
+ */
+export async function unregisterAgent(db: SqliteDatabase, node: ThisNode | undefined, agentId: string): Promise<Unregistered> {
   if (!deleteRegistration(db, agentId)) {
     throw new SvcError('not_found', `agent "${agentId}" is not registered on this node`, { remedy: 'See the registered agents: swarm-node list.' });
   }
-  return { agent_id: agentId, removed: true };
+  // Not an enrolled node: no service routes anything here.
+  if (node === undefined) return { agent_id: agentId, removed: true, withdrawn: false };
+  try {
+    await node.api.withdraw(agentId);
+    return { agent_id: agentId, removed: true, withdrawn: true };
+  } catch (error) {
+    return { agent_id: agentId, removed: true, withdrawn: false, withdraw_error: error instanceof Error ? error.message : String(error) };
+  }
 }
 
 export interface RegistrationRow {

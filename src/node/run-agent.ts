@@ -8,36 +8,50 @@ import { IDEMPOTENCY_KEY_LIFETIME_SECONDS } from '../contract/claims.js';
 import { findAgentSku, type AgentSku } from '../contract/agents.js';
 import { normalizeEmail } from '../contract/email.js';
 import { SvcError } from '../contract/errors.js';
-import type { ExecuteResponse } from '../contract/schemas.js';
+import type { RunResponse } from '../contract/schemas.js';
 import type { Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
-import type { StoredJwt } from './credentials.js';
 import { agentNotFound } from './catalog.js';
 import type { ServiceClient } from './service-client.js';
 import { processIsAlive } from './process-alive.js';
 import { journalRunSettled, journalRunStarted, pendingRuns, type RunSource } from './store/journal.js';
 import { planAfterRun } from './store/schedules.js';
+import type { Executor } from './work/executor.js';
+
+/**
+ * Who asks for the run. An enrolled node, with its credential: the run is pinned to it and runs here, through
+ * `executor`, whether or not the daemon is running. A signed-in user, with the JWT: the service routes the run to one
+ * of the user's online nodes, and this process follows it until it ends.
+ */
+export type RunCaller =
+  | { kind: 'node'; bearer: string; user_id: string; node_id: string; executor: Executor }
+  | { kind: 'user'; bearer: string; user_id: string };
 
 export interface RunDeps {
   db: SqliteDatabase;
   client: ServiceClient;
   clock: Clock;
-  jwt: StoredJwt;
+  caller: RunCaller;
   source: RunSource;
   /** This process: its own pending rows are in flight, not lost. */
   pid?: number;
+  /** How long to follow a run that has not ended when execute answers (default 2 minutes). */
+  followMs?: number;
+  /** Stops the agent run here (the node stops); the run then ends as the service decides (a refund). */
+  signal?: AbortSignal;
 }
 
 export interface RunResult {
   idempotency_key: string;
   run_id: string;
   agent_id: string;
-  status: ExecuteResponse['status'];
+  status: 'succeeded' | 'failed';
   charged_cents: number;
   balance_cents: number;
   output: unknown;
   started_at: string;
   finished_at: string;
+  node_id: string | null;
 }
 
 /**
@@ -45,30 +59,65 @@ export interface RunResult {
  * old is closed as `failed` with error_code outcome_unknown instead (an hour of margin for clock skew).
  */
 const REPLAY_WINDOW_MS = (IDEMPOTENCY_KEY_LIFETIME_SECONDS - 3600) * 1000;
+/** A user's execute waits this long for the node's result before answering 202 (the service's own bound). */
+const EXECUTE_WAIT_SECONDS = 30;
+const DEFAULT_FOLLOW_MS = 120_000;
 
 /** What execute's answer means for the journal row. */
 type Settlement =
-  /** Answered: the run succeeded, or failed at the agent (not charged). */
+  /** The run ended: it succeeded, or failed at the agent or on its node (not charged). */
   | { kind: 'settled'; result: RunResult }
-  /** Refused before a charge (a 4xx): insufficient balance, a refused token, a bad request. */
+  /** Refused before a charge (a 4xx): insufficient balance, no node, a refused credential, a bad request. */
   | { kind: 'refused'; status: 'insufficient_balance' | 'failed'; error: SvcError }
-  /** No answer, or "still running", or a server failure: the row stays pending and its key decides later. */
+  /** No answer, a server failure, or a run still going: the row stays pending and its key decides later. */
   | { kind: 'unknown'; error: SvcError };
 
 /** What became of one run, with the agent it was and the key it is journaled under. */
 export type RunOutcome = Settlement & { agent: AgentSku; idempotency_key: string };
 
-async function executeOnce(deps: RunDeps, row: { idempotency_key: string; agent_id: string; user_id: string }): Promise<Settlement> {
+interface JournalledRequest {
+  idempotency_key: string;
+  agent_id: string;
+  user_id: string;
+  input: Record<string, unknown> | undefined;
+}
+
+async function executeOnce(deps: RunDeps, row: JournalledRequest): Promise<Settlement> {
+  const { caller } = deps;
   try {
-    const response = await deps.client.execute(deps.jwt.token, { user_id: row.user_id, agent_id: row.agent_id }, row.idempotency_key);
-    return { kind: 'settled', result: { idempotency_key: row.idempotency_key, ...response } };
+    const body = { user_id: row.user_id, agent_id: row.agent_id, ...(row.input === undefined ? {} : { input: row.input }) };
+    let { run } = await deps.client.execute(caller.bearer, body, row.idempotency_key, caller.kind === 'node' ? 0 : EXECUTE_WAIT_SECONDS);
+    if (run.lease !== undefined && caller.kind === 'node') {
+      const executed = await caller.executor.execute(
+        { run_id: run.run_id, agent_id: row.agent_id, user_id: row.user_id, input: row.input ?? {}, lease_id: run.lease.lease_id, lease_expires_at: run.lease.expires_at, ...(run.bundle_digest === undefined ? {} : { bundle_digest: run.bundle_digest }) },
+        deps.signal,
+      );
+      if (executed.kind === 'unreported') return { kind: 'unknown', error: executed.error };
+      if (executed.kind === 'reported') run = executed.run;
+    }
+    run = await follow(deps, run);
+    if (run.status !== 'succeeded' && run.status !== 'failed') {
+      return { kind: 'unknown', error: new SvcError('failed', `run ${run.run_id} is still ${run.status}${run.node_id === null ? '' : ` on node ${run.node_id}`}`) };
+    }
+    return { kind: 'settled', result: { ...run, status: run.status, finished_at: run.finished_at ?? run.started_at, idempotency_key: row.idempotency_key } };
   } catch (error) {
     if (!(error instanceof SvcError)) return { kind: 'unknown', error: new SvcError('failed', String((error as Error)?.message ?? error)) };
-    // Not answered, or answered "still running" or a server failure: whether it ran is unknown; the key decides later.
+    // Not answered, or a server failure: whether it ran is unknown; the key decides later.
     if (error.code === 'service_unreachable' || error.code === 'request_in_progress' || error.status >= 500) return { kind: 'unknown', error };
-    // Any other 4xx refused the request before a charge (insufficient_balance: nothing of it stays at the service).
+    // Any other 4xx refused the request before a charge (insufficient_balance, no_node_available: nothing stays).
     return { kind: 'refused', status: error.code === 'insufficient_balance' ? 'insufficient_balance' : 'failed', error };
   }
+}
+
+/** Until the run ends, or `followMs` passed: the service holds each read until it ends (at most 30 s). */
+async function follow(deps: RunDeps, first: RunResponse): Promise<RunResponse> {
+  let run = first;
+  const deadline = Date.now() + (deps.followMs ?? DEFAULT_FOLLOW_MS);
+  while (run.status !== 'succeeded' && run.status !== 'failed' && Date.now() < deadline && deps.signal?.aborted !== true) {
+    const waitSeconds = Math.max(1, Math.min(EXECUTE_WAIT_SECONDS, Math.ceil((deadline - Date.now()) / 1000)));
+    run = await deps.client.runState(deps.caller.bearer, run.run_id, waitSeconds);
+  }
+  return run;
 }
 
 function settle(deps: RunDeps, row: { idempotency_key: string; agent_id: string; started_at: number }, outcome: Settlement): void {
@@ -86,6 +135,7 @@ function settle(deps: RunDeps, row: { idempotency_key: string; agent_id: string;
         balance_cents: result.balance_cents,
         error_code: result.status === 'failed' ? 'agent_failed' : null,
         output: result.output,
+        node_id: result.node_id,
       },
       now,
     );
@@ -107,6 +157,13 @@ function settle(deps: RunDeps, row: { idempotency_key: string; agent_id: string;
 }
 
 export interface PendingSettlement {
+  /** Results of runs executed here that a crash or an outage kept from the service, reported now. */
+  reported: number;
+  /**
+   * Runs executed here whose lease ran out first (the node was killed or cut off): the service had failed them
+   * node_lost and refunded them, so their late result was refused and nothing was charged.
+   */
+  lost: number;
   settled: number;
   /** Closed without an answer: older than the service keeps keys. */
   expired: number;
@@ -114,9 +171,18 @@ export interface PendingSettlement {
   left: number;
 }
 
-/** Replays this node's lost runs with their own keys, so each is settled exactly once. */
+/**
+ * Reports what a crash left of runs executed here (a result kept, a run cut short: never run again), then replays
+ * this node's lost runs with their own keys, so each is settled exactly once.
+ */
 export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlement> {
-  const summary: PendingSettlement = { settled: 0, expired: 0, left: 0 };
+  const summary: PendingSettlement = { reported: 0, lost: 0, settled: 0, expired: 0, left: 0 };
+  if (deps.caller.kind === 'node') {
+    const executions = await deps.caller.executor.recover();
+    summary.reported = executions.reported;
+    summary.lost = executions.lost;
+    summary.left += executions.left;
+  }
   const self = deps.pid ?? process.pid;
   for (const row of pendingRuns(deps.db)) {
     if (row.owner_pid !== null && row.owner_pid !== self && processIsAlive(row.owner_pid)) {
@@ -128,13 +194,14 @@ export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlemen
       summary.expired += 1;
       continue;
     }
-    // Keys are per user at the service: another user's row can only be replayed with that user's token.
-    const userId = row.user_id ?? deps.jwt.sub;
-    if (normalizeEmail(userId) !== normalizeEmail(deps.jwt.sub)) {
+    // Keys are per user at the service: another user's row can only be replayed by that user.
+    const userId = row.user_id ?? deps.caller.user_id;
+    if (normalizeEmail(userId) !== normalizeEmail(deps.caller.user_id)) {
       summary.left += 1;
       continue;
     }
-    const outcome = await executeOnce(deps, { idempotency_key: row.idempotency_key, agent_id: row.agent_id, user_id: userId });
+    const input = row.input_json === null ? undefined : (JSON.parse(row.input_json) as Record<string, unknown>);
+    const outcome = await executeOnce(deps, { idempotency_key: row.idempotency_key, agent_id: row.agent_id, user_id: userId, input });
     if (outcome.kind === 'unknown') {
       summary.left += 1;
       // Unreachable now: the rest would fail the same way.
@@ -148,17 +215,17 @@ export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlemen
 }
 
 /** Runs an agent once, journaled. Throws only when it cannot start one (an unknown agent, the store failing). */
-export async function runAgent(deps: RunDeps, agentId: string): Promise<RunOutcome> {
+export async function runAgent(deps: RunDeps, agentId: string, input?: Record<string, unknown>): Promise<RunOutcome> {
   const sku = findAgentSku(agentId);
   if (sku === undefined) throw agentNotFound(agentId);
   const key = randomUUID();
   const startedAt = deps.clock.now();
   journalRunStarted(
     deps.db,
-    { idempotency_key: key, agent_id: sku.agent_id, source: deps.source, price_cents: sku.price_cents, user_id: deps.jwt.sub, owner_pid: deps.pid ?? process.pid },
+    { idempotency_key: key, agent_id: sku.agent_id, source: deps.source, price_cents: sku.price_cents, user_id: deps.caller.user_id, owner_pid: deps.pid ?? process.pid, input },
     startedAt,
   );
-  const outcome = await executeOnce(deps, { idempotency_key: key, agent_id: sku.agent_id, user_id: deps.jwt.sub });
+  const outcome = await executeOnce(deps, { idempotency_key: key, agent_id: sku.agent_id, user_id: deps.caller.user_id, input });
   settle(deps, { idempotency_key: key, agent_id: sku.agent_id, started_at: startedAt }, outcome);
   return { ...outcome, agent: sku, idempotency_key: key };
 }

@@ -11,15 +11,17 @@ export function succeededOrThrow(outcome: RunOutcome): RunResult {
     case 'settled': {
       const { result } = outcome;
       if (result.status === 'failed') {
-        throw new SvcError('failed', `the run of ${agent.agent_id} failed at the agent; it was not charged`, {
+        const where = result.node_id === null ? '' : ` on node ${result.node_id}`;
+        throw new SvcError('failed', `the run of ${agent.agent_id} failed${where} (${failureOf(result.output)}); it was not charged`, {
           remedy: 'See the run output in `swarm-node runs --json`; retry with swarm-node run.',
-          extensions: { run_id: result.run_id, charged_cents: result.charged_cents, balance_cents: result.balance_cents, output: result.output },
+          extensions: { run_id: result.run_id, node_id: result.node_id, charged_cents: result.charged_cents, balance_cents: result.balance_cents, output: result.output },
         });
       }
       return result;
     }
     case 'refused':
-      throw outcome.status === 'insufficient_balance' ? insufficientBalance(outcome.error, agent.price_cents) : outcome.error;
+      if (outcome.status === 'insufficient_balance') throw insufficientBalance(outcome.error, agent.price_cents);
+      throw outcome.error.code === 'no_node_available' ? noNodeAvailable(outcome.error, agent.agent_id) : outcome.error;
     case 'unknown':
       throw new SvcError(outcome.error.code, `${outcome.error.message}; the run is journaled as pending (key ${outcome.idempotency_key})`, {
         remedy:
@@ -42,4 +44,23 @@ function insufficientBalance(error: SvcError, priceCents: number): SvcError {
     remedy: `Fund the wallet${url === undefined ? '' : ` at ${url}`} (swarm-node wallet login signs you in there), then run again.`,
     extensions: { ...error.extensions, price_cents: priceCents },
   });
+}
+
+/**
+ * Only a run asked for with the JWT (from a host that is not a node) can find no node: a node's own run goes to
+ * itself. So besides the service's remedy (the user's other nodes), this host can become the node.
+ */
+function noNodeAvailable(error: SvcError, agentId: string): SvcError {
+  return new SvcError('no_node_available', error.message, {
+    remedy: `${error.remedy ?? ''} Or run it on this host: swarm-node enroll (this host becomes one of your nodes), then swarm-node run ${agentId} again.`.trim(),
+    extensions: error.extensions,
+    cause: error,
+  });
+}
+
+/** "timeout: the agent ran past 30 s": a failed run's {error, message}, as the node or the service reported it. */
+function failureOf(output: unknown): string {
+  const { error, message } = (typeof output === 'object' && output !== null ? output : {}) as { error?: unknown; message?: unknown };
+  const code = typeof error === 'string' ? error : 'failed';
+  return typeof message === 'string' && message !== '' ? `${code}: ${message.split('\n')[0]!.slice(0, 300)}` : code;
 }

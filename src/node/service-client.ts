@@ -8,9 +8,10 @@ import type {
   AgentsResponse,
   DocsSectionResponse,
   EnrollResponse,
-  ExecuteResponse,
+  ExecuteRequest,
   IssueTokenRequest,
   IssueTokenResponse,
+  RunResponse,
   SessionResponse,
   VerifyResponse,
   WalletResponse,
@@ -38,14 +39,29 @@ export interface ServiceResponse<T> {
   headers: Record<string, string | string[] | undefined>;
 }
 
-interface CallOptions {
-  method: 'GET' | 'POST';
+export interface CallOptions {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
+  /** JSON, or bytes sent as they are (an agent bundle: its Content-Type in `headers`). */
   body?: unknown;
+  /** Resolve with the body's bytes (an agent bundle), not parsed JSON. */
+  binary?: boolean;
   bearer?: string;
   idempotencyKey?: string;
+  headers?: Record<string, string>;
   /** Whether sending the request twice has the effect of sending it once. */
   retrySafe: boolean;
+  /** This call's own deadline, retries included (a long poll, a wait for a run), instead of the client's. */
+  deadlineMs?: number;
+  /** Gives up the call (a daemon that stops abandons its long poll): rejects with `interrupted`, no retry. */
+  signal?: AbortSignal;
+}
+
+/** An answer with its status: execute's 200 (finished) and 202 (still on its way) are both answers. */
+export interface RunAnswer {
+  status: number;
+  run: RunResponse;
+  replayed: boolean;
 }
 
 const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
@@ -130,8 +146,33 @@ export class ServiceClient {
     return this.#body({ method: 'GET', path: '/v1/swarm/wallet', bearer: token, retrySafe: true });
   }
 
-  execute(token: string, body: { user_id: string; agent_id: string }, idempotencyKey: string): Promise<ExecuteResponse> {
-    return this.#body({ method: 'POST', path: '/v1/swarm/execute', body, bearer: token, idempotencyKey, retrySafe: true });
+  /**
+   * Execute with the JWT or a node credential (docs/api.md "Execute"). `waitSeconds`: how long the service may hold
+   * the request for the node's result (RFC 7240 Prefer: wait); the call's deadline covers it.
+   */
+  async execute(bearer: string, body: ExecuteRequest, idempotencyKey: string, waitSeconds: number): Promise<RunAnswer> {
+    const response = await this.call<RunResponse>({
+      method: 'POST',
+      path: '/v1/swarm/execute',
+      body,
+      bearer,
+      idempotencyKey,
+      headers: { prefer: waitSeconds === 0 ? 'respond-async' : `wait=${waitSeconds}` },
+      retrySafe: true,
+      deadlineMs: this.#deadlineMs + waitSeconds * 1000,
+    });
+    return { status: response.status, run: response.body, replayed: response.headers['idempotent-replayed'] === 'true' };
+  }
+
+  /** A run as it stands, or once it finished when that comes within `waitSeconds`. */
+  runState(bearer: string, runId: string, waitSeconds: number): Promise<RunResponse> {
+    return this.#body({
+      method: 'GET',
+      path: `/v1/swarm/runs/${encodeURIComponent(runId)}?wait=${waitSeconds}`,
+      bearer,
+      retrySafe: true,
+      deadlineMs: this.#deadlineMs + waitSeconds * 1000,
+    });
   }
 
   enroll(deployToken: string): Promise<EnrollResponse> {
@@ -167,7 +208,7 @@ export class ServiceClient {
 
   /** Sends one call with its retries; resolves on 2xx, rejects with a SvcError otherwise. */
   async call<T>(options: CallOptions): Promise<ServiceResponse<T>> {
-    const deadline = Date.now() + this.#deadlineMs;
+    const deadline = Date.now() + (options.deadlineMs ?? this.#deadlineMs);
     let lastFailure: SvcError | undefined;
     for (let attempt = 1; ; attempt += 1) {
       const remaining = deadline - Date.now();
@@ -176,6 +217,7 @@ export class ServiceClient {
       try {
         outcome = await this.#send(options, remaining);
       } catch (error) {
+        if (options.signal?.aborted === true) throw new SvcError('interrupted', `the call to ${options.path} was given up`);
         outcome = this.#networkFailure(error);
       }
       if (!(outcome instanceof SvcError) && outcome.status < 300) return outcome as ServiceResponse<T>;
@@ -185,17 +227,18 @@ export class ServiceClient {
       if (!retryable || attempt >= MAX_ATTEMPTS) throw failure;
       lastFailure = failure;
       const backoff = failure.retryAfterSeconds !== undefined ? failure.retryAfterSeconds * 1000 : jitteredBackoff(attempt);
-      if (Date.now() + backoff >= deadline) throw failure;
+      if (Date.now() + backoff >= deadline || options.signal?.aborted === true) throw failure;
       await this.#sleep(backoff);
     }
   }
 
   async #send(options: CallOptions, remainingMs: number): Promise<ServiceResponse<unknown>> {
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.#userAgent };
+    const headers: Record<string, string> = { accept: 'application/json', ...options.headers, 'user-agent': this.#userAgent };
     if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
-    let body: string | undefined;
-    if (options.body !== undefined) {
+    let body: string | Buffer | undefined;
+    if (Buffer.isBuffer(options.body)) body = options.body;
+    else if (options.body !== undefined) {
       body = JSON.stringify(options.body);
       headers['content-type'] = 'application/json';
     }
@@ -204,8 +247,11 @@ export class ServiceClient {
       headers,
       body,
       dispatcher: this.#dispatcher,
-      signal: AbortSignal.timeout(remainingMs),
+      signal: options.signal === undefined ? AbortSignal.timeout(remainingMs) : AbortSignal.any([options.signal, AbortSignal.timeout(remainingMs)]),
+      // A call with a deadline of its own may wait longer for its headers than the client's usual half-deadline.
+      ...(options.deadlineMs === undefined ? {} : { headersTimeout: remainingMs, bodyTimeout: remainingMs }),
     });
+    if (options.binary === true && response.statusCode < 300) return { status: response.statusCode, body: Buffer.from(await response.body.arrayBuffer()), headers: response.headers };
     const text = await response.body.text();
     let parsed: unknown = text;
     if (text !== '') {

@@ -13,6 +13,7 @@ import { readDaemonStatus, type DaemonStatus } from './store/daemon-state.js';
 import type { ServiceClient } from './service-client.js';
 import { daysLeft, expiresSoon } from './token.js';
 import { listRegistrations } from './store/registrations.js';
+import { resolveIsolation, type IsolationMode } from './runner/isolation.js';
 
 export interface NodeStatus {
   config: { file: string; values: Record<ConfigKey, string | number>; sources: Record<ConfigKey, ConfigSource>; node_id: string | null };
@@ -29,6 +30,8 @@ export interface NodeStatus {
     reason: string | null;
     docs_sections: string[];
   };
+  /** This host as a node: enrolled or not, and how its agents are kept apart from it. */
+  node: { enrolled: boolean; node_id: string | null; user_id: string | null; tier_id: string | null; isolation: IsolationMode | null; isolation_error: string | null };
   registrations: { count: number; agents: { agent_id: string; every: string | null; daily_cap_cents: number | null }[] };
   database: { path: string; exists: boolean; error: string | null };
   daemon: DaemonStatus;
@@ -50,12 +53,21 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
   const status: NodeStatus = {
     config: {
       file: deps.paths.configFile,
-      values: { base_url: config.base_url, wallet_url: config.wallet_url, merchant_id: config.merchant_id, timeout_seconds: config.timeout_seconds },
+      values: {
+        base_url: config.base_url,
+        wallet_url: config.wallet_url,
+        merchant_id: config.merchant_id,
+        timeout_seconds: config.timeout_seconds,
+        concurrency: config.concurrency,
+        agent_isolation: config.agent_isolation,
+        agent_socket: config.agent_socket,
+      },
       sources: config.sources,
       node_id: config.node_id ?? null,
     },
     service: { base_url: config.base_url, reachable: false, latency_ms: null, error: null },
     token: { stored: false, sub: null, tier: null, expires_at: null, days_left: null, expiring_soon: false, valid: null, reason: null, docs_sections: [] },
+    node: { enrolled: false, node_id: null, user_id: null, tier_id: null, isolation: null, isolation_error: null },
     registrations: { count: 0, agents: [] },
     database: { path: deps.paths.databaseFile, exists: existsSync(deps.paths.databaseFile), error: null },
     daemon: { running: false, pid: null, version: null, started_at: null, last_tick_at: null, stopped_at: null, paused: null, agents: [], state: {} },
@@ -79,6 +91,18 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
     problems.push(messageOf(error));
   }
   status.config.node_id ??= credentials.node?.node_id ?? null;
+  const node = credentials.node;
+  if (node?.credential === undefined) {
+    problems.push('this host is not an enrolled node: agents cannot run here (swarm-node install, or swarm-node enroll)');
+  } else {
+    Object.assign(status.node, { enrolled: true, node_id: node.node_id, user_id: node.user_id, tier_id: node.tier_id });
+  }
+  try {
+    status.node.isolation = resolveIsolation(config.agent_isolation, config.agent_socket);
+  } catch (error) {
+    status.node.isolation_error = messageOf(error);
+    problems.push(messageOf(error));
+  }
   const jwt = credentials.jwt;
   if (jwt === undefined) {
     problems.push('not signed in (swarm-node login)');

@@ -3,7 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import type { RunningService } from '../../src/api/server.js';
 import { httpRequest, type ApiResponse } from '../helpers/http.js';
+import { enrollNode, serve, stopServingNodes, type ServeOptions, type ServingNode } from '../helpers/protocol-node.js';
 import { uniqueEmail } from '../helpers/temp.js';
+import { AGENT_IDS } from '../../src/contract/agents.js';
 
 export interface PaidUser {
   email: string;
@@ -15,6 +17,23 @@ export async function paidUser(service: RunningService, balanceCents: number, em
   if (balanceCents > 0) credit(service, email, balanceCents);
   return { email, token };
 }
+
+/** Timings short enough for a test to watch a lease run out, with room for a loaded machine. */
+export const TEST_RUN_TIMING = { leaseMs: 2_000, pollHoldMs: 500, sweepMs: 100, executeWaitMs: 10_000, queueTimeoutMs: 60_000 };
+
+export interface PaidUserWithNode extends PaidUser {
+  node: ServingNode;
+}
+
+/** A paid user with an enrolled node of theirs that serves every agent (or `options.agents`) and answers as told. */
+export async function paidUserWithNode(service: RunningService, balanceCents: number, options: Partial<ServeOptions> = {}): Promise<PaidUserWithNode> {
+  const user = await paidUser(service, balanceCents);
+  const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: AGENT_IDS, ...options });
+  return { ...user, node };
+}
+
+/** Stops every node started for the tests of a file (afterAll). */
+export const stopNodes = stopServingNodes;
 
 /** A CONFIRMED wallet-fund payment recorded and credited, the way a verified webhook does it. */
 export function credit(service: RunningService, email: string, amountCents: number): void {

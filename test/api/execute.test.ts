@@ -5,11 +5,12 @@ import { AGENT_SKUS } from '../../src/contract/agents.js';
 import { CHAIN_ID, NODE_ACCESS } from '../../src/contract/claims.js';
 import type { RunningService } from '../../src/api/server.js';
 import { MovableClock } from '../helpers/clock.js';
-import { fundWallet, signIn } from '../helpers/funnel.js';
+import { fundWallet, signIn, waitFor } from '../helpers/funnel.js';
+import { enrollNode, serve, type ServingNode } from '../helpers/protocol-node.js';
 import { httpRequest } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
-import { entriesOf, execute, ledgerSnapshot, paidUser, runsOf } from './execute-fixtures.js';
+import { TEST_RUN_TIMING, entriesOf, execute, ledgerSnapshot, paidUser, paidUserWithNode, runsOf, stopNodes } from './execute-fixtures.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -17,15 +18,18 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 describe('POST /v1/swarm/execute', () => {
   let service: RunningService;
   beforeAll(async () => {
-    service = await startSvcApi();
+    service = await startSvcApi({ runTiming: TEST_RUN_TIMING });
   });
+  const nodes: ServingNode[] = [];
   afterAll(async () => {
+    await Promise.all(nodes.map((node) => node.stop()));
+    await stopNodes();
     await service.close();
     removeTempDirs();
   });
 
-  it('debits exactly the SKU price of each agent and answers with the run', async () => {
-    const user = await paidUser(service, 100);
+  it('debits exactly the SKU price of each agent and answers with the run its node ran', async () => {
+    const user = await paidUserWithNode(service, 100);
     let expected = 100;
     for (const sku of AGENT_SKUS) {
       const response = await execute(service, user.token, { user_id: user.email, agent_id: sku.agent_id });
@@ -37,14 +41,10 @@ describe('POST /v1/swarm/execute', () => {
         status: 'succeeded',
         charged_cents: sku.price_cents,
         balance_cents: expected,
-        output: {
-          sandbox: true,
-          agent_id: sku.agent_id,
-          run_id: response.body.run_id,
-          summary: `sandbox run of ${sku.name}: no real agent was invoked`,
-        },
+        output: { agent_id: sku.agent_id, run_id: response.body.run_id, input: {}, summary: `ran ${sku.agent_id} on the test node` },
         started_at: expect.stringMatching(ISO),
         finished_at: expect.stringMatching(ISO),
+        node_id: user.node.node_id,
       });
       expect(Date.parse(response.body.finished_at)).toBeGreaterThanOrEqual(Date.parse(response.body.started_at));
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);
@@ -62,14 +62,14 @@ describe('POST /v1/swarm/execute', () => {
   });
 
   it('takes user_id in any letter case as the token user', async () => {
-    const user = await paidUser(service, 20);
+    const user = await paidUserWithNode(service, 20);
     const response = await execute(service, user.token, { user_id: user.email.toUpperCase(), agent_id: 'agent_ops_monitor_004' });
     expect(response.status, response.text).toBe(200);
     expect(service.ctx.ledger.balance(user.email)).toBe(16);
   });
 
   it('answers 402 with wallet_login_url, balance and price when the balance is below the price, charging nothing', async () => {
-    const user = await paidUser(service, 11);
+    const user = await paidUserWithNode(service, 11);
     const before = ledgerSnapshot(service);
     const response = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012' });
     expect(response.status).toBe(402);
@@ -90,14 +90,14 @@ describe('POST /v1/swarm/execute', () => {
   });
 
   it('a user with no wallet at all gets 402 with balance 0', async () => {
-    const user = await paidUser(service, 0);
+    const user = await paidUserWithNode(service, 0);
     const response = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' });
     expect(response.status).toBe(402);
     expect(response.body).toMatchObject({ balance_cents: 0, price_cents: 4 });
   });
 
   it('lets 50 concurrent runs take exactly what the balance covers and never more', async () => {
-    const user = await paidUser(service, 100);
+    const user = await paidUserWithNode(service, 100);
     const body = { user_id: user.email, agent_id: 'agent_dev_review_012' };
     const responses = await Promise.all(Array.from({ length: 50 }, () => execute(service, user.token, body)));
     const statuses = responses.map((response) => response.status);
@@ -298,6 +298,7 @@ describe('POST /v1/swarm/execute', () => {
   it('spec §7 end to end over the funnel: 402, fund the wallet, retry the same request, charged once', async () => {
     const email = uniqueEmail('funnel');
     const token = await signIn(service.baseUrl, email);
+    nodes.push(await serve(service.baseUrl, await enrollNode(service.baseUrl, email), { agents: ['agent_dev_review_012'] }));
     const key = randomUUID();
     const body = { user_id: email, agent_id: 'agent_dev_review_012' };
     const refused = await execute(service, token, body, key);
@@ -316,13 +317,14 @@ describe('POST /v1/swarm/execute', () => {
   });
 
   it('the wallet page URL follows SVC_WALLET_URL', async () => {
-    const custom = await startSvcApi({ env: { SVC_WALLET_URL: 'https://wallet.example.test/' } });
+    const custom = await startSvcApi({ env: { SVC_WALLET_URL: 'https://wallet.example.test/' }, runTiming: TEST_RUN_TIMING });
+    const user = await paidUserWithNode(custom, 0);
     try {
-      const user = await paidUser(custom, 0);
       const response = await execute(custom, user.token, { user_id: user.email, agent_id: 'agent_research_rag_015' });
       expect(response.status).toBe(402);
       expect(response.body.wallet_login_url).toBe('https://wallet.example.test/login');
     } finally {
+      await user.node.stop();
       await custom.close();
     }
   });
@@ -331,9 +333,9 @@ describe('POST /v1/swarm/execute', () => {
 describe('execute with an expired token', () => {
   it('refuses a token past its 30 days with 401', async () => {
     const clock = new MovableClock();
-    const service = await startSvcApi({ clock });
+    const service = await startSvcApi({ clock, runTiming: TEST_RUN_TIMING });
+    const user = await paidUserWithNode(service, 50);
     try {
-      const user = await paidUser(service, 50);
       const fresh = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' });
       expect(fresh.status).toBe(200);
       clock.advance(31 * DAY_MS);
@@ -342,12 +344,14 @@ describe('execute with an expired token', () => {
       expect(response.status).toBe(401);
       expect(response.body.detail).toContain('expired');
       expect(ledgerSnapshot(service)).toEqual(before);
-      // A fresh token works again: the balance was kept.
+      // A fresh token works again: the balance was kept (once the node's next poll says it is there, 31 days on).
       const again = await paidUser(service, 0, user.email);
+      await waitFor(async () => ((await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: again.token })).body.nodes[0]?.online ? true : undefined), 'the node online again');
       const response2 = await execute(service, again.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' });
       expect(response2.status).toBe(200);
       expect(response2.body.balance_cents).toBe(50 - 4 - 4);
     } finally {
+      await user.node.stop();
       await service.close();
       removeTempDirs();
     }

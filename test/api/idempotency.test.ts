@@ -1,43 +1,33 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { AgentRunInput, AgentRuntime } from '../../src/api/context.js';
 import type { RunningService } from '../../src/api/server.js';
 import { MovableClock } from '../helpers/clock.js';
 import { spawnSvcApi, startSvcApi } from '../helpers/svc-api.js';
 import { waitFor } from '../helpers/funnel.js';
+import { httpRequest } from '../helpers/http.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
-import { credit, entriesOf, execute, ledgerSnapshot, paidUser, runsOf } from './execute-fixtures.js';
+import type { AssignedRun } from '../../src/contract/node-protocol.js';
+import { enrollNode, serve, type Answer } from '../helpers/protocol-node.js';
+import { TEST_RUN_TIMING, credit, entriesOf, execute, ledgerSnapshot, paidUserWithNode, runsOf, stopNodes } from './execute-fixtures.js';
 
 const HOUR_MS = 60 * 60 * 1000;
-
-/** A runtime whose runs finish when the test says so: the window in which a key is in progress. */
-class GatedRuntime implements AgentRuntime {
-  readonly started: AgentRunInput[] = [];
-  readonly #waiting: Array<() => void> = [];
-  run(input: AgentRunInput): Promise<unknown> {
-    this.started.push(input);
-    return new Promise((resolve) => this.#waiting.push(() => resolve({ gated: true, run_id: input.run_id })));
-  }
-  releaseAll(): void {
-    for (const release of this.#waiting.splice(0)) release();
-  }
-}
 
 describe('Idempotency-Key on execute', () => {
   let service: RunningService;
   beforeAll(async () => {
-    service = await startSvcApi();
+    service = await startSvcApi({ runTiming: TEST_RUN_TIMING });
   });
   afterAll(async () => {
+    await stopNodes();
     await service.close();
     removeTempDirs();
   });
 
   it('replays the first response byte for byte and charges once', async () => {
-    const user = await paidUser(service, 50);
+    const user = await paidUserWithNode(service, 50);
     const key = randomUUID();
     const body = { user_id: user.email, agent_id: 'agent_sales_outreach_008' };
     const first = await execute(service, user.token, body, key);
@@ -56,7 +46,7 @@ describe('Idempotency-Key on execute', () => {
   });
 
   it('refuses the same key with a different body with 422 and changes nothing', async () => {
-    const user = await paidUser(service, 50);
+    const user = await paidUserWithNode(service, 50);
     const key = randomUUID();
     const first = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_sales_outreach_008' }, key);
     expect(first.status).toBe(200);
@@ -67,28 +57,22 @@ describe('Idempotency-Key on execute', () => {
     expect(ledgerSnapshot(service)).toEqual(before);
   });
 
-  it('charges once when the same key arrives 20 times at once', async () => {
-    const user = await paidUser(service, 100);
+  it('charges once when the same key arrives 20 times at once: every one answers with the one run', async () => {
+    const user = await paidUserWithNode(service, 100);
     const key = randomUUID();
     const body = { user_id: user.email, agent_id: 'agent_dev_review_012' };
     const responses = await Promise.all(Array.from({ length: 20 }, () => execute(service, user.token, body, key)));
-    const ok = responses.filter((response) => response.status === 200);
-    const busy = responses.filter((response) => response.status === 409);
-    expect(ok.length + busy.length).toBe(20);
-    expect(ok.length).toBeGreaterThanOrEqual(1);
-    expect(new Set(ok.map((response) => response.body.run_id)).size).toBe(1);
-    for (const response of busy) {
-      expect(response.body).toMatchObject({ code: 'request_in_progress' });
-      expect(response.headers.get('retry-after')).toBe('1');
-    }
+    expect(responses.map((response) => response.status)).toEqual(Array.from({ length: 20 }, () => 200));
+    expect(new Set(responses.map((response) => response.text)).size).toBe(1);
+    expect(responses.filter((response) => response.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
     expect(service.ctx.ledger.balance(user.email)).toBe(88);
     expect(runsOf(service, user.email)).toHaveLength(1);
     expect(entriesOf(service, user.email).filter((entry) => entry.kind === 'debit')).toHaveLength(1);
   });
 
   it('keys belong to a user: two users may send the same key', async () => {
-    const alice = await paidUser(service, 20);
-    const bob = await paidUser(service, 20);
+    const alice = await paidUserWithNode(service, 20);
+    const bob = await paidUserWithNode(service, 20);
     const key = randomUUID();
     const a = await execute(service, alice.token, { user_id: alice.email, agent_id: 'agent_ops_monitor_004' }, key);
     const b = await execute(service, bob.token, { user_id: bob.email, agent_id: 'agent_ops_monitor_004' }, key);
@@ -98,7 +82,7 @@ describe('Idempotency-Key on execute', () => {
   });
 
   it('does not keep a key refused for want of money: after funding, the same key runs', async () => {
-    const user = await paidUser(service, 5);
+    const user = await paidUserWithNode(service, 5);
     const key = randomUUID();
     const body = { user_id: user.email, agent_id: 'agent_dev_review_012' };
     const refused = await execute(service, user.token, body, key);
@@ -113,7 +97,7 @@ describe('Idempotency-Key on execute', () => {
   });
 
   it('does not keep a key of a request refused as invalid', async () => {
-    const user = await paidUser(service, 20);
+    const user = await paidUserWithNode(service, 20);
     const key = randomUUID();
     const unknown = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_unknown' }, key);
     expect(unknown.status).toBe(404);
@@ -123,49 +107,56 @@ describe('Idempotency-Key on execute', () => {
 });
 
 describe('Idempotency-Key while the first request runs', () => {
-  const runtime = new GatedRuntime();
   let service: RunningService;
   beforeAll(async () => {
-    service = await startSvcApi({ runtime });
+    service = await startSvcApi({ runTiming: TEST_RUN_TIMING });
   });
-  afterEach(() => runtime.releaseAll());
   afterAll(async () => {
+    await stopNodes();
     await service.close();
     removeTempDirs();
   });
 
-  it('answers 409 with Retry-After, then replays once the first finished', async () => {
-    const user = await paidUser(service, 20);
+  it('answers with the run as it stands (202), never a second run, then replays the first final answer', async () => {
+    const started: AssignedRun[] = [];
+    let release!: (answer: Answer) => void;
+    const user = await paidUserWithNode(service, 20, {
+      answer: (run) => {
+        started.push(run);
+        return new Promise((resolve) => (release = resolve));
+      },
+    });
     const key = randomUUID();
     const body = { user_id: user.email, agent_id: 'agent_ops_monitor_004' };
     const first = execute(service, user.token, body, key);
-    await waitFor(async () => (runtime.started.some((input) => input.user_id === user.email) ? true : undefined), 'the run to start');
+    await waitFor(async () => (started.length > 0 ? true : undefined), 'the run to start on the node');
     expect(runsOf(service, user.email)).toMatchObject([{ status: 'running', charged_cents: 4 }]);
     expect(service.ctx.ledger.balance(user.email)).toBe(16);
 
-    const busy = await execute(service, user.token, body, key);
-    expect(busy.status).toBe(409);
-    expect(busy.body).toMatchObject({ code: 'request_in_progress' });
-    expect(busy.headers.get('retry-after')).toBe('1');
+    const meanwhile = await execute(service, user.token, body, key, { prefer: 'respond-async' });
+    expect(meanwhile.status).toBe(202);
+    expect(meanwhile.body).toMatchObject({ run_id: started[0]!.run_id, status: 'running' });
+    expect(meanwhile.headers.get('idempotent-replayed')).toBe('true');
     const reused = await execute(service, user.token, { ...body, agent_id: 'agent_svc_skills_005' }, key);
     expect(reused.status).toBe(422);
 
-    runtime.releaseAll();
+    release({ status: 'succeeded', output: { gated: true } });
     const done = await first;
     expect(done.status).toBe(200);
-    expect(done.body.output).toEqual({ gated: true, run_id: done.body.run_id });
+    expect(done.body.output).toEqual({ gated: true });
     const replay = await execute(service, user.token, body, key);
     expect(replay.text).toBe(done.text);
     expect(service.ctx.ledger.balance(user.email)).toBe(16);
+    expect(runsOf(service, user.email)).toHaveLength(1);
   });
 });
 
 describe('Idempotency-Key lifetime', () => {
   it('forgets a key after 24 hours: the same key then runs again, even with another body', async () => {
     const clock = new MovableClock();
-    const service = await startSvcApi({ clock });
+    const service = await startSvcApi({ clock, runTiming: TEST_RUN_TIMING });
+    const user = await paidUserWithNode(service, 50);
     try {
-      const user = await paidUser(service, 50);
       const key = randomUUID();
       const first = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, key);
       expect(first.status).toBe(200);
@@ -173,6 +164,8 @@ describe('Idempotency-Key lifetime', () => {
       const replay = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, key);
       expect(replay.text).toBe(first.text);
       clock.advance(HOUR_MS);
+      // A day on, the node is online again once it has polled.
+      await waitFor(async () => ((await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token })).body.nodes[0]?.online ? true : undefined), 'the node online');
       const fresh = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_svc_skills_005' }, key);
       expect(fresh.status).toBe(200);
       expect(fresh.headers.get('idempotent-replayed')).toBeNull();
@@ -180,77 +173,91 @@ describe('Idempotency-Key lifetime', () => {
       expect(service.ctx.ledger.balance(user.email)).toBe(50 - 4 - 5);
       expect(service.db.prepare('SELECT COUNT(*) AS n FROM idempotency_keys').get()).toEqual({ n: 1 });
     } finally {
+      await user.node.stop();
       await service.close();
       removeTempDirs();
     }
   });
 });
 
-describe('a crash between debit and finish', () => {
-  it('keeps the key: the restart fails and refunds the run, and a retry with the key replays that', async () => {
+describe('a crash of the service while a node runs the run', () => {
+  it('the run goes on: its result reaches the restarted service, charged once, and the key replays it', async () => {
     const dataDir = tempDir('svc-api-crash-');
-    const scripts = tempDir('agent-');
-    const pidFile = join(scripts, 'agent.pid');
-    const hangingAgent = join(scripts, 'hang.mjs');
-    writeFileSync(hangingAgent, `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(pidFile)}, String(process.pid));\nsetTimeout(() => {}, 20000);\n`);
+    const port = await freePort();
+    const args = ['--port', String(port), '--lease-seconds', '30'];
+    const first = await spawnSvcApi({ dataDir, args });
+    const user = await paidUserOver(first.baseUrl, dataDir);
+    const started: AssignedRun[] = [];
+    let release!: (answer: Answer) => void;
+    const node = await serve(first.baseUrl, await enrollNode(first.baseUrl, user.email), {
+      agents: ['agent_research_rag_015'],
+      answer: (run) => {
+        started.push(run);
+        return new Promise((resolve) => (release = resolve));
+      },
+    });
+    try {
+      const key = randomUUID();
+      const body = { user_id: user.email, agent_id: 'agent_research_rag_015' };
+      const send = () =>
+        fetch(`${first.baseUrl}/v1/swarm/execute`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${user.token}`, 'idempotency-key': key },
+          body: JSON.stringify(body),
+        });
+      const lost = send().catch((error: unknown) => error);
+      await waitFor(async () => (started.length > 0 ? true : undefined), 'the node to take the run');
+      first.process.kill('SIGKILL');
+      await first.process;
+      expect(await lost).toBeInstanceOf(Error);
 
-    // Fund the user in the data dir first, then hand that data dir to the real binary.
-    const setup = await startSvcApi({ dataDir });
-    const user = await paidUser(setup, 30);
-    await setup.close();
-
-    const api = await spawnSvcApi({ dataDir, args: ['--agent-command', process.execPath, '--agent-command', hangingAgent] });
-    const key = randomUUID();
-    const body = { user_id: user.email, agent_id: 'agent_research_rag_015' };
-    const lost = fetch(`${api.baseUrl}/v1/swarm/execute`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${user.token}`, 'idempotency-key': key },
-      body: JSON.stringify(body),
-    }).catch((error: unknown) => error);
-    const agentPid = await waitFor(async () => {
+      const restarted = await spawnSvcApi({ dataDir, args });
       try {
-        return Number(readFileSync(pidFile, 'utf8'));
-      } catch {
-        return undefined;
+        // The restart fails nothing a node still holds; the node's result comes in as if nothing happened.
+        const observer = new Database(join(dataDir, 'svc-api.db'), { readonly: true });
+        expect(observer.prepare('SELECT status, charged_cents FROM runs').all()).toEqual([{ status: 'running', charged_cents: 15 }]);
+        observer.close();
+        release({ status: 'succeeded', output: { answer: 'after the crash' } });
+        const retry = await waitFor(async () => {
+          const response = await send();
+          return response.status === 200 ? response : undefined;
+        }, 'the result through the restarted service');
+        expect(retry.headers.get('idempotent-replayed')).toBe('true');
+        expect(await retry.json()).toMatchObject({ run_id: started[0]!.run_id, status: 'succeeded', charged_cents: 15, balance_cents: 15, output: { answer: 'after the crash' } });
+        const check = new Database(join(dataDir, 'svc-api.db'), { readonly: true });
+        expect(check.prepare('SELECT kind, amount_cents FROM ledger_entries WHERE user_id = ? ORDER BY entry_id').all(user.email)).toEqual([
+          { kind: 'credit', amount_cents: 30 },
+          { kind: 'debit', amount_cents: 15 },
+        ]);
+        check.close();
+      } finally {
+        await node.stop();
+        await restarted.stop();
       }
-    }, 'the agent to start');
-    const observer = new Database(join(dataDir, 'svc-api.db'), { readonly: true });
-    try {
-      expect(observer.prepare('SELECT status, charged_cents FROM runs').all()).toEqual([{ status: 'running', charged_cents: 15 }]);
-      expect(observer.prepare('SELECT balance_cents FROM wallets').get()).toEqual({ balance_cents: 15 });
     } finally {
-      observer.close();
-    }
-    api.process.kill('SIGKILL');
-    await api.process;
-    expect(await lost).toBeInstanceOf(Error);
-    process.kill(agentPid, 'SIGKILL');
-
-    const restarted = await startSvcApi({ dataDir });
-    try {
-      const [run] = runsOf(restarted, user.email);
-      expect(run).toMatchObject({ status: 'failed', charged_cents: 0 });
-      expect(restarted.ctx.ledger.balance(user.email)).toBe(30);
-      expect(entriesOf(restarted, user.email).map((entry) => [entry.kind, entry.amount_cents])).toEqual([
-        ['credit', 30],
-        ['debit', 15],
-        ['refund', 15],
-      ]);
-      const retry = await execute(restarted, user.token, body, key);
-      expect(retry.status).toBe(200);
-      expect(retry.headers.get('idempotent-replayed')).toBe('true');
-      expect(retry.body).toMatchObject({
-        run_id: run!.run_id,
-        status: 'failed',
-        charged_cents: 0,
-        balance_cents: 30,
-        output: { error: 'interrupted' },
-      });
-      const fresh = await execute(restarted, user.token, body, randomUUID());
-      expect(fresh.body).toMatchObject({ status: 'succeeded', charged_cents: 15, balance_cents: 15 });
-    } finally {
-      await restarted.close();
       removeTempDirs();
     }
   });
 });
+
+/** A port nothing listens on now, for a service that must come back at the same address. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A paid user of the service at `baseUrl` over HTTP: a JWT with a payment id, and a funded wallet. */
+async function paidUserOver(baseUrl: string, _dataDir: string): Promise<{ email: string; token: string }> {
+  const { signIn, fundWallet } = await import('../helpers/funnel.js');
+  const { uniqueEmail } = await import('../helpers/temp.js');
+  const email = uniqueEmail('crash');
+  const token = await signIn(baseUrl, email);
+  await fundWallet(baseUrl, email, 30);
+  return { email, token };
+}

@@ -211,15 +211,15 @@ describe('pay gate: session and activation', () => {
     expect(dbSnapshot(service.db)).toEqual(before);
   });
 
-  it('answers 403 forbidden for a tier without node install', async () => {
-    const email = uniqueEmail('devportal');
-    const sessionId = await newSession(email, 'dev_portal_execution_billing');
-    const paymentId = await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
+  it('answers 403 forbidden for a wallet-fund payment, a top-up that installs no node', async () => {
+    const email = uniqueEmail('walletfund');
+    const sessionId = await newSession(email, 'svc_pay_wallet_fund');
+    const paymentId = await payAndConfirm(service.baseUrl, 'svc_pay_wallet_fund', email);
     const before = dbSnapshot(service.db);
     const response = await activate(sessionId, paymentId);
     expect(response.status).toBe(403);
-    expect(response.body).toMatchObject({ code: 'forbidden', detail: expect.stringMatching(/no node install/) });
-    expect(response.body.remedy).toMatch(/issue-token/);
+    expect(response.body).toMatchObject({ code: 'forbidden', detail: expect.stringMatching(/installs no node/) });
+    expect(response.body.remedy).toMatch(/svc_starter_agents/);
     expect(dbSnapshot(service.db)).toEqual(before);
   });
 

@@ -1,57 +1,60 @@
-// svc-api's graceful stop (docs/operations.md "Stopping svc-api"), on the built binary: SIGTERM closes the listener
-// and answers new requests 503, lets the runs in flight finish within --shutdown-grace, fails and refunds the rest
-// before the database closes, and exits 0. The agent is a real program that answers when the test releases it, so
-// every step waits for an event, never for a time.
+// svc-api's graceful stop (docs/operations.md "Stopping svc-api"), on the built binary: SIGTERM answers new work 503
+// but still takes in the results of runs in flight (nodes report them), so an execute waiting for its node's result
+// gets its 200; within --shutdown-grace, then executes still waiting answer 202 (their runs go on, on the nodes, and
+// their results reach the next start); idle connections close; exit 0. The node is the test's protocol peer and
+// answers when the test releases it, so every step waits for an event, never for a time.
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { execa } from 'execa';
-import { waitFor } from '../helpers/funnel.js';
-import { SVC_API_BIN, spawnSvcApi, startSvcApi, type SpawnedSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs, tempDir } from '../helpers/temp.js';
-import { paidUser, type PaidUser } from './execute-fixtures.js';
+import type { AssignedRun } from '../../src/contract/node-protocol.js';
+import { fundWallet, signIn, waitFor } from '../helpers/funnel.js';
+import { enrollNode, serve, type Answer, type ServingNode } from '../helpers/protocol-node.js';
+import { SVC_API_BIN, spawnSvcApi, type SpawnedSvcApi } from '../helpers/svc-api.js';
+import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
 
 const AGENT = 'agent_research_rag_015'; // 15 cents
 
 afterAll(() => removeTempDirs());
 
-/** An agent that records its pid once it has the run, then answers only when the release file appears. */
-function gatedAgent(dir: string): { args: string[]; startedFile: string; release(): void } {
-  const startedFile = join(dir, 'agent.pid');
-  const releaseFile = join(dir, 'agent.release');
-  const script = join(dir, 'gated-agent.mjs');
-  writeFileSync(
-    script,
-    `import { existsSync, writeFileSync } from 'node:fs';
-let input = ''; process.stdin.setEncoding('utf8'); for await (const chunk of process.stdin) input += chunk;
-const run = JSON.parse(input);
-writeFileSync(${JSON.stringify(startedFile)}, String(process.pid));
-const poll = setInterval(() => {
-  if (!existsSync(${JSON.stringify(releaseFile)})) return;
-  clearInterval(poll);
-  process.stdout.write(JSON.stringify({ answered: true, run_id: run.run_id }));
-}, 20);
-`,
-  );
+interface Setup {
+  api: SpawnedSvcApi;
+  dataDir: string;
+  user: { email: string; token: string };
+  node: ServingNode;
+  started: AssignedRun[];
+  release(answer?: Answer): void;
+}
+
+/** A service with a funded user whose node takes runs and answers only when released. */
+async function setup(args: string[] = []): Promise<Setup> {
+  const dataDir = tempDir('svc-api-drain-');
+  const api = await spawnSvcApi({ dataDir, args });
+  const email = uniqueEmail('drain');
+  const token = await signIn(api.baseUrl, email);
+  await fundWallet(api.baseUrl, email, 30);
+  const started: AssignedRun[] = [];
+  const waiting: Array<(answer: Answer) => void> = [];
+  const node = await serve(api.baseUrl, await enrollNode(api.baseUrl, email), {
+    agents: [AGENT],
+    answer: (run) => {
+      started.push(run);
+      return new Promise((resolve) => waiting.push(resolve));
+    },
+  });
   return {
-    args: ['--agent-command', process.execPath, '--agent-command', script],
-    startedFile,
-    release: () => writeFileSync(releaseFile, ''),
+    api,
+    dataDir,
+    user: { email, token },
+    node,
+    started,
+    release: (answer = { status: 'succeeded', output: { answered: true } }) => waiting.splice(0).forEach((resolve) => resolve(answer)),
   };
 }
 
-async function fundedDataDir(cents: number): Promise<{ dataDir: string; user: PaidUser }> {
-  const dataDir = tempDir('svc-api-drain-');
-  const setup = await startSvcApi({ dataDir });
-  const user = await paidUser(setup, cents);
-  await setup.close();
-  return { dataDir, user };
-}
-
-function startRun(api: SpawnedSvcApi, user: PaidUser): Promise<{ status: number; body: Record<string, any> } | Error> {
+function startRun(api: SpawnedSvcApi, user: { email: string; token: string }): Promise<{ status: number; body: Record<string, any> } | Error> {
   return fetch(`${api.baseUrl}/v1/swarm/execute`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${user.token}`, 'idempotency-key': randomUUID() },
@@ -62,8 +65,8 @@ function startRun(api: SpawnedSvcApi, user: PaidUser): Promise<{ status: number;
   );
 }
 
-async function agentPid(startedFile: string): Promise<number> {
-  return waitFor(async () => (existsSync(startedFile) ? Number(readFileSync(startedFile, 'utf8')) || undefined : undefined), 'the agent to start', 20_000);
+async function nodeHasRun(started: AssignedRun[]): Promise<AssignedRun> {
+  return waitFor(async () => started[0], 'the node to take the run', 20_000);
 }
 
 /** The exit of the process, or a clear failure when it does not come (a connection holding the stop, say). */
@@ -78,19 +81,6 @@ async function exitOf(api: SpawnedSvcApi, timeoutMs = 20_000): Promise<{ exitCod
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** True once a new connection is refused: the listener is closed. */
-function listenerClosed(baseUrl: string): Promise<true | undefined> {
-  const { hostname, port } = new URL(baseUrl);
-  return new Promise((resolve) => {
-    const socket = connect(Number(port), hostname);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(undefined);
-    });
-    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED' ? true : undefined));
-  });
 }
 
 interface RawResponse {
@@ -165,7 +155,7 @@ function serviceState(dataDir: string, email: string) {
   const db = new Database(join(dataDir, 'svc-api.db'), { readonly: true });
   try {
     return {
-      runs: db.prepare('SELECT status, charged_cents FROM runs WHERE user_id = ?').all(email.toLowerCase()),
+      runs: db.prepare('SELECT status, charged_cents FROM runs WHERE user_id = ?').all(email.toLowerCase()) as Array<{ status: string; charged_cents: number }>,
       entries: db
         .prepare('SELECT kind, amount_cents FROM ledger_entries WHERE user_id = ? ORDER BY entry_id')
         .all(email.toLowerCase())
@@ -178,10 +168,8 @@ function serviceState(dataDir: string, email: string) {
 }
 
 describe('svc-api on SIGTERM', () => {
-  it('refuses new work, lets the run in flight finish and answer, closes idle connections, and exits 0', async () => {
-    const { dataDir, user } = await fundedDataDir(30);
-    const agent = gatedAgent(tempDir('agent-'));
-    const api = await spawnSvcApi({ dataDir, args: agent.args });
+  it('refuses new work, takes in the node\'s result of the run in flight, answers it, closes idle connections, exits 0', async () => {
+    const { api, dataDir, user, node, started, release } = await setup();
     try {
       // A keep-alive connection that has finished its request: idle when the stop begins.
       const idle = await RawConnection.open(api.baseUrl);
@@ -192,11 +180,10 @@ describe('svc-api on SIGTERM', () => {
       late.write('GET /v1/swarm/agents HTTP/1.1\r\nHost: svc\r\n');
 
       const reply = startRun(api, user);
-      const pid = await agentPid(agent.startedFile);
+      await nodeHasRun(started);
       api.process.kill('SIGTERM');
 
-      // No new connection, and the idle one is closed: neither can hold the stop.
-      await waitFor(() => listenerClosed(api.baseUrl), 'the listener to close');
+      // The idle connection is closed: it cannot hold the stop.
       await idle.closed;
       // A request that reaches the service while it drains: problem details, Retry-After, and no keep-alive.
       late.write('\r\n');
@@ -207,11 +194,13 @@ describe('svc-api on SIGTERM', () => {
       expect(refused.headers.connection).toBe('close');
       expect(JSON.parse(refused.body)).toMatchObject({ code: 'service_unavailable', status: 503 });
       await late.closed;
+      // New work is refused too.
+      const more = await startRun(api, user);
+      expect(more).toMatchObject({ status: 503 });
 
-      // The run in flight is still running: the stop waits for it, and the client gets its answer.
-      expect(process.kill(pid, 0)).toBe(true);
+      // The run in flight: the stop waits for it, its node's result still comes in, and the client gets the answer.
       expect(api.process.exitCode).toBeNull();
-      agent.release();
+      release();
       const answer = await reply;
       expect(answer).not.toBeInstanceOf(Error);
       expect(answer).toMatchObject({ status: 200, body: { status: 'succeeded', charged_cents: 15, balance_cents: 15, output: { answered: true } } });
@@ -226,65 +215,61 @@ describe('svc-api on SIGTERM', () => {
         balance: 15,
       });
     } finally {
+      await node.stop();
       await api.stop();
     }
   });
 
-  it('fails and refunds a run still in flight when the grace is over, answers it, and exits 0 with nothing left', async () => {
-    const { dataDir, user } = await fundedDataDir(30);
-    const agent = gatedAgent(tempDir('agent-'));
-    const api = await spawnSvcApi({ dataDir, args: [...agent.args, '--shutdown-grace', '1'] });
+  it('when the grace is over, answers 202: the run goes on on its node, and its result reaches the next start', async () => {
+    const { api, dataDir, user, node, started, release } = await setup(['--shutdown-grace', '1']);
     try {
       const reply = startRun(api, user);
-      const pid = await agentPid(agent.startedFile);
+      const run = await nodeHasRun(started);
       api.process.kill('SIGTERM');
-
-      // Never released: the grace runs out, the run is cancelled and refunded, and the client is told so.
       const answer = await reply;
-      expect(answer).toMatchObject({ status: 200, body: { status: 'failed', charged_cents: 0, balance_cents: 30, output: { error: 'aborted' } } });
+      expect(answer).toMatchObject({ status: 202, body: { run_id: run.run_id, status: 'running', charged_cents: 15 } });
       expect(await exitOf(api)).toEqual({ exitCode: 0, signal: undefined });
-      await waitFor(async () => (isAlive(pid) ? undefined : true), 'the cancelled agent to be gone');
-      const refunded = {
-        runs: [{ status: 'failed', charged_cents: 0 }],
-        entries: [
-          ['credit', 30],
-          ['debit', 15],
-          ['refund', 15],
-        ],
-        balance: 30,
-      };
-      expect(serviceState(dataDir, user.email)).toEqual(refunded);
+      // Charged once, not refunded: the node still holds the run.
+      expect(serviceState(dataDir, user.email).runs).toEqual([{ status: 'running', charged_cents: 15 }]);
 
-      // The next start finds nothing to recover: no run was left `running`, so nothing is refunded twice.
-      const restarted = await startSvcApi({ dataDir });
-      await restarted.close();
-      expect(serviceState(dataDir, user.email)).toEqual(refunded);
+      const restarted = await spawnSvcApi({ dataDir, args: ['--port', String(new URL(api.baseUrl).port)] });
+      try {
+        release({ status: 'succeeded', output: { after: 'the restart' } });
+        await waitFor(async () => (serviceState(dataDir, user.email).runs[0]?.status === 'succeeded' ? true : undefined), 'the result at the next start');
+        expect(serviceState(dataDir, user.email)).toMatchObject({ entries: [['credit', 30], ['debit', 15]], balance: 15 });
+      } finally {
+        await node.stop();
+        await restarted.stop();
+      }
     } finally {
+      await node.stop();
       await api.stop();
     }
   });
 
-  it('ends the grace at a second signal: the run is refunded and answered at once', async () => {
-    const { dataDir, user } = await fundedDataDir(30);
-    const agent = gatedAgent(tempDir('agent-'));
-    const api = await spawnSvcApi({ dataDir, args: [...agent.args, '--shutdown-grace', '600'] });
+  it('ends the grace at a second signal: the waiting execute answers 202 at once', async () => {
+    const { api, user, node, started } = await setup(['--shutdown-grace', '600']);
     try {
       const reply = startRun(api, user);
-      await agentPid(agent.startedFile);
+      await nodeHasRun(started);
       api.process.kill('SIGTERM');
-      await waitFor(() => listenerClosed(api.baseUrl), 'the listener to close');
+      const refused = await waitFor(async () => {
+        const response = await fetch(`${api.baseUrl}/v1/swarm/agents`).catch(() => undefined);
+        return response?.status === 503 ? true : undefined;
+      }, 'the drain to begin');
+      expect(refused).toBe(true);
       api.process.kill('SIGINT');
-      expect(await reply).toMatchObject({ status: 200, body: { status: 'failed', charged_cents: 0, output: { error: 'aborted' } } });
+      expect(await reply).toMatchObject({ status: 202, body: { status: 'running', charged_cents: 15 } });
       expect(await exitOf(api)).toEqual({ exitCode: 0, signal: undefined });
-      expect(serviceState(dataDir, user.email).balance).toBe(30);
     } finally {
+      await node.stop();
       await api.stop();
     }
   });
 
   it('takes --shutdown-grace in whole seconds, 0 or more, and documents it in --help', async () => {
     const help = await execa('node', [SVC_API_BIN, '--help'], { reject: false });
-    expect(help.stdout).toMatch(/--shutdown-grace <s>\s+.*default 25/);
+    expect(help.stdout).toMatch(/--shutdown-grace <s>\s+on SIGTERM[^\n]*\n[^\n]*default 25/);
     for (const bad of ['-1', '1.5', 'soon']) {
       const result = await execa('node', [SVC_API_BIN, '--data-dir', tempDir(), `--shutdown-grace=${bad}`], { reject: false });
       expect(result.exitCode, bad).toBe(2);
@@ -292,12 +277,3 @@ describe('svc-api on SIGTERM', () => {
     }
   });
 });
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

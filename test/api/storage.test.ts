@@ -1,6 +1,7 @@
 // The service's storage (docs/api.md "Storage"): a full disk is a 503 with Retry-After that changes nothing, and the
 // WAL never keeps a burst's size on disk. The full disk is real to SQLite: the service's own connection is capped at
 // its current size (PRAGMA max_page_count), so the first write that needs a new page fails with SQLITE_FULL.
+import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -12,7 +13,7 @@ import { waitFor } from '../helpers/funnel.js';
 import { apiClient, type ApiResponse } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
-import { execute, ledgerSnapshot, paidUser } from './execute-fixtures.js';
+import { TEST_RUN_TIMING, execute, ledgerSnapshot, paidUserWithNode } from './execute-fixtures.js';
 import { dbSnapshot } from './support/paygate-support.js';
 
 /** Far more writes than the few pages a fresh database has room for: the loop ends on the first 503. */
@@ -67,7 +68,7 @@ describe('a full disk', () => {
         done();
       },
     });
-    service = await startSvcApi({ rateLimitPerMinute: 1_000_000, logger: { level: 'error', stream } });
+    service = await startSvcApi({ rateLimitPerMinute: 1_000_000, logger: { level: 'error', stream }, runTiming: TEST_RUN_TIMING });
   });
   afterAll(async () => {
     await service.close();
@@ -97,19 +98,23 @@ describe('a full disk', () => {
   });
 
   it('refuses execute with 503 and charges nothing: the ledger, runs and keys are as before', async () => {
-    const user = await paidUser(service, 100_000);
+    // A node that takes nothing (capacity 0): it keeps the runs routable, and writes nothing the snapshot holds.
+    const user = await paidUserWithNode(service, 100_000, { agents: ['agent_ops_monitor_004'], capacity: 0 });
     const body = { user_id: user.email, agent_id: 'agent_ops_monitor_004' };
     const liftCap = fillTheDisk(service.db);
     try {
-      const { refused, before } = await firstRefusal(() => ledgerSnapshot(service), () => execute(service, user.token, body), 200);
+      // respond-async: each accepted run answers at once (202), so the refusal comes without waiting on the node.
+      const send = () => execute(service, user.token, body, randomUUID(), { prefer: 'respond-async' });
+      const { refused, before } = await firstRefusal(() => ledgerSnapshot(service), send, 202);
       expectStorageFull(refused);
       expect(ledgerSnapshot(service)).toEqual(before);
     } finally {
       liftCap();
     }
-    const after = await execute(service, user.token, body);
-    expect(after.status).toBe(200);
-    expect(after.body).toMatchObject({ status: 'succeeded' });
+    const after = await execute(service, user.token, body, randomUUID(), { prefer: 'respond-async' });
+    expect(after.status, after.text).toBe(202);
+    expect(after.body).toMatchObject({ status: 'queued', charged_cents: 4 });
+    await user.node.stop();
   });
 });
 

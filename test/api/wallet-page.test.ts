@@ -9,6 +9,7 @@ import { walletLoginUrl } from '../../src/contract/claims.js';
 import { MovableClock, StoppedClock } from '../helpers/clock.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
 import { apiClient, httpRequest, type ApiResponse } from '../helpers/http.js';
+import { nodeFor } from '../helpers/protocol-node.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
 
@@ -274,6 +275,7 @@ describe('wallet page', () => {
       const email = uniqueEmail('runs');
       const token = await signIn(service.baseUrl, email);
       await fundWallet(service.baseUrl, email, 100);
+      const node = await nodeFor(service.baseUrl, email, ['agent_ops_monitor_004', 'agent_dev_review_012']);
       for (const agent_id of ['agent_ops_monitor_004', 'agent_dev_review_012']) {
         const run = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
           body: { user_id: email, agent_id },
@@ -290,6 +292,7 @@ describe('wallet page', () => {
         ['Dev review the service', 'succeeded', '$0.12'],
         ['Ops monitor agent', 'succeeded', '$0.04'],
       ]);
+      await node.stop();
     });
   });
 

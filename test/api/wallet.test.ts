@@ -7,6 +7,7 @@ import { fundWallet, signIn } from '../helpers/funnel.js';
 import { apiClient, httpRequest } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
+import { nodeFor } from '../helpers/protocol-node.js';
 import { execute, paidUser } from './execute-fixtures.js';
 
 describe('GET /v1/swarm/wallet', () => {
@@ -66,7 +67,9 @@ describe('GET /v1/swarm/wallet', () => {
     expect((await api.get('/v1/swarm/wallet', token)).body.balance_cents).toBe(0);
     await fundWallet(service.baseUrl, email, 30);
     expect((await api.get('/v1/swarm/wallet', token)).body.balance_cents).toBe(30);
+    const node = await nodeFor(service.baseUrl, email, ['agent_research_rag_015']);
     const run = await execute(service, token, { user_id: email, agent_id: 'agent_research_rag_015' });
+    await node.stop();
     expect(run.status, run.text).toBe(200);
     expect(run.body).toMatchObject({ status: 'succeeded', charged_cents: 15, balance_cents: 15 });
     expect((await api.get('/v1/swarm/wallet', token)).body).toEqual({ user_id: email, balance_cents: 15, currency: 'USD', chain_id: CHAIN_ID });

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { walletLoginUrl } from '../../src/contract/claims.js';
 import { MovableClock } from '../helpers/clock.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
+import { nodeFor } from '../helpers/protocol-node.js';
 import { httpRequest } from '../helpers/http.js';
 import { REPO_ROOT, useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
@@ -67,11 +68,13 @@ describe('wallet page in Chromium', () => {
     const email = uniqueEmail('browser');
     const token = await signIn(service.baseUrl, email);
     await fundWallet(service.baseUrl, email, 100);
+    const node = await nodeFor(service.baseUrl, email, ['agent_ops_monitor_004']);
     const run = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
       body: { user_id: email, agent_id: 'agent_ops_monitor_004' },
       token,
       headers: { 'idempotency-key': randomUUID() },
     });
+    await node.stop();
     expect(run.status, run.text).toBe(200);
 
     const response = (await page.goto(loginUrl(token)))!;

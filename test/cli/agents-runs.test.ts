@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { readCredentials, writeCredentials } from '../../src/node/credentials.js';
 import { journalRunStarted } from '../../src/node/store/journal.js';
@@ -14,6 +15,13 @@ import { deadPid, nodeDb, signedInNode, walletBalance, type SignedInNode } from 
 const AGENT = 'agent_ops_monitor_004';
 const PRICE = 4;
 const CLOSED_PORT_URL = 'http://127.0.0.1:9';
+/** The skills tutor needs a question (or a quiz): it refuses a run with no input. */
+const QUESTION = 'What is a deploy token?';
+
+/** The node this home was enrolled as (signedInNode enrolls it). */
+function nodeIdOf(node: SignedInNode): string {
+  return readCredentials(join(node.home, 'etc', 'credentials.json')).node!.node_id;
+}
 
 const service = useSvcApi();
 
@@ -31,6 +39,7 @@ describe('swarm-node register, unregister, list', () => {
       every_seconds: 300,
       daily_cap_cents: 150,
       user_id: node.email,
+      node_id: nodeIdOf(node),
     });
     const again = await swarmNode(['--json', 'register', AGENT, '--daily-cap', '2'], { env: node.env });
     expect(again.json).toMatchObject({ created: false, every_seconds: 300, daily_cap_cents: 200 });
@@ -60,7 +69,7 @@ describe('swarm-node register, unregister, list', () => {
     for (const line of lines.slice(1)) expect(line[column - 1]).toBe(' ');
 
     const removed = await swarmNode(['--json', 'unregister', 'agent_dev_review_012'], { env: node.env });
-    expect(removed.json).toEqual({ agent_id: 'agent_dev_review_012', removed: true });
+    expect(removed.json).toEqual({ agent_id: 'agent_dev_review_012', removed: true, withdrawn: true });
     const gone = await swarmNode(['--json', 'unregister', 'agent_dev_review_012'], { env: node.env });
     expect(gone.exitCode).toBe(5);
     expect(gone.json.error.code).toBe('not_found');
@@ -91,9 +100,10 @@ describe('swarm-node register, unregister, list', () => {
     // A stored token the service no longer accepts: 4, even though it has not expired locally.
     const file = join(node.home, 'etc', 'credentials.json');
     const credentials = readCredentials(file);
-    writeCredentials(file, { jwt: { ...credentials.jwt!, token: `${credentials.jwt!.token.slice(0, -4)}AAAA` } });
+    writeCredentials(file, { ...credentials, jwt: { ...credentials.jwt!, token: `${credentials.jwt!.token.slice(0, -4)}AAAA` } });
     const forged = await swarmNode(['--json', 'register', AGENT], { env: node.env });
-    expect(forged.exitCode).toBe(4);
+    expect(forged.exitCode, forged.stdout).toBe(4);
+    expect(forged.json.error.code).toBe('unauthorized');
     expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations).toEqual([]);
   });
 });
@@ -107,23 +117,35 @@ describe('swarm-node run and runs', () => {
     expect(json.json.output).toBeDefined();
     const human = await swarmNode(['run', AGENT], { env: node.env });
     expect(human.exitCode, human.stderr).toBe(0);
-    expect(human.stdout).toMatch(/agent_ops_monitor_004 run \S+: charged \$0\.04, balance \$0\.92/);
+    // Ran here, on this node, by the real agent: the head line says where, then the agent's own summary.
+    const [head, summary] = human.stdout.split('\n');
+    expect(head).toBe(`✓ agent_ops_monitor_004 ran on node ${nodeIdOf(node)} (run ${head!.match(/\(run (\S+)\)/)?.[1]}): charged $0.04, balance $0.92`);
+    expect(summary).toMatch(/^(ok|warning|critical): \d+ (of \d+ )?checks/);
+    expect(json.json.node_id).toBe(nodeIdOf(node));
+    expect(json.json.output).toMatchObject({ host: { hostname: hostname() }, findings: expect.any(Array) });
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 2 * PRICE);
     expect(human.stdout + human.stderr).not.toContain(node.token);
-    expect((await swarmNode(['run', 'agent_svc_skills_005'], { env: node.env })).exitCode).toBe(0);
+    // An agent that needs input: without it the agent refuses and the run is refunded; with it, it answers.
+    const noInput = await swarmNode(['--json', 'run', 'agent_svc_skills_005'], { env: node.env });
+    expect(noInput.exitCode).toBe(1);
+    expect(noInput.json.error).toMatchObject({ code: 'failed', charged_cents: 0 });
+    const skills = await swarmNode(['--json', 'run', 'agent_svc_skills_005', '--input', `question=${QUESTION}`], { env: node.env });
+    expect(skills.exitCode, skills.stderr).toBe(0);
+    expect(skills.json.output.summary).toEqual(expect.any(String));
 
     const runs = await swarmNode(['--json', 'runs'], { env: node.env });
     expect(runs.exitCode, runs.stderr).toBe(0);
-    expect(runs.json.runs).toHaveLength(3);
+    expect(runs.json.runs).toHaveLength(4);
     expect(runs.json.runs[0]).toMatchObject({ agent_id: 'agent_svc_skills_005', status: 'succeeded', charged_cents: 5, run_id: expect.any(String), started_at: expect.any(String) });
-    expect(runs.json.runs[2].run_id).toBe(json.json.run_id);
-    expect(runs.json.totals).toEqual({ runs: 3, charged_cents: 13, by_status: { succeeded: 3, failed: 0, insufficient_balance: 0, pending: 0 } });
+    expect(runs.json.runs[1]).toMatchObject({ agent_id: 'agent_svc_skills_005', status: 'failed', charged_cents: 0 });
+    expect(runs.json.runs[3].run_id).toBe(json.json.run_id);
+    expect(runs.json.totals).toEqual({ runs: 4, charged_cents: 13, by_status: { succeeded: 3, failed: 1, insufficient_balance: 0, pending: 0 } });
     const filtered = await swarmNode(['--json', 'runs', '--agent', AGENT, '--limit', '1'], { env: node.env });
     expect(filtered.json.runs).toHaveLength(1);
     expect(filtered.json.totals).toMatchObject({ runs: 2, charged_cents: 8 });
     const table = await swarmNode(['runs'], { env: node.env });
     expect(table.stdout).toMatch(/^STARTED\s+AGENT\s+STATUS\s+CHARGED\s+RUN ID$/m);
-    expect(table.stdout).toContain('3 of 3 run(s) shown; in total $0.13 charged (3 succeeded).');
+    expect(table.stdout).toContain('4 of 4 run(s) shown; in total $0.13 charged (3 succeeded, 1 failed).');
     for (const limit of ['0', '-1', 'x', '10001']) expect((await swarmNode(['runs', '--limit', limit], { env: node.env })).exitCode).toBe(2);
 
     expect((await swarmNode(['register', AGENT, '--daily-cap', '1'], { env: node.env })).exitCode).toBe(0);
@@ -189,7 +211,8 @@ describe('swarm-node run and runs', () => {
 
   it('a run whose answer was lost is settled by the next run with the same key, charged once', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'lost' });
-    // The first attempt reached the service and ran; its answer never came back to the node.
+    // The first attempt reached the service, which charged the run and leased it to this node to run; its answer
+    // (and so the lease) never came back, so the agent never ran.
     const key = randomUUID();
     const db = nodeDb(node.home);
     journalRunStarted(db, { idempotency_key: key, agent_id: AGENT, source: 'cli', price_cents: PRICE, user_id: node.email, owner_pid: await deadPid() }, Date.now() - 60_000);
@@ -200,8 +223,10 @@ describe('swarm-node run and runs', () => {
     const ancient = randomUUID();
     journalRunStarted(db, { idempotency_key: ancient, agent_id: AGENT, source: 'cli', price_cents: PRICE, user_id: node.email, owner_pid: null as unknown as undefined }, Date.now() - 25 * 3600_000);
     db.close();
-    const lost = await apiClient(service.baseUrl).post('/v1/swarm/execute', { user_id: node.email, agent_id: AGENT }, { token: node.token, headers: { 'idempotency-key': key } });
-    expect(lost.status, lost.text).toBe(200);
+    const credential = readCredentials(join(node.home, 'etc', 'credentials.json')).node!.credential!;
+    const lost = await apiClient(service.baseUrl).post('/v1/swarm/execute', { user_id: node.email, agent_id: AGENT }, { token: credential, headers: { 'idempotency-key': key } });
+    expect(lost.status, lost.text).toBe(202);
+    expect(lost.body).toMatchObject({ status: 'running', node_id: nodeIdOf(node), charged_cents: PRICE, lease: { lease_id: expect.any(String) } });
 
     const next = await swarmNode(['--json', 'run', AGENT], { env: node.env });
     expect(next.exitCode, next.stderr).toBe(0);
@@ -214,6 +239,9 @@ describe('swarm-node run and runs', () => {
     check.close();
     const byKey = new Map(rows.map((row) => [row.idempotency_key, row]));
     expect(byKey.get(key)).toMatchObject({ status: 'succeeded', run_id: lost.body.run_id, charged_cents: PRICE });
+    // The replay got the lease again and ran the agent here, once: the service has this node's result for it.
+    const settled = await apiClient(service.baseUrl).get(`/v1/swarm/runs/${lost.body.run_id}`, node.token);
+    expect(settled.body).toMatchObject({ status: 'succeeded', node_id: nodeIdOf(node), charged_cents: PRICE, output: { host: { hostname: hostname() } } });
     expect(byKey.get(inFlight)).toMatchObject({ status: 'pending', run_id: null });
     expect(byKey.get(ancient)).toMatchObject({ status: 'failed', error_code: 'outcome_unknown', charged_cents: 0 });
   });
@@ -272,7 +300,7 @@ describe('a run by hand and the schedule', () => {
     expect((await swarmNode(['register', SKILLS, '--every', '5m'], { env: node.env })).exitCode).toBe(0);
     expect(Date.parse((await scheduleOf(node, SKILLS)).next_run_at!)).toBeLessThanOrEqual(Date.now());
     expect(Date.parse((await scheduleOf(node, SKILLS)).next_run_at!)).toBeGreaterThanOrEqual(registeredAt);
-    expect((await swarmNode(['run', SKILLS], { env: node.env })).exitCode).toBe(0);
+    expect((await swarmNode(['run', SKILLS, '--input', `question=${QUESTION}`], { env: node.env })).exitCode).toBe(0);
     const skillsRanAt = await lastRunStart(node, SKILLS);
     expect((await scheduleOf(node, SKILLS)).next_run_at).toBe(new Date(skillsRanAt + FIVE_MINUTES_MS).toISOString());
     const status = await swarmNode(['--json', 'status'], { env: node.env });
@@ -286,7 +314,7 @@ describe('a run by hand and the schedule', () => {
     const db = nodeDb(node.home);
     db.prepare('UPDATE schedules SET next_run_at = ? WHERE agent_id = ?').run(later, SKILLS);
     db.close();
-    expect((await swarmNode(['run', SKILLS], { env: node.env })).exitCode).toBe(0);
+    expect((await swarmNode(['run', SKILLS, '--input', `question=${QUESTION}`], { env: node.env })).exitCode).toBe(0);
     expect((await scheduleOf(node, SKILLS)).next_run_at).toBe(new Date(later).toISOString());
   });
 
@@ -377,6 +405,7 @@ describe('swarm-node wallet, docs, status', () => {
       service: { reachable: true, latency_ms: expect.any(Number), error: null },
       token: { stored: true, sub: node.email, tier: 'svc_starter_agents', valid: true, days_left: 30, expiring_soon: false },
       registrations: { count: 1, agents: [{ agent_id: AGENT, every: '30s', daily_cap_cents: null }] },
+      node: { enrolled: true, node_id: nodeIdOf(node), user_id: node.email, tier_id: 'svc_starter_agents', isolation: 'none', isolation_error: null },
       database: { path: join(node.home, 'var', 'swarm-node.db'), exists: true, error: null },
       daemon: { running: false, pid: null },
       problems: [],
@@ -389,10 +418,11 @@ describe('swarm-node wallet, docs, status', () => {
     db.close();
     const file = join(node.home, 'etc', 'credentials.json');
     const credentials = readCredentials(file);
-    writeCredentials(file, { jwt: { ...credentials.jwt!, exp: Math.floor(Date.now() / 1000) + 3 * 86_400 } });
+    writeCredentials(file, { ...credentials, jwt: { ...credentials.jwt!, exp: Math.floor(Date.now() / 1000) + 3 * 86_400 } });
     const human = await swarmNode(['status'], { env: node.env });
     expect(human.exitCode).toBe(0);
     expect(human.stdout).toMatch(/^daemon\s+running pid \d+, last tick /m);
+    expect(human.stdout).toMatch(new RegExp(`^node\\s+${nodeIdOf(node)} of ${node.email} \\(svc_starter_agents\\)$`, 'm'));
     expect(human.stdout).toMatch(/^service\s+reachable http:\/\/127\.0\.0\.1:\d+ \(\d+ ms\)$/m);
     expect(human.stdout).toMatch(/^ {2}base_url\s+http:\/\/127\.0\.0\.1:\d+ {2}\(env\)$/m);
     expect(human.stdout).toContain('! the stored token expires in 3 day(s)');
@@ -405,6 +435,14 @@ describe('swarm-node wallet, docs, status', () => {
 
     const fresh = await swarmNode(['--json', 'status'], { env: nodeEnv(service.baseUrl).env });
     expect(fresh.exitCode).toBe(0);
-    expect(fresh.json).toMatchObject({ token: { stored: false }, database: { exists: false }, daemon: { running: false }, problems: ['not signed in (swarm-node login)'] });
+    expect(fresh.json).toMatchObject({
+      token: { stored: false },
+      node: { enrolled: false, node_id: null },
+      database: { exists: false },
+      daemon: { running: false },
+      problems: ['this host is not an enrolled node: agents cannot run here (swarm-node install, or swarm-node enroll)', 'not signed in (swarm-node login)'],
+    });
+    const freshHuman = await swarmNode(['status'], { env: nodeEnv(service.baseUrl).env });
+    expect(freshHuman.stdout).toMatch(/^node\s+not enrolled$/m);
   });
 });

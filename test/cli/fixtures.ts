@@ -13,13 +13,21 @@ export interface SignedInNode extends NodeEnv {
   token: string;
 }
 
-export async function signedInNode(baseUrl: string, options: { fundCents?: number; offer?: string; label?: string } = {}): Promise<SignedInNode> {
+/** A paid user's JWT stored by `login --token-stdin`, and (unless told) this home enrolled as a node of theirs. */
+export async function signedInNode(
+  baseUrl: string,
+  options: { fundCents?: number; offer?: string; label?: string; enroll?: boolean } = {},
+): Promise<SignedInNode> {
   const email = uniqueEmail(options.label ?? 'node');
   const token = await signIn(baseUrl, email, options.offer);
   if (options.fundCents !== undefined) await fundWallet(baseUrl, email, options.fundCents);
   const node = nodeEnv(baseUrl);
   const login = await swarmNode(['login', '--token-stdin'], { env: node.env, input: `${token}\n` });
   expect(login.exitCode, login.stderr).toBe(0);
+  if (options.enroll !== false) {
+    const enroll = await swarmNode(['enroll'], { env: node.env });
+    expect(enroll.exitCode, enroll.stderr).toBe(0);
+  }
   return { ...node, email, token };
 }
 

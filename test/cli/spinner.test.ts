@@ -2,6 +2,7 @@
 // svc-api: the command finishes, the spinner never leaves its line, and Ctrl+C under it exits 130.
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
+import { heldAgentProgram, installTestBundle } from '../helpers/bundles.js';
 import { join } from 'node:path';
 import { KEY, spawnSwarmNodePty, type PtySession } from '../helpers/pty.js';
 import { useSvcApi } from '../helpers/svc-api.js';
@@ -11,35 +12,14 @@ import { runsOf } from '../wizard/fixtures.js';
 import { signedInNode, walletBalance } from './fixtures.js';
 
 const AGENT = 'agent_ops_monitor_004';
-/** Answers only once the test releases it, so a command waits under its spinner for as long as the test needs. */
+/** Its bundle here answers only once the test releases it, so a command waits under its spinner as long as needed. */
 const HELD_AGENT = 'agent_research_rag_015';
 /** Cursor up (ESC[nA) or to a previous line (ESC[nF): a one-line spinner has no business above its line. */
 const CURSOR_UP = /\u001b\[\d*[AF]/;
 
-let release: string;
+const release = join(tempDir('held-agent-'), 'release');
 const sessions: PtySession[] = [];
-const service = useSvcApi(() => ({ agentCommand: [process.execPath, heldAgent()], agentTimeoutMs: 120_000 }));
-
-/** The agent program: it answers at once, but the held agent only once `release` exists. */
-function heldAgent(): string {
-  const dir = tempDir('held-agent-');
-  release = join(dir, 'release');
-  const agent = join(dir, 'agent.mjs');
-  writeFileSync(
-    agent,
-    `import { existsSync } from 'node:fs';
-let input = '';
-process.stdin.on('data', (chunk) => (input += chunk));
-process.stdin.on('end', () => {
-  const run = JSON.parse(input);
-  const answer = () => process.stdout.write(JSON.stringify({ agent: run.agent_id }));
-  if (run.agent_id !== ${JSON.stringify(HELD_AGENT)}) return answer();
-  const poll = setInterval(() => existsSync(${JSON.stringify(release)}) && (clearInterval(poll), answer()), 20);
-});
-`,
-  );
-  return agent;
-}
+const service = useSvcApi();
 
 afterAll(() => {
   for (const session of sessions) session.kill();
@@ -61,7 +41,7 @@ describe.each([0, 1])('a terminal of %i column(s)', (columns) => {
     const exit = await session.waitForExit(20_000);
     expect(exit, session.screen()).toEqual({ exitCode: 0, signal: undefined });
     expect(session.screen()).toContain(`✔ Running ${AGENT}`);
-    expect(session.screen()).toMatch(new RegExp(`✓ ${AGENT} run \\S+: charged \\$0\\.04, balance \\$0\\.96`));
+    expect(session.screen()).toMatch(new RegExp(`✓ ${AGENT} ran on node \\S+ \\(run \\S+\\): charged \\$0\\.04, balance \\$0\\.96`));
     expect(session.raw()).not.toMatch(CURSOR_UP);
     // Shown again after being hidden for the spinner.
     expect(session.raw().lastIndexOf('\u001b[?25h')).toBeGreaterThan(session.raw().lastIndexOf('\u001b[?25l'));
@@ -72,6 +52,7 @@ describe.each([0, 1])('a terminal of %i column(s)', (columns) => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: `spinner-int-${columns}` });
     // A deadline of 10 minutes: Ctrl+C must drop the call in flight, not wait for its answer.
     expect((await swarmNode(['config', 'set', 'timeout_seconds', '600'], { env: node.env })).exitCode).toBe(0);
+    installTestBundle(node.home, HELD_AGENT, heldAgentProgram(release));
     const session = swarmNodeIn(columns, ['run', HELD_AGENT], node.env);
     await session.waitFor("⠋ Running agent", 15_000);
     // The next frame: the spinner is redrawing (the moment ora, given 0 columns, stopped answering anything).
@@ -81,8 +62,9 @@ describe.each([0, 1])('a terminal of %i column(s)', (columns) => {
     expect(exit.exitCode, session.screen()).toBe(130);
     expect(exit.signal || undefined, 'ended by the signal instead of by the CLI').toBeUndefined();
     expect(session.raw().lastIndexOf('\u001b[?25h')).toBeGreaterThan(session.raw().lastIndexOf('\u001b[?25l'));
-    // The answer was never read: the run stays pending in the journal, for the next run to settle by its key.
-    expect(runsOf(node.home)).toEqual([{ agent_id: HELD_AGENT, source: 'cli', status: 'pending', charged_cents: 0 }]);
+    // Ctrl+C stopped the agent here: the run is failed and refunded, or (its report cut short by the exit) pending
+    // in the journal for the next run to settle by its key. Never charged.
+    expect(runsOf(node.home)).toEqual([{ agent_id: HELD_AGENT, source: 'cli', status: expect.stringMatching(/^(pending|failed)$/), charged_cents: 0 }]);
   });
 });
 

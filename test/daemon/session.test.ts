@@ -1,66 +1,84 @@
-// swarm-node daemon and its credentials and service (issue 6 §2, §3): signed out, a refused token and an outage hold
-// every agent with one log line each and are fixed without a restart (login; the service coming back); a token near
-// its expiry is warned about in the log and in status; no secret ever reaches the log; one daemon per node.
+// swarm-node daemon and its node credential and service (issue 6 §2-§3, issue 13 §1): not enrolled, a refused
+// credential and an outage hold every agent with one log line each and are fixed without a restart (enroll, the
+// right credential, the service coming back); a rotated credential is picked up while runs go on, and the old one
+// is refused; the user's JWT is no part of it (logout stops nothing); no secret ever reaches the log; one daemon per
+// node.
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { startService, type RunningService } from '../../src/api/server.js';
 import { readCredentials, writeCredentials } from '../../src/node/credentials.js';
-import { MovableClock } from '../helpers/clock.js';
-import { signIn } from '../helpers/funnel.js';
+import { randomBytes } from 'node:crypto';
+import { waitFor } from '../helpers/funnel.js';
+import { httpRequest } from '../helpers/http.js';
 import { useSvcApi } from '../helpers/svc-api.js';
-import { tempDir, uniqueEmail } from '../helpers/temp.js';
-import { cli, DaemonProcess, expectExactlyOnce, localRuns, register, RequestLog, signedInNode, waitForTicksDone } from './support.js';
+import { TEST_RUN_TIMING } from '../api/execute-fixtures.js';
+import { tempDir } from '../helpers/temp.js';
+import { agentEvents, releaseAgents } from './agents.js';
+import {
+  cli,
+  DaemonProcess,
+  executeOverHttp,
+  expectChargedForNodeResults,
+  expectExactlyOnce,
+  localRuns,
+  register,
+  RequestLog,
+  signedInNode,
+  waitForTicksDone,
+  waitUntilServing,
+} from './support.js';
 
 const OPS = 'agent_ops_monitor_004';
-const DAY_MS = 86_400_000;
+const SALES = 'agent_sales_outreach_008';
+const RAG = 'agent_research_rag_015';
 
-const clock = new MovableClock();
 const requests = new RequestLog();
-const service = useSvcApi({ clock, logger: { level: 'info', stream: requests } });
+const service = useSvcApi({ logger: { level: 'info', stream: requests } });
+
+function polls(): number {
+  return requests.entries.filter((entry) => entry.route === '/v1/swarm/nodes/poll').length;
+}
 
 describe('swarm-node daemon: credentials, outages, secrets', () => {
-  it('holds every agent while signed out or refused, resumes on login without a restart, warns of a token near expiry', async () => {
-    const email = uniqueEmail('session');
-    // Issued 25 days ago by the service's clock: it expires in 5 days.
-    clock.advance(-25 * DAY_MS);
-    const expiring = await signIn(service.baseUrl, email);
-    clock.advance(25 * DAY_MS);
-    const node = await signedInNode(service.baseUrl, { email, token: expiring, fundCents: 100 });
-    await register(node, OPS, '--every', '1s');
-    expect((await cli(node, ['logout'])).exitCode).toBe(0);
-    const executesBefore = requests.executes();
-
+  it('holds every agent while not enrolled or refused, never calling execute with a refused credential; enroll and the right credential resume it without a restart', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'enroll', enroll: false });
     const daemon = DaemonProcess.start(node);
-    await daemon.waitForEvent('paused_all', (event) => event.reason === 'not_signed_in');
+    await daemon.waitForEvent('paused_all', (event) => event.reason === 'not_enrolled');
     const held = await cli(node, ['--json', 'status']);
-    expect(held.json.daemon).toMatchObject({ running: true, paused: { reason: 'not_signed_in', since: expect.any(String) } });
-    expect(held.json.problems).toContain('the daemon holds every agent: not_signed_in');
+    expect(held.json.daemon).toMatchObject({ running: true, paused: { reason: 'not_enrolled', since: expect.any(String) } });
+    expect(held.json.problems).toContain('the daemon holds every agent: not_enrolled');
 
-    // A token the service refuses (bad signature): one probe, every agent held, execute never called.
-    const file = join(node.home, 'etc', 'credentials.json');
-    const forged = `${expiring.slice(0, -6)}AAAAAA`;
-    writeCredentials(file, { ...readCredentials(file), jwt: { token: forged, sub: email, tier: 'svc_starter_agents', exp: Math.floor(Date.now() / 1000) + 30 * 86_400, stored_at: new Date().toISOString() } });
-    await daemon.waitForEvent('paused_all', (event) => event.reason === 'token_rejected');
-    // OPS is due all along: several ticks on, none of them has started a run.
-    await waitForTicksDone(node, 3);
-    expect(localRuns(node)).toEqual([]);
-    expect(requests.executes()).toBe(executesBefore);
-
-    // swarm-node login fixes it while the daemon runs.
-    expect((await cli(node, ['login', '--token-stdin'], `${expiring}\n`)).exitCode).toBe(0);
-    await daemon.waitForEvent('resumed_all', (event) => event.after === 'token_rejected');
+    // Enrolled while the daemon runs: checked with the service, then it works.
+    expect((await cli(node, ['enroll'])).exitCode).toBe(0);
+    await daemon.waitForEvent('resumed_all', (event) => event.after === 'not_enrolled');
+    await register(node, OPS, '--every', '1s');
     await daemon.waitForEvent('run_succeeded');
-    const warnings = daemon.events('token_expiring');
-    expect(warnings).toEqual([expect.objectContaining({ level: 'warn', days_left: '5', remedy: 'swarm-node login' })]);
-    expect(daemon.events('paused_all').map((event) => event.reason)).toEqual(['not_signed_in', 'token_rejected']);
 
-    const status = await cli(node, ['--json', 'status']);
-    expect(status.json.token).toMatchObject({ expiring_soon: true, days_left: 5, valid: true });
-    expect(status.json.problems).toContain('the stored token expires in 5 day(s); sign in again soon');
-    expect(status.json.daemon).toMatchObject({ running: true, paused: null });
+    // A credential the service does not know: the daemon asks the service before it uses it (one probe), then holds.
+    const file = join(node.home, 'etc', 'credentials.json');
+    const enrolled = readCredentials(file);
+    const forged = randomBytes(32).toString('base64url');
+    const executesBefore = requests.executes();
+    writeCredentials(file, { ...enrolled, node: { ...enrolled.node!, credential: forged } });
+    await daemon.waitForEvent('paused_all', (event) => event.reason === 'credential_rejected');
+    const pollsWhileHeld = polls();
+    const runsWhileHeld = localRuns(node).length;
+    // OPS is due all along: several ticks on, no run has started and nothing asked the service for work.
+    await waitForTicksDone(node, 3, Date.now() + 1_000);
+    expect(requests.executes()).toBe(executesBefore);
+    expect(polls()).toBe(pollsWhileHeld);
+    expect(localRuns(node)).toHaveLength(runsWhileHeld);
+    expect((await cli(node, ['--json', 'status'])).json.daemon.paused).toMatchObject({ reason: 'credential_rejected' });
+
+    // The right credential back: picked up at once, no restart.
+    writeCredentials(file, enrolled);
+    await daemon.waitForEvent('resumed_all', (event) => event.after === 'credential_rejected');
+    await daemon.waitForCount('run_succeeded', 2);
+    expect(daemon.events('paused_all').map((event) => event.reason)).toEqual(['not_enrolled', 'credential_rejected']);
+    expect((await cli(node, ['--json', 'status'])).json.daemon).toMatchObject({ running: true, paused: null });
     expect(await daemon.stop()).toBe(0);
 
-    for (const secret of [expiring, forged, expiring.split('.')[2]!, forged.split('.')[2]!]) {
+    for (const secret of [forged, enrolled.node!.credential!, node.token]) {
       expect(daemon.output).not.toContain(secret);
       expect(daemon.stderr).not.toContain(secret);
     }
@@ -108,5 +126,66 @@ describe('swarm-node daemon: credentials, outages, secrets', () => {
     const help = await cli(node, ['daemon', '--help']);
     expect(help.stdout).toContain('one line per event on stdout');
     expect(help.stdout).not.toMatch(/--tick-ms|--backoff-ms|--drain-ms/);
+  });
+});
+
+describe('swarm-node daemon: credential rotation (short leases)', () => {
+  const shortLeases = useSvcApi({ runTiming: TEST_RUN_TIMING });
+
+  function leaseExpiresAt(runId: string): number {
+    return shortLeases.db.prepare<[string], { lease_expires_at: number | null }>('SELECT lease_expires_at FROM runs WHERE run_id = ?').get(runId)?.lease_expires_at ?? 0;
+  }
+
+  it('picks up a rotated credential without a restart: runs in flight keep their lease and report, the old one is refused (401); logout stops nothing', async () => {
+    const node = await signedInNode(shortLeases.baseUrl, { fundCents: 200, label: 'rotate', agents: { [SALES]: 'held', [RAG]: 'held' } });
+    await register(node, RAG, '--every', '1h');
+    await register(node, SALES);
+    const file = join(node.home, 'etc', 'credentials.json');
+    const old = readCredentials(file).node!.credential!;
+    const daemon = DaemonProcess.start(node);
+    await waitUntilServing(shortLeases.baseUrl, node, SALES);
+    // In flight across the rotation: a run of its schedule, and one started over HTTP.
+    const started = await executeOverHttp(shortLeases.baseUrl, node, SALES, { prefer: 'respond-async' });
+    expect(started.status, started.text).toBe(202);
+    const [scheduled] = await waitFor(async () => {
+      const starts = agentEvents(node, 'start');
+      return starts.length === 2 ? starts.filter((event) => event.agent_id === RAG) : undefined;
+    }, 'both runs to start');
+
+    const rotated = await cli(node, ['--json', 'credential', 'rotate']);
+    expect(rotated.exitCode, rotated.stderr).toBe(0);
+    expect(rotated.json).toMatchObject({ confirmed: true });
+    const fresh = readCredentials(file).node!.credential!;
+    expect(fresh).not.toBe(old);
+    const rotatedAt = Date.now();
+    const refused = await httpRequest(`${shortLeases.baseUrl}/v1/swarm/nodes/poll`, { token: old, body: { hostname: 'x', version: '0', capacity: 0, running: [] } });
+    expect(refused.status).toBe(401);
+
+    // The scheduled run keeps its lease: renewed after the rotation, so with the new credential.
+    await waitFor(
+      async () => (leaseExpiresAt(scheduled!.run_id) > rotatedAt + TEST_RUN_TIMING.leaseMs ? true : undefined),
+      'a renewal of the lease after the rotation',
+    );
+    // Both runs in flight reach the service, and the schedule goes on with the new credential.
+    releaseAgents(node);
+    const followed = await httpRequest(`${shortLeases.baseUrl}/v1/swarm/runs/${started.body.run_id}?wait=10`, { token: node.token });
+    expect(followed.body).toMatchObject({ status: 'succeeded', charged_cents: 8 });
+    await daemon.waitForEvent('run_succeeded', (event) => event.agent === RAG && event.charged_cents === '15');
+    await register(node, OPS, '--every', '1s');
+    await daemon.waitForCount('run_succeeded', 3);
+
+    // Without the user's JWT the node still works: it never used it.
+    expect((await cli(node, ['logout'])).exitCode).toBe(0);
+    expect(readCredentials(file).jwt).toBeUndefined();
+    const runsAtLogout = daemon.events('run_succeeded').length;
+    await daemon.waitForCount('run_succeeded', runsAtLogout + 2);
+    expect(await daemon.stop()).toBe(0);
+
+    expect(daemon.events('paused_all')).toEqual([]);
+    for (const secret of [old, fresh, node.token]) {
+      expect(daemon.output).not.toContain(secret);
+      expect(daemon.stderr).not.toContain(secret);
+    }
+    expectChargedForNodeResults(shortLeases.db, node.email);
   });
 });

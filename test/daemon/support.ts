@@ -3,16 +3,19 @@
 // daemon test ends with: what the service charged equals what the node journaled, one run per charge.
 import Database from 'better-sqlite3';
 import { execa, type ResultPromise } from 'execa';
-import { writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
+import { findAgentSku } from '../../src/contract/agents.js';
 import type { SqliteDatabase } from '../../src/lib/sqlite.js';
 import { openNodeStore } from '../../src/node/store/database.js';
 import { nodeEnv, runProgram, type CliResult, type NodeEnv } from '../helpers/cli.js';
 import { fundWallet, signIn, waitFor } from '../helpers/funnel.js';
-import { tempDir, uniqueEmail } from '../helpers/temp.js';
+import { httpRequest, type ApiResponse } from '../helpers/http.js';
+import { uniqueEmail } from '../helpers/temp.js';
 import { stagedPackage } from '../install/support.js';
+import { installTestAgents, type AgentBehaviour } from './agents.js';
 
 /** Fast ticks and short backoffs, so a test sees in seconds what a node does in minutes. */
 export const FAST = ['--tick-ms', '100', '--backoff-ms', '400'];
@@ -31,14 +34,26 @@ export interface TestNode extends NodeEnv {
   databaseFile: string;
 }
 
-/** A paid user, its wallet funded, its JWT stored by `login --token-stdin`. */
-export async function signedInNode(baseUrl: string, options: { fundCents?: number; label?: string; token?: string; email?: string } = {}): Promise<TestNode> {
+/**
+ * A paid user, its wallet funded, its JWT stored by `login --token-stdin`, this home enrolled as its node (unless
+ * `enroll: false`), and a test bundle of every catalog agent in its home: `agents` names the slow or held ones
+ * (./agents.ts), the others answer at once.
+ */
+export async function signedInNode(
+  baseUrl: string,
+  options: { fundCents?: number; label?: string; token?: string; email?: string; enroll?: boolean; agents?: Record<string, AgentBehaviour> } = {},
+): Promise<TestNode> {
   const email = options.email ?? uniqueEmail(options.label ?? 'daemon');
   const token = options.token ?? (await signIn(baseUrl, email));
   if (options.fundCents !== undefined && options.fundCents > 0) await fundWallet(baseUrl, email, options.fundCents);
   const node = nodeEnv(baseUrl);
+  installTestAgents(node, options.agents);
   const login = await cli(node, ['login', '--token-stdin'], `${token}\n`);
   expect(login.exitCode, login.stderr).toBe(0);
+  if (options.enroll !== false) {
+    const enroll = await cli(node, ['enroll']);
+    expect(enroll.exitCode, enroll.stderr).toBe(0);
+  }
   return { ...node, email, token, databaseFile: join(node.home, 'var', 'swarm-node.db') };
 }
 
@@ -58,6 +73,14 @@ export function parseLogLine(line: string): LogEvent {
   }
   return event;
 }
+
+/** Daemons a test started and did not stop: a failing test must not leave one running into the next. */
+const running = new Set<DaemonProcess>();
+afterEach(async () => {
+  const left = [...running];
+  running.clear();
+  await Promise.all(left.map((daemon) => daemon.stop('SIGKILL')));
+});
 
 export class DaemonProcess {
   readonly child: ResultPromise;
@@ -86,7 +109,10 @@ export class DaemonProcess {
       stdin: 'ignore',
       buffer: false,
     });
-    return new DaemonProcess(child);
+    const daemon = new DaemonProcess(child);
+    running.add(daemon);
+    void child.finally(() => running.delete(daemon));
+    return daemon;
   }
 
   get pid(): number {
@@ -126,23 +152,6 @@ export class DaemonProcess {
     const result = await this.child;
     return result.exitCode ?? result.signal ?? -1;
   }
-}
-
-/** A slow but real agent for the service's command runtime: answers a JSON document after `ms` (per agent_id). */
-export function slowAgent(defaultMs: number, msByAgent: Record<string, number> = {}): string[] {
-  const file = join(tempDir('slow-agent-'), 'slow-agent.mjs');
-  writeFileSync(
-    file,
-    `const delays = ${JSON.stringify(msByAgent)};
-let input = '';
-process.stdin.on('data', (chunk) => (input += chunk));
-process.stdin.on('end', () => {
-  const run = JSON.parse(input);
-  setTimeout(() => process.stdout.write(JSON.stringify({ slow: true, run: run.run_id })), delays[run.agent_id] ?? ${defaultMs});
-});
-`,
-  );
-  return ['node', file];
 }
 
 /** The service's request log (pino JSON lines), to count execute calls: a 402 leaves no row anywhere else. */
@@ -226,19 +235,89 @@ export function localRuns(node: TestNode, agentId?: string): LocalRun[] {
  */
 export function expectExactlyOnce(serviceDb: SqliteDatabase, node: TestNode): { runs: number; cents: number } {
   const user = node.email.toLowerCase();
-  const charged = serviceDb
+  const charged = chargedCents(serviceDb, user);
+  const atService = serviceRuns(serviceDb, user);
+  const local = localRuns(node);
+  expect(local.filter((run) => run.status === 'pending'), 'no journal row left pending').toEqual([]);
+  expect(atService.filter((run) => run.status === 'running'), 'no run left running at the service').toEqual([]);
+  const localCents = local.reduce((sum, run) => sum + run.charged_cents, 0);
+  expect(localCents, 'cents journaled == cents charged').toBe(charged);
+  const localRunIds = local.map((run) => run.run_id).filter((id): id is string => id !== null).sort();
+  expect(localRunIds, 'one journaled run per service run').toEqual(atService.map((run) => run.run_id).sort());
+  return { runs: atService.length, cents: charged };
+}
+
+/** The cents the service charged this user: debits minus refunds. */
+export function chargedCents(serviceDb: SqliteDatabase, email: string): number {
+  return serviceDb
     .prepare<[string], { cents: number }>(
       `SELECT COALESCE(SUM(CASE kind WHEN 'debit' THEN amount_cents ELSE -amount_cents END), 0) AS cents
        FROM ledger_entries WHERE user_id = ? AND kind IN ('debit', 'refund')`,
     )
-    .get(user)!.cents;
-  const serviceRuns = serviceDb.prepare<[string], { run_id: string; status: string }>('SELECT run_id, status FROM runs WHERE user_id = ?').all(user);
-  const local = localRuns(node);
-  expect(local.filter((run) => run.status === 'pending'), 'no journal row left pending').toEqual([]);
-  expect(serviceRuns.filter((run) => run.status === 'running'), 'no run left running at the service').toEqual([]);
-  const localCents = local.reduce((sum, run) => sum + run.charged_cents, 0);
-  expect(localCents, 'cents journaled == cents charged').toBe(charged);
-  const localRunIds = local.map((run) => run.run_id).filter((id): id is string => id !== null).sort();
-  expect(localRunIds, 'one journaled run per service run').toEqual(serviceRuns.map((run) => run.run_id).sort());
-  return { runs: serviceRuns.length, cents: charged };
+    .get(email.toLowerCase())!.cents;
+}
+
+export interface ServiceRun {
+  run_id: string;
+  agent_id: string;
+  status: string;
+  charged_cents: number;
+  finished_by: string | null;
+  node_id: string | null;
+  output_json: string | null;
+}
+
+export function serviceRuns(serviceDb: SqliteDatabase, email: string): ServiceRun[] {
+  return serviceDb
+    .prepare<[string], ServiceRun>('SELECT run_id, agent_id, status, charged_cents, finished_by, node_id, output_json FROM runs WHERE user_id = ? ORDER BY started_at')
+    .all(email.toLowerCase());
+}
+
+/**
+ * Issue 13 §6's invariant, whoever started the runs (the node's schedules, curl with the JWT): the cents charged
+ * equal the sum of the prices of the runs a node reported succeeded, no run is still queued or running, and no
+ * run was debited or refunded twice.
+ */
+export function expectChargedForNodeResults(serviceDb: SqliteDatabase, email: string): { runs: number; succeeded: number; cents: number } {
+  const runs = serviceRuns(serviceDb, email);
+  expect(runs.filter((run) => run.status === 'queued' || run.status === 'running'), 'no run left queued or running').toEqual([]);
+  const succeeded = runs.filter((run) => run.status === 'succeeded');
+  expect(succeeded.every((run) => run.finished_by === 'node'), 'only a node finishes a run succeeded').toBe(true);
+  const prices = succeeded.reduce((sum, run) => sum + findAgentSku(run.agent_id)!.price_cents, 0);
+  const cents = chargedCents(serviceDb, email);
+  expect(cents, 'cents charged == prices of the runs a node reported succeeded').toBe(prices);
+  const twice = serviceDb
+    .prepare<[string], { run_id: string; kind: string; n: number }>(
+      `SELECT run_id, kind, COUNT(*) AS n FROM ledger_entries WHERE user_id = ? AND run_id IS NOT NULL GROUP BY run_id, kind HAVING n > 1`,
+    )
+    .all(email.toLowerCase());
+  expect(twice, 'no run debited or refunded twice').toEqual([]);
+  return { runs: runs.length, succeeded: succeeded.length, cents };
+}
+
+/** POST /v1/swarm/execute as any client with the user's JWT would send it (curl from a laptop). */
+export function executeOverHttp(
+  baseUrl: string,
+  node: TestNode,
+  agentId: string,
+  options: { input?: Record<string, unknown>; prefer?: string; key?: string } = {},
+): Promise<ApiResponse> {
+  return httpRequest(`${baseUrl}/v1/swarm/execute`, {
+    method: 'POST',
+    token: node.token,
+    body: { user_id: node.email, agent_id: agentId, ...(options.input === undefined ? {} : { input: options.input }) },
+    headers: { 'idempotency-key': options.key ?? randomUUID(), ...(options.prefer === undefined ? {} : { prefer: options.prefer }) },
+  });
+}
+
+/** Waits until the service counts the node online and serving `agentId` (it polled after the daemon synced it). */
+export async function waitUntilServing(baseUrl: string, node: TestNode, agentId: string, timeoutMs = 15_000): Promise<void> {
+  await waitFor(
+    async () => {
+      const fleet = await httpRequest<{ nodes: { online: boolean; agents: string[] }[] }>(`${baseUrl}/v1/swarm/nodes`, { token: node.token });
+      return fleet.body.nodes?.some((entry) => entry.online && entry.agents.includes(agentId)) ? true : undefined;
+    },
+    `the node online and serving ${agentId}`,
+    timeoutMs,
+  );
 }

@@ -1,8 +1,12 @@
-// issue 8 §1, §4: `npm run demo` walks the whole funnel with the real binaries, narrates every step in order,
-// exits 0, leaves no process and no scratch directory behind, and never prints a secret in full. Ctrl+C takes
-// everything down too. The demo runs exactly as `npm run demo` runs it (node scripts/demo.mjs, on the built dist/).
+// issue 8 §1, §4, issue 13 §9 and issue 14 §5: `npm run demo` walks the whole funnel with the real binaries,
+// narrates every step in order, shows a run started with curl executing on the node and the ops monitor's findings
+// about this host, the node list, an agent of the user's own uploaded and run on the node, and a node killed mid-run
+// being refunded; it exits 0, leaves no process (agents included) and no scratch directory behind, and never prints a
+// secret in full. Ctrl+C takes everything down too. The demo runs exactly as `npm run demo` runs it (node
+// scripts/demo.mjs, on the built dist/).
 import { execa } from 'execa';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { hostname, release } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/svc-api.js';
@@ -24,6 +28,13 @@ const STEPS = [
   'Fund the wallet',
   'Run it again: charged',
   'The daemon runs the schedule',
+  'The node list',
+  'A run started with curl executes on the node',
+  'Upload an agent of your own',
+  'Run it on the node: your code, charged',
+  "An agent bundle of the operator's own",
+  'The node is killed mid-run: refunded',
+  'The node comes back: nothing charged twice',
 ];
 
 const JWT_SHAPE = /eyJ[\w-]+\.[\w-]+\.[\w-]+/;
@@ -47,9 +58,14 @@ function scratchOf(output: string): string {
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  // A zombie (dead, its exit status not yet collected by its reaper) runs nothing.
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(join('/proc', String(pid), 'status'), 'utf8'));
+  } catch {
+    return existsSync('/proc') ? false : true;
   }
 }
 
@@ -92,6 +108,7 @@ describe('npm run demo', () => {
 
     // The values each step is about, as the demo shows them.
     expect(output).toMatch(/svc-api listening on http:\/\/127\.0\.0\.1:\d+/);
+    expect(output).toMatch(/\$ svc-api --sandbox --port 0 --data-dir <scratch>\/service --lease-seconds 5\n/);
     expect(output).toMatch(/status\s+PENDING/);
     expect(output).toMatch(/exit code\s+7\n.*error\s+payment pay_\w+ is not confirmed yet/);
     expect(output).toMatch(/webhook_delivered\s+true/);
@@ -99,7 +116,8 @@ describe('npm run demo', () => {
     expect(output).toMatch(/install_path\s+\/opt\/svc\/swarm-node/);
     expect(output).toMatch(/deploy_mode\s+bare_metal/);
     expect(output).toMatch(/\$ SVC_DEPLOY_TOKEN=[\w-]{6}… swarm-node install --root <root> --no-start/);
-    expect(output).toMatch(/installed swarm-node \S+ under <root>, node [0-9a-f-]{36}/);
+    const nodeId = /installed swarm-node \S+ under <root>, node ([0-9a-f-]{36})/.exec(output)?.[1];
+    expect(nodeId, output).toBeDefined();
     expect(output).toMatch(/etc\/credentials\.json\s+0600/);
     expect(output).toMatch(/jwtToken\s+eyJ\w{3}…/);
     expect(output).toMatch(/nodeAccess\s+isolated_svc_server/);
@@ -108,13 +126,73 @@ describe('npm run demo', () => {
     expect(output).toMatch(/Registered agent_ops_monitor_004 \(Ops monitor agent, \$0\.04 per run\): every 2s/);
     expect(output).toMatch(/exit code\s+3\n.*insufficient balance.*\n.*wallet_login_url\s+http:\/\/127\.0\.0\.1:\d+\/wallet\/login\n/);
     expect(output).toMatch(/balance\s+\$1\.00 USD on chain 1202/);
+    // The CLI's own run, before any daemon: on this node.
+    expect(output).toContain(`ran on node ${nodeId} (run `);
     expect(output).toMatch(/charged \$0\.04, balance \$0\.96/);
-    expect(output).toMatch(/daemon pid \d+/);
+    // The daemon in the background: ready, its schedule, then the schedule ended.
+    expect(output).toMatch(/daemon pid \d+, ready/);
     expect(output).toMatch(/daemon\s+running pid \d+/);
     expect(output).toMatch(/ts=\S+ level=info event=daemon_started /);
+    expect(output).toMatch(/ts=\S+ level=info event=agents_served agents=agent_ops_monitor_004/);
     expect(output).toMatch(/ts=\S+ level=info event=run_succeeded agent=agent_ops_monitor_004 .*charged_cents=4/);
+    expect(output).toMatch(/Updated agent_ops_monitor_004 .*manual runs only/);
+    expect(output).toMatch(/schedule\s+\d+ run\(s\) of agent_ops_monitor_004, then stopped/);
+    // The node list: this node, online on this host, serving the agent, its runs today.
+    const here = new RegExp(`^ {3}│ ${nodeId} \\(here\\)\\s+(\\S+)\\s+\\S+\\s+(online|offline)\\s+.*\\s(\\d+)$`, 'gm');
+    const rows = [...output.matchAll(here)];
+    // Online in the list, online while its agent works, offline once killed.
+    expect(rows.map((row) => row[2]), output).toEqual(['online', 'online', 'offline']);
+    expect(rows[0]![1]).toBe(hostname());
+    expect(Number(rows[0]![3])).toBeGreaterThanOrEqual(2);
+    // curl with the JWT, masked: the run executed on this node, and its output holds what only this host knows.
+    expect(output).toMatch(
+      /\$ curl -sS -X POST http:\/\/127\.0\.0\.1:\d+\/v1\/swarm\/execute \\\n\s+-H 'Authorization: Bearer eyJ\w{3}…' \\\n\s+-H 'Idempotency-Key: [0-9a-f-]{36}' \\\n\s+-H 'Content-Type: application\/json' -d '\{"user_id":"demo@example\.com","agent_id":"agent_ops_monitor_004"\}'\n/,
+    );
+    expect(output).toMatch(/HTTP\s+200\n/);
+    expect(output).toContain(`node_id          ${nodeId} (this node)`);
+    expect(output).toContain(`output.host      ${hostname()}, kernel ${release()}: this machine's`);
+    expect(output).toMatch(/output\.database\s+<root>\/opt\/svc\/swarm-node\/var\/swarm-node\.db, \d+ bytes: the node's own/);
+    const curlRun = /run_id\s+([0-9a-f-]{36})\n.*status\s+succeeded, charged \$0\.04/.exec(output)?.[1];
+    expect(output).toMatch(new RegExp(`ts=\\S+ level=info event=run_pulled agent=agent_ops_monitor_004 run_id=${curlRun}\\n`));
+    expect(output).toMatch(new RegExp(`ts=\\S+ level=info event=run_succeeded agent=agent_ops_monitor_004 run_id=${curlRun} .*source=service\\n`));
+    // The ops monitor's findings about this host, each with its severity: the load, the memory, a filesystem.
+    const findings = /What the ops monitor found on this host \(output\.findings, (\d+) in all, the worst first\)[^\n]*\n[^\n]*\n((?: {3}│ [^\n]*\n)+)/.exec(output);
+    expect(findings, output).not.toBeNull();
+    expect(Number(findings![1])).toBeGreaterThanOrEqual(3);
+    const severity = '(?:ok|warning|critical)\\s+';
+    expect(findings![2]).toMatch(new RegExp(`│ ${severity}load \\d+(\\.\\d+)? per CPU over 5 minutes \\(\\d+(\\.\\d+)? on \\d+ CPUs\\)\\n`));
+    expect(findings![2]).toMatch(new RegExp(`│ ${severity}memory \\d+(\\.\\d+)?% used \\(\\d+\\.\\d (GiB|MiB) available\\)\\n`));
+    expect(findings![2]).toMatch(new RegExp(`│ ${severity}/\\S* (is \\d+(\\.\\d+)?% full|has used)`));
+    // An agent of the user's own: scaffolded, one line edited, uploaded (current), run on this node and charged.
+    expect(output).toMatch(/\$ swarm-node agent init <scratch>\/my-agent --agent agent_svc_skills_005\n.*Created <scratch>\/my-agent \(agent_svc_skills_005 version 0\.1\.0\): agent\.json, main\.sh\./);
+    expect(output).toMatch(/│ \+ printf '\{"summary": "Hello, %s: %s, a version made by the demo, ran on %s"/);
+    const digest = /Uploaded agent_svc_skills_005 version 0\.1\.0 \(([0-9a-f]{12}), 2 files, \d+ bytes\); it is current/.exec(output)?.[1];
+    expect(digest, output).toBeDefined();
+    expect(output).toMatch(new RegExp(`│ 0\\.1\\.0\\s+${digest}\\s.*\\syes\\n`));
+    expect(output).toMatch(
+      new RegExp(
+        `\\$ swarm-node run agent_svc_skills_005 --input name=Ada\\n.*\\n {3}│ ✓ agent_svc_skills_005 ran on node ${nodeId} \\(run [0-9a-f-]{36}\\): charged \\$0\\.05, balance \\$0\\.\\d\\d\\n {3}│ Hello, Ada: agent_svc_skills_005, a version made by the demo, ran on ${hostname()}\\n`,
+      ),
+    );
+    expect(output).toContain(`installed  <root>/opt/svc/swarm-node/var/agents/agent_svc_skills_005/${digest}…/: agent.json, main.sh`);
+    // The operator's own bundle, killed mid-run: charged at start, node_lost after the lease, the balance restored.
+    expect(output).toMatch(/Registered agent_dev_review_012 \(Dev review the service, \$0\.12 per run\)/);
+    const before = /\$ swarm-node --json wallet\n {3}│ balance {2}(\$\d\.\d\d)\n {3}\$ curl -sS -X POST .*\n.*\n.*\n\s+-H 'Prefer: respond-async' \\\n/.exec(output)?.[1];
+    expect(before, output).toBeDefined();
+    expect(output).toMatch(/HTTP\s+202, Location: \/v1\/swarm\/runs\/[0-9a-f-]{36}\n.*\n.*status\s+(queued|running), charged \$0\.12/);
+    expect(output).toMatch(/the agent runs on this host: pid \d+, uid \d+/);
+    expect(output).toMatch(/status\s+running on node [0-9a-f-]{36}\n/);
+    expect(output).toMatch(/\$ kill -KILL \d+ \d+ {4}# the daemon and its agent/);
+    expect(output).toMatch(/status\s+failed, charged \$0\.00\n.*output\.error\s+node_lost\n/);
+    expect(output).toContain(`balance  ${before}: as before the run, refunded`);
+    // Back again: the late result refused (lost), nothing charged twice, a clean stop.
+    expect(output).toMatch(/ts=\S+ level=info event=pending_runs_settled reported=0 lost=1 /);
+    expect(output).toMatch(/lost run\s+[0-9a-f-]{36} still failed \(node_lost\), charged \$0\.00; its directory removed/);
     expect(output).toMatch(/ts=\S+ level=info event=daemon_stopped/);
-    expect(output).toMatch(/daemon runs\s+\d+, exit code 0 on SIGTERM/);
+    expect(output).toMatch(/daemon\s+exit code 0 on SIGTERM/);
+    const spent = /balance\s+\$0\.(\d\d) = \$1\.00 − (\d+) × \$0\.04 − \$0\.05 \(your agent\): only the runs a node reported succeeded are charged/.exec(output);
+    expect(spent, output).not.toBeNull();
+    expect(100 - Number(spent![1])).toBe(4 * Number(spent![2]) + 5);
     expect(output).toMatch(/^demo finished in \d+\.\d s$/m);
 
     // Secrets only masked: no JWT, no deploy token, no node credential in full.
@@ -127,15 +205,15 @@ describe('npm run demo', () => {
     expectNothingLeft(output, scratchOf(output));
   }, 90_000);
 
-  it('on Ctrl+C stops what it started, removes its scratch directory and exits 130', async () => {
+  /** Starts the demo, sends SIGINT once `moment` shows in its output, and returns what it printed and left. */
+  async function interruptAt(moment: RegExp, what: string): Promise<{ output: string; exitCode: number | undefined; scratch: string }> {
     const demo = startDemo();
     let seen = '';
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the demo did not start the daemon: ${seen}`)), 60_000);
+      const timer = setTimeout(() => reject(new Error(`the demo did not reach ${what}: ${seen}`)), 60_000);
       demo.all!.on('data', (chunk: Buffer) => {
         seen += chunk.toString();
-        // The busiest moment: the service and the daemon both run.
-        if (/daemon pid \d+/.test(seen)) {
+        if (moment.test(seen)) {
           clearTimeout(timer);
           resolve();
         }
@@ -144,12 +222,30 @@ describe('npm run demo', () => {
     const scratch = scratchOf(seen);
     demo.kill('SIGINT');
     const result = await demo;
-    const output = String(result.all);
-    expect(result.exitCode, output).toBe(130);
+    return { output: String(result.all), exitCode: result.exitCode, scratch };
+  }
+
+  function expectInterrupted({ output, exitCode }: { output: string; exitCode: number | undefined }): void {
+    expect(exitCode, output).toBe(130);
     expect(output).toMatch(/SIGINT: stopping the demo's processes and removing its scratch directory/);
     expect(output).not.toMatch(/demo failed/);
     expect(output).toMatch(/svc-api pid \d+/);
     expect(output).toMatch(/daemon pid \d+/);
-    expectNothingLeft(output, scratch);
+  }
+
+  it('on Ctrl+C stops what it started, removes its scratch directory and exits 130', async () => {
+    // The service and the daemon both run.
+    const interrupted = await interruptAt(/daemon pid \d+/, 'the daemon');
+    expectInterrupted(interrupted);
+    expectNothingLeft(interrupted.output, interrupted.scratch);
+  }, 90_000);
+
+  it('on Ctrl+C while the daemon runs a slow agent, the agent goes too (it runs in a process group of its own)', async () => {
+    // The agent runs (the demo shows the node list before it kills anything): the daemon's SIGTERM alone would let
+    // it work on through the daemon's drain, and a SIGKILL of the daemon would leave it running.
+    const interrupted = await interruptAt(/the agent runs on this host: pid \d+/, 'the slow agent');
+    expect(interrupted.output).not.toContain('$ kill -KILL');
+    expectInterrupted(interrupted);
+    expectNothingLeft(interrupted.output, interrupted.scratch);
   }, 90_000);
 });

@@ -16,10 +16,13 @@ export interface NodeEnv {
   env: Record<string, string>;
 }
 
-/** A fresh SWARM_NODE_HOME pointed at a service. */
+/**
+ * A fresh SWARM_NODE_HOME pointed at a service. Agents run as the test's own user (agent_isolation none): the
+ * isolation tests ask for uid isolation themselves, in homes laid out for it.
+ */
 export function nodeEnv(baseUrl: string, extra: Record<string, string> = {}): NodeEnv {
   const home = tempDir('swarm-node-home-');
-  return { home, env: { SWARM_NODE_HOME: home, SVC_BASE_URL: baseUrl, NO_COLOR: '1', ...extra } };
+  return { home, env: { SWARM_NODE_HOME: home, SVC_BASE_URL: baseUrl, NO_COLOR: '1', SWARM_AGENT_ISOLATION: 'none', ...extra } };
 }
 
 export interface RunOptions extends Pick<Options, 'cwd'> {

@@ -60,12 +60,16 @@ export async function fundWallet(baseUrl: string, email: string, amount_cents: n
   await payAndConfirm(baseUrl, 'svc_pay_wallet_fund', email, amount_cents);
 }
 
-/** Session, payment, activation: the deploy token of a starter-agents purchase. */
-export async function activatedSession(baseUrl: string, email: string): Promise<{ session_id: string; deploy_token: string; payment_id: string }> {
+/** Session, payment, activation: the deploy token of a purchase (starter agents unless told). */
+export async function activatedSession(
+  baseUrl: string,
+  email: string,
+  tier_id = 'svc_starter_agents',
+): Promise<{ session_id: string; deploy_token: string; payment_id: string }> {
   const api = apiClient(baseUrl);
-  const session = await api.post('/v1/swarm/paygate/session', { tier_id: 'svc_starter_agents', user_id: email });
+  const session = await api.post('/v1/swarm/paygate/session', { tier_id, user_id: email });
   expect(session.status, session.text).toBe(201);
-  const payment_id = await payAndConfirm(baseUrl, 'svc_starter_agents', email);
+  const payment_id = await payAndConfirm(baseUrl, tier_id, email);
   const activation = await api.post('/v1/swarm/paygate/activate', { session_id: session.body.session_id, payment_id });
   expect(activation.status, activation.text).toBe(200);
   return { session_id: session.body.session_id, deploy_token: activation.body.deploy_token, payment_id };

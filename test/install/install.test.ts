@@ -1,5 +1,6 @@
 // issue 4 §1, §2, §8: `swarm-node install` (the built binary) into a scratch --root against the real svc-api.
-import { existsSync, mkdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { unitOfRelease } from '../../src/node/install/unit-file.js';
@@ -57,10 +58,10 @@ describe('swarm-node install', () => {
       expect(existsSync(join(home, 'uninstall.sh'))).toBe(true);
     });
 
-    it('creates credentials 0600, var/ 0700, the environment-free unit 0644 and uninstall.sh 0755', () => {
+    it('creates credentials 0600, var/ 0711, the environment-free unit 0644 and uninstall.sh 0755', () => {
       const home = homeOf(root);
       expect(mode(join(home, 'etc', 'credentials.json'))).toBe(0o600);
-      expect(mode(join(home, 'var'))).toBe(0o700);
+      expect(mode(join(home, 'var'))).toBe(0o711);
       expect(mode(join(root, 'etc/systemd/system/svc-swarm-node.service'))).toBe(0o644);
       expect(mode(join(home, 'uninstall.sh'))).toBe(0o755);
       expect(mode(join(home, 'etc', 'config.json'))).toBe(0o644);
@@ -104,11 +105,20 @@ describe('swarm-node install', () => {
     it('the wizard on the installed node signs in as the node (no --email, --offer or --payment), then runs', async () => {
       const bin = join(root, 'usr/local/bin/swarm-node');
       const node = JSON.parse(readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8')).node;
+      // The scratch root stands for the host's /, which every user may traverse: a run under a uid of its own
+      // (this test runs as root, so the node isolates each run) reaches var/runs through it.
+      chmodSync(root, 0o755);
       await fundWallet(service.baseUrl, node.user_id, 10);
       expect((await run(bin, ['logout'])).exitCode).toBe(0);
       const wizard = await run(bin, ['--json', 'wizard', '--agent', 'agent_ops_monitor_004', '--yes', '--no-register']);
-      expect(wizard.exitCode, wizard.stderr).toBe(0);
-      expect(wizard.json).toMatchObject({ user_id: node.user_id, signed_in_now: true, run: { charged_cents: 4 } });
+      expect(wizard.exitCode, wizard.stderr + wizard.stdout).toBe(0);
+      // The installed node ran the real agent on this host.
+      expect(wizard.json).toMatchObject({
+        user_id: node.user_id,
+        signed_in_now: true,
+        node: { node_id: node.node_id, enrolled_now: false },
+        run: { status: 'succeeded', charged_cents: 4, output: { host: { hostname: hostname() } } },
+      });
       expect(wizard.stderr).toContain(`Signing in as this node's user, ${node.user_id}`);
     });
 
@@ -136,7 +146,6 @@ describe('swarm-node install', () => {
       const shipped = readFileSync(unit, 'utf8');
       writeFileSync(unit, shipped.replace('NoNewPrivileges=yes', 'NoNewPrivileges=no'));
       const credentials = join(homeOf(root), 'etc', 'credentials.json');
-      const { chmodSync } = await import('node:fs');
       chmodSync(credentials, 0o644);
 
       const again = await install(root, ['--json']);

@@ -1,13 +1,18 @@
 // issue 4 §3, §4, §8: scripts/install.sh (the host bootstrap), shellcheck on it and on the generated uninstall.sh,
 // and systemd-analyze on the installed unit (verify prints nothing; security exposure at most 1.5).
-import { chmodSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderUninstallScript } from '../../src/node/install/uninstall-script.js';
-import { activatedSession } from '../helpers/funnel.js';
+import { scaffoldDir } from '../helpers/agent-archives.js';
+import { activatedSession, signIn } from '../helpers/funnel.js';
+import { apiClient } from '../helpers/http.js';
 import { startSvcApi, useSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
 import { filesUnder, homeOf, mode, run, stagedPackage, writeTokenFile } from './support.js';
+
+const AGENT = 'agent_ops_monitor_004';
 
 /** CI installs these with apt-get (.ci/run); a missing one fails the test rather than skipping it. */
 async function requireTool(name: string): Promise<void> {
@@ -130,7 +135,7 @@ describe('scripts/install.sh', () => {
   });
 });
 
-describe('systemd/svc-swarm-node.service', () => {
+describe('systemd/ units: the daemon, the agent socket and the agent run service', () => {
   let root: string;
   let unit: string;
 
@@ -153,12 +158,15 @@ describe('systemd/svc-swarm-node.service', () => {
   });
   afterAll(() => removeTempDirs());
 
-  it('systemd-analyze verify prints nothing for the installed unit (its ExecStart resolves through current)', async () => {
-    await requireTool('systemd-analyze');
-    const result = await run('systemd-analyze', ['verify', `--root=${root}`, 'svc-swarm-node.service']);
-    expect(result.stdout + result.stderr).toBe('');
-    expect(result.exitCode).toBe(0);
-  });
+  it.each(['svc-swarm-node.service', 'svc-swarm-node-agent.socket', 'svc-swarm-node-agent@run.service'])(
+    'systemd-analyze verify prints nothing for the installed %s (its ExecStart resolves through current)',
+    async (name) => {
+      await requireTool('systemd-analyze');
+      const result = await run('systemd-analyze', ['verify', `--root=${root}`, name]);
+      expect(result.stdout + result.stderr).toBe('');
+      expect(result.exitCode).toBe(0);
+    },
+  );
 
   it('systemd-analyze verify would complain about a broken ExecStart (the check above can fail)', async () => {
     const broken = readFileSync(unit, 'utf8').replace('/current/bin/swarm-node daemon', '/current/bin/no-such-binary daemon');
@@ -202,5 +210,94 @@ describe('systemd/svc-swarm-node.service', () => {
       expect(text.split('\n'), line).toContain(line);
     }
     expect(text).not.toMatch(/^MemoryDenyWriteExecute=/m);
+  });
+
+  it('an agent run is a service of its own: another user than the daemon, no capability, etc/ and var/ out of sight but var/agents, exposure at most 1.5', async () => {
+    await requireTool('systemd-analyze');
+    const agentUnit = join(root, 'etc/systemd/system/svc-swarm-node-agent@.service');
+    const instance = join(tempDir('agent-unit-'), 'svc-swarm-node-agent@run.service');
+    cpSync(agentUnit, instance);
+    const result = await run('systemd-analyze', ['security', '--offline=true', '--threshold=15', instance]);
+    expect(result.exitCode, result.stdout).toBe(0);
+    const overall = /Overall exposure level for svc-swarm-node-agent@run\.service: (\d+\.\d+)/.exec(result.stdout);
+    expect(overall, result.stdout).not.toBeNull();
+    expect(Number(overall![1])).toBeLessThanOrEqual(1.5);
+    const lines = readFileSync(agentUnit, 'utf8').split('\n');
+    for (const line of [
+      'User=svc-swarm-agent',
+      'ExecStart=/opt/svc/swarm-node/current/bin/swarm-node agent-exec',
+      'StandardInput=socket',
+      'InaccessiblePaths=-/opt/svc/swarm-node/etc',
+      // var/ is an empty read-only tmpfs for the agent but for the uploaded bundles it runs from.
+      'TemporaryFileSystem=/opt/svc/swarm-node/var:ro',
+      'BindReadOnlyPaths=-/opt/svc/swarm-node/var/agents',
+      'PrivateTmp=yes',
+      'NoNewPrivileges=yes',
+      'CapabilityBoundingSet=',
+    ]) {
+      expect(lines, line).toContain(line);
+    }
+    const socket = readFileSync(join(root, 'etc/systemd/system/svc-swarm-node-agent.socket'), 'utf8').split('\n');
+    for (const line of ['ListenStream=/run/svc-swarm-node/agent.sock', 'Accept=yes', 'SocketUser=svc-swarm', 'SocketMode=0600']) {
+      expect(socket, line).toContain(line);
+    }
+    // The daemon's own unit keeps no privilege to switch users: systemd does that for it.
+    expect(readFileSync(unit, 'utf8')).not.toMatch(/CAP_SET[UG]ID/);
+  });
+});
+
+describe('scripts/upload-agent.sh (the agent upload script)', () => {
+  const service = useSvcApi();
+  const script = fileURLToPath(new URL('../../scripts/upload-agent.sh', import.meta.url));
+  const upload = (args: string[], env: Record<string, string | undefined> = {}, input?: string) =>
+    run('sh', [script, ...args], { env: { SVC_BASE_URL: service.baseUrl, ...env }, ...(input === undefined ? {} : { input }) });
+
+  it('is clean under shellcheck', async () => {
+    await requireTool('shellcheck');
+    const result = await run('shellcheck', ['--severity=style', script]);
+    expect(result.stdout + result.stderr).toBe('');
+    expect(result.exitCode).toBe(0);
+  });
+
+  it('uploads a bundle with the JWT from a file, stdin or SVC_TOKEN, never from its arguments', async () => {
+    const email = uniqueEmail('upload-sh');
+    const token = await signIn(service.baseUrl, email);
+    const dir = scaffoldDir(AGENT, '1.0.0');
+    const fromFile = await upload(['--token-file', writeTokenFile(token), dir]);
+    expect(fromFile.exitCode, fromFile.stderr).toBe(0);
+    const answer = JSON.parse(fromFile.stdout) as { version: string; created: boolean; current: boolean; digest: string };
+    expect(answer).toMatchObject({ agent_id: AGENT, version: '1.0.0', created: true, current: true });
+    const listed = await apiClient(service.baseUrl).get(`/v1/swarm/agents/${AGENT}/versions`, token);
+    expect(listed.body.current.digest).toBe(answer.digest);
+
+    // An unchanged directory packs to the same bytes (gzip -n, same files and times): the same version, nothing new.
+    const again = await upload(['--token-stdin', dir], {}, `${token}\n`);
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ digest: answer.digest, created: false });
+    // Other contents under the same version are refused: a version is never replaced.
+    writeFileSync(join(dir, 'notes.txt'), 'changed\n');
+    const changed = await upload(['--token-stdin', dir], {}, `${token}\n`);
+    expect(changed.exitCode).toBe(1);
+    expect(changed.stderr).toMatch(/version_exists/);
+
+    writeFileSync(join(dir, 'agent.json'), readFileSync(join(dir, 'agent.json'), 'utf8').replace('"1.0.0"', '"1.0.1"'));
+    const fromEnv = await upload([dir], { SVC_TOKEN: token });
+    expect(fromEnv.exitCode, fromEnv.stderr).toBe(0);
+    expect(JSON.parse(fromEnv.stdout)).toMatchObject({ version: '1.0.1', created: true });
+    expect(fromEnv.stdout + fromEnv.stderr).not.toContain(token);
+  });
+
+  it('fails clearly: no JWT (4), a refused JWT (4), a bad bundle (2), no service (6), an unknown option (2)', async () => {
+    const token = await signIn(service.baseUrl, uniqueEmail('upload-sh-bad'));
+    const dir = scaffoldDir(AGENT);
+    const none = await upload([dir], { SVC_TOKEN: undefined });
+    expect([none.exitCode, none.stderr]).toEqual([4, expect.stringMatching(/no JWT/)]);
+    expect((await upload([dir], { SVC_TOKEN: `${token.slice(0, -4)}AAAA` })).exitCode).toBe(4);
+    symlinkSync('/etc/passwd', join(dir, 'passwd'));
+    const linked = await upload([dir], { SVC_TOKEN: token });
+    expect(linked.exitCode).toBe(2);
+    expect(linked.stderr).toMatch(/bundle_invalid.*symlink/);
+    expect((await upload([dir], { SVC_TOKEN: token, SVC_BASE_URL: 'http://127.0.0.1:9' })).exitCode).toBe(6);
+    expect((await upload(['--token', token, dir])).exitCode).toBe(2);
   });
 });

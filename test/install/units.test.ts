@@ -42,41 +42,49 @@ exit 0
 }
 
 const unitFile = '/etc/systemd/system/svc-swarm-node.service';
+const agentUnitFile = '/etc/systemd/system/svc-swarm-node-agent@.service';
+const unitFiles = [unitFile, '/etc/systemd/system/svc-swarm-node-agent.socket', agentUnitFile];
 const change = (path: string, restart: boolean): Change => ({ action: 'update', path, detail: '', restart });
 
 describe('systemctl after install', () => {
   it('a unit not yet enabled: daemon-reload, then enable --now', async () => {
     const systemctl = recordingSystemctl({ enabled: false });
     const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: systemctl.program });
-    const outcome = await settleService(services, [change(unitFile, true)], unitFile);
+    const outcome = await settleService(services, [change(unitFile, true)], unitFiles);
     expect(outcome).toEqual({ action: 'started', warnings: [] });
-    expect(systemctl.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'daemon-reload', 'enable --now svc-swarm-node.service']);
+    expect(systemctl.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'daemon-reload', 'enable --now svc-swarm-node-agent.socket svc-swarm-node.service']);
   });
 
   it('enabled and nothing changed: no restart', async () => {
     const systemctl = recordingSystemctl({ enabled: true });
     const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: systemctl.program });
-    expect(await settleService(services, [change('/opt/svc/swarm-node/uninstall.sh', false)], unitFile)).toEqual({ action: 'unchanged', warnings: [] });
+    expect(await settleService(services, [change('/opt/svc/swarm-node/uninstall.sh', false)], unitFiles)).toEqual({ action: 'unchanged', warnings: [] });
     expect(systemctl.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service']);
   });
 
   it('enabled, a new release: restart without daemon-reload; an edited unit: daemon-reload first', async () => {
     const release = recordingSystemctl({ enabled: true });
     const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: release.program });
-    expect((await settleService(services, [change('/opt/svc/swarm-node/current', true)], unitFile)).action).toBe('restarted');
-    expect(release.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'restart svc-swarm-node.service']);
+    expect((await settleService(services, [change('/opt/svc/swarm-node/current', true)], unitFiles)).action).toBe('restarted');
+    expect(release.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'restart svc-swarm-node-agent.socket svc-swarm-node.service']);
 
     const unit = recordingSystemctl({ enabled: true });
     const unitServices = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: unit.program });
-    await settleService(unitServices, [change(unitFile, true)], unitFile);
-    expect(unit.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'daemon-reload', 'restart svc-swarm-node.service']);
+    await settleService(unitServices, [change(unitFile, true)], unitFiles);
+    expect(unit.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'daemon-reload', 'restart svc-swarm-node-agent.socket svc-swarm-node.service']);
+
+    // The agent's unit read by systemd at each run's start: an edit of it alone needs the reload too.
+    const agentUnit = recordingSystemctl({ enabled: true });
+    const agentServices = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: agentUnit.program });
+    await settleService(agentServices, [change(agentUnitFile, true)], unitFiles);
+    expect(agentUnit.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'daemon-reload', 'restart svc-swarm-node-agent.socket svc-swarm-node.service']);
   });
 
   it('a failing systemctl is a warning, never a failed install', async () => {
     const systemctl = recordingSystemctl({ enabled: true, failRestart: true });
     const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: systemctl.program });
-    const outcome = await settleService(services, [change('/opt/svc/swarm-node/current', true)], unitFile);
-    expect(outcome).toEqual({ action: 'restarted', warnings: ['systemctl restart svc-swarm-node.service failed: Job for svc-swarm-node.service failed'] });
+    const outcome = await settleService(services, [change('/opt/svc/swarm-node/current', true)], unitFiles);
+    expect(outcome).toEqual({ action: 'restarted', warnings: ['systemctl restart svc-swarm-node-agent.socket svc-swarm-node.service failed: Job for svc-swarm-node.service failed'] });
   });
 
   it.each([
@@ -86,7 +94,7 @@ describe('systemctl after install', () => {
   ])('skips systemctl entirely with a reason: %o', async (options, reason) => {
     const systemctl = recordingSystemctl({ enabled: false });
     const services = serviceManager({ ...options, systemctl: systemctl.program });
-    expect(await settleService(services, [change(unitFile, true)], unitFile)).toEqual({ action: 'skipped', reason, warnings: [] });
+    expect(await settleService(services, [change(unitFile, true)], unitFiles)).toEqual({ action: 'skipped', reason, warnings: [] });
     expect(systemctl.calls()).toEqual([]);
   });
 });

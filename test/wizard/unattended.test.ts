@@ -3,8 +3,9 @@
 // the same flow as the attended one. The built binary against a real svc-api.
 import { describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
+import { execa, execaSync } from 'execa';
 import { writeCredentials } from '../../src/node/credentials.js';
 import { nodeEnv } from '../helpers/cli.js';
 import { createPayment, fundWallet, payAndConfirm } from '../helpers/funnel.js';
@@ -12,6 +13,32 @@ import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { stagedPackage, swarmNode } from '../install/support.js';
 import { AGENT, nodeDb, registrationsOf, runsOf, signedInNode, walletBalance } from './fixtures.js';
+
+/** A folder of Markdown for the research agent. */
+function ragCorpus(): string {
+  const corpus = tempDir('wizard-corpus-');
+  writeFileSync(join(corpus, 'backup.md'), '# Backups\n\nSnapshots are kept for fourteen days before they are pruned.\n');
+  return corpus;
+}
+
+/** A git repository with one commit, for the review agent. */
+function gitRepo(): string {
+  const repo = tempDir('wizard-repo-');
+  const git = (...args: string[]) =>
+    execaSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd: repo, env: { HOME: repo } });
+  git('init', '-q');
+  writeFileSync(join(repo, 'app.sh'), '#!/bin/sh\necho hello\n');
+  git('add', '.');
+  git('commit', '-q', '-m', 'first');
+  return repo;
+}
+
+/** A CSV of leads for the outreach agent. */
+function leadsFile(): string {
+  const file = join(tempDir('wizard-leads-'), 'leads.csv');
+  writeFileSync(file, 'email,name\nada@example.com,Ada\n');
+  return file;
+}
 
 /** Nothing listens here: a wizard that tried the network would exit 6, not 2. */
 const CLOSED_PORT_URL = 'http://127.0.0.1:9';
@@ -75,6 +102,29 @@ describe('swarm-node wizard without a terminal: what is missing, at once', () =>
     expect(readdirSync(node.home)).toEqual([]);
   });
 
+  it("an agent that needs input: an --input flag for each input its schema asks for, before any network call or write", async () => {
+    const node = nodeEnv(CLOSED_PORT_URL);
+    const signIn = ['--email', 'a@example.com', '--offer', 'svc_starter_agents', '--payment', 'pay_1'];
+    const rag = await swarmNode(['wizard', ...signIn, '--agent', 'agent_research_rag_015', '--yes'], { env: node.env });
+    expect(rag.exitCode, rag.stderr).toBe(2);
+    expect(rag.stderr).toContain('error: no terminal to ask on (stdin is not a TTY): pass --input corpus=<value>, --input question=<value>\n');
+
+    // One given: the other is named; the tutor's schema wants one property of two, and a question is one to type.
+    const some = await swarmNode(['--json', 'wizard', ...signIn, '--agent', 'agent_research_rag_015', '--input', 'corpus=/srv/docs', '--yes'], { env: node.env });
+    expect(some.exitCode).toBe(2);
+    expect(some.json.error).toMatchObject({ code: 'not_a_terminal', missing_flags: ['--input question'] });
+    const tutor = await swarmNode(['--json', 'wizard', ...signIn, '--agent', 'agent_svc_skills_005'], { env: node.env });
+    expect(tutor.json.error).toMatchObject({ message: '--json asks no questions: pass --input question=<value>, --yes', missing_flags: ['--input question', '--yes'] });
+    for (const [agent, flag] of [['agent_dev_review_012', 'repo'], ['agent_sales_outreach_008', 'leads']] as const) {
+      const result = await swarmNode(['--json', 'wizard', ...signIn, '--agent', agent, '--yes'], { env: node.env });
+      expect(result.json.error.missing_flags, agent).toContain(`--input ${flag}`);
+    }
+    // The ops monitor needs nothing: with no flag missing, the wizard goes to the (closed) network: exit 6.
+    expect((await swarmNode(['wizard', ...signIn, '--agent', AGENT, '--yes'], { env: node.env })).exitCode).toBe(6);
+    expect(readdirSync(node.home)).toEqual([]);
+    expect((await swarmNode(['wizard', '--input', 'no-separator'], { env: node.env })).stderr).toContain('give key=value');
+  });
+
   it('a stored token the service no longer accepts: says so, then names --email and --offer; no run, no database', async () => {
     const node = nodeEnv(service.baseUrl);
     const email = uniqueEmail('wizard-forged');
@@ -119,13 +169,15 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
       user_id: node.email,
       tier: 'svc_starter_agents',
       signed_in_now: false,
+      // A bare host: the wizard enrolled it, and the agent ran here.
+      node: { node_id: expect.any(String), enrolled_now: true },
       agent: { agent_id: AGENT, name: 'Ops monitor agent', price_cents: 4 },
       run: {
         run_id: expect.any(String),
         status: 'succeeded',
         charged_cents: 4,
         balance_cents: 16,
-        output: expect.objectContaining({ sandbox: true, agent_id: AGENT }),
+        output: expect.objectContaining({ host: expect.objectContaining({ hostname: hostname() }), findings: expect.any(Array) }),
         idempotency_key: expect.stringMatching(/^[0-9a-f-]{36}$/),
       },
       balance_cents: 16,
@@ -151,6 +203,7 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
     expect(first5m).toMatchObject({ last_run_at: first5m.last_started_at, next_run_at: first5m.last_started_at + 300_000 });
     const again = await swarmNode(['--json', 'wizard', '--agent', AGENT, '--yes'], { env: node.env });
     expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.json.node).toEqual({ node_id: first.json.node.node_id, enrolled_now: false });
     expect(again.json.registration).toEqual({ created: false, changed: false, agent_id: AGENT, every: '5m', every_seconds: 300, daily_cap_cents: 100 });
     expect(again.stderr).toContain(`${AGENT} stays registered as it was: every 5m, daily cap $1.00.`);
     // Not written again; its run of the agent pushed the next run to an interval after that run.
@@ -168,13 +221,14 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
 
   it('insufficient balance: exit 3 with the wallet_login_url, before any run is journaled or charged', async () => {
     const node = await signedInNode(service.baseUrl, 'wizard-broke');
-    const human = await swarmNode(['wizard', '--agent', 'agent_research_rag_015', '--yes', '--every', '1h'], { env: node.env });
+    const input = ['--input', `corpus=${ragCorpus()}`, '--input', 'question=Where are the backups?'];
+    const human = await swarmNode(['wizard', '--agent', 'agent_research_rag_015', ...input, '--yes', '--every', '1h'], { env: node.env });
     expect(human.exitCode, human.stderr).toBe(3);
     expect(human.stderr).toContain('warning: the wallet holds $0.00; one run of agent_research_rag_015 costs $0.15');
     expect(human.stderr).toContain('error: insufficient balance: the wallet holds $0.00, one run of agent_research_rag_015 costs $0.15');
     expect(human.stderr).toContain(`Fund the wallet at ${service.baseUrl}/wallet/login (swarm-node wallet login prints a link that signs you in), then run swarm-node wizard again.`);
 
-    const json = await swarmNode(['--json', 'wizard', '--agent', 'agent_research_rag_015', '--yes'], { env: node.env });
+    const json = await swarmNode(['--json', 'wizard', '--agent', 'agent_research_rag_015', ...input, '--yes'], { env: node.env });
     expect(json.exitCode).toBe(3);
     expect(json.json.error).toMatchObject({
       code: 'insufficient_balance',
@@ -192,15 +246,53 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
     await fundWallet(service.baseUrl, email, 10);
     const node = nodeEnv(service.baseUrl);
     const result = await swarmNode(
-      ['--json', 'wizard', '--email', email, '--offer', 'dev_portal_execution_billing', '--payment', paymentId, '--agent', 'agent_svc_skills_005', '--yes', '--no-register'],
+      [
+        '--json',
+        'wizard',
+        '--email',
+        email,
+        '--offer',
+        'dev_portal_execution_billing',
+        '--payment',
+        paymentId,
+        '--agent',
+        'agent_svc_skills_005',
+        '--input',
+        'question=What does a deploy token do?',
+        '--yes',
+        '--no-register',
+      ],
       { env: node.env },
     );
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(result.json).toMatchObject({ user_id: email, tier: 'dev_portal_execution_billing', signed_in_now: true, run: { charged_cents: 5 }, balance_cents: 5 });
+    expect(result.json).toMatchObject({
+      user_id: email,
+      tier: 'dev_portal_execution_billing',
+      signed_in_now: true,
+      node: { enrolled_now: true },
+      run: { status: 'succeeded', charged_cents: 5, output: { mode: 'answer', summary: expect.any(String) } },
+      balance_cents: 5,
+    });
     expect(`${result.stdout}${result.stderr}`).not.toMatch(JWT_PATTERN);
     const credentials = join(node.home, 'etc', 'credentials.json');
     expect(statSync(credentials).mode & 0o777).toBe(0o600);
     expect(JSON.parse(readFileSync(credentials, 'utf8')).jwt.sub).toBe(email);
+  });
+
+  // spec §1.7 on a bare host, for every agent that needs input: the wizard enrolls it, runs the agent here with the
+  // --input flags, and the run is billed.
+  it.each([
+    ['agent_svc_skills_005', 5, () => ['--input', 'question=How long does a deploy token live?']],
+    ['agent_research_rag_015', 15, () => ['--input', `corpus=${ragCorpus()}`, '--input', 'question=How long are snapshots kept?']],
+    ['agent_dev_review_012', 12, () => ['--input', `repo=${gitRepo()}`]],
+    ['agent_sales_outreach_008', 8, () => ['--input', `leads=${leadsFile()}`, '--input', 'template=Hello {{name}}, a note from us.']],
+  ] as const)('%s with its --input flags on a bare host: enrolls it, runs the agent here, billed', async (agent, price, inputFlags) => {
+    const node = await signedInNode(service.baseUrl, `wizard-input-${price}`, 100);
+    const result = await swarmNode(['--json', 'wizard', '--agent', agent, ...inputFlags(), '--yes', '--no-register'], { env: node.env });
+    expect(result.exitCode, result.stderr + result.stdout).toBe(0);
+    expect(result.json).toMatchObject({ node: { enrolled_now: true }, run: { status: 'succeeded', charged_cents: price, output: { summary: expect.any(String) } }, balance_cents: 100 - price });
+    expect(runsOf(node.home)).toEqual([{ agent_id: agent, source: 'wizard', status: 'succeeded', charged_cents: price }]);
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - price);
   });
 
   it('payment not confirmed yet: exit 7 at once with the remedy, nothing stored', async () => {

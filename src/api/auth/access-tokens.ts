@@ -5,7 +5,7 @@ import { normalizeEmail, type IssueTokenRequest, type IssueTokenResponse, type V
 import { TIERS, type TierId } from '../../contract/tiers.js';
 import { isoTime } from '../../lib/clock.js';
 import type { ServiceContext } from '../context.js';
-import type { EnrolledNode } from '../paygate/node-credentials.js';
+import type { EnrolledNode } from '../nodes/credentials.js';
 import { createPaymentRecords } from '../payments/payment-records.js';
 import { InvalidTokenError } from './tokens.js';
 import { nodeProvingIssue, paymentIdRequired, paymentProvingIssue, type ProvenPayment } from './proof-of-payment.js';

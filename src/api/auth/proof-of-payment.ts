@@ -6,7 +6,7 @@ import { PAYMENT_CONFIRMED } from '../../contract/claims.js';
 import { normalizeEmail } from '../../contract/email.js';
 import { SvcError } from '../../contract/errors.js';
 import type { IssueTokenRequest } from '../../contract/schemas.js';
-import type { EnrolledNode } from '../paygate/node-credentials.js';
+import type { EnrolledNode } from '../nodes/credentials.js';
 import type { PaymentRecords } from '../payments/payment-records.js';
 import { PAYMENT_RETRY_AFTER_SECONDS } from '../paygate/sessions.js';
 

@@ -6,7 +6,7 @@ import type { FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { AccessTokenClaims } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
 import type { ServiceContext } from '../context.js';
-import { createNodeAuthenticator, isNodeCredential, type EnrolledNode } from '../paygate/node-credentials.js';
+import { createNodeAuthenticator, isNodeCredential, type EnrolledNode } from '../nodes/credentials.js';
 
 /** What a route takes as its bearer credential. */
 export type AuthScheme =
@@ -15,7 +15,9 @@ export type AuthScheme =
   /** An enrolled node's own credential. */
   | 'node'
   /** No credential, or a node's (issue-token: a node proves the payment with it). */
-  | 'optional-node';
+  | 'optional-node'
+  /** The user's JWT, or a node's credential acting for its user (execute, a run's state). */
+  | 'access-token-or-node';
 
 export type Caller = { kind: 'user'; claims: AccessTokenClaims } | { kind: 'node'; node: EnrolledNode };
 
@@ -53,13 +55,21 @@ export function authHook(ctx: ServiceContext): onRequestHookHandler {
       throw new SvcError('unauthorized', `this endpoint needs ${scheme === 'node' ? 'a node credential' : 'an access token'}: Authorization: Bearer <${scheme === 'node' ? 'node credential' : 'JWT'}>`);
     }
     if (isNodeCredential(bearer.token)) {
+      // The node itself, not its user's JWT: a node's work never depends on a token that expires in 30 days.
       if (scheme === 'access-token') throw new SvcError('unauthorized', 'this endpoint needs an access token (JWT), not a node credential');
       request.caller = { kind: 'node', node: nodes.authenticate(bearer.token) };
       return;
     }
-    if (scheme !== 'access-token') throw new SvcError('unauthorized', 'this endpoint takes a node credential as its bearer, or none');
+    if (scheme === 'node' || scheme === 'optional-node') throw new SvcError('unauthorized', 'this endpoint takes a node credential as its bearer');
     request.caller = { kind: 'user', claims: await ctx.tokens.verify(bearer.token) };
   };
+}
+
+/** The user the verified caller acts for: the JWT's subject, or the node's user. */
+export function userIdOf(request: FastifyRequest): string {
+  const caller = request.caller;
+  if (caller === undefined) throw new Error(`${request.routeOptions.url} read a caller it was not configured to authenticate`);
+  return caller.kind === 'user' ? caller.claims.sub : caller.node.user_id;
 }
 
 /** The claims of the verified JWT of a route whose `auth` takes one. */

@@ -9,6 +9,13 @@
 // long. So the service counts its requests itself, answers and closes connections during the drain here, and calls
 // app.close() only when nothing is left.
 import type { FastifyInstance } from 'fastify';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Still taken in while the service drains: it finishes work already in flight (a node's result of a run). */
+    completesInFlightWork?: boolean;
+  }
+}
 import { SvcError } from '../../contract/errors.js';
 
 /** A stopped svc-api is usually back (or another one answers) within seconds: the client's next try. */
@@ -16,7 +23,10 @@ const RETRY_AFTER_SECONDS = 5;
 
 export interface RequestDrain {
   readonly inFlight: number;
-  /** From now on: no new connection, a request gets 503, and a connection is closed once it has no request. */
+  /**
+   * From now on a request gets 503, but those finishing work in flight (a node's result), and a connection is
+   * closed once it has no request. The listener stays open for those results; closeConnections ends it.
+   */
   begin(): void;
   /** Resolves true when no request is in flight, false when `signal` aborts first. */
   settled(signal: AbortSignal): Promise<boolean>;
@@ -42,8 +52,8 @@ export function createRequestDrain(app: FastifyInstance): RequestDrain {
     });
   });
 
-  app.addHook('onRequest', async () => {
-    if (draining) {
+  app.addHook('onRequest', async (request) => {
+    if (draining && request.routeOptions.config?.completesInFlightWork !== true) {
       throw new SvcError('service_unavailable', 'the service is shutting down', { retryAfterSeconds: RETRY_AFTER_SECONDS });
     }
   });
@@ -58,8 +68,8 @@ export function createRequestDrain(app: FastifyInstance): RequestDrain {
     },
     begin() {
       draining = true;
-      // Stops accepting connections; Node also closes the ones idle now (keep-alive between requests).
-      app.server.close();
+      // The ones idle now (keep-alive between requests) go; new ones are still accepted, for the results.
+      app.server.closeIdleConnections();
     },
     settled(signal) {
       if (inFlight === 0) return Promise.resolve(true);
@@ -77,6 +87,7 @@ export function createRequestDrain(app: FastifyInstance): RequestDrain {
       });
     },
     closeConnections() {
+      app.server.close();
       app.server.closeAllConnections();
     },
   };

@@ -140,7 +140,7 @@ export function createPaygate(ctx: ServiceContext): Paygate {
 
 function noNodeInstall(tierId: TierId): SvcError {
   const withNodes = TIER_IDS.filter((id) => TIERS[id].node_install);
-  return new SvcError('forbidden', `the ${tierId} tier includes no node install; only ${withNodes.join(', ')} does`, {
-    remedy: `For ${tierId}, get the JWT with POST /v1/auth/issue-token; to install a node, buy ${withNodes.join(' or ')} and activate a session of that tier.`,
+  return new SvcError('forbidden', `a ${tierId} payment tops up the wallet and installs no node; ${withNodes.join(' and ')} do`, {
+    remedy: `Its credit is already in the wallet; to install a node, buy ${withNodes.join(' or ')} and activate a session of that tier.`,
   });
 }

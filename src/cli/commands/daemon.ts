@@ -21,7 +21,7 @@ function positiveMs(name: string): (value: string) => number {
 export function daemonCommand(): Command {
   return (
     new Command('daemon')
-      .description('run the registered agents on their schedules, in the foreground (systemd runs this)')
+      .description("run this node's agents: their schedules and the runs the service hands it, in the foreground (systemd runs this)")
       // For tests and benchmarks only: the defaults are what a node runs with.
       .addOption(new Option('--tick-ms <ms>', 'scheduler tick').argParser(positiveMs('--tick-ms')).hideHelp())
       .addOption(new Option('--backoff-ms <ms>', 'first wait of the slow re-checks').argParser(positiveMs('--backoff-ms')).hideHelp())
@@ -29,14 +29,17 @@ export function daemonCommand(): Command {
       .addHelpText(
         'after',
         `
-Each registered agent with --every runs on its interval, within its daily cap and the wallet balance; changes
-made with register and unregister apply at the next tick, without a restart. A run is journaled with its
-Idempotency-Key before it is sent, and unsettled runs are replayed with their own key at start: never charged twice.
+Runs every agent on this host: each registered agent with --every on its interval (within its daily cap and
+the wallet balance), and the runs the service hands this node (started with the JWT anywhere: curl, the wizard,
+another machine), up to \`concurrency\` at once (swarm-node config). It long-polls the service with the node
+credential from enrollment, never the user's JWT; the poll is its heartbeat (offline after 45 s without one).
+Changes made with register and unregister apply at the next tick, without a restart. A run is journaled with its
+Idempotency-Key before it is sent, and each result kept before it is reported: never charged twice, never run twice.
 
 On insufficient balance the agent pauses, the wallet_login_url is logged once, and the balance is re-checked
-slowly (${spokenDuration(DEFAULT_BACKOFF_MS)}, doubling to ${spokenDuration(MAX_BACKOFF_MS)}); it resumes by itself once the wallet covers a run. A missing, expired or
-refused token holds every agent until swarm-node login fixes it. SIGTERM or SIGINT: no new runs, in-flight ones
-get ${spokenDuration(DEFAULT_DRAIN_MS)} to finish, exit 0.
+slowly (${spokenDuration(DEFAULT_BACKOFF_MS)}, doubling to ${spokenDuration(MAX_BACKOFF_MS)}); it resumes by itself once the wallet covers a run. A node that is
+not enrolled, or whose credential is refused, holds every agent until it is enrolled again. SIGTERM or SIGINT: no
+new work, in-flight runs get ${spokenDuration(DEFAULT_DRAIN_MS)} to finish, then their agents are stopped (the runs are refunded), exit 0.
 
 Logs: one line per event on stdout, logfmt, no colours, never a token:
   ts=… level=info event=run_succeeded agent=agent_ops_monitor_004 run_id=… charged_cents=4 balance_cents=96 key=…
@@ -62,6 +65,8 @@ Example:
             pid: process.pid,
             version: ctx.version,
             home: ctx.paths.home,
+            callerFor: await ctx.nodeCallerFactory(),
+            concurrency: ctx.config().concurrency,
             ...(options.tickMs === undefined ? {} : { tickMs: options.tickMs }),
             ...(options.backoffMs === undefined ? {} : { backoffMs: options.backoffMs }),
             ...(options.drainMs === undefined ? {} : { drainMs: options.drainMs }),

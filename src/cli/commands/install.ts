@@ -1,12 +1,10 @@
 // swarm-node install: enroll with the deploy token, then install the node (issue 4 §1, §2). The work is in
 // src/node/install/; this file parses, reads the token, and renders.
-import { Command, Option } from 'commander';
-import { SvcError } from '../../contract/errors.js';
+import { Command } from 'commander';
 import { contextFor } from '../context.js';
+import { addDeployTokenOptions, refuseTokenArgument, type DeployTokenFlags } from '../deploy-token-option.js';
 
-interface InstallFlags {
-  deployTokenFile?: string;
-  deployToken?: string;
+interface InstallFlags extends DeployTokenFlags {
   root?: string;
   from?: string;
   start: boolean;
@@ -14,15 +12,13 @@ interface InstallFlags {
 }
 
 export function installCommand(): Command {
-  return new Command('install')
-    .description('enroll this host with the deploy token from activation and install the node under /opt/svc/swarm-node')
-    .option('--deploy-token-file <file>', 'file holding the deploy token ("-" for stdin); or set SVC_DEPLOY_TOKEN')
+  return addDeployTokenOptions(
+    new Command('install').description('enroll this host with the deploy token from activation and install the node under /opt/svc/swarm-node'),
+  )
     .option('--root <dir>', 'install under this staging directory instead of / (image builds, tests)')
     .option('--from <dir>', 'install this unpacked package instead of the running one (offline upgrade)')
     .option('--no-start', 'do not run systemctl daemon-reload and enable --now')
     .option('--dry-run', 'print every change and make none (does not use the token)')
-    // Caught to say why, not to accept it: a token in argv is visible to every user in `ps`.
-    .addOption(new Option('--deploy-token <token>').hideHelp())
     .addHelpText(
       'after',
       `
@@ -54,12 +50,4 @@ Example:
       });
       renderInstall(ctx, result, flags.dryRun === true ? 'would install' : 'installed');
     });
-}
-
-function refuseTokenArgument(flags: { deployToken?: string }): void {
-  if (flags.deployToken !== undefined) {
-    throw new SvcError('usage', 'the deploy token is never taken as an argument (other users can read it in ps)', {
-      remedy: 'Pass it in a file with --deploy-token-file <file>, or in the environment as SVC_DEPLOY_TOKEN.',
-    });
-  }
 }

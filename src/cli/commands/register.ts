@@ -12,14 +12,16 @@ interface RegisterOptions {
 
 export function registerCommand(): Command {
   return new Command('register')
-    .description('register an agent on this node (again: change its schedule or cap)')
+    .description('register an agent on this node, which then serves it (again: change its schedule or cap)')
     .argument('<agent_id>', 'an agent from the catalog (swarm-node agents)')
     .option('--every <duration>', 'run it on a schedule: 1s..7d, e.g. 30s, 5m, 1h (none: manual runs only)', parseEvery)
     .option('--daily-cap <dollars>', 'spend at most this much on it per UTC day (none: no cap)', parseDailyCap)
     .addHelpText(
       'after',
       `
-Needs a JWT the service accepts (swarm-node login). Options left out keep their current value.
+Needs an enrolled node (swarm-node install) and a JWT of its user that the service accepts (swarm-node login).
+The service is told that this node serves the agent: runs started anywhere with the JWT (curl, another machine)
+are sent here and run on this host. Options left out keep their current value.
 
 Example:
   $ swarm-node register agent_ops_monitor_004 --every 5m --daily-cap 1.00
@@ -28,9 +30,10 @@ Example:
     .action(async (agentId: string, options: RegisterOptions, command: Command) => {
       const ctx = contextFor(command);
       const jwt = ctx.requireJwt();
+      const node = await ctx.requireNode();
       const { registerAgent } = await import('../../node/registrations.js');
       const outcome = await registerAgent(
-        { db: await ctx.store(), client: await ctx.client(), clock: ctx.clock, jwt, credentialsFile: ctx.paths.credentialsFile },
+        { db: await ctx.store(), client: await ctx.client(), clock: ctx.clock, jwt, credentialsFile: ctx.paths.credentialsFile, node },
         { agent_id: agentId, every_seconds: cleared(options.every), daily_cap_cents: cleared(options.dailyCap) },
       );
       const { registration, agent } = outcome;
@@ -44,6 +47,7 @@ Example:
         every_seconds: registration.every_seconds,
         daily_cap_cents: registration.daily_cap_cents,
         user_id: outcome.user_id,
+        node_id: outcome.node_id,
       };
       ctx.output.result(result, (r) => {
         const schedule = r.every === null ? 'manual runs only' : `every ${r.every}`;

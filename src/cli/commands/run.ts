@@ -2,33 +2,42 @@
 import { Command } from 'commander';
 import { formatDollars } from '../../contract/money.js';
 import { contextFor } from '../context.js';
+import { collectInputPair } from '../input-options.js';
 
 export function runCommand(): Command {
   return new Command('run')
     .description('run an agent once; it is charged its per-run price from your wallet')
     .argument('<agent_id>', 'an agent from the catalog (swarm-node agents)')
+    .option('--input <key=value>', 'a field of the agent\'s input (repeat it); values are strings', collectInputPair)
+    .option('--input-file <file>', 'the agent\'s whole input, a JSON object ("-" for stdin)')
     .addHelpText(
       'after',
       `
-Exits 3 on insufficient balance (the error carries wallet_login_url), 6 when the service cannot be reached;
-a run whose answer was lost stays pending and is settled, never charged twice, by the next run.
+On an enrolled node the agent runs here, on this host, whether or not the daemon is running; elsewhere, signed in,
+it runs on one of your online nodes that serves it. Exits 3 on insufficient balance (the error carries
+wallet_login_url), 6 when the service cannot be reached; a run whose answer was lost stays pending and is settled,
+never charged twice, by the next run.
 
 Example:
   $ swarm-node run agent_ops_monitor_004
-  $ swarm-node run agent_ops_monitor_004 --json | jq .balance_cents`,
+  $ swarm-node run agent_dev_review_012 --input repo=/srv/app --input rev=HEAD~3..HEAD
+  $ swarm-node run agent_ops_monitor_004 --json | jq .output.findings`,
     )
-    .action(async (agentId: string, _options: unknown, command: Command) => {
+    .action(async (agentId: string, options: { input?: string[]; inputFile?: string }, command: Command) => {
       const ctx = contextFor(command);
-      const jwt = ctx.requireJwt();
+      const input = (await import('../run-input.js')).runInput(options);
+      const caller = await ctx.runCaller();
       const [{ runAgent, settlePendingRuns }, { succeededOrThrow }] = await Promise.all([import('../../node/run-agent.js'), import('../../node/run-errors.js')]);
-      const deps = { db: await ctx.store(), client: await ctx.client(), clock: ctx.clock, jwt, source: 'cli' as const };
+      const deps = { db: await ctx.store(), client: await ctx.client(), clock: ctx.clock, caller, source: 'cli' as const, signal: ctx.interruption(), followMs: 10 * 60_000 };
       const earlier = await settlePendingRuns(deps);
       if (earlier.settled > 0) ctx.output.info(`Settled ${earlier.settled} earlier run(s) whose answer had been lost (same key, not charged twice).`);
       if (earlier.expired > 0) ctx.output.warn(`${earlier.expired} earlier run(s) stayed unanswered past the 24 h key lifetime; marked failed (outcome_unknown).`);
-      const result = await ctx.output.spin(`Running ${agentId}`, async () => succeededOrThrow(await runAgent(deps, agentId)));
+      const where = caller.kind === 'node' ? 'on this node' : 'on one of your nodes';
+      const result = await ctx.output.spin(`Running ${agentId} ${where}`, async () => succeededOrThrow(await runAgent(deps, agentId, input)));
       ctx.output.result(result, (r, style) => {
-        const head = `${style.green('✓')} ${r.agent_id} run ${r.run_id}: charged ${formatDollars(r.charged_cents)}, balance ${formatDollars(r.balance_cents)}`;
-        return `${head}\n${JSON.stringify(r.output, null, 2)}`;
+        const head = `${style.green('✓')} ${r.agent_id} ran on node ${r.node_id ?? '-'} (run ${r.run_id}): charged ${formatDollars(r.charged_cents)}, balance ${formatDollars(r.balance_cents)}`;
+        const summary = typeof (r.output as { summary?: unknown } | null)?.summary === 'string' ? (r.output as { summary: string }).summary : JSON.stringify(r.output, null, 2);
+        return `${head}\n${summary}`;
       });
     });
 }

@@ -4,13 +4,24 @@ import { contextFor } from '../context.js';
 
 export function unregisterCommand(): Command {
   return new Command('unregister')
-    .description('remove an agent from this node; its run history is kept')
+    .description('remove an agent from this node, which no longer serves it; its run history is kept')
     .argument('<agent_id>', 'a registered agent (swarm-node list)')
-    .addHelpText('after', '\nExample:\n  $ swarm-node unregister agent_ops_monitor_004')
+    .addHelpText(
+      'after',
+      `
+The service stops sending runs of the agent to this node. When it cannot be told now, the registration is removed
+all the same and the daemon tells the service at its next contact.
+
+Example:
+  $ swarm-node unregister agent_ops_monitor_004`,
+    )
     .action(async (agentId: string, _options: unknown, command: Command) => {
       const ctx = contextFor(command);
       const { unregisterAgent } = await import('../../node/registrations.js');
-      const result = unregisterAgent(await ctx.store(), agentId);
-      ctx.output.result(result, (r) => `Unregistered ${r.agent_id}.`);
+      const result = await unregisterAgent(await ctx.store(), await ctx.thisNode(), agentId);
+      ctx.output.result(result, (r) => `Unregistered ${r.agent_id}${r.withdrawn ? '; the service no longer sends its runs here' : ''}.`);
+      if (!result.withdrawn && result.withdraw_error !== undefined) {
+        ctx.output.warn(`the service was not told (${result.withdraw_error}); the daemon withdraws it at its next contact`);
+      }
     });
 }

@@ -9,6 +9,7 @@ import { isEmailAddress } from '../../contract/email.js';
 import { TIER_IDS, type TierId } from '../../contract/tiers.js';
 import { answering, missingFlags, notATerminal, type WizardFlags, type WizardPrompts } from '../../node/wizard/questions.js';
 import { contextFor, type CommandContext } from '../context.js';
+import { collectInputPair } from '../input-options.js';
 import { cleared, parseDailyCap, parseEvery, type Cleared } from '../schedule-options.js';
 
 interface WizardOptions {
@@ -17,6 +18,7 @@ interface WizardOptions {
   tier?: TierId;
   payment?: string;
   agent?: string;
+  input?: string[];
   every?: number | Cleared;
   dailyCap?: number | Cleared;
   yes?: boolean;
@@ -39,6 +41,7 @@ export function wizardCommand(): Command {
     .addOption(new Option('--tier <tier_id>').choices(TIER_IDS).hideHelp())
     .option('--payment <payment_id>', 'the payment id from checkout, the proof of payment (asked when this node must sign in)')
     .addOption(new Option('--agent <agent_id>', 'the agent to run').choices(AGENT_IDS))
+    .option('--input <key=value>', "a field of the agent's input (repeat it); asked when the agent needs it", collectInputPair)
     .option('--every <duration>', 'register it on this schedule: 1s..7d, e.g. 5m, 1h (none: manual runs only)', parseEvery)
     .option('--daily-cap <dollars>', 'register it with this daily cap in dollars (none: no cap)', parseDailyCap)
     .option('-y, --yes', 'yes to the questions: run it once now, and register it')
@@ -47,7 +50,8 @@ export function wizardCommand(): Command {
       'after',
       `
 Asks only what the options did not answer. Without a terminal, or with --json, it asks nothing: then --agent and
---yes are needed (and --email, --offer and --payment when the node is neither signed in nor enrolled), or it exits 2 naming the missing ones.
+--yes are needed (and --email, --offer and --payment when the node is neither signed in nor enrolled, and --input
+for each input the agent needs, as its input_schema says), or it exits 2 naming the missing ones.
 --yes without --every registers the agent for manual runs only: the wizard never starts a schedule on its own
 (an agent registered earlier keeps its schedule and cap). When the wallet cannot pay one run, it shows the wallet
 page and, in a terminal, waits for the funds (re-checking every 2 s); unattended, it exits 3.
@@ -55,19 +59,23 @@ page and, in a terminal, waits for the funds (re-checking every 2 s); unattended
 Example:
   $ swarm-node wizard
   $ swarm-node wizard --agent agent_ops_monitor_004 --yes
-  $ swarm-node wizard --agent agent_ops_monitor_004 --every 1h --daily-cap 1.00 --yes`,
+  $ swarm-node wizard --agent agent_ops_monitor_004 --every 1h --daily-cap 1.00 --yes
+  $ swarm-node wizard --agent agent_dev_review_012 --input repo=/srv/app --yes`,
     )
     .action(async (options: WizardOptions, command: Command) => {
       const ctx = contextFor(command);
       if (!options.register && (options.every !== undefined || options.dailyCap !== undefined)) {
         throw new SvcError('usage', '--no-register goes without --every and --daily-cap', { remedy: 'Drop --no-register to register the agent, or the schedule options.' });
       }
-      const { needsSignInAnswers } = await import('../../node/wizard/sign-in.js');
+      const [{ needsSignInAnswers }, { runInput }] = await Promise.all([import('../../node/wizard/sign-in.js'), import('../run-input.js')]);
+      const input = runInput({ ...(options.input === undefined ? {} : { input: options.input }) });
+      const inputSchema = await inputSchemaReader(ctx);
       const flags: WizardFlags = {
         ...(options.email === undefined ? {} : { email: options.email }),
         ...((options.offer ?? options.tier) === undefined ? {} : { offer: (options.offer ?? options.tier)! }),
         ...(options.payment === undefined ? {} : { payment: options.payment }),
         ...(options.agent === undefined ? {} : { agent: options.agent }),
+        ...(input === undefined ? {} : { input }),
         ...(options.every === undefined ? {} : { every: cleared(options.every) as number | null }),
         ...(options.dailyCap === undefined ? {} : { dailyCap: cleared(options.dailyCap) as number | null }),
         ...(options.yes === true ? { yes: true } : {}),
@@ -81,17 +89,31 @@ Example:
       } else {
         // Decided from local files only: nothing has been sent or written yet.
         const needsSignIn = needsSignInAnswers(ctx.paths.credentialsFile, ctx.clock.now(), flags.email);
-        const missing = missingFlags(flags, needsSignIn);
+        const missing = missingFlags(flags, needsSignIn, flags.agent === undefined ? undefined : inputSchema(flags.agent));
         if (missing.length > 0) throw notATerminal(missing, ctx.json ? '--json asks no questions' : 'no terminal to ask on (stdin is not a TTY)');
       }
 
       // Ctrl+C while a spinner waits (no prompt to catch it) ends the wait at once, and the program exits 130
       // through main.ts.
-      await runAndReport(ctx, flags, prompts, ctx.interruption());
+      await runAndReport(ctx, flags, prompts, inputSchema, ctx.interruption());
     });
 }
 
-async function runAndReport(ctx: CommandContext, flags: WizardFlags, prompts: WizardPrompts | undefined, interrupted: AbortSignal): Promise<void> {
+type InputSchemaOf = (agentId: string) => Record<string, unknown> | undefined;
+
+/** The input_schema of the bundle this node runs for an agent (the home's own, else the package's), read locally. */
+async function inputSchemaReader(ctx: CommandContext): Promise<InputSchemaOf> {
+  const [{ bundleDirs, findBundle }, { runningPackageDir }] = await Promise.all([import('../../node/runner/bundles.js'), import('../../node/package-dir.js')]);
+  return (agentId) => findBundle(bundleDirs(ctx.paths.home, runningPackageDir()), agentId)?.manifest.input_schema;
+}
+
+async function runAndReport(
+  ctx: CommandContext,
+  flags: WizardFlags,
+  prompts: WizardPrompts | undefined,
+  inputSchema: InputSchemaOf,
+  interrupted: AbortSignal,
+): Promise<void> {
   const { runWizard } = await import('../../node/wizard/run-wizard.js');
   const { describeRegistration } = await import('../../node/wizard/offer-registration.js');
   const config = ctx.config();
@@ -105,6 +127,13 @@ async function runAndReport(ctx: CommandContext, flags: WizardFlags, prompts: Wi
     merchantId: config.merchant_id,
     walletUrl: config.wallet_url,
     openStore: () => ctx.store(),
+    enroll: async (jwt) => {
+      const { enrollHere } = await import('../../node/enroll.js');
+      return enrollHere({ client: await ctx.client(), clock: ctx.clock, paths: ctx.paths }, { jwt });
+    },
+    thisNode: () => ctx.requireNode(),
+    runCaller: () => ctx.runCaller(),
+    inputSchema,
     questions: answering(flags, prompts),
     flagEmail: flags.email,
   });
@@ -112,6 +141,7 @@ async function runAndReport(ctx: CommandContext, flags: WizardFlags, prompts: Wi
   ctx.output.result(summary, (s, style) => {
     const lines = [style.bold('Done.')];
     lines.push(`  signed in   ${s.user_id} (${s.tier})`);
+    lines.push(`  this node   ${s.node.node_id}${s.node.enrolled_now ? ' (enrolled now)' : ''}`);
     lines.push(`  agent       ${s.agent.agent_id} (${s.agent.name}, ${formatDollars(s.agent.price_cents)} per run)`);
     lines.push(`  first run   ${s.run === null ? 'not run' : `${s.run.run_id}, charged ${formatDollars(s.run.charged_cents)}`}`);
     lines.push(`  wallet      ${formatDollars(s.balance_cents)}`);

@@ -2,7 +2,7 @@
 // cap, and acts on what each run ends in: logged, paused for the balance, left to a settlement, or a hold of all.
 import { findAgentSku, type AgentSku } from '../../contract/agents.js';
 import { SvcError } from '../../contract/errors.js';
-import type { StoredJwt } from '../credentials.js';
+import type { NodeCaller } from '../work/caller.js';
 import { runAgent, type RunDeps, type RunOutcome } from '../run-agent.js';
 import { hasUnsettledRun, releaseRun, spendSince } from '../store/journal.js';
 import { pauseAgent, planRunAt, recordRunStarted, resumeAgent, scheduledAgents, type ScheduledAgent } from '../store/schedules.js';
@@ -35,7 +35,7 @@ export class AgentRuns {
   }
 
   /** Registrations and schedules as the database has them now, so the CLI's changes apply without a restart. */
-  tick(jwt: StoredJwt, now: number): void {
+  tick(caller: NodeCaller, now: number): void {
     const { db, log } = this.#core;
     const awaitingBalance: ScheduledAgent[] = [];
     for (const agent of scheduledAgents(db)) {
@@ -55,12 +55,12 @@ export class AgentRuns {
         log.info('schedule_reset', { agent: agent.agent_id, planned_at: new Date(agent.next_run_at).toISOString(), next_run_at: new Date(next).toISOString() });
         agent.next_run_at = next;
       }
-      if (isDue(agent, now) && !this.running.has(agent.agent_id)) this.#start(agent, jwt, now);
+      if (isDue(agent, now) && !this.running.has(agent.agent_id) && this.#core.freeSlots() > 0) this.#start(agent, caller, now);
     }
-    this.#balance.checkIfDue(awaitingBalance, jwt);
+    this.#balance.checkIfDue(awaitingBalance, caller);
   }
 
-  #start(agent: ScheduledAgent, jwt: StoredJwt, now: number): void {
+  #start(agent: ScheduledAgent, caller: NodeCaller, now: number): void {
     const { db, log } = this.#core;
     const sku = findAgentSku(agent.agent_id);
     if (sku === undefined) {
@@ -69,7 +69,7 @@ export class AgentRuns {
       recordRunStarted(db, agent.agent_id, now, nextRunAfter(now, agent.every_seconds));
       return;
     }
-    if (hasUnsettledRun(db, sku.agent_id, jwt.sub)) {
+    if (hasUnsettledRun(db, sku.agent_id, caller.user_id)) {
       // A crash or a lost answer left a run of it unsettled (the service may still be running it): one run of an
       // agent at a time, so it waits, still due, until the replay of that key settles it.
       if (!this.#deferLogged.has(sku.agent_id)) log.info('run_deferred', { agent: sku.agent_id, reason: 'unsettled_run', next_settle_at: isoOrUndefined(this.#settlement.retryAt) });
@@ -97,16 +97,18 @@ export class AgentRuns {
     }
     recordRunStarted(db, sku.agent_id, now, nextRunAfter(now, agent.every_seconds));
     this.running.add(sku.agent_id);
+    this.#core.takeSlot();
     this.#core.track(
-      this.#runOnce(sku, jwt).finally(() => {
+      this.#runOnce(sku, caller).finally(() => {
         this.running.delete(sku.agent_id);
+        this.#core.releaseSlot();
       }),
     );
   }
 
-  async #runOnce(sku: AgentSku, jwt: StoredJwt): Promise<void> {
+  async #runOnce(sku: AgentSku, caller: NodeCaller): Promise<void> {
     const core = this.#core;
-    const deps: RunDeps = { db: core.db, client: core.client, clock: core.clock, jwt, source: 'daemon', pid: core.pid };
+    const deps: RunDeps = { db: core.db, client: core.client, clock: core.clock, caller, source: 'daemon', pid: core.pid, signal: core.runsSignal };
     let outcome: RunOutcome;
     try {
       outcome = await runAgent(deps, sku.agent_id);
@@ -114,7 +116,7 @@ export class AgentRuns {
       // Not run, or not settled: the store failed.
       if (core.finished) core.log.warn('run_left_pending', { agent: sku.agent_id, note: 'settled at the next start' });
       else if (!(error instanceof SvcError)) core.log.error('run_error', { agent: sku.agent_id, error: messageOf(error) });
-      else if (!this.#hold.onServiceError(error, jwt)) core.log.warn('run_refused', { agent: sku.agent_id, code: error.code, error: error.message });
+      else if (!this.#hold.onServiceError(error, caller)) core.log.warn('run_refused', { agent: sku.agent_id, code: error.code, error: error.message });
       return;
     }
     if (outcome.kind === 'settled' && outcome.result.status === 'succeeded') {
@@ -129,10 +131,10 @@ export class AgentRuns {
       return;
     }
     if (core.finished) core.log.warn('run_left_pending', { agent: sku.agent_id, note: 'settled at the next start' });
-    else this.#afterFailedRun(sku, jwt, outcome);
+    else this.#afterFailedRun(sku, caller, outcome);
   }
 
-  #afterFailedRun(sku: AgentSku, jwt: StoredJwt, outcome: RunOutcome): void {
+  #afterFailedRun(sku: AgentSku, caller: NodeCaller, outcome: RunOutcome): void {
     const { log } = this.#core;
     if (outcome.kind === 'settled') {
       // Answered: it failed at the agent and was not charged.
@@ -144,7 +146,7 @@ export class AgentRuns {
     if (outcome.kind === 'unknown') {
       // The answer was lost: the row keeps its key and is replayed by a settlement, never charged twice.
       releaseRun(this.#core.db, outcome.idempotency_key);
-      if (!this.#hold.onServiceError(error, jwt)) {
+      if (!this.#hold.onServiceError(error, caller)) {
         log.warn('run_pending', { agent: sku.agent_id, key: outcome.idempotency_key, code: error.code, error: firstSentence(error.message) });
         this.#settlement.planRetry(this.#core.now());
       }
@@ -154,7 +156,7 @@ export class AgentRuns {
       this.#balance.pause(sku, error.extensions);
       return;
     }
-    if (this.#hold.onServiceError(error, jwt)) return;
+    if (this.#hold.onServiceError(error, caller)) return;
     const facts = error.extensions;
     if (typeof facts.run_id === 'string') {
       log.warn('run_failed', { agent: sku.agent_id, run_id: facts.run_id, charged_cents: numberOf(facts.charged_cents), balance_cents: numberOf(facts.balance_cents) });

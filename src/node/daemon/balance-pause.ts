@@ -1,7 +1,7 @@
 // spec §7, issue 6 §4: an agent the wallet cannot pay for is paused, the wallet page logged once per pause, and the
 // balance re-checked slowly (one wallet read for every such agent) until it covers a run; execute is never retried.
 import { findAgentSku, type AgentSku } from '../../contract/agents.js';
-import type { StoredJwt } from '../credentials.js';
+import type { NodeCaller } from '../work/caller.js';
 import { pauseAgent, resumeAgent, type ScheduledAgent } from '../store/schedules.js';
 import { messageOf, numberOf, stringOf, type DaemonCore } from './core.js';
 import type { LogFields } from './log.js';
@@ -43,16 +43,16 @@ export class BalancePauses {
   }
 
   /** Checks the balance for the agents whose pause is up, unless a check is under way. */
-  checkIfDue(agents: ScheduledAgent[], jwt: StoredJwt): void {
-    if (agents.length > 0 && !this.#checking) this.#core.track(this.#check(agents, jwt));
+  checkIfDue(agents: ScheduledAgent[], caller: NodeCaller): void {
+    if (agents.length > 0 && !this.#checking) this.#core.track(this.#check(agents, caller));
   }
 
   /** One wallet read for every agent whose balance pause is up: resume those it covers, wait longer for the rest. */
-  async #check(agents: ScheduledAgent[], jwt: StoredJwt): Promise<void> {
+  async #check(agents: ScheduledAgent[], caller: NodeCaller): Promise<void> {
     const core = this.#core;
     this.#checking = true;
     try {
-      const wallet = await core.client.wallet(jwt.token);
+      const wallet = await core.client.wallet(caller.bearer);
       const now = core.now();
       for (const agent of agents) {
         const price = findAgentSku(agent.agent_id)?.price_cents ?? Number.POSITIVE_INFINITY;
@@ -74,7 +74,7 @@ export class BalancePauses {
         }
       }
     } catch (error) {
-      if (!this.#hold.onServiceError(error, jwt)) core.log.warn('balance_check_failed', { error: messageOf(error) });
+      if (!this.#hold.onServiceError(error, caller)) core.log.warn('balance_check_failed', { error: messageOf(error) });
     } finally {
       this.#checking = false;
     }

@@ -12,6 +12,9 @@ export interface CoreDeps {
   log: DaemonLog;
   credentialsFile: string;
   pid: number;
+  version: string;
+  /** Runs executed here at once: scheduled ones and those pulled from the service share the slots. */
+  concurrency: number;
 }
 
 export class DaemonCore {
@@ -21,12 +24,17 @@ export class DaemonCore {
   readonly log: DaemonLog;
   readonly credentialsFile: string;
   readonly pid: number;
+  readonly version: string;
   /** First wait of the slow re-checks (timing.ts). */
   readonly backoffMs: number;
   /** Every background promise (runs, checks, settlements), so a stop can wait for them. */
   readonly tasks = new Set<Promise<void>>();
   /** The stop is done; a run still answering now is left to the next start. */
   finished = false;
+  readonly concurrency: number;
+  #busySlots = 0;
+  readonly #slotWaiters = new Set<() => void>();
+  readonly #runs = new AbortController();
 
   constructor(deps: CoreDeps, backoffMs: number) {
     this.db = deps.db;
@@ -35,7 +43,47 @@ export class DaemonCore {
     this.log = deps.log;
     this.credentialsFile = deps.credentialsFile;
     this.pid = deps.pid;
+    this.version = deps.version;
     this.backoffMs = backoffMs;
+    this.concurrency = deps.concurrency;
+  }
+
+  /** Aborted when the drain is over: agents still running here are stopped (their runs end failed, refunded). */
+  get runsSignal(): AbortSignal {
+    return this.#runs.signal;
+  }
+
+  stopRuns(): void {
+    this.#runs.abort();
+  }
+
+  freeSlots(): number {
+    return Math.max(0, this.concurrency - this.#busySlots);
+  }
+
+  takeSlot(): void {
+    this.#busySlots += 1;
+  }
+
+  releaseSlot(): void {
+    this.#busySlots -= 1;
+    for (const wake of this.#slotWaiters) wake();
+  }
+
+  /** Resolves when a slot is released, after `ms` at the latest, or when `signal` aborts. */
+  async slotFreed(ms: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    let wake = (): void => undefined;
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      wake = resolve;
+      timer = setTimeout(resolve, Math.max(0, ms));
+      this.#slotWaiters.add(wake);
+      signal.addEventListener('abort', wake, { once: true });
+    });
+    clearTimeout(timer);
+    this.#slotWaiters.delete(wake);
+    signal.removeEventListener('abort', wake);
   }
 
   now(): number {

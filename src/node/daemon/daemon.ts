@@ -1,21 +1,29 @@
-// The node's daemon (issue 6): runs the registered agents on their intervals, billed exactly once whatever happens.
+// The node's daemon (issues 6 and 13): runs the registered agents on their intervals and the runs the service hands
+// this node, all on this host, billed exactly once whatever happens.
 //
 // Each tick (about a second) reads registrations and schedules from the database, so the CLI's changes apply
 // without a restart, and starts every due agent through runAgent, which journals the run with its
-// Idempotency-Key before execute is called. A tick never waits for the network: runs, balance checks and probes
-// are background tasks, so the recorded tick stays regular and `status` can tell a live daemon from a hung one.
+// Idempotency-Key before execute is called; the service leases it to this node at once and it runs here. Beside
+// the ticks, one long poll at a time pulls the runs others started (curl with the JWT, the wizard elsewhere). A
+// tick never waits for the network: runs, polls, balance checks and probes are background tasks, so the recorded
+// tick stays regular and `status` can tell a live daemon from a hung one.
 //
-// Before any agent is scheduled — at start, and after the service was unreachable or refused the token — the
-// daemon asks the service for the wallet (reachable? token accepted?) and then settles every unsettled journal row
-// by replaying its own key. Whatever cannot be settled yet (a run the service is still finishing) is retried on a
-// backoff. Nothing is ever caught up by bursts: a missed interval runs once.
+// Before anything runs — at start, and after the service was unreachable or refused the node credential — the
+// daemon asks the service for the wallet (reachable? credential accepted?), tells it which agents this node serves,
+// reports what a crash left of runs executed here, and settles every unsettled journal row by replaying its own
+// key. Whatever cannot be settled yet is retried on a backoff. Nothing is caught up by bursts: a missed interval
+// runs once.
 //
-// This file is the loop and its phases; the parts are service-hold.ts (no agent runs at all), settlement.ts
-// (unsettled rows), agent-runs.ts (due agents, caps, what a run ends in) and balance-pause.ts (the wallet).
+// This file is the loop and its phases; the parts are service-hold.ts (nothing runs at all), settlement.ts
+// (unsettled rows, unreported results), agent-runs.ts (due agents, caps, what a run ends in), work-puller.ts (runs
+// the service hands over) and balance-pause.ts (the wallet).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
+import type { NodeEnrollment } from '../credentials.js';
+import { syncServedAgents } from '../served-agents.js';
 import type { ServiceClient } from '../service-client.js';
+import type { NodeCaller } from '../work/caller.js';
 import { claimDaemon, recordStopped, recordTick } from '../store/daemon-state.js';
 import { pendingRuns, releaseRunsOf } from '../store/journal.js';
 import { scheduledAgents } from '../store/schedules.js';
@@ -23,10 +31,11 @@ import { AgentRuns } from './agent-runs.js';
 import { BalancePauses } from './balance-pause.js';
 import { DaemonCore, messageOf } from './core.js';
 import { DaemonLog } from './log.js';
-import { collectPeriodically } from './memory.js';
+import { collectPeriodically, keepWasmOnBaselineCompiler } from './memory.js';
 import { ServiceHold } from './service-hold.js';
 import { PendingSettlement } from './settlement.js';
-import { DEFAULT_BACKOFF_MS, DEFAULT_DRAIN_MS, DEFAULT_TICK_MS } from './timing.js';
+import { DEFAULT_BACKOFF_MS, DEFAULT_DRAIN_MS, DEFAULT_TICK_MS, REPORT_GRACE_MS } from './timing.js';
+import { WorkPuller } from './work-puller.js';
 
 export interface DaemonDeps {
   db: SqliteDatabase;
@@ -37,6 +46,10 @@ export interface DaemonDeps {
   credentialsFile: string;
   pid: number;
   version: string;
+  /** This node as it asks for and runs work, built from its enrollment (rebuilt when the credential rotates). */
+  callerFor: (node: NodeEnrollment & { credential: string }) => NodeCaller;
+  /** Runs executed here at once. */
+  concurrency: number;
   tickMs?: number;
   backoffMs?: number;
   drainMs?: number;
@@ -60,6 +73,7 @@ export async function runDaemon(deps: DaemonDeps, stop: AbortSignal): Promise<Da
   const onStop = (): void => log.info('signal', { signal: typeof stop.reason === 'string' ? stop.reason : undefined });
   if (stop.aborted) onStop();
   else stop.addEventListener('abort', onStop, { once: true });
+  keepWasmOnBaselineCompiler();
   const stopCollecting = collectPeriodically();
   try {
     return await new NodeDaemon(deps, log).run(stop);
@@ -76,6 +90,7 @@ class NodeDaemon {
   readonly #hold: ServiceHold;
   readonly #settlement: PendingSettlement;
   readonly #runs: AgentRuns;
+  readonly #puller: WorkPuller;
   /**
    * Once the service is usable (ServiceHold.ready), unsettled rows are settled before anything is scheduled: at
    * start, and again after every hold.
@@ -87,11 +102,12 @@ class NodeDaemon {
     this.#tickMs = deps.tickMs ?? DEFAULT_TICK_MS;
     this.#drainMs = deps.drainMs ?? DEFAULT_DRAIN_MS;
     this.#core = new DaemonCore({ ...deps, log }, deps.backoffMs ?? DEFAULT_BACKOFF_MS);
-    this.#hold = new ServiceHold(this.#core, () => {
+    this.#hold = new ServiceHold(this.#core, deps.callerFor, () => {
       this.#phase = 'settle';
     });
     this.#settlement = new PendingSettlement(this.#core, this.#hold);
     this.#runs = new AgentRuns(this.#core, this.#hold, this.#settlement, new BalancePauses(this.#core, this.#hold));
+    this.#puller = new WorkPuller(this.#core, this.#hold, this.#settlement);
   }
 
   async run(stop: AbortSignal): Promise<DaemonOutcome> {
@@ -107,6 +123,7 @@ class NodeDaemon {
       base_url: this.#deps.client.baseUrl,
       agents: scheduledAgents(db).length,
       pending_runs: pendingRuns(db).length,
+      concurrency: this.#core.concurrency,
     });
     let failing: string | undefined;
     while (!stop.aborted) {
@@ -124,47 +141,88 @@ class NodeDaemon {
     return this.#shutdown();
   }
 
+  /**
+   * No new work; runs in flight get the drain to finish. Agents still running then are stopped, and their runs
+   * reported failed (refunded) within a short grace; what is left is settled at the next start.
+   */
   async #shutdown(): Promise<DaemonOutcome> {
     const { db, log } = this.#core;
-    log.info('stopping', { in_flight_runs: this.#runs.running.size });
-    let timer: NodeJS.Timeout | undefined;
-    const drained = await Promise.race([
-      Promise.allSettled([...this.#core.tasks]).then(() => true),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), this.#drainMs);
-      }),
-    ]);
-    clearTimeout(timer);
+    this.#puller.stop();
+    log.info('stopping', { in_flight_runs: this.#inFlight() });
+    let drained = await this.#tasksSettle(this.#drainMs);
+    if (!drained) {
+      log.warn('stopping_agents', { in_flight_runs: this.#inFlight(), note: 'their runs end failed and are refunded' });
+      this.#core.stopRuns();
+      drained = await this.#tasksSettle(REPORT_GRACE_MS);
+    }
     this.#core.finished = true;
     recordStopped(db, this.#core.now());
     const pending = pendingRuns(db).length;
     if (drained) log.info('daemon_stopped', { pending_runs: pending });
-    else log.warn('daemon_stopped', { drained: false, in_flight_runs: this.#runs.running.size, pending_runs: pending, note: 'pending runs are settled at the next start' });
+    else log.warn('daemon_stopped', { drained: false, in_flight_runs: this.#inFlight(), pending_runs: pending, note: 'pending runs are settled at the next start' });
     return { drained, pending };
+  }
+
+  #inFlight(): number {
+    return this.#runs.running.size + this.#puller.running;
+  }
+
+  async #tasksSettle(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const settled = await Promise.race([
+      Promise.allSettled([...this.#core.tasks]).then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), ms);
+      }),
+    ]);
+    clearTimeout(timer);
+    return settled;
   }
 
   #tick(): void {
     const now = this.#core.now();
     recordTick(this.#core.db, now);
-    const jwt = this.#hold.signedIn(now);
-    if (jwt === undefined) return;
-    this.#hold.warnIfExpiring(jwt, now);
+    const caller = this.#hold.caller();
+    if (caller === undefined) return;
 
     if (!this.#hold.ready) {
-      this.#hold.probeIfDue(jwt, now);
+      this.#hold.probeIfDue(caller, now);
       return;
     }
     if (this.#phase === 'settle') {
-      if (!this.#settlement.busy) {
+      if (!this.#settlement.busy && !this.#catchingUp) {
+        this.#catchingUp = true;
         this.#core.track(
-          this.#settlement.settle(jwt).then((done) => {
+          this.#catchUp(caller).then((done) => {
+            this.#catchingUp = false;
             if (done && this.#hold.ready && this.#phase === 'settle') this.#phase = 'schedule';
           }),
         );
       }
       return;
     }
-    this.#settlement.retryIfDue(jwt, now);
-    this.#runs.tick(jwt, now);
+    this.#settlement.retryIfDue(caller, now);
+    this.#puller.tick(caller);
+    this.#runs.tick(caller, now);
+  }
+
+  #catchingUp = false;
+
+  /** The service follows this node's registrations, then what a crash or an outage left is settled. */
+  async #catchUp(caller: NodeCaller): Promise<boolean> {
+    const { log } = this.#core;
+    try {
+      const sync = await syncServedAgents(this.#core.db, caller.executor.api);
+      // How the runs are kept from the node (docs/operations.md "Agent isolation"): an operator reads it here first.
+      log.info('agents_served', {
+        agents: sync.served.join(','),
+        ...(sync.withdrawn.length > 0 ? { withdrawn: sync.withdrawn.join(',') } : {}),
+        isolation: caller.executor.runner.isolation,
+      });
+    } catch (error) {
+      if (!this.#hold.onServiceError(error, caller)) log.error('serve_sync_failed', { error: messageOf(error) });
+      return false;
+    }
+    return this.#settlement.settle(caller);
   }
 }

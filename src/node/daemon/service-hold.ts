@@ -1,11 +1,12 @@
-// When no agent runs at all (issue 6 §4): this node is not signed in, its token expired or was refused, or the
+// When no agent runs at all (issue 6 §4): this host is not an enrolled node, its credential was refused, or the
 // service cannot be reached. Every agent is held, the reason logged once and recorded for `status`, and the service
-// is asked again (a wallet read: reachable? token accepted?) on a backoff, or at once when the token changes.
+// is asked again (a wallet read: reachable? credential accepted?) on a backoff, or at once when the credential
+// changes. The daemon works with the node's own credential, never the user's JWT: a node does not stop when a
+// 30-day token expires.
 import { SvcError } from '../../contract/errors.js';
-import { readCredentials, type StoredJwt } from '../credentials.js';
+import { currentNodeCredential, readCredentials, type NodeEnrollment } from '../credentials.js';
 import { recordGlobalPause, type GlobalPauseReason } from '../store/daemon-state.js';
-import { daysLeft, expiresSoon } from '../token.js';
-import { DAY_MS } from '../utc-day.js';
+import type { NodeCaller } from '../work/caller.js';
 import { firstSentence, messageOf, type DaemonCore } from './core.js';
 import type { LogFields } from './log.js';
 import { nextBackoff } from './timing.js';
@@ -14,18 +15,20 @@ export class ServiceHold {
   readonly #core: DaemonCore;
   /** Called when a probe finds the service usable again: unsettled rows are settled before anything is scheduled. */
   readonly #onReady: () => void;
+  readonly #callerFor: (node: NodeEnrollment & { credential: string }) => NodeCaller;
+  #caller: NodeCaller | undefined;
   /** The service must be asked before anything runs: at start, after an outage, a refused token or a new sign-in. */
   #probeNeeded = true;
   #probeAt = 0;
   #probeBackoff: number | undefined;
   #probing = false;
-  /** The token the service refused (401): not used again until it changes or a slow re-check accepts it. */
-  #rejectedToken: string | undefined;
+  /** The credential the service refused (401): not used again until it changes or a slow re-check accepts it. */
+  #rejectedCredential: string | undefined;
   #globalPause: { reason: GlobalPauseReason; since: number; until: number | null } | undefined;
-  #expiryWarned: { token: string; at: number } | undefined;
 
-  constructor(core: DaemonCore, onReady: () => void) {
+  constructor(core: DaemonCore, callerFor: (node: NodeEnrollment & { credential: string }) => NodeCaller, onReady: () => void) {
     this.#core = core;
+    this.#callerFor = callerFor;
     this.#onReady = onReady;
   }
 
@@ -34,71 +37,78 @@ export class ServiceHold {
     return !this.#probeNeeded;
   }
 
-  /** The stored JWT when it can be used; otherwise every agent is held and the reason logged once. */
-  signedIn(now: number): StoredJwt | undefined {
-    let jwt: StoredJwt | undefined;
+  /** The caller the last tick built, while the service is usable; undefined during a hold. */
+  get current(): NodeCaller | undefined {
+    return this.ready ? this.#caller : undefined;
+  }
+
+  /**
+   * This node as it asks for work, read from its credentials every tick (a rotated credential is picked up without
+   * a restart); otherwise every agent is held and the reason logged once.
+   */
+  caller(): NodeCaller | undefined {
+    let node: NodeEnrollment | undefined;
     try {
-      jwt = readCredentials(this.#core.credentialsFile).jwt;
+      node = readCredentials(this.#core.credentialsFile).node;
     } catch (error) {
       this.#pauseAll('credentials_unreadable', null, { error: messageOf(error) });
       return undefined;
     }
-    if (jwt === undefined) {
-      this.#pauseAll('not_signed_in', null, { remedy: 'swarm-node login' });
+    if (node?.credential === undefined) {
+      this.#pauseAll('not_enrolled', null, { remedy: 'swarm-node install (or swarm-node enroll) with a deploy token' });
       return undefined;
     }
-    this.#core.log.mask(jwt.token);
-    if (jwt.exp * 1000 <= now) {
-      this.#pauseAll('token_expired', null, { expires_at: new Date(jwt.exp * 1000).toISOString(), remedy: 'swarm-node login' });
-      return undefined;
+    this.#core.log.mask(node.credential);
+    if (this.#caller?.bearer !== node.credential) {
+      // A credential written while the daemon runs (enroll, credential rotate, an operator's edit) is checked with the
+      // service before anything uses it: a refused one holds everything without a single execute.
+      if (this.#caller !== undefined) this.#askAgain();
+      this.#caller = this.#callerFor({ ...node, credential: node.credential });
     }
-    // A sign-in problem that is gone does not resume anything by itself: the probe that #pauseAll asked for decides.
-    return jwt;
-  }
-
-  warnIfExpiring(jwt: StoredJwt, now: number): void {
-    const expMs = jwt.exp * 1000;
-    if (!expiresSoon(expMs, now)) return;
-    const warned = this.#expiryWarned;
-    if (warned !== undefined && warned.token === jwt.token && now - warned.at < DAY_MS) return;
-    this.#expiryWarned = { token: jwt.token, at: now };
-    this.#core.log.warn('token_expiring', { expires_at: new Date(expMs).toISOString(), days_left: daysLeft(expMs, now), remedy: 'swarm-node login' });
+    // A problem that is gone does not resume anything by itself: the probe that #pauseAll asked for decides.
+    return this.#caller;
   }
 
   /** Asks the service again when its backoff is up, or at once for a token other than the one it refused. */
-  probeIfDue(jwt: StoredJwt, now: number): void {
-    const newToken = this.#rejectedToken !== undefined && jwt.token !== this.#rejectedToken;
-    if (!this.#probing && (now >= this.#probeAt || newToken)) this.#core.track(this.#probe(jwt));
+  probeIfDue(caller: NodeCaller, now: number): void {
+    const newCredential = this.#rejectedCredential !== undefined && caller.bearer !== this.#rejectedCredential;
+    if (!this.#probing && (now >= this.#probeAt || newCredential)) this.#core.track(this.#probe(caller));
   }
 
-  /** An unreachable service or a refused token holds every agent until a probe succeeds; true when it was one of them. */
-  onServiceError(error: unknown, jwt: StoredJwt): boolean {
+  /** An unreachable service or a refused credential holds every agent until a probe succeeds; true when it was one of them. */
+  onServiceError(error: unknown, caller: NodeCaller): boolean {
     if (!(error instanceof SvcError)) return false;
     if (error.code === 'service_unreachable' || error.code === 'service_unavailable') {
       this.#holdForProbe('service_unreachable', error);
       return true;
     }
     if (error.code === 'unauthorized') {
-      this.#rejectedToken = jwt.token;
-      this.#holdForProbe('token_rejected', error);
+      // Refused with a credential rotated away since (a run that began before the rotation): not this node's
+      // credential refused. The caller's own handling (a retry, a settlement) goes on with the new one.
+      if (currentNodeCredential(this.#core.credentialsFile, caller.node_id) !== caller.bearer) return false;
+      this.#rejectedCredential = caller.bearer;
+      this.#holdForProbe('credential_rejected', error);
       return true;
     }
     return false;
   }
 
-  /** Reachable, and the token accepted: the wallet answers. */
-  async #probe(jwt: StoredJwt): Promise<void> {
+  /** Reachable, and the credential accepted: the wallet answers. */
+  async #probe(caller: NodeCaller): Promise<void> {
     this.#probing = true;
     try {
-      const wallet = await this.#core.client.wallet(jwt.token);
-      this.#rejectedToken = undefined;
+      const wallet = await this.#core.client.wallet(caller.bearer);
+      // The credential changed meanwhile: this answer says nothing about the new one, which is asked at the next tick.
+      if (caller !== this.#caller) return;
+      this.#rejectedCredential = undefined;
       this.#probeBackoff = undefined;
       if (this.#globalPause !== undefined) this.#resumeAll();
       this.#core.log.info('service_ready', { user: wallet.user_id, balance_cents: wallet.balance_cents });
       this.#probeNeeded = false;
       this.#onReady();
     } catch (error) {
-      if (!this.onServiceError(error, jwt)) {
+      if (caller !== this.#caller) return;
+      if (!this.onServiceError(error, caller)) {
         // Any other refusal of a read is as good as an outage here: ask again later.
         this.#holdForProbe('service_unreachable', error);
       }
@@ -107,12 +117,12 @@ export class ServiceHold {
     }
   }
 
-  #holdForProbe(reason: 'service_unreachable' | 'token_rejected', error: unknown): void {
+  #holdForProbe(reason: 'service_unreachable' | 'credential_rejected', error: unknown): void {
     const sameHold = this.#probeNeeded && this.#globalPause?.reason === reason;
     this.#probeBackoff = nextBackoff(sameHold ? this.#probeBackoff : undefined, this.#core.backoffMs);
     this.#probeAt = this.#core.now() + this.#probeBackoff;
     this.#probeNeeded = true;
-    const remedy = reason === 'token_rejected' ? 'swarm-node login (picked up without a restart)' : undefined;
+    const remedy = reason === 'credential_rejected' ? 'enroll the node again: swarm-node install with a fresh deploy token (picked up without a restart)' : undefined;
     this.#pauseAll(reason, this.#probeAt, { error: firstSentence(messageOf(error)), remedy });
   }
 
@@ -130,11 +140,14 @@ export class ServiceHold {
     this.#globalPause = { reason, since: now, until };
     recordGlobalPause(this.#core.db, this.#globalPause, now);
     this.#core.log.warn('paused_all', { reason, ...fields, ...(until === null ? {} : { next_check_at: new Date(until).toISOString() }) });
-    if (isCredentialProblem(reason)) {
-      // A new sign-in must be checked with the service before anything runs.
-      this.#probeNeeded = true;
-      this.#probeAt = 0;
-    }
+    // A new enrollment must be checked with the service before anything runs.
+    if (isCredentialProblem(reason)) this.#askAgain();
+  }
+
+  /** Nothing runs until a probe, made at the next tick, finds the service usable. */
+  #askAgain(): void {
+    this.#probeNeeded = true;
+    this.#probeAt = 0;
   }
 
   #resumeAll(): void {
@@ -148,5 +161,5 @@ export class ServiceHold {
 }
 
 function isCredentialProblem(reason: GlobalPauseReason): boolean {
-  return reason === 'not_signed_in' || reason === 'token_expired' || reason === 'credentials_unreadable';
+  return reason === 'not_enrolled' || reason === 'credentials_unreadable';
 }

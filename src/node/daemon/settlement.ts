@@ -1,7 +1,7 @@
 // Settling the journal's unsettled rows (issue 6 §2): each is replayed with its own Idempotency-Key, so the service
 // answers with the first response and nothing is charged twice. It runs before anything is scheduled (at start and
 // after a hold), and again on a backoff while rows are left that cannot be settled yet.
-import type { StoredJwt } from '../credentials.js';
+import type { NodeCaller } from '../work/caller.js';
 import { settlePendingRuns, type RunDeps } from '../run-agent.js';
 import { pendingRuns, releaseAbandonedRuns, settledAmong, type SettledRun } from '../store/journal.js';
 import { planAfterReplayedRun } from '../store/schedules.js';
@@ -44,23 +44,26 @@ export class PendingSettlement {
     this.#retryAt ??= now + this.#core.backoffMs;
   }
 
-  retryIfDue(jwt: StoredJwt, now: number): void {
-    if (this.#retryAt !== undefined && now >= this.#retryAt && !this.#settling) this.#core.track(this.settle(jwt).then(() => undefined));
+  retryIfDue(caller: NodeCaller, now: number): void {
+    if (this.#retryAt !== undefined && now >= this.#retryAt && !this.#settling) this.#core.track(this.settle(caller).then(() => undefined));
   }
 
-  /** Replays unsettled rows with their own keys; true when it got through (rows may still be left for a retry). */
-  async settle(jwt: StoredJwt): Promise<boolean> {
+  /**
+   * Reports what a crash left of the runs executed here (a result kept, a run cut short: never run again), then
+   * replays unsettled journal rows with their own keys; true when it got through (rows may be left for a retry).
+   */
+  async settle(caller: NodeCaller): Promise<boolean> {
     const core = this.#core;
     this.#settling = true;
     try {
-      const deps: RunDeps = { db: core.db, client: core.client, clock: core.clock, jwt, source: 'daemon', pid: NO_PROCESS };
+      const deps: RunDeps = { db: core.db, client: core.client, clock: core.clock, caller, source: 'daemon', pid: NO_PROCESS };
       releaseAbandonedRuns(core.db, core.now() - ABANDONED_AFTER_MS);
       // This daemon's own runs in flight are settled by their own call, not here.
       const keys = pendingRuns(core.db)
         .filter((run) => run.owner_pid !== core.pid)
         .map((run) => run.idempotency_key);
       const summary = await settlePendingRuns(deps);
-      if (summary.settled + summary.expired + summary.left > 0) core.log.info('pending_runs_settled', { ...summary });
+      if (summary.reported + summary.lost + summary.settled + summary.expired + summary.left > 0) core.log.info('pending_runs_settled', { ...summary });
       this.#afterSettlement(settledAmong(core.db, keys));
       if (summary.left > 0) {
         this.#backoff = nextBackoff(this.#backoff, core.backoffMs);
@@ -71,7 +74,7 @@ export class PendingSettlement {
       }
       return true;
     } catch (error) {
-      if (!this.#hold.onServiceError(error, jwt)) core.log.error('settle_failed', { error: messageOf(error) });
+      if (!this.#hold.onServiceError(error, caller)) core.log.error('settle_failed', { error: messageOf(error) });
       return false;
     } finally {
       this.#settling = false;

@@ -8,6 +8,8 @@ export const DEFAULT_BACKOFF_MS = 30_000;
 export const MAX_BACKOFF_MS = 10 * 60_000;
 /** In-flight runs get this long after SIGTERM (systemd's TimeoutStopSec is 30 s); their rows stay pending after. */
 export const DEFAULT_DRAIN_MS = 20_000;
+/** After the drain, agents still running are stopped and their failed runs get this long to be reported. */
+export const REPORT_GRACE_MS = 5_000;
 
 /** The wait after `previousMs` (none yet: `initialMs`), doubling up to MAX_BACKOFF_MS. */
 export function nextBackoff(previousMs: number | undefined, initialMs: number): number {

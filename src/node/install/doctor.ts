@@ -2,7 +2,7 @@
 // fixes it. Checks only read: the database is opened read-only, the service is asked a public GET (the same ping
 // `status` measures latency with).
 import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { SvcError } from '../../contract/errors.js';
 import type { Clock } from '../../lib/clock.js';
@@ -13,7 +13,7 @@ import { expiresSoon, expiryOf } from '../token.js';
 import { integrityFindings } from '../store/file-checks.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
-import { hostPathOf, SERVICE_USER, UNIT_IN_RELEASE, type InstallLayout } from '../location.js';
+import { hostPathOf, SERVICE_USER, UNIT_NAMES, unitInRelease, VAR_DIR_MODE, type InstallLayout } from '../location.js';
 import { readLink } from './links.js';
 import { lookupServiceUser } from './service-user.js';
 import { unitOfRelease } from './unit-file.js';
@@ -89,7 +89,7 @@ async function checkModesAndOwners(layout: InstallLayout): Promise<DoctorCheck[]
     }
   };
   wantMode(layout.credentialsFile, CREDENTIALS_MODE);
-  wantMode(layout.varDir, 0o700);
+  wantMode(layout.varDir, VAR_DIR_MODE);
   wantMode(layout.environmentFile, ENVIRONMENT_FILE_MODE);
   const release = join(layout.currentLink, '.');
   if (existsSync(release) && (statSync(release).mode & 0o022) !== 0) {
@@ -119,25 +119,28 @@ async function checkModesAndOwners(layout: InstallLayout): Promise<DoctorCheck[]
   }
   const modes: DoctorCheck =
     problems.length === 0
-      ? { name: 'modes', status: 'ok', detail: 'credentials 0600, var/ 0700' }
+      ? { name: 'modes', status: 'ok', detail: `credentials 0600, var/ ${VAR_DIR_MODE.toString(8).padStart(4, '0')}` }
       : { name: 'modes', status: 'fail', detail: problems.join('; '), fix: fixes.join(' && ') };
   return owners === undefined ? [modes] : [modes, owners];
 }
 
+/** Each unit the release ships (the daemon's, the agent socket's and service's) is installed as the release renders it. */
 function checkUnit(layout: InstallLayout, rootFlag: string): DoctorCheck {
   const fix = `swarm-node install${rootFlag}`;
-  if (!existsSync(layout.unitFile)) return { name: 'unit', status: 'fail', detail: `${layout.unitFile} is missing`, fix };
-  const shipped = join(layout.currentLink, UNIT_IN_RELEASE);
-  if (!existsSync(shipped)) return { name: 'unit', status: 'fail', detail: 'the current release has no unit to compare with', fix };
-  if (readFileSync(layout.unitFile, 'utf8') !== unitOfRelease(layout.currentLink)) {
-    return {
-      name: 'unit',
-      status: 'fail',
-      detail: `${layout.unitFile} differs from the release's (put local settings in a drop-in: systemctl edit svc-swarm-node)`,
-      fix,
-    };
+  for (const [index, name] of UNIT_NAMES.entries()) {
+    const unitFile = layout.unitFiles[index]!;
+    if (!existsSync(unitFile)) return { name: 'unit', status: 'fail', detail: `${unitFile} is missing`, fix };
+    if (!existsSync(join(layout.currentLink, unitInRelease(name)))) return { name: 'unit', status: 'fail', detail: `the current release has no ${name} to compare with`, fix };
+    if (readFileSync(unitFile, 'utf8') !== unitOfRelease(layout.currentLink, name)) {
+      return {
+        name: 'unit',
+        status: 'fail',
+        detail: `${unitFile} differs from the release's (put local settings in a drop-in: systemctl edit ${name})`,
+        fix,
+      };
+    }
   }
-  return { name: 'unit', status: 'ok', detail: `${hostPathOf(layout, layout.unitFile)} matches the current release` };
+  return { name: 'unit', status: 'ok', detail: `${UNIT_NAMES.join(', ')} in ${hostPathOf(layout, dirname(layout.unitFile))} match the current release` };
 }
 
 async function checkNode(): Promise<DoctorCheck> {

@@ -5,14 +5,14 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import { SvcError } from '../../contract/errors.js';
 import type { EnrollResponse } from '../../contract/schemas.js';
 import { writeCredentials, type Credentials, type NodeEnrollment } from '../credentials.js';
-import type { InstallLayout } from '../location.js';
+import type { NodePaths } from '../location.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import type { Change } from './plan.js';
 
 const DEPLOY_TOKEN_PATTERN = /^[A-Za-z0-9_-]{16,512}$/;
 
 /** The install's credentials as they are (install repairs a wrong mode, so it reads past it). */
-export function readStoredCredentials(layout: InstallLayout): Credentials {
+export function readStoredCredentials(layout: Pick<NodePaths, 'credentialsFile'>): Credentials {
   const stored = readCredentialsIgnoringMode(layout.credentialsFile);
   if (stored instanceof Error) {
     throw new SvcError('local_state', stored.message, {
@@ -23,7 +23,7 @@ export function readStoredCredentials(layout: InstallLayout): Credentials {
 }
 
 /** The token to enroll with, checked for its shape; refuses a node that has none to enroll with. */
-export function deployTokenToEnroll(layout: InstallLayout, deployToken: string | undefined, requireInstalled: boolean): string {
+export function deployTokenToEnroll(layout: Pick<NodePaths, 'home'>, deployToken: string | undefined, requireInstalled: boolean): string {
   if (requireInstalled) {
     throw new SvcError('usage', `no node is installed at ${layout.home}`, {
       remedy: 'Install it first: swarm-node install --deploy-token-file <file>.',
@@ -67,7 +67,7 @@ export async function enrollNode(enroll: (deployToken: string) => Promise<Enroll
 }
 
 /** The first write after the token is spent: from here on, a re-run needs no token. */
-export function persistEnrollment(layout: InstallLayout, stored: Credentials, enrollment: NodeEnrollment): Change {
+export function persistEnrollment(layout: Pick<NodePaths, 'home' | 'etcDir' | 'credentialsFile'>, stored: Credentials, enrollment: NodeEnrollment): Change {
   for (const dir of [layout.home, layout.etcDir]) {
     mkdirSync(dir, { recursive: true, mode: 0o755 });
     chmodSync(dir, 0o755);

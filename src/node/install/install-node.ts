@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
 import type { EnrollResponse } from '../../contract/schemas.js';
 import type { NodeEnrollment } from '../credentials.js';
-import type { InstallLayout } from '../location.js';
+import { AGENT_USER, type InstallLayout } from '../location.js';
 import { deployTokenToEnroll, enrollNode, persistEnrollment, readStoredCredentials } from './enrollment.js';
 import { planInstall } from './install-plan.js';
 import { readLink } from './links.js';
@@ -63,7 +63,7 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
     if (!options.dryRun) {
       // Everything the plan can refuse (a file where a link goes, an unreadable config) is refused now, before
       // the single-use token is spent.
-      await planInstall(options, { stored, enrollment: undefined, enrollNow: true, serviceUser: undefined, backups: { made: null } });
+      await planInstall(options, { stored, enrollment: undefined, enrollNow: true, serviceUser: undefined, agentUserExists: true, backups: { made: null } });
       enrollment = await enrollNode(options.enroll, token, options.now);
       enrolledChange = persistEnrollment(layout, stored, enrollment);
       log(describeChange(enrolledChange));
@@ -73,8 +73,9 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
   }
 
   const serviceUser = layout.onHost && !options.dryRun ? await lookupServiceUser() : undefined;
+  const agentUserExists = !layout.onHost || (await lookupServiceUser(AGENT_USER)) !== undefined;
   const backups: BackupRecord = { made: null };
-  const steps = await planInstall(options, { stored, enrollment, enrollNow: enrollNow && options.dryRun, serviceUser, backups });
+  const steps = await planInstall(options, { stored, enrollment, enrollNow: enrollNow && options.dryRun, serviceUser, agentUserExists, backups });
   const changes = [...(enrolledChange === undefined ? [] : [enrolledChange]), ...steps.map((step) => step.change)];
   const result: InstallResult = {
     node_id: enrollment?.node_id ?? null,
@@ -103,7 +104,7 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
     });
   }
   result.database_backup = backups.made;
-  result.service = await settleService(options.services, changes, layout.unitFile);
+  result.service = await settleService(options.services, changes, layout.unitFiles);
   return result;
 }
 

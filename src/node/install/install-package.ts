@@ -6,7 +6,8 @@ import type { ResolvedConfig } from '../config.js';
 import type { InstallLayout } from '../location.js';
 import type { ServiceClient } from '../service-client.js';
 import { installNode, type InstallResult } from './install-node.js';
-import { readPackageSource, runningPackageDir } from './package-source.js';
+import { runningPackageDir } from '../package-dir.js';
+import { readPackageSource } from './package-source.js';
 import { serviceManager } from './systemctl.js';
 
 export interface InstallPackageDeps {

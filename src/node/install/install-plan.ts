@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { readConfigFile, writeConfigFile, type ConfigFile } from '../config.js';
 import { CREDENTIALS_MODE, type Credentials, type NodeEnrollment } from '../credentials.js';
 import { readTextIfPresent, writeFileAtomic } from '../files.js';
-import { releaseDir, SERVICE_USER, type InstallLayout } from '../location.js';
+import { AGENT_USER, releaseDir, SERVICE_USER, VAR_DIR_MODE, type InstallLayout } from '../location.js';
 import { ENVIRONMENT_FILE_MODE, proxyVariables, renderEnvironmentFile } from './environment-file.js';
 import type { PackageSource } from './package-source.js';
 import type { Change, Step } from './plan.js';
@@ -30,6 +30,8 @@ export interface PlanContext {
   /** A dry run that would enroll: the credentials and the node id are listed, not known. */
   enrollNow: boolean;
   serviceUser: ServiceUser | undefined;
+  /** Whether the agent user exists on the host (looked up once, like serviceUser). */
+  agentUserExists: boolean;
   backups: BackupRecord;
 }
 
@@ -56,7 +58,7 @@ export async function planInstall(input: PlanInput, context: PlanContext): Promi
   for (const [dir, mode] of [
     [layout.home, 0o755],
     [layout.etcDir, 0o755],
-    [layout.varDir, 0o700],
+    [layout.varDir, VAR_DIR_MODE],
     [layout.releasesDir, 0o755],
   ] as const) {
     const present = existsSync(dir) ? statSync(dir).mode & 0o777 : undefined;
@@ -72,6 +74,13 @@ export async function planInstall(input: PlanInput, context: PlanContext): Promi
     if (user === undefined) {
       add({ action: 'run', path: `useradd --system ${SERVICE_USER}`, detail: 'the service user' }, async () => {
         user = (await lookupServiceUser()) ?? (await createServiceUser());
+      });
+    }
+    // The user systemd starts agent runs as (svc-swarm-node-agent@.service): never the daemon's, so an agent cannot
+    // read what the daemon keeps.
+    if (!context.agentUserExists) {
+      add({ action: 'run', path: `useradd --system ${AGENT_USER}`, detail: 'the agent runs\' user' }, async () => {
+        if ((await lookupServiceUser(AGENT_USER)) === undefined) await createServiceUser(AGENT_USER);
       });
     }
     // The service writes var/ and reads its credentials; nothing else of the install is its own.

@@ -1,14 +1,13 @@
 // What a release is: the package as it runs. The files its package.json ships (`files`: bin, dist, systemd, …)
 // plus the node_modules the bundle keeps external (scripts/build.mjs: better-sqlite3, a native addon) with their
 // runtime dependencies; everything else is bundled into dist/.
-import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { SvcError } from '../../contract/errors.js';
-import { UNIT_IN_RELEASE } from '../location.js';
+import { PACKAGE_NAME, readManifest } from '../package-dir.js';
+import { UNIT_NAMES, unitInRelease } from '../location.js';
 
-export const PACKAGE_NAME = 'svc-swarm-node';
 /** A version becomes a directory name under releases/: no separators, no dot-only names. */
 const VERSION_PATTERN = /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/;
 
@@ -48,18 +47,6 @@ export interface PackageSource {
   files: ReleaseFile[];
 }
 
-/** The package this program runs from: found by walking up from this module to our package.json. */
-export function runningPackageDir(moduleUrl: string = import.meta.url): string {
-  let dir = dirname(fileURLToPath(moduleUrl));
-  for (;;) {
-    const manifest = join(dir, 'package.json');
-    if (existsSync(manifest) && readManifest(manifest).name === PACKAGE_NAME) return dir;
-    const parent = dirname(dir);
-    if (parent === dir) throw new SvcError('local_state', `cannot find the ${PACKAGE_NAME} package this program runs from`);
-    dir = parent;
-  }
-}
-
 /** Reads and checks a package directory (`install --from <dir>` or the running one). */
 export function readPackageSource(packageDir: string): PackageSource {
   const dir = resolve(packageDir);
@@ -75,7 +62,7 @@ export function readPackageSource(packageDir: string): PackageSource {
   if (typeof version !== 'string' || !VERSION_PATTERN.test(version) || version.includes('..')) {
     throw invalid(`package.json has no usable version ("${String(version)}")`);
   }
-  for (const required of [join('bin', 'swarm-node.js'), join('dist', 'swarm-node.js'), UNIT_IN_RELEASE]) {
+  for (const required of [join('bin', 'swarm-node.js'), join('dist', 'swarm-node.js'), ...UNIT_NAMES.map(unitInRelease)]) {
     if (!existsSync(join(dir, required))) throw invalid(`${required} is missing (a source checkout must be built first: npm run build)`);
   }
 
@@ -134,19 +121,4 @@ function dedupe(files: ReleaseFile[]): ReleaseFile[] {
   const byPath = new Map<string, ReleaseFile>();
   for (const file of files) byPath.set(file.path, file);
   return [...byPath.values()];
-}
-
-interface Manifest {
-  name?: unknown;
-  version?: unknown;
-  files?: unknown[];
-}
-
-function readManifest(path: string): Manifest {
-  try {
-    const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
-    return typeof parsed === 'object' && parsed !== null ? (parsed as Manifest) : {};
-  } catch {
-    return {};
-  }
 }

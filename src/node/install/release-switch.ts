@@ -6,7 +6,7 @@ import { chmodSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
 import { readTextIfPresent, writeFileAtomic } from '../files.js';
-import { releaseDir, type InstallLayout } from '../location.js';
+import { releaseDir, UNIT_NAMES, type InstallLayout } from '../location.js';
 import { backupDatabase } from '../store/file-checks.js';
 import { readLink, relativeLinkText, switchLink } from './links.js';
 import type { Step } from './plan.js';
@@ -63,27 +63,29 @@ export function planCurrentSwitch(layout: InstallLayout, version: string, now: (
 }
 
 /**
- * The unit (rendered from the template of `releaseSource`, the package or release that becomes current), the
+ * The units (rendered from the templates of `releaseSource`, the package or release that becomes current), the
  * /usr/local/bin link and uninstall.sh.
  */
 export function planHostFiles(layout: InstallLayout, releaseSource: string, version: string): Step[] {
   const steps: Step[] = [];
-  const unit = unitOfRelease(releaseSource);
-  const installedUnit = readTextIfPresent(layout.unitFile);
-  if (installedUnit !== unit) {
+  UNIT_NAMES.forEach((name, index) => {
+    const file = layout.unitFiles[index]!;
+    const unit = unitOfRelease(releaseSource, name);
+    const installedUnit = readTextIfPresent(file);
+    if (installedUnit === unit) return;
     steps.push({
       change: {
         action: installedUnit === undefined ? 'create' : 'update',
-        path: layout.unitFile,
+        path: file,
         detail: installedUnit === undefined ? 'systemd unit' : 'systemd unit differs from the release; local settings belong in a drop-in (systemctl edit)',
         restart: true,
       },
       apply: () => {
-        writeFileAtomic(layout.unitFile, unit, 0o644);
-        chmodSync(layout.unitFile, 0o644);
+        writeFileAtomic(file, unit, 0o644);
+        chmodSync(file, 0o644);
       },
     });
-  }
+  });
   const binTarget = relativeLinkText(layout.binLink, join(layout.currentLink, 'bin', 'swarm-node'));
   const bin = readLink(layout.binLink);
   if (bin !== binTarget) {

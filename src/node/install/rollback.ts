@@ -76,7 +76,7 @@ export async function rollbackRelease(options: RollbackOptions): Promise<Rollbac
   }
   await applySteps(steps, options.log);
   result.database_backup = backups.made;
-  result.service = await settleService(services, changes, layout.unitFile);
+  result.service = await settleService(services, changes, layout.unitFiles);
   return result;
 }
 

@@ -13,11 +13,11 @@ export interface ServiceOutcome {
  * After the files: a unit not yet enabled is enabled and started; an enabled one is restarted only when something
  * it reads changed. The unit being new or edited needs a daemon-reload first.
  */
-export async function settleService(services: ServiceManager, changes: readonly Change[], unitFile: string): Promise<ServiceOutcome> {
+export async function settleService(services: ServiceManager, changes: readonly Change[], unitFiles: readonly string[]): Promise<ServiceOutcome> {
   const planned = plannedService(services, changes);
   if (services.skipReason !== undefined) return planned;
   const warnings: string[] = [];
-  const unitChanged = changes.some((change) => change.path === unitFile);
+  const unitChanged = changes.some((change) => unitFiles.includes(change.path));
   if (!(await services.isEnabled())) {
     pushWarning(warnings, await services.run(SYSTEMCTL.daemonReload));
     pushWarning(warnings, await services.run(SYSTEMCTL.enableNow));

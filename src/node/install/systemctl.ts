@@ -3,7 +3,7 @@
 // container, an image build) skips it with a reason, and a failing systemctl is reported as a warning.
 import { existsSync } from 'node:fs';
 import { execa } from 'execa';
-import { UNIT_NAME } from '../location.js';
+import { AGENT_SOCKET_UNIT, UNIT_NAME } from '../location.js';
 
 export interface ServiceManagerOptions {
   /** --no-start */
@@ -57,7 +57,9 @@ export function serviceManager(options: ServiceManagerOptions): ServiceManager {
 
 export const SYSTEMCTL = {
   daemonReload: ['daemon-reload'],
-  enableNow: ['enable', '--now', UNIT_NAME],
-  restart: ['restart', UNIT_NAME],
-  disableNow: ['disable', '--now', UNIT_NAME],
+  // The agent socket with the daemon: the daemon's runs go through it (agent-exec.ts). Its instances need no
+  // enabling: each lives for one connection.
+  enableNow: ['enable', '--now', AGENT_SOCKET_UNIT, UNIT_NAME],
+  restart: ['restart', AGENT_SOCKET_UNIT, UNIT_NAME],
+  disableNow: ['disable', '--now', UNIT_NAME, AGENT_SOCKET_UNIT],
 } as const;

@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
-import type { InstallLayout } from '../location.js';
+import { AGENT_USER, type InstallLayout } from '../location.js';
 import { readLink } from './links.js';
 import { applySteps, type Change, type Step } from './plan.js';
 import { removeServiceUser } from './service-user.js';
@@ -55,7 +55,7 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
     steps.push({ change: { action: 'remove', path, detail: `${detail} -> ${target}`, restart: false }, apply: () => rmSync(path, { force: true }) });
   };
 
-  remove(layout.unitFile, 'systemd unit');
+  for (const unitFile of layout.unitFiles) remove(unitFile, 'systemd unit');
   removeOurLink(layout.binLink, 'command link');
   removeOurLink(layout.currentLink, 'current release');
   removeOurLink(layout.previousLink, 'previous release');
@@ -81,7 +81,10 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
   await applySteps(steps, options.log);
   pushWarning(warnings, await services.run(SYSTEMCTL.daemonReload));
   for (const dir of [layout.etcDir, layout.home, resolve(layout.home, '..')]) removeIfEmpty(dir);
-  if (purge && layout.onHost) pushWarning(warnings, await removeServiceUser());
+  if (purge && layout.onHost) {
+    pushWarning(warnings, await removeServiceUser());
+    pushWarning(warnings, await removeServiceUser(AGENT_USER));
+  }
   return result;
 }
 

@@ -39,10 +39,12 @@ const STDERR_TAIL_BYTES = 16 * 1024;
 const LAUNCH_FAILED = 125;
 const LAUNCH_MARK = 'swarm-node-launcher:';
 
-// $1 run directory, then the command. umask 007: files stay within the run's group (its agent's state directory is
-// shared by that agent's runs); the run directory itself is 0700, so no other run can enter it.
+// $1 run directory, $2 the agent's state directory ('' for none), then the command. umask 007: files stay within the
+// run's group (the agent's state directory, 2770, is shared by that agent's runs, which have its gid); the run
+// directory itself is 0700, so no other run can enter it.
 const LAUNCHER = `umask 007
-dir=$1; shift
+dir=$1; state=$2; shift 2
+[ -z "$state" ] || [ -d "$state" ] || mkdir -m 2770 "$state" 2>/dev/null || true
 mkdir -m 700 "$dir" || { echo "${LAUNCH_MARK} cannot create the run directory" >&2; exit ${LAUNCH_FAILED}; }
 cd "$dir" || { echo "${LAUNCH_MARK} cannot enter the run directory" >&2; exit ${LAUNCH_FAILED}; }
 exec "$@"`;
@@ -58,6 +60,8 @@ export interface AgentProcessSpec {
   command: readonly string[];
   /** Created for the run (must not exist yet) and removed after it. */
   runDir: string;
+  /** Kept between runs of the agent (made 2770 for the agent's group when missing); undefined: no state. */
+  stateDir?: string;
   /** Written to stdin, then stdin is closed. */
   stdin: string;
   /** The run's own user; undefined: the daemon's user (no privilege to switch). */
@@ -85,6 +89,7 @@ export async function runAgentProcess(spec: AgentProcessSpec): Promise<AgentOutc
     LAUNCHER,
     'swarm-agent',
     spec.runDir,
+    spec.stateDir ?? '',
     ...spec.command,
   ];
   let child: ChildProcess;
@@ -121,12 +126,18 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
     let stderrTail = Buffer.alloc(0);
     let ended: { error: AgentFailure; message: string } | undefined;
     const timers: NodeJS.Timeout[] = [];
+    // A signal to a uid is a process of its own (kill -1 as that uid); the outcome waits for them, so none can land
+    // after the uid is given back to the pool, on the next run that takes it.
+    const signalling: Promise<void>[] = [];
+    const signal = (name: 'SIGTERM' | 'SIGKILL'): void => {
+      signalling.push(signalRun(child, spec.identity, name));
+    };
 
     const stop = (error: AgentFailure, message: string): void => {
       if (ended !== undefined) return;
       ended = { error, message };
-      signalRun(child, spec.identity, 'SIGTERM');
-      timers.push(setTimeout(() => signalRun(child, spec.identity, 'SIGKILL'), error === 'bad_output' ? 0 : KILL_GRACE_MS));
+      signal('SIGTERM');
+      timers.push(setTimeout(() => signal('SIGKILL'), error === 'bad_output' ? 0 : KILL_GRACE_MS));
     };
     timers.push(setTimeout(() => stop('timeout', `the agent did not answer within ${formatMs(spec.limits.timeoutMs)}`), spec.limits.timeoutMs));
     const onAbort = (): void => stop('aborted', 'the run was stopped: the node is shutting down');
@@ -149,25 +160,29 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
     child.on('error', (error) => {
       if (ended === undefined) ended = { error: 'spawn', message: `the agent could not be started: ${error.message}` };
     });
-    child.on('close', (code, signal) => {
-      for (const timer of timers) clearTimeout(timer);
-      spec.signal?.removeEventListener('abort', onAbort);
+    const outcomeOf = (code: number | null, signal: NodeJS.Signals | null): AgentOutcome => {
       const tail = stderrTail.toString('utf8');
-      if (ended !== undefined) return resolve({ status: 'failed', ...ended, stderrTail: tail });
+      if (ended !== undefined) return { status: 'failed', ...ended, stderrTail: tail };
       if (code === LAUNCH_FAILED && tail.includes(LAUNCH_MARK)) {
-        return resolve({ status: 'failed', error: 'spawn', message: 'the agent could not be started: its run directory could not be made', stderrTail: tail });
+        return { status: 'failed', error: 'spawn', message: 'the agent could not be started: its run directory could not be made', stderrTail: tail };
       }
       if (code !== 0) {
         const how = signal !== null ? `was killed by ${signal}` : code === 127 || code === 126 ? `could not be started (exit ${code})` : `exited with code ${code}`;
-        return resolve({ status: 'failed', error: code === 127 || code === 126 ? 'spawn' : 'exit', message: `the agent ${how}`, stderrTail: tail });
+        return { status: 'failed', error: code === 127 || code === 126 ? 'spawn' : 'exit', message: `the agent ${how}`, stderrTail: tail };
       }
       const text = Buffer.concat(stdout).toString('utf8').trim();
       try {
         if (text === '') throw new Error('empty');
-        resolve({ status: 'succeeded', output: JSON.parse(text) as unknown, stderrTail: tail });
+        return { status: 'succeeded', output: JSON.parse(text) as unknown, stderrTail: tail };
       } catch {
-        resolve({ status: 'failed', error: 'bad_output', message: 'the agent did not answer with one JSON document on stdout', stderrTail: tail });
+        return { status: 'failed', error: 'bad_output', message: 'the agent did not answer with one JSON document on stdout', stderrTail: tail };
       }
+    };
+    child.on('close', (code, killedBy) => {
+      for (const timer of timers) clearTimeout(timer);
+      spec.signal?.removeEventListener('abort', onAbort);
+      const outcome = outcomeOf(code, killedBy);
+      void Promise.all(signalling).then(() => resolve(outcome));
     });
   });
 }
@@ -177,16 +192,14 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
  * and double forks included), sent by a process of the same uid: the daemon holds no CAP_KILL. Otherwise the
  * process group.
  */
-function signalRun(child: ChildProcess, identity: RunIdentity | undefined, signal: 'SIGTERM' | 'SIGKILL'): void {
-  if (identity !== undefined) {
-    asUser(identity, `kill -s ${signal.slice(3)} -- -1 2>/dev/null; exit 0`).catch(() => undefined);
-    return;
-  }
+function signalRun(child: ChildProcess, identity: RunIdentity | undefined, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+  if (identity !== undefined) return asUser(identity, `kill -s ${signal.slice(3)} -- -1 2>/dev/null; exit 0`).catch(() => undefined);
   try {
     if (child.pid !== undefined) process.kill(-child.pid, signal);
   } catch {
     // Gone already.
   }
+  return Promise.resolve();
 }
 
 /** Kills what is left of the run and removes its directory, as the run's own user when it has one. */

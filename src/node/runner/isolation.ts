@@ -8,8 +8,12 @@
 // the daemon's service user (AmbientCapabilities). Without them (a developer's machine, a test as a normal user)
 // a run executes as the daemon's own user, in a private directory with a clean environment and limits, and the
 // daemon says so at start.
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { AGENT_IDS } from '../../contract/agents.js';
+import { SvcError } from '../../contract/errors.js';
+import type { AgentIsolation } from '../config.js';
+import { processIsAlive } from '../process-alive.js';
 
 /** CAP_SETGID is bit 6, CAP_SETUID bit 7 (linux/capability.h). */
 const SETUID_SETGID = 0b1100_0000n;
@@ -19,7 +23,8 @@ export const DEFAULT_RUN_UID_BASE = 60_900;
 export const MAX_RUN_SLOTS = 32;
 export const AGENT_GID_BASE = 60_950;
 
-export type IsolationMode = 'uid' | 'none';
+/** systemd: each run a service of its own (svc-swarm-node-agent@.service); uid: a uid of the pool; none: this user. */
+export type IsolationMode = 'systemd' | 'uid' | 'none';
 
 export interface RunIdentity {
   uid: number;
@@ -49,35 +54,85 @@ export function agentGid(agentId: string, base = AGENT_GID_BASE): number {
 }
 
 /**
- * A pool of run uids: a uid is taken for one run and given back after its processes are killed and its directory
- * removed, so two runs in flight never share one and a later run finds nothing of an earlier one.
+ * The pool of run uids, shared by every process of every node home on this host (the daemon, a `swarm-node run`
+ * typed beside it, another home run by root; run-local.ts puts its slots in /run): a uid
+ * is taken by creating its slot file exclusively, and given back by removing it after the run's processes are
+ * killed and its directory removed. Two runs in flight never share a uid, and a later run finds nothing of an
+ * earlier one. A slot left by a process that died is taken over (its pid is gone).
  */
 export class RunUidPool {
+  readonly #dir: string;
   readonly #base: number;
   readonly #size: number;
-  readonly #taken = new Set<number>();
 
-  constructor(base = DEFAULT_RUN_UID_BASE, size = MAX_RUN_SLOTS) {
+  constructor(slotsDir: string, base = DEFAULT_RUN_UID_BASE, size = MAX_RUN_SLOTS) {
+    this.#dir = slotsDir;
     this.#base = base;
     this.#size = size;
   }
 
-  /** The lowest free uid; undefined when every slot is busy (the caller runs at most `size` agents at once). */
-  take(): number | undefined {
+  /**
+   * The lowest free uid; undefined when every slot is busy. `abandoned`: its last holder died mid-run, so processes
+   * of that uid may still be about (the caller kills them before the uid runs anything new).
+   */
+  take(): { uid: number; abandoned: boolean } | undefined {
     for (let uid = this.#base; uid < this.#base + this.#size; uid += 1) {
-      if (!this.#taken.has(uid)) {
-        this.#taken.add(uid);
-        return uid;
+      const slot = join(this.#dir, String(uid));
+      if (claimSlot(slot)) return { uid, abandoned: false };
+      if (slotIsAbandoned(slot)) {
+        rmSync(slot, { force: true });
+        if (claimSlot(slot)) return { uid, abandoned: true };
       }
     }
     return undefined;
   }
 
   release(uid: number): void {
-    this.#taken.delete(uid);
+    rmSync(join(this.#dir, String(uid)), { force: true });
   }
+}
 
-  get inUse(): number {
-    return this.#taken.size;
+function claimSlot(path: string): boolean {
+  try {
+    writeFileSync(path, String(process.pid), { flag: 'wx', mode: 0o600 });
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+}
+
+/** A slot whose process is gone. One with no pid yet is being claimed right now, unless it is older than a moment. */
+function slotIsAbandoned(path: string): boolean {
+  try {
+    const pid = Number(readFileSync(path, 'utf8'));
+    if (Number.isSafeInteger(pid) && pid > 0) return !processIsAlive(pid);
+    return Date.now() - statSync(path).mtimeMs > 10_000;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `auto`: systemd's agent socket when it listens (an installed node), else a uid of each run's own when this process
+ * may switch users (root), else the node's own user.
+ */
+export function resolveIsolation(wanted: AgentIsolation, agentSocket: string): IsolationMode {
+  if (wanted === 'none') return 'none';
+  if (wanted === 'systemd' || (wanted === 'auto' && isSocket(agentSocket))) return 'systemd';
+  if (canSwitchUsers()) return 'uid';
+  if (wanted === 'uid') {
+    throw new SvcError('local_state', 'agent_isolation is uid, but this process may not switch users (it needs root, or CAP_SETUID and CAP_SETGID)', {
+      remedy: 'Run the node as installed (systemd starts each run as a sandboxed service), or set agent_isolation to auto or none.',
+    });
+  }
+  return 'none';
+}
+
+function isSocket(path: string): boolean {
+  try {
+    return statSync(path).isSocket();
+  } catch {
+    return false;
   }
 }

@@ -22,7 +22,7 @@ export const DAEMON_KEYS = {
 const STALE_TICK_MS = 15_000;
 
 /** Why every agent is held (the daemon's own state, not a schedule's). */
-export type GlobalPauseReason = 'not_signed_in' | 'token_expired' | 'credentials_unreadable' | 'token_rejected' | 'service_unreachable';
+export type GlobalPauseReason = 'not_enrolled' | 'credentials_unreadable' | 'credential_rejected' | 'service_unreachable';
 
 function setKeys(db: SqliteDatabase, values: Record<string, string>, now: number): void {
   const upsert = prepared(

@@ -56,6 +56,29 @@ export const NODE_MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN user_id TEXT;
   ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
   `,
+  /* 3 */ `
+  -- The node that ran a run (the service routes each run to one of the user's nodes), and the input it was asked with
+  -- (a replay of the key must send the same request).
+  ALTER TABLE runs ADD COLUMN node_id TEXT;
+  ALTER TABLE runs ADD COLUMN input_json TEXT;
+
+  -- The runs this node executes (docs/api.md "Runs on the node"): written before the agent starts, its result kept
+  -- before it is reported, so a node that crashes never runs a run twice and reports a finished one when it is back.
+  CREATE TABLE executions (
+    run_id        TEXT PRIMARY KEY,
+    agent_id      TEXT NOT NULL,
+    user_id       TEXT NOT NULL,
+    lease_id      TEXT NOT NULL,
+    status        TEXT NOT NULL CHECK (status IN ('running', 'finished', 'reported', 'lost')),
+    result_status TEXT CHECK (result_status IN ('succeeded', 'failed')),
+    output_json   TEXT,
+    owner_pid     INTEGER,
+    started_at    INTEGER NOT NULL,
+    finished_at   INTEGER,
+    reported_at   INTEGER
+  );
+  CREATE INDEX executions_open ON executions (status) WHERE status IN ('running', 'finished');
+  `,
 ];
 
 /**
@@ -86,7 +109,11 @@ export function openNodeStore(path: string, role: StoreRole = 'command'): Sqlite
       chmodSync(target, 0o600);
     },
   });
-  if (!existed) giveToDirectoryOwner(directory, [path, `${path}-wal`, `${path}-shm`]);
+  if (!existed) {
+    // Whatever the umask of the shell that made it: the journal is the node's, never an agent's or another user's.
+    for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
+    giveToDirectoryOwner(directory, [path, `${path}-wal`, `${path}-shm`]);
+  }
   if (role === 'daemon') db.pragma(`cache_size = -${DAEMON_CACHE_KIB}`);
   return db;
 }

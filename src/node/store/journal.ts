@@ -21,17 +21,28 @@ export interface JournalRun {
   finished_at: number | null;
   user_id: string | null;
   owner_pid: number | null;
+  node_id: string | null;
+  input_json: string | null;
 }
 
 /** Writes the journal row before the call (exactly-once billing rests on this order). */
 export function journalRunStarted(
   db: SqliteDatabase,
-  run: { idempotency_key: string; agent_id: string; source: RunSource; price_cents: number; user_id?: string; owner_pid?: number },
+  run: { idempotency_key: string; agent_id: string; source: RunSource; price_cents: number; user_id?: string; owner_pid?: number; input?: unknown },
   now: number,
 ): void {
-  prepared(db, `INSERT INTO runs (idempotency_key, agent_id, source, status, price_cents, started_at, user_id, owner_pid)
-     VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)`,
-  ).run(run.idempotency_key, run.agent_id, run.source, run.price_cents, now, run.user_id ?? null, run.owner_pid ?? null);
+  prepared(db, `INSERT INTO runs (idempotency_key, agent_id, source, status, price_cents, started_at, user_id, owner_pid, input_json)
+     VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?)`,
+  ).run(
+    run.idempotency_key,
+    run.agent_id,
+    run.source,
+    run.price_cents,
+    now,
+    run.user_id ?? null,
+    run.owner_pid ?? null,
+    run.input === undefined ? null : JSON.stringify(run.input),
+  );
 }
 
 export function journalRunSettled(
@@ -44,14 +55,16 @@ export function journalRunSettled(
     balance_cents?: number | null;
     error_code?: string | null;
     output?: unknown;
+    node_id?: string | null;
   },
   now: number,
 ): void {
-  prepared(db, `UPDATE runs SET status = ?, run_id = ?, charged_cents = ?, balance_cents = ?, error_code = ?, output_json = ?, finished_at = ?
+  prepared(db, `UPDATE runs SET status = ?, run_id = ?, node_id = ?, charged_cents = ?, balance_cents = ?, error_code = ?, output_json = ?, finished_at = ?
      WHERE idempotency_key = ?`,
   ).run(
     settlement.status,
     settlement.run_id ?? null,
+    settlement.node_id ?? null,
     settlement.charged_cents ?? 0,
     settlement.balance_cents ?? null,
     settlement.error_code ?? null,

@@ -1,9 +1,10 @@
 // Wizard step d: one confirmed, billed run (spec §4 execute) through runAgent, which journals it with its
-// Idempotency-Key right before the call: a run is in the journal only once it is actually being sent.
+// Idempotency-Key right before the call: a run is in the journal only once it is actually being sent. On an enrolled
+// node it runs on this host, daemon or not.
 import { formatDollars } from '../../contract/money.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
-import type { StoredJwt } from '../credentials.js';
-import { runAgent, type RunResult } from '../run-agent.js';
+import { inputFlagsOf } from '../agent-inputs.js';
+import { runAgent, type RunCaller, type RunResult } from '../run-agent.js';
 import { succeededOrThrow } from '../run-errors.js';
 import type { AgentChoice, WizardQuestions } from './questions.js';
 import type { WizardStepDeps } from './ui.js';
@@ -12,16 +13,17 @@ export async function firstRun(
   deps: WizardStepDeps,
   db: SqliteDatabase,
   questions: WizardQuestions,
-  jwt: StoredJwt,
+  caller: RunCaller,
   agent: AgentChoice,
   balanceCents: number,
+  input: Record<string, unknown> | undefined,
 ): Promise<RunResult | null> {
   if (!(await questions.confirmRun(agent, balanceCents))) {
-    deps.ui.info(`No run now; run it any time: swarm-node run ${agent.agent_id}`);
+    deps.ui.info(`No run now; run it any time: swarm-node run ${agent.agent_id}${inputFlagsOf(input)}`);
     return null;
   }
   const result = await deps.ui.spin(`Running ${agent.agent_id}`, async () =>
-    succeededOrThrow(await runAgent({ db, client: deps.client, clock: deps.clock, jwt, source: 'wizard' }, agent.agent_id)),
+    succeededOrThrow(await runAgent({ db, client: deps.client, clock: deps.clock, caller, source: 'wizard' }, agent.agent_id, input)),
   );
   deps.ui.success(`✓ ${agent.name} ran (run ${result.run_id}): charged ${formatDollars(result.charged_cents)}, the wallet now holds ${formatDollars(result.balance_cents)}.`);
   deps.ui.info(`Result: ${describeOutput(result.output)}`);

@@ -4,7 +4,7 @@ import { formatDollars } from '../../contract/money.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { StoredJwt } from '../credentials.js';
 import { formatDuration } from '../duration.js';
-import { registerAgent } from '../registrations.js';
+import { registerAgent, type ThisNode } from '../registrations.js';
 import { getRegistration, type Registration } from '../store/registrations.js';
 import type { AgentChoice, WizardQuestions } from './questions.js';
 import type { WizardStepDeps } from './ui.js';
@@ -23,7 +23,7 @@ export async function offerRegistration(
   deps: WizardStepDeps,
   db: SqliteDatabase,
   questions: WizardQuestions,
-  jwt: StoredJwt,
+  signedIn: { jwt: StoredJwt; node: ThisNode },
   agent: AgentChoice,
 ): Promise<WizardRegistration | null> {
   const current = getRegistration(db, agent.agent_id);
@@ -48,7 +48,7 @@ export async function offerRegistration(
     return kept(current);
   }
   const outcome = await registerAgent(
-    { db, client: deps.client, clock: deps.clock, jwt, credentialsFile: deps.credentialsFile },
+    { db, client: deps.client, clock: deps.clock, jwt: signedIn.jwt, node: signedIn.node, credentialsFile: deps.credentialsFile },
     { agent_id: agent.agent_id, every_seconds: every, daily_cap_cents: dailyCap },
   );
   const result = describe(outcome.registration, { created: outcome.created, changed: true });

@@ -3,6 +3,7 @@
 import type { AgentSku } from '../../contract/agents.js';
 import { SvcError } from '../../contract/errors.js';
 import type { TierId } from '../../contract/tiers.js';
+import { inputFlag, missingInputs, type InputField } from '../agent-inputs.js';
 import type { Registration } from '../store/registrations.js';
 
 export interface AgentChoice extends AgentSku {
@@ -17,6 +18,8 @@ export interface WizardPrompts {
   /** The provider's payment id from checkout: the proof of payment issue-token needs. */
   payment(): Promise<string>;
   agent(choices: readonly AgentChoice[], suggested: string | undefined): Promise<string>;
+  /** A value for one input the agent cannot run without. */
+  input(agent: AgentChoice, field: InputField): Promise<string>;
   /** true: wait for the confirmation and retry; false: quit. */
   waitForPayment(): Promise<boolean>;
   /** true: wait here while the wallet is funded; false: quit. */
@@ -41,6 +44,8 @@ export interface WizardFlags {
   offer?: TierId;
   payment?: string;
   agent?: string;
+  /** --input key=value pairs: the agent's input. */
+  input?: Record<string, unknown>;
   /** --every: seconds, or null for `none`. */
   every?: number | null;
   /** --daily-cap: cents, or null for `none`. */
@@ -60,22 +65,24 @@ export const FLAG_OF = {
 } as const;
 
 /**
- * The flags an unattended wizard needs, worked out from the flags and the local credentials only, so it can
- * fail before any network call or write. The run's confirmation needs --yes; --yes also answers the
- * registration, so nothing else can be missing.
+ * The flags an unattended wizard needs, worked out from the flags, the local credentials and the agent's manifest
+ * only, so it can fail before any network call or write. The run's confirmation needs --yes; --yes also answers
+ * the registration, so nothing else can be missing. `inputSchema`: the --agent's input_schema, when it has a bundle.
  */
-export function missingFlags(flags: WizardFlags, needsSignIn: boolean): string[] {
+export function missingFlags(flags: WizardFlags, needsSignIn: boolean, inputSchema?: Record<string, unknown>): string[] {
   const missing: string[] = [];
   if (needsSignIn && flags.email === undefined) missing.push(FLAG_OF.email);
   if (needsSignIn && flags.offer === undefined) missing.push(FLAG_OF.offer);
   if (needsSignIn && flags.payment === undefined) missing.push(FLAG_OF.payment);
   if (flags.agent === undefined) missing.push(FLAG_OF.agent);
+  if (inputSchema !== undefined) missing.push(...missingInputs(inputSchema, Object.keys(flags.input ?? {})).map(inputFlag));
   if (flags.yes !== true) missing.push(FLAG_OF.yes);
   return missing;
 }
 
 export function notATerminal(missing: readonly string[], why: string): SvcError {
-  const names = missing.map((flag) => flag.split(' ')[0]!);
+  // `--agent <agent_id>` → `--agent`; `--input repo=<value>` → `--input repo`.
+  const names = missing.map((flag) => flag.replace(/(=| )<[^>]*>$/, ''));
   return new SvcError('not_a_terminal', `${why}: pass ${missing.join(', ')}`, {
     remedy:
       'Example: swarm-node wizard --agent agent_ops_monitor_004 --yes (add --email, --offer and --payment when this node is neither signed in nor enrolled).',
@@ -84,8 +91,12 @@ export function notATerminal(missing: readonly string[], why: string): SvcError 
 }
 
 
-/** The questions as the flow asks them: every/dailyCap may answer undefined, "keep what the registration has". */
-export interface WizardQuestions extends Omit<WizardPrompts, 'every' | 'dailyCap'> {
+/**
+ * The questions as the flow asks them: every/dailyCap may answer undefined, "keep what the registration has"; input
+ * is the agent's whole input (the --input pairs, then a person's answer for each input missing), undefined if none.
+ */
+export interface WizardQuestions extends Omit<WizardPrompts, 'every' | 'dailyCap' | 'input'> {
+  input(agent: AgentChoice, inputSchema: Record<string, unknown> | undefined): Promise<Record<string, unknown> | undefined>;
   every(agent: AgentChoice, current: Registration | undefined): Promise<number | null | undefined>;
   dailyCap(agent: AgentChoice, everySeconds: number | null | undefined, current: Registration | undefined): Promise<number | null | undefined>;
 }
@@ -109,6 +120,13 @@ export function answering(flags: WizardFlags, prompts: WizardPrompts | undefined
     payment: () => (flags.payment !== undefined ? Promise.resolve(flags.payment) : prompts ? prompts.payment() : unanswered(FLAG_OF.payment)),
     agent: (choices, suggested) =>
       flags.agent !== undefined ? Promise.resolve(flags.agent) : prompts ? prompts.agent(choices, suggested) : unanswered(FLAG_OF.agent),
+    input: async (agent, schema) => {
+      const input: Record<string, unknown> = { ...flags.input };
+      const missing = schema === undefined ? [] : missingInputs(schema, Object.keys(input));
+      if (missing.length > 0 && prompts === undefined) throw notATerminal(missing.map(inputFlag), 'no terminal to ask on');
+      for (const field of missing) input[field.name] = await prompts!.input(agent, field);
+      return Object.keys(input).length === 0 ? undefined : input;
+    },
     // Unattended, nobody can fund the wallet or confirm a payment meanwhile: quit with the remedy at once.
     waitForPayment: () => (prompts ? prompts.waitForPayment() : Promise.resolve(false)),
     waitForFunds: (shortfall) => (prompts ? prompts.waitForFunds(shortfall) : Promise.resolve(false)),

@@ -1,13 +1,18 @@
-// The wizard's flow (spec §1.7): sign-in, agent, balance, first run, registration. Each step is a function of its
+// The wizard's flow (spec §1.7): sign-in, this node, agent, balance, first run, registration. Each step is a function of its
 // own; the questions come in as an argument (flags, then a person), so the flow reads the same attended or not.
 import { SvcError } from '../../contract/errors.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
-import type { RunResult } from '../run-agent.js';
+import type { StoredJwt } from '../credentials.js';
+import { inputFlagsOf } from '../agent-inputs.js';
+import type { EnrolledHere } from '../enroll.js';
+import type { ThisNode } from '../registrations.js';
+import type { RunCaller, RunResult } from '../run-agent.js';
 import { chooseAgent } from './choose-agent.js';
 import { firstRun } from './first-run.js';
 import { offerRegistration, type WizardRegistration } from './offer-registration.js';
 import type { WizardQuestions } from './questions.js';
 import { ensureSignedIn } from './sign-in.js';
+import { ensureThisNode, type WizardNode } from './this-node.js';
 import type { WizardStepDeps } from './ui.js';
 import { ensureFunds } from './wallet-check.js';
 
@@ -16,6 +21,14 @@ export interface WizardDeps extends WizardStepDeps {
   walletUrl: string;
   /** Opened after sign-in, so a wizard stopped before it has written nothing locally. */
   openStore: () => Promise<SqliteDatabase>;
+  /** Enrolls this home as a node of the signed-in user (a bare host). */
+  enroll: (jwt: StoredJwt) => Promise<EnrolledHere>;
+  /** This enrolled node (after ensureThisNode). */
+  thisNode: () => Promise<ThisNode>;
+  /** Who asks for the first run: this node, which then runs it here. */
+  runCaller: () => Promise<RunCaller>;
+  /** The agent's input_schema from the bundle this node would run (undefined: no bundle here). */
+  inputSchema: (agentId: string) => Record<string, unknown> | undefined;
   questions: WizardQuestions;
   flagEmail: string | undefined;
 }
@@ -24,6 +37,7 @@ export interface WizardSummary {
   user_id: string;
   tier: string;
   signed_in_now: boolean;
+  node: WizardNode;
   agent: { agent_id: string; name: string; price_cents: number };
   run: Pick<RunResult, 'run_id' | 'status' | 'charged_cents' | 'balance_cents' | 'output' | 'idempotency_key'> | null;
   balance_cents: number;
@@ -36,15 +50,18 @@ const MAX_FUNDING_ROUNDS = 3;
 
 export async function runWizard(deps: WizardDeps): Promise<WizardSummary> {
   const { jwt, signedIn, signed_in_now } = await ensureSignedIn(deps, deps.questions, deps.flagEmail);
+  const node = await ensureThisNode(deps, jwt);
   const db = await deps.openStore();
   const agent = await chooseAgent(deps, db, deps.questions);
+  // Asked before the money: a run without the inputs its agent needs is refused by the agent (and refunded).
+  const input = await deps.questions.input(agent, deps.inputSchema(agent.agent_id));
 
   let run: RunResult | null = null;
   let balance = 0;
   for (let round = 1; ; round += 1) {
     balance = await ensureFunds(deps, deps.questions, jwt, agent);
     try {
-      run = await firstRun(deps, db, deps.questions, jwt, agent, balance);
+      run = await firstRun(deps, db, deps.questions, await deps.runCaller(), agent, balance, input);
       break;
     } catch (error) {
       if (!(error instanceof SvcError) || error.code !== 'insufficient_balance' || round >= MAX_FUNDING_ROUNDS) throw error;
@@ -53,11 +70,12 @@ export async function runWizard(deps: WizardDeps): Promise<WizardSummary> {
   }
   if (run !== null) balance = run.balance_cents;
 
-  const registration = await offerRegistration(deps, db, deps.questions, jwt, agent);
+  const registration = await offerRegistration(deps, db, deps.questions, { jwt, node: await deps.thisNode() }, agent);
   return {
     user_id: signedIn.sub,
     tier: signedIn.tier,
     signed_in_now,
+    node,
     agent: { agent_id: agent.agent_id, name: agent.name, price_cents: agent.price_cents },
     run:
       run === null
@@ -72,13 +90,13 @@ export async function runWizard(deps: WizardDeps): Promise<WizardSummary> {
           },
     balance_cents: balance,
     registration,
-    next_steps: nextSteps(agent.agent_id, run !== null, registration),
+    next_steps: nextSteps(agent.agent_id, run !== null, registration, input),
   };
 }
 
-function nextSteps(agentId: string, ran: boolean, registration: WizardRegistration | null): string[] {
+function nextSteps(agentId: string, ran: boolean, registration: WizardRegistration | null, input: Record<string, unknown> | undefined): string[] {
   const steps: string[] = [];
-  if (!ran) steps.push(`swarm-node run ${agentId}   run it once`);
+  if (!ran) steps.push(`swarm-node run ${agentId}${inputFlagsOf(input)}   run it once`);
   steps.push('swarm-node list   the agents registered here, their schedules and what they spent today');
   steps.push('swarm-node runs   every run, its charge and result');
   if (registration !== null && registration.every !== null) {

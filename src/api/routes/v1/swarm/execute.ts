@@ -1,36 +1,52 @@
-// POST /v1/swarm/execute (spec §4; DECISIONS.md "Execute"): Bearer JWT whose sub is the body's user_id, and an
-// Idempotency-Key header. The work is createExecuteAgent's; this file only reads the request and writes the reply.
-import type { FastifyPluginAsync } from 'fastify';
-import { ExecuteRequest, ExecuteResponse } from '../../../../contract/schemas.js';
-import { userOf } from '../../../http/auth.js';
+// POST /v1/swarm/execute (spec §4; DECISIONS.md "Execute"; docs/api.md "Runs on the node"). Bearer JWT whose sub is
+// the body's user_id (or the credential of one of that user's nodes), and an Idempotency-Key header. The run goes to
+// a node; the answer is the node's result when it comes within the request's wait (200), else the run as it stands
+// (202) to follow with GET /v1/swarm/runs/{run_id}.
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { ExecuteRequest, RunResponse } from '../../../../contract/schemas.js';
 import type { ServiceContext } from '../../../context.js';
-import { createExecuteAgent } from '../../../execute/execute-agent.js';
-import { parseIdempotencyKey } from '../../../execute/idempotency.js';
+import { nodeOf, userIdOf } from '../../../http/auth.js';
+import { parseIdempotencyKey } from '../../../runs/idempotency.js';
+import { runView } from '../../../runs/run-view.js';
+import { createRuns } from '../../../runs/runs.js';
+import type { Caller } from '../../../runs/start-run.js';
+import { preferredWaitMs } from '../../../http/prefer.js';
 
 export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
-    const executeAgent = createExecuteAgent(ctx);
+    const runs = createRuns(ctx);
 
     app.post<{ Body: ExecuteRequest }>(
       '/v1/swarm/execute',
       {
-        // The token is checked before the body is read: a caller without one learns nothing about the request.
-        config: { auth: 'access-token' },
-        schema: { body: ExecuteRequest, response: { 200: ExecuteResponse } },
+        // The credential is checked before the body is read: a caller without one learns nothing about the request.
+        config: { auth: 'access-token-or-node' },
+        schema: { body: ExecuteRequest, response: { 200: RunResponse, 202: RunResponse } },
       },
       async (request, reply) => {
-        const result = await executeAgent(
-          {
-            subject: userOf(request).sub,
-            request: request.body,
-            idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
-          },
-          request.log,
-        );
-        if (result.replayed) reply.header('idempotent-replayed', 'true');
-        // The stored JSON is sent as it is, so a replay is byte for byte the first response.
-        return reply.status(result.statusCode).type('application/json; charset=utf-8').send(result.json);
+        const node = nodeOf(request);
+        const caller: Caller = node === undefined ? { kind: 'user', sub: userIdOf(request) } : { kind: 'node', node };
+        const started = runs.start({ caller, request: request.body, idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']) });
+        if (started.kind === 'replay') return sendJson(reply.header('idempotent-replayed', 'true'), started.statusCode, started.json);
+        if (started.kind === 'in_flight') reply.header('idempotent-replayed', 'true');
+        const { run } = started;
+        // A node's own run: it runs it now; the lease (again, on a replay to the same node) is what its result carries.
+        if (node !== undefined && run.node_id === node.node_id && run.status === 'running' && run.lease_id !== null) {
+          const lease = { lease_id: run.lease_id, expires_at: run.lease_expires_at! };
+          return reply.status(202).send(runView(run, ctx.ledger.balance(run.user_id), lease));
+        }
+        if (started.kind === 'started') ctx.runEvents.queued(run.user_id);
+        const waitMs = preferredWaitMs(request.headers.prefer, ctx.runTiming.executeWaitMs);
+        const final = await ctx.runEvents.waitFor({ run: run.run_id }, () => runs.keys.finalAnswer(run.run_id), waitMs, ctx.shutdownSignal);
+        if (final !== undefined) return sendJson(reply, 200, final);
+        const now = runs.store.get(run.run_id)!;
+        return reply.status(202).header('location', `/v1/swarm/runs/${run.run_id}`).send(runView(now, ctx.ledger.balance(now.user_id)));
       },
     );
   };
+}
+
+/** A stored answer is sent as it is, so a replay is byte for byte the first response. */
+function sendJson(reply: FastifyReply, status: number, json: string): FastifyReply {
+  return reply.status(status).type('application/json; charset=utf-8').send(json);
 }

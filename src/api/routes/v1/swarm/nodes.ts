@@ -1,25 +1,119 @@
-// DECISIONS.md addition: POST /v1/swarm/nodes/enroll with the deploy token as the bearer credential. No body is
-// needed; an empty one (with or without a JSON content type) or a JSON one is accepted and ignored.
+// /v1/swarm/nodes (DECISIONS.md addition for enroll; docs/api.md "Runs on the node" for the rest):
+// - POST enroll, with the deploy token: the node's id and its own credential (shown once);
+// - POST deploy-token (the user's JWT): a deploy token for one more node of the user;
+// - with the node credential: POST poll (heartbeat, leases, work), GET self/agents, PUT and DELETE
+//   self/agents/{agent_id} (the agents it serves), POST self/credential (rotation);
+// - GET (the user's JWT): the user's fleet.
 import type { FastifyPluginAsync } from 'fastify';
+import { type Static } from '@sinclair/typebox';
+import { findAgentSku } from '../../../../contract/agents.js';
+import { SvcError } from '../../../../contract/errors.js';
+import { DEPLOY_MODE, INSTALL_PATH } from '../../../../contract/claims.js';
+import { AgentParams, CredentialRotation, NodeAgentsResponse, NodeDeployToken, NodesResponse, PollRequest, PollResponse } from '../../../../contract/node-protocol.js';
 import { EnrollResponse } from '../../../../contract/schemas.js';
+import { isoTime, startOfUtcDay } from '../../../../lib/clock.js';
 import type { ServiceContext } from '../../../context.js';
-import { parseBearer } from '../../../http/auth.js';
+import { nodeOf, parseBearer, userOf } from '../../../http/auth.js';
 import { acceptJsonBodiesOnly } from '../../../http/json-body.js';
+import { createNodeAuthenticator } from '../../../nodes/credentials.js';
+import { createNodeGrant } from '../../../nodes/node-grant.js';
+import { isOnline } from '../../../nodes/registry.js';
+import { createDeployTokens } from '../../../paygate/deploy-tokens.js';
 import { createNodeEnrollment, invalidDeployToken } from '../../../paygate/enroll.js';
+import { createRuns } from '../../../runs/runs.js';
 
 export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
     acceptJsonBodiesOnly(app, { allowEmpty: true });
     const enrollment = createNodeEnrollment(ctx.db, ctx.clock);
+    const credentials = createNodeAuthenticator(ctx.db);
+    const runs = createRuns(ctx);
+    const deployTokens = createDeployTokens(ctx.db, ctx.clock);
+    const grant = createNodeGrant(ctx.db);
 
+    app.post('/v1/swarm/nodes/enroll', { config: { rateLimited: true }, schema: { response: { 200: EnrollResponse } } }, async (request) => {
+      const bearer = parseBearer(request.headers.authorization);
+      if (bearer.kind === 'malformed') throw invalidDeployToken();
+      return enrollment.enroll(bearer.kind === 'token' ? bearer.token : undefined);
+    });
+
+    // A node more for the signed-in user: its tier must buy execution (a wallet top-up installs no node).
     app.post(
-      '/v1/swarm/nodes/enroll',
-      { config: { rateLimited: true }, schema: { response: { 200: EnrollResponse } } },
-      async (request) => {
-        const bearer = parseBearer(request.headers.authorization);
-        if (bearer.kind === 'malformed') throw invalidDeployToken();
-        return enrollment.enroll(bearer.kind === 'token' ? bearer.token : undefined);
+      '/v1/swarm/nodes/deploy-token',
+      { config: { auth: 'access-token', rateLimited: true }, schema: { response: { 201: NodeDeployToken } } },
+      async (request, reply) => {
+        const owner = grant(userOf(request));
+        const issued = deployTokens.replaceForUser(owner);
+        reply.code(201);
+        return {
+          deploy_token: issued.token,
+          deploy_token_expires_at: isoTime(issued.expires_at),
+          tier_id: owner.tier_id,
+          install_path: INSTALL_PATH,
+          deploy_mode: DEPLOY_MODE,
+        };
       },
     );
+
+    app.post<{ Body: PollRequest }>(
+      '/v1/swarm/nodes/poll',
+      { config: { auth: 'node' }, schema: { body: PollRequest, response: { 200: PollResponse } } },
+      async (request, reply) => {
+        // The connection closing before the answer is sent: the node was killed or cut off mid-poll.
+        const gone = new AbortController();
+        reply.raw.once('close', () => {
+          if (!reply.raw.writableFinished) gone.abort();
+        });
+        return runs.dispatch.poll(nodeOf(request)!, request.body, ctx.drainSignal, gone.signal);
+      },
+    );
+
+    // What the service routes to this node: the daemon brings it in line with its registrations.
+    app.get('/v1/swarm/nodes/self/agents', { config: { auth: 'node' }, schema: { response: { 200: NodeAgentsResponse } } }, async (request) => {
+      const node = nodeOf(request)!;
+      return { node_id: node.node_id, agents: runs.nodes.agentsOf(node.node_id) };
+    });
+
+    const agentRoute = { config: { auth: 'node' as const }, schema: { params: AgentParams, response: { 200: NodeAgentsResponse } } };
+    app.put<{ Params: Static<typeof AgentParams> }>('/v1/swarm/nodes/self/agents/:agent_id', agentRoute, async (request) => {
+      const node = nodeOf(request)!;
+      const sku = findAgentSku(request.params.agent_id);
+      if (sku === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(request.params.agent_id)}`);
+      runs.nodes.serve(node.node_id, sku.agent_id, ctx.clock.now());
+      return { node_id: node.node_id, agents: runs.nodes.agentsOf(node.node_id) };
+    });
+    // Withdrawing an agent the node does not serve changes nothing and is no error (unregister may be repeated).
+    app.delete<{ Params: Static<typeof AgentParams> }>('/v1/swarm/nodes/self/agents/:agent_id', agentRoute, async (request) => {
+      const node = nodeOf(request)!;
+      runs.nodes.withdraw(node.node_id, request.params.agent_id);
+      return { node_id: node.node_id, agents: runs.nodes.agentsOf(node.node_id) };
+    });
+
+    app.post('/v1/swarm/nodes/self/credential', { config: { auth: 'node' }, schema: { response: { 200: CredentialRotation } } }, async (request) => {
+      const node = nodeOf(request)!;
+      return { node_id: node.node_id, node_credential: credentials.rotate(node.node_id) };
+    });
+
+    app.get('/v1/swarm/nodes', { config: { auth: 'access-token' }, schema: { response: { 200: NodesResponse } } }, async (request) => {
+      const now = ctx.clock.now();
+      const fleet = runs.nodes.nodesOf(userOf(request).sub);
+      const today = runs.store.finishedSince(
+        fleet.map((node) => node.node_id),
+        startOfUtcDay(now),
+      );
+      return {
+        nodes: fleet.map((node) => ({
+          node_id: node.node_id,
+          hostname: node.hostname,
+          version: node.version,
+          tier_id: node.tier_id,
+          enrolled_at: isoTime(node.enrolled_at),
+          last_seen_at: node.last_seen_at === null ? null : isoTime(node.last_seen_at),
+          online: isOnline(node, now - ctx.runTiming.leaseMs),
+          agents: runs.nodes.agentsOf(node.node_id),
+          runs_today: today.get(node.node_id) ?? 0,
+        })),
+      };
+    });
   };
 }

@@ -1,0 +1,41 @@
+// An operator's own bundle for the demo (docs/sections/agent-upload.md "Agent bundle"): <home>/agents/<agent_id>/
+// takes precedence over the package's reference agent of that id. This one reads its input like any agent, then
+// works for a long minute before it answers: long enough to kill its node while it runs.
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const SLOW_AGENT = 'agent_dev_review_012';
+/** How long it works: far past the lease, so only a kill ends it in the demo. */
+const WORK_SECONDS = 90;
+
+const MANIFEST = {
+  agent_id: SLOW_AGENT,
+  version: '0.0.1-demo',
+  entry: ['node', 'main.mjs'],
+  input_schema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', additionalProperties: false, properties: {} },
+  description: `The demo's slow review: it works for ${WORK_SECONDS} s, then answers.`,
+};
+
+const MAIN = `// The demo's slow review: reads its input, works for ${WORK_SECONDS} s, answers with one JSON document.
+let input = '';
+for await (const chunk of process.stdin) input += chunk;
+const { run_id } = JSON.parse(input);
+await new Promise((resolve) => setTimeout(resolve, ${WORK_SECONDS * 1000}));
+process.stdout.write(JSON.stringify({ summary: 'reviewed, slowly', run_id }) + '\\n');
+`;
+
+/** Writes the bundle under the node's home; readable by every run's user (each run has a uid of its own). */
+export function writeSlowBundle(home) {
+  const dir = join(home, 'agents', SLOW_AGENT);
+  mkdirSync(dir, { recursive: true });
+  for (const path of [join(home, 'agents'), dir]) chmodSync(path, 0o755);
+  const files = [
+    [join(dir, 'agent.json'), `${JSON.stringify(MANIFEST, null, 2)}\n`],
+    [join(dir, 'main.mjs'), MAIN],
+  ];
+  for (const [path, text] of files) {
+    writeFileSync(path, text);
+    chmodSync(path, 0o644);
+  }
+  return { dir, main: join(dir, 'main.mjs'), manifest: MANIFEST, source: MAIN };
+}

@@ -1,0 +1,22 @@
+// Which code a run executes (docs/api.md "Agent upload", "Input checked before the charge"): the user's current
+// upload of the agent, pinned to the run by digest when the run is accepted, so a rollback or a new upload while it
+// waits changes nothing about it; no upload, the node's built-in agent. The input is checked against that bundle's
+// input_schema first: an input the agent would refuse is refused here, before anything is charged.
+import { SvcError } from '../../contract/errors.js';
+import { inputProblems } from '../../contract/input-schema.js';
+import type { AgentVersions } from './agent-versions.js';
+
+/** The digest the run is pinned to (null: built-in); 422 input_invalid, naming each failing field, otherwise. */
+export function pinBundle(versions: AgentVersions, userId: string, agentId: string, input: unknown): string | null {
+  const current = versions.current(userId, agentId);
+  if (current === undefined) return null;
+  const schema = JSON.parse(current.input_schema_json) as Record<string, unknown>;
+  const problems = inputProblems(schema, input ?? {}).map((problem) => ({ path: `/input${problem.path}`, message: problem.message }));
+  if (problems.length > 0) {
+    const first = problems[0]!;
+    throw new SvcError('input_invalid', `${first.path}: ${first.message} (the input_schema of your ${agentId} version ${current.version}); nothing was charged`, {
+      extensions: { errors: problems, agent_id: agentId, version: current.version, digest: current.digest },
+    });
+  }
+  return current.digest;
+}

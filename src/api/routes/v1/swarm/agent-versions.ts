@@ -1,0 +1,147 @@
+// Agent upload (docs/api.md "Agent upload"; spec §1.4, §5.4: the JWT unlocks agent upload):
+// - POST /v1/swarm/agents/{agent_id}/versions: a bundle archive as the body (JWT of a tier whose docs unlock it);
+// - GET  /v1/swarm/agents/{agent_id}/versions: the user's versions, newest first, and the current one;
+// - PUT  /v1/swarm/agents/{agent_id}/current: make an uploaded version current (rollback);
+// - GET  /v1/swarm/bundles/{digest}: the archive, for a node of the uploader (or the uploader).
+import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
+import { type Static } from '@sinclair/typebox';
+import { MAX_BUNDLE_BYTES } from '../../../../contract/agent-bundle.js';
+import { AgentVersionsResponse, BundleParams, SetCurrentRequest, UploadResponse, type AgentVersion } from '../../../../contract/agent-upload.js';
+import { findAgentSku } from '../../../../contract/agents.js';
+import type { AccessTokenClaims } from '../../../../contract/claims.js';
+import { SvcError } from '../../../../contract/errors.js';
+import { AgentParams } from '../../../../contract/node-protocol.js';
+import { isTierId, TIER_IDS, TIERS } from '../../../../contract/tiers.js';
+import { readBundleArchive } from '../../../../lib/bundle-archive.js';
+import { isoTime } from '../../../../lib/clock.js';
+import { createAgentVersions, type AgentVersionRow } from '../../../agents/agent-versions.js';
+import type { ServiceContext } from '../../../context.js';
+import { userIdOf, userOf } from '../../../http/auth.js';
+import { handleError } from '../../../http/problem.js';
+
+/** What an upload may be sent as; the bytes decide gzip or plain tar (its magic number), not the label. */
+const ARCHIVE_TYPES = ['application/gzip', 'application/x-gzip', 'application/x-tar', 'application/octet-stream'];
+const UPLOAD_SECTION = 'agent-upload';
+
+type Params = { Params: Static<typeof AgentParams> };
+
+export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
+  return async (app) => {
+    const versions = createAgentVersions(ctx.db);
+    app.addContentTypeParser(ARCHIVE_TYPES, { parseAs: 'buffer', bodyLimit: MAX_BUNDLE_BYTES }, (_request, body, done) => done(null, body));
+
+    app.post<Params & { Body: unknown }>(
+      '/v1/swarm/agents/:agent_id/versions',
+      {
+        config: { auth: 'access-token' },
+        bodyLimit: MAX_BUNDLE_BYTES,
+        // Tier and agent before the body is read: a refused caller's 5 MiB is never taken in.
+        preParsing: async (request) => void uploadableAgent(userOf(request), (request.params as { agent_id: string }).agent_id),
+        schema: { params: AgentParams, response: { 200: UploadResponse, 201: UploadResponse } },
+        // The body cap here is the bundle's, not the 64 KiB of JSON bodies: say so in the 413.
+        errorHandler: (error: FastifyError, request, reply) =>
+          handleError(
+            error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+              ? new SvcError('payload_too_large', `the bundle is larger than ${MAX_BUNDLE_BYTES} bytes (5 MiB)`, { remedy: 'Keep the bundle to its code; leave data on the host.' })
+              : error,
+            request,
+            reply,
+          ),
+      },
+      async (request, reply) => {
+        const agentId = uploadableAgent(userOf(request), request.params.agent_id);
+        if (!Buffer.isBuffer(request.body)) {
+          throw new SvcError('unsupported_media_type', `send the bundle archive as the body, with Content-Type ${ARCHIVE_TYPES.join(', ')}`, {
+            remedy: 'Upload with swarm-node agent upload DIR, or curl --data-binary @bundle.tar.gz -H "Content-Type: application/gzip".',
+          });
+        }
+        const bundle = await readBundleArchive(request.body);
+        if (bundle.manifest.agent_id !== agentId) {
+          throw new SvcError('bundle_invalid', `agent.json is for ${bundle.manifest.agent_id}, uploaded as ${agentId}`, {
+            extensions: { errors: [{ path: 'agent.json#/agent_id', message: `must be ${agentId}, the agent_id of the upload's path` }] },
+          });
+        }
+        const userId = userIdOf(request);
+        const uploaded = versions.upload(userId, request.body, bundle, ctx.clock.now());
+        reply.code(uploaded.created ? 201 : 200);
+        return { ...view(uploaded.row, versions.current(userId, agentId)?.digest), created: uploaded.created };
+      },
+    );
+
+    app.get<Params>('/v1/swarm/agents/:agent_id/versions', { config: { auth: 'access-token' }, schema: { params: AgentParams, response: { 200: AgentVersionsResponse } } }, async (request) =>
+      listing(uploadableAgent(userOf(request), request.params.agent_id), userIdOf(request)),
+    );
+
+    app.put<Params & { Body: SetCurrentRequest }>(
+      '/v1/swarm/agents/:agent_id/current',
+      { config: { auth: 'access-token' }, schema: { params: AgentParams, body: SetCurrentRequest, response: { 200: AgentVersionsResponse } } },
+      async (request) => {
+        const agentId = uploadableAgent(userOf(request), request.params.agent_id);
+        const userId = userIdOf(request);
+        const { version, digest } = request.body;
+        if ((version === undefined) === (digest === undefined)) {
+          throw new SvcError('invalid_request', 'name the version to make current by exactly one of version and digest', { extensions: { errors: [{ path: '', message: 'needs version or digest' }] } });
+        }
+        const target = versions.list(userId, agentId).find((row) => (version !== undefined ? row.version === version : row.digest === digest));
+        if (target === undefined) {
+          throw new SvcError('not_found', `you have no version ${version ?? digest} of ${agentId}`, { remedy: `List yours: swarm-node agent versions ${agentId}.` });
+        }
+        versions.setCurrent(userId, agentId, target.digest, ctx.clock.now());
+        return listing(agentId, userId);
+      },
+    );
+
+    // A node fetches the bundle of a run it was handed; only the uploader's nodes (and the uploader) may, so a digest
+    // learnt elsewhere opens nobody's code. Immutable: its name is its hash.
+    app.get<{ Params: Static<typeof BundleParams> }>('/v1/swarm/bundles/:digest', { config: { auth: 'access-token-or-node' }, schema: { params: BundleParams } }, async (request, reply) => {
+      const archive = versions.archiveFor(userIdOf(request), request.params.digest);
+      if (archive === undefined) throw new SvcError('not_found', `no bundle ${request.params.digest} of this user`);
+      return sendArchive(reply, archive, request.params.digest);
+    });
+
+    function listing(agentId: string, userId: string): Static<typeof AgentVersionsResponse> {
+      const current = versions.current(userId, agentId);
+      return {
+        agent_id: agentId,
+        current: current === undefined ? null : view(current, current.digest),
+        versions: versions.list(userId, agentId).map((row) => view(row, current?.digest)),
+      };
+    }
+  };
+}
+
+function view(row: AgentVersionRow, currentDigest: string | undefined): AgentVersion {
+  return {
+    agent_id: row.agent_id,
+    version: row.version,
+    digest: row.digest,
+    size_bytes: row.size_bytes,
+    files: row.files,
+    unpacked_bytes: row.unpacked_bytes,
+    uploaded_at: isoTime(row.uploaded_at),
+    current: row.digest === currentDigest,
+  };
+}
+
+/** The catalog agent of the path, for a caller whose tier's docs unlock agent upload (403 otherwise). */
+function uploadableAgent(claims: AccessTokenClaims, agentId: string): string {
+  const tier = isTierId(claims.tier) ? TIERS[claims.tier] : undefined;
+  if (tier === undefined || !(tier.docs_sections as readonly string[]).includes(UPLOAD_SECTION)) {
+    const unlocking = TIER_IDS.filter((id) => (TIERS[id].docs_sections as readonly string[]).includes(UPLOAD_SECTION));
+    throw new SvcError('forbidden', `the tier ${claims.tier} does not unlock agent upload`, {
+      remedy: `Agent upload comes with the tiers ${unlocking.join(', ')}; sign in with a JWT of one of them.`,
+      extensions: { tiers: unlocking },
+    });
+  }
+  const sku = findAgentSku(agentId);
+  if (sku === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(agentId)} in the catalog`);
+  return sku.agent_id;
+}
+
+function sendArchive(reply: FastifyReply, archive: Buffer, digest: string): FastifyReply {
+  return reply
+    .type(archive[0] === 0x1f && archive[1] === 0x8b ? 'application/gzip' : 'application/x-tar')
+    .header('etag', `"${digest}"`)
+    .header('cache-control', 'private, max-age=31536000, immutable')
+    .send(archive);
+}

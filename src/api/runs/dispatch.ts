@@ -1,0 +1,108 @@
+// The node's side of a run (docs/api.md "Runs on the node"), the way GitHub's and GitLab's runners pull jobs: the node
+// long-polls; the poll is its heartbeat, renews the leases of the runs it still works on, and hands it queued runs of
+// its user that it serves, each under a lease of its own. The node reports each result once, with the lease; a
+// result for a run it no longer holds is refused (409 lease_lost), so a lost node's run is refunded and never
+// charged again by a late result.
+import { SvcError } from '../../contract/errors.js';
+import type { AssignedRun, PollRequest, PollResponse, ResultRequest } from '../../contract/node-protocol.js';
+import type { RunResponse } from '../../contract/schemas.js';
+import { isoTime } from '../../lib/clock.js';
+import type { ServiceContext } from '../context.js';
+import type { EnrolledNode } from '../nodes/credentials.js';
+import type { NodeRegistry } from '../nodes/registry.js';
+import type { FailedRunOutput, FinishRun, RunOutcome } from './finish-run.js';
+import type { RunEvents } from './run-events.js';
+import { newLease, type RunStore } from './run-store.js';
+import { isFinished, runView } from './run-view.js';
+
+export interface Dispatch {
+  /**
+   * Resolves when runs were assigned, or when the hold is over (or the service starts draining) with none.
+   * `gone`: the node's connection closed mid-poll (killed, cut off); the hold ends, and the node is not seen.
+   */
+  poll(node: EnrolledNode, request: PollRequest, drain: AbortSignal, gone?: AbortSignal): Promise<PollResponse>;
+  report(node: EnrolledNode, runId: string, result: ResultRequest): RunResponse;
+}
+
+const MAX_MESSAGE_CHARS = 2000;
+
+export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; nodes: NodeRegistry; finish: FinishRun; events: RunEvents }): Dispatch {
+  const { runs, nodes, finish, events } = deps;
+  const { leaseMs, pollHoldMs } = ctx.runTiming;
+
+  const claim = ctx.db.transaction((node: EnrolledNode, capacity: number): AssignedRun[] => {
+    const now = ctx.clock.now();
+    const assigned: AssignedRun[] = [];
+    for (const run of runs.claimable(node.user_id, node.node_id, capacity)) {
+      const lease = newLease(now, leaseMs);
+      if (!runs.claim(run.run_id, node.node_id, lease, now)) continue;
+      assigned.push({
+        run_id: run.run_id,
+        agent_id: run.agent_id,
+        user_id: run.user_id,
+        input: run.input_json === null ? {} : (JSON.parse(run.input_json) as unknown),
+        lease_id: lease.lease_id,
+        lease_expires_at: isoTime(lease.expires_at),
+        ...(run.bundle_digest === null ? {} : { bundle_digest: run.bundle_digest }),
+      });
+    }
+    return assigned;
+  }).immediate;
+
+  return {
+    async poll(node, request, drain, gone) {
+      const now = ctx.clock.now();
+      nodes.touch(node.node_id, { hostname: request.hostname, version: request.version }, now);
+      const lost = runs.renewLeases(node.node_id, request.running, now + leaseMs);
+      const holdMs = Math.min(pollHoldMs, (request.wait_seconds ?? Number.POSITIVE_INFINITY) * 1000);
+      const check = (): AssignedRun[] | undefined => {
+        if (request.capacity === 0) return undefined;
+        const assigned = claim(node, request.capacity);
+        return assigned.length > 0 ? assigned : undefined;
+      };
+      // A node gone mid-poll takes no run: one claimed for it would wait a whole lease for nobody.
+      const assigned = (await events.waitFor({ user: node.user_id }, check, holdMs, gone === undefined ? drain : AbortSignal.any([drain, gone]))) ?? [];
+      // Seen at the end of the hold too: a node in a 20 s poll is online the whole time. Not one that went away
+      // meanwhile: it would show online for a hold more after it died.
+      if (gone?.aborted !== true) nodes.touch(node.node_id, {}, ctx.clock.now());
+      return { runs: assigned, lost, lease_seconds: Math.floor(leaseMs / 1000) };
+    },
+
+    report(node, runId, result) {
+      const run = runs.get(runId);
+      if (run === undefined || run.user_id !== node.user_id) throw new SvcError('run_not_found', `no run ${runId} of this node's user`);
+      const outcome = outcomeOf(result);
+      const finished = finish(runId, outcome, { node_id: node.node_id, lease_id: result.lease_id });
+      if (finished.kind === 'finished') {
+        events.finished(runId);
+        return JSON.parse(finished.json) as RunResponse;
+      }
+      const now = runs.get(runId)!;
+      // The same node's same result again (its acknowledgement was lost): the run as it ended, no second effect.
+      if (isFinished(now) && now.finished_by === 'node' && now.node_id === node.node_id && now.lease_id === result.lease_id) {
+        return runView(now, ctx.ledger.balance(now.user_id));
+      }
+      throw new SvcError('lease_lost', `this node does not hold run ${runId}${isFinished(now) ? `: it ended ${now.status} (${failureOf(now.output_json)})` : ''}`, {
+        extensions: { run_id: runId, run_status: now.status },
+      });
+    },
+  };
+}
+
+/** A node's result as the run's outcome: a failure always reads {error, message}, bounded. */
+function outcomeOf(result: ResultRequest): RunOutcome {
+  if (result.status === 'succeeded') return { status: 'succeeded', output: result.output ?? null };
+  const given = (typeof result.output === 'object' && result.output !== null ? result.output : {}) as Partial<Record<keyof FailedRunOutput, unknown>>;
+  const error = typeof given.error === 'string' && /^[a-z_]{1,32}$/.test(given.error) ? given.error : 'exit';
+  const message = typeof given.message === 'string' ? given.message.slice(0, MAX_MESSAGE_CHARS) : 'the agent failed on the node';
+  return { status: 'failed', output: { error, message } };
+}
+
+function failureOf(outputJson: string | null): string {
+  try {
+    const output = JSON.parse(outputJson ?? 'null') as { error?: unknown };
+    return typeof output?.error === 'string' ? output.error : 'finished';
+  } catch {
+    return 'finished';
+  }
+}

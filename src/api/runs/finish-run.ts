@@ -1,0 +1,58 @@
+// Ends a run once, in one transaction (DECISIONS.md "Execute"; docs/api.md "Runs on the node"): its status and
+// output, the refund when it failed ("a run that fails is refunded in the same ledger"), and the final answer that
+// replays of its Idempotency-Key return. Whoever finishes it (the node's result, the lease sweeper, a restart), the
+// status guard makes it happen once: a run is never finished, nor refunded, twice.
+import type { ServiceContext } from '../context.js';
+import type { IdempotencyStore } from './idempotency.js';
+import type { RunStore } from './run-store.js';
+import { runView } from './run-view.js';
+
+/** Why a run failed: the agent's reasons as the node reports them, and the service's own. */
+export type RunFailureReason =
+  | 'timeout'
+  | 'exit'
+  | 'bad_output'
+  | 'spawn'
+  | 'aborted'
+  | 'interrupted'
+  /** The node holding it stopped renewing its lease (killed, disconnected) before it reported. */
+  | 'node_lost'
+  /** No node took it from the queue in time, or none that could is online any more. */
+  | 'not_picked_up';
+
+/** A failed run's output: the reason as a stable word, and a sentence for people. */
+export interface FailedRunOutput {
+  error: string;
+  message: string;
+}
+
+export type RunOutcome = { status: 'succeeded'; output: unknown } | { status: 'failed'; output: FailedRunOutput };
+
+export function failed(error: RunFailureReason, message: string): RunOutcome {
+  return { status: 'failed', output: { error, message } };
+}
+
+export type Finished = { kind: 'finished'; json: string } | { kind: 'not_held' };
+
+/** `holder`: the result of a node is accepted only from the node and lease that hold the run. */
+export type FinishRun = (runId: string, outcome: RunOutcome, holder?: { node_id: string; lease_id: string }) => Finished;
+
+export const FINISHED_RUN_STATUS_CODE = 200;
+
+export function createRunFinisher(ctx: ServiceContext, runs: RunStore, keys: IdempotencyStore): FinishRun {
+  return ctx.db.transaction((runId: string, outcome: RunOutcome, holder?: { node_id: string; lease_id: string }): Finished => {
+    const row = runs.get(runId);
+    if (row === undefined || (row.status !== 'queued' && row.status !== 'running')) return { kind: 'not_held' };
+    if (holder !== undefined && (row.node_id !== holder.node_id || row.lease_id !== holder.lease_id)) return { kind: 'not_held' };
+    const now = ctx.clock.now();
+    const chargedCents = outcome.status === 'succeeded' ? row.charged_cents : 0;
+    runs.finish(runId, outcome.status, chargedCents, JSON.stringify(outcome.output ?? null), holder === undefined ? 'service' : 'node', now);
+    const balanceCents =
+      outcome.status === 'failed' && row.charged_cents > 0
+        ? ctx.ledger.refundRun({ user_id: row.user_id, run_id: runId, amount_cents: row.charged_cents })
+        : ctx.ledger.balance(row.user_id);
+    const json = JSON.stringify(runView(runs.get(runId)!, balanceCents));
+    keys.completeRun(runId, FINISHED_RUN_STATUS_CODE, json);
+    return { kind: 'finished', json };
+  }).immediate;
+}

@@ -1,0 +1,110 @@
+// Idempotency-Key per user (DECISIONS.md "Execute"): the first complete response is kept for
+// IDEMPOTENCY_KEY_LIFETIME_SECONDS and replayed byte for byte; the same key with another body is refused; the same
+// key while its first request still runs gets 409. The functions here never open a transaction: the execute flow
+// calls them inside the one that also debits the wallet and records the run, so a key, its charge and its run
+// commit together or not at all.
+//
+// A row is `in_progress` from the debit until the run is finished, which may happen in another request (the node's
+// result, the lease sweeper): the row names its run (run_id), so whatever finishes the run stores the final answer
+// on the key, and a replay meanwhile answers with the run as it stands (202), never a second run.
+import { createHash } from 'node:crypto';
+import { IDEMPOTENCY_KEY_LIFETIME_SECONDS } from '../../contract/claims.js';
+import { SvcError } from '../../contract/errors.js';
+import type { SqliteDatabase } from '../../lib/sqlite.js';
+
+export const IDEMPOTENCY_KEY_LIFETIME_MS = IDEMPOTENCY_KEY_LIFETIME_SECONDS * 1000;
+/** Printable ASCII without spaces, like the keys clients generate (UUIDs, ULIDs, base64url). */
+const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+export type KeyLookup = { kind: 'new' } | { kind: 'replay'; statusCode: number; json: string } | { kind: 'in_flight'; run_id: string };
+
+export interface IdempotencyStore {
+  /** What an incoming request with this key is: new (or expired), a replay of a finished or a running run, or 422. */
+  lookup(userId: string, key: string, requestHash: string, now: number): KeyLookup;
+  /** Claims the key for the run this request started. */
+  begin(userId: string, key: string, requestHash: string, runId: string, now: number): void;
+  /** Stores the final answer of the run's key (if it was started with one): what every later replay returns. */
+  completeRun(runId: string, statusCode: number, json: string): void;
+  /** The final answer stored for the run, byte for byte, once it finished. */
+  finalAnswer(runId: string): string | undefined;
+  /** Removes keys older than their lifetime; returns how many. */
+  purgeExpired(now: number): number;
+}
+
+export function createIdempotencyStore(db: SqliteDatabase): IdempotencyStore {
+  const select = db.prepare<
+    [string, string],
+    { request_hash: string; state: string; status_code: number | null; response_json: string | null; run_id: string | null; created_at: number }
+  >('SELECT request_hash, state, status_code, response_json, run_id, created_at FROM idempotency_keys WHERE user_id = ? AND idempotency_key = ?');
+  // An expired row is taken over in place: its key may be reused (DECISIONS.md: kept 24 h).
+  const upsertInProgress = db.prepare(
+    `INSERT INTO idempotency_keys (user_id, idempotency_key, request_hash, state, status_code, response_json, run_id, created_at)
+     VALUES (?, ?, ?, 'in_progress', NULL, NULL, ?, ?)
+     ON CONFLICT (user_id, idempotency_key) DO UPDATE SET request_hash = excluded.request_hash, state = 'in_progress',
+       status_code = NULL, response_json = NULL, run_id = excluded.run_id, created_at = excluded.created_at`,
+  );
+  const markDone = db.prepare("UPDATE idempotency_keys SET state = 'done', status_code = ?, response_json = ? WHERE run_id = ?");
+  const selectFinal = db.prepare<[string], { response_json: string }>(
+    "SELECT response_json FROM idempotency_keys WHERE run_id = ? AND state = 'done' AND response_json IS NOT NULL",
+  );
+  const deleteOlderThan = db.prepare('DELETE FROM idempotency_keys WHERE created_at <= ?');
+
+  return {
+    lookup(userId, key, requestHash, now) {
+      const row = select.get(userId, key);
+      if (row === undefined || now - row.created_at >= IDEMPOTENCY_KEY_LIFETIME_MS) return { kind: 'new' };
+      if (row.request_hash !== requestHash) {
+        throw new SvcError('idempotency_key_reuse', 'this Idempotency-Key was already used for a different request');
+      }
+      if (row.state === 'done' && row.status_code !== null && row.response_json !== null) {
+        return { kind: 'replay', statusCode: row.status_code, json: row.response_json };
+      }
+      if (row.run_id !== null) return { kind: 'in_flight', run_id: row.run_id };
+      // A key claimed by nothing we can name (not written by this version): it may not start a second run.
+      throw new SvcError('request_in_progress', 'the first request with this Idempotency-Key is still running', { retryAfterSeconds: 1 });
+    },
+    begin(userId, key, requestHash, runId, now) {
+      upsertInProgress.run(userId, key, requestHash, runId, now);
+    },
+    completeRun(runId, statusCode, json) {
+      markDone.run(statusCode, json, runId);
+    },
+    finalAnswer: (runId) => selectFinal.get(runId)?.response_json,
+    purgeExpired(now) {
+      return deleteOlderThan.run(now - IDEMPOTENCY_KEY_LIFETIME_MS).changes;
+    },
+  };
+}
+
+/** The Idempotency-Key header, required on execute: the CLI always sends one, and a retry without it could charge twice. */
+export function parseIdempotencyKey(header: string | string[] | undefined): string {
+  if (header === undefined || header === '') {
+    throw new SvcError('invalid_request', 'the Idempotency-Key header is required', {
+      extensions: { errors: [{ path: 'headers/idempotency-key', message: 'is required' }] },
+      remedy: 'Send a new Idempotency-Key (for example a UUID) with each execute, and the same one when you retry it.',
+    });
+  }
+  if (typeof header !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(header)) {
+    throw new SvcError('invalid_request', 'the Idempotency-Key header must be 1 to 255 printable ASCII characters without spaces', {
+      extensions: { errors: [{ path: 'headers/idempotency-key', message: 'must be 1 to 255 printable ASCII characters' }] },
+    });
+  }
+  return header;
+}
+
+/**
+ * The request's identity for key reuse: its fields after normalisation (so "A@x.io" and "a@x.io" are one request),
+ * as canonical JSON: object keys sorted at every depth, so an input sent with its keys in another order is the same.
+ */
+export function requestHash(request: unknown): string {
+  return createHash('sha256').update(canonicalJson(request)).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, field]) => field !== undefined);
+    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, field]) => `${JSON.stringify(key)}:${canonicalJson(field)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

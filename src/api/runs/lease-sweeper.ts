@@ -1,0 +1,60 @@
+// The service's side of exactly-once billing across node loss (docs/api.md "Runs on the node"). A node holds each run
+// under a lease that its polls renew; a node killed or cut off mid-run stops renewing, and once its lease has run
+// out the run is failed `node_lost` and refunded, once (finish-run.ts guards the status). A result the node sends
+// later is refused (409 lease_lost). A queued run that no node takes (none online that could, or waiting past the
+// queue timeout) is failed `not_picked_up` and refunded the same way. The sweep runs at start and every
+// `sweepMs`; it only ever touches runs whose time is up, so a restart never fails a run a live node is serving.
+import type { ServiceContext } from '../context.js';
+import { createIdempotencyStore } from './idempotency.js';
+import { failed, type FinishRun } from './finish-run.js';
+import type { RunEvents } from './run-events.js';
+import type { RunStore } from './run-store.js';
+
+const KEY_PURGE_INTERVAL_MS = 60 * 60 * 1000;
+
+export interface SweepCounts {
+  node_lost: number;
+  not_picked_up: number;
+}
+
+export function sweepRuns(ctx: ServiceContext, runs: RunStore, finish: FinishRun, events: RunEvents): SweepCounts {
+  const now = ctx.clock.now();
+  const { leaseMs, queueTimeoutMs } = ctx.runTiming;
+  const counts: SweepCounts = { node_lost: 0, not_picked_up: 0 };
+  for (const run of runs.expiredLeases(now)) {
+    const outcome =
+      run.lease_expires_at === null
+        ? failed('interrupted', 'the run was cut short when the service restarted; it was refunded')
+        : failed('node_lost', `node ${run.node_id} stopped renewing its lease before it reported the result; the run was refunded`);
+    if (finish(run.run_id, outcome).kind === 'finished') {
+      counts.node_lost += 1;
+      events.finished(run.run_id);
+    }
+  }
+  for (const run of runs.stranded(now - queueTimeoutMs, now - leaseMs)) {
+    const outcome = failed('not_picked_up', 'no node took the run: none that serves its agent was online in time; it was refunded');
+    if (finish(run.run_id, outcome).kind === 'finished') {
+      counts.not_picked_up += 1;
+      events.finished(run.run_id);
+    }
+  }
+  return counts;
+}
+
+/** Sweeps every `sweepMs`, and purges Idempotency-Keys past their 24 h hourly; both stop when the service closes. */
+export function scheduleSweeps(ctx: ServiceContext, sweep: () => void, log: { warn(details: object, message: string): void }): void {
+  const keys = createIdempotencyStore(ctx.db);
+  const timers = [
+    setInterval(() => {
+      try {
+        sweep();
+      } catch (error) {
+        // A busy or full database: the next sweep tries again (the runs stay as they are meanwhile).
+        log.warn({ err: error }, 'run sweep failed');
+      }
+    }, ctx.runTiming.sweepMs),
+    setInterval(() => keys.purgeExpired(ctx.clock.now()), KEY_PURGE_INTERVAL_MS),
+  ];
+  for (const timer of timers) timer.unref();
+  ctx.shutdownSignal.addEventListener('abort', () => timers.forEach(clearInterval), { once: true });
+}

@@ -1,0 +1,26 @@
+// A run as the API shows it (RunResponse): execute's answer (200 when finished in time, 202 while queued or
+// running), GET /v1/swarm/runs/{run_id}, and a node's result acknowledgement.
+import type { RunResponse } from '../../contract/schemas.js';
+import { isoTime } from '../../lib/clock.js';
+import type { Lease, RunRow } from './run-store.js';
+
+export function isFinished(row: Pick<RunRow, 'status'>): boolean {
+  return row.status === 'succeeded' || row.status === 'failed';
+}
+
+/** `lease` only for the node that holds the run: it is what the node's result must carry. */
+export function runView(row: RunRow, balanceCents: number, lease?: Lease): RunResponse {
+  return {
+    run_id: row.run_id,
+    agent_id: row.agent_id,
+    status: row.status,
+    charged_cents: row.charged_cents,
+    balance_cents: balanceCents,
+    output: row.output_json === null ? null : (JSON.parse(row.output_json) as unknown),
+    started_at: isoTime(row.started_at),
+    finished_at: row.finished_at === null ? null : isoTime(row.finished_at),
+    node_id: row.node_id,
+    ...(row.bundle_digest === null ? {} : { bundle_digest: row.bundle_digest }),
+    ...(lease === undefined ? {} : { lease: { lease_id: lease.lease_id, expires_at: isoTime(lease.expires_at) } }),
+  };
+}

@@ -1,0 +1,34 @@
+// The runs feature, assembled once per route plugin from the service's context: its stores, the execute
+// transaction, the finisher, and the node's dispatch. The events (who waits for what) are the context's, shared by
+// every plugin.
+import type { ServiceContext } from '../context.js';
+import { createNodeRegistry, type NodeRegistry } from '../nodes/registry.js';
+import { createDispatch, type Dispatch } from './dispatch.js';
+import { createRunFinisher, type FinishRun } from './finish-run.js';
+import { createIdempotencyStore, type IdempotencyStore } from './idempotency.js';
+import { createRunStore, type RunStore } from './run-store.js';
+import { createRunStarter, type StartRun } from './start-run.js';
+
+export interface Runs {
+  store: RunStore;
+  keys: IdempotencyStore;
+  nodes: NodeRegistry;
+  start: StartRun;
+  finish: FinishRun;
+  dispatch: Dispatch;
+}
+
+export function createRuns(ctx: ServiceContext): Runs {
+  const store = createRunStore(ctx.db);
+  const keys = createIdempotencyStore(ctx.db);
+  const nodes = createNodeRegistry(ctx.db);
+  const finish = createRunFinisher(ctx, store, keys);
+  return {
+    store,
+    keys,
+    nodes,
+    start: createRunStarter(ctx, store, keys, nodes),
+    finish,
+    dispatch: createDispatch(ctx, { runs: store, nodes, finish, events: ctx.runEvents }),
+  };
+}

@@ -1,0 +1,126 @@
+// POST /v1/swarm/execute (spec §4, DECISIONS.md "Execute", docs/api.md "Runs on the node"). One transaction takes
+// the Idempotency-Key, checks that a node can run the agent, debits the price (`balance >= price` in the same
+// UPDATE) and records the run: queued for the user's nodes, or, when a node starts a run of its own, running at once
+// under that node's lease. No node for it: 409 no_node_available, and nothing of the request stays (no charge, no
+// run, no key), as for 402.
+import { randomUUID } from 'node:crypto';
+import { findAgentSku } from '../../contract/agents.js';
+import { walletLoginUrl } from '../../contract/claims.js';
+import { normalizeEmail } from '../../contract/email.js';
+import { SvcError } from '../../contract/errors.js';
+import { formatDollars } from '../../contract/money.js';
+import type { ExecuteRequest } from '../../contract/schemas.js';
+import { createAgentVersions } from '../agents/agent-versions.js';
+import { pinBundle } from '../agents/pinned-bundle.js';
+import type { ServiceContext } from '../context.js';
+import type { EnrolledNode } from '../nodes/credentials.js';
+import type { NodeRegistry } from '../nodes/registry.js';
+import type { IdempotencyStore } from './idempotency.js';
+import { requestHash } from './idempotency.js';
+import { newLease, type Lease, type RunRow, type RunStore } from './run-store.js';
+
+export type Caller = { kind: 'user'; sub: string } | { kind: 'node'; node: EnrolledNode };
+
+export interface ExecuteCall {
+  caller: Caller;
+  request: ExecuteRequest;
+  idempotencyKey: string;
+}
+
+export type Started =
+  /** The key's first, final answer. */
+  | { kind: 'replay'; statusCode: number; json: string }
+  /** The key's run, still queued or running. */
+  | { kind: 'in_flight'; run: RunRow }
+  /** A new run; `lease` when the calling node runs it itself. */
+  | { kind: 'started'; run: RunRow; lease?: Lease };
+
+export type StartRun = (call: ExecuteCall) => Started;
+
+export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: IdempotencyStore, nodes: NodeRegistry): StartRun {
+  const versions = createAgentVersions(ctx.db);
+  const start = ctx.db.transaction((call: ExecuteCall, userId: string, agentId: string, priceCents: number, agentName: string): Started => {
+    const now = ctx.clock.now();
+    const { request } = call;
+    const pinned = call.caller.kind === 'node' ? call.caller.node.node_id : request.node_id;
+    const hash = requestHash({ user_id: userId, agent_id: agentId, input: request.input ?? null, node_id: pinned ?? null });
+    const lookup = keys.lookup(userId, call.idempotencyKey, hash, now);
+    if (lookup.kind === 'replay') return lookup;
+    if (lookup.kind === 'in_flight') {
+      const run = runs.get(lookup.run_id);
+      if (run !== undefined) return { kind: 'in_flight', run };
+    }
+    // Before the node and the balance: an input the agent's schema refuses is the caller's to fix, whatever else.
+    const bundleDigest = pinBundle(versions, userId, agentId, request.input);
+    // A node's own run goes to itself: it asked, so it is there. Any other needs an online node serving the agent.
+    if (call.caller.kind !== 'node') assertNodeAvailable(ctx, nodes, userId, agentId, request.node_id, now);
+
+    const runId = randomUUID();
+    const debit = ctx.ledger.debitForRun({ user_id: userId, run_id: runId, amount_cents: priceCents });
+    if (!debit.ok) {
+      // Thrown inside the transaction, so nothing of this request stays: no charge, no run, no key. A retry with the
+      // same key after funding runs the agent (spec §7: fund the wallet, then retry execute).
+      throw new SvcError(
+        'insufficient_balance',
+        `the wallet holds ${formatDollars(debit.balance_cents)}; one run of ${agentName} costs ${formatDollars(priceCents)}`,
+        { extensions: { wallet_login_url: walletLoginUrl(ctx.urls.walletUrl), balance_cents: debit.balance_cents, price_cents: priceCents } },
+      );
+    }
+    const newRun = {
+      run_id: runId,
+      user_id: userId,
+      agent_id: agentId,
+      charged_cents: priceCents,
+      input_json: request.input === undefined ? null : JSON.stringify(request.input),
+      pinned_node_id: pinned ?? null,
+      bundle_digest: bundleDigest,
+      started_at: now,
+    };
+    let lease: Lease | undefined;
+    if (call.caller.kind === 'node') {
+      lease = newLease(now, ctx.runTiming.leaseMs);
+      runs.insertLeased(newRun, call.caller.node.node_id, lease);
+    } else {
+      runs.insertQueued(newRun);
+    }
+    keys.begin(userId, call.idempotencyKey, hash, runId, now);
+    return { kind: 'started', run: runs.get(runId)!, ...(lease === undefined ? {} : { lease }) };
+  }).immediate;
+
+  return (call) => {
+    const owner = call.caller.kind === 'node' ? call.caller.node.user_id : call.caller.sub;
+    const userId = normalizeEmail(call.request.user_id);
+    if (userId !== normalizeEmail(owner)) {
+      throw new SvcError('forbidden', `user_id is not the user of the ${call.caller.kind === 'node' ? 'node credential' : 'access token'}`, {
+        remedy: 'Send the user_id of the signed-in user (the checkout e-mail the token was issued to).',
+      });
+    }
+    const sku = findAgentSku(call.request.agent_id);
+    if (sku === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(call.request.agent_id)}`);
+    return start(call, userId, sku.agent_id, sku.price_cents, sku.name);
+  };
+}
+
+/** 409 when no online node of the user serves the agent (the pinned node, if one is named), saying which it is. */
+function assertNodeAvailable(ctx: ServiceContext, nodes: NodeRegistry, userId: string, agentId: string, pinned: string | undefined, now: number): void {
+  const onlineSince = now - ctx.runTiming.leaseMs;
+  if (nodes.servingOnline(userId, agentId, onlineSince, pinned).length > 0) return;
+  const fleet = nodes.nodesOf(userId);
+  const named = pinned === undefined ? undefined : fleet.find((node) => node.node_id === pinned);
+  const serving = fleet.filter((node) => nodes.agentsOf(node.node_id).includes(agentId));
+  const why =
+    pinned !== undefined
+      ? named === undefined
+        ? `you have no node ${pinned}`
+        : !nodes.agentsOf(pinned).includes(agentId)
+          ? `node ${pinned} does not serve ${agentId}`
+          : `node ${pinned} is offline`
+      : fleet.length === 0
+        ? 'you have no node: runs execute on a node you install'
+        : serving.length === 0
+          ? `none of your nodes serves ${agentId}`
+          : `your nodes that serve ${agentId} are offline`;
+  throw new SvcError('no_node_available', `no node can run ${agentId} now: ${why}; nothing was charged`, {
+    extensions: { agent_id: agentId, ...(pinned === undefined ? {} : { node_id: pinned }) },
+  });
+}

@@ -1,0 +1,148 @@
+// swarm-node agent init | upload | versions | rollback: your own versions of the catalog's agents (issue 14 §2;
+// docs/sections/agent-upload.md). Uploading needs the JWT (spec §5.4), from a file, stdin, SVC_TOKEN or the stored
+// sign-in, never from the command line.
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import type { AgentVersion } from '../../contract/agent-upload.js';
+import { SvcError } from '../../contract/errors.js';
+import { contextFor, type CommandContext } from '../context.js';
+import { shortTime, table } from '../table.js';
+
+interface TokenOptions {
+  tokenFile?: string;
+  tokenStdin?: boolean;
+}
+
+const TOKEN_HELP = `
+The JWT is read from --token-file <file>, --token-stdin, the environment (SVC_TOKEN, or SVC_JWT), or else the
+signed-in credentials (swarm-node login); never from an argument, which every user of the host can read in ps.`;
+
+function withToken(command: Command): Command {
+  return command.option('--token-file <file>', 'read the JWT from this file').option('--token-stdin', 'read the JWT from standard input');
+}
+
+async function jwtFor(ctx: CommandContext, options: TokenOptions): Promise<string> {
+  const { normalizeTokenText } = await import('../../node/token.js');
+  if (options.tokenFile !== undefined && options.tokenStdin === true) throw new SvcError('usage', 'give one of --token-file and --token-stdin');
+  if (options.tokenFile !== undefined) {
+    try {
+      return normalizeTokenText(readFileSync(options.tokenFile, 'utf8'), options.tokenFile);
+    } catch (error) {
+      if (error instanceof SvcError) throw error;
+      throw new SvcError('usage', `cannot read the token file ${options.tokenFile}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    }
+  }
+  if (options.tokenStdin === true) {
+    if (process.stdin.isTTY) throw new SvcError('usage', '--token-stdin reads a piped token and never prompts', { remedy: 'Pipe it: ... --token-stdin < token-file' });
+    return normalizeTokenText(readFileSync(0, 'utf8'), 'standard input');
+  }
+  for (const name of ['SVC_TOKEN', 'SVC_JWT']) {
+    const value = ctx.env[name];
+    if (value !== undefined && value.trim() !== '') return normalizeTokenText(value, name);
+  }
+  return ctx.requireJwt().token;
+}
+
+const short = (digest: string): string => digest.slice(0, 12);
+
+function versionsTable(versions: readonly AgentVersion[]): string {
+  return table(
+    ['VERSION', 'DIGEST', 'UPLOADED', 'SIZE', 'FILES', 'CURRENT'],
+    versions.map((v) => [v.version, short(v.digest), shortTime(v.uploaded_at), `${v.size_bytes} B`, String(v.files), v.current ? 'yes' : '']),
+    ['left', 'left', 'left', 'right', 'right', 'left'],
+  );
+}
+
+export function agentCommand(): Command {
+  const agent = new Command('agent').description('your own versions of the catalog agents: init a bundle, upload it, list versions, roll back').addHelpText(
+    'after',
+    `
+Example:
+  $ swarm-node agent init ./my-monitor --agent agent_ops_monitor_004
+  $ swarm-node agent upload ./my-monitor
+  $ swarm-node agent versions agent_ops_monitor_004
+  $ swarm-node agent rollback agent_ops_monitor_004`,
+  );
+
+  agent.addCommand(
+    new Command('init')
+      .description('start a bundle in DIR: agent.json and an entry script in POSIX sh that works as it is')
+      .argument('<dir>', 'a new or empty directory')
+      .requiredOption('--agent <agent_id>', 'the catalog agent this bundle implements (swarm-node agents)')
+      .addHelpText('after', `\nExample:\n  $ swarm-node agent init ./my-monitor --agent agent_ops_monitor_004\n  $ echo '{"input": {"name": "Ada"}}' | ./my-monitor/main.sh`)
+      .action(async (dir: string, options: { agent: string }, command: Command) => {
+        const ctx = contextFor(command);
+        const { scaffoldAgent } = await import('../../node/agents/scaffold.js');
+        ctx.output.result(scaffoldAgent(dir, options.agent), (r) =>
+          [`Created ${r.dir} (${r.agent_id} version ${r.version}): ${r.files.join(', ')}.`, `Try it:  echo '{"input": {"name": "Ada"}}' | ${dir}/main.sh`, `Then:    swarm-node agent upload ${dir}`].join('\n'),
+        );
+      }),
+  );
+
+  agent.addCommand(
+    withToken(new Command('upload'))
+      .description('pack DIR and upload it as a new version of its agent, which becomes current')
+      .argument('<dir>', 'a bundle directory (agent.json at its top)')
+      .addHelpText(
+        'after',
+        `
+Your runs of the agent then execute this version on your nodes, billed at the agent's catalog price. A version is
+never replaced: raise "version" in agent.json for new contents. Uploading the same contents again changes nothing.
+Limits: 5 MiB packed, 20 MiB unpacked, 1000 files; regular files and directories only.${TOKEN_HELP}
+
+Example:
+  $ swarm-node agent upload ./my-monitor
+  $ SVC_TOKEN="$(cat ~/.config/svc/jwt)" swarm-node agent upload ./my-monitor --json`,
+      )
+      .action(async (dir: string, options: TokenOptions, command: Command) => {
+        const ctx = contextFor(command);
+        const token = await jwtFor(ctx, options);
+        const { uploadAgent } = await import('../../node/agents/upload.js');
+        ctx.output.result(await uploadAgent(await ctx.client(), token, dir), (r) =>
+          r.created
+            ? `Uploaded ${r.agent_id} version ${r.version} (${short(r.digest)}, ${r.files} files, ${r.size_bytes} bytes); it is current: your runs of ${r.agent_id} execute it.`
+            : `${r.agent_id} version ${r.version} (${short(r.digest)}) was uploaded already with these contents; nothing changed${r.current ? '' : ` (it is not current: swarm-node agent rollback ${r.agent_id} --to ${r.version})`}.`,
+        );
+      }),
+  );
+
+  agent.addCommand(
+    withToken(new Command('versions'))
+      .description('list your uploaded versions of an agent, newest first, and which one is current')
+      .argument('<agent_id>', 'a catalog agent (swarm-node agents)')
+      .addHelpText('after', `${TOKEN_HELP}\n\nExample:\n  $ swarm-node agent versions agent_ops_monitor_004\n  $ swarm-node agent versions agent_ops_monitor_004 --json | jq -r .current.digest`)
+      .action(async (agentId: string, options: TokenOptions, command: Command) => {
+        const ctx = contextFor(command);
+        const token = await jwtFor(ctx, options);
+        const { agentVersions } = await import('../../node/agents/upload.js');
+        ctx.output.result(await agentVersions(await ctx.client(), token, agentId), (r) =>
+          r.versions.length === 0 ? `No uploaded version of ${r.agent_id}: your runs use the built-in agent (swarm-node agent init to start one).` : versionsTable(r.versions),
+        );
+      }),
+  );
+
+  agent.addCommand(
+    withToken(new Command('rollback'))
+      .description('make an older uploaded version current again (by default the one before the current)')
+      .argument('<agent_id>', 'a catalog agent (swarm-node agents)')
+      .option('--to <version|digest>', 'the version to make current: its version, its digest, or 7+ first digits of it')
+      .addHelpText(
+        'after',
+        `
+Runs accepted from then on execute that version; runs already accepted keep the version they were accepted with.${TOKEN_HELP}
+
+Example:
+  $ swarm-node agent rollback agent_ops_monitor_004
+  $ swarm-node agent rollback agent_ops_monitor_004 --to 0.1.0`,
+      )
+      .action(async (agentId: string, options: TokenOptions & { to?: string }, command: Command) => {
+        const ctx = contextFor(command);
+        const token = await jwtFor(ctx, options);
+        const { rollbackAgent } = await import('../../node/agents/upload.js');
+        ctx.output.result(await rollbackAgent(await ctx.client(), token, agentId, options.to), (r) =>
+          `${r.agent_id} version ${r.current!.version} (${short(r.current!.digest)}) is current${r.previous === null ? '' : `, instead of ${r.previous.version}`}.`,
+        );
+      }),
+  );
+  return agent;
+}

@@ -1,0 +1,38 @@
+// swarm-node enroll: make this home an enrolled node without installing it under /opt (issue 13 §1).
+import { Command } from 'commander';
+import { contextFor } from '../context.js';
+import { addDeployTokenOptions, refuseTokenArgument, type DeployTokenFlags } from '../deploy-token-option.js';
+
+export function enrollCommand(): Command {
+  return addDeployTokenOptions(
+    new Command('enroll').description('enroll this home as a node of yours (agents run here), without installing it under /opt'),
+  )
+    .addHelpText(
+      'after',
+      `
+The node gets its own long-lived credential (kept 0600 in etc/credentials.json); every call of the node for work
+uses it, never the JWT. The deploy token comes from activation (--deploy-token-file, or SVC_DEPLOY_TOKEN); without
+one, the signed-in user's JWT asks the service for a deploy token for one more node. A host installed with
+swarm-node install is enrolled already.
+
+Exits 4 when neither a deploy token nor a sign-in is there, or when the service refuses the deploy token (used,
+expired, unknown); 2 when this home is enrolled already or the token file holds no deploy token. Nothing is
+written then, and no token is spent.
+
+Example:
+  $ swarm-node enroll --deploy-token-file ./deploy-token
+  $ swarm-node login --email you@example.com --offer svc_starter_agents --payment pay_123 && swarm-node enroll`,
+    )
+    .action(async (flags: DeployTokenFlags, command: Command) => {
+      const ctx = contextFor(command);
+      refuseTokenArgument(flags);
+      const [{ readDeployToken }, { enrollHere }] = await Promise.all([import('../../node/install/deploy-token.js'), import('../../node/enroll.js')]);
+      const deployToken = readDeployToken(flags.deployTokenFile, ctx.env);
+      delete ctx.env.SVC_DEPLOY_TOKEN;
+      // Neither a token nor a sign-in: enrollHere refuses it (exit 4) once it knows this home is not a node already.
+      const proof = deployToken !== undefined ? { deployToken } : ctx.credentials().jwt === undefined ? undefined : { jwt: ctx.requireJwt() };
+      const enrolled = await enrollHere({ client: await ctx.client(), clock: ctx.clock, paths: ctx.paths }, proof);
+      ctx.output.result(enrolled, (e) => `Enrolled this home as node ${e.node_id} of ${e.user_id} (${e.tier_id}); its credential is in ${e.credentials_file} (mode 0600).`);
+      ctx.output.info('Next: swarm-node register <agent_id> (the service sends its runs here), then swarm-node daemon to take them.');
+    });
+}

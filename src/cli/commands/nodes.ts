@@ -1,0 +1,42 @@
+// swarm-node nodes: the signed-in user's nodes as the service sees them (issue 13 §2).
+import { Command } from 'commander';
+import { contextFor } from '../context.js';
+import { shortTime, table } from '../table.js';
+
+export function nodesCommand(): Command {
+  return new Command('nodes')
+    .description("list your nodes: each one's host, version, whether it is online, the agents it serves, its runs today")
+    .addHelpText(
+      'after',
+      `
+A node is online while it polls the service (the daemon does, at least every 20 s); one that has not for 45 s is
+offline, and runs are not sent to it. "runs today" counts the runs it finished since 00:00 UTC.
+
+Example:
+  $ swarm-node nodes
+  $ swarm-node nodes --json | jq '.nodes[] | select(.online) | .node_id'`,
+    )
+    .action(async (_options: unknown, command: Command) => {
+      const ctx = contextFor(command);
+      const jwt = ctx.requireJwt();
+      const { listNodes } = await import('../../node/fleet.js');
+      const here = ctx.credentials().node?.node_id;
+      ctx.output.result(await listNodes(await ctx.client(), jwt.token, here), (result) =>
+        result.nodes.length === 0
+          ? 'No nodes yet: swarm-node install (or swarm-node enroll) on a host enrolls one.'
+          : table(
+              ['NODE', 'HOST', 'VERSION', 'STATE', 'LAST SEEN', 'AGENTS', 'RUNS TODAY'],
+              result.nodes.map((node) => [
+                `${node.node_id}${node.node_id === here ? ' (here)' : ''}`,
+                node.hostname ?? '-',
+                node.version ?? '-',
+                node.online ? 'online' : 'offline',
+                node.last_seen_at === null ? 'never' : shortTime(node.last_seen_at),
+                node.agents.join(', ') || '-',
+                String(node.runs_today),
+              ]),
+              ['left', 'left', 'left', 'left', 'left', 'left', 'right'],
+            ),
+      );
+    });
+}

@@ -1,0 +1,92 @@
+// An agent bundle (docs/sections/agent-upload.md "Bundle format"; docs/api.md "Agent upload"): a tar archive
+// (gzip or not) of a directory holding agent.json and the agent's files. The limits and the manifest's rules live
+// here, beside the catalog, so the service (which refuses a bundle) and the CLI (which checks before it uploads)
+// read one table.
+import { isAgentId } from './agents.js';
+import { schemaProblems } from './input-schema.js';
+
+/** The archive as uploaded (compressed when gzip): what the service stores and a node downloads. */
+export const MAX_BUNDLE_BYTES = 5 * 1024 * 1024;
+/** The files' contents added up, unpacked: a node's var/ is not a place for data sets. */
+export const MAX_UNPACKED_BYTES = 20 * 1024 * 1024;
+/** Files and directories; tar headers are 512 bytes each, so this also bounds the work of reading one. */
+export const MAX_BUNDLE_ENTRIES = 1000;
+/** A path inside the bundle, in bytes (ustar's name field with its prefix is 255). */
+export const MAX_PATH_BYTES = 255;
+export const MANIFEST_FILE = 'agent.json';
+export const MAX_MANIFEST_BYTES = 64 * 1024;
+
+/** SHA-256 of the archive's bytes, as 64 lowercase hex digits: a bundle's name wherever it is stored. */
+export const DIGEST_PATTERN = '^[0-9a-f]{64}$';
+/** A label chosen by the author; semver is usual but not required. Unique per user and agent. */
+export const VERSION_PATTERN = '^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$';
+/** Entry programs the node resolves itself (src/node/runner/bundles.ts resolveEntry). */
+export const ENTRY_RUNTIMES = ['node', 'sh'] as const;
+
+export interface AgentManifest {
+  agent_id: string;
+  version: string;
+  /** The program and its arguments: `node` or `sh`, a file of the bundle, or an absolute path on the node. */
+  entry: string[];
+  input_schema: Record<string, unknown>;
+  description?: string;
+}
+
+export interface BundleProblem {
+  /** A file of the bundle, or agent.json's JSON pointer (`agent.json#/entry/0`). */
+  path: string;
+  message: string;
+}
+
+const MANIFEST_FIELDS = new Set(['agent_id', 'version', 'entry', 'input_schema', 'description']);
+
+export function isDigest(value: unknown): value is string {
+  return typeof value === 'string' && new RegExp(DIGEST_PATTERN).test(value);
+}
+
+/**
+ * What is wrong with a parsed agent.json, given the bundle's file names; none for a manifest the node can run.
+ * Unknown fields are refused, as in every request body: a typo must not be silently ignored.
+ */
+export function manifestProblems(value: unknown, files: ReadonlySet<string>): BundleProblem[] {
+  const at = (pointer: string): string => `${MANIFEST_FILE}#${pointer}`;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [{ path: at(''), message: 'must be a JSON object' }];
+  const manifest = value as Record<string, unknown>;
+  const problems: BundleProblem[] = [];
+  for (const key of Object.keys(manifest)) {
+    if (!MANIFEST_FIELDS.has(key)) problems.push({ path: at(`/${key}`), message: 'is not a manifest field (agent_id, version, entry, input_schema, description)' });
+  }
+  if (!isAgentId(manifest.agent_id)) {
+    problems.push({ path: at('/agent_id'), message: `${JSON.stringify(manifest.agent_id ?? null)} is not an agent_id of the catalog (swarm-node agents)` });
+  }
+  if (typeof manifest.version !== 'string' || !new RegExp(VERSION_PATTERN).test(manifest.version)) {
+    problems.push({ path: at('/version'), message: 'must be a label of 1-64 letters, digits and . + _ - (for example "1.0.0")' });
+  }
+  problems.push(...entryProblems(manifest.entry, files));
+  if (typeof manifest.input_schema !== 'object' || manifest.input_schema === null || Array.isArray(manifest.input_schema)) {
+    problems.push({ path: at('/input_schema'), message: 'must be a JSON Schema object ({"type": "object", ...})' });
+  } else {
+    for (const problem of schemaProblems(manifest.input_schema)) problems.push({ path: at(`/input_schema${problem.path}`), message: problem.message });
+  }
+  if (manifest.description !== undefined && (typeof manifest.description !== 'string' || manifest.description.length > 1000)) {
+    problems.push({ path: at('/description'), message: 'must be a string of at most 1000 characters' });
+  }
+  return problems;
+}
+
+function entryProblems(entry: unknown, files: ReadonlySet<string>): BundleProblem[] {
+  const path = `${MANIFEST_FILE}#/entry`;
+  if (!Array.isArray(entry) || entry.length === 0 || entry.length > 32) return [{ path, message: 'must be an array of 1-32 strings: the program, then its arguments' }];
+  const problems: BundleProblem[] = [];
+  entry.forEach((part, index) => {
+    // eslint-disable-next-line no-control-regex
+    if (typeof part !== 'string' || part.length === 0 || part.length > 1024 || /\u0000/.test(part)) {
+      problems.push({ path: `${path}/${index}`, message: 'must be a non-empty string of at most 1024 characters' });
+    }
+  });
+  const program = entry[0];
+  if (typeof program === 'string' && !(ENTRY_RUNTIMES as readonly string[]).includes(program) && !program.startsWith('/') && !files.has(program.replace(/^\.\//, ''))) {
+    problems.push({ path: `${path}/0`, message: `${JSON.stringify(program)} is not a file of the bundle; use "node" or "sh" with a script of the bundle, a file of the bundle, or an absolute path` });
+  }
+  return problems;
+}

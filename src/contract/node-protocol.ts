@@ -1,0 +1,102 @@
+// The protocol between a node and the service for runs on the node (docs/api.md "Runs on the node"), additions to
+// the spec like every endpoint beyond §4: the node pulls work with a long poll (its heartbeat too), holds each run
+// under a lease it renews by polling, and reports the result once. Every call carries the node credential.
+import { Type, type Static } from '@sinclair/typebox';
+
+const Timestamp = Type.String({ description: 'ISO 8601, UTC' });
+const strict = { additionalProperties: false } as const;
+
+/** Most runs one node holds at once (its --concurrency), and so the most it asks for in a poll. */
+export const MAX_NODE_CONCURRENCY = 32;
+/** The most a node's result may carry: the agent's output (1 MiB, the node's cap) and room for its envelope. */
+export const MAX_RESULT_BODY_BYTES = 1024 * 1024 + 16 * 1024;
+
+// POST /v1/swarm/nodes/poll
+export const PollRequest = Type.Object(
+  {
+    hostname: Type.String({ minLength: 1, maxLength: 253 }),
+    version: Type.String({ minLength: 1, maxLength: 64 }),
+    /** How many more runs the node takes now (0: a heartbeat that renews its leases). */
+    capacity: Type.Integer({ minimum: 0, maximum: MAX_NODE_CONCURRENCY }),
+    /** The runs it holds and still works on: their leases are renewed. */
+    running: Type.Array(Type.String({ maxLength: 64 }), { maxItems: MAX_NODE_CONCURRENCY }),
+    /** Seconds the service may hold the poll open waiting for work (at most its own bound). */
+    wait_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 60 })),
+  },
+  strict,
+);
+export type PollRequest = Static<typeof PollRequest>;
+
+export const AssignedRun = Type.Object({
+  run_id: Type.String(),
+  agent_id: Type.String(),
+  user_id: Type.String(),
+  input: Type.Unknown(),
+  lease_id: Type.String(),
+  lease_expires_at: Timestamp,
+  /** The uploaded bundle to run (SHA-256 of its archive, GET /v1/swarm/bundles/{digest}); absent: the built-in agent. */
+  bundle_digest: Type.Optional(Type.String()),
+});
+export type AssignedRun = Static<typeof AssignedRun>;
+
+export const PollResponse = Type.Object({
+  runs: Type.Array(AssignedRun),
+  /** Leases of runs the node listed as running that it no longer holds (expired and refunded): stop them. */
+  lost: Type.Array(Type.String()),
+  lease_seconds: Type.Integer(),
+});
+export type PollResponse = Static<typeof PollResponse>;
+
+// POST /v1/swarm/runs/{run_id}/result
+export const RESULT_STATUSES = ['succeeded', 'failed'] as const;
+export const ResultRequest = Type.Object(
+  {
+    lease_id: Type.String({ minLength: 1, maxLength: 64 }),
+    status: Type.Union(RESULT_STATUSES.map((s) => Type.Literal(s))),
+    /** The agent's one JSON document (succeeded), or {error, message} saying why it failed. */
+    output: Type.Unknown(),
+  },
+  strict,
+);
+export type ResultRequest = Static<typeof ResultRequest>;
+
+// PUT and DELETE /v1/swarm/nodes/self/agents/{agent_id}
+export const AgentParams = Type.Object({ agent_id: Type.String({ maxLength: 128 }) });
+export const NodeAgentsResponse = Type.Object({ node_id: Type.String(), agents: Type.Array(Type.String()) });
+export type NodeAgentsResponse = Static<typeof NodeAgentsResponse>;
+
+// GET /v1/swarm/nodes
+export const NodeSummary = Type.Object({
+  node_id: Type.String(),
+  hostname: Type.Union([Type.String(), Type.Null()]),
+  version: Type.Union([Type.String(), Type.Null()]),
+  tier_id: Type.String(),
+  enrolled_at: Timestamp,
+  last_seen_at: Type.Union([Timestamp, Type.Null()]),
+  online: Type.Boolean(),
+  agents: Type.Array(Type.String()),
+  /** Runs this node finished since 00:00 UTC. */
+  runs_today: Type.Integer(),
+});
+export type NodeSummary = Static<typeof NodeSummary>;
+export const NodesResponse = Type.Object({ nodes: Type.Array(NodeSummary) });
+export type NodesResponse = Static<typeof NodesResponse>;
+
+// POST /v1/swarm/nodes/self/credential
+export const CredentialRotation = Type.Object({
+  node_id: Type.String(),
+  node_credential: Type.String(),
+});
+export type CredentialRotation = Static<typeof CredentialRotation>;
+
+
+// POST /v1/swarm/nodes/deploy-token (the user's JWT): one more node of the signed-in user, the way a runner
+// registration token comes from the API. Single use, 15 minutes, like an activation's.
+export const NodeDeployToken = Type.Object({
+  deploy_token: Type.String(),
+  deploy_token_expires_at: Timestamp,
+  tier_id: Type.String(),
+  install_path: Type.String(),
+  deploy_mode: Type.String(),
+});
+export type NodeDeployToken = Static<typeof NodeDeployToken>;

@@ -1,0 +1,53 @@
+// The inputs an agent cannot run without, read from its manifest's input_schema (JSON Schema 2020-12,
+// docs/sections/agent-upload.md "Agent bundle"): what the wizard asks a person for, or names as --input flags when
+// nobody can be asked. A run without them is refused by the agent and refunded: a first run that proves nothing.
+
+/** One input a person is asked for: its property name and what the schema says it is. */
+export interface InputField {
+  name: string;
+  /** The schema's description of the property; its name when it has none. */
+  description: string;
+}
+
+type PropertySchema = { description?: unknown; type?: unknown };
+
+/**
+ * The inputs still missing once `given` are set: each `required` property, then, when `minProperties` asks for more
+ * properties than that, the first string properties in the schema's order (the skills tutor needs a question or a
+ * quiz: a question is what a person can type). Only strings: an --input value, typed or given, is a string.
+ */
+export function missingInputs(schema: Record<string, unknown>, given: readonly string[]): InputField[] {
+  const properties = isObject(schema.properties) ? (schema.properties as Record<string, PropertySchema>) : {};
+  const required = Array.isArray(schema.required) ? schema.required.filter((name): name is string => typeof name === 'string') : [];
+  const have = new Set(given);
+  const missing = required.filter((name) => !have.has(name));
+  const minProperties = typeof schema.minProperties === 'number' ? schema.minProperties : 0;
+  let shortfall = minProperties - new Set([...given, ...required]).size;
+  for (const [name, property] of Object.entries(properties)) {
+    if (shortfall <= 0) break;
+    if (have.has(name) || required.includes(name) || property?.type !== 'string') continue;
+    missing.push(name);
+    shortfall -= 1;
+  }
+  return missing.map((name) => ({ name, description: describe(name, properties[name]) }));
+}
+
+/** How the flag that gives a field reads in a usage error: `--input question=<value>`. */
+export function inputFlag(field: InputField): string {
+  return `--input ${field.name}=<value>`;
+}
+
+/** ` --input question=…` for each input given: a command to repeat the run, without the values (the person's to type). */
+export function inputFlagsOf(input: Record<string, unknown> | undefined): string {
+  return Object.keys(input ?? {})
+    .map((name) => ` --input ${name}=…`)
+    .join('');
+}
+
+function describe(name: string, property: PropertySchema | undefined): string {
+  return typeof property?.description === 'string' && property.description.trim() !== '' ? property.description.trim() : name;
+}
+
+function isObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,123 @@
+// Runs the service hands this node (issue 13 §3), pulled the way GitHub's and GitLab's runners pull jobs: one long
+// poll at a time asks for as many runs as there are free slots, and is the node's heartbeat too (the service shows a
+// node offline when it has not polled for a lease time). Each run it gets is executed here by the executor (exactly
+// once, its lease renewed while the agent works, its result reported once).
+//
+// With every slot busy the node still polls, every HEARTBEAT_MS, asking for nothing and never held open; a slot
+// freed ends that wait at once. A failed poll waits a backoff (an outage or a refused credential is a hold of the
+// daemon, service-hold.ts, and ends the pulling until a probe finds the service usable again).
+import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SvcError } from '../../contract/errors.js';
+import type { AssignedRun } from '../../contract/node-protocol.js';
+import type { NodeCaller } from '../work/caller.js';
+import { messageOf, type DaemonCore } from './core.js';
+import type { ServiceHold } from './service-hold.js';
+import type { PendingSettlement } from './settlement.js';
+import { nextBackoff } from './timing.js';
+
+/** The longest the service holds a poll open waiting for work (it may hold less). */
+const POLL_HOLD_SECONDS = 20;
+/** How often a node with every slot busy still says it is alive: well inside the service's offline bound. */
+const HEARTBEAT_MS = 15_000;
+/** First wait after a failed poll that is not a hold (a 4xx, a malformed answer). */
+const POLL_RETRY_MS = 2_000;
+
+export class WorkPuller {
+  readonly #core: DaemonCore;
+  readonly #hold: ServiceHold;
+  readonly #settlement: PendingSettlement;
+  /** Runs pulled from the service and executing here, by run_id: a `lost` answer stops one. */
+  readonly #running = new Map<string, AbortController>();
+  readonly #stopped = new AbortController();
+  #pulling: Promise<void> | undefined;
+  #retryMs: number | undefined;
+
+  constructor(core: DaemonCore, hold: ServiceHold, settlement: PendingSettlement) {
+    this.#core = core;
+    this.#hold = hold;
+    this.#settlement = settlement;
+  }
+
+  /** Pulled runs executing here now. */
+  get running(): number {
+    return this.#running.size;
+  }
+
+  /** Keeps one pull loop going while the service is usable (a tick calls it; it returns at once). */
+  tick(caller: NodeCaller): void {
+    if (this.#pulling !== undefined || this.#stopped.signal.aborted) return;
+    const pulling = this.#pull(caller).finally(() => {
+      this.#pulling = undefined;
+    });
+    this.#pulling = pulling;
+    this.#core.track(pulling);
+  }
+
+  /** No more polls (the one open is given up); runs already here go on until the daemon stops them. */
+  stop(): void {
+    this.#stopped.abort();
+  }
+
+  async #pull(caller: NodeCaller): Promise<void> {
+    const stop = this.#stopped.signal;
+    let lastPollAt = 0;
+    while (!stop.aborted && this.#hold.ready && this.#hold.current === caller) {
+      const capacity = this.#core.freeSlots();
+      if (capacity === 0 && this.#core.now() - lastPollAt < HEARTBEAT_MS) {
+        await this.#core.slotFreed(HEARTBEAT_MS - (this.#core.now() - lastPollAt), stop);
+        continue;
+      }
+      lastPollAt = this.#core.now();
+      try {
+        const answer = await caller.executor.api.poll(
+          { hostname: hostname(), version: this.#core.version, capacity, running: [...this.#running.keys()], wait_seconds: capacity === 0 ? 0 : POLL_HOLD_SECONDS },
+          stop,
+        );
+        this.#retryMs = undefined;
+        for (const runId of answer.lost) this.#running.get(runId)?.abort();
+        for (const run of answer.runs) this.#start(run, caller);
+      } catch (error) {
+        if (stop.aborted) return;
+        if (this.#hold.onServiceError(error, caller)) return;
+        this.#retryMs = nextBackoff(this.#retryMs, POLL_RETRY_MS);
+        this.#core.log.warn('poll_failed', { error: messageOf(error), retry_in_seconds: Math.round(this.#retryMs / 1000) });
+        await sleep(this.#retryMs, undefined, { signal: stop }).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Executes one pulled run in a slot of its own (a run the poll hands over is this node's to finish). */
+  #start(run: AssignedRun, caller: NodeCaller): void {
+    const core = this.#core;
+    const agentStop = new AbortController();
+    const stopAgent = (): void => agentStop.abort();
+    core.runsSignal.addEventListener('abort', stopAgent, { once: true });
+    this.#running.set(run.run_id, agentStop);
+    core.takeSlot();
+    core.log.info('run_pulled', { agent: run.agent_id, run_id: run.run_id });
+    const started = core.now();
+    const task = caller.executor
+      .execute(run, agentStop.signal)
+      .then((executed) => {
+        const fields = { agent: run.agent_id, run_id: run.run_id, seconds: Math.round((core.now() - started) / 100) / 10 };
+        if (executed.kind === 'reported') {
+          const level = executed.run.status === 'succeeded' ? 'info' : 'warn';
+          core.log[level](`run_${executed.run.status === 'succeeded' ? 'succeeded' : 'failed'}`, { ...fields, charged_cents: executed.run.charged_cents, source: 'service' });
+        } else if (executed.kind === 'lost') core.log.warn('run_lost', { ...fields, note: 'the lease ran out before the result; the service refunded the run' });
+        else if (executed.kind === 'unreported') {
+          core.log.warn('run_unreported', { ...fields, error: executed.error.message, note: 'the result is kept and reported at the next settlement' });
+          if (!this.#hold.onServiceError(executed.error, caller)) this.#settlement.planRetry(core.now());
+        }
+      })
+      .catch((error: unknown) => {
+        core.log.error('run_error', { agent: run.agent_id, run_id: run.run_id, error: messageOf(error), code: error instanceof SvcError ? error.code : undefined });
+      })
+      .finally(() => {
+        core.runsSignal.removeEventListener('abort', stopAgent);
+        this.#running.delete(run.run_id);
+        core.releaseSlot();
+      });
+    core.track(task);
+  }
+}

@@ -1,0 +1,14 @@
+// The signed-in user's nodes, as the service sees them (issue 13 §2): `swarm-node nodes`, and a deploy token for one
+// more node (`enroll` and the wizard on a bare host). Both take the user's JWT, never a node credential.
+import type { NodeDeployToken, NodesResponse } from '../contract/node-protocol.js';
+import type { ServiceClient } from './service-client.js';
+
+export async function listNodes(client: ServiceClient, jwt: string, thisNodeId: string | undefined): Promise<NodesResponse & { this_node_id: string | null }> {
+  const fleet = (await client.call<NodesResponse>({ method: 'GET', path: '/v1/swarm/nodes', bearer: jwt, retrySafe: true })).body;
+  return { ...fleet, this_node_id: thisNodeId ?? null };
+}
+
+/** A repeat revokes the unused token of the one before: safe to retry. */
+export async function requestDeployToken(client: ServiceClient, jwt: string): Promise<NodeDeployToken> {
+  return (await client.call<NodeDeployToken>({ method: 'POST', path: '/v1/swarm/nodes/deploy-token', bearer: jwt, retrySafe: true })).body;
+}

@@ -1,0 +1,72 @@
+// The node's side of the protocol for runs on the node (docs/api.md "Runs on the node"): every call carries the
+// node credential, never the user's JWT, so the node's work never depends on a token that expires in 30 days.
+import type { CredentialRotation, PollRequest, PollResponse, ResultRequest, NodeAgentsResponse } from '../contract/node-protocol.js';
+import type { RunResponse } from '../contract/schemas.js';
+import type { ServiceClient } from './service-client.js';
+
+export class NodeApi {
+  readonly client: ServiceClient;
+  readonly #credential: string | (() => string);
+
+  /** `credential`: the node's, or a function giving the one in force at each call (work/caller.ts). */
+  constructor(client: ServiceClient, credential: string | (() => string)) {
+    this.client = client;
+    this.#credential = credential;
+  }
+
+  get #bearer(): string {
+    return typeof this.#credential === 'string' ? this.#credential : this.#credential();
+  }
+
+  /** The long poll (heartbeat, lease renewals, work); its deadline covers the service's hold. */
+  async poll(request: PollRequest, signal?: AbortSignal): Promise<PollResponse> {
+    const hold = request.wait_seconds ?? 20;
+    const response = await this.client.call<PollResponse>({
+      method: 'POST',
+      path: '/v1/swarm/nodes/poll',
+      body: request,
+      bearer: this.#bearer,
+      // A poll changes nothing but the heartbeat and the leases it renews: repeating it is safe.
+      retrySafe: true,
+      deadlineMs: (hold + 15) * 1000,
+      ...(signal === undefined ? {} : { signal }),
+    });
+    return response.body;
+  }
+
+  /** The run's result, once: the service keys it by run and lease, so a repeat is acknowledged and changes nothing. */
+  async report(runId: string, result: ResultRequest): Promise<RunResponse> {
+    const response = await this.client.call<RunResponse>({
+      method: 'POST',
+      path: `/v1/swarm/runs/${encodeURIComponent(runId)}/result`,
+      body: result,
+      bearer: this.#bearer,
+      retrySafe: true,
+    });
+    return response.body;
+  }
+
+  /** The agents the service routes to this node. */
+  async served(): Promise<NodeAgentsResponse> {
+    return (await this.client.call<NodeAgentsResponse>({ method: 'GET', path: '/v1/swarm/nodes/self/agents', bearer: this.#bearer, retrySafe: true })).body;
+  }
+
+  async serve(agentId: string): Promise<NodeAgentsResponse> {
+    return (await this.client.call<NodeAgentsResponse>({ method: 'PUT', path: `/v1/swarm/nodes/self/agents/${encodeURIComponent(agentId)}`, bearer: this.#bearer, retrySafe: true })).body;
+  }
+
+  async withdraw(agentId: string): Promise<NodeAgentsResponse> {
+    return (await this.client.call<NodeAgentsResponse>({ method: 'DELETE', path: `/v1/swarm/nodes/self/agents/${encodeURIComponent(agentId)}`, bearer: this.#bearer, retrySafe: true })).body;
+  }
+
+  /** An uploaded bundle's archive, by its digest (the caller verifies the bytes against it before using them). */
+  async bundle(digest: string): Promise<Buffer> {
+    const path = `/v1/swarm/bundles/${encodeURIComponent(digest)}`;
+    return (await this.client.call<Buffer>({ method: 'GET', path, bearer: this.#bearer, binary: true, headers: { accept: 'application/gzip, application/x-tar' }, retrySafe: true })).body;
+  }
+
+  /** A new credential; the current one keeps working until the new one is first used (so a lost answer locks nothing). */
+  async rotateCredential(): Promise<CredentialRotation> {
+    return (await this.client.call<CredentialRotation>({ method: 'POST', path: '/v1/swarm/nodes/self/credential', bearer: this.#bearer, retrySafe: true })).body;
+  }
+}

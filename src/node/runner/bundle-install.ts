@@ -1,0 +1,62 @@
+// An uploaded bundle on this node (docs/api.md "Agent upload", "Distribution"): fetched by its digest with the node
+// credential, its SHA-256 checked against that digest before anything is unpacked, checked again as any upload is
+// (paths, links, sizes, manifest), then written to a temporary directory beside its place and renamed into
+// var/agents/<agent_id>/<digest>/ in one step. So a bundle is there whole or not at all, a mismatch installs
+// nothing, and a directory named by a digest always holds exactly those bytes' files. Modes are 0755 for
+// directories and 0644/0755 for files: the agent's own user (another uid, or systemd's agent user) reads them.
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isDigest } from '../../contract/agent-bundle.js';
+import { readBundleArchive, sha256Hex } from '../../lib/bundle-archive.js';
+import { readBundleManifest, type Bundle } from './bundles.js';
+
+export const AGENTS_DIR_NAME = 'agents';
+
+/** The installed bundle of `digest`, fetched and installed first when it is not here yet. */
+export async function installBundle(varDir: string, agentId: string, digest: string, fetch: ((digest: string) => Promise<Buffer>) | undefined): Promise<Bundle> {
+  if (!isDigest(digest)) throw new Error(`the service named a bundle digest that is not SHA-256 hex: ${JSON.stringify(digest)}`);
+  const agentDir = join(varDir, AGENTS_DIR_NAME, agentId);
+  const dir = join(agentDir, digest);
+  if (existsSync(join(dir, 'agent.json'))) return { dir, manifest: readBundleManifest(dir) };
+  if (fetch === undefined) throw new Error(`bundle ${digest} of ${agentId} is not installed and this runner cannot fetch bundles`);
+  let archive: Buffer;
+  try {
+    archive = await fetch(digest);
+  } catch (error) {
+    throw new Error(`cannot fetch bundle ${digest} of ${agentId}: ${(error as Error).message}`);
+  }
+  const actual = sha256Hex(archive);
+  if (actual !== digest) {
+    throw new Error(`bundle ${digest} of ${agentId} was refused: the downloaded bytes have SHA-256 ${actual}; nothing was installed`);
+  }
+  let read;
+  try {
+    read = await readBundleArchive(archive);
+  } catch (error) {
+    throw new Error(`bundle ${digest} of ${agentId} was refused: ${(error as Error).message}; nothing was installed`);
+  }
+  if (read.manifest.agent_id !== agentId) throw new Error(`bundle ${digest} is for ${read.manifest.agent_id}, not ${agentId}; nothing was installed`);
+
+  for (const parent of [join(varDir, AGENTS_DIR_NAME), agentDir]) ensureDir(parent);
+  const staging = mkdtempSync(join(agentDir, '.incoming-'));
+  try {
+    chmodSync(staging, 0o755);
+    for (const name of [...read.dirs].sort()) ensureDir(join(staging, name));
+    for (const [name, file] of read.files) {
+      const path = join(staging, name);
+      writeFileSync(path, file.data, { mode: 0o600 });
+      chmodSync(path, file.executable ? 0o755 : 0o644);
+    }
+    renameSync(staging, dir);
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    // Another run of this node installed the same bytes meanwhile: its directory is as good as ours.
+    if (!existsSync(join(dir, 'agent.json'))) throw error;
+  }
+  return { dir, manifest: readBundleManifest(dir) };
+}
+
+function ensureDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  chmodSync(dir, 0o755);
+}

@@ -1,0 +1,29 @@
+// Which agents the service routes to this node (issue 13 §2): the registrations in the node's database are the
+// truth, the service's list follows them. `register` and `unregister` tell the service at once; the daemon brings
+// the two back in line whenever the service becomes usable (a registration made while it was unreachable, a
+// database from before enrollment).
+import { SvcError } from '../contract/errors.js';
+import type { SqliteDatabase } from '../lib/sqlite.js';
+import type { NodeApi } from './node-api.js';
+import { listRegistrations } from './store/registrations.js';
+
+export interface ServedAgentsSync {
+  served: string[];
+  withdrawn: string[];
+}
+
+export async function syncServedAgents(db: SqliteDatabase, api: NodeApi): Promise<ServedAgentsSync> {
+  const registered = listRegistrations(db).map((registration) => registration.agent_id);
+  const atService = (await api.served()).agents;
+  for (const agentId of registered.filter((id) => !atService.includes(id))) {
+    try {
+      await api.serve(agentId);
+    } catch (error) {
+      // An agent the catalog no longer has: the daemon logs it when it falls due (unknown_agent); the rest go on.
+      if (!(error instanceof SvcError && error.code === 'agent_not_found')) throw error;
+    }
+  }
+  const withdrawn = atService.filter((agentId) => !registered.includes(agentId));
+  for (const agentId of withdrawn) await api.withdraw(agentId);
+  return { served: registered, withdrawn };
+}

@@ -1,0 +1,33 @@
+// Wizard step b: runs execute on a node (issue 13 §5), so a bare host becomes one of the signed-in user's nodes
+// before its first run: the JWT asks the service for a deploy token, and enrollment gives this home its own
+// credential. A host enrolled already stays as it is, but only for its own user: the runs it starts are charged
+// to the user who enrolled it.
+import { normalizeEmail } from '../../contract/email.js';
+import { SvcError } from '../../contract/errors.js';
+import { readCredentials, type StoredJwt } from '../credentials.js';
+import type { EnrolledHere } from '../enroll.js';
+import type { WizardStepDeps } from './ui.js';
+
+export interface WizardNode {
+  node_id: string;
+  /** The wizard enrolled this home now. */
+  enrolled_now: boolean;
+}
+
+export async function ensureThisNode(
+  deps: WizardStepDeps & { enroll: (jwt: StoredJwt) => Promise<EnrolledHere> },
+  jwt: StoredJwt,
+): Promise<WizardNode> {
+  const node = readCredentials(deps.credentialsFile).node;
+  if (node?.credential !== undefined) {
+    if (normalizeEmail(node.user_id) !== normalizeEmail(jwt.sub)) {
+      throw new SvcError('forbidden', `this host is a node of ${node.user_id}, but you signed in as ${jwt.sub}`, {
+        remedy: `Run the wizard as ${node.user_id} (swarm-node wizard --email ${node.user_id}), or from another home (SWARM_NODE_HOME) for ${jwt.sub}.`,
+      });
+    }
+    return { node_id: node.node_id, enrolled_now: false };
+  }
+  const enrolled = await deps.ui.spin('Enrolling this host as one of your nodes', () => deps.enroll(jwt));
+  deps.ui.success(`Enrolled this host as node ${enrolled.node_id}: your agents run here; its credential is in ${enrolled.credentials_file} (mode 0600).`);
+  return { node_id: enrolled.node_id, enrolled_now: true };
+}

@@ -1,0 +1,45 @@
+// Who a run is asked for by, on this host (run-agent.ts RunCaller). An enrolled node asks with its own credential
+// and runs the agent here, in the isolation its configuration asks for; elsewhere a signed-in user asks with the JWT.
+import type { Clock } from '../../lib/clock.js';
+import type { SqliteDatabase } from '../../lib/sqlite.js';
+import { DEFAULT_AGENT_SOCKET, type AgentIsolation } from '../config.js';
+import { currentNodeCredential, type NodeEnrollment } from '../credentials.js';
+import type { NodePaths } from '../location.js';
+import { NodeApi } from '../node-api.js';
+import { runningPackageDir } from '../package-dir.js';
+import type { RunCaller } from '../run-agent.js';
+import { resolveIsolation } from '../runner/isolation.js';
+import { createLocalRunner } from '../runner/run-local.js';
+import type { ServiceClient } from '../service-client.js';
+import { Executor } from './executor.js';
+
+export interface NodeCallerDeps {
+  node: NodeEnrollment & { credential: string };
+  client: ServiceClient;
+  db: SqliteDatabase;
+  clock: Clock;
+  pid: number;
+  version: string;
+  paths: NodePaths;
+  isolation: AgentIsolation;
+  /** Where systemd listens for agent runs (config agent_socket); the default one when not given. */
+  agentSocket?: string;
+}
+
+export type NodeCaller = Extract<RunCaller, { kind: 'node' }>;
+
+export function nodeCaller(deps: NodeCallerDeps): NodeCaller {
+  // Renewals and results of runs in flight carry the credential in force when they are sent: a rotation retires the
+  // old one at once, and a run must not lose its lease, nor its result, to it.
+  const api = new NodeApi(deps.client, () => currentNodeCredential(deps.paths.credentialsFile, deps.node.node_id) ?? deps.node.credential);
+  const runner = createLocalRunner({
+    home: deps.paths.home,
+    varDir: deps.paths.varDir,
+    packageDir: runningPackageDir(),
+    isolation: resolveIsolation(deps.isolation, deps.agentSocket ?? DEFAULT_AGENT_SOCKET),
+    agentSocket: deps.agentSocket ?? DEFAULT_AGENT_SOCKET,
+    fetchBundle: (digest) => api.bundle(digest),
+  });
+  const executor = new Executor({ db: deps.db, api, runner, clock: deps.clock, pid: deps.pid, version: deps.version, tier: deps.node.tier_id });
+  return { kind: 'node', bearer: deps.node.credential, user_id: deps.node.user_id, node_id: deps.node.node_id, executor };
+}

@@ -1,0 +1,164 @@
+// A run this node holds, executed here exactly once (docs/api.md "Runs on the node"): the executions journal gets
+// the run before the agent starts and its result before the report, the lease is renewed while the agent works,
+// and the result is reported once. What a crash leaves is finished by recover(): a run found running is reported
+// failed (interrupted), never started again; a finished one is reported with its stored result.
+import { hostname } from 'node:os';
+import { SvcError } from '../../contract/errors.js';
+import type { RunResponse } from '../../contract/schemas.js';
+import type { Clock } from '../../lib/clock.js';
+import type { SqliteDatabase } from '../../lib/sqlite.js';
+import type { NodeApi } from '../node-api.js';
+import { processIsAlive } from '../process-alive.js';
+import type { LocalOutcome, LocalRunner } from '../runner/run-local.js';
+import { executionClosed, executionFinished, executionStarted, findExecution, openExecutions, type Execution } from '../store/executions.js';
+
+export interface LeasedRun {
+  run_id: string;
+  agent_id: string;
+  user_id: string;
+  input: unknown;
+  lease_id: string;
+  /** ISO time: the renewals keep ahead of it. */
+  lease_expires_at: string;
+  /** The uploaded bundle the service pinned the run to; absent: the built-in agent. */
+  bundle_digest?: string;
+}
+
+export type ExecutionOutcome =
+  /** The service has the result: the run as it ended. */
+  | { kind: 'reported'; run: RunResponse; outcome: LocalOutcome }
+  /** The lease ran out before the report (the run was failed and refunded): the result is dropped. */
+  | { kind: 'lost' }
+  /** The result is kept here; the service could not be told yet (recover() tells it later). */
+  | { kind: 'unreported'; error: SvcError }
+  /** This node knew the run already (another process runs it, or ran it): not run again. */
+  | { kind: 'known' };
+
+export interface ExecutorDeps {
+  db: SqliteDatabase;
+  api: NodeApi;
+  runner: LocalRunner;
+  clock: Clock;
+  pid: number;
+  version: string;
+  /** The node's tier: an agent's own business (the tutor's sections). */
+  tier: string;
+}
+
+export class Executor {
+  readonly #deps: ExecutorDeps;
+
+  constructor(deps: ExecutorDeps) {
+    this.#deps = deps;
+  }
+
+  get runner(): LocalRunner {
+    return this.#deps.runner;
+  }
+
+  get api(): NodeApi {
+    return this.#deps.api;
+  }
+
+  /** Runs `run` here unless this node knows it already; `signal` stops the agent (the node stops). */
+  async execute(run: LeasedRun, signal?: AbortSignal): Promise<ExecutionOutcome> {
+    const { db, clock, pid } = this.#deps;
+    if (!executionStarted(db, { ...run, owner_pid: pid }, clock.now())) {
+      const known = findExecution(db, run.run_id)!;
+      return known.owner_pid !== null && known.owner_pid !== pid && processIsAlive(known.owner_pid) ? { kind: 'known' } : this.#finishKnown(known);
+    }
+    const stopped = new AbortController();
+    const stopAgent = (): void => stopped.abort();
+    signal?.addEventListener('abort', stopAgent, { once: true });
+    const renewing = this.#renewWhileRunning(run, stopped);
+    let outcome: LocalOutcome;
+    try {
+      outcome = await this.#deps.runner.run({ ...run, tier: this.#deps.tier }, stopped.signal);
+    } finally {
+      renewing.stop();
+      signal?.removeEventListener('abort', stopAgent);
+    }
+    if (renewing.lost) {
+      executionClosed(db, run.run_id, 'lost', clock.now());
+      return { kind: 'lost' };
+    }
+    executionFinished(db, run.run_id, outcome, clock.now());
+    return this.#report(findExecution(db, run.run_id)!);
+  }
+
+  /** What a crash or an outage left: runs of processes gone, and results not reported yet (this process's too). */
+  async recover(): Promise<{ reported: number; lost: number; left: number }> {
+    const counts = { reported: 0, lost: 0, left: 0 };
+    for (const execution of openExecutions(this.#deps.db)) {
+      const own = execution.owner_pid === this.#deps.pid;
+      // A run still executing (here, or in another live process) is reported by whoever runs it.
+      if (execution.status === 'running' && (own || (execution.owner_pid !== null && processIsAlive(execution.owner_pid)))) continue;
+      if (!own && execution.status === 'finished' && execution.owner_pid !== null && processIsAlive(execution.owner_pid)) continue;
+      const outcome = await this.#finishKnown(execution);
+      if (outcome.kind === 'reported') counts.reported += 1;
+      else if (outcome.kind === 'lost') counts.lost += 1;
+      else counts.left += 1;
+    }
+    await this.#deps.runner.removeLeftovers((runId) => {
+      const execution = findExecution(this.#deps.db, runId);
+      return execution?.status === 'running' && execution.owner_pid !== null && processIsAlive(execution.owner_pid);
+    });
+    return counts;
+  }
+
+  async #finishKnown(execution: Execution): Promise<ExecutionOutcome> {
+    if (execution.status === 'reported' || execution.status === 'lost') return { kind: 'known' };
+    if (execution.status === 'running') {
+      // Its process died with the agent: never started twice; the service refunds it at once instead of at lease end.
+      const interrupted: LocalOutcome = { status: 'failed', output: { error: 'interrupted', message: 'the node stopped while the agent ran; the run was not run again' } };
+      executionFinished(this.#deps.db, execution.run_id, interrupted, this.#deps.clock.now());
+    }
+    return this.#report(findExecution(this.#deps.db, execution.run_id)!);
+  }
+
+  async #report(execution: Execution): Promise<ExecutionOutcome> {
+    const outcome = {
+      status: execution.result_status!,
+      output: JSON.parse(execution.output_json ?? 'null') as unknown,
+    } as LocalOutcome;
+    try {
+      const run = await this.#deps.api.report(execution.run_id, { lease_id: execution.lease_id, ...outcome });
+      executionClosed(this.#deps.db, execution.run_id, 'reported', this.#deps.clock.now());
+      return { kind: 'reported', run, outcome };
+    } catch (error) {
+      if (error instanceof SvcError && (error.code === 'lease_lost' || error.code === 'run_not_found')) {
+        executionClosed(this.#deps.db, execution.run_id, 'lost', this.#deps.clock.now());
+        return { kind: 'lost' };
+      }
+      return { kind: 'unreported', error: error instanceof SvcError ? error : new SvcError('failed', String(error)) };
+    }
+  }
+
+  /**
+   * Renews the lease while the agent works, a third of the lease at a time (a poll that asks for nothing): a run
+   * longer than the lease keeps it, and a run the service no longer lets this node hold is stopped.
+   */
+  #renewWhileRunning(run: LeasedRun, stopped: AbortController): { stop(): void; readonly lost: boolean } {
+    const { api, clock, version } = this.#deps;
+    const leaseMs = Math.max(1_500, Date.parse(run.lease_expires_at) - clock.now());
+    let lost = false;
+    const timer = setInterval(() => {
+      api
+        .poll({ hostname: hostname(), version, capacity: 0, running: [run.run_id], wait_seconds: 0 })
+        .then((answer) => {
+          if (answer.lost.includes(run.run_id)) {
+            lost = true;
+            stopped.abort();
+          }
+        })
+        .catch(() => undefined);
+    }, Math.floor(leaseMs / 3));
+    timer.unref();
+    return {
+      stop: () => clearInterval(timer),
+      get lost() {
+        return lost;
+      },
+    };
+  }
+}

@@ -1,0 +1,223 @@
+// The user's nodes as the service sees them (issue 13 §2, §4): swarm-node nodes, register and unregister telling the
+// service which agents a node serves, and swarm-node run from a home that is not a node, routed to an online node
+// of the user or refused with nothing charged. The built binary (and its daemon) against the real svc-api.
+import { afterAll, describe, expect, it } from 'vitest';
+import { hostname } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readCredentials } from '../../src/node/credentials.js';
+import { DaemonProcess } from '../daemon/support.js';
+import { nodeEnv, swarmNode, type NodeEnv } from '../helpers/cli.js';
+import { waitFor } from '../helpers/funnel.js';
+import { apiClient } from '../helpers/http.js';
+import { REPO_ROOT, useSvcApi } from '../helpers/svc-api.js';
+import { nodeDb, signedInNode, walletBalance } from './fixtures.js';
+
+const AGENT = 'agent_ops_monitor_004';
+const VERSION = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version as string;
+const CLOSED_PORT_URL = 'http://127.0.0.1:9';
+const service = useSvcApi();
+
+const daemons: DaemonProcess[] = [];
+afterAll(async () => {
+  for (const daemon of daemons) await daemon.stop();
+});
+
+const nodeIdOf = (home: string): string => readCredentials(join(home, 'etc', 'credentials.json')).node!.node_id;
+
+interface FleetNode {
+  node_id: string;
+  hostname: string | null;
+  version: string | null;
+  online: boolean;
+  agents: string[];
+  runs_today: number;
+}
+
+async function fleetOf(token: string): Promise<FleetNode[]> {
+  const fleet = await apiClient(service.baseUrl).get('/v1/swarm/nodes', token);
+  expect(fleet.status, fleet.text).toBe(200);
+  return fleet.body.nodes;
+}
+
+/** Another home of the same user, signed in with its JWT and enrolled with it: one more node, never polled. */
+async function secondNode(token: string): Promise<NodeEnv> {
+  const other = nodeEnv(service.baseUrl);
+  expect((await swarmNode(['login', '--token-stdin'], { env: other.env, input: `${token}\n` })).exitCode).toBe(0);
+  const enrolled = await swarmNode(['enroll'], { env: other.env });
+  expect(enrolled.exitCode, enrolled.stderr).toBe(0);
+  return other;
+}
+
+describe('swarm-node nodes', () => {
+  it("lists the user's nodes: host, version, online, agents served, runs today, this one marked (here); --json for scripts", async () => {
+    const here = await signedInNode(service.baseUrl, { fundCents: 100, label: 'nodes' });
+    expect((await swarmNode(['register', AGENT], { env: here.env })).exitCode).toBe(0);
+    expect((await swarmNode(['run', AGENT], { env: here.env })).exitCode).toBe(0);
+    const daemon = DaemonProcess.start(here);
+    daemons.push(daemon);
+    const hereId = nodeIdOf(here.home);
+    await waitFor(async () => ((await fleetOf(here.token)).find((node) => node.node_id === hereId)?.online ? true : undefined), 'the daemon polling');
+    const other = await secondNode(here.token);
+    const otherId = nodeIdOf(other.home);
+    // Another user's node, serving the same agent: never in this user's list.
+    const stranger = await signedInNode(service.baseUrl, { label: 'nodes-stranger' });
+    expect((await swarmNode(['register', AGENT], { env: stranger.env })).exitCode).toBe(0);
+    const strangerId = nodeIdOf(stranger.home);
+
+    const json = await swarmNode(['--json', 'nodes'], { env: here.env });
+    expect(json.exitCode, json.stderr).toBe(0);
+    expect(json.json.this_node_id).toBe(hereId);
+    const byId = new Map<string, FleetNode>(json.json.nodes.map((node: FleetNode) => [node.node_id, node]));
+    expect([...byId.keys()].sort()).toEqual([hereId, otherId].sort());
+    expect(byId.get(hereId)).toMatchObject({ hostname: hostname(), version: VERSION, online: true, agents: [AGENT], runs_today: 1, last_seen_at: expect.any(String) });
+    expect(byId.get(otherId)).toMatchObject({ hostname: null, version: null, online: false, agents: [], runs_today: 0, last_seen_at: null });
+
+    const human = await swarmNode(['nodes'], { env: here.env });
+    expect(human.exitCode, human.stderr).toBe(0);
+    const lines = human.stdout.split('\n');
+    expect(lines[0]).toMatch(/^NODE\s+HOST\s+VERSION\s+STATE\s+LAST SEEN\s+AGENTS\s+RUNS TODAY$/);
+    expect(lines.find((line) => line.startsWith(hereId))).toMatch(
+      new RegExp(`^${hereId} \\(here\\)\\s+${hostname()}\\s+${VERSION.replaceAll('.', '\\.')}\\s+online\\s+\\S+ \\S+\\s+${AGENT}\\s+1$`),
+    );
+    expect(lines.find((line) => line.startsWith(otherId))).toMatch(new RegExp(`^${otherId}\\s+-\\s+-\\s+offline\\s+never\\s+-\\s+0$`));
+    // From the other home, that one is here.
+    expect((await swarmNode(['nodes'], { env: other.env })).stdout).toContain(`${otherId} (here)`);
+    expect(human.stdout + human.stderr).not.toContain(here.token);
+    expect(human.stdout + human.stderr).not.toContain(strangerId);
+    const theirs = await swarmNode(['--json', 'nodes'], { env: stranger.env });
+    expect(theirs.json.nodes.map((node: FleetNode) => node.node_id)).toEqual([strangerId]);
+    expect(await daemon.stop()).toBe(0);
+  });
+
+  it('needs a signed-in user: exit 4 on a fresh home and on a node whose JWT is gone; none yet says how to get one', async () => {
+    const fresh = await swarmNode(['--json', 'nodes'], { env: nodeEnv(service.baseUrl).env });
+    expect(fresh.exitCode).toBe(4);
+    expect(fresh.json.error.code).toBe('not_signed_in');
+    const node = await signedInNode(service.baseUrl, { label: 'nodes-logout' });
+    expect((await swarmNode(['logout'], { env: node.env })).exitCode).toBe(0);
+    expect((await swarmNode(['nodes'], { env: node.env })).exitCode).toBe(4);
+
+    const none = await signedInNode(service.baseUrl, { label: 'nodes-none', enroll: false });
+    // Other users have nodes (the one above among them); a user with none sees none of theirs.
+    expect(service.db.prepare('SELECT COUNT(*) AS n FROM nodes WHERE user_id != ?').get(none.email)).not.toEqual({ n: 0 });
+    const empty = await swarmNode(['nodes'], { env: none.env });
+    expect(empty.exitCode, empty.stderr).toBe(0);
+    expect(empty.stdout).toBe('No nodes yet: swarm-node install (or swarm-node enroll) on a host enrolls one.');
+    expect((await swarmNode(['--json', 'nodes'], { env: none.env })).json).toEqual({ nodes: [], this_node_id: null });
+  });
+});
+
+describe('register and unregister tell the service', () => {
+  it('register: the service routes the agent to this node; unregister withdraws it', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'serve' });
+    const nodeId = nodeIdOf(node.home);
+    expect((await fleetOf(node.token))[0]).toMatchObject({ node_id: nodeId, agents: [] });
+    const registered = await swarmNode(['--json', 'register', AGENT], { env: node.env });
+    expect(registered.exitCode, registered.stderr).toBe(0);
+    expect(registered.json).toMatchObject({ agent_id: AGENT, node_id: nodeId, user_id: node.email });
+    expect((await fleetOf(node.token))[0]!.agents).toEqual([AGENT]);
+    expect((await swarmNode(['register', 'agent_svc_skills_005'], { env: node.env })).exitCode).toBe(0);
+    expect((await fleetOf(node.token))[0]!.agents.sort()).toEqual([AGENT, 'agent_svc_skills_005']);
+
+    const removed = await swarmNode(['--json', 'unregister', AGENT], { env: node.env });
+    expect(removed.exitCode, removed.stderr).toBe(0);
+    expect(removed.json).toEqual({ agent_id: AGENT, removed: true, withdrawn: true });
+    expect((await fleetOf(node.token))[0]!.agents).toEqual(['agent_svc_skills_005']);
+    const human = await swarmNode(['unregister', 'agent_svc_skills_005'], { env: node.env });
+    expect(human.stdout).toBe('Unregistered agent_svc_skills_005; the service no longer sends its runs here.');
+    expect((await fleetOf(node.token))[0]!.agents).toEqual([]);
+  });
+
+  it('unregister with the service unreachable: removed here, a warning, exit 0; the daemon withdraws it at its next contact', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'withdraw-later' });
+    expect((await swarmNode(['register', AGENT], { env: node.env })).exitCode).toBe(0);
+    // A short deadline: the withdrawal is retried until it, then given up.
+    expect((await swarmNode(['config', 'set', 'timeout_seconds', '2'], { env: node.env })).exitCode).toBe(0);
+    const offline = await swarmNode(['--json', '--base-url', CLOSED_PORT_URL, 'unregister', AGENT], { env: node.env });
+    expect(offline.exitCode, offline.stderr).toBe(0);
+    expect(offline.json).toMatchObject({ agent_id: AGENT, removed: true, withdrawn: false, withdraw_error: expect.stringContaining('cannot reach the service') });
+    expect(offline.stderr).toMatch(/warning: the service was not told \(.+\); the daemon withdraws it at its next contact/);
+    expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations).toEqual([]);
+    expect((await fleetOf(node.token))[0]!.agents).toEqual([AGENT]);
+
+    const daemon = DaemonProcess.start(node);
+    daemons.push(daemon);
+    await waitFor(async () => ((await fleetOf(node.token))[0]!.agents.length === 0 ? true : undefined), 'the daemon withdrawing the agent', 20_000);
+    expect(await daemon.stop()).toBe(0);
+  });
+
+  it('register on a home that is not an enrolled node: exit 4 not_enrolled with the remedy; nothing stored', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'register-bare', enroll: false });
+    const result = await swarmNode(['--json', 'register', AGENT, '--every', '5m'], { env: node.env });
+    expect(result.exitCode).toBe(4);
+    expect(result.json.error).toMatchObject({ code: 'not_enrolled', message: expect.stringContaining('not an enrolled node'), remedy: expect.stringContaining('swarm-node enroll') });
+    expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations).toEqual([]);
+  });
+
+  it("register signed in as another user than the node's: refused, nothing stored here or at the service", async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'owner' });
+    const stranger = await signedInNode(service.baseUrl, { label: 'stranger', enroll: false });
+    // The stranger's JWT on the owner's node.
+    expect((await swarmNode(['login', '--token-stdin'], { env: node.env, input: `${stranger.token}\n` })).exitCode).toBe(0);
+    const result = await swarmNode(['--json', 'register', AGENT], { env: node.env });
+    expect(result.exitCode).toBe(1);
+    expect(result.json.error).toMatchObject({
+      code: 'forbidden',
+      message: `you are signed in as ${stranger.email}, but this node was enrolled by ${node.email}`,
+      remedy: expect.stringContaining(`Sign in as ${node.email}`),
+    });
+    expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations).toEqual([]);
+    expect((await fleetOf(node.token))[0]!.agents).toEqual([]);
+    expect(await fleetOf(stranger.token)).toEqual([]);
+  });
+});
+
+describe('swarm-node run from a home that is not a node', () => {
+  it('goes to an online node of the user that serves the agent, and runs there', async () => {
+    const server = await signedInNode(service.baseUrl, { fundCents: 100, label: 'routed' });
+    expect((await swarmNode(['register', AGENT], { env: server.env })).exitCode).toBe(0);
+    const daemon = DaemonProcess.start(server);
+    daemons.push(daemon);
+    const serverId = nodeIdOf(server.home);
+    await waitFor(async () => ((await fleetOf(server.token))[0]?.online ? true : undefined), 'the daemon polling');
+
+    const laptop = nodeEnv(service.baseUrl);
+    expect((await swarmNode(['login', '--token-stdin'], { env: laptop.env, input: `${server.token}\n` })).exitCode).toBe(0);
+    const result = await swarmNode(['--json', 'run', AGENT], { env: laptop.env });
+    expect(result.exitCode, result.stderr + result.stdout).toBe(0);
+    expect(result.json).toMatchObject({ agent_id: AGENT, status: 'succeeded', node_id: serverId, charged_cents: 4, balance_cents: 96, output: { host: { hostname: hostname() } } });
+    expect(await walletBalance(service.baseUrl, server.token)).toBe(96);
+    expect(await daemon.stop()).toBe(0);
+  });
+
+  it('with no online node that serves it: 409 no_node_available as a clear error, nothing charged, journaled as refused', async () => {
+    const laptop = await signedInNode(service.baseUrl, { fundCents: 100, label: 'no-node', enroll: false });
+    const none = await swarmNode(['--json', 'run', AGENT], { env: laptop.env });
+    expect(none.exitCode).toBe(1);
+    expect(none.json.error).toMatchObject({
+      code: 'no_node_available',
+      message: `no node can run ${AGENT} now: you have no node: runs execute on a node you install; nothing was charged`,
+      agent_id: AGENT,
+      remedy: expect.stringMatching(/swarm-node nodes lists yours\. Or run it on this host: swarm-node enroll .*, then swarm-node run agent_ops_monitor_004 again\.$/),
+    });
+
+    // A node of the user serves it but has never polled (its daemon is not running): offline, the same refusal.
+    const idle = await secondNode(laptop.token);
+    expect((await swarmNode(['register', AGENT], { env: idle.env })).exitCode).toBe(0);
+    const offline = await swarmNode(['run', AGENT], { env: laptop.env });
+    expect(offline.exitCode).toBe(1);
+    expect(offline.stderr).toContain(`error: no node can run ${AGENT} now: your nodes that serve ${AGENT} are offline; nothing was charged`);
+    expect(offline.stdout).toBe('');
+
+    expect(await walletBalance(service.baseUrl, laptop.token)).toBe(100);
+    const db = nodeDb(laptop.home);
+    const rows = db.prepare('SELECT status, charged_cents, error_code FROM runs').all();
+    db.close();
+    expect(rows).toEqual([
+      { status: 'failed', charged_cents: 0, error_code: 'no_node_available' },
+      { status: 'failed', charged_cents: 0, error_code: 'no_node_available' },
+    ]);
+    expect(service.db.prepare('SELECT COUNT(*) AS n FROM runs WHERE user_id = ?').get(laptop.email)).toEqual({ n: 0 });
+  });
+});

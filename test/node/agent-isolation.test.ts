@@ -1,0 +1,234 @@
+// Isolation on bare metal (issue 13 §7), as root with real users: an agent that tries to read the node's credential,
+// its database and another run's directory is refused each, sees no SVC_* variable and no token, holds no
+// capability, and is held to its time, memory and output limits. Both ways a node runs agents are checked:
+//   uid      the daemon may switch users (root): each run under a uid of the pool, in var/runs/<run>, 0700;
+//   systemd  an installed node: the daemon connects to the agent socket and systemd starts
+//            svc-swarm-node-agent@.service as the agent user. systemd is not running here, so a stand-in accepts
+//            on the socket the way the unit's Accept=yes does and starts the built `swarm-node agent-exec` with the
+//            connection as its stdin and stdout, under another user, with a /tmp of its own (the unit's User= and
+//            PrivateTmp=, by the same kernel means). It leaves out the unit's InaccessiblePaths=: the file modes
+//            alone must refuse the agent, so this checks more than the unit needs.
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeCredentials } from '../../src/node/credentials.js';
+import { openNodeStore } from '../../src/node/store/database.js';
+import { createLocalRunner, type LocalRunner } from '../../src/node/runner/run-local.js';
+import { agentProgram, installTestBundle } from '../helpers/bundles.js';
+import { waitFor } from '../helpers/funnel.js';
+import { REPO_ROOT, SWARM_NODE_BIN } from '../helpers/svc-api.js';
+
+const NOBODY = 65534;
+const PROBE_AGENT = 'agent_research_rag_015';
+const PEER_AGENT = 'agent_ops_monitor_004';
+const SECRET = 'svc_node_credential_that_must_not_leak';
+
+const asRoot = process.getuid?.() === 0 && existsSync('/usr/bin/setpriv') && existsSync('/usr/bin/unshare');
+
+/** Tries each thing an agent must not do and reports what happened: 'read' would be a hole. */
+const PROBE = agentProgram(`const fs = await import('node:fs');
+  const attempt = (fn) => { try { fn(); return 'allowed'; } catch (error) { return error.code ?? error.name; } };
+  const status = fs.readFileSync('/proc/self/status', 'utf8');
+  const asked = run.input;
+  process.stdout.write(JSON.stringify({
+    uid: process.getuid(),
+    cap_eff: /CapEff:\\s*(\\w+)/.exec(status)[1],
+    env: Object.keys(process.env).sort(),
+    env_values: Object.values(process.env).join('\\n'),
+    credentials: attempt(() => fs.readFileSync(asked.credentials)),
+    database: attempt(() => fs.readFileSync(asked.database)),
+    peer_file: attempt(() => fs.readFileSync(asked.peer_file)),
+    peer_dir: attempt(() => fs.readdirSync(asked.peer_dir)),
+    write_home: attempt(() => fs.writeFileSync(asked.home_file, 'x')),
+    cwd: process.cwd(),
+  }));`);
+
+/** Writes a secret into its own run directory, says so in `ready_dir`, and holds until `release` exists. */
+const PEER = agentProgram(`const fs = await import('node:fs');
+  fs.writeFileSync('secret.txt', 'peer secret');
+  fs.writeFileSync(run.input.ready_dir + '/' + run.run_id, process.cwd());
+  const poll = setInterval(() => {
+    if (!fs.existsSync(run.input.release)) return;
+    clearInterval(poll);
+    process.stdout.write('{}');
+  }, 20);`);
+
+const made: string[] = [];
+/** A directory others may enter (mkdtemp makes 0700): the agent runs as another user. */
+function openDir(prefix: string): string {
+  mkdirSync('/var/tmp', { recursive: true });
+  const dir = mkdtempSync(join('/var/tmp', prefix));
+  chmodSync(dir, 0o755);
+  made.push(dir);
+  return dir;
+}
+
+/** A node home as enroll and the daemon leave it: etc/credentials.json 0600, var/swarm-node.db 0600. */
+function nodeHome(): string {
+  const home = openDir('swarm-isolation-');
+  mkdirSync(join(home, 'etc'), { mode: 0o755 });
+  writeCredentials(join(home, 'etc', 'credentials.json'), {
+    node: { node_id: 'node_isolation', user_id: 'iso@example.com', tier_id: 'svc_starter_agents', enrolled_at: new Date().toISOString(), credential: SECRET },
+  } as never);
+  openNodeStore(join(home, 'var', 'swarm-node.db')).close();
+  installTestBundle(home, PROBE_AGENT, PROBE);
+  installTestBundle(home, PEER_AGENT, PEER);
+  return home;
+}
+
+/** What svc-swarm-node-agent.socket (Accept=yes) and svc-swarm-node-agent@.service do, without systemd. */
+async function agentSocketStandIn(socketPath: string, stateDir: string, privateTmp: string): Promise<Server> {
+  const server = createServer({ pauseOnConnect: true }, (connection) => {
+    const child = spawn(
+      'unshare',
+      [
+        '--mount',
+        '--propagation',
+        'private',
+        'sh',
+        '-c',
+        `mount -t tmpfs -o mode=1777 tmpfs "$TMPDIR" && exec setpriv --reuid=${NOBODY} --regid=${NOBODY} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs "$@"`,
+        'sh',
+        process.execPath,
+        SWARM_NODE_BIN,
+        'agent-exec',
+      ],
+      // The private /tmp is mounted at a path of its own, not over /tmp: the checkout under test may live in /tmp.
+      { stdio: [connection, connection, 'inherit'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', STATE_DIRECTORY: stateDir, TMPDIR: privateTmp } },
+    );
+    // As systemd does once the instance runs: the connection is the service's alone.
+    child.on('spawn', () => connection.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  return server;
+}
+
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+const aRun = (agentId: string, input: unknown) => ({ run_id: randomUUID(), agent_id: agentId, user_id: 'iso@example.com', tier: 'svc_starter_agents', input });
+
+describe.skipIf(!asRoot).each(['uid', 'systemd'] as const)('an agent run with isolation %s, as root', (isolation) => {
+  let home: string;
+  let runner: LocalRunner;
+  let server: Server | undefined;
+
+  beforeAll(async () => {
+    home = nodeHome();
+    const agentSocket = join(home, 'agent.sock');
+    if (isolation === 'systemd') {
+      // StateDirectory=: systemd makes it, 0700, owned by the agent user.
+      const stateDir = join(openDir('swarm-agent-state-'), 'state');
+      mkdirSync(stateDir, { mode: 0o700 });
+      chownSync(stateDir, NOBODY, NOBODY);
+      // PrivateTmp=: each run's own, mounted in its own namespace at the same path (agent-exec's os.tmpdir()).
+      const privateTmp = join(openDir('swarm-private-tmp-'), 'tmp');
+      mkdirSync(privateTmp, { mode: 0o1777 });
+      server = await agentSocketStandIn(agentSocket, stateDir, privateTmp);
+    }
+    runner = createLocalRunner({ home, varDir: join(home, 'var'), packageDir: REPO_ROOT, isolation, agentSocket, limits: { timeoutMs: 60_000 } });
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
+  });
+
+  it("cannot read the node's credential, its database or another run's directory; no SVC_* and no token; no capability", async () => {
+    const scratch = openDir('swarm-isolation-scratch-');
+    const readyDir = join(scratch, 'ready');
+    mkdirSync(readyDir);
+    chmodSync(readyDir, 0o1777);
+    const release = join(scratch, 'release');
+    const peerRun = aRun(PEER_AGENT, { ready_dir: readyDir, release });
+    const peer = runner.run(peerRun);
+    try {
+      const peerCwd = await waitFor(
+        async () => (existsSync(join(readyDir, peerRun.run_id)) ? readFileSync(join(readyDir, peerRun.run_id), 'utf8') : undefined),
+        'the peer run to write its secret',
+        30_000,
+      );
+      const probe = await runner.run(
+        aRun(PROBE_AGENT, {
+          credentials: join(home, 'etc', 'credentials.json'),
+          database: join(home, 'var', 'swarm-node.db'),
+          peer_file: join(peerCwd, 'secret.txt'),
+          peer_dir: peerCwd,
+          home_file: join(home, 'etc', 'planted'),
+        }),
+      );
+      expect(probe.status, JSON.stringify(probe)).toBe('succeeded');
+      const seen = (probe as { output: Record<string, unknown> }).output;
+      expect(seen.uid).not.toBe(0);
+      expect(seen.cap_eff).toBe('0000000000000000');
+      expect(seen.credentials).toBe('EACCES');
+      expect(seen.database).toBe('EACCES');
+      // Another run's directory: closed to this run's uid (uid), or not there at all in this run's own /tmp (systemd).
+      expect(['EACCES', 'ENOENT']).toContain(seen.peer_file);
+      expect(['EACCES', 'ENOENT']).toContain(seen.peer_dir);
+      expect(seen.write_home).toBe('EACCES');
+      expect((seen.env as string[]).filter((name) => name.startsWith('SVC_'))).toEqual([]);
+      expect(seen.env_values).not.toContain(SECRET);
+      expect(seen.cwd).not.toBe(peerCwd);
+    } finally {
+      writeFileSync(release, '');
+      chmodSync(release, 0o644);
+    }
+    expect((await peer).status).toBe('succeeded');
+  });
+
+  it('is held to its limits: memory, output and time', async () => {
+    const limited = createLocalRunner({
+      home,
+      varDir: join(home, 'var'),
+      packageDir: REPO_ROOT,
+      isolation,
+      agentSocket: join(home, 'agent.sock'),
+      limits: { memoryBytes: 256 * 1024 * 1024, outputBytes: 64 * 1024, timeoutMs: 3_000 },
+    });
+    const hog = agentProgram(`const mode = run.input.mode;
+      if (mode === 'memory') { const kept = []; for (let i = 0; i < 64; i++) kept.push(Buffer.alloc(16 * 1024 * 1024, 1)); process.stdout.write(JSON.stringify({ kept: kept.length })); }
+      if (mode === 'output') process.stdout.write(JSON.stringify({ text: 'x'.repeat(200 * 1024) }));
+      if (mode === 'time') setInterval(() => {}, 1000);`);
+    installTestBundle(home, PEER_AGENT, hog);
+    try {
+      const memory = await limited.run(aRun(PEER_AGENT, { mode: 'memory' }));
+      expect(memory.status, JSON.stringify(memory)).toBe('failed');
+      const output = await limited.run(aRun(PEER_AGENT, { mode: 'output' }));
+      expect(output, JSON.stringify(output)).toMatchObject({ status: 'failed', output: { error: 'bad_output' } });
+      const time = await limited.run(aRun(PEER_AGENT, { mode: 'time' }));
+      expect(time, JSON.stringify(time)).toMatchObject({ status: 'failed', output: { error: 'timeout' } });
+    } finally {
+      installTestBundle(home, PEER_AGENT, PEER);
+    }
+  });
+
+  it('a run the node stops (shutdown) ends at once as aborted, and its agent is gone', async () => {
+    const scratch = openDir('swarm-isolation-abort-');
+    const readyDir = join(scratch, 'ready');
+    mkdirSync(readyDir);
+    chmodSync(readyDir, 0o1777);
+    const run = aRun(PEER_AGENT, { ready_dir: readyDir, release: join(scratch, 'never') });
+    const stop = new AbortController();
+    const outcome = runner.run(run, stop.signal);
+    await waitFor(async () => (existsSync(join(readyDir, run.run_id)) || undefined), 'the held run to start', 30_000);
+    stop.abort();
+    expect(await outcome).toMatchObject({ status: 'failed', output: { error: 'aborted' } });
+    // Its process is gone: no process of any user still runs the held program for this run.
+    await waitFor(async () => (pgrep(run.run_id) ? undefined : true), 'the aborted agent to be gone', 30_000);
+  });
+});
+
+/** Whether a process whose stdin-fed run id shows in its environment is still alive (SWARM_RUN_ID is in every agent's). */
+function pgrep(runId: string): boolean {
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (readFileSync(`/proc/${pid}/environ`, 'utf8').includes(`SWARM_RUN_ID=${runId}`)) return true;
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
+  return false;
+}
