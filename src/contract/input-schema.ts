@@ -24,6 +24,8 @@ const KEYWORDS = new Set<string>([
   'enum',
   'const',
   'pattern',
+  'anyOf',
+  'oneOf',
   ...NUMBER_KEYWORDS,
   ...COUNT_KEYWORDS,
 ]);
@@ -52,6 +54,9 @@ export function schemaProblems(schema: unknown, path = '', depth = 0): SchemaIss
       else for (const [name, sub] of Object.entries(value)) problems.push(...schemaProblems(sub, `${here}/${escape(name)}`, depth + 1));
     } else if (key === 'items' || (key === 'additionalProperties' && typeof value !== 'boolean')) {
       problems.push(...schemaProblems(value, here, depth + 1));
+    } else if (key === 'anyOf' || key === 'oneOf') {
+      if (!Array.isArray(value) || value.length === 0) problems.push({ path: here, message: 'must be a non-empty array of schemas' });
+      else value.forEach((sub, index) => problems.push(...schemaProblems(sub, `${here}/${index}`, depth + 1)));
     } else if (key === 'required' && !(Array.isArray(value) && value.every((name) => typeof name === 'string'))) {
       problems.push({ path: here, message: 'must be an array of property names' });
     } else if (key === 'enum' && !Array.isArray(value)) {
@@ -78,6 +83,8 @@ export function inputProblems(schema: Schema, value: unknown, path = ''): Schema
   if (Array.isArray(schema.enum) && !schema.enum.some((option) => sameJson(value, option))) {
     return fail(`must be one of ${schema.enum.map((option) => JSON.stringify(option)).join(', ')}`);
   }
+  const alternatives = alternativeProblems(schema, value, path);
+  if (alternatives.length > 0) return alternatives;
   const problems: SchemaIssue[] = [];
   const num = (key: string): number | undefined => (typeof schema[key] === 'number' ? (schema[key] as number) : undefined);
   if (typeof value === 'number') {
@@ -100,6 +107,19 @@ export function inputProblems(schema: Schema, value: unknown, path = ''): Schema
   }
   if (isObject(value)) problems.push(...objectProblems(schema, value, path, num));
   return problems;
+}
+
+/** anyOf: at least one alternative holds; oneOf: exactly one does. A failure names what each alternative wanted. */
+function alternativeProblems(schema: Schema, value: unknown, path: string): SchemaIssue[] {
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    const options = schema[key];
+    if (!Array.isArray(options)) continue;
+    const outcomes = options.map((option) => inputProblems(option as Schema, value, path));
+    const holding = outcomes.filter((problems) => problems.length === 0).length;
+    if (holding === 0) return [{ path, message: outcomes.map((problems) => problems[0]!.message).join(', or ') }];
+    if (key === 'oneOf' && holding > 1) return [{ path, message: `matches ${holding} of the forms it may take; it must match exactly one` }];
+  }
+  return [];
 }
 
 function objectProblems(schema: Schema, value: Record<string, unknown>, path: string, num: (key: string) => number | undefined): SchemaIssue[] {

@@ -6,6 +6,7 @@ import { builtinModules } from 'node:module';
 import { dirname, join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { AGENT_IDS } from '../../src/contract/agents.js';
+import { schemaProblems } from '../../src/contract/input-schema.js';
 import { readPackageSource } from '../../src/node/install/package-source.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
@@ -33,6 +34,8 @@ describe('the reference agents', () => {
       expect(manifest.description).toMatch(/^[A-Z][^\n]{20,200}\.$/);
       expect(manifest.input_schema).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', additionalProperties: false });
       expect(() => new Ajv2020({ strict: true }).compile(manifest.input_schema), agentId).not.toThrow();
+      // The service checks a run's input against it before the charge: every keyword must be one it enforces.
+      expect(schemaProblems(manifest.input_schema), agentId).toEqual([]);
     }
   });
 

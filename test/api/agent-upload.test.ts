@@ -61,9 +61,20 @@ describe('uploading versions of an agent', () => {
     expect((await setCurrent(token, { version: '1.0.0', digest: sha256(v1) })).status).toBe(400);
     expect((await setCurrent(token, {})).status).toBe(400);
 
+    // Back to the built-in agent: none current, the versions stay; again is no error; a stranger clears only theirs.
+    const cleared = await httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/current`, { method: 'DELETE', token });
+    expect(cleared.status, cleared.text).toBe(200);
+    expect(cleared.body.current).toBeNull();
+    expect(cleared.body.versions).toHaveLength(2);
+    expect((await httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/current`, { method: 'DELETE', token })).status).toBe(200);
+    expect((await httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/current`, { method: 'DELETE' })).status).toBe(401);
+    expect((await setCurrent(token, { version: '1.1.0' })).body.current.version).toBe('1.1.0');
+
     // Another user sees none of it.
     const stranger = await signIn(service.baseUrl, uniqueEmail('stranger'));
     expect((await versions(stranger)).body).toEqual({ agent_id: AGENT, current: null, versions: [] });
+    expect((await httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/current`, { method: 'DELETE', token: stranger })).status).toBe(200);
+    expect((await versions(token)).body.current.version).toBe('1.1.0');
   });
 });
 
@@ -78,7 +89,7 @@ describe('bad uploads are refused and store nothing', () => {
     ['an agent_id not in the catalog', async () => archiveOf([{ name: 'agent.json', data: manifestOf('agent_nope_001', '1.0.0') }, script]), 422, 'bundle_invalid', /agent_id.*not an agent_id of the catalog/],
     ['a manifest for another agent than the path', async () => archiveOf([{ name: 'agent.json', data: manifestOf('agent_dev_review_012', '1.0.0') }, script]), 422, 'bundle_invalid', /is for agent_dev_review_012/],
     ['an entry that is not in the bundle', async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { entry: ['run.sh'] }) }]), 422, 'bundle_invalid', /entry\/0.*not a file of the bundle/],
-    ['a schema keyword outside the subset', async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { input_schema: { type: 'object', oneOf: [] } }) }, script]), 422, 'bundle_invalid', /oneOf.*not supported/],
+    ['a schema keyword outside the subset', async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { input_schema: { type: 'object', $ref: '#/$defs/x' } }) }, script]), 422, 'bundle_invalid', /\$ref.*not supported/],
     ['an unknown manifest field', async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { entrypoint: 'x' }) }, script]), 422, 'bundle_invalid', /entrypoint/],
     ['a path climbing out with ..', async () => archiveOf([manifest, script, { name: '../escape.sh', data: 'x' }]), 422, 'bundle_invalid', /climbs out/],
     ['a .. inside a path', async () => archiveOf([manifest, script, { name: 'lib/../../escape.sh', data: 'x' }]), 422, 'bundle_invalid', /climbs out/],

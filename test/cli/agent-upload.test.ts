@@ -68,6 +68,19 @@ describe('swarm-node agent', () => {
     expect((await swarmNode(['agent', 'rollback', AGENT], { env: node.env })).exitCode).toBe(5);
     const forward = await swarmNode(['--json', 'agent', 'rollback', AGENT, '--to', (second.json.digest as string).slice(0, 8)], { env: node.env });
     expect(forward.json.current.version).toBe('0.2.0');
+
+    // Back to the built-in agent: the real ops monitor answers again; the uploads stay and can be made current.
+    expect((await swarmNode(['agent', 'rollback', AGENT, '--builtin', '--to', '0.1.0'], { env: node.env })).exitCode).toBe(2);
+    const builtin = await swarmNode(['agent', 'rollback', AGENT, '--builtin'], { env: node.env });
+    expect(builtin.exitCode, builtin.stderr).toBe(0);
+    expect(builtin.stdout).toMatch(/^No upload of agent_ops_monitor_004 is current: runs accepted from now on use the built-in agent \(your 2 version\(s\) stay;/);
+    const native = await swarmNode(['--json', 'run', AGENT], { env: node.env });
+    expect(native.exitCode, native.stderr).toBe(0);
+    expect(native.json.output).toMatchObject({ findings: expect.any(Array) });
+    expect(native.json.bundle_digest).toBeUndefined();
+    const repeated = await swarmNode(['--json', 'agent', 'rollback', AGENT, '--builtin'], { env: node.env });
+    expect(repeated.json).toMatchObject({ current: null, versions: [{ version: '0.2.0' }, { version: '0.1.0' }] });
+    expect((await swarmNode(['--json', 'agent', 'rollback', AGENT, '--to', '0.2.0'], { env: node.env })).json.current.version).toBe('0.2.0');
   });
 
   it('takes the JWT from --token-file, --token-stdin or SVC_TOKEN, and needs one', async () => {

@@ -125,27 +125,33 @@ describe('swarm-node run and runs', () => {
     expect(json.json.output).toMatchObject({ host: { hostname: hostname() }, findings: expect.any(Array) });
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 2 * PRICE);
     expect(human.stdout + human.stderr).not.toContain(node.token);
-    // An agent that needs input: without it the agent refuses and the run is refunded; with it, it answers.
+    // An agent that needs input: without it the service refuses the run against the built-in agent's input_schema,
+    // before any charge (exit 2, the failing field named); with it, it answers.
     const noInput = await swarmNode(['--json', 'run', 'agent_svc_skills_005'], { env: node.env });
-    expect(noInput.exitCode).toBe(1);
-    expect(noInput.json.error).toMatchObject({ code: 'failed', charged_cents: 0 });
+    expect(noInput.exitCode).toBe(2);
+    expect(noInput.json.error).toMatchObject({ code: 'input_invalid', agent_id: 'agent_svc_skills_005', digest: null, errors: [{ path: '/input', message: 'must have at least 1 properties' }] });
+    const badQuiz = await swarmNode(['--json', 'run', 'agent_svc_skills_005', '--input', 'quiz=3'], { env: node.env });
+    expect(badQuiz.exitCode).toBe(2);
+    expect(badQuiz.json.error.errors).toEqual([{ path: '/input/quiz', message: 'must be integer, or must be true' }]);
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 2 * PRICE);
     const skills = await swarmNode(['--json', 'run', 'agent_svc_skills_005', '--input', `question=${QUESTION}`], { env: node.env });
     expect(skills.exitCode, skills.stderr).toBe(0);
     expect(skills.json.output.summary).toEqual(expect.any(String));
 
     const runs = await swarmNode(['--json', 'runs'], { env: node.env });
     expect(runs.exitCode, runs.stderr).toBe(0);
-    expect(runs.json.runs).toHaveLength(4);
+    // The two refusals are journaled too, as failed runs that cost nothing.
+    expect(runs.json.runs).toHaveLength(5);
     expect(runs.json.runs[0]).toMatchObject({ agent_id: 'agent_svc_skills_005', status: 'succeeded', charged_cents: 5, run_id: expect.any(String), started_at: expect.any(String) });
-    expect(runs.json.runs[1]).toMatchObject({ agent_id: 'agent_svc_skills_005', status: 'failed', charged_cents: 0 });
-    expect(runs.json.runs[3].run_id).toBe(json.json.run_id);
-    expect(runs.json.totals).toEqual({ runs: 4, charged_cents: 13, by_status: { succeeded: 3, failed: 1, insufficient_balance: 0, pending: 0 } });
+    for (const refused of runs.json.runs.slice(1, 3)) expect(refused).toMatchObject({ agent_id: 'agent_svc_skills_005', status: 'failed', charged_cents: 0, run_id: null });
+    expect(runs.json.runs[4].run_id).toBe(json.json.run_id);
+    expect(runs.json.totals).toEqual({ runs: 5, charged_cents: 13, by_status: { succeeded: 3, failed: 2, insufficient_balance: 0, pending: 0 } });
     const filtered = await swarmNode(['--json', 'runs', '--agent', AGENT, '--limit', '1'], { env: node.env });
     expect(filtered.json.runs).toHaveLength(1);
     expect(filtered.json.totals).toMatchObject({ runs: 2, charged_cents: 8 });
     const table = await swarmNode(['runs'], { env: node.env });
     expect(table.stdout).toMatch(/^STARTED\s+AGENT\s+STATUS\s+CHARGED\s+RUN ID$/m);
-    expect(table.stdout).toContain('4 of 4 run(s) shown; in total $0.13 charged (3 succeeded, 1 failed).');
+    expect(table.stdout).toContain('5 of 5 run(s) shown; in total $0.13 charged (3 succeeded, 2 failed).');
     for (const limit of ['0', '-1', 'x', '10001']) expect((await swarmNode(['runs', '--limit', limit], { env: node.env })).exitCode).toBe(2);
 
     expect((await swarmNode(['register', AGENT, '--daily-cap', '1'], { env: node.env })).exitCode).toBe(0);

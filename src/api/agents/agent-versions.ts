@@ -26,6 +26,8 @@ export interface AgentVersions {
   list(userId: string, agentId: string): AgentVersionRow[];
   current(userId: string, agentId: string): AgentVersionRow | undefined;
   setCurrent(userId: string, agentId: string, digest: string, now: number): void;
+  /** No upload current: new runs use the built-in agent again; the versions stay. */
+  clearCurrent(userId: string, agentId: string): void;
   /** The archive, when `userId` has a version of it (a bundle is only ever served to its uploader's nodes). */
   archiveFor(userId: string, digest: string): Buffer | undefined;
 }
@@ -51,6 +53,7 @@ export function createAgentVersions(db: SqliteDatabase): AgentVersions {
     `INSERT INTO agent_current (user_id, agent_id, digest, updated_at) VALUES (?, ?, ?, ?)
      ON CONFLICT (user_id, agent_id) DO UPDATE SET digest = excluded.digest, updated_at = excluded.updated_at`,
   );
+  const clearCurrent = db.prepare('DELETE FROM agent_current WHERE user_id = ? AND agent_id = ?');
   const archive = db.prepare('SELECT b.content FROM agent_bundles b WHERE b.digest = ? AND EXISTS (SELECT 1 FROM agent_versions v WHERE v.digest = b.digest AND v.user_id = ?)');
 
   const upload = db.transaction((userId: string, bytes: Buffer, bundle: ReadBundle, now: number): Uploaded => {
@@ -84,6 +87,7 @@ export function createAgentVersions(db: SqliteDatabase): AgentVersions {
     list: (userId, agentId) => list.all(userId, agentId) as AgentVersionRow[],
     current: (userId, agentId) => current.get(userId, agentId) as AgentVersionRow | undefined,
     setCurrent: (userId, agentId, digest, now) => void setCurrent.run(userId, agentId, digest, now),
+    clearCurrent: (userId, agentId) => void clearCurrent.run(userId, agentId),
     archiveFor: (userId, digest) => (archive.get(digest, userId) as { content: Buffer } | undefined)?.content,
   };
 }

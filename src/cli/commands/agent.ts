@@ -123,9 +123,10 @@ Example:
 
   agent.addCommand(
     withToken(new Command('rollback'))
-      .description('make an older uploaded version current again (by default the one before the current)')
+      .description('make an older uploaded version current again (by default the one before the current), or --builtin')
       .argument('<agent_id>', 'a catalog agent (swarm-node agents)')
       .option('--to <version|digest>', 'the version to make current: its version, its digest, or 7+ first digits of it')
+      .option('--builtin', 'make none of your uploads current: runs use the built-in agent again (your versions stay)')
       .addHelpText(
         'after',
         `
@@ -133,14 +134,20 @@ Runs accepted from then on execute that version; runs already accepted keep the 
 
 Example:
   $ swarm-node agent rollback agent_ops_monitor_004
-  $ swarm-node agent rollback agent_ops_monitor_004 --to 0.1.0`,
+  $ swarm-node agent rollback agent_ops_monitor_004 --to 0.1.0
+  $ swarm-node agent rollback agent_ops_monitor_004 --builtin`,
       )
-      .action(async (agentId: string, options: TokenOptions & { to?: string }, command: Command) => {
+      .action(async (agentId: string, options: TokenOptions & { to?: string; builtin?: boolean }, command: Command) => {
+        if (options.builtin === true && options.to !== undefined) throw new SvcError('usage', 'give --to or --builtin, not both');
         const ctx = contextFor(command);
         const token = await jwtFor(ctx, options);
-        const { rollbackAgent } = await import('../../node/agents/upload.js');
-        ctx.output.result(await rollbackAgent(await ctx.client(), token, agentId, options.to), (r) =>
-          `${r.agent_id} version ${r.current!.version} (${short(r.current!.digest)}) is current${r.previous === null ? '' : `, instead of ${r.previous.version}`}.`,
+        const { rollbackAgent, useBuiltInAgent } = await import('../../node/agents/upload.js');
+        const client = await ctx.client();
+        const result = options.builtin === true ? await useBuiltInAgent(client, token, agentId) : await rollbackAgent(client, token, agentId, options.to);
+        ctx.output.result(result, (r) =>
+          r.current === null
+            ? `No upload of ${r.agent_id} is current: runs accepted from now on use the built-in agent (your ${r.versions.length} version(s) stay; swarm-node agent rollback ${r.agent_id} --to <version> to return).`
+            : `${r.agent_id} version ${r.current.version} (${short(r.current.digest)}) is current${r.previous === null ? '' : `, instead of ${r.previous.version}`}.`,
         );
       }),
   );

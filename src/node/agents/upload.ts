@@ -55,6 +55,12 @@ export async function rollbackAgent(client: ServiceClient, token: string, agentI
   return { ...response.body, previous: listing.current };
 }
 
+/** No upload current any more: runs accepted from then on use the built-in agent. Nothing is deleted. */
+export async function useBuiltInAgent(client: ServiceClient, token: string, agentId: string): Promise<AgentVersionsResponse & { previous: AgentVersion | null }> {
+  const response = await client.call<AgentVersionsResponse>({ method: 'DELETE', path: `/v1/swarm/agents/${encodeURIComponent(agentId)}/current`, bearer: token, retrySafe: true });
+  return { ...response.body, previous: null };
+}
+
 function stepBack(listing: AgentVersionsResponse): AgentVersion {
   const { current, versions, agent_id } = listing;
   if (current === null) throw new SvcError('not_found', `no version of ${agent_id} is current: your runs use the built-in agent`, { remedy: `Upload one: swarm-node agent upload <dir>.` });

@@ -2,6 +2,7 @@
 // - POST /v1/swarm/agents/{agent_id}/versions: a bundle archive as the body (JWT of a tier whose docs unlock it);
 // - GET  /v1/swarm/agents/{agent_id}/versions: the user's versions, newest first, and the current one;
 // - PUT  /v1/swarm/agents/{agent_id}/current: make an uploaded version current (rollback);
+// - DELETE /v1/swarm/agents/{agent_id}/current: none current, back to the built-in agent (the versions stay);
 // - GET  /v1/swarm/bundles/{digest}: the archive, for a node of the uploader (or the uploader).
 import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
 import { type Static } from '@sinclair/typebox';
@@ -87,6 +88,19 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
           throw new SvcError('not_found', `you have no version ${version ?? digest} of ${agentId}`, { remedy: `List yours: swarm-node agent versions ${agentId}.` });
         }
         versions.setCurrent(userId, agentId, target.digest, ctx.clock.now());
+        return listing(agentId, userId);
+      },
+    );
+
+    // Back to the built-in agent, the way `PUT` moves between uploads: the pointer goes, the versions stay (any of
+    // them can be made current again). Repeating it changes nothing and is no error.
+    app.delete<Params>(
+      '/v1/swarm/agents/:agent_id/current',
+      { config: { auth: 'access-token' }, schema: { params: AgentParams, response: { 200: AgentVersionsResponse } } },
+      async (request) => {
+        const agentId = uploadableAgent(userOf(request), request.params.agent_id);
+        const userId = userIdOf(request);
+        versions.clearCurrent(userId, agentId);
         return listing(agentId, userId);
       },
     );
