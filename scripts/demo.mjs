@@ -30,7 +30,7 @@ import {
   waitUntil,
 } from './demo/processes.mjs';
 import { findingLines } from './demo/ops-findings.mjs';
-import { SLOW_AGENT, writeSlowBundle } from './demo/slow-agent.mjs';
+import { SLOW_AGENT, SLOW_INPUT, writeSlowBundle } from './demo/slow-agent.mjs';
 
 const EMAIL = 'demo@example.com';
 const AGENT = 'agent_ops_monitor_004';
@@ -438,7 +438,7 @@ async function main() {
   const accepted = await curl(state.baseUrl, 'POST', '/v1/swarm/execute', {
     token: state.jwt,
     headers: { 'Idempotency-Key': randomUUID(), Prefer: 'respond-async' },
-    body: { user_id: state.userId, agent_id: SLOW_AGENT },
+    body: { user_id: state.userId, agent_id: SLOW_AGENT, input: SLOW_INPUT },
   });
   if (interrupted()) throw new DemoFailure('interrupted');
   const slow = accepted.json;

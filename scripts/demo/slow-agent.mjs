@@ -5,6 +5,8 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const SLOW_AGENT = 'agent_dev_review_012';
+/** What the demo asks it to review: any repository will do, it only waits. */
+export const SLOW_INPUT = { repo: '/srv/app' };
 /** How long it works: far past the lease, so only a kill ends it in the demo. */
 const WORK_SECONDS = 90;
 
@@ -12,7 +14,14 @@ const MANIFEST = {
   agent_id: SLOW_AGENT,
   version: '0.0.1-demo',
   entry: ['node', 'main.mjs'],
-  input_schema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', additionalProperties: false, properties: {} },
+  // The catalog agent's input, as the service checks it before the charge: the field names are the contract.
+  input_schema: {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    type: 'object',
+    additionalProperties: false,
+    required: ['repo'],
+    properties: { repo: { type: 'string', pattern: '^/' }, rev: { type: 'string' } },
+  },
   description: `The demo's slow review: it works for ${WORK_SECONDS} s, then answers.`,
 };
 

@@ -1,6 +1,6 @@
-// The input object of a run, as `run` (and `register`'s default) take it: `--input key=value`, repeated, sets
-// top-level string fields; `--input-file f.json` gives the whole object (for numbers, lists, nested objects). Both
-// together: the file first, then the pairs over it. Loaded when a command acts (node:fs stays off --help's path).
+// The input object of a run, as `run` takes it (and `register`, for the input runs start from): `--input key=value`,
+// repeated, sets top-level string fields; `--input-file f.json` gives the whole object (for numbers, lists, nested
+// objects). Both together: the file first, then the pairs over it. Loaded when a command acts (node:fs stays off --help's path).
 import { readFileSync } from 'node:fs';
 import { SvcError } from '../contract/errors.js';
 

@@ -8,6 +8,7 @@ import type { StoredJwt } from './credentials.js';
 import type { NodeApi } from './node-api.js';
 import { findInCatalog } from './catalog.js';
 import type { ServiceClient } from './service-client.js';
+import { checkDefaultInput, type Input } from './default-input.js';
 import { verifyToken } from './session.js';
 import { lastRun, spendSince } from './store/journal.js';
 import { deleteRegistration, getRegistration, listRegistrations, upsertRegistration, type Registration } from './store/registrations.js';
@@ -19,6 +20,8 @@ export interface RegistrationChange {
   agent_id: string;
   every_seconds: number | null | undefined;
   daily_cap_cents: number | null | undefined;
+  /** The input runs start from (register --input); null clears it. */
+  default_input?: Input | null | undefined;
 }
 
 export interface RegisterDeps {
@@ -29,6 +32,8 @@ export interface RegisterDeps {
   credentialsFile: string;
   /** This host as an enrolled node: the service is told it serves the agent. */
   node: ThisNode;
+  /** The input_schema of the bundle this node runs for an agent when no upload is current. */
+  localInputSchema: (agentId: string) => Input | undefined;
 }
 
 /** This host's enrollment and its side of the protocol. */
@@ -50,6 +55,9 @@ export async function registerAgent(
     });
   }
   const agent = await findInCatalog(deps.client, change.agent_id);
+  if (change.default_input != null) {
+    await checkDefaultInput({ client: deps.client, token: deps.jwt.token, localSchema: deps.localInputSchema(agent.agent_id) }, agent.agent_id, change.default_input);
+  }
   // The service first: a registration it does not know would never get a run started elsewhere. Should the local
   // write fail after it, the daemon withdraws the agent again when it next reconciles (served-agents.ts).
   await deps.node.api.serve(agent.agent_id);
@@ -60,6 +68,8 @@ export async function registerAgent(
       agent_id: agent.agent_id,
       every_seconds: change.every_seconds === undefined ? (current?.every_seconds ?? null) : change.every_seconds,
       daily_cap_cents: change.daily_cap_cents === undefined ? (current?.daily_cap_cents ?? null) : change.daily_cap_cents,
+      default_input_json:
+        change.default_input === undefined ? (current?.default_input_json ?? null) : change.default_input === null ? null : JSON.stringify(change.default_input),
     },
     deps.clock.now(),
   );
@@ -99,6 +109,8 @@ export interface RegistrationRow {
   price_cents: number | undefined;
   every_seconds: number | null;
   daily_cap_cents: number | null;
+  /** The input runs start from (register --input), null for none. */
+  default_input: Input | null;
   /** Cents charged since 00:00 UTC today (the day the daily cap counts). */
   spent_today_cents: number;
   last_run_at: string | null;
@@ -121,6 +133,7 @@ export function registrationList(db: SqliteDatabase, nowMs: number): { registrat
       price_cents: sku?.price_cents,
       every_seconds: registration.every_seconds,
       daily_cap_cents: registration.daily_cap_cents,
+      default_input: registration.default_input_json === null ? null : (JSON.parse(registration.default_input_json) as Input),
       spent_today_cents: spendSince(db, registration.agent_id, dayStart).chargedCents,
       last_run_at: last === undefined ? null : new Date(last.started_at).toISOString(),
       last_run_status: last?.status ?? null,

@@ -12,9 +12,11 @@ import type { RunResponse } from '../contract/schemas.js';
 import type { Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import { agentNotFound } from './catalog.js';
+import { withDefaultInput } from './default-input.js';
 import type { ServiceClient } from './service-client.js';
 import { processIsAlive } from './process-alive.js';
 import { journalRunSettled, journalRunStarted, pendingRuns, type RunSource } from './store/journal.js';
+import { defaultInputOf } from './store/registrations.js';
 import { planAfterRun } from './store/schedules.js';
 import type { Executor } from './work/executor.js';
 
@@ -214,10 +216,14 @@ export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlemen
   return summary;
 }
 
-/** Runs an agent once, journaled. Throws only when it cannot start one (an unknown agent, the store failing). */
-export async function runAgent(deps: RunDeps, agentId: string, input?: Record<string, unknown>): Promise<RunOutcome> {
+/**
+ * Runs an agent once, journaled, with `given` over the registration's default input (register --input). Throws only
+ * when it cannot start one (an unknown agent, the store failing).
+ */
+export async function runAgent(deps: RunDeps, agentId: string, given?: Record<string, unknown>): Promise<RunOutcome> {
   const sku = findAgentSku(agentId);
   if (sku === undefined) throw agentNotFound(agentId);
+  const input = withDefaultInput(defaultInputOf(deps.db, sku.agent_id), given);
   const key = randomUUID();
   const startedAt = deps.clock.now();
   journalRunStarted(

@@ -11,6 +11,7 @@ import { httpRequest } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
 import { TEST_RUN_TIMING, entriesOf, execute, ledgerSnapshot, paidUser, paidUserWithNode, runsOf, stopNodes } from './execute-fixtures.js';
+import { CONTRACT_INPUTS } from '../helpers/bundles.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -32,7 +33,7 @@ describe('POST /v1/swarm/execute', () => {
     const user = await paidUserWithNode(service, 100);
     let expected = 100;
     for (const sku of AGENT_SKUS) {
-      const response = await execute(service, user.token, { user_id: user.email, agent_id: sku.agent_id });
+      const response = await execute(service, user.token, { user_id: user.email, agent_id: sku.agent_id, input: CONTRACT_INPUTS[sku.agent_id] });
       expect(response.status, response.text).toBe(200);
       expected -= sku.price_cents;
       expect(response.body).toEqual({
@@ -41,7 +42,7 @@ describe('POST /v1/swarm/execute', () => {
         status: 'succeeded',
         charged_cents: sku.price_cents,
         balance_cents: expected,
-        output: { agent_id: sku.agent_id, run_id: response.body.run_id, input: {}, summary: `ran ${sku.agent_id} on the test node` },
+        output: { agent_id: sku.agent_id, run_id: response.body.run_id, input: CONTRACT_INPUTS[sku.agent_id], summary: `ran ${sku.agent_id} on the test node` },
         started_at: expect.stringMatching(ISO),
         finished_at: expect.stringMatching(ISO),
         node_id: user.node.node_id,
@@ -71,7 +72,7 @@ describe('POST /v1/swarm/execute', () => {
   it('answers 402 with wallet_login_url, balance and price when the balance is below the price, charging nothing', async () => {
     const user = await paidUserWithNode(service, 11);
     const before = ledgerSnapshot(service);
-    const response = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012' });
+    const response = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012', input: { repo: '/srv/app' } });
     expect(response.status).toBe(402);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(response.body).toMatchObject({
@@ -98,7 +99,7 @@ describe('POST /v1/swarm/execute', () => {
 
   it('lets 50 concurrent runs take exactly what the balance covers and never more', async () => {
     const user = await paidUserWithNode(service, 100);
-    const body = { user_id: user.email, agent_id: 'agent_dev_review_012' };
+    const body = { user_id: user.email, agent_id: 'agent_dev_review_012', input: { repo: '/srv/app' } };
     const responses = await Promise.all(Array.from({ length: 50 }, () => execute(service, user.token, body)));
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 200)).toHaveLength(8);
@@ -300,7 +301,7 @@ describe('POST /v1/swarm/execute', () => {
     const token = await signIn(service.baseUrl, email);
     nodes.push(await serve(service.baseUrl, await enrollNode(service.baseUrl, email), { agents: ['agent_dev_review_012'] }));
     const key = randomUUID();
-    const body = { user_id: email, agent_id: 'agent_dev_review_012' };
+    const body = { user_id: email, agent_id: 'agent_dev_review_012', input: { repo: '/srv/app' } };
     const refused = await execute(service, token, body, key);
     expect(refused.status).toBe(402);
     expect(refused.body).toMatchObject({ wallet_login_url: `${service.walletUrl}/login`, balance_cents: 0, price_cents: 12 });

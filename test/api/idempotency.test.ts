@@ -29,7 +29,7 @@ describe('Idempotency-Key on execute', () => {
   it('replays the first response byte for byte and charges once', async () => {
     const user = await paidUserWithNode(service, 50);
     const key = randomUUID();
-    const body = { user_id: user.email, agent_id: 'agent_sales_outreach_008' };
+    const body = { user_id: user.email, agent_id: 'agent_sales_outreach_008', input: { leads: '/srv/leads.csv', template: 'Hello {{name}}' } };
     const first = await execute(service, user.token, body, key);
     expect(first.status).toBe(200);
     const before = ledgerSnapshot(service);
@@ -48,7 +48,7 @@ describe('Idempotency-Key on execute', () => {
   it('refuses the same key with a different body with 422 and changes nothing', async () => {
     const user = await paidUserWithNode(service, 50);
     const key = randomUUID();
-    const first = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_sales_outreach_008' }, key);
+    const first = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_sales_outreach_008', input: { leads: '/srv/leads.csv', template: 'Hello {{name}}' } }, key);
     expect(first.status).toBe(200);
     const before = ledgerSnapshot(service);
     const reused = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, key);
@@ -60,7 +60,7 @@ describe('Idempotency-Key on execute', () => {
   it('charges once when the same key arrives 20 times at once: every one answers with the one run', async () => {
     const user = await paidUserWithNode(service, 100);
     const key = randomUUID();
-    const body = { user_id: user.email, agent_id: 'agent_dev_review_012' };
+    const body = { user_id: user.email, agent_id: 'agent_dev_review_012', input: { repo: '/srv/app' } };
     const responses = await Promise.all(Array.from({ length: 20 }, () => execute(service, user.token, body, key)));
     expect(responses.map((response) => response.status)).toEqual(Array.from({ length: 20 }, () => 200));
     expect(new Set(responses.map((response) => response.text)).size).toBe(1);
@@ -84,7 +84,7 @@ describe('Idempotency-Key on execute', () => {
   it('does not keep a key refused for want of money: after funding, the same key runs', async () => {
     const user = await paidUserWithNode(service, 5);
     const key = randomUUID();
-    const body = { user_id: user.email, agent_id: 'agent_dev_review_012' };
+    const body = { user_id: user.email, agent_id: 'agent_dev_review_012', input: { repo: '/srv/app' } };
     const refused = await execute(service, user.token, body, key);
     expect(refused.status).toBe(402);
     credit(service, user.email, 10);
@@ -166,7 +166,7 @@ describe('Idempotency-Key lifetime', () => {
       clock.advance(HOUR_MS);
       // A day on, the node is online again once it has polled.
       await waitFor(async () => ((await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token })).body.nodes[0]?.online ? true : undefined), 'the node online');
-      const fresh = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_svc_skills_005' }, key);
+      const fresh = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_svc_skills_005', input: { question: 'What is a node?' } }, key);
       expect(fresh.status).toBe(200);
       expect(fresh.headers.get('idempotent-replayed')).toBeNull();
       expect(fresh.body.run_id).not.toBe(first.body.run_id);
@@ -198,7 +198,7 @@ describe('a crash of the service while a node runs the run', () => {
     });
     try {
       const key = randomUUID();
-      const body = { user_id: user.email, agent_id: 'agent_research_rag_015' };
+      const body = { user_id: user.email, agent_id: 'agent_research_rag_015', input: { corpus: '/srv/docs', question: 'Where are the backups?' } };
       const send = () =>
         fetch(`${first.baseUrl}/v1/swarm/execute`, {
           method: 'POST',

@@ -63,7 +63,7 @@ describe('runs on the node', () => {
       expect(pinned.body.detail).toContain(`node ${enrolled.node_id} does not serve agent_ops_monitor_004`);
       await serving.stop();
       await waitFor(async () => ((await api('/v1/swarm/nodes', { token: user.token })).body.nodes[0].online ? undefined : true), 'the node offline');
-      const offline = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012' });
+      const offline = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012', input: { repo: '/srv/app' } });
       expect(offline.status).toBe(409);
       expect(offline.body.detail).toContain('your nodes that serve agent_dev_review_012 are offline');
       expect(ledgerSnapshot(service)).toEqual(before);
@@ -98,7 +98,7 @@ describe('runs on the node', () => {
 
   it('a failure the node reports is refunded: 200 status failed, charged 0, its reason in output', async () => {
     const user = await paidUserWithNode(service, 20, { answer: () => ({ status: 'failed', output: { error: 'exit', message: 'the agent exited with code 3' } }) });
-    const response = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012' });
+    const response = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012', input: { repo: '/srv/app' } });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ status: 'failed', charged_cents: 0, balance_cents: 20, output: { error: 'exit', message: 'the agent exited with code 3' } });
     expectChargedEqualsSucceeded(service, user.email);
@@ -108,7 +108,7 @@ describe('runs on the node', () => {
     const slow = gate();
     const user = await paidUserWithNode(service, 50, { answer: slow.answer });
     const key = randomUUID();
-    const body = { user_id: user.email, agent_id: 'agent_svc_skills_005' };
+    const body = { user_id: user.email, agent_id: 'agent_svc_skills_005', input: { question: 'What is a node?' } };
     const accepted = await execute(service, user.token, body, key, { prefer: 'wait=0' });
     expect(accepted.status).toBe(202);
     expect(accepted.body).toMatchObject({ status: expect.stringMatching(/^(queued|running)$/), charged_cents: 5, balance_cents: 45, output: null, finished_at: null });
@@ -150,7 +150,7 @@ describe('runs on the node', () => {
     it('a node gone mid-run loses its lease: failed node_lost, refunded once; its late result is refused', async () => {
       const held = gate();
       const user = await paidUserWithNode(service, 30, { answer: held.answer });
-      const accepted = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012' }, randomUUID(), { prefer: 'wait=0' });
+      const accepted = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012', input: { repo: '/srv/app' } }, randomUUID(), { prefer: 'wait=0' });
       await waitFor(async () => (held.started.length > 0 ? true : undefined), 'the node to take the run');
       const lease = held.started[0]!;
       await user.node.stop();
@@ -210,7 +210,7 @@ describe('runs on the node', () => {
         answer: (run) => (answered++ % 2 === 0 ? { status: 'succeeded', output: { run: run.run_id } } : flaky.answer(run)),
       });
       const responses = await Promise.all(
-        Array.from({ length: 12 }, () => execute(service, user.token, { user_id: user.email, agent_id: 'agent_sales_outreach_008' }, randomUUID(), { prefer: 'wait=2' })),
+        Array.from({ length: 12 }, () => execute(service, user.token, { user_id: user.email, agent_id: 'agent_sales_outreach_008', input: { leads: '/srv/leads.csv', template: 'Hello {{name}}' } }, randomUUID(), { prefer: 'wait=2' })),
       );
       expect(responses.every((response) => response.status === 200 || response.status === 202)).toBe(true);
       await waitFor(async () => (flaky.started.length > 0 ? true : undefined), 'a run held');

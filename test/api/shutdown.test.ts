@@ -58,7 +58,7 @@ function startRun(api: SpawnedSvcApi, user: { email: string; token: string }): P
   return fetch(`${api.baseUrl}/v1/swarm/execute`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${user.token}`, 'idempotency-key': randomUUID() },
-    body: JSON.stringify({ user_id: user.email, agent_id: AGENT }),
+    body: JSON.stringify({ user_id: user.email, agent_id: AGENT, input: { corpus: '/srv/docs', question: 'Where are the backups?' } }),
   }).then(
     async (response) => ({ status: response.status, body: (await response.json()) as Record<string, any> }),
     (error: unknown) => error as Error,

@@ -12,6 +12,7 @@ import { apiClient, httpRequest, type ApiResponse } from '../helpers/http.js';
 import { nodeFor } from '../helpers/protocol-node.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
+import { CONTRACT_INPUTS } from '../helpers/bundles.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;
@@ -278,7 +279,7 @@ describe('wallet page', () => {
       const node = await nodeFor(service.baseUrl, email, ['agent_ops_monitor_004', 'agent_dev_review_012']);
       for (const agent_id of ['agent_ops_monitor_004', 'agent_dev_review_012']) {
         const run = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
-          body: { user_id: email, agent_id },
+          body: { user_id: email, agent_id, input: CONTRACT_INPUTS[agent_id] },
           token,
           headers: { 'idempotency-key': randomUUID() },
         });

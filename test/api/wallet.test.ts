@@ -68,7 +68,7 @@ describe('GET /v1/swarm/wallet', () => {
     await fundWallet(service.baseUrl, email, 30);
     expect((await api.get('/v1/swarm/wallet', token)).body.balance_cents).toBe(30);
     const node = await nodeFor(service.baseUrl, email, ['agent_research_rag_015']);
-    const run = await execute(service, token, { user_id: email, agent_id: 'agent_research_rag_015' });
+    const run = await execute(service, token, { user_id: email, agent_id: 'agent_research_rag_015', input: { corpus: '/srv/docs', question: 'Where are the backups?' } });
     await node.stop();
     expect(run.status, run.text).toBe(200);
     expect(run.body).toMatchObject({ status: 'succeeded', charged_cents: 15, balance_cents: 15 });

@@ -38,6 +38,7 @@ describe('swarm-node register, unregister, list', () => {
       every: '5m',
       every_seconds: 300,
       daily_cap_cents: 150,
+      default_input: null,
       user_id: node.email,
       node_id: nodeIdOf(node),
     });
@@ -74,6 +75,50 @@ describe('swarm-node register, unregister, list', () => {
     expect(gone.exitCode).toBe(5);
     expect(gone.json.error.code).toBe('not_found');
     expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations).toHaveLength(2);
+  });
+
+  it('stores the input runs start from: run --input goes over it, checked against the schema first, replaced whole, cleared', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'register-input', fundCents: 100 });
+    const corpus = tempDir('corpus-');
+    writeFileSync(join(corpus, 'backups.md'), '# Backups\n\nThe nightly backup of the ledger runs at 02:00 UTC to the cold store.\n');
+    writeFileSync(join(corpus, 'keys.md'), '# Keys\n\nSigning keys are rotated every ninety days by the on-call engineer.\n');
+    const RAG = 'agent_research_rag_015';
+
+    // Checked before anything is stored: a relative corpus is refused by the schema (exit 2), nothing registered.
+    const refused = await swarmNode(['--json', 'register', RAG, '--input', 'corpus=docs'], { env: node.env });
+    expect(refused.exitCode).toBe(2);
+    expect(refused.json.error).toMatchObject({ code: 'input_invalid', errors: [{ path: '/input/corpus', message: 'must match ^/' }] });
+    expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations).toEqual([]);
+    expect((await swarmNode(['register', RAG, '--input', 'corpus=/x', '--clear-input'], { env: node.env })).exitCode).toBe(2);
+
+    const stored = await swarmNode(['register', RAG, '--input', `corpus=${corpus}`], { env: node.env });
+    expect(stored.exitCode, stored.stderr).toBe(0);
+    expect(stored.stdout).toMatch(/manual runs only, no daily cap, runs start from the input \{corpus\}\.$/);
+    const listed = await swarmNode(['--json', 'list'], { env: node.env });
+    expect(listed.json.registrations[0]).toMatchObject({ agent_id: RAG, default_input: { corpus } });
+
+    // The run gives the question; the corpus comes from the registration. The real agent answers from the files.
+    const ran = await swarmNode(['--json', 'run', RAG, '--input', 'question=When does the backup run?'], { env: node.env });
+    expect(ran.exitCode, ran.stderr).toBe(0);
+    expect(JSON.stringify(ran.json.output)).toContain('backups.md');
+    // A run's own field wins over the stored one.
+    const elsewhere = tempDir('corpus-other-');
+    writeFileSync(join(elsewhere, 'other.md'), '# Other\n\nNothing about backups here, only the weather report for Tuesday.\n');
+    const over = await swarmNode(['--json', 'run', RAG, '--input', `corpus=${elsewhere}`, '--input', 'question=weather'], { env: node.env });
+    expect(over.exitCode, over.stderr).toBe(0);
+    expect(JSON.stringify(over.json.output)).toContain('other.md');
+    expect(JSON.stringify(over.json.output)).not.toContain('backups.md');
+
+    // Options left out keep it; --input replaces it whole; --clear-input forgets it.
+    expect((await swarmNode(['--json', 'register', RAG, '--every', '1h'], { env: node.env })).json.default_input).toEqual({ corpus });
+    const file = join(tempDir('input-'), 'input.json');
+    writeFileSync(file, JSON.stringify({ corpus: elsewhere, question: 'weather' }));
+    expect((await swarmNode(['--json', 'register', RAG, '--input-file', file], { env: node.env })).json.default_input).toEqual({ corpus: elsewhere, question: 'weather' });
+    const cleared = await swarmNode(['--json', 'register', RAG, '--clear-input'], { env: node.env });
+    expect(cleared.json).toMatchObject({ default_input: null, every_seconds: 3600 });
+    const bare = await swarmNode(['--json', 'run', RAG, '--input', 'question=x'], { env: node.env });
+    expect(bare.exitCode).toBe(2);
+    expect(bare.json.error).toMatchObject({ code: 'input_invalid', errors: [{ path: '/input/corpus', message: 'is required' }] });
   });
 
   it('needs a JWT the service verifies (4), a SKU of the catalog (5), and well-formed durations and caps (2); nothing is stored otherwise', async () => {

@@ -22,9 +22,15 @@ describe('swarm-node daemon: scheduling', () => {
     const runs = await daemon.waitForCount('run_succeeded', 3);
     expect(runs.every((event) => event.agent === OPS && event.charged_cents === '4')).toBe(true);
 
-    // Registered while the daemon runs: picked up at a tick, no restart.
-    await register(node, SKILLS, '--every', '1s');
-    await daemon.waitForEvent('run_succeeded', (event) => event.agent === SKILLS);
+    // Registered while the daemon runs: picked up at a tick, no restart. Its runs start from the input stored with
+    // it (register --input): the agent answers with the input it was given.
+    await register(node, SKILLS, '--every', '1s', '--input', 'question=Which input does a scheduled run get?');
+    const skillsRun = await daemon.waitForEvent('run_succeeded', (event) => event.agent === SKILLS);
+    const db = nodeDb(node);
+    const journaled = db.prepare('SELECT input_json, output_json FROM runs WHERE run_id = ?').get(skillsRun.run_id) as { input_json: string; output_json: string };
+    db.close();
+    expect(JSON.parse(journaled.input_json)).toEqual({ question: 'Which input does a scheduled run get?' });
+    expect(JSON.parse(journaled.output_json).input).toEqual({ question: 'Which input does a scheduled run get?' });
 
     const status = await cli(node, ['--json', 'status']);
     expect(status.exitCode, status.stderr).toBe(0);

@@ -11,6 +11,7 @@ import { findAgentSku } from '../../src/contract/agents.js';
 import type { SqliteDatabase } from '../../src/lib/sqlite.js';
 import { openNodeStore } from '../../src/node/store/database.js';
 import { nodeEnv, runProgram, type CliResult, type NodeEnv } from '../helpers/cli.js';
+import { CONTRACT_INPUTS, contractInputFlags } from '../helpers/bundles.js';
 import { fundWallet, signIn, waitFor } from '../helpers/funnel.js';
 import { httpRequest, type ApiResponse } from '../helpers/http.js';
 import { uniqueEmail } from '../helpers/temp.js';
@@ -57,8 +58,10 @@ export async function signedInNode(
   return { ...node, email, token, databaseFile: join(node.home, 'var', 'swarm-node.db') };
 }
 
+/** `swarm-node register`; the scheduled runs start from an input the agent's schema accepts unless `options` give one. */
 export async function register(node: NodeEnv, agent: string, ...options: string[]): Promise<void> {
-  const result = await cli(node, ['register', agent, ...options]);
+  const input = options.includes('--input') || options.includes('--input-file') ? [] : contractInputFlags(agent);
+  const result = await cli(node, ['register', agent, ...options, ...input]);
   expect(result.exitCode, result.stderr).toBe(0);
 }
 
@@ -305,7 +308,7 @@ export function executeOverHttp(
   return httpRequest(`${baseUrl}/v1/swarm/execute`, {
     method: 'POST',
     token: node.token,
-    body: { user_id: node.email, agent_id: agentId, ...(options.input === undefined ? {} : { input: options.input }) },
+    body: { user_id: node.email, agent_id: agentId, input: options.input ?? CONTRACT_INPUTS[agentId] ?? {} },
     headers: { 'idempotency-key': options.key ?? randomUUID(), ...(options.prefer === undefined ? {} : { prefer: options.prefer }) },
   });
 }

@@ -4,6 +4,23 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
+ * An input each catalog agent's built-in input_schema accepts. The service checks every run's input against it
+ * before the charge, whatever bundle the node runs; a test bundle ignores it.
+ */
+export const CONTRACT_INPUTS: Readonly<Record<string, Record<string, string>>> = {
+  agent_ops_monitor_004: {},
+  agent_dev_review_012: { repo: '/srv/app' },
+  agent_research_rag_015: { corpus: '/srv/docs', question: 'Where are the backups?' },
+  agent_svc_skills_005: { question: 'What is a node?' },
+  agent_sales_outreach_008: { leads: '/srv/leads.csv', template: 'Hello {{name}}' },
+};
+
+/** `--input key=value` flags giving CONTRACT_INPUTS[agentId]. */
+export function contractInputFlags(agentId: string): string[] {
+  return Object.entries(CONTRACT_INPUTS[agentId] ?? {}).flatMap(([key, value]) => ['--input', `${key}=${value}`]);
+}
+
+/**
  * Writes `<home>/agents/<agentId>/` with `program` as main.mjs. The program gets the run's JSON on stdin and prints
  * its one JSON document on stdout, as every agent does (docs/sections/agent-upload.md).
  */

@@ -32,7 +32,7 @@ describe('swarm-node wizard in a terminal', () => {
     const node = nodeEnv(service.baseUrl);
     // An agent registered earlier, to be marked in the list.
     const seeded = nodeDb(node.home);
-    upsertRegistration(seeded, { agent_id: 'agent_dev_review_012', every_seconds: null, daily_cap_cents: null }, Date.now());
+    upsertRegistration(seeded, { agent_id: 'agent_dev_review_012', every_seconds: null, daily_cap_cents: null, default_input_json: null }, Date.now());
     seeded.close();
 
     const session = wizard(node.env);
@@ -169,7 +169,7 @@ describe('swarm-node wizard in a terminal', () => {
   it('an agent registered already: the run declined, its registration kept as it was (the default), and how to run it later', async () => {
     const node = await signedInNode(service.baseUrl, 'wizard-kept', 100);
     const seeded = nodeDb(node.home);
-    upsertRegistration(seeded, { agent_id: AGENT, every_seconds: 300, daily_cap_cents: 100 }, Date.now());
+    upsertRegistration(seeded, { agent_id: AGENT, every_seconds: 300, daily_cap_cents: 100, default_input_json: null }, Date.now());
     seeded.close();
     const session = wizard(node.env);
     await session.waitFor('❯ Ops monitor agent  $0.04 per run  (registered)');

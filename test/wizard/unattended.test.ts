@@ -286,13 +286,18 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
     ['agent_research_rag_015', 15, () => ['--input', `corpus=${ragCorpus()}`, '--input', 'question=How long are snapshots kept?']],
     ['agent_dev_review_012', 12, () => ['--input', `repo=${gitRepo()}`]],
     ['agent_sales_outreach_008', 8, () => ['--input', `leads=${leadsFile()}`, '--input', 'template=Hello {{name}}, a note from us.']],
-  ] as const)('%s with its --input flags on a bare host: enrolls it, runs the agent here, billed', async (agent, price, inputFlags) => {
+  ] as const)('%s with its --input flags on a bare host: enrolls it, runs the agent here, billed, registers it with that input', async (agent, price, inputFlags) => {
     const node = await signedInNode(service.baseUrl, `wizard-input-${price}`, 100);
-    const result = await swarmNode(['--json', 'wizard', '--agent', agent, ...inputFlags(), '--yes', '--no-register'], { env: node.env });
+    const flags = inputFlags();
+    const result = await swarmNode(['--json', 'wizard', '--agent', agent, ...flags, '--yes', '--every', '1h'], { env: node.env });
     expect(result.exitCode, result.stderr + result.stdout).toBe(0);
     expect(result.json).toMatchObject({ node: { enrolled_now: true }, run: { status: 'succeeded', charged_cents: price, output: { summary: expect.any(String) } }, balance_cents: 100 - price });
     expect(runsOf(node.home)).toEqual([{ agent_id: agent, source: 'wizard', status: 'succeeded', charged_cents: price }]);
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - price);
+    // The daemon's scheduled runs have nobody to ask: they start from the input the first run was given.
+    const given = Object.fromEntries(flags.filter((_, index) => index % 2 === 1).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+    const list = await swarmNode(['--json', 'list'], { env: node.env });
+    expect(list.json.registrations).toMatchObject([{ agent_id: agent, every_seconds: 3600, default_input: given }]);
   });
 
   it('payment not confirmed yet: exit 7 at once with the remedy, nothing stored', async () => {

@@ -50,8 +50,6 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       const run = runs.get(lookup.run_id);
       if (run !== undefined) return { kind: 'in_flight', run };
     }
-    // Before the node and the balance: an input the agent's schema refuses is the caller's to fix, whatever else.
-    const bundleDigest = pinBundle(versions, userId, agentId, request.input);
     // A node's own run goes to itself: it asked, so it is there. Any other needs an online node serving the agent.
     if (call.caller.kind !== 'node') assertNodeAvailable(ctx, nodes, userId, agentId, request.node_id, now);
 
@@ -66,6 +64,10 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
         { extensions: { wallet_login_url: walletLoginUrl(ctx.urls.walletUrl), balance_cents: debit.balance_cents, price_cents: priceCents } },
       );
     }
+    // After the balance, so a spec-shaped request ({user_id, agent_id}, spec §7) from a wallet too low gets its 402
+    // whatever the agent; before anything stays: an input the agent's schema refuses rolls this transaction back,
+    // the debit with it.
+    const bundleDigest = pinBundle(versions, userId, agentId, request.input);
     const newRun = {
       run_id: runId,
       user_id: userId,

@@ -2,12 +2,17 @@
 import { Command } from 'commander';
 import { formatDollars } from '../../contract/money.js';
 import { formatDuration } from '../../node/duration.js';
+import { SvcError } from '../../contract/errors.js';
 import { contextFor } from '../context.js';
+import { collectInputPair } from '../input-options.js';
 import { cleared, parseDailyCap, parseEvery, type Cleared } from '../schedule-options.js';
 
 interface RegisterOptions {
   every?: number | Cleared;
   dailyCap?: number | Cleared;
+  input?: string[];
+  inputFile?: string;
+  clearInput?: boolean;
 }
 
 export function registerCommand(): Command {
@@ -16,6 +21,9 @@ export function registerCommand(): Command {
     .argument('<agent_id>', 'an agent from the catalog (swarm-node agents)')
     .option('--every <duration>', 'run it on a schedule: 1s..7d, e.g. 30s, 5m, 1h (none: manual runs only)', parseEvery)
     .option('--daily-cap <dollars>', 'spend at most this much on it per UTC day (none: no cap)', parseDailyCap)
+    .option('--input <key=value>', 'a field of the input its runs start from (repeat it); values are strings', collectInputPair)
+    .option('--input-file <file>', 'the whole input its runs start from, a JSON object ("-" for stdin)')
+    .option('--clear-input', 'forget the stored input: runs start from nothing but their own')
     .addHelpText(
       'after',
       `
@@ -23,18 +31,35 @@ Needs an enrolled node (swarm-node install) and a JWT of its user that the servi
 The service is told that this node serves the agent: runs started anywhere with the JWT (curl, another machine)
 are sent here and run on this host. Options left out keep their current value.
 
+--input and --input-file store the input the agent's runs here start from (the daemon's scheduled runs, and
+swarm-node run, whose own --input fields go over it); they replace the stored one whole. It is checked against
+the agent's input_schema first. Runs started elsewhere (curl, another machine) bring their own input.
+
 Example:
   $ swarm-node register agent_ops_monitor_004 --every 5m --daily-cap 1.00
+  $ swarm-node register agent_research_rag_015 --input corpus=/srv/handbook
+  $ swarm-node run agent_research_rag_015 --input question="How do I rotate the keys?"
   $ swarm-node register agent_ops_monitor_004 --every none`,
     )
     .action(async (agentId: string, options: RegisterOptions, command: Command) => {
+      const givesInput = options.input !== undefined || options.inputFile !== undefined;
+      if (givesInput && options.clearInput === true) throw new SvcError('usage', 'give --input/--input-file or --clear-input, not both');
+      const defaultInput = givesInput ? ((await import('../run-input.js')).runInput(options) ?? {}) : options.clearInput === true ? null : undefined;
       const ctx = contextFor(command);
       const jwt = ctx.requireJwt();
       const node = await ctx.requireNode();
-      const { registerAgent } = await import('../../node/registrations.js');
+      const [{ registerAgent }, { localInputSchema }] = await Promise.all([import('../../node/registrations.js'), import('../../node/runner/bundles.js')]);
       const outcome = await registerAgent(
-        { db: await ctx.store(), client: await ctx.client(), clock: ctx.clock, jwt, credentialsFile: ctx.paths.credentialsFile, node },
-        { agent_id: agentId, every_seconds: cleared(options.every), daily_cap_cents: cleared(options.dailyCap) },
+        {
+          db: await ctx.store(),
+          client: await ctx.client(),
+          clock: ctx.clock,
+          jwt,
+          credentialsFile: ctx.paths.credentialsFile,
+          node,
+          localInputSchema: (id) => localInputSchema(ctx.paths.home, id),
+        },
+        { agent_id: agentId, every_seconds: cleared(options.every), daily_cap_cents: cleared(options.dailyCap), default_input: defaultInput },
       );
       const { registration, agent } = outcome;
       const every = registration.every_seconds === null ? null : formatDuration(registration.every_seconds);
@@ -46,13 +71,15 @@ Example:
         every,
         every_seconds: registration.every_seconds,
         daily_cap_cents: registration.daily_cap_cents,
+        default_input: registration.default_input_json === null ? null : (JSON.parse(registration.default_input_json) as Record<string, unknown>),
         user_id: outcome.user_id,
         node_id: outcome.node_id,
       };
       ctx.output.result(result, (r) => {
         const schedule = r.every === null ? 'manual runs only' : `every ${r.every}`;
         const cap = r.daily_cap_cents === null ? 'no daily cap' : `daily cap ${formatDollars(r.daily_cap_cents)}`;
-        return `${r.created ? 'Registered' : 'Updated'} ${r.agent_id} (${r.name}, ${formatDollars(r.price_cents)} per run): ${schedule}, ${cap}.`;
+        const input = r.default_input === null ? '' : `, runs start from the input {${Object.keys(r.default_input).join(', ')}}`;
+        return `${r.created ? 'Registered' : 'Updated'} ${r.agent_id} (${r.name}, ${formatDollars(r.price_cents)} per run): ${schedule}, ${cap}${input}.`;
       });
       ctx.output.info(
         every === null

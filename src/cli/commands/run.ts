@@ -16,7 +16,8 @@ export function runCommand(): Command {
 On an enrolled node the agent runs here, on this host, whether or not the daemon is running; elsewhere, signed in,
 it runs on one of your online nodes that serves it. Exits 3 on insufficient balance (the error carries
 wallet_login_url), 6 when the service cannot be reached; a run whose answer was lost stays pending and is settled,
-never charged twice, by the next run.
+never charged twice, by the next run. The input is the one stored with swarm-node register --input, if any,
+with the fields of --input-file and then --input over it.
 
 Example:
   $ swarm-node run agent_ops_monitor_004

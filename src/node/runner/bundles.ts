@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { AgentManifest } from '../../contract/agent-bundle.js';
 import { isAgentId } from '../../contract/agents.js';
+import { runningPackageDir } from '../package-dir.js';
 
 export type { AgentManifest };
 
@@ -27,6 +28,11 @@ export function findBundle(dirs: readonly string[], agentId: string): Bundle | u
     if (existsSync(join(dir, 'agent.json'))) return { dir, manifest: readBundleManifest(dir) };
   }
   return undefined;
+}
+
+/** The input_schema of the bundle this node runs for an agent when no upload is current (the home's, else the package's). */
+export function localInputSchema(home: string, agentId: string): Record<string, unknown> | undefined {
+  return findBundle(bundleDirs(home, runningPackageDir()), agentId)?.manifest.input_schema;
 }
 
 export function readBundleManifest(dir: string): AgentManifest {

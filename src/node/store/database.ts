@@ -79,6 +79,11 @@ export const NODE_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX executions_open ON executions (status) WHERE status IN ('running', 'finished');
   `,
+  /* 4 */ `
+  -- The input a run of the agent starts from when the run gives none or only some fields (register --input): the
+  -- daemon's scheduled runs have no one to ask, and a corpus or a repository rarely changes between runs.
+  ALTER TABLE registrations ADD COLUMN default_input_json TEXT;
+  `,
 ];
 
 /**

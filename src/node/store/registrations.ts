@@ -7,21 +7,23 @@ export interface Registration {
   agent_id: string;
   every_seconds: number | null;
   daily_cap_cents: number | null;
+  /** The input runs start from (JSON of an object), null for none. */
+  default_input_json: string | null;
   created_at: number;
   updated_at: number;
 }
 
 export function upsertRegistration(
   db: SqliteDatabase,
-  registration: { agent_id: string; every_seconds: number | null; daily_cap_cents: number | null },
+  registration: { agent_id: string; every_seconds: number | null; daily_cap_cents: number | null; default_input_json: string | null },
   now: number,
 ): { created: boolean; registration: Registration } {
   return db.transaction(() => {
     const existed = prepared(db, 'SELECT 1 FROM registrations WHERE agent_id = ?').get(registration.agent_id) !== undefined;
-    prepared(db, `INSERT INTO registrations (agent_id, every_seconds, daily_cap_cents, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (agent_id) DO UPDATE SET every_seconds = excluded.every_seconds,
-         daily_cap_cents = excluded.daily_cap_cents, updated_at = excluded.updated_at`,
-    ).run(registration.agent_id, registration.every_seconds, registration.daily_cap_cents, now, now);
+    prepared(db, `INSERT INTO registrations (agent_id, every_seconds, daily_cap_cents, default_input_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (agent_id) DO UPDATE SET every_seconds = excluded.every_seconds, daily_cap_cents = excluded.daily_cap_cents,
+         default_input_json = excluded.default_input_json, updated_at = excluded.updated_at`,
+    ).run(registration.agent_id, registration.every_seconds, registration.daily_cap_cents, registration.default_input_json, now, now);
     // A schedule written now (the daemon picks it up at its next tick) plans from the agent's last run, by hand, by
     // the wizard or by the daemon: one interval after it, or now when that has passed. Planning from now charged a
     // second run at once after the wizard's first.
@@ -35,6 +37,12 @@ export function upsertRegistration(
 
 export function getRegistration(db: SqliteDatabase, agentId: string): Registration | undefined {
   return prepared<[string], Registration>(db, 'SELECT * FROM registrations WHERE agent_id = ?').get(agentId);
+}
+
+/** The input a run of the agent starts from (register --input); undefined when none is stored. */
+export function defaultInputOf(db: SqliteDatabase, agentId: string): Record<string, unknown> | undefined {
+  const row = prepared<[string], { default_input_json: string | null }>(db, 'SELECT default_input_json FROM registrations WHERE agent_id = ?').get(agentId);
+  return row?.default_input_json == null ? undefined : (JSON.parse(row.default_input_json) as Record<string, unknown>);
 }
 
 export function listRegistrations(db: SqliteDatabase): Registration[] {

@@ -25,6 +25,7 @@ export async function offerRegistration(
   questions: WizardQuestions,
   signedIn: { jwt: StoredJwt; node: ThisNode },
   agent: AgentChoice,
+  asked: { input: Record<string, unknown> | undefined; inputSchema: (agentId: string) => Record<string, unknown> | undefined },
 ): Promise<WizardRegistration | null> {
   const current = getRegistration(db, agent.agent_id);
   const kept = (registration: Registration): WizardRegistration => {
@@ -48,8 +49,15 @@ export async function offerRegistration(
     return kept(current);
   }
   const outcome = await registerAgent(
-    { db, client: deps.client, clock: deps.clock, jwt: signedIn.jwt, node: signedIn.node, credentialsFile: deps.credentialsFile },
-    { agent_id: agent.agent_id, every_seconds: every, daily_cap_cents: dailyCap },
+    { db, client: deps.client, clock: deps.clock, jwt: signedIn.jwt, node: signedIn.node, credentialsFile: deps.credentialsFile, localInputSchema: asked.inputSchema },
+    {
+      agent_id: agent.agent_id,
+      every_seconds: every,
+      daily_cap_cents: dailyCap,
+      // The input given for the first run is what a new registration's scheduled runs start from: nobody is there to
+      // give one when the daemon runs it. An existing registration keeps its own.
+      default_input: current === undefined && asked.input !== undefined && Object.keys(asked.input).length > 0 ? asked.input : undefined,
+    },
   );
   const result = describe(outcome.registration, { created: outcome.created, changed: true });
   deps.ui.success(`${result.created ? 'Registered' : 'Updated'} ${agent.agent_id}: ${describeRegistration(result)}.`);

@@ -70,7 +70,7 @@ export async function runWizard(deps: WizardDeps): Promise<WizardSummary> {
   }
   if (run !== null) balance = run.balance_cents;
 
-  const registration = await offerRegistration(deps, db, deps.questions, { jwt, node: await deps.thisNode() }, agent);
+  const registration = await offerRegistration(deps, db, deps.questions, { jwt, node: await deps.thisNode() }, agent, { input, inputSchema: deps.inputSchema });
   return {
     user_id: signedIn.sub,
     tier: signedIn.tier,
