@@ -10,7 +10,7 @@ import { enrollNode, serve, type ServingNode } from '../helpers/protocol-node.js
 import { httpRequest } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
-import { TEST_RUN_TIMING, entriesOf, execute, ledgerSnapshot, paidUser, paidUserWithNode, runsOf, stopNodes } from './execute-fixtures.js';
+import { TEST_RUN_TIMING, credit, entriesOf, execute, ledgerSnapshot, paidUser, paidUserWithNode, runsOf, stopNodes } from './execute-fixtures.js';
 import { CONTRACT_INPUTS } from '../helpers/bundles.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -95,6 +95,32 @@ describe('POST /v1/swarm/execute', () => {
     const response = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' });
     expect(response.status).toBe(402);
     expect(response.body).toMatchObject({ balance_cents: 0, price_cents: 4 });
+  });
+
+  it("checks the input against the built-in agent's schema after the balance: spec-shaped, too poor → 402; funded → 422, nothing charged or kept", async () => {
+    const user = await paidUserWithNode(service, 0);
+    const specShaped = { user_id: user.email, agent_id: 'agent_dev_review_012' };
+    const poor = await execute(service, user.token, specShaped);
+    expect(poor.status, poor.text).toBe(402);
+    expect(poor.body).toMatchObject({ code: 'insufficient_balance', wallet_login_url: expect.any(String), price_cents: 12 });
+    credit(service, user.email, 100);
+    const before = ledgerSnapshot(service);
+    const key = randomUUID();
+    for (const [input, path, message] of [
+      [undefined, '/input/repo', 'is required'],
+      [{ repo: 'relative/path' }, '/input/repo', 'must match ^/'],
+      [{ repo: '/srv/app', extra: true }, '/input/extra', 'is not a property of this input'],
+    ] as const) {
+      const refused = await execute(service, user.token, { ...specShaped, ...(input === undefined ? {} : { input }) }, key);
+      expect(refused.status, refused.text).toBe(422);
+      expect(refused.body).toMatchObject({ code: 'input_invalid', agent_id: 'agent_dev_review_012', version: expect.any(String), digest: null });
+      expect(refused.body.errors[0]).toEqual({ path, message });
+    }
+    // Nothing stayed: no debit, no run, and the key is free for the corrected request.
+    expect(ledgerSnapshot(service)).toEqual(before);
+    const ran = await execute(service, user.token, { ...specShaped, input: { repo: '/srv/app' } }, key);
+    expect(ran.status, ran.text).toBe(200);
+    expect(ran.body).toMatchObject({ charged_cents: 12, balance_cents: 88 });
   });
 
   it('lets 50 concurrent runs take exactly what the balance covers and never more', async () => {
