@@ -86,11 +86,17 @@ export class CommandContext {
     if (this.#client === undefined) {
       const { ServiceClient } = await import('../node/service-client.js');
       const config = this.config();
-      this.#client = new ServiceClient({
-        baseUrl: config.base_url,
-        deadlineMs: config.timeout_seconds * 1000,
-        ...(this.#kind === 'daemon' ? { userAgent: `swarm-node-daemon/${this.version}` } : {}),
-      });
+      const deadlineMs = config.timeout_seconds * 1000;
+      // The daemon keeps undici's connection pool for months of polls; a command sends a request or two over Node's
+      // http and exits without loading it (src/node/http/transport.ts).
+      const daemon =
+        this.#kind === 'daemon'
+          ? {
+              userAgent: `swarm-node-daemon/${this.version}`,
+              transport: new (await import('../node/http/undici-transport.js')).UndiciTransport({ connectTimeoutMs: ServiceClient.connectTimeoutMs(deadlineMs) }),
+            }
+          : {};
+      this.#client = new ServiceClient({ baseUrl: config.base_url, deadlineMs, ...daemon });
     }
     return this.#client;
   }

@@ -2,7 +2,8 @@
 // on network errors, 429 and 502/503/504 only when repeating it is safe: reads, and execute, whose
 // Idempotency-Key makes a repeat a replay. The whole call has a deadline, so an unreachable service is reported
 // in bounded time. Tokens travel only in headers; no message built here quotes one.
-import { EnvHttpProxyAgent, request, type Dispatcher } from 'undici';
+import { NodeTransport } from './http/node-transport.js';
+import { NETWORK_ERROR_CODES, type Transport } from './http/transport.js';
 import type {
   ActivateResponse,
   AgentsResponse,
@@ -25,6 +26,8 @@ export interface ServiceClientOptions {
   /** Sleep between attempts; tests and the daemon pass their own. */
   sleep?: (ms: number) => Promise<void>;
   userAgent?: string;
+  /** How requests travel: Node's http unless given (the daemon gives undici's pool, src/node/http/transport.ts). */
+  transport?: Transport;
 }
 
 export interface ServicePing {
@@ -65,53 +68,38 @@ export interface RunAnswer {
 }
 
 const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
-const NETWORK_ERROR_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-  'ENOTFOUND',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'UND_ERR_ABORTED',
-]);
 const MAX_ATTEMPTS = 4;
 
 export class ServiceClient {
   readonly baseUrl: string;
   readonly #deadlineMs: number;
   readonly #sleep: (ms: number) => Promise<void>;
-  readonly #dispatcher: Dispatcher;
+  readonly #transport: Transport;
   readonly #userAgent: string;
+  /** One attempt's wait for its answer, so a retry fits in the deadline. */
+  readonly #perAttemptMs: number;
 
   constructor(options: ServiceClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.#deadlineMs = options.deadlineMs ?? 15_000;
     this.#sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.#userAgent = options.userAgent ?? 'swarm-node';
-    const perAttempt = Math.max(1_000, Math.floor(this.#deadlineMs / 2));
-    // Through the proxy of http_proxy/https_proxy (either case) unless no_proxy names the host: install passes the
-    // installing shell's proxy variables to the service's environment for nodes that reach out only through one.
-    this.#dispatcher = new EnvHttpProxyAgent({
-      connect: { timeout: Math.min(5_000, perAttempt) },
-      headersTimeout: perAttempt,
-      bodyTimeout: perAttempt,
-    });
+    this.#perAttemptMs = Math.max(1_000, Math.floor(this.#deadlineMs / 2));
+    this.#transport = options.transport ?? new NodeTransport();
+  }
+
+  /** How long a connection may take: also what the daemon's pooled transport is built with. */
+  static connectTimeoutMs(deadlineMs: number): number {
+    return Math.min(5_000, Math.max(1_000, Math.floor(deadlineMs / 2)));
   }
 
   async close(): Promise<void> {
-    await this.#dispatcher.close();
+    await this.#transport.close();
   }
 
   /** Ends the calls in flight at once (Ctrl+C): close() would wait for their answers, up to the deadline. */
   async destroy(): Promise<void> {
-    await this.#dispatcher.destroy();
+    await this.#transport.destroy();
   }
 
   agents(): Promise<AgentsResponse> {
@@ -242,17 +230,18 @@ export class ServiceClient {
       body = JSON.stringify(options.body);
       headers['content-type'] = 'application/json';
     }
-    const response = await request(`${this.baseUrl}${options.path}`, {
+    const response = await this.#transport.send({
       method: options.method,
+      url: `${this.baseUrl}${options.path}`,
       headers,
       body,
-      dispatcher: this.#dispatcher,
       signal: options.signal === undefined ? AbortSignal.timeout(remainingMs) : AbortSignal.any([options.signal, AbortSignal.timeout(remainingMs)]),
-      // A call with a deadline of its own may wait longer for its headers than the client's usual half-deadline.
-      ...(options.deadlineMs === undefined ? {} : { headersTimeout: remainingMs, bodyTimeout: remainingMs }),
+      connectTimeoutMs: Math.min(ServiceClient.connectTimeoutMs(this.#deadlineMs), remainingMs),
+      // A call with a deadline of its own may wait longer for its answer than the client's usual half-deadline.
+      headersTimeoutMs: options.deadlineMs === undefined ? Math.min(this.#perAttemptMs, remainingMs) : remainingMs,
     });
-    if (options.binary === true && response.statusCode < 300) return { status: response.statusCode, body: Buffer.from(await response.body.arrayBuffer()), headers: response.headers };
-    const text = await response.body.text();
+    if (options.binary === true && response.statusCode < 300) return { status: response.statusCode, body: response.body, headers: response.headers };
+    const text = response.body.toString('utf8');
     let parsed: unknown = text;
     if (text !== '') {
       try {

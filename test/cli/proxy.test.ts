@@ -6,6 +6,7 @@ import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { nodeEnv, swarmNode } from '../helpers/cli.js';
 import { useSvcApi } from '../helpers/svc-api.js';
+import { signedInNode } from './fixtures.js';
 
 describe('the service client behind a proxy', () => {
   const service = useSvcApi();
@@ -46,5 +47,22 @@ describe('the service client behind a proxy', () => {
     const bypassed = await swarmNode(['--json', 'agents'], { env: { ...env, http_proxy: proxyUrl, no_proxy: '127.0.0.1', NO_PROXY: '' } });
     expect(bypassed.json.source).toBe('service');
     expect(tunnels).toEqual([]);
+  });
+
+  it('a proxy that refuses the tunnel is exit 6, naming the proxy and its answer, in bounded time', async () => {
+    const refusing = createServer((_request, response) => response.writeHead(405).end());
+    refusing.on('connect', (_request, client) => client.end('HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n'));
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    try {
+      const node = await signedInNode(service.baseUrl, { label: 'proxy-refused' });
+      const refusedAt = `127.0.0.1:${(refusing.address() as AddressInfo).port}`;
+      const wallet = await swarmNode(['--json', 'wallet'], { env: { ...node.env, http_proxy: `http://${refusedAt}`, no_proxy: '', NO_PROXY: '' } });
+      expect(wallet.exitCode, wallet.stderr).toBe(6);
+      expect(wallet.json.error.code).toBe('service_unreachable');
+      expect(wallet.json.error.message).toContain(`the proxy at ${refusedAt} refused a tunnel to ${new URL(service.baseUrl).host} (407)`);
+      expect(wallet.stdout + wallet.stderr).not.toContain(node.token);
+    } finally {
+      await new Promise((resolve) => refusing.close(resolve));
+    }
   });
 });

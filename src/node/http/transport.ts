@@ -1,0 +1,55 @@
+// How the service client's requests travel (src/node/service-client.ts keeps the retries, deadlines and errors).
+// Two carriers, one contract: a one-shot command sends a request or two and exits, so it uses Node's own http
+// (./node-transport.ts), which starts at once; the daemon lives for months and keeps undici's connection pool
+// (./undici-transport.ts), whose WebAssembly HTTP parser costs a one-shot command ~190 ms at exit (issue 17).
+import type { IncomingHttpHeaders } from 'node:http';
+
+export interface TransportRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string | Buffer | undefined;
+  /** Aborts the request: the call's deadline, or the caller giving up. */
+  signal: AbortSignal;
+  /** How long to wait for the connection (through a proxy: for the tunnel too). */
+  connectTimeoutMs: number;
+  /** How long to wait for the status line and headers once connected. */
+  headersTimeoutMs: number;
+}
+
+export interface TransportResponse {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export interface Transport {
+  send(request: TransportRequest): Promise<TransportResponse>;
+  /** Lets the requests in flight finish, then frees the connections. */
+  close(): Promise<void>;
+  /** Ends the requests in flight at once (Ctrl+C). */
+  destroy(): Promise<void>;
+}
+
+/** The codes of a failure to reach the service (Node's and undici's), which a call retries when that is safe. */
+export const NETWORK_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_ABORTED',
+]);
+
+/** A failure of the network, with the code the client treats as "unreachable" (a timeout, a refused connection). */
+export function networkError(message: string, code: string): Error {
+  return Object.assign(new Error(message), { code });
+}
