@@ -1,7 +1,9 @@
 // What operators and their load balancers use on the API's port (docs/api.md "Operations"): GET /healthz, GET
 // /readyz (503 when the database does not answer or its schema is not this program's), X-Request-Id on every
 // answer and in every log line, and the OpenAPI document at /openapi.json covering every route.
+import { readFileSync } from 'node:fs';
 import { request as rawRequest } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVICE_MIGRATIONS } from '../../src/api/store/migrations.js';
@@ -158,6 +160,16 @@ describe('GET /openapi.json', () => {
     const documented = new Map(Object.entries(document.paths).map(([path, item]) => [normalise(path), item]));
     const missing = routes.filter(([path, method]) => documented.get(normalise(path))?.[method.toLowerCase()] === undefined);
     expect(missing).toEqual([]);
+
+    // The spec's endpoints (spec §4) and every one docs/api.md describes, ours included.
+    const spec = ['POST /v1/swarm/paygate/session', 'POST /v1/swarm/paygate/activate', 'POST /v1/auth/issue-token', 'POST /v1/auth/verify', 'POST /v1/swarm/execute'];
+    const described = readFileSync(fileURLToPath(new URL('../../docs/api.md', import.meta.url)), 'utf8').match(/\b(?:GET|POST|PUT|DELETE) \/(?:v1|sandbox|healthz|readyz|openapi)[^\s`|,;)]*/g) ?? [];
+    expect(described).toEqual(expect.arrayContaining(['GET /healthz', 'GET /readyz', 'GET /openapi.json']));
+    const undocumented = [...new Set([...spec, ...described])].filter((endpoint) => {
+      const [method, path] = endpoint.split(' ') as [string, string];
+      return document.paths[path]?.[method.toLowerCase()] === undefined;
+    });
+    expect(undocumented).toEqual([]);
 
     // From the routes' own TypeBox schemas: execute's body, a path parameter, and the credential a route takes.
     const execute = document.paths['/v1/swarm/execute']!.post;

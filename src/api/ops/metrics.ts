@@ -26,10 +26,10 @@ export interface ServiceMetrics {
 }
 
 /**
- * The failure reasons that become a label (finish-run.ts's RunFailureReason). A node reports its own words in
- * output.error; anything else counts as "other", so a node cannot grow the series without bound.
+ * The failure reasons that become a label (docs/api.md, execute's `output.error`: the node's and the service's). A
+ * node reports its own words there; anything else counts as "other", so a node cannot grow the series without bound.
  */
-const KNOWN_FAILURE_REASONS = new Set(['timeout', 'exit', 'bad_output', 'spawn', 'aborted', 'interrupted', 'node_lost', 'not_picked_up']);
+const KNOWN_FAILURE_REASONS = new Set(['timeout', 'exit', 'bad_output', 'spawn', 'bundle', 'aborted', 'interrupted', 'node_lost', 'not_picked_up']);
 
 /** Fast answers (the catalog, a token) to execute's and the long poll's holds of tens of seconds. */
 const LATENCY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -40,10 +40,15 @@ export interface MetricsOptions {
   onlineSince: () => number;
 }
 
+/**
+ * The process' own figures (CPU, memory, event loop, GC), collected once per process: they describe the process,
+ * not a service in it, and each collection installs observers that stay for the life of the process.
+ */
+let processRegistry: Registry | undefined;
+
 export function createServiceMetrics(options: MetricsOptions): ServiceMetrics {
-  const registry = new Registry();
-  const registers = [registry];
-  collectDefaultMetrics({ register: registry });
+  const own = new Registry();
+  const registers = [own];
 
   const requests = new Histogram({
     name: 'svc_http_request_duration_seconds',
@@ -113,8 +118,13 @@ export function createServiceMetrics(options: MetricsOptions): ServiceMetrics {
     },
   });
 
+  if (processRegistry === undefined) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
   return {
-    registry,
+    // After every metric of the service is registered: merge copies the registries' metrics as they are now.
+    registry: Registry.merge([processRegistry, own]),
     request: (method, route, status, seconds) => requests.observe({ method, route, status: String(status) }, seconds),
     runAccepted(chargedCents) {
       accepted.inc();

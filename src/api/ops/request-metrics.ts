@@ -29,7 +29,12 @@ function webhookOutcomeOf(status: number, payload: unknown): WebhookOutcome {
   if (status >= 500) return 'failed';
   if (status === 401) return 'bad_signature';
   if (status !== 200) return 'invalid';
-  const ack = typeof payload === 'string' ? (JSON.parse(payload) as { duplicate?: boolean; ignored?: boolean }) : {};
+  let ack: { duplicate?: unknown; ignored?: unknown } = {};
+  try {
+    if (typeof payload === 'string') ack = JSON.parse(payload) as typeof ack;
+  } catch {
+    // Not the receiver's acknowledgement; counted as applied, the answer it got.
+  }
   if (ack.duplicate === true) return 'duplicate';
   if (ack.ignored === true) return 'ignored';
   return 'applied';
