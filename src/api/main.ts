@@ -41,7 +41,7 @@ Environment:
   SVC_WEBHOOK_SECRET  payment webhook HMAC key (generated into the data dir when unset)
   SVC_MERCHANT_ID     this service's merchant id                         default merchant_local
   SVC_WALLET_URL      public wallet base URL                             default http://HOST:PORT/wallet
-  SVC_LOG_LEVEL       fatal, error, warn, info, debug, trace or silent    default info
+  SVC_LOG_LEVEL       fatal, error, warn, info, debug, trace or silent   default info
   SVC_METRICS_LISTEN  as --metrics-listen (the flag wins)
 Each is checked at start: a wrong value stops svc-api with exit 2 and names the variable.
 
@@ -56,6 +56,8 @@ Sandbox commands, against a running svc-api --sandbox (--base-url, default http:
 Examples:
   svc-api --sandbox --port 8787 --data-dir ./.svc-api-data
   svc-api --port 8787 --data-dir /var/lib/svc-api --trust-proxy 127.0.0.1   # behind a local TLS proxy
+  svc-api --port 8787 --data-dir /var/lib/svc-api --metrics-listen 127.0.0.1:9464
+  svc-api backup --data-dir /var/lib/svc-api --out /var/backups/svc-api-$(date -u +%Y%m%dT%H%M%SZ).db
   svc-api sandbox fund --email you@example.com --amount 5.00
 `;
 
