@@ -178,5 +178,8 @@ describe('GET /openapi.json', () => {
     const run = document.paths['/v1/swarm/runs/{run_id}']!.get;
     expect(run.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ in: 'path', name: 'run_id', required: true })]));
     expect(Object.keys(run.responses)).toContain('200');
+    // Its errors: problem details with the stable codes.
+    const problem = run.responses.default.content['application/problem+json'].schema;
+    expect(problem.properties.code.enum).toEqual(expect.arrayContaining(['run_not_found', 'unauthorized', 'service_unavailable']));
   });
 });

@@ -3,7 +3,9 @@
 // before any route: the plugin collects routes as they are added. Served at GET /openapi.json.
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, RouteOptions } from 'fastify';
+import { ERROR_CODES } from '../../contract/errors.js';
 import type { AuthScheme } from '../http/auth.js';
+import { WALLET_BASE_PATH } from '../wallet-page/security.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 
@@ -15,6 +17,28 @@ const SECURITY_OF: Record<AuthScheme, Array<Record<string, string[]>>> = {
   node: [{ nodeCredential: [] }],
   'optional-node': [{}, { nodeCredential: [] }],
   'access-token-or-node': [{ accessToken: [] }, { nodeCredential: [] }],
+};
+
+/** Every failure of the JSON API (problem.ts): RFC 9457 problem details with the stable `code` to branch on. */
+const PROBLEM_RESPONSE = {
+  description: 'An error: RFC 9457 problem details (docs/api.md "Error codes")',
+  content: {
+    'application/problem+json': {
+      schema: {
+        type: 'object',
+        required: ['type', 'title', 'status', 'detail', 'code'],
+        properties: {
+          type: { type: 'string', description: 'urn:svc:problem:<code>' },
+          title: { type: 'string' },
+          status: { type: 'integer' },
+          detail: { type: 'string' },
+          code: { type: 'string', enum: Object.keys(ERROR_CODES).filter((code) => ERROR_CODES[code as keyof typeof ERROR_CODES].status !== null) },
+          remedy: { type: 'string' },
+        },
+        additionalProperties: true,
+      },
+    },
+  },
 };
 
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
@@ -34,9 +58,13 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         },
       },
     },
+    // Documentation only: the route itself keeps validating and serialising with its own schema.
     transform: ({ schema, url, route }) => {
       const auth = (route as RouteOptions).config?.auth;
-      return { schema: auth === undefined ? schema : { ...schema, security: SECURITY_OF[auth] }, url };
+      const documented: Record<string, unknown> = { ...schema, ...(auth === undefined ? {} : { security: SECURITY_OF[auth] }) };
+      // The wallet page answers its errors as HTML pages, the rest of the API as problem details.
+      if (!url.startsWith(WALLET_BASE_PATH)) documented.response = { ...(schema?.response as object | undefined), default: PROBLEM_RESPONSE };
+      return { schema: documented, url };
     },
   });
   app.get(OPENAPI_PATH, { schema: { response: { 200: { type: 'object', additionalProperties: true } } } }, async () => app.swagger());
