@@ -128,6 +128,18 @@ describe('X-Request-Id', () => {
   });
 });
 
+describe('X-Request-Id on a refusal of the rate limit', () => {
+  const service = useSvcApi({ rateLimitPerMinute: 1 });
+
+  it('is on the 429 too', async () => {
+    const verify = (id: string) => httpRequest(`${service.baseUrl}/v1/auth/verify`, { body: { token: 'x' }, headers: { 'x-request-id': id } });
+    await verify('first');
+    const refused = await verify('second');
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('x-request-id')).toBe('second');
+  });
+});
+
 describe('GET /openapi.json', () => {
   const service = useSvcApi();
 
