@@ -57,8 +57,9 @@ describe('GET /metrics', () => {
         return { status: 'succeeded', output: { ok: true } };
       },
     });
+    // Online from its first poll (read from the database at the scrape).
+    await waitFor(async () => (value(await scrape(), 'svc_nodes_online') === 1 ? true : undefined), 'the node online in the gauge');
     const before = await scrape();
-    expect(value(before, 'svc_nodes_online')).toBe(1);
 
     const succeeded = await execute(service, user.token, { user_id: user.email, agent_id: SKU.agent_id, input: { mode: 'ok' } });
     expect(succeeded.body.status).toBe('succeeded');
