@@ -1,6 +1,6 @@
 // Builds the service as a fastify instance from its context (fastify/demo's app/server split): server.ts only
 // starts and stops it, tests build one per suite.
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { SvcError } from '../contract/errors.js';
 import { clientErrorHandler } from './http/client-error.js';
@@ -22,6 +22,8 @@ import { sandboxRoutes } from './routes/sandbox.js';
 import { walletRoutes } from './routes/v1/swarm/wallet.js';
 import type { TrustProxy } from './http/trust-proxy.js';
 import { walletPageRoutes } from './routes/wallet.js';
+import { addOperations } from './ops/operations.js';
+import { REQUEST_ID_HEADER, REQUEST_ID_LOG_LABEL, requestIdOf } from './ops/request-id.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -44,15 +46,19 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
     clientErrorHandler: clientErrorHandler(() => app.log),
     bodyLimit: MAX_BODY_BYTES,
     // Request lines are logged by our own hook, which never logs a query string (the wallet page takes a JWT there).
-    logController: new LogController({ disableRequestLogging: true }),
+    // Every line a request logs carries its id as request_id.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: REQUEST_ID_LOG_LABEL }),
     return503OnClosing: true,
+    // X-Request-Id is validated (ops/request-id.ts), so fastify must not take the header as it is.
+    requestIdHeader: false,
+    genReqId: requestIdOf,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: false } },
     routerOptions: {
       // Ids in paths may be 128 characters (ID_PATTERN); the router's own answers to a longer or undecodable path
       // are problem details too, and never echo the path back.
       maxParamLength: 256,
-      onMaxParamLength: (_path, _req, res) => writeRawProblem(res, new SvcError('not_found', 'no such resource: a path segment is too long')),
-      onBadUrl: (_path, _req, res) => writeRawProblem(res, new SvcError('invalid_request', 'the request path is not valid URL encoding')),
+      onMaxParamLength: (_path, req, res) => writeRawProblem(req, res, new SvcError('not_found', 'no such resource: a path segment is too long')),
+      onBadUrl: (_path, req, res) => writeRawProblem(req, res, new SvcError('invalid_request', 'the request path is not valid URL encoding')),
     },
   });
 
@@ -66,6 +72,8 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   app.removeContentTypeParser('text/plain');
   // JSON bodies keep their raw bytes (the webhook's signature) and must be UTF-8 (json-body.ts).
   parseJsonBodies(app);
+  // Before the hooks below, so their answers (429, 401) carry the request id; before the routes, for the OpenAPI.
+  await addOperations(app, ctx);
 
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
@@ -97,8 +105,9 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
 }
 
 /** For the router's raw responses, which run before fastify's reply exists. */
-function writeRawProblem(res: ServerResponse, error: SvcError): void {
+function writeRawProblem(req: IncomingMessage, res: ServerResponse, error: SvcError): void {
   res.statusCode = error.status;
+  res.setHeader(REQUEST_ID_HEADER, requestIdOf(req));
   res.setHeader('content-type', 'application/problem+json; charset=utf-8');
   res.end(JSON.stringify(error.toProblem()));
 }

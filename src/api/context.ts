@@ -7,6 +7,8 @@ import type { Ledger } from './wallet/ledger.js';
 import type { RateLimitStore } from './http/rate-limit.js';
 import type { ServiceSecrets } from './secrets.js';
 import type { TokenService } from './auth/tokens.js';
+import type { ServiceMetrics } from './ops/metrics.js';
+import type { StoreProbe } from './ops/store-probe.js';
 
 /** A payment as the provider reports it (DECISIONS.md "Payment provider and its webhook"). */
 export interface ProviderPayment {
@@ -88,6 +90,10 @@ export interface ServiceContext {
   shutdownSignal: AbortSignal;
   /** Background work the service waits for (bounded) before it closes the database. */
   background: Set<Promise<unknown>>;
+  /** What this instance counts for Prometheus (src/api/ops/metrics.ts). */
+  metrics: ServiceMetrics;
+  /** The database as readiness and the metrics' gauges ask it (src/api/ops/store-probe.ts); one per storage engine. */
+  storeProbe: StoreProbe;
 }
 
 export function runInBackground(ctx: ServiceContext, work: Promise<unknown>): void {

@@ -6,9 +6,12 @@ import { SvcError } from '../contract/errors.js';
 import type { RunTiming } from './context.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS, startService } from './server.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
+import { ConfigError, readEnvConfig, type EnvConfig } from './ops/env-config.js';
+import { parseListenAddress, type ListenAddress } from './ops/metrics-server.js';
 
 const USAGE = `Usage: svc-api --port <n> --data-dir <dir> [--host 127.0.0.1] [--sandbox]
        svc-api sandbox pay|confirm|fund …   (svc-api sandbox --help)
+       svc-api backup --data-dir <dir> --out <file>   (svc-api backup --help)
 
 The reference implementation of the hosted service: every endpoint of the spec on SQLite.
 
@@ -28,6 +31,8 @@ Options:
                         without it the header is ignored                   default false
   --shutdown-grace <s>  on SIGTERM, seconds the requests in flight get to finish (executes waiting for
                         a node's result; the results still come in)            default 25
+  --metrics-listen <host:port>  serve Prometheus metrics at http://host:port/metrics, a listener
+                        apart from the API's (keep it private)             default off
   -h, --help            show this help
   -v, --version         show the version
 
@@ -36,7 +41,12 @@ Environment:
   SVC_WEBHOOK_SECRET  payment webhook HMAC key (generated into the data dir when unset)
   SVC_MERCHANT_ID     this service's merchant id                         default merchant_local
   SVC_WALLET_URL      public wallet base URL                             default http://HOST:PORT/wallet
-  SVC_LOG_LEVEL       info, warn, error or silent                        default info
+  SVC_LOG_LEVEL       fatal, error, warn, info, debug, trace or silent   default info
+  SVC_METRICS_LISTEN  as --metrics-listen (the flag wins)
+Each is checked at start: a wrong value stops svc-api with exit 2 and names the variable.
+
+Operations (docs/operations.md "Running svc-api"): GET /healthz, GET /readyz, GET /openapi.json on the API's
+port; X-Request-Id taken (or made) and returned on every answer, and in every log line as request_id.
 
 Sandbox commands, against a running svc-api --sandbox (--base-url, default http://127.0.0.1:8787; --json):
   svc-api sandbox pay --offer <tier_id> --email <e> [--amount <dollars>]   a checkout, PENDING
@@ -46,6 +56,8 @@ Sandbox commands, against a running svc-api --sandbox (--base-url, default http:
 Examples:
   svc-api --sandbox --port 8787 --data-dir ./.svc-api-data
   svc-api --port 8787 --data-dir /var/lib/svc-api --trust-proxy 127.0.0.1   # behind a local TLS proxy
+  svc-api --port 8787 --data-dir /var/lib/svc-api --metrics-listen 127.0.0.1:9464
+  svc-api backup --data-dir /var/lib/svc-api --out /var/backups/svc-api-$(date -u +%Y%m%dT%H%M%SZ).db
   svc-api sandbox fund --email you@example.com --amount 5.00
 `;
 
@@ -56,6 +68,10 @@ async function main(): Promise<number> {
   if (first === 'sandbox') {
     const { runSandboxCommand } = await import('./sandbox-cli.js');
     return runSandboxCommand(rest);
+  }
+  if (first === 'backup') {
+    const { runBackupCommand } = await import('./ops/backup.js');
+    return runBackupCommand(rest);
   }
   let values;
   try {
@@ -71,6 +87,7 @@ async function main(): Promise<number> {
         'rate-limit': { type: 'string' },
         'trust-proxy': { type: 'string' },
         'shutdown-grace': { type: 'string' },
+        'metrics-listen': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -109,15 +126,30 @@ async function main(): Promise<number> {
   if (!Number.isInteger(graceSeconds) || graceSeconds < 0) return usageError('--shutdown-grace must be a whole number of seconds, 0 or more');
   if (values['data-dir'] === undefined) return usageError('--data-dir is required');
   let trustProxy: TrustProxy = false;
+  let metricsListen: ListenAddress | undefined;
   try {
     if (values['trust-proxy'] !== undefined) trustProxy = parseTrustProxy(values['trust-proxy']);
   } catch (error) {
     return usageError((error as Error).message);
   }
+  try {
+    if (values['metrics-listen'] !== undefined) metricsListen = parseListenAddress(values['metrics-listen']);
+  } catch (error) {
+    return usageError(`--metrics-listen ${(error as Error).message}`);
+  }
+  // Before anything is opened or created: a wrong variable changes nothing.
+  let config: EnvConfig;
+  try {
+    config = readEnvConfig(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`svc-api: ${error.message.split('\n').join('\nsvc-api: ')}\n`);
+    return 2;
+  }
 
   // The database and generated keys hold e-mails and secrets: nothing this process creates is readable by others.
   process.umask(0o077);
-  const level = process.env.SVC_LOG_LEVEL ?? 'info';
+  const level = config.logLevel;
   const service = await startService({
     port,
     host: values.host,
@@ -126,10 +158,12 @@ async function main(): Promise<number> {
     rateLimitPerMinute: rateLimit,
     trustProxy,
     runTiming: timing,
+    metricsListen: metricsListen ?? config.metricsListen,
     // Logs go to stderr so stdout carries only the ready line; a request is logged without its query string.
     logger: level === 'silent' ? false : { level, stream: process.stderr },
   });
   process.stdout.write(`svc-api listening on ${service.baseUrl}\n`);
+  if (service.metricsUrl !== undefined) process.stdout.write(`svc-api metrics on ${service.metricsUrl}\n`);
 
   // The listeners stay for the life of the process, never `once`: a library's signal-exit hook re-raises a signal
   // when it finds itself the only listener left, and that killed svc-api in the middle of its drain. A second

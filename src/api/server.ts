@@ -20,6 +20,9 @@ import { loadSecrets, type ServiceSecrets } from './secrets.js';
 import { WAL_CHECKPOINT_INTERVAL_MS, checkpointWal, scheduleWalCheckpoint } from './store/wal-checkpoint.js';
 import { createTokenService } from './auth/tokens.js';
 import type { TrustProxy } from './http/trust-proxy.js';
+import { createServiceMetrics, isDatabaseError } from './ops/metrics.js';
+import { startMetricsServer, type ListenAddress, type MetricsServer } from './ops/metrics-server.js';
+import { createSqliteStoreProbe } from './ops/store-probe.js';
 
 export interface ServiceOptions {
   host?: string;
@@ -36,6 +39,8 @@ export interface ServiceOptions {
   runTiming?: Partial<RunTiming>;
   /** How often the WAL is emptied (src/api/wal-checkpoint.ts); tests shorten it. */
   walCheckpointIntervalMs?: number;
+  /** Where GET /metrics is served (svc-api --metrics-listen); not at all when unset. */
+  metricsListen?: ListenAddress;
 }
 
 export interface RunningService {
@@ -45,6 +50,8 @@ export interface RunningService {
   secrets: ServiceSecrets;
   baseUrl: string;
   walletUrl: string;
+  /** http://host:port/metrics when metricsListen was given. */
+  metricsUrl: string | undefined;
   /**
    * Stops taking requests (but the results of runs in flight), gives those in flight `graceMs` to finish (default
    * DEFAULT_SHUTDOWN_GRACE_MS; an execute still waiting then answers 202, its run goes on), and closes the database.
@@ -72,6 +79,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const draining = new AbortController();
   const runTiming = resolveRunTiming(options.runTiming);
   const sandbox = options.sandbox ?? false;
+  const storeProbe = createSqliteStoreProbe(db);
 
   const ctx: ServiceContext = {
     db,
@@ -91,12 +99,21 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     drainSignal: draining.signal,
     shutdownSignal: shutdown.signal,
     background: new Set(),
+    storeProbe,
+    metrics: createServiceMetrics({ probe: storeProbe, onlineSince: () => clock.now() - runTiming.leaseMs }),
   };
 
   // Runs whose lease ran out while the service was down are failed and refunded before the first request; a run a
   // node still holds is left to it (its result comes in, or its lease runs out at a later sweep).
   const runs = createRuns(ctx);
-  const sweep = (): void => void sweepRuns(ctx, runs.store, runs.finish, ctx.runEvents);
+  const sweep = (): void => {
+    try {
+      sweepRuns(ctx, runs.store, runs.finish, ctx.runEvents);
+    } catch (error) {
+      if (isDatabaseError(error)) ctx.metrics.databaseError('sweep');
+      throw error;
+    }
+  };
   sweep();
   const app = await buildApp(ctx, { logger: options.logger ?? false, trustProxy: options.trustProxy });
   scheduleSweeps(ctx, sweep, app.log);
@@ -106,8 +123,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     log: app.log,
   });
   const drain = createRequestDrain(app);
+  let metricsServer: MetricsServer | undefined;
   try {
     await app.listen({ host, port: options.port ?? 0 });
+    if (options.metricsListen !== undefined) metricsServer = await startMetricsServer(options.metricsListen, ctx.metrics.registry, app.log);
   } catch (error) {
     draining.abort();
     shutdown.abort();
@@ -130,9 +149,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     secrets,
     baseUrl: ctx.urls.baseUrl,
     walletUrl: ctx.urls.walletUrl,
+    metricsUrl: metricsServer?.url,
     close(closeOptions = {}) {
       grace.endWithin(closeOptions.graceMs ?? DEFAULT_SHUTDOWN_GRACE_MS);
-      closing ??= stopService(app, drain, grace.over, { draining, shutdown }, ctx.background).then(() => {
+      closing ??= stopService(app, drain, grace.over, { draining, shutdown }, ctx.background).then(async () => {
+        // Scraped until the end: the last figures of a stopping instance are the ones worth having.
+        await metricsServer?.close();
         // Closing deletes the log only when no other connection (a backup, a shell) has the file open.
         checkpointWal(db, app.log);
         db.close();

@@ -32,7 +32,8 @@ export function failed(error: RunFailureReason, message: string): RunOutcome {
   return { status: 'failed', output: { error, message } };
 }
 
-export type Finished = { kind: 'finished'; json: string } | { kind: 'not_held' };
+/** `refunded_cents`: what the failure gave back (the run's charge; 0 when it succeeded or cost nothing). */
+export type Finished = { kind: 'finished'; json: string; refunded_cents: number } | { kind: 'not_held' };
 
 /** `holder`: the result of a node is accepted only from the node and lease that hold the run. */
 export type FinishRun = (runId: string, outcome: RunOutcome, holder?: { node_id: string; lease_id: string }) => Finished;
@@ -53,6 +54,6 @@ export function createRunFinisher(ctx: ServiceContext, runs: RunStore, keys: Ide
         : ctx.ledger.balance(row.user_id);
     const json = JSON.stringify(runView(runs.get(runId)!, balanceCents));
     keys.completeRun(runId, FINISHED_RUN_STATUS_CODE, json);
-    return { kind: 'finished', json };
+    return { kind: 'finished', json, refunded_cents: outcome.status === 'failed' ? row.charged_cents : 0 };
   }).immediate;
 }

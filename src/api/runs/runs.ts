@@ -2,6 +2,7 @@
 // transaction, the finisher, and the node's dispatch. The events (who waits for what) are the context's, shared by
 // every plugin.
 import type { ServiceContext } from '../context.js';
+import { countFinishedRuns, countStartedRuns } from '../ops/run-metrics.js';
 import { createNodeRegistry, type NodeRegistry } from '../nodes/registry.js';
 import { createDispatch, type Dispatch } from './dispatch.js';
 import { createRunFinisher, type FinishRun } from './finish-run.js';
@@ -22,12 +23,12 @@ export function createRuns(ctx: ServiceContext): Runs {
   const store = createRunStore(ctx.db);
   const keys = createIdempotencyStore(ctx.db);
   const nodes = createNodeRegistry(ctx.db);
-  const finish = createRunFinisher(ctx, store, keys);
+  const finish = countFinishedRuns(ctx, createRunFinisher(ctx, store, keys));
   return {
     store,
     keys,
     nodes,
-    start: createRunStarter(ctx, store, keys, nodes),
+    start: countStartedRuns(ctx, createRunStarter(ctx, store, keys, nodes)),
     finish,
     dispatch: createDispatch(ctx, { runs: store, nodes, finish, events: ctx.runEvents }),
   };
