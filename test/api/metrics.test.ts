@@ -14,7 +14,8 @@ import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
 import { TEST_RUN_TIMING, execute, paidUserWithNode, stopNodes } from './execute-fixtures.js';
 import { parseExposition, sampleValue, type Sample } from './support/prometheus.js';
 
-const SKU = AGENT_SKUS[0]!;
+// The dev review: its input's `rev` tells the stand-in node how to answer (any `rev` meets the agent's schema).
+const SKU = AGENT_SKUS.find((sku) => sku.agent_id === 'agent_dev_review_012')!;
 
 describe('GET /metrics', () => {
   let service: RunningService;
@@ -51,9 +52,9 @@ describe('GET /metrics', () => {
     const held = new Promise<Answer>((resolve) => (release = resolve));
     const user = await paidUserWithNode(service, 10 * SKU.price_cents, {
       answer: async (run) => {
-        const input = run.input as { mode?: string } | null;
-        if (input?.mode === 'fail') return { status: 'failed', output: { error: 'exit', message: 'the agent exited 1' } };
-        if (input?.mode === 'hold') return held;
+        const input = run.input as { rev?: string } | null;
+        if (input?.rev === 'fail') return { status: 'failed', output: { error: 'exit', message: 'the agent exited 1' } };
+        if (input?.rev === 'hold') return held;
         return { status: 'succeeded', output: { ok: true } };
       },
     });
@@ -61,9 +62,9 @@ describe('GET /metrics', () => {
     await waitFor(async () => (value(await scrape(), 'svc_nodes_online') === 1 ? true : undefined), 'the node online in the gauge');
     const before = await scrape();
 
-    const succeeded = await execute(service, user.token, { user_id: user.email, agent_id: SKU.agent_id, input: { mode: 'ok' } });
+    const succeeded = await execute(service, user.token, { user_id: user.email, agent_id: SKU.agent_id, input: { repo: '/srv/app', rev: 'ok' } });
     expect(succeeded.body.status).toBe('succeeded');
-    const failed = await execute(service, user.token, { user_id: user.email, agent_id: SKU.agent_id, input: { mode: 'fail' } });
+    const failed = await execute(service, user.token, { user_id: user.email, agent_id: SKU.agent_id, input: { repo: '/srv/app', rev: 'fail' } });
     expect(failed.body.status).toBe('failed');
 
     const after = await scrape();
@@ -75,7 +76,7 @@ describe('GET /metrics', () => {
     expect(delta('svc_refunded_cents_total')).toBe(SKU.price_cents);
 
     // A run the node holds is in flight, read from the database at the scrape.
-    const holding = execute(service, user.token, { user_id: user.email, agent_id: SKU.agent_id, input: { mode: 'hold' } });
+    const holding = execute(service, user.token, { user_id: user.email, agent_id: SKU.agent_id, input: { repo: '/srv/app', rev: 'hold' } });
     await waitFor(async () => (value(await scrape(), 'svc_runs', { status: 'running' }) === 1 ? true : undefined), 'the held run in the gauge');
     release({ status: 'succeeded', output: { ok: true } });
     expect((await holding).body.status).toBe('succeeded');

@@ -12,7 +12,7 @@ import { signedInNode } from './fixtures.js';
 const service = useSvcApi();
 
 /** `node <args>` with a preload that writes the built-in modules the process loaded, when it exits. */
-async function modulesLoaded(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ exitCode: number | undefined; modules: string[] }> {
+async function modulesLoaded(args: string[], env: Record<string, string> = {}): Promise<{ exitCode: number | undefined; modules: string[] }> {
   const dir = tempDir('module-list-');
   const list = join(dir, 'modules.txt');
   const hook = join(dir, 'hook.mjs');
