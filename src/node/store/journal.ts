@@ -182,9 +182,10 @@ export function runHistory(db: SqliteDatabase, filter: { agentId?: string; limit
     )
     .all({ ...params, limit: filter.limit });
   const totals: RunTotals = { runs: 0, charged_cents: 0, by_status: { succeeded: 0, failed: 0, insufficient_balance: 0, pending: 0 } };
+  // From the totals the journal's triggers keep (migration 5), not a scan of every row.
   const grouped = db
     .prepare<Record<string, unknown>, { status: RunStatus; count: number; charged: number }>(
-      `SELECT status, COUNT(*) AS count, COALESCE(SUM(charged_cents), 0) AS charged FROM runs ${where} GROUP BY status`,
+      `SELECT status, SUM(runs) AS count, SUM(charged_cents) AS charged FROM run_totals ${where} GROUP BY status HAVING SUM(runs) > 0`,
     )
     .all(params);
   for (const group of grouped) {
