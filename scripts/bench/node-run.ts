@@ -19,17 +19,11 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { findAgentSku } from '../../src/contract/agents.js';
 import type { LoadAnswer, LoadCommand, Side } from './node-run-load.js';
-import { fundWallet, installNoopAgent, median, percentileOf, positiveInteger, signIn, startServer, swarmNode, table, until } from './support.js';
+import { fundWallet, installNoopAgent, median, percentileOf, positiveInteger, signIn, SPREAD_LIMIT, spreadLine, spreadOf, startServer, swarmNode, table, until } from './support.js';
 
 declare const SCRIPT_DIR: string;
 declare const REPO_ROOT: string;
 
-/**
- * Rounds whose middle half of ratios (p25 to p75) spans more than this share of their median say more about the
- * machine than about the node. The interquartile range, not min–max: one round hit by another process's burst
- * should not void ten (min–max is printed beside it).
- */
-const SPREAD_LIMIT = 0.2;
 
 const USAGE = `Usage: npm run bench:node-run -- [options]
 
@@ -232,23 +226,6 @@ function reportThroughput(out: string[], bursts: Burst[], concurrency: number): 
     spreadLine(ratios, spread),
   );
   return spread <= SPREAD_LIMIT;
-}
-
-/** The interquartile range over the median. */
-function spreadOf(values: number[]): number {
-  return (percentileOf(values, 0.75) - percentileOf(values, 0.25)) / median(values);
-}
-
-function spreadLine(ratios: number[], spread: number): string {
-  const range = (low: number, high: number): string => `${low.toFixed(2)}–${high.toFixed(2)}`;
-  return (
-    `rounds' ratios: median ${median(ratios).toFixed(2)}x, p25–p75 ${range(percentileOf(ratios, 0.25), percentileOf(ratios, 0.75))} ` +
-    `(${(spread * 100).toFixed(0)}% of the median), min–max ${range(Math.min(...ratios), Math.max(...ratios))}: ${verdict(spread)}`
-  );
-}
-
-function verdict(spread: number): string {
-  return spread <= SPREAD_LIMIT ? 'narrow enough to judge' : 'TOO WIDE TO JUDGE';
 }
 
 function list(values: number[], digits: number): string {

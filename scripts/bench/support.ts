@@ -118,3 +118,25 @@ export function percentileOf(values: readonly number[], fraction: number): numbe
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))]!;
 }
+
+/**
+ * Rounds whose middle half of ratios (p25 to p75) spans more than this share of their median say more about the
+ * machine than about the program. The interquartile range, not min–max: one round hit by another process's burst
+ * should not void ten (min–max is printed beside it).
+ */
+export const SPREAD_LIMIT = 0.2;
+
+/** The interquartile range over the median. */
+export function spreadOf(values: number[]): number {
+  return (percentileOf(values, 0.75) - percentileOf(values, 0.25)) / median(values);
+}
+
+/** The rounds' ratios summed up in one line, with whether they are narrow enough to judge. */
+export function spreadLine(ratios: number[], spread: number = spreadOf(ratios)): string {
+  const range = (low: number, high: number): string => `${low.toFixed(2)}–${high.toFixed(2)}`;
+  return (
+    `rounds' ratios: median ${median(ratios).toFixed(2)}x, p25–p75 ${range(percentileOf(ratios, 0.25), percentileOf(ratios, 0.75))} ` +
+    `(${(spread * 100).toFixed(0)}% of the median), min–max ${range(Math.min(...ratios), Math.max(...ratios))}: ` +
+    (spread <= SPREAD_LIMIT ? 'narrow enough to judge' : 'TOO WIDE TO JUDGE')
+  );
+}
