@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { nodeEnv, swarmNode } from '../helpers/cli.js';
-import { SWARM_NODE_BIN } from '../helpers/svc-api.js';
+import { REPO_ROOT, SWARM_NODE_BIN } from '../helpers/svc-api.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir } from '../helpers/temp.js';
 import { createPayment } from '../helpers/funnel.js';
@@ -116,9 +116,19 @@ export async function resolve(specifier, context, next) {
     );
     writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(new URL('./hooks.mjs', import.meta.url));\n`);
     const forbidden = /node_modules\/(ora|undici|@inquirer|better-sqlite3|execa|fastify|cli-spinners)\/|src\/api\/|src\/lib\/sqlite\.ts|src\/node\/(store|service-client)\.ts|src\/cli\/spinner\.ts/;
-    for (const flag of ['--help', '--version']) {
+    // --version alone is answered by bin/swarm-node.js from package.json, loading nothing of the program; with any
+    // other word the program answers it. Both say the same.
+    writeFileSync(trace, '');
+    const quick = await execa('node', ['--import', join(dir, 'register.mjs'), SWARM_NODE_BIN, '--version'], { reject: false });
+    const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+    expect([quick.exitCode, quick.stdout]).toEqual([0, version]);
+    expect(readFileSync(trace, 'utf8').split('\n').filter((url) => url.includes('/dist/'))).toEqual([]);
+    const program = await execa('node', [SWARM_NODE_BIN, '--no-color', '--version'], { reject: false });
+    expect([program.exitCode, program.stdout]).toEqual([0, version]);
+
+    for (const flag of ['--help', '--no-color --version']) {
       writeFileSync(trace, '');
-      const result = await execa('node', ['--import', join(dir, 'register.mjs'), SWARM_NODE_BIN, flag], { reject: false });
+      const result = await execa('node', ['--import', join(dir, 'register.mjs'), SWARM_NODE_BIN, ...flag.split(' ')], { reject: false });
       expect(result.exitCode).toBe(0);
       const loaded = readFileSync(trace, 'utf8').split('\n').filter(Boolean);
       expect(loaded.some((url) => url.endsWith('/dist/swarm-node.js'))).toBe(true);
