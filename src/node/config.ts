@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { SvcError } from '../contract/errors.js';
 import { writeFileAtomic } from './files.js';
 
-export const CONFIG_KEYS = ['base_url', 'wallet_url', 'merchant_id', 'timeout_seconds', 'concurrency', 'agent_isolation', 'agent_socket'] as const;
+export const CONFIG_KEYS = ['base_url', 'wallet_url', 'merchant_id', 'timeout_seconds', 'concurrency', 'agent_isolation', 'agent_socket', 'health_addr'] as const;
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
 /** Written by install; shown by `config get`, not settable by hand. */
 export type ConfigFile = Partial<Record<ConfigKey | 'node_id', string>>;
@@ -26,6 +26,7 @@ const ENV_OF: Partial<Record<ConfigKey, string>> = {
   concurrency: 'SWARM_NODE_CONCURRENCY',
   agent_isolation: 'SWARM_AGENT_ISOLATION',
   agent_socket: 'SWARM_AGENT_SOCKET',
+  health_addr: 'SWARM_NODE_HEALTH_ADDR',
 };
 
 export type ConfigSource = 'flag' | 'env' | 'file' | 'default';
@@ -42,6 +43,8 @@ export interface ResolvedConfig {
    */
   agent_isolation: AgentIsolation;
   agent_socket: string;
+  /** Where the daemon serves /healthz and /metrics (src/node/daemon/health-server.ts); '' is off, the default. */
+  health_addr: string;
   node_id: string | undefined;
   sources: Record<ConfigKey, ConfigSource>;
 }
@@ -93,7 +96,8 @@ export function resolveConfig(input: {
   const concurrency = Number(validateConfigValue('concurrency', pick('concurrency', String(DEFAULT_CONCURRENCY))));
   const agent_isolation = validateConfigValue('agent_isolation', pick('agent_isolation', 'auto')) as AgentIsolation;
   const agent_socket = validateConfigValue('agent_socket', pick('agent_socket', DEFAULT_AGENT_SOCKET));
-  return { base_url, wallet_url, merchant_id, timeout_seconds, concurrency, agent_isolation, agent_socket, node_id: file.node_id, sources };
+  const health_addr = validateConfigValue('health_addr', pick('health_addr', ''));
+  return { base_url, wallet_url, merchant_id, timeout_seconds, concurrency, agent_isolation, agent_socket, health_addr, node_id: file.node_id, sources };
 }
 
 /**
@@ -148,7 +152,25 @@ export function validateConfigValue(key: ConfigKey, value: string): string {
       // sun_path holds 108 bytes with its terminating NUL.
       if (!value.startsWith('/') || Buffer.byteLength(value) > 107) throw new SvcError('usage', 'agent_socket must be an absolute path of at most 107 bytes');
       return value;
+    case 'health_addr': {
+      if (value === '' || value === 'off') return '';
+      const address = parseHealthAddr(value);
+      if (address === undefined) throw new SvcError('usage', `health_addr must be PORT, :PORT or HOST:PORT (a port from 0 to 65535; off to turn it off), got "${value}"`);
+      return `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`;
+    }
   }
+}
+
+/**
+ * The daemon's health listener: a port alone (or `:PORT`) listens on loopback only, 127.0.0.1; any other host is
+ * the operator saying otherwise (`0.0.0.0:9465`, `[::]:9465`).
+ */
+export function parseHealthAddr(value: string): { host: string; port: number } | undefined {
+  const match = /^(?:(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)?:)?(\d{1,5})$/.exec(value.trim());
+  if (match === null) return undefined;
+  const port = Number(match[2]);
+  if (port > 65535) return undefined;
+  return { host: (match[1] ?? '127.0.0.1').replace(/^\[|\]$/g, ''), port };
 }
 
 /** `config set`: one key checked, normalised and written into the config file, the others kept. */

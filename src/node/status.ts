@@ -61,6 +61,7 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
         concurrency: config.concurrency,
         agent_isolation: config.agent_isolation,
         agent_socket: config.agent_socket,
+        health_addr: config.health_addr,
       },
       sources: config.sources,
       node_id: config.node_id ?? null,

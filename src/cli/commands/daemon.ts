@@ -5,6 +5,7 @@ import { DEFAULT_BACKOFF_MS, DEFAULT_DRAIN_MS, MAX_BACKOFF_MS, spokenDuration } 
 import { contextFor } from '../context.js';
 
 interface DaemonOptions {
+  healthAddr?: string;
   tickMs?: number;
   backoffMs?: number;
   drainMs?: number;
@@ -22,6 +23,7 @@ export function daemonCommand(): Command {
   return (
     new Command('daemon')
       .description("run this node's agents: their schedules and the runs the service hands it, in the foreground (systemd runs this)")
+      .option('--health-addr <addr>', 'serve GET /healthz and /metrics at PORT (loopback) or HOST:PORT (config health_addr; off by default)')
       // For tests and benchmarks only: the defaults are what a node runs with.
       .addOption(new Option('--tick-ms <ms>', 'scheduler tick').argParser(positiveMs('--tick-ms')).hideHelp())
       .addOption(new Option('--backoff-ms <ms>', 'first wait of the slow re-checks').argParser(positiveMs('--backoff-ms')).hideHelp())
@@ -45,16 +47,24 @@ Logs: one line per event on stdout, logfmt, no colours, never a token:
   ts=… level=info event=run_succeeded agent=agent_ops_monitor_004 run_id=… charged_cents=4 balance_cents=96 key=…
 swarm-node status shows whether it runs, its last tick, each agent's next run and what is paused and why.
 
+Health: with --health-addr (or swarm-node config set health_addr 9465; SWARM_NODE_HEALTH_ADDR in the unit's
+etc/environment) it serves GET /healthz, 200 while the loop ticks and the service answers its polls, 503 with
+the reasons otherwise, and GET /metrics for Prometheus: runs by outcome, cents charged, poll latency. A port alone
+listens on 127.0.0.1 only; give a host (0.0.0.0:9465) to be reached from elsewhere.
+
 Example:
   $ systemctl start svc-swarm-node        # as installed
-  $ swarm-node daemon                     # by hand, in the foreground`,
+  $ swarm-node daemon                     # by hand, in the foreground
+  $ swarm-node daemon --health-addr 9465  # curl -s 127.0.0.1:9465/healthz`,
       )
       .action(async (options: DaemonOptions, command: Command) => {
         const ctx = contextFor(command, 'daemon');
         // The daemon owns SIGINT as well as SIGTERM: both mean "finish in-flight runs, exit 0", not the CLI's
         // exit 130 of an interrupted command.
         const stop = ctx.stopSignal();
-        const { runDaemon } = await import('../../node/daemon/daemon.js');
+        const [{ runDaemon }, { parseHealthAddr, validateConfigValue }] = await Promise.all([import('../../node/daemon/daemon.js'), import('../../node/config.js')]);
+        const healthAddr = options.healthAddr === undefined ? ctx.config().health_addr : validateConfigValue('health_addr', options.healthAddr);
+        const healthAt = healthAddr === '' ? undefined : parseHealthAddr(healthAddr);
         const outcome = await runDaemon(
           {
             db: await ctx.store(),
@@ -67,6 +77,7 @@ Example:
             home: ctx.paths.home,
             callerFor: await ctx.nodeCallerFactory(),
             concurrency: ctx.config().concurrency,
+            ...(healthAt === undefined ? {} : { healthAt }),
             ...(options.tickMs === undefined ? {} : { tickMs: options.tickMs }),
             ...(options.backoffMs === undefined ? {} : { backoffMs: options.backoffMs }),
             ...(options.drainMs === undefined ? {} : { drainMs: options.drainMs }),

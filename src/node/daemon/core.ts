@@ -3,6 +3,7 @@
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { ServiceClient } from '../service-client.js';
+import type { DaemonHealth } from './health.js';
 import type { DaemonLog } from './log.js';
 
 export interface CoreDeps {
@@ -15,6 +16,8 @@ export interface CoreDeps {
   version: string;
   /** Runs executed here at once: scheduled ones and those pulled from the service share the slots. */
   concurrency: number;
+  /** What the health endpoint reports, when it is on (daemon --health-addr). */
+  health?: DaemonHealth;
 }
 
 export class DaemonCore {
@@ -32,6 +35,7 @@ export class DaemonCore {
   /** The stop is done; a run still answering now is left to the next start. */
   finished = false;
   readonly concurrency: number;
+  readonly health: DaemonHealth | undefined;
   #busySlots = 0;
   readonly #slotWaiters = new Set<() => void>();
   readonly #runs = new AbortController();
@@ -46,6 +50,12 @@ export class DaemonCore {
     this.version = deps.version;
     this.backoffMs = backoffMs;
     this.concurrency = deps.concurrency;
+    this.health = deps.health;
+  }
+
+  /** Runs executing here now, scheduled and pulled. */
+  get busySlots(): number {
+    return this.#busySlots;
   }
 
   /** Aborted when the drain is over: agents still running here are stopped (their runs end failed, refunded). */

@@ -30,6 +30,7 @@ import { scheduledAgents } from '../store/schedules.js';
 import { AgentRuns } from './agent-runs.js';
 import { BalancePauses } from './balance-pause.js';
 import { DaemonCore, messageOf } from './core.js';
+import type { DaemonHealth } from './health.js';
 import { DaemonLog } from './log.js';
 import { collectPeriodically, keepWasmOnBaselineCompiler } from './memory.js';
 import { ServiceHold } from './service-hold.js';
@@ -55,6 +56,10 @@ export interface DaemonDeps {
   drainMs?: number;
   /** Shown in the start line. */
   home?: string;
+  /** Where to serve /healthz and /metrics (daemon --health-addr); off when undefined. */
+  healthAt?: { host: string; port: number };
+  /** What the health endpoint reports (set by runDaemon from healthAt). */
+  health?: DaemonHealth;
 }
 
 export interface DaemonOutcome {
@@ -69,16 +74,20 @@ export interface DaemonOutcome {
  * work finish (bounded) and records the stop.
  */
 export async function runDaemon(deps: DaemonDeps, stop: AbortSignal): Promise<DaemonOutcome> {
-  const log = new DaemonLog(deps.write, deps.clock);
+  // Listening before the first line: an address in use stops the start with the reason, before anything runs.
+  const endpoint = deps.healthAt === undefined ? undefined : await (await import('./health-server.js')).openHealthEndpoint(deps.healthAt, deps.tickMs ?? DEFAULT_TICK_MS, deps.clock);
+  const log = new DaemonLog(deps.write, deps.clock, endpoint === undefined ? undefined : (event, fields) => endpoint.health.onLogEvent(event, fields));
+  if (endpoint !== undefined) log.info('health_listening', { addr: endpoint.address, paths: '/healthz,/metrics' });
   const onStop = (): void => log.info('signal', { signal: typeof stop.reason === 'string' ? stop.reason : undefined });
   if (stop.aborted) onStop();
   else stop.addEventListener('abort', onStop, { once: true });
   keepWasmOnBaselineCompiler();
   const stopCollecting = collectPeriodically();
   try {
-    return await new NodeDaemon(deps, log).run(stop);
+    return await new NodeDaemon({ ...deps, ...(endpoint === undefined ? {} : { health: endpoint.health }) }, log).run(stop);
   } finally {
     stopCollecting();
+    await endpoint?.close();
   }
 }
 
@@ -182,6 +191,7 @@ class NodeDaemon {
   #tick(): void {
     const now = this.#core.now();
     recordTick(this.#core.db, now);
+    this.#core.health?.tick(now, this.#core.busySlots);
     const caller = this.#hold.caller();
     if (caller === undefined) return;
 

@@ -17,9 +17,13 @@ export class DaemonLog {
   readonly #clock: Clock;
   readonly #secrets = new Set<string>();
 
-  constructor(write: (line: string) => void, clock: Clock) {
+  readonly #listener: ((event: string, fields: LogFields) => void) | undefined;
+
+  /** `listener` hears every event as it is logged (the health endpoint counts runs from them). */
+  constructor(write: (line: string) => void, clock: Clock, listener?: (event: string, fields: LogFields) => void) {
     this.#write = write;
     this.#clock = clock;
+    this.#listener = listener;
   }
 
   /** Masks `secret` wherever it would appear in a later line. */
@@ -47,6 +51,7 @@ export class DaemonLog {
     }
     for (const secret of this.#secrets) line = line.replaceAll(secret, REDACTED);
     this.#write(`${line}\n`);
+    this.#listener?.(event, fields);
   }
 }
 

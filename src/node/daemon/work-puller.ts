@@ -70,11 +70,13 @@ export class WorkPuller {
       }
       lastPollAt = this.#core.now();
       try {
+        const asked = performance.now();
         const answer = await caller.executor.api.poll(
           { hostname: hostname(), version: this.#core.version, capacity, running: [...this.#running.keys()], wait_seconds: capacity === 0 ? 0 : POLL_HOLD_SECONDS },
           stop,
         );
         this.#retryMs = undefined;
+        this.#core.health?.pollAnswered(this.#core.now(), (performance.now() - asked) / 1000);
         for (const runId of answer.lost) this.#running.get(runId)?.abort();
         for (const run of answer.runs) this.#start(run, caller);
       } catch (error) {
