@@ -34,6 +34,8 @@ export interface ServiceOptions {
   trustProxy?: TrustProxy;
   /** Leases, holds and timeouts of runs on the nodes (svc-api's flags); tests shorten them. */
   runTiming?: Partial<RunTiming>;
+  /** The output of npm run release to serve (svc-api --releases-dir); none when unset. */
+  releasesDir?: string;
   /** How often the WAL is emptied (src/api/wal-checkpoint.ts); tests shorten it. */
   walCheckpointIntervalMs?: number;
 }
@@ -91,6 +93,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     drainSignal: draining.signal,
     shutdownSignal: shutdown.signal,
     background: new Set(),
+    releasesDir: options.releasesDir,
   };
 
   // Runs whose lease ran out while the service was down are failed and refunded before the first request; a run a
