@@ -182,7 +182,8 @@ describe('curl -fsSL {base_url}/install.sh | sh -s -- --token-file F', () => {
   it.each([
     ['tampered', (file: string) => {
       const bytes = readFileSync(file);
-      bytes[bytes.length >> 1] ^= 0xff;
+      const middle = bytes.length >> 1;
+      bytes[middle] = bytes[middle]! ^ 0xff;
       writeFileSync(file, bytes);
     }, /SHA-256 is [0-9a-f]{64}, the signed manifest says/],
     ['truncated', (file: string) => truncateSync(file, 1_000_000), /the download is truncated: 1000000 of \d+ bytes/],

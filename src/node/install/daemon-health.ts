@@ -15,7 +15,9 @@ export interface DaemonRecord {
 
 export function readDaemonRecord(databaseFile: string): DaemonRecord {
   const empty: DaemonRecord = { pid: null, startedAt: null, lastTickAt: null, stoppedAt: null };
-  if (!existsSync(databaseFile)) return empty;
+  // A daemon holds the database open, and in WAL mode an open database has its -shm file: without one nobody runs,
+  // and opening it here would create files in var/ for nothing (upgrade changes nothing it need not).
+  if (!existsSync(databaseFile) || !existsSync(`${databaseFile}-shm`)) return empty;
   let db: Database.Database | undefined;
   try {
     db = new Database(databaseFile, { readonly: true, fileMustExist: true });
