@@ -177,7 +177,7 @@ async function main() {
   });
   check(built.exitCode === 0, `npm run release exited ${built.exitCode}`, built.all);
   const summary = JSON.parse(built.stdout);
-  showCommand(['npm', 'run', 'release', '--', '--key', '<scratch>/release-key/demo.pem', '--out', '<scratch>/releases', '--no-runtime', '--no-deb']);
+  write('   $ npm run release -- --key <scratch>/release-key/demo.pem --out <scratch>/releases --no-runtime --no-deb');
   showFields([
     ['artifact', `${summary.artifact.path.split('/').at(-1)}  ${(summary.artifact.bytes / 1e6).toFixed(1)} MB, ${summary.files} files, signed by key ${summary.signed_by}`],
     ['note', '--no-runtime: this machine has Node; the production artifact carries its own (docs/operations.md "Releases")'],

@@ -3,18 +3,14 @@
 #
 #   curl -fsSL https://svc.example/install.sh | sudo sh -s -- --token-file ./deploy-token
 #
-# it downloads the newest release for this host, checks the signature of its manifest against the keys it trusts
-# and the tarball's SHA-256 against the manifest BEFORE it unpacks anything, unpacks it into a private temp
-# directory, checks every file, and runs the release's own `swarm-node install` with the release's own Node (the
-# host needs none): that enrolls with the deploy token, installs /opt/svc/swarm-node/releases/<version>/ and starts
-# the service. A refused token, a bad signature, a damaged or truncated download install nothing and say why.
-#
-#   sudo sh install.sh --artifact ./swarm-node-0.2.0-linux-x64.tar.gz --token-file F   # air-gapped: files at hand
-#   sudo ./scripts/install.sh --token-file F                                           # from an unpacked package
-#
+# it downloads the newest release for this host, checks its manifest's signature against the keys it trusts and the
+# tarball's SHA-256 against the manifest BEFORE unpacking anything, checks every unpacked file, and runs the
+# release's own `swarm-node install` with the release's own Node (the host needs none): that enrolls with the deploy
+# token, installs /opt/svc/swarm-node/releases/<version>/ and starts the service. A refused token, a bad signature,
+# a damaged or truncated download install nothing and say why. Air-gapped: --artifact FILE (docs/operations.md).
 # The deploy token comes from SVC_DEPLOY_TOKEN or --token-file, never from an argument (other users see argv in
-# ps), and reaches curl in a header file, not its command line. POSIX sh, so `sh -s` runs it on any Linux; the
-# whole script is inside main(), called on the last line: a half-downloaded script defines functions, runs nothing.
+# ps), and reaches curl in a header file. POSIX sh, so `sh -s` runs it on any Linux; everything is inside main(),
+# called on the last line: a half-downloaded script defines functions and runs nothing.
 set -eu
 
 # The service this script was served by (svc-api writes its own base URL here when it serves /install.sh).
@@ -57,9 +53,7 @@ usage: install.sh [--token-file FILE] [--base-url URL] [--root DIR] [--no-start]
 EOF
 }
 
-check_linux() {
-  [ "$(uname -s)" = "Linux" ] || die "swarm-node runs on Linux bare-metal hosts; this is $(uname -s)"
-}
+check_linux() { [ "$(uname -s)" = "Linux" ] || die "swarm-node runs on Linux bare-metal hosts; this is $(uname -s)"; }
 
 check_root() {
   if [ -z "$1" ] && [ "$(id -u)" -ne 0 ]; then
@@ -105,14 +99,10 @@ check_node() {
 }
 
 # The value of a manifest line "KEY value…", or empty.
-manifest_field() {
-  sed -n "s/^$1 //p" "$2" | head -n 1
-}
+manifest_field() { sed -n "s/^$1 //p" "$2" | head -n 1; }
 
 # Downloads $1 to $2 with the deploy token in a header file; prints the HTTP status (000: no answer).
-fetch() {
-  curl -sS -L --proto '=http,https' -H "@$work/auth" -o "$2" -w '%{http_code}' "$1" 2>"$work/curl.err" || true
-}
+fetch() { curl -sS -L --proto '=http,https' -H "@$work/auth" -o "$2" -w '%{http_code}' "$1" 2>"$work/curl.err" || true; }
 
 download_release() {
   base_url="$1"
@@ -283,11 +273,8 @@ main() {
   proxies=""
   for name in $PROXY_VARIABLES; do
     eval "value=\${$name:-}"
-    if [ -n "$value" ]; then
-      # Exported, so they reach `swarm-node install`, which writes them into the service's environment file.
-      export "${name?}"
-      proxies="$proxies $name"
-    fi
+    # Exported, so they reach `swarm-node install`, which writes them into the service's environment file.
+    if [ -n "$value" ]; then export "${name?}" && proxies="$proxies $name"; fi
   done
   if [ "$dry_run" -eq 1 ]; then
     say "dry run: nothing is changed"

@@ -3,7 +3,6 @@
 // restarted daemon that rolls back by itself; or --rollback to the previous release (issue 4 §5). The node must be
 // installed already; no token is involved (the node credential fetches the release).
 import { Command, InvalidArgumentError } from 'commander';
-import { statSync } from 'node:fs';
 import { SvcError } from '../../contract/errors.js';
 import type { ChalkInstance } from 'chalk';
 import { describeChange } from '../../node/install/plan.js';
@@ -77,6 +76,7 @@ Example:
         return;
       }
       const healthTimeoutMs = (flags.healthTimeout ?? 60) * 1000;
+      const { statSync } = await import('node:fs');
       if (flags.from !== undefined && statSync(flags.from, { throwIfNoEntry: false })?.isDirectory()) {
         const outcome = await upgrade.switchWithHealthCheck(deps, flags.from, { start: flags.start, dryRun, healthTimeoutMs });
         renderInstall(ctx, outcome.install, dryRun ? 'would upgrade to' : 'upgraded to');
