@@ -12,7 +12,7 @@ export interface PublishedRelease {
 }
 
 export interface ReleaseDirectory {
-  /** The newest release for the platform, or undefined. */
+  /** The newest release for the platform, pre-releases (1.2.0-rc.1) left out, or undefined. */
   latest(platform: string): PublishedRelease | undefined;
   /** The path of one of a release's four files, or undefined when `name` is not one of them. */
   file(version: string, name: string): string | undefined;
@@ -39,7 +39,8 @@ export function openReleaseDirectory(dir: string): ReleaseDirectory {
   return {
     latest(platform) {
       return published()
-        .filter((release) => release.manifest.platform === platform)
+        // A fleet upgrades to releases only; a pre-release is installed on purpose, with upgrade --from FILE.
+        .filter((release) => release.manifest.platform === platform && !isPreRelease(release.manifest.version))
         .sort((a, b) => compareVersions(b.manifest.version, a.manifest.version))[0];
     },
     file(version, name) {
@@ -49,6 +50,10 @@ export function openReleaseDirectory(dir: string): ReleaseDirectory {
       return release === undefined ? undefined : join(dir, name);
     },
   };
+}
+
+function isPreRelease(version: string): boolean {
+  return version.split('+')[0]!.includes('-');
 }
 
 function isFile(path: string): boolean {
