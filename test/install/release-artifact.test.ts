@@ -31,7 +31,7 @@ beforeAll(async () => {
 
 const token = async () => (await activatedSession(service.baseUrl, uniqueEmail('release'))).deploy_token;
 
-describe('npm run release', () => {
+describe('npm run release', { timeout: 120_000 }, () => {
   it('holds only what a node runs, with the Node runtime named in the manifest, within the size goals', () => {
     const manifest = parseManifest(readFileSync(release.manifest, 'utf8'));
     expect(manifest.runtime).toBe(process.version);
@@ -109,7 +109,7 @@ describe('npm run release', () => {
   });
 });
 
-describe('GET /v1/swarm/releases', () => {
+describe('GET /v1/swarm/releases', { timeout: 120_000 }, () => {
   it('answers the newest release to a deploy token not yet used, and serves its files; refuses no token, a bad one, a used one', async () => {
     const deployToken = await token();
     const get = (path: string, bearer?: string) => fetch(`${service.baseUrl}${path}`, { headers: bearer === undefined ? {} : { authorization: `Bearer ${bearer}` } });
@@ -142,7 +142,7 @@ describe('GET /v1/swarm/releases', () => {
   });
 });
 
-describe('curl -fsSL {base_url}/install.sh | sh -s -- --token-file F', () => {
+describe('curl -fsSL {base_url}/install.sh | sh -s -- --token-file F', { timeout: 120_000 }, () => {
   const pipe = (args: string[], path = pathWithoutNode()) =>
     run('sh', ['-c', `curl -fsSL "$BASE/install.sh" | sh -s -- ${args.map((arg) => `'${arg}'`).join(' ')}`], {
       env: { PATH: path, BASE: service.baseUrl },

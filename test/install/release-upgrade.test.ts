@@ -60,7 +60,7 @@ afterAll(() => {
   }
 });
 
-describe('swarm-node upgrade', () => {
+describe('swarm-node upgrade', { timeout: 120_000 }, () => {
   it('--check says whether the service has a newer release', async () => {
     const none = await swarmNode(['upgrade', '--check', '--json']);
     expect(none.exitCode, none.stderr).toBe(0);
