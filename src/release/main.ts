@@ -69,7 +69,12 @@ function main(): number {
     process.stderr.write(`release: --version ${JSON.stringify(values.version)} is not a usable version (letters, digits, . + _ -)\n`);
     return 2;
   }
-  if ((statSync(keyFile).mode & 0o077) !== 0) process.stderr.write(`release: warning: ${keyFile} is readable by others; chmod 600 it\n`);
+  const keyStat = statSync(keyFile, { throwIfNoEntry: false });
+  if (keyStat === undefined) {
+    process.stderr.write(`release: no signing key at ${keyFile}\n`);
+    return 2;
+  }
+  if ((keyStat.mode & 0o077) !== 0) process.stderr.write(`release: warning: ${keyFile} is readable by others; chmod 600 it\n`);
   const signingKey = privateKeyFromPem(readFileSync(keyFile, 'utf8'), keyFile);
 
   const started = Date.now();

@@ -2,6 +2,7 @@
 // pre-release, only complete ones, per platform), and the release manifest's format (src/lib/release-manifest.ts).
 // The service does not verify signatures, so releases here are files with made-up contents.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compareVersions, parseManifest, releaseFileNames, renderManifest, sha256Hex, type ReleaseManifest } from '../../src/lib/release-manifest.js';
@@ -54,6 +55,28 @@ describe('GET /v1/swarm/releases/latest', () => {
     const names = releaseFileNames('0.11.0-rc.1', 'linux-x64');
     const file = await fetch(`${service.baseUrl}/v1/swarm/releases/0.11.0-rc.1/${names.sha256}`, { headers: { authorization: `Bearer ${deploy_token}` } });
     expect(file.status).toBe(200);
+  });
+});
+
+describe('GET /install.sh', () => {
+  const installShWithHost = (host: string) =>
+    new Promise<string>((resolve, reject) => {
+      const url = new URL(`${service.baseUrl}/install.sh`);
+      const call = request({ host: url.hostname, port: url.port, path: url.pathname, headers: { host } }, (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve(text));
+      });
+      call.on('error', reject);
+      call.end();
+    });
+
+  it('names the service as the caller reached it, and never puts an unquotable Host into the script', async () => {
+    expect(await installShWithHost('svc.example:8443')).toMatch(/^DEFAULT_BASE_URL='http:\/\/svc\.example:8443'$/m);
+    const hostile = await installShWithHost("x'$(touch /tmp/pwned)'");
+    expect(hostile).toMatch(new RegExp(`^DEFAULT_BASE_URL='${service.baseUrl.replace(/[.]/g, '\\.')}'$`, 'm'));
+    expect(hostile).not.toContain('pwned');
   });
 });
 

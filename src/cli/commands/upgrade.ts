@@ -91,7 +91,9 @@ Example:
       const health = result.health;
       if (health.checked) ctx.output.info(`the new daemon is healthy (${health.seconds?.toFixed(1)} s after the switch)`);
       else if (!dryRun) ctx.output.warn(`the new daemon was not checked: ${health.reason}`);
-      renderInstall(ctx, { ...result.install, ...{ upgrade: { from_version: result.from_version, signed_by: result.signed_by, health } } }, dryRun ? 'would upgrade to' : 'upgraded to');
+      // --json: what install answers, and how the upgrade went.
+      const shown = Object.assign({}, result.install, { upgrade: { from_version: result.from_version, signed_by: result.signed_by, health } });
+      renderInstall(ctx, shown, dryRun ? 'would upgrade to' : 'upgraded to');
     });
 }
 

@@ -18,6 +18,17 @@ import { openReleaseDirectory } from '../../../releases/release-directory.js';
 
 /** The line of scripts/install.sh that names its default service; the served copy names this one. */
 const BASE_URL_LINE = /^DEFAULT_BASE_URL=.*$/m;
+/** A host[:port] that can go between single quotes in a shell script as it is. */
+const SAFE_HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
+
+/**
+ * The service as the caller reached it (behind a TLS proxy: https and the public name, when --trust-proxy lets
+ * fastify believe X-Forwarded-*), so `curl https://svc.example/install.sh | sh` downloads from svc.example; the
+ * listening address when the Host header is nothing a script can quote safely.
+ */
+function servedBaseUrl(request: FastifyRequest, listening: string): string {
+  return SAFE_HOST.test(request.host) ? `${request.protocol}://${request.host}` : listening;
+}
 
 export function releaseRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
@@ -76,9 +87,9 @@ export function releaseRoutes(ctx: ServiceContext): FastifyPluginAsync {
         .send(createReadStream(path));
     });
 
-    app.get('/install.sh', async (_request, reply) => {
+    app.get('/install.sh', async (request, reply) => {
       const script = readFileSync(join(runningPackageDir(), 'scripts', 'install.sh'), 'utf8');
-      return reply.type('text/x-shellscript; charset=utf-8').send(script.replace(BASE_URL_LINE, `DEFAULT_BASE_URL='${ctx.urls.baseUrl}'`));
+      return reply.type('text/x-shellscript; charset=utf-8').send(script.replace(BASE_URL_LINE, `DEFAULT_BASE_URL='${servedBaseUrl(request, ctx.urls.baseUrl)}'`));
     });
   };
 }
