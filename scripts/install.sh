@@ -107,7 +107,7 @@ fetch() { curl -sS -L --proto '=http,https' -H "@$work/auth" -o "$2" -w '%{http_
 download_release() {
   base_url="$1"
   arch="$2"
-  [ -n "$token" ] || die "a deploy token is needed to download the release: --token-file FILE or SVC_DEPLOY_TOKEN" 2
+  [ -n "$token" ] || die "a deploy token is needed to download the release: --token-file FILE or SVC_DEPLOY_TOKEN (an installed node upgrades with: swarm-node upgrade)" 2
   (umask 077 && printf 'Authorization: Bearer %s\n' "$token" >"$work/auth")
   status="$(fetch "$base_url/v1/swarm/releases/latest?platform=$arch" "$work/latest.json")"
   case "$status" in

@@ -12,7 +12,7 @@ import { activatedSession, waitFor } from '../helpers/funnel.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { brokenPackage, buildRelease, publish, signingKey, type BuiltRelease, type SigningKey } from './release-support.js';
-import { homeOf, run, writeTokenFile } from './support.js';
+import { filesUnder, homeOf, run, writeTokenFile } from './support.js';
 
 const releasesDir = join(tempDir('releases-'), 'published');
 const service = useSvcApi(() => ({ releasesDir }));
@@ -48,8 +48,16 @@ beforeAll(async () => {
   await healthyDaemon(0);
 }, 180_000);
 
-afterAll(() => {
-  if (supervisor?.pid !== undefined) process.kill(-supervisor.pid, 'SIGKILL');
+/** Ends the supervisor loop and the daemon it started (both ours: started above). */
+function stopSupervisedDaemon(): void {
+  if (supervisor?.pid !== undefined) {
+    try {
+      process.kill(-supervisor.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  supervisor = undefined;
   const record = readDaemonRecord(join(home(), 'var', 'swarm-node.db'));
   if (record.pid !== null) {
     try {
@@ -58,7 +66,9 @@ afterAll(() => {
       // already gone
     }
   }
-});
+}
+
+afterAll(stopSupervisedDaemon);
 
 describe('swarm-node upgrade', { timeout: 120_000 }, () => {
   it('--check says whether the service has a newer release', async () => {
@@ -113,5 +123,13 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
     expect(trusted.exitCode, trusted.stderr).toBe(0);
     expect(trusted.json).toMatchObject({ version: '0.1.3', upgrade: { from_version: '0.1.1', health: { checked: true, healthy: true } } });
     expect(current()).toBe('releases/0.1.3');
+  });
+
+  it('uninstall --purge takes the trusted release keys install.sh added with the rest: no file is left', async () => {
+    stopSupervisedDaemon();
+    expect(filesUnder(join(home(), 'etc', 'release-keys'))).toEqual(['upgrade.pub.pem']);
+    const purged = await swarmNode(['uninstall', '--purge', '--yes']);
+    expect(purged.exitCode, purged.stderr).toBe(0);
+    expect(filesUnder(root)).toEqual([]);
   });
 });
