@@ -76,6 +76,10 @@ export async function checkForUpgrade(deps: InstallPackageDeps): Promise<Upgrade
 
 export async function upgradeRelease(deps: InstallPackageDeps, options: UpgradeOptions): Promise<UpgradeResult> {
   const fromVersion = installedVersion(deps);
+  // Said before a 35 MB download, not after it (install would refuse the same).
+  if (deps.layout.onHost && process.getuid?.() !== 0 && !options.dryRun) {
+    throw new SvcError('usage', 'upgrading the node on this host needs root', { remedy: 'Run it with sudo; swarm-node upgrade --check needs no root.' });
+  }
   const keys = trustedReleaseKeys(deps.layout.etcDir, options.trustKeyFile);
   let downloaded: DownloadedRelease;
   if (options.artifact === undefined) {
