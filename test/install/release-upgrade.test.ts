@@ -4,8 +4,9 @@
 // here: the daemon runs under a supervisor loop (what systemd's Restart= does), and upgrade restarts it by SIGTERM.
 // Releases are built without the runtime (not the subject here), so each costs well under a second.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { createPrivateKey, sign } from 'node:crypto';
+import { copyFileSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readDaemonRecord, startedHealthy } from '../../src/node/install/daemon-health.js';
 import { activatedSession, waitFor } from '../helpers/funnel.js';
@@ -123,6 +124,23 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
     expect(trusted.exitCode, trusted.stderr).toBe(0);
     expect(trusted.json).toMatchObject({ version: '0.1.3', upgrade: { from_version: '0.1.1', health: { checked: true, healthy: true } } });
     expect(current()).toBe('releases/0.1.3');
+  });
+
+  it('refuses a release whose files differ from its signed manifest, found while unpacking, and installs nothing', async () => {
+    // A manifest signed by a trusted key that lists another digest for one file than the tarball holds.
+    const dir = tempDir('mismatched-');
+    for (const file of [v011.artifact.path, v011.manifest]) copyFileSync(file, join(dir, basename(file)));
+    const manifest = join(dir, basename(v011.manifest));
+    const original = readFileSync(manifest, 'utf8');
+    const text = original.replace(/^file [0-9a-f]{64} (\d+ \d{4} bin\/swarm-node\.js)$/m, `file ${'0'.repeat(64)} $1`);
+    expect(text).not.toBe(original);
+    writeFileSync(manifest, text);
+    writeFileSync(`${manifest}.sig`, sign(null, Buffer.from(text), createPrivateKey(readFileSync(key.privateFile))));
+    const before = current();
+    const result = await swarmNode(['upgrade', '--from', join(dir, basename(v011.artifact.path))]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toMatch(/bin\/swarm-node\.js differs from the signed manifest; nothing was installed/);
+    expect(current()).toBe(before);
   });
 
   it('uninstall --purge takes the trusted release keys install.sh added with the rest: no file is left', async () => {

@@ -5,7 +5,9 @@
 import { createHash } from 'node:crypto';
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
 import tar from 'tar-stream';
 import { SvcError } from '../../contract/errors.js';
 import { isReleasePath, parseManifest, releaseStem, sha256Hex, type ReleaseManifest } from '../../lib/release-manifest.js';
@@ -52,38 +54,34 @@ export async function unpackRelease(artifact: Buffer, manifest: ReleaseManifest,
   const written = new Set<string>();
   mkdirSync(target, { recursive: true, mode: 0o755 });
   try {
+    // Streamed through gunzip: the unpacked release (~90 MB with its runtime) is never in memory whole.
     const extract = tar.extract();
-    const done = new Promise<void>((resolve, reject) => {
-      extract.on('entry', (header, stream, next) => {
-        const chunks: Buffer[] = [];
-        stream.on('data', (chunk: unknown) => void chunks.push(chunk as Buffer));
-        stream.on('error', reject);
-        stream.on('end', () => {
-          try {
-            const name = header.name.replace(/\/+$/, '');
-            if (header.type === 'directory' && (name === stem.slice(0, -1) || name.startsWith(stem))) return next();
-            if (header.type !== 'file' || !name.startsWith(stem)) throw unverified(`the artifact holds ${header.type ?? 'an entry'} ${JSON.stringify(header.name)} outside what a release may hold`);
-            const path = name.slice(stem.length);
-            const listed = expected.get(path);
-            if (listed === undefined || !isReleasePath(path) || written.has(path)) throw unverified(`the artifact holds ${path}, which its manifest does not list`);
-            const data = Buffer.concat(chunks);
-            if (createHash('sha256').update(data).digest('hex') !== listed.sha256) throw unverified(`${path} differs from the signed manifest`);
-            const destination = join(target, ...path.split('/'));
-            mkdirSync(dirname(destination), { recursive: true, mode: 0o755 });
-            writeFileSync(destination, data, { mode: 0o600 });
-            chmodSync(destination, listed.executable ? 0o755 : 0o644);
-            written.add(path);
-            next();
-          } catch (error) {
-            reject(error);
-          }
-        });
+    extract.on('entry', (header, stream, next) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: unknown) => void chunks.push(chunk as Buffer));
+      stream.on('end', () => {
+        try {
+          const name = header.name.replace(/\/+$/, '');
+          if (header.type === 'directory' && (name === stem.slice(0, -1) || name.startsWith(stem))) return next();
+          if (header.type !== 'file' || !name.startsWith(stem)) throw unverified(`the artifact holds ${header.type ?? 'an entry'} ${JSON.stringify(header.name)} outside what a release may hold`);
+          const path = name.slice(stem.length);
+          const listed = expected.get(path);
+          if (listed === undefined || !isReleasePath(path) || written.has(path)) throw unverified(`the artifact holds ${path}, which its manifest does not list`);
+          const data = Buffer.concat(chunks);
+          if (createHash('sha256').update(data).digest('hex') !== listed.sha256) throw unverified(`${path} differs from the signed manifest`);
+          const destination = join(target, ...path.split('/'));
+          mkdirSync(dirname(destination), { recursive: true, mode: 0o755 });
+          writeFileSync(destination, data, { mode: 0o600 });
+          chmodSync(destination, listed.executable ? 0o755 : 0o644);
+          written.add(path);
+          next();
+        } catch (error) {
+          // Ends the pipeline with this error: the caller sees why, and nothing more is read.
+          extract.destroy(error as Error);
+        }
       });
-      extract.on('finish', resolve);
-      extract.on('error', reject);
     });
-    extract.end(gunzipSync(artifact));
-    await done;
+    await pipeline(Readable.from([artifact]), createGunzip(), extract);
     const missing = manifest.files.filter((file) => !written.has(file.path));
     if (missing.length > 0) throw unverified(`the artifact lacks ${missing.length} file(s) its manifest lists, ${missing[0]!.path} first`);
   } catch (error) {
