@@ -162,6 +162,10 @@ describe('curl -fsSL {base_url}/install.sh | sh -s -- --token-file F', { timeout
     expect(existsSync(join(home, 'releases/0.1.0/runtime/bin/node'))).toBe(true);
     expect(existsSync(join(home, 'etc/credentials.json'))).toBe(true);
     expect(readFileSync(join(home, 'etc/release-keys', 'test.pub.pem'), 'utf8')).toBe(key.publicPem);
+    // Verified by hand as docs/operations.md shows: the installed release is the manifest's files, each its digest.
+    const byHand = await run('sh', ['-c', `sed -n 's/^file \\([0-9a-f]*\\) [0-9]* [0-7]* /\\1  /p' "$0" | (cd "$1" && sha256sum -c --quiet --strict)`, release.manifest, join(home, 'releases/0.1.0')]);
+    expect(byHand.exitCode, byHand.stdout + byHand.stderr).toBe(0);
+    expect(filesUnder(join(home, 'releases/0.1.0'))).toHaveLength(parseManifest(readFileSync(release.manifest, 'utf8')).files.length);
     // Through the /usr/local/bin link and the release's wrapper, with its own runtime.
     const version = await run(join(root, 'usr/local/bin/swarm-node'), ['--version'], { env: { PATH: pathWithoutNode() } });
     expect(version.exitCode, version.stderr).toBe(0);
