@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { hostPlatform, RELEASE_VERSION_PATTERN, releaseStem } from '../lib/release-manifest.js';
 import { keyId, privateKeyFromPem } from '../lib/release-signature.js';
-import { runningPackageDir } from '../node/package-dir.js';
+import { runningPackageDir } from '../lib/package-dir.js';
 import { packRelease } from './artifact.js';
 import { buildDeb } from './deb.js';
 import { stageReleaseTree } from './release-tree.js';

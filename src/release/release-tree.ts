@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readPackageSource } from '../node/install/package-source.js';
-import { readManifest } from '../node/package-dir.js';
+import { readManifest } from '../lib/package-dir.js';
 import { isReleasePath, sha256Hex, type ManifestFile } from '../lib/release-manifest.js';
 
 export interface RuntimeChoice {

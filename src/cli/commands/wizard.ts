@@ -103,7 +103,7 @@ type InputSchemaOf = (agentId: string) => Record<string, unknown> | undefined;
 
 /** The input_schema of the bundle this node runs for an agent (the home's own, else the package's), read locally. */
 async function inputSchemaReader(ctx: CommandContext): Promise<InputSchemaOf> {
-  const [{ bundleDirs, findBundle }, { runningPackageDir }] = await Promise.all([import('../../node/runner/bundles.js'), import('../../node/package-dir.js')]);
+  const [{ bundleDirs, findBundle }, { runningPackageDir }] = await Promise.all([import('../../node/runner/bundles.js'), import('../../lib/package-dir.js')]);
   return (agentId) => findBundle(bundleDirs(ctx.paths.home, runningPackageDir()), agentId)?.manifest.input_schema;
 }
 

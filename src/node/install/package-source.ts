@@ -5,7 +5,7 @@ import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
-import { PACKAGE_NAME, readManifest } from '../package-dir.js';
+import { PACKAGE_NAME, readManifest } from '../../lib/package-dir.js';
 import { UNIT_NAMES, unitInRelease } from '../location.js';
 
 /** A version becomes a directory name under releases/: no separators, no dot-only names. */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { SvcError } from '../../../../contract/errors.js';
 import { LatestReleaseQuery, LatestReleaseResponse, ReleaseFileParams } from '../../../../contract/releases.js';
-import { runningPackageDir } from '../../../../node/package-dir.js';
+import { runningPackageDir } from '../../../../lib/package-dir.js';
 import type { ServiceContext } from '../../../context.js';
 import { parseBearer } from '../../../http/auth.js';
 import { createNodeAuthenticator, isNodeCredential } from '../../../nodes/credentials.js';
