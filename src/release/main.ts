@@ -27,6 +27,7 @@ Options:
   --out DIR        where the files go                                   default: release/
   --version V      the release's version                               default: package.json's
   --no-runtime     ship no Node runtime (the host brings Node >= 20.18)
+  --no-strip       ship the runtime with its symbols (by default strip(1) drops them: ~2 MB less compressed)
   --no-deb         skip the .deb
   --package-dir D  the built package to release                        default: this checkout
 
