@@ -31,4 +31,6 @@ await Promise.all([
   build({ ...common, entryPoints: { 'swarm-node': 'src/cli/main.ts' }, chunkNames: 'cli/[name]-[hash]' }),
   // The service keeps class names: its logs name the error types.
   build({ ...common, entryPoints: { 'svc-api': 'src/api/main.ts' }, chunkNames: 'api/[name]-[hash]', keepNames: true }),
+  // npm run release: not part of what a node runs, so not part of a release either (src/release/release-tree.ts).
+  build({ ...common, entryPoints: { 'swarm-node-release': 'src/release/main.ts' }, chunkNames: 'release/[name]-[hash]' }),
 ]);

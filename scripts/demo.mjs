@@ -6,8 +6,8 @@
 // Everything lives in one scratch directory that is removed at the end, also on failure and on Ctrl+C.
 //
 // Plain ESM JavaScript on purpose: it runs right after `npm ci` (which builds dist/), with no TypeScript runner.
-import { randomUUID } from 'node:crypto';
-import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { hostname, release } from 'node:os';
 import { join } from 'node:path';
 import { CUSTOM_AGENT, CUSTOM_MARK, CUSTOM_PRICE_CENTS, editCustomAgent } from './demo/custom-agent.mjs';
@@ -136,6 +136,17 @@ async function confirmAndAwaitWebhook(paymentId) {
   }
 }
 
+/** An Ed25519 key pair for signing the demo's release; the private half stays in the scratch directory. */
+function writeDemoSigningKey(dir) {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const privateFile = join(dir, 'demo.pem');
+  const publicFile = join(dir, 'demo.pub.pem');
+  writeFileSync(privateFile, privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600 });
+  writeFileSync(publicFile, publicKey.export({ format: 'pem', type: 'spki' }), { mode: 0o644 });
+  return { privateFile, publicFile };
+}
+
 function modeOf(path) {
   return (lstatSync(path).mode & 0o777).toString(8).padStart(4, '0');
 }
@@ -156,7 +167,22 @@ async function main() {
 
   step('Start the reference service');
   say(`svc-api is the complete reference implementation of the hosted service; --sandbox adds a payment provider\nthat confirms payments with a signed webhook, like a real one. Port 0: any free port; a fresh SQLite data dir.\nA run whose node stops renewing it is refunded a lease after (--lease-seconds ${LEASE_SECONDS}: step 20 stays short).`);
-  const serviceArgs = ['--sandbox', '--port', '0', '--data-dir', join(state.scratch, 'service'), '--lease-seconds', String(LEASE_SECONDS)];
+  // The release the node installs (issue 15): built and signed here with a throwaway key, as a release machine
+  // would with the production key; the service publishes it from --releases-dir.
+  state.releaseKey = writeDemoSigningKey(join(state.scratch, 'release-key'));
+  const releasesDir = join(state.scratch, 'releases');
+  const built = await runProgram(process.execPath, [join(REPO_ROOT, 'dist', 'swarm-node-release.js'), '--key', state.releaseKey.privateFile, '--out', releasesDir, '--no-runtime', '--no-deb'], {
+    env: cleanEnv(),
+    timeoutMs: 120_000,
+  });
+  check(built.exitCode === 0, `npm run release exited ${built.exitCode}`, built.all);
+  const summary = JSON.parse(built.stdout);
+  write('   $ npm run release -- --key <scratch>/release-key/demo.pem --out <scratch>/releases --no-runtime --no-deb');
+  showFields([
+    ['artifact', `${summary.artifact.path.split('/').at(-1)}  ${(summary.artifact.bytes / 1e6).toFixed(1)} MB, ${summary.files} files, signed by key ${summary.signed_by}`],
+    ['note', '--no-runtime: this machine has Node; the production artifact carries its own (docs/operations.md "Releases")'],
+  ]);
+  const serviceArgs = ['--sandbox', '--port', '0', '--data-dir', join(state.scratch, 'service'), '--lease-seconds', String(LEASE_SECONDS), '--releases-dir', releasesDir];
   showCommand(['svc-api', ...serviceArgs]);
   state.service = await startProgram(process.execPath, [SVC_API_BIN, ...serviceArgs], {
     env: cleanEnv({ SVC_LOG_LEVEL: 'warn' }),
@@ -225,11 +251,15 @@ async function main() {
   ]);
 
   step('Install the node into a scratch root');
-  say('On a real host: sudo swarm-node install. Here --root puts the whole layout under a scratch directory and\n--no-start leaves systemd alone. The deploy token comes from the environment (argv is visible in ps); the\nservice consumes it to enroll the node, then the release, links, unit and config are written.');
-  const install = await operatorCli(['install', '--root', state.root, '--no-start'], {
-    env: { SVC_DEPLOY_TOKEN: deployToken },
-    shownEnv: { SVC_DEPLOY_TOKEN: mask(deployToken) },
+  say('On a real host: curl -fsSL <base_url>/install.sh | sudo sh -s -- --token-file F. The script downloads the\nnewest release, checks its signature and SHA-256 before unpacking, and runs its swarm-node install. Here --root\nputs the layout under a scratch directory, --no-start leaves systemd alone, and --trust-key trusts the demo key.\nThe deploy token comes from the environment (argv is visible in ps); the service consumes it to enroll the node.');
+  const installArgs = ['--root', state.root, '--no-start', '--trust-key', state.releaseKey.publicFile];
+  write(`   $ SVC_DEPLOY_TOKEN=${mask(deployToken)} curl -fsSL ${state.baseUrl}/install.sh | sh -s -- --root <root> --no-start --trust-key <scratch>/release-key/demo.pub.pem`);
+  const install = await runProgram('sh', ['-c', `curl -fsSL "$0/install.sh" | sh -s -- "$@"`, state.baseUrl, ...installArgs], {
+    env: cleanEnv({ SVC_DEPLOY_TOKEN: deployToken }),
+    timeoutMs: 120_000,
   });
+  showOutput(install.all);
+  check(install.exitCode === 0, `install.sh exited ${install.exitCode}`, install.all);
   check(/installed swarm-node \S+ under .*node [0-9a-f-]{36}/.test(install.stdout), 'install did not report an enrolled node', install.all);
   const config = JSON.parse(readFileSync(join(state.home, 'etc', 'config.json'), 'utf8'));
   const nodeCredential = JSON.parse(readFileSync(join(state.home, 'etc', 'credentials.json'), 'utf8')).node?.credential;

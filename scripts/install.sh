@@ -1,23 +1,37 @@
-#!/usr/bin/env bash
-# svc swarm-node host bootstrap (issue 4 §3). Checks the host, then installs the package this script came with (or
-# --from DIR) as a release under /opt/svc/swarm-node by running its own `swarm-node install`, which enrolls with
-# the deploy token first and writes nothing when the token is refused.
+#!/bin/sh
+# svc swarm-node host bootstrap (issue 4 §3, issue 15 §3), the k3s way: fetched from the service and piped to sh,
 #
-#   SVC_DEPLOY_TOKEN=... sudo --preserve-env=SVC_DEPLOY_TOKEN ./scripts/install.sh
-#   sudo ./scripts/install.sh --token-file ./deploy-token
+#   curl -fsSL https://svc.example/install.sh | sudo sh -s -- --token-file ./deploy-token
 #
+# it downloads the newest release for this host, checks its manifest's signature against the keys it trusts and the
+# tarball's SHA-256 against the manifest BEFORE unpacking anything, checks every unpacked file, and runs the
+# release's own `swarm-node install` with the release's own Node (the host needs none): that enrolls with the deploy
+# token, installs /opt/svc/swarm-node/releases/<version>/ and starts the service. A refused token, a bad signature,
+# a damaged or truncated download install nothing and say why. Air-gapped: --artifact FILE (docs/operations.md).
 # The deploy token comes from SVC_DEPLOY_TOKEN or --token-file, never from an argument (other users see argv in
-# ps). Proxy variables (http_proxy, https_proxy, no_proxy, either case) reach the service's environment.
-# Everything is inside main(), called on the last line: a half-downloaded script defines functions and runs nothing.
-set -euo pipefail
+# ps), and reaches curl in a header file. POSIX sh, so `sh -s` runs it on any Linux; everything is inside main(),
+# called on the last line: a half-downloaded script defines functions and runs nothing.
+set -eu
 
-PROXY_VARIABLES=(http_proxy HTTP_PROXY https_proxy HTTPS_PROXY no_proxy NO_PROXY)
-# Where systemd looks for `node` when ExecStart runs the release's `#!/usr/bin/env node` shim.
-SYSTEMD_PATH_DIRS=(/usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin)
+# The service this script was served by (svc-api writes its own base URL here when it serves /install.sh).
+DEFAULT_BASE_URL='http://127.0.0.1:8787'
+PROXY_VARIABLES='http_proxy HTTP_PROXY https_proxy HTTPS_PROXY no_proxy NO_PROXY'
+INSTALL_PATH=/opt/svc/swarm-node
+MANIFEST_MAGIC='svc-swarm-node-release 1'
+
+# The release signing keys this script trusts (src/contract/release-keys.ts holds the same; a test compares them).
+# Others are trusted with --trust-key FILE or SVC_RELEASE_TRUST_KEY=FILE (docs/operations.md "Releases").
+pinned_keys() {
+  cat <<'EOF'
+-----BEGIN PUBLIC KEY-----
+MCowBQYDK2VwAyEASL5/OAYAc/0u8Wlnn3nU9CYAgS6t/aPPCdxiA61Zk88=
+-----END PUBLIC KEY-----
+EOF
+}
 
 say() { printf '%s\n' "$*" >&2; }
 warn() { say "warning: $*"; }
-# die MESSAGE [EXIT_CODE]: 2 for usage errors, 1 otherwise.
+# die MESSAGE [EXIT_CODE]: 2 for usage errors, 4 for a refused token, 1 otherwise.
 die() {
   say "install.sh: $1"
   exit "${2:-1}"
@@ -25,49 +39,51 @@ die() {
 
 usage() {
   cat >&2 <<'EOF'
-usage: install.sh [--token-file FILE] [--root DIR] [--no-start] [--from DIR] [--base-url URL] [--dry-run]
+usage: install.sh [--token-file FILE] [--base-url URL] [--root DIR] [--no-start] [--dry-run]
+                  [--artifact FILE | --from DIR] [--trust-key FILE]
 
-  --token-file FILE  the deploy token from activation (or set SVC_DEPLOY_TOKEN); not needed to re-run
+  --token-file FILE  the deploy token from activation (or set SVC_DEPLOY_TOKEN)
+  --base-url URL     the service to download from and enroll with (or set SVC_BASE_URL)
   --root DIR         install under a staging directory instead of / (no root needed, no systemctl)
   --no-start         do not enable and start the service
-  --from DIR         the unpacked swarm-node package to install (default: the one this script is in)
-  --base-url URL     the service base URL (or set SVC_BASE_URL)
-  --dry-run          print every change and make none
+  --dry-run          download and verify, then print every change and make none
+  --artifact FILE    install this downloaded release (.tar.gz, its .manifest and .manifest.sig beside it)
+  --from DIR         install this unpacked package (default, when this script sits in one: that package)
+  --trust-key FILE   also trust this Ed25519 public key (PEM) for the release's signature (or SVC_RELEASE_TRUST_KEY)
 EOF
 }
 
-check_linux() {
-  local kernel
-  kernel="$(uname -s)"
-  [ "$kernel" = "Linux" ] || die "swarm-node runs on Linux bare-metal hosts; this is $kernel"
-}
+check_linux() { [ "$(uname -s)" = "Linux" ] || die "swarm-node runs on Linux bare-metal hosts; this is $(uname -s)"; }
 
 check_root() {
-  local root="$1"
-  if [ -z "$root" ] && [ "$(id -u)" -ne 0 ]; then
-    die "installing on this host needs root: sudo --preserve-env=SVC_DEPLOY_TOKEN $0 (or --root DIR to stage)"
+  if [ -z "$1" ] && [ "$(id -u)" -ne 0 ]; then
+    die "installing on this host needs root: curl -fsSL <base_url>/install.sh | sudo sh -s -- --token-file FILE (or --root DIR to stage)"
   fi
 }
 
-# The oldest Node.js the package runs on, as "MAJOR MINOR", from its package.json engines.node (">=X.Y.Z"): the one
-# source that bin/swarm-node.js and doctor read too. Read with bash alone, since the node on PATH may be too old.
-required_node() {
-  local manifest="$1" text pattern
-  text="$(tr -d '\n' < "$manifest")"
-  pattern='"engines"[[:space:]]*:[[:space:]]*[{][^}]*"node"[[:space:]]*:[[:space:]]*">=[[:space:]]*([0-9]+)[.]([0-9]+)'
-  [[ $text =~ $pattern ]] || die "$manifest has no engines.node (\">=X.Y.Z\") to check Node.js against"
-  printf '%s %s\n' "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+need() {
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null 2>&1 || die "$tool is needed and not on PATH (apt-get install $tool)"
+  done
 }
 
-# Prints the path of a Node.js at least as new as the package's engines.node, or dies saying what is missing.
+platform() {
+  case "$(uname -m)" in
+    x86_64 | amd64) echo linux-x64 ;;
+    aarch64 | arm64) echo linux-arm64 ;;
+    *) die "no swarm-node release is built for $(uname -m)" ;;
+  esac
+}
+
+# A Node.js at least as new as the package's engines.node (">=X.Y.Z"), for a package that ships no runtime.
 check_node() {
-  local manifest="$1" required need_major need_minor node version major rest minor
-  # A subshell: its die ends only itself, so its failure ends this one too.
-  required="$(required_node "$manifest")" || exit 1
+  manifest="$1"
+  required="$(tr -d '\n' <"$manifest" | sed -n 's/.*"engines"[^}]*"node"[[:space:]]*:[[:space:]]*">=[[:space:]]*\([0-9]*\)\.\([0-9]*\).*/\1 \2/p')"
+  [ -n "$required" ] || die "$manifest has no engines.node (\">=X.Y.Z\") to check Node.js against"
   need_major="${required% *}"
   need_minor="${required#* }"
   node="$(command -v node || true)"
-  [ -n "$node" ] || die "Node.js ${need_major}.${need_minor} or newer is needed and node is not on PATH"
+  [ -n "$node" ] || die "Node.js ${need_major}.${need_minor} or newer is needed and node is not on PATH (a release artifact ships its own: use --artifact or the download)"
   version="$("$node" -v)"
   version="${version#v}"
   major="${version%%.*}"
@@ -82,56 +98,112 @@ check_node() {
   printf '%s\n' "$node"
 }
 
-# The service finds node through systemd's PATH, not the caller's (nvm and the like live in home directories,
-# which the unit's ProtectHome hides).
-check_node_on_service_path() {
-  local dir
-  for dir in "${SYSTEMD_PATH_DIRS[@]}"; do
-    if [ -x "$dir/node" ]; then
-      return 0
+# The value of a manifest line "KEY value…", or empty.
+manifest_field() { sed -n "s/^$1 //p" "$2" | head -n 1; }
+
+# Downloads $1 to $2 with the deploy token in a header file; prints the HTTP status (000: no answer).
+fetch() { curl -sS -L --proto '=http,https' -H "@$work/auth" -o "$2" -w '%{http_code}' "$1" 2>"$work/curl.err" || true; }
+
+download_release() {
+  base_url="$1"
+  arch="$2"
+  [ -n "$token" ] || die "a deploy token is needed to download the release: --token-file FILE or SVC_DEPLOY_TOKEN (an installed node upgrades with: swarm-node upgrade)" 2
+  (umask 077 && printf 'Authorization: Bearer %s\n' "$token" >"$work/auth")
+  status="$(fetch "$base_url/v1/swarm/releases/latest?platform=$arch" "$work/latest.json")"
+  case "$status" in
+    200) ;;
+    401) die "the service refused the deploy token (used, expired or unknown); nothing was installed" 4 ;;
+    404) die "$base_url publishes no swarm-node release for $arch; nothing was installed" ;;
+    000) die "cannot reach $base_url ($(head -n 1 "$work/curl.err")); nothing was installed" 6 ;;
+    *) die "$base_url answered $status to the release query; nothing was installed" ;;
+  esac
+  version="$(tr -d '\n' <"$work/latest.json" | sed -n 's/^{"version":"\([0-9A-Za-z][0-9A-Za-z.+_-]*\)".*/\1/p')"
+  [ -n "$version" ] || die "the service's answer names no release version; nothing was installed"
+  stem="swarm-node-$version-$arch"
+  for name in "$stem.manifest" "$stem.manifest.sig" "$stem.tar.gz"; do
+    status="$(fetch "$base_url/v1/swarm/releases/$version/$name" "$work/$name")"
+    [ "$status" = 200 ] || die "downloading $name failed ($status $(head -n 1 "$work/curl.err")); nothing was installed"
+  done
+  rm -f "$work/auth"
+  artifact="$work/$stem.tar.gz"
+}
+
+# Signature, then the tarball against the signed manifest, then every unpacked file: nothing runs before all pass.
+verify_and_unpack() {
+  manifest="${artifact%.tar.gz}.manifest"
+  signature="$manifest.sig"
+  if [ ! -f "$manifest" ] || [ ! -f "$signature" ]; then die "$manifest and $signature must sit beside the artifact; nothing was installed" 2; fi
+  mkdir "$work/keys"
+  pinned_keys | awk -v dir="$work/keys" '/BEGIN PUBLIC KEY/ { n++ } { print > (dir "/pinned-" n ".pem") }'
+  if [ -n "$trust_key" ]; then
+    [ -r "$trust_key" ] || die "cannot read the key file $trust_key" 2
+    cp "$trust_key" "$work/keys/trusted.pem"
+  fi
+  signed_by=""
+  for key in "$work"/keys/*.pem; do
+    if openssl pkeyutl -verify -pubin -inkey "$key" -rawin -in "$manifest" -sigfile "$signature" >/dev/null 2>&1; then
+      signed_by="$key"
+      break
     fi
   done
-  warn "no node in ${SYSTEMD_PATH_DIRS[*]}: the service will not find it; install Node.js system-wide (e.g. /usr/bin/node)"
-}
+  [ -n "$signed_by" ] || die "the release's signature does not verify with any key this script trusts: it was not signed by a trusted key, or the manifest was altered; nothing was installed"
+  [ "$(head -n 1 "$manifest")" = "$MANIFEST_MAGIC" ] || die "$manifest is not a swarm-node release manifest; nothing was installed"
+  version="$(manifest_field version "$manifest")"
+  stem="swarm-node-$version-$(manifest_field platform "$manifest")"
+  line="$(manifest_field artifact "$manifest")"
+  want_sha="${line%% *}"
+  line="${line#* }"
+  want_size="${line%% *}"
+  case "$want_size" in '' | *[!0-9]*) die "the manifest's artifact line is malformed; nothing was installed" ;; esac
+  [ "${line#* }" = "$stem.tar.gz" ] || die "the manifest's artifact line does not name $stem.tar.gz; nothing was installed"
+  size="$(wc -c <"$artifact" | tr -d ' ')"
+  if [ "$size" -lt "$want_size" ]; then
+    die "the download is truncated: $size of $want_size bytes; nothing was installed (download it again)"
+  fi
+  actual="$(sha256sum "$artifact" | cut -d ' ' -f 1)"
+  if [ "$actual" != "$want_sha" ] || [ "$size" -ne "$want_size" ]; then
+    die "the artifact's SHA-256 is $actual, the signed manifest says $want_sha: it was altered or damaged; nothing was installed"
+  fi
 
-systemd_running() {
-  [ -d /run/systemd/system ]
-}
-
-package_dir_of_script() {
-  local script_dir
-  script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-  dirname "$script_dir"
+  # Only the release's own top directory, regular files and directories: a listing check before anything is written.
+  if tar -tvzf "$artifact" | grep -qv '^[-d]'; then die "the artifact holds links or special files; nothing was installed"; fi
+  if tar -tzf "$artifact" | grep -qv "^$stem/"; then die "the artifact holds files outside $stem/; nothing was installed"; fi
+  if tar -tzf "$artifact" | grep -q '\(^\|/\)\.\.\(/\|$\)'; then die "the artifact holds a path with ..; nothing was installed"; fi
+  mkdir "$work/unpacked"
+  tar -xzf "$artifact" -C "$work/unpacked" --no-same-owner
+  sed -n 's/^file \([0-9a-f]*\) [0-9]* [0-7]* \(.*\)$/\1  \2/p' "$manifest" >"$work/sums"
+  (cd "$work/unpacked/$stem" && sha256sum -c --quiet --strict "$work/sums" >/dev/null 2>"$work/sums.err") ||
+    die "a file of the release differs from the signed manifest ($(head -n 1 "$work/sums.err")); nothing was installed"
+  listed="$(wc -l <"$work/sums" | tr -d ' ')"
+  found="$(cd "$work/unpacked/$stem" && find . -type f | wc -l | tr -d ' ')"
+  [ "$listed" = "$found" ] || die "the release holds $found files, its manifest lists $listed; nothing was installed"
+  from="$work/unpacked/$stem"
+  say "verified swarm-node $version ($(basename "$artifact"), signed by $(basename "$signed_by" .pem))"
 }
 
 main() {
-  local root="" token_file="" from="" base_url="" no_start=0 dry_run=0
+  root="" token_file="" from="" artifact="" base_url="" no_start=0 dry_run=0
+  trust_key="${SVC_RELEASE_TRUST_KEY:-}"
   while [ "$#" -gt 0 ]; do
     case "$1" in
-      --token-file)
-        [ "$#" -ge 2 ] || die "--token-file needs a file" 2
-        token_file="$2"
+      --token-file | --root | --from | --base-url | --artifact | --trust-key)
+        [ "$#" -ge 2 ] || die "$1 needs a value" 2
+        case "$1" in
+          --token-file) token_file="$2" ;;
+          --root) root="$2" ;;
+          --from) from="$2" ;;
+          --base-url) base_url="$2" ;;
+          --artifact) artifact="$2" ;;
+          --trust-key) trust_key="$2" ;;
+        esac
         shift
         ;;
-      --token-file=*) token_file="${1#--token-file=}" ;;
-      --root)
-        [ "$#" -ge 2 ] || die "--root needs a directory" 2
-        root="$2"
-        shift
-        ;;
-      --root=*) root="${1#--root=}" ;;
-      --from)
-        [ "$#" -ge 2 ] || die "--from needs a directory" 2
-        from="$2"
-        shift
-        ;;
-      --from=*) from="${1#--from=}" ;;
-      --base-url)
-        [ "$#" -ge 2 ] || die "--base-url needs a URL" 2
-        base_url="$2"
-        shift
-        ;;
-      --base-url=*) base_url="${1#--base-url=}" ;;
+      --token-file=*) token_file="${1#*=}" ;;
+      --root=*) root="${1#*=}" ;;
+      --from=*) from="${1#*=}" ;;
+      --base-url=*) base_url="${1#*=}" ;;
+      --artifact=*) artifact="${1#*=}" ;;
+      --trust-key=*) trust_key="${1#*=}" ;;
       --no-start) no_start=1 ;;
       --dry-run) dry_run=1 ;;
       --token | --token=* | --deploy-token | --deploy-token=*)
@@ -149,50 +221,77 @@ main() {
     shift
   done
   [ "$root" = "/" ] && root=""
+  [ -n "$base_url" ] || base_url="${SVC_BASE_URL:-$DEFAULT_BASE_URL}"
+  base_url="${base_url%/}"
 
   check_linux
   check_root "$root"
-  [ -n "$from" ] || from="$(package_dir_of_script)"
-  if [ ! -f "$from/package.json" ] || [ ! -f "$from/bin/swarm-node.js" ]; then
-    die "$from is not an unpacked swarm-node package; run this script from inside one, or pass --from DIR" 2
+  if [ -n "$token_file" ]; then
+    [ -r "$token_file" ] || die "cannot read the token file $token_file" 2
+    token="$(tr -d ' \r\n' <"$token_file")"
+  else
+    token="${SVC_DEPLOY_TOKEN:-}"
   fi
-  local node
-  node="$(check_node "$from/package.json")"
-  [ -n "$root" ] || check_node_on_service_path
-  if [ -z "$root" ] && [ "$no_start" -eq 0 ] && ! systemd_running; then
+  # Run from inside an unpacked package (scripts/install.sh of it), with neither --from nor --artifact: that one.
+  case "$0" in
+    */install.sh)
+      here="$(cd "$(dirname "$0")/.." && pwd)"
+      if [ -z "$from$artifact" ] && [ -f "$here/package.json" ] && [ -f "$here/bin/swarm-node.js" ]; then from="$here"; fi
+      ;;
+  esac
+
+  umask 022
+  work="$(mktemp -d "${TMPDIR:-/tmp}/swarm-node-install.XXXXXX")"
+  trap 'rm -rf "$work"' EXIT
+  trap 'exit 130' INT TERM
+  chmod 700 "$work"
+
+  if [ -z "$from" ]; then
+    need sha256sum openssl tar gzip
+    if [ -n "$artifact" ]; then
+      [ -f "$artifact" ] || die "no artifact at $artifact" 2
+    else
+      need curl
+      download_release "$base_url" "$(platform)"
+    fi
+    verify_and_unpack
+  fi
+  if [ ! -f "$from/package.json" ] || [ ! -f "$from/bin/swarm-node.js" ]; then
+    die "$from is not an unpacked swarm-node package; pass --from DIR, --artifact FILE, or let the script download one" 2
+  fi
+  if [ -x "$from/runtime/bin/node" ]; then node="$from/runtime/bin/node"; else node="$(check_node "$from/package.json")"; fi
+  if [ -z "$root" ] && [ "$no_start" -eq 0 ] && [ ! -d /run/systemd/system ]; then
     warn "systemd is not running on this host: installing without starting the service (as with --no-start)"
     no_start=1
   fi
 
-  if [ -n "$token_file" ] && [ ! -r "$token_file" ]; then
-    die "cannot read the token file $token_file" 2
-  fi
-
-  local args=(install --from "$from")
-  [ -z "$root" ] || args+=(--root "$root")
-  [ "$no_start" -eq 0 ] || args+=(--no-start)
-  [ "$dry_run" -eq 0 ] || args+=(--dry-run)
-  [ -z "$token_file" ] || args+=(--deploy-token-file "$token_file")
-  [ -z "$base_url" ] || args+=(--base-url "$base_url")
-
-  # Passed on explicitly, so they reach the service even where the caller's shell did not export them.
-  local proxy_env=() name
-  for name in "${PROXY_VARIABLES[@]}"; do
-    if [ -n "${!name:-}" ]; then
-      proxy_env+=("$name=${!name}")
-    fi
+  set -- install --from "$from" --base-url "$base_url"
+  [ -z "$root" ] || set -- "$@" --root "$root"
+  [ "$no_start" -eq 0 ] || set -- "$@" --no-start
+  [ "$dry_run" -eq 0 ] || set -- "$@" --dry-run
+  [ -z "$token_file" ] || set -- "$@" --deploy-token-file "$token_file"
+  proxies=""
+  for name in $PROXY_VARIABLES; do
+    eval "value=\${$name:-}"
+    # Exported, so they reach `swarm-node install`, which writes them into the service's environment file.
+    if [ -n "$value" ]; then export "${name?}" && proxies="$proxies $name"; fi
   done
-
   if [ "$dry_run" -eq 1 ]; then
     say "dry run: nothing is changed"
     say "  host: Linux, node $("$node" -v) at $node"
-    if [ "${#proxy_env[@]}" -gt 0 ]; then
-      say "  proxy variables for the service: ${proxy_env[*]%%=*}"
-    fi
-    say "  would run: $node $from/bin/swarm-node.js ${args[*]}"
+    [ -z "$proxies" ] || say "  proxy variables for the service:$proxies"
+    say "  would run: $node $from/bin/swarm-node.js $*"
   fi
   # The token stays in SVC_DEPLOY_TOKEN or in its file; it is never put on this command line.
-  env "${proxy_env[@]}" "$node" "$from/bin/swarm-node.js" "${args[@]}"
+  "$node" "$from/bin/swarm-node.js" "$@"
+  if [ -n "$trust_key" ] && [ "$dry_run" -eq 0 ]; then
+    # `swarm-node upgrade` trusts the keys in etc/release-keys/ besides its pinned ones.
+    keys="$root$INSTALL_PATH/etc/release-keys"
+    mkdir -p "$keys"
+    chmod 755 "$keys"
+    cp "$trust_key" "$keys/$(basename "$trust_key")"
+    chmod 644 "$keys/$(basename "$trust_key")"
+  fi
 }
 
 main "$@"

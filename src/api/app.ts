@@ -18,6 +18,7 @@ import { nodeRoutes } from './routes/v1/swarm/nodes.js';
 import { paygateRoutes } from './routes/v1/swarm/paygate.js';
 import { runRoutes } from './routes/v1/swarm/runs.js';
 import { paymentWebhookRoutes } from './routes/v1/payments.js';
+import { releaseRoutes } from './routes/v1/swarm/releases.js';
 import { sandboxRoutes } from './routes/sandbox.js';
 import { walletRoutes } from './routes/v1/swarm/wallet.js';
 import type { TrustProxy } from './http/trust-proxy.js';
@@ -98,6 +99,7 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   await app.register(runRoutes(ctx));
   await app.register(walletRoutes(ctx));
   await app.register(docsRoutes(ctx));
+  await app.register(releaseRoutes(ctx));
   await app.register(walletPageRoutes(ctx));
   if (ctx.sandbox) await app.register(sandboxRoutes(ctx));
 

@@ -88,6 +88,8 @@ export interface ServiceContext {
   drainSignal: AbortSignal;
   /** Aborted when the drain's grace is over: executes still waiting answer 202, background work stops retrying. */
   shutdownSignal: AbortSignal;
+  /** Where the releases it serves are (svc-api --releases-dir; issue 15); undefined: it serves none. */
+  releasesDir?: string | undefined;
   /** Background work the service waits for (bounded) before it closes the database. */
   background: Set<Promise<unknown>>;
   /** What this instance counts for Prometheus (src/api/ops/metrics.ts). */

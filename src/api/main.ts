@@ -1,6 +1,7 @@
 // The svc-api program: parses its flags, starts the service, prints the ready line, and on SIGTERM/SIGINT stops
 // gracefully (docs/operations.md "Stopping svc-api"), then exits 0. `svc-api sandbox …` is a client of a running
 // service instead (sandbox-cli.ts).
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SvcError } from '../contract/errors.js';
 import type { RunTiming } from './context.js';
@@ -29,6 +30,8 @@ Options:
   --trust-proxy <list>  take the client address from X-Forwarded-For when the peer is one of
                         these addresses or CIDRs (comma-separated), or true for any peer;
                         without it the header is ignored                   default false
+  --releases-dir <dir>  serve the swarm-node releases in it (the output of npm run release) at
+                        /v1/swarm/releases, and install.sh at /install.sh      default: none
   --shutdown-grace <s>  on SIGTERM, seconds the requests in flight get to finish (executes waiting for
                         a node's result; the results still come in)            default 25
   --metrics-listen <host:port>  serve Prometheus metrics at http://host:port/metrics, a listener
@@ -88,6 +91,7 @@ async function main(): Promise<number> {
         'trust-proxy': { type: 'string' },
         'shutdown-grace': { type: 'string' },
         'metrics-listen': { type: 'string' },
+        'releases-dir': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -159,6 +163,7 @@ async function main(): Promise<number> {
     trustProxy,
     runTiming: timing,
     metricsListen: metricsListen ?? config.metricsListen,
+    ...(values['releases-dir'] === undefined ? {} : { releasesDir: resolve(values['releases-dir']) }),
     // Logs go to stderr so stdout carries only the ready line; a request is logged without its query string.
     logger: level === 'silent' ? false : { level, stream: process.stderr },
   });

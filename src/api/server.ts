@@ -37,6 +37,8 @@ export interface ServiceOptions {
   trustProxy?: TrustProxy;
   /** Leases, holds and timeouts of runs on the nodes (svc-api's flags); tests shorten them. */
   runTiming?: Partial<RunTiming>;
+  /** The output of npm run release to serve (svc-api --releases-dir); none when unset. */
+  releasesDir?: string;
   /** How often the WAL is emptied (src/api/wal-checkpoint.ts); tests shorten it. */
   walCheckpointIntervalMs?: number;
   /** Where GET /metrics is served (svc-api --metrics-listen); not at all when unset. */
@@ -101,6 +103,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     background: new Set(),
     storeProbe,
     metrics: createServiceMetrics({ probe: storeProbe, onlineSince: () => clock.now() - runTiming.leaseMs }),
+    releasesDir: options.releasesDir,
   };
 
   // Runs whose lease ran out while the service was down are failed and refunded before the first request; a run a

@@ -134,6 +134,11 @@ export const ERROR_CODES = {
   local_state: { status: null, title: 'Local state error' },
   interrupted: { status: null, title: 'Interrupted' },
   failed: { status: null, title: 'Failed' },
+  release_unverified: {
+    status: null,
+    title: 'Release not verified',
+    remedy: 'Nothing of it was installed. Download the release again; if it still fails, check which keys you trust (docs/operations.md "Releases").',
+  },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -108,14 +108,17 @@ describe('npm run demo', () => {
 
     // The values each step is about, as the demo shows them.
     expect(output).toMatch(/svc-api listening on http:\/\/127\.0\.0\.1:\d+/);
-    expect(output).toMatch(/\$ svc-api --sandbox --port 0 --data-dir <scratch>\/service --lease-seconds 5\n/);
+    expect(output).toMatch(/\$ npm run release -- --key <scratch>\/release-key\/demo\.pem --out <scratch>\/releases --no-runtime --no-deb\n/);
+    expect(output).toMatch(/artifact\s+swarm-node-\S+-linux-\w+\.tar\.gz {2}\d+\.\d MB, \d+ files, signed by key [0-9a-f]{16}/);
+    expect(output).toMatch(/\$ svc-api --sandbox --port 0 --data-dir <scratch>\/service --lease-seconds 5 --releases-dir <scratch>\/releases\n/);
     expect(output).toMatch(/status\s+PENDING/);
     expect(output).toMatch(/exit code\s+7\n.*error\s+payment pay_\w+ is not confirmed yet/);
     expect(output).toMatch(/webhook_delivered\s+true/);
     expect(output).toMatch(/deploy_token\s+[\w-]{6}… \(in <scratch>\/deploy-token, mode 0600\)/);
     expect(output).toMatch(/install_path\s+\/opt\/svc\/swarm-node/);
     expect(output).toMatch(/deploy_mode\s+bare_metal/);
-    expect(output).toMatch(/\$ SVC_DEPLOY_TOKEN=[\w-]{6}… swarm-node install --root <root> --no-start/);
+    expect(output).toMatch(/\$ SVC_DEPLOY_TOKEN=[\w-]{6}… curl -fsSL http:\/\/127\.0\.0\.1:\d+\/install\.sh \| sh -s -- --root <root> --no-start --trust-key <scratch>\/release-key\/demo\.pub\.pem/);
+    expect(output).toMatch(/verified swarm-node \S+ \(swarm-node-\S+\.tar\.gz, signed by trusted\)/);
     const nodeId = /installed swarm-node \S+ under <root>, node ([0-9a-f-]{36})/.exec(output)?.[1];
     expect(nodeId, output).toBeDefined();
     expect(output).toMatch(/etc\/credentials\.json\s+0600/);

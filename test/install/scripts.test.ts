@@ -49,7 +49,7 @@ describe('scripts/install.sh', () => {
     const lines = text.trimEnd().split('\n');
     expect(lines.at(-1)).toBe('main "$@"');
     expect(text.match(/^main "\$@"$/gm)).toHaveLength(1);
-    expect(readFileSync(installSh, 'utf8')).toMatch(/^set -euo pipefail$/m);
+    expect(readFileSync(installSh, 'utf8')).toMatch(/^set -eu$/m);
   });
 
   it('--dry-run prints every change and makes none, without spending the token', async () => {

@@ -21,9 +21,9 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): Record
 export function run(
   command: string,
   args: string[],
-  options: { env?: Record<string, string | undefined>; input?: string; cwd?: string } = {},
+  options: { env?: Record<string, string | undefined>; input?: string; cwd?: string; timeoutMs?: number } = {},
 ): Promise<Run> {
-  return runProgram(command, args, { ...options, env: cleanEnv(options.env), extendEnv: false, timeoutMs: 60_000 });
+  return runProgram(command, args, { ...options, env: cleanEnv(options.env), extendEnv: false, timeoutMs: options.timeoutMs ?? 60_000 });
 }
 
 let staged: string | undefined;

@@ -19,6 +19,8 @@ export interface DeployTokens {
   replaceForUser(owner: DeployTokenOwner): IssuedDeployToken;
   /** Marks the token used and returns whose it is, or undefined when it is unknown, expired, revoked or used. */
   consume(token: string): ConsumedDeployToken | undefined;
+  /** Whether the token would enroll now, without using it: a release download before the install enrolls. */
+  usable(token: string): boolean;
 }
 
 /** Whose node a token enrolls, for which tier, and the payment that proved it. */
@@ -56,6 +58,10 @@ export function createDeployTokens(db: SqliteDatabase, clock: Clock): DeployToke
     WHERE token_hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?
     RETURNING session_id, user_id, tier_id, payment_id`);
 
+  const findUsable = db.prepare<[string, number], { token_hash: string }>(
+    'SELECT token_hash FROM deploy_tokens WHERE token_hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?',
+  );
+
   function issue(sessionId: string | null, owner: DeployTokenOwner, now: number): IssuedDeployToken {
     const token = randomBytes(32).toString('base64url');
     const expiresAt = now + DEPLOY_TOKEN_LIFETIME_SECONDS * 1000;
@@ -81,6 +87,9 @@ export function createDeployTokens(db: SqliteDatabase, clock: Clock): DeployToke
     consume(token) {
       const now = clock.now();
       return markUsed.get(now, hashDeployToken(token), now);
+    },
+    usable(token) {
+      return findUsable.get(hashDeployToken(token), clock.now()) !== undefined;
     },
   };
 }

@@ -1,6 +1,8 @@
-// swarm-node upgrade: install a newer package as a new release and switch to it, or --rollback to the previous
-// release (issue 4 §5). The node must be installed already; no token is involved.
-import { Command } from 'commander';
+// swarm-node upgrade: the newest release from the service, verified (issue 15 §4), or a downloaded artifact or an
+// unpacked package given with --from, installed as a new release and switched to, with a health check of the
+// restarted daemon that rolls back by itself; or --rollback to the previous release (issue 4 §5). The node must be
+// installed already; no token is involved (the node credential fetches the release).
+import { Command, InvalidArgumentError } from 'commander';
 import { SvcError } from '../../contract/errors.js';
 import type { ChalkInstance } from 'chalk';
 import { describeChange } from '../../node/install/plan.js';
@@ -9,6 +11,9 @@ import { contextFor } from '../context.js';
 
 interface UpgradeFlags {
   from?: string;
+  check?: boolean;
+  trustKey?: string;
+  healthTimeout?: number;
   root?: string;
   start: boolean;
   dryRun?: boolean;
@@ -17,8 +22,11 @@ interface UpgradeFlags {
 
 export function upgradeCommand(): Command {
   return new Command('upgrade')
-    .description('switch the node to another release: the package given with --from (or this one), or back with --rollback')
-    .option('--from <dir>', 'the unpacked package of the new version (default: the package this command runs from)')
+    .description('switch the node to the newest release of the service (verified), to a release given with --from, or back with --rollback')
+    .option('--from <file|dir>', 'a downloaded release (.tar.gz with its .manifest and .manifest.sig beside it; air-gapped hosts) or an unpacked package')
+    .option('--check', 'only say whether the service has a newer release')
+    .option('--trust-key <file>', 'also trust this Ed25519 public key (PEM) for the signature (or SVC_RELEASE_TRUST_KEY)')
+    .option('--health-timeout <seconds>', 'how long the new daemon has to start healthy before the node rolls back', seconds, 60)
     .option('--rollback', 'switch back to the previous release (run again to roll forward)')
     .option('--root <dir>', 'the staging directory the node was installed under')
     .option('--no-start', 'do not restart the service')
@@ -26,11 +34,16 @@ export function upgradeCommand(): Command {
     .addHelpText(
       'after',
       `
+A release is checked before anything of it is used: the manifest's Ed25519 signature against the pinned keys,
+the keys in etc/release-keys/ and --trust-key; the tarball's SHA-256 against the manifest; every file unpacked.
+After the switch the service restarts; a daemon not healthy within --health-timeout is rolled back by itself.
 The previous release is kept; config, credentials and the database are untouched, and the database is
 snapshotted into var/backups/ before every switch.
 
 Example:
-  $ sudo swarm-node upgrade --from ./svc-swarm-node-0.2.0
+  $ swarm-node upgrade --check
+  $ sudo swarm-node upgrade
+  $ sudo swarm-node upgrade --from ./swarm-node-0.2.0-linux-x64.tar.gz     # air-gapped
   $ sudo swarm-node upgrade --rollback`,
     )
     .action(async (flags: UpgradeFlags, command: Command) => {
@@ -54,13 +67,40 @@ Example:
         ctx.output.result(result, humanRollback);
         return;
       }
-      const [{ installPackage }, { installDeps, renderInstall }] = await Promise.all([
-        import('../../node/install/install-package.js'),
-        import('../install-result.js'),
-      ]);
-      const result = await installPackage(installDeps(ctx, layout), { deployToken: undefined, from: flags.from, start: flags.start, dryRun, requireInstalled: true });
-      renderInstall(ctx, result, dryRun ? 'would upgrade to' : 'upgraded to');
+      const [upgrade, { installDeps, renderInstall }] = await Promise.all([import('../../node/install/upgrade-release.js'), import('../install-result.js')]);
+      const deps = installDeps(ctx, layout);
+      if (flags.check) {
+        ctx.output.result(await upgrade.checkForUpgrade(deps), (check) =>
+          check.update_available ? `swarm-node ${check.latest_version} is available (this node runs ${check.current_version})` : `swarm-node ${check.current_version} is the newest release`,
+        );
+        return;
+      }
+      const healthTimeoutMs = (flags.healthTimeout ?? 60) * 1000;
+      const { statSync } = await import('node:fs');
+      if (flags.from !== undefined && statSync(flags.from, { throwIfNoEntry: false })?.isDirectory()) {
+        const outcome = await upgrade.switchWithHealthCheck(deps, flags.from, { start: flags.start, dryRun, healthTimeoutMs });
+        renderInstall(ctx, outcome.install, dryRun ? 'would upgrade to' : 'upgraded to');
+        return;
+      }
+      const trustKeyFile = flags.trustKey ?? ctx.env.SVC_RELEASE_TRUST_KEY;
+      const result = await upgrade.upgradeRelease(deps, { artifact: flags.from, trustKeyFile, start: flags.start, dryRun, healthTimeoutMs });
+      if (result.install === null) {
+        ctx.output.result(result, () => `swarm-node ${result.from_version} is the newest release; nothing to upgrade`);
+        return;
+      }
+      const health = result.health;
+      if (health.checked) ctx.output.info(`the new daemon is healthy (${health.seconds?.toFixed(1)} s after the switch)`);
+      else if (!dryRun) ctx.output.warn(`the new daemon was not checked: ${health.reason}`);
+      // --json: what install answers, and how the upgrade went.
+      const shown = Object.assign({}, result.install, { upgrade: { from_version: result.from_version, signed_by: result.signed_by, health } });
+      renderInstall(ctx, shown, dryRun ? 'would upgrade to' : 'upgraded to');
     });
+}
+
+function seconds(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 3600) throw new InvalidArgumentError('--health-timeout must be whole seconds from 1 to 3600');
+  return parsed;
 }
 
 function humanRollback(result: RollbackResult, style: ChalkInstance): string {

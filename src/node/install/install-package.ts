@@ -6,7 +6,7 @@ import type { ResolvedConfig } from '../config.js';
 import type { InstallLayout } from '../location.js';
 import type { ServiceClient } from '../service-client.js';
 import { installNode, type InstallResult } from './install-node.js';
-import { runningPackageDir } from '../package-dir.js';
+import { runningPackageDir } from '../../lib/package-dir.js';
 import { readPackageSource } from './package-source.js';
 import { serviceManager } from './systemctl.js';
 

@@ -5,7 +5,7 @@ import { existsSync, lstatSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
-import { PACKAGE_NAME, readManifest } from '../package-dir.js';
+import { PACKAGE_NAME, readManifest } from '../../lib/package-dir.js';
 import { UNIT_NAMES, unitInRelease } from '../location.js';
 
 /** A version becomes a directory name under releases/: no separators, no dot-only names. */
@@ -75,7 +75,9 @@ export function readPackageSource(packageDir: string): PackageSource {
     for (const file of walkFiles(source)) files.push({ path: toReleasePath(relative(dir, file)), source: file });
   }
   files.push(...runtimeModuleFiles(dir));
-  files.push({ path: toReleasePath(RELEASE_BIN), source: RELEASE_BIN_TARGET, link: RELEASE_BIN_TARGET });
+  // A release artifact ships bin/swarm-node as a wrapper that runs its own Node runtime (src/release/release-tree.ts);
+  // a checkout has none, and gets the link to the script.
+  if (!lstatIfPresent(join(dir, RELEASE_BIN))?.isFile()) files.push({ path: toReleasePath(RELEASE_BIN), source: RELEASE_BIN_TARGET, link: RELEASE_BIN_TARGET });
   return { dir, version, files: dedupe(files).sort((a, b) => a.path.localeCompare(b.path)) };
 }
 
@@ -111,6 +113,10 @@ export function walkFiles(path: string): string[] {
     found.push(...walkFiles(join(path, entry.name)));
   }
   return found;
+}
+
+function lstatIfPresent(path: string): ReturnType<typeof lstatSync> | undefined {
+  return existsSync(path) ? lstatSync(path) : undefined;
 }
 
 function toReleasePath(path: string): string {

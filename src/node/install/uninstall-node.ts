@@ -2,6 +2,7 @@
 // credentials and the config (base_url and wallet_url, no secret: a later install keeps them) stay unless --purge.
 // It never calls the service, so it works when the service no longer knows the node.
 import { existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
+import { releaseKeysDir } from '../release/trusted-keys.js';
 import { resolve } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
 import { AGENT_USER, type InstallLayout } from '../location.js';
@@ -65,6 +66,8 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
   if (purge) {
     remove(layout.configFile, 'config');
     remove(layout.credentialsFile, 'credentials');
+    // The keys install.sh --trust-key added (release/trusted-keys.ts): the operator's, gone with the rest of etc/.
+    remove(releaseKeysDir(layout.etcDir), 'trusted release keys');
     remove(layout.varDir, 'database and backups');
   } else {
     for (const path of [layout.configFile, layout.credentialsFile, layout.varDir]) if (existsSync(path)) kept.push(path);

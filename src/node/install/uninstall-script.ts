@@ -117,6 +117,7 @@ main() {
   if [ "$purge" -eq 1 ]; then
     remove "$home/etc/config.json"
     remove "$home/etc/credentials.json"
+    remove "$home/etc/release-keys"
     remove "$home/var"
   else
     say "kept $home/etc/config.json, $home/etc/credentials.json and $home/var (pass --purge to remove them)"

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { AgentManifest } from '../../contract/agent-bundle.js';
 import { isAgentId } from '../../contract/agents.js';
-import { runningPackageDir } from '../package-dir.js';
+import { runningPackageDir } from '../../lib/package-dir.js';
 
 export type { AgentManifest };
 

@@ -6,7 +6,7 @@ import { DEFAULT_AGENT_SOCKET, type AgentIsolation } from '../config.js';
 import { currentNodeCredential, type NodeEnrollment } from '../credentials.js';
 import type { NodePaths } from '../location.js';
 import { NodeApi } from '../node-api.js';
-import { runningPackageDir } from '../package-dir.js';
+import { runningPackageDir } from '../../lib/package-dir.js';
 import type { RunCaller } from '../run-agent.js';
 import { resolveIsolation } from '../runner/isolation.js';
 import { createLocalRunner } from '../runner/run-local.js';

@@ -1,0 +1,95 @@
+// Releases of swarm-node (docs/api.md "Releases"; issue 15 §2, §3):
+// - GET /v1/swarm/releases/latest?platform=linux-x64: the newest release in svc-api --releases-dir;
+// - GET /v1/swarm/releases/{version}/{file}: one of its four files (tarball, .sha256, manifest, signature);
+// - GET /install.sh: the host bootstrap, with this service's base URL as its default (no credential: it holds none).
+// Both release endpoints take a deploy token not yet used (install.sh downloads before it enrolls) or a node
+// credential (swarm-node upgrade); the token is only looked at, never spent here.
+import { createReadStream, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { SvcError } from '../../../../contract/errors.js';
+import { LatestReleaseQuery, LatestReleaseResponse, ReleaseFileParams } from '../../../../contract/releases.js';
+import { runningPackageDir } from '../../../../lib/package-dir.js';
+import type { ServiceContext } from '../../../context.js';
+import { parseBearer } from '../../../http/auth.js';
+import { createNodeAuthenticator, isNodeCredential } from '../../../nodes/credentials.js';
+import { createDeployTokens } from '../../../paygate/deploy-tokens.js';
+import { openReleaseDirectory } from '../../../releases/release-directory.js';
+
+/** The line of scripts/install.sh that names its default service; the served copy names this one. */
+const BASE_URL_LINE = /^DEFAULT_BASE_URL=.*$/m;
+/** A host[:port] that can go between single quotes in a shell script as it is. */
+const SAFE_HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
+
+/**
+ * The service as the caller reached it (behind a TLS proxy: https and the public name, when --trust-proxy lets
+ * fastify believe X-Forwarded-*), so `curl https://svc.example/install.sh | sh` downloads from svc.example; the
+ * listening address when the Host header is nothing a script can quote safely.
+ */
+function servedBaseUrl(request: FastifyRequest, listening: string): string {
+  return SAFE_HOST.test(request.host) ? `${request.protocol}://${request.host}` : listening;
+}
+
+export function releaseRoutes(ctx: ServiceContext): FastifyPluginAsync {
+  return async (app) => {
+    const nodes = createNodeAuthenticator(ctx.db);
+    const deployTokens = createDeployTokens(ctx.db, ctx.clock);
+    const releases = ctx.releasesDir === undefined ? undefined : openReleaseDirectory(ctx.releasesDir);
+
+    const authorize = async (request: FastifyRequest): Promise<void> => {
+      const bearer = parseBearer(request.headers.authorization);
+      const refused = new SvcError('unauthorized', 'a release is downloaded with a deploy token not yet used, or a node credential', {
+        remedy: 'Pass the deploy token from activation (install.sh --token-file FILE), or run swarm-node upgrade on an enrolled node.',
+      });
+      if (bearer.kind !== 'token') throw refused;
+      if (isNodeCredential(bearer.token)) {
+        nodes.authenticate(bearer.token);
+        return;
+      }
+      if (!deployTokens.usable(bearer.token)) throw refused;
+    };
+    const published = () => {
+      if (releases === undefined) {
+        throw new SvcError('not_found', 'this service publishes no releases', { remedy: 'Start svc-api with --releases-dir DIR holding the output of npm run release.' });
+      }
+      return releases;
+    };
+
+    app.get<{ Querystring: LatestReleaseQuery }>(
+      '/v1/swarm/releases/latest',
+      { onRequest: authorize, schema: { querystring: LatestReleaseQuery, response: { 200: LatestReleaseResponse } } },
+      async (request) => {
+        const platform = request.query.platform ?? 'linux-x64';
+        const latest = published().latest(platform);
+        if (latest === undefined) throw new SvcError('not_found', `no release for ${platform} is published here`);
+        const { manifest, names } = latest;
+        const url = (name: string) => `${ctx.urls.baseUrl}/v1/swarm/releases/${encodeURIComponent(manifest.version)}/${encodeURIComponent(name)}`;
+        return {
+          version: manifest.version,
+          platform,
+          runtime_node: manifest.runtime,
+          artifact: { name: names.artifact, size_bytes: manifest.artifact.size, sha256: manifest.artifact.sha256, url: url(names.artifact) },
+          sha256_url: url(names.sha256),
+          manifest_url: url(names.manifest),
+          signature_url: url(names.signature),
+        };
+      },
+    );
+
+    app.get<{ Params: ReleaseFileParams }>('/v1/swarm/releases/:version/:file', { onRequest: authorize, schema: { params: ReleaseFileParams } }, async (request, reply) => {
+      const path = published().file(request.params.version, request.params.file);
+      if (path === undefined) throw new SvcError('not_found', `no file ${request.params.file} of release ${request.params.version}`);
+      const name = request.params.file;
+      return reply
+        .type(name.endsWith('.tar.gz') ? 'application/gzip' : name.endsWith('.sig') ? 'application/octet-stream' : 'text/plain; charset=utf-8')
+        .header('content-length', statSync(path).size)
+        .header('cache-control', 'private, max-age=31536000, immutable')
+        .send(createReadStream(path));
+    });
+
+    app.get('/install.sh', async (request, reply) => {
+      const script = readFileSync(join(runningPackageDir(), 'scripts', 'install.sh'), 'utf8');
+      return reply.type('text/x-shellscript; charset=utf-8').send(script.replace(BASE_URL_LINE, `DEFAULT_BASE_URL='${servedBaseUrl(request, ctx.urls.baseUrl)}'`));
+    });
+  };
+}

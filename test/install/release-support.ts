@@ -1,0 +1,86 @@
+// Helpers for the release tests (issue 15): a throwaway signing key, `npm run release` of the staged package (with
+// or without the Node runtime), publishing into a service's releases directory, and a PATH without node.
+import { generateKeyPairSync } from 'node:crypto';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { expect } from 'vitest';
+import { tempDir } from '../helpers/temp.js';
+import { run, stagedPackage } from './support.js';
+
+export interface SigningKey {
+  privateFile: string;
+  publicFile: string;
+  publicPem: string;
+}
+
+export function signingKey(label: string): SigningKey {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const dir = tempDir(`release-key-${label}-`);
+  const privateFile = join(dir, `${label}.pem`);
+  const publicFile = join(dir, `${label}.pub.pem`);
+  const publicPem = publicKey.export({ format: 'pem', type: 'spki' }).toString();
+  writeFileSync(privateFile, privateKey.export({ format: 'pem', type: 'pkcs8' }), { mode: 0o600 });
+  writeFileSync(publicFile, publicPem, { mode: 0o644 });
+  return { privateFile, publicFile, publicPem };
+}
+
+export interface BuiltRelease {
+  version: string;
+  runtime: string | null;
+  artifact: { path: string; bytes: number; sha256: string };
+  sha256_file: string;
+  manifest: string;
+  signature: string;
+  deb: { path: string; bytes: number } | null;
+  files: number;
+  unpacked_bytes: number;
+  seconds: number;
+}
+
+/** `npm run release` of the staged package (or `packageDir`), into a directory of its own. */
+export async function buildRelease(
+  key: SigningKey,
+  options: { version?: string; runtime?: boolean; deb?: boolean; packageDir?: string } = {},
+): Promise<BuiltRelease> {
+  const packageDir = options.packageDir ?? stagedPackage();
+  const out = tempDir('release-out-');
+  const args = [join(packageDir, 'dist', 'swarm-node-release.js'), '--key', key.privateFile, '--out', out, '--package-dir', packageDir];
+  if (options.version !== undefined) args.push('--version', options.version);
+  if (options.runtime !== true) args.push('--no-runtime');
+  if (options.deb !== true) args.push('--no-deb');
+  const result = await run('node', args, { timeoutMs: 240_000 });
+  expect(result.exitCode, result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as BuiltRelease;
+}
+
+/** Copies a release's four files into a directory svc-api serves (--releases-dir). */
+export function publish(release: Pick<BuiltRelease, 'artifact' | 'sha256_file' | 'manifest' | 'signature'>, releasesDir: string): void {
+  mkdirSync(releasesDir, { recursive: true });
+  for (const file of [release.artifact.path, release.sha256_file, release.manifest, release.signature]) copyFileSync(file, join(releasesDir, basename(file)));
+}
+
+/** A copy of the staged package whose daemon exits at once: a release that cannot start. */
+export function brokenPackage(): string {
+  const dir = join(tempDir('broken-package-'), 'package');
+  cpSync(stagedPackage(), dir, { recursive: true, verbatimSymlinks: true });
+  const bin = join(dir, 'bin', 'swarm-node.js');
+  const text = readFileSync(bin, 'utf8').replace(
+    /^(#!.*\n)/,
+    "$1if (process.argv[2] === 'daemon') { process.stderr.write('this release is broken on purpose\\n'); process.exit(70); }\n",
+  );
+  writeFileSync(bin, text);
+  return dir;
+}
+
+/** The tools install.sh uses, linked into one directory, and nothing else: no node. */
+export function pathWithoutNode(): string {
+  const dir = tempDir('path-without-node-');
+  const tools = ['sh', 'curl', 'openssl', 'sha256sum', 'tar', 'gzip', 'mktemp', 'sed', 'grep', 'awk', 'tr', 'cut', 'head', 'wc', 'find', 'cat', 'cp', 'rm', 'mkdir', 'chmod', 'dirname', 'basename', 'uname', 'id', 'readlink', 'env', 'ls'];
+  for (const tool of tools) {
+    const found = ['/usr/bin', '/bin', '/usr/local/bin'].map((prefix) => join(prefix, tool)).find((path) => existsSync(path));
+    expect(found, `${tool} is not installed`).toBeDefined();
+    symlinkSync(found!, join(dir, tool));
+  }
+  expect(existsSync(join(dir, 'node'))).toBe(false);
+  return dir;
+}
