@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { MovableClock } from '../helpers/clock.js';
 import { spawnSvcApi, startSvcApi } from '../helpers/svc-api.js';
 import { waitFor } from '../helpers/funnel.js';
@@ -16,7 +16,7 @@ import { TEST_RUN_TIMING, credit, entriesOf, execute, ledgerSnapshot, paidUserWi
 const HOUR_MS = 60 * 60 * 1000;
 
 describe('Idempotency-Key on execute', () => {
-  let service: RunningService;
+  let service: TestService;
   beforeAll(async () => {
     service = await startSvcApi({ runTiming: TEST_RUN_TIMING });
   });
@@ -41,7 +41,7 @@ describe('Idempotency-Key on execute', () => {
     const upper = await execute(service, user.token, { ...body, user_id: user.email.toUpperCase() }, key);
     expect(upper.text).toBe(first.text);
     expect(ledgerSnapshot(service)).toEqual(before);
-    expect(service.ctx.ledger.balance(user.email)).toBe(42);
+    expect(await service.ctx.ledger.balance(user.email)).toBe(42);
     expect(runsOf(service, user.email)).toHaveLength(1);
   });
 
@@ -65,7 +65,7 @@ describe('Idempotency-Key on execute', () => {
     expect(responses.map((response) => response.status)).toEqual(Array.from({ length: 20 }, () => 200));
     expect(new Set(responses.map((response) => response.text)).size).toBe(1);
     expect(responses.filter((response) => response.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
-    expect(service.ctx.ledger.balance(user.email)).toBe(88);
+    expect(await service.ctx.ledger.balance(user.email)).toBe(88);
     expect(runsOf(service, user.email)).toHaveLength(1);
     expect(entriesOf(service, user.email).filter((entry) => entry.kind === 'debit')).toHaveLength(1);
   });
@@ -87,7 +87,7 @@ describe('Idempotency-Key on execute', () => {
     const body = { user_id: user.email, agent_id: 'agent_dev_review_012' };
     const refused = await execute(service, user.token, body, key);
     expect(refused.status).toBe(402);
-    credit(service, user.email, 10);
+    await credit(service, user.email, 10);
     const retried = await execute(service, user.token, body, key);
     expect(retried.status, retried.text).toBe(200);
     expect(retried.headers.get('idempotent-replayed')).toBeNull();
@@ -107,7 +107,7 @@ describe('Idempotency-Key on execute', () => {
 });
 
 describe('Idempotency-Key while the first request runs', () => {
-  let service: RunningService;
+  let service: TestService;
   beforeAll(async () => {
     service = await startSvcApi({ runTiming: TEST_RUN_TIMING });
   });
@@ -131,7 +131,7 @@ describe('Idempotency-Key while the first request runs', () => {
     const first = execute(service, user.token, body, key);
     await waitFor(async () => (started.length > 0 ? true : undefined), 'the run to start on the node');
     expect(runsOf(service, user.email)).toMatchObject([{ status: 'running', charged_cents: 4 }]);
-    expect(service.ctx.ledger.balance(user.email)).toBe(16);
+    expect(await service.ctx.ledger.balance(user.email)).toBe(16);
 
     const meanwhile = await execute(service, user.token, body, key, { prefer: 'respond-async' });
     expect(meanwhile.status).toBe(202);
@@ -146,7 +146,7 @@ describe('Idempotency-Key while the first request runs', () => {
     expect(done.body.output).toEqual({ gated: true });
     const replay = await execute(service, user.token, body, key);
     expect(replay.text).toBe(done.text);
-    expect(service.ctx.ledger.balance(user.email)).toBe(16);
+    expect(await service.ctx.ledger.balance(user.email)).toBe(16);
     expect(runsOf(service, user.email)).toHaveLength(1);
   });
 });
@@ -170,7 +170,7 @@ describe('Idempotency-Key lifetime', () => {
       expect(fresh.status).toBe(200);
       expect(fresh.headers.get('idempotent-replayed')).toBeNull();
       expect(fresh.body.run_id).not.toBe(first.body.run_id);
-      expect(service.ctx.ledger.balance(user.email)).toBe(50 - 4 - 5);
+      expect(await service.ctx.ledger.balance(user.email)).toBe(50 - 4 - 5);
       expect(service.db.prepare('SELECT COUNT(*) AS n FROM idempotency_keys').get()).toEqual({ n: 1 });
     } finally {
       await user.node.stop();

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { MovableClock } from '../helpers/clock.js';
 import { confirmPayment, createPayment, payAndConfirm } from '../helpers/funnel.js';
 import { apiClient } from '../helpers/http.js';
@@ -12,7 +12,7 @@ import { UUID_V4, confirmAtProviderOnly, confirmedEvent, dbSnapshot, deliverWebh
 const HOUR_MS = 60 * 60 * 1000;
 
 describe('pay gate: session and activation', () => {
-  let service: RunningService;
+  let service: TestService;
   let clock: MovableClock;
   let api: ReturnType<typeof apiClient>;
 
@@ -125,10 +125,10 @@ describe('pay gate: session and activation', () => {
     // The wallet-fund tier has no node install, but the money is the user's all the same.
     expect(response.status).toBe(403);
     expect(response.body.code).toBe('forbidden');
-    expect(service.ctx.ledger.balance(email)).toBe(1234);
+    expect(await service.ctx.ledger.balance(email)).toBe(1234);
 
     await confirmPayment(service.baseUrl, paymentId);
-    expect(service.ctx.ledger.balance(email)).toBe(1234);
+    expect(await service.ctx.ledger.balance(email)).toBe(1234);
     expect(rowCount(service.db, 'webhook_events')).toBeGreaterThan(0);
   });
 

@@ -7,8 +7,8 @@ import { inputProblems } from '../../contract/input-schema.js';
 import type { AgentVersions } from './agent-versions.js';
 
 /** The digest the run is pinned to (null: built-in); 422 input_invalid, naming each failing field, otherwise. */
-export function pinBundle(versions: AgentVersions, userId: string, agentId: string, input: unknown): string | null {
-  const current = versions.current(userId, agentId);
+export async function pinBundle(versions: AgentVersions, userId: string, agentId: string, input: unknown): Promise<string | null> {
+  const current = await versions.current(userId, agentId);
   if (current === undefined) return null;
   const schema = JSON.parse(current.input_schema_json) as Record<string, unknown>;
   const problems = inputProblems(schema, input ?? {}).map((problem) => ({ path: `/input${problem.path}`, message: problem.message }));

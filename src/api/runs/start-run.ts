@@ -35,28 +35,32 @@ export type Started =
   /** A new run; `lease` when the calling node runs it itself. */
   | { kind: 'started'; run: RunRow; lease?: Lease };
 
-export type StartRun = (call: ExecuteCall) => Started;
+export type StartRun = (call: ExecuteCall) => Promise<Started>;
 
 export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: IdempotencyStore, nodes: NodeRegistry): StartRun {
-  const versions = createAgentVersions(ctx.db);
-  const start = ctx.db.transaction((call: ExecuteCall, userId: string, agentId: string, priceCents: number, agentName: string): Started => {
+  const versions = createAgentVersions(ctx.store);
+  const start = (call: ExecuteCall, userId: string, agentId: string, priceCents: number, agentName: string): Promise<Started> =>
+    ctx.store.transaction(async () => {
+    // Two instances given the same key at once (PostgreSQL): the second waits here for the first's commit, then
+    // finds its key and replays it, never starting a second run.
+    await ctx.store.lock(`idempotency:${userId}:${call.idempotencyKey}`);
     const now = ctx.clock.now();
     const { request } = call;
     const pinned = call.caller.kind === 'node' ? call.caller.node.node_id : request.node_id;
     const hash = requestHash({ user_id: userId, agent_id: agentId, input: request.input ?? null, node_id: pinned ?? null });
-    const lookup = keys.lookup(userId, call.idempotencyKey, hash, now);
+    const lookup = await keys.lookup(userId, call.idempotencyKey, hash, now);
     if (lookup.kind === 'replay') return lookup;
     if (lookup.kind === 'in_flight') {
-      const run = runs.get(lookup.run_id);
+      const run = await runs.get(lookup.run_id);
       if (run !== undefined) return { kind: 'in_flight', run };
     }
     // Before the node and the balance: an input the agent's schema refuses is the caller's to fix, whatever else.
-    const bundleDigest = pinBundle(versions, userId, agentId, request.input);
+    const bundleDigest = await pinBundle(versions, userId, agentId, request.input);
     // A node's own run goes to itself: it asked, so it is there. Any other needs an online node serving the agent.
-    if (call.caller.kind !== 'node') assertNodeAvailable(ctx, nodes, userId, agentId, request.node_id, now);
+    if (call.caller.kind !== 'node') await assertNodeAvailable(ctx, nodes, userId, agentId, request.node_id, now);
 
     const runId = randomUUID();
-    const debit = ctx.ledger.debitForRun({ user_id: userId, run_id: runId, amount_cents: priceCents });
+    const debit = await ctx.ledger.debitForRun({ user_id: userId, run_id: runId, amount_cents: priceCents });
     if (!debit.ok) {
       // Thrown inside the transaction, so nothing of this request stays: no charge, no run, no key. A retry with the
       // same key after funding runs the agent (spec §7: fund the wallet, then retry execute).
@@ -79,15 +83,15 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
     let lease: Lease | undefined;
     if (call.caller.kind === 'node') {
       lease = newLease(now, ctx.runTiming.leaseMs);
-      runs.insertLeased(newRun, call.caller.node.node_id, lease);
+      await runs.insertLeased(newRun, call.caller.node.node_id, lease);
     } else {
-      runs.insertQueued(newRun);
+      await runs.insertQueued(newRun);
     }
-    keys.begin(userId, call.idempotencyKey, hash, runId, now);
-    return { kind: 'started', run: runs.get(runId)!, ...(lease === undefined ? {} : { lease }) };
-  }).immediate;
+    await keys.begin(userId, call.idempotencyKey, hash, runId, now);
+    return { kind: 'started', run: (await runs.get(runId))!, ...(lease === undefined ? {} : { lease }) };
+  });
 
-  return (call) => {
+  return async (call) => {
     const owner = call.caller.kind === 'node' ? call.caller.node.user_id : call.caller.sub;
     const userId = normalizeEmail(call.request.user_id);
     if (userId !== normalizeEmail(owner)) {
@@ -102,17 +106,18 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
 }
 
 /** 409 when no online node of the user serves the agent (the pinned node, if one is named), saying which it is. */
-function assertNodeAvailable(ctx: ServiceContext, nodes: NodeRegistry, userId: string, agentId: string, pinned: string | undefined, now: number): void {
+async function assertNodeAvailable(ctx: ServiceContext, nodes: NodeRegistry, userId: string, agentId: string, pinned: string | undefined, now: number): Promise<void> {
   const onlineSince = now - ctx.runTiming.leaseMs;
-  if (nodes.servingOnline(userId, agentId, onlineSince, pinned).length > 0) return;
-  const fleet = nodes.nodesOf(userId);
+  if ((await nodes.servingOnline(userId, agentId, onlineSince, pinned)).length > 0) return;
+  const fleet = await nodes.nodesOf(userId);
+  const agentsOf = new Map(await Promise.all(fleet.map(async (node) => [node.node_id, await nodes.agentsOf(node.node_id)] as const)));
   const named = pinned === undefined ? undefined : fleet.find((node) => node.node_id === pinned);
-  const serving = fleet.filter((node) => nodes.agentsOf(node.node_id).includes(agentId));
+  const serving = fleet.filter((node) => agentsOf.get(node.node_id)!.includes(agentId));
   const why =
     pinned !== undefined
       ? named === undefined
         ? `you have no node ${pinned}`
-        : !nodes.agentsOf(pinned).includes(agentId)
+        : !(agentsOf.get(pinned) ?? []).includes(agentId)
           ? `node ${pinned} does not serve ${agentId}`
           : `node ${pinned} is offline`
       : fleet.length === 0
