@@ -10,7 +10,8 @@ import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 const USAGE = `Usage: svc-api --port <n> --data-dir <dir> [--host 127.0.0.1] [--sandbox]
        svc-api sandbox pay|confirm|fund …   (svc-api sandbox --help)
 
-The reference implementation of the hosted service: every endpoint of the spec on SQLite.
+The reference implementation of the hosted service: every endpoint of the spec on SQLite, or on
+PostgreSQL with SVC_DATABASE_URL (several instances on one database).
 
 Options:
   --port <n>            port to listen on (0 picks a free one)            default 8787
@@ -37,6 +38,8 @@ Environment:
   SVC_MERCHANT_ID     this service's merchant id                         default merchant_local
   SVC_WALLET_URL      public wallet base URL                             default http://HOST:PORT/wallet
   SVC_LOG_LEVEL       info, warn, error or silent                        default info
+  SVC_DATABASE_URL    postgres://USER:PASSWORD@HOST:PORT/DB: store in PostgreSQL, shared by every
+                      instance on it (docs/operations.md); unset: the SQLite file in --data-dir
 
 Sandbox commands, against a running svc-api --sandbox (--base-url, default http://127.0.0.1:8787; --json):
   svc-api sandbox pay --offer <tier_id> --email <e> [--amount <dollars>]   a checkout, PENDING

@@ -74,7 +74,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const { store, sqlite: db } = await openStore({
     dataDir: options.dataDir,
     databaseUrl: env.SVC_DATABASE_URL,
-    onIdleError: (error) => log?.warn({ err: error }, 'an idle database connection failed; it is replaced at the next query'),
+    onIdleError: (error) => log?.warn({ err: error }, 'a database connection failed; the pool opens another at the next query'),
   });
   const shutdown = new AbortController();
   const draining = new AbortController();

@@ -2,10 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import type { TestService } from '../helpers/svc-api.js';
 import { MovableClock } from '../helpers/clock.js';
-import { spawnSvcApi, startSvcApi } from '../helpers/svc-api.js';
+import { openDatabaseOf, spawnSvcApi, startSvcApi } from '../helpers/svc-api.js';
 import { waitFor } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
@@ -214,9 +213,9 @@ describe('a crash of the service while a node runs the run', () => {
       const restarted = await spawnSvcApi({ dataDir, args });
       try {
         // The restart fails nothing a node still holds; the node's result comes in as if nothing happened.
-        const observer = new Database(join(dataDir, 'svc-api.db'), { readonly: true });
-        expect(observer.prepare('SELECT status, charged_cents FROM runs').all()).toEqual([{ status: 'running', charged_cents: 15 }]);
-        observer.close();
+        const observer = await openDatabaseOf(dataDir);
+        expect(observer.db.prepare('SELECT status, charged_cents FROM runs').all()).toEqual([{ status: 'running', charged_cents: 15 }]);
+        await observer.close();
         release({ status: 'succeeded', output: { answer: 'after the crash' } });
         const retry = await waitFor(async () => {
           const response = await send();
@@ -224,12 +223,12 @@ describe('a crash of the service while a node runs the run', () => {
         }, 'the result through the restarted service');
         expect(retry.headers.get('idempotent-replayed')).toBe('true');
         expect(await retry.json()).toMatchObject({ run_id: started[0]!.run_id, status: 'succeeded', charged_cents: 15, balance_cents: 15, output: { answer: 'after the crash' } });
-        const check = new Database(join(dataDir, 'svc-api.db'), { readonly: true });
-        expect(check.prepare('SELECT kind, amount_cents FROM ledger_entries WHERE user_id = ? ORDER BY entry_id').all(user.email)).toEqual([
+        const check = await openDatabaseOf(dataDir);
+        expect(check.db.prepare('SELECT kind, amount_cents FROM ledger_entries WHERE user_id = ? ORDER BY entry_id').all(user.email)).toEqual([
           { kind: 'credit', amount_cents: 30 },
           { kind: 'debit', amount_cents: 15 },
         ]);
-        check.close();
+        await check.close();
       } finally {
         await node.stop();
         await restarted.stop();

@@ -1,6 +1,8 @@
 // Starts the real svc-api for a test: on port 0, with a SQLite file in a fresh temp directory, or with its own
 // database on the tests' PostgreSQL server when the engine under test is PostgreSQL (test-engine.ts).
+import Database from 'better-sqlite3';
 import { execa, type ResultPromise } from 'execa';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { startService, type RunningService, type ServiceOptions } from '../../src/api/server.js';
@@ -57,6 +59,16 @@ export function useSvcApi(options: Partial<ServiceOptions> | (() => Partial<Serv
       return typeof value === 'function' ? value.bind(running) : value;
     },
   });
+}
+
+/**
+ * Reads the database of the service whose data directory is `dataDir` (a spawned one, or one that is stopped):
+ * its SQLite file read-only, or its PostgreSQL database.
+ */
+export async function openDatabaseOf(dataDir: string): Promise<{ db: SqliteDatabase; close(): Promise<void> }> {
+  if (testEngine() === 'postgres') return syncPostgres(await postgresDatabaseFor(dataDir));
+  const db = new Database(join(dataDir, 'svc-api.db'), { readonly: true });
+  return { db, close: async () => void db.close() };
 }
 
 export interface SpawnedSvcApi {

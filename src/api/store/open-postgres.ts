@@ -20,7 +20,7 @@ export interface PostgresOptions {
   url: string;
   /** Connections this instance keeps at most; N instances open up to N times this. */
   poolSize?: number;
-  /** Told when an idle connection breaks (PostgreSQL restarted): the pool replaces it at the next query. */
+  /** Told when a connection breaks (PostgreSQL restarted, the network cut): the pool replaces it at the next query. */
   onIdleError?: (error: Error) => void;
 }
 
@@ -32,8 +32,10 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     // Times in milliseconds and cents are BIGINT; as JS numbers they are exact up to 2^53, far past any real value.
     types: { getTypeParser: ((oid: number, format?: string) => (oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser },
   });
-  // Without a listener an idle connection dropped by the server would crash the process.
+  // Without a listener a connection dropped by the server (a restart, a network cut) would crash the process: the
+  // pool reports idle ones, and a connection in use reports on itself as well as failing its query (503).
   pool.on('error', (error) => options.onIdleError?.(error));
+  pool.on('connect', (client) => client.on('error', (error) => options.onIdleError?.(error)));
   const kysely = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   try {
     await sql`SELECT 1`.execute(kysely);
