@@ -4,7 +4,7 @@
 // status guard makes it happen once: a run is never finished, nor refunded, twice.
 import type { ServiceContext } from '../context.js';
 import type { IdempotencyStore } from './idempotency.js';
-import type { RunStore } from './run-store.js';
+import type { RunRow, RunStore } from './run-store.js';
 import { runView } from './run-view.js';
 
 /** Why a run failed: the agent's reasons as the node reports them, and the service's own. */
@@ -49,12 +49,16 @@ export function createRunFinisher(ctx: ServiceContext, runs: RunStore, keys: Ide
     if (holder !== undefined && (row.node_id !== holder.node_id || row.lease_id !== holder.lease_id)) return { kind: 'not_held' };
     const now = ctx.clock.now();
     const chargedCents = outcome.status === 'succeeded' ? row.charged_cents : 0;
-    if (!(await runs.finish(runId, outcome.status, chargedCents, JSON.stringify(outcome.output ?? null), holder === undefined ? 'service' : 'node', now))) return { kind: 'not_held' };
+    const outputJson = JSON.stringify(outcome.output ?? null);
+    const by = holder === undefined ? 'service' : 'node';
+    if (!(await runs.finish(runId, outcome.status, chargedCents, outputJson, by, now))) return { kind: 'not_held' };
     const balanceCents =
       outcome.status === 'failed' && row.charged_cents > 0
         ? await ctx.ledger.refundRun({ user_id: row.user_id, run_id: runId, amount_cents: row.charged_cents })
         : await ctx.ledger.balance(row.user_id);
-    const json = JSON.stringify(runView((await runs.get(runId))!, balanceCents));
+    // The row as the UPDATE above left it (runs.finish), without reading it back.
+    const finished: RunRow = { ...row, status: outcome.status, charged_cents: chargedCents, output_json: outputJson, finished_by: by, finished_at: now, lease_expires_at: null };
+    const json = JSON.stringify(runView(finished, balanceCents));
     await keys.completeRun(runId, FINISHED_RUN_STATUS_CODE, json);
     return { kind: 'finished', json };
   });

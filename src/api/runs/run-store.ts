@@ -3,6 +3,7 @@
 // under a lease when a node starts a run of its own. A node claims queued runs by polling and holds each under a
 // lease; the run is finished once, guarded by its status (and lease), by the node's result or by the service.
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Store } from '../store/store.js';
 
 export type RunState = 'queued' | 'running' | 'succeeded' | 'failed';
@@ -71,6 +72,11 @@ export interface RunStore {
   finishedSince(nodeIds: readonly string[], since: number): Promise<Map<string, number>>;
 }
 
+// Literals, not parameters: SQLite uses a partial index (runs_queued, runs_leased: WHERE status = '…') only when the
+// query's own condition is the same literal; with a bound parameter it scans every run of the user.
+const QUEUED = sql.lit('queued' as const);
+const RUNNING = sql.lit('running' as const);
+
 export function newLease(now: number, leaseMs: number): Lease {
   return { lease_id: randomBytes(16).toString('hex'), expires_at: now + leaseMs };
 }
@@ -93,7 +99,7 @@ export function createRunStore(store: Store): RunStore {
       const query = store.db
         .selectFrom('runs')
         .selectAll()
-        .where('status', '=', 'queued')
+        .where('status', '=', QUEUED)
         .where('user_id', '=', userId)
         .where((eb) => eb.or([eb('pinned_node_id', 'is', null), eb('pinned_node_id', '=', nodeId)]))
         .where('agent_id', 'in', (eb) => eb.selectFrom('node_agents').select('agent_id').where('node_id', '=', nodeId))
@@ -137,7 +143,7 @@ export function createRunStore(store: Store): RunStore {
       store.db
         .selectFrom('runs')
         .selectAll()
-        .where('status', '=', 'running')
+        .where('status', '=', RUNNING)
         .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', now)]))
         .orderBy('started_at')
         .execute(),
@@ -147,7 +153,7 @@ export function createRunStore(store: Store): RunStore {
       store.db
         .selectFrom('runs as r')
         .selectAll('r')
-        .where('r.status', '=', 'queued')
+        .where('r.status', '=', QUEUED)
         .where((eb) =>
           eb.or([
             eb('r.started_at', '<', queuedBefore),
