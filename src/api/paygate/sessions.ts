@@ -69,37 +69,37 @@ export function createPaygate(ctx: ServiceContext): Paygate {
   // so concurrent activations see each other's effect.
   const activateWithPayment = (sessionId: string, payment: PaymentRecord): Promise<ActivateResponse> =>
     store.transaction(async () => {
-    const session = await liveSession(sessionId);
-    // Two sessions activated with one payment at once: the second waits, then finds the payment used.
-    await store.lock(`payment-activation:${payment.payment_id}`);
-    if (session.status === 'active') return reactivate(session, payment.payment_id);
-    if (payment.status !== PAYMENT_CONFIRMED) {
-      throw new SvcError('payment_not_confirmed', `the payment is ${payment.status}, not yet ${PAYMENT_CONFIRMED}`, {
-        retryAfterSeconds: PAYMENT_RETRY_AFTER_SECONDS,
-      });
-    }
-    // spec §7: a payment of another e-mail means the session does not exist for the paying user.
-    if (payment.customer_email !== session.user_id) {
-      throw new SvcError('session_not_found', 'no such session for the e-mail this payment was made with');
-    }
-    if (payment.offer_id !== session.tier_id || payment.merchant_id !== ctx.merchantId) {
-      throw new SvcError('payment_mismatch', `the payment is for another ${payment.offer_id !== session.tier_id ? 'tier' : 'merchant'} than this session`, {
-        extensions: { session_tier_id: session.tier_id, payment_offer_id: payment.offer_id },
-      });
-    }
-    if (!TIERS[session.tier_id].node_install) throw noNodeInstall(session.tier_id);
-    const usedBy = await store.db.selectFrom('sessions').select('session_id').where('payment_id', '=', payment.payment_id).executeTakeFirst();
-    if (usedBy !== undefined) {
-      throw new SvcError('payment_already_used', 'this payment already activated another session');
-    }
-    await store.db
-      .updateTable('sessions')
-      .set({ status: 'active', payment_id: payment.payment_id, activated_at: clock.now() })
-      .where('session_id', '=', session.session_id)
-      .where('status', '=', 'pending')
-      .execute();
-    return activationResult(session.session_id);
-  });
+      const session = await liveSession(sessionId);
+      // Two sessions activated with one payment at once: the second waits, then finds the payment used.
+      await store.lock(`payment-activation:${payment.payment_id}`);
+      if (session.status === 'active') return reactivate(session, payment.payment_id);
+      if (payment.status !== PAYMENT_CONFIRMED) {
+        throw new SvcError('payment_not_confirmed', `the payment is ${payment.status}, not yet ${PAYMENT_CONFIRMED}`, {
+          retryAfterSeconds: PAYMENT_RETRY_AFTER_SECONDS,
+        });
+      }
+      // spec §7: a payment of another e-mail means the session does not exist for the paying user.
+      if (payment.customer_email !== session.user_id) {
+        throw new SvcError('session_not_found', 'no such session for the e-mail this payment was made with');
+      }
+      if (payment.offer_id !== session.tier_id || payment.merchant_id !== ctx.merchantId) {
+        throw new SvcError('payment_mismatch', `the payment is for another ${payment.offer_id !== session.tier_id ? 'tier' : 'merchant'} than this session`, {
+          extensions: { session_tier_id: session.tier_id, payment_offer_id: payment.offer_id },
+        });
+      }
+      if (!TIERS[session.tier_id].node_install) throw noNodeInstall(session.tier_id);
+      const usedBy = await store.db.selectFrom('sessions').select('session_id').where('payment_id', '=', payment.payment_id).executeTakeFirst();
+      if (usedBy !== undefined) {
+        throw new SvcError('payment_already_used', 'this payment already activated another session');
+      }
+      await store.db
+        .updateTable('sessions')
+        .set({ status: 'active', payment_id: payment.payment_id, activated_at: clock.now() })
+        .where('session_id', '=', session.session_id)
+        .where('status', '=', 'pending')
+        .execute();
+      return activationResult(session.session_id);
+    });
 
   /** DECISIONS.md: the same payment again gets a fresh deploy token (the old unused one dies); another one, 409. */
   function reactivate(session: SessionRow, paymentId: string): Promise<ActivateResponse> {

@@ -32,23 +32,23 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
 
   const claim = (node: EnrolledNode, capacity: number): Promise<AssignedRun[]> =>
     ctx.store.transaction(async () => {
-    const now = ctx.clock.now();
-    const assigned: AssignedRun[] = [];
-    for (const run of await runs.claimable(node.user_id, node.node_id, capacity)) {
-      const lease = newLease(now, leaseMs);
-      if (!(await runs.claim(run.run_id, node.node_id, lease, now))) continue;
-      assigned.push({
-        run_id: run.run_id,
-        agent_id: run.agent_id,
-        user_id: run.user_id,
-        input: run.input_json === null ? {} : (JSON.parse(run.input_json) as unknown),
-        lease_id: lease.lease_id,
-        lease_expires_at: isoTime(lease.expires_at),
-        ...(run.bundle_digest === null ? {} : { bundle_digest: run.bundle_digest }),
-      });
-    }
-    return assigned;
-  });
+      const now = ctx.clock.now();
+      const assigned: AssignedRun[] = [];
+      for (const run of await runs.claimable(node.user_id, node.node_id, capacity)) {
+        const lease = newLease(now, leaseMs);
+        if (!(await runs.claim(run.run_id, node.node_id, lease, now))) continue;
+        assigned.push({
+          run_id: run.run_id,
+          agent_id: run.agent_id,
+          user_id: run.user_id,
+          input: run.input_json === null ? {} : (JSON.parse(run.input_json) as unknown),
+          lease_id: lease.lease_id,
+          lease_expires_at: isoTime(lease.expires_at),
+          ...(run.bundle_digest === null ? {} : { bundle_digest: run.bundle_digest }),
+        });
+      }
+      return assigned;
+    });
 
   return {
     async poll(node, request, drain, gone) {

@@ -46,9 +46,10 @@ export interface Lease {
 }
 
 export interface RunStore {
-  insertQueued(run: NewRun): Promise<void>;
-  /** A node's own run: running at once, leased to it. */
-  insertLeased(run: NewRun, nodeId: string, lease: Lease): Promise<void>;
+  /** Returns the row as written. */
+  insertQueued(run: NewRun): Promise<RunRow>;
+  /** A node's own run: running at once, leased to it. Returns the row as written. */
+  insertLeased(run: NewRun, nodeId: string, lease: Lease): Promise<RunRow>;
   get(runId: string): Promise<RunRow | undefined>;
   /** The run, locked until the transaction ends (PostgreSQL); whoever finishes a run reads it this way. */
   getForUpdate(runId: string): Promise<RunRow | undefined>;
@@ -82,17 +83,19 @@ export function newLease(now: number, leaseMs: number): Lease {
 }
 
 export function createRunStore(store: Store): RunStore {
-  const insert = (run: NewRun, held: { status: 'queued' | 'running'; node_id: string | null; lease_id: string | null; lease_expires_at: number | null; claimed_at: number | null }) =>
-    store.db.insertInto('runs').values({ ...run, ...held }).execute();
+  const insert = async (
+    run: NewRun,
+    held: { status: 'queued' | 'running'; node_id: string | null; lease_id: string | null; lease_expires_at: number | null; claimed_at: number | null },
+  ): Promise<RunRow> => {
+    await store.db.insertInto('runs').values({ ...run, ...held }).execute();
+    return { ...run, ...held, output_json: null, finished_by: null, finished_at: null };
+  };
   const get = (runId: string) => store.db.selectFrom('runs').selectAll().where('run_id', '=', runId);
 
   return {
-    async insertQueued(run) {
-      await insert(run, { status: 'queued', node_id: null, lease_id: null, lease_expires_at: null, claimed_at: null });
-    },
-    async insertLeased(run, nodeId, lease) {
-      await insert(run, { status: 'running', node_id: nodeId, lease_id: lease.lease_id, lease_expires_at: lease.expires_at, claimed_at: run.started_at });
-    },
+    insertQueued: (run) => insert(run, { status: 'queued', node_id: null, lease_id: null, lease_expires_at: null, claimed_at: null }),
+    insertLeased: (run, nodeId, lease) =>
+      insert(run, { status: 'running', node_id: nodeId, lease_id: lease.lease_id, lease_expires_at: lease.expires_at, claimed_at: run.started_at }),
     get: (runId) => get(runId).executeTakeFirst(),
     getForUpdate: (runId) => store.forUpdate(get(runId)).executeTakeFirst(),
     async claimable(userId, nodeId, limit) {
