@@ -52,10 +52,15 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   }
   chmodSync(root, 0o700);
   const port = await freePort();
-  run('initdb', ['-D', dataDir, '-U', 'svc', '--auth=trust', '--encoding=UTF8', '--no-sync']);
-  // The socket in the server's own directory (not /var/run/postgresql, which may not exist or be writable).
-  const options = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${root} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
-  run('pg_ctl', ['-D', dataDir, '-o', options, '-l', join(root, 'server.log'), '-w', '-t', '120', 'start']);
+  try {
+    run('initdb', ['-D', dataDir, '-U', 'svc', '--auth=trust', '--encoding=UTF8', '--no-sync']);
+    // The socket in the server's own directory (not /var/run/postgresql, which may not exist or be writable).
+    const options = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${root} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
+    run('pg_ctl', ['-D', dataDir, '-o', options, '-l', join(root, 'server.log'), '-w', '-t', '120', 'start']);
+  } catch (error) {
+    rmSync(root, { recursive: true, force: true });
+    throw error;
+  }
   return {
     adminUrl: `postgres://svc@127.0.0.1:${port}/postgres`,
     stop() {
