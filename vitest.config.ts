@@ -1,12 +1,46 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The API tests that run on PostgreSQL too (docs/operations.md "Running the tests on PostgreSQL"): those that go
+ * through every store (money, runs, keys, payments, the pay gate, nodes, uploads, the wallet page) and the ones
+ * only PostgreSQL has (test/api-postgres: several instances on one database, the database going away). Left on
+ * SQLite alone: what is about SQLite's file (storage), the process and its flags (durability, shutdown, the CLIs),
+ * and what never reaches the store (client errors, docs, rate limits). The two projects share the two workers.
+ */
+const ON_POSTGRES = [
+  'test/api/agent-upload.test.ts',
+  'test/api/auth.test.ts',
+  'test/api/enroll.test.ts',
+  'test/api/execute.test.ts',
+  'test/api/idempotency.test.ts',
+  'test/api/node-sign-in.test.ts',
+  'test/api/paygate.test.ts',
+  'test/api/runs.test.ts',
+  'test/api/sandbox.test.ts',
+  'test/api/wallet-page.test.ts',
+  'test/api/wallet.test.ts',
+  'test/api/webhook.test.ts',
+  'test/api-postgres/**/*.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
     // Two cores: more workers only add contention between real servers and subprocesses.
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    projects: [
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/api-postgres/**', '**/node_modules/**'] } },
+      {
+        extends: true,
+        test: {
+          name: 'postgres',
+          include: ON_POSTGRES,
+          env: { SVC_TEST_ENGINE: 'postgres' },
+          globalSetup: ['test/helpers/postgres-global-setup.ts'],
+        },
+      },
+    ],
   },
 });

@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { findAgentSku } from '../../src/contract/agents.js';
+import { MAX_NODE_CONCURRENCY } from '../../src/contract/node-protocol.js';
 import { fundWallet, positiveInteger, signIn, startServer, table } from './support.js';
+import { startStandInNode, type StandInNode } from './stand-in-node.js';
 
 declare const SCRIPT_DIR: string;
 declare const REPO_ROOT: string;
@@ -71,6 +73,7 @@ async function main(): Promise<void> {
 
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const children: ChildProcess[] = [];
+  let node: StandInNode | undefined;
   try {
     const api = await startServer(
       [
@@ -85,6 +88,7 @@ async function main(): Promise<void> {
     const token = await signIn(api, email);
     const fundedCents = sku.price_cents * (requests + warmup + 1);
     await fundWallet(api, email, token, fundedCents);
+    node = await startStandInNode(api, token, sku.agent_id, Math.min(connections, MAX_NODE_CONCURRENCY));
 
     const body = JSON.stringify({ user_id: email, agent_id: sku.agent_id });
     const executeHeaders = (): Record<string, string> => ({
@@ -132,6 +136,7 @@ async function main(): Promise<void> {
       process.exitCode = 1;
     }
   } finally {
+    await node?.stop();
     for (const child of children) child.kill('SIGTERM');
     await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined)));
     rmSync(dataDir, { recursive: true, force: true });

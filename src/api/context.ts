@@ -1,6 +1,6 @@
 // What every route of the service is given. Routes take it as an argument (no globals), so a test builds a
 // service with a real SQLite file, a clock it controls and the real provider and runtime.
-import type { SqliteDatabase } from '../lib/sqlite.js';
+import type { Store } from './store/store.js';
 import type { Clock } from '../lib/clock.js';
 import type { RunEvents } from './runs/run-events.js';
 import type { Ledger } from './wallet/ledger.js';
@@ -66,7 +66,8 @@ export interface PublicUrls {
 }
 
 export interface ServiceContext {
-  db: SqliteDatabase;
+  /** SQLite or PostgreSQL (src/api/store/store.ts). */
+  store: Store;
   clock: Clock;
   secrets: ServiceSecrets;
   tokens: TokenService;

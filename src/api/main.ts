@@ -14,7 +14,8 @@ const USAGE = `Usage: svc-api --port <n> --data-dir <dir> [--host 127.0.0.1] [--
        svc-api sandbox pay|confirm|fund …   (svc-api sandbox --help)
        svc-api backup --data-dir <dir> --out <file>   (svc-api backup --help)
 
-The reference implementation of the hosted service: every endpoint of the spec on SQLite.
+The reference implementation of the hosted service: every endpoint of the spec on SQLite, or on
+PostgreSQL with SVC_DATABASE_URL (several instances on one database).
 
 Options:
   --port <n>            port to listen on (0 picks a free one)            default 8787
@@ -46,6 +47,8 @@ Environment:
   SVC_WALLET_URL      public wallet base URL                             default http://HOST:PORT/wallet
   SVC_LOG_LEVEL       fatal, error, warn, info, debug, trace or silent   default info
   SVC_METRICS_LISTEN  as --metrics-listen (the flag wins)
+  SVC_DATABASE_URL    postgres://USER:PASSWORD@HOST:PORT/DB: store in PostgreSQL, shared by every
+                      instance on it (docs/operations.md); unset: the SQLite file in --data-dir
 Each is checked at start: a wrong value stops svc-api with exit 2 and names the variable.
 
 Operations (docs/operations.md "Running svc-api"): GET /healthz, GET /readyz, GET /openapi.json on the API's

@@ -2,14 +2,14 @@
 // close lets the requests in flight finish (bounded by a grace: executes waiting for a node's result, which still
 // comes in meanwhile), then closes the database. Runs on the nodes go on: their results reach the next start.
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { systemClock, type Clock } from '../lib/clock.js';
-import { openDatabase, type SqliteDatabase } from '../lib/sqlite.js';
+import type { SqliteDatabase } from '../lib/sqlite.js';
 import { buildApp } from './app.js';
 import { createLedger } from './wallet/ledger.js';
 import { resolveRunTiming, type RunTiming, type ServiceContext } from './context.js';
-import { SERVICE_MIGRATIONS } from './store/migrations.js';
+import { openStore } from './store/open-store.js';
+import type { Store } from './store/store.js';
 import { createPaymentProvider } from './payments/provider.js';
 import { createMemoryRateLimitStore } from './http/rate-limit.js';
 import { scheduleSweeps, sweepRuns } from './runs/lease-sweeper.js';
@@ -22,7 +22,7 @@ import { createTokenService } from './auth/tokens.js';
 import type { TrustProxy } from './http/trust-proxy.js';
 import { createServiceMetrics, isDatabaseError } from './ops/metrics.js';
 import { startMetricsServer, type ListenAddress, type MetricsServer } from './ops/metrics-server.js';
-import { createSqliteStoreProbe } from './ops/store-probe.js';
+import { createStoreProbe } from './ops/store-probe.js';
 
 export interface ServiceOptions {
   host?: string;
@@ -48,7 +48,9 @@ export interface ServiceOptions {
 export interface RunningService {
   app: FastifyInstance;
   ctx: ServiceContext;
-  db: SqliteDatabase;
+  store: Store;
+  /** The SQLite connection when that is the engine; undefined on PostgreSQL (SVC_DATABASE_URL). */
+  db: SqliteDatabase | undefined;
   secrets: ServiceSecrets;
   baseUrl: string;
   walletUrl: string;
@@ -76,22 +78,28 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const clock = options.clock ?? systemClock;
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const secrets = loadSecrets(options.dataDir, env);
-  const db = openDatabase(join(options.dataDir, 'svc-api.db'), { migrations: SERVICE_MIGRATIONS });
+  // Logged once the app (and its logger) exists; until then an idle connection's failure is only counted on.
+  let log: FastifyInstance['log'] | undefined;
+  const { store, sqlite: db } = await openStore({
+    dataDir: options.dataDir,
+    databaseUrl: env.SVC_DATABASE_URL,
+    onIdleError: (error) => log?.warn({ err: error }, 'a database connection failed; the pool opens another at the next query'),
+  });
   const shutdown = new AbortController();
   const draining = new AbortController();
   const runTiming = resolveRunTiming(options.runTiming);
   const sandbox = options.sandbox ?? false;
-  const storeProbe = createSqliteStoreProbe(db);
+  const storeProbe = createStoreProbe(store);
 
   const ctx: ServiceContext = {
-    db,
+    store,
     clock,
     secrets,
     tokens: createTokenService(secrets, clock),
-    ledger: createLedger(db, clock),
+    ledger: createLedger(store, clock),
     merchantId: env.SVC_MERCHANT_ID ?? 'merchant_local',
     sandbox,
-    provider: createPaymentProvider({ db, sandbox }),
+    provider: createPaymentProvider({ store, sandbox }),
     runTiming,
     // Waiters also look at the database: another instance's results, a wake-up lost to a race.
     runEvents: createRunEvents(Math.min(500, runTiming.sweepMs)),
@@ -109,22 +117,33 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // Runs whose lease ran out while the service was down are failed and refunded before the first request; a run a
   // node still holds is left to it (its result comes in, or its lease runs out at a later sweep).
   const runs = createRuns(ctx);
-  const sweep = (): void => {
+  // On PostgreSQL another instance may be serving runs meanwhile: the sweep touches only runs whose lease or queue
+  // time is up, so it never fails a run a live instance's node still holds.
+  const sweep = async (): Promise<void> => {
     try {
-      sweepRuns(ctx, runs.store, runs.finish, ctx.runEvents);
+      await sweepRuns(ctx, runs.store, runs.finish, ctx.runEvents);
     } catch (error) {
       if (isDatabaseError(error)) ctx.metrics.databaseError('sweep');
       throw error;
     }
   };
-  sweep();
-  const app = await buildApp(ctx, { logger: options.logger ?? false, trustProxy: options.trustProxy });
+  let app: FastifyInstance;
+  try {
+    await sweep();
+    app = await buildApp(ctx, { logger: options.logger ?? false, trustProxy: options.trustProxy });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  log = app.log;
   scheduleSweeps(ctx, sweep, app.log);
-  scheduleWalCheckpoint(db, {
-    intervalMs: options.walCheckpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS,
-    signal: shutdown.signal,
-    log: app.log,
-  });
+  if (db !== undefined) {
+    scheduleWalCheckpoint(db, {
+      intervalMs: options.walCheckpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS,
+      signal: shutdown.signal,
+      log: app.log,
+    });
+  }
   const drain = createRequestDrain(app);
   let metricsServer: MetricsServer | undefined;
   try {
@@ -134,7 +153,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     draining.abort();
     shutdown.abort();
     await app.close();
-    db.close();
+    await store.close();
     throw error;
   }
   const address = app.server.address();
@@ -148,6 +167,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   return {
     app,
     ctx,
+    store,
     db,
     secrets,
     baseUrl: ctx.urls.baseUrl,
@@ -159,8 +179,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         // Scraped until the end: the last figures of a stopping instance are the ones worth having.
         await metricsServer?.close();
         // Closing deletes the log only when no other connection (a backup, a shell) has the file open.
-        checkpointWal(db, app.log);
-        db.close();
+        if (db !== undefined) checkpointWal(db, app.log);
+        await store.close();
       });
       return closing;
     },

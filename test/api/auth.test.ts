@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { MovableClock } from '../helpers/clock.js';
 import { MERCHANT_ID, createPayment, payAndConfirm, signIn } from '../helpers/funnel.js';
 import { apiClient, httpRequest } from '../helpers/http.js';
@@ -15,7 +15,7 @@ const REASONS = ['malformed', 'unsupported_algorithm', 'bad_signature', 'expired
 const b64url = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 
 describe('auth: issue-token and verify', () => {
-  let service: RunningService;
+  let service: TestService;
   let clock: MovableClock;
   let api: ReturnType<typeof apiClient>;
 

@@ -1,7 +1,7 @@
 // Bad input on every endpoint of the pay gate, auth, enroll, webhook and sandbox provider: always a clear 4xx in
 // problem+json with a `code`, never a 5xx, and the database exactly as before.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { activatedSession, payAndConfirm } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
@@ -56,7 +56,7 @@ function shapeCases(validBody: Record<string, unknown>, wrongTypes: Record<strin
 }
 
 describe('bad input', () => {
-  let service: RunningService;
+  let service: TestService;
   const email = uniqueEmail('bad');
   let sessionId: string;
   let paymentId: string;

@@ -2,7 +2,7 @@
 // "Error codes"): sent over a raw socket, since no HTTP client would send them.
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { apiClient } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs } from '../helpers/temp.js';
@@ -44,7 +44,7 @@ function expectProblem(response: RawResponse, status: number, code: string): voi
 }
 
 describe('requests the HTTP parser refuses', () => {
-  let service: RunningService;
+  let service: TestService;
 
   beforeAll(async () => {
     service = await startSvcApi();

@@ -6,7 +6,7 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { loadDocsSections, packageRoot } from '../../src/api/docs/library.js';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { AGENT_SKUS } from '../../src/contract/agents.js';
 import { formatDollars } from '../../src/contract/money.js';
 import { DocsSectionResponse } from '../../src/contract/schemas.js';
@@ -22,7 +22,7 @@ const sectionShape = TypeCompiler.Compile(DocsSectionResponse);
 const fileOf = (section: string) => readFileSync(join(SECTIONS_DIR, `${section}.md`), 'utf8');
 
 describe('private docs', () => {
-  let service: RunningService;
+  let service: TestService;
   let clock: MovableClock;
   const tokens = new Map<string, string>();
 

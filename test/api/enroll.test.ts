@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { MovableClock } from '../helpers/clock.js';
 import { activatedSession } from '../helpers/funnel.js';
 import { apiClient, httpRequest } from '../helpers/http.js';
@@ -9,7 +9,7 @@ import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
 import { UUID_V4, dbSnapshot, rowCount } from './support/paygate-support.js';
 
 describe('POST /v1/swarm/nodes/enroll', () => {
-  let service: RunningService;
+  let service: TestService;
   let clock: MovableClock;
   let url: string;
 

@@ -1,7 +1,7 @@
 // A paid user for the execute, wallet and idempotency tests without the HTTP funnel: the service's own token
 // service signs the JWT and its own ledger credits a CONFIRMED wallet-fund payment, as the webhook would.
 import { randomUUID } from 'node:crypto';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { httpRequest, type ApiResponse } from '../helpers/http.js';
 import { enrollNode, serve, stopServingNodes, type ServeOptions, type ServingNode } from '../helpers/protocol-node.js';
 import { uniqueEmail } from '../helpers/temp.js';
@@ -12,9 +12,9 @@ export interface PaidUser {
   token: string;
 }
 
-export async function paidUser(service: RunningService, balanceCents: number, email = uniqueEmail()): Promise<PaidUser> {
+export async function paidUser(service: TestService, balanceCents: number, email = uniqueEmail()): Promise<PaidUser> {
   const { token } = await service.ctx.tokens.issue(email, 'svc_starter_agents');
-  if (balanceCents > 0) credit(service, email, balanceCents);
+  if (balanceCents > 0) await credit(service, email, balanceCents);
   return { email, token };
 }
 
@@ -26,7 +26,7 @@ export interface PaidUserWithNode extends PaidUser {
 }
 
 /** A paid user with an enrolled node of theirs that serves every agent (or `options.agents`) and answers as told. */
-export async function paidUserWithNode(service: RunningService, balanceCents: number, options: Partial<ServeOptions> = {}): Promise<PaidUserWithNode> {
+export async function paidUserWithNode(service: TestService, balanceCents: number, options: Partial<ServeOptions> = {}): Promise<PaidUserWithNode> {
   const user = await paidUser(service, balanceCents);
   const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: AGENT_IDS, ...options });
   return { ...user, node };
@@ -36,7 +36,7 @@ export async function paidUserWithNode(service: RunningService, balanceCents: nu
 export const stopNodes = stopServingNodes;
 
 /** A CONFIRMED wallet-fund payment recorded and credited, the way a verified webhook does it. */
-export function credit(service: RunningService, email: string, amountCents: number): void {
+export async function credit(service: TestService, email: string, amountCents: number): Promise<void> {
   const paymentId = `pay_${randomUUID()}`;
   const now = Date.now();
   service.db
@@ -45,11 +45,11 @@ export function credit(service: RunningService, email: string, amountCents: numb
        VALUES (?, 'CONFIRMED', ?, 'svc_pay_wallet_fund', 'merchant_local', ?, ?, ?)`,
     )
     .run(paymentId, email, amountCents, now, now);
-  service.ctx.ledger.creditPayment({ user_id: email, payment_id: paymentId, amount_cents: amountCents });
+  await service.ctx.ledger.creditPayment({ user_id: email, payment_id: paymentId, amount_cents: amountCents });
 }
 
 export function execute(
-  service: RunningService,
+  service: TestService,
   token: string | undefined,
   body: unknown,
   /** null sends no Idempotency-Key header. */
@@ -67,7 +67,7 @@ export function execute(
 }
 
 /** Everything execute can change, to assert that a refused request changed nothing. */
-export function ledgerSnapshot(service: RunningService): Record<string, unknown> {
+export function ledgerSnapshot(service: TestService): Record<string, unknown> {
   const db = service.db;
   return {
     runs: db.prepare('SELECT * FROM runs ORDER BY run_id').all(),
@@ -77,10 +77,10 @@ export function ledgerSnapshot(service: RunningService): Record<string, unknown>
   };
 }
 
-export function runsOf(service: RunningService, email: string): Array<{ run_id: string; status: string; charged_cents: number; agent_id: string }> {
+export function runsOf(service: TestService, email: string): Array<{ run_id: string; status: string; charged_cents: number; agent_id: string }> {
   return service.db.prepare('SELECT run_id, status, charged_cents, agent_id FROM runs WHERE user_id = ? ORDER BY started_at').all(email) as never;
 }
 
-export function entriesOf(service: RunningService, email: string): Array<{ kind: string; amount_cents: number; run_id: string | null }> {
+export function entriesOf(service: TestService, email: string): Array<{ kind: string; amount_cents: number; run_id: string | null }> {
   return service.db.prepare('SELECT kind, amount_cents, run_id FROM ledger_entries WHERE user_id = ? ORDER BY entry_id').all(email) as never;
 }

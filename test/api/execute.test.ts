@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { AGENT_SKUS } from '../../src/contract/agents.js';
 import { CHAIN_ID, NODE_ACCESS } from '../../src/contract/claims.js';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { MovableClock } from '../helpers/clock.js';
 import { fundWallet, signIn, waitFor } from '../helpers/funnel.js';
 import { enrollNode, serve, type ServingNode } from '../helpers/protocol-node.js';
@@ -17,7 +17,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe('POST /v1/swarm/execute', () => {
-  let service: RunningService;
+  let service: TestService;
   beforeAll(async () => {
     service = await startSvcApi({ runTiming: TEST_RUN_TIMING });
   });
@@ -52,7 +52,7 @@ describe('POST /v1/swarm/execute', () => {
       expect(response.headers.get('idempotent-replayed')).toBeNull();
     }
     expect(expected).toBe(100 - 12 - 8 - 5 - 15 - 4);
-    expect(service.ctx.ledger.balance(user.email)).toBe(expected);
+    expect(await service.ctx.ledger.balance(user.email)).toBe(expected);
     expect(runsOf(service, user.email).map((run) => [run.agent_id, run.status, run.charged_cents])).toEqual(
       AGENT_SKUS.map((sku) => [sku.agent_id, 'succeeded', sku.price_cents]),
     );
@@ -66,7 +66,7 @@ describe('POST /v1/swarm/execute', () => {
     const user = await paidUserWithNode(service, 20);
     const response = await execute(service, user.token, { user_id: user.email.toUpperCase(), agent_id: 'agent_ops_monitor_004' });
     expect(response.status, response.text).toBe(200);
-    expect(service.ctx.ledger.balance(user.email)).toBe(16);
+    expect(await service.ctx.ledger.balance(user.email)).toBe(16);
   });
 
   it('answers 402 with wallet_login_url, balance and price when the balance is below the price, charging nothing', async () => {
@@ -130,7 +130,7 @@ describe('POST /v1/swarm/execute', () => {
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 200)).toHaveLength(8);
     expect(statuses.filter((status) => status === 402)).toHaveLength(42);
-    expect(service.ctx.ledger.balance(user.email)).toBe(4);
+    expect(await service.ctx.ledger.balance(user.email)).toBe(4);
     const runs = runsOf(service, user.email);
     expect(runs).toHaveLength(8);
     expect(runs.every((run) => run.status === 'succeeded' && run.charged_cents === 12)).toBe(true);
@@ -231,7 +231,7 @@ describe('POST /v1/swarm/execute', () => {
         expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
         expect(response.body).toMatchObject({ code: testCase.code, status: testCase.status });
         expect(ledgerSnapshot(service)).toEqual(before);
-        expect(service.ctx.ledger.balance(user.email)).toBe(50);
+        expect(await service.ctx.ledger.balance(user.email)).toBe(50);
       });
     }
 

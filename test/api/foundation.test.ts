@@ -2,13 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { AGENT_SKUS } from '../../src/contract/agents.js';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { apiClient } from '../helpers/http.js';
 import { spawnSvcApi, startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs } from '../helpers/temp.js';
 
 describe('svc-api foundation', () => {
-  let service: RunningService;
+  let service: TestService;
   beforeAll(async () => {
     service = await startSvcApi();
   });
@@ -57,7 +57,7 @@ describe('svc-api foundation', () => {
   });
 });
 
-function dataDirOf(service: RunningService): string {
+function dataDirOf(service: TestService): string {
   return service.db.name.replace(/\/svc-api\.db$/, '');
 }
 

@@ -2,10 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { MovableClock } from '../helpers/clock.js';
-import { spawnSvcApi, startSvcApi } from '../helpers/svc-api.js';
+import { openDatabaseOf, spawnSvcApi, startSvcApi } from '../helpers/svc-api.js';
 import { waitFor } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
@@ -16,7 +15,7 @@ import { TEST_RUN_TIMING, credit, entriesOf, execute, ledgerSnapshot, paidUserWi
 const HOUR_MS = 60 * 60 * 1000;
 
 describe('Idempotency-Key on execute', () => {
-  let service: RunningService;
+  let service: TestService;
   beforeAll(async () => {
     service = await startSvcApi({ runTiming: TEST_RUN_TIMING });
   });
@@ -41,7 +40,7 @@ describe('Idempotency-Key on execute', () => {
     const upper = await execute(service, user.token, { ...body, user_id: user.email.toUpperCase() }, key);
     expect(upper.text).toBe(first.text);
     expect(ledgerSnapshot(service)).toEqual(before);
-    expect(service.ctx.ledger.balance(user.email)).toBe(42);
+    expect(await service.ctx.ledger.balance(user.email)).toBe(42);
     expect(runsOf(service, user.email)).toHaveLength(1);
   });
 
@@ -65,7 +64,7 @@ describe('Idempotency-Key on execute', () => {
     expect(responses.map((response) => response.status)).toEqual(Array.from({ length: 20 }, () => 200));
     expect(new Set(responses.map((response) => response.text)).size).toBe(1);
     expect(responses.filter((response) => response.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
-    expect(service.ctx.ledger.balance(user.email)).toBe(88);
+    expect(await service.ctx.ledger.balance(user.email)).toBe(88);
     expect(runsOf(service, user.email)).toHaveLength(1);
     expect(entriesOf(service, user.email).filter((entry) => entry.kind === 'debit')).toHaveLength(1);
   });
@@ -87,7 +86,7 @@ describe('Idempotency-Key on execute', () => {
     const body = { user_id: user.email, agent_id: 'agent_dev_review_012', input: { repo: '/srv/app' } };
     const refused = await execute(service, user.token, body, key);
     expect(refused.status).toBe(402);
-    credit(service, user.email, 10);
+    await credit(service, user.email, 10);
     const retried = await execute(service, user.token, body, key);
     expect(retried.status, retried.text).toBe(200);
     expect(retried.headers.get('idempotent-replayed')).toBeNull();
@@ -107,7 +106,7 @@ describe('Idempotency-Key on execute', () => {
 });
 
 describe('Idempotency-Key while the first request runs', () => {
-  let service: RunningService;
+  let service: TestService;
   beforeAll(async () => {
     service = await startSvcApi({ runTiming: TEST_RUN_TIMING });
   });
@@ -131,7 +130,7 @@ describe('Idempotency-Key while the first request runs', () => {
     const first = execute(service, user.token, body, key);
     await waitFor(async () => (started.length > 0 ? true : undefined), 'the run to start on the node');
     expect(runsOf(service, user.email)).toMatchObject([{ status: 'running', charged_cents: 4 }]);
-    expect(service.ctx.ledger.balance(user.email)).toBe(16);
+    expect(await service.ctx.ledger.balance(user.email)).toBe(16);
 
     const meanwhile = await execute(service, user.token, body, key, { prefer: 'respond-async' });
     expect(meanwhile.status).toBe(202);
@@ -146,7 +145,7 @@ describe('Idempotency-Key while the first request runs', () => {
     expect(done.body.output).toEqual({ gated: true });
     const replay = await execute(service, user.token, body, key);
     expect(replay.text).toBe(done.text);
-    expect(service.ctx.ledger.balance(user.email)).toBe(16);
+    expect(await service.ctx.ledger.balance(user.email)).toBe(16);
     expect(runsOf(service, user.email)).toHaveLength(1);
   });
 });
@@ -170,7 +169,7 @@ describe('Idempotency-Key lifetime', () => {
       expect(fresh.status).toBe(200);
       expect(fresh.headers.get('idempotent-replayed')).toBeNull();
       expect(fresh.body.run_id).not.toBe(first.body.run_id);
-      expect(service.ctx.ledger.balance(user.email)).toBe(50 - 4 - 5);
+      expect(await service.ctx.ledger.balance(user.email)).toBe(50 - 4 - 5);
       expect(service.db.prepare('SELECT COUNT(*) AS n FROM idempotency_keys').get()).toEqual({ n: 1 });
     } finally {
       await user.node.stop();
@@ -214,9 +213,9 @@ describe('a crash of the service while a node runs the run', () => {
       const restarted = await spawnSvcApi({ dataDir, args });
       try {
         // The restart fails nothing a node still holds; the node's result comes in as if nothing happened.
-        const observer = new Database(join(dataDir, 'svc-api.db'), { readonly: true });
-        expect(observer.prepare('SELECT status, charged_cents FROM runs').all()).toEqual([{ status: 'running', charged_cents: 15 }]);
-        observer.close();
+        const observer = await openDatabaseOf(dataDir);
+        expect(observer.db.prepare('SELECT status, charged_cents FROM runs').all()).toEqual([{ status: 'running', charged_cents: 15 }]);
+        await observer.close();
         release({ status: 'succeeded', output: { answer: 'after the crash' } });
         const retry = await waitFor(async () => {
           const response = await send();
@@ -224,12 +223,12 @@ describe('a crash of the service while a node runs the run', () => {
         }, 'the result through the restarted service');
         expect(retry.headers.get('idempotent-replayed')).toBe('true');
         expect(await retry.json()).toMatchObject({ run_id: started[0]!.run_id, status: 'succeeded', charged_cents: 15, balance_cents: 15, output: { answer: 'after the crash' } });
-        const check = new Database(join(dataDir, 'svc-api.db'), { readonly: true });
-        expect(check.prepare('SELECT kind, amount_cents FROM ledger_entries WHERE user_id = ? ORDER BY entry_id').all(user.email)).toEqual([
+        const check = await openDatabaseOf(dataDir);
+        expect(check.db.prepare('SELECT kind, amount_cents FROM ledger_entries WHERE user_id = ? ORDER BY entry_id').all(user.email)).toEqual([
           { kind: 'credit', amount_cents: 30 },
           { kind: 'debit', amount_cents: 15 },
         ]);
-        check.close();
+        await check.close();
       } finally {
         await node.stop();
         await restarted.stop();

@@ -2,22 +2,24 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { createLedger, type Ledger } from '../../src/api/wallet/ledger.js';
-import { SERVICE_MIGRATIONS } from '../../src/api/store/migrations.js';
-import { openDatabase, type SqliteDatabase } from '../../src/lib/sqlite.js';
+import { openSqliteStore, type SqliteStore } from '../../src/api/store/open-sqlite.js';
+import type { SqliteDatabase } from '../../src/lib/sqlite.js';
 import { MovableClock } from '../helpers/clock.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
 
 const USER = 'ada@example.com';
 
 describe('ledger', () => {
+  let store: SqliteStore;
   let db: SqliteDatabase;
   let ledger: Ledger;
-  beforeEach(() => {
-    db = openDatabase(join(tempDir('ledger-'), 'svc-api.db'), { migrations: SERVICE_MIGRATIONS });
-    ledger = createLedger(db, new MovableClock());
+  beforeEach(async () => {
+    store = await openSqliteStore(join(tempDir('ledger-'), 'svc-api.db'));
+    db = store.sqlite;
+    ledger = createLedger(store, new MovableClock());
   });
-  afterEach(() => {
-    db.close();
+  afterEach(async () => {
+    await store.close();
     removeTempDirs();
   });
 
@@ -43,62 +45,62 @@ describe('ledger', () => {
     expect(drift).toEqual([]);
   }
 
-  it('starts every user at 0', () => {
-    expect(ledger.balance('nobody@example.com')).toBe(0);
+  it('starts every user at 0', async () => {
+    expect(await ledger.balance('nobody@example.com')).toBe(0);
   });
 
-  it('credits a payment once, however often it is reported', () => {
+  it('credits a payment once, however often it is reported', async () => {
     const paymentId = confirmedPayment(500);
-    expect(ledger.creditPayment({ user_id: USER, payment_id: paymentId, amount_cents: 500 })).toBe(true);
-    expect(ledger.creditPayment({ user_id: USER, payment_id: paymentId, amount_cents: 500 })).toBe(false);
-    expect(ledger.balance(USER)).toBe(500);
+    expect(await ledger.creditPayment({ user_id: USER, payment_id: paymentId, amount_cents: 500 })).toBe(true);
+    expect(await ledger.creditPayment({ user_id: USER, payment_id: paymentId, amount_cents: 500 })).toBe(false);
+    expect(await ledger.balance(USER)).toBe(500);
     expect(entries()).toEqual([{ kind: 'credit', amount_cents: 500, has_payment: 1, run_id: null }]);
   });
 
-  it('debits when the balance covers the price, down to exactly 0', () => {
-    ledger.creditPayment({ user_id: USER, payment_id: confirmedPayment(24), amount_cents: 24 });
-    expect(ledger.debitForRun({ user_id: USER, run_id: 'run-1', amount_cents: 12 })).toEqual({ ok: true, balance_cents: 12 });
-    expect(ledger.debitForRun({ user_id: USER, run_id: 'run-2', amount_cents: 12 })).toEqual({ ok: true, balance_cents: 0 });
-    expect(ledger.debitForRun({ user_id: USER, run_id: 'run-3', amount_cents: 4 })).toEqual({ ok: false, balance_cents: 0 });
+  it('debits when the balance covers the price, down to exactly 0', async () => {
+    await ledger.creditPayment({ user_id: USER, payment_id: confirmedPayment(24), amount_cents: 24 });
+    expect(await ledger.debitForRun({ user_id: USER, run_id: 'run-1', amount_cents: 12 })).toEqual({ ok: true, balance_cents: 12 });
+    expect(await ledger.debitForRun({ user_id: USER, run_id: 'run-2', amount_cents: 12 })).toEqual({ ok: true, balance_cents: 0 });
+    expect(await ledger.debitForRun({ user_id: USER, run_id: 'run-3', amount_cents: 4 })).toEqual({ ok: false, balance_cents: 0 });
     expect(entries()).toHaveLength(3);
     expectBalancesMatchEntries();
   });
 
-  it('refuses a debit above the balance without writing anything', () => {
-    ledger.creditPayment({ user_id: USER, payment_id: confirmedPayment(11), amount_cents: 11 });
+  it('refuses a debit above the balance without writing anything', async () => {
+    await ledger.creditPayment({ user_id: USER, payment_id: confirmedPayment(11), amount_cents: 11 });
     const before = entries();
-    expect(ledger.debitForRun({ user_id: USER, run_id: 'run-1', amount_cents: 12 })).toEqual({ ok: false, balance_cents: 11 });
-    expect(ledger.debitForRun({ user_id: 'nobody@example.com', run_id: 'run-2', amount_cents: 4 })).toEqual({ ok: false, balance_cents: 0 });
+    expect(await ledger.debitForRun({ user_id: USER, run_id: 'run-1', amount_cents: 12 })).toEqual({ ok: false, balance_cents: 11 });
+    expect(await ledger.debitForRun({ user_id: 'nobody@example.com', run_id: 'run-2', amount_cents: 4 })).toEqual({ ok: false, balance_cents: 0 });
     expect(entries()).toEqual(before);
-    expect(ledger.balance(USER)).toBe(11);
+    expect(await ledger.balance(USER)).toBe(11);
   });
 
-  it('debits a run once and refunds it at most once', () => {
-    ledger.creditPayment({ user_id: USER, payment_id: confirmedPayment(100), amount_cents: 100 });
-    ledger.debitForRun({ user_id: USER, run_id: 'run-1', amount_cents: 15 });
-    expect(() => ledger.debitForRun({ user_id: USER, run_id: 'run-1', amount_cents: 15 })).toThrow(/UNIQUE/);
-    expect(ledger.balance(USER)).toBe(85);
-    expect(ledger.refundRun({ user_id: USER, run_id: 'run-1', amount_cents: 15 })).toBe(100);
-    expect(() => ledger.refundRun({ user_id: USER, run_id: 'run-1', amount_cents: 15 })).toThrow(/UNIQUE/);
-    expect(ledger.balance(USER)).toBe(100);
+  it('debits a run once and refunds it at most once', async () => {
+    await ledger.creditPayment({ user_id: USER, payment_id: confirmedPayment(100), amount_cents: 100 });
+    await ledger.debitForRun({ user_id: USER, run_id: 'run-1', amount_cents: 15 });
+    await expect(ledger.debitForRun({ user_id: USER, run_id: 'run-1', amount_cents: 15 })).rejects.toThrow(/UNIQUE/);
+    expect(await ledger.balance(USER)).toBe(85);
+    expect(await ledger.refundRun({ user_id: USER, run_id: 'run-1', amount_cents: 15 })).toBe(100);
+    await expect(ledger.refundRun({ user_id: USER, run_id: 'run-1', amount_cents: 15 })).rejects.toThrow(/UNIQUE/);
+    expect(await ledger.balance(USER)).toBe(100);
     expectBalancesMatchEntries();
   });
 
-  it('cannot be driven below zero even by a direct write', () => {
-    ledger.creditPayment({ user_id: USER, payment_id: confirmedPayment(5), amount_cents: 5 });
+  it('cannot be driven below zero even by a direct write', async () => {
+    await ledger.creditPayment({ user_id: USER, payment_id: confirmedPayment(5), amount_cents: 5 });
     expect(() => db.prepare('UPDATE wallets SET balance_cents = balance_cents - 6 WHERE user_id = ?').run(USER)).toThrow(/CHECK/);
   });
 
-  it('keeps every balance equal to the sum of its entries through a mixed history', () => {
+  it('keeps every balance equal to the sum of its entries through a mixed history', async () => {
     const users = ['a@example.com', 'b@example.com', 'c@example.com'];
-    for (const user of users) ledger.creditPayment({ user_id: user, payment_id: confirmedPayment(50, user), amount_cents: 50 });
+    for (const user of users) await ledger.creditPayment({ user_id: user, payment_id: confirmedPayment(50, user), amount_cents: 50 });
     const prices = [12, 8, 5, 15, 4];
     for (let i = 0; i < 60; i += 1) {
       const user = users[i % users.length]!;
       const runId = `run-${i}`;
-      const debit = ledger.debitForRun({ user_id: user, run_id: runId, amount_cents: prices[i % prices.length]! });
-      if (debit.ok && i % 4 === 0) ledger.refundRun({ user_id: user, run_id: runId, amount_cents: prices[i % prices.length]! });
-      expect(ledger.balance(user)).toBeGreaterThanOrEqual(0);
+      const debit = await ledger.debitForRun({ user_id: user, run_id: runId, amount_cents: prices[i % prices.length]! });
+      if (debit.ok && i % 4 === 0) await ledger.refundRun({ user_id: user, run_id: runId, amount_cents: prices[i % prices.length]! });
+      expect(await ledger.balance(user)).toBeGreaterThanOrEqual(0);
     }
     expectBalancesMatchEntries();
   });

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_SKUS } from '../../src/contract/agents.js';
 import { signWebhookBody } from '../../src/api/payments/webhook-signature.js';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { confirmPayment, createPayment, waitFor } from '../helpers/funnel.js';
 import { apiClient, httpRequest } from '../helpers/http.js';
 import type { Answer } from '../helpers/protocol-node.js';
@@ -18,7 +18,7 @@ import { parseExposition, sampleValue, type Sample } from './support/prometheus.
 const SKU = AGENT_SKUS.find((sku) => sku.agent_id === 'agent_dev_review_012')!;
 
 describe('GET /metrics', () => {
-  let service: RunningService;
+  let service: TestService;
   beforeAll(async () => {
     service = await startSvcApi({ runTiming: TEST_RUN_TIMING, metricsListen: { host: '127.0.0.1', port: 0 } });
   });

@@ -2,7 +2,7 @@
 // proved the payment, so the node's credential stands for it; nothing else a stranger could know does.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { MERCHANT_ID, activatedSession, signIn } from '../helpers/funnel.js';
 import { apiClient } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
@@ -10,7 +10,7 @@ import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
 import { dbSnapshot } from './support/paygate-support.js';
 
 describe('issue-token with a node credential', () => {
-  let service: RunningService;
+  let service: TestService;
   let api: ReturnType<typeof apiClient>;
 
   beforeAll(async () => {

@@ -6,7 +6,7 @@ import { request as rawRequest } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SERVICE_MIGRATIONS } from '../../src/api/store/migrations.js';
+import { SERVICE_MIGRATIONS } from '../../src/api/store/sqlite-migrations.js';
 import type { RunningService } from '../../src/api/server.js';
 import { httpRequest } from '../helpers/http.js';
 import { startSvcApi, useSvcApi } from '../helpers/svc-api.js';
@@ -60,7 +60,7 @@ describe('GET /readyz with the database gone', () => {
   });
 
   it('is 503 without internals, and the failure is counted as a database error', async () => {
-    service.db.close();
+    service.db!.close();
     const response = await httpRequest(`${service.baseUrl}/readyz`);
     expectNotReady(response, /^not ready: the database is not reachable$/);
     expect(response.text).not.toMatch(/connection|SQLITE|at \S+:\d+/);

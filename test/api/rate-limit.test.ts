@@ -4,7 +4,7 @@
 import { execa } from 'execa';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RATE_LIMIT_WINDOW_MS, createMemoryRateLimitStore, decide, windowStartOf } from '../../src/api/http/rate-limit.js';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { StoppedClock } from '../helpers/clock.js';
 import { apiClient, httpRequest, type ApiResponse } from '../helpers/http.js';
 import { SVC_API_BIN, spawnSvcApi, startSvcApi } from '../helpers/svc-api.js';
@@ -21,7 +21,7 @@ function stoppedClockInWindow(): StoppedClock {
 }
 
 describe('rate limit on the auth, paygate, enroll and wallet sign-in endpoints', () => {
-  let service: RunningService;
+  let service: TestService;
   let api: ReturnType<typeof apiClient>;
   const clock = stoppedClockInWindow();
 
@@ -126,7 +126,7 @@ describe('rate limit on the auth, paygate, enroll and wallet sign-in endpoints',
 describe('rate limit behind a proxy (svc-api --trust-proxy)', () => {
   afterAll(() => removeTempDirs());
 
-  async function statusesFrom(service: RunningService, forwardedFor: string[]): Promise<number[]> {
+  async function statusesFrom(service: TestService, forwardedFor: string[]): Promise<number[]> {
     const statuses: number[] = [];
     for (const address of forwardedFor) {
       const response = await apiClient(service.baseUrl).post('/v1/auth/verify', { token: 'a.b.c' }, { headers: { 'x-forwarded-for': address } });

@@ -2,7 +2,7 @@
 // node here is the test's own protocol peer (test/helpers/protocol-node.ts), so each step happens when the test says.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import type { AssignedRun } from '../../src/contract/node-protocol.js';
 import { waitFor } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
@@ -28,14 +28,14 @@ function gate(): { answer: (run: AssignedRun) => Promise<Answer>; started: Assig
 }
 
 /** The charge invariant: what the ledger kept equals the prices of the runs a node reported as succeeded. */
-function expectChargedEqualsSucceeded(service: RunningService, email: string): void {
+function expectChargedEqualsSucceeded(service: TestService, email: string): void {
   const kept = entriesOf(service, email).reduce((sum, entry) => sum + (entry.kind === 'debit' ? entry.amount_cents : entry.kind === 'refund' ? -entry.amount_cents : 0), 0);
   const succeeded = runsOf(service, email).filter((run) => run.status === 'succeeded').reduce((sum, run) => sum + run.charged_cents, 0);
   expect(kept).toBe(succeeded);
 }
 
 describe('runs on the node', () => {
-  let service: RunningService;
+  let service: TestService;
   const api = (path: string, init: Parameters<typeof httpRequest>[1] = {}) => httpRequest(`${service.baseUrl}${path}`, init);
 
   beforeAll(async () => {
@@ -304,7 +304,7 @@ describe('a dev portal purchase installs a node too', () => {
       const topUp = await httpRequest(`${service.baseUrl}/v1/swarm/paygate/activate`, { body: { session_id: session.body.session_id, payment_id: payment } });
       expect(topUp.status).toBe(403);
       expect(topUp.body.detail).toContain('tops up the wallet and installs no node');
-      expect(service.ctx.ledger.balance(email)).toBe(500);
+      expect(await service.ctx.ledger.balance(email)).toBe(500);
     } finally {
       await service.close();
     }

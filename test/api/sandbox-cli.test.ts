@@ -2,7 +2,7 @@
 // sandbox API and the service (a payment the service accepts, a wallet credited).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from 'node:net';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { runProgram, type CliResult } from '../helpers/cli.js';
 import { MERCHANT_ID, signIn } from '../helpers/funnel.js';
 import { apiClient } from '../helpers/http.js';
@@ -102,7 +102,7 @@ describe('svc-api sandbox errors and help', () => {
     expect(unknown.exitCode).toBe(1);
     expect(unknown.stderr).toContain('the sandbox provider has no payment pay_000000000000000000000000');
 
-    const plain: RunningService = await startSvcApi({ sandbox: false });
+    const plain: TestService = await startSvcApi({ sandbox: false });
     try {
       const noSandbox = await sandbox(['pay', '--offer', 'svc_starter_agents', '--email', uniqueEmail()], plain.baseUrl);
       expect(noSandbox.exitCode).toBe(1);

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { verifyWebhookSignature } from '../../src/api/payments/webhook-signature.js';
 import { createPayment, waitFor } from '../helpers/funnel.js';
 import { apiClient } from '../helpers/http.js';
@@ -45,11 +45,11 @@ async function closedPortUrl(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
-const sandboxRow = (service: RunningService, paymentId: string) =>
+const sandboxRow = (service: TestService, paymentId: string) =>
   service.db.prepare('SELECT * FROM sandbox_payments WHERE payment_id = ?').get(paymentId) as Record<string, any>;
 
 describe('sandbox payment provider', () => {
-  let service: RunningService;
+  let service: TestService;
   let api: ReturnType<typeof apiClient>;
 
   beforeAll(async () => {
@@ -95,7 +95,7 @@ describe('sandbox payment provider', () => {
       status: 'CONFIRMED',
       amount_cents: 900,
     });
-    expect(service.ctx.ledger.balance(email)).toBe(900);
+    expect(await service.ctx.ledger.balance(email)).toBe(900);
   });
 
   it('is idempotent: confirming twice keeps one event id, one event applied, one credit', async () => {
@@ -110,7 +110,7 @@ describe('sandbox payment provider', () => {
     expect(third.body.webhook_delivered).toBe(true);
     expect(sandboxRow(service, paymentId).webhook_event_id).toBe(eventId);
     expect(service.db.prepare('SELECT count(*) AS n FROM webhook_events WHERE event_id = ?').get(eventId)).toEqual({ n: 1 });
-    expect(service.ctx.ledger.balance(email)).toBe(400);
+    expect(await service.ctx.ledger.balance(email)).toBe(400);
   });
 
   it('retries a failed delivery with the same event and a fresh signature until the service has it', async () => {
@@ -142,7 +142,7 @@ describe('sandbox payment provider', () => {
       expect(delivery.headers['svc-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
       expect(() => verifyWebhookSignature(service.secrets.webhookSecret, delivery.headers['svc-signature'], delivery.body, Date.now())).not.toThrow();
     }
-    expect(service.ctx.ledger.balance(email)).toBe(600);
+    expect(await service.ctx.ledger.balance(email)).toBe(600);
   });
 
   it('answers 404 payment_not_found for an unknown payment and 400 for an id that is no id', async () => {
@@ -178,7 +178,7 @@ describe('sandbox webhook delivery across shutdown and restart', () => {
     const second = await startSvcApi({ dataDir });
     try {
       await waitFor(async () => ((await apiClient(second.baseUrl).get(`/sandbox/payments/${paymentId}`)).body.webhook_delivered ? true : undefined), 'delivery after restart');
-      expect(second.ctx.ledger.balance(email)).toBe(1100);
+      expect(await second.ctx.ledger.balance(email)).toBe(1100);
     } finally {
       await second.close();
     }
@@ -186,7 +186,7 @@ describe('sandbox webhook delivery across shutdown and restart', () => {
 });
 
 describe('without --sandbox', () => {
-  let service: RunningService;
+  let service: TestService;
   beforeAll(async () => {
     service = await startSvcApi({ sandbox: false });
   });

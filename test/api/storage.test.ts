@@ -6,9 +6,9 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { openDatabase, WAL_SIZE_LIMIT_BYTES, type SqliteDatabase } from '../../src/lib/sqlite.js';
-import { SERVICE_MIGRATIONS } from '../../src/api/store/migrations.js';
+import { SERVICE_MIGRATIONS } from '../../src/api/store/sqlite-migrations.js';
 import { waitFor } from '../helpers/funnel.js';
 import { apiClient, type ApiResponse } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
@@ -58,7 +58,7 @@ function expectStorageFull(response: ApiResponse): void {
 }
 
 describe('a full disk', () => {
-  let service: RunningService;
+  let service: TestService;
   const log: string[] = [];
 
   beforeAll(async () => {

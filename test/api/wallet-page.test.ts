@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { request as httpGet } from 'node:http';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { walletLoginUrl } from '../../src/contract/claims.js';
 import { MovableClock, StoppedClock } from '../helpers/clock.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
@@ -18,7 +18,7 @@ const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;
 
 describe('wallet page', () => {
-  let service: RunningService;
+  let service: TestService;
   let clock: MovableClock;
   let origin: string;
 
@@ -341,13 +341,13 @@ describe('wallet page', () => {
       const response = await postForm('fund', 'amount=5.25', cookie, { origin: 'null', 'sec-fetch-site': 'same-origin' });
       expect(response.status, response.text).toBe(303);
       expect(response.headers.get('location')).toBe('login');
-      expect(balanceOf(email)).toBe(525);
+      expect(await balanceOf(email)).toBe(525);
       const payment = service.db.prepare('SELECT * FROM payments WHERE customer_email = ?').get(email) as Record<string, unknown>;
       expect(payment).toMatchObject({ status: 'CONFIRMED', offer_id: 'svc_pay_wallet_fund', amount_cents: 525 });
       expect((await page(cookie)).text).toMatch(/data-testid="balance">\$5\.25</);
       // A browser without Fetch Metadata sends a real Origin instead.
       expect((await postForm('fund', 'amount=%241', cookie, { origin })).status).toBe(303);
-      expect(balanceOf(email)).toBe(625);
+      expect(await balanceOf(email)).toBe(625);
     });
 
     it('refuses bad amounts with the form shown again, and changes nothing', async () => {
@@ -362,7 +362,7 @@ describe('wallet page', () => {
       }
       const escaped = await postForm('fund', `amount=${encodeURIComponent('"><b>1')}`, cookie);
       expect(escaped.text).toContain('value="&quot;&gt;&lt;b&gt;1"');
-      expect(balanceOf(email)).toBe(0);
+      expect(await balanceOf(email)).toBe(0);
       expect(sandboxPaymentCount()).toBe(payments);
     });
 
@@ -379,7 +379,7 @@ describe('wallet page', () => {
       expect(json.status).toBe(415);
       expectWalletHeaders(json);
       expect((await postForm('fund', `amount=5&pad=${'x'.repeat(2048)}`, cookie)).status).toBe(413);
-      expect(balanceOf(email)).toBe(0);
+      expect(await balanceOf(email)).toBe(0);
       expect(sandboxPaymentCount()).toBe(payments);
     });
   });
@@ -402,7 +402,7 @@ describe('wallet page without the sandbox', () => {
         headers: { cookie, origin: service.baseUrl, 'content-type': 'application/x-www-form-urlencoded' },
       });
       expect(fund.status).toBe(404);
-      expect(service.ctx.ledger.balance(email)).toBe(0);
+      expect(await service.ctx.ledger.balance(email)).toBe(0);
     } finally {
       await service.close();
       removeTempDirs();

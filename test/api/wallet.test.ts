@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { CHAIN_ID, NODE_ACCESS } from '../../src/contract/claims.js';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
 import { apiClient, httpRequest } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
@@ -11,7 +11,7 @@ import { nodeFor } from '../helpers/protocol-node.js';
 import { execute, paidUser } from './execute-fixtures.js';
 
 describe('GET /v1/swarm/wallet', () => {
-  let service: RunningService;
+  let service: TestService;
   beforeAll(async () => {
     service = await startSvcApi();
   });

@@ -1,13 +1,13 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { MovableClock } from '../helpers/clock.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
 import { confirmedEvent, dbSnapshot, deliverWebhook, paymentData, rowCount } from './support/paygate-support.js';
 
 describe('POST /v1/payments/webhook', () => {
-  let service: RunningService;
+  let service: TestService;
   let clock: MovableClock;
 
   beforeAll(async () => {
@@ -35,19 +35,19 @@ describe('POST /v1/payments/webhook', () => {
       amount_cents: 2900,
     });
     // Only wallet-fund payments move money.
-    expect(service.ctx.ledger.balance(email)).toBe(0);
+    expect(await service.ctx.ledger.balance(email)).toBe(0);
   });
 
   it('credits a wallet-fund payment once; a replay is acknowledged as a duplicate and credits nothing', async () => {
     const email = uniqueEmail('fund');
     const event = confirmedEvent(paymentData({ customer_email: email, offer_id: 'svc_pay_wallet_fund', amount_cents: 1500 }));
     expect((await deliverWebhook(service, event)).body).toMatchObject({ received: true });
-    expect(service.ctx.ledger.balance(email)).toBe(1500);
+    expect(await service.ctx.ledger.balance(email)).toBe(1500);
     const before = dbSnapshot(service.db);
     const replay = await deliverWebhook(service, event);
     expect(replay.status).toBe(200);
     expect(replay.body).toEqual({ received: true, duplicate: true });
-    expect(service.ctx.ledger.balance(email)).toBe(1500);
+    expect(await service.ctx.ledger.balance(email)).toBe(1500);
     expect(dbSnapshot(service.db)).toEqual(before);
   });
 
@@ -57,7 +57,7 @@ describe('POST /v1/payments/webhook', () => {
     const responses = await Promise.all(Array.from({ length: 10 }, () => deliverWebhook(service, event)));
     expect(responses.every((r) => r.status === 200)).toBe(true);
     expect(responses.filter((r) => r.body.duplicate !== true)).toHaveLength(1);
-    expect(service.ctx.ledger.balance(email)).toBe(700);
+    expect(await service.ctx.ledger.balance(email)).toBe(700);
     expect(service.db.prepare("SELECT count(*) AS n FROM ledger_entries WHERE user_id = ? AND kind = 'credit'").get(email)).toEqual({ n: 1 });
   });
 
@@ -65,7 +65,7 @@ describe('POST /v1/payments/webhook', () => {
     const email = uniqueEmail('twoids');
     const data = paymentData({ customer_email: email, offer_id: 'svc_pay_wallet_fund', amount_cents: 300 });
     await Promise.all([deliverWebhook(service, confirmedEvent(data)), deliverWebhook(service, confirmedEvent(data))]);
-    expect(service.ctx.ledger.balance(email)).toBe(300);
+    expect(await service.ctx.ledger.balance(email)).toBe(300);
   });
 
   it('keeps a confirmed record final: a later event with other details changes nothing', async () => {
@@ -74,7 +74,7 @@ describe('POST /v1/payments/webhook', () => {
     await deliverWebhook(service, confirmedEvent(data));
     await deliverWebhook(service, confirmedEvent({ ...data, amount_cents: 99_999, customer_email: uniqueEmail('thief') }));
     expect(payment(data.payment_id)).toMatchObject({ customer_email: email, amount_cents: 500 });
-    expect(service.ctx.ledger.balance(email)).toBe(500);
+    expect(await service.ctx.ledger.balance(email)).toBe(500);
   });
 
   it('does not credit a wallet-fund payment made to another merchant', async () => {
@@ -82,7 +82,7 @@ describe('POST /v1/payments/webhook', () => {
     const data = paymentData({ customer_email: email, offer_id: 'svc_pay_wallet_fund', merchant_id: 'merchant_elsewhere', amount_cents: 800 });
     expect((await deliverWebhook(service, confirmedEvent(data))).status).toBe(200);
     expect(payment(data.payment_id)).toMatchObject({ merchant_id: 'merchant_elsewhere' });
-    expect(service.ctx.ledger.balance(email)).toBe(0);
+    expect(await service.ctx.ledger.balance(email)).toBe(0);
   });
 
   it('acknowledges and ignores an unknown event type, once', async () => {
@@ -194,7 +194,7 @@ describe('POST /v1/payments/webhook', () => {
       expect(dbSnapshot(service.db)).toEqual(before);
 
       expect((await deliverWebhook(service, confirmedEvent(data, eventId))).body).toEqual({ received: true, payment_id: data.payment_id });
-      expect(service.ctx.ledger.balance(data.customer_email)).toBe(250);
+      expect(await service.ctx.ledger.balance(data.customer_email)).toBe(250);
     });
 
     it.each([

@@ -133,7 +133,7 @@ describe('wallet page in Chromium', () => {
     await page.getByLabel('Amount in dollars').fill('2.50');
     await Promise.all([page.waitForURL(loginUrl()), page.getByRole('button', { name: 'Add funds' }).click()]);
     await expect.poll(balanceText).toBe('$2.50');
-    expect(service.ctx.ledger.balance(email)).toBe(250);
+    expect(await service.ctx.ledger.balance(email)).toBe(250);
     page.off('request', onRequest);
     // What Chromium sends from a no-referrer page: Origin null, and Fetch Metadata that says same-origin.
     expect(posts[0]).toMatchObject({ origin: 'null', 'sec-fetch-site': 'same-origin' });
@@ -144,7 +144,7 @@ describe('wallet page in Chromium', () => {
     expect(await page.getByRole('alert').textContent()).toContain('Enter an amount in dollars');
     expect(await page.getByLabel('Amount in dollars').inputValue()).toBe('lots');
     expect(await balanceText()).toBe('$2.50');
-    expect(service.ctx.ledger.balance(email)).toBe(250);
+    expect(await service.ctx.ledger.balance(email)).toBe(250);
     await page.screenshot({ path: join(SCREENSHOTS, 'wallet-fund-error.png'), fullPage: true });
   });
 

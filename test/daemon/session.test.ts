@@ -5,12 +5,12 @@
 // node.
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { startService, type RunningService } from '../../src/api/server.js';
+import type { TestService } from '../helpers/svc-api.js';
 import { readCredentials, writeCredentials } from '../../src/node/credentials.js';
 import { randomBytes } from 'node:crypto';
 import { waitFor } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
-import { useSvcApi } from '../helpers/svc-api.js';
+import { startSvcApi, useSvcApi } from '../helpers/svc-api.js';
 import { TEST_RUN_TIMING } from '../api/execute-fixtures.js';
 import { tempDir } from '../helpers/temp.js';
 import { agentEvents, releaseAgents } from './agents.js';
@@ -87,7 +87,7 @@ describe('swarm-node daemon: credentials, outages, secrets', () => {
 
   it('logs an outage once, keeps the journal, and when the service is back settles first, then runs again', async () => {
     const dataDir = tempDir('svc-api-outage-');
-    let outageService: RunningService = await startService({ dataDir, sandbox: true, env: {} });
+    let outageService: TestService = await startSvcApi({ dataDir });
     const port = Number(new URL(outageService.baseUrl).port);
     try {
       const node = await signedInNode(outageService.baseUrl, { fundCents: 200, label: 'outage' });
@@ -102,7 +102,7 @@ describe('swarm-node daemon: credentials, outages, secrets', () => {
       expect(daemon.events('paused_all')).toHaveLength(1);
       const runsDuringOutage = daemon.events('run_succeeded').length;
 
-      outageService = await startService({ dataDir, sandbox: true, env: {}, port });
+      outageService = await startSvcApi({ dataDir, port });
       await daemon.waitForEvent('resumed_all', (event) => event.after === 'service_unreachable', 10_000);
       await daemon.waitForCount('run_succeeded', runsDuringOutage + 2, 10_000);
       const events = daemon.events().map((event) => event.event);

@@ -1,17 +1,40 @@
-// Starts the real svc-api for a test: on port 0, with a SQLite file in a fresh temp directory.
+// Starts the real svc-api for a test: on port 0, with a SQLite file in a fresh temp directory, or with its own
+// database on the tests' PostgreSQL server when the engine under test is PostgreSQL (test-engine.ts).
+import Database from 'better-sqlite3';
 import { execa, type ResultPromise } from 'execa';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { startService, type RunningService, type ServiceOptions } from '../../src/api/server.js';
+import type { SqliteDatabase } from '../../src/lib/sqlite.js';
+import { postgresDatabaseFor, testEngine } from './test-engine.js';
+import { syncPostgres } from './sync-postgres.js';
 import { removeTempDirs, tempDir } from './temp.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const SVC_API_BIN = fileURLToPath(new URL('../../bin/svc-api.js', import.meta.url));
 export const SWARM_NODE_BIN = fileURLToPath(new URL('../../bin/swarm-node.js', import.meta.url));
 
+/** The service as tests see it: `db` reads its database synchronously, whichever the engine (test-database.ts). */
+export type TestService = Omit<RunningService, 'db'> & { db: SqliteDatabase };
+
 /** In this process: tests can pass a MovableClock and read the service's database. */
-export async function startSvcApi(options: Partial<ServiceOptions> = {}): Promise<RunningService> {
-  return startService({ dataDir: tempDir('svc-api-'), sandbox: true, env: {}, ...options });
+export async function startSvcApi(options: Partial<ServiceOptions> = {}): Promise<TestService> {
+  const dataDir = options.dataDir ?? tempDir('svc-api-');
+  if (testEngine() === 'sqlite') {
+    return (await startService({ dataDir, sandbox: true, env: {}, ...options })) as TestService;
+  }
+  const url = await postgresDatabaseFor(dataDir);
+  const running = await startService({ sandbox: true, ...options, dataDir, env: { SVC_DATABASE_URL: url, ...options.env } });
+  const reader = syncPostgres(url);
+  return {
+    ...running,
+    db: reader.db,
+    async close(closeOptions) {
+      await running.close(closeOptions);
+      await reader.close();
+    },
+  };
 }
 
 /**
@@ -19,8 +42,8 @@ export async function startSvcApi(options: Partial<ServiceOptions> = {}): Promis
  * the function gives then), closed in afterAll, after the block's own afterAll hooks (vitest runs them in reverse),
  * and the temp directories removed. The handle reads as the running service once it has started.
  */
-export function useSvcApi(options: Partial<ServiceOptions> | (() => Partial<ServiceOptions>) = {}): RunningService {
-  let running: RunningService | undefined;
+export function useSvcApi(options: Partial<ServiceOptions> | (() => Partial<ServiceOptions>) = {}): TestService {
+  let running: TestService | undefined;
   beforeAll(async () => {
     running = await startSvcApi(typeof options === 'function' ? options() : options);
   });
@@ -29,13 +52,23 @@ export function useSvcApi(options: Partial<ServiceOptions> | (() => Partial<Serv
     running = undefined;
     removeTempDirs();
   });
-  return new Proxy({} as RunningService, {
+  return new Proxy({} as TestService, {
     get(_target, key) {
       if (running === undefined) throw new Error(`useSvcApi: the service is not running (read .${String(key)} inside a test or a hook)`);
       const value: unknown = Reflect.get(running, key);
       return typeof value === 'function' ? value.bind(running) : value;
     },
   });
+}
+
+/**
+ * Reads the database of the service whose data directory is `dataDir` (a spawned one, or one that is stopped):
+ * its SQLite file read-only, or its PostgreSQL database.
+ */
+export async function openDatabaseOf(dataDir: string): Promise<{ db: SqliteDatabase; close(): Promise<void> }> {
+  if (testEngine() === 'postgres') return syncPostgres(await postgresDatabaseFor(dataDir));
+  const db = new Database(join(dataDir, 'svc-api.db'), { readonly: true });
+  return { db, close: async () => void db.close() };
 }
 
 export interface SpawnedSvcApi {
@@ -50,8 +83,9 @@ export async function spawnSvcApi(
   options: { dataDir?: string; args?: string[]; env?: Record<string, string> } = {},
 ): Promise<SpawnedSvcApi> {
   const dataDir = options.dataDir ?? tempDir('svc-api-');
+  const database = testEngine() === 'postgres' ? { SVC_DATABASE_URL: await postgresDatabaseFor(dataDir) } : {};
   const child = execa('node', [SVC_API_BIN, '--port', '0', '--data-dir', dataDir, '--sandbox', ...(options.args ?? [])], {
-    env: { SVC_LOG_LEVEL: 'silent', ...options.env },
+    env: { SVC_LOG_LEVEL: 'silent', ...database, ...options.env },
     extendEnv: true,
     reject: false,
     buffer: { stdout: false, stderr: true },

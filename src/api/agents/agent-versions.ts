@@ -3,7 +3,8 @@
 import type { AgentManifest } from '../../contract/agent-bundle.js';
 import { SvcError } from '../../contract/errors.js';
 import type { ReadBundle } from '../../lib/bundle-archive.js';
-import type { SqliteDatabase } from '../../lib/sqlite.js';
+import { sql } from 'kysely';
+import type { Store } from '../store/store.js';
 
 export interface AgentVersionRow {
   user_id: string;
@@ -21,73 +22,104 @@ export type Uploaded = { created: boolean; row: AgentVersionRow };
 
 export interface AgentVersions {
   /** Stores the bundle and its version, and makes it current; the same bytes again change nothing. */
-  upload(userId: string, archive: Buffer, bundle: ReadBundle, now: number): Uploaded;
+  upload(userId: string, archive: Buffer, bundle: ReadBundle, now: number): Promise<Uploaded>;
   /** Newest first. */
-  list(userId: string, agentId: string): AgentVersionRow[];
-  current(userId: string, agentId: string): AgentVersionRow | undefined;
-  setCurrent(userId: string, agentId: string, digest: string, now: number): void;
+  list(userId: string, agentId: string): Promise<AgentVersionRow[]>;
+  current(userId: string, agentId: string): Promise<AgentVersionRow | undefined>;
+  setCurrent(userId: string, agentId: string, digest: string, now: number): Promise<void>;
   /** No upload current: new runs use the built-in agent again; the versions stay. */
-  clearCurrent(userId: string, agentId: string): void;
+  clearCurrent(userId: string, agentId: string): Promise<void>;
   /** The archive, when `userId` has a version of it (a bundle is only ever served to its uploader's nodes). */
-  archiveFor(userId: string, digest: string): Buffer | undefined;
+  archiveFor(userId: string, digest: string): Promise<Buffer | undefined>;
 }
 
-const VERSION_COLUMNS = 'v.user_id, v.agent_id, v.version, v.digest, v.input_schema_json, v.files, v.unpacked_bytes, v.uploaded_at, b.size_bytes';
+const VERSION_COLUMNS = ['v.user_id', 'v.agent_id', 'v.version', 'v.digest', 'v.input_schema_json', 'v.files', 'v.unpacked_bytes', 'v.uploaded_at', 'b.size_bytes'] as const;
 
-export function createAgentVersions(db: SqliteDatabase): AgentVersions {
-  const byDigest = db.prepare(`SELECT ${VERSION_COLUMNS} FROM agent_versions v JOIN agent_bundles b USING (digest) WHERE v.user_id = ? AND v.agent_id = ? AND v.digest = ?`);
-  const byVersion = db.prepare(`SELECT ${VERSION_COLUMNS} FROM agent_versions v JOIN agent_bundles b USING (digest) WHERE v.user_id = ? AND v.agent_id = ? AND v.version = ?`);
-  const list = db.prepare(
-    `SELECT ${VERSION_COLUMNS} FROM agent_versions v JOIN agent_bundles b USING (digest) WHERE v.user_id = ? AND v.agent_id = ? ORDER BY v.uploaded_at DESC, v.rowid DESC`,
-  );
-  const current = db.prepare(
-    `SELECT ${VERSION_COLUMNS} FROM agent_current c JOIN agent_versions v ON v.user_id = c.user_id AND v.agent_id = c.agent_id AND v.digest = c.digest
-     JOIN agent_bundles b ON b.digest = v.digest WHERE c.user_id = ? AND c.agent_id = ?`,
-  );
-  const insertBundle = db.prepare('INSERT OR IGNORE INTO agent_bundles (digest, content, size_bytes, created_at) VALUES (?, ?, ?, ?)');
-  const insertVersion = db.prepare(
-    `INSERT INTO agent_versions (user_id, agent_id, version, digest, input_schema_json, files, unpacked_bytes, uploaded_at)
-     VALUES (@user_id, @agent_id, @version, @digest, @input_schema_json, @files, @unpacked_bytes, @uploaded_at)`,
-  );
-  const setCurrent = db.prepare(
-    `INSERT INTO agent_current (user_id, agent_id, digest, updated_at) VALUES (?, ?, ?, ?)
-     ON CONFLICT (user_id, agent_id) DO UPDATE SET digest = excluded.digest, updated_at = excluded.updated_at`,
-  );
-  const clearCurrent = db.prepare('DELETE FROM agent_current WHERE user_id = ? AND agent_id = ?');
-  const archive = db.prepare('SELECT b.content FROM agent_bundles b WHERE b.digest = ? AND EXISTS (SELECT 1 FROM agent_versions v WHERE v.digest = b.digest AND v.user_id = ?)');
+export function createAgentVersions(store: Store): AgentVersions {
+  const versions = (userId: string, agentId: string) =>
+    store.db
+      .selectFrom('agent_versions as v')
+      .innerJoin('agent_bundles as b', 'b.digest', 'v.digest')
+      .select(VERSION_COLUMNS)
+      .where('v.user_id', '=', userId)
+      .where('v.agent_id', '=', agentId);
+  const setCurrent = async (userId: string, agentId: string, digest: string, now: number): Promise<void> => {
+    await store.db
+      .insertInto('agent_current')
+      .values({ user_id: userId, agent_id: agentId, digest, updated_at: now })
+      .onConflict((conflict) =>
+        conflict.columns(['user_id', 'agent_id']).doUpdateSet((eb) => ({ digest: eb.ref('excluded.digest'), updated_at: eb.ref('excluded.updated_at') })),
+      )
+      .execute();
+  };
 
-  const upload = db.transaction((userId: string, bytes: Buffer, bundle: ReadBundle, now: number): Uploaded => {
-    const manifest: AgentManifest = bundle.manifest;
-    const same = byDigest.get(userId, manifest.agent_id, bundle.digest) as AgentVersionRow | undefined;
-    // The same bytes again (a retried upload, a second run of a script): the version it already is, nothing moves.
-    if (same !== undefined) return { created: false, row: same };
-    const taken = byVersion.get(userId, manifest.agent_id, manifest.version) as AgentVersionRow | undefined;
-    if (taken !== undefined) {
-      throw new SvcError('version_exists', `you uploaded ${manifest.agent_id} version ${manifest.version} already, with other contents (digest ${taken.digest})`, {
-        extensions: { agent_id: manifest.agent_id, version: manifest.version, digest: taken.digest },
-      });
-    }
-    insertBundle.run(bundle.digest, bytes, bytes.length, now);
-    insertVersion.run({
-      user_id: userId,
-      agent_id: manifest.agent_id,
-      version: manifest.version,
-      digest: bundle.digest,
-      input_schema_json: JSON.stringify(manifest.input_schema),
-      files: bundle.files.size,
-      unpacked_bytes: bundle.unpackedBytes,
-      uploaded_at: now,
+  const upload = (userId: string, bytes: Buffer, bundle: ReadBundle, now: number): Promise<Uploaded> =>
+    store.transaction(async () => {
+      const manifest: AgentManifest = bundle.manifest;
+      // Two uploads of one agent at once on two instances: the second waits for the first, then sees its version.
+      await store.lock(`agent-version:${userId}:${manifest.agent_id}`);
+      const same = await versions(userId, manifest.agent_id).where('v.digest', '=', bundle.digest).executeTakeFirst();
+      // The same bytes again (a retried upload, a second run of a script): the version it already is, nothing moves.
+      if (same !== undefined) return { created: false, row: same };
+      const taken = await versions(userId, manifest.agent_id).where('v.version', '=', manifest.version).executeTakeFirst();
+      if (taken !== undefined) {
+        throw new SvcError('version_exists', `you uploaded ${manifest.agent_id} version ${manifest.version} already, with other contents (digest ${taken.digest})`, {
+          extensions: { agent_id: manifest.agent_id, version: manifest.version, digest: taken.digest },
+        });
+      }
+      await store.db
+        .insertInto('agent_bundles')
+        .values({ digest: bundle.digest, content: bytes, size_bytes: bytes.length, created_at: now })
+        .onConflict((conflict) => conflict.column('digest').doNothing())
+        .execute();
+      await store.db
+        .insertInto('agent_versions')
+        .values({
+          user_id: userId,
+          agent_id: manifest.agent_id,
+          version: manifest.version,
+          digest: bundle.digest,
+          input_schema_json: JSON.stringify(manifest.input_schema),
+          files: bundle.files.size,
+          unpacked_bytes: bundle.unpackedBytes,
+          uploaded_at: now,
+        })
+        .execute();
+      await setCurrent(userId, manifest.agent_id, bundle.digest, now);
+      return { created: true, row: (await versions(userId, manifest.agent_id).where('v.digest', '=', bundle.digest).executeTakeFirst())! };
     });
-    setCurrent.run(userId, manifest.agent_id, bundle.digest, now);
-    return { created: true, row: byDigest.get(userId, manifest.agent_id, bundle.digest) as AgentVersionRow };
-  }).immediate;
 
   return {
     upload,
-    list: (userId, agentId) => list.all(userId, agentId) as AgentVersionRow[],
-    current: (userId, agentId) => current.get(userId, agentId) as AgentVersionRow | undefined,
-    setCurrent: (userId, agentId, digest, now) => void setCurrent.run(userId, agentId, digest, now),
-    clearCurrent: (userId, agentId) => void clearCurrent.run(userId, agentId),
-    archiveFor: (userId, digest) => (archive.get(digest, userId) as { content: Buffer } | undefined)?.content,
+    list: (userId, agentId) =>
+      versions(userId, agentId)
+        .orderBy('v.uploaded_at', 'desc')
+        // Uploads in the same millisecond: the later first (SQLite's rowid is the insertion order; PostgreSQL has
+        // no rowid, and there the version label breaks the tie).
+        .$if(store.engine === 'sqlite', (query) => query.orderBy(sql`v.rowid`, 'desc'))
+        .$if(store.engine !== 'sqlite', (query) => query.orderBy('v.version', 'desc'))
+        .execute(),
+    current: (userId, agentId) =>
+      store.db
+        .selectFrom('agent_current as c')
+        .innerJoin('agent_versions as v', (join) => join.onRef('v.user_id', '=', 'c.user_id').onRef('v.agent_id', '=', 'c.agent_id').onRef('v.digest', '=', 'c.digest'))
+        .innerJoin('agent_bundles as b', 'b.digest', 'v.digest')
+        .select(VERSION_COLUMNS)
+        .where('c.user_id', '=', userId)
+        .where('c.agent_id', '=', agentId)
+        .executeTakeFirst(),
+    setCurrent,
+    clearCurrent: async (userId, agentId) => {
+      await store.db.deleteFrom('agent_current').where('user_id', '=', userId).where('agent_id', '=', agentId).execute();
+    },
+    async archiveFor(userId, digest) {
+      const row = await store.db
+        .selectFrom('agent_bundles as b')
+        .select('b.content')
+        .where('b.digest', '=', digest)
+        .where((eb) => eb.exists(eb.selectFrom('agent_versions as v').select(eb.lit(1).as('one')).whereRef('v.digest', '=', 'b.digest').where('v.user_id', '=', userId)))
+        .executeTakeFirst();
+      return row?.content;
+    },
   };
 }

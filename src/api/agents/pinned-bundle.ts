@@ -9,8 +9,8 @@ import type { AgentVersions } from './agent-versions.js';
 import { builtInSchema } from './builtin-schemas.js';
 
 /** The digest the run is pinned to (null: built-in); 422 input_invalid, naming each failing field, otherwise. */
-export function pinBundle(versions: AgentVersions, userId: string, agentId: string, input: unknown): string | null {
-  const current = versions.current(userId, agentId);
+export async function pinBundle(versions: AgentVersions, userId: string, agentId: string, input: unknown): Promise<string | null> {
+  const current = await versions.current(userId, agentId);
   if (current === undefined) {
     const builtIn = builtInSchema(agentId);
     if (builtIn !== undefined) assertInput(builtIn.input_schema, input, agentId, `the built-in ${agentId} version ${builtIn.version}`, { version: builtIn.version, digest: null });

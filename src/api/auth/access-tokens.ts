@@ -18,8 +18,6 @@ export interface AccessTokens {
 
 export function createAccessTokens(ctx: ServiceContext): AccessTokens {
   const payments = createPaymentRecords(ctx);
-  const recordIssued = ctx.db.prepare(`
-    INSERT INTO issued_tokens (jti, sub, tier, kid, payment_id, issued_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)`);
 
   return {
     async issue(input, node) {
@@ -42,7 +40,10 @@ export function createAccessTokens(ctx: ServiceContext): AccessTokens {
       }
       const issued = await ctx.tokens.issue(normalizeEmail(input.customer_email), input.offer_id);
       const { claims } = issued;
-      recordIssued.run(claims.jti, claims.sub, claims.tier, issued.kid, proof.payment_id, claims.iat * 1000, claims.exp * 1000);
+      await ctx.store.db
+        .insertInto('issued_tokens')
+        .values({ jti: claims.jti!, sub: claims.sub, tier: claims.tier, kid: issued.kid, payment_id: proof.payment_id, issued_at: claims.iat * 1000, expires_at: claims.exp * 1000 })
+        .execute();
       return { jwtToken: issued.token, token_type: 'Bearer', expires_at: isoTime(claims.exp * 1000), tier: claims.tier };
     },
 

@@ -44,7 +44,7 @@ export function parseBearer(header: string | undefined): Bearer {
 }
 
 export function authHook(ctx: ServiceContext): onRequestHookHandler {
-  const nodes = createNodeAuthenticator(ctx.db);
+  const nodes = createNodeAuthenticator(ctx.store);
   return async (request: FastifyRequest) => {
     const scheme = request.routeOptions.config?.auth;
     if (scheme === undefined) return;
@@ -57,7 +57,7 @@ export function authHook(ctx: ServiceContext): onRequestHookHandler {
     if (isNodeCredential(bearer.token)) {
       // The node itself, not its user's JWT: a node's work never depends on a token that expires in 30 days.
       if (scheme === 'access-token') throw new SvcError('unauthorized', 'this endpoint needs an access token (JWT), not a node credential');
-      request.caller = { kind: 'node', node: nodes.authenticate(bearer.token) };
+      request.caller = { kind: 'node', node: await nodes.authenticate(bearer.token) };
       return;
     }
     if (scheme === 'node' || scheme === 'optional-node') throw new SvcError('unauthorized', 'this endpoint takes a node credential as its bearer');

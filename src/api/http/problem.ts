@@ -2,6 +2,7 @@
 // nowhere else. A 5xx never carries the underlying message or a stack trace.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError } from '../../contract/errors.js';
+import { isDatabaseUnavailable } from '../store/database-unavailable.js';
 
 interface ValidationIssue {
   instancePath?: string;
@@ -11,6 +12,8 @@ interface ValidationIssue {
 
 /** Long enough for an operator's alert to fire, short enough that a client retrying within its budget may get in. */
 const STORAGE_FULL_RETRY_AFTER_SECONDS = 30;
+/** A PostgreSQL restart or fail-over takes seconds; clients retry after this and usually get in. */
+const DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 export function toSvcError(error: unknown): SvcError {
   if (error instanceof SvcError) return error;
@@ -21,6 +24,13 @@ export function toSvcError(error: unknown): SvcError {
     return new SvcError('service_unavailable', "the service's storage is full; this request changed nothing", {
       retryAfterSeconds: STORAGE_FULL_RETRY_AFTER_SECONDS,
       remedy: "Retry later; the service's operator must free disk space first.",
+      cause: error,
+    });
+  }
+  if (isDatabaseUnavailable(error)) {
+    return new SvcError('service_unavailable', "the service's database is unreachable; this request changed nothing", {
+      retryAfterSeconds: DATABASE_UNAVAILABLE_RETRY_AFTER_SECONDS,
+      remedy: 'Retry later, with the same Idempotency-Key for an execute.',
       cause: error,
     });
   }

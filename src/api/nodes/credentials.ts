@@ -4,7 +4,7 @@
 // credential stands for it later (issue-token without a payment id).
 import { createHash, randomBytes } from 'node:crypto';
 import { SvcError } from '../../contract/errors.js';
-import type { SqliteDatabase } from '../../lib/sqlite.js';
+import type { Store } from '../store/store.js';
 
 /** A prefix that says what the secret is, so a leaked one is recognisable (secret scanners, logs). */
 export const NODE_CREDENTIAL_PREFIX = 'svcn_';
@@ -34,39 +34,47 @@ export function isNodeCredential(bearer: string): boolean {
 
 export interface NodeAuthenticator {
   /** The node this credential belongs to; 401 otherwise, one message for every cause, never echoing it. */
-  authenticate(credential: string): EnrolledNode;
+  authenticate(credential: string): Promise<EnrolledNode>;
   /**
    * A new credential for the node (shown once). Until the node first uses it, the current one keeps working: a
    * rotation whose answer is lost (a network cut, a crash before the node wrote the file) locks no node out, and
    * asking again replaces the unused new one.
    */
-  rotate(nodeId: string): string;
+  rotate(nodeId: string): Promise<string>;
 }
 
-export function createNodeAuthenticator(db: SqliteDatabase): NodeAuthenticator {
-  const select = db.prepare<{ hash: string }, EnrolledNode & { next: number }>(`
-    SELECT n.node_id, n.session_id, n.user_id, n.tier_id, n.payment_id, coalesce(n.next_credential_hash = @hash, 0) AS next
-    FROM nodes n
-    WHERE n.credential_hash = @hash OR n.next_credential_hash = @hash`);
-  // The first use of the new credential retires the old one.
-  const promote = db.prepare('UPDATE nodes SET credential_hash = next_credential_hash, next_credential_hash = NULL WHERE node_id = ? AND next_credential_hash = ?');
-  const setNext = db.prepare('UPDATE nodes SET next_credential_hash = ? WHERE node_id = ?');
+export function createNodeAuthenticator(store: Store): NodeAuthenticator {
   return {
-    authenticate(credential) {
+    async authenticate(credential) {
       const hash = NODE_CREDENTIAL_PATTERN.test(credential) ? hashNodeCredential(credential) : undefined;
-      const found = hash === undefined ? undefined : select.get({ hash });
+      const found =
+        hash === undefined
+          ? undefined
+          : await store.db
+              .selectFrom('nodes')
+              .select(['node_id', 'session_id', 'user_id', 'tier_id', 'payment_id', 'next_credential_hash'])
+              .where((eb) => eb.or([eb('credential_hash', '=', hash), eb('next_credential_hash', '=', hash)]))
+              .executeTakeFirst();
       if (found === undefined) {
         throw new SvcError('unauthorized', 'the node credential is unknown or was replaced', {
           remedy: 'Enroll the node again with a fresh deploy token (swarm-node activate, then swarm-node install).',
         });
       }
-      const { next, ...node } = found;
-      if (next === 1) promote.run(node.node_id, hash);
+      const { next_credential_hash: next, ...node } = found;
+      // The first use of the new credential retires the old one.
+      if (next === hash) {
+        await store.db
+          .updateTable('nodes')
+          .set((eb) => ({ credential_hash: eb.ref('next_credential_hash'), next_credential_hash: null }))
+          .where('node_id', '=', node.node_id)
+          .where('next_credential_hash', '=', hash)
+          .execute();
+      }
       return node;
     },
-    rotate(nodeId) {
+    async rotate(nodeId) {
       const credential = newNodeCredential();
-      setNext.run(hashNodeCredential(credential), nodeId);
+      await store.db.updateTable('nodes').set({ next_credential_hash: hashNodeCredential(credential) }).where('node_id', '=', nodeId).execute();
       return credential;
     },
   };

@@ -5,16 +5,24 @@ import { PAYMENT_CONFIRMED } from '../../contract/claims.js';
 import type { AccessTokenClaims } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
 import { TIERS, type TierId } from '../../contract/tiers.js';
-import type { SqliteDatabase } from '../../lib/sqlite.js';
+import type { Store } from '../store/store.js';
 import type { DeployTokenOwner } from '../paygate/deploy-tokens.js';
 
-export function createNodeGrant(db: SqliteDatabase): (claims: AccessTokenClaims) => DeployTokenOwner {
-  const issuedFor = db.prepare<[string, string], { payment_id: string }>('SELECT payment_id FROM issued_tokens WHERE jti = ? AND sub = ?');
+export function createNodeGrant(store: Store): (claims: AccessTokenClaims) => Promise<DeployTokenOwner> {
+  const issuedFor = (jti: string, sub: string) =>
+    store.db.selectFrom('issued_tokens').select('payment_id').where('jti', '=', jti).where('sub', '=', sub).executeTakeFirst();
   // A token issued elsewhere (no jti of ours): the user's latest confirmed payment for the tier proves the same.
-  const latestPayment = db.prepare<[string, string, string], { payment_id: string }>(
-    'SELECT payment_id FROM payments WHERE customer_email = ? AND offer_id = ? AND status = ? ORDER BY confirmed_at DESC LIMIT 1',
-  );
-  return (claims) => {
+  const latestPayment = (email: string, offerId: string) =>
+    store.db
+      .selectFrom('payments')
+      .select('payment_id')
+      .where('customer_email', '=', email)
+      .where('offer_id', '=', offerId)
+      .where('status', '=', PAYMENT_CONFIRMED)
+      .orderBy('confirmed_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+  return async (claims) => {
     const tier = TIERS[claims.tier as TierId];
     if (tier === undefined || !tier.node_install) {
       throw new SvcError('forbidden', `a ${claims.tier} token installs no node: that payment only tops up the wallet`, {
@@ -22,7 +30,7 @@ export function createNodeGrant(db: SqliteDatabase): (claims: AccessTokenClaims)
       });
     }
     const payment =
-      (claims.jti === undefined ? undefined : issuedFor.get(claims.jti, claims.sub)) ?? latestPayment.get(claims.sub, claims.tier, PAYMENT_CONFIRMED);
+      (claims.jti === undefined ? undefined : await issuedFor(claims.jti, claims.sub)) ?? (await latestPayment(claims.sub, claims.tier));
     if (payment === undefined) {
       throw new SvcError('forbidden', `no confirmed ${claims.tier} payment of ${claims.sub} backs this token`, {
         remedy: 'Sign in with the payment id of your checkout (swarm-node login --payment <id>), then ask again.',

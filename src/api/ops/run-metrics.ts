@@ -6,16 +6,16 @@ import type { FinishRun } from '../runs/finish-run.js';
 import type { StartRun } from '../runs/start-run.js';
 
 export function countStartedRuns(ctx: Pick<ServiceContext, 'metrics'>, start: StartRun): StartRun {
-  return (call) => {
-    const started = start(call);
+  return async (call) => {
+    const started = await start(call);
     if (started.kind === 'started') ctx.metrics.runAccepted(started.run.charged_cents);
     return started;
   };
 }
 
 export function countFinishedRuns(ctx: Pick<ServiceContext, 'metrics'>, finish: FinishRun): FinishRun {
-  return (runId, outcome, holder) => {
-    const finished = finish(runId, outcome, holder);
+  return async (runId, outcome, holder) => {
+    const finished = await finish(runId, outcome, holder);
     if (finished.kind === 'finished') {
       const reason = outcome.status === 'failed' ? outcome.output.error : undefined;
       ctx.metrics.runFinished(outcome.status, reason, finished.refunded_cents);

@@ -1,9 +1,11 @@
 // What operations ask of the database, behind one small interface so that each storage engine answers it its own
-// way (the SQLite file today; a PostgreSQL pool implements the same four calls). Readiness uses the first two; the
+// way (SQLite's PRAGMA user_version, PostgreSQL's svc_schema_version; the rest is one query for both). Readiness uses the first two; the
 // metrics' gauges the last two, read at scrape time: they are the state of the whole service, whichever instance
 // changed it, so every instance reports the same figure.
-import type { SqliteDatabase } from '../../lib/sqlite.js';
-import { SERVICE_MIGRATIONS } from '../store/migrations.js';
+import { sql } from 'kysely';
+import { SHARED_MIGRATIONS, SHARED_MIGRATIONS_FROM_VERSION } from '../store/shared-migrations.js';
+import { SERVICE_MIGRATIONS } from '../store/sqlite-migrations.js';
+import type { Store } from '../store/store.js';
 
 export interface MigrationStatus {
   /** The schema version the database is at. */
@@ -22,24 +24,29 @@ export interface StoreProbe {
   nodesSeenSince(since: number): Promise<number>;
 }
 
-export function createSqliteStoreProbe(db: SqliteDatabase): StoreProbe {
-  // Prepared per call, not cached: a closed connection must fail the probe, never answer from a stale statement.
+export function createStoreProbe(store: Store): StoreProbe {
   return {
     async ping() {
-      // Reads the schema page from the file, not just a constant, so a file gone bad shows here.
-      db.prepare('SELECT count(*) FROM sqlite_schema').pluck().get();
+      // Reads the catalog, not just a constant, so a database gone bad shows here.
+      await sql`SELECT count(*) FROM ${sql.raw(store.engine === 'sqlite' ? 'sqlite_schema' : 'pg_catalog.pg_class')}`.execute(store.db);
     },
     async migrationStatus() {
-      return { applied: db.pragma('user_version', { simple: true }) as number, expected: SERVICE_MIGRATIONS.length };
+      if (store.engine === 'sqlite') {
+        const row = (await sql<{ user_version: number }>`PRAGMA user_version`.execute(store.db)).rows[0];
+        return { applied: row?.user_version ?? 0, expected: SERVICE_MIGRATIONS.length };
+      }
+      const row = (await sql<{ version: number }>`SELECT version FROM svc_schema_version`.execute(store.db)).rows[0];
+      return { applied: row?.version ?? 0, expected: SHARED_MIGRATIONS_FROM_VERSION - 1 + SHARED_MIGRATIONS.length };
     },
     async runsInFlight() {
-      // Each count walks its partial index (runs_queued, runs_leased), never the finished runs.
-      const queued = db.prepare("SELECT count(*) FROM runs WHERE status = 'queued'").pluck().get() as number;
-      const running = db.prepare("SELECT count(*) FROM runs WHERE status = 'running'").pluck().get() as number;
-      return { queued, running };
+      // Literal statuses, so SQLite walks its partial indexes (runs_queued, runs_leased), never the finished runs.
+      const count = async (status: 'queued' | 'running'): Promise<number> =>
+        Number((await sql<{ n: number }>`SELECT count(*) AS n FROM runs WHERE status = ${sql.lit(status)}`.execute(store.db)).rows[0]?.n ?? 0);
+      return { queued: await count('queued'), running: await count('running') };
     },
     async nodesSeenSince(since) {
-      return db.prepare('SELECT count(*) FROM nodes WHERE last_seen_at >= ?').pluck().get(since) as number;
+      const row = await store.db.selectFrom('nodes').select((eb) => eb.fn.countAll<number>().as('n')).where('last_seen_at', '>=', since).executeTakeFirst();
+      return Number(row?.n ?? 0);
     },
   };
 }

@@ -5,7 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { DEPLOY_TOKEN_LIFETIME_SECONDS } from '../../contract/claims.js';
 import type { Clock } from '../../lib/clock.js';
-import type { SqliteDatabase } from '../../lib/sqlite.js';
+import type { Store } from '../store/store.js';
 
 export interface IssuedDeployToken {
   token: string;
@@ -14,13 +14,13 @@ export interface IssuedDeployToken {
 
 export interface DeployTokens {
   /** A fresh token for the session; the session's earlier unused tokens die with it. Call inside a transaction. */
-  replaceForSession(sessionId: string): IssuedDeployToken;
+  replaceForSession(sessionId: string): Promise<IssuedDeployToken>;
   /** A fresh token for another node of the user; the user's earlier unused ones of this kind die with it. */
-  replaceForUser(owner: DeployTokenOwner): IssuedDeployToken;
+  replaceForUser(owner: DeployTokenOwner): Promise<IssuedDeployToken>;
   /** Marks the token used and returns whose it is, or undefined when it is unknown, expired, revoked or used. */
-  consume(token: string): ConsumedDeployToken | undefined;
+  consume(token: string): Promise<ConsumedDeployToken | undefined>;
   /** Whether the token would enroll now, without using it: a release download before the install enrolls. */
-  usable(token: string): boolean;
+  usable(token: string): Promise<boolean>;
 }
 
 /** Whose node a token enrolls, for which tier, and the payment that proved it. */
@@ -39,57 +39,70 @@ export function hashDeployToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-export function createDeployTokens(db: SqliteDatabase, clock: Clock): DeployTokens {
-  const revokeUnused = db.prepare(
-    'UPDATE deploy_tokens SET revoked_at = ? WHERE session_id = ? AND used_at IS NULL AND revoked_at IS NULL',
-  );
-  const revokeUnusedOfUser = db.prepare(
-    'UPDATE deploy_tokens SET revoked_at = ? WHERE user_id = ? AND session_id IS NULL AND used_at IS NULL AND revoked_at IS NULL',
-  );
-  const sessionOwner = db.prepare<[string], { user_id: string; tier_id: string; payment_id: string | null }>(
-    'SELECT user_id, tier_id, payment_id FROM sessions WHERE session_id = ?',
-  );
-  const insert = db.prepare(
-    'INSERT INTO deploy_tokens (token_hash, session_id, user_id, tier_id, payment_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
-  // One statement decides and marks, so two enrolls racing with one token can't both see it unused.
-  const markUsed = db.prepare<[number, string, number], ConsumedDeployToken>(`
-    UPDATE deploy_tokens SET used_at = ?
-    WHERE token_hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?
-    RETURNING session_id, user_id, tier_id, payment_id`);
-
-  const findUsable = db.prepare<[string, number], { token_hash: string }>(
-    'SELECT token_hash FROM deploy_tokens WHERE token_hash = ? AND used_at IS NULL AND revoked_at IS NULL AND expires_at > ?',
-  );
-
-  function issue(sessionId: string | null, owner: DeployTokenOwner, now: number): IssuedDeployToken {
+export function createDeployTokens(store: Store, clock: Clock): DeployTokens {
+  async function issue(sessionId: string | null, owner: DeployTokenOwner, now: number): Promise<IssuedDeployToken> {
     const token = randomBytes(32).toString('base64url');
     const expiresAt = now + DEPLOY_TOKEN_LIFETIME_SECONDS * 1000;
-    insert.run(hashDeployToken(token), sessionId, owner.user_id, owner.tier_id, owner.payment_id, now, expiresAt);
+    await store.db
+      .insertInto('deploy_tokens')
+      .values({ token_hash: hashDeployToken(token), session_id: sessionId, ...owner, created_at: now, expires_at: expiresAt })
+      .execute();
     return { token, expires_at: expiresAt };
   }
 
   return {
-    replaceForSession(sessionId) {
+    async replaceForSession(sessionId) {
       const now = clock.now();
-      const owner = sessionOwner.get(sessionId);
+      const owner = await store.db.selectFrom('sessions').select(['user_id', 'tier_id', 'payment_id']).where('session_id', '=', sessionId).executeTakeFirst();
       if (owner?.payment_id == null) throw new Error(`no activated session ${sessionId} to issue a deploy token for`);
-      revokeUnused.run(now, sessionId);
+      await store.db
+        .updateTable('deploy_tokens')
+        .set({ revoked_at: now })
+        .where('session_id', '=', sessionId)
+        .where('used_at', 'is', null)
+        .where('revoked_at', 'is', null)
+        .execute();
       return issue(sessionId, { ...owner, payment_id: owner.payment_id }, now);
     },
     replaceForUser(owner) {
       const now = clock.now();
-      return db.transaction(() => {
-        revokeUnusedOfUser.run(now, owner.user_id);
+      return store.transaction(async () => {
+        await store.lock(`deploy-token:${owner.user_id}`);
+        await store.db
+          .updateTable('deploy_tokens')
+          .set({ revoked_at: now })
+          .where('user_id', '=', owner.user_id)
+          .where('session_id', 'is', null)
+          .where('used_at', 'is', null)
+          .where('revoked_at', 'is', null)
+          .execute();
         return issue(null, owner, now);
-      }).immediate();
+      });
     },
     consume(token) {
       const now = clock.now();
-      return markUsed.get(now, hashDeployToken(token), now);
+      // One statement decides and marks, so two enrolls racing with one token can't both see it unused.
+      return store.db
+        .updateTable('deploy_tokens')
+        .set({ used_at: now })
+        .where('token_hash', '=', hashDeployToken(token))
+        .where('used_at', 'is', null)
+        .where('revoked_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returning(['session_id', 'user_id', 'tier_id', 'payment_id'])
+        .executeTakeFirst();
     },
-    usable(token) {
-      return findUsable.get(hashDeployToken(token), clock.now()) !== undefined;
+    async usable(token) {
+      const now = clock.now();
+      const row = await store.db
+        .selectFrom('deploy_tokens')
+        .select('token_hash')
+        .where('token_hash', '=', hashDeployToken(token))
+        .where('used_at', 'is', null)
+        .where('revoked_at', 'is', null)
+        .where('expires_at', '>', now)
+        .executeTakeFirst();
+      return row !== undefined;
     },
   };
 }

@@ -36,24 +36,23 @@ interface SessionRow {
 }
 
 export interface Paygate {
-  createSession(input: SessionRequest): SessionResponse;
+  createSession(input: SessionRequest): Promise<SessionResponse>;
   activateSession(input: ActivateRequest): Promise<ActivateResponse>;
 }
 
 export function createPaygate(ctx: ServiceContext): Paygate {
-  const { db, clock } = ctx;
+  const { store, clock } = ctx;
   const payments = createPaymentRecords(ctx);
-  const deployTokens = createDeployTokens(db, clock);
-  const insertSession = db.prepare(`
-    INSERT INTO sessions (session_id, tier_id, user_id, status, created_at, expires_at)
-    VALUES (?, ?, ?, 'pending', ?, ?)`);
-  const selectSession = db.prepare<[string], SessionRow>('SELECT * FROM sessions WHERE session_id = ?');
-  const selectSessionOfPayment = db.prepare<[string], { session_id: string }>('SELECT session_id FROM sessions WHERE payment_id = ?');
-  const markActive = db.prepare(`UPDATE sessions SET status = 'active', payment_id = ?, activated_at = ? WHERE session_id = ? AND status = 'pending'`);
+  const deployTokens = createDeployTokens(store, clock);
 
-  /** spec §7 "Session not found": unknown, or pending past its 24 h. */
-  function liveSession(sessionId: string): SessionRow {
-    const session = selectSession.get(sessionId);
+  /**
+   * spec §7 "Session not found": unknown, or pending past its 24 h. Locked (PostgreSQL) until the transaction ends,
+   * so two activations of one session on two instances happen one after the other.
+   */
+  async function liveSession(sessionId: string): Promise<SessionRow> {
+    const session = (await store.forUpdate(store.db.selectFrom('sessions').selectAll().where('session_id', '=', sessionId)).executeTakeFirst()) as
+      | SessionRow
+      | undefined;
     if (session === undefined || (session.status === 'pending' && session.expires_at <= clock.now())) {
       throw new SvcError('session_not_found', 'no such session, or it expired unactivated after 24 hours');
     }
@@ -66,48 +65,55 @@ export function createPaygate(ctx: ServiceContext): Paygate {
     return payment;
   }
 
-  // Everything after the provider's answer is one synchronous transaction: the session and payment are read
-  // again inside it, so concurrent activations see each other's effect.
-  const activateWithPayment = db.transaction((sessionId: string, payment: PaymentRecord): ActivateResponse => {
-    const session = liveSession(sessionId);
-    if (session.status === 'active') return reactivate(session, payment.payment_id);
-    if (payment.status !== PAYMENT_CONFIRMED) {
-      throw new SvcError('payment_not_confirmed', `the payment is ${payment.status}, not yet ${PAYMENT_CONFIRMED}`, {
-        retryAfterSeconds: PAYMENT_RETRY_AFTER_SECONDS,
-      });
-    }
-    // spec §7: a payment of another e-mail means the session does not exist for the paying user.
-    if (payment.customer_email !== session.user_id) {
-      throw new SvcError('session_not_found', 'no such session for the e-mail this payment was made with');
-    }
-    if (payment.offer_id !== session.tier_id || payment.merchant_id !== ctx.merchantId) {
-      throw new SvcError('payment_mismatch', `the payment is for another ${payment.offer_id !== session.tier_id ? 'tier' : 'merchant'} than this session`, {
-        extensions: { session_tier_id: session.tier_id, payment_offer_id: payment.offer_id },
-      });
-    }
-    if (!TIERS[session.tier_id].node_install) throw noNodeInstall(session.tier_id);
-    const usedBy = selectSessionOfPayment.get(payment.payment_id);
-    if (usedBy !== undefined) {
-      throw new SvcError('payment_already_used', 'this payment already activated another session');
-    }
-    markActive.run(payment.payment_id, clock.now(), session.session_id);
-    return activationResult(session.session_id);
-  });
+  // Everything after the provider's answer is one transaction: the session and payment are read again inside it,
+  // so concurrent activations see each other's effect.
+  const activateWithPayment = (sessionId: string, payment: PaymentRecord): Promise<ActivateResponse> =>
+    store.transaction(async () => {
+      const session = await liveSession(sessionId);
+      // Two sessions activated with one payment at once: the second waits, then finds the payment used.
+      await store.lock(`payment-activation:${payment.payment_id}`);
+      if (session.status === 'active') return reactivate(session, payment.payment_id);
+      if (payment.status !== PAYMENT_CONFIRMED) {
+        throw new SvcError('payment_not_confirmed', `the payment is ${payment.status}, not yet ${PAYMENT_CONFIRMED}`, {
+          retryAfterSeconds: PAYMENT_RETRY_AFTER_SECONDS,
+        });
+      }
+      // spec §7: a payment of another e-mail means the session does not exist for the paying user.
+      if (payment.customer_email !== session.user_id) {
+        throw new SvcError('session_not_found', 'no such session for the e-mail this payment was made with');
+      }
+      if (payment.offer_id !== session.tier_id || payment.merchant_id !== ctx.merchantId) {
+        throw new SvcError('payment_mismatch', `the payment is for another ${payment.offer_id !== session.tier_id ? 'tier' : 'merchant'} than this session`, {
+          extensions: { session_tier_id: session.tier_id, payment_offer_id: payment.offer_id },
+        });
+      }
+      if (!TIERS[session.tier_id].node_install) throw noNodeInstall(session.tier_id);
+      const usedBy = await store.db.selectFrom('sessions').select('session_id').where('payment_id', '=', payment.payment_id).executeTakeFirst();
+      if (usedBy !== undefined) {
+        throw new SvcError('payment_already_used', 'this payment already activated another session');
+      }
+      await store.db
+        .updateTable('sessions')
+        .set({ status: 'active', payment_id: payment.payment_id, activated_at: clock.now() })
+        .where('session_id', '=', session.session_id)
+        .where('status', '=', 'pending')
+        .execute();
+      return activationResult(session.session_id);
+    });
 
   /** DECISIONS.md: the same payment again gets a fresh deploy token (the old unused one dies); another one, 409. */
-  function reactivate(session: SessionRow, paymentId: string): ActivateResponse {
+  function reactivate(session: SessionRow, paymentId: string): Promise<ActivateResponse> {
     if (session.payment_id !== paymentId) {
       throw new SvcError('session_already_active', 'this session was activated with another payment');
     }
     return activationResult(session.session_id);
   }
 
-  const reactivateActive = db.transaction((sessionId: string, paymentId: string): ActivateResponse =>
-    reactivate(liveSession(sessionId), paymentId),
-  );
+  const reactivateActive = (sessionId: string, paymentId: string): Promise<ActivateResponse> =>
+    store.transaction(async () => reactivate(await liveSession(sessionId), paymentId));
 
-  function activationResult(sessionId: string): ActivateResponse {
-    const deployToken = deployTokens.replaceForSession(sessionId);
+  async function activationResult(sessionId: string): Promise<ActivateResponse> {
+    const deployToken = await deployTokens.replaceForSession(sessionId);
     return {
       session_id: sessionId,
       status: 'active',
@@ -119,19 +125,22 @@ export function createPaygate(ctx: ServiceContext): Paygate {
   }
 
   return {
-    createSession(input) {
+    async createSession(input) {
       const now = clock.now();
       const sessionId = randomUUID();
       const userId = normalizeEmail(input.user_id);
       const expiresAt = now + PENDING_SESSION_LIFETIME_SECONDS * 1000;
-      insertSession.run(sessionId, input.tier_id, userId, now, expiresAt);
+      await store.db
+        .insertInto('sessions')
+        .values({ session_id: sessionId, tier_id: input.tier_id, user_id: userId, status: 'pending', payment_id: null, created_at: now, expires_at: expiresAt, activated_at: null })
+        .execute();
       return { session_id: sessionId, tier_id: input.tier_id, user_id: userId, status: 'pending', expires_at: isoTime(expiresAt) };
     },
 
     async activateSession(input) {
       const sessionId = input.session_id.toLowerCase();
       // An active session needs no new word from the provider: its own payment re-issues, another is refused.
-      if (liveSession(sessionId).status === 'active') return reactivateActive(sessionId, input.payment_id);
+      if ((await liveSession(sessionId)).status === 'active') return reactivateActive(sessionId, input.payment_id);
       const payment = await resolvePayment(input.payment_id);
       return activateWithPayment(sessionId, payment);
     },

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { PAYMENT_CONFIRMED, PAYMENT_PENDING } from '../../contract/claims.js';
 import type { SandboxPayment } from '../../contract/schemas.js';
 import { isoTime, type Clock } from '../../lib/clock.js';
-import type { SqliteDatabase } from '../../lib/sqlite.js';
+import type { Store } from '../store/store.js';
 import type { ProviderPayment } from '../context.js';
 
 export interface SandboxPaymentRow extends ProviderPayment {
@@ -17,50 +17,53 @@ export interface SandboxPaymentRow extends ProviderPayment {
 }
 
 export interface SandboxBooks {
-  create(payment: { offer_id: string; customer_email: string; merchant_id: string; amount_cents: number }): SandboxPaymentRow;
-  find(paymentId: string): SandboxPaymentRow | undefined;
+  create(payment: { offer_id: string; customer_email: string; merchant_id: string; amount_cents: number }): Promise<SandboxPaymentRow>;
+  find(paymentId: string): Promise<SandboxPaymentRow | undefined>;
   /** Marks the payment CONFIRMED with its one webhook event id; confirming again changes nothing. */
-  confirm(paymentId: string): SandboxPaymentRow | undefined;
-  recordDeliveryAttempt(paymentId: string, delivered: boolean): void;
+  confirm(paymentId: string): Promise<SandboxPaymentRow | undefined>;
+  recordDeliveryAttempt(paymentId: string, delivered: boolean): Promise<void>;
   /** Confirmed payments whose webhook has not reached the service yet (to resume after a restart). */
-  undelivered(): SandboxPaymentRow[];
+  undelivered(): Promise<SandboxPaymentRow[]>;
 }
 
-export function createSandboxBooks(db: SqliteDatabase, clock: Clock): SandboxBooks {
-  const insert = db.prepare(`
-    INSERT INTO sandbox_payments (payment_id, status, customer_email, offer_id, merchant_id, amount_cents, created_at)
-    VALUES (@payment_id, '${PAYMENT_PENDING}', @customer_email, @offer_id, @merchant_id, @amount_cents, @created_at)`);
-  const select = sandboxPaymentSelect(db);
-  const markConfirmed = db.prepare(`
-    UPDATE sandbox_payments SET status = '${PAYMENT_CONFIRMED}', confirmed_at = ?, webhook_event_id = ?
-    WHERE payment_id = ? AND status <> '${PAYMENT_CONFIRMED}'`);
-  const countAttempt = db.prepare(`
-    UPDATE sandbox_payments SET webhook_attempts = webhook_attempts + 1,
-      webhook_delivered_at = CASE WHEN @delivered = 1 THEN COALESCE(webhook_delivered_at, @now) ELSE webhook_delivered_at END
-    WHERE payment_id = @payment_id`);
-  const selectUndelivered = db.prepare<[], SandboxPaymentRow>(`
-    SELECT * FROM sandbox_payments WHERE status = '${PAYMENT_CONFIRMED}' AND webhook_delivered_at IS NULL`);
-
+export function createSandboxBooks(store: Store, clock: Clock): SandboxBooks {
+  const select = sandboxPaymentSelect(store);
   return {
-    create(payment) {
+    async create(payment) {
       const paymentId = `pay_${randomBytes(12).toString('hex')}`;
-      insert.run({ ...payment, payment_id: paymentId, created_at: clock.now() });
-      return select.get(paymentId)!;
+      await store.db
+        .insertInto('sandbox_payments')
+        .values({ ...payment, payment_id: paymentId, status: PAYMENT_PENDING, created_at: clock.now() })
+        .execute();
+      return (await select(paymentId))!;
     },
-    find: (paymentId) => select.get(paymentId),
-    confirm(paymentId) {
-      markConfirmed.run(clock.now(), `evt_${randomBytes(12).toString('hex')}`, paymentId);
-      return select.get(paymentId);
+    find: select,
+    async confirm(paymentId) {
+      await store.db
+        .updateTable('sandbox_payments')
+        .set({ status: PAYMENT_CONFIRMED, confirmed_at: clock.now(), webhook_event_id: `evt_${randomBytes(12).toString('hex')}` })
+        .where('payment_id', '=', paymentId)
+        .where('status', '<>', PAYMENT_CONFIRMED)
+        .execute();
+      return select(paymentId);
     },
-    recordDeliveryAttempt(paymentId, delivered) {
-      countAttempt.run({ payment_id: paymentId, delivered: delivered ? 1 : 0, now: clock.now() });
+    async recordDeliveryAttempt(paymentId, delivered) {
+      await store.db
+        .updateTable('sandbox_payments')
+        .set((eb) => ({
+          webhook_attempts: eb('webhook_attempts', '+', 1),
+          ...(delivered ? { webhook_delivered_at: eb.fn.coalesce('webhook_delivered_at', eb.val(clock.now())) } : {}),
+        }))
+        .where('payment_id', '=', paymentId)
+        .execute();
     },
-    undelivered: () => selectUndelivered.all(),
+    undelivered: () =>
+      store.db.selectFrom('sandbox_payments').selectAll().where('status', '=', PAYMENT_CONFIRMED).where('webhook_delivered_at', 'is', null).execute(),
   };
 }
 
-export function sandboxPaymentSelect(db: SqliteDatabase) {
-  return db.prepare<[string], SandboxPaymentRow>('SELECT * FROM sandbox_payments WHERE payment_id = ?');
+export function sandboxPaymentSelect(store: Store): (paymentId: string) => Promise<SandboxPaymentRow | undefined> {
+  return (paymentId) => store.db.selectFrom('sandbox_payments').selectAll().where('payment_id', '=', paymentId).executeTakeFirst();
 }
 
 export function toSandboxPayment(row: SandboxPaymentRow): SandboxPayment {

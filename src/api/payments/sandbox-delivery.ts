@@ -22,13 +22,13 @@ export function createWebhookDeliveries(ctx: ServiceContext, books: SandboxBooks
 
   async function deliver(paymentId: string): Promise<void> {
     for (let attempt = 0; !ctx.shutdownSignal.aborted; attempt += 1) {
-      const row = books.find(paymentId);
+      const row = await books.find(paymentId);
       if (row === undefined || row.webhook_delivered_at !== null || row.webhook_event_id === null) return;
       // The base URL is known only once the service listens; deliveries resumed at start wait for it.
       if (ctx.urls.baseUrl !== '') {
         const delivered = await postEvent(ctx, row);
         if (ctx.shutdownSignal.aborted && !delivered) return;
-        books.recordDeliveryAttempt(paymentId, delivered);
+        await books.recordDeliveryAttempt(paymentId, delivered);
         if (delivered) return;
       }
       await sleep(Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.min(attempt, 10)), ctx.shutdownSignal);

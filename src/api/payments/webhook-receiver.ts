@@ -6,7 +6,7 @@ import { PAYMENT_CONFIRMED } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
 import { PaymentConfirmedData, type WebhookEvent } from '../../contract/schemas.js';
 import type { Clock } from '../../lib/clock.js';
-import type { SqliteDatabase } from '../../lib/sqlite.js';
+import type { Store } from '../store/store.js';
 import type { PaymentRecords } from './payment-records.js';
 
 export const PAYMENT_CONFIRMED_EVENT = 'payment.confirmed';
@@ -19,20 +19,27 @@ export type WebhookOutcome =
 const paymentConfirmedData = TypeCompiler.Compile(PaymentConfirmedData);
 
 export interface WebhookReceiver {
-  apply(event: WebhookEvent): WebhookOutcome;
+  apply(event: WebhookEvent): Promise<WebhookOutcome>;
 }
 
-export function createWebhookReceiver(deps: { db: SqliteDatabase; clock: Clock; payments: PaymentRecords }): WebhookReceiver {
-  const { db, clock, payments } = deps;
-  const claimEvent = db.prepare('INSERT INTO webhook_events (event_id, type, received_at) VALUES (?, ?, ?) ON CONFLICT (event_id) DO NOTHING');
+export function createWebhookReceiver(deps: { store: Store; clock: Clock; payments: PaymentRecords }): WebhookReceiver {
+  const { store, clock, payments } = deps;
 
-  const apply = db.transaction((event: WebhookEvent): WebhookOutcome => {
+  const apply = (event: WebhookEvent): Promise<WebhookOutcome> =>
+    store.transaction(async (): Promise<WebhookOutcome> => {
     // Checked before the event is claimed: a rejected event leaves no trace and may be sent again corrected.
     const data = event.type === PAYMENT_CONFIRMED_EVENT ? paymentConfirmedDataOf(event) : undefined;
-    if (claimEvent.run(event.id, event.type, clock.now()).changes === 0) return { received: true, duplicate: true };
+    // The same event delivered to two instances at once: the second insert waits for the first's commit (the
+    // primary key), then inserts nothing, and that delivery is acknowledged as the duplicate it is.
+    const claimed = await store.db
+      .insertInto('webhook_events')
+      .values({ event_id: event.id, type: event.type, received_at: clock.now() })
+      .onConflict((conflict) => conflict.column('event_id').doNothing())
+      .executeTakeFirst();
+    if (claimed.numInsertedOrUpdatedRows === 0n) return { received: true, duplicate: true };
     // Unknown types are acknowledged so the provider stops retrying, and otherwise ignored.
     if (data === undefined) return { received: true, ignored: true };
-    const record = payments.recordProviderWord(data);
+    const record = await payments.recordProviderWord(data);
     return { received: true, payment_id: record.payment_id };
   });
 

@@ -15,17 +15,17 @@ const PaymentParams = Type.Object({ id: Type.String({ pattern: ID_PATTERN }) });
 export function sandboxRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
     acceptJsonBodiesOnly(app, { allowEmpty: true });
-    const books = createSandboxBooks(ctx.db, ctx.clock);
+    const books = createSandboxBooks(ctx.store, ctx.clock);
     const deliveries = createWebhookDeliveries(ctx, books);
     // A confirmation whose webhook was still being retried when the service stopped is delivered after restart.
-    for (const row of books.undelivered()) deliveries.start(row.payment_id);
+    for (const row of await books.undelivered()) deliveries.start(row.payment_id);
 
     app.post<{ Body: SandboxPaymentRequest }>(
       '/sandbox/payments',
       { schema: { body: SandboxPaymentRequest, response: { 201: SandboxPayment } } },
       async (request, reply) => {
         const { offer_id, customer_email, amount_cents } = request.body;
-        const row = books.create({
+        const row = await books.create({
           offer_id,
           customer_email: normalizeEmail(customer_email),
           merchant_id: ctx.merchantId,
@@ -41,7 +41,7 @@ export function sandboxRoutes(ctx: ServiceContext): FastifyPluginAsync {
       '/sandbox/payments/:id/confirm',
       { schema: { params: PaymentParams, response: { 200: SandboxPayment } } },
       async (request) => {
-        const row = existing(books.confirm(request.params.id), request.params.id);
+        const row = existing(await books.confirm(request.params.id), request.params.id);
         if (row.webhook_delivered_at === null) deliveries.start(row.payment_id);
         return toSandboxPayment(row);
       },
@@ -50,7 +50,7 @@ export function sandboxRoutes(ctx: ServiceContext): FastifyPluginAsync {
     app.get<{ Params: { id: string } }>(
       '/sandbox/payments/:id',
       { schema: { params: PaymentParams, response: { 200: SandboxPayment } } },
-      async (request) => toSandboxPayment(existing(books.find(request.params.id), request.params.id)),
+      async (request) => toSandboxPayment(existing(await books.find(request.params.id), request.params.id)),
     );
   };
 }

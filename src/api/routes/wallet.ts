@@ -42,8 +42,8 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
       }
     });
 
-    const sessions = createWalletSessions(ctx.db, ctx.clock);
-    const recentRuns = createRecentRuns(ctx.db);
+    const sessions = createWalletSessions(ctx.store, ctx.clock);
+    const recentRuns = createRecentRuns(ctx.store);
 
     app.addHook('onSend', async (_request, reply, payload) => {
       setWalletPageHeaders(reply);
@@ -64,8 +64,8 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
       if (query.token !== undefined) return signInWithToken(request, reply, query.token, query.intent);
 
       const cookie = request.cookies[SESSION_COOKIE];
-      const session = sessions.find(cookie);
-      if (session !== undefined) return sendHtml(reply, 200, signedInPage(signedInModel(session)));
+      const session = await sessions.find(cookie);
+      if (session !== undefined) return sendHtml(reply, 200, signedInPage(await signedInModel(session)));
       // A cookie whose session ended (expired, signed out elsewhere) is removed so the browser stops sending it.
       if (cookie !== undefined) clearSessionCookie(request, reply);
       return sendHtml(
@@ -80,7 +80,7 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
 
     app.post('/logout', async (request, reply) => {
       assertSameOrigin(ctx, request);
-      sessions.revoke(request.cookies[SESSION_COOKIE]);
+      await sessions.revoke(request.cookies[SESSION_COOKIE]);
       clearSessionCookie(request, reply);
       return reply.redirect('login', 303);
     });
@@ -88,7 +88,7 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
     if (ctx.sandbox) {
       app.post('/fund', { config: { rateLimited: true } }, async (request, reply) => {
         assertSameOrigin(ctx, request);
-        const session = requireSession(request);
+        const session = await requireSession(request);
         const typed = amountField(request.body);
         const cents = typed === undefined ? undefined : parseDollarsToCents(typed);
         if (cents === undefined || cents < 1 || cents > MAX_SANDBOX_FUNDING_CENTS) {
@@ -96,12 +96,12 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
             cents === undefined
               ? 'Enter an amount in dollars, for example 10 or 2.50.'
               : `Enter an amount from $0.01 to $${MAX_SANDBOX_FUNDING_CENTS / 100}.00.`;
-          return sendHtml(reply, 400, signedInPage({ ...signedInModel(session), fundError: { message, amount: (typed ?? '').slice(0, 16) } }));
+          return sendHtml(reply, 400, signedInPage({ ...(await signedInModel(session)), fundError: { message, amount: (typed ?? '').slice(0, 16) } }));
         }
         const funding = await fundThroughSandbox(ctx, session.user_id, cents);
         if (funding.credited) return reply.redirect('login', 303);
         const notice = `The payment ${funding.payment_id} is confirmed; the provider's webhook has not credited it yet. Reload this page in a moment.`;
-        return sendHtml(reply, 202, signedInPage({ ...signedInModel(session), notice }));
+        return sendHtml(reply, 202, signedInPage({ ...(await signedInModel(session)), notice }));
       });
     }
 
@@ -126,8 +126,8 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
         );
       }
       // Signing in again (perhaps as someone else) ends the session this browser had.
-      sessions.revoke(request.cookies[SESSION_COOKIE]);
-      const session = sessions.create(claims);
+      await sessions.revoke(request.cookies[SESSION_COOKIE]);
+      const session = await sessions.create(claims);
       const scope = cookieScope(ctx, request);
       reply.setCookie(SESSION_COOKIE, session.session_id, {
         httpOnly: true,
@@ -140,19 +140,19 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
       return reply.redirect('login', 303);
     }
 
-    function requireSession(request: FastifyRequest): WalletSession {
-      const session = sessions.find(request.cookies[SESSION_COOKIE]);
+    async function requireSession(request: FastifyRequest): Promise<WalletSession> {
+      const session = await sessions.find(request.cookies[SESSION_COOKIE]);
       if (session === undefined) throw new SvcError('unauthorized', 'You are not signed in to the wallet, or your session has ended.');
       return session;
     }
 
-    function signedInModel(session: WalletSession): SignedInModel {
+    async function signedInModel(session: WalletSession): Promise<SignedInModel> {
       return {
         email: session.user_id,
         tier: session.tier,
-        balanceCents: ctx.ledger.balance(session.user_id),
+        balanceCents: await ctx.ledger.balance(session.user_id),
         sessionExpiresAt: session.expires_at,
-        runs: recentRuns(session.user_id),
+        runs: await recentRuns(session.user_id),
         sandbox: ctx.sandbox,
       };
     }

@@ -21,7 +21,7 @@ export interface Dispatch {
    * `gone`: the node's connection closed mid-poll (killed, cut off); the hold ends, and the node is not seen.
    */
   poll(node: EnrolledNode, request: PollRequest, drain: AbortSignal, gone?: AbortSignal): Promise<PollResponse>;
-  report(node: EnrolledNode, runId: string, result: ResultRequest): RunResponse;
+  report(node: EnrolledNode, runId: string, result: ResultRequest): Promise<RunResponse>;
 }
 
 const MAX_MESSAGE_CHARS = 2000;
@@ -30,57 +30,61 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
   const { runs, nodes, finish, events } = deps;
   const { leaseMs, pollHoldMs } = ctx.runTiming;
 
-  const claim = ctx.db.transaction((node: EnrolledNode, capacity: number): AssignedRun[] => {
-    const now = ctx.clock.now();
-    const assigned: AssignedRun[] = [];
-    for (const run of runs.claimable(node.user_id, node.node_id, capacity)) {
-      const lease = newLease(now, leaseMs);
-      if (!runs.claim(run.run_id, node.node_id, lease, now)) continue;
-      assigned.push({
-        run_id: run.run_id,
-        agent_id: run.agent_id,
-        user_id: run.user_id,
-        input: run.input_json === null ? {} : (JSON.parse(run.input_json) as unknown),
-        lease_id: lease.lease_id,
-        lease_expires_at: isoTime(lease.expires_at),
-        ...(run.bundle_digest === null ? {} : { bundle_digest: run.bundle_digest }),
-      });
-    }
-    return assigned;
-  }).immediate;
+  const claim = (node: EnrolledNode, capacity: number): Promise<AssignedRun[]> =>
+    ctx.store.transaction(async () => {
+      const now = ctx.clock.now();
+      const assigned: AssignedRun[] = [];
+      for (const run of await runs.claimable(node.user_id, node.node_id, capacity)) {
+        const lease = newLease(now, leaseMs);
+        if (!(await runs.claim(run.run_id, node.node_id, lease, now))) continue;
+        assigned.push({
+          run_id: run.run_id,
+          agent_id: run.agent_id,
+          user_id: run.user_id,
+          input: run.input_json === null ? {} : (JSON.parse(run.input_json) as unknown),
+          lease_id: lease.lease_id,
+          lease_expires_at: isoTime(lease.expires_at),
+          ...(run.bundle_digest === null ? {} : { bundle_digest: run.bundle_digest }),
+        });
+      }
+      return assigned;
+    });
 
   return {
     async poll(node, request, drain, gone) {
       const now = ctx.clock.now();
-      nodes.touch(node.node_id, { hostname: request.hostname, version: request.version }, now);
-      const lost = runs.renewLeases(node.node_id, request.running, now + leaseMs);
+      await nodes.touch(node.node_id, { hostname: request.hostname, version: request.version }, now);
+      const lost = await runs.renewLeases(node.node_id, request.running, now + leaseMs);
       const holdMs = Math.min(pollHoldMs, (request.wait_seconds ?? Number.POSITIVE_INFINITY) * 1000);
-      const check = (): AssignedRun[] | undefined => {
+      const check = async (): Promise<AssignedRun[] | undefined> => {
         if (request.capacity === 0) return undefined;
-        const assigned = claim(node, request.capacity);
+        // Every poll of the user wakes at each new run, and most find it taken by another: a look without a
+        // transaction first keeps those from queueing for the write lock.
+        if ((await runs.claimable(node.user_id, node.node_id, 1)).length === 0) return undefined;
+        const assigned = await claim(node, request.capacity);
         return assigned.length > 0 ? assigned : undefined;
       };
       // A node gone mid-poll takes no run: one claimed for it would wait a whole lease for nobody.
       const assigned = (await events.waitFor({ user: node.user_id }, check, holdMs, gone === undefined ? drain : AbortSignal.any([drain, gone]))) ?? [];
       // Seen at the end of the hold too: a node in a 20 s poll is online the whole time. Not one that went away
       // meanwhile: it would show online for a hold more after it died.
-      if (gone?.aborted !== true) nodes.touch(node.node_id, {}, ctx.clock.now());
+      if (gone?.aborted !== true) await nodes.touch(node.node_id, {}, ctx.clock.now());
       return { runs: assigned, lost, lease_seconds: Math.floor(leaseMs / 1000) };
     },
 
-    report(node, runId, result) {
-      const run = runs.get(runId);
+    async report(node, runId, result) {
+      const run = await runs.get(runId);
       if (run === undefined || run.user_id !== node.user_id) throw new SvcError('run_not_found', `no run ${runId} of this node's user`);
       const outcome = outcomeOf(result);
-      const finished = finish(runId, outcome, { node_id: node.node_id, lease_id: result.lease_id });
+      const finished = await finish(runId, outcome, { node_id: node.node_id, lease_id: result.lease_id });
       if (finished.kind === 'finished') {
         events.finished(runId);
         return JSON.parse(finished.json) as RunResponse;
       }
-      const now = runs.get(runId)!;
+      const now = (await runs.get(runId))!;
       // The same node's same result again (its acknowledgement was lost): the run as it ended, no second effect.
       if (isFinished(now) && now.finished_by === 'node' && now.node_id === node.node_id && now.lease_id === result.lease_id) {
-        return runView(now, ctx.ledger.balance(now.user_id));
+        return runView(now, await ctx.ledger.balance(now.user_id));
       }
       throw new SvcError('lease_lost', `this node does not hold run ${runId}${isFinished(now) ? `: it ended ${now.status} (${failureOf(now.output_json)})` : ''}`, {
         extensions: { run_id: runId, run_status: now.status },

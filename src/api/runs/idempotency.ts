@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { IDEMPOTENCY_KEY_LIFETIME_SECONDS } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
-import type { SqliteDatabase } from '../../lib/sqlite.js';
+import type { Store } from '../store/store.js';
 
 export const IDEMPOTENCY_KEY_LIFETIME_MS = IDEMPOTENCY_KEY_LIFETIME_SECONDS * 1000;
 /** Printable ASCII without spaces, like the keys clients generate (UUIDs, ULIDs, base64url). */
@@ -20,38 +20,26 @@ export type KeyLookup = { kind: 'new' } | { kind: 'replay'; statusCode: number; 
 
 export interface IdempotencyStore {
   /** What an incoming request with this key is: new (or expired), a replay of a finished or a running run, or 422. */
-  lookup(userId: string, key: string, requestHash: string, now: number): KeyLookup;
+  lookup(userId: string, key: string, requestHash: string, now: number): Promise<KeyLookup>;
   /** Claims the key for the run this request started. */
-  begin(userId: string, key: string, requestHash: string, runId: string, now: number): void;
+  begin(userId: string, key: string, requestHash: string, runId: string, now: number): Promise<void>;
   /** Stores the final answer of the run's key (if it was started with one): what every later replay returns. */
-  completeRun(runId: string, statusCode: number, json: string): void;
+  completeRun(runId: string, statusCode: number, json: string): Promise<void>;
   /** The final answer stored for the run, byte for byte, once it finished. */
-  finalAnswer(runId: string): string | undefined;
+  finalAnswer(runId: string): Promise<string | undefined>;
   /** Removes keys older than their lifetime; returns how many. */
-  purgeExpired(now: number): number;
+  purgeExpired(now: number): Promise<number>;
 }
 
-export function createIdempotencyStore(db: SqliteDatabase): IdempotencyStore {
-  const select = db.prepare<
-    [string, string],
-    { request_hash: string; state: string; status_code: number | null; response_json: string | null; run_id: string | null; created_at: number }
-  >('SELECT request_hash, state, status_code, response_json, run_id, created_at FROM idempotency_keys WHERE user_id = ? AND idempotency_key = ?');
-  // An expired row is taken over in place: its key may be reused (DECISIONS.md: kept 24 h).
-  const upsertInProgress = db.prepare(
-    `INSERT INTO idempotency_keys (user_id, idempotency_key, request_hash, state, status_code, response_json, run_id, created_at)
-     VALUES (?, ?, ?, 'in_progress', NULL, NULL, ?, ?)
-     ON CONFLICT (user_id, idempotency_key) DO UPDATE SET request_hash = excluded.request_hash, state = 'in_progress',
-       status_code = NULL, response_json = NULL, run_id = excluded.run_id, created_at = excluded.created_at`,
-  );
-  const markDone = db.prepare("UPDATE idempotency_keys SET state = 'done', status_code = ?, response_json = ? WHERE run_id = ?");
-  const selectFinal = db.prepare<[string], { response_json: string }>(
-    "SELECT response_json FROM idempotency_keys WHERE run_id = ? AND state = 'done' AND response_json IS NOT NULL",
-  );
-  const deleteOlderThan = db.prepare('DELETE FROM idempotency_keys WHERE created_at <= ?');
-
+export function createIdempotencyStore(store: Store): IdempotencyStore {
   return {
-    lookup(userId, key, requestHash, now) {
-      const row = select.get(userId, key);
+    async lookup(userId, key, requestHash, now) {
+      const row = await store.db
+        .selectFrom('idempotency_keys')
+        .select(['request_hash', 'state', 'status_code', 'response_json', 'run_id', 'created_at'])
+        .where('user_id', '=', userId)
+        .where('idempotency_key', '=', key)
+        .executeTakeFirst();
       if (row === undefined || now - row.created_at >= IDEMPOTENCY_KEY_LIFETIME_MS) return { kind: 'new' };
       if (row.request_hash !== requestHash) {
         throw new SvcError('idempotency_key_reuse', 'this Idempotency-Key was already used for a different request');
@@ -63,15 +51,39 @@ export function createIdempotencyStore(db: SqliteDatabase): IdempotencyStore {
       // A key claimed by nothing we can name (not written by this version): it may not start a second run.
       throw new SvcError('request_in_progress', 'the first request with this Idempotency-Key is still running', { retryAfterSeconds: 1 });
     },
-    begin(userId, key, requestHash, runId, now) {
-      upsertInProgress.run(userId, key, requestHash, runId, now);
+    async begin(userId, key, requestHash, runId, now) {
+      // An expired row is taken over in place: its key may be reused (DECISIONS.md: kept 24 h).
+      await store.db
+        .insertInto('idempotency_keys')
+        .values({ user_id: userId, idempotency_key: key, request_hash: requestHash, state: 'in_progress', status_code: null, response_json: null, run_id: runId, created_at: now })
+        .onConflict((conflict) =>
+          conflict.columns(['user_id', 'idempotency_key']).doUpdateSet((eb) => ({
+            request_hash: eb.ref('excluded.request_hash'),
+            state: 'in_progress',
+            status_code: null,
+            response_json: null,
+            run_id: eb.ref('excluded.run_id'),
+            created_at: eb.ref('excluded.created_at'),
+          })),
+        )
+        .execute();
     },
-    completeRun(runId, statusCode, json) {
-      markDone.run(statusCode, json, runId);
+    async completeRun(runId, statusCode, json) {
+      await store.db.updateTable('idempotency_keys').set({ state: 'done', status_code: statusCode, response_json: json }).where('run_id', '=', runId).execute();
     },
-    finalAnswer: (runId) => selectFinal.get(runId)?.response_json,
-    purgeExpired(now) {
-      return deleteOlderThan.run(now - IDEMPOTENCY_KEY_LIFETIME_MS).changes;
+    async finalAnswer(runId) {
+      const row = await store.db
+        .selectFrom('idempotency_keys')
+        .select('response_json')
+        .where('run_id', '=', runId)
+        .where('state', '=', 'done')
+        .where('response_json', 'is not', null)
+        .executeTakeFirst();
+      return row?.response_json ?? undefined;
+    },
+    async purgeExpired(now) {
+      const result = await store.db.deleteFrom('idempotency_keys').where('created_at', '<=', now - IDEMPOTENCY_KEY_LIFETIME_MS).executeTakeFirst();
+      return Number(result.numDeletedRows);
     },
   };
 }

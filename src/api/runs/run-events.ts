@@ -13,7 +13,7 @@ export interface RunEvents {
    * Resolves with `check()`'s first defined answer, asked at once, on every wake-up of `topic` and every `recheckMs`;
    * undefined when `waitMs` passed or `signal` aborted first.
    */
-  waitFor<T>(topic: EventTopic, check: () => T | undefined, waitMs: number, signal: AbortSignal): Promise<T | undefined>;
+  waitFor<T>(topic: EventTopic, check: () => Promise<T | undefined>, waitMs: number, signal: AbortSignal): Promise<T | undefined>;
 }
 
 export type EventTopic = { run: string } | { user: string };
@@ -27,21 +27,50 @@ export function createRunEvents(recheckMs: number): RunEvents {
   return {
     finished: (runId) => void emitter.emit(`run:${runId}`),
     queued: (userId) => void emitter.emit(`user:${userId}`),
-    waitFor(topic, check, waitMs, signal) {
-      const first = check();
-      if (first !== undefined || waitMs <= 0 || signal.aborted) return Promise.resolve(first);
-      return new Promise((resolve) => {
+    async waitFor(topic, check, waitMs, signal) {
+      const first = await check();
+      if (first !== undefined || waitMs <= 0 || signal.aborted) return first;
+      return new Promise((resolve, reject) => {
         const name = nameOf(topic);
-        const done = (value: ReturnType<typeof check>): void => {
+        let looking = false;
+        let again = false;
+        let settled = false;
+        const done = (value: Awaited<ReturnType<typeof check>>): void => {
+          if (settled) return;
+          settled = true;
           clearTimeout(deadline);
           clearInterval(recheck);
           emitter.off(name, look);
           signal.removeEventListener('abort', stop);
           resolve(value);
         };
+        // One check at a time: a wake-up during a check asks again right after it, never a second check alongside.
         const look = (): void => {
-          const value = check();
-          if (value !== undefined) done(value);
+          if (settled) return;
+          if (looking) {
+            again = true;
+            return;
+          }
+          looking = true;
+          check().then(
+            (value) => {
+              looking = false;
+              if (value !== undefined) done(value as Awaited<ReturnType<typeof check>>);
+              else if (again) {
+                again = false;
+                look();
+              }
+            },
+            (error: unknown) => {
+              if (settled) return;
+              settled = true;
+              clearTimeout(deadline);
+              clearInterval(recheck);
+              emitter.off(name, look);
+              signal.removeEventListener('abort', stop);
+              reject(error);
+            },
+          );
         };
         const stop = (): void => done(undefined);
         const deadline = setTimeout(stop, waitMs);

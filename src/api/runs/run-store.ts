@@ -3,7 +3,8 @@
 // under a lease when a node starts a run of its own. A node claims queued runs by polling and holds each under a
 // lease; the run is finished once, guarded by its status (and lease), by the node's result or by the service.
 import { randomBytes } from 'node:crypto';
-import type { SqliteDatabase } from '../../lib/sqlite.js';
+import { sql } from 'kysely';
+import type { Store } from '../store/store.js';
 
 export type RunState = 'queued' | 'running' | 'succeeded' | 'failed';
 
@@ -45,79 +46,149 @@ export interface Lease {
 }
 
 export interface RunStore {
-  insertQueued(run: NewRun): void;
-  /** A node's own run: running at once, leased to it. */
-  insertLeased(run: NewRun, nodeId: string, lease: Lease): void;
-  get(runId: string): RunRow | undefined;
-  /** Oldest first, the queued runs of `userId` that `nodeId` may take: its agents, unpinned or pinned to it. */
-  claimable(userId: string, nodeId: string, limit: number): RunRow[];
+  /** Returns the row as written. */
+  insertQueued(run: NewRun): Promise<RunRow>;
+  /** A node's own run: running at once, leased to it. Returns the row as written. */
+  insertLeased(run: NewRun, nodeId: string, lease: Lease): Promise<RunRow>;
+  get(runId: string): Promise<RunRow | undefined>;
+  /** The run, locked until the transaction ends (PostgreSQL); whoever finishes a run reads it this way. */
+  getForUpdate(runId: string): Promise<RunRow | undefined>;
+  /**
+   * Oldest first, the queued runs of `userId` that `nodeId` may take: its agents, unpinned or pinned to it. On
+   * PostgreSQL they are locked, skipping those another instance's poll is taking (SKIP LOCKED), so two polls never
+   * queue up behind each other for the same runs.
+   */
+  claimable(userId: string, nodeId: string, limit: number): Promise<RunRow[]>;
   /** Takes a queued run for the node; false when another node took it first. */
-  claim(runId: string, nodeId: string, lease: Lease, now: number): boolean;
+  claim(runId: string, nodeId: string, lease: Lease, now: number): Promise<boolean>;
   /** Extends the leases of the runs the node still holds; returns the ids of those it does not hold any more. */
-  renewLeases(nodeId: string, runIds: readonly string[], expiresAt: number): string[];
+  renewLeases(nodeId: string, runIds: readonly string[], expiresAt: number): Promise<string[]>;
   /** Finishes a queued or running run (only those: a run is finished once); false when it was finished already. */
-  finish(runId: string, status: 'succeeded' | 'failed', chargedCents: number, outputJson: string, by: 'node' | 'service', now: number): boolean;
+  finish(runId: string, status: 'succeeded' | 'failed', chargedCents: number, outputJson: string, by: 'node' | 'service', now: number): Promise<boolean>;
   /** Running runs whose lease ran out (or that never had one: a run cut short before leases existed). */
-  expiredLeases(now: number): RunRow[];
+  expiredLeases(now: number): Promise<RunRow[]>;
   /** Queued runs that waited since before `queuedBefore`, or that no online node of their user can take. */
-  stranded(queuedBefore: number, onlineSince: number): RunRow[];
+  stranded(queuedBefore: number, onlineSince: number): Promise<RunRow[]>;
   /** Runs each node finished since `since` (the fleet view's runs_today): not those the service failed for it (node_lost). */
-  finishedSince(nodeIds: readonly string[], since: number): Map<string, number>;
+  finishedSince(nodeIds: readonly string[], since: number): Promise<Map<string, number>>;
 }
+
+// Literals, not parameters: SQLite uses a partial index (runs_queued, runs_leased: WHERE status = '…') only when the
+// query's own condition is the same literal; with a bound parameter it scans every run of the user.
+const QUEUED = sql.lit('queued' as const);
+const RUNNING = sql.lit('running' as const);
 
 export function newLease(now: number, leaseMs: number): Lease {
   return { lease_id: randomBytes(16).toString('hex'), expires_at: now + leaseMs };
 }
 
-export function createRunStore(db: SqliteDatabase): RunStore {
-  const insert = db.prepare(`
-    INSERT INTO runs (run_id, user_id, agent_id, status, charged_cents, input_json, pinned_node_id, bundle_digest, node_id, lease_id, lease_expires_at, started_at, claimed_at)
-    VALUES (@run_id, @user_id, @agent_id, @status, @charged_cents, @input_json, @pinned_node_id, @bundle_digest, @node_id, @lease_id, @lease_expires_at, @started_at, @claimed_at)`);
-  const select = db.prepare<[string], RunRow>('SELECT * FROM runs WHERE run_id = ?');
-  const selectClaimable = db.prepare<[string, string, string, number], RunRow>(`
-    SELECT * FROM runs
-    WHERE status = 'queued' AND user_id = ? AND (pinned_node_id IS NULL OR pinned_node_id = ?)
-      AND agent_id IN (SELECT agent_id FROM node_agents WHERE node_id = ?)
-    ORDER BY started_at, run_id LIMIT ?`);
-  const claimOne = db.prepare(`
-    UPDATE runs SET status = 'running', node_id = ?, lease_id = ?, lease_expires_at = ?, claimed_at = ?
-    WHERE run_id = ? AND status = 'queued'`);
-  const renewOne = db.prepare(`UPDATE runs SET lease_expires_at = ? WHERE run_id = ? AND node_id = ? AND status = 'running'`);
-  const finishOne = db.prepare(`
-    UPDATE runs SET status = ?, charged_cents = ?, output_json = ?, finished_by = ?, finished_at = ?, lease_expires_at = NULL
-    WHERE run_id = ? AND status IN ('queued', 'running')`);
-  const selectExpired = db.prepare<[number], RunRow>(`
-    SELECT * FROM runs WHERE status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at <= ?) ORDER BY started_at`);
-  // A queued run is stranded when it waited too long, or when none of its user's nodes that could take it (serving
-  // its agent, and the pinned one if any) has been seen since `onlineSince`.
-  const selectStranded = db.prepare<[number, number], RunRow>(`
-    SELECT * FROM runs r WHERE r.status = 'queued' AND (r.started_at < ? OR NOT EXISTS (
-      SELECT 1 FROM nodes n JOIN node_agents a ON a.node_id = n.node_id
-      WHERE n.user_id = r.user_id AND a.agent_id = r.agent_id AND n.last_seen_at >= ?
-        AND (r.pinned_node_id IS NULL OR n.node_id = r.pinned_node_id)))
-    ORDER BY r.started_at`);
-  const countFinishedSince = db.prepare<[string, number], { n: number }>(
-    `SELECT count(*) AS n FROM runs WHERE node_id = ? AND finished_at >= ? AND status IN ('succeeded', 'failed') AND finished_by = 'node'`,
-  );
+export function createRunStore(store: Store): RunStore {
+  const insert = async (
+    run: NewRun,
+    held: { status: 'queued' | 'running'; node_id: string | null; lease_id: string | null; lease_expires_at: number | null; claimed_at: number | null },
+  ): Promise<RunRow> => {
+    await store.db.insertInto('runs').values({ ...run, ...held }).execute();
+    return { ...run, ...held, output_json: null, finished_by: null, finished_at: null };
+  };
+  const get = (runId: string) => store.db.selectFrom('runs').selectAll().where('run_id', '=', runId);
 
   return {
-    insertQueued(run) {
-      insert.run({ ...run, status: 'queued', node_id: null, lease_id: null, lease_expires_at: null, claimed_at: null });
+    insertQueued: (run) => insert(run, { status: 'queued', node_id: null, lease_id: null, lease_expires_at: null, claimed_at: null }),
+    insertLeased: (run, nodeId, lease) =>
+      insert(run, { status: 'running', node_id: nodeId, lease_id: lease.lease_id, lease_expires_at: lease.expires_at, claimed_at: run.started_at }),
+    get: (runId) => get(runId).executeTakeFirst(),
+    getForUpdate: (runId) => store.forUpdate(get(runId)).executeTakeFirst(),
+    async claimable(userId, nodeId, limit) {
+      const query = store.db
+        .selectFrom('runs')
+        .selectAll()
+        .where('status', '=', QUEUED)
+        .where('user_id', '=', userId)
+        .where((eb) => eb.or([eb('pinned_node_id', 'is', null), eb('pinned_node_id', '=', nodeId)]))
+        .where('agent_id', 'in', (eb) => eb.selectFrom('node_agents').select('agent_id').where('node_id', '=', nodeId))
+        .orderBy('started_at')
+        .orderBy('run_id')
+        .limit(limit);
+      return (store.engine === 'postgres' ? query.forUpdate().skipLocked() : query).execute();
     },
-    insertLeased(run, nodeId, lease) {
-      insert.run({ ...run, status: 'running', node_id: nodeId, lease_id: lease.lease_id, lease_expires_at: lease.expires_at, claimed_at: run.started_at });
+    async claim(runId, nodeId, lease, now) {
+      const result = await store.db
+        .updateTable('runs')
+        .set({ status: 'running', node_id: nodeId, lease_id: lease.lease_id, lease_expires_at: lease.expires_at, claimed_at: now })
+        .where('run_id', '=', runId)
+        .where('status', '=', 'queued')
+        .executeTakeFirst();
+      return result.numUpdatedRows === 1n;
     },
-    get: (runId) => select.get(runId),
-    claimable: (userId, nodeId, limit) => selectClaimable.all(userId, nodeId, nodeId, limit),
-    claim: (runId, nodeId, lease, now) => claimOne.run(nodeId, lease.lease_id, lease.expires_at, now, runId).changes === 1,
-    renewLeases(nodeId, runIds, expiresAt) {
-      return runIds.filter((runId) => renewOne.run(expiresAt, runId, nodeId).changes !== 1);
+    async renewLeases(nodeId, runIds, expiresAt) {
+      if (runIds.length === 0) return [];
+      const renewed = await store.db
+        .updateTable('runs')
+        .set({ lease_expires_at: expiresAt })
+        .where('run_id', 'in', [...runIds])
+        .where('node_id', '=', nodeId)
+        .where('status', '=', 'running')
+        .returning('run_id')
+        .execute();
+      const held = new Set(renewed.map((row) => row.run_id));
+      return runIds.filter((runId) => !held.has(runId));
     },
-    finish: (runId, status, chargedCents, outputJson, by, now) => finishOne.run(status, chargedCents, outputJson, by, now, runId).changes === 1,
-    expiredLeases: (now) => selectExpired.all(now),
-    stranded: (queuedBefore, onlineSince) => selectStranded.all(queuedBefore, onlineSince),
-    finishedSince(nodeIds, since) {
-      return new Map(nodeIds.map((nodeId) => [nodeId, countFinishedSince.get(nodeId, since)?.n ?? 0]));
+    async finish(runId, status, chargedCents, outputJson, by, now) {
+      const result = await store.db
+        .updateTable('runs')
+        .set({ status, charged_cents: chargedCents, output_json: outputJson, finished_by: by, finished_at: now, lease_expires_at: null })
+        .where('run_id', '=', runId)
+        .where('status', 'in', ['queued', 'running'])
+        .executeTakeFirst();
+      return result.numUpdatedRows === 1n;
+    },
+    expiredLeases: (now) =>
+      store.db
+        .selectFrom('runs')
+        .selectAll()
+        .where('status', '=', RUNNING)
+        .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', now)]))
+        .orderBy('started_at')
+        .execute(),
+    // A queued run is stranded when it waited too long, or when none of its user's nodes that could take it (serving
+    // its agent, and the pinned one if any) has been seen since `onlineSince`.
+    stranded: (queuedBefore, onlineSince) =>
+      store.db
+        .selectFrom('runs as r')
+        .selectAll('r')
+        .where('r.status', '=', QUEUED)
+        .where((eb) =>
+          eb.or([
+            eb('r.started_at', '<', queuedBefore),
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('nodes as n')
+                  .innerJoin('node_agents as a', 'a.node_id', 'n.node_id')
+                  .select(eb.lit(1).as('one'))
+                  .whereRef('n.user_id', '=', 'r.user_id')
+                  .whereRef('a.agent_id', '=', 'r.agent_id')
+                  .where('n.last_seen_at', '>=', onlineSince)
+                  .where((inner) => inner.or([inner('r.pinned_node_id', 'is', null), inner('n.node_id', '=', inner.ref('r.pinned_node_id'))])),
+              ),
+            ),
+          ]),
+        )
+        .orderBy('r.started_at')
+        .execute(),
+    async finishedSince(nodeIds, since) {
+      if (nodeIds.length === 0) return new Map();
+      const rows = await store.db
+        .selectFrom('runs')
+        .select(['node_id', (eb) => eb.fn.countAll<number>().as('n')])
+        .where('node_id', 'in', [...nodeIds])
+        .where('finished_at', '>=', since)
+        .where('status', 'in', ['succeeded', 'failed'])
+        .where('finished_by', '=', 'node')
+        .groupBy('node_id')
+        .execute();
+      const counts = new Map(rows.map((row) => [row.node_id!, Number(row.n)]));
+      return new Map(nodeIds.map((nodeId) => [nodeId, counts.get(nodeId) ?? 0]));
     },
   };
 }

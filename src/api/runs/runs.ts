@@ -20,9 +20,9 @@ export interface Runs {
 }
 
 export function createRuns(ctx: ServiceContext): Runs {
-  const store = createRunStore(ctx.db);
-  const keys = createIdempotencyStore(ctx.db);
-  const nodes = createNodeRegistry(ctx.db);
+  const store = createRunStore(ctx.store);
+  const keys = createIdempotencyStore(ctx.store);
+  const nodes = createNodeRegistry(ctx.store);
   const finish = countFinishedRuns(ctx, createRunFinisher(ctx, store, keys));
   return {
     store,

@@ -13,6 +13,7 @@ import type { ExecuteRequest } from '../../contract/schemas.js';
 import { createAgentVersions } from '../agents/agent-versions.js';
 import { pinBundle } from '../agents/pinned-bundle.js';
 import type { ServiceContext } from '../context.js';
+import { createTurns } from '../store/turns.js';
 import type { EnrolledNode } from '../nodes/credentials.js';
 import type { NodeRegistry } from '../nodes/registry.js';
 import type { IdempotencyStore } from './idempotency.js';
@@ -35,61 +36,61 @@ export type Started =
   /** A new run; `lease` when the calling node runs it itself. */
   | { kind: 'started'; run: RunRow; lease?: Lease };
 
-export type StartRun = (call: ExecuteCall) => Started;
+export type StartRun = (call: ExecuteCall) => Promise<Started>;
 
 export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: IdempotencyStore, nodes: NodeRegistry): StartRun {
-  const versions = createAgentVersions(ctx.db);
-  const start = ctx.db.transaction((call: ExecuteCall, userId: string, agentId: string, priceCents: number, agentName: string): Started => {
-    const now = ctx.clock.now();
-    const { request } = call;
-    const pinned = call.caller.kind === 'node' ? call.caller.node.node_id : request.node_id;
-    const hash = requestHash({ user_id: userId, agent_id: agentId, input: request.input ?? null, node_id: pinned ?? null });
-    const lookup = keys.lookup(userId, call.idempotencyKey, hash, now);
-    if (lookup.kind === 'replay') return lookup;
-    if (lookup.kind === 'in_flight') {
-      const run = runs.get(lookup.run_id);
-      if (run !== undefined) return { kind: 'in_flight', run };
-    }
-    // A node's own run goes to itself: it asked, so it is there. Any other needs an online node serving the agent.
-    if (call.caller.kind !== 'node') assertNodeAvailable(ctx, nodes, userId, agentId, request.node_id, now);
+  const versions = createAgentVersions(ctx.store);
+  const turns = createTurns();
+  const start = (call: ExecuteCall, userId: string, agentId: string, priceCents: number, agentName: string): Promise<Started> =>
+    ctx.store.transaction(async () => {
+      // Two instances given the same key at once (PostgreSQL): the second waits here for the first's commit, then
+      // finds its key and replays it, never starting a second run.
+      await ctx.store.lock(`idempotency:${userId}:${call.idempotencyKey}`);
+      const now = ctx.clock.now();
+      const { request } = call;
+      const pinned = call.caller.kind === 'node' ? call.caller.node.node_id : request.node_id;
+      const hash = requestHash({ user_id: userId, agent_id: agentId, input: request.input ?? null, node_id: pinned ?? null });
+      const lookup = await keys.lookup(userId, call.idempotencyKey, hash, now);
+      if (lookup.kind === 'replay') return lookup;
+      if (lookup.kind === 'in_flight') {
+        const run = await runs.get(lookup.run_id);
+        if (run !== undefined) return { kind: 'in_flight', run };
+      }
+      // A node's own run goes to itself: it asked, so it is there. Any other needs an online node serving the agent.
+      if (call.caller.kind !== 'node') await assertNodeAvailable(ctx, nodes, userId, agentId, request.node_id, now);
 
-    const runId = randomUUID();
-    const debit = ctx.ledger.debitForRun({ user_id: userId, run_id: runId, amount_cents: priceCents });
-    if (!debit.ok) {
-      // Thrown inside the transaction, so nothing of this request stays: no charge, no run, no key. A retry with the
-      // same key after funding runs the agent (spec §7: fund the wallet, then retry execute).
-      throw new SvcError(
-        'insufficient_balance',
-        `the wallet holds ${formatDollars(debit.balance_cents)}; one run of ${agentName} costs ${formatDollars(priceCents)}`,
-        { extensions: { wallet_login_url: walletLoginUrl(ctx.urls.walletUrl), balance_cents: debit.balance_cents, price_cents: priceCents } },
-      );
-    }
-    // After the balance, so a spec-shaped request ({user_id, agent_id}, spec §7) from a wallet too low gets its 402
-    // whatever the agent; before anything stays: an input the agent's schema refuses rolls this transaction back,
-    // the debit with it.
-    const bundleDigest = pinBundle(versions, userId, agentId, request.input);
-    const newRun = {
-      run_id: runId,
-      user_id: userId,
-      agent_id: agentId,
-      charged_cents: priceCents,
-      input_json: request.input === undefined ? null : JSON.stringify(request.input),
-      pinned_node_id: pinned ?? null,
-      bundle_digest: bundleDigest,
-      started_at: now,
-    };
-    let lease: Lease | undefined;
-    if (call.caller.kind === 'node') {
-      lease = newLease(now, ctx.runTiming.leaseMs);
-      runs.insertLeased(newRun, call.caller.node.node_id, lease);
-    } else {
-      runs.insertQueued(newRun);
-    }
-    keys.begin(userId, call.idempotencyKey, hash, runId, now);
-    return { kind: 'started', run: runs.get(runId)!, ...(lease === undefined ? {} : { lease }) };
-  }).immediate;
+      const runId = randomUUID();
+      const debit = await ctx.ledger.debitForRun({ user_id: userId, run_id: runId, amount_cents: priceCents });
+      if (!debit.ok) {
+        // Thrown inside the transaction, so nothing of this request stays: no charge, no run, no key. A retry with the
+        // same key after funding runs the agent (spec §7: fund the wallet, then retry execute).
+        throw new SvcError(
+          'insufficient_balance',
+          `the wallet holds ${formatDollars(debit.balance_cents)}; one run of ${agentName} costs ${formatDollars(priceCents)}`,
+          { extensions: { wallet_login_url: walletLoginUrl(ctx.urls.walletUrl), balance_cents: debit.balance_cents, price_cents: priceCents } },
+        );
+      }
+      // After the balance, so a spec-shaped request ({user_id, agent_id}, spec §7) from a wallet too low gets its 402
+      // whatever the agent; before anything stays: an input the agent's schema refuses rolls this transaction back,
+      // the debit with it.
+      const bundleDigest = await pinBundle(versions, userId, agentId, request.input);
+      const newRun = {
+        run_id: runId,
+        user_id: userId,
+        agent_id: agentId,
+        charged_cents: priceCents,
+        input_json: request.input === undefined ? null : JSON.stringify(request.input),
+        pinned_node_id: pinned ?? null,
+        bundle_digest: bundleDigest,
+        started_at: now,
+      };
+      const lease = call.caller.kind === 'node' ? newLease(now, ctx.runTiming.leaseMs) : undefined;
+      const run = lease === undefined || call.caller.kind !== 'node' ? await runs.insertQueued(newRun) : await runs.insertLeased(newRun, call.caller.node.node_id, lease);
+      await keys.begin(userId, call.idempotencyKey, hash, runId, now);
+      return { kind: 'started', run, ...(lease === undefined ? {} : { lease }) };
+    });
 
-  return (call) => {
+  return async (call) => {
     const owner = call.caller.kind === 'node' ? call.caller.node.user_id : call.caller.sub;
     const userId = normalizeEmail(call.request.user_id);
     if (userId !== normalizeEmail(owner)) {
@@ -99,22 +100,24 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
     }
     const sku = findAgentSku(call.request.agent_id);
     if (sku === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(call.request.agent_id)}`);
-    return start(call, userId, sku.agent_id, sku.price_cents, sku.name);
+    // One user's executes take turns in this instance: they debit one wallet, so they are serialised anyway.
+    return turns(userId, () => start(call, userId, sku.agent_id, sku.price_cents, sku.name));
   };
 }
 
 /** 409 when no online node of the user serves the agent (the pinned node, if one is named), saying which it is. */
-function assertNodeAvailable(ctx: ServiceContext, nodes: NodeRegistry, userId: string, agentId: string, pinned: string | undefined, now: number): void {
+async function assertNodeAvailable(ctx: ServiceContext, nodes: NodeRegistry, userId: string, agentId: string, pinned: string | undefined, now: number): Promise<void> {
   const onlineSince = now - ctx.runTiming.leaseMs;
-  if (nodes.servingOnline(userId, agentId, onlineSince, pinned).length > 0) return;
-  const fleet = nodes.nodesOf(userId);
+  if ((await nodes.servingOnline(userId, agentId, onlineSince, pinned)).length > 0) return;
+  const fleet = await nodes.nodesOf(userId);
+  const agentsOf = new Map(await Promise.all(fleet.map(async (node) => [node.node_id, await nodes.agentsOf(node.node_id)] as const)));
   const named = pinned === undefined ? undefined : fleet.find((node) => node.node_id === pinned);
-  const serving = fleet.filter((node) => nodes.agentsOf(node.node_id).includes(agentId));
+  const serving = fleet.filter((node) => agentsOf.get(node.node_id)!.includes(agentId));
   const why =
     pinned !== undefined
       ? named === undefined
         ? `you have no node ${pinned}`
-        : !nodes.agentsOf(pinned).includes(agentId)
+        : !(agentsOf.get(pinned) ?? []).includes(agentId)
           ? `node ${pinned} does not serve ${agentId}`
           : `node ${pinned} is offline`
       : fleet.length === 0

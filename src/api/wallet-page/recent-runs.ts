@@ -1,5 +1,6 @@
 // The signed-in wallet's recent runs, read from the service's runs table for the page (newest first).
-import type { SqliteDatabase } from '../../lib/sqlite.js';
+import { sql } from 'kysely';
+import type { Store } from '../store/store.js';
 
 export const RECENT_RUNS_SHOWN = 10;
 
@@ -11,11 +12,19 @@ export interface RecentRun {
   started_at: number;
 }
 
-export type RecentRuns = (userId: string) => RecentRun[];
+export type RecentRuns = (userId: string) => Promise<RecentRun[]>;
 
-export function createRecentRuns(db: SqliteDatabase): RecentRuns {
-  const select = db.prepare<[string, number], RecentRun>(
-    'SELECT run_id, agent_id, status, charged_cents, started_at FROM runs WHERE user_id = ? ORDER BY started_at DESC, rowid DESC LIMIT ?',
-  );
-  return (userId) => select.all(userId, RECENT_RUNS_SHOWN);
+export function createRecentRuns(store: Store): RecentRuns {
+  return (userId) =>
+    store.db
+      .selectFrom('runs')
+      .select(['run_id', 'agent_id', 'status', 'charged_cents', 'started_at'])
+      .where('user_id', '=', userId)
+      .orderBy('started_at', 'desc')
+      // Runs started in the same millisecond: the later accepted first (SQLite's rowid; PostgreSQL has none, and
+      // its run ids are random, so ties there are in id order).
+      .$if(store.engine === 'sqlite', (query) => query.orderBy(sql`rowid`, 'desc'))
+      .$if(store.engine !== 'sqlite', (query) => query.orderBy('run_id', 'desc'))
+      .limit(RECENT_RUNS_SHOWN)
+      .execute();
 }

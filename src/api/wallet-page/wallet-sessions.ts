@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { AccessTokenClaims } from '../../contract/claims.js';
 import { normalizeEmail } from '../../contract/schemas.js';
 import type { Clock } from '../../lib/clock.js';
-import type { SqliteDatabase } from '../../lib/sqlite.js';
+import type { Store } from '../store/store.js';
 
 /** A wallet session never outlives its JWT, and ends after this long even when the JWT lives on. */
 export const WALLET_SESSION_MAX_SECONDS = 12 * 60 * 60;
@@ -24,42 +24,41 @@ export interface NewWalletSession extends WalletSession {
 }
 
 export interface WalletSessions {
-  create(claims: AccessTokenClaims): NewWalletSession;
+  create(claims: AccessTokenClaims): Promise<NewWalletSession>;
   /** The live session of a cookie value, or undefined (unknown, malformed or expired). */
-  find(sessionId: string | undefined): WalletSession | undefined;
-  revoke(sessionId: string | undefined): void;
+  find(sessionId: string | undefined): Promise<WalletSession | undefined>;
+  revoke(sessionId: string | undefined): Promise<void>;
 }
 
-export function createWalletSessions(db: SqliteDatabase, clock: Clock): WalletSessions {
-  const insert = db.prepare(
-    'INSERT INTO wallet_sessions (session_hash, user_id, tier, token_jti, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)',
-  );
-  const select = db.prepare<[string, number], WalletSession>(
-    'SELECT user_id, tier, expires_at FROM wallet_sessions WHERE session_hash = ? AND expires_at > ?',
-  );
-  const remove = db.prepare('DELETE FROM wallet_sessions WHERE session_hash = ?');
-  const purgeExpired = db.prepare('DELETE FROM wallet_sessions WHERE expires_at <= ?');
-
+export function createWalletSessions(store: Store, clock: Clock): WalletSessions {
   return {
-    create(claims) {
+    async create(claims) {
       const now = clock.now();
       // Expired sessions are swept when new ones are made: the table stays as small as the live sessions.
-      purgeExpired.run(now);
+      await store.db.deleteFrom('wallet_sessions').where('expires_at', '<=', now).execute();
       const session_id = randomBytes(32).toString('base64url');
       const expires_at = Math.min(claims.exp * 1000, now + WALLET_SESSION_MAX_SECONDS * 1000);
       const user_id = normalizeEmail(claims.sub);
-      insert.run(hashSessionId(session_id), user_id, claims.tier, claims.jti ?? null, now, expires_at);
+      await store.db
+        .insertInto('wallet_sessions')
+        .values({ session_hash: hashSessionId(session_id), user_id, tier: claims.tier, token_jti: claims.jti ?? null, created_at: now, expires_at })
+        .execute();
       return { session_id, user_id, tier: claims.tier, expires_at };
     },
 
-    find(sessionId) {
+    async find(sessionId) {
       if (sessionId === undefined || !SESSION_ID_PATTERN.test(sessionId)) return undefined;
-      return select.get(hashSessionId(sessionId), clock.now());
+      return store.db
+        .selectFrom('wallet_sessions')
+        .select(['user_id', 'tier', 'expires_at'])
+        .where('session_hash', '=', hashSessionId(sessionId))
+        .where('expires_at', '>', clock.now())
+        .executeTakeFirst();
     },
 
-    revoke(sessionId) {
+    async revoke(sessionId) {
       if (sessionId === undefined || !SESSION_ID_PATTERN.test(sessionId)) return;
-      remove.run(hashSessionId(sessionId));
+      await store.db.deleteFrom('wallet_sessions').where('session_hash', '=', hashSessionId(sessionId)).execute();
     },
   };
 }

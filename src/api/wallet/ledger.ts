@@ -1,60 +1,81 @@
 // The pay wallet's books (DECISIONS.md "Money", "Execute"). A balance changes only together with a ledger entry,
 // in one transaction, and the debit checks `balance >= price` in the same UPDATE that takes the money, so no
-// interleaving of requests can overdraw a wallet. Unique indexes make a payment credit once and a run debit once.
+// interleaving of requests can overdraw a wallet: on PostgreSQL too, where a concurrent UPDATE of the row waits for
+// the other's commit and then evaluates the condition again on the new balance. Unique indexes make a payment
+// credit once and a run debit once.
+import { sql } from 'kysely';
 import type { Clock } from '../../lib/clock.js';
-import type { SqliteDatabase } from '../../lib/sqlite.js';
+import type { Store } from '../store/store.js';
 
 export type DebitResult = { ok: true; balance_cents: number } | { ok: false; balance_cents: number };
 
 export interface Ledger {
-  balance(userId: string): number;
+  balance(userId: string): Promise<number>;
   /** Credits a confirmed wallet-fund payment; false when that payment was credited before. */
-  creditPayment(entry: { user_id: string; payment_id: string; amount_cents: number }): boolean;
+  creditPayment(entry: { user_id: string; payment_id: string; amount_cents: number }): Promise<boolean>;
   /** Takes a run's price when the balance covers it. Call inside the transaction that records the run. */
-  debitForRun(entry: { user_id: string; run_id: string; amount_cents: number }): DebitResult;
+  debitForRun(entry: { user_id: string; run_id: string; amount_cents: number }): Promise<DebitResult>;
   /** Gives a failed run's charge back; returns the new balance. */
-  refundRun(entry: { user_id: string; run_id: string; amount_cents: number }): number;
+  refundRun(entry: { user_id: string; run_id: string; amount_cents: number }): Promise<number>;
 }
 
-export function createLedger(db: SqliteDatabase, clock: Clock): Ledger {
-  const selectBalance = db.prepare<[string], { balance_cents: number }>('SELECT balance_cents FROM wallets WHERE user_id = ?');
-  const ensureWallet = db.prepare('INSERT INTO wallets (user_id, balance_cents, updated_at) VALUES (?, 0, ?) ON CONFLICT (user_id) DO NOTHING');
-  const addToBalance = db.prepare('UPDATE wallets SET balance_cents = balance_cents + ?, updated_at = ? WHERE user_id = ?');
-  const takeFromBalance = db.prepare(
-    'UPDATE wallets SET balance_cents = balance_cents - ?, updated_at = ? WHERE user_id = ? AND balance_cents >= ?',
-  );
-  const paymentCredited = db.prepare<[string], { entry_id: number }>('SELECT entry_id FROM ledger_entries WHERE payment_id = ?');
-  const insertEntry = db.prepare(
-    'INSERT INTO ledger_entries (user_id, kind, amount_cents, payment_id, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-  );
+export function createLedger(store: Store, clock: Clock): Ledger {
+  const balance = async (userId: string): Promise<number> =>
+    (await store.db.selectFrom('wallets').select('balance_cents').where('user_id', '=', userId).executeTakeFirst())?.balance_cents ?? 0;
 
-  const balance = (userId: string): number => selectBalance.get(userId)?.balance_cents ?? 0;
+  const addToBalance = (userId: string, cents: number, now: number) =>
+    store.db
+      .updateTable('wallets')
+      .set({ balance_cents: sql`balance_cents + ${cents}`, updated_at: now })
+      .where('user_id', '=', userId)
+      .execute();
 
-  const creditPayment = db.transaction((entry: { user_id: string; payment_id: string; amount_cents: number }): boolean => {
-    if (paymentCredited.get(entry.payment_id)) return false;
-    const now = clock.now();
-    ensureWallet.run(entry.user_id, now);
-    if (entry.amount_cents > 0) {
-      addToBalance.run(entry.amount_cents, now, entry.user_id);
-      insertEntry.run(entry.user_id, 'credit', entry.amount_cents, entry.payment_id, null, now);
-    }
-    return true;
-  });
+  const insertEntry = (entry: { user_id: string; kind: 'credit' | 'debit' | 'refund'; amount_cents: number; payment_id: string | null; run_id: string | null }, now: number) =>
+    store.db.insertInto('ledger_entries').values({ ...entry, created_at: now }).execute();
 
-  const debitForRun = db.transaction((entry: { user_id: string; run_id: string; amount_cents: number }): DebitResult => {
-    const now = clock.now();
-    const taken = takeFromBalance.run(entry.amount_cents, now, entry.user_id, entry.amount_cents).changes === 1;
-    if (!taken) return { ok: false, balance_cents: balance(entry.user_id) };
-    insertEntry.run(entry.user_id, 'debit', entry.amount_cents, null, entry.run_id, now);
-    return { ok: true, balance_cents: balance(entry.user_id) };
-  });
+  return {
+    balance,
 
-  const refundRun = db.transaction((entry: { user_id: string; run_id: string; amount_cents: number }): number => {
-    const now = clock.now();
-    addToBalance.run(entry.amount_cents, now, entry.user_id);
-    insertEntry.run(entry.user_id, 'refund', entry.amount_cents, null, entry.run_id, now);
-    return balance(entry.user_id);
-  });
+    creditPayment: (entry) =>
+      store.transaction(async () => {
+        // The payment's record is locked by the caller (payment-records.ts); the unique index on payment_id is the
+        // last word if two credits of one payment ever raced.
+        const credited = await store.db.selectFrom('ledger_entries').select('entry_id').where('payment_id', '=', entry.payment_id).executeTakeFirst();
+        if (credited !== undefined) return false;
+        const now = clock.now();
+        await store.db
+          .insertInto('wallets')
+          .values({ user_id: entry.user_id, balance_cents: 0, updated_at: now })
+          .onConflict((conflict) => conflict.column('user_id').doNothing())
+          .execute();
+        if (entry.amount_cents > 0) {
+          await addToBalance(entry.user_id, entry.amount_cents, now);
+          await insertEntry({ user_id: entry.user_id, kind: 'credit', amount_cents: entry.amount_cents, payment_id: entry.payment_id, run_id: null }, now);
+        }
+        return true;
+      }),
 
-  return { balance, creditPayment, debitForRun, refundRun };
+    debitForRun: (entry) =>
+      store.transaction(async () => {
+        const now = clock.now();
+        const taken = await store.db
+          .updateTable('wallets')
+          .set({ balance_cents: sql`balance_cents - ${entry.amount_cents}`, updated_at: now })
+          .where('user_id', '=', entry.user_id)
+          .where('balance_cents', '>=', entry.amount_cents)
+          .returning('balance_cents')
+          .executeTakeFirst();
+        if (taken === undefined) return { ok: false, balance_cents: await balance(entry.user_id) };
+        await insertEntry({ user_id: entry.user_id, kind: 'debit', amount_cents: entry.amount_cents, payment_id: null, run_id: entry.run_id }, now);
+        return { ok: true, balance_cents: taken.balance_cents };
+      }),
+
+    refundRun: (entry) =>
+      store.transaction(async () => {
+        const now = clock.now();
+        await addToBalance(entry.user_id, entry.amount_cents, now);
+        await insertEntry({ user_id: entry.user_id, kind: 'refund', amount_cents: entry.amount_cents, payment_id: null, run_id: entry.run_id }, now);
+        return balance(entry.user_id);
+      }),
+  };
 }

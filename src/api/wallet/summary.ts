@@ -3,7 +3,7 @@ import { CHAIN_ID } from '../../contract/claims.js';
 import { normalizeEmail, type WalletResponse } from '../../contract/schemas.js';
 import type { Ledger } from './ledger.js';
 
-export function walletSummary(ledger: Pick<Ledger, 'balance'>, userId: string): WalletResponse {
+export async function walletSummary(ledger: Pick<Ledger, 'balance'>, userId: string): Promise<WalletResponse> {
   const user = normalizeEmail(userId);
-  return { user_id: user, balance_cents: ledger.balance(user), currency: 'USD', chain_id: CHAIN_ID };
+  return { user_id: user, balance_cents: await ledger.balance(user), currency: 'USD', chain_id: CHAIN_ID };
 }

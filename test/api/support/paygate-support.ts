@@ -1,7 +1,7 @@
 // Shared by the pay gate, auth, webhook and sandbox tests: a snapshot of the service's whole database (to show a
 // rejected request changed nothing) and a payment provider's signed webhook delivery made by hand.
 import { randomBytes } from 'node:crypto';
-import type { RunningService } from '../../../src/api/server.js';
+import type { TestService } from '../../helpers/svc-api.js';
 import type { SqliteDatabase } from '../../../src/lib/sqlite.js';
 import { signWebhookBody } from '../../../src/api/payments/webhook-signature.js';
 import { httpRequest, type ApiResponse } from '../../helpers/http.js';
@@ -46,7 +46,7 @@ export function confirmedEvent(data: unknown, id = `evt_${randomBytes(8).toStrin
 
 /** POSTs the event as the provider would: raw JSON body, Svc-Signature over it with the service's secret. */
 export function deliverWebhook(
-  service: RunningService,
+  service: TestService,
   event: unknown,
   options: { secret?: string; nowMs?: number; signature?: string; rawBody?: string | Buffer } = {},
 ): Promise<ApiResponse> {

@@ -19,7 +19,7 @@ export function paymentWebhookRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
     acceptJsonBodiesOnly(app);
     const payments = createPaymentRecords(ctx);
-    const receiver = createWebhookReceiver({ db: ctx.db, clock: ctx.clock, payments });
+    const receiver = createWebhookReceiver({ store: ctx.store, clock: ctx.clock, payments });
 
     app.post<{ Body: WebhookEvent }>(
       '/v1/payments/webhook',

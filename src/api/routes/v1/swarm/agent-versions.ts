@@ -28,7 +28,7 @@ type Params = { Params: Static<typeof AgentParams> };
 
 export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
-    const versions = createAgentVersions(ctx.db);
+    const versions = createAgentVersions(ctx.store);
     app.addContentTypeParser(ARCHIVE_TYPES, { parseAs: 'buffer', bodyLimit: MAX_BUNDLE_BYTES }, (_request, body, done) => done(null, body));
 
     app.post<Params & { Body: unknown }>(
@@ -63,9 +63,9 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
           });
         }
         const userId = userIdOf(request);
-        const uploaded = versions.upload(userId, request.body, bundle, ctx.clock.now());
+        const uploaded = await versions.upload(userId, request.body, bundle, ctx.clock.now());
         reply.code(uploaded.created ? 201 : 200);
-        return { ...view(uploaded.row, versions.current(userId, agentId)?.digest), created: uploaded.created };
+        return { ...view(uploaded.row, (await versions.current(userId, agentId))?.digest), created: uploaded.created };
       },
     );
 
@@ -83,11 +83,11 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
         if ((version === undefined) === (digest === undefined)) {
           throw new SvcError('invalid_request', 'name the version to make current by exactly one of version and digest', { extensions: { errors: [{ path: '', message: 'needs version or digest' }] } });
         }
-        const target = versions.list(userId, agentId).find((row) => (version !== undefined ? row.version === version : row.digest === digest));
+        const target = (await versions.list(userId, agentId)).find((row) => (version !== undefined ? row.version === version : row.digest === digest));
         if (target === undefined) {
           throw new SvcError('not_found', `you have no version ${version ?? digest} of ${agentId}`, { remedy: `List yours: swarm-node agent versions ${agentId}.` });
         }
-        versions.setCurrent(userId, agentId, target.digest, ctx.clock.now());
+        await versions.setCurrent(userId, agentId, target.digest, ctx.clock.now());
         return listing(agentId, userId);
       },
     );
@@ -100,7 +100,7 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
       async (request) => {
         const agentId = uploadableAgent(userOf(request), request.params.agent_id);
         const userId = userIdOf(request);
-        versions.clearCurrent(userId, agentId);
+        await versions.clearCurrent(userId, agentId);
         return listing(agentId, userId);
       },
     );
@@ -108,17 +108,17 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
     // A node fetches the bundle of a run it was handed; only the uploader's nodes (and the uploader) may, so a digest
     // learnt elsewhere opens nobody's code. Immutable: its name is its hash.
     app.get<{ Params: Static<typeof BundleParams> }>('/v1/swarm/bundles/:digest', { config: { auth: 'access-token-or-node' }, schema: { params: BundleParams } }, async (request, reply) => {
-      const archive = versions.archiveFor(userIdOf(request), request.params.digest);
+      const archive = await versions.archiveFor(userIdOf(request), request.params.digest);
       if (archive === undefined) throw new SvcError('not_found', `no bundle ${request.params.digest} of this user`);
       return sendArchive(reply, archive, request.params.digest);
     });
 
-    function listing(agentId: string, userId: string): Static<typeof AgentVersionsResponse> {
-      const current = versions.current(userId, agentId);
+    async function listing(agentId: string, userId: string): Promise<Static<typeof AgentVersionsResponse>> {
+      const current = await versions.current(userId, agentId);
       return {
         agent_id: agentId,
         current: current === undefined ? null : view(current, current.digest),
-        versions: versions.list(userId, agentId).map((row) => view(row, current?.digest)),
+        versions: (await versions.list(userId, agentId)).map((row) => view(row, current?.digest)),
       };
     }
   };

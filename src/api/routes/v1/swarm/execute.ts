@@ -26,21 +26,21 @@ export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
       async (request, reply) => {
         const node = nodeOf(request);
         const caller: Caller = node === undefined ? { kind: 'user', sub: userIdOf(request) } : { kind: 'node', node };
-        const started = runs.start({ caller, request: request.body, idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']) });
+        const started = await runs.start({ caller, request: request.body, idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']) });
         if (started.kind === 'replay') return sendJson(reply.header('idempotent-replayed', 'true'), started.statusCode, started.json);
         if (started.kind === 'in_flight') reply.header('idempotent-replayed', 'true');
         const { run } = started;
         // A node's own run: it runs it now; the lease (again, on a replay to the same node) is what its result carries.
         if (node !== undefined && run.node_id === node.node_id && run.status === 'running' && run.lease_id !== null) {
           const lease = { lease_id: run.lease_id, expires_at: run.lease_expires_at! };
-          return reply.status(202).send(runView(run, ctx.ledger.balance(run.user_id), lease));
+          return reply.status(202).send(runView(run, await ctx.ledger.balance(run.user_id), lease));
         }
         if (started.kind === 'started') ctx.runEvents.queued(run.user_id);
         const waitMs = preferredWaitMs(request.headers.prefer, ctx.runTiming.executeWaitMs);
         const final = await ctx.runEvents.waitFor({ run: run.run_id }, () => runs.keys.finalAnswer(run.run_id), waitMs, ctx.shutdownSignal);
         if (final !== undefined) return sendJson(reply, 200, final);
-        const now = runs.store.get(run.run_id)!;
-        return reply.status(202).header('location', `/v1/swarm/runs/${run.run_id}`).send(runView(now, ctx.ledger.balance(now.user_id)));
+        const now = (await runs.store.get(run.run_id))!;
+        return reply.status(202).header('location', `/v1/swarm/runs/${run.run_id}`).send(runView(now, await ctx.ledger.balance(now.user_id)));
       },
     );
   };

@@ -25,11 +25,11 @@ import { createRuns } from '../../../runs/runs.js';
 export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
     acceptJsonBodiesOnly(app, { allowEmpty: true });
-    const enrollment = createNodeEnrollment(ctx.db, ctx.clock);
-    const credentials = createNodeAuthenticator(ctx.db);
+    const enrollment = createNodeEnrollment(ctx.store, ctx.clock);
+    const credentials = createNodeAuthenticator(ctx.store);
     const runs = createRuns(ctx);
-    const deployTokens = createDeployTokens(ctx.db, ctx.clock);
-    const grant = createNodeGrant(ctx.db);
+    const deployTokens = createDeployTokens(ctx.store, ctx.clock);
+    const grant = createNodeGrant(ctx.store);
 
     app.post('/v1/swarm/nodes/enroll', { config: { rateLimited: true }, schema: { response: { 200: EnrollResponse } } }, async (request) => {
       const bearer = parseBearer(request.headers.authorization);
@@ -42,8 +42,8 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
       '/v1/swarm/nodes/deploy-token',
       { config: { auth: 'access-token', rateLimited: true }, schema: { response: { 201: NodeDeployToken } } },
       async (request, reply) => {
-        const owner = grant(userOf(request));
-        const issued = deployTokens.replaceForUser(owner);
+        const owner = await grant(userOf(request));
+        const issued = await deployTokens.replaceForUser(owner);
         reply.code(201);
         return {
           deploy_token: issued.token,
@@ -71,7 +71,7 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
     // What the service routes to this node: the daemon brings it in line with its registrations.
     app.get('/v1/swarm/nodes/self/agents', { config: { auth: 'node' }, schema: { response: { 200: NodeAgentsResponse } } }, async (request) => {
       const node = nodeOf(request)!;
-      return { node_id: node.node_id, agents: runs.nodes.agentsOf(node.node_id) };
+      return { node_id: node.node_id, agents: await runs.nodes.agentsOf(node.node_id) };
     });
 
     const agentRoute = { config: { auth: 'node' as const }, schema: { params: AgentParams, response: { 200: NodeAgentsResponse } } };
@@ -79,30 +79,31 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
       const node = nodeOf(request)!;
       const sku = findAgentSku(request.params.agent_id);
       if (sku === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(request.params.agent_id)}`);
-      runs.nodes.serve(node.node_id, sku.agent_id, ctx.clock.now());
-      return { node_id: node.node_id, agents: runs.nodes.agentsOf(node.node_id) };
+      await runs.nodes.serve(node.node_id, sku.agent_id, ctx.clock.now());
+      return { node_id: node.node_id, agents: await runs.nodes.agentsOf(node.node_id) };
     });
     // Withdrawing an agent the node does not serve changes nothing and is no error (unregister may be repeated).
     app.delete<{ Params: Static<typeof AgentParams> }>('/v1/swarm/nodes/self/agents/:agent_id', agentRoute, async (request) => {
       const node = nodeOf(request)!;
-      runs.nodes.withdraw(node.node_id, request.params.agent_id);
-      return { node_id: node.node_id, agents: runs.nodes.agentsOf(node.node_id) };
+      await runs.nodes.withdraw(node.node_id, request.params.agent_id);
+      return { node_id: node.node_id, agents: await runs.nodes.agentsOf(node.node_id) };
     });
 
     app.post('/v1/swarm/nodes/self/credential', { config: { auth: 'node' }, schema: { response: { 200: CredentialRotation } } }, async (request) => {
       const node = nodeOf(request)!;
-      return { node_id: node.node_id, node_credential: credentials.rotate(node.node_id) };
+      return { node_id: node.node_id, node_credential: await credentials.rotate(node.node_id) };
     });
 
     app.get('/v1/swarm/nodes', { config: { auth: 'access-token' }, schema: { response: { 200: NodesResponse } } }, async (request) => {
       const now = ctx.clock.now();
-      const fleet = runs.nodes.nodesOf(userOf(request).sub);
-      const today = runs.store.finishedSince(
+      const fleet = await runs.nodes.nodesOf(userOf(request).sub);
+      const agents = await Promise.all(fleet.map((node) => runs.nodes.agentsOf(node.node_id)));
+      const today = await runs.store.finishedSince(
         fleet.map((node) => node.node_id),
         startOfUtcDay(now),
       );
       return {
-        nodes: fleet.map((node) => ({
+        nodes: fleet.map((node, index) => ({
           node_id: node.node_id,
           hostname: node.hostname,
           version: node.version,
@@ -110,7 +111,7 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
           enrolled_at: isoTime(node.enrolled_at),
           last_seen_at: node.last_seen_at === null ? null : isoTime(node.last_seen_at),
           online: isOnline(node, now - ctx.runTiming.leaseMs),
-          agents: runs.nodes.agentsOf(node.node_id),
+          agents: agents[index]!,
           runs_today: today.get(node.node_id) ?? 0,
         })),
       };

@@ -13,7 +13,7 @@ export function paygateRoutes(ctx: ServiceContext): FastifyPluginAsync {
     app.post<{ Body: SessionRequest }>(
       '/v1/swarm/paygate/session',
       { config: { rateLimited: true }, schema: { body: SessionRequest, response: { 201: SessionResponse } } },
-      async (request, reply) => reply.status(201).send(paygate.createSession(request.body)),
+      async (request, reply) => reply.status(201).send(await paygate.createSession(request.body)),
     );
 
     app.post<{ Body: ActivateRequest }>(

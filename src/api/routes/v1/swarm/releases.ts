@@ -32,8 +32,8 @@ function servedBaseUrl(request: FastifyRequest, listening: string): string {
 
 export function releaseRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
-    const nodes = createNodeAuthenticator(ctx.db);
-    const deployTokens = createDeployTokens(ctx.db, ctx.clock);
+    const nodes = createNodeAuthenticator(ctx.store);
+    const deployTokens = createDeployTokens(ctx.store, ctx.clock);
     const releases = ctx.releasesDir === undefined ? undefined : openReleaseDirectory(ctx.releasesDir);
 
     const authorize = async (request: FastifyRequest): Promise<void> => {
@@ -43,10 +43,10 @@ export function releaseRoutes(ctx: ServiceContext): FastifyPluginAsync {
       });
       if (bearer.kind !== 'token') throw refused;
       if (isNodeCredential(bearer.token)) {
-        nodes.authenticate(bearer.token);
+        await nodes.authenticate(bearer.token);
         return;
       }
-      if (!deployTokens.usable(bearer.token)) throw refused;
+      if (!(await deployTokens.usable(bearer.token))) throw refused;
     };
     const published = () => {
       if (releases === undefined) {

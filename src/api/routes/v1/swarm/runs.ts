@@ -25,15 +25,15 @@ export function runRoutes(ctx: ServiceContext): FastifyPluginAsync {
       { config: { auth: 'access-token-or-node' }, schema: { params: RunParams, querystring: RunQuery, response: { 200: RunResponse } } },
       async (request, reply) => {
         const { run_id: runId } = request.params;
-        const owned = runs.store.get(runId);
+        const owned = await runs.store.get(runId);
         // Another user's run and no run at all answer alike: a run id tells a stranger nothing.
         if (owned === undefined || owned.user_id !== userIdOf(request)) throw new SvcError('run_not_found', `no run ${runId} of yours`);
         const asked = request.query.wait === undefined ? request.headers.prefer : `wait=${request.query.wait}`;
         const waitMs = asked === undefined ? 0 : preferredWaitMs(asked, ctx.runTiming.executeWaitMs);
         const final = await ctx.runEvents.waitFor({ run: runId }, () => runs.keys.finalAnswer(runId), waitMs, ctx.drainSignal);
         if (final !== undefined) return reply.type('application/json; charset=utf-8').send(final);
-        const now = runs.store.get(runId)!;
-        return runView(now, ctx.ledger.balance(now.user_id));
+        const now = (await runs.store.get(runId))!;
+        return runView(now, await ctx.ledger.balance(now.user_id));
       },
     );
 

@@ -1,4 +1,4 @@
-// The service's schema, one entry per migration (src/lib/sqlite.ts). Times are integer milliseconds since the
+// The service's SQLite schema as shipped, one entry per migration (src/lib/sqlite.ts). Times are integer milliseconds since the
 // epoch; money is integer cents. Append new migrations; never edit a shipped one.
 
 export const SERVICE_MIGRATIONS: readonly string[] = [

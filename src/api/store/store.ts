@@ -1,0 +1,68 @@
+// The service's storage behind one interface for both engines (docs/api.md "Storage engines"): SQLite, the embedded
+// default, or PostgreSQL when SVC_DATABASE_URL names one. Every query is written once with Kysely's builder and
+// compiled per engine. A transaction is carried by the async context: a store function called inside
+// `transaction()` runs on that transaction without being handed it, so the stores compose the way they did when
+// better-sqlite3's transactions were synchronous.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
+import type { Tables } from './tables.js';
+
+export type Engine = 'sqlite' | 'postgres';
+
+export interface Store {
+  readonly engine: Engine;
+  /** Inside `transaction()`, that transaction; outside, the database (each statement its own transaction). */
+  readonly db: Kysely<Tables>;
+  /**
+   * Runs `work` in one transaction (joining the one already open, if any). SQLite: BEGIN IMMEDIATE, so transactions
+   * are serialised. PostgreSQL: READ COMMITTED; what must not interleave takes a row lock (`forUpdate`) or `lock()`.
+   */
+  transaction<T>(work: () => Promise<T>): Promise<T>;
+  /** Serialises the transactions that take the same key until they end (pg_advisory_xact_lock); SQLite: nothing to do. */
+  lock(key: string): Promise<void>;
+  /** Adds FOR UPDATE on PostgreSQL (SQLite's write lock is the whole database already). */
+  forUpdate<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O>;
+  /** One round trip to the database: throws when it is unreachable. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface OpenTransaction {
+  trx: Transaction<Tables>;
+  open: boolean;
+}
+
+export function createStore(engine: Engine, root: Kysely<Tables>, close: () => Promise<void>): Store {
+  const current = new AsyncLocalStorage<OpenTransaction>();
+  return {
+    engine,
+    get db(): Kysely<Tables> {
+      // Work started inside a transaction and still running after it ended (a wake-up, a background delivery)
+      // inherits the context: it must use the database, not the finished transaction.
+      const open = current.getStore();
+      return open?.open === true ? open.trx : root;
+    },
+    async transaction(work) {
+      if (current.getStore()?.open === true) return work();
+      return root.transaction().execute(async (trx) => {
+        const open: OpenTransaction = { trx, open: true };
+        try {
+          return await current.run(open, work);
+        } finally {
+          open.open = false;
+        }
+      });
+    },
+    async lock(key) {
+      if (engine !== 'postgres') return;
+      const open = current.getStore();
+      if (open?.open !== true) throw new Error('Store.lock() outside a transaction');
+      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(open.trx);
+    },
+    forUpdate: (query) => (engine === 'postgres' ? query.forUpdate() : query),
+    async ping() {
+      await sql`SELECT 1`.execute(root);
+    },
+    close,
+  };
+}

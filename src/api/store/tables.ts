@@ -1,0 +1,125 @@
+// The service's tables as the query builder sees them (src/api/store/sqlite-migrations.ts, postgres-schema.ts).
+// Times are integer milliseconds since the epoch and money integer cents, on both engines: PostgreSQL's BIGINT is
+// read back as a JS number (store.ts sets the parser), which holds both exactly far past any real value.
+import type { Generated } from 'kysely';
+
+export interface Tables {
+  payments: {
+    payment_id: string;
+    status: string;
+    customer_email: string;
+    offer_id: string;
+    merchant_id: string;
+    amount_cents: number;
+    confirmed_at: number | null;
+    recorded_at: number;
+  };
+  webhook_events: { event_id: string; type: string; received_at: number };
+  sessions: {
+    session_id: string;
+    tier_id: string;
+    user_id: string;
+    status: 'pending' | 'active';
+    payment_id: string | null;
+    created_at: number;
+    expires_at: number;
+    activated_at: number | null;
+  };
+  deploy_tokens: {
+    token_hash: string;
+    session_id: string | null;
+    user_id: string;
+    tier_id: string;
+    payment_id: string;
+    created_at: number;
+    expires_at: number;
+    used_at: number | null;
+    revoked_at: number | null;
+  };
+  nodes: {
+    node_id: string;
+    session_id: string | null;
+    user_id: string;
+    tier_id: string;
+    payment_id: string;
+    enrolled_at: number;
+    credential_hash: string | null;
+    hostname: string | null;
+    version: string | null;
+    last_seen_at: number | null;
+    next_credential_hash: string | null;
+  };
+  node_agents: { node_id: string; agent_id: string; registered_at: number };
+  issued_tokens: { jti: string; sub: string; tier: string; kid: string; payment_id: string; issued_at: number; expires_at: number };
+  wallets: { user_id: string; balance_cents: number; updated_at: number };
+  ledger_entries: {
+    entry_id: Generated<number>;
+    user_id: string;
+    kind: 'credit' | 'debit' | 'refund';
+    amount_cents: number;
+    payment_id: string | null;
+    run_id: string | null;
+    created_at: number;
+  };
+  runs: {
+    run_id: string;
+    user_id: string;
+    agent_id: string;
+    status: 'queued' | 'running' | 'succeeded' | 'failed';
+    charged_cents: number;
+    input_json: string | null;
+    output_json: string | null;
+    bundle_digest: string | null;
+    pinned_node_id: string | null;
+    node_id: string | null;
+    lease_id: string | null;
+    lease_expires_at: number | null;
+    finished_by: 'node' | 'service' | null;
+    started_at: number;
+    claimed_at: number | null;
+    finished_at: number | null;
+  };
+  idempotency_keys: {
+    user_id: string;
+    idempotency_key: string;
+    request_hash: string;
+    state: 'in_progress' | 'done';
+    status_code: number | null;
+    response_json: string | null;
+    run_id: string | null;
+    created_at: number;
+  };
+  sandbox_payments: {
+    payment_id: string;
+    status: string;
+    customer_email: string;
+    offer_id: string;
+    merchant_id: string;
+    amount_cents: number;
+    created_at: number;
+    confirmed_at: number | null;
+    webhook_event_id: string | null;
+    webhook_delivered_at: number | null;
+    webhook_attempts: Generated<number>;
+  };
+  wallet_sessions: {
+    session_hash: string;
+    user_id: string;
+    tier: string;
+    token_jti: string | null;
+    created_at: number;
+    expires_at: number;
+  };
+  agent_bundles: { digest: string; content: Buffer; size_bytes: number; created_at: number };
+  agent_versions: {
+    user_id: string;
+    agent_id: string;
+    version: string;
+    digest: string;
+    input_schema_json: string;
+    files: number;
+    unpacked_bytes: number;
+    uploaded_at: number;
+  };
+  agent_current: { user_id: string; agent_id: string; digest: string; updated_at: number };
+}

@@ -1,0 +1,20 @@
+// Work under one key taking turns within this process, before it takes a database connection. Transactions that
+// would only queue on the same row lock in the database (one user's executes, all debiting one wallet) otherwise
+// each hold one of the pool's few connections while they wait, and the requests that have a deadline (a node's
+// result and its poll, whose lease is running) wait behind them for a connection.
+
+export type Turns = <T>(key: string, work: () => Promise<T>) => Promise<T>;
+
+export function createTurns(): Turns {
+  const tails = new Map<string, Promise<unknown>>();
+  return (key, work) => {
+    const previous = tails.get(key) ?? Promise.resolve();
+    const mine = previous.then(work, work);
+    const tail = mine.catch(() => undefined);
+    tails.set(key, tail);
+    void tail.then(() => {
+      if (tails.get(key) === tail) tails.delete(key);
+    });
+    return mine;
+  };
+}
