@@ -2,7 +2,7 @@
 // svc-api: the command finishes, the spinner never leaves its line, and Ctrl+C under it exits 130.
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
-import { heldAgentProgram, installTestBundle } from '../helpers/bundles.js';
+import { contractInputFlags, heldAgentProgram, installTestBundle } from '../helpers/bundles.js';
 import { join } from 'node:path';
 import { KEY, spawnSwarmNodePty, type PtySession } from '../helpers/pty.js';
 import { useSvcApi } from '../helpers/svc-api.js';
@@ -53,7 +53,7 @@ describe.each([0, 1])('a terminal of %i column(s)', (columns) => {
     // A deadline of 10 minutes: Ctrl+C must drop the call in flight, not wait for its answer.
     expect((await swarmNode(['config', 'set', 'timeout_seconds', '600'], { env: node.env })).exitCode).toBe(0);
     installTestBundle(node.home, HELD_AGENT, heldAgentProgram(release));
-    const session = swarmNodeIn(columns, ['run', HELD_AGENT], node.env);
+    const session = swarmNodeIn(columns, ['run', HELD_AGENT, ...contractInputFlags(HELD_AGENT)], node.env);
     await session.waitFor("⠋ Running agent", 15_000);
     // The next frame: the spinner is redrawing (the moment ora, given 0 columns, stopped answering anything).
     await session.waitFor('⠙', 10_000);
