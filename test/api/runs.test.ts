@@ -325,11 +325,13 @@ describe('a lease shorter than the poll hold (svc-api --lease-seconds 5)', () =>
       }).finally(() => {
         answered = true;
       });
-      // Asked over and over while the poll is held: never offline (stops at the first offline answer).
+      // Online once the poll has reached the service (the listing may be answered before it on a loaded machine)...
+      const online = async (): Promise<boolean> => (await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token })).body.nodes[0].online as boolean;
+      await waitFor(async () => ((await online()) ? true : undefined), 'the poll to reach the service');
+      // ...then asked over and over while the poll is held: never offline (stops at the first offline answer).
       const seen: boolean[] = [];
       while (!answered && seen.at(-1) !== false) {
-        const listed = await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token });
-        seen.push(listed.body.nodes[0].online as boolean);
+        seen.push(await online());
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(seen).not.toContain(false);
