@@ -103,7 +103,7 @@ describe('POST /v1/swarm/execute', () => {
     const poor = await execute(service, user.token, specShaped);
     expect(poor.status, poor.text).toBe(402);
     expect(poor.body).toMatchObject({ code: 'insufficient_balance', wallet_login_url: expect.any(String), price_cents: 12 });
-    credit(service, user.email, 100);
+    await credit(service, user.email, 100);
     const before = ledgerSnapshot(service);
     const key = randomUUID();
     for (const [input, path, message] of [
