@@ -5,18 +5,10 @@ import { SvcError } from '../../contract/errors.js';
 import type { ReadBundle } from '../../lib/bundle-archive.js';
 import { sql } from 'kysely';
 import type { Store } from '../store/store.js';
+import type { Tables } from '../store/tables.js';
 
-export interface AgentVersionRow {
-  user_id: string;
-  agent_id: string;
-  version: string;
-  digest: string;
-  input_schema_json: string;
-  files: number;
-  unpacked_bytes: number;
-  uploaded_at: number;
-  size_bytes: number;
-}
+/** A version as listed: its row (store/tables.ts) and its bundle's size. */
+export type AgentVersionRow = Tables['agent_versions'] & { size_bytes: number };
 
 export type Uploaded = { created: boolean; row: AgentVersionRow };
 

@@ -5,29 +5,12 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Store } from '../store/store.js';
+import type { Tables } from '../store/tables.js';
 
-export type RunState = 'queued' | 'running' | 'succeeded' | 'failed';
+export type RunState = Tables['runs']['status'];
 
-export interface RunRow {
-  run_id: string;
-  user_id: string;
-  agent_id: string;
-  status: RunState;
-  /** The price debited when the run was accepted; 0 once refunded. */
-  charged_cents: number;
-  input_json: string | null;
-  output_json: string | null;
-  /** The uploaded bundle the run executes (pinned at execute); null: the node's built-in agent. */
-  bundle_digest: string | null;
-  pinned_node_id: string | null;
-  node_id: string | null;
-  lease_id: string | null;
-  lease_expires_at: number | null;
-  finished_by: 'node' | 'service' | null;
-  started_at: number;
-  claimed_at: number | null;
-  finished_at: number | null;
-}
+/** A run as stored (store/tables.ts, the one description of its columns). */
+export type RunRow = Tables['runs'];
 
 export interface NewRun {
   run_id: string;

@@ -66,9 +66,11 @@ export interface Tables {
     user_id: string;
     agent_id: string;
     status: 'queued' | 'running' | 'succeeded' | 'failed';
+    /** The price debited when the run was accepted; 0 once refunded. */
     charged_cents: number;
     input_json: string | null;
     output_json: string | null;
+    /** The uploaded bundle the run executes (pinned at execute); null: the node's built-in agent. */
     bundle_digest: string | null;
     pinned_node_id: string | null;
     node_id: string | null;
