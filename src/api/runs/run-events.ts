@@ -35,15 +35,17 @@ export function createRunEvents(recheckMs: number): RunEvents {
         let looking = false;
         let again = false;
         let settled = false;
-        const done = (value: Awaited<ReturnType<typeof check>>): void => {
+        /** Ends the wait once, with its value or the check's error, and lets go of every listener and timer. */
+        const settle = (end: () => void): void => {
           if (settled) return;
           settled = true;
           clearTimeout(deadline);
           clearInterval(recheck);
           emitter.off(name, look);
           signal.removeEventListener('abort', stop);
-          resolve(value);
+          end();
         };
+        const done = (value: Awaited<ReturnType<typeof check>>): void => settle(() => resolve(value));
         // One check at a time: a wake-up during a check asks again right after it, never a second check alongside.
         const look = (): void => {
           if (settled) return;
@@ -61,15 +63,7 @@ export function createRunEvents(recheckMs: number): RunEvents {
                 look();
               }
             },
-            (error: unknown) => {
-              if (settled) return;
-              settled = true;
-              clearTimeout(deadline);
-              clearInterval(recheck);
-              emitter.off(name, look);
-              signal.removeEventListener('abort', stop);
-              reject(error);
-            },
+            (error: unknown) => settle(() => reject(error)),
           );
         };
         const stop = (): void => done(undefined);
