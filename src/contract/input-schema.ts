@@ -72,6 +72,14 @@ export function schemaProblems(schema: unknown, path = '', depth = 0): SchemaIss
   return problems;
 }
 
+/**
+ * Where a run's `input` fails its agent's `schema`, each pointer from the request body (`/input/repo`): what the
+ * service's 422 and the node's refusal of a stored input both name. No input is `{}`.
+ */
+export function runInputProblems(schema: Schema, input: unknown): SchemaIssue[] {
+  return inputProblems(schema, input ?? {}).map((problem) => ({ path: `/input${problem.path}`, message: problem.message }));
+}
+
 /** Where `value` fails `schema` (one checked by schemaProblems), each with the JSON pointer of the failing field. */
 export function inputProblems(schema: Schema, value: unknown, path = ''): SchemaIssue[] {
   const fail = (message: string): SchemaIssue[] => [{ path, message }];

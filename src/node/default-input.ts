@@ -1,9 +1,8 @@
 // The input an agent's runs start from (register --input, docs/api.md "register"): stored with the registration,
 // under what a run gives. The daemon's scheduled runs have nobody to ask, and a corpus, a repository or a leads file
 // rarely changes between runs while the question or the revision does.
-import type { AgentVersionsResponse } from '../contract/agent-upload.js';
 import { SvcError } from '../contract/errors.js';
-import { inputProblems } from '../contract/input-schema.js';
+import { runInputProblems } from '../contract/input-schema.js';
 import type { ServiceClient } from './service-client.js';
 
 export type Input = Record<string, unknown>;
@@ -28,7 +27,7 @@ export async function checkDefaultInput(
   // A default may be partial: what every run shares (a corpus), its required fields left to each run (a question).
   // Every field it does give must be one the schema takes, as the schema says.
   const { required: _required, minProperties: _minProperties, ...partial } = deps.localSchema;
-  const problems = inputProblems(partial, input).map((problem) => ({ path: `/input${problem.path}`, message: problem.message }));
+  const problems = runInputProblems(partial, input);
   if (problems.length === 0) return;
   const first = problems[0]!;
   throw new SvcError('input_invalid', `${first.path}: ${first.message} (the input_schema of ${agentId}); nothing was stored`, {
@@ -38,9 +37,10 @@ export async function checkDefaultInput(
 }
 
 async function uploadIsCurrent(client: ServiceClient, token: string, agentId: string): Promise<boolean> {
+  // Loaded here only: the upload module packs archives, and runs (which import this file) never need it.
+  const { agentVersions } = await import('./agents/upload.js');
   try {
-    const listing = await client.call<AgentVersionsResponse>({ method: 'GET', path: `/v1/swarm/agents/${encodeURIComponent(agentId)}/versions`, bearer: token, retrySafe: true });
-    return listing.body.current !== null;
+    return (await agentVersions(client, token, agentId)).current !== null;
   } catch (error) {
     // A tier without agent upload has no uploads: its runs use the built-in agent.
     if (error instanceof SvcError && error.code === 'forbidden') return false;

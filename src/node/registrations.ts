@@ -11,7 +11,7 @@ import type { ServiceClient } from './service-client.js';
 import { checkDefaultInput, type Input } from './default-input.js';
 import { verifyToken } from './session.js';
 import { lastRun, spendSince } from './store/journal.js';
-import { deleteRegistration, getRegistration, listRegistrations, upsertRegistration, type Registration } from './store/registrations.js';
+import { deleteRegistration, getRegistration, listRegistrations, storedDefaultInput, upsertRegistration, type Registration } from './store/registrations.js';
 import { scheduleOf } from './store/schedules.js';
 import { startOfUtcDay } from './utc-day.js';
 
@@ -46,7 +46,7 @@ export interface ThisNode {
 export async function registerAgent(
   deps: RegisterDeps,
   change: RegistrationChange,
-): Promise<{ created: boolean; registration: Registration; agent: AgentSku; user_id: string; node_id: string }> {
+): Promise<{ created: boolean; registration: Registration; default_input: Input | null; agent: AgentSku; user_id: string; node_id: string }> {
   // The service must vouch for the token: registering for a user it no longer accepts would only fail later.
   const signedIn = await verifyToken({ client: deps.client, clock: deps.clock, credentialsFile: deps.credentialsFile }, deps.jwt.token);
   if (normalizeEmail(signedIn.sub) !== normalizeEmail(deps.node.user_id)) {
@@ -73,7 +73,7 @@ export async function registerAgent(
     },
     deps.clock.now(),
   );
-  return { created, registration, agent, user_id: signedIn.sub, node_id: deps.node.node_id };
+  return { created, registration, default_input: storedDefaultInput(registration), agent, user_id: signedIn.sub, node_id: deps.node.node_id };
 }
 
 export interface Unregistered {
@@ -133,7 +133,7 @@ export function registrationList(db: SqliteDatabase, nowMs: number): { registrat
       price_cents: sku?.price_cents,
       every_seconds: registration.every_seconds,
       daily_cap_cents: registration.daily_cap_cents,
-      default_input: registration.default_input_json === null ? null : (JSON.parse(registration.default_input_json) as Input),
+      default_input: storedDefaultInput(registration),
       spent_today_cents: spendSince(db, registration.agent_id, dayStart).chargedCents,
       last_run_at: last === undefined ? null : new Date(last.started_at).toISOString(),
       last_run_status: last?.status ?? null,

@@ -4,7 +4,7 @@
 // input_schema first (the upload's, or the built-in agent's): an input the agent would refuse is refused here,
 // before anything is charged.
 import { SvcError } from '../../contract/errors.js';
-import { inputProblems } from '../../contract/input-schema.js';
+import { runInputProblems } from '../../contract/input-schema.js';
 import type { AgentVersions } from './agent-versions.js';
 import { builtInSchema } from './builtin-schemas.js';
 
@@ -22,7 +22,7 @@ export async function pinBundle(versions: AgentVersions, userId: string, agentId
 }
 
 function assertInput(schema: Record<string, unknown>, input: unknown, agentId: string, whose: string, which: { version: string; digest: string | null }): void {
-  const problems = inputProblems(schema, input ?? {}).map((problem) => ({ path: `/input${problem.path}`, message: problem.message }));
+  const problems = runInputProblems(schema, input);
   if (problems.length === 0) return;
   const first = problems[0]!;
   throw new SvcError('input_invalid', `${first.path}: ${first.message} (the input_schema of ${whose}); nothing was charged`, {

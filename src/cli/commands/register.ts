@@ -71,7 +71,7 @@ Example:
         every,
         every_seconds: registration.every_seconds,
         daily_cap_cents: registration.daily_cap_cents,
-        default_input: registration.default_input_json === null ? null : (JSON.parse(registration.default_input_json) as Record<string, unknown>),
+        default_input: outcome.default_input,
         user_id: outcome.user_id,
         node_id: outcome.node_id,
       };

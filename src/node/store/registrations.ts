@@ -39,10 +39,15 @@ export function getRegistration(db: SqliteDatabase, agentId: string): Registrati
   return prepared<[string], Registration>(db, 'SELECT * FROM registrations WHERE agent_id = ?').get(agentId);
 }
 
+/** A registration's stored input (register --input) as an object; null when none is stored. */
+export function storedDefaultInput(registration: Pick<Registration, 'default_input_json'>): Record<string, unknown> | null {
+  return registration.default_input_json === null ? null : (JSON.parse(registration.default_input_json) as Record<string, unknown>);
+}
+
 /** The input a run of the agent starts from (register --input); undefined when none is stored. */
 export function defaultInputOf(db: SqliteDatabase, agentId: string): Record<string, unknown> | undefined {
-  const row = prepared<[string], { default_input_json: string | null }>(db, 'SELECT default_input_json FROM registrations WHERE agent_id = ?').get(agentId);
-  return row?.default_input_json == null ? undefined : (JSON.parse(row.default_input_json) as Record<string, unknown>);
+  const row = prepared<[string], Pick<Registration, 'default_input_json'>>(db, 'SELECT default_input_json FROM registrations WHERE agent_id = ?').get(agentId);
+  return row === undefined ? undefined : (storedDefaultInput(row) ?? undefined);
 }
 
 export function listRegistrations(db: SqliteDatabase): Registration[] {
