@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import tar from 'tar-stream';
+import { tarOf } from '../../src/lib/tar-pack.js';
 import { scaffoldAgent } from '../../src/node/agents/scaffold.js';
 import { tempDir } from './temp.js';
 
@@ -18,24 +18,18 @@ export interface ArchiveEntry {
 
 /** A tar (gzip unless told) of exactly these entries, in this order. */
 export async function archiveOf(entries: readonly ArchiveEntry[], options: { gzip?: boolean } = {}): Promise<Buffer> {
-  const pack = tar.pack();
-  const chunks: Buffer[] = [];
-  pack.on('data', (chunk: unknown) => void chunks.push(chunk as Buffer));
-  const done = new Promise<void>((resolve, reject) => {
-    pack.on('end', resolve);
-    pack.on('error', reject);
-  });
-  for (const entry of entries) {
-    const type = entry.type ?? 'file';
-    const header = { name: entry.name, type, mode: entry.mode ?? (type === 'directory' ? 0o755 : 0o644), mtime: new Date(0), ...(entry.linkname === undefined ? {} : { linkname: entry.linkname }) };
-    if (type === 'file') {
-      const data = Buffer.from(entry.data ?? '');
-      pack.entry({ ...header, size: data.length }, data);
-    } else pack.entry(header);
-  }
-  pack.finalize();
-  await done;
-  const bytes = Buffer.concat(chunks);
+  const bytes = await tarOf(
+    entries.map((entry) => {
+      const type = entry.type ?? 'file';
+      return {
+        name: entry.name,
+        type,
+        mode: entry.mode ?? (type === 'directory' ? 0o755 : 0o644),
+        ...(type === 'file' ? { data: Buffer.from(entry.data ?? '') } : {}),
+        ...(entry.linkname === undefined ? {} : { linkname: entry.linkname }),
+      };
+    }),
+  );
   return options.gzip === false ? bytes : gzipSync(bytes);
 }
 

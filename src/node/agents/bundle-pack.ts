@@ -5,19 +5,14 @@
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import tar from 'tar-stream';
 import { MAX_BUNDLE_ENTRIES } from '../../contract/agent-bundle.js';
 import { SvcError } from '../../contract/errors.js';
+import { tarOf, type TarEntry } from '../../lib/tar-pack.js';
 
 /** Directories an author's tools leave that are never part of an agent. */
 const SKIPPED = new Set(['.git', 'node_modules', '.DS_Store']);
 
-interface PackEntry {
-  name: string;
-  type: 'file' | 'directory';
-  mode: number;
-  data?: Buffer;
-}
+type PackEntry = TarEntry & { type: 'file' | 'directory' };
 
 export async function packBundleDir(dir: string): Promise<Buffer> {
   const entries: PackEntry[] = [];
@@ -42,20 +37,7 @@ export async function packBundleDir(dir: string): Promise<Buffer> {
     }
   };
   walk('');
-  const pack = tar.pack();
-  const chunks: Buffer[] = [];
-  pack.on('data', (chunk: unknown) => void chunks.push(chunk as Buffer));
-  const done = new Promise<void>((resolve, reject) => {
-    pack.on('end', resolve);
-    pack.on('error', reject);
-  });
-  for (const entry of entries) {
-    const header = { name: entry.name, type: entry.type, mode: entry.mode, mtime: new Date(0), uid: 0, gid: 0, uname: '', gname: '' };
-    if (entry.type === 'file') pack.entry({ ...header, size: entry.data!.length }, entry.data!);
-    else pack.entry(header);
-  }
-  pack.finalize();
-  await done;
+  const archive = await tarOf(entries);
   // gzip's header holds no name and a zero time (Node's gzip writes neither), so equal tars compress to equal bytes.
-  return gzipSync(Buffer.concat(chunks), { level: 9 });
+  return gzipSync(archive, { level: 9 });
 }
