@@ -18,22 +18,15 @@ import {
 import { TIERS, TIER_IDS, type TierId } from '../../contract/tiers.js';
 import { isoTime } from '../../lib/clock.js';
 import type { ServiceContext } from '../context.js';
+import type { Tables } from '../store/tables.js';
 import { createPaymentRecords, type PaymentRecord } from '../payments/payment-records.js';
 import { createDeployTokens } from './deploy-tokens.js';
 
 /** How long a client waits before asking again whether the provider confirmed (spec §7 "wait ... and retry"). */
 export const PAYMENT_RETRY_AFTER_SECONDS = 5;
 
-interface SessionRow {
-  session_id: string;
-  tier_id: TierId;
-  user_id: string;
-  status: 'pending' | 'active';
-  payment_id: string | null;
-  created_at: number;
-  expires_at: number;
-  activated_at: number | null;
-}
+/** A session as stored (store/tables.ts), its tier one of the catalog's. */
+type SessionRow = Omit<Tables['sessions'], 'tier_id'> & { tier_id: TierId };
 
 export interface Paygate {
   createSession(input: SessionRequest): Promise<SessionResponse>;
