@@ -40,7 +40,7 @@ export type StartRun = (call: ExecuteCall) => Promise<Started>;
 
 export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: IdempotencyStore, nodes: NodeRegistry): StartRun {
   const versions = createAgentVersions(ctx.store);
-  const turns = createTurns();
+  const turns = createTurns(ctx.store.engine);
   const start = (call: ExecuteCall, userId: string, agentId: string, priceCents: number, agentName: string): Promise<Started> =>
     ctx.store.transaction(async () => {
       // Two instances given the same key at once (PostgreSQL): the second waits here for the first's commit, then
@@ -100,7 +100,7 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
     }
     const sku = findAgentSku(call.request.agent_id);
     if (sku === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(call.request.agent_id)}`);
-    // One user's executes take turns in this instance: they debit one wallet, so they are serialised anyway.
+    // One user's executes take turns in this instance: they debit one wallet, so they are serialised anyway (turns.ts).
     return turns(userId, () => start(call, userId, sku.agent_id, sku.price_cents, sku.name));
   };
 }

@@ -4,7 +4,8 @@
 // `transaction()` runs on that transaction without being handed it, so the stores compose the way they did when
 // better-sqlite3's transactions were synchronous.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { sql, type Kysely, type SelectQueryBuilder, type Transaction } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { createGroupCommit, type OpenTransaction } from './group-commit.js';
 import type { Tables } from './tables.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -15,7 +16,7 @@ export interface Store {
   readonly db: Kysely<Tables>;
   /**
    * Runs `work` in one transaction (joining the one already open, if any). SQLite: BEGIN IMMEDIATE, so transactions
-   * are serialised. PostgreSQL: READ COMMITTED; what must not interleave takes a row lock (`forUpdate`) or `lock()`.
+   * are serialised, and those of one event-loop turn share one commit, each under a savepoint (group-commit.ts). PostgreSQL: READ COMMITTED; what must not interleave takes a row lock (`forUpdate`) or `lock()`.
    */
   transaction<T>(work: () => Promise<T>): Promise<T>;
   /** Serialises the transactions that take the same key until they end (pg_advisory_xact_lock); SQLite: nothing to do. */
@@ -27,13 +28,15 @@ export interface Store {
   close(): Promise<void>;
 }
 
-interface OpenTransaction {
-  trx: Transaction<Tables>;
-  open: boolean;
+/** SQLite's: transactions of one event-loop turn share one commit (group-commit.ts). */
+export interface GroupCommit {
+  /** Whether the connection still holds its transaction: SQLite rolls one back itself on some errors. */
+  inTransaction(): boolean;
 }
 
-export function createStore(engine: Engine, root: Kysely<Tables>, close: () => Promise<void>): Store {
+export function createStore(engine: Engine, root: Kysely<Tables>, close: () => Promise<void>, groupCommit?: GroupCommit): Store {
   const current = new AsyncLocalStorage<OpenTransaction>();
+  const batched = groupCommit === undefined ? undefined : createGroupCommit(root, current, () => groupCommit.inTransaction());
   return {
     engine,
     get db(): Kysely<Tables> {
@@ -44,6 +47,7 @@ export function createStore(engine: Engine, root: Kysely<Tables>, close: () => P
     },
     async transaction(work) {
       if (current.getStore()?.open === true) return work();
+      if (batched !== undefined) return batched(work);
       return root.transaction().execute(async (trx) => {
         const open: OpenTransaction = { trx, open: true };
         try {
