@@ -1,61 +1,82 @@
-// Load test of POST /v1/swarm/execute against bare node:http, both on loopback, driven the same way from this
-// process with an undici Pool. svc-api is the built binary (sandbox runtime, fresh data dir); the user is signed
-// in and funded through the real funnel. Every execute carries a new Idempotency-Key, so each one is a real run:
-// two transactions, one debit, one run row. Run with: npm run bench:execute -- [--requests N] [--connections C]
-import type { ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+// Runs per second and their latency through svc-api and one node (issue 16 §6, issue 17), each side against a bare
+// node:http server measured in the same rounds:
+//   sqlite        svc-api on its default engine, a fresh data directory
+//   sqlite-1M     the same after --recorded-runs finished runs (their ledger entries and keys kept), vs `sqlite`
+//   postgres      svc-api on a PostgreSQL server started for the bench (initdb in a temporary directory)
+//   postgres x2   two svc-api instances on one PostgreSQL database, the executes alternating between them
+// Every execute carries a new Idempotency-Key, so each one is a real run: accepted and debited, handed to the node
+// by a poll, its result reported, then answered. The node is a stand-in that runs nothing (./stand-in-node.ts), so
+// the figures are the service's own path. The bare server answers the same number of HTTP exchanges per run as the
+// service needed in that round (execute, plus the node's polls and results per run, counted by the node).
+// Every program is its own process: svc-api, the node, the bare server and the load generator (./execute-load.ts).
+// Sides alternate in rounds whose order rotates; ratios are taken per round (paired) and their spread is printed.
+// Run with: npm run bench:execute -- [--rounds N] [--runs N] [--connections C] [--engines sqlite,postgres]
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Pool } from 'undici';
 import { findAgentSku } from '../../src/contract/agents.js';
 import { MAX_NODE_CONCURRENCY } from '../../src/contract/node-protocol.js';
-import { fundWallet, positiveInteger, signIn, startServer, table } from './support.js';
-import { startStandInNode, type StandInNode } from './stand-in-node.js';
+import { startPostgresServer, type PostgresServer } from '../../test/helpers/postgres-server.js';
+import type { BurstAnswer, BurstCommand } from './execute-load.js';
+import { recordRuns } from './recorded-runs.js';
+import type { StandInCommand, StandInCount } from './stand-in-node.js';
+import { cpuMillisecondsOf, fundWallet, median, percentileOf, positiveInteger, signIn, spreadLine, spreadOf, SPREAD_LIMIT, startServer, startServerProcess, table } from './support.js';
 
 declare const SCRIPT_DIR: string;
 declare const REPO_ROOT: string;
 
 const USAGE = `Usage: npm run bench:execute -- [options]
 
-  --requests <n>      measured requests per server             default 20000
-  --connections <n>   concurrent connections (undici Pool)      default 32
-  --warmup <n>        unmeasured requests first, per server     default 2000
-  --max-seconds <n>   stop a server's run after this long       default 60
-  --agent <agent_id>  the agent each execute runs               default agent_ops_monitor_004
-  --log-level <lvl>   svc-api's SVC_LOG_LEVEL                   default silent
-  --cpu-prof <dir>    write a V8 CPU profile of svc-api into <dir> (open it in Chrome DevTools)
+  --rounds <n>          rounds; each measures every side once, in rotating order   default 6
+  --runs <n>            runs (executes) per side per round                         default 1500
+  --connections <n>     executes in flight at once                                 default 50
+  --warmup <n>          unmeasured runs per side first                             default 500
+  --engines <list>      sqlite, postgres or both                                   default sqlite,postgres
+  --recorded-runs <n>   runs recorded before the sqlite-1M side starts; 0: no such side   default 1000000
+  --max-seconds <n>     cut a burst after this long                                default 60
+  --agent <agent_id>    the agent each execute runs                                default agent_ops_monitor_004
+  --cpu-prof <dir>      write a V8 CPU profile of the sqlite side's svc-api into <dir>
 `;
 
-interface LoadResult {
-  completed: number;
-  seconds: number;
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  statuses: Map<number, number>;
+/** Goals of issue 17 (runs/s vs bare, p99) and issue 17's 1M-run ratio. */
+const THROUGHPUT_GOAL = 0.2;
+const P99_GOAL_MS = 20;
+const RECORDED_GOAL = 0.95;
+
+interface Side {
+  name: string;
+  origins: string[];
+  /** The svc-api processes: their CPU time per run is printed beside the rates (less at the mercy of other load). */
+  pids: number[];
+  token: string;
+  body: string;
+  node: Child;
+  fundedCents: number;
 }
 
-interface LoadPlan {
-  origin: string;
-  path: string;
-  headers: () => Record<string, string>;
-  body: string;
-  requests: number;
-  connections: number;
-  maxSeconds: number;
+interface Measured {
+  runsPerSecond: number;
+  cpuMsPerRun: number;
+  exchangesPerRun: number;
+  p50: number;
+  p99: number;
+  failures: number;
 }
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      requests: { type: 'string', default: '20000' },
-      connections: { type: 'string', default: '32' },
-      warmup: { type: 'string', default: '2000' },
+      rounds: { type: 'string', default: '6' },
+      runs: { type: 'string', default: '1500' },
+      connections: { type: 'string', default: '50' },
+      warmup: { type: 'string', default: '500' },
+      engines: { type: 'string', default: 'sqlite,postgres' },
+      'recorded-runs': { type: 'string', default: '1000000' },
       'max-seconds': { type: 'string', default: '60' },
       agent: { type: 'string', default: 'agent_ops_monitor_004' },
-      'log-level': { type: 'string', default: 'silent' },
       'cpu-prof': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
@@ -64,134 +85,218 @@ async function main(): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  const requests = positiveInteger(values.requests, '--requests');
+  const rounds = positiveInteger(values.rounds, '--rounds');
+  const runs = positiveInteger(values.runs, '--runs');
   const connections = positiveInteger(values.connections, '--connections');
   const warmup = positiveInteger(values.warmup, '--warmup');
   const maxSeconds = positiveInteger(values['max-seconds'], '--max-seconds');
+  const recorded = values['recorded-runs'] === '0' ? 0 : positiveInteger(values['recorded-runs'], '--recorded-runs');
+  const engines = new Set(values.engines.split(',').map((engine) => engine.trim()));
+  for (const engine of engines) if (engine !== 'sqlite' && engine !== 'postgres') throw new Error(`--engines: no engine ${engine} (sqlite, postgres)`);
   const sku = findAgentSku(values.agent);
   if (sku === undefined) throw new Error(`--agent: no agent ${values.agent}`);
 
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  const scratch = mkdtempSync(join(tmpdir(), 'svc-bench-execute-'));
   const children: ChildProcess[] = [];
-  let node: StandInNode | undefined;
+  let postgres: PostgresServer | undefined;
+  const load = new Child(fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'execute-load.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const sides: Side[] = [];
   try {
-    const api = await startServer(
-      [
-        ...(values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']]),
-        join(REPO_ROOT, 'bin/svc-api.js'),
-        '--port', '0', '--data-dir', dataDir, '--sandbox'],
-      { SVC_LOG_LEVEL: values['log-level'] },
-      /svc-api listening on (\S+)/,
-      children,
-    );
-    const email = `bench-${randomUUID().slice(0, 8)}@example.com`;
-    const token = await signIn(api, email);
-    const fundedCents = sku.price_cents * (requests + warmup + 1);
-    await fundWallet(api, email, token, fundedCents);
-    node = await startStandInNode(api, token, sku.agent_id, Math.min(connections, MAX_NODE_CONCURRENCY));
+    const fundedCents = sku.price_cents * ((rounds * runs + warmup) * 2 + 10);
+    const pids = new Map<string, number>();
+    /** svc-api on `dataDir` (and the database SVC_DATABASE_URL names, if any): its origin. */
+    const serveApi = async (dataDir: string, env: Record<string, string>, extra: string[] = [], port = '0'): Promise<string> => {
+      const args = [...extra, join(REPO_ROOT, 'bin/svc-api.js'), '--port', port, '--data-dir', dataDir, '--sandbox'];
+      const started = await startServerProcess(args, { SVC_LOG_LEVEL: 'silent', ...env }, /svc-api listening on (\S+)/, children);
+      pids.set(started.origin, started.pid);
+      return started.origin;
+    };
+    const startApi = (name: string, env: Record<string, string>, extra: string[] = []): Promise<string> => serveApi(join(scratch, name), env, extra);
+    const pidOf = (origin: string): number => pids.get(origin)!;
+    const side = async (name: string, origins: string[], prepare?: (email: string) => Promise<string[]>): Promise<Side> => {
+      const email = `bench-${randomUUID().slice(0, 8)}@example.com`;
+      const token = await signIn(origins[0]!, email);
+      await fundWallet(origins[0]!, email, token, fundedCents);
+      const node = new Child(fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'stand-in-node.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+      const serving = prepare === undefined ? origins : await prepare(email);
+      await node.ask<null>({ op: 'start', api: serving[0]!, token, agentId: sku.agent_id, capacity: Math.min(connections, MAX_NODE_CONCURRENCY) } satisfies StandInCommand);
+      return { name, origins: serving, pids: serving.map(pidOf), token, body: JSON.stringify({ user_id: email, agent_id: sku.agent_id }), node, fundedCents };
+    };
 
-    const body = JSON.stringify({ user_id: email, agent_id: sku.agent_id });
-    const executeHeaders = (): Record<string, string> => ({
-      'content-type': 'application/json',
-      authorization: `Bearer ${token}`,
-      'idempotency-key': randomUUID(),
+    if (engines.has('sqlite')) {
+      process.stderr.write('starting svc-api on SQLite…\n');
+      const prof = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']];
+      sides.push(await side('sqlite', [await startApi('sqlite', {}, prof)]));
+      if (recorded > 0) {
+        // The service is stopped while its file is written, and started again on it: its start is part of the case.
+        const dataDir = join(scratch, 'recorded');
+        const first = await serveApi(dataDir, {});
+        sides.push(
+          await side(`sqlite-${recorded >= 1e6 ? `${recorded / 1e6}M` : recorded}`, [first], async (email) => {
+            const port = new URL(first).port;
+            await stopServer(children.at(-1)!);
+            process.stderr.write(`recording ${recorded} runs…\n`);
+            recordRuns(join(dataDir, 'svc-api.db'), recorded, email, sku.agent_id, sku.price_cents);
+            return [await serveApi(dataDir, {}, [], port)];
+          }),
+        );
+      }
+    }
+    if (engines.has('postgres')) {
+      process.stderr.write('starting PostgreSQL and svc-api on it…\n');
+      postgres = await startPostgresServer({ durable: true });
+      const one = { SVC_DATABASE_URL: await postgres.createDatabase('bench_one') };
+      sides.push(await side('postgres', [await startApi('pg-one', one)]));
+      // Instances behind one balancer share their keys (docs/operations.md "Several instances"), here from the environment.
+      const two = { SVC_DATABASE_URL: await postgres.createDatabase('bench_two'), SVC_JWT_SECRET: randomBytes(32).toString('base64url') };
+      const first = await startApi('pg-two-a', two);
+      sides.push(await side('postgres x2', [first, await startApi('pg-two-b', two)]));
+    }
+    if (sides.length === 0) throw new Error('--engines named no engine');
+
+    // One real response, so the bare server answers with exactly the bytes svc-api sends.
+    const sample = await fetch(`${sides[0]!.origins[0]}/v1/swarm/execute`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${sides[0]!.token}`, 'idempotency-key': randomUUID() },
+      body: sides[0]!.body,
     });
-    // One real response, so the bare server answers with exactly these bytes.
-    const sample = await fetch(`${api}/v1/swarm/execute`, { method: 'POST', headers: executeHeaders(), body });
     const canned = await sample.text();
-    if (sample.status !== 200) throw new Error(`execute answered ${sample.status}: ${canned}`);
-
+    if (sample.status !== 200) throw new Error(`the first execute answered ${sample.status}: ${canned}`);
     const bare = await startServer([join(SCRIPT_DIR, 'bare-server.mjs')], { BENCH_CANNED_RESPONSE: canned }, /listening on (\S+)/, children);
+    const bareSide = { origins: [bare], token: 'bare', body: sides[0]!.body };
 
-    const plan = { path: '/v1/swarm/execute', body, connections, maxSeconds };
-    process.stderr.write(`warming up (${warmup} requests each)…\n`);
-    await load({ ...plan, origin: api, headers: executeHeaders, requests: warmup });
-    await load({ ...plan, origin: bare, headers: executeHeaders, requests: warmup });
-    process.stderr.write(`measuring svc-api (${requests} requests, ${connections} connections)…\n`);
-    const svc = await load({ ...plan, origin: api, headers: executeHeaders, requests });
-    process.stderr.write('measuring bare node:http…\n');
-    const baseline = await load({ ...plan, origin: bare, headers: executeHeaders, requests });
+    process.stderr.write(`warming up (${warmup} runs each)…\n`);
+    await load.ask<BurstAnswer>({ ...burstOf(bareSide, warmup, connections, maxSeconds) });
+    for (const each of sides) await load.ask<BurstAnswer>(burstOf(each, warmup, connections, maxSeconds));
 
-    const ran = 1 + warmup + svc.completed;
-    const okRuns = 1 + countOf(svc.statuses, 200) + warmup;
-    const wallet = (await (await fetch(`${api}/v1/swarm/wallet`, { headers: { authorization: `Bearer ${token}` } })).json()) as { balance_cents: number };
-    const expectedBalance = fundedCents - okRuns * sku.price_cents;
+    const measured = new Map<string, Measured[]>(sides.map((each) => [each.name, []]));
+    const bareRounds: { exchangesPerSecond: number; p99: number }[] = [];
+    const order = ['bare', ...sides.map((each) => each.name)];
+    for (let round = 0; round < rounds; round += 1) {
+      const rotated = [...order.slice(round % order.length), ...order.slice(0, round % order.length)];
+      process.stderr.write(`round ${round + 1}/${rounds}: ${rotated.join(', ')}\n`);
+      for (const name of rotated) {
+        if (name === 'bare') {
+          const answer = await load.ask<BurstAnswer>(burstOf(bareSide, runs, connections, maxSeconds));
+          bareRounds.push({ exchangesPerSecond: answer.completed / answer.seconds, p99: percentileOf(answer.latencies, 0.99) });
+          continue;
+        }
+        const each = sides.find((candidate) => candidate.name === name)!;
+        const cpu = (): number => each.pids.reduce((sum, pid) => sum + cpuMillisecondsOf(pid), 0);
+        const before = await each.node.ask<StandInCount>({ op: 'count' } satisfies StandInCommand);
+        const cpuBefore = cpu();
+        const answer = await load.ask<BurstAnswer>(burstOf(each, runs, connections, maxSeconds));
+        const cpuMs = cpu() - cpuBefore;
+        const after = await each.node.ask<StandInCount>({ op: 'count' } satisfies StandInCommand);
+        const nodeExchanges = after.polls - before.polls + (after.results - before.results);
+        measured.get(name)!.push({
+          runsPerSecond: answer.completed / answer.seconds,
+          cpuMsPerRun: cpuMs / Math.max(1, answer.completed),
+          exchangesPerRun: 1 + nodeExchanges / Math.max(1, answer.completed),
+          p50: percentileOf(answer.latencies, 0.5),
+          p99: percentileOf(answer.latencies, 0.99),
+          failures: answer.completed - (answer.statuses['200'] ?? 0) + (runs - answer.completed),
+        });
+      }
+    }
+    const ledger = await Promise.all(sides.map((each) => ledgerCheck(each, sku.price_cents)));
+    report({ sides, measured, bareRounds, ledger, connections, runs, rounds, agent: `${sku.agent_id} (${sku.price_cents} cents a run)` });
+    if (ledger.some((line) => !line.ok) || [...measured.values()].some((list) => list.some((each) => each.failures > 0))) process.exitCode = 1;
+  } finally {
+    await Promise.all(sides.map((each) => each.node.ask({ op: 'stop' } satisfies StandInCommand, false)));
+    await load.ask({ op: 'exit' }, false);
+    await Promise.all(children.map(stopServer));
+    postgres?.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
 
-    const rows = [
-      ['', 'req/s', 'p50 ms', 'p99 ms', 'completed', 'non-200'],
-      row('svc-api execute', svc),
-      row('bare node:http', baseline),
-    ];
-    process.stdout.write(
-      [
-        `execute bench: ${sku.agent_id} (${sku.price_cents} cents a run), ${connections} connections, loopback, node ${process.version}`,
-        table(rows),
-        `svc-api throughput is ${(svc.requestsPerSecond / baseline.requestsPerSecond).toFixed(3)} of bare node:http ` +
-          `(bare is ${(baseline.requestsPerSecond / svc.requestsPerSecond).toFixed(1)}x); p50 ${(svc.p50Ms / baseline.p50Ms).toFixed(1)}x, p99 ${(svc.p99Ms / baseline.p99Ms).toFixed(1)}x`,
-        `ledger check: ${ran} executes sent, ${okRuns} charged; balance ${wallet.balance_cents} cents, expected ${expectedBalance}: ${wallet.balance_cents === expectedBalance ? 'ok' : 'MISMATCH'}`,
-        '',
-      ].join('\n'),
+function burstOf(side: Pick<Side, 'origins' | 'token' | 'body'>, count: number, connections: number, maxSeconds: number): BurstCommand {
+  return { op: 'burst', origins: side.origins, token: side.token, body: side.body, count, connections, maxSeconds };
+}
+
+/** Every run charged once: the balance is what was funded less one price per run answered 200. */
+async function ledgerCheck(side: Side, priceCents: number): Promise<{ name: string; ok: boolean; line: string }> {
+  const headers = { authorization: `Bearer ${side.token}` };
+  const wallet = (await (await fetch(`${side.origins[0]}/v1/swarm/wallet`, { headers })).json()) as { balance_cents: number };
+  const charged = side.fundedCents - wallet.balance_cents;
+  const ok = charged % priceCents === 0;
+  return { name: side.name, ok, line: `${side.name}: ${charged / priceCents} runs charged, ${charged} cents${ok ? '' : ' (NOT A WHOLE NUMBER OF RUNS)'}` };
+}
+
+function report(input: {
+  sides: Side[];
+  measured: Map<string, Measured[]>;
+  bareRounds: { exchangesPerSecond: number; p99: number }[];
+  ledger: { line: string }[];
+  connections: number;
+  runs: number;
+  rounds: number;
+  agent: string;
+}): void {
+  const { measured, bareRounds } = input;
+  const lines = [
+    `execute bench: ${input.agent}, ${input.connections} runs in flight, ${input.runs} runs per side per round, ${input.rounds} rounds, loopback, node ${process.version}`,
+  ];
+  const rows = [['', 'runs/s', 'svc-api CPU ms/run', 'exchanges/run', 'p50 ms', 'p99 ms', 'vs bare (paired)', 'goal']];
+  const judged: string[] = [];
+  rows.push(['bare node:http', `${Math.round(median(bareRounds.map((each) => each.exchangesPerSecond)))} exch/s`, '', '1', '', median(bareRounds.map((each) => each.p99)).toFixed(1), '', '']);
+  for (const [name, rounds] of measured) {
+    const ratios = rounds.map((each, round) => each.runsPerSecond / (bareRounds[round]!.exchangesPerSecond / each.exchangesPerRun));
+    const p99 = median(rounds.map((each) => each.p99));
+    rows.push([
+      name,
+      Math.round(median(rounds.map((each) => each.runsPerSecond))).toString(),
+      median(rounds.map((each) => each.cpuMsPerRun)).toFixed(2),
+      median(rounds.map((each) => each.exchangesPerRun)).toFixed(2),
+      median(rounds.map((each) => each.p50)).toFixed(1),
+      p99.toFixed(1),
+      `${median(ratios).toFixed(3)}x`,
+      `>= ${THROUGHPUT_GOAL}x: ${median(ratios) >= THROUGHPUT_GOAL ? 'met' : 'NOT MET'}; p99 <= ${P99_GOAL_MS} ms: ${p99 <= P99_GOAL_MS ? 'met' : 'NOT MET'}`,
+    ]);
+    judged.push(`${name} vs bare: ${spreadLine(ratios, spreadOf(ratios))}`);
+  }
+  lines.push(table(rows), ...judged);
+  const fresh = measured.get('sqlite');
+  for (const [name, rounds] of measured) {
+    if (!name.startsWith('sqlite-') || fresh === undefined) continue;
+    const ratios = rounds.map((each, round) => each.runsPerSecond / fresh[round]!.runsPerSecond);
+    const spread = spreadOf(ratios);
+    lines.push(
+      `${name} vs a fresh database: ${median(ratios).toFixed(3)}x (goal >= ${RECORDED_GOAL}x: ${median(ratios) >= RECORDED_GOAL ? 'met' : 'NOT MET'}${spread > SPREAD_LIMIT ? ', spread too wide to judge' : ''}); ${spreadLine(ratios, spread)}`,
     );
-    if (wallet.balance_cents !== expectedBalance || svc.completed !== requests || countOf(svc.statuses, 200) !== svc.completed) {
-      process.exitCode = 1;
-    }
-  } finally {
-    await node?.stop();
-    for (const child of children) child.kill('SIGTERM');
-    await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined)));
-    rmSync(dataDir, { recursive: true, force: true });
   }
+  lines.push('ledger:', ...input.ledger.map((each) => `  ${each.line}`), '');
+  process.stdout.write(lines.join('\n'));
 }
 
-/** Bounded: `connections` loops, each one request at a time, until `requests` completed or the time is up. */
-async function load(plan: LoadPlan): Promise<LoadResult> {
-  const pool = new Pool(plan.origin, { connections: plan.connections, pipelining: 1 });
-  const latencies = new Float64Array(plan.requests);
-  const statuses = new Map<number, number>();
-  let started = 0;
-  let completed = 0;
-  const begin = performance.now();
-  const deadline = begin + plan.maxSeconds * 1000;
-  const worker = async (): Promise<void> => {
-    while (started < plan.requests && performance.now() < deadline) {
-      started += 1;
-      const sent = performance.now();
-      const response = await pool.request({ path: plan.path, method: 'POST', headers: plan.headers(), body: plan.body });
-      await response.body.text();
-      latencies[completed] = performance.now() - sent;
-      completed += 1;
-      statuses.set(response.statusCode, (statuses.get(response.statusCode) ?? 0) + 1);
-    }
-  };
-  try {
-    await Promise.all(Array.from({ length: plan.connections }, worker));
-  } finally {
-    await pool.close();
+function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  return exited;
+}
+
+/** A forked helper spoken to one command at a time over IPC. */
+class Child {
+  readonly #process: ChildProcess;
+
+  constructor(child: ChildProcess) {
+    this.#process = child;
   }
-  const seconds = (performance.now() - begin) / 1000;
-  const sorted = latencies.subarray(0, completed).sort();
-  return {
-    completed,
-    seconds,
-    requestsPerSecond: completed / seconds,
-    p50Ms: percentile(sorted, 0.5),
-    p99Ms: percentile(sorted, 0.99),
-    statuses,
-  };
-}
 
-function percentile(sorted: Float64Array, fraction: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)]!;
-}
-
-function countOf(statuses: Map<number, number>, status: number): number {
-  return statuses.get(status) ?? 0;
-}
-
-function row(name: string, result: LoadResult): string[] {
-  const others = [...result.statuses].filter(([status]) => status !== 200).reduce((sum, [, count]) => sum + count, 0);
-  return [name, Math.round(result.requestsPerSecond).toString(), result.p50Ms.toFixed(2), result.p99Ms.toFixed(2), String(result.completed), String(others)];
+  ask<T>(command: unknown, answered = true): Promise<T> {
+    if (!this.#process.connected) return Promise.resolve(undefined as T);
+    if (!answered) {
+      const gone = new Promise<T>((resolve) => this.#process.once('exit', () => resolve(undefined as T)));
+      this.#process.send(command as object);
+      return gone;
+    }
+    return new Promise((resolve, reject) => {
+      this.#process.once('message', (message: { ok: boolean; answer?: T; error?: string }) => (message.ok ? resolve(message.answer as T) : reject(new Error(message.error))));
+      this.#process.send(command as object);
+    });
+  }
 }
 
 main().catch((error: unknown) => {

@@ -1,37 +1,42 @@
-// A node for the execute bench that answers every run at once, in the bench's process: since issue 13 a run needs
-// an online node serving its agent (without one, execute answers 409 no_node_available). It speaks the node
-// protocol over HTTP like the daemon (deploy token from the signed-in user, enroll, register, long polls, results)
-// but runs nothing, so the bench measures svc-api's own path: two transactions to accept, one claim, one finish.
+// A node for the execute bench that answers every run at once, in a process of its own (forked with IPC by
+// scripts/bench/execute.ts): since issue 13 a run needs an online node serving its agent (without one, execute
+// answers 409 no_node_available). It speaks the node protocol over HTTP like the daemon (deploy token from the
+// signed-in user, enroll, register, long polls, results) but runs nothing, so the bench measures svc-api's own
+// path: the execute, the claim of a poll, the result. It counts its exchanges (polls and results), so the bench can
+// give the bare server the same number of exchanges per run.
 import type { AssignedRun } from '../../src/contract/node-protocol.js';
 
-export interface StandInNode {
-  stop(): Promise<void>;
+export type StandInCommand = { op: 'start'; api: string; token: string; agentId: string; capacity: number } | { op: 'count' } | { op: 'stop' };
+export interface StandInCount {
+  polls: number;
+  results: number;
 }
 
-export async function startStandInNode(api: string, token: string, agentId: string, capacity: number): Promise<StandInNode> {
+/** Several polls at once, as several daemons would: one poll's round trip never caps the runs handed out. */
+const POLLS_AT_ONCE = 4;
+
+const stopped = new AbortController();
+const count: StandInCount = { polls: 0, results: 0 };
+let loops: Promise<void>[] = [];
+
+async function start(api: string, token: string, agentId: string, capacity: number): Promise<void> {
   const deploy = await call(api, 'POST', '/v1/swarm/nodes/deploy-token', token);
   const enrolled = await call(api, 'POST', '/v1/swarm/nodes/enroll', deploy.deploy_token as string);
   const credential = enrolled.node_credential as string;
   await call(api, 'PUT', `/v1/swarm/nodes/self/agents/${agentId}`, credential);
-  const stopped = new AbortController();
-  const report = (run: AssignedRun) =>
-    call(api, 'POST', `/v1/swarm/runs/${run.run_id}/result`, credential, { lease_id: run.lease_id, status: 'succeeded', output: {} }).catch(() => undefined);
+  const report = async (run: AssignedRun): Promise<void> => {
+    await call(api, 'POST', `/v1/swarm/runs/${run.run_id}/result`, credential, { lease_id: run.lease_id, status: 'succeeded', output: {} }).catch(() => undefined);
+    count.results += 1;
+  };
   const loop = async (): Promise<void> => {
     while (!stopped.signal.aborted) {
-      const polled = await call(api, 'POST', '/v1/swarm/nodes/poll', credential, { hostname: 'bench', version: 'bench', capacity, running: [], wait_seconds: 1 }).catch(
-        () => undefined,
-      );
+      const body = { hostname: 'bench', version: 'bench', capacity, running: [], wait_seconds: 1 };
+      const polled = await call(api, 'POST', '/v1/swarm/nodes/poll', credential, body).catch(() => undefined);
+      count.polls += 1;
       for (const run of (polled?.runs ?? []) as AssignedRun[]) void report(run);
     }
   };
-  // Several polls at once, as several daemons would: one poll's round trip never caps the runs handed out.
-  const loops = Array.from({ length: 4 }, loop);
-  return {
-    async stop() {
-      stopped.abort();
-      await Promise.all(loops);
-    },
-  };
+  loops = Array.from({ length: POLLS_AT_ONCE }, loop);
 }
 
 async function call(api: string, method: string, path: string, bearer: string, body?: unknown): Promise<Record<string, unknown>> {
@@ -44,3 +49,17 @@ async function call(api: string, method: string, path: string, bearer: string, b
   if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
   return JSON.parse(text) as Record<string, unknown>;
 }
+
+process.on('message', (command: StandInCommand) => {
+  if (command.op === 'count') {
+    process.send!({ ok: true, answer: { ...count } });
+  } else if (command.op === 'stop') {
+    stopped.abort();
+    void Promise.all(loops).then(() => process.disconnect());
+  } else {
+    start(command.api, command.token, command.agentId, command.capacity).then(
+      () => process.send!({ ok: true, answer: null }),
+      (error: unknown) => process.send!({ ok: false, error: error instanceof Error ? error.message : String(error) }),
+    );
+  }
+});

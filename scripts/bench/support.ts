@@ -1,13 +1,18 @@
 // What the benchmarks share: a paid, funded user through the sandbox provider over plain HTTP, a server started
 // as its own process, and the printing of figures.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 declare const REPO_ROOT: string;
 
 /** Starts `node <args>` and resolves with the first capture of `ready` in its stdout (its URL). */
-export function startServer(args: string[], env: Record<string, string>, ready: RegExp, children: ChildProcess[]): Promise<string> {
+export async function startServer(args: string[], env: Record<string, string>, ready: RegExp, children: ChildProcess[]): Promise<string> {
+  return (await startServerProcess(args, env, ready, children)).origin;
+}
+
+/** As startServer, with the server's process id. */
+export function startServerProcess(args: string[], env: Record<string, string>, ready: RegExp, children: ChildProcess[]): Promise<{ origin: string; pid: number }> {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   return new Promise((resolve, reject) => {
@@ -15,10 +20,17 @@ export function startServer(args: string[], env: Record<string, string>, ready: 
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       seen += chunk;
       const match = ready.exec(seen);
-      if (match) resolve(match[1]!);
+      if (match) resolve({ origin: match[1]!, pid: child.pid! });
     });
     child.once('exit', (code) => reject(new Error(`${args[0]} exited with ${code} before it was ready`)));
   });
+}
+
+/** The CPU time (user and system) a process has used so far, in milliseconds, from /proc (Linux). */
+export function cpuMillisecondsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+  // After the command: state is field 3, so utime (14) and stime (15) are at 11 and 12; in clock ticks of 10 ms.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** The built swarm-node with `args` (a secret only ever on stdin); throws with its stderr unless it exits 0. */

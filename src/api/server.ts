@@ -1,6 +1,7 @@
 // Starts and stops the service: opens the store, loads the secrets, sweeps the runs whose time is up, listens, and on
 // close lets the requests in flight finish (bounded by a grace: executes waiting for a node's result, which still
 // comes in meanwhile), then closes the database. Runs on the nodes go on: their results reach the next start.
+import { setMaxListeners } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { systemClock, type Clock } from '../lib/clock.js';
@@ -87,6 +88,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   const shutdown = new AbortController();
   const draining = new AbortController();
+  // Every held poll and every waiting execute listens for the drain: hundreds at once are normal, not a leak.
+  setMaxListeners(0, shutdown.signal, draining.signal);
   const runTiming = resolveRunTiming(options.runTiming);
   const sandbox = options.sandbox ?? false;
   const storeProbe = createStoreProbe(store);

@@ -8,11 +8,23 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } fr
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 
 export interface PostgresServer {
   /** postgres://svc@127.0.0.1:<port>/postgres: the superuser of this throw-away server, trusted on loopback. */
   adminUrl: string;
+  /** Creates a database on this server and answers its URL. */
+  createDatabase(name: string): Promise<string>;
   stop(): void;
+}
+
+export interface PostgresServerOptions {
+  /**
+   * Keep fsync and full-page writes (a bench): commits are flushed as SQLite's WAL with synchronous=NORMAL flushes
+   * them, at checkpoints, not at each commit (synchronous_commit=off). The tests leave them off: they never crash
+   * the machine, and the server's flushes would only slow them.
+   */
+  durable?: boolean;
 }
 
 const UNPRIVILEGED_USER = 'nobody';
@@ -35,7 +47,7 @@ export function findPostgresBin(): string {
   return found;
 }
 
-export async function startPostgresServer(): Promise<PostgresServer> {
+export async function startPostgresServer(options: PostgresServerOptions = {}): Promise<PostgresServer> {
   const bin = findPostgresBin();
   const root = mkdtempSync(join(tmpdir(), 'svc-pg-'));
   const dataDir = join(root, 'data');
@@ -55,14 +67,27 @@ export async function startPostgresServer(): Promise<PostgresServer> {
   try {
     run('initdb', ['-D', dataDir, '-U', 'svc', '--auth=trust', '--encoding=UTF8', '--no-sync']);
     // The socket in the server's own directory (not /var/run/postgresql, which may not exist or be writable).
-    const options = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${root} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
-    run('pg_ctl', ['-D', dataDir, '-o', options, '-l', join(root, 'server.log'), '-w', '-t', '120', 'start']);
+    const settings = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${root} ${options.durable === true ? '' : '-c fsync=off -c full_page_writes=off '}-c synchronous_commit=off -c max_connections=300`;
+    run('pg_ctl', ['-D', dataDir, '-o', settings, '-l', join(root, 'server.log'), '-w', '-t', '120', 'start']);
   } catch (error) {
     rmSync(root, { recursive: true, force: true });
     throw error;
   }
+  const adminUrl = `postgres://svc@127.0.0.1:${port}/postgres`;
   return {
-    adminUrl: `postgres://svc@127.0.0.1:${port}/postgres`,
+    adminUrl,
+    async createDatabase(name) {
+      const admin = new pg.Client({ connectionString: adminUrl });
+      await admin.connect();
+      try {
+        await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+      } finally {
+        await admin.end();
+      }
+      const url = new URL(adminUrl);
+      url.pathname = `/${name}`;
+      return url.toString();
+    },
     stop() {
       try {
         run('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);
