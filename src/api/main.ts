@@ -71,8 +71,7 @@ Examples:
   svc-api --sandbox --port 8787 --data-dir ./.svc-api-data
   svc-api --port 8787 --data-dir /var/lib/svc-api --trust-proxy 127.0.0.1   # behind a local TLS proxy
   svc-api --port 8787 --data-dir /var/lib/svc-api --metrics-listen 127.0.0.1:9464
-  svc-api --port 8787 --data-dir /var/lib/svc-api   # SVC_PAYMENT_PROVIDER=stripe and its two secrets in
-                                                    # the unit's EnvironmentFile: payments through Stripe
+  svc-api --port 8787 --data-dir /var/lib/svc-api   # SVC_PAYMENT_PROVIDER=stripe + its secrets set: Stripe
   svc-api backup --data-dir /var/lib/svc-api --out /var/backups/svc-api-$(date -u +%Y%m%dT%H%M%SZ).db
   svc-api sandbox fund --email you@example.com --amount 5.00
 `;
