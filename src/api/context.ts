@@ -22,8 +22,33 @@ export interface ProviderPayment {
 
 /** The one adapter between the service and the external payment provider. */
 export interface PaymentProvider {
-  /** The provider's current word on a payment, or null when it has no such payment. */
+  /**
+   * The provider's current word on a payment, or null when it has no such payment. Throws an SvcError when the
+   * provider cannot be asked (503) or its payment is not one the service can take (422).
+   */
   lookupPayment(paymentId: string): Promise<ProviderPayment | null>;
+  /** The provider's own signed webhook, when it has one (Stripe); the service's Svc-Signature scheme is always taken. */
+  webhook?: ProviderWebhook;
+}
+
+/** A delivery whose signature the provider's webhook verified. */
+export interface ProviderEvent {
+  id: string;
+  type: string;
+  /** The event as the provider sent it, for paymentOf. */
+  payload: unknown;
+}
+
+export interface ProviderWebhook {
+  /** The header the provider signs its deliveries in (lowercase). */
+  signatureHeader: string;
+  /** The event when the signature matches the raw body and is recent, else a 401 SvcError. */
+  verify(rawBody: Buffer, signature: string | string[] | undefined, nowMs: number): ProviderEvent;
+  /**
+   * The CONFIRMED payment the event reports, or undefined for an event the service ignores; an SvcError for one it
+   * refuses (an unknown offer, an amount that is not the offer's price).
+   */
+  paymentOf(event: ProviderEvent): Promise<ProviderPayment | undefined>;
 }
 
 /** The clocks of runs on the nodes (docs/api.md "Runs on the node"); svc-api's flags set them, tests shorten them. */

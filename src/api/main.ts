@@ -9,6 +9,7 @@ import { DEFAULT_SHUTDOWN_GRACE_MS, startService } from './server.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { ConfigError, readEnvConfig, type EnvConfig } from './ops/env-config.js';
 import { parseListenAddress, type ListenAddress } from './ops/metrics-server.js';
+import { sandboxBesideStripe } from './payments/provider.js';
 
 const USAGE = `Usage: svc-api --port <n> --data-dir <dir> [--host 127.0.0.1] [--sandbox]
        svc-api sandbox pay|confirm|fund …   (svc-api sandbox --help)
@@ -21,7 +22,8 @@ Options:
   --port <n>            port to listen on (0 picks a free one)            default 8787
   --data-dir <dir>      where the SQLite file and generated secrets live   required
   --host <addr>         address to listen on                               default 127.0.0.1
-  --sandbox             serve the sandbox payment provider at /sandbox
+  --sandbox             serve the sandbox payment provider at /sandbox (not with
+                        SVC_PAYMENT_PROVIDER=stripe)
   --lease-seconds <s>   how long a node holds a run, and counts as online, without polling; a run
                         whose node stops polling is failed node_lost and refunded after it  default 45
   --execute-wait-seconds <s>  how long execute waits for the node's result before answering 202   default 30
@@ -49,6 +51,12 @@ Environment:
   SVC_METRICS_LISTEN  as --metrics-listen (the flag wins)
   SVC_DATABASE_URL    postgres://USER:PASSWORD@HOST:PORT/DB: store in PostgreSQL, shared by every
                       instance on it (docs/operations.md); unset: the SQLite file in --data-dir
+  SVC_PAYMENT_PROVIDER  sandbox or stripe: who confirms payments           default sandbox
+                      sandbox: the --sandbox books, or only webhooks signed with SVC_WEBHOOK_SECRET;
+                      stripe: Stripe's webhook to /v1/payments/webhook and its API (docs/operations.md)
+  SVC_STRIPE_SECRET_KEY  with stripe, required: the API key, sk_… or a restricted rk_…
+  SVC_STRIPE_WEBHOOK_SECRET  with stripe, required: the webhook endpoint's signing secret, whsec_…
+  SVC_STRIPE_API_BASE  with stripe: where the API is (a stand-in)         default https://api.stripe.com
 Each is checked at start: a wrong value stops svc-api with exit 2 and names the variable.
 
 Operations (docs/operations.md "Running svc-api"): GET /healthz, GET /readyz, GET /openapi.json on the API's
@@ -63,6 +71,7 @@ Examples:
   svc-api --sandbox --port 8787 --data-dir ./.svc-api-data
   svc-api --port 8787 --data-dir /var/lib/svc-api --trust-proxy 127.0.0.1   # behind a local TLS proxy
   svc-api --port 8787 --data-dir /var/lib/svc-api --metrics-listen 127.0.0.1:9464
+  svc-api --port 8787 --data-dir /var/lib/svc-api   # SVC_PAYMENT_PROVIDER=stripe + its secrets set: Stripe
   svc-api backup --data-dir /var/lib/svc-api --out /var/backups/svc-api-$(date -u +%Y%m%dT%H%M%SZ).db
   svc-api sandbox fund --email you@example.com --amount 5.00
 `;
@@ -153,6 +162,7 @@ async function main(): Promise<number> {
     process.stderr.write(`svc-api: ${error.message.split('\n').join('\nsvc-api: ')}\n`);
     return 2;
   }
+  if (values.sandbox && config.paymentProvider === 'stripe') return usageError(sandboxBesideStripe().message);
 
   // The database and generated keys hold e-mails and secrets: nothing this process creates is readable by others.
   process.umask(0o077);

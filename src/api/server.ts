@@ -11,7 +11,7 @@ import { createLedger } from './wallet/ledger.js';
 import { resolveRunTiming, type RunTiming, type ServiceContext } from './context.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
-import { createPaymentProvider } from './payments/provider.js';
+import { createPaymentProvider, paymentProviderConfigOf } from './payments/provider.js';
 import { createMemoryRateLimitStore } from './http/rate-limit.js';
 import { scheduleSweeps, sweepRuns } from './runs/lease-sweeper.js';
 import { createRunEvents } from './runs/run-events.js';
@@ -77,6 +77,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const env = options.env ?? process.env;
   const host = options.host ?? '127.0.0.1';
   const clock = options.clock ?? systemClock;
+  const sandbox = options.sandbox ?? false;
+  const merchantId = env.SVC_MERCHANT_ID ?? 'merchant_local';
+  const providerConfig = paymentProviderConfigOf(env, sandbox);
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const secrets = loadSecrets(options.dataDir, env);
   // Logged once the app (and its logger) exists; until then an idle connection's failure is only counted on.
@@ -91,7 +94,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // Every held poll and every waiting execute listens for the drain: hundreds at once are normal, not a leak.
   setMaxListeners(0, shutdown.signal, draining.signal);
   const runTiming = resolveRunTiming(options.runTiming);
-  const sandbox = options.sandbox ?? false;
   const storeProbe = createStoreProbe(store);
 
   const ctx: ServiceContext = {
@@ -100,9 +102,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     secrets,
     tokens: createTokenService(secrets, clock),
     ledger: createLedger(store, clock),
-    merchantId: env.SVC_MERCHANT_ID ?? 'merchant_local',
+    merchantId,
     sandbox,
-    provider: createPaymentProvider({ store, sandbox }),
+    provider: await createPaymentProvider({ store, sandbox, config: providerConfig, merchantId }),
     runTiming,
     // Waiters also look at the database: another instance's results, a wake-up lost to a race.
     runEvents: createRunEvents(Math.min(500, runTiming.sweepMs)),

@@ -21,6 +21,11 @@ export interface Tier {
   node_install: boolean;
   /** A confirmed payment of this tier credits its amount to the payer's wallet. */
   credits_wallet: boolean;
+  /**
+   * The offer's price in USD cents, which a real provider's payment (Stripe) must carry; null: any amount of at least a
+   * cent (a wallet fund credits what was paid).
+   */
+  price_cents: number | null;
   /** What the sandbox provider charges when a checkout names no amount. */
   sandbox_default_amount_cents: number;
 }
@@ -32,6 +37,7 @@ export const TIERS: Readonly<Record<TierId, Tier>> = {
     docs_sections: ['dev-portal', 'execution-billing', 'agent-upload'],
     node_install: true,
     credits_wallet: false,
+    price_cents: 2900,
     sandbox_default_amount_cents: 2900,
   },
   svc_starter_agents: {
@@ -40,6 +46,7 @@ export const TIERS: Readonly<Record<TierId, Tier>> = {
     docs_sections: ['starter-agents', 'node-install', 'agent-upload'],
     node_install: true,
     credits_wallet: false,
+    price_cents: 4900,
     sandbox_default_amount_cents: 4900,
   },
   svc_pay_wallet_fund: {
@@ -48,6 +55,7 @@ export const TIERS: Readonly<Record<TierId, Tier>> = {
     docs_sections: ['wallet-funding'],
     node_install: false,
     credits_wallet: true,
+    price_cents: null,
     sandbox_default_amount_cents: 1000,
   },
 };

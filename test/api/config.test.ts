@@ -29,6 +29,8 @@ describe('svc-api configuration from the environment', () => {
     ['SVC_MERCHANT_ID', 'merchant with spaces', /^svc-api: SVC_MERCHANT_ID must be 1 to 128 of/],
     ['SVC_METRICS_LISTEN', '9464', /^svc-api: SVC_METRICS_LISTEN must be HOST:PORT/],
     ['SVC_WEBHOOK_SECRET', '   ', /^svc-api: SVC_WEBHOOK_SECRET must not be empty$/],
+    ['SVC_PAYMENT_PROVIDER', 'paypal', /^svc-api: SVC_PAYMENT_PROVIDER must be one of sandbox, stripe \(got "paypal"\)$/],
+    ['SVC_STRIPE_WEBHOOK_SECRET', 'whsec_abc', /^svc-api: SVC_STRIPE_WEBHOOK_SECRET is set but SVC_PAYMENT_PROVIDER is not stripe$/],
   ])('refuses %s=%j with exit 2, naming it, before creating anything', async (name, value, message) => {
     const { child, dataDir } = start({ [name]: value });
     const result = await child;
@@ -46,6 +48,28 @@ describe('svc-api configuration from the environment', () => {
     const lines = result.stderr.trim().split('\n');
     expect(lines).toEqual([expect.stringMatching(/^svc-api: SVC_JWT_SECRET must be base64url of at least 32 bytes/), expect.stringMatching(/^svc-api: SVC_LOG_LEVEL must be/)]);
     expect(result.stderr).not.toContain(secret);
+  });
+
+  it('with SVC_PAYMENT_PROVIDER=stripe, names each Stripe secret missing or malformed, never repeating it', async () => {
+    const key = 'pk_live_aPublishableKeyNotASecretOne';
+    const { child, dataDir } = start({ SVC_PAYMENT_PROVIDER: 'stripe', SVC_STRIPE_SECRET_KEY: key });
+    const result = await child;
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^svc-api: SVC_STRIPE_SECRET_KEY must be a Stripe secret or restricted key \(sk_live_…/),
+      expect.stringMatching(/^svc-api: SVC_STRIPE_WEBHOOK_SECRET is required with SVC_PAYMENT_PROVIDER=stripe/),
+    ]);
+    expect(result.stderr).not.toContain(key);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('refuses --sandbox beside SVC_PAYMENT_PROVIDER=stripe as a usage error', async () => {
+    const env = { SVC_PAYMENT_PROVIDER: 'stripe', SVC_STRIPE_SECRET_KEY: 'sk_test_abc123', SVC_STRIPE_WEBHOOK_SECRET: 'whsec_abc123' };
+    const { child, dataDir } = start(env, ['--sandbox']);
+    const result = await child;
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(/^svc-api: --sandbox serves the sandbox payment provider, which SVC_PAYMENT_PROVIDER=stripe replaces/);
+    expect(existsSync(dataDir)).toBe(false);
   });
 
   it('refuses a malformed --metrics-listen as a usage error', async () => {

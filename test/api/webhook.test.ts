@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/svc-api.js';
 import { MovableClock } from '../helpers/clock.js';
 import { startSvcApi } from '../helpers/svc-api.js';
+import { httpRequest } from '../helpers/http.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
 import { confirmedEvent, dbSnapshot, deliverWebhook, paymentData, rowCount } from './support/paygate-support.js';
 
@@ -120,6 +121,20 @@ describe('POST /v1/payments/webhook', () => {
     // millisecond before the check crossed 300. Half a second of margin keeps it 298.5 to 299.5 s old.
     const response = await deliverWebhook(service, confirmedEvent(paymentData()), { nowMs: clock.now() - 298_500 });
     expect(response.status, response.text).toBe(200);
+  });
+
+  it('refuses a Stripe-Signature delivery with 401 naming the setting, when the service does not take Stripe payments', async () => {
+    const body = JSON.stringify({ id: 'evt_stripe_1', object: 'event', type: 'checkout.session.completed', created: 1, data: { object: {} } });
+    const before = dbSnapshot(service.db);
+    const response = await httpRequest(`${service.baseUrl}/v1/payments/webhook`, {
+      method: 'POST',
+      rawBody: body,
+      headers: { 'content-type': 'application/json', 'stripe-signature': `t=${Math.floor(clock.now() / 1000)},v1=${'ab'.repeat(32)}` },
+    });
+    expect(response.status).toBe(401);
+    expect(response.body).toMatchObject({ code: 'unauthorized', detail: 'a Stripe-Signature delivery, but this service does not take Stripe payments' });
+    expect(response.body.remedy).toMatch(/SVC_PAYMENT_PROVIDER=stripe/);
+    expect(dbSnapshot(service.db)).toEqual(before);
   });
 
   describe('refuses with 401 and changes nothing', () => {

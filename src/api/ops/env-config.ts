@@ -2,6 +2,7 @@
 // a wrong value stops svc-api with one sentence naming the variable (exit 2), rather than a service that starts
 // and then fails its first sign-in, logs nothing, or signs tokens with a key shorter than it looks.
 import { ID_PATTERN } from '../../contract/schemas.js';
+import { readPaymentProviderConfig, type PaymentProviderName } from '../payments/provider-config.js';
 import { parseListenAddress, type ListenAddress } from './metrics-server.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -15,6 +16,8 @@ export interface EnvConfig {
   logLevel: LogLevel;
   /** Where GET /metrics is served (metrics-server.ts); none when unset. */
   metricsListen: ListenAddress | undefined;
+  /** SVC_PAYMENT_PROVIDER: main.ts refuses --sandbox beside a real provider. */
+  paymentProvider: PaymentProviderName;
 }
 
 export class ConfigError extends Error {}
@@ -69,6 +72,13 @@ export function readEnvConfig(env: NodeJS.ProcessEnv): EnvConfig {
     }
   });
 
+  const provider = readPaymentProviderConfig(env);
+  if ('problems' in provider) problems.push(...provider.problems);
+
   if (problems.length > 0) throw new ConfigError(problems.join('\n'));
-  return { logLevel: (env.SVC_LOG_LEVEL as LogLevel | undefined) ?? 'info', metricsListen };
+  return {
+    logLevel: (env.SVC_LOG_LEVEL as LogLevel | undefined) ?? 'info',
+    metricsListen,
+    paymentProvider: 'config' in provider ? provider.config.name : 'sandbox',
+  };
 }

@@ -7,6 +7,7 @@ import { SvcError } from '../../contract/errors.js';
 import { PaymentConfirmedData, type WebhookEvent } from '../../contract/schemas.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Store } from '../store/store.js';
+import type { ProviderPayment } from '../context.js';
 import type { PaymentRecords } from './payment-records.js';
 
 export const PAYMENT_CONFIRMED_EVENT = 'payment.confirmed';
@@ -19,31 +20,40 @@ export type WebhookOutcome =
 const paymentConfirmedData = TypeCompiler.Compile(PaymentConfirmedData);
 
 export interface WebhookReceiver {
+  /** An event of the service's own scheme (Svc-Signature), whose `data` it checks. */
   apply(event: WebhookEvent): Promise<WebhookOutcome>;
+  /**
+   * An event of the provider's own scheme (Stripe), already read by its adapter: the CONFIRMED payment it reports,
+   * or undefined for an event the service ignores. An ignored event is acknowledged and not recorded: a provider
+   * sends many kinds, and the service keeps only those it acts on.
+   */
+  applyProviderEvent(event: { id: string; type: string }, payment: ProviderPayment | undefined): Promise<WebhookOutcome>;
 }
 
 export function createWebhookReceiver(deps: { store: Store; clock: Clock; payments: PaymentRecords }): WebhookReceiver {
   const { store, clock, payments } = deps;
 
-  const apply = (event: WebhookEvent): Promise<WebhookOutcome> =>
+  const claimAndApply = (event: { id: string; type: string }, payment: ProviderPayment | undefined): Promise<WebhookOutcome> =>
     store.transaction(async (): Promise<WebhookOutcome> => {
-    // Checked before the event is claimed: a rejected event leaves no trace and may be sent again corrected.
-    const data = event.type === PAYMENT_CONFIRMED_EVENT ? paymentConfirmedDataOf(event) : undefined;
-    // The same event delivered to two instances at once: the second insert waits for the first's commit (the
-    // primary key), then inserts nothing, and that delivery is acknowledged as the duplicate it is.
-    const claimed = await store.db
-      .insertInto('webhook_events')
-      .values({ event_id: event.id, type: event.type, received_at: clock.now() })
-      .onConflict((conflict) => conflict.column('event_id').doNothing())
-      .executeTakeFirst();
-    if (claimed.numInsertedOrUpdatedRows === 0n) return { received: true, duplicate: true };
-    // Unknown types are acknowledged so the provider stops retrying, and otherwise ignored.
-    if (data === undefined) return { received: true, ignored: true };
-    const record = await payments.recordProviderWord(data);
-    return { received: true, payment_id: record.payment_id };
-  });
+      // The same event delivered to two instances at once: the second insert waits for the first's commit (the
+      // primary key), then inserts nothing, and that delivery is acknowledged as the duplicate it is.
+      const claimed = await store.db
+        .insertInto('webhook_events')
+        .values({ event_id: event.id, type: event.type, received_at: clock.now() })
+        .onConflict((conflict) => conflict.column('event_id').doNothing())
+        .executeTakeFirst();
+      if (claimed.numInsertedOrUpdatedRows === 0n) return { received: true, duplicate: true };
+      // Unknown types are acknowledged so the provider stops retrying, and otherwise ignored.
+      if (payment === undefined) return { received: true, ignored: true };
+      const record = await payments.recordProviderWord(payment);
+      return { received: true, payment_id: record.payment_id };
+    });
 
-  return { apply };
+  return {
+    // Checked before the event is claimed: a rejected event leaves no trace and may be sent again corrected.
+    apply: async (event) => claimAndApply(event, event.type === PAYMENT_CONFIRMED_EVENT ? paymentConfirmedDataOf(event) : undefined),
+    applyProviderEvent: async (event, payment) => (payment === undefined ? { received: true, ignored: true } : claimAndApply(event, payment)),
+  };
 }
 
 function paymentConfirmedDataOf(event: WebhookEvent): PaymentConfirmedData {
