@@ -29,6 +29,7 @@ describe('svc-api configuration from the environment', () => {
     ['SVC_MERCHANT_ID', 'merchant with spaces', /^svc-api: SVC_MERCHANT_ID must be 1 to 128 of/],
     ['SVC_METRICS_LISTEN', '9464', /^svc-api: SVC_METRICS_LISTEN must be HOST:PORT/],
     ['SVC_WEBHOOK_SECRET', '   ', /^svc-api: SVC_WEBHOOK_SECRET must not be empty$/],
+    ['SVC_STALE_NODE_AFTER', '10m', /^svc-api: SVC_STALE_NODE_AFTER must be a duration from 1h to 365d such as 36h or 14d, or 0 or off \(got "10m"\)$/],
   ])('refuses %s=%j with exit 2, naming it, before creating anything', async (name, value, message) => {
     const { child, dataDir } = start({ [name]: value });
     const result = await child;
