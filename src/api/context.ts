@@ -128,3 +128,23 @@ export function runInBackground(ctx: ServiceContext, work: Promise<unknown>): vo
   const tracked = work.catch(() => undefined).finally(() => ctx.background.delete(tracked));
   ctx.background.add(tracked);
 }
+
+/**
+ * Runs `work` every `everyMs` (the next round `everyMs` after the last ended, so a slow one never overlaps the next)
+ * until the service closes. A round that fails is logged, and the next one tries again: a busy, full or unreachable
+ * database leaves things as they are meanwhile.
+ */
+export function repeatInBackground(ctx: ServiceContext, work: () => Promise<unknown>, everyMs: number, what: string, log: { warn(details: object, message: string): void }): void {
+  let timer: NodeJS.Timeout | undefined;
+  ctx.shutdownSignal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+  const next = (): void => {
+    if (ctx.shutdownSignal.aborted) return;
+    timer = setTimeout(() => {
+      const round = work().catch((error: unknown) => log.warn({ err: error }, `${what} failed`));
+      runInBackground(ctx, round);
+      void round.then(next);
+    }, everyMs);
+    timer.unref();
+  };
+  next();
+}

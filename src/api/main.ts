@@ -7,7 +7,7 @@ import { SvcError } from '../contract/errors.js';
 import type { RunTiming } from './context.js';
 import { DEFAULT_SHUTDOWN_GRACE_MS, startService } from './server.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
-import { ConfigError, readEnvConfig, type EnvConfig } from './ops/env-config.js';
+import { ConfigError, parseStaleNodeAfter, readEnvConfig, type EnvConfig } from './ops/env-config.js';
 import { parseListenAddress, type ListenAddress } from './ops/metrics-server.js';
 import { sandboxBesideStripe } from './payments/provider.js';
 
@@ -39,6 +39,9 @@ Options:
                         a node's result; the results still come in)            default 25
   --metrics-listen <host:port>  serve Prometheus metrics at http://host:port/metrics, a listener
                         apart from the API's (keep it private)             default off
+  --stale-node-after <d>  remove a node from its user's nodes once it has neither polled nor run
+                        anything for this long (1h to 365d: 36h, 14d, 30d): its agents withdrawn,
+                        its credential answered 410 node_removed; 0 or off keeps them   default 14d
   -h, --help            show this help
   -v, --version         show the version
 
@@ -49,6 +52,7 @@ Environment:
   SVC_WALLET_URL      public wallet base URL                             default http://HOST:PORT/wallet
   SVC_LOG_LEVEL       fatal, error, warn, info, debug, trace or silent   default info
   SVC_METRICS_LISTEN  as --metrics-listen (the flag wins)
+  SVC_STALE_NODE_AFTER  as --stale-node-after (the flag wins)
   SVC_DATABASE_URL    postgres://USER:PASSWORD@HOST:PORT/DB: store in PostgreSQL, shared by every
                       instance on it (docs/operations.md); unset: the SQLite file in --data-dir
   SVC_PAYMENT_PROVIDER  sandbox or stripe: who confirms payments           default sandbox
@@ -72,6 +76,7 @@ Examples:
   svc-api --port 8787 --data-dir /var/lib/svc-api --trust-proxy 127.0.0.1   # behind a local TLS proxy
   svc-api --port 8787 --data-dir /var/lib/svc-api --metrics-listen 127.0.0.1:9464
   svc-api --port 8787 --data-dir /var/lib/svc-api   # SVC_PAYMENT_PROVIDER=stripe + its secrets set: Stripe
+  svc-api --port 8787 --data-dir /var/lib/svc-api --stale-node-after 30d   # keep offline nodes a month
   svc-api backup --data-dir /var/lib/svc-api --out /var/backups/svc-api-$(date -u +%Y%m%dT%H%M%SZ).db
   svc-api sandbox fund --email you@example.com --amount 5.00
 `;
@@ -104,6 +109,7 @@ async function main(): Promise<number> {
         'shutdown-grace': { type: 'string' },
         'metrics-listen': { type: 'string' },
         'releases-dir': { type: 'string' },
+        'stale-node-after': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -153,6 +159,12 @@ async function main(): Promise<number> {
   } catch (error) {
     return usageError(`--metrics-listen ${(error as Error).message}`);
   }
+  let staleNodeAfterMs: number | undefined;
+  try {
+    if (values['stale-node-after'] !== undefined) staleNodeAfterMs = parseStaleNodeAfter(values['stale-node-after']);
+  } catch (error) {
+    return usageError(`--stale-node-after ${(error as Error).message}`);
+  }
   // Before anything is opened or created: a wrong variable changes nothing.
   let config: EnvConfig;
   try {
@@ -163,6 +175,8 @@ async function main(): Promise<number> {
     return 2;
   }
   if (values.sandbox && config.paymentProvider === 'stripe') return usageError(sandboxBesideStripe().message);
+
+  const staleAfter = staleNodeAfterMs ?? config.staleNodeAfterMs;
 
   // The database and generated keys hold e-mails and secrets: nothing this process creates is readable by others.
   process.umask(0o077);
@@ -176,6 +190,7 @@ async function main(): Promise<number> {
     trustProxy,
     runTiming: timing,
     metricsListen: metricsListen ?? config.metricsListen,
+    ...(staleAfter === undefined ? {} : { staleNodeAfterMs: staleAfter }),
     ...(values['releases-dir'] === undefined ? {} : { releasesDir: resolve(values['releases-dir']) }),
     // Logs go to stderr so stdout carries only the ready line; a request is logged without its query string.
     logger: level === 'silent' ? false : { level, stream: process.stderr },

@@ -16,6 +16,7 @@ import { createMemoryRateLimitStore } from './http/rate-limit.js';
 import { scheduleSweeps, sweepRuns } from './runs/lease-sweeper.js';
 import { createRunEvents } from './runs/run-events.js';
 import { createRuns } from './runs/runs.js';
+import { DEFAULT_STALE_NODE_AFTER_MS, scheduleStaleNodeSweep } from './nodes/stale-node-sweeper.js';
 import { createRequestDrain, type RequestDrain } from './http/request-drain.js';
 import { loadSecrets, type ServiceSecrets } from './secrets.js';
 import { WAL_CHECKPOINT_INTERVAL_MS, checkpointWal, scheduleWalCheckpoint } from './store/wal-checkpoint.js';
@@ -44,6 +45,8 @@ export interface ServiceOptions {
   walCheckpointIntervalMs?: number;
   /** Where GET /metrics is served (svc-api --metrics-listen); not at all when unset. */
   metricsListen?: ListenAddress;
+  /** Nodes away this long are removed (svc-api --stale-node-after); 0 keeps them. Default 14 days. */
+  staleNodeAfterMs?: number;
 }
 
 export interface RunningService {
@@ -142,6 +145,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
   log = app.log;
   scheduleSweeps(ctx, sweep, app.log);
+  scheduleStaleNodeSweep(ctx, options.staleNodeAfterMs ?? DEFAULT_STALE_NODE_AFTER_MS, app.log);
   if (db !== undefined) {
     scheduleWalCheckpoint(db, {
       intervalMs: options.walCheckpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS,

@@ -10,6 +10,8 @@ export const EXIT_CODES = {
   not_found: 5,
   service_unreachable: 6,
   payment_not_confirmed: 7,
+  /** This node was removed from its user's nodes: the daemon stops for good (its unit does not restart it). */
+  node_removed: 8,
   interrupted: 130,
 } as const;
 
@@ -39,6 +41,8 @@ export function exitCodeFor(code: ErrorCode): number {
       return EXIT_CODES.service_unreachable;
     case 'payment_not_confirmed':
       return EXIT_CODES.payment_not_confirmed;
+    case 'node_removed':
+      return EXIT_CODES.node_removed;
     case 'interrupted':
       return EXIT_CODES.interrupted;
     default:

@@ -42,7 +42,8 @@ export function buildProgram(): Command {
       'after',
       `
 Exit codes: 0 ok, 1 failure, 2 usage, 3 insufficient balance, 4 not signed in, token invalid/expired or not
-            an enrolled node, 5 not found, 6 service unreachable, 7 payment not confirmed yet, 130 interrupted.
+            an enrolled node, 5 not found, 6 service unreachable, 7 payment not confirmed yet, 8 this node was
+            removed from your nodes (enroll it anew), 130 interrupted.
 
 Example:
   $ swarm-node agents

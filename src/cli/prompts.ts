@@ -164,6 +164,12 @@ export async function confirmPurge(doomed: string[], output: NodeJS.WritableStre
   return confirm({ message: `Delete ${doomed.join(' and ')} for good? A later install then needs a new deploy token.`, default: false }, { output });
 }
 
+/** nodes remove: yes only when the person says so; the default is no. */
+export async function confirmNodeRemoval(described: string, output: NodeJS.WritableStream = process.stderr): Promise<boolean> {
+  const { confirm } = await import('@inquirer/prompts');
+  return confirm({ message: `Remove ${described} for good? Its credential stops working; the host needs a new enrollment to serve again.`, default: false }, { output });
+}
+
 function durationError(value: string): string | undefined {
   if (NONE.has(value.trim().toLowerCase())) return undefined;
   try {

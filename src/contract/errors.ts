@@ -90,6 +90,12 @@ export const ERROR_CODES = {
     title: 'Idempotency-Key reused',
     remedy: 'Use a new Idempotency-Key for a different request.',
   },
+  node_removed: {
+    status: 410,
+    title: 'Node removed',
+    remedy:
+      'This node was removed from your nodes (by you, or after it was offline longer than the service keeps offline nodes); its credential no longer works. To run it again, enroll the host anew: sudo swarm-node uninstall --purge --yes, then swarm-node activate and sudo swarm-node install --deploy-token-file <file>.',
+  },
   deploy_token_invalid: {
     status: 401,
     title: 'Deploy token invalid',

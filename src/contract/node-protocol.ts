@@ -2,6 +2,7 @@
 // the spec like every endpoint beyond §4: the node pulls work with a long poll (its heartbeat too), holds each run
 // under a lease it renews by polling, and reports the result once. Every call carries the node credential.
 import { Type, type Static } from '@sinclair/typebox';
+import { UUID_PATTERN } from './schemas.js';
 
 const Timestamp = Type.String({ description: 'ISO 8601, UTC' });
 const strict = { additionalProperties: false } as const;
@@ -81,6 +82,18 @@ export const NodeSummary = Type.Object({
 export type NodeSummary = Static<typeof NodeSummary>;
 export const NodesResponse = Type.Object({ nodes: Type.Array(NodeSummary) });
 export type NodesResponse = Static<typeof NodesResponse>;
+
+// DELETE /v1/swarm/nodes/{node_id} (the user's JWT): the node leaves its user's fleet for good.
+export const NodeParams = Type.Object({ node_id: Type.String({ pattern: UUID_PATTERN }) });
+export const NodeRemoval = Type.Object({
+  node_id: Type.String(),
+  removed_at: Timestamp,
+  /** Seen within the lease time when it was removed: its daemon gets 410 node_removed at its next poll. */
+  was_online: Type.Boolean(),
+  /** The agents the service no longer routes to it (none when the removal is repeated). */
+  agents_withdrawn: Type.Array(Type.String()),
+});
+export type NodeRemoval = Static<typeof NodeRemoval>;
 
 // POST /v1/swarm/nodes/self/credential
 export const CredentialRotation = Type.Object({

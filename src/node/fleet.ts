@@ -1,6 +1,7 @@
-// The signed-in user's nodes, as the service sees them (issue 13 §2): `swarm-node nodes`, and a deploy token for one
-// more node (`enroll` and the wizard on a bare host). Both take the user's JWT, never a node credential.
-import type { NodeDeployToken, NodesResponse } from '../contract/node-protocol.js';
+// The signed-in user's nodes, as the service sees them (issue 13 §2): `swarm-node nodes`, one removed (`nodes
+// remove`, issue 18 §5), and a deploy token for one more node (`enroll` and the wizard on a bare host). All take the
+// user's JWT, never a node credential.
+import type { NodeDeployToken, NodeRemoval, NodesResponse } from '../contract/node-protocol.js';
 import type { ServiceClient } from './service-client.js';
 
 export async function listNodes(client: ServiceClient, jwt: string, thisNodeId: string | undefined): Promise<NodesResponse & { this_node_id: string | null }> {
@@ -11,4 +12,9 @@ export async function listNodes(client: ServiceClient, jwt: string, thisNodeId: 
 /** A repeat revokes the unused token of the one before: safe to retry. */
 export async function requestDeployToken(client: ServiceClient, jwt: string): Promise<NodeDeployToken> {
   return (await client.call<NodeDeployToken>({ method: 'POST', path: '/v1/swarm/nodes/deploy-token', bearer: jwt, retrySafe: true })).body;
+}
+
+/** The service answers a repeat as it answered the removal: safe to retry. 404 when the user has no such node. */
+export async function removeNode(client: ServiceClient, jwt: string, nodeId: string): Promise<NodeRemoval> {
+  return (await client.call<NodeRemoval>({ method: 'DELETE', path: `/v1/swarm/nodes/${encodeURIComponent(nodeId)}`, bearer: jwt, retrySafe: true })).body;
 }

@@ -31,6 +31,7 @@ describe('svc-api configuration from the environment', () => {
     ['SVC_WEBHOOK_SECRET', '   ', /^svc-api: SVC_WEBHOOK_SECRET must not be empty$/],
     ['SVC_PAYMENT_PROVIDER', 'paypal', /^svc-api: SVC_PAYMENT_PROVIDER must be one of sandbox, stripe \(got "paypal"\)$/],
     ['SVC_STRIPE_WEBHOOK_SECRET', 'whsec_abc', /^svc-api: SVC_STRIPE_WEBHOOK_SECRET is set but SVC_PAYMENT_PROVIDER is not stripe$/],
+    ['SVC_STALE_NODE_AFTER', '10m', /^svc-api: SVC_STALE_NODE_AFTER must be a duration from 1h to 365d such as 36h or 14d, or 0 or off \(got "10m"\)$/],
   ])('refuses %s=%j with exit 2, naming it, before creating anything', async (name, value, message) => {
     const { child, dataDir } = start({ [name]: value });
     const result = await child;

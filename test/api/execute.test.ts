@@ -360,7 +360,8 @@ describe('POST /v1/swarm/execute', () => {
 describe('execute with an expired token', () => {
   it('refuses a token past its 30 days with 401', async () => {
     const clock = new MovableClock();
-    const service = await startSvcApi({ clock, runTiming: TEST_RUN_TIMING });
+    // 31 days on, the node would be stale (docs/api.md "Removing a node") until its next poll: kept here, for the token is under test.
+    const service = await startSvcApi({ clock, runTiming: TEST_RUN_TIMING, staleNodeAfterMs: 0 });
     const user = await paidUserWithNode(service, 50);
     try {
       const fresh = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' });

@@ -1,6 +1,7 @@
 // The user's nodes as the service sees them (issue 13 §2, §4): swarm-node nodes, register and unregister telling the
 // service which agents a node serves, and swarm-node run from a home that is not a node, routed to an online node
-// of the user or refused with nothing charged. The built binary (and its daemon) against the real svc-api.
+// of the user or refused with nothing charged; swarm-node nodes remove (issue 18 §5), and the daemon of a node so
+// removed stopping for good. The built binary (and its daemon) against the real svc-api.
 import { afterAll, describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
@@ -9,6 +10,7 @@ import { readCredentials } from '../../src/node/credentials.js';
 import { DaemonProcess } from '../daemon/support.js';
 import { nodeEnv, swarmNode, type NodeEnv } from '../helpers/cli.js';
 import { waitFor } from '../helpers/funnel.js';
+import { KEY, spawnSwarmNodePty } from '../helpers/pty.js';
 import { apiClient } from '../helpers/http.js';
 import { REPO_ROOT, useSvcApi } from '../helpers/svc-api.js';
 import { nodeDb, signedInNode, walletBalance } from './fixtures.js';
@@ -16,7 +18,8 @@ import { nodeDb, signedInNode, walletBalance } from './fixtures.js';
 const AGENT = 'agent_ops_monitor_004';
 const VERSION = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version as string;
 const CLOSED_PORT_URL = 'http://127.0.0.1:9';
-const service = useSvcApi();
+// Polls held 1 s, not 20: a removed node's daemon hears of it at its next poll, and the test need not wait a hold.
+const service = useSvcApi({ runTiming: { pollHoldMs: 1_000 } });
 
 const daemons: DaemonProcess[] = [];
 afterAll(async () => {
@@ -220,4 +223,67 @@ describe('swarm-node run from a home that is not a node', () => {
     ]);
     expect(service.db.prepare('SELECT COUNT(*) AS n FROM runs WHERE user_id = ?').get(laptop.email)).toEqual({ n: 0 });
   });
+});
+
+describe('swarm-node nodes remove', () => {
+  it('refuses without --yes off a terminal (exit 2) and a malformed id (exit 2); a node the user does not have is exit 5; nothing removed', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'remove-refused' });
+    const nodeId = nodeIdOf(node.home);
+    const unconfirmed = await swarmNode(['--json', 'nodes', 'remove', nodeId], { env: node.env });
+    expect(unconfirmed.exitCode).toBe(2);
+    expect(unconfirmed.json.error).toMatchObject({ code: 'usage', remedy: `Add --yes to confirm: swarm-node nodes remove ${nodeId} --yes` });
+    expect((await swarmNode(['nodes', 'remove', 'node-1', '--yes'], { env: node.env })).exitCode).toBe(2);
+    // Another user's node is answered the same (test/api/enroll.test.ts shows it).
+    const unknownId = '0b6e3f0a-57c2-4d1e-8f4a-2c9d7e1b5a63';
+    const unknown = await swarmNode(['--json', 'nodes', 'remove', unknownId, '--yes'], { env: node.env });
+    expect(unknown.exitCode).toBe(5);
+    expect(unknown.json.error).toMatchObject({ code: 'not_found', message: `you have no node ${unknownId}`, remedy: 'swarm-node nodes lists yours.' });
+    expect((await fleetOf(node.token)).map((fleetNode) => fleetNode.node_id)).toEqual([nodeId]);
+  });
+
+  it('asks on a terminal, and keeps the node unless told yes', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'remove-ask' });
+    const nodeId = nodeIdOf(node.home);
+    const session = spawnSwarmNodePty(['nodes', 'remove', nodeId], node.env);
+    await session.waitFor('for good?', 15_000);
+    expect(session.screen().replace(/\s+/g, ' ')).toContain(`Remove node ${nodeId} (this host) on a host that never polled, offline for good?`);
+    session.press(KEY.enter);
+    const exit = await session.waitForExit(10_000);
+    expect(exit.exitCode).toBe(1);
+    expect(session.screen()).toContain('not confirmed: nothing was removed');
+    expect((await fleetOf(node.token)).map((fleetNode) => fleetNode.node_id)).toEqual([nodeId]);
+  });
+
+  it("removes this host's node while its daemon runs: the daemon logs node_removed and exits 8; the next steps are said", async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'remove-online' });
+    expect((await swarmNode(['register', AGENT], { env: node.env })).exitCode).toBe(0);
+    const nodeId = nodeIdOf(node.home);
+    const daemon = DaemonProcess.start(node);
+    daemons.push(daemon);
+    await waitFor(async () => ((await fleetOf(node.token))[0]?.online ? true : undefined), 'the daemon polling');
+
+    const removed = await swarmNode(['--json', 'nodes', 'remove', nodeId, '--yes'], { env: node.env });
+    expect(removed.exitCode, removed.stderr).toBe(0);
+    expect(removed.json).toEqual({ node_id: nodeId, removed_at: expect.any(String), was_online: true, agents_withdrawn: [AGENT], this_node: true });
+    expect(removed.stderr).toContain(`node ${nodeId} was online: its daemon stops at its next poll (exit 8)`);
+    expect(removed.stderr).toContain('This was the node of this host');
+    expect(removed.stderr).toContain('swarm-node uninstall --purge --yes');
+    expect(await fleetOf(node.token)).toEqual([]);
+
+    // Its polls are held 1 s here: it hears of the removal within a second or two.
+    const event = await daemon.waitForEvent('node_removed', () => true, 20_000);
+    expect(event).toMatchObject({ level: 'error', node_id: nodeId, remedy: expect.stringContaining('swarm-node install') });
+    await waitFor(async () => daemon.child.exitCode ?? undefined, 'the daemon to exit', 20_000);
+    expect(daemon.child.exitCode).toBe(8);
+    expect(daemon.stderr).toContain(`node ${nodeId} was removed from its user's nodes`);
+    // Repeated, it is said again: a retry after a lost answer is safe.
+    const again = await swarmNode(['nodes', 'remove', nodeId, '--yes'], { env: node.env });
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.stdout).toBe(`Removed node ${nodeId}.`);
+    // The node's own calls are refused from now on (exit 8), with the same remedy; nothing is stored.
+    const register = await swarmNode(['--json', 'register', 'agent_svc_skills_005'], { env: node.env });
+    expect(register.exitCode).toBe(8);
+    expect(register.json.error).toMatchObject({ code: 'node_removed', remedy: expect.stringContaining('swarm-node uninstall --purge') });
+    expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations.map((row: { agent_id: string }) => row.agent_id)).toEqual([AGENT]);
+  }, 60_000);
 });

@@ -4,6 +4,7 @@ import { chmodSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync 
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXIT_CODES } from '../../src/cli/exit-codes.js';
 import { renderUninstallScript } from '../../src/node/install/uninstall-script.js';
 import { scaffoldDir } from '../helpers/agent-archives.js';
 import { activatedSession, signIn } from '../helpers/funnel.js';
@@ -205,6 +206,8 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
       'CapabilityBoundingSet=',
       'UMask=0077',
       'Restart=on-failure',
+      // A node removed from its user's nodes exits 8 for good (docs/api.md "Removing a node"): not restarted.
+      `RestartPreventExitStatus=${EXIT_CODES.node_removed}`,
       'StartLimitBurst=5',
     ]) {
       expect(text.split('\n'), line).toContain(line);

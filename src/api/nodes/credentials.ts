@@ -4,6 +4,7 @@
 // credential stands for it later (issue-token without a payment id).
 import { createHash, randomBytes } from 'node:crypto';
 import { SvcError } from '../../contract/errors.js';
+import { isoTime } from '../../lib/clock.js';
 import type { Store } from '../store/store.js';
 
 /** A prefix that says what the secret is, so a leaked one is recognisable (secret scanners, logs). */
@@ -33,7 +34,10 @@ export function isNodeCredential(bearer: string): boolean {
 }
 
 export interface NodeAuthenticator {
-  /** The node this credential belongs to; 401 otherwise, one message for every cause, never echoing it. */
+  /**
+   * The node this credential belongs to; 401 otherwise, one message for every cause, never echoing it; 410
+   * node_removed for the credential of a node removed from its user's fleet.
+   */
   authenticate(credential: string): Promise<EnrolledNode>;
   /**
    * A new credential for the node (shown once). Until the node first uses it, the current one keeps working: a
@@ -41,6 +45,17 @@ export interface NodeAuthenticator {
    * asking again replaces the unused new one.
    */
   rotate(nodeId: string): Promise<string>;
+}
+
+/**
+ * 410, not 401: the credential is the node's own, but the node is gone for good (docs/api.md "Removing a node"). A
+ * daemon stops on it instead of waiting for a credential that will never be accepted again.
+ */
+function nodeRemoved(nodeId: string, removedAt: number, lastSeenAt: number | null): SvcError {
+  const seen = lastSeenAt === null ? 'it never polled' : `it last polled at ${isoTime(lastSeenAt)}`;
+  return new SvcError('node_removed', `node ${nodeId} was removed from its user's nodes at ${isoTime(removedAt)} (${seen}); its credential no longer works`, {
+    extensions: { node_id: nodeId, removed_at: isoTime(removedAt) },
+  });
 }
 
 export function createNodeAuthenticator(store: Store): NodeAuthenticator {
@@ -52,7 +67,7 @@ export function createNodeAuthenticator(store: Store): NodeAuthenticator {
           ? undefined
           : await store.db
               .selectFrom('nodes')
-              .select(['node_id', 'session_id', 'user_id', 'tier_id', 'payment_id', 'next_credential_hash'])
+              .select(['node_id', 'session_id', 'user_id', 'tier_id', 'payment_id', 'next_credential_hash', 'removed_at', 'last_seen_at'])
               .where((eb) => eb.or([eb('credential_hash', '=', hash), eb('next_credential_hash', '=', hash)]))
               .executeTakeFirst();
       if (found === undefined) {
@@ -60,7 +75,8 @@ export function createNodeAuthenticator(store: Store): NodeAuthenticator {
           remedy: 'Enroll the node again with a fresh deploy token (swarm-node activate, then swarm-node install).',
         });
       }
-      const { next_credential_hash: next, ...node } = found;
+      const { next_credential_hash: next, removed_at: removedAt, last_seen_at: lastSeenAt, ...node } = found;
+      if (removedAt !== null) throw nodeRemoved(node.node_id, removedAt, lastSeenAt);
       // The first use of the new credential retires the old one.
       if (next === hash) {
         await store.db

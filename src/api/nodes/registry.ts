@@ -19,6 +19,7 @@ export interface NodeRegistry {
   serve(nodeId: string, agentId: string, now: number): Promise<void>;
   withdraw(nodeId: string, agentId: string): Promise<void>;
   agentsOf(nodeId: string): Promise<string[]>;
+  /** The user's fleet: not the nodes removed from it (node-removal.ts). */
   nodesOf(userId: string): Promise<NodeRow[]>;
   /** The user's nodes that serve the agent (the pinned one only, if given), online since `onlineSince`. */
   servingOnline(userId: string, agentId: string, onlineSince: number, pinnedNodeId: string | undefined): Promise<NodeRow[]>;
@@ -54,7 +55,8 @@ export function createNodeRegistry(store: Store): NodeRegistry {
       const rows = await store.db.selectFrom('node_agents').select('agent_id').where('node_id', '=', nodeId).orderBy('agent_id').execute();
       return rows.map((row) => row.agent_id);
     },
-    nodesOf: (userId) => store.db.selectFrom('nodes').select(COLUMNS).where('user_id', '=', userId).orderBy('enrolled_at').orderBy('node_id').execute(),
+    nodesOf: (userId) =>
+      store.db.selectFrom('nodes').select(COLUMNS).where('user_id', '=', userId).where('removed_at', 'is', null).orderBy('enrolled_at').orderBy('node_id').execute(),
     servingOnline: (userId, agentId, onlineSince, pinned) =>
       store.db
         .selectFrom('nodes as n')
@@ -63,6 +65,7 @@ export function createNodeRegistry(store: Store): NodeRegistry {
         .where('n.user_id', '=', userId)
         .where('a.agent_id', '=', agentId)
         .where('n.last_seen_at', '>=', onlineSince)
+        .where('n.removed_at', 'is', null)
         .$if(pinned !== undefined, (query) => query.where('n.node_id', '=', pinned!))
         .orderBy('n.last_seen_at', 'desc')
         .execute(),

@@ -18,6 +18,28 @@ export interface EnvConfig {
   metricsListen: ListenAddress | undefined;
   /** SVC_PAYMENT_PROVIDER: main.ts refuses --sandbox beside a real provider. */
   paymentProvider: PaymentProviderName;
+  /** SVC_STALE_NODE_AFTER in milliseconds (0: off); undefined when unset. */
+  staleNodeAfterMs: number | undefined;
+}
+
+const STALE_UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const MIN_STALE_MS = STALE_UNIT_MS.h;
+const MAX_STALE_MS = 365 * STALE_UNIT_MS.d;
+
+/**
+ * How long a node may be away before it is removed (svc-api --stale-node-after, SVC_STALE_NODE_AFTER): a whole
+ * number and a unit, 1h to 365d (90m, 36h, 14d), or 0 / off to keep nodes however long they are away. At least an
+ * hour, so a node is never removed for a gap between its polls (a lease is at most an hour).
+ */
+export function parseStaleNodeAfter(text: string): number {
+  const value = text.trim().toLowerCase();
+  if (value === '0' || value === 'off') return 0;
+  const match = /^(\d{1,6})([mhd])$/.exec(value);
+  const ms = match === null ? Number.NaN : Number(match[1]) * STALE_UNIT_MS[match[2] as keyof typeof STALE_UNIT_MS];
+  if (!(ms >= MIN_STALE_MS && ms <= MAX_STALE_MS)) {
+    throw new ConfigError(`must be a duration from 1h to 365d such as 36h or 14d, or 0 or off (got ${JSON.stringify(text)})`);
+  }
+  return ms;
 }
 
 export class ConfigError extends Error {}
@@ -72,6 +94,16 @@ export function readEnvConfig(env: NodeJS.ProcessEnv): EnvConfig {
     }
   });
 
+  let staleNodeAfterMs: number | undefined;
+  check('SVC_STALE_NODE_AFTER', (value) => {
+    try {
+      staleNodeAfterMs = parseStaleNodeAfter(value);
+      return undefined;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  });
+
   const provider = readPaymentProviderConfig(env);
   if ('problems' in provider) problems.push(...provider.problems);
 
@@ -80,5 +112,6 @@ export function readEnvConfig(env: NodeJS.ProcessEnv): EnvConfig {
     logLevel: (env.SVC_LOG_LEVEL as LogLevel | undefined) ?? 'info',
     metricsListen,
     paymentProvider: 'config' in provider ? provider.config.name : 'sandbox',
+    staleNodeAfterMs,
   };
 }

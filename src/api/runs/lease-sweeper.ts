@@ -4,7 +4,7 @@
 // later is refused (409 lease_lost). A queued run that no node takes (none online that could, or waiting past the
 // queue timeout) is failed `not_picked_up` and refunded the same way. The sweep runs at start and every
 // `sweepMs`; it only ever touches runs whose time is up, so a restart never fails a run a live node is serving.
-import { runInBackground, type ServiceContext } from '../context.js';
+import { repeatInBackground, type ServiceContext } from '../context.js';
 import { createIdempotencyStore } from './idempotency.js';
 import { failed, type FinishRun } from './finish-run.js';
 import type { RunEvents } from './run-events.js';
@@ -42,28 +42,12 @@ export async function sweepRuns(ctx: ServiceContext, runs: RunStore, finish: Fin
 }
 
 /**
- * Sweeps every `sweepMs` (the next one `sweepMs` after the last ended, so a slow one never overlaps the next), and
- * purges Idempotency-Keys past their 24 h hourly; both stop when the service closes. Several instances on one
- * database sweep alike: each run is finished under its row lock (finish-run.ts), so one of them wins and the others
- * find it finished; the purge deletes what is expired whoever runs it.
+ * Sweeps every `sweepMs`, and purges Idempotency-Keys past their 24 h hourly; both stop when the service closes.
+ * Several instances on one database sweep alike: each run is finished under its row lock (finish-run.ts), so one
+ * of them wins and the others find it finished; the purge deletes what is expired whoever runs it.
  */
 export function scheduleSweeps(ctx: ServiceContext, sweep: () => Promise<unknown>, log: { warn(details: object, message: string): void }): void {
   const keys = createIdempotencyStore(ctx.store);
-  const repeat = (work: () => Promise<unknown>, everyMs: number, what: string): void => {
-    let timer: NodeJS.Timeout | undefined;
-    ctx.shutdownSignal.addEventListener('abort', () => clearTimeout(timer), { once: true });
-    const next = (): void => {
-      if (ctx.shutdownSignal.aborted) return;
-      timer = setTimeout(() => {
-        // A busy, full or unreachable database: the next round tries again (the runs stay as they are meanwhile).
-        const round = work().catch((error: unknown) => log.warn({ err: error }, `${what} failed`));
-        runInBackground(ctx, round);
-        void round.then(next);
-      }, everyMs);
-      timer.unref();
-    };
-    next();
-  };
-  repeat(sweep, ctx.runTiming.sweepMs, 'run sweep');
-  repeat(() => keys.purgeExpired(ctx.clock.now()), KEY_PURGE_INTERVAL_MS, 'idempotency key purge');
+  repeatInBackground(ctx, sweep, ctx.runTiming.sweepMs, 'run sweep', log);
+  repeatInBackground(ctx, () => keys.purgeExpired(ctx.clock.now()), KEY_PURGE_INTERVAL_MS, 'idempotency key purge', log);
 }

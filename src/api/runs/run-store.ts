@@ -152,6 +152,7 @@ export function createRunStore(store: Store): RunStore {
                   .whereRef('n.user_id', '=', 'r.user_id')
                   .whereRef('a.agent_id', '=', 'r.agent_id')
                   .where('n.last_seen_at', '>=', onlineSince)
+                  .where('n.removed_at', 'is', null)
                   .where((inner) => inner.or([inner('r.pinned_node_id', 'is', null), inner('n.node_id', '=', inner.ref('r.pinned_node_id'))])),
               ),
             ),

@@ -48,6 +48,8 @@ export interface Tables {
     version: string | null;
     last_seen_at: number | null;
     next_credential_hash: string | null;
+    /** Removed from its user's fleet (docs/api.md "Removing a node"): its credential is answered 410 node_removed. */
+    removed_at: number | null;
   };
   node_agents: { node_id: string; agent_id: string; registered_at: number };
   issued_tokens: { jti: string; sub: string; tier: string; kid: string; payment_id: string; issued_at: number; expires_at: number };

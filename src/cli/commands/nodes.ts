@@ -1,7 +1,8 @@
-// swarm-node nodes: the signed-in user's nodes as the service sees them (issue 13 §2).
+// swarm-node nodes: the signed-in user's nodes as the service sees them (issue 13 §2); `nodes remove` takes one out.
 import { Command } from 'commander';
 import { contextFor } from '../context.js';
 import { shortTime, table } from '../table.js';
+import { nodesRemoveCommand } from './nodes-remove.js';
 
 export function nodesCommand(): Command {
   return new Command('nodes')
@@ -10,12 +11,15 @@ export function nodesCommand(): Command {
       'after',
       `
 A node is online while it polls the service (the daemon does, at least every 20 s); one that has not for 45 s is
-offline, and runs are not sent to it. "runs today" counts the runs it finished since 00:00 UTC.
+offline, and runs are not sent to it. "runs today" counts the runs it finished since 00:00 UTC. The service
+removes a node offline for 14 days (its default, svc-api --stale-node-after); nodes remove removes one now.
 
 Example:
   $ swarm-node nodes
-  $ swarm-node nodes --json | jq '.nodes[] | select(.online) | .node_id'`,
+  $ swarm-node nodes --json | jq '.nodes[] | select(.online) | .node_id'
+  $ swarm-node nodes remove 3f0c7a52-1d4e-4b8a-9c61-0e2f5d7b8a14`,
     )
+    .addCommand(nodesRemoveCommand())
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
       const jwt = ctx.requireJwt();

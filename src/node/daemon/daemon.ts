@@ -18,6 +18,7 @@
 // (unsettled rows, unreported results), agent-runs.ts (due agents, caps, what a run ends in), work-puller.ts (runs
 // the service hands over) and balance-pause.ts (the wallet).
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { SvcError } from '../../contract/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { NodeEnrollment } from '../credentials.js';
@@ -67,6 +68,8 @@ export interface DaemonOutcome {
   drained: boolean;
   /** Journal rows still pending at exit: the next start settles them. */
   pending: number;
+  /** The service removed this node from its user's nodes (410 node_removed): the daemon stopped by itself. */
+  removed?: SvcError;
 }
 
 /**
@@ -105,15 +108,22 @@ class NodeDaemon {
    * start, and again after every hold.
    */
   #phase: 'settle' | 'schedule' = 'settle';
+  /** Aborted, with the service's answer, when this node was removed from its user's nodes. */
+  readonly #removal = new AbortController();
 
   constructor(deps: DaemonDeps, log: DaemonLog) {
     this.#deps = deps;
     this.#tickMs = deps.tickMs ?? DEFAULT_TICK_MS;
     this.#drainMs = deps.drainMs ?? DEFAULT_DRAIN_MS;
     this.#core = new DaemonCore({ ...deps, log }, deps.backoffMs ?? DEFAULT_BACKOFF_MS);
-    this.#hold = new ServiceHold(this.#core, deps.callerFor, () => {
-      this.#phase = 'settle';
-    });
+    this.#hold = new ServiceHold(
+      this.#core,
+      deps.callerFor,
+      () => {
+        this.#phase = 'settle';
+      },
+      (error) => this.#removal.abort(error),
+    );
     this.#settlement = new PendingSettlement(this.#core, this.#hold);
     this.#runs = new AgentRuns(this.#core, this.#hold, this.#settlement, new BalancePauses(this.#core, this.#hold));
     this.#puller = new WorkPuller(this.#core, this.#hold, this.#settlement);
@@ -135,7 +145,8 @@ class NodeDaemon {
       concurrency: this.#core.concurrency,
     });
     let failing: string | undefined;
-    while (!stop.aborted) {
+    const ended = AbortSignal.any([stop, this.#removal.signal]);
+    while (!ended.aborted) {
       try {
         this.#tick();
         if (failing !== undefined) log.info('tick_recovered');
@@ -145,22 +156,24 @@ class NodeDaemon {
         if (messageOf(error) !== failing) log.error('tick_failed', { error: messageOf(error) });
         failing = messageOf(error);
       }
-      await sleep(this.#tickMs, undefined, { signal: stop }).catch(() => undefined);
+      await sleep(this.#tickMs, undefined, { signal: ended }).catch(() => undefined);
     }
-    return this.#shutdown();
+    const removed = this.#removal.signal.aborted ? (this.#removal.signal.reason as SvcError) : undefined;
+    return { ...(await this.#shutdown(removed !== undefined)), ...(removed === undefined ? {} : { removed }) };
   }
 
   /**
    * No new work; runs in flight get the drain to finish. Agents still running then are stopped, and their runs
    * reported failed (refunded) within a short grace; what is left is settled at the next start.
    */
-  async #shutdown(): Promise<DaemonOutcome> {
+  async #shutdown(removed: boolean): Promise<DaemonOutcome> {
     const { db, log } = this.#core;
     this.#puller.stop();
     log.info('stopping', { in_flight_runs: this.#inFlight() });
-    let drained = await this.#tasksSettle(this.#drainMs);
+    // A removed node's results are refused: its agents are stopped at once (the service refunds their runs).
+    let drained = removed ? false : await this.#tasksSettle(this.#drainMs);
     if (!drained) {
-      log.warn('stopping_agents', { in_flight_runs: this.#inFlight(), note: 'their runs end failed and are refunded' });
+      if (!removed || this.#inFlight() > 0) log.warn('stopping_agents', { in_flight_runs: this.#inFlight(), note: 'their runs end failed and are refunded' });
       this.#core.stopRuns();
       drained = await this.#tasksSettle(REPORT_GRACE_MS);
     }

@@ -16,6 +16,9 @@ export class ServiceHold {
   /** Called when a probe finds the service usable again: unsettled rows are settled before anything is scheduled. */
   readonly #onReady: () => void;
   readonly #callerFor: (node: NodeEnrollment & { credential: string }) => NodeCaller;
+  /** Called once when the service says this node was removed from its user's nodes: the daemon stops for good. */
+  readonly #onRemoved: (error: SvcError) => void;
+  #removed = false;
   #caller: NodeCaller | undefined;
   /** The service must be asked before anything runs: at start, after an outage, a refused token or a new sign-in. */
   #probeNeeded = true;
@@ -26,10 +29,16 @@ export class ServiceHold {
   #rejectedCredential: string | undefined;
   #globalPause: { reason: GlobalPauseReason; since: number; until: number | null } | undefined;
 
-  constructor(core: DaemonCore, callerFor: (node: NodeEnrollment & { credential: string }) => NodeCaller, onReady: () => void) {
+  constructor(
+    core: DaemonCore,
+    callerFor: (node: NodeEnrollment & { credential: string }) => NodeCaller,
+    onReady: () => void,
+    onRemoved: (error: SvcError) => void,
+  ) {
     this.#core = core;
     this.#callerFor = callerFor;
     this.#onReady = onReady;
+    this.#onRemoved = onRemoved;
   }
 
   /** The last probe found the service reachable and the token accepted, and nothing has been refused since. */
@@ -75,9 +84,18 @@ export class ServiceHold {
     if (!this.#probing && (now >= this.#probeAt || newCredential)) this.#core.track(this.#probe(caller));
   }
 
-  /** An unreachable service or a refused credential holds every agent until a probe succeeds; true when it was one of them. */
+  /**
+   * An unreachable service or a refused credential holds every agent until a probe succeeds; this node removed from
+   * its user's nodes stops the daemon. True when it was one of them.
+   */
   onServiceError(error: unknown, caller: NodeCaller): boolean {
     if (!(error instanceof SvcError)) return false;
+    if (error.code === 'node_removed') {
+      // The answer to a credential replaced since (a new enrollment written meanwhile) says nothing of the new one.
+      if (currentNodeCredential(this.#core.credentialsFile, caller.node_id) !== caller.bearer) return false;
+      this.#stopForGood(error, caller);
+      return true;
+    }
     if (error.code === 'service_unreachable' || error.code === 'service_unavailable') {
       this.#holdForProbe('service_unreachable', error);
       return true;
@@ -91,6 +109,19 @@ export class ServiceHold {
       return true;
     }
     return false;
+  }
+
+  /**
+   * Like GitHub's runner whose registration was deleted, the daemon does not retry a node that will never be
+   * accepted again: nothing more runs, one line says why and what to do, and the daemon exits 8 (the unit does not
+   * restart it).
+   */
+  #stopForGood(error: SvcError, caller: NodeCaller): void {
+    this.#probeNeeded = true;
+    if (this.#removed) return;
+    this.#removed = true;
+    this.#core.log.error('node_removed', { node_id: caller.node_id, error: firstSentence(error.message), remedy: error.remedy });
+    this.#onRemoved(error);
   }
 
   /** Reachable, and the credential accepted: the wallet answers. */

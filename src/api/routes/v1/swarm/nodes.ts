@@ -3,13 +3,23 @@
 // - POST deploy-token (the user's JWT): a deploy token for one more node of the user;
 // - with the node credential: POST poll (heartbeat, leases, work), GET self/agents, PUT and DELETE
 //   self/agents/{agent_id} (the agents it serves), POST self/credential (rotation);
-// - GET (the user's JWT): the user's fleet.
+// - GET (the user's JWT): the user's fleet; DELETE {node_id}: one of them removed (docs/api.md "Removing a node").
 import type { FastifyPluginAsync } from 'fastify';
 import { type Static } from '@sinclair/typebox';
 import { findAgentSku } from '../../../../contract/agents.js';
 import { SvcError } from '../../../../contract/errors.js';
 import { DEPLOY_MODE, INSTALL_PATH } from '../../../../contract/claims.js';
-import { AgentParams, CredentialRotation, NodeAgentsResponse, NodeDeployToken, NodesResponse, PollRequest, PollResponse } from '../../../../contract/node-protocol.js';
+import {
+  AgentParams,
+  CredentialRotation,
+  NodeAgentsResponse,
+  NodeDeployToken,
+  NodeParams,
+  NodeRemoval,
+  NodesResponse,
+  PollRequest,
+  PollResponse,
+} from '../../../../contract/node-protocol.js';
 import { EnrollResponse } from '../../../../contract/schemas.js';
 import { isoTime, startOfUtcDay } from '../../../../lib/clock.js';
 import type { ServiceContext } from '../../../context.js';
@@ -17,6 +27,7 @@ import { nodeOf, parseBearer, userOf } from '../../../http/auth.js';
 import { acceptJsonBodiesOnly } from '../../../http/json-body.js';
 import { createNodeAuthenticator } from '../../../nodes/credentials.js';
 import { createNodeGrant } from '../../../nodes/node-grant.js';
+import { createNodeRemoval } from '../../../nodes/node-removal.js';
 import { isOnline } from '../../../nodes/registry.js';
 import { createDeployTokens } from '../../../paygate/deploy-tokens.js';
 import { createNodeEnrollment, invalidDeployToken } from '../../../paygate/enroll.js';
@@ -30,6 +41,7 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
     const runs = createRuns(ctx);
     const deployTokens = createDeployTokens(ctx.store, ctx.clock);
     const grant = createNodeGrant(ctx.store);
+    const removal = createNodeRemoval(ctx.store);
 
     app.post('/v1/swarm/nodes/enroll', { config: { rateLimited: true }, schema: { response: { 200: EnrollResponse } } }, async (request) => {
       const bearer = parseBearer(request.headers.authorization);
@@ -116,5 +128,22 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         })),
       };
     });
+
+    // Another user's node is the same 404 as an unknown id: a node id says nothing about whether it exists.
+    app.delete<{ Params: Static<typeof NodeParams> }>(
+      '/v1/swarm/nodes/:node_id',
+      { config: { auth: 'access-token' }, schema: { params: NodeParams, response: { 200: NodeRemoval } } },
+      async (request) => {
+        const { node_id: nodeId } = request.params;
+        const removed = await removal.byUser(userOf(request).sub, nodeId, ctx.clock.now());
+        if (removed === undefined) throw new SvcError('not_found', `you have no node ${nodeId}`, { remedy: 'swarm-node nodes lists yours.' });
+        return {
+          node_id: removed.node_id,
+          removed_at: isoTime(removed.removed_at),
+          was_online: isOnline(removed, removed.removed_at - ctx.runTiming.leaseMs),
+          agents_withdrawn: removed.agents_withdrawn,
+        };
+      },
+    );
   };
 }

@@ -1,0 +1,89 @@
+// Removing a node from its user's fleet (docs/api.md "Removing a node"), by the user (DELETE /v1/swarm/nodes/{node_id})
+// or because it has been away too long (stale-node-sweeper.ts), as GitHub removes a runner that has not connected
+// for 14 days. The row stays, marked removed, so that its credential is answered 410 node_removed (credentials.ts)
+// rather than taken for a forgery, and its runs keep naming it. Its agents are withdrawn in the same transaction:
+// execute routes nothing more to it, and a queued run only it could take is found stranded by the run sweep. Runs
+// are not touched here: one it holds is failed node_lost and refunded once when its lease runs out, as for any node
+// that goes away (finish-run.ts), and a settled run stays as it is.
+import type { Store } from '../store/store.js';
+
+export interface RemovedNode {
+  node_id: string;
+  removed_at: number;
+  last_seen_at: number | null;
+  /** The agents withdrawn by this removal (none when it had been removed before). */
+  agents_withdrawn: string[];
+}
+
+export interface NodeRemoval {
+  /**
+   * Removes the user's node; a node removed before is answered as it was removed (a repeat after a lost answer is
+   * safe). Undefined when the user has no such node: another user's node is never found, nor said to exist.
+   */
+  byUser(userId: string, nodeId: string, now: number): Promise<RemovedNode | undefined>;
+  /**
+   * Removes up to `limit` nodes neither seen (polled; enrolled, for one that never polled) nor running anything of
+   * their own since `cutoff`: a node used only by `swarm-node run` on its host never polls, yet is not stale.
+   */
+  staleSince(cutoff: number, now: number, limit: number): Promise<RemovedNode[]>;
+}
+
+const COLUMNS = ['node_id', 'removed_at', 'last_seen_at'] as const;
+
+export function createNodeRemoval(store: Store): NodeRemoval {
+  /** Withdraws its agents and marks it removed; a node another transaction removed first is left as it is. */
+  const remove = async (node: { node_id: string; last_seen_at: number | null }, now: number): Promise<RemovedNode | undefined> => {
+    const marked = await store.db
+      .updateTable('nodes')
+      .set({ removed_at: now })
+      .where('node_id', '=', node.node_id)
+      .where('removed_at', 'is', null)
+      .executeTakeFirst();
+    if (marked.numUpdatedRows !== 1n) return undefined;
+    const withdrawn = await store.db.deleteFrom('node_agents').where('node_id', '=', node.node_id).returning('agent_id').execute();
+    return { ...node, removed_at: now, agents_withdrawn: withdrawn.map((row) => row.agent_id).sort() };
+  };
+
+  return {
+    byUser: (userId, nodeId, now) =>
+      store.transaction(async () => {
+        const node = await store
+          .forUpdate(store.db.selectFrom('nodes').select(COLUMNS).where('node_id', '=', nodeId).where('user_id', '=', userId))
+          .executeTakeFirst();
+        if (node === undefined) return undefined;
+        if (node.removed_at !== null) return { ...node, removed_at: node.removed_at, agents_withdrawn: [] };
+        return remove(node, now);
+      }),
+
+    staleSince: (cutoff, now, limit) =>
+      store.transaction(async () => {
+        const query = store.db
+          .selectFrom('nodes as n')
+          .select(['n.node_id', 'n.last_seen_at'])
+          .where('n.removed_at', 'is', null)
+          .where((eb) => eb(eb.fn.coalesce('n.last_seen_at', 'n.enrolled_at'), '<', cutoff))
+          .where((eb) =>
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('runs as r')
+                  .select(eb.lit(1).as('one'))
+                  .whereRef('r.node_id', '=', 'n.node_id')
+                  .where((inner) => inner.or([inner('r.finished_at', 'is', null), inner('r.finished_at', '>=', cutoff)])),
+              ),
+            ),
+          )
+          .orderBy('n.node_id')
+          .limit(limit);
+        // Several instances sweeping at once (PostgreSQL) each take the nodes the others have not locked: none waits
+        // for another, and a node is removed once. A poll that lands meanwhile makes its node no longer match.
+        const stale = await (store.engine === 'postgres' ? query.forUpdate().skipLocked() : query).execute();
+        const removed: RemovedNode[] = [];
+        for (const node of stale) {
+          const done = await remove(node, now);
+          if (done !== undefined) removed.push(done);
+        }
+        return removed;
+      }),
+  };
+}
