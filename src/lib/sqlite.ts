@@ -17,6 +17,11 @@ export const WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
 export interface OpenDatabaseOptions {
   /** Each entry is one migration's SQL; entry i brings user_version from i to i + 1. Never edit a shipped one. */
   migrations: readonly string[];
+  /**
+   * Versions past `migrations` that the caller brings the file to itself once it is open (svc-api's migrations
+   * shared with PostgreSQL, src/api/store/shared-migrations.ts): a file that far ahead is this program's, not newer.
+   */
+  laterVersions?: number;
   busyTimeoutMs?: number;
   /** Called with the current user_version before pending migrations run (the node backs the file up there). */
   beforeMigrate?: (db: SqliteDatabase, fromVersion: number, toVersion: number) => void;
@@ -46,12 +51,13 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Sqlite
 function migrate(db: SqliteDatabase, options: OpenDatabaseOptions): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   const target = options.migrations.length;
-  if (current > target) {
-    throw new SvcError('local_state', `the database ${db.name} has schema version ${current}, newer than this program's ${target}`, {
+  const newest = target + (options.laterVersions ?? 0);
+  if (current > newest) {
+    throw new SvcError('local_state', `the database ${db.name} has schema version ${current}, newer than this program's ${newest}`, {
       remedy: 'Upgrade the program, or roll back to the database backup taken before the upgrade.',
     });
   }
-  if (current === target) return;
+  if (current >= target) return;
   options.beforeMigrate?.(db, current, target);
   for (let version = current; version < target; version += 1) {
     db.transaction(() => {

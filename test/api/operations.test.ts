@@ -6,7 +6,7 @@ import { request as rawRequest } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SERVICE_MIGRATIONS } from '../../src/api/store/sqlite-migrations.js';
+import { SCHEMA_VERSION } from '../../src/api/store/shared-migrations.js';
 import type { RunningService } from '../../src/api/server.js';
 import { httpRequest } from '../helpers/http.js';
 import { startSvcApi, useSvcApi } from '../helpers/svc-api.js';
@@ -27,12 +27,12 @@ describe('health checks', () => {
   it('GET /healthz answers while the process is up; GET /readyz once the database answers with the current schema', async () => {
     expect(await httpRequest(`${service.baseUrl}/healthz`)).toMatchObject({ status: 200, body: { status: 'ok' } });
     const ready = await httpRequest(`${service.baseUrl}/readyz`);
-    expect(ready).toMatchObject({ status: 200, body: { status: 'ready', database: { schema_version: SERVICE_MIGRATIONS.length } } });
+    expect(ready).toMatchObject({ status: 200, body: { status: 'ready', database: { schema_version: SCHEMA_VERSION } } });
     expect(ready.headers.get('cache-control')).toBe('no-store');
   });
 
   it('GET /readyz is 503 while the schema is not the one this program migrates to, and ready again after', async () => {
-    const current = SERVICE_MIGRATIONS.length;
+    const current = SCHEMA_VERSION;
     try {
       // What an instance of an older release sees once a newer one migrated the shared database, and the reverse.
       service.db.pragma(`user_version = ${current + 1}`);

@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/svc-api.js';
 import { openDatabase, WAL_SIZE_LIMIT_BYTES, type SqliteDatabase } from '../../src/lib/sqlite.js';
+import { SHARED_MIGRATIONS } from '../../src/api/store/shared-migrations.js';
 import { SERVICE_MIGRATIONS } from '../../src/api/store/sqlite-migrations.js';
 import { waitFor } from '../helpers/funnel.js';
 import { apiClient, type ApiResponse } from '../helpers/http.js';
@@ -165,7 +166,7 @@ describe('the WAL on disk', () => {
     const service = await startSvcApi();
     const path = service.db.name;
     // Another connection (a backup, a shell) keeps SQLite's own close from checkpointing and removing the log.
-    const other = openDatabase(path, { migrations: SERVICE_MIGRATIONS });
+    const other = openDatabase(path, { migrations: SERVICE_MIGRATIONS, laterVersions: SHARED_MIGRATIONS.length });
     try {
       writeMegabytes(service.db, 1);
       expect(statSync(`${path}-wal`).size).toBeGreaterThan(0);

@@ -3,8 +3,7 @@
 // metrics' gauges the last two, read at scrape time: they are the state of the whole service, whichever instance
 // changed it, so every instance reports the same figure.
 import { sql } from 'kysely';
-import { SHARED_MIGRATIONS, SHARED_MIGRATIONS_FROM_VERSION } from '../store/shared-migrations.js';
-import { SERVICE_MIGRATIONS } from '../store/sqlite-migrations.js';
+import { SCHEMA_VERSION } from '../store/shared-migrations.js';
 import type { Store } from '../store/store.js';
 
 export interface MigrationStatus {
@@ -33,10 +32,10 @@ export function createStoreProbe(store: Store): StoreProbe {
     async migrationStatus() {
       if (store.engine === 'sqlite') {
         const row = (await sql<{ user_version: number }>`PRAGMA user_version`.execute(store.db)).rows[0];
-        return { applied: row?.user_version ?? 0, expected: SERVICE_MIGRATIONS.length };
+        return { applied: row?.user_version ?? 0, expected: SCHEMA_VERSION };
       }
       const row = (await sql<{ version: number }>`SELECT version FROM svc_schema_version`.execute(store.db)).rows[0];
-      return { applied: row?.version ?? 0, expected: SHARED_MIGRATIONS_FROM_VERSION - 1 + SHARED_MIGRATIONS.length };
+      return { applied: row?.version ?? 0, expected: SCHEMA_VERSION };
     },
     async runsInFlight() {
       // Literal statuses, so SQLite walks its partial indexes (runs_queued, runs_leased), never the finished runs.

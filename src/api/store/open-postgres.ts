@@ -6,7 +6,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { SvcError } from '../../contract/errors.js';
 import { POSTGRES_BASELINE_VERSION, createBaselineSchema } from './postgres-schema.js';
-import { SHARED_MIGRATIONS, SHARED_MIGRATIONS_FROM_VERSION } from './shared-migrations.js';
+import { SCHEMA_VERSION, SHARED_MIGRATIONS, SHARED_MIGRATIONS_FROM_VERSION } from './shared-migrations.js';
 import { createStore, type Store } from './store.js';
 import type { Tables } from './tables.js';
 
@@ -56,7 +56,7 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
 }
 
 async function migrate(db: Kysely<unknown>, url: string): Promise<void> {
-  const target = SHARED_MIGRATIONS_FROM_VERSION - 1 + SHARED_MIGRATIONS.length;
+  const target = SCHEMA_VERSION;
   await db.transaction().execute(async (trx) => {
     // Held until this transaction ends: a second instance starting now waits here, then finds the schema current.
     await sql`SELECT pg_advisory_xact_lock(${sql.lit(MIGRATION_LOCK_KEY.toString())}::bigint)`.execute(trx);

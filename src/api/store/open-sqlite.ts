@@ -7,7 +7,7 @@
 import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type SqliteDialectConfig, type SqliteStatement } from 'kysely';
 import { openDatabase, prepared, type SqliteDatabase } from '../../lib/sqlite.js';
 import { SERVICE_MIGRATIONS } from './sqlite-migrations.js';
-import { SHARED_MIGRATIONS, SHARED_MIGRATIONS_FROM_VERSION } from './shared-migrations.js';
+import { SCHEMA_VERSION, SHARED_MIGRATIONS, SHARED_MIGRATIONS_FROM_VERSION } from './shared-migrations.js';
 import { createStore, type Store } from './store.js';
 import type { Tables } from './tables.js';
 
@@ -17,7 +17,7 @@ export interface SqliteStore extends Store {
 }
 
 export async function openSqliteStore(path: string): Promise<SqliteStore> {
-  const sqlite = openDatabase(path, { migrations: SERVICE_MIGRATIONS });
+  const sqlite = openDatabase(path, { migrations: SERVICE_MIGRATIONS, laterVersions: SHARED_MIGRATIONS.length });
   const kysely = new Kysely<Tables>({
     dialect: new ImmediateSqliteDialect(sqlite, {
       database: { prepare: (text) => prepared(sqlite, text) as unknown as SqliteStatement, close: () => sqlite.close() },
@@ -35,7 +35,7 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
 
 /** The migrations after the shipped five, the same ones PostgreSQL runs; user_version counts them on. */
 async function runSharedMigrations(db: Kysely<unknown>, sqlite: SqliteDatabase): Promise<void> {
-  const target = SHARED_MIGRATIONS_FROM_VERSION - 1 + SHARED_MIGRATIONS.length;
+  const target = SCHEMA_VERSION;
   for (let version = sqlite.pragma('user_version', { simple: true }) as number; version < target; version += 1) {
     await db.transaction().execute(async (trx) => {
       // Another process may have applied it since; the write lock (BEGIN IMMEDIATE) is ours now, so look again.

@@ -7,3 +7,6 @@ import type { Kysely } from 'kysely';
 export const SHARED_MIGRATIONS_FROM_VERSION = 6;
 
 export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<void>> = [];
+
+/** The schema version this program brings a database to, on either engine. */
+export const SCHEMA_VERSION = SHARED_MIGRATIONS_FROM_VERSION - 1 + SHARED_MIGRATIONS.length;
