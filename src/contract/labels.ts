@@ -33,12 +33,17 @@ export function parseLabelArguments(values: readonly string[]): string[] {
       remedy: `A label is 1-${MAX_LABEL_LENGTH} letters, digits, dots, underscores or hyphens, starting with a letter or digit (gpu, linux-x64, zone.eu-1).`,
     });
   }
-  return normalizeLabels(labels);
+  const normalized = normalizeLabels(labels);
+  assertLabelCount(normalized, 'you gave');
+  return normalized;
 }
 
-/** Refuses a set larger than a node may carry, as a usage error (the CLI) before anything is written or sent. */
-export function assertLabelCount(labels: readonly string[], what: string): void {
+/**
+ * Refuses a set larger than a node may carry, as a usage error (the CLI) before anything is written or sent.
+ * `subject` begins the message: "this node would carry" 17 labels.
+ */
+export function assertLabelCount(labels: readonly string[], subject: string): void {
   if (labels.length > MAX_LABELS) {
-    throw new SvcError('usage', `${what} would have ${labels.length} labels; at most ${MAX_LABELS} are allowed`);
+    throw new SvcError('usage', `${subject} ${labels.length} labels; at most ${MAX_LABELS} are allowed`);
   }
 }

@@ -5,16 +5,18 @@ import { shortTime, table } from '../table.js';
 
 export function nodesCommand(): Command {
   return new Command('nodes')
-    .description("list your nodes: each one's host, version, whether it is online, the agents it serves, its runs today")
+    .description("list your nodes: each one's host, version, whether it is online, the agents it serves, its labels, its runs today")
     .addHelpText(
       'after',
       `
 A node is online while it polls the service (the daemon does, at least every 20 s); one that has not for 45 s is
-offline, and runs are not sent to it. "runs today" counts the runs it finished since 00:00 UTC.
+offline, and runs are not sent to it. A run that names labels goes only to a node with all of them (swarm-node
+labels). "runs today" counts the runs it finished since 00:00 UTC.
 
 Example:
   $ swarm-node nodes
-  $ swarm-node nodes --json | jq '.nodes[] | select(.online) | .node_id'`,
+  $ swarm-node nodes --json | jq '.nodes[] | select(.online) | .node_id'
+  $ swarm-node nodes --json | jq '.nodes[] | select(.labels | index("gpu")) | .node_id'`,
     )
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
@@ -25,7 +27,7 @@ Example:
         result.nodes.length === 0
           ? 'No nodes yet: swarm-node install (or swarm-node enroll) on a host enrolls one.'
           : table(
-              ['NODE', 'HOST', 'VERSION', 'STATE', 'LAST SEEN', 'AGENTS', 'RUNS TODAY'],
+              ['NODE', 'HOST', 'VERSION', 'STATE', 'LAST SEEN', 'AGENTS', 'LABELS', 'RUNS TODAY'],
               result.nodes.map((node) => [
                 `${node.node_id}${node.node_id === here ? ' (here)' : ''}`,
                 node.hostname ?? '-',
@@ -33,9 +35,10 @@ Example:
                 node.online ? 'online' : 'offline',
                 node.last_seen_at === null ? 'never' : shortTime(node.last_seen_at),
                 node.agents.join(', ') || '-',
+                node.labels.join(',') || '-',
                 String(node.runs_today),
               ]),
-              ['left', 'left', 'left', 'left', 'left', 'left', 'right'],
+              ['left', 'left', 'left', 'left', 'left', 'left', 'left', 'right'],
             ),
       );
     });
