@@ -60,7 +60,8 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
         const run = await runs.get(lookup.run_id);
         if (run !== undefined) return { kind: 'in_flight', run };
       }
-      // A node's own run goes to itself: it asked, so it is there. Any other needs an online node serving the agent.
+      // A node's own run goes to itself: it asked, so it is there, and must carry the labels it names. Any other needs
+      // an online node serving the agent and carrying its labels.
       if (call.caller.kind !== 'node') await assertNodeAvailable(ctx, nodes, userId, agentId, request.node_id, now, labels);
       else await assertOwnLabels(nodes, call.caller.node.node_id, agentId, labels);
 
