@@ -12,6 +12,7 @@ import { docsCommand } from './commands/docs.js';
 import { doctorCommand } from './commands/doctor.js';
 import { enrollCommand } from './commands/enroll.js';
 import { installCommand } from './commands/install.js';
+import { labelsCommand } from './commands/labels.js';
 import { listCommand } from './commands/list.js';
 import { loginCommand } from './commands/login.js';
 import { logoutCommand } from './commands/logout.js';
@@ -70,6 +71,7 @@ Example:
   program.addCommand(installCommand());
   program.addCommand(enrollCommand());
   program.addCommand(nodesCommand());
+  program.addCommand(labelsCommand());
   program.addCommand(credentialCommand());
   program.addCommand(upgradeCommand());
   program.addCommand(uninstallCommand());

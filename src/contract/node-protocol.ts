@@ -2,7 +2,7 @@
 // the spec like every endpoint beyond §4: the node pulls work with a long poll (its heartbeat too), holds each run
 // under a lease it renews by polling, and reports the result once. Every call carries the node credential.
 import { Type, type Static } from '@sinclair/typebox';
-import { UUID_PATTERN } from './schemas.js';
+import { Labels, UUID_PATTERN } from './schemas.js';
 
 const Timestamp = Type.String({ description: 'ISO 8601, UTC' });
 const strict = { additionalProperties: false } as const;
@@ -66,6 +66,12 @@ export const AgentParams = Type.Object({ agent_id: Type.String({ maxLength: 128 
 export const NodeAgentsResponse = Type.Object({ node_id: Type.String(), agents: Type.Array(Type.String()) });
 export type NodeAgentsResponse = Static<typeof NodeAgentsResponse>;
 
+// PUT /v1/swarm/nodes/self/labels: the node's whole set of labels, replacing the one before (so a repeat is harmless).
+export const NodeLabelsRequest = Type.Object({ labels: Labels }, strict);
+export type NodeLabelsRequest = Static<typeof NodeLabelsRequest>;
+export const NodeLabelsResponse = Type.Object({ node_id: Type.String(), labels: Type.Array(Type.String()) });
+export type NodeLabelsResponse = Static<typeof NodeLabelsResponse>;
+
 // GET /v1/swarm/nodes
 export const NodeSummary = Type.Object({
   node_id: Type.String(),
@@ -76,6 +82,8 @@ export const NodeSummary = Type.Object({
   last_seen_at: Type.Union([Timestamp, Type.Null()]),
   online: Type.Boolean(),
   agents: Type.Array(Type.String()),
+  /** Its labels (lowercase, sorted): an execute that names labels goes only to a node that carries them all. */
+  labels: Type.Array(Type.String()),
   /** Runs this node finished since 00:00 UTC. */
   runs_today: Type.Integer(),
 });

@@ -4,6 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { AGENT_IDS } from './agents.js';
 import { DEPLOY_MODE, INSTALL_PATH } from './claims.js';
 import { EMAIL_PATTERN } from './email.js';
+import { LABEL_PATTERN, MAX_LABEL_LENGTH, MAX_LABELS } from './labels.js';
 import { DOCS_SECTIONS, TIER_IDS } from './tiers.js';
 
 export { EMAIL_PATTERN, isEmailAddress, normalizeEmail } from './email.js';
@@ -87,14 +88,19 @@ export const VerifyResponse = Type.Object({
 });
 export type VerifyResponse = Static<typeof VerifyResponse>;
 
-// POST /v1/swarm/execute. `input` and `node_id` are additions (docs/api.md "Execute"): the agent's input object,
-// and the one node that must run it.
+/** A node label (contract/labels.ts): any letter case here, compared and stored lowercase. */
+export const Label = Type.String({ pattern: LABEL_PATTERN, maxLength: MAX_LABEL_LENGTH });
+export const Labels = Type.Array(Label, { maxItems: MAX_LABELS });
+
+// POST /v1/swarm/execute. `input`, `node_id` and `labels` are additions (docs/api.md "Execute"): the agent's input
+// object, the one node that must run it, and the labels the node that runs it must all carry.
 export const ExecuteRequest = Type.Object(
   {
     user_id: Email,
     agent_id: Type.String({ minLength: 1, maxLength: 128 }),
     input: Type.Optional(Type.Record(Type.String({ maxLength: 128 }), Type.Unknown())),
     node_id: Type.Optional(Type.String({ pattern: UUID_PATTERN })),
+    labels: Type.Optional(Labels),
   },
   strict,
 );

@@ -6,8 +6,8 @@ import { writeFileAtomic } from './files.js';
 
 export const CONFIG_KEYS = ['base_url', 'wallet_url', 'merchant_id', 'timeout_seconds', 'concurrency', 'agent_isolation', 'agent_socket', 'health_addr'] as const;
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
-/** Written by install; shown by `config get`, not settable by hand. */
-export type ConfigFile = Partial<Record<ConfigKey | 'node_id', string>>;
+/** node_id: written by install; shown by `config get`, not settable by hand. labels: install --label, `swarm-node labels`. */
+export type ConfigFile = Partial<Record<ConfigKey | 'node_id', string>> & { labels?: string[] };
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
 export const DEFAULT_MERCHANT_ID = 'merchant_local';

@@ -1,6 +1,6 @@
 // The node's side of the protocol for runs on the node (docs/api.md "Runs on the node"): every call carries the
 // node credential, never the user's JWT, so the node's work never depends on a token that expires in 30 days.
-import type { CredentialRotation, PollRequest, PollResponse, ResultRequest, NodeAgentsResponse } from '../contract/node-protocol.js';
+import type { CredentialRotation, PollRequest, PollResponse, ResultRequest, NodeAgentsResponse, NodeLabelsResponse } from '../contract/node-protocol.js';
 import type { RunResponse } from '../contract/schemas.js';
 import type { ServiceClient } from './service-client.js';
 
@@ -57,6 +57,11 @@ export class NodeApi {
 
   async withdraw(agentId: string): Promise<NodeAgentsResponse> {
     return (await this.client.call<NodeAgentsResponse>({ method: 'DELETE', path: `/v1/swarm/nodes/self/agents/${encodeURIComponent(agentId)}`, bearer: this.#bearer, retrySafe: true })).body;
+  }
+
+  /** Replaces the labels the service routes by with this node's whole set: a repeat changes nothing. */
+  async setLabels(labels: readonly string[]): Promise<NodeLabelsResponse> {
+    return (await this.client.call<NodeLabelsResponse>({ method: 'PUT', path: '/v1/swarm/nodes/self/labels', body: { labels }, bearer: this.#bearer, retrySafe: true })).body;
   }
 
   /** An uploaded bundle's archive, by its digest (the caller verifies the bytes against it before using them). */

@@ -82,12 +82,19 @@ interface JournalledRequest {
   agent_id: string;
   user_id: string;
   input: Record<string, unknown> | undefined;
+  /** What the node that runs it must carry (run --label); empty: any node. */
+  labels: readonly string[];
 }
 
 async function executeOnce(deps: RunDeps, row: JournalledRequest): Promise<Settlement> {
   const { caller } = deps;
   try {
-    const body = { user_id: row.user_id, agent_id: row.agent_id, ...(row.input === undefined ? {} : { input: row.input }) };
+    const body = {
+      user_id: row.user_id,
+      agent_id: row.agent_id,
+      ...(row.input === undefined ? {} : { input: row.input }),
+      ...(row.labels.length === 0 ? {} : { labels: [...row.labels] }),
+    };
     let { run } = await deps.client.execute(caller.bearer, body, row.idempotency_key, caller.kind === 'node' ? 0 : EXECUTE_WAIT_SECONDS);
     if (run.lease !== undefined && caller.kind === 'node') {
       const executed = await caller.executor.execute(
@@ -203,7 +210,8 @@ export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlemen
       continue;
     }
     const input = row.input_json === null ? undefined : (JSON.parse(row.input_json) as Record<string, unknown>);
-    const outcome = await executeOnce(deps, { idempotency_key: row.idempotency_key, agent_id: row.agent_id, user_id: userId, input });
+    const labels = row.labels_json === null ? [] : (JSON.parse(row.labels_json) as string[]);
+    const outcome = await executeOnce(deps, { idempotency_key: row.idempotency_key, agent_id: row.agent_id, user_id: userId, input, labels });
     if (outcome.kind === 'unknown') {
       summary.left += 1;
       // Unreachable now: the rest would fail the same way.
@@ -217,10 +225,11 @@ export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlemen
 }
 
 /**
- * Runs an agent once, journaled, with `given` over the registration's default input (register --input). Throws only
- * when it cannot start one (an unknown agent, the store failing).
+ * Runs an agent once, journaled, with `given` over the registration's default input (register --input), on a node
+ * that carries `labels` (normalised; run --label). Throws only when it cannot start one (an unknown agent, the store
+ * failing).
  */
-export async function runAgent(deps: RunDeps, agentId: string, given?: Record<string, unknown>): Promise<RunOutcome> {
+export async function runAgent(deps: RunDeps, agentId: string, given?: Record<string, unknown>, labels: readonly string[] = []): Promise<RunOutcome> {
   const sku = findAgentSku(agentId);
   if (sku === undefined) throw agentNotFound(agentId);
   const input = withDefaultInput(defaultInputOf(deps.db, sku.agent_id), given);
@@ -228,10 +237,10 @@ export async function runAgent(deps: RunDeps, agentId: string, given?: Record<st
   const startedAt = deps.clock.now();
   journalRunStarted(
     deps.db,
-    { idempotency_key: key, agent_id: sku.agent_id, source: deps.source, price_cents: sku.price_cents, user_id: deps.caller.user_id, owner_pid: deps.pid ?? process.pid, input },
+    { idempotency_key: key, agent_id: sku.agent_id, source: deps.source, price_cents: sku.price_cents, user_id: deps.caller.user_id, owner_pid: deps.pid ?? process.pid, input, labels },
     startedAt,
   );
-  const outcome = await executeOnce(deps, { idempotency_key: key, agent_id: sku.agent_id, user_id: deps.caller.user_id, input });
+  const outcome = await executeOnce(deps, { idempotency_key: key, agent_id: sku.agent_id, user_id: deps.caller.user_id, input, labels });
   settle(deps, { idempotency_key: key, agent_id: sku.agent_id, started_at: startedAt }, outcome);
   return { ...outcome, agent: sku, idempotency_key: key };
 }

@@ -10,7 +10,7 @@ import { enrollNode, serve, type ServingNode } from '../helpers/protocol-node.js
 import { httpRequest } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
-import { TEST_RUN_TIMING, credit, entriesOf, execute, ledgerSnapshot, paidUser, paidUserWithNode, runsOf, stopNodes } from './execute-fixtures.js';
+import { TEST_RUN_TIMING, credit, entriesOf, execute, ledgerSnapshot, paidUser, paidUserWithNode, runsOf, stopNodes, type PaidUser } from './execute-fixtures.js';
 import { CONTRACT_INPUTS } from '../helpers/bundles.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -203,6 +203,16 @@ describe('POST /v1/swarm/execute', () => {
         code: 'invalid_request',
         send: () => execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, 'two words'),
       },
+      ...(
+        [
+          ['labels as a string', 'gpu'],
+          ['a label that is a number', [7]],
+          ['a label with a space', ['gpu linux']],
+          ['a label starting with a hyphen', ['-gpu']],
+          ['a label of 64 characters', ['a'.repeat(64)]],
+          ['17 labels', Array.from({ length: 17 }, (_, index) => `l${index}`)],
+        ] as const
+      ).map(([name, labels]) => ({ name, status: 400, code: 'invalid_request', send: () => post({ user_id: user.email, agent_id: 'agent_ops_monitor_004', labels }) })),
       {
         name: "another user's user_id",
         status: 403,
@@ -319,6 +329,125 @@ describe('POST /v1/swarm/execute', () => {
       expect(response.status).toBe(403);
       expect(response.body).toMatchObject({ code: 'forbidden' });
       expect(ledgerSnapshot(service)).toEqual(before);
+    });
+  });
+
+  describe('labels: a run goes only to an online node that carries every label it names', () => {
+    const AGENT = 'agent_ops_monitor_004';
+    let user: PaidUser;
+    let gpu: ServingNode;
+    let arm: ServingNode;
+    beforeAll(async () => {
+      user = await paidUser(service, 100);
+      gpu = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT], labels: ['GPU', 'linux'] });
+      arm = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT], labels: ['arm64', 'linux', 'linux'] });
+      nodes.push(gpu, arm);
+    });
+    const run = (labels: unknown, key?: string, extra: Record<string, unknown> = {}) => execute(service, user.token, { user_id: user.email, agent_id: AGENT, labels, ...extra }, key);
+
+    it('hands each run to the node with its labels, compared without case; the fleet view shows them lowercase', async () => {
+      const fleet = await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token });
+      expect(new Map(fleet.body.nodes.map((node: { node_id: string; labels: string[] }) => [node.node_id, node.labels]))).toEqual(
+        new Map([
+          [gpu.node_id, ['gpu', 'linux']],
+          [arm.node_id, ['arm64', 'linux']],
+        ]),
+      );
+      // Both nodes wait in a poll for each run, and without the labels either could take it: whether the same one
+      // takes every run or they take turns, two runs in a row for each node would show it.
+      const routes = [
+        [['gpu'], gpu],
+        [['linux', 'Gpu'], gpu],
+        [['ARM64', 'linux'], arm],
+        [['arm64'], arm],
+      ] as const;
+      for (const [labels, node] of [...routes, ...routes]) {
+        const response = await run(labels);
+        expect(response.status, response.text).toBe(200);
+        expect(response.body).toMatchObject({ status: 'succeeded', node_id: node.node_id });
+        // Handed to that node only: the other one never received it.
+        const other = node === gpu ? arm : gpu;
+        expect(other.received.map((received) => received.run_id)).not.toContain(response.body.run_id);
+      }
+      expect(await service.ctx.ledger.balance(user.email)).toBe(100 - 8 * 4);
+    });
+
+    it('409 no_node_available naming the labels no online node carries; nothing charged, the key free for a request that can run', async () => {
+      const before = ledgerSnapshot(service);
+      const key = randomUUID();
+      const missing = await run(['nope', 'gpu', 'cuda'], key);
+      expect(missing.status, missing.text).toBe(409);
+      expect(missing.body).toMatchObject({
+        code: 'no_node_available',
+        detail: `no node can run ${AGENT} now: none of your online nodes that serve ${AGENT} carries the labels cuda, nope; nothing was charged`,
+        agent_id: AGENT,
+        labels: ['cuda', 'gpu', 'nope'],
+        missing_labels: ['cuda', 'nope'],
+        remedy: expect.stringContaining('swarm-node labels add'),
+      });
+      const apart = await run(['gpu', 'arm64']);
+      expect(apart.status).toBe(409);
+      expect(apart.body).toMatchObject({ detail: expect.stringContaining('no one of your online nodes that serve agent_ops_monitor_004 carries all of the labels arm64, gpu'), missing_labels: [] });
+      const pinned = await run(['gpu'], undefined, { node_id: arm.node_id });
+      expect(pinned.status).toBe(409);
+      expect(pinned.body).toMatchObject({ detail: expect.stringContaining(`node ${arm.node_id} does not carry the label gpu`), node_id: arm.node_id, missing_labels: ['gpu'] });
+      // A node's own run executes on it: it must carry what it asks for.
+      const own = await execute(service, arm.credential, { user_id: user.email, agent_id: AGENT, labels: ['gpu'] });
+      expect(own.status).toBe(409);
+      expect(own.body).toMatchObject({ code: 'no_node_available', detail: expect.stringContaining('does not carry the label gpu'), missing_labels: ['gpu'] });
+      expect(ledgerSnapshot(service)).toEqual(before);
+      const ran = await run(['gpu'], key);
+      expect(ran.status, ran.text).toBe(200);
+      expect(ran.body.node_id).toBe(gpu.node_id);
+    });
+
+    it('labels are part of the request under an Idempotency-Key: the same set in another order or case replays, another set is a conflict', async () => {
+      const key = randomUUID();
+      const first = await run(['linux', 'GPU'], key);
+      expect(first.status, first.text).toBe(200);
+      const replayed = await run(['gpu', 'linux', 'gpu'], key);
+      expect(replayed.text).toBe(first.text);
+      expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+      for (const other of [['arm64'], [], undefined]) {
+        const conflict = await run(other, key);
+        expect(conflict.status, JSON.stringify(other)).toBe(422);
+        expect(conflict.body.code).toBe('idempotency_key_reuse');
+      }
+      // No labels is the request as it was before labels existed: `[]` and none are one request.
+      const plain = randomUUID();
+      expect((await run([], plain)).status).toBe(200);
+      expect((await run(undefined, plain)).headers.get('idempotent-replayed')).toBe('true');
+    });
+
+    it('PUT /v1/swarm/nodes/self/labels replaces the set with the node credential only, and refuses a bad one, keeping the set', async () => {
+      const node = await enrollNode(service.baseUrl, user.email);
+      const put = (body: unknown, token = node.credential) => httpRequest(`${service.baseUrl}/v1/swarm/nodes/self/labels`, { method: 'PUT', body, token });
+      expect((await put({ labels: ['Zone.eu-1', 'b', 'B'] })).body).toEqual({ node_id: node.node_id, labels: ['b', 'zone.eu-1'] });
+      expect((await put({ labels: ['b', 'c'] })).body).toEqual({ node_id: node.node_id, labels: ['b', 'c'] });
+      for (const bad of [{ labels: 'b' }, { labels: ['a b'] }, { labels: Array.from({ length: 17 }, (_, index) => `l${index}`) }, {}, { labels: [], extra: 1 }]) {
+        const refused = await put(bad);
+        expect(refused.status, JSON.stringify(bad)).toBe(400);
+        expect(refused.body.code).toBe('invalid_request');
+      }
+      expect((await put({ labels: ['x'] }, user.token)).status).toBe(401);
+      expect((await put({ labels: ['x'] }, 'svcn_' + 'A'.repeat(43))).status).toBe(401);
+      const fleet = await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token });
+      expect(fleet.body.nodes.find((listed: { node_id: string }) => listed.node_id === node.node_id).labels).toEqual(['b', 'c']);
+      expect((await put({ labels: [] })).body.labels).toEqual([]);
+    });
+
+    it('a queued run whose labelled node went away is failed not_picked_up and refunded once its lease time passed, though another node serves the agent', async () => {
+      const other = await paidUser(service, 20);
+      // Online, but taking no work (capacity 0): the run stays queued while the test looks.
+      const labelled = await serve(service.baseUrl, await enrollNode(service.baseUrl, other.email), { agents: [AGENT], labels: ['gpu'], capacity: 0 });
+      nodes.push(await serve(service.baseUrl, await enrollNode(service.baseUrl, other.email), { agents: [AGENT], capacity: 0 }));
+      const queued = await execute(service, other.token, { user_id: other.email, agent_id: AGENT, labels: ['gpu'] }, randomUUID(), { prefer: 'respond-async' });
+      expect(queued.status, queued.text).toBe(202);
+      expect(queued.body).toMatchObject({ status: 'queued', charged_cents: 4 });
+      await labelled.stop();
+      const failed = await httpRequest(`${service.baseUrl}/v1/swarm/runs/${queued.body.run_id}?wait=20`, { token: other.token });
+      expect(failed.body).toMatchObject({ status: 'failed', charged_cents: 0, output: { error: 'not_picked_up' } });
+      expect(await service.ctx.ledger.balance(other.email)).toBe(20);
     });
   });
 

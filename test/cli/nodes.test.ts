@@ -13,7 +13,8 @@ import { waitFor } from '../helpers/funnel.js';
 import { KEY, spawnSwarmNodePty } from '../helpers/pty.js';
 import { apiClient } from '../helpers/http.js';
 import { REPO_ROOT, useSvcApi } from '../helpers/svc-api.js';
-import { nodeDb, signedInNode, walletBalance } from './fixtures.js';
+import { enrollNode, serve, stopServingNodes } from '../helpers/protocol-node.js';
+import { deadPid, nodeDb, signedInNode, walletBalance } from './fixtures.js';
 
 const AGENT = 'agent_ops_monitor_004';
 const VERSION = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version as string;
@@ -24,6 +25,7 @@ const service = useSvcApi({ runTiming: { pollHoldMs: 1_000 } });
 const daemons: DaemonProcess[] = [];
 afterAll(async () => {
   for (const daemon of daemons) await daemon.stop();
+  await stopServingNodes();
 });
 
 const nodeIdOf = (home: string): string => readCredentials(join(home, 'etc', 'credentials.json')).node!.node_id;
@@ -34,6 +36,7 @@ interface FleetNode {
   version: string | null;
   online: boolean;
   agents: string[];
+  labels: string[];
   runs_today: number;
 }
 
@@ -73,17 +76,17 @@ describe('swarm-node nodes', () => {
     expect(json.json.this_node_id).toBe(hereId);
     const byId = new Map<string, FleetNode>(json.json.nodes.map((node: FleetNode) => [node.node_id, node]));
     expect([...byId.keys()].sort()).toEqual([hereId, otherId].sort());
-    expect(byId.get(hereId)).toMatchObject({ hostname: hostname(), version: VERSION, online: true, agents: [AGENT], runs_today: 1, last_seen_at: expect.any(String) });
-    expect(byId.get(otherId)).toMatchObject({ hostname: null, version: null, online: false, agents: [], runs_today: 0, last_seen_at: null });
+    expect(byId.get(hereId)).toMatchObject({ hostname: hostname(), version: VERSION, online: true, agents: [AGENT], labels: [], runs_today: 1, last_seen_at: expect.any(String) });
+    expect(byId.get(otherId)).toMatchObject({ hostname: null, version: null, online: false, agents: [], labels: [], runs_today: 0, last_seen_at: null });
 
     const human = await swarmNode(['nodes'], { env: here.env });
     expect(human.exitCode, human.stderr).toBe(0);
     const lines = human.stdout.split('\n');
-    expect(lines[0]).toMatch(/^NODE\s+HOST\s+VERSION\s+STATE\s+LAST SEEN\s+AGENTS\s+RUNS TODAY$/);
+    expect(lines[0]).toMatch(/^NODE\s+HOST\s+VERSION\s+STATE\s+LAST SEEN\s+AGENTS\s+LABELS\s+RUNS TODAY$/);
     expect(lines.find((line) => line.startsWith(hereId))).toMatch(
-      new RegExp(`^${hereId} \\(here\\)\\s+${hostname()}\\s+${VERSION.replaceAll('.', '\\.')}\\s+online\\s+\\S+ \\S+\\s+${AGENT}\\s+1$`),
+      new RegExp(`^${hereId} \\(here\\)\\s+${hostname()}\\s+${VERSION.replaceAll('.', '\\.')}\\s+online\\s+\\S+ \\S+\\s+${AGENT}\\s+-\\s+1$`),
     );
-    expect(lines.find((line) => line.startsWith(otherId))).toMatch(new RegExp(`^${otherId}\\s+-\\s+-\\s+offline\\s+never\\s+-\\s+0$`));
+    expect(lines.find((line) => line.startsWith(otherId))).toMatch(new RegExp(`^${otherId}\\s+-\\s+-\\s+offline\\s+never\\s+-\\s+-\\s+0$`));
     // From the other home, that one is here.
     expect((await swarmNode(['nodes'], { env: other.env })).stdout).toContain(`${otherId} (here)`);
     expect(human.stdout + human.stderr).not.toContain(here.token);
@@ -286,4 +289,107 @@ describe('swarm-node nodes remove', () => {
     expect(register.json.error).toMatchObject({ code: 'node_removed', remedy: expect.stringContaining('swarm-node uninstall --purge') });
     expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations.map((row: { agent_id: string }) => row.agent_id)).toEqual([AGENT]);
   }, 60_000);
+});
+
+describe('labels', () => {
+  it('labels add|remove: kept in the config file, sent at once, listed by `labels` and the fleet view; a bad label changes nothing', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'labels' });
+    const nodeId = nodeIdOf(node.home);
+    const configFile = join(node.home, 'etc', 'config.json');
+    expect((await swarmNode(['--json', 'labels'], { env: node.env })).json).toEqual({ node_id: nodeId, labels: [], file: configFile });
+
+    const added = await swarmNode(['--json', 'labels', 'add', 'GPU', 'linux-x64,zone.eu-1'], { env: node.env });
+    expect(added.exitCode, added.stderr).toBe(0);
+    expect(added.json).toEqual({ node_id: nodeId, labels: ['gpu', 'linux-x64', 'zone.eu-1'], not_carried: [], sent: true });
+    expect(JSON.parse(readFileSync(configFile, 'utf8')).labels).toEqual(['gpu', 'linux-x64', 'zone.eu-1']);
+    expect((await fleetOf(node.token))[0]!.labels).toEqual(['gpu', 'linux-x64', 'zone.eu-1']);
+
+    const removed = await swarmNode(['labels', 'remove', 'zone.eu-1', 'nope'], { env: node.env });
+    expect(removed.exitCode, removed.stderr).toBe(0);
+    expect(removed.stdout).toBe(`Labels of node ${nodeId}: gpu, linux-x64; the service routes by them now.`);
+    expect(removed.stderr).toContain('nope was not a label of this node');
+    expect((await fleetOf(node.token))[0]!.labels).toEqual(['gpu', 'linux-x64']);
+    expect((await swarmNode(['labels', 'list'], { env: node.env })).stdout).toBe('gpu\nlinux-x64');
+    expect((await swarmNode(['nodes'], { env: node.env })).stdout.split('\n')[1]).toMatch(/\s+gpu,linux-x64\s+0$/);
+
+    const config = readFileSync(configFile, 'utf8');
+    for (const bad of [['bad label'], ['gpu,-x'], Array.from({ length: 15 }, (_, index) => `l${index}`)]) {
+      const refused = await swarmNode(['--json', 'labels', 'add', ...bad], { env: node.env });
+      expect(refused.exitCode, bad.join(' ')).toBe(2);
+      expect(refused.json.error).toMatchObject({ code: 'usage', message: expect.stringMatching(/is not a label|this node would carry 17 labels; at most 16/) });
+    }
+    expect(readFileSync(configFile, 'utf8')).toBe(config);
+    expect((await fleetOf(node.token))[0]!.labels).toEqual(['gpu', 'linux-x64']);
+    // Labels are a node's: a home that is not one is told so.
+    const bare = await swarmNode(['--json', 'labels', 'add', 'gpu'], { env: nodeEnv(service.baseUrl).env });
+    expect(bare.exitCode).toBe(4);
+    expect(bare.json.error.code).toBe('not_enrolled');
+  });
+
+  it('run --label: only the node with the labels runs it; none with them → exit 1 naming them, nothing charged; the daemon sends labels the service missed', async () => {
+    const gpu = await signedInNode(service.baseUrl, { fundCents: 100, label: 'labels-gpu' });
+    const gpuId = nodeIdOf(gpu.home);
+    expect((await swarmNode(['register', AGENT], { env: gpu.env })).exitCode).toBe(0);
+    // The service cannot be reached when the label is added: kept here, and sent by the daemon when it starts.
+    expect((await swarmNode(['config', 'set', 'timeout_seconds', '2'], { env: gpu.env })).exitCode).toBe(0);
+    const offline = await swarmNode(['--json', '--base-url', CLOSED_PORT_URL, 'labels', 'add', 'gpu'], { env: gpu.env });
+    expect(offline.exitCode, offline.stderr).toBe(0);
+    expect(offline.json).toMatchObject({ labels: ['gpu'], sent: false, send_error: expect.stringContaining('cannot reach the service') });
+    expect(offline.stderr).toMatch(/warning: the service was not told \(.+\); the daemon sends them at its next contact/);
+    expect((await fleetOf(gpu.token))[0]!.labels).toEqual([]);
+    const daemon = DaemonProcess.start(gpu);
+    daemons.push(daemon);
+    await waitFor(async () => {
+      const here = (await fleetOf(gpu.token))[0]!;
+      return here.online && here.labels.join() === 'gpu' ? true : undefined;
+    }, 'the daemon sending its labels');
+    expect((await daemon.waitForEvent('agents_served')).labels).toBe('gpu');
+
+    // A second node of the user, serving the same agent with another label: played over the protocol (cheaper than a
+    // second daemon; the service cannot tell them apart).
+    const arm = await serve(service.baseUrl, await enrollNode(service.baseUrl, gpu.email), { agents: [AGENT], labels: ['arm64'] });
+    const armId = arm.node_id;
+
+    const laptop = nodeEnv(service.baseUrl);
+    expect((await swarmNode(['login', '--token-stdin'], { env: laptop.env, input: `${gpu.token}\n` })).exitCode).toBe(0);
+    const onGpu = await swarmNode(['--json', 'run', AGENT, '--label', 'GPU'], { env: laptop.env });
+    expect(onGpu.exitCode, onGpu.stderr).toBe(0);
+    // The daemon ran the real agent on this host.
+    expect(onGpu.json).toMatchObject({ node_id: gpuId, status: 'succeeded', output: { host: { hostname: hostname() } } });
+    const onArm = await swarmNode(['--json', 'run', AGENT, '--label', 'arm64'], { env: laptop.env });
+    expect(onArm.exitCode, onArm.stderr).toBe(0);
+    expect(onArm.json).toMatchObject({ node_id: armId, status: 'succeeded', output: { summary: `ran ${AGENT} on the test node` } });
+
+    const none = await swarmNode(['--json', 'run', AGENT, '--label', 'gpu,nope'], { env: laptop.env });
+    expect(none.exitCode).toBe(1);
+    expect(none.json.error).toMatchObject({
+      code: 'no_node_available',
+      message: `no node can run ${AGENT} now: none of your online nodes that serve ${AGENT} carries the label nope; nothing was charged`,
+      labels: ['gpu', 'nope'],
+      missing_labels: ['nope'],
+      remedy: expect.stringContaining('swarm-node labels add'),
+    });
+    const bad = await swarmNode(['run', AGENT, '--label', 'a b'], { env: laptop.env });
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain('"a b" is not a label');
+    expect(await walletBalance(service.baseUrl, gpu.token)).toBe(100 - 2 * 4);
+
+    // A run whose answer was lost is replayed with its labels: the same request under its key, not charged again.
+    const db = nodeDb(laptop.home);
+    expect(db.prepare('SELECT labels_json, status, error_code FROM runs ORDER BY started_at').all()).toEqual([
+      { labels_json: '["gpu"]', status: 'succeeded', error_code: null },
+      { labels_json: '["arm64"]', status: 'succeeded', error_code: null },
+      { labels_json: '["gpu","nope"]', status: 'failed', error_code: 'no_node_available' },
+    ]);
+    db.prepare("UPDATE runs SET status = 'pending', owner_pid = ? WHERE labels_json = '[\"gpu\"]'").run(await deadPid());
+    db.close();
+    const next = await swarmNode(['run', AGENT, '--label', 'arm64'], { env: laptop.env });
+    expect(next.exitCode, next.stderr).toBe(0);
+    expect(next.stderr).toContain('Settled 1 earlier run(s)');
+    const replayed = nodeDb(laptop.home);
+    expect(replayed.prepare(`SELECT status, node_id FROM runs WHERE labels_json = '["gpu"]'`).get()).toEqual({ status: 'succeeded', node_id: gpuId });
+    replayed.close();
+    expect(await walletBalance(service.baseUrl, gpu.token)).toBe(100 - 3 * 4);
+    expect(await daemon.stop()).toBe(0);
+  });
 });

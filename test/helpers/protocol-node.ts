@@ -32,6 +32,8 @@ export interface ServingNode extends EnrolledTestNode {
 
 export interface ServeOptions {
   agents: readonly string[];
+  /** The labels it carries (PUT self/labels before its first poll). */
+  labels?: readonly string[];
   /** What the node does with a run; the run counts as held (its lease renewed) until this settles. */
   answer?: (run: AssignedRun) => Promise<Answer> | Answer;
   capacity?: number;
@@ -62,6 +64,10 @@ export async function serve(baseUrl: string, node: EnrolledTestNode, options: Se
   for (const agent of options.agents) {
     const registered = await call('PUT', `/v1/swarm/nodes/self/agents/${agent}`);
     expect(registered.status, registered.text).toBe(200);
+  }
+  if (options.labels !== undefined) {
+    const labelled = await call('PUT', '/v1/swarm/nodes/self/labels', { labels: options.labels });
+    expect(labelled.status, labelled.text).toBe(200);
   }
   const received: AssignedRun[] = [];
   const held = new Map<string, AssignedRun>();

@@ -158,6 +158,23 @@ describe('swarm-node install', () => {
       expect(readFileSync(unit, 'utf8')).toBe(shipped);
       expect(mode(credentials)).toBe(0o600);
     });
+
+    it('--label sets the labels in the config file (the daemon sends them when it starts); a re-run without keeps them; a bad one changes nothing', async () => {
+      const configFile = join(homeOf(root), 'etc', 'config.json');
+      const labelled = await install(root, ['--json', '--label', 'GPU,linux-x64', '--label', 'zone.eu-1']);
+      expect(labelled.exitCode, labelled.stderr).toBe(0);
+      expect(labelled.json.changes).toEqual([expect.objectContaining({ path: configFile, detail: 'labels gpu,linux-x64,zone.eu-1' })]);
+      const config = readFileSync(configFile, 'utf8');
+      expect(JSON.parse(config)).toMatchObject({ base_url: service.baseUrl, node_id: expect.any(String), labels: ['gpu', 'linux-x64', 'zone.eu-1'] });
+      expect((await install(root)).stdout).toMatch(/^nothing to change/);
+      const bad = await install(root, ['--label', 'gpu,no way']);
+      expect(bad.exitCode).toBe(2);
+      expect(bad.stderr).toContain('"no way" is not a label');
+      expect(readFileSync(configFile, 'utf8')).toBe(config);
+      // What a node reads back: `swarm-node labels` on the installed node.
+      const listed = await run(join(root, 'usr/local/bin/swarm-node'), ['--json', 'labels']);
+      expect(listed.json, listed.stderr).toMatchObject({ labels: ['gpu', 'linux-x64', 'zone.eu-1'] });
+    });
   });
 
   describe('refuses before anything is written', () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase, type SqliteDatabase } from '../../src/lib/sqlite.js';
 import { NODE_MIGRATIONS, openNodeStore } from '../../src/node/store/database.js';
-import { journalRunSettled, journalRunStarted, runHistory, type RunStatus } from '../../src/node/store/journal.js';
+import { journalRunSettled, journalRunStarted, runHistory, type RunSource, type RunStatus } from '../../src/node/store/journal.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
 
 afterAll(() => removeTempDirs());
@@ -27,13 +27,24 @@ function scanned(db: SqliteDatabase, agentId?: string): ReturnType<typeof runHis
   return totals;
 }
 
+/** A journal row started as the schema of version 4 has it (before the totals, and the labels of version 6). */
+function startedAtVersion4(db: SqliteDatabase, run: { idempotency_key: string; agent_id: string; source: RunSource; price_cents: number }, now: number): void {
+  db.prepare(`INSERT INTO runs (idempotency_key, agent_id, source, status, price_cents, started_at) VALUES (?, ?, ?, 'pending', ?, ?)`).run(
+    run.idempotency_key,
+    run.agent_id,
+    run.source,
+    run.price_cents,
+    now,
+  );
+}
+
 /** A pseudo-random but repeatable mix: runs started, some settled (a few twice, as a replay rewrites its row). */
-function journalSome(db: SqliteDatabase, count: number, seed: number): void {
+function journalSome(db: SqliteDatabase, count: number, seed: number, start: typeof startedAtVersion4 = journalRunStarted): void {
   let state = seed;
   const next = (n: number): number => (state = (state * 1103515245 + 12345) % 2 ** 31) % n;
   for (let i = 0; i < count; i += 1) {
     const key = randomUUID();
-    journalRunStarted(db, { idempotency_key: key, agent_id: AGENTS[next(AGENTS.length)]!, source: 'cli', price_cents: 4 }, i);
+    start(db, { idempotency_key: key, agent_id: AGENTS[next(AGENTS.length)]!, source: 'cli', price_cents: 4 }, i);
     const settles = next(4);
     for (let s = 0; s < Math.min(settles, 2); s += 1) {
       const status = SETTLED[next(SETTLED.length)]!;
@@ -57,7 +68,7 @@ describe('run totals', () => {
   it('are filled from the rows a journal held before the migration that keeps them', () => {
     const path = join(tempDir('totals-old-'), 'swarm-node.db');
     const old = openDatabase(path, { migrations: NODE_MIGRATIONS.slice(0, 4) });
-    journalSome(old, 200, 11);
+    journalSome(old, 200, 11, startedAtVersion4);
     const before = scanned(old);
     expect(before.runs).toBe(200);
     old.close();

@@ -1,5 +1,5 @@
 // The user's fleet (docs/api.md "Runs on the node"): what each enrolled node reported at its last poll (its
-// heartbeat), which agents it serves, and whether it is online: seen within the lease time.
+// heartbeat), which agents it serves, the labels it carries, and whether it is online: seen within the lease time.
 import type { Store } from '../store/store.js';
 
 export interface NodeRow {
@@ -19,10 +19,17 @@ export interface NodeRegistry {
   serve(nodeId: string, agentId: string, now: number): Promise<void>;
   withdraw(nodeId: string, agentId: string): Promise<void>;
   agentsOf(nodeId: string): Promise<string[]>;
+  /** Its labels, sorted. */
+  labelsOf(nodeId: string): Promise<string[]>;
+  /** Replaces the node's labels with `labels` (normalised: lowercase, each once). */
+  setLabels(nodeId: string, labels: readonly string[]): Promise<void>;
   /** The user's fleet: not the nodes removed from it (node-removal.ts). */
   nodesOf(userId: string): Promise<NodeRow[]>;
-  /** The user's nodes that serve the agent (the pinned one only, if given), online since `onlineSince`. */
-  servingOnline(userId: string, agentId: string, onlineSince: number, pinnedNodeId: string | undefined): Promise<NodeRow[]>;
+  /**
+   * The user's nodes that serve the agent (the pinned one only, if given) and carry every one of `labels`
+   * (normalised), online since `onlineSince`.
+   */
+  servingOnline(userId: string, agentId: string, onlineSince: number, pinnedNodeId: string | undefined, labels?: readonly string[]): Promise<NodeRow[]>;
 }
 
 export function isOnline(node: Pick<NodeRow, 'last_seen_at'>, onlineSince: number): boolean {
@@ -55,9 +62,28 @@ export function createNodeRegistry(store: Store): NodeRegistry {
       const rows = await store.db.selectFrom('node_agents').select('agent_id').where('node_id', '=', nodeId).orderBy('agent_id').execute();
       return rows.map((row) => row.agent_id);
     },
+    async labelsOf(nodeId) {
+      const rows = await store.db.selectFrom('node_labels').select('label').where('node_id', '=', nodeId).orderBy('label').execute();
+      return rows.map((row) => row.label);
+    },
+    setLabels: (nodeId, labels) =>
+      store.transaction(async () => {
+        // Only what changed: two PUTs at once (several instances) then meet on the same rows, never on a duplicate key.
+        await store.db
+          .deleteFrom('node_labels')
+          .where('node_id', '=', nodeId)
+          .$if(labels.length > 0, (query) => query.where('label', 'not in', [...labels]))
+          .execute();
+        if (labels.length === 0) return;
+        await store.db
+          .insertInto('node_labels')
+          .values(labels.map((label) => ({ node_id: nodeId, label })))
+          .onConflict((conflict) => conflict.columns(['node_id', 'label']).doNothing())
+          .execute();
+      }),
     nodesOf: (userId) =>
       store.db.selectFrom('nodes').select(COLUMNS).where('user_id', '=', userId).where('removed_at', 'is', null).orderBy('enrolled_at').orderBy('node_id').execute(),
-    servingOnline: (userId, agentId, onlineSince, pinned) =>
+    servingOnline: (userId, agentId, onlineSince, pinned, labels = []) =>
       store.db
         .selectFrom('nodes as n')
         .innerJoin('node_agents as a', 'a.node_id', 'n.node_id')
@@ -67,6 +93,13 @@ export function createNodeRegistry(store: Store): NodeRegistry {
         .where('n.last_seen_at', '>=', onlineSince)
         .where('n.removed_at', 'is', null)
         .$if(pinned !== undefined, (query) => query.where('n.node_id', '=', pinned!))
+        .$if(labels.length > 0, (query) =>
+          query.where(
+            (eb) => eb.selectFrom('node_labels as l').select(eb.fn.countAll<number>().as('n')).whereRef('l.node_id', '=', 'n.node_id').where('l.label', 'in', [...labels]),
+            '=',
+            labels.length,
+          ),
+        )
         .orderBy('n.last_seen_at', 'desc')
         .execute(),
   };

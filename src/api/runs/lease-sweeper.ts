@@ -32,7 +32,7 @@ export async function sweepRuns(ctx: ServiceContext, runs: RunStore, finish: Fin
     }
   }
   for (const run of await runs.stranded(now - queueTimeoutMs, now - leaseMs)) {
-    const outcome = failed('not_picked_up', 'no node took the run: none that serves its agent was online in time; it was refunded');
+    const outcome = failed('not_picked_up', 'no node took the run: none that serves its agent (and carries its labels) was online in time; it was refunded');
     if ((await finish(run.run_id, outcome)).kind === 'finished') {
       counts.not_picked_up += 1;
       events.finished(run.run_id);

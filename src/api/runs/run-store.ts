@@ -4,6 +4,7 @@
 // lease; the run is finished once, guarded by its status (and lease), by the node's result or by the service.
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import { carriesRunLabels } from '../nodes/labels.js';
 import type { Store } from '../store/store.js';
 import type { Tables } from '../store/tables.js';
 
@@ -37,7 +38,8 @@ export interface RunStore {
   /** The run, locked until the transaction ends (PostgreSQL); whoever finishes a run reads it this way. */
   getForUpdate(runId: string): Promise<RunRow | undefined>;
   /**
-   * Oldest first, the queued runs of `userId` that `nodeId` may take: its agents, unpinned or pinned to it. On
+   * Oldest first, the queued runs of `userId` that `nodeId` may take: its agents, unpinned or pinned to it, requiring
+   * no label it does not carry. On
    * PostgreSQL they are locked, skipping those another instance's poll is taking (SKIP LOCKED), so two polls never
    * queue up behind each other for the same runs.
    */
@@ -89,6 +91,7 @@ export function createRunStore(store: Store): RunStore {
         .where('user_id', '=', userId)
         .where((eb) => eb.or([eb('pinned_node_id', 'is', null), eb('pinned_node_id', '=', nodeId)]))
         .where('agent_id', 'in', (eb) => eb.selectFrom('node_agents').select('agent_id').where('node_id', '=', nodeId))
+        .where(carriesRunLabels(sql.ref('runs.run_id'), nodeId))
         .orderBy('started_at')
         .orderBy('run_id')
         .limit(limit);
@@ -134,7 +137,7 @@ export function createRunStore(store: Store): RunStore {
         .orderBy('started_at')
         .execute(),
     // A queued run is stranded when it waited too long, or when none of its user's nodes that could take it (serving
-    // its agent, and the pinned one if any) has been seen since `onlineSince`.
+    // its agent, carrying its labels, and the pinned one if any) has been seen since `onlineSince`.
     stranded: (queuedBefore, onlineSince) =>
       store.db
         .selectFrom('runs as r')
@@ -153,6 +156,7 @@ export function createRunStore(store: Store): RunStore {
                   .whereRef('a.agent_id', '=', 'r.agent_id')
                   .where('n.last_seen_at', '>=', onlineSince)
                   .where('n.removed_at', 'is', null)
+                  .where(carriesRunLabels(sql.ref('r.run_id'), sql.ref('n.node_id')))
                   .where((inner) => inner.or([inner('r.pinned_node_id', 'is', null), inner('n.node_id', '=', inner.ref('r.pinned_node_id'))])),
               ),
             ),

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { findAgentSku } from '../../contract/agents.js';
 import { walletLoginUrl } from '../../contract/claims.js';
 import { normalizeEmail } from '../../contract/email.js';
+import { normalizeLabels } from '../../contract/labels.js';
 import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import type { ExecuteRequest } from '../../contract/schemas.js';
@@ -15,6 +16,7 @@ import { pinBundle } from '../agents/pinned-bundle.js';
 import type { ServiceContext } from '../context.js';
 import { createTurns } from '../store/turns.js';
 import type { EnrolledNode } from '../nodes/credentials.js';
+import { assertLabelsAvailable, assertOwnLabels, recordRunLabels } from '../nodes/labels.js';
 import type { NodeRegistry } from '../nodes/registry.js';
 import type { IdempotencyStore } from './idempotency.js';
 import { requestHash } from './idempotency.js';
@@ -49,15 +51,19 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       const now = ctx.clock.now();
       const { request } = call;
       const pinned = call.caller.kind === 'node' ? call.caller.node.node_id : request.node_id;
-      const hash = requestHash({ user_id: userId, agent_id: agentId, input: request.input ?? null, node_id: pinned ?? null });
+      const labels = normalizeLabels(request.labels ?? []);
+      // No labels hashes as before labels existed, so a key stored by an older version still replays.
+      const hash = requestHash({ user_id: userId, agent_id: agentId, input: request.input ?? null, node_id: pinned ?? null, labels: labels.length > 0 ? labels : undefined });
       const lookup = await keys.lookup(userId, call.idempotencyKey, hash, now);
       if (lookup.kind === 'replay') return lookup;
       if (lookup.kind === 'in_flight') {
         const run = await runs.get(lookup.run_id);
         if (run !== undefined) return { kind: 'in_flight', run };
       }
-      // A node's own run goes to itself: it asked, so it is there. Any other needs an online node serving the agent.
-      if (call.caller.kind !== 'node') await assertNodeAvailable(ctx, nodes, userId, agentId, request.node_id, now);
+      // A node's own run goes to itself: it asked, so it is there, and must carry the labels it names. Any other needs
+      // an online node serving the agent and carrying its labels.
+      if (call.caller.kind !== 'node') await assertNodeAvailable(ctx, nodes, userId, agentId, request.node_id, now, labels);
+      else await assertOwnLabels(nodes, call.caller.node.node_id, agentId, labels);
 
       const runId = randomUUID();
       const debit = await ctx.ledger.debitForRun({ user_id: userId, run_id: runId, amount_cents: priceCents });
@@ -86,6 +92,7 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       };
       const lease = call.caller.kind === 'node' ? newLease(now, ctx.runTiming.leaseMs) : undefined;
       const run = lease === undefined || call.caller.kind !== 'node' ? await runs.insertQueued(newRun) : await runs.insertLeased(newRun, call.caller.node.node_id, lease);
+      await recordRunLabels(ctx.store, runId, labels);
       await keys.begin(userId, call.idempotencyKey, hash, runId, now);
       return { kind: 'started', run, ...(lease === undefined ? {} : { lease }) };
     });
@@ -105,10 +112,22 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
   };
 }
 
-/** 409 when no online node of the user serves the agent (the pinned node, if one is named), saying which it is. */
-async function assertNodeAvailable(ctx: ServiceContext, nodes: NodeRegistry, userId: string, agentId: string, pinned: string | undefined, now: number): Promise<void> {
+/**
+ * 409 when no online node of the user serves the agent (the pinned node, if one is named) and carries its labels,
+ * saying which it is.
+ */
+async function assertNodeAvailable(
+  ctx: ServiceContext,
+  nodes: NodeRegistry,
+  userId: string,
+  agentId: string,
+  pinned: string | undefined,
+  now: number,
+  labels: readonly string[],
+): Promise<void> {
   const onlineSince = now - ctx.runTiming.leaseMs;
-  if ((await nodes.servingOnline(userId, agentId, onlineSince, pinned)).length > 0) return;
+  if ((await nodes.servingOnline(userId, agentId, onlineSince, pinned, labels)).length > 0) return;
+  if (labels.length > 0) await assertLabelsAvailable(nodes, { userId, agentId, onlineSince, pinned }, labels);
   const fleet = await nodes.nodesOf(userId);
   const agentsOf = new Map(await Promise.all(fleet.map(async (node) => [node.node_id, await nodes.agentsOf(node.node_id)] as const)));
   const named = pinned === undefined ? undefined : fleet.find((node) => node.node_id === pinned);
@@ -126,6 +145,6 @@ async function assertNodeAvailable(ctx: ServiceContext, nodes: NodeRegistry, use
           ? `none of your nodes serves ${agentId}`
           : `your nodes that serve ${agentId} are offline`;
   throw new SvcError('no_node_available', `no node can run ${agentId} now: ${why}; nothing was charged`, {
-    extensions: { agent_id: agentId, ...(pinned === undefined ? {} : { node_id: pinned }) },
+    extensions: { agent_id: agentId, ...(pinned === undefined ? {} : { node_id: pinned }), ...(labels.length === 0 ? {} : { labels: [...labels] }) },
   });
 }

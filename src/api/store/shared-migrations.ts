@@ -12,6 +12,23 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
   async (db) => {
     await db.schema.alterTable('nodes').addColumn('removed_at', 'bigint').execute();
   },
+  /* 7: labels (docs/api.md "Labels") */ async (db) => {
+    // What each node carries (PUT /v1/swarm/nodes/self/labels replaces the set), and what each run requires of the
+    // node that takes it (execute's `labels`; a run without is not in run_labels). Rows, not a list in a column, so
+    // "the node carries every label of the run" is one NOT EXISTS both engines plan with these primary keys.
+    await db.schema
+      .createTable('node_labels')
+      .addColumn('node_id', 'text', (c) => c.notNull().references('nodes.node_id').onDelete('cascade'))
+      .addColumn('label', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('node_labels_pkey', ['node_id', 'label'])
+      .execute();
+    await db.schema
+      .createTable('run_labels')
+      .addColumn('run_id', 'text', (c) => c.notNull().references('runs.run_id').onDelete('cascade'))
+      .addColumn('label', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('run_labels_pkey', ['run_id', 'label'])
+      .execute();
+  },
 ];
 
 /** The schema version this program migrates either engine to. */

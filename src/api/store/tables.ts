@@ -52,6 +52,10 @@ export interface Tables {
     removed_at: number | null;
   };
   node_agents: { node_id: string; agent_id: string; registered_at: number };
+  /** The labels a node carries, lowercase (contract/labels.ts). */
+  node_labels: { node_id: string; label: string };
+  /** The labels a run requires of the node that takes it; none: any node. */
+  run_labels: { run_id: string; label: string };
   issued_tokens: { jti: string; sub: string; tier: string; kid: string; payment_id: string; issued_at: number; expires_at: number };
   wallets: { user_id: string; balance_cents: number; updated_at: number };
   ledger_entries: {

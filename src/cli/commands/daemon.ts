@@ -35,7 +35,8 @@ Runs every agent on this host: each registered agent with --every on its interva
 the wallet balance), and the runs the service hands this node (started with the JWT anywhere: curl, the wizard,
 another machine), up to \`concurrency\` at once (swarm-node config). It long-polls the service with the node
 credential from enrollment, never the user's JWT; the poll is its heartbeat (offline after 45 s without one).
-Changes made with register and unregister apply at the next tick, without a restart. A run is journaled with its
+Changes made with register and unregister apply at the next tick, without a restart; the node's labels
+(swarm-node labels) are sent at start and whenever the service is back after an outage. A run is journaled with its
 Idempotency-Key before it is sent, and each result kept before it is reported: never charged twice, never run twice.
 
 On insufficient balance the agent pauses, the wallet_login_url is logged once, and the balance is re-checked
@@ -63,7 +64,11 @@ Example:
         // The daemon owns SIGINT as well as SIGTERM: both mean "finish in-flight runs, exit 0", not the CLI's
         // exit 130 of an interrupted command.
         const stop = ctx.stopSignal();
-        const [{ runDaemon }, { parseHealthAddr, validateConfigValue }] = await Promise.all([import('../../node/daemon/daemon.js'), import('../../node/config.js')]);
+        const [{ runDaemon }, { parseHealthAddr, validateConfigValue }, { readNodeLabels }] = await Promise.all([
+          import('../../node/daemon/daemon.js'),
+          import('../../node/config.js'),
+          import('../../node/labels.js'),
+        ]);
         const healthAddr = options.healthAddr === undefined ? ctx.config().health_addr : validateConfigValue('health_addr', options.healthAddr);
         const healthAt = healthAddr === '' ? undefined : parseHealthAddr(healthAddr);
         const outcome = await runDaemon(
@@ -78,6 +83,7 @@ Example:
             home: ctx.paths.home,
             callerFor: await ctx.nodeCallerFactory(),
             concurrency: ctx.config().concurrency,
+            labels: () => readNodeLabels(ctx.paths.configFile),
             ...(healthAt === undefined ? {} : { healthAt }),
             ...(options.tickMs === undefined ? {} : { tickMs: options.tickMs }),
             ...(options.backoffMs === undefined ? {} : { backoffMs: options.backoffMs }),

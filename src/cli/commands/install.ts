@@ -3,12 +3,14 @@
 import { Command } from 'commander';
 import { contextFor } from '../context.js';
 import { addDeployTokenOptions, refuseTokenArgument, type DeployTokenFlags } from '../deploy-token-option.js';
+import { collectValues } from '../input-options.js';
 
 interface InstallFlags extends DeployTokenFlags {
   root?: string;
   from?: string;
   start: boolean;
   dryRun?: boolean;
+  label?: string[];
 }
 
 export function installCommand(): Command {
@@ -19,20 +21,26 @@ export function installCommand(): Command {
     .option('--from <dir>', 'install this unpacked package instead of the running one (offline upgrade)')
     .option('--no-start', 'do not run systemctl daemon-reload and enable --now')
     .option('--dry-run', 'print every change and make none (does not use the token)')
+    .option('--label <labels>', "this node's labels, which runs may require (repeat it, or separate labels with commas)", collectValues)
     .addHelpText(
       'after',
       `
 The deploy token is single use and never written to disk; re-running install on an enrolled node needs none and
 applies only what changed (a new version, an edited unit), restarting the service only then.
+--label sets the node's labels (swarm-node labels): written to its config file, sent to the service by the
+daemon when it starts; a re-run without --label keeps them, with --label replaces them.
 
 Example:
   $ sudo --preserve-env=SVC_DEPLOY_TOKEN swarm-node install
   $ sudo swarm-node install --deploy-token-file ./deploy-token
-  $ swarm-node install --root /tmp/stage --no-start --deploy-token-file ./deploy-token`,
+  $ swarm-node install --root /tmp/stage --no-start --deploy-token-file ./deploy-token
+  $ sudo swarm-node install --deploy-token-file ./deploy-token --label gpu --label linux-x64,zone.eu-1`,
     )
     .action(async (flags: InstallFlags, command: Command) => {
       const ctx = contextFor(command, 'install');
       refuseTokenArgument(flags);
+      // Checked before the token is read: a bad label spends nothing.
+      const labels = flags.label === undefined ? undefined : (await import('../../contract/labels.js')).parseLabelArguments(flags.label);
       const [{ readDeployToken }, { installPackage }, { installDeps, renderInstall }] = await Promise.all([
         import('../../node/install/deploy-token.js'),
         import('../../node/install/install-package.js'),
@@ -47,6 +55,7 @@ Example:
         from: flags.from,
         start: flags.start,
         dryRun: flags.dryRun === true,
+        ...(labels === undefined ? {} : { labels }),
       });
       renderInstall(ctx, result, flags.dryRun === true ? 'would install' : 'installed');
     });

@@ -6,17 +6,19 @@ import { nodesRemoveCommand } from './nodes-remove.js';
 
 export function nodesCommand(): Command {
   return new Command('nodes')
-    .description("list your nodes: each one's host, version, whether it is online, the agents it serves, its runs today")
+    .description("list your nodes: each one's host, version, whether it is online, the agents it serves, its labels, its runs today")
     .addHelpText(
       'after',
       `
 A node is online while it polls the service (the daemon does, at least every 20 s); one that has not for 45 s is
-offline, and runs are not sent to it. "runs today" counts the runs it finished since 00:00 UTC. The service
-removes a node offline for 14 days (its default, svc-api --stale-node-after); nodes remove removes one now.
+offline, and runs are not sent to it. A run that names labels goes only to a node with all of them (swarm-node
+labels). "runs today" counts the runs it finished since 00:00 UTC. The service removes a node offline for 14 days
+(its default, svc-api --stale-node-after); nodes remove removes one now.
 
 Example:
   $ swarm-node nodes
   $ swarm-node nodes --json | jq '.nodes[] | select(.online) | .node_id'
+  $ swarm-node nodes --json | jq '.nodes[] | select(.labels | index("gpu")) | .node_id'
   $ swarm-node nodes remove 3f0c7a52-1d4e-4b8a-9c61-0e2f5d7b8a14`,
     )
     .addCommand(nodesRemoveCommand())
@@ -29,7 +31,7 @@ Example:
         result.nodes.length === 0
           ? 'No nodes yet: swarm-node install (or swarm-node enroll) on a host enrolls one.'
           : table(
-              ['NODE', 'HOST', 'VERSION', 'STATE', 'LAST SEEN', 'AGENTS', 'RUNS TODAY'],
+              ['NODE', 'HOST', 'VERSION', 'STATE', 'LAST SEEN', 'AGENTS', 'LABELS', 'RUNS TODAY'],
               result.nodes.map((node) => [
                 `${node.node_id}${node.node_id === here ? ' (here)' : ''}`,
                 node.hostname ?? '-',
@@ -37,9 +39,10 @@ Example:
                 node.online ? 'online' : 'offline',
                 node.last_seen_at === null ? 'never' : shortTime(node.last_seen_at),
                 node.agents.join(', ') || '-',
+                node.labels.join(',') || '-',
                 String(node.runs_today),
               ]),
-              ['left', 'left', 'left', 'left', 'left', 'left', 'right'],
+              ['left', 'left', 'left', 'left', 'left', 'left', 'left', 'right'],
             ),
       );
     });

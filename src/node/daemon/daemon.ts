@@ -9,8 +9,8 @@
 // tick stays regular and `status` can tell a live daemon from a hung one.
 //
 // Before anything runs — at start, and after the service was unreachable or refused the node credential — the
-// daemon asks the service for the wallet (reachable? credential accepted?), tells it which agents this node serves,
-// reports what a crash left of runs executed here, and settles every unsettled journal row by replaying its own
+// daemon asks the service for the wallet (reachable? credential accepted?), tells it which agents this node serves
+// and the labels it carries, reports what a crash left of runs executed here, and settles every unsettled journal row by replaying its own
 // key. Whatever cannot be settled yet is retried on a backoff. Nothing is caught up by bursts: a missed interval
 // runs once.
 //
@@ -52,6 +52,8 @@ export interface DaemonDeps {
   callerFor: (node: NodeEnrollment & { credential: string }) => NodeCaller;
   /** Runs executed here at once. */
   concurrency: number;
+  /** The labels in the node's config file, read at each catch-up; undefined when none are set (nothing is sent). */
+  labels?: () => readonly string[] | undefined;
   tickMs?: number;
   backoffMs?: number;
   drainMs?: number;
@@ -236,10 +238,14 @@ class NodeDaemon {
     const { log } = this.#core;
     try {
       const sync = await syncServedAgents(this.#core.db, caller.executor.api);
+      const labels = this.#labels();
+      // The file is the truth: a change the service could not be told when it was made reaches it now.
+      if (labels !== undefined) await caller.executor.api.setLabels(labels);
       // How the runs are kept from the node (docs/operations.md "Agent isolation"): an operator reads it here first.
       log.info('agents_served', {
         agents: sync.served.join(','),
         ...(sync.withdrawn.length > 0 ? { withdrawn: sync.withdrawn.join(',') } : {}),
+        ...(labels === undefined ? {} : { labels: labels.join(',') }),
         isolation: caller.executor.runner.isolation,
       });
     } catch (error) {
@@ -247,5 +253,15 @@ class NodeDaemon {
       return false;
     }
     return this.#settlement.settle(caller);
+  }
+
+  /** A config file whose labels cannot be read keeps the service's set as it was, and says so; runs go on. */
+  #labels(): readonly string[] | undefined {
+    try {
+      return this.#deps.labels?.();
+    } catch (error) {
+      this.#core.log.error('labels_unreadable', { error: messageOf(error) });
+      return undefined;
+    }
   }
 }

@@ -25,6 +25,8 @@ export interface InstallNodeOptions {
   /** Read by the command from --deploy-token-file or SVC_DEPLOY_TOKEN; never from argv. */
   deployToken: string | undefined;
   config: { base_url: string; wallet_url: string };
+  /** install --label: the node's labels from now on; undefined keeps the ones it has. */
+  labels?: readonly string[];
   enroll: (deployToken: string) => Promise<EnrollResponse>;
   services: ServiceManager;
   /** Where proxy variables for the service come from. */

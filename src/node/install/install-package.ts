@@ -31,6 +31,8 @@ export interface InstallPackageOptions {
   dryRun: boolean;
   /** `upgrade`: refuse to enroll, the node must be installed already. */
   requireInstalled?: boolean;
+  /** install --label (normalised): the node's labels from now on; undefined keeps the ones it has. */
+  labels?: readonly string[];
 }
 
 export async function installPackage(deps: InstallPackageDeps, options: InstallPackageOptions): Promise<InstallResult> {
@@ -41,6 +43,7 @@ export async function installPackage(deps: InstallPackageDeps, options: InstallP
     source,
     deployToken: options.deployToken,
     config: deps.config(),
+    ...(options.labels === undefined ? {} : { labels: options.labels }),
     enroll: async (token) => (await deps.client()).enroll(token),
     services: serviceManager({ noStart: !options.start, onHost: layout.onHost }),
     env: deps.env,

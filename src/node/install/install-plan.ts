@@ -19,6 +19,8 @@ export interface PlanInput {
   layout: InstallLayout;
   source: PackageSource;
   config: { base_url: string; wallet_url: string };
+  /** install --label: the node's labels from now on (normalised); undefined keeps the ones it has. */
+  labels?: readonly string[];
   /** Where proxy variables for the service come from. */
   env: NodeJS.ProcessEnv;
   now: () => Date;
@@ -115,7 +117,7 @@ export async function planInstall(input: PlanInput, context: PlanContext): Promi
   steps.push(...planCurrentSwitch(layout, source.version, input.now, context.backups));
   steps.push(...planHostFiles(layout, source.dir, source.version));
 
-  const desiredConfig = desiredConfigFile(layout, input.config, context.enrollment, context.enrollNow);
+  const desiredConfig = desiredConfigFile(layout, input, context.enrollment, context.enrollNow);
   if (desiredConfig.changed) {
     add({ action: existsSync(layout.configFile) ? 'update' : 'create', path: layout.configFile, detail: desiredConfig.detail, restart: true }, () => {
       writeConfigFile(layout.configFile, desiredConfig.config);
@@ -146,19 +148,20 @@ export async function planInstall(input: PlanInput, context: PlanContext): Promi
 
 function desiredConfigFile(
   layout: InstallLayout,
-  config: { base_url: string; wallet_url: string },
+  { config, labels }: Pick<PlanInput, 'config' | 'labels'>,
   enrollment: NodeEnrollment | undefined,
   enrolling: boolean,
 ): { config: ConfigFile; changed: boolean; detail: string } {
   const present = readConfigFile(layout.configFile);
-  const wanted: ConfigFile = { ...present, base_url: config.base_url, wallet_url: config.wallet_url };
+  const wanted: ConfigFile = { ...present, base_url: config.base_url, wallet_url: config.wallet_url, ...(labels === undefined ? {} : { labels: [...labels] }) };
   if (enrollment !== undefined) wanted.node_id = enrollment.node_id;
   // A dry run does not enroll: the node id it will write is not known yet.
   const differing = (['base_url', 'wallet_url', 'node_id'] as const).filter((key) => present[key] !== wanted[key] || (key === 'node_id' && enrolling));
+  const relabelled = labels !== undefined && JSON.stringify(present.labels) !== JSON.stringify(wanted.labels);
   return {
     config: wanted,
-    changed: !existsSync(layout.configFile) || differing.length > 0,
-    detail: differing.map((key) => `${key} ${wanted[key] ?? '(after enrollment)'}`).join(', '),
+    changed: !existsSync(layout.configFile) || differing.length > 0 || relabelled,
+    detail: [...differing.map((key) => `${key} ${wanted[key] ?? '(after enrollment)'}`), ...(relabelled ? [`labels ${labels.join(',') || '(none)'}`] : [])].join(', '),
   };
 }
 

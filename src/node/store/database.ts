@@ -109,6 +109,10 @@ export const NODE_MIGRATIONS: readonly string[] = [
     UPDATE run_totals SET runs = runs - 1, charged_cents = charged_cents - OLD.charged_cents WHERE agent_id = OLD.agent_id AND status = OLD.status;
   END;
   `,
+  /* 6 */ `
+  -- The labels a run asked its node to carry (run --label, issue 18): a replay of the key must send the same request.
+  ALTER TABLE runs ADD COLUMN labels_json TEXT;
+  `,
 ];
 
 /**

@@ -23,16 +23,27 @@ export interface JournalRun {
   owner_pid: number | null;
   node_id: string | null;
   input_json: string | null;
+  /** The labels the run required (a JSON array); null: none. */
+  labels_json: string | null;
 }
 
 /** Writes the journal row before the call (exactly-once billing rests on this order). */
 export function journalRunStarted(
   db: SqliteDatabase,
-  run: { idempotency_key: string; agent_id: string; source: RunSource; price_cents: number; user_id?: string; owner_pid?: number; input?: unknown },
+  run: {
+    idempotency_key: string;
+    agent_id: string;
+    source: RunSource;
+    price_cents: number;
+    user_id?: string;
+    owner_pid?: number;
+    input?: unknown;
+    labels?: readonly string[];
+  },
   now: number,
 ): void {
-  prepared(db, `INSERT INTO runs (idempotency_key, agent_id, source, status, price_cents, started_at, user_id, owner_pid, input_json)
-     VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?)`,
+  prepared(db, `INSERT INTO runs (idempotency_key, agent_id, source, status, price_cents, started_at, user_id, owner_pid, input_json, labels_json)
+     VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
   ).run(
     run.idempotency_key,
     run.agent_id,
@@ -42,6 +53,7 @@ export function journalRunStarted(
     run.user_id ?? null,
     run.owner_pid ?? null,
     run.input === undefined ? null : JSON.stringify(run.input),
+    run.labels === undefined || run.labels.length === 0 ? null : JSON.stringify(run.labels),
   );
 }
 

@@ -2,13 +2,15 @@
 // - POST enroll, with the deploy token: the node's id and its own credential (shown once);
 // - POST deploy-token (the user's JWT): a deploy token for one more node of the user;
 // - with the node credential: POST poll (heartbeat, leases, work), GET self/agents, PUT and DELETE
-//   self/agents/{agent_id} (the agents it serves), POST self/credential (rotation);
+//   self/agents/{agent_id} (the agents it serves), PUT self/labels (the labels it carries), POST self/credential
+//   (rotation);
 // - GET (the user's JWT): the user's fleet; DELETE {node_id}: one of them removed (docs/api.md "Removing a node").
 import type { FastifyPluginAsync } from 'fastify';
 import { type Static } from '@sinclair/typebox';
 import { findAgentSku } from '../../../../contract/agents.js';
 import { SvcError } from '../../../../contract/errors.js';
 import { DEPLOY_MODE, INSTALL_PATH } from '../../../../contract/claims.js';
+import { normalizeLabels } from '../../../../contract/labels.js';
 import {
   AgentParams,
   CredentialRotation,
@@ -16,6 +18,8 @@ import {
   NodeDeployToken,
   NodeParams,
   NodeRemoval,
+  NodeLabelsRequest,
+  NodeLabelsResponse,
   NodesResponse,
   PollRequest,
   PollResponse,
@@ -101,6 +105,19 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
       return { node_id: node.node_id, agents: await runs.nodes.agentsOf(node.node_id) };
     });
 
+    // The node's whole set, replacing the one before: the node's config is the truth, and a repeat changes nothing.
+    app.put<{ Body: NodeLabelsRequest }>(
+      '/v1/swarm/nodes/self/labels',
+      { config: { auth: 'node' }, schema: { body: NodeLabelsRequest, response: { 200: NodeLabelsResponse } } },
+      async (request) => {
+        const node = nodeOf(request)!;
+        await runs.nodes.setLabels(node.node_id, normalizeLabels(request.body.labels));
+        // A queued run that needs the labels this node now carries is the node's to take at its next poll.
+        ctx.runEvents.queued(node.user_id);
+        return { node_id: node.node_id, labels: await runs.nodes.labelsOf(node.node_id) };
+      },
+    );
+
     app.post('/v1/swarm/nodes/self/credential', { config: { auth: 'node' }, schema: { response: { 200: CredentialRotation } } }, async (request) => {
       const node = nodeOf(request)!;
       return { node_id: node.node_id, node_credential: await credentials.rotate(node.node_id) };
@@ -110,6 +127,7 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
       const now = ctx.clock.now();
       const fleet = await runs.nodes.nodesOf(userOf(request).sub);
       const agents = await Promise.all(fleet.map((node) => runs.nodes.agentsOf(node.node_id)));
+      const labels = await Promise.all(fleet.map((node) => runs.nodes.labelsOf(node.node_id)));
       const today = await runs.store.finishedSince(
         fleet.map((node) => node.node_id),
         startOfUtcDay(now),
@@ -124,6 +142,7 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
           last_seen_at: node.last_seen_at === null ? null : isoTime(node.last_seen_at),
           online: isOnline(node, now - ctx.runTiming.leaseMs),
           agents: agents[index]!,
+          labels: labels[index]!,
           runs_today: today.get(node.node_id) ?? 0,
         })),
       };
