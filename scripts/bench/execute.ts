@@ -38,7 +38,7 @@ const USAGE = `Usage: npm run bench:execute -- [options]
   --recorded-runs <n>   runs recorded before the sqlite-1M side starts; 0: no such side   default 1000000
   --max-seconds <n>     cut a burst after this long                                default 60
   --agent <agent_id>    the agent each execute runs                                default agent_ops_monitor_004
-  --cpu-prof <dir>      write a V8 CPU profile of the sqlite side's svc-api into <dir>
+  --cpu-prof <dir>      write a V8 CPU profile of each svc-api into <dir> (NO_MINIFY=1 npm run build first: names)
 `;
 
 /** Goals of issue 17 (runs/s vs bare, p99) and issue 17's 1M-run ratio. */
@@ -111,7 +111,8 @@ async function main(): Promise<void> {
       pids.set(started.origin, started.pid);
       return started.origin;
     };
-    const startApi = (name: string, env: Record<string, string>, extra: string[] = []): Promise<string> => serveApi(join(scratch, name), env, extra);
+    const prof = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']];
+    const startApi = (name: string, env: Record<string, string>): Promise<string> => serveApi(join(scratch, name), env, prof);
     const pidOf = (origin: string): number => pids.get(origin)!;
     const side = async (name: string, origins: string[], prepare?: (email: string) => Promise<string[]>): Promise<Side> => {
       const email = `bench-${randomUUID().slice(0, 8)}@example.com`;
@@ -125,8 +126,7 @@ async function main(): Promise<void> {
 
     if (engines.has('sqlite')) {
       process.stderr.write('starting svc-api on SQLite…\n');
-      const prof = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']];
-      sides.push(await side('sqlite', [await startApi('sqlite', {}, prof)]));
+      sides.push(await side('sqlite', [await startApi('sqlite', {})]));
       if (recorded > 0) {
         // The service is stopped while its file is written, and started again on it: its start is part of the case.
         const dataDir = join(scratch, 'recorded');
