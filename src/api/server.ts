@@ -110,7 +110,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     provider: await createPaymentProvider({ store, sandbox, config: providerConfig, merchantId }),
     runTiming,
     // Waiters also look at the database: another instance's results, a wake-up lost to a race.
-    runEvents: createRunEvents(Math.min(500, runTiming.sweepMs)),
+    runEvents: createRunEvents(Math.min(500, runTiming.sweepMs), store.notifications),
     urls: { baseUrl: '', walletUrl: '' },
     rateLimitPerMinute: options.rateLimitPerMinute ?? 600,
     rateLimitStore: createMemoryRateLimitStore(),

@@ -1,8 +1,9 @@
 // Waiting without busy loops (docs/api.md "Runs on the node"): execute and GET /v1/swarm/runs/{id}?wait= wait for a
 // run to finish, and a node's long poll waits for work. Whatever changes a run in this process wakes its waiters at
-// once; a waiter also looks at the database every `recheckMs`, so a change made by another service instance (or a
-// wake-up lost to a race) is seen within that bound.
+// once, and on PostgreSQL every other instance's too (LISTEN/NOTIFY); a waiter also looks at the database every
+// `recheckMs`, so a change whose notification was lost (or a wake-up lost to a race) is seen within that bound.
 import { EventEmitter } from 'node:events';
+import type { Notifications } from '../store/postgres-notifications.js';
 
 export interface RunEvents {
   /** A run finished (the node's result, the sweeper). */
@@ -18,15 +19,24 @@ export interface RunEvents {
 
 export type EventTopic = { run: string } | { user: string };
 
-export function createRunEvents(recheckMs: number): RunEvents {
+/**
+ * `notifications` (PostgreSQL): what changes here is told to the other instances on the database, and what they
+ * tell wakes the waiters here, at once rather than at their next recheck.
+ */
+export function createRunEvents(recheckMs: number, notifications?: Notifications): RunEvents {
   const emitter = new EventEmitter();
   // Every long poll and every waiting execute listens: thousands are normal, not a leak.
   emitter.setMaxListeners(0);
   const nameOf = (topic: EventTopic): string => ('run' in topic ? `run:${topic.run}` : `user:${topic.user}`);
+  const changed = (name: string): void => {
+    emitter.emit(name);
+    notifications?.publish(name);
+  };
+  void notifications?.listen((name) => emitter.emit(name));
 
   return {
-    finished: (runId) => void emitter.emit(`run:${runId}`),
-    queued: (userId) => void emitter.emit(`user:${userId}`),
+    finished: (runId) => changed(`run:${runId}`),
+    queued: (userId) => changed(`user:${userId}`),
     async waitFor(topic, check, waitMs, signal) {
       const first = await check();
       if (first !== undefined || waitMs <= 0 || signal.aborted) return first;

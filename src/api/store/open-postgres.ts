@@ -7,6 +7,7 @@ import pg from 'pg';
 import { SvcError } from '../../contract/errors.js';
 import { POSTGRES_BASELINE_VERSION, createBaselineSchema } from './postgres-schema.js';
 import { SERVICE_SCHEMA_VERSION, SHARED_MIGRATIONS, SHARED_MIGRATIONS_FROM_VERSION } from './shared-migrations.js';
+import { createPostgresNotifications } from './postgres-notifications.js';
 import { createStore, type Store } from './store.js';
 import type { Tables } from './tables.js';
 
@@ -52,7 +53,12 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     await kysely.destroy();
     throw error;
   }
-  return createStore('postgres', kysely, () => kysely.destroy());
+  const notifications = createPostgresNotifications(options.url, pool, (error) => options.onIdleError?.(error));
+  const store = createStore('postgres', kysely, async () => {
+    await notifications.close();
+    await kysely.destroy();
+  });
+  return Object.assign(store, { notifications });
 }
 
 async function migrate(db: Kysely<unknown>, url: string): Promise<void> {

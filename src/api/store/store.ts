@@ -6,6 +6,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import { createGroupCommit, type OpenTransaction } from './group-commit.js';
+import type { Notifications } from './postgres-notifications.js';
 import type { Tables } from './tables.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -23,6 +24,8 @@ export interface Store {
   lock(key: string): Promise<void>;
   /** Adds FOR UPDATE on PostgreSQL (SQLite's write lock is the whole database already). */
   forUpdate<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O>;
+  /** PostgreSQL's: wake-ups between the instances on the database (postgres-notifications.ts). */
+  readonly notifications?: Notifications;
   /** One round trip to the database: throws when it is unreachable. */
   ping(): Promise<void>;
   close(): Promise<void>;

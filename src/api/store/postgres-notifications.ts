@@ -1,0 +1,95 @@
+// Wake-ups between instances on one PostgreSQL database (docs/operations.md "Several instances on PostgreSQL"): a
+// run queued or finished on one instance wakes the long polls and waiting executes of every other at once, through
+// LISTEN/NOTIFY, instead of at their next look at the database (run-events.ts, every 500 ms). Only a hint: a
+// notification lost while the listening connection is down costs that wait, never a run, so the listener reconnects
+// on its own and nothing waits for it.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+
+export interface Notifications {
+  /** Tells the other instances that `topic` changed (after the commit that changed it). */
+  publish(topic: string): void;
+  /** `handler` gets every topic another instance publishes; resolves once listening (or, failing, retrying). */
+  listen(handler: (topic: string) => void): Promise<void>;
+  close(): Promise<void>;
+}
+
+const CHANNEL = 'svc_run_events';
+const RECONNECT_MIN_MS = 500;
+const RECONNECT_MAX_MS = 30_000;
+
+export function createPostgresNotifications(url: string, pool: pg.Pool, onError: (error: Error) => void): Notifications {
+  // Each instance knows its own notifications by this prefix and skips them: it woke its own waiters already.
+  const instance = randomUUID();
+  const handlers: ((topic: string) => void)[] = [];
+  let client: pg.Client | undefined;
+  let closed = false;
+  let retryMs = RECONNECT_MIN_MS;
+  let retry: NodeJS.Timeout | undefined;
+
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url });
+    next.on('notification', (message) => {
+      const payload = message.payload ?? '';
+      const space = payload.indexOf(' ');
+      if (space < 0 || payload.slice(0, space) === instance) return;
+      const topic = payload.slice(space + 1);
+      for (const handler of handlers) handler(topic);
+    });
+    // A connection lost (PostgreSQL restarted, the network cut) is replaced after a backoff.
+    const lost = (error?: Error): void => {
+      if (client !== next) return;
+      client = undefined;
+      if (error !== undefined) onError(error);
+      scheduleReconnect();
+    };
+    next.on('error', lost);
+    next.on('end', () => lost());
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${CHANNEL}`);
+    } catch (error) {
+      await next.end().catch(() => undefined);
+      throw error;
+    }
+    if (closed) {
+      await next.end();
+      return;
+    }
+    client = next;
+    retryMs = RECONNECT_MIN_MS;
+  };
+  const scheduleReconnect = (): void => {
+    if (closed || retry !== undefined) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      connect().catch((error: Error) => {
+        onError(error);
+        scheduleReconnect();
+      });
+    }, retryMs);
+    retry.unref();
+    retryMs = Math.min(RECONNECT_MAX_MS, retryMs * 2);
+  };
+
+  return {
+    publish(topic) {
+      pool.query('SELECT pg_notify($1, $2)', [CHANNEL, `${instance} ${topic}`]).catch(onError);
+    },
+    async listen(handler) {
+      handlers.push(handler);
+      if (handlers.length > 1) return;
+      await connect().catch((error: Error) => {
+        onError(error);
+        scheduleReconnect();
+      });
+    },
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      const current = client;
+      client = undefined;
+      await current?.end().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,59 @@
+// Wake-ups between instances (src/api/store/postgres-notifications.ts): what one instance publishes reaches every
+// other through LISTEN/NOTIFY on the real server, never itself, and a listener whose connection the server ends
+// (a restart, an administrator) listens again by itself.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPostgresNotifications, type Notifications } from '../../src/api/store/postgres-notifications.js';
+import { waitFor } from '../helpers/funnel.js';
+import { postgresDatabaseFor } from '../helpers/test-engine.js';
+import { removeTempDirs, tempDir } from '../helpers/temp.js';
+
+describe('notifications between instances on one PostgreSQL database', () => {
+  let pools: pg.Pool[];
+  let a: Notifications;
+  let b: Notifications;
+  const heardByA: string[] = [];
+  const heardByB: string[] = [];
+  const errors: Error[] = [];
+
+  beforeAll(async () => {
+    const url = await postgresDatabaseFor(tempDir('svc-pg-notify-'));
+    pools = [new pg.Pool({ connectionString: url }), new pg.Pool({ connectionString: url })];
+    a = createPostgresNotifications(url, pools[0]!, (error) => errors.push(error));
+    b = createPostgresNotifications(url, pools[1]!, (error) => errors.push(error));
+    await a.listen((topic) => heardByA.push(topic));
+    await b.listen((topic) => heardByB.push(topic));
+  });
+  afterAll(async () => {
+    await Promise.all([a?.close(), b?.close()]);
+    await Promise.all((pools ?? []).map((pool) => pool.end()));
+    removeTempDirs();
+  });
+
+  it('tells the other instance, never the one that published', async () => {
+    a.publish('user:ada@example.com');
+    b.publish('run:7d0e6c5e-0b1f-4c4a-9f0e-3f1a2b3c4d5e');
+    await waitFor(async () => (heardByB.length > 0 && heardByA.length > 0 ? true : undefined), 'both notifications');
+    expect(heardByB).toEqual(['user:ada@example.com']);
+    expect(heardByA).toEqual(['run:7d0e6c5e-0b1f-4c4a-9f0e-3f1a2b3c4d5e']);
+  });
+
+  it('listens again after the server ends its connection', async () => {
+    heardByB.length = 0;
+    // Every listening backend of this database is ended, as a restart would: both instances lose theirs.
+    const ended = await pools[0]!.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN svc_run_events'`,
+    );
+    expect(ended.rowCount).toBe(2);
+    // Published until one arrives: notifications sent while B reconnects are lost, as documented; B hears again.
+    await waitFor(
+      async () => {
+        a.publish('user:after-restart@example.com');
+        return heardByB.includes('user:after-restart@example.com') ? true : undefined;
+      },
+      'B listening again',
+      20_000,
+    );
+    expect(errors.length).toBeGreaterThan(0);
+  });
+});
