@@ -38,6 +38,8 @@ const USAGE = `Usage: npm run bench:execute -- [options]
   --recorded-runs <n>   runs recorded before the sqlite-1M side starts; 0: no such side   default 1000000
   --max-seconds <n>     cut a burst after this long                                default 60
   --agent <agent_id>    the agent each execute runs                                default agent_ops_monitor_004
+  --baseline-api <file> another build's bin/svc-api.js, measured as one more side on SQLite ("sqlite baseline"),
+                        in the same rounds: before/after a change (git worktree add ../base <rev>; npm run build there)
   --cpu-prof <dir>      write a V8 CPU profile of each svc-api into <dir> (NO_MINIFY=1 npm run build first: names)
 `;
 
@@ -78,6 +80,7 @@ async function main(): Promise<void> {
       'max-seconds': { type: 'string', default: '60' },
       agent: { type: 'string', default: 'agent_ops_monitor_004' },
       'cpu-prof': { type: 'string' },
+      'baseline-api': { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -105,8 +108,8 @@ async function main(): Promise<void> {
     const fundedCents = sku.price_cents * ((rounds * runs + warmup) * 2 + 10);
     const pids = new Map<string, number>();
     /** svc-api on `dataDir` (and the database SVC_DATABASE_URL names, if any): its origin. */
-    const serveApi = async (dataDir: string, env: Record<string, string>, extra: string[] = [], port = '0'): Promise<string> => {
-      const args = [...extra, join(REPO_ROOT, 'bin/svc-api.js'), '--port', port, '--data-dir', dataDir, '--sandbox'];
+    const serveApi = async (dataDir: string, env: Record<string, string>, extra: string[] = [], port = '0', bin = join(REPO_ROOT, 'bin/svc-api.js')): Promise<string> => {
+      const args = [...extra, bin, '--port', port, '--data-dir', dataDir, '--sandbox'];
       const started = await startServerProcess(args, { SVC_LOG_LEVEL: 'silent', ...env }, /svc-api listening on (\S+)/, children);
       pids.set(started.origin, started.pid);
       return started.origin;
@@ -127,6 +130,8 @@ async function main(): Promise<void> {
     if (engines.has('sqlite')) {
       process.stderr.write('starting svc-api on SQLite…\n');
       sides.push(await side('sqlite', [await startApi('sqlite', {})]));
+      const baseline = values['baseline-api'];
+      if (baseline !== undefined) sides.push(await side('sqlite baseline', [await serveApi(join(scratch, 'baseline'), {}, prof, '0', baseline)]));
       if (recorded > 0) {
         // The service is stopped while its file is written, and started again on it: its start is part of the case.
         const dataDir = join(scratch, 'recorded');
@@ -257,6 +262,10 @@ function report(input: {
     judged.push(`${name} vs bare: ${spreadLine(ratios, spreadOf(ratios))}`);
   }
   lines.push(table(rows), ...judged);
+  lines.push(
+    `runs/s by round: bare ${bareRounds.map((each) => Math.round(each.exchangesPerSecond)).join(' ')} exchanges/s; ` +
+      [...measured].map(([name, rounds]) => `${name} ${rounds.map((each) => Math.round(each.runsPerSecond)).join(' ')}`).join('; '),
+  );
   const fresh = measured.get('sqlite');
   for (const [name, rounds] of measured) {
     if (!name.startsWith('sqlite-') || fresh === undefined) continue;
@@ -265,6 +274,12 @@ function report(input: {
     lines.push(
       `${name} vs a fresh database: ${median(ratios).toFixed(3)}x (goal >= ${RECORDED_GOAL}x: ${median(ratios) >= RECORDED_GOAL ? 'met' : 'NOT MET'}${spread > SPREAD_LIMIT ? ', spread too wide to judge' : ''}); ${spreadLine(ratios, spread)}`,
     );
+  }
+  const before = measured.get('sqlite baseline');
+  if (before !== undefined && fresh !== undefined) {
+    const ratios = fresh.map((each, round) => each.runsPerSecond / before[round]!.runsPerSecond);
+    const cpu = fresh.map((each, round) => each.cpuMsPerRun / before[round]!.cpuMsPerRun);
+    lines.push(`sqlite vs sqlite baseline: runs/s ${median(ratios).toFixed(3)}x, CPU per run ${median(cpu).toFixed(3)}x; ${spreadLine(ratios)}`);
   }
   lines.push('ledger:', ...input.ledger.map((each) => `  ${each.line}`), '');
   process.stdout.write(lines.join('\n'));

@@ -11,13 +11,19 @@ import { SERVICE_SCHEMA_VERSION, SHARED_MIGRATIONS, SHARED_MIGRATIONS_FROM_VERSI
 import { createStore, type Store } from './store.js';
 import type { Tables } from './tables.js';
 
+/**
+ * The service's page cache: the indexes an execute touches (runs, keys, ledger by user and by run) outgrow SQLite's
+ * default 2 MB after some 100k runs, and each page read back from the OS costs a system call (issue 17's 1M-run case).
+ */
+const SERVICE_CACHE_KIB = 64 * 1024;
+
 export interface SqliteStore extends Store {
   /** The connection itself: the WAL checkpoint, and tests that read the file directly. */
   readonly sqlite: SqliteDatabase;
 }
 
 export async function openSqliteStore(path: string): Promise<SqliteStore> {
-  const sqlite = openDatabase(path, { migrations: SERVICE_MIGRATIONS, latestVersion: SERVICE_SCHEMA_VERSION });
+  const sqlite = openDatabase(path, { migrations: SERVICE_MIGRATIONS, latestVersion: SERVICE_SCHEMA_VERSION, cacheKiB: SERVICE_CACHE_KIB });
   const kysely = new Kysely<Tables>({
     dialect: new ImmediateSqliteDialect(sqlite, {
       database: { prepare: (text) => prepared(sqlite, text) as unknown as SqliteStatement, close: () => sqlite.close() },
