@@ -6,10 +6,11 @@ import { DEPLOY_MODE, INSTALL_PATH } from './claims.js';
 import { EMAIL_PATTERN } from './email.js';
 import { LABEL_PATTERN, MAX_LABEL_LENGTH, MAX_LABELS } from './labels.js';
 import { DOCS_SECTIONS, TIER_IDS } from './tiers.js';
+import { UUID_PATTERN } from './uuid.js';
 
 export { EMAIL_PATTERN, isEmailAddress, normalizeEmail } from './email.js';
 
-export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+export { UUID_PATTERN };
 /** Ids and keys that reach logs, URLs and SQL parameters: printable, no spaces, bounded. */
 export const ID_PATTERN = '^[A-Za-z0-9_.:-]{1,128}$';
 

@@ -3,7 +3,7 @@
 import { Command } from 'commander';
 import { SvcError } from '../../contract/errors.js';
 import type { NodeRemoval } from '../../contract/node-protocol.js';
-import { UUID_PATTERN } from '../../contract/schemas.js';
+import { UUID_PATTERN } from '../../contract/uuid.js';
 import { contextFor, type CommandContext } from '../context.js';
 
 interface RemoveFlags {
