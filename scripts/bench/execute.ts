@@ -57,6 +57,8 @@ interface Side {
   body: string;
   node: Child;
   fundedCents: number;
+  /** Executes of this side answered 200 so far: each must have been charged exactly once. */
+  answered: number;
 }
 
 interface Measured {
@@ -124,7 +126,7 @@ async function main(): Promise<void> {
       const node = new Child(fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'stand-in-node.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
       const serving = prepare === undefined ? origins : await prepare(email);
       await node.ask<null>({ op: 'start', api: serving[0]!, token, agentId: sku.agent_id, capacity: Math.min(connections, MAX_NODE_CONCURRENCY) } satisfies StandInCommand);
-      return { name, origins: serving, pids: serving.map(pidOf), token, body: JSON.stringify({ user_id: email, agent_id: sku.agent_id }), node, fundedCents };
+      return { name, origins: serving, pids: serving.map(pidOf), token, body: JSON.stringify({ user_id: email, agent_id: sku.agent_id }), node, fundedCents, answered: 0 };
     };
 
     if (engines.has('sqlite')) {
@@ -167,12 +169,13 @@ async function main(): Promise<void> {
     });
     const canned = await sample.text();
     if (sample.status !== 200) throw new Error(`the first execute answered ${sample.status}: ${canned}`);
+    sides[0]!.answered += 1;
     const bare = await startServer([join(SCRIPT_DIR, 'bare-server.mjs')], { BENCH_CANNED_RESPONSE: canned }, /listening on (\S+)/, children);
     const bareSide = { origins: [bare], token: 'bare', body: sides[0]!.body };
 
     process.stderr.write(`warming up (${warmup} runs each)…\n`);
     await load.ask<BurstAnswer>({ ...burstOf(bareSide, warmup, connections, maxSeconds) });
-    for (const each of sides) await load.ask<BurstAnswer>(burstOf(each, warmup, connections, maxSeconds));
+    for (const each of sides) each.answered += (await load.ask<BurstAnswer>(burstOf(each, warmup, connections, maxSeconds))).statuses['200'] ?? 0;
 
     const measured = new Map<string, Measured[]>(sides.map((each) => [each.name, []]));
     const bareRounds: { exchangesPerSecond: number; p99: number }[] = [];
@@ -193,6 +196,7 @@ async function main(): Promise<void> {
         const answer = await load.ask<BurstAnswer>(burstOf(each, runs, connections, maxSeconds));
         const cpuMs = cpu() - cpuBefore;
         const after = await each.node.ask<StandInCount>({ op: 'count' } satisfies StandInCommand);
+        each.answered += answer.statuses['200'] ?? 0;
         const nodeExchanges = after.polls - before.polls + (after.results - before.results);
         measured.get(name)!.push({
           runsPerSecond: answer.completed / answer.seconds,
@@ -225,8 +229,9 @@ async function ledgerCheck(side: Side, priceCents: number): Promise<{ name: stri
   const headers = { authorization: `Bearer ${side.token}` };
   const wallet = (await (await fetch(`${side.origins[0]}/v1/swarm/wallet`, { headers })).json()) as { balance_cents: number };
   const charged = side.fundedCents - wallet.balance_cents;
-  const ok = charged % priceCents === 0;
-  return { name: side.name, ok, line: `${side.name}: ${charged / priceCents} runs charged, ${charged} cents${ok ? '' : ' (NOT A WHOLE NUMBER OF RUNS)'}` };
+  const ok = charged === side.answered * priceCents;
+  const verdict = ok ? 'one charge per run answered 200' : `MISMATCH: ${side.answered} runs answered 200, ${side.answered * priceCents} cents expected`;
+  return { name: side.name, ok, line: `${side.name}: ${charged / priceCents} runs charged, ${charged} cents: ${verdict}` };
 }
 
 function report(input: {
