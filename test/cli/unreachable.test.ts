@@ -28,25 +28,30 @@ describe('an unreachable service', () => {
   it('exits 6 quickly against a closed port, for every command that needs the service', async () => {
     const node = await signedInNode(service.baseUrl, { label: 'closed' });
     const closed = { ...node.env, SVC_BASE_URL: 'http://127.0.0.1:9' };
-    for (const args of [['whoami'], ['wallet'], ['docs'], ['register', AGENT], ['login', '--email', 'a@example.com', '--offer', 'svc_starter_agents', '--payment', 'pay_1'], ['activate', '--tier', 'svc_starter_agents', '--email', 'a@example.com', '--payment', 'pay_1']]) {
+    const commands = [['whoami'], ['wallet'], ['docs'], ['register', AGENT], ['login', '--email', 'a@example.com', '--offer', 'svc_starter_agents', '--payment', 'pay_1'], ['activate', '--tier', 'svc_starter_agents', '--email', 'a@example.com', '--payment', 'pay_1']];
+    // Side by side: each spends most of its time in the backoff between retries, not on the CPU.
+    await Promise.all(commands.map(async (args) => {
       const started = Date.now();
       const result = await swarmNode(['--json', ...args], { env: closed });
       expect(Date.now() - started, args.join(' ')).toBeLessThan(20_000);
       expect(result.exitCode, `${args.join(' ')}: ${result.stdout}`).toBe(6);
       expect(result.json.error).toMatchObject({ code: 'service_unreachable', message: expect.stringContaining('cannot reach the service at http://127.0.0.1:9') });
       expect(result.stdout + result.stderr).not.toContain(node.token);
-    }
+    }));
   });
 
-  it('exits 6 within the default 15 s deadline when the service accepts but never answers', async () => {
+  // The deadline is timeout_seconds (default 15, which foundation.test.ts shows): 2 s here, so the test does not
+  // spend 15 s waiting; what is under test is that a silent peer is given up on within the deadline.
+  it('exits 6 within the timeout_seconds deadline when the service accepts but never answers', async () => {
     const node = await signedInNode(service.baseUrl, { label: 'blackhole' });
+    expect((await swarmNode(['config', 'set', 'timeout_seconds', '2'], { env: node.env })).exitCode).toBe(0);
     const address = blackhole.address() as { port: number };
     const started = Date.now();
     const result = await swarmNode(['--json', 'whoami'], { env: { ...node.env, SVC_BASE_URL: `http://127.0.0.1:${address.port}` }, timeoutMs: 40_000 });
     const elapsed = Date.now() - started;
     expect(result.exitCode, result.stdout).toBe(6);
     expect(result.json.error.code).toBe('service_unreachable');
-    expect(elapsed).toBeLessThan(20_000);
-    expect(elapsed).toBeGreaterThan(5_000);
+    expect(elapsed).toBeGreaterThan(1_900);
+    expect(elapsed).toBeLessThan(12_000);
   }, 45_000);
 });
