@@ -3,6 +3,7 @@
 // first file written after it, so a run that stops later is finished by a re-run that needs no token.
 // The parts: enrollment.ts (the token), install-plan.ts (the changes), release-switch.ts (current, previous and the
 // host files), service-settle.ts (systemctl at the end).
+import { createHash } from 'node:crypto';
 import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
@@ -66,11 +67,12 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
       // Everything the plan can refuse (a file where a link goes, an unreadable config) is refused now, before
       // the single-use token is spent.
       await planInstall(options, { stored, enrollment: undefined, enrollNow: true, serviceUser: undefined, agentUserExists: true, backups: { made: null } });
-      enrollment = await enrollNode(options.enroll, token, options.now);
+      enrollment = { ...(await enrollNode(options.enroll, token, options.now)), deploy_token_sha256: tokenDigest(token) };
       enrolledChange = persistEnrollment(layout, stored, enrollment);
       log(describeChange(enrolledChange));
     }
   } else if (options.deployToken !== undefined) {
+    refuseNewTokenForEnrolledNode(layout, existing, options.deployToken);
     log(`already enrolled as node ${existing.node_id}; the deploy token was not used`);
   }
 
@@ -108,6 +110,26 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
   result.database_backup = backups.made;
   result.service = await settleService(options.services, changes, layout.unitFiles);
   return result;
+}
+
+/**
+ * A deploy token other than the one this node enrolled with means another node was meant (a second node with a name
+ * in use): refused before anything changes, where a re-run with the same, spent token still converges the install.
+ */
+function refuseNewTokenForEnrolledNode(layout: InstallLayout, node: NodeEnrollment, deployToken: string): void {
+  if (node.deploy_token_sha256 === undefined || node.deploy_token_sha256 === tokenDigest(deployToken.trim())) return;
+  const which = layout.name === undefined ? 'the default node' : `node ${layout.name}`;
+  throw new SvcError('usage', `${which} is already installed here (node ${node.node_id}); a new deploy token would enroll another node, and it needs a name of its own`, {
+    remedy:
+      layout.name === undefined
+        ? 'Install the other node beside this one: swarm-node install --name <name> --deploy-token-file <file>. A re-run of this install needs no token.'
+        : `Choose another name (swarm-node install --name <another> --deploy-token-file <file>), or remove ${layout.name} first (swarm-node --node ${layout.name} uninstall --purge). A re-run of this install needs no token.`,
+  });
+}
+
+/** The enrolled node keeps the digest of its (spent) token, to tell a re-run from a second node (above). */
+function tokenDigest(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
 }
 
 /** Before the token is spent: a root we cannot write would burn it for nothing. */
