@@ -83,6 +83,11 @@ describe('several nodes on one host', () => {
     expect(await statusOf(bin, ['--node', 'gpu'])).toMatchObject({ node: { node_id: gpuId } });
     expect(await statusOf(bin, [], { SWARM_NODE_NAME: 'gpu' })).toMatchObject({ node: { node_id: gpuId } });
     expect(await statusOf(join(gpuHome, 'current/bin/swarm-node'), [])).toMatchObject({ node: { node_id: gpuId } });
+    // doctor (an install command) checks gpu's layout and units, not the default node's.
+    const doctor = await run(bin, ['--node', 'gpu', '--json', 'doctor', '--root', root], { env: { SVC_BASE_URL: service.baseUrl } });
+    const checks = (doctor.json.checks ?? doctor.json.error?.checks) as { name: string; status: string; detail: string }[];
+    expect(checks.find((check) => check.name === 'unit'), doctor.stdout).toMatchObject({ status: 'ok', detail: expect.stringContaining('svc-swarm-node@gpu.service') });
+    expect(checks.find((check) => check.name === 'layout')).toMatchObject({ status: 'ok', detail: expect.stringContaining('nodes/gpu') });
   });
 
   it("a run registered on gpu is run by gpu's daemon and journaled in gpu's database, not the default's", async () => {

@@ -225,8 +225,8 @@ async function checkDatabase(layout: InstallLayout): Promise<DoctorCheck> {
   const latestBackup = listFiles(layout.backupsDir).sort().at(-1);
   const fix =
     latestBackup === undefined
-      ? `move it aside and start afresh: systemctl stop svc-swarm-node && mv ${layout.databaseFile} ${layout.databaseFile}.broken`
-      : `restore the latest backup: systemctl stop svc-swarm-node && cp ${latestBackup} ${layout.databaseFile}`;
+      ? `move it aside and start afresh: systemctl stop ${layout.units.daemon} && mv ${layout.databaseFile} ${layout.databaseFile}.broken`
+      : `restore the latest backup: systemctl stop ${layout.units.daemon} && cp ${latestBackup} ${layout.databaseFile}`;
   try {
     const findings = await integrityFindings(layout.databaseFile);
     if (findings.length === 1 && findings[0] === 'ok') return { name: 'database', status: 'ok', detail: `${layout.databaseFile}: integrity_check ok` };
