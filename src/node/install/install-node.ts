@@ -113,17 +113,15 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
 }
 
 /**
- * A deploy token other than the one this node enrolled with means another node was meant (a second node with a name
- * in use): refused before anything changes, where a re-run with the same, spent token still converges the install.
+ * install --name N with a deploy token other than the one N enrolled with means another node was meant (a second
+ * node with a name in use): refused before anything changes, where a re-run with the same, spent token still
+ * converges. The default node keeps ignoring any token on a re-run, as it always has (install.sh re-runs with a fresh
+ * one, which it needs to download the release).
  */
 function refuseNewTokenForEnrolledNode(layout: InstallLayout, node: NodeEnrollment, deployToken: string): void {
-  if (node.deploy_token_sha256 === undefined || node.deploy_token_sha256 === tokenDigest(deployToken.trim())) return;
-  const which = layout.name === undefined ? 'the default node' : `node ${layout.name}`;
-  throw new SvcError('usage', `${which} is already installed here (node ${node.node_id}); a new deploy token would enroll another node, and it needs a name of its own`, {
-    remedy:
-      layout.name === undefined
-        ? 'Install the other node beside this one: swarm-node install --name <name> --deploy-token-file <file>. A re-run of this install needs no token.'
-        : `Choose another name (swarm-node install --name <another> --deploy-token-file <file>), or remove ${layout.name} first (swarm-node --node ${layout.name} uninstall --purge). A re-run of this install needs no token.`,
+  if (layout.name === undefined || node.deploy_token_sha256 === undefined || node.deploy_token_sha256 === tokenDigest(deployToken.trim())) return;
+  throw new SvcError('usage', `node ${layout.name} is already installed here (node ${node.node_id}); a new deploy token would enroll another node, and it needs a name of its own`, {
+    remedy: `Choose another name (swarm-node install --name <another> --deploy-token-file <file>), or remove ${layout.name} first (swarm-node --node ${layout.name} uninstall --purge). To converge or upgrade ${layout.name} itself: swarm-node install --name ${layout.name} (no token), or swarm-node --node ${layout.name} upgrade.`,
   });
 }
 
