@@ -39,12 +39,13 @@ die() {
 
 usage() {
   cat >&2 <<'EOF'
-usage: install.sh [--token-file FILE] [--base-url URL] [--root DIR] [--no-start] [--dry-run]
+usage: install.sh [--token-file FILE] [--base-url URL] [--root DIR] [--name NAME] [--no-start] [--dry-run]
                   [--artifact FILE | --from DIR] [--trust-key FILE]
 
   --token-file FILE  the deploy token from activation (or set SVC_DEPLOY_TOKEN)
   --base-url URL     the service to download from and enroll with (or set SVC_BASE_URL)
   --root DIR         install under a staging directory instead of / (no root needed, no systemctl)
+  --name NAME        install another node beside the default one (swarm-node install --name; then --node NAME)
   --no-start         do not enable and start the service
   --dry-run          download and verify, then print every change and make none
   --artifact FILE    install this downloaded release (.tar.gz, its .manifest and .manifest.sig beside it)
@@ -56,9 +57,7 @@ EOF
 check_linux() { [ "$(uname -s)" = "Linux" ] || die "swarm-node runs on Linux bare-metal hosts; this is $(uname -s)"; }
 
 check_root() {
-  if [ -z "$1" ] && [ "$(id -u)" -ne 0 ]; then
-    die "installing on this host needs root: curl -fsSL <base_url>/install.sh | sudo sh -s -- --token-file FILE (or --root DIR to stage)"
-  fi
+  [ -n "$1" ] || [ "$(id -u)" -eq 0 ] || die "installing on this host needs root: curl -fsSL <base_url>/install.sh | sudo sh -s -- --token-file FILE (or --root DIR to stage)"
 }
 
 need() {
@@ -157,9 +156,7 @@ verify_and_unpack() {
   case "$want_size" in '' | *[!0-9]*) die "the manifest's artifact line is malformed; nothing was installed" ;; esac
   [ "${line#* }" = "$stem.tar.gz" ] || die "the manifest's artifact line does not name $stem.tar.gz; nothing was installed"
   size="$(wc -c <"$artifact" | tr -d ' ')"
-  if [ "$size" -lt "$want_size" ]; then
-    die "the download is truncated: $size of $want_size bytes; nothing was installed (download it again)"
-  fi
+  [ "$size" -ge "$want_size" ] || die "the download is truncated: $size of $want_size bytes; nothing was installed (download it again)"
   actual="$(sha256sum "$artifact" | cut -d ' ' -f 1)"
   if [ "$actual" != "$want_sha" ] || [ "$size" -ne "$want_size" ]; then
     die "the artifact's SHA-256 is $actual, the signed manifest says $want_sha: it was altered or damaged; nothing was installed"
@@ -182,15 +179,16 @@ verify_and_unpack() {
 }
 
 main() {
-  root="" token_file="" from="" artifact="" base_url="" no_start=0 dry_run=0
+  root="" node_name="" token_file="" from="" artifact="" base_url="" no_start=0 dry_run=0
   trust_key="${SVC_RELEASE_TRUST_KEY:-}"
   while [ "$#" -gt 0 ]; do
     case "$1" in
-      --token-file | --root | --from | --base-url | --artifact | --trust-key)
+      --token-file | --root | --name | --from | --base-url | --artifact | --trust-key)
         [ "$#" -ge 2 ] || die "$1 needs a value" 2
         case "$1" in
           --token-file) token_file="$2" ;;
           --root) root="$2" ;;
+          --name) node_name="$2" ;;
           --from) from="$2" ;;
           --base-url) base_url="$2" ;;
           --artifact) artifact="$2" ;;
@@ -200,6 +198,7 @@ main() {
         ;;
       --token-file=*) token_file="${1#*=}" ;;
       --root=*) root="${1#*=}" ;;
+      --name=*) node_name="${1#*=}" ;;
       --from=*) from="${1#*=}" ;;
       --base-url=*) base_url="${1#*=}" ;;
       --artifact=*) artifact="${1#*=}" ;;
@@ -267,6 +266,7 @@ main() {
 
   set -- install --from "$from" --base-url "$base_url"
   [ -z "$root" ] || set -- "$@" --root "$root"
+  [ -z "$node_name" ] || set -- "$@" --name "$node_name"
   [ "$no_start" -eq 0 ] || set -- "$@" --no-start
   [ "$dry_run" -eq 0 ] || set -- "$@" --dry-run
   [ -z "$token_file" ] || set -- "$@" --deploy-token-file "$token_file"
@@ -286,7 +286,7 @@ main() {
   "$node" "$from/bin/swarm-node.js" "$@"
   if [ -n "$trust_key" ] && [ "$dry_run" -eq 0 ]; then
     # `swarm-node upgrade` trusts the keys in etc/release-keys/ besides its pinned ones.
-    keys="$root$INSTALL_PATH/etc/release-keys"
+    keys="$root$INSTALL_PATH${node_name:+/nodes/$node_name}/etc/release-keys"
     mkdir -p "$keys"
     chmod 755 "$keys"
     cp "$trust_key" "$keys/$(basename "$trust_key")"

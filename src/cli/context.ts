@@ -9,7 +9,7 @@ import { systemClock, type Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import { readConfigFile, resolveConfig, type ResolvedConfig } from '../node/config.js';
 import { readCredentials, type Credentials, type NodeEnrollment, type StoredJwt } from '../node/credentials.js';
-import { homePaths, installTarget, type InstallLayout, type LocationInputs, type NodePaths } from '../node/location.js';
+import { checkNodeName, homePaths, installTarget, type InstallLayout, type LocationInputs, type NodePaths } from '../node/location.js';
 import type { ThisNode } from '../node/registrations.js';
 import type { RunCaller } from '../node/run-agent.js';
 import type { ServiceClient } from '../node/service-client.js';
@@ -21,6 +21,8 @@ export interface GlobalOptions {
   json?: boolean;
   color?: boolean;
   baseUrl?: string;
+  /** --node: a named node of this host (install --name), else SWARM_NODE_NAME. */
+  node?: string;
 }
 
 /**
@@ -56,8 +58,8 @@ export class CommandContext {
     this.#kind = kind;
     this.#flags = flags;
     this.env = env;
-    this.#location = { root: flags.root, env, entryScript };
     this.output = new Output({ json: flags.json === true, color: flags.color !== false, env });
+    this.#location = { root: flags.root, env, entryScript, nodeName: nodeNameOf(flags.node, env) };
   }
 
   get json(): boolean {
@@ -222,13 +224,20 @@ export class CommandContext {
   }
 }
 
+/** --node, else SWARM_NODE_NAME, checked (location.ts NODE_NAME_PATTERN): it becomes a path and part of unit names. */
+function nodeNameOf(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  if (flag !== undefined) return checkNodeName(flag, '--node');
+  const fromEnv = env.SWARM_NODE_NAME;
+  return fromEnv === undefined || fromEnv === '' ? undefined : checkNodeName(fromEnv, 'SWARM_NODE_NAME');
+}
+
 const openContexts = new Set<CommandContext>();
 const signalOwners = new Set<CommandContext>();
 let exitRequested = false;
 
 /** Builds the context for a command from its own and its parents' options. */
-export function contextFor(command: Command, kind: ContextKind = 'command'): CommandContext {
-  const context = new CommandContext(kind, command.optsWithGlobals<GlobalOptions & { root?: string }>());
+export function contextFor(command: Command, kind: ContextKind = 'command', overrides: Partial<GlobalOptions> = {}): CommandContext {
+  const context = new CommandContext(kind, { ...command.optsWithGlobals<GlobalOptions & { root?: string }>(), ...overrides });
   openContexts.add(context);
   return context;
 }

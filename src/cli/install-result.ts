@@ -15,7 +15,7 @@ export function installDeps(ctx: CommandContext, layout: InstallLayout): Install
 export function renderInstall(ctx: CommandContext, result: InstallResult, verb: string): void {
   for (const warning of result.service.warnings) ctx.output.warn(warning);
   if (result.service.action === 'skipped') {
-    const start = 'systemctl daemon-reload && systemctl enable --now svc-swarm-node';
+    const start = `systemctl daemon-reload && systemctl enable --now ${ctx.layout().units.daemon.replace(/\.service$/, '')}`;
     ctx.output.warn(
       result.dry_run
         ? `the service would not be started: ${result.service.reason}`

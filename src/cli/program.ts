@@ -37,6 +37,7 @@ export function buildProgram(): Command {
     .option('--json', 'print one JSON document on stdout; human text goes to stderr')
     .option('--no-color', 'no colours (also: NO_COLOR=1)')
     .option('--base-url <url>', 'the service base URL (env SVC_BASE_URL)')
+    .option('--node <name>', 'act on the node of this name on this host (installed with install --name; env SWARM_NODE_NAME)')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .showSuggestionAfterError(true)
     .addHelpText(
@@ -48,7 +49,8 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 insufficient balance, 4 not signed in, t
 
 Example:
   $ swarm-node agents
-  $ swarm-node --json status`,
+  $ swarm-node --json status
+  $ swarm-node --node gpu status`,
     );
 
   program.addCommand(activateCommand());

@@ -20,6 +20,11 @@ export interface NodeEnrollment {
   enrolled_at: string;
   /** The node's own secret from enrollment (absent on nodes enrolled before it existed). */
   credential?: string;
+  /**
+   * SHA-256 (hex) of the spent deploy token this node enrolled with, written by install: a re-run with another token
+   * is another node, refused (install-node.ts). Absent on nodes enrolled otherwise or before it existed.
+   */
+  deploy_token_sha256?: string;
 }
 
 export interface Credentials {

@@ -9,10 +9,16 @@
 // - the install that install, upgrade, uninstall and doctor act on: every path install writes, under a staging
 //   prefix `root` (like DESTDIR): --root when given; else the install this program runs from; else the host.
 // Paths written INSIDE files (the unit, uninstall.sh) are always the host paths; only where files go moves with root.
+//
+// Several nodes on one host (docs/operations.md "Several nodes on one host"): the default node (no name) lives at the
+// install path with today's unit names; a node named N lives at <install path>/nodes/N with the same inner layout and
+// units of its own (nodeUnits). The name comes from --node (install --name) or SWARM_NODE_NAME; a program running
+// from N's release knows N by itself.
 import { realpathSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { INSTALL_PATH } from '../contract/claims.js';
 import { SvcError } from '../contract/errors.js';
+import { DEFAULT_AGENT_SOCKET } from './config.js';
 
 export const SERVICE_USER = 'svc-swarm';
 /**
@@ -30,6 +36,50 @@ export const AGENT_SERVICE_UNIT = 'svc-swarm-node-agent@.service';
 export const UNIT_NAMES = [UNIT_NAME, AGENT_SOCKET_UNIT, AGENT_SERVICE_UNIT] as const;
 export const UNIT_HOST_PATH = unitHostPath(UNIT_NAME);
 export const BIN_LINK_HOST_PATH = '/usr/local/bin/swarm-node';
+/** Where named nodes live, under the install path (and so under --root). */
+export const NODES_DIR = 'nodes';
+/**
+ * A node's name becomes a directory and part of its unit names: lower case, a letter first, at most 31 characters,
+ * so it can be neither a path (no '/', no '..') nor smuggle anything into a unit name (no '@', '.', '\\').
+ */
+export const NODE_NAME_PATTERN = /^[a-z][a-z0-9-]{0,30}$/;
+
+/** The name, checked; `from` names where it came from in the error (--node, --name, SWARM_NODE_NAME). */
+export function checkNodeName(name: string, from = '--node'): string {
+  if (!NODE_NAME_PATTERN.test(name)) {
+    throw new SvcError('usage', `${from} ${JSON.stringify(name)} is not a node name: a lower-case letter, then up to 30 lower-case letters, digits or '-'`, {
+      remedy: 'Choose a name such as gpu or build-2.',
+    });
+  }
+  return name;
+}
+
+/** The units of one node: the default node's are today's; a named node's carry its name (see the docs for why). */
+export interface NodeUnits {
+  daemon: string;
+  agentSocket: string;
+  /** The template systemd starts per connection of agentSocket (Accept=yes: the socket's name with '@'). */
+  agentService: string;
+}
+
+export function nodeUnits(name?: string): NodeUnits {
+  if (name === undefined) return { daemon: UNIT_NAME, agentSocket: AGENT_SOCKET_UNIT, agentService: AGENT_SERVICE_UNIT };
+  checkNodeName(name);
+  // The daemon as an instance name (systemctl status svc-swarm-node@N), written as a file of its own so that each
+  // node's unit comes from its own release. The agent pair cannot be instances: an accepting socket starts
+  // <socket name>@<connection>.service, so an instance socket would share the template across nodes.
+  return { daemon: `svc-swarm-node@${name}.service`, agentSocket: `svc-swarm-node-agent-${name}.socket`, agentService: `svc-swarm-node-agent-${name}@.service` };
+}
+
+/** The host path a node lives at. */
+export function nodeInstallPath(name?: string): string {
+  return name === undefined ? INSTALL_PATH : `${INSTALL_PATH}/${NODES_DIR}/${checkNodeName(name)}`;
+}
+
+/** Where the node's agent socket listens: two nodes' agent runs never share one. */
+export function agentSocketPath(name?: string): string {
+  return name === undefined ? DEFAULT_AGENT_SOCKET : `/run/svc-swarm-node/${NODES_DIR}/${checkNodeName(name)}/agent.sock`;
+}
 
 export function unitHostPath(name: string): string {
   return `/etc/systemd/system/${name}`;
@@ -45,6 +95,8 @@ export interface LocationInputs {
   env: NodeJS.ProcessEnv;
   /** The script this program was started as (bin/swarm-node.js), if known. */
   entryScript: string | undefined;
+  /** --node (install --name), else SWARM_NODE_NAME: the named node to act on; undefined: the one this program runs from. */
+  nodeName?: string | undefined;
 }
 
 export interface NodePaths {
@@ -62,10 +114,13 @@ export interface NodePaths {
 export interface InstallLayout extends NodePaths {
   /** The staging prefix; '/' on a real host. */
   root: string;
+  /** The node's name; undefined for the default node. */
+  name: string | undefined;
+  units: NodeUnits;
   /** True when root is the host itself: only then are users, owners and systemd touched. */
   onHost: boolean;
   unitFile: string;
-  /** Every unit's file (UNIT_NAMES, in that order): the daemon's, then the agent socket's and service's. */
+  /** Every unit's file (rendered from UNIT_NAMES, in that order): the daemon's, then the agent socket's and service's. */
   unitFiles: string[];
   binLink: string;
   /** Proxy variables for the service (EnvironmentFile=- in the unit). */
@@ -79,17 +134,22 @@ export interface InstallLayout extends NodePaths {
 export function homePaths(inputs: LocationInputs): NodePaths {
   const fromEnv = inputs.env.SWARM_NODE_HOME;
   if (fromEnv !== undefined && fromEnv.trim() !== '') return nodePaths(fromEnv);
-  return nodePaths(installedHomeOf(inputs.entryScript) ?? INSTALL_PATH);
+  const installed = installedNodeOf(inputs.entryScript);
+  const base = installed?.base ?? INSTALL_PATH;
+  const name = inputs.nodeName ?? installed?.name;
+  return nodePaths(name === undefined ? base : join(base, NODES_DIR, checkNodeName(name)));
 }
 
 /** The install that install, upgrade, uninstall and doctor act on. */
 export function installTarget(inputs: LocationInputs): InstallLayout {
   if (inputs.root !== undefined) {
     if (inputs.root.trim() === '') throw new SvcError('usage', '--root needs a directory');
-    return installLayout(inputs.root);
+    return installLayout(inputs.root, inputs.nodeName);
   }
-  const installedHome = installedHomeOf(inputs.entryScript);
-  return installedHome === undefined ? installLayout('/') : layoutOfHome(installedHome);
+  const installed = installedNodeOf(inputs.entryScript);
+  if (installed === undefined) return installLayout('/', inputs.nodeName);
+  const layout = layoutOfHome(installed.base);
+  return installLayout(layout.root, inputs.nodeName ?? installed.name);
 }
 
 export function nodePaths(home: string): NodePaths {
@@ -106,16 +166,19 @@ export function nodePaths(home: string): NodePaths {
   };
 }
 
-export function installLayout(root = '/'): InstallLayout {
+export function installLayout(root = '/', name?: string): InstallLayout {
   const absoluteRoot = resolve(root);
   const at = (hostPath: string) => join(absoluteRoot, hostPath);
-  const paths = nodePaths(at(INSTALL_PATH));
+  const paths = nodePaths(at(nodeInstallPath(name)));
+  const units = nodeUnits(name);
   return {
     ...paths,
     root: absoluteRoot,
+    name,
+    units,
     onHost: absoluteRoot === '/',
-    unitFile: at(UNIT_HOST_PATH),
-    unitFiles: UNIT_NAMES.map((name) => at(unitHostPath(name))),
+    unitFile: at(unitHostPath(units.daemon)),
+    unitFiles: [units.daemon, units.agentSocket, units.agentService].map((unit) => at(unitHostPath(unit))),
     binLink: at(BIN_LINK_HOST_PATH),
     environmentFile: join(paths.etcDir, 'environment'),
     previousLink: join(paths.home, 'previous'),
@@ -129,6 +192,8 @@ export function installLayout(root = '/'): InstallLayout {
  */
 export function layoutOfHome(home: string): InstallLayout {
   const absoluteHome = resolve(home);
+  const named = namedHome(absoluteHome);
+  if (named !== undefined) return installLayout(layoutOfHome(named.base).root, named.name);
   if (absoluteHome === INSTALL_PATH) return installLayout('/');
   if (absoluteHome.endsWith(INSTALL_PATH)) return installLayout(absoluteHome.slice(0, -INSTALL_PATH.length));
   throw new SvcError('usage', `${absoluteHome} is not an install location (expected <root>${INSTALL_PATH})`, {
@@ -144,6 +209,20 @@ export function releaseDir(layout: InstallLayout, version: string): string {
 export function hostPathOf(layout: InstallLayout, path: string): string {
   const inside = relative(layout.root, path);
   return `/${inside.split(sep).join('/')}`;
+}
+
+/** The install path and node name of the release `entryScript` belongs to, if it is an installed one. */
+function installedNodeOf(entryScript: string | undefined): { base: string; name: string | undefined } | undefined {
+  const home = installedHomeOf(entryScript);
+  if (home === undefined) return undefined;
+  return namedHome(home) ?? { base: home, name: undefined };
+}
+
+/** <base>/nodes/<name>: a named node's home, split; undefined for any other path. */
+function namedHome(home: string): { base: string; name: string } | undefined {
+  const name = basename(home);
+  if (basename(dirname(home)) !== NODES_DIR || !NODE_NAME_PATTERN.test(name)) return undefined;
+  return { base: dirname(dirname(home)), name };
 }
 
 /** The home of the release that `entryScript` (bin/swarm-node.js) belongs to, if it is an installed one. */

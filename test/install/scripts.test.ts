@@ -38,7 +38,9 @@ describe('scripts/install.sh', () => {
     await requireTool('shellcheck');
     const generated = join(tempDir('uninstall-sh-'), 'uninstall.sh');
     writeFileSync(generated, renderUninstallScript('1.2.3'));
-    for (const script of [installSh, generated]) {
+    const named = join(tempDir('uninstall-sh-'), 'uninstall.sh');
+    writeFileSync(named, renderUninstallScript('1.2.3', 'gpu'));
+    for (const script of [installSh, generated, named]) {
       const result = await run('shellcheck', ['--severity=style', script]);
       expect(result.stdout + result.stderr, script).toBe('');
       expect(result.exitCode).toBe(0);
@@ -149,6 +151,11 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
         env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token },
       });
       expect(result.exitCode, result.stderr).toBe(0);
+      // And a named node beside it (issue 18 item 4), whose units are files of their own.
+      const named = await run('node', [join(stagedPackage(), 'bin', 'swarm-node.js'), 'install', '--root', root, '--name', 'gpu'], {
+        env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: (await activatedSession(service.baseUrl, uniqueEmail('unit-gpu'))).deploy_token },
+      });
+      expect(named.exitCode, named.stderr).toBe(0);
       unit = join(root, 'etc/systemd/system/svc-swarm-node.service');
       // verify resolves the units ours depends on (network-online.target, …) inside --root.
       mkdirSync(join(root, 'usr/lib/systemd'), { recursive: true });
@@ -159,7 +166,14 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
   });
   afterAll(() => removeTempDirs());
 
-  it.each(['svc-swarm-node.service', 'svc-swarm-node-agent.socket', 'svc-swarm-node-agent@run.service'])(
+  it.each([
+    'svc-swarm-node.service',
+    'svc-swarm-node-agent.socket',
+    'svc-swarm-node-agent@run.service',
+    'svc-swarm-node@gpu.service',
+    'svc-swarm-node-agent-gpu.socket',
+    'svc-swarm-node-agent-gpu@run.service',
+  ])(
     'systemd-analyze verify prints nothing for the installed %s (its ExecStart resolves through current)',
     async (name) => {
       await requireTool('systemd-analyze');

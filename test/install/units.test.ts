@@ -55,6 +55,15 @@ describe('systemctl after install', () => {
     expect(systemctl.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'daemon-reload', 'enable --now svc-swarm-node-agent.socket svc-swarm-node.service']);
   });
 
+  it("a named node's units (issue 18 item 4): enable, restart and the is-enabled check name gpu's, never the default node's", async () => {
+    const systemctl = recordingSystemctl({ enabled: false });
+    const layout = installLayout('/', 'gpu');
+    const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: systemctl.program, units: layout.units });
+    await settleService(services, [change(layout.unitFile, true)], layout.unitFiles);
+    expect(systemctl.calls()).toEqual(['is-enabled --quiet svc-swarm-node@gpu.service', 'daemon-reload', 'enable --now svc-swarm-node-agent-gpu.socket svc-swarm-node@gpu.service']);
+    expect(services.commands.disableNow).toEqual(['disable', '--now', 'svc-swarm-node@gpu.service', 'svc-swarm-node-agent-gpu.socket']);
+  });
+
   it('enabled and nothing changed: no restart', async () => {
     const systemctl = recordingSystemctl({ enabled: true });
     const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: systemctl.program });
@@ -169,6 +178,9 @@ describe('layout', () => {
     expect(() => layoutOfHome('/home/dev/.swarm-node')).toThrow(/not an install location/);
     expect(installLayout('/tmp/stage/')).toMatchObject({ home: '/tmp/stage/opt/svc/swarm-node', previousLink: '/tmp/stage/opt/svc/swarm-node/previous' });
     expect(existsSync('/tmp/stage')).toBe(false);
+    // A named node's home gives its root and name back (a command run from its release acts on it).
+    expect(layoutOfHome('/tmp/stage/opt/svc/swarm-node/nodes/gpu')).toMatchObject({ root: '/tmp/stage', name: 'gpu', unitFile: '/tmp/stage/etc/systemd/system/svc-swarm-node@gpu.service' });
+    expect(() => installLayout('/', '../etc')).toThrow(/not a node name/);
   });
 });
 

@@ -1,12 +1,16 @@
 // swarm-node install: enroll with the deploy token, then install the node (issue 4 §1, §2). The work is in
 // src/node/install/; this file parses, reads the token, and renders.
 import { Command } from 'commander';
+import { SvcError } from '../../contract/errors.js';
+import { checkNodeName } from '../../node/location.js';
 import { contextFor } from '../context.js';
 import { addDeployTokenOptions, refuseTokenArgument, type DeployTokenFlags } from '../deploy-token-option.js';
 import { collectValues } from '../input-options.js';
 
 interface InstallFlags extends DeployTokenFlags {
   root?: string;
+  name?: string;
+  node?: string;
   from?: string;
   start: boolean;
   dryRun?: boolean;
@@ -18,6 +22,7 @@ export function installCommand(): Command {
     new Command('install').description('enroll this host with the deploy token from activation and install the node under /opt/svc/swarm-node'),
   )
     .option('--root <dir>', 'install under this staging directory instead of / (image builds, tests)')
+    .option('--name <name>', 'install another node beside the default one, under /opt/svc/swarm-node/nodes/<name>, with units of its own')
     .option('--from <dir>', 'install this unpacked package instead of the running one (offline upgrade)')
     .option('--no-start', 'do not run systemctl daemon-reload and enable --now')
     .option('--dry-run', 'print every change and make none (does not use the token)')
@@ -29,15 +34,22 @@ The deploy token is single use and never written to disk; re-running install on 
 applies only what changed (a new version, an edited unit), restarting the service only then.
 --label sets the node's labels (swarm-node labels): written to its config file, sent to the service by the
 daemon when it starts; a re-run without --label keeps them, with --label replaces them.
+--name N installs node N beside the default node (its own credential, database and units svc-swarm-node@N.service,
+svc-swarm-node-agent-N.socket): a name is a lower-case letter, then up to 30 lower-case letters, digits or '-'.
+Every other command acts on it with --node N. A deploy token for a name already installed here is refused.
 
 Example:
   $ sudo --preserve-env=SVC_DEPLOY_TOKEN swarm-node install
   $ sudo swarm-node install --deploy-token-file ./deploy-token
   $ swarm-node install --root /tmp/stage --no-start --deploy-token-file ./deploy-token
-  $ sudo swarm-node install --deploy-token-file ./deploy-token --label gpu --label linux-x64,zone.eu-1`,
+  $ sudo swarm-node install --deploy-token-file ./deploy-token --label gpu --label linux-x64,zone.eu-1
+  $ sudo swarm-node install --name gpu --deploy-token-file ./deploy-token-2`,
     )
     .action(async (flags: InstallFlags, command: Command) => {
-      const ctx = contextFor(command, 'install');
+      if (flags.name !== undefined && flags.node !== undefined && flags.name !== flags.node) {
+        throw new SvcError('usage', `install --name ${flags.name} and --node ${flags.node} name two nodes`, { remedy: 'Give one of them.' });
+      }
+      const ctx = contextFor(command, 'install', flags.name === undefined ? {} : { node: checkNodeName(flags.name, '--name') });
       refuseTokenArgument(flags);
       // Checked before the token is read: a bad label spends nothing.
       const labels = flags.label === undefined ? undefined : (await import('../../contract/labels.js')).parseLabelArguments(flags.label);

@@ -2,7 +2,7 @@
 // fixes it. Checks only read: the database is opened read-only, the service is asked a public GET (the same ping
 // `status` measures latency with).
 import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { SvcError } from '../../contract/errors.js';
 import type { Clock } from '../../lib/clock.js';
@@ -49,7 +49,7 @@ const SYSTEMD_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bi
 
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const { layout } = options;
-  const rootFlag = layout.onHost ? '' : ` --root ${layout.root}`;
+  const rootFlag = `${layout.onHost ? '' : ` --root ${layout.root}`}${layout.name === undefined ? '' : ` --node ${layout.name}`}`;
   const credentials = readCredentialsIgnoringMode(layout.credentialsFile);
   const checks: DoctorCheck[] = [
     checkLayout(layout, rootFlag),
@@ -131,16 +131,16 @@ function checkUnit(layout: InstallLayout, rootFlag: string): DoctorCheck {
     const unitFile = layout.unitFiles[index]!;
     if (!existsSync(unitFile)) return { name: 'unit', status: 'fail', detail: `${unitFile} is missing`, fix };
     if (!existsSync(join(layout.currentLink, unitInRelease(name)))) return { name: 'unit', status: 'fail', detail: `the current release has no ${name} to compare with`, fix };
-    if (readFileSync(unitFile, 'utf8') !== unitOfRelease(layout.currentLink, name)) {
+    if (readFileSync(unitFile, 'utf8') !== unitOfRelease(layout.currentLink, name, layout.name)) {
       return {
         name: 'unit',
         status: 'fail',
-        detail: `${unitFile} differs from the release's (put local settings in a drop-in: systemctl edit ${name})`,
+        detail: `${unitFile} differs from the release's (put local settings in a drop-in: systemctl edit ${basename(unitFile)})`,
         fix,
       };
     }
   }
-  return { name: 'unit', status: 'ok', detail: `${UNIT_NAMES.join(', ')} in ${hostPathOf(layout, dirname(layout.unitFile))} match the current release` };
+  return { name: 'unit', status: 'ok', detail: `${layout.unitFiles.map((file) => basename(file)).join(', ')} in ${hostPathOf(layout, dirname(layout.unitFile))} match the current release` };
 }
 
 async function checkNode(): Promise<DoctorCheck> {
@@ -225,8 +225,8 @@ async function checkDatabase(layout: InstallLayout): Promise<DoctorCheck> {
   const latestBackup = listFiles(layout.backupsDir).sort().at(-1);
   const fix =
     latestBackup === undefined
-      ? `move it aside and start afresh: systemctl stop svc-swarm-node && mv ${layout.databaseFile} ${layout.databaseFile}.broken`
-      : `restore the latest backup: systemctl stop svc-swarm-node && cp ${latestBackup} ${layout.databaseFile}`;
+      ? `move it aside and start afresh: systemctl stop ${layout.units.daemon} && mv ${layout.databaseFile} ${layout.databaseFile}.broken`
+      : `restore the latest backup: systemctl stop ${layout.units.daemon} && cp ${latestBackup} ${layout.databaseFile}`;
   try {
     const findings = await integrityFindings(layout.databaseFile);
     if (findings.length === 1 && findings[0] === 'ok') return { name: 'database', status: 'ok', detail: `${layout.databaseFile}: integrity_check ok` };

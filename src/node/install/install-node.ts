@@ -3,6 +3,7 @@
 // first file written after it, so a run that stops later is finished by a re-run that needs no token.
 // The parts: enrollment.ts (the token), install-plan.ts (the changes), release-switch.ts (current, previous and the
 // host files), service-settle.ts (systemctl at the end).
+import { createHash } from 'node:crypto';
 import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
@@ -66,11 +67,12 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
       // Everything the plan can refuse (a file where a link goes, an unreadable config) is refused now, before
       // the single-use token is spent.
       await planInstall(options, { stored, enrollment: undefined, enrollNow: true, serviceUser: undefined, agentUserExists: true, backups: { made: null } });
-      enrollment = await enrollNode(options.enroll, token, options.now);
+      enrollment = { ...(await enrollNode(options.enroll, token, options.now)), deploy_token_sha256: tokenDigest(token) };
       enrolledChange = persistEnrollment(layout, stored, enrollment);
       log(describeChange(enrolledChange));
     }
   } else if (options.deployToken !== undefined) {
+    refuseNewTokenForEnrolledNode(layout, existing, options.deployToken);
     log(`already enrolled as node ${existing.node_id}; the deploy token was not used`);
   }
 
@@ -108,6 +110,24 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
   result.database_backup = backups.made;
   result.service = await settleService(options.services, changes, layout.unitFiles);
   return result;
+}
+
+/**
+ * install --name N with a deploy token other than the one N enrolled with means another node was meant (a second
+ * node with a name in use): refused before anything changes, where a re-run with the same, spent token still
+ * converges. The default node keeps ignoring any token on a re-run, as it always has (install.sh re-runs with a fresh
+ * one, which it needs to download the release).
+ */
+function refuseNewTokenForEnrolledNode(layout: InstallLayout, node: NodeEnrollment, deployToken: string): void {
+  if (layout.name === undefined || node.deploy_token_sha256 === undefined || node.deploy_token_sha256 === tokenDigest(deployToken.trim())) return;
+  throw new SvcError('usage', `node ${layout.name} is already installed here (node ${node.node_id}); a new deploy token would enroll another node, and it needs a name of its own`, {
+    remedy: `Choose another name (swarm-node install --name <another> --deploy-token-file <file>), or remove ${layout.name} first (swarm-node --node ${layout.name} uninstall --purge). To converge or upgrade ${layout.name} itself: swarm-node install --name ${layout.name} (no token), or swarm-node --node ${layout.name} upgrade.`,
+  });
+}
+
+/** The enrolled node keeps the digest of its (spent) token, to tell a re-run from a second node (above). */
+function tokenDigest(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
 }
 
 /** Before the token is spent: a root we cannot write would burn it for nothing. */

@@ -45,7 +45,7 @@ export async function installPackage(deps: InstallPackageDeps, options: InstallP
     config: deps.config(),
     ...(options.labels === undefined ? {} : { labels: options.labels }),
     enroll: async (token) => (await deps.client()).enroll(token),
-    services: serviceManager({ noStart: !options.start, onHost: layout.onHost }),
+    services: serviceManager({ noStart: !options.start, onHost: layout.onHost, units: layout.units }),
     env: deps.env,
     dryRun: options.dryRun,
     now: () => new Date(deps.clock.now()),

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { readConfigFile, writeConfigFile, type ConfigFile } from '../config.js';
 import { CREDENTIALS_MODE, type Credentials, type NodeEnrollment } from '../credentials.js';
 import { readTextIfPresent, writeFileAtomic } from '../files.js';
-import { AGENT_USER, releaseDir, SERVICE_USER, VAR_DIR_MODE, type InstallLayout } from '../location.js';
+import { agentSocketPath, AGENT_USER, releaseDir, SERVICE_USER, VAR_DIR_MODE, type InstallLayout } from '../location.js';
 import { ENVIRONMENT_FILE_MODE, proxyVariables, renderEnvironmentFile } from './environment-file.js';
 import type { PackageSource } from './package-source.js';
 import type { Change, Step } from './plan.js';
@@ -155,8 +155,10 @@ function desiredConfigFile(
   const present = readConfigFile(layout.configFile);
   const wanted: ConfigFile = { ...present, base_url: config.base_url, wallet_url: config.wallet_url, ...(labels === undefined ? {} : { labels: [...labels] }) };
   if (enrollment !== undefined) wanted.node_id = enrollment.node_id;
+  // A named node's agent socket is its own (its socket unit listens there); the default node's is the default.
+  if (layout.name !== undefined) wanted.agent_socket = agentSocketPath(layout.name);
   // A dry run does not enroll: the node id it will write is not known yet.
-  const differing = (['base_url', 'wallet_url', 'node_id'] as const).filter((key) => present[key] !== wanted[key] || (key === 'node_id' && enrolling));
+  const differing = (['base_url', 'wallet_url', 'node_id', 'agent_socket'] as const).filter((key) => present[key] !== wanted[key] || (key === 'node_id' && enrolling));
   const relabelled = labels !== undefined && JSON.stringify(present.labels) !== JSON.stringify(wanted.labels);
   return {
     config: wanted,

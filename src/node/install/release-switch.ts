@@ -70,7 +70,7 @@ export function planHostFiles(layout: InstallLayout, releaseSource: string, vers
   const steps: Step[] = [];
   UNIT_NAMES.forEach((name, index) => {
     const file = layout.unitFiles[index]!;
-    const unit = unitOfRelease(releaseSource, name);
+    const unit = unitOfRelease(releaseSource, name, layout.name);
     const installedUnit = readTextIfPresent(file);
     if (installedUnit === unit) return;
     steps.push({
@@ -88,7 +88,10 @@ export function planHostFiles(layout: InstallLayout, releaseSource: string, vers
   });
   const binTarget = relativeLinkText(layout.binLink, join(layout.currentLink, 'bin', 'swarm-node'));
   const bin = readLink(layout.binLink);
-  if (bin !== binTarget) {
+  // The command link is the host's, one for every node: the default node's install takes it, a named node's makes
+  // it only where there is none (a host of named nodes alone), never taking it from another node.
+  const othersLink = layout.name !== undefined && bin !== undefined && bin !== 'not-a-link';
+  if (bin !== binTarget && !othersLink) {
     if (bin === 'not-a-link') {
       throw new SvcError('local_state', `${layout.binLink} exists and is not a link; it is not ours to replace`, {
         remedy: `Move it aside, then re-run: mv ${layout.binLink} ${layout.binLink}.orig`,
@@ -99,7 +102,7 @@ export function planHostFiles(layout: InstallLayout, releaseSource: string, vers
       apply: () => switchLink(layout.binLink, binTarget),
     });
   }
-  const script = renderUninstallScript(version);
+  const script = renderUninstallScript(version, layout.name);
   const installedScript = readTextIfPresent(layout.uninstallScript);
   if (installedScript !== script) {
     steps.push({

@@ -36,7 +36,7 @@ export async function rollbackRelease(options: RollbackOptions): Promise<Rollbac
   if (layout.onHost && process.getuid?.() !== 0 && !options.dryRun) {
     throw new SvcError('usage', 'rolling back the node on this host needs root', { remedy: 'Run it with sudo.' });
   }
-  const services = serviceManager({ noStart: !options.start, onHost: layout.onHost });
+  const services = serviceManager({ noStart: !options.start, onHost: layout.onHost, units: layout.units });
   const current = readLink(layout.currentLink);
   const previous = readLink(layout.previousLink);
   if (current === undefined || current === 'not-a-link') {

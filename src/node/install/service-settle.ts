@@ -1,7 +1,7 @@
 // The last step of install, upgrade and rollback: the service is enabled and started, or restarted, only as the
 // changes need, never failing the install (a failing systemctl is a warning: systemctl.ts).
 import type { Change } from './plan.js';
-import { SYSTEMCTL, type ServiceManager } from './systemctl.js';
+import type { ServiceManager } from './systemctl.js';
 
 export interface ServiceOutcome {
   action: 'started' | 'restarted' | 'unchanged' | 'skipped';
@@ -19,13 +19,13 @@ export async function settleService(services: ServiceManager, changes: readonly 
   const warnings: string[] = [];
   const unitChanged = changes.some((change) => unitFiles.includes(change.path));
   if (!(await services.isEnabled())) {
-    pushWarning(warnings, await services.run(SYSTEMCTL.daemonReload));
-    pushWarning(warnings, await services.run(SYSTEMCTL.enableNow));
+    pushWarning(warnings, await services.run(services.commands.daemonReload));
+    pushWarning(warnings, await services.run(services.commands.enableNow));
     return { action: 'started', warnings };
   }
   if (planned.action === 'unchanged') return planned;
-  if (unitChanged) pushWarning(warnings, await services.run(SYSTEMCTL.daemonReload));
-  pushWarning(warnings, await services.run(SYSTEMCTL.restart));
+  if (unitChanged) pushWarning(warnings, await services.run(services.commands.daemonReload));
+  pushWarning(warnings, await services.run(services.commands.restart));
   return { action: 'restarted', warnings };
 }
 

@@ -3,7 +3,7 @@
 // container, an image build) skips it with a reason, and a failing systemctl is reported as a warning.
 import { existsSync } from 'node:fs';
 import { execa } from 'execa';
-import { AGENT_SOCKET_UNIT, UNIT_NAME } from '../location.js';
+import { nodeUnits, type NodeUnits } from '../location.js';
 
 export interface ServiceManagerOptions {
   /** --no-start */
@@ -14,6 +14,8 @@ export interface ServiceManagerOptions {
   systemdRunning?: boolean;
   /** The systemctl program; tests pass a script that records its arguments. */
   systemctl?: string;
+  /** The node's units (location.ts nodeUnits); the default node's when absent. */
+  units?: NodeUnits;
 }
 
 export interface ServiceManager {
@@ -23,6 +25,8 @@ export interface ServiceManager {
   run(args: readonly string[]): Promise<string | undefined>;
   /** `systemctl is-enabled`: whether the unit starts at boot (false when not managing). */
   isEnabled(): Promise<boolean>;
+  /** The systemctl argument lists for this node's units. */
+  readonly commands: SystemctlCommands;
 }
 
 export function systemdIsRunning(): boolean {
@@ -38,8 +42,10 @@ export function serviceManager(options: ServiceManagerOptions): ServiceManager {
         ? 'systemd is not running on this host (/run/systemd/system is absent)'
         : undefined;
   const program = options.systemctl ?? 'systemctl';
+  const units = options.units ?? nodeUnits();
   return {
     skipReason,
+    commands: systemctlCommands(units),
     async run(args) {
       if (skipReason !== undefined) return undefined;
       const result = await execa(program, [...args], { reject: false, stdin: 'ignore', timeout: 90_000 });
@@ -49,17 +55,29 @@ export function serviceManager(options: ServiceManagerOptions): ServiceManager {
     },
     async isEnabled() {
       if (skipReason !== undefined) return false;
-      const result = await execa(program, ['is-enabled', '--quiet', UNIT_NAME], { reject: false, stdin: 'ignore', timeout: 30_000 });
+      const result = await execa(program, ['is-enabled', '--quiet', units.daemon], { reject: false, stdin: 'ignore', timeout: 30_000 });
       return result.exitCode === 0;
     },
   };
 }
 
-export const SYSTEMCTL = {
-  daemonReload: ['daemon-reload'],
-  // The agent socket with the daemon: the daemon's runs go through it (agent-exec.ts). Its instances need no
-  // enabling: each lives for one connection.
-  enableNow: ['enable', '--now', AGENT_SOCKET_UNIT, UNIT_NAME],
-  restart: ['restart', AGENT_SOCKET_UNIT, UNIT_NAME],
-  disableNow: ['disable', '--now', UNIT_NAME, AGENT_SOCKET_UNIT],
-} as const;
+export interface SystemctlCommands {
+  daemonReload: readonly string[];
+  enableNow: readonly string[];
+  restart: readonly string[];
+  disableNow: readonly string[];
+}
+
+export function systemctlCommands(units: NodeUnits): SystemctlCommands {
+  return {
+    daemonReload: ['daemon-reload'],
+    // The agent socket with the daemon: the daemon's runs go through it (agent-exec.ts). Its instances need no
+    // enabling: each lives for one connection.
+    enableNow: ['enable', '--now', units.agentSocket, units.daemon],
+    restart: ['restart', units.agentSocket, units.daemon],
+    disableNow: ['disable', '--now', units.daemon, units.agentSocket],
+  };
+}
+
+/** The default node's. */
+export const SYSTEMCTL = systemctlCommands(nodeUnits());

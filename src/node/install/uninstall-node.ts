@@ -3,13 +3,13 @@
 // It never calls the service, so it works when the service no longer knows the node.
 import { existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { releaseKeysDir } from '../release/trusted-keys.js';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
-import { AGENT_USER, type InstallLayout } from '../location.js';
-import { readLink } from './links.js';
+import { AGENT_USER, installLayout, NODE_NAME_PATTERN, NODES_DIR, type InstallLayout } from '../location.js';
+import { readLink, relativeLinkText, switchLink } from './links.js';
 import { applySteps, type Change, type Step } from './plan.js';
 import { removeServiceUser } from './service-user.js';
-import { serviceManager, SYSTEMCTL, type ServiceManager } from './systemctl.js';
+import { serviceManager, type ServiceManager } from './systemctl.js';
 
 export interface UninstallOptions {
   layout: InstallLayout;
@@ -43,7 +43,7 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
     const doomed = [layout.varDir, layout.credentialsFile].filter((path) => existsSync(path));
     if (doomed.length > 0) await options.confirmPurge(doomed);
   }
-  const services = options.services ?? serviceManager({ noStart: false, onHost: layout.onHost });
+  const services = options.services ?? serviceManager({ noStart: false, onHost: layout.onHost, units: layout.units });
   const warnings: string[] = [];
   const steps: Step[] = [];
   const remove = (path: string, detail: string) => {
@@ -57,7 +57,16 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
   };
 
   for (const unitFile of layout.unitFiles) remove(unitFile, 'systemd unit');
-  removeOurLink(layout.binLink, 'command link');
+  // The command link is every node's: it goes only when it is this node's, and then to another node when one is left.
+  const otherNode = otherNodeCurrent(layout);
+  const binLink = readLink(layout.binLink);
+  if (binLink === relativeLinkText(layout.binLink, join(layout.currentLink, 'bin', 'swarm-node'))) {
+    if (otherNode === undefined) removeOurLink(layout.binLink, 'command link');
+    else {
+      const target = relativeLinkText(layout.binLink, join(otherNode, 'bin', 'swarm-node'));
+      steps.push({ change: { action: 'update', path: layout.binLink, detail: `-> ${target} (another node of this host)`, restart: false }, apply: () => switchLink(layout.binLink, target) });
+    }
+  }
   removeOurLink(layout.currentLink, 'current release');
   removeOurLink(layout.previousLink, 'previous release');
   remove(layout.releasesDir, 'releases');
@@ -80,15 +89,26 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
   if (options.dryRun) return result;
 
   // Stopped before its files go, so the daemon never runs from a release that is being deleted.
-  pushWarning(warnings, await services.run(SYSTEMCTL.disableNow));
+  pushWarning(warnings, await services.run(services.commands.disableNow));
   await applySteps(steps, options.log);
-  pushWarning(warnings, await services.run(SYSTEMCTL.daemonReload));
-  for (const dir of [layout.etcDir, layout.home, resolve(layout.home, '..')]) removeIfEmpty(dir);
-  if (purge && layout.onHost) {
+  pushWarning(warnings, await services.run(services.commands.daemonReload));
+  const base = installLayout(layout.root).home;
+  for (const dir of [layout.etcDir, layout.home, join(base, NODES_DIR), base, resolve(base, '..')]) removeIfEmpty(dir);
+  // The users are the host's, shared by its nodes: they go with the last one.
+  if (purge && layout.onHost && otherNode === undefined) {
     pushWarning(warnings, await removeServiceUser());
     pushWarning(warnings, await removeServiceUser(AGENT_USER));
   }
   return result;
+}
+
+/** The current link of another node installed on this host, the default node's first; undefined when none is left. */
+function otherNodeCurrent(layout: InstallLayout): string | undefined {
+  const base = installLayout(layout.root).home;
+  const nodesDir = join(base, NODES_DIR);
+  const named = existsSync(nodesDir) ? readdirSync(nodesDir).filter((name) => NODE_NAME_PATTERN.test(name)).sort() : [];
+  const candidates = [join(base, 'current'), ...named.map((name) => join(nodesDir, name, 'current'))];
+  return candidates.find((link) => link !== layout.currentLink && typeof readLink(link) === 'string' && readLink(link) !== 'not-a-link');
 }
 
 /** Only directories install made and only when empty: /opt/svc goes when nothing else of ours lives there. */

@@ -155,7 +155,7 @@ export async function switchWithHealthCheck(
   const rolledBack = await rollbackRelease({ layout: deps.layout, start: options.start, dryRun: false, now: () => new Date(deps.clock.now()), log: deps.log });
   if (!managed && failed.pid !== null && failed.pid !== before.pid && daemonAlive(failed)) signal(failed.pid, 'SIGTERM');
   throw new SvcError('failed', `swarm-node ${install.version}'s daemon did not start healthy within ${Math.round(options.healthTimeoutMs / 1000)} s; rolled back to ${rolledBack.to_version}`, {
-    remedy: `The node runs ${rolledBack.to_version} again. See why the new one failed: journalctl -u svc-swarm-node (or the daemon's own log).`,
+    remedy: `The node runs ${rolledBack.to_version} again. See why the new one failed: journalctl -u ${deps.layout.units.daemon} (or the daemon's own log).`,
   });
 }
 
