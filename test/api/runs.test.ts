@@ -86,6 +86,46 @@ describe('runs on the node', () => {
     await Promise.all(nodes.map((node) => node.stop()));
   });
 
+  it('an ephemeral node is leased exactly one run, even when two polls race with more queued; then it is told to retire and removes itself', async () => {
+    const user = await paidUser(service, 100);
+    const node = await enrollNode(service.baseUrl, user.email, { ephemeral: true });
+    const call = (method: string, path: string, body?: unknown) => api(path, { method, token: node.credential, ...(body === undefined ? {} : { body }) });
+    const poll = (capacity: number, running: string[] = []) => call('POST', '/v1/swarm/nodes/poll', { hostname: 'eph', version: 'test', capacity, running, wait_seconds: 0 });
+    expect((await call('PUT', '/v1/swarm/nodes/self/agents/agent_ops_monitor_004')).status).toBe(200);
+    expect((await poll(0)).status).toBe(200);
+    const body = { user_id: user.email, agent_id: 'agent_ops_monitor_004' };
+    const queued = [await execute(service, user.token, body, randomUUID(), { prefer: 'wait=0' }), await execute(service, user.token, body, randomUUID(), { prefer: 'wait=0' })];
+    expect(queued.map((response) => response.status)).toEqual([202, 202]);
+
+    const raced = await Promise.all([poll(2), poll(2)]);
+    const leased = raced.flatMap((answer) => answer.body.runs as AssignedRun[]);
+    expect(leased).toHaveLength(1);
+    // Its run is over only when it reports it: until then, nothing more and no retirement.
+    const again = await poll(2, [leased[0]!.run_id]);
+    expect(again.body).toMatchObject({ runs: [], lost: [] });
+    expect(again.body.retire).toBeUndefined();
+    // Its own run would be a second one: refused, nothing charged.
+    const own = await execute(service, node.credential, body);
+    expect(own.status, own.text).toBe(409);
+    expect(own.body.code).toBe('ephemeral_node_used');
+    // The other run goes to no ephemeral node: with no other node of the user, it is failed and refunded.
+    const other = queued.find((response) => response.body.run_id !== leased[0]!.run_id)!.body.run_id as string;
+    await waitFor(async () => (runsOf(service, user.email).find((run) => run.run_id === other)?.status === 'failed' ? true : undefined), 'the other run failed');
+
+    const reported = await call('POST', `/v1/swarm/runs/${leased[0]!.run_id}/result`, { lease_id: leased[0]!.lease_id, status: 'succeeded', output: { ok: true } });
+    expect(reported.status, reported.text).toBe(200);
+    expect((await poll(2)).body).toMatchObject({ runs: [], retire: true });
+    const fleet = await api('/v1/swarm/nodes', { token: user.token });
+    expect(fleet.body.nodes).toEqual([expect.objectContaining({ node_id: node.node_id, ephemeral: true, runs_today: 1 })]);
+    const removed = await call('DELETE', '/v1/swarm/nodes/self');
+    expect(removed.status, removed.text).toBe(200);
+    expect(removed.body).toMatchObject({ node_id: node.node_id, agents_withdrawn: ['agent_ops_monitor_004'] });
+    expect((await poll(2)).body.code).toBe('node_removed');
+    expect((await api('/v1/swarm/nodes', { token: user.token })).body.nodes).toEqual([]);
+    expect(runsOf(service, user.email).map((run) => run.status).sort()).toEqual(['failed', 'succeeded']);
+    expectChargedEqualsSucceeded(service, user.email);
+  });
+
   it("routes the run to the user's node with its input, and answers with that node's output and node_id", async () => {
     const user = await paidUserWithNode(service, 100, { agents: ['agent_research_rag_015'] });
     const input = { corpus: '/srv/notes', question: 'what changed?' };
