@@ -20,6 +20,10 @@ export interface NodeEnrollment {
   enrolled_at: string;
   /** The node's own secret from enrollment (absent on nodes enrolled before it existed). */
   credential?: string;
+  /** Enrolled by install --ephemeral: it takes one run, then removes itself (the daemon retires it). */
+  ephemeral?: true;
+  /** install --uninstall-after: once retired, the daemon also removes the install, purged (uninstall-node.ts). */
+  uninstall_after?: true;
 }
 
 export interface Credentials {

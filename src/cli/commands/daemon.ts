@@ -94,6 +94,20 @@ Example:
         // Runs still waiting for their answer would hold the process open past systemd's stop timeout. Their rows
         // are committed as pending, and the next start settles them with their own keys.
         if (!outcome.drained) ctx.exitWhenDone();
+        // An ephemeral node installed with --uninstall-after removes its install now, unless a unit runs it: then the
+        // unit's ExecStopPost does, as root (src/node/install/uninstall-retired.ts).
+        if (outcome.retired !== undefined) {
+          const [{ layoutOfHome }, { uninstallRetiredNode, uninstallsAfterRetiring }, { DaemonLog }] = await Promise.all([
+            import('../../node/location.js'),
+            import('../../node/install/uninstall-retired.js'),
+            import('../../node/daemon/log.js'),
+          ]);
+          const layout = uninstallsAfterRetiring(ctx.paths) ? layoutOfHome(ctx.paths.home) : undefined;
+          if (layout !== undefined && !(layout.onHost && process.env.INVOCATION_ID !== undefined)) {
+            const removed = await uninstallRetiredNode(layout, () => undefined, false);
+            new DaemonLog((line) => process.stdout.write(line), ctx.clock).info('install_removed', { root: layout.root, removed: removed?.changes.length ?? 0 });
+          }
+        }
         // Exit 8, which the unit does not restart (RestartPreventExitStatus): the node will never be accepted again.
         if (outcome.removed !== undefined) throw outcome.removed;
       })
