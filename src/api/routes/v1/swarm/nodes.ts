@@ -176,13 +176,14 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
   };
 }
 
-/** POST enroll's optional body: none, or {"ephemeral": true|false}; anything else is refused before the token is spent. */
+/**
+ * POST enroll's optional body: `ephemeral`, a boolean, is read; the rest is ignored, as every body was before it
+ * existed. An `ephemeral` of another type is refused before the token is spent.
+ */
 function enrollOptions(body: unknown): { ephemeral: boolean } {
-  if (body === undefined || body === null) return { ephemeral: false };
-  const keys = typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : undefined;
-  const ephemeral = (body as { ephemeral?: unknown }).ephemeral;
-  if (keys === undefined || keys.some((key) => key !== 'ephemeral') || (ephemeral !== undefined && typeof ephemeral !== 'boolean')) {
-    throw new SvcError('invalid_request', 'the enroll body is {"ephemeral": true|false} or nothing; the deploy token was not used', {
+  const ephemeral = typeof body === 'object' && body !== null ? (body as { ephemeral?: unknown }).ephemeral : undefined;
+  if (ephemeral !== undefined && typeof ephemeral !== 'boolean') {
+    throw new SvcError('invalid_request', 'ephemeral must be true or false; the deploy token was not used', {
       remedy: 'Send no body, or {"ephemeral": true} to enroll a node that takes one run.',
     });
   }
