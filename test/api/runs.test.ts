@@ -296,8 +296,9 @@ describe('runs on the node', () => {
         agents: ['agent_ops_monitor_004', 'agent_svc_skills_005'],
         labels: [],
         runs_today: 1,
+        ephemeral: false,
       },
-      { node_id: idle.node_id, hostname: null, version: null, tier_id: 'svc_starter_agents', enrolled_at: expect.any(String), last_seen_at: null, online: false, agents: [], labels: [], runs_today: 0 },
+      { node_id: idle.node_id, hostname: null, version: null, tier_id: 'svc_starter_agents', enrolled_at: expect.any(String), last_seen_at: null, online: false, agents: [], labels: [], runs_today: 0, ephemeral: false },
     ]);
     expect((await api('/v1/swarm/nodes', { token: user.node.credential })).status).toBe(401);
   });
