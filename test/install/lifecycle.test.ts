@@ -138,6 +138,11 @@ describe('upgrade, rollback and uninstall', () => {
     it('removes everything install wrote and keeps var/, the credentials and the config, with the service gone', async () => {
       const root = await installedRoot();
       seedDatabase(root);
+      // The unit's ExecStopPost after a removed node's exit 8: this node is not ephemeral, so it changes nothing.
+      const untouched = snapshot(root);
+      const hook = await swarmNode(['uninstall', '--root', root, '--if-retired-ephemeral'], { env: { EXIT_STATUS: '8' } });
+      expect(hook.exitCode, hook.stderr).toBe(0);
+      expect(snapshot(root)).toEqual(untouched);
       const credentials = readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8');
       const result = await swarmNode(['uninstall', '--root', root], { env: { SVC_BASE_URL: GONE } });
       expect(result.exitCode, result.stderr).toBe(0);
@@ -321,6 +326,12 @@ describe('upgrade, rollback and uninstall', () => {
     expect(registered.exitCode, registered.stderr).toBe(0);
     const status = await run('node', [bin, 'status', '--json'], { env: node.env });
     expect(JSON.parse(status.stdout).node).toMatchObject({ node_id: installed.json.node_id, ephemeral: true });
+
+    // The unit's ExecStopPost after any stop but an exit 8 (a restart, an upgrade) changes nothing.
+    const beforeHook = snapshot(root);
+    const hook = await run('node', [bin, 'uninstall', '--if-retired-ephemeral'], { env: { ...node.env, EXIT_STATUS: '0' } });
+    expect(hook.exitCode, hook.stderr).toBe(0);
+    expect(snapshot(root)).toEqual(beforeHook);
 
     const daemon = DaemonProcess.start(node, FAST, bin);
     const fleet = () => httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token });
