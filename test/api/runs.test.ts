@@ -86,7 +86,7 @@ describe('runs on the node', () => {
     await Promise.all(nodes.map((node) => node.stop()));
   });
 
-  it('an ephemeral node is leased exactly one run, even when two polls race with more queued; then it is told to retire and removes itself', async () => {
+  it('an ephemeral node is leased exactly one run, even when two polls race with more queued; killed mid-run, it is refunded and told to retire, and removes itself', async () => {
     const user = await paidUser(service, 100);
     const node = await enrollNode(service.baseUrl, user.email, { ephemeral: true });
     const call = (method: string, path: string, body?: unknown) => api(path, { method, token: node.credential, ...(body === undefined ? {} : { body }) });
@@ -100,29 +100,33 @@ describe('runs on the node', () => {
     const raced = await Promise.all([poll(2), poll(2)]);
     const leased = raced.flatMap((answer) => answer.body.runs as AssignedRun[]);
     expect(leased).toHaveLength(1);
-    // Its run is over only when it reports it: until then, nothing more and no retirement.
-    const again = await poll(2, [leased[0]!.run_id]);
-    expect(again.body).toMatchObject({ runs: [], lost: [] });
-    expect(again.body.retire).toBeUndefined();
+    const run = leased[0]!;
     // Its own run would be a second one: refused, nothing charged.
     const own = await execute(service, node.credential, body);
     expect(own.status, own.text).toBe(409);
     expect(own.body.code).toBe('ephemeral_node_used');
     // The other run goes to no ephemeral node: with no other node of the user, it is failed and refunded.
-    const other = queued.find((response) => response.body.run_id !== leased[0]!.run_id)!.body.run_id as string;
-    await waitFor(async () => (runsOf(service, user.email).find((run) => run.run_id === other)?.status === 'failed' ? true : undefined), 'the other run failed');
+    const other = queued.find((response) => response.body.run_id !== run.run_id)!.body.run_id as string;
+    await waitFor(async () => (runsOf(service, user.email).find((row) => row.run_id === other)?.status === 'failed' ? true : undefined), 'the other run failed');
+    expect((await api('/v1/swarm/nodes', { token: user.token })).body.nodes).toEqual([expect.objectContaining({ node_id: node.node_id, ephemeral: true })]);
 
-    const reported = await call('POST', `/v1/swarm/runs/${leased[0]!.run_id}/result`, { lease_id: leased[0]!.lease_id, status: 'succeeded', output: { ok: true } });
-    expect(reported.status, reported.text).toBe(200);
+    // While it holds its run (this poll renews the lease), no other run and no retirement.
+    const holding = await poll(2, [run.run_id]);
+    expect(holding.body).toMatchObject({ runs: [], lost: [] });
+    expect(holding.body.retire).toBeUndefined();
+    // Killed mid-run: the lease runs out, the run is refunded (node_lost), and the node, started again (it lists no
+    // run), is told to retire rather than take another.
+    await waitFor(async () => (runsOf(service, user.email).find((row) => row.run_id === run.run_id)?.status === 'failed' ? true : undefined), 'its run lost');
     expect((await poll(2)).body).toMatchObject({ runs: [], retire: true });
-    const fleet = await api('/v1/swarm/nodes', { token: user.token });
-    expect(fleet.body.nodes).toEqual([expect.objectContaining({ node_id: node.node_id, ephemeral: true, runs_today: 1 })]);
+    const late = await call('POST', `/v1/swarm/runs/${run.run_id}/result`, { lease_id: run.lease_id, status: 'succeeded', output: { ok: true } });
+    expect(late.body.code).toBe('lease_lost');
     const removed = await call('DELETE', '/v1/swarm/nodes/self');
     expect(removed.status, removed.text).toBe(200);
     expect(removed.body).toMatchObject({ node_id: node.node_id, agents_withdrawn: ['agent_ops_monitor_004'] });
     expect((await poll(2)).body.code).toBe('node_removed');
+    expect((await call('DELETE', '/v1/swarm/nodes/self')).body.code).toBe('node_removed');
     expect((await api('/v1/swarm/nodes', { token: user.token })).body.nodes).toEqual([]);
-    expect(runsOf(service, user.email).map((run) => run.status).sort()).toEqual(['failed', 'succeeded']);
+    expect(runsOf(service, user.email).map((row) => row.status)).toEqual(['failed', 'failed']);
     expectChargedEqualsSucceeded(service, user.email);
   });
 
