@@ -31,8 +31,8 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
   },
   /* 8: ephemeral nodes (docs/api.md "Ephemeral nodes") */ async (db) => {
     // An ephemeral node takes one run (issue 18 §2, as GitHub's --ephemeral runners): enrolled so (1), and the run
-    // it took, set once in the transaction that leases it, so no second lease ever finds it empty. On the node's row:
-    // the lease path already serialises a node's polls there (SQLite's BEGIN IMMEDIATE, PostgreSQL's row lock).
+    // it took, set in the transaction that leases or starts it, after locking this row (src/api/nodes/ephemeral.ts),
+    // so no second lease ever finds it empty. On the node's row, not derived from runs: one row to lock and read.
     await db.schema.alterTable('nodes').addColumn('ephemeral', 'integer', (c) => c.notNull().defaultTo(0)).execute();
     await db.schema.alterTable('nodes').addColumn('ephemeral_run_id', 'text').execute();
   },
