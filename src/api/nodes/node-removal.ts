@@ -1,7 +1,8 @@
 // Removing a node from its user's fleet (docs/api.md "Removing a node"), by the user (DELETE /v1/swarm/nodes/{node_id}),
 // by itself (DELETE /v1/swarm/nodes/self: an ephemeral node after its one run), or because it has been away too long
-// (stale-node-sweeper.ts), as GitHub removes a runner that has not connected for 14 days. The row stays, marked removed, so that its credential is answered 410 node_removed (credentials.ts)
-// rather than taken for a forgery, and its runs keep naming it. Its agents are withdrawn in the same transaction:
+// (stale-node-sweeper.ts), as GitHub removes a runner that has not connected for 14 days. The row stays, marked
+// removed, so that its credential is answered 410 node_removed (credentials.ts) rather than taken for a forgery, and
+// its runs keep naming it. Its agents are withdrawn in the same transaction:
 // execute routes nothing more to it, and a queued run only it could take is found stranded by the run sweep. Runs
 // are not touched here: one it holds is failed node_lost and refunded once when its lease runs out, as for any node
 // that goes away (finish-run.ts), and a settled run stays as it is.
