@@ -105,6 +105,9 @@ describe('runs on the node', () => {
     const own = await execute(service, node.credential, body);
     expect(own.status, own.text).toBe(409);
     expect(own.body.code).toBe('ephemeral_node_used');
+    const pinned = await execute(service, user.token, { ...body, node_id: node.node_id });
+    expect(pinned.status, pinned.text).toBe(409);
+    expect(pinned.body.detail).toContain(`node ${node.node_id} is ephemeral and has had its one run`);
     // The other run goes to no ephemeral node: with no other node of the user, it is failed and refunded.
     const other = queued.find((response) => response.body.run_id !== run.run_id)!.body.run_id as string;
     await waitFor(async () => (runsOf(service, user.email).find((row) => row.run_id === other)?.status === 'failed' ? true : undefined), 'the other run failed');

@@ -13,6 +13,8 @@ export interface NodeRow {
   last_seen_at: number | null;
   /** 1: ephemeral (ephemeral.ts). */
   ephemeral: number;
+  /** An ephemeral node's one run, once it had it. */
+  ephemeral_run_id: string | null;
 }
 
 export interface NodeRegistry {
@@ -39,7 +41,7 @@ export function isOnline(node: Pick<NodeRow, 'last_seen_at'>, onlineSince: numbe
   return node.last_seen_at !== null && node.last_seen_at >= onlineSince;
 }
 
-const COLUMNS = ['node_id', 'user_id', 'tier_id', 'hostname', 'version', 'enrolled_at', 'last_seen_at', 'ephemeral'] as const;
+const COLUMNS = ['node_id', 'user_id', 'tier_id', 'hostname', 'version', 'enrolled_at', 'last_seen_at', 'ephemeral', 'ephemeral_run_id'] as const;
 
 export function createNodeRegistry(store: Store): NodeRegistry {
   return {

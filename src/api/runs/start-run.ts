@@ -143,7 +143,9 @@ async function assertNodeAvailable(
         ? `you have no node ${pinned}`
         : !(agentsOf.get(pinned) ?? []).includes(agentId)
           ? `node ${pinned} does not serve ${agentId}`
-          : `node ${pinned} is offline`
+          : named.ephemeral_run_id !== null
+            ? `node ${pinned} is ephemeral and has had its one run`
+            : `node ${pinned} is offline`
       : fleet.length === 0
         ? 'you have no node: runs execute on a node you install'
         : serving.length === 0
