@@ -60,6 +60,11 @@ export const ERROR_CODES = {
     title: 'Run not held',
     remedy: 'This node no longer holds the run: its lease ran out and the run was failed and refunded. Drop the result.',
   },
+  ephemeral_node_used: {
+    status: 409,
+    title: 'Ephemeral node used',
+    remedy: 'An ephemeral node takes one run and then removes itself; start the run on another node (swarm-node nodes lists yours), or install a new ephemeral node for it.',
+  },
   request_in_progress: {
     status: 409,
     title: 'Request in progress',

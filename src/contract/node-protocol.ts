@@ -45,6 +45,11 @@ export const PollResponse = Type.Object({
   /** Leases of runs the node listed as running that it no longer holds (expired and refunded): stop them. */
   lost: Type.Array(Type.String()),
   lease_seconds: Type.Integer(),
+  /**
+   * Addition (docs/api.md "Ephemeral nodes"): this ephemeral node's one run is over; it takes no other and should
+   * remove itself (DELETE /v1/swarm/nodes/self). Absent otherwise.
+   */
+  retire: Type.Optional(Type.Literal(true)),
 });
 export type PollResponse = Static<typeof PollResponse>;
 
@@ -84,6 +89,8 @@ export const NodeSummary = Type.Object({
   agents: Type.Array(Type.String()),
   /** Its labels (lowercase, sorted): an execute that names labels goes only to a node that carries them all. */
   labels: Type.Array(Type.String()),
+  /** Addition: enrolled to take one run, then remove itself (docs/api.md "Ephemeral nodes"). */
+  ephemeral: Type.Boolean(),
   /** Runs this node finished since 00:00 UTC. */
   runs_today: Type.Integer(),
 });

@@ -160,6 +160,8 @@ export const EnrollResponse = Type.Object({
   tier_id: Type.String(),
   install_path: Type.Literal(INSTALL_PATH),
   deploy_mode: Type.Literal(DEPLOY_MODE),
+  /** Addition: present (true) when the node was enrolled ephemeral (docs/api.md "Ephemeral nodes"). */
+  ephemeral: Type.Optional(Type.Literal(true)),
 });
 export type EnrollResponse = Static<typeof EnrollResponse>;
 

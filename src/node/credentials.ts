@@ -25,6 +25,10 @@ export interface NodeEnrollment {
    * is another node, refused (install-node.ts). Absent on nodes enrolled otherwise or before it existed.
    */
   deploy_token_sha256?: string;
+  /** Enrolled by install --ephemeral: it takes one run, then removes itself (the daemon retires it). */
+  ephemeral?: true;
+  /** install --uninstall-after: once retired, the daemon also removes the install, purged (uninstall-node.ts). */
+  uninstall_after?: true;
 }
 
 export interface Credentials {

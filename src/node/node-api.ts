@@ -1,6 +1,6 @@
 // The node's side of the protocol for runs on the node (docs/api.md "Runs on the node"): every call carries the
 // node credential, never the user's JWT, so the node's work never depends on a token that expires in 30 days.
-import type { CredentialRotation, PollRequest, PollResponse, ResultRequest, NodeAgentsResponse, NodeLabelsResponse } from '../contract/node-protocol.js';
+import type { CredentialRotation, NodeRemoval, PollRequest, PollResponse, ResultRequest, NodeAgentsResponse, NodeLabelsResponse } from '../contract/node-protocol.js';
 import type { RunResponse } from '../contract/schemas.js';
 import type { ServiceClient } from './service-client.js';
 
@@ -68,6 +68,14 @@ export class NodeApi {
   async bundle(digest: string): Promise<Buffer> {
     const path = `/v1/swarm/bundles/${encodeURIComponent(digest)}`;
     return (await this.client.call<Buffer>({ method: 'GET', path, bearer: this.#bearer, binary: true, headers: { accept: 'application/gzip, application/x-tar' }, retrySafe: true })).body;
+  }
+
+  /**
+   * The node removes itself from its user's nodes (an ephemeral node after its one run); its credential stops working.
+   * Not retried: a repeat after a lost answer is 410 node_removed, which the caller takes as done.
+   */
+  async removeSelf(): Promise<NodeRemoval> {
+    return (await this.client.call<NodeRemoval>({ method: 'DELETE', path: '/v1/swarm/nodes/self', bearer: this.#bearer, retrySafe: false })).body;
   }
 
   /** A new credential; the current one keeps working until the new one is first used (so a lost answer locks nothing). */

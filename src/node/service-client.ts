@@ -163,8 +163,10 @@ export class ServiceClient {
     });
   }
 
-  enroll(deployToken: string): Promise<EnrollResponse> {
-    return this.#body({ method: 'POST', path: '/v1/swarm/nodes/enroll', bearer: deployToken, retrySafe: false });
+  /** `ephemeral`: a node that takes one run, then removes itself (docs/api.md "Ephemeral nodes"). */
+  enroll(deployToken: string, options: { ephemeral?: boolean } = {}): Promise<EnrollResponse> {
+    const body = options.ephemeral === true ? { body: { ephemeral: true } } : {};
+    return this.#body({ method: 'POST', path: '/v1/swarm/nodes/enroll', bearer: deployToken, retrySafe: false, ...body });
   }
 
   docsSection(token: string, section: string): Promise<DocsSectionResponse> {

@@ -31,7 +31,16 @@ export interface NodeStatus {
     docs_sections: string[];
   };
   /** This host as a node: enrolled or not, and how its agents are kept apart from it. */
-  node: { enrolled: boolean; node_id: string | null; user_id: string | null; tier_id: string | null; isolation: IsolationMode | null; isolation_error: string | null };
+  node: {
+    enrolled: boolean;
+    node_id: string | null;
+    user_id: string | null;
+    tier_id: string | null;
+    /** install --ephemeral: it takes one run, then removes itself (docs/operations.md "Ephemeral nodes"). */
+    ephemeral: boolean;
+    isolation: IsolationMode | null;
+    isolation_error: string | null;
+  };
   registrations: { count: number; agents: { agent_id: string; every: string | null; daily_cap_cents: number | null }[] };
   database: { path: string; exists: boolean; error: string | null };
   daemon: DaemonStatus;
@@ -68,7 +77,7 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
     },
     service: { base_url: config.base_url, reachable: false, latency_ms: null, error: null },
     token: { stored: false, sub: null, tier: null, expires_at: null, days_left: null, expiring_soon: false, valid: null, reason: null, docs_sections: [] },
-    node: { enrolled: false, node_id: null, user_id: null, tier_id: null, isolation: null, isolation_error: null },
+    node: { enrolled: false, node_id: null, user_id: null, tier_id: null, ephemeral: false, isolation: null, isolation_error: null },
     registrations: { count: 0, agents: [] },
     database: { path: deps.paths.databaseFile, exists: existsSync(deps.paths.databaseFile), error: null },
     daemon: { running: false, pid: null, version: null, started_at: null, last_tick_at: null, stopped_at: null, paused: null, agents: [], state: {} },
@@ -96,7 +105,7 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
   if (node?.credential === undefined) {
     problems.push('this host is not an enrolled node: agents cannot run here (swarm-node install, or swarm-node enroll)');
   } else {
-    Object.assign(status.node, { enrolled: true, node_id: node.node_id, user_id: node.user_id, tier_id: node.tier_id });
+    Object.assign(status.node, { enrolled: true, node_id: node.node_id, user_id: node.user_id, tier_id: node.tier_id, ephemeral: node.ephemeral === true });
   }
   try {
     status.node.isolation = resolveIsolation(config.agent_isolation, config.agent_socket);

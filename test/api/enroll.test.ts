@@ -91,6 +91,19 @@ describe('POST /v1/swarm/nodes/enroll', () => {
     expect((await enroll(deploy_token)).status).toBe(200);
   });
 
+  it('enrolls an ephemeral node with {"ephemeral": true}; an ephemeral that is not a boolean is 400 and keeps the token usable', async () => {
+    const { deploy_token } = await activatedSession(service.baseUrl, uniqueEmail('ephemeral'));
+    const before = dbSnapshot(service.db);
+    const refused = await enroll(deploy_token, { rawBody: '{"ephemeral":"yes"}', headers: { 'content-type': 'application/json' } });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ code: 'invalid_request', detail: expect.stringContaining('the deploy token was not used') });
+    expect(dbSnapshot(service.db)).toEqual(before);
+    const enrolled = await enroll(deploy_token, { rawBody: '{"ephemeral":true}', headers: { 'content-type': 'application/json' } });
+    expect(enrolled.status, enrolled.text).toBe(200);
+    expect(enrolled.body.ephemeral).toBe(true);
+    expect(service.db.prepare('SELECT ephemeral, ephemeral_run_id FROM nodes WHERE node_id = ?').get(enrolled.body.node_id)).toEqual({ ephemeral: 1, ephemeral_run_id: null });
+  });
+
   it('refuses a token past its 15 minutes, accepts it just before', async () => {
     const early = await activatedSession(service.baseUrl, uniqueEmail('early'));
     const late = await activatedSession(service.baseUrl, uniqueEmail('late'));

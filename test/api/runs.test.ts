@@ -86,6 +86,53 @@ describe('runs on the node', () => {
     await Promise.all(nodes.map((node) => node.stop()));
   });
 
+  it('an ephemeral node is leased exactly one run, even when two polls race with more queued; killed mid-run, it is refunded and told to retire, and removes itself', async () => {
+    const user = await paidUser(service, 100);
+    const node = await enrollNode(service.baseUrl, user.email, { ephemeral: true });
+    const call = (method: string, path: string, body?: unknown) => api(path, { method, token: node.credential, ...(body === undefined ? {} : { body }) });
+    const poll = (capacity: number, running: string[] = []) => call('POST', '/v1/swarm/nodes/poll', { hostname: 'eph', version: 'test', capacity, running, wait_seconds: 0 });
+    expect((await call('PUT', '/v1/swarm/nodes/self/agents/agent_ops_monitor_004')).status).toBe(200);
+    expect((await poll(0)).status).toBe(200);
+    const body = { user_id: user.email, agent_id: 'agent_ops_monitor_004' };
+    const queued = [await execute(service, user.token, body, randomUUID(), { prefer: 'wait=0' }), await execute(service, user.token, body, randomUUID(), { prefer: 'wait=0' })];
+    expect(queued.map((response) => response.status)).toEqual([202, 202]);
+
+    const raced = await Promise.all([poll(2), poll(2)]);
+    const leased = raced.flatMap((answer) => answer.body.runs as AssignedRun[]);
+    expect(leased).toHaveLength(1);
+    const run = leased[0]!;
+    // Its own run would be a second one: refused, nothing charged.
+    const own = await execute(service, node.credential, body);
+    expect(own.status, own.text).toBe(409);
+    expect(own.body.code).toBe('ephemeral_node_used');
+    const pinned = await execute(service, user.token, { ...body, node_id: node.node_id });
+    expect(pinned.status, pinned.text).toBe(409);
+    expect(pinned.body.detail).toContain(`node ${node.node_id} is ephemeral and has had its one run`);
+    // The other run goes to no ephemeral node: with no other node of the user, it is failed and refunded.
+    const other = queued.find((response) => response.body.run_id !== run.run_id)!.body.run_id as string;
+    await waitFor(async () => (runsOf(service, user.email).find((row) => row.run_id === other)?.status === 'failed' ? true : undefined), 'the other run failed');
+    expect((await api('/v1/swarm/nodes', { token: user.token })).body.nodes).toEqual([expect.objectContaining({ node_id: node.node_id, ephemeral: true })]);
+
+    // While it holds its run (this poll renews the lease), no other run and no retirement.
+    const holding = await poll(2, [run.run_id]);
+    expect(holding.body).toMatchObject({ runs: [], lost: [] });
+    expect(holding.body.retire).toBeUndefined();
+    // Killed mid-run: the lease runs out, the run is refunded (node_lost), and the node, started again (it lists no
+    // run), is told to retire rather than take another.
+    await waitFor(async () => (runsOf(service, user.email).find((row) => row.run_id === run.run_id)?.status === 'failed' ? true : undefined), 'its run lost');
+    expect((await poll(2)).body).toMatchObject({ runs: [], retire: true });
+    const late = await call('POST', `/v1/swarm/runs/${run.run_id}/result`, { lease_id: run.lease_id, status: 'succeeded', output: { ok: true } });
+    expect(late.body.code).toBe('lease_lost');
+    const removed = await call('DELETE', '/v1/swarm/nodes/self');
+    expect(removed.status, removed.text).toBe(200);
+    expect(removed.body).toMatchObject({ node_id: node.node_id, agents_withdrawn: ['agent_ops_monitor_004'] });
+    expect((await poll(2)).body.code).toBe('node_removed');
+    expect((await call('DELETE', '/v1/swarm/nodes/self')).body.code).toBe('node_removed');
+    expect((await api('/v1/swarm/nodes', { token: user.token })).body.nodes).toEqual([]);
+    expect(runsOf(service, user.email).map((row) => row.status)).toEqual(['failed', 'failed']);
+    expectChargedEqualsSucceeded(service, user.email);
+  });
+
   it("routes the run to the user's node with its input, and answers with that node's output and node_id", async () => {
     const user = await paidUserWithNode(service, 100, { agents: ['agent_research_rag_015'] });
     const input = { corpus: '/srv/notes', question: 'what changed?' };
@@ -256,8 +303,9 @@ describe('runs on the node', () => {
         agents: ['agent_ops_monitor_004', 'agent_svc_skills_005'],
         labels: [],
         runs_today: 1,
+        ephemeral: false,
       },
-      { node_id: idle.node_id, hostname: null, version: null, tier_id: 'svc_starter_agents', enrolled_at: expect.any(String), last_seen_at: null, online: false, agents: [], labels: [], runs_today: 0 },
+      { node_id: idle.node_id, hostname: null, version: null, tier_id: 'svc_starter_agents', enrolled_at: expect.any(String), last_seen_at: null, online: false, agents: [], labels: [], runs_today: 0, ephemeral: false },
     ]);
     expect((await api('/v1/swarm/nodes', { token: user.node.credential })).status).toBe(401);
   });

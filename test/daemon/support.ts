@@ -104,8 +104,9 @@ export class DaemonProcess {
     });
   }
 
-  static start(node: NodeEnv, args: string[] = FAST): DaemonProcess {
-    const child = execa('node', [swarmNodeBin(), 'daemon', ...args], {
+  /** `bin`: another swarm-node to run (an installed release's); the staged package's by default. */
+  static start(node: NodeEnv, args: string[] = FAST, bin: string = swarmNodeBin()): DaemonProcess {
+    const child = execa('node', [bin, 'daemon', ...args], {
       env: node.env,
       extendEnv: true,
       reject: false,

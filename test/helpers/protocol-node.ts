@@ -14,9 +14,10 @@ export interface EnrolledTestNode {
 }
 
 /** A starter-agents purchase of `email`, activated and enrolled: the node's id and its credential. */
-export async function enrollNode(baseUrl: string, email: string): Promise<EnrolledTestNode> {
+export async function enrollNode(baseUrl: string, email: string, options: { ephemeral?: boolean } = {}): Promise<EnrolledTestNode> {
   const { deploy_token } = await activatedSession(baseUrl, email);
-  const enrolled = await httpRequest(`${baseUrl}/v1/swarm/nodes/enroll`, { method: 'POST', token: deploy_token });
+  const body = options.ephemeral === undefined ? {} : { body: { ephemeral: options.ephemeral } };
+  const enrolled = await httpRequest(`${baseUrl}/v1/swarm/nodes/enroll`, { method: 'POST', token: deploy_token, ...body });
   expect(enrolled.status, enrolled.text).toBe(200);
   return { node_id: enrolled.body.node_id, credential: enrolled.body.node_credential, email };
 }

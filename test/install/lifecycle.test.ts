@@ -1,10 +1,15 @@
 // issue 4 §5, §6, §8: upgrade to a newer release and roll back; uninstall (command and generated uninstall.sh)
 // leaves no file of ours; --purge; both work when the service is gone.
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openNodeStore } from '../../src/node/store/database.js';
-import { activatedSession } from '../helpers/funnel.js';
+import { installTestAgents } from '../daemon/agents.js';
+import { DaemonProcess, FAST } from '../daemon/support.js';
+import { CONTRACT_INPUTS, contractInputFlags } from '../helpers/bundles.js';
+import { activatedSession, fundWallet, signIn, waitFor } from '../helpers/funnel.js';
+import { httpRequest } from '../helpers/http.js';
 import { REPO_ROOT, useSvcApi } from '../helpers/svc-api.js';
 import { KEY, spawnPty, spawnSwarmNodePty, type PtySession } from '../helpers/pty.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
@@ -133,6 +138,11 @@ describe('upgrade, rollback and uninstall', () => {
     it('removes everything install wrote and keeps var/, the credentials and the config, with the service gone', async () => {
       const root = await installedRoot();
       seedDatabase(root);
+      // The unit's ExecStopPost after a removed node's exit 8: this node is not ephemeral, so it changes nothing.
+      const untouched = snapshot(root);
+      const hook = await swarmNode(['uninstall', '--root', root, '--if-retired-ephemeral'], { env: { EXIT_STATUS: '8' } });
+      expect(hook.exitCode, hook.stderr).toBe(0);
+      expect(snapshot(root)).toEqual(untouched);
       const credentials = readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8');
       const result = await swarmNode(['uninstall', '--root', root], { env: { SVC_BASE_URL: GONE } });
       expect(result.exitCode, result.stderr).toBe(0);
@@ -286,5 +296,67 @@ describe('upgrade, rollback and uninstall', () => {
       expect(result.stderr).toMatch(/unknown option: --purgeall/);
       expect(snapshot(root)).toEqual(before);
     });
+  });
+
+  // issue 18 §2: a real daemon of a node installed --ephemeral --uninstall-after takes one run, reports it, removes
+  // itself from its user's nodes, exits 8 (which the unit does not restart) and leaves no file of the install.
+  it('an ephemeral node takes one run, reports it, removes itself, exits 8 and, with --uninstall-after, its install', async () => {
+    const email = uniqueEmail('ephemeral');
+    const { deploy_token } = await activatedSession(service.baseUrl, email);
+    const token = await signIn(service.baseUrl, email);
+    await fundWallet(service.baseUrl, email, 100);
+    const env = { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token };
+    // Bad input spends nothing: the same token installs right after.
+    const refused = tempDir('ephemeral-refused-');
+    const misuse = await swarmNode(['install', '--root', refused, '--uninstall-after'], { env });
+    expect(misuse.exitCode).toBe(2);
+    expect(misuse.stderr).toContain('--uninstall-after is only for an ephemeral node');
+    expect(filesUnder(refused)).toEqual([]);
+
+    const root = tempDir('ephemeral-root-');
+    const installed = await swarmNode(['install', '--root', root, '--ephemeral', '--uninstall-after', '--json'], { env });
+    expect(installed.exitCode, installed.stderr).toBe(0);
+    const home = homeOf(root);
+    const node = { home, env: { SWARM_NODE_HOME: home, SVC_BASE_URL: service.baseUrl, NO_COLOR: '1', SWARM_AGENT_ISOLATION: 'none' } };
+    installTestAgents(node);
+    const bin = join(home, 'current', 'bin', 'swarm-node.js');
+    const login = await run('node', [bin, 'login', '--token-stdin'], { env: node.env, input: `${token}\n` });
+    expect(login.exitCode, login.stderr).toBe(0);
+    const registered = await run('node', [bin, 'register', 'agent_ops_monitor_004', ...contractInputFlags('agent_ops_monitor_004')], { env: node.env });
+    expect(registered.exitCode, registered.stderr).toBe(0);
+    const status = await run('node', [bin, 'status', '--json'], { env: node.env });
+    expect(JSON.parse(status.stdout).node).toMatchObject({ node_id: installed.json.node_id, ephemeral: true });
+
+    // The unit's ExecStopPost after any stop but an exit 8 (a restart, an upgrade) changes nothing.
+    const beforeHook = snapshot(root);
+    const hook = await run('node', [bin, 'uninstall', '--if-retired-ephemeral'], { env: { ...node.env, EXIT_STATUS: '0' } });
+    expect(hook.exitCode, hook.stderr).toBe(0);
+    expect(snapshot(root)).toEqual(beforeHook);
+
+    const daemon = DaemonProcess.start(node, FAST, bin);
+    const fleet = () => httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token });
+    await waitFor(async () => ((await fleet()).body.nodes[0]?.online === true ? true : undefined), 'the ephemeral node online');
+    expect((await fleet()).body.nodes[0]).toMatchObject({ node_id: installed.json.node_id, ephemeral: true, agents: ['agent_ops_monitor_004'] });
+    const ran = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
+      method: 'POST',
+      token,
+      headers: { 'idempotency-key': randomUUID() },
+      body: { user_id: email, agent_id: 'agent_ops_monitor_004', input: CONTRACT_INPUTS.agent_ops_monitor_004 },
+    });
+    expect(ran.status, ran.text).toBe(200);
+    expect(ran.body).toMatchObject({ status: 'succeeded', node_id: installed.json.node_id, charged_cents: 4, balance_cents: 96 });
+
+    expect((await daemon.child).exitCode).toBe(8);
+    expect(daemon.events('run_pulled')).toHaveLength(1);
+    expect(daemon.events('node_retired')).toEqual([expect.objectContaining({ node_id: installed.json.node_id, agents_withdrawn: 'agent_ops_monitor_004' })]);
+    expect(daemon.events('install_removed')).toHaveLength(1);
+    expect(daemon.stderr).toContain('took its one run and removed itself');
+    // Nothing of the node is left (its credentials, database, releases, units, link); what the operator put in its
+    // home (the test's agent bundles and their log) is not install's to remove.
+    expect(filesUnder(root).filter((path) => !/^opt\/svc\/swarm-node\/(agents|test-agents)\//.test(path))).toEqual([]);
+    expect(filesUnder(root).length).toBeGreaterThan(0);
+    expect((await fleet()).body.nodes).toEqual([]);
+    const wallet = await httpRequest(`${service.baseUrl}/v1/swarm/wallet`, { token });
+    expect(wallet.body).toMatchObject({ balance_cents: 96 });
   });
 });

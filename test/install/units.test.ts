@@ -199,11 +199,12 @@ describe('the systemd unit', () => {
       `EnvironmentFile=-${INSTALL_PATH}/etc/environment`,
       `WorkingDirectory=${INSTALL_PATH}/var`,
       `ExecStart=${INSTALL_PATH}/current/bin/swarm-node daemon`,
+      `ExecStopPost=-+${INSTALL_PATH}/current/bin/swarm-node uninstall --if-retired-ephemeral`,
       `ReadWritePaths=${INSTALL_PATH}/var`,
     ]) {
       expect(lines, line).toContain(line);
     }
-    expect(unit.split(INSTALL_PATH)).toHaveLength(6);
+    expect(unit.split(INSTALL_PATH)).toHaveLength(7);
     // Nothing of the template is left for systemd: no placeholder, no template note.
     expect(unit).not.toMatch(/\{\{|^#%/m);
     expect(unit.startsWith('# swarm-node daemon:')).toBe(true);

@@ -19,6 +19,8 @@ export interface EnrolledNode {
   tier_id: string;
   /** The payment its enrollment proved: its session's, or the one its user's JWT was issued for. */
   payment_id: string;
+  /** Enrolled to take one run, then remove itself (ephemeral.ts). */
+  ephemeral: boolean;
 }
 
 export function newNodeCredential(): string {
@@ -67,7 +69,7 @@ export function createNodeAuthenticator(store: Store): NodeAuthenticator {
           ? undefined
           : await store.db
               .selectFrom('nodes')
-              .select(['node_id', 'session_id', 'user_id', 'tier_id', 'payment_id', 'next_credential_hash', 'removed_at', 'last_seen_at'])
+              .select(['node_id', 'session_id', 'user_id', 'tier_id', 'payment_id', 'ephemeral', 'next_credential_hash', 'removed_at', 'last_seen_at'])
               .where((eb) => eb.or([eb('credential_hash', '=', hash), eb('next_credential_hash', '=', hash)]))
               .executeTakeFirst();
       if (found === undefined) {
@@ -75,7 +77,8 @@ export function createNodeAuthenticator(store: Store): NodeAuthenticator {
           remedy: 'Enroll the node again with a fresh deploy token (swarm-node activate, then swarm-node install).',
         });
       }
-      const { next_credential_hash: next, removed_at: removedAt, last_seen_at: lastSeenAt, ...node } = found;
+      const { next_credential_hash: next, removed_at: removedAt, last_seen_at: lastSeenAt, ephemeral, ...enrolled } = found;
+      const node: EnrolledNode = { ...enrolled, ephemeral: Number(ephemeral) === 1 };
       if (removedAt !== null) throw nodeRemoved(node.node_id, removedAt, lastSeenAt);
       // The first use of the new credential retires the old one.
       if (next === hash) {

@@ -1,7 +1,8 @@
-// Removing a node from its user's fleet (docs/api.md "Removing a node"), by the user (DELETE /v1/swarm/nodes/{node_id})
-// or because it has been away too long (stale-node-sweeper.ts), as GitHub removes a runner that has not connected
-// for 14 days. The row stays, marked removed, so that its credential is answered 410 node_removed (credentials.ts)
-// rather than taken for a forgery, and its runs keep naming it. Its agents are withdrawn in the same transaction:
+// Removing a node from its user's fleet (docs/api.md "Removing a node"), by the user (DELETE /v1/swarm/nodes/{node_id}),
+// by itself (DELETE /v1/swarm/nodes/self: an ephemeral node after its one run), or because it has been away too long
+// (stale-node-sweeper.ts), as GitHub removes a runner that has not connected for 14 days. The row stays, marked
+// removed, so that its credential is answered 410 node_removed (credentials.ts) rather than taken for a forgery, and
+// its runs keep naming it. Its agents are withdrawn in the same transaction:
 // execute routes nothing more to it, and a queued run only it could take is found stranded by the run sweep. Runs
 // are not touched here: one it holds is failed node_lost and refunded once when its lease runs out, as for any node
 // that goes away (finish-run.ts), and a settled run stays as it is.
@@ -21,6 +22,11 @@ export interface NodeRemoval {
    * safe). Undefined when the user has no such node: another user's node is never found, nor said to exist.
    */
   byUser(userId: string, nodeId: string, now: number): Promise<RemovedNode | undefined>;
+  /**
+   * The node removes itself, with its own credential (DELETE /v1/swarm/nodes/self): an ephemeral node after its one
+   * run. Its credential stops working with this answer, so a repeat is answered 410 node_removed.
+   */
+  bySelf(nodeId: string, now: number): Promise<RemovedNode>;
   /**
    * Removes up to `limit` nodes neither seen (polled; enrolled, for one that never polled) nor running anything of
    * their own since `cutoff`: a node used only by `swarm-node run` on its host never polls, yet is not stale.
@@ -53,6 +59,13 @@ export function createNodeRemoval(store: Store): NodeRemoval {
         if (node === undefined) return undefined;
         if (node.removed_at !== null) return { ...node, removed_at: node.removed_at, agents_withdrawn: [] };
         return remove(node, now);
+      }),
+
+    bySelf: (nodeId, now) =>
+      store.transaction(async () => {
+        const node = await store.forUpdate(store.db.selectFrom('nodes').select(COLUMNS).where('node_id', '=', nodeId)).executeTakeFirstOrThrow();
+        if (node.removed_at !== null) return { ...node, removed_at: node.removed_at, agents_withdrawn: [] };
+        return (await remove(node, now)) ?? { ...node, removed_at: now, agents_withdrawn: [] };
       }),
 
     staleSince: (cutoff, now, limit) =>

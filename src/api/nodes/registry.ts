@@ -1,6 +1,7 @@
 // The user's fleet (docs/api.md "Runs on the node"): what each enrolled node reported at its last poll (its
 // heartbeat), which agents it serves, the labels it carries, and whether it is online: seen within the lease time.
 import type { Store } from '../store/store.js';
+import { mayStillTakeRuns } from './ephemeral.js';
 
 export interface NodeRow {
   node_id: string;
@@ -10,6 +11,10 @@ export interface NodeRow {
   version: string | null;
   enrolled_at: number;
   last_seen_at: number | null;
+  /** 1: ephemeral (ephemeral.ts). */
+  ephemeral: number;
+  /** An ephemeral node's one run, once it had it. */
+  ephemeral_run_id: string | null;
 }
 
 export interface NodeRegistry {
@@ -36,7 +41,7 @@ export function isOnline(node: Pick<NodeRow, 'last_seen_at'>, onlineSince: numbe
   return node.last_seen_at !== null && node.last_seen_at >= onlineSince;
 }
 
-const COLUMNS = ['node_id', 'user_id', 'tier_id', 'hostname', 'version', 'enrolled_at', 'last_seen_at'] as const;
+const COLUMNS = ['node_id', 'user_id', 'tier_id', 'hostname', 'version', 'enrolled_at', 'last_seen_at', 'ephemeral', 'ephemeral_run_id'] as const;
 
 export function createNodeRegistry(store: Store): NodeRegistry {
   return {
@@ -92,6 +97,7 @@ export function createNodeRegistry(store: Store): NodeRegistry {
         .where('a.agent_id', '=', agentId)
         .where('n.last_seen_at', '>=', onlineSince)
         .where('n.removed_at', 'is', null)
+        .where(mayStillTakeRuns('n'))
         .$if(pinned !== undefined, (query) => query.where('n.node_id', '=', pinned!))
         .$if(labels.length > 0, (query) =>
           query.where(

@@ -11,7 +11,7 @@ import { hashNodeCredential, newNodeCredential } from '../nodes/credentials.js';
 
 export interface NodeEnrollment {
   /** Enrolls a node with the deploy token; 401 deploy_token_invalid without saying why, never echoing it. */
-  enroll(deployToken: string | undefined): Promise<EnrollResponse>;
+  enroll(deployToken: string | undefined, options?: { ephemeral?: boolean }): Promise<EnrollResponse>;
 }
 
 export function invalidDeployToken(): SvcError {
@@ -21,7 +21,7 @@ export function invalidDeployToken(): SvcError {
 export function createNodeEnrollment(store: Store, clock: Clock): NodeEnrollment {
   const deployTokens = createDeployTokens(store, clock);
 
-  const enroll = (deployToken: string | undefined): Promise<EnrollResponse> =>
+  const enroll = (deployToken: string | undefined, options: { ephemeral?: boolean } = {}): Promise<EnrollResponse> =>
     store.transaction(async () => {
       if (deployToken === undefined) throw invalidDeployToken();
       const consumed = await deployTokens.consume(deployToken);
@@ -42,6 +42,7 @@ export function createNodeEnrollment(store: Store, clock: Clock): NodeEnrollment
           payment_id: consumed.payment_id,
           enrolled_at: clock.now(),
           credential_hash: hashNodeCredential(nodeCredential),
+          ephemeral: options.ephemeral === true ? 1 : 0,
         })
         .execute();
       return {
@@ -51,6 +52,7 @@ export function createNodeEnrollment(store: Store, clock: Clock): NodeEnrollment
         tier_id: consumed.tier_id,
         install_path: INSTALL_PATH,
         deploy_mode: DEPLOY_MODE,
+        ...(options.ephemeral === true ? { ephemeral: true as const } : {}),
       };
     });
 

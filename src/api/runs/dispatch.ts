@@ -9,6 +9,7 @@ import type { RunResponse } from '../../contract/schemas.js';
 import { isoTime } from '../../lib/clock.js';
 import type { ServiceContext } from '../context.js';
 import type { EnrolledNode } from '../nodes/credentials.js';
+import { ephemeralRunOf, mayTakeRun, recordEphemeralRun } from '../nodes/ephemeral.js';
 import type { NodeRegistry } from '../nodes/registry.js';
 import type { FailedRunOutput, FinishRun, RunOutcome } from './finish-run.js';
 import type { RunEvents } from './run-events.js';
@@ -32,9 +33,11 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
 
   const claim = (node: EnrolledNode, capacity: number): Promise<AssignedRun[]> =>
     ctx.store.transaction(async () => {
+      // An ephemeral node's row is locked first: a racing poll of the same node waits here, then finds its run taken.
+      if (node.ephemeral && !(await mayTakeRun(ctx.store, node.node_id))) return [];
       const now = ctx.clock.now();
       const assigned: AssignedRun[] = [];
-      for (const run of await runs.claimable(node.user_id, node.node_id, capacity)) {
+      for (const run of await runs.claimable(node.user_id, node.node_id, node.ephemeral ? 1 : capacity)) {
         const lease = newLease(now, leaseMs);
         if (!(await runs.claim(run.run_id, node.node_id, lease, now))) continue;
         assigned.push({
@@ -47,6 +50,7 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
           ...(run.bundle_digest === null ? {} : { bundle_digest: run.bundle_digest }),
         });
       }
+      if (node.ephemeral && assigned.length > 0) await recordEphemeralRun(ctx.store, node.node_id, assigned[0]!.run_id);
       return assigned;
     });
 
@@ -56,6 +60,15 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
       await nodes.touch(node.node_id, { hostname: request.hostname, version: request.version }, now);
       const lost = await runs.renewLeases(node.node_id, request.running, now + leaseMs);
       const holdMs = Math.min(pollHoldMs, (request.wait_seconds ?? Number.POSITIVE_INFINITY) * 1000);
+      const hold = gone === undefined ? drain : AbortSignal.any([drain, gone]);
+      const oneRun = node.ephemeral ? await ephemeralRunOf(ctx.store, node.node_id) : undefined;
+      if (oneRun !== undefined) {
+        // An ephemeral node that had its run takes no other: the poll waits for that run to end, then tells the
+        // node to retire (remove itself, DELETE /v1/swarm/nodes/self), at once rather than at its next poll.
+        const over = await events.waitFor({ run: oneRun.run_id }, async () => ((await ephemeralRunOf(ctx.store, node.node_id))?.over === true ? true : undefined), holdMs, hold);
+        if (gone?.aborted !== true) await nodes.touch(node.node_id, {}, ctx.clock.now());
+        return { runs: [], lost, lease_seconds: Math.floor(leaseMs / 1000), ...(over === true ? { retire: true } : {}) };
+      }
       const check = async (): Promise<AssignedRun[] | undefined> => {
         if (request.capacity === 0) return undefined;
         // Every poll of the user wakes at each new run, and most find it taken by another: a look without a
@@ -65,7 +78,7 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
         return assigned.length > 0 ? assigned : undefined;
       };
       // A node gone mid-poll takes no run: one claimed for it would wait a whole lease for nobody.
-      const assigned = (await events.waitFor({ user: node.user_id }, check, holdMs, gone === undefined ? drain : AbortSignal.any([drain, gone]))) ?? [];
+      const assigned = (await events.waitFor({ user: node.user_id }, check, holdMs, hold)) ?? [];
       // Seen at the end of the hold too: a node in a 20 s poll is online the whole time. Not one that went away
       // meanwhile: it would show online for a hold more after it died.
       if (gone?.aborted !== true) await nodes.touch(node.node_id, {}, ctx.clock.now());

@@ -4,6 +4,7 @@
 // lease; the run is finished once, guarded by its status (and lease), by the node's result or by the service.
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import { mayStillTakeRuns } from '../nodes/ephemeral.js';
 import { carriesRunLabels } from '../nodes/labels.js';
 import type { Store } from '../store/store.js';
 import type { Tables } from '../store/tables.js';
@@ -156,6 +157,7 @@ export function createRunStore(store: Store): RunStore {
                   .whereRef('a.agent_id', '=', 'r.agent_id')
                   .where('n.last_seen_at', '>=', onlineSince)
                   .where('n.removed_at', 'is', null)
+                  .where(mayStillTakeRuns('n'))
                   .where(carriesRunLabels(sql.ref('r.run_id'), sql.ref('n.node_id')))
                   .where((inner) => inner.or([inner('r.pinned_node_id', 'is', null), inner('n.node_id', '=', inner.ref('r.pinned_node_id'))])),
               ),

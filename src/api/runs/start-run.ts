@@ -16,6 +16,7 @@ import { pinBundle } from '../agents/pinned-bundle.js';
 import type { ServiceContext } from '../context.js';
 import { createTurns } from '../store/turns.js';
 import type { EnrolledNode } from '../nodes/credentials.js';
+import { ephemeralNodeUsed, mayTakeRun, recordEphemeralRun } from '../nodes/ephemeral.js';
 import { assertLabelsAvailable, assertOwnLabels, recordRunLabels } from '../nodes/labels.js';
 import type { NodeRegistry } from '../nodes/registry.js';
 import type { IdempotencyStore } from './idempotency.js';
@@ -64,6 +65,9 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       // an online node serving the agent and carrying its labels.
       if (call.caller.kind !== 'node') await assertNodeAvailable(ctx, nodes, userId, agentId, request.node_id, now, labels);
       else await assertOwnLabels(nodes, call.caller.node.node_id, agentId, labels);
+      // An ephemeral node's own run is its one run too; its row stays locked until this run is recorded on it.
+      const ephemeralNode = call.caller.kind === 'node' && call.caller.node.ephemeral ? call.caller.node.node_id : undefined;
+      if (ephemeralNode !== undefined && !(await mayTakeRun(ctx.store, ephemeralNode))) throw ephemeralNodeUsed(ephemeralNode);
 
       const runId = randomUUID();
       const debit = await ctx.ledger.debitForRun({ user_id: userId, run_id: runId, amount_cents: priceCents });
@@ -93,6 +97,7 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       const lease = call.caller.kind === 'node' ? newLease(now, ctx.runTiming.leaseMs) : undefined;
       const run = lease === undefined || call.caller.kind !== 'node' ? await runs.insertQueued(newRun) : await runs.insertLeased(newRun, call.caller.node.node_id, lease);
       await recordRunLabels(ctx.store, runId, labels);
+      if (ephemeralNode !== undefined) await recordEphemeralRun(ctx.store, ephemeralNode, runId);
       await keys.begin(userId, call.idempotencyKey, hash, runId, now);
       return { kind: 'started', run, ...(lease === undefined ? {} : { lease }) };
     });
@@ -138,7 +143,9 @@ async function assertNodeAvailable(
         ? `you have no node ${pinned}`
         : !(agentsOf.get(pinned) ?? []).includes(agentId)
           ? `node ${pinned} does not serve ${agentId}`
-          : `node ${pinned} is offline`
+          : named.ephemeral_run_id !== null
+            ? `node ${pinned} is ephemeral and has had its one run`
+            : `node ${pinned} is offline`
       : fleet.length === 0
         ? 'you have no node: runs execute on a node you install'
         : serving.length === 0

@@ -50,6 +50,10 @@ export interface Tables {
     next_credential_hash: string | null;
     /** Removed from its user's fleet (docs/api.md "Removing a node"): its credential is answered 410 node_removed. */
     removed_at: number | null;
+    /** 1: an ephemeral node, which takes one run (docs/api.md "Ephemeral nodes"); 0: any other. */
+    ephemeral: Generated<number>;
+    /** An ephemeral node's one run, set when it is leased or started; null before (and on any other node). */
+    ephemeral_run_id: string | null;
   };
   node_agents: { node_id: string; agent_id: string; registered_at: number };
   /** The labels a node carries, lowercase (contract/labels.ts). */

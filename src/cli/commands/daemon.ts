@@ -42,7 +42,9 @@ Idempotency-Key before it is sent, and each result kept before it is reported: n
 On insufficient balance the agent pauses, the wallet_login_url is logged once, and the balance is re-checked
 slowly (${spokenDuration(DEFAULT_BACKOFF_MS)}, doubling to ${spokenDuration(MAX_BACKOFF_MS)}); it resumes by itself once the wallet covers a run. A node that is
 not enrolled, or whose credential is refused, holds every agent until it is enrolled again. A node removed from your
-nodes (swarm-node nodes remove, or by the service after 14 days offline) stops: event=node_removed, exit 8. SIGTERM or SIGINT: no
+nodes (swarm-node nodes remove, or by the service after 14 days offline) stops: event=node_removed, exit 8. An
+ephemeral node (install --ephemeral) removes itself once its one run is reported: event=node_retired, exit 8 (and
+with --uninstall-after, outside systemd, its install is removed: event=install_removed). SIGTERM or SIGINT: no
 new work, in-flight runs get ${spokenDuration(DEFAULT_DRAIN_MS)} to finish, then their agents are stopped (the runs are refunded), exit 0.
 
 Logs: one line per event on stdout, logfmt, no colours, never a token:
@@ -94,6 +96,20 @@ Example:
         // Runs still waiting for their answer would hold the process open past systemd's stop timeout. Their rows
         // are committed as pending, and the next start settles them with their own keys.
         if (!outcome.drained) ctx.exitWhenDone();
+        // An ephemeral node installed with --uninstall-after removes its install now, unless a unit runs it: then the
+        // unit's ExecStopPost does, as root (src/node/install/uninstall-retired.ts).
+        if (outcome.retired !== undefined) {
+          const [{ layoutOfHome }, { uninstallRetiredNode, uninstallsAfterRetiring }, { DaemonLog }] = await Promise.all([
+            import('../../node/location.js'),
+            import('../../node/install/uninstall-retired.js'),
+            import('../../node/daemon/log.js'),
+          ]);
+          const layout = uninstallsAfterRetiring(ctx.paths) ? layoutOfHome(ctx.paths.home) : undefined;
+          if (layout !== undefined && !(layout.onHost && process.env.INVOCATION_ID !== undefined)) {
+            const removed = await uninstallRetiredNode(layout, () => undefined, false);
+            new DaemonLog((line) => process.stdout.write(line), ctx.clock).info('install_removed', { root: layout.root, removed: removed?.changes.length ?? 0 });
+          }
+        }
         // Exit 8, which the unit does not restart (RestartPreventExitStatus): the node will never be accepted again.
         if (outcome.removed !== undefined) throw outcome.removed;
       })

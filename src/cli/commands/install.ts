@@ -15,6 +15,8 @@ interface InstallFlags extends DeployTokenFlags {
   start: boolean;
   dryRun?: boolean;
   label?: string[];
+  ephemeral?: boolean;
+  uninstallAfter?: boolean;
 }
 
 export function installCommand(): Command {
@@ -27,6 +29,8 @@ export function installCommand(): Command {
     .option('--no-start', 'do not run systemctl daemon-reload and enable --now')
     .option('--dry-run', 'print every change and make none (does not use the token)')
     .option('--label <labels>', "this node's labels, which runs may require (repeat it, or separate labels with commas)", collectValues)
+    .option('--ephemeral', 'enroll a node that takes exactly one run, reports it, then removes itself from your nodes')
+    .option('--uninstall-after', 'with --ephemeral: once it removed itself, also remove this install (purged: credentials, database)')
     .addHelpText(
       'after',
       `
@@ -37,13 +41,19 @@ daemon when it starts; a re-run without --label keeps them, with --label replace
 --name N installs node N beside the default node (its own credential, database and units svc-swarm-node@N.service,
 svc-swarm-node-agent-N.socket): a name is a lower-case letter, then up to 30 lower-case letters, digits or '-'.
 Every other command acts on it with --node N. A deploy token for a name already installed here is refused.
+--ephemeral enrolls a node for one run (as GitHub's --ephemeral runners): the service leases it exactly one run
+(or its own \`swarm-node run\`); once that run is reported the daemon withdraws its agents, removes the node from
+your nodes (event=node_retired) and exits 8, which the unit does not restart. With --uninstall-after it then also
+removes the install, as \`swarm-node uninstall --purge --yes\` would. Both apply when the node enrolls.
 
 Example:
   $ sudo --preserve-env=SVC_DEPLOY_TOKEN swarm-node install
   $ sudo swarm-node install --deploy-token-file ./deploy-token
   $ swarm-node install --root /tmp/stage --no-start --deploy-token-file ./deploy-token
   $ sudo swarm-node install --deploy-token-file ./deploy-token --label gpu --label linux-x64,zone.eu-1
-  $ sudo swarm-node install --name gpu --deploy-token-file ./deploy-token-2`,
+  $ sudo swarm-node install --name gpu --deploy-token-file ./deploy-token-2
+
+  $ sudo swarm-node install --deploy-token-file ./deploy-token --ephemeral --uninstall-after`,
     )
     .action(async (flags: InstallFlags, command: Command) => {
       if (flags.name !== undefined && flags.node !== undefined && flags.name !== flags.node) {
@@ -51,6 +61,11 @@ Example:
       }
       const ctx = contextFor(command, 'install', flags.name === undefined ? {} : { node: checkNodeName(flags.name, '--name') });
       refuseTokenArgument(flags);
+      if (flags.uninstallAfter === true && flags.ephemeral !== true) {
+        throw new SvcError('usage', '--uninstall-after is only for an ephemeral node; nothing was installed', {
+          remedy: 'Add --ephemeral (swarm-node install --ephemeral --uninstall-after …), or leave --uninstall-after out.',
+        });
+      }
       // Checked before the token is read: a bad label spends nothing.
       const labels = flags.label === undefined ? undefined : (await import('../../contract/labels.js')).parseLabelArguments(flags.label);
       const [{ readDeployToken }, { installPackage }, { installDeps, renderInstall }] = await Promise.all([
@@ -68,6 +83,7 @@ Example:
         start: flags.start,
         dryRun: flags.dryRun === true,
         ...(labels === undefined ? {} : { labels }),
+        ...(flags.ephemeral === true ? { ephemeral: { uninstallAfter: flags.uninstallAfter === true } } : {}),
       });
       renderInstall(ctx, result, flags.dryRun === true ? 'would install' : 'installed');
     });

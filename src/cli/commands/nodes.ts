@@ -36,7 +36,7 @@ Example:
                 `${node.node_id}${node.node_id === here ? ' (here)' : ''}`,
                 node.hostname ?? '-',
                 node.version ?? '-',
-                node.online ? 'online' : 'offline',
+                `${node.online ? 'online' : 'offline'}${node.ephemeral === true ? ', ephemeral' : ''}`,
                 node.last_seen_at === null ? 'never' : shortTime(node.last_seen_at),
                 node.agents.join(', ') || '-',
                 node.labels.join(',') || '-',

@@ -37,7 +37,7 @@ export function statusCommand(): Command {
         const lines = keyValues([
           ['config', s.config.file],
           ...config,
-          ['node', s.node.enrolled ? `${ok(s.node.node_id!)} of ${s.node.user_id} (${s.node.tier_id})` : bad('not enrolled')],
+          ['node', s.node.enrolled ? `${ok(s.node.node_id!)} of ${s.node.user_id} (${s.node.tier_id})${s.node.ephemeral ? ', ephemeral: one run, then it removes itself' : ''}` : bad('not enrolled')],
           ['  agent isolation', s.node.isolation === null ? bad(s.node.isolation_error ?? '-') : isolationLine(s.node.isolation)],
           ['service', s.service.reachable ? `${ok('reachable')} ${s.service.base_url} (${s.service.latency_ms} ms)` : `${bad('unreachable')} ${s.service.error}`],
           ['token', token],

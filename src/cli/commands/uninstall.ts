@@ -1,5 +1,5 @@
 // swarm-node uninstall: stop the service and remove what install wrote (issue 4 §6). It never calls the service.
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { SvcError } from '../../contract/errors.js';
 import { describeChange } from '../../node/install/plan.js';
@@ -11,6 +11,7 @@ interface UninstallFlags {
   purge?: boolean;
   yes?: boolean;
   dryRun?: boolean;
+  ifRetiredEphemeral?: boolean;
 }
 
 export function uninstallCommand(): Command {
@@ -20,6 +21,8 @@ export function uninstallCommand(): Command {
     .option('--purge', 'also remove the database (var/), the credentials, the config and the service user')
     .option('-y, --yes', 'confirm --purge without asking (needed when stdin is not a terminal)')
     .option('--dry-run', 'print every change and make none')
+    // The unit's ExecStopPost (install --ephemeral --uninstall-after): acts only after the daemon exited 8.
+    .addOption(new Option('--if-retired-ephemeral', 'remove the install of an ephemeral node enrolled with --uninstall-after once its daemon exited 8').hideHelp())
     .addHelpText(
       'after',
       `
@@ -33,6 +36,14 @@ Example:
     )
     .action(async (flags: UninstallFlags, command: Command) => {
       const ctx = contextFor(command, 'install');
+      if (flags.ifRetiredEphemeral === true) {
+        // systemd gives the daemon's exit to ExecStopPost; any other stop (a restart, an upgrade) changes nothing.
+        if (ctx.env.EXIT_STATUS !== '8') return;
+        const { uninstallRetiredNode } = await import('../../node/install/uninstall-retired.js');
+        const removed = await uninstallRetiredNode(ctx.layout(), (line) => ctx.output.info(line), true);
+        if (removed !== undefined) ctx.output.info(`removed the install of this ephemeral node (${removed.changes.length} item(s))`);
+        return;
+      }
       const dryRun = flags.dryRun === true;
       const { uninstallNode } = await import('../../node/install/uninstall-node.js');
       const result = await uninstallNode({

@@ -34,6 +34,7 @@ import { DaemonCore, messageOf } from './core.js';
 import type { DaemonHealth } from './health.js';
 import { DaemonLog } from './log.js';
 import { collectPeriodically, keepWasmOnBaselineCompiler } from './memory.js';
+import { retiredError, retireNode, type Retired } from './retirement.js';
 import { ServiceHold } from './service-hold.js';
 import { PendingSettlement } from './settlement.js';
 import { DEFAULT_BACKOFF_MS, DEFAULT_DRAIN_MS, DEFAULT_TICK_MS, REPORT_GRACE_MS } from './timing.js';
@@ -72,6 +73,8 @@ export interface DaemonOutcome {
   pending: number;
   /** The service removed this node from its user's nodes (410 node_removed): the daemon stopped by itself. */
   removed?: SvcError;
+  /** An ephemeral node whose one run was over removed itself (`removed` says so too): what it withdrew. */
+  retired?: Retired;
 }
 
 /**
@@ -128,7 +131,16 @@ class NodeDaemon {
     );
     this.#settlement = new PendingSettlement(this.#core, this.#hold);
     this.#runs = new AgentRuns(this.#core, this.#hold, this.#settlement, new BalancePauses(this.#core, this.#hold));
-    this.#puller = new WorkPuller(this.#core, this.#hold, this.#settlement);
+    this.#puller = new WorkPuller(this.#core, this.#hold, this.#settlement, (caller) => this.#retire(caller));
+  }
+
+  #retired: Retired | undefined;
+
+  /** The service said this ephemeral node's one run is over: it removes itself, and the daemon stops (retirement.ts). */
+  async #retire(caller: NodeCaller): Promise<boolean> {
+    this.#retired ??= await retireNode(caller, this.#core.log);
+    if (this.#retired !== undefined) this.#removal.abort(retiredError(this.#retired));
+    return this.#retired !== undefined;
   }
 
   async run(stop: AbortSignal): Promise<DaemonOutcome> {
@@ -161,7 +173,11 @@ class NodeDaemon {
       await sleep(this.#tickMs, undefined, { signal: ended }).catch(() => undefined);
     }
     const removed = this.#removal.signal.aborted ? (this.#removal.signal.reason as SvcError) : undefined;
-    return { ...(await this.#shutdown(removed !== undefined)), ...(removed === undefined ? {} : { removed }) };
+    return {
+      ...(await this.#shutdown(removed !== undefined)),
+      ...(removed === undefined ? {} : { removed }),
+      ...(this.#retired === undefined ? {} : { retired: this.#retired }),
+    };
   }
 
   /**

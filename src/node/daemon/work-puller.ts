@@ -33,10 +33,14 @@ export class WorkPuller {
   #pulling: Promise<void> | undefined;
   #retryMs: number | undefined;
 
-  constructor(core: DaemonCore, hold: ServiceHold, settlement: PendingSettlement) {
+  /** The service said this ephemeral node's one run is over (poll `retire`): true once the node removed itself. */
+  readonly #retire: ((caller: NodeCaller) => Promise<boolean>) | undefined;
+
+  constructor(core: DaemonCore, hold: ServiceHold, settlement: PendingSettlement, retire?: (caller: NodeCaller) => Promise<boolean>) {
     this.#core = core;
     this.#hold = hold;
     this.#settlement = settlement;
+    this.#retire = retire;
   }
 
   /** Pulled runs executing here now. */
@@ -79,6 +83,8 @@ export class WorkPuller {
         this.#core.health?.pollAnswered(this.#core.now(), (performance.now() - asked) / 1000);
         for (const runId of answer.lost) this.#running.get(runId)?.abort();
         for (const run of answer.runs) this.#start(run, caller);
+        // Polling on after a failed removal: the service says it again at the next poll.
+        if (answer.retire === true && this.#retire !== undefined && (await this.#retire(caller))) return;
       } catch (error) {
         if (stop.aborted) return;
         if (this.#hold.onServiceError(error, caller)) return;

@@ -44,16 +44,29 @@ export function deployTokenToEnroll(layout: Pick<NodePaths, 'home'>, deployToken
   return token;
 }
 
+/** install --ephemeral [--uninstall-after]: what the node is enrolled as; undefined for any other node. */
+export interface EphemeralEnrollment {
+  uninstallAfter: boolean;
+}
+
 /** Spends the token: the service's answer, as the node keeps it. A refused token has installed nothing. */
-export async function enrollNode(enroll: (deployToken: string) => Promise<EnrollResponse>, token: string, now: () => Date): Promise<NodeEnrollment> {
+export async function enrollNode(enroll: (deployToken: string) => Promise<EnrollResponse>, token: string, now: () => Date, ephemeral?: EphemeralEnrollment): Promise<NodeEnrollment> {
   try {
     const enrolled = await enroll(token);
+    if (ephemeral !== undefined && enrolled.ephemeral !== true) {
+      // An older service ignores the request: the node would take runs for ever. Said, not installed.
+      throw new SvcError('failed', `the service enrolled node ${enrolled.node_id} but not as ephemeral (it does not know ephemeral nodes); nothing was installed`, {
+        remedy: `Remove it (swarm-node nodes remove ${enrolled.node_id}) and upgrade svc-api, or install without --ephemeral.`,
+      });
+    }
     return {
       node_id: enrolled.node_id,
       user_id: enrolled.user_id,
       tier_id: enrolled.tier_id,
       enrolled_at: now().toISOString(),
       credential: enrolled.node_credential,
+      ...(ephemeral === undefined ? {} : { ephemeral: true as const }),
+      ...(ephemeral?.uninstallAfter === true ? { uninstall_after: true as const } : {}),
     };
   } catch (error) {
     if (error instanceof SvcError && error.code === 'deploy_token_invalid') {

@@ -10,7 +10,7 @@ import { SvcError } from '../../contract/errors.js';
 import type { EnrollResponse } from '../../contract/schemas.js';
 import type { NodeEnrollment } from '../credentials.js';
 import { AGENT_USER, type InstallLayout } from '../location.js';
-import { deployTokenToEnroll, enrollNode, persistEnrollment, readStoredCredentials } from './enrollment.js';
+import { deployTokenToEnroll, enrollNode, persistEnrollment, readStoredCredentials, type EphemeralEnrollment } from './enrollment.js';
 import { planInstall } from './install-plan.js';
 import { readLink } from './links.js';
 import type { PackageSource } from './package-source.js';
@@ -37,6 +37,8 @@ export interface InstallNodeOptions {
   log: (line: string) => void;
   /** `upgrade`: refuse to enroll, the node must be installed already. */
   requireInstalled?: boolean;
+  /** install --ephemeral: enroll a node that takes one run (only when enrolling; an enrolled node keeps what it is). */
+  ephemeral?: EphemeralEnrollment;
 }
 
 export interface InstallResult {
@@ -57,6 +59,7 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
 
   const stored = readStoredCredentials(layout);
   const existing = stored.node;
+  if (existing !== undefined && options.ephemeral !== undefined) assertSameEphemeral(existing, options.ephemeral);
   let enrollment: NodeEnrollment | undefined = existing;
   let enrollNow = false;
   let enrolledChange: Change | undefined;
@@ -67,7 +70,7 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
       // Everything the plan can refuse (a file where a link goes, an unreadable config) is refused now, before
       // the single-use token is spent.
       await planInstall(options, { stored, enrollment: undefined, enrollNow: true, serviceUser: undefined, agentUserExists: true, backups: { made: null } });
-      enrollment = { ...(await enrollNode(options.enroll, token, options.now)), deploy_token_sha256: tokenDigest(token) };
+      enrollment = { ...(await enrollNode(options.enroll, token, options.now, options.ephemeral)), deploy_token_sha256: tokenDigest(token) };
       enrolledChange = persistEnrollment(layout, stored, enrollment);
       log(describeChange(enrolledChange));
     }
@@ -128,6 +131,15 @@ function refuseNewTokenForEnrolledNode(layout: InstallLayout, node: NodeEnrollme
 /** The enrolled node keeps the digest of its (spent) token, to tell a re-run from a second node (above). */
 function tokenDigest(token: string): string {
   return createHash('sha256').update(token).digest('hex');
+}
+
+/** --ephemeral and --uninstall-after are what a node is enrolled as: a re-run may repeat them, never change them. */
+function assertSameEphemeral(existing: NodeEnrollment, wanted: EphemeralEnrollment): void {
+  if (existing.ephemeral === true && (existing.uninstall_after === true) === wanted.uninstallAfter) return;
+  const was = existing.ephemeral !== true ? 'not ephemeral' : existing.uninstall_after === true ? 'ephemeral with --uninstall-after' : 'ephemeral without --uninstall-after';
+  throw new SvcError('usage', `node ${existing.node_id} is enrolled already, ${was}; --ephemeral and --uninstall-after apply when a node enrolls`, {
+    remedy: 'Re-run install with the options it was enrolled with (or none), or enroll a new node: swarm-node uninstall --purge --yes, then install with a fresh deploy token.',
+  });
 }
 
 /** Before the token is spent: a root we cannot write would burn it for nothing. */

@@ -5,6 +5,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { ResolvedConfig } from '../config.js';
 import type { InstallLayout } from '../location.js';
 import type { ServiceClient } from '../service-client.js';
+import type { EphemeralEnrollment } from './enrollment.js';
 import { installNode, type InstallResult } from './install-node.js';
 import { runningPackageDir } from '../../lib/package-dir.js';
 import { readPackageSource } from './package-source.js';
@@ -33,6 +34,8 @@ export interface InstallPackageOptions {
   requireInstalled?: boolean;
   /** install --label (normalised): the node's labels from now on; undefined keeps the ones it has. */
   labels?: readonly string[];
+  /** install --ephemeral [--uninstall-after]. */
+  ephemeral?: EphemeralEnrollment;
 }
 
 export async function installPackage(deps: InstallPackageDeps, options: InstallPackageOptions): Promise<InstallResult> {
@@ -44,7 +47,8 @@ export async function installPackage(deps: InstallPackageDeps, options: InstallP
     deployToken: options.deployToken,
     config: deps.config(),
     ...(options.labels === undefined ? {} : { labels: options.labels }),
-    enroll: async (token) => (await deps.client()).enroll(token),
+    enroll: async (token) => (await deps.client()).enroll(token, { ephemeral: options.ephemeral !== undefined }),
+    ...(options.ephemeral === undefined ? {} : { ephemeral: options.ephemeral }),
     services: serviceManager({ noStart: !options.start, onHost: layout.onHost, units: layout.units }),
     env: deps.env,
     dryRun: options.dryRun,

@@ -4,7 +4,8 @@
 // - with the node credential: POST poll (heartbeat, leases, work), GET self/agents, PUT and DELETE
 //   self/agents/{agent_id} (the agents it serves), PUT self/labels (the labels it carries), POST self/credential
 //   (rotation);
-// - GET (the user's JWT): the user's fleet; DELETE {node_id}: one of them removed (docs/api.md "Removing a node").
+// - GET (the user's JWT): the user's fleet; DELETE {node_id}: one of them removed (docs/api.md "Removing a node");
+//   DELETE self, with the node credential: the node removes itself (an ephemeral node after its one run).
 import type { FastifyPluginAsync } from 'fastify';
 import { type Static } from '@sinclair/typebox';
 import { findAgentSku } from '../../../../contract/agents.js';
@@ -50,7 +51,8 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
     app.post('/v1/swarm/nodes/enroll', { config: { rateLimited: true }, schema: { response: { 200: EnrollResponse } } }, async (request) => {
       const bearer = parseBearer(request.headers.authorization);
       if (bearer.kind === 'malformed') throw invalidDeployToken();
-      return enrollment.enroll(bearer.kind === 'token' ? bearer.token : undefined);
+      // Checked before the token is spent: a body it cannot read enrolls nothing.
+      return enrollment.enroll(bearer.kind === 'token' ? bearer.token : undefined, enrollOptions(request.body));
     });
 
     // A node more for the signed-in user: its tier must buy execution (a wallet top-up installs no node).
@@ -144,8 +146,15 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
           agents: agents[index]!,
           labels: labels[index]!,
           runs_today: today.get(node.node_id) ?? 0,
+          ephemeral: node.ephemeral === 1,
         })),
       };
+    });
+
+    // The node's own removal (docs/api.md "Ephemeral nodes"): as the user's, answered the same way.
+    app.delete('/v1/swarm/nodes/self', { config: { auth: 'node' }, schema: { response: { 200: NodeRemoval } } }, async (request) => {
+      const removed = await removal.bySelf(nodeOf(request)!.node_id, ctx.clock.now());
+      return { node_id: removed.node_id, removed_at: isoTime(removed.removed_at), was_online: true, agents_withdrawn: removed.agents_withdrawn };
     });
 
     // Another user's node is the same 404 as an unknown id: a node id says nothing about whether it exists.
@@ -165,4 +174,18 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
       },
     );
   };
+}
+
+/**
+ * POST enroll's optional body: `ephemeral`, a boolean, is read; the rest is ignored, as every body was before it
+ * existed. An `ephemeral` of another type is refused before the token is spent.
+ */
+function enrollOptions(body: unknown): { ephemeral: boolean } {
+  const ephemeral = typeof body === 'object' && body !== null ? (body as { ephemeral?: unknown }).ephemeral : undefined;
+  if (ephemeral !== undefined && typeof ephemeral !== 'boolean') {
+    throw new SvcError('invalid_request', 'ephemeral must be true or false; the deploy token was not used', {
+      remedy: 'Send no body, or {"ephemeral": true} to enroll a node that takes one run.',
+    });
+  }
+  return { ephemeral: ephemeral === true };
 }
