@@ -224,7 +224,7 @@ export class CommandContext {
   }
 }
 
-/** --node, else SWARM_NODE_NAME, checked (location.ts NODE_NAME_PATTERN): it becomes a path and part of unit names. */
+/** --node, else SWARM_NODE_NAME, checked (contract/node-name.ts): it becomes a path and part of unit names. */
 function nodeNameOf(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
   if (flag !== undefined) return checkNodeName(flag, '--node');
   const fromEnv = env.SWARM_NODE_NAME;

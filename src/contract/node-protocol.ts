@@ -2,6 +2,7 @@
 // the spec like every endpoint beyond §4: the node pulls work with a long poll (its heartbeat too), holds each run
 // under a lease it renews by polling, and reports the result once. Every call carries the node credential.
 import { Type, type Static } from '@sinclair/typebox';
+import { NODE_NAME_PATTERN } from './node-name.js';
 import { Labels, UUID_PATTERN } from './schemas.js';
 
 const Timestamp = Type.String({ description: 'ISO 8601, UTC' });
@@ -16,6 +17,8 @@ export const MAX_RESULT_BODY_BYTES = 1024 * 1024 + 16 * 1024;
 export const PollRequest = Type.Object(
   {
     hostname: Type.String({ minLength: 1, maxLength: 253 }),
+    /** Addition: the node's name among several on its host (install --name); absent for the host's default node. */
+    name: Type.Optional(Type.String({ pattern: NODE_NAME_PATTERN.source })),
     version: Type.String({ minLength: 1, maxLength: 64 }),
     /** How many more runs the node takes now (0: a heartbeat that renews its leases). */
     capacity: Type.Integer({ minimum: 0, maximum: MAX_NODE_CONCURRENCY }),
@@ -81,6 +84,8 @@ export type NodeLabelsResponse = Static<typeof NodeLabelsResponse>;
 export const NodeSummary = Type.Object({
   node_id: Type.String(),
   hostname: Type.Union([Type.String(), Type.Null()]),
+  /** Addition: its name among several nodes on its host (install --name); null for the host's default node. */
+  name: Type.Union([Type.String(), Type.Null()]),
   version: Type.Union([Type.String(), Type.Null()]),
   tier_id: Type.String(),
   enrolled_at: Timestamp,

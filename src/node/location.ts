@@ -18,6 +18,7 @@ import { realpathSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { INSTALL_PATH } from '../contract/claims.js';
 import { SvcError } from '../contract/errors.js';
+import { NODE_NAME_PATTERN } from '../contract/node-name.js';
 import { DEFAULT_AGENT_SOCKET } from './config.js';
 
 export const SERVICE_USER = 'svc-swarm';
@@ -38,11 +39,6 @@ export const UNIT_HOST_PATH = unitHostPath(UNIT_NAME);
 export const BIN_LINK_HOST_PATH = '/usr/local/bin/swarm-node';
 /** Where named nodes live, under the install path (and so under --root). */
 export const NODES_DIR = 'nodes';
-/**
- * A node's name becomes a directory and part of its unit names: lower case, a letter first, at most 31 characters,
- * so it can be neither a path (no '/', no '..') nor smuggle anything into a unit name (no '@', '.', '\\').
- */
-export const NODE_NAME_PATTERN = /^[a-z][a-z0-9-]{0,30}$/;
 
 /** The name, checked; `from` names where it came from in the error (--node, --name, SWARM_NODE_NAME). */
 export function checkNodeName(name: string, from = '--node'): string {
@@ -101,6 +97,8 @@ export interface LocationInputs {
 
 export interface NodePaths {
   home: string;
+  /** The node's name when its home is <install path>/nodes/<name> (a named node); undefined for any other home. */
+  name: string | undefined;
   etcDir: string;
   configFile: string;
   credentialsFile: string;
@@ -114,8 +112,6 @@ export interface NodePaths {
 export interface InstallLayout extends NodePaths {
   /** The staging prefix; '/' on a real host. */
   root: string;
-  /** The node's name; undefined for the default node. */
-  name: string | undefined;
   units: NodeUnits;
   /** True when root is the host itself: only then are users, owners and systemd touched. */
   onHost: boolean;
@@ -155,6 +151,7 @@ export function installTarget(inputs: LocationInputs): InstallLayout {
 export function nodePaths(home: string): NodePaths {
   return {
     home,
+    name: namedHome(home)?.name,
     etcDir: join(home, 'etc'),
     configFile: join(home, 'etc', 'config.json'),
     credentialsFile: join(home, 'etc', 'credentials.json'),

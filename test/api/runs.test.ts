@@ -295,6 +295,7 @@ describe('runs on the node', () => {
       {
         node_id: user.node.node_id,
         hostname: 'test-node',
+        name: null,
         version: 'test',
         tier_id: 'svc_starter_agents',
         enrolled_at: expect.any(String),
@@ -305,9 +306,17 @@ describe('runs on the node', () => {
         runs_today: 1,
         ephemeral: false,
       },
-      { node_id: idle.node_id, hostname: null, version: null, tier_id: 'svc_starter_agents', enrolled_at: expect.any(String), last_seen_at: null, online: false, agents: [], labels: [], runs_today: 0, ephemeral: false },
+      { node_id: idle.node_id, hostname: null, name: null, version: null, tier_id: 'svc_starter_agents', enrolled_at: expect.any(String), last_seen_at: null, online: false, agents: [], labels: [], runs_today: 0, ephemeral: false },
     ]);
     expect((await api('/v1/swarm/nodes', { token: user.node.credential })).status).toBe(401);
+
+    // A node among several on its host sends its name with its polls (install --name); one that is not a name is 400.
+    const poll = (name: string) =>
+      api('/v1/swarm/nodes/poll', { token: idle.credential, body: { hostname: 'box', name, version: 'test', capacity: 0, running: [], wait_seconds: 0 } });
+    expect((await poll('gpu')).status).toBe(200);
+    expect((await poll('../GPU')).status).toBe(400);
+    const named = await api('/v1/swarm/nodes', { token: user.token });
+    expect(named.body.nodes.find((node: { node_id: string }) => node.node_id === idle.node_id)).toMatchObject({ hostname: 'box', name: 'gpu' });
   });
 
   it('withdrawing an agent stops its routing; an unknown agent is 404', async () => {

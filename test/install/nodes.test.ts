@@ -120,6 +120,11 @@ describe('several nodes on one host', () => {
       await waitFor(async () => (runs(gpuHome).some((row) => row.status === 'succeeded') ? true : undefined), "a succeeded run in gpu's database", 30_000);
       expect(runs(gpuHome)[0]).toMatchObject({ agent_id: AGENT });
       expect(runs(defaultHome)).toEqual([]);
+      // gpu's polls carry its name: the fleet view tells it apart from the host's other node.
+      const fleet = await run(bin, ['--node', 'gpu', '--json', 'nodes'], { env });
+      expect(fleet.json.nodes.find((node: { node_id: string }) => node.node_id === gpu.node_id), fleet.stdout).toMatchObject({ name: 'gpu', online: true });
+      const table = await run(bin, ['--node', 'gpu', 'nodes'], { env });
+      expect(table.stdout).toMatch(/ \(gpu\) /);
     } finally {
       daemon.kill('SIGTERM');
       await daemon;

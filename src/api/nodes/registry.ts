@@ -8,6 +8,7 @@ export interface NodeRow {
   user_id: string;
   tier_id: string;
   hostname: string | null;
+  name: string | null;
   version: string | null;
   enrolled_at: number;
   last_seen_at: number | null;
@@ -20,7 +21,7 @@ export interface NodeRow {
 export interface NodeRegistry {
   get(nodeId: string): Promise<NodeRow | undefined>;
   /** The poll: the node is alive, and says what it is. */
-  touch(nodeId: string, seen: { hostname?: string; version?: string }, now: number): Promise<void>;
+  touch(nodeId: string, seen: { hostname?: string; name?: string; version?: string }, now: number): Promise<void>;
   serve(nodeId: string, agentId: string, now: number): Promise<void>;
   withdraw(nodeId: string, agentId: string): Promise<void>;
   agentsOf(nodeId: string): Promise<string[]>;
@@ -41,7 +42,7 @@ export function isOnline(node: Pick<NodeRow, 'last_seen_at'>, onlineSince: numbe
   return node.last_seen_at !== null && node.last_seen_at >= onlineSince;
 }
 
-const COLUMNS = ['node_id', 'user_id', 'tier_id', 'hostname', 'version', 'enrolled_at', 'last_seen_at', 'ephemeral', 'ephemeral_run_id'] as const;
+const COLUMNS = ['node_id', 'user_id', 'tier_id', 'hostname', 'name', 'version', 'enrolled_at', 'last_seen_at', 'ephemeral', 'ephemeral_run_id'] as const;
 
 export function createNodeRegistry(store: Store): NodeRegistry {
   return {
@@ -49,7 +50,12 @@ export function createNodeRegistry(store: Store): NodeRegistry {
     async touch(nodeId, seen, now) {
       await store.db
         .updateTable('nodes')
-        .set({ last_seen_at: now, ...(seen.hostname === undefined ? {} : { hostname: seen.hostname }), ...(seen.version === undefined ? {} : { version: seen.version }) })
+        .set({
+          last_seen_at: now,
+          ...(seen.hostname === undefined ? {} : { hostname: seen.hostname }),
+          ...(seen.name === undefined ? {} : { name: seen.name }),
+          ...(seen.version === undefined ? {} : { version: seen.version }),
+        })
         .where('node_id', '=', nodeId)
         .execute();
     },

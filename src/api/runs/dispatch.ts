@@ -57,7 +57,7 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
   return {
     async poll(node, request, drain, gone) {
       const now = ctx.clock.now();
-      await nodes.touch(node.node_id, { hostname: request.hostname, version: request.version }, now);
+      await nodes.touch(node.node_id, { hostname: request.hostname, ...(request.name === undefined ? {} : { name: request.name }), version: request.version }, now);
       const lost = await runs.renewLeases(node.node_id, request.running, now + leaseMs);
       const holdMs = Math.min(pollHoldMs, (request.wait_seconds ?? Number.POSITIVE_INFINITY) * 1000);
       const hold = gone === undefined ? drain : AbortSignal.any([drain, gone]);

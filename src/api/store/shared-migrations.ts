@@ -36,6 +36,11 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
     await db.schema.alterTable('nodes').addColumn('ephemeral', 'integer', (c) => c.notNull().defaultTo(0)).execute();
     await db.schema.alterTable('nodes').addColumn('ephemeral_run_id', 'text').execute();
   },
+  /* 9: a node's name among several on its host (install --name), reported with its polls like its hostname, so the
+     fleet view tells apart the nodes of one host; null for a host's default node. */
+  async (db) => {
+    await db.schema.alterTable('nodes').addColumn('name', 'text').execute();
+  },
 ];
 
 /** The schema version this program migrates either engine to. */

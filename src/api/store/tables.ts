@@ -45,6 +45,7 @@ export interface Tables {
     enrolled_at: number;
     credential_hash: string | null;
     hostname: string | null;
+    name: string | null;
     version: string | null;
     last_seen_at: number | null;
     next_credential_hash: string | null;

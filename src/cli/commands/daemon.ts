@@ -82,6 +82,7 @@ Example:
             credentialsFile: ctx.paths.credentialsFile,
             pid: process.pid,
             version: ctx.version,
+            name: ctx.paths.name,
             home: ctx.paths.home,
             callerFor: await ctx.nodeCallerFactory(),
             concurrency: ctx.config().concurrency,

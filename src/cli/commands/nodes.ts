@@ -34,7 +34,7 @@ Example:
               ['NODE', 'HOST', 'VERSION', 'STATE', 'LAST SEEN', 'AGENTS', 'LABELS', 'RUNS TODAY'],
               result.nodes.map((node) => [
                 `${node.node_id}${node.node_id === here ? ' (here)' : ''}`,
-                node.hostname ?? '-',
+                `${node.hostname ?? '-'}${node.name === null ? '' : ` (${node.name})`}`,
                 node.version ?? '-',
                 `${node.online ? 'online' : 'offline'}${node.ephemeral === true ? ', ephemeral' : ''}`,
                 node.last_seen_at === null ? 'never' : shortTime(node.last_seen_at),

@@ -14,6 +14,8 @@ export interface CoreDeps {
   credentialsFile: string;
   pid: number;
   version: string;
+  /** Its name among several nodes on the host; undefined for the default node. */
+  name?: string | undefined;
   /** Runs executed here at once: scheduled ones and those pulled from the service share the slots. */
   concurrency: number;
   /** What the health endpoint reports, when it is on (daemon --health-addr). */
@@ -28,6 +30,7 @@ export class DaemonCore {
   readonly credentialsFile: string;
   readonly pid: number;
   readonly version: string;
+  readonly name: string | undefined;
   /** First wait of the slow re-checks (timing.ts). */
   readonly backoffMs: number;
   /** Every background promise (runs, checks, settlements), so a stop can wait for them. */
@@ -48,6 +51,7 @@ export class DaemonCore {
     this.credentialsFile = deps.credentialsFile;
     this.pid = deps.pid;
     this.version = deps.version;
+    this.name = deps.name;
     this.backoffMs = backoffMs;
     this.concurrency = deps.concurrency;
     this.health = deps.health;

@@ -49,6 +49,8 @@ export interface DaemonDeps {
   credentialsFile: string;
   pid: number;
   version: string;
+  /** Its name among several nodes on the host (location.ts), sent with each poll for the fleet view. */
+  name?: string | undefined;
   /** This node as it asks for and runs work, built from its enrollment (rebuilt when the credential rotates). */
   callerFor: (node: NodeEnrollment & { credential: string }) => NodeCaller;
   /** Runs executed here at once. */

@@ -76,7 +76,7 @@ export class WorkPuller {
       try {
         const asked = performance.now();
         const answer = await caller.executor.api.poll(
-          { hostname: hostname(), version: this.#core.version, capacity, running: [...this.#running.keys()], wait_seconds: capacity === 0 ? 0 : POLL_HOLD_SECONDS },
+          { hostname: hostname(), ...(this.#core.name === undefined ? {} : { name: this.#core.name }), version: this.#core.version, capacity, running: [...this.#running.keys()], wait_seconds: capacity === 0 ? 0 : POLL_HOLD_SECONDS },
           stop,
         );
         this.#retryMs = undefined;

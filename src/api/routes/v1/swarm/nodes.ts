@@ -138,6 +138,7 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         nodes: fleet.map((node, index) => ({
           node_id: node.node_id,
           hostname: node.hostname,
+          name: node.name,
           version: node.version,
           tier_id: node.tier_id,
           enrolled_at: isoTime(node.enrolled_at),
