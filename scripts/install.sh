@@ -40,7 +40,7 @@ die() {
 usage() {
   cat >&2 <<'EOF'
 usage: install.sh [--token-file FILE] [--base-url URL] [--root DIR] [--name NAME] [--no-start] [--dry-run]
-                  [--artifact FILE | --from DIR] [--trust-key FILE]
+                  [--artifact FILE | --from DIR] [--trust-key FILE] [--no-autoupdate]
 
   --token-file FILE  the deploy token from activation (or set SVC_DEPLOY_TOKEN)
   --base-url URL     the service to download from and enroll with (or set SVC_BASE_URL)
@@ -51,6 +51,7 @@ usage: install.sh [--token-file FILE] [--base-url URL] [--root DIR] [--name NAME
   --artifact FILE    install this downloaded release (.tar.gz, its .manifest and .manifest.sig beside it)
   --from DIR         install this unpacked package (default, when this script sits in one: that package)
   --trust-key FILE   also trust this Ed25519 public key (PEM) for the release's signature (or SVC_RELEASE_TRUST_KEY)
+  --no-autoupdate    the daemon never updates itself (config auto_update false, and --no-autoupdate in the unit)
 EOF
 }
 
@@ -179,7 +180,7 @@ verify_and_unpack() {
 }
 
 main() {
-  root="" node_name="" token_file="" from="" artifact="" base_url="" no_start=0 dry_run=0
+  root="" node_name="" token_file="" from="" artifact="" base_url="" no_start=0 dry_run=0 no_autoupdate=0
   trust_key="${SVC_RELEASE_TRUST_KEY:-}"
   while [ "$#" -gt 0 ]; do
     case "$1" in
@@ -205,6 +206,7 @@ main() {
       --trust-key=*) trust_key="${1#*=}" ;;
       --no-start) no_start=1 ;;
       --dry-run) dry_run=1 ;;
+      --no-autoupdate) no_autoupdate=1 ;;
       --token | --token=* | --deploy-token | --deploy-token=*)
         die "the deploy token is never taken as an argument (other users can read it in ps); use SVC_DEPLOY_TOKEN or --token-file FILE" 2
         ;;
@@ -269,6 +271,7 @@ main() {
   [ -z "$node_name" ] || set -- "$@" --name "$node_name"
   [ "$no_start" -eq 0 ] || set -- "$@" --no-start
   [ "$dry_run" -eq 0 ] || set -- "$@" --dry-run
+  [ "$no_autoupdate" -eq 0 ] || set -- "$@" --no-autoupdate
   [ -z "$token_file" ] || set -- "$@" --deploy-token-file "$token_file"
   proxies=""
   for name in $PROXY_VARIABLES; do

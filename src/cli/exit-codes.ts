@@ -12,6 +12,11 @@ export const EXIT_CODES = {
   payment_not_confirmed: 7,
   /** This node was removed from its user's nodes: the daemon stops for good (its unit does not restart it). */
   node_removed: 8,
+  /**
+   * The daemon staged a verified update and stopped so that its supervisor starts it again: the unit's ExecStartPre
+   * (swarm-node upgrade --pending) switches to it first (docs/operations.md "Auto-update").
+   */
+  update_staged: 9,
   interrupted: 130,
 } as const;
 
@@ -43,6 +48,8 @@ export function exitCodeFor(code: ErrorCode): number {
       return EXIT_CODES.payment_not_confirmed;
     case 'node_removed':
       return EXIT_CODES.node_removed;
+    case 'update_staged':
+      return EXIT_CODES.update_staged;
     case 'interrupted':
       return EXIT_CODES.interrupted;
     default:

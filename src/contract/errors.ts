@@ -144,6 +144,11 @@ export const ERROR_CODES = {
   not_a_terminal: { status: null, title: 'Not a terminal', remedy: 'Pass the answers as flags (see --help).' },
   local_state: { status: null, title: 'Local state error' },
   interrupted: { status: null, title: 'Interrupted' },
+  update_staged: {
+    status: null,
+    title: 'Update staged',
+    remedy: 'Nothing to do: the unit starts the daemon again, and its ExecStartPre (swarm-node upgrade --pending) switches to the staged release first.',
+  },
   failed: { status: null, title: 'Failed' },
   release_unverified: {
     status: null,

@@ -2,12 +2,18 @@
 // where it came from, so `status` and `config get` can say so.
 import { readFileSync } from 'node:fs';
 import { SvcError } from '../contract/errors.js';
+import { formatDuration, parseDuration } from './duration.js';
 import { writeFileAtomic } from './files.js';
 
-export const CONFIG_KEYS = ['base_url', 'wallet_url', 'merchant_id', 'timeout_seconds', 'concurrency', 'agent_isolation', 'agent_socket', 'health_addr'] as const;
+export const CONFIG_KEYS = ['base_url', 'wallet_url', 'merchant_id', 'timeout_seconds', 'concurrency', 'agent_isolation', 'agent_socket', 'health_addr', 'auto_update', 'auto_update_interval'] as const;
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
 /** node_id: written by install; shown by `config get`, not settable by hand. labels: install --label, `swarm-node labels`. */
 export type ConfigFile = Partial<Record<ConfigKey | 'node_id', string>> & { labels?: string[] };
+
+/** Auto-update (docs/operations.md "Auto-update"): on by default, as cloudflared's; a day between checks. */
+export const DEFAULT_AUTO_UPDATE_INTERVAL = '24h';
+/** Below this a fleet's checks would be load on the service for nothing: a release is not published by the minute. */
+export const MIN_AUTO_UPDATE_INTERVAL_SECONDS = 5 * 60;
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
 export const DEFAULT_MERCHANT_ID = 'merchant_local';
@@ -45,6 +51,10 @@ export interface ResolvedConfig {
   agent_socket: string;
   /** Where the daemon serves /healthz and /metrics (src/node/daemon/health-server.ts); '' is off, the default. */
   health_addr: string;
+  /** The daemon checks the service for a newer release and updates itself (src/node/daemon/auto-update.ts). */
+  auto_update: boolean;
+  /** Between two checks, as written (24h); autoUpdateIntervalSeconds reads it. */
+  auto_update_interval: string;
   node_id: string | undefined;
   sources: Record<ConfigKey, ConfigSource>;
 }
@@ -97,7 +107,22 @@ export function resolveConfig(input: {
   const agent_isolation = validateConfigValue('agent_isolation', pick('agent_isolation', 'auto')) as AgentIsolation;
   const agent_socket = validateConfigValue('agent_socket', pick('agent_socket', DEFAULT_AGENT_SOCKET));
   const health_addr = validateConfigValue('health_addr', pick('health_addr', ''));
-  return { base_url, wallet_url, merchant_id, timeout_seconds, concurrency, agent_isolation, agent_socket, health_addr, node_id: file.node_id, sources };
+  const auto_update = validateConfigValue('auto_update', pick('auto_update', 'true')) === 'true';
+  const auto_update_interval = validateConfigValue('auto_update_interval', pick('auto_update_interval', DEFAULT_AUTO_UPDATE_INTERVAL));
+  return {
+    base_url,
+    wallet_url,
+    merchant_id,
+    timeout_seconds,
+    concurrency,
+    agent_isolation,
+    agent_socket,
+    health_addr,
+    auto_update,
+    auto_update_interval,
+    node_id: file.node_id,
+    sources,
+  };
 }
 
 /**
@@ -158,7 +183,32 @@ export function validateConfigValue(key: ConfigKey, value: string): string {
       if (address === undefined) throw new SvcError('usage', `health_addr must be PORT, :PORT or HOST:PORT (a port from 0 to 65535; off to turn it off), got "${value}"`);
       return `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`;
     }
+    case 'auto_update': {
+      // A hand-written config may hold a JSON boolean (`"auto_update": false`): it reaches here as its string.
+      const normalized = value.trim().toLowerCase();
+      if (['true', 'on', 'yes', '1'].includes(normalized)) return 'true';
+      if (['false', 'off', 'no', '0'].includes(normalized)) return 'false';
+      throw new SvcError('usage', `auto_update must be true or false, got "${value}"`);
+    }
+    case 'auto_update_interval':
+      return formatDuration(autoUpdateIntervalSeconds(value));
   }
+}
+
+/** Whether a node's config file leaves auto-update on (absent: on, the default). */
+export function autoUpdateOfFile(file: ConfigFile): boolean {
+  return file.auto_update === undefined || validateConfigValue('auto_update', String(file.auto_update)) === 'true';
+}
+
+/** "24h" → 86400: a duration (5m to 7d) in the syntax of register --every. */
+export function autoUpdateIntervalSeconds(value: string): number {
+  const seconds = parseDuration(value);
+  if (seconds < MIN_AUTO_UPDATE_INTERVAL_SECONDS) {
+    throw new SvcError('usage', `auto_update_interval must be at least ${formatDuration(MIN_AUTO_UPDATE_INTERVAL_SECONDS)}, got "${value}"`, {
+      remedy: 'Choose an interval from 5m to 7d; 24h is the default.',
+    });
+  }
+  return seconds;
 }
 
 /**

@@ -16,7 +16,7 @@ import { listRegistrations } from './store/registrations.js';
 import { resolveIsolation, type IsolationMode } from './runner/isolation.js';
 
 export interface NodeStatus {
-  config: { file: string; values: Record<ConfigKey, string | number>; sources: Record<ConfigKey, ConfigSource>; node_id: string | null };
+  config: { file: string; values: Record<ConfigKey, string | number | boolean>; sources: Record<ConfigKey, ConfigSource>; node_id: string | null };
   service: { base_url: string; reachable: boolean; latency_ms: number | null; error: string | null };
   token: {
     stored: boolean;
@@ -71,6 +71,8 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
         agent_isolation: config.agent_isolation,
         agent_socket: config.agent_socket,
         health_addr: config.health_addr,
+        auto_update: config.auto_update,
+        auto_update_interval: config.auto_update_interval,
       },
       sources: config.sources,
       node_id: config.node_id ?? null,

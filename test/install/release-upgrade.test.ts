@@ -3,12 +3,15 @@
 // not come up healthy; `--check` says whether there is one; `--from FILE` upgrades offline. There is no systemd
 // here: the daemon runs under a supervisor loop (what systemd's Restart= does), and upgrade restarts it by SIGTERM.
 // Releases are built without the runtime (not the subject here), so each costs well under a second.
+// Auto-update (issue 18 item 6) is tested here too, on the same node and service: the supervisor loop then runs
+// `swarm-node upgrade --pending` before each daemon start, as the unit's ExecStartPre does.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createPrivateKey, sign } from 'node:crypto';
-import { copyFileSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readDaemonRecord, startedHealthy } from '../../src/node/install/daemon-health.js';
+import { processIsAlive } from '../../src/node/process-alive.js';
 import { activatedSession, waitFor } from '../helpers/funnel.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
@@ -21,6 +24,9 @@ let key: SigningKey;
 let v010: BuiltRelease;
 let v011: BuiltRelease;
 let broken: BuiltRelease;
+let tampered: BuiltRelease;
+let v015: BuiltRelease;
+let broken016: BuiltRelease;
 let root: string;
 let supervisor: ChildProcess | undefined;
 
@@ -33,23 +39,27 @@ const healthyDaemon = (since: number) =>
 
 beforeAll(async () => {
   key = signingKey('upgrade');
-  [v010, v011, broken] = await Promise.all([
+  const brokenDir = brokenPackage();
+  [v010, v011, broken, tampered, v015, broken016] = await Promise.all([
     buildRelease(key, { version: '0.1.0' }),
     buildRelease(key, { version: '0.1.1' }),
-    buildRelease(key, { version: '0.1.2', packageDir: brokenPackage() }),
+    buildRelease(key, { version: '0.1.2', packageDir: brokenDir }),
+    buildRelease(key, { version: '0.1.4' }),
+    buildRelease(key, { version: '0.1.5' }),
+    buildRelease(key, { version: '0.1.6', packageDir: brokenDir }),
   ]);
   publish(v010, releasesDir);
   root = tempDir('upgrade-root-');
   const { deploy_token } = await activatedSession(service.baseUrl, uniqueEmail('upgrade'));
   const installSh = new URL('../../scripts/install.sh', import.meta.url).pathname;
-  const installed = await run('sh', [installSh, '--base-url', service.baseUrl, '--root', root, '--artifact', v010.artifact.path, '--trust-key', key.publicFile, '--token-file', writeTokenFile(deploy_token)]);
+  const installed = await run('sh', [installSh, '--base-url', service.baseUrl, '--root', root, '--artifact', v010.artifact.path, '--trust-key', key.publicFile, '--token-file', writeTokenFile(deploy_token), '--no-autoupdate']);
   expect(installed.exitCode, installed.stderr).toBe(0);
   // What systemd's Restart= would do: start the daemon of whatever `current` is, again whenever it exits.
   supervisor = spawn('sh', ['-c', `while :; do "${join(home(), 'current/bin/swarm-node')}" daemon >/dev/null 2>&1; sleep 0.2; done`], { detached: true, stdio: 'ignore' });
   await healthyDaemon(0);
 }, 180_000);
 
-/** Ends the supervisor loop and the daemon it started (both ours: started above). */
+/** Ends the supervisor loop and the daemon it started (both ours: started above or by superviseAutoUpdating). */
 function stopSupervisedDaemon(): void {
   if (supervisor?.pid !== undefined) {
     try {
@@ -141,6 +151,115 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toMatch(/bin\/swarm-node\.js differs from the signed manifest; nothing was installed/);
     expect(current()).toBe(before);
+  });
+
+  describe('auto-update: the daemon checks, stages, restarts into the new release, and rolls back a broken one', () => {
+    const daemonLog = join(tempDir('auto-update-log-'), 'daemon.log');
+    const flagsFile = join(tempDir('auto-update-flags-'), 'flags');
+    const logText = () => (existsSync(daemonLog) ? readFileSync(daemonLog, 'utf8') : '');
+    /** Waits for a log line matching `pattern` written after `from` (an offset in the log). */
+    const logLine = (pattern: RegExp, from: number, what: string) =>
+      waitFor(async () => logText().slice(from).split('\n').find((line) => pattern.test(line)), what, 60_000).catch((error: Error) => {
+        throw new Error(`${error.message}; the daemon's log since:\n${logText().slice(from).slice(-3000)}`);
+      });
+    const databaseFile = () => join(home(), 'var', 'swarm-node.db');
+    /** The daemon of the supervisor started after `since` and has ticked `ms` past its start. */
+    const tickedFor = (since: number, ms: number) =>
+      waitFor(async () => {
+        const record = readDaemonRecord(databaseFile());
+        return startedHealthy(record, since) && record.lastTickAt! - record.startedAt! >= ms ? record : undefined;
+      }, `a daemon ticking for ${ms} ms`, 60_000);
+    /** A new daemon with the flags now in flagsFile: the running one is stopped, its supervisor starts the next. */
+    const restartDaemon = async (flags: string) => {
+      writeFileSync(flagsFile, flags);
+      const record = readDaemonRecord(databaseFile());
+      const since = Date.now();
+      if (record.pid !== null) process.kill(record.pid, 'SIGTERM');
+      await healthyDaemon(since);
+      return since;
+    };
+
+    let supervisedSince = 0;
+
+    beforeAll(async () => {
+      // The supervisor of the tests above, replaced by one that runs the unit's ExecStartPre first, once its daemon
+      // is gone (a new one refuses to start beside it).
+      const old = readDaemonRecord(databaseFile()).pid;
+      stopSupervisedDaemon();
+      await waitFor(async () => (old === null || !processIsAlive(old) ? true : undefined), 'the daemon of the tests above to end');
+      writeFileSync(flagsFile, '--no-autoupdate --autoupdate-check-ms 100 --tick-ms 100');
+      const bin = join(home(), 'current/bin/swarm-node');
+      const since = (supervisedSince = Date.now());
+      supervisor = spawn(
+        'sh',
+        ['-c', `while :; do "${bin}" upgrade --pending >>"${daemonLog}.pre" 2>&1; "${bin}" daemon $(cat "${flagsFile}") >>"${daemonLog}" 2>&1; sleep 0.2; done`],
+        { detached: true, stdio: 'ignore' },
+      );
+      await healthyDaemon(since);
+    });
+
+    it('makes no check at all with --no-autoupdate, nor with auto_update false in the config (install.sh --no-autoupdate)', async () => {
+      // With a check every 100 ms and releases published, a daemon that checked would have said so within 0.6 s.
+      await tickedFor(supervisedSince, 0);
+      expect(logText()).toMatch(/event=auto_update_off by=--no-autoupdate/);
+      await tickedFor(supervisedSince, 600);
+      expect(logText()).not.toMatch(/event=(up_to_date|update_available|update_failed|update_staged)/);
+
+      // install.sh --no-autoupdate wrote it into the config and the unit (whose ExecStart this supervisor stands for).
+      expect(JSON.parse(readFileSync(join(home(), 'etc', 'config.json'), 'utf8'))).toMatchObject({ auto_update: 'false' });
+      expect(readFileSync(join(root, 'etc/systemd/system/svc-swarm-node.service'), 'utf8')).toMatch(/^ExecStart=\S+\/swarm-node daemon --no-autoupdate$/m);
+      const from = logText().length;
+      const restarted = await restartDaemon('--autoupdate-check-ms 100 --tick-ms 100');
+      await logLine(/event=auto_update_off by="config auto_update"/, from, 'auto_update_off by the config');
+      await tickedFor(restarted, 600);
+      expect(logText().slice(from)).not.toMatch(/event=(up_to_date|update_available|update_failed|update_staged)/);
+    });
+
+    it('refuses a newer release that fails verification: nothing switched, the daemon runs on and says why', async () => {
+      const set = await swarmNode(['config', 'set', 'auto_update', 'on']);
+      expect(set.exitCode, set.stderr).toBe(0);
+      // A newer release whose tarball was altered after signing (one byte): its SHA-256 is not the manifest's.
+      const bytes = readFileSync(tampered.artifact.path);
+      bytes.writeUInt8(bytes.readUInt8(bytes.length - 100) ^ 0xff, bytes.length - 100);
+      writeFileSync(tampered.artifact.path, bytes);
+      publish(tampered, releasesDir);
+      const before = current();
+      const from = logText().length;
+      await restartDaemon('--autoupdate-check-ms 100 --tick-ms 100');
+      const failed = await logLine(/event=update_failed/, from, 'update_failed');
+      expect(failed).toMatch(/latest=0\.1\.4 error="the artifact's SHA-256 is [0-9a-f]{64}, the signed manifest says [0-9a-f]{64}: it was altered or damaged" note="nothing switched; this version runs on"/);
+      const pid = readDaemonRecord(databaseFile()).pid;
+      // The next check fails the same way, from the same daemon: it neither stopped nor switched.
+      await logLine(/event=update_failed/, logText().length, 'a second update_failed');
+      expect(readDaemonRecord(databaseFile()).pid).toBe(pid);
+      expect(current()).toBe(before);
+      // Nothing staged: the check's own time is all it keeps.
+      expect(filesUnder(join(home(), 'var', 'updates'))).toEqual(['checked.json']);
+    });
+
+    it('notices a newer release, verifies and stages it, restarts, and a daemon of the new version runs', async () => {
+      const from = logText().length;
+      const started = Date.now();
+      publish(v015, releasesDir);
+      await logLine(/event=update_staged version=0\.1\.3 latest=0\.1\.5 signed_by=[0-9a-f]{16}/, from, 'update_staged');
+      const updated = await logLine(/event=updated /, from, 'updated');
+      process.stdout.write(`auto-update 0.1.3 -> 0.1.5, from publishing to the new daemon's first tick: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+      expect(updated).toMatch(/from_version=0\.1\.3 to_version=0\.1\.5/);
+      expect(readFileSync(`${daemonLog}.pre`, 'utf8')).toMatch(/switched to the staged swarm-node 0\.1\.5 \(was 0\.1\.3\)/);
+      expect(current()).toBe('releases/0.1.5');
+      expect(readlinkSync(join(home(), 'previous'))).toBe('releases/0.1.3');
+      await logLine(/event=up_to_date version=0\.1\.5 latest=0\.1\.5/, from, 'up_to_date after the update');
+    });
+
+    it('rolls back by itself a release whose daemon stops before its first tick, and does not take it again', async () => {
+      const from = logText().length;
+      publish(broken016, releasesDir);
+      await logLine(/event=update_staged version=0\.1\.5 latest=0\.1\.6/, from, 'update_staged of the broken release');
+      const failed = await logLine(/event=update_failed version=0\.1\.6/, from, 'update_failed after the rollback');
+      expect(failed).toMatch(/the daemon of 0\.1\.6 stopped before it was healthy \(its first tick\)/);
+      expect(current()).toBe('releases/0.1.5');
+      await logLine(/event=up_to_date version=0\.1\.5 latest=0\.1\.6 note="0\.1\.6 was rolled back here before/, from, 'the broken release declined');
+    });
   });
 
   it('uninstall --purge takes the trusted release keys install.sh added with the rest: no file is left', async () => {

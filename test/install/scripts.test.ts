@@ -203,6 +203,8 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
     for (const line of [
       'User=svc-swarm',
       'ExecStart=/opt/svc/swarm-node/current/bin/swarm-node daemon',
+      // Auto-update's privileged half, outside the sandbox (docs/operations.md "Auto-update").
+      'ExecStartPre=+-/opt/svc/swarm-node/current/bin/swarm-node upgrade --pending',
       'NoNewPrivileges=yes',
       'ProtectSystem=strict',
       'ReadWritePaths=/opt/svc/swarm-node/var',
@@ -260,6 +262,25 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
     }
     // The daemon's own unit keeps no privilege to switch users: systemd does that for it.
     expect(readFileSync(unit, 'utf8')).not.toMatch(/CAP_SET[UG]ID/);
+  });
+
+  it('install --no-autoupdate turns auto-update off in the config and in the unit, which systemd-analyze still verifies; a re-run keeps it', async () => {
+    await requireTool('systemd-analyze');
+    const install = (args: string[]) => run('node', [join(stagedPackage(), 'bin', 'swarm-node.js'), 'install', '--root', root, '--no-start', ...args]);
+    const off = await install(['--no-autoupdate']);
+    expect(off.exitCode, off.stderr).toBe(0);
+    const home = join(root, 'opt/svc/swarm-node');
+    expect(JSON.parse(readFileSync(join(home, 'etc/config.json'), 'utf8'))).toMatchObject({ auto_update: 'false' });
+    const lines = readFileSync(unit, 'utf8').split('\n');
+    expect(lines).toContain('ExecStart=/opt/svc/swarm-node/current/bin/swarm-node daemon --no-autoupdate');
+    const verified = await run('systemd-analyze', ['verify', `--root=${root}`, 'svc-swarm-node.service']);
+    expect(verified.stdout + verified.stderr).toBe('');
+    expect(verified.exitCode).toBe(0);
+    // A re-run without the flag changes nothing: the config's auto_update stands, and the unit with it.
+    const again = await install(['--json']);
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect((again.json as { changes: unknown[] }).changes).toEqual([]);
+    expect(readFileSync(unit, 'utf8').split('\n')).toContain('ExecStart=/opt/svc/swarm-node/current/bin/swarm-node daemon --no-autoupdate');
   });
 });
 

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { renderEnvironmentFile, proxyVariables } from '../../src/node/install/environment-file.js';
 import { settleService } from '../../src/node/install/service-settle.js';
 import { INSTALL_PATH } from '../../src/contract/claims.js';
-import { installLayout, layoutOfHome, SERVICE_USER } from '../../src/node/location.js';
+import { installLayout, layoutOfHome, SERVICE_USER, UNIT_NAMES } from '../../src/node/location.js';
 import { switchLink } from '../../src/node/install/links.js';
 import { readPackageSource } from '../../src/node/install/package-source.js';
 import type { Change } from '../../src/node/install/plan.js';
@@ -198,13 +198,17 @@ describe('the systemd unit', () => {
       `Environment=SWARM_NODE_HOME=${INSTALL_PATH}`,
       `EnvironmentFile=-${INSTALL_PATH}/etc/environment`,
       `WorkingDirectory=${INSTALL_PATH}/var`,
+      `ExecStartPre=+-${INSTALL_PATH}/current/bin/swarm-node upgrade --pending`,
       `ExecStart=${INSTALL_PATH}/current/bin/swarm-node daemon`,
       `ExecStopPost=-+${INSTALL_PATH}/current/bin/swarm-node uninstall --if-retired-ephemeral`,
       `ReadWritePaths=${INSTALL_PATH}/var`,
     ]) {
       expect(lines, line).toContain(line);
     }
-    expect(unit.split(INSTALL_PATH)).toHaveLength(7);
+    expect(unit.split(INSTALL_PATH)).toHaveLength(8);
+    // Auto-update off (install --no-autoupdate): the daemon's ExecStart says so, and nothing else changes.
+    const off = unitOfRelease(stagedPackage(), undefined, undefined, { autoUpdate: false }).split('\n');
+    expect(off.filter((line, index) => line !== lines[index])).toEqual([`ExecStart=${INSTALL_PATH}/current/bin/swarm-node daemon --no-autoupdate`]);
     // Nothing of the template is left for systemd: no placeholder, no template note.
     expect(unit).not.toMatch(/\{\{|^#%/m);
     expect(unit.startsWith('# swarm-node daemon:')).toBe(true);
@@ -214,6 +218,18 @@ describe('the systemd unit', () => {
     const plain = unitOfRelease(stagedPackage());
     expect(renderUnit(plain)).toBe(plain);
     expect(() => renderUnit(template.replace('{{service_user}}', '{{service_group}}'))).toThrow(/\{\{service_group\}\}/);
+  });
+
+  // An installed swarm-node renders the next release's templates when it upgrades to it, and refuses a placeholder it
+  // does not know: the templates name only those that released programs (0.1.0 on) fill. What is newer (a named
+  // node's lines, --no-autoupdate) is written into the rendered unit by unit-file.ts instead.
+  it("names only the placeholders every released swarm-node fills, so an older node can upgrade to this release", () => {
+    const released = ['agent_socket', 'agent_user', 'install_path', 'max_runs', 'service_user'];
+    for (const name of UNIT_NAMES) {
+      const template = readFileSync(join(stagedPackage(), 'systemd', name), 'utf8').replace(/^#%.*\n/gm, '');
+      const placeholders = [...template.matchAll(/\{\{(\w+)\}\}/g)].map((match) => match[1]);
+      expect(placeholders.filter((placeholder) => !released.includes(placeholder!)), name).toEqual([]);
+    }
   });
 });
 

@@ -3,6 +3,8 @@ import { Command } from 'commander';
 import { CONFIG_KEYS, configKey, setConfigValue } from '../../node/config.js';
 import { contextFor } from '../context.js';
 
+const KEY_WIDTH = Math.max(...CONFIG_KEYS.map((key) => key.length)) + 1;
+
 export function configCommand(): Command {
   const config = new Command('config')
     .description('show or change the node configuration')
@@ -29,7 +31,7 @@ Example:
       if (key === undefined) {
         ctx.output.result(
           { config: Object.fromEntries(entries.map((e) => [e.key, e.value])), sources: resolved.sources, file: ctx.paths.configFile },
-          (_data, style) => entries.map((e) => `${e.key.padEnd(16)} ${String(e.value)}  ${style.dim(`(${e.source})`)}`).join('\n'),
+          (_data, style) => entries.map((e) => `${e.key.padEnd(KEY_WIDTH)} ${String(e.value)}  ${style.dim(`(${e.source})`)}`).join('\n'),
         );
         return;
       }

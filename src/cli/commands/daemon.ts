@@ -1,11 +1,15 @@
 // swarm-node daemon: the foreground process systemd supervises (svc-swarm-node.service). It runs the registered
 // agents on their intervals and logs one logfmt line per event on stdout (src/node/daemon/log.ts).
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { SvcError } from '../../contract/errors.js';
 import { DEFAULT_BACKOFF_MS, DEFAULT_DRAIN_MS, MAX_BACKOFF_MS, spokenDuration } from '../../node/daemon/timing.js';
 import { contextFor } from '../context.js';
 
 interface DaemonOptions {
   healthAddr?: string;
+  autoupdate: boolean;
+  autoupdateInterval?: string;
+  autoupdateCheckMs?: number;
   tickMs?: number;
   backoffMs?: number;
   drainMs?: number;
@@ -24,10 +28,13 @@ export function daemonCommand(): Command {
     new Command('daemon')
       .description("run this node's agents: their schedules and the runs the service hands it, in the foreground (systemd runs this)")
       .option('--health-addr <addr>', 'serve GET /healthz and /metrics at PORT (loopback) or HOST:PORT (config health_addr; off by default)')
+      .option('--no-autoupdate', 'never check the service for a newer release (config auto_update false; install --no-autoupdate puts it in the unit)')
+      .option('--autoupdate-interval <duration>', 'between two checks for a newer release, 5m to 7d (config auto_update_interval; 24h by default)')
       // For tests and benchmarks only: the defaults are what a node runs with.
       .addOption(new Option('--tick-ms <ms>', 'scheduler tick').argParser(positiveMs('--tick-ms')).hideHelp())
       .addOption(new Option('--backoff-ms <ms>', 'first wait of the slow re-checks').argParser(positiveMs('--backoff-ms')).hideHelp())
       .addOption(new Option('--drain-ms <ms>', 'how long in-flight runs may finish after SIGTERM').argParser(positiveMs('--drain-ms')).hideHelp())
+      .addOption(new Option('--autoupdate-check-ms <ms>', 'between two checks for a newer release, below the 5m floor').argParser(positiveMs('--autoupdate-check-ms')).hideHelp())
       .addHelpText(
         'after',
         `
@@ -51,6 +58,14 @@ Logs: one line per event on stdout, logfmt, no colours, never a token:
   ts=… level=info event=run_succeeded agent=agent_ops_monitor_004 run_id=… charged_cents=4 balance_cents=96 key=…
 swarm-node status shows whether it runs, its last tick, each agent's next run and what is paused and why.
 
+Auto-update (on unless --no-autoupdate or config auto_update false): every --autoupdate-interval (24h, ±10 %
+so that a fleet does not ask at once) it asks the service for the newest release. A newer one is downloaded and
+verified as swarm-node upgrade does (signature, SHA-256, every file) and staged in var/updates/; then no new
+work is taken, and once the runs in flight have ended it exits 9. The unit starts it again, and its ExecStartPre
+(swarm-node upgrade --pending, as root) switches to the staged release first. The new daemon's first tick keeps
+the switch (event=updated); one that stops before it is rolled back at the next start. A release that fails
+verification switches nothing: event=update_failed with the reason, this version runs on.
+
 Health: with --health-addr (or swarm-node config set health_addr 9465; SWARM_NODE_HEALTH_ADDR in the unit's
 etc/environment) it serves GET /healthz, 200 while the loop ticks and the service answers its polls, 503 with
 the reasons otherwise, and GET /metrics for Prometheus: runs by outcome, cents charged, poll latency. A port alone
@@ -59,20 +74,23 @@ listens on 127.0.0.1 only; give a host (0.0.0.0:9465) to be reached from elsewhe
 Example:
   $ systemctl start svc-swarm-node        # as installed
   $ swarm-node daemon                     # by hand, in the foreground
-  $ swarm-node daemon --health-addr 9465  # curl -s 127.0.0.1:9465/healthz`,
+  $ swarm-node daemon --health-addr 9465  # curl -s 127.0.0.1:9465/healthz
+  $ swarm-node daemon --no-autoupdate     # never update by itself (or: swarm-node config set auto_update false)`,
       )
       .action(async (options: DaemonOptions, command: Command) => {
         const ctx = contextFor(command, 'daemon');
         // The daemon owns SIGINT as well as SIGTERM: both mean "finish in-flight runs, exit 0", not the CLI's
         // exit 130 of an interrupted command.
         const stop = ctx.stopSignal();
-        const [{ runDaemon }, { parseHealthAddr, validateConfigValue }, { readNodeLabels }] = await Promise.all([
+        const [{ runDaemon }, { parseHealthAddr, validateConfigValue }, { readNodeLabels }, { autoUpdateSettings }] = await Promise.all([
           import('../../node/daemon/daemon.js'),
           import('../../node/config.js'),
           import('../../node/labels.js'),
+          import('../../node/daemon/auto-update-settings.js'),
         ]);
         const healthAddr = options.healthAddr === undefined ? ctx.config().health_addr : validateConfigValue('health_addr', options.healthAddr);
         const healthAt = healthAddr === '' ? undefined : parseHealthAddr(healthAddr);
+        const autoUpdate = autoUpdateSettings(options, ctx.config(), ctx.paths, ctx.env, ctx.version);
         const outcome = await runDaemon(
           {
             db: await ctx.store(),
@@ -87,6 +105,7 @@ Example:
             callerFor: await ctx.nodeCallerFactory(),
             concurrency: ctx.config().concurrency,
             labels: () => readNodeLabels(ctx.paths.configFile),
+            autoUpdate,
             ...(healthAt === undefined ? {} : { healthAt }),
             ...(options.tickMs === undefined ? {} : { tickMs: options.tickMs }),
             ...(options.backoffMs === undefined ? {} : { backoffMs: options.backoffMs }),
@@ -113,6 +132,10 @@ Example:
         }
         // Exit 8, which the unit does not restart (RestartPreventExitStatus): the node will never be accepted again.
         if (outcome.removed !== undefined) throw outcome.removed;
+        // Exit 9: restarted by the unit (Restart=on-failure), whose ExecStartPre switches to the staged release.
+        if (outcome.updateStaged !== undefined) {
+          throw new SvcError('update_staged', `swarm-node ${outcome.updateStaged} is verified and staged; the daemon stopped so that its next start runs it`);
+        }
       })
   );
 }

@@ -17,6 +17,7 @@ interface InstallFlags extends DeployTokenFlags {
   label?: string[];
   ephemeral?: boolean;
   uninstallAfter?: boolean;
+  autoupdate: boolean;
 }
 
 export function installCommand(): Command {
@@ -31,6 +32,7 @@ export function installCommand(): Command {
     .option('--label <labels>', "this node's labels, which runs may require (repeat it, or separate labels with commas)", collectValues)
     .option('--ephemeral', 'enroll a node that takes exactly one run, reports it, then removes itself from your nodes')
     .option('--uninstall-after', 'with --ephemeral: once it removed itself, also remove this install (purged: credentials, database)')
+    .option('--no-autoupdate', 'the daemon never updates itself: auto_update false in the config, --no-autoupdate in the unit')
     .addHelpText(
       'after',
       `
@@ -45,6 +47,9 @@ Every other command acts on it with --node N. A deploy token for a name already 
 (or its own \`swarm-node run\`); once that run is reported the daemon withdraws its agents, removes the node from
 your nodes (event=node_retired) and exits 8, which the unit does not restart. With --uninstall-after it then also
 removes the install, as \`swarm-node uninstall --purge --yes\` would. Both apply when the node enrolls.
+The daemon updates itself to the service's newest release (verified; docs/operations.md "Auto-update") unless
+--no-autoupdate; a re-run without it keeps the config's auto_update as it is (config set auto_update true, then
+install again, turns it back on).
 
 Example:
   $ sudo --preserve-env=SVC_DEPLOY_TOKEN swarm-node install
@@ -52,8 +57,9 @@ Example:
   $ swarm-node install --root /tmp/stage --no-start --deploy-token-file ./deploy-token
   $ sudo swarm-node install --deploy-token-file ./deploy-token --label gpu --label linux-x64,zone.eu-1
   $ sudo swarm-node install --name gpu --deploy-token-file ./deploy-token-2
+  $ sudo swarm-node install --deploy-token-file ./deploy-token --ephemeral --uninstall-after
 
-  $ sudo swarm-node install --deploy-token-file ./deploy-token --ephemeral --uninstall-after`,
+  $ sudo swarm-node install --deploy-token-file ./deploy-token --no-autoupdate`,
     )
     .action(async (flags: InstallFlags, command: Command) => {
       if (flags.name !== undefined && flags.node !== undefined && flags.name !== flags.node) {
@@ -84,6 +90,7 @@ Example:
         dryRun: flags.dryRun === true,
         ...(labels === undefined ? {} : { labels }),
         ...(flags.ephemeral === true ? { ephemeral: { uninstallAfter: flags.uninstallAfter === true } } : {}),
+        ...(flags.autoupdate ? {} : { autoUpdate: false as const }),
       });
       renderInstall(ctx, result, flags.dryRun === true ? 'would install' : 'installed');
     });

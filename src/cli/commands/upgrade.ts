@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { SvcError } from '../../contract/errors.js';
 import type { ChalkInstance } from 'chalk';
 import { describeChange } from '../../node/install/plan.js';
+import type { PendingUpdateResult } from '../../node/install/pending-update.js';
 import type { RollbackResult } from '../../node/install/rollback.js';
 import { contextFor } from '../context.js';
 
@@ -18,6 +19,7 @@ interface UpgradeFlags {
   start: boolean;
   dryRun?: boolean;
   rollback?: boolean;
+  pending?: boolean;
 }
 
 export function upgradeCommand(): Command {
@@ -28,6 +30,7 @@ export function upgradeCommand(): Command {
     .option('--trust-key <file>', 'also trust this Ed25519 public key (PEM) for the signature (or SVC_RELEASE_TRUST_KEY)')
     .option('--health-timeout <seconds>', 'how long the new daemon has to start healthy before the node rolls back', seconds, 60)
     .option('--rollback', 'switch back to the previous release (run again to roll forward)')
+    .option('--pending', "switch to the update the daemon staged, or roll back one whose daemon failed (the unit's ExecStartPre runs it)")
     .option('--root <dir>', 'the staging directory the node was installed under')
     .option('--no-start', 'do not restart the service')
     .option('--dry-run', 'print every change and make none')
@@ -44,7 +47,8 @@ Example:
   $ swarm-node upgrade --check
   $ sudo swarm-node upgrade
   $ sudo swarm-node upgrade --from ./swarm-node-0.2.0-linux-x64.tar.gz     # air-gapped
-  $ sudo swarm-node upgrade --rollback`,
+  $ sudo swarm-node upgrade --rollback
+  $ sudo swarm-node upgrade --pending     # what the unit runs before each start of the daemon (auto-update)`,
     )
     .action(async (flags: UpgradeFlags, command: Command) => {
       const ctx = contextFor(command, 'install');
@@ -69,6 +73,14 @@ Example:
       }
       const [upgrade, { installDeps, renderInstall }] = await Promise.all([import('../../node/install/upgrade-release.js'), import('../install-result.js')]);
       const deps = installDeps(ctx, layout);
+      if (flags.pending) {
+        const { applyPendingUpdate } = await import('../../node/install/pending-update.js');
+        const { autoUpdateOfFile, readConfigFile } = await import('../../node/config.js');
+        const result = await applyPendingUpdate(deps, { autoUpdate: autoUpdateOfFile(readConfigFile(layout.configFile)), trustKeyFile: flags.trustKey ?? ctx.env.SVC_RELEASE_TRUST_KEY });
+        // Silent when there was nothing to do: it runs before every start of the daemon.
+        if (result.action !== 'none' || ctx.output.json) ctx.output.result(result, pendingSummary);
+        return;
+      }
       if (flags.check) {
         ctx.output.result(await upgrade.checkForUpgrade(deps), (check) =>
           check.update_available ? `swarm-node ${check.latest_version} is available (this node runs ${check.current_version})` : `swarm-node ${check.current_version} is the newest release`,
@@ -101,6 +113,21 @@ function seconds(value: string): number {
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 1 || parsed > 3600) throw new InvalidArgumentError('--health-timeout must be whole seconds from 1 to 3600');
   return parsed;
+}
+
+function pendingSummary(result: PendingUpdateResult, style: ChalkInstance): string {
+  switch (result.action) {
+    case 'switched':
+      return style.green(`switched to the staged swarm-node ${result.to_version} (was ${result.from_version}); its daemon's first tick keeps it`);
+    case 'rolled_back':
+      return style.yellow(`rolled back from ${result.from_version} to ${result.to_version}: ${result.reason}`);
+    case 'failed':
+      return style.yellow(`the staged swarm-node ${result.to_version} was not switched to (${result.from_version} stays): ${result.reason}`);
+    case 'discarded':
+      return `the staged swarm-node ${result.to_version} was discarded: ${result.reason}`;
+    case 'none':
+      return 'no update is staged';
+  }
 }
 
 function humanRollback(result: RollbackResult, style: ChalkInstance): string {

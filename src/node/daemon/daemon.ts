@@ -16,22 +16,19 @@
 //
 // This file is the loop and its phases; the parts are service-hold.ts (nothing runs at all), settlement.ts
 // (unsettled rows, unreported results), agent-runs.ts (due agents, caps, what a run ends in), work-puller.ts (runs
-// the service hands over) and balance-pause.ts (the wallet).
+// the service hands over), balance-pause.ts (the wallet) and auto-update.ts (a newer release).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SvcError } from '../../contract/errors.js';
-import type { Clock } from '../../lib/clock.js';
-import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { NodeEnrollment } from '../credentials.js';
 import { syncServedAgents } from '../served-agents.js';
-import type { ServiceClient } from '../service-client.js';
 import type { NodeCaller } from '../work/caller.js';
 import { claimDaemon, recordStopped, recordTick } from '../store/daemon-state.js';
 import { pendingRuns, releaseRunsOf } from '../store/journal.js';
 import { scheduledAgents } from '../store/schedules.js';
 import { AgentRuns } from './agent-runs.js';
+import { AutoUpdater, type AutoUpdateOptions } from './auto-update.js';
 import { BalancePauses } from './balance-pause.js';
-import { DaemonCore, messageOf } from './core.js';
-import type { DaemonHealth } from './health.js';
+import { DaemonCore, messageOf, type CoreDeps } from './core.js';
 import { DaemonLog } from './log.js';
 import { collectPeriodically, keepWasmOnBaselineCompiler } from './memory.js';
 import { retiredError, retireNode, type Retired } from './retirement.js';
@@ -40,21 +37,11 @@ import { PendingSettlement } from './settlement.js';
 import { DEFAULT_BACKOFF_MS, DEFAULT_DRAIN_MS, DEFAULT_TICK_MS, REPORT_GRACE_MS } from './timing.js';
 import { WorkPuller } from './work-puller.js';
 
-export interface DaemonDeps {
-  db: SqliteDatabase;
-  client: ServiceClient;
-  clock: Clock;
+export interface DaemonDeps extends Omit<CoreDeps, 'log'> {
   /** Where the log lines go (stdout, for journald). */
   write: (line: string) => void;
-  credentialsFile: string;
-  pid: number;
-  version: string;
-  /** Its name among several nodes on the host (location.ts), sent with each poll for the fleet view. */
-  name?: string | undefined;
   /** This node as it asks for and runs work, built from its enrollment (rebuilt when the credential rotates). */
   callerFor: (node: NodeEnrollment & { credential: string }) => NodeCaller;
-  /** Runs executed here at once. */
-  concurrency: number;
   /** The labels in the node's config file, read at each catch-up; undefined when none are set (nothing is sent). */
   labels?: () => readonly string[] | undefined;
   tickMs?: number;
@@ -64,8 +51,8 @@ export interface DaemonDeps {
   home?: string;
   /** Where to serve /healthz and /metrics (daemon --health-addr); off when undefined. */
   healthAt?: { host: string; port: number };
-  /** What the health endpoint reports (set by runDaemon from healthAt). */
-  health?: DaemonHealth;
+  /** Checking for a newer release (auto-update.ts); off when undefined. */
+  autoUpdate?: AutoUpdateOptions;
 }
 
 export interface DaemonOutcome {
@@ -77,6 +64,8 @@ export interface DaemonOutcome {
   removed?: SvcError;
   /** An ephemeral node whose one run was over removed itself (`removed` says so too): what it withdrew. */
   retired?: Retired;
+  /** A verified update is staged (auto-update.ts): the daemon stopped for the start that switches to it. */
+  updateStaged?: string;
 }
 
 /**
@@ -117,6 +106,9 @@ class NodeDaemon {
   #phase: 'settle' | 'schedule' = 'settle';
   /** Aborted, with the service's answer, when this node was removed from its user's nodes. */
   readonly #removal = new AbortController();
+  readonly #updater: AutoUpdater | undefined;
+  /** Aborted, with the staged version, when an update waits for the restart. */
+  readonly #update = new AbortController();
 
   constructor(deps: DaemonDeps, log: DaemonLog) {
     this.#deps = deps;
@@ -134,6 +126,8 @@ class NodeDaemon {
     this.#settlement = new PendingSettlement(this.#core, this.#hold);
     this.#runs = new AgentRuns(this.#core, this.#hold, this.#settlement, new BalancePauses(this.#core, this.#hold));
     this.#puller = new WorkPuller(this.#core, this.#hold, this.#settlement, (caller) => this.#retire(caller));
+    this.#updater =
+      deps.autoUpdate === undefined ? undefined : new AutoUpdater(this.#core, deps.autoUpdate, () => this.#inFlight(), (version) => this.#update.abort(version));
   }
 
   #retired: Retired | undefined;
@@ -160,8 +154,9 @@ class NodeDaemon {
       pending_runs: pendingRuns(db).length,
       concurrency: this.#core.concurrency,
     });
+    this.#updater?.start();
     let failing: string | undefined;
-    const ended = AbortSignal.any([stop, this.#removal.signal]);
+    const ended = AbortSignal.any([stop, this.#removal.signal, this.#update.signal]);
     while (!ended.aborted) {
       try {
         this.#tick();
@@ -175,10 +170,12 @@ class NodeDaemon {
       await sleep(this.#tickMs, undefined, { signal: ended }).catch(() => undefined);
     }
     const removed = this.#removal.signal.aborted ? (this.#removal.signal.reason as SvcError) : undefined;
+    const updateStaged = this.#update.signal.aborted && !stop.aborted ? (this.#update.signal.reason as string) : undefined;
     return {
       ...(await this.#shutdown(removed !== undefined)),
       ...(removed === undefined ? {} : { removed }),
       ...(this.#retired === undefined ? {} : { retired: this.#retired }),
+      ...(updateStaged === undefined ? {} : { updateStaged }),
     };
   }
 
@@ -226,6 +223,12 @@ class NodeDaemon {
     recordTick(this.#core.db, now);
     this.#core.health?.tick(now, this.#core.busySlots);
     const caller = this.#hold.caller();
+    this.#updater?.tick(this.#hold.ready && this.#phase === 'schedule' ? caller : undefined, now);
+    if (this.#updater?.holdsWork) {
+      // An update waits for the runs in flight: none is taken meanwhile (the open poll is given up, as at a stop).
+      this.#puller.stop();
+      return;
+    }
     if (caller === undefined) return;
 
     if (!this.#hold.ready) {

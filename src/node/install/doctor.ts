@@ -6,6 +6,7 @@ import { basename, dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { SvcError } from '../../contract/errors.js';
 import type { Clock } from '../../lib/clock.js';
+import { autoUpdateOfFile, readConfigFile } from '../config.js';
 import { CREDENTIALS_MODE, type Credentials } from '../credentials.js';
 import { describeVersion, isAtLeast, minimumNode } from '../node-version.js';
 import { ServiceClient, type ServicePing } from '../service-client.js';
@@ -131,7 +132,7 @@ function checkUnit(layout: InstallLayout, rootFlag: string): DoctorCheck {
     const unitFile = layout.unitFiles[index]!;
     if (!existsSync(unitFile)) return { name: 'unit', status: 'fail', detail: `${unitFile} is missing`, fix };
     if (!existsSync(join(layout.currentLink, unitInRelease(name)))) return { name: 'unit', status: 'fail', detail: `the current release has no ${name} to compare with`, fix };
-    if (readFileSync(unitFile, 'utf8') !== unitOfRelease(layout.currentLink, name, layout.name)) {
+    if (readFileSync(unitFile, 'utf8') !== unitOfRelease(layout.currentLink, name, layout.name, { autoUpdate: autoUpdateOfFile(readConfigFile(layout.configFile)) })) {
       return {
         name: 'unit',
         status: 'fail',

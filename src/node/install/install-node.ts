@@ -28,6 +28,8 @@ export interface InstallNodeOptions {
   config: { base_url: string; wallet_url: string };
   /** install --label: the node's labels from now on; undefined keeps the ones it has. */
   labels?: readonly string[];
+  /** install --no-autoupdate: false; undefined keeps what the config file says. */
+  autoUpdate?: false;
   enroll: (deployToken: string) => Promise<EnrollResponse>;
   services: ServiceManager;
   /** Where proxy variables for the service come from. */

@@ -36,6 +36,8 @@ export interface InstallPackageOptions {
   labels?: readonly string[];
   /** install --ephemeral [--uninstall-after]. */
   ephemeral?: EphemeralEnrollment;
+  /** install --no-autoupdate: false (written to the config and the unit); undefined keeps what the config says. */
+  autoUpdate?: false;
 }
 
 export async function installPackage(deps: InstallPackageDeps, options: InstallPackageOptions): Promise<InstallResult> {
@@ -47,6 +49,7 @@ export async function installPackage(deps: InstallPackageDeps, options: InstallP
     deployToken: options.deployToken,
     config: deps.config(),
     ...(options.labels === undefined ? {} : { labels: options.labels }),
+    ...(options.autoUpdate === false ? { autoUpdate: false as const } : {}),
     enroll: async (token) => (await deps.client()).enroll(token, { ephemeral: options.ephemeral !== undefined }),
     ...(options.ephemeral === undefined ? {} : { ephemeral: options.ephemeral }),
     services: serviceManager({ noStart: !options.start, onHost: layout.onHost, units: layout.units }),

@@ -4,7 +4,7 @@
 // differs from what it should be, so a re-run lists what changed and nothing else.
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { readConfigFile, writeConfigFile, type ConfigFile } from '../config.js';
+import { autoUpdateOfFile, readConfigFile, writeConfigFile, type ConfigFile } from '../config.js';
 import { CREDENTIALS_MODE, type Credentials, type NodeEnrollment } from '../credentials.js';
 import { readTextIfPresent, writeFileAtomic } from '../files.js';
 import { agentSocketPath, AGENT_USER, releaseDir, SERVICE_USER, VAR_DIR_MODE, type InstallLayout } from '../location.js';
@@ -21,6 +21,8 @@ export interface PlanInput {
   config: { base_url: string; wallet_url: string };
   /** install --label: the node's labels from now on (normalised); undefined keeps the ones it has. */
   labels?: readonly string[];
+  /** install --no-autoupdate: false; undefined keeps what the config file says. */
+  autoUpdate?: false;
   /** Where proxy variables for the service come from. */
   env: NodeJS.ProcessEnv;
   now: () => Date;
@@ -114,10 +116,10 @@ export async function planInstall(input: PlanInput, context: PlanContext): Promi
     );
   }
 
-  steps.push(...planCurrentSwitch(layout, source.version, input.now, context.backups));
-  steps.push(...planHostFiles(layout, source.dir, source.version));
-
   const desiredConfig = desiredConfigFile(layout, input, context.enrollment, context.enrollNow);
+  steps.push(...planCurrentSwitch(layout, source.version, input.now, context.backups));
+  steps.push(...planHostFiles(layout, source.dir, source.version, autoUpdateOfFile(desiredConfig.config)));
+
   if (desiredConfig.changed) {
     add({ action: existsSync(layout.configFile) ? 'update' : 'create', path: layout.configFile, detail: desiredConfig.detail, restart: true }, () => {
       writeConfigFile(layout.configFile, desiredConfig.config);
@@ -148,17 +150,23 @@ export async function planInstall(input: PlanInput, context: PlanContext): Promi
 
 function desiredConfigFile(
   layout: InstallLayout,
-  { config, labels }: Pick<PlanInput, 'config' | 'labels'>,
+  { config, labels, autoUpdate }: Pick<PlanInput, 'config' | 'labels' | 'autoUpdate'>,
   enrollment: NodeEnrollment | undefined,
   enrolling: boolean,
 ): { config: ConfigFile; changed: boolean; detail: string } {
   const present = readConfigFile(layout.configFile);
-  const wanted: ConfigFile = { ...present, base_url: config.base_url, wallet_url: config.wallet_url, ...(labels === undefined ? {} : { labels: [...labels] }) };
+  const wanted: ConfigFile = {
+    ...present,
+    base_url: config.base_url,
+    wallet_url: config.wallet_url,
+    ...(labels === undefined ? {} : { labels: [...labels] }),
+    ...(autoUpdate === false ? { auto_update: 'false' } : {}),
+  };
   if (enrollment !== undefined) wanted.node_id = enrollment.node_id;
   // A named node's agent socket is its own (its socket unit listens there); the default node's is the default.
   if (layout.name !== undefined) wanted.agent_socket = agentSocketPath(layout.name);
   // A dry run does not enroll: the node id it will write is not known yet.
-  const differing = (['base_url', 'wallet_url', 'node_id', 'agent_socket'] as const).filter((key) => present[key] !== wanted[key] || (key === 'node_id' && enrolling));
+  const differing = (['base_url', 'wallet_url', 'node_id', 'agent_socket', 'auto_update'] as const).filter((key) => present[key] !== wanted[key] || (key === 'node_id' && enrolling));
   const relabelled = labels !== undefined && JSON.stringify(present.labels) !== JSON.stringify(wanted.labels);
   return {
     config: wanted,

@@ -63,14 +63,14 @@ export function planCurrentSwitch(layout: InstallLayout, version: string, now: (
 }
 
 /**
- * The units (rendered from the templates of `releaseSource`, the package or release that becomes current), the
- * /usr/local/bin link and uninstall.sh.
+ * The units (rendered from the templates of `releaseSource`, the package or release that becomes current, with
+ * auto-update as the node's config has it), the /usr/local/bin link and uninstall.sh.
  */
-export function planHostFiles(layout: InstallLayout, releaseSource: string, version: string): Step[] {
+export function planHostFiles(layout: InstallLayout, releaseSource: string, version: string, autoUpdate: boolean): Step[] {
   const steps: Step[] = [];
   UNIT_NAMES.forEach((name, index) => {
     const file = layout.unitFiles[index]!;
-    const unit = unitOfRelease(releaseSource, name, layout.name);
+    const unit = unitOfRelease(releaseSource, name, layout.name, { autoUpdate });
     const installedUnit = readTextIfPresent(file);
     if (installedUnit === unit) return;
     steps.push({

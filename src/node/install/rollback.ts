@@ -4,6 +4,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
+import { autoUpdateOfFile, readConfigFile } from '../config.js';
 import { planCurrentSwitch, planHostFiles, type BackupRecord } from './release-switch.js';
 import { settleService, type ServiceOutcome } from './service-settle.js';
 import type { InstallLayout } from '../location.js';
@@ -57,7 +58,7 @@ export async function rollbackRelease(options: RollbackOptions): Promise<Rollbac
   const backups: BackupRecord = { made: null };
   const steps = [
     ...planCurrentSwitch(layout, toVersion, options.now, backups),
-    ...planHostFiles(layout, targetDir, toVersion),
+    ...planHostFiles(layout, targetDir, toVersion, autoUpdateOfFile(readConfigFile(layout.configFile))),
   ];
   const changes = steps.map((step) => step.change);
   const result: RollbackResult = {

@@ -1,0 +1,46 @@
+// What auto-update runs with, from the daemon's flags and the node's config (docs/operations.md "Auto-update"):
+// --no-autoupdate or config auto_update false turn it off, and so does running from anything but an installed
+// release (a checkout or an npm install has no `current` to switch).
+import { realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { readManifest, runningPackageDir } from '../../lib/package-dir.js';
+import { autoUpdateIntervalSeconds, type ResolvedConfig } from '../config.js';
+import type { NodePaths } from '../location.js';
+import type { AutoUpdateOptions } from './auto-update.js';
+
+export interface AutoUpdateFlags {
+  /** false with --no-autoupdate. */
+  autoupdate: boolean;
+  autoupdateInterval?: string;
+  /** Tests only: an interval below the 5m floor. */
+  autoupdateCheckMs?: number;
+}
+
+export function autoUpdateSettings(
+  flags: AutoUpdateFlags,
+  config: Pick<ResolvedConfig, 'auto_update' | 'auto_update_interval'>,
+  paths: Pick<NodePaths, 'varDir' | 'etcDir' | 'releasesDir'>,
+  env: NodeJS.ProcessEnv,
+  programVersion: string,
+  packageDir: string = runningPackageDir(),
+): AutoUpdateOptions {
+  const releaseVersion = readManifest(join(packageDir, 'package.json')).version;
+  const installed = realOrSelf(dirname(packageDir)) === realOrSelf(paths.releasesDir);
+  return {
+    enabled: flags.autoupdate && config.auto_update && installed,
+    offBy: !flags.autoupdate ? 'flag' : !config.auto_update ? 'config' : 'not_installed',
+    releaseVersion: typeof releaseVersion === 'string' ? releaseVersion : programVersion,
+    intervalMs: flags.autoupdateCheckMs ?? autoUpdateIntervalSeconds(flags.autoupdateInterval ?? config.auto_update_interval) * 1000,
+    varDir: paths.varDir,
+    etcDir: paths.etcDir,
+    trustKeyFile: env.SVC_RELEASE_TRUST_KEY,
+  };
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
