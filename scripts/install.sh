@@ -40,7 +40,8 @@ die() {
 usage() {
   cat >&2 <<'EOF'
 usage: install.sh [--token-file FILE] [--base-url URL] [--root DIR] [--name NAME] [--no-start] [--dry-run]
-                  [--artifact FILE | --from DIR] [--trust-key FILE] [--no-autoupdate]
+                  [--artifact FILE | --from DIR] [--trust-key FILE] [--no-autoupdate] [--label LABEL]...
+                  [--ephemeral [--uninstall-after]]
 
   --token-file FILE  the deploy token from activation (or set SVC_DEPLOY_TOKEN)
   --base-url URL     the service to download from and enroll with (or set SVC_BASE_URL)
@@ -52,6 +53,8 @@ usage: install.sh [--token-file FILE] [--base-url URL] [--root DIR] [--name NAME
   --from DIR         install this unpacked package (default, when this script sits in one: that package)
   --trust-key FILE   also trust this Ed25519 public key (PEM) for the release's signature (or SVC_RELEASE_TRUST_KEY)
   --no-autoupdate    the daemon never updates itself (config auto_update false, and --no-autoupdate in the unit)
+  --label LABEL      a label the node carries, for routing (repeatable, or comma-separated: swarm-node labels)
+  --ephemeral        the node takes one run, then removes itself; --uninstall-after: and removes this install
 EOF
 }
 
@@ -181,10 +184,11 @@ verify_and_unpack() {
 
 main() {
   root="" node_name="" token_file="" from="" artifact="" base_url="" no_start=0 dry_run=0 no_autoupdate=0
+  labels="" ephemeral=""
   trust_key="${SVC_RELEASE_TRUST_KEY:-}"
   while [ "$#" -gt 0 ]; do
     case "$1" in
-      --token-file | --root | --name | --from | --base-url | --artifact | --trust-key)
+      --token-file | --root | --name | --from | --base-url | --artifact | --trust-key | --label)
         [ "$#" -ge 2 ] || die "$1 needs a value" 2
         case "$1" in
           --token-file) token_file="$2" ;;
@@ -194,6 +198,7 @@ main() {
           --base-url) base_url="$2" ;;
           --artifact) artifact="$2" ;;
           --trust-key) trust_key="$2" ;;
+          --label) labels="${labels:+$labels,}$2" ;;
         esac
         shift
         ;;
@@ -207,6 +212,8 @@ main() {
       --no-start) no_start=1 ;;
       --dry-run) dry_run=1 ;;
       --no-autoupdate) no_autoupdate=1 ;;
+      --label=*) labels="${labels:+$labels,}${1#*=}" ;;
+      --ephemeral | --uninstall-after) ephemeral="$ephemeral $1" ;;
       --token | --token=* | --deploy-token | --deploy-token=*)
         die "the deploy token is never taken as an argument (other users can read it in ps); use SVC_DEPLOY_TOKEN or --token-file FILE" 2
         ;;
@@ -272,6 +279,9 @@ main() {
   [ "$no_start" -eq 0 ] || set -- "$@" --no-start
   [ "$dry_run" -eq 0 ] || set -- "$@" --dry-run
   [ "$no_autoupdate" -eq 0 ] || set -- "$@" --no-autoupdate
+  [ -z "$labels" ] || set -- "$@" --label "$labels"
+  # shellcheck disable=SC2086 # each word is one of the two flags above
+  [ -z "$ephemeral" ] || set -- "$@" $ephemeral
   [ -z "$token_file" ] || set -- "$@" --deploy-token-file "$token_file"
   proxies=""
   for name in $PROXY_VARIABLES; do

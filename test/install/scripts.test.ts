@@ -71,10 +71,11 @@ describe('scripts/install.sh', () => {
     expect(real.exitCode, real.stderr).toBe(0);
   });
 
-  it('installs with the token from --token-file and passes proxy variables to the service', async () => {
+  it('installs with the token from --token-file, passes proxy variables to the service, and labels and --ephemeral to install', async () => {
     const root = tempDir('script-root-');
     const deployToken = await token();
-    const result = await installScript(['--root', root, '--no-start', '--token-file', writeTokenFile(deployToken)], {
+    const options = ['--label', 'gpu', '--label=zone.eu-1', '--ephemeral', '--uninstall-after'];
+    const result = await installScript(['--root', root, '--no-start', '--token-file', writeTokenFile(deployToken), ...options], {
       HTTPS_PROXY: 'http://proxy.internal:3128',
       no_proxy: '127.0.0.1',
     });
@@ -86,6 +87,8 @@ describe('scripts/install.sh', () => {
       'EnvironmentFile=-/opt/svc/swarm-node/etc/environment',
     );
     expect(mode(join(homeOf(root), 'etc', 'credentials.json'))).toBe(0o600);
+    expect(JSON.parse(readFileSync(join(homeOf(root), 'etc', 'config.json'), 'utf8')).labels).toEqual(['gpu', 'zone.eu-1']);
+    expect(JSON.parse(readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8')).node).toMatchObject({ ephemeral: true, uninstall_after: true });
 
     // Re-run: no token, nothing to change.
     const again = await installScript(['--root', root, '--no-start'], { HTTPS_PROXY: 'http://proxy.internal:3128', no_proxy: '127.0.0.1' });
