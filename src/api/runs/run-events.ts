@@ -38,12 +38,12 @@ export function createRunEvents(recheckMs: number, notifications?: Notifications
     finished: (runId) => changed(`run:${runId}`),
     queued: (userId) => changed(`user:${userId}`),
     async waitFor(topic, check, waitMs, signal) {
-      const first = await check();
-      if (first !== undefined || waitMs <= 0 || signal.aborted) return first;
+      if (waitMs <= 0 || signal.aborted) return check();
       return new Promise((resolve, reject) => {
         const name = nameOf(topic);
         let looking = false;
         let again = false;
+        let stopping = false;
         let settled = false;
         /** Ends the wait once, with its value or the check's error, and lets go of every listener and timer. */
         const settle = (end: () => void): void => {
@@ -67,7 +67,7 @@ export function createRunEvents(recheckMs: number, notifications?: Notifications
           check().then(
             (value) => {
               looking = false;
-              if (value !== undefined) done(value as Awaited<ReturnType<typeof check>>);
+              if (value !== undefined || stopping) done(value as Awaited<ReturnType<typeof check>>);
               else if (again) {
                 again = false;
                 look();
@@ -76,11 +76,19 @@ export function createRunEvents(recheckMs: number, notifications?: Notifications
             (error: unknown) => settle(() => reject(error)),
           );
         };
-        const stop = (): void => done(undefined);
+        // The end of the wait lets a check under way finish and answers with what it found: a poll's check may have
+        // leased runs by then, which would otherwise wait out their lease for nobody.
+        const stop = (): void => {
+          if (looking) stopping = true;
+          else done(undefined);
+        };
         const deadline = setTimeout(stop, waitMs);
         const recheck = setInterval(look, recheckMs);
+        // Listening before the first check: a change while that check is under way (a poll's lease waits for its
+        // group commit) asks again right after it, where listening after it would miss the change until the recheck.
         emitter.on(name, look);
         signal.addEventListener('abort', stop, { once: true });
+        look();
       });
     },
   };
