@@ -21,6 +21,14 @@ import { fundWallet, installNoopAgent, median, positiveInteger, signIn, startSer
 
 declare const REPO_ROOT: string;
 
+/** A valid input for each catalog agent that needs one (agents/<id>/agent.json): paths only, never read. */
+const BENCH_INPUTS: Record<string, string[]> = {
+  agent_dev_review_012: ['repo=/srv/repo'],
+  agent_research_rag_015: ['corpus=/srv/wiki', 'question=what is a node?'],
+  agent_sales_outreach_008: ['leads=/srv/leads.csv', 'template=Hello {{name}}'],
+  agent_svc_skills_005: ['question=what is a node?'],
+};
+
 /** Issue 13 §8: idle and peak, the start-up spike counted. */
 const GOAL_MB = 80;
 /**
@@ -153,7 +161,12 @@ async function main(): Promise<void> {
     process.stdout.write(`daemon pid ${daemon.pid}: ready (start-up high-water mark ${mb(startupPeakKb)} MB); idle, sampling ${idleSeconds} s…\n`);
     const idleBefore = await sampleFor(daemon.pid!, idleSeconds, () => succeeded);
 
-    for (const agent of agents) swarmNode(['register', agent.agent_id, '--every', `${every}s`], env);
+    // The service checks each run's input against the agent's schema before it charges (docs/api.md), so an agent
+    // that needs input is registered with a default one; the no-op bundles ignore it.
+    for (const agent of agents) {
+      const input = (BENCH_INPUTS[agent.agent_id] ?? []).flatMap((pair) => ['--input', pair]);
+      swarmNode(['register', agent.agent_id, '--every', `${every}s`, ...input], env);
+    }
     process.stdout.write(`${agents.length} agents every ${every}s: waiting for ${runs} runs (about ${Math.ceil((runs * every) / agents.length)} s)…\n`);
     const busy: Sample[] = [];
     const started = Date.now();
