@@ -1,29 +1,20 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestService } from '../helpers/svc-api.js';
 import { MovableClock } from '../helpers/clock.js';
 import { activatedSession, waitFor } from '../helpers/funnel.js';
 import { apiClient, httpRequest } from '../helpers/http.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
+import { useSvcApi } from '../helpers/svc-api.js';
+import { uniqueEmail } from '../helpers/temp.js';
 import { echoAnswer, enrollNode, serve, stopServingNodes, type EnrolledTestNode } from '../helpers/protocol-node.js';
 import { entriesOf, execute, paidUser } from './execute-fixtures.js';
 import { UUID_V4, dbSnapshot, rowCount } from './support/paygate-support.js';
 
 // A node's life at the service: enrolled with its deploy token, then removed by its user or once it has been away
 // too long (docs/api.md "Removing a node"). One service; the tests that need time to pass move its clock.
-let service: TestService;
-let clock: MovableClock;
-
-beforeAll(async () => {
-  clock = new MovableClock();
-  service = await startSvcApi({ clock });
-});
-afterAll(async () => {
-  await stopServingNodes();
-  await service.close();
-  removeTempDirs();
-});
+const clock = new MovableClock();
+const service = useSvcApi(() => ({ clock }));
+// Registered after useSvcApi's, so run before it: the nodes stop before the service does.
+afterAll(stopServingNodes);
 
 describe('POST /v1/swarm/nodes/enroll', () => {
   let url: string;

@@ -1,24 +1,14 @@
 import { createHmac } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestService } from '../helpers/svc-api.js';
+import { describe, expect, it } from 'vitest';
 import { MovableClock } from '../helpers/clock.js';
-import { startSvcApi } from '../helpers/svc-api.js';
+import { useSvcApi } from '../helpers/svc-api.js';
 import { httpRequest } from '../helpers/http.js';
-import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
+import { uniqueEmail } from '../helpers/temp.js';
 import { confirmedEvent, dbSnapshot, deliverWebhook, paymentData, rowCount } from './support/paygate-support.js';
 
 describe('POST /v1/payments/webhook', () => {
-  let service: TestService;
-  let clock: MovableClock;
-
-  beforeAll(async () => {
-    clock = new MovableClock();
-    service = await startSvcApi({ clock });
-  });
-  afterAll(async () => {
-    await service.close();
-    removeTempDirs();
-  });
+  const clock = new MovableClock();
+  const service = useSvcApi(() => ({ clock }));
 
   const payment = (paymentId: string) => service.db.prepare('SELECT * FROM payments WHERE payment_id = ?').get(paymentId) as Record<string, unknown> | undefined;
 
