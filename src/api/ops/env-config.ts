@@ -56,6 +56,19 @@ export function readEnvConfig(env: NodeJS.ProcessEnv): EnvConfig {
     const found = problem(value);
     if (found !== undefined) problems.push(`${name} ${found}`);
   };
+  /** A variable read by a parser that throws its problem: the value, or undefined when unset or refused (noted). */
+  const parsed = <T>(name: string, parse: (value: string) => T): T | undefined => {
+    let result: T | undefined;
+    check(name, (value) => {
+      try {
+        result = parse(value);
+        return undefined;
+      } catch (error) {
+        return (error as Error).message;
+      }
+    });
+    return result;
+  };
 
   check('SVC_JWT_SECRET', (value) => {
     const text = value.trim();
@@ -84,25 +97,8 @@ export function readEnvConfig(env: NodeJS.ProcessEnv): EnvConfig {
   check('SVC_LOG_LEVEL', (value) =>
     (LOG_LEVELS as readonly string[]).includes(value) ? undefined : `must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(value)})`,
   );
-  let metricsListen: ListenAddress | undefined;
-  check('SVC_METRICS_LISTEN', (value) => {
-    try {
-      metricsListen = parseListenAddress(value);
-      return undefined;
-    } catch (error) {
-      return (error as Error).message;
-    }
-  });
-
-  let staleNodeAfterMs: number | undefined;
-  check('SVC_STALE_NODE_AFTER', (value) => {
-    try {
-      staleNodeAfterMs = parseStaleNodeAfter(value);
-      return undefined;
-    } catch (error) {
-      return (error as Error).message;
-    }
-  });
+  const metricsListen = parsed('SVC_METRICS_LISTEN', parseListenAddress);
+  const staleNodeAfterMs = parsed('SVC_STALE_NODE_AFTER', parseStaleNodeAfter);
 
   const provider = readPaymentProviderConfig(env);
   if ('problems' in provider) problems.push(...provider.problems);
