@@ -1,9 +1,9 @@
 // Writing files so that a crash leaves the old file or the new one, never half of one, and a secret is never
 // readable by others, not even for an instant; reading one that may not be there.
-import { chownSync, closeSync, existsSync, fchownSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { chownSync, closeSync, existsSync, fchownSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, basename } from 'node:path';
 
-export function writeFileAtomic(path: string, content: string, mode: number): void {
+export function writeFileAtomic(path: string, content: string | Uint8Array, mode: number): void {
   mkdirSync(dirname(path), { recursive: true });
   // globalThis.crypto, not an import of node:crypto: loading that module costs every start (even --help) ~3 ms.
   const suffix = Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(6))).toString('hex');
@@ -12,7 +12,8 @@ export function writeFileAtomic(path: string, content: string, mode: number): vo
   const fd = openSync(temp, 'wx', mode);
   try {
     keepOwner(fd, path);
-    writeSync(fd, content);
+    // writeFileSync on the descriptor writes it whole, however large (a staged release is tens of MB).
+    writeFileSync(fd, content);
     fsyncSync(fd);
   } catch (error) {
     closeSync(fd);

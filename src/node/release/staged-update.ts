@@ -4,7 +4,7 @@
 // root) switches to it through the verified path of `swarm-node upgrade` before the daemon starts again. The other
 // files carry what happened back to the daemon: the switch on probation until the new daemon ticks, why an update
 // failed, and the version rolled back from (not taken again).
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { releaseFileNames } from '../../lib/release-manifest.js';
 import { writeFileAtomic } from '../files.js';
@@ -92,9 +92,9 @@ export function stageUpdate(varDir: string, version: string, platform: string, r
   const dir = updatesDir(varDir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   // Each file complete or absent (temp and rename); the request comes last.
-  writeBytesAtomic(join(dir, names.artifact), release.artifact);
-  writeBytesAtomic(join(dir, names.manifest), release.manifest);
-  writeBytesAtomic(join(dir, names.signature), release.signature);
+  writeFileAtomic(join(dir, names.artifact), release.artifact, 0o644);
+  writeFileAtomic(join(dir, names.manifest), release.manifest, 0o644);
+  writeFileAtomic(join(dir, names.signature), release.signature, 0o644);
   writeUpdateState(varDir, 'request', { version, platform, staged_at: now.toISOString() });
 }
 
@@ -105,15 +105,5 @@ export function clearStagedUpdate(varDir: string): void {
   removeUpdateState(varDir, 'request');
   for (const name of readdirSync(dir)) {
     if (name.startsWith('swarm-node-') || name.endsWith('.tmp')) rmSync(join(dir, name), { force: true });
-  }
-}
-
-function writeBytesAtomic(path: string, bytes: Buffer): void {
-  const temp = `${path}.${process.pid}.tmp`;
-  try {
-    writeFileSync(temp, bytes, { mode: 0o644 });
-    renameSync(temp, path);
-  } finally {
-    rmSync(temp, { force: true });
   }
 }
