@@ -37,6 +37,7 @@ const USAGE = `Usage: npm run bench:execute -- [options]
   --engines <list>      sqlite, postgres or both                                   default sqlite,postgres
   --recorded-runs <n>   runs recorded before the sqlite-1M side starts; 0: no such side   default 1000000
   --max-seconds <n>     cut a burst after this long                                default 60
+  --bare-seconds <n>    how long each bare burst (and the bare warm-up) runs       default 3
   --agent <agent_id>    the agent each execute runs                                default agent_ops_monitor_004
   --baseline-api <file> another build's bin/svc-api.js, measured as one more side on SQLite ("sqlite baseline"),
                         in the same rounds: before/after a change (git worktree add ../base <rev>; npm run build there)
@@ -47,6 +48,11 @@ const USAGE = `Usage: npm run bench:execute -- [options]
 const THROUGHPUT_GOAL = 0.2;
 const P99_GOAL_MS = 20;
 const RECORDED_GOAL = 0.95;
+/**
+ * A bare burst is cut by time, not by count: the bare server answers some 20,000 exchanges a second, so a burst of
+ * `--runs` exchanges lasted a tenth of a second, too short to measure (its rounds ranged 5,600–25,000 exchanges/s).
+ */
+const BARE_UNBOUNDED = 1e9;
 
 interface Side {
   name: string;
@@ -80,6 +86,7 @@ async function main(): Promise<void> {
       engines: { type: 'string', default: 'sqlite,postgres' },
       'recorded-runs': { type: 'string', default: '1000000' },
       'max-seconds': { type: 'string', default: '60' },
+      'bare-seconds': { type: 'string', default: '3' },
       agent: { type: 'string', default: 'agent_ops_monitor_004' },
       'cpu-prof': { type: 'string' },
       'baseline-api': { type: 'string' },
@@ -95,6 +102,7 @@ async function main(): Promise<void> {
   const connections = positiveInteger(values.connections, '--connections');
   const warmup = positiveInteger(values.warmup, '--warmup');
   const maxSeconds = positiveInteger(values['max-seconds'], '--max-seconds');
+  const bareSeconds = positiveInteger(values['bare-seconds'], '--bare-seconds');
   const recorded = values['recorded-runs'] === '0' ? 0 : positiveInteger(values['recorded-runs'], '--recorded-runs');
   const engines = new Set(values.engines.split(',').map((engine) => engine.trim()));
   for (const engine of engines) if (engine !== 'sqlite' && engine !== 'postgres') throw new Error(`--engines: no engine ${engine} (sqlite, postgres)`);
@@ -174,7 +182,7 @@ async function main(): Promise<void> {
     const bareSide = { origins: [bare], token: 'bare', body: sides[0]!.body };
 
     process.stderr.write(`warming up (${warmup} runs each)…\n`);
-    await load.ask<BurstAnswer>({ ...burstOf(bareSide, warmup, connections, maxSeconds) });
+    await load.ask<BurstAnswer>(burstOf(bareSide, BARE_UNBOUNDED, connections, bareSeconds));
     for (const each of sides) each.answered += (await load.ask<BurstAnswer>(burstOf(each, warmup, connections, maxSeconds))).statuses['200'] ?? 0;
 
     const measured = new Map<string, Measured[]>(sides.map((each) => [each.name, []]));
@@ -185,7 +193,7 @@ async function main(): Promise<void> {
       process.stderr.write(`round ${round + 1}/${rounds}: ${rotated.join(', ')}\n`);
       for (const name of rotated) {
         if (name === 'bare') {
-          const answer = await load.ask<BurstAnswer>(burstOf(bareSide, runs, connections, maxSeconds));
+          const answer = await load.ask<BurstAnswer>(burstOf(bareSide, BARE_UNBOUNDED, connections, bareSeconds));
           bareRounds.push({ exchangesPerSecond: answer.completed / answer.seconds, p99: percentileOf(answer.latencies, 0.99) });
           continue;
         }
