@@ -38,6 +38,26 @@ describe('notifications between instances on one PostgreSQL database', () => {
     expect(heardByA).toEqual(['run:7d0e6c5e-0b1f-4c4a-9f0e-3f1a2b3c4d5e']);
   });
 
+  it('sends the topics of one turn of the event loop together, as few notifications as fit, and the other hears each', async () => {
+    const raw = new pg.Client({ connectionString: (pools[0]!.options as { connectionString: string }).connectionString });
+    await raw.connect();
+    const payloads: string[] = [];
+    raw.on('notification', (message) => payloads.push(message.payload ?? ''));
+    await raw.query('LISTEN svc_run_events');
+    try {
+      heardByB.length = 0;
+      // 300 topics of some 45 bytes: 13.5 KB, more than one notification carries (PostgreSQL's limit is 8000 bytes).
+      const topics = Array.from({ length: 300 }, (_, index) => `run:${String(index).padStart(4, '0')}0e6c5e-0b1f-4c4a-9f0e-3f1a2b3c`);
+      for (const topic of topics) a.publish(topic);
+      await waitFor(async () => (heardByB.length >= topics.length ? true : undefined), 'all 300 topics');
+      expect(heardByB).toEqual(topics);
+      expect(payloads).toHaveLength(2);
+      for (const payload of payloads) expect(Buffer.byteLength(payload)).toBeLessThan(8000);
+    } finally {
+      await raw.end();
+    }
+  });
+
   it('listens again after the server ends its connection', async () => {
     heardByB.length = 0;
     // Every listening backend of this database is ended, as a restart would: both instances lose theirs.

@@ -133,6 +133,32 @@ describe('runs on the node', () => {
     expectChargedEqualsSucceeded(service, user.email);
   });
 
+  it('a poll takes at most its capacity, oldest first, under one lease; the rest wait for the next poll', async () => {
+    const user = await paidUser(service, 100);
+    const node = await enrollNode(service.baseUrl, user.email);
+    const call = (method: string, path: string, body?: unknown) => api(path, { method, token: node.credential, ...(body === undefined ? {} : { body }) });
+    const poll = (capacity: number) => call('POST', '/v1/swarm/nodes/poll', { hostname: 'cap', version: 'test', capacity, running: [], wait_seconds: 0 });
+    expect((await call('PUT', '/v1/swarm/nodes/self/agents/agent_ops_monitor_004')).status).toBe(200);
+    expect((await poll(0)).status).toBe(200);
+    const queued: string[] = [];
+    for (let index = 0; index < 3; index += 1) {
+      const response = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, randomUUID(), { prefer: 'wait=0' });
+      expect(response.status, response.text).toBe(202);
+      queued.push(response.body.run_id as string);
+    }
+    const first = (await poll(2)).body.runs as AssignedRun[];
+    expect(first).toHaveLength(2);
+    expect(new Set(first.map((run) => run.lease_id)).size).toBe(1);
+    const second = (await poll(2)).body.runs as AssignedRun[];
+    expect(second).toHaveLength(1);
+    expect([...first, ...second].map((run) => run.run_id).sort()).toEqual([...queued].sort());
+    // Oldest first: no run handed out by the first poll was queued after the one left for the second.
+    const rows = service.db.prepare('SELECT run_id, started_at FROM runs WHERE user_id = ?').all(user.email) as Array<{ run_id: string; started_at: number }>;
+    const startedAt = new Map(rows.map((row) => [row.run_id, Number(row.started_at)]));
+    for (const run of first) expect(startedAt.get(run.run_id)!).toBeLessThanOrEqual(startedAt.get(second[0]!.run_id)!);
+    expect((await poll(2)).body.runs).toEqual([]);
+  });
+
   it("routes the run to the user's node with its input, and answers with that node's output and node_id", async () => {
     const user = await paidUserWithNode(service, 100, { agents: ['agent_research_rag_015'] });
     const input = { corpus: '/srv/notes', question: 'what changed?' };

@@ -21,6 +21,15 @@ export interface EnrolledNode {
   payment_id: string;
   /** Enrolled to take one run, then remove itself (ephemeral.ts). */
   ephemeral: boolean;
+  /** What its row said of it when it authenticated: a poll writes them only when they changed or have aged. */
+  seen: NodeSeen;
+}
+
+export interface NodeSeen {
+  at: number | null;
+  hostname: string | null;
+  name: string | null;
+  version: string | null;
 }
 
 export function newNodeCredential(): string {
@@ -69,7 +78,7 @@ export function createNodeAuthenticator(store: Store): NodeAuthenticator {
           ? undefined
           : await store.db
               .selectFrom('nodes')
-              .select(['node_id', 'session_id', 'user_id', 'tier_id', 'payment_id', 'ephemeral', 'next_credential_hash', 'removed_at', 'last_seen_at'])
+              .select(['node_id', 'session_id', 'user_id', 'tier_id', 'payment_id', 'ephemeral', 'next_credential_hash', 'removed_at', 'last_seen_at', 'hostname', 'name', 'version'])
               .where((eb) => eb.or([eb('credential_hash', '=', hash), eb('next_credential_hash', '=', hash)]))
               .executeTakeFirst();
       if (found === undefined) {
@@ -77,8 +86,8 @@ export function createNodeAuthenticator(store: Store): NodeAuthenticator {
           remedy: 'Enroll the node again with a fresh deploy token (swarm-node activate, then swarm-node install).',
         });
       }
-      const { next_credential_hash: next, removed_at: removedAt, last_seen_at: lastSeenAt, ephemeral, ...enrolled } = found;
-      const node: EnrolledNode = { ...enrolled, ephemeral: Number(ephemeral) === 1 };
+      const { next_credential_hash: next, removed_at: removedAt, last_seen_at: lastSeenAt, ephemeral, hostname, name, version, ...enrolled } = found;
+      const node: EnrolledNode = { ...enrolled, ephemeral: Number(ephemeral) === 1, seen: { at: lastSeenAt, hostname, name, version } };
       if (removedAt !== null) throw nodeRemoved(node.node_id, removedAt, lastSeenAt);
       // The first use of the new credential retires the old one.
       if (next === hash) {

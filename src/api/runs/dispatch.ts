@@ -13,7 +13,7 @@ import { ephemeralRunOf, mayTakeRun, recordEphemeralRun } from '../nodes/ephemer
 import type { NodeRegistry } from '../nodes/registry.js';
 import type { FailedRunOutput, FinishRun, RunOutcome } from './finish-run.js';
 import type { RunEvents } from './run-events.js';
-import { newLease, type RunStore } from './run-store.js';
+import { newLease, type RunRow, type RunStore } from './run-store.js';
 import { isFinished, runView } from './run-view.js';
 
 export interface Dispatch {
@@ -26,38 +26,56 @@ export interface Dispatch {
 }
 
 const MAX_MESSAGE_CHARS = 2000;
+/**
+ * A node's last_seen_at is written at most this often (unless what it says of its host changed): a node is online
+ * when seen within a lease (45 s by default) and the fleet view shows seconds, while a busy node polls many times a
+ * second, each poll writing twice (at its start and the end of its hold) where this spares both.
+ */
+const SEEN_EVERY_MS = 1_000;
 
 export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; nodes: NodeRegistry; finish: FinishRun; events: RunEvents }): Dispatch {
   const { runs, nodes, finish, events } = deps;
   const { leaseMs, pollHoldMs } = ctx.runTiming;
 
-  const claim = (node: EnrolledNode, capacity: number): Promise<AssignedRun[]> =>
-    ctx.store.transaction(async () => {
+  const assignedOf = (run: RunRow): AssignedRun => ({
+    run_id: run.run_id,
+    agent_id: run.agent_id,
+    user_id: run.user_id,
+    input: run.input_json === null ? {} : (JSON.parse(run.input_json) as unknown),
+    lease_id: run.lease_id!,
+    lease_expires_at: isoTime(run.lease_expires_at!),
+    ...(run.bundle_digest === null ? {} : { bundle_digest: run.bundle_digest }),
+  });
+  // The runs one poll takes share its lease: a result is accepted for the run with the lease it was handed under.
+  const claim = async (node: EnrolledNode, capacity: number): Promise<AssignedRun[]> => {
+    const now = ctx.clock.now();
+    const lease = newLease(now, leaseMs);
+    if (!node.ephemeral) return (await ctx.store.statement(() => runs.claim(node.user_id, node.node_id, capacity, lease, now))).map(assignedOf);
+    return ctx.store.transaction(async () => {
       // An ephemeral node's row is locked first: a racing poll of the same node waits here, then finds its run taken.
-      if (node.ephemeral && !(await mayTakeRun(ctx.store, node.node_id))) return [];
-      const now = ctx.clock.now();
-      const assigned: AssignedRun[] = [];
-      for (const run of await runs.claimable(node.user_id, node.node_id, node.ephemeral ? 1 : capacity)) {
-        const lease = newLease(now, leaseMs);
-        if (!(await runs.claim(run.run_id, node.node_id, lease, now))) continue;
-        assigned.push({
-          run_id: run.run_id,
-          agent_id: run.agent_id,
-          user_id: run.user_id,
-          input: run.input_json === null ? {} : (JSON.parse(run.input_json) as unknown),
-          lease_id: lease.lease_id,
-          lease_expires_at: isoTime(lease.expires_at),
-          ...(run.bundle_digest === null ? {} : { bundle_digest: run.bundle_digest }),
-        });
-      }
-      if (node.ephemeral && assigned.length > 0) await recordEphemeralRun(ctx.store, node.node_id, assigned[0]!.run_id);
-      return assigned;
+      if (!(await mayTakeRun(ctx.store, node.node_id))) return [];
+      const [run] = await runs.claim(node.user_id, node.node_id, 1, lease, now);
+      if (run === undefined) return [];
+      await recordEphemeralRun(ctx.store, node.node_id, run.run_id);
+      return [assignedOf(run)];
     });
+  };
 
   return {
     async poll(node, request, drain, gone) {
       const now = ctx.clock.now();
-      await nodes.touch(node.node_id, { hostname: request.hostname, ...(request.name === undefined ? {} : { name: request.name }), version: request.version }, now);
+      let seenAt = node.seen.at ?? Number.NEGATIVE_INFINITY;
+      /** Writes last_seen_at (and what the poll says of the host) when something changed or it has aged. */
+      const seen = async (at: number, said: { hostname?: string; name?: string; version?: string } = {}): Promise<void> => {
+        const changed =
+          (said.hostname !== undefined && said.hostname !== node.seen.hostname) ||
+          (said.name !== undefined && said.name !== node.seen.name) ||
+          (said.version !== undefined && said.version !== node.seen.version);
+        if (!changed && at - seenAt < SEEN_EVERY_MS) return;
+        await nodes.touch(node.node_id, said, at);
+        seenAt = at;
+      };
+      await seen(now, { hostname: request.hostname, ...(request.name === undefined ? {} : { name: request.name }), version: request.version });
       const lost = await runs.renewLeases(node.node_id, request.running, now + leaseMs);
       const holdMs = Math.min(pollHoldMs, (request.wait_seconds ?? Number.POSITIVE_INFINITY) * 1000);
       const hold = gone === undefined ? drain : AbortSignal.any([drain, gone]);
@@ -66,14 +84,15 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
         // An ephemeral node that had its run takes no other: the poll waits for that run to end, then tells the
         // node to retire (remove itself, DELETE /v1/swarm/nodes/self), at once rather than at its next poll.
         const over = await events.waitFor({ run: oneRun.run_id }, async () => ((await ephemeralRunOf(ctx.store, node.node_id))?.over === true ? true : undefined), holdMs, hold);
-        if (gone?.aborted !== true) await nodes.touch(node.node_id, {}, ctx.clock.now());
+        if (gone?.aborted !== true) await seen(ctx.clock.now());
         return { runs: [], lost, lease_seconds: Math.floor(leaseMs / 1000), ...(over === true ? { retire: true } : {}) };
       }
       const check = async (): Promise<AssignedRun[] | undefined> => {
         if (request.capacity === 0) return undefined;
-        // Every poll of the user wakes at each new run, and most find it taken by another: a look without a
-        // transaction first keeps those from queueing for the write lock.
-        if ((await runs.claimable(node.user_id, node.node_id, 1)).length === 0) return undefined;
+        // SQLite: every poll of the user wakes at each new run, and most find it taken by another; a look outside
+        // the group commit first keeps those from queueing for the write lock. PostgreSQL's claim is one statement
+        // that waits for no lock (SKIP LOCKED), and a look would be one round trip more.
+        if (ctx.store.engine === 'sqlite' && !(await runs.hasClaimable(node.user_id, node.node_id))) return undefined;
         const assigned = await claim(node, request.capacity);
         return assigned.length > 0 ? assigned : undefined;
       };
@@ -81,20 +100,20 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
       const assigned = (await events.waitFor({ user: node.user_id }, check, holdMs, hold)) ?? [];
       // Seen at the end of the hold too: a node in a 20 s poll is online the whole time. Not one that went away
       // meanwhile: it would show online for a hold more after it died.
-      if (gone?.aborted !== true) await nodes.touch(node.node_id, {}, ctx.clock.now());
+      if (gone?.aborted !== true) await seen(ctx.clock.now());
       return { runs: assigned, lost, lease_seconds: Math.floor(leaseMs / 1000) };
     },
 
     async report(node, runId, result) {
-      const run = await runs.get(runId);
-      if (run === undefined || run.user_id !== node.user_id) throw new SvcError('run_not_found', `no run ${runId} of this node's user`);
-      const outcome = outcomeOf(result);
-      const finished = await finish(runId, outcome, { node_id: node.node_id, lease_id: result.lease_id });
+      // Finished first, read only when it was not: the node's run is one it holds, so of its user. Another user's run
+      // is not held by it either, and is then told apart from its own below.
+      const finished = await finish(runId, outcomeOf(result), { node_id: node.node_id, lease_id: result.lease_id });
       if (finished.kind === 'finished') {
         events.finished(runId);
         return JSON.parse(finished.json) as RunResponse;
       }
-      const now = (await runs.get(runId))!;
+      const now = await runs.get(runId);
+      if (now === undefined || now.user_id !== node.user_id) throw new SvcError('run_not_found', `no run ${runId} of this node's user`);
       // The same node's same result again (its acknowledgement was lost): the run as it ended, no second effect.
       if (isFinished(now) && now.finished_by === 'node' && now.node_id === node.node_id && now.lease_id === result.lease_id) {
         return runView(now, await ctx.ledger.balance(now.user_id));

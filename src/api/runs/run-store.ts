@@ -38,15 +38,14 @@ export interface RunStore {
   get(runId: string): Promise<RunRow | undefined>;
   /** The run, locked until the transaction ends (PostgreSQL); whoever finishes a run reads it this way. */
   getForUpdate(runId: string): Promise<RunRow | undefined>;
+  /** Whether a queued run of `userId` waits that `nodeId` may take (claim's condition), without taking it. */
+  hasClaimable(userId: string, nodeId: string): Promise<boolean>;
   /**
-   * Oldest first, the queued runs of `userId` that `nodeId` may take: its agents, unpinned or pinned to it, requiring
-   * no label it does not carry. On
-   * PostgreSQL they are locked, skipping those another instance's poll is taking (SKIP LOCKED), so two polls never
-   * queue up behind each other for the same runs.
+   * Takes for the node, oldest first, up to `limit` queued runs of `userId` it may take: its agents, unpinned or
+   * pinned to it, requiring no label it does not carry. One statement, so one round trip on PostgreSQL, where the
+   * runs another instance's poll is taking are skipped (SKIP LOCKED) rather than waited for. The runs share `lease`.
    */
-  claimable(userId: string, nodeId: string, limit: number): Promise<RunRow[]>;
-  /** Takes a queued run for the node; false when another node took it first. */
-  claim(runId: string, nodeId: string, lease: Lease, now: number): Promise<boolean>;
+  claim(userId: string, nodeId: string, limit: number, lease: Lease, now: number): Promise<RunRow[]>;
   /** Extends the leases of the runs the node still holds; returns the ids of those it does not hold any more. */
   renewLeases(nodeId: string, runIds: readonly string[], expiresAt: number): Promise<string[]>;
   /** Finishes a queued or running run (only those: a run is finished once); false when it was finished already. */
@@ -77,6 +76,19 @@ export function createRunStore(store: Store): RunStore {
     return { ...run, ...held, output_json: null, finished_by: null, finished_at: null };
   };
   const get = (runId: string) => store.db.selectFrom('runs').selectAll().where('run_id', '=', runId);
+  /** The ids of the queued runs of `userId` that `nodeId` may take, oldest first. */
+  const claimable = (userId: string, nodeId: string, limit: number) =>
+    store.db
+      .selectFrom('runs')
+      .select('run_id')
+      .where('status', '=', QUEUED)
+      .where('user_id', '=', userId)
+      .where((eb) => eb.or([eb('pinned_node_id', 'is', null), eb('pinned_node_id', '=', nodeId)]))
+      .where('agent_id', 'in', (eb) => eb.selectFrom('node_agents').select('agent_id').where('node_id', '=', nodeId))
+      .where(carriesRunLabels(sql.ref('runs.run_id'), nodeId))
+      .orderBy('started_at')
+      .orderBy('run_id')
+      .limit(limit);
 
   return {
     insertQueued: (run) => insert(run, { status: 'queued', node_id: null, lease_id: null, lease_expires_at: null, claimed_at: null }),
@@ -84,28 +96,25 @@ export function createRunStore(store: Store): RunStore {
       insert(run, { status: 'running', node_id: nodeId, lease_id: lease.lease_id, lease_expires_at: lease.expires_at, claimed_at: run.started_at }),
     get: (runId) => get(runId).executeTakeFirst(),
     getForUpdate: (runId) => store.forUpdate(get(runId)).executeTakeFirst(),
-    async claimable(userId, nodeId, limit) {
-      const query = store.db
-        .selectFrom('runs')
-        .selectAll()
-        .where('status', '=', QUEUED)
-        .where('user_id', '=', userId)
-        .where((eb) => eb.or([eb('pinned_node_id', 'is', null), eb('pinned_node_id', '=', nodeId)]))
-        .where('agent_id', 'in', (eb) => eb.selectFrom('node_agents').select('agent_id').where('node_id', '=', nodeId))
-        .where(carriesRunLabels(sql.ref('runs.run_id'), nodeId))
-        .orderBy('started_at')
-        .orderBy('run_id')
-        .limit(limit);
-      return (store.engine === 'postgres' ? query.forUpdate().skipLocked() : query).execute();
+    async hasClaimable(userId, nodeId) {
+      return (await claimable(userId, nodeId, 1).execute()).length > 0;
     },
-    async claim(runId, nodeId, lease, now) {
-      const result = await store.db
+    async claim(userId, nodeId, limit, lease, now) {
+      const oldest = claimable(userId, nodeId, limit);
+      // The runs to take are picked once, in a materialised CTE: PostgreSQL may run a subquery of `run_id IN (…)`
+      // again for each row it updates, and so take more than `limit` runs (and one run more than an ephemeral node's
+      // one), where a CTE is evaluated once.
+      const claimed = await store.db
+        .with((cte) => cte('picked').materialized(), () => (store.engine === 'postgres' ? oldest.forUpdate().skipLocked() : oldest))
         .updateTable('runs')
+        .from('picked')
         .set({ status: 'running', node_id: nodeId, lease_id: lease.lease_id, lease_expires_at: lease.expires_at, claimed_at: now })
-        .where('run_id', '=', runId)
-        .where('status', '=', 'queued')
-        .executeTakeFirst();
-      return result.numUpdatedRows === 1n;
+        .whereRef('runs.run_id', '=', 'picked.run_id')
+        .where('runs.status', '=', QUEUED)
+        .returningAll()
+        .execute();
+      // RETURNING comes in no promised order; the node is handed them oldest first.
+      return claimed.sort((a, b) => a.started_at - b.started_at || (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0));
     },
     async renewLeases(nodeId, runIds, expiresAt) {
       if (runIds.length === 0) return [];

@@ -15,6 +15,11 @@ export interface Notifications {
 }
 
 const CHANNEL = 'svc_run_events';
+/**
+ * The topics published in one turn of the event loop go in one notification, a line each, up to this many bytes
+ * (PostgreSQL's limit is 8000): under load a run's queued and finished wake-ups are each a round trip otherwise.
+ */
+const MAX_PAYLOAD_BYTES = 7_000;
 const RECONNECT_MIN_MS = 500;
 const RECONNECT_MAX_MS = 30_000;
 
@@ -26,6 +31,8 @@ export function createPostgresNotifications(url: string, pool: pg.Pool, onError:
   let closed = false;
   let retryMs = RECONNECT_MIN_MS;
   let retry: NodeJS.Timeout | undefined;
+  /** The topics published in this turn of the event loop, sent at its end. */
+  let pending: Set<string> | undefined;
 
   const connect = async (): Promise<void> => {
     const next = new pg.Client({ connectionString: url });
@@ -33,8 +40,7 @@ export function createPostgresNotifications(url: string, pool: pg.Pool, onError:
       const payload = message.payload ?? '';
       const space = payload.indexOf(' ');
       if (space < 0 || payload.slice(0, space) === instance) return;
-      const topic = payload.slice(space + 1);
-      for (const handler of handlers) handler(topic);
+      for (const topic of payload.slice(space + 1).split('\n')) for (const handler of handlers) handler(topic);
     });
     // A connection lost (PostgreSQL restarted, the network cut) is replaced after a backoff.
     const lost = (error?: Error): void => {
@@ -74,7 +80,16 @@ export function createPostgresNotifications(url: string, pool: pg.Pool, onError:
 
   return {
     publish(topic) {
-      pool.query('SELECT pg_notify($1, $2)', [CHANNEL, `${instance} ${topic}`]).catch(onError);
+      if (pending !== undefined) {
+        pending.add(topic);
+        return;
+      }
+      pending = new Set([topic]);
+      setImmediate(() => {
+        const topics = [...pending!];
+        pending = undefined;
+        for (const payload of payloadsOf(instance, topics)) pool.query('SELECT pg_notify($1, $2)', [CHANNEL, payload]).catch(onError);
+      });
     },
     async listen(handler) {
       handlers.push(handler);
@@ -92,4 +107,23 @@ export function createPostgresNotifications(url: string, pool: pg.Pool, onError:
       await current?.end().catch(() => undefined);
     },
   };
+}
+
+/** `instance topic\ntopic…`, as few as fit under MAX_PAYLOAD_BYTES each. */
+export function payloadsOf(instance: string, topics: readonly string[]): string[] {
+  const payloads: string[] = [];
+  let lines: string[] = [];
+  let bytes = 0;
+  for (const topic of topics) {
+    const size = Buffer.byteLength(topic) + 1;
+    if (lines.length > 0 && bytes + size > MAX_PAYLOAD_BYTES) {
+      payloads.push(`${instance} ${lines.join('\n')}`);
+      lines = [];
+      bytes = 0;
+    }
+    lines.push(topic);
+    bytes += size;
+  }
+  if (lines.length > 0) payloads.push(`${instance} ${lines.join('\n')}`);
+  return payloads;
 }

@@ -20,6 +20,11 @@ export interface Store {
    * are serialised, and those of one event-loop turn share one commit, each under a savepoint (group-commit.ts). PostgreSQL: READ COMMITTED; what must not interleave takes a row lock (`forUpdate`) or `lock()`.
    */
   transaction<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `work`, one statement that is atomic by itself. SQLite: in the group commit, as a transaction (a commit of
+   * its own would cost more than the statement). PostgreSQL: as it is, without BEGIN and COMMIT, two round trips.
+   */
+  statement<T>(work: () => Promise<T>): Promise<T>;
   /** Serialises the transactions that take the same key until they end (pg_advisory_xact_lock); SQLite: nothing to do. */
   lock(key: string): Promise<void>;
   /** Adds FOR UPDATE on PostgreSQL (SQLite's write lock is the whole database already). */
@@ -40,6 +45,18 @@ export interface GroupCommit {
 export function createStore(engine: Engine, root: Kysely<Tables>, close: () => Promise<void>, groupCommit?: GroupCommit): Store {
   const current = new AsyncLocalStorage<OpenTransaction>();
   const batched = groupCommit === undefined ? undefined : createGroupCommit(root, current, () => groupCommit.inTransaction());
+  const transaction = async <T>(work: () => Promise<T>): Promise<T> => {
+    if (current.getStore()?.open === true) return work();
+    if (batched !== undefined) return batched(work);
+    return root.transaction().execute(async (trx) => {
+      const open: OpenTransaction = { trx, open: true };
+      try {
+        return await current.run(open, work);
+      } finally {
+        open.open = false;
+      }
+    });
+  };
   return {
     engine,
     get db(): Kysely<Tables> {
@@ -48,18 +65,8 @@ export function createStore(engine: Engine, root: Kysely<Tables>, close: () => P
       const open = current.getStore();
       return open?.open === true ? open.trx : root;
     },
-    async transaction(work) {
-      if (current.getStore()?.open === true) return work();
-      if (batched !== undefined) return batched(work);
-      return root.transaction().execute(async (trx) => {
-        const open: OpenTransaction = { trx, open: true };
-        try {
-          return await current.run(open, work);
-        } finally {
-          open.open = false;
-        }
-      });
-    },
+    transaction,
+    statement: (work) => (batched === undefined ? work() : transaction(work)),
     async lock(key) {
       if (engine !== 'postgres') return;
       const open = current.getStore();
