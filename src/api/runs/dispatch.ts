@@ -1,6 +1,6 @@
 // The node's side of a run (docs/api.md "Runs on the node"), the way GitHub's and GitLab's runners pull jobs: the node
 // long-polls; the poll is its heartbeat, renews the leases of the runs it still works on, and hands it queued runs of
-// its user that it serves, each under a lease of its own. The node reports each result once, with the lease; a
+// its user that it serves, under a lease (one per poll). The node reports each result once, with the lease; a
 // result for a run it no longer holds is refused (409 lease_lost), so a lost node's run is refunded and never
 // charged again by a late result.
 import { SvcError } from '../../contract/errors.js';
