@@ -39,8 +39,9 @@ const USAGE = `Usage: npm run bench:execute -- [options]
   --max-seconds <n>     cut a burst after this long                                default 60
   --bare-seconds <n>    how long each bare burst (and the bare warm-up) runs       default 3
   --agent <agent_id>    the agent each execute runs                                default agent_ops_monitor_004
-  --baseline-api <file> another build's bin/svc-api.js, measured as one more side on SQLite ("sqlite baseline"),
-                        in the same rounds: before/after a change (git worktree add ../base <rev>; npm run build there)
+  --baseline-api <file> another build's bin/svc-api.js, measured as one more side on each engine ("sqlite baseline",
+                        "postgres baseline") in the same rounds: before/after a change (git worktree add ../base <rev>;
+                        npm run build there)
   --cpu-prof <dir>      write a V8 CPU profile of each svc-api into <dir> (NO_MINIFY=1 npm run build first: names)
 `;
 
@@ -166,6 +167,11 @@ async function main(): Promise<void> {
       const two = { SVC_DATABASE_URL: await postgres.createDatabase('bench_two'), SVC_JWT_SECRET: randomBytes(32).toString('base64url') };
       const first = await startApi('pg-two-a', two);
       sides.push(await side('postgres x2', [first, await startApi('pg-two-b', two)]));
+      const baseline = values['baseline-api'];
+      if (baseline !== undefined) {
+        const before = { SVC_DATABASE_URL: await postgres.createDatabase('bench_baseline') };
+        sides.push(await side('postgres baseline', [await serveApi(join(scratch, 'pg-baseline'), before, prof, '0', baseline)]));
+      }
     }
     if (sides.length === 0) throw new Error('--engines named no engine');
 
@@ -288,11 +294,13 @@ function report(input: {
       `${name} vs a fresh database: ${median(ratios).toFixed(3)}x (goal >= ${RECORDED_GOAL}x: ${median(ratios) >= RECORDED_GOAL ? 'met' : 'NOT MET'}${spread > SPREAD_LIMIT ? ', spread too wide to judge' : ''}); ${spreadLine(ratios, spread)}`,
     );
   }
-  const before = measured.get('sqlite baseline');
-  if (before !== undefined && fresh !== undefined) {
-    const ratios = fresh.map((each, round) => each.runsPerSecond / before[round]!.runsPerSecond);
-    const cpu = fresh.map((each, round) => each.cpuMsPerRun / before[round]!.cpuMsPerRun);
-    lines.push(`sqlite vs sqlite baseline: runs/s ${median(ratios).toFixed(3)}x, CPU per run ${median(cpu).toFixed(3)}x; ${spreadLine(ratios)}`);
+  for (const engine of ['sqlite', 'postgres']) {
+    const after = measured.get(engine);
+    const before = measured.get(`${engine} baseline`);
+    if (before === undefined || after === undefined) continue;
+    const ratios = after.map((each, round) => each.runsPerSecond / before[round]!.runsPerSecond);
+    const cpu = after.map((each, round) => each.cpuMsPerRun / before[round]!.cpuMsPerRun);
+    lines.push(`${engine} vs ${engine} baseline: runs/s ${median(ratios).toFixed(3)}x, CPU per run ${median(cpu).toFixed(3)}x; ${spreadLine(ratios)}`);
   }
   lines.push('ledger:', ...input.ledger.map((each) => `  ${each.line}`), '');
   process.stdout.write(lines.join('\n'));
