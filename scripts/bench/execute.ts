@@ -38,6 +38,8 @@ const USAGE = `Usage: npm run bench:execute -- [options]
   --recorded-runs <n>   runs recorded before the sqlite-1M side starts; 0: no such side   default 1000000
   --max-seconds <n>     cut a burst after this long                                default 60
   --bare-seconds <n>    how long each bare burst (and the bare warm-up) runs       default 3
+  --solo <n>            runs one at a time per side after the rounds: the latency of a run without
+                        queueing behind others; 0: none                            default 300
   --agent <agent_id>    the agent each execute runs                                default agent_ops_monitor_004
   --baseline-api <file> another build's bin/svc-api.js, measured as one more side on each engine ("sqlite baseline",
                         "postgres baseline") in the same rounds: before/after a change (git worktree add ../base <rev>;
@@ -68,6 +70,12 @@ interface Side {
   answered: number;
 }
 
+interface Solo {
+  name: string;
+  p50: number;
+  p99: number;
+}
+
 interface Measured {
   runsPerSecond: number;
   cpuMsPerRun: number;
@@ -88,6 +96,7 @@ async function main(): Promise<void> {
       'recorded-runs': { type: 'string', default: '1000000' },
       'max-seconds': { type: 'string', default: '60' },
       'bare-seconds': { type: 'string', default: '3' },
+      solo: { type: 'string', default: '300' },
       agent: { type: 'string', default: 'agent_ops_monitor_004' },
       'cpu-prof': { type: 'string' },
       'baseline-api': { type: 'string' },
@@ -104,6 +113,7 @@ async function main(): Promise<void> {
   const warmup = positiveInteger(values.warmup, '--warmup');
   const maxSeconds = positiveInteger(values['max-seconds'], '--max-seconds');
   const bareSeconds = positiveInteger(values['bare-seconds'], '--bare-seconds');
+  const solo = values.solo === '0' ? 0 : positiveInteger(values.solo, '--solo');
   const recorded = values['recorded-runs'] === '0' ? 0 : positiveInteger(values['recorded-runs'], '--recorded-runs');
   const engines = new Set(values.engines.split(',').map((engine) => engine.trim()));
   for (const engine of engines) if (engine !== 'sqlite' && engine !== 'postgres') throw new Error(`--engines: no engine ${engine} (sqlite, postgres)`);
@@ -116,7 +126,7 @@ async function main(): Promise<void> {
   const load = new Child(fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'execute-load.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
   const sides: Side[] = [];
   try {
-    const fundedCents = sku.price_cents * ((rounds * runs + warmup) * 2 + 10);
+    const fundedCents = sku.price_cents * ((rounds * runs + warmup + solo) * 2 + 10);
     const pids = new Map<string, number>();
     /** svc-api on `dataDir` (and the database SVC_DATABASE_URL names, if any): its origin. */
     const serveApi = async (dataDir: string, env: Record<string, string>, extra: string[] = [], port = '0', bin = join(REPO_ROOT, 'bin/svc-api.js')): Promise<string> => {
@@ -222,8 +232,21 @@ async function main(): Promise<void> {
         });
       }
     }
+    // One at a time: what a run costs in latency when it waits behind no other (at 50 in flight, p50 is about
+    // 50 / runs per second, by Little's law, whatever the path).
+    const alone: Solo[] = [];
+    if (solo > 0) {
+      process.stderr.write(`one run at a time (${solo} each)…\n`);
+      const bareAlone = await load.ask<BurstAnswer>(burstOf(bareSide, solo, 1, maxSeconds));
+      alone.push({ name: 'bare node:http', p50: percentileOf(bareAlone.latencies, 0.5), p99: percentileOf(bareAlone.latencies, 0.99) });
+      for (const each of sides) {
+        const answer = await load.ask<BurstAnswer>(burstOf(each, solo, 1, maxSeconds));
+        each.answered += answer.statuses['200'] ?? 0;
+        alone.push({ name: each.name, p50: percentileOf(answer.latencies, 0.5), p99: percentileOf(answer.latencies, 0.99) });
+      }
+    }
     const ledger = await Promise.all(sides.map((each) => ledgerCheck(each, sku.price_cents)));
-    report({ sides, measured, bareRounds, ledger, connections, runs, rounds, agent: `${sku.agent_id} (${sku.price_cents} cents a run)` });
+    report({ sides, measured, bareRounds, alone, ledger, connections, runs, rounds, agent: `${sku.agent_id} (${sku.price_cents} cents a run)` });
     if (ledger.some((line) => !line.ok) || [...measured.values()].some((list) => list.some((each) => each.failures > 0))) process.exitCode = 1;
   } finally {
     await Promise.all(sides.map((each) => each.node.ask({ op: 'stop' } satisfies StandInCommand, false)));
@@ -252,6 +275,7 @@ function report(input: {
   sides: Side[];
   measured: Map<string, Measured[]>;
   bareRounds: { exchangesPerSecond: number; p99: number }[];
+  alone: Solo[];
   ledger: { line: string }[];
   connections: number;
   runs: number;
@@ -301,6 +325,10 @@ function report(input: {
     const ratios = after.map((each, round) => each.runsPerSecond / before[round]!.runsPerSecond);
     const cpu = after.map((each, round) => each.cpuMsPerRun / before[round]!.cpuMsPerRun);
     lines.push(`${engine} vs ${engine} baseline: runs/s ${median(ratios).toFixed(3)}x, CPU per run ${median(cpu).toFixed(3)}x; ${spreadLine(ratios)}`);
+  }
+  if (input.alone.length > 0) {
+    lines.push('one run at a time (latency without queueing behind other runs):');
+    lines.push(table([['', 'p50 ms', 'p99 ms'], ...input.alone.map((each) => [each.name, each.p50.toFixed(1), each.p99.toFixed(1)])]));
   }
   lines.push('ledger:', ...input.ledger.map((each) => `  ${each.line}`), '');
   process.stdout.write(lines.join('\n'));
