@@ -8,6 +8,7 @@ import { waitFor } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
 import { enrollNode, serve, type Answer } from '../helpers/protocol-node.js';
 import { startSvcApi } from '../helpers/svc-api.js';
+import { StoppedClock } from '../helpers/clock.js';
 import { removeTempDirs } from '../helpers/temp.js';
 import { TEST_RUN_TIMING, entriesOf, execute, ledgerSnapshot, paidUser, paidUserWithNode, runsOf, stopNodes } from './execute-fixtures.js';
 
@@ -449,6 +450,39 @@ describe('a lease shorter than the poll hold (svc-api --lease-seconds 5)', () =>
       const started = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, randomUUID(), { prefer: 'respond-async' });
       expect(started.status, started.text).toBe(202);
       expect(started.body).toMatchObject({ status: 'queued', node_id: null });
+    } finally {
+      await service.close();
+    }
+  });
+});
+
+describe("a node's last_seen_at", () => {
+  it('is written by a poll at most once a second, and at once when what the node says of its host changed', async () => {
+    const clock = new StoppedClock(Date.now());
+    const service = await startSvcApi({ clock });
+    try {
+      const user = await paidUser(service, 0);
+      const node = await enrollNode(service.baseUrl, user.email);
+      const stored = () => service.db.prepare('SELECT last_seen_at, hostname FROM nodes WHERE node_id = ?').get(node.node_id) as { last_seen_at: number; hostname: string };
+      const poll = async (hostname: string): Promise<void> => {
+        const answer = await httpRequest(`${service.baseUrl}/v1/swarm/nodes/poll`, {
+          token: node.credential,
+          body: { hostname, version: 'test', capacity: 1, running: [], wait_seconds: 0 },
+        });
+        expect(answer.status, answer.text).toBe(200);
+      };
+      const first = clock.now();
+      await poll('box-a');
+      expect(stored()).toEqual({ last_seen_at: first, hostname: 'box-a' });
+      clock.advance(600);
+      await poll('box-a');
+      expect(Number(stored().last_seen_at)).toBe(first);
+      clock.advance(500);
+      await poll('box-a');
+      expect(Number(stored().last_seen_at)).toBe(first + 1_100);
+      clock.advance(10);
+      await poll('box-b');
+      expect(stored()).toEqual({ last_seen_at: first + 1_110, hostname: 'box-b' });
     } finally {
       await service.close();
     }

@@ -27,15 +27,16 @@ export interface Dispatch {
 
 const MAX_MESSAGE_CHARS = 2000;
 /**
- * A node's last_seen_at is written at most this often (unless what it says of its host changed): a node is online
- * when seen within a lease (45 s by default) and the fleet view shows seconds, while a busy node polls many times a
- * second, each poll writing twice (at its start and the end of its hold) where this spares both.
+ * A node's last_seen_at is written at most this often, and at most ten times a lease (unless what it says of its
+ * host changed): a node is online when seen within a lease (45 s by default) and the fleet view shows seconds, while
+ * a busy node polls many times a second, each poll writing twice (at its start and the end of its hold).
  */
 const SEEN_EVERY_MS = 1_000;
 
 export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; nodes: NodeRegistry; finish: FinishRun; events: RunEvents }): Dispatch {
   const { runs, nodes, finish, events } = deps;
   const { leaseMs, pollHoldMs } = ctx.runTiming;
+  const seenEveryMs = Math.min(SEEN_EVERY_MS, leaseMs / 10);
 
   const assignedOf = (run: RunRow): AssignedRun => ({
     run_id: run.run_id,
@@ -71,7 +72,7 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
           (said.hostname !== undefined && said.hostname !== node.seen.hostname) ||
           (said.name !== undefined && said.name !== node.seen.name) ||
           (said.version !== undefined && said.version !== node.seen.version);
-        if (!changed && at - seenAt < SEEN_EVERY_MS) return;
+        if (!changed && at - seenAt < seenEveryMs) return;
         await nodes.touch(node.node_id, said, at);
         seenAt = at;
       };
