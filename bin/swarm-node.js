@@ -17,5 +17,20 @@ if (major < needMajor || (major === needMajor && minor < needMinor)) {
 // for it cost 1.4-1.7x a bare `node -e 0` (issue 17). Anything else, `--version` among other words included, is the
 // program's to parse.
 const args = process.argv.slice(2);
-if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) process.stdout.write(`${manifest.version}\n`);
+// `--help` alone likewise, from the text the build wrote by running the program (scripts/build.mjs): the program's
+// help is at most 80 columns wide everywhere, so it is the same text unless a terminal is narrower than that, where
+// the program wraps it to the terminal. Loading the program for it cost 1.3x a bare `node -e 0` (issue 17).
+const alone = args.length === 1 ? args[0] : undefined;
+const help = (alone === '--help' || alone === '-h') && !(process.stdout.isTTY && process.stdout.columns < 80) ? writtenHelp() : undefined;
+if (alone === '--version' || alone === '-v') process.stdout.write(`${manifest.version}\n`);
+else if (help !== undefined) process.stdout.write(help);
 else await import('../dist/swarm-node.js');
+
+/** dist/cli/help.txt, or undefined where the build did not write it. */
+function writtenHelp() {
+  try {
+    return readFileSync(new URL('../dist/cli/help.txt', import.meta.url), 'utf8');
+  } catch {
+    return undefined;
+  }
+}

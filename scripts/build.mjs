@@ -2,8 +2,10 @@
 // when that command runs, so `swarm-node --help` stays near bare Node start. The programs are built separately so
 // the CLI's start-up graph holds no chunk shaped by the server. better-sqlite3 stays external (a native addon);
 // the createRequire banner lets bundled CommonJS modules call require().
+import { execFileSync } from 'node:child_process';
 import { build } from 'esbuild';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 
 const { version, engines } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
 
@@ -35,3 +37,8 @@ await Promise.all([
   // npm run release: not part of what a node runs, so not part of a release either (src/release/release-tree.ts).
   build({ ...common, entryPoints: { 'swarm-node-release': 'src/release/main.ts' }, chunkNames: 'release/[name]-[hash]' }),
 ]);
+// The program's own `--help`, written out for bin/swarm-node.js to print for `--help` alone without loading the
+// program. Two words, so the program answers; on a pipe, so it is the 80-column text.
+const bin = fileURLToPath(new URL('../bin/swarm-node.js', import.meta.url));
+const help = execFileSync(process.execPath, [bin, '--no-color', '--help'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+await writeFile(new URL('../dist/cli/help.txt', import.meta.url), help);

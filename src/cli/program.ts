@@ -86,13 +86,26 @@ Example:
   // Every subcommand reports usage errors through our boundary (so --json gets a JSON error), not by exiting, and
   // shows the program's help layout: commands made with `new Command` inherit none of it, so without this their
   // --help would not list --json, --base-url and --no-color.
-  const quiet = { writeErr: () => undefined, outputError: () => undefined };
+  // Help is at most HELP_WIDTH wide on a wide terminal too (narrower ones wrap it to their width): the same text
+  // everywhere, which bin/swarm-node.js prints for `--help` alone without loading the program.
+  const output = {
+    writeErr: () => undefined,
+    outputError: () => undefined,
+    getOutHelpWidth: () => helpWidthOf(process.stdout),
+    getErrHelpWidth: () => helpWidthOf(process.stderr),
+  };
   const help = program.configureHelp();
   const applyToTree = (command: Command): void => {
-    command.exitOverride().configureOutput(quiet).configureHelp(help);
+    command.exitOverride().configureOutput(output).configureHelp(help);
     command.commands.forEach(applyToTree);
   };
   applyToTree(program);
   return program;
 }
 
+/** Commander's width on a pipe, and the most help uses on a terminal. */
+export const HELP_WIDTH = 80;
+
+function helpWidthOf(stream: NodeJS.WriteStream): number {
+  return stream.isTTY ? Math.min(stream.columns, HELP_WIDTH) : HELP_WIDTH;
+}

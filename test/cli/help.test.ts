@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { buildProgram } from '../../src/cli/program.js';
 import { swarmNode } from '../helpers/cli.js';
+import { spawnSwarmNodePty } from '../helpers/pty.js';
 
 function commandPaths(command: Command, prefix: string[] = []): string[][] {
   return command.commands.flatMap((sub) => {
@@ -28,5 +29,26 @@ describe('--help of every command', () => {
     expect(result.stdout.includes('Global Options:') || path.length === 0, result.stdout).toBe(true);
     for (const option of GLOBAL_OPTIONS) expect(options, `${path.join(' ')} --help`).toContain(option);
     expect(result.stdout, `${path.join(' ')} --help`).toMatch(/\nExample:\n +\$ \S/);
+  });
+});
+
+describe('--help on a terminal', () => {
+  const helpOn = async (args: string[], columns: number): Promise<string> => {
+    const session = spawnSwarmNodePty(args, {}, { columns });
+    expect((await session.waitForExit()).exitCode, session.screen()).toBe(0);
+    expect(session.screen()).toContain('Usage: swarm-node [options] [command]');
+    return session.screen();
+  };
+
+  it("a wide one gets the program's help at 80 columns, which bin/swarm-node.js prints for --help alone", async () => {
+    const written = await helpOn(['--help'], 160);
+    expect(written).toBe(await helpOn(['--no-color', '--help'], 160));
+    expect(written).toBe(await helpOn(['--no-color', '--help'], 80));
+  });
+
+  it('a narrower one gets it wrapped to its width, from the program', async () => {
+    const narrow = await helpOn(['--help'], 50);
+    expect(narrow).toBe(await helpOn(['--no-color', '--help'], 50));
+    expect(narrow).not.toBe(await helpOn(['--help'], 80));
   });
 });

@@ -101,7 +101,7 @@ describe('progress on a terminal', () => {
 });
 
 describe('help and start-up', () => {
-  it('--help and --version load no prompt, spinner, SQLite, HTTP client or server module', async () => {
+  it('--help and --version alone load nothing of the program, and with other words no prompt, spinner, SQLite, HTTP client or server module', async () => {
     // A resolve hook records every module the program loads; each loaded bundle file's source map names what is in it.
     const dir = tempDir('trace-');
     const trace = join(dir, 'loaded.txt');
@@ -125,8 +125,19 @@ export async function resolve(specifier, context, next) {
     expect(readFileSync(trace, 'utf8').split('\n').filter((url) => url.includes('/dist/'))).toEqual([]);
     const program = await execa('node', [SWARM_NODE_BIN, '--no-color', '--version'], { reject: false });
     expect([program.exitCode, program.stdout]).toEqual([0, version]);
+    // --help alone too, from the text the build wrote by running the program: the program's own answer, byte for byte.
+    for (const flag of ['--help', '-h']) {
+      writeFileSync(trace, '');
+      const written = await execa('node', ['--import', join(dir, 'register.mjs'), SWARM_NODE_BIN, flag], { reject: false, stripFinalNewline: false });
+      expect(written.exitCode).toBe(0);
+      expect(readFileSync(trace, 'utf8').split('\n').filter((url) => url.includes('/dist/'))).toEqual([]);
+      const answered = await execa('node', [SWARM_NODE_BIN, '--no-color', flag], { reject: false, stripFinalNewline: false });
+      expect(answered.exitCode).toBe(0);
+      expect(written.stdout).toBe(answered.stdout);
+      expect(written.stdout).toContain('Usage: swarm-node [options] [command]');
+    }
 
-    for (const flag of ['--help', '--no-color --version']) {
+    for (const flag of ['--no-color --help', '--no-color --version']) {
       writeFileSync(trace, '');
       const result = await execa('node', ['--import', join(dir, 'register.mjs'), SWARM_NODE_BIN, ...flag.split(' ')], { reject: false });
       expect(result.exitCode).toBe(0);
