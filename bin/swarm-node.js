@@ -21,7 +21,7 @@ const args = process.argv.slice(2);
 // help is at most 80 columns wide everywhere, so it is the same text unless a terminal is narrower than that, where
 // the program wraps it to the terminal. Loading the program for it cost 1.3x a bare `node -e 0` (issue 17).
 const alone = args.length === 1 ? args[0] : undefined;
-const help = (alone === '--help' || alone === '-h') && !(process.stdout.isTTY && process.stdout.columns < 80) ? writtenHelp() : undefined;
+const help = (alone === '--help' || alone === '-h') && !(process.stdout.isTTY && process.stdout.columns > 0 && process.stdout.columns < 80) ? writtenHelp() : undefined;
 if (alone === '--version' || alone === '-v') process.stdout.write(`${manifest.version}\n`);
 else if (help !== undefined) process.stdout.write(help);
 else await import('../dist/swarm-node.js');

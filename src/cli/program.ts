@@ -107,5 +107,6 @@ Example:
 export const HELP_WIDTH = 80;
 
 function helpWidthOf(stream: NodeJS.WriteStream): number {
-  return stream.isTTY ? Math.min(stream.columns, HELP_WIDTH) : HELP_WIDTH;
+  // A terminal that reports 0 columns (a serial console, `script`) does not know its width.
+  return stream.isTTY && stream.columns > 0 ? Math.min(stream.columns, HELP_WIDTH) : HELP_WIDTH;
 }
