@@ -1,9 +1,11 @@
 // A service database as it stands after a long life (issue 17: "execute after 1M recorded runs"): finished runs,
 // their debits in the ledger, and their Idempotency-Keys, written straight into svc-api's SQLite file while the
 // service is stopped. The keys are all younger than their retention (the worst case: none purged yet), and the runs
-// belong to many users, the bench's user among them, with random UUID keys as execute makes them.
+// belong to many users, the bench's user among them, with ids as execute makes them (time-ordered run ids, random
+// Idempotency-Keys as clients send them).
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
+import { timeOrderedId } from '../../src/lib/time-ordered-id.js';
 
 const OTHER_USERS = 999;
 const BATCH = 50_000;
@@ -29,7 +31,7 @@ export function recordRuns(databasePath: string, count: number, benchUser: strin
         for (let index = done; index < Math.min(count, done + BATCH); index += 1) {
           const user = index % (OTHER_USERS + 1) === 0 ? benchUser : `user-${index % (OTHER_USERS + 1)}@example.com`;
           const at = now - spanMs + Math.floor((index / count) * spanMs);
-          const runId = randomUUID();
+          const runId = timeOrderedId(at);
           const output = JSON.stringify({ summary: 'recorded', findings: [] });
           run.run(runId, user, agentId, priceCents, output, randomUUID(), randomUUID(), at + 45_000, at, at + 5, at + 40);
           debit.run(user, priceCents, runId, at);

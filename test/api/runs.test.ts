@@ -134,7 +134,7 @@ describe('runs on the node', () => {
     expectChargedEqualsSucceeded(service, user.email);
   });
 
-  it('a poll takes at most its capacity, oldest first, under one lease; the rest wait for the next poll', async () => {
+  it('a poll takes at most its capacity, oldest first, under one lease; the rest wait for the next poll; run ids are time-ordered', async () => {
     const user = await paidUser(service, 100);
     const node = await enrollNode(service.baseUrl, user.email);
     const call = (method: string, path: string, body?: unknown) => api(path, { method, token: node.credential, ...(body === undefined ? {} : { body }) });
@@ -157,6 +157,11 @@ describe('runs on the node', () => {
     const rows = service.db.prepare('SELECT run_id, started_at FROM runs WHERE user_id = ?').all(user.email) as Array<{ run_id: string; started_at: number }>;
     const startedAt = new Map(rows.map((row) => [row.run_id, Number(row.started_at)]));
     for (const run of first) expect(startedAt.get(run.run_id)!).toBeLessThanOrEqual(startedAt.get(second[0]!.run_id)!);
+    // Run ids are time-ordered (UUID version 7): their first 48 bits are the millisecond the run started.
+    for (const runId of queued) {
+      expect(runId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(Number.parseInt(runId.replaceAll('-', '').slice(0, 12), 16)).toBe(startedAt.get(runId));
+    }
     expect((await poll(2)).body.runs).toEqual([]);
   });
 

@@ -3,7 +3,6 @@
 // UPDATE) and records the run: queued for the user's nodes, or, when a node starts a run of its own, running at once
 // under that node's lease. No node for it: 409 no_node_available, and nothing of the request stays (no charge, no
 // run, no key), as for 402.
-import { randomUUID } from 'node:crypto';
 import { findAgentSku } from '../../contract/agents.js';
 import { walletLoginUrl } from '../../contract/claims.js';
 import { normalizeEmail } from '../../contract/email.js';
@@ -14,6 +13,7 @@ import type { ExecuteRequest } from '../../contract/schemas.js';
 import { createAgentVersions } from '../agents/agent-versions.js';
 import { pinBundle } from '../agents/pinned-bundle.js';
 import type { ServiceContext } from '../context.js';
+import { timeOrderedId } from '../../lib/time-ordered-id.js';
 import { createTurns } from '../store/turns.js';
 import type { EnrolledNode } from '../nodes/credentials.js';
 import { ephemeralNodeUsed, mayTakeRun, recordEphemeralRun } from '../nodes/ephemeral.js';
@@ -69,7 +69,7 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       const ephemeralNode = call.caller.kind === 'node' && call.caller.node.ephemeral ? call.caller.node.node_id : undefined;
       if (ephemeralNode !== undefined && !(await mayTakeRun(ctx.store, ephemeralNode))) throw ephemeralNodeUsed(ephemeralNode);
 
-      const runId = randomUUID();
+      const runId = timeOrderedId(now);
       const debit = await ctx.ledger.debitForRun({ user_id: userId, run_id: runId, amount_cents: priceCents });
       if (!debit.ok) {
         // Thrown inside the transaction, so nothing of this request stays: no charge, no run, no key. A retry with the
