@@ -76,19 +76,17 @@ export function createRunStore(store: Store): RunStore {
     return { ...run, ...held, output_json: null, finished_by: null, finished_at: null };
   };
   const get = (runId: string) => store.db.selectFrom('runs').selectAll().where('run_id', '=', runId);
-  /** The ids of the queued runs of `userId` that `nodeId` may take, oldest first. */
-  const claimable = (userId: string, nodeId: string, limit: number) =>
+  /** The queued runs of `userId` that `nodeId` may take, in no order. */
+  const eligible = (userId: string, nodeId: string) =>
     store.db
       .selectFrom('runs')
-      .select('run_id')
       .where('status', '=', QUEUED)
       .where('user_id', '=', userId)
       .where((eb) => eb.or([eb('pinned_node_id', 'is', null), eb('pinned_node_id', '=', nodeId)]))
       .where('agent_id', 'in', (eb) => eb.selectFrom('node_agents').select('agent_id').where('node_id', '=', nodeId))
-      .where(carriesRunLabels(sql.ref('runs.run_id'), nodeId))
-      .orderBy('started_at')
-      .orderBy('run_id')
-      .limit(limit);
+      .where(carriesRunLabels(sql.ref('runs.run_id'), nodeId));
+  /** Their ids, oldest first. */
+  const claimable = (userId: string, nodeId: string, limit: number) => eligible(userId, nodeId).select('run_id').orderBy('started_at').orderBy('run_id').limit(limit);
 
   return {
     insertQueued: (run) => insert(run, { status: 'queued', node_id: null, lease_id: null, lease_expires_at: null, claimed_at: null }),
@@ -97,7 +95,8 @@ export function createRunStore(store: Store): RunStore {
     get: (runId) => get(runId).executeTakeFirst(),
     getForUpdate: (runId) => store.forUpdate(get(runId)).executeTakeFirst(),
     async hasClaimable(userId, nodeId) {
-      return (await claimable(userId, nodeId, 1).execute()).length > 0;
+      // Without the order: the first that qualifies answers, where sorting them all first cost more than the look.
+      return (await eligible(userId, nodeId).select(sql.lit(1).as('one')).limit(1).execute()).length > 0;
     },
     async claim(userId, nodeId, limit, lease, now) {
       const oldest = claimable(userId, nodeId, limit);
