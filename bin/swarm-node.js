@@ -22,9 +22,18 @@ const args = process.argv.slice(2);
 // the program wraps it to the terminal. Loading the program for it cost 1.3x a bare `node -e 0` (issue 17).
 const alone = args.length === 1 ? args[0] : undefined;
 const help = (alone === '--help' || alone === '-h') && !(process.stdout.isTTY && process.stdout.columns > 0 && process.stdout.columns < 80) ? writtenHelp() : undefined;
-if (alone === '--version' || alone === '-v') process.stdout.write(`${manifest.version}\n`);
-else if (help !== undefined) process.stdout.write(help);
+if (alone === '--version' || alone === '-v') print(`${manifest.version}\n`);
+else if (help !== undefined) print(help);
 else await import('../dist/swarm-node.js');
+
+/** Writes `text` to stdout: a reader gone before it read it (`swarm-node --help | head -1`) is no failure, as in the program. */
+function print(text) {
+  process.stdout.on('error', (error) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(0);
+  });
+  process.stdout.write(text);
+}
 
 /** dist/cli/help.txt, or undefined where the build did not write it. */
 function writtenHelp() {

@@ -53,7 +53,8 @@ describe('swarm-node foundation', () => {
 
   it('exits 0 without a stack trace when its reader goes away (swarm-node … | head -1)', async () => {
     const { env } = nodeEnv(service.baseUrl);
-    for (const args of [['--help'], ['agents']]) {
+    // --help and --version alone are answered by bin/swarm-node.js itself, the rest by the program.
+    for (const args of [['--help'], ['--version'], ['--no-color', '--help'], ['agents']]) {
       const child = spawn(process.execPath, [SWARM_NODE_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
       child.stdout.destroy();
       let stderr = '';
