@@ -110,7 +110,7 @@ export function createPostgresNotifications(url: string, pool: pg.Pool, onError:
 }
 
 /** `instance topic\ntopic…`, as few as fit under MAX_PAYLOAD_BYTES each. */
-export function payloadsOf(instance: string, topics: readonly string[]): string[] {
+function payloadsOf(instance: string, topics: readonly string[]): string[] {
   const payloads: string[] = [];
   let lines: string[] = [];
   let bytes = 0;

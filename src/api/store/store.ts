@@ -22,7 +22,8 @@ export interface Store {
   transaction<T>(work: () => Promise<T>): Promise<T>;
   /**
    * Runs `work`, one statement that is atomic by itself. SQLite: in the group commit, as a transaction (a commit of
-   * its own would cost more than the statement). PostgreSQL: as it is, without BEGIN and COMMIT, two round trips.
+   * its own would cost more than the statement). PostgreSQL: as it is, without the two round trips of BEGIN and
+   * COMMIT.
    */
   statement<T>(work: () => Promise<T>): Promise<T>;
   /** Serialises the transactions that take the same key until they end (pg_advisory_xact_lock); SQLite: nothing to do. */
