@@ -189,6 +189,11 @@ export interface SvcErrorOptions {
   cause?: unknown;
 }
 
+/** The message of anything thrown: an Error's own, or the thing as text. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 export class SvcError extends Error {
   readonly code: ErrorCode;
   readonly remedy: string | undefined;

@@ -2,6 +2,7 @@
 // service keeps the current one valid until the new one is first used, so an answer lost on the way, or a file
 // that could not be written, locks the node out of nothing: the rotation is simply run again.
 import { hostname } from 'node:os';
+import { messageOf } from '../contract/errors.js';
 import { updateCredentials } from './credentials.js';
 import type { ThisNode } from './registrations.js';
 import { NodeApi } from './node-api.js';
@@ -23,6 +24,6 @@ export async function rotateNodeCredential(node: ThisNode, credentialsFile: stri
     await new NodeApi(node.api.client, rotation.node_credential).poll({ hostname: hostname(), version, capacity: 0, running: [], wait_seconds: 0 });
     return { node_id: rotation.node_id, credentials_file: credentialsFile, confirmed: true };
   } catch (error) {
-    return { node_id: rotation.node_id, credentials_file: credentialsFile, confirmed: false, confirm_error: error instanceof Error ? error.message : String(error) };
+    return { node_id: rotation.node_id, credentials_file: credentialsFile, confirmed: false, confirm_error: messageOf(error) };
   }
 }

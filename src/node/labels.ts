@@ -2,7 +2,7 @@
 // `swarm-node labels add|remove`), which is the truth; the service's set follows it. A change is written here first
 // and then sent at once; when the service cannot be told now, the daemon sends the file's set at its next contact
 // (its start, and every return of the service), as it does with the agents a node serves.
-import { SvcError } from '../contract/errors.js';
+import { SvcError, messageOf } from '../contract/errors.js';
 import { assertLabelCount, isLabel, normalizeLabels } from '../contract/labels.js';
 import { readConfigFile, writeConfigFile } from './config.js';
 import type { ThisNode } from './registrations.js';
@@ -42,6 +42,6 @@ export async function changeLabels(configFile: string, node: ThisNode, change: {
     await node.api.setLabels(labels);
     return { ...result, sent: true };
   } catch (error) {
-    return { ...result, sent: false, send_error: error instanceof Error ? error.message : String(error) };
+    return { ...result, sent: false, send_error: messageOf(error) };
   }
 }

@@ -1,6 +1,6 @@
 // `register`, `unregister`, `list` (issue 3): which agents this node runs, how often, and under what daily cap.
 import { findAgentSku, type AgentSku } from '../contract/agents.js';
-import { SvcError } from '../contract/errors.js';
+import { SvcError, messageOf } from '../contract/errors.js';
 import type { Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import { normalizeEmail } from '../contract/email.js';
@@ -99,7 +99,7 @@ export async function unregisterAgent(db: SqliteDatabase, node: ThisNode | undef
     await node.api.withdraw(agentId);
     return { agent_id: agentId, removed: true, withdrawn: true };
   } catch (error) {
-    return { agent_id: agentId, removed: true, withdrawn: false, withdraw_error: error instanceof Error ? error.message : String(error) };
+    return { agent_id: agentId, removed: true, withdrawn: false, withdraw_error: messageOf(error) };
   }
 }
 

@@ -1,14 +1,14 @@
 // The daemon's runs (issue 6 §1): each tick starts every due agent, one run per agent at a time, within its daily
 // cap, and acts on what each run ends in: logged, paused for the balance, left to a settlement, or a hold of all.
 import { findAgentSku, type AgentSku } from '../../contract/agents.js';
-import { SvcError } from '../../contract/errors.js';
+import { SvcError, messageOf } from '../../contract/errors.js';
 import type { NodeCaller } from '../work/caller.js';
 import { runAgent, type RunDeps, type RunOutcome } from '../run-agent.js';
 import { hasUnsettledRun, releaseRun, spendSince } from '../store/journal.js';
 import { pauseAgent, planRunAt, recordRunStarted, resumeAgent, scheduledAgents, type ScheduledAgent } from '../store/schedules.js';
 import { startOfNextUtcDay, startOfUtcDay } from '../utc-day.js';
 import type { BalancePauses } from './balance-pause.js';
-import { firstSentence, isoOrUndefined, messageOf, numberOf, type DaemonCore } from './core.js';
+import { firstSentence, isoOrUndefined, numberOf, type DaemonCore } from './core.js';
 import { capAllowsRun, isDue, nextRunAfter, pauseIsOver } from './schedule.js';
 import type { ServiceHold } from './service-hold.js';
 import type { PendingSettlement } from './settlement.js';

@@ -12,7 +12,8 @@ import { clearStagedUpdate, readUpdateState, removeUpdateState, stageUpdate, wri
 import { trustedReleaseKeys } from '../release/trusted-keys.js';
 import { verifyRelease } from '../release/verify-release.js';
 import type { NodeCaller } from '../work/caller.js';
-import { firstSentence, messageOf, type DaemonCore } from './core.js';
+import { messageOf } from '../../contract/errors.js';
+import { firstSentence, type DaemonCore } from './core.js';
 
 export interface AutoUpdateOptions {
   enabled: boolean;

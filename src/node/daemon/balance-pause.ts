@@ -3,7 +3,8 @@
 import { findAgentSku, type AgentSku } from '../../contract/agents.js';
 import type { NodeCaller } from '../work/caller.js';
 import { pauseAgent, resumeAgent, type ScheduledAgent } from '../store/schedules.js';
-import { messageOf, numberOf, stringOf, type DaemonCore } from './core.js';
+import { messageOf } from '../../contract/errors.js';
+import { numberOf, stringOf, type DaemonCore } from './core.js';
 import type { LogFields } from './log.js';
 import type { ServiceHold } from './service-hold.js';
 import { nextBackoff } from './timing.js';

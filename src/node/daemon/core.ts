@@ -111,10 +111,6 @@ export class DaemonCore {
   }
 }
 
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** The first sentence: a one-line log needs no remedy appended after it. */
 export function firstSentence(message: string): string {
   return message.split('; ')[0] ?? message;

@@ -18,7 +18,7 @@
 // (unsettled rows, unreported results), agent-runs.ts (due agents, caps, what a run ends in), work-puller.ts (runs
 // the service hands over), balance-pause.ts (the wallet) and auto-update.ts (a newer release).
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SvcError } from '../../contract/errors.js';
+import { messageOf, type SvcError } from '../../contract/errors.js';
 import type { NodeEnrollment } from '../credentials.js';
 import { syncServedAgents } from '../served-agents.js';
 import type { NodeCaller } from '../work/caller.js';
@@ -28,7 +28,7 @@ import { scheduledAgents } from '../store/schedules.js';
 import { AgentRuns } from './agent-runs.js';
 import { AutoUpdater, type AutoUpdateOptions } from './auto-update.js';
 import { BalancePauses } from './balance-pause.js';
-import { DaemonCore, messageOf, type CoreDeps } from './core.js';
+import { DaemonCore, type CoreDeps } from './core.js';
 import { DaemonLog } from './log.js';
 import { collectPeriodically, keepWasmOnBaselineCompiler } from './memory.js';
 import { retiredError, retireNode, type Retired } from './retirement.js';

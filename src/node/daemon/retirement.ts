@@ -1,9 +1,8 @@
 // An ephemeral node's end (docs/api.md "Ephemeral nodes", issue 18 §2): once the service says its one run is over
 // (the poll's `retire`), the node withdraws its agents and leaves its user's nodes in one request
 // (DELETE /v1/swarm/nodes/self), and the daemon stops as a removed node does: exit 8, which the unit does not restart.
-import { SvcError } from '../../contract/errors.js';
+import { SvcError, messageOf } from '../../contract/errors.js';
 import type { NodeCaller } from '../work/caller.js';
-import { messageOf } from './core.js';
 import type { DaemonLog } from './log.js';
 
 export interface Retired {

@@ -3,11 +3,11 @@
 // is asked again (a wallet read: reachable? credential accepted?) on a backoff, or at once when the credential
 // changes. The daemon works with the node's own credential, never the user's JWT: a node does not stop when a
 // 30-day token expires.
-import { SvcError } from '../../contract/errors.js';
+import { SvcError, messageOf } from '../../contract/errors.js';
 import { currentNodeCredential, readCredentials, type NodeEnrollment } from '../credentials.js';
 import { recordGlobalPause, type GlobalPauseReason } from '../store/daemon-state.js';
 import type { NodeCaller } from '../work/caller.js';
-import { firstSentence, messageOf, type DaemonCore } from './core.js';
+import { firstSentence, type DaemonCore } from './core.js';
 import type { LogFields } from './log.js';
 import { nextBackoff } from './timing.js';
 

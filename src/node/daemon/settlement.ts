@@ -5,7 +5,8 @@ import type { NodeCaller } from '../work/caller.js';
 import { settlePendingRuns, type RunDeps } from '../run-agent.js';
 import { pendingRuns, releaseAbandonedRuns, settledAmong, type SettledRun } from '../store/journal.js';
 import { planAfterReplayedRun } from '../store/schedules.js';
-import { messageOf, type DaemonCore } from './core.js';
+import { messageOf } from '../../contract/errors.js';
+import type { DaemonCore } from './core.js';
 import type { ServiceHold } from './service-hold.js';
 import { nextBackoff } from './timing.js';
 

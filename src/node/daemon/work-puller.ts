@@ -8,10 +8,10 @@
 // daemon, service-hold.ts, and ends the pulling until a probe finds the service usable again).
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SvcError } from '../../contract/errors.js';
+import { SvcError, messageOf } from '../../contract/errors.js';
 import type { AssignedRun } from '../../contract/node-protocol.js';
 import type { NodeCaller } from '../work/caller.js';
-import { messageOf, type DaemonCore } from './core.js';
+import type { DaemonCore } from './core.js';
 import type { ServiceHold } from './service-hold.js';
 import type { PendingSettlement } from './settlement.js';
 import { nextBackoff } from './timing.js';

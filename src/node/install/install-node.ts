@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SvcError } from '../../contract/errors.js';
+import { SvcError, messageOf } from '../../contract/errors.js';
 import type { EnrollResponse } from '../../contract/schemas.js';
 import type { NodeEnrollment } from '../credentials.js';
 import { AGENT_USER, type InstallLayout } from '../location.js';
@@ -104,7 +104,7 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
   try {
     await applySteps(steps, log);
   } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
+    const why = messageOf(error);
     throw new SvcError(error instanceof SvcError ? error.code : 'local_state', `the install stopped: ${why}`, {
       remedy: enrollment
         ? `The node is enrolled (${enrollment.node_id}); fix the cause and re-run swarm-node install, which needs no token now and finishes the rest.`

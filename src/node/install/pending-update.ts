@@ -5,7 +5,7 @@
 // of its own: the daemon that starts next is the new one. The health check is the new daemon's first tick, which
 // ends the probation; a probation still open at the next start means that daemon never got there, and the node
 // rolls back to the release it left. Never an error: a start of the daemon is never held up by an update.
-import { SvcError } from '../../contract/errors.js';
+import { SvcError, messageOf } from '../../contract/errors.js';
 import { compareVersions } from '../../lib/release-manifest.js';
 import {
   clearStagedUpdate,
@@ -66,8 +66,7 @@ export async function applyPendingUpdate(
     writeUpdateState(varDir, 'probation', { from_version: fromVersion, to_version: result.to_version, switched_at: now().toISOString() });
     return outcome('switched', fromVersion, result.to_version, null);
   } catch (error) {
-    const reason = error instanceof SvcError || error instanceof Error ? error.message : String(error);
-    return failed(varDir, request.version, reason, now, fromVersion);
+    return failed(varDir, request.version, messageOf(error), now, fromVersion);
   } finally {
     clearStagedUpdate(varDir);
   }

@@ -3,6 +3,7 @@
 // directories (./isolation.ts), its limits (./agent-process.ts); the outcome as the node reports it to the service.
 import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { messageOf } from '../../contract/errors.js';
 import { DEFAULT_AGENT_SOCKET } from '../config.js';
 import { VAR_DIR_MODE } from '../location.js';
 import { execViaSocket, type AgentExecRequest } from './agent-exec.js';
@@ -102,7 +103,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
             ? findBundle(bundleDirs(options.home, options.packageDir), run.agent_id)
             : await installBundle(options.varDir, run.agent_id, run.bundle_digest, options.fetchBundle);
       } catch (error) {
-        return failed('bundle', error instanceof Error ? error.message : String(error));
+        return failed('bundle', messageOf(error));
       }
       if (bundle === undefined) return failed('spawn', `this node has no bundle of ${run.agent_id}`);
       const request: AgentExecRequest = {
