@@ -10,6 +10,7 @@ import { defineConfig } from 'vitest/config';
 const ON_POSTGRES = [
   'test/api/agent-upload.test.ts',
   'test/api/auth.test.ts',
+  'test/api/compiled-once.test.ts',
   'test/api/enroll.test.ts',
   'test/api/execute.test.ts',
   'test/api/idempotency.test.ts',

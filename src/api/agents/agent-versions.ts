@@ -4,6 +4,7 @@ import type { AgentManifest } from '../../contract/agent-bundle.js';
 import { SvcError } from '../../contract/errors.js';
 import type { ReadBundle } from '../../lib/bundle-archive.js';
 import { sql } from 'kysely';
+import { compiledOnce } from '../store/compiled-once.js';
 import type { Store } from '../store/store.js';
 import type { Tables } from '../store/tables.js';
 
@@ -28,6 +29,16 @@ export interface AgentVersions {
 const VERSION_COLUMNS = ['v.user_id', 'v.agent_id', 'v.version', 'v.digest', 'v.input_schema_json', 'v.files', 'v.unpacked_bytes', 'v.uploaded_at', 'b.size_bytes'] as const;
 
 export function createAgentVersions(store: Store): AgentVersions {
+  // Every execute pins the current version: compiled once (compiled-once.ts).
+  const currentVersion = compiledOnce((db, of: { userId: string; agentId: string }) =>
+    db
+      .selectFrom('agent_current as c')
+      .innerJoin('agent_versions as v', (join) => join.onRef('v.user_id', '=', 'c.user_id').onRef('v.agent_id', '=', 'c.agent_id').onRef('v.digest', '=', 'c.digest'))
+      .innerJoin('agent_bundles as b', 'b.digest', 'v.digest')
+      .select(VERSION_COLUMNS)
+      .where('c.user_id', '=', of.userId)
+      .where('c.agent_id', '=', of.agentId),
+  );
   const versions = (userId: string, agentId: string) =>
     store.db
       .selectFrom('agent_versions as v')
@@ -91,15 +102,7 @@ export function createAgentVersions(store: Store): AgentVersions {
         .$if(store.engine === 'sqlite', (query) => query.orderBy(sql`v.rowid`, 'desc'))
         .$if(store.engine !== 'sqlite', (query) => query.orderBy('v.version', 'desc'))
         .execute(),
-    current: (userId, agentId) =>
-      store.db
-        .selectFrom('agent_current as c')
-        .innerJoin('agent_versions as v', (join) => join.onRef('v.user_id', '=', 'c.user_id').onRef('v.agent_id', '=', 'c.agent_id').onRef('v.digest', '=', 'c.digest'))
-        .innerJoin('agent_bundles as b', 'b.digest', 'v.digest')
-        .select(VERSION_COLUMNS)
-        .where('c.user_id', '=', userId)
-        .where('c.agent_id', '=', agentId)
-        .executeTakeFirst(),
+    current: async (userId, agentId) => (await currentVersion(store.db, { userId, agentId })).rows[0],
     setCurrent,
     clearCurrent: async (userId, agentId) => {
       await store.db.deleteFrom('agent_current').where('user_id', '=', userId).where('agent_id', '=', agentId).execute();

@@ -5,6 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { SvcError } from '../../contract/errors.js';
 import { isoTime } from '../../lib/clock.js';
+import { compiledOnce } from '../store/compiled-once.js';
 import type { Store } from '../store/store.js';
 
 /** A prefix that says what the secret is, so a leaked one is recognisable (secret scanners, logs). */
@@ -70,17 +71,20 @@ function nodeRemoved(nodeId: string, removedAt: number, lastSeenAt: number | nul
 }
 
 export function createNodeAuthenticator(store: Store): NodeAuthenticator {
+  // Every poll and every result of a node asks this: compiled once (compiled-once.ts).
+  const nodeWith = compiledOnce((db, credential: { hash: string }) =>
+    db
+      .selectFrom('nodes')
+      .select(['node_id', 'session_id', 'user_id', 'tier_id', 'payment_id', 'ephemeral', 'next_credential_hash', 'removed_at', 'last_seen_at', 'hostname', 'name', 'version'])
+      .where((eb) => eb.or([eb('credential_hash', '=', credential.hash), eb('next_credential_hash', '=', credential.hash)])),
+  );
   return {
     async authenticate(credential) {
       const hash = NODE_CREDENTIAL_PATTERN.test(credential) ? hashNodeCredential(credential) : undefined;
       const found =
         hash === undefined
           ? undefined
-          : await store.db
-              .selectFrom('nodes')
-              .select(['node_id', 'session_id', 'user_id', 'tier_id', 'payment_id', 'ephemeral', 'next_credential_hash', 'removed_at', 'last_seen_at', 'hostname', 'name', 'version'])
-              .where((eb) => eb.or([eb('credential_hash', '=', hash), eb('next_credential_hash', '=', hash)]))
-              .executeTakeFirst();
+          : (await nodeWith(store.db, { hash })).rows[0];
       if (found === undefined) {
         throw new SvcError('unauthorized', 'the node credential is unknown or was replaced', {
           remedy: 'Enroll the node again with a fresh deploy token (swarm-node activate, then swarm-node install).',

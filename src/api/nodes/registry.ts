@@ -1,6 +1,9 @@
 // The user's fleet (docs/api.md "Runs on the node"): what each enrolled node reported at its last poll (its
 // heartbeat), which agents it serves, the labels it carries, and whether it is online: seen within the lease time.
+import type { Kysely } from 'kysely';
+import { compiledOnce } from '../store/compiled-once.js';
 import type { Store } from '../store/store.js';
+import type { Tables } from '../store/tables.js';
 import { mayStillTakeRuns } from './ephemeral.js';
 
 export interface NodeRow {
@@ -44,7 +47,24 @@ export function isOnline(node: Pick<NodeRow, 'last_seen_at'>, onlineSince: numbe
 
 const COLUMNS = ['node_id', 'user_id', 'tier_id', 'hostname', 'name', 'version', 'enrolled_at', 'last_seen_at', 'ephemeral', 'ephemeral_run_id'] as const;
 
+/** The user's nodes that serve the agent and were seen since `onlineSince`, most recently seen first. */
+const servingOnline = (db: Kysely<Tables>, userId: string, agentId: string, onlineSince: number) =>
+  db
+    .selectFrom('nodes as n')
+    .innerJoin('node_agents as a', 'a.node_id', 'n.node_id')
+    .select(COLUMNS.map((column) => `n.${column}` as const))
+    .where('n.user_id', '=', userId)
+    .where('a.agent_id', '=', agentId)
+    .where('n.last_seen_at', '>=', onlineSince)
+    .where('n.removed_at', 'is', null)
+    .where(mayStillTakeRuns('n'))
+    .orderBy('n.last_seen_at', 'desc');
+
 export function createNodeRegistry(store: Store): NodeRegistry {
+  // Every execute that names no node and no label asks this: compiled once (compiled-once.ts).
+  const servingAnyOnline = compiledOnce((db, asked: { userId: string; agentId: string; onlineSince: number }) =>
+    servingOnline(db, asked.userId, asked.agentId, asked.onlineSince),
+  );
   return {
     get: (nodeId) => store.db.selectFrom('nodes').select(COLUMNS).where('node_id', '=', nodeId).executeTakeFirst(),
     async touch(nodeId, seen, now) {
@@ -94,25 +114,18 @@ export function createNodeRegistry(store: Store): NodeRegistry {
       }),
     nodesOf: (userId) =>
       store.db.selectFrom('nodes').select(COLUMNS).where('user_id', '=', userId).where('removed_at', 'is', null).orderBy('enrolled_at').orderBy('node_id').execute(),
-    servingOnline: (userId, agentId, onlineSince, pinned, labels = []) =>
-      store.db
-        .selectFrom('nodes as n')
-        .innerJoin('node_agents as a', 'a.node_id', 'n.node_id')
-        .select(COLUMNS.map((column) => `n.${column}` as const))
-        .where('n.user_id', '=', userId)
-        .where('a.agent_id', '=', agentId)
-        .where('n.last_seen_at', '>=', onlineSince)
-        .where('n.removed_at', 'is', null)
-        .where(mayStillTakeRuns('n'))
-        .$if(pinned !== undefined, (query) => query.where('n.node_id', '=', pinned!))
-        .$if(labels.length > 0, (query) =>
-          query.where(
-            (eb) => eb.selectFrom('node_labels as l').select(eb.fn.countAll<number>().as('n')).whereRef('l.node_id', '=', 'n.node_id').where('l.label', 'in', [...labels]),
-            '=',
-            labels.length,
-          ),
-        )
-        .orderBy('n.last_seen_at', 'desc')
-        .execute(),
+    servingOnline: async (userId, agentId, onlineSince, pinned, labels = []) =>
+      pinned === undefined && labels.length === 0
+        ? (await servingAnyOnline(store.db, { userId, agentId, onlineSince })).rows
+        : servingOnline(store.db, userId, agentId, onlineSince)
+            .$if(pinned !== undefined, (query) => query.where('n.node_id', '=', pinned!))
+            .$if(labels.length > 0, (query) =>
+              query.where(
+                (eb) => eb.selectFrom('node_labels as l').select(eb.fn.countAll<number>().as('n')).whereRef('l.node_id', '=', 'n.node_id').where('l.label', 'in', [...labels]),
+                '=',
+                labels.length,
+              ),
+            )
+            .execute(),
   };
 }

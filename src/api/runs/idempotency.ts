@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import { IDEMPOTENCY_KEY_LIFETIME_SECONDS } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
+import { compiledOnce } from '../store/compiled-once.js';
 import type { Store } from '../store/store.js';
 
 export const IDEMPOTENCY_KEY_LIFETIME_MS = IDEMPOTENCY_KEY_LIFETIME_SECONDS * 1000;
@@ -32,14 +33,39 @@ export interface IdempotencyStore {
 }
 
 export function createIdempotencyStore(store: Store): IdempotencyStore {
+  // Each run takes its key, completes it and reads its answer: compiled once (compiled-once.ts).
+  const keyOf = compiledOnce((db, at: { userId: string; key: string }) =>
+    db
+      .selectFrom('idempotency_keys')
+      .select(['request_hash', 'state', 'status_code', 'response_json', 'run_id', 'created_at'])
+      .where('user_id', '=', at.userId)
+      .where('idempotency_key', '=', at.key),
+  );
+  // An expired row is taken over in place: its key may be reused (DECISIONS.md: kept 24 h).
+  const claimKey = compiledOnce((db, key: { userId: string; key: string; requestHash: string; runId: string; now: number }) =>
+    db
+      .insertInto('idempotency_keys')
+      .values({ user_id: key.userId, idempotency_key: key.key, request_hash: key.requestHash, state: 'in_progress', status_code: null, response_json: null, run_id: key.runId, created_at: key.now })
+      .onConflict((conflict) =>
+        conflict.columns(['user_id', 'idempotency_key']).doUpdateSet((eb) => ({
+          request_hash: eb.ref('excluded.request_hash'),
+          state: 'in_progress',
+          status_code: null,
+          response_json: null,
+          run_id: eb.ref('excluded.run_id'),
+          created_at: eb.ref('excluded.created_at'),
+        })),
+      ),
+  );
+  const completeKey = compiledOnce((db, answer: { runId: string; statusCode: number; json: string }) =>
+    db.updateTable('idempotency_keys').set({ state: 'done', status_code: answer.statusCode, response_json: answer.json }).where('run_id', '=', answer.runId),
+  );
+  const finalAnswerOf = compiledOnce((db, at: { runId: string }) =>
+    db.selectFrom('idempotency_keys').select('response_json').where('run_id', '=', at.runId).where('state', '=', 'done').where('response_json', 'is not', null),
+  );
   return {
     async lookup(userId, key, requestHash, now) {
-      const row = await store.db
-        .selectFrom('idempotency_keys')
-        .select(['request_hash', 'state', 'status_code', 'response_json', 'run_id', 'created_at'])
-        .where('user_id', '=', userId)
-        .where('idempotency_key', '=', key)
-        .executeTakeFirst();
+      const [row] = (await keyOf(store.db, { userId, key })).rows;
       if (row === undefined || now - row.created_at >= IDEMPOTENCY_KEY_LIFETIME_MS) return { kind: 'new' };
       if (row.request_hash !== requestHash) {
         throw new SvcError('idempotency_key_reuse', 'this Idempotency-Key was already used for a different request');
@@ -52,33 +78,13 @@ export function createIdempotencyStore(store: Store): IdempotencyStore {
       throw new SvcError('request_in_progress', 'the first request with this Idempotency-Key is still running', { retryAfterSeconds: 1 });
     },
     async begin(userId, key, requestHash, runId, now) {
-      // An expired row is taken over in place: its key may be reused (DECISIONS.md: kept 24 h).
-      await store.db
-        .insertInto('idempotency_keys')
-        .values({ user_id: userId, idempotency_key: key, request_hash: requestHash, state: 'in_progress', status_code: null, response_json: null, run_id: runId, created_at: now })
-        .onConflict((conflict) =>
-          conflict.columns(['user_id', 'idempotency_key']).doUpdateSet((eb) => ({
-            request_hash: eb.ref('excluded.request_hash'),
-            state: 'in_progress',
-            status_code: null,
-            response_json: null,
-            run_id: eb.ref('excluded.run_id'),
-            created_at: eb.ref('excluded.created_at'),
-          })),
-        )
-        .execute();
+      await claimKey(store.db, { userId, key, requestHash, runId, now });
     },
     async completeRun(runId, statusCode, json) {
-      await store.db.updateTable('idempotency_keys').set({ state: 'done', status_code: statusCode, response_json: json }).where('run_id', '=', runId).execute();
+      await completeKey(store.db, { runId, statusCode, json });
     },
     async finalAnswer(runId) {
-      const row = await store.db
-        .selectFrom('idempotency_keys')
-        .select('response_json')
-        .where('run_id', '=', runId)
-        .where('state', '=', 'done')
-        .where('response_json', 'is not', null)
-        .executeTakeFirst();
+      const [row] = (await finalAnswerOf(store.db, { runId })).rows;
       return row?.response_json ?? undefined;
     },
     async purgeExpired(now) {

@@ -3,9 +3,10 @@
 // under a lease when a node starts a run of its own. A node claims queued runs by polling and holds each under a
 // lease; the run is finished once, guarded by its status (and lease), by the node's result or by the service.
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { mayStillTakeRuns } from '../nodes/ephemeral.js';
 import { carriesRunLabels } from '../nodes/labels.js';
+import { compiledOnce } from '../store/compiled-once.js';
 import type { Store } from '../store/store.js';
 import type { Tables } from '../store/tables.js';
 
@@ -67,53 +68,80 @@ export function newLease(now: number, leaseMs: number): Lease {
   return { lease_id: randomBytes(16).toString('hex'), expires_at: now + leaseMs };
 }
 
+type Held = Pick<RunRow, 'status' | 'node_id' | 'lease_id' | 'lease_expires_at' | 'claimed_at'>;
+type Claim = { userId: string; nodeId: string; limit: number; leaseId: string; expiresAt: number; now: number };
+
 export function createRunStore(store: Store): RunStore {
-  const insert = async (
-    run: NewRun,
-    held: { status: 'queued' | 'running'; node_id: string | null; lease_id: string | null; lease_expires_at: number | null; claimed_at: number | null },
-  ): Promise<RunRow> => {
-    await store.db.insertInto('runs').values({ ...run, ...held }).execute();
+  // The statements every run makes (an execute, the claim that hands it out and the result that finishes it) are
+  // compiled once (compiled-once.ts); the others are built at each call.
+  const insertRun = compiledOnce((db, row: NewRun & Held) =>
+    db.insertInto('runs').values({
+      run_id: row.run_id,
+      user_id: row.user_id,
+      agent_id: row.agent_id,
+      charged_cents: row.charged_cents,
+      input_json: row.input_json,
+      pinned_node_id: row.pinned_node_id,
+      bundle_digest: row.bundle_digest,
+      started_at: row.started_at,
+      status: row.status,
+      node_id: row.node_id,
+      lease_id: row.lease_id,
+      lease_expires_at: row.lease_expires_at,
+      claimed_at: row.claimed_at,
+    }),
+  );
+  const insert = async (run: NewRun, held: Held): Promise<RunRow> => {
+    await insertRun(store.db, { ...run, ...held });
     return { ...run, ...held, output_json: null, finished_by: null, finished_at: null };
   };
-  const get = (runId: string) => store.db.selectFrom('runs').selectAll().where('run_id', '=', runId);
+  const byId = (db: Kysely<Tables>, runId: string) => db.selectFrom('runs').selectAll().where('run_id', '=', runId);
+  const get = compiledOnce((db, at: { runId: string }) => byId(db, at.runId));
+  const getForUpdate = compiledOnce((db, at: { runId: string }) => store.forUpdate(byId(db, at.runId)));
   /** The queued runs of `userId` that `nodeId` may take, in no order. */
-  const eligible = (userId: string, nodeId: string) =>
-    store.db
+  const eligible = (db: Kysely<Tables>, userId: string, nodeId: string) =>
+    db
       .selectFrom('runs')
       .where('status', '=', QUEUED)
       .where('user_id', '=', userId)
       .where((eb) => eb.or([eb('pinned_node_id', 'is', null), eb('pinned_node_id', '=', nodeId)]))
       .where('agent_id', 'in', (eb) => eb.selectFrom('node_agents').select('agent_id').where('node_id', '=', nodeId))
       .where(carriesRunLabels(sql.ref('runs.run_id'), nodeId));
-  /** Their ids, oldest first. */
-  const claimable = (userId: string, nodeId: string, limit: number) => eligible(userId, nodeId).select('run_id').orderBy('started_at').orderBy('run_id').limit(limit);
+  // Without the order: the first that qualifies answers, where sorting them all first cost more than the look.
+  const anyClaimable = compiledOnce((db, at: { userId: string; nodeId: string }) => eligible(db, at.userId, at.nodeId).select(sql.lit(1).as('one')).limit(1));
+  // The runs to take, oldest first, are picked once, in a materialised CTE: PostgreSQL may run a subquery of
+  // `run_id IN (…)` again for each row it updates, and so take more than `limit` runs (and one run more than an
+  // ephemeral node's one), where a CTE is evaluated once.
+  const claimRuns = compiledOnce((db, claim: Claim) => {
+    const oldest = eligible(db, claim.userId, claim.nodeId).select('run_id').orderBy('started_at').orderBy('run_id').limit(claim.limit);
+    return db
+      .with((cte) => cte('picked').materialized(), () => (store.engine === 'postgres' ? oldest.forUpdate().skipLocked() : oldest))
+      .updateTable('runs')
+      .from('picked')
+      .set({ status: 'running', node_id: claim.nodeId, lease_id: claim.leaseId, lease_expires_at: claim.expiresAt, claimed_at: claim.now })
+      .whereRef('runs.run_id', '=', 'picked.run_id')
+      .where('runs.status', '=', QUEUED)
+      .returningAll();
+  });
+  const finishRun = compiledOnce((db, end: { runId: string; status: 'succeeded' | 'failed'; chargedCents: number; outputJson: string; by: 'node' | 'service'; now: number }) =>
+    db
+      .updateTable('runs')
+      .set({ status: end.status, charged_cents: end.chargedCents, output_json: end.outputJson, finished_by: end.by, finished_at: end.now, lease_expires_at: null })
+      .where('run_id', '=', end.runId)
+      .where('status', 'in', ['queued', 'running']),
+  );
 
   return {
     insertQueued: (run) => insert(run, { status: 'queued', node_id: null, lease_id: null, lease_expires_at: null, claimed_at: null }),
     insertLeased: (run, nodeId, lease) =>
       insert(run, { status: 'running', node_id: nodeId, lease_id: lease.lease_id, lease_expires_at: lease.expires_at, claimed_at: run.started_at }),
-    get: (runId) => get(runId).executeTakeFirst(),
-    getForUpdate: (runId) => store.forUpdate(get(runId)).executeTakeFirst(),
-    async hasClaimable(userId, nodeId) {
-      // Without the order: the first that qualifies answers, where sorting them all first cost more than the look.
-      return (await eligible(userId, nodeId).select(sql.lit(1).as('one')).limit(1).execute()).length > 0;
-    },
+    get: async (runId) => (await get(store.db, { runId })).rows[0],
+    getForUpdate: async (runId) => (await getForUpdate(store.db, { runId })).rows[0],
+    hasClaimable: async (userId, nodeId) => (await anyClaimable(store.db, { userId, nodeId })).rows.length > 0,
     async claim(userId, nodeId, limit, lease, now) {
-      const oldest = claimable(userId, nodeId, limit);
-      // The runs to take are picked once, in a materialised CTE: PostgreSQL may run a subquery of `run_id IN (…)`
-      // again for each row it updates, and so take more than `limit` runs (and one run more than an ephemeral node's
-      // one), where a CTE is evaluated once.
-      const claimed = await store.db
-        .with((cte) => cte('picked').materialized(), () => (store.engine === 'postgres' ? oldest.forUpdate().skipLocked() : oldest))
-        .updateTable('runs')
-        .from('picked')
-        .set({ status: 'running', node_id: nodeId, lease_id: lease.lease_id, lease_expires_at: lease.expires_at, claimed_at: now })
-        .whereRef('runs.run_id', '=', 'picked.run_id')
-        .where('runs.status', '=', QUEUED)
-        .returningAll()
-        .execute();
+      const { rows } = await claimRuns(store.db, { userId, nodeId, limit, leaseId: lease.lease_id, expiresAt: lease.expires_at, now });
       // RETURNING comes in no promised order; the node is handed them oldest first.
-      return claimed.sort((a, b) => a.started_at - b.started_at || (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0));
+      return rows.sort((a, b) => a.started_at - b.started_at || (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0));
     },
     async renewLeases(nodeId, runIds, expiresAt) {
       if (runIds.length === 0) return [];
@@ -128,15 +156,8 @@ export function createRunStore(store: Store): RunStore {
       const held = new Set(renewed.map((row) => row.run_id));
       return runIds.filter((runId) => !held.has(runId));
     },
-    async finish(runId, status, chargedCents, outputJson, by, now) {
-      const result = await store.db
-        .updateTable('runs')
-        .set({ status, charged_cents: chargedCents, output_json: outputJson, finished_by: by, finished_at: now, lease_expires_at: null })
-        .where('run_id', '=', runId)
-        .where('status', 'in', ['queued', 'running'])
-        .executeTakeFirst();
-      return result.numUpdatedRows === 1n;
-    },
+    finish: async (runId, status, chargedCents, outputJson, by, now) =>
+      (await finishRun(store.db, { runId, status, chargedCents, outputJson, by, now })).numAffectedRows === 1n,
     expiredLeases: (now) =>
       store.db
         .selectFrom('runs')

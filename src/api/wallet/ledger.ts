@@ -5,6 +5,7 @@
 // credit once and a run debit once.
 import { sql } from 'kysely';
 import type { Clock } from '../../lib/clock.js';
+import { compiledOnce } from '../store/compiled-once.js';
 import type { Store } from '../store/store.js';
 
 export type DebitResult = { ok: true; balance_cents: number } | { ok: false; balance_cents: number };
@@ -20,8 +21,27 @@ export interface Ledger {
 }
 
 export function createLedger(store: Store, clock: Clock): Ledger {
-  const balance = async (userId: string): Promise<number> =>
-    (await store.db.selectFrom('wallets').select('balance_cents').where('user_id', '=', userId).executeTakeFirst())?.balance_cents ?? 0;
+  // Every run reads the balance, takes its price and writes its entry: compiled once (compiled-once.ts).
+  const balanceOf = compiledOnce((db, of: { userId: string }) => db.selectFrom('wallets').select('balance_cents').where('user_id', '=', of.userId));
+  const take = compiledOnce((db, debit: { userId: string; cents: number; now: number }) =>
+    db
+      .updateTable('wallets')
+      .set({ balance_cents: sql`balance_cents - ${debit.cents}`, updated_at: debit.now })
+      .where('user_id', '=', debit.userId)
+      .where('balance_cents', '>=', debit.cents)
+      .returning('balance_cents'),
+  );
+  const insertEntry = compiledOnce((db, entry: { user_id: string; kind: 'credit' | 'debit' | 'refund'; amount_cents: number; payment_id: string | null; run_id: string | null; now: number }) =>
+    db.insertInto('ledger_entries').values({
+      user_id: entry.user_id,
+      kind: entry.kind,
+      amount_cents: entry.amount_cents,
+      payment_id: entry.payment_id,
+      run_id: entry.run_id,
+      created_at: entry.now,
+    }),
+  );
+  const balance = async (userId: string): Promise<number> => (await balanceOf(store.db, { userId })).rows[0]?.balance_cents ?? 0;
 
   const addToBalance = (userId: string, cents: number, now: number) =>
     store.db
@@ -29,9 +49,6 @@ export function createLedger(store: Store, clock: Clock): Ledger {
       .set({ balance_cents: sql`balance_cents + ${cents}`, updated_at: now })
       .where('user_id', '=', userId)
       .execute();
-
-  const insertEntry = (entry: { user_id: string; kind: 'credit' | 'debit' | 'refund'; amount_cents: number; payment_id: string | null; run_id: string | null }, now: number) =>
-    store.db.insertInto('ledger_entries').values({ ...entry, created_at: now }).execute();
 
   return {
     balance,
@@ -50,7 +67,7 @@ export function createLedger(store: Store, clock: Clock): Ledger {
           .execute();
         if (entry.amount_cents > 0) {
           await addToBalance(entry.user_id, entry.amount_cents, now);
-          await insertEntry({ user_id: entry.user_id, kind: 'credit', amount_cents: entry.amount_cents, payment_id: entry.payment_id, run_id: null }, now);
+          await insertEntry(store.db, { user_id: entry.user_id, kind: 'credit', amount_cents: entry.amount_cents, payment_id: entry.payment_id, run_id: null, now });
         }
         return true;
       }),
@@ -58,15 +75,9 @@ export function createLedger(store: Store, clock: Clock): Ledger {
     debitForRun: (entry) =>
       store.transaction(async () => {
         const now = clock.now();
-        const taken = await store.db
-          .updateTable('wallets')
-          .set({ balance_cents: sql`balance_cents - ${entry.amount_cents}`, updated_at: now })
-          .where('user_id', '=', entry.user_id)
-          .where('balance_cents', '>=', entry.amount_cents)
-          .returning('balance_cents')
-          .executeTakeFirst();
+        const [taken] = (await take(store.db, { userId: entry.user_id, cents: entry.amount_cents, now })).rows;
         if (taken === undefined) return { ok: false, balance_cents: await balance(entry.user_id) };
-        await insertEntry({ user_id: entry.user_id, kind: 'debit', amount_cents: entry.amount_cents, payment_id: null, run_id: entry.run_id }, now);
+        await insertEntry(store.db, { user_id: entry.user_id, kind: 'debit', amount_cents: entry.amount_cents, payment_id: null, run_id: entry.run_id, now });
         return { ok: true, balance_cents: taken.balance_cents };
       }),
 
@@ -74,7 +85,7 @@ export function createLedger(store: Store, clock: Clock): Ledger {
       store.transaction(async () => {
         const now = clock.now();
         await addToBalance(entry.user_id, entry.amount_cents, now);
-        await insertEntry({ user_id: entry.user_id, kind: 'refund', amount_cents: entry.amount_cents, payment_id: null, run_id: entry.run_id }, now);
+        await insertEntry(store.db, { user_id: entry.user_id, kind: 'refund', amount_cents: entry.amount_cents, payment_id: null, run_id: entry.run_id, now });
         return balance(entry.user_id);
       }),
   };
