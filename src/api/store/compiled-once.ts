@@ -1,6 +1,7 @@
-// Kysely builds a query's tree and compiles it to SQL at every call: 3 to 18 µs for each of the dozen queries a run
-// makes, measured beside 5 to 40 µs for SQLite to run them (issue 17). Those queries are built and compiled once
-// per store instead, with a placeholder for each value that changes, and run with the values bound in place.
+// Kysely builds a query's tree and compiles it to SQL at every call. For the dozen statements a run makes (its
+// execute, the claim that hands it out, its result) that was over a third of svc-api's CPU per run (issue 17,
+// bench:execute). Those are built and compiled once per store instead, with a placeholder for each value that
+// changes, and run with the values bound in place; the rest are built at each call, as before.
 import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
 import type { Tables } from './tables.js';
 
@@ -14,8 +15,9 @@ export type CompiledOnce<V extends object, R> = (db: Kysely<Tables>, values: V) 
 
 /**
  * `build` is called once, on the first run, with placeholders for `values`: it may pass them where Kysely takes a
- * value (a comparison, a column's value, a limit, an `sql` template), but not look at them (no branch, no spread of
- * a value that is an object or an array), since the SQL must be the same for every call.
+ * value (a comparison, a column's value, an `sql` template), but not look at them (no branch, no spread of a value
+ * that is an object or an array), since the SQL must be the same for every call. A LIMIT goes in an expression, not
+ * as a bare parameter, which SQLite would prepare again at each call (run-store.ts).
  */
 export function compiledOnce<V extends object, R>(build: (db: Kysely<Tables>, values: V) => Compilable<R>): CompiledOnce<V, R> {
   let template: { compiled: CompiledQuery<R>; names: (string | undefined)[] } | undefined;
