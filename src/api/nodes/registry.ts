@@ -48,7 +48,7 @@ export function isOnline(node: Pick<NodeRow, 'last_seen_at'>, onlineSince: numbe
 const COLUMNS = ['node_id', 'user_id', 'tier_id', 'hostname', 'name', 'version', 'enrolled_at', 'last_seen_at', 'ephemeral', 'ephemeral_run_id'] as const;
 
 /** The user's nodes that serve the agent and were seen since `onlineSince`, most recently seen first. */
-const servingOnline = (db: Kysely<Tables>, userId: string, agentId: string, onlineSince: number) =>
+const servingOnlineQuery = (db: Kysely<Tables>, userId: string, agentId: string, onlineSince: number) =>
   db
     .selectFrom('nodes as n')
     .innerJoin('node_agents as a', 'a.node_id', 'n.node_id')
@@ -63,7 +63,7 @@ const servingOnline = (db: Kysely<Tables>, userId: string, agentId: string, onli
 export function createNodeRegistry(store: Store): NodeRegistry {
   // Every execute that names no node and no label asks this: compiled once (compiled-once.ts).
   const servingAnyOnline = compiledOnce((db, asked: { userId: string; agentId: string; onlineSince: number }) =>
-    servingOnline(db, asked.userId, asked.agentId, asked.onlineSince),
+    servingOnlineQuery(db, asked.userId, asked.agentId, asked.onlineSince),
   );
   return {
     get: (nodeId) => store.db.selectFrom('nodes').select(COLUMNS).where('node_id', '=', nodeId).executeTakeFirst(),
@@ -117,7 +117,7 @@ export function createNodeRegistry(store: Store): NodeRegistry {
     servingOnline: async (userId, agentId, onlineSince, pinned, labels = []) =>
       pinned === undefined && labels.length === 0
         ? (await servingAnyOnline(store.db, { userId, agentId, onlineSince })).rows
-        : servingOnline(store.db, userId, agentId, onlineSince)
+        : servingOnlineQuery(store.db, userId, agentId, onlineSince)
             .$if(pinned !== undefined, (query) => query.where('n.node_id', '=', pinned!))
             .$if(labels.length > 0, (query) =>
               query.where(
