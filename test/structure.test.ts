@@ -80,6 +80,17 @@ describe('the source tree', () => {
     expect(long).toEqual([]);
   });
 
+  // STYLE.md 11: inside a layer, folders by concern; a layer's root holds its entry points only. src/node's root once
+  // held 28 loose files (credentials beside run-errors beside service-client), so a newcomer could not tell where one
+  // belonged; src/api's root holds its program and app entry points and nothing else loose.
+  it.each([
+    ['node', 0],
+    ['api', 8],
+  ])('src/%s holds at most %i files at its root: the rest sit in folders by concern', (layer, most) => {
+    const loose = readdirSync(join(SRC, layer)).filter((entry) => !statSync(join(SRC, layer, entry)).isDirectory());
+    expect(loose.length, loose.join(', ')).toBeLessThanOrEqual(most);
+  });
+
   it('has no import cycle in src/node, src/cli or src/api', () => {
     const graph = new Map(files.map((file) => [file, importsOf(file)]));
     expect(cycles(graph).map((component) => component.map(name))).toEqual([]);

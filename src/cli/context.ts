@@ -7,12 +7,12 @@ import type { Command } from 'commander';
 import { SvcError } from '../contract/errors.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
-import { readConfigFile, resolveConfig, type ResolvedConfig } from '../node/config.js';
-import { readCredentials, type Credentials, type NodeEnrollment, type StoredJwt } from '../node/credentials.js';
-import { checkNodeName, homePaths, installTarget, type InstallLayout, type LocationInputs, type NodePaths } from '../node/location.js';
-import type { ThisNode } from '../node/registrations.js';
-import type { RunCaller } from '../node/run-agent.js';
-import type { ServiceClient } from '../node/service-client.js';
+import { readConfigFile, resolveConfig, type ResolvedConfig } from '../node/host/config.js';
+import { readCredentials, type Credentials, type NodeEnrollment, type StoredJwt } from '../node/identity/credentials.js';
+import { checkNodeName, homePaths, installTarget, type InstallLayout, type LocationInputs, type NodePaths } from '../node/host/location.js';
+import type { ThisNode } from '../node/agents/registrations.js';
+import type { RunCaller } from '../node/runs/run-agent.js';
+import type { ServiceClient } from '../node/service/service-client.js';
 import type { NodeCaller } from '../node/work/caller.js';
 import { Output } from './output.js';
 import { VERSION } from './version.js';
@@ -86,16 +86,16 @@ export class CommandContext {
 
   async client(): Promise<ServiceClient> {
     if (this.#client === undefined) {
-      const { ServiceClient } = await import('../node/service-client.js');
+      const { ServiceClient } = await import('../node/service/service-client.js');
       const config = this.config();
       const deadlineMs = config.timeout_seconds * 1000;
       // The daemon keeps undici's connection pool for months of polls; a command sends a request or two over Node's
-      // http and exits without loading it (src/node/http/transport.ts).
+      // http and exits without loading it (src/node/service/http/transport.ts).
       const daemon =
         this.#kind === 'daemon'
           ? {
               userAgent: `swarm-node-daemon/${this.version}`,
-              transport: new (await import('../node/http/undici-transport.js')).UndiciTransport({ connectTimeoutMs: ServiceClient.connectTimeoutMs(deadlineMs) }),
+              transport: new (await import('../node/service/http/undici-transport.js')).UndiciTransport({ connectTimeoutMs: ServiceClient.connectTimeoutMs(deadlineMs) }),
             }
           : {};
       this.#client = new ServiceClient({ baseUrl: config.base_url, deadlineMs, ...daemon });
@@ -129,7 +129,7 @@ export class CommandContext {
   async thisNode(): Promise<ThisNode | undefined> {
     const node = this.credentials().node;
     if (node?.credential === undefined) return undefined;
-    const { NodeApi } = await import('../node/node-api.js');
+    const { NodeApi } = await import('../node/service/node-api.js');
     return { node_id: node.node_id, user_id: node.user_id, api: new NodeApi(await this.client(), node.credential) };
   }
 

@@ -4,7 +4,7 @@ import type { ChalkInstance } from 'chalk';
 import type { InstallResult } from '../node/install/install-node.js';
 import type { InstallPackageDeps } from '../node/install/install-package.js';
 import { describeChange } from '../node/install/plan.js';
-import type { InstallLayout } from '../node/location.js';
+import type { InstallLayout } from '../node/host/location.js';
 import type { CommandContext } from './context.js';
 
 /** What installPackage is given, shared by install and upgrade. */

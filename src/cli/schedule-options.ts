@@ -2,7 +2,7 @@
 import { InvalidArgumentError } from 'commander';
 import type { SvcError } from '../contract/errors.js';
 import { parseDollarsToCents } from '../contract/money.js';
-import { parseDuration } from '../node/duration.js';
+import { parseDuration } from '../node/agents/duration.js';
 
 /** What clears a value. A word, not null: commander turns an option value of null into ''. */
 const CLEARED = 'none';

@@ -9,8 +9,15 @@ export function isoTime(ms: number): string {
   return new Date(ms).toISOString();
 }
 
+export const DAY_MS = 86_400_000;
+
 /** Midnight UTC of the day `nowMs` falls in: the day of daily caps and "today" counts, the same on every host. */
 export function startOfUtcDay(nowMs: number): number {
   const date = new Date(nowMs);
   return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate());
+}
+
+/** Midnight UTC of the day after the one `nowMs` falls in: when a daily cap resets. */
+export function startOfNextUtcDay(nowMs: number): number {
+  return startOfUtcDay(nowMs) + DAY_MS;
 }

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { INSTALL_PATH } from '../contract/claims.js';
-import { AGENT_USER, SERVICE_USER, UNIT_NAME, AGENT_SOCKET_UNIT, UNIT_NAMES, VAR_DIR_MODE } from '../node/location.js';
+import { AGENT_USER, SERVICE_USER, UNIT_NAME, AGENT_SOCKET_UNIT, UNIT_NAMES, VAR_DIR_MODE } from '../node/host/location.js';
 import { unitOfRelease } from '../node/install/unit-file.js';
 
 const DEB_ARCH: Record<string, string> = { 'linux-x64': 'amd64', 'linux-arm64': 'arm64' };

@@ -4,7 +4,7 @@ import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { readCredentials, writeCredentials } from '../../src/node/credentials.js';
+import { readCredentials, writeCredentials } from '../../src/node/identity/credentials.js';
 import { journalRunStarted } from '../../src/node/store/journal.js';
 import { nodeEnv, swarmNode } from '../helpers/cli.js';
 import { apiClient } from '../helpers/http.js';

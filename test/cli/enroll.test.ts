@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readCredentials } from '../../src/node/credentials.js';
+import { readCredentials } from '../../src/node/identity/credentials.js';
 import { nodeEnv, swarmNode } from '../helpers/cli.js';
 import { MovableClock } from '../helpers/clock.js';
 import { activatedSession } from '../helpers/funnel.js';

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readCredentials } from '../../src/node/credentials.js';
+import { readCredentials } from '../../src/node/identity/credentials.js';
 import { DaemonProcess } from '../daemon/support.js';
 import { nodeEnv, swarmNode, type NodeEnv } from '../helpers/cli.js';
 import { waitFor } from '../helpers/funnel.js';

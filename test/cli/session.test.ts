@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeCredentials } from '../../src/node/credentials.js';
+import { writeCredentials } from '../../src/node/identity/credentials.js';
 import { nodeEnv, swarmNode } from '../helpers/cli.js';
 import { confirmPayment, createPayment, payAndConfirm, signIn } from '../helpers/funnel.js';
 import { useSvcApi } from '../helpers/svc-api.js';

@@ -4,7 +4,7 @@ import { DaemonLog } from '../../src/node/daemon/log.js';
 import { capAllowsRun, isDue, nextRunAfter, pauseIsOver } from '../../src/node/daemon/schedule.js';
 import { MAX_BACKOFF_MS, nextBackoff } from '../../src/node/daemon/timing.js';
 import type { ScheduledAgent } from '../../src/node/store/schedules.js';
-import { startOfNextUtcDay } from '../../src/node/utc-day.js';
+import { startOfNextUtcDay } from '../../src/lib/clock.js';
 import { parseLogLine } from './support.js';
 
 const clock = { now: () => Date.parse('2026-03-04T05:06:07.089Z') };

@@ -2,7 +2,7 @@
 // interval, picks up register/unregister without a restart, runs a missed interval once, stops at the daily cap,
 // shows itself in status, and exits 0 on SIGTERM.
 import { describe, expect, it } from 'vitest';
-import { startOfUtcDay } from '../../src/node/utc-day.js';
+import { startOfUtcDay } from '../../src/lib/clock.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { cli, DaemonProcess, expectExactlyOnce, localRuns, nodeDb, register, RequestLog, signedInNode, waitForTicksDone } from './support.js';
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import type { TestService } from '../helpers/svc-api.js';
-import { readCredentials, writeCredentials } from '../../src/node/credentials.js';
+import { readCredentials, writeCredentials } from '../../src/node/identity/credentials.js';
 import { randomBytes } from 'node:crypto';
 import { waitFor } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';

@@ -11,7 +11,7 @@ import { copyFileSync, existsSync, readFileSync, readlinkSync, writeFileSync } f
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readDaemonRecord, startedHealthy } from '../../src/node/install/daemon-health.js';
-import { processIsAlive } from '../../src/node/process-alive.js';
+import { processIsAlive } from '../../src/node/host/process-alive.js';
 import { activatedSession, waitFor } from '../helpers/funnel.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { renderEnvironmentFile, proxyVariables } from '../../src/node/install/environment-file.js';
 import { settleService } from '../../src/node/install/service-settle.js';
 import { INSTALL_PATH } from '../../src/contract/claims.js';
-import { installLayout, layoutOfHome, SERVICE_USER, UNIT_NAMES } from '../../src/node/location.js';
+import { installLayout, layoutOfHome, SERVICE_USER, UNIT_NAMES } from '../../src/node/host/location.js';
 import { switchLink } from '../../src/node/install/links.js';
 import { readPackageSource } from '../../src/node/install/package-source.js';
 import type { Change } from '../../src/node/install/plan.js';

@@ -1,8 +1,8 @@
 // activateNode against the real svc-api with a clock that the test moves: the waits are exact and instant.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SvcError } from '../../src/contract/errors.js';
-import { activateNode } from '../../src/node/activate.js';
-import { ServiceClient } from '../../src/node/service-client.js';
+import { activateNode } from '../../src/node/identity/activate.js';
+import { ServiceClient } from '../../src/node/service/service-client.js';
 import { MovableClock } from '../helpers/clock.js';
 import { confirmPayment, createPayment } from '../helpers/funnel.js';
 import { useSvcApi } from '../helpers/svc-api.js';

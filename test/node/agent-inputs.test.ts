@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { inputFlag, inputFlagsOf, missingInputs } from '../../src/node/agent-inputs.js';
+import { inputFlag, inputFlagsOf, missingInputs } from '../../src/node/runs/agent-inputs.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
 
 const schemaOf = (agentId: string): Record<string, unknown> =>

@@ -14,7 +14,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, 
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeCredentials } from '../../src/node/credentials.js';
+import { writeCredentials } from '../../src/node/identity/credentials.js';
 import { openNodeStore } from '../../src/node/store/database.js';
 import { createLocalRunner, type LocalRunner } from '../../src/node/runner/run-local.js';
 import { agentProgram, installTestBundle } from '../helpers/bundles.js';

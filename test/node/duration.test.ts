@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SvcError } from '../../src/contract/errors.js';
-import { formatDuration, parseDuration } from '../../src/node/duration.js';
+import { formatDuration, parseDuration } from '../../src/node/agents/duration.js';
 
 describe('durations for register --every', () => {
   it('parses a whole number and a unit, 1s to 7d', () => {

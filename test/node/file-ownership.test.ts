@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { chownSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeCredentials } from '../../src/node/credentials.js';
+import { writeCredentials } from '../../src/node/identity/credentials.js';
 import { NODE_MIGRATIONS, openNodeStore } from '../../src/node/store/database.js';
 import { openDatabase } from '../../src/lib/sqlite.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';

@@ -1,7 +1,7 @@
-// Which proxy the service client's requests go through (src/node/http/proxy-env.ts), read from the environment as
+// Which proxy the service client's requests go through (src/node/service/http/proxy-env.ts), read from the environment as
 // curl and undici read it.
 import { describe, expect, it } from 'vitest';
-import { proxyFor } from '../../src/node/http/proxy-env.js';
+import { proxyFor } from '../../src/node/service/http/proxy-env.js';
 
 const via = (url: string, env: NodeJS.ProcessEnv): string | undefined => proxyFor(new URL(url), env)?.href;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SvcError } from '../../src/contract/errors.js';
-import { daysLeft, decodeClaims, expiresSoon, expiryOf, EXPIRY_WARNING_DAYS, normalizeTokenText } from '../../src/node/token.js';
+import { daysLeft, decodeClaims, expiresSoon, expiryOf, EXPIRY_WARNING_DAYS, normalizeTokenText } from '../../src/node/identity/token.js';
 
 function jwt(payload: unknown): string {
   const part = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');

@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { execa, execaSync } from 'execa';
-import { writeCredentials } from '../../src/node/credentials.js';
+import { writeCredentials } from '../../src/node/identity/credentials.js';
 import { nodeEnv } from '../helpers/cli.js';
 import { createPayment, fundWallet, payAndConfirm } from '../helpers/funnel.js';
 import { useSvcApi } from '../helpers/svc-api.js';

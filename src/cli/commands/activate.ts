@@ -3,7 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEPLOY_TOKEN_LIFETIME_SECONDS } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
 import { TIER_IDS } from '../../contract/tiers.js';
-import { writeFileAtomic } from '../../node/files.js';
+import { writeFileAtomic } from '../../node/host/files.js';
 import { contextFor } from '../context.js';
 import { inFlagTerms, type FlagTerms } from '../../lib/flag-terms.js';
 import { keyValues } from '../table.js';
@@ -73,7 +73,7 @@ Example:
           remedy: 'Example: swarm-node activate --tier svc_starter_agents --email you@example.com --payment pay_123',
         });
       }
-      const { activateNode } = await import('../../node/activate.js');
+      const { activateNode } = await import('../../node/identity/activate.js');
       const client = await ctx.client();
       const input = {
         ...(options.session === undefined ? { tierId: tier!, email: options.email! } : { sessionId: options.session }),

@@ -22,7 +22,7 @@ function withToken(command: Command): Command {
 }
 
 async function jwtFor(ctx: CommandContext, options: TokenOptions): Promise<string> {
-  const { normalizeTokenText } = await import('../../node/token.js');
+  const { normalizeTokenText } = await import('../../node/identity/token.js');
   if (options.tokenFile !== undefined && options.tokenStdin === true) throw new SvcError('usage', 'give one of --token-file and --token-stdin');
   if (options.tokenFile !== undefined) {
     try {

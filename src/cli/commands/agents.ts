@@ -9,7 +9,7 @@ export function agentsCommand(): Command {
     .addHelpText('after', '\nExample:\n  $ swarm-node agents\n  $ swarm-node agents --json | jq -r \'.agents[].agent_id\'')
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
-      const { agentCatalog } = await import('../../node/catalog.js');
+      const { agentCatalog } = await import('../../node/service/catalog.js');
       const { source, agents, unreachable } = await agentCatalog(await ctx.client());
       if (unreachable !== undefined) ctx.output.warn(`${unreachable.message}; showing the built-in catalog`);
       ctx.output.result({ source, agents }, ({ agents: list }, style) =>

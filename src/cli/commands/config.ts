@@ -1,6 +1,6 @@
 // swarm-node config get|set: the node's config file, and where each value in force comes from.
 import { Command } from 'commander';
-import { CONFIG_KEYS, configKey, setConfigValue } from '../../node/config.js';
+import { CONFIG_KEYS, configKey, setConfigValue } from '../../node/host/config.js';
 import { contextFor } from '../context.js';
 
 const KEY_WIDTH = Math.max(...CONFIG_KEYS.map((key) => key.length)) + 1;

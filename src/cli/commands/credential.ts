@@ -22,7 +22,7 @@ Example:
       .action(async (_options: unknown, command: Command) => {
         const ctx = contextFor(command);
         const node = await ctx.requireNode();
-        const { rotateNodeCredential } = await import('../../node/credential-rotation.js');
+        const { rotateNodeCredential } = await import('../../node/identity/credential-rotation.js');
         const rotated = await rotateNodeCredential(node, ctx.paths.credentialsFile, ctx.version);
         ctx.output.result(rotated, (r) => `Rotated the credential of node ${r.node_id}${r.confirmed ? '; the old one no longer works' : ''}.`);
         if (!rotated.confirmed) ctx.output.warn(`the new credential is stored but not used yet (${rotated.confirm_error}); the old one works until it is`);

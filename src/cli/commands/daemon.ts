@@ -84,8 +84,8 @@ Example:
         const stop = ctx.stopSignal();
         const [{ runDaemon }, { parseHealthAddr, validateConfigValue }, { readNodeLabels }, { autoUpdateSettings }] = await Promise.all([
           import('../../node/daemon/daemon.js'),
-          import('../../node/config.js'),
-          import('../../node/labels.js'),
+          import('../../node/host/config.js'),
+          import('../../node/agents/labels.js'),
           import('../../node/daemon/auto-update-settings.js'),
         ]);
         const healthAddr = options.healthAddr === undefined ? ctx.config().health_addr : validateConfigValue('health_addr', options.healthAddr);
@@ -120,7 +120,7 @@ Example:
         // unit's ExecStopPost does, as root (src/node/install/uninstall-retired.ts).
         if (outcome.retired !== undefined) {
           const [{ layoutOfHome }, { uninstallRetiredNode, uninstallsAfterRetiring }, { DaemonLog }] = await Promise.all([
-            import('../../node/location.js'),
+            import('../../node/host/location.js'),
             import('../../node/install/uninstall-retired.js'),
             import('../../node/daemon/log.js'),
           ]);

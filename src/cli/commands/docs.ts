@@ -11,7 +11,7 @@ export function docsCommand(): Command {
     .action(async (section: string | undefined, _options: unknown, command: Command) => {
       const ctx = contextFor(command);
       const jwt = ctx.requireJwt();
-      const { readDocs } = await import('../../node/docs.js');
+      const { readDocs } = await import('../../node/service/docs.js');
       const answer = await readDocs({ client: await ctx.client(), clock: ctx.clock, credentialsFile: ctx.paths.credentialsFile }, jwt.token, section);
       if ('section' in answer) {
         ctx.output.result(answer.section, (d) => d.body);

@@ -26,7 +26,7 @@ Example:
     .action(async (flags: DeployTokenFlags, command: Command) => {
       const ctx = contextFor(command);
       refuseTokenArgument(flags);
-      const [{ readDeployToken }, { enrollHere }] = await Promise.all([import('../../node/install/deploy-token.js'), import('../../node/enroll.js')]);
+      const [{ readDeployToken }, { enrollHere }] = await Promise.all([import('../../node/install/deploy-token.js'), import('../../node/identity/enroll.js')]);
       const deployToken = readDeployToken(flags.deployTokenFile, ctx.env);
       delete ctx.env.SVC_DEPLOY_TOKEN;
       // Neither a token nor a sign-in: enrollHere refuses it (exit 4) once it knows this home is not a node already.

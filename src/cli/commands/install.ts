@@ -2,7 +2,7 @@
 // src/node/install/; this file parses, reads the token, and renders.
 import { Command } from 'commander';
 import { SvcError } from '../../contract/errors.js';
-import { checkNodeName } from '../../node/location.js';
+import { checkNodeName } from '../../node/host/location.js';
 import { contextFor } from '../context.js';
 import { addDeployTokenOptions, refuseTokenArgument, type DeployTokenFlags } from '../deploy-token-option.js';
 import { collectValues } from '../input-options.js';

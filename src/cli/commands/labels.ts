@@ -1,5 +1,5 @@
 // swarm-node labels [list] | add | remove: the labels this node carries, which a run may require (docs/api.md
-// "Labels"). The config file holds them (src/node/labels.ts); the service routes by the set it was last sent.
+// "Labels"). The config file holds them (src/node/agents/labels.ts); the service routes by the set it was last sent.
 import { Command } from 'commander';
 import { MAX_LABELS } from '../../contract/labels.js';
 import { contextFor, type CommandContext } from '../context.js';
@@ -50,7 +50,7 @@ Example:
 }
 
 async function showLabels(ctx: CommandContext): Promise<void> {
-  const { readNodeLabels } = await import('../../node/labels.js');
+  const { readNodeLabels } = await import('../../node/agents/labels.js');
   const labels = readNodeLabels(ctx.paths.configFile) ?? [];
   const nodeId = ctx.credentials().node?.node_id ?? null;
   ctx.output.result({ node_id: nodeId, labels, file: ctx.paths.configFile }, (r) =>
@@ -59,7 +59,7 @@ async function showLabels(ctx: CommandContext): Promise<void> {
 }
 
 async function changeLabels(ctx: CommandContext, change: { add?: string[]; remove?: string[] }): Promise<void> {
-  const [{ parseLabelArguments }, labels] = await Promise.all([import('../../contract/labels.js'), import('../../node/labels.js')]);
+  const [{ parseLabelArguments }, labels] = await Promise.all([import('../../contract/labels.js'), import('../../node/agents/labels.js')]);
   // Checked before anything is read or sent: a bad label changes nothing.
   const parsed = { ...(change.add === undefined ? {} : { add: parseLabelArguments(change.add) }), ...(change.remove === undefined ? {} : { remove: parseLabelArguments(change.remove) }) };
   const node = await ctx.requireNode();

@@ -1,7 +1,7 @@
 // swarm-node list: the registered agents with schedule, cap, last run and today's spend (UTC day).
 import { Command } from 'commander';
 import { formatDollars } from '../../contract/money.js';
-import { formatDuration } from '../../node/duration.js';
+import { formatDuration } from '../../node/agents/duration.js';
 import { contextFor } from '../context.js';
 import { shortTime, table } from '../table.js';
 
@@ -11,7 +11,7 @@ export function listCommand(): Command {
     .addHelpText('after', '\n"Spent today" counts charges since 00:00 UTC, the day the daily cap counts.\n\nExample:\n  $ swarm-node list\n  $ swarm-node list --json | jq -r \'.registrations[].agent_id\'')
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
-      const { registrationList } = await import('../../node/registrations.js');
+      const { registrationList } = await import('../../node/agents/registrations.js');
       const list = registrationList(await ctx.store(), ctx.clock.now());
       ctx.output.result(list, ({ registrations: rows }, style) => {
         if (rows.length === 0) return '';

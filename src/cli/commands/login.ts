@@ -3,8 +3,8 @@ import { Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { SvcError } from '../../contract/errors.js';
 import { TIER_IDS, type TierId } from '../../contract/tiers.js';
-import type { NodeEnrollment } from '../../node/credentials.js';
-import type { SignedIn, SignInWith } from '../../node/session.js';
+import type { NodeEnrollment } from '../../node/identity/credentials.js';
+import type { SignedIn, SignInWith } from '../../node/identity/session.js';
 import { contextFor, type CommandContext } from '../context.js';
 import { keyValues } from '../table.js';
 
@@ -44,7 +44,7 @@ Example:
     .action(async (options: LoginOptions, command: Command) => {
       const ctx = contextFor(command);
       // Loaded here, not at start: --help and every other command have no use for them.
-      const [session, token] = await Promise.all([import('../../node/session.js'), import('../../node/token.js')]);
+      const [session, token] = await Promise.all([import('../../node/identity/session.js'), import('../../node/identity/token.js')]);
       const how = howToSignIn(ctx, options, { nodeLogin: session.nodeLogin, normalizeTokenText: token.normalizeTokenText });
       const deps = { client: await ctx.client(), clock: ctx.clock, credentialsFile: ctx.paths.credentialsFile };
       const signedIn = await session.signIn(deps, how);
@@ -56,8 +56,8 @@ Example:
 
 /** A JWT given by file, stdin or SVC_JWT; or what to ask issue-token for, with its proof of payment. */
 interface Readers {
-  nodeLogin: typeof import('../../node/session.js').nodeLogin;
-  normalizeTokenText: typeof import('../../node/token.js').normalizeTokenText;
+  nodeLogin: typeof import('../../node/identity/session.js').nodeLogin;
+  normalizeTokenText: typeof import('../../node/identity/token.js').normalizeTokenText;
 }
 
 function howToSignIn(ctx: CommandContext, options: LoginOptions, { nodeLogin, normalizeTokenText }: Readers): SignInWith {

@@ -8,7 +8,7 @@ export function logoutCommand(): Command {
     .addHelpText('after', '\nExample:\n  $ swarm-node logout')
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
-      const { logout } = await import('../../node/session.js');
+      const { logout } = await import('../../node/identity/session.js');
       const result = logout(ctx.paths.credentialsFile);
       ctx.output.result(result, (r) => (r.signed_out ? `Signed out ${r.sub}.` : 'Not signed in; nothing to forget.'));
     });

@@ -41,7 +41,7 @@ Example:
       }
       const jwt = ctx.requireJwt();
       const thisNode = ctx.credentials().node?.node_id === nodeId;
-      const { listNodes, removeNode } = await import('../../node/fleet.js');
+      const { listNodes, removeNode } = await import('../../node/service/fleet.js');
       const client = await ctx.client();
       if (flags.yes !== true) {
         if (!ctx.canPrompt()) {

@@ -25,7 +25,7 @@ Example:
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
       const jwt = ctx.requireJwt();
-      const { listNodes } = await import('../../node/fleet.js');
+      const { listNodes } = await import('../../node/service/fleet.js');
       const here = ctx.credentials().node?.node_id;
       ctx.output.result(await listNodes(await ctx.client(), jwt.token, here), (result) =>
         result.nodes.length === 0

@@ -1,7 +1,7 @@
 // swarm-node register: add an agent to this node, or change its schedule and daily cap (issue 3).
 import { Command } from 'commander';
 import { formatDollars } from '../../contract/money.js';
-import { formatDuration } from '../../node/duration.js';
+import { formatDuration } from '../../node/agents/duration.js';
 import { SvcError } from '../../contract/errors.js';
 import { contextFor } from '../context.js';
 import { collectInputPair } from '../input-options.js';
@@ -48,7 +48,7 @@ Example:
       const ctx = contextFor(command);
       const jwt = ctx.requireJwt();
       const node = await ctx.requireNode();
-      const [{ registerAgent }, { localInputSchema }] = await Promise.all([import('../../node/registrations.js'), import('../../node/runner/bundles.js')]);
+      const [{ registerAgent }, { localInputSchema }] = await Promise.all([import('../../node/agents/registrations.js'), import('../../node/runner/bundles.js')]);
       const outcome = await registerAgent(
         {
           db: await ctx.store(),

@@ -33,7 +33,7 @@ Example:
       const input = (await import('../run-input.js')).runInput(options);
       const labels = options.label === undefined ? [] : (await import('../../contract/labels.js')).parseLabelArguments(options.label);
       const caller = await ctx.runCaller();
-      const [{ runAgent, settlePendingRuns }, { succeededOrThrow }] = await Promise.all([import('../../node/run-agent.js'), import('../../node/run-errors.js')]);
+      const [{ runAgent, settlePendingRuns }, { succeededOrThrow }] = await Promise.all([import('../../node/runs/run-agent.js'), import('../../node/runs/run-errors.js')]);
       const deps = { db: await ctx.store(), client: await ctx.client(), clock: ctx.clock, caller, source: 'cli' as const, signal: ctx.interruption(), followMs: 10 * 60_000 };
       const earlier = await settlePendingRuns(deps);
       if (earlier.settled > 0) ctx.output.info(`Settled ${earlier.settled} earlier run(s) whose answer had been lost (same key, not charged twice).`);

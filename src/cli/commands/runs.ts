@@ -20,7 +20,7 @@ export function runsCommand(): Command {
     .addHelpText('after', '\nExits 5 when --agent names no agent of the catalog (swarm-node agents).\n\nExample:\n  $ swarm-node runs --agent agent_ops_monitor_004 --limit 5\n  $ swarm-node runs --json | jq .totals.charged_cents')
     .action(async (options: { agent?: string; limit: number }, command: Command) => {
       const ctx = contextFor(command);
-      const { runsOf } = await import('../../node/run-history.js');
+      const { runsOf } = await import('../../node/runs/run-history.js');
       const history = runsOf(await ctx.store(), { ...(options.agent === undefined ? {} : { agentId: options.agent }), limit: options.limit });
       ctx.output.result(history, ({ runs, totals }, style) => {
         if (runs.length === 0) return '';

@@ -11,7 +11,7 @@ export function statusCommand(): Command {
     .addHelpText('after', '\nExample:\n  $ swarm-node status\n  $ swarm-node status --json | jq .problems')
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
-      const { nodeStatus } = await import('../../node/status.js');
+      const { nodeStatus } = await import('../../node/host/status.js');
       const status = await nodeStatus({
         config: ctx.config(),
         paths: ctx.paths,

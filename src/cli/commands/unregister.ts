@@ -17,7 +17,7 @@ Example:
     )
     .action(async (agentId: string, _options: unknown, command: Command) => {
       const ctx = contextFor(command);
-      const { unregisterAgent } = await import('../../node/registrations.js');
+      const { unregisterAgent } = await import('../../node/agents/registrations.js');
       const result = await unregisterAgent(await ctx.store(), await ctx.thisNode(), agentId);
       ctx.output.result(result, (r) => `Unregistered ${r.agent_id}${r.withdrawn ? '; the service no longer sends its runs here' : ''}.`);
       if (!result.withdrawn && result.withdraw_error !== undefined) {

@@ -75,7 +75,7 @@ Example:
       const deps = installDeps(ctx, layout);
       if (flags.pending) {
         const { applyPendingUpdate } = await import('../../node/install/pending-update.js');
-        const { autoUpdateOfFile, readConfigFile } = await import('../../node/config.js');
+        const { autoUpdateOfFile, readConfigFile } = await import('../../node/host/config.js');
         const result = await applyPendingUpdate(deps, { autoUpdate: autoUpdateOfFile(readConfigFile(layout.configFile)), trustKeyFile: flags.trustKey ?? ctx.env.SVC_RELEASE_TRUST_KEY });
         // Silent when there was nothing to do: it runs before every start of the daemon.
         if (result.action !== 'none' || ctx.output.json) ctx.output.result(result, pendingSummary);

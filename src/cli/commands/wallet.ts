@@ -37,7 +37,7 @@ export function walletCommand(): Command {
       let opened = false;
       if (options.open === true) {
         // The opener gets a private page that forwards to the URL, never the URL: argv is visible in `ps`.
-        const { openSecretUrl } = await import('../../node/browser-handoff.js');
+        const { openSecretUrl } = await import('../../node/identity/browser-handoff.js');
         const attempt = await openSecretUrl(url, ctx.env);
         opened = attempt.opened;
         if (!attempt.opened && attempt.why === 'no_display') ctx.output.warn('cannot open a browser here (no display); open the URL on a machine with a browser');

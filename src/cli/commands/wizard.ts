@@ -128,7 +128,7 @@ async function runAndReport(
     walletUrl: config.wallet_url,
     openStore: () => ctx.store(),
     enroll: async (jwt) => {
-      const { enrollHere } = await import('../../node/enroll.js');
+      const { enrollHere } = await import('../../node/identity/enroll.js');
       return enrollHere({ client: await ctx.client(), clock: ctx.clock, paths: ctx.paths }, { jwt });
     },
     thisNode: () => ctx.requireNode(),

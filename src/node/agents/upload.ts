@@ -6,7 +6,7 @@ import { MANIFEST_FILE } from '../../contract/agent-bundle.js';
 import type { AgentVersion, AgentVersionsResponse, UploadResponse } from '../../contract/agent-upload.js';
 import { SvcError } from '../../contract/errors.js';
 import { readBundleArchive } from '../../lib/bundle-archive.js';
-import type { ServiceClient } from '../service-client.js';
+import type { ServiceClient } from '../service/service-client.js';
 import { packBundleDir } from './bundle-pack.js';
 
 const versionsPath = (agentId: string): string => `/v1/swarm/agents/${encodeURIComponent(agentId)}/versions`;

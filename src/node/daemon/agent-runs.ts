@@ -3,10 +3,10 @@
 import { findAgentSku, type AgentSku } from '../../contract/agents.js';
 import { SvcError, messageOf } from '../../contract/errors.js';
 import type { NodeCaller } from '../work/caller.js';
-import { runAgent, type RunDeps, type RunOutcome } from '../run-agent.js';
+import { runAgent, type RunDeps, type RunOutcome } from '../runs/run-agent.js';
 import { hasUnsettledRun, releaseRun, spendSince } from '../store/journal.js';
 import { pauseAgent, planRunAt, recordRunStarted, resumeAgent, scheduledAgents, type ScheduledAgent } from '../store/schedules.js';
-import { startOfNextUtcDay, startOfUtcDay } from '../utc-day.js';
+import { startOfNextUtcDay, startOfUtcDay } from '../../lib/clock.js';
 import type { BalancePauses } from './balance-pause.js';
 import { firstSentence, isoOrUndefined, numberOf, type DaemonCore } from './core.js';
 import { capAllowsRun, isDue, nextRunAfter, pauseIsOver } from './schedule.js';

@@ -4,8 +4,8 @@
 import { realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readManifest, runningPackageDir } from '../../lib/package-dir.js';
-import { autoUpdateIntervalSeconds, type ResolvedConfig } from '../config.js';
-import type { NodePaths } from '../location.js';
+import { autoUpdateIntervalSeconds, type ResolvedConfig } from '../host/config.js';
+import type { NodePaths } from '../host/location.js';
 import type { AutoUpdateOptions } from './auto-update.js';
 
 export interface AutoUpdateFlags {

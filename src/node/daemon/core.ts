@@ -2,7 +2,7 @@
 // stop waits for, and whether the stop is done.
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
-import type { ServiceClient } from '../service-client.js';
+import type { ServiceClient } from '../service/service-client.js';
 import type { DaemonHealth } from './health.js';
 import type { DaemonLog } from './log.js';
 

@@ -19,8 +19,8 @@
 // the service hands over), balance-pause.ts (the wallet) and auto-update.ts (a newer release).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { messageOf, type SvcError } from '../../contract/errors.js';
-import type { NodeEnrollment } from '../credentials.js';
-import { syncServedAgents } from '../served-agents.js';
+import type { NodeEnrollment } from '../identity/credentials.js';
+import { syncServedAgents } from '../agents/served-agents.js';
 import type { NodeCaller } from '../work/caller.js';
 import { claimDaemon, recordStopped, recordTick } from '../store/daemon-state.js';
 import { pendingRuns, releaseRunsOf } from '../store/journal.js';

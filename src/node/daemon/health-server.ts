@@ -1,6 +1,6 @@
 // The daemon's health listener (daemon --health-addr, config health_addr): GET /healthz answers 200 or 503 with what
 // is wrong, GET /metrics the Prometheus text. Node's own http: two routes need no framework, and the daemon's memory
-// stays its own. Off unless asked for; a bare port listens on loopback only (src/node/config.ts parseHealthAddr).
+// stays its own. Off unless asked for; a bare port listens on loopback only (src/node/host/config.ts parseHealthAddr).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SvcError } from '../../contract/errors.js';

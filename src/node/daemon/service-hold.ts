@@ -4,7 +4,7 @@
 // changes. The daemon works with the node's own credential, never the user's JWT: a node does not stop when a
 // 30-day token expires.
 import { SvcError, messageOf } from '../../contract/errors.js';
-import { currentNodeCredential, readCredentials, type NodeEnrollment } from '../credentials.js';
+import { currentNodeCredential, readCredentials, type NodeEnrollment } from '../identity/credentials.js';
 import { recordGlobalPause, type GlobalPauseReason } from '../store/daemon-state.js';
 import type { NodeCaller } from '../work/caller.js';
 import { firstSentence, type DaemonCore } from './core.js';

@@ -2,7 +2,7 @@
 // answers with the first response and nothing is charged twice. It runs before anything is scheduled (at start and
 // after a hold), and again on a backoff while rows are left that cannot be settled yet.
 import type { NodeCaller } from '../work/caller.js';
-import { settlePendingRuns, type RunDeps } from '../run-agent.js';
+import { settlePendingRuns, type RunDeps } from '../runs/run-agent.js';
 import { pendingRuns, releaseAbandonedRuns, settledAmong, type SettledRun } from '../store/journal.js';
 import { planAfterReplayedRun } from '../store/schedules.js';
 import { messageOf } from '../../contract/errors.js';

@@ -1,7 +1,7 @@
 // Install and doctor read credentials.json even when its mode is wrong (credentials.ts refuses such a file, as ssh
 // does with keys): they are the tools that report and repair the mode. The content is never quoted.
 import { readFileSync } from 'node:fs';
-import type { Credentials } from '../credentials.js';
+import type { Credentials } from '../identity/credentials.js';
 
 export function readCredentialsIgnoringMode(path: string): Credentials | Error {
   try {

@@ -4,7 +4,7 @@
 // database past what this (older) program would open.
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { processIsAlive } from '../process-alive.js';
+import { processIsAlive } from '../host/process-alive.js';
 
 export interface DaemonRecord {
   pid: number | null;

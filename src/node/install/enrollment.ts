@@ -4,8 +4,8 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import { SvcError } from '../../contract/errors.js';
 import type { EnrollResponse } from '../../contract/schemas.js';
-import { writeCredentials, type Credentials, type NodeEnrollment } from '../credentials.js';
-import type { NodePaths } from '../location.js';
+import { writeCredentials, type Credentials, type NodeEnrollment } from '../identity/credentials.js';
+import type { NodePaths } from '../host/location.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import type { Change } from './plan.js';
 

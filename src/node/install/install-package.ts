@@ -2,9 +2,9 @@
 // layout, enrolling first when the node is not enrolled yet (install-node.ts), with the service started or
 // restarted as its changes need.
 import type { Clock } from '../../lib/clock.js';
-import type { ResolvedConfig } from '../config.js';
-import type { InstallLayout } from '../location.js';
-import type { ServiceClient } from '../service-client.js';
+import type { ResolvedConfig } from '../host/config.js';
+import type { InstallLayout } from '../host/location.js';
+import type { ServiceClient } from '../service/service-client.js';
 import type { EphemeralEnrollment } from './enrollment.js';
 import { installNode, type InstallResult } from './install-node.js';
 import { runningPackageDir } from '../../lib/package-dir.js';

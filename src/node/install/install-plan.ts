@@ -4,10 +4,10 @@
 // differs from what it should be, so a re-run lists what changed and nothing else.
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { autoUpdateOfFile, readConfigFile, writeConfigFile, type ConfigFile } from '../config.js';
-import { CREDENTIALS_MODE, type Credentials, type NodeEnrollment } from '../credentials.js';
-import { readTextIfPresent, writeFileAtomic } from '../files.js';
-import { agentSocketPath, AGENT_USER, releaseDir, SERVICE_USER, VAR_DIR_MODE, type InstallLayout } from '../location.js';
+import { autoUpdateOfFile, readConfigFile, writeConfigFile, type ConfigFile } from '../host/config.js';
+import { CREDENTIALS_MODE, type Credentials, type NodeEnrollment } from '../identity/credentials.js';
+import { readTextIfPresent, writeFileAtomic } from '../host/files.js';
+import { agentSocketPath, AGENT_USER, releaseDir, SERVICE_USER, VAR_DIR_MODE, type InstallLayout } from '../host/location.js';
 import { ENVIRONMENT_FILE_MODE, proxyVariables, renderEnvironmentFile } from './environment-file.js';
 import type { PackageSource } from './package-source.js';
 import type { Change, Step } from './plan.js';

@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
 import { PACKAGE_NAME, readManifest } from '../../lib/package-dir.js';
-import { UNIT_NAMES, unitInRelease } from '../location.js';
+import { UNIT_NAMES, unitInRelease } from '../host/location.js';
 
 /** A version becomes a directory name under releases/: no separators, no dot-only names. */
 const VERSION_PATTERN = /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/;

@@ -5,8 +5,8 @@
 import { chmodSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
-import { readTextIfPresent, writeFileAtomic } from '../files.js';
-import { releaseDir, UNIT_NAMES, type InstallLayout } from '../location.js';
+import { readTextIfPresent, writeFileAtomic } from '../host/files.js';
+import { releaseDir, UNIT_NAMES, type InstallLayout } from '../host/location.js';
 import { backupDatabase } from '../store/file-checks.js';
 import { readLink, relativeLinkText, switchLink } from './links.js';
 import type { Step } from './plan.js';

@@ -4,10 +4,10 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
-import { autoUpdateOfFile, readConfigFile } from '../config.js';
+import { autoUpdateOfFile, readConfigFile } from '../host/config.js';
 import { planCurrentSwitch, planHostFiles, type BackupRecord } from './release-switch.js';
 import { settleService, type ServiceOutcome } from './service-settle.js';
-import type { InstallLayout } from '../location.js';
+import type { InstallLayout } from '../host/location.js';
 import { readLink } from './links.js';
 import { applySteps, type Change } from './plan.js';
 import { serviceManager } from './systemctl.js';

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { execa } from 'execa';
 import { INSTALL_PATH } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
-import { SERVICE_USER } from '../location.js';
+import { SERVICE_USER } from '../host/location.js';
 
 export interface ServiceUser {
   uid: number;

@@ -3,7 +3,7 @@
 // container, an image build) skips it with a reason, and a failing systemctl is reported as a warning.
 import { existsSync } from 'node:fs';
 import { execa } from 'execa';
-import { nodeUnits, type NodeUnits } from '../location.js';
+import { nodeUnits, type NodeUnits } from '../host/location.js';
 
 export interface ServiceManagerOptions {
   /** --no-start */

@@ -6,7 +6,7 @@ import { releaseKeysDir } from '../release/trusted-keys.js';
 import { join, resolve } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
 import { NODE_NAME_PATTERN } from '../../contract/node-name.js';
-import { AGENT_USER, installLayout, NODES_DIR, type InstallLayout } from '../location.js';
+import { AGENT_USER, installLayout, NODES_DIR, type InstallLayout } from '../host/location.js';
 import { readLink, relativeLinkText, switchLink } from './links.js';
 import { applySteps, type Change, type Step } from './plan.js';
 import { removeServiceUser } from './service-user.js';

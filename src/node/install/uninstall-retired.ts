@@ -5,8 +5,8 @@
 // - under systemd, the unit's ExecStopPost (as root, "+"): the daemon runs as the service user in a read-only
 //   sandbox and cannot remove the install, so it exits 8 and the hook removes it. systemctl is told not to wait
 //   (--no-block): the unit is stopping already, and a stop job waiting for this hook would wait for itself.
-import { readCredentials } from '../credentials.js';
-import type { InstallLayout } from '../location.js';
+import { readCredentials } from '../identity/credentials.js';
+import type { InstallLayout } from '../host/location.js';
 import { serviceManager, type ServiceManager } from './systemctl.js';
 import { uninstallNode, type UninstallResult } from './uninstall-node.js';
 

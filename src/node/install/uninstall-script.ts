@@ -2,7 +2,7 @@
 // sh, for when Node or the release is already gone. Every path in it is a constant of this file, never input.
 import { posix } from 'node:path';
 import { INSTALL_PATH } from '../../contract/claims.js';
-import { AGENT_USER, BIN_LINK_HOST_PATH, nodeInstallPath, NODES_DIR, nodeUnits, SERVICE_USER, unitHostPath } from '../location.js';
+import { AGENT_USER, BIN_LINK_HOST_PATH, nodeInstallPath, NODES_DIR, nodeUnits, SERVICE_USER, unitHostPath } from '../host/location.js';
 
 export const UNINSTALL_SCRIPT_MODE = 0o755;
 

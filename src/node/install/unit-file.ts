@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { INSTALL_PATH } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
-import { AGENT_SERVICE_UNIT, agentSocketPath, AGENT_USER, nodeInstallPath, nodeUnits, SERVICE_USER, UNIT_NAME, unitInRelease } from '../location.js';
+import { AGENT_SERVICE_UNIT, agentSocketPath, AGENT_USER, nodeInstallPath, nodeUnits, SERVICE_USER, UNIT_NAME, unitInRelease } from '../host/location.js';
 import { MAX_RUN_SLOTS } from '../runner/isolation.js';
 
 /** The values for one node's units: the default node's (no name), or node `name`'s (location.ts nodeUnits). */

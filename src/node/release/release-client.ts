@@ -2,7 +2,7 @@
 // with the node credential. A client of its own beside service-client.ts, which it sends through.
 import type { LatestReleaseResponse } from '../../contract/releases.js';
 import { releaseFileNames } from '../../lib/release-manifest.js';
-import type { ServiceClient } from '../service-client.js';
+import type { ServiceClient } from '../service/service-client.js';
 
 /** A release's bytes as downloaded: verified by verify-release.ts before anything of it is used. */
 export interface DownloadedRelease {

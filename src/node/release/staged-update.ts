@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { releaseFileNames } from '../../lib/release-manifest.js';
-import { writeFileAtomic } from '../files.js';
+import { writeFileAtomic } from '../host/files.js';
 import type { DownloadedRelease } from './release-client.js';
 
 /** The daemon asks for this release to be switched to at the next start; its three files sit beside it. */

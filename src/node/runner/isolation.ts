@@ -12,8 +12,8 @@ import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AGENT_IDS } from '../../contract/agents.js';
 import { SvcError } from '../../contract/errors.js';
-import type { AgentIsolation } from '../config.js';
-import { processIsAlive } from '../process-alive.js';
+import type { AgentIsolation } from '../host/config.js';
+import { processIsAlive } from '../host/process-alive.js';
 
 /** CAP_SETGID is bit 6, CAP_SETUID bit 7 (linux/capability.h). */
 const SETUID_SETGID = 0b1100_0000n;

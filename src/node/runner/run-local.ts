@@ -4,8 +4,8 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { messageOf } from '../../contract/errors.js';
-import { DEFAULT_AGENT_SOCKET } from '../config.js';
-import { VAR_DIR_MODE } from '../location.js';
+import { DEFAULT_AGENT_SOCKET } from '../host/config.js';
+import { VAR_DIR_MODE } from '../host/location.js';
 import { execViaSocket, type AgentExecRequest } from './agent-exec.js';
 import { asUser, DEFAULT_AGENT_LIMITS, runAgentProcess, type AgentLimits, type AgentOutcome } from './agent-process.js';
 import { agentGid, canSwitchUsers, RunUidPool, type IsolationMode, type RunIdentity } from './isolation.js';

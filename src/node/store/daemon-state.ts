@@ -2,7 +2,7 @@
 // without the daemon. Also who the daemon is: one per node, claimed at start.
 import { SvcError } from '../../contract/errors.js';
 import { prepared, type SqliteDatabase } from '../../lib/sqlite.js';
-import { processIsAlive } from '../process-alive.js';
+import { processIsAlive } from '../host/process-alive.js';
 import { scheduledAgents } from './schedules.js';
 
 export const DAEMON_KEYS = {

@@ -4,7 +4,7 @@
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { openDatabase, type SqliteDatabase } from '../../lib/sqlite.js';
-import { giveToDirectoryOwner } from '../files.js';
+import { giveToDirectoryOwner } from '../host/files.js';
 
 export const NODE_MIGRATIONS: readonly string[] = [
   /* 1 */ `

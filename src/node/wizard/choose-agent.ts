@@ -2,7 +2,7 @@
 import type { AgentSku } from '../../contract/agents.js';
 import { formatDollars } from '../../contract/money.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
-import { agentNotFound } from '../catalog.js';
+import { agentNotFound } from '../service/catalog.js';
 import { listRegistrations } from '../store/registrations.js';
 import type { AgentChoice, WizardQuestions } from './questions.js';
 import type { WizardStepDeps } from './ui.js';

@@ -3,9 +3,9 @@
 // node it runs on this host, daemon or not.
 import { formatDollars } from '../../contract/money.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
-import { inputFlagsOf } from '../agent-inputs.js';
-import { runAgent, type RunCaller, type RunResult } from '../run-agent.js';
-import { succeededOrThrow } from '../run-errors.js';
+import { inputFlagsOf } from '../runs/agent-inputs.js';
+import { runAgent, type RunCaller, type RunResult } from '../runs/run-agent.js';
+import { succeededOrThrow } from '../runs/run-errors.js';
 import type { AgentChoice, WizardQuestions } from './questions.js';
 import type { WizardStepDeps } from './ui.js';
 

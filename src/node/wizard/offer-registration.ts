@@ -2,9 +2,9 @@
 // written, and the registration is one transaction (upsertRegistration): an interrupted wizard leaves none.
 import { formatDollars } from '../../contract/money.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
-import type { StoredJwt } from '../credentials.js';
-import { formatDuration } from '../duration.js';
-import { registerAgent, type ThisNode } from '../registrations.js';
+import type { StoredJwt } from '../identity/credentials.js';
+import { formatDuration } from '../agents/duration.js';
+import { registerAgent, type ThisNode } from '../agents/registrations.js';
 import { getRegistration, type Registration } from '../store/registrations.js';
 import type { AgentChoice, WizardQuestions } from './questions.js';
 import type { WizardStepDeps } from './ui.js';

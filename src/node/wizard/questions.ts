@@ -3,7 +3,7 @@
 import type { AgentSku } from '../../contract/agents.js';
 import { SvcError } from '../../contract/errors.js';
 import type { TierId } from '../../contract/tiers.js';
-import { inputFlag, missingInputs, type InputField } from '../agent-inputs.js';
+import { inputFlag, missingInputs, type InputField } from '../runs/agent-inputs.js';
 import type { Registration } from '../store/registrations.js';
 
 export interface AgentChoice extends AgentSku {

@@ -2,11 +2,11 @@
 // own; the questions come in as an argument (flags, then a person), so the flow reads the same attended or not.
 import { SvcError } from '../../contract/errors.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
-import type { StoredJwt } from '../credentials.js';
-import { inputFlagsOf } from '../agent-inputs.js';
-import type { EnrolledHere } from '../enroll.js';
-import type { ThisNode } from '../registrations.js';
-import type { RunCaller, RunResult } from '../run-agent.js';
+import type { StoredJwt } from '../identity/credentials.js';
+import { inputFlagsOf } from '../runs/agent-inputs.js';
+import type { EnrolledHere } from '../identity/enroll.js';
+import type { ThisNode } from '../agents/registrations.js';
+import type { RunCaller, RunResult } from '../runs/run-agent.js';
 import { chooseAgent } from './choose-agent.js';
 import { firstRun } from './first-run.js';
 import { offerRegistration, type WizardRegistration } from './offer-registration.js';

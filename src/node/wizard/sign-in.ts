@@ -3,8 +3,8 @@
 import { normalizeEmail } from '../../contract/email.js';
 import { SvcError } from '../../contract/errors.js';
 import { TIERS, type TierId } from '../../contract/tiers.js';
-import { readCredentials, type StoredJwt } from '../credentials.js';
-import { loginWithPayment, nodeLogin, verifyToken, type PaymentLogin, type SignedIn } from '../session.js';
+import { readCredentials, type StoredJwt } from '../identity/credentials.js';
+import { loginWithPayment, nodeLogin, verifyToken, type PaymentLogin, type SignedIn } from '../identity/session.js';
 import type { WizardQuestions } from './questions.js';
 import type { WizardStepDeps } from './ui.js';
 

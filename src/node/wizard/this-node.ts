@@ -4,8 +4,8 @@
 // to the user who enrolled it.
 import { normalizeEmail } from '../../contract/email.js';
 import { SvcError } from '../../contract/errors.js';
-import { readCredentials, type StoredJwt } from '../credentials.js';
-import type { EnrolledHere } from '../enroll.js';
+import { readCredentials, type StoredJwt } from '../identity/credentials.js';
+import type { EnrolledHere } from '../identity/enroll.js';
 import type { WizardStepDeps } from './ui.js';
 
 export interface WizardNode {

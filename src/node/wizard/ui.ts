@@ -1,7 +1,7 @@
 // What the wizard's steps say to a person while they work. src/cli/output.ts implements it: lines to stderr, a
 // spinner only on a terminal.
 import type { Clock } from '../../lib/clock.js';
-import type { ServiceClient } from '../service-client.js';
+import type { ServiceClient } from '../service/service-client.js';
 
 export interface WizardUi {
   info(line: string): void;

@@ -3,7 +3,7 @@
 import { walletLoginUrl } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
-import type { StoredJwt } from '../credentials.js';
+import type { StoredJwt } from '../identity/credentials.js';
 import type { AgentChoice, Shortfall, WizardQuestions } from './questions.js';
 import type { WizardStepDeps } from './ui.js';
 

@@ -2,15 +2,15 @@
 // and runs the agent here, in the isolation its configuration asks for; elsewhere a signed-in user asks with the JWT.
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
-import { DEFAULT_AGENT_SOCKET, type AgentIsolation } from '../config.js';
-import { currentNodeCredential, type NodeEnrollment } from '../credentials.js';
-import type { NodePaths } from '../location.js';
-import { NodeApi } from '../node-api.js';
+import { DEFAULT_AGENT_SOCKET, type AgentIsolation } from '../host/config.js';
+import { currentNodeCredential, type NodeEnrollment } from '../identity/credentials.js';
+import type { NodePaths } from '../host/location.js';
+import { NodeApi } from '../service/node-api.js';
 import { runningPackageDir } from '../../lib/package-dir.js';
-import type { RunCaller } from '../run-agent.js';
+import type { RunCaller } from '../runs/run-agent.js';
 import { resolveIsolation } from '../runner/isolation.js';
 import { createLocalRunner } from '../runner/run-local.js';
-import type { ServiceClient } from '../service-client.js';
+import type { ServiceClient } from '../service/service-client.js';
 import { Executor } from './executor.js';
 
 export interface NodeCallerDeps {

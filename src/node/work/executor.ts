@@ -7,8 +7,8 @@ import { SvcError } from '../../contract/errors.js';
 import type { RunResponse } from '../../contract/schemas.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
-import type { NodeApi } from '../node-api.js';
-import { processIsAlive } from '../process-alive.js';
+import type { NodeApi } from '../service/node-api.js';
+import { processIsAlive } from '../host/process-alive.js';
 import type { LocalOutcome, LocalRunner } from '../runner/run-local.js';
 import { executionClosed, executionFinished, executionStarted, findExecution, openExecutions, type Execution } from '../store/executions.js';
 

@@ -1,7 +1,7 @@
 // What a person is told about a run that did not succeed: `run` and the wizard's first run turn its outcome
 // (run-agent.ts) into the typed error they show, with the exit code, remedy and facts of its code.
-import { SvcError } from '../contract/errors.js';
-import { formatDollars } from '../contract/money.js';
+import { SvcError } from '../../contract/errors.js';
+import { formatDollars } from '../../contract/money.js';
 import type { RunOutcome, RunResult } from './run-agent.js';
 
 /** The result of a run that succeeded; the error to show for any other outcome. */

@@ -1,5 +1,5 @@
 // Schedules for `register --every`: a whole number and a unit (s, m, h, d), from one second to seven days.
-import { SvcError } from '../contract/errors.js';
+import { SvcError } from '../../contract/errors.js';
 
 const UNIT_SECONDS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 export const MIN_EVERY_SECONDS = 1;

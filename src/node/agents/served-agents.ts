@@ -2,10 +2,10 @@
 // truth, the service's list follows them. `register` and `unregister` tell the service at once; the daemon brings
 // the two back in line whenever the service becomes usable (a registration made while it was unreachable, a
 // database from before enrollment).
-import { SvcError } from '../contract/errors.js';
-import type { SqliteDatabase } from '../lib/sqlite.js';
-import type { NodeApi } from './node-api.js';
-import { listRegistrations } from './store/registrations.js';
+import { SvcError } from '../../contract/errors.js';
+import type { SqliteDatabase } from '../../lib/sqlite.js';
+import type { NodeApi } from '../service/node-api.js';
+import { listRegistrations } from '../store/registrations.js';
 
 export interface ServedAgentsSync {
   served: string[];

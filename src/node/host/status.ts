@@ -2,18 +2,18 @@
 // service's reachability and latency, the token's validity and expiry, registrations, the database, the daemon.
 // It reports problems rather than failing on them: a broken part is the thing a status must show.
 import { existsSync } from 'node:fs';
-import { SvcError, messageOf } from '../contract/errors.js';
-import type { Clock } from '../lib/clock.js';
-import type { SqliteDatabase } from '../lib/sqlite.js';
+import { SvcError, messageOf } from '../../contract/errors.js';
+import type { Clock } from '../../lib/clock.js';
+import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { ConfigKey, ConfigSource, ResolvedConfig } from './config.js';
-import type { Credentials } from './credentials.js';
+import type { Credentials } from '../identity/credentials.js';
 import type { NodePaths } from './location.js';
-import { formatDuration } from './duration.js';
-import { readDaemonStatus, type DaemonStatus } from './store/daemon-state.js';
-import type { ServiceClient } from './service-client.js';
-import { daysLeft, expiresSoon } from './token.js';
-import { listRegistrations } from './store/registrations.js';
-import { resolveIsolation, type IsolationMode } from './runner/isolation.js';
+import { formatDuration } from '../agents/duration.js';
+import { readDaemonStatus, type DaemonStatus } from '../store/daemon-state.js';
+import type { ServiceClient } from '../service/service-client.js';
+import { daysLeft, expiresSoon } from '../identity/token.js';
+import { listRegistrations } from '../store/registrations.js';
+import { resolveIsolation, type IsolationMode } from '../runner/isolation.js';
 
 export interface NodeStatus {
   config: { file: string; values: Record<ConfigKey, string | number | boolean>; sources: Record<ConfigKey, ConfigSource>; node_id: string | null };

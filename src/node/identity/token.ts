@@ -1,7 +1,7 @@
 // The access token as the node reads it: its claims, decoded without checking the signature (the node never holds
 // the key: only the service's verify says whether a token is good), for display and for the local expiry checks
 // of commands, status, doctor and the daemon.
-import { SvcError } from '../contract/errors.js';
+import { SvcError } from '../../contract/errors.js';
 
 /** Bound on a token read from a file or stdin: a JWT of ours is well under 1 KiB. */
 export const MAX_TOKEN_BYTES = 8192;

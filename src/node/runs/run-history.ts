@@ -1,8 +1,8 @@
 // `runs` (issue 3): the local run journal, newest first, with totals over every run that matches.
-import { isAgentId } from '../contract/agents.js';
-import type { SqliteDatabase } from '../lib/sqlite.js';
-import { agentNotFound } from './catalog.js';
-import { runHistory, type RunRow, type RunTotals } from './store/journal.js';
+import { isAgentId } from '../../contract/agents.js';
+import type { SqliteDatabase } from '../../lib/sqlite.js';
+import { agentNotFound } from '../service/catalog.js';
+import { runHistory, type RunRow, type RunTotals } from '../store/journal.js';
 
 export function runsOf(db: SqliteDatabase, filter: { agentId?: string; limit: number }): { runs: RunRow[]; totals: RunTotals } {
   const history = runHistory(db, filter);

@@ -2,9 +2,9 @@
 // `swarm-node labels add|remove`), which is the truth; the service's set follows it. A change is written here first
 // and then sent at once; when the service cannot be told now, the daemon sends the file's set at its next contact
 // (its start, and every return of the service), as it does with the agents a node serves.
-import { SvcError, messageOf } from '../contract/errors.js';
-import { assertLabelCount, isLabel, normalizeLabels } from '../contract/labels.js';
-import { readConfigFile, writeConfigFile } from './config.js';
+import { SvcError, messageOf } from '../../contract/errors.js';
+import { assertLabelCount, isLabel, normalizeLabels } from '../../contract/labels.js';
+import { readConfigFile, writeConfigFile } from '../host/config.js';
 import type { ThisNode } from './registrations.js';
 
 /** The labels in the config file; undefined when it has none set (the daemon then sends nothing). */

@@ -1,11 +1,11 @@
 // Signing the node in and out (issue 3 `login`, `logout`, `whoami`): the JWT lives only in the credentials file
 // (0600) and in request headers; nothing here prints it or puts it in an error message.
-import { PAYMENT_CONFIRMED } from '../contract/claims.js';
-import { SvcError } from '../contract/errors.js';
-import { isTierId, type TierId } from '../contract/tiers.js';
-import type { Clock } from '../lib/clock.js';
+import { PAYMENT_CONFIRMED } from '../../contract/claims.js';
+import { SvcError } from '../../contract/errors.js';
+import { isTierId, type TierId } from '../../contract/tiers.js';
+import type { Clock } from '../../lib/clock.js';
 import { readCredentials, updateCredentials, type NodeEnrollment, type StoredJwt } from './credentials.js';
-import type { ServiceClient } from './service-client.js';
+import type { ServiceClient } from '../service/service-client.js';
 import { daysLeft, decodeClaims, type TokenClaims } from './token.js';
 
 export interface SignedIn {

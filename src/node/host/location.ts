@@ -16,9 +16,9 @@
 // from N's release knows N by itself.
 import { realpathSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
-import { INSTALL_PATH } from '../contract/claims.js';
-import { SvcError } from '../contract/errors.js';
-import { NODE_NAME_PATTERN } from '../contract/node-name.js';
+import { INSTALL_PATH } from '../../contract/claims.js';
+import { SvcError } from '../../contract/errors.js';
+import { NODE_NAME_PATTERN } from '../../contract/node-name.js';
 import { DEFAULT_AGENT_SOCKET } from './config.js';
 
 export const SERVICE_USER = 'svc-swarm';

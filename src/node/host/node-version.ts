@@ -14,7 +14,7 @@ export function minimumNode(): NodeVersion {
   const range =
     typeof SVC_NODE_ENGINES === 'string'
       ? SVC_NODE_ENGINES
-      : (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { engines: { node: string } }).engines.node;
+      : (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { engines: { node: string } }).engines.node;
   const [major = 0, minor = 0] = range.replace(/^>=\s*/, '').split('.').map(Number);
   return { major, minor };
 }

@@ -1,8 +1,8 @@
 // `docs` (spec §6): the private documentation sections the token's tier unlocks, or one section's text.
-import { SvcError } from '../contract/errors.js';
-import type { DocsSectionResponse } from '../contract/schemas.js';
-import { DOCS_SECTIONS, isDocsSection } from '../contract/tiers.js';
-import { verifyToken, type SessionDeps } from './session.js';
+import { SvcError } from '../../contract/errors.js';
+import type { DocsSectionResponse } from '../../contract/schemas.js';
+import { DOCS_SECTIONS, isDocsSection } from '../../contract/tiers.js';
+import { verifyToken, type SessionDeps } from '../identity/session.js';
 
 export type DocsAnswer = { tier: string; docs_sections: string[] } | { section: DocsSectionResponse };
 

@@ -1,9 +1,9 @@
 // The input an agent's runs start from (register --input, docs/api.md "register"): stored with the registration,
 // under what a run gives. The daemon's scheduled runs have nobody to ask, and a corpus, a repository or a leads file
 // rarely changes between runs while the question or the revision does.
-import { SvcError } from '../contract/errors.js';
-import { runInputProblems } from '../contract/input-schema.js';
-import type { ServiceClient } from './service-client.js';
+import { SvcError } from '../../contract/errors.js';
+import { runInputProblems } from '../../contract/input-schema.js';
+import type { ServiceClient } from '../service/service-client.js';
 
 export type Input = Record<string, unknown>;
 
@@ -38,7 +38,7 @@ export async function checkDefaultInput(
 
 async function uploadIsCurrent(client: ServiceClient, token: string, agentId: string): Promise<boolean> {
   // Loaded here only: the upload module packs archives, and runs (which import this file) never need it.
-  const { agentVersions } = await import('./agents/upload.js');
+  const { agentVersions } = await import('../agents/upload.js');
   try {
     return (await agentVersions(client, token, agentId)).current !== null;
   } catch (error) {

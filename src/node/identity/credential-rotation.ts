@@ -2,10 +2,10 @@
 // service keeps the current one valid until the new one is first used, so an answer lost on the way, or a file
 // that could not be written, locks the node out of nothing: the rotation is simply run again.
 import { hostname } from 'node:os';
-import { messageOf } from '../contract/errors.js';
+import { messageOf } from '../../contract/errors.js';
 import { updateCredentials } from './credentials.js';
-import type { ThisNode } from './registrations.js';
-import { NodeApi } from './node-api.js';
+import type { ThisNode } from '../agents/registrations.js';
+import { NodeApi } from '../service/node-api.js';
 
 export interface RotatedCredential {
   node_id: string;

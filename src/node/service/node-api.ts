@@ -1,7 +1,7 @@
 // The node's side of the protocol for runs on the node (docs/api.md "Runs on the node"): every call carries the
 // node credential, never the user's JWT, so the node's work never depends on a token that expires in 30 days.
-import type { CredentialRotation, NodeRemoval, PollRequest, PollResponse, ResultRequest, NodeAgentsResponse, NodeLabelsResponse } from '../contract/node-protocol.js';
-import type { RunResponse } from '../contract/schemas.js';
+import type { CredentialRotation, NodeRemoval, PollRequest, PollResponse, ResultRequest, NodeAgentsResponse, NodeLabelsResponse } from '../../contract/node-protocol.js';
+import type { RunResponse } from '../../contract/schemas.js';
 import type { ServiceClient } from './service-client.js';
 
 export class NodeApi {

@@ -1,8 +1,8 @@
 // Configuration in force: flags > environment > the node's config file > defaults (issue 3). Each value knows
 // where it came from, so `status` and `config get` can say so.
 import { readFileSync } from 'node:fs';
-import { SvcError } from '../contract/errors.js';
-import { formatDuration, parseDuration } from './duration.js';
+import { SvcError } from '../../contract/errors.js';
+import { formatDuration, parseDuration } from '../agents/duration.js';
 import { writeFileAtomic } from './files.js';
 
 export const CONFIG_KEYS = ['base_url', 'wallet_url', 'merchant_id', 'timeout_seconds', 'concurrency', 'agent_isolation', 'agent_socket', 'health_addr', 'auto_update', 'auto_update_interval'] as const;

@@ -16,8 +16,8 @@ import type {
   SessionResponse,
   VerifyResponse,
   WalletResponse,
-} from '../contract/schemas.js';
-import { SvcError } from '../contract/errors.js';
+} from '../../contract/schemas.js';
+import { SvcError } from '../../contract/errors.js';
 
 export interface ServiceClientOptions {
   baseUrl: string;
@@ -26,7 +26,7 @@ export interface ServiceClientOptions {
   /** Sleep between attempts; tests and the daemon pass their own. */
   sleep?: (ms: number) => Promise<void>;
   userAgent?: string;
-  /** How requests travel: Node's http unless given (the daemon gives undici's pool, src/node/http/transport.ts). */
+  /** How requests travel: Node's http unless given (the daemon gives undici's pool, src/node/service/http/transport.ts). */
   transport?: Transport;
 }
 

@@ -1,7 +1,7 @@
 // The agents this node can run (spec §2 SKU table): the service's catalog when it answers, the built-in one (the
 // same contract) when it cannot be reached, so `agents` and `register` work offline.
-import { AGENT_SKUS, type AgentSku } from '../contract/agents.js';
-import { SvcError } from '../contract/errors.js';
+import { AGENT_SKUS, type AgentSku } from '../../contract/agents.js';
+import { SvcError } from '../../contract/errors.js';
 import type { ServiceClient } from './service-client.js';
 
 export interface Catalog {

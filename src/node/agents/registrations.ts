@@ -1,19 +1,18 @@
 // `register`, `unregister`, `list` (issue 3): which agents this node runs, how often, and under what daily cap.
-import { findAgentSku, type AgentSku } from '../contract/agents.js';
-import { SvcError, messageOf } from '../contract/errors.js';
-import type { Clock } from '../lib/clock.js';
-import type { SqliteDatabase } from '../lib/sqlite.js';
-import { normalizeEmail } from '../contract/email.js';
-import type { StoredJwt } from './credentials.js';
-import type { NodeApi } from './node-api.js';
-import { findInCatalog } from './catalog.js';
-import type { ServiceClient } from './service-client.js';
-import { checkDefaultInput, type Input } from './default-input.js';
-import { verifyToken } from './session.js';
-import { lastRun, spendSince } from './store/journal.js';
-import { deleteRegistration, getRegistration, listRegistrations, storedDefaultInput, upsertRegistration, type Registration } from './store/registrations.js';
-import { scheduleOf } from './store/schedules.js';
-import { startOfUtcDay } from './utc-day.js';
+import { findAgentSku, type AgentSku } from '../../contract/agents.js';
+import { SvcError, messageOf } from '../../contract/errors.js';
+import type { SqliteDatabase } from '../../lib/sqlite.js';
+import { normalizeEmail } from '../../contract/email.js';
+import type { StoredJwt } from '../identity/credentials.js';
+import type { NodeApi } from '../service/node-api.js';
+import { findInCatalog } from '../service/catalog.js';
+import type { ServiceClient } from '../service/service-client.js';
+import { checkDefaultInput, type Input } from '../runs/default-input.js';
+import { verifyToken } from '../identity/session.js';
+import { lastRun, spendSince } from '../store/journal.js';
+import { deleteRegistration, getRegistration, listRegistrations, storedDefaultInput, upsertRegistration, type Registration } from '../store/registrations.js';
+import { scheduleOf } from '../store/schedules.js';
+import { startOfUtcDay, type Clock } from '../../lib/clock.js';
 
 /** What a register call changes; undefined keeps the current value, null clears it. */
 export interface RegistrationChange {

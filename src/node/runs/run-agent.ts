@@ -4,21 +4,21 @@
 // A run ends in an outcome, not an exception: its caller decides what it means (the CLI and the wizard make an
 // error of it, run-errors.ts; the daemon pauses, holds or logs).
 import { randomUUID } from 'node:crypto';
-import { IDEMPOTENCY_KEY_LIFETIME_SECONDS } from '../contract/claims.js';
-import { findAgentSku, type AgentSku } from '../contract/agents.js';
-import { normalizeEmail } from '../contract/email.js';
-import { SvcError } from '../contract/errors.js';
-import type { RunResponse } from '../contract/schemas.js';
-import type { Clock } from '../lib/clock.js';
-import type { SqliteDatabase } from '../lib/sqlite.js';
-import { agentNotFound } from './catalog.js';
+import { IDEMPOTENCY_KEY_LIFETIME_SECONDS } from '../../contract/claims.js';
+import { findAgentSku, type AgentSku } from '../../contract/agents.js';
+import { normalizeEmail } from '../../contract/email.js';
+import { SvcError } from '../../contract/errors.js';
+import type { RunResponse } from '../../contract/schemas.js';
+import type { Clock } from '../../lib/clock.js';
+import type { SqliteDatabase } from '../../lib/sqlite.js';
+import { agentNotFound } from '../service/catalog.js';
 import { withDefaultInput } from './default-input.js';
-import type { ServiceClient } from './service-client.js';
-import { processIsAlive } from './process-alive.js';
-import { journalRunSettled, journalRunStarted, pendingRuns, type RunSource } from './store/journal.js';
-import { defaultInputOf } from './store/registrations.js';
-import { planAfterRun } from './store/schedules.js';
-import type { Executor } from './work/executor.js';
+import type { ServiceClient } from '../service/service-client.js';
+import { processIsAlive } from '../host/process-alive.js';
+import { journalRunSettled, journalRunStarted, pendingRuns, type RunSource } from '../store/journal.js';
+import { defaultInputOf } from '../store/registrations.js';
+import { planAfterRun } from '../store/schedules.js';
+import type { Executor } from '../work/executor.js';
 
 /**
  * Who asks for the run. An enrolled node, with its credential: the run is pinned to it and runs here, through

@@ -2,13 +2,13 @@
 // installing it under /opt (a developer's machine, a node run from a user's home). The deploy token comes from
 // activation (a file, or SVC_DEPLOY_TOKEN), or, for a signed-in user, from the service for one more node of theirs,
 // the way a runner's registration token comes from the API. The node credential it gets is kept 0600.
-import { SvcError } from '../contract/errors.js';
-import type { Clock } from '../lib/clock.js';
+import { SvcError } from '../../contract/errors.js';
+import type { Clock } from '../../lib/clock.js';
 import type { StoredJwt } from './credentials.js';
-import { requestDeployToken } from './fleet.js';
-import { deployTokenToEnroll, enrollNode, persistEnrollment, readStoredCredentials } from './install/enrollment.js';
-import type { NodePaths } from './location.js';
-import type { ServiceClient } from './service-client.js';
+import { requestDeployToken } from '../service/fleet.js';
+import { deployTokenToEnroll, enrollNode, persistEnrollment, readStoredCredentials } from '../install/enrollment.js';
+import type { NodePaths } from '../host/location.js';
+import type { ServiceClient } from '../service/service-client.js';
 
 export interface EnrollHereDeps {
   client: ServiceClient;

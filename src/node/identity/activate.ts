@@ -1,10 +1,10 @@
 // `activate` (spec §3, §4): create the pay gate session, then activate it with the payment. Until the provider
 // reports the payment CONFIRMED the service answers 409 payment_not_confirmed; spec §7's remedy is to wait for
 // the webhook and retry, so we do, with backoff and the service's Retry-After, up to a deadline.
-import type { ActivateResponse } from '../contract/schemas.js';
-import { SvcError } from '../contract/errors.js';
-import type { Clock } from '../lib/clock.js';
-import type { ServiceClient } from './service-client.js';
+import type { ActivateResponse } from '../../contract/schemas.js';
+import { SvcError } from '../../contract/errors.js';
+import type { Clock } from '../../lib/clock.js';
+import type { ServiceClient } from '../service/service-client.js';
 
 export interface ActivateInput {
   /** Resume a session created earlier; otherwise one is created for tier and email. */
