@@ -14,7 +14,10 @@ const ON_POSTGRES = [
   'test/api/enroll.test.ts',
   'test/api/execute.test.ts',
   'test/api/idempotency.test.ts',
-  'test/api/node-sign-in.test.ts',
+  'test/api/scopes.test.ts',
+  'test/api/sign-in-codes.test.ts',
+  'test/api/revocation.test.ts',
+  'test/api/step-up.test.ts',
   'test/api/paygate.test.ts',
   'test/api/runs.test.ts',
   'test/api/sandbox.test.ts',
@@ -31,6 +34,8 @@ export default defineConfig({
     pool: 'forks',
     // Two cores: more workers only add contention between real servers and subprocesses.
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    // One SMTP server for the run: every service a test starts mails its sign-in codes to it (test/helpers/mailbox.ts).
+    globalSetup: ['test/helpers/smtp-global-setup.ts'],
     projects: [
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/api-postgres/**', '**/node_modules/**'] } },
       {
@@ -39,7 +44,7 @@ export default defineConfig({
           name: 'postgres',
           include: ON_POSTGRES,
           env: { SVC_TEST_ENGINE: 'postgres' },
-          globalSetup: ['test/helpers/postgres-global-setup.ts'],
+          globalSetup: ['test/helpers/smtp-global-setup.ts', 'test/helpers/postgres-global-setup.ts'],
         },
       },
     ],

@@ -45,11 +45,11 @@ const DOLLARS = (cents) => `$${Math.trunc(cents / 100)}.${String(cents % 100).pa
 const STEPS = [
   'Start the reference service',
   'Checkout at the payment provider',
-  'Activate before the payment is confirmed',
   'The provider confirms: a signed webhook',
-  'Activate again: the deploy token',
+  'Sign in: a code mailed to the address',
+  'Activate: the deploy token',
   'Install the node into a scratch root',
-  'Issue the JWT',
+  'Sign the node in',
   'Verify the JWT and read the unlocked docs',
   'The wallet login URL',
   'Register an agent',
@@ -136,6 +136,27 @@ async function confirmAndAwaitWebhook(paymentId) {
   }
 }
 
+/**
+ * `swarm-node login` by mail, as a script does it: --send-code, the code read from the sandbox's outbox with
+ * `svc-api sandbox mail`, written to a 0600 file, then the login that reads it (never a command-line argument).
+ */
+async function signInByMail(cli, codeFile) {
+  const sent = await cli(['login', '--email', EMAIL, '--send-code'], { json: true });
+  const reference = String(sent.json.challenge_id).slice(0, 8);
+  showFields([['code sent', `to ${EMAIL}, reference ${reference}, valid until ${sent.json.expires_at}`]]);
+  showCommand(['svc-api', 'sandbox', 'mail', '--to', EMAIL, '--limit', '1']);
+  const outbox = await runProgram(process.execPath, [SVC_API_BIN, 'sandbox', 'mail', '--to', EMAIL, '--limit', '1', '--json'], { env: cleanEnv({ SVC_BASE_URL: state.baseUrl }) });
+  check(outbox.exitCode === 0, `svc-api sandbox mail exited ${outbox.exitCode}`, outbox.all);
+  const [mail] = JSON.parse(outbox.stdout).messages;
+  check(mail !== undefined && mail.text.includes(`reference ${reference}`), 'the sandbox outbox has no mail of this sign-in', outbox.stdout);
+  const code = /\b(\d{4}-\d{4})\b/.exec(mail.text)?.[1];
+  check(code !== undefined, 'the sign-in mail holds no code', mail.text);
+  showOutput(`${mail.subject.replace(code, '####-####')}\n${mail.text.split('\n').slice(2, 4).join('\n')}`);
+  writeFileSync(codeFile, `${code}\n`, { mode: 0o600 });
+  const signedIn = await cli(['login', '--email', EMAIL, '--code-file', codeFile]);
+  check(/tier\s+svc_starter_agents/.test(signedIn.stdout), 'login did not show the tier signed in for', signedIn.all);
+}
+
 /** An Ed25519 key pair for signing the demo's release; the private half stays in the scratch directory. */
 function writeDemoSigningKey(dir) {
   const { publicKey, privateKey } = generateKeyPairSync('ed25519');
@@ -204,21 +225,6 @@ async function main() {
   ]);
   state.starterPayment = starter.payment_id;
 
-  step('Activate before the payment is confirmed');
-  say('`swarm-node activate` opens a pay-gate session for the tier and tries to activate it with the payment.\nThe provider has not confirmed yet, so the service answers payment_not_confirmed: exit code 7.');
-  const early = await operatorCli(['activate', '--tier', 'svc_starter_agents', '--email', EMAIL, '--payment', state.starterPayment, '--wait', '0'], {
-    json: true,
-    expectExit: 7,
-  });
-  check(early.json.error?.code === 'payment_not_confirmed', `expected payment_not_confirmed, got ${early.json.error?.code}`, early.stdout);
-  state.sessionId = early.json.error.session_id;
-  check(typeof state.sessionId === 'string', 'the error carries no session_id to resume', early.stdout);
-  showFields([
-    ['exit code', String(early.exitCode)],
-    ['error', early.json.error.message],
-    ['session_id', `${state.sessionId} (kept: activation resumes it)`],
-  ]);
-
   step('The provider confirms: a signed webhook');
   say('The provider marks the payment CONFIRMED and POSTs a signed payment.confirmed event to the service\n(/v1/payments/webhook, HMAC-SHA256 in Svc-Signature); the service records the payment as confirmed.');
   const confirmed = await confirmAndAwaitWebhook(state.starterPayment);
@@ -228,11 +234,15 @@ async function main() {
     ['webhook_delivered', String(confirmed.webhook_delivered)],
   ]);
 
-  step('Activate again: the deploy token');
-  say('The same session, now activated: the service returns a short-lived, single-use deploy token, the install\npath and the deploy mode. The token goes to a file of mode 0600, never onto the screen or a command line.');
+  step('Sign in: a code mailed to the address');
+  say(`A payment names an address; it proves nobody reads it. \`login\` asks the service to mail a one-time code to\n${EMAIL} (8 digits, 10 minutes, 5 tries) and takes it back: a JWT (HS256, 30 days, chainId 1202, the tier\npaid for) for whoever reads that inbox. The sandbox keeps its mail in an outbox: \`svc-api sandbox mail\` shows it.`);
+  await signInByMail(operatorCli, join(state.scratch, 'operator-code'));
+
+  step('Activate: the deploy token');
+  say('`swarm-node activate` opens a pay-gate session for the tier and activates it with the payment, as the\nsigned-in user (a stranger who paid in your name cannot). The service returns a short-lived, single-use deploy\ntoken, once: it goes to a file of mode 0600, never onto the screen or a command line.');
   state.deployTokenFile = join(state.scratch, 'deploy-token');
   const activation = await operatorCli(
-    ['activate', '--session', state.sessionId, '--payment', state.starterPayment, '--wait', '10', '--deploy-token-file', state.deployTokenFile],
+    ['activate', '--tier', 'svc_starter_agents', '--payment', state.starterPayment, '--wait', '10', '--deploy-token-file', state.deployTokenFile],
     { json: true },
   );
   check(activation.json.install_path === '/opt/svc/swarm-node', `install_path is ${activation.json.install_path}`, activation.stdout);
@@ -284,9 +294,9 @@ async function main() {
   write(`       <root>/usr/local/bin/swarm-node -> ${readlinkSync(state.installedBin)}`);
   say('From here on, the INSTALLED binary runs: it finds its home from where it lives, and the service from its config.');
 
-  step('Issue the JWT');
-  say('`login` asks the service for a JWT (HS256, 30 days, chainId 1202, nodeAccess isolated_svc_server, tier = the\noffer) and keeps it in etc/credentials.json, mode 0600. Issuing one needs proof of payment, never just an e-mail:\non this enrolled node its own credential (from the deploy token) is that proof, so plain `login` suffices;\nelsewhere it is `login --email … --offer … --payment <payment_id>`.');
-  await nodeCli(['login']);
+  step('Sign the node in');
+  say('The installed node signs in the same way, by mail: its own credential (from the deploy token) does the\nnode\'s work only and never becomes the user\'s JWT. The JWT joins it in etc/credentials.json, mode 0600.');
+  await signInByMail(nodeCli, join(state.scratch, 'node-code'));
   const credentialsFile = join(state.home, 'etc', 'credentials.json');
   check(modeOf(credentialsFile) === '0600', 'etc/credentials.json is no longer 0600 after login', '');
   const credentials = JSON.parse(readFileSync(credentialsFile, 'utf8'));

@@ -12,6 +12,7 @@ import { rateLimitHook } from './http/rate-limit.js';
 import { agentRoutes } from './routes/v1/swarm/agents.js';
 import { agentVersionRoutes } from './routes/v1/swarm/agent-versions.js';
 import { authRoutes } from './routes/v1/auth.js';
+import { auditRoutes } from './routes/v1/audit.js';
 import { docsRoutes } from './routes/v1/docs.js';
 import { executeRoutes } from './routes/v1/swarm/execute.js';
 import { nodeRoutes } from './routes/v1/swarm/nodes.js';
@@ -92,6 +93,7 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   await app.register(agentRoutes(ctx));
   await app.register(agentVersionRoutes(ctx));
   await app.register(authRoutes(ctx));
+  await app.register(auditRoutes(ctx));
   await app.register(paygateRoutes(ctx));
   await app.register(nodeRoutes(ctx));
   await app.register(paymentWebhookRoutes(ctx));

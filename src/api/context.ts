@@ -9,6 +9,9 @@ import type { ServiceSecrets } from './secrets.js';
 import type { TokenService } from './auth/tokens.js';
 import type { ServiceMetrics } from './ops/metrics.js';
 import type { StoreProbe } from './ops/store-probe.js';
+import type { Mailer } from './mail/mailer.js';
+import type { Revocations } from './auth/revocations.js';
+import type { AuditLog } from './audit/audit-log.js';
 
 /** A payment as the provider reports it (DECISIONS.md "Payment provider and its webhook"). */
 export interface ProviderPayment {
@@ -96,6 +99,12 @@ export interface ServiceContext {
   clock: Clock;
   secrets: ServiceSecrets;
   tokens: TokenService;
+  /** Revoked access tokens, in memory and kept current from the database (auth/revocations.ts). */
+  revocations: Revocations;
+  /** Sign-in codes and what users are told (mail/mailer.ts). */
+  mailer: Mailer;
+  /** What users can look back on (GET /v1/audit). */
+  audit: AuditLog;
   ledger: Ledger;
   merchantId: string;
   /** True when svc-api runs its sandbox payment provider (svc-api --sandbox). */

@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SvcError } from '../contract/errors.js';
 import type { RunTiming } from './context.js';
-import { DEFAULT_SHUTDOWN_GRACE_MS, startService } from './server.js';
+import { DEFAULT_SHUTDOWN_GRACE_MS, SMTP_URL_REQUIRED, startService } from './server.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { ConfigError, parseStaleNodeAfter, readEnvConfig, type EnvConfig } from './ops/env-config.js';
 import { parseListenAddress, type ListenAddress } from './ops/metrics-server.js';
@@ -50,6 +50,9 @@ Environment:
   SVC_WEBHOOK_SECRET  payment webhook HMAC key (generated into the data dir when unset)
   SVC_MERCHANT_ID     this service's merchant id                         default merchant_local
   SVC_WALLET_URL      public wallet base URL                             default http://HOST:PORT/wallet
+  SVC_SMTP_URL        smtp://USER:PASSWORD@HOST:PORT (or smtps://): the relay sign-in codes and notices
+                      go through; required unless --sandbox (which also keeps them in its outbox)
+  SVC_MAIL_FROM       the From: of the service's mail                  default svc <no-reply@localhost>
   SVC_LOG_LEVEL       fatal, error, warn, info, debug, trace or silent   default info
   SVC_METRICS_LISTEN  as --metrics-listen (the flag wins)
   SVC_STALE_NODE_AFTER  as --stale-node-after (the flag wins)
@@ -70,6 +73,7 @@ Sandbox commands, against a running svc-api --sandbox (--base-url, default http:
   svc-api sandbox pay --offer <tier_id> --email <e> [--amount <dollars>]   a checkout, PENDING
   svc-api sandbox confirm <payment_id>      confirm it; waits until the service has the webhook
   svc-api sandbox fund --email <e> --amount <dollars>   fund that user's wallet, credited
+  svc-api sandbox mail --to <e>             the mail the sandbox sent that address, newest first
 
 Examples:
   svc-api --sandbox --port 8787 --data-dir ./.svc-api-data
@@ -175,6 +179,7 @@ async function main(): Promise<number> {
     return 2;
   }
   if (values.sandbox && config.paymentProvider === 'stripe') return usageError(sandboxBesideStripe().message);
+  if (!values.sandbox && process.env.SVC_SMTP_URL === undefined) return usageError(SMTP_URL_REQUIRED);
 
   const staleAfter = staleNodeAfterMs ?? config.staleNodeAfterMs;
 

@@ -1,6 +1,7 @@
-// `svc-api sandbox pay|confirm|fund`: the sandbox provider's checkout, confirmation and wallet funding from a shell,
-// over HTTP to a running `svc-api --sandbox` (the endpoints of docs/api.md "The sandbox payment provider"), so an
-// operator trying the sandbox needs no API reference to pay, activate and fund.
+// `svc-api sandbox pay|confirm|fund|mail`: the sandbox provider's checkout, confirmation and wallet funding, and the
+// sandbox's outbox, from a shell, over HTTP to a running `svc-api --sandbox` (the endpoints of docs/api.md "The
+// sandbox payment provider", "Mail"), so an operator trying the sandbox needs no API reference to pay, sign in and
+// fund. The service is --base-url, else SVC_BASE_URL (as swarm-node reads it), else the local default.
 import { parseArgs } from 'node:util';
 import { SvcError } from '../contract/errors.js';
 import { formatDollars, parseDollarsToCents } from '../contract/money.js';
@@ -18,10 +19,12 @@ Commands:
   confirm <payment_id>  confirm it, and wait until its webhook has reached the service
   fund --email <e> --amount <dollars>
                         fund that user's wallet: a svc_pay_wallet_fund payment, confirmed and credited
+  mail --to <e> [--limit <n>]
+                        the mail the sandbox sent that address (sign-in codes), newest first
 
 Options:
-  --base-url <url>      the svc-api to talk to                          default http://127.0.0.1:8787
-  --json                print one JSON document (the payment) on stdout
+  --base-url <url>      the svc-api to talk to      default: SVC_BASE_URL, else http://127.0.0.1:8787
+  --json                print one JSON document (the payment, or the messages) on stdout
   -h, --help            show this help
 
 Exit codes: 0 ok, 1 failure, 2 usage, 6 svc-api unreachable.
@@ -30,6 +33,7 @@ Example:
   svc-api sandbox pay --offer svc_starter_agents --email you@example.com
   svc-api sandbox confirm pay_0123456789abcdef01234567
   svc-api sandbox fund --email you@example.com --amount 5.00
+  svc-api sandbox mail --to you@example.com --limit 1
 `;
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:8787';
@@ -42,7 +46,7 @@ const REQUEST_TIMEOUT_MS = 10_000;
 const MAX_AMOUNT_CENTS = 100_000_000;
 
 const SANDBOX_TERMS: FlagTerms = {
-  fields: { offer_id: '--offer', customer_email: '--email', amount_cents: '--amount' },
+  fields: { offer_id: '--offer', customer_email: '--email', amount_cents: '--amount', to: '--to' },
   remedies: { invalid_request: 'Correct the option named above and run it again.' },
 };
 
@@ -54,7 +58,7 @@ interface Io {
 type Values = Record<string, string | boolean | undefined>;
 
 /** Runs one sandbox command; returns the exit code. */
-export async function runSandboxCommand(argv: string[], io: Io = process): Promise<number> {
+export async function runSandboxCommand(argv: string[], io: Io = process, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const json = argv.includes('--json');
   try {
     const { values, positionals } = parse(argv);
@@ -63,10 +67,13 @@ export async function runSandboxCommand(argv: string[], io: Io = process): Promi
       return 0;
     }
     const [command, ...rest] = positionals;
-    if (command === undefined) throw usage('give a command: pay, confirm or fund');
-    const provider = new SandboxProvider(baseUrlOf(values['base-url']));
-    const result = await dispatch(command, values, rest, provider);
-    io.stdout.write(json ? `${JSON.stringify(result.payment, null, 2)}\n` : `${result.human}\n`);
+    if (command === undefined) throw usage('give a command: pay, confirm, fund or mail');
+    const baseUrl = baseUrlOf(values['base-url'] ?? env.SVC_BASE_URL);
+    const provider = new SandboxProvider(baseUrl);
+    // A next step printed for this service names it, unless it is the default: it must work as printed.
+    const target = baseUrl === DEFAULT_BASE_URL ? '' : ` --base-url ${baseUrl}`;
+    const result = await dispatch(command, values, rest, provider, target);
+    io.stdout.write(json ? `${JSON.stringify(result.document, null, 2)}\n` : `${result.human}\n`);
     return 0;
   } catch (error) {
     const failure = error instanceof SvcError ? error : new SvcError('failed', (error as Error).message);
@@ -88,6 +95,8 @@ function parse(args: string[]): { values: Values; positionals: string[] } {
         offer: { type: 'string' },
         email: { type: 'string' },
         amount: { type: 'string' },
+        to: { type: 'string' },
+        limit: { type: 'string' },
         'base-url': { type: 'string' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -100,7 +109,13 @@ function parse(args: string[]): { values: Values; positionals: string[] } {
   }
 }
 
-async function dispatch(command: string, values: Values, positionals: string[], provider: SandboxProvider): Promise<{ payment: SandboxPayment; human: string }> {
+async function dispatch(
+  command: string,
+  values: Values,
+  positionals: string[],
+  provider: SandboxProvider,
+  target: string,
+): Promise<{ document: unknown; human: string }> {
   switch (command) {
     case 'pay': {
       noPositionals(positionals);
@@ -108,16 +123,16 @@ async function dispatch(command: string, values: Values, positionals: string[], 
       if (!isTierId(offer)) throw usage(`--offer must be one of ${TIER_IDS.join(', ')}, got "${offer}"`);
       const amount = values.amount === undefined ? undefined : cents(values.amount as string);
       const payment = await provider.pay(offer, required(values, 'email'), amount);
-      return { payment, human: `${describe(payment)}\nNext: svc-api sandbox confirm ${payment.payment_id}` };
+      return { document: payment, human: `${describe(payment)}\nNext: svc-api sandbox confirm ${payment.payment_id}${target}` };
     }
     case 'confirm': {
       const [paymentId, ...extra] = positionals;
       if (paymentId === undefined || extra.length > 0) throw usage('give one payment id: svc-api sandbox confirm <payment_id>');
       const payment = await provider.confirm(paymentId);
-      const proof = `--email ${payment.customer_email} --offer ${payment.offer_id} --payment ${payment.payment_id}`;
+      const swarmNodeTarget = target === '' ? '' : ` (with SVC_BASE_URL=${target.slice(' --base-url '.length)})`;
       return {
-        payment,
-        human: `${describe(payment)}\nThe service has the confirmation; the payment id is the proof of payment:\n  swarm-node login ${proof}\n  swarm-node activate ${proof.replace('--offer', '--tier')}`,
+        document: payment,
+        human: `${describe(payment)}\nThe service has the confirmation. Sign in as ${payment.customer_email}: a code is mailed to the address${swarmNodeTarget}:\n  swarm-node login --email ${payment.customer_email}\nIn the sandbox, the code is in its outbox: svc-api sandbox mail --to ${payment.customer_email}${target}`,
       };
     }
     case 'fund': {
@@ -125,19 +140,47 @@ async function dispatch(command: string, values: Values, positionals: string[], 
       const email = required(values, 'email');
       const amount = cents(required(values, 'amount'));
       const payment = await provider.confirm((await provider.pay(WALLET_FUND_OFFER, email, amount)).payment_id);
-      return { payment, human: `Funded the wallet of ${payment.customer_email} with ${formatDollars(payment.amount_cents)} (payment ${payment.payment_id}).` };
+      return { document: payment, human: `Funded the wallet of ${payment.customer_email} with ${formatDollars(payment.amount_cents)} (payment ${payment.payment_id}).` };
+    }
+    case 'mail': {
+      noPositionals(positionals);
+      const to = required(values, 'to');
+      const limit = values.limit === undefined ? 10 : count(values.limit as string);
+      const mail = await provider.mail(to, limit);
+      const human = mail.messages.length === 0 ? `No mail to ${to} yet.` : mail.messages.map((message) => `${message.sent_at}  ${message.subject}\n${indent(message.text)}`).join('\n\n');
+      return { document: mail, human };
     }
     default:
-      throw usage(`unknown sandbox command "${command}": pay, confirm or fund`);
+      throw usage(`unknown sandbox command "${command}": pay, confirm, fund or mail`);
   }
 }
 
-/** The sandbox provider's three endpoints, over real HTTP. */
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => (line === '' ? '' : `    ${line}`))
+    .join('\n');
+}
+
+function count(text: string): number {
+  if (!/^\d{1,2}$/.test(text) || Number(text) < 1 || Number(text) > 50) throw usage(`--limit takes 1 to 50, got "${text}"`);
+  return Number(text);
+}
+
+interface SandboxMail {
+  messages: Array<{ to: string; subject: string; text: string; sent_at: string }>;
+}
+
+/** The sandbox provider's endpoints and its outbox, over real HTTP. */
 class SandboxProvider {
   readonly #baseUrl: string;
 
   constructor(baseUrl: string) {
     this.#baseUrl = baseUrl;
+  }
+
+  mail(to: string, limit: number): Promise<SandboxMail> {
+    return this.#call('GET', `/sandbox/mail?to=${encodeURIComponent(to)}&limit=${limit}`) as Promise<unknown> as Promise<SandboxMail>;
   }
 
   pay(offer_id: string, customer_email: string, amount_cents: number | undefined): Promise<SandboxPayment> {

@@ -8,7 +8,7 @@ import { systemClock, type Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import { buildApp } from './app.js';
 import { createLedger } from './wallet/ledger.js';
-import { resolveRunTiming, type RunTiming, type ServiceContext } from './context.js';
+import { repeatInBackground, resolveRunTiming, type RunTiming, type ServiceContext } from './context.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 import { createPaymentProvider, paymentProviderConfigOf } from './payments/provider.js';
@@ -21,6 +21,9 @@ import { createRequestDrain, type RequestDrain } from './http/request-drain.js';
 import { loadSecrets, type ServiceSecrets } from './secrets.js';
 import { WAL_CHECKPOINT_INTERVAL_MS, checkpointWal, scheduleWalCheckpoint } from './store/wal-checkpoint.js';
 import { createTokenService } from './auth/tokens.js';
+import { createRevocations, REVOCATION_POLL_MS } from './auth/revocations.js';
+import { createAuditLog } from './audit/audit-log.js';
+import { createMailer, DEFAULT_MAIL_FROM } from './mail/mailer.js';
 import type { TrustProxy } from './http/trust-proxy.js';
 import { createServiceMetrics, isDatabaseError } from './ops/metrics.js';
 import { startMetricsServer, type ListenAddress, type MetricsServer } from './ops/metrics-server.js';
@@ -76,6 +79,9 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 25_000;
 /** After the grace: how long the last answers (202s) and the background work (webhook delivery) may take. */
 const AFTER_GRACE_MS = 5_000;
 
+export const SMTP_URL_REQUIRED =
+  'SVC_SMTP_URL is required: svc-api signs users in with a code it mails them (smtp://user:password@relay:587); only --sandbox runs without one, keeping its mail in the sandbox outbox';
+
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const env = options.env ?? process.env;
   const host = options.host ?? '127.0.0.1';
@@ -83,6 +89,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const sandbox = options.sandbox ?? false;
   const merchantId = env.SVC_MERCHANT_ID ?? 'merchant_local';
   const providerConfig = paymentProviderConfigOf(env, sandbox);
+  // Sign-in is a code mailed to the address: a service that cannot mail signs nobody in (docs/api.md "Mail").
+  if (!sandbox && env.SVC_SMTP_URL === undefined) throw new Error(SMTP_URL_REQUIRED);
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const secrets = loadSecrets(options.dataDir, env);
   // Logged once the app (and its logger) exists; until then an idle connection's failure is only counted on.
@@ -98,12 +106,26 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   setMaxListeners(0, shutdown.signal, draining.signal);
   const runTiming = resolveRunTiming(options.runTiming);
   const storeProbe = createStoreProbe(store);
+  const revocations = createRevocations(store, clock);
+  const mailer = createMailer({ smtpUrl: env.SVC_SMTP_URL, from: env.SVC_MAIL_FROM ?? DEFAULT_MAIL_FROM, sandbox, store, clock });
 
   const ctx: ServiceContext = {
     store,
     clock,
     secrets,
-    tokens: createTokenService(secrets, clock),
+    tokens: createTokenService(secrets, clock, {
+      revocations,
+      issueRecord: (jti) =>
+        store.db
+          .selectFrom('issued_tokens')
+          .select(['sub', 'issued_at', 'revoked_at'])
+          .where('jti', '=', jti)
+          .executeTakeFirst()
+          .then((row) => (row === undefined ? undefined : { sub: row.sub, issued_at: row.issued_at, revoked: row.revoked_at !== null })),
+    }),
+    revocations,
+    mailer,
+    audit: createAuditLog(store, clock),
     ledger: createLedger(store, clock),
     merchantId,
     sandbox,
@@ -138,6 +160,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   let app: FastifyInstance;
   try {
     await sweep();
+    await revocations.refresh();
     app = await buildApp(ctx, { logger: options.logger ?? false, trustProxy: options.trustProxy });
   } catch (error) {
     await store.close();
@@ -145,6 +168,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
   log = app.log;
   scheduleSweeps(ctx, sweep, app.log);
+  // Revocations made on another instance are refused here within a second (docs/api.md "Revocation and sessions").
+  repeatInBackground(ctx, () => revocations.refresh(), REVOCATION_POLL_MS, 'reading revoked tokens', app.log);
   scheduleStaleNodeSweep(ctx, options.staleNodeAfterMs ?? DEFAULT_STALE_NODE_AFTER_MS, app.log);
   if (db !== undefined) {
     scheduleWalCheckpoint(db, {
@@ -189,6 +214,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         await metricsServer?.close();
         // Closing deletes the log only when no other connection (a backup, a shell) has the file open.
         if (db !== undefined) checkpointWal(db, app.log);
+        await mailer.close();
         await store.close();
       });
       return closing;

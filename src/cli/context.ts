@@ -9,6 +9,7 @@ import { systemClock, type Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import { readConfigFile, resolveConfig, type ResolvedConfig } from '../node/host/config.js';
 import { readCredentials, type Credentials, type NodeEnrollment, type StoredJwt } from '../node/identity/credentials.js';
+import { loginCommandFor } from '../node/identity/sign-in-remedy.js';
 import { checkNodeName, homePaths, installTarget, type InstallLayout, type LocationInputs, type NodePaths } from '../node/host/location.js';
 import type { ThisNode } from '../node/agents/registrations.js';
 import type { RunCaller } from '../node/runs/run-agent.js';
@@ -117,10 +118,14 @@ export class CommandContext {
 
   /** The stored JWT, when there is one that has not expired by the local clock. */
   requireJwt(): StoredJwt {
-    const jwt = this.credentials().jwt;
-    if (jwt === undefined) throw new SvcError('not_signed_in', 'this node is not signed in');
+    const { jwt, node } = this.credentials();
+    if (jwt === undefined) {
+      throw new SvcError('not_signed_in', 'this node is not signed in', { remedy: `Sign in first: ${loginCommandFor(node?.user_id)}` });
+    }
     if (jwt.exp * 1000 <= this.clock.now()) {
-      throw new SvcError('token_expired', `the stored access token expired on ${new Date(jwt.exp * 1000).toISOString()}`);
+      throw new SvcError('token_expired', `the stored access token expired on ${new Date(jwt.exp * 1000).toISOString()}`, {
+        remedy: `Sign in again: ${loginCommandFor(jwt.sub)}`,
+      });
     }
     return jwt;
   }

@@ -35,6 +35,8 @@ export function exitCodeFor(code: ErrorCode): number {
     case 'not_enrolled':
     case 'token_expired':
     case 'deploy_token_invalid':
+    case 'email_code_invalid':
+    case 'step_up_required':
       return EXIT_CODES.not_signed_in;
     case 'not_found':
     case 'session_not_found':

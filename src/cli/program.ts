@@ -16,6 +16,7 @@ import { labelsCommand } from './commands/labels.js';
 import { listCommand } from './commands/list.js';
 import { loginCommand } from './commands/login.js';
 import { logoutCommand } from './commands/logout.js';
+import { auditCommand } from './commands/audit.js';
 import { nodesCommand } from './commands/nodes.js';
 import { registerCommand } from './commands/register.js';
 import { runCommand } from './commands/run.js';
@@ -43,9 +44,10 @@ export function buildProgram(): Command {
     .addHelpText(
       'after',
       `
-Exit codes: 0 ok, 1 failure, 2 usage, 3 insufficient balance, 4 not signed in, token invalid/expired or not
-            an enrolled node, 5 not found, 6 service unreachable, 7 payment not confirmed yet, 8 this node was
-            removed from your nodes (enroll it anew), 130 interrupted.
+Exit codes: 0 ok, 1 failure, 2 usage, 3 insufficient balance, 4 not signed in, token invalid/expired, a
+            sign-in code refused, a recent sign-in needed, or not an enrolled node, 5 not found, 6 service
+            unreachable, 7 payment not confirmed yet, 8 this node was removed from your nodes (enroll it anew),
+            9 the daemon stopped for an update it staged, 130 interrupted.
 
 Example:
   $ swarm-node agents
@@ -57,6 +59,7 @@ Example:
   program.addCommand(loginCommand());
   program.addCommand(logoutCommand());
   program.addCommand(whoamiCommand());
+  program.addCommand(auditCommand());
   program.addCommand(agentsCommand());
   program.addCommand(agentCommand());
   program.addCommand(registerCommand());

@@ -24,33 +24,9 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
       const { input } = await inquirer();
       const answer = await input(
         {
-          message: 'Checkout e-mail:',
+          message: 'E-mail address you paid with:',
           ...(suggested === undefined ? {} : { default: suggested }),
           validate: (value) => isEmailAddress(value.trim()) || 'Enter the e-mail address you paid with, such as you@example.com.',
-        },
-        context,
-      );
-      return answer.trim();
-    },
-
-    async offer(suggested) {
-      const { select } = await inquirer();
-      return select<TierId>(
-        {
-          message: 'Offer you paid for:',
-          choices: TIER_IDS.map((tierId) => ({ value: tierId, name: `${TIERS[tierId].name}  (${tierId})`, short: tierId })),
-          default: suggested,
-        },
-        context,
-      );
-    },
-
-    async payment() {
-      const { input } = await inquirer();
-      const answer = await input(
-        {
-          message: 'Payment id from checkout (proves the payment):',
-          validate: (value) => /^[A-Za-z0-9_.:-]{1,128}$/.test(value.trim()) || 'Enter the payment id the payment provider gave you, such as pay_123.',
         },
         context,
       );
@@ -81,20 +57,6 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
         context,
       );
       return answer.trim();
-    },
-
-    async waitForPayment() {
-      const { select } = await inquirer();
-      return select<boolean>(
-        {
-          message: 'The payment is not confirmed yet:',
-          choices: [
-            { value: true, name: 'Wait here and retry until it is confirmed' },
-            { value: false, name: 'Quit (run swarm-node wizard again later)' },
-          ],
-        },
-        context,
-      );
     },
 
     async waitForFunds(shortfall: Shortfall) {

@@ -26,9 +26,17 @@ export interface AccessTokenClaims {
   iss: string;
   iat: number;
   exp: number;
-  /** Optional in a token from another implementation (RFC 7519 §4.1.7); ours always carry one. */
+  /** Recorded at issue; a token without one, or whose jti the service never recorded, is refused. */
   jti?: string;
+  /**
+   * When the subject last proved its inbox, Unix seconds (OpenID Connect's auth_time). What changes the fleet or the
+   * code needs it within STEP_UP_MAX_AGE_SECONDS (docs/api.md "Step-up"); absent on tokens issued before inbox sign-in.
+   */
+  auth_time?: number;
 }
+
+/** How recent a sign-in must be for what changes the fleet or the code (RFC 9470's max_age). */
+export const STEP_UP_MAX_AGE_SECONDS = 15 * 60;
 
 /** spec §4: the wallet page URL a user opens to sign in with a JWT. */
 export function walletLoginUrl(walletBaseUrl: string, token?: string): string {

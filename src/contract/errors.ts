@@ -14,7 +14,17 @@ export const ERROR_CODES = {
   unauthorized: {
     status: 401,
     title: 'Unauthorized',
-    remedy: 'Sign in again to get a valid token (swarm-node login).',
+    remedy: 'Sign in again to get a valid token: swarm-node login',
+  },
+  email_code_invalid: {
+    status: 401,
+    title: 'Sign-in code invalid',
+    remedy: 'Type the code of the newest sign-in mail (it works once, for 10 minutes), or ask for a new one.',
+  },
+  step_up_required: {
+    status: 401,
+    title: 'Recent sign-in required',
+    remedy: 'Sign in again with the code mailed to you (swarm-node login), then retry within 15 minutes.',
   },
   forbidden: { status: 403, title: 'Forbidden' },
   not_found: { status: 404, title: 'Not found' },
@@ -128,8 +138,8 @@ export const ERROR_CODES = {
 
   // Raised by the client only.
   usage: { status: null, title: 'Usage error', remedy: 'See --help.' },
-  not_signed_in: { status: null, title: 'Not signed in', remedy: 'Sign in first: swarm-node login --email <email> --offer <tier_id>.' },
-  token_expired: { status: null, title: 'Token expired', remedy: 'Sign in again: swarm-node login.' },
+  not_signed_in: { status: null, title: 'Not signed in', remedy: 'Sign in first: swarm-node login' },
+  token_expired: { status: null, title: 'Token expired', remedy: 'Sign in again: swarm-node login' },
   not_enrolled: {
     status: null,
     title: 'Not an enrolled node',

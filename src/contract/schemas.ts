@@ -60,8 +60,13 @@ export const IssueTokenRequest = Type.Object(
     offer_id: TierIdSchema,
     customer_email: Email,
     merchant_id: Id,
-    // Addition (docs/api.md "issue-token"): the provider's payment id, the payer's proof of payment. Required unless
-    // the caller is an enrolled node presenting its node credential.
+    // Additions (docs/api.md "issue-token"): the proof that the caller reads customer_email's inbox, the challenge
+    // POST /v1/auth/email-code answered and the code it mailed. Optional here so that a request without them gets a
+    // 400 saying how to ask for one, not a schema message.
+    challenge_id: Type.Optional(Type.String({ pattern: UUID_PATTERN })),
+    code: Type.Optional(Type.String({ maxLength: 32 })),
+    // Addition: a payment the service may not have heard of (its webhook lost). Not a proof of anything: once the
+    // inbox is proven, the provider is asked about it and its word recorded, as activation does.
     payment_id: Type.Optional(Id),
   },
   strict,

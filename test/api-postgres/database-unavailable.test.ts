@@ -14,11 +14,12 @@ import { syncPostgres, type SyncPostgres } from '../helpers/sync-postgres.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { postgresDatabaseFor } from '../helpers/test-engine.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
+import { smtpUrl } from '../helpers/mailbox.js';
 
 describe('PostgreSQL out of reach', () => {
   it('at start: exits 1 with one error naming SVC_DATABASE_URL, without the password', async () => {
     const result = await execa('node', [SVC_API_BIN, '--port', '0', '--data-dir', tempDir('svc-api-')], {
-      env: { SVC_DATABASE_URL: 'postgres://svc:s3cret-password@127.0.0.1:1/svc', SVC_LOG_LEVEL: 'silent' },
+      env: { SVC_DATABASE_URL: 'postgres://svc:s3cret-password@127.0.0.1:1/svc', SVC_SMTP_URL: smtpUrl(), SVC_LOG_LEVEL: 'silent' },
       reject: false,
       timeout: 30_000,
     });
@@ -30,7 +31,7 @@ describe('PostgreSQL out of reach', () => {
 
   it('at start: a SVC_DATABASE_URL that is not postgres:// is refused by name', async () => {
     const result = await execa('node', [SVC_API_BIN, '--port', '0', '--data-dir', tempDir('svc-api-')], {
-      env: { SVC_DATABASE_URL: 'mysql://localhost/svc', SVC_LOG_LEVEL: 'silent' },
+      env: { SVC_DATABASE_URL: 'mysql://localhost/svc', SVC_SMTP_URL: smtpUrl(), SVC_LOG_LEVEL: 'silent' },
       reject: false,
       timeout: 30_000,
     });
@@ -49,7 +50,7 @@ describe('PostgreSQL out of reach', () => {
       proxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port) });
       const through = new URL(direct);
       through.port = String(proxy.port);
-      running = await startService({ dataDir: tempDir('svc-api-'), sandbox: true, env: { SVC_DATABASE_URL: through.toString() }, runTiming: TEST_RUN_TIMING });
+      running = await startService({ dataDir: tempDir('svc-api-'), sandbox: true, env: { SVC_DATABASE_URL: through.toString(), SVC_SMTP_URL: smtpUrl() }, runTiming: TEST_RUN_TIMING });
       // The test reads the database directly, not through the proxy it cuts.
       reader = syncPostgres(direct.toString());
       service = { ...running, db: reader.db };

@@ -116,6 +116,19 @@ describe('two svc-api instances on one PostgreSQL database', () => {
     expect(balanceOf(user.email)).toBe(9 * PRICE);
   });
 
+  it('a token signed out on one instance is refused by the other, which had used and remembered it, within its poll of the log', async () => {
+    const email = uniqueEmail('revoke');
+    const token = await signIn(a.baseUrl, email);
+    const walletOn = async (baseUrl: string) => (await httpRequest(`${baseUrl}/v1/swarm/wallet`, { token })).status;
+    expect(await walletOn(b.baseUrl)).toBe(200);
+    expect((await httpRequest(`${a.baseUrl}/v1/auth/logout`, { method: 'POST', token })).status).toBe(200);
+    expect(await walletOn(a.baseUrl)).toBe(401);
+    // B polls the revocation log every 400 ms (docs/api.md "Revocation and sessions"); waited for, never timed.
+    await waitFor(async () => ((await walletOn(b.baseUrl)) === 401 ? true : undefined), 'instance B to refuse the revoked token');
+    const verdict = await httpRequest(`${b.baseUrl}/v1/auth/verify`, { body: { token } });
+    expect(verdict.body).toEqual({ valid: false, reason: 'revoked' });
+  });
+
   it('one webhook event delivered to both instances at once is applied once', async () => {
     const email = uniqueEmail('hook');
     const body = JSON.stringify({

@@ -151,9 +151,8 @@ describe('distribution and execute', () => {
     const digest = sha256(archive);
 
     const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, email), { agents: [AGENT] });
-    const fetched = await fetch(`${service.baseUrl}/v1/swarm/bundles/${digest}`, { headers: { authorization: `Bearer ${node.credential}` } });
-    expect(fetched.status).toBe(200);
-    expect(sha256(Buffer.from(await fetched.arrayBuffer()))).toBe(digest);
+    // A node fetches only the bundles of runs it was handed (docs/api.md "Scopes"); none yet.
+    expect((await httpRequest(`${service.baseUrl}/v1/swarm/bundles/${digest}`, { token: node.credential })).status).toBe(404);
     const other = await enrollNode(service.baseUrl, uniqueEmail('other-node'));
     expect((await httpRequest(`${service.baseUrl}/v1/swarm/bundles/${digest}`, { token: other.credential })).status).toBe(404);
 
@@ -178,5 +177,10 @@ describe('distribution and execute', () => {
     expect(accepted.body).toMatchObject({ status: 'succeeded', bundle_digest: digest, charged_cents: 4 });
     await waitFor(async () => (node.received.length > 0 ? true : undefined), 'the run reaches the node');
     expect(node.received[0]).toMatchObject({ agent_id: AGENT, bundle_digest: digest });
+    // Handed a run of it, the node fetches the bundle; the node of another user still cannot.
+    const fetched = await fetch(`${service.baseUrl}/v1/swarm/bundles/${digest}`, { headers: { authorization: `Bearer ${node.credential}` } });
+    expect(fetched.status).toBe(200);
+    expect(sha256(Buffer.from(await fetched.arrayBuffer()))).toBe(digest);
+    expect((await httpRequest(`${service.baseUrl}/v1/swarm/bundles/${digest}`, { token: other.credential })).status).toBe(404);
   });
 });

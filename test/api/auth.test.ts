@@ -3,14 +3,14 @@ import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/svc-api.js';
 import { MovableClock } from '../helpers/clock.js';
-import { MERCHANT_ID, createPayment, payAndConfirm, signIn } from '../helpers/funnel.js';
+import { MERCHANT_ID, mailedCode, payAndConfirm, signIn } from '../helpers/funnel.js';
 import { apiClient, httpRequest } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
 import { UUID_V4, dbSnapshot } from './support/paygate-support.js';
 
 const THIRTY_DAYS_SECONDS = 2_592_000;
-const REASONS = ['malformed', 'unsupported_algorithm', 'bad_signature', 'expired', 'unknown_key', 'invalid_claims'];
+const REASONS = ['malformed', 'unsupported_algorithm', 'bad_signature', 'expired', 'unknown_key', 'invalid_claims', 'unknown_token', 'revoked'];
 
 const b64url = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 
@@ -30,20 +30,20 @@ describe('auth: issue-token and verify', () => {
   });
 
   const issue = (body: Record<string, unknown>) => api.post('/v1/auth/issue-token', body);
-  const issueBody = (customer_email: string, offer_id = 'svc_starter_agents', payment_id?: string) => ({
+  const issueBody = (customer_email: string, offer_id: string, proof: { challenge_id: string; code: string } | Record<string, never>) => ({
     status: 'CONFIRMED',
     offer_id,
     customer_email,
     merchant_id: MERCHANT_ID,
-    ...(payment_id === undefined ? {} : { payment_id }),
+    ...proof,
   });
   const verifyInBody = (token: string) => api.post('/v1/auth/verify', { token });
 
   describe('POST /v1/auth/issue-token', () => {
-    it('issues an HS256 JWT with the spec claims for a confirmed payment and records its jti', async () => {
+    it('issues an HS256 JWT with the spec claims and auth_time for a proven inbox and a confirmed payment, and records it', async () => {
       const email = uniqueEmail('issue');
       const paymentId = await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
-      const response = await issue(issueBody(email, 'dev_portal_execution_billing', paymentId));
+      const response = await issue(issueBody(email, 'dev_portal_execution_billing', await mailedCode(service.baseUrl, email)));
       expect(response.status, response.text).toBe(201);
       expect(response.body).toEqual({
         jwtToken: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
@@ -63,31 +63,35 @@ describe('auth: issue-token and verify', () => {
         iat: expect.any(Number),
         exp: expect.any(Number),
         jti: expect.stringMatching(UUID_V4),
+        auth_time: claims.iat,
       });
       expect(claims.exp! - claims.iat!).toBe(THIRTY_DAYS_SECONDS);
       expect(Math.abs(claims.iat! * 1000 - clock.now())).toBeLessThan(5_000);
       expect(response.body.expires_at).toBe(new Date(claims.exp! * 1000).toISOString());
-      expect(service.db.prepare('SELECT sub, tier, kid, payment_id FROM issued_tokens WHERE jti = ?').get(claims.jti)).toEqual({
+      expect(service.db.prepare('SELECT sub, tier, kid, payment_id, revoked_at FROM issued_tokens WHERE jti = ?').get(claims.jti)).toEqual({
         sub: email,
         tier: 'dev_portal_execution_billing',
         kid: service.secrets.jwtKid,
         payment_id: paymentId,
+        revoked_at: null,
       });
     });
 
     it('signs the lowercased e-mail whatever case the client used', async () => {
       const email = uniqueEmail('case');
-      const paymentId = await payAndConfirm(service.baseUrl, 'svc_starter_agents', email.toUpperCase());
-      const response = await issue(issueBody(email.replace(/^./, (c) => c.toUpperCase()), 'svc_starter_agents', paymentId));
+      await payAndConfirm(service.baseUrl, 'svc_starter_agents', email.toUpperCase());
+      const upper = email.replace(/^./, (c) => c.toUpperCase());
+      const response = await issue(issueBody(upper, 'svc_starter_agents', await mailedCode(service.baseUrl, upper)));
       expect(response.status, response.text).toBe(201);
       expect(decodeJwt(response.body.jwtToken).sub).toBe(email);
     });
 
     it.each(['PENDING', 'confirmed', 'FAILED', ''])('answers 409 payment_not_confirmed when the body says status %j', async (status) => {
       const email = uniqueEmail('status');
-      const paymentId = await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
+      await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
+      const proof = await mailedCode(service.baseUrl, email);
       const before = dbSnapshot(service.db);
-      const response = await issue({ ...issueBody(email, 'svc_starter_agents', paymentId), status });
+      const response = await issue({ ...issueBody(email, 'svc_starter_agents', proof), status });
       expect(response.status).toBe(409);
       expect(response.body.code).toBe('payment_not_confirmed');
       expect(dbSnapshot(service.db)).toEqual(before);
@@ -95,91 +99,83 @@ describe('auth: issue-token and verify', () => {
 
     it('answers 422 payment_mismatch for another merchant', async () => {
       const email = uniqueEmail('merchant');
-      const paymentId = await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
+      await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
+      const proof = await mailedCode(service.baseUrl, email);
       const before = dbSnapshot(service.db);
-      const response = await issue({ ...issueBody(email, 'svc_starter_agents', paymentId), merchant_id: 'merchant_elsewhere' });
+      const response = await issue({ ...issueBody(email, 'svc_starter_agents', proof), merchant_id: 'merchant_elsewhere' });
       expect(response.status).toBe(422);
       expect(response.body.code).toBe('payment_mismatch');
       expect(dbSnapshot(service.db)).toEqual(before);
     });
 
-    it('never issues on an e-mail alone: without payment_id the paying victim\'s e-mail gets 400, and nothing changes', async () => {
+    it("a one-cent payment in the victim's name proves nothing: with it and every id of it, no token is issued, and nothing changes", async () => {
       const victim = uniqueEmail('victim');
       await payAndConfirm(service.baseUrl, 'svc_starter_agents', victim);
+      // The attacker pays one cent naming the victim, and knows that payment's id.
+      const cent = await payAndConfirm(service.baseUrl, 'svc_pay_wallet_fund', victim, 1);
       const before = dbSnapshot(service.db);
-      const response = await issue(issueBody(victim));
-      expect(response.status).toBe(400);
-      expect(response.body).toMatchObject({ code: 'invalid_request', errors: [{ path: '/payment_id', message: 'is required' }] });
-      expect(response.text).not.toMatch(/eyJ/);
-      expect(dbSnapshot(service.db)).toEqual(before);
-    });
-
-    it('answers an unpaid e-mail, a wrong payment id and another payer\'s payment id with the same 404, word for word', async () => {
-      const victim = uniqueEmail('victim');
-      await payAndConfirm(service.baseUrl, 'svc_starter_agents', victim);
-      const attackersOwn = await payAndConfirm(service.baseUrl, 'svc_starter_agents', uniqueEmail('mallory'));
-      const unpaid = uniqueEmail('unpaid');
-      const before = dbSnapshot(service.db);
-      const answers = [
-        await issue(issueBody(victim, 'svc_starter_agents', 'pay_000000000000000000000000')),
-        await issue(issueBody(victim, 'svc_starter_agents', attackersOwn)),
-        await issue(issueBody(unpaid, 'svc_starter_agents', 'pay_000000000000000000000000')),
-        await issue(issueBody(unpaid, 'svc_starter_agents', attackersOwn)),
-      ];
-      for (const response of answers) {
-        expect(response.status).toBe(404);
-        expect(response.body.code).toBe('payment_not_found');
-        expect(response.headers.get('retry-after')).toBeNull();
-        expect(response.text).toBe(answers[0]!.text);
+      for (const body of [
+        issueBody(victim, 'svc_pay_wallet_fund', {}),
+        { ...issueBody(victim, 'svc_pay_wallet_fund', {}), payment_id: cent },
+        issueBody(victim, 'svc_starter_agents', {}),
+      ]) {
+        const response = await issue(body);
+        expect(response.status).toBe(400);
+        expect(response.body.code).toBe('invalid_request');
+        expect(response.text).not.toMatch(/eyJ/);
       }
+      expect((await issue(issueBody(victim, 'svc_pay_wallet_fund', {}))).body).toMatchObject({ errors: [{ path: '/challenge_id', message: 'is required' }] });
       expect(dbSnapshot(service.db)).toEqual(before);
     });
 
-    it('with the payer\'s own payment id: PENDING is 409 with Retry-After, another offer is 422, and neither issues', async () => {
+    it("a code mailed to the attacker's own inbox signs nobody else in: the victim's address with it is 401, and nothing is issued", async () => {
+      const victim = uniqueEmail('victim');
+      await payAndConfirm(service.baseUrl, 'svc_starter_agents', victim);
+      const attacker = uniqueEmail('mallory');
+      const own = await mailedCode(service.baseUrl, attacker);
+      const response = await issue(issueBody(victim, 'svc_starter_agents', own));
+      expect(response.status).toBe(401);
+      expect(response.body.code).toBe('email_code_invalid');
+      expect(service.db.prepare('SELECT count(*) AS n FROM issued_tokens WHERE sub = ?').get(victim)).toEqual({ n: 0 });
+    });
+
+    it('with a proven inbox: an offer never paid is 404 naming the offers paid for, a pending one 409, and the same code then works', async () => {
       const email = uniqueEmail('payer');
-      const pending = await createPayment(service.baseUrl, 'svc_starter_agents', email);
-      const devPortal = await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
-      const before = dbSnapshot(service.db);
-      const notYet = await issue(issueBody(email, 'svc_starter_agents', pending));
+      await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
+      const proof = await mailedCode(service.baseUrl, email);
+      const never = await issue(issueBody(email, 'svc_starter_agents', proof));
+      expect(never.status).toBe(404);
+      expect(never.body).toMatchObject({ code: 'payment_not_found', paid_offers: ['dev_portal_execution_billing'] });
+      // A Stripe-style record of the provider's PENDING word (the lookup records it) makes the offer "not yet".
+      service.db
+        .prepare("INSERT INTO payments (payment_id, status, customer_email, offer_id, merchant_id, amount_cents, confirmed_at, recorded_at) VALUES (?, 'PENDING', ?, 'svc_starter_agents', ?, 4900, NULL, ?)")
+        .run(`pay_pending_${randomBytes(4).toString('hex')}`, email, MERCHANT_ID, clock.now());
+      const notYet = await issue(issueBody(email, 'svc_starter_agents', proof));
       expect(notYet.status).toBe(409);
       expect(notYet.body.code).toBe('payment_not_confirmed');
       expect(Number(notYet.headers.get('retry-after'))).toBeGreaterThan(0);
-      const otherOffer = await issue(issueBody(email, 'svc_starter_agents', devPortal));
-      expect(otherOffer.status).toBe(422);
-      expect(otherOffer.body).toMatchObject({ code: 'payment_mismatch', payment_offer_id: 'dev_portal_execution_billing' });
-      // The provider's word on the PENDING payment was recorded (as activation does); nothing was issued.
-      const { payments: _payments, ...rest } = dbSnapshot(service.db);
-      const { payments: _before, ...restBefore } = before;
-      expect(rest).toEqual(restBefore);
+      expect(service.db.prepare('SELECT count(*) AS n FROM issued_tokens WHERE sub = ?').get(email)).toEqual({ n: 0 });
+      expect((await issue(issueBody(email, 'dev_portal_execution_billing', proof))).status).toBe(201);
+      // Spent now: the code signs in once.
+      const again = await issue(issueBody(email, 'dev_portal_execution_billing', proof));
+      expect(again.status).toBe(401);
+      expect(again.body.code).toBe('email_code_invalid');
     });
 
-    it('asks the provider when the webhook has not brought the confirmation yet', async () => {
-      const email = uniqueEmail('nowebhook');
-      const paymentId = await createPayment(service.baseUrl, 'svc_starter_agents', email);
-      // Confirmed at the provider; the service has not heard of it (its webhook may still be on the way).
-      service.db.prepare("UPDATE sandbox_payments SET status = 'CONFIRMED', confirmed_at = ? WHERE payment_id = ?").run(clock.now(), paymentId);
-      const response = await issue(issueBody(email, 'svc_starter_agents', paymentId));
-      expect(response.status, response.text).toBe(201);
-    });
-
-    it('never folds a look-alike address: a payment made as \\u212Aate@ (Kelvin sign) proves nothing for kate@', async () => {
+    it('never folds a look-alike address: a payment made as \\u212Aate@ (Kelvin sign) entitles nothing for kate@', async () => {
       const domain = `victim-${randomBytes(3).toString('hex')}.com`;
       const lookAlike = `\u212Aate@${domain}`;
       // The provider (the sandbox stands for one) takes whatever address its payer typed.
       const paymentId = await payAndConfirm(service.baseUrl, 'svc_starter_agents', lookAlike);
       expect(service.db.prepare('SELECT customer_email FROM payments WHERE payment_id = ?').get(paymentId)).toEqual({ customer_email: lookAlike });
-      const asKate = await issue(issueBody(`kate@${domain}`, 'svc_starter_agents', paymentId));
+      const kate = `kate@${domain}`;
+      const asKate = await issue(issueBody(kate, 'svc_starter_agents', await mailedCode(service.baseUrl, kate)));
       expect(asKate.status).toBe(404);
-      expect(asKate.body.code).toBe('payment_not_found');
+      expect(asKate.body).toMatchObject({ code: 'payment_not_found', paid_offers: [] });
       // A client may not use the look-alike itself: addresses a client gives are ASCII.
-      const asLookAlike = await issue(issueBody(lookAlike, 'svc_starter_agents', paymentId));
+      const asLookAlike = await api.post('/v1/auth/email-code', { email: lookAlike });
       expect(asLookAlike.status).toBe(400);
-      expect(asLookAlike.body.errors[0].path).toBe('/customer_email');
-      // Nor does the payment activate a session of kate@.
-      const session = await api.post('/v1/swarm/paygate/session', { tier_id: 'svc_starter_agents', user_id: `kate@${domain}` });
-      const activation = await api.post('/v1/swarm/paygate/activate', { session_id: session.body.session_id, payment_id: paymentId });
-      expect(activation.status).toBe(404);
-      expect(activation.body.code).toBe('session_not_found');
+      expect(asLookAlike.body.errors[0].path).toBe('/email');
     });
   });
 
@@ -239,7 +235,7 @@ describe('auth: issue-token and verify', () => {
       }
     });
 
-    it('accepts an HS256 token signed by hand with node:crypto and no kid', async () => {
+    it('refuses a token signed with its own key but never issued (no record of its jti): valid false, unknown_token', async () => {
       const now = Math.floor(clock.now() / 1000);
       const claims = decodeJwt(token);
       const signingInput = `${b64url({ alg: 'HS256', typ: 'JWT' })}.${b64url({
@@ -254,7 +250,13 @@ describe('auth: issue-token and verify', () => {
       })}`;
       const signature = createHmac('sha256', Buffer.from(service.secrets.jwtKey)).update(signingInput).digest('base64url');
       const response = await verifyInBody(`${signingInput}.${signature}`);
-      expect(response.body).toMatchObject({ valid: true, tier_key: 'svc_starter_agents', sub: email });
+      expect(response.body).toEqual({ valid: false, reason: 'unknown_token' });
+      // Nor does it spend: a key leaked from a backup mints nothing the service did not record.
+      const spend = await api.post('/v1/swarm/execute', { user_id: email, agent_id: 'agent_ops_monitor_004' }, {
+        token: `${signingInput}.${signature}`,
+        headers: { 'idempotency-key': `forged-${randomBytes(4).toString('hex')}` },
+      });
+      expect(spend.status).toBe(401);
     });
 
     describe('answers 200 valid:false, never an error, for', () => {
@@ -328,11 +330,14 @@ describe('auth: issue-token and verify', () => {
       });
     });
 
-    it('accepts an iat a few seconds ahead of its clock (clock skew between hosts), and a token without jti', async () => {
+    it('accepts an iat a few seconds ahead of its clock (clock skew between hosts) in a recorded token; refuses one without jti', async () => {
       const now = Math.floor(clock.now() / 1000);
-      const { jti: _jti, ...claims } = decodeJwt(token);
+      const claims = decodeJwt(token);
       const skewed = await new SignJWT({ ...claims, iat: now + 30, exp: now + 3600 }).setProtectedHeader({ alg: 'HS256' }).sign(service.secrets.jwtKey);
       expect((await verifyInBody(skewed)).body).toMatchObject({ valid: true, sub: email });
+      const { jti: _jti, ...withoutJti } = claims;
+      const anonymous = await new SignJWT({ ...withoutJti, iat: now, exp: now + 3600 }).setProtectedHeader({ alg: 'HS256' }).sign(service.secrets.jwtKey);
+      expect((await verifyInBody(anonymous)).body).toEqual({ valid: false, reason: 'unknown_token' });
     });
 
     it('refuses to spend with a token spelled with a trailing "=" (401 at execute, nothing charged)', async () => {

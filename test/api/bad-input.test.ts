@@ -2,7 +2,7 @@
 // problem+json with a `code`, never a 5xx, and the database exactly as before.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/svc-api.js';
-import { activatedSession, payAndConfirm } from '../helpers/funnel.js';
+import { recentToken, activatedSession, payAndConfirm } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
@@ -62,10 +62,12 @@ describe('bad input', () => {
   let paymentId: string;
   let sandboxPaymentId: string;
   let deployToken: string;
+  let jwt: string;
 
   beforeAll(async () => {
     service = await startSvcApi();
     ({ session_id: sessionId, payment_id: paymentId, deploy_token: deployToken } = await activatedSession(service.baseUrl, email));
+    jwt = await recentToken(service.baseUrl, email, 'svc_starter_agents');
     sandboxPaymentId = await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
   });
   afterAll(async () => {
@@ -117,7 +119,8 @@ describe('bad input', () => {
       { label: 'a payment_id of 129 characters', rawBody: json({ ...valid(), payment_id: 'p'.repeat(129) }), code: 'invalid_request', status: 400 },
     ];
     it('refuses each bad request and changes nothing', async () => {
-      for (const request of cases()) await expectRefusedUnchanged('/v1/swarm/paygate/activate', request);
+      // With the user's JWT: its body is read only once the credential passed.
+      for (const request of cases()) await expectRefusedUnchanged('/v1/swarm/paygate/activate', request, { authorization: `Bearer ${jwt}` });
     });
   });
 
@@ -131,6 +134,29 @@ describe('bad input', () => {
       { label: 'a 1 KiB status', rawBody: json({ ...valid, status: 'C'.repeat(1024) }), code: 'invalid_request', status: 400 },
     ];
     it.each(cases.map((c) => [c.label, c] as const))('%s', (_label, request) => expectRefusedUnchanged('/v1/auth/issue-token', request));
+  });
+
+  describe('POST /v1/auth/email-code', () => {
+    const valid = { email: 'someone@example.com' };
+    const cases = [
+      ...transportCases(valid),
+      ...shapeCases(valid, { email: 7 }),
+      { label: 'an address that is not one', rawBody: json({ email: 'not-an-address' }), code: 'invalid_request', status: 400 },
+      { label: 'an address of 300 characters', rawBody: json({ email: `${'a'.repeat(290)}@example.com` }), code: 'invalid_request', status: 400 },
+      { label: 'a look-alike address (Kelvin sign)', rawBody: json({ email: '\u212Aate@example.com' }), code: 'invalid_request', status: 400 },
+      { label: 'a header injection in the address', rawBody: json({ email: 'a@example.com\r\nBcc: b@example.com' }), code: 'invalid_request', status: 400 },
+    ];
+    it.each(cases.map((c) => [c.label, c] as const))('%s', (_label, request) => expectRefusedUnchanged('/v1/auth/email-code', request));
+  });
+
+  describe('POST /v1/auth/logout', () => {
+    const cases = [
+      { label: 'malformed JSON', rawBody: '{"everywhere": ', code: 'invalid_request', status: 400 },
+      { label: 'everywhere as a string', rawBody: json({ everywhere: 'yes' }), code: 'invalid_request', status: 400 },
+      { label: 'an unknown extra field', rawBody: json({ everywhere: true, jti: 'x' }), code: 'invalid_request', status: 400 },
+      { label: 'a text/plain body', rawBody: json({}), contentType: 'text/plain', code: 'unsupported_media_type', status: 415 },
+    ];
+    it.each(cases.map((c) => [c.label, c] as const))('%s', (_label, request) => expectRefusedUnchanged('/v1/auth/logout', request, { authorization: `Bearer ${jwt}` }));
   });
 
   describe('POST /v1/auth/verify', () => {
@@ -191,7 +217,7 @@ describe('bad input', () => {
     const response = await httpRequest(`${service.baseUrl}/v1/swarm/paygate/activate`, {
       method: 'POST',
       rawBody: json({ session_id: sessionId, payment_id: paymentId, deploy_token: deployToken }),
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
     });
     expect(response.status).toBe(400);
     expect(response.body.remedy).toEqual(expect.any(String));

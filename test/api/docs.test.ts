@@ -16,6 +16,7 @@ import { signIn } from '../helpers/funnel.js';
 import { apiClient, httpRequest } from '../helpers/http.js';
 import { REPO_ROOT, spawnSvcApi, startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+import { mintToken } from '../helpers/tokens.js';
 
 const SECTIONS_DIR = join(REPO_ROOT, 'docs', 'sections');
 const sectionShape = TypeCompiler.Compile(DocsSectionResponse);
@@ -29,7 +30,7 @@ describe('private docs', () => {
   beforeAll(async () => {
     clock = new MovableClock();
     service = await startSvcApi({ clock });
-    for (const tier of TIER_IDS) tokens.set(tier, (await service.ctx.tokens.issue(uniqueEmail(tier), tier)).token);
+    for (const tier of TIER_IDS) tokens.set(tier, (await mintToken(service, uniqueEmail(tier), tier)).token);
   });
   afterAll(async () => {
     await service.close();
@@ -74,7 +75,7 @@ describe('private docs', () => {
   });
 
   it('401 without a token, with a malformed header, a forged or an expired token', async () => {
-    const { token } = await service.ctx.tokens.issue(uniqueEmail(), 'svc_starter_agents');
+    const { token } = await mintToken(service, uniqueEmail(), 'svc_starter_agents');
     const forged = await new SignJWT({ tier: 'svc_starter_agents', chainId: 1202, nodeAccess: 'isolated_svc_server' })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject('a@example.com')

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MovableClock } from '../helpers/clock.js';
-import { activatedSession, waitFor } from '../helpers/funnel.js';
+import { recentToken, activatedSession, waitFor } from '../helpers/funnel.js';
 import { apiClient, httpRequest } from '../helpers/http.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { uniqueEmail } from '../helpers/temp.js';
@@ -110,30 +110,16 @@ describe('POST /v1/swarm/nodes/enroll', () => {
     }
   });
 
-  it('refuses a token revoked by a re-activation', async () => {
+  it("refuses a deploy token replaced by the user's next one (POST /v1/swarm/nodes/deploy-token), unused", async () => {
     const email = uniqueEmail('revoked');
-    const first = await activatedSession(service.baseUrl, email);
-    const again = await apiClient(service.baseUrl).post('/v1/swarm/paygate/activate', {
-      session_id: first.session_id,
-      payment_id: first.payment_id,
-    });
-    expect(again.status).toBe(200);
-    expectInvalid(await enroll(first.deploy_token), first.deploy_token);
-    expect((await enroll(again.body.deploy_token)).status).toBe(200);
-  });
-
-  it.each([
-    ['no Authorization header', undefined],
-    ['an unknown token', { authorization: 'Bearer AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }],
-    ['a malformed token', { authorization: 'Bearer not*a*token' }],
-    ['another scheme', { authorization: 'Basic dXNlcjpwYXNz' }],
-    ['an empty bearer', { authorization: 'Bearer ' }],
-    ['a JWT instead of a deploy token', { authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln' }],
-  ])('answers 401 deploy_token_invalid for %s and changes nothing', async (_label, headers) => {
-    const before = dbSnapshot(service.db);
-    const response = await httpRequest(url, { method: 'POST', ...(headers ? { headers } : {}) });
-    expectInvalid(response);
-    expect(dbSnapshot(service.db)).toEqual(before);
+    await activatedSession(service.baseUrl, email);
+    const token = await recentToken(service.baseUrl, email, 'svc_starter_agents');
+    const ask = () => apiClient(service.baseUrl).post('/v1/swarm/nodes/deploy-token', undefined, { token });
+    const first = await ask();
+    const second = await ask();
+    expect([first.status, second.status]).toEqual([201, 201]);
+    expectInvalid(await enroll(first.body.deploy_token), first.body.deploy_token);
+    expect((await enroll(second.body.deploy_token)).status).toBe(200);
   });
 
   it('lets exactly one of ten concurrent enrolls with one token through', async () => {

@@ -6,6 +6,7 @@ import { httpRequest, type ApiResponse } from '../helpers/http.js';
 import { enrollNode, serve, stopServingNodes, type ServeOptions, type ServingNode } from '../helpers/protocol-node.js';
 import { uniqueEmail } from '../helpers/temp.js';
 import { AGENT_IDS } from '../../src/contract/agents.js';
+import { mintToken } from '../helpers/tokens.js';
 
 export interface PaidUser {
   email: string;
@@ -13,7 +14,7 @@ export interface PaidUser {
 }
 
 export async function paidUser(service: TestService, balanceCents: number, email = uniqueEmail()): Promise<PaidUser> {
-  const { token } = await service.ctx.tokens.issue(email, 'svc_starter_agents');
+  const { token } = await mintToken(service, email, 'svc_starter_agents');
   if (balanceCents > 0) await credit(service, email, balanceCents);
   return { email, token };
 }

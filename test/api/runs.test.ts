@@ -361,13 +361,17 @@ describe('runs on the node', () => {
     expect(unknown.body.code).toBe('agent_not_found');
   });
 
-  it('rotates the node credential: the old one works until the new one is used, then never again', async () => {
+  it("rotates the node credential with its user's JWT: the old one works until the new one is used, then never again; the node cannot rotate", async () => {
     const user = await paidUser(service, 0);
     const node = await enrollNode(service.baseUrl, user.email);
-    const rotated = await api('/v1/swarm/nodes/self/credential', { method: 'POST', token: node.credential });
-    expect(rotated.status).toBe(200);
-    expect(rotated.body).toEqual({ node_id: node.node_id, node_credential: expect.stringMatching(/^svcn_[\w-]{43}$/) });
     const agents = (token: string) => api('/v1/swarm/nodes/self/agents/agent_ops_monitor_004', { method: 'PUT', token });
+    // The node's own credential rotates nothing (a taken-over host must not keep its node): rotation takes the JWT.
+    expect((await api('/v1/swarm/nodes/self/credential', { method: 'POST', token: node.credential })).status).toBe(401);
+    expect((await api(`/v1/swarm/nodes/${node.node_id}/credential`, { method: 'POST', token: node.credential })).status).toBe(401);
+    const rotated = await api(`/v1/swarm/nodes/${node.node_id}/credential`, { method: 'POST', token: user.token });
+    expect(rotated.status, rotated.text).toBe(200);
+    expect(rotated.body).toEqual({ node_id: node.node_id, node_credential: expect.stringMatching(/^svcn_[\w-]{43}$/) });
+    // The old one works until the new one is used (a lost answer locks no node out), then never again.
     expect((await agents(node.credential)).status).toBe(200);
     expect((await agents(rotated.body.node_credential)).status).toBe(200);
     const old = await agents(node.credential);
@@ -391,7 +395,9 @@ describe('a dev portal purchase installs a node too', () => {
       const email = uniqueEmail('fund');
       const session = await httpRequest(`${service.baseUrl}/v1/swarm/paygate/session`, { body: { tier_id: 'svc_pay_wallet_fund', user_id: email } });
       const payment = await payAndConfirm(service.baseUrl, 'svc_pay_wallet_fund', email, 500);
-      const topUp = await httpRequest(`${service.baseUrl}/v1/swarm/paygate/activate`, { body: { session_id: session.body.session_id, payment_id: payment } });
+      const { recentToken } = await import('../helpers/funnel.js');
+      const token = await recentToken(service.baseUrl, email, 'svc_pay_wallet_fund');
+      const topUp = await httpRequest(`${service.baseUrl}/v1/swarm/paygate/activate`, { body: { session_id: session.body.session_id, payment_id: payment }, token });
       expect(topUp.status).toBe(403);
       expect(topUp.body.detail).toContain('tops up the wallet and installs no node');
       expect(await service.ctx.ledger.balance(email)).toBe(500);

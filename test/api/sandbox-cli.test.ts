@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from 'node:net';
 import type { TestService } from '../helpers/svc-api.js';
 import { runProgram, type CliResult } from '../helpers/cli.js';
-import { MERCHANT_ID, signIn } from '../helpers/funnel.js';
+import { MERCHANT_ID, mailedCode, signIn } from '../helpers/funnel.js';
 import { apiClient } from '../helpers/http.js';
 import { SVC_API_BIN, spawnSvcApi, startSvcApi, type SpawnedSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
@@ -36,8 +36,14 @@ describe('svc-api sandbox pay and confirm', () => {
     expect(confirmed.stdout).toContain(`payment   ${paymentId}`);
     expect(confirmed.stdout).toContain('status    CONFIRMED (the service has the webhook)');
     expect((await apiClient(api.baseUrl).get(`/sandbox/payments/${paymentId}`)).body).toMatchObject({ status: 'CONFIRMED', webhook_delivered: true });
-    // At once, with no wait of its own: the service has the confirmation.
-    const token = await apiClient(api.baseUrl).post('/v1/auth/issue-token', { status: 'CONFIRMED', offer_id: 'svc_starter_agents', customer_email: email, merchant_id: MERCHANT_ID, payment_id: paymentId });
+    // At once, with no wait of its own: the service has the confirmation, and the payer signs in by mail.
+    const token = await apiClient(api.baseUrl).post('/v1/auth/issue-token', {
+      status: 'CONFIRMED',
+      offer_id: 'svc_starter_agents',
+      customer_email: email,
+      merchant_id: MERCHANT_ID,
+      ...(await mailedCode(api.baseUrl, email)),
+    });
     expect(token.status, token.text).toBe(201);
   });
 
@@ -48,6 +54,39 @@ describe('svc-api sandbox pay and confirm', () => {
     expect(paid.stdout).toContain('amount    $12.50');
     expect(paid.stdout).toContain(`Next: svc-api sandbox confirm ${paymentId}`);
     expect((await apiClient(api.baseUrl).get(`/sandbox/payments/${paymentId}`)).body.amount_cents).toBe(1250);
+  });
+});
+
+describe('svc-api sandbox mail, and SVC_BASE_URL', () => {
+  it('prints the mail the sandbox sent an address, newest first: the sign-in code a developer types', async () => {
+    const email = uniqueEmail('outbox');
+    expect((await sandbox(['mail', '--to', email])).stdout.trim()).toBe(`No mail to ${email} yet.`);
+    const asked = await apiClient(api.baseUrl).post('/v1/auth/email-code', { email });
+    expect(asked.status).toBe(202);
+    const human = await sandbox(['mail', '--to', email, '--limit', '1']);
+    expect(human.exitCode, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(/^\d{4}-\d\d-\d\dT\S+ {2}Your svc sign-in code: \d{4}-\d{4}\n {4}Your svc sign-in code is \d{4}-\d{4}\n/);
+    expect(human.stdout).toContain(`reference ${String(asked.body.challenge_id).slice(0, 8)}`);
+    const json = await sandbox(['mail', '--to', email, '--json']);
+    expect(json.json.messages).toHaveLength(1);
+    expect(json.json.messages[0]).toMatchObject({ to: email, subject: expect.stringMatching(/sign-in code/) });
+    const bad = await sandbox(['mail', '--to', email, '--limit', '0']);
+    expect(bad.exitCode).toBe(2);
+  });
+
+  it('talks to SVC_BASE_URL without --base-url, and its next steps name that service so they work as printed', async () => {
+    const email = uniqueEmail('env-url');
+    const viaEnv = (args: string[]) => runProgram('node', [SVC_API_BIN, 'sandbox', ...args], { env: { SVC_BASE_URL: api.baseUrl } });
+    const paid = await viaEnv(['pay', '--offer', 'svc_starter_agents', '--email', email]);
+    expect(paid.exitCode, paid.stderr).toBe(0);
+    const next = /Next: (svc-api sandbox confirm .*)$/m.exec(paid.stdout)![1]!;
+    expect(next).toContain(`--base-url ${api.baseUrl}`);
+    // Typed as printed, in a shell that has no SVC_BASE_URL: it confirms on the same service.
+    const confirmed = await runProgram('node', [SVC_API_BIN, ...next.split(' ').slice(1)], { env: {} });
+    expect(confirmed.exitCode, confirmed.stderr).toBe(0);
+    expect(confirmed.stdout).toContain('status    CONFIRMED (the service has the webhook)');
+    expect(confirmed.stdout).toContain(`svc-api sandbox mail --to ${email} --base-url ${api.baseUrl}`);
+    expect(confirmed.stdout).toContain(`swarm-node login --email ${email}`);
   });
 });
 
@@ -72,7 +111,7 @@ describe('svc-api sandbox fund', () => {
 describe('svc-api sandbox errors and help', () => {
   it('usage errors exit 2 before anything is sent, naming the option', async () => {
     const cases: Array<[string[], RegExp]> = [
-      [[], /give a command: pay, confirm or fund/],
+      [[], /give a command: pay, confirm, fund or mail/],
       [['refund'], /unknown sandbox command "refund"/],
       [['pay', '--email', 'a@example.com'], /--offer is required/],
       [['pay', '--offer', 'gold', '--email', 'a@example.com'], /--offer must be one of/],

@@ -8,6 +8,7 @@ import { apiClient } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
 import { dbSnapshot, rowCount } from './support/paygate-support.js';
+import { mintToken } from '../helpers/tokens.js';
 
 interface Delivery {
   headers: IncomingMessage['headers'];
@@ -203,7 +204,8 @@ describe('without --sandbox', () => {
     expect(rowCount(service.db, 'sandbox_payments')).toBe(0);
     expect(await service.ctx.provider.lookupPayment('pay_anything')).toBeNull();
     const session = await api.post('/v1/swarm/paygate/session', { tier_id: 'svc_starter_agents', user_id: 'a@example.com' });
-    const activation = await api.post('/v1/swarm/paygate/activate', { session_id: session.body.session_id, payment_id: 'pay_anything' });
+    const { token } = await mintToken(service, 'a@example.com', 'dev_portal_execution_billing');
+    const activation = await api.post('/v1/swarm/paygate/activate', { session_id: session.body.session_id, payment_id: 'pay_anything' }, { token });
     expect(activation.status).toBe(404);
     expect(activation.body.code).toBe('payment_not_found');
   });

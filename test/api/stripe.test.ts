@@ -3,7 +3,7 @@
 // local stand-in that answers as Stripe's API does. One service and one stand-in for the whole file.
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MERCHANT_ID } from '../helpers/funnel.js';
+import { mailedCode, MERCHANT_ID } from '../helpers/funnel.js';
 import { apiClient, httpRequest } from '../helpers/http.js';
 import { startSvcApi, type TestService } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
@@ -53,8 +53,16 @@ describe('payments with Stripe (SVC_PAYMENT_PROVIDER=stripe)', () => {
     });
   }
 
-  const issueToken = (payment_id: string, customer_email: string, offer_id = 'svc_starter_agents') =>
-    api().post('/v1/auth/issue-token', { status: 'CONFIRMED', offer_id, customer_email, merchant_id: MERCHANT_ID, payment_id });
+  // The sign-in proves the inbox with a mailed code; the payment id only names a payment whose webhook may be lost.
+  const issueToken = async (payment_id: string, customer_email: string, proof?: { challenge_id: string; code: string }) =>
+    api().post('/v1/auth/issue-token', {
+      status: 'CONFIRMED',
+      offer_id: 'svc_starter_agents',
+      customer_email,
+      merchant_id: MERCHANT_ID,
+      payment_id,
+      ...(proof ?? (await mailedCode(service.baseUrl, customer_email))),
+    });
 
   describe('the webhook', () => {
     it('records a paid checkout.session.completed as CONFIRMED under the session id, once: a replay changes nothing', async () => {
@@ -169,8 +177,9 @@ describe('payments with Stripe (SVC_PAYMENT_PROVIDER=stripe)', () => {
     ] as const)('answers 503 and changes nothing when Stripe %s', async (_label, failure) => {
       const session = atStripe(checkoutSession({ email: 'down@example.com', offer_id: 'svc_starter_agents', amount_subtotal: 4900 }));
       stripe.failing.set(session.id, failure);
+      const proof = await mailedCode(service.baseUrl, 'down@example.com');
       const before = dbSnapshot(service.db);
-      const response = await issueToken(session.id, 'down@example.com');
+      const response = await issueToken(session.id, 'down@example.com', proof);
       expect(response.status, response.text).toBe(503);
       expect(response.body).toMatchObject({ code: 'service_unavailable', detail: 'the payment provider could not be asked about this payment; nothing was changed' });
       expect(response.headers.get('retry-after')).toBe('5');
@@ -178,19 +187,19 @@ describe('payments with Stripe (SVC_PAYMENT_PROVIDER=stripe)', () => {
     });
   });
 
-  it('takes a paid Stripe checkout through activation and issue-token to a JWT that unlocks the docs', async () => {
+  it('takes a paid Stripe checkout through the sign-in and activation to a JWT that unlocks the docs and a deploy token', async () => {
     const email = uniqueEmail('funnel');
     const created = await api().post('/v1/swarm/paygate/session', { tier_id: 'svc_starter_agents', user_id: email });
     expect(created.status, created.text).toBe(201);
     const session = atStripe(checkoutSession({ email, offer_id: 'svc_starter_agents', amount_subtotal: 4900 }));
     expect((await deliver(stripeEvent('checkout.session.completed', session))).status).toBe(200);
 
-    const activated = await api().post('/v1/swarm/paygate/activate', { session_id: created.body.session_id, payment_id: session.id });
-    expect(activated.status, activated.text).toBe(200);
-    expect(activated.body.deploy_token).toEqual(expect.any(String));
     const issued = await issueToken(session.id, email);
     expect(issued.status, issued.text).toBe(201);
     expect(issued.body).toMatchObject({ token_type: 'Bearer', tier: 'svc_starter_agents' });
+    const activated = await api().post('/v1/swarm/paygate/activate', { session_id: created.body.session_id, payment_id: session.id }, { token: issued.body.jwtToken });
+    expect(activated.status, activated.text).toBe(200);
+    expect(activated.body.deploy_token).toEqual(expect.any(String));
     const docs = await api().get('/v1/docs', issued.body.jwtToken);
     expect(docs.status, docs.text).toBe(200);
     expect(docs.body.tier).toBe('svc_starter_agents');

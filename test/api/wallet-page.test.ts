@@ -13,6 +13,7 @@ import { nodeFor } from '../helpers/protocol-node.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
 import { CONTRACT_INPUTS } from '../helpers/bundles.js';
+import { mintToken } from '../helpers/tokens.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;
@@ -86,7 +87,7 @@ describe('wallet page', () => {
 
     it('exchanges the JWT for an HttpOnly SameSite=Strict session cookie and redirects to the bare page', async () => {
       const email = uniqueEmail('wallet');
-      const { token } = await service.ctx.tokens.issue(email, 'svc_starter_agents');
+      const { token } = await mintToken(service, email, 'svc_starter_agents');
       const { cookie, response } = await signInToWallet(token);
       expectWalletHeaders(response);
       expect(response.headers.get('location')).toBe('login');
@@ -118,7 +119,7 @@ describe('wallet page', () => {
     });
 
     it('accepts a link without intent, as typed by hand', async () => {
-      const { token } = await service.ctx.tokens.issue(uniqueEmail(), 'svc_pay_wallet_fund');
+      const { token } = await mintToken(service, uniqueEmail(), 'svc_pay_wallet_fund');
       const response = await httpRequest(`${service.walletUrl}/login?token=${encodeURIComponent(token)}`);
       expect(response.status).toBe(303);
       expect(response.headers.get('set-cookie')).toMatch(/^svc_wallet=/);
@@ -126,7 +127,7 @@ describe('wallet page', () => {
 
     it('ends the session no later than the JWT', async () => {
       const issuedAt = clock.now();
-      const { token } = await service.ctx.tokens.issue(uniqueEmail(), 'svc_starter_agents');
+      const { token } = await mintToken(service, uniqueEmail(), 'svc_starter_agents');
       clock.advance(30 * DAY_MS - HOUR_MS); // one hour of the JWT's 30 days left
       try {
         const { response } = await signInToWallet(token);
@@ -140,7 +141,7 @@ describe('wallet page', () => {
     });
 
     it('shows the sign-in page again once the session has expired, and drops the cookie', async () => {
-      const { token } = await service.ctx.tokens.issue(uniqueEmail(), 'svc_starter_agents');
+      const { token } = await mintToken(service, uniqueEmail(), 'svc_starter_agents');
       const { cookie } = await signInToWallet(token);
       clock.advance(12 * HOUR_MS + 1000);
       try {
@@ -154,15 +155,16 @@ describe('wallet page', () => {
     });
 
     it('signing in again replaces the session this browser had', async () => {
-      const first = await service.ctx.tokens.issue(uniqueEmail('first'), 'svc_starter_agents');
-      const second = await service.ctx.tokens.issue(uniqueEmail('second'), 'svc_starter_agents');
+      const firstEmail = uniqueEmail('first');
+      const first = await mintToken(service, firstEmail, 'svc_starter_agents');
+      const second = await mintToken(service, uniqueEmail('second'), 'svc_starter_agents');
       const { cookie: firstCookie } = await signInToWallet(first.token);
       const response = await httpRequest(loginUrl(second.token), { headers: { cookie: firstCookie } });
       expect(response.status).toBe(303);
-      expect((await page(firstCookie)).text).not.toContain(first.claims.sub);
+      expect((await page(firstCookie)).text).not.toContain(firstEmail);
     });
 
-    it('signs in with any token verify accepts, one without a jti too (RFC 7519: jti is optional)', async () => {
+    it('refuses a token signed with the key but never issued (no recorded jti): a 401 page, no session, no cookie', async () => {
       const email = uniqueEmail('nojti');
       const now = Math.floor(clock.now() / 1000);
       const token = await new SignJWT({ tier: 'svc_starter_agents', chainId: 1202, nodeAccess: 'isolated_svc_server' })
@@ -173,15 +175,15 @@ describe('wallet page', () => {
         .setExpirationTime(now + 3600)
         .sign(service.secrets.jwtKey);
       const verdict = await httpRequest(`${service.baseUrl}/v1/auth/verify`, { body: { token } });
-      expect(verdict.body.valid).toBe(true);
-      const { cookie } = await signInToWallet(token);
-      const response = await page(cookie);
-      expect(response.status).toBe(200);
-      expect(response.text).toContain(email);
+      expect(verdict.body).toEqual({ valid: false, reason: 'unknown_token' });
+      const response = await httpRequest(loginUrl(token));
+      expect(response.status).toBe(401);
+      expect(response.headers.get('set-cookie')).toBeNull();
+      expect(response.text).not.toContain(email);
     });
 
     it('refuses a form whose bytes or percent-escapes are not UTF-8 with 400, and changes nothing', async () => {
-      const { token } = await service.ctx.tokens.issue(uniqueEmail('utf8'), 'svc_starter_agents');
+      const { token } = await mintToken(service, uniqueEmail('utf8'), 'svc_starter_agents');
       const { cookie } = await signInToWallet(token);
       const before = sandboxPaymentCount();
       for (const rawBody of [Buffer.from([0x61, 0x6d, 0x6f, 0x75, 0x6e, 0x74, 0x3d, 0x31, 0xff]), 'amount=1%FF']) {
@@ -201,7 +203,7 @@ describe('wallet page', () => {
     it('escapes every value it shows', async () => {
       // The most HTML-laden address a token may carry (ASCII atext: ' & / = ? { } | are allowed, < > " are not).
       const email = `x'&{y}/=?@example.com`;
-      const { token } = await service.ctx.tokens.issue(email, 'svc_starter_agents');
+      const { token } = await mintToken(service, email, 'svc_starter_agents');
       const { cookie } = await signInToWallet(token);
       const response = await page(cookie);
       expect(response.text).not.toContain(email);
@@ -223,7 +225,7 @@ describe('wallet page', () => {
     }
 
     it('an expired token', async () => {
-      const { token } = await service.ctx.tokens.issue(uniqueEmail(), 'svc_starter_agents');
+      const { token } = await mintToken(service, uniqueEmail(), 'svc_starter_agents');
       clock.advance(30 * DAY_MS + 1000);
       try {
         await expectRefused(loginUrl(token), 401, /has expired/);
@@ -233,7 +235,7 @@ describe('wallet page', () => {
     });
 
     it('a tampered, a foreign-key, an alg:none and a garbage token', async () => {
-      const { token } = await service.ctx.tokens.issue(uniqueEmail(), 'svc_starter_agents');
+      const { token } = await mintToken(service, uniqueEmail(), 'svc_starter_agents');
       const [header, payload, signature] = token.split('.') as [string, string, string];
       const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
       const tampered = `${header}.${Buffer.from(JSON.stringify({ ...claims, sub: 'victim@example.com' })).toString('base64url')}.${signature}`;
@@ -245,7 +247,7 @@ describe('wallet page', () => {
     });
 
     it('another intent, a repeated token, an empty or oversized token', async () => {
-      const { token } = await service.ctx.tokens.issue(uniqueEmail(), 'svc_starter_agents');
+      const { token } = await mintToken(service, uniqueEmail(), 'svc_starter_agents');
       const base = `${service.walletUrl}/login`;
       await expectRefused(`${base}?token=${token}&intent=transfer_funds`, 400, /intent must be swarm_private_access/);
       await expectRefused(`${base}?token=${token}&token=${token}&intent=swarm_private_access`, 400, /damaged/);
@@ -299,7 +301,7 @@ describe('wallet page', () => {
 
   describe('sign-out', () => {
     it('ends the session on the server and clears the cookie', async () => {
-      const { token } = await service.ctx.tokens.issue(uniqueEmail(), 'svc_starter_agents');
+      const { token } = await mintToken(service, uniqueEmail(), 'svc_starter_agents');
       const { cookie } = await signInToWallet(token);
       const before = sessionCount();
       const response = await postForm('logout', '', cookie);
@@ -311,7 +313,7 @@ describe('wallet page', () => {
     });
 
     it('refuses a post from another site and keeps the session', async () => {
-      const { token } = await service.ctx.tokens.issue(uniqueEmail(), 'svc_starter_agents');
+      const { token } = await mintToken(service, uniqueEmail(), 'svc_starter_agents');
       const { cookie } = await signInToWallet(token);
       for (const headers of <Array<Record<string, string>>>[
         { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
@@ -331,7 +333,7 @@ describe('wallet page', () => {
   describe('funding in sandbox mode', () => {
     async function signedInUser(): Promise<{ email: string; cookie: string }> {
       const email = uniqueEmail('fund');
-      const { token } = await service.ctx.tokens.issue(email, 'svc_pay_wallet_fund');
+      const { token } = await mintToken(service, email, 'svc_starter_agents');
       return { email, cookie: (await signInToWallet(token)).cookie };
     }
 
@@ -342,7 +344,7 @@ describe('wallet page', () => {
       expect(response.status, response.text).toBe(303);
       expect(response.headers.get('location')).toBe('login');
       expect(await balanceOf(email)).toBe(525);
-      const payment = service.db.prepare('SELECT * FROM payments WHERE customer_email = ?').get(email) as Record<string, unknown>;
+      const payment = service.db.prepare("SELECT * FROM payments WHERE customer_email = ? AND offer_id = 'svc_pay_wallet_fund'").get(email) as Record<string, unknown>;
       expect(payment).toMatchObject({ status: 'CONFIRMED', offer_id: 'svc_pay_wallet_fund', amount_cents: 525 });
       expect((await page(cookie)).text).toMatch(/data-testid="balance">\$5\.25</);
       // A browser without Fetch Metadata sends a real Origin instead.
@@ -390,7 +392,7 @@ describe('wallet page without the sandbox', () => {
     const service = await startSvcApi({ sandbox: false });
     try {
       const email = uniqueEmail();
-      const { token } = await service.ctx.tokens.issue(email, 'svc_starter_agents');
+      const { token } = await mintToken(service, email, 'svc_starter_agents');
       const exchange = await httpRequest(walletLoginUrl(service.walletUrl, token));
       const cookie = /^(svc_wallet=[^;]+)/.exec(exchange.headers.get('set-cookie') ?? '')![1]!;
       const signedIn = await httpRequest(walletLoginUrl(service.walletUrl), { headers: { cookie } });
@@ -414,7 +416,7 @@ describe('wallet page behind an https wallet URL', () => {
   it('marks the cookie Secure and scopes it to the public path when the browser comes through it', async () => {
     const service = await startSvcApi({ env: { SVC_WALLET_URL: 'https://wallet.example.test/pay' } });
     try {
-      const { token } = await service.ctx.tokens.issue(uniqueEmail(), 'svc_starter_agents');
+      const { token } = await mintToken(service, uniqueEmail(), 'svc_starter_agents');
       const local = `${service.baseUrl}/wallet/login?token=${token}&intent=swarm_private_access`;
       // fetch will not send another Host; node:http does, as a reverse proxy would.
       const proxied = await getWithHost(local, 'wallet.example.test');

@@ -13,6 +13,7 @@ import { nodeFor } from '../helpers/protocol-node.js';
 import { httpRequest } from '../helpers/http.js';
 import { REPO_ROOT, useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
+import { mintToken } from '../helpers/tokens.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOTS = join(REPO_ROOT, 'test-output');
@@ -121,7 +122,7 @@ describe('wallet page in Chromium', () => {
 
   it('funds the wallet through the sandbox provider and shows the new balance; a bad amount changes nothing', async () => {
     const email = uniqueEmail('fund');
-    const { token } = await service.ctx.tokens.issue(email, 'svc_pay_wallet_fund');
+    const { token } = await mintToken(service, email, 'svc_starter_agents');
     await page.goto(loginUrl(token));
     expect(await balanceText()).toBe('$0.00');
 
@@ -150,7 +151,7 @@ describe('wallet page in Chromium', () => {
 
   it('signs out: the session ends, the cookie goes, and Back shows no stale wallet', async () => {
     const email = uniqueEmail('out');
-    const { token } = await service.ctx.tokens.issue(email, 'svc_starter_agents');
+    const { token } = await mintToken(service, email, 'svc_starter_agents');
     await page.goto(loginUrl(token));
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Your wallet');
 
@@ -176,7 +177,7 @@ describe('wallet page in Chromium', () => {
     expect(await context.cookies()).toEqual([]);
     await page.screenshot({ path: join(SCREENSHOTS, 'wallet-bad-link.png'), fullPage: true });
 
-    const { token } = await service.ctx.tokens.issue(uniqueEmail('expired'), 'svc_starter_agents');
+    const { token } = await mintToken(service, uniqueEmail('expired'), 'svc_starter_agents');
     clock.advance(31 * DAY_MS);
     try {
       const expired = (await page.goto(loginUrl(token)))!;
@@ -189,7 +190,7 @@ describe('wallet page in Chromium', () => {
   });
 
   it('a sign-in link followed from another site still ends in the wallet', async () => {
-    const { token } = await service.ctx.tokens.issue(uniqueEmail('linked'), 'svc_starter_agents');
+    const { token } = await mintToken(service, uniqueEmail('linked'), 'svc_starter_agents');
     await context.route('http://mail.example.test/**', (route) =>
       route.fulfill({ contentType: 'text/html', body: `<!doctype html><a href="${loginUrl(token)}">Open your wallet</a>` }),
     );

@@ -181,8 +181,23 @@ describe('swarm-node credential rotate', () => {
 
     const human = await swarmNode(['credential', 'rotate'], { env: node.env });
     expect(human.exitCode, human.stderr).toBe(0);
-    expect(human.stdout).toBe(`Rotated the credential of node ${old.node_id}; the old one no longer works.`);
+    expect(human.stdout).toBe(`Rotated the credential of node ${old.node_id}; every earlier one no longer works.`);
     expect(await nodeCall(now.node!.credential!)).toBe(401);
+  });
+
+  it('needs a sign-in within 15 minutes: off a terminal an older one is exit 4 with the login that renews it, and nothing changes', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'rotate-late' });
+    const before = credentialsOf(node.home);
+    clock.advance(16 * 60 * 1000);
+    try {
+      const late = await swarmNode(['--json', 'credential', 'rotate'], { env: node.env });
+      expect(late.exitCode).toBe(4);
+      expect(late.json.error).toMatchObject({ code: 'step_up_required', remedy: expect.stringContaining(`swarm-node login --email ${node.email}`) });
+      expect(credentialsOf(node.home)).toEqual(before);
+      expect(await nodeCall(before.node!.credential!)).toBe(200);
+    } finally {
+      clock.advance(-16 * 60 * 1000);
+    }
   });
 
   it('on a home that is not an enrolled node: exit 4 not_enrolled with how to enroll', async () => {

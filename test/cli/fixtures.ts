@@ -4,6 +4,8 @@ import { openNodeStore } from '../../src/node/store/database.js';
 import type { SqliteDatabase } from '../../src/lib/sqlite.js';
 import { nodeEnv, swarmNode, type NodeEnv } from '../helpers/cli.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
+import { nextMailTo, signInCodeOf } from '../helpers/mailbox.js';
+import type { CliResult } from '../helpers/cli.js';
 import { apiClient } from '../helpers/http.js';
 import { uniqueEmail } from '../helpers/temp.js';
 import { join } from 'node:path';
@@ -53,3 +55,15 @@ export async function deadPid(): Promise<number> {
 
 /** No ANSI escape sequence anywhere. */
 export const ESC = '\u001b';
+
+/**
+ * `swarm-node login` by mail, as a script does it: --send-code, the code read from the inbox (the run's SMTP server),
+ * then the login that types it on standard input. `extra`: more options of that second login (--offer, --json).
+ */
+export async function loginByMail(env: Record<string, string>, email: string, extra: string[] = []): Promise<CliResult> {
+  const sent = await swarmNode(['--json', 'login', '--email', email, '--send-code'], { env });
+  expect(sent.exitCode, sent.stderr).toBe(0);
+  const reference = String(sent.json.challenge_id).slice(0, 8);
+  const mail = await nextMailTo(email, { match: (each) => each.text.includes(`reference ${reference}`) });
+  return swarmNode(['login', '--email', email, ...extra], { env, input: `${signInCodeOf(mail)}\n` });
+}

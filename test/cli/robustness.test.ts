@@ -8,7 +8,8 @@ import { nodeEnv, swarmNode } from '../helpers/cli.js';
 import { REPO_ROOT, SWARM_NODE_BIN } from '../helpers/svc-api.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir } from '../helpers/temp.js';
-import { createPayment } from '../helpers/funnel.js';
+import { createPayment, payAndConfirm } from '../helpers/funnel.js';
+import { loginByMail } from './fixtures.js';
 import { uniqueEmail } from '../helpers/temp.js';
 import { ESC, signedInNode, walletBalance } from './fixtures.js';
 
@@ -76,8 +77,11 @@ describe('local database', () => {
 describe('progress on a terminal', () => {
   it('activate shows a spinner with the retry on a TTY, and none when piped', async () => {
     const email = uniqueEmail('spinner');
-    const payment = await createPayment(service.baseUrl, 'svc_starter_agents', email);
     const { env } = nodeEnv(service.baseUrl);
+    // Signed in (a top-up of theirs is confirmed), the user activates a node purchase the provider has not confirmed.
+    await payAndConfirm(service.baseUrl, 'svc_pay_wallet_fund', email);
+    expect((await loginByMail(env, email)).exitCode).toBe(0);
+    const payment = await createPayment(service.baseUrl, 'svc_starter_agents', email);
     const args = [SWARM_NODE_BIN, 'activate', '--tier', 'svc_starter_agents', '--email', email, '--payment', payment, '--wait', '2'];
     const pty = await import('node-pty');
     // The spinner draws only when no CI variable is set at all.

@@ -28,7 +28,7 @@ describe('an unreachable service', () => {
   it('exits 6 quickly against a closed port, for every command that needs the service', async () => {
     const node = await signedInNode(service.baseUrl, { label: 'closed' });
     const closed = { ...node.env, SVC_BASE_URL: 'http://127.0.0.1:9' };
-    const commands = [['whoami'], ['wallet'], ['docs'], ['register', AGENT], ['login', '--email', 'a@example.com', '--offer', 'svc_starter_agents', '--payment', 'pay_1'], ['activate', '--tier', 'svc_starter_agents', '--email', 'a@example.com', '--payment', 'pay_1']];
+    const commands = [['whoami'], ['wallet'], ['docs'], ['register', AGENT], ['login', '--email', 'a@example.com', '--send-code'], ['logout'], ['audit'], ['activate', '--tier', 'svc_starter_agents', '--email', 'a@example.com', '--payment', 'pay_1']];
     // Side by side: each spends most of its time in the backoff between retries, not on the CPU.
     await Promise.all(commands.map(async (args) => {
       const started = Date.now();

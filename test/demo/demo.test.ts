@@ -16,11 +16,11 @@ const DEMO = join(REPO_ROOT, 'scripts', 'demo.mjs');
 const STEPS = [
   'Start the reference service',
   'Checkout at the payment provider',
-  'Activate before the payment is confirmed',
   'The provider confirms: a signed webhook',
-  'Activate again: the deploy token',
+  'Sign in: a code mailed to the address',
+  'Activate: the deploy token',
   'Install the node into a scratch root',
-  'Issue the JWT',
+  'Sign the node in',
   'Verify the JWT and read the unlocked docs',
   'The wallet login URL',
   'Register an agent',
@@ -112,8 +112,12 @@ describe('npm run demo', () => {
     expect(output).toMatch(/artifact\s+swarm-node-\S+-linux-\w+\.tar\.gz {2}\d+\.\d MB, \d+ files, signed by key [0-9a-f]{16}/);
     expect(output).toMatch(/\$ svc-api --sandbox --port 0 --data-dir <scratch>\/service --lease-seconds 5 --releases-dir <scratch>\/releases\n/);
     expect(output).toMatch(/status\s+PENDING/);
-    expect(output).toMatch(/exit code\s+7\n.*error\s+payment pay_\w+ is not confirmed yet/);
     expect(output).toMatch(/webhook_delivered\s+true/);
+    // The sign-in by mail: the code is read from the sandbox's outbox, shown masked, and never on a command line.
+    expect(output).toMatch(/code sent\s+to demo@example\.com, reference [0-9a-f]{8}/);
+    expect(output).toMatch(/\$ svc-api sandbox mail --to demo@example\.com --limit 1\n.*Your svc sign-in code: ####-####/);
+    expect(output).toMatch(/\$ swarm-node login --email demo@example\.com --code-file <scratch>\/operator-code\n/);
+    expect(output).not.toMatch(/(?<![\w-])\d{4}-\d{4}(?![\w-])/);
     expect(output).toMatch(/deploy_token\s+[\w-]{6}… \(in <scratch>\/deploy-token, mode 0600\)/);
     expect(output).toMatch(/install_path\s+\/opt\/svc\/swarm-node/);
     expect(output).toMatch(/deploy_mode\s+bare_metal/);

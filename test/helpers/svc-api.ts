@@ -10,6 +10,7 @@ import type { SqliteDatabase } from '../../src/lib/sqlite.js';
 import { postgresDatabaseFor, testEngine } from './test-engine.js';
 import { syncPostgres } from './sync-postgres.js';
 import { removeTempDirs, tempDir } from './temp.js';
+import { smtpUrl } from './mailbox.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const SVC_API_BIN = fileURLToPath(new URL('../../bin/svc-api.js', import.meta.url));
@@ -21,11 +22,13 @@ export type TestService = Omit<RunningService, 'db'> & { db: SqliteDatabase };
 /** In this process: tests can pass a MovableClock and read the service's database. */
 export async function startSvcApi(options: Partial<ServiceOptions> = {}): Promise<TestService> {
   const dataDir = options.dataDir ?? tempDir('svc-api-');
+  // Its mail goes to the run's SMTP server, where the tests read it (mailbox.ts).
+  const mail = { SVC_SMTP_URL: smtpUrl() };
   if (testEngine() === 'sqlite') {
-    return (await startService({ dataDir, sandbox: true, env: {}, ...options })) as TestService;
+    return (await startService({ dataDir, sandbox: true, ...options, env: { ...mail, ...options.env } })) as TestService;
   }
   const url = await postgresDatabaseFor(dataDir);
-  const running = await startService({ sandbox: true, ...options, dataDir, env: { SVC_DATABASE_URL: url, ...options.env } });
+  const running = await startService({ sandbox: true, ...options, dataDir, env: { SVC_DATABASE_URL: url, ...mail, ...options.env } });
   const reader = syncPostgres(url);
   return {
     ...running,
@@ -85,7 +88,7 @@ export async function spawnSvcApi(
   const dataDir = options.dataDir ?? tempDir('svc-api-');
   const database = testEngine() === 'postgres' ? { SVC_DATABASE_URL: await postgresDatabaseFor(dataDir) } : {};
   const child = execa('node', [SVC_API_BIN, '--port', '0', '--data-dir', dataDir, '--sandbox', ...(options.args ?? [])], {
-    env: { SVC_LOG_LEVEL: 'silent', ...database, ...options.env },
+    env: { SVC_LOG_LEVEL: 'silent', SVC_SMTP_URL: smtpUrl(), ...database, ...options.env },
     extendEnv: true,
     reject: false,
     buffer: { stdout: false, stderr: true },

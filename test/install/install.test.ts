@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { unitOfRelease } from '../../src/node/install/unit-file.js';
 import { MovableClock } from '../helpers/clock.js';
 import { activatedSession, fundWallet } from '../helpers/funnel.js';
+import { nextMailTo, signInCodeOf } from '../helpers/mailbox.js';
 import { REPO_ROOT, useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { filesUnder, homeOf, mode, run, snapshot, swarmNode, writeTokenFile } from './support.js';
@@ -89,11 +90,17 @@ describe('swarm-node install', () => {
       expect(version.stdout.trim(), version.stderr).toBe(VERSION);
     });
 
-    it('keeps the node credential 0600 and signs in with it: `swarm-node login` alone on the installed node, no payment id', async () => {
+    it("keeps the node credential 0600 and never signs in with it: `swarm-node login` on the installed node takes the code mailed to the node's user", async () => {
       const credentials = JSON.parse(readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8'));
       expect(credentials.node.credential).toMatch(/^svcn_[A-Za-z0-9_-]{43}$/);
       expect(first.stdout + first.stderr).not.toContain(credentials.node.credential);
-      const login = await run(join(root, 'usr/local/bin/swarm-node'), ['--json', 'login']);
+      const bin = join(root, 'usr/local/bin/swarm-node');
+      // No --email off a terminal: the address this node knows (its user's); the code is the inbox's, on stdin.
+      const sent = await run(bin, ['--json', 'login', '--send-code']);
+      expect(sent.exitCode, sent.stderr + sent.stdout).toBe(0);
+      expect(sent.json.email).toBe(credentials.node.user_id);
+      const mail = await nextMailTo(credentials.node.user_id, { match: (each) => each.text.includes(`reference ${String(sent.json.challenge_id).slice(0, 8)}`) });
+      const login = await run(bin, ['--json', 'login'], { input: `${signInCodeOf(mail)}\n` });
       expect(login.exitCode, login.stderr + login.stdout).toBe(0);
       expect(login.json).toMatchObject({ sub: credentials.node.user_id, tier: 'svc_starter_agents' });
       expect(login.stdout + login.stderr).not.toContain(credentials.node.credential);
@@ -102,7 +109,7 @@ describe('swarm-node install', () => {
       expect(signedIn.jwt.sub).toBe(credentials.node.user_id);
     });
 
-    it('the wizard on the installed node signs in as the node (no --email, --offer or --payment), then runs', async () => {
+    it("the wizard on the installed node signs in as the node's user with the mailed code (--code-file), then runs here", async () => {
       const bin = join(root, 'usr/local/bin/swarm-node');
       const node = JSON.parse(readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8')).node;
       // The scratch root stands for the host's /, which every user may traverse: a run under a uid of its own
@@ -110,7 +117,15 @@ describe('swarm-node install', () => {
       chmodSync(root, 0o755);
       await fundWallet(service.baseUrl, node.user_id, 10);
       expect((await run(bin, ['logout'])).exitCode).toBe(0);
-      const wizard = await run(bin, ['--json', 'wizard', '--agent', 'agent_ops_monitor_004', '--yes', '--no-register']);
+      // Signed out, unattended: it names what it needs to sign in, before anything is sent.
+      const missing = await run(bin, ['--json', 'wizard', '--agent', 'agent_ops_monitor_004', '--yes', '--no-register']);
+      expect(missing.exitCode).toBe(2);
+      expect(missing.json.error.missing_flags).toEqual(['--email', '--code-file']);
+      const sent = await run(bin, ['--json', 'login', '--email', node.user_id, '--send-code']);
+      const mail = await nextMailTo(node.user_id, { match: (each) => each.text.includes(`reference ${String(sent.json.challenge_id).slice(0, 8)}`) });
+      const codeFile = join(tempDir('install-code-'), 'code');
+      writeFileSync(codeFile, signInCodeOf(mail));
+      const wizard = await run(bin, ['--json', 'wizard', '--email', node.user_id, '--code-file', codeFile, '--agent', 'agent_ops_monitor_004', '--yes', '--no-register']);
       expect(wizard.exitCode, wizard.stderr + wizard.stdout).toBe(0);
       // The installed node ran the real agent on this host.
       expect(wizard.json).toMatchObject({
@@ -119,7 +134,7 @@ describe('swarm-node install', () => {
         node: { node_id: node.node_id, enrolled_now: false },
         run: { status: 'succeeded', charged_cents: 4, output: { host: { hostname: hostname() } } },
       });
-      expect(wizard.stderr).toContain(`Signing in as this node's user, ${node.user_id}`);
+      expect(wizard.stderr).toContain(`Using the sign-in code sent to ${node.user_id} earlier`);
     });
 
     it('a re-run needs no token, changes nothing and says so', async () => {

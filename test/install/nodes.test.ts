@@ -11,7 +11,7 @@ import { unitOfRelease } from '../../src/node/install/unit-file.js';
 import { activatedSession, fundWallet, waitFor } from '../helpers/funnel.js';
 import { REPO_ROOT, useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
-import { cleanEnv, homeOf, run, snapshot, swarmNode, writeTokenFile } from './support.js';
+import { cleanEnv, homeOf, loginByMail, run, snapshot, swarmNode, writeTokenFile } from './support.js';
 
 const AGENT = 'agent_ops_monitor_004'; // 4 cents
 const GPU_UNITS = ['svc-swarm-node@gpu.service', 'svc-swarm-node-agent-gpu.socket', 'svc-swarm-node-agent-gpu@.service'];
@@ -96,10 +96,10 @@ describe('several nodes on one host', () => {
     const gpu = credentials(gpuHome).node;
     await fundWallet(service.baseUrl, gpu.user_id, 20);
     const env = { SVC_BASE_URL: service.baseUrl };
-    for (const args of [['login'], ['register', AGENT, '--every', '1h']]) {
-      const result = await run(bin, ['--node', 'gpu', ...args], { env });
-      expect(result.exitCode, result.stderr).toBe(0);
-    }
+    const login = await loginByMail(bin, ['--node', 'gpu'], env);
+    expect(login.exitCode, login.stderr).toBe(0);
+    const registered = await run(bin, ['--node', 'gpu', 'register', AGENT, '--every', '1h'], { env });
+    expect(registered.exitCode, registered.stderr).toBe(0);
     const daemon = execa(bin, ['--node', 'gpu', 'daemon', '--tick-ms', '100', '--backoff-ms', '400'], {
       env: cleanEnv(env),
       extendEnv: false,

@@ -6,6 +6,7 @@ import { join, relative } from 'node:path';
 import { runProgram, type CliResult } from '../helpers/cli.js';
 import { SWARM_NODE_BIN } from '../helpers/svc-api.js';
 import { tempDir } from '../helpers/temp.js';
+import { nextMailTo, signInCodeOf } from '../helpers/mailbox.js';
 
 export const INSTALL_PATH = 'opt/svc/swarm-node';
 
@@ -107,4 +108,17 @@ export function relabelledPackage(releaseDir: string, version: string): string {
 
 export function mode(path: string): number {
   return lstatSync(path).mode & 0o777;
+}
+
+/**
+ * `swarm-node login` of an installed node by mail, as a script does it: --send-code (for the address the node knows,
+ * its user's), the code read from that inbox, then the login that takes it on standard input. `prefix`: global
+ * options before the command (--node gpu).
+ */
+export async function loginByMail(bin: string, prefix: string[], env: Record<string, string | undefined>): Promise<Run> {
+  const sent = await run(bin, [...prefix, '--json', 'login', '--send-code'], { env });
+  if (sent.exitCode !== 0) return sent;
+  const email = String(sent.json.email);
+  const mail = await nextMailTo(email, { match: (each) => each.text.includes(`reference ${String(sent.json.challenge_id).slice(0, 8)}`) });
+  return run(bin, [...prefix, 'login'], { env, input: `${signInCodeOf(mail)}\n` });
 }

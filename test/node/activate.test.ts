@@ -4,7 +4,7 @@ import { SvcError } from '../../src/contract/errors.js';
 import { activateNode } from '../../src/node/identity/activate.js';
 import { ServiceClient } from '../../src/node/service/service-client.js';
 import { MovableClock } from '../helpers/clock.js';
-import { confirmPayment, createPayment } from '../helpers/funnel.js';
+import { confirmPayment, createPayment, signIn } from '../helpers/funnel.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { uniqueEmail } from '../helpers/temp.js';
 
@@ -20,12 +20,15 @@ describe('activateNode', () => {
 
   it("waits at least the service's Retry-After while the payment is not confirmed, then activates", async () => {
     const email = uniqueEmail('wait');
+    // Signed in already (a wallet top-up of theirs is confirmed), the user buys a node and activates at once.
+    const token = await signIn(service.baseUrl, email, 'svc_pay_wallet_fund');
     const payment = await createPayment(service.baseUrl, 'svc_starter_agents', email);
     const clock = new MovableClock();
     const waits: number[] = [];
     const activation = await activateNode(
       {
         client,
+        token,
         clock,
         sleep: async (ms) => {
           waits.push(ms);
@@ -42,6 +45,7 @@ describe('activateNode', () => {
 
   it('gives up at the deadline with payment_not_confirmed, the session to resume and the spec remedy; --wait 0 tries once', async () => {
     const email = uniqueEmail('deadline');
+    const token = await signIn(service.baseUrl, email, 'svc_pay_wallet_fund');
     const payment = await createPayment(service.baseUrl, 'svc_starter_agents', email);
     const clock = new MovableClock();
     const waits: number[] = [];
@@ -49,7 +53,7 @@ describe('activateNode', () => {
       waits.push(ms);
       clock.advance(ms);
     };
-    const failure = await activateNode({ client, clock, sleep }, { tierId: 'svc_starter_agents', email, paymentId: payment, waitSeconds: 12 }).catch((e: unknown) => e);
+    const failure = await activateNode({ client, token, clock, sleep }, { tierId: 'svc_starter_agents', email, paymentId: payment, waitSeconds: 12 }).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(SvcError);
     const error = failure as SvcError;
     expect(error.code).toBe('payment_not_confirmed');
@@ -62,15 +66,16 @@ describe('activateNode', () => {
     expect(error.remedy).toMatch(/^Wait for the payment provider to confirm the payment, then retry activation/);
 
     waits.length = 0;
-    const once = await activateNode({ client, clock, sleep }, { sessionId: error.extensions.session_id as string, paymentId: payment, waitSeconds: 0 }).catch((e: unknown) => e);
+    const once = await activateNode({ client, token, clock, sleep }, { sessionId: error.extensions.session_id as string, paymentId: payment, waitSeconds: 0 }).catch((e: unknown) => e);
     expect((once as SvcError).code).toBe('payment_not_confirmed');
     expect(waits).toEqual([]);
   });
 
   it('does not wait on other errors: an unknown session is session_not_found at once', async () => {
     const waits: number[] = [];
+    const token = await signIn(service.baseUrl, uniqueEmail('unknown'), 'svc_pay_wallet_fund');
     const failure = await activateNode(
-      { client, clock: new MovableClock(), sleep: async (ms) => void waits.push(ms) },
+      { client, token, clock: new MovableClock(), sleep: async (ms) => void waits.push(ms) },
       { sessionId: '00000000-0000-4000-8000-000000000000', paymentId: 'pay_x', waitSeconds: 60 },
     ).catch((e: unknown) => e);
     expect((failure as SvcError).code).toBe('session_not_found');

@@ -1,11 +1,12 @@
 // swarm-node wizard in a real pseudo-terminal (node-pty), key by key, against a real svc-api: what a person sees
 // at each step, what the wizard leaves in the node's database and at the service, and Ctrl+C at any point.
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { upsertRegistration } from '../../src/node/store/registrations.js';
 import { nodeEnv } from '../helpers/cli.js';
-import { confirmPayment, createPayment, fundWallet, payAndConfirm } from '../helpers/funnel.js';
+import { fundWallet, payAndConfirm } from '../helpers/funnel.js';
+import { nextMailTo, signInCodeOf } from '../helpers/mailbox.js';
 import { KEY, spawnSwarmNodePty, type PtySession } from '../helpers/pty.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
@@ -27,7 +28,7 @@ function wizard(env: Record<string, string>, args: string[] = []): PtySession {
 describe('swarm-node wizard in a terminal', () => {
   it('happy path, key by key: signs in, lists the agents with prices, runs one billed run, registers it with a schedule and a cap', async () => {
     const email = uniqueEmail('wizard');
-    const paymentId = await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
+    await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
     await fundWallet(service.baseUrl, email, 100);
     const node = nodeEnv(service.baseUrl);
     // An agent registered earlier, to be marked in the list.
@@ -36,25 +37,24 @@ describe('swarm-node wizard in a terminal', () => {
     seeded.close();
 
     const session = wizard(node.env);
-    await session.waitFor('Sign in with the e-mail, the offer and the payment id of your checkout.');
-    await session.waitFor('Checkout e-mail:');
+    await session.waitFor('Sign in with the e-mail address you paid with: the service mails it a code to type here.');
+    await session.waitFor('E-mail address you paid with:');
     await session.typeLine('not-an-address');
     await session.waitFor('Enter the e-mail address you paid with');
     for (let i = 0; i < 'not-an-address'.length; i += 1) session.press(KEY.backspace);
     await session.typeLine(email);
 
-    const offers = await session.waitFor('Wallet fund  (svc_pay_wallet_fund)');
-    expect(offers).toContain('Offer you paid for:');
-    expect(offers).toContain('Dev portal  (dev_portal_execution_billing)');
-    expect(offers).toContain('❯ Starter agents  (svc_starter_agents)');
-    session.press(KEY.up);
-    await session.waitFor('❯ Dev portal  (dev_portal_execution_billing)');
-    session.press(KEY.enter);
-    await session.waitFor('Payment id from checkout (proves the payment):');
-    await session.typeLine('pay 1');
-    await session.waitFor('Enter the payment id the payment provider gave you');
-    for (let i = 0; i < 'pay 1'.length; i += 1) session.press(KEY.backspace);
-    await session.typeLine(paymentId);
+    // The code goes to the inbox (the run's SMTP server), never to the screen.
+    const sent = await session.waitFor(/Sent a sign-in code to \S+ \(reference ([0-9a-f]{8})\)/);
+    const reference = /reference ([0-9a-f]{8})/.exec(sent)![1]!;
+    const code = signInCodeOf(await nextMailTo(email, { match: (mail) => mail.text.includes(`reference ${reference}`) }));
+    expect(session.screen()).not.toContain(code);
+    await session.waitFor(`Code from the mail to ${email}:`);
+    await session.typeLine('12');
+    await session.waitFor('Type the 8 digits of the mail, such as 1234-5678.');
+    session.press(KEY.backspace, KEY.backspace);
+    await session.typeLine(code);
+    // No offer asked: the one the address paid for is the sign-in's.
     await session.waitFor(`Signed in as ${email} (Dev portal); the token is kept in ${node.home}/etc/credentials.json (mode 0600).`);
 
     const agents = await session.waitFor('Ops monitor agent  $0.04 per run');
@@ -136,34 +136,18 @@ describe('swarm-node wizard in a terminal', () => {
     expect(registrationsOf(node.home)).toEqual([]);
   });
 
-  it('payment not confirmed yet: shows the remedy, waits and retries, and signs in once the provider confirms', async () => {
-    const email = uniqueEmail('wizard-pending');
-    const paymentId = await createPayment(service.baseUrl, 'svc_starter_agents', email);
+  it('an address that paid for nothing: the code is taken, then exit 5 with the remedy, nothing but the spent code stored', async () => {
+    const email = uniqueEmail('wizard-unpaid');
     const node = nodeEnv(service.baseUrl);
-    const session = wizard(node.env, ['--email', email, '--offer', 'svc_starter_agents', '--payment', paymentId]);
-    await session.waitFor(`warning: the Starter agents payment of ${email} is not confirmed yet`);
-    await session.waitFor('The payment provider confirms a payment a little after checkout');
-    await session.waitFor('Quit (run swarm-node wizard again later)');
-    session.press(KEY.enter);
-    await session.waitFor('Waiting for the payment to be confirmed (Ctrl+C quits)');
-    await confirmPayment(service.baseUrl, paymentId);
-    await session.waitFor(`Signed in as ${email} (Starter agents)`, 15_000);
-    await session.waitFor('Agent to run');
-    session.press(KEY.ctrlC);
-    expect((await session.waitForExit()).exitCode).toBe(130);
-  });
-
-  it('payment not confirmed yet, and the person quits: exit 7 with the remedy, nothing stored', async () => {
-    const email = uniqueEmail('wizard-quit');
-    const paymentId = await createPayment(service.baseUrl, 'svc_starter_agents', email);
-    const node = nodeEnv(service.baseUrl);
-    const session = wizard(node.env, ['--email', email, '--offer', 'svc_starter_agents', '--payment', paymentId]);
-    await session.waitFor('Quit (run swarm-node wizard again later)');
-    session.press(KEY.down, KEY.enter);
+    const session = wizard(node.env, ['--email', email]);
+    const sent = await session.waitFor(/Sent a sign-in code to \S+ \(reference ([0-9a-f]{8})\)/);
+    const reference = /reference ([0-9a-f]{8})/.exec(sent)![1]!;
+    await session.waitFor(`Code from the mail to ${email}:`);
+    session.typeLine(signInCodeOf(await nextMailTo(email, { match: (mail) => mail.text.includes(`reference ${reference}`) })));
     await session.waitFor('error: ');
-    await session.waitFor('Wait for the payment provider to confirm the payment, then run swarm-node wizard again.');
-    expect((await session.waitForExit()).exitCode).toBe(7);
-    expect(existsSync(`${node.home}/etc/credentials.json`)).toBe(false);
+    await session.waitFor(`has paid for nothing yet: pay at the payment provider with this address`);
+    expect((await session.waitForExit()).exitCode).toBe(5);
+    expect(JSON.parse(readFileSync(`${node.home}/etc/credentials.json`, 'utf8')).jwt).toBeUndefined();
   });
 
   it('an agent registered already: the run declined, its registration kept as it was (the default), and how to run it later', async () => {

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { execa, execaSync } from 'execa';
 import { writeCredentials } from '../../src/node/identity/credentials.js';
 import { nodeEnv } from '../helpers/cli.js';
-import { createPayment, fundWallet, payAndConfirm } from '../helpers/funnel.js';
+import { fundWallet, payAndConfirm } from '../helpers/funnel.js';
+import { nextMailTo, signInCodeOf } from '../helpers/mailbox.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { stagedPackage, swarmNode } from '../install/support.js';
@@ -47,12 +48,12 @@ const JWT_PATTERN = /eyJ[\w-]+\.[\w-]+\.[\w-]+/;
 const service = useSvcApi();
 
 describe('swarm-node wizard without a terminal: what is missing, at once', () => {
-  it('a fresh node and no flags: exit 2 naming --email, --offer, --payment, --agent and --yes, before any network call or write', async () => {
+  it('a fresh node and no flags: exit 2 naming --email, --code-file, --agent and --yes, before any network call or write', async () => {
     const node = nodeEnv(CLOSED_PORT_URL);
     const started = Date.now();
     const result = await swarmNode(['wizard'], { env: node.env });
     expect(result.exitCode, result.stderr).toBe(2);
-    expect(result.stderr).toContain('error: no terminal to ask on (stdin is not a TTY): pass --email <email>, --offer <tier_id>, --payment <payment_id>, --agent <agent_id>, --yes');
+    expect(result.stderr).toContain('error: no terminal to ask on (stdin is not a TTY): pass --email <email>, --code-file <file>, --agent <agent_id>, --yes');
     expect(result.stderr).toContain('Example: swarm-node wizard --agent agent_ops_monitor_004 --yes');
     expect(result.stdout).toBe('');
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -104,7 +105,7 @@ describe('swarm-node wizard without a terminal: what is missing, at once', () =>
 
   it("an agent that needs input: an --input flag for each input its schema asks for, before any network call or write", async () => {
     const node = nodeEnv(CLOSED_PORT_URL);
-    const signIn = ['--email', 'a@example.com', '--offer', 'svc_starter_agents', '--payment', 'pay_1'];
+    const signIn = ['--email', 'a@example.com', '--code-file', join(node.home, '..', 'no-code-yet')];
     const rag = await swarmNode(['wizard', ...signIn, '--agent', 'agent_research_rag_015', '--yes'], { env: node.env });
     expect(rag.exitCode, rag.stderr).toBe(2);
     expect(rag.stderr).toContain('error: no terminal to ask on (stdin is not a TTY): pass --input corpus=<value>, --input question=<value>\n');
@@ -125,7 +126,7 @@ describe('swarm-node wizard without a terminal: what is missing, at once', () =>
     expect((await swarmNode(['wizard', '--input', 'no-separator'], { env: node.env })).stderr).toContain('give key=value');
   });
 
-  it('a stored token the service no longer accepts: says so, then names --email and --offer; no run, no database', async () => {
+  it('a stored token the service no longer accepts: says so, then names --email; no run, no database', async () => {
     const node = nodeEnv(service.baseUrl);
     const email = uniqueEmail('wizard-forged');
     const exp = Math.floor(Date.now() / 1000) + 3600;
@@ -240,21 +241,24 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
     expect(registrationsOf(node.home)).toEqual([]);
   });
 
-  it('not signed in, with --email, --offer and --payment: signs in (credentials 0600, the JWT never printed), then runs', async () => {
+  it('not signed in, with --email and --code-file (the code of login --send-code): signs in (credentials 0600, the JWT never printed), then runs', async () => {
     const email = uniqueEmail('wizard-signin');
-    const paymentId = await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
+    await payAndConfirm(service.baseUrl, 'dev_portal_execution_billing', email);
     await fundWallet(service.baseUrl, email, 10);
     const node = nodeEnv(service.baseUrl);
+    const sent = await swarmNode(['--json', 'login', '--email', email, '--send-code'], { env: node.env });
+    expect(sent.exitCode, sent.stderr).toBe(0);
+    const mail = await nextMailTo(email, { match: (each) => each.text.includes(`reference ${String(sent.json.challenge_id).slice(0, 8)}`) });
+    const codeFile = join(tempDir('wizard-code-'), 'code');
+    writeFileSync(codeFile, signInCodeOf(mail));
     const result = await swarmNode(
       [
         '--json',
         'wizard',
         '--email',
         email,
-        '--offer',
-        'dev_portal_execution_billing',
-        '--payment',
-        paymentId,
+        '--code-file',
+        codeFile,
         '--agent',
         'agent_svc_skills_005',
         '--input',
@@ -300,15 +304,16 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
     expect(list.json.registrations).toMatchObject([{ agent_id: agent, every_seconds: 3600, default_input: given }]);
   });
 
-  it('payment not confirmed yet: exit 7 at once with the remedy, nothing stored', async () => {
-    const email = uniqueEmail('wizard-pending');
-    const paymentId = await createPayment(service.baseUrl, 'svc_starter_agents', email);
+  it('a code file that holds no code: exit 2 before any token is issued, and nothing but the code asked for is stored', async () => {
+    const email = uniqueEmail('wizard-nocode');
+    await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
     const node = nodeEnv(service.baseUrl);
-    const result = await swarmNode(['wizard', '--email', email, '--offer', 'svc_starter_agents', '--payment', paymentId, '--agent', AGENT, '--yes'], { env: node.env });
-    expect(result.exitCode, result.stderr).toBe(7);
-    expect(result.stderr).toContain(`warning: the Starter agents payment of ${email} is not confirmed yet`);
-    expect(result.stderr).toContain('Wait for the payment provider to confirm the payment, then run swarm-node wizard again.');
-    expect(existsSync(join(node.home, 'etc', 'credentials.json'))).toBe(false);
+    const codeFile = join(tempDir('wizard-code-'), 'code');
+    writeFileSync(codeFile, 'not a code\n');
+    const result = await swarmNode(['wizard', '--email', email, '--code-file', codeFile, '--agent', AGENT, '--yes'], { env: node.env });
+    expect(result.exitCode, result.stderr).toBe(2);
+    expect(result.stderr).toContain(`${codeFile} does not hold a sign-in code`);
+    expect(JSON.parse(readFileSync(join(node.home, 'etc', 'credentials.json'), 'utf8')).jwt).toBeUndefined();
   });
 });
 
@@ -316,7 +321,7 @@ describe('swarm-node wizard --help', () => {
   it('documents every flag with examples, and loads no prompt, spinner, SQLite or HTTP module', async () => {
     const help = await swarmNode(['wizard', '--help']);
     expect(help.exitCode).toBe(0);
-    for (const flag of ['--email <email>', '--offer <tier_id>', '--payment <payment_id>', '--agent <agent_id>', '--every <duration>', '--daily-cap <dollars>', '-y, --yes', '--no-register']) {
+    for (const flag of ['--email <email>', '--offer <tier_id>', '--code-file <file>', '--agent <agent_id>', '--every <duration>', '--daily-cap <dollars>', '-y, --yes', '--no-register']) {
       expect(help.stdout).toContain(flag);
     }
     expect(help.stdout).toContain('--yes without --every registers the agent for manual runs only');

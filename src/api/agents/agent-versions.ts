@@ -24,6 +24,8 @@ export interface AgentVersions {
   clearCurrent(userId: string, agentId: string): Promise<void>;
   /** The archive, when `userId` has a version of it (a bundle is only ever served to its uploader's nodes). */
   archiveFor(userId: string, digest: string): Promise<Buffer | undefined>;
+  /** Whether a run the node was handed (leased to it, in any state) executes this bundle: a node fetches only those. */
+  handedTo(nodeId: string, digest: string): Promise<boolean>;
 }
 
 const VERSION_COLUMNS = ['v.user_id', 'v.agent_id', 'v.version', 'v.digest', 'v.input_schema_json', 'v.files', 'v.unpacked_bytes', 'v.uploaded_at', 'b.size_bytes'] as const;
@@ -115,6 +117,10 @@ export function createAgentVersions(store: Store): AgentVersions {
         .where((eb) => eb.exists(eb.selectFrom('agent_versions as v').select(eb.lit(1).as('one')).whereRef('v.digest', '=', 'b.digest').where('v.user_id', '=', userId)))
         .executeTakeFirst();
       return row?.content;
+    },
+    async handedTo(nodeId, digest) {
+      const row = await store.db.selectFrom('runs').select('run_id').where('node_id', '=', nodeId).where('bundle_digest', '=', digest).limit(1).executeTakeFirst();
+      return row !== undefined;
     },
   };
 }

@@ -15,8 +15,18 @@ import { EMAIL_PATTERN } from '../../contract/schemas.js';
 import { isTierId } from '../../contract/tiers.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ServiceSecrets } from '../secrets.js';
+import type { Revocations } from './revocations.js';
 
-export type InvalidTokenReason = 'malformed' | 'unsupported_algorithm' | 'bad_signature' | 'expired' | 'unknown_key' | 'invalid_claims';
+export type InvalidTokenReason =
+  | 'malformed'
+  | 'unsupported_algorithm'
+  | 'bad_signature'
+  | 'expired'
+  | 'unknown_key'
+  | 'invalid_claims'
+  /** Signed with our key, but never recorded at issue (docs/api.md "Revocation and sessions"). */
+  | 'unknown_token'
+  | 'revoked';
 
 export class InvalidTokenError extends SvcError {
   constructor(readonly reason: InvalidTokenReason) {
@@ -31,9 +41,24 @@ export interface IssuedToken {
 }
 
 export interface TokenService {
-  issue(subject: string, tier: string): Promise<IssuedToken>;
+  /** `authTime`: when the subject proved its inbox, Unix seconds (the auth_time claim). */
+  issue(subject: string, tier: string, authTime: number): Promise<IssuedToken>;
   /** Resolves to the claims of a valid token; rejects with InvalidTokenError otherwise. */
   verify(token: string): Promise<AccessTokenClaims>;
+}
+
+/** What the service recorded when it issued a token (issued_tokens), looked up once per token. */
+export interface IssueRecord {
+  sub: string;
+  /** Milliseconds: a token revoked "before now" is compared at this precision, not the claim's whole seconds. */
+  issued_at: number;
+  revoked: boolean;
+}
+
+export interface TokenServiceDeps {
+  /** The record of the token with this jti, or undefined: a token the service never issued is refused. */
+  issueRecord(jti: string): Promise<IssueRecord | undefined>;
+  revocations: Revocations;
 }
 
 const emailPattern = new RegExp(EMAIL_PATTERN);
@@ -41,21 +66,26 @@ const emailPattern = new RegExp(EMAIL_PATTERN);
 /** How many verified tokens are remembered (the oldest goes first): the users active at once, with room to spare. */
 const VERIFIED_TOKENS_KEPT = 4096;
 
-export function createTokenService(secrets: Pick<ServiceSecrets, 'jwtKey' | 'jwtKid'>, clock: Clock): TokenService {
+export function createTokenService(secrets: Pick<ServiceSecrets, 'jwtKey' | 'jwtKid'>, clock: Clock, deps: TokenServiceDeps): TokenService {
   const { jwtKid } = secrets;
   // Imported once as a WebCrypto key: given the raw bytes, jose imports them again on every sign and verify
   // (measured: 27-39 µs a verify with the imported key, 83-171 µs with raw bytes).
   const keyReady = webcrypto.subtle.importKey('raw', secrets.jwtKey, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
   // Tokens verified before, by their exact bytes (one spelling per token, isCanonicalCompactJws): a client sends the
-  // same token with every call, and the HMAC over it was a tenth of an execute's CPU (issue 17). Only the signature
-  // is remembered; the time checks run at every use, so a remembered token still expires on time.
-  const verified = new Map<string, AccessTokenClaims>();
-  const remember = (token: string, claims: AccessTokenClaims): void => {
+  // same token with every call, and the HMAC over it was a tenth of an execute's CPU. Only the signature and the
+  // issue record are remembered; the time and revocation checks run at every use, in memory, so a remembered token
+  // still expires, and is refused once revoked, on time.
+  const verified = new Map<string, { claims: AccessTokenClaims; issuedAtMs: number }>();
+  const remember = (token: string, claims: AccessTokenClaims, issuedAtMs: number): void => {
     if (verified.size >= VERIFIED_TOKENS_KEPT) verified.delete(verified.keys().next().value!);
-    verified.set(token, claims);
+    verified.set(token, { claims, issuedAtMs });
+  };
+  const usable = (claims: AccessTokenClaims, issuedAtMs: number): AccessTokenClaims => {
+    if (deps.revocations.isRevoked(claims.sub, claims.jti, issuedAtMs)) throw new InvalidTokenError('revoked');
+    return claims;
   };
   return {
-    async issue(subject, tier) {
+    async issue(subject, tier, authTime) {
       const iat = Math.floor(clock.now() / 1000);
       const claims: AccessTokenClaims = {
         sub: subject,
@@ -66,6 +96,7 @@ export function createTokenService(secrets: Pick<ServiceSecrets, 'jwtKey' | 'jwt
         iat,
         exp: iat + JWT_LIFETIME_SECONDS,
         jti: randomUUID(),
+        auth_time: authTime,
       };
       const { sub, iss, exp, jti: _jti, ...custom } = claims;
       const jwtKey = await keyReady;
@@ -86,9 +117,9 @@ export function createTokenService(secrets: Pick<ServiceSecrets, 'jwtKey' | 'jwt
       const known = verified.get(token);
       if (known !== undefined) {
         const now = clock.now();
-        if (known.exp <= now / 1000) throw new InvalidTokenError('expired');
-        if (!plausibleLifetime(known, now)) throw new InvalidTokenError('invalid_claims');
-        return known;
+        if (known.claims.exp <= now / 1000) throw new InvalidTokenError('expired');
+        if (!plausibleLifetime(known.claims, now)) throw new InvalidTokenError('invalid_claims');
+        return usable(known.claims, known.issuedAtMs);
       }
       if (!isCanonicalCompactJws(token)) throw new InvalidTokenError('malformed');
       const jwtKey = await keyReady;
@@ -112,8 +143,12 @@ export function createTokenService(secrets: Pick<ServiceSecrets, 'jwtKey' | 'jwt
         throw toInvalidTokenError(error);
       }
       if (!hasAccessClaims(payload) || !plausibleLifetime(payload, clock.now())) throw new InvalidTokenError('invalid_claims');
-      remember(token, payload);
-      return payload;
+      // Correctly signed is not enough: the service must have issued it (recorded at issue, so it can be revoked).
+      const record = payload.jti === undefined ? undefined : await deps.issueRecord(payload.jti);
+      if (record === undefined || record.sub !== payload.sub) throw new InvalidTokenError('unknown_token');
+      if (record.revoked) throw new InvalidTokenError('revoked');
+      remember(token, payload, record.issued_at);
+      return usable(payload, record.issued_at);
     },
   };
 }
@@ -126,7 +161,9 @@ function hasAccessClaims(payload: Record<string, unknown>): payload is AccessTok
     payload.chainId === CHAIN_ID &&
     payload.nodeAccess === NODE_ACCESS &&
     Number.isInteger(payload.iat) &&
-    Number.isInteger(payload.exp)
+    Number.isInteger(payload.exp) &&
+    (payload.jti === undefined || typeof payload.jti === 'string') &&
+    (payload.auth_time === undefined || Number.isInteger(payload.auth_time))
   );
 }
 

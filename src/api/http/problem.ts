@@ -81,8 +81,12 @@ function describeValidationIssue(issue: ValidationIssue): { path: string; messag
 
 export function sendProblem(reply: FastifyReply, error: SvcError): FastifyReply {
   if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
-  if (error.code === 'unauthorized' || error.code === 'deploy_token_invalid') {
+  if (error.code === 'unauthorized' || error.code === 'deploy_token_invalid' || error.code === 'email_code_invalid') {
     reply.header('www-authenticate', 'Bearer error="invalid_token"');
+  }
+  // RFC 9470 §3: the step-up challenge names the authentication age the resource needs.
+  if (error.code === 'step_up_required') {
+    reply.header('www-authenticate', `Bearer error="insufficient_user_authentication", error_description="a sign-in within the last 15 minutes is required", max_age=${String(error.extensions.max_age ?? 900)}`);
   }
   return reply.status(error.status).type('application/problem+json').send(error.toProblem());
 }

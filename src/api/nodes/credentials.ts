@@ -1,7 +1,7 @@
 // The node credential (docs/api.md "Node credential"): enrollment with the deploy token gives the node a secret of
 // its own, long-lived and random, like a GitHub runner's or Buildkite agent's token. The node keeps it 0600; the
-// service keeps only its SHA-256, so a copy of the database authenticates no node. Enrollment proved payment, so the
-// credential stands for it later (issue-token without a payment id).
+// service keeps only its SHA-256, so a copy of the database authenticates no node. It does the node's own work and
+// nothing else (docs/api.md "Scopes"): it never becomes the user's JWT.
 import { createHash, randomBytes } from 'node:crypto';
 import { SvcError } from '../../contract/errors.js';
 import { isoTime } from '../../lib/clock.js';
@@ -52,11 +52,13 @@ export interface NodeAuthenticator {
    */
   authenticate(credential: string): Promise<EnrolledNode>;
   /**
-   * A new credential for the node (shown once). Until the node first uses it, the current one keeps working: a
-   * rotation whose answer is lost (a network cut, a crash before the node wrote the file) locks no node out, and
-   * asking again replaces the unused new one.
+   * A new credential for the user's node (shown once), asked for with the user's JWT from a recent sign-in, so a
+   * thief holding a node credential (or an older JWT) cannot rotate at all (docs/api.md "Credential rotation"). It
+   * works at once; its first use retires every other credential of the node, and until then the current one keeps
+   * working, so an answer lost on the way locks no node out (asking again replaces the unused new one). Undefined when
+   * the user has no such node (or it was removed).
    */
-  rotate(nodeId: string): Promise<string>;
+  replace(userId: string, nodeId: string): Promise<string | undefined>;
 }
 
 /**
@@ -93,7 +95,7 @@ export function createNodeAuthenticator(store: Store): NodeAuthenticator {
       const { next_credential_hash: next, removed_at: removedAt, last_seen_at: lastSeenAt, ephemeral, hostname, name, version, ...enrolled } = found;
       const node: EnrolledNode = { ...enrolled, ephemeral: Number(ephemeral) === 1, seen: { at: lastSeenAt, hostname, name, version } };
       if (removedAt !== null) throw nodeRemoved(node.node_id, removedAt, lastSeenAt);
-      // The first use of the new credential retires the old one.
+      // The first use of a rotated credential retires the old one.
       if (next === hash) {
         await store.db
           .updateTable('nodes')
@@ -104,10 +106,16 @@ export function createNodeAuthenticator(store: Store): NodeAuthenticator {
       }
       return node;
     },
-    async rotate(nodeId) {
+    async replace(userId, nodeId) {
       const credential = newNodeCredential();
-      await store.db.updateTable('nodes').set({ next_credential_hash: hashNodeCredential(credential) }).where('node_id', '=', nodeId).execute();
-      return credential;
+      const replaced = await store.db
+        .updateTable('nodes')
+        .set({ next_credential_hash: hashNodeCredential(credential) })
+        .where('node_id', '=', nodeId)
+        .where('user_id', '=', userId)
+        .where('removed_at', 'is', null)
+        .executeTakeFirst();
+      return replaced.numUpdatedRows === 1n ? credential : undefined;
     },
   };
 }

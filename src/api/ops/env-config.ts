@@ -4,6 +4,7 @@
 import { ID_PATTERN } from '../../contract/schemas.js';
 import { readPaymentProviderConfig, type PaymentProviderName } from '../payments/provider-config.js';
 import { parseListenAddress, type ListenAddress } from './metrics-server.js';
+import { smtpUrlProblem } from '../mail/smtp-transport.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -94,6 +95,8 @@ export function readEnvConfig(env: NodeJS.ProcessEnv): EnvConfig {
     }
     return undefined;
   });
+  check('SVC_SMTP_URL', smtpUrlProblem);
+  check('SVC_MAIL_FROM', (value) => (/^[^\r\n]{3,254}$/.test(value) && value.includes('@') ? undefined : 'must be an address such as "svc <no-reply@example.com>"'));
   check('SVC_LOG_LEVEL', (value) =>
     (LOG_LEVELS as readonly string[]).includes(value) ? undefined : `must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(value)})`,
   );

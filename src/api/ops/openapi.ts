@@ -15,7 +15,6 @@ declare const SVC_VERSION: string | undefined;
 const SECURITY_OF: Record<AuthScheme, Array<Record<string, string[]>>> = {
   'access-token': [{ accessToken: [] }],
   node: [{ nodeCredential: [] }],
-  'optional-node': [{}, { nodeCredential: [] }],
   'access-token-or-node': [{ accessToken: [] }, { nodeCredential: [] }],
 };
 

@@ -21,6 +21,7 @@ import type { ServiceContext } from '../context.js';
 import type { Tables } from '../store/tables.js';
 import { createPaymentRecords, type PaymentRecord } from '../payments/payment-records.js';
 import { createDeployTokens } from './deploy-tokens.js';
+import type { ClientSeen } from '../mail/messages.js';
 
 /** How long a client waits before asking again whether the provider confirmed (spec §7 "wait ... and retry"). */
 export const PAYMENT_RETRY_AFTER_SECONDS = 5;
@@ -30,7 +31,11 @@ type SessionRow = Omit<Tables['sessions'], 'tier_id'> & { tier_id: TierId };
 
 export interface Paygate {
   createSession(input: SessionRequest): Promise<SessionResponse>;
-  activateSession(input: ActivateRequest): Promise<ActivateResponse>;
+  /**
+   * `userId`: the subject of the caller's JWT, from a recent sign-in (the route's step-up): activation mints a deploy
+   * token, which enrols a node into the account, so it needs the proof of the inbox, never ids alone.
+   */
+  activateSession(input: ActivateRequest, userId: string, client: ClientSeen): Promise<ActivateResponse>;
 }
 
 export function createPaygate(ctx: ServiceContext): Paygate {
@@ -42,12 +47,13 @@ export function createPaygate(ctx: ServiceContext): Paygate {
    * spec §7 "Session not found": unknown, or pending past its 24 h. Locked (PostgreSQL) until the transaction ends,
    * so two activations of one session on two instances happen one after the other.
    */
-  async function liveSession(sessionId: string): Promise<SessionRow> {
+  async function liveSession(sessionId: string, userId: string): Promise<SessionRow> {
     const session = (await store.forUpdate(store.db.selectFrom('sessions').selectAll().where('session_id', '=', sessionId)).executeTakeFirst()) as
       | SessionRow
       | undefined;
-    if (session === undefined || (session.status === 'pending' && session.expires_at <= clock.now())) {
-      throw new SvcError('session_not_found', 'no such session, or it expired unactivated after 24 hours');
+    // Another user's session answers as no session: a session id tells a stranger nothing (spec §7's remedy stands).
+    if (session === undefined || session.user_id !== userId || (session.status === 'pending' && session.expires_at <= clock.now())) {
+      throw new SvcError('session_not_found', 'no such session of yours, or it expired unactivated after 24 hours');
     }
     return session;
   }
@@ -60,12 +66,12 @@ export function createPaygate(ctx: ServiceContext): Paygate {
 
   // Everything after the provider's answer is one transaction: the session and payment are read again inside it,
   // so concurrent activations see each other's effect.
-  const activateWithPayment = (sessionId: string, payment: PaymentRecord): Promise<ActivateResponse> =>
+  const activateWithPayment = (sessionId: string, userId: string, payment: PaymentRecord, client: ClientSeen): Promise<ActivateResponse> =>
     store.transaction(async () => {
-      const session = await liveSession(sessionId);
+      const session = await liveSession(sessionId, userId);
       // Two sessions activated with one payment at once: the second waits, then finds the payment used.
       await store.lock(`payment-activation:${payment.payment_id}`);
-      if (session.status === 'active') return reactivate(session, payment.payment_id);
+      if (session.status === 'active') throw alreadyActive();
       if (payment.status !== PAYMENT_CONFIRMED) {
         throw new SvcError('payment_not_confirmed', `the payment is ${payment.status}, not yet ${PAYMENT_CONFIRMED}`, {
           retryAfterSeconds: PAYMENT_RETRY_AFTER_SECONDS,
@@ -91,19 +97,10 @@ export function createPaygate(ctx: ServiceContext): Paygate {
         .where('session_id', '=', session.session_id)
         .where('status', '=', 'pending')
         .execute();
+      await ctx.audit.record(userId, 'session_activated', client, { session_id: session.session_id, tier_id: session.tier_id });
+      await ctx.audit.record(userId, 'deploy_token_issued', client, { session_id: session.session_id });
       return activationResult(session.session_id);
     });
-
-  /** DECISIONS.md: the same payment again gets a fresh deploy token (the old unused one dies); another one, 409. */
-  function reactivate(session: SessionRow, paymentId: string): Promise<ActivateResponse> {
-    if (session.payment_id !== paymentId) {
-      throw new SvcError('session_already_active', 'this session was activated with another payment');
-    }
-    return activationResult(session.session_id);
-  }
-
-  const reactivateActive = (sessionId: string, paymentId: string): Promise<ActivateResponse> =>
-    store.transaction(async () => reactivate(await liveSession(sessionId), paymentId));
 
   async function activationResult(sessionId: string): Promise<ActivateResponse> {
     const deployToken = await deployTokens.replaceForSession(sessionId);
@@ -130,14 +127,24 @@ export function createPaygate(ctx: ServiceContext): Paygate {
       return { session_id: sessionId, tier_id: input.tier_id, user_id: userId, status: 'pending', expires_at: isoTime(expiresAt) };
     },
 
-    async activateSession(input) {
+    async activateSession(input, userId, client) {
       const sessionId = input.session_id.toLowerCase();
-      // An active session needs no new word from the provider: its own payment re-issues, another is refused.
-      if ((await liveSession(sessionId)).status === 'active') return reactivateActive(sessionId, input.payment_id);
+      // Activation gives the deploy token once (docs/api.md "activate"): ids alone never mint another.
+      if ((await liveSession(sessionId, userId)).status === 'active') throw alreadyActive();
       const payment = await resolvePayment(input.payment_id);
-      return activateWithPayment(sessionId, payment);
+      return activateWithPayment(sessionId, userId, payment, client);
     },
   };
+}
+
+/**
+ * An active session gave its deploy token when it was activated; another comes from the signed-in user's deploy-token
+ * endpoint (a recent sign-in), never from the session's ids again.
+ */
+function alreadyActive(): SvcError {
+  return new SvcError('session_already_active', 'this session is active already: its deploy token was given when it was activated', {
+    remedy: 'For a deploy token for another node, sign in (swarm-node login) and ask for one: swarm-node enroll on the host, or POST /v1/swarm/nodes/deploy-token.',
+  });
 }
 
 function noNodeInstall(tierId: TierId): SvcError {

@@ -1,7 +1,7 @@
 // The sandbox payment provider (svc-api --sandbox; DECISIONS.md "Payment provider and its webhook"): checkout,
 // confirmation and the signed webhook, so the whole paid funnel runs locally against real HTTP.
 import type { FastifyPluginAsync } from 'fastify';
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { SvcError } from '../../contract/errors.js';
 import { ID_PATTERN, SandboxPayment, SandboxPaymentRequest, normalizeEmail } from '../../contract/schemas.js';
 import { TIERS } from '../../contract/tiers.js';
@@ -9,14 +9,25 @@ import type { ServiceContext } from '../context.js';
 import { acceptJsonBodiesOnly } from '../http/json-body.js';
 import { createSandboxBooks, toSandboxPayment, type SandboxPaymentRow } from '../payments/sandbox-books.js';
 import { createWebhookDeliveries } from '../payments/sandbox-delivery.js';
+import { createSandboxOutbox } from '../mail/sandbox-outbox.js';
+import { EMAIL_PATTERN } from '../../contract/schemas.js';
+import { isoTime } from '../../lib/clock.js';
 
 const PaymentParams = Type.Object({ id: Type.String({ pattern: ID_PATTERN }) });
+const MailQuery = Type.Object(
+  { to: Type.String({ pattern: EMAIL_PATTERN, maxLength: 254 }), limit: Type.Optional(Type.String({ pattern: '^(?:[1-9]|[1-4][0-9]|50)$' })) },
+  { additionalProperties: false },
+);
+const MailResponse = Type.Object({
+  messages: Type.Array(Type.Object({ to: Type.String(), subject: Type.String(), text: Type.String(), sent_at: Type.String() })),
+});
 
 export function sandboxRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
     acceptJsonBodiesOnly(app, { allowEmpty: true });
     const books = createSandboxBooks(ctx.store, ctx.clock);
     const deliveries = createWebhookDeliveries(ctx, books);
+    const outbox = createSandboxOutbox(ctx.store, ctx.clock);
     // A confirmation whose webhook was still being retried when the service stopped is delivered after restart.
     for (const row of await books.undelivered()) deliveries.start(row.payment_id);
 
@@ -46,6 +57,13 @@ export function sandboxRoutes(ctx: ServiceContext): FastifyPluginAsync {
         return toSandboxPayment(row);
       },
     );
+
+    // The sandbox's outbox (docs/api.md "Mail"): what it sent an address, newest first, so a developer reads a sign-in
+    // code without a mail relay. Sandbox only, like the rest of this file.
+    app.get<{ Querystring: Static<typeof MailQuery> }>('/sandbox/mail', { schema: { querystring: MailQuery, response: { 200: MailResponse } } }, async (request) => {
+      const messages = await outbox.to(request.query.to, request.query.limit === undefined ? 10 : Number(request.query.limit));
+      return { messages: messages.map((message) => ({ ...message, sent_at: isoTime(message.sent_at) })) };
+    });
 
     app.get<{ Params: { id: string } }>(
       '/sandbox/payments/:id',

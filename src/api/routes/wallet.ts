@@ -42,7 +42,7 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
       }
     });
 
-    const sessions = createWalletSessions(ctx.store, ctx.clock);
+    const sessions = createWalletSessions(ctx.store, ctx.clock, ctx.revocations);
     const recentRuns = createRecentRuns(ctx.store);
 
     app.addHook('onSend', async (_request, reply, payload) => {

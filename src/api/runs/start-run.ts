@@ -110,6 +110,12 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
         remedy: 'Send the user_id of the signed-in user (the checkout e-mail the token was issued to).',
       });
     }
+    // A node credential runs on its own node only (docs/api.md "Scopes"): a taken-over node cannot send work elsewhere.
+    if (call.caller.kind === 'node' && call.request.node_id !== undefined && call.request.node_id.toLowerCase() !== call.caller.node.node_id) {
+      throw new SvcError('forbidden', "a node credential starts runs on its own node only; node_id names another", {
+        remedy: "Leave node_id out (the run executes on this node), or start it with the user's access token.",
+      });
+    }
     const sku = findAgentSku(call.request.agent_id);
     if (sku === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(call.request.agent_id)}`);
     // One user's executes take turns in this instance: they debit one wallet, so they are serialised anyway (turns.ts).

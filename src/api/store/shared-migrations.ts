@@ -41,6 +41,62 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
   async (db) => {
     await db.schema.alterTable('nodes').addColumn('name', 'text').execute();
   },
+  /* 10: identity (docs/api.md "Sign-in: a verified inbox", "Revocation", "Audit") */ async (db) => {
+    // The one-time codes mailed to prove an inbox: only an HMAC of each code is kept, with its attempts, so a copy of
+    // the database signs nobody in and a code is guessed at most MAX_CODE_ATTEMPTS times.
+    await db.schema
+      .createTable('email_challenges')
+      .addColumn('challenge_id', 'text', (c) => c.primaryKey())
+      .addColumn('email', 'text', (c) => c.notNull())
+      .addColumn('code_hash', 'text', (c) => c.notNull())
+      .addColumn('client_address', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .addColumn('expires_at', 'bigint', (c) => c.notNull())
+      .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('used_at', 'bigint')
+      .execute();
+    await db.schema.createIndex('email_challenges_by_email').on('email_challenges').columns(['email', 'created_at']).execute();
+    await db.schema.createIndex('email_challenges_by_client').on('email_challenges').columns(['client_address', 'created_at']).execute();
+    // Every token issued is recorded (a token whose jti is not is refused), with when the inbox was proven and by whom.
+    await db.schema.alterTable('issued_tokens').addColumn('auth_time', 'bigint').execute();
+    await db.schema.alterTable('issued_tokens').addColumn('client_address', 'text').execute();
+    await db.schema.alterTable('issued_tokens').addColumn('user_agent', 'text').execute();
+    await db.schema.alterTable('issued_tokens').addColumn('revoked_at', 'bigint').execute();
+    await db.schema.createIndex('issued_tokens_by_sub').on('issued_tokens').columns(['sub', 'issued_at']).execute();
+    // Revocations as a log every instance tails (auth/revocations.ts): one token (jti), or every token of a user
+    // issued before not_before (sign out everywhere).
+    await db.schema
+      .createTable('token_revocations')
+      .addColumn('revocation_id', 'text', (c) => c.primaryKey())
+      .addColumn('user_id', 'text', (c) => c.notNull())
+      .addColumn('jti', 'text')
+      .addColumn('not_before', 'bigint')
+      .addColumn('revoked_at', 'bigint', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('token_revocations_by_time').on('token_revocations').column('revoked_at').execute();
+    // What a user can look back on: sign-ins, tokens, enrolments, removals, rotations, uploads (GET /v1/audit).
+    await db.schema
+      .createTable('audit_events')
+      .addColumn('event_id', 'text', (c) => c.primaryKey())
+      .addColumn('user_id', 'text', (c) => c.notNull())
+      .addColumn('kind', 'text', (c) => c.notNull())
+      .addColumn('at', 'bigint', (c) => c.notNull())
+      .addColumn('client_address', 'text')
+      .addColumn('user_agent', 'text')
+      .addColumn('detail_json', 'text', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('audit_events_by_user').on('audit_events').columns(['user_id', 'event_id']).execute();
+    // svc-api --sandbox keeps the mail it sends (svc-api sandbox mail --to ADDRESS), beside any SMTP relay.
+    await db.schema
+      .createTable('sandbox_outbox')
+      .addColumn('message_id', 'text', (c) => c.primaryKey())
+      .addColumn('to_address', 'text', (c) => c.notNull())
+      .addColumn('subject', 'text', (c) => c.notNull())
+      .addColumn('text_body', 'text', (c) => c.notNull())
+      .addColumn('sent_at', 'bigint', (c) => c.notNull())
+      .execute();
+    await db.schema.createIndex('sandbox_outbox_by_address').on('sandbox_outbox').columns(['to_address', 'message_id']).execute();
+  },
 ];
 
 /** The schema version this program migrates either engine to. */

@@ -61,7 +61,41 @@ export interface Tables {
   node_labels: { node_id: string; label: string };
   /** The labels a run requires of the node that takes it; none: any node. */
   run_labels: { run_id: string; label: string };
-  issued_tokens: { jti: string; sub: string; tier: string; kid: string; payment_id: string; issued_at: number; expires_at: number };
+  issued_tokens: {
+    jti: string;
+    sub: string;
+    tier: string;
+    kid: string;
+    payment_id: string;
+    issued_at: number;
+    expires_at: number;
+    /** When the inbox was proven for it (its auth_time claim); null for tokens issued before inbox sign-in. */
+    auth_time: number | null;
+    client_address: string | null;
+    user_agent: string | null;
+    revoked_at: number | null;
+  };
+  email_challenges: {
+    challenge_id: string;
+    email: string;
+    code_hash: string;
+    client_address: string;
+    created_at: number;
+    expires_at: number;
+    attempts: Generated<number>;
+    used_at: number | null;
+  };
+  token_revocations: { revocation_id: string; user_id: string; jti: string | null; not_before: number | null; revoked_at: number };
+  audit_events: {
+    event_id: string;
+    user_id: string;
+    kind: string;
+    at: number;
+    client_address: string | null;
+    user_agent: string | null;
+    detail_json: string;
+  };
+  sandbox_outbox: { message_id: string; to_address: string; subject: string; text_body: string; sent_at: number };
   wallets: { user_id: string; balance_cents: number; updated_at: number };
   ledger_entries: {
     entry_id: Generated<number>;

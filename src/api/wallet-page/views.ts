@@ -112,8 +112,8 @@ function signInHelp(): SafeHtml {
   return html`<h2>How to sign in</h2>
 <p>On your node, print a fresh sign-in link and open it in this browser:</p>
 <pre><code>swarm-node wallet login</code></pre>
-<p>Not signed in on the node yet? Sign in there first with the e-mail address you paid with:</p>
-<pre><code>swarm-node login --email &lt;email&gt; --offer &lt;tier_id&gt;</code></pre>
+<p>Not signed in on the node yet? Sign in there first: it mails a code to the address you paid with and asks for it.</p>
+<pre><code>swarm-node login</code></pre>
 <p class="muted">The link carries your access token, a secret: open it yourself and do not share it. This page swaps it for a session and removes it from the address bar.</p>`;
 }
 

@@ -5,6 +5,7 @@ import type { AccessTokenClaims } from '../../contract/claims.js';
 import { normalizeEmail } from '../../contract/schemas.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Store } from '../store/store.js';
+import type { Revocations } from '../auth/revocations.js';
 
 /** A wallet session never outlives its JWT, and ends after this long even when the JWT lives on. */
 export const WALLET_SESSION_MAX_SECONDS = 12 * 60 * 60;
@@ -30,7 +31,8 @@ export interface WalletSessions {
   revoke(sessionId: string | undefined): Promise<void>;
 }
 
-export function createWalletSessions(store: Store, clock: Clock): WalletSessions {
+/** A session ends with the JWT it was made from: revoked, or its user signed out everywhere after it began. */
+export function createWalletSessions(store: Store, clock: Clock, revocations: Revocations): WalletSessions {
   return {
     async create(claims) {
       const now = clock.now();
@@ -48,12 +50,14 @@ export function createWalletSessions(store: Store, clock: Clock): WalletSessions
 
     async find(sessionId) {
       if (sessionId === undefined || !SESSION_ID_PATTERN.test(sessionId)) return undefined;
-      return store.db
+      const row = await store.db
         .selectFrom('wallet_sessions')
-        .select(['user_id', 'tier', 'expires_at'])
+        .select(['user_id', 'tier', 'expires_at', 'token_jti', 'created_at'])
         .where('session_hash', '=', hashSessionId(sessionId))
         .where('expires_at', '>', clock.now())
         .executeTakeFirst();
+      if (row === undefined || revocations.isRevoked(row.user_id, row.token_jti ?? undefined, row.created_at)) return undefined;
+      return { user_id: row.user_id, tier: row.tier, expires_at: row.expires_at };
     },
 
     async revoke(sessionId) {

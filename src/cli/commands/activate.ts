@@ -3,10 +3,12 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { DEPLOY_TOKEN_LIFETIME_SECONDS } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
 import { TIER_IDS } from '../../contract/tiers.js';
+import { isEmailAddress } from '../../contract/email.js';
 import { writeFileAtomic } from '../../node/host/files.js';
 import { contextFor } from '../context.js';
 import { inFlagTerms, type FlagTerms } from '../../lib/flag-terms.js';
 import { keyValues } from '../table.js';
+import { withRecentSignIn } from '../step-up.js';
 
 interface ActivateOptions {
   tier?: string;
@@ -24,10 +26,6 @@ export const DEFAULT_WAIT_SECONDS = 120;
 const ACTIVATE_TERMS: FlagTerms = {
   fields: { tier_id: '--tier', user_id: '--email', session_id: '--session', payment_id: '--payment' },
   remedies: {
-    // spec §7's "repeat session creation with the same user_id as the checkout e-mail", as the command that does it.
-    session_not_found:
-      'Run activate again with --email set to the checkout e-mail the payment was made with: ' +
-      'swarm-node activate --tier <tier_id> --email <checkout e-mail> --payment <payment_id>',
     invalid_request: 'Correct the option named above and run the command again.',
   },
 };
@@ -39,26 +37,42 @@ export function parseWaitSeconds(value: string): number {
   return seconds;
 }
 
+/**
+ * spec §7's "repeat session creation with the same user_id as the checkout e-mail", as the command that does it: a
+ * session is the signed-in user's own (its user_id, the JWT's subject), so a new one without --email works.
+ */
+function sessionOfYours(error: unknown, asked: { tier: string; payment: string; signedIn: string }): unknown {
+  if (!(error instanceof SvcError) || error.code !== 'session_not_found') return error;
+  return new SvcError(error.code, error.message, {
+    remedy: `Run activate again with --email set to the checkout e-mail the payment was made with, the address you signed in with (${asked.signedIn}): swarm-node activate --tier ${asked.tier} --payment ${asked.payment}`,
+    extensions: error.extensions,
+    status: error.status,
+  });
+}
+
 export function activateCommand(): Command {
   return new Command('activate')
     .description('activate a paid session: get the deploy token that installs this node')
     .addOption(new Option('--tier <tier_id>', 'the tier paid for (alias: --offer)').choices(TIER_IDS))
     // login and wizard call the same value --offer: either name works here.
     .addOption(new Option('--offer <tier_id>').choices(TIER_IDS).hideHelp())
-    .option('--email <email>', 'the checkout e-mail (becomes the session user_id)')
-    .requiredOption('--payment <payment_id>', 'the payment id from the payment provider')
+    .option('--email <email>', 'the checkout e-mail (becomes the session user_id; default: the signed-in user)')
+    .requiredOption('--payment <payment_id>', 'the payment id from the payment provider (an identifier: it proves nothing)')
     .option('--session <session_id>', 'resume a session created earlier, instead of --tier and --email')
     .option('--wait <seconds>', 'how long to wait for the payment to be confirmed; 0 tries once', parseWaitSeconds, DEFAULT_WAIT_SECONDS)
     .option('--deploy-token-file <file>', 'write the deploy token to this file (mode 0600) instead of printing it')
     .addHelpText(
       'after',
       `
-Waits while the payment is not confirmed yet (honouring the service's Retry-After), then exits 7.
+Needs a sign-in within the last 15 minutes as the user who paid (swarm-node login; in a terminal it asks for a
+code by mail itself): the deploy token it mints enrols a node into that account. A session gives its deploy token
+once; for another node, sign in and run swarm-node enroll (or install) there. Waits while the payment is not
+confirmed yet (honouring the service's Retry-After), then exits 7.
 
 Example:
-  $ swarm-node activate --tier svc_starter_agents --email you@example.com --payment pay_123 \\
-      --deploy-token-file /root/deploy-token
-  $ sudo swarm-node install --deploy-token-file /root/deploy-token`,
+  $ swarm-node login --email you@example.com
+  $ swarm-node activate --tier svc_starter_agents --payment pay_123 --deploy-token-file /root/deploy-token
+  $ sudo ./bin/swarm-node install --deploy-token-file /root/deploy-token`,
     )
     .action(async (options: ActivateOptions, command: Command) => {
       const ctx = contextFor(command);
@@ -68,29 +82,34 @@ Example:
         });
       }
       const tier = options.tier ?? options.offer;
-      if (options.session === undefined && (tier === undefined || options.email === undefined)) {
-        throw new SvcError('usage', 'give --tier and --email (a new session), or --session (one created earlier)', {
-          remedy: 'Example: swarm-node activate --tier svc_starter_agents --email you@example.com --payment pay_123',
+      if (options.session === undefined && tier === undefined) {
+        throw new SvcError('usage', 'give --tier (a new session), or --session (one created earlier)', {
+          remedy: 'Example: swarm-node activate --tier svc_starter_agents --payment pay_123',
         });
       }
+      if (options.email !== undefined && !isEmailAddress(options.email)) throw new SvcError('usage', `--email ${JSON.stringify(options.email)} is not an e-mail address`);
+      const email = options.email ?? ctx.requireJwt().sub;
       const { activateNode } = await import('../../node/identity/activate.js');
       const client = await ctx.client();
       const input = {
-        ...(options.session === undefined ? { tierId: tier!, email: options.email! } : { sessionId: options.session }),
+        ...(options.session === undefined ? { tierId: tier!, email } : { sessionId: options.session }),
         paymentId: options.payment,
         waitSeconds: options.wait,
       };
-      const activation = await ctx.output.spin(`Activating with payment ${options.payment}`, (update) =>
-        activateNode(
-          {
-            client,
-            clock: ctx.clock,
-            onWait: (attempt, delayMs) => update(`Payment ${options.payment} not confirmed yet; retry ${attempt} in ${Math.ceil(delayMs / 1000)}s`),
-          },
-          input,
-        ).catch((error: unknown) => {
-          throw inFlagTerms(error, ACTIVATE_TERMS);
-        }),
+      const activation = await withRecentSignIn(ctx, (token) =>
+        ctx.output.spin(`Activating with payment ${options.payment}`, (update) =>
+          activateNode(
+            {
+              client,
+              token,
+              clock: ctx.clock,
+              onWait: (attempt, delayMs) => update(`Payment ${options.payment} not confirmed yet; retry ${attempt} in ${Math.ceil(delayMs / 1000)}s`),
+            },
+            input,
+          ).catch((error: unknown) => {
+            throw inFlagTerms(sessionOfYours(error, { tier: tier ?? ctx.requireJwt().tier, payment: options.payment, signedIn: ctx.requireJwt().sub }), ACTIVATE_TERMS);
+          }),
+        ),
       );
 
       const minutes = Math.round(DEPLOY_TOKEN_LIFETIME_SECONDS / 60);

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import type { AgentVersion } from '../../contract/agent-upload.js';
 import { SvcError } from '../../contract/errors.js';
+import { withRecentSignIn } from '../step-up.js';
 import { contextFor, type CommandContext } from '../context.js';
 import { shortTime, table } from '../table.js';
 
@@ -22,6 +23,11 @@ function withToken(command: Command): Command {
 }
 
 async function jwtFor(ctx: CommandContext, options: TokenOptions): Promise<string> {
+  return (await givenJwt(ctx, options)) ?? ctx.requireJwt().token;
+}
+
+/** A JWT handed to the command (a file, stdin, the environment); undefined: the stored one. */
+async function givenJwt(ctx: CommandContext, options: TokenOptions): Promise<string | undefined> {
   const { normalizeTokenText } = await import('../../node/identity/token.js');
   if (options.tokenFile !== undefined && options.tokenStdin === true) throw new SvcError('usage', 'give one of --token-file and --token-stdin');
   if (options.tokenFile !== undefined) {
@@ -40,7 +46,7 @@ async function jwtFor(ctx: CommandContext, options: TokenOptions): Promise<strin
     const value = ctx.env[name];
     if (value !== undefined && value.trim() !== '') return normalizeTokenText(value, name);
   }
-  return ctx.requireJwt().token;
+  return undefined;
 }
 
 const short = (digest: string): string => digest.slice(0, 12);
@@ -96,9 +102,10 @@ Example:
       )
       .action(async (dir: string, options: TokenOptions, command: Command) => {
         const ctx = contextFor(command);
-        const token = await jwtFor(ctx, options);
+        const given = await givenJwt(ctx, options);
         const { uploadAgent } = await import('../../node/agents/upload.js');
-        ctx.output.result(await uploadAgent(await ctx.client(), token, dir), (r) =>
+        const client = await ctx.client();
+        ctx.output.result(await withRecentSignIn(ctx, (token) => uploadAgent(client, token, dir), given), (r) =>
           r.created
             ? `Uploaded ${r.agent_id} version ${r.version} (${short(r.digest)}, ${r.files} files, ${r.size_bytes} bytes); it is current: your runs of ${r.agent_id} execute it.`
             : `${r.agent_id} version ${r.version} (${short(r.digest)}) was uploaded already with these contents; nothing changed${r.current ? '' : ` (it is not current: swarm-node agent rollback ${r.agent_id} --to ${r.version})`}.`,
@@ -140,10 +147,14 @@ Example:
       .action(async (agentId: string, options: TokenOptions & { to?: string; builtin?: boolean }, command: Command) => {
         if (options.builtin === true && options.to !== undefined) throw new SvcError('usage', 'give --to or --builtin, not both');
         const ctx = contextFor(command);
-        const token = await jwtFor(ctx, options);
+        const given = await givenJwt(ctx, options);
         const { rollbackAgent, useBuiltInAgent } = await import('../../node/agents/upload.js');
         const client = await ctx.client();
-        const result = options.builtin === true ? await useBuiltInAgent(client, token, agentId) : await rollbackAgent(client, token, agentId, options.to);
+        const result = await withRecentSignIn(
+          ctx,
+          (token) => (options.builtin === true ? useBuiltInAgent(client, token, agentId) : rollbackAgent(client, token, agentId, options.to)),
+          given,
+        );
         ctx.output.result(result, (r) =>
           r.current === null
             ? `No upload of ${r.agent_id} is current: runs accepted from now on use the built-in agent (your ${r.versions.length} version(s) stay; swarm-node agent rollback ${r.agent_id} --to <version> to return).`

@@ -1,6 +1,7 @@
 // swarm-node enroll: make this home an enrolled node without installing it under /opt (issue 13 §1).
 import { Command } from 'commander';
 import { contextFor } from '../context.js';
+import { withRecentSignIn } from '../step-up.js';
 import { addDeployTokenOptions, refuseTokenArgument, type DeployTokenFlags } from '../deploy-token-option.js';
 
 export function enrollCommand(): Command {
@@ -21,7 +22,7 @@ written then, and no token is spent.
 
 Example:
   $ swarm-node enroll --deploy-token-file ./deploy-token
-  $ swarm-node login --email you@example.com --offer svc_starter_agents --payment pay_123 && swarm-node enroll`,
+  $ swarm-node login --email you@example.com && swarm-node enroll`,
     )
     .action(async (flags: DeployTokenFlags, command: Command) => {
       const ctx = contextFor(command);
@@ -30,8 +31,12 @@ Example:
       const deployToken = readDeployToken(flags.deployTokenFile, ctx.env);
       delete ctx.env.SVC_DEPLOY_TOKEN;
       // Neither a token nor a sign-in: enrollHere refuses it (exit 4) once it knows this home is not a node already.
-      const proof = deployToken !== undefined ? { deployToken } : ctx.credentials().jwt === undefined ? undefined : { jwt: ctx.requireJwt() };
-      const enrolled = await enrollHere({ client: await ctx.client(), clock: ctx.clock, paths: ctx.paths }, proof);
+      const deps = { client: await ctx.client(), clock: ctx.clock, paths: ctx.paths };
+      // Signed in without a token: the service gives one for a recent sign-in only (docs/api.md "Step-up").
+      const enrolled =
+        deployToken !== undefined || ctx.credentials().jwt === undefined
+          ? await enrollHere(deps, deployToken === undefined ? undefined : { deployToken })
+          : await withRecentSignIn(ctx, () => enrollHere(deps, { jwt: ctx.requireJwt() }));
       ctx.output.result(enrolled, (e) => `Enrolled this home as node ${e.node_id} of ${e.user_id} (${e.tier_id}); its credential is in ${e.credentials_file} (mode 0600).`);
       ctx.output.info('Next: swarm-node register <agent_id> (the service sends its runs here), then swarm-node daemon to take them.');
     });

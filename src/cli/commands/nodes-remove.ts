@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { SvcError } from '../../contract/errors.js';
 import type { NodeRemoval } from '../../contract/node-protocol.js';
 import { UUID_PATTERN } from '../../contract/uuid.js';
+import { withRecentSignIn } from '../step-up.js';
 import { contextFor, type CommandContext } from '../context.js';
 
 interface RemoveFlags {
@@ -54,7 +55,7 @@ Example:
         const described = `node ${nodeId}${thisNode ? ' (this host)' : ''} on ${node.hostname ?? 'a host that never polled'}, ${node.online ? 'online' : 'offline'}${node.agents.length > 0 ? `, serving ${node.agents.join(', ')}` : ''}`;
         await confirmRemoval(described);
       }
-      const removed: NodeRemoved = { ...(await removeNode(client, jwt.token, nodeId)), this_node: thisNode };
+      const removed: NodeRemoved = { ...(await withRecentSignIn(ctx, (token) => removeNode(client, token, nodeId))), this_node: thisNode };
       ctx.output.result(removed, humanRemoval);
       nextSteps(ctx, removed);
     });

@@ -1,22 +1,18 @@
 // swarm-node runs: the local run journal, newest first, with totals.
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
+import { countParser } from '../count-option.js';
 import { formatDollars } from '../../contract/money.js';
 import { contextFor } from '../context.js';
 import { shortTime, table } from '../table.js';
 
 const MAX_LIMIT = 10_000;
 
-function parseLimit(value: string): number {
-  const limit = Number(value);
-  if (!/^\d+$/.test(value) || limit < 1 || limit > MAX_LIMIT) throw new InvalidArgumentError(`give a whole number from 1 to ${MAX_LIMIT}`);
-  return limit;
-}
 
 export function runsCommand(): Command {
   return new Command('runs')
     .description('show the run history of this node, with totals')
     .option('--agent <agent_id>', 'only this agent')
-    .option('--limit <n>', 'show at most n runs (totals count them all)', parseLimit, 20)
+    .option('--limit <n>', 'show at most n runs (totals count them all)', countParser(1, MAX_LIMIT), 20)
     .addHelpText('after', '\nExits 5 when --agent names no agent of the catalog (swarm-node agents).\n\nExample:\n  $ swarm-node runs --agent agent_ops_monitor_004 --limit 5\n  $ swarm-node runs --json | jq .totals.charged_cents')
     .action(async (options: { agent?: string; limit: number }, command: Command) => {
       const ctx = contextFor(command);

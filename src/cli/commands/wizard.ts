@@ -10,13 +10,15 @@ import { TIER_IDS, type TierId } from '../../contract/tiers.js';
 import { answering, missingFlags, notATerminal, type WizardFlags, type WizardPrompts } from '../../node/wizard/questions.js';
 import { contextFor, type CommandContext } from '../context.js';
 import { collectInputPair } from '../input-options.js';
+import { codeReader } from '../sign-in-code.js';
+import { withRecentSignIn } from '../step-up.js';
 import { cleared, parseDailyCap, parseEvery, type Cleared } from '../schedule-options.js';
 
 interface WizardOptions {
   email?: string;
   offer?: TierId;
   tier?: TierId;
-  payment?: string;
+  codeFile?: string;
   agent?: string;
   input?: string[];
   every?: number | Cleared;
@@ -37,9 +39,9 @@ export function wizardCommand(): Command {
   return new Command('wizard')
     .description('the guided first run: sign in, choose an agent, check the wallet, run it once, register it')
     .option('--email <email>', 'the checkout e-mail (asked when this node must sign in)', parseEmail)
-    .addOption(new Option('--offer <tier_id>', 'the offer paid for (asked when this node must sign in; alias: --tier)').choices(TIER_IDS))
+    .addOption(new Option('--offer <tier_id>', 'the offer to sign in for (default: one you paid for; alias: --tier)').choices(TIER_IDS))
     .addOption(new Option('--tier <tier_id>').choices(TIER_IDS).hideHelp())
-    .option('--payment <payment_id>', 'the payment id from checkout, the proof of payment (asked when this node must sign in)')
+    .option('--code-file <file>', 'read the sign-in code mailed to --email from this file (unattended; see swarm-node login --help)')
     .addOption(new Option('--agent <agent_id>', 'the agent to run').choices(AGENT_IDS))
     .option('--input <key=value>', "a field of the agent's input (repeat it); asked when the agent needs it", collectInputPair)
     .option('--every <duration>', 'register it on this schedule: 1s..7d, e.g. 5m, 1h (none: manual runs only)', parseEvery)
@@ -50,8 +52,9 @@ export function wizardCommand(): Command {
       'after',
       `
 Asks only what the options did not answer. Without a terminal, or with --json, it asks nothing: then --agent and
---yes are needed (and --email, --offer and --payment when the node is neither signed in nor enrolled, and --input
-for each input the agent needs, as its input_schema says), or it exits 2 naming the missing ones.
+--yes are needed (and --email with --code-file when the node is not signed in, and --input for each input the
+agent needs, as its input_schema says), or it exits 2 naming the missing ones. Signing in mails a code to the
+address: the wizard asks for it, or reads it from --code-file.
 --yes without --every registers the agent for manual runs only: the wizard never starts a schedule on its own
 (an agent registered earlier keeps its schedule and cap). When the wallet cannot pay one run, it shows the wallet
 page and, in a terminal, waits for the funds (re-checking every 2 s); unattended, it exits 3.
@@ -73,7 +76,7 @@ Example:
       const flags: WizardFlags = {
         ...(options.email === undefined ? {} : { email: options.email }),
         ...((options.offer ?? options.tier) === undefined ? {} : { offer: (options.offer ?? options.tier)! }),
-        ...(options.payment === undefined ? {} : { payment: options.payment }),
+        ...(options.codeFile === undefined ? {} : { codeFile: options.codeFile }),
         ...(options.agent === undefined ? {} : { agent: options.agent }),
         ...(input === undefined ? {} : { input }),
         ...(options.every === undefined ? {} : { every: cleared(options.every) as number | null }),
@@ -125,11 +128,13 @@ async function runAndReport(
     pollIntervalMs: POLL_INTERVAL_MS,
     sleep: (ms) => sleepUnlessInterrupted(ms, interrupted),
     merchantId: config.merchant_id,
+    readCode: codeReader(ctx, flags.codeFile),
     walletUrl: config.wallet_url,
     openStore: () => ctx.store(),
-    enroll: async (jwt) => {
+    // A deploy token needs a recent sign-in: a token found stored from earlier is renewed by mail first.
+    enroll: async () => {
       const { enrollHere } = await import('../../node/identity/enroll.js');
-      return enrollHere({ client: await ctx.client(), clock: ctx.clock, paths: ctx.paths }, { jwt });
+      return withRecentSignIn(ctx, async () => enrollHere({ client: await ctx.client(), clock: ctx.clock, paths: ctx.paths }, { jwt: ctx.requireJwt() }));
     },
     thisNode: () => ctx.requireNode(),
     runCaller: () => ctx.runCaller(),

@@ -1,4 +1,5 @@
-// `activate` (spec §3, §4): create the pay gate session, then activate it with the payment. Until the provider
+// `activate` (spec §3, §4): create the pay gate session, then activate it with the payment, as the signed-in user
+// (docs/api.md "activate": the JWT of a recent sign-in, since it mints a deploy token). Until the provider
 // reports the payment CONFIRMED the service answers 409 payment_not_confirmed; spec §7's remedy is to wait for
 // the webhook and retry, so we do, with backoff and the service's Retry-After, up to a deadline.
 import type { ActivateResponse } from '../../contract/schemas.js';
@@ -18,6 +19,8 @@ export interface ActivateInput {
 
 export interface ActivateDeps {
   client: ServiceClient;
+  /** The signed-in user's JWT (docs/api.md "activate"): a payment in someone's name activates nothing for its payer. */
+  token: string;
   clock: Clock;
   sleep?: (ms: number) => Promise<void>;
   /** Called before each wait with the attempt number and the delay, for the spinner. */
@@ -41,7 +44,7 @@ export async function activateNode(deps: ActivateDeps, input: ActivateInput): Pr
   const deadline = deps.clock.now() + input.waitSeconds * 1000;
   for (let attempt = 1; ; attempt += 1) {
     try {
-      const activation = await deps.client.activate(sessionId, input.paymentId);
+      const activation = await deps.client.activate(deps.token, sessionId, input.paymentId);
       return { ...activation, attempts: attempt };
     } catch (error) {
       if (!(error instanceof SvcError) || error.code !== 'payment_not_confirmed') throw error;

@@ -1,27 +1,34 @@
-// `swarm-node credential rotate` (issue 13 §1): a new node credential, the way a runner's token is reset. The
-// service keeps the current one valid until the new one is first used, so an answer lost on the way, or a file
-// that could not be written, locks the node out of nothing: the rotation is simply run again.
+// `swarm-node credential rotate` (docs/api.md "Credential rotation"): a new node credential, the way a runner's token
+// is reset. It takes the user's JWT from a recent sign-in, never the node credential alone, so a thief holding a
+// copied node credential (or an older JWT) cannot rotate, and the owner's rotation shuts the copy out. The new
+// credential is written, then used at once (a heartbeat), which retires every earlier one at the service; an answer
+// lost on the way locks nothing out: the old one works until the new one is used, and the rotation is run again.
 import { hostname } from 'node:os';
 import { messageOf } from '../../contract/errors.js';
-import { updateCredentials } from './credentials.js';
-import type { ThisNode } from '../agents/registrations.js';
+import type { ServiceClient } from '../service/service-client.js';
+import { replaceNodeCredential } from '../service/account-api.js';
 import { NodeApi } from '../service/node-api.js';
+import { updateCredentials } from './credentials.js';
 
 export interface RotatedCredential {
   node_id: string;
   credentials_file: string;
-  /** The service has seen the new credential used: the old one no longer works. */
+  /** The service has seen the new credential used: every earlier one no longer works. */
   confirmed: boolean;
-  /** Why it could not be confirmed now (the daemon's next poll confirms it). */
   confirm_error?: string;
 }
 
-export async function rotateNodeCredential(node: ThisNode, credentialsFile: string, version: string): Promise<RotatedCredential> {
-  const rotation = await node.api.rotateCredential();
+export async function rotateNodeCredential(
+  client: ServiceClient,
+  token: string,
+  nodeId: string,
+  credentialsFile: string,
+  version: string,
+): Promise<RotatedCredential> {
+  const rotation = await replaceNodeCredential(client, token, nodeId);
   updateCredentials(credentialsFile, (current) => ({ ...current, node: { ...current.node!, credential: rotation.node_credential } }));
-  // The first call with the new credential retires the old one: a heartbeat that asks for no work.
   try {
-    await new NodeApi(node.api.client, rotation.node_credential).poll({ hostname: hostname(), version, capacity: 0, running: [], wait_seconds: 0 });
+    await new NodeApi(client, rotation.node_credential).poll({ hostname: hostname(), version, capacity: 0, running: [], wait_seconds: 0 });
     return { node_id: rotation.node_id, credentials_file: credentialsFile, confirmed: true };
   } catch (error) {
     return { node_id: rotation.node_id, credentials_file: credentialsFile, confirmed: false, confirm_error: messageOf(error) };

@@ -34,6 +34,8 @@ export interface NodeEnrollment {
 export interface Credentials {
   jwt?: StoredJwt;
   node?: NodeEnrollment;
+  /** A sign-in code asked for (login --send-code) and not yet typed: its challenge, never the code. */
+  pending_sign_in?: { email: string; challenge_id: string; expires_at: string };
 }
 
 export const CREDENTIALS_MODE = 0o600;

@@ -1,11 +1,16 @@
-// Signing the node in and out (issue 3 `login`, `logout`, `whoami`): the JWT lives only in the credentials file
-// (0600) and in request headers; nothing here prints it or puts it in an error message.
+// Signing the node in and out (`login`, `logout`, `whoami`; docs/api.md "Sign-in: a verified inbox"): the service
+// mails a code to the address, the person types it back, and the JWT issued for it lives only in the credentials
+// file (0600) and in request headers; nothing here prints it or puts it in an error message. Signing out revokes the
+// token at the service, not only here.
 import { PAYMENT_CONFIRMED } from '../../contract/claims.js';
+import { normalizeEmail } from '../../contract/email.js';
 import { SvcError } from '../../contract/errors.js';
-import { isTierId, type TierId } from '../../contract/tiers.js';
+import { isTierId, TIER_IDS, TIERS, type TierId } from '../../contract/tiers.js';
 import type { Clock } from '../../lib/clock.js';
-import { readCredentials, updateCredentials, type NodeEnrollment, type StoredJwt } from './credentials.js';
+import { requestEmailCode, revokeTokens } from '../service/account-api.js';
 import type { ServiceClient } from '../service/service-client.js';
+import { readCredentials, updateCredentials, type StoredJwt } from './credentials.js';
+import { loginCommandFor } from './sign-in-remedy.js';
 import { daysLeft, decodeClaims, type TokenClaims } from './token.js';
 
 export interface SignedIn {
@@ -26,60 +31,115 @@ export interface SessionDeps {
   credentialsFile: string;
 }
 
-/** What proves the payment to issue-token: the provider's payment id, or this node's enrollment (docs/api.md). */
-export type PaymentProof = { paymentId: string } | { nodeCredential: string };
-
-export interface PaymentLogin {
+/** A code asked for and not yet used, kept in the credentials file so `login --send-code` and the next login meet. */
+export interface PendingSignIn {
   email: string;
-  offer: TierId;
+  challenge_id: string;
+  expires_at: string;
+}
+
+/** Mails a sign-in code to `email` and keeps its challenge for the login that types the code. */
+export async function sendSignInCode(deps: SessionDeps, email: string): Promise<PendingSignIn> {
+  const address = normalizeEmail(email);
+  const challenge = await requestEmailCode(deps.client, address);
+  const pending: PendingSignIn = { email: address, challenge_id: challenge.challenge_id, expires_at: challenge.expires_at };
+  updateCredentials(deps.credentialsFile, (current) => ({ ...current, pending_sign_in: pending }));
+  return pending;
+}
+
+/** The code asked for earlier for `email`, while it can still be used; undefined otherwise. */
+export function pendingSignIn(deps: Pick<SessionDeps, 'clock' | 'credentialsFile'>, email: string): PendingSignIn | undefined {
+  const pending = readCredentials(deps.credentialsFile).pending_sign_in;
+  if (pending === undefined || pending.email !== normalizeEmail(email) || Date.parse(pending.expires_at) <= deps.clock.now()) return undefined;
+  return pending;
+}
+
+export interface MailSignIn {
+  email: string;
+  offer: TierId | undefined;
+  likelyOffer: TierId | undefined;
   merchantId: string;
-  proof: PaymentProof;
 }
 
-/** issue-token for a confirmed payment, keep the JWT, then verify it for its sections. */
-export async function loginWithPayment(deps: SessionDeps, input: PaymentLogin): Promise<SignedIn> {
-  let issued;
-  try {
-    issued = await deps.client.issueToken(
-      {
-        status: PAYMENT_CONFIRMED,
-        offer_id: input.offer,
-        customer_email: input.email,
-        merchant_id: input.merchantId,
-        ...('paymentId' in input.proof ? { payment_id: input.proof.paymentId } : {}),
-      },
-      'nodeCredential' in input.proof ? input.proof.nodeCredential : undefined,
-    );
-  } catch (error) {
-    throw error instanceof SvcError ? loginRefusal(error, input) : error;
-  }
-  const token = issued.jwtToken;
-  // The service just issued it: keep it first, so a failed verify below does not lose a paid-for token.
-  storeToken(deps, token, decodeClaims(token));
-  return verifyToken(deps, token);
+/** How the code reaches the sign-in: typed at a prompt, read from a file or from standard input. */
+export type ReadCode = (pending: PendingSignIn, sentNow: boolean) => Promise<string>;
+
+/**
+ * The whole sign-in by mail: the code asked for earlier (`login --send-code`) while it lasts, else a new one mailed
+ * now; then the code, read as `readCode` says, and the token issued for it.
+ */
+export async function signInByMail(deps: SessionDeps, input: MailSignIn, readCode: ReadCode): Promise<SignedIn> {
+  const earlier = pendingSignIn(deps, input.email);
+  const pending = earlier ?? (await sendSignInCode(deps, input.email));
+  const code = await readCode(pending, earlier === undefined);
+  return signInWithCode(deps, { ...input, pending, code });
 }
 
-/** An enrolled node signs in as its own user and offer with its node credential: no payment id needed. */
-export function nodeLogin(node: NodeEnrollment, merchantId: string): PaymentLogin | undefined {
-  if (node.credential === undefined || !isTierId(node.tier_id)) return undefined;
-  return { email: node.user_id, offer: node.tier_id, merchantId, proof: { nodeCredential: node.credential } };
+export interface CodeSignIn {
+  email: string;
+  /** The offer asked for; undefined lets the service's answer pick one the address paid for. */
+  offer: TierId | undefined;
+  /** The offer to try first when none was asked for (this node's, the last sign-in's). */
+  likelyOffer: TierId | undefined;
+  merchantId: string;
+  pending: PendingSignIn;
+  code: string;
 }
 
 /**
- * Each refusal of issue-token as the person at the keyboard can act on it: the exit code follows the code (not
- * found: 5, not confirmed: 7), and the remedy speaks of login's flags, not of the API's body fields.
+ * issue-token with the code, keep the JWT, then verify it for its sections. With no offer asked for, a refusal that
+ * names the offers the address paid for (said only once the code proved the inbox) is retried with the best of them,
+ * with the same code: the person never has to know the tier's id to sign in.
  */
-function loginRefusal(error: SvcError, input: PaymentLogin): SvcError {
-  const asNode = 'nodeCredential' in input.proof;
-  const again = (flags: string): string => `swarm-node login ${flags}`;
+export async function signInWithCode(deps: SessionDeps, input: CodeSignIn): Promise<SignedIn> {
+  const first = input.offer ?? input.likelyOffer ?? 'svc_starter_agents';
+  let issued;
+  try {
+    issued = await issue(deps, input, first);
+  } catch (error) {
+    const other = input.offer === undefined && error instanceof SvcError && error.code === 'payment_not_found' ? bestPaidOffer(error.extensions.paid_offers) : undefined;
+    if (other === undefined || other === first) throw error instanceof SvcError ? signInRefusal(error, input) : error;
+    try {
+      issued = await issue(deps, input, other);
+    } catch (retryError) {
+      throw retryError instanceof SvcError ? signInRefusal(retryError, input) : retryError;
+    }
+  }
+  const token = issued.jwtToken;
+  // The service just issued it: keep it first, so a failed verify below does not lose the sign-in.
+  storeToken(deps, token, decodeClaims(token));
+  updateCredentials(deps.credentialsFile, ({ pending_sign_in: _used, ...rest }) => rest);
+  return verifyToken(deps, token);
+}
+
+function issue(deps: SessionDeps, input: CodeSignIn, offer: TierId) {
+  return deps.client.issueToken({
+    status: PAYMENT_CONFIRMED,
+    offer_id: offer,
+    customer_email: input.email,
+    merchant_id: input.merchantId,
+    challenge_id: input.pending.challenge_id,
+    code: input.code,
+  });
+}
+
+/** Of the offers an address paid for, the one a node needs: execution first, a wallet top-up last. */
+function bestPaidOffer(paid: unknown): TierId | undefined {
+  const offers = Array.isArray(paid) ? paid.filter(isTierId) : [];
+  return [...offers].sort((a, b) => Number(TIERS[b].node_install) - Number(TIERS[a].node_install) || TIER_IDS.indexOf(a) - TIER_IDS.indexOf(b))[0];
+}
+
+/** Each refusal said as the person at the keyboard can act on it, in login's own flags. */
+function signInRefusal(error: SvcError, input: CodeSignIn): SvcError {
+  const again = loginCommandFor(input.email);
+  const paid = Array.isArray(error.extensions.paid_offers) ? (error.extensions.paid_offers as string[]) : [];
   const remedy: Partial<Record<SvcError['code'], string>> = {
-    payment_not_found: `Use the e-mail you paid with and the payment id from checkout: ${again(`--email <checkout e-mail> --offer ${input.offer} --payment <payment_id>`)}.`,
-    payment_not_confirmed: `Wait for the payment provider to confirm the payment, then run ${again(asNode ? '' : `--email ${input.email} --offer ${input.offer} --payment <payment_id>`).trim()} again.`,
-    payment_mismatch: `The payment was made for ${typeof error.extensions.payment_offer_id === 'string' ? `the offer ${error.extensions.payment_offer_id}` : 'another offer'}: sign in with that offer (--offer).`,
-    forbidden: `This node is enrolled for another e-mail or offer: run ${again('')} with no options to sign in as the node's own user, or give --payment.`,
-    unauthorized: asNode
-      ? `The service does not know this node's credential: enroll it again (swarm-node install with a fresh deploy token), or sign in with ${again('--email <e> --offer <o> --payment <id>')}.`
-      : undefined,
+    email_code_invalid: `Type the code of the newest sign-in mail to ${input.email}, or get a new one: ${again}`,
+    payment_not_found:
+      paid.length === 0
+        ? `${input.email} has paid for nothing yet: pay at the payment provider with this address, wait for its confirmation, then run ${again}`
+        : `Sign in for an offer you paid for: ${again} --offer ${paid[0]}`,
+    payment_not_confirmed: `Wait for the payment provider to confirm the payment, then run ${again}`,
   };
   const better = remedy[error.code];
   if (better === undefined) return error;
@@ -89,13 +149,6 @@ function loginRefusal(error: SvcError, input: PaymentLogin): SvcError {
     status: error.status,
     ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
   });
-}
-
-/** How `login` signs in: with a JWT given by file, stdin or SVC_JWT, or through issue-token with a proof of payment. */
-export type SignInWith = { token: string } | { login: PaymentLogin };
-
-export function signIn(deps: SessionDeps, how: SignInWith): Promise<SignedIn> {
-  return 'token' in how ? loginWithToken(deps, how.token) : loginWithPayment(deps, how.login);
 }
 
 /** Keeps a JWT obtained elsewhere, once the service has said it is valid. */
@@ -112,7 +165,7 @@ export async function verifyToken(deps: SessionDeps, token: string): Promise<Sig
   const verdict = await deps.client.verify(token);
   if (!verdict.valid) {
     throw new SvcError('unauthorized', `the service does not accept the token: ${verdict.reason ?? 'invalid'}`, {
-      remedy: 'Sign in again: swarm-node login --email <email> --offer <tier_id>.',
+      remedy: `Sign in again: ${loginCommandFor(claims.sub)}`,
     });
   }
   const expMs = verdict.expires_at !== undefined ? Date.parse(verdict.expires_at) : claims.exp * 1000;
@@ -135,10 +188,33 @@ export function storeToken(deps: Pick<SessionDeps, 'clock' | 'credentialsFile'>,
   return jwt;
 }
 
-/** Forgets the JWT; the node's enrollment stays (it belongs to the install, not to a sign-in). */
-export function logout(credentialsFile: string): { signed_out: boolean; sub: string | undefined } {
-  const previous = readCredentials(credentialsFile).jwt;
-  if (previous === undefined) return { signed_out: false, sub: undefined };
-  updateCredentials(credentialsFile, ({ jwt: _dropped, ...rest }) => rest);
-  return { signed_out: true, sub: previous.sub };
+export interface SignedOut {
+  signed_out: boolean;
+  sub: string | undefined;
+  /** Tokens the service revoked: this one, or every one of the user (everywhere). */
+  revoked: number;
+  everywhere: boolean;
+  /** Forgotten here without telling the service (--local): the token stays valid until it expires. */
+  local_only: boolean;
+}
+
+/**
+ * Revokes the stored JWT at the service (or every token of its user), then forgets it. The node's enrollment stays
+ * (it belongs to the install, not to a sign-in). When the service cannot be told, nothing is forgotten unless
+ * `localOnly`: a token deleted here but valid there is what a thief who copied it would want.
+ */
+export async function logout(deps: SessionDeps, options: { everywhere: boolean; localOnly: boolean }): Promise<SignedOut> {
+  const previous = readCredentials(deps.credentialsFile).jwt;
+  if (previous === undefined) return { signed_out: false, sub: undefined, revoked: 0, everywhere: false, local_only: options.localOnly };
+  let revoked = 0;
+  if (!options.localOnly) {
+    try {
+      revoked = (await revokeTokens(deps.client, previous.token, options.everywhere)).revoked;
+    } catch (error) {
+      // Expired or revoked already: nothing left to revoke here (but "everywhere", which needs a live token).
+      if (!(error instanceof SvcError && error.code === 'unauthorized' && !options.everywhere)) throw error;
+    }
+  }
+  updateCredentials(deps.credentialsFile, ({ jwt: _dropped, ...rest }) => rest);
+  return { signed_out: true, sub: previous.sub, revoked, everywhere: options.everywhere, local_only: options.localOnly };
 }

@@ -1,6 +1,6 @@
 // The node's side of the protocol for runs on the node (docs/api.md "Runs on the node"): every call carries the
 // node credential, never the user's JWT, so the node's work never depends on a token that expires in 30 days.
-import type { CredentialRotation, NodeRemoval, PollRequest, PollResponse, ResultRequest, NodeAgentsResponse, NodeLabelsResponse } from '../../contract/node-protocol.js';
+import type { NodeRemoval, PollRequest, PollResponse, ResultRequest, NodeAgentsResponse, NodeLabelsResponse } from '../../contract/node-protocol.js';
 import type { RunResponse } from '../../contract/schemas.js';
 import type { ServiceClient } from './service-client.js';
 
@@ -76,10 +76,5 @@ export class NodeApi {
    */
   async removeSelf(): Promise<NodeRemoval> {
     return (await this.client.call<NodeRemoval>({ method: 'DELETE', path: '/v1/swarm/nodes/self', bearer: this.#bearer, retrySafe: false })).body;
-  }
-
-  /** A new credential; the current one keeps working until the new one is first used (so a lost answer locks nothing). */
-  async rotateCredential(): Promise<CredentialRotation> {
-    return (await this.client.call<CredentialRotation>({ method: 'POST', path: '/v1/swarm/nodes/self/credential', bearer: this.#bearer, retrySafe: true })).body;
   }
 }

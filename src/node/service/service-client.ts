@@ -111,19 +111,14 @@ export class ServiceClient {
     return this.#body({ method: 'POST', path: '/v1/swarm/paygate/session', body: { tier_id, user_id }, retrySafe: false });
   }
 
-  activate(session_id: string, payment_id: string): Promise<ActivateResponse> {
-    return this.#body({ method: 'POST', path: '/v1/swarm/paygate/activate', body: { session_id, payment_id }, retrySafe: false });
+  /** With the session user's JWT from a recent sign-in (docs/api.md "activate"). */
+  activate(token: string, session_id: string, payment_id: string): Promise<ActivateResponse> {
+    return this.#body({ method: 'POST', path: '/v1/swarm/paygate/activate', body: { session_id, payment_id }, bearer: token, retrySafe: false });
   }
 
-  /** With a payment id in the body, or as an enrolled node with its credential (docs/api.md "issue-token"). */
-  issueToken(body: IssueTokenRequest, nodeCredential?: string): Promise<IssueTokenResponse> {
-    return this.#body({
-      method: 'POST',
-      path: '/v1/auth/issue-token',
-      body,
-      ...(nodeCredential === undefined ? {} : { bearer: nodeCredential }),
-      retrySafe: false,
-    });
+  /** With the challenge and the code mailed for it: the inbox's proof (docs/api.md "issue-token"). */
+  issueToken(body: IssueTokenRequest): Promise<IssueTokenResponse> {
+    return this.#body({ method: 'POST', path: '/v1/auth/issue-token', body, retrySafe: false });
   }
 
   verify(token: string): Promise<VerifyResponse> {

@@ -14,14 +14,9 @@ export interface AgentChoice extends AgentSku {
 /** What a person is asked, with the wizard's suggestion as the default. src/cli/prompts.ts asks them in a terminal. */
 export interface WizardPrompts {
   email(suggested: string | undefined): Promise<string>;
-  offer(suggested: TierId): Promise<TierId>;
-  /** The provider's payment id from checkout: the proof of payment issue-token needs. */
-  payment(): Promise<string>;
   agent(choices: readonly AgentChoice[], suggested: string | undefined): Promise<string>;
   /** A value for one input the agent cannot run without. */
   input(agent: AgentChoice, field: InputField): Promise<string>;
-  /** true: wait for the confirmation and retry; false: quit. */
-  waitForPayment(): Promise<boolean>;
   /** true: wait here while the wallet is funded; false: quit. */
   waitForFunds(shortfall: Shortfall): Promise<boolean>;
   confirmRun(agent: AgentChoice, balanceCents: number): Promise<boolean>;
@@ -42,7 +37,8 @@ export interface Shortfall {
 export interface WizardFlags {
   email?: string;
   offer?: TierId;
-  payment?: string;
+  /** --code-file: where the mailed sign-in code is read from (unattended). */
+  codeFile?: string;
   agent?: string;
   /** --input key=value pairs: the agent's input. */
   input?: Record<string, unknown>;
@@ -58,8 +54,7 @@ export interface WizardFlags {
 /** The flag that answers each question, as --help spells it. */
 export const FLAG_OF = {
   email: '--email <email>',
-  offer: '--offer <tier_id>',
-  payment: '--payment <payment_id>',
+  codeFile: '--code-file <file>',
   agent: '--agent <agent_id>',
   yes: '--yes',
 } as const;
@@ -72,8 +67,7 @@ export const FLAG_OF = {
 export function missingFlags(flags: WizardFlags, needsSignIn: boolean, inputSchema?: Record<string, unknown>): string[] {
   const missing: string[] = [];
   if (needsSignIn && flags.email === undefined) missing.push(FLAG_OF.email);
-  if (needsSignIn && flags.offer === undefined) missing.push(FLAG_OF.offer);
-  if (needsSignIn && flags.payment === undefined) missing.push(FLAG_OF.payment);
+  if (needsSignIn && flags.codeFile === undefined) missing.push(FLAG_OF.codeFile);
   if (flags.agent === undefined) missing.push(FLAG_OF.agent);
   if (inputSchema !== undefined) missing.push(...missingInputs(inputSchema, Object.keys(flags.input ?? {})).map(inputFlag));
   if (flags.yes !== true) missing.push(FLAG_OF.yes);
@@ -85,7 +79,7 @@ export function notATerminal(missing: readonly string[], why: string): SvcError 
   const names = missing.map((flag) => flag.replace(/(=| )<[^>]*>$/, ''));
   return new SvcError('not_a_terminal', `${why}: pass ${missing.join(', ')}`, {
     remedy:
-      'Example: swarm-node wizard --agent agent_ops_monitor_004 --yes (add --email, --offer and --payment when this node is neither signed in nor enrolled).',
+      'Example: swarm-node wizard --agent agent_ops_monitor_004 --yes (sign in first with swarm-node login, or add --email and --code-file when this node is not signed in).',
     extensions: { missing_flags: names },
   });
 }
@@ -96,6 +90,8 @@ export function notATerminal(missing: readonly string[], why: string): SvcError 
  * is the agent's whole input (the --input pairs, then a person's answer for each input missing), undefined if none.
  */
 export interface WizardQuestions extends Omit<WizardPrompts, 'every' | 'dailyCap' | 'input'> {
+  /** The offer to sign in for: the flag, or undefined to take one the address paid for. */
+  offer(): Promise<TierId | undefined>;
   input(agent: AgentChoice, inputSchema: Record<string, unknown> | undefined): Promise<Record<string, unknown> | undefined>;
   every(agent: AgentChoice, current: Registration | undefined): Promise<number | null | undefined>;
   dailyCap(agent: AgentChoice, everySeconds: number | null | undefined, current: Registration | undefined): Promise<number | null | undefined>;
@@ -116,8 +112,7 @@ export function answering(flags: WizardFlags, prompts: WizardPrompts | undefined
   };
   return {
     email: (suggested) => (flags.email !== undefined ? Promise.resolve(flags.email) : prompts ? prompts.email(suggested) : unanswered(FLAG_OF.email)),
-    offer: (suggested) => (flags.offer !== undefined ? Promise.resolve(flags.offer) : prompts ? prompts.offer(suggested) : unanswered(FLAG_OF.offer)),
-    payment: () => (flags.payment !== undefined ? Promise.resolve(flags.payment) : prompts ? prompts.payment() : unanswered(FLAG_OF.payment)),
+    offer: () => Promise.resolve(flags.offer),
     agent: (choices, suggested) =>
       flags.agent !== undefined ? Promise.resolve(flags.agent) : prompts ? prompts.agent(choices, suggested) : unanswered(FLAG_OF.agent),
     input: async (agent, schema) => {
@@ -127,8 +122,7 @@ export function answering(flags: WizardFlags, prompts: WizardPrompts | undefined
       for (const field of missing) input[field.name] = await prompts!.input(agent, field);
       return Object.keys(input).length === 0 ? undefined : input;
     },
-    // Unattended, nobody can fund the wallet or confirm a payment meanwhile: quit with the remedy at once.
-    waitForPayment: () => (prompts ? prompts.waitForPayment() : Promise.resolve(false)),
+    // Unattended, nobody can fund the wallet meanwhile: quit with the remedy at once.
     waitForFunds: (shortfall) => (prompts ? prompts.waitForFunds(shortfall) : Promise.resolve(false)),
     confirmRun: (agent, balance) => (flags.yes === true ? Promise.resolve(true) : prompts ? prompts.confirmRun(agent, balance) : unanswered(FLAG_OF.yes)),
     confirmRegister: (agent, current) => {

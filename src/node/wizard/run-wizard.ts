@@ -3,6 +3,7 @@
 import { SvcError } from '../../contract/errors.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { StoredJwt } from '../identity/credentials.js';
+import type { ReadCode } from '../identity/session.js';
 import { inputFlagsOf } from '../runs/agent-inputs.js';
 import type { EnrolledHere } from '../identity/enroll.js';
 import type { ThisNode } from '../agents/registrations.js';
@@ -18,6 +19,8 @@ import { ensureFunds } from './wallet-check.js';
 
 export interface WizardDeps extends WizardStepDeps {
   merchantId: string;
+  /** Where the mailed sign-in code comes from (a prompt, --code-file, stdin). */
+  readCode: ReadCode;
   walletUrl: string;
   /** Opened after sign-in, so a wizard stopped before it has written nothing locally. */
   openStore: () => Promise<SqliteDatabase>;

@@ -1,23 +1,38 @@
-// spec §4, §5: POST /v1/auth/issue-token and POST /v1/auth/verify. Rate-limited per client address.
+// spec §4, §5: POST /v1/auth/issue-token and POST /v1/auth/verify, with the sign-in around them (docs/api.md
+// "Sign-in: a verified inbox", "Revocation and sessions"): POST /v1/auth/email-code mails the code issue-token
+// needs; POST /v1/auth/logout revokes the caller's token, or every token of the user. Rate-limited per client address.
 import type { FastifyPluginAsync } from 'fastify';
+import { EmailCodeRequest, EmailCodeResponse, LogoutRequest, LogoutResponse } from '../../../contract/auth.js';
 import { SvcError } from '../../../contract/errors.js';
 import { IssueTokenRequest, IssueTokenResponse, VerifyRequest, VerifyResponse } from '../../../contract/schemas.js';
+import { isoTime } from '../../../lib/clock.js';
 import { createAccessTokens } from '../../auth/access-tokens.js';
-import { nodeOf, parseBearer } from '../../http/auth.js';
+import { MAX_CODE_ATTEMPTS } from '../../auth/email-codes.js';
+import { parseBearer, userOf } from '../../http/auth.js';
+import { clientSeen } from '../../http/client-seen.js';
 import type { ServiceContext } from '../../context.js';
 import { acceptJsonBodiesOnly } from '../../http/json-body.js';
 
 export function authRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
-    // verify may carry the token in the header alone, so its body may be empty.
+    // verify may carry the token in the header alone, so its body may be empty; so may logout's.
     acceptJsonBodiesOnly(app, { allowEmpty: true });
     const accessTokens = createAccessTokens(ctx);
 
+    // The same answer for every address, known or not: whether one has paid or signed in is not told to a stranger.
+    app.post<{ Body: EmailCodeRequest }>(
+      '/v1/auth/email-code',
+      { config: { rateLimited: true }, schema: { body: EmailCodeRequest, response: { 202: EmailCodeResponse } } },
+      async (request, reply) => {
+        const challenge = await accessTokens.emailCodes.send(request.body.email, clientSeen(request));
+        return reply.status(202).send({ challenge_id: challenge.challenge_id, expires_at: isoTime(challenge.expires_at), attempts: MAX_CODE_ATTEMPTS });
+      },
+    );
+
     app.post<{ Body: IssueTokenRequest }>(
       '/v1/auth/issue-token',
-      // An enrolled node may prove the payment with its node credential as the bearer (proof-of-payment.ts).
-      { config: { rateLimited: true, auth: 'optional-node' }, schema: { body: IssueTokenRequest, response: { 201: IssueTokenResponse } } },
-      async (request, reply) => reply.status(201).send(await accessTokens.issue(request.body, nodeOf(request))),
+      { config: { rateLimited: true }, schema: { body: IssueTokenRequest, response: { 201: IssueTokenResponse } } },
+      async (request, reply) => reply.status(201).send(await accessTokens.issue(request.body, clientSeen(request))),
     );
 
     app.post<{ Body: VerifyRequest }>(
@@ -30,6 +45,26 @@ export function authRoutes(ctx: ServiceContext): FastifyPluginAsync {
         },
       },
       async (request) => accessTokens.verify(tokenToVerify(request.headers.authorization, request.body.token)),
+    );
+
+    // Sign out: this token, or (everywhere) every token of the user issued before now. No step-up: ending sessions
+    // is what someone whose token was copied needs to do at once, and it gives a thief nothing.
+    app.post<{ Body: LogoutRequest }>(
+      '/v1/auth/logout',
+      {
+        config: { auth: 'access-token' },
+        schema: { body: LogoutRequest, response: { 200: LogoutResponse } },
+        preValidation: async (request) => {
+          if (request.body === undefined) request.body = {};
+        },
+      },
+      async (request) => {
+        const claims = userOf(request);
+        const everywhere = request.body.everywhere === true;
+        const revoked = everywhere ? await ctx.revocations.revokeUser(claims.sub) : (await ctx.revocations.revokeToken(claims.sub, claims.jti!), 1);
+        await ctx.audit.record(claims.sub, 'tokens_revoked', clientSeen(request), { everywhere, revoked });
+        return { revoked, everywhere };
+      },
     );
   };
 }

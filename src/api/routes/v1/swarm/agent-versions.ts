@@ -17,7 +17,10 @@ import { readBundleArchive } from '../../../../lib/bundle-archive.js';
 import { isoTime } from '../../../../lib/clock.js';
 import { createAgentVersions, type AgentVersionRow } from '../../../agents/agent-versions.js';
 import type { ServiceContext } from '../../../context.js';
-import { userIdOf, userOf } from '../../../http/auth.js';
+import { nodeOf, userIdOf, userOf } from '../../../http/auth.js';
+import { clientSeen } from '../../../http/client-seen.js';
+import { agentUploadedMail } from '../../../mail/messages.js';
+import { runInBackground } from '../../../context.js';
 import { handleError } from '../../../http/problem.js';
 
 /** What an upload may be sent as; the bytes decide gzip or plain tar (its magic number), not the label. */
@@ -34,7 +37,8 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
     app.post<Params & { Body: unknown }>(
       '/v1/swarm/agents/:agent_id/versions',
       {
-        config: { auth: 'access-token' },
+        // An upload changes what runs on the user's nodes: a recent sign-in (docs/api.md "Step-up").
+        config: { auth: 'access-token', stepUp: true },
         bodyLimit: MAX_BUNDLE_BYTES,
         // Tier and agent before the body is read: a refused caller's 5 MiB is never taken in.
         preParsing: async (request) => void uploadableAgent(userOf(request), (request.params as { agent_id: string }).agent_id),
@@ -64,6 +68,12 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
         }
         const userId = userIdOf(request);
         const uploaded = await versions.upload(userId, request.body, bundle, ctx.clock.now());
+        if (uploaded.created) {
+          const client = clientSeen(request);
+          const { version, digest } = uploaded.row;
+          await ctx.audit.record(userId, 'agent_uploaded', client, { agent_id: agentId, version, digest });
+          runInBackground(ctx, ctx.mailer.send(agentUploadedMail(userId, agentId, version, digest, ctx.clock.now(), client)));
+        }
         reply.code(uploaded.created ? 201 : 200);
         return { ...view(uploaded.row, (await versions.current(userId, agentId))?.digest), created: uploaded.created };
       },
@@ -75,7 +85,7 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
 
     app.put<Params & { Body: SetCurrentRequest }>(
       '/v1/swarm/agents/:agent_id/current',
-      { config: { auth: 'access-token' }, schema: { params: AgentParams, body: SetCurrentRequest, response: { 200: AgentVersionsResponse } } },
+      { config: { auth: 'access-token', stepUp: true }, schema: { params: AgentParams, body: SetCurrentRequest, response: { 200: AgentVersionsResponse } } },
       async (request) => {
         const agentId = uploadableAgent(userOf(request), request.params.agent_id);
         const userId = userIdOf(request);
@@ -88,6 +98,7 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
           throw new SvcError('not_found', `you have no version ${version ?? digest} of ${agentId}`, { remedy: `List yours: swarm-node agent versions ${agentId}.` });
         }
         await versions.setCurrent(userId, agentId, target.digest, ctx.clock.now());
+        await ctx.audit.record(userId, 'agent_current_changed', clientSeen(request), { agent_id: agentId, version: target.version, digest: target.digest });
         return listing(agentId, userId);
       },
     );
@@ -96,19 +107,23 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
     // them can be made current again). Repeating it changes nothing and is no error.
     app.delete<Params>(
       '/v1/swarm/agents/:agent_id/current',
-      { config: { auth: 'access-token' }, schema: { params: AgentParams, response: { 200: AgentVersionsResponse } } },
+      { config: { auth: 'access-token', stepUp: true }, schema: { params: AgentParams, response: { 200: AgentVersionsResponse } } },
       async (request) => {
         const agentId = uploadableAgent(userOf(request), request.params.agent_id);
         const userId = userIdOf(request);
         await versions.clearCurrent(userId, agentId);
+        await ctx.audit.record(userId, 'agent_current_changed', clientSeen(request), { agent_id: agentId, version: null, digest: null });
         return listing(agentId, userId);
       },
     );
 
-    // A node fetches the bundle of a run it was handed; only the uploader's nodes (and the uploader) may, so a digest
-    // learnt elsewhere opens nobody's code. Immutable: its name is its hash.
+    // A node fetches the bundle of a run it was handed, and only those (docs/api.md "Scopes"): a taken-over node reads
+    // none of its user's other code; the uploader reads any of theirs. A digest learnt elsewhere opens nobody's code.
+    // Immutable: its name is its hash.
     app.get<{ Params: Static<typeof BundleParams> }>('/v1/swarm/bundles/:digest', { config: { auth: 'access-token-or-node' }, schema: { params: BundleParams } }, async (request, reply) => {
-      const archive = await versions.archiveFor(userIdOf(request), request.params.digest);
+      const node = nodeOf(request);
+      const handed = node === undefined || (await versions.handedTo(node.node_id, request.params.digest));
+      const archive = handed ? await versions.archiveFor(userIdOf(request), request.params.digest) : undefined;
       if (archive === undefined) throw new SvcError('not_found', `no bundle ${request.params.digest} of this user`);
       return sendArchive(reply, archive, request.params.digest);
     });

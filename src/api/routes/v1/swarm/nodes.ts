@@ -2,10 +2,11 @@
 // - POST enroll, with the deploy token: the node's id and its own credential (shown once);
 // - POST deploy-token (the user's JWT): a deploy token for one more node of the user;
 // - with the node credential: POST poll (heartbeat, leases, work), GET self/agents, PUT and DELETE
-//   self/agents/{agent_id} (the agents it serves), PUT self/labels (the labels it carries), POST self/credential
-//   (rotation);
+//   self/agents/{agent_id} (the agents it serves), PUT self/labels (the labels it carries);
 // - GET (the user's JWT): the user's fleet; DELETE {node_id}: one of them removed (docs/api.md "Removing a node");
-//   DELETE self, with the node credential: the node removes itself (an ephemeral node after its one run).
+//   POST {node_id}/credential: its credential replaced (docs/api.md "Credential rotation"); both need a recent
+//   sign-in, as does the deploy token; DELETE self, with the node credential: the node removes itself (an ephemeral
+//   node after its one run).
 import type { FastifyPluginAsync } from 'fastify';
 import { type Static } from '@sinclair/typebox';
 import { findAgentSku } from '../../../../contract/agents.js';
@@ -37,6 +38,9 @@ import { isOnline } from '../../../nodes/registry.js';
 import { createDeployTokens } from '../../../paygate/deploy-tokens.js';
 import { createNodeEnrollment, invalidDeployToken } from '../../../paygate/enroll.js';
 import { createRuns } from '../../../runs/runs.js';
+import { clientSeen } from '../../../http/client-seen.js';
+import { credentialRotatedMail, nodeEnrolledMail } from '../../../mail/messages.js';
+import { runInBackground } from '../../../context.js';
 
 export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
@@ -52,16 +56,22 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
       const bearer = parseBearer(request.headers.authorization);
       if (bearer.kind === 'malformed') throw invalidDeployToken();
       // Checked before the token is spent: a body it cannot read enrolls nothing.
-      return enrollment.enroll(bearer.kind === 'token' ? bearer.token : undefined, enrollOptions(request.body));
+      const enrolled = await enrollment.enroll(bearer.kind === 'token' ? bearer.token : undefined, enrollOptions(request.body));
+      const client = clientSeen(request);
+      await ctx.audit.record(enrolled.user_id, 'node_enrolled', client, { node_id: enrolled.node_id, ephemeral: enrolled.ephemeral === true });
+      // The user hears of every node that joins the account: a deploy token misused is seen at once.
+      runInBackground(ctx, ctx.mailer.send(nodeEnrolledMail(enrolled.user_id, enrolled.node_id, ctx.clock.now(), client)));
+      return enrolled;
     });
 
     // A node more for the signed-in user: its tier must buy execution (a wallet top-up installs no node).
     app.post(
       '/v1/swarm/nodes/deploy-token',
-      { config: { auth: 'access-token', rateLimited: true }, schema: { response: { 201: NodeDeployToken } } },
+      { config: { auth: 'access-token', stepUp: true, rateLimited: true }, schema: { response: { 201: NodeDeployToken } } },
       async (request, reply) => {
         const owner = await grant(userOf(request));
         const issued = await deployTokens.replaceForUser(owner);
+        await ctx.audit.record(owner.user_id, 'deploy_token_issued', clientSeen(request), { tier_id: owner.tier_id });
         reply.code(201);
         return {
           deploy_token: issued.token,
@@ -120,10 +130,21 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
       },
     );
 
-    app.post('/v1/swarm/nodes/self/credential', { config: { auth: 'node' }, schema: { response: { 200: CredentialRotation } } }, async (request) => {
-      const node = nodeOf(request)!;
-      return { node_id: node.node_id, node_credential: await credentials.rotate(node.node_id) };
-    });
+    // Rotation by the user, not by the node: a node credential alone (a taken-over host) cannot keep or take the node.
+    app.post<{ Params: Static<typeof NodeParams> }>(
+      '/v1/swarm/nodes/:node_id/credential',
+      { config: { auth: 'access-token', stepUp: true }, schema: { params: NodeParams, response: { 200: CredentialRotation } } },
+      async (request) => {
+        const userId = userOf(request).sub;
+        const { node_id: nodeId } = request.params;
+        const credential = await credentials.replace(userId, nodeId);
+        if (credential === undefined) throw new SvcError('not_found', `you have no node ${nodeId}`, { remedy: 'swarm-node nodes lists yours.' });
+        const client = clientSeen(request);
+        await ctx.audit.record(userId, 'credential_rotated', client, { node_id: nodeId });
+        runInBackground(ctx, ctx.mailer.send(credentialRotatedMail(userId, nodeId, ctx.clock.now(), client)));
+        return { node_id: nodeId, node_credential: credential };
+      },
+    );
 
     app.get('/v1/swarm/nodes', { config: { auth: 'access-token' }, schema: { response: { 200: NodesResponse } } }, async (request) => {
       const now = ctx.clock.now();
@@ -154,18 +175,24 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
 
     // The node's own removal (docs/api.md "Ephemeral nodes"): as the user's, answered the same way.
     app.delete('/v1/swarm/nodes/self', { config: { auth: 'node' }, schema: { response: { 200: NodeRemoval } } }, async (request) => {
-      const removed = await removal.bySelf(nodeOf(request)!.node_id, ctx.clock.now());
+      const node = nodeOf(request)!;
+      const removed = await removal.bySelf(node.node_id, ctx.clock.now());
+      await ctx.audit.record(node.user_id, 'node_removed', clientSeen(request), { node_id: node.node_id, by: 'node' });
       return { node_id: removed.node_id, removed_at: isoTime(removed.removed_at), was_online: true, agents_withdrawn: removed.agents_withdrawn };
     });
 
     // Another user's node is the same 404 as an unknown id: a node id says nothing about whether it exists.
     app.delete<{ Params: Static<typeof NodeParams> }>(
       '/v1/swarm/nodes/:node_id',
-      { config: { auth: 'access-token' }, schema: { params: NodeParams, response: { 200: NodeRemoval } } },
+      { config: { auth: 'access-token', stepUp: true }, schema: { params: NodeParams, response: { 200: NodeRemoval } } },
       async (request) => {
         const { node_id: nodeId } = request.params;
-        const removed = await removal.byUser(userOf(request).sub, nodeId, ctx.clock.now());
+        const userId = userOf(request).sub;
+        const now = ctx.clock.now();
+        const removed = await removal.byUser(userId, nodeId, now);
         if (removed === undefined) throw new SvcError('not_found', `you have no node ${nodeId}`, { remedy: 'swarm-node nodes lists yours.' });
+        // A repeat (its answer was lost) is answered as the removal was, and is not a second event.
+        if (removed.removed_at === now) await ctx.audit.record(userId, 'node_removed', clientSeen(request), { node_id: nodeId, by: 'user' });
         return {
           node_id: removed.node_id,
           removed_at: isoTime(removed.removed_at),

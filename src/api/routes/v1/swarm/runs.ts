@@ -26,8 +26,12 @@ export function runRoutes(ctx: ServiceContext): FastifyPluginAsync {
       async (request, reply) => {
         const { run_id: runId } = request.params;
         const owned = await runs.store.get(runId);
-        // Another user's run and no run at all answer alike: a run id tells a stranger nothing.
-        if (owned === undefined || owned.user_id !== userIdOf(request)) throw new SvcError('run_not_found', `no run ${runId} of yours`);
+        // Another user's run and no run at all answer alike: a run id tells a stranger nothing. A node sees the runs it
+        // was handed, not the rest of its user's (docs/api.md "Scopes").
+        const node = nodeOf(request);
+        if (owned === undefined || owned.user_id !== userIdOf(request) || (node !== undefined && owned.node_id !== node.node_id)) {
+          throw new SvcError('run_not_found', `no run ${runId} of yours`);
+        }
         const asked = request.query.wait === undefined ? request.headers.prefer : `wait=${request.query.wait}`;
         const waitMs = asked === undefined ? 0 : preferredWaitMs(asked, ctx.runTiming.executeWaitMs);
         const final = await ctx.runEvents.waitFor({ run: runId }, () => runs.keys.finalAnswer(runId), waitMs, ctx.drainSignal);
