@@ -14,6 +14,7 @@ const ON_POSTGRES = [
   'test/api/enroll.test.ts',
   'test/api/execute.test.ts',
   'test/api/idempotency.test.ts',
+  'test/api/input-schema-safety.test.ts',
   'test/api/node-sign-in.test.ts',
   'test/api/paygate.test.ts',
   'test/api/runs.test.ts',
