@@ -84,8 +84,10 @@ export function resolveRunTiming(given: Partial<RunTiming> = {}): RunTiming {
 }
 
 export interface PublicUrls {
-  /** Where clients reach the API, for example http://127.0.0.1:8787. */
+  /** Where this process listens, for example http://127.0.0.1:8787: its own calls to itself (the sandbox's webhook). */
   baseUrl: string;
+  /** Where clients reach the API (SVC_PUBLIC_URL; the listening address when unset): what the service tells them. */
+  publicUrl: string;
   /** The wallet's public base; the login page is at {walletUrl}/login. */
   walletUrl: string;
 }

@@ -42,6 +42,11 @@ Options:
   --stale-node-after <d>  remove a node from its user's nodes once it has neither polled nor run
                         anything for this long (1h to 365d: 36h, 14d, 30d): its agents withdrawn,
                         its credential answered 410 node_removed; 0 or off keeps them   default 14d
+  --body-idle-seconds <s>  cut a request body off (408) once it pauses this long     default 30
+  --body-min-rate <B/s> after the first --body-idle-seconds, cut a body off (408) once it has come
+                        slower than this many bytes a second on average; 0: no minimum   default 1024
+  --max-connections-per-address <n>  connections one client address may hold open; more are
+                        closed at once (not the --trust-proxy proxies'); 0: no cap     default 256
   -h, --help            show this help
   -v, --version         show the version
 
@@ -49,7 +54,9 @@ Environment:
   SVC_JWT_SECRET      HS256 key, base64url of at least 32 bytes (generated into the data dir when unset)
   SVC_WEBHOOK_SECRET  payment webhook HMAC key (generated into the data dir when unset)
   SVC_MERCHANT_ID     this service's merchant id                         default merchant_local
-  SVC_WALLET_URL      public wallet base URL                             default http://HOST:PORT/wallet
+  SVC_PUBLIC_URL      where clients reach this service (https://svc.example.com): install.sh's
+                      default and the release URLs name it                default http://HOST:PORT
+  SVC_WALLET_URL      public wallet base URL                             default SVC_PUBLIC_URL/wallet
   SVC_LOG_LEVEL       fatal, error, warn, info, debug, trace or silent   default info
   SVC_METRICS_LISTEN  as --metrics-listen (the flag wins)
   SVC_STALE_NODE_AFTER  as --stale-node-after (the flag wins)
@@ -110,6 +117,9 @@ async function main(): Promise<number> {
         'metrics-listen': { type: 'string' },
         'releases-dir': { type: 'string' },
         'stale-node-after': { type: 'string' },
+        'body-idle-seconds': { type: 'string' },
+        'body-min-rate': { type: 'string' },
+        'max-connections-per-address': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -165,6 +175,17 @@ async function main(): Promise<number> {
   } catch (error) {
     return usageError(`--stale-node-after ${(error as Error).message}`);
   }
+  const wholeNumber = (flag: string, min: number, max: number): number | undefined | Error => {
+    const text = values[flag as keyof typeof values] as string | undefined;
+    if (text === undefined) return undefined;
+    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) return new Error(`--${flag} must be a whole number from ${min} to ${max}`);
+    return Number(text);
+  };
+  const bodyIdleSeconds = wholeNumber('body-idle-seconds', 1, 3600);
+  const bodyMinRate = wholeNumber('body-min-rate', 0, 1_000_000_000);
+  const maxConnections = wholeNumber('max-connections-per-address', 0, 1_000_000);
+  for (const parsed of [bodyIdleSeconds, bodyMinRate, maxConnections]) if (parsed instanceof Error) return usageError(parsed.message);
+
   // Before anything is opened or created: a wrong variable changes nothing.
   let config: EnvConfig;
   try {
@@ -192,6 +213,11 @@ async function main(): Promise<number> {
     metricsListen: metricsListen ?? config.metricsListen,
     ...(staleAfter === undefined ? {} : { staleNodeAfterMs: staleAfter }),
     ...(values['releases-dir'] === undefined ? {} : { releasesDir: resolve(values['releases-dir']) }),
+    bodyTimeout: {
+      ...(typeof bodyIdleSeconds === 'number' ? { idleMs: bodyIdleSeconds * 1000 } : {}),
+      ...(typeof bodyMinRate === 'number' ? { minBytesPerSecond: bodyMinRate } : {}),
+    },
+    ...(typeof maxConnections === 'number' ? { maxConnectionsPerAddress: maxConnections } : {}),
     // Logs go to stderr so stdout carries only the ready line; a request is logged without its query string.
     logger: level === 'silent' ? false : { level, stream: process.stderr },
   });

@@ -25,6 +25,8 @@ import type { TrustProxy } from './http/trust-proxy.js';
 import { createServiceMetrics, isDatabaseError } from './ops/metrics.js';
 import { startMetricsServer, type ListenAddress, type MetricsServer } from './ops/metrics-server.js';
 import { createStoreProbe } from './ops/store-probe.js';
+import { DEFAULT_BODY_TIMEOUT, type BodyTimeout } from './http/body-timeout.js';
+import { capConnectionsPerAddress, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from './http/connection-cap.js';
 
 export interface ServiceOptions {
   host?: string;
@@ -47,6 +49,10 @@ export interface ServiceOptions {
   metricsListen?: ListenAddress;
   /** Nodes away this long are removed (svc-api --stale-node-after); 0 keeps them. Default 14 days. */
   staleNodeAfterMs?: number;
+  /** When a stalled request body is cut off (svc-api --body-idle-seconds, --body-min-rate); routes may differ. */
+  bodyTimeout?: Partial<BodyTimeout>;
+  /** Connections one client address may hold open (svc-api --max-connections-per-address); 0: no cap. */
+  maxConnectionsPerAddress?: number;
 }
 
 export interface RunningService {
@@ -111,7 +117,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     runTiming,
     // Waiters also look at the database: another instance's results, a wake-up lost to a race.
     runEvents: createRunEvents(Math.min(500, runTiming.sweepMs), store.notifications),
-    urls: { baseUrl: '', walletUrl: '' },
+    urls: { baseUrl: '', publicUrl: '', walletUrl: '' },
     rateLimitPerMinute: options.rateLimitPerMinute ?? 600,
     rateLimitStore: createMemoryRateLimitStore(),
     drainSignal: draining.signal,
@@ -138,7 +144,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   let app: FastifyInstance;
   try {
     await sweep();
-    app = await buildApp(ctx, { logger: options.logger ?? false, trustProxy: options.trustProxy });
+    app = await buildApp(ctx, {
+      logger: options.logger ?? false,
+      trustProxy: options.trustProxy,
+      bodyTimeout: { ...DEFAULT_BODY_TIMEOUT, ...options.bodyTimeout },
+    });
   } catch (error) {
     await store.close();
     throw error;
@@ -154,6 +164,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     });
   }
   const drain = createRequestDrain(app);
+  capConnectionsPerAddress(app.server, {
+    max: options.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+    trustProxy: options.trustProxy ?? false,
+    onRefused: (address, open) => app.log.warn({ address, open }, 'connections refused: this address holds the most connections allowed (--max-connections-per-address)'),
+  });
   let metricsServer: MetricsServer | undefined;
   try {
     await app.listen({ host, port: options.port ?? 0 });
@@ -169,7 +184,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   ctx.urls.baseUrl = `http://${urlHost}:${port}`;
-  ctx.urls.walletUrl = (env.SVC_WALLET_URL ?? `${ctx.urls.baseUrl}/wallet`).replace(/\/+$/, '');
+  // What clients are told to use (install.sh, release URLs): the operator's word, never a request's Host header.
+  ctx.urls.publicUrl = (env.SVC_PUBLIC_URL ?? ctx.urls.baseUrl).replace(/\/+$/, '');
+  ctx.urls.walletUrl = (env.SVC_WALLET_URL ?? `${ctx.urls.publicUrl}/wallet`).replace(/\/+$/, '');
 
   const grace = new GraceTimer();
   let closing: Promise<void> | undefined;
