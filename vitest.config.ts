@@ -20,6 +20,7 @@ const ON_POSTGRES = [
   'test/api/paygate.test.ts',
   'test/api/runs.test.ts',
   'test/api/sandbox.test.ts',
+  'test/api/upload-quota.test.ts',
   'test/api/wallet-page.test.ts',
   'test/api/wallet.test.ts',
   'test/api/webhook.test.ts',

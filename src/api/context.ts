@@ -9,6 +9,7 @@ import type { ServiceSecrets } from './secrets.js';
 import type { TokenService } from './auth/tokens.js';
 import type { ServiceMetrics } from './ops/metrics.js';
 import type { StoreProbe } from './ops/store-probe.js';
+import type { UploadQuota } from './agents/upload-quota.js';
 
 /** A payment as the provider reports it (DECISIONS.md "Payment provider and its webhook"). */
 export interface ProviderPayment {
@@ -83,6 +84,13 @@ export function resolveRunTiming(given: Partial<RunTiming> = {}): RunTiming {
   return { ...timing, pollHoldMs: Math.min(timing.pollHoldMs, Math.floor(timing.leaseMs / 2)) };
 }
 
+/** What one user may upload and keep (docs/api.md "Agent upload", "Quota and retention"); svc-api's flags. */
+export interface UploadLimits {
+  quota: UploadQuota;
+  /** Upload requests a user may make in an hour; 0: no limit. */
+  uploadsPerHour: number;
+}
+
 export interface PublicUrls {
   /** Where this process listens, for example http://127.0.0.1:8787: its own calls to itself (the sandbox's webhook). */
   baseUrl: string;
@@ -116,6 +124,8 @@ export interface ServiceContext {
   drainSignal: AbortSignal;
   /** Aborted when the drain's grace is over: executes still waiting answer 202, background work stops retrying. */
   shutdownSignal: AbortSignal;
+  /** The upload quota and rate (src/api/agents/upload-quota.ts, upload-rate.ts). */
+  uploadLimits: UploadLimits;
   /** Where the releases it serves are (svc-api --releases-dir; issue 15); undefined: it serves none. */
   releasesDir?: string | undefined;
   /** Background work the service waits for (bounded) before it closes the database. */

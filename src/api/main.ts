@@ -9,6 +9,7 @@ import { DEFAULT_SHUTDOWN_GRACE_MS, startService } from './server.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { ConfigError, parseStaleNodeAfter, readEnvConfig, type EnvConfig } from './ops/env-config.js';
 import { parseListenAddress, type ListenAddress } from './ops/metrics-server.js';
+import { LIMIT_FLAGS, parseLimitFlags, type LimitOptions } from './ops/limit-flags.js';
 import { sandboxBesideStripe } from './payments/provider.js';
 
 const USAGE = `Usage: svc-api --port <n> --data-dir <dir> [--host 127.0.0.1] [--sandbox]
@@ -47,6 +48,13 @@ Options:
                         slower than this many bytes a second on average; 0: no minimum   default 1024
   --max-connections-per-address <n>  connections one client address may hold open; more are
                         closed at once (not the --trust-proxy proxies'); 0: no cap     default 256
+  --upload-quota-mib <n>  MiB of agent bundles one user may keep stored; an upload over it is
+                        refused 413 upload_quota_exceeded; 0: no limit             default 256
+  --upload-quota-versions <n>  agent versions one user may keep, all agents; 0: no limit   default 500
+  --uploads-per-hour <n>  agent uploads one user may make in an hour (429 beyond); 0: none  default 60
+  --version-retention <d>  remove an uploaded version unused this long (1h to 365d), never the
+                        current one, the one before it, or one a run not finished is pinned
+                        to; 0 or off keeps them                                default 90d
   -h, --help            show this help
   -v, --version         show the version
 
@@ -84,6 +92,7 @@ Examples:
   svc-api --port 8787 --data-dir /var/lib/svc-api --metrics-listen 127.0.0.1:9464
   svc-api --port 8787 --data-dir /var/lib/svc-api   # SVC_PAYMENT_PROVIDER=stripe + its secrets set: Stripe
   svc-api --port 8787 --data-dir /var/lib/svc-api --stale-node-after 30d   # keep offline nodes a month
+  svc-api --port 8787 --data-dir /var/lib/svc-api --upload-quota-mib 1024 --version-retention 365d
   svc-api backup --data-dir /var/lib/svc-api --out /var/backups/svc-api-$(date -u +%Y%m%dT%H%M%SZ).db
   svc-api sandbox fund --email you@example.com --amount 5.00
 `;
@@ -117,9 +126,7 @@ async function main(): Promise<number> {
         'metrics-listen': { type: 'string' },
         'releases-dir': { type: 'string' },
         'stale-node-after': { type: 'string' },
-        'body-idle-seconds': { type: 'string' },
-        'body-min-rate': { type: 'string' },
-        'max-connections-per-address': { type: 'string' },
+        ...LIMIT_FLAGS,
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -175,16 +182,12 @@ async function main(): Promise<number> {
   } catch (error) {
     return usageError(`--stale-node-after ${(error as Error).message}`);
   }
-  const wholeNumber = (flag: string, min: number, max: number): number | undefined | Error => {
-    const text = values[flag as keyof typeof values] as string | undefined;
-    if (text === undefined) return undefined;
-    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) return new Error(`--${flag} must be a whole number from ${min} to ${max}`);
-    return Number(text);
-  };
-  const bodyIdleSeconds = wholeNumber('body-idle-seconds', 1, 3600);
-  const bodyMinRate = wholeNumber('body-min-rate', 0, 1_000_000_000);
-  const maxConnections = wholeNumber('max-connections-per-address', 0, 1_000_000);
-  for (const parsed of [bodyIdleSeconds, bodyMinRate, maxConnections]) if (parsed instanceof Error) return usageError(parsed.message);
+  let limits: LimitOptions;
+  try {
+    limits = parseLimitFlags(values);
+  } catch (error) {
+    return usageError((error as Error).message);
+  }
 
   // Before anything is opened or created: a wrong variable changes nothing.
   let config: EnvConfig;
@@ -213,11 +216,7 @@ async function main(): Promise<number> {
     metricsListen: metricsListen ?? config.metricsListen,
     ...(staleAfter === undefined ? {} : { staleNodeAfterMs: staleAfter }),
     ...(values['releases-dir'] === undefined ? {} : { releasesDir: resolve(values['releases-dir']) }),
-    bodyTimeout: {
-      ...(typeof bodyIdleSeconds === 'number' ? { idleMs: bodyIdleSeconds * 1000 } : {}),
-      ...(typeof bodyMinRate === 'number' ? { minBytesPerSecond: bodyMinRate } : {}),
-    },
-    ...(typeof maxConnections === 'number' ? { maxConnectionsPerAddress: maxConnections } : {}),
+    ...limits,
     // Logs go to stderr so stdout carries only the ready line; a request is logged without its query string.
     logger: level === 'silent' ? false : { level, stream: process.stderr },
   });

@@ -27,6 +27,9 @@ import { startMetricsServer, type ListenAddress, type MetricsServer } from './op
 import { createStoreProbe } from './ops/store-probe.js';
 import { DEFAULT_BODY_TIMEOUT, type BodyTimeout } from './http/body-timeout.js';
 import { capConnectionsPerAddress, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from './http/connection-cap.js';
+import { DEFAULT_UPLOAD_QUOTA, type UploadQuota } from './agents/upload-quota.js';
+import { DEFAULT_UPLOADS_PER_HOUR } from './agents/upload-rate.js';
+import { DEFAULT_VERSION_RETENTION_MS, scheduleVersionRetention } from './agents/version-retention.js';
 
 export interface ServiceOptions {
   host?: string;
@@ -53,6 +56,12 @@ export interface ServiceOptions {
   bodyTimeout?: Partial<BodyTimeout>;
   /** Connections one client address may hold open (svc-api --max-connections-per-address); 0: no cap. */
   maxConnectionsPerAddress?: number;
+  /** A user's stored bundles and versions (svc-api --upload-quota-mib, --upload-quota-versions); 0: no limit. */
+  uploadQuota?: Partial<UploadQuota>;
+  /** Upload requests per user and hour (svc-api --uploads-per-hour); 0: no limit. */
+  uploadsPerHour?: number;
+  /** Versions unused this long are removed (svc-api --version-retention); 0 keeps them. Default 90 days. */
+  versionRetentionMs?: number;
 }
 
 export interface RunningService {
@@ -126,6 +135,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     storeProbe,
     metrics: createServiceMetrics({ probe: storeProbe, onlineSince: () => clock.now() - runTiming.leaseMs }),
     releasesDir: options.releasesDir,
+    uploadLimits: { quota: { ...DEFAULT_UPLOAD_QUOTA, ...options.uploadQuota }, uploadsPerHour: options.uploadsPerHour ?? DEFAULT_UPLOADS_PER_HOUR },
   };
 
   // Runs whose lease ran out while the service was down are failed and refunded before the first request; a run a
@@ -156,6 +166,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   log = app.log;
   scheduleSweeps(ctx, sweep, app.log);
   scheduleStaleNodeSweep(ctx, options.staleNodeAfterMs ?? DEFAULT_STALE_NODE_AFTER_MS, app.log);
+  scheduleVersionRetention(ctx, options.versionRetentionMs ?? DEFAULT_VERSION_RETENTION_MS, app.log);
   if (db !== undefined) {
     scheduleWalCheckpoint(db, {
       intervalMs: options.walCheckpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS,

@@ -67,8 +67,9 @@ export function schemaProblems(schema: unknown): SchemaIssue[] {
   }
   try {
     // Compiled and tried on the input of a run that sends none: a schema that refers to itself without end, or
-    // fans out so that even {} cannot be checked in time, is refused here rather than at every run.
-    compileInputSchema(schema as Record<string, unknown>).problems({});
+    // fans out so that even {} cannot be checked in time, is refused here rather than at every run. With the
+    // compile's bound, not a run's: a busy host must not refuse a sound upload, and the runs keep their own.
+    compileInputSchema(schema as Record<string, unknown>).problems({}, SCHEMA_COMPILE_DEADLINE_MS);
   } catch (error) {
     if (error instanceof InputSchemaRefused) return error.issues;
     if (error instanceof DeadlineExceeded) return [{ path: '', message: `cannot be checked in time: checking {} against it ${error.message}` }];

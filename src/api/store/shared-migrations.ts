@@ -2,7 +2,7 @@
 // compiles it for each): entry i brings the schema from version 6 + i - 1 to 6 + i. SQLite reaches version 5
 // through its shipped history (sqlite-migrations.ts), PostgreSQL through its baseline (postgres-schema.ts); from
 // there they move together. Append; never edit a shipped one.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 export const SHARED_MIGRATIONS_FROM_VERSION = 6;
 
@@ -40,6 +40,12 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
      fleet view tells apart the nodes of one host; null for a host's default node. */
   async (db) => {
     await db.schema.alterTable('nodes').addColumn('name', 'text').execute();
+  },
+  /* upload retention (docs/api.md "Agent upload", "Quota and retention") */ async (db) => {
+    // When a version last stopped being current: with its upload time, how long it has gone unused, after which the
+    // retention sweep may remove it. The versions stored before start their time now, so none goes at the upgrade.
+    await db.schema.alterTable('agent_versions').addColumn('released_at', 'bigint').execute();
+    await sql`UPDATE agent_versions SET released_at = ${Date.now()}`.execute(db);
   },
 ];
 

@@ -3,11 +3,12 @@
 // - GET  /v1/swarm/agents/{agent_id}/versions: the user's versions, newest first, and the current one;
 // - PUT  /v1/swarm/agents/{agent_id}/current: make an uploaded version current (rollback);
 // - DELETE /v1/swarm/agents/{agent_id}/current: none current, back to the built-in agent (the versions stay);
+// - DELETE /v1/swarm/agents/{agent_id}/versions/{version}: remove a version (not the current one) to free quota;
 // - GET  /v1/swarm/bundles/{digest}: the archive, for a node of the uploader (or the uploader).
 import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
 import { type Static } from '@sinclair/typebox';
 import { MAX_BUNDLE_BYTES } from '../../../../contract/agent-bundle.js';
-import { AgentVersionsResponse, BundleParams, SetCurrentRequest, UploadResponse, type AgentVersion } from '../../../../contract/agent-upload.js';
+import { AgentVersionsResponse, BundleParams, SetCurrentRequest, UploadResponse, VersionParams, type AgentVersion } from '../../../../contract/agent-upload.js';
 import { findAgentSku } from '../../../../contract/agents.js';
 import type { AccessTokenClaims } from '../../../../contract/claims.js';
 import { SvcError } from '../../../../contract/errors.js';
@@ -19,6 +20,7 @@ import { createAgentVersions, type AgentVersionRow } from '../../../agents/agent
 import type { ServiceContext } from '../../../context.js';
 import { userIdOf, userOf } from '../../../http/auth.js';
 import { handleError } from '../../../http/problem.js';
+import { createUploadRate } from '../../../agents/upload-rate.js';
 
 /** What an upload may be sent as; the bytes decide gzip or plain tar (its magic number), not the label. */
 const ARCHIVE_TYPES = ['application/gzip', 'application/x-gzip', 'application/x-tar', 'application/octet-stream'];
@@ -29,6 +31,7 @@ type Params = { Params: Static<typeof AgentParams> };
 export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
     const versions = createAgentVersions(ctx.store);
+    const uploadRate = createUploadRate(ctx.uploadLimits.uploadsPerHour, ctx.clock);
     app.addContentTypeParser(ARCHIVE_TYPES, { parseAs: 'buffer', bodyLimit: MAX_BUNDLE_BYTES }, (_request, body, done) => done(null, body));
 
     app.post<Params & { Body: unknown }>(
@@ -36,6 +39,8 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
       {
         config: { auth: 'access-token' },
         bodyLimit: MAX_BUNDLE_BYTES,
+        // Every upload of the user counts, refused ones too, before the body is read (agents/upload-rate.ts).
+        onRequest: async (request) => void uploadRate.take(userIdOf(request)),
         // Tier and agent before the body is read: a refused caller's 5 MiB is never taken in.
         preParsing: async (request) => void uploadableAgent(userOf(request), (request.params as { agent_id: string }).agent_id),
         schema: { params: AgentParams, response: { 200: UploadResponse, 201: UploadResponse } },
@@ -63,7 +68,7 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
           });
         }
         const userId = userIdOf(request);
-        const uploaded = await versions.upload(userId, request.body, bundle, ctx.clock.now());
+        const uploaded = await versions.upload(userId, request.body, bundle, ctx.clock.now(), ctx.uploadLimits.quota);
         reply.code(uploaded.created ? 201 : 200);
         return { ...view(uploaded.row, (await versions.current(userId, agentId))?.digest), created: uploaded.created };
       },
@@ -100,7 +105,19 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
       async (request) => {
         const agentId = uploadableAgent(userOf(request), request.params.agent_id);
         const userId = userIdOf(request);
-        await versions.clearCurrent(userId, agentId);
+        await versions.clearCurrent(userId, agentId, ctx.clock.now());
+        return listing(agentId, userId);
+      },
+    );
+
+    // Frees the room a version takes (the upload quota); the retention sweep does the same for versions long unused.
+    app.delete<{ Params: Static<typeof VersionParams> }>(
+      '/v1/swarm/agents/:agent_id/versions/:version',
+      { config: { auth: 'access-token' }, schema: { params: VersionParams, response: { 200: AgentVersionsResponse } } },
+      async (request) => {
+        const agentId = uploadableAgent(userOf(request), request.params.agent_id);
+        const userId = userIdOf(request);
+        await versions.remove(userId, agentId, request.params.version);
         return listing(agentId, userId);
       },
     );
