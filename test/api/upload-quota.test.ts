@@ -3,9 +3,13 @@
 // (429 before the body is read), removal of a version by its user (the remedy of the 413), and the retention sweep
 // of versions nobody uses, which never takes the current one, the one before it, or one an unfinished run needs.
 // 40 distinct 5 MiB bundles from one user in 28 s were all kept, for good. Real svc-api over HTTP, both engines.
+import Database from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
+import { versionReleasedAt } from '../../src/api/store/shared-migrations.js';
 import { MAX_BUNDLE_BYTES } from '../../src/contract/agent-bundle.js';
 import { archiveOf, manifestOf, sha256 } from '../helpers/agent-archives.js';
 import { MovableClock } from '../helpers/clock.js';
@@ -13,7 +17,8 @@ import { fundWallet, signIn, waitFor } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
 import { enrollNode, serve, stopServingNodes } from '../helpers/protocol-node.js';
 import { useSvcApi, type TestService } from '../helpers/svc-api.js';
-import { uniqueEmail } from '../helpers/temp.js';
+import { postgresDatabaseFor, testEngine } from '../helpers/test-engine.js';
+import { tempDir, uniqueEmail } from '../helpers/temp.js';
 
 const AGENT = 'agent_ops_monitor_004';
 afterAll(stopServingNodes);
@@ -187,5 +192,27 @@ describe('the retention of versions nobody uses', () => {
     expect(await versions(token)).toEqual(['3.0.0', '2.0.0', '1.0.0']);
     expect((await api(service).download(token, sha256(archives.get('4.0.0')!))).status).toBe(404);
     expect(lines.filter((line) => /unused agent version removed/.test(line.msg)).map((line) => line.version).sort()).toEqual(['4.0.0', '5.0.0']);
+  });
+});
+
+describe('the migration that brings retention', () => {
+  it('starts the unused time of every version stored before at the upgrade, so the upgrade itself removes nothing', async () => {
+    const db =
+      testEngine() === 'sqlite'
+        ? new Kysely<unknown>({ dialect: new SqliteDialect({ database: new Database(':memory:') }) })
+        : new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: await postgresDatabaseFor(tempDir('migration-')) }) }) });
+    try {
+      await sql`CREATE TABLE agent_versions (user_id text, agent_id text, version text, uploaded_at bigint)`.execute(db);
+      const longAgo = Date.now() - 400 * 86_400_000;
+      await sql`INSERT INTO agent_versions VALUES ('a@b.c', ${AGENT}, '1.0.0', ${longAgo})`.execute(db);
+      const before = Date.now();
+      await versionReleasedAt(db);
+      const { rows } = await sql<{ uploaded_at: number | string; released_at: number | string }>`SELECT uploaded_at, released_at FROM agent_versions`.execute(db);
+      expect(rows).toHaveLength(1);
+      expect(Number(rows[0]!.uploaded_at)).toBe(longAgo);
+      expect(Number(rows[0]!.released_at)).toBeGreaterThanOrEqual(before);
+    } finally {
+      await db.destroy();
+    }
   });
 });

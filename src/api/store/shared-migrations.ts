@@ -6,6 +6,15 @@ import { sql, type Kysely } from 'kysely';
 
 export const SHARED_MIGRATIONS_FROM_VERSION = 6;
 
+/**
+ * When a version last stopped being current: with its upload time, how long it has gone unused, after which the
+ * retention sweep may remove it. The versions stored before start their time now, so none goes at the upgrade.
+ */
+export async function versionReleasedAt(db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable('agent_versions').addColumn('released_at', 'bigint').execute();
+  await sql`UPDATE agent_versions SET released_at = ${Date.now()}`.execute(db);
+}
+
 export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<void>> = [
   /* 6: a node removed from its user's fleet (by the user, or offline too long) keeps its row, so its credential is
      answered 410 node_removed rather than taken for a forgery, and its runs keep naming it. */
@@ -41,12 +50,7 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
   async (db) => {
     await db.schema.alterTable('nodes').addColumn('name', 'text').execute();
   },
-  /* upload retention (docs/api.md "Agent upload", "Quota and retention") */ async (db) => {
-    // When a version last stopped being current: with its upload time, how long it has gone unused, after which the
-    // retention sweep may remove it. The versions stored before start their time now, so none goes at the upgrade.
-    await db.schema.alterTable('agent_versions').addColumn('released_at', 'bigint').execute();
-    await sql`UPDATE agent_versions SET released_at = ${Date.now()}`.execute(db);
-  },
+  /* upload retention (docs/api.md "Agent upload", "Quota and retention") */ versionReleasedAt,
 ];
 
 /** The schema version this program migrates either engine to. */
