@@ -117,6 +117,23 @@ describe('checking an input is bounded in time', () => {
 });
 
 describe('the run is charged against the version whose schema checked its input', () => {
+  it('checks the first run after an upload against the upload, not the version the service went by before', async () => {
+    const user = await userWithNode('after-upload');
+    // A run of the built-in agent first: the service now knows this user has no upload current.
+    expect((await execute(user, {})).status).toBe(202);
+    const strict = await bundleWith('1.0.0', { type: 'object', required: ['name'], properties: { name: { type: 'string' } } });
+    expect((await upload(user.token, strict)).status).toBe(201);
+    const refused = await execute(user, {});
+    expect(refused.status, refused.text).toBe(422);
+    expect(refused.body).toMatchObject({ code: 'input_invalid', digest: sha256(strict), errors: [{ path: '/input/name', message: 'is required' }] });
+    const pinned = await execute(user, { name: 'Ada' });
+    expect([pinned.status, pinned.body.bundle_digest]).toEqual([202, sha256(strict)]);
+    // And back: the built-in agent again, once the upload is no longer current.
+    expect((await httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/current`, { method: 'DELETE', token: user.token })).status).toBe(200);
+    const builtIn = await execute(user, {});
+    expect([builtIn.status, builtIn.body.bundle_digest]).toEqual([202, undefined]);
+  });
+
   it('never pins a run to a version whose schema refuses its input, however uploads and rollbacks race it', async () => {
     const user = await userWithNode('race');
     const strict = await bundleWith('1.0.0', { type: 'object', properties: { name: { type: 'string', maxLength: 3 } } });

@@ -24,6 +24,8 @@ export interface AgentVersions {
   /** Newest first. */
   list(userId: string, agentId: string): Promise<AgentVersionRow[]>;
   current(userId: string, agentId: string): Promise<AgentVersionRow | undefined>;
+  /** The input_schema (JSON) of the user's version with this digest; undefined when they have none (any more). */
+  schemaOf(userId: string, digest: string): Promise<string | undefined>;
   setCurrent(userId: string, agentId: string, digest: string, now: number): Promise<void>;
   /** No upload current: new runs use the built-in agent again; the versions stay. */
   clearCurrent(userId: string, agentId: string, now: number): Promise<void>;
@@ -128,6 +130,8 @@ export function createAgentVersions(store: Store): AgentVersions {
         .$if(store.engine !== 'sqlite', (query) => query.orderBy('v.version', 'desc'))
         .execute(),
     current: async (userId, agentId) => (await currentVersion(store.db, { userId, agentId })).rows[0],
+    schemaOf: async (userId, digest) =>
+      (await store.db.selectFrom('agent_versions').select('input_schema_json').where('user_id', '=', userId).where('digest', '=', digest).executeTakeFirst())?.input_schema_json,
     setCurrent,
     clearCurrent: (userId, agentId, now) =>
       store.transaction(async () => {

@@ -32,7 +32,10 @@ export interface InputVerdict {
 export class VersionChangedMeanwhile extends Error {}
 
 export interface InputChecks {
-  /** Before the charge: the bundle the run would execute now, and what its input_schema says of `input`. */
+  /**
+   * Before the charge: the bundle the run would execute now, and what its input_schema says of `input`. Throws
+   * VersionChangedMeanwhile when the version it goes by is gone; the next call reads the current one afresh.
+   */
   verdict(userId: string, agentId: string, input: unknown): Promise<InputVerdict>;
   /**
    * In the charge's transaction: the digest to pin the run to (null: built-in). Throws VersionChangedMeanwhile when
@@ -43,6 +46,8 @@ export interface InputChecks {
 
 /** Compiled schemas kept, by digest: a compile costs about a millisecond, a cached check microseconds. */
 const CACHED_SCHEMAS = 256;
+/** Users' current versions kept, by user and agent (a digest and a label each). */
+const CACHED_CURRENT = 10_000;
 /**
  * A digest whose check ran out of time is refused at once for this long, without checking: a schema (and an input)
  * built to take the whole deadline at every request would otherwise cost the service that much per request, free.
@@ -53,12 +58,25 @@ export function createInputChecks(versions: AgentVersions, clock: Clock): InputC
   const compiled = new Map<string, CompiledInputSchema | SchemaIssue[]>();
   const builtIns = new Map<string, CompiledInputSchema>();
   const slowUntil = new Map<string, number>();
+  // What the check goes by, remembered so that an execute costs no query more than before the check left the
+  // transaction: pin() reads the current version in the transaction anyway, and when the one remembered was stale
+  // (an upload or rollback here or on another instance) it corrects it, and the run is checked again.
+  const currentOf = new Map<string, { digest: string; version: string } | null>();
+  const remember = (userId: string, agentId: string, current: { digest: string; version: string } | undefined): void => {
+    const key = `${userId}\n${agentId}`;
+    currentOf.delete(key);
+    if (currentOf.size >= CACHED_CURRENT) currentOf.delete(currentOf.keys().next().value!);
+    currentOf.set(key, current === undefined ? null : { digest: current.digest, version: current.version });
+  };
 
-  const uploadedSchema = (digest: string, schemaJson: string): CompiledInputSchema | SchemaIssue[] => {
+  const uploadedSchema = async (userId: string, digest: string): Promise<CompiledInputSchema | SchemaIssue[]> => {
     let found = compiled.get(digest);
     if (found !== undefined) {
       compiled.delete(digest); // Map order is the recency order: the oldest entry goes first.
     } else {
+      // Gone since it was remembered as current (removed after a rollback): the caller checks again, afresh.
+      const schemaJson = await versions.schemaOf(userId, digest);
+      if (schemaJson === undefined) throw new VersionChangedMeanwhile();
       try {
         found = compileInputSchema(JSON.parse(schemaJson) as Record<string, unknown>);
       } catch (error) {
@@ -72,12 +90,12 @@ export function createInputChecks(versions: AgentVersions, clock: Clock): InputC
     return found;
   };
 
-  const checkUploaded = (digest: string, schemaJson: string, input: unknown): Pick<InputVerdict, 'problems' | 'remedy'> => {
-    const now = clock.now();
+  const checkUploaded = async (userId: string, digest: string, input: unknown): Promise<Pick<InputVerdict, 'problems' | 'remedy'>> => {
     const barred = slowUntil.get(digest);
-    if (barred !== undefined && barred > now) return tooSlow(barred - now);
+    if (barred !== undefined && barred > clock.now()) return tooSlow(barred - clock.now());
     slowUntil.delete(digest);
-    const schema = uploadedSchema(digest, schemaJson);
+    const schema = await uploadedSchema(userId, digest);
+    const now = clock.now();
     if (Array.isArray(schema)) {
       const why = schema.map((issue) => `${issue.path || '/'}: ${issue.message}`).join('; ');
       return { problems: [{ path: '/input', message: `cannot be checked: this input_schema is not one the service can use (${why})` }], remedy: UNUSABLE_REMEDY };
@@ -107,17 +125,30 @@ export function createInputChecks(versions: AgentVersions, clock: Clock): InputC
 
   return {
     async verdict(userId, agentId, input) {
-      const current = await versions.current(userId, agentId);
+      let current = currentOf.get(`${userId}\n${agentId}`);
       if (current === undefined) {
+        const read = await versions.current(userId, agentId);
+        remember(userId, agentId, read);
+        current = read ?? null;
+      }
+      if (current === null) {
         const builtIn = checkBuiltIn(agentId, input);
         return { agentId, digest: null, version: builtIn?.version ?? 'unknown', problems: builtIn?.problems ?? [] };
       }
-      return { agentId, digest: current.digest, version: current.version, ...checkUploaded(current.digest, current.input_schema_json, input) };
+      try {
+        return { agentId, digest: current.digest, version: current.version, ...(await checkUploaded(userId, current.digest, input)) };
+      } catch (error) {
+        if (error instanceof VersionChangedMeanwhile) currentOf.delete(`${userId}\n${agentId}`);
+        throw error;
+      }
     },
 
     async pin(verdict, userId) {
       const current = await versions.current(userId, verdict.agentId);
-      if ((current?.digest ?? null) !== verdict.digest) throw new VersionChangedMeanwhile();
+      if ((current?.digest ?? null) !== verdict.digest) {
+        remember(userId, verdict.agentId, current);
+        throw new VersionChangedMeanwhile();
+      }
       const first = verdict.problems[0];
       if (first === undefined) return verdict.digest;
       const whose = verdict.digest === null ? `the built-in ${verdict.agentId} version ${verdict.version}` : `your ${verdict.agentId} version ${verdict.version}`;

@@ -116,9 +116,9 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
     const sku = findAgentSku(call.request.agent_id);
     if (sku === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(call.request.agent_id)}`);
     for (let attempt = 1; ; attempt += 1) {
-      // Checked before the transaction, which then pins the version checked (input-checks.ts).
-      const checked = await inputChecks.verdict(userId, sku.agent_id, call.request.input);
       try {
+        // Checked before the transaction, which then pins the version checked (input-checks.ts).
+        const checked = await inputChecks.verdict(userId, sku.agent_id, call.request.input);
         // One user's executes take turns in this instance: they debit one wallet, so they are serialised anyway (turns.ts).
         return await turns(userId, () => start(call, userId, sku.agent_id, sku.price_cents, sku.name, checked));
       } catch (error) {
