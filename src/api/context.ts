@@ -7,7 +7,7 @@ import type { Ledger } from './wallet/ledger.js';
 import type { RateLimitStore } from './http/rate-limit.js';
 import type { ServiceSecrets } from './secrets.js';
 import type { TokenService } from './auth/tokens.js';
-import type { ServiceMetrics } from './ops/metrics.js';
+import { isDatabaseError, type ServiceMetrics } from './ops/metrics.js';
 import type { StoreProbe } from './ops/store-probe.js';
 import type { UploadQuota } from './agents/upload-quota.js';
 
@@ -159,4 +159,25 @@ export function repeatInBackground(ctx: ServiceContext, work: () => Promise<unkn
     timer.unref();
   };
   next();
+}
+
+/**
+ * Runs `round` with the run sweeps (every `sweepMs`) once `everyMs` of the service's clock has passed since the last
+ * round, so that a test moving the clock sees it within a sweep; a clock set back makes a round due too, rather than
+ * none until it catches up. A round answering true (its batch was full) comes again at the next sweep.
+ */
+export function repeatByServiceClock(ctx: ServiceContext, everyMs: number, round: (now: number) => Promise<boolean>, what: string, log: { warn(details: object, message: string): void }): void {
+  let lastRoundAt: number | undefined;
+  const sweep = async (): Promise<void> => {
+    const now = ctx.clock.now();
+    if (lastRoundAt !== undefined && now >= lastRoundAt && now - lastRoundAt < everyMs) return;
+    lastRoundAt = now;
+    try {
+      if (await round(now)) lastRoundAt = undefined;
+    } catch (error) {
+      if (isDatabaseError(error)) ctx.metrics.databaseError('sweep');
+      throw error;
+    }
+  };
+  repeatInBackground(ctx, sweep, ctx.runTiming.sweepMs, what, log);
 }

@@ -43,10 +43,26 @@ function alternativeMessage(alternative: ErrorObject, inner: readonly ErrorObjec
   return wanted.length > 0 ? wanted.join(', or ') : 'must match one of the forms it may take';
 }
 
+/** The keywords that bound a value, a length or a count: their message, `#` standing for the limit. */
+const BOUNDS: Readonly<Record<string, string>> = {
+  minimum: 'must be at least #',
+  maximum: 'must be at most #',
+  exclusiveMinimum: 'must be more than #',
+  exclusiveMaximum: 'must be less than #',
+  // Characters as JSON Schema counts them: code points, not UTF-16 units (Ajv's `unicode` option, on).
+  minLength: 'must be at least # characters',
+  maxLength: 'must be at most # characters',
+  minItems: 'must have at least # items',
+  maxItems: 'must have at most # items',
+  minProperties: 'must have at least # properties',
+  maxProperties: 'must have at most # properties',
+};
+
 function describeError(error: ErrorObject): SchemaIssue {
   const path = error.instancePath;
   const params = error.params as Record<string, unknown>;
-  const limit = params.limit;
+  const bound = Object.hasOwn(BOUNDS, error.keyword) ? BOUNDS[error.keyword] : undefined;
+  if (bound !== undefined) return { path, message: bound.replace('#', String(params.limit)) };
   switch (error.keyword) {
     case 'required':
       return { path: `${path}/${escapePointer(String(params.missingProperty))}`, message: 'is required' };
@@ -60,27 +76,6 @@ function describeError(error: ErrorObject): SchemaIssue {
       return { path, message: `must be one of ${(params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}` };
     case 'const':
       return { path, message: `must be ${JSON.stringify(params.allowedValue)}` };
-    case 'minimum':
-      return { path, message: `must be at least ${String(limit)}` };
-    case 'maximum':
-      return { path, message: `must be at most ${String(limit)}` };
-    case 'exclusiveMinimum':
-      return { path, message: `must be more than ${String(limit)}` };
-    case 'exclusiveMaximum':
-      return { path, message: `must be less than ${String(limit)}` };
-    // Characters as JSON Schema counts them: code points, not UTF-16 units (Ajv's `unicode` option, on).
-    case 'minLength':
-      return { path, message: `must be at least ${String(limit)} characters` };
-    case 'maxLength':
-      return { path, message: `must be at most ${String(limit)} characters` };
-    case 'minItems':
-      return { path, message: `must have at least ${String(limit)} items` };
-    case 'maxItems':
-      return { path, message: `must have at most ${String(limit)} items` };
-    case 'minProperties':
-      return { path, message: `must have at least ${String(limit)} properties` };
-    case 'maxProperties':
-      return { path, message: `must have at most ${String(limit)} properties` };
     default:
       return { path, message: error.message ?? `fails ${error.keyword}` };
   }

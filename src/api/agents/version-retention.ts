@@ -2,8 +2,7 @@
 // for `svc-api --version-retention` (default 90 days) since it was uploaded or last stopped being current is
 // removed, its bundle with it once no version names it. Never the current version, the one uploaded before it (what
 // `agent rollback` goes back to; the newest when none is current), nor one a run not yet finished is pinned to.
-import { repeatInBackground, type ServiceContext } from '../context.js';
-import { isDatabaseError } from '../ops/metrics.js';
+import { repeatByServiceClock, type ServiceContext } from '../context.js';
 import type { Store } from '../store/store.js';
 import { createAgentVersions, type AgentVersionRow } from './agent-versions.js';
 import { removeVersions, unfinishedRunPinned, type VersionKey } from './version-removal.js';
@@ -24,25 +23,15 @@ interface SweepLog {
 /** `retentionMs` 0: versions are kept until their user removes them. */
 export function scheduleVersionRetention(ctx: ServiceContext, retentionMs: number, log: SweepLog): void {
   if (retentionMs <= 0) return;
-  let lastRoundAt: number | undefined;
-  const sweep = async (): Promise<void> => {
-    const now = ctx.clock.now();
-    // A clock set back (now < lastRoundAt) makes a round due too, rather than none until it catches up.
-    if (lastRoundAt !== undefined && now >= lastRoundAt && now - lastRoundAt < RETENTION_SWEEP_EVERY_MS) return;
-    lastRoundAt = now;
-    try {
-      const { removed, full } = await removeUnused(ctx.store, now - retentionMs);
-      for (const version of removed) {
-        log.info({ agent_id: version.agent_id, version: version.version, digest: version.digest }, 'unused agent version removed: older than --version-retention');
-      }
-      log.debug({ removed: removed.length }, 'agent version retention round');
-      if (full) lastRoundAt = undefined;
-    } catch (error) {
-      if (isDatabaseError(error)) ctx.metrics.databaseError('sweep');
-      throw error;
+  const round = async (now: number): Promise<boolean> => {
+    const { removed, full } = await removeUnused(ctx.store, now - retentionMs);
+    for (const version of removed) {
+      log.info({ agent_id: version.agent_id, version: version.version, digest: version.digest }, 'unused agent version removed: older than --version-retention');
     }
+    log.debug({ removed: removed.length }, 'agent version retention round');
+    return full;
   };
-  repeatInBackground(ctx, sweep, ctx.runTiming.sweepMs, 'agent version retention sweep', log);
+  repeatByServiceClock(ctx, RETENTION_SWEEP_EVERY_MS, round, 'agent version retention sweep', log);
 }
 
 /** Removes the versions unused since before `cutoff`; `full`: the batch was full, more may be due. */
