@@ -103,8 +103,13 @@ case $status in
     echo >&2
     case $status in
       401) fail 4 'the service refused the JWT (HTTP 401): sign in again (swarm-node login)' ;;
+      413) if grep -q '"code":"upload_quota_exceeded"' "$work/answer.json"; then
+          fail 1 'over your upload quota (HTTP 413): remove versions you no longer need (see the remedy above), then upload again'
+        fi
+        fail 2 "the service refused the bundle (HTTP $status); see the errors above" ;;
+      429) fail 1 'too many uploads (HTTP 429): wait the seconds the answer names, then upload again' ;;
       404) fail 5 "the service knows no agent $agent_id (HTTP 404)" ;;
-      413 | 415 | 422) fail 2 "the service refused the bundle (HTTP $status); see the errors above" ;;
+      415 | 422) fail 2 "the service refused the bundle (HTTP $status); see the errors above" ;;
       *) fail 1 "the service refused the upload (HTTP $status)" ;;
     esac
     ;;

@@ -81,7 +81,7 @@ const scratch = mkdtempSync(join(tmpdir(), 'bench-cli-'));
 const children: ChildProcess[] = [];
 try {
   const api = await startServer(
-    [join(REPO_ROOT, 'bin', 'svc-api.js'), '--sandbox', '--port', '0', '--data-dir', join(scratch, 'api'), '--rate-limit', '100000'],
+    [join(REPO_ROOT, 'bin', 'svc-api.js'), '--sandbox', '--port', '0', '--data-dir', join(scratch, 'api'), '--rate-limit', '100000', '--max-connections-per-address', '1024'],
     { NO_COLOR: '1', SVC_LOG_LEVEL: 'warn' },
     /svc-api listening on (\S+)/,
     children,

@@ -101,7 +101,7 @@ async function main(): Promise<void> {
   process.once('exit', stopAll);
   try {
     const dataDir = join(scratch, 'svc-api');
-    const api = await startServer([join(REPO_ROOT, 'bin', 'svc-api.js'), '--port', '0', '--data-dir', dataDir, '--sandbox'], { SVC_LOG_LEVEL: 'silent' }, /svc-api listening on (\S+)/, children);
+    const api = await startServer([join(REPO_ROOT, 'bin', 'svc-api.js'), '--port', '0', '--data-dir', dataDir, '--sandbox', '--max-connections-per-address', '1024'], { SVC_LOG_LEVEL: 'silent' }, /svc-api listening on (\S+)/, children);
     const email = `bench-${randomUUID().slice(0, 8)}@example.com`;
     const token = await signIn(api, email);
     const maxPrice = Math.max(...agents.map((agent) => agent.price_cents));

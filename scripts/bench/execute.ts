@@ -130,7 +130,10 @@ async function main(): Promise<void> {
     const pids = new Map<string, number>();
     /** svc-api on `dataDir` (and the database SVC_DATABASE_URL names, if any): its origin. */
     const serveApi = async (dataDir: string, env: Record<string, string>, extra: string[] = [], port = '0', bin = join(REPO_ROOT, 'bin/svc-api.js')): Promise<string> => {
-      const args = [...extra, bin, '--port', port, '--data-dir', dataDir, '--sandbox'];
+      // Every connection of the bench comes from 127.0.0.1: the cap is set above what the load and the node open
+      // (a --baseline-api build from before the flag is started without it).
+      const cap = bin === join(REPO_ROOT, 'bin/svc-api.js') ? ['--max-connections-per-address', String(connections * 2 + 64)] : [];
+      const args = [...extra, bin, '--port', port, '--data-dir', dataDir, '--sandbox', ...cap];
       const started = await startServerProcess(args, { SVC_LOG_LEVEL: 'silent', ...env }, /svc-api listening on (\S+)/, children);
       pids.set(started.origin, started.pid);
       return started.origin;

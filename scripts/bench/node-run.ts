@@ -89,7 +89,7 @@ async function main(): Promise<void> {
   process.once('exit', stopAll);
   try {
     const api = await startServer(
-      [join(REPO_ROOT, 'bin', 'svc-api.js'), '--port', '0', '--data-dir', join(scratch, 'svc-api'), '--sandbox'],
+      [join(REPO_ROOT, 'bin', 'svc-api.js'), '--port', '0', '--data-dir', join(scratch, 'svc-api'), '--sandbox', '--max-connections-per-address', '1024'],
       { SVC_LOG_LEVEL: 'silent' },
       /svc-api listening on (\S+)/,
       children,

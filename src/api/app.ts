@@ -9,6 +9,7 @@ import { MAX_BODY_BYTES, parseJsonBodies } from './http/json-body.js';
 import { handleError } from './http/problem.js';
 import { authHook } from './http/auth.js';
 import { rateLimitHook } from './http/rate-limit.js';
+import { cutStalledBodies, DEFAULT_BODY_TIMEOUT, type BodyTimeout } from './http/body-timeout.js';
 import { agentRoutes } from './routes/v1/swarm/agents.js';
 import { agentVersionRoutes } from './routes/v1/swarm/agent-versions.js';
 import { authRoutes } from './routes/v1/auth.js';
@@ -38,6 +39,8 @@ export interface BuildAppOptions {
   logger?: FastifyServerOptions['logger'];
   /** Peers whose X-Forwarded-For names the client (svc-api --trust-proxy); none by default. */
   trustProxy?: TrustProxy;
+  /** When a request body that stopped arriving is cut off, unless its route says otherwise (http/body-timeout.ts). */
+  bodyTimeout?: BodyTimeout;
 }
 
 export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
@@ -74,6 +77,7 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   app.removeContentTypeParser('text/plain');
   // JSON bodies keep their raw bytes (the webhook's signature) and must be UTF-8 (json-body.ts).
   parseJsonBodies(app);
+  cutStalledBodies(app, options.bodyTimeout ?? DEFAULT_BODY_TIMEOUT);
   // Before the hooks below, so their answers (429, 401) carry the request id; before the routes, for the OpenAPI.
   await addOperations(app, ctx);
 

@@ -7,11 +7,12 @@ import type { Ledger } from './wallet/ledger.js';
 import type { RateLimitStore } from './http/rate-limit.js';
 import type { ServiceSecrets } from './secrets.js';
 import type { TokenService } from './auth/tokens.js';
-import type { ServiceMetrics } from './ops/metrics.js';
+import { isDatabaseError, type ServiceMetrics } from './ops/metrics.js';
 import type { StoreProbe } from './ops/store-probe.js';
 import type { Mailer } from './mail/mailer.js';
 import type { Revocations } from './auth/revocations.js';
 import type { AuditLog } from './audit/audit-log.js';
+import type { UploadQuota } from './agents/upload-quota.js';
 
 /** A payment as the provider reports it (DECISIONS.md "Payment provider and its webhook"). */
 export interface ProviderPayment {
@@ -86,9 +87,18 @@ export function resolveRunTiming(given: Partial<RunTiming> = {}): RunTiming {
   return { ...timing, pollHoldMs: Math.min(timing.pollHoldMs, Math.floor(timing.leaseMs / 2)) };
 }
 
+/** What one user may upload and keep (docs/api.md "Agent upload", "Quota and retention"); svc-api's flags. */
+export interface UploadLimits {
+  quota: UploadQuota;
+  /** Upload requests a user may make in an hour; 0: no limit. */
+  uploadsPerHour: number;
+}
+
 export interface PublicUrls {
-  /** Where clients reach the API, for example http://127.0.0.1:8787. */
+  /** Where this process listens, for example http://127.0.0.1:8787: its own calls to itself (the sandbox's webhook). */
   baseUrl: string;
+  /** Where clients reach the API (SVC_PUBLIC_URL; the listening address when unset): what the service tells them. */
+  publicUrl: string;
   /** The wallet's public base; the login page is at {walletUrl}/login. */
   walletUrl: string;
 }
@@ -123,6 +133,8 @@ export interface ServiceContext {
   drainSignal: AbortSignal;
   /** Aborted when the drain's grace is over: executes still waiting answer 202, background work stops retrying. */
   shutdownSignal: AbortSignal;
+  /** The upload quota and rate (src/api/agents/upload-quota.ts, upload-rate.ts). */
+  uploadLimits: UploadLimits;
   /** Where the releases it serves are (svc-api --releases-dir; issue 15); undefined: it serves none. */
   releasesDir?: string | undefined;
   /** Background work the service waits for (bounded) before it closes the database. */
@@ -156,4 +168,25 @@ export function repeatInBackground(ctx: ServiceContext, work: () => Promise<unkn
     timer.unref();
   };
   next();
+}
+
+/**
+ * Runs `round` with the run sweeps (every `sweepMs`) once `everyMs` of the service's clock has passed since the last
+ * round, so that a test moving the clock sees it within a sweep; a clock set back makes a round due too, rather than
+ * none until it catches up. A round answering true (its batch was full) comes again at the next sweep.
+ */
+export function repeatByServiceClock(ctx: ServiceContext, everyMs: number, round: (now: number) => Promise<boolean>, what: string, log: { warn(details: object, message: string): void }): void {
+  let lastRoundAt: number | undefined;
+  const sweep = async (): Promise<void> => {
+    const now = ctx.clock.now();
+    if (lastRoundAt !== undefined && now >= lastRoundAt && now - lastRoundAt < everyMs) return;
+    lastRoundAt = now;
+    try {
+      if (await round(now)) lastRoundAt = undefined;
+    } catch (error) {
+      if (isDatabaseError(error)) ctx.metrics.databaseError('sweep');
+      throw error;
+    }
+  };
+  repeatInBackground(ctx, sweep, ctx.runTiming.sweepMs, what, log);
 }

@@ -9,6 +9,7 @@ import { DEFAULT_SHUTDOWN_GRACE_MS, SMTP_URL_REQUIRED, startService } from './se
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { ConfigError, parseStaleNodeAfter, readEnvConfig, type EnvConfig } from './ops/env-config.js';
 import { parseListenAddress, type ListenAddress } from './ops/metrics-server.js';
+import { LIMIT_FLAGS, parseLimitFlags, type LimitOptions } from './ops/limit-flags.js';
 import { sandboxBesideStripe } from './payments/provider.js';
 
 const USAGE = `Usage: svc-api --port <n> --data-dir <dir> [--host 127.0.0.1] [--sandbox]
@@ -42,6 +43,18 @@ Options:
   --stale-node-after <d>  remove a node from its user's nodes once it has neither polled nor run
                         anything for this long (1h to 365d: 36h, 14d, 30d): its agents withdrawn,
                         its credential answered 410 node_removed; 0 or off keeps them   default 14d
+  --body-idle-seconds <s>  cut a request body off (408) once it pauses this long     default 30
+  --body-min-rate <B/s> after the first --body-idle-seconds, cut a body off (408) once it has come
+                        slower than this many bytes a second on average; 0: no minimum   default 1024
+  --max-connections-per-address <n>  connections one client address may hold open; more are
+                        closed at once (not the --trust-proxy proxies'); 0: no cap     default 256
+  --upload-quota-mib <n>  MiB of agent bundles one user may keep stored; an upload over it is
+                        refused 413 upload_quota_exceeded; 0: no limit             default 256
+  --upload-quota-versions <n>  agent versions one user may keep, all agents; 0: no limit   default 500
+  --uploads-per-hour <n>  agent uploads one user may make in an hour (429 beyond); 0: none  default 60
+  --version-retention <d>  remove an uploaded version unused this long (1h to 365d), never the
+                        current one, the one before it, or one a run not finished is pinned
+                        to; 0 or off keeps them                                default 90d
   -h, --help            show this help
   -v, --version         show the version
 
@@ -49,7 +62,9 @@ Environment:
   SVC_JWT_SECRET      HS256 key, base64url of at least 32 bytes (generated into the data dir when unset)
   SVC_WEBHOOK_SECRET  payment webhook HMAC key (generated into the data dir when unset)
   SVC_MERCHANT_ID     this service's merchant id                         default merchant_local
-  SVC_WALLET_URL      public wallet base URL                             default http://HOST:PORT/wallet
+  SVC_PUBLIC_URL      where clients reach this service (https://svc.example.com): install.sh's
+                      default and the release URLs name it                default http://HOST:PORT
+  SVC_WALLET_URL      public wallet base URL                             default SVC_PUBLIC_URL/wallet
   SVC_SMTP_URL        smtp://USER:PASSWORD@HOST:PORT (or smtps://): the relay sign-in codes and notices
                       go through; required unless --sandbox (which also keeps them in its outbox)
   SVC_MAIL_FROM       the From: of the service's mail                  default svc <no-reply@localhost>
@@ -81,6 +96,7 @@ Examples:
   svc-api --port 8787 --data-dir /var/lib/svc-api --metrics-listen 127.0.0.1:9464
   svc-api --port 8787 --data-dir /var/lib/svc-api   # SVC_PAYMENT_PROVIDER=stripe + its secrets set: Stripe
   svc-api --port 8787 --data-dir /var/lib/svc-api --stale-node-after 30d   # keep offline nodes a month
+  svc-api --port 8787 --data-dir /var/lib/svc-api --upload-quota-mib 1024 --version-retention 365d
   svc-api backup --data-dir /var/lib/svc-api --out /var/backups/svc-api-$(date -u +%Y%m%dT%H%M%SZ).db
   svc-api sandbox fund --email you@example.com --amount 5.00
 `;
@@ -114,6 +130,7 @@ async function main(): Promise<number> {
         'metrics-listen': { type: 'string' },
         'releases-dir': { type: 'string' },
         'stale-node-after': { type: 'string' },
+        ...LIMIT_FLAGS,
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -169,6 +186,13 @@ async function main(): Promise<number> {
   } catch (error) {
     return usageError(`--stale-node-after ${(error as Error).message}`);
   }
+  let limits: LimitOptions;
+  try {
+    limits = parseLimitFlags(values);
+  } catch (error) {
+    return usageError((error as Error).message);
+  }
+
   // Before anything is opened or created: a wrong variable changes nothing.
   let config: EnvConfig;
   try {
@@ -197,6 +221,7 @@ async function main(): Promise<number> {
     metricsListen: metricsListen ?? config.metricsListen,
     ...(staleAfter === undefined ? {} : { staleNodeAfterMs: staleAfter }),
     ...(values['releases-dir'] === undefined ? {} : { releasesDir: resolve(values['releases-dir']) }),
+    ...limits,
     // Logs go to stderr so stdout carries only the ready line; a request is logged without its query string.
     logger: level === 'silent' ? false : { level, stream: process.stderr },
   });

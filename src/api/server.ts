@@ -28,6 +28,11 @@ import type { TrustProxy } from './http/trust-proxy.js';
 import { createServiceMetrics, isDatabaseError } from './ops/metrics.js';
 import { startMetricsServer, type ListenAddress, type MetricsServer } from './ops/metrics-server.js';
 import { createStoreProbe } from './ops/store-probe.js';
+import { DEFAULT_BODY_TIMEOUT, type BodyTimeout } from './http/body-timeout.js';
+import { capConnectionsPerAddress, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from './http/connection-cap.js';
+import { DEFAULT_UPLOAD_QUOTA, type UploadQuota } from './agents/upload-quota.js';
+import { DEFAULT_UPLOADS_PER_HOUR } from './agents/upload-rate.js';
+import { DEFAULT_VERSION_RETENTION_MS, scheduleVersionRetention } from './agents/version-retention.js';
 
 export interface ServiceOptions {
   host?: string;
@@ -50,6 +55,16 @@ export interface ServiceOptions {
   metricsListen?: ListenAddress;
   /** Nodes away this long are removed (svc-api --stale-node-after); 0 keeps them. Default 14 days. */
   staleNodeAfterMs?: number;
+  /** When a stalled request body is cut off (svc-api --body-idle-seconds, --body-min-rate); routes may differ. */
+  bodyTimeout?: Partial<BodyTimeout>;
+  /** Connections one client address may hold open (svc-api --max-connections-per-address); 0: no cap. */
+  maxConnectionsPerAddress?: number;
+  /** A user's stored bundles and versions (svc-api --upload-quota-mib, --upload-quota-versions); 0: no limit. */
+  uploadQuota?: Partial<UploadQuota>;
+  /** Upload requests per user and hour (svc-api --uploads-per-hour); 0: no limit. */
+  uploadsPerHour?: number;
+  /** Versions unused this long are removed (svc-api --version-retention); 0 keeps them. Default 90 days. */
+  versionRetentionMs?: number;
 }
 
 export interface RunningService {
@@ -133,7 +148,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     runTiming,
     // Waiters also look at the database: another instance's results, a wake-up lost to a race.
     runEvents: createRunEvents(Math.min(500, runTiming.sweepMs), store.notifications),
-    urls: { baseUrl: '', walletUrl: '' },
+    urls: { baseUrl: '', publicUrl: '', walletUrl: '' },
     rateLimitPerMinute: options.rateLimitPerMinute ?? 600,
     rateLimitStore: createMemoryRateLimitStore(),
     drainSignal: draining.signal,
@@ -142,6 +157,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     storeProbe,
     metrics: createServiceMetrics({ probe: storeProbe, onlineSince: () => clock.now() - runTiming.leaseMs }),
     releasesDir: options.releasesDir,
+    uploadLimits: { quota: { ...DEFAULT_UPLOAD_QUOTA, ...options.uploadQuota }, uploadsPerHour: options.uploadsPerHour ?? DEFAULT_UPLOADS_PER_HOUR },
   };
 
   // Runs whose lease ran out while the service was down are failed and refunded before the first request; a run a
@@ -161,7 +177,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   try {
     await sweep();
     await revocations.refresh();
-    app = await buildApp(ctx, { logger: options.logger ?? false, trustProxy: options.trustProxy });
+    app = await buildApp(ctx, {
+      logger: options.logger ?? false,
+      trustProxy: options.trustProxy,
+      bodyTimeout: { ...DEFAULT_BODY_TIMEOUT, ...options.bodyTimeout },
+    });
   } catch (error) {
     await store.close();
     throw error;
@@ -171,6 +191,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // Revocations made on another instance are refused here within a second (docs/api.md "Revocation and sessions").
   repeatInBackground(ctx, () => revocations.refresh(), REVOCATION_POLL_MS, 'reading revoked tokens', app.log);
   scheduleStaleNodeSweep(ctx, options.staleNodeAfterMs ?? DEFAULT_STALE_NODE_AFTER_MS, app.log);
+  scheduleVersionRetention(ctx, options.versionRetentionMs ?? DEFAULT_VERSION_RETENTION_MS, app.log);
   if (db !== undefined) {
     scheduleWalCheckpoint(db, {
       intervalMs: options.walCheckpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS,
@@ -179,6 +200,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     });
   }
   const drain = createRequestDrain(app);
+  capConnectionsPerAddress(app.server, {
+    max: options.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+    trustProxy: options.trustProxy ?? false,
+    onRefused: (address, open) => app.log.warn({ address, open }, 'connections refused: this address holds the most connections allowed (--max-connections-per-address)'),
+  });
   let metricsServer: MetricsServer | undefined;
   try {
     await app.listen({ host, port: options.port ?? 0 });
@@ -194,7 +220,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   ctx.urls.baseUrl = `http://${urlHost}:${port}`;
-  ctx.urls.walletUrl = (env.SVC_WALLET_URL ?? `${ctx.urls.baseUrl}/wallet`).replace(/\/+$/, '');
+  // What clients are told to use (install.sh, release URLs): the operator's word, never a request's Host header.
+  ctx.urls.publicUrl = (env.SVC_PUBLIC_URL ?? ctx.urls.baseUrl).replace(/\/+$/, '');
+  ctx.urls.walletUrl = (env.SVC_WALLET_URL ?? `${ctx.urls.publicUrl}/wallet`).replace(/\/+$/, '');
 
   const grace = new GraceTimer();
   let closing: Promise<void> | undefined;

@@ -132,6 +132,11 @@ export async function confirmNodeRemoval(described: string, output: NodeJS.Writa
   return confirm({ message: `Remove ${described} for good? Its credential stops working; the host needs a new enrollment to serve again.`, default: false }, { output });
 }
 
+export async function confirmVersionRemoval(described: string, output: NodeJS.WritableStream = process.stderr): Promise<boolean> {
+  const { confirm } = await import('@inquirer/prompts');
+  return confirm({ message: `Remove ${described} for good? It cannot be made current again.`, default: false }, { output });
+}
+
 function durationError(value: string): string | undefined {
   if (NONE.has(value.trim().toLowerCase())) return undefined;
   try {

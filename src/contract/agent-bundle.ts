@@ -3,7 +3,7 @@
 // here, beside the catalog, so the service (which refuses a bundle) and the CLI (which checks before it uploads)
 // read one table.
 import { isAgentId } from './agents.js';
-import { schemaProblems } from './input-schema.js';
+import type { SchemaIssue } from './input-schema-messages.js';
 
 /** The archive as uploaded (compressed when gzip): what the service stores and a node downloads. */
 export const MAX_BUNDLE_BYTES = 5 * 1024 * 1024;
@@ -46,9 +46,10 @@ export function isDigest(value: unknown): value is string {
 
 /**
  * What is wrong with a parsed agent.json, given the bundle's file names; none for a manifest the node can run.
- * Unknown fields are refused, as in every request body: a typo must not be silently ignored.
+ * Unknown fields are refused, as in every request body: a typo must not be silently ignored. The input_schema is
+ * checked by `schemaProblems` (input-schema.ts), passed in so that this table of limits does not load Ajv.
  */
-export function manifestProblems(value: unknown, files: ReadonlySet<string>): BundleProblem[] {
+export function manifestProblems(value: unknown, files: ReadonlySet<string>, schemaProblems: (schema: unknown) => SchemaIssue[]): BundleProblem[] {
   const at = (pointer: string): string => `${MANIFEST_FILE}#${pointer}`;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return [{ path: at(''), message: 'must be a JSON object' }];
   const manifest = value as Record<string, unknown>;

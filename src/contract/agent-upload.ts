@@ -40,3 +40,6 @@ export const SetCurrentRequest = Type.Object(
 export type SetCurrentRequest = Static<typeof SetCurrentRequest>;
 
 export const BundleParams = Type.Object({ digest: Type.String({ maxLength: 128 }) });
+
+// DELETE /v1/swarm/agents/{agent_id}/versions/{version}: the version by its label.
+export const VersionParams = Type.Object({ agent_id: Type.String({ maxLength: 128 }), version: Type.String({ pattern: VERSION_PATTERN }) });

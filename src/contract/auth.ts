@@ -39,6 +39,7 @@ export const AUDIT_KINDS = [
   'credential_rotated',
   'agent_uploaded',
   'agent_current_changed',
+  'agent_version_removed',
   'secret_changed',
   'webhook_changed',
 ] as const;

@@ -85,6 +85,11 @@ export const ERROR_CODES = {
     title: 'Version exists',
     remedy: 'A version is never replaced: raise "version" in agent.json, then upload again.',
   },
+  version_in_use: {
+    status: 409,
+    title: 'Version in use',
+    remedy: 'Make another version current first (swarm-node agent rollback), or wait for the runs pinned to it to finish, then remove it.',
+  },
   bundle_invalid: {
     status: 422,
     title: 'Agent bundle invalid',
@@ -122,6 +127,11 @@ export const ERROR_CODES = {
     remedy: 'Fund the wallet at wallet_login_url, then retry execute.',
   },
   payload_too_large: { status: 413, title: 'Payload too large', remedy: 'Send a body of at most 64 KiB.' },
+  upload_quota_exceeded: {
+    status: 413,
+    title: 'Upload quota exceeded',
+    remedy: 'Remove versions you no longer need (swarm-node agent versions <agent_id>, then swarm-node agent remove <agent_id> <version>), then upload again.',
+  },
   unsupported_media_type: {
     status: 415,
     title: 'Unsupported media type',

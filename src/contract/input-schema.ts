@@ -1,185 +1,154 @@
-// The subset of JSON Schema (draft 2020-12) an agent's input_schema may use (docs/api.md "Agent upload", "Input
-// checked before the charge"). The service checks a run's input against the bundle's schema before it charges, so a
-// keyword it does not know would be a constraint silently not enforced: a schema using one is refused at upload.
-// Small and dependency-free on purpose: Ajv would check more, but every keyword it accepts and we did not test
-// would be a way to write a schema whose meaning differs between the author's tools and the service.
+// An agent's input_schema (docs/api.md "Agent upload", "Input checked before the charge"): JSON Schema 2020-12,
+// checked with Ajv, the one module the service (a run's input before the charge), the bundle reader (a schema at
+// upload, on the node before it installs, in the CLI before it sends) and the node (a registration's default
+// input) share, so all three accept and refuse the same. Whoever uploads a schema is a stranger to the service:
+// - every `pattern` runs on RE2 (linear-regexp.ts), and a schema with a pattern RE2 cannot run is refused;
+// - a keyword Ajv does not know is refused (strict), so no constraint an author wrote goes silently unenforced;
+// - checking an input is bounded in time (within-deadline.ts) whatever the schema's shape.
+// Ajv is loaded by the modules that import this one only: importers on the CLI's path load it with `import()`.
+import Ajv2020, { type Options, type ValidateFunction } from 'ajv/dist/2020.js';
+import { describeErrors, type SchemaIssue } from './input-schema-messages.js';
+import { PatternRefused, linearRegExpEngine, type LinearPattern } from './linear-regexp.js';
+import { DeadlineExceeded, withinDeadline } from './within-deadline.js';
 
-export interface SchemaIssue {
-  /** JSON pointer: into the schema (schemaProblems) or into the input (inputProblems). */
-  path: string;
-  message: string;
+export type { SchemaIssue } from './input-schema-messages.js';
+export { DeadlineExceeded } from './within-deadline.js';
+
+/** How deep a schema may nest (objects and arrays of its JSON): deep enough for any input, shallow enough to walk. */
+export const MAX_SCHEMA_DEPTH = 32;
+/** The longest an input's check may take; what a schema makes slower is refused, not waited for. */
+export const INPUT_CHECK_DEADLINE_MS = 100;
+/** The longest compiling a schema may take (a 64 KiB agent.json compiles in a few milliseconds). */
+export const SCHEMA_COMPILE_DEADLINE_MS = 1_000;
+
+const OPTIONS: Options = {
+  allErrors: true,
+  // Unknown keywords refused; type checks left to the schema's author (strictTypes would refuse sound schemas such
+  // as `properties` without `type: "object"`).
+  strictSchema: true,
+  strictNumbers: true,
+  strictTypes: false,
+  strictTuples: false,
+  strictRequired: false,
+  // The strict check of patternProperties against `properties` would run the pattern with V8's RegExp.
+  allowMatchingProperties: true,
+  // `format` is an annotation in 2020-12 unless a validator opts in; unchecked, as the schema's own vocabulary says.
+  validateFormats: false,
+  validateSchema: false,
+  logger: false,
+};
+
+let metaSchemaChecker: Ajv2020 | undefined;
+
+/** A schema Ajv cannot use; `issues` say where and why (paths into the schema). */
+export class InputSchemaRefused extends Error {
+  constructor(readonly issues: SchemaIssue[]) {
+    super(issues.map((issue) => `${issue.path || '/'}: ${issue.message}`).join('; '));
+  }
 }
 
-const TYPES = ['object', 'array', 'string', 'number', 'integer', 'boolean', 'null'] as const;
-/** Keywords that describe and never constrain. `format` is an annotation in 2020-12 unless a validator opts in. */
-const ANNOTATIONS = new Set(['$schema', '$id', '$comment', 'title', 'description', 'default', 'examples', 'format']);
-const NUMBER_KEYWORDS = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'] as const;
-const COUNT_KEYWORDS = ['minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties'] as const;
-const KEYWORDS = new Set<string>([
-  'type',
-  'properties',
-  'required',
-  'additionalProperties',
-  'items',
-  'enum',
-  'const',
-  'pattern',
-  'anyOf',
-  'oneOf',
-  ...NUMBER_KEYWORDS,
-  ...COUNT_KEYWORDS,
-]);
-const MAX_DEPTH = 32;
-
-type Schema = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-const escape = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
-
-/** What in `schema` lies outside the subset; none for a schema inputProblems enforces whole. */
-export function schemaProblems(schema: unknown, path = '', depth = 0): SchemaIssue[] {
-  if (!isObject(schema)) return [{ path, message: 'must be a schema object' }];
-  if (depth > MAX_DEPTH) return [{ path, message: `nests deeper than ${MAX_DEPTH} levels` }];
-  const problems: SchemaIssue[] = [];
-  for (const [key, value] of Object.entries(schema)) {
-    const here = `${path}/${escape(key)}`;
-    if (ANNOTATIONS.has(key)) continue;
-    if (!KEYWORDS.has(key)) {
-      problems.push({ path: here, message: `the keyword ${JSON.stringify(key)} is not supported (the subset: ${[...KEYWORDS].join(', ')})` });
-    } else if (key === 'type') {
-      const types = Array.isArray(value) ? value : [value];
-      if (types.length === 0 || !types.every((type) => (TYPES as readonly unknown[]).includes(type))) problems.push({ path: here, message: `must be one of ${TYPES.join(', ')}, or an array of them` });
-    } else if (key === 'properties') {
-      if (!isObject(value)) problems.push({ path: here, message: 'must be an object of schemas' });
-      else for (const [name, sub] of Object.entries(value)) problems.push(...schemaProblems(sub, `${here}/${escape(name)}`, depth + 1));
-    } else if (key === 'items' || (key === 'additionalProperties' && typeof value !== 'boolean')) {
-      problems.push(...schemaProblems(value, here, depth + 1));
-    } else if (key === 'anyOf' || key === 'oneOf') {
-      if (!Array.isArray(value) || value.length === 0) problems.push({ path: here, message: 'must be a non-empty array of schemas' });
-      else value.forEach((sub, index) => problems.push(...schemaProblems(sub, `${here}/${index}`, depth + 1)));
-    } else if (key === 'required' && !(Array.isArray(value) && value.every((name) => typeof name === 'string'))) {
-      problems.push({ path: here, message: 'must be an array of property names' });
-    } else if (key === 'enum' && !Array.isArray(value)) {
-      problems.push({ path: here, message: 'must be an array' });
-    } else if (key === 'pattern' && !validPattern(value)) {
-      problems.push({ path: here, message: 'must be a regular expression (ECMAScript, unicode)' });
-    } else if ((NUMBER_KEYWORDS as readonly string[]).includes(key) && typeof value !== 'number') {
-      problems.push({ path: here, message: 'must be a number' });
-    } else if ((COUNT_KEYWORDS as readonly string[]).includes(key) && !(Number.isInteger(value) && (value as number) >= 0)) {
-      problems.push({ path: here, message: 'must be a whole number, 0 or more' });
-    }
-  }
-  return problems;
+export interface CompiledInputSchema {
+  /**
+   * Where `input` fails the schema, each path from the input's root (''); none when it holds. Throws
+   * DeadlineExceeded when the check takes longer than `deadlineMs` or nests without end.
+   */
+  problems(input: unknown, deadlineMs?: number): SchemaIssue[];
 }
 
-/**
- * Where a run's `input` fails its agent's `schema`, each pointer from the request body (`/input/repo`): what the
- * service's 422 and the node's refusal of a stored input both name. No input is `{}`.
- */
-export function runInputProblems(schema: Schema, input: unknown): SchemaIssue[] {
-  return inputProblems(schema, input ?? {}).map((problem) => ({ path: `/input${problem.path}`, message: problem.message }));
-}
-
-/** Where `value` fails `schema` (one checked by schemaProblems), each with the JSON pointer of the failing field. */
-export function inputProblems(schema: Schema, value: unknown, path = ''): SchemaIssue[] {
-  const fail = (message: string): SchemaIssue[] => [{ path, message }];
-  if (schema.type !== undefined) {
-    const types = (Array.isArray(schema.type) ? schema.type : [schema.type]) as string[];
-    if (!types.some((type) => hasType(value, type))) return fail(`must be ${types.join(' or ')}`);
+/** What in `schema` makes it unusable as an input_schema; none for one the service can check inputs against. */
+export function schemaProblems(schema: unknown): SchemaIssue[] {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return [{ path: '', message: 'must be a JSON Schema object ({"type": "object", ...})' }];
+  if (nestsDeeperThan(schema, MAX_SCHEMA_DEPTH)) return [{ path: '', message: `nests deeper than ${MAX_SCHEMA_DEPTH} levels` }];
+  metaSchemaChecker ??= new Ajv2020({ ...OPTIONS, strictSchema: false, code: { regExp: linearRegExpEngine([]) } });
+  if (!(metaSchemaChecker.validateSchema(schema) as boolean)) {
+    // The meta-schema's alternatives go through references, so one mistake can read twice: the first word per place.
+    const issues = describeErrors(metaSchemaChecker.errors ?? []);
+    return issues.filter((issue, index) => issues.findIndex((other) => other.path === issue.path) === index);
   }
-  if (schema.const !== undefined && !sameJson(value, schema.const)) return fail(`must be ${JSON.stringify(schema.const)}`);
-  if (Array.isArray(schema.enum) && !schema.enum.some((option) => sameJson(value, option))) {
-    return fail(`must be one of ${schema.enum.map((option) => JSON.stringify(option)).join(', ')}`);
-  }
-  const alternatives = alternativeProblems(schema, value, path);
-  if (alternatives.length > 0) return alternatives;
-  const problems: SchemaIssue[] = [];
-  const num = (key: string): number | undefined => (typeof schema[key] === 'number' ? (schema[key] as number) : undefined);
-  if (typeof value === 'number') {
-    if (num('minimum') !== undefined && value < num('minimum')!) problems.push({ path, message: `must be at least ${num('minimum')}` });
-    if (num('maximum') !== undefined && value > num('maximum')!) problems.push({ path, message: `must be at most ${num('maximum')}` });
-    if (num('exclusiveMinimum') !== undefined && value <= num('exclusiveMinimum')!) problems.push({ path, message: `must be more than ${num('exclusiveMinimum')}` });
-    if (num('exclusiveMaximum') !== undefined && value >= num('exclusiveMaximum')!) problems.push({ path, message: `must be less than ${num('exclusiveMaximum')}` });
-  }
-  if (typeof value === 'string') {
-    // Characters as JSON Schema counts them: code points, not UTF-16 units.
-    const length = [...value].length;
-    if (num('minLength') !== undefined && length < num('minLength')!) problems.push({ path, message: `must be at least ${num('minLength')} characters` });
-    if (num('maxLength') !== undefined && length > num('maxLength')!) problems.push({ path, message: `must be at most ${num('maxLength')} characters` });
-    if (typeof schema.pattern === 'string' && !new RegExp(schema.pattern, 'u').test(value)) problems.push({ path, message: `must match ${schema.pattern}` });
-  }
-  if (Array.isArray(value)) {
-    if (num('minItems') !== undefined && value.length < num('minItems')!) problems.push({ path, message: `must have at least ${num('minItems')} items` });
-    if (num('maxItems') !== undefined && value.length > num('maxItems')!) problems.push({ path, message: `must have at most ${num('maxItems')} items` });
-    if (isObject(schema.items)) value.forEach((item, index) => problems.push(...inputProblems(schema.items as Schema, item, `${path}/${index}`)));
-  }
-  if (isObject(value)) problems.push(...objectProblems(schema, value, path, num));
-  return problems;
-}
-
-/** anyOf: at least one alternative holds; oneOf: exactly one does. A failure names what each alternative wanted. */
-function alternativeProblems(schema: Schema, value: unknown, path: string): SchemaIssue[] {
-  for (const key of ['anyOf', 'oneOf'] as const) {
-    const options = schema[key];
-    if (!Array.isArray(options)) continue;
-    const outcomes = options.map((option) => inputProblems(option as Schema, value, path));
-    const holding = outcomes.filter((problems) => problems.length === 0).length;
-    if (holding === 0) return [{ path, message: outcomes.map((problems) => problems[0]!.message).join(', or ') }];
-    if (key === 'oneOf' && holding > 1) return [{ path, message: `matches ${holding} of the forms it may take; it must match exactly one` }];
+  try {
+    // Compiled and tried on the input of a run that sends none: a schema that refers to itself without end, or
+    // fans out so that even {} cannot be checked in time, is refused here rather than at every run. With the
+    // compile's bound, not a run's: a busy host must not refuse a sound upload, and the runs keep their own.
+    compileInputSchema(schema as Record<string, unknown>).problems({}, SCHEMA_COMPILE_DEADLINE_MS);
+  } catch (error) {
+    if (error instanceof InputSchemaRefused) return error.issues;
+    if (error instanceof DeadlineExceeded) return [{ path: '', message: `cannot be checked in time: checking {} against it ${error.message}` }];
+    throw error;
   }
   return [];
 }
 
-function objectProblems(schema: Schema, value: Record<string, unknown>, path: string, num: (key: string) => number | undefined): SchemaIssue[] {
-  const problems: SchemaIssue[] = [];
-  const keys = Object.keys(value);
-  if (num('minProperties') !== undefined && keys.length < num('minProperties')!) problems.push({ path, message: `must have at least ${num('minProperties')} properties` });
-  if (num('maxProperties') !== undefined && keys.length > num('maxProperties')!) problems.push({ path, message: `must have at most ${num('maxProperties')} properties` });
-  for (const name of Array.isArray(schema.required) ? (schema.required as string[]) : []) {
-    if (!Object.hasOwn(value, name)) problems.push({ path: `${path}/${escape(name)}`, message: 'is required' });
-  }
-  const properties = isObject(schema.properties) ? schema.properties : {};
-  for (const key of keys) {
-    const here = `${path}/${escape(key)}`;
-    if (Object.hasOwn(properties, key)) problems.push(...inputProblems(properties[key] as Schema, value[key], here));
-    else if (schema.additionalProperties === false) problems.push({ path: here, message: 'is not a property of this input' });
-    else if (isObject(schema.additionalProperties)) problems.push(...inputProblems(schema.additionalProperties, value[key], here));
-  }
-  return problems;
+export interface CompileOptions {
+  /**
+   * The package's own schemas (the built-in agents'): checked without a deadline, their patterns' state kept
+   * between checks. Anything uploaded is not trusted: each check is bounded by a deadline and leaves nothing behind.
+   */
+  trusted?: boolean;
+  /** The compile's own bound (default SCHEMA_COMPILE_DEADLINE_MS). */
+  deadlineMs?: number;
 }
 
-function hasType(value: unknown, type: string): boolean {
-  switch (type) {
-    case 'object':
-      return isObject(value);
-    case 'array':
-      return Array.isArray(value);
-    case 'integer':
-      return Number.isInteger(value);
-    case 'null':
-      return value === null;
-    default:
-      return typeof value === type;
-  }
-}
-
-/** JSON equality (enum, const): key order does not matter. */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((item, index) => sameJson(item, b[index]));
-  if (isObject(a) && isObject(b)) {
-    const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && sameJson(a[key], b[key]));
-  }
-  return false;
-}
-
-function validPattern(value: unknown): boolean {
-  if (typeof value !== 'string') return false;
+/** Compiles `schema` once for many checks; InputSchemaRefused when Ajv (or RE2) cannot use it. */
+export function compileInputSchema(schema: Record<string, unknown>, options: CompileOptions = {}): CompiledInputSchema {
+  const patterns: LinearPattern[] = [];
+  let validate: ValidateFunction;
   try {
-    new RegExp(value, 'u');
-    return true;
-  } catch {
-    return false;
+    // An Ajv of its own: a schema's `$id` is never registered where another user's schema could `$ref` it.
+    validate = withinDeadline(options.deadlineMs ?? SCHEMA_COMPILE_DEADLINE_MS, () => new Ajv2020({ ...OPTIONS, code: { regExp: linearRegExpEngine(patterns) } }).compile(schema));
+  } catch (error) {
+    throw new InputSchemaRefused([compileProblem(schema, error)]);
   }
+  // An asynchronous schema answers a promise, which a synchronous check would take for a pass.
+  if ((validate as { $async?: unknown }).$async === true) throw new InputSchemaRefused([{ path: '/$async', message: 'must not be true: an input is checked synchronously' }]);
+  const check = (input: unknown): SchemaIssue[] => (validate(input) ? [] : describeErrors(validate.errors ?? []));
+  if (options.trusted === true) return { problems: check };
+  return {
+    problems(input, deadlineMs = INPUT_CHECK_DEADLINE_MS) {
+      try {
+        return withinDeadline(deadlineMs, () => check(input));
+      } finally {
+        for (const pattern of patterns) pattern.release();
+      }
+    },
+  };
+}
+
+/**
+ * Where a run's `input` fails `schema`, each pointer from the request body (`/input/repo`): what the service's 422
+ * and the node's refusal of a stored input both name. No input is `{}`.
+ */
+export function runInputProblems(schema: Record<string, unknown>, input: unknown, options: CompileOptions = {}): SchemaIssue[] {
+  return withInputPrefix(compileInputSchema(schema, options).problems(input ?? {}));
+}
+
+/** The issues of an input as the body of an execute names them. */
+export function withInputPrefix(issues: readonly SchemaIssue[]): SchemaIssue[] {
+  return issues.map((issue) => ({ path: `/input${issue.path}`, message: issue.message }));
+}
+
+function compileProblem(schema: Record<string, unknown>, error: unknown): SchemaIssue {
+  if (error instanceof PatternRefused) return { path: pathOf(schema, (key, value) => (key === 'pattern' && value === error.pattern) || key === error.pattern), message: `the pattern ${error.message}` };
+  if (error instanceof DeadlineExceeded) return { path: '', message: `cannot be compiled in time: it ${error.message}` };
+  const message = (error as Error).message.replace(/^strict mode: /, '');
+  const unknown = /^unknown keyword: "(.*)"/.exec(message)?.[1];
+  if (unknown !== undefined) return { path: pathOf(schema, (key) => key === unknown), message: `the keyword ${JSON.stringify(unknown)} is not JSON Schema 2020-12` };
+  return { path: '', message };
+}
+
+/** The JSON pointer of the first member (depth first) that `matches`; '' when none does. */
+function pathOf(value: unknown, matches: (key: string, member: unknown) => boolean, path = '', depth = 0): string {
+  if (typeof value !== 'object' || value === null || depth > MAX_SCHEMA_DEPTH) return '';
+  for (const [key, member] of Object.entries(value)) {
+    const here = `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    if (matches(key, member)) return here;
+    const inner = pathOf(member, matches, here, depth + 1);
+    if (inner !== '') return inner;
+  }
+  return '';
+}
+
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (limit === 0) return true;
+  return Object.values(value).some((member) => nestsDeeperThan(member, limit - 1));
 }

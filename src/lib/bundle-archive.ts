@@ -18,6 +18,7 @@ import {
   type BundleProblem,
 } from '../contract/agent-bundle.js';
 import { SvcError } from '../contract/errors.js';
+import { MAX_JSON_DEPTH, jsonDepth } from '../contract/json-depth.js';
 
 export interface BundleFile {
   data: Buffer;
@@ -89,20 +90,26 @@ export async function readBundleArchive(archive: Buffer): Promise<ReadBundle> {
       dirs.add(parent);
     }
   }
-  return { digest: sha256Hex(archive), manifest: readManifest(files), files, dirs, unpackedBytes };
+  return { digest: sha256Hex(archive), manifest: await readManifest(files), files, dirs, unpackedBytes };
 }
 
-function readManifest(files: Map<string, BundleFile>): AgentManifest {
+async function readManifest(files: Map<string, BundleFile>): Promise<AgentManifest> {
   const file = files.get(MANIFEST_FILE);
   if (file === undefined) throw invalid([{ path: MANIFEST_FILE, message: 'is missing: the bundle needs agent.json at its top (agent_id, version, entry, input_schema)' }]);
   if (file.data.length > MAX_MANIFEST_BYTES) throw invalid([{ path: MANIFEST_FILE, message: `is over ${MAX_MANIFEST_BYTES} bytes` }]);
   let parsed: unknown;
+  let text: string;
   try {
-    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(file.data));
+    text = new TextDecoder('utf-8', { fatal: true }).decode(file.data);
+    parsed = JSON.parse(text);
   } catch (error) {
     throw invalid([{ path: MANIFEST_FILE, message: `is not JSON (${(error as Error).message})` }]);
   }
-  const problems = manifestProblems(parsed, new Set(files.keys()));
+  // As for every request body (docs/api.md "Conventions"): nothing recursive walks JSON nested without bound.
+  if (jsonDepth(text) > MAX_JSON_DEPTH) throw invalid([{ path: MANIFEST_FILE, message: `nests deeper than ${MAX_JSON_DEPTH} levels` }]);
+  // Ajv, for the input_schema, is loaded here, when a bundle is read, never by the commands that read none.
+  const { schemaProblems } = await import('../contract/input-schema.js');
+  const problems = manifestProblems(parsed, new Set(files.keys()), schemaProblems);
   if (problems.length > 0) throw invalid(problems);
   return parsed as AgentManifest;
 }

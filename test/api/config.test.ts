@@ -26,6 +26,9 @@ describe('svc-api configuration from the environment', () => {
   it.each([
     ['SVC_LOG_LEVEL', 'loud', /^svc-api: SVC_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(got "loud"\)$/],
     ['SVC_WALLET_URL', 'wallet.example.com/pay', /^svc-api: SVC_WALLET_URL must be an absolute http or https URL/],
+    ['SVC_PUBLIC_URL', 'svc.example.com', /^svc-api: SVC_PUBLIC_URL must be an absolute http or https URL/],
+    // It goes into install.sh between single quotes: a quote would end the word and run the rest as a command.
+    ['SVC_PUBLIC_URL', "https://svc.example.com/'$(id)'", /^svc-api: SVC_PUBLIC_URL must hold only URL characters, no quote or space/],
     ['SVC_MERCHANT_ID', 'merchant with spaces', /^svc-api: SVC_MERCHANT_ID must be 1 to 128 of/],
     ['SVC_METRICS_LISTEN', '9464', /^svc-api: SVC_METRICS_LISTEN must be HOST:PORT/],
     ['SVC_WEBHOOK_SECRET', '   ', /^svc-api: SVC_WEBHOOK_SECRET must not be empty$/],
@@ -71,6 +74,16 @@ describe('svc-api configuration from the environment', () => {
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toMatch(/^svc-api: --sandbox serves the sandbox payment provider, which SVC_PAYMENT_PROVIDER=stripe replaces/);
     expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it.each([
+    ['--body-idle-seconds', '0'],
+    ['--body-min-rate', '1.5'],
+    ['--max-connections-per-address', 'many'],
+  ])('refuses %s %s as a usage error', async (flag, value) => {
+    const result = await start({}, [flag, value]).child;
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).toMatch(new RegExp(`^svc-api: ${flag} must be a whole number from`));
   });
 
   it('refuses a malformed --metrics-listen as a usage error', async () => {

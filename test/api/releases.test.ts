@@ -11,7 +11,8 @@ import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 
 const releasesDir = join(tempDir('releases-'), 'published');
-const service = useSvcApi(() => ({ releasesDir }));
+const PUBLIC_URL = 'https://svc.example.com';
+const service = useSvcApi(() => ({ releasesDir, env: { SVC_PUBLIC_URL: PUBLIC_URL } }));
 
 function manifestOf(version: string, platform = 'linux-x64'): ReleaseManifest {
   const names = releaseFileNames(version, platform);
@@ -39,7 +40,7 @@ describe('GET /v1/swarm/releases/latest', () => {
     const { deploy_token } = await activatedSession(service.baseUrl, uniqueEmail('releases'));
     const latest = async (platform = 'linux-x64') => {
       const response = await fetch(`${service.baseUrl}/v1/swarm/releases/latest?platform=${platform}`, { headers: { authorization: `Bearer ${deploy_token}` } });
-      return { status: response.status, body: (await response.json()) as { version?: string; code?: string } };
+      return { status: response.status, body: (await response.json()) as { version?: string; code?: string; artifact?: { url: string } } };
     };
     expect(await latest()).toMatchObject({ status: 404, body: { code: 'not_found' } });
     fakeRelease('0.9.0');
@@ -49,6 +50,8 @@ describe('GET /v1/swarm/releases/latest', () => {
     fakeRelease('2.0.0', { platform: 'linux-arm64' });
     writeFileSync(join(releasesDir, 'swarm-node-3.0.0-linux-x64.manifest'), 'not a manifest\n');
     expect((await latest()).body.version).toBe('0.10.0');
+    // Nodes are told the public URL (SVC_PUBLIC_URL), not the address this process listens on.
+    expect((await latest()).body.artifact?.url).toBe(`${PUBLIC_URL}/v1/swarm/releases/0.10.0/swarm-node-0.10.0-linux-x64.tar.gz`);
     expect((await latest('linux-arm64')).body.version).toBe('2.0.0');
     expect((await latest('linux-mips')).status).toBe(400);
     // A pre-release's files are served all the same: it is installed on purpose, with upgrade --from FILE.
@@ -72,11 +75,16 @@ describe('GET /install.sh', () => {
       call.end();
     });
 
-  it('names the service as the caller reached it, and never puts an unquotable Host into the script', async () => {
-    expect(await installShWithHost('svc.example:8443')).toMatch(/^DEFAULT_BASE_URL='http:\/\/svc\.example:8443'$/m);
-    const hostile = await installShWithHost("x'$(touch /tmp/pwned)'");
-    expect(hostile).toMatch(new RegExp(`^DEFAULT_BASE_URL='${service.baseUrl.replace(/[.]/g, '\\.')}'$`, 'm'));
-    expect(hostile).not.toContain('pwned');
+  it("names the service's public URL (SVC_PUBLIC_URL), whatever Host or X-Forwarded-Host the request carries", async () => {
+    // A Host reflected into a script piped into a root shell let anyone who could put a link (or a cache) in front
+    // of the service make installs download from their own host.
+    for (const host of ['evil.example', 'svc.example:8443', "x'$(touch /tmp/pwned)'"]) {
+      const script = await installShWithHost(host);
+      expect(script).toMatch(/^DEFAULT_BASE_URL='https:\/\/svc\.example\.com'$/m);
+      expect(script).not.toContain('pwned');
+    }
+    const forwarded = await fetch(`${service.baseUrl}/install.sh`, { headers: { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http' } });
+    expect(await forwarded.text()).toMatch(/^DEFAULT_BASE_URL='https:\/\/svc\.example\.com'$/m);
   });
 });
 

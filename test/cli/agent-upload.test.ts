@@ -127,3 +127,45 @@ describe('an uploaded agent on the node refuses what it should, before anything 
     expect(existsSync(agentDir) ? readdirSync(agentDir) : []).toEqual([]);
   });
 });
+
+describe('the upload quota, from the CLI', () => {
+  const limited = useSvcApi({ uploadQuota: { maxVersions: 1 } });
+
+  it('refuses an upload over the quota with a remedy that works as printed: agent remove, then upload again', async () => {
+    const node = await signedInNode(limited.baseUrl, { label: 'agent-quota', enroll: false });
+    const dir = join(tempDir('agent-init-'), 'quota');
+    expect((await swarmNode(['agent', 'init', dir, '--agent', AGENT], { env: node.env })).exitCode).toBe(0);
+    expect((await swarmNode(['agent', 'upload', dir], { env: node.env })).exitCode).toBe(0);
+    bumpVersion(dir, '0.2.0');
+    const over = await swarmNode(['agent', 'upload', dir], { env: node.env });
+    expect(over.exitCode).toBe(1);
+    expect(over.stderr).toMatch(/you have 1 versions stored, the most your quota holds; nothing was stored/);
+    expect(over.stderr).toMatch(/swarm-node agent remove <agent_id> <version>/);
+
+    // The current version is not removed, off a terminal not without --yes, and then the old one goes.
+    const current = await swarmNode(['agent', 'remove', AGENT, '0.1.0', '--yes'], { env: node.env });
+    expect([current.exitCode, current.stderr]).toEqual([1, expect.stringMatching(/it is current[\s\S]*swarm-node agent rollback/)]);
+    expect((await swarmNode(['agent', 'rollback', AGENT, '--builtin'], { env: node.env })).exitCode).toBe(0);
+    const unconfirmed = await swarmNode(['agent', 'remove', AGENT, '0.1.0'], { env: node.env });
+    expect([unconfirmed.exitCode, unconfirmed.stderr]).toEqual([2, expect.stringMatching(/Add --yes to confirm: swarm-node agent remove agent_ops_monitor_004 0\.1\.0 --yes/)]);
+    const removed = await swarmNode(['--json', 'agent', 'remove', AGENT, '0.1.0', '--yes'], { env: node.env });
+    expect(removed.exitCode, removed.stderr).toBe(0);
+    expect(removed.json).toMatchObject({ agent_id: AGENT, removed: { version: '0.1.0' }, versions: [] });
+    const again = await swarmNode(['--json', 'agent', 'upload', dir], { env: node.env });
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.json).toMatchObject({ version: '0.2.0', created: true });
+  });
+
+  it("refuses, before sending anything, a schema whose pattern RE2 cannot run, naming the pattern's place", async () => {
+    const node = await signedInNode(limited.baseUrl, { label: 'agent-re2', enroll: false });
+    const dir = join(tempDir('agent-init-'), 're2');
+    expect((await swarmNode(['agent', 'init', dir, '--agent', AGENT], { env: node.env })).exitCode).toBe(0);
+    const file = join(dir, 'agent.json');
+    const manifest = JSON.parse(readFileSync(file, 'utf8'));
+    writeFileSync(file, JSON.stringify({ ...manifest, input_schema: { type: 'object', properties: { name: { type: 'string', pattern: '^(?!admin)' } } } }));
+    const refused = await swarmNode(['--json', 'agent', 'upload', dir], { env: node.env });
+    expect(refused.exitCode).toBe(2);
+    expect(refused.json.error).toMatchObject({ code: 'bundle_invalid', errors: [{ path: 'agent.json#/input_schema/properties/name/pattern', message: expect.stringMatching(/RE2 runs in linear time/) }] });
+    expect(limited.db.prepare('SELECT count(*) AS n FROM agent_versions WHERE user_id = ?').get(node.email)).toEqual({ n: 0 });
+  });
+});

@@ -19,8 +19,15 @@ export const SWARM_NODE_BIN = fileURLToPath(new URL('../../bin/swarm-node.js', i
 /** The service as tests see it: `db` reads its database synchronously, whichever the engine (test-database.ts). */
 export type TestService = Omit<RunningService, 'db'> & { db: SqliteDatabase };
 
+/**
+ * Every test connects from 127.0.0.1, so the cap on connections per address is set, not left to its default: above
+ * what any test opens at once (the tests of the cap set their own).
+ */
+export const TEST_MAX_CONNECTIONS_PER_ADDRESS = 1024;
+
 /** In this process: tests can pass a MovableClock and read the service's database. */
-export async function startSvcApi(options: Partial<ServiceOptions> = {}): Promise<TestService> {
+export async function startSvcApi(given: Partial<ServiceOptions> = {}): Promise<TestService> {
+  const options = { maxConnectionsPerAddress: TEST_MAX_CONNECTIONS_PER_ADDRESS, ...given };
   const dataDir = options.dataDir ?? tempDir('svc-api-');
   // Its mail goes to the run's SMTP server, where the tests read it (mailbox.ts).
   const mail = { SVC_SMTP_URL: smtpUrl() };
@@ -87,7 +94,8 @@ export async function spawnSvcApi(
 ): Promise<SpawnedSvcApi> {
   const dataDir = options.dataDir ?? tempDir('svc-api-');
   const database = testEngine() === 'postgres' ? { SVC_DATABASE_URL: await postgresDatabaseFor(dataDir) } : {};
-  const child = execa('node', [SVC_API_BIN, '--port', '0', '--data-dir', dataDir, '--sandbox', ...(options.args ?? [])], {
+  const cap = ['--max-connections-per-address', String(TEST_MAX_CONNECTIONS_PER_ADDRESS)];
+  const child = execa('node', [SVC_API_BIN, '--port', '0', '--data-dir', dataDir, '--sandbox', ...cap, ...(options.args ?? [])], {
     env: { SVC_LOG_LEVEL: 'silent', SVC_SMTP_URL: smtpUrl(), ...database, ...options.env },
     extendEnv: true,
     reject: false,

@@ -342,3 +342,18 @@ describe('scripts/upload-agent.sh (the agent upload script)', () => {
     expect((await upload(['--token', token, dir])).exitCode).toBe(2);
   });
 });
+
+
+describe('scripts/upload-agent.sh over the upload quota', () => {
+  const service = useSvcApi({ uploadQuota: { maxVersions: 1 } });
+  const script = fileURLToPath(new URL('../../scripts/upload-agent.sh', import.meta.url));
+
+  it('exits 1 saying what to do, not 2 as for a bad bundle', async () => {
+    const token = await signIn(service.baseUrl, uniqueEmail('upload-sh-quota'));
+    const upload = (dir: string) => run('sh', [script, dir], { env: { SVC_BASE_URL: service.baseUrl, SVC_TOKEN: token } });
+    expect((await upload(scaffoldDir(AGENT, '1.0.0'))).exitCode).toBe(0);
+    const over = await upload(scaffoldDir(AGENT, '1.0.1'));
+    expect(over.exitCode).toBe(1);
+    expect(over.stderr).toMatch(/upload_quota_exceeded[\s\S]*over your upload quota \(HTTP 413\)/);
+  });
+});

@@ -7,6 +7,8 @@ import { sql } from 'kysely';
 import { compiledOnce } from '../store/compiled-once.js';
 import type { Store } from '../store/store.js';
 import type { Tables } from '../store/tables.js';
+import { assertWithinQuota, type UploadQuota } from './upload-quota.js';
+import { removeVersions, unfinishedRunPinned } from './version-removal.js';
 
 /** A version as listed: its row (store/tables.ts) and its bundle's size. */
 export type AgentVersionRow = Tables['agent_versions'] & { size_bytes: number };
@@ -14,21 +16,31 @@ export type AgentVersionRow = Tables['agent_versions'] & { size_bytes: number };
 export type Uploaded = { created: boolean; row: AgentVersionRow };
 
 export interface AgentVersions {
-  /** Stores the bundle and its version, and makes it current; the same bytes again change nothing. */
-  upload(userId: string, archive: Buffer, bundle: ReadBundle, now: number): Promise<Uploaded>;
+  /**
+   * Stores the bundle and its version, and makes it current; the same bytes again change nothing. A new version
+   * over the user's quota is refused (413 upload_quota_exceeded) and nothing is stored.
+   */
+  upload(userId: string, archive: Buffer, bundle: ReadBundle, now: number, quota?: UploadQuota): Promise<Uploaded>;
   /** Newest first. */
   list(userId: string, agentId: string): Promise<AgentVersionRow[]>;
   current(userId: string, agentId: string): Promise<AgentVersionRow | undefined>;
+  /** The input_schema (JSON) of the user's version with this digest; undefined when they have none (any more). */
+  schemaOf(userId: string, digest: string): Promise<string | undefined>;
   setCurrent(userId: string, agentId: string, digest: string, now: number): Promise<void>;
   /** No upload current: new runs use the built-in agent again; the versions stay. */
-  clearCurrent(userId: string, agentId: string): Promise<void>;
+  clearCurrent(userId: string, agentId: string, now: number): Promise<void>;
   /** The archive, when `userId` has a version of it (a bundle is only ever served to its uploader's nodes). */
   archiveFor(userId: string, digest: string): Promise<Buffer | undefined>;
   /** Whether a run the node was handed (leased to it, in any state) executes this bundle: a node fetches only those. */
   handedTo(nodeId: string, digest: string): Promise<boolean>;
+  /**
+   * Removes one version (its bundle too, once no version of anyone names it). 404 for a version the user does not
+   * have; 409 version_in_use for the current one, or one a run not yet finished is pinned to.
+   */
+  remove(userId: string, agentId: string, version: string): Promise<void>;
 }
 
-const VERSION_COLUMNS = ['v.user_id', 'v.agent_id', 'v.version', 'v.digest', 'v.input_schema_json', 'v.files', 'v.unpacked_bytes', 'v.uploaded_at', 'b.size_bytes'] as const;
+const VERSION_COLUMNS = ['v.user_id', 'v.agent_id', 'v.version', 'v.digest', 'v.input_schema_json', 'v.files', 'v.unpacked_bytes', 'v.uploaded_at', 'v.released_at', 'b.size_bytes'] as const;
 
 export function createAgentVersions(store: Store): AgentVersions {
   // Every execute pins the current version: compiled once (compiled-once.ts).
@@ -48,19 +60,33 @@ export function createAgentVersions(store: Store): AgentVersions {
       .select(VERSION_COLUMNS)
       .where('v.user_id', '=', userId)
       .where('v.agent_id', '=', agentId);
-  const setCurrent = async (userId: string, agentId: string, digest: string, now: number): Promise<void> => {
-    await store.db
-      .insertInto('agent_current')
-      .values({ user_id: userId, agent_id: agentId, digest, updated_at: now })
-      .onConflict((conflict) =>
-        conflict.columns(['user_id', 'agent_id']).doUpdateSet((eb) => ({ digest: eb.ref('excluded.digest'), updated_at: eb.ref('excluded.updated_at') })),
-      )
-      .execute();
+  /** Marks the version current now as released (its unused time starts) when another takes its place. */
+  const releaseCurrent = async (userId: string, agentId: string, next: string | undefined, now: number): Promise<void> => {
+    const was = await store.db.selectFrom('agent_current').select('digest').where('user_id', '=', userId).where('agent_id', '=', agentId).executeTakeFirst();
+    if (was === undefined || was.digest === next) return;
+    await store.db.updateTable('agent_versions').set({ released_at: now }).where('user_id', '=', userId).where('agent_id', '=', agentId).where('digest', '=', was.digest).execute();
   };
+  const setCurrent = (userId: string, agentId: string, digest: string, now: number): Promise<void> =>
+    store.transaction(async () => {
+      // The retention sweep removes versions under the same lock: the version is still there when it becomes current.
+      await store.lock(`agent-version:${userId}:${agentId}`);
+      const exists = await store.db.selectFrom('agent_versions').select('version').where('user_id', '=', userId).where('agent_id', '=', agentId).where('digest', '=', digest).executeTakeFirst();
+      if (exists === undefined) throw new SvcError('not_found', `you have no version ${digest} of ${agentId}`, { remedy: `List yours: swarm-node agent versions ${agentId}.` });
+      await releaseCurrent(userId, agentId, digest, now);
+      await store.db
+        .insertInto('agent_current')
+        .values({ user_id: userId, agent_id: agentId, digest, updated_at: now })
+        .onConflict((conflict) =>
+          conflict.columns(['user_id', 'agent_id']).doUpdateSet((eb) => ({ digest: eb.ref('excluded.digest'), updated_at: eb.ref('excluded.updated_at') })),
+        )
+        .execute();
+    });
 
-  const upload = (userId: string, bytes: Buffer, bundle: ReadBundle, now: number): Promise<Uploaded> =>
+  const upload = (userId: string, bytes: Buffer, bundle: ReadBundle, now: number, quota?: UploadQuota): Promise<Uploaded> =>
     store.transaction(async () => {
       const manifest: AgentManifest = bundle.manifest;
+      // The quota is the user's across agents: two uploads of two agents at once must not both fit in the last room.
+      await store.lock(`agent-quota:${userId}`);
       // Two uploads of one agent at once on two instances: the second waits for the first, then sees its version.
       await store.lock(`agent-version:${userId}:${manifest.agent_id}`);
       const same = await versions(userId, manifest.agent_id).where('v.digest', '=', bundle.digest).executeTakeFirst();
@@ -72,6 +98,7 @@ export function createAgentVersions(store: Store): AgentVersions {
           extensions: { agent_id: manifest.agent_id, version: manifest.version, digest: taken.digest },
         });
       }
+      if (quota !== undefined) await assertWithinQuota(store, userId, bundle.digest, bytes.length, quota);
       await store.db
         .insertInto('agent_bundles')
         .values({ digest: bundle.digest, content: bytes, size_bytes: bytes.length, created_at: now })
@@ -105,10 +132,32 @@ export function createAgentVersions(store: Store): AgentVersions {
         .$if(store.engine !== 'sqlite', (query) => query.orderBy('v.version', 'desc'))
         .execute(),
     current: async (userId, agentId) => (await currentVersion(store.db, { userId, agentId })).rows[0],
+    schemaOf: async (userId, digest) =>
+      (await store.db.selectFrom('agent_versions').select('input_schema_json').where('user_id', '=', userId).where('digest', '=', digest).executeTakeFirst())?.input_schema_json,
     setCurrent,
-    clearCurrent: async (userId, agentId) => {
-      await store.db.deleteFrom('agent_current').where('user_id', '=', userId).where('agent_id', '=', agentId).execute();
-    },
+    clearCurrent: (userId, agentId, now) =>
+      store.transaction(async () => {
+        await store.lock(`agent-version:${userId}:${agentId}`);
+        await releaseCurrent(userId, agentId, undefined, now);
+        await store.db.deleteFrom('agent_current').where('user_id', '=', userId).where('agent_id', '=', agentId).execute();
+      }),
+    remove: (userId, agentId, version) =>
+      store.transaction(async () => {
+        await store.lock(`agent-version:${userId}:${agentId}`);
+        const row = await versions(userId, agentId).where('v.version', '=', version).executeTakeFirst();
+        if (row === undefined) throw new SvcError('not_found', `you have no version ${version} of ${agentId}`, { remedy: `List yours: swarm-node agent versions ${agentId}.` });
+        const current = await store.db.selectFrom('agent_current').select('digest').where('user_id', '=', userId).where('agent_id', '=', agentId).executeTakeFirst();
+        const inUse =
+          current?.digest === row.digest
+            ? 'it is current: new runs execute it'
+            : (await unfinishedRunPinned(store, userId, row.digest))
+              ? 'a run not finished yet is pinned to it'
+              : undefined;
+        if (inUse !== undefined) {
+          throw new SvcError('version_in_use', `${agentId} version ${version} cannot be removed: ${inUse}`, { extensions: { agent_id: agentId, version, digest: row.digest } });
+        }
+        await removeVersions(store, [{ user_id: userId, agent_id: agentId, version, digest: row.digest }]);
+      }),
     async archiveFor(userId, digest) {
       const row = await store.db
         .selectFrom('agent_bundles as b')

@@ -3,6 +3,7 @@
 // (two different bodies, one stored value).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SvcError } from '../../contract/errors.js';
+import { MAX_JSON_DEPTH, jsonDepth } from '../../contract/json-depth.js';
 
 export interface JsonBodyOptions {
   /**
@@ -42,6 +43,12 @@ export function parseJsonBodies(app: FastifyInstance, options: JsonBodyOptions =
     }
     if (options.allowEmpty && text.trim() === '') {
       done(null, undefined);
+      return;
+    }
+    // Before parsing: a body nested tens of thousands deep overflowed the stack of what walks it after (a canonical
+    // form, JSON.stringify) and answered 500 (docs/api.md "Conventions").
+    if (jsonDepth(text) > MAX_JSON_DEPTH) {
+      done(new SvcError('invalid_request', `the request body nests deeper than ${MAX_JSON_DEPTH} levels`, { remedy: `Send JSON nested at most ${MAX_JSON_DEPTH} levels deep.` }), undefined);
       return;
     }
     parseJson(request, text, done);

@@ -92,7 +92,19 @@ export function sendProblem(reply: FastifyReply, error: SvcError): FastifyReply 
 }
 
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  // A client that went away mid-request (closed its tab, Ctrl+C, a timeout of its own) is no failure of the
+  // service: info, not error, so that an error line always means something to look at (docs/api.md "Conventions").
+  if (clientWentAway(error, request)) {
+    request.log.info({ route: request.routeOptions.url ?? 'unmatched' }, 'the client closed the connection before its request was answered');
+    return reply;
+  }
   const svcError = toSvcError(error);
   if (svcError.status >= 500) request.log.error({ err: error }, 'request failed');
   return sendProblem(reply, svcError);
+}
+
+/** Node's own error for a request whose connection closed before it was read whole. */
+function clientWentAway(error: unknown, request: FastifyRequest): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return request.raw.destroyed && code === 'ECONNRESET' && message === 'aborted';
 }

@@ -2,8 +2,7 @@
 // neither polled nor run anything of its own for `svc-api --stale-node-after` (default 14 days, GitHub's bound for a
 // self-hosted runner) is removed, its agents withdrawn and its credential answered 410 node_removed from then on.
 import { isoTime } from '../../lib/clock.js';
-import { repeatInBackground, type ServiceContext } from '../context.js';
-import { isDatabaseError } from '../ops/metrics.js';
+import { repeatByServiceClock, type ServiceContext } from '../context.js';
 import { createNodeRemoval } from './node-removal.js';
 
 export const DEFAULT_STALE_NODE_AFTER_MS = 14 * 86_400_000;
@@ -24,25 +23,15 @@ interface SweepLog {
 export function scheduleStaleNodeSweep(ctx: ServiceContext, staleAfterMs: number, log: SweepLog): void {
   if (staleAfterMs <= 0) return;
   const removal = createNodeRemoval(ctx.store);
-  let lastRoundAt: number | undefined;
-  const sweep = async (): Promise<void> => {
-    const now = ctx.clock.now();
-    // A clock set back (now < lastRoundAt) makes a round due too, rather than none until it catches up.
-    if (lastRoundAt !== undefined && now >= lastRoundAt && now - lastRoundAt < STALE_SWEEP_EVERY_MS) return;
-    lastRoundAt = now;
-    try {
-      const removed = await removal.staleSince(now - staleAfterMs, now, BATCH);
-      for (const node of removed) {
-        log.info(
-          { node_id: node.node_id, last_seen_at: node.last_seen_at === null ? null : isoTime(node.last_seen_at), agents_withdrawn: node.agents_withdrawn },
-          'stale node removed: offline longer than --stale-node-after',
-        );
-      }
-      if (removed.length === BATCH) lastRoundAt = undefined;
-    } catch (error) {
-      if (isDatabaseError(error)) ctx.metrics.databaseError('sweep');
-      throw error;
+  const round = async (now: number): Promise<boolean> => {
+    const removed = await removal.staleSince(now - staleAfterMs, now, BATCH);
+    for (const node of removed) {
+      log.info(
+        { node_id: node.node_id, last_seen_at: node.last_seen_at === null ? null : isoTime(node.last_seen_at), agents_withdrawn: node.agents_withdrawn },
+        'stale node removed: offline longer than --stale-node-after',
+      );
     }
+    return removed.length === BATCH;
   };
-  repeatInBackground(ctx, sweep, ctx.runTiming.sweepMs, 'stale node sweep', log);
+  repeatByServiceClock(ctx, STALE_SWEEP_EVERY_MS, round, 'stale node sweep', log);
 }

@@ -46,6 +46,25 @@ export function parseStaleNodeAfter(text: string): number {
 export class ConfigError extends Error {}
 
 /**
+ * Why `value` is no public base URL: http or https, absolute, without credentials, query or fragment, and made of
+ * URL characters a single-quoted shell word holds as they are (install.sh is served with SVC_PUBLIC_URL in one).
+ */
+function baseUrlProblem(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return `must be an absolute http or https URL (got ${JSON.stringify(value)})`;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `must be an http or https URL (got ${JSON.stringify(value)})`;
+  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    return `must be a base URL without credentials, query or fragment (got ${JSON.stringify(value)})`;
+  }
+  if (!/^[A-Za-z0-9\-._~:/[\]@!$&()*+,;=%]+$/.test(value)) return `must hold only URL characters, no quote or space (got ${JSON.stringify(value)})`;
+  return undefined;
+}
+
+/**
  * Checks every SVC_ variable svc-api reads and returns what main.ts uses itself; the rest keep being read where they
  * are used (secrets.ts, server.ts), now known to be sound. Secret values are never repeated in a message.
  */
@@ -82,19 +101,8 @@ export function readEnvConfig(env: NodeJS.ProcessEnv): EnvConfig {
   check('SVC_MERCHANT_ID', (value) =>
     new RegExp(ID_PATTERN).test(value) ? undefined : `must be 1 to 128 of A-Z a-z 0-9 _ . : - (got ${JSON.stringify(value)})`,
   );
-  check('SVC_WALLET_URL', (value) => {
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      return `must be an absolute http or https URL (got ${JSON.stringify(value)})`;
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return `must be an http or https URL (got ${JSON.stringify(value)})`;
-    if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
-      return `must be a base URL without credentials, query or fragment (got ${JSON.stringify(value)})`;
-    }
-    return undefined;
-  });
+  check('SVC_WALLET_URL', baseUrlProblem);
+  check('SVC_PUBLIC_URL', baseUrlProblem);
   check('SVC_SMTP_URL', smtpUrlProblem);
   check('SVC_MAIL_FROM', (value) => (/^[^\r\n]{3,254}$/.test(value) && value.includes('@') ? undefined : 'must be an address such as "svc <no-reply@example.com>"'));
   check('SVC_LOG_LEVEL', (value) =>

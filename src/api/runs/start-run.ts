@@ -11,7 +11,7 @@ import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import type { ExecuteRequest } from '../../contract/schemas.js';
 import { createAgentVersions } from '../agents/agent-versions.js';
-import { pinBundle } from '../agents/pinned-bundle.js';
+import { createInputChecks, VersionChangedMeanwhile, type InputVerdict } from '../agents/input-checks.js';
 import type { ServiceContext } from '../context.js';
 import { timeOrderedId } from '../../lib/time-ordered-id.js';
 import { createTurns } from '../store/turns.js';
@@ -41,10 +41,13 @@ export type Started =
 
 export type StartRun = (call: ExecuteCall) => Promise<Started>;
 
+/** Checks of the input against the version current at the time, when that version keeps moving meanwhile. */
+const MAX_CHECK_ATTEMPTS = 3;
+
 export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: IdempotencyStore, nodes: NodeRegistry): StartRun {
-  const versions = createAgentVersions(ctx.store);
+  const inputChecks = createInputChecks(createAgentVersions(ctx.store), ctx.clock);
   const turns = createTurns(ctx.store.engine);
-  const start = (call: ExecuteCall, userId: string, agentId: string, priceCents: number, agentName: string): Promise<Started> =>
+  const start = (call: ExecuteCall, userId: string, agentId: string, priceCents: number, agentName: string, checked: InputVerdict): Promise<Started> =>
     ctx.store.transaction(async () => {
       // Two instances given the same key at once (PostgreSQL): the second waits here for the first's commit, then
       // finds its key and replays it, never starting a second run.
@@ -81,9 +84,9 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
         );
       }
       // After the balance, so a spec-shaped request ({user_id, agent_id}, spec §7) from a wallet too low gets its 402
-      // whatever the agent; before anything stays: an input the agent's schema refuses rolls this transaction back,
-      // the debit with it.
-      const bundleDigest = await pinBundle(versions, userId, agentId, request.input);
+      // whatever the agent; before anything stays: an input the agent's schema refused (checked before this
+      // transaction) rolls it back, the debit with it.
+      const bundleDigest = await inputChecks.pin(checked, userId);
       const newRun = {
         run_id: runId,
         user_id: userId,
@@ -118,8 +121,23 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
     }
     const sku = findAgentSku(call.request.agent_id);
     if (sku === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(call.request.agent_id)}`);
-    // One user's executes take turns in this instance: they debit one wallet, so they are serialised anyway (turns.ts).
-    return turns(userId, () => start(call, userId, sku.agent_id, sku.price_cents, sku.name));
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        // Checked before the transaction, which then pins the version checked (input-checks.ts).
+        const checked = await inputChecks.verdict(userId, sku.agent_id, call.request.input);
+        // One user's executes take turns in this instance: they debit one wallet, so they are serialised anyway (turns.ts).
+        return await turns(userId, () => start(call, userId, sku.agent_id, sku.price_cents, sku.name, checked));
+      } catch (error) {
+        if (!(error instanceof VersionChangedMeanwhile)) throw error;
+        // The user's own uploads or rollbacks racing this run, again and again: nothing was charged, ask for a retry.
+        if (attempt === MAX_CHECK_ATTEMPTS) {
+          throw new SvcError('service_unavailable', `the current version of ${sku.agent_id} kept changing while this run's input was checked; nothing was charged`, {
+            retryAfterSeconds: 1,
+            remedy: 'Retry with the same Idempotency-Key once your uploads and rollbacks of this agent are done.',
+          });
+        }
+      }
+    }
   };
 }
 

@@ -2,9 +2,18 @@
 // compiles it for each): entry i brings the schema from version 6 + i - 1 to 6 + i. SQLite reaches version 5
 // through its shipped history (sqlite-migrations.ts), PostgreSQL through its baseline (postgres-schema.ts); from
 // there they move together. Append; never edit a shipped one.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 export const SHARED_MIGRATIONS_FROM_VERSION = 6;
+
+/**
+ * When a version last stopped being current: with its upload time, how long it has gone unused, after which the
+ * retention sweep may remove it. The versions stored before start their time now, so none goes at the upgrade.
+ */
+export async function versionReleasedAt(db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable('agent_versions').addColumn('released_at', 'bigint').execute();
+  await sql`UPDATE agent_versions SET released_at = ${Date.now()}`.execute(db);
+}
 
 export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<void>> = [
   /* 6: a node removed from its user's fleet (by the user, or offline too long) keeps its row, so its credential is
@@ -97,6 +106,7 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
       .execute();
     await db.schema.createIndex('sandbox_outbox_by_address').on('sandbox_outbox').columns(['to_address', 'message_id']).execute();
   },
+  /* upload retention (docs/api.md "Agent upload", "Quota and retention") */ versionReleasedAt,
 ];
 
 /** The schema version this program migrates either engine to. */

@@ -167,6 +167,8 @@ export interface Tables {
     files: number;
     unpacked_bytes: number;
     uploaded_at: number;
+    /** When it last stopped being current (null: never was replaced); unused since then, or since its upload. */
+    released_at: number | null;
   };
   agent_current: { user_id: string; agent_id: string; digest: string; updated_at: number };
 }

@@ -1,4 +1,4 @@
-// swarm-node agent init | upload | versions | rollback: your own versions of the catalog's agents (issue 14 §2;
+// swarm-node agent init | upload | versions | rollback | remove: your own versions of the catalog's agents (issue 14 §2;
 // docs/sections/agent-upload.md). Uploading needs the JWT (spec §5.4), from a file, stdin, SVC_TOKEN or the stored
 // sign-in, never from the command line.
 import { readFileSync } from 'node:fs';
@@ -60,14 +60,15 @@ function versionsTable(versions: readonly AgentVersion[]): string {
 }
 
 export function agentCommand(): Command {
-  const agent = new Command('agent').description('your own versions of the catalog agents: init a bundle, upload it, list versions, roll back').addHelpText(
+  const agent = new Command('agent').description('your own versions of the catalog agents: init, upload, versions, rollback, remove').addHelpText(
     'after',
     `
 Example:
   $ swarm-node agent init ./my-monitor --agent agent_ops_monitor_004
   $ swarm-node agent upload ./my-monitor
   $ swarm-node agent versions agent_ops_monitor_004
-  $ swarm-node agent rollback agent_ops_monitor_004`,
+  $ swarm-node agent rollback agent_ops_monitor_004
+  $ swarm-node agent remove agent_ops_monitor_004 0.1.0`,
   );
 
   agent.addCommand(
@@ -160,6 +161,44 @@ Example:
             ? `No upload of ${r.agent_id} is current: runs accepted from now on use the built-in agent (your ${r.versions.length} version(s) stay; swarm-node agent rollback ${r.agent_id} --to <version> to return).`
             : `${r.agent_id} version ${r.current.version} (${short(r.current.digest)}) is current${r.previous === null ? '' : `, instead of ${r.previous.version}`}.`,
         );
+      }),
+  );
+  agent.addCommand(
+    withToken(new Command('remove'))
+      .description('remove one of your uploaded versions for good, freeing its room in your upload quota')
+      .argument('<agent_id>', 'a catalog agent (swarm-node agents)')
+      .argument('<version>', 'the version to remove: its version, its digest, or 7+ first digits of it')
+      .option('-y, --yes', 'remove without asking (needed when stdin is not a terminal)')
+      .addHelpText(
+        'after',
+        `
+The current version cannot be removed (roll back first), nor one a run not finished yet is pinned to. The service
+also removes versions unused for 90 days by itself (its default), never the current one or the one before it.
+Your quota: 256 MiB of bundles and 500 versions by default (the service's operator may set others).${TOKEN_HELP}
+
+Example:
+  $ swarm-node agent remove agent_ops_monitor_004 0.1.0
+  $ swarm-node --json agent remove agent_ops_monitor_004 3f0c7a5 --yes`,
+      )
+      .action(async (agentId: string, which: string, options: TokenOptions & { yes?: boolean }, command: Command) => {
+        const ctx = contextFor(command);
+        if (options.yes !== true && !ctx.canPrompt()) {
+          throw new SvcError('usage', `removing ${agentId} version ${which} cannot be undone, and there is no terminal to confirm it on`, {
+            remedy: `Add --yes to confirm: swarm-node agent remove ${agentId} ${which} --yes`,
+          });
+        }
+        const token = await jwtFor(ctx, options);
+        const { removeAgentVersion, versionToRemove } = await import('../../node/agents/upload.js');
+        const client = await ctx.client();
+        const version = await versionToRemove(client, token, agentId, which);
+        if (options.yes !== true) {
+          const { confirmVersionRemoval } = await import('../prompts.js');
+          if (!(await confirmVersionRemoval(`${agentId} version ${version.version} (${short(version.digest)}, ${version.size_bytes} bytes)`))) {
+            throw new SvcError('failed', 'not confirmed: nothing was removed');
+          }
+        }
+        const given = await givenJwt(ctx, options);
+        ctx.output.result(await withRecentSignIn(ctx, (fresh) => removeAgentVersion(client, fresh, version), given), (r) => `Removed ${r.agent_id} version ${r.removed.version} (${short(r.removed.digest)}, ${r.removed.size_bytes} bytes); ${r.versions.length} version(s) left.`);
       }),
   );
   return agent;

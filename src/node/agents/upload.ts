@@ -61,6 +61,25 @@ export async function useBuiltInAgent(client: ServiceClient, token: string, agen
   return { ...response.body, previous: null };
 }
 
+/** The version `to` names (its version, digest, or 7+ first digits), as the service lists it: what `remove` removes. */
+export async function versionToRemove(client: ServiceClient, token: string, agentId: string, to: string): Promise<AgentVersion> {
+  return findVersion(await agentVersions(client, token, agentId), to);
+}
+
+/**
+ * Removes one uploaded version, freeing its room in the upload quota. Not retried: a repeat after a lost answer
+ * would say the version is gone (404), which it is.
+ */
+export async function removeAgentVersion(client: ServiceClient, token: string, version: AgentVersion): Promise<AgentVersionsResponse & { removed: AgentVersion }> {
+  const response = await client.call<AgentVersionsResponse>({
+    method: 'DELETE',
+    path: `${versionsPath(version.agent_id)}/${encodeURIComponent(version.version)}`,
+    bearer: token,
+    retrySafe: false,
+  });
+  return { ...response.body, removed: version };
+}
+
 function stepBack(listing: AgentVersionsResponse): AgentVersion {
   const { current, versions, agent_id } = listing;
   if (current === null) throw new SvcError('not_found', `no version of ${agent_id} is current: your runs use the built-in agent`, { remedy: `Upload one: swarm-node agent upload <dir>.` });

@@ -3,11 +3,12 @@
 // - GET  /v1/swarm/agents/{agent_id}/versions: the user's versions, newest first, and the current one;
 // - PUT  /v1/swarm/agents/{agent_id}/current: make an uploaded version current (rollback);
 // - DELETE /v1/swarm/agents/{agent_id}/current: none current, back to the built-in agent (the versions stay);
+// - DELETE /v1/swarm/agents/{agent_id}/versions/{version}: remove a version (not the current one) to free quota;
 // - GET  /v1/swarm/bundles/{digest}: the archive, for a node of the uploader (or the uploader).
 import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
 import { type Static } from '@sinclair/typebox';
 import { MAX_BUNDLE_BYTES } from '../../../../contract/agent-bundle.js';
-import { AgentVersionsResponse, BundleParams, SetCurrentRequest, UploadResponse, type AgentVersion } from '../../../../contract/agent-upload.js';
+import { AgentVersionsResponse, BundleParams, SetCurrentRequest, UploadResponse, VersionParams, type AgentVersion } from '../../../../contract/agent-upload.js';
 import { findAgentSku } from '../../../../contract/agents.js';
 import type { AccessTokenClaims } from '../../../../contract/claims.js';
 import { SvcError } from '../../../../contract/errors.js';
@@ -22,6 +23,7 @@ import { clientSeen } from '../../../http/client-seen.js';
 import { agentUploadedMail } from '../../../mail/messages.js';
 import { runInBackground } from '../../../context.js';
 import { handleError } from '../../../http/problem.js';
+import { createUploadRate } from '../../../agents/upload-rate.js';
 
 /** What an upload may be sent as; the bytes decide gzip or plain tar (its magic number), not the label. */
 const ARCHIVE_TYPES = ['application/gzip', 'application/x-gzip', 'application/x-tar', 'application/octet-stream'];
@@ -32,6 +34,7 @@ type Params = { Params: Static<typeof AgentParams> };
 export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
     const versions = createAgentVersions(ctx.store);
+    const uploadRate = createUploadRate(ctx.uploadLimits.uploadsPerHour, ctx.clock);
     app.addContentTypeParser(ARCHIVE_TYPES, { parseAs: 'buffer', bodyLimit: MAX_BUNDLE_BYTES }, (_request, body, done) => done(null, body));
 
     app.post<Params & { Body: unknown }>(
@@ -40,6 +43,8 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
         // An upload changes what runs on the user's nodes: a recent sign-in (docs/api.md "Step-up").
         config: { auth: 'access-token', stepUp: true },
         bodyLimit: MAX_BUNDLE_BYTES,
+        // Every upload of the user counts, refused ones too, before the body is read (agents/upload-rate.ts).
+        onRequest: async (request) => void uploadRate.take(userIdOf(request)),
         // Tier and agent before the body is read: a refused caller's 5 MiB is never taken in.
         preParsing: async (request) => void uploadableAgent(userOf(request), (request.params as { agent_id: string }).agent_id),
         schema: { params: AgentParams, response: { 200: UploadResponse, 201: UploadResponse } },
@@ -67,7 +72,7 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
           });
         }
         const userId = userIdOf(request);
-        const uploaded = await versions.upload(userId, request.body, bundle, ctx.clock.now());
+        const uploaded = await versions.upload(userId, request.body, bundle, ctx.clock.now(), ctx.uploadLimits.quota);
         if (uploaded.created) {
           const client = clientSeen(request);
           const { version, digest } = uploaded.row;
@@ -111,8 +116,22 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
       async (request) => {
         const agentId = uploadableAgent(userOf(request), request.params.agent_id);
         const userId = userIdOf(request);
-        await versions.clearCurrent(userId, agentId);
+        await versions.clearCurrent(userId, agentId, ctx.clock.now());
         await ctx.audit.record(userId, 'agent_current_changed', clientSeen(request), { agent_id: agentId, version: null, digest: null });
+        return listing(agentId, userId);
+      },
+    );
+
+    // Frees the room a version takes (the upload quota); the retention sweep does the same for versions long unused.
+    // Removing code is a change of the code: a recent sign-in, and in the audit.
+    app.delete<{ Params: Static<typeof VersionParams> }>(
+      '/v1/swarm/agents/:agent_id/versions/:version',
+      { config: { auth: 'access-token', stepUp: true }, schema: { params: VersionParams, response: { 200: AgentVersionsResponse } } },
+      async (request) => {
+        const agentId = uploadableAgent(userOf(request), request.params.agent_id);
+        const userId = userIdOf(request);
+        await versions.remove(userId, agentId, request.params.version);
+        await ctx.audit.record(userId, 'agent_version_removed', clientSeen(request), { agent_id: agentId, version: request.params.version });
         return listing(agentId, userId);
       },
     );

@@ -1,7 +1,7 @@
 // Releases of swarm-node (docs/api.md "Releases"; issue 15 §2, §3):
 // - GET /v1/swarm/releases/latest?platform=linux-x64: the newest release in svc-api --releases-dir;
 // - GET /v1/swarm/releases/{version}/{file}: one of its four files (tarball, .sha256, manifest, signature);
-// - GET /install.sh: the host bootstrap, with this service's base URL as its default (no credential: it holds none).
+// - GET /install.sh: the host bootstrap, with this service's public URL as its default (no credential: it holds none).
 // Both release endpoints take a deploy token not yet used (install.sh downloads before it enrolls) or a node
 // credential (swarm-node upgrade); the token is only looked at, never spent here.
 import { createReadStream, readFileSync, statSync } from 'node:fs';
@@ -18,17 +18,6 @@ import { openReleaseDirectory } from '../../../releases/release-directory.js';
 
 /** The line of scripts/install.sh that names its default service; the served copy names this one. */
 const BASE_URL_LINE = /^DEFAULT_BASE_URL=.*$/m;
-/** A host[:port] that can go between single quotes in a shell script as it is. */
-const SAFE_HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
-
-/**
- * The service as the caller reached it (behind a TLS proxy: https and the public name, when --trust-proxy lets
- * fastify believe X-Forwarded-*), so `curl https://svc.example/install.sh | sh` downloads from svc.example; the
- * listening address when the Host header is nothing a script can quote safely.
- */
-function servedBaseUrl(request: FastifyRequest, listening: string): string {
-  return SAFE_HOST.test(request.host) ? `${request.protocol}://${request.host}` : listening;
-}
 
 export function releaseRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
@@ -63,7 +52,7 @@ export function releaseRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const latest = published().latest(platform);
         if (latest === undefined) throw new SvcError('not_found', `no release for ${platform} is published here`);
         const { manifest, names } = latest;
-        const url = (name: string) => `${ctx.urls.baseUrl}/v1/swarm/releases/${encodeURIComponent(manifest.version)}/${encodeURIComponent(name)}`;
+        const url = (name: string) => `${ctx.urls.publicUrl}/v1/swarm/releases/${encodeURIComponent(manifest.version)}/${encodeURIComponent(name)}`;
         return {
           version: manifest.version,
           platform,
@@ -87,9 +76,12 @@ export function releaseRoutes(ctx: ServiceContext): FastifyPluginAsync {
         .send(createReadStream(path));
     });
 
-    app.get('/install.sh', async (request, reply) => {
+    // The service's public URL (SVC_PUBLIC_URL), never the request's Host: a script piped into a root shell must not
+    // name whatever host a link, a cache or a proxy put in front of it (docs/api.md "Releases"). The URL was checked
+    // at start to hold nothing a single-quoted shell word could not (ops/env-config.ts).
+    app.get('/install.sh', async (_request, reply) => {
       const script = readFileSync(join(runningPackageDir(), 'scripts', 'install.sh'), 'utf8');
-      return reply.type('text/x-shellscript; charset=utf-8').send(script.replace(BASE_URL_LINE, `DEFAULT_BASE_URL='${servedBaseUrl(request, ctx.urls.baseUrl)}'`));
+      return reply.type('text/x-shellscript; charset=utf-8').send(script.replace(BASE_URL_LINE, `DEFAULT_BASE_URL='${ctx.urls.publicUrl}'`));
     });
   };
 }
