@@ -3,7 +3,7 @@
 // base URL) that sends a manifest without end, a tarball longer than its signed size, or an agent bundle past the
 // upload cap is cut off there. Before, each was buffered whole (a 1.5 GB manifest took upgrade to 6.2 GB RSS). The
 // interposer counts what the node took before it hung up; nothing is installed, nothing is charged.
-import { readdirSync, readlinkSync } from 'node:fs';
+import { copyFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BUNDLE_BYTES } from '../../src/contract/agent-bundle.js';
@@ -16,7 +16,7 @@ import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { signedInNode, walletBalance } from '../cli/fixtures.js';
 import { buildRelease, publish, signingKey, type BuiltRelease } from './release-support.js';
-import { homeOf, run, writeTokenFile } from './support.js';
+import { filesUnder, homeOf, run, writeTokenFile } from './support.js';
 
 const releasesDir = join(tempDir('releases-'), 'published');
 const service = useSvcApi(() => ({ releasesDir }));
@@ -67,6 +67,22 @@ describe('release downloads', { timeout: 120_000 }, () => {
     expect(hungUp).toBe(true);
     expect(sent).toBeLessThan(MAX_MANIFEST_BYTES + IN_FLIGHT_SLACK);
     expect(readlinkSync(join(homeOf(root), 'current'))).toBe('releases/0.1.0');
+  });
+
+  it('install.sh: a manifest without end is cut off past 1 MiB too, and nothing is installed', async () => {
+    hostileFile = /\.manifest$/;
+    const fresh = tempDir('bounded-fresh-');
+    const { deploy_token } = await activatedSession(service.baseUrl, uniqueEmail('bounded-sh'));
+    // A copy of the script, as piped from the service: nothing beside it.
+    const installSh = join(tempDir('bounded-sh-'), 'install.sh');
+    copyFileSync(new URL('../../scripts/install.sh', import.meta.url).pathname, installSh);
+    const result = await run('sh', [installSh, '--base-url', mitm.url, '--root', fresh, '--token-file', writeTokenFile(deploy_token)]);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain(`swarm-node-9.9.9-linux-${process.arch}.manifest is larger than a manifest may be (${MAX_MANIFEST_BYTES} bytes); nothing was installed`);
+    const { sent, hungUp } = await taken!;
+    expect(hungUp).toBe(true);
+    expect(sent).toBeLessThan(MAX_MANIFEST_BYTES + IN_FLIGHT_SLACK);
+    expect(filesUnder(fresh)).toEqual([]);
   });
 
   it('a tarball longer than its signed size: cut off there, refused', async () => {
