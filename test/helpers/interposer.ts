@@ -45,6 +45,33 @@ export async function fetchUpstream(target: string, req: IncomingMessage, path: 
 }
 
 /**
+ * Answers GET /v1/swarm/releases/latest with what the service answers, but for the version, which it says is
+ * `version`: true when the request was that one (and is answered), false for any other.
+ */
+export async function claimLatest(target: string, req: IncomingMessage, res: ServerResponse, version: string): Promise<boolean> {
+  if (new URL(req.url ?? '/', 'http://x').pathname !== '/v1/swarm/releases/latest') return false;
+  const latest = (await (await fetchUpstream(target, req)).json()) as Record<string, unknown>;
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...latest, version }));
+  return true;
+}
+
+/** Answers with the service's own answer to `path` instead of the one asked for (another release's file). */
+export async function answerWith(target: string, req: IncomingMessage, res: ServerResponse, path: string): Promise<true> {
+  const upstream = await fetchUpstream(target, req, path);
+  res.writeHead(upstream.status).end(Buffer.from(await upstream.arrayBuffer()));
+  return true;
+}
+
+/** A service that says `claimed` is its newest release and serves the files of `served` under `claimed`'s names. */
+export function startVersionLiar(target: string, claimed: string, served: string): Promise<Interposer> {
+  return startInterposer(target, async (req, res) => {
+    if (await claimLatest(target, req, res, claimed)) return true;
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    return path.startsWith(`/v1/swarm/releases/${claimed}/`) && answerWith(target, req, res, path.replaceAll(claimed, served));
+  });
+}
+
+/**
  * Answers 200 with `total` bytes (generated as they go, never held), until they are all written or the client
  * hangs up: resolves with how many bytes the connection took, and whether the client hung up first.
  */

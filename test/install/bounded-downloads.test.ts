@@ -11,11 +11,11 @@ import { MAX_MANIFEST_BYTES } from '../../src/lib/release-manifest.js';
 import { swarmNode as cli } from '../helpers/cli.js';
 import { scaffoldDir } from '../helpers/agent-archives.js';
 import { activatedSession } from '../helpers/funnel.js';
-import { fetchUpstream, sendEndlessBody, startInterposer, type Interposer } from '../helpers/interposer.js';
+import { claimLatest, sendEndlessBody, startInterposer, type Interposer } from '../helpers/interposer.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { signedInNode, walletBalance } from '../cli/fixtures.js';
-import { buildRelease, publish, signingKey, type BuiltRelease } from './release-support.js';
+import { buildRelease, installWithScript, publish, signingKey, type BuiltRelease } from './release-support.js';
 import { filesUnder, homeOf, run, writeTokenFile } from './support.js';
 
 const releasesDir = join(tempDir('releases-'), 'published');
@@ -39,18 +39,11 @@ describe('release downloads', { timeout: 120_000 }, () => {
     v010 = await buildRelease(key, { version: '0.1.0' });
     publish(v010, releasesDir);
     root = tempDir('bounded-root-');
-    const { deploy_token } = await activatedSession(service.baseUrl, uniqueEmail('bounded'));
-    const installSh = new URL('../../scripts/install.sh', import.meta.url).pathname;
-    const installed = await run('sh', [installSh, '--base-url', service.baseUrl, '--root', root, '--artifact', v010.artifact.path, '--trust-key', key.publicFile, '--token-file', writeTokenFile(deploy_token), '--no-autoupdate']);
-    expect(installed.exitCode, installed.stderr).toBe(0);
+    await installWithScript(service.baseUrl, v010, key, root, ['--no-autoupdate']);
     // Claims 9.9.9 is the newest, and sends the file of it a test names without end; the rest goes to the service.
     mitm = await startInterposer(service.baseUrl, async (req, res) => {
+      if (await claimLatest(service.baseUrl, req, res, '9.9.9')) return true;
       const url = new URL(req.url ?? '/', 'http://x');
-      if (url.pathname === '/v1/swarm/releases/latest') {
-        const latest = (await (await fetchUpstream(service.baseUrl, req)).json()) as Record<string, unknown>;
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...latest, version: '9.9.9' }));
-        return true;
-      }
       if (!url.pathname.startsWith('/v1/swarm/releases/9.9.9/') || !hostileFile.test(url.pathname)) return false;
       taken = sendEndlessBody(res, ENDLESS);
       return true;

@@ -8,7 +8,7 @@ import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseManifest, renderManifest, sha256Hex } from '../../src/lib/release-manifest.js';
 import { activatedSession } from '../helpers/funnel.js';
-import { fetchUpstream, startInterposer, type Interposer } from '../helpers/interposer.js';
+import { startVersionLiar, type Interposer } from '../helpers/interposer.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { buildRelease, publish, signingKey, type BuiltRelease, type SigningKey } from './release-support.js';
@@ -134,18 +134,7 @@ describe('install.sh as root', { timeout: 120_000 }, () => {
   describe('a service that names one version and serves another', () => {
     let mitm: Interposer;
     beforeAll(async () => {
-      mitm = await startInterposer(service.baseUrl, async (req, res) => {
-        const url = new URL(req.url ?? '/', 'http://x');
-        if (url.pathname === '/v1/swarm/releases/latest') {
-          const latest = (await (await fetchUpstream(service.baseUrl, req)).json()) as Record<string, unknown>;
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...latest, version: '9.9.9' }));
-          return true;
-        }
-        if (!url.pathname.startsWith('/v1/swarm/releases/9.9.9/')) return false;
-        const upstream = await fetchUpstream(service.baseUrl, req, url.pathname.replaceAll('9.9.9', '0.1.0'));
-        res.writeHead(upstream.status).end(Buffer.from(await upstream.arrayBuffer()));
-        return true;
-      });
+      mitm = await startVersionLiar(service.baseUrl, '9.9.9', '0.1.0');
     });
     afterAll(() => mitm.close());
 

@@ -7,12 +7,11 @@ import { copyFileSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } fr
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { releaseFileNames } from '../../src/lib/release-manifest.js';
-import { activatedSession } from '../helpers/funnel.js';
-import { fetchUpstream, startInterposer, type Interposer } from '../helpers/interposer.js';
+import { startVersionLiar, type Interposer } from '../helpers/interposer.js';
 import { useSvcApi } from '../helpers/svc-api.js';
-import { tempDir, uniqueEmail } from '../helpers/temp.js';
-import { buildRelease, publish, signingKey, type BuiltRelease, type SigningKey } from './release-support.js';
-import { homeOf, run, writeTokenFile } from './support.js';
+import { tempDir } from '../helpers/temp.js';
+import { buildRelease, installWithScript, publish, signingKey, type BuiltRelease, type SigningKey } from './release-support.js';
+import { homeOf, run } from './support.js';
 
 const releasesDir = join(tempDir('releases-'), 'published');
 const service = useSvcApi(() => ({ releasesDir }));
@@ -35,9 +34,7 @@ beforeAll(async () => {
   publish(v010, releasesDir);
   publish(v011, releasesDir);
   root = tempDir('order-root-');
-  const { deploy_token } = await activatedSession(service.baseUrl, uniqueEmail('order'));
-  const installed = await run('sh', [installSh, '--base-url', service.baseUrl, '--root', root, '--artifact', v011.artifact.path, '--trust-key', key.publicFile, '--token-file', writeTokenFile(deploy_token)]);
-  expect(installed.exitCode, installed.stderr).toBe(0);
+  await installWithScript(service.baseUrl, v011, key, root);
   expect(current()).toBe('releases/0.1.1');
 }, 180_000);
 
@@ -45,19 +42,7 @@ describe('a node never goes back by itself', { timeout: 120_000 }, () => {
   let mitm: Interposer;
   beforeAll(async () => {
     // Claims 9.9.9 is the newest, and serves the signed 0.1.0's files under 9.9.9's names.
-    mitm = await startInterposer(service.baseUrl, async (req, res) => {
-      const url = new URL(req.url ?? '/', 'http://x');
-      if (url.pathname === '/v1/swarm/releases/latest') {
-        const latest = (await (await fetchUpstream(service.baseUrl, req)).json()) as Record<string, unknown>;
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...latest, version: '9.9.9' }));
-        return true;
-      }
-      const file = /^\/v1\/swarm\/releases\/9\.9\.9\/(.+)$/.exec(url.pathname);
-      if (file === null) return false;
-      const upstream = await fetchUpstream(service.baseUrl, req, `/v1/swarm/releases/0.1.0/${file[1]!.replace('9.9.9', '0.1.0')}`);
-      res.writeHead(upstream.status).end(Buffer.from(await upstream.arrayBuffer()));
-      return true;
-    });
+    mitm = await startVersionLiar(service.baseUrl, '9.9.9', '0.1.0');
   });
   afterAll(() => mitm.close());
 
