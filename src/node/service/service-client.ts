@@ -2,7 +2,7 @@
 // on network errors, 429 and 502/503/504 only when repeating it is safe: reads, and execute, whose
 // Idempotency-Key makes a repeat a replay. The whole call has a deadline, so an unreachable service is reported
 // in bounded time. Tokens travel only in headers; no message built here quotes one.
-import { readBounded, saveBounded, StreamTooLarge, type SavedStream } from '../../lib/bounded-stream.js';
+import { MAX_ANSWER_BYTES, readAnswer, saveAnswer } from './http/answer-body.js';
 import { NodeTransport } from './http/node-transport.js';
 import { NETWORK_ERROR_CODES, type Transport } from './http/transport.js';
 import type {
@@ -48,10 +48,7 @@ export interface CallOptions {
   path: string;
   /** JSON, or bytes sent as they are (an agent bundle: its Content-Type in `headers`). */
   body?: unknown;
-  /**
-   * Stream a 2xx body into this file (created or emptied, mode 0600; its directory the caller's own) and resolve
-   * with its size and SHA-256, not parsed JSON: a release, an agent bundle. Past `maxBytes` the call fails.
-   */
+  /** A 2xx body streamed into this file (mode 0600), at most `maxBytes`: resolves with its size and SHA-256. */
   saveTo?: { file: string; maxBytes: number };
   /** The most bytes of an answer read into memory (MAX_ANSWER_BYTES unless given); more fails the call. */
   maxBytes?: number;
@@ -74,11 +71,6 @@ export interface RunAnswer {
 }
 
 const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
-/**
- * What an answer read into memory may hold (docs/operations.md "Bounded downloads"): far above any JSON the service
- * sends, far below what would exhaust a node. Files are never read so (saveTo).
- */
-export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 const MAX_ATTEMPTS = 4;
 
 export class ServiceClient {
@@ -253,13 +245,12 @@ export class ServiceClient {
       // A call with a deadline of its own may wait longer for its answer than the client's usual half-deadline.
       headersTimeoutMs: options.deadlineMs === undefined ? Math.min(this.#perAttemptMs, remainingMs) : remainingMs,
     });
+    const origin = { baseUrl: this.baseUrl, path: options.path };
     if (options.saveTo !== undefined && response.statusCode < 300) {
-      const { file, maxBytes } = options.saveTo;
-      const saved = await this.#bounded(options.path, maxBytes, () => saveBounded(response.body, file, maxBytes));
-      return { status: response.statusCode, body: saved satisfies SavedStream, headers: response.headers };
+      return { status: response.statusCode, body: await saveAnswer(response.body, options.saveTo, origin), headers: response.headers };
     }
     const maxBytes = response.statusCode < 300 ? (options.maxBytes ?? MAX_ANSWER_BYTES) : MAX_ANSWER_BYTES;
-    const text = (await this.#bounded(options.path, maxBytes, () => readBounded(response.body, maxBytes))).toString('utf8');
+    const text = (await readAnswer(response.body, maxBytes, origin)).toString('utf8');
     let parsed: unknown = text;
     if (text !== '') {
       try {
@@ -269,19 +260,6 @@ export class ServiceClient {
       }
     }
     return { status: response.statusCode, body: parsed, headers: response.headers };
-  }
-
-  /** An answer past its cap fails the call, not retried (the same sender would send the same): `max_bytes` says so. */
-  async #bounded<T>(path: string, maxBytes: number, read: () => Promise<T>): Promise<T> {
-    try {
-      return await read();
-    } catch (error) {
-      if (!(error instanceof StreamTooLarge)) throw error;
-      throw new SvcError('internal', `the service at ${this.baseUrl} answered ${path} with more than ${maxBytes} bytes; the rest was not read`, {
-        extensions: { max_bytes: maxBytes },
-        remedy: `Nothing of it was used. Check that the base URL names the service (swarm-node config get base_url): what answered is not it, or something between rewrites its answers.`,
-      });
-    }
   }
 
   #toError(response: ServiceResponse<unknown>): SvcError {
