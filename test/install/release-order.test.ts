@@ -89,6 +89,11 @@ describe('a node never goes back by itself', { timeout: 120_000 }, () => {
     expect((await swarmNode(['upgrade'])).exitCode).toBe(0);
     expect(current()).toBe('releases/0.1.1');
     expect((await swarmNode(['upgrade', '--to', '../0.1.0'])).exitCode).toBe(2);
+    // An unpacked package (not signed) goes forward only too: the release kept as previous, given as a directory.
+    const unpacked = await swarmNode(['upgrade', '--from', join(home(), 'releases', '0.1.0')]);
+    expect(unpacked.exitCode).toBe(2);
+    expect(unpacked.stderr).toMatch(/0\.1\.0 is older/);
+    expect(current()).toBe('releases/0.1.1');
   });
 
   it('install.sh with an older release over the installed node installs nothing', async () => {

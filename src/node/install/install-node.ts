@@ -9,8 +9,7 @@ import { basename, join } from 'node:path';
 import { SvcError, messageOf } from '../../contract/errors.js';
 import type { EnrollResponse } from '../../contract/schemas.js';
 import type { NodeEnrollment } from '../identity/credentials.js';
-import { compareVersions } from '../../lib/release-manifest.js';
-import { assertMovesForward } from '../release/release-order.js';
+import { assertNotOlder } from '../release/release-order.js';
 import { AGENT_USER, type InstallLayout } from '../host/location.js';
 import { deployTokenToEnroll, enrollNode, persistEnrollment, readStoredCredentials, type EphemeralEnrollment } from './enrollment.js';
 import { planInstall } from './install-plan.js';
@@ -64,9 +63,7 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
   assertLinksAreLinks(layout);
   // install.sh over an installed node, or install from an older package: a node never goes back by itself.
   const current = readLink(layout.currentLink);
-  if (current !== undefined && current !== 'not-a-link' && options.allowOlder !== true && compareVersions(source.version, basename(current)) < 0) {
-    assertMovesForward(source.version, basename(current), undefined);
-  }
+  if (current !== undefined && current !== 'not-a-link' && options.allowOlder !== true) assertNotOlder(source.version, basename(current));
 
   const stored = readStoredCredentials(layout);
   const existing = stored.node;

@@ -11,7 +11,7 @@ import { SvcError } from '../../contract/errors.js';
 import { compareVersions, hostPlatform, isReleaseVersion, releaseStem } from '../../lib/release-manifest.js';
 import { obtainRelease } from '../release/obtain-release.js';
 import { ReleaseClient } from '../release/release-client.js';
-import { assertMovesForward } from '../release/release-order.js';
+import { assertMovesForward, assertNotOlder } from '../release/release-order.js';
 import { directoryReleaseSource, type ReleaseSource } from '../release/release-source.js';
 import { trustedReleaseKeys } from '../release/trusted-keys.js';
 import { unpackRelease, type VerifiedRelease } from '../release/verify-release.js';
@@ -151,7 +151,8 @@ export async function upgradeFromPackage(
 ): Promise<{ install: InstallResult; health: HealthOutcome }> {
   const version = readPackageSource(dir).version;
   // The installed version itself converges (a rebuilt package replaces its release), as install does.
-  if (version !== installedVersion(deps) || options.to !== undefined) assertMovesForward(version, installedVersion(deps), options.to);
+  if (options.to === undefined) assertNotOlder(version, installedVersion(deps));
+  else assertMovesForward(version, installedVersion(deps), options.to);
   return switchWithHealthCheck(deps, dir, { ...options, goingBack: options.to !== undefined });
 }
 

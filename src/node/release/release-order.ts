@@ -20,3 +20,8 @@ export function assertMovesForward(target: string, installed: string, goingTo: s
       : `To go back on purpose: sudo swarm-node upgrade --to ${target} (with --from <its artifact> when it is at hand), or sudo swarm-node upgrade --rollback to the release kept as previous.`,
   });
 }
+
+/** An install over an installed node (install.sh, `install --from`): the same version converges, an older one is refused. */
+export function assertNotOlder(target: string, installed: string): void {
+  if (compareVersions(target, installed) < 0) assertMovesForward(target, installed, undefined);
+}
