@@ -8,6 +8,8 @@
 # release's own `swarm-node install` with the release's own Node (the host needs none): that enrolls with the deploy
 # token, installs /opt/svc/swarm-node/releases/<version>/ and starts the service. A refused token, a bad signature,
 # a damaged or truncated download install nothing and say why. Air-gapped: --artifact FILE (docs/operations.md).
+# Only verified bytes run as root: every file is copied once (capped) into a private directory, verified there and
+# used from there, and no package lying beside the script is ever picked up (--from DIR names one on purpose).
 # The deploy token comes from SVC_DEPLOY_TOKEN or --token-file, never from an argument (other users see argv in
 # ps), and reaches curl in a header file. POSIX sh, so `sh -s` runs it on any Linux; everything is inside main(),
 # called on the last line: a half-downloaded script defines functions and runs nothing.
@@ -18,6 +20,12 @@ DEFAULT_BASE_URL='http://127.0.0.1:8787'
 PROXY_VARIABLES='http_proxy HTTP_PROXY https_proxy HTTPS_PROXY no_proxy NO_PROXY'
 INSTALL_PATH=/opt/svc/swarm-node
 MANIFEST_MAGIC='svc-swarm-node-release 1'
+# What is read of each file before it is checked (src/lib/release-manifest.ts, release-signature.ts hold the same):
+# a manifest, its Ed25519 signature, and the ceiling on any tarball; a tarball is capped at its signed size.
+MAX_MANIFEST_BYTES=1048576
+SIGNATURE_BYTES=64
+MAX_ARTIFACT_BYTES=268435456
+MAX_LATEST_BYTES=65536
 
 # The release signing keys this script trusts (src/contract/release-keys.ts holds the same; a test compares them).
 # Others are trusted with --trust-key FILE or SVC_RELEASE_TRUST_KEY=FILE (docs/operations.md "Releases").
@@ -50,7 +58,7 @@ usage: install.sh [--token-file FILE] [--base-url URL] [--root DIR] [--name NAME
   --no-start         do not enable and start the service
   --dry-run          download and verify, then print every change and make none
   --artifact FILE    install this downloaded release (.tar.gz, its .manifest and .manifest.sig beside it)
-  --from DIR         install this unpacked package (default, when this script sits in one: that package)
+  --from DIR         install this unpacked package as it is, unverified (one you built; never found by itself)
   --trust-key FILE   also trust this Ed25519 public key (PEM) for the release's signature (or SVC_RELEASE_TRUST_KEY)
   --no-autoupdate    the daemon never updates itself (config auto_update false, and --no-autoupdate in the unit)
   --label LABEL      a label the node carries, for routing (repeatable, or comma-separated: swarm-node labels)
@@ -104,15 +112,35 @@ check_node() {
 # The value of a manifest line "KEY value…", or empty.
 manifest_field() { sed -n "s/^$1 //p" "$2" | head -n 1; }
 
-# Downloads $1 to $2 with the deploy token in a header file; prints the HTTP status (000: no answer).
-fetch() { curl -sS -L --proto '=http,https' -H "@$work/auth" -o "$2" -w '%{http_code}' "$1" 2>"$work/curl.err" || true; }
+# Downloads $1 to $2 with the deploy token in a header file, at most $3 + 1 bytes: head cuts the transfer off there
+# (curl's --max-filesize alone stops only an announced size), and one byte more than the cap says there was more.
+# Prints the HTTP status (000: no answer), which curl writes after its messages on stderr.
+fetch() {
+  curl -sS -L --proto '=http,https' --max-filesize "$3" -H "@$work/auth" -o - -w '%{stderr}%{http_code}' "$1" 2>"$work/curl.err" |
+    head -c "$(($3 + 1))" >"$2"
+  last="$(sed -n '$p' "$work/curl.err")"
+  printf '%s\n' "${last#"${last%???}"}"
+}
 
-download_release() {
+# Copies at most $3 + 1 bytes of the file $1 into $2, reading it once: only the copy is read after (the file at hand
+# could be swapped between two reads), and one byte more than the cap says that there was more.
+copy_capped() {
+  head -c "$(($3 + 1))" <"$1" >"$2" || die "cannot read $1; nothing was installed" 2
+}
+
+# $1 (a copy in the private directory) is at most $2 bytes, or nothing is installed.
+within() {
+  [ "$(wc -c <"$1" | tr -d ' ')" -le "$2" ] || die "$(basename "$1") is larger than $3 ($2 bytes); nothing was installed"
+}
+
+# The manifest and its signature of the newest release for this platform, into $work/release; the version the
+# service named is what the signed manifest must say.
+download_manifest() {
   base_url="$1"
   arch="$2"
   [ -n "$token" ] || die "a deploy token is needed to download the release: --token-file FILE or SVC_DEPLOY_TOKEN (an installed node upgrades with: swarm-node upgrade)" 2
   (umask 077 && printf 'Authorization: Bearer %s\n' "$token" >"$work/auth")
-  status="$(fetch "$base_url/v1/swarm/releases/latest?platform=$arch" "$work/latest.json")"
+  status="$(fetch "$base_url/v1/swarm/releases/latest?platform=$arch" "$work/latest.json" "$MAX_LATEST_BYTES")"
   case "$status" in
     200) ;;
     401) die "the service refused the deploy token (used, expired or unknown); nothing was installed" 4 ;;
@@ -120,22 +148,43 @@ download_release() {
     000) die "cannot reach $base_url ($(head -n 1 "$work/curl.err")); nothing was installed" 6 ;;
     *) die "$base_url answered $status to the release query; nothing was installed" ;;
   esac
-  version="$(tr -d '\n' <"$work/latest.json" | sed -n 's/^{"version":"\([0-9A-Za-z][0-9A-Za-z.+_-]*\)".*/\1/p')"
-  [ -n "$version" ] || die "the service's answer names no release version; nothing was installed"
-  stem="swarm-node-$version-$arch"
-  for name in "$stem.manifest" "$stem.manifest.sig" "$stem.tar.gz"; do
-    status="$(fetch "$base_url/v1/swarm/releases/$version/$name" "$work/$name")"
-    [ "$status" = 200 ] || die "downloading $name failed ($status $(head -n 1 "$work/curl.err")); nothing was installed"
-  done
-  rm -f "$work/auth"
-  artifact="$work/$stem.tar.gz"
+  asked="$(head -c "$MAX_LATEST_BYTES" "$work/latest.json" | tr -d '\n' | sed -n 's/^{"version":"\([0-9A-Za-z][0-9A-Za-z.+_-]*\)".*/\1/p')"
+  case "$asked" in '' | *..*) die "the service's answer names no usable release version; nothing was installed" ;; esac
+  stem="swarm-node-$asked-$arch"
+  fetch_capped "$stem.manifest" "$MAX_MANIFEST_BYTES" "a manifest may be"
+  fetch_capped "$stem.manifest.sig" "$SIGNATURE_BYTES" "a signature is"
 }
 
-# Signature, then the tarball against the signed manifest, then every unpacked file: nothing runs before all pass.
-verify_and_unpack() {
+# One small file of the release asked for, into $work/release: refused at once past its cap.
+fetch_capped() {
+  status="$(fetch "$base_url/v1/swarm/releases/$asked/$1" "$work/release/$1" "$2")"
+  [ "$status" = 200 ] || die "downloading $1 failed ($status $(head -n 1 "$work/curl.err")); nothing was installed"
+  within "$work/release/$1" "$2" "$3"
+}
+
+# The tarball the verified manifest describes, capped at its signed size.
+download_artifact() {
+  status="$(fetch "$base_url/v1/swarm/releases/$version/$stem.tar.gz" "$work/release/$stem.tar.gz" "$want_size")"
+  # Cut off past the cap: curl's own complaint is about the cut, not the cause; check_and_unpack names it.
+  [ "$status" = 200 ] || die "downloading $stem.tar.gz failed ($status $(head -n 1 "$work/curl.err")); nothing was installed"
+  rm -f "$work/auth"
+}
+
+# The manifest and signature beside --artifact FILE, copied into $work/release.
+copy_manifest() {
   manifest="${artifact%.tar.gz}.manifest"
-  signature="$manifest.sig"
-  if [ ! -f "$manifest" ] || [ ! -f "$signature" ]; then die "$manifest and $signature must sit beside the artifact; nothing was installed" 2; fi
+  if [ ! -f "$manifest" ] || [ ! -f "$manifest.sig" ]; then die "$manifest and $manifest.sig must sit beside the artifact; nothing was installed" 2; fi
+  copy_capped "$manifest" "$work/release/manifest" "$MAX_MANIFEST_BYTES"
+  copy_capped "$manifest.sig" "$work/release/manifest.sig" "$SIGNATURE_BYTES"
+}
+
+# The signature of the copied manifest, then what it says: the version asked for (the service's, or the artifact's
+# name), the platform, and the tarball's digest and size, which the tarball is checked against once it is here.
+verify_manifest() {
+  manifest="$1"
+  signature="$1.sig"
+  within "$manifest" "$MAX_MANIFEST_BYTES" "a manifest may be"
+  within "$signature" "$SIGNATURE_BYTES" "a signature is"
   mkdir "$work/keys"
   pinned_keys | awk -v dir="$work/keys" '/BEGIN PUBLIC KEY/ { n++ } { print > (dir "/pinned-" n ".pem") }'
   if [ -n "$trust_key" ]; then
@@ -150,8 +199,9 @@ verify_and_unpack() {
     fi
   done
   [ -n "$signed_by" ] || die "the release's signature does not verify with any key this script trusts: it was not signed by a trusted key, or the manifest was altered; nothing was installed"
-  [ "$(head -n 1 "$manifest")" = "$MANIFEST_MAGIC" ] || die "$manifest is not a swarm-node release manifest; nothing was installed"
+  [ "$(head -n 1 "$manifest")" = "$MANIFEST_MAGIC" ] || die "the manifest is not a swarm-node release manifest; nothing was installed"
   version="$(manifest_field version "$manifest")"
+  case "$version" in '' | *..* | */*) die "the signed manifest's version is not usable; nothing was installed" ;; esac
   stem="swarm-node-$version-$(manifest_field platform "$manifest")"
   line="$(manifest_field artifact "$manifest")"
   want_sha="${line%% *}"
@@ -159,12 +209,16 @@ verify_and_unpack() {
   want_size="${line%% *}"
   case "$want_size" in '' | *[!0-9]*) die "the manifest's artifact line is malformed; nothing was installed" ;; esac
   [ "${line#* }" = "$stem.tar.gz" ] || die "the manifest's artifact line does not name $stem.tar.gz; nothing was installed"
+  [ "$want_size" -le "$MAX_ARTIFACT_BYTES" ] || die "the signed manifest lists a tarball of $want_size bytes, more than a release may have; nothing was installed"
+}
+
+# The tarball (a copy in $work/release) against the signed manifest, then every unpacked file: nothing runs before all pass.
+check_and_unpack() {
   size="$(wc -c <"$artifact" | tr -d ' ')"
   [ "$size" -ge "$want_size" ] || die "the download is truncated: $size of $want_size bytes; nothing was installed (download it again)"
+  [ "$size" -le "$want_size" ] || die "$stem.tar.gz is larger than its signed size ($want_size bytes); nothing was installed"
   actual="$(sha256sum "$artifact" | cut -d ' ' -f 1)"
-  if [ "$actual" != "$want_sha" ] || [ "$size" -ne "$want_size" ]; then
-    die "the artifact's SHA-256 is $actual, the signed manifest says $want_sha: it was altered or damaged; nothing was installed"
-  fi
+  [ "$actual" = "$want_sha" ] || die "the artifact's SHA-256 is $actual, the signed manifest says $want_sha: it was altered or damaged; nothing was installed"
 
   # Only the release's own top directory, regular files and directories: a listing check before anything is written.
   if tar -tvzf "$artifact" | grep -qv '^[-d]'; then die "the artifact holds links or special files; nothing was installed"; fi
@@ -179,7 +233,31 @@ verify_and_unpack() {
   found="$(cd "$work/unpacked/$stem" && find . -type f | wc -l | tr -d ' ')"
   [ "$listed" = "$found" ] || die "the release holds $found files, its manifest lists $listed; nothing was installed"
   from="$work/unpacked/$stem"
-  say "verified swarm-node $version ($(basename "$artifact"), signed by $(basename "$signed_by" .pem))"
+  say "verified swarm-node $version ($stem.tar.gz, signed by $(basename "$signed_by" .pem))"
+}
+
+# A release, verified: its files copied once into $work/release (downloaded there, or read from --artifact's path
+# once), verified there and used from there; the file at hand is never read again (a racer could swap it).
+obtain_release() {
+  mkdir "$work/release"
+  if [ -n "$artifact" ]; then
+    [ -f "$artifact" ] || die "no artifact at $artifact" 2
+    copy_manifest
+    verify_manifest "$work/release/manifest"
+    # What was asked for is the version in the artifact's name: its signed manifest must say the same.
+    [ "$(basename "$artifact")" = "$stem.tar.gz" ] ||
+      die "$(basename "$artifact") is not what its signed manifest describes ($stem.tar.gz); nothing was installed"
+    copy_capped "$artifact" "$work/release/$stem.tar.gz" "$want_size"
+  else
+    need curl
+    download_manifest "$base_url" "$(platform)"
+    verify_manifest "$work/release/$stem.manifest"
+    [ "$version" = "$asked" ] ||
+      die "the service named swarm-node $asked, and the signed manifest is of $version: another release than the one named; nothing was installed"
+    download_artifact
+  fi
+  artifact="$work/release/$stem.tar.gz"
+  check_and_unpack
 }
 
 main() {
@@ -240,13 +318,8 @@ main() {
   else
     token="${SVC_DEPLOY_TOKEN:-}"
   fi
-  # Run from inside an unpacked package (scripts/install.sh of it), with neither --from nor --artifact: that one.
-  case "$0" in
-    */install.sh)
-      here="$(cd "$(dirname "$0")/.." && pwd)"
-      if [ -z "$from$artifact" ] && [ -f "$here/package.json" ] && [ -f "$here/bin/swarm-node.js" ]; then from="$here"; fi
-      ;;
-  esac
+  # No package is ever found beside the script: what runs as root is a verified release, or the --from DIR named.
+  [ -z "$from" ] || [ -z "$artifact" ] || die "--from and --artifact do not go together" 2
 
   umask 022
   work="$(mktemp -d "${TMPDIR:-/tmp}/swarm-node-install.XXXXXX")"
@@ -255,14 +328,8 @@ main() {
   chmod 700 "$work"
 
   if [ -z "$from" ]; then
-    need sha256sum openssl tar gzip
-    if [ -n "$artifact" ]; then
-      [ -f "$artifact" ] || die "no artifact at $artifact" 2
-    else
-      need curl
-      download_release "$base_url" "$(platform)"
-    fi
-    verify_and_unpack
+    need sha256sum openssl tar gzip head
+    obtain_release
   fi
   if [ ! -f "$from/package.json" ] || [ ! -f "$from/bin/swarm-node.js" ]; then
     die "$from is not an unpacked swarm-node package; pass --from DIR, --artifact FILE, or let the script download one" 2
@@ -302,7 +369,8 @@ main() {
     keys="$root$INSTALL_PATH${node_name:+/nodes/$node_name}/etc/release-keys"
     mkdir -p "$keys"
     chmod 755 "$keys"
-    cp "$trust_key" "$keys/$(basename "$trust_key")"
+    # The copy the release was verified with, not the file again.
+    cp "$work/keys/trusted.pem" "$keys/$(basename "$trust_key")"
     chmod 644 "$keys/$(basename "$trust_key")"
   fi
 }

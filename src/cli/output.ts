@@ -1,8 +1,12 @@
 // Where a command's words go (STYLE.md pattern 4): the result to stdout (one JSON document under --json), progress,
 // warnings and errors for people to stderr; colour only when wanted, decided for each stream on its own (a piped
-// result gets none while the terminal's lines keep theirs); a spinner only on a TTY and never under --json.
+// result gets none while the terminal's lines keep theirs); a spinner only on a TTY and never under --json. What a
+// person reads never carries a control character it did not put there itself: the data a human rendering gets and
+// every line are escaped here, once (src/lib/terminal-text.ts), so an agent's summary, its stderr in an error or a
+// file name it made cannot clear the screen, retitle the window or write the clipboard. JSON is left to JSON.
 import type { ChalkInstance } from 'chalk';
 import { SvcError } from '../contract/errors.js';
+import { escapeControlCharacters, escapeControlCharactersIn } from '../lib/terminal-text.js';
 import type { Spinner } from './spinner.js';
 
 // chalk is loaded before the first action runs (loadStyles, from main.ts), not at start: its colour detection pulls
@@ -67,22 +71,23 @@ export class Output {
     this.stopSpinner();
     if (this.json) this.#stdout.write(`${JSON.stringify(data, null, 2)}\n`);
     else {
-      const text = human(data, this.#resultStyle);
+      // The data is escaped before it is styled: the styles are ours, the strings inside the data are not.
+      const text = human(escapeControlCharactersIn(data), this.#resultStyle);
       if (text !== '') this.#stdout.write(text.endsWith('\n') ? text : `${text}\n`);
     }
   }
 
   /** A line for people: progress, the next step. Always stderr, so it never mixes into a piped result. */
   info(line: string): void {
-    this.#line(line);
+    this.#line(escapeControlCharacters(line));
   }
 
   warn(line: string): void {
-    this.#line(this.#lineStyle.yellow(`warning: ${line}`));
+    this.#line(this.#lineStyle.yellow(`warning: ${escapeControlCharacters(line)}`));
   }
 
   success(line: string): void {
-    this.#line(this.#lineStyle.green(line));
+    this.#line(this.#lineStyle.green(escapeControlCharacters(line)));
   }
 
   /** Reports a failure: {"error": {...}} on stdout under --json (one document), a message and remedy on stderr otherwise. */
@@ -93,21 +98,21 @@ export class Output {
       this.#stdout.write(`${JSON.stringify({ error: { code, message, ...(remedy ? { remedy } : {}), ...error.extensions } }, null, 2)}\n`);
       return;
     }
-    this.#stderr.write(`${this.#lineStyle.red('error:')} ${error.message}\n`);
-    if (error.remedy) this.#stderr.write(`${this.#lineStyle.dim(error.remedy)}\n`);
+    this.#stderr.write(`${this.#lineStyle.red('error:')} ${escapeControlCharacters(error.message)}\n`);
+    if (error.remedy) this.#stderr.write(`${this.#lineStyle.dim(escapeControlCharacters(error.remedy))}\n`);
   }
 
   /** Runs `work` under a spinner on a TTY; elsewhere says what it is doing once, on stderr. */
   async spin<T>(text: string, work: (update: (text: string) => void) => Promise<T>): Promise<T> {
     if (!this.#interactive) {
-      if (!this.json) this.#line(`${text}…`);
+      if (!this.json) this.#line(`${escapeControlCharacters(text)}…`);
       return work(() => undefined);
     }
     const { Spinner } = await import('./spinner.js');
-    this.#spinner = new Spinner(this.#stderr, text, (frame) => this.#lineStyle.cyan(frame)).start();
+    this.#spinner = new Spinner(this.#stderr, escapeControlCharacters(text), (frame) => this.#lineStyle.cyan(frame)).start();
     try {
       const value = await work((next) => {
-        if (this.#spinner) this.#spinner.text = next;
+        if (this.#spinner) this.#spinner.text = escapeControlCharacters(next);
       });
       this.stopSpinner(true);
       return value;

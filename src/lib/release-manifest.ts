@@ -13,12 +13,27 @@
 import { createHash } from 'node:crypto';
 
 export const MANIFEST_MAGIC = 'svc-swarm-node-release 1';
+/**
+ * The most a manifest may be, read before its signature is checked (docs/operations.md "Bounded downloads"): one
+ * line per file, ~20 KB for a release with its runtime, so 1 MiB is fifty times that. scripts/install.sh has it too.
+ */
+export const MAX_MANIFEST_BYTES = 1024 * 1024;
+/**
+ * The most a release's tarball may be, whatever its signed manifest says: a ceiling, not the cap. A download is
+ * capped at the signed size itself; this bounds what even a trusted key can make a node fetch (~35 MB today).
+ */
+export const MAX_ARTIFACT_BYTES = 256 * 1024 * 1024;
 /** Versions become directory names (releases/<version>) and parts of URLs: no separators, no dot-only names. */
 export const RELEASE_VERSION_PATTERN = /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/;
 const PLATFORM_PATTERN = /^linux-(x64|arm64)$/;
 const SHA256_PATTERN = /^[0-9a-f]{64}$/;
 /** Paths inside the release: relative, '/'-separated, no `..`, nothing a shell or sha256sum would split. */
 const PATH_PATTERN = /^[A-Za-z0-9@_.+-]+(?:\/[A-Za-z0-9@_.+-]+)*$/;
+
+/** A version usable as a directory name and a part of a file name or URL: what the pattern allows, without `..`. */
+export function isReleaseVersion(version: string): boolean {
+  return RELEASE_VERSION_PATTERN.test(version) && !version.includes('..');
+}
 
 export interface ManifestFile {
   path: string;
@@ -101,7 +116,7 @@ export function parseManifest(text: string): ReleaseManifest {
   const platform = fields.get('platform') ?? '';
   const runtime = fields.get('runtime') ?? '';
   const [sha256 = '', size = '', name = '', ...extra] = (fields.get('artifact') ?? '').split(' ');
-  if (!RELEASE_VERSION_PATTERN.test(version) || version.includes('..')) throw new Error(`the manifest's version is not usable: ${JSON.stringify(version)}`);
+  if (!isReleaseVersion(version)) throw new Error(`the manifest's version is not usable: ${JSON.stringify(version)}`);
   if (!PLATFORM_PATTERN.test(platform)) throw new Error(`the manifest's platform is not one of linux-x64, linux-arm64: ${JSON.stringify(platform)}`);
   if (runtime !== 'none' && !/^node v\d+\.\d+\.\d+$/.test(runtime)) throw new Error(`the manifest's runtime line is not "node vX.Y.Z" or "none"`);
   const names = releaseFileNames(version, platform);

@@ -3,6 +3,9 @@
 import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import { sha256Hex } from './release-manifest.js';
 
+/** An Ed25519 signature: the signature file is exactly this long. */
+export const SIGNATURE_BYTES = 64;
+
 export interface TrustedKey {
   /** Where the key came from: "pinned production-2026", a --trust-key file, etc/release-keys/<file>. */
   source: string;
@@ -44,6 +47,6 @@ export function signManifest(manifest: Buffer, privateKey: KeyObject): Buffer {
 
 /** The trusted key that signed `manifest`, or undefined when none did. */
 export function verifyManifest(manifest: Buffer, signature: Buffer, keys: readonly TrustedKey[]): TrustedKey | undefined {
-  if (signature.length !== 64) return undefined;
+  if (signature.length !== SIGNATURE_BYTES) return undefined;
   return keys.find((trusted) => verify(null, manifest, trusted.key, signature));
 }

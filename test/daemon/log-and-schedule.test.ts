@@ -27,6 +27,16 @@ describe('daemon log lines', () => {
     expect(logged((log) => log.info('x', { url: 'http://127.0.0.1:8787/wallet/login', empty: '' }))[0]).toContain('url=http://127.0.0.1:8787/wallet/login empty=""');
   });
 
+  it('writes no control character a terminal would obey (journalctl, tail -f): C1, DEL and bidi controls escaped too', () => {
+    // What an agent wrote can reach a line (an error's message); JSON alone leaves U+009B (CSI), DEL and RLO raw.
+    const hostile = 'exit 3: \u001b]52;c;cHduZWQ=\u0007 \u009b2J \u007f \u202eevil';
+    const [line] = logged((log) => log.warn('run_error', { error: hostile }));
+    expect(line!.trimEnd()).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/);
+    expect(line).toContain('error="exit 3: \\u001b]52;c;cHduZWQ=\\u0007 \\u009b2J \\u007f \\u202eevil"');
+    // Still one JSON string: it reads back as what was logged.
+    expect(parseLogLine(line!).error).toBe(hostile);
+  });
+
   it('masks a known secret wherever it would appear', () => {
     const token = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl';
     const lines = logged((log) => {

@@ -4,8 +4,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { expect } from 'vitest';
-import { tempDir } from '../helpers/temp.js';
-import { run, stagedPackage } from './support.js';
+import { activatedSession } from '../helpers/funnel.js';
+import { tempDir, uniqueEmail } from '../helpers/temp.js';
+import { run, stagedPackage, writeTokenFile } from './support.js';
 
 export interface SigningKey {
   privateFile: string;
@@ -51,6 +52,15 @@ export async function buildRelease(
   const result = await run('node', args, { timeoutMs: 240_000 });
   expect(result.exitCode, result.stderr).toBe(0);
   return JSON.parse(result.stdout) as BuiltRelease;
+}
+
+/** install.sh --artifact of `release` under `root`, trusting `key`, enrolled with a fresh deploy token of `baseUrl`. */
+export async function installWithScript(baseUrl: string, release: BuiltRelease, key: SigningKey, root: string, extra: string[] = []): Promise<void> {
+  const { deploy_token } = await activatedSession(baseUrl, uniqueEmail('script-install'));
+  const installSh = new URL('../../scripts/install.sh', import.meta.url).pathname;
+  const args = ['--base-url', baseUrl, '--root', root, '--artifact', release.artifact.path, '--trust-key', key.publicFile, '--token-file', writeTokenFile(deploy_token), ...extra];
+  const installed = await run('sh', [installSh, ...args]);
+  expect(installed.exitCode, installed.stderr).toBe(0);
 }
 
 /** Copies a release's four files into a directory svc-api serves (--releases-dir). */

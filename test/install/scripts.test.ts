@@ -26,13 +26,13 @@ describe('scripts/install.sh', () => {
   let installSh: string;
 
   beforeAll(() => {
-    // The script installs the package it sits in: run it from the built package, as a host would.
+    // The script as the built package ships it, told to install that package (--from: it never finds one itself).
     installSh = join(stagedPackage(), 'scripts', 'install.sh');
   });
 
   const token = async () => (await activatedSession(service.baseUrl, uniqueEmail('script'))).deploy_token;
   const installScript = (args: string[], env: Record<string, string | undefined> = {}) =>
-    run('bash', [installSh, ...args], { env: { SVC_BASE_URL: service.baseUrl, ...env } });
+    run('bash', [installSh, '--from', stagedPackage(), ...args], { env: { SVC_BASE_URL: service.baseUrl, ...env } });
 
   it('is clean under shellcheck, and so is the generated uninstall.sh', async () => {
     await requireTool('shellcheck');
@@ -121,7 +121,7 @@ describe('scripts/install.sh', () => {
     const bin = tempDir('old-node-');
     writeFileSync(join(bin, 'node'), '#!/bin/sh\necho v18.19.0\n');
     chmodSync(join(bin, 'node'), 0o755);
-    const result = await run('bash', [installSh, '--root', root], { env: { PATH: `${bin}:/usr/bin:/bin`, SVC_DEPLOY_TOKEN: await token() } });
+    const result = await run('bash', [installSh, '--from', stagedPackage(), '--root', root], { env: { PATH: `${bin}:/usr/bin:/bin`, SVC_DEPLOY_TOKEN: await token() } });
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toMatch(/Node\.js 20\.18 or newer is needed; .* is 18\.19\.0/);
     expect(filesUnder(root)).toEqual([]);

@@ -12,6 +12,7 @@ import { contextFor } from '../context.js';
 
 interface UpgradeFlags {
   from?: string;
+  to?: string;
   check?: boolean;
   trustKey?: string;
   healthTimeout?: number;
@@ -26,6 +27,7 @@ export function upgradeCommand(): Command {
   return new Command('upgrade')
     .description('switch the node to the newest release of the service (verified), to a release given with --from, or back with --rollback')
     .option('--from <file|dir>', 'a downloaded release (.tar.gz with its .manifest and .manifest.sig beside it; air-gapped hosts) or an unpacked package')
+    .option('--to <version>', 'switch to exactly this version, older than the installed one too (from the service, or the --from given)')
     .option('--check', 'only say whether the service has a newer release')
     .option('--trust-key <file>', 'also trust this Ed25519 public key (PEM) for the signature (or SVC_RELEASE_TRUST_KEY)')
     .option('--health-timeout <seconds>', 'how long the new daemon has to start healthy before the node rolls back', seconds, 60)
@@ -39,6 +41,8 @@ export function upgradeCommand(): Command {
       `
 A release is checked before anything of it is used: the manifest's Ed25519 signature against the pinned keys,
 the keys in etc/release-keys/ and --trust-key; the tarball's SHA-256 against the manifest; every file unpacked.
+Releases only move forward: the signed version must be newer than the installed one and the one asked for (the
+service's newest, the artifact's name); --to VERSION is how to go back on purpose, --rollback to the previous one.
 After the switch the service restarts; a daemon not healthy within --health-timeout is rolled back by itself.
 The previous release is kept; config, credentials and the database are untouched, and the database is
 snapshotted into var/backups/ before every switch.
@@ -48,12 +52,21 @@ Example:
   $ sudo swarm-node upgrade
   $ sudo swarm-node upgrade --from ./swarm-node-0.2.0-linux-x64.tar.gz     # air-gapped
   $ sudo swarm-node upgrade --rollback
+  $ sudo swarm-node upgrade --to 0.1.0      # back to this version on purpose
   $ sudo swarm-node upgrade --pending     # what the unit runs before each start of the daemon (auto-update)`,
     )
     .action(async (flags: UpgradeFlags, command: Command) => {
       const ctx = contextFor(command, 'install');
       const layout = ctx.layout();
       const dryRun = flags.dryRun === true;
+      if (flags.to !== undefined) {
+        if (flags.rollback || flags.pending || flags.check) {
+          throw new SvcError('usage', '--to goes with upgrade alone (or with --from)', { remedy: 'Drop --to, or run: sudo swarm-node upgrade --to <version>.' });
+        }
+        // Loaded here, not at start: the command tree is built for every invocation (--help too).
+        const { isReleaseVersion } = await import('../../lib/release-manifest.js');
+        if (!isReleaseVersion(flags.to)) throw new SvcError('usage', `--to takes a release version, such as 0.2.0; not ${JSON.stringify(flags.to)}`);
+      }
       if (flags.rollback) {
         if (flags.from !== undefined) {
           throw new SvcError('usage', '--rollback and --from do not go together', { remedy: 'Roll back, or upgrade to a package; not both.' });
@@ -90,14 +103,15 @@ Example:
       const healthTimeoutMs = (flags.healthTimeout ?? 60) * 1000;
       const { statSync } = await import('node:fs');
       if (flags.from !== undefined && statSync(flags.from, { throwIfNoEntry: false })?.isDirectory()) {
-        const outcome = await upgrade.switchWithHealthCheck(deps, flags.from, { start: flags.start, dryRun, healthTimeoutMs });
+        const outcome = await upgrade.upgradeFromPackage(deps, flags.from, { to: flags.to, start: flags.start, dryRun, healthTimeoutMs });
         renderInstall(ctx, outcome.install, dryRun ? 'would upgrade to' : 'upgraded to');
         return;
       }
       const trustKeyFile = flags.trustKey ?? ctx.env.SVC_RELEASE_TRUST_KEY;
-      const result = await upgrade.upgradeRelease(deps, { artifact: flags.from, trustKeyFile, start: flags.start, dryRun, healthTimeoutMs });
+      const result = await upgrade.upgradeRelease(deps, { artifact: flags.from, to: flags.to, trustKeyFile, start: flags.start, dryRun, healthTimeoutMs });
       if (result.install === null) {
-        ctx.output.result(result, () => `swarm-node ${result.from_version} is the newest release; nothing to upgrade`);
+        const why = flags.from === undefined ? 'is the newest release' : 'is installed already';
+        ctx.output.result(result, () => `swarm-node ${result.from_version} ${why}; nothing to upgrade`);
         return;
       }
       const health = result.health;

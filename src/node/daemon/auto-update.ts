@@ -1,16 +1,18 @@
 // Auto-update, the daemon's half (docs/operations.md "Auto-update"; cloudflared's and GitHub's runner's, issue 18
 // item 6). On an interval, jittered so that a fleet does not ask at once, it asks the service for the newest release;
-// a newer one is downloaded and verified exactly as `swarm-node upgrade` does (release-client.ts, verify-release.ts)
-// and staged in var/updates/ (release/staged-update.ts). From then on no new work is taken; once the runs in flight
+// a newer one is downloaded and verified exactly as `swarm-node upgrade` does (release/obtain-release.ts: streamed
+// with caps, the signed manifest's version the one the service named and newer than this one's) and staged in
+// var/updates/ (release/staged-update.ts). From then on no new work is taken; once the runs in flight
 // have ended (never stopped for an update) the daemon stops with exit 9, and the start that follows switches to the
 // staged release first (install/pending-update.ts, as root). One log line per check says how it went:
 // up_to_date, update_available, update_failed (with the reason; the daemon goes on with its version and asks again
 // at the next interval), updated (logged by the new daemon at its first tick, which ends the switch's probation).
 import { compareVersions, hostPlatform } from '../../lib/release-manifest.js';
+import { obtainRelease } from '../release/obtain-release.js';
 import { ReleaseClient } from '../release/release-client.js';
-import { clearStagedUpdate, readUpdateState, removeUpdateState, stageUpdate, writeUpdateState } from '../release/staged-update.js';
+import { assertMovesForward } from '../release/release-order.js';
+import { clearStagedUpdate, downloadDir, readUpdateState, removeUpdateState, stageUpdate, writeUpdateState } from '../release/staged-update.js';
 import { trustedReleaseKeys } from '../release/trusted-keys.js';
-import { verifyRelease } from '../release/verify-release.js';
 import type { NodeCaller } from '../work/caller.js';
 import { messageOf } from '../../contract/errors.js';
 import { firstSentence, type DaemonCore } from './core.js';
@@ -145,13 +147,11 @@ export class AutoUpdater {
         return;
       }
       log.info('update_available', { version, latest });
-      const downloaded = await releases.download(latest, platform);
       // The keys are read now, not at start: a key the operator added since counts.
-      const verified = verifyRelease(downloaded, trustedReleaseKeys(this.#options.etcDir, this.#options.trustKeyFile));
-      if (verified.manifest.version !== latest || verified.manifest.platform !== platform) {
-        throw new Error(`the service answered ${latest} for ${platform}, the signed manifest is of ${verified.manifest.version} for ${verified.manifest.platform}`);
-      }
-      stageUpdate(this.#options.varDir, latest, platform, downloaded, new Date(this.#core.now()));
+      const keys = trustedReleaseKeys(this.#options.etcDir, this.#options.trustKeyFile);
+      const verified = await obtainRelease(releases.source(latest), { version: latest, platform }, downloadDir(this.#options.varDir), keys);
+      assertMovesForward(verified.manifest.version, version, undefined);
+      stageUpdate(this.#options.varDir, verified, new Date(this.#core.now()));
       this.#staged = latest;
       log.info('update_staged', { version, latest, signed_by: verified.signedBy.key_id, in_flight_runs: this.#inFlight(), note: 'no new work; restarting once the runs in flight end' });
     } catch (error) {

@@ -4,6 +4,7 @@
 // A value that is not a bare word is written as a JSON string. Secrets never reach a line: no caller passes one,
 // and the known ones (the JWT in use) are masked here as a second line of defence.
 import type { Clock } from '../../lib/clock.js';
+import { escapeControlCharacters } from '../../lib/terminal-text.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 export type LogValue = string | number | boolean | null | undefined;
@@ -57,6 +58,8 @@ export class DaemonLog {
 
 function formatValue(value: string | number | boolean): string {
   if (typeof value !== 'string') return String(value);
-  // JSON.stringify escapes quotes, backslashes and control characters: a value can never break the line.
-  return BARE_VALUE.test(value) ? value : JSON.stringify(value);
+  // JSON.stringify escapes quotes, backslashes and the C0 controls, so a value can never break the line; what it
+  // leaves (DEL, C1, bidirectional controls) a terminal reading the log (journalctl, tail -f) would still obey, so
+  // those are escaped too, in the same \uXXXX form (docs/operations.md "Terminal output").
+  return BARE_VALUE.test(value) ? value : escapeControlCharacters(JSON.stringify(value));
 }

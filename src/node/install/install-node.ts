@@ -5,10 +5,11 @@
 // host files), service-settle.ts (systemctl at the end).
 import { createHash } from 'node:crypto';
 import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { SvcError, messageOf } from '../../contract/errors.js';
 import type { EnrollResponse } from '../../contract/schemas.js';
 import type { NodeEnrollment } from '../identity/credentials.js';
+import { assertNotOlder } from '../release/release-order.js';
 import { AGENT_USER, type InstallLayout } from '../host/location.js';
 import { deployTokenToEnroll, enrollNode, persistEnrollment, readStoredCredentials, type EphemeralEnrollment } from './enrollment.js';
 import { planInstall } from './install-plan.js';
@@ -39,6 +40,8 @@ export interface InstallNodeOptions {
   log: (line: string) => void;
   /** `upgrade`: refuse to enroll, the node must be installed already. */
   requireInstalled?: boolean;
+  /** `upgrade --to VERSION`: the source may be older than the installed release; otherwise that is refused. */
+  allowOlder?: boolean;
   /** install --ephemeral: enroll a node that takes one run (only when enrolling; an enrolled node keeps what it is). */
   ephemeral?: EphemeralEnrollment;
 }
@@ -58,6 +61,9 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
   const { layout, source, log } = options;
   assertWritableRoot(layout);
   assertLinksAreLinks(layout);
+  // install.sh over an installed node, or install from an older package: a node never goes back by itself.
+  const current = readLink(layout.currentLink);
+  if (current !== undefined && current !== 'not-a-link' && options.allowOlder !== true) assertNotOlder(source.version, basename(current));
 
   const stored = readStoredCredentials(layout);
   const existing = stored.node;

@@ -2,7 +2,7 @@
 // layout, enrolling first when the node is not enrolled yet (install-node.ts), with the service started or
 // restarted as its changes need.
 import type { Clock } from '../../lib/clock.js';
-import type { ResolvedConfig } from '../host/config.js';
+import { readConfigFile, resolveConfig, type ResolvedConfig } from '../host/config.js';
 import type { InstallLayout } from '../host/location.js';
 import type { ServiceClient } from '../service/service-client.js';
 import type { EphemeralEnrollment } from './enrollment.js';
@@ -38,6 +38,13 @@ export interface InstallPackageOptions {
   ephemeral?: EphemeralEnrollment;
   /** install --no-autoupdate: false (written to the config and the unit); undefined keeps what the config says. */
   autoUpdate?: false;
+  /**
+   * `upgrade`: the node's config file keeps its own base_url and wallet_url; a --base-url or SVC_BASE_URL given to
+   * this one command reaches the service for it, and is not written (`install` is what sets them).
+   */
+  keepConfig?: boolean;
+  /** `upgrade --to VERSION`: the package may be older than the installed release (going back on purpose). */
+  allowOlder?: boolean;
 }
 
 export async function installPackage(deps: InstallPackageDeps, options: InstallPackageOptions): Promise<InstallResult> {
@@ -47,7 +54,8 @@ export async function installPackage(deps: InstallPackageDeps, options: InstallP
     layout,
     source,
     deployToken: options.deployToken,
-    config: deps.config(),
+    config: options.keepConfig === true ? resolveConfig({ flags: {}, env: {}, file: readConfigFile(layout.configFile) }) : deps.config(),
+    allowOlder: options.allowOlder ?? false,
     ...(options.labels === undefined ? {} : { labels: options.labels }),
     ...(options.autoUpdate === false ? { autoUpdate: false as const } : {}),
     enroll: async (token) => (await deps.client()).enroll(token, { ephemeral: options.ephemeral !== undefined }),

@@ -1,7 +1,8 @@
 // swarm-node upgrade --pending: the privileged half of auto-update (docs/operations.md "Auto-update"), run by the
 // unit's ExecStartPre as root before every start of the daemon (or by an operator's supervisor before it starts the
 // daemon). It switches to the release the daemon staged in var/updates/ through the verified path of `swarm-node
-// upgrade` (signature, SHA-256 and every file checked again: var/ is the service user's to write), with no restart
+// upgrade` (signature, SHA-256 and every file checked again, on a copy of root's own: var/ is the service user's to
+// write; the signed version must be the one requested and newer than the installed one), with no restart
 // of its own: the daemon that starts next is the new one. The health check is the new daemon's first tick, which
 // ends the probation; a probation still open at the next start means that daemon never got there, and the node
 // rolls back to the release it left. Never an error: a start of the daemon is never held up by an update.
@@ -61,7 +62,9 @@ export async function applyPendingUpdate(
     return outcome('discarded', fromVersion, request.version, `${fromVersion} is installed already`);
   }
   try {
-    const result = await upgradeRelease(deps, { artifact: stagedArtifact(varDir, request), trustKeyFile: options.trustKeyFile, start: false, dryRun: false, healthTimeoutMs: 0 });
+    // The staged files are copied out of var/ (the service user's) and verified in root's own temp directory; the
+    // version the request names is the one their signed manifest must have, and it must be newer than this one.
+    const result = await upgradeRelease(deps, { artifact: stagedArtifact(varDir, request), to: undefined, trustKeyFile: options.trustKeyFile, start: false, dryRun: false, healthTimeoutMs: 0 });
     if (!result.upgraded) return outcome('none', fromVersion, fromVersion, null);
     writeUpdateState(varDir, 'probation', { from_version: fromVersion, to_version: result.to_version, switched_at: now().toISOString() });
     return outcome('switched', fromVersion, result.to_version, null);

@@ -1,27 +1,35 @@
-// swarm-node upgrade (issue 15 §4): the newest release from the service (or a downloaded one, --from FILE, for
-// air-gapped hosts) is verified (release/verify-release.ts), unpacked into a private temp directory and installed
-// as a release like any package; the service restarts, and when the new daemon is not healthy within the bound
-// (daemon-health.ts) the node rolls back to the release it left, by itself.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// swarm-node upgrade (docs/operations.md "Upgrade"): the newest release from the service, the one named with --to,
+// or a downloaded one (--from FILE, for air-gapped hosts) is obtained into a private temp directory and verified
+// there (release/obtain-release.ts: capped, hashed as copied, the signed version the one asked for), checked to move
+// forward (release/release-order.ts), unpacked from that copy and installed as a release like any package; the
+// service restarts, and when the new daemon is not healthy within the bound (daemon-health.ts) the node rolls back
+// to the release it left, by itself.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
-import { compareVersions, hostPlatform, releaseStem } from '../../lib/release-manifest.js';
-import { ReleaseClient, type DownloadedRelease } from '../release/release-client.js';
+import { compareVersions, hostPlatform, isReleaseVersion, releaseStem } from '../../lib/release-manifest.js';
+import { obtainRelease } from '../release/obtain-release.js';
+import { ReleaseClient } from '../release/release-client.js';
+import { assertMovesForward, assertNotOlder } from '../release/release-order.js';
+import { directoryReleaseSource, type ReleaseSource } from '../release/release-source.js';
 import { trustedReleaseKeys } from '../release/trusted-keys.js';
-import { unpackRelease, verifyRelease, type VerifiedRelease } from '../release/verify-release.js';
+import { unpackRelease, type VerifiedRelease } from '../release/verify-release.js';
 import { daemonAlive, readDaemonRecord, waitForHealthyDaemon } from './daemon-health.js';
 import { readStoredCredentials } from './enrollment.js';
 import { installPackage, type InstallPackageDeps } from './install-package.js';
 import type { InstallResult } from './install-node.js';
 import { readLink } from './links.js';
+import { readPackageSource } from './package-source.js';
 import { rollbackRelease } from './rollback.js';
 
 export const DEFAULT_HEALTH_TIMEOUT_MS = 60_000;
 
 export interface UpgradeOptions {
-  /** An artifact (.tar.gz, its .manifest and .manifest.sig beside it); undefined: the newest from the service. */
+  /** An artifact (.tar.gz, its .manifest and .manifest.sig beside it); undefined: from the service. */
   artifact: string | undefined;
+  /** --to: exactly this version, older than the installed one too (going back on purpose); undefined: the newest. */
+  to: string | undefined;
   /** An Ed25519 public key (PEM) to trust besides the pinned ones and etc/release-keys/. */
   trustKeyFile: string | undefined;
   start: boolean;
@@ -46,7 +54,7 @@ export interface HealthOutcome {
 export interface UpgradeResult {
   from_version: string;
   to_version: string;
-  /** False when the newest release is the one installed: nothing was done. */
+  /** False when the release asked for is the one installed: nothing was done. */
   upgraded: boolean;
   signed_by: VerifiedRelease['signedBy'] | null;
   install: InstallResult | null;
@@ -81,47 +89,71 @@ export async function upgradeRelease(deps: InstallPackageDeps, options: UpgradeO
     throw new SvcError('usage', 'upgrading the node on this host needs root', { remedy: 'Run it with sudo; swarm-node upgrade --check needs no root.' });
   }
   const keys = trustedReleaseKeys(deps.layout.etcDir, options.trustKeyFile);
-  let downloaded: DownloadedRelease;
-  if (options.artifact === undefined) {
-    const client = await releaseClient(deps);
-    const latest = await client.latest(hostPlatform());
-    if (compareVersions(latest.version, fromVersion) <= 0) {
-      return { from_version: fromVersion, to_version: fromVersion, upgraded: false, signed_by: null, install: null, health: { checked: false, reason: 'nothing to upgrade' } };
-    }
-    deps.log(`downloading swarm-node ${latest.version} (${Math.round(latest.artifact.size_bytes / 1e5) / 10} MB)`);
-    downloaded = await client.download(latest.version, hostPlatform());
-  } else {
-    downloaded = readArtifactFiles(options.artifact);
+  const asked = options.artifact === undefined ? await askService(deps, options.to) : askArtifact(options.artifact, options.to);
+  if (asked === undefined || (asked.version === fromVersion && options.to === undefined)) {
+    return { from_version: fromVersion, to_version: fromVersion, upgraded: false, signed_by: null, install: null, health: { checked: false, reason: 'nothing to upgrade' } };
   }
-  const verified = verifyRelease(downloaded, keys);
-  const { manifest } = verified;
-  if (manifest.platform !== hostPlatform()) {
-    throw new SvcError('usage', `the release is built for ${manifest.platform}; this host is ${hostPlatform()}`, { remedy: `Use the ${hostPlatform()} artifact.` });
-  }
-  deps.log(`verified swarm-node ${manifest.version} (signed by ${verified.signedBy.key_id}, ${verified.signedBy.source})`);
+  // Refused before a byte is fetched when the name says it already; checked again below on the signed version.
+  assertMovesForward(asked.version, fromVersion, options.to);
   const staging = mkdtempSync(join(tmpdir(), 'swarm-node-upgrade-'));
   try {
+    const release = await obtainRelease(asked.source, { version: asked.version, platform: hostPlatform() }, staging, keys);
+    const { manifest } = release;
+    assertMovesForward(manifest.version, fromVersion, options.to);
+    deps.log(`verified swarm-node ${manifest.version} (signed by ${release.signedBy.key_id}, ${release.signedBy.source})`);
     const tree = join(staging, releaseStem(manifest.version, manifest.platform));
-    await unpackRelease(downloaded.artifact, manifest, tree);
-    const outcome = await switchWithHealthCheck(deps, tree, options);
-    return { from_version: fromVersion, to_version: manifest.version, upgraded: !options.dryRun, signed_by: verified.signedBy, ...outcome };
+    await unpackRelease(release.artifactFile, manifest, tree);
+    const outcome = await switchWithHealthCheck(deps, tree, { ...options, goingBack: options.to !== undefined });
+    return { from_version: fromVersion, to_version: manifest.version, upgraded: !options.dryRun, signed_by: release.signedBy, ...outcome };
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
 }
 
-/** The artifact and the two files beside it, as `npm run release` names them. */
-function readArtifactFiles(artifact: string): DownloadedRelease {
-  if (!artifact.endsWith('.tar.gz') || !existsSync(artifact)) {
+/** Which version to fetch from the service (--to, else its newest), and from where; undefined: nothing newer. */
+async function askService(deps: InstallPackageDeps, to: string | undefined): Promise<{ version: string; source: ReleaseSource } | undefined> {
+  const client = await releaseClient(deps);
+  if (to !== undefined) return { version: to, source: client.source(to) };
+  const latest = await client.latest(hostPlatform());
+  if (compareVersions(latest.version, installedVersion(deps)) <= 0) return undefined;
+  deps.log(`downloading swarm-node ${latest.version} (${Math.round(latest.artifact.size_bytes / 1e5) / 10} MB)`);
+  return { version: latest.version, source: client.source(latest.version) };
+}
+
+/** The version an artifact's name gives (what was asked for: its signed manifest must say the same), and its files. */
+function askArtifact(artifact: string, to: string | undefined): { version: string; source: ReleaseSource } {
+  const named = /^swarm-node-(.+)-(linux-[a-z0-9]+)\.tar\.gz$/.exec(basename(artifact));
+  if (named === null || !isReleaseVersion(named[1]!) || !existsSync(artifact)) {
     throw new SvcError('usage', `${artifact} is not a release artifact (swarm-node-<version>-linux-<arch>.tar.gz)`, {
-      remedy: 'Pass the .tar.gz, with its .manifest and .manifest.sig in the same directory; or an unpacked package directory.',
+      remedy: 'Pass the .tar.gz as `npm run release` named it, with its .manifest and .manifest.sig in the same directory; or an unpacked package directory.',
     });
+  }
+  const [, version, platform] = named as unknown as [string, string, string];
+  if (platform !== hostPlatform()) {
+    throw new SvcError('usage', `the release is built for ${platform}; this host is ${hostPlatform()}`, { remedy: `Use the ${hostPlatform()} artifact.` });
   }
   const manifest = `${artifact.slice(0, -'.tar.gz'.length)}.manifest`;
   for (const file of [manifest, `${manifest}.sig`]) {
     if (!existsSync(file)) throw new SvcError('usage', `${file} is missing: the manifest and its signature sit beside the artifact`);
   }
-  return { artifact: readFileSync(artifact), manifest: readFileSync(manifest), signature: readFileSync(`${manifest}.sig`) };
+  if (to !== undefined && to !== version) throw new SvcError('usage', `--to ${to} was asked for, and ${basename(artifact)} is ${version}`, { remedy: `Pass the ${to} artifact, or --to ${version}.` });
+  return { version, source: directoryReleaseSource(dirname(artifact)) };
+}
+
+/**
+ * `upgrade --from DIR`: an unpacked package (a checkout, a release tree), not signed: installed as it is, but still
+ * only forward unless --to names its version.
+ */
+export async function upgradeFromPackage(
+  deps: InstallPackageDeps,
+  dir: string,
+  options: Pick<UpgradeOptions, 'to' | 'start' | 'dryRun' | 'healthTimeoutMs'>,
+): Promise<{ install: InstallResult; health: HealthOutcome }> {
+  const version = readPackageSource(dir).version;
+  // The installed version itself converges (a rebuilt package replaces its release), as install does.
+  if (options.to === undefined) assertNotOlder(version, installedVersion(deps));
+  else assertMovesForward(version, installedVersion(deps), options.to);
+  return switchWithHealthCheck(deps, dir, { ...options, goingBack: options.to !== undefined });
 }
 
 /**
@@ -132,12 +164,13 @@ function readArtifactFiles(artifact: string): DownloadedRelease {
 export async function switchWithHealthCheck(
   deps: InstallPackageDeps,
   tree: string,
-  options: Pick<UpgradeOptions, 'start' | 'dryRun' | 'healthTimeoutMs'>,
+  options: Pick<UpgradeOptions, 'start' | 'dryRun' | 'healthTimeoutMs'> & { goingBack: boolean },
 ): Promise<{ install: InstallResult; health: HealthOutcome }> {
   const before = readDaemonRecord(deps.layout.databaseFile);
   const wasRunning = daemonAlive(before);
   const switchedAt = Date.now();
-  const install = await installPackage(deps, { deployToken: undefined, from: tree, start: options.start, dryRun: options.dryRun, requireInstalled: true });
+  // An upgrade keeps the node's own config: a --base-url or SVC_BASE_URL given to this command is for it alone.
+  const install = await installPackage(deps, { deployToken: undefined, from: tree, start: options.start, dryRun: options.dryRun, requireInstalled: true, keepConfig: true, allowOlder: options.goingBack });
   if (options.dryRun || !options.start) return { install, health: { checked: false, reason: options.dryRun ? 'dry run' : '--no-start' } };
   const managed = install.service.action === 'restarted' || install.service.action === 'started';
   if (!managed && !install.changes.some((change) => change.restart)) return { install, health: { checked: false, reason: 'nothing changed' } };

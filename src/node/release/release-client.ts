@@ -1,18 +1,18 @@
 // The node's client for the releases the service publishes (docs/api.md "Releases"): the newest one and its files,
-// with the node credential. A client of its own beside service-client.ts, which it sends through.
+// with the node credential. A client of its own beside service-client.ts, which it sends through. Every answer is
+// read within a cap (docs/operations.md "Bounded downloads"): the `latest` document in memory, the files streamed
+// to disk by release-source.ts's contract.
 import type { LatestReleaseResponse } from '../../contract/releases.js';
-import { releaseFileNames } from '../../lib/release-manifest.js';
+import { SvcError } from '../../contract/errors.js';
+import type { SavedStream } from '../../lib/bounded-stream.js';
+import { isReleaseVersion } from '../../lib/release-manifest.js';
 import type { ServiceClient } from '../service/service-client.js';
-
-/** A release's bytes as downloaded: verified by verify-release.ts before anything of it is used. */
-export interface DownloadedRelease {
-  artifact: Buffer;
-  manifest: Buffer;
-  signature: Buffer;
-}
+import type { ReleaseSource } from './release-source.js';
 
 /** Long enough for the tarball with its runtime (~35 MB) on a slow uplink; a stalled download still ends. */
 const DOWNLOAD_DEADLINE_MS = 15 * 60_000;
+/** The `latest` document is a few hundred bytes. */
+const MAX_LATEST_BYTES = 64 * 1024;
 
 export class ReleaseClient {
   readonly #client: ServiceClient;
@@ -25,26 +25,30 @@ export class ReleaseClient {
 
   async latest(platform: string): Promise<LatestReleaseResponse> {
     const path = `/v1/swarm/releases/latest?platform=${encodeURIComponent(platform)}`;
-    return (await this.#client.call<LatestReleaseResponse>({ method: 'GET', path, bearer: this.#credential, retrySafe: true })).body;
+    const latest = (await this.#client.call<LatestReleaseResponse>({ method: 'GET', path, bearer: this.#credential, retrySafe: true, maxBytes: MAX_LATEST_BYTES })).body;
+    // The version names files on this host (var/updates/, a temp directory): a separator or `..` in it is refused.
+    if (typeof latest?.version !== 'string' || !isReleaseVersion(latest.version)) {
+      throw new SvcError('internal', `the service at ${this.#client.baseUrl} named a release version that is not usable: ${JSON.stringify(latest?.version)?.slice(0, 80)}`);
+    }
+    return latest;
   }
 
-  /** The tarball, its manifest and the manifest's signature (the paths are ours, not the answer's URLs). */
-  async download(version: string, platform: string): Promise<DownloadedRelease> {
-    const names = releaseFileNames(version, platform);
-    const get = async (name: string) =>
-      (
-        await this.#client.call<Buffer>({
-          method: 'GET',
-          path: `/v1/swarm/releases/${encodeURIComponent(version)}/${encodeURIComponent(name)}`,
-          bearer: this.#credential,
-          binary: true,
-          retrySafe: true,
-          deadlineMs: DOWNLOAD_DEADLINE_MS,
-          headers: { accept: '*/*' },
-        })
-      ).body;
-    const manifest = await get(names.manifest);
-    const signature = await get(names.signature);
-    return { manifest, signature, artifact: await get(names.artifact) };
+  /** The files of `version` (the paths are ours, not the answer's URLs): what the caller asked for, by name. */
+  source(version: string): ReleaseSource {
+    if (!isReleaseVersion(version)) throw new SvcError('usage', `${JSON.stringify(version)} is not a release version`);
+    return {
+      copy: async (name, file, maxBytes) =>
+        (
+          await this.#client.call<SavedStream>({
+            method: 'GET',
+            path: `/v1/swarm/releases/${encodeURIComponent(version)}/${encodeURIComponent(name)}`,
+            bearer: this.#credential,
+            saveTo: { file, maxBytes },
+            retrySafe: true,
+            deadlineMs: DOWNLOAD_DEADLINE_MS,
+            headers: { accept: '*/*' },
+          })
+        ).body,
+    };
   }
 }

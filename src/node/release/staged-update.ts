@@ -4,11 +4,11 @@
 // root) switches to it through the verified path of `swarm-node upgrade` before the daemon starts again. The other
 // files carry what happened back to the daemon: the switch on probation until the new daemon ticks, why an update
 // failed, and the version rolled back from (not taken again).
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { releaseFileNames } from '../../lib/release-manifest.js';
 import { writeFileAtomic } from '../host/files.js';
-import type { DownloadedRelease } from './release-client.js';
+import type { ObtainedRelease } from './obtain-release.js';
 
 /** The daemon asks for this release to be switched to at the next start; its three files sit beside it. */
 export interface UpdateRequest {
@@ -85,25 +85,31 @@ export function stagedArtifact(varDir: string, request: Pick<UpdateRequest, 'ver
   return join(updatesDir(varDir), releaseFileNames(request.version, request.platform).artifact);
 }
 
-/** The verified release's files, then the request: a request is never there without its files. */
-export function stageUpdate(varDir: string, version: string, platform: string, release: DownloadedRelease, now: Date): void {
-  clearStagedUpdate(varDir);
-  const names = releaseFileNames(version, platform);
+/** A private directory (0700) in var/updates/ for a download: the files are verified there, then staged. */
+export function downloadDir(varDir: string): string {
+  mkdirSync(updatesDir(varDir), { recursive: true, mode: 0o700 });
+  return mkdtempSync(join(updatesDir(varDir), '.download-'));
+}
+
+/** The verified release's files (moved from its download directory), then the request: never a request without them. */
+export function stageUpdate(varDir: string, release: ObtainedRelease, now: Date): void {
+  const { version, platform } = release.manifest;
+  clearStagedUpdate(varDir, release.dir);
   const dir = updatesDir(varDir);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  // Each file complete or absent (temp and rename); the request comes last.
-  writeFileAtomic(join(dir, names.artifact), release.artifact, 0o644);
-  writeFileAtomic(join(dir, names.manifest), release.manifest, 0o644);
-  writeFileAtomic(join(dir, names.signature), release.signature, 0o644);
+  // Each file complete or absent (a rename in one directory); the request comes last.
+  for (const name of Object.values(releaseFileNames(version, platform)).filter((name) => !name.endsWith('.sha256'))) renameSync(join(release.dir, name), join(dir, name));
+  rmSync(release.dir, { recursive: true, force: true });
   writeUpdateState(varDir, 'request', { version, platform, staged_at: now.toISOString() });
 }
 
-/** The request and every release file; probation, failure and the rolled-back version stay. */
-export function clearStagedUpdate(varDir: string): void {
+/** The request, every release file and download left; probation, failure and the rolled-back version stay. */
+export function clearStagedUpdate(varDir: string, keep?: string): void {
   const dir = updatesDir(varDir);
   if (!existsSync(dir)) return;
   removeUpdateState(varDir, 'request');
   for (const name of readdirSync(dir)) {
-    if (name.startsWith('swarm-node-') || name.endsWith('.tmp')) rmSync(join(dir, name), { force: true });
+    const path = join(dir, name);
+    if (path === keep) continue;
+    if (name.startsWith('swarm-node-') || name.endsWith('.tmp') || name.startsWith('.download-')) rmSync(path, { recursive: true, force: true });
   }
 }

@@ -1,18 +1,17 @@
-// Checks a release before any of it is used (issue 15 §3, §4), in the order install.sh does: the manifest's
-// signature against the trusted keys, then the tarball against the manifest's SHA-256 and size, and only then the
-// unpacking, which takes the release's own top directory, regular files and directories only, and every file's
-// digest as the manifest lists it. A failure says what failed; the target directory is then removed whole.
-import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+// Checks a release before any of it is used (docs/operations.md "Releases"), in the order install.sh does: the
+// manifest's signature against the trusted keys, then the tarball against the manifest's SHA-256 and size (hashed
+// as it was copied, obtain-release.ts), and only then the unpacking, which takes the release's own top directory,
+// regular files and directories only, each file streamed to disk and checked against the size and digest the
+// manifest lists. A failure says what failed; the target directory is then removed whole.
+import { chmodSync, mkdirSync, rmSync, createReadStream } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import tar from 'tar-stream';
 import { SvcError } from '../../contract/errors.js';
-import { isReleasePath, parseManifest, releaseStem, sha256Hex, type ReleaseManifest } from '../../lib/release-manifest.js';
+import { saveBounded, StreamTooLarge, type SavedStream } from '../../lib/bounded-stream.js';
+import { isReleasePath, MAX_ARTIFACT_BYTES, parseManifest, releaseStem, type ReleaseManifest } from '../../lib/release-manifest.js';
 import { keyId, verifyManifest, type TrustedKey } from '../../lib/release-signature.js';
-import type { DownloadedRelease } from './release-client.js';
 
 export interface VerifiedRelease {
   manifest: ReleaseManifest;
@@ -20,12 +19,13 @@ export interface VerifiedRelease {
   signedBy: { source: string; key_id: string };
 }
 
-function unverified(message: string): SvcError {
+export function unverified(message: string): SvcError {
   return new SvcError('release_unverified', `${message}; nothing was installed`);
 }
 
-export function verifyRelease(release: DownloadedRelease, keys: readonly TrustedKey[]): VerifiedRelease {
-  const signer = verifyManifest(release.manifest, release.signature, keys);
+/** The manifest, once a trusted key's signature over its bytes verifies. */
+export function verifySignedManifest(manifestBytes: Buffer, signature: Buffer, keys: readonly TrustedKey[]): VerifiedRelease {
+  const signer = verifyManifest(manifestBytes, signature, keys);
   if (signer === undefined) {
     throw unverified(
       `the release's signature does not verify with any trusted key (${keys.map((key) => `${keyId(key.key)} ${key.source}`).join(', ')}): it was not signed by one of them, or the manifest was altered`,
@@ -33,58 +33,64 @@ export function verifyRelease(release: DownloadedRelease, keys: readonly Trusted
   }
   let manifest: ReleaseManifest;
   try {
-    manifest = parseManifest(release.manifest.toString('utf8'));
+    manifest = parseManifest(manifestBytes.toString('utf8'));
   } catch (error) {
     throw unverified(`the signed manifest does not read: ${(error as Error).message}`);
   }
-  if (release.artifact.length < manifest.artifact.size) {
-    throw unverified(`the download is truncated: ${release.artifact.length} of ${manifest.artifact.size} bytes`);
-  }
-  const digest = sha256Hex(release.artifact);
-  if (digest !== manifest.artifact.sha256 || release.artifact.length !== manifest.artifact.size) {
-    throw unverified(`the artifact's SHA-256 is ${digest}, the signed manifest says ${manifest.artifact.sha256}: it was altered or damaged`);
-  }
+  if (manifest.artifact.size > MAX_ARTIFACT_BYTES) throw unverified(`the signed manifest lists a tarball of ${manifest.artifact.size} bytes, more than the ${MAX_ARTIFACT_BYTES} a release may have`);
   return { manifest, signedBy: { source: signer.source, key_id: keyId(signer.key) } };
 }
 
-/** Unpacks a verified release's tarball into `target` (created; removed again on any failure). */
-export async function unpackRelease(artifact: Buffer, manifest: ReleaseManifest, target: string): Promise<void> {
+/** The tarball as copied (its size and the SHA-256 hashed on the way) against the signed manifest. */
+export function checkArtifact(manifest: ReleaseManifest, artifact: SavedStream): void {
+  if (artifact.bytes < manifest.artifact.size) throw unverified(`the download is truncated: ${artifact.bytes} of ${manifest.artifact.size} bytes`);
+  if (artifact.sha256 !== manifest.artifact.sha256 || artifact.bytes !== manifest.artifact.size) {
+    throw unverified(`the artifact's SHA-256 is ${artifact.sha256}, the signed manifest says ${manifest.artifact.sha256}: it was altered or damaged`);
+  }
+}
+
+/** Unpacks a verified release's tarball (a private copy) into `target` (created; removed again on any failure). */
+export async function unpackRelease(artifactFile: string, manifest: ReleaseManifest, target: string): Promise<void> {
   const stem = `${releaseStem(manifest.version, manifest.platform)}/`;
   const expected = new Map(manifest.files.map((file) => [file.path, file]));
   const written = new Set<string>();
   mkdirSync(target, { recursive: true, mode: 0o755 });
+  const extract = tar.extract();
+  // Streamed through gunzip and each file to disk: the unpacked release (~90 MB with its runtime) is never in memory.
+  const feeding = pipeline(createReadStream(artifactFile), createGunzip(), extract);
+  // Handled here and awaited below: a damaged gzip ends the loop with its error, never as an unhandled rejection.
+  feeding.catch(() => undefined);
   try {
-    // Streamed through gunzip: the unpacked release (~90 MB with its runtime) is never in memory whole.
-    const extract = tar.extract();
-    extract.on('entry', (header, stream, next) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: unknown) => void chunks.push(chunk as Buffer));
-      stream.on('end', () => {
-        try {
-          const name = header.name.replace(/\/+$/, '');
-          if (header.type === 'directory' && (name === stem.slice(0, -1) || name.startsWith(stem))) return next();
-          if (header.type !== 'file' || !name.startsWith(stem)) throw unverified(`the artifact holds ${header.type ?? 'an entry'} ${JSON.stringify(header.name)} outside what a release may hold`);
-          const path = name.slice(stem.length);
-          const listed = expected.get(path);
-          if (listed === undefined || !isReleasePath(path) || written.has(path)) throw unverified(`the artifact holds ${path}, which its manifest does not list`);
-          const data = Buffer.concat(chunks);
-          if (createHash('sha256').update(data).digest('hex') !== listed.sha256) throw unverified(`${path} differs from the signed manifest`);
-          const destination = join(target, ...path.split('/'));
-          mkdirSync(dirname(destination), { recursive: true, mode: 0o755 });
-          writeFileSync(destination, data, { mode: 0o600 });
-          chmodSync(destination, listed.executable ? 0o755 : 0o644);
-          written.add(path);
-          next();
-        } catch (error) {
-          // Ends the pipeline with this error: the caller sees why, and nothing more is read.
-          extract.destroy(error as Error);
-        }
-      });
-    });
-    await pipeline(Readable.from([artifact]), createGunzip(), extract);
+    for await (const entry of extract) {
+      const { header } = entry;
+      const name = header.name.replace(/\/+$/, '');
+      if (header.type === 'directory' && (name === stem.slice(0, -1) || name.startsWith(stem))) {
+        entry.resume();
+        continue;
+      }
+      if (header.type !== 'file' || !name.startsWith(stem)) throw unverified(`the artifact holds ${header.type ?? 'an entry'} ${JSON.stringify(header.name)} outside what a release may hold`);
+      const path = name.slice(stem.length);
+      const listed = expected.get(path);
+      if (listed === undefined || !isReleasePath(path) || written.has(path)) throw unverified(`the artifact holds ${path}, which its manifest does not list`);
+      const destination = join(target, ...path.split('/'));
+      mkdirSync(dirname(destination), { recursive: true, mode: 0o755 });
+      let saved: SavedStream;
+      try {
+        saved = await saveBounded(entry as AsyncIterable<Buffer>, destination, listed.size);
+      } catch (error) {
+        if (error instanceof StreamTooLarge) throw unverified(`${path} is larger than the signed manifest says`);
+        throw error;
+      }
+      if (saved.sha256 !== listed.sha256 || saved.bytes !== listed.size) throw unverified(`${path} differs from the signed manifest`);
+      chmodSync(destination, listed.executable ? 0o755 : 0o644);
+      written.add(path);
+    }
+    await feeding;
     const missing = manifest.files.filter((file) => !written.has(file.path));
     if (missing.length > 0) throw unverified(`the artifact lacks ${missing.length} file(s) its manifest lists, ${missing[0]!.path} first`);
   } catch (error) {
+    extract.destroy();
+    await feeding.catch(() => undefined);
     rmSync(target, { recursive: true, force: true });
     throw error;
   }

@@ -1,43 +1,56 @@
 // An uploaded bundle on this node (docs/api.md "Agent upload", "Distribution"): fetched by its digest with the node
-// credential, its SHA-256 checked against that digest before anything is unpacked, checked again as any upload is
-// (paths, links, sizes, manifest), then written to a temporary directory beside its place and renamed into
-// var/agents/<agent_id>/<digest>/ in one step. So a bundle is there whole or not at all, a mismatch installs
-// nothing, and a directory named by a digest always holds exactly those bytes' files. Modes are 0755 for
-// directories and 0644/0755 for files: the agent's own user (another uid, or systemd's agent user) reads them.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+// credential, streamed to a file of its own with the upload cap and hashed as it arrives (docs/operations.md
+// "Bounded downloads"), its SHA-256 checked against that digest before anything is unpacked, checked again as any
+// upload is (paths, links, sizes, manifest), then written to a temporary directory beside its place and renamed into
+// var/agents/<agent_id>/<digest>/ in one step. So a bundle is there whole or not at all, a mismatch or an oversized
+// answer installs nothing, and a directory named by a digest always holds exactly those bytes' files. Modes are 0755
+// for directories and 0644/0755 for files: the agent's own user (another uid, or systemd's agent user) reads them.
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isDigest } from '../../contract/agent-bundle.js';
-import { readBundleArchive, sha256Hex } from '../../lib/bundle-archive.js';
+import { isDigest, MAX_BUNDLE_BYTES } from '../../contract/agent-bundle.js';
+import type { SavedStream } from '../../lib/bounded-stream.js';
+import { readBundleArchive } from '../../lib/bundle-archive.js';
 import { readBundleManifest, type Bundle } from './bundles.js';
+
+/** Streams the archive of `digest` into `file` (at most MAX_BUNDLE_BYTES): its size and SHA-256. */
+export type BundleFetch = (digest: string, file: string) => Promise<SavedStream>;
 
 export const AGENTS_DIR_NAME = 'agents';
 
 /** The installed bundle of `digest`, fetched and installed first when it is not here yet. */
-export async function installBundle(varDir: string, agentId: string, digest: string, fetch: ((digest: string) => Promise<Buffer>) | undefined): Promise<Bundle> {
+export async function installBundle(varDir: string, agentId: string, digest: string, fetch: BundleFetch | undefined): Promise<Bundle> {
   if (!isDigest(digest)) throw new Error(`the service named a bundle digest that is not SHA-256 hex: ${JSON.stringify(digest)}`);
   const agentDir = join(varDir, AGENTS_DIR_NAME, agentId);
   const dir = join(agentDir, digest);
   if (existsSync(join(dir, 'agent.json'))) return { dir, manifest: readBundleManifest(dir) };
   if (fetch === undefined) throw new Error(`bundle ${digest} of ${agentId} is not installed and this runner cannot fetch bundles`);
-  let archive: Buffer;
-  try {
-    archive = await fetch(digest);
-  } catch (error) {
-    throw new Error(`cannot fetch bundle ${digest} of ${agentId}: ${(error as Error).message}`);
-  }
-  const actual = sha256Hex(archive);
-  if (actual !== digest) {
-    throw new Error(`bundle ${digest} of ${agentId} was refused: the downloaded bytes have SHA-256 ${actual}; nothing was installed`);
-  }
+  for (const parent of [join(varDir, AGENTS_DIR_NAME), agentDir]) ensureDir(parent);
+  // A directory of this process's own (0700) for the download: removed whole whatever happens.
+  const download = mkdtempSync(join(agentDir, '.download-'));
   let read;
   try {
-    read = await readBundleArchive(archive);
-  } catch (error) {
-    throw new Error(`bundle ${digest} of ${agentId} was refused: ${(error as Error).message}; nothing was installed`);
+    const file = join(download, 'bundle.tar.gz');
+    let saved: SavedStream;
+    try {
+      saved = await fetch(digest, file);
+    } catch (error) {
+      throw new Error(`cannot fetch bundle ${digest} of ${agentId}: ${(error as Error).message}`);
+    }
+    if (saved.bytes > MAX_BUNDLE_BYTES) throw new Error(`bundle ${digest} of ${agentId} was refused: ${saved.bytes} bytes, more than ${MAX_BUNDLE_BYTES}; nothing was installed`);
+    if (saved.sha256 !== digest) {
+      throw new Error(`bundle ${digest} of ${agentId} was refused: the downloaded bytes have SHA-256 ${saved.sha256}; nothing was installed`);
+    }
+    try {
+      // Within the cap, so in memory now: the archive is checked whole before a byte of it is written.
+      read = await readBundleArchive(readFileSync(file));
+    } catch (error) {
+      throw new Error(`bundle ${digest} of ${agentId} was refused: ${(error as Error).message}; nothing was installed`);
+    }
+  } finally {
+    rmSync(download, { recursive: true, force: true });
   }
   if (read.manifest.agent_id !== agentId) throw new Error(`bundle ${digest} is for ${read.manifest.agent_id}, not ${agentId}; nothing was installed`);
 
-  for (const parent of [join(varDir, AGENTS_DIR_NAME), agentDir]) ensureDir(parent);
   const staging = mkdtempSync(join(agentDir, '.incoming-'));
   try {
     chmodSync(staging, 0o755);

@@ -9,7 +9,7 @@ import { VAR_DIR_MODE } from '../host/location.js';
 import { execViaSocket, type AgentExecRequest } from './agent-exec.js';
 import { asUser, DEFAULT_AGENT_LIMITS, runAgentProcess, type AgentLimits, type AgentOutcome } from './agent-process.js';
 import { agentGid, canSwitchUsers, RunUidPool, type IsolationMode, type RunIdentity } from './isolation.js';
-import { installBundle } from './bundle-install.js';
+import { installBundle, type BundleFetch } from './bundle-install.js';
 import { bundleDirs, findBundle, resolveEntry, type Bundle } from './bundles.js';
 
 export interface LocalRunner {
@@ -44,7 +44,7 @@ export interface LocalRunnerOptions {
   /** Where systemd listens for runs (isolation 'systemd'). */
   agentSocket?: string;
   /** Downloads an uploaded bundle's archive by digest (the node credential's GET /v1/swarm/bundles/{digest}). */
-  fetchBundle?: (digest: string) => Promise<Buffer>;
+  fetchBundle?: BundleFetch;
 }
 
 /** The part of the agent's stderr a failure's message carries: its last lines, bounded. */

@@ -1,7 +1,9 @@
 // The node's side of the protocol for runs on the node (docs/api.md "Runs on the node"): every call carries the
 // node credential, never the user's JWT, so the node's work never depends on a token that expires in 30 days.
 import type { NodeRemoval, PollRequest, PollResponse, ResultRequest, NodeAgentsResponse, NodeLabelsResponse } from '../../contract/node-protocol.js';
+import { MAX_BUNDLE_BYTES } from '../../contract/agent-bundle.js';
 import type { RunResponse } from '../../contract/schemas.js';
+import type { SavedStream } from '../../lib/bounded-stream.js';
 import type { ServiceClient } from './service-client.js';
 
 export class NodeApi {
@@ -64,10 +66,14 @@ export class NodeApi {
     return (await this.client.call<NodeLabelsResponse>({ method: 'PUT', path: '/v1/swarm/nodes/self/labels', body: { labels }, bearer: this.#bearer, retrySafe: true })).body;
   }
 
-  /** An uploaded bundle's archive, by its digest (the caller verifies the bytes against it before using them). */
-  async bundle(digest: string): Promise<Buffer> {
+  /**
+   * An uploaded bundle's archive, by its digest, streamed into `file` with the upload cap (no bundle the service
+   * accepts is larger): its size and SHA-256, which the caller checks against the digest before using it.
+   */
+  async bundle(digest: string, file: string): Promise<SavedStream> {
     const path = `/v1/swarm/bundles/${encodeURIComponent(digest)}`;
-    return (await this.client.call<Buffer>({ method: 'GET', path, bearer: this.#bearer, binary: true, headers: { accept: 'application/gzip, application/x-tar' }, retrySafe: true })).body;
+    const saveTo = { file, maxBytes: MAX_BUNDLE_BYTES };
+    return (await this.client.call<SavedStream>({ method: 'GET', path, bearer: this.#bearer, saveTo, headers: { accept: 'application/gzip, application/x-tar' }, retrySafe: true })).body;
   }
 
   /**

@@ -2,6 +2,7 @@
 // on network errors, 429 and 502/503/504 only when repeating it is safe: reads, and execute, whose
 // Idempotency-Key makes a repeat a replay. The whole call has a deadline, so an unreachable service is reported
 // in bounded time. Tokens travel only in headers; no message built here quotes one.
+import { MAX_ANSWER_BYTES, readAnswer, saveAnswer } from './http/answer-body.js';
 import { NodeTransport } from './http/node-transport.js';
 import { NETWORK_ERROR_CODES, type Transport } from './http/transport.js';
 import type {
@@ -47,8 +48,10 @@ export interface CallOptions {
   path: string;
   /** JSON, or bytes sent as they are (an agent bundle: its Content-Type in `headers`). */
   body?: unknown;
-  /** Resolve with the body's bytes (an agent bundle), not parsed JSON. */
-  binary?: boolean;
+  /** A 2xx body streamed into this file (mode 0600), at most `maxBytes`: resolves with its size and SHA-256. */
+  saveTo?: { file: string; maxBytes: number };
+  /** The most bytes of an answer read into memory (MAX_ANSWER_BYTES unless given); more fails the call. */
+  maxBytes?: number;
   bearer?: string;
   idempotencyKey?: string;
   headers?: Record<string, string>;
@@ -237,8 +240,12 @@ export class ServiceClient {
       // A call with a deadline of its own may wait longer for its answer than the client's usual half-deadline.
       headersTimeoutMs: options.deadlineMs === undefined ? Math.min(this.#perAttemptMs, remainingMs) : remainingMs,
     });
-    if (options.binary === true && response.statusCode < 300) return { status: response.statusCode, body: response.body, headers: response.headers };
-    const text = response.body.toString('utf8');
+    const origin = { baseUrl: this.baseUrl, path: options.path };
+    if (options.saveTo !== undefined && response.statusCode < 300) {
+      return { status: response.statusCode, body: await saveAnswer(response.body, options.saveTo, origin), headers: response.headers };
+    }
+    const maxBytes = response.statusCode < 300 ? (options.maxBytes ?? MAX_ANSWER_BYTES) : MAX_ANSWER_BYTES;
+    const text = (await readAnswer(response.body, maxBytes, origin)).toString('utf8');
     let parsed: unknown = text;
     if (text !== '') {
       try {

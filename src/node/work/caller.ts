@@ -38,7 +38,7 @@ export function nodeCaller(deps: NodeCallerDeps): NodeCaller {
     packageDir: runningPackageDir(),
     isolation: resolveIsolation(deps.isolation, deps.agentSocket ?? DEFAULT_AGENT_SOCKET),
     agentSocket: deps.agentSocket ?? DEFAULT_AGENT_SOCKET,
-    fetchBundle: (digest) => api.bundle(digest),
+    fetchBundle: (digest, file) => api.bundle(digest, file),
   });
   const executor = new Executor({ db: deps.db, api, runner, clock: deps.clock, pid: deps.pid, version: deps.version, tier: deps.node.tier_id });
   return { kind: 'node', bearer: deps.node.credential, user_id: deps.node.user_id, node_id: deps.node.node_id, executor };

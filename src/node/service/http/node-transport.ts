@@ -110,15 +110,13 @@ export class NodeTransport implements Transport {
       outgoing.once('error', fail);
       outgoing.once('response', (response: IncomingMessage) => {
         clearTimeout(timer);
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.once('error', fail);
-        response.once('end', () => {
+        // Read (or destroyed) by the caller; once it is done with it, the request is no longer in flight.
+        response.once('close', () => {
           this.#inFlight.delete(outgoing);
           // A tunnel serves one request: kept open, it would hold the command's exit until the proxy closed it.
           tunnel?.destroy();
-          resolve({ statusCode: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks) });
         });
+        resolve({ statusCode: response.statusCode ?? 0, headers: response.headers, body: response });
       });
       outgoing.end(request.body);
     });

@@ -3,6 +3,7 @@
 // (./node-transport.ts), which starts at once; the daemon lives for months and keeps undici's connection pool
 // (./undici-transport.ts), whose WebAssembly HTTP parser costs a one-shot command ~190 ms at exit (issue 17).
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 
 export interface TransportRequest {
   method: string;
@@ -20,7 +21,12 @@ export interface TransportRequest {
 export interface TransportResponse {
   statusCode: number;
   headers: IncomingHttpHeaders;
-  body: Buffer;
+  /**
+   * The body as it arrives, not yet read: the caller reads it within a cap of its own or streams it to a file
+   * (src/lib/bounded-stream.ts), never whole into memory on the sender's say; reading it to its end or destroying
+   * it frees the connection. The call's signal still aborts it.
+   */
+  body: Readable;
 }
 
 export interface Transport {

@@ -20,7 +20,7 @@ export class UndiciTransport implements Transport {
       headersTimeout: outgoing.headersTimeoutMs,
       bodyTimeout: outgoing.headersTimeoutMs,
     });
-    return { statusCode: response.statusCode, headers: response.headers, body: Buffer.from(await response.body.arrayBuffer()) };
+    return { statusCode: response.statusCode, headers: response.headers, body: response.body };
   }
 
   async close(): Promise<void> {
