@@ -24,6 +24,9 @@ const ON_POSTGRES = [
   'test/api-postgres/**/*.test.ts',
 ];
 
+/** The tests that build releases (src/release): they need the runtime a release ships (release-runtime-setup.ts). */
+const RELEASE_TESTS = 'test/install/release-*.test.ts';
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -32,7 +35,9 @@ export default defineConfig({
     // Two cores: more workers only add contention between real servers and subprocesses.
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     projects: [
-      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/api-postgres/**', '**/node_modules/**'] } },
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/api-postgres/**', RELEASE_TESTS, '**/node_modules/**'] } },
+      // The release tests build releases with the Node.js a release ships: fetched and built for once per run.
+      { extends: true, test: { name: 'release', include: [RELEASE_TESTS], globalSetup: ['test/helpers/release-runtime-setup.ts'] } },
       {
         extends: true,
         test: {
