@@ -158,7 +158,7 @@ verify_and_unpack() {
       break
     fi
   done
-  [ -n "$signed_by" ] || die "the release's signature does not verify with any key this script trusts: it was not signed by a trusted key, or the manifest was altered; nothing was installed"
+  [ -n "$signed_by" ] || die "the release's signature does not verify with any key this script trusts: it was not signed by a trusted key, or the manifest was altered; nothing was installed (a release signed with your own key: run this again with --trust-key FILE, its public key in PEM)"
   [ "$(head -n 1 "$manifest")" = "$MANIFEST_MAGIC" ] || die "$manifest is not a swarm-node release manifest; nothing was installed"
   version="$(manifest_field version "$manifest")"
   stem="swarm-node-$version-$(manifest_field platform "$manifest")"

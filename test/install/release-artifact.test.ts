@@ -1,13 +1,14 @@
 // `npm run release` builds a signed artifact holding only what a node runs, with the Node.js of package.json's
 // releaseRuntime.node (not the Node that builds it) and better-sqlite3 built for it, and a .deb; svc-api serves it
 // to a deploy token or a node credential; install.sh, piped from the service into sh, installs it on a host with no
-// node on PATH, and installs nothing from a tampered, mis-signed or truncated one. The artifact is built once for the file (the runtime makes it ~42 MB).
+// node on PATH, and installs nothing from a tampered, mis-signed or truncated one; README's "On a real host" runs
+// as written there. The artifact is built once for the file (the runtime makes it ~42 MB).
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readlinkSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PINNED_RELEASE_KEYS } from '../../src/contract/release-keys.js';
 import { parseManifest, sha256Hex } from '../../src/lib/release-manifest.js';
-import { activatedSession } from '../helpers/funnel.js';
+import { activatedSession, payAndConfirm } from '../helpers/funnel.js';
 import { REPO_ROOT, useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { buildRelease, pathWithoutNode, publish, RELEASE_RUNTIME, signingKey, type BuiltRelease, type SigningKey } from './release-support.js';
@@ -184,7 +185,7 @@ describe('curl -fsSL {base_url}/install.sh | sh -s -- --token-file F', { timeout
     const deployToken = await token();
     const result = await pipe(['--token-file', writeTokenFile(deployToken), '--root', root]);
     expect(result.exitCode).toBe(1);
-    expect(result.stderr).toMatch(/signature does not verify with any key this script trusts.*nothing was installed/);
+    expect(result.stderr).toMatch(/signature does not verify with any key this script trusts.*nothing was installed.*--trust-key FILE/);
     expect(filesUnder(root)).toEqual([]);
     const again = await pipe(['--token-file', writeTokenFile(deployToken), '--root', root, '--trust-key', key.publicFile]);
     expect(again.exitCode, again.stderr).toBe(0);
@@ -226,6 +227,31 @@ describe('the runtime a release runs on', { timeout: 120_000 }, () => {
     expect(untar.exitCode, untar.stderr).toBe(0);
     return { host, dir: join(host, `swarm-node-${built.version}-linux-x64`) };
   };
+
+  it('README "On a real host" steps 1 and 2 run as written in the unpacked package, on a host without node', async () => {
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## On a real host'));
+    expect(section).toMatch(/unpacked release \(`swarm-node-<v>-linux-<arch>\/`/);
+    const walk = section.slice(section.indexOf('```sh\n') + 6, section.indexOf('\n# 3.'));
+    const { host, dir } = await unpacked(release);
+    expect(existsSync(join(dir, 'bin', 'swarm-node')), 'the directory README names').toBe(true);
+    const email = uniqueEmail('real-host');
+    const payment = await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
+    const root = tempDir('real-host-root-');
+    // As written, but for this test's service, payment, scratch root and signing key (the release is signed with a
+    // test key: install.sh trusts the production one), and as root already (no sudo).
+    const script = walk
+      .replaceAll('https://api.svc.example', service.baseUrl)
+      .replaceAll('you@example.com', email)
+      .replaceAll('pay_123', payment)
+      .replaceAll('sudo sh -s -- --token-file ./deploy-token', `sh -s -- --token-file ./deploy-token --root '${root}' --trust-key '${key.publicFile}'`);
+    expect(script).toContain(`--root '${root}'`);
+    const result = await run('sh', ['-ec', script], { cwd: dir, env: { PATH: pathWithoutNode(), HOME: host } });
+    expect(result.exitCode, result.stdout + result.stderr).toBe(0);
+    expect(existsSync(join(dir, 'deploy-token'))).toBe(false);
+    expect(readlinkSync(join(homeOf(root), 'current'))).toBe('releases/0.1.0');
+    expect(existsSync(join(homeOf(root), 'etc/credentials.json'))).toBe(true);
+  });
 
   it('the shipped runtime is the one the manifest names, runs better-sqlite3, and doctor finds it, with no node on PATH', async () => {
     const { dir } = await unpacked(release);
