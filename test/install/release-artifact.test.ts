@@ -272,6 +272,16 @@ describe('the runtime a release runs on', { timeout: 120_000 }, () => {
     expect(checks.database?.status).toBe('ok');
   });
 
+  it('a shipped runtime that does not run on the host (an old glibc): install.sh says what the host needs and installs nothing', async () => {
+    const { dir } = await unpacked(release);
+    writeFileSync(join(dir, 'runtime/bin/node'), "#!/bin/sh\necho 'node: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.28` not found' >&2\nexit 1\n");
+    const root = tempDir('old-glibc-root-');
+    const result = await run('sh', [join(dir, 'scripts/install.sh'), '--root', root, '--token-file', writeTokenFile('x'.repeat(43))], { env: { PATH: pathWithoutNode() } });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toMatch(/the release's own Node\.js does not run on this host \(it needs glibc 2\.28 or newer: ldd --version\); nothing was installed/);
+    expect(filesUnder(root)).toEqual([]);
+  });
+
   it('a release without the runtime says which Node it needs (the major its addon is built for) and refuses another', async () => {
     const { dir: full } = await unpacked(release);
     const { dir } = await unpacked(slim);
