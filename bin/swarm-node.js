@@ -1,16 +1,19 @@
 #!/usr/bin/env node
-// Checked by hand before anything else loads, so an old Node fails with a sentence, not a syntax error. The minimum
-// is package.json's engines.node (">=X.Y.Z"), its one source; like the check before it, it compares major and minor.
+// Checked by hand before anything else loads, so an old Node fails with a sentence, not a syntax error. The range is
+// package.json's engines.node, its one source: ">=X.Y.Z" in a checkout, "^X.Y.Z" in a release (its native addon is
+// built for that major: docs/operations.md "Releases"); like the checks before it, it compares major and minor.
 // fs comes through getBuiltinModule where there is one (Node 20.16+): an ESM import of node:fs costs --help 2-4 ms.
 const { readFileSync } = process.getBuiltinModule?.('node:fs') ?? (await import('node:fs'));
 const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+const sameMajor = manifest.engines.node.startsWith('^');
 const [needMajor, needMinor] = manifest.engines.node
-  .replace(/^>=\s*/, '')
+  .replace(/^(>=|\^)\s*/, '')
   .split('.')
   .map(Number);
 const [major, minor] = process.versions.node.split('.').map(Number);
-if (major < needMajor || (major === needMajor && minor < needMinor)) {
-  process.stderr.write(`swarm-node needs Node.js ${needMajor}.${needMinor} or newer; this is ${process.versions.node}.\n`);
+if (major < needMajor || (major === needMajor && minor < needMinor) || (sameMajor && major > needMajor)) {
+  const needed = sameMajor ? `Node.js ${needMajor} (${needMajor}.${needMinor} or newer within ${needMajor})` : `Node.js ${needMajor}.${needMinor} or newer`;
+  process.stderr.write(`swarm-node needs ${needed}; this is ${process.versions.node}.\n`);
   process.exit(1);
 }
 // `--version` alone is answered here, from the package.json the build takes the version from: loading the program

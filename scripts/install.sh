@@ -86,15 +86,23 @@ platform() {
   esac
 }
 
-# A Node.js at least as new as the package's engines.node (">=X.Y.Z"), for a package that ships no runtime.
+# A Node.js the package's engines.node admits, for a package that ships no runtime: ">=X.Y.Z" (a checkout), or
+# "^X.Y.Z" (a release: its native addon is built for major X, so another major cannot load it).
 check_node() {
   manifest="$1"
-  required="$(tr -d '\n' <"$manifest" | sed -n 's/.*"engines"[^}]*"node"[[:space:]]*:[[:space:]]*">=[[:space:]]*\([0-9]*\)\.\([0-9]*\).*/\1 \2/p')"
-  [ -n "$required" ] || die "$manifest has no engines.node (\">=X.Y.Z\") to check Node.js against"
+  required="$(tr -d '\n' <"$manifest" | sed -n 's/.*"engines"[^}]*"node"[[:space:]]*:[[:space:]]*"\([>=^]*\)[[:space:]]*\([0-9][0-9]*\)\.\([0-9][0-9]*\).*/\1 \2 \3/p')"
+  case "$required" in
+    '>= '* | '^ '*) ;;
+    *) die "$manifest has no engines.node (\">=X.Y.Z\" or \"^X.Y.Z\") to check Node.js against" ;;
+  esac
+  operator="${required%% *}"
+  required="${required#* }"
   need_major="${required% *}"
   need_minor="${required#* }"
+  wanted="${need_major}.${need_minor} or newer"
+  [ "$operator" = '>=' ] || wanted="${need_major} (${need_major}.${need_minor} or newer within ${need_major})"
   node="$(command -v node || true)"
-  [ -n "$node" ] || die "Node.js ${need_major}.${need_minor} or newer is needed and node is not on PATH (a release artifact ships its own: use --artifact or the download)"
+  [ -n "$node" ] || die "Node.js ${wanted} is needed and node is not on PATH (a release artifact ships its own: use --artifact or the download)"
   version="$("$node" -v)"
   version="${version#v}"
   major="${version%%.*}"
@@ -103,8 +111,9 @@ check_node() {
   case "$major$minor" in
     '' | *[!0-9]*) die "cannot read the Node.js version from '$node -v' ($version)" ;;
   esac
-  if [ "$major" -lt "$need_major" ] || { [ "$major" -eq "$need_major" ] && [ "$minor" -lt "$need_minor" ]; }; then
-    die "Node.js ${need_major}.${need_minor} or newer is needed; $node is $version"
+  if [ "$major" -lt "$need_major" ] || { [ "$major" -eq "$need_major" ] && [ "$minor" -lt "$need_minor" ]; } ||
+    { [ "$operator" = '^' ] && [ "$major" -gt "$need_major" ]; }; then
+    die "Node.js ${wanted} is needed; $node is $version"
   fi
   printf '%s\n' "$node"
 }
@@ -198,7 +207,7 @@ verify_manifest() {
       break
     fi
   done
-  [ -n "$signed_by" ] || die "the release's signature does not verify with any key this script trusts: it was not signed by a trusted key, or the manifest was altered; nothing was installed"
+  [ -n "$signed_by" ] || die "the release's signature does not verify with any key this script trusts: it was not signed by a trusted key, or the manifest was altered; nothing was installed (a release signed with your own key: run this again with --trust-key FILE, its public key in PEM)"
   [ "$(head -n 1 "$manifest")" = "$MANIFEST_MAGIC" ] || die "the manifest is not a swarm-node release manifest; nothing was installed"
   version="$(manifest_field version "$manifest")"
   case "$version" in '' | *..* | */*) die "the signed manifest's version is not usable; nothing was installed" ;; esac
@@ -334,7 +343,12 @@ main() {
   if [ ! -f "$from/package.json" ] || [ ! -f "$from/bin/swarm-node.js" ]; then
     die "$from is not an unpacked swarm-node package; pass --from DIR, --artifact FILE, or let the script download one" 2
   fi
-  if [ -x "$from/runtime/bin/node" ]; then node="$from/runtime/bin/node"; else node="$(check_node "$from/package.json")"; fi
+  if [ -x "$from/runtime/bin/node" ]; then
+    node="$from/runtime/bin/node"
+    "$node" -v >/dev/null 2>&1 || die "the release's own Node.js does not run on this host (it needs glibc 2.28 or newer: ldd --version); nothing was installed"
+  else
+    node="$(check_node "$from/package.json")"
+  fi
   if [ -z "$root" ] && [ "$no_start" -eq 0 ] && [ ! -d /run/systemd/system ]; then
     warn "systemd is not running on this host: installing without starting the service (as with --no-start)"
     no_start=1

@@ -21,6 +21,8 @@ export interface DebOptions {
   platform: string;
   /** Whether the tree ships its runtime: without, the package depends on the distribution's nodejs. */
   withRuntime: boolean;
+  /** The release's package.json engines (`^X.Y.Z`): without a runtime, the distribution's nodejs must match it. */
+  engines: { node: string };
 }
 
 export function buildDeb(options: DebOptions): string {
@@ -43,7 +45,7 @@ export function buildDeb(options: DebOptions): string {
     'Maintainer: svc <ops@svc.example>',
     'Section: net',
     'Priority: optional',
-    ...(options.withRuntime ? [] : ['Depends: nodejs (>= 20.18.1)']),
+    ...(options.withRuntime ? [] : [`Depends: ${nodejsDependency(options.engines.node)}`]),
     'Description: svc swarm-node, the bare-metal agent-node runner',
     ' Runs the agents of an svc account on this host. Enroll it with the deploy token from',
     ' activation: sudo swarm-node install --deploy-token-file FILE.',
@@ -124,4 +126,10 @@ fi
 if on_host; then systemctl daemon-reload || true; fi
 `;
   return { postinst, prerm, postrm };
+}
+
+/** `^20.20.2` → `nodejs (>= 20.20.2), nodejs (<< 21)`: the major the addon is built for, at least that version. */
+function nodejsDependency(range: string): string {
+  const version = range.replace(/^\^/, '');
+  return `nodejs (>= ${version}), nodejs (<< ${Number(version.split('.')[0]) + 1})`;
 }

@@ -1,6 +1,7 @@
-// npm run release (issue 15 §1): builds swarm-node-<version>-linux-<arch>.tar.gz with its SHA-256 file, its signed
-// manifest and a .deb, from the built package (npm run build first; `npm run release` does). The signing key is an
-// Ed25519 private key in a file kept off the repository, named by --key or SVC_RELEASE_SIGNING_KEY.
+// npm run release (docs/operations.md "Releases"): builds swarm-node-<version>-linux-<arch>.tar.gz with its SHA-256
+// file, its signed manifest and a .deb, from the built package (npm run build first; `npm run release` does), with
+// the Node.js of package.json's releaseRuntime.node (release-runtime.ts). The signing key is an Ed25519 private key
+// in a file kept off the repository, named by --key or SVC_RELEASE_SIGNING_KEY.
 import { createPublicKey } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,9 +12,13 @@ import { keyId, privateKeyFromPem } from '../lib/release-signature.js';
 import { runningPackageDir } from '../lib/package-dir.js';
 import { packRelease } from './artifact.js';
 import { buildDeb } from './deb.js';
+import { defaultCacheDir, prepareReleaseRuntime, releaseEngineRange } from './release-runtime.js';
 import { stageReleaseTree } from './release-tree.js';
 
-const USAGE = `Usage: npm run release -- [--key FILE] [--out DIR] [--version V] [--no-runtime] [--no-deb]
+/** Progress to stderr: stdout carries the summary, as JSON. */
+const log = (line: string) => process.stderr.write(`release: ${line}\n`);
+
+const USAGE = `Usage: npm run release -- [--key FILE] [--out DIR] [--version V] [--no-runtime] [--no-deb] [--cache-dir DIR]
 
 Builds the release of this package for this host's platform (linux-${process.arch}):
   swarm-node-<version>-linux-<arch>.tar.gz          the node: bundle, native addon, units, agents, Node runtime
@@ -26,10 +31,17 @@ Options:
   --key FILE       the Ed25519 private key (PEM) that signs; or SVC_RELEASE_SIGNING_KEY=FILE. Never in the repository.
   --out DIR        where the files go                                   default: release/
   --version V      the release's version                               default: package.json's
-  --no-runtime     ship no Node runtime (the host brings Node >= 20.18)
+  --no-runtime     ship no Node runtime: the host brings the Node that builds the release (its major, at least
+                   its version; the release's package.json engines says so), for which npm ci built the addon
   --no-strip       ship the runtime with its symbols (by default strip(1) drops them: ~2 MB less compressed)
   --no-deb         skip the .deb
   --package-dir D  the built package to release                        default: this checkout
+  --cache-dir D    where the runtime package and the addon built for it are kept
+                                                  default: <package-dir>/node_modules/.cache/swarm-node-release
+
+The runtime is the npm registry's node-linux-<arch> at package.json's releaseRuntime.node, fetched with npm once
+(checked against the registry's dist.integrity) and cached; better-sqlite3 is built for it with node-gyp against
+its headers, once per version (python3, make and g++ are needed).
 
 Example:
   $ openssl genpkey -algorithm ed25519 -out ~/keys/svc-release.pem     # once, off the repository
@@ -48,6 +60,7 @@ function main(): number {
         'no-deb': { type: 'boolean', default: false },
         'no-strip': { type: 'boolean', default: false },
         'package-dir': { type: 'string' },
+        'cache-dir': { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
       strict: true,
@@ -83,13 +96,17 @@ function main(): number {
   const outDir = resolve(values.out ?? join(packageDir, 'release'));
   mkdirSync(outDir, { recursive: true });
   const platform = hostPlatform();
-  const runtime = values['no-runtime'] ? null : { binary: process.execPath, version: process.version, strip: !values['no-strip'] };
   const work = mkdtempSync(join(tmpdir(), 'swarm-node-release-'));
   try {
+    const prepared = values['no-runtime']
+      ? null
+      : prepareReleaseRuntime({ packageDir, platform, cacheDir: resolve(values['cache-dir'] ?? defaultCacheDir(packageDir)), workDir: work, log });
+    const runtime = prepared === null ? null : { binary: prepared.binary, version: prepared.version, addon: prepared.addon, strip: !values['no-strip'] };
+    const engines = { node: releaseEngineRange(runtime?.version ?? process.version) };
     const stage = join(work, 'stage');
     // The top directory is named after the version, known once package.json is read: stage, then rename.
     const provisional = join(stage, 'tree');
-    const tree = stageReleaseTree(packageDir, provisional, { ...(values.version === undefined ? {} : { version: values.version }), runtime });
+    const tree = stageReleaseTree(packageDir, provisional, { ...(values.version === undefined ? {} : { version: values.version }), runtime, engines });
     const stem = releaseStem(tree.version, platform);
     const treeDir = join(stage, stem);
     rmSync(treeDir, { recursive: true, force: true });
@@ -106,11 +123,13 @@ function main(): number {
     });
     const deb = values['no-deb']
       ? null
-      : buildDeb({ treeDir, workDir: work, outFile: join(outDir, `svc-swarm-node_${tree.version}_${platform === 'linux-arm64' ? 'arm64' : 'amd64'}.deb`), version: tree.version, platform, withRuntime: runtime !== null });
+      : buildDeb({ treeDir, workDir: work, outFile: join(outDir, `svc-swarm-node_${tree.version}_${platform === 'linux-arm64' ? 'arm64' : 'amd64'}.deb`), version: tree.version, platform, withRuntime: runtime !== null, engines });
     const summary = {
       version: tree.version,
       platform,
       runtime: runtime === null ? null : runtime.version,
+      runtime_source: prepared?.source ?? null,
+      engines,
       signed_by: keyId(createPublicKey(signingKey)),
       files: tree.files.length,
       unpacked_bytes: tree.files.reduce((sum, file) => sum + file.size, 0),

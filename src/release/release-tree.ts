@@ -1,20 +1,23 @@
-// What a release artifact holds (issue 15 §1): only what a node runs. From the built package (readPackageSource:
-// the files package.json ships plus better-sqlite3's runtime files and its native addon) it keeps the CLI's bundle
-// (dist/swarm-node.js and dist/cli/, without source maps), the reference agents and the docs sections they read,
-// the systemd unit templates and install.sh; it drops the svc-api bundle, the release builder and the rest of
-// scripts/ and docs/. It adds a Node runtime (runtime/bin/node) and a bin/swarm-node wrapper that runs the
-// release with it, so the host needs no Node.
+// What a release artifact holds (docs/operations.md "Releases"): only what a node runs. From the built package
+// (readPackageSource: the files package.json ships plus better-sqlite3's runtime files and its native addon) it keeps
+// the CLI's bundle (dist/swarm-node.js and dist/cli/, without source maps), the reference agents and the docs sections
+// they read, the systemd unit templates and install.sh; it drops the svc-api bundle, the release builder and the rest
+// of scripts/ and docs/. It adds a Node runtime (runtime/bin/node) with better-sqlite3's addon built for it, and a
+// bin/swarm-node wrapper that runs the release with it, so the host needs no Node.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readPackageSource } from '../node/install/package-source.js';
 import { readManifest } from '../lib/package-dir.js';
 import { isReleasePath, sha256Hex, type ManifestFile } from '../lib/release-manifest.js';
+import { SQLITE_ADDON_PATH } from './sqlite-addon.js';
 
 export interface RuntimeChoice {
-  /** The node binary to ship (process.execPath: the builder's own, so the bundle is tested on it). */
+  /** The node binary to ship (release-runtime.ts: the registry's node-linux-<arch> at releaseRuntime.node). */
   binary: string;
   version: string;
+  /** better-sqlite3's addon built for that binary, in place of the package's own. */
+  addon: string;
   /** Strip symbols from the copy (binutils' strip), when strip is on PATH: a third smaller, same program. */
   strip: boolean;
 }
@@ -44,7 +47,11 @@ function kept(path: string): boolean {
 }
 
 /** Writes the release's files under `target` (created) and returns each file's digest, size and mode. */
-export function stageReleaseTree(packageDir: string, target: string, options: { version?: string; runtime: RuntimeChoice | null }): StagedTree {
+export function stageReleaseTree(
+  packageDir: string,
+  target: string,
+  options: { version?: string; runtime: RuntimeChoice | null; engines: { node: string } },
+): StagedTree {
   const source = readPackageSource(packageDir);
   const version = options.version ?? source.version;
   const files: ManifestFile[] = [];
@@ -65,14 +72,16 @@ export function stageReleaseTree(packageDir: string, target: string, options: { 
     license: manifest.license,
     private: true,
     type: 'module',
-    engines: manifest.engines,
+    // The Node this release runs on (its addon's ABI): bin/swarm-node.js and install.sh check a host's against it.
+    engines: options.engines,
     // What `swarm-node install --from <this tree>` copies into releases/<version>/ (package-source.ts).
     files: ['agents', 'bin', 'dist', 'docs', 'runtime', 'scripts', 'systemd'],
   };
   write('package.json', Buffer.from(`${JSON.stringify(releaseManifest, null, 2)}\n`), false);
   for (const file of source.files) {
     if (file.link !== undefined || !kept(file.path)) continue;
-    write(file.path, readFileSync(file.source), (statSync(file.source).mode & 0o111) !== 0);
+    const from = file.path === SQLITE_ADDON_PATH && options.runtime !== null ? options.runtime.addon : file.source;
+    write(file.path, readFileSync(from), (statSync(from).mode & 0o111) !== 0);
   }
   write('bin/swarm-node', Buffer.from(RELEASE_WRAPPER), true);
   if (options.runtime !== null) {

@@ -1,10 +1,13 @@
-// Helpers for the release tests (issue 15): a throwaway signing key, `npm run release` of the staged package (with
-// or without the Node runtime), publishing into a service's releases directory, and a PATH without node.
+// Helpers for the release tests: a throwaway signing key, `npm run release` of the staged package (with or without
+// the Node runtime, which release-runtime-setup.ts fetched for the run), publishing into a service's releases
+// directory, and a PATH without node.
 import { generateKeyPairSync } from 'node:crypto';
 import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { expect } from 'vitest';
+import { releaseRuntimeVersion } from '../../src/release/runtime-package.js';
 import { activatedSession } from '../helpers/funnel.js';
+import { REPO_ROOT } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { run, stagedPackage, writeTokenFile } from './support.js';
 
@@ -25,9 +28,14 @@ export function signingKey(label: string): SigningKey {
   return { privateFile, publicFile, publicPem };
 }
 
+/** The Node.js a release ships, `v22.23.3` (package.json's releaseRuntime.node). */
+export const RELEASE_RUNTIME = `v${releaseRuntimeVersion(REPO_ROOT)}`;
+
 export interface BuiltRelease {
   version: string;
   runtime: string | null;
+  runtime_source: { package: string; integrity: string } | null;
+  engines: { node: string };
   artifact: { path: string; bytes: number; sha256: string };
   sha256_file: string;
   manifest: string;

@@ -2,7 +2,8 @@
 // it against the keys it trusts, switches, restarts the daemon, and rolls back by itself when the new daemon does
 // not come up healthy; `--check` says whether there is one; `--from FILE` upgrades offline. There is no systemd
 // here: the daemon runs under a supervisor loop (what systemd's Restart= does), and upgrade restarts it by SIGTERM.
-// Releases are built without the runtime (not the subject here), so each costs well under a second.
+// The releases a daemon runs on are built with the runtime a release ships, so the daemon runs on it (not on the
+// Node that runs the tests); the broken and tampered ones, which never run for long, without (well under a second).
 // Auto-update (issue 18 item 6) is tested here too, on the same node and service: the supervisor loop then runs
 // `swarm-node upgrade --pending` before each daemon start, as the unit's ExecStartPre does.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -41,11 +42,11 @@ beforeAll(async () => {
   key = signingKey('upgrade');
   const brokenDir = brokenPackage();
   [v010, v011, broken, tampered, v015, broken016] = await Promise.all([
-    buildRelease(key, { version: '0.1.0' }),
-    buildRelease(key, { version: '0.1.1' }),
+    buildRelease(key, { version: '0.1.0', runtime: true }),
+    buildRelease(key, { version: '0.1.1', runtime: true }),
     buildRelease(key, { version: '0.1.2', packageDir: brokenDir }),
     buildRelease(key, { version: '0.1.4' }),
-    buildRelease(key, { version: '0.1.5' }),
+    buildRelease(key, { version: '0.1.5', runtime: true }),
     buildRelease(key, { version: '0.1.6', packageDir: brokenDir }),
   ]);
   publish(v010, releasesDir);
@@ -57,7 +58,11 @@ beforeAll(async () => {
   // What systemd's Restart= would do: start the daemon of whatever `current` is, again whenever it exits.
   supervisor = spawn('sh', ['-c', `while :; do "${join(home(), 'current/bin/swarm-node')}" daemon >/dev/null 2>&1; sleep 0.2; done`], { detached: true, stdio: 'ignore' });
   await healthyDaemon(0);
-}, 180_000);
+  expect(daemonExecutable()).toBe(join(home(), 'releases/0.1.0/runtime/bin/node'));
+}, 240_000);
+
+/** The program the running daemon is: the release's own runtime, not the Node that runs the tests. */
+const daemonExecutable = () => readlinkSync(`/proc/${readDaemonRecord(join(home(), 'var', 'swarm-node.db')).pid}/exe`);
 
 /** Ends the supervisor loop and the daemon it started (both ours: started above or by superviseAutoUpdating). */
 function stopSupervisedDaemon(): void {
@@ -105,6 +110,7 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
     expect(readlinkSync(join(home(), 'previous'))).toBe('releases/0.1.0');
     const after = readDaemonRecord(join(home(), 'var', 'swarm-node.db'));
     expect(after.pid).not.toBe(before.pid);
+    expect(daemonExecutable()).toBe(join(home(), 'releases/0.1.1/runtime/bin/node'));
 
     const again = await swarmNode(['upgrade']);
     expect(again.exitCode, again.stderr).toBe(0);
@@ -124,7 +130,7 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
 
   it('--from FILE upgrades from an artifact at hand (no service involved), and refuses one signed by a key it does not trust', async () => {
     const stranger = signingKey('stranger');
-    const unsigned = await buildRelease(stranger, { version: '0.1.3' });
+    const unsigned = await buildRelease(stranger, { version: '0.1.3', runtime: true });
     const refused = await swarmNode(['upgrade', '--from', unsigned.artifact.path]);
     expect(refused.exitCode).toBe(1);
     expect(refused.stderr).toMatch(/signature does not verify with any trusted key .*nothing was installed/);
@@ -249,6 +255,7 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
       expect(readFileSync(`${daemonLog}.pre`, 'utf8')).toMatch(/switched to the staged swarm-node 0\.1\.5 \(was 0\.1\.3\)/);
       expect(current()).toBe('releases/0.1.5');
       expect(readlinkSync(join(home(), 'previous'))).toBe('releases/0.1.3');
+      expect(daemonExecutable()).toBe(join(home(), 'releases/0.1.5/runtime/bin/node'));
       await logLine(/event=up_to_date version=0\.1\.5 latest=0\.1\.5/, from, 'up_to_date after the update');
     });
 

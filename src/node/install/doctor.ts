@@ -8,10 +8,11 @@ import { SvcError } from '../../contract/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import { autoUpdateOfFile, readConfigFile } from '../host/config.js';
 import { CREDENTIALS_MODE, type Credentials } from '../identity/credentials.js';
-import { describeVersion, isAtLeast, minimumNode } from '../host/node-version.js';
+import { admits, describeVersion, minimumNode, parseEngineRange } from '../host/node-version.js';
 import { ServiceClient, type ServicePing } from '../service/service-client.js';
 import { expiresSoon, expiryOf } from '../identity/token.js';
 import { integrityFindings } from '../store/file-checks.js';
+import { readManifest } from '../../lib/package-dir.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
 import { hostPathOf, SERVICE_USER, UNIT_NAMES, unitInRelease, VAR_DIR_MODE, type InstallLayout } from '../host/location.js';
@@ -45,6 +46,9 @@ export interface DoctorOptions {
   maxClockSkewSeconds?: number;
 }
 
+/** What a host needs for the Node.js a release ships (docs/operations.md "Releases"). */
+const RUNTIME_HOST_FIX = 'install on a host with glibc 2.28 or newer (ldd --version shows it), which the shipped Node.js needs';
+
 /** systemd's default PATH for services: where `#!/usr/bin/env node` in ExecStart looks. */
 const SYSTEMD_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
 
@@ -56,7 +60,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     checkLayout(layout, rootFlag),
     ...(await checkModesAndOwners(layout)),
     checkUnit(layout, rootFlag),
-    await checkNode(),
+    await checkNode(layout),
     checkEnrollment(credentials, rootFlag),
     ...(await checkService(options)),
     checkToken(credentials, options.clock),
@@ -144,17 +148,29 @@ function checkUnit(layout: InstallLayout, rootFlag: string): DoctorCheck {
   return { name: 'unit', status: 'ok', detail: `${layout.unitFiles.map((file) => basename(file)).join(', ')} in ${hostPathOf(layout, dirname(layout.unitFile))} match the current release` };
 }
 
-async function checkNode(): Promise<DoctorCheck> {
-  const minimum = minimumNode();
-  const fix = `install Node.js ${describeVersion(minimum)} or newer into /usr/bin or /usr/local/bin (https://nodejs.org/en/download/package-manager)`;
+/** The current release's own runtime where it ships one (the host needs no Node), else the node on systemd's PATH. */
+async function checkNode(layout: InstallLayout): Promise<DoctorCheck> {
+  const runtime = join(layout.currentLink, 'runtime', 'bin', 'node');
+  if (existsSync(runtime)) {
+    const result = await execa(runtime, ['-v'], { reject: false, stdin: 'ignore', timeout: 10_000 });
+    const version = String(result.stdout).trim();
+    if (result.exitCode !== 0) {
+      const why = String(result.stderr).trim().split('\n')[0] ?? '';
+      return { name: 'node', status: 'fail', detail: `the release's runtime ${hostPathOf(layout, runtime)} does not run here: ${why}`, fix: RUNTIME_HOST_FIX };
+    }
+    return { name: 'node', status: 'ok', detail: `the release's own runtime, ${version}` };
+  }
+  const releaseRange = (readManifest(join(layout.currentLink, 'package.json')) as { engines?: { node?: unknown } }).engines?.node;
+  const wanted = (typeof releaseRange === 'string' ? parseEngineRange(releaseRange) : undefined) ?? minimumNode();
+  const fix = `install Node.js ${describeVersion(wanted)} into /usr/bin or /usr/local/bin (https://nodejs.org/en/download/package-manager)`;
   const node = SYSTEMD_PATH.map((dir) => join(dir, 'node')).find((path) => existsSync(path));
   if (node === undefined) {
     return { name: 'node', status: 'fail', detail: `no node on the service's PATH (${SYSTEMD_PATH.join(':')}); ExecStart cannot start`, fix };
   }
   const result = await execa(node, ['-v'], { reject: false, stdin: 'ignore', timeout: 10_000 });
   const version = String(result.stdout).trim().replace(/^v/, '');
-  if (result.exitCode !== 0 || !isAtLeast(version, minimum)) {
-    return { name: 'node', status: 'fail', detail: `${node} is ${version || 'not runnable'}; swarm-node needs ${describeVersion(minimum)} or newer`, fix };
+  if (result.exitCode !== 0 || !admits(wanted, version)) {
+    return { name: 'node', status: 'fail', detail: `${node} is ${version || 'not runnable'}; swarm-node needs ${describeVersion(wanted)}`, fix };
   }
   return { name: 'node', status: 'ok', detail: `${node} v${version}` };
 }
