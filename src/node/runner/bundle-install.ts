@@ -37,7 +37,9 @@ export async function installBundle(varDir: string, agentId: string, digest: str
   }
   if (read.manifest.agent_id !== agentId) throw new Error(`bundle ${digest} is for ${read.manifest.agent_id}, not ${agentId}; nothing was installed`);
 
-  for (const parent of [join(varDir, AGENTS_DIR_NAME), agentDir]) ensureDir(parent);
+  // var/agents and var/agents/<agent_id>: passed, not listed (0711). A bundle's own directory is found only by its
+  // digest, so a user of the host (another tenant's agent, outside a sandbox) cannot list whose code is installed.
+  for (const parent of [join(varDir, AGENTS_DIR_NAME), agentDir]) ensureDir(parent, 0o711);
   const staging = mkdtempSync(join(agentDir, '.incoming-'));
   try {
     chmodSync(staging, 0o755);
@@ -56,7 +58,7 @@ export async function installBundle(varDir: string, agentId: string, digest: str
   return { dir, manifest: readBundleManifest(dir) };
 }
 
-function ensureDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
-  chmodSync(dir, 0o755);
+function ensureDir(dir: string, mode = 0o755): void {
+  mkdirSync(dir, { recursive: true, mode });
+  chmodSync(dir, mode);
 }
