@@ -94,9 +94,9 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
     env: { ...request.env, HOME: runDir, TMPDIR: runDir, ...(stateDir === undefined ? {} : { SWARM_STATE_DIR: stateDir }) },
     signal: stopped.signal,
     ...(counters === undefined ? {} : { cgroup: counters }),
-    // TemporaryFileSystem= in the unit: the run's /tmp and /dev/shm, each of the unit's size.
+    // TemporaryFileSystem= in the unit: the run's TMPDIR (/tmp/run) and /dev/shm, each of the unit's size.
     capped: [
-      { path: '/tmp', what: 'its /tmp (the run directory)', bytes: request.limits.tmpBytes },
+      { path: tmpdir(), what: 'its TMPDIR (the run directory)', bytes: request.limits.tmpBytes },
       { path: '/dev/shm', what: 'its /dev/shm', bytes: request.limits.tmpBytes },
     ],
   });
