@@ -91,6 +91,7 @@ describe('bad uploads are refused and store nothing', () => {
     ['an entry that is not in the bundle', async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { entry: ['run.sh'] }) }]), 422, 'bundle_invalid', /entry\/0.*not a file of the bundle/],
     ['a schema keyword outside the subset', async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { input_schema: { type: 'object', $ref: '#/$defs/x' } }) }, script]), 422, 'bundle_invalid', /\$ref.*not supported/],
     ['an unknown manifest field', async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { entrypoint: 'x' }) }, script]), 422, 'bundle_invalid', /entrypoint/],
+    ['a network other than none or egress', async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { network: 'host' }) }, script]), 422, 'bundle_invalid', /network.*must be one of.*none.*egress/],
     ['a path climbing out with ..', async () => archiveOf([manifest, script, { name: '../escape.sh', data: 'x' }]), 422, 'bundle_invalid', /climbs out/],
     ['a .. inside a path', async () => archiveOf([manifest, script, { name: 'lib/../../escape.sh', data: 'x' }]), 422, 'bundle_invalid', /climbs out/],
     ['an absolute path', async () => archiveOf([manifest, script, { name: '/etc/cron.d/evil', data: 'x' }]), 422, 'bundle_invalid', /absolute/],

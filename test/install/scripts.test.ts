@@ -237,7 +237,7 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
     expect(text).not.toMatch(/^MemoryDenyWriteExecute=/m);
   });
 
-  it('an agent run is a service of its own: a dynamic user, no capability, no network, etc/ and var/ out of sight but var/agents, the runner\'s limits, exposure at most 1.5', async () => {
+  it('an agent run is a service of its own: a dynamic user, no capability, no network, etc/ and var/ out of sight but var/agents, the runner\'s limits, exposure at most 0.5', async () => {
     await requireTool('systemd-analyze');
     const agentUnit = join(root, 'etc/systemd/system/svc-swarm-node-agent@.service');
     const instance = join(tempDir('agent-unit-'), 'svc-swarm-node-agent@run.service');
@@ -246,7 +246,7 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
     expect(result.exitCode, result.stdout).toBe(0);
     const overall = /Overall exposure level for svc-swarm-node-agent@run\.service: (\d+\.\d+)/.exec(result.stdout);
     expect(overall, result.stdout).not.toBeNull();
-    expect(Number(overall![1])).toBeLessThanOrEqual(1.5);
+    expect(Number(overall![1])).toBeLessThanOrEqual(0.5);
     const lines = readFileSync(agentUnit, 'utf8').split('\n');
     const limits = DEFAULT_AGENT_LIMITS;
     for (const line of [
