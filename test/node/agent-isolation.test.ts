@@ -11,7 +11,7 @@
 //            alone must refuse the agent, so this checks more than the unit needs.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,7 +21,7 @@ import { createLocalRunner, type LocalRunner } from '../../src/node/runner/run-l
 import { agentProgram, installTestBundle } from '../helpers/bundles.js';
 import { waitFor } from '../helpers/funnel.js';
 import { REPO_ROOT, SWARM_NODE_BIN } from '../helpers/svc-api.js';
-import { processesOf, sandboxAvailable } from './sandbox-support.js';
+import { openDir, processesOf, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
 
 const NOBODY = 65534;
 const PROBE_AGENT = 'agent_research_rag_015';
@@ -61,16 +61,6 @@ const PEER = agentProgram(`const fs = await import('node:fs');
     clearInterval(poll);
     process.stdout.write('{}');
   }, 20);`);
-
-const made: string[] = [];
-/** A directory others may enter (mkdtemp makes 0700): the agent runs as another user. */
-function openDir(prefix: string): string {
-  mkdirSync('/var/tmp', { recursive: true });
-  const dir = mkdtempSync(join('/var/tmp', prefix));
-  chmodSync(dir, 0o755);
-  made.push(dir);
-  return dir;
-}
 
 /** A node home as enroll and the daemon leave it: etc/credentials.json 0600, var/swarm-node.db 0600. */
 function nodeHome(): string {
@@ -112,9 +102,7 @@ async function agentSocketStandIn(socketPath: string, stateDir: string, privateT
   return server;
 }
 
-afterAll(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => removeOpenDirs());
 
 const aRun = (agentId: string, input: unknown) => ({ run_id: randomUUID(), agent_id: agentId, user_id: 'iso@example.com', tier: 'svc_starter_agents', input });
 

@@ -5,7 +5,7 @@
 // error code, and the node goes on: the next run of every agent works.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,25 +17,16 @@ import { agentProgram, installTestBundle } from '../helpers/bundles.js';
 import { waitFor } from '../helpers/funnel.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
-import { processesOf, sandboxAvailable } from './sandbox-support.js';
+import { openDir, processesOf, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
 
 const HOSTILE = 'agent_ops_monitor_004';
 const OTHER = 'agent_research_rag_015';
 const MiB = 1024 * 1024;
 
-const opened: string[] = [];
 afterAll(() => {
   removeTempDirs();
-  for (const dir of opened) rmSync(dir, { recursive: true, force: true });
+  removeOpenDirs();
 });
-
-function openDir(prefix: string): string {
-  mkdirSync('/var/tmp', { recursive: true });
-  const dir = mkdtempSync(join('/var/tmp', prefix));
-  chmodSync(dir, 0o755);
-  opened.push(dir);
-  return dir;
-}
 
 const aRun = (agentId: string, input: unknown = {}) => ({ run_id: randomUUID(), agent_id: agentId, user_id: 'hostile@example.com', tier: 'svc_starter_agents', input });
 

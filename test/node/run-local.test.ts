@@ -3,18 +3,17 @@
 // own paths into directories it may pass, as an installed node's release is laid out for it, so the run under the
 // agent's own uid works without opening anything on the host.
 import { randomUUID } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
+import { cpSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLocalRunner } from '../../src/node/runner/run-local.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
-import { sandboxAvailable } from './sandbox-support.js';
+import { openDir, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
 
-const opened: string[] = [];
 afterAll(() => {
   removeTempDirs();
-  for (const dir of opened) rmSync(dir, { recursive: true, force: true });
+  removeOpenDirs();
 });
 
 const aRun = (agentId: string, input: unknown) => ({ run_id: randomUUID(), agent_id: agentId, user_id: 'runner@example.com', tier: 'svc_starter_agents', input });
@@ -32,10 +31,7 @@ describe.skipIf(!sandboxAvailable)('createLocalRunner under bubblewrap, with the
     const home = join(closed, 'node');
     mkdirSync(home);
     // The corpus where a host keeps data: a directory every user may read.
-    mkdirSync('/var/tmp', { recursive: true });
-    const corpus = mkdtempSync('/var/tmp/closed-corpus-');
-    chmodSync(corpus, 0o755);
-    opened.push(corpus);
+    const corpus = openDir('closed-corpus-');
     writeFileSync(join(corpus, 'tides.md'), '# Tides\n\nThe harbour closes two hours before low tide.\n');
 
     const runner = createLocalRunner({ home, varDir: join(home, 'var'), packageDir, isolation: 'bubblewrap', limits: { timeoutMs: 60_000 } });
