@@ -64,13 +64,12 @@ function v1Host(homeKey: string, mounts: Map<string, Mount | undefined>, own: Ma
     const path = own.get(name) ?? '/';
     parents.set(name, join(mount.point, relativeTo(path, mount.root), PARENT, homeKey));
   }
-  for (const parent of parents.values()) mkdirSync(parent, { recursive: true });
   return {
     version: 'v1',
     create(runId, limits) {
       const dirs = new Map([...parents].map(([name, parent]) => [name, join(parent, runId)]));
       try {
-        for (const dir of dirs.values()) mkdirSync(dir);
+        for (const dir of dirs.values()) makeGroup(dir);
         const memory = dirs.get('memory')!;
         writeFileSync(join(memory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
         // Swap accounting, where the kernel has it: memory and swap together, so swap is not extra memory.
@@ -91,7 +90,7 @@ function v1Host(homeKey: string, mounts: Map<string, Mount | undefined>, own: Ma
           memory: counter(join(dirs.get('memory')!, 'memory.oom_control'), 'oom_kill') > 0,
           tasks: counter(join(dirs.get('pids')!, 'pids.events'), 'max') > 0,
         }),
-        remove: () => removeGroups([...dirs.values()]),
+        remove: () => removeGroups([...dirs.values()]).then(() => removeEmpty([...parents.values()])),
       };
     },
     leftovers: (inFlight) => removeLeftovers([...parents.values()], inFlight),
@@ -102,15 +101,15 @@ function v2Host(homeKey: string, mount: Mount, ownPath: string): CgroupHost {
   const own = join(mount.point, relativeTo(ownPath, mount.root));
   delegateBelow(own);
   const parent = join(own, PARENT, homeKey);
-  for (const dir of [join(own, PARENT), parent]) {
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'cgroup.subtree_control'), V2_CONTROLLERS);
-  }
   return {
     version: 'v2',
     create(runId, limits) {
       const dir = join(parent, runId);
-      mkdirSync(dir);
+      for (const level of [join(own, PARENT), parent]) {
+        mkdirSync(level, { recursive: true });
+        writeFileSync(join(level, 'cgroup.subtree_control'), V2_CONTROLLERS);
+      }
+      makeGroup(dir);
       try {
         writeFileSync(join(dir, 'memory.max'), String(limits.memoryBytes));
         if (existsSync(join(dir, 'memory.swap.max'))) writeFileSync(join(dir, 'memory.swap.max'), '0');
@@ -123,7 +122,7 @@ function v2Host(homeKey: string, mount: Mount, ownPath: string): CgroupHost {
       return {
         procsFiles: [join(dir, 'cgroup.procs')],
         reached: () => ({ memory: counter(join(dir, 'memory.events'), 'oom_kill') > 0, tasks: counter(join(dir, 'pids.events'), 'max') > 0 }),
-        remove: () => removeGroups([dir]),
+        remove: () => removeGroups([dir]).then(() => removeEmpty([parent])),
       };
     },
     leftovers: (inFlight) => removeLeftovers([parent], inFlight),
@@ -148,10 +147,36 @@ function delegateBelow(own: string): void {
   }
 }
 
+/**
+ * A run's group, its home's group made on the way. Each run's end removes its home's group when it was the last one
+ * there (removeEmpty), so a run starting at that moment makes it again.
+ */
+function makeGroup(dir: string): void {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      mkdirSync(dir, { recursive: true });
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw error;
+    }
+  }
+}
+
+/** A home's group once no run is left in it: an empty group still costs the kernel memory. */
+function removeEmpty(parents: readonly string[]): void {
+  for (const parent of parents) {
+    try {
+      rmdirSync(parent);
+    } catch {
+      // A run of the home is in it (EBUSY), or it is gone already.
+    }
+  }
+}
+
 /** The groups of runs a process that died left (with their processes, if any survived it): all killed and removed. */
 async function removeLeftovers(parents: readonly string[], inFlight: (runId: string) => boolean): Promise<number> {
   const runs = new Set<string>();
-  for (const parent of parents) {
+  for (const parent of parents.filter((dir) => existsSync(dir))) {
     for (const entry of readdirSync(parent, { withFileTypes: true })) if (entry.isDirectory() && !inFlight(entry.name)) runs.add(entry.name);
   }
   for (const runId of runs) await removeGroups(parents.map((parent) => join(parent, runId)).filter((dir) => existsSync(dir)));

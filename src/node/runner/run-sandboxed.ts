@@ -20,17 +20,19 @@ import { ensureStateImage, prepareStateDir, type StateImage } from './state-imag
 /** A prelude step that failed: the launcher's exit code, so the run fails `spawn` with the reason on stderr. */
 const PRELUDE_FAILED = 125;
 
-// $1 how many cgroup.procs files follow, then those, then image, lock file and mount point ('' '' '': no image),
-// then the command. flock: mount(8) reuses the loop device that already holds the image (a run of the same agent in
+// $1 how many cgroup.procs files follow, then those, then image, lock file, mount point and the agent's uid:gid
+// ('' '' '' '': no image), then the command. flock: mount(8) reuses the loop device that already holds the image (a run of the same agent in
 // flight), but two mounts racing could each attach one: two file systems writing one image.
 const PRELUDE = `count=$1; shift
 while [ "$count" -gt 0 ]; do
   echo $$ > "$1" || { echo "swarm-node sandbox: cannot join the control group $1" >&2; exit ${PRELUDE_FAILED}; }
   shift; count=$((count - 1))
 done
-image=$1; lock=$2; point=$3; shift 3
+image=$1; lock=$2; point=$3; owner=$4; shift 4
 if [ -n "$image" ]; then
   flock -w 60 "$lock" mount -o loop,nosuid,nodev "$image" "$point" || { echo "swarm-node sandbox: cannot mount the state image $image" >&2; exit ${PRELUDE_FAILED}; }
+  # The agent's whatever the image was made for (a uid claim given up and taken again is another number).
+  chown "$owner" "$point" && chmod 0700 "$point" || exit ${PRELUDE_FAILED}
 fi
 exec "$@"`;
 
@@ -102,6 +104,7 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
       image?.image ?? '',
       image?.lock ?? '',
       image?.mountPoint ?? '',
+      identity === undefined ? '' : `${identity.uid}:${identity.gid}`,
       ...sandbox,
       ...(identity === undefined ? [] : asAgentUser(identity as RunIdentity)),
     ];
