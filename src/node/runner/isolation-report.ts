@@ -33,7 +33,7 @@ export function isolationReport(mode: IsolationMode): IsolationReport {
     };
   }
   const cgroups = probeCgroups();
-  const cannot: string[] = [];
+  const cannot: string[] = ["no system call filter: the kernel's whole surface is the agent's (systemd's agent unit has one)"];
   if (cgroups.version === null) {
     cannot.push(`no memory, task or CPU limit per run (${cgroups.reason}): only RLIMIT_DATA per process${isPrivileged() ? " and RLIMIT_NPROC per agent's uid" : ''}`);
   }
