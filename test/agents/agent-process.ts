@@ -1,14 +1,13 @@
 // Runs a reference agent of agents/ as a node runs it: the command of its manifest's `entry`, the run document on
 // stdin, a clean environment (docs/sections/starter-agents.md) and a private empty working directory.
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chownSync, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import Ajv2020 from 'ajv/dist/2020.js';
 import { runProgram, type CliResult } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
 import { tempDir } from '../helpers/temp.js';
-import { readPackageSource } from '../../src/node/install/package-source.js';
-import { closedAncestor } from '../../src/node/runner/sandbox.js';
+import { packageForOtherUsers } from '../helpers/staged-for-others.js';
 
 export const AGENTS_DIR = join(REPO_ROOT, 'agents');
 export const DOCS_SECTIONS_DIR = join(REPO_ROOT, 'docs', 'sections');
@@ -45,36 +44,9 @@ export interface AgentRun extends CliResult {
   runDir: string;
 }
 
-/**
- * What an agent run as another user needs, staged where that user can read it, as an installed node's release is
- * (0755/0644, the package's runtime modules beside the agents): a checkout may sit in a directory other users may
- * not enter (root's 0700 home, a mkdtemp), and the agents must not be run from there. The Node binary comes too
- * when it is in such a directory (a version manager's, under a home).
- */
-let staged: { root: string; node: string } | undefined;
-function stagedForOtherUsers(): { root: string; node: string } {
-  if (staged !== undefined && existsSync(staged.root)) return staged;
-  const root = tempDir('agents-staged-');
-  chmodSync(root, 0o755);
-  const copy = (source: string, path: string): void => {
-    const target = join(root, path);
-    mkdirSync(dirname(target), { recursive: true, mode: 0o755 });
-    copyFileSync(source, target);
-    chmodSync(target, (statSync(source).mode & 0o111) !== 0 ? 0o755 : 0o644);
-  };
-  for (const file of readPackageSource(REPO_ROOT).files) {
-    if (file.link === undefined && /^(agents|docs\/sections|node_modules)\//.test(file.path)) copy(file.source, file.path);
-  }
-  let node = process.execPath;
-  if (closedAncestor(node) !== undefined) {
-    copy(node, 'bin/node');
-    node = join(root, 'bin', 'node');
-  }
-  return (staged = { root, node });
-}
-
 export async function runAgentProcess(agentId: string, input: unknown, options: AgentRunOptions = {}): Promise<AgentRun> {
-  const shared = options.asUser === undefined || options.agentsDir !== undefined ? undefined : stagedForOtherUsers();
+  // As another user, from a copy that user can read, as an installed node's release is: the checkout may be closed.
+  const shared = options.asUser === undefined || options.agentsDir !== undefined ? undefined : packageForOtherUsers();
   const agentsDir = options.agentsDir ?? (shared === undefined ? AGENTS_DIR : join(shared.root, 'agents'));
   const agentDir = join(agentsDir, agentId);
   const manifest = readManifest(agentId, agentsDir);

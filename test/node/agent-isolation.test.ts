@@ -20,7 +20,9 @@ import { openNodeStore } from '../../src/node/store/database.js';
 import { createLocalRunner, type LocalRunner } from '../../src/node/runner/run-local.js';
 import { agentProgram, installTestBundle } from '../helpers/bundles.js';
 import { waitFor } from '../helpers/funnel.js';
-import { REPO_ROOT, SWARM_NODE_BIN } from '../helpers/svc-api.js';
+import { REPO_ROOT } from '../helpers/svc-api.js';
+import { packageForOtherUsers } from '../helpers/staged-for-others.js';
+import { removeTempDirs } from '../helpers/temp.js';
 import { openDir, processesOf, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
 
 const NOBODY = 65534;
@@ -88,8 +90,9 @@ async function agentSocketStandIn(socketPath: string, stateDir: string, privateT
         '-c',
         `mount -t tmpfs -o mode=1777 tmpfs "$TMPDIR" && exec setpriv --reuid=${NOBODY} --regid=${NOBODY} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs "$@"`,
         'sh',
-        process.execPath,
-        SWARM_NODE_BIN,
+        // The installed release is readable by the agent user; this checkout may not be (a clone in root's home).
+        packageForOtherUsers().node,
+        join(packageForOtherUsers().root, 'bin', 'swarm-node.js'),
         'agent-exec',
       ],
       // The private /tmp is mounted at a path of its own, not over /tmp: the checkout under test may live in /tmp.
@@ -102,7 +105,10 @@ async function agentSocketStandIn(socketPath: string, stateDir: string, privateT
   return server;
 }
 
-afterAll(() => removeOpenDirs());
+afterAll(() => {
+  removeOpenDirs();
+  removeTempDirs();
+});
 
 const aRun = (agentId: string, input: unknown) => ({ run_id: randomUUID(), agent_id: agentId, user_id: 'iso@example.com', tier: 'svc_starter_agents', input });
 

@@ -53,9 +53,10 @@ const STDERR_TAIL_BYTES = 16 * 1024;
 const LAUNCH_FAILED = 125;
 const LAUNCH_MARK = 'swarm-node-launcher:';
 
-// $1 the run directory, $2 how many paths follow whose room is reported, then those paths, then the command. The
-// launcher outlives a SIGTERM meant for the agent (a handler, which the agent does not inherit as `trap ''` would
-// pass on ignoring it), so it still reports after the agent stopped. The agent gets neither fd 3 nor fd 4.
+// $1 the run directory, $2 how many paths follow whose room is reported, then those paths, then the command. With
+// none to report (an unsandboxed run), it becomes the agent (exec), as before there were any. Otherwise it waits for
+// the agent and outlives a SIGTERM meant for it (a handler, which the agent does not inherit as `trap ''` would pass
+// on ignoring it), so it still reports after the agent stopped. The agent gets neither fd 3 nor fd 4.
 const LAUNCHER = `umask 077
 trap : TERM
 dir=$1; count=$2; shift 2
@@ -63,6 +64,7 @@ room=
 while [ "$count" -gt 0 ]; do room="$room $1"; shift; count=$((count - 1)); done
 mkdir -m 700 "$dir" || { echo "${LAUNCH_MARK} cannot create the run directory" >&2; exit ${LAUNCH_FAILED}; }
 cd "$dir" || { echo "${LAUNCH_MARK} cannot enter the run directory" >&2; exit ${LAUNCH_FAILED}; }
+[ -n "$room" ] || exec "$@" 3>&- 4>&-
 "$@" 3>&- 4>&-
 status=$?
 [ -z "$room" ] || stat -f -c '%a %f %b %d %S %n' $room >&3 2>/dev/null

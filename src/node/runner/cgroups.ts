@@ -6,7 +6,7 @@
 // cgroup v1 (this build machine: the `memory`, `pids` and `cpu` hierarchies) and v2 (the hosts we ship to), from
 // the kernel's documentation (admin-guide/cgroup-v1/memory.rst, pids.rst; admin-guide/cgroup-v2.rst). The v2 path is
 // not exercised on the build machine.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { counter, pidsIn, readMounts, readOwnCgroups, relativeTo, type Mount } from './cgroup-mounts.js';
 
@@ -61,8 +61,10 @@ function v1Host(homeKey: string, mounts: Map<string, Mount | undefined>, own: Ma
   const parents = new Map<string, string>();
   for (const [name, mount] of mounts) {
     if (mount === undefined) continue;
-    const path = own.get(name) ?? '/';
-    parents.set(name, join(mount.point, relativeTo(path, mount.root), PARENT, homeKey));
+    const group = join(mount.point, relativeTo(own.get(name) ?? '/', mount.root));
+    // A hierarchy this user may not write (an unprivileged node on cgroup v1): no cgroups, said as such.
+    if (name !== 'cpu') accessSync(group, constants.W_OK);
+    parents.set(name, join(group, PARENT, homeKey));
   }
   return {
     version: 'v1',
@@ -99,6 +101,7 @@ function v1Host(homeKey: string, mounts: Map<string, Mount | undefined>, own: Ma
 
 function v2Host(homeKey: string, mount: Mount, ownPath: string): CgroupHost {
   const own = join(mount.point, relativeTo(ownPath, mount.root));
+  accessSync(own, constants.W_OK);
   delegateBelow(own);
   const parent = join(own, PARENT, homeKey);
   return {

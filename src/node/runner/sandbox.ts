@@ -26,6 +26,8 @@ export interface SandboxSpec {
 
 /** What systemd's ProtectHome= hides: home directories are people's, not an agent's. */
 const HOME_DIRECTORIES = ['/home', '/root', '/run/user'];
+/** A tmpfs that hides a directory holds the few directories on the way to a bind. */
+const HIDDEN_TMPFS_BYTES = 1024 * 1024;
 /** The run's own /tmp (its directory, HOME and TMPDIR) and /dev/shm. */
 const FRESH = ['/tmp', '/dev/shm'];
 
@@ -50,7 +52,7 @@ export function bubblewrapArgv(spec: SandboxSpec): string[] {
   argv.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc');
   const mounts = [
     ...FRESH.map((target) => ({ target, args: ['--perms', '1777', '--size', String(spec.tmpBytes), '--tmpfs', target] })),
-    ...tmpfs.map((target) => ({ target, args: ['--perms', '0755', '--tmpfs', target] })),
+    ...tmpfs.map((target) => ({ target, args: ['--perms', '0755', '--size', String(HIDDEN_TMPFS_BYTES), '--tmpfs', target] })),
     ...binds.map(({ source, target, writable }) => ({ target, args: [writable ? '--bind' : '--ro-bind', source, target] })),
   ];
   // Directories bubblewrap makes on the way to a mount inside a tmpfs are 0700 root: made here 0755, so the agent passes.
@@ -63,6 +65,9 @@ export function bubblewrapArgv(spec: SandboxSpec): string[] {
     }
     argv.push(...mount.args);
   }
+  // What hides a directory holds only the ways to what is bound in it: read-only, so no run writes there (in a user
+  // namespace it is the run's own user's, and would be room beyond its caps).
+  for (const target of tmpfs) argv.push('--remount-ro', target);
   argv.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
   if (spec.network === 'none') argv.push('--unshare-net');
   argv.push('--die-with-parent', '--new-session', '--');
