@@ -189,7 +189,8 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
       if (code === LAUNCH_FAILED && tail.includes(LAUNCH_MARK)) {
         return { status: 'failed', error: 'spawn', message: 'the agent could not be started: its run directory could not be made', stderrTail: tail };
       }
-      if (code === LAUNCH_FAILED && spec.wrapper !== undefined) {
+      // The wrapper's own failures: the prelude's (125), bubblewrap's (1, "bwrap: …" on stderr).
+      if (spec.wrapper !== undefined && (code === LAUNCH_FAILED || (code === 1 && /^bwrap: /m.test(tail)))) {
         return { status: 'failed', error: 'spawn', message: 'the sandbox of the run could not be set up', stderrTail: tail };
       }
       if (code !== 0) {

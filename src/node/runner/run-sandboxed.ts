@@ -21,8 +21,8 @@ import { ensureStateImage, prepareStateDir, type StateImage } from './state-imag
 const PRELUDE_FAILED = 125;
 
 // $1 how many cgroup.procs files follow, then those, then image, lock file, mount point and the agent's uid:gid
-// ('' '' '' '': no image), then the command. flock: mount(8) reuses the loop device that already holds the image (a run of the same agent in
-// flight), but two mounts racing could each attach one: two file systems writing one image.
+// ('' '' '' '': no image), then the command. flock: mount(8) reuses the loop device that already holds the image (a
+// run of the same agent in flight), but two mounts racing could each attach one: two file systems writing one image.
 const PRELUDE = `count=$1; shift
 while [ "$count" -gt 0 ]; do
   echo $$ > "$1" || { echo "swarm-node sandbox: cannot join the control group $1" >&2; exit ${PRELUDE_FAILED}; }
@@ -31,7 +31,7 @@ done
 image=$1; lock=$2; point=$3; owner=$4; shift 4
 if [ -n "$image" ]; then
   flock -w 60 "$lock" mount -o loop,nosuid,nodev "$image" "$point" || { echo "swarm-node sandbox: cannot mount the state image $image" >&2; exit ${PRELUDE_FAILED}; }
-  # The agent's whatever the image was made for (a uid claim given up and taken again is another number).
+  # The agent's own, whoever the image was made for (a uid claim given up and claimed again may be another number).
   chown "$owner" "$point" && chmod 0700 "$point" || exit ${PRELUDE_FAILED}
 fi
 exec "$@"`;
