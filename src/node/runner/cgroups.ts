@@ -39,7 +39,7 @@ export type CgroupHost =
 
 const CPU_PERIOD_US = 100_000;
 const V1_CONTROLLERS = ['memory', 'pids', 'cpu'] as const;
-const V2_CONTROLLERS = '+memory +pids +cpu';
+const V2_CONTROLLERS = ['memory', 'pids', 'cpu'];
 const PARENT = 'svc-swarm-node';
 
 /** The control groups this process can make runs' groups in, for the node home `homeKey`; or why not. */
@@ -102,7 +102,8 @@ function v1Host(homeKey: string, mounts: Map<string, Mount | undefined>, own: Ma
 function v2Host(homeKey: string, mount: Mount, ownPath: string): CgroupHost {
   const own = join(mount.point, relativeTo(ownPath, mount.root));
   accessSync(own, constants.W_OK);
-  delegateBelow(own);
+  const controllers = delegateBelow(own);
+  if (!controllers.includes('+memory') || !controllers.includes('+pids')) throw new Error(`${own} has no memory or pids controller to hand down`);
   const parent = join(own, PARENT, homeKey);
   return {
     version: 'v2',
@@ -110,7 +111,7 @@ function v2Host(homeKey: string, mount: Mount, ownPath: string): CgroupHost {
       const dir = join(parent, runId);
       for (const level of [join(own, PARENT), parent]) {
         mkdirSync(level, { recursive: true });
-        writeFileSync(join(level, 'cgroup.subtree_control'), V2_CONTROLLERS);
+        writeFileSync(join(level, 'cgroup.subtree_control'), controllers);
       }
       makeGroup(dir);
       try {
@@ -134,17 +135,26 @@ function v2Host(homeKey: string, mount: Mount, ownPath: string): CgroupHost {
 
 /**
  * v2 lets a group hand controllers to its children only while it holds no process itself ("no internal process"
- * rule, cgroup-v2.rst). The daemon's own group holds the daemon: it moves itself into a leaf beside the runs' groups
- * first. Another process left in its group (a shell it was started from) makes this fail, and the error says so.
+ * rule, cgroup-v2.rst; the root group excepted). When the daemon's own group cannot, for the daemon in it, the daemon
+ * moves itself into a leaf beside the runs' groups and tries again. Another process left in its group (a shell it
+ * was started from) makes this fail, and the error says so. Returns the controllers it hands down.
  */
-function delegateBelow(own: string): void {
+function delegateBelow(own: string): string {
+  const available = readFileSync(join(own, 'cgroup.controllers'), 'utf8').split(/\s+/);
+  const controllers = V2_CONTROLLERS.filter((name) => available.includes(name)).map((name) => `+${name}`).join(' ');
   const control = join(own, 'cgroup.subtree_control');
-  if (readFileSync(control, 'utf8').includes('memory') && readFileSync(control, 'utf8').includes('pids')) return;
+  try {
+    writeFileSync(control, controllers);
+    return controllers;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EBUSY') throw error;
+  }
   const leaf = join(own, 'svc-swarm-node-daemon');
   mkdirSync(leaf, { recursive: true });
   writeFileSync(join(leaf, 'cgroup.procs'), String(process.pid));
   try {
-    writeFileSync(control, V2_CONTROLLERS);
+    writeFileSync(control, controllers);
+    return controllers;
   } catch (error) {
     throw new Error(`${own} cannot hand its controllers to the runs' groups (${(error as NodeJS.ErrnoException).code ?? 'error'}): start the daemon in a control group of its own (systemd-run --scope -p Delegate=yes, or a container's)`);
   }
