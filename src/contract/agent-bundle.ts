@@ -22,6 +22,12 @@ export const DIGEST_PATTERN = '^[0-9a-f]{64}$';
 export const VERSION_PATTERN = '^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$';
 /** Entry programs the node resolves itself (src/node/runner/bundles.ts resolveEntry). */
 export const ENTRY_RUNTIMES = ['node', 'sh'] as const;
+/**
+ * What an agent may reach over the network (docs/operations.md "Agent isolation"): `none`, the default, is its own
+ * loopback only; `egress` is the host's network, for an agent whose work is to call out (sending mail).
+ */
+export const AGENT_NETWORKS = ['none', 'egress'] as const;
+export type AgentNetwork = (typeof AGENT_NETWORKS)[number];
 
 export interface AgentManifest {
   agent_id: string;
@@ -30,6 +36,8 @@ export interface AgentManifest {
   entry: string[];
   input_schema: Record<string, unknown>;
   description?: string;
+  /** Absent: `none`. */
+  network?: AgentNetwork;
 }
 
 export interface BundleProblem {
@@ -38,7 +46,7 @@ export interface BundleProblem {
   message: string;
 }
 
-const MANIFEST_FIELDS = new Set(['agent_id', 'version', 'entry', 'input_schema', 'description']);
+const MANIFEST_FIELDS = new Set(['agent_id', 'version', 'entry', 'input_schema', 'description', 'network']);
 
 export function isDigest(value: unknown): value is string {
   return typeof value === 'string' && new RegExp(DIGEST_PATTERN).test(value);
@@ -55,7 +63,7 @@ export function manifestProblems(value: unknown, files: ReadonlySet<string>, sch
   const manifest = value as Record<string, unknown>;
   const problems: BundleProblem[] = [];
   for (const key of Object.keys(manifest)) {
-    if (!MANIFEST_FIELDS.has(key)) problems.push({ path: at(`/${key}`), message: 'is not a manifest field (agent_id, version, entry, input_schema, description)' });
+    if (!MANIFEST_FIELDS.has(key)) problems.push({ path: at(`/${key}`), message: 'is not a manifest field (agent_id, version, entry, input_schema, description, network)' });
   }
   if (!isAgentId(manifest.agent_id)) {
     problems.push({ path: at('/agent_id'), message: `${JSON.stringify(manifest.agent_id ?? null)} is not an agent_id of the catalog (swarm-node agents)` });
@@ -71,6 +79,9 @@ export function manifestProblems(value: unknown, files: ReadonlySet<string>, sch
   }
   if (manifest.description !== undefined && (typeof manifest.description !== 'string' || manifest.description.length > 1000)) {
     problems.push({ path: at('/description'), message: 'must be a string of at most 1000 characters' });
+  }
+  if (manifest.network !== undefined && !(AGENT_NETWORKS as readonly unknown[]).includes(manifest.network)) {
+    problems.push({ path: at('/network'), message: `must be one of ${AGENT_NETWORKS.map((value) => JSON.stringify(value)).join(', ')}` });
   }
   return problems;
 }

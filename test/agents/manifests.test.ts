@@ -26,8 +26,10 @@ describe('the reference agents', () => {
   it('each has a manifest of the agreed shape whose input_schema is strict JSON Schema 2020-12', () => {
     for (const agentId of AGENT_IDS) {
       const manifest = readManifest(agentId);
-      expect(Object.keys(manifest).sort(), agentId).toEqual(['agent_id', 'description', 'entry', 'input_schema', 'version']);
+      expect(Object.keys(manifest).sort(), agentId).toEqual(['agent_id', 'description', 'entry', 'input_schema', 'network', 'version']);
       expect(manifest.agent_id).toBe(agentId);
+      // None of the built-ins calls out: each runs with its own loopback only (docs/operations.md "Agent isolation").
+      expect((manifest as { network?: string }).network, agentId).toBe('none');
       expect(manifest.version).toMatch(/^\d+\.\d+\.\d+$/);
       expect(manifest.entry).toEqual(['node', 'main.mjs']);
       expect(existsSync(join(AGENTS_DIR, agentId, 'main.mjs'))).toBe(true);

@@ -92,6 +92,7 @@ describe('bad uploads are refused and store nothing', () => {
     ['a schema keyword JSON Schema 2020-12 does not have', async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { input_schema: { type: 'object', properties: { a: { type: 'string', minLenght: 1 } } } }) }, script]), 422, 'bundle_invalid', /input_schema\/properties\/a\/minLenght.*not JSON Schema 2020-12/],
     ['a schema referring to nothing', async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { input_schema: { type: 'object', $ref: '#/$defs/x' } }) }, script]), 422, 'bundle_invalid', /resolve reference #\/\$defs\/x/],
     ['an unknown manifest field', async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { entrypoint: 'x' }) }, script]), 422, 'bundle_invalid', /entrypoint/],
+    ['a network other than none or egress', async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { network: 'host' }) }, script]), 422, 'bundle_invalid', /network.*must be one of.*none.*egress/],
     ['a path climbing out with ..', async () => archiveOf([manifest, script, { name: '../escape.sh', data: 'x' }]), 422, 'bundle_invalid', /climbs out/],
     ['a .. inside a path', async () => archiveOf([manifest, script, { name: 'lib/../../escape.sh', data: 'x' }]), 422, 'bundle_invalid', /climbs out/],
     ['an absolute path', async () => archiveOf([manifest, script, { name: '/etc/cron.d/evil', data: 'x' }]), 422, 'bundle_invalid', /absolute/],

@@ -48,7 +48,9 @@ describe('swarm-node agent', () => {
     expect(ran.json).toMatchObject({ charged_cents: PRICE, bundle_digest: v1 });
     const installed = join(node.home, 'var', 'agents', AGENT, v1);
     expect(readdirSync(join(node.home, 'var', 'agents', AGENT))).toEqual([v1]);
-    expect([modeOf(join(node.home, 'var', 'agents')), modeOf(installed), modeOf(join(installed, 'main.sh')), modeOf(join(installed, 'agent.json'))]).toEqual([0o755, 0o755, 0o755, 0o644]);
+    // var/agents and var/agents/<agent_id> are passed, not listed: a bundle is found by its digest only.
+    expect([modeOf(join(node.home, 'var', 'agents')), modeOf(join(node.home, 'var', 'agents', AGENT))]).toEqual([0o711, 0o711]);
+    expect([modeOf(installed), modeOf(join(installed, 'main.sh')), modeOf(join(installed, 'agent.json'))]).toEqual([0o755, 0o755, 0o644]);
 
     writeFileSync(join(dir, 'main.sh'), '#!/bin/sh\ncat >/dev/null\necho \'{"summary": "version two"}\'\n');
     bumpVersion(dir, '0.2.0');

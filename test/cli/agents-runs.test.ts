@@ -456,7 +456,17 @@ describe('swarm-node wallet, docs, status', () => {
       service: { reachable: true, latency_ms: expect.any(Number), error: null },
       token: { stored: true, sub: node.email, tier: 'svc_starter_agents', valid: true, days_left: 30, expiring_soon: false },
       registrations: { count: 1, agents: [{ agent_id: AGENT, every: '30s', daily_cap_cents: null }] },
-      node: { enrolled: true, node_id: nodeIdOf(node), user_id: node.email, tier_id: 'svc_starter_agents', isolation: 'none', isolation_error: null },
+      node: {
+        enrolled: true,
+        node_id: nodeIdOf(node),
+        user_id: node.email,
+        tier_id: 'svc_starter_agents',
+        isolation: 'none',
+        isolation_error: null,
+        // What runs here are not held to, as the daemon logs it once and doctor says it.
+        isolation_summary: expect.stringMatching(/^none: runs as the node's own user, unsandboxed/),
+        isolation_cannot: expect.arrayContaining([expect.stringMatching(/credential and database/)]),
+      },
       database: { path: join(node.home, 'var', 'swarm-node.db'), exists: true, error: null },
       daemon: { running: false, pid: null },
       problems: [],

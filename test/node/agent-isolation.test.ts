@@ -1,7 +1,8 @@
 // Isolation on bare metal (issue 13 §7), as root with real users: an agent that tries to read the node's credential,
 // its database and another run's directory is refused each, sees no SVC_* variable and no token, holds no
 // capability, and is held to its time, memory and output limits. Both ways a node runs agents are checked:
-//   uid      the daemon may switch users (root): each run under a uid of the pool, in var/runs/<run>, 0700;
+//   bubblewrap  the daemon is root: each run in a sandbox of its own, under its agent's uid (test/node/hostile-agents
+//               has the hostile agent of each limit);
 //   systemd  an installed node: the daemon connects to the agent socket and systemd starts
 //            svc-swarm-node-agent@.service as the agent user. systemd is not running here, so a stand-in accepts
 //            on the socket the way the unit's Accept=yes does and starts the built `swarm-node agent-exec` with the
@@ -10,7 +11,7 @@
 //            alone must refuse the agent, so this checks more than the unit needs.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,14 +20,17 @@ import { openNodeStore } from '../../src/node/store/database.js';
 import { createLocalRunner, type LocalRunner } from '../../src/node/runner/run-local.js';
 import { agentProgram, installTestBundle } from '../helpers/bundles.js';
 import { waitFor } from '../helpers/funnel.js';
-import { REPO_ROOT, SWARM_NODE_BIN } from '../helpers/svc-api.js';
+import { REPO_ROOT } from '../helpers/svc-api.js';
+import { packageForOtherUsers } from '../helpers/staged-for-others.js';
+import { removeTempDirs } from '../helpers/temp.js';
+import { openDir, processesOf, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
 
 const NOBODY = 65534;
 const PROBE_AGENT = 'agent_research_rag_015';
 const PEER_AGENT = 'agent_ops_monitor_004';
 const SECRET = 'svc_node_credential_that_must_not_leak';
 
-const asRoot = process.getuid?.() === 0 && existsSync('/usr/bin/setpriv') && existsSync('/usr/bin/unshare');
+const asRoot = sandboxAvailable && existsSync('/usr/bin/setpriv') && existsSync('/usr/bin/unshare');
 
 /** Tries each thing an agent must not do and reports what happened: 'read' would be a hole. */
 const PROBE = agentProgram(`const fs = await import('node:fs');
@@ -46,25 +50,19 @@ const PROBE = agentProgram(`const fs = await import('node:fs');
     cwd: process.cwd(),
   }));`);
 
-/** Writes a secret into its own run directory, says so in `ready_dir`, and holds until `release` exists. */
+/**
+ * Writes a secret into its own run directory, says so in `ready_dir` where it may write there (a sandbox keeps the
+ * host read-only: the test then finds it by its process, ./sandbox-support.ts), and holds until `release` exists.
+ */
 const PEER = agentProgram(`const fs = await import('node:fs');
   fs.writeFileSync('secret.txt', 'peer secret');
-  fs.writeFileSync(run.input.ready_dir + '/' + run.run_id, process.cwd());
+  try { fs.writeFileSync(run.input.ready_dir + '/' + run.run_id, process.cwd()); } catch {}
+  fs.writeFileSync('ready', '');
   const poll = setInterval(() => {
     if (!fs.existsSync(run.input.release)) return;
     clearInterval(poll);
     process.stdout.write('{}');
   }, 20);`);
-
-const made: string[] = [];
-/** A directory others may enter (mkdtemp makes 0700): the agent runs as another user. */
-function openDir(prefix: string): string {
-  mkdirSync('/var/tmp', { recursive: true });
-  const dir = mkdtempSync(join('/var/tmp', prefix));
-  chmodSync(dir, 0o755);
-  made.push(dir);
-  return dir;
-}
 
 /** A node home as enroll and the daemon leave it: etc/credentials.json 0600, var/swarm-node.db 0600. */
 function nodeHome(): string {
@@ -92,8 +90,9 @@ async function agentSocketStandIn(socketPath: string, stateDir: string, privateT
         '-c',
         `mount -t tmpfs -o mode=1777 tmpfs "$TMPDIR" && exec setpriv --reuid=${NOBODY} --regid=${NOBODY} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs "$@"`,
         'sh',
-        process.execPath,
-        SWARM_NODE_BIN,
+        // The installed release is readable by the agent user; this checkout may not be (a clone in root's home).
+        packageForOtherUsers().node,
+        join(packageForOtherUsers().root, 'bin', 'swarm-node.js'),
         'agent-exec',
       ],
       // The private /tmp is mounted at a path of its own, not over /tmp: the checkout under test may live in /tmp.
@@ -107,12 +106,13 @@ async function agentSocketStandIn(socketPath: string, stateDir: string, privateT
 }
 
 afterAll(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+  removeOpenDirs();
+  removeTempDirs();
 });
 
 const aRun = (agentId: string, input: unknown) => ({ run_id: randomUUID(), agent_id: agentId, user_id: 'iso@example.com', tier: 'svc_starter_agents', input });
 
-describe.skipIf(!asRoot).each(['uid', 'systemd'] as const)('an agent run with isolation %s, as root', (isolation) => {
+describe.skipIf(!asRoot).each(['bubblewrap', 'systemd'] as const)('an agent run with isolation %s, as root', (isolation) => {
   let home: string;
   let runner: LocalRunner;
   let server: Server | undefined;
@@ -145,11 +145,7 @@ describe.skipIf(!asRoot).each(['uid', 'systemd'] as const)('an agent run with is
     const peerRun = aRun(PEER_AGENT, { ready_dir: readyDir, release });
     const peer = runner.run(peerRun);
     try {
-      const peerCwd = await waitFor(
-        async () => (existsSync(join(readyDir, peerRun.run_id)) ? readFileSync(join(readyDir, peerRun.run_id), 'utf8') : undefined),
-        'the peer run to write its secret',
-        30_000,
-      );
+      const peerCwd = await waitFor(async () => peerReady(readyDir, peerRun.run_id), 'the peer run to write its secret', 30_000);
       const probe = await runner.run(
         aRun(PROBE_AGENT, {
           credentials: join(home, 'etc', 'credentials.json'),
@@ -163,12 +159,14 @@ describe.skipIf(!asRoot).each(['uid', 'systemd'] as const)('an agent run with is
       const seen = (probe as { output: Record<string, unknown> }).output;
       expect(seen.uid).not.toBe(0);
       expect(seen.cap_eff).toBe('0000000000000000');
-      expect(seen.credentials).toBe('EACCES');
-      expect(seen.database).toBe('EACCES');
-      // Another run's directory: closed to this run's uid (uid), or not there at all in this run's own /tmp (systemd).
+      // Refused by the file's mode (systemd's stand-in), or not there at all: the sandbox hides the node's home (bubblewrap).
+      const refused = isolation === 'bubblewrap' ? ['ENOENT'] : ['EACCES'];
+      expect(refused).toContain(seen.credentials);
+      expect(refused).toContain(seen.database);
+      // Another run's directory: not there at all in this run's own /tmp.
       expect(['EACCES', 'ENOENT']).toContain(seen.peer_file);
       expect(['EACCES', 'ENOENT']).toContain(seen.peer_dir);
-      expect(seen.write_home).toBe('EACCES');
+      expect(isolation === 'bubblewrap' ? ['ENOENT', 'EROFS'] : ['EACCES']).toContain(seen.write_home);
       expect((seen.env as string[]).filter((name) => name.startsWith('SVC_'))).toEqual([]);
       expect(seen.env_values).not.toContain(SECRET);
       expect(seen.cwd).not.toBe(peerCwd);
@@ -217,13 +215,27 @@ describe.skipIf(!asRoot).each(['uid', 'systemd'] as const)('an agent run with is
     const run = aRun(PEER_AGENT, { ready_dir: readyDir, release: join(scratch, 'never') });
     const stop = new AbortController();
     const outcome = runner.run(run, stop.signal);
-    await waitFor(async () => (existsSync(join(readyDir, run.run_id)) || undefined), 'the held run to start', 30_000);
+    await waitFor(async () => peerReady(readyDir, run.run_id), 'the held run to start', 30_000);
     stop.abort();
     expect(await outcome).toMatchObject({ status: 'failed', output: { error: 'aborted' } });
     // Its process is gone: no process of any user still runs the held program for this run.
     await waitFor(async () => (pgrep(run.run_id) ? undefined : true), 'the aborted agent to be gone', 30_000);
   });
 });
+
+/** The held peer's run directory once it wrote its secret: as it told in `readyDir`, or as its process shows it. */
+function peerReady(readyDir: string, runId: string): string | undefined {
+  if (existsSync(join(readyDir, runId))) return readFileSync(join(readyDir, runId), 'utf8');
+  for (const pid of processesOf(`SWARM_RUN_ID=${runId}`)) {
+    try {
+      const cwd = readlinkSync(`/proc/${pid}/cwd`);
+      if (cwd === `/tmp/swarm-run-${runId}` && existsSync(`/proc/${pid}/root${cwd}/ready`)) return cwd;
+    } catch {
+      // Gone, or not the agent.
+    }
+  }
+  return undefined;
+}
 
 /** Whether a process whose stdin-fed run id shows in its environment is still alive (SWARM_RUN_ID is in every agent's). */
 function pgrep(runId: string): boolean {

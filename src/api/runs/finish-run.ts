@@ -15,6 +15,10 @@ export type RunFailureReason =
   | 'spawn'
   | 'aborted'
   | 'interrupted'
+  /** A limit of the run's own on its node (docs/operations.md "Agent isolation"): its memory, its tasks, its disk. */
+  | 'memory_limit'
+  | 'task_limit'
+  | 'disk_quota'
   /** The node holding it stopped renewing its lease (killed, disconnected) before it reported. */
   | 'node_lost'
   /** No node took it from the queue in time, or none that could is online any more. */

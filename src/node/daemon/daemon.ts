@@ -36,6 +36,7 @@ import { ServiceHold } from './service-hold.js';
 import { PendingSettlement } from './settlement.js';
 import { DEFAULT_BACKOFF_MS, DEFAULT_DRAIN_MS, DEFAULT_TICK_MS, REPORT_GRACE_MS } from './timing.js';
 import { WorkPuller } from './work-puller.js';
+import { isolationReport } from '../runner/isolation-report.js';
 
 export interface DaemonDeps extends Omit<CoreDeps, 'log'> {
   /** Where the log lines go (stdout, for journald). */
@@ -253,6 +254,7 @@ class NodeDaemon {
   }
 
   #catchingUp = false;
+  #isolationSaid = false;
 
   /** The service follows this node's registrations, then what a crash or an outage left is settled. */
   async #catchUp(caller: NodeCaller): Promise<boolean> {
@@ -269,6 +271,9 @@ class NodeDaemon {
         ...(labels === undefined ? {} : { labels: labels.join(',') }),
         isolation: caller.executor.runner.isolation,
       });
+      // What the runs are not held to here (status says the same): once per process, not at every catch-up.
+      if (!this.#isolationSaid) for (const what of isolationReport(caller.executor.runner.isolation).cannot) log.warn('isolation_not_held', { what });
+      this.#isolationSaid = true;
     } catch (error) {
       if (!this.#hold.onServiceError(error, caller)) log.error('serve_sync_failed', { error: messageOf(error) });
       return false;

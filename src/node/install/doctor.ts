@@ -4,9 +4,11 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { execa } from 'execa';
-import { SvcError } from '../../contract/errors.js';
+import { messageOf, SvcError } from '../../contract/errors.js';
 import type { Clock } from '../../lib/clock.js';
-import { autoUpdateOfFile, readConfigFile } from '../host/config.js';
+import { AGENT_ISOLATIONS, autoUpdateOfFile, readConfigFile, type AgentIsolation } from '../host/config.js';
+import { resolveIsolation } from '../runner/isolation.js';
+import { isolationReport } from '../runner/isolation-report.js';
 import { CREDENTIALS_MODE, type Credentials } from '../identity/credentials.js';
 import { admits, describeVersion, minimumNode, parseEngineRange } from '../host/node-version.js';
 import { ServiceClient, type ServicePing } from '../service/service-client.js';
@@ -15,7 +17,7 @@ import { integrityFindings } from '../store/file-checks.js';
 import { readManifest } from '../../lib/package-dir.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
-import { hostPathOf, SERVICE_USER, UNIT_NAMES, unitInRelease, VAR_DIR_MODE, type InstallLayout } from '../host/location.js';
+import { agentSocketPath, hostPathOf, SERVICE_USER, UNIT_NAMES, unitInRelease, VAR_DIR_MODE, type InstallLayout } from '../host/location.js';
 import { readLink } from './links.js';
 import { lookupServiceUser } from './service-user.js';
 import { unitOfRelease } from './unit-file.js';
@@ -65,6 +67,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     ...(await checkService(options)),
     checkToken(credentials, options.clock),
     await checkDatabase(layout),
+    checkIsolation(layout),
   ];
   return { root: layout.root, home: layout.home, ok: checks.every((check) => check.status !== 'fail'), checks };
 }
@@ -146,6 +149,22 @@ function checkUnit(layout: InstallLayout, rootFlag: string): DoctorCheck {
     }
   }
   return { name: 'unit', status: 'ok', detail: `${layout.unitFiles.map((file) => basename(file)).join(', ')} in ${hostPathOf(layout, dirname(layout.unitFile))} match the current release` };
+}
+
+/** How agent runs are kept from the node here, and what they are not held to (docs/operations.md "Agent isolation"). */
+function checkIsolation(layout: InstallLayout): DoctorCheck {
+  const file = readConfigFile(layout.configFile);
+  const wanted = (AGENT_ISOLATIONS as readonly string[]).includes(file.agent_isolation ?? '') ? (file.agent_isolation as AgentIsolation) : 'auto';
+  let mode;
+  try {
+    mode = resolveIsolation(wanted, file.agent_socket ?? agentSocketPath(layout.name));
+  } catch (error) {
+    return { name: 'isolation', status: 'fail', detail: messageOf(error), fix: 'apt-get install bubblewrap' };
+  }
+  const report = isolationReport(mode);
+  const detail = report.cannot.length === 0 ? report.summary : `${report.summary}; not held: ${report.cannot.join('; ')}`;
+  if (mode === 'none') return { name: 'isolation', status: 'warn', detail, fix: 'apt-get install bubblewrap, or install the node with systemd (swarm-node install)' };
+  return { name: 'isolation', status: 'ok', detail };
 }
 
 /** The current release's own runtime where it ships one (the host needs no Node), else the node on systemd's PATH. */

@@ -7,11 +7,13 @@
 // The exchange on the connection: the daemon sends one JSON line (AgentExecRequest) and keeps its side open; the
 // service (`swarm-node agent-exec`, stdin and stdout on the connection) runs the agent and answers one JSON line
 // (AgentOutcome). The daemon closing the connection early stops the agent: the node is stopping.
+import { mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { runAgentProcess, type AgentLimits, type AgentOutcome } from './agent-process.js';
+import { ownCgroupCounters } from './cgroup-probe.js';
 
 export interface AgentExecRequest {
   run_id: string;
@@ -80,15 +82,23 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
   input.resume();
   const runDir = join(tmpdir(), `swarm-run-${request.run_id}`);
   const stateDir = env.STATE_DIRECTORY === undefined ? undefined : join(env.STATE_DIRECTORY.split(':')[0]!, request.agent_id);
+  if (stateDir !== undefined) mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  // The unit's cgroup is this run's alone: its counters say whether the run reached MemoryMax= or TasksMax=.
+  const counters = ownCgroupCounters();
   const outcome = await runAgentProcess({
     command: request.command,
     runDir,
-    ...(stateDir === undefined ? {} : { stateDir }),
+    removeRunDir: true,
     stdin: request.stdin,
-    identity: undefined,
     limits: request.limits,
     env: { ...request.env, HOME: runDir, TMPDIR: runDir, ...(stateDir === undefined ? {} : { SWARM_STATE_DIR: stateDir }) },
     signal: stopped.signal,
+    ...(counters === undefined ? {} : { cgroup: counters }),
+    // TemporaryFileSystem= in the unit: the run's TMPDIR (/tmp/run) and /dev/shm, each of the unit's size.
+    capped: [
+      { path: tmpdir(), what: 'its TMPDIR (the run directory)', bytes: request.limits.tmpBytes },
+      { path: '/dev/shm', what: 'its /dev/shm', bytes: request.limits.tmpBytes },
+    ],
   });
   await answer(outcome);
 
