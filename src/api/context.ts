@@ -135,6 +135,8 @@ export interface ServiceContext {
   shutdownSignal: AbortSignal;
   /** The upload quota and rate (src/api/agents/upload-quota.ts, upload-rate.ts). */
   uploadLimits: UploadLimits;
+  /** Sign-in codes one client address may ask for in an hour (auth/email-codes.ts). */
+  signInCodesPerClient: number;
   /** Where the releases it serves are (svc-api --releases-dir; issue 15); undefined: it serves none. */
   releasesDir?: string | undefined;
   /** Background work the service waits for (bounded) before it closes the database. */

@@ -52,6 +52,8 @@ Options:
                         refused 413 upload_quota_exceeded; 0: no limit             default 256
   --upload-quota-versions <n>  agent versions one user may keep, all agents; 0: no limit   default 500
   --uploads-per-hour <n>  agent uploads one user may make in an hour (429 beyond); 0: none  default 60
+  --sign-in-codes-per-client <n>  sign-in codes one client address may ask for in an hour, all
+                        addresses together (raise it for many users behind one NAT)   default 30
   --version-retention <d>  remove an uploaded version unused this long (1h to 365d), never the
                         current one, the one before it, or one a run not finished is pinned
                         to; 0 or off keeps them                                default 90d

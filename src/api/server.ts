@@ -22,6 +22,7 @@ import { loadSecrets, type ServiceSecrets } from './secrets.js';
 import { WAL_CHECKPOINT_INTERVAL_MS, checkpointWal, scheduleWalCheckpoint } from './store/wal-checkpoint.js';
 import { createTokenService } from './auth/tokens.js';
 import { createRevocations, REVOCATION_POLL_MS } from './auth/revocations.js';
+import { CODES_PER_CLIENT } from './auth/email-codes.js';
 import { createAuditLog } from './audit/audit-log.js';
 import { createMailer, DEFAULT_MAIL_FROM } from './mail/mailer.js';
 import type { TrustProxy } from './http/trust-proxy.js';
@@ -65,6 +66,8 @@ export interface ServiceOptions {
   uploadsPerHour?: number;
   /** Versions unused this long are removed (svc-api --version-retention); 0 keeps them. Default 90 days. */
   versionRetentionMs?: number;
+  /** Sign-in codes one client address may ask for in an hour (svc-api --sign-in-codes-per-client). Default 30. */
+  signInCodesPerClient?: number;
 }
 
 export interface RunningService {
@@ -158,6 +161,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     metrics: createServiceMetrics({ probe: storeProbe, onlineSince: () => clock.now() - runTiming.leaseMs }),
     releasesDir: options.releasesDir,
     uploadLimits: { quota: { ...DEFAULT_UPLOAD_QUOTA, ...options.uploadQuota }, uploadsPerHour: options.uploadsPerHour ?? DEFAULT_UPLOADS_PER_HOUR },
+    signInCodesPerClient: options.signInCodesPerClient ?? CODES_PER_CLIENT,
   };
 
   // Runs whose lease ran out while the service was down are failed and refunded before the first request; a run a
