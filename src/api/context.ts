@@ -1,5 +1,6 @@
 // What every route of the service is given. Routes take it as an argument (no globals), so a test builds a
 // service with a real SQLite file, a clock it controls and the real provider and runtime.
+import { DEFAULT_QUEUE_SECONDS } from '../contract/jobs.js';
 import type { Store } from './store/store.js';
 import type { Clock } from '../lib/clock.js';
 import type { RunEvents } from './runs/run-events.js';
@@ -63,7 +64,7 @@ export interface RunTiming {
   pollHoldMs: number;
   /** The longest execute waits for the node's result before it answers 202 with the run as it stands. */
   executeWaitMs: number;
-  /** A queued run that no node took within this is failed (not_picked_up) and refunded. */
+  /** How long a run waits for a node when execute names no queue_seconds; then it is failed (not_picked_up) and refunded. */
   queueTimeoutMs: number;
   /** How often expired leases and stranded queued runs are looked for. */
   sweepMs: number;
@@ -73,7 +74,7 @@ export const DEFAULT_RUN_TIMING: RunTiming = {
   leaseMs: 45_000,
   pollHoldMs: 20_000,
   executeWaitMs: 30_000,
-  queueTimeoutMs: 10 * 60_000,
+  queueTimeoutMs: DEFAULT_QUEUE_SECONDS * 1000,
   sweepMs: 1_000,
 };
 

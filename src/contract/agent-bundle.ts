@@ -3,6 +3,7 @@
 // here, beside the catalog, so the service (which refuses a bundle) and the CLI (which checks before it uploads)
 // read one table.
 import { isAgentId } from './agents.js';
+import { DEFAULT_RUN_SECONDS, MAX_RUN_SECONDS } from './jobs.js';
 import type { SchemaIssue } from './input-schema-messages.js';
 
 /** The archive as uploaded (compressed when gzip): what the service stores and a node downloads. */
@@ -38,6 +39,20 @@ export interface AgentManifest {
   description?: string;
   /** Absent: `none`. */
   network?: AgentNetwork;
+  /** The run's time limit, at most MAX_RUN_SECONDS (docs/api.md "Runs as jobs"); absent: DEFAULT_RUN_SECONDS. */
+  timeout_seconds?: number;
+  /** Whether a run lost with its node may run again from the start (no side effect repeats); absent: false. */
+  retry_safe?: boolean;
+}
+
+/** What a version of an agent asks of each of its runs, from its agent.json: the service holds runs to it. */
+export interface RunTerms {
+  timeout_seconds: number;
+  retry_safe: boolean;
+}
+
+export function runTermsOf(manifest: Pick<AgentManifest, 'timeout_seconds' | 'retry_safe'>): RunTerms {
+  return { timeout_seconds: manifest.timeout_seconds ?? DEFAULT_RUN_SECONDS, retry_safe: manifest.retry_safe ?? false };
 }
 
 export interface BundleProblem {
@@ -46,7 +61,7 @@ export interface BundleProblem {
   message: string;
 }
 
-const MANIFEST_FIELDS = new Set(['agent_id', 'version', 'entry', 'input_schema', 'description', 'network']);
+const MANIFEST_FIELDS = new Set(['agent_id', 'version', 'entry', 'input_schema', 'description', 'network', 'timeout_seconds', 'retry_safe']);
 
 export function isDigest(value: unknown): value is string {
   return typeof value === 'string' && new RegExp(DIGEST_PATTERN).test(value);
@@ -63,7 +78,7 @@ export function manifestProblems(value: unknown, files: ReadonlySet<string>, sch
   const manifest = value as Record<string, unknown>;
   const problems: BundleProblem[] = [];
   for (const key of Object.keys(manifest)) {
-    if (!MANIFEST_FIELDS.has(key)) problems.push({ path: at(`/${key}`), message: 'is not a manifest field (agent_id, version, entry, input_schema, description, network)' });
+    if (!MANIFEST_FIELDS.has(key)) problems.push({ path: at(`/${key}`), message: `is not a manifest field (${[...MANIFEST_FIELDS].join(', ')})` });
   }
   if (!isAgentId(manifest.agent_id)) {
     problems.push({ path: at('/agent_id'), message: `${JSON.stringify(manifest.agent_id ?? null)} is not an agent_id of the catalog (swarm-node agents)` });
@@ -83,6 +98,11 @@ export function manifestProblems(value: unknown, files: ReadonlySet<string>, sch
   if (manifest.network !== undefined && !(AGENT_NETWORKS as readonly unknown[]).includes(manifest.network)) {
     problems.push({ path: at('/network'), message: `must be one of ${AGENT_NETWORKS.map((value) => JSON.stringify(value)).join(', ')}` });
   }
+  const timeout = manifest.timeout_seconds;
+  if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > MAX_RUN_SECONDS)) {
+    problems.push({ path: at('/timeout_seconds'), message: `must be a whole number of seconds from 1 to ${MAX_RUN_SECONDS} (${MAX_RUN_SECONDS / 3600} hours)` });
+  }
+  if (manifest.retry_safe !== undefined && typeof manifest.retry_safe !== 'boolean') problems.push({ path: at('/retry_safe'), message: 'must be true or false' });
   return problems;
 }
 

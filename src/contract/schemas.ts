@@ -4,6 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { AGENT_IDS } from './agents.js';
 import { DEPLOY_MODE, INSTALL_PATH } from './claims.js';
 import { EMAIL_PATTERN } from './email.js';
+import { MAX_QUEUE_SECONDS, MAX_RUN_SECONDS } from './jobs.js';
 import { LABEL_PATTERN, MAX_LABEL_LENGTH, MAX_LABELS } from './labels.js';
 import { DOCS_SECTIONS, TIER_IDS } from './tiers.js';
 import { UUID_PATTERN } from './uuid.js';
@@ -107,6 +108,10 @@ export const ExecuteRequest = Type.Object(
     input: Type.Optional(Type.Record(Type.String({ maxLength: 128 }), Type.Unknown())),
     node_id: Type.Optional(Type.String({ pattern: UUID_PATTERN })),
     labels: Type.Optional(Labels),
+    /** How long the run may wait for a node (docs/api.md "Runs as jobs", "The queue"); absent: the service's default. */
+    queue_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_QUEUE_SECONDS })),
+    /** A time limit below the agent's own (agent.json timeout_seconds); never above it. */
+    timeout_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_RUN_SECONDS })),
   },
   strict,
 );

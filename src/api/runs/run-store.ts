@@ -24,6 +24,11 @@ export interface NewRun {
   pinned_node_id: string | null;
   bundle_digest: string | null;
   started_at: number;
+  timeout_seconds: number;
+  queue_seconds: number;
+  queue_deadline_at: number;
+  /** 1: the run may run again from the start when its node is lost (its version's agent.json retry_safe). */
+  retry_safe: number;
 }
 
 export interface Lease {
@@ -91,11 +96,16 @@ export function createRunStore(store: Store): RunStore {
       lease_id: row.lease_id,
       lease_expires_at: row.lease_expires_at,
       claimed_at: row.claimed_at,
+      timeout_seconds: row.timeout_seconds,
+      queue_seconds: row.queue_seconds,
+      queue_deadline_at: row.queue_deadline_at,
+      retry_safe: row.retry_safe,
+      attempt: 1,
     }),
   );
   const insert = async (run: NewRun, held: Held): Promise<RunRow> => {
     await insertRun(store.db, { ...run, ...held });
-    return { ...run, ...held, output_json: null, finished_by: null, finished_at: null };
+    return { ...run, ...held, output_json: null, finished_by: null, finished_at: null, attempt: 1, cancel_requested_at: null, cancelled_at: null };
   };
   const byId = (db: Kysely<Tables>, runId: string) => db.selectFrom('runs').selectAll().where('run_id', '=', runId);
   const get = compiledOnce((db, at: { runId: string }) => byId(db, at.runId));

@@ -73,6 +73,7 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       if (ephemeralNode !== undefined && !(await mayTakeRun(ctx.store, ephemeralNode))) throw ephemeralNodeUsed(ephemeralNode);
 
       const runId = timeOrderedId(now);
+      const queueSeconds = request.queue_seconds ?? Math.round(ctx.runTiming.queueTimeoutMs / 1000);
       const debit = await ctx.ledger.debitForRun({ user_id: userId, run_id: runId, amount_cents: priceCents });
       if (!debit.ok) {
         // Thrown inside the transaction, so nothing of this request stays: no charge, no run, no key. A retry with the
@@ -96,6 +97,11 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
         pinned_node_id: pinned ?? null,
         bundle_digest: bundleDigest,
         started_at: now,
+        // The agent's own limit; execute may ask for less, never more (docs/api.md "Runs as jobs").
+        timeout_seconds: Math.min(checked.terms.timeout_seconds, request.timeout_seconds ?? Number.POSITIVE_INFINITY),
+        queue_seconds: queueSeconds,
+        queue_deadline_at: now + queueSeconds * 1000,
+        retry_safe: checked.terms.retry_safe ? 1 : 0,
       };
       const lease = call.caller.kind === 'node' ? newLease(now, ctx.runTiming.leaseMs) : undefined;
       const run = lease === undefined || call.caller.kind !== 'node' ? await runs.insertQueued(newRun) : await runs.insertLeased(newRun, call.caller.node.node_id, lease);

@@ -55,6 +55,8 @@ export interface Tables {
     ephemeral: Generated<number>;
     /** An ephemeral node's one run, set when it is leased or started; null before (and on any other node). */
     ephemeral_run_id: string | null;
+    /** When its daemon said it stopped (POST /v1/swarm/nodes/self/offline); cleared by its next poll. Offline meanwhile. */
+    offline_at: number | null;
   };
   node_agents: { node_id: string; agent_id: string; registered_at: number };
   /** The labels a node carries, lowercase (contract/labels.ts). */
@@ -125,6 +127,29 @@ export interface Tables {
     started_at: number;
     claimed_at: number | null;
     finished_at: number | null;
+    /** The longest the run may take on its node, in seconds (the agent's limit, or less when execute asked). */
+    timeout_seconds: number | null;
+    /** How long it may wait for a node, in seconds, and until when it waits this time (reset by a retry). */
+    queue_seconds: number | null;
+    queue_deadline_at: number | null;
+    /** Which attempt runs it (from 1); a retry-safe run lost with its node is queued again as the next. */
+    attempt: number;
+    /** 1: the agent's version said its runs may run again from the start (agent.json retry_safe). */
+    retry_safe: number;
+    /** When the user asked to cancel it while it ran; its node stops it at its next contact. */
+    cancel_requested_at: number | null;
+    /** Set when it ended cancelled: stored as status failed, shown as `cancelled` (run-view.ts). */
+    cancelled_at: number | null;
+  };
+  /** The attempts of a run that ended before its last one (each lost with its node, or interrupted by a restart). */
+  run_attempts: {
+    run_id: string;
+    attempt: number;
+    node_id: string | null;
+    claimed_at: number | null;
+    ended_at: number;
+    error: string;
+    message: string;
   };
   idempotency_keys: {
     user_id: string;
@@ -169,6 +194,8 @@ export interface Tables {
     uploaded_at: number;
     /** When it last stopped being current (null: never was replaced); unused since then, or since its upload. */
     released_at: number | null;
+    /** What the version's agent.json asks of its runs (contract/agent-bundle.ts RunTerms); null: uploaded before, the defaults. */
+    run_terms_json: string | null;
   };
   agent_current: { user_id: string; agent_id: string; digest: string; updated_at: number };
 }
