@@ -3,12 +3,12 @@
 // comes in meanwhile), then closes the database. Runs on the nodes go on: their results reach the next start.
 import { setMaxListeners } from 'node:events';
 import { mkdirSync } from 'node:fs';
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import { systemClock, type Clock } from '../lib/clock.js';
+import type { FastifyInstance } from 'fastify';
+import { systemClock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import { buildApp } from './app.js';
 import { createLedger } from './wallet/ledger.js';
-import { repeatInBackground, resolveRunTiming, type RunTiming, type ServiceContext } from './context.js';
+import { repeatInBackground, resolveRunTiming, type ServiceContext } from './context.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 import { createPaymentProvider, paymentProviderConfigOf } from './payments/provider.js';
@@ -25,50 +25,17 @@ import { createRevocations, REVOCATION_POLL_MS } from './auth/revocations.js';
 import { CODES_PER_CLIENT } from './auth/email-codes.js';
 import { createAuditLog } from './audit/audit-log.js';
 import { createMailer, DEFAULT_MAIL_FROM } from './mail/mailer.js';
-import type { TrustProxy } from './http/trust-proxy.js';
 import { createServiceMetrics, isDatabaseError } from './ops/metrics.js';
-import { startMetricsServer, type ListenAddress, type MetricsServer } from './ops/metrics-server.js';
+import { startMetricsServer, type MetricsServer } from './ops/metrics-server.js';
 import { createStoreProbe } from './ops/store-probe.js';
-import { DEFAULT_BODY_TIMEOUT, type BodyTimeout } from './http/body-timeout.js';
+import { DEFAULT_BODY_TIMEOUT } from './http/body-timeout.js';
 import { capConnectionsPerAddress, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from './http/connection-cap.js';
-import { DEFAULT_UPLOAD_QUOTA, type UploadQuota } from './agents/upload-quota.js';
+import { DEFAULT_UPLOAD_QUOTA } from './agents/upload-quota.js';
 import { DEFAULT_UPLOADS_PER_HOUR } from './agents/upload-rate.js';
 import { DEFAULT_VERSION_RETENTION_MS, scheduleVersionRetention } from './agents/version-retention.js';
 
-export interface ServiceOptions {
-  host?: string;
-  port?: number;
-  dataDir: string;
-  sandbox?: boolean;
-  clock?: Clock;
-  env?: NodeJS.ProcessEnv;
-  logger?: FastifyServerOptions['logger'];
-  rateLimitPerMinute?: number;
-  /** Peers whose X-Forwarded-For names the client (svc-api --trust-proxy); none by default. */
-  trustProxy?: TrustProxy;
-  /** Leases, holds and timeouts of runs on the nodes (svc-api's flags); tests shorten them. */
-  runTiming?: Partial<RunTiming>;
-  /** The output of npm run release to serve (svc-api --releases-dir); none when unset. */
-  releasesDir?: string;
-  /** How often the WAL is emptied (src/api/wal-checkpoint.ts); tests shorten it. */
-  walCheckpointIntervalMs?: number;
-  /** Where GET /metrics is served (svc-api --metrics-listen); not at all when unset. */
-  metricsListen?: ListenAddress;
-  /** Nodes away this long are removed (svc-api --stale-node-after); 0 keeps them. Default 14 days. */
-  staleNodeAfterMs?: number;
-  /** When a stalled request body is cut off (svc-api --body-idle-seconds, --body-min-rate); routes may differ. */
-  bodyTimeout?: Partial<BodyTimeout>;
-  /** Connections one client address may hold open (svc-api --max-connections-per-address); 0: no cap. */
-  maxConnectionsPerAddress?: number;
-  /** A user's stored bundles and versions (svc-api --upload-quota-mib, --upload-quota-versions); 0: no limit. */
-  uploadQuota?: Partial<UploadQuota>;
-  /** Upload requests per user and hour (svc-api --uploads-per-hour); 0: no limit. */
-  uploadsPerHour?: number;
-  /** Versions unused this long are removed (svc-api --version-retention); 0 keeps them. Default 90 days. */
-  versionRetentionMs?: number;
-  /** Sign-in codes one client address may ask for in an hour (svc-api --sign-in-codes-per-client). Default 30. */
-  signInCodesPerClient?: number;
-}
+import type { ServiceOptions } from './service-options.js';
+export type { ServiceOptions };
 
 export interface RunningService {
   app: FastifyInstance;
