@@ -15,6 +15,7 @@ const ON_POSTGRES = [
   'test/api/execute.test.ts',
   'test/api/http-limits.test.ts',
   'test/api/idempotency.test.ts',
+  'test/api/jobs.test.ts',
   'test/api/scopes.test.ts',
   'test/api/sign-in-codes.test.ts',
   'test/api/revocation.test.ts',

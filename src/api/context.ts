@@ -68,6 +68,11 @@ export interface RunTiming {
   queueTimeoutMs: number;
   /** How often expired leases and stranded queued runs are looked for. */
   sweepMs: number;
+  /**
+   * How long a running run's node has to stop it and say so once its user cancelled it: it learns at its next poll
+   * (a held poll ends at once), so seconds; past this the sweep ends the run here, refunded (docs/api.md "Cancel").
+   */
+  cancelGraceMs: number;
 }
 
 export const DEFAULT_RUN_TIMING: RunTiming = {
@@ -76,6 +81,7 @@ export const DEFAULT_RUN_TIMING: RunTiming = {
   executeWaitMs: 30_000,
   queueTimeoutMs: DEFAULT_QUEUE_SECONDS * 1000,
   sweepMs: 1_000,
+  cancelGraceMs: 30_000,
 };
 
 /**

@@ -105,6 +105,16 @@ export const ERROR_CODES = {
     title: 'Payment mismatch',
     remedy: 'Use a payment made for this tier and merchant.',
   },
+  run_finished: {
+    status: 409,
+    title: 'Run already finished',
+    remedy: 'Nothing is left to stop: see how it ended with swarm-node runs show <run_id> (GET /v1/swarm/runs/{run_id}).',
+  },
+  idempotency_key_void: {
+    status: 409,
+    title: 'Idempotency-Key settled as never run',
+    remedy: 'This key was looked up and settled as never run, and nothing was charged for it: send the run again with a new Idempotency-Key.',
+  },
   idempotency_key_reuse: {
     status: 422,
     title: 'Idempotency-Key reused',

@@ -78,13 +78,68 @@ export type ArtifactView = Static<typeof ArtifactView>;
 export const RunArtifacts = Type.Object({ run_id: Type.String(), artifacts: Type.Array(ArtifactView), expires_at: Type.Union([Timestamp, Type.Null()]) });
 export type RunArtifacts = Static<typeof RunArtifacts>;
 
-// A run's attempts (GET /v1/swarm/runs/{run_id})
+// A run's attempts (GET /v1/swarm/runs/{run_id}): every attempt, the one under way (or the last) included.
 export const RunAttempt = Type.Object({
   attempt: Type.Integer(),
   node_id: Type.Union([Type.String(), Type.Null()]),
   started_at: Type.Union([Timestamp, Type.Null()]),
   ended_at: Type.Union([Timestamp, Type.Null()]),
-  /** succeeded, failed, cancelled, or why it was tried again: node_lost, interrupted. */
+  /** How it ended: succeeded, failed, cancelled, or why the run was tried again (node_lost, interrupted); null while it runs. */
   outcome: Type.Union([Type.String(), Type.Null()]),
+  message: Type.Optional(Type.String()),
 });
 export type RunAttempt = Static<typeof RunAttempt>;
+
+/** GET /v1/swarm/runs: a page holds at most this many runs (limit), 50 when not given. */
+export const MAX_RUNS_PAGE = 200;
+export const DEFAULT_RUNS_PAGE = 50;
+
+// GET /v1/swarm/runs: the query (text, as every query string: never coerced)
+export const RunListQuery = Type.Object(
+  {
+    agent_id: Type.Optional(Type.String({ maxLength: 128 })),
+    status: Type.Optional(Type.Union(['queued', 'running', 'succeeded', 'failed', 'cancelled'].map((status) => Type.Literal(status)))),
+    node_id: Type.Optional(Type.String({ maxLength: 64 })),
+    /** Runs started at or after this time (ISO 8601), and before `until`. */
+    since: Type.Optional(Type.String({ maxLength: 40 })),
+    until: Type.Optional(Type.String({ maxLength: 40 })),
+    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$' })),
+    /** next_cursor of the page before. */
+    cursor: Type.Optional(Type.String({ maxLength: 200 })),
+  },
+  strict,
+);
+export type RunListQuery = Static<typeof RunListQuery>;
+
+/** A run as the history lists it: without its output (GET /v1/swarm/runs/{run_id} has it), with why it failed. */
+export const RunSummary = Type.Object({
+  run_id: Type.String(),
+  agent_id: Type.String(),
+  status: Type.String(),
+  charged_cents: Type.Integer(),
+  started_at: Timestamp,
+  finished_at: Type.Union([Timestamp, Type.Null()]),
+  node_id: Type.Union([Type.String(), Type.Null()]),
+  attempt: Type.Integer(),
+  /** A failed or cancelled run's reason ({error, message}); null otherwise. */
+  error: Type.Union([Type.Object({ error: Type.String(), message: Type.String() }), Type.Null()]),
+});
+export type RunSummary = Static<typeof RunSummary>;
+export const RunList = Type.Object({
+  runs: Type.Array(RunSummary),
+  /** Ask again with ?cursor=<next_cursor> (and the same filters) for older runs; null: there are none. */
+  next_cursor: Type.Union([Type.String(), Type.Null()]),
+});
+export type RunList = Static<typeof RunList>;
+
+/** Where a run's logs and artifacts are (GET, with the same credential). */
+export const RunLinks = Type.Object({ logs: Type.String(), artifacts: Type.String() });
+
+// POST /v1/swarm/runs/by-key (Idempotency-Key header): finds the key's run, or settles the key as never run.
+export const KeySettlement = Type.Object({
+  idempotency_key: Type.String(),
+  /** found: the run below is the key's; never_ran: no run had it, and from now on none will (execute answers 409). */
+  settled: Type.Union([Type.Literal('found'), Type.Literal('never_ran')]),
+  run: Type.Union([Type.Unknown(), Type.Null()]),
+});
+export type KeySettlement = Static<typeof KeySettlement>;

@@ -4,7 +4,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { AGENT_IDS } from './agents.js';
 import { DEPLOY_MODE, INSTALL_PATH } from './claims.js';
 import { EMAIL_PATTERN } from './email.js';
-import { MAX_QUEUE_SECONDS, MAX_RUN_SECONDS } from './jobs.js';
+import { MAX_QUEUE_SECONDS, MAX_RUN_SECONDS, RunAttempt, RunLinks } from './jobs.js';
 import { LABEL_PATTERN, MAX_LABEL_LENGTH, MAX_LABELS } from './labels.js';
 import { DOCS_SECTIONS, TIER_IDS } from './tiers.js';
 import { UUID_PATTERN } from './uuid.js';
@@ -116,10 +116,13 @@ export const ExecuteRequest = Type.Object(
   strict,
 );
 export type ExecuteRequest = Static<typeof ExecuteRequest>;
-/** queued: charged, waiting for a node; running: a node holds its lease; then one of the two final statuses. */
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
+/**
+ * queued: charged, waiting for a node; running: a node holds its lease; then one of the final statuses. cancelled:
+ * stopped by its user (POST /v1/swarm/runs/{run_id}/cancel), refunded like a failure (docs/api.md "Cancel").
+ */
+export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
-export const FINISHED_RUN_STATUSES = ['succeeded', 'failed'] as const;
+export const FINISHED_RUN_STATUSES = ['succeeded', 'failed', 'cancelled'] as const;
 /** The run as execute (200 when finished in time, else 202) and GET /v1/swarm/runs/{run_id} show it. */
 export const RunResponse = Type.Object({
   run_id: Type.String(),
@@ -136,8 +139,19 @@ export const RunResponse = Type.Object({
   lease: Type.Optional(Type.Object({ lease_id: Type.String(), expires_at: Timestamp })),
   /** The uploaded bundle (SHA-256) the run executes, pinned at execute; absent: the node's built-in agent. */
   bundle_digest: Type.Optional(Type.String()),
+  /** Additions (docs/api.md "Runs as jobs"): its time limit on the node, in seconds. */
+  timeout_seconds: Type.Optional(Type.Integer()),
+  /** Which attempt runs it, from 1: a retry-safe run lost with its node runs again under the same id and charge. */
+  attempt: Type.Optional(Type.Integer()),
+  /** While queued: when it is refunded not_picked_up if no node took it. */
+  queue_expires_at: Type.Optional(Type.Union([Timestamp, Type.Null()])),
+  /** When its user asked to cancel it (its node stops it at its next contact); null when never. */
+  cancel_requested_at: Type.Optional(Type.Union([Timestamp, Type.Null()])),
 });
 export type RunResponse = Static<typeof RunResponse>;
+/** GET /v1/swarm/runs/{run_id}: the run, its attempts, and where its logs and artifacts are (docs/api.md "Run history"). */
+export const RunDetail = Type.Composite([RunResponse, Type.Object({ attempts: Type.Array(RunAttempt), links: RunLinks })]);
+export type RunDetail = Static<typeof RunDetail>;
 /** spec §4 names no success shape; a finished run is the RunResponse with a final status. */
 export const ExecuteResponse = RunResponse;
 export type ExecuteResponse = RunResponse;

@@ -46,6 +46,8 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
     lease_id: run.lease_id!,
     lease_expires_at: isoTime(run.lease_expires_at!),
     ...(run.bundle_digest === null ? {} : { bundle_digest: run.bundle_digest }),
+    ...(run.timeout_seconds === null ? {} : { timeout_seconds: run.timeout_seconds }),
+    attempt: run.attempt,
   });
   // The runs one poll takes share its lease: a result is accepted for the run with the lease it was handed under.
   const claim = async (node: EnrolledNode, capacity: number): Promise<AssignedRun[]> => {
@@ -77,7 +79,8 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
         seenAt = at;
       };
       await seen(now, { hostname: request.hostname, ...(request.name === undefined ? {} : { name: request.name }), version: request.version });
-      const lost = await runs.renewLeases(node.node_id, request.running, now + leaseMs);
+      const { lost, cancel } = await runs.renewLeases(node.node_id, request.running, now + leaseMs);
+      const cancelOf = (ids: readonly string[]) => (ids.length === 0 ? {} : { cancel: [...ids] });
       const holdMs = Math.min(pollHoldMs, (request.wait_seconds ?? Number.POSITIVE_INFINITY) * 1000);
       const hold = gone === undefined ? drain : AbortSignal.any([drain, gone]);
       const oneRun = node.ephemeral ? await ephemeralRunOf(ctx.store, node.node_id) : undefined;
@@ -86,23 +89,27 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
         // node to retire (remove itself, DELETE /v1/swarm/nodes/self), at once rather than at its next poll.
         const over = await events.waitFor({ run: oneRun.run_id }, async () => ((await ephemeralRunOf(ctx.store, node.node_id))?.over === true ? true : undefined), holdMs, hold);
         if (gone?.aborted !== true) await seen(ctx.clock.now());
-        return { runs: [], lost, lease_seconds: Math.floor(leaseMs / 1000), ...(over === true ? { retire: true } : {}) };
+        return { runs: [], lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(cancel), ...(over === true ? { retire: true } : {}) };
       }
-      const check = async (): Promise<AssignedRun[] | undefined> => {
+      if (cancel.length > 0) return { runs: [], lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(cancel) };
+      // A held poll ends early when a run it holds is to be cancelled: the node stops it within a wake-up, not a hold.
+      const check = async (): Promise<{ runs: AssignedRun[]; cancel: string[] } | undefined> => {
+        const asked = await runs.cancelAsked(node.node_id, request.running);
+        if (asked.length > 0) return { runs: [], cancel: asked };
         if (request.capacity === 0) return undefined;
         // SQLite: every poll of the user wakes at each new run, and most find it taken by another; a look outside
         // the group commit first keeps those from queueing for the write lock. PostgreSQL's claim is one statement
         // that waits for no lock (SKIP LOCKED), and a look would be one round trip more.
         if (ctx.store.engine === 'sqlite' && !(await runs.hasClaimable(node.user_id, node.node_id))) return undefined;
         const assigned = await claim(node, request.capacity);
-        return assigned.length > 0 ? assigned : undefined;
+        return assigned.length > 0 ? { runs: assigned, cancel: [] } : undefined;
       };
       // A node gone mid-poll takes no run: one claimed for it would wait a whole lease for nobody.
-      const assigned = (await events.waitFor({ user: node.user_id }, check, holdMs, hold)) ?? [];
+      const found = (await events.waitFor({ user: node.user_id }, check, holdMs, hold)) ?? { runs: [], cancel: [] };
       // Seen at the end of the hold too: a node in a 20 s poll is online the whole time. Not one that went away
       // meanwhile: it would show online for a hold more after it died.
       if (gone?.aborted !== true) await seen(ctx.clock.now());
-      return { runs: assigned, lost, lease_seconds: Math.floor(leaseMs / 1000) };
+      return { runs: found.runs, lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(found.cancel) };
     },
 
     async report(node, runId, result) {
@@ -112,6 +119,11 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
       if (finished.kind === 'finished') {
         events.finished(runId);
         return JSON.parse(finished.json) as RunResponse;
+      }
+      if (finished.kind === 'requeued') {
+        // Interrupted by this node's restart, and safe to run again: back in the queue, for this node or another.
+        events.queued(node.user_id);
+        return runView(finished.run, await ctx.ledger.balance(node.user_id));
       }
       const now = await runs.get(runId);
       if (now === undefined || now.user_id !== node.user_id) throw new SvcError('run_not_found', `no run ${runId} of this node's user`);

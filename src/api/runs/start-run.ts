@@ -65,15 +65,15 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
         if (run !== undefined) return { kind: 'in_flight', run };
       }
       // A node's own run goes to itself: it asked, so it is there, and must carry the labels it names. Any other needs
-      // an online node serving the agent and carrying its labels.
-      if (call.caller.kind !== 'node') await assertNodeAvailable(ctx, nodes, userId, agentId, request.node_id, now, labels);
+      // a node serving the agent and carrying its labels: online, or, when the run may wait, one that may come back.
+      const queueSeconds = request.queue_seconds ?? Math.round(ctx.runTiming.queueTimeoutMs / 1000);
+      if (call.caller.kind !== 'node') await assertNodeAvailable(ctx, nodes, { userId, agentId, pinned: request.node_id, labels, queueSeconds }, now);
       else await assertOwnLabels(nodes, call.caller.node.node_id, agentId, labels);
       // An ephemeral node's own run is its one run too; its row stays locked until this run is recorded on it.
       const ephemeralNode = call.caller.kind === 'node' && call.caller.node.ephemeral ? call.caller.node.node_id : undefined;
       if (ephemeralNode !== undefined && !(await mayTakeRun(ctx.store, ephemeralNode))) throw ephemeralNodeUsed(ephemeralNode);
 
       const runId = timeOrderedId(now);
-      const queueSeconds = request.queue_seconds ?? Math.round(ctx.runTiming.queueTimeoutMs / 1000);
       const debit = await ctx.ledger.debitForRun({ user_id: userId, run_id: runId, amount_cents: priceCents });
       if (!debit.ok) {
         // Thrown inside the transaction, so nothing of this request stays: no charge, no run, no key. A retry with the
@@ -148,21 +148,22 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
 }
 
 /**
- * 409 when no online node of the user serves the agent (the pinned node, if one is named) and carries its labels,
- * saying which it is.
+ * 409 when no node of the user could take the run, saying why: none serves the agent (the pinned node, if one is
+ * named) and carries its labels. A run that may wait (queue_seconds > 0) waits for such a node that is offline now
+ * (docs/api.md "The queue"); one that may not (queue_seconds 0) needs one online.
  */
 async function assertNodeAvailable(
   ctx: ServiceContext,
   nodes: NodeRegistry,
-  userId: string,
-  agentId: string,
-  pinned: string | undefined,
+  wanted: { userId: string; agentId: string; pinned: string | undefined; labels: readonly string[]; queueSeconds: number },
   now: number,
-  labels: readonly string[],
 ): Promise<void> {
+  const { userId, agentId, pinned, labels } = wanted;
   const onlineSince = now - ctx.runTiming.leaseMs;
   if ((await nodes.servingOnline(userId, agentId, onlineSince, pinned, labels)).length > 0) return;
-  if (labels.length > 0) await assertLabelsAvailable(nodes, { userId, agentId, onlineSince, pinned }, labels);
+  const mayWait = wanted.queueSeconds > 0;
+  if (mayWait && (await nodes.serving(userId, agentId, pinned, labels)).length > 0) return;
+  if (labels.length > 0) await assertLabelsAvailable(nodes, { userId, agentId, onlineSince: mayWait ? undefined : onlineSince, pinned }, labels);
   const fleet = await nodes.nodesOf(userId);
   const agentsOf = new Map(await Promise.all(fleet.map(async (node) => [node.node_id, await nodes.agentsOf(node.node_id)] as const)));
   const named = pinned === undefined ? undefined : fleet.find((node) => node.node_id === pinned);
@@ -175,12 +176,14 @@ async function assertNodeAvailable(
           ? `node ${pinned} does not serve ${agentId}`
           : named.ephemeral_run_id !== null
             ? `node ${pinned} is ephemeral and has had its one run`
-            : `node ${pinned} is offline`
+            : `node ${pinned} is offline, and queue_seconds 0 asked not to wait for it`
       : fleet.length === 0
         ? 'you have no node: runs execute on a node you install'
         : serving.length === 0
           ? `none of your nodes serves ${agentId}`
-          : `your nodes that serve ${agentId} are offline`;
+          : serving.every((node) => node.ephemeral_run_id !== null)
+            ? `your nodes that serve ${agentId} are ephemeral and have had their one run`
+            : `your nodes that serve ${agentId} are offline, and queue_seconds 0 asked not to wait for one`;
   throw new SvcError('no_node_available', `no node can run ${agentId} now: ${why}; nothing was charged`, {
     extensions: { agent_id: agentId, ...(pinned === undefined ? {} : { node_id: pinned }), ...(labels.length === 0 ? {} : { labels: [...labels] }) },
   });

@@ -4,7 +4,7 @@
 // in bounded time. Tokens travel only in headers; no message built here quotes one.
 import { MAX_ANSWER_BYTES, readAnswer, saveAnswer } from './http/answer-body.js';
 import { NodeTransport } from './http/node-transport.js';
-import { NETWORK_ERROR_CODES, type Transport } from './http/transport.js';
+import { NETWORK_ERROR_CODES, NOT_SENT_ERROR_CODES, type Transport } from './http/transport.js';
 import type {
   ActivateResponse,
   AgentsResponse,
@@ -198,9 +198,12 @@ export class ServiceClient {
   async call<T>(options: CallOptions): Promise<ServiceResponse<T>> {
     const deadline = Date.now() + (options.deadlineMs ?? this.#deadlineMs);
     let lastFailure: SvcError | undefined;
+    // Whether any attempt may have reached the service: a failure says not_sent only when none did.
+    let mayHaveReached = false;
+    const given = (failure: SvcError): SvcError => (mayHaveReached && failure.extensions.not_sent === true ? new SvcError(failure.code, failure.message, { cause: failure }) : failure);
     for (let attempt = 1; ; attempt += 1) {
       const remaining = deadline - Date.now();
-      if (remaining <= 0) throw lastFailure ?? this.#unreachable('the deadline passed');
+      if (remaining <= 0) throw given(lastFailure ?? this.#unreachable('the deadline passed'));
       let outcome: ServiceResponse<unknown> | SvcError;
       try {
         outcome = await this.#send(options, remaining);
@@ -210,12 +213,13 @@ export class ServiceClient {
       }
       if (!(outcome instanceof SvcError) && outcome.status < 300) return outcome as ServiceResponse<T>;
       const failure = outcome instanceof SvcError ? outcome : this.#toError(outcome);
+      mayHaveReached ||= failure.extensions.not_sent !== true;
       const retryable =
         options.retrySafe && (outcome instanceof SvcError ? outcome.code === 'service_unreachable' : RETRYABLE_STATUS.has(outcome.status));
-      if (!retryable || attempt >= MAX_ATTEMPTS) throw failure;
+      if (!retryable || attempt >= MAX_ATTEMPTS) throw given(failure);
       lastFailure = failure;
       const backoff = failure.retryAfterSeconds !== undefined ? failure.retryAfterSeconds * 1000 : jitteredBackoff(attempt);
-      if (Date.now() + backoff >= deadline || options.signal?.aborted === true) throw failure;
+      if (Date.now() + backoff >= deadline || options.signal?.aborted === true) throw given(failure);
       await this.#sleep(backoff);
     }
   }
@@ -276,13 +280,14 @@ export class ServiceClient {
     const code = (error as { code?: string; cause?: { code?: string } }).code ?? (error as { cause?: { code?: string } }).cause?.code;
     const name = (error as Error).name;
     if ((code !== undefined && NETWORK_ERROR_CODES.has(code)) || name === 'TimeoutError' || name === 'AbortError') {
-      return this.#unreachable(code ?? 'timed out', error);
+      return this.#unreachable(code ?? 'timed out', error, code !== undefined && NOT_SENT_ERROR_CODES.has(code));
     }
     return this.#unreachable((error as Error).message ?? String(error), error);
   }
 
-  #unreachable(why: string, cause?: unknown): SvcError {
-    return new SvcError('service_unreachable', `cannot reach the service at ${this.baseUrl} (${why})`, { cause });
+  /** `notSent`: the request provably never reached the service (no connection was made). */
+  #unreachable(why: string, cause?: unknown, notSent = false): SvcError {
+    return new SvcError('service_unreachable', `cannot reach the service at ${this.baseUrl} (${why})`, { cause, ...(notSent ? { extensions: { not_sent: true } } : {}) });
   }
 }
 

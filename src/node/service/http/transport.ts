@@ -38,6 +38,12 @@ export interface Transport {
 }
 
 /** The codes of a failure to reach the service (Node's and undici's), which a call retries when that is safe. */
+/**
+ * Failures before a connection was made: the request provably never reached the service (docs/api.md "Settling a
+ * pending run"). A reset or a timeout after connecting may have delivered it.
+ */
+export const NOT_SENT_ERROR_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND', 'UND_ERR_CONNECT_TIMEOUT']);
+
 export const NETWORK_ERROR_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',

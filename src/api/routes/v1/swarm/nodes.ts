@@ -96,6 +96,13 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
       },
     );
 
+    // A daemon that stops cleanly says so (docs/api.md "The queue"): offline at once, so nothing is routed to it as if
+    // it were there; its runs still queued wait for it or another node. Its next poll makes it online again.
+    app.post('/v1/swarm/nodes/self/offline', { config: { auth: 'node' } }, async (request, reply) => {
+      await runs.nodes.markOffline(nodeOf(request)!.node_id, ctx.clock.now());
+      return reply.code(204).send();
+    });
+
     // What the service routes to this node: the daemon brings it in line with its registrations.
     app.get('/v1/swarm/nodes/self/agents', { config: { auth: 'node' }, schema: { response: { 200: NodeAgentsResponse } } }, async (request) => {
       const node = nodeOf(request)!;
