@@ -2,7 +2,7 @@
 // `npm run demo`: the whole funnel on this machine, with the real programs. It starts the reference service with
 // its sandbox payment provider, plays the customer's browser at that provider over HTTP, and drives the
 // `swarm-node` binary from activation to a funded, billed run on the node; then the installed daemon runs the
-// agents (a schedule, a run started with curl), and is killed mid-run to show the refund. Narrated step by step.
+// agents (a schedule, a run started with curl), and is killed mid-run to show the retry, charged once. Narrated step by step.
 // Everything lives in one scratch directory that is removed at the end, also on failure and on Ctrl+C.
 //
 // Plain ESM JavaScript on purpose: it runs right after `npm ci` (which builds dist/), with no TypeScript runner.
@@ -62,8 +62,8 @@ const STEPS = [
   'Upload an agent of your own',
   'Run it on the node: your code, charged',
   "An agent bundle of the operator's own",
-  'The node is killed mid-run: refunded',
-  'The node comes back: nothing charged twice',
+  'The node is killed mid-run: the run waits',
+  'The node comes back: the run is retried, charged once',
 ];
 
 const state = {};
@@ -473,8 +473,8 @@ async function main() {
   ]);
   await nodeCli(['register', SLOW_AGENT]);
 
-  step('The node is killed mid-run: refunded');
-  say(`Started with Prefer: respond-async, the run is answered at once: 202, charged, and a Location to follow. While the\nagent works, the daemon and its agent are killed (SIGKILL, as when the host loses power): nothing reports the run.\nOnce its lease runs out (${LEASE_SECONDS} s here, 45 s by default) the service fails it node_lost and refunds it.`);
+  step('The node is killed mid-run: the run waits');
+  say(`Started with Prefer: respond-async, the run is answered at once: 202, charged, and a Location to follow. While the\nagent works, the daemon and its agent are killed (SIGKILL, as when the host loses power): nothing reports the run.\nOnce its lease runs out (${LEASE_SECONDS} s here, 45 s by default) the service records the attempt lost (node_lost). The\nreview is safe to run again (its agent.json says retry_safe), so the run goes back to the queue under the same id\nand charge, waiting for a node that serves it; an agent that is not (outreach: it may have sent mail) is refunded.`);
   const before = await nodeCli(['wallet'], { json: true });
   showFields([['balance', before.json.balance]]);
   const accepted = await curl(state.baseUrl, 'POST', '/v1/swarm/execute', {
@@ -510,17 +510,17 @@ async function main() {
   state.daemon = undefined;
   await waitUntil(() => (processInfo(agentProcess.pid) === undefined ? true : undefined), 'the agent gone after the kill');
   ok('killed: nothing on the node reports the run any more');
-  const lost = await curl(state.baseUrl, 'GET', `/v1/swarm/runs/${slow.run_id}`, { token: state.jwt, headers: { Prefer: 'wait=30' } });
+  const lost = await waitUntil(async () => {
+    const view = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${slow.run_id}`, { token: state.jwt });
+    return view.json?.attempts?.length === 1 && view.json.attempts[0].outcome !== null ? view : undefined;
+  }, 'the lease to run out');
   if (interrupted()) throw new DemoFailure('interrupted');
-  check(lost.json?.status === 'failed' && lost.json.output?.error === 'node_lost' && lost.json.charged_cents === 0, `the run is ${lost.json?.status} (${lost.json?.output?.error})`, lost.text);
-  showFields([
-    ['status', `${lost.json.status}, charged ${DOLLARS(lost.json.charged_cents)}`],
-    ['output.error', lost.json.output.error],
-    ['output.message', lost.json.output.message],
-  ]);
+  const [lostAttempt] = lost.json.attempts;
+  check(lost.json.status === 'queued' && lostAttempt.outcome === 'node_lost' && lost.json.charged_cents === SLOW_PRICE_CENTS, `the run is ${lost.json.status} after attempt 1 (${lostAttempt.outcome})`, lost.text);
+  await nodeCli(['runs', 'show', slow.run_id]);
   const after = await nodeCli(['wallet'], { json: true });
-  check(after.json.balance_cents === before.json.balance_cents, `the wallet holds ${after.json.balance_cents} cents, ${before.json.balance_cents} before the run`, after.stdout);
-  showFields([['balance', `${after.json.balance}: as before the run, refunded`]]);
+  check(after.json.balance_cents === before.json.balance_cents - SLOW_PRICE_CENTS, `the wallet holds ${after.json.balance_cents} cents, ${before.json.balance_cents} before the run`, after.stdout);
+  showFields([['balance', `${after.json.balance}: the run's price is held, not taken twice`]]);
   await waitUntil(async () => {
     const fleet = await request(state.baseUrl, 'GET', '/v1/swarm/nodes', { token: state.jwt });
     return fleet.json?.nodes?.find((entry) => entry.node_id === state.nodeId)?.online === false ? true : undefined;
@@ -528,14 +528,15 @@ async function main() {
   const offline = await nodeCli(['nodes']);
   check(/\boffline\b/.test(offline.stdout), 'the node list does not show the node offline', offline.all);
 
-  step('The node comes back: nothing charged twice');
-  say("The daemon starts again, as systemd restarts it. It finds the run it held when it died and reports it, cut\nshort and never run again; the service refuses that late result (lost: the run stays refunded), and what the kill\nleft behind is removed (a run in a sandbox leaves nothing on the host: its directory was in its own /tmp). Then\nSIGTERM: the daemon stops cleanly.");
+  step('The node comes back: the run is retried, charged once');
+  say("The daemon starts again, as systemd restarts it. It finds the run it held when it died and reports it cut short;\nthe service refuses that late result (its attempt was replaced), and what the kill left behind is removed (a run\nin a sandbox leaves nothing on the host: its directory was in its own /tmp). Then its poll takes the queued run:\nattempt 2, the same run id, succeeded, charged once. Then SIGTERM: the daemon stops cleanly.");
   // Only a run without a sandbox (agent_isolation none) has its directory on the host, in var/runs.
   const leftDir = join(state.home, 'var', 'runs', slow.run_id);
   write('   $ swarm-node daemon &');
   state.daemon = await startProgram(state.installedBin, ['daemon'], { env: cleanEnv(), ready: /event=agents_served\b.*\n/, name: 'swarm-node daemon' });
   ok(`daemon pid ${state.daemon.pid}, ready`);
   await state.daemon.waitFor(/event=pending_runs_settled reported=0 lost=1\b.*\n/, 'the lost run settled');
+  await state.daemon.waitFor(new RegExp(`event=run_succeeded agent=${SLOW_AGENT} run_id=${slow.run_id}\\b.*\\n`), 'the retried run to succeed');
   check(!existsSync(leftDir), "the killed run's directory is still there", state.daemon.log.text);
   const daemonExit = await state.daemon.stop();
   const daemonLog = state.daemon.log.text;
@@ -544,20 +545,24 @@ async function main() {
   showOutput(daemonLog);
   check(daemonExit === 0, `the daemon exited ${daemonExit} on SIGTERM`, daemonLog);
   check(/\bevent=daemon_stopped\b/.test(daemonLog), 'the daemon did not log its stop', daemonLog);
-  const late = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${slow.run_id}`, { token: state.jwt });
-  check(late.json?.status === 'failed' && late.json.output?.error === 'node_lost' && late.json.charged_cents === 0, `the lost run is now ${late.json?.status}`, late.text);
+  const retried = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${slow.run_id}`, { token: state.jwt });
+  check(
+    retried.json?.status === 'succeeded' && retried.json.attempt === 2 && retried.json.attempts?.length === 2 && retried.json.charged_cents === SLOW_PRICE_CENTS,
+    `the retried run is ${retried.json?.status} at attempt ${retried.json?.attempt}`,
+    retried.text,
+  );
   const balance = await nodeCli(['wallet'], { json: true });
-  const expectedBalance = FUND_CENTS - AGENT_PRICE_CENTS * state.succeeded - CUSTOM_PRICE_CENTS;
+  const expectedBalance = FUND_CENTS - AGENT_PRICE_CENTS * state.succeeded - CUSTOM_PRICE_CENTS - SLOW_PRICE_CENTS;
   check(balance.json.balance_cents === expectedBalance, `the wallet holds ${balance.json.balance_cents} cents, expected ${expectedBalance}`, balance.stdout);
   showFields([
-    ['lost run', `${slow.run_id} still ${late.json.status} (${late.json.output.error}), charged ${DOLLARS(late.json.charged_cents)}; nothing of it left on the host`],
+    ['retried run', `${slow.run_id} ${retried.json.status} at attempt ${retried.json.attempt} (${retried.json.attempts.map((entry) => entry.outcome).join(', ')}), charged ${DOLLARS(retried.json.charged_cents)} once; nothing of the killed attempt left on the host`],
+    ['output', retried.json.output.summary],
     ['daemon', `exit code ${daemonExit} on SIGTERM`],
     [
       'balance',
-      `${balance.json.balance} = ${DOLLARS(FUND_CENTS)} − ${state.succeeded} × ${DOLLARS(AGENT_PRICE_CENTS)} − ${DOLLARS(CUSTOM_PRICE_CENTS)} (your agent): only the runs a node reported succeeded are charged`,
+      `${balance.json.balance} = ${DOLLARS(FUND_CENTS)} − ${state.succeeded} × ${DOLLARS(AGENT_PRICE_CENTS)} − ${DOLLARS(CUSTOM_PRICE_CENTS)} (your agent) − ${DOLLARS(SLOW_PRICE_CENTS)} (the review, once): only the runs a node reported succeeded are charged`,
     ],
   ]);
-
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   write();
   write(`Stopping svc-api (pid ${state.service.pid}) and removing <scratch>…`);

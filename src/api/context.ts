@@ -1,6 +1,6 @@
 // What every route of the service is given. Routes take it as an argument (no globals), so a test builds a
 // service with a real SQLite file, a clock it controls and the real provider and runtime.
-import { DEFAULT_QUEUE_SECONDS } from '../contract/jobs.js';
+import { DEFAULT_QUEUE_SECONDS } from '../contract/job-limits.js';
 import type { Store } from './store/store.js';
 import type { Clock } from '../lib/clock.js';
 import type { RunEvents } from './runs/run-events.js';

@@ -21,6 +21,7 @@ import { nodesCommand } from './commands/nodes.js';
 import { registerCommand } from './commands/register.js';
 import { runCommand } from './commands/run.js';
 import { runsCommand } from './commands/runs.js';
+import { cancelCommand } from './commands/cancel.js';
 import { statusCommand } from './commands/status.js';
 import { unregisterCommand } from './commands/unregister.js';
 import { uninstallCommand } from './commands/uninstall.js';
@@ -67,6 +68,7 @@ Example:
   program.addCommand(listCommand());
   program.addCommand(runCommand());
   program.addCommand(runsCommand());
+  program.addCommand(cancelCommand());
   program.addCommand(wizardCommand());
   program.addCommand(walletCommand());
   program.addCommand(docsCommand());

@@ -3,7 +3,7 @@
 // here, beside the catalog, so the service (which refuses a bundle) and the CLI (which checks before it uploads)
 // read one table.
 import { isAgentId } from './agents.js';
-import { DEFAULT_RUN_SECONDS, MAX_RUN_SECONDS } from './jobs.js';
+import { DEFAULT_RUN_SECONDS, MAX_RUN_SECONDS } from './job-limits.js';
 import type { SchemaIssue } from './input-schema-messages.js';
 
 /** The archive as uploaded (compressed when gzip): what the service stores and a node downloads. */

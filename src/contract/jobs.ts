@@ -2,16 +2,7 @@
 // The limits both programs read, and the shapes of the endpoints the service serves for them.
 import { Type, type Static } from '@sinclair/typebox';
 
-/** The longest time limit an agent may declare (agent.json timeout_seconds): GitHub's 6 hours a job. */
-export const MAX_RUN_SECONDS = 6 * 60 * 60;
-/** An agent that declares none gets this, today's limit before time limits were the agent's. */
-export const DEFAULT_RUN_SECONDS = 30;
-/** How long a run may wait for a node when execute names no queue_seconds. */
-export const DEFAULT_QUEUE_SECONDS = 10 * 60;
-/** The longest a run may wait for a node (GitHub queues a job for 24 h). */
-export const MAX_QUEUE_SECONDS = 24 * 60 * 60;
-/** A retry-safe run is tried at most this often in all when its node is lost or restarts mid-run. */
-export const MAX_RUN_ATTEMPTS = 3;
+export { DEFAULT_QUEUE_SECONDS, DEFAULT_RUN_SECONDS, DEFAULT_RUNS_PAGE, MAX_QUEUE_SECONDS, MAX_RUN_ATTEMPTS, MAX_RUN_SECONDS, MAX_RUNS_PAGE } from './job-limits.js';
 
 /** What one run's log keeps (stdout and stderr together); past it, one truncation marker and nothing more. */
 export const MAX_LOG_BYTES_PER_RUN = 4 * 1024 * 1024;
@@ -90,9 +81,6 @@ export const RunAttempt = Type.Object({
 });
 export type RunAttempt = Static<typeof RunAttempt>;
 
-/** GET /v1/swarm/runs: a page holds at most this many runs (limit), 50 when not given. */
-export const MAX_RUNS_PAGE = 200;
-export const DEFAULT_RUNS_PAGE = 50;
 
 // GET /v1/swarm/runs: the query (text, as every query string: never coerced)
 export const RunListQuery = Type.Object(

@@ -5,6 +5,9 @@ import { AGENT_IDS } from './agents.js';
 import { DEPLOY_MODE, INSTALL_PATH } from './claims.js';
 import { EMAIL_PATTERN } from './email.js';
 import { MAX_QUEUE_SECONDS, MAX_RUN_SECONDS, RunAttempt, RunLinks } from './jobs.js';
+import { RUN_STATUSES } from './run-status.js';
+
+export { FINISHED_RUN_STATUSES, RUN_STATUSES, isFinishedStatus, type FinishedRunStatus, type RunStatus } from './run-status.js';
 import { LABEL_PATTERN, MAX_LABEL_LENGTH, MAX_LABELS } from './labels.js';
 import { DOCS_SECTIONS, TIER_IDS } from './tiers.js';
 import { UUID_PATTERN } from './uuid.js';
@@ -116,13 +119,6 @@ export const ExecuteRequest = Type.Object(
   strict,
 );
 export type ExecuteRequest = Static<typeof ExecuteRequest>;
-/**
- * queued: charged, waiting for a node; running: a node holds its lease; then one of the final statuses. cancelled:
- * stopped by its user (POST /v1/swarm/runs/{run_id}/cancel), refunded like a failure (docs/api.md "Cancel").
- */
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-export const FINISHED_RUN_STATUSES = ['succeeded', 'failed', 'cancelled'] as const;
 /** The run as execute (200 when finished in time, else 202) and GET /v1/swarm/runs/{run_id} show it. */
 export const RunResponse = Type.Object({
   run_id: Type.String(),

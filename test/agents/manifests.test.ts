@@ -26,7 +26,11 @@ describe('the reference agents', () => {
   it('each has a manifest of the agreed shape whose input_schema is strict JSON Schema 2020-12', () => {
     for (const agentId of AGENT_IDS) {
       const manifest = readManifest(agentId);
-      expect(Object.keys(manifest).sort(), agentId).toEqual(['agent_id', 'description', 'entry', 'input_schema', 'network', 'version']);
+      // The run terms (retry_safe, timeout_seconds, secrets) are each agent's own; the rest every agent has.
+      const terms = new Set(['retry_safe', 'timeout_seconds', 'secrets']);
+      expect(Object.keys(manifest).filter((key) => !terms.has(key)).sort(), agentId).toEqual(['agent_id', 'description', 'entry', 'input_schema', 'network', 'version']);
+      // Safe to run again from the start when a node is lost: all but the outreach agent, whose drafts go out as mail.
+      expect((manifest as { retry_safe?: boolean }).retry_safe ?? false, agentId).toBe(agentId !== 'agent_sales_outreach_008');
       expect(manifest.agent_id).toBe(agentId);
       // None of the built-ins calls out: each runs with its own loopback only (docs/operations.md "Agent isolation").
       expect((manifest as { network?: string }).network, agentId).toBe('none');

@@ -144,12 +144,18 @@ export class AgentRuns {
     }
     const { error } = outcome;
     if (outcome.kind === 'unknown') {
-      // The answer was lost: the row keeps its key and is replayed by a settlement, never charged twice.
+      // The answer was lost: the row keeps its key and a settlement asks the service for its run, never charged twice.
       releaseRun(this.#core.db, outcome.idempotency_key);
       if (!this.#hold.onServiceError(error, caller)) {
         log.warn('run_pending', { agent: sku.agent_id, key: outcome.idempotency_key, code: error.code, error: firstSentence(error.message) });
         this.#settlement.planRetry(this.#core.now());
       }
+      return;
+    }
+    if (outcome.kind === 'not_sent') {
+      // Never reached the service: nothing ran, nothing was charged; the schedule runs it again at its next time.
+      log.warn('run_not_sent', { agent: sku.agent_id, key: outcome.idempotency_key, error: firstSentence(error.message) });
+      this.#hold.onServiceError(error, caller);
       return;
     }
     if (outcome.status === 'insufficient_balance') {

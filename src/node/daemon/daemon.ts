@@ -17,6 +17,7 @@
 // This file is the loop and its phases; the parts are service-hold.ts (nothing runs at all), settlement.ts
 // (unsettled rows, unreported results), agent-runs.ts (due agents, caps, what a run ends in), work-puller.ts (runs
 // the service hands over), balance-pause.ts (the wallet) and auto-update.ts (a newer release).
+import { sayOffline } from './offline.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { messageOf, type SvcError } from '../../contract/errors.js';
 import type { NodeEnrollment } from '../identity/credentials.js';
@@ -195,6 +196,8 @@ class NodeDaemon {
       this.#core.stopRuns();
       drained = await this.#tasksSettle(REPORT_GRACE_MS);
     }
+    // Said last: the renewals of the runs drained above were polls, and each made the node online again.
+    if (!removed) await sayOffline(this.#hold.caller(), this.#core.log);
     this.#core.finished = true;
     recordStopped(db, this.#core.now());
     const pending = pendingRuns(db).length;

@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
+import { DEFAULT_RUN_SECONDS } from '../../contract/job-limits.js';
 import type { LimitsReached } from './cgroups.js';
 import { limitFailure, parseRoomLeft, type AgentFailure, type CappedFilesystem } from './run-failures.js';
 import { sandboxProcesses } from './sandbox-processes.js';
@@ -36,7 +37,7 @@ export interface AgentLimits {
 }
 
 export const DEFAULT_AGENT_LIMITS: AgentLimits = {
-  timeoutMs: 30_000,
+  timeoutMs: DEFAULT_RUN_SECONDS * 1000,
   memoryBytes: 512 * 1024 * 1024,
   outputBytes: 1024 * 1024,
   fileBytes: 64 * 1024 * 1024,

@@ -30,7 +30,15 @@ export interface LocalRun {
   input: unknown;
   /** The uploaded bundle to run, fetched and verified by its SHA-256 when not installed yet; absent: the built-in agent. */
   bundle_digest?: string;
+  /** Its time limit as the service set it; absent (an older service): the agent's agent.json, else the default. */
+  timeout_seconds?: number;
 }
+
+/**
+ * The reason a run's signal is aborted with when its user cancelled it (the service's poll said so): the agent is
+ * stopped as at a time limit, and the run fails `cancelled` (docs/api.md "Cancel").
+ */
+export const RUN_CANCELLED = 'cancelled';
 
 /** What the node reports: the agent's one JSON document, or {error, message} saying why it failed. */
 export type LocalOutcome = { status: 'succeeded'; output: unknown } | { status: 'failed'; output: { error: string; message: string } };
@@ -108,13 +116,17 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
         return failed('bundle', messageOf(error));
       }
       if (bundle === undefined) return failed('spawn', `this node has no bundle of ${run.agent_id}`);
+      // The service's word for the run; else the agent's agent.json; else the node's own limit (DEFAULT_RUN_SECONDS).
+      const timeoutMs = (run.timeout_seconds ?? bundle.manifest.timeout_seconds ?? 0) * 1000 || limits.timeoutMs;
       const request: AgentExecRequest = {
         run_id: run.run_id,
         agent_id: run.agent_id,
         command: resolveEntry(bundle),
         stdin: JSON.stringify({ run_id: run.run_id, agent_id: run.agent_id, user_id: run.user_id, tier: run.tier, input: run.input ?? {} }),
-        limits,
+        limits: { ...limits, timeoutMs },
         env: {
+          // How long it has: work that can stop early (indexing) stops in time to answer.
+          SWARM_TIMEOUT_SECONDS: String(Math.ceil(timeoutMs / 1000)),
           PATH: '/usr/local/bin:/usr/bin:/bin',
           LANG: 'C.UTF-8',
           SWARM_RUN_ID: run.run_id,
@@ -126,6 +138,8 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       };
       const outcome = await runAgent(request, bundle, signal);
       if (outcome.status === 'succeeded') return { status: 'succeeded', output: outcome.output };
+      // However the sandbox reported the stop (the agent's own exit, aborted), a cancelled run ends cancelled.
+      if (signal?.aborted === true && signal.reason === RUN_CANCELLED) return failed('cancelled', 'cancelled by its user: the agent was stopped');
       const tail = outcome.stderrTail.trim().slice(-STDERR_IN_MESSAGE_CHARS);
       return failed(outcome.error, tail === '' ? outcome.message : `${outcome.message}: ${tail}`);
     },

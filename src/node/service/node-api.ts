@@ -77,6 +77,14 @@ export class NodeApi {
   }
 
   /**
+   * The daemon stops cleanly (docs/api.md "The queue"): the service shows the node offline at once rather than a lease
+   * later, and routes nothing to it meanwhile; its next poll makes it online again. Bounded: a stop never waits long.
+   */
+  async goingOffline(): Promise<void> {
+    await this.client.call<unknown>({ method: 'POST', path: '/v1/swarm/nodes/self/offline', bearer: this.#bearer, retrySafe: true, deadlineMs: 3_000 });
+  }
+
+  /**
    * The node removes itself from its user's nodes (an ephemeral node after its one run); its credential stops working.
    * Not retried: a repeat after a lost answer is 410 node_removed, which the caller takes as done.
    */

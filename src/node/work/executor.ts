@@ -9,7 +9,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { NodeApi } from '../service/node-api.js';
 import { processIsAlive } from '../host/process-alive.js';
-import type { LocalOutcome, LocalRunner } from '../runner/run-local.js';
+import { RUN_CANCELLED, type LocalOutcome, type LocalRunner } from '../runner/run-local.js';
 import { executionClosed, executionFinished, executionStarted, findExecution, openExecutions, type Execution } from '../store/executions.js';
 
 export interface LeasedRun {
@@ -22,6 +22,8 @@ export interface LeasedRun {
   lease_expires_at: string;
   /** The uploaded bundle the service pinned the run to; absent: the built-in agent. */
   bundle_digest?: string;
+  /** Its time limit (docs/api.md "Runs as jobs"); absent: the agent's own. */
+  timeout_seconds?: number;
 }
 
 export type ExecutionOutcome =
@@ -68,7 +70,8 @@ export class Executor {
       return known.owner_pid !== null && known.owner_pid !== pid && processIsAlive(known.owner_pid) ? { kind: 'known' } : this.#finishKnown(known);
     }
     const stopped = new AbortController();
-    const stopAgent = (): void => stopped.abort();
+    // The reason goes with it: a cancel (RUN_CANCELLED) ends the run cancelled, a node stopping ends it aborted.
+    const stopAgent = (): void => stopped.abort(signal?.reason);
     signal?.addEventListener('abort', stopAgent, { once: true });
     const renewing = this.#renewWhileRunning(run, stopped);
     let outcome: LocalOutcome;
@@ -149,7 +152,7 @@ export class Executor {
           if (answer.lost.includes(run.run_id)) {
             lost = true;
             stopped.abort();
-          }
+          } else if (answer.cancel?.includes(run.run_id) === true) stopped.abort(RUN_CANCELLED);
         })
         .catch(() => undefined);
     }, Math.floor(leaseMs / 3));
