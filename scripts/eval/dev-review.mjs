@@ -44,7 +44,7 @@ async function plantedPart(part) {
   const missed = set.secrets.filter((item) => !found.includes(item)).map((item) => item.kind);
   const secretLines = new Set([...set.secrets, ...(set.also_secrets ?? [])].map((item) => `${item.file}:${item.line}`));
   const extraSecrets = findings.filter((finding) => finding.kind === 'secret' && !secretLines.has(`${finding.file}:${finding.line}`));
-  const codeKinds = ['code', 'eslint', 'shellcheck', 'bandit'];
+  const codeKinds = ['sql', 'eslint', 'shellcheck', 'bandit'];
   const codeFound = set.code.filter((item) => at(item.file, item.line, codeKinds));
   const todoFlagged = new Set(findings.filter((finding) => finding.kind === 'todo' && finding.file === TODO_FILE).map((finding) => finding.line));
   const todoRight = set.todo.filter((item, i) => todoFlagged.has(i + 1) === item.flag).length;
@@ -64,6 +64,8 @@ async function plantedPart(part) {
 async function historyPart() {
   const commits = git(REPO_ROOT, 'rev-list', '--no-merges', 'HEAD').trim().split('\n');
   const secretFindings = [];
+  const codeFindings = [];
+  const failures = [];
   const counts = {};
   let failed = 0;
   let totalMs = 0;
@@ -72,15 +74,22 @@ async function historyPart() {
     totalMs += run.ms;
     if (run.exitCode !== 0 || !run.json) {
       failed++;
+      failures.push(`${commit.slice(0, 7)} exit ${run.exitCode}: ${run.stderr.split('\n').at(-1)}`);
       continue;
     }
     for (const [kind, count] of Object.entries(run.json.counts ?? {})) counts[kind] = (counts[kind] ?? 0) + count;
-    for (const finding of run.json.findings ?? []) if (finding.kind === 'secret') secretFindings.push({ commit: commit.slice(0, 7), ...finding });
+    for (const finding of run.json.findings ?? []) {
+      if (finding.kind === 'secret') secretFindings.push({ commit: commit.slice(0, 7), ...finding });
+      else if (finding.kind !== 'todo') codeFindings.push({ commit: commit.slice(0, 7), ...finding });
+    }
   }
   heading(`${AGENT} (this repository's history): ${commits.length} commits, ${(totalMs / 1000).toFixed(0)} s in all`);
   figure('commits whose review failed', failed);
+  for (const line of failures) process.stdout.write(`    ${line}\n`);
   figure('secret findings (each listed below, to judge)', secretFindings.length);
   for (const finding of secretFindings) process.stdout.write(`    ${finding.commit} ${finding.file}:${finding.line} ${finding.rule}: ${finding.excerpt ?? ''}\n`);
+  figure('code findings (listed below)', codeFindings.length);
+  for (const finding of codeFindings) process.stdout.write(`    ${finding.commit} ${finding.file}:${finding.line} ${finding.kind} ${finding.rule ?? ''}: ${finding.message}\n`);
   figure('findings by kind', Object.entries(counts).filter(([, count]) => count > 0).map(([kind, count]) => `${kind} ${count}`).join(', ') || 'none');
   figure('mean review time per commit', `${Math.round(totalMs / commits.length)} ms`);
 }
