@@ -76,7 +76,8 @@ async function largePart(set, part, dir) {
   const artifactsDir = tempDir('outreach-artifacts');
   const run = await runAgent(AGENT, { leads, template: TEMPLATE }, { artifactsDir });
   const counts = run.json?.counts ?? {};
-  const handled = (counts.drafted ?? 0) + Object.entries(counts).filter(([key]) => !['leads', 'drafted', 'flagged', 'role_address'].includes(key)).reduce((sum, [, count]) => sum + count, 0);
+  const REFUSALS = ['invalid', 'typo', 'no_mail', 'duplicate', 'suppressed', 'already_sent', 'missing_field', 'malformed_row'];
+  const handled = (counts.drafted ?? 0) + REFUSALS.reduce((sum, key) => sum + (counts[key] ?? 0), 0);
   const files = readdirSync(artifactsDir);
   const csv = files.find((name) => name.endsWith('.csv'));
   const inArtifact = csv === undefined ? 0 : countCsvRecords(readFileSync(join(artifactsDir, csv), 'utf8'));
