@@ -1,5 +1,6 @@
 // swarm-node run: one billed run of an agent, journaled before the call so a lost answer is never charged twice.
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
+import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import { contextFor } from '../context.js';
 import { collectInputPair, collectValues } from '../input-options.js';
@@ -11,6 +12,7 @@ export function runCommand(): Command {
     .option('--input <key=value>', 'a field of the agent\'s input (repeat it); values are strings', collectInputPair)
     .option('--input-file <file>', 'the agent\'s whole input, a JSON object ("-" for stdin)')
     .option('--label <labels>', 'run it only on a node that carries this label (repeat it, or separate labels with commas)', collectValues)
+    .addOption(new Option('--fail-on <status>', "exit 10 when the agent's answer has a status at or above this one (the ops monitor's)").choices(STATUSES.slice(1)))
     .addHelpText(
       'after',
       `
@@ -20,15 +22,18 @@ wallet_login_url), 6 when the service cannot be reached; a run whose answer was 
 never charged twice, by the next run. The input is the one stored with swarm-node register --input, if any,
 with the fields of --input-file and then --input over it. With --label, only an online node that carries every
 label given takes the run (swarm-node nodes shows each node's labels); none: exit 1, no_node_available naming the
-labels, nothing charged. On an enrolled node the run still executes here, so this node must carry them.
+labels, nothing charged. On an enrolled node the run still executes here, so this node must carry them. With
+--fail-on, a run whose answer has a status (ok, warning, critical) at or above the one given exits 10 after
+printing it: it ran and was charged, and cron or CI alerts on the exit.
 
 Example:
   $ swarm-node run agent_ops_monitor_004
   $ swarm-node run agent_dev_review_012 --input repo=/srv/app --input rev=HEAD~3..HEAD
   $ swarm-node run agent_ops_monitor_004 --json | jq .output.findings
-  $ swarm-node run agent_research_rag_015 --label gpu --label linux-x64`,
+  $ swarm-node run agent_research_rag_015 --label gpu --label linux-x64
+  $ swarm-node run agent_ops_monitor_004 --fail-on critical || notify-ops   # from cron`,
     )
-    .action(async (agentId: string, options: { input?: string[]; inputFile?: string; label?: string[] }, command: Command) => {
+    .action(async (agentId: string, options: { input?: string[]; inputFile?: string; label?: string[]; failOn?: string }, command: Command) => {
       const ctx = contextFor(command);
       const input = (await import('../run-input.js')).runInput(options);
       const labels = options.label === undefined ? [] : (await import('../../contract/labels.js')).parseLabelArguments(options.label);
@@ -45,5 +50,18 @@ Example:
         const summary = typeof (r.output as { summary?: unknown } | null)?.summary === 'string' ? (r.output as { summary: string }).summary : JSON.stringify(r.output, null, 2);
         return `${head}\n${summary}`;
       });
+      failOnStatus(result.output, options.failOn);
     });
+}
+
+/** The severities an agent's answer may carry as `status`, least first (docs/sections/starter-agents.md). */
+const STATUSES = ['ok', 'warning', 'critical'];
+
+/** `--fail-on`: exit 10 (status_alert) when the answer's status ranks at or above `threshold`. */
+function failOnStatus(output: unknown, threshold: string | undefined): void {
+  if (threshold === undefined) return;
+  const status = (output as { status?: unknown } | null)?.status;
+  if (typeof status === 'string' && STATUSES.indexOf(status) >= STATUSES.indexOf(threshold)) {
+    throw new SvcError('status_alert', `the agent's status is ${status}, at or above --fail-on ${threshold}`);
+  }
 }
