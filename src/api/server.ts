@@ -8,7 +8,7 @@ import { systemClock, type Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import { buildApp } from './app.js';
 import { createLedger } from './wallet/ledger.js';
-import { repeatInBackground, resolveRunTiming, type RunTiming, type ServiceContext } from './context.js';
+import { DEFAULT_OWN_AGENT_PRICE_CENTS, repeatInBackground, resolveRunTiming, type OwnAgentPricing, type RunTiming, type ServiceContext } from './context.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 import { createPaymentProvider, paymentProviderConfigOf } from './payments/provider.js';
@@ -34,7 +34,7 @@ import { DEFAULT_UPLOAD_QUOTA, type UploadQuota } from './agents/upload-quota.js
 import { DEFAULT_UPLOADS_PER_HOUR } from './agents/upload-rate.js';
 import { DEFAULT_VERSION_RETENTION_MS, scheduleVersionRetention } from './agents/version-retention.js';
 
-export interface ServiceOptions {
+export interface ServiceOptions extends OwnAgentPricing {
   host?: string;
   port?: number;
   dataDir: string;
@@ -157,7 +157,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     storeProbe,
     metrics: createServiceMetrics({ probe: storeProbe, onlineSince: () => clock.now() - runTiming.leaseMs }),
     releasesDir: options.releasesDir,
-    uploadLimits: { quota: { ...DEFAULT_UPLOAD_QUOTA, ...options.uploadQuota }, uploadsPerHour: options.uploadsPerHour ?? DEFAULT_UPLOADS_PER_HOUR },
+    uploadLimits: { quota: { ...DEFAULT_UPLOAD_QUOTA, ...options.uploadQuota }, uploadsPerHour: options.uploadsPerHour ?? DEFAULT_UPLOADS_PER_HOUR, ownAgentPriceCents: options.ownAgentPriceCents ?? DEFAULT_OWN_AGENT_PRICE_CENTS },
   };
 
   // Runs whose lease ran out while the service was down are failed and refunded before the first request; a run a
