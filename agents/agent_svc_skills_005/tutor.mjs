@@ -5,7 +5,7 @@
 const STOPWORDS = new Set(
   ('a an and are as at be by can do does for from has have how i if in into is it its me my of on or should so ' +
     'than that the their them then there these this to was we were what when where which who why will with you your ' +
-    'one any may might could would much many not').split(' '),
+    'one any may might could would much many not without also').split(' '),
 );
 
 /** Words written apart in a question and together in the docs ("roll back" / rollback), folded onto one. */
@@ -73,6 +73,7 @@ const WANTED = [
   { asks: /\bhow long\b|\bvalid\b|\bexpire/i, has: (fact) => /\b\d+\s?(?:s|seconds?|minutes?|hours?|days?)\b/.test(fact.text), weight: 1.6, strict: true },
   { asks: /\b(?:which|what) version\b/i, has: (fact) => /\b\d+\.\d+/.test(fact.text), weight: 1.6, strict: true },
   { asks: /\bhow many\b|\bthreshold\b|\bdefault\b/i, has: (fact) => /\d/.test(fact.text), weight: 1.3 },
+  { asks: /\b(?:which|what) (?:files|file types|extensions)\b/i, has: (fact) => /(?:^|[\s`(])\.[a-z0-9]{1,8}\b/i.test(fact.text), weight: 1.6, strict: true },
   {
     asks: /^how (?:do|can|should) i\b|\bwhich command\b|\bhow to\b|\bhow does .* (?:run|start)\b/i,
     has: (fact) => fact.kind === 'code' || (fact.kind === 'row' && /command/i.test(fact.row.headers[0])) || /\bswarm-node \w|--\w/.test(fact.text),
