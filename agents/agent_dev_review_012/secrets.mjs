@@ -23,6 +23,8 @@ const PLACEHOLDER = /^[~^<>=]*v?\d+(?:\.[\dx*]+)+(?:[-+][\w.]+)?$|^(?:x+|\*+|\.+
 const EXTRA_RULES = [
   // Stripe's keys have 24 characters after the prefix (99 in today's longer form).
   { rule: 'stripe-secret-key', what: 'a Stripe secret or restricted key', pattern: /\b([sr]k_(?:live|test)_[0-9A-Za-z]{24,})(?![0-9A-Za-z])/g, value: 1 },
+  // SendGrid's "SG.<22>.<43>" in base64url: the preset's rule allows one "-" or "_" in the last part, real keys more.
+  { rule: 'sendgrid-api-key', what: 'a SendGrid API key', pattern: /\b(SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])/g, value: 1 },
   { rule: 'google-api-key', what: 'a Google API key', pattern: /\b(AIza[0-9A-Za-z_-]{35})(?![0-9A-Za-z_-])/g, value: 1 },
   // A signed JWT: header and payload are base64url JSON objects ("eyJ" is `{"`), then a signature.
   { rule: 'jwt', what: 'a signed JSON Web Token', pattern: /\b(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,})/g, value: 1 },

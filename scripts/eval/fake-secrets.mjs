@@ -1,21 +1,16 @@
 // Credentials in the shapes real ones have, made at run time from a seed: the repository holds none (so reviewing
 // its own history finds none of them), and each run of the eval plants the same values.
-import { createHmac, generateKeyPairSync } from 'node:crypto';
+import { createHash, createHmac, generateKeyPairSync } from 'node:crypto';
 
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 const DIGITS = '0123456789';
 const ALNUM = UPPER + LOWER + DIGITS;
 
+/** Numbers in [0, 1) from SHA-256 of the seed and a counter: the same seed, the same credentials, every run. */
 function seeded(seedText) {
-  let seed = [...seedText].reduce((hash, char) => Math.imul(hash ^ char.charCodeAt(0), 16777619), 2166136261) >>> 0;
-  return () => {
-    seed = (seed + 0x6d2b79f5) >>> 0;
-    let t = seed;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  let counter = 0;
+  return () => createHash('sha256').update(`${seedText}:${counter++}`).digest().readUInt32BE(0) / 4294967296;
 }
 
 const base64url = (value) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');

@@ -212,7 +212,7 @@ describe('agent_dev_review_012', () => {
     expect(readme.json.tools).toMatchObject({ shellcheck: { ran: false, files: 0 }, bandit: { ran: false, files: 0 } });
   });
 
-  it('finds no secret in test fixtures, lock files, placeholders or local database URLs, and finds a real key in a test all the same', async () => {
+  it('finds no secret in test fixtures, lock files, placeholders or local database URLs, and finds a real key in a test all the same, and a SendGrid key of any dashes', async () => {
     const clean = tempDir('review-clean-');
     await gitIn(clean, 'init', '-q');
     const put = (path: string, text: string) => {
@@ -223,11 +223,13 @@ describe('agent_dev_review_012', () => {
     put('package-lock.json', '{ "packages": { "node_modules/@inquirer/password": { "version": "4.0.0" } }, "@inquirer/password": "^4.0.0" }\n');
     put('src/config.js', "export const password = process.env.DB_PASSWORD;\nexport const apiKey = '${API_KEY}';\nconst secret = '<your-secret-here>';\n");
     put('.env.example', 'DB_PASSWORD=changeme\nAPI_TOKEN=${TOKEN}\n');
+    // A SendGrid key whose last part holds several "-": base64url allows it, and secretlint's own rule misses it.
+    put('src/mail.js', `sgMail.setApiKey('${['SG', 'a93e59zhDT6K19u3nlDRva', 'irx-cI34Qi1-1hWRA-TCR6njsNTrxTMNljnK9g-fR6y'].join('.')}');\n`);
     await gitIn(clean, 'add', '.');
     await gitIn(clean, 'commit', '-q', '-m', 'fixtures');
     const run = await runAgentProcess(AGENT, { repo: clean });
     expect(run.exitCode, run.stderr).toBe(0);
-    expect((run.json.findings as Finding[]).filter((finding) => finding.kind === 'secret').map((finding) => [finding.file, finding.line])).toEqual([['test/config.test.ts', 3]]);
+    expect((run.json.findings as Finding[]).filter((finding) => finding.kind === 'secret').map((finding) => [finding.file, finding.line])).toEqual([['src/mail.js', 1], ['test/config.test.ts', 3]]);
   });
 
   it('refuses a missing repository, a directory that is no repository, and revisions that are no commit or look like options', async () => {
