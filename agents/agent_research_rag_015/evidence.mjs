@@ -11,8 +11,13 @@ export const EVIDENCE_BAR = 0.45;
 export const UNKNOWN_BAR = 0.25;
 const MAX_ANSWER_CHARS = 500;
 
-/** IDF of a term in `total` passages, `df` of them holding it; a term the corpus never has weighs most. */
-const idf = (total, df) => Math.log(1 + (total - df + 0.5) / (df + 0.5));
+/**
+ * IDF of a term in `total` passages, `df` of them holding it; a term the corpus never has weighs most. The corpus
+ * counts as if it had PRIOR_PASSAGES more that hold none of the words: in a folder of three notes every word is in
+ * a third of the corpus, and a word missing from it would otherwise outweigh all those present.
+ */
+const PRIOR_PASSAGES = 100;
+const idf = (total, df) => Math.log(1 + (total + PRIOR_PASSAGES - df + 0.5) / (df + 0.5));
 
 const share = (part, whole) => (whole === 0 ? 0 : Math.round((part / whole) * 1000) / 1000);
 

@@ -143,7 +143,9 @@ const MAX_TERMS = 32;
  * 32. Empty when the question has no word at all.
  */
 export function questionTerms(question) {
-  const words = [...new Set(question.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
+  // "How long", "how many": the word after "how" asks for a measure, it is not what the question is about.
+  const asked = question.normalize('NFKC').toLowerCase().replace(/\bhow\s+(?:long|much|many|often|far|big|large|old|soon)\b/g, ' ');
+  const words = [...new Set(asked.match(/[\p{L}\p{N}]+/gu) ?? [])];
   const meaningful = words.filter((word) => !STOPWORDS.has(word));
   return (meaningful.length > 0 ? meaningful : words).slice(0, MAX_TERMS);
 }

@@ -91,6 +91,10 @@ describe('agent_research_rag_015', () => {
       expect(run.json.passages).toEqual([]);
       expect(run.json.summary).toBe('Not in this corpus: no passage of its 3 files holds enough of the question.');
     }
+    // In a folder of three notes, a word the question asks with ("how long") does not outweigh the ones it asks about.
+    const kept = await runAgentProcess(AGENT, { corpus, question: 'How long are snapshots kept?' });
+    expect(kept.json.answer).toMatchObject({ found: true, citations: [{ file: 'faq.txt' }] });
+    expect(kept.json.answer.text).toContain('Snapshots are kept for fourteen days before they are pruned.');
   });
 
   it('keeps its index in the state directory and refreshes only what changed, dropping removed files', async () => {
