@@ -13,6 +13,7 @@ const ON_POSTGRES = [
   'test/api/compiled-once.test.ts',
   'test/api/enroll.test.ts',
   'test/api/execute.test.ts',
+  'test/api/own-agents.test.ts',
   'test/api/http-limits.test.ts',
   'test/api/idempotency.test.ts',
   'test/api/jobs.test.ts',

@@ -443,7 +443,7 @@ async function main() {
   const customDir = join(state.scratch, 'my-agent');
   await nodeCli(['agent', 'init', customDir, '--agent', CUSTOM_AGENT]);
   const edit = editCustomAgent(customDir);
-  write('   $ $EDITOR <scratch>/my-agent/main.sh    # the summary it prints:');
+  write('   $ $EDITOR <scratch>/my-agent/main.mjs    # the summary it answers:');
   showOutput(`- ${edit.before.trim()}\n+ ${edit.after.trim()}`);
   const upload = await nodeCli(['agent', 'upload', customDir]);
   const uploaded = /^Uploaded \S+ version (\S+) \(([0-9a-f]{12}),/m.exec(upload.stdout);

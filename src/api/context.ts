@@ -99,7 +99,16 @@ export interface UploadLimits {
   quota: UploadQuota;
   /** Upload requests a user may make in an hour; 0: no limit. */
   uploadsPerHour: number;
+  /** What one run of an agent of the user's own costs (docs/api.md "Agents of one's own"). */
+  ownAgentPriceCents: number;
 }
+
+/** The per-run price of users' own agents (svc-api --own-agent-price-cents); default DEFAULT_OWN_AGENT_PRICE_CENTS. */
+export interface OwnAgentPricing {
+  ownAgentPriceCents?: number;
+}
+
+export { DEFAULT_OWN_AGENT_PRICE_CENTS } from '../contract/own-agents.js';
 
 export interface PublicUrls {
   /** Where this process listens, for example http://127.0.0.1:8787: its own calls to itself (the sandbox's webhook). */

@@ -57,6 +57,8 @@ Options:
   --version-retention <d>  remove an uploaded version unused this long (1h to 365d), never the
                         current one, the one before it, or one a run not finished is pinned
                         to; 0 or off keeps them                                default 90d
+  --own-agent-price-cents <n>  what one run of a user's own agent (not a catalog SKU) costs, in
+                        cents, 1 to 10000                                     default 2
   -h, --help            show this help
   -v, --version         show the version
 
@@ -132,6 +134,7 @@ async function main(): Promise<number> {
         'metrics-listen': { type: 'string' },
         'releases-dir': { type: 'string' },
         'stale-node-after': { type: 'string' },
+        'own-agent-price-cents': { type: 'string' },
         ...LIMIT_FLAGS,
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
@@ -188,6 +191,8 @@ async function main(): Promise<number> {
   } catch (error) {
     return usageError(`--stale-node-after ${(error as Error).message}`);
   }
+  const ownPrice = values['own-agent-price-cents'];
+  if (ownPrice !== undefined && (!/^\d+$/.test(ownPrice) || Number(ownPrice) < 1 || Number(ownPrice) > 10_000)) return usageError('--own-agent-price-cents must be a whole number of cents from 1 to 10000');
   let limits: LimitOptions;
   try {
     limits = parseLimitFlags(values);
@@ -224,6 +229,7 @@ async function main(): Promise<number> {
     ...(staleAfter === undefined ? {} : { staleNodeAfterMs: staleAfter }),
     ...(values['releases-dir'] === undefined ? {} : { releasesDir: resolve(values['releases-dir']) }),
     ...limits,
+    ...(ownPrice === undefined ? {} : { ownAgentPriceCents: Number(ownPrice) }),
     // Logs go to stderr so stdout carries only the ready line; a request is logged without its query string.
     logger: level === 'silent' ? false : { level, stream: process.stderr },
   });

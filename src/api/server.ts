@@ -8,7 +8,7 @@ import { systemClock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import { buildApp } from './app.js';
 import { createLedger } from './wallet/ledger.js';
-import { repeatInBackground, resolveRunTiming, type ServiceContext } from './context.js';
+import { DEFAULT_OWN_AGENT_PRICE_CENTS, repeatInBackground, resolveRunTiming, type ServiceContext } from './context.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 import { createPaymentProvider, paymentProviderConfigOf } from './payments/provider.js';
@@ -127,7 +127,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     storeProbe,
     metrics: createServiceMetrics({ probe: storeProbe, onlineSince: () => clock.now() - runTiming.leaseMs }),
     releasesDir: options.releasesDir,
-    uploadLimits: { quota: { ...DEFAULT_UPLOAD_QUOTA, ...options.uploadQuota }, uploadsPerHour: options.uploadsPerHour ?? DEFAULT_UPLOADS_PER_HOUR },
+    uploadLimits: { quota: { ...DEFAULT_UPLOAD_QUOTA, ...options.uploadQuota }, uploadsPerHour: options.uploadsPerHour ?? DEFAULT_UPLOADS_PER_HOUR, ownAgentPriceCents: options.ownAgentPriceCents ?? DEFAULT_OWN_AGENT_PRICE_CENTS },
     signInCodesPerClient: options.signInCodesPerClient ?? CODES_PER_CLIENT,
   };
 

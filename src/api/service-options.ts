@@ -1,13 +1,13 @@
 // What startService takes: svc-api's flags and environment as options, each with its default named where it is used.
 import type { FastifyServerOptions } from 'fastify';
 import type { Clock } from '../lib/clock.js';
-import type { RunTiming } from './context.js';
+import type { OwnAgentPricing, RunTiming } from './context.js';
 import type { BodyTimeout } from './http/body-timeout.js';
 import type { TrustProxy } from './http/trust-proxy.js';
 import type { ListenAddress } from './ops/metrics-server.js';
 import type { UploadQuota } from './agents/upload-quota.js';
 
-export interface ServiceOptions {
+export interface ServiceOptions extends OwnAgentPricing {
   host?: string;
   port?: number;
   dataDir: string;

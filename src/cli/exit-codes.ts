@@ -17,6 +17,8 @@ export const EXIT_CODES = {
    * (swarm-node upgrade --pending) switches to it first (docs/operations.md "Auto-update").
    */
   update_staged: 9,
+  /** `run --fail-on`: the run succeeded, and the status its agent answered is at or above the one named. */
+  status_alert: 10,
   interrupted: 130,
 } as const;
 
@@ -53,6 +55,8 @@ export function exitCodeFor(code: ErrorCode): number {
       return EXIT_CODES.node_removed;
     case 'update_staged':
       return EXIT_CODES.update_staged;
+    case 'status_alert':
+      return EXIT_CODES.status_alert;
     case 'interrupted':
       return EXIT_CODES.interrupted;
     default:

@@ -93,6 +93,11 @@ export class Output {
   /** Reports a failure: {"error": {...}} on stdout under --json (one document), a message and remedy on stderr otherwise. */
   error(error: SvcError): void {
     this.stopSpinner(false);
+    // run --fail-on: the run's answer is already the one document on stdout; the exit code is the alert.
+    if (this.json && error.code === 'status_alert') {
+      this.#stderr.write(`${escapeControlCharacters(error.message)}\n`);
+      return;
+    }
     if (this.json) {
       const { code, message, remedy } = error;
       this.#stdout.write(`${JSON.stringify({ error: { code, message, ...(remedy ? { remedy } : {}), ...error.extensions } }, null, 2)}\n`);

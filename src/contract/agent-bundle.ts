@@ -2,8 +2,8 @@
 // (gzip or not) of a directory holding agent.json and the agent's files. The limits and the manifest's rules live
 // here, beside the catalog, so the service (which refuses a bundle) and the CLI (which checks before it uploads)
 // read one table.
-import { isAgentId } from './agents.js';
 import { DEFAULT_RUN_SECONDS, MAX_RUN_SECONDS } from './job-limits.js';
+import { isUploadableAgentId } from './own-agents.js';
 import type { SchemaIssue } from './input-schema-messages.js';
 
 /** The archive as uploaded (compressed when gzip): what the service stores and a node downloads. */
@@ -80,8 +80,11 @@ export function manifestProblems(value: unknown, files: ReadonlySet<string>, sch
   for (const key of Object.keys(manifest)) {
     if (!MANIFEST_FIELDS.has(key)) problems.push({ path: at(`/${key}`), message: `is not a manifest field (${[...MANIFEST_FIELDS].join(', ')})` });
   }
-  if (!isAgentId(manifest.agent_id)) {
-    problems.push({ path: at('/agent_id'), message: `${JSON.stringify(manifest.agent_id ?? null)} is not an agent_id of the catalog (swarm-node agents)` });
+  if (!isUploadableAgentId(manifest.agent_id)) {
+    problems.push({
+      path: at('/agent_id'),
+      message: `${JSON.stringify(manifest.agent_id ?? null)} is neither an agent_id of the catalog (swarm-node agents) nor an id of your own agent (2-48 lower-case letters, digits and _, not starting with "agent_")`,
+    });
   }
   if (typeof manifest.version !== 'string' || !new RegExp(VERSION_PATTERN).test(manifest.version)) {
     problems.push({ path: at('/version'), message: 'must be a label of 1-64 letters, digits and . + _ - (for example "1.0.0")' });

@@ -180,6 +180,11 @@ export const ERROR_CODES = {
     remedy: 'Nothing to do: the unit starts the daemon again, and its ExecStartPre (swarm-node upgrade --pending) switches to the staged release first.',
   },
   failed: { status: null, title: 'Failed' },
+  status_alert: {
+    status: null,
+    title: "Agent's status at or above --fail-on",
+    remedy: "The run succeeded and was charged; its answer says what needs attention (its findings, or --json's output).",
+  },
   release_unverified: {
     status: null,
     title: 'Release not verified',

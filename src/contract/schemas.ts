@@ -1,7 +1,6 @@
 // Request and response shapes of spec §4 plus the DECISIONS.md additions, as JSON Schema (TypeBox), so the
 // server validates with them and both sides share the static types. Field names are the spec's, exactly.
 import { Type, type Static } from '@sinclair/typebox';
-import { AGENT_IDS } from './agents.js';
 import { DEPLOY_MODE, INSTALL_PATH } from './claims.js';
 import { EMAIL_PATTERN } from './email.js';
 import { MAX_QUEUE_SECONDS, MAX_RUN_SECONDS, RunAttempt, RunLinks } from './jobs.js';
@@ -152,12 +151,13 @@ export type RunDetail = Static<typeof RunDetail>;
 export const ExecuteResponse = RunResponse;
 export type ExecuteResponse = RunResponse;
 
-// GET /v1/swarm/agents
+// GET /v1/swarm/agents: the SKUs, and with the caller's credential their own agents too (`own: true`).
 export const AgentsResponse = Type.Array(
   Type.Object({
-    agent_id: Type.Union(AGENT_IDS.map((id) => Type.Literal(id))),
+    agent_id: Type.String(),
     name: Type.String(),
     price_cents: Type.Integer(),
+    own: Type.Optional(Type.Boolean()),
   }),
 );
 export type AgentsResponse = Static<typeof AgentsResponse>;

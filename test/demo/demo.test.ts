@@ -172,9 +172,9 @@ describe('npm run demo', () => {
     expect(findings![2]).toMatch(new RegExp(`│ ${severity}memory \\d+(\\.\\d+)?% used \\(\\d+\\.\\d (GiB|MiB) available\\)\\n`));
     expect(findings![2]).toMatch(new RegExp(`│ ${severity}/\\S* (is \\d+(\\.\\d+)?% full|has used)`));
     // An agent of the user's own: scaffolded, one line edited, uploaded (current), run on this node and charged.
-    expect(output).toMatch(/\$ swarm-node agent init <scratch>\/my-agent --agent agent_svc_skills_005\n.*Created <scratch>\/my-agent \(agent_svc_skills_005 version 0\.1\.0\): agent\.json, main\.sh\./);
-    expect(output).toMatch(/│ \+ printf '\{"summary": "Hello, %s: %s, a version made by the demo, ran on %s"/);
-    const digest = /Uploaded agent_svc_skills_005 version 0\.1\.0 \(([0-9a-f]{12}), 2 files, \d+ bytes\); it is current/.exec(output)?.[1];
+    expect(output).toMatch(/\$ swarm-node agent init <scratch>\/my-agent --agent agent_svc_skills_005\n.*Created <scratch>\/my-agent \(your version of agent_svc_skills_005, version 0\.1\.0\): README\.md, agent-io\.mjs, agent\.json, main\.mjs\./);
+    expect(output).toMatch(/│ \+ return \{ summary: `Hello, \$\{name\}: agent_svc_skills_005, a version made by the demo, ran on \$\{hostname\(\)\}`/);
+    const digest = /Uploaded agent_svc_skills_005 version 0\.1\.0 \(([0-9a-f]{12}), 4 files, \d+ bytes\); it is current/.exec(output)?.[1];
     expect(digest, output).toBeDefined();
     expect(output).toMatch(new RegExp(`│ 0\\.1\\.0\\s+${digest}\\s.*\\syes\\n`));
     expect(output).toMatch(
@@ -182,7 +182,7 @@ describe('npm run demo', () => {
         `\\$ swarm-node run agent_svc_skills_005 --input name=Ada\\n.*\\n {3}│ ✓ agent_svc_skills_005 ran on node ${nodeId} \\(run [0-9a-f-]{36}\\): charged \\$0\\.05, balance \\$0\\.\\d\\d\\n {3}│ Hello, Ada: agent_svc_skills_005, a version made by the demo, ran on ${hostname()}\\n`,
       ),
     );
-    expect(output).toContain(`installed  <root>/opt/svc/swarm-node/var/agents/agent_svc_skills_005/${digest}…/: agent.json, main.sh`);
+    expect(output).toContain(`installed  <root>/opt/svc/swarm-node/var/agents/agent_svc_skills_005/${digest}…/: README.md, agent-io.mjs, agent.json, main.mjs`);
     // The operator's own bundle, killed mid-run: charged at start, its attempt lost after the lease, queued again
     // under the same id and charge (the review is retry-safe), then run again by the restarted daemon: charged once.
     expect(output).toMatch(/Registered agent_dev_review_012 \(Dev review the service, \$0\.12 per run\)/);

@@ -3,13 +3,13 @@
 // UPDATE) and records the run: queued for the user's nodes, or, when a node starts a run of its own, running at once
 // under that node's lease. No node for it: 409 no_node_available, and nothing of the request stays (no charge, no
 // run, no key), as for 402.
-import { findAgentSku } from '../../contract/agents.js';
 import { walletLoginUrl } from '../../contract/claims.js';
 import { normalizeEmail } from '../../contract/email.js';
 import { normalizeLabels } from '../../contract/labels.js';
 import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import type { ExecuteRequest } from '../../contract/schemas.js';
+import { createAgentPrices } from '../agents/agent-prices.js';
 import { createAgentVersions } from '../agents/agent-versions.js';
 import { createInputChecks, VersionChangedMeanwhile, type InputVerdict } from '../agents/input-checks.js';
 import type { ServiceContext } from '../context.js';
@@ -45,7 +45,10 @@ export type StartRun = (call: ExecuteCall) => Promise<Started>;
 const MAX_CHECK_ATTEMPTS = 3;
 
 export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: IdempotencyStore, nodes: NodeRegistry): StartRun {
-  const inputChecks = createInputChecks(createAgentVersions(ctx.store), ctx.clock);
+  const versions = createAgentVersions(ctx.store);
+  const inputChecks = createInputChecks(versions, ctx.clock);
+  // The price lookup: a SKU's spec price, or the operator's price for an agent of the user's own.
+  const prices = createAgentPrices(ctx.store, versions, ctx.uploadLimits.ownAgentPriceCents);
   const turns = createTurns(ctx.store.engine);
   const start = (call: ExecuteCall, userId: string, agentId: string, priceCents: number, agentName: string, checked: InputVerdict): Promise<Started> =>
     ctx.store.transaction(async () => {
@@ -125,8 +128,7 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
         remedy: "Leave node_id out (the run executes on this node), or start it with the user's access token.",
       });
     }
-    const sku = findAgentSku(call.request.agent_id);
-    if (sku === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(call.request.agent_id)}`);
+    const sku = await prices.agentFor(userId, call.request.agent_id);
     for (let attempt = 1; ; attempt += 1) {
       try {
         // Checked before the transaction, which then pins the version checked (input-checks.ts).

@@ -1,5 +1,6 @@
 // `register`, `unregister`, `list` (issue 3): which agents this node runs, how often, and under what daily cap.
-import { findAgentSku, type AgentSku } from '../../contract/agents.js';
+import { findAgentSku } from '../../contract/agents.js';
+import type { CatalogAgent } from '../../contract/own-agents.js';
 import { SvcError, messageOf } from '../../contract/errors.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import { normalizeEmail } from '../../contract/email.js';
@@ -45,7 +46,7 @@ export interface ThisNode {
 export async function registerAgent(
   deps: RegisterDeps,
   change: RegistrationChange,
-): Promise<{ created: boolean; registration: Registration; default_input: Input | null; agent: AgentSku; user_id: string; node_id: string }> {
+): Promise<{ created: boolean; registration: Registration; default_input: Input | null; agent: CatalogAgent; user_id: string; node_id: string }> {
   // The service must vouch for the token: registering for a user it no longer accepts would only fail later.
   const signedIn = await verifyToken({ client: deps.client, clock: deps.clock, credentialsFile: deps.credentialsFile }, deps.jwt.token);
   if (normalizeEmail(signedIn.sub) !== normalizeEmail(deps.node.user_id)) {
@@ -53,7 +54,7 @@ export async function registerAgent(
       remedy: `Sign in as ${deps.node.user_id} (swarm-node login) to register agents on this node.`,
     });
   }
-  const agent = await findInCatalog(deps.client, change.agent_id);
+  const agent = await findInCatalog(deps.client, change.agent_id, deps.jwt.token);
   if (change.default_input != null) {
     await checkDefaultInput({ client: deps.client, token: deps.jwt.token, localSchema: deps.localInputSchema(agent.agent_id) }, agent.agent_id, change.default_input);
   }

@@ -7,14 +7,15 @@
 // error of it, run-errors.ts; the daemon pauses, holds or logs).
 import { randomUUID } from 'node:crypto';
 import { IDEMPOTENCY_KEY_LIFETIME_SECONDS } from '../../contract/claims.js';
-import { findAgentSku, type AgentSku } from '../../contract/agents.js';
+import { findAgentSku } from '../../contract/agents.js';
+import { isOwnAgentId, type CatalogAgent } from '../../contract/own-agents.js';
 import { normalizeEmail } from '../../contract/email.js';
 import { SvcError } from '../../contract/errors.js';
 import { isFinishedStatus, type FinishedRunStatus } from '../../contract/run-status.js';
 import type { RunResponse } from '../../contract/schemas.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
-import { agentNotFound } from '../service/catalog.js';
+import { agentNotFound, findInCatalog } from '../service/catalog.js';
 import { withDefaultInput } from './default-input.js';
 import type { ServiceClient } from '../service/service-client.js';
 import { processIsAlive } from '../host/process-alive.js';
@@ -82,7 +83,7 @@ type Settlement =
   | { kind: 'not_sent'; error: SvcError };
 
 /** What became of one run, with the agent it was and the key it is journaled under. */
-export type RunOutcome = Settlement & { agent: AgentSku; idempotency_key: string };
+export type RunOutcome = Settlement & { agent: CatalogAgent; idempotency_key: string };
 
 interface JournalledRequest {
   idempotency_key: string;
@@ -261,13 +262,23 @@ export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlemen
 }
 
 /**
+ * The agent and its price: a catalog SKU, or an agent of the caller's own, whose price the service's catalog gives
+ * the caller (docs/api.md "Agents of one's own").
+ */
+async function agentToRun(deps: RunDeps, agentId: string): Promise<CatalogAgent> {
+  const sku = findAgentSku(agentId);
+  if (sku !== undefined) return sku;
+  if (!isOwnAgentId(agentId)) throw agentNotFound(agentId);
+  return findInCatalog(deps.client, agentId, deps.caller.bearer);
+}
+
+/**
  * Runs an agent once, journaled, with `given` over the registration's default input (register --input), on a node
  * that carries `labels` (normalised; run --label). Throws only when it cannot start one (an unknown agent, the store
  * failing).
  */
 export async function runAgent(deps: RunDeps, agentId: string, given?: Record<string, unknown>, labels: readonly string[] = [], terms: RunTermsAsked = {}): Promise<RunOutcome> {
-  const sku = findAgentSku(agentId);
-  if (sku === undefined) throw agentNotFound(agentId);
+  const sku = await agentToRun(deps, agentId);
   const input = withDefaultInput(defaultInputOf(deps.db, sku.agent_id), given);
   const key = randomUUID();
   const startedAt = deps.clock.now();

@@ -105,8 +105,9 @@ export class ServiceClient {
     await this.#transport.destroy();
   }
 
-  agents(): Promise<AgentsResponse> {
-    return this.#body({ method: 'GET', path: '/v1/swarm/agents', retrySafe: true });
+  /** The catalog; with a bearer (the JWT or a node credential) the user's own agents too (docs/api.md "Agents of one's own"). */
+  agents(bearer?: string): Promise<AgentsResponse> {
+    return this.#body({ method: 'GET', path: '/v1/swarm/agents', retrySafe: true, ...(bearer === undefined ? {} : { bearer }) });
   }
 
   createSession(tier_id: string, user_id: string): Promise<SessionResponse> {
