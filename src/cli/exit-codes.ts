@@ -17,6 +17,8 @@ export const EXIT_CODES = {
    * (swarm-node upgrade --pending) switches to it first (docs/operations.md "Auto-update").
    */
   update_staged: 9,
+  /** A budget set at the service is spent for its period (docs/api.md "Budgets"): wait for its reset, or raise it. */
+  budget_exceeded: 10,
   interrupted: 130,
 } as const;
 
@@ -52,6 +54,8 @@ export function exitCodeFor(code: ErrorCode): number {
       return EXIT_CODES.node_removed;
     case 'update_staged':
       return EXIT_CODES.update_staged;
+    case 'budget_exceeded':
+      return EXIT_CODES.budget_exceeded;
     case 'interrupted':
       return EXIT_CODES.interrupted;
     default:

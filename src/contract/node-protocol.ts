@@ -4,6 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { NODE_NAME_PATTERN } from './node-name.js';
 import { Labels, UUID_PATTERN } from './schemas.js';
+import { RunSecrets } from './secrets.js';
 
 const Timestamp = Type.String({ description: 'ISO 8601, UTC' });
 const strict = { additionalProperties: false } as const;
@@ -40,6 +41,11 @@ export const AssignedRun = Type.Object({
   lease_expires_at: Timestamp,
   /** The uploaded bundle to run (SHA-256 of its archive, GET /v1/swarm/bundles/{digest}); absent: the built-in agent. */
   bundle_digest: Type.Optional(Type.String()),
+  /**
+   * The user's secrets the run's agent declares in agent.json, by name (docs/api.md "Secrets"): given to the agent as
+   * environment variables, never written to the node's disk. Absent when it declares none.
+   */
+  secrets: Type.Optional(RunSecrets),
 });
 export type AssignedRun = Static<typeof AssignedRun>;
 

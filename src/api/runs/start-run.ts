@@ -22,6 +22,9 @@ import type { NodeRegistry } from '../nodes/registry.js';
 import type { IdempotencyStore } from './idempotency.js';
 import { requestHash } from './idempotency.js';
 import { newLease, type Lease, type RunRow, type RunStore } from './run-store.js';
+import { createBudgetCheck } from '../budgets/budget-check.js';
+import { createBudgetStore } from '../budgets/budget-store.js';
+import { createRunEventOutbox } from '../webhooks/outbox.js';
 
 export type Caller = { kind: 'user'; sub: string } | { kind: 'node'; node: EnrolledNode };
 
@@ -47,6 +50,8 @@ const MAX_CHECK_ATTEMPTS = 3;
 export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: IdempotencyStore, nodes: NodeRegistry): StartRun {
   const inputChecks = createInputChecks(createAgentVersions(ctx.store), ctx.clock);
   const turns = createTurns(ctx.store.engine);
+  const withinBudget = createBudgetCheck(ctx.store, createBudgetStore(ctx.store, ctx.clock));
+  const outbox = createRunEventOutbox(ctx.store, ctx.clock);
   const start = (call: ExecuteCall, userId: string, agentId: string, priceCents: number, agentName: string, checked: InputVerdict): Promise<Started> =>
     ctx.store.transaction(async () => {
       // Two instances given the same key at once (PostgreSQL): the second waits here for the first's commit, then
@@ -74,6 +79,8 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
 
       const runId = timeOrderedId(now);
       const queueSeconds = request.queue_seconds ?? Math.round(ctx.runTiming.queueTimeoutMs / 1000);
+      // The user's caps, before the debit: over one, 402 budget_exceeded, and nothing of this request stays.
+      await withinBudget(userId, agentId, priceCents, now);
       const debit = await ctx.ledger.debitForRun({ user_id: userId, run_id: runId, amount_cents: priceCents });
       if (!debit.ok) {
         // Thrown inside the transaction, so nothing of this request stays: no charge, no run, no key. A retry with the
@@ -107,6 +114,7 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       const run = lease === undefined || call.caller.kind !== 'node' ? await runs.insertQueued(newRun) : await runs.insertLeased(newRun, call.caller.node.node_id, lease);
       await recordRunLabels(ctx.store, runId, labels);
       if (ephemeralNode !== undefined) await recordEphemeralRun(ctx.store, ephemeralNode, runId);
+      await outbox.record(run);
       await keys.begin(userId, call.idempotencyKey, hash, runId, now);
       return { kind: 'started', run, ...(lease === undefined ? {} : { lease }) };
     });

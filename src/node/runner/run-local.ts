@@ -11,6 +11,9 @@ import { resolveIsolation, type IsolationMode } from './isolation.js';
 import { installBundle, type BundleFetch } from './bundle-install.js';
 import { bundleDirs, findBundle, resolveEntry, type Bundle } from './bundles.js';
 import { createSandboxedRunner, type SandboxedRunner } from './run-sandboxed.js';
+import type { RunSecrets } from '../../contract/secrets.js';
+import { redactJson } from '../../lib/redact.js';
+import { secretsEnv, secretsRedactor } from './agent-secrets.js';
 
 export interface LocalRunner {
   /** How runs are kept from the node: a systemd service each, a bubblewrap sandbox each, or none. */
@@ -30,6 +33,8 @@ export interface LocalRun {
   input: unknown;
   /** The uploaded bundle to run, fetched and verified by its SHA-256 when not installed yet; absent: the built-in agent. */
   bundle_digest?: string;
+  /** The secrets its agent declares, as the service handed them: its environment, and redacted from what it wrote. */
+  secrets?: RunSecrets;
 }
 
 /** What the node reports: the agent's one JSON document, or {error, message} saying why it failed. */
@@ -115,6 +120,8 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
         stdin: JSON.stringify({ run_id: run.run_id, agent_id: run.agent_id, user_id: run.user_id, tier: run.tier, input: run.input ?? {} }),
         limits,
         env: {
+          // First, so that the node's own variables below are never a secret's.
+          ...secretsEnv(run.secrets),
           PATH: '/usr/local/bin:/usr/bin:/bin',
           LANG: 'C.UTF-8',
           SWARM_RUN_ID: run.run_id,
@@ -125,9 +132,11 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
         },
       };
       const outcome = await runAgent(request, bundle, signal);
-      if (outcome.status === 'succeeded') return { status: 'succeeded', output: outcome.output };
+      // Redacted here, before the result is journaled or reported: neither the node's disk nor the service sees them.
+      const redact = secretsRedactor(run.secrets);
+      if (outcome.status === 'succeeded') return { status: 'succeeded', output: redactJson(outcome.output, redact) };
       const tail = outcome.stderrTail.trim().slice(-STDERR_IN_MESSAGE_CHARS);
-      return failed(outcome.error, tail === '' ? outcome.message : `${outcome.message}: ${tail}`);
+      return failed(outcome.error, redact(tail === '' ? outcome.message : `${outcome.message}: ${tail}`));
     },
   };
 }

@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import { SvcError } from '../../contract/errors.js';
 import type { RunResponse } from '../../contract/schemas.js';
+import type { RunSecrets } from '../../contract/secrets.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { NodeApi } from '../service/node-api.js';
@@ -22,6 +23,8 @@ export interface LeasedRun {
   lease_expires_at: string;
   /** The uploaded bundle the service pinned the run to; absent: the built-in agent. */
   bundle_digest?: string;
+  /** The secrets its agent declares (docs/api.md "Secrets"); held in memory only, never journaled. */
+  secrets?: RunSecrets;
 }
 
 export type ExecutionOutcome =
