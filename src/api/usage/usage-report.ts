@@ -41,11 +41,13 @@ const add = (into: UsageFigures, from: UsageFigures): void => {
 const dateOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 export async function usageReport(store: Store, userId: string, range: UsageRange): Promise<UsageResponse> {
+  // A literal, not a parameter: PostgreSQL must see the same expression in the select list and in GROUP BY.
+  const day = sql<number>`cast(r.started_at / ${sql.lit(DAY_MS)} as bigint)`;
   const grouped = await store.db
     .selectFrom('runs as r')
     .innerJoin('ledger_entries as l', 'l.run_id', 'r.run_id')
     .select([
-      sql<number>`cast(r.started_at / ${DAY_MS} as bigint)`.as('day'),
+      day.as('day'),
       'r.agent_id',
       'r.node_id',
       sql<number>`cast(sum(case when l.kind = 'debit' then 1 else 0 end) as bigint)`.as('runs'),
@@ -56,7 +58,7 @@ export async function usageReport(store: Store, userId: string, range: UsageRang
     .where('l.user_id', '=', userId)
     .where('r.started_at', '>=', range.fromMs)
     .where('r.started_at', '<', range.toMs)
-    .groupBy([sql`cast(r.started_at / ${DAY_MS} as bigint)`, 'r.agent_id', 'r.node_id'])
+    .groupBy([day, 'r.agent_id', 'r.node_id'])
     .execute();
   const totals = zero();
   const days = new Map<string, UsageFigures>();
