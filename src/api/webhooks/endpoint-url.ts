@@ -1,6 +1,6 @@
-// A webhook endpoint's URL (docs/api.md "Webhooks"): HTTPS, no credentials or fragment, and not an address the
-// service refuses to deliver to when it says so itself (an IP literal, localhost). A name is resolved only when a
-// delivery connects (address-policy.ts), since what it resolves to may change.
+// A webhook endpoint's URL (docs/api.md "Webhooks"): HTTPS, no credentials or fragment, and, when it is written as
+// an IP address, one deliveries may reach. A name is not resolved here: what it resolves to may change, so it is
+// checked where each delivery connects (deliver.ts, address-policy.ts), localhost included.
 import { SvcError } from '../../contract/errors.js';
 import { addressRefusal, literalAddressOf } from './address-policy.js';
 
@@ -17,10 +17,8 @@ export function checkEndpointUrl(text: string, allowPrivate: boolean): string {
   if (url.protocol !== 'https:') refuse('must be an https URL: deliveries carry run events and are signed, never sent in clear');
   if (url.username !== '' || url.password !== '') refuse('must not carry a user name or password (the signature authenticates the service)');
   if (url.hash !== '') refuse('must not have a fragment');
-  const host = url.hostname.toLowerCase();
-  const literal = literalAddressOf(host);
-  const refusal =
-    literal !== undefined ? addressRefusal(literal, allowPrivate) : !allowPrivate && (host === 'localhost' || host.endsWith('.localhost')) ? `${host} is this host` : undefined;
+  const literal = literalAddressOf(url.hostname);
+  const refusal = literal === undefined ? undefined : addressRefusal(literal, allowPrivate);
   if (refusal !== undefined) refuse(`must reach a public address: ${refusal}`);
   return url.toString();
 }
