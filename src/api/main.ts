@@ -10,6 +10,7 @@ import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { ConfigError, parseStaleNodeAfter, readEnvConfig, type EnvConfig } from './ops/env-config.js';
 import { parseListenAddress, type ListenAddress } from './ops/metrics-server.js';
 import { LIMIT_FLAGS, parseLimitFlags, type LimitOptions } from './ops/limit-flags.js';
+import { parseWebhookFlags, WEBHOOK_FLAGS } from './ops/webhook-flags.js';
 import { sandboxBesideStripe } from './payments/provider.js';
 
 const USAGE = `Usage: svc-api --port <n> --data-dir <dir> [--host 127.0.0.1] [--sandbox]
@@ -57,12 +58,19 @@ Options:
   --version-retention <d>  remove an uploaded version unused this long (1h to 365d), never the
                         current one, the one before it, or one a run not finished is pinned
                         to; 0 or off keeps them                                default 90d
+  --webhook-allow-private  let webhooks go to private, loopback and link-local addresses (receivers
+                        on the service's own network; tests)                   default: refused
+  --webhook-ca-file <f> PEM certificates webhook deliveries trust besides the system's
   -h, --help            show this help
   -v, --version         show the version
 
 Environment:
   SVC_JWT_SECRET      HS256 key, base64url of at least 32 bytes (generated into the data dir when unset)
   SVC_WEBHOOK_SECRET  payment webhook HMAC key (generated into the data dir when unset)
+  SVC_SECRETS_KEY     AES-256-GCM key of users' secrets and webhook signing secrets at rest, base64url
+                      of 32 bytes (generated into the data dir when unset)
+  SVC_SECRETS_PREVIOUS_KEYS  keys a rotation replaced, comma-separated: still read, and their values
+                      sealed again under SVC_SECRETS_KEY (docs/operations.md "Secrets at rest")
   SVC_MERCHANT_ID     this service's merchant id                         default merchant_local
   SVC_PUBLIC_URL      where clients reach this service (https://svc.example.com): install.sh's
                       default and the release URLs name it                default http://HOST:PORT
@@ -133,6 +141,7 @@ async function main(): Promise<number> {
         'releases-dir': { type: 'string' },
         'stale-node-after': { type: 'string' },
         ...LIMIT_FLAGS,
+        ...WEBHOOK_FLAGS,
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -188,9 +197,9 @@ async function main(): Promise<number> {
   } catch (error) {
     return usageError(`--stale-node-after ${(error as Error).message}`);
   }
-  let limits: LimitOptions;
+  let limits: LimitOptions & ReturnType<typeof parseWebhookFlags>;
   try {
-    limits = parseLimitFlags(values);
+    limits = { ...parseLimitFlags(values), ...parseWebhookFlags(values) };
   } catch (error) {
     return usageError((error as Error).message);
   }

@@ -6,7 +6,12 @@ import type { AssignedRun } from '../../src/contract/node-protocol.js';
 import { archiveOf, manifestOf } from '../helpers/agent-archives.js';
 import { httpRequest } from '../helpers/http.js';
 import { enrollNode, serve, stopServingNodes } from '../helpers/protocol-node.js';
-import { useSvcApi } from '../helpers/svc-api.js';
+import { startSvcApi, useSvcApi, type TestService } from '../helpers/svc-api.js';
+import { keyId } from '../../src/api/secrets.js';
+import { randomBytes } from 'node:crypto';
+import { tempDir } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait.js';
+import { mintToken } from '../helpers/tokens.js';
 import { MovableClock } from '../helpers/clock.js';
 import { uniqueEmail } from '../helpers/temp.js';
 import { credit, execute, paidUser, TEST_RUN_TIMING } from './execute-fixtures.js';
@@ -162,6 +167,58 @@ describe('secrets', () => {
     expect(node.received.find((run) => run.run_id === queued.body.run_id)?.secrets).toEqual({ API_KEY: 'second-value' });
   });
 });
+
+describe('the secrets key rotated (docs/operations.md "Secrets at rest")', () => {
+  afterAll(stopServingNodes);
+
+  it('reads values under the previous key, seals them again under the new one, and a key dropped too soon leaves them unset', async () => {
+    const dataDir = tempDir('svc-rotation-');
+    const [k1, k2, k3] = [0, 1, 2].map(() => randomBytes(32));
+    const start = (current: Buffer, previous: Buffer[] = []) =>
+      startSvcApi({
+        dataDir,
+        runTiming: TEST_RUN_TIMING,
+        env: { SVC_SECRETS_KEY: current.toString('base64url'), ...(previous.length === 0 ? {} : { SVC_SECRETS_PREVIOUS_KEYS: previous.map((key) => key.toString('base64url')).join(',') }) },
+      });
+    const rows = (service: TestService) => service.db.prepare('SELECT key_id FROM user_secrets UNION ALL SELECT secret_key_id FROM webhook_endpoints').all() as Array<{ key_id: string }>;
+    let service = await start(k1);
+    const { token } = await mintToken(service, 'rotation@example.com');
+    expect((await httpRequest(`${service.baseUrl}/v1/swarm/secrets/API_KEY`, { method: 'PUT', token, body: { value: VALUE } })).status).toBe(200);
+    expect((await httpRequest(`${service.baseUrl}/v1/swarm/webhooks`, { method: 'POST', token, body: { url: 'https://hooks.example.com/svc' } })).status).toBe(201);
+    expect(rows(service).map((row) => row.key_id)).toEqual([keyId(k1), keyId(k1)]);
+    await service.close();
+
+    // The new key, the old one still in the ring: the sweep at start seals both values again under the new key.
+    service = await start(k2, [k1]);
+    try {
+      await waitFor(async () => (rows(service).every((row) => row.key_id === keyId(k2)) ? true : undefined), 'the values sealed again under the new key');
+      expect(await secretValues(service, 'rotation@example.com')).toEqual({ API_KEY: VALUE });
+    } finally {
+      await service.close();
+    }
+    // The old key dropped: everything still opens.
+    service = await start(k2);
+    try {
+      const runsOpen = await secretValues(service, 'rotation@example.com');
+      expect(runsOpen).toEqual({ API_KEY: VALUE });
+    } finally {
+      await service.close();
+    }
+    // The current key dropped too soon (neither current nor previous): the value reads as unset, nothing breaks.
+    service = await start(k3);
+    try {
+      expect(await secretValues(service, 'rotation@example.com')).toEqual({});
+    } finally {
+      await service.close();
+    }
+  });
+});
+
+/** The values a run of an agent declaring API_KEY would be handed, as the dispatch reads them. */
+async function secretValues(service: TestService, userId: string): Promise<Record<string, string>> {
+  const { createSecretStore } = await import('../../src/api/user-secrets/secret-store.js');
+  return createSecretStore(service.ctx.store, service.ctx.vault, service.ctx.clock).valuesOf(userId, ['API_KEY']);
+}
 
 /** What these requests could change (other tests' nodes keep polling, so the whole database moves meanwhile). */
 function tablesOf(service: { db: { prepare(sql: string): { all(): unknown[] } } }): Record<string, unknown[]> {
