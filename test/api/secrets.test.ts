@@ -173,7 +173,7 @@ describe('the secrets key rotated (docs/operations.md "Secrets at rest")', () =>
 
   it('reads values under the previous key, seals them again under the new one, and a key dropped too soon leaves them unset', async () => {
     const dataDir = tempDir('svc-rotation-');
-    const [k1, k2, k3] = [0, 1, 2].map(() => randomBytes(32));
+    const [k1, k2, k3] = [randomBytes(32), randomBytes(32), randomBytes(32)];
     const start = (current: Buffer, previous: Buffer[] = []) =>
       startSvcApi({
         dataDir,

@@ -5,6 +5,7 @@ import { SvcError } from '../../contract/errors.js';
 import { secretNameProblem } from '../../contract/secrets.js';
 import { withRecentSignIn } from '../step-up.js';
 import { contextFor } from '../context.js';
+import { confirmRemoval } from '../confirm-removal.js';
 import { readSecretValue } from '../secret-value.js';
 import { shortTime, table } from '../table.js';
 
@@ -72,13 +73,7 @@ Example:
       .action(async (name: string, options: { yes?: boolean }, command: Command) => {
         const ctx = contextFor(command);
         checkName(name);
-        if (options.yes !== true) {
-          if (!ctx.canPrompt()) throw new SvcError('usage', `removing ${name} cannot be undone, and there is no terminal to confirm it on`, { remedy: `Add --yes: swarm-node secret rm ${name} --yes` });
-          const { confirm } = await import('@inquirer/prompts');
-          if (!(await confirm({ message: `Remove the secret ${name} for good? Runs of agents that declare it get it no more.`, default: false }, { output: process.stderr }))) {
-            throw new SvcError('failed', 'not confirmed: nothing was removed');
-          }
-        }
+        await confirmRemoval(ctx, { yes: options.yes, what: name, question: `Remove the secret ${name} for good? Runs of agents that declare it get it no more.`, again: `swarm-node secret rm ${name}` });
         const { removeSecret } = await import('../../node/service/secrets-api.js');
         const client = await ctx.client();
         const removed = await withRecentSignIn(ctx, (token) => removeSecret(client, token, name));

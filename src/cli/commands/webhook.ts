@@ -2,11 +2,11 @@
 // signed (docs/api.md "Webhooks"). Adding, removing and rotating need a sign-in within 15 minutes.
 import { writeFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
-import { SvcError } from '../../contract/errors.js';
 import { WEBHOOK_EVENTS, type WebhookCreated, type WebhookEvent } from '../../contract/webhooks.js';
 import { parseDuration } from '../../node/agents/duration.js';
 import { withRecentSignIn } from '../step-up.js';
 import { contextFor, type CommandContext } from '../context.js';
+import { confirmRemoval } from '../confirm-removal.js';
 import { countParser } from '../count-option.js';
 import { shortTime, table } from '../table.js';
 
@@ -91,13 +91,7 @@ Example:
       .addHelpText('after', '\nExample:\n  $ swarm-node webhook rm 0193c1f2-… --yes')
       .action(async (id: string, options: { yes?: boolean }, command: Command) => {
         const ctx = contextFor(command);
-        if (options.yes !== true) {
-          if (!ctx.canPrompt()) throw new SvcError('usage', `removing endpoint ${id} cannot be undone, and there is no terminal to confirm it on`, { remedy: `Add --yes: swarm-node webhook rm ${id} --yes` });
-          const { confirm } = await import('@inquirer/prompts');
-          if (!(await confirm({ message: `Remove the webhook endpoint ${id} and its deliveries for good?`, default: false }, { output: process.stderr }))) {
-            throw new SvcError('failed', 'not confirmed: nothing was removed');
-          }
-        }
+        await confirmRemoval(ctx, { yes: options.yes, what: `endpoint ${id}`, question: `Remove the webhook endpoint ${id} and its deliveries for good?`, again: `swarm-node webhook rm ${id}` });
         const { removeWebhook } = await import('../../node/service/webhooks-api.js');
         const client = await ctx.client();
         await withRecentSignIn(ctx, (token) => removeWebhook(client, token, id));
