@@ -29,6 +29,10 @@ const ON_POSTGRES = [
   'test/api/wallet-page.test.ts',
   'test/api/wallet.test.ts',
   'test/api/webhook.test.ts',
+  'test/api/secrets.test.ts',
+  'test/api/budgets.test.ts',
+  'test/api/usage.test.ts',
+  'test/api/run-webhooks.test.ts',
   'test/api-postgres/**/*.test.ts',
 ];
 

@@ -14,6 +14,8 @@ import type { Mailer } from './mail/mailer.js';
 import type { Revocations } from './auth/revocations.js';
 import type { AuditLog } from './audit/audit-log.js';
 import type { UploadQuota } from './agents/upload-quota.js';
+import type { Vault } from './vault/vault.js';
+import type { WebhookDelivery } from './webhooks/webhook-options.js';
 
 /** A payment as the provider reports it (DECISIONS.md "Payment provider and its webhook"). */
 export interface ProviderPayment {
@@ -124,6 +126,10 @@ export interface ServiceContext {
   store: Store;
   clock: Clock;
   secrets: ServiceSecrets;
+  /** Seals users' secrets and webhook signing secrets at rest (vault/vault.ts; SVC_SECRETS_KEY). */
+  vault: Vault;
+  /** Where webhook deliveries may go and which certificates they trust (svc-api --webhook-allow-private, --webhook-ca-file). */
+  webhookDelivery: WebhookDelivery;
   tokens: TokenService;
   /** Revoked access tokens, in memory and kept current from the database (auth/revocations.ts). */
   revocations: Revocations;

@@ -19,6 +19,9 @@ import { createRuns } from './runs/runs.js';
 import { DEFAULT_STALE_NODE_AFTER_MS, scheduleStaleNodeSweep } from './nodes/stale-node-sweeper.js';
 import { createRequestDrain, type RequestDrain } from './http/request-drain.js';
 import { loadSecrets, type ServiceSecrets } from './secrets.js';
+import { loadVault } from './vault/vault-keys.js';
+import { scheduleReseal } from './vault/reseal.js';
+import { scheduleWebhookDelivery } from './webhooks/delivery-worker.js';
 import { WAL_CHECKPOINT_INTERVAL_MS, checkpointWal, scheduleWalCheckpoint } from './store/wal-checkpoint.js';
 import { createTokenService } from './auth/tokens.js';
 import { createRevocations, REVOCATION_POLL_MS } from './auth/revocations.js';
@@ -78,6 +81,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   if (!sandbox && env.SVC_SMTP_URL === undefined) throw new Error(SMTP_URL_REQUIRED);
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const secrets = loadSecrets(options.dataDir, env);
+  const vault = loadVault(options.dataDir, env);
   // Logged once the app (and its logger) exists; until then an idle connection's failure is only counted on.
   let log: FastifyInstance['log'] | undefined;
   const { store, sqlite: db } = await openStore({
@@ -98,6 +102,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     store,
     clock,
     secrets,
+    vault,
+    webhookDelivery: { allowPrivate: options.webhookAllowPrivate ?? false, ...(options.webhookCa === undefined ? {} : { ca: options.webhookCa }) },
     tokens: createTokenService(secrets, clock, {
       revocations,
       issueRecord: (jti) =>
@@ -163,6 +169,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   repeatInBackground(ctx, () => revocations.refresh(), REVOCATION_POLL_MS, 'reading revoked tokens', app.log);
   scheduleStaleNodeSweep(ctx, options.staleNodeAfterMs ?? DEFAULT_STALE_NODE_AFTER_MS, app.log);
   scheduleVersionRetention(ctx, options.versionRetentionMs ?? DEFAULT_VERSION_RETENTION_MS, app.log);
+  scheduleReseal(ctx, app.log);
+  scheduleWebhookDelivery(ctx, app.log);
   if (db !== undefined) {
     scheduleWalCheckpoint(db, {
       intervalMs: options.walCheckpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS,

@@ -40,4 +40,8 @@ export interface ServiceOptions extends OwnAgentPricing {
   versionRetentionMs?: number;
   /** Sign-in codes one client address may ask for in an hour (svc-api --sign-in-codes-per-client). Default 30. */
   signInCodesPerClient?: number;
+  /** Webhook deliveries may go to private, loopback and link-local addresses (svc-api --webhook-allow-private). */
+  webhookAllowPrivate?: boolean;
+  /** PEM certificates webhook deliveries trust besides the system's (svc-api --webhook-ca-file). */
+  webhookCa?: string;
 }

@@ -90,7 +90,17 @@ export const ERROR_CODES = {
     title: 'Version in use',
     remedy: 'Make another version current first (swarm-node agent rollback), or wait for the runs pinned to it to finish, then remove it.',
   },
-  bundle_invalid: {
+  limit_reached: {
+    status: 409,
+    title: 'Limit reached',
+    remedy: 'Remove what you no longer need of it, then try again; limit names how many you may keep.',
+  },
+  budget_exceeded: {
+    status: 402,
+    title: 'Budget exceeded',
+    remedy: 'Wait until resets_at, or raise the cap (swarm-node budget set); nothing was charged.',
+  },
+    bundle_invalid: {
     status: 422,
     title: 'Agent bundle invalid',
     remedy: 'Fix what errors names in the bundle (docs section agent-upload, "Bundle format"), then upload again.',

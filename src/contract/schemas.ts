@@ -10,6 +10,7 @@ export { FINISHED_RUN_STATUSES, RUN_STATUSES, isFinishedStatus, type FinishedRun
 import { LABEL_PATTERN, MAX_LABEL_LENGTH, MAX_LABELS } from './labels.js';
 import { DOCS_SECTIONS, TIER_IDS } from './tiers.js';
 import { UUID_PATTERN } from './uuid.js';
+import { RunSecrets } from './secrets.js';
 
 export { EMAIL_PATTERN, isEmailAddress, normalizeEmail } from './email.js';
 
@@ -131,7 +132,7 @@ export const RunResponse = Type.Object({
   /** The node that runs (or ran) it; null while it waits in the queue. */
   node_id: Type.Union([Type.String(), Type.Null()]),
   /** Only to the node that holds the run: what its result must carry. */
-  lease: Type.Optional(Type.Object({ lease_id: Type.String(), expires_at: Timestamp })),
+  lease: Type.Optional(Type.Object({ lease_id: Type.String(), expires_at: Timestamp, secrets: Type.Optional(RunSecrets) })),
   /** The uploaded bundle (SHA-256) the run executes, pinned at execute; absent: the node's built-in agent. */
   bundle_digest: Type.Optional(Type.String()),
   /** Additions (docs/api.md "Runs as jobs"): its time limit on the node, in seconds. */

@@ -207,6 +207,30 @@ describe.skipIf(!asRoot).each(['bubblewrap', 'systemd'] as const)('an agent run 
     }
   });
 
+  it('gets the secrets of its run as environment variables of their names (never a reserved name), and what it wrote has them redacted', async () => {
+    const value = 'sk_live_LEAKCHECK_42/+?';
+    const echo = agentProgram(`const value = process.env.API_KEY;
+      if (run.input.fail) {
+        process.stderr.write('using token ' + value + ' b64 ' + Buffer.from(value).toString('base64') + ' url ' + encodeURIComponent(value) + '\\n');
+        process.exit(3);
+      }
+      process.stdout.write(JSON.stringify({ got: value === run.input.expected, echoed: 'key=' + value, ld: process.env.LD_PRELOAD ?? null, path: process.env.PATH }));`);
+    installTestBundle(home, PEER_AGENT, echo);
+    try {
+      const secrets = { API_KEY: value, LD_PRELOAD: '/tmp/evil.so', PATH: '/evil' };
+      const ok = await runner.run({ ...aRun(PEER_AGENT, { expected: value }), secrets });
+      expect(ok, JSON.stringify(ok)).toMatchObject({ status: 'succeeded', output: { got: true, echoed: 'key=***', ld: null, path: '/usr/local/bin:/usr/bin:/bin' } });
+      const failed = await runner.run({ ...aRun(PEER_AGENT, { fail: true }), secrets });
+      expect(failed.status).toBe('failed');
+      const message = (failed.output as { message: string }).message;
+      expect(message).toContain('using token *** b64 *** url ***');
+      expect(message).not.toContain('LEAKCHECK');
+      expect(message).not.toContain(Buffer.from(value).toString('base64').slice(4, 16));
+    } finally {
+      installTestBundle(home, PEER_AGENT, PEER);
+    }
+  });
+
   it('a run the node stops (shutdown) ends at once as aborted, and its agent is gone', async () => {
     const scratch = openDir('swarm-isolation-abort-');
     const readyDir = join(scratch, 'ready');

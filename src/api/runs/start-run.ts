@@ -22,6 +22,9 @@ import type { NodeRegistry } from '../nodes/registry.js';
 import type { IdempotencyStore } from './idempotency.js';
 import { requestHash } from './idempotency.js';
 import { newLease, type Lease, type RunRow, type RunStore } from './run-store.js';
+import { createBudgetCheck } from '../budgets/budget-check.js';
+import { createBudgetStore } from '../budgets/budget-store.js';
+import { createRunEventOutbox } from '../webhooks/outbox.js';
 
 export type Caller = { kind: 'user'; sub: string } | { kind: 'node'; node: EnrolledNode };
 
@@ -50,6 +53,8 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
   // The price lookup: a SKU's spec price, or the operator's price for an agent of the user's own.
   const prices = createAgentPrices(ctx.store, versions, ctx.uploadLimits.ownAgentPriceCents);
   const turns = createTurns(ctx.store.engine);
+  const withinBudget = createBudgetCheck(ctx.store, createBudgetStore(ctx.store, ctx.clock));
+  const outbox = createRunEventOutbox(ctx.store, ctx.clock);
   const start = (call: ExecuteCall, userId: string, agentId: string, priceCents: number, agentName: string, checked: InputVerdict): Promise<Started> =>
     ctx.store.transaction(async () => {
       // Two instances given the same key at once (PostgreSQL): the second waits here for the first's commit, then
@@ -77,6 +82,8 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       if (ephemeralNode !== undefined && !(await mayTakeRun(ctx.store, ephemeralNode))) throw ephemeralNodeUsed(ephemeralNode);
 
       const runId = timeOrderedId(now);
+      // The user's caps, before the debit: over one, 402 budget_exceeded, and nothing of this request stays.
+      await withinBudget(userId, agentId, priceCents, now);
       const debit = await ctx.ledger.debitForRun({ user_id: userId, run_id: runId, amount_cents: priceCents });
       if (!debit.ok) {
         // Thrown inside the transaction, so nothing of this request stays: no charge, no run, no key. A retry with the
@@ -110,6 +117,7 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       const run = lease === undefined || call.caller.kind !== 'node' ? await runs.insertQueued(newRun) : await runs.insertLeased(newRun, call.caller.node.node_id, lease);
       await recordRunLabels(ctx.store, runId, labels);
       if (ephemeralNode !== undefined) await recordEphemeralRun(ctx.store, ephemeralNode, runId);
+      await outbox.record(run);
       await keys.begin(userId, call.idempotencyKey, hash, runId, now);
       return { kind: 'started', run, ...(lease === undefined ? {} : { lease }) };
     });

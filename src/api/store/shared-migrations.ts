@@ -3,6 +3,7 @@
 // through its shipped history (sqlite-migrations.ts), PostgreSQL through its baseline (postgres-schema.ts); from
 // there they move together. Append; never edit a shipped one.
 import { sql, type Kysely } from 'kysely';
+import { aroundTheRuns } from './around-migration.js';
 import { runsAsJobs } from './jobs-migration.js';
 
 export const SHARED_MIGRATIONS_FROM_VERSION = 6;
@@ -109,6 +110,11 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
   },
   /* upload retention (docs/api.md "Agent upload", "Quota and retention") */ versionReleasedAt,
   /* 12: runs as jobs (docs/api.md "Runs as jobs") */ runsAsJobs,
+  // 13 and 14 are the run logs' and the artifacts' (their own branches): held here so that this one is 15 as agreed;
+  // the merge puts theirs in their places.
+  /* 13: run logs */ async () => undefined,
+  /* 14: artifacts */ async () => undefined,
+  /* 15: around the runs (docs/api.md "Secrets", "Budgets", "Usage", "Webhooks") */ aroundTheRuns,
 ];
 
 /** The schema version this program migrates either engine to. */

@@ -198,4 +198,55 @@ export interface Tables {
     run_terms_json: string | null;
   };
   agent_current: { user_id: string; agent_id: string; digest: string; updated_at: number };
+  /** A user's secret (docs/api.md "Secrets"): AES-256-GCM under the key key_id names; nonce and ciphertext base64. */
+  user_secrets: { user_id: string; name: string; key_id: string; nonce: string; ciphertext: string; created_at: number; updated_at: number };
+  /** A cap on what a user spends (docs/api.md "Budgets"): scope '*' (every agent) or an agent_id; period 'day' or 'month'. */
+  budgets: { user_id: string; scope: string; period: 'day' | 'month'; cap_cents: number; created_at: number; updated_at: number };
+  /** Where a user's run events are sent (docs/api.md "Webhooks"), with its signing secret, encrypted as a secret is. */
+  webhook_endpoints: {
+    endpoint_id: string;
+    user_id: string;
+    url: string;
+    /** One bit per event type (contract/webhooks.ts). */
+    event_mask: number;
+    description: string | null;
+    secret_key_id: string;
+    secret_nonce: string;
+    secret_ciphertext: string;
+    /** The secret before the last rotation, signed with too until previous_expires_at. */
+    previous_key_id: string | null;
+    previous_nonce: string | null;
+    previous_ciphertext: string | null;
+    previous_expires_at: number | null;
+    created_at: number;
+    updated_at: number;
+  };
+  /** One event for one endpoint: written with the state change, sent by the delivery worker. */
+  webhook_deliveries: {
+    event_id: string;
+    endpoint_id: string;
+    user_id: string;
+    run_id: string;
+    event_type: string;
+    payload_json: string;
+    created_at: number;
+    status: 'pending' | 'delivered' | 'failed';
+    attempts: Generated<number>;
+    tries: Generated<number>;
+    next_attempt_at: number | null;
+    last_attempt_at: number | null;
+    last_status_code: number | null;
+    last_error: string | null;
+    delivered_at: number | null;
+  };
+  webhook_attempts: {
+    event_id: string;
+    endpoint_id: string;
+    attempt: number;
+    at: number;
+    status_code: number | null;
+    error: string | null;
+    response_excerpt: string | null;
+    duration_ms: number;
+  };
 }

@@ -14,6 +14,7 @@ import { lastRun, spendSince } from '../store/journal.js';
 import { deleteRegistration, getRegistration, listRegistrations, storedDefaultInput, upsertRegistration, type Registration } from '../store/registrations.js';
 import { scheduleOf } from '../store/schedules.js';
 import { startOfUtcDay, type Clock } from '../../lib/clock.js';
+import { removeBudget, setBudget } from '../service/budgets-api.js';
 
 /** What a register call changes; undefined keeps the current value, null clears it. */
 export interface RegistrationChange {
@@ -58,6 +59,11 @@ export async function registerAgent(
   if (change.default_input != null) {
     await checkDefaultInput({ client: deps.client, token: deps.jwt.token, localSchema: deps.localInputSchema(agent.agent_id) }, agent.agent_id, change.default_input);
   }
+  // --daily-cap is the agent's daily budget at the service (docs/api.md "Budgets"): every run of it is held to it,
+  // however started; the registration keeps the figure for list and status, and the daemon for not asking for a run
+  // the service would refuse.
+  if (change.daily_cap_cents === null) await removeBudget(deps.client, deps.jwt.token, agent.agent_id, 'day');
+  else if (change.daily_cap_cents !== undefined) await setBudget(deps.client, deps.jwt.token, agent.agent_id, 'day', change.daily_cap_cents);
   // The service first: a registration it does not know would never get a run started elsewhere. Should the local
   // write fail after it, the daemon withdraws the agent again when it next reconciles (served-agents.ts).
   await deps.node.api.serve(agent.agent_id);

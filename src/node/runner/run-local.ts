@@ -11,6 +11,9 @@ import { resolveIsolation, type IsolationMode } from './isolation.js';
 import { installBundle, type BundleFetch } from './bundle-install.js';
 import { bundleDirs, findBundle, resolveEntry, type Bundle } from './bundles.js';
 import { createSandboxedRunner, type SandboxedRunner } from './run-sandboxed.js';
+import type { RunSecrets } from '../../contract/secrets.js';
+import { redactJson } from '../../lib/redact.js';
+import { secretsEnv, secretsRedactor } from './agent-secrets.js';
 
 export interface LocalRunner {
   /** How runs are kept from the node: a systemd service each, a bubblewrap sandbox each, or none. */
@@ -32,6 +35,8 @@ export interface LocalRun {
   bundle_digest?: string;
   /** Its time limit as the service set it; absent (an older service): the agent's agent.json, else the default. */
   timeout_seconds?: number;
+  /** The secrets its agent declares, as the service handed them: its environment, and redacted from what it wrote. */
+  secrets?: RunSecrets;
 }
 
 /**
@@ -125,6 +130,8 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
         stdin: JSON.stringify({ run_id: run.run_id, agent_id: run.agent_id, user_id: run.user_id, tier: run.tier, input: run.input ?? {} }),
         limits: { ...limits, timeoutMs },
         env: {
+          // First, so that the node's own variables below are never a secret's.
+          ...secretsEnv(run.secrets),
           // How long it has: work that can stop early (indexing) stops in time to answer.
           SWARM_TIMEOUT_SECONDS: String(Math.ceil(timeoutMs / 1000)),
           PATH: '/usr/local/bin:/usr/bin:/bin',
@@ -137,11 +144,13 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
         },
       };
       const outcome = await runAgent(request, bundle, signal);
-      if (outcome.status === 'succeeded') return { status: 'succeeded', output: outcome.output };
+      // Redacted here, before the result is journaled or reported: neither the node's disk nor the service sees them.
+      const redact = secretsRedactor(run.secrets);
+      if (outcome.status === 'succeeded') return { status: 'succeeded', output: redactJson(outcome.output, redact) };
       // However the sandbox reported the stop (the agent's own exit, aborted), a cancelled run ends cancelled.
       if (signal?.aborted === true && signal.reason === RUN_CANCELLED) return failed('cancelled', 'cancelled by its user: the agent was stopped');
       const tail = outcome.stderrTail.trim().slice(-STDERR_IN_MESSAGE_CHARS);
-      return failed(outcome.error, tail === '' ? outcome.message : `${outcome.message}: ${tail}`);
+      return failed(outcome.error, redact(tail === '' ? outcome.message : `${outcome.message}: ${tail}`));
     },
   };
 }

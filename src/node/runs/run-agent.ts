@@ -115,7 +115,17 @@ async function executeOnce(deps: RunDeps, row: JournalledRequest): Promise<Settl
     let { run } = await deps.client.execute(caller.bearer, body, row.idempotency_key, caller.kind === 'node' ? 0 : EXECUTE_WAIT_SECONDS);
     if (run.lease !== undefined && caller.kind === 'node') {
       const executed = await caller.executor.execute(
-        { run_id: run.run_id, agent_id: row.agent_id, user_id: row.user_id, input: row.input ?? {}, lease_id: run.lease.lease_id, lease_expires_at: run.lease.expires_at, ...(run.bundle_digest === undefined ? {} : { bundle_digest: run.bundle_digest }), ...(run.timeout_seconds === undefined ? {} : { timeout_seconds: run.timeout_seconds }) },
+        {
+          run_id: run.run_id,
+          agent_id: row.agent_id,
+          user_id: row.user_id,
+          input: row.input ?? {},
+          lease_id: run.lease.lease_id,
+          lease_expires_at: run.lease.expires_at,
+          ...(run.bundle_digest === undefined ? {} : { bundle_digest: run.bundle_digest }),
+          ...(run.timeout_seconds === undefined ? {} : { timeout_seconds: run.timeout_seconds }),
+          ...(run.lease.secrets === undefined ? {} : { secrets: run.lease.secrets }),
+        },
         deps.signal,
       );
       if (executed.kind === 'unreported') return { kind: 'unknown', error: executed.error };

@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import { SvcError } from '../../contract/errors.js';
 import type { RunResponse } from '../../contract/schemas.js';
+import type { RunSecrets } from '../../contract/secrets.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { NodeApi } from '../service/node-api.js';
@@ -24,6 +25,8 @@ export interface LeasedRun {
   bundle_digest?: string;
   /** Its time limit (docs/api.md "Runs as jobs"); absent: the agent's own. */
   timeout_seconds?: number;
+  /** The secrets its agent declares (docs/api.md "Secrets"); held in memory only, never journaled. */
+  secrets?: RunSecrets;
 }
 
 export type ExecutionOutcome =
