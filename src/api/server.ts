@@ -33,6 +33,7 @@ import { capConnectionsPerAddress, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from '.
 import { DEFAULT_UPLOAD_QUOTA } from './agents/upload-quota.js';
 import { DEFAULT_UPLOADS_PER_HOUR } from './agents/upload-rate.js';
 import { DEFAULT_VERSION_RETENTION_MS, scheduleVersionRetention } from './agents/version-retention.js';
+import { scheduleLogRetention } from './run-logs/log-retention.js';
 
 import type { ServiceOptions } from './service-options.js';
 export type { ServiceOptions };
@@ -163,6 +164,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   repeatInBackground(ctx, () => revocations.refresh(), REVOCATION_POLL_MS, 'reading revoked tokens', app.log);
   scheduleStaleNodeSweep(ctx, options.staleNodeAfterMs ?? DEFAULT_STALE_NODE_AFTER_MS, app.log);
   scheduleVersionRetention(ctx, options.versionRetentionMs ?? DEFAULT_VERSION_RETENTION_MS, app.log);
+  scheduleLogRetention(ctx, app.log);
   if (db !== undefined) {
     scheduleWalCheckpoint(db, {
       intervalMs: options.walCheckpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS,

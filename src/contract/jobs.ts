@@ -34,6 +34,23 @@ export type LogStream = (typeof LOG_STREAMS)[number];
 const Timestamp = Type.String({ description: 'ISO 8601, UTC' });
 const strict = { additionalProperties: false } as const;
 
+/** A log batch's body at most (POST /v1/swarm/runs/{run_id}/logs): the node starts a new batch before it. */
+export const MAX_LOG_BATCH_BYTES = 1024 * 1024;
+/** The most entries in one batch. */
+export const MAX_LOG_BATCH_ENTRIES = 1000;
+/** What ends a line the node cut at MAX_LOG_LINE_CHARS: the rest of that line is not kept. */
+export const LOG_LINE_CUT_MARK = ` [… line cut at ${MAX_LOG_LINE_CHARS} characters]`;
+/**
+ * The one entry (stream `node`) that ends a log cut at MAX_LOG_BYTES_PER_RUN: the node sends it, and the service
+ * stores it in place of the first entry past its own count of the cap; either way once, and nothing after it.
+ */
+export const LOG_TRUNCATION_TEXT = `[log truncated: this run's log reached ${MAX_LOG_BYTES_PER_RUN / (1024 * 1024)} MiB; the rest was not kept]`;
+
+/** The bytes an entry's text counts against MAX_LOG_BYTES_PER_RUN (its UTF-8): the node and the service count alike. */
+export function logTextBytes(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
 // POST /v1/swarm/runs/{run_id}/logs (node)
 export const LogEntry = Type.Object(
   {
@@ -46,9 +63,19 @@ export const LogEntry = Type.Object(
   strict,
 );
 export type LogEntry = Static<typeof LogEntry>;
-export const LogBatch = Type.Object({ lease_id: Type.String({ minLength: 1, maxLength: 64 }), entries: Type.Array(LogEntry, { maxItems: 1000 }) }, strict);
+export const LogBatch = Type.Object(
+  { lease_id: Type.String({ minLength: 1, maxLength: 64 }), entries: Type.Array(LogEntry, { maxItems: MAX_LOG_BATCH_ENTRIES }) },
+  strict,
+);
 export type LogBatch = Static<typeof LogBatch>;
-export const LogBatchResponse = Type.Object({ stored_bytes: Type.Integer(), truncated: Type.Boolean(), cancel: Type.Boolean() });
+export const LogBatchResponse = Type.Object({
+  /** The bytes of the run's log stored so far (entries' text, UTF-8). */
+  stored_bytes: Type.Integer(),
+  /** The log reached its cap: nothing more is stored; the node may stop sending. */
+  truncated: Type.Boolean(),
+  /** The run's user asked to cancel it: the node stops the agent (the run ends `cancelled`). */
+  cancel: Type.Boolean(),
+});
 export type LogBatchResponse = Static<typeof LogBatchResponse>;
 
 // GET /v1/swarm/runs/{run_id}/logs
@@ -59,10 +86,30 @@ export const RunLogs = Type.Object({
   truncated: Type.Boolean(),
   /** The run ended: no entry will come after these. */
   finished: Type.Boolean(),
-  /** Ask again with ?after=<next_after> for what comes next. */
+  /** The run's status as GET /v1/swarm/runs/{run_id} shows it. */
+  status: Type.String(),
+  /** Ask again with ?after=<next_after> for what comes next (-1: nothing yet). */
   next_after: Type.Integer(),
+  /** When the stored log is removed (RUN_DATA_RETENTION_DAYS after the run ended); null while it runs. */
+  expires_at: Type.Union([Timestamp, Type.Null()]),
+  /** Its entries were removed, past RUN_DATA_RETENTION_DAYS. */
+  expired: Type.Boolean(),
 });
 export type RunLogs = Static<typeof RunLogs>;
+
+/** The events of GET …/logs?follow=1 (text/event-stream): `log` each entry (its seq as the event id), then one `end`. */
+export const LOG_EVENT = 'log';
+export const LOG_END_EVENT = 'end';
+/** The `end` event's data: the run finished, and the log with it. */
+export const LogStreamEnd = Type.Object({
+  run_id: Type.String(),
+  status: Type.String(),
+  /** A failed run's output.error (timeout, exit, cancelled…); null when it succeeded. */
+  error: Type.Union([Type.String(), Type.Null()]),
+  truncated: Type.Boolean(),
+  next_after: Type.Integer(),
+});
+export type LogStreamEnd = Static<typeof LogStreamEnd>;
 
 // Artifacts
 export const ArtifactView = Type.Object({

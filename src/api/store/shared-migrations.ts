@@ -4,6 +4,7 @@
 // there they move together. Append; never edit a shipped one.
 import { sql, type Kysely } from 'kysely';
 import { runsAsJobs } from './jobs-migration.js';
+import { runLogs } from './logs-migration.js';
 
 export const SHARED_MIGRATIONS_FROM_VERSION = 6;
 
@@ -109,6 +110,7 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
   },
   /* upload retention (docs/api.md "Agent upload", "Quota and retention") */ versionReleasedAt,
   /* 12: runs as jobs (docs/api.md "Runs as jobs") */ runsAsJobs,
+  /* 13: the logs of runs (docs/api.md "Run logs") */ runLogs,
 ];
 
 /** The schema version this program migrates either engine to. */
