@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { messageOf } from '../../contract/errors.js';
 import { DEFAULT_AGENT_SOCKET } from '../host/config.js';
 import { execViaSocket, type AgentExecRequest } from './agent-exec.js';
-import { DEFAULT_AGENT_LIMITS, runAgentProcess, type AgentLimits, type AgentOutcome } from './agent-process.js';
+import { DEFAULT_AGENT_LIMITS, runAgentProcess, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
 import { resolveIsolation, type IsolationMode } from './isolation.js';
 import { installBundle, type BundleFetch } from './bundle-install.js';
 import { bundleDirs, findBundle, resolveEntry, type Bundle } from './bundles.js';
@@ -17,7 +17,8 @@ export interface LocalRunner {
   readonly isolation: IsolationMode;
   /** The sandboxed runner's view of the host (its cgroups), for what the daemon says at start. */
   readonly sandbox: SandboxedRunner | undefined;
-  run(run: LocalRun, signal?: AbortSignal): Promise<LocalOutcome>;
+  /** `onOutput`: the agent's stdout and stderr as they come (the run's log); aborting `signal` stops the agent. */
+  run(run: LocalRun, signal?: AbortSignal, onOutput?: OutputSink): Promise<LocalOutcome>;
   /** Removes what runs cut short left behind (processes, cgroups, directories), but that of the runs `inFlight` names. */
   removeLeftovers(inFlight: (runId: string) => boolean): Promise<number>;
 }
@@ -31,6 +32,9 @@ export interface LocalRun {
   /** The uploaded bundle to run, fetched and verified by its SHA-256 when not installed yet; absent: the built-in agent. */
   bundle_digest?: string;
 }
+
+/** Where the agent's output goes as it comes. */
+export type OutputSink = NonNullable<AgentProcessSpec['onOutput']>;
 
 /** What the node reports: the agent's one JSON document, or {error, message} saying why it failed. */
 export type LocalOutcome = { status: 'succeeded'; output: unknown } | { status: 'failed'; output: { error: string; message: string } };
@@ -64,18 +68,18 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       ? createSandboxedRunner({ home: options.home, varDir: options.varDir, limits, ...(options.agentUidsDir === undefined ? {} : { agentUidsDir: options.agentUidsDir }) })
       : undefined;
 
-  async function runAgent(request: AgentExecRequest, bundle: Bundle, signal: AbortSignal | undefined): Promise<AgentOutcome> {
+  async function runAgent(request: AgentExecRequest, bundle: Bundle, signal: AbortSignal | undefined, onOutput: OutputSink | undefined): Promise<AgentOutcome> {
     const network = bundle.manifest.network ?? 'none';
     if (isolation === 'systemd') {
       if (network === 'egress') {
         const message = `${request.agent_id} asks for network egress (agent.json "network": "egress"), and this node's systemd agent runs have no network (IPAddressDeny=any)`;
         return { status: 'failed', error: 'spawn', message, stderrTail: '' };
       }
-      return execViaSocket(agentSocket, request, signal);
+      return execViaSocket(agentSocket, request, signal, onOutput);
     }
     if (sandbox !== undefined) {
       const readOnly = [bundle.dir, process.execPath, join(options.packageDir, 'docs', 'sections'), join(options.packageDir, 'node_modules')].filter((path) => existsSync(path));
-      return sandbox.run({ ...request, network, readOnly }, signal);
+      return sandbox.run({ ...request, network, readOnly }, signal, onOutput);
     }
     // none: this user, a directory in var/runs, the state a directory the node made.
     const runDir = join(dirs!.runs, request.run_id);
@@ -87,6 +91,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       removeRunDir: true,
       env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_STATE_DIR: stateDir },
       ...(signal === undefined ? {} : { signal }),
+      ...(onOutput === undefined ? {} : { onOutput }),
     });
   }
 
@@ -97,7 +102,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       const killed = (await sandbox?.removeLeftovers(inFlight)) ?? 0;
       return killed + (dirs === undefined ? 0 : removeLeftoverRunDirs(dirs.runs, inFlight));
     },
-    async run(run, signal) {
+    async run(run, signal, onOutput) {
       let bundle: Bundle | undefined;
       try {
         bundle =
@@ -124,7 +129,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
           SWARM_DOCS_DIR: join(options.packageDir, 'docs', 'sections'),
         },
       };
-      const outcome = await runAgent(request, bundle, signal);
+      const outcome = await runAgent(request, bundle, signal, onOutput);
       if (outcome.status === 'succeeded') return { status: 'succeeded', output: outcome.output };
       const tail = outcome.stderrTail.trim().slice(-STDERR_IN_MESSAGE_CHARS);
       return failed(outcome.error, tail === '' ? outcome.message : `${outcome.message}: ${tail}`);

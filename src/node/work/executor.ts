@@ -1,6 +1,6 @@
 // A run this node holds, executed here exactly once (docs/api.md "Runs on the node"): the executions journal gets
 // the run before the agent starts and its result before the report, the lease is renewed while the agent works,
-// and the result is reported once. What a crash leaves is finished by recover(): a run found running is reported
+// its log is shipped as it comes (./log-shipper.ts, docs/api.md "Run logs"), and the result is reported once. What a crash leaves is finished by recover(): a run found running is reported
 // failed (interrupted), never started again; a finished one is reported with its stored result.
 import { hostname } from 'node:os';
 import { SvcError } from '../../contract/errors.js';
@@ -10,6 +10,8 @@ import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { NodeApi } from '../service/node-api.js';
 import { processIsAlive } from '../host/process-alive.js';
 import type { LocalOutcome, LocalRunner } from '../runner/run-local.js';
+import { RUN_CANCELLED } from '../runner/agent-process.js';
+import { LogShipper } from './log-shipper.js';
 import { executionClosed, executionFinished, executionStarted, findExecution, openExecutions, type Execution } from '../store/executions.js';
 
 export interface LeasedRun {
@@ -43,7 +45,15 @@ export interface ExecutorDeps {
   version: string;
   /** The node's tier: an agent's own business (the tutor's sections). */
   tier: string;
+  /** What each line of a run's log becomes before it leaves the node (its secret values hidden); as it is otherwise. */
+  redactorFor?: (run: LeasedRun) => (text: string) => string;
 }
+
+/**
+ * The longest the end of a run's log may hold its result: a service that does not answer gets the result anyway
+ * (kept here and reported later if need be), the log's end is then lost.
+ */
+export const LOG_FLUSH_BOUND_MS = 10_000;
 
 export class Executor {
   readonly #deps: ExecutorDeps;
@@ -71,18 +81,31 @@ export class Executor {
     const stopAgent = (): void => stopped.abort();
     signal?.addEventListener('abort', stopAgent, { once: true });
     const renewing = this.#renewWhileRunning(run, stopped);
-    let outcome: LocalOutcome;
+    // The service's answer to a batch of the log says when the run's user cancelled it: the agent is stopped so.
+    const log = new LogShipper({
+      leaseId: run.lease_id,
+      send: (batch, giveUp) => this.#deps.api.postLogs(run.run_id, batch, giveUp),
+      clock,
+      redact: this.#deps.redactorFor?.(run) ?? ((text) => text),
+      onCancel: () => stopped.abort(RUN_CANCELLED),
+    });
     try {
-      outcome = await this.#deps.runner.run({ ...run, tier: this.#deps.tier }, stopped.signal);
+      let outcome: LocalOutcome;
+      try {
+        outcome = await this.#deps.runner.run({ ...run, tier: this.#deps.tier }, stopped.signal, (stream, chunk) => log.write(stream, chunk));
+      } finally {
+        signal?.removeEventListener('abort', stopAgent);
+      }
+      if (!renewing.lost) executionFinished(db, run.run_id, outcome, clock.now());
+      // The log's end reaches the service before the result (docs/api.md "Run logs"), the lease renewed meanwhile.
+      await log.close(renewing.lost ? 0 : LOG_FLUSH_BOUND_MS);
     } finally {
       renewing.stop();
-      signal?.removeEventListener('abort', stopAgent);
     }
     if (renewing.lost) {
       executionClosed(db, run.run_id, 'lost', clock.now());
       return { kind: 'lost' };
     }
-    executionFinished(db, run.run_id, outcome, clock.now());
     return this.#report(findExecution(db, run.run_id)!);
   }
 
