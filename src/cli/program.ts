@@ -15,6 +15,7 @@ import { installCommand } from './commands/install.js';
 import { labelsCommand } from './commands/labels.js';
 import { listCommand } from './commands/list.js';
 import { loginCommand } from './commands/login.js';
+import { logsCommand } from './commands/logs.js';
 import { logoutCommand } from './commands/logout.js';
 import { auditCommand } from './commands/audit.js';
 import { nodesCommand } from './commands/nodes.js';
@@ -67,6 +68,7 @@ Example:
   program.addCommand(listCommand());
   program.addCommand(runCommand());
   program.addCommand(runsCommand());
+  program.addCommand(logsCommand());
   program.addCommand(wizardCommand());
   program.addCommand(walletCommand());
   program.addCommand(docsCommand());
