@@ -4,7 +4,7 @@
 // protocol peer (test/helpers/protocol-node.ts), so each batch comes when the test says.
 import { randomUUID } from 'node:crypto';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { AssignedRun } from '../../src/contract/node-protocol.js';
 import { LOG_TRUNCATION_TEXT, MAX_LOG_BYTES_PER_RUN, MAX_LOG_LINE_CHARS, RUN_DATA_RETENTION_DAYS, type LogEntry } from '../../src/contract/jobs.js';
 import { DAY_MS } from '../../src/lib/clock.js';
@@ -12,8 +12,8 @@ import { MovableClock } from '../helpers/clock.js';
 import { waitFor } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
 import { enrollNode, serve, type Answer } from '../helpers/protocol-node.js';
-import { startSvcApi, type TestService } from '../helpers/svc-api.js';
-import { removeTempDirs, tempDir } from '../helpers/temp.js';
+import { useSvcApi, type TestService } from '../helpers/svc-api.js';
+import { tempDir } from '../helpers/temp.js';
 import { testEngine } from '../helpers/test-engine.js';
 import { TEST_RUN_TIMING, execute, paidUser, stopNodes, type PaidUser } from './execute-fixtures.js';
 
@@ -109,15 +109,8 @@ class Follow {
 }
 
 describe('run logs', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startSvcApi({ runTiming: TEST_RUN_TIMING });
-  });
-  afterAll(async () => {
-    await stopNodes();
-    await service.close();
-    removeTempDirs();
-  });
+  const service = useSvcApi({ runTiming: TEST_RUN_TIMING });
+  afterAll(() => stopNodes());
 
   it('a batch from the node holding the run is stored once per seq; its user reads it back a page at a time', async () => {
     const held = await heldRun(service);
@@ -258,14 +251,9 @@ describe('run logs', () => {
 });
 
 describe('run logs: a follow when the service stops', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startSvcApi({ runTiming: TEST_RUN_TIMING });
-  });
-  afterAll(async () => {
-    await stopNodes();
-    removeTempDirs();
-  });
+  // A lease that outlasts the test: the run is still running when the service stops, whatever the machine's load.
+  const service = useSvcApi({ runTiming: { ...TEST_RUN_TIMING, leaseMs: 120_000 } });
+  afterAll(() => stopNodes());
 
   it('ends without `end` (the client asks again with ?after) and holds no stop: the drain ends it at once', async () => {
     const held = await heldRun(service);
@@ -282,15 +270,8 @@ describe('run logs: a follow when the service stops', () => {
 
 describe('run logs: retention', () => {
   const clock = new MovableClock();
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startSvcApi({ runTiming: TEST_RUN_TIMING, clock });
-  });
-  afterAll(async () => {
-    await stopNodes();
-    await service.close();
-    removeTempDirs();
-  });
+  const service = useSvcApi({ runTiming: TEST_RUN_TIMING, clock });
+  afterAll(() => stopNodes());
 
   it(`removes a log ${RUN_DATA_RETENTION_DAYS} days after its run ended, and keeps one whose run ended later`, async () => {
     const old = await heldRun(service);
@@ -315,20 +296,12 @@ describe('run logs: retention', () => {
 });
 
 describe.skipIf(testEngine() !== 'postgres')('run logs: two instances on one PostgreSQL database', () => {
-  let first: TestService;
-  let second: TestService;
-  beforeAll(async () => {
-    // One data directory: the same database and the same signing keys, as instances behind one load balancer.
-    const dataDir = tempDir('svc-logs-shared-');
-    first = await startSvcApi({ dataDir, runTiming: TEST_RUN_TIMING });
-    second = await startSvcApi({ dataDir, runTiming: TEST_RUN_TIMING });
-  });
-  afterAll(async () => {
-    await stopNodes();
-    await second.close();
-    await first.close();
-    removeTempDirs();
-  });
+  // One data directory: the same database and the same signing keys, as instances behind one load balancer.
+  let dataDir: string | undefined;
+  const shared = () => ({ dataDir: (dataDir ??= tempDir('svc-logs-shared-')), runTiming: TEST_RUN_TIMING });
+  const first = useSvcApi(shared);
+  const second = useSvcApi(shared);
+  afterAll(() => stopNodes());
 
   it('a follower on one instance gets the entries the node sends to the other, and the end', async () => {
     const held = await heldRun(first);

@@ -24,7 +24,7 @@ const talker = (fails: boolean): string =>
   agentProgram(`const { existsSync, writeFileSync } = await import('node:fs');
   const { join } = await import('node:path');
   console.log('step 1: started ' + run.run_id);
-  console.error('warming up');
+  console.error('warming up \\u001b[1mnow\\u001b[0m');
   const go = join(process.env.SWARM_NODE_HOME, 'test-agents', 'go-' + run.run_id);
   const poll = setInterval(() => {
     if (!existsSync(go)) return;
@@ -85,11 +85,12 @@ describe('swarm-node logs: a run on a real daemon', () => {
     const follow = followCli(node, [runId]);
     // The agent goes on only once its first line came through the follow: it cannot have come any other way.
     await follow.lineArrived(`step 1: started ${runId}`);
-    await follow.lineArrived('[stderr] warming up');
+    await follow.lineArrived('[stderr] warming up \\u001b[1mnow\\u001b[0m');
     release(node, runId);
     const result = await follow.child;
     expect(result.exitCode, String(result.stderr)).toBe(0);
-    expect(String(result.stdout).split('\n')).toEqual([`step 1: started ${runId}`, '[stderr] warming up', 'step 2: done']);
+    // The escape sequences as visible text: a log line cannot restyle or clear the terminal.
+    expect(String(result.stdout).split('\n')).toEqual([`step 1: started ${runId}`, '[stderr] warming up \\u001b[1mnow\\u001b[0m', 'step 2: done']);
     expect(String(result.stderr)).toContain(`Run ${runId} succeeded.`);
 
     // The answer came from the result file; stdout was only log.
@@ -146,7 +147,7 @@ describe('swarm-node logs: a run on a real daemon', () => {
     expect(result.exitCode).toBe(1);
     // JSON Lines: each entry, then the end; then the error document every command prints under --json.
     const [entry1, entry2, entry3, end, ...error] = String(result.stdout).split('\n');
-    expect([entry1, entry2, entry3].map((line) => (JSON.parse(line!) as LogEntry).text)).toEqual([`step 1: started ${runId}`, 'warming up', 'step 2: done']);
+    expect([entry1, entry2, entry3].map((line) => (JSON.parse(line!) as LogEntry).text)).toEqual([`step 1: started ${runId}`, 'warming up \u001b[1mnow\u001b[0m', 'step 2: done']);
     expect(JSON.parse(end!)).toEqual({ end: { run_id: runId, status: 'failed', error: 'exit', truncated: false, next_after: 2 } });
     expect(JSON.parse(error.join('\n'))).toMatchObject({ error: { code: 'failed', run_id: runId, status: 'failed', run_error: 'exit' } });
 
@@ -186,7 +187,7 @@ describe('swarm-node logs: a run on a real daemon', () => {
       const follows = () => requests.entries.filter((entry) => entry.route === '/v1/swarm/runs/:run_id/logs').length;
       const before = follows();
       const follow = followCli({ ...node, env: { ...node.env, SVC_BASE_URL: `http://127.0.0.1:${proxy.port}` } }, [runId]);
-      await follow.lineArrived('[stderr] warming up');
+      await follow.lineArrived('[stderr] warming up \\u001b[1mnow\\u001b[0m');
       proxy.cut();
       proxy.restore();
       // The cut follow is over at the service (its response closed): the next one is the CLI asking again.
@@ -194,7 +195,7 @@ describe('swarm-node logs: a run on a real daemon', () => {
       release(node, runId);
       const result = await follow.child;
       expect(result.exitCode, String(result.stderr)).toBe(0);
-      expect(String(result.stdout).split('\n')).toEqual([`step 1: started ${runId}`, '[stderr] warming up', 'step 2: done']);
+      expect(String(result.stdout).split('\n')).toEqual([`step 1: started ${runId}`, '[stderr] warming up \\u001b[1mnow\\u001b[0m', 'step 2: done']);
       await waitFor(async () => (follows() >= before + 2 ? true : undefined), 'the second follow to end at the service');
     } finally {
       await proxy.close();

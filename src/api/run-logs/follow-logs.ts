@@ -73,7 +73,7 @@ async function stream(ctx: ServiceContext, deps: { runs: RunStore; logs: LogStor
 }
 
 /** The run as it ended: its status as GET /v1/swarm/runs/{run_id} shows it, and a failure's reason. */
-export async function endOf(deps: { runs: RunStore; logs: LogStore }, runId: string, cursor: number): Promise<LogStreamEnd> {
+async function endOf(deps: { runs: RunStore; logs: LogStore }, runId: string, cursor: number): Promise<LogStreamEnd> {
   const run = (await deps.runs.get(runId))!;
   const view = runView(run, 0);
   const output = view.output as { error?: unknown } | null;
