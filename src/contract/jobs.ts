@@ -1,6 +1,7 @@
 // A run as a job (docs/api.md "Runs as jobs"): its time limit, queue, retries, logs, artifacts, cancel and history.
 // The limits both programs read, and the shapes of the endpoints the service serves for them.
 import { Type, type Static } from '@sinclair/typebox';
+import { MAX_LOG_BATCH_ENTRIES, MAX_LOG_LINE_CHARS } from './run-log-limits.js';
 
 /** The longest time limit an agent may declare (agent.json timeout_seconds): GitHub's 6 hours a job. */
 export const MAX_RUN_SECONDS = 6 * 60 * 60;
@@ -13,12 +14,8 @@ export const MAX_QUEUE_SECONDS = 24 * 60 * 60;
 /** A retry-safe run is tried at most this often in all when its node is lost or restarts mid-run. */
 export const MAX_RUN_ATTEMPTS = 3;
 
-/** What one run's log keeps (stdout and stderr together); past it, one truncation marker and nothing more. */
-export const MAX_LOG_BYTES_PER_RUN = 4 * 1024 * 1024;
-/** One line of a log as stored: longer lines are cut (with a mark) by the node. */
-export const MAX_LOG_LINE_CHARS = 16 * 1024;
-/** Logs and artifacts are kept this long after their run ended, then removed. */
-export const RUN_DATA_RETENTION_DAYS = 30;
+// The log's bounds and the retention of a run's data: ./run-log-limits.ts (no TypeBox there, for the CLI's help).
+export { MAX_LOG_BYTES_PER_RUN, MAX_LOG_LINE_CHARS, RUN_DATA_RETENTION_DAYS } from './run-log-limits.js';
 
 /** One artifact's bytes, a run's artifacts together, and a user's artifacts kept at once. */
 export const MAX_ARTIFACT_BYTES = 64 * 1024 * 1024;
@@ -33,23 +30,6 @@ export type LogStream = (typeof LOG_STREAMS)[number];
 
 const Timestamp = Type.String({ description: 'ISO 8601, UTC' });
 const strict = { additionalProperties: false } as const;
-
-/** A log batch's body at most (POST /v1/swarm/runs/{run_id}/logs): the node starts a new batch before it. */
-export const MAX_LOG_BATCH_BYTES = 1024 * 1024;
-/** The most entries in one batch. */
-export const MAX_LOG_BATCH_ENTRIES = 1000;
-/** What ends a line the node cut at MAX_LOG_LINE_CHARS: the rest of that line is not kept. */
-export const LOG_LINE_CUT_MARK = ` [… line cut at ${MAX_LOG_LINE_CHARS} characters]`;
-/**
- * The one entry (stream `node`) that ends a log cut at MAX_LOG_BYTES_PER_RUN: the node sends it, and the service
- * stores it in place of the first entry past its own count of the cap; either way once, and nothing after it.
- */
-export const LOG_TRUNCATION_TEXT = `[log truncated: this run's log reached ${MAX_LOG_BYTES_PER_RUN / (1024 * 1024)} MiB; the rest was not kept]`;
-
-/** The bytes an entry's text counts against MAX_LOG_BYTES_PER_RUN (its UTF-8): the node and the service count alike. */
-export function logTextBytes(text: string): number {
-  return Buffer.byteLength(text, 'utf8');
-}
 
 // POST /v1/swarm/runs/{run_id}/logs (node)
 export const LogEntry = Type.Object(

@@ -5,7 +5,8 @@
 // the service's cancel reaches the run; and a service that does not answer holds the end of the log only its bound.
 import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LOG_LINE_CUT_MARK, LOG_TRUNCATION_TEXT, MAX_LOG_BYTES_PER_RUN, MAX_LOG_LINE_CHARS, type LogBatch, type LogEntry } from '../../src/contract/jobs.js';
+import type { LogBatch, LogEntry } from '../../src/contract/jobs.js';
+import { LOG_LINE_CUT_MARK, LOG_TRUNCATION_TEXT, MAX_LOG_BYTES_PER_RUN, MAX_LOG_LINE_CHARS } from '../../src/contract/run-log-limits.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { NodeApi } from '../../src/node/service/node-api.js';
 import { ServiceClient } from '../../src/node/service/service-client.js';

@@ -2,7 +2,8 @@
 // run while it runs, or that finished it (its last batch may come after a lost answer); stored once per seq; the
 // cap counted here too, whatever the node counted, with the truncation marker stored once and nothing after it.
 import { SvcError } from '../../contract/errors.js';
-import { LOG_TRUNCATION_TEXT, MAX_LOG_BYTES_PER_RUN, logTextBytes, type LogBatch, type LogBatchResponse, type LogEntry } from '../../contract/jobs.js';
+import type { LogBatch, LogBatchResponse, LogEntry } from '../../contract/jobs.js';
+import { LOG_TRUNCATION_TEXT, MAX_LOG_BYTES_PER_RUN, logTextBytes } from '../../contract/run-log-limits.js';
 import type { ServiceContext } from '../context.js';
 import type { EnrolledNode } from '../nodes/credentials.js';
 import type { RunStore } from '../runs/run-store.js';

@@ -4,8 +4,11 @@
 import { Command, Option } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { SvcError } from '../../contract/errors.js';
-import { RUN_DATA_RETENTION_DAYS, type LogEntry, type LogStreamEnd } from '../../contract/jobs.js';
+import type { LogEntry, LogStreamEnd } from '../../contract/jobs.js';
+import { LOG_CAP_WORDS, RUN_DATA_RETENTION_DAYS } from '../../contract/run-log-limits.js';
 import { contextFor, type CommandContext } from '../context.js';
+
+const TRUNCATED_NOTE = `Note: this log reached its ${LOG_CAP_WORDS} cap; the rest of what the agent wrote was not kept.`;
 
 interface LogsOptions {
   follow?: boolean;
@@ -24,7 +27,7 @@ export function logsCommand(): Command {
       'after',
       `
 stdout lines print as they are; stderr lines start with [stderr], the node's
-notes with [node]. A log holds at most 4 MiB per run (then a [node] line says
+notes with [node]. A log holds at most ${LOG_CAP_WORDS} per run (then a [node] line says
 it was truncated) and is kept ${RUN_DATA_RETENTION_DAYS} days after its run ended.
 Under --json: one document ({run_id, entries, truncated, finished, status, …});
 with --follow, one JSON object per line: each entry, then {"end": {…}}.
@@ -48,7 +51,7 @@ Example:
         const logs = await run.readRunLogs(client, token, runId, options.after);
         ctx.output.result(logs, (data, style) => data.entries.map((entry) => line(entry, style)).join('\n'));
         if (logs.expired) ctx.output.info(`The log of run ${runId} expired: logs are kept ${RUN_DATA_RETENTION_DAYS} days after their run ended.`);
-        else if (logs.truncated) ctx.output.info('Note: this log reached its 4 MiB cap; the rest of what the agent wrote was not kept.');
+        else if (logs.truncated) ctx.output.info(TRUNCATED_NOTE);
         else if (logs.entries.length === 0) ctx.output.info(`No log lines${logs.finished ? '' : ' yet'} (run ${runId} is ${logs.status}).`);
         return;
       }
@@ -71,7 +74,7 @@ function renderEntry(entry: LogEntry, style: ChalkInstance, timestamps: boolean)
 /** How the followed run ended: exit 0 when it succeeded, 1 (failed) otherwise. */
 function reportEnd(ctx: CommandContext, runId: string, end: LogStreamEnd): void {
   if (ctx.output.json) ctx.output.resultLine({ end }, () => '');
-  if (end.truncated) ctx.output.info('Note: this log reached its 4 MiB cap; the rest of what the agent wrote was not kept.');
+  if (end.truncated) ctx.output.info(TRUNCATED_NOTE);
   if (end.status === 'succeeded') {
     ctx.output.success(`Run ${runId} succeeded.`);
     return;

@@ -4,7 +4,7 @@
 // is dropped, so a stream without newlines costs at most one line of memory. A trailing CR (CRLF) is part of the
 // line's end; every other control character stays in the text, escaped only where it is shown.
 import { StringDecoder } from 'node:string_decoder';
-import { LOG_LINE_CUT_MARK, MAX_LOG_LINE_CHARS } from '../../contract/jobs.js';
+import { LOG_LINE_CUT_MARK, MAX_LOG_LINE_CHARS } from '../../contract/run-log-limits.js';
 
 export type OutputStream = 'stdout' | 'stderr';
 

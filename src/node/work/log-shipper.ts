@@ -5,17 +5,8 @@
 // marker, then nothing. A batch that fails is sent again with the run's lease, later; a 409 lease_lost (the run is
 // not this node's any more) or a 404 ends the shipping. The service's answer says when the run's user cancelled it.
 import { SvcError } from '../../contract/errors.js';
-import {
-  LOG_TRUNCATION_TEXT,
-  MAX_LOG_BATCH_BYTES,
-  MAX_LOG_BATCH_ENTRIES,
-  MAX_LOG_BYTES_PER_RUN,
-  logTextBytes,
-  type LogBatch,
-  type LogBatchResponse,
-  type LogEntry,
-  type LogStream,
-} from '../../contract/jobs.js';
+import type { LogBatch, LogBatchResponse, LogEntry, LogStream } from '../../contract/jobs.js';
+import { LOG_TRUNCATION_TEXT, MAX_LOG_BATCH_BYTES, MAX_LOG_BATCH_ENTRIES, MAX_LOG_BYTES_PER_RUN, logTextBytes } from '../../contract/run-log-limits.js';
 import { isoTime, type Clock } from '../../lib/clock.js';
 import { LineAssembler, type OutputStream } from './log-lines.js';
 

@@ -4,7 +4,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { SvcError } from '../../../../contract/errors.js';
-import { LogBatch, LogBatchResponse, MAX_LOG_BATCH_BYTES, RUN_DATA_RETENTION_DAYS, RunLogs } from '../../../../contract/jobs.js';
+import { LogBatch, LogBatchResponse, RunLogs } from '../../../../contract/jobs.js';
+import { MAX_LOG_BATCH_BYTES, RUN_DATA_RETENTION_DAYS } from '../../../../contract/run-log-limits.js';
 import { DAY_MS, isoTime } from '../../../../lib/clock.js';
 import type { ServiceContext } from '../../../context.js';
 import { nodeOf, userIdOf } from '../../../http/auth.js';
