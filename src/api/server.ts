@@ -36,6 +36,7 @@ import { capConnectionsPerAddress, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from '.
 import { DEFAULT_UPLOAD_QUOTA } from './agents/upload-quota.js';
 import { DEFAULT_UPLOADS_PER_HOUR } from './agents/upload-rate.js';
 import { DEFAULT_VERSION_RETENTION_MS, scheduleVersionRetention } from './agents/version-retention.js';
+import { scheduleLogRetention } from './run-logs/log-retention.js';
 
 import type { ServiceOptions } from './service-options.js';
 export type { ServiceOptions };
@@ -171,6 +172,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   scheduleVersionRetention(ctx, options.versionRetentionMs ?? DEFAULT_VERSION_RETENTION_MS, app.log);
   scheduleReseal(ctx, app.log);
   scheduleWebhookDelivery(ctx, app.log);
+  scheduleLogRetention(ctx, app.log);
   if (db !== undefined) {
     scheduleWalCheckpoint(db, {
       intervalMs: options.walCheckpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS,

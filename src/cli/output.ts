@@ -77,6 +77,16 @@ export class Output {
     }
   }
 
+  /**
+   * One piece of a result that comes a piece at a time (a followed log): a JSON document on its own line under
+   * --json (JSON Lines), else its human line on stdout, escaped as result() escapes.
+   */
+  resultLine<T>(data: T, human: (data: T, style: ChalkInstance) => string): void {
+    this.stopSpinner();
+    if (this.json) this.#stdout.write(`${JSON.stringify(data)}\n`);
+    else this.#stdout.write(`${human(escapeControlCharactersIn(data), this.#resultStyle)}\n`);
+  }
+
   /** A line for people: progress, the next step. Always stderr, so it never mixes into a piped result. */
   info(line: string): void {
     this.#line(escapeControlCharacters(line));

@@ -15,6 +15,7 @@ import { installCommand } from './commands/install.js';
 import { labelsCommand } from './commands/labels.js';
 import { listCommand } from './commands/list.js';
 import { loginCommand } from './commands/login.js';
+import { logsCommand } from './commands/logs.js';
 import { logoutCommand } from './commands/logout.js';
 import { auditCommand } from './commands/audit.js';
 import { budgetCommand } from './commands/budget.js';
@@ -74,6 +75,7 @@ Example:
   program.addCommand(runCommand());
   program.addCommand(runsCommand());
   program.addCommand(cancelCommand());
+  program.addCommand(logsCommand());
   program.addCommand(wizardCommand());
   program.addCommand(walletCommand());
   program.addCommand(usageCommand());

@@ -5,7 +5,7 @@
 import { DEFAULT_RUN_SECONDS, MAX_RUN_SECONDS } from './job-limits.js';
 import { isUploadableAgentId } from './own-agents.js';
 import type { SchemaIssue } from './input-schema-messages.js';
-import { MAX_SECRETS_PER_AGENT, secretNameProblem } from './secrets.js';
+import { MAX_SECRETS_PER_AGENT, secretNameProblem } from './secret-names.js';
 
 /** The archive as uploaded (compressed when gzip): what the service stores and a node downloads. */
 export const MAX_BUNDLE_BYTES = 5 * 1024 * 1024;

@@ -69,10 +69,17 @@ describe('secrets through a real daemon', () => {
     expect(failed.status, failed.text).toBe(200);
     expect(failed.body).toMatchObject({ status: 'failed', charged_cents: 0 });
     expect(failed.body.output.message).toMatch(/using token \*\*\* \/ QmVhcmVy\S*\*\*\*\S* \/ \?key=\*\*\*%26x/);
+    // The run's log, as the service keeps it and hands it out: the stderr line is there, every form hidden.
+    const log = await httpRequest(`${service.baseUrl}/v1/swarm/runs/${failed.body.run_id}/logs`, { token: node.token });
+    expect(log.status, log.text).toBe(200);
+    expect(log.text).toMatch(/using token \*\*\* \//);
 
     // Nowhere in clear: the service's runs, the node's database and its write-ahead log, the daemon's log.
     const forms = (value: string) => [value, Buffer.from(value).toString('base64').slice(2, 20), encodeURIComponent(value)];
-    const stored = JSON.stringify(service.db.prepare('SELECT output_json, input_json FROM runs WHERE user_id = ?').all(node.email));
+    const stored = JSON.stringify([
+      service.db.prepare('SELECT output_json, input_json FROM runs WHERE user_id = ?').all(node.email),
+      service.db.prepare('SELECT text FROM run_log_entries').all(),
+    ]);
     expect(await daemon.stop()).toBe(0);
     const nodeFiles = [node.databaseFile, `${node.databaseFile}-wal`].filter((file) => existsSync(file)).map((file) => readFileSync(file).toString('latin1'));
     for (const value of [DECLARED, UNDECLARED]) {

@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeCredentials } from '../../src/node/identity/credentials.js';
 import { openNodeStore } from '../../src/node/store/database.js';
 import { createLocalRunner, type LocalRunner } from '../../src/node/runner/run-local.js';
+import { RUN_CANCELLED } from '../../src/node/runner/agent-process.js';
 import { agentProgram, installTestBundle } from '../helpers/bundles.js';
 import { waitFor } from '../helpers/funnel.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
@@ -231,19 +232,54 @@ describe.skipIf(!asRoot).each(['bubblewrap', 'systemd'] as const)('an agent run 
     }
   });
 
-  it('a run the node stops (shutdown) ends at once as aborted, and its agent is gone', async () => {
-    const scratch = openDir('swarm-isolation-abort-');
-    const readyDir = join(scratch, 'ready');
-    mkdirSync(readyDir);
-    chmodSync(readyDir, 0o1777);
-    const run = aRun(PEER_AGENT, { ready_dir: readyDir, release: join(scratch, 'never') });
-    const stop = new AbortController();
-    const outcome = runner.run(run, stop.signal);
-    await waitFor(async () => peerReady(readyDir, run.run_id), 'the held run to start', 30_000);
-    stop.abort();
-    expect(await outcome).toMatchObject({ status: 'failed', output: { error: 'aborted' } });
-    // Its process is gone: no process of any user still runs the held program for this run.
-    await waitFor(async () => (pgrep(run.run_id) ? undefined : true), 'the aborted agent to be gone', 30_000);
+  it('hands on its stdout and stderr as they come; its result file, seen only in its sandbox, is its answer', async () => {
+    const scratch = openDir('swarm-isolation-output-');
+    const release = join(scratch, 'release');
+    installTestBundle(
+      home,
+      PEER_AGENT,
+      agentProgram(`const fs = await import('node:fs');
+        console.log('free text on stdout');
+        console.error('a note on stderr');
+        const poll = setInterval(() => {
+          if (!fs.existsSync(run.input.release)) return;
+          clearInterval(poll);
+          fs.writeFileSync(process.env.SWARM_RESULT_FILE, JSON.stringify({ summary: 'from the result file', path: process.env.SWARM_RESULT_FILE }));
+        }, 20);`),
+    );
+    try {
+      const seen = { stdout: '', stderr: '' };
+      const running = runner.run(aRun(PEER_AGENT, { release }), undefined, (stream, chunk) => (seen[stream] += chunk.toString()));
+      // Before the agent ends: what it wrote comes through the sandbox (and the agent socket) while it runs.
+      await waitFor(async () => (seen.stdout.includes('free text') && seen.stderr.includes('a note') ? true : undefined), 'the output while the run goes on', 30_000);
+      writeFileSync(release, '');
+      chmodSync(release, 0o644);
+      const outcome = await running;
+      expect(outcome, JSON.stringify(outcome)).toMatchObject({ status: 'succeeded', output: { summary: 'from the result file', path: expect.stringMatching(/\/swarm-result\.json$/) } });
+      expect(seen).toEqual({ stdout: 'free text on stdout\n', stderr: 'a note on stderr\n' });
+    } finally {
+      installTestBundle(home, PEER_AGENT, PEER);
+    }
+  });
+
+  it('a run the node stops (shutdown) ends at once as aborted, one its user cancelled as cancelled, and its agent is gone', async () => {
+    for (const [reason, error] of [
+      [undefined, 'aborted'],
+      [RUN_CANCELLED, 'cancelled'],
+    ] as const) {
+      const scratch = openDir('swarm-isolation-abort-');
+      const readyDir = join(scratch, 'ready');
+      mkdirSync(readyDir);
+      chmodSync(readyDir, 0o1777);
+      const run = aRun(PEER_AGENT, { ready_dir: readyDir, release: join(scratch, 'never') });
+      const stop = new AbortController();
+      const outcome = runner.run(run, stop.signal);
+      await waitFor(async () => peerReady(readyDir, run.run_id), 'the held run to start', 30_000);
+      stop.abort(reason);
+      expect(await outcome).toMatchObject({ status: 'failed', output: { error } });
+      // Its process is gone: no process of any user still runs the held program for this run.
+      await waitFor(async () => (pgrep(run.run_id) ? undefined : true), 'the stopped agent to be gone', 30_000);
+    }
   });
 });
 

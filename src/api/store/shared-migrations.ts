@@ -5,6 +5,7 @@
 import { sql, type Kysely } from 'kysely';
 import { aroundTheRuns } from './around-migration.js';
 import { runsAsJobs } from './jobs-migration.js';
+import { runLogs } from './logs-migration.js';
 
 export const SHARED_MIGRATIONS_FROM_VERSION = 6;
 
@@ -110,9 +111,8 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
   },
   /* upload retention (docs/api.md "Agent upload", "Quota and retention") */ versionReleasedAt,
   /* 12: runs as jobs (docs/api.md "Runs as jobs") */ runsAsJobs,
-  // 13 and 14 are the run logs' and the artifacts' (their own branches): held here so that this one is 15 as agreed;
-  // the merge puts theirs in their places.
-  /* 13: run logs */ async () => undefined,
+  // 14 is the artifacts' (their own branch): held here so that the next is 15 as agreed; the merge puts it in its place.
+  /* 13: the logs of runs (docs/api.md "Run logs") */ runLogs,
   /* 14: artifacts */ async () => undefined,
   /* 15: around the runs (docs/api.md "Secrets", "Budgets", "Usage", "Webhooks") */ aroundTheRuns,
 ];

@@ -151,6 +151,21 @@ export interface Tables {
     error: string;
     message: string;
   };
+  /** A run's log as a whole (docs/api.md "Run logs"); a run without a log has no row. */
+  run_logs: {
+    run_id: string;
+    /** The UTF-8 bytes of the entries' text stored, against MAX_LOG_BYTES_PER_RUN. */
+    stored_bytes: number;
+    /** The highest seq stored; -1 before the first. */
+    last_seq: number;
+    /** 1: the log reached its cap, its truncation marker is stored, nothing more is. */
+    truncated: number;
+    /** When its run ended (copied by the retention sweep); its entries expire RUN_DATA_RETENTION_DAYS after. */
+    ended_at: number | null;
+    /** When its entries were removed. */
+    expired_at: number | null;
+  };
+  run_log_entries: { run_id: string; seq: number; stream: 'stdout' | 'stderr' | 'node'; at: number; text: string };
   idempotency_keys: {
     user_id: string;
     idempotency_key: string;

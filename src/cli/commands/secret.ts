@@ -2,7 +2,7 @@
 // agents whose agent.json declares them, as environment variables. Values go in, never come out: list shows names.
 import { Command } from 'commander';
 import { SvcError } from '../../contract/errors.js';
-import { secretNameProblem } from '../../contract/secrets.js';
+import { secretNameProblem } from '../../contract/secret-names.js';
 import { withRecentSignIn } from '../step-up.js';
 import { contextFor } from '../context.js';
 import { confirmRemoval } from '../confirm-removal.js';

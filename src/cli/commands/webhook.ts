@@ -2,7 +2,8 @@
 // signed (docs/api.md "Webhooks"). Adding, removing and rotating need a sign-in within 15 minutes.
 import { writeFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
-import { WEBHOOK_EVENTS, type WebhookCreated, type WebhookEvent } from '../../contract/webhooks.js';
+import { WEBHOOK_EVENTS, type WebhookEvent } from '../../contract/webhook-limits.js';
+import type { WebhookCreated } from '../../contract/webhooks.js';
 import { parseDuration } from '../../node/agents/duration.js';
 import { withRecentSignIn } from '../step-up.js';
 import { contextFor, type CommandContext } from '../context.js';

@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError, messageOf } from '../../contract/errors.js';
 import type { AssignedRun } from '../../contract/node-protocol.js';
-import { RUN_CANCELLED } from '../runner/run-local.js';
+import { RUN_CANCELLED } from '../runner/agent-process.js';
 import type { NodeCaller } from '../work/caller.js';
 import type { DaemonCore } from './core.js';
 import type { ServiceHold } from './service-hold.js';

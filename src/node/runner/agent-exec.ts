@@ -5,14 +5,16 @@
 // needs, so its own unit stays as locked down as before.
 //
 // The exchange on the connection: the daemon sends one JSON line (AgentExecRequest) and keeps its side open; the
-// service (`swarm-node agent-exec`, stdin and stdout on the connection) runs the agent and answers one JSON line
-// (AgentOutcome). The daemon closing the connection early stops the agent: the node is stopping.
+// service (`swarm-node agent-exec`, stdin and stdout on the connection) runs the agent, sends what it writes as it
+// comes (a JSON line {"output": {stream, data}} per chunk, the bytes in base64: the run's log) and answers one JSON
+// line (AgentOutcome) last. The daemon closing the connection early stops the agent: the node is stopping, or the
+// run was cancelled.
 import { mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { runAgentProcess, type AgentLimits, type AgentOutcome } from './agent-process.js';
+import { runAgentProcess, RUN_CANCELLED, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
 import { ownCgroupCounters } from './cgroup-probe.js';
 
 export interface AgentExecRequest {
@@ -30,11 +32,17 @@ const MAX_REQUEST_BYTES = 2 * 1024 * 1024;
 const RUN_ID = /^[A-Za-z0-9-]{1,64}$/;
 const AGENT_ID = /^agent_[a-z0-9_]{1,64}$/;
 
-/** The daemon's side: the agent's outcome, however the connection ends. */
-export function execViaSocket(socketPath: string, request: AgentExecRequest, signal?: AbortSignal): Promise<AgentOutcome> {
+/** A line of the service's answer that carries output rather than the outcome. */
+interface OutputLine {
+  output: { stream: 'stdout' | 'stderr'; data: string };
+}
+
+/** The daemon's side: the agent's outcome, however the connection ends; its output to `onOutput` as it comes. */
+export function execViaSocket(socketPath: string, request: AgentExecRequest, signal?: AbortSignal, onOutput?: AgentProcessSpec['onOutput']): Promise<AgentOutcome> {
   return new Promise((resolve) => {
     const socket = connect(socketPath);
-    const chunks: Buffer[] = [];
+    let buffered: Buffer = Buffer.alloc(0);
+    let outcomeLine: string | undefined;
     let settled = false;
     const finish = (outcome: AgentOutcome): void => {
       if (settled) return;
@@ -43,11 +51,25 @@ export function execViaSocket(socketPath: string, request: AgentExecRequest, sig
       socket.destroy();
       resolve(outcome);
     };
-    const onAbort = (): void => finish({ status: 'failed', error: 'aborted', message: 'the run was stopped: the node is shutting down', stderrTail: '' });
+    const onAbort = (): void =>
+      finish(
+        signal?.reason === RUN_CANCELLED
+          ? { status: 'failed', error: 'cancelled', message: 'the run was cancelled by its user', stderrTail: '' }
+          : { status: 'failed', error: 'aborted', message: 'the run was stopped: the node is shutting down', stderrTail: '' },
+      );
     if (signal?.aborted) return onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
     socket.on('connect', () => socket.write(`${JSON.stringify(request)}\n`));
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('data', (chunk: Buffer) => {
+      buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+      for (let newline = buffered.indexOf(0x0a); newline >= 0; newline = buffered.indexOf(0x0a)) {
+        const line = buffered.subarray(0, newline).toString('utf8');
+        buffered = buffered.subarray(newline + 1);
+        const output = outputOf(line);
+        if (output !== undefined) onOutput?.(output.stream, Buffer.from(output.data, 'base64'));
+        else if (line.trim() !== '') outcomeLine = line;
+      }
+    });
     socket.on('error', (error: NodeJS.ErrnoException) =>
       finish({
         status: 'failed',
@@ -57,7 +79,7 @@ export function execViaSocket(socketPath: string, request: AgentExecRequest, sig
       }),
     );
     socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString('utf8').trim();
+      const text = (outcomeLine ?? buffered.toString('utf8')).trim();
       try {
         finish(JSON.parse(text) as AgentOutcome);
       } catch {
@@ -70,6 +92,8 @@ export function execViaSocket(socketPath: string, request: AgentExecRequest, sig
 /** The service's side (`swarm-node agent-exec`): one request in, the agent run in this sandbox, one outcome out. */
 export async function serveAgentExec(input: Readable, output: Writable, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const stopped = new AbortController();
+  // The daemon gone (it stopped, or cancelled the run) while the agent still writes: nobody to tell, not a crash.
+  output.on('error', () => stopped.abort());
   let request: AgentExecRequest;
   try {
     request = parseRequest(await readLine(input));
@@ -93,6 +117,8 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
     limits: request.limits,
     env: { ...request.env, HOME: runDir, TMPDIR: runDir, ...(stateDir === undefined ? {} : { SWARM_STATE_DIR: stateDir }) },
     signal: stopped.signal,
+    // Each chunk as it comes; the outcome is written after the last (the process's streams end before it closes).
+    onOutput: (stream, chunk) => output.write(`${JSON.stringify({ output: { stream, data: chunk.toString('base64') } } satisfies OutputLine)}\n`),
     ...(counters === undefined ? {} : { cgroup: counters }),
     // TemporaryFileSystem= in the unit: the run's TMPDIR (/tmp/run) and /dev/shm, each of the unit's size.
     capped: [
@@ -107,6 +133,16 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
     await new Promise<void>((resolve) => output.write(`${JSON.stringify(outcome)}\n`, () => resolve()));
     input.destroy();
     output.end();
+  }
+}
+
+function outputOf(line: string): OutputLine['output'] | undefined {
+  if (!line.startsWith('{"output":')) return undefined;
+  try {
+    const { output } = JSON.parse(line) as OutputLine;
+    return (output.stream === 'stdout' || output.stream === 'stderr') && typeof output.data === 'string' ? output : undefined;
+  } catch {
+    return undefined;
   }
 }
 

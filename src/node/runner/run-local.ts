@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { messageOf } from '../../contract/errors.js';
 import { DEFAULT_AGENT_SOCKET } from '../host/config.js';
 import { execViaSocket, type AgentExecRequest } from './agent-exec.js';
-import { DEFAULT_AGENT_LIMITS, runAgentProcess, type AgentLimits, type AgentOutcome } from './agent-process.js';
+import { DEFAULT_AGENT_LIMITS, RUN_CANCELLED, runAgentProcess, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
 import { resolveIsolation, type IsolationMode } from './isolation.js';
 import { installBundle, type BundleFetch } from './bundle-install.js';
 import { bundleDirs, findBundle, resolveEntry, type Bundle } from './bundles.js';
@@ -20,7 +20,8 @@ export interface LocalRunner {
   readonly isolation: IsolationMode;
   /** The sandboxed runner's view of the host (its cgroups), for what the daemon says at start. */
   readonly sandbox: SandboxedRunner | undefined;
-  run(run: LocalRun, signal?: AbortSignal): Promise<LocalOutcome>;
+  /** `onOutput`: the agent's stdout and stderr as they come (the run's log); aborting `signal` stops the agent. */
+  run(run: LocalRun, signal?: AbortSignal, onOutput?: OutputSink): Promise<LocalOutcome>;
   /** Removes what runs cut short left behind (processes, cgroups, directories), but that of the runs `inFlight` names. */
   removeLeftovers(inFlight: (runId: string) => boolean): Promise<number>;
 }
@@ -39,11 +40,8 @@ export interface LocalRun {
   secrets?: RunSecrets;
 }
 
-/**
- * The reason a run's signal is aborted with when its user cancelled it (the service's poll said so): the agent is
- * stopped as at a time limit, and the run fails `cancelled` (docs/api.md "Cancel").
- */
-export const RUN_CANCELLED = 'cancelled';
+/** Where the agent's output goes as it comes. */
+export type OutputSink = NonNullable<AgentProcessSpec['onOutput']>;
 
 /** What the node reports: the agent's one JSON document, or {error, message} saying why it failed. */
 export type LocalOutcome = { status: 'succeeded'; output: unknown } | { status: 'failed'; output: { error: string; message: string } };
@@ -77,18 +75,18 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       ? createSandboxedRunner({ home: options.home, varDir: options.varDir, limits, ...(options.agentUidsDir === undefined ? {} : { agentUidsDir: options.agentUidsDir }) })
       : undefined;
 
-  async function runAgent(request: AgentExecRequest, bundle: Bundle, signal: AbortSignal | undefined): Promise<AgentOutcome> {
+  async function runAgent(request: AgentExecRequest, bundle: Bundle, signal: AbortSignal | undefined, onOutput: OutputSink | undefined): Promise<AgentOutcome> {
     const network = bundle.manifest.network ?? 'none';
     if (isolation === 'systemd') {
       if (network === 'egress') {
         const message = `${request.agent_id} asks for network egress (agent.json "network": "egress"), and this node's systemd agent runs have no network (IPAddressDeny=any)`;
         return { status: 'failed', error: 'spawn', message, stderrTail: '' };
       }
-      return execViaSocket(agentSocket, request, signal);
+      return execViaSocket(agentSocket, request, signal, onOutput);
     }
     if (sandbox !== undefined) {
       const readOnly = [bundle.dir, process.execPath, join(options.packageDir, 'docs', 'sections'), join(options.packageDir, 'node_modules')].filter((path) => existsSync(path));
-      return sandbox.run({ ...request, network, readOnly }, signal);
+      return sandbox.run({ ...request, network, readOnly }, signal, onOutput);
     }
     // none: this user, a directory in var/runs, the state a directory the node made.
     const runDir = join(dirs!.runs, request.run_id);
@@ -100,6 +98,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       removeRunDir: true,
       env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_STATE_DIR: stateDir },
       ...(signal === undefined ? {} : { signal }),
+      ...(onOutput === undefined ? {} : { onOutput }),
     });
   }
 
@@ -110,7 +109,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       const killed = (await sandbox?.removeLeftovers(inFlight)) ?? 0;
       return killed + (dirs === undefined ? 0 : removeLeftoverRunDirs(dirs.runs, inFlight));
     },
-    async run(run, signal) {
+    async run(run, signal, onOutput) {
       let bundle: Bundle | undefined;
       try {
         bundle =
@@ -143,12 +142,12 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
           SWARM_DOCS_DIR: join(options.packageDir, 'docs', 'sections'),
         },
       };
-      const outcome = await runAgent(request, bundle, signal);
+      const outcome = await runAgent(request, bundle, signal, onOutput);
       // Redacted here, before the result is journaled or reported: neither the node's disk nor the service sees them.
       const redact = secretsRedactor(run.secrets);
       if (outcome.status === 'succeeded') return { status: 'succeeded', output: redactJson(outcome.output, redact) };
       // However the sandbox reported the stop (the agent's own exit, aborted), a cancelled run ends cancelled.
-      if (signal?.aborted === true && signal.reason === RUN_CANCELLED) return failed('cancelled', 'cancelled by its user: the agent was stopped');
+      if (signal?.aborted === true && signal.reason === RUN_CANCELLED) return failed('cancelled', 'the run was cancelled by its user');
       const tail = outcome.stderrTail.trim().slice(-STDERR_IN_MESSAGE_CHARS);
       return failed(outcome.error, redact(tail === '' ? outcome.message : `${outcome.message}: ${tail}`));
     },

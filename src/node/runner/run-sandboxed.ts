@@ -11,7 +11,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { AgentNetwork } from '../../contract/agent-bundle.js';
 import { agentIdentity } from './agent-ids.js';
-import { runAgentProcess, type AgentLimits, type AgentOutcome } from './agent-process.js';
+import { runAgentProcess, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
 import { cgroupHost, type CgroupHost, type RunCgroup } from './cgroups.js';
 import { isPrivileged, type RunIdentity } from './isolation.js';
 import { asAgentUser, bubblewrapArgv } from './sandbox.js';
@@ -37,7 +37,7 @@ fi
 exec "$@"`;
 
 export interface SandboxedRunner {
-  run(request: SandboxedRun, signal?: AbortSignal): Promise<AgentOutcome>;
+  run(request: SandboxedRun, signal?: AbortSignal, onOutput?: AgentProcessSpec['onOutput']): Promise<AgentOutcome>;
   /** Kills what runs of this home that are not in flight left in their cgroups (a daemon that died), and removes them. */
   removeLeftovers(inFlight: (runId: string) => boolean): Promise<number>;
   /** What the host gives this runner: cgroups or why not (status, the daemon's start line). */
@@ -70,7 +70,7 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
   const cgroups = cgroupHost(homeKey);
   const stateDir = privileged ? prepareStateDir(options.varDir) : join(options.varDir, 'state');
 
-  async function run(request: SandboxedRun, signal?: AbortSignal): Promise<AgentOutcome> {
+  async function run(request: SandboxedRun, signal?: AbortSignal, onOutput?: AgentProcessSpec['onOutput']): Promise<AgentOutcome> {
     const identity = privileged ? agentIdentity(options.home, request.agent_id, options.agentUidsDir) : undefined;
     // In the sandbox the agent's state is where it would be on the host; the node's home around it is an empty tmpfs.
     const stateTarget = join(options.varDir, 'state', request.agent_id);
@@ -125,6 +125,7 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
       // Without a pids cgroup, RLIMIT_NPROC of the agent's own uid is what counts its processes.
       nproc: cgroup === undefined && identity !== undefined,
       ...(signal === undefined ? {} : { signal }),
+      ...(onOutput === undefined ? {} : { onOutput }),
     });
   }
 

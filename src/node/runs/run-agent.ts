@@ -7,15 +7,14 @@
 // error of it, run-errors.ts; the daemon pauses, holds or logs).
 import { randomUUID } from 'node:crypto';
 import { IDEMPOTENCY_KEY_LIFETIME_SECONDS } from '../../contract/claims.js';
-import { findAgentSku } from '../../contract/agents.js';
-import { isOwnAgentId, type CatalogAgent } from '../../contract/own-agents.js';
+import type { CatalogAgent } from '../../contract/own-agents.js';
 import { normalizeEmail } from '../../contract/email.js';
 import { SvcError } from '../../contract/errors.js';
 import { isFinishedStatus, type FinishedRunStatus } from '../../contract/run-status.js';
 import type { RunResponse } from '../../contract/schemas.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
-import { agentNotFound, findInCatalog } from '../service/catalog.js';
+import { agentToRun } from '../service/catalog.js';
 import { withDefaultInput } from './default-input.js';
 import type { ServiceClient } from '../service/service-client.js';
 import { processIsAlive } from '../host/process-alive.js';
@@ -272,23 +271,12 @@ export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlemen
 }
 
 /**
- * The agent and its price: a catalog SKU, or an agent of the caller's own, whose price the service's catalog gives
- * the caller (docs/api.md "Agents of one's own").
- */
-async function agentToRun(deps: RunDeps, agentId: string): Promise<CatalogAgent> {
-  const sku = findAgentSku(agentId);
-  if (sku !== undefined) return sku;
-  if (!isOwnAgentId(agentId)) throw agentNotFound(agentId);
-  return findInCatalog(deps.client, agentId, deps.caller.bearer);
-}
-
-/**
  * Runs an agent once, journaled, with `given` over the registration's default input (register --input), on a node
  * that carries `labels` (normalised; run --label). Throws only when it cannot start one (an unknown agent, the store
  * failing).
  */
 export async function runAgent(deps: RunDeps, agentId: string, given?: Record<string, unknown>, labels: readonly string[] = [], terms: RunTermsAsked = {}): Promise<RunOutcome> {
-  const sku = await agentToRun(deps, agentId);
+  const sku = await agentToRun(deps.client, agentId, deps.caller.bearer);
   const input = withDefaultInput(defaultInputOf(deps.db, sku.agent_id), given);
   const key = randomUUID();
   const startedAt = deps.clock.now();

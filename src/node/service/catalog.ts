@@ -1,8 +1,8 @@
 // The agents this node can run (spec §2 SKU table): the service's catalog when it answers, the built-in one (the
 // same contract) when it cannot be reached, so `agents` and `register` work offline.
-import { AGENT_SKUS } from '../../contract/agents.js';
+import { AGENT_SKUS, findAgentSku } from '../../contract/agents.js';
 import { SvcError } from '../../contract/errors.js';
-import type { CatalogAgent } from '../../contract/own-agents.js';
+import { isOwnAgentId, type CatalogAgent } from '../../contract/own-agents.js';
 import type { ServiceClient } from './service-client.js';
 
 export interface Catalog {
@@ -27,6 +27,17 @@ export async function findInCatalog(client: ServiceClient, agentId: string, bear
   const agent = (await agentCatalog(client, bearer)).agents.find((sku) => sku.agent_id === agentId);
   if (agent === undefined) throw agentNotFound(agentId);
   return agent;
+}
+
+/**
+ * The agent and its price: a catalog SKU, or an agent of the caller's own, whose price the service's catalog gives
+ * the caller (docs/api.md "Agents of one's own").
+ */
+export async function agentToRun(client: ServiceClient, agentId: string, bearer?: string): Promise<CatalogAgent> {
+  const sku = findAgentSku(agentId);
+  if (sku !== undefined) return sku;
+  if (!isOwnAgentId(agentId)) throw agentNotFound(agentId);
+  return findInCatalog(client, agentId, bearer);
 }
 
 export function agentNotFound(agentId: string): SvcError {

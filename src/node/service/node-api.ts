@@ -2,6 +2,7 @@
 // node credential, never the user's JWT, so the node's work never depends on a token that expires in 30 days.
 import type { NodeRemoval, PollRequest, PollResponse, ResultRequest, NodeAgentsResponse, NodeLabelsResponse } from '../../contract/node-protocol.js';
 import { MAX_BUNDLE_BYTES } from '../../contract/agent-bundle.js';
+import type { LogBatch, LogBatchResponse } from '../../contract/jobs.js';
 import type { RunResponse } from '../../contract/schemas.js';
 import type { SavedStream } from '../../lib/bounded-stream.js';
 import type { ServiceClient } from './service-client.js';
@@ -44,6 +45,22 @@ export class NodeApi {
       body: result,
       bearer: this.#bearer,
       retrySafe: true,
+    });
+    return response.body;
+  }
+
+  /**
+   * A batch of the run's log (docs/api.md "Run logs"), with the run's lease: each entry carries its seq, so a repeat
+   * is stored once. `signal` gives it up (the run's result must not wait for it long).
+   */
+  async postLogs(runId: string, batch: LogBatch, signal?: AbortSignal): Promise<LogBatchResponse> {
+    const response = await this.client.call<LogBatchResponse>({
+      method: 'POST',
+      path: `/v1/swarm/runs/${encodeURIComponent(runId)}/logs`,
+      body: batch,
+      bearer: this.#bearer,
+      retrySafe: true,
+      ...(signal === undefined ? {} : { signal }),
     });
     return response.body;
   }

@@ -4,7 +4,7 @@
 // in bounded time. Tokens travel only in headers; no message built here quotes one.
 import { MAX_ANSWER_BYTES, readAnswer, saveAnswer } from './http/answer-body.js';
 import { NodeTransport } from './http/node-transport.js';
-import { NETWORK_ERROR_CODES, NOT_SENT_ERROR_CODES, type Transport } from './http/transport.js';
+import { answerDeadline, jitteredBackoff, NETWORK_ERROR_CODES, NOT_SENT_ERROR_CODES, type Transport } from './http/transport.js';
 import type {
   ActivateResponse,
   AgentsResponse,
@@ -61,6 +61,8 @@ export interface CallOptions {
   deadlineMs?: number;
   /** Gives up the call (a daemon that stops abandons its long poll): rejects with `interrupted`, no retry. */
   signal?: AbortSignal;
+  /** A 2xx body that streams (a followed log), resolved unread: the deadline ends at its status line, not its end. */
+  streamBody?: boolean;
 }
 
 /** An answer with its status: execute's 200 (finished) and 202 (still on its way) are both answers. */
@@ -235,16 +237,20 @@ export class ServiceClient {
       body = JSON.stringify(options.body);
       headers['content-type'] = 'application/json';
     }
+    const deadline = answerDeadline(remainingMs, options.streamBody === true);
     const response = await this.#transport.send({
       method: options.method,
       url: `${this.baseUrl}${options.path}`,
       headers,
       body,
-      signal: options.signal === undefined ? AbortSignal.timeout(remainingMs) : AbortSignal.any([options.signal, AbortSignal.timeout(remainingMs)]),
+      signal: options.signal === undefined ? deadline.signal : AbortSignal.any([options.signal, deadline.signal]),
       connectTimeoutMs: Math.min(ServiceClient.connectTimeoutMs(this.#deadlineMs), remainingMs),
       // A call with a deadline of its own may wait longer for its answer than the client's usual half-deadline.
       headersTimeoutMs: options.deadlineMs === undefined ? Math.min(this.#perAttemptMs, remainingMs) : remainingMs,
+      ...(options.streamBody === true ? { bodyTimeoutMs: 0 } : {}),
     });
+    deadline.answered();
+    if (options.streamBody === true && response.statusCode < 300) return { status: response.statusCode, body: response.body, headers: response.headers };
     const origin = { baseUrl: this.baseUrl, path: options.path };
     if (options.saveTo !== undefined && response.statusCode < 300) {
       return { status: response.statusCode, body: await saveAnswer(response.body, options.saveTo, origin), headers: response.headers };
@@ -290,9 +296,4 @@ export class ServiceClient {
   #unreachable(why: string, cause?: unknown, notSent = false): SvcError {
     return new SvcError('service_unreachable', `cannot reach the service at ${this.baseUrl} (${why})`, { cause, ...(notSent ? { extensions: { not_sent: true } } : {}) });
   }
-}
-
-function jitteredBackoff(attempt: number): number {
-  const base = 250 * 2 ** (attempt - 1);
-  return Math.round(base / 2 + Math.random() * base);
 }

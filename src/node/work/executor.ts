@@ -1,6 +1,6 @@
 // A run this node holds, executed here exactly once (docs/api.md "Runs on the node"): the executions journal gets
 // the run before the agent starts and its result before the report, the lease is renewed while the agent works,
-// and the result is reported once. What a crash leaves is finished by recover(): a run found running is reported
+// its log is shipped as it comes (./log-shipper.ts, docs/api.md "Run logs"), and the result is reported once. What a crash leaves is finished by recover(): a run found running is reported
 // failed (interrupted), never started again; a finished one is reported with its stored result.
 import { hostname } from 'node:os';
 import { SvcError } from '../../contract/errors.js';
@@ -10,7 +10,10 @@ import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { NodeApi } from '../service/node-api.js';
 import { processIsAlive } from '../host/process-alive.js';
-import { RUN_CANCELLED, type LocalOutcome, type LocalRunner } from '../runner/run-local.js';
+import type { LocalOutcome, LocalRunner } from '../runner/run-local.js';
+import { RUN_CANCELLED } from '../runner/agent-process.js';
+import { LogShipper } from './log-shipper.js';
+import { secretsRedactor } from '../runner/agent-secrets.js';
 import { executionClosed, executionFinished, executionStarted, findExecution, openExecutions, type Execution } from '../store/executions.js';
 
 export interface LeasedRun {
@@ -50,6 +53,12 @@ export interface ExecutorDeps {
   tier: string;
 }
 
+/**
+ * The longest the end of a run's log may hold its result: a service that does not answer gets the result anyway
+ * (kept here and reported later if need be), the log's end is then lost.
+ */
+export const LOG_FLUSH_BOUND_MS = 10_000;
+
 export class Executor {
   readonly #deps: ExecutorDeps;
 
@@ -77,18 +86,32 @@ export class Executor {
     const stopAgent = (): void => stopped.abort(signal?.reason);
     signal?.addEventListener('abort', stopAgent, { once: true });
     const renewing = this.#renewWhileRunning(run, stopped);
-    let outcome: LocalOutcome;
+    // The service's answer to a batch of the log says when the run's user cancelled it: the agent is stopped so.
+    const log = new LogShipper({
+      leaseId: run.lease_id,
+      send: (batch, giveUp) => this.#deps.api.postLogs(run.run_id, batch, giveUp),
+      clock,
+      // Every form of the run's secret values is hidden before a line leaves the node (docs/api.md "Secrets").
+      redact: secretsRedactor(run.secrets),
+      onCancel: () => stopped.abort(RUN_CANCELLED),
+    });
     try {
-      outcome = await this.#deps.runner.run({ ...run, tier: this.#deps.tier }, stopped.signal);
+      let outcome: LocalOutcome;
+      try {
+        outcome = await this.#deps.runner.run({ ...run, tier: this.#deps.tier }, stopped.signal, (stream, chunk) => log.write(stream, chunk));
+      } finally {
+        signal?.removeEventListener('abort', stopAgent);
+      }
+      if (!renewing.lost) executionFinished(db, run.run_id, outcome, clock.now());
+      // The log's end reaches the service before the result (docs/api.md "Run logs"), the lease renewed meanwhile.
+      await log.close(renewing.lost ? 0 : LOG_FLUSH_BOUND_MS);
     } finally {
       renewing.stop();
-      signal?.removeEventListener('abort', stopAgent);
     }
     if (renewing.lost) {
       executionClosed(db, run.run_id, 'lost', clock.now());
       return { kind: 'lost' };
     }
-    executionFinished(db, run.run_id, outcome, clock.now());
     return this.#report(findExecution(db, run.run_id)!);
   }
 
