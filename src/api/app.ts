@@ -19,6 +19,7 @@ import { executeRoutes } from './routes/v1/swarm/execute.js';
 import { nodeRoutes } from './routes/v1/swarm/nodes.js';
 import { paygateRoutes } from './routes/v1/swarm/paygate.js';
 import { runRoutes } from './routes/v1/swarm/runs.js';
+import { runArtifactRoutes } from './routes/v1/swarm/run-artifacts.js';
 import { paymentWebhookRoutes } from './routes/v1/payments.js';
 import { releaseRoutes } from './routes/v1/swarm/releases.js';
 import { sandboxRoutes } from './routes/sandbox.js';
@@ -103,6 +104,7 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   await app.register(paymentWebhookRoutes(ctx));
   await app.register(executeRoutes(ctx));
   await app.register(runRoutes(ctx));
+  await app.register(runArtifactRoutes(ctx));
   await app.register(walletRoutes(ctx));
   await app.register(docsRoutes(ctx));
   await app.register(releaseRoutes(ctx));

@@ -57,6 +57,8 @@ Options:
   --version-retention <d>  remove an uploaded version unused this long (1h to 365d), never the
                         current one, the one before it, or one a run not finished is pinned
                         to; 0 or off keeps them                                default 90d
+  --artifact-quota-mib <n>  MiB of run artifacts one user may keep stored (each content once);
+                        an upload over it is refused 413 artifact_quota_exceeded; 0: no limit  default 1024
   -h, --help            show this help
   -v, --version         show the version
 

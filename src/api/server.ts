@@ -33,6 +33,8 @@ import { capConnectionsPerAddress, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from '.
 import { DEFAULT_UPLOAD_QUOTA } from './agents/upload-quota.js';
 import { DEFAULT_UPLOADS_PER_HOUR } from './agents/upload-rate.js';
 import { DEFAULT_VERSION_RETENTION_MS, scheduleVersionRetention } from './agents/version-retention.js';
+import { artifactSettings } from './artifacts/artifact-limits.js';
+import { scheduleArtifactRetention } from './artifacts/artifact-retention.js';
 
 import type { ServiceOptions } from './service-options.js';
 export type { ServiceOptions };
@@ -129,6 +131,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     releasesDir: options.releasesDir,
     uploadLimits: { quota: { ...DEFAULT_UPLOAD_QUOTA, ...options.uploadQuota }, uploadsPerHour: options.uploadsPerHour ?? DEFAULT_UPLOADS_PER_HOUR },
     signInCodesPerClient: options.signInCodesPerClient ?? CODES_PER_CLIENT,
+    artifacts: artifactSettings(options.dataDir, options.artifactLimits),
   };
 
   // Runs whose lease ran out while the service was down are failed and refunded before the first request; a run a
@@ -163,6 +166,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   repeatInBackground(ctx, () => revocations.refresh(), REVOCATION_POLL_MS, 'reading revoked tokens', app.log);
   scheduleStaleNodeSweep(ctx, options.staleNodeAfterMs ?? DEFAULT_STALE_NODE_AFTER_MS, app.log);
   scheduleVersionRetention(ctx, options.versionRetentionMs ?? DEFAULT_VERSION_RETENTION_MS, app.log);
+  scheduleArtifactRetention(ctx, app.log);
   if (db !== undefined) {
     scheduleWalCheckpoint(db, {
       intervalMs: options.walCheckpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS,

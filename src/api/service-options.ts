@@ -6,6 +6,7 @@ import type { BodyTimeout } from './http/body-timeout.js';
 import type { TrustProxy } from './http/trust-proxy.js';
 import type { ListenAddress } from './ops/metrics-server.js';
 import type { UploadQuota } from './agents/upload-quota.js';
+import type { ArtifactLimits } from './artifacts/artifact-limits.js';
 
 export interface ServiceOptions {
   host?: string;
@@ -40,4 +41,6 @@ export interface ServiceOptions {
   versionRetentionMs?: number;
   /** Sign-in codes one client address may ask for in an hour (svc-api --sign-in-codes-per-client). Default 30. */
   signInCodesPerClient?: number;
+  /** Runs' artifacts: the per-user quota (svc-api --artifact-quota-mib); tests shrink the others. */
+  artifactLimits?: Partial<ArtifactLimits>;
 }

@@ -42,6 +42,7 @@ export function exitCodeFor(code: ErrorCode): number {
     case 'session_not_found':
     case 'payment_not_found':
     case 'agent_not_found':
+    case 'run_not_found':
       return EXIT_CODES.not_found;
     case 'service_unreachable':
     case 'service_unavailable':

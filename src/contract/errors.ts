@@ -90,6 +90,11 @@ export const ERROR_CODES = {
     title: 'Version in use',
     remedy: 'Make another version current first (swarm-node agent rollback), or wait for the runs pinned to it to finish, then remove it.',
   },
+  artifact_exists: {
+    status: 409,
+    title: 'Artifact exists',
+    remedy: "A run's artifact is never replaced by other bytes: write the other content under another name.",
+  },
   bundle_invalid: {
     status: 422,
     title: 'Agent bundle invalid',
@@ -131,6 +136,21 @@ export const ERROR_CODES = {
     status: 413,
     title: 'Upload quota exceeded',
     remedy: 'Remove versions you no longer need (swarm-node agent versions <agent_id>, then swarm-node agent remove <agent_id> <version>), then upload again.',
+  },
+  artifact_too_large: {
+    status: 413,
+    title: 'Artifact too large',
+    remedy: 'Keep each artifact of a run to at most 64 MiB: split or compress it (docs/api.md "Run artifacts").',
+  },
+  run_artifacts_full: {
+    status: 413,
+    title: 'Run artifacts full',
+    remedy: 'A run keeps at most 100 artifacts and 128 MiB of them: write fewer or smaller files into SWARM_ARTIFACTS_DIR.',
+  },
+  artifact_quota_exceeded: {
+    status: 413,
+    title: 'Artifact quota exceeded',
+    remedy: "Your runs' artifacts are over your quota; room comes back as they expire, 30 days after their runs ended (swarm-node artifacts RUN_ID lists a run's).",
   },
   unsupported_media_type: {
     status: 415,

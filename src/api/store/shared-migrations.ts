@@ -3,6 +3,7 @@
 // through its shipped history (sqlite-migrations.ts), PostgreSQL through its baseline (postgres-schema.ts); from
 // there they move together. Append; never edit a shipped one.
 import { sql, type Kysely } from 'kysely';
+import { runArtifacts } from './artifacts-migration.js';
 import { runsAsJobs } from './jobs-migration.js';
 
 export const SHARED_MIGRATIONS_FROM_VERSION = 6;
@@ -109,6 +110,7 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
   },
   /* upload retention (docs/api.md "Agent upload", "Quota and retention") */ versionReleasedAt,
   /* 12: runs as jobs (docs/api.md "Runs as jobs") */ runsAsJobs,
+  /* the artifacts of runs (docs/api.md "Run artifacts") */ runArtifacts,
 ];
 
 /** The schema version this program migrates either engine to. */
