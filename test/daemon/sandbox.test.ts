@@ -2,6 +2,7 @@
 // isolation"): a run that fills its state fails disk_quota and is refunded, and the node goes on with every other
 // agent; a daemon killed with SIGKILL mid-run leaves no process of the run behind, however it tried to escape.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { systemClock } from '../../src/lib/clock.js';
 import { nodePaths } from '../../src/node/host/location.js';
@@ -90,5 +91,22 @@ describe.skipIf(!sandboxAvailable)('hostile agents on a node under bubblewrap, a
     await waitFor(async () => (agentProcesses().length >= 6 ? true : undefined), 'the run and its escapees to start', 30_000);
     expect(await daemon.stop('SIGKILL')).toBe('SIGKILL');
     await waitFor(async () => (agentProcesses().length === 0 ? true : undefined), `the run's processes to be gone (left: ${agentProcesses().join(', ')})`, 30_000);
+    // Nor its artifacts tmpfs: never mounted on the host, and its holder went with the daemon.
+    const artifacts = join(node.home, 'var', 'artifacts');
+    expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(artifacts);
+    await waitFor(async () => (processesNaming(artifacts).length === 0 ? true : undefined), 'the holder of the run\'s artifacts tmpfs to be gone', 30_000);
   });
 });
+
+/** The processes whose command line names `path`. */
+function processesNaming(path: string): number[] {
+  const found: number[] = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(path)) found.push(Number(pid));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}

@@ -9,10 +9,9 @@
 //            connection as its stdin and stdout, under another user, with a /tmp of its own (the unit's User= and
 //            PrivateTmp=, by the same kernel means). It leaves out the unit's InaccessiblePaths=: the file modes
 //            alone must refuse the agent, so this checks more than the unit needs.
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import type { Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeCredentials } from '../../src/node/identity/credentials.js';
@@ -21,11 +20,9 @@ import { createLocalRunner, type LocalRunner } from '../../src/node/runner/run-l
 import { agentProgram, installTestBundle } from '../helpers/bundles.js';
 import { waitFor } from '../helpers/funnel.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
-import { packageForOtherUsers } from '../helpers/staged-for-others.js';
 import { removeTempDirs } from '../helpers/temp.js';
-import { openDir, processesOf, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
+import { agentSocketStandIn, NOBODY, openDir, processesOf, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
 
-const NOBODY = 65534;
 const PROBE_AGENT = 'agent_research_rag_015';
 const PEER_AGENT = 'agent_ops_monitor_004';
 const SECRET = 'svc_node_credential_that_must_not_leak';
@@ -75,34 +72,6 @@ function nodeHome(): string {
   installTestBundle(home, PROBE_AGENT, PROBE);
   installTestBundle(home, PEER_AGENT, PEER);
   return home;
-}
-
-/** What svc-swarm-node-agent.socket (Accept=yes) and svc-swarm-node-agent@.service do, without systemd. */
-async function agentSocketStandIn(socketPath: string, stateDir: string, privateTmp: string): Promise<Server> {
-  const server = createServer({ pauseOnConnect: true }, (connection) => {
-    const child = spawn(
-      'unshare',
-      [
-        '--mount',
-        '--propagation',
-        'private',
-        'sh',
-        '-c',
-        `mount -t tmpfs -o mode=1777 tmpfs "$TMPDIR" && exec setpriv --reuid=${NOBODY} --regid=${NOBODY} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs "$@"`,
-        'sh',
-        // The installed release is readable by the agent user; this checkout may not be (a clone in root's home).
-        packageForOtherUsers().node,
-        join(packageForOtherUsers().root, 'bin', 'swarm-node.js'),
-        'agent-exec',
-      ],
-      // The private /tmp is mounted at a path of its own, not over /tmp: the checkout under test may live in /tmp.
-      { stdio: [connection, connection, 'inherit'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', STATE_DIRECTORY: stateDir, TMPDIR: privateTmp } },
-    );
-    // As systemd does once the instance runs: the connection is the service's alone.
-    child.on('spawn', () => connection.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
-  return server;
 }
 
 afterAll(() => {

@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
+import { MAX_ARTIFACT_BYTES_PER_RUN } from '../../contract/jobs.js';
 import type { LimitsReached } from './cgroups.js';
 import { limitFailure, parseRoomLeft, type AgentFailure, type CappedFilesystem } from './run-failures.js';
 import { sandboxProcesses } from './sandbox-processes.js';
@@ -33,6 +34,8 @@ export interface AgentLimits {
   tmpBytes: number;
   /** The size of what the agent keeps between runs (its state image). */
   stateBytes: number;
+  /** The size of its artifacts directory, where it is a tmpfs: the most a run's artifacts take (contract/jobs.ts). */
+  artifactsBytes: number;
 }
 
 export const DEFAULT_AGENT_LIMITS: AgentLimits = {
@@ -44,6 +47,7 @@ export const DEFAULT_AGENT_LIMITS: AgentLimits = {
   cpuPercent: 100,
   tmpBytes: 64 * 1024 * 1024,
   stateBytes: 256 * 1024 * 1024,
+  artifactsBytes: MAX_ARTIFACT_BYTES_PER_RUN,
 };
 
 /** After SIGTERM at the deadline, what a run gets to stop by itself before SIGKILL. */

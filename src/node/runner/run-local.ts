@@ -11,13 +11,20 @@ import { resolveIsolation, type IsolationMode } from './isolation.js';
 import { installBundle, type BundleFetch } from './bundle-install.js';
 import { bundleDirs, findBundle, resolveEntry, type Bundle } from './bundles.js';
 import { createSandboxedRunner, type SandboxedRunner } from './run-sandboxed.js';
+import { MAX_ARTIFACT_BYTES } from '../../contract/jobs.js';
+import { directoryArtifacts, type ArtifactSource, type HeldArtifacts } from './artifact-source.js';
+import { makeArtifactSpace, removeLeftoverArtifactSpaces } from './artifact-space.js';
 
 export interface LocalRunner {
   /** How runs are kept from the node: a systemd service each, a bubblewrap sandbox each, or none. */
   readonly isolation: IsolationMode;
   /** The sandboxed runner's view of the host (its cgroups), for what the daemon says at start. */
   readonly sandbox: SandboxedRunner | undefined;
-  run(run: LocalRun, signal?: AbortSignal): Promise<LocalOutcome>;
+  /**
+   * Runs it; `onArtifacts` is given what the run left in its artifacts directory once the agent ended, and the
+   * directory goes when it resolves (docs/api.md "Run artifacts").
+   */
+  run(run: LocalRun, signal?: AbortSignal, onArtifacts?: ArtifactHandler): Promise<LocalOutcome>;
   /** Removes what runs cut short left behind (processes, cgroups, directories), but that of the runs `inFlight` names. */
   removeLeftovers(inFlight: (runId: string) => boolean): Promise<number>;
 }
@@ -34,6 +41,9 @@ export interface LocalRun {
 
 /** What the node reports: the agent's one JSON document, or {error, message} saying why it failed. */
 export type LocalOutcome = { status: 'succeeded'; output: unknown } | { status: 'failed'; output: { error: string; message: string } };
+
+/** Takes a run's artifacts (the executor uploads them); never fails the run. */
+export type ArtifactHandler = (source: ArtifactSource, outcome: LocalOutcome) => Promise<void>;
 
 export interface LocalRunnerOptions {
   home: string;
@@ -64,30 +74,32 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       ? createSandboxedRunner({ home: options.home, varDir: options.varDir, limits, ...(options.agentUidsDir === undefined ? {} : { agentUidsDir: options.agentUidsDir }) })
       : undefined;
 
-  async function runAgent(request: AgentExecRequest, bundle: Bundle, signal: AbortSignal | undefined): Promise<AgentOutcome> {
+  async function runAgent(request: AgentExecRequest, bundle: Bundle, signal: AbortSignal | undefined): Promise<{ outcome: AgentOutcome; artifacts?: HeldArtifacts }> {
     const network = bundle.manifest.network ?? 'none';
     if (isolation === 'systemd') {
       if (network === 'egress') {
         const message = `${request.agent_id} asks for network egress (agent.json "network": "egress"), and this node's systemd agent runs have no network (IPAddressDeny=any)`;
-        return { status: 'failed', error: 'spawn', message, stderrTail: '' };
+        return { outcome: { status: 'failed', error: 'spawn', message, stderrTail: '' } };
       }
-      return execViaSocket(agentSocket, request, signal);
+      return execViaSocket(agentSocket, { ...request, artifacts: true }, signal);
     }
     if (sandbox !== undefined) {
       const readOnly = [bundle.dir, process.execPath, join(options.packageDir, 'docs', 'sections'), join(options.packageDir, 'node_modules')].filter((path) => existsSync(path));
       return sandbox.run({ ...request, network, readOnly }, signal);
     }
-    // none: this user, a directory in var/runs, the state a directory the node made.
+    // none: this user, a directory in var/runs, the state and the artifacts directories the node made.
     const runDir = join(dirs!.runs, request.run_id);
     const stateDir = join(dirs!.state, request.agent_id);
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    return runAgentProcess({
+    const space = await makeArtifactSpace(options.varDir, request.run_id, limits.artifactsBytes);
+    const outcome = await runAgentProcess({
       ...request,
       runDir,
       removeRunDir: true,
-      env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_STATE_DIR: stateDir },
+      env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_STATE_DIR: stateDir, SWARM_ARTIFACTS_DIR: space.dir },
       ...(signal === undefined ? {} : { signal }),
     });
+    return { outcome, artifacts: { source: directoryArtifacts(space.dir, MAX_ARTIFACT_BYTES), release: () => space.release() } };
   }
 
   return {
@@ -95,9 +107,10 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
     sandbox,
     async removeLeftovers(inFlight) {
       const killed = (await sandbox?.removeLeftovers(inFlight)) ?? 0;
-      return killed + (dirs === undefined ? 0 : removeLeftoverRunDirs(dirs.runs, inFlight));
+      if (dirs === undefined) return killed;
+      return killed + removeLeftoverRunDirs(dirs.runs, inFlight) + (sandbox === undefined ? removeLeftoverArtifactSpaces(options.varDir, inFlight) : 0);
     },
-    async run(run, signal) {
+    async run(run, signal, onArtifacts) {
       let bundle: Bundle | undefined;
       try {
         bundle =
@@ -124,12 +137,24 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
           SWARM_DOCS_DIR: join(options.packageDir, 'docs', 'sections'),
         },
       };
-      const outcome = await runAgent(request, bundle, signal);
-      if (outcome.status === 'succeeded') return { status: 'succeeded', output: outcome.output };
-      const tail = outcome.stderrTail.trim().slice(-STDERR_IN_MESSAGE_CHARS);
-      return failed(outcome.error, tail === '' ? outcome.message : `${outcome.message}: ${tail}`);
+      const ran = await runAgent(request, bundle, signal);
+      const outcome = localOutcome(ran.outcome);
+      try {
+        if (ran.artifacts !== undefined && onArtifacts !== undefined) await onArtifacts(ran.artifacts.source, outcome);
+      } catch {
+        // What became of the artifacts is the handler's to tell; the run's outcome stands.
+      } finally {
+        await ran.artifacts?.release();
+      }
+      return outcome;
     },
   };
+}
+
+function localOutcome(ended: AgentOutcome): LocalOutcome {
+  if (ended.status === 'succeeded') return { status: 'succeeded', output: ended.output };
+  const tail = ended.stderrTail.trim().slice(-STDERR_IN_MESSAGE_CHARS);
+  return failed(ended.error, tail === '' ? ended.message : `${ended.message}: ${tail}`);
 }
 
 function failed(error: string, message: string): LocalOutcome {

@@ -4,6 +4,8 @@ import type { NodeRemoval, PollRequest, PollResponse, ResultRequest, NodeAgentsR
 import { MAX_BUNDLE_BYTES } from '../../contract/agent-bundle.js';
 import type { RunResponse } from '../../contract/schemas.js';
 import type { SavedStream } from '../../lib/bounded-stream.js';
+import { artifactTransferDeadlineMs, type ArtifactUpload } from '../../contract/artifacts.js';
+import type { Readable } from 'node:stream';
 import type { ServiceClient } from './service-client.js';
 
 export class NodeApi {
@@ -74,6 +76,17 @@ export class NodeApi {
     const path = `/v1/swarm/bundles/${encodeURIComponent(digest)}`;
     const saveTo = { file, maxBytes: MAX_BUNDLE_BYTES };
     return (await this.client.call<SavedStream>({ method: 'GET', path, bearer: this.#bearer, saveTo, headers: { accept: 'application/gzip, application/x-tar' }, retrySafe: true })).body;
+  }
+
+  /**
+   * One artifact of a run this node holds, streamed from `open` (called again for a retry: the same bytes again are a
+   * repeat the service answers 200), within the time the service's slowest accepted rate gives `bytes`.
+   */
+  async putArtifact(run: { run_id: string; lease_id: string }, name: string, bytes: number, open: () => Promise<{ stream: Readable; bytes: number }>, signal?: AbortSignal): Promise<ArtifactUpload> {
+    const path = `/v1/swarm/runs/${encodeURIComponent(run.run_id)}/artifacts/${encodeURIComponent(name)}?lease_id=${encodeURIComponent(run.lease_id)}`;
+    const headers = { 'content-type': 'application/octet-stream' };
+    const call = { method: 'PUT' as const, path, bearer: this.#bearer, upload: open, headers, retrySafe: true, deadlineMs: artifactTransferDeadlineMs(bytes) };
+    return (await this.client.call<ArtifactUpload>({ ...call, ...(signal === undefined ? {} : { signal }) })).body;
   }
 
   /**

@@ -2,7 +2,9 @@
 // on network errors, 429 and 502/503/504 only when repeating it is safe: reads, and execute, whose
 // Idempotency-Key makes a repeat a replay. The whole call has a deadline, so an unreachable service is reported
 // in bounded time. Tokens travel only in headers; no message built here quotes one.
+import type { Readable } from 'node:stream';
 import { MAX_ANSWER_BYTES, readAnswer, saveAnswer } from './http/answer-body.js';
+import { releaseBody, requestBody } from './http/request-body.js';
 import { NodeTransport } from './http/node-transport.js';
 import { NETWORK_ERROR_CODES, type Transport } from './http/transport.js';
 import type {
@@ -48,6 +50,11 @@ export interface CallOptions {
   path: string;
   /** JSON, or bytes sent as they are (an agent bundle: its Content-Type in `headers`). */
   body?: unknown;
+  /**
+   * A body streamed from a source opened anew for each attempt (an artifact's file), sent with its length as
+   * Content-Length; `headers` name its type.
+   */
+  upload?: () => Promise<{ stream: Readable; bytes: number }>;
   /** A 2xx body streamed into this file (mode 0600), at most `maxBytes`: resolves with its size and SHA-256. */
   saveTo?: { file: string; maxBytes: number };
   /** The most bytes of an answer read into memory (MAX_ANSWER_BYTES unless given); more fails the call. */
@@ -224,22 +231,19 @@ export class ServiceClient {
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers, 'user-agent': this.#userAgent };
     if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
-    let body: string | Buffer | undefined;
-    if (Buffer.isBuffer(options.body)) body = options.body;
-    else if (options.body !== undefined) {
-      body = JSON.stringify(options.body);
-      headers['content-type'] = 'application/json';
-    }
-    const response = await this.#transport.send({
-      method: options.method,
-      url: `${this.baseUrl}${options.path}`,
-      headers,
-      body,
-      signal: options.signal === undefined ? AbortSignal.timeout(remainingMs) : AbortSignal.any([options.signal, AbortSignal.timeout(remainingMs)]),
-      connectTimeoutMs: Math.min(ServiceClient.connectTimeoutMs(this.#deadlineMs), remainingMs),
-      // A call with a deadline of its own may wait longer for its answer than the client's usual half-deadline.
-      headersTimeoutMs: options.deadlineMs === undefined ? Math.min(this.#perAttemptMs, remainingMs) : remainingMs,
-    });
+    const body = await requestBody(options, headers);
+    const response = await this.#transport
+      .send({
+        method: options.method,
+        url: `${this.baseUrl}${options.path}`,
+        headers,
+        body,
+        signal: options.signal === undefined ? AbortSignal.timeout(remainingMs) : AbortSignal.any([options.signal, AbortSignal.timeout(remainingMs)]),
+        connectTimeoutMs: Math.min(ServiceClient.connectTimeoutMs(this.#deadlineMs), remainingMs),
+        // A call with a deadline of its own may wait longer for its answer than the client's usual half-deadline.
+        headersTimeoutMs: options.deadlineMs === undefined ? Math.min(this.#perAttemptMs, remainingMs) : remainingMs,
+      })
+      .finally(() => releaseBody(body));
     const origin = { baseUrl: this.baseUrl, path: options.path };
     if (options.saveTo !== undefined && response.statusCode < 300) {
       return { status: response.statusCode, body: await saveAnswer(response.body, options.saveTo, origin), headers: response.headers };

@@ -11,6 +11,7 @@ import type { NodeApi } from '../service/node-api.js';
 import { processIsAlive } from '../host/process-alive.js';
 import type { LocalOutcome, LocalRunner } from '../runner/run-local.js';
 import { executionClosed, executionFinished, executionStarted, findExecution, openExecutions, type Execution } from '../store/executions.js';
+import { uploadArtifacts, type ArtifactReport } from './artifact-upload.js';
 
 export interface LeasedRun {
   run_id: string;
@@ -25,8 +26,8 @@ export interface LeasedRun {
 }
 
 export type ExecutionOutcome =
-  /** The service has the result: the run as it ended. */
-  | { kind: 'reported'; run: RunResponse; outcome: LocalOutcome }
+  /** The service has the result: the run as it ended; `artifacts`: what became of the files it left. */
+  | { kind: 'reported'; run: RunResponse; outcome: LocalOutcome; artifacts?: ArtifactReport }
   /** The lease ran out before the report (the run was failed and refunded): the result is dropped. */
   | { kind: 'lost' }
   /** The result is kept here; the service could not be told yet (recover() tells it later). */
@@ -72,8 +73,15 @@ export class Executor {
     signal?.addEventListener('abort', stopAgent, { once: true });
     const renewing = this.#renewWhileRunning(run, stopped);
     let outcome: LocalOutcome;
+    let artifacts: ArtifactReport | undefined;
     try {
-      outcome = await this.#deps.runner.run({ ...run, tier: this.#deps.tier }, stopped.signal);
+      outcome = await this.#deps.runner.run({ ...run, tier: this.#deps.tier }, stopped.signal, async (source, ended) => {
+        // Only a run that ended by itself (not cancelled, its lease lost, the node stopping) uploads what it left, its
+        // result journaled first: a crash mid-upload still reports it (docs/api.md "Run artifacts").
+        if (stopped.signal.aborted) return;
+        executionFinished(db, run.run_id, ended, clock.now());
+        artifacts = await uploadArtifacts(this.#deps.api, run, source, stopped.signal);
+      });
     } finally {
       renewing.stop();
       signal?.removeEventListener('abort', stopAgent);
@@ -83,7 +91,8 @@ export class Executor {
       return { kind: 'lost' };
     }
     executionFinished(db, run.run_id, outcome, clock.now());
-    return this.#report(findExecution(db, run.run_id)!);
+    const reported = await this.#report(findExecution(db, run.run_id)!);
+    return reported.kind === 'reported' && artifacts !== undefined ? { ...reported, artifacts } : reported;
   }
 
   /** What a crash or an outage left: runs of processes gone, and results not reported yet (this process's too). */
