@@ -18,6 +18,7 @@ import { loginCommand } from './commands/login.js';
 import { logoutCommand } from './commands/logout.js';
 import { auditCommand } from './commands/audit.js';
 import { nodesCommand } from './commands/nodes.js';
+import { artifactsCommand } from './commands/artifacts.js';
 import { registerCommand } from './commands/register.js';
 import { runCommand } from './commands/run.js';
 import { runsCommand } from './commands/runs.js';
@@ -67,6 +68,7 @@ Example:
   program.addCommand(listCommand());
   program.addCommand(runCommand());
   program.addCommand(runsCommand());
+  program.addCommand(artifactsCommand());
   program.addCommand(wizardCommand());
   program.addCommand(walletCommand());
   program.addCommand(docsCommand());

@@ -11,9 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError, messageOf } from '../../contract/errors.js';
 import type { AssignedRun } from '../../contract/node-protocol.js';
 import type { NodeCaller } from '../work/caller.js';
-import type { ArtifactReport } from '../work/artifact-upload.js';
 import type { DaemonCore } from './core.js';
-import type { DaemonLog, LogFields } from './log.js';
 import type { ServiceHold } from './service-hold.js';
 import type { PendingSettlement } from './settlement.js';
 import { nextBackoff } from './timing.js';
@@ -112,7 +110,6 @@ export class WorkPuller {
       .then((executed) => {
         const fields = { agent: run.agent_id, run_id: run.run_id, seconds: Math.round((core.now() - started) / 100) / 10 };
         if (executed.kind === 'reported') {
-          if (executed.artifacts !== undefined) logArtifacts(core.log, fields, executed.artifacts);
           const level = executed.run.status === 'succeeded' ? 'info' : 'warn';
           core.log[level](`run_${executed.run.status === 'succeeded' ? 'succeeded' : 'failed'}`, { ...fields, charged_cents: executed.run.charged_cents, source: 'service' });
         } else if (executed.kind === 'lost') core.log.warn('run_lost', { ...fields, note: 'the lease ran out before the result; the service refunded the run' });
@@ -131,13 +128,4 @@ export class WorkPuller {
       });
     core.track(task);
   }
-}
-
-/** What became of a run's artifacts: how many went up, and each file skipped or not kept, with why. */
-function logArtifacts(log: DaemonLog, fields: LogFields, report: ArtifactReport): void {
-  if (report.uploaded.length > 0) {
-    log.info('artifacts_uploaded', { ...fields, count: report.uploaded.length, bytes: report.uploaded.reduce((sum, file) => sum + file.size_bytes, 0) });
-  }
-  for (const entry of report.skipped) log.warn('artifact_skipped', { ...fields, name: entry.name, reason: entry.reason });
-  for (const entry of report.not_kept) log.warn('artifact_not_kept', { ...fields, name: entry.name, reason: entry.reason });
 }

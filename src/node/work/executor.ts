@@ -26,8 +26,8 @@ export interface LeasedRun {
 }
 
 export type ExecutionOutcome =
-  /** The service has the result: the run as it ended; `artifacts`: what became of the files it left. */
-  | { kind: 'reported'; run: RunResponse; outcome: LocalOutcome; artifacts?: ArtifactReport }
+  /** The service has the result: the run as it ended. */
+  | { kind: 'reported'; run: RunResponse; outcome: LocalOutcome }
   /** The lease ran out before the report (the run was failed and refunded): the result is dropped. */
   | { kind: 'lost' }
   /** The result is kept here; the service could not be told yet (recover() tells it later). */
@@ -48,6 +48,7 @@ export interface ExecutorDeps {
 
 export class Executor {
   readonly #deps: ExecutorDeps;
+  #artifactsListener: ((run: LeasedRun, report: ArtifactReport) => void) | undefined;
 
   constructor(deps: ExecutorDeps) {
     this.#deps = deps;
@@ -73,14 +74,13 @@ export class Executor {
     signal?.addEventListener('abort', stopAgent, { once: true });
     const renewing = this.#renewWhileRunning(run, stopped);
     let outcome: LocalOutcome;
-    let artifacts: ArtifactReport | undefined;
     try {
       outcome = await this.#deps.runner.run({ ...run, tier: this.#deps.tier }, stopped.signal, async (source, ended) => {
         // Only a run that ended by itself (not cancelled, its lease lost, the node stopping) uploads what it left, its
         // result journaled first: a crash mid-upload still reports it (docs/api.md "Run artifacts").
         if (stopped.signal.aborted) return;
         executionFinished(db, run.run_id, ended, clock.now());
-        artifacts = await uploadArtifacts(this.#deps.api, run, source, stopped.signal);
+        this.#artifactsListener?.(run, await uploadArtifacts(this.#deps.api, run, source, stopped.signal));
       });
     } finally {
       renewing.stop();
@@ -91,8 +91,12 @@ export class Executor {
       return { kind: 'lost' };
     }
     executionFinished(db, run.run_id, outcome, clock.now());
-    const reported = await this.#report(findExecution(db, run.run_id)!);
-    return reported.kind === 'reported' && artifacts !== undefined ? { ...reported, artifacts } : reported;
+    return this.#report(findExecution(db, run.run_id)!);
+  }
+
+  /** Told what became of each run's artifacts (the daemon logs it, `run` says it). */
+  onArtifacts(listener: (run: LeasedRun, report: ArtifactReport) => void): void {
+    this.#artifactsListener = listener;
   }
 
   /** What a crash or an outage left: runs of processes gone, and results not reported yet (this process's too). */
