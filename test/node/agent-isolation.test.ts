@@ -21,7 +21,7 @@ import { agentProgram, installTestBundle } from '../helpers/bundles.js';
 import { waitFor } from '../helpers/funnel.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
 import { removeTempDirs } from '../helpers/temp.js';
-import { agentSocketStandIn, NOBODY, openDir, processesOf, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
+import { agentSocketStandIn, openDir, processesOf, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
 
 const PROBE_AGENT = 'agent_research_rag_015';
 const PEER_AGENT = 'agent_ops_monitor_004';
@@ -89,16 +89,7 @@ describe.skipIf(!asRoot).each(['bubblewrap', 'systemd'] as const)('an agent run 
   beforeAll(async () => {
     home = nodeHome();
     const agentSocket = join(home, 'agent.sock');
-    if (isolation === 'systemd') {
-      // StateDirectory=: systemd makes it, 0700, owned by the agent user.
-      const stateDir = join(openDir('swarm-agent-state-'), 'state');
-      mkdirSync(stateDir, { mode: 0o700 });
-      chownSync(stateDir, NOBODY, NOBODY);
-      // PrivateTmp=: each run's own, mounted in its own namespace at the same path (agent-exec's os.tmpdir()).
-      const privateTmp = join(openDir('swarm-private-tmp-'), 'tmp');
-      mkdirSync(privateTmp, { mode: 0o1777 });
-      server = await agentSocketStandIn(agentSocket, stateDir, privateTmp);
-    }
+    if (isolation === 'systemd') server = await agentSocketStandIn(agentSocket);
     runner = createLocalRunner({ home, varDir: join(home, 'var'), packageDir: REPO_ROOT, isolation, agentSocket, limits: { timeoutMs: 60_000 } });
   });
   afterAll(async () => {

@@ -5,24 +5,20 @@
 // agent plants there (links to /etc/shadow and to the node's credential, a FIFO, a directory, names that are no plain
 // file names, a file filling the directory) is not uploaded, and the node goes on.
 import { createHash } from 'node:crypto';
-import { chownSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/lib/clock.js';
-import { nodePaths } from '../../src/node/host/location.js';
 import { writeCredentials } from '../../src/node/identity/credentials.js';
 import { runAgent, type RunDeps } from '../../src/node/runs/run-agent.js';
-import { ServiceClient } from '../../src/node/service/service-client.js';
-import { openNodeStore } from '../../src/node/store/database.js';
-import { nodeCaller, type NodeCaller } from '../../src/node/work/caller.js';
+import type { ServiceClient } from '../../src/node/service/service-client.js';
 import { agentProgram, installTestBundle } from '../helpers/bundles.js';
 import { fundWallet, signInPaid } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
 import { enrollNode } from '../helpers/protocol-node.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { uniqueEmail } from '../helpers/temp.js';
-import { agentSocketStandIn, NOBODY, openDir, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
+import { agentSocketStandIn, openDir, removeOpenDirs, sandboxAvailable, testNodeCaller } from './sandbox-support.js';
 
 const AGENT = 'agent_ops_monitor_004'; // 4 cents
 const MiB = 1024 * 1024;
@@ -57,7 +53,6 @@ const WRITER = agentProgram(`const fs = await import('node:fs');
 
 describe.skipIf(!sandboxAvailable).each(['bubblewrap', 'none', 'systemd'] as const)('the artifacts of a run with isolation %s, as root', (isolation) => {
   let home: string;
-  let caller: NodeCaller;
   let deps: RunDeps;
   let token: string;
   let client: ServiceClient;
@@ -73,32 +68,9 @@ describe.skipIf(!sandboxAvailable).each(['bubblewrap', 'none', 'systemd'] as con
     mkdirSync(join(home, 'etc'), { mode: 0o755 });
     // The node's credential where a link of the agent's points: the node reads it, and must not upload it.
     writeCredentials(join(home, 'etc', 'credentials.json'), { node: { node_id: enrolled.node_id, user_id: email, tier_id: 'svc_starter_agents', enrolled_at: new Date().toISOString(), credential: enrolled.credential } } as never);
-    const db = openNodeStore(join(home, 'var', 'swarm-node.db'));
     const agentSocket = join(home, 'agent.sock');
-    if (isolation === 'systemd') {
-      const stateDir = join(openDir('artifacts-agent-state-'), 'state');
-      mkdirSync(stateDir, { mode: 0o700 });
-      chownSync(stateDir, NOBODY, NOBODY);
-      const privateTmp = join(openDir('artifacts-private-tmp-'), 'tmp');
-      const artifactsDir = join(openDir('artifacts-unit-'), 'artifacts');
-      for (const dir of [privateTmp, artifactsDir]) mkdirSync(dir, { mode: 0o1777 });
-      server = await agentSocketStandIn(agentSocket, stateDir, privateTmp, { dir: artifactsDir, bytes: ARTIFACTS_BYTES });
-    }
-    client = new ServiceClient({ baseUrl: service.baseUrl });
-    const node = { node_id: enrolled.node_id, user_id: email, tier_id: 'svc_starter_agents', enrolled_at: new Date().toISOString(), credential: enrolled.credential };
-    caller = nodeCaller({
-      node,
-      client,
-      db,
-      clock: systemClock,
-      pid: process.pid,
-      version: 'test',
-      paths: nodePaths(home),
-      isolation,
-      agentSocket,
-      limits: { timeoutMs: 60_000, artifactsBytes: ARTIFACTS_BYTES },
-    });
-    deps = { db, client, clock: systemClock, caller, source: 'cli', pid: process.pid };
+    if (isolation === 'systemd') server = await agentSocketStandIn(agentSocket, { artifactsBytes: ARTIFACTS_BYTES });
+    ({ client, deps } = testNodeCaller(service.baseUrl, home, enrolled, { isolation, agentSocket, limits: { timeoutMs: 60_000, artifactsBytes: ARTIFACTS_BYTES } }));
     installTestBundle(home, AGENT, WRITER);
   });
   afterAll(async () => {
@@ -171,13 +143,10 @@ describe.skipIf(!sandboxAvailable)('many artifacts, under bubblewrap as root', (
     await fundWallet(service.baseUrl, email, 100);
     const token = await signInPaid(service.baseUrl, email);
     const home = openDir('artifacts-many-');
-    const db = openNodeStore(join(home, 'var', 'swarm-node.db'));
-    const client = new ServiceClient({ baseUrl: service.baseUrl });
-    const node = { node_id: enrolled.node_id, user_id: email, tier_id: 'svc_starter_agents', enrolled_at: new Date().toISOString(), credential: enrolled.credential };
-    const caller = nodeCaller({ node, client, db, clock: systemClock, pid: process.pid, version: 'test', paths: nodePaths(home), isolation: 'bubblewrap', limits: { timeoutMs: 60_000 } });
+    const { deps, client, db } = testNodeCaller(service.baseUrl, home, enrolled, { isolation: 'bubblewrap', limits: { timeoutMs: 60_000 } });
     const files = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`file-${String(i).padStart(3, '0')}.txt`, `file ${i}`]));
     writeFileSync(join(installTestBundle(home, AGENT, WRITER), 'plan.json'), JSON.stringify({ files }));
-    const outcome = await runAgent({ db, client, clock: systemClock, caller, source: 'cli', pid: process.pid }, AGENT, {});
+    const outcome = await runAgent(deps, AGENT, {});
     expect(outcome.kind).toBe('settled');
     const runId = (outcome as { result: { run_id: string } }).result.run_id;
     const listed = await httpRequest(`${service.baseUrl}/v1/swarm/runs/${runId}/artifacts`, { token });

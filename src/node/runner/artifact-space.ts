@@ -67,16 +67,16 @@ export async function makeArtifactSpace(varDir: string, runId: string, bytes: nu
 }
 
 /**
- * Removes what runs cut short left in var/artifacts (a crash of the node mid-run: empty directories, the tmpfs went
- * with its holder), but those of runs in flight.
+ * Removes the directories of runs under `parent` (var/runs, var/artifacts) that a node cut short left (a crash
+ * mid-run; an artifacts tmpfs went with its holder, leaving its empty directory), but those of runs `inFlight` names:
+ * another live process of this node (a `swarm-node run` beside the daemon) still executes them.
  */
-export function removeLeftoverArtifactSpaces(varDir: string, inFlight: (runId: string) => boolean): number {
-  const root = join(varDir, 'artifacts');
-  if (!existsSync(root)) return 0;
+export function removeLeftoverRunDirs(parent: string, inFlight: (runId: string) => boolean): number {
+  if (!existsSync(parent)) return 0;
   let removed = 0;
-  for (const runId of readdirSync(root)) {
+  for (const runId of readdirSync(parent)) {
     if (inFlight(runId)) continue;
-    rmSync(join(root, runId), { recursive: true, force: true });
+    rmSync(join(parent, runId), { recursive: true, force: true });
     removed += 1;
   }
   return removed;

@@ -1,7 +1,7 @@
 // One run of an agent on this host (docs/sections/agent-upload.md "The runtime contract"): its bundle, the JSON on
 // its stdin, its environment (nothing of the node's: no SVC_* variable, no token, no credential), its sandbox
 // (./isolation.ts), its limits (./agent-process.ts); the outcome as the node reports it to the service.
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { messageOf } from '../../contract/errors.js';
 import { DEFAULT_AGENT_SOCKET } from '../host/config.js';
@@ -13,7 +13,7 @@ import { bundleDirs, findBundle, resolveEntry, type Bundle } from './bundles.js'
 import { createSandboxedRunner, type SandboxedRunner } from './run-sandboxed.js';
 import { MAX_ARTIFACT_BYTES } from '../../contract/jobs.js';
 import { directoryArtifacts, type ArtifactSource, type HeldArtifacts } from './artifact-source.js';
-import { makeArtifactSpace, removeLeftoverArtifactSpaces } from './artifact-space.js';
+import { makeArtifactSpace, removeLeftoverRunDirs } from './artifact-space.js';
 
 export interface LocalRunner {
   /** How runs are kept from the node: a systemd service each, a bubblewrap sandbox each, or none. */
@@ -108,7 +108,8 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
     async removeLeftovers(inFlight) {
       const killed = (await sandbox?.removeLeftovers(inFlight)) ?? 0;
       if (dirs === undefined) return killed;
-      return killed + removeLeftoverRunDirs(dirs.runs, inFlight) + (sandbox === undefined ? removeLeftoverArtifactSpaces(options.varDir, inFlight) : 0);
+      // var/runs: unsandboxed runs' directories, or those of runs an earlier release ran under uids of their own.
+      return killed + removeLeftoverRunDirs(dirs.runs, inFlight) + (sandbox === undefined ? removeLeftoverRunDirs(join(options.varDir, 'artifacts'), inFlight) : 0);
     },
     async run(run, signal, onArtifacts) {
       let bundle: Bundle | undefined;
@@ -172,20 +173,4 @@ function prepareVar(varDir: string): { runs: string; state: string } {
     chmodSync(dir, 0o700);
   }
   return dirs;
-}
-
-/**
- * Removes what runs cut short left in var/runs (a crash of the node mid-run, or directories of runs an earlier
- * release ran under uids of their own, which root removes). `inFlight` names the runs another live process of this
- * node still executes (a `swarm-node run` beside the daemon): their directories stay.
- */
-function removeLeftoverRunDirs(runs: string, inFlight: (runId: string) => boolean): number {
-  if (!existsSync(runs)) return 0;
-  let removed = 0;
-  for (const name of readdirSync(runs)) {
-    if (inFlight(name)) continue;
-    rmSync(join(runs, name), { recursive: true, force: true });
-    removed += 1;
-  }
-  return removed;
 }

@@ -18,7 +18,7 @@ import { asAgentUser, bubblewrapArgv } from './sandbox.js';
 import { ensureStateImage, prepareStateDir, type StateImage } from './state-image.js';
 import { MAX_ARTIFACT_BYTES } from '../../contract/jobs.js';
 import { directoryArtifacts, type HeldArtifacts } from './artifact-source.js';
-import { makeArtifactSpace, removeLeftoverArtifactSpaces, type ArtifactSpace } from './artifact-space.js';
+import { makeArtifactSpace, removeLeftoverRunDirs, type ArtifactSpace } from './artifact-space.js';
 
 /** A prelude step that failed: the launcher's exit code, so the run fails `spawn` with the reason on stderr. */
 const PRELUDE_FAILED = 125;
@@ -145,7 +145,7 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
     cgroups,
     run,
     async removeLeftovers(inFlight) {
-      const spaces = removeLeftoverArtifactSpaces(options.varDir, inFlight);
+      const spaces = removeLeftoverRunDirs(join(options.varDir, 'artifacts'), inFlight);
       return spaces + (cgroups.version === null ? 0 : await cgroups.leftovers(inFlight));
     },
   };

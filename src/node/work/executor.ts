@@ -80,7 +80,8 @@ export class Executor {
         // result journaled first: a crash mid-upload still reports it (docs/api.md "Run artifacts").
         if (stopped.signal.aborted) return;
         executionFinished(db, run.run_id, ended, clock.now());
-        this.#artifactsListener?.(run, await uploadArtifacts(this.#deps.api, run, source, stopped.signal));
+        const report = await uploadArtifacts(this.#deps.api, run, source, stopped.signal);
+        this.#artifactsListener?.(run, report);
       });
     } finally {
       renewing.stop();
