@@ -6,7 +6,7 @@
 // file names, a file filling the directory) is not uploaded, and the node goes on.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:net';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeCredentials } from '../../src/node/identity/credentials.js';
@@ -156,3 +156,58 @@ describe.skipIf(!sandboxAvailable)('many artifacts, under bubblewrap as root', (
     db.close();
   });
 });
+
+describe('an upload longer than the lease', () => {
+  const short = useSvcApi({ runTiming: { leaseMs: 2_000, pollHoldMs: 500, sweepMs: 100 } });
+
+  it('keeps the run: its lease is renewed while its artifacts go up, and the run succeeds with all of them', async () => {
+    const email = uniqueEmail('artifacts-slow');
+    const enrolled = await enrollNode(short.baseUrl, email);
+    await fundWallet(short.baseUrl, email, 100);
+    const token = await signInPaid(short.baseUrl, email);
+    // 192 KiB up at 32 KiB a second: at least 6 s of upload, three leases.
+    const throttle = await throttledProxy(new URL(short.baseUrl), 32 * 1024);
+    const home = openDir('artifacts-slow-');
+    const { deps, client, db } = testNodeCaller(`http://127.0.0.1:${throttle.port}`, home, enrolled, { isolation: 'none', limits: { timeoutMs: 60_000 } });
+    const files = Object.fromEntries(['a.bin', 'b.bin', 'c.bin'].map((name) => [name, 'x'.repeat(64 * 1024)]));
+    writeFileSync(join(installTestBundle(home, AGENT, WRITER), 'plan.json'), JSON.stringify({ files }));
+    const outcome = await runAgent(deps, AGENT, {});
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ kind: 'settled', result: { status: 'succeeded', charged_cents: 4 } });
+    const listed = await httpRequest(`${short.baseUrl}/v1/swarm/runs/${(outcome as { result: { run_id: string } }).result.run_id}/artifacts`, { token });
+    expect(listed.body.artifacts.map((artifact: { name: string }) => artifact.name)).toEqual(['a.bin', 'b.bin', 'c.bin']);
+    await client.close();
+    db.close();
+    await throttle.close();
+  }, 60_000);
+});
+
+/** A loopback proxy to `target` that passes what the client sends at `bytesPerSecond` at most (answers at once). */
+async function throttledProxy(target: URL, bytesPerSecond: number): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => undefined);
+    }
+    upstream.pipe(client);
+    client.on('data', (chunk: Buffer) => {
+      client.pause();
+      setTimeout(() => {
+        upstream.write(chunk);
+        client.resume();
+      }, (chunk.length / bytesPerSecond) * 1000);
+    });
+    client.on('end', () => upstream.end());
+    upstream.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
