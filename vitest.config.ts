@@ -9,6 +9,7 @@ import { defineConfig } from 'vitest/config';
  */
 const ON_POSTGRES = [
   'test/api/agent-upload.test.ts',
+  'test/api/artifacts.test.ts',
   'test/api/auth.test.ts',
   'test/api/compiled-once.test.ts',
   'test/api/enroll.test.ts',

@@ -16,6 +16,7 @@ import type { AuditLog } from './audit/audit-log.js';
 import type { UploadQuota } from './agents/upload-quota.js';
 import type { Vault } from './vault/vault.js';
 import type { WebhookDelivery } from './webhooks/webhook-options.js';
+import type { ArtifactSettings } from './artifacts/artifact-limits.js';
 
 /** A payment as the provider reports it (DECISIONS.md "Payment provider and its webhook"). */
 export interface ProviderPayment {
@@ -159,6 +160,8 @@ export interface ServiceContext {
   uploadLimits: UploadLimits;
   /** Sign-in codes one client address may ask for in an hour (auth/email-codes.ts). */
   signInCodesPerClient: number;
+  /** Runs' artifacts: their caps, quota and retention, and where uploads are received (artifacts/artifact-limits.ts). */
+  artifacts: ArtifactSettings;
   /** Where the releases it serves are (svc-api --releases-dir; issue 15); undefined: it serves none. */
   releasesDir?: string | undefined;
   /** Background work the service waits for (bounded) before it closes the database. */

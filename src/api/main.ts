@@ -63,6 +63,8 @@ Options:
   --webhook-allow-private  let webhooks go to private, loopback and link-local addresses (receivers
                         on the service's own network; tests)                   default: refused
   --webhook-ca-file <f> PEM certificates webhook deliveries trust besides the system's
+  --artifact-quota-mib <n>  MiB of run artifacts one user may keep stored (each content once);
+                        an upload over it is refused 413 artifact_quota_exceeded; 0: no limit  default 1024
   -h, --help            show this help
   -v, --version         show the version
 

@@ -37,6 +37,8 @@ import { DEFAULT_UPLOAD_QUOTA } from './agents/upload-quota.js';
 import { DEFAULT_UPLOADS_PER_HOUR } from './agents/upload-rate.js';
 import { DEFAULT_VERSION_RETENTION_MS, scheduleVersionRetention } from './agents/version-retention.js';
 import { scheduleLogRetention } from './run-logs/log-retention.js';
+import { artifactSettings } from './artifacts/artifact-limits.js';
+import { scheduleArtifactRetention } from './artifacts/artifact-retention.js';
 
 import type { ServiceOptions } from './service-options.js';
 export type { ServiceOptions };
@@ -136,6 +138,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     releasesDir: options.releasesDir,
     uploadLimits: { quota: { ...DEFAULT_UPLOAD_QUOTA, ...options.uploadQuota }, uploadsPerHour: options.uploadsPerHour ?? DEFAULT_UPLOADS_PER_HOUR, ownAgentPriceCents: options.ownAgentPriceCents ?? DEFAULT_OWN_AGENT_PRICE_CENTS },
     signInCodesPerClient: options.signInCodesPerClient ?? CODES_PER_CLIENT,
+    artifacts: artifactSettings(options.dataDir, options.artifactLimits),
   };
 
   // Runs whose lease ran out while the service was down are failed and refunded before the first request; a run a
@@ -173,6 +176,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   scheduleReseal(ctx, app.log);
   scheduleWebhookDelivery(ctx, app.log);
   scheduleLogRetention(ctx, app.log);
+  scheduleArtifactRetention(ctx, app.log);
   if (db !== undefined) {
     scheduleWalCheckpoint(db, {
       intervalMs: options.walCheckpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS,

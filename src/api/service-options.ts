@@ -6,6 +6,7 @@ import type { BodyTimeout } from './http/body-timeout.js';
 import type { TrustProxy } from './http/trust-proxy.js';
 import type { ListenAddress } from './ops/metrics-server.js';
 import type { UploadQuota } from './agents/upload-quota.js';
+import type { ArtifactLimits } from './artifacts/artifact-limits.js';
 
 export interface ServiceOptions extends OwnAgentPricing {
   host?: string;
@@ -44,4 +45,6 @@ export interface ServiceOptions extends OwnAgentPricing {
   webhookAllowPrivate?: boolean;
   /** PEM certificates webhook deliveries trust besides the system's (svc-api --webhook-ca-file). */
   webhookCa?: string;
+  /** Runs' artifacts: the per-user quota (svc-api --artifact-quota-mib); tests shrink the others. */
+  artifactLimits?: Partial<ArtifactLimits>;
 }

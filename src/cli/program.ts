@@ -23,6 +23,7 @@ import { secretCommand } from './commands/secret.js';
 import { usageCommand } from './commands/usage.js';
 import { webhookCommand } from './commands/webhook.js';
 import { nodesCommand } from './commands/nodes.js';
+import { artifactsCommand } from './commands/artifacts.js';
 import { registerCommand } from './commands/register.js';
 import { runCommand } from './commands/run.js';
 import { runsCommand } from './commands/runs.js';
@@ -76,6 +77,7 @@ Example:
   program.addCommand(runsCommand());
   program.addCommand(cancelCommand());
   program.addCommand(logsCommand());
+  program.addCommand(artifactsCommand());
   program.addCommand(wizardCommand());
   program.addCommand(walletCommand());
   program.addCommand(usageCommand());

@@ -9,10 +9,9 @@
 //            connection as its stdin and stdout, under another user, with a /tmp of its own (the unit's User= and
 //            PrivateTmp=, by the same kernel means). It leaves out the unit's InaccessiblePaths=: the file modes
 //            alone must refuse the agent, so this checks more than the unit needs.
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import type { Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeCredentials } from '../../src/node/identity/credentials.js';
@@ -22,11 +21,9 @@ import { RUN_CANCELLED } from '../../src/node/runner/agent-process.js';
 import { agentProgram, installTestBundle } from '../helpers/bundles.js';
 import { waitFor } from '../helpers/funnel.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
-import { packageForOtherUsers } from '../helpers/staged-for-others.js';
 import { removeTempDirs } from '../helpers/temp.js';
-import { openDir, processesOf, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
+import { agentSocketStandIn, openDir, processesOf, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
 
-const NOBODY = 65534;
 const PROBE_AGENT = 'agent_research_rag_015';
 const PEER_AGENT = 'agent_ops_monitor_004';
 const SECRET = 'svc_node_credential_that_must_not_leak';
@@ -78,34 +75,6 @@ function nodeHome(): string {
   return home;
 }
 
-/** What svc-swarm-node-agent.socket (Accept=yes) and svc-swarm-node-agent@.service do, without systemd. */
-async function agentSocketStandIn(socketPath: string, stateDir: string, privateTmp: string): Promise<Server> {
-  const server = createServer({ pauseOnConnect: true }, (connection) => {
-    const child = spawn(
-      'unshare',
-      [
-        '--mount',
-        '--propagation',
-        'private',
-        'sh',
-        '-c',
-        `mount -t tmpfs -o mode=1777 tmpfs "$TMPDIR" && exec setpriv --reuid=${NOBODY} --regid=${NOBODY} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs "$@"`,
-        'sh',
-        // The installed release is readable by the agent user; this checkout may not be (a clone in root's home).
-        packageForOtherUsers().node,
-        join(packageForOtherUsers().root, 'bin', 'swarm-node.js'),
-        'agent-exec',
-      ],
-      // The private /tmp is mounted at a path of its own, not over /tmp: the checkout under test may live in /tmp.
-      { stdio: [connection, connection, 'inherit'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', STATE_DIRECTORY: stateDir, TMPDIR: privateTmp } },
-    );
-    // As systemd does once the instance runs: the connection is the service's alone.
-    child.on('spawn', () => connection.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
-  return server;
-}
-
 afterAll(() => {
   removeOpenDirs();
   removeTempDirs();
@@ -121,16 +90,7 @@ describe.skipIf(!asRoot).each(['bubblewrap', 'systemd'] as const)('an agent run 
   beforeAll(async () => {
     home = nodeHome();
     const agentSocket = join(home, 'agent.sock');
-    if (isolation === 'systemd') {
-      // StateDirectory=: systemd makes it, 0700, owned by the agent user.
-      const stateDir = join(openDir('swarm-agent-state-'), 'state');
-      mkdirSync(stateDir, { mode: 0o700 });
-      chownSync(stateDir, NOBODY, NOBODY);
-      // PrivateTmp=: each run's own, mounted in its own namespace at the same path (agent-exec's os.tmpdir()).
-      const privateTmp = join(openDir('swarm-private-tmp-'), 'tmp');
-      mkdirSync(privateTmp, { mode: 0o1777 });
-      server = await agentSocketStandIn(agentSocket, stateDir, privateTmp);
-    }
+    if (isolation === 'systemd') server = await agentSocketStandIn(agentSocket);
     runner = createLocalRunner({ home, varDir: join(home, 'var'), packageDir: REPO_ROOT, isolation, agentSocket, limits: { timeoutMs: 60_000 } });
   });
   afterAll(async () => {

@@ -4,6 +4,7 @@
 // there they move together. Append; never edit a shipped one.
 import { sql, type Kysely } from 'kysely';
 import { aroundTheRuns } from './around-migration.js';
+import { runArtifacts } from './artifacts-migration.js';
 import { runsAsJobs } from './jobs-migration.js';
 import { runLogs } from './logs-migration.js';
 
@@ -111,9 +112,8 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
   },
   /* upload retention (docs/api.md "Agent upload", "Quota and retention") */ versionReleasedAt,
   /* 12: runs as jobs (docs/api.md "Runs as jobs") */ runsAsJobs,
-  // 14 is the artifacts' (their own branch): held here so that the next is 15 as agreed; the merge puts it in its place.
   /* 13: the logs of runs (docs/api.md "Run logs") */ runLogs,
-  /* 14: artifacts */ async () => undefined,
+  /* 14: the artifacts of runs (docs/api.md "Run artifacts") */ runArtifacts,
   /* 15: around the runs (docs/api.md "Secrets", "Budgets", "Usage", "Webhooks") */ aroundTheRuns,
 ];
 

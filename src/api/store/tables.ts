@@ -264,4 +264,10 @@ export interface Tables {
     response_excerpt: string | null;
     duration_ms: number;
   };
+  /** A user's stored bytes of artifacts, once per digest (docs/api.md "Run artifacts"); 0: still being written. */
+  artifact_blobs: { blob_id: string; user_id: string; sha256: string; size_bytes: number; complete: Generated<number>; created_at: number };
+  /** A blob's bytes in order, 1 MiB a row. */
+  artifact_chunks: { blob_id: string; seq: number; content: Buffer };
+  /** A run's artifact: its name and the blob of its bytes; lease_id is the attempt that uploaded it. */
+  run_artifacts: { run_id: string; name: string; user_id: string; blob_id: string; sha256: string; size_bytes: number; lease_id: string; created_at: number };
 }

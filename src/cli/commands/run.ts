@@ -46,6 +46,13 @@ Example:
       const input = (await import('../run-input.js')).runInput(options);
       const labels = options.label === undefined ? [] : (await import('../../contract/labels.js')).parseLabelArguments(options.label);
       const caller = await ctx.runCaller();
+      // Run here: what became of the files it left in SWARM_ARTIFACTS_DIR (docs/api.md "Run artifacts").
+      if (caller.kind === 'node') {
+        caller.executor.onArtifacts((run, report) => {
+          if (report.uploaded.length > 0) ctx.output.info(`${report.uploaded.length} artifact(s) uploaded: swarm-node artifacts ${run.run_id}`);
+          for (const entry of [...report.skipped, ...report.not_kept]) ctx.output.warn(`artifact ${entry.name} not kept: ${entry.reason}`);
+        });
+      }
       const [{ runAgent, settlePendingRuns }, { succeededOrThrow }] = await Promise.all([import('../../node/runs/run-agent.js'), import('../../node/runs/run-errors.js')]);
       const deps = { db: await ctx.store(), client: await ctx.client(), clock: ctx.clock, caller, source: 'cli' as const, signal: ctx.interruption(), followMs: 10 * 60_000 };
       const earlier = await settlePendingRuns(deps);

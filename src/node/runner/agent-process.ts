@@ -13,6 +13,7 @@ import { rmSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { DEFAULT_RUN_SECONDS } from '../../contract/job-limits.js';
+import { MAX_ARTIFACT_BYTES_PER_RUN } from '../../contract/jobs.js';
 import type { LimitsReached } from './cgroups.js';
 import { answerOf, fileFromReport, readResultFile, resultFileIn, RESULT_PRESENT_MARK } from './agent-result.js';
 import { limitFailure, parseRoomLeft, type AgentFailure, type CappedFilesystem } from './run-failures.js';
@@ -37,6 +38,8 @@ export interface AgentLimits {
   tmpBytes: number;
   /** The size of what the agent keeps between runs (its state image). */
   stateBytes: number;
+  /** The size of its artifacts directory, where it is a tmpfs: the most a run's artifacts take (contract/jobs.ts). */
+  artifactsBytes: number;
 }
 
 export const DEFAULT_AGENT_LIMITS: AgentLimits = {
@@ -48,6 +51,7 @@ export const DEFAULT_AGENT_LIMITS: AgentLimits = {
   cpuPercent: 100,
   tmpBytes: 64 * 1024 * 1024,
   stateBytes: 256 * 1024 * 1024,
+  artifactsBytes: MAX_ARTIFACT_BYTES_PER_RUN,
 };
 
 /** The abort reason of a run its user cancelled (docs/api.md "Run logs": the service's answer to the log says so). */

@@ -15,6 +15,7 @@ import { RUN_CANCELLED } from '../runner/agent-process.js';
 import { LogShipper } from './log-shipper.js';
 import { secretsRedactor } from '../runner/agent-secrets.js';
 import { executionClosed, executionFinished, executionStarted, findExecution, openExecutions, type Execution } from '../store/executions.js';
+import { uploadArtifacts, type ArtifactReport } from './artifact-upload.js';
 
 export interface LeasedRun {
   run_id: string;
@@ -61,6 +62,7 @@ export const LOG_FLUSH_BOUND_MS = 10_000;
 
 export class Executor {
   readonly #deps: ExecutorDeps;
+  #artifactsListener: ((run: LeasedRun, report: ArtifactReport) => void) | undefined;
 
   constructor(deps: ExecutorDeps) {
     this.#deps = deps;
@@ -98,7 +100,15 @@ export class Executor {
     try {
       let outcome: LocalOutcome;
       try {
-        outcome = await this.#deps.runner.run({ ...run, tier: this.#deps.tier }, stopped.signal, (stream, chunk) => log.write(stream, chunk));
+        const onOutput = (stream: 'stdout' | 'stderr', chunk: Buffer): void => log.write(stream, chunk);
+        outcome = await this.#deps.runner.run({ ...run, tier: this.#deps.tier }, stopped.signal, onOutput, async (source, ended) => {
+          // Only a run that ended by itself (not cancelled, its lease lost, the node stopping) uploads what it left,
+          // its result journaled first: a crash mid-upload still reports it (docs/api.md "Run artifacts").
+          if (stopped.signal.aborted) return;
+          executionFinished(db, run.run_id, ended, clock.now());
+          const report = await uploadArtifacts(this.#deps.api, run, source, stopped.signal);
+          this.#artifactsListener?.(run, report);
+        });
       } finally {
         signal?.removeEventListener('abort', stopAgent);
       }
@@ -113,6 +123,11 @@ export class Executor {
       return { kind: 'lost' };
     }
     return this.#report(findExecution(db, run.run_id)!);
+  }
+
+  /** Told what became of each run's artifacts (the daemon logs it, `run` says it). */
+  onArtifacts(listener: (run: LeasedRun, report: ArtifactReport) => void): void {
+    this.#artifactsListener = listener;
   }
 
   /** What a crash or an outage left: runs of processes gone, and results not reported yet (this process's too). */

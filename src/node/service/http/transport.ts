@@ -9,7 +9,8 @@ export interface TransportRequest {
   method: string;
   url: string;
   headers: Record<string, string>;
-  body: string | Buffer | undefined;
+  /** A stream (an artifact) goes as it is read, with the Content-Length the caller put in `headers`. */
+  body: string | Buffer | Readable | undefined;
   /** Aborts the request: the call's deadline, or the caller giving up. */
   signal: AbortSignal;
   /** How long to wait for the connection (through a proxy: for the tunnel too). */
