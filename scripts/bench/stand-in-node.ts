@@ -1,12 +1,12 @@
-// A node for the execute bench that answers every run at once, in a process of its own (forked with IPC by
-// scripts/bench/execute.ts): since issue 13 a run needs an online node serving its agent (without one, execute
-// answers 409 no_node_available). It speaks the node protocol over HTTP like the daemon (deploy token from the
-// signed-in user, enroll, register, long polls, results) but runs nothing, so the bench measures svc-api's own
-// path: the execute, the claim of a poll, the result. It counts its exchanges (polls and results), so the bench can
-// give the bare server the same number of exchanges per run.
+// The nodes of the execute bench, one per user, that answer every run at once, in a process of their own (forked
+// with IPC by scripts/bench/execute.ts): since issue 13 a run needs an online node serving its agent (without one,
+// execute answers 409 no_node_available). Each speaks the node protocol over HTTP like the daemon (deploy token from
+// the signed-in user, enroll, register, long polls, results) but runs nothing, so the bench measures svc-api's own
+// path: the execute, the claim of a poll, the result. They count their exchanges (polls and results).
 import type { AssignedRun } from '../../src/contract/node-protocol.js';
 
-export type StandInCommand = { op: 'start'; api: string; token: string; agentId: string; capacity: number } | { op: 'count' } | { op: 'stop' };
+/** `nodes`: one per user, each polling `api` (its instance behind the balancer) with the user's JWT as `token`. */
+export type StandInCommand = { op: 'start'; nodes: { api: string; token: string }[]; agentId: string; capacity: number } | { op: 'count' } | { op: 'stop' };
 export interface StandInCount {
   polls: number;
   results: number;
@@ -17,7 +17,7 @@ const POLLS_AT_ONCE = 4;
 
 const stopped = new AbortController();
 const count: StandInCount = { polls: 0, results: 0 };
-let loops: Promise<void>[] = [];
+const loops: Promise<void>[] = [];
 
 async function start(api: string, token: string, agentId: string, capacity: number): Promise<void> {
   const deploy = await call(api, 'POST', '/v1/swarm/nodes/deploy-token', token);
@@ -38,7 +38,7 @@ async function start(api: string, token: string, agentId: string, capacity: numb
   };
   // One poll answered before the bench goes on: the service counts a node online from its first poll.
   await call(api, 'POST', '/v1/swarm/nodes/poll', credential, { hostname: 'bench', version: 'bench', capacity, running: [], wait_seconds: 0 });
-  loops = Array.from({ length: POLLS_AT_ONCE }, loop);
+  loops.push(...Array.from({ length: POLLS_AT_ONCE }, loop));
 }
 
 async function call(api: string, method: string, path: string, bearer: string, body?: unknown): Promise<Record<string, unknown>> {
@@ -59,7 +59,7 @@ process.on('message', (command: StandInCommand) => {
     stopped.abort();
     void Promise.all(loops).then(() => process.disconnect());
   } else {
-    start(command.api, command.token, command.agentId, command.capacity).then(
+    Promise.all(command.nodes.map((node) => start(node.api, node.token, command.agentId, command.capacity))).then(
       () => process.send!({ ok: true, answer: null }),
       (error: unknown) => process.send!({ ok: false, error: error instanceof Error ? error.message : String(error) }),
     );

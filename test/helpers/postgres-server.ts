@@ -25,6 +25,8 @@ export interface PostgresServerOptions {
    * the machine, and the server's flushes would only slow them.
    */
   durable?: boolean;
+  /** More server settings, `name=value` each (a bench preloads pg_stat_statements). */
+  settings?: string[];
 }
 
 const UNPRIVILEGED_USER = 'nobody';
@@ -67,7 +69,7 @@ export async function startPostgresServer(options: PostgresServerOptions = {}): 
   try {
     run('initdb', ['-D', dataDir, '-U', 'svc', '--auth=trust', '--encoding=UTF8', '--no-sync']);
     // The socket in the server's own directory (not /var/run/postgresql, which may not exist or be writable).
-    const settings = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${root} ${options.durable === true ? '' : '-c fsync=off -c full_page_writes=off '}-c synchronous_commit=off -c max_connections=300`;
+    const settings = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories=${root} ${options.durable === true ? '' : '-c fsync=off -c full_page_writes=off '}-c synchronous_commit=off -c max_connections=300${(options.settings ?? []).map((setting) => ` -c ${setting}`).join('')}`;
     run('pg_ctl', ['-D', dataDir, '-o', settings, '-l', join(root, 'server.log'), '-w', '-t', '120', 'start']);
   } catch (error) {
     rmSync(root, { recursive: true, force: true });
