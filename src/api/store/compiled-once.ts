@@ -2,7 +2,8 @@
 // execute, the claim that hands it out, its result) that was over a third of svc-api's CPU per run (issue 17,
 // bench:execute). Those are built and compiled once per store instead, with a placeholder for each value that
 // changes, and run with the values bound in place; the rest are built at each call, as before.
-import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
+import type { Compilable, CompiledQuery, Kysely, QueryResult, RawBuilder } from 'kysely';
+import { nameStatement } from './named-statements.js';
 import type { Tables } from './tables.js';
 
 /** Stands for one named value while the query is compiled; Kysely binds it as a parameter like any other value. */
@@ -46,10 +47,17 @@ function compileTemplate<V extends object, R>(db: Kysely<Tables>, build: (db: Ky
     },
   });
   const compiled = build(db, placeholders).compile();
+  // PostgreSQL prepares it once per connection under a name (named-statements.ts).
+  nameStatement(compiled.sql);
   const names = compiled.parameters.map((parameter) => (parameter instanceof Placeholder ? parameter.name : undefined));
   // A placeholder that is not a parameter was looked at or taken apart rather than bound: the SQL would not follow
   // the values.
   const unbound = [...asked].filter((name) => !names.includes(name));
   if (unbound.length > 0) throw new Error(`compiledOnce: ${unbound.join(', ')} not bound as a parameter in ${compiled.sql}`);
   return { compiled, names };
+}
+
+/** A statement written in SQL (`sql` of Kysely) as compiledOnce takes it: compiled by `db`'s dialect. */
+export function rawStatement<R>(db: Kysely<Tables>, statement: RawBuilder<R>): Compilable<R> {
+  return { compile: () => statement.compile(db) };
 }

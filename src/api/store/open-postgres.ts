@@ -8,6 +8,7 @@ import { SvcError } from '../../contract/errors.js';
 import { POSTGRES_BASELINE_VERSION, createBaselineSchema } from './postgres-schema.js';
 import { SERVICE_SCHEMA_VERSION, SHARED_MIGRATIONS, SHARED_MIGRATIONS_FROM_VERSION } from './shared-migrations.js';
 import { createPostgresNotifications } from './postgres-notifications.js';
+import { NamedStatementClient } from './named-statements.js';
 import { createStore, type Store } from './store.js';
 import type { Tables } from './tables.js';
 
@@ -28,6 +29,8 @@ export interface PostgresOptions {
 export async function openPostgresStore(options: PostgresOptions): Promise<Store> {
   const pool = new pg.Pool({
     connectionString: options.url,
+    // The statements compiled once are prepared per connection under their names (named-statements.ts).
+    Client: NamedStatementClient,
     max: options.poolSize ?? 10,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     // Times in milliseconds and cents are BIGINT; as JS numbers they are exact up to 2^53, far past any real value.
