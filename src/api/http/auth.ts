@@ -48,7 +48,8 @@ export function parseBearer(header: string | undefined): Bearer {
 }
 
 export function authHook(ctx: ServiceContext): onRequestHookHandler {
-  const nodes = createNodeAuthenticator(ctx.store);
+  // Remembering the credentials it found, forgotten by the revocation log (nodes/credentials.ts).
+  const nodes = createNodeAuthenticator(ctx.store, ctx.revocations);
   return async (request: FastifyRequest) => {
     const scheme = request.routeOptions.config?.auth;
     if (scheme === undefined) return;

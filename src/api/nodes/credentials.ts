@@ -5,6 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { SvcError } from '../../contract/errors.js';
 import { isoTime } from '../../lib/clock.js';
+import type { Revocations } from '../auth/revocations.js';
 import { compiledOnce } from '../store/compiled-once.js';
 import type { Store } from '../store/store.js';
 
@@ -72,7 +73,16 @@ function nodeRemoved(nodeId: string, removedAt: number, lastSeenAt: number | nul
   });
 }
 
-export function createNodeAuthenticator(store: Store): NodeAuthenticator {
+/** Credentials remembered at most (the oldest goes first): the nodes active at once, with room to spare. */
+const REMEMBERED_CREDENTIALS = 4096;
+
+/**
+ * `revocations`: credentials found are remembered, as verified JWTs are (auth/tokens.ts), so a node's polls and
+ * results cost no lookup (issue 31); a removal or a rotation is learnt through the revocation log (auth/revocations.ts),
+ * here at once and on every instance within a second, and forgets what was remembered of that node.
+ */
+export function createNodeAuthenticator(store: Store, revocations?: Revocations): NodeAuthenticator {
+  const remembered = new Map<string, { node: EnrolledNode; mark: number }>();
   // Every poll and every result of a node asks this: compiled once (compiled-once.ts).
   const nodeWith = compiledOnce((db, credential: { hash: string }) =>
     db
@@ -83,6 +93,11 @@ export function createNodeAuthenticator(store: Store): NodeAuthenticator {
   return {
     async authenticate(credential) {
       const hash = NODE_CREDENTIAL_PATTERN.test(credential) ? hashNodeCredential(credential) : undefined;
+      const known = hash === undefined ? undefined : remembered.get(hash);
+      if (known !== undefined && revocations?.nodeRevokedSince(known.node.node_id, known.mark) === false) return known.node;
+      if (known !== undefined) remembered.delete(hash!);
+      // Taken before the row is read: a revocation learnt from now on makes what is read stale.
+      const mark = revocations?.nodeMark();
       const found =
         hash === undefined
           ? undefined
@@ -96,14 +111,19 @@ export function createNodeAuthenticator(store: Store): NodeAuthenticator {
       // A node that said it stopped is seen as never seen: its next poll writes at once, and so is online again.
       const node: EnrolledNode = { ...enrolled, ephemeral: Number(ephemeral) === 1, seen: { at: offlineAt === null ? lastSeenAt : null, hostname, name, version } };
       if (removedAt !== null) throw nodeRemoved(node.node_id, removedAt, lastSeenAt);
-      // The first use of a rotated credential retires the old one.
+      // The first use of a rotated credential retires the old one, which every instance then forgets.
       if (next === hash) {
-        await store.db
+        const retired = await store.db
           .updateTable('nodes')
           .set((eb) => ({ credential_hash: eb.ref('next_credential_hash'), next_credential_hash: null }))
           .where('node_id', '=', node.node_id)
           .where('next_credential_hash', '=', hash)
-          .execute();
+          .executeTakeFirst();
+        if (retired.numUpdatedRows === 1n) await revocations?.revokeNode(node.user_id, node.node_id);
+      }
+      if (mark !== undefined) {
+        if (remembered.size >= REMEMBERED_CREDENTIALS) remembered.delete(remembered.keys().next().value!);
+        remembered.set(hash!, { node, mark });
       }
       return node;
     },

@@ -5,7 +5,9 @@
 // its runs keep naming it. Its agents are withdrawn in the same transaction:
 // execute routes nothing more to it, and a queued run only it could take is found stranded by the run sweep. Runs
 // are not touched here: one it holds is failed node_lost and refunded once when its lease runs out, as for any node
-// that goes away (finish-run.ts), and a settled run stays as it is.
+// that goes away (finish-run.ts), and a settled run stays as it is. Its credential's revocation goes in the log every
+// instance tails (auth/revocations.ts), so one that remembered the credential forgets it within a second.
+import type { Revocations } from '../auth/revocations.js';
 import type { Store } from '../store/store.js';
 
 export interface RemovedNode {
@@ -35,11 +37,11 @@ export interface NodeRemoval {
   staleSince(cutoff: number, now: number, limit: number): Promise<RemovedNode[]>;
 }
 
-const COLUMNS = ['node_id', 'removed_at', 'last_seen_at', 'offline_at'] as const;
+const COLUMNS = ['node_id', 'user_id', 'removed_at', 'last_seen_at', 'offline_at'] as const;
 
-export function createNodeRemoval(store: Store): NodeRemoval {
+export function createNodeRemoval(store: Store, revocations: Revocations): NodeRemoval {
   /** Withdraws its agents and marks it removed; a node another transaction removed first is left as it is. */
-  const remove = async (node: { node_id: string; last_seen_at: number | null; offline_at: number | null }, now: number): Promise<RemovedNode | undefined> => {
+  const remove = async (node: { node_id: string; user_id: string; last_seen_at: number | null; offline_at: number | null }, now: number): Promise<RemovedNode | undefined> => {
     const marked = await store.db
       .updateTable('nodes')
       .set({ removed_at: now })
@@ -48,7 +50,8 @@ export function createNodeRemoval(store: Store): NodeRemoval {
       .executeTakeFirst();
     if (marked.numUpdatedRows !== 1n) return undefined;
     const withdrawn = await store.db.deleteFrom('node_agents').where('node_id', '=', node.node_id).returning('agent_id').execute();
-    return { ...node, removed_at: now, agents_withdrawn: withdrawn.map((row) => row.agent_id).sort() };
+    await revocations.revokeNode(node.user_id, node.node_id);
+    return { ...shown(node), removed_at: now, agents_withdrawn: withdrawn.map((row) => row.agent_id).sort() };
   };
 
   return {
@@ -58,22 +61,22 @@ export function createNodeRemoval(store: Store): NodeRemoval {
           .forUpdate(store.db.selectFrom('nodes').select(COLUMNS).where('node_id', '=', nodeId).where('user_id', '=', userId))
           .executeTakeFirst();
         if (node === undefined) return undefined;
-        if (node.removed_at !== null) return { ...node, removed_at: node.removed_at, agents_withdrawn: [] };
+        if (node.removed_at !== null) return { ...shown(node), removed_at: node.removed_at, agents_withdrawn: [] };
         return remove(node, now);
       }),
 
     bySelf: (nodeId, now) =>
       store.transaction(async () => {
         const node = await store.forUpdate(store.db.selectFrom('nodes').select(COLUMNS).where('node_id', '=', nodeId)).executeTakeFirstOrThrow();
-        if (node.removed_at !== null) return { ...node, removed_at: node.removed_at, agents_withdrawn: [] };
-        return (await remove(node, now)) ?? { ...node, removed_at: now, agents_withdrawn: [] };
+        if (node.removed_at !== null) return { ...shown(node), removed_at: node.removed_at, agents_withdrawn: [] };
+        return (await remove(node, now)) ?? { ...shown(node), removed_at: now, agents_withdrawn: [] };
       }),
 
     staleSince: (cutoff, now, limit) =>
       store.transaction(async () => {
         const query = store.db
           .selectFrom('nodes as n')
-          .select(['n.node_id', 'n.last_seen_at', 'n.offline_at'])
+          .select(['n.node_id', 'n.user_id', 'n.last_seen_at', 'n.offline_at'])
           .where('n.removed_at', 'is', null)
           .where((eb) => eb(eb.fn.coalesce('n.last_seen_at', 'n.enrolled_at'), '<', cutoff))
           .where((eb) =>
@@ -100,4 +103,10 @@ export function createNodeRemoval(store: Store): NodeRemoval {
         return removed;
       }),
   };
+}
+
+/** A node's row as a removal answers it: without its user. */
+function shown<T extends { user_id: string }>(node: T): Omit<T, 'user_id'> {
+  const { user_id: _user, ...rest } = node;
+  return rest;
 }

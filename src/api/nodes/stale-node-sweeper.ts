@@ -22,7 +22,7 @@ interface SweepLog {
  */
 export function scheduleStaleNodeSweep(ctx: ServiceContext, staleAfterMs: number, log: SweepLog): void {
   if (staleAfterMs <= 0) return;
-  const removal = createNodeRemoval(ctx.store);
+  const removal = createNodeRemoval(ctx.store, ctx.revocations);
   const round = async (now: number): Promise<boolean> => {
     const removed = await removal.staleSince(now - staleAfterMs, now, BATCH);
     for (const node of removed) {
