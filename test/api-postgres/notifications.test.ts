@@ -23,7 +23,19 @@ describe('notifications between instances on one PostgreSQL database', () => {
     b = createPostgresNotifications(url, pools[1]!, (error) => errors.push(error));
     await a.listen((topic) => heardByA.push(topic));
     await b.listen((topic) => heardByB.push(topic));
+    // Each sends only once it knows the other listens (at its next look, every second): until both do, one topic
+    // each, again and again (the tests leave those out of what they compare).
+    await waitFor(
+      async () => {
+        a.publish('ready:a');
+        b.publish('ready:b');
+        return heardByB.includes('ready:a') && heardByA.includes('ready:b') ? true : undefined;
+      },
+      'both instances listening to each other',
+    );
   });
+  /** What an instance heard, without the topics of the start. */
+  const topicsOf = (heard: string[]): string[] => heard.filter((topic) => !topic.startsWith('ready:'));
   afterAll(async () => {
     await Promise.all([a?.close(), b?.close()]);
     await Promise.all((pools ?? []).map((pool) => pool.end()));
@@ -33,9 +45,9 @@ describe('notifications between instances on one PostgreSQL database', () => {
   it('tells the other instance, never the one that published', async () => {
     a.publish('user:ada@example.com');
     b.publish('run:7d0e6c5e-0b1f-4c4a-9f0e-3f1a2b3c4d5e');
-    await waitFor(async () => (heardByB.length > 0 && heardByA.length > 0 ? true : undefined), 'both notifications');
-    expect(heardByB).toEqual(['user:ada@example.com']);
-    expect(heardByA).toEqual(['run:7d0e6c5e-0b1f-4c4a-9f0e-3f1a2b3c4d5e']);
+    await waitFor(async () => (topicsOf(heardByB).length > 0 && topicsOf(heardByA).length > 0 ? true : undefined), 'both notifications');
+    expect(topicsOf(heardByB)).toEqual(['user:ada@example.com']);
+    expect(topicsOf(heardByA)).toEqual(['run:7d0e6c5e-0b1f-4c4a-9f0e-3f1a2b3c4d5e']);
   });
 
   it('sends the topics of one turn of the event loop together, as few notifications as fit, and the other hears each', async () => {
@@ -49,10 +61,11 @@ describe('notifications between instances on one PostgreSQL database', () => {
       // 300 topics of some 45 bytes: 13.5 KB, more than one notification carries (PostgreSQL's limit is 8000 bytes).
       const topics = Array.from({ length: 300 }, (_, index) => `run:${String(index).padStart(4, '0')}0e6c5e-0b1f-4c4a-9f0e-3f1a2b3c`);
       for (const topic of topics) a.publish(topic);
-      await waitFor(async () => (heardByB.length >= topics.length ? true : undefined), 'all 300 topics');
-      expect(heardByB).toEqual(topics);
-      expect(payloads).toHaveLength(2);
-      for (const payload of payloads) expect(Buffer.byteLength(payload)).toBeLessThan(8000);
+      await waitFor(async () => (topicsOf(heardByB).length >= topics.length ? true : undefined), 'all 300 topics');
+      expect(topicsOf(heardByB)).toEqual(topics);
+      const sent = payloads.filter((payload) => !/^\S+ ready:[ab]$/.test(payload));
+      expect(sent).toHaveLength(2);
+      for (const payload of sent) expect(Buffer.byteLength(payload)).toBeLessThan(8000);
     } finally {
       await raw.end();
     }
@@ -75,5 +88,41 @@ describe('notifications between instances on one PostgreSQL database', () => {
       20_000,
     );
     expect(errors.length).toBeGreaterThan(0);
+  });
+
+  it('an instance alone on its database sends nothing, and tells one that starts listening', async () => {
+    const url = await postgresDatabaseFor(tempDir('svc-pg-notify-alone-'));
+    const pool = new pg.Pool({ connectionString: url });
+    const raw = new pg.Client({ connectionString: url });
+    await raw.connect();
+    const payloads: string[] = [];
+    raw.on('notification', (message) => payloads.push(message.payload ?? ''));
+    // A listener that is no instance (an operator's psql): it does not make the instance send.
+    await raw.query('LISTEN svc_run_events');
+    const alone = createPostgresNotifications(url, pool, (error) => errors.push(error));
+    let other: Notifications | undefined;
+    try {
+      await alone.listen(() => undefined);
+      alone.publish('run:sent-to-nobody');
+      const heard: string[] = [];
+      other = createPostgresNotifications(url, pool, (error) => errors.push(error));
+      await other.listen((topic) => heard.push(topic));
+      // Published until one arrives: the lone instance learns of the other at its next look (every second).
+      await waitFor(
+        async () => {
+          alone.publish('run:sent-to-the-other');
+          return heard.includes('run:sent-to-the-other') ? true : undefined;
+        },
+        'the other instance told',
+        20_000,
+      );
+      // Notifications arrive in the order they were committed: one sent before would have come first.
+      await waitFor(async () => (payloads.some((payload) => payload.endsWith('run:sent-to-the-other')) ? true : undefined), 'the raw listener told');
+      expect(payloads.some((payload) => payload.includes('run:sent-to-nobody'))).toBe(false);
+    } finally {
+      await Promise.all([alone.close(), other?.close()]);
+      await raw.end();
+      await pool.end();
+    }
   });
 });

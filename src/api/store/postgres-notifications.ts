@@ -2,7 +2,9 @@
 // run queued or finished on one instance wakes the long polls and waiting executes of every other at once, through
 // LISTEN/NOTIFY, instead of at their next look at the database (run-events.ts, every 500 ms). Only a hint: a
 // notification lost while the listening connection is down costs that wait, never a run, so the listener reconnects
-// on its own and nothing waits for it.
+// on its own and nothing waits for it. An instance alone on its database sends none (issue 31): it looks every
+// second whether another instance listens (by the name its listening connection carries), and a new one is told
+// from then on; until then its waiters see what changed at their recheck.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 
@@ -21,6 +23,10 @@ const CHANNEL = 'svc_run_events';
  */
 const MAX_PAYLOAD_BYTES = 7_000;
 const RECONNECT_MIN_MS = 500;
+/** How often an instance looks whether another one listens. */
+const LISTENERS_CHECK_MS = 1_000;
+/** What a listening connection is named, with its instance after it (pg_stat_activity.application_name). */
+const LISTENER_NAME = 'svc-api events';
 const RECONNECT_MAX_MS = 30_000;
 
 export function createPostgresNotifications(url: string, pool: pg.Pool, onError: (error: Error) => void): Notifications {
@@ -33,9 +39,19 @@ export function createPostgresNotifications(url: string, pool: pg.Pool, onError:
   let retry: NodeJS.Timeout | undefined;
   /** The topics published in this turn of the event loop, sent at its end. */
   let pending: Set<string> | undefined;
+  /** Whether another instance listens; true until known otherwise (or when it cannot be known). */
+  let othersListen = true;
+  let checking: NodeJS.Timeout | undefined;
+  const checkListeners = async (): Promise<void> => {
+    const { rows } = await pool.query<{ others: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE $1 AND application_name <> $2) AS others`,
+      [`${LISTENER_NAME} %`, `${LISTENER_NAME} ${instance}`],
+    );
+    othersListen = rows[0]?.others !== false;
+  };
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString: url });
+    const next = new pg.Client({ connectionString: url, application_name: `${LISTENER_NAME} ${instance}` });
     next.on('notification', (message) => {
       const payload = message.payload ?? '';
       const space = payload.indexOf(' ');
@@ -80,6 +96,7 @@ export function createPostgresNotifications(url: string, pool: pg.Pool, onError:
 
   return {
     publish(topic) {
+      if (!othersListen) return;
       if (pending !== undefined) {
         pending.add(topic);
         return;
@@ -98,10 +115,19 @@ export function createPostgresNotifications(url: string, pool: pg.Pool, onError:
         onError(error);
         scheduleReconnect();
       });
+      const check = (): Promise<void> =>
+        checkListeners().catch((error: Error) => {
+          othersListen = true;
+          onError(error);
+        });
+      await check();
+      checking = setInterval(() => void check(), LISTENERS_CHECK_MS);
+      checking.unref();
     },
     async close() {
       closed = true;
       clearTimeout(retry);
+      clearInterval(checking);
       const current = client;
       client = undefined;
       await current?.end().catch(() => undefined);
