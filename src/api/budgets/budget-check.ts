@@ -1,26 +1,23 @@
-// The budgets at execute (docs/api.md "Budgets"): in the transaction that debits, before the debit, a run whose
-// price would take what its runs spent this period over any cap that applies is refused 402 budget_exceeded with
-// the cap, what is spent and when it resets; the transaction rolls back, so nothing is charged and the key is not
-// kept (a retry after the reset runs). The user's executes take one lock while a cap applies (PostgreSQL; SQLite's
-// one writer serialises them already), so parallel runs never overspend a cap between them.
+// The budgets at execute (docs/api.md "Budgets"), the long way (runs/start-run.ts; the one statement of
+// runs/execute-statement.ts holds the same rule): in the transaction that debits, after the debit, a run whose price
+// would take what is spent this period over any cap that applies is refused 402 budget_exceeded with the cap, what
+// is spent and when it resets; the transaction rolls back, so nothing is charged and the key is not kept (a retry
+// after the reset runs). The caps' rows are locked (PostgreSQL; SQLite's one writer serialises the executes already),
+// so parallel runs never overspend a cap between them.
 import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import { periodEnd, type BudgetPeriod } from '../../contract/budgets.js';
 import { isoTime } from '../../lib/clock.js';
-import type { Store } from '../store/store.js';
-import { EVERY_AGENT, type BudgetCap, type BudgetStore } from './budget-store.js';
+import { EVERY_AGENT, spentOf, type BudgetCap, type BudgetStore } from './budget-store.js';
 
 export type BudgetCheck = (userId: string, agentId: string, priceCents: number, now: number) => Promise<void>;
 
-export function createBudgetCheck(store: Store, budgets: BudgetStore): BudgetCheck {
+export function createBudgetCheck(budgets: BudgetStore): BudgetCheck {
   return async (userId, agentId, priceCents, now) => {
     const caps = await budgets.capsFor(userId, agentId);
-    if (caps.length === 0) return;
-    await store.lock(`budget:${userId}`);
-    const spent = await budgets.spentFor(userId, agentId, caps, now);
     const over = caps
-      .map((cap, index) => ({ cap, spent: spent[index]! }))
-      .filter(({ cap, spent: cents }) => cents + priceCents > cap.cap_cents)
+      .map((cap) => ({ cap, spent: spentOf(cap, now) }))
+      .filter(({ cap, spent: cents }) => cents + priceCents > Number(cap.cap_cents))
       // The one that resets last: the run can go only once every cap it is over has reset.
       .sort((a, b) => periodEnd(b.cap.period, now) - periodEnd(a.cap.period, now) || (a.cap.scope === EVERY_AGENT ? 1 : -1))[0];
     if (over !== undefined) throw budgetExceeded(over.cap, over.spent, priceCents, agentId, now);
@@ -40,7 +37,7 @@ function budgetExceeded(cap: BudgetCap, spentCents: number, priceCents: number, 
       extensions: {
         agent_id: cap.scope === EVERY_AGENT ? null : cap.scope,
         period: cap.period,
-        cap_cents: cap.cap_cents,
+        cap_cents: Number(cap.cap_cents),
         spent_cents: spentCents,
         price_cents: priceCents,
         resets_at: resetsAt,

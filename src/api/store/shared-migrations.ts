@@ -4,6 +4,7 @@
 // there they move together. Append; never edit a shipped one.
 import { sql, type Kysely } from 'kysely';
 import { aroundTheRuns } from './around-migration.js';
+import { budgetCounters } from './budget-counters-migration.js';
 import { runArtifacts } from './artifacts-migration.js';
 import { runsAsJobs } from './jobs-migration.js';
 import { runLogs } from './logs-migration.js';
@@ -115,6 +116,7 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
   /* 13: the logs of runs (docs/api.md "Run logs") */ runLogs,
   /* 14: the artifacts of runs (docs/api.md "Run artifacts") */ runArtifacts,
   /* 15: around the runs (docs/api.md "Secrets", "Budgets", "Usage", "Webhooks") */ aroundTheRuns,
+  /* 16: budget counters (docs/api.md "Budgets") */ budgetCounters,
 ];
 
 /** The schema version this program migrates either engine to. */

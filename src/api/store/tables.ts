@@ -98,7 +98,8 @@ export interface Tables {
     detail_json: string;
   };
   sandbox_outbox: { message_id: string; to_address: string; subject: string; text_body: string; sent_at: number };
-  wallets: { user_id: string; balance_cents: number; updated_at: number };
+  /** `caps_version`: moves with every change of the user's budgets (budget-counters-migration.ts). */
+  wallets: { user_id: string; balance_cents: number; updated_at: number; caps_version: Generated<number> };
   ledger_entries: {
     entry_id: Generated<number>;
     user_id: string;
@@ -216,7 +217,17 @@ export interface Tables {
   /** A user's secret (docs/api.md "Secrets"): AES-256-GCM under the key key_id names; nonce and ciphertext base64. */
   user_secrets: { user_id: string; name: string; key_id: string; nonce: string; ciphertext: string; created_at: number; updated_at: number };
   /** A cap on what a user spends (docs/api.md "Budgets"): scope '*' (every agent) or an agent_id; period 'day' or 'month'. */
-  budgets: { user_id: string; scope: string; period: 'day' | 'month'; cap_cents: number; created_at: number; updated_at: number };
+  budgets: {
+    user_id: string;
+    scope: string;
+    period: 'day' | 'month';
+    cap_cents: number;
+    created_at: number;
+    updated_at: number;
+    /** What the runs started in the period starting at `period_start` were charged, refunds taken off. */
+    spent_cents: Generated<number>;
+    period_start: Generated<number>;
+  };
   /** Where a user's run events are sent (docs/api.md "Webhooks"), with its signing secret, encrypted as a secret is. */
   webhook_endpoints: {
     endpoint_id: string;
