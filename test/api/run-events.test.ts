@@ -1,5 +1,6 @@
 // Waiting for a run or for work (src/api/runs/run-events.ts): a change is seen at once, never only at the recheck,
-// whenever it happens, including while the wait's own first check is under way.
+// whenever it happens, including while the wait's own first check is under way; and it wakes what it concerns, once:
+// one poll of each node for a queued run, every poll for a cancel, and a run's waiters with its answer.
 import { describe, expect, it } from 'vitest';
 import { createRunEvents } from '../../src/api/runs/run-events.js';
 
@@ -18,7 +19,7 @@ describe('run events', () => {
     const firstCheck = deferred<string | undefined>();
     let checks = 0;
     const waited = events.waitFor(
-      { user: 'u1' },
+      { work: 'u1', node: 'n1' },
       async () => {
         checks += 1;
         // The first check found nothing, but only answers after the run was queued; the second finds it.
@@ -38,7 +39,7 @@ describe('run events', () => {
     const leasing = deferred<string | undefined>();
     let checks = 0;
     const stop = new AbortController();
-    const waited = events.waitFor({ user: 'u2' }, async () => (++checks === 1 ? undefined : leasing.promise), NEVER_MS, stop.signal);
+    const waited = events.waitFor({ work: 'u2', node: 'n1' }, async () => (++checks === 1 ? undefined : leasing.promise), NEVER_MS, stop.signal);
     await new Promise((resolve) => setImmediate(resolve));
     // Woken: the second check leases a run, and the wait ends while it does.
     events.queued('u2');
@@ -57,5 +58,49 @@ describe('run events', () => {
     await new Promise((resolve) => setImmediate(resolve));
     events.finished('r2');
     expect(await later).toBe('finished');
+  });
+
+  it('a queued run wakes one idle poll of each node of its user, not every poll; a cancel wakes them all', async () => {
+    const events = createRunEvents(NEVER_MS);
+    const stop = new AbortController();
+    const looks = new Map<string, number>();
+    /** A held poll of `node` that counts its looks after the first and never finds anything. */
+    const poll = (node: string, name: string): Promise<undefined> =>
+      events.waitFor(
+        [{ user: 'u3' }, { work: 'u3', node }],
+        async (wake) => {
+          if (wake.reason === 'event') looks.set(name, (looks.get(name) ?? 0) + 1);
+          return undefined;
+        },
+        NEVER_MS,
+        stop.signal,
+      );
+    const held = [poll('n1', 'a'), poll('n1', 'b'), poll('n1', 'c'), poll('n2', 'd')];
+    await new Promise((resolve) => setImmediate(resolve));
+    events.queued('u3');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect([...looks.values()].reduce((sum, n) => sum + n, 0)).toBe(2);
+    expect(looks.get('d')).toBe(1);
+    // The next queued run wakes another of n1's polls: the one woken last goes to the back.
+    events.queued('u3');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(['a', 'b', 'c'].filter((name) => looks.get(name) === 1)).toHaveLength(2);
+    expect(looks.get('d')).toBe(2);
+    events.cancelAsked('u3');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(['a', 'b', 'c', 'd'].map((name) => looks.get(name) ?? 0).reduce((sum, n) => sum + n, 0)).toBe(4 + 4);
+    stop.abort();
+    expect(await Promise.all(held)).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
+  it("hands a run's waiters the answer it finished with, which they then need not read", async () => {
+    const events = createRunEvents(NEVER_MS);
+    const signal = new AbortController().signal;
+    const reads: string[] = [];
+    const waited = events.waitFor({ run: 'r3' }, async (wake) => wake.hint ?? (reads.push(wake.reason), undefined), NEVER_MS, signal);
+    await new Promise((resolve) => setImmediate(resolve));
+    events.finished('r3', '{"run_id":"r3"}');
+    expect(await waited).toBe('{"run_id":"r3"}');
+    expect(reads).toEqual(['first']);
   });
 });

@@ -31,7 +31,7 @@ export function createRunCanceller(ctx: ServiceContext, runs: RunStore, finish: 
     });
     if (asked.ended) ctx.runEvents.finished(runId);
     // Its node's held poll wakes with the user's topic, and finds the cancel.
-    else ctx.runEvents.queued(userId);
+    else ctx.runEvents.cancelAsked(userId);
     const now = (await runs.get(runId))!;
     return { run: runView(now, await ctx.ledger.balance(userId)), stopping: !asked.ended };
   };

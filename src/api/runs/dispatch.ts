@@ -14,7 +14,9 @@ import type { NodeRegistry } from '../nodes/registry.js';
 import type { FailedRunOutput, FinishRun, RunOutcome } from './finish-run.js';
 import type { SecretsOfRun } from '../user-secrets/run-secrets.js';
 import { createRunEventOutbox } from '../webhooks/outbox.js';
-import type { RunEvents } from './run-events.js';
+import type { RunEvents, Wake } from './run-events.js';
+import { createClaimStatement } from './claim-statement.js';
+import type { HeldRuns } from './held-runs.js';
 import { newLease, type RunRow, type RunStore } from './run-store.js';
 import { isFinished, runView } from './run-view.js';
 
@@ -34,10 +36,13 @@ const MAX_MESSAGE_CHARS = 2000;
  * a busy node polls many times a second, each poll writing twice (at its start and the end of its hold).
  */
 const SEEN_EVERY_MS = 1_000;
+/** Nodes whose drained queue is remembered at most (the oldest go first: their polls look at once, as before). */
+const DRAINED_NODES = 100_000;
 
-export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; nodes: NodeRegistry; finish: FinishRun; events: RunEvents; secretsOf: SecretsOfRun }): Dispatch {
-  const { runs, nodes, finish, events } = deps;
+export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; nodes: NodeRegistry; finish: FinishRun; events: RunEvents; secretsOf: SecretsOfRun; held: HeldRuns }): Dispatch {
+  const { runs, nodes, finish, events, held } = deps;
   const outbox = createRunEventOutbox(ctx.store, ctx.clock);
+  const oneStatement = ctx.store.engine === 'postgres' ? createClaimStatement(ctx.store) : undefined;
   const { leaseMs, pollHoldMs } = ctx.runTiming;
   const seenEveryMs = Math.min(SEEN_EVERY_MS, leaseMs / 10);
 
@@ -65,11 +70,30 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
     for (const run of claimed) await outbox.record(run);
     return claimed;
   };
+  /** node → the user's queued count (run-events.ts) when its claim last took all it could: the queue was drained. */
+  const drainedAt = new Map<string, number>();
+  const remember = (nodeId: string, queued: number | undefined): undefined => {
+    drainedAt.delete(nodeId);
+    if (queued === undefined) return undefined;
+    if (drainedAt.size >= DRAINED_NODES) drainedAt.delete(drainedAt.keys().next().value!);
+    drainedAt.set(nodeId, queued);
+    return undefined;
+  };
+  /** The runs taken, remembered for their results (held-runs.ts). */
+  const taken = (claimed: RunRow[]): RunRow[] => {
+    held.remember(claimed);
+    return claimed;
+  };
   // The runs one poll takes share its lease: a result is accepted for the run with the lease it was handed under.
   const claim = async (node: EnrolledNode, capacity: number): Promise<AssignedRun[]> => {
     const now = ctx.clock.now();
     const lease = newLease(now, leaseMs);
-    if (!node.ephemeral) return handOut(await ctx.store.transaction(async () => started(await runs.claim(node.user_id, node.node_id, capacity, lease, now))));
+    if (!node.ephemeral) {
+      // PostgreSQL: one statement, unless the user takes `started` events (claim-statement.ts).
+      const claimed = oneStatement === undefined ? 'hooked' : await oneStatement(node.user_id, node.node_id, capacity, lease, now);
+      if (claimed !== 'hooked') return handOut(taken(claimed));
+      return handOut(taken(await ctx.store.transaction(async () => started(await runs.claim(node.user_id, node.node_id, capacity, lease, now)))));
+    }
     return handOut(
       await ctx.store.transaction(async () => {
         // An ephemeral node's row is locked first: a racing poll of the same node waits here, then finds its run taken.
@@ -95,6 +119,8 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
         if (!changed && at - seenAt < seenEveryMs) return;
         await nodes.touch(node.node_id, said, at);
         seenAt = at;
+        // The node as its credential's cache holds it (nodes/credentials.ts): its next poll compares with this.
+        node.seen = { at, hostname: said.hostname ?? node.seen.hostname, name: said.name ?? node.seen.name, version: said.version ?? node.seen.version };
       };
       await seen(now, { hostname: request.hostname, ...(request.name === undefined ? {} : { name: request.name }), version: request.version });
       const { lost, cancel } = await runs.renewLeases(node.node_id, request.running, now + leaseMs);
@@ -111,19 +137,27 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
       }
       if (cancel.length > 0) return { runs: [], lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(cancel) };
       // A held poll ends early when a run it holds is to be cancelled: the node stops it within a wake-up, not a hold.
-      const check = async (): Promise<{ runs: AssignedRun[]; cancel: string[] } | undefined> => {
+      const check = async (wake: Wake): Promise<{ runs: AssignedRun[]; cancel: string[] } | undefined> => {
         const asked = await runs.cancelAsked(node.node_id, request.running);
         if (asked.length > 0) return { runs: [], cancel: asked };
         if (request.capacity === 0) return undefined;
         // SQLite: every poll of the user wakes at each new run, and most find it taken by another; a look outside
         // the group commit first keeps those from queueing for the write lock. PostgreSQL's claim is one statement
         // that waits for no lock (SKIP LOCKED), and a look would be one round trip more.
-        if (ctx.store.engine === 'sqlite' && !(await runs.hasClaimable(node.user_id, node.node_id))) return undefined;
+        // Nothing queued since this node last found the queue drained: the poll's first look would find nothing
+        // either (issue 31: a poll whose node took its last run looked in vain at every start); a wake-up or the
+        // recheck looks anyway.
+        const queued = events.queuedCount(node.user_id);
+        if (wake.reason === 'first' && queued !== undefined && drainedAt.get(node.node_id) === queued) return undefined;
+        if (ctx.store.engine === 'sqlite' && !(await runs.hasClaimable(node.user_id, node.node_id))) return remember(node.node_id, queued);
         const assigned = await claim(node, request.capacity);
+        if (assigned.length < request.capacity) remember(node.node_id, queued);
         return assigned.length > 0 ? { runs: assigned, cancel: [] } : undefined;
       };
-      // A node gone mid-poll takes no run: one claimed for it would wait a whole lease for nobody.
-      const found = (await events.waitFor({ user: node.user_id }, check, holdMs, hold)) ?? { runs: [], cancel: [] };
+      // A node gone mid-poll takes no run: one claimed for it would wait a whole lease for nobody. A poll with room
+      // for runs is one its node's queued runs may wake; every poll wakes for a cancel (run-events.ts).
+      const topics = request.capacity > 0 ? [{ user: node.user_id }, { work: node.user_id, node: node.node_id }] : [{ user: node.user_id }];
+      const found = (await events.waitFor(topics, check, holdMs, hold)) ?? { runs: [], cancel: [] };
       // Seen at the end of the hold too: a node in a 20 s poll is online the whole time. Not one that went away
       // meanwhile: it would show online for a hold more after it died.
       if (gone?.aborted !== true) await seen(ctx.clock.now());
@@ -135,7 +169,8 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
       // is not held by it either, and is then told apart from its own below.
       const finished = await finish(runId, outcomeOf(result), { node_id: node.node_id, lease_id: result.lease_id });
       if (finished.kind === 'finished') {
-        events.finished(runId);
+        // The waiting execute is handed the answer as it was stored: it reads nothing back.
+        events.finished(runId, finished.json);
         return JSON.parse(finished.json) as RunResponse;
       }
       if (finished.kind === 'requeued') {

@@ -4,12 +4,18 @@
 // a restart, a cancel), the status guard makes it happen once: a run is never finished, nor refunded, twice. An
 // attempt lost with its node (node_lost, or interrupted by the node's restart) of a retry-safe run with attempts
 // left is not the run's end: the run goes back to the queue under the same id and charge (docs/api.md "Retries").
+// On PostgreSQL a node's result that ends its run is first tried as one statement (finish-statement.ts), which goes
+// by the run as the service saw it and writes nothing unless the run still is so; the transaction decides the rest.
 import { MAX_RUN_ATTEMPTS } from '../../contract/jobs.js';
+import { timeOrderedId } from '../../lib/time-ordered-id.js';
 import type { ServiceContext } from '../context.js';
+import { createBudgetStore } from '../budgets/budget-store.js';
+import { createRunEventOutbox, eventOf, payloadOf } from '../webhooks/outbox.js';
+import { answerAroundBalance, createFinishStatement } from './finish-statement.js';
+import type { HeldRuns } from './held-runs.js';
 import type { IdempotencyStore } from './idempotency.js';
 import type { RunRow, RunStore } from './run-store.js';
 import { runView } from './run-view.js';
-import { createRunEventOutbox } from '../webhooks/outbox.js';
 
 /** Why a run failed: the agent's reasons as the node reports them, and the service's own. */
 export type RunFailureReason =
@@ -56,9 +62,33 @@ export type FinishRun = (runId: string, outcome: RunOutcome, holder?: { node_id:
 
 export const FINISHED_RUN_STATUS_CODE = 200;
 
-export function createRunFinisher(ctx: ServiceContext, runs: RunStore, keys: IdempotencyStore): FinishRun {
+export function createRunFinisher(ctx: ServiceContext, runs: RunStore, keys: IdempotencyStore, held?: HeldRuns): FinishRun {
   const outbox = createRunEventOutbox(ctx.store, ctx.clock);
-  return (runId, outcome, holder) =>
+  const budgets = createBudgetStore(ctx.store, ctx.clock);
+  const oneStatement = ctx.store.engine === 'postgres' ? createFinishStatement(ctx.store) : undefined;
+
+  /** A node's result in one statement (PostgreSQL), or undefined: the transaction decides. */
+  const inOneStatement = async (runId: string, outcome: RunOutcome, holder: { node_id: string; lease_id: string } | undefined): Promise<Finished | undefined> => {
+    if (oneStatement === undefined || holder === undefined) return undefined;
+    const row = held?.take(runId) ?? (await runs.get(runId));
+    if (row === undefined || (row.status !== 'queued' && row.status !== 'running') || row.node_id !== holder.node_id || row.lease_id !== holder.lease_id) return undefined;
+    if (outcome.status === 'failed' && mayRunAgain(row, outcome.output.error)) return undefined;
+    const now = ctx.clock.now();
+    const finished = endOf(row, outcome, 'node', now);
+    const refundCents = outcome.status === 'failed' ? row.charged_cents : 0;
+    const event = eventOf(finished);
+    const eventId = timeOrderedId(now);
+    const json = await oneStatement({
+      was: row,
+      finished,
+      refundCents,
+      answer: answerAroundBalance(JSON.stringify(runView(finished, 0)), 0),
+      event: { type: event, id: eventId, payload: JSON.stringify(payloadOf(finished, event, eventId, now)) },
+    });
+    return json === undefined ? undefined : { kind: 'finished', json, refunded_cents: refundCents };
+  };
+
+  const inTransaction = (runId: string, outcome: RunOutcome, holder: { node_id: string; lease_id: string } | undefined): Promise<Finished> =>
     ctx.store.transaction(async (): Promise<Finished> => {
       // Locked (PostgreSQL) so the node's result and another instance's sweep never both finish it; the status guard
       // below is then decided on the row as it really stands.
@@ -76,33 +106,41 @@ export function createRunFinisher(ctx: ServiceContext, runs: RunStore, keys: Ide
           return { kind: 'requeued', run: requeued };
         }
       }
-      const chargedCents = outcome.status === 'succeeded' ? row.charged_cents : 0;
-      // Cancelled only when its user asked: a node saying so of a run nobody cancelled is a plain failure.
-      const cancelled = outcome.status === 'failed' && outcome.output.error === 'cancelled' && row.cancel_requested_at !== null;
-      const output = outcome.status === 'failed' && outcome.output.error === 'cancelled' && !cancelled ? { ...outcome.output, error: 'aborted' } : outcome.output;
-      const outputJson = JSON.stringify(output ?? null);
       const by = holder === undefined ? 'service' : 'node';
-      if (!(await runs.finish(runId, outcome.status, chargedCents, outputJson, by, now, cancelled ? now : undefined))) return { kind: 'not_held' };
-      const balanceCents =
-        outcome.status === 'failed' && row.charged_cents > 0
-          ? await ctx.ledger.refundRun({ user_id: row.user_id, run_id: runId, amount_cents: row.charged_cents })
-          : await ctx.ledger.balance(row.user_id);
-      // The row as the UPDATE above left it (runs.finish), without reading it back.
-      const finished: RunRow = {
-        ...row,
-        status: outcome.status,
-        charged_cents: chargedCents,
-        output_json: outputJson,
-        finished_by: by,
-        finished_at: now,
-        lease_expires_at: null,
-        cancelled_at: cancelled ? now : null,
-      };
+      // The row as the UPDATE below leaves it (runs.finish), without reading it back.
+      const finished = endOf(row, outcome, by, now);
+      if (!(await runs.finish(runId, finished.status as 'succeeded' | 'failed', finished.charged_cents, finished.output_json!, by, now, finished.cancelled_at ?? undefined))) return { kind: 'not_held' };
+      let balanceCents: number;
+      if (outcome.status === 'failed' && row.charged_cents > 0) {
+        balanceCents = await ctx.ledger.refundRun({ user_id: row.user_id, run_id: runId, amount_cents: row.charged_cents });
+        await budgets.refund(row.user_id, row.agent_id, row.charged_cents, row.started_at);
+      } else {
+        balanceCents = await ctx.ledger.balance(row.user_id);
+      }
       const json = JSON.stringify(runView(finished, balanceCents));
       await keys.completeRun(runId, FINISHED_RUN_STATUS_CODE, json);
       await outbox.record(finished);
       return { kind: 'finished', json, refunded_cents: outcome.status === 'failed' ? row.charged_cents : 0 };
     });
+
+  return async (runId, outcome, holder) => (await inOneStatement(runId, outcome, holder)) ?? inTransaction(runId, outcome, holder);
+}
+
+/** The run as it ends with `outcome`: failed runs are refunded (charged 0); cancelled only when its user asked. */
+function endOf(row: RunRow, outcome: RunOutcome, by: 'node' | 'service', now: number): RunRow {
+  // Cancelled only when its user asked: a node saying so of a run nobody cancelled is a plain failure.
+  const cancelled = outcome.status === 'failed' && outcome.output.error === 'cancelled' && row.cancel_requested_at !== null;
+  const output = outcome.status === 'failed' && outcome.output.error === 'cancelled' && !cancelled ? { ...outcome.output, error: 'aborted' } : outcome.output;
+  return {
+    ...row,
+    status: outcome.status,
+    charged_cents: outcome.status === 'succeeded' ? row.charged_cents : 0,
+    output_json: JSON.stringify(output ?? null),
+    finished_by: by,
+    finished_at: now,
+    lease_expires_at: null,
+    cancelled_at: cancelled ? now : null,
+  };
 }
 
 /** A retry-safe run whose node went away, not cancelled, with attempts left (MAX_RUN_ATTEMPTS in all). */

@@ -28,8 +28,11 @@ export type KeyLookup = { kind: 'new' } | { kind: 'replay'; statusCode: number; 
 export interface IdempotencyStore {
   /** What an incoming request with this key is: new (or expired), a replay of a finished or a running run, or 422. */
   lookup(userId: string, key: string, requestHash: string, now: number): Promise<KeyLookup>;
-  /** Claims the key for the run this request started. */
-  begin(userId: string, key: string, requestHash: string, runId: string, now: number): Promise<void>;
+  /**
+   * Claims the key for the run this request started: a new key, or one expired. False when a live row holds it now:
+   * execute's one statement (execute-statement.ts) takes no lock, and may have claimed it since the lookup.
+   */
+  begin(userId: string, key: string, requestHash: string, runId: string, now: number): Promise<boolean>;
   /** Stores the final answer of the run's key (if it was started with one): what every later replay returns. */
   completeRun(runId: string, statusCode: number, json: string): Promise<void>;
   /** The final answer stored for the run, byte for byte, once it finished. */
@@ -52,20 +55,23 @@ export function createIdempotencyStore(store: Store): IdempotencyStore {
       .where('user_id', '=', at.userId)
       .where('idempotency_key', '=', at.key),
   );
-  // An expired row is taken over in place: its key may be reused (DECISIONS.md: kept 24 h).
-  const claimKey = compiledOnce((db, key: { userId: string; key: string; requestHash: string; runId: string; now: number }) =>
+  // An expired row is taken over in place: its key may be reused (DECISIONS.md: kept 24 h). A live one never is.
+  const claimKey = compiledOnce((db, key: { userId: string; key: string; requestHash: string; runId: string; now: number; expiredBefore: number }) =>
     db
       .insertInto('idempotency_keys')
       .values({ user_id: key.userId, idempotency_key: key.key, request_hash: key.requestHash, state: 'in_progress', status_code: null, response_json: null, run_id: key.runId, created_at: key.now })
       .onConflict((conflict) =>
-        conflict.columns(['user_id', 'idempotency_key']).doUpdateSet((eb) => ({
-          request_hash: eb.ref('excluded.request_hash'),
-          state: 'in_progress',
-          status_code: null,
-          response_json: null,
-          run_id: eb.ref('excluded.run_id'),
-          created_at: eb.ref('excluded.created_at'),
-        })),
+        conflict
+          .columns(['user_id', 'idempotency_key'])
+          .doUpdateSet((eb) => ({
+            request_hash: eb.ref('excluded.request_hash'),
+            state: 'in_progress',
+            status_code: null,
+            response_json: null,
+            run_id: eb.ref('excluded.run_id'),
+            created_at: eb.ref('excluded.created_at'),
+          }))
+          .where('idempotency_keys.created_at', '<=', key.expiredBefore),
       ),
   );
   const completeKey = compiledOnce((db, answer: { runId: string; statusCode: number; json: string }) =>
@@ -92,7 +98,8 @@ export function createIdempotencyStore(store: Store): IdempotencyStore {
       throw new SvcError('request_in_progress', 'the first request with this Idempotency-Key is still running', { retryAfterSeconds: 1 });
     },
     async begin(userId, key, requestHash, runId, now) {
-      await claimKey(store.db, { userId, key, requestHash, runId, now });
+      const claimed = await claimKey(store.db, { userId, key, requestHash, runId, now, expiredBefore: now - IDEMPOTENCY_KEY_LIFETIME_MS });
+      return claimed.numAffectedRows === 1n;
     },
     async completeRun(runId, statusCode, json) {
       await completeKey(store.db, { runId, statusCode, json });
@@ -102,19 +109,25 @@ export function createIdempotencyStore(store: Store): IdempotencyStore {
       return row?.response_json ?? undefined;
     },
     async settle(userId, key, now) {
-      const [row] = (await keyOf(store.db, { userId, key })).rows;
-      if (row !== undefined && now - row.created_at < IDEMPOTENCY_KEY_LIFETIME_MS) {
-        if (row.run_id !== null) return { kind: 'run', run_id: row.run_id };
-        if (row.request_hash === NEVER_RAN) return { kind: 'never_ran' };
+      // Twice at most: a row that execute's one statement claimed after the first look is found by the second.
+      for (;;) {
+        const [row] = (await keyOf(store.db, { userId, key })).rows;
+        const live = row !== undefined && now - row.created_at < IDEMPOTENCY_KEY_LIFETIME_MS;
+        if (live && row.run_id !== null) return { kind: 'run', run_id: row.run_id };
+        if (live && row.request_hash === NEVER_RAN) return { kind: 'never_ran' };
+        // Only a new or an expired row is settled: a live one is the run's, however it came.
+        const settled = await store.db
+          .insertInto('idempotency_keys')
+          .values({ user_id: userId, idempotency_key: key, request_hash: NEVER_RAN, state: 'done', status_code: null, response_json: null, run_id: null, created_at: now })
+          .onConflict((conflict) =>
+            conflict
+              .columns(['user_id', 'idempotency_key'])
+              .doUpdateSet({ request_hash: NEVER_RAN, state: 'done', status_code: null, response_json: null, run_id: null, created_at: now })
+              .where('idempotency_keys.created_at', '<=', now - IDEMPOTENCY_KEY_LIFETIME_MS),
+          )
+          .executeTakeFirst();
+        if (settled.numInsertedOrUpdatedRows === 1n) return { kind: 'never_ran' };
       }
-      await store.db
-        .insertInto('idempotency_keys')
-        .values({ user_id: userId, idempotency_key: key, request_hash: NEVER_RAN, state: 'done', status_code: null, response_json: null, run_id: null, created_at: now })
-        .onConflict((conflict) =>
-          conflict.columns(['user_id', 'idempotency_key']).doUpdateSet({ request_hash: NEVER_RAN, state: 'done', status_code: null, response_json: null, run_id: null, created_at: now }),
-        )
-        .execute();
-      return { kind: 'never_ran' };
     },
     async purgeExpired(now) {
       const result = await store.db.deleteFrom('idempotency_keys').where('created_at', '<=', now - IDEMPOTENCY_KEY_LIFETIME_MS).executeTakeFirst();

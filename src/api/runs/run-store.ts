@@ -92,11 +92,36 @@ export interface RunStore {
 const QUEUED = sql.lit('queued' as const);
 const RUNNING = sql.lit('running' as const);
 
+/** The queued runs of `userId` that `nodeId` may take, in no order. */
+export const claimableRuns = (db: Kysely<Tables>, userId: string, nodeId: string) =>
+  db
+    .selectFrom('runs')
+    .where('status', '=', QUEUED)
+    .where('user_id', '=', userId)
+    .where((eb) => eb.or([eb('pinned_node_id', 'is', null), eb('pinned_node_id', '=', nodeId)]))
+    .where('agent_id', 'in', (eb) => eb.selectFrom('node_agents').select('agent_id').where('node_id', '=', nodeId))
+    .where(carriesRunLabels(sql.ref('runs.run_id'), nodeId));
+
+/** RETURNING comes in no promised order; the node is handed its runs oldest first. */
+export function oldestFirst(rows: RunRow[]): RunRow[] {
+  return rows.sort((a, b) => a.started_at - b.started_at || (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0));
+}
+
 export function newLease(now: number, leaseMs: number): Lease {
   return { lease_id: randomBytes(16).toString('hex'), expires_at: now + leaseMs };
 }
 
 type Held = Pick<RunRow, 'status' | 'node_id' | 'lease_id' | 'lease_expires_at' | 'claimed_at'>;
+
+const QUEUED_HELD: Held = { status: 'queued', node_id: null, lease_id: null, lease_expires_at: null, claimed_at: null };
+
+/** The row a new run is written as, with what it holds (queued: nothing yet). */
+export function rowOf(run: NewRun, held: Held = QUEUED_HELD): RunRow {
+  return { ...run, ...held, output_json: null, finished_by: null, finished_at: null, attempt: 1, cancel_requested_at: null, cancelled_at: null };
+}
+
+/** The row of a new run queued for its user's nodes. */
+export const rowOfQueued = (run: NewRun): RunRow => rowOf(run);
 type Claim = { userId: string; nodeId: string; limit: number; leaseId: string; expiresAt: number; now: number };
 
 export function createRunStore(store: Store): RunStore {
@@ -126,20 +151,12 @@ export function createRunStore(store: Store): RunStore {
   );
   const insert = async (run: NewRun, held: Held): Promise<RunRow> => {
     await insertRun(store.db, { ...run, ...held });
-    return { ...run, ...held, output_json: null, finished_by: null, finished_at: null, attempt: 1, cancel_requested_at: null, cancelled_at: null };
+    return rowOf(run, held);
   };
   const byId = (db: Kysely<Tables>, runId: string) => db.selectFrom('runs').selectAll().where('run_id', '=', runId);
   const get = compiledOnce((db, at: { runId: string }) => byId(db, at.runId));
   const getForUpdate = compiledOnce((db, at: { runId: string }) => store.forUpdate(byId(db, at.runId)));
-  /** The queued runs of `userId` that `nodeId` may take, in no order. */
-  const eligible = (db: Kysely<Tables>, userId: string, nodeId: string) =>
-    db
-      .selectFrom('runs')
-      .where('status', '=', QUEUED)
-      .where('user_id', '=', userId)
-      .where((eb) => eb.or([eb('pinned_node_id', 'is', null), eb('pinned_node_id', '=', nodeId)]))
-      .where('agent_id', 'in', (eb) => eb.selectFrom('node_agents').select('agent_id').where('node_id', '=', nodeId))
-      .where(carriesRunLabels(sql.ref('runs.run_id'), nodeId));
+  const eligible = claimableRuns;
   // Without the order: the first that qualifies answers, where sorting them all first cost more than the look.
   const anyClaimable = compiledOnce((db, at: { userId: string; nodeId: string }) => eligible(db, at.userId, at.nodeId).select(sql.lit(1).as('one')).limit(sql.lit(1)));
   // The runs to take, oldest first, are picked once, in a materialised CTE: PostgreSQL may run a subquery of
@@ -167,7 +184,7 @@ export function createRunStore(store: Store): RunStore {
   );
 
   return {
-    insertQueued: (run) => insert(run, { status: 'queued', node_id: null, lease_id: null, lease_expires_at: null, claimed_at: null }),
+    insertQueued: (run) => insert(run, QUEUED_HELD),
     insertLeased: (run, nodeId, lease) =>
       insert(run, { status: 'running', node_id: nodeId, lease_id: lease.lease_id, lease_expires_at: lease.expires_at, claimed_at: run.started_at }),
     get: async (runId) => (await get(store.db, { runId })).rows[0],
@@ -175,8 +192,7 @@ export function createRunStore(store: Store): RunStore {
     hasClaimable: async (userId, nodeId) => (await anyClaimable(store.db, { userId, nodeId })).rows.length > 0,
     async claim(userId, nodeId, limit, lease, now) {
       const { rows } = await claimRuns(store.db, { userId, nodeId, limit, leaseId: lease.lease_id, expiresAt: lease.expires_at, now });
-      // RETURNING comes in no promised order; the node is handed them oldest first.
-      return rows.sort((a, b) => a.started_at - b.started_at || (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0));
+      return oldestFirst(rows);
     },
     async renewLeases(nodeId, runIds, expiresAt) {
       if (runIds.length === 0) return { lost: [], cancel: [] };

@@ -1,11 +1,12 @@
-// The runs feature, assembled once per route plugin from the service's context: its stores, the execute
-// transaction, the finisher, and the node's dispatch. The events (who waits for what) are the context's, shared by
-// every plugin.
+// The runs feature, assembled once per service from its context and shared by every route plugin: its stores, the
+// execute transaction, the finisher, and the node's dispatch, which share the runs handed out (held-runs.ts). The
+// events (who waits for what) are the context's.
 import type { ServiceContext } from '../context.js';
 import { countFinishedRuns, countStartedRuns } from '../ops/run-metrics.js';
 import { createNodeRegistry, type NodeRegistry } from '../nodes/registry.js';
 import { createDispatch, type Dispatch } from './dispatch.js';
 import { createRunFinisher, type FinishRun } from './finish-run.js';
+import { createHeldRuns } from './held-runs.js';
 import { createIdempotencyStore, type IdempotencyStore } from './idempotency.js';
 import { createRunStore, type RunStore } from './run-store.js';
 import { createRunStarter, type StartRun } from './start-run.js';
@@ -23,11 +24,20 @@ export interface Runs {
   secretsOf: SecretsOfRun;
 }
 
+const assembled = new WeakMap<ServiceContext, Runs>();
+
 export function createRuns(ctx: ServiceContext): Runs {
+  let runs = assembled.get(ctx);
+  if (runs === undefined) assembled.set(ctx, (runs = assemble(ctx)));
+  return runs;
+}
+
+function assemble(ctx: ServiceContext): Runs {
   const store = createRunStore(ctx.store);
   const keys = createIdempotencyStore(ctx.store);
   const nodes = createNodeRegistry(ctx.store);
-  const finish = countFinishedRuns(ctx, createRunFinisher(ctx, store, keys));
+  const held = createHeldRuns();
+  const finish = countFinishedRuns(ctx, createRunFinisher(ctx, store, keys, held));
   const secretsOf = createSecretsOfRun(ctx.store, createSecretStore(ctx.store, ctx.vault, ctx.clock));
   return {
     store,
@@ -35,7 +45,7 @@ export function createRuns(ctx: ServiceContext): Runs {
     nodes,
     start: countStartedRuns(ctx, createRunStarter(ctx, store, keys, nodes)),
     finish,
-    dispatch: createDispatch(ctx, { runs: store, nodes, finish, events: ctx.runEvents, secretsOf }),
+    dispatch: createDispatch(ctx, { runs: store, nodes, finish, events: ctx.runEvents, secretsOf, held }),
     secretsOf,
   };
 }

@@ -2,7 +2,8 @@
 // the Idempotency-Key, checks that a node can run the agent, debits the price (`balance >= price` in the same
 // UPDATE) and records the run: queued for the user's nodes, or, when a node starts a run of its own, running at once
 // under that node's lease. No node for it: 409 no_node_available, and nothing of the request stays (no charge, no
-// run, no key), as for 402.
+// run, no key), as for 402. On PostgreSQL a user's run that will be accepted (the common case) is first tried as one
+// statement (execute-statement.ts), which declines, writing nothing, whenever the transaction has more to say.
 import { walletLoginUrl } from '../../contract/claims.js';
 import { normalizeEmail } from '../../contract/email.js';
 import { normalizeLabels } from '../../contract/labels.js';
@@ -21,10 +22,11 @@ import { assertLabelsAvailable, assertOwnLabels, recordRunLabels } from '../node
 import type { NodeRegistry } from '../nodes/registry.js';
 import type { IdempotencyStore } from './idempotency.js';
 import { requestHash } from './idempotency.js';
-import { newLease, type Lease, type RunRow, type RunStore } from './run-store.js';
+import { newLease, rowOfQueued, type Lease, type NewRun, type RunRow, type RunStore } from './run-store.js';
 import { createBudgetCheck } from '../budgets/budget-check.js';
 import { createBudgetStore } from '../budgets/budget-store.js';
-import { createRunEventOutbox } from '../webhooks/outbox.js';
+import { createRunEventOutbox, payloadOf } from '../webhooks/outbox.js';
+import { createExecuteStatement } from './execute-statement.js';
 
 export type Caller = { kind: 'user'; sub: string } | { kind: 'node'; node: EnrolledNode };
 
@@ -44,6 +46,9 @@ export type Started =
 
 export type StartRun = (call: ExecuteCall) => Promise<Started>;
 
+/** The key was claimed by a request that took no lock (execute's one statement) after this one looked: look again. */
+class KeyTakenMeanwhile extends Error {}
+
 /** Checks of the input against the version current at the time, when that version keeps moving meanwhile. */
 const MAX_CHECK_ATTEMPTS = 3;
 
@@ -53,19 +58,64 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
   // The price lookup: a SKU's spec price, or the operator's price for an agent of the user's own.
   const prices = createAgentPrices(ctx.store, versions, ctx.uploadLimits.ownAgentPriceCents);
   const turns = createTurns(ctx.store.engine);
-  const withinBudget = createBudgetCheck(ctx.store, createBudgetStore(ctx.store, ctx.clock));
+  const budgets = createBudgetStore(ctx.store, ctx.clock);
+  const withinBudget = createBudgetCheck(budgets);
   const outbox = createRunEventOutbox(ctx.store, ctx.clock);
+  const oneStatement = ctx.store.engine === 'postgres' ? createExecuteStatement(ctx.store) : undefined;
+  /** What both ways make of the request: the run's pinned node, its labels, the key's hash, how long it may wait. */
+  const termsOf = (call: ExecuteCall, userId: string, agentId: string) => {
+    const { request } = call;
+    const pinned = call.caller.kind === 'node' ? call.caller.node.node_id : request.node_id;
+    const labels = normalizeLabels(request.labels ?? []);
+    // No labels hashes as before labels existed, so a key stored by an older version still replays.
+    const hash = requestHash({ user_id: userId, agent_id: agentId, input: request.input ?? null, node_id: pinned ?? null, labels: labels.length > 0 ? labels : undefined });
+    const queueSeconds = request.queue_seconds ?? Math.round(ctx.runTiming.queueTimeoutMs / 1000);
+    return { request, pinned, labels, hash, queueSeconds };
+  };
+  const newRunOf = (call: ExecuteCall, userId: string, agentId: string, priceCents: number, checked: InputVerdict, bundleDigest: string | null, now: number): NewRun => {
+    const { request, pinned, queueSeconds } = termsOf(call, userId, agentId);
+    return {
+      run_id: timeOrderedId(now),
+      user_id: userId,
+      agent_id: agentId,
+      charged_cents: priceCents,
+      input_json: request.input === undefined ? null : JSON.stringify(request.input),
+      pinned_node_id: pinned ?? null,
+      bundle_digest: bundleDigest,
+      started_at: now,
+      // The agent's own limit; execute may ask for less, never more (docs/api.md "Runs as jobs").
+      timeout_seconds: Math.min(checked.terms.timeout_seconds, request.timeout_seconds ?? Number.POSITIVE_INFINITY),
+      queue_seconds: queueSeconds,
+      queue_deadline_at: now + queueSeconds * 1000,
+      retry_safe: checked.terms.retry_safe ? 1 : 0,
+    };
+  };
+  /** The run queued in one statement (PostgreSQL), or undefined: the transaction decides. */
+  const startInOneStatement = async (call: ExecuteCall, userId: string, agentId: string, priceCents: number, checked: InputVerdict): Promise<Started | undefined> => {
+    if (oneStatement === undefined || call.caller.kind !== 'user' || checked.problems.length > 0) return undefined;
+    const now = ctx.clock.now();
+    const { labels, hash, queueSeconds } = termsOf(call, userId, agentId);
+    const fresh = newRunOf(call, userId, agentId, priceCents, checked, checked.digest, now);
+    const run = rowOfQueued(fresh);
+    const eventId = timeOrderedId(now);
+    const started = await oneStatement({
+      run: fresh,
+      labels,
+      key: call.idempotencyKey,
+      requestHash: hash,
+      mayWait: queueSeconds > 0,
+      onlineSince: now - ctx.runTiming.leaseMs,
+      event: { id: eventId, payload: JSON.stringify(payloadOf(run, 'queued', eventId, now)) },
+    });
+    return started === undefined ? undefined : { kind: 'started', run };
+  };
   const start = (call: ExecuteCall, userId: string, agentId: string, priceCents: number, agentName: string, checked: InputVerdict): Promise<Started> =>
     ctx.store.transaction(async () => {
       // Two instances given the same key at once (PostgreSQL): the second waits here for the first's commit, then
       // finds its key and replays it, never starting a second run.
       await ctx.store.lock(`idempotency:${userId}:${call.idempotencyKey}`);
       const now = ctx.clock.now();
-      const { request } = call;
-      const pinned = call.caller.kind === 'node' ? call.caller.node.node_id : request.node_id;
-      const labels = normalizeLabels(request.labels ?? []);
-      // No labels hashes as before labels existed, so a key stored by an older version still replays.
-      const hash = requestHash({ user_id: userId, agent_id: agentId, input: request.input ?? null, node_id: pinned ?? null, labels: labels.length > 0 ? labels : undefined });
+      const { request, pinned, labels, hash, queueSeconds } = termsOf(call, userId, agentId);
       const lookup = await keys.lookup(userId, call.idempotencyKey, hash, now);
       if (lookup.kind === 'replay') return lookup;
       if (lookup.kind === 'in_flight') {
@@ -74,7 +124,6 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       }
       // A node's own run goes to itself: it asked, so it is there, and must carry the labels it names. Any other needs
       // a node serving the agent and carrying its labels: online, or, when the run may wait, one that may come back.
-      const queueSeconds = request.queue_seconds ?? Math.round(ctx.runTiming.queueTimeoutMs / 1000);
       if (call.caller.kind !== 'node') await assertNodeAvailable(ctx, nodes, { userId, agentId, pinned: request.node_id, labels, queueSeconds }, now);
       else await assertOwnLabels(nodes, call.caller.node.node_id, agentId, labels);
       // An ephemeral node's own run is its one run too; its row stays locked until this run is recorded on it.
@@ -82,9 +131,10 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       if (ephemeralNode !== undefined && !(await mayTakeRun(ctx.store, ephemeralNode))) throw ephemeralNodeUsed(ephemeralNode);
 
       const runId = timeOrderedId(now);
-      // The user's caps, before the debit: over one, 402 budget_exceeded, and nothing of this request stays.
-      await withinBudget(userId, agentId, priceCents, now);
       const debit = await ctx.ledger.debitForRun({ user_id: userId, run_id: runId, amount_cents: priceCents });
+      // The user's caps, after the debit took the wallet's row (the lock order, budgets/budget-store.ts), before
+      // anything else is said: over one, 402 budget_exceeded, and nothing of this request stays.
+      await withinBudget(userId, agentId, priceCents, now);
       if (!debit.ok) {
         // Thrown inside the transaction, so nothing of this request stays: no charge, no run, no key. A retry with the
         // same key after funding runs the agent (spec §7: fund the wallet, then retry execute).
@@ -98,27 +148,14 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       // whatever the agent; before anything stays: an input the agent's schema refused (checked before this
       // transaction) rolls it back, the debit with it.
       const bundleDigest = await inputChecks.pin(checked, userId);
-      const newRun = {
-        run_id: runId,
-        user_id: userId,
-        agent_id: agentId,
-        charged_cents: priceCents,
-        input_json: request.input === undefined ? null : JSON.stringify(request.input),
-        pinned_node_id: pinned ?? null,
-        bundle_digest: bundleDigest,
-        started_at: now,
-        // The agent's own limit; execute may ask for less, never more (docs/api.md "Runs as jobs").
-        timeout_seconds: Math.min(checked.terms.timeout_seconds, request.timeout_seconds ?? Number.POSITIVE_INFINITY),
-        queue_seconds: queueSeconds,
-        queue_deadline_at: now + queueSeconds * 1000,
-        retry_safe: checked.terms.retry_safe ? 1 : 0,
-      };
+      await budgets.charge(userId, agentId, priceCents, now);
+      const newRun = { ...newRunOf(call, userId, agentId, priceCents, checked, bundleDigest, now), run_id: runId };
       const lease = call.caller.kind === 'node' ? newLease(now, ctx.runTiming.leaseMs) : undefined;
       const run = lease === undefined || call.caller.kind !== 'node' ? await runs.insertQueued(newRun) : await runs.insertLeased(newRun, call.caller.node.node_id, lease);
       await recordRunLabels(ctx.store, runId, labels);
       if (ephemeralNode !== undefined) await recordEphemeralRun(ctx.store, ephemeralNode, runId);
       await outbox.record(run);
-      await keys.begin(userId, call.idempotencyKey, hash, runId, now);
+      if (!(await keys.begin(userId, call.idempotencyKey, hash, runId, now))) throw new KeyTakenMeanwhile();
       return { kind: 'started', run, ...(lease === undefined ? {} : { lease }) };
     });
 
@@ -141,9 +178,14 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       try {
         // Checked before the transaction, which then pins the version checked (input-checks.ts).
         const checked = await inputChecks.verdict(userId, sku.agent_id, call.request.input);
-        // One user's executes take turns in this instance: they debit one wallet, so they are serialised anyway (turns.ts).
+        const started = await startInOneStatement(call, userId, sku.agent_id, sku.price_cents, checked);
+        if (started !== undefined) return started;
+        // One user's executes the long way take turns in this instance: they lock one wallet for a transaction of
+        // many round trips, so they are serialised anyway, and would each hold a connection meanwhile (turns.ts).
         return await turns(userId, () => start(call, userId, sku.agent_id, sku.price_cents, sku.name, checked));
       } catch (error) {
+        // The key taken by a request that took no lock: this one finds it now, and replays it.
+        if (error instanceof KeyTakenMeanwhile) continue;
         if (!(error instanceof VersionChangedMeanwhile)) throw error;
         // The user's own uploads or rollbacks racing this run, again and again: nothing was charged, ask for a retry.
         if (attempt === MAX_CHECK_ATTEMPTS) {

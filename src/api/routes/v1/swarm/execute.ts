@@ -8,6 +8,7 @@ import type { ServiceContext } from '../../../context.js';
 import { nodeOf, userIdOf } from '../../../http/auth.js';
 import { parseIdempotencyKey } from '../../../runs/idempotency.js';
 import { runView } from '../../../runs/run-view.js';
+import type { Wake } from '../../../runs/run-events.js';
 import { createRuns } from '../../../runs/runs.js';
 import type { Caller } from '../../../runs/start-run.js';
 import { preferredWaitMs } from '../../../http/prefer.js';
@@ -40,7 +41,10 @@ export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         }
         if (started.kind === 'started') ctx.runEvents.queued(run.user_id);
         const waitMs = preferredWaitMs(request.headers.prefer, ctx.runTiming.executeWaitMs);
-        const final = await ctx.runEvents.waitFor({ run: run.run_id }, () => runs.keys.finalAnswer(run.run_id), waitMs, ctx.shutdownSignal);
+        // The answer comes with the wake-up when the run finished here; a run started just now has none to read yet.
+        const finalAnswer = async (wake: Wake): Promise<string | undefined> =>
+          wake.hint ?? (wake.reason === 'first' && started.kind === 'started' ? undefined : runs.keys.finalAnswer(run.run_id));
+        const final = await ctx.runEvents.waitFor({ run: run.run_id }, finalAnswer, waitMs, ctx.shutdownSignal);
         if (final !== undefined) return sendJson(reply, 200, final);
         const now = (await runs.store.get(run.run_id))!;
         return reply.status(202).header('location', `/v1/swarm/runs/${run.run_id}`).send(runView(now, await ctx.ledger.balance(now.user_id)));

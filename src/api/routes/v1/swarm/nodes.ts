@@ -50,7 +50,7 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
     const runs = createRuns(ctx);
     const deployTokens = createDeployTokens(ctx.store, ctx.clock);
     const grant = createNodeGrant(ctx.store);
-    const removal = createNodeRemoval(ctx.store);
+    const removal = createNodeRemoval(ctx.store, ctx.revocations);
 
     app.post('/v1/swarm/nodes/enroll', { config: { rateLimited: true }, schema: { response: { 200: EnrollResponse } } }, async (request) => {
       const bearer = parseBearer(request.headers.authorization);
@@ -99,7 +99,10 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
     // A daemon that stops cleanly says so (docs/api.md "The queue"): offline at once, so nothing is routed to it as if
     // it were there; its runs still queued wait for it or another node. Its next poll makes it online again.
     app.post('/v1/swarm/nodes/self/offline', { config: { auth: 'node' } }, async (request, reply) => {
-      await runs.nodes.markOffline(nodeOf(request)!.node_id, ctx.clock.now());
+      const node = nodeOf(request)!;
+      await runs.nodes.markOffline(node.node_id, ctx.clock.now());
+      // As its credential is remembered here (nodes/credentials.ts): never seen since, so its next poll writes at once.
+      node.seen = { ...node.seen, at: null };
       return reply.code(204).send();
     });
 
@@ -115,6 +118,8 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
       // A catalog agent, or an agent of the user's own (its runs need a current upload, checked at execute).
       if (!isUploadableAgentId(request.params.agent_id)) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(request.params.agent_id)}`);
       await runs.nodes.serve(node.node_id, request.params.agent_id, ctx.clock.now());
+      // A queued run of this agent is the node's to take from now on: its polls look again.
+      ctx.runEvents.queued(node.user_id);
       return { node_id: node.node_id, agents: await runs.nodes.agentsOf(node.node_id) };
     });
     // Withdrawing an agent the node does not serve changes nothing and is no error (unregister may be repeated).
