@@ -150,6 +150,24 @@ describe('POST /v1/swarm/execute', () => {
     }
   });
 
+  it("takes 200 concurrent runs of one user at once, each charged once and answered by the node: the node's polls and results are never starved of a connection (no lease of 2 s runs out)", async () => {
+    // One user's executes all lock one wallet row, no longer one after the other: none may overdraw, charge twice or
+    // lose a run; and were they to hold every one of PostgreSQL's pooled connections while they wait for that lock,
+    // the node's polls and results would queue behind them until their leases ran out (runs failed node_lost and
+    // refunded; test/api-postgres/execute-slots.test.ts holds the wallet locked to show they do not).
+    const user = await paidUserWithNode(service, 200 * 4, { capacity: 32 });
+    const body = { user_id: user.email, agent_id: 'agent_ops_monitor_004', input: {} };
+    const responses = await Promise.all(Array.from({ length: 200 }, () => execute(service, user.token, body)));
+    expect(responses.map((response) => `${response.status} ${response.body.status}`)).toEqual(Array.from({ length: 200 }, () => '200 succeeded'));
+    expect(new Set(responses.map((response) => response.body.run_id)).size).toBe(200);
+    expect(await service.ctx.ledger.balance(user.email)).toBe(0);
+    const runs = runsOf(service, user.email);
+    expect(runs.filter((run) => run.status === 'succeeded' && run.charged_cents === 4)).toHaveLength(200);
+    const entries = entriesOf(service, user.email);
+    expect(entries.filter((entry) => entry.kind === 'debit')).toHaveLength(200);
+    expect(entries.filter((entry) => entry.kind === 'refund')).toHaveLength(0);
+  });
+
   describe('refuses bad input with a clear 4xx and changes nothing', () => {
     let user: { email: string; token: string };
     beforeAll(async () => {

@@ -15,7 +15,7 @@ import { createAgentVersions } from '../agents/agent-versions.js';
 import { createInputChecks, VersionChangedMeanwhile, type InputVerdict } from '../agents/input-checks.js';
 import type { ServiceContext } from '../context.js';
 import { timeOrderedId } from '../../lib/time-ordered-id.js';
-import { createTurns } from '../store/turns.js';
+import { createExecuteSlots } from '../store/execute-slots.js';
 import type { EnrolledNode } from '../nodes/credentials.js';
 import { ephemeralNodeUsed, mayTakeRun, recordEphemeralRun } from '../nodes/ephemeral.js';
 import { assertLabelsAvailable, assertOwnLabels, recordRunLabels } from '../nodes/labels.js';
@@ -57,7 +57,7 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
   const inputChecks = createInputChecks(versions, ctx.clock);
   // The price lookup: a SKU's spec price, or the operator's price for an agent of the user's own.
   const prices = createAgentPrices(ctx.store, versions, ctx.uploadLimits.ownAgentPriceCents);
-  const turns = createTurns(ctx.store.engine);
+  const slots = createExecuteSlots(ctx.store);
   const budgets = createBudgetStore(ctx.store, ctx.clock);
   const withinBudget = createBudgetCheck(budgets);
   const outbox = createRunEventOutbox(ctx.store, ctx.clock);
@@ -178,11 +178,8 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       try {
         // Checked before the transaction, which then pins the version checked (input-checks.ts).
         const checked = await inputChecks.verdict(userId, sku.agent_id, call.request.input);
-        const started = await startInOneStatement(call, userId, sku.agent_id, sku.price_cents, checked);
-        if (started !== undefined) return started;
-        // One user's executes the long way take turns in this instance: they lock one wallet for a transaction of
-        // many round trips, so they are serialised anyway, and would each hold a connection meanwhile (turns.ts).
-        return await turns(userId, () => start(call, userId, sku.agent_id, sku.price_cents, sku.name, checked));
+        // Never all of the pool's connections at once: a node's polls and results keep theirs (execute-slots.ts).
+        return await slots(async () => (await startInOneStatement(call, userId, sku.agent_id, sku.price_cents, checked)) ?? start(call, userId, sku.agent_id, sku.price_cents, sku.name, checked));
       } catch (error) {
         // The key taken by a request that took no lock: this one finds it now, and replays it.
         if (error instanceof KeyTakenMeanwhile) continue;

@@ -17,6 +17,7 @@ const MIGRATION_LOCK_KEY = 0x7376632d6d6967n;
 const INT8_OID = 20;
 /** A request waits this long for a connection, then fails 503 (the database is down or the pool exhausted). */
 const CONNECT_TIMEOUT_MS = 5_000;
+const DEFAULT_POOL_SIZE = 10;
 
 export interface PostgresOptions {
   url: string;
@@ -31,7 +32,7 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     connectionString: options.url,
     // The statements compiled once are prepared per connection under their names (named-statements.ts).
     Client: NamedStatementClient,
-    max: options.poolSize ?? 10,
+    max: options.poolSize ?? DEFAULT_POOL_SIZE,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     // Times in milliseconds and cents are BIGINT; as JS numbers they are exact up to 2^53, far past any real value.
     types: { getTypeParser: ((oid: number, format?: string) => (oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser },
@@ -57,10 +58,15 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     throw error;
   }
   const notifications = createPostgresNotifications(options.url, pool, (error) => options.onIdleError?.(error));
-  const store = createStore('postgres', kysely, async () => {
-    await notifications.close();
-    await kysely.destroy();
-  });
+  const store = createStore(
+    'postgres',
+    kysely,
+    async () => {
+      await notifications.close();
+      await kysely.destroy();
+    },
+    { connections: options.poolSize ?? DEFAULT_POOL_SIZE },
+  );
   return Object.assign(store, { notifications });
 }
 

@@ -35,7 +35,7 @@ export async function openSqliteStore(path: string): Promise<SqliteStore> {
     await kysely.destroy();
     throw error;
   }
-  const store = createStore('sqlite', kysely, () => kysely.destroy(), { inTransaction: () => sqlite.inTransaction });
+  const store = createStore('sqlite', kysely, () => kysely.destroy(), { groupCommit: { inTransaction: () => sqlite.inTransaction } });
   return Object.assign(store, { sqlite });
 }
 

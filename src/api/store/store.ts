@@ -13,6 +13,8 @@ export type Engine = 'sqlite' | 'postgres';
 
 export interface Store {
   readonly engine: Engine;
+  /** How many connections it holds at most: SQLite's one, PostgreSQL's pool. */
+  readonly connections: number;
   /** Inside `transaction()`, that transaction; outside, the database (each statement its own transaction). */
   readonly db: Kysely<Tables>;
   /**
@@ -43,7 +45,8 @@ export interface GroupCommit {
   inTransaction(): boolean;
 }
 
-export function createStore(engine: Engine, root: Kysely<Tables>, close: () => Promise<void>, groupCommit?: GroupCommit): Store {
+export function createStore(engine: Engine, root: Kysely<Tables>, close: () => Promise<void>, options: { groupCommit?: GroupCommit; connections?: number } = {}): Store {
+  const { groupCommit } = options;
   const current = new AsyncLocalStorage<OpenTransaction>();
   const batched = groupCommit === undefined ? undefined : createGroupCommit(root, current, () => groupCommit.inTransaction());
   const transaction = async <T>(work: () => Promise<T>): Promise<T> => {
@@ -60,6 +63,7 @@ export function createStore(engine: Engine, root: Kysely<Tables>, close: () => P
   };
   return {
     engine,
+    connections: options.connections ?? 1,
     get db(): Kysely<Tables> {
       // Work started inside a transaction and still running after it ended (a wake-up, a background delivery)
       // inherits the context: it must use the database, not the finished transaction.
