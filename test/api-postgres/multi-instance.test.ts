@@ -145,6 +145,18 @@ describe('two svc-api instances on one PostgreSQL database', () => {
     expect(verdict.body).toEqual({ valid: false, reason: 'revoked' });
   });
 
+  it('a node that removed itself on one instance is refused 410 by the other, which had remembered its credential, within its poll of the log', async () => {
+    const email = uniqueEmail('node-gone');
+    await signIn(a.baseUrl, email);
+    const node = await enrollNode(a.baseUrl, email);
+    const agentsOn = async (baseUrl: string) => (await httpRequest(`${baseUrl}/v1/swarm/nodes/self/agents`, { token: node.credential })).status;
+    expect(await agentsOn(b.baseUrl)).toBe(200);
+    expect((await httpRequest(`${a.baseUrl}/v1/swarm/nodes/self`, { method: 'DELETE', token: node.credential })).status).toBe(200);
+    expect(await agentsOn(a.baseUrl)).toBe(410);
+    // B forgets the credential when it reads the removal in the revocation log, every 400 ms; waited for, never timed.
+    await waitFor(async () => ((await agentsOn(b.baseUrl)) === 410 ? true : undefined), 'instance B to refuse the removed node');
+  });
+
   it('one webhook event delivered to both instances at once is applied once', async () => {
     const email = uniqueEmail('hook');
     const body = JSON.stringify({
