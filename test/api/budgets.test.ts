@@ -7,12 +7,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { httpRequest } from '../helpers/http.js';
 import { waitFor } from '../helpers/wait.js';
 import { MovableClock } from '../helpers/clock.js';
+import type { Answer } from '../helpers/protocol-node.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { CONTRACT_INPUTS } from '../helpers/bundles.js';
 import { entriesOf, execute, ledgerSnapshot, paidUser, paidUserWithNode, runsOf, stopNodes, TEST_RUN_TIMING } from './execute-fixtures.js';
 
 const REVIEW = 'agent_dev_review_012';
 const MONITOR = 'agent_ops_monitor_004';
+const OUTREACH = 'agent_sales_outreach_008';
 const DAY_MS = 86_400_000;
 
 describe('budgets', () => {
@@ -87,6 +89,32 @@ describe('budgets', () => {
     const own = await execute(service, user.node.credential, { user_id: user.email, agent_id: MONITOR });
     expect(own.status, own.text).toBe(402);
     expect(own.body).toMatchObject({ code: 'budget_exceeded', cap_cents: 3, price_cents: 4 });
+  });
+
+  it("a cap set after runs of its period counts them; a run of the day before refunded today gives back nothing of today's", async () => {
+    const held: Array<() => void> = [];
+    const user = await paidUserWithNode(service, 1000, {
+      answer: (run): Answer | Promise<Answer> => {
+        if (run.agent_id !== OUTREACH) return { status: 'succeeded', output: {} };
+        return new Promise((resolve) => held.push(() => resolve({ status: 'failed', output: { error: 'exit', message: 'exit 1' } })));
+      },
+    });
+    // Today: a run that stays running until tomorrow, then fails (not retry-safe: lost with its lease, it fails too).
+    const late = execute(service, user.token, { user_id: user.email, agent_id: OUTREACH, input: CONTRACT_INPUTS[OUTREACH] }, randomUUID(), { prefer: 'wait=0' });
+    expect((await late).status).toBe(202);
+    await waitFor(async () => (held.length === 1 ? true : undefined), "the node holding the day's run");
+    clock.advance(DAY_MS);
+    try {
+      for (let i = 0; i < 2; i += 1) expect((await review(user)).status).toBe(200);
+      // Set now: the new day's two runs (24 cents) count; the day before's does not.
+      expect((await cap(user.token, 'all', 'day', 30)).body).toMatchObject({ cap_cents: 30, spent_cents: 24 });
+      expect((await review(user)).body).toMatchObject({ code: 'budget_exceeded', spent_cents: 24 });
+      held[0]!();
+      await waitFor(async () => (runsOf(service, user.email).some((run) => run.agent_id === OUTREACH && run.status === 'failed') ? true : undefined), "the day before's run failed");
+      expect((await call('/v1/swarm/budgets', user.token)).body.budgets[0]).toMatchObject({ spent_cents: 24 });
+    } finally {
+      clock.advance(-DAY_MS);
+    }
   });
 
   it('no interleaving of parallel executes spends past a cap: 60 cents, 20 runs of 12 at once, exactly 5 charged', async () => {
