@@ -45,6 +45,8 @@ export interface InputChecks {
    * the current version is no longer the one checked, and 422 input_invalid when the input failed its check.
    */
   pin(verdict: InputVerdict, userId: string): Promise<string | null>;
+  /** As pin, with the digest of the current version as the transaction just read it (null: built-in). */
+  pinTo(verdict: InputVerdict, userId: string, currentDigest: string | null): string | null;
 }
 
 /** Compiled schemas kept, by digest: a compile costs about a millisecond, a cached check microseconds. */
@@ -148,15 +150,29 @@ export function createInputChecks(versions: AgentVersions, clock: Clock): InputC
         remember(userId, verdict.agentId, current);
         throw new VersionChangedMeanwhile();
       }
-      const first = verdict.problems[0];
-      if (first === undefined) return verdict.digest;
-      const whose = verdict.digest === null ? `the built-in ${verdict.agentId} version ${verdict.version}` : `your ${verdict.agentId} version ${verdict.version}`;
-      throw new SvcError('input_invalid', `${first.path}: ${first.message} (the input_schema of ${whose}); nothing was charged`, {
-        ...(verdict.remedy === undefined ? {} : { remedy: verdict.remedy }),
-        extensions: { errors: verdict.problems, agent_id: verdict.agentId, version: verdict.version, digest: verdict.digest },
-      });
+      return refuseProblems(verdict);
+    },
+
+    pinTo(verdict, userId, currentDigest) {
+      if (currentDigest !== verdict.digest) {
+        // The next check reads the current version afresh.
+        currentOf.delete(`${userId}\n${verdict.agentId}`);
+        throw new VersionChangedMeanwhile();
+      }
+      return refuseProblems(verdict);
     },
   };
+}
+
+/** The digest to pin the run to, or 422 input_invalid when the input failed its check. */
+function refuseProblems(verdict: InputVerdict): string | null {
+  const first = verdict.problems[0];
+  if (first === undefined) return verdict.digest;
+  const whose = verdict.digest === null ? `the built-in ${verdict.agentId} version ${verdict.version}` : `your ${verdict.agentId} version ${verdict.version}`;
+  throw new SvcError('input_invalid', `${first.path}: ${first.message} (the input_schema of ${whose}); nothing was charged`, {
+    ...(verdict.remedy === undefined ? {} : { remedy: verdict.remedy }),
+    extensions: { errors: verdict.problems, agent_id: verdict.agentId, version: verdict.version, digest: verdict.digest },
+  });
 }
 
 /** A version uploaded before agent.json declared run terms runs by the defaults. */

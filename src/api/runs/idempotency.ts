@@ -12,6 +12,7 @@ import { IDEMPOTENCY_KEY_LIFETIME_SECONDS } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
 import { compiledOnce } from '../store/compiled-once.js';
 import type { Store } from '../store/store.js';
+import type { Tables } from '../store/tables.js';
 
 export const IDEMPOTENCY_KEY_LIFETIME_MS = IDEMPOTENCY_KEY_LIFETIME_SECONDS * 1000;
 /** Printable ASCII without spaces, like the keys clients generate (UUIDs, ULIDs, base64url). */
@@ -25,9 +26,30 @@ const NEVER_RAN = 'never_ran';
 
 export type KeyLookup = { kind: 'new' } | { kind: 'replay'; statusCode: number; json: string } | { kind: 'in_flight'; run_id: string };
 
+/** A key's row as lookup reads it. */
+export type KeyRow = Pick<Tables['idempotency_keys'], 'request_hash' | 'state' | 'status_code' | 'response_json' | 'run_id' | 'created_at'>;
+
+/**
+ * What an incoming request with this key is, from its row (undefined: none; execute-gate.ts reads it): new (or
+ * expired), a replay of a finished or a running run, or 422.
+ */
+export function judgeKey(row: KeyRow | undefined, requestHash: string, now: number): KeyLookup {
+  if (row === undefined || now - row.created_at >= IDEMPOTENCY_KEY_LIFETIME_MS) return { kind: 'new' };
+  if (row.request_hash === NEVER_RAN) {
+    throw new SvcError('idempotency_key_void', 'this Idempotency-Key was settled as never run (POST /v1/swarm/runs/by-key); nothing was charged and nothing runs for it');
+  }
+  if (row.request_hash !== requestHash) {
+    throw new SvcError('idempotency_key_reuse', 'this Idempotency-Key was already used for a different request');
+  }
+  if (row.state === 'done' && row.status_code !== null && row.response_json !== null) {
+    return { kind: 'replay', statusCode: row.status_code, json: row.response_json };
+  }
+  if (row.run_id !== null) return { kind: 'in_flight', run_id: row.run_id };
+  // A key claimed by nothing we can name (not written by this version): it may not start a second run.
+  throw new SvcError('request_in_progress', 'the first request with this Idempotency-Key is still running', { retryAfterSeconds: 1 });
+}
+
 export interface IdempotencyStore {
-  /** What an incoming request with this key is: new (or expired), a replay of a finished or a running run, or 422. */
-  lookup(userId: string, key: string, requestHash: string, now: number): Promise<KeyLookup>;
   /**
    * Claims the key for the run this request started: a new key, or one expired. False when a live row holds it now:
    * execute's one statement (execute-statement.ts) takes no lock, and may have claimed it since the lookup.
@@ -81,22 +103,6 @@ export function createIdempotencyStore(store: Store): IdempotencyStore {
     db.selectFrom('idempotency_keys').select('response_json').where('run_id', '=', at.runId).where('state', '=', 'done').where('response_json', 'is not', null),
   );
   return {
-    async lookup(userId, key, requestHash, now) {
-      const [row] = (await keyOf(store.db, { userId, key })).rows;
-      if (row === undefined || now - row.created_at >= IDEMPOTENCY_KEY_LIFETIME_MS) return { kind: 'new' };
-      if (row.request_hash === NEVER_RAN) {
-        throw new SvcError('idempotency_key_void', 'this Idempotency-Key was settled as never run (POST /v1/swarm/runs/by-key); nothing was charged and nothing runs for it');
-      }
-      if (row.request_hash !== requestHash) {
-        throw new SvcError('idempotency_key_reuse', 'this Idempotency-Key was already used for a different request');
-      }
-      if (row.state === 'done' && row.status_code !== null && row.response_json !== null) {
-        return { kind: 'replay', statusCode: row.status_code, json: row.response_json };
-      }
-      if (row.run_id !== null) return { kind: 'in_flight', run_id: row.run_id };
-      // A key claimed by nothing we can name (not written by this version): it may not start a second run.
-      throw new SvcError('request_in_progress', 'the first request with this Idempotency-Key is still running', { retryAfterSeconds: 1 });
-    },
     async begin(userId, key, requestHash, runId, now) {
       const claimed = await claimKey(store.db, { userId, key, requestHash, runId, now, expiredBefore: now - IDEMPOTENCY_KEY_LIFETIME_MS });
       return claimed.numAffectedRows === 1n;

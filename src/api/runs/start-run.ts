@@ -21,11 +21,12 @@ import { ephemeralNodeUsed, mayTakeRun, recordEphemeralRun } from '../nodes/ephe
 import { assertLabelsAvailable, assertOwnLabels, recordRunLabels } from '../nodes/labels.js';
 import type { NodeRegistry } from '../nodes/registry.js';
 import type { IdempotencyStore } from './idempotency.js';
-import { requestHash } from './idempotency.js';
+import { judgeKey, requestHash } from './idempotency.js';
 import { newLease, rowOfQueued, type Lease, type NewRun, type RunRow, type RunStore } from './run-store.js';
 import { createBudgetCheck } from '../budgets/budget-check.js';
 import { createBudgetStore } from '../budgets/budget-store.js';
 import { createRunEventOutbox, payloadOf } from '../webhooks/outbox.js';
+import { createExecuteGate } from './execute-gate.js';
 import { createExecuteStatement } from './execute-statement.js';
 
 export type Caller = { kind: 'user'; sub: string } | { kind: 'node'; node: EnrolledNode };
@@ -62,6 +63,7 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
   const withinBudget = createBudgetCheck(budgets);
   const outbox = createRunEventOutbox(ctx.store, ctx.clock);
   const oneStatement = ctx.store.engine === 'postgres' ? createExecuteStatement(ctx.store) : undefined;
+  const readGate = createExecuteGate(ctx.store);
   /** What both ways make of the request: the run's pinned node, its labels, the key's hash, how long it may wait. */
   const termsOf = (call: ExecuteCall, userId: string, agentId: string) => {
     const { request } = call;
@@ -116,7 +118,10 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       await ctx.store.lock(`idempotency:${userId}:${call.idempotencyKey}`);
       const now = ctx.clock.now();
       const { request, pinned, labels, hash, queueSeconds } = termsOf(call, userId, agentId);
-      const lookup = await keys.lookup(userId, call.idempotencyKey, hash, now);
+      const ownNode = call.caller.kind === 'node' ? call.caller.node : undefined;
+      // What this transaction must know before it writes, in one read (execute-gate.ts).
+      const gate = await readGate({ userId, agentId, key: call.idempotencyKey, pinned: request.node_id ?? null, mayWait: queueSeconds > 0, onlineSince: now - ctx.runTiming.leaseMs });
+      const lookup = judgeKey(gate.key, hash, now);
       if (lookup.kind === 'replay') return lookup;
       if (lookup.kind === 'in_flight') {
         const run = await runs.get(lookup.run_id);
@@ -124,17 +129,19 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       }
       // A node's own run goes to itself: it asked, so it is there, and must carry the labels it names. Any other needs
       // a node serving the agent and carrying its labels: online, or, when the run may wait, one that may come back.
-      if (call.caller.kind !== 'node') await assertNodeAvailable(ctx, nodes, { userId, agentId, pinned: request.node_id, labels, queueSeconds }, now);
-      else await assertOwnLabels(nodes, call.caller.node.node_id, agentId, labels);
+      if (ownNode !== undefined) await assertOwnLabels(nodes, ownNode.node_id, agentId, labels);
+      else if (!gate.nodeAvailable || labels.length > 0) await assertNodeAvailable(ctx, nodes, { userId, agentId, pinned: request.node_id, labels, queueSeconds }, now);
       // An ephemeral node's own run is its one run too; its row stays locked until this run is recorded on it.
-      const ephemeralNode = call.caller.kind === 'node' && call.caller.node.ephemeral ? call.caller.node.node_id : undefined;
+      const ephemeralNode = ownNode?.ephemeral === true ? ownNode.node_id : undefined;
       if (ephemeralNode !== undefined && !(await mayTakeRun(ctx.store, ephemeralNode))) throw ephemeralNodeUsed(ephemeralNode);
+      // PostgreSQL locks the caps after the debit, and a cap may be set meanwhile: it always looks (budget-store.ts).
+      const capped = gate.capped || ctx.store.engine === 'postgres';
 
       const runId = timeOrderedId(now);
       const debit = await ctx.ledger.debitForRun({ user_id: userId, run_id: runId, amount_cents: priceCents });
       // The user's caps, after the debit took the wallet's row (the lock order, budgets/budget-store.ts), before
       // anything else is said: over one, 402 budget_exceeded, and nothing of this request stays.
-      await withinBudget(userId, agentId, priceCents, now);
+      if (capped) await withinBudget(userId, agentId, priceCents, now);
       if (!debit.ok) {
         // Thrown inside the transaction, so nothing of this request stays: no charge, no run, no key. A retry with the
         // same key after funding runs the agent (spec §7: fund the wallet, then retry execute).
@@ -147,14 +154,14 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       // After the balance, so a spec-shaped request ({user_id, agent_id}, spec §7) from a wallet too low gets its 402
       // whatever the agent; before anything stays: an input the agent's schema refused (checked before this
       // transaction) rolls it back, the debit with it.
-      const bundleDigest = await inputChecks.pin(checked, userId);
-      await budgets.charge(userId, agentId, priceCents, now);
+      const bundleDigest = inputChecks.pinTo(checked, userId, gate.currentDigest);
+      if (capped) await budgets.charge(userId, agentId, priceCents, now);
       const newRun = { ...newRunOf(call, userId, agentId, priceCents, checked, bundleDigest, now), run_id: runId };
       const lease = call.caller.kind === 'node' ? newLease(now, ctx.runTiming.leaseMs) : undefined;
       const run = lease === undefined || call.caller.kind !== 'node' ? await runs.insertQueued(newRun) : await runs.insertLeased(newRun, call.caller.node.node_id, lease);
       await recordRunLabels(ctx.store, runId, labels);
       if (ephemeralNode !== undefined) await recordEphemeralRun(ctx.store, ephemeralNode, runId);
-      await outbox.record(run);
+      if (gate.hooked || ownNode !== undefined) await outbox.record(run);
       if (!(await keys.begin(userId, call.idempotencyKey, hash, runId, now))) throw new KeyTakenMeanwhile();
       return { kind: 'started', run, ...(lease === undefined ? {} : { lease }) };
     });
