@@ -3,6 +3,7 @@
 // (a restart, an administrator) listens again by itself.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRunEvents } from '../../src/api/runs/run-events.js';
 import { createPostgresNotifications, type Notifications } from '../../src/api/store/postgres-notifications.js';
 import { waitFor } from '../helpers/funnel.js';
 import { postgresDatabaseFor } from '../helpers/test-engine.js';
@@ -88,6 +89,17 @@ describe('notifications between instances on one PostgreSQL database', () => {
       20_000,
     );
     expect(errors.length).toBeGreaterThan(0);
+  });
+
+  it("a run finished on one instance hands the other's waiting execute its final answer, which it then need not read", async () => {
+    const never = 10 * 60_000;
+    const [onA, onB] = [createRunEvents(never, a), createRunEvents(never, b)];
+    const reads: string[] = [];
+    const answer = JSON.stringify({ run_id: 'r-answered', status: 'succeeded', output: { text: 'two words' } });
+    const waited = onB.waitFor({ run: 'r-answered' }, async (wake) => wake.hint ?? (reads.push(wake.reason), undefined), never, new AbortController().signal);
+    onA.finished('r-answered', answer);
+    expect(await waited).toBe(answer);
+    expect(reads).toEqual(['first']);
   });
 
   it('an instance alone on its database sends nothing, and tells one that starts listening', async () => {

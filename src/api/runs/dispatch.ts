@@ -109,18 +109,19 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
   return {
     async poll(node, request, drain, gone) {
       const now = ctx.clock.now();
-      let seenAt = node.seen.at ?? Number.NEGATIVE_INFINITY;
-      /** Writes last_seen_at (and what the poll says of the host) when something changed or it has aged. */
+      /**
+       * Writes last_seen_at (and what the poll says of the host) when something changed or it has aged. What was
+       * written is kept on the node as its credential is remembered (nodes/credentials.ts), before the write, so the
+       * node's other polls meanwhile do not write it again: a node writes it once a second, however many polls it holds.
+       */
       const seen = async (at: number, said: { hostname?: string; name?: string; version?: string } = {}): Promise<void> => {
         const changed =
           (said.hostname !== undefined && said.hostname !== node.seen.hostname) ||
           (said.name !== undefined && said.name !== node.seen.name) ||
           (said.version !== undefined && said.version !== node.seen.version);
-        if (!changed && at - seenAt < seenEveryMs) return;
-        await nodes.touch(node.node_id, said, at);
-        seenAt = at;
-        // The node as its credential's cache holds it (nodes/credentials.ts): its next poll compares with this.
+        if (!changed && at - (node.seen.at ?? Number.NEGATIVE_INFINITY) < seenEveryMs) return;
         node.seen = { at, hostname: said.hostname ?? node.seen.hostname, name: said.name ?? node.seen.name, version: said.version ?? node.seen.version };
+        await nodes.touch(node.node_id, said, at);
       };
       await seen(now, { hostname: request.hostname, ...(request.name === undefined ? {} : { name: request.name }), version: request.version });
       const { lost, cancel } = await runs.renewLeases(node.node_id, request.running, now + leaseMs);
@@ -145,10 +146,12 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
         // the group commit first keeps those from queueing for the write lock. PostgreSQL's claim is one statement
         // that waits for no lock (SKIP LOCKED), and a look would be one round trip more.
         // Nothing queued since this node last found the queue drained: the poll's first look would find nothing
-        // either (issue 31: a poll whose node took its last run looked in vain at every start); a wake-up or the
-        // recheck looks anyway.
+        // either (issue 31: a poll whose node took its last run looked in vain at every start), and so would its
+        // recheck when every queued run is heard of here; a wake-up looks anyway, and so does the recheck when
+        // another instance may have queued runs unheard (a notification lost).
         const queued = events.queuedCount(node.user_id);
-        if (wake.reason === 'first' && queued !== undefined && drainedAt.get(node.node_id) === queued) return undefined;
+        const heard = wake.reason === 'first' || (wake.reason === 'recheck' && events.hearsEverything());
+        if (heard && queued !== undefined && drainedAt.get(node.node_id) === queued) return undefined;
         if (ctx.store.engine === 'sqlite' && !(await runs.hasClaimable(node.user_id, node.node_id))) return remember(node.node_id, queued);
         const assigned = await claim(node, request.capacity);
         if (assigned.length < request.capacity) remember(node.node_id, queued);

@@ -26,6 +26,11 @@ export interface RunEvents {
    */
   queuedCount(userId: string): number | undefined;
   /**
+   * Whether every run queued reaches queuedCount: one process on its SQLite file, or the only instance on its
+   * PostgreSQL database while it listens. Otherwise another instance's runs are heard only when its notification is.
+   */
+  hearsEverything(): boolean;
+  /**
    * Resolves with `check()`'s first defined answer, asked at once, on every wake-up of `topic` (or of any of
    * several) and every `recheckMs`; undefined when `waitMs` passed or `signal` aborted first. `check` is told why it
    * looks, with what the wake-up handed over (the final answer of a run finished here).
@@ -42,6 +47,12 @@ export interface Wake {
   /** What the wake-up handed over: a run's final answer. */
   hint?: string;
 }
+
+/**
+ * A final answer up to this size goes with its run's notification to the other instances (PostgreSQL's payload is
+ * at most 8,000 bytes, and several topics share one), so their waiting execute need not read it; a longer one is read.
+ */
+const MAX_ANSWER_NOTIFIED_BYTES = 3_000;
 
 /** Users whose queued runs are counted at most (the oldest go first: their polls look, as for a user never heard of). */
 const COUNTED_USERS = 100_000;
@@ -76,16 +87,21 @@ export function createRunEvents(recheckMs: number, notifications?: Notifications
       chosen!.look({ reason: 'event' });
     }
   };
-  const heard = (name: string): void => {
-    if (name.startsWith('work:')) wakeWork(name.slice('work:'.length));
-    else emitter.emit(name, { reason: 'event' } satisfies Wake);
+  const heard = (line: string): void => {
+    if (line.startsWith('work:')) return wakeWork(line.slice('work:'.length));
+    // `run:<id> <answer>`: a run finished elsewhere, with its final answer.
+    const space = line.indexOf(' ');
+    if (space < 0) emitter.emit(line, { reason: 'event' } satisfies Wake);
+    else emitter.emit(line.slice(0, space), { reason: 'event', hint: line.slice(space + 1) } satisfies Wake);
   };
   void notifications?.listen(heard);
 
   return {
     finished(runId, answer) {
       emitter.emit(`run:${runId}`, { reason: 'event', ...(answer === undefined ? {} : { hint: answer }) } satisfies Wake);
-      notifications?.publish(`run:${runId}`);
+      // A JSON text holds no line break, so it goes on the topic's line.
+      const told = answer !== undefined && Buffer.byteLength(answer) <= MAX_ANSWER_NOTIFIED_BYTES ? ` ${answer}` : '';
+      notifications?.publish(`run:${runId}${told}`);
     },
     queued(userId) {
       wakeWork(userId);
@@ -100,6 +116,7 @@ export function createRunEvents(recheckMs: number, notifications?: Notifications
       notifications?.publish(`logs:${runId}`);
     },
     queuedCount: (userId) => counts.get(userId),
+    hearsEverything: () => notifications === undefined || notifications.alone(),
     async waitFor(topic, check, waitMs, signal) {
       if (waitMs <= 0 || signal.aborted) return check({ reason: 'first' });
       return new Promise((resolve, reject) => {

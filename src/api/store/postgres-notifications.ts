@@ -13,6 +13,8 @@ export interface Notifications {
   publish(topic: string): void;
   /** `handler` gets every topic another instance publishes; resolves once listening (or, failing, retrying). */
   listen(handler: (topic: string) => void): Promise<void>;
+  /** Listening, and no other instance listens: nothing another instance changes goes unheard, since there is none. */
+  alone(): boolean;
   close(): Promise<void>;
 }
 
@@ -124,6 +126,7 @@ export function createPostgresNotifications(url: string, pool: pg.Pool, onError:
       checking = setInterval(() => void check(), LISTENERS_CHECK_MS);
       checking.unref();
     },
+    alone: () => client !== undefined && !othersListen,
     async close() {
       closed = true;
       clearTimeout(retry);
