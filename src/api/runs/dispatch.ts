@@ -17,6 +17,7 @@ import { createRunEventOutbox } from '../webhooks/outbox.js';
 import type { RunEvents, Wake } from './run-events.js';
 import { createClaimStatement } from './claim-statement.js';
 import type { HeldRuns } from './held-runs.js';
+import { createQueueLooks } from './queue-looks.js';
 import { newLease, type RunRow, type RunStore } from './run-store.js';
 import { isFinished, runView } from './run-view.js';
 
@@ -36,8 +37,6 @@ const MAX_MESSAGE_CHARS = 2000;
  * a busy node polls many times a second, each poll writing twice (at its start and the end of its hold).
  */
 const SEEN_EVERY_MS = 1_000;
-/** Nodes whose drained queue is remembered at most (the oldest go first: their polls look at once, as before). */
-const DRAINED_NODES = 100_000;
 
 export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; nodes: NodeRegistry; finish: FinishRun; events: RunEvents; secretsOf: SecretsOfRun; held: HeldRuns }): Dispatch {
   const { runs, nodes, finish, events, held } = deps;
@@ -70,15 +69,7 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
     for (const run of claimed) await outbox.record(run);
     return claimed;
   };
-  /** node → the user's queued count (run-events.ts) when its claim last took all it could: the queue was drained. */
-  const drainedAt = new Map<string, number>();
-  const remember = (nodeId: string, queued: number | undefined): undefined => {
-    drainedAt.delete(nodeId);
-    if (queued === undefined) return undefined;
-    if (drainedAt.size >= DRAINED_NODES) drainedAt.delete(drainedAt.keys().next().value!);
-    drainedAt.set(nodeId, queued);
-    return undefined;
-  };
+  const looks = createQueueLooks(events, ctx.clock);
   /** The runs taken, remembered for their results (held-runs.ts). */
   const taken = (claimed: RunRow[]): RunRow[] => {
     held.remember(claimed);
@@ -142,19 +133,17 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
         const asked = await runs.cancelAsked(node.node_id, request.running);
         if (asked.length > 0) return { runs: [], cancel: asked };
         if (request.capacity === 0) return undefined;
-        // SQLite: every poll of the user wakes at each new run, and most find it taken by another; a look outside
-        // the group commit first keeps those from queueing for the write lock. PostgreSQL's claim is one statement
-        // that waits for no lock (SKIP LOCKED), and a look would be one round trip more.
-        // Nothing queued since this node last found the queue drained: the poll's first look would find nothing
-        // either (issue 31: a poll whose node took its last run looked in vain at every start), and so would its
-        // recheck when every queued run is heard of here; a wake-up looks anyway, and so does the recheck when
-        // another instance may have queued runs unheard (a notification lost).
-        const queued = events.queuedCount(node.user_id);
-        const heard = wake.reason === 'first' || (wake.reason === 'recheck' && events.hearsEverything());
-        if (heard && queued !== undefined && drainedAt.get(node.node_id) === queued) return undefined;
-        if (ctx.store.engine === 'sqlite' && !(await runs.hasClaimable(node.user_id, node.node_id))) return remember(node.node_id, queued);
+        const { look, queued } = looks.shouldLook(node.user_id, node.node_id, wake);
+        if (!look) return undefined;
+        // SQLite: a look at once or at a recheck, outside the group commit, keeps a poll that would find nothing from
+        // queueing for the write lock; a poll woken for a run queued just now claims at once. PostgreSQL's claim is
+        // one statement that waits for no lock (SKIP LOCKED), and a look would be one round trip more.
+        if (ctx.store.engine === 'sqlite' && wake.reason !== 'event' && !(await runs.hasClaimable(node.user_id, node.node_id))) {
+          looks.drained(node.node_id, queued);
+          return undefined;
+        }
         const assigned = await claim(node, request.capacity);
-        if (assigned.length < request.capacity) remember(node.node_id, queued);
+        if (assigned.length < request.capacity) looks.drained(node.node_id, queued);
         return assigned.length > 0 ? { runs: assigned, cancel: [] } : undefined;
       };
       // A node gone mid-poll takes no run: one claimed for it would wait a whole lease for nobody. A poll with room

@@ -12,6 +12,8 @@ import { EventEmitter } from 'node:events';
 import type { Notifications } from '../store/postgres-notifications.js';
 
 export interface RunEvents {
+  /** How often a waiter looks at the database without a wake-up. */
+  readonly recheckMs: number;
   /** A run finished (the node's result, the sweeper); `answer`: its final answer, handed to the waiters here. */
   finished(runId: string, answer?: string): void;
   /** A run of this user was queued (or may now be taken by a node): one poll of each of its nodes looks for work. */
@@ -97,6 +99,7 @@ export function createRunEvents(recheckMs: number, notifications?: Notifications
   void notifications?.listen(heard);
 
   return {
+    recheckMs,
     finished(runId, answer) {
       emitter.emit(`run:${runId}`, { reason: 'event', ...(answer === undefined ? {} : { hint: answer }) } satisfies Wake);
       // A JSON text holds no line break, so it goes on the topic's line.
