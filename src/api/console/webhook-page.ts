@@ -44,7 +44,7 @@ function deliveriesTable(frame: ConsoleFrame, path: string, deliveries: readonly
   const rows = deliveries.map(
     (delivery) => html`<tr>
 <td><code>${delivery.event_type}</code><br>${timeElement(delivery.created_at)}</td>
-<td data-label="Run"><a href="${frame.base}runs/${encodeURIComponent(delivery.run_id)}"><code>${delivery.run_id.slice(0, 8)}</code></a></td>
+<td data-label="Run"><a href="${frame.base}runs/${encodeURIComponent(delivery.run_id)}"><code>…${delivery.run_id.slice(-8)}</code><span class="sr-only">, run ${delivery.run_id}</span></a></td>
 <td data-label="Status"><span class="status-${delivery.status === 'failed' ? 'failed' : delivery.status}">${delivery.status}</span></td>
 <td class="num" data-label="Attempts">${delivery.attempts}</td>
 <td data-label="Last answer">${lastAnswer(delivery)}</td>

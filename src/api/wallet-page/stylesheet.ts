@@ -22,7 +22,7 @@ dd{margin:0;overflow-wrap:anywhere}
 .muted{color:#4a5360}
 table{width:100%;border-collapse:collapse;font-variant-numeric:tabular-nums}
 caption{text-align:left;color:#4a5360;padding-bottom:.5rem}
-th,td{text-align:left;padding:.4rem .5rem .4rem 0;border-bottom:1px solid #e3e7eb;vertical-align:top;overflow-wrap:anywhere}
+th,td{text-align:left;padding:.4rem .5rem .4rem 0;border-bottom:1px solid #e3e7eb;vertical-align:top;overflow-wrap:break-word}
 td.num,th.num{text-align:right}
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.95em}
 pre{background:#1b1f24;color:#f3f5f8;padding:.75rem 1rem;border-radius:6px;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere}
