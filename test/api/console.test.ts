@@ -284,6 +284,10 @@ describe('console', () => {
     expect(await endpoints()).toHaveLength(1);
     expect((await post(`webhooks/${endpoint!.endpoint_id}/remove`, {}, owner.cookie)).status).toBe(303);
     expect(await endpoints()).toEqual([]);
+    // The longest URL the API takes fits the form, percent-encoded.
+    const long = `https://example.com/${'%C3%A9'.repeat(338)}`;
+    expect(long.length).toBeLessThanOrEqual(2048);
+    expect((await post('webhooks', { url: long, events: ['queued'], description: 'é'.repeat(200) }, owner.cookie)).status).toBe(201);
   });
 
   it('refuses every form from another site, without a session, as JSON or oversized, and changes nothing', async () => {

@@ -19,6 +19,8 @@ import type { WalletSession } from '../../wallet-page/wallet-sessions.js';
 import { sentence } from './budgets.js';
 
 const DELIVERIES_SHOWN = 20;
+/** A URL of 2,048 characters and a description of 200, percent-encoded (3 bytes a character at worst), with the events. */
+const WEBHOOK_FORM_LIMIT_BYTES = 3 * (MAX_WEBHOOK_URL_CHARS + MAX_DESCRIPTION_CHARS) + 1024;
 const ID_PATTERN = /^[0-9a-f-]{36}$/;
 
 type EndpointRequest = FastifyRequest<{ Params: { endpoint_id: string } }>;
@@ -40,7 +42,7 @@ export function webhookPages(scope: PageScope): FastifyPluginAsync {
 
     app.get('/webhooks', async (request, reply) => render(request, reply, await scope.requireSession(request), 200));
 
-    app.post('/webhooks', async (request, reply) => {
+    app.post('/webhooks', { bodyLimit: WEBHOOK_FORM_LIMIT_BYTES }, async (request, reply) => {
       assertSameOrigin(ctx, request);
       const session = await scope.requireSession(request);
       requireRecentSession(session, ctx.clock.now());
