@@ -4,7 +4,7 @@
 // console renews with a mailed code.
 import { afterAll, describe, expect, it } from 'vitest';
 import { MovableClock } from '../helpers/clock.js';
-import { CONSOLE_AGENT, consoleCookie, consoleGet, consolePost, finished, heldRun } from '../helpers/console.js';
+import { CONSOLE_AGENT, consoleCookie, consoleGet, consolePost, finished, finishedRun, heldRun } from '../helpers/console.js';
 import { fundWallet, waitFor } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
 import { nextMailTo, signInCodeOf } from '../helpers/mailbox.js';
@@ -122,9 +122,7 @@ describe('console', () => {
     // A repeat of a cancel that took effect answers as the first did.
     expect(again.status).toBe(303);
 
-    const other = await heldRun(service.baseUrl, owner.email, owner.token);
-    other.finish();
-    await finished(service.baseUrl, owner.token, other.run.run_id);
+    const other = await finishedRun(service.baseUrl, owner.email, owner.token);
     const refused = await post(`runs/${other.run.run_id}/cancel`, {}, owner.cookie);
     expect(refused.status).toBe(409);
     expect(refused.text).toContain('role="alert"');
@@ -134,9 +132,7 @@ describe('console', () => {
   it('lists runs by agent, status and node; refuses a filter it cannot use with the form and a 400', async () => {
     const owner = await user('filter');
     await fundWallet(service.baseUrl, owner.email, 100);
-    const held = await heldRun(service.baseUrl, owner.email, owner.token);
-    held.finish();
-    await finished(service.baseUrl, owner.token, held.run.run_id);
+    const held = await finishedRun(service.baseUrl, owner.email, owner.token);
     const all = await get('runs?agent_id=&status=&node_id=', owner.cookie);
     expect(all.status).toBe(200);
     expect(all.text).toContain(`runs/${held.run.run_id}`);
@@ -313,9 +309,7 @@ describe('console', () => {
   it('shows usage per day and per agent from the ledger; a range it cannot show is a 400 with the form', async () => {
     const owner = await user('usage');
     await fundWallet(service.baseUrl, owner.email, 100);
-    const held = await heldRun(service.baseUrl, owner.email, owner.token);
-    held.finish();
-    await finished(service.baseUrl, owner.token, held.run.run_id);
+    const held = await finishedRun(service.baseUrl, owner.email, owner.token);
     const page = await get('usage', owner.cookie);
     expect(page.status).toBe(200);
     const report = (await api('/v1/swarm/usage', owner.token)).body;

@@ -10,7 +10,7 @@ import { walletLoginUrl } from '../../src/contract/claims.js';
 import { CONTRACT_INPUTS } from '../helpers/bundles.js';
 import { accessibilityProblems, launchChromium, policyViolations, screenshot, type Browser } from '../helpers/chromium.js';
 import { MovableClock } from '../helpers/clock.js';
-import { finished, heldRun } from '../helpers/console.js';
+import { finished, finishedRun, heldRun } from '../helpers/console.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
 import { startHttpsReceiver, type HttpsReceiver } from '../helpers/https-receiver.js';
@@ -240,9 +240,7 @@ describe('console in Chromium', () => {
 
   it('fits a phone: no page wider than the screen', async () => {
     const { email, token } = await signedIn('phone');
-    const held = await heldRun(service.baseUrl, email, token);
-    held.finish();
-    await finished(service.baseUrl, token, held.run.run_id);
+    const held = await finishedRun(service.baseUrl, email, token);
     await page().setViewportSize({ width: 375, height: 740 });
     try {
       for (const path of ['runs', `runs/${held.run.run_id}`, 'usage', 'budgets']) {

@@ -106,3 +106,11 @@ export async function finished(baseUrl: string, token: string, runId: string): P
     return run.body.finished_at === null ? undefined : true;
   }, `run ${runId} to finish`);
 }
+
+/** A run of the user's through a node of theirs, finished as `answer` says: what the pages about past runs show. */
+export async function finishedRun(baseUrl: string, email: string, token: string, answer?: Answer): Promise<HeldRun> {
+  const held = await heldRun(baseUrl, email, token);
+  held.finish(answer);
+  await finished(baseUrl, token, held.run.run_id);
+  return held;
+}
