@@ -21,7 +21,7 @@ import { consoleRoutes } from './wallet/console.js';
 import { amountField, parseFormBody } from '../wallet-page/form-body.js';
 import { signedInPage, signedOutPage, type SignedInModel } from '../wallet-page/views.js';
 
-/** A form is a few short fields; anything bigger is not from this page. */
+/** A form is a few short fields; anything bigger is not from these pages (the secrets and webhooks forms set their own). */
 const FORM_BODY_LIMIT_BYTES = 1024;
 const MAX_TOKEN_LENGTH = 8192;
 

@@ -45,9 +45,11 @@ export function runPages(scope: PageScope): FastifyPluginAsync {
     const listing = createRunArtifacts(ctx, artifacts, runs.store);
     const cancel = createRunCanceller(ctx, runs.store, runs.finish);
 
-    /** The session's run, or the same 404 as for a run that does not exist. */
-    const usersRun = async (request: RunRequest, session: WalletSession): Promise<RunRow> =>
-      listing.usersRun(request.params.run_id.slice(0, RUN_ID_CHARS + 1), session.user_id);
+    /** The session's run, or the same 404 as for a run that does not exist (an id longer than any included). */
+    const usersRun = async (request: RunRequest, session: WalletSession): Promise<RunRow> => {
+      if (request.params.run_id.length > RUN_ID_CHARS) throw new SvcError('run_not_found', 'you have no such run');
+      return listing.usersRun(request.params.run_id, session.user_id);
+    };
 
     app.get('/runs', async (request, reply) => {
       const session = await scope.requireSession(request);
