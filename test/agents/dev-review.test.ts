@@ -91,7 +91,7 @@ afterAll(() => removeTempDirs());
 describe('agent_dev_review_012', () => {
   it('flags secrets, code problems, conflict markers, a large binary and to-do comments at their file and line, and writes SARIF', async () => {
     const artifacts = tempDir('review-artifacts-');
-    const run = await runAgentProcess(AGENT, { repo, rev: badCommit }, { env: { SVC_ARTIFACTS_DIR: artifacts } });
+    const run = await runAgentProcess(AGENT, { repo, rev: badCommit }, { env: { SWARM_ARTIFACTS_DIR: artifacts } });
     expect(run.exitCode, run.stderr).toBe(0);
     const out = run.json;
     const findings = out.findings as Finding[];
