@@ -50,7 +50,7 @@ Example:
       const result: ArtifactsResult = { ...listing };
       if (flags.download !== undefined && listing.artifacts.length > 0) {
         const into = flags.download;
-        result.downloaded = await ctx.output.spin(`downloading ${listing.artifacts.length} artifacts into ${into}`, () =>
+        result.downloaded = await ctx.output.spin(`downloading ${listing.artifacts.length} artifact${listing.artifacts.length === 1 ? '' : 's'} into ${into}`, () =>
           downloadRunArtifacts(client, jwt.token, listing, into, { force: flags.force === true }),
         );
       }

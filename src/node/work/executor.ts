@@ -106,7 +106,7 @@ export class Executor {
           // its result journaled first: a crash mid-upload still reports it (docs/api.md "Run artifacts").
           if (stopped.signal.aborted) return;
           executionFinished(db, run.run_id, ended, clock.now());
-          const report = await uploadArtifacts(this.#deps.api, run, source, stopped.signal);
+          const report = await uploadArtifacts(this.#deps.api, run, source, stopped.signal, secretsRedactor(run.secrets));
           this.#artifactsListener?.(run, report);
         });
       } finally {
