@@ -2,13 +2,14 @@
 // for the signed-in user only, another user's ids the same 404 as none, the forms' bad input refused with the page
 // and its reason while nothing changes, and secrets and webhooks changed only after a recent sign-in, which the
 // console renews with a mailed code.
+import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MovableClock } from '../helpers/clock.js';
 import { CONSOLE_AGENT, consoleCookie, consoleGet, consolePost, finished, finishedRun, heldRun } from '../helpers/console.js';
 import { fundWallet, waitFor } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
 import { nextMailTo, signInCodeOf } from '../helpers/mailbox.js';
-import { stopServingNodes } from '../helpers/protocol-node.js';
+import { nodeFor, stopServingNodes } from '../helpers/protocol-node.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { uniqueEmail } from '../helpers/temp.js';
 import { mintToken } from '../helpers/tokens.js';
@@ -146,6 +147,40 @@ describe('console', () => {
       expect(refused.text).toContain('These filters cannot be used');
       expect(refused.text).not.toContain(`runs/${held.run.run_id}`);
     }
+  });
+
+  it('pages the runs and a webhook endpoint’s deliveries, the older pages keeping the filters', { timeout: 60_000 }, async () => {
+    const owner = await user('paging');
+    await fundWallet(service.baseUrl, owner.email, 500);
+    const hook = await httpRequest(`${service.baseUrl}/v1/swarm/webhooks`, { token: owner.token, body: { url: 'https://hooks.invalid/paging', events: ['succeeded'] } });
+    expect(hook.status, hook.text).toBe(201);
+    const node = await nodeFor(service.baseUrl, owner.email, [CONSOLE_AGENT]);
+    const runIds: string[] = [];
+    for (let index = 0; index < 52; index += 1) {
+      const run = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, { token: owner.token, headers: { 'idempotency-key': randomUUID() }, body: { user_id: owner.email, agent_id: CONSOLE_AGENT } });
+      expect(run.status, run.text).toBe(200);
+      runIds.push(run.body.run_id as string);
+    }
+    await node.stop();
+    const linked = (text: string) => runIds.filter((runId) => text.includes(`runs/${runId}"`));
+    const first = await get(`runs?agent_id=${CONSOLE_AGENT}&status=succeeded&node_id=`, owner.cookie);
+    expect(linked(first.text)).toHaveLength(50);
+    const older = /<a href="(runs\?[^"]+)" rel="next">Older runs<\/a>/.exec(first.text)![1]!.replaceAll('&amp;', '&');
+    expect(new URLSearchParams(older.slice('runs?'.length)).get('agent_id')).toBe(CONSOLE_AGENT);
+    expect(older).not.toContain('node_id');
+    const second = await get(older, owner.cookie);
+    expect(linked(second.text).sort()).toEqual(runIds.slice(0, 2).sort());
+    expect(second.text).not.toContain('Older runs');
+
+    const deliveries = await get(`webhooks/${hook.body.endpoint_id}`, owner.cookie);
+    const resendButtons = (text: string) => text.match(/<button type="submit" class="secondary">Re-send/g) ?? [];
+    expect(resendButtons(deliveries.text)).toHaveLength(20);
+    // Relative to the endpoint's page, /wallet/webhooks/{endpoint_id}.
+    const before = /<a href="\.\.\/(webhooks\/[0-9a-f-]{36}\?before=[0-9a-f-]{36})" rel="next">/.exec(deliveries.text)![1]!;
+    const next = await get(before, owner.cookie);
+    expect(next.status).toBe(200);
+    expect(resendButtons(next.text)).toHaveLength(20);
+    expect((await get(`webhooks/${hook.body.endpoint_id}?before=nonsense`, owner.cookie)).status).toBe(400);
   });
 
   it('sets and removes budgets; a bad cap, agent or period is refused with the form again and changes nothing', async () => {

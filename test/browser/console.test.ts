@@ -133,7 +133,13 @@ describe('console in Chromium', () => {
     expect(await page().content()).not.toContain('sk-console-secret-1');
     await visit('webhooks', 'console-webhooks');
     await visit(`webhooks/${hook.body.endpoint_id}`, 'console-webhook');
-    expect(await page().getByRole('row').filter({ hasText: 'succeeded' }).getByRole('cell').nth(2).textContent()).toBe('delivered');
+    const succeeded = page().getByRole('row').filter({ hasText: 'succeeded' });
+    expect(await succeeded.getByRole('cell').nth(2).textContent()).toBe('delivered');
+    // A re-send: the receiver gets the event again, signed afresh.
+    await navigating(() => succeeded.getByRole('button', { name: /^Re-send the succeeded event/ }).click());
+    expect(page().url()).toBe(consoleUrl(`webhooks/${hook.body.endpoint_id}`));
+    const again = await receiver.waitForCount(7, 'the event sent again');
+    expect(again.filter((each) => each.headers['svc-event-type'] === 'run.succeeded')).toHaveLength(2);
 
     // Another user's run is the page for no run at all.
     await browser.context.clearCookies();
