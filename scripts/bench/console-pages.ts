@@ -4,7 +4,9 @@
 // - first byte: an HTTP client (keep-alive, as a browser's) from sending the request to the answer's headers, and to
 //   its last byte; GET /healthz, the service's smallest answer, is printed beside as the floor;
 // - render: headless Chromium (Debian's /usr/bin/chromium) from navigation start to the load event (the page parsed,
-//   styled and laid out); the first contentful paint beside it (Chromium reports it to a frame's time).
+//   styled and laid out); the first contentful paint beside it (Chromium reports it to a frame's time);
+// - svc-api's CPU time a page (user and system, from /proc), over --cpu-requests fetches of each page in turn: less at
+//   the mercy of other load on the machine than wall time, which waits for the cores too.
 // The data is made through the API first, as a user would have it: a node enrolled with a deploy token, --runs runs
 // of its own reported through it (one in ten failed), the page's run with --log-lines lines of log and an artifact,
 // a budget, secrets, a webhook endpoint whose deliveries pile up. Each round visits every page once, in an order that
@@ -19,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium, type Page } from 'playwright-core';
-import { fundWallet, median, positiveInteger, signIn, spreadLine, spreadOf, SPREAD_LIMIT, startServer, table } from './support.js';
+import { cpuMillisecondsOf, fundWallet, median, positiveInteger, signIn, spreadLine, spreadOf, SPREAD_LIMIT, startServerProcess, table } from './support.js';
 
 declare const REPO_ROOT: string;
 
@@ -31,6 +33,7 @@ const USAGE = `Usage: npm run bench:console -- [options]
   --log-lines <n>   lines of the log on the run page               default 1000
   --requests <n>    fetches of each page a round                   default 9
   --renders <n>     navigations to each page a round               default 3
+  --cpu-requests <n> fetches of each page for its CPU time, 3 times default 200
 `;
 
 const { values } = parseArgs({
@@ -41,6 +44,7 @@ const { values } = parseArgs({
     'log-lines': { type: 'string', default: '1000' },
     requests: { type: 'string', default: '9' },
     renders: { type: 'string', default: '3' },
+    'cpu-requests': { type: 'string', default: '200' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -54,6 +58,7 @@ const runCount = positiveInteger(values.runs, '--runs');
 const logLines = positiveInteger(values['log-lines'], '--log-lines');
 const requests = positiveInteger(values.requests, '--requests');
 const renders = positiveInteger(values.renders, '--renders');
+const cpuRequests = positiveInteger(values['cpu-requests'], '--cpu-requests');
 /** Two agents, with inputs their schemas take, so the usage page has two of them. */
 const AGENTS = ['agent_ops_monitor_004', 'agent_svc_skills_005'];
 const INPUTS: Record<string, Record<string, string>> = { agent_ops_monitor_004: {}, agent_svc_skills_005: { question: 'What is a node?' } };
@@ -138,7 +143,7 @@ const scratch = mkdtempSync(join(tmpdir(), 'bench-console-'));
 const children: ChildProcess[] = [];
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
 try {
-  const api = await startServer(
+  const { origin: api, pid } = await startServerProcess(
     [join(REPO_ROOT, 'bin', 'svc-api.js'), '--sandbox', '--port', '0', '--data-dir', join(scratch, 'api'), '--rate-limit', '100000', '--max-connections-per-address', '1024'],
     { NO_COLOR: '1', SVC_LOG_LEVEL: 'warn' },
     /svc-api listening on (\S+)/,
@@ -192,11 +197,23 @@ try {
     }
   }
 
+  // svc-api's CPU a page: each page's fetches in turn, three passes; the middle pass's figure.
+  const cpu = new Map<string, number[]>(targets.map((target) => [target.name, []]));
+  for (let pass = 0; pass < 3; pass += 1) {
+    for (const target of targets) {
+      const before = cpuMillisecondsOf(pid);
+      for (let each = 0; each < cpuRequests; each += 1) await fetchOnce(`${api}${target.path}`, target.signedIn ? cookie : undefined);
+      cpu.get(target.name)!.push((cpuMillisecondsOf(pid) - before) / cpuRequests);
+    }
+  }
+  const cpuOf = (name: string) => median(cpu.get(name)!);
+
   const ratios = (name: string, baseline: string, field: keyof Sample): number[] => samples.get(name)!.map((sample, round) => sample[field] / samples.get(baseline)![round]![field]);
   const med = (name: string, field: keyof Sample) => median(samples.get(name)!.map((sample) => sample[field]));
-  const rows = [['page', 'first byte ms', 'vs sign-in page', 'last byte ms', 'first paint ms', 'load ms', 'vs sign-in page']];
-  rows.push([health.name, med(health.name, 'firstByteMs').toFixed(2), `${median(ratios(health.name, signInPage.name, 'firstByteMs')).toFixed(2)}x`, med(health.name, 'lastByteMs').toFixed(2), '', '', '']);
-  rows.push([signInPage.name, med(signInPage.name, 'firstByteMs').toFixed(2), '', med(signInPage.name, 'lastByteMs').toFixed(2), med(signInPage.name, 'paintMs').toFixed(1), med(signInPage.name, 'loadMs').toFixed(1), '']);
+  const rows = [['page', 'first byte ms', 'vs sign-in page', 'last byte ms', 'CPU ms', 'vs sign-in page', 'first paint ms', 'load ms', 'vs sign-in page']];
+  const cpuRatio = (name: string) => `${(cpuOf(name) / cpuOf(signInPage.name)).toFixed(2)}x`;
+  rows.push([health.name, med(health.name, 'firstByteMs').toFixed(2), `${median(ratios(health.name, signInPage.name, 'firstByteMs')).toFixed(2)}x`, med(health.name, 'lastByteMs').toFixed(2), cpuOf(health.name).toFixed(2), cpuRatio(health.name), '', '', '']);
+  rows.push([signInPage.name, med(signInPage.name, 'firstByteMs').toFixed(2), '', med(signInPage.name, 'lastByteMs').toFixed(2), cpuOf(signInPage.name).toFixed(2), '', med(signInPage.name, 'paintMs').toFixed(1), med(signInPage.name, 'loadMs').toFixed(1), '']);
   const spreads: string[] = [];
   let judged = true;
   for (const target of pages) {
@@ -208,6 +225,8 @@ try {
       med(target.name, 'firstByteMs').toFixed(2),
       `${median(byteRatios).toFixed(2)}x`,
       med(target.name, 'lastByteMs').toFixed(2),
+      cpuOf(target.name).toFixed(2),
+      cpuRatio(target.name),
       med(target.name, 'paintMs').toFixed(1),
       med(target.name, 'loadMs').toFixed(1),
       `${median(loadRatios).toFixed(2)}x`,
