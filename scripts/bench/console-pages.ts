@@ -33,7 +33,7 @@ const USAGE = `Usage: npm run bench:console -- [options]
   --log-lines <n>   lines of the log on the run page               default 1000
   --requests <n>    fetches of each page a round                   default 9
   --renders <n>     navigations to each page a round               default 3
-  --cpu-requests <n> fetches of each page for its CPU time, 3 times default 200
+  --cpu-requests <n> fetches of each page for its CPU time, 3 times default 1000
 `;
 
 const { values } = parseArgs({
@@ -44,7 +44,7 @@ const { values } = parseArgs({
     'log-lines': { type: 'string', default: '1000' },
     requests: { type: 'string', default: '9' },
     renders: { type: 'string', default: '3' },
-    'cpu-requests': { type: 'string', default: '200' },
+    'cpu-requests': { type: 'string', default: '1000' },
     help: { type: 'boolean', default: false },
   },
 });

@@ -27,7 +27,9 @@ export interface RunsModel {
 
 export function runsPage(frame: ConsoleFrame, model: RunsModel): string {
   const filtered = Object.values(model.filter).some((value) => value !== undefined);
-  const older = model.next_cursor === null ? null : html`<p><a href="${frame.base}runs?${new URLSearchParams({ ...model.filter, cursor: model.next_cursor }).toString()}" rel="next">Older runs</a></p>`;
+  // The next page keeps the filters: those chosen, and no other.
+  const chosen = Object.entries(model.filter).filter((entry): entry is [string, string] => entry[1] !== undefined);
+  const older = model.next_cursor === null ? null : html`<p><a href="${frame.base}runs?${new URLSearchParams([...chosen, ['cursor', model.next_cursor]]).toString()}" rel="next">Older runs</a></p>`;
   const results =
     model.error !== undefined
       ? null
