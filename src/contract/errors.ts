@@ -63,7 +63,7 @@ export const ERROR_CODES = {
     status: 409,
     title: 'No node available',
     remedy:
-      'Start the daemon of a node that serves this agent (systemctl start svc-swarm-node, or swarm-node daemon), or register the agent on an online node (swarm-node register <agent_id>); swarm-node nodes lists yours.',
+      'Start the daemon of a node that serves this agent (on it: systemctl start svc-swarm-node, or swarm-node daemon), or register the agent on one of your online nodes; your nodes and what they serve: swarm-node nodes.',
   },
   lease_lost: {
     status: 409,
@@ -73,7 +73,7 @@ export const ERROR_CODES = {
   ephemeral_node_used: {
     status: 409,
     title: 'Ephemeral node used',
-    remedy: 'An ephemeral node takes one run and then removes itself; start the run on another node (swarm-node nodes lists yours), or install a new ephemeral node for it.',
+    remedy: 'An ephemeral node takes one run and then removes itself; start the run on another node (yours: swarm-node nodes), or install a new ephemeral node for it.',
   },
   request_in_progress: {
     status: 409,
@@ -88,7 +88,7 @@ export const ERROR_CODES = {
   version_in_use: {
     status: 409,
     title: 'Version in use',
-    remedy: 'Make another version current first (swarm-node agent rollback), or wait for the runs pinned to it to finish, then remove it.',
+    remedy: 'Make another version current first, or wait for the runs pinned to it to finish, then remove it.',
   },
   bundle_invalid: {
     status: 422,
@@ -114,12 +114,12 @@ export const ERROR_CODES = {
     status: 410,
     title: 'Node removed',
     remedy:
-      'This node was removed from your nodes (by you, or after it was offline longer than the service keeps offline nodes); its credential no longer works. To run it again, enroll the host anew: sudo swarm-node uninstall --purge --yes, then swarm-node activate and sudo swarm-node install --deploy-token-file <file>.',
+      'This node was removed from your nodes (by you, or after it was offline longer than the service keeps offline nodes); its credential no longer works. To serve again, enroll the host anew, signed in: sudo swarm-node install --reenroll (an installed node), or swarm-node enroll --reenroll (a node run from a home).',
   },
   deploy_token_invalid: {
     status: 401,
     title: 'Deploy token invalid',
-    remedy: 'Activate the session again to get a fresh deploy token (swarm-node activate).',
+    remedy: 'Get a fresh deploy token: activate the session again, or sign in and let install or enroll ask the service for one (swarm-node login).',
   },
   insufficient_balance: {
     status: 402,
@@ -130,7 +130,7 @@ export const ERROR_CODES = {
   upload_quota_exceeded: {
     status: 413,
     title: 'Upload quota exceeded',
-    remedy: 'Remove versions you no longer need (swarm-node agent versions <agent_id>, then swarm-node agent remove <agent_id> <version>), then upload again.',
+    remedy: 'Remove versions you no longer need, then upload again.',
   },
   unsupported_media_type: {
     status: 415,
@@ -153,8 +153,7 @@ export const ERROR_CODES = {
   not_enrolled: {
     status: null,
     title: 'Not an enrolled node',
-    remedy:
-      'Enroll this host with the deploy token from activation: sudo swarm-node install --deploy-token-file <file>; or, for a node run from this home, swarm-node enroll (with --deploy-token-file <file>, or signed in without one).',
+    remedy: 'Enroll this host, signed in: sudo swarm-node install (an installed node), or swarm-node enroll (a node run from a home).',
   },
   service_unreachable: {
     status: null,

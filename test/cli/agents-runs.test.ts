@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { readCredentials, writeCredentials } from '../../src/node/identity/credentials.js';
 import { journalRunStarted } from '../../src/node/store/journal.js';
-import { nodeEnv, swarmNode } from '../helpers/cli.js';
+import { asPrinted, nodeEnv, swarmNode } from '../helpers/cli.js';
 import { apiClient } from '../helpers/http.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir } from '../helpers/temp.js';
@@ -238,7 +238,8 @@ describe('swarm-node run and runs', () => {
   });
 
   it('runs --agent: an id not in the catalog is exit 5 listing the ids; a catalog agent without runs says so by name', async () => {
-    const { env, home } = nodeEnv(service.baseUrl);
+    const fresh = nodeEnv(service.baseUrl);
+    const { env, home } = fresh;
     const unknown = await swarmNode(['--json', 'runs', '--agent', 'nope'], { env });
     expect(unknown.exitCode).toBe(5);
     expect(unknown.json.error).toMatchObject({ code: 'agent_not_found', message: 'there is no agent "nope"' });
@@ -249,7 +250,7 @@ describe('swarm-node run and runs', () => {
 
     const none = await swarmNode(['runs', '--agent', AGENT], { env });
     expect(none.exitCode, none.stderr).toBe(0);
-    expect(none.stderr.trim()).toBe(`No runs of ${AGENT} yet. Run it: swarm-node run ${AGENT}.`);
+    expect(none.stderr.trim()).toBe(`No runs of ${AGENT} yet. Run it: ${asPrinted(fresh, `swarm-node run ${AGENT}`)}.`);
 
     // An agent gone from the catalog keeps the history the journal holds for it.
     const db = nodeDb(home);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeCredentials } from '../../src/node/identity/credentials.js';
-import { nodeEnv, swarmNode } from '../helpers/cli.js';
+import { asPrinted, nodeEnv, swarmNode } from '../helpers/cli.js';
 import { confirmPayment, createPayment, payAndConfirm, signIn, signInPaid } from '../helpers/funnel.js';
 import { apiClient } from '../helpers/http.js';
 import { useSvcApi } from '../helpers/svc-api.js';
@@ -116,7 +116,7 @@ describe('swarm-node activate', () => {
     const bare = nodeEnv(service.baseUrl);
     const unsigned = await swarmNode(['--json', 'activate', '--tier', 'svc_starter_agents', '--payment', 'pay_x'], { env: bare.env });
     expect(unsigned.exitCode).toBe(4);
-    expect(unsigned.json.error).toMatchObject({ code: 'not_signed_in', remedy: 'Sign in first: swarm-node login' });
+    expect(unsigned.json.error).toMatchObject({ code: 'not_signed_in', remedy: `Sign in first: ${asPrinted(bare, 'swarm-node login')}` });
     const { env, home } = await signedInPayer('usage');
     const unknown = await swarmNode(['--json', 'activate', '--tier', 'svc_starter_agents', '--payment', 'pay_nosuchpayment'], { env });
     expect(unknown.exitCode).toBe(5);

@@ -45,7 +45,8 @@ describe('swarm-node doctor', () => {
     for (const name of ['layout', 'modes', 'unit', 'node', 'enrollment', 'service', 'clock', 'database']) expect(checks[name]!.status, name).toBe('ok');
     // The base URL came from the installed config file, not from the environment.
     expect(checks.service!.detail).toContain(service.baseUrl);
-    expect(checks.token).toMatchObject({ status: 'warn', fix: 'swarm-node login' });
+    // The fix acts on this install's home when typed: it is not the host's.
+    expect(checks.token).toMatchObject({ status: 'warn', fix: `SWARM_NODE_HOME=${home} swarm-node login` });
   });
 
   it('checks the database with PRAGMA integrity_check, and a valid access token', async () => {
@@ -79,7 +80,7 @@ describe('swarm-node doctor', () => {
       const human = await doctor();
       expect(human.exitCode).toBe(1);
       expect(human.stdout).toMatch(/FAIL modes .*credentials\.json is 0644, should be 0600\n\s+fix: chmod 0600 .*credentials\.json/);
-      expect(human.stdout).toMatch(new RegExp(`FAIL unit .*\\n\\s+fix: swarm-node install --root ${root}`));
+      expect(human.stdout).toMatch(new RegExp(`FAIL unit .*\\n\\s+fix: swarm-node install --root ${root}\n`));
       expect(human.stdout).toMatch(/FAIL database/);
       expect(human.stderr).toMatch(/error: 3 of 9 checks failed: modes, unit, database/);
 
@@ -134,7 +135,7 @@ describe('swarm-node doctor', () => {
     }
     const result = await doctor(['--json']);
     expect(result.exitCode).toBe(1);
-    expect(byName(result.json.error.checks).token).toMatchObject({ status: 'fail', detail: expect.stringMatching(/expired at/), fix: 'swarm-node login' });
+    expect(byName(result.json.error.checks).token).toMatchObject({ status: 'fail', detail: expect.stringMatching(/expired at/), fix: `SWARM_NODE_HOME=${home} swarm-node login` });
   });
 
   it('a service that cannot be reached fails with how to check it', async () => {
@@ -169,7 +170,8 @@ describe('swarm-node doctor', () => {
     const result = await swarmNode(['doctor', '--root', empty, '--json'], { env: { SVC_BASE_URL: service.baseUrl } });
     expect(result.exitCode).toBe(1);
     const checks = byName(result.json.error.checks);
-    expect(checks.layout).toMatchObject({ status: 'fail', fix: `swarm-node install --root ${empty}` });
-    expect(checks.enrollment).toMatchObject({ status: 'fail', fix: `swarm-node install --root ${empty} --deploy-token-file <file>` });
+    // Each fix as typed here: the staging root and the service in force carried.
+    expect(checks.layout).toMatchObject({ status: 'fail', fix: `swarm-node install --root ${empty} --base-url ${service.baseUrl}` });
+    expect(checks.enrollment).toMatchObject({ status: 'fail', fix: `swarm-node install --root ${empty} --base-url ${service.baseUrl}` });
   });
 });

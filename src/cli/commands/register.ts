@@ -81,10 +81,10 @@ Example:
         const input = r.default_input === null ? '' : `, runs start from the input {${Object.keys(r.default_input).join(', ')}}`;
         return `${r.created ? 'Registered' : 'Updated'} ${r.agent_id} (${r.name}, ${formatDollars(r.price_cents)} per run): ${schedule}, ${cap}${input}.`;
       });
-      ctx.output.info(
+      ctx.output.next(
         every === null
           ? `Next: swarm-node run ${agent.agent_id}`
-          : `The daemon runs it every ${every} (swarm-node status shows whether it is running); run it now: swarm-node run ${agent.agent_id}`,
+          : `The daemon runs it every ${every} (whether it is running: swarm-node status); run it now: swarm-node run ${agent.agent_id}`,
       );
     });
 }

@@ -34,8 +34,10 @@ export function runsCommand(): Command {
         return `${rows}\n\n${runs.length} of ${totals.runs} run(s) shown; in total ${formatDollars(totals.charged_cents)} charged (${counts}).`;
       });
       if (history.runs.length === 0) {
-        ctx.output.info(
-          options.agent === undefined ? 'No runs yet. Run an agent: swarm-node run <agent_id>.' : `No runs of ${options.agent} yet. Run it: swarm-node run ${options.agent}.`,
+        ctx.output.next(
+          options.agent === undefined
+            ? 'No runs yet. Run an agent of the catalog (swarm-node agents), for example: swarm-node run agent_ops_monitor_004.'
+            : `No runs of ${options.agent} yet. Run it: swarm-node run ${options.agent}.`,
         );
       }
     });

@@ -61,7 +61,7 @@ Example:
       const dryRun = flags.dryRun === true;
       if (flags.to !== undefined) {
         if (flags.rollback || flags.pending || flags.check) {
-          throw new SvcError('usage', '--to goes with upgrade alone (or with --from)', { remedy: 'Drop --to, or run: sudo swarm-node upgrade --to <version>.' });
+          throw new SvcError('usage', '--to goes with upgrade alone (or with --from)', { remedy: `Drop --to, or go to that version alone: sudo swarm-node upgrade --to ${flags.to}.` });
         }
         // Loaded here, not at start: the command tree is built for every invocation (--help too).
         const { isReleaseVersion } = await import('../../lib/release-manifest.js');

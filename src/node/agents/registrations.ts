@@ -9,6 +9,7 @@ import { findInCatalog } from '../service/catalog.js';
 import type { ServiceClient } from '../service/service-client.js';
 import { checkDefaultInput, type Input } from '../runs/default-input.js';
 import { verifyToken } from '../identity/session.js';
+import { loginCommandFor } from '../identity/sign-in-remedy.js';
 import { lastRun, spendSince } from '../store/journal.js';
 import { deleteRegistration, getRegistration, listRegistrations, storedDefaultInput, upsertRegistration, type Registration } from '../store/registrations.js';
 import { scheduleOf } from '../store/schedules.js';
@@ -50,7 +51,7 @@ export async function registerAgent(
   const signedIn = await verifyToken({ client: deps.client, clock: deps.clock, credentialsFile: deps.credentialsFile }, deps.jwt.token);
   if (normalizeEmail(signedIn.sub) !== normalizeEmail(deps.node.user_id)) {
     throw new SvcError('forbidden', `you are signed in as ${signedIn.sub}, but this node was enrolled by ${deps.node.user_id}`, {
-      remedy: `Sign in as ${deps.node.user_id} (swarm-node login) to register agents on this node.`,
+      remedy: `Sign in as ${deps.node.user_id} to register agents on this node: ${loginCommandFor(deps.node.user_id)}`,
     });
   }
   const agent = await findInCatalog(deps.client, change.agent_id);

@@ -21,7 +21,7 @@ export function scaffoldAgent(dir: string, agentId: string): ScaffoldResult {
   if (sku === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(agentId)} in the catalog`, { remedy: 'Pick an agent_id of the catalog: swarm-node agents.' });
   const target = resolve(dir);
   if (existsSync(target) && readdirSync(target).length > 0) {
-    throw new SvcError('usage', `${target} is not empty; init writes into a new or empty directory`, { remedy: 'Name a new directory: swarm-node agent init ./my-agent --agent <agent_id>' });
+    throw new SvcError('usage', `${target} is not empty; init writes into a new or empty directory`, { remedy: `Name a new directory: swarm-node agent init ${dir.replace(/\/+$/, '')}-2 --agent ${agentId}` });
   }
   mkdirSync(target, { recursive: true, mode: 0o755 });
   const manifest = {

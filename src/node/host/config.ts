@@ -73,7 +73,7 @@ export function readConfigFile(path: string): ConfigFile {
     return parsed as ConfigFile;
   } catch (error) {
     throw new SvcError('local_state', `the config file ${path} is not valid JSON: ${(error as Error).message}`, {
-      remedy: `Fix or remove ${path}; swarm-node config set <key> <value> writes a valid one.`,
+      remedy: `Fix it, or move it aside (mv ${path} ${path}.broken) and set again what you need, a key at a time (how: swarm-node config set --help).`,
     });
   }
 }

@@ -15,7 +15,7 @@ import { integrityFindings } from '../store/file-checks.js';
 import { readManifest } from '../../lib/package-dir.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
-import { hostPathOf, SERVICE_USER, UNIT_NAMES, unitInRelease, VAR_DIR_MODE, type InstallLayout } from '../host/location.js';
+import { hostPathOf, SERVICE_USER, UNIT_NAMES, unitInRelease, VAR_DIR_MODE, type InstallLayout, type NodePaths } from '../host/location.js';
 import { readLink } from './links.js';
 import { lookupServiceUser } from './service-user.js';
 import { unitOfRelease } from './unit-file.js';
@@ -38,7 +38,12 @@ export interface DoctorReport {
 }
 
 export interface DoctorOptions {
-  layout: InstallLayout;
+  /**
+   * An install (--root, the one this program runs from, the host, or SWARM_NODE_HOME naming one), or a node home
+   * that is not one (SWARM_NODE_HOME of a node run from a checkout: `swarm-node enroll`), whose install checks do not
+   * apply.
+   */
+  target: { layout: InstallLayout } | { home: NodePaths };
   clock: Clock;
   /** The node's client, on the base URL in force (flag > env > the install's config file). */
   client: ServiceClient;
@@ -53,24 +58,54 @@ const RUNTIME_HOST_FIX = 'install on a host with glibc 2.28 or newer (ldd --vers
 const SYSTEMD_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
 
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
-  const { layout } = options;
-  const rootFlag = `${layout.onHost ? '' : ` --root ${layout.root}`}${layout.name === undefined ? '' : ` --node ${layout.name}`}`;
+  if ('home' in options.target) return doctorOfHome(options, options.target.home);
+  const { layout } = options.target;
   const credentials = readCredentialsIgnoringMode(layout.credentialsFile);
   const checks: DoctorCheck[] = [
-    checkLayout(layout, rootFlag),
+    checkLayout(layout),
     ...(await checkModesAndOwners(layout)),
-    checkUnit(layout, rootFlag),
+    checkUnit(layout),
     await checkNode(layout),
-    checkEnrollment(credentials, rootFlag),
+    checkEnrollment(credentials, { enroll: 'sudo swarm-node install' }),
     ...(await checkService(options)),
     checkToken(credentials, options.clock),
-    await checkDatabase(layout),
+    await checkDatabase(layout, layout.units.daemon),
   ];
   return { root: layout.root, home: layout.home, ok: checks.every((check) => check.status !== 'fail'), checks };
 }
 
-function checkLayout(layout: InstallLayout, rootFlag: string): DoctorCheck {
-  const fix = `swarm-node install${rootFlag}`;
+/**
+ * A node run from a home of its own (SWARM_NODE_HOME, `swarm-node enroll`): what an install has (a release, the
+ * unit, the service user) is not there to check; its credentials, the service, the clock, the token and the
+ * database are.
+ */
+async function doctorOfHome(options: DoctorOptions, home: NodePaths): Promise<DoctorReport> {
+  const credentials = readCredentialsIgnoringMode(home.credentialsFile);
+  const layout: DoctorCheck = {
+    name: 'layout',
+    status: 'ok',
+    detail: `${home.home}: a node home (SWARM_NODE_HOME), not an install; the release, unit, owner and runtime checks do not apply`,
+  };
+  const checks: DoctorCheck[] = [
+    layout,
+    checkCredentialsMode(home.credentialsFile),
+    checkEnrollment(credentials, { enroll: 'swarm-node enroll' }),
+    ...(await checkService(options)),
+    checkToken(credentials, options.clock),
+    await checkDatabase(home, 'the daemon (swarm-node daemon) if it runs'),
+  ];
+  return { root: home.home, home: home.home, ok: checks.every((check) => check.status !== 'fail'), checks };
+}
+
+function checkCredentialsMode(credentialsFile: string): DoctorCheck {
+  const actual = existsSync(credentialsFile) ? statSync(credentialsFile).mode & 0o777 : CREDENTIALS_MODE;
+  if (actual === CREDENTIALS_MODE) return { name: 'modes', status: 'ok', detail: `credentials ${octal(CREDENTIALS_MODE)}` };
+  return { name: 'modes', status: 'fail', detail: `${credentialsFile} is ${octal(actual)}, should be ${octal(CREDENTIALS_MODE)}`, fix: `chmod ${octal(CREDENTIALS_MODE)} ${credentialsFile}` };
+}
+
+// The fixes name the bare command: the CLI adds what is in force when it shows them (--root, --node: invocation.ts).
+function checkLayout(layout: InstallLayout): DoctorCheck {
+  const fix = 'sudo swarm-node install';
   const missing: string[] = [];
   for (const dir of [layout.home, layout.etcDir, layout.varDir, layout.releasesDir]) if (!isDirectory(dir)) missing.push(`${dir}/`);
   for (const file of [layout.configFile, layout.credentialsFile, layout.uninstallScript]) if (!existsSync(file)) missing.push(file);
@@ -105,7 +140,7 @@ async function checkModesAndOwners(layout: InstallLayout): Promise<DoctorCheck[]
   if (layout.onHost) {
     const user = await lookupServiceUser();
     if (user === undefined) {
-      owners = { name: 'owners', status: 'fail', detail: `the service user ${SERVICE_USER} does not exist`, fix: 'swarm-node install' };
+      owners = { name: 'owners', status: 'fail', detail: `the service user ${SERVICE_USER} does not exist`, fix: 'sudo swarm-node install' };
     } else {
       const varFiles = listFiles(layout.varDir).filter((path) => path !== layout.backupsDir);
       const wrong = [layout.credentialsFile, layout.varDir, ...varFiles].filter(
@@ -130,8 +165,8 @@ async function checkModesAndOwners(layout: InstallLayout): Promise<DoctorCheck[]
 }
 
 /** Each unit the release ships (the daemon's, the agent socket's and service's) is installed as the release renders it. */
-function checkUnit(layout: InstallLayout, rootFlag: string): DoctorCheck {
-  const fix = `swarm-node install${rootFlag}`;
+function checkUnit(layout: InstallLayout): DoctorCheck {
+  const fix = 'sudo swarm-node install';
   for (const [index, name] of UNIT_NAMES.entries()) {
     const unitFile = layout.unitFiles[index]!;
     if (!existsSync(unitFile)) return { name: 'unit', status: 'fail', detail: `${unitFile} is missing`, fix };
@@ -175,10 +210,11 @@ async function checkNode(layout: InstallLayout): Promise<DoctorCheck> {
   return { name: 'node', status: 'ok', detail: `${node} v${version}` };
 }
 
-function checkEnrollment(credentials: Credentials | Error, rootFlag: string): DoctorCheck {
-  if (credentials instanceof Error) return { name: 'enrollment', status: 'fail', detail: credentials.message, fix: `swarm-node install${rootFlag} --deploy-token-file <file>` };
+/** `enroll`: the command that enrolls this node (signed in, it asks the service for the deploy token itself). */
+function checkEnrollment(credentials: Credentials | SvcError, how: { enroll: string }): DoctorCheck {
+  if (credentials instanceof SvcError) return { name: 'enrollment', status: 'fail', detail: credentials.message, ...(credentials.remedy === undefined ? {} : { fix: credentials.remedy }) };
   if (credentials.node === undefined) {
-    return { name: 'enrollment', status: 'fail', detail: 'the node is not enrolled', fix: `swarm-node install${rootFlag} --deploy-token-file <file>` };
+    return { name: 'enrollment', status: 'fail', detail: 'the node is not enrolled', fix: how.enroll };
   }
   return { name: 'enrollment', status: 'ok', detail: `node ${credentials.node.node_id} of ${credentials.node.user_id}` };
 }
@@ -222,7 +258,7 @@ function whyUnreachable(error: unknown): string {
   return cause?.code ?? cause?.cause?.code ?? (error as Error).message;
 }
 
-function checkToken(credentials: Credentials | Error, clock: Clock): DoctorCheck {
+function checkToken(credentials: Credentials | SvcError, clock: Clock): DoctorCheck {
   const fix = 'swarm-node login';
   if (credentials instanceof Error || credentials.jwt === undefined) {
     return { name: 'token', status: 'warn', detail: 'no access token stored yet (needed to run agents)', fix };
@@ -237,13 +273,15 @@ function checkToken(credentials: Credentials | Error, clock: Clock): DoctorCheck
   return { name: 'token', status: 'ok', detail: `valid until ${at}` };
 }
 
-async function checkDatabase(layout: InstallLayout): Promise<DoctorCheck> {
+/** `daemon`: the unit to stop first, or for a home, the daemon in words. */
+async function checkDatabase(layout: NodePaths, daemon: string): Promise<DoctorCheck> {
   if (!existsSync(layout.databaseFile)) return { name: 'database', status: 'ok', detail: 'not created yet (the first command or the daemon creates it)' };
-  const latestBackup = listFiles(layout.backupsDir).sort().at(-1);
+  const latestBackup = listFiles(join(layout.varDir, 'backups')).sort().at(-1);
+  const stop = daemon.endsWith('.service') ? `systemctl stop ${daemon} && ` : `stop ${daemon}, then: `;
   const fix =
     latestBackup === undefined
-      ? `move it aside and start afresh: systemctl stop ${layout.units.daemon} && mv ${layout.databaseFile} ${layout.databaseFile}.broken`
-      : `restore the latest backup: systemctl stop ${layout.units.daemon} && cp ${latestBackup} ${layout.databaseFile}`;
+      ? `move it aside and start afresh: ${stop}mv ${layout.databaseFile} ${layout.databaseFile}.broken`
+      : `restore the latest backup: ${stop}cp ${latestBackup} ${layout.databaseFile}`;
   try {
     const findings = await integrityFindings(layout.databaseFile);
     if (findings.length === 1 && findings[0] === 'ok') return { name: 'database', status: 'ok', detail: `${layout.databaseFile}: integrity_check ok` };

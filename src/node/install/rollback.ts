@@ -41,17 +41,17 @@ export async function rollbackRelease(options: RollbackOptions): Promise<Rollbac
   const current = readLink(layout.currentLink);
   const previous = readLink(layout.previousLink);
   if (current === undefined || current === 'not-a-link') {
-    throw new SvcError('usage', `no node is installed at ${layout.home}`, { remedy: 'Install it first: swarm-node install --deploy-token-file <file>.' });
+    throw new SvcError('usage', `no node is installed at ${layout.home}`, { remedy: 'Install it first, signed in (it asks the service for the deploy token): sudo swarm-node install.' });
   }
   if (previous === undefined || previous === 'not-a-link') {
     throw new SvcError('usage', 'there is no previous release to roll back to', {
-      remedy: 'A previous release is kept after an upgrade: swarm-node upgrade --from <package dir>.',
+      remedy: 'A previous release is kept after an upgrade, which makes one: sudo swarm-node upgrade.',
     });
   }
   const targetDir = join(layout.home, previous);
   if (!existsSync(join(targetDir, 'bin', 'swarm-node.js'))) {
     throw new SvcError('local_state', `the previous release ${targetDir} is missing or incomplete`, {
-      remedy: 'Install that version again with swarm-node upgrade --from <its package dir>.',
+      remedy: `Install that version again: sudo swarm-node upgrade --to ${basename(previous)}.`,
     });
   }
   const toVersion = basename(previous);

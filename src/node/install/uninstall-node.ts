@@ -38,7 +38,7 @@ export interface UninstallResult {
 export async function uninstallNode(options: UninstallOptions): Promise<UninstallResult> {
   const { layout, purge } = options;
   if (layout.onHost && process.getuid?.() !== 0 && !options.dryRun) {
-    throw new SvcError('usage', 'uninstalling from this host needs root', { remedy: 'Run it with sudo, or pass --root <dir> for a staging directory.' });
+    throw new SvcError('usage', 'uninstalling from this host needs root', { remedy: 'Run it with sudo, or name a staging directory with --root.' });
   }
   if (purge && !options.dryRun && options.confirmPurge !== undefined) {
     const doomed = [layout.varDir, layout.credentialsFile].filter((path) => existsSync(path));

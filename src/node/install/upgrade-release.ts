@@ -64,7 +64,7 @@ export interface UpgradeResult {
 export function installedVersion(deps: Pick<InstallPackageDeps, 'layout'>): string {
   const current = readLink(deps.layout.currentLink);
   if (current === undefined || current === 'not-a-link') {
-    throw new SvcError('usage', `no node is installed at ${deps.layout.home}`, { remedy: 'Install it first: install.sh --token-file FILE, or swarm-node install.' });
+    throw new SvcError('usage', `no node is installed at ${deps.layout.home}`, { remedy: 'Install it first, signed in (it asks the service for the deploy token): sudo swarm-node install.' });
   }
   return basename(current);
 }
@@ -86,7 +86,7 @@ export async function upgradeRelease(deps: InstallPackageDeps, options: UpgradeO
   const fromVersion = installedVersion(deps);
   // Said before a 35 MB download, not after it (install would refuse the same).
   if (deps.layout.onHost && process.getuid?.() !== 0 && !options.dryRun) {
-    throw new SvcError('usage', 'upgrading the node on this host needs root', { remedy: 'Run it with sudo; swarm-node upgrade --check needs no root.' });
+    throw new SvcError('usage', 'upgrading the node on this host needs root', { remedy: 'Run it again with sudo; whether a newer release exists needs no root: swarm-node upgrade --check.' });
   }
   const keys = trustedReleaseKeys(deps.layout.etcDir, options.trustKeyFile);
   const asked = options.artifact === undefined ? await askService(deps, options.to) : askArtifact(options.artifact, options.to);

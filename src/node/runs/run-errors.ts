@@ -13,7 +13,7 @@ export function succeededOrThrow(outcome: RunOutcome): RunResult {
       if (result.status === 'failed') {
         const where = result.node_id === null ? '' : ` on node ${result.node_id}`;
         throw new SvcError('failed', `the run of ${agent.agent_id} failed${where} (${failureOf(result.output)}); it was not charged`, {
-          remedy: 'See the run output in `swarm-node runs --json`; retry with swarm-node run.',
+          remedy: `See its output (swarm-node runs --agent ${agent.agent_id} --limit 1 --json); to retry: swarm-node run ${agent.agent_id}.`,
           extensions: { run_id: result.run_id, node_id: result.node_id, charged_cents: result.charged_cents, balance_cents: result.balance_cents, output: result.output },
         });
       }
@@ -25,7 +25,7 @@ export function succeededOrThrow(outcome: RunOutcome): RunResult {
     case 'unknown':
       throw new SvcError(outcome.error.code, `${outcome.error.message}; the run is journaled as pending (key ${outcome.idempotency_key})`, {
         remedy:
-          'The next `swarm-node run` (or the daemon) settles it by replaying the same key, so it is never charged twice. ' +
+          `The next run (swarm-node run ${agent.agent_id}), or the daemon, settles it by replaying the same key, so it is never charged twice. ` +
           (outcome.error.remedy ?? ''),
         extensions: { ...outcome.error.extensions, idempotency_key: outcome.idempotency_key, run_status: 'pending' },
       });
@@ -41,7 +41,7 @@ function insufficientBalance(error: SvcError, priceCents: number): SvcError {
       ? error.message
       : `insufficient balance: the wallet holds ${formatDollars(balance)}, one run costs ${formatDollars(priceCents)}`;
   return new SvcError('insufficient_balance', message, {
-    remedy: `Fund the wallet${url === undefined ? '' : ` at ${url}`} (swarm-node wallet login signs you in there), then run again.`,
+    remedy: `Fund the wallet${url === undefined ? '' : ` at ${url}`} (a link that signs you in there: swarm-node wallet login), then run again.`,
     extensions: { ...error.extensions, price_cents: priceCents },
   });
 }
@@ -52,7 +52,7 @@ function insufficientBalance(error: SvcError, priceCents: number): SvcError {
  */
 function noNodeAvailable(error: SvcError, agentId: string): SvcError {
   return new SvcError('no_node_available', error.message, {
-    remedy: `${error.remedy ?? ''} Or run it on this host: swarm-node enroll (this host becomes one of your nodes), then swarm-node run ${agentId} again.`.trim(),
+    remedy: `${error.remedy ?? ''} Or run it on this host, which becomes one of your nodes: swarm-node enroll, then again: swarm-node run ${agentId}.`.trim(),
     extensions: error.extensions,
     cause: error,
   });
