@@ -9,6 +9,7 @@ import { MovableClock } from '../helpers/clock.js';
 import { activatedSession, signIn } from '../helpers/funnel.js';
 import { startSvcApi, useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
+import { signedInNode } from '../cli/fixtures.js';
 import { homeOf, run, swarmNode } from './support.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -163,6 +164,31 @@ describe('swarm-node doctor', () => {
     } finally {
       await new Promise((resolve) => peer.close(resolve));
     }
+  });
+
+  it('honours SWARM_NODE_HOME: a node run from a home of its own is checked there, the install checks left out', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'doctor-home' });
+    const result = await swarmNode(['--json', 'doctor'], { env: node.env });
+    expect(result.exitCode, result.stdout + result.stderr).toBe(0);
+    expect(result.json).toMatchObject({ home: node.home, ok: true });
+    const checks = byName(result.json.checks);
+    expect(Object.keys(checks)).toEqual(['layout', 'modes', 'enrollment', 'service', 'clock', 'token', 'database']);
+    expect(checks.layout!.detail).toContain(`${node.home}: a node home (SWARM_NODE_HOME), not an install`);
+    expect(checks.enrollment).toMatchObject({ status: 'ok', detail: expect.stringContaining(`of ${node.email}`) });
+    expect(checks.token!.status).toBe('ok');
+
+    // Not enrolled: the fix is the home's enroll, as typed there.
+    const bare = await signedInNode(service.baseUrl, { label: 'doctor-bare', enroll: false });
+    const unenrolled = await swarmNode(['--json', 'doctor'], { env: bare.env });
+    expect(unenrolled.exitCode).toBe(1);
+    expect(byName(unenrolled.json.error.checks).enrollment).toMatchObject({ status: 'fail', fix: `SWARM_NODE_HOME=${bare.home} swarm-node enroll --base-url ${service.baseUrl}` });
+  });
+
+  it('honours SWARM_NODE_HOME naming an install: the install under that root is checked', async () => {
+    const result = await swarmNode(['--json', 'doctor'], { env: { SWARM_NODE_HOME: home } });
+    const report = result.json.error ?? result.json;
+    expect(report).toMatchObject({ root, home });
+    expect(byName(report.checks).layout).toMatchObject({ status: 'ok', detail: expect.stringContaining('current -> releases/') });
   });
 
   it('a root with nothing installed fails layout and enrollment, pointing at install', async () => {
