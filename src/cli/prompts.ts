@@ -123,7 +123,8 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
 /** uninstall --purge: yes only when the person says so; the default is no. */
 export async function confirmPurge(doomed: string[], output: NodeJS.WritableStream = process.stderr): Promise<boolean> {
   const { confirm } = await import('@inquirer/prompts');
-  return confirm({ message: `Delete ${doomed.join(' and ')} for good? A later install then needs a new deploy token.`, default: false }, { output });
+  const listed = doomed.length <= 1 ? doomed.join('') : `${doomed.slice(0, -1).join(', ')} and ${doomed.at(-1)}`;
+  return confirm({ message: `Delete ${listed} for good? A later install then needs a new deploy token.`, default: false }, { output });
 }
 
 /** nodes remove: yes only when the person says so; the default is no. */
