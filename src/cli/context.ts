@@ -16,7 +16,7 @@ import type { ThisNode } from '../node/agents/registrations.js';
 import type { RunCaller } from '../node/runs/run-agent.js';
 import type { ServiceClient } from '../node/service/service-client.js';
 import type { NodeCaller } from '../node/work/caller.js';
-import { Invocation, type CommandTable } from './invocation.js';
+import { commandTable, Invocation, type CommandTable } from './invocation.js';
 import { Output } from './output.js';
 import { VERSION } from './version.js';
 
@@ -160,20 +160,7 @@ export class CommandContext {
     return this.#kind === 'install' || (existsSync(this.paths.currentLink) && installOfHome(this.paths.home) !== undefined) ? 'sudo swarm-node install' : 'swarm-node enroll';
   }
 
-  /**
-   * `error` as this home acts on it: a node the service removed is enrolled anew by the command of this home
-   * (the service's remedy names both, not knowing which the node is).
-   */
-  localized(error: SvcError): SvcError {
-    // An ephemeral node that retired itself ran as asked: its own remedy says so.
-    if (error.code !== 'node_removed' || error.extensions.retired === true) return error;
-    return new SvcError(error.code, error.message, {
-      remedy: `This node was removed from your nodes (by you, by itself, or after it was offline longer than the service keeps offline nodes); its credential no longer works. To serve again, enroll it anew, signed in: ${this.enrollCommand()} --reenroll`,
-      extensions: error.extensions,
-      status: error.status,
-      cause: error,
-    });
-  }
+
 
   /**
    * Who asks for runs from here: this node with its own credential when it is enrolled (the run executes on this
@@ -278,13 +265,6 @@ export function contextFor(command: Command, kind: ContextKind = 'command', over
   openContexts.add(context);
   latestContext = context;
   return context;
-}
-
-/** The program's commands, from the tree `command` belongs to, and which of them take --root. */
-export function commandTable(command: Command): CommandTable {
-  let program = command;
-  while (program.parent !== null) program = program.parent;
-  return new Map(program.commands.map((each) => [each.name(), { acceptsRoot: each.options.some((option) => option.long === '--root') }]));
 }
 
 /** The context of the command that ran last: main.ts shows its error as that command's home acts on it. */

@@ -4,12 +4,20 @@
 // it (--base-url). Every remedy and every "Next:" line is written as the bare command (`swarm-node login --email
 // you@example.com`); this adds what is in force when it is shown, in one place, so no remedy has to remember it and
 // a new one cannot forget it.
+import type { Command } from 'commander';
 import { join } from 'node:path';
 import { INSTALL_PATH } from '../contract/claims.js';
 import { installOfHome, NODES_DIR } from '../node/host/location.js';
 
 /** The commands of the program and whether each takes --root (install, upgrade, uninstall, doctor). */
 export type CommandTable = ReadonlyMap<string, { acceptsRoot: boolean }>;
+
+/** The program's commands, from the tree `command` belongs to, and which of them take --root. */
+export function commandTable(command: Command): CommandTable {
+  let program = command;
+  while (program.parent !== null) program = program.parent;
+  return new Map(program.commands.map((each) => [each.name(), { acceptsRoot: each.options.some((option) => option.long === '--root') }]));
+}
 
 export interface InvocationInputs {
   commands: CommandTable;

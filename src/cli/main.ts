@@ -34,7 +34,7 @@ export async function runCli(argv: string[]): Promise<number> {
     const context = lastContext();
     const output = new Output({ json: argv.includes('--json'), color: !argv.includes('--no-color'), ...(context === undefined ? {} : { carry: (text) => context.invocation.carry(text) }) });
     const found = toSvcError(error, commandPathOf(program, argv.slice(2)));
-    const failure = context === undefined ? found : context.localized(found);
+    const failure = context === undefined ? found : localized(found, context.enrollCommand());
     output.error(failure);
     return exitCodeFor(failure.code);
   } finally {
@@ -55,6 +55,21 @@ function toSvcError(error: unknown, commandPath: string[]): SvcError {
   if (process.env.SWARM_NODE_DEBUG) process.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
   return new SvcError('failed', `unexpected failure: ${(error as Error)?.message ?? String(error)}`, {
     remedy: 'Run again with SWARM_NODE_DEBUG=1 for details, and report it.',
+  });
+}
+
+/**
+ * `error` as the home of the command acts on it: a node the service removed is enrolled anew by that home's own
+ * command (install for an installed node, enroll for a home), which the service's remedy cannot tell.
+ */
+function localized(error: SvcError, enrollCommand: string): SvcError {
+  // An ephemeral node that retired itself ran as asked: its own remedy says so.
+  if (error.code !== 'node_removed' || error.extensions.retired === true) return error;
+  return new SvcError(error.code, error.message, {
+    remedy: `This node was removed from your nodes (by you, by itself, or after it was offline longer than the service keeps offline nodes); its credential no longer works. To serve again, enroll it anew, signed in: ${enrollCommand} --reenroll`,
+    extensions: error.extensions,
+    status: error.status,
+    cause: error,
   });
 }
 

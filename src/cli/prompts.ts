@@ -46,17 +46,25 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
       );
     },
 
-    async input(agent, field) {
+    async input(agent, field, check) {
       const { input } = await inquirer();
-      // The schema's own words for the field; the flag that gives it unattended is in the hint of an empty answer.
+      // The field's name, then the schema's own words for it; a value its schema refuses is said at once, naming it.
       const answer = await input(
         {
-          message: field.description,
-          validate: (value) => value.trim() !== '' || `${agent.agent_id} needs ${field.name} to run (unattended: --input ${field.name}=<value>).`,
+          message: field.description === field.name ? `${field.name}:` : `${field.name} (${field.description}):`,
+          validate: async (value) => {
+            if (value.trim() === '') return `${agent.agent_id} needs ${field.name} to run (unattended: --input ${field.name}=…).`;
+            return (await check(value.trim())) ?? true;
+          },
         },
         context,
       );
       return answer.trim();
+    },
+
+    async confirmEnroll(email) {
+      const { confirm } = await inquirer();
+      return confirm({ message: `Enroll this host as one of ${email}'s nodes? Its runs then run here (as swarm-node enroll does).`, default: true }, context);
     },
 
     async waitForFunds(shortfall: Shortfall) {

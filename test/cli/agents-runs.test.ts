@@ -175,9 +175,9 @@ describe('swarm-node run and runs', () => {
     const noInput = await swarmNode(['--json', 'run', 'agent_svc_skills_005'], { env: node.env });
     expect(noInput.exitCode).toBe(2);
     expect(noInput.json.error).toMatchObject({ code: 'input_invalid', agent_id: 'agent_svc_skills_005', digest: null, errors: [{ path: '/input', message: 'must have at least 1 properties' }] });
-    const badQuiz = await swarmNode(['--json', 'run', 'agent_svc_skills_005', '--input', 'quiz=3'], { env: node.env });
+    const badQuiz = await swarmNode(['--json', 'run', 'agent_svc_skills_005', '--input', 'quiz=11'], { env: node.env });
     expect(badQuiz.exitCode).toBe(2);
-    expect(badQuiz.json.error.errors).toEqual([{ path: '/input/quiz', message: 'must be integer, or must be true' }]);
+    expect(badQuiz.json.error.errors).toEqual([{ path: '/input/quiz', message: 'must be at most 10, or must be true' }]);
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 2 * PRICE);
     const skills = await swarmNode(['--json', 'run', 'agent_svc_skills_005', '--input', `question=${QUESTION}`], { env: node.env });
     expect(skills.exitCode, skills.stderr).toBe(0);
@@ -202,6 +202,22 @@ describe('swarm-node run and runs', () => {
     expect((await swarmNode(['register', AGENT, '--daily-cap', '1'], { env: node.env })).exitCode).toBe(0);
     const list = await swarmNode(['--json', 'list'], { env: node.env });
     expect(list.json.registrations[0]).toMatchObject({ agent_id: AGENT, spent_today_cents: 8, last_run_status: 'succeeded' });
+  });
+
+  it('--input is typed by the agent\'s schema: quiz=2 is the number a quiz takes, quiz=true the boolean; a text field keeps its text', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'typed-input' });
+    for (const quiz of ['2', 'true']) {
+      const run = await swarmNode(['--json', 'run', 'agent_svc_skills_005', '--input', `quiz=${quiz}`], { env: node.env });
+      expect(run.exitCode, run.stdout + run.stderr).toBe(0);
+    }
+    // The same parser stores a registration's input: the number, not its text.
+    const registered = await swarmNode(['--json', 'register', 'agent_svc_skills_005', '--input', 'quiz=2'], { env: node.env });
+    expect(registered.exitCode, registered.stderr).toBe(0);
+    expect(registered.json.default_input).toEqual({ quiz: 2 });
+    // A field that takes text keeps "007" as it is; one whose schema is not a number stays text for the check to name.
+    const text = await swarmNode(['--json', 'register', 'agent_research_rag_015', '--input', 'question=007'], { env: node.env });
+    expect(text.json.default_input).toEqual({ question: '007' });
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 2 * 5);
   });
 
   it('exits 3 on insufficient balance with wallet_login_url and the remedy, and journals it as insufficient_balance', async () => {

@@ -8,8 +8,8 @@ import { CommanderError, type Command } from 'commander';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { commandTable } from '../../src/cli/context.js';
-import { commandsIn, Invocation } from '../../src/cli/invocation.js';
+
+import { commandsIn, commandTable, Invocation } from '../../src/cli/invocation.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { ERROR_CODES } from '../../src/contract/errors.js';
 import { readCredentials, writeCredentials } from '../../src/node/identity/credentials.js';

@@ -6,8 +6,8 @@
 import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { execa } from 'execa';
 import { join } from 'node:path';
-import { commandsIn, type CommandInText } from '../../src/cli/invocation.js';
-import { commandTable } from '../../src/cli/context.js';
+import { commandsIn, commandTable, type CommandInText } from '../../src/cli/invocation.js';
+
 import { buildProgram } from '../../src/cli/program.js';
 import { runProgram, type CliResult } from '../helpers/cli.js';
 import { nextMailTo, mailIdsTo, signInCodeOf } from '../helpers/mailbox.js';
