@@ -119,7 +119,13 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
         {
           message: `Daily cap in dollars (none: no cap${perDay}):`,
           default: suggestedCents === null ? 'none' : formatDollars(suggestedCents).slice(1),
-          validate: (value) => NONE.has(value.trim().toLowerCase()) || parseDollarsToCents(value) !== undefined || 'Give dollars such as 1.00 or 0.50, or none.',
+          validate: (value) => {
+            if (NONE.has(value.trim().toLowerCase())) return true;
+            const cents = parseDollarsToCents(value);
+            if (cents === undefined) return 'Give dollars such as 1.00 or 0.50, or none.';
+            // A cap below one run would hold the schedule every day (registrations.ts says the same to register).
+            return everySeconds === null || cents >= agent.price_cents || `A cap below one run (${formatDollars(agent.price_cents)}) lets none through: give at least that, or none.`;
+          },
         },
         context,
       );

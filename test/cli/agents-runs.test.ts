@@ -136,11 +136,27 @@ describe('swarm-node register, unregister, list', () => {
       const result = await swarmNode(['register', AGENT, '--every', every], { env: node.env });
       expect(result.exitCode, `--every ${every}: ${result.stderr}`).toBe(2);
     }
+    // Out of range, said once: the range is in the sentence, not repeated after it.
+    expect((await swarmNode(['register', AGENT, '--every', '0s'], { env: node.env })).stderr).toContain(
+      "error: option '--every <duration>' argument '0s' is invalid. the interval 0s is outside 1s..7d (e.g. 30s, 5m, 1h, or none)\n",
+    );
+    expect((await swarmNode(['register', AGENT, '--every', '5x'], { env: node.env })).stderr).toContain('"5x" is not a duration: write 30s, 5m, 1h or 1d (1s..7d), or none');
     for (const cap of ['-1', '1.234', 'abc', '1e3', '$']) {
       const result = await swarmNode(['register', AGENT, '--daily-cap', cap], { env: node.env });
       expect(result.exitCode, `--daily-cap ${cap}: ${result.stderr}`).toBe(2);
     }
+    // A schedule whose cap lets no run through (below one run's $0.04) would only ever show "paused: daily_cap".
+    for (const args of [['--every', '5m', '--daily-cap', '0'], ['--every', '5m', '--daily-cap', '0.03']]) {
+      const result = await swarmNode(['--json', 'register', AGENT, ...args], { env: node.env });
+      expect(result.exitCode, `${args.join(' ')}: ${result.stdout}`).toBe(2);
+      expect(result.json.error.message).toMatch(/^a daily cap of \$0\.0[03] lets no run of agent_ops_monitor_004 through \(\$0\.04 a run\): its schedule would never run$/);
+    }
     expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations).toEqual([]);
+    // Without a schedule a cap holds nothing back: manual runs are not held to it (docs/api.md "run").
+    expect((await swarmNode(['register', AGENT, '--daily-cap', '0'], { env: node.env })).exitCode).toBe(0);
+    const later = await swarmNode(['--json', 'register', AGENT, '--every', '1h'], { env: node.env });
+    expect([later.exitCode, later.json.error?.code]).toEqual([2, 'usage']);
+    expect((await swarmNode(['unregister', AGENT], { env: node.env })).exitCode).toBe(0);
 
     // A stored token the service no longer accepts: 4, even though it has not expired locally.
     const file = join(node.home, 'etc', 'credentials.json');

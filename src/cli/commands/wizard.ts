@@ -2,7 +2,7 @@
 // billed run, a registration. Every question has a flag; without a terminal (or under --json) the flags must
 // answer them all, checked before anything is sent or written.
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { AGENT_IDS } from '../../contract/agents.js';
+import { AGENT_IDS, findAgentSku } from '../../contract/agents.js';
 import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import { isEmailAddress } from '../../contract/email.js';
@@ -72,6 +72,13 @@ Example:
       const ctx = contextFor(command);
       if (!options.register && (options.every !== undefined || options.dailyCap !== undefined)) {
         throw new SvcError('usage', '--no-register goes without --every and --daily-cap', { remedy: 'Drop --no-register to register the agent, or the schedule options.' });
+      }
+      // A cap that lets no run through is said before the first run is charged, not at the registration after it.
+      const price = options.agent === undefined ? undefined : findAgentSku(options.agent)?.price_cents;
+      if (price !== undefined && typeof options.every === 'number' && typeof options.dailyCap === 'number' && options.dailyCap < price) {
+        throw new SvcError('usage', `--daily-cap ${formatDollars(options.dailyCap).slice(1)} lets no run of ${options.agent} through (${formatDollars(price)} a run): its schedule would never run`, {
+          remedy: 'Give a cap of one run or more, or --daily-cap none.',
+        });
       }
       const [{ needsSignInAnswers }, { runInput }] = await Promise.all([import('../../node/wizard/sign-in.js'), import('../run-input.js')]);
       // As given: typed by the agent's schema once the agent is known (agent-inputs.ts typedInputValue).

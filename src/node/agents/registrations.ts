@@ -3,6 +3,7 @@ import { findAgentSku, type AgentSku } from '../../contract/agents.js';
 import { SvcError, messageOf } from '../../contract/errors.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import { normalizeEmail } from '../../contract/email.js';
+import { formatDollars } from '../../contract/money.js';
 import type { StoredJwt } from '../identity/credentials.js';
 import type { NodeApi } from '../service/node-api.js';
 import { findInCatalog } from '../service/catalog.js';
@@ -58,22 +59,37 @@ export async function registerAgent(
   if (change.default_input != null) {
     await checkDefaultInput({ client: deps.client, token: deps.jwt.token, localSchema: deps.localInputSchema(agent.agent_id) }, agent.agent_id, change.default_input);
   }
+  const current = getRegistration(deps.db, agent.agent_id);
+  const every = change.every_seconds === undefined ? (current?.every_seconds ?? null) : change.every_seconds;
+  const cap = change.daily_cap_cents === undefined ? (current?.daily_cap_cents ?? null) : change.daily_cap_cents;
+  refuseCapBelowOneRun(agent, every, cap);
   // The service first: a registration it does not know would never get a run started elsewhere. Should the local
   // write fail after it, the daemon withdraws the agent again when it next reconciles (served-agents.ts).
   await deps.node.api.serve(agent.agent_id);
-  const current = getRegistration(deps.db, agent.agent_id);
   const { created, registration } = upsertRegistration(
     deps.db,
     {
       agent_id: agent.agent_id,
-      every_seconds: change.every_seconds === undefined ? (current?.every_seconds ?? null) : change.every_seconds,
-      daily_cap_cents: change.daily_cap_cents === undefined ? (current?.daily_cap_cents ?? null) : change.daily_cap_cents,
+      every_seconds: every,
+      daily_cap_cents: cap,
       default_input_json:
         change.default_input === undefined ? (current?.default_input_json ?? null) : change.default_input === null ? null : JSON.stringify(change.default_input),
     },
     deps.clock.now(),
   );
   return { created, registration, default_input: storedDefaultInput(registration), agent, user_id: signedIn.sub, node_id: deps.node.node_id };
+}
+
+/**
+ * A schedule whose daily cap is below one run's price would never run (the daemon pauses it, `paused: daily_cap`,
+ * every day): said now, before anything is stored or told (the cap itself is the daemon's: docs/api.md "register").
+ */
+function refuseCapBelowOneRun(agent: AgentSku, everySeconds: number | null, capCents: number | null): void {
+  if (everySeconds === null || capCents === null || capCents >= agent.price_cents) return;
+  throw new SvcError('usage', `a daily cap of ${formatDollars(capCents)} lets no run of ${agent.agent_id} through (${formatDollars(agent.price_cents)} a run): its schedule would never run`, {
+    remedy: `Give a cap of one run or more (swarm-node register ${agent.agent_id} --daily-cap ${formatDollars(agent.price_cents).slice(1)}), no cap (swarm-node register ${agent.agent_id} --daily-cap none), or no schedule (swarm-node register ${agent.agent_id} --every none).`,
+    extensions: { agent_id: agent.agent_id, daily_cap_cents: capCents, price_cents: agent.price_cents },
+  });
 }
 
 export interface Unregistered {

@@ -191,7 +191,9 @@ export function validateConfigValue(key: ConfigKey, value: string): string {
       throw new SvcError('usage', `auto_update must be true or false, got "${value}"`);
     }
     case 'auto_update_interval':
-      return formatDuration(autoUpdateIntervalSeconds(value));
+      // Checked, and kept as written: 24h stays 24h (the README's and the default's word), not 1d.
+      autoUpdateIntervalSeconds(value);
+      return value.trim();
   }
 }
 

@@ -4,7 +4,7 @@
 // in bounded time. Tokens travel only in headers; no message built here quotes one.
 import { MAX_ANSWER_BYTES, readAnswer, saveAnswer } from './http/answer-body.js';
 import { NodeTransport } from './http/node-transport.js';
-import { NETWORK_ERROR_CODES, type Transport } from './http/transport.js';
+import { NETWORK_ERROR_CODES, tlsFailure, type Transport } from './http/transport.js';
 import type {
   ActivateResponse,
   AgentsResponse,
@@ -278,6 +278,8 @@ export class ServiceClient {
     if ((code !== undefined && NETWORK_ERROR_CODES.has(code)) || name === 'TimeoutError' || name === 'AbortError') {
       return this.#unreachable(code ?? 'timed out', error);
     }
+    const tls = tlsFailure(error, this.baseUrl);
+    if (tls !== undefined) return this.#unreachable(tls, error);
     return this.#unreachable((error as Error).message ?? String(error), error);
   }
 
