@@ -56,7 +56,8 @@ beforeAll(async () => {
   const installed = await run('sh', [installSh, '--base-url', service.baseUrl, '--root', root, '--artifact', v010.artifact.path, '--trust-key', key.publicFile, '--token-file', writeTokenFile(deploy_token), '--no-autoupdate']);
   expect(installed.exitCode, installed.stderr).toBe(0);
   // What systemd's Restart= would do: start the daemon of whatever `current` is, again whenever it exits.
-  supervisor = spawn('sh', ['-c', `while :; do "${join(home(), 'current/bin/swarm-node')}" daemon >/dev/null 2>&1; sleep 0.2; done`], { detached: true, stdio: 'ignore' });
+  // --supervised: this loop starts it again, and upgrade leaves that to it.
+  supervisor = spawn('sh', ['-c', `while :; do "${join(home(), 'current/bin/swarm-node')}" daemon --supervised >/dev/null 2>&1; sleep 0.2; done`], { detached: true, stdio: 'ignore' });
   await healthyDaemon(0);
   expect(daemonExecutable()).toBe(join(home(), 'releases/0.1.0/runtime/bin/node'));
 }, 240_000);
@@ -199,7 +200,7 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
       const since = (supervisedSince = Date.now());
       supervisor = spawn(
         'sh',
-        ['-c', `while :; do "${bin}" upgrade --pending >>"${daemonLog}.pre" 2>&1; "${bin}" daemon $(cat "${flagsFile}") >>"${daemonLog}" 2>&1; sleep 0.2; done`],
+        ['-c', `while :; do "${bin}" upgrade --pending >>"${daemonLog}.pre" 2>&1; "${bin}" daemon --supervised $(cat "${flagsFile}") >>"${daemonLog}" 2>&1; sleep 0.2; done`],
         { detached: true, stdio: 'ignore' },
       );
       await healthyDaemon(since);

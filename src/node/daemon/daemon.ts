@@ -22,7 +22,7 @@ import { messageOf, type SvcError } from '../../contract/errors.js';
 import type { NodeEnrollment } from '../identity/credentials.js';
 import { syncServedAgents } from '../agents/served-agents.js';
 import type { NodeCaller } from '../work/caller.js';
-import { claimDaemon, recordStopped, recordTick } from '../store/daemon-state.js';
+import { claimDaemon, recordStopped, recordTick, type DaemonSupervisor } from '../store/daemon-state.js';
 import { pendingRuns, releaseRunsOf } from '../store/journal.js';
 import { scheduledAgents } from '../store/schedules.js';
 import { AgentRuns } from './agent-runs.js';
@@ -53,6 +53,8 @@ export interface DaemonDeps extends Omit<CoreDeps, 'log'> {
   healthAt?: { host: string; port: number };
   /** Checking for a newer release (auto-update.ts); off when undefined. */
   autoUpdate?: AutoUpdateOptions;
+  /** Who starts it again when it exits (recorded for `upgrade`); nobody when undefined. */
+  supervisor?: DaemonSupervisor;
 }
 
 export interface DaemonOutcome {
@@ -142,7 +144,8 @@ class NodeDaemon {
   async run(stop: AbortSignal): Promise<DaemonOutcome> {
     const { db, pid, version } = this.#deps;
     const { log } = this.#core;
-    const { previousPid } = claimDaemon(db, { pid, version, tickMs: this.#tickMs }, this.#core.now());
+    const supervisor = this.#deps.supervisor ?? 'none';
+    const { previousPid } = claimDaemon(db, { pid, version, tickMs: this.#tickMs, supervisor }, this.#core.now());
     // The previous daemon is gone (claimDaemon checked): its runs in flight when it died are awaited by nobody.
     if (previousPid !== null) releaseRunsOf(db, previousPid);
     log.info('daemon_started', {
@@ -153,6 +156,7 @@ class NodeDaemon {
       agents: scheduledAgents(db).length,
       pending_runs: pendingRuns(db).length,
       concurrency: this.#core.concurrency,
+      supervisor,
     });
     this.#updater?.start();
     let failing: string | undefined;
