@@ -16,7 +16,7 @@ import { processIsAlive } from '../../src/node/host/process-alive.js';
 import { activatedSession, waitFor } from '../helpers/funnel.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
-import { brokenPackage, buildRelease, publish, signingKey, type BuiltRelease, type SigningKey } from './release-support.js';
+import { brokenPackage, buildRelease, healthyDaemonOf, publish, signingKey, type BuiltRelease, type SigningKey } from './release-support.js';
 import { filesUnder, homeOf, run, writeTokenFile } from './support.js';
 
 const releasesDir = join(tempDir('releases-'), 'published');
@@ -35,8 +35,7 @@ const home = () => homeOf(root);
 const current = () => readlinkSync(join(home(), 'current'));
 // The node's own config names the service (install wrote it); nothing here overrides it.
 const swarmNode = (args: string[]) => run(join(home(), 'current', 'bin', 'swarm-node'), args, { timeoutMs: 120_000 });
-const healthyDaemon = (since: number) =>
-  waitFor(async () => (startedHealthy(readDaemonRecord(join(home(), 'var', 'swarm-node.db')), since) ? true : undefined), 'a healthy daemon', 60_000);
+const healthyDaemon = (since: number) => healthyDaemonOf(home(), since);
 
 beforeAll(async () => {
   key = signingKey('upgrade');
