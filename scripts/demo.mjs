@@ -2,7 +2,7 @@
 // `npm run demo`: the whole funnel on this machine, with the real programs. It starts the reference service with
 // its sandbox payment provider, plays the customer's browser at that provider over HTTP, and drives the
 // `swarm-node` binary from activation to a funded, billed run on the node; then the installed daemon runs the
-// agents (a schedule, a run started with curl), and is killed mid-run to show the refund. Narrated step by step.
+// agents (a schedule, a run started with curl), and is killed mid-run to show the retry, charged once. Narrated step by step.
 // Everything lives in one scratch directory that is removed at the end, also on failure and on Ctrl+C.
 //
 // Plain ESM JavaScript on purpose: it runs right after `npm ci` (which builds dist/), with no TypeScript runner.
@@ -62,8 +62,9 @@ const STEPS = [
   'Upload an agent of your own',
   'Run it on the node: your code, charged',
   "An agent bundle of the operator's own",
-  'The node is killed mid-run: refunded',
-  'The node comes back: nothing charged twice',
+  'The node is killed mid-run: the run waits',
+  'The node comes back: the run is retried, charged once',
+  'Cancel a run',
 ];
 
 const state = {};
@@ -411,7 +412,9 @@ async function main() {
   const host = ran.output?.host;
   check(host?.hostname === hostname() && host?.kernel === release(), "the output does not hold this host's hostname and kernel", ranByCurl.text);
   const nodeDb = ran.output?.database;
-  check(nodeDb?.path === join(state.home, 'var', 'swarm-node.db') && nodeDb.size_bytes > 0, "the output does not hold the node's database", ranByCurl.text);
+  // The agent runs in a sandbox that hides the node's own files (docs/operations.md "Agent isolation"): it names the
+  // node's database, and a node whose runs could see it (agent_isolation none) shows its size too.
+  check(nodeDb?.path === join(state.home, 'var', 'swarm-node.db'), "the output does not name the node's database", ranByCurl.text);
   state.succeeded += 1;
   showFields([
     ['HTTP', String(ranByCurl.status)],
@@ -420,7 +423,7 @@ async function main() {
     ['node_id', `${ran.node_id} (this node)`],
     ['output.summary', ran.output.summary],
     ['output.host', `${host.hostname}, kernel ${host.kernel}: this machine's`],
-    ['output.database', `${nodeDb.path}, ${nodeDb.size_bytes} bytes: the node's own`],
+    ['output.database', nodeDb.size_bytes === null ? `${nodeDb.path}: out of the agent's sight (its sandbox hides the node's files)` : `${nodeDb.path}, ${nodeDb.size_bytes} bytes: the node's own`],
   ]);
   const findings = ran.output.findings;
   check(
@@ -441,7 +444,7 @@ async function main() {
   const customDir = join(state.scratch, 'my-agent');
   await nodeCli(['agent', 'init', customDir, '--agent', CUSTOM_AGENT]);
   const edit = editCustomAgent(customDir);
-  write('   $ $EDITOR <scratch>/my-agent/main.sh    # the summary it prints:');
+  write('   $ $EDITOR <scratch>/my-agent/main.mjs    # the summary it answers:');
   showOutput(`- ${edit.before.trim()}\n+ ${edit.after.trim()}`);
   const upload = await nodeCli(['agent', 'upload', customDir]);
   const uploaded = /^Uploaded \S+ version (\S+) \(([0-9a-f]{12}),/m.exec(upload.stdout);
@@ -471,8 +474,8 @@ async function main() {
   ]);
   await nodeCli(['register', SLOW_AGENT]);
 
-  step('The node is killed mid-run: refunded');
-  say(`Started with Prefer: respond-async, the run is answered at once: 202, charged, and a Location to follow. While the\nagent works, the daemon and its agent are killed (SIGKILL, as when the host loses power): nothing reports the run.\nOnce its lease runs out (${LEASE_SECONDS} s here, 45 s by default) the service fails it node_lost and refunds it.`);
+  step('The node is killed mid-run: the run waits');
+  say(`Started with Prefer: respond-async, the run is answered at once: 202, charged, and a Location to follow. While the\nagent works, the daemon and its agent are killed (SIGKILL, as when the host loses power): nothing reports the run.\nOnce its lease runs out (${LEASE_SECONDS} s here, 45 s by default) the service records the attempt lost (node_lost). The\nreview is safe to run again (its agent.json says retry_safe), so the run goes back to the queue under the same id\nand charge, waiting for a node that serves it; an agent that is not (outreach: it may have sent mail) is refunded.`);
   const before = await nodeCli(['wallet'], { json: true });
   showFields([['balance', before.json.balance]]);
   const accepted = await curl(state.baseUrl, 'POST', '/v1/swarm/execute', {
@@ -508,33 +511,84 @@ async function main() {
   state.daemon = undefined;
   await waitUntil(() => (processInfo(agentProcess.pid) === undefined ? true : undefined), 'the agent gone after the kill');
   ok('killed: nothing on the node reports the run any more');
-  const lost = await curl(state.baseUrl, 'GET', `/v1/swarm/runs/${slow.run_id}`, { token: state.jwt, headers: { Prefer: 'wait=30' } });
+  const lost = await waitUntil(async () => {
+    const view = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${slow.run_id}`, { token: state.jwt });
+    return view.json?.attempts?.length === 1 && view.json.attempts[0].outcome !== null ? view : undefined;
+  }, 'the lease to run out');
   if (interrupted()) throw new DemoFailure('interrupted');
-  check(lost.json?.status === 'failed' && lost.json.output?.error === 'node_lost' && lost.json.charged_cents === 0, `the run is ${lost.json?.status} (${lost.json?.output?.error})`, lost.text);
-  showFields([
-    ['status', `${lost.json.status}, charged ${DOLLARS(lost.json.charged_cents)}`],
-    ['output.error', lost.json.output.error],
-    ['output.message', lost.json.output.message],
-  ]);
+  const [lostAttempt] = lost.json.attempts;
+  check(lost.json.status === 'queued' && lostAttempt.outcome === 'node_lost' && lost.json.charged_cents === SLOW_PRICE_CENTS, `the run is ${lost.json.status} after attempt 1 (${lostAttempt.outcome})`, lost.text);
+  await nodeCli(['runs', 'show', slow.run_id]);
   const after = await nodeCli(['wallet'], { json: true });
-  check(after.json.balance_cents === before.json.balance_cents, `the wallet holds ${after.json.balance_cents} cents, ${before.json.balance_cents} before the run`, after.stdout);
-  showFields([['balance', `${after.json.balance}: as before the run, refunded`]]);
+  check(after.json.balance_cents === before.json.balance_cents - SLOW_PRICE_CENTS, `the wallet holds ${after.json.balance_cents} cents, ${before.json.balance_cents} before the run`, after.stdout);
+  showFields([['balance', `${after.json.balance}: the run's price is held, not taken twice`]]);
   await waitUntil(async () => {
     const fleet = await request(state.baseUrl, 'GET', '/v1/swarm/nodes', { token: state.jwt });
     return fleet.json?.nodes?.find((entry) => entry.node_id === state.nodeId)?.online === false ? true : undefined;
   }, 'the node offline');
   const offline = await nodeCli(['nodes']);
   check(/\boffline\b/.test(offline.stdout), 'the node list does not show the node offline', offline.all);
+  say(`While the node is off, a run started with curl waits for it (execute's queue_seconds: 600 s unless asked), charged;\nit starts when a node that serves it polls, and is refunded not_picked_up if none does in time.`);
+  const waiting = await curl(state.baseUrl, 'POST', '/v1/swarm/execute', {
+    token: state.jwt,
+    headers: { 'Idempotency-Key': randomUUID(), Prefer: 'respond-async' },
+    body: { user_id: state.userId, agent_id: AGENT },
+  });
+  if (interrupted()) throw new DemoFailure('interrupted');
+  check(waiting.status === 202 && waiting.json?.status === 'queued', `execute answered ${waiting.status}, ${waiting.json?.status}`, waiting.text);
+  state.queuedRun = waiting.json.run_id;
+  showFields([
+    ['run_id', waiting.json.run_id],
+    ['status', `${waiting.json.status}, charged ${DOLLARS(waiting.json.charged_cents)}, waits until ${waiting.json.queue_expires_at}`],
+  ]);
 
-  step('The node comes back: nothing charged twice');
-  say("The daemon starts again, as systemd restarts it. It finds the run it held when it died and reports it, cut\nshort and never run again; the service refuses that late result (lost: the run stays refunded), and the run's\ndirectory the kill left behind is removed. Then SIGTERM: the daemon stops cleanly.");
+  step('The node comes back: the run is retried, charged once');
+  say("The daemon starts again, as systemd restarts it. It finds the run it held when it died and reports it cut short;\nthe service refuses that late result (its attempt was replaced), and what the kill left behind is removed (a run\nin a sandbox leaves nothing on the host: its directory was in its own /tmp). Then its poll takes the queued runs:\nthe review's attempt 2, the same run id, succeeded, charged once, and the run started while it was off.");
+  // Only a run without a sandbox (agent_isolation none) has its directory on the host, in var/runs.
   const leftDir = join(state.home, 'var', 'runs', slow.run_id);
-  check(existsSync(leftDir), "the killed run's directory is not there", '');
   write('   $ swarm-node daemon &');
   state.daemon = await startProgram(state.installedBin, ['daemon'], { env: cleanEnv(), ready: /event=agents_served\b.*\n/, name: 'swarm-node daemon' });
   ok(`daemon pid ${state.daemon.pid}, ready`);
   await state.daemon.waitFor(/event=pending_runs_settled reported=0 lost=1\b.*\n/, 'the lost run settled');
   check(!existsSync(leftDir), "the killed run's directory is still there", state.daemon.log.text);
+  say("Its log, followed while it runs (what the agent writes on stderr and stdout, shipped by the node as it comes);\nthe command exits 0 once the run succeeded:");
+  const followed = await nodeCli(['logs', slow.run_id, '--follow']);
+  check(/reviewed 1 of \d+ s/.test(followed.stdout), 'the followed log does not show the agent writing', followed.all);
+  await state.daemon.waitFor(new RegExp(`event=run_succeeded agent=${SLOW_AGENT} run_id=${slow.run_id}\\b.*\\n`), 'the retried run to succeed');
+  const retried = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${slow.run_id}`, { token: state.jwt });
+  check(
+    retried.json?.status === 'succeeded' && retried.json.attempt === 2 && retried.json.attempts?.length === 2 && retried.json.charged_cents === SLOW_PRICE_CENTS,
+    `the retried run is ${retried.json?.status} at attempt ${retried.json?.attempt}`,
+    retried.text,
+  );
+  const queued = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${state.queuedRun}`, { token: state.jwt, headers: { Prefer: 'wait=30' } });
+  check(queued.json?.status === 'succeeded' && queued.json.node_id === state.nodeId, `the run queued while the node was off is ${queued.json?.status}`, queued.text);
+  showFields([
+    ['retried run', `${slow.run_id} ${retried.json.status} at attempt ${retried.json.attempt} (${retried.json.attempts.map((entry) => entry.outcome).join(', ')}), charged ${DOLLARS(retried.json.charged_cents)} once; nothing of the killed attempt left on the host`],
+    ['output', retried.json.output.summary],
+    ['queued run', `${state.queuedRun} ${queued.json.status} once the node polled, charged ${DOLLARS(queued.json.charged_cents)}`],
+  ]);
+  say('What the review left in its SWARM_ARTIFACTS_DIR, uploaded by the node after the run, listed and downloaded (each\nfile checked against its sha256):');
+  const downloads = join(state.scratch, 'downloads');
+  await nodeCli(['artifacts', slow.run_id, '--download', downloads]);
+  const review = join(downloads, 'review.txt');
+  check(existsSync(review) && readFileSync(review, 'utf8') === `run ${slow.run_id}: nothing flagged in /srv/app\n`, 'the downloaded artifact is not what the agent wrote', '');
+  ok(`<scratch>/downloads/review.txt: ${readFileSync(review, 'utf8').trim()}`);
+
+  step('Cancel a run');
+  say("A run started and then not wanted: swarm-node cancel. A queued run ends at once; a running one is stopped on its\nnode within seconds (its poll hands the node the cancel), ends cancelled, and is refunded: nothing is charged.\nThen SIGTERM: the daemon stops cleanly.");
+  const unwanted = await curl(state.baseUrl, 'POST', '/v1/swarm/execute', {
+    token: state.jwt,
+    headers: { 'Idempotency-Key': randomUUID(), Prefer: 'respond-async' },
+    body: { user_id: state.userId, agent_id: SLOW_AGENT, input: SLOW_INPUT },
+  });
+  if (interrupted()) throw new DemoFailure('interrupted');
+  check(unwanted.status === 202 && unwanted.json?.charged_cents === SLOW_PRICE_CENTS, `execute answered ${unwanted.status}`, unwanted.text);
+  await state.daemon.waitFor(new RegExp(`event=run_pulled agent=${SLOW_AGENT} run_id=${unwanted.json.run_id}\\b`), 'the daemon pulled the run');
+  await nodeCli(['cancel', unwanted.json.run_id]);
+  const cancelled = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${unwanted.json.run_id}`, { token: state.jwt, headers: { Prefer: 'wait=30' } });
+  check(cancelled.json?.status === 'cancelled' && cancelled.json.charged_cents === 0, `the cancelled run is ${cancelled.json?.status}`, cancelled.text);
+  showFields([['cancelled run', `${unwanted.json.run_id} ${cancelled.json.status} (${cancelled.json.output.message}), charged ${DOLLARS(cancelled.json.charged_cents)}`]]);
   const daemonExit = await state.daemon.stop();
   const daemonLog = state.daemon.log.text;
   state.daemon = undefined;
@@ -542,20 +596,17 @@ async function main() {
   showOutput(daemonLog);
   check(daemonExit === 0, `the daemon exited ${daemonExit} on SIGTERM`, daemonLog);
   check(/\bevent=daemon_stopped\b/.test(daemonLog), 'the daemon did not log its stop', daemonLog);
-  const late = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${slow.run_id}`, { token: state.jwt });
-  check(late.json?.status === 'failed' && late.json.output?.error === 'node_lost' && late.json.charged_cents === 0, `the lost run is now ${late.json?.status}`, late.text);
   const balance = await nodeCli(['wallet'], { json: true });
-  const expectedBalance = FUND_CENTS - AGENT_PRICE_CENTS * state.succeeded - CUSTOM_PRICE_CENTS;
+  const opsRuns = state.succeeded + 1;
+  const expectedBalance = FUND_CENTS - AGENT_PRICE_CENTS * opsRuns - CUSTOM_PRICE_CENTS - SLOW_PRICE_CENTS;
   check(balance.json.balance_cents === expectedBalance, `the wallet holds ${balance.json.balance_cents} cents, expected ${expectedBalance}`, balance.stdout);
   showFields([
-    ['lost run', `${slow.run_id} still ${late.json.status} (${late.json.output.error}), charged ${DOLLARS(late.json.charged_cents)}; its directory removed`],
     ['daemon', `exit code ${daemonExit} on SIGTERM`],
     [
       'balance',
-      `${balance.json.balance} = ${DOLLARS(FUND_CENTS)} − ${state.succeeded} × ${DOLLARS(AGENT_PRICE_CENTS)} − ${DOLLARS(CUSTOM_PRICE_CENTS)} (your agent): only the runs a node reported succeeded are charged`,
+      `${balance.json.balance} = ${DOLLARS(FUND_CENTS)} − ${opsRuns} × ${DOLLARS(AGENT_PRICE_CENTS)} − ${DOLLARS(CUSTOM_PRICE_CENTS)} (your agent) − ${DOLLARS(SLOW_PRICE_CENTS)} (the review, once): only the runs that succeeded are charged`,
     ],
   ]);
-
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   write();
   write(`Stopping svc-api (pid ${state.service.pid}) and removing <scratch>…`);

@@ -1,5 +1,6 @@
 // What every route of the service is given. Routes take it as an argument (no globals), so a test builds a
 // service with a real SQLite file, a clock it controls and the real provider and runtime.
+import { DEFAULT_QUEUE_SECONDS } from '../contract/job-limits.js';
 import type { Store } from './store/store.js';
 import type { Clock } from '../lib/clock.js';
 import type { RunEvents } from './runs/run-events.js';
@@ -13,6 +14,9 @@ import type { Mailer } from './mail/mailer.js';
 import type { Revocations } from './auth/revocations.js';
 import type { AuditLog } from './audit/audit-log.js';
 import type { UploadQuota } from './agents/upload-quota.js';
+import type { Vault } from './vault/vault.js';
+import type { WebhookDelivery } from './webhooks/webhook-options.js';
+import type { ArtifactSettings } from './artifacts/artifact-limits.js';
 
 /** A payment as the provider reports it (DECISIONS.md "Payment provider and its webhook"). */
 export interface ProviderPayment {
@@ -63,18 +67,24 @@ export interface RunTiming {
   pollHoldMs: number;
   /** The longest execute waits for the node's result before it answers 202 with the run as it stands. */
   executeWaitMs: number;
-  /** A queued run that no node took within this is failed (not_picked_up) and refunded. */
+  /** How long a run waits for a node when execute names no queue_seconds; then it is failed (not_picked_up) and refunded. */
   queueTimeoutMs: number;
   /** How often expired leases and stranded queued runs are looked for. */
   sweepMs: number;
+  /**
+   * How long a running run's node has to stop it and say so once its user cancelled it: it learns at its next poll
+   * (a held poll ends at once), so seconds; past this the sweep ends the run here, refunded (docs/api.md "Cancel").
+   */
+  cancelGraceMs: number;
 }
 
 export const DEFAULT_RUN_TIMING: RunTiming = {
   leaseMs: 45_000,
   pollHoldMs: 20_000,
   executeWaitMs: 30_000,
-  queueTimeoutMs: 10 * 60_000,
+  queueTimeoutMs: DEFAULT_QUEUE_SECONDS * 1000,
   sweepMs: 1_000,
+  cancelGraceMs: 30_000,
 };
 
 /**
@@ -92,7 +102,16 @@ export interface UploadLimits {
   quota: UploadQuota;
   /** Upload requests a user may make in an hour; 0: no limit. */
   uploadsPerHour: number;
+  /** What one run of an agent of the user's own costs (docs/api.md "Agents of one's own"). */
+  ownAgentPriceCents: number;
 }
+
+/** The per-run price of users' own agents (svc-api --own-agent-price-cents); default DEFAULT_OWN_AGENT_PRICE_CENTS. */
+export interface OwnAgentPricing {
+  ownAgentPriceCents?: number;
+}
+
+export { DEFAULT_OWN_AGENT_PRICE_CENTS } from '../contract/own-agents.js';
 
 export interface PublicUrls {
   /** Where this process listens, for example http://127.0.0.1:8787: its own calls to itself (the sandbox's webhook). */
@@ -108,6 +127,10 @@ export interface ServiceContext {
   store: Store;
   clock: Clock;
   secrets: ServiceSecrets;
+  /** Seals users' secrets and webhook signing secrets at rest (vault/vault.ts; SVC_SECRETS_KEY). */
+  vault: Vault;
+  /** Where webhook deliveries may go and which certificates they trust (svc-api --webhook-allow-private, --webhook-ca-file). */
+  webhookDelivery: WebhookDelivery;
   tokens: TokenService;
   /** Revoked access tokens, in memory and kept current from the database (auth/revocations.ts). */
   revocations: Revocations;
@@ -135,6 +158,10 @@ export interface ServiceContext {
   shutdownSignal: AbortSignal;
   /** The upload quota and rate (src/api/agents/upload-quota.ts, upload-rate.ts). */
   uploadLimits: UploadLimits;
+  /** Sign-in codes one client address may ask for in an hour (auth/email-codes.ts). */
+  signInCodesPerClient: number;
+  /** Runs' artifacts: their caps, quota and retention, and where uploads are received (artifacts/artifact-limits.ts). */
+  artifacts: ArtifactSettings;
   /** Where the releases it serves are (svc-api --releases-dir; issue 15); undefined: it serves none. */
   releasesDir?: string | undefined;
   /** Background work the service waits for (bounded) before it closes the database. */

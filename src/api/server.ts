@@ -3,12 +3,12 @@
 // comes in meanwhile), then closes the database. Runs on the nodes go on: their results reach the next start.
 import { setMaxListeners } from 'node:events';
 import { mkdirSync } from 'node:fs';
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import { systemClock, type Clock } from '../lib/clock.js';
+import type { FastifyInstance } from 'fastify';
+import { systemClock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import { buildApp } from './app.js';
 import { createLedger } from './wallet/ledger.js';
-import { repeatInBackground, resolveRunTiming, type RunTiming, type ServiceContext } from './context.js';
+import { DEFAULT_OWN_AGENT_PRICE_CENTS, repeatInBackground, resolveRunTiming, type ServiceContext } from './context.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 import { createPaymentProvider, paymentProviderConfigOf } from './payments/provider.js';
@@ -19,53 +19,29 @@ import { createRuns } from './runs/runs.js';
 import { DEFAULT_STALE_NODE_AFTER_MS, scheduleStaleNodeSweep } from './nodes/stale-node-sweeper.js';
 import { createRequestDrain, type RequestDrain } from './http/request-drain.js';
 import { loadSecrets, type ServiceSecrets } from './secrets.js';
+import { loadVault } from './vault/vault-keys.js';
+import { scheduleReseal } from './vault/reseal.js';
+import { scheduleWebhookDelivery } from './webhooks/delivery-worker.js';
 import { WAL_CHECKPOINT_INTERVAL_MS, checkpointWal, scheduleWalCheckpoint } from './store/wal-checkpoint.js';
 import { createTokenService } from './auth/tokens.js';
 import { createRevocations, REVOCATION_POLL_MS } from './auth/revocations.js';
+import { CODES_PER_CLIENT } from './auth/email-codes.js';
 import { createAuditLog } from './audit/audit-log.js';
 import { createMailer, DEFAULT_MAIL_FROM } from './mail/mailer.js';
-import type { TrustProxy } from './http/trust-proxy.js';
 import { createServiceMetrics, isDatabaseError } from './ops/metrics.js';
-import { startMetricsServer, type ListenAddress, type MetricsServer } from './ops/metrics-server.js';
+import { startMetricsServer, type MetricsServer } from './ops/metrics-server.js';
 import { createStoreProbe } from './ops/store-probe.js';
-import { DEFAULT_BODY_TIMEOUT, type BodyTimeout } from './http/body-timeout.js';
+import { DEFAULT_BODY_TIMEOUT } from './http/body-timeout.js';
 import { capConnectionsPerAddress, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from './http/connection-cap.js';
-import { DEFAULT_UPLOAD_QUOTA, type UploadQuota } from './agents/upload-quota.js';
+import { DEFAULT_UPLOAD_QUOTA } from './agents/upload-quota.js';
 import { DEFAULT_UPLOADS_PER_HOUR } from './agents/upload-rate.js';
 import { DEFAULT_VERSION_RETENTION_MS, scheduleVersionRetention } from './agents/version-retention.js';
+import { scheduleLogRetention } from './run-logs/log-retention.js';
+import { artifactSettings } from './artifacts/artifact-limits.js';
+import { scheduleArtifactRetention } from './artifacts/artifact-retention.js';
 
-export interface ServiceOptions {
-  host?: string;
-  port?: number;
-  dataDir: string;
-  sandbox?: boolean;
-  clock?: Clock;
-  env?: NodeJS.ProcessEnv;
-  logger?: FastifyServerOptions['logger'];
-  rateLimitPerMinute?: number;
-  /** Peers whose X-Forwarded-For names the client (svc-api --trust-proxy); none by default. */
-  trustProxy?: TrustProxy;
-  /** Leases, holds and timeouts of runs on the nodes (svc-api's flags); tests shorten them. */
-  runTiming?: Partial<RunTiming>;
-  /** The output of npm run release to serve (svc-api --releases-dir); none when unset. */
-  releasesDir?: string;
-  /** How often the WAL is emptied (src/api/wal-checkpoint.ts); tests shorten it. */
-  walCheckpointIntervalMs?: number;
-  /** Where GET /metrics is served (svc-api --metrics-listen); not at all when unset. */
-  metricsListen?: ListenAddress;
-  /** Nodes away this long are removed (svc-api --stale-node-after); 0 keeps them. Default 14 days. */
-  staleNodeAfterMs?: number;
-  /** When a stalled request body is cut off (svc-api --body-idle-seconds, --body-min-rate); routes may differ. */
-  bodyTimeout?: Partial<BodyTimeout>;
-  /** Connections one client address may hold open (svc-api --max-connections-per-address); 0: no cap. */
-  maxConnectionsPerAddress?: number;
-  /** A user's stored bundles and versions (svc-api --upload-quota-mib, --upload-quota-versions); 0: no limit. */
-  uploadQuota?: Partial<UploadQuota>;
-  /** Upload requests per user and hour (svc-api --uploads-per-hour); 0: no limit. */
-  uploadsPerHour?: number;
-  /** Versions unused this long are removed (svc-api --version-retention); 0 keeps them. Default 90 days. */
-  versionRetentionMs?: number;
-}
+import type { ServiceOptions } from './service-options.js';
+export type { ServiceOptions };
 
 export interface RunningService {
   app: FastifyInstance;
@@ -108,6 +84,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   if (!sandbox && env.SVC_SMTP_URL === undefined) throw new Error(SMTP_URL_REQUIRED);
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const secrets = loadSecrets(options.dataDir, env);
+  const vault = loadVault(options.dataDir, env);
   // Logged once the app (and its logger) exists; until then an idle connection's failure is only counted on.
   let log: FastifyInstance['log'] | undefined;
   const { store, sqlite: db } = await openStore({
@@ -128,6 +105,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     store,
     clock,
     secrets,
+    vault,
+    webhookDelivery: { allowPrivate: options.webhookAllowPrivate ?? false, ...(options.webhookCa === undefined ? {} : { ca: options.webhookCa }) },
     tokens: createTokenService(secrets, clock, {
       revocations,
       issueRecord: (jti) =>
@@ -157,7 +136,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     storeProbe,
     metrics: createServiceMetrics({ probe: storeProbe, onlineSince: () => clock.now() - runTiming.leaseMs }),
     releasesDir: options.releasesDir,
-    uploadLimits: { quota: { ...DEFAULT_UPLOAD_QUOTA, ...options.uploadQuota }, uploadsPerHour: options.uploadsPerHour ?? DEFAULT_UPLOADS_PER_HOUR },
+    uploadLimits: { quota: { ...DEFAULT_UPLOAD_QUOTA, ...options.uploadQuota }, uploadsPerHour: options.uploadsPerHour ?? DEFAULT_UPLOADS_PER_HOUR, ownAgentPriceCents: options.ownAgentPriceCents ?? DEFAULT_OWN_AGENT_PRICE_CENTS },
+    signInCodesPerClient: options.signInCodesPerClient ?? CODES_PER_CLIENT,
+    artifacts: artifactSettings(options.dataDir, options.artifactLimits),
   };
 
   // Runs whose lease ran out while the service was down are failed and refunded before the first request; a run a
@@ -192,6 +173,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   repeatInBackground(ctx, () => revocations.refresh(), REVOCATION_POLL_MS, 'reading revoked tokens', app.log);
   scheduleStaleNodeSweep(ctx, options.staleNodeAfterMs ?? DEFAULT_STALE_NODE_AFTER_MS, app.log);
   scheduleVersionRetention(ctx, options.versionRetentionMs ?? DEFAULT_VERSION_RETENTION_MS, app.log);
+  scheduleReseal(ctx, app.log);
+  scheduleWebhookDelivery(ctx, app.log);
+  scheduleLogRetention(ctx, app.log);
+  scheduleArtifactRetention(ctx, app.log);
   if (db !== undefined) {
     scheduleWalCheckpoint(db, {
       intervalMs: options.walCheckpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS,

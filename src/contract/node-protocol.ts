@@ -4,6 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { NODE_NAME_PATTERN } from './node-name.js';
 import { Labels, UUID_PATTERN } from './schemas.js';
+import { RunSecrets } from './secrets.js';
 
 const Timestamp = Type.String({ description: 'ISO 8601, UTC' });
 const strict = { additionalProperties: false } as const;
@@ -40,6 +41,15 @@ export const AssignedRun = Type.Object({
   lease_expires_at: Timestamp,
   /** The uploaded bundle to run (SHA-256 of its archive, GET /v1/swarm/bundles/{digest}); absent: the built-in agent. */
   bundle_digest: Type.Optional(Type.String()),
+  /** Addition (docs/api.md "Runs as jobs"): its time limit; past it the node stops the agent and fails it `timeout`. */
+  timeout_seconds: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** Which attempt this is (a retry-safe run lost with its node runs again under the same id): 1 for the first. */
+  attempt: Type.Optional(Type.Integer({ minimum: 1 })),
+  /**
+   * The user's secrets the run's agent declares in agent.json, by name (docs/api.md "Secrets"): given to the agent as
+   * environment variables, never written to the node's disk. Absent when it declares none.
+   */
+  secrets: Type.Optional(RunSecrets),
 });
 export type AssignedRun = Static<typeof AssignedRun>;
 
@@ -53,6 +63,11 @@ export const PollResponse = Type.Object({
    * remove itself (DELETE /v1/swarm/nodes/self). Absent otherwise.
    */
   retire: Type.Optional(Type.Literal(true)),
+  /**
+   * Addition (docs/api.md "Cancel"): runs the node listed as running whose user asked to cancel them: stop their
+   * agents and report each failed with error `cancelled`. Absent when none.
+   */
+  cancel: Type.Optional(Type.Array(Type.String())),
 });
 export type PollResponse = Static<typeof PollResponse>;
 

@@ -1,12 +1,16 @@
 // Request and response shapes of spec §4 plus the DECISIONS.md additions, as JSON Schema (TypeBox), so the
 // server validates with them and both sides share the static types. Field names are the spec's, exactly.
 import { Type, type Static } from '@sinclair/typebox';
-import { AGENT_IDS } from './agents.js';
 import { DEPLOY_MODE, INSTALL_PATH } from './claims.js';
 import { EMAIL_PATTERN } from './email.js';
+import { MAX_QUEUE_SECONDS, MAX_RUN_SECONDS, RunAttempt, RunLinks } from './jobs.js';
+import { RUN_STATUSES } from './run-status.js';
+
+export { FINISHED_RUN_STATUSES, RUN_STATUSES, isFinishedStatus, type FinishedRunStatus, type RunStatus } from './run-status.js';
 import { LABEL_PATTERN, MAX_LABEL_LENGTH, MAX_LABELS } from './labels.js';
 import { DOCS_SECTIONS, TIER_IDS } from './tiers.js';
 import { UUID_PATTERN } from './uuid.js';
+import { RunSecrets } from './secrets.js';
 
 export { EMAIL_PATTERN, isEmailAddress, normalizeEmail } from './email.js';
 
@@ -107,14 +111,14 @@ export const ExecuteRequest = Type.Object(
     input: Type.Optional(Type.Record(Type.String({ maxLength: 128 }), Type.Unknown())),
     node_id: Type.Optional(Type.String({ pattern: UUID_PATTERN })),
     labels: Type.Optional(Labels),
+    /** How long the run may wait for a node (docs/api.md "Runs as jobs", "The queue"); absent: the service's default. */
+    queue_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_QUEUE_SECONDS })),
+    /** A time limit below the agent's own (agent.json timeout_seconds); never above it. */
+    timeout_seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_RUN_SECONDS })),
   },
   strict,
 );
 export type ExecuteRequest = Static<typeof ExecuteRequest>;
-/** queued: charged, waiting for a node; running: a node holds its lease; then one of the two final statuses. */
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-export const FINISHED_RUN_STATUSES = ['succeeded', 'failed'] as const;
 /** The run as execute (200 when finished in time, else 202) and GET /v1/swarm/runs/{run_id} show it. */
 export const RunResponse = Type.Object({
   run_id: Type.String(),
@@ -128,21 +132,33 @@ export const RunResponse = Type.Object({
   /** The node that runs (or ran) it; null while it waits in the queue. */
   node_id: Type.Union([Type.String(), Type.Null()]),
   /** Only to the node that holds the run: what its result must carry. */
-  lease: Type.Optional(Type.Object({ lease_id: Type.String(), expires_at: Timestamp })),
+  lease: Type.Optional(Type.Object({ lease_id: Type.String(), expires_at: Timestamp, secrets: Type.Optional(RunSecrets) })),
   /** The uploaded bundle (SHA-256) the run executes, pinned at execute; absent: the node's built-in agent. */
   bundle_digest: Type.Optional(Type.String()),
+  /** Additions (docs/api.md "Runs as jobs"): its time limit on the node, in seconds. */
+  timeout_seconds: Type.Optional(Type.Integer()),
+  /** Which attempt runs it, from 1: a retry-safe run lost with its node runs again under the same id and charge. */
+  attempt: Type.Optional(Type.Integer()),
+  /** While queued: when it is refunded not_picked_up if no node took it. */
+  queue_expires_at: Type.Optional(Type.Union([Timestamp, Type.Null()])),
+  /** When its user asked to cancel it (its node stops it at its next contact); null when never. */
+  cancel_requested_at: Type.Optional(Type.Union([Timestamp, Type.Null()])),
 });
 export type RunResponse = Static<typeof RunResponse>;
+/** GET /v1/swarm/runs/{run_id}: the run, its attempts, and where its logs and artifacts are (docs/api.md "Run history"). */
+export const RunDetail = Type.Composite([RunResponse, Type.Object({ attempts: Type.Array(RunAttempt), links: RunLinks })]);
+export type RunDetail = Static<typeof RunDetail>;
 /** spec §4 names no success shape; a finished run is the RunResponse with a final status. */
 export const ExecuteResponse = RunResponse;
 export type ExecuteResponse = RunResponse;
 
-// GET /v1/swarm/agents
+// GET /v1/swarm/agents: the SKUs, and with the caller's credential their own agents too (`own: true`).
 export const AgentsResponse = Type.Array(
   Type.Object({
-    agent_id: Type.Union(AGENT_IDS.map((id) => Type.Literal(id))),
+    agent_id: Type.String(),
     name: Type.String(),
     price_cents: Type.Integer(),
+    own: Type.Optional(Type.Boolean()),
   }),
 );
 export type AgentsResponse = Static<typeof AgentsResponse>;

@@ -7,6 +7,7 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import { runProgram, type CliResult } from '../helpers/cli.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
 import { tempDir } from '../helpers/temp.js';
+import { packageForOtherUsers } from '../helpers/staged-for-others.js';
 
 export const AGENTS_DIR = join(REPO_ROOT, 'agents');
 export const DOCS_SECTIONS_DIR = join(REPO_ROOT, 'docs', 'sections');
@@ -37,6 +38,8 @@ export interface AgentRunOptions {
   agentsDir?: string;
   /** Runs the agent as this uid and gid (through setpriv, so the test must run as root), as a node does. */
   asUser?: { uid: number; gid: number };
+  /** Variables added to the agent's environment: its declared secrets, SWARM_ARTIFACTS_DIR. */
+  env?: Record<string, string>;
 }
 
 export interface AgentRun extends CliResult {
@@ -44,8 +47,11 @@ export interface AgentRun extends CliResult {
 }
 
 export async function runAgentProcess(agentId: string, input: unknown, options: AgentRunOptions = {}): Promise<AgentRun> {
-  const agentDir = join(options.agentsDir ?? AGENTS_DIR, agentId);
-  const manifest = readManifest(agentId, options.agentsDir);
+  // As another user, from a copy that user can read, as an installed node's release is: the checkout may be closed.
+  const shared = options.asUser === undefined || options.agentsDir !== undefined ? undefined : packageForOtherUsers();
+  const agentsDir = options.agentsDir ?? (shared === undefined ? AGENTS_DIR : join(shared.root, 'agents'));
+  const agentDir = join(agentsDir, agentId);
+  const manifest = readManifest(agentId, agentsDir);
   const runDir = tempDir('agent-run-');
   const runId = randomUUID();
   const [program, ...args] = manifest.entry;
@@ -58,13 +64,14 @@ export async function runAgentProcess(agentId: string, input: unknown, options: 
     SWARM_AGENT_ID: agentId,
     SWARM_AGENT_DIR: agentDir,
     SWARM_NODE_HOME: options.nodeHome ?? join(runDir, 'no-node-home'),
-    SWARM_DOCS_DIR: options.docsDir ?? DOCS_SECTIONS_DIR,
+    SWARM_DOCS_DIR: options.docsDir ?? (shared === undefined ? DOCS_SECTIONS_DIR : join(shared.root, 'docs', 'sections')),
     ...(options.stateDir === undefined ? {} : { SWARM_STATE_DIR: options.stateDir }),
+    ...options.env,
   };
   const run = { run_id: runId, agent_id: agentId, user_id: 'you@example.com', tier: options.tier ?? 'svc_starter_agents', input };
   // `node` is the node's own Node binary; a file named by the entry is in the agent's bundle, not the working directory.
   const bundled = (arg: string) => (existsSync(join(agentDir, arg)) ? join(agentDir, arg) : arg);
-  let command = program === 'node' ? process.execPath : program!;
+  let command = program === 'node' ? (shared?.node ?? process.execPath) : program!;
   let argv = args.map(bundled);
   if (options.asUser) {
     const { uid, gid } = options.asUser;

@@ -46,6 +46,10 @@ describe('POST /v1/swarm/execute', () => {
         started_at: expect.stringMatching(ISO),
         finished_at: expect.stringMatching(ISO),
         node_id: user.node.node_id,
+        timeout_seconds: expect.any(Number),
+        attempt: 1,
+        queue_expires_at: null,
+        cancel_requested_at: null,
       });
       expect(Date.parse(response.body.finished_at)).toBeGreaterThanOrEqual(Date.parse(response.body.started_at));
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);
@@ -379,7 +383,7 @@ describe('POST /v1/swarm/execute', () => {
       expect(missing.status, missing.text).toBe(409);
       expect(missing.body).toMatchObject({
         code: 'no_node_available',
-        detail: `no node can run ${AGENT} now: none of your online nodes that serve ${AGENT} carries the labels cuda, nope; nothing was charged`,
+        detail: `no node can run ${AGENT} now: none of your nodes that serve ${AGENT} carries the labels cuda, nope; nothing was charged`,
         agent_id: AGENT,
         labels: ['cuda', 'gpu', 'nope'],
         missing_labels: ['cuda', 'nope'],
@@ -387,7 +391,7 @@ describe('POST /v1/swarm/execute', () => {
       });
       const apart = await run(['gpu', 'arm64']);
       expect(apart.status).toBe(409);
-      expect(apart.body).toMatchObject({ detail: expect.stringContaining('no one of your online nodes that serve agent_ops_monitor_004 carries all of the labels arm64, gpu'), missing_labels: [] });
+      expect(apart.body).toMatchObject({ detail: expect.stringContaining('no one of your nodes that serve agent_ops_monitor_004 carries all of the labels arm64, gpu'), missing_labels: [] });
       const pinned = await run(['gpu'], undefined, { node_id: arm.node_id });
       expect(pinned.status).toBe(409);
       expect(pinned.body).toMatchObject({ detail: expect.stringContaining(`node ${arm.node_id} does not carry the label gpu`), node_id: arm.node_id, missing_labels: ['gpu'] });
@@ -436,17 +440,19 @@ describe('POST /v1/swarm/execute', () => {
       expect((await put({ labels: [] })).body.labels).toEqual([]);
     });
 
-    it('a queued run whose labelled node went away is failed not_picked_up and refunded once its lease time passed, though another node serves the agent', async () => {
+    it('a queued run whose labelled node went away waits for it until queue_seconds, then is failed not_picked_up and refunded, though another node serves the agent', async () => {
       const other = await paidUser(service, 20);
       // Online, but taking no work (capacity 0): the run stays queued while the test looks.
       const labelled = await serve(service.baseUrl, await enrollNode(service.baseUrl, other.email), { agents: [AGENT], labels: ['gpu'], capacity: 0 });
       nodes.push(await serve(service.baseUrl, await enrollNode(service.baseUrl, other.email), { agents: [AGENT], capacity: 0 }));
-      const queued = await execute(service, other.token, { user_id: other.email, agent_id: AGENT, labels: ['gpu'] }, randomUUID(), { prefer: 'respond-async' });
+      const queued = await execute(service, other.token, { user_id: other.email, agent_id: AGENT, labels: ['gpu'], queue_seconds: 3 }, randomUUID(), { prefer: 'respond-async' });
       expect(queued.status, queued.text).toBe(202);
       expect(queued.body).toMatchObject({ status: 'queued', charged_cents: 4 });
       await labelled.stop();
       const failed = await httpRequest(`${service.baseUrl}/v1/swarm/runs/${queued.body.run_id}?wait=20`, { token: other.token });
       expect(failed.body).toMatchObject({ status: 'failed', charged_cents: 0, output: { error: 'not_picked_up' } });
+      // Not when the node's lease time passed (it could come back), but at the run's own bound.
+      expect(Date.parse(failed.body.finished_at)).toBeGreaterThanOrEqual(Date.parse(queued.body.queue_expires_at));
       expect(await service.ctx.ledger.balance(other.email)).toBe(20);
     });
   });

@@ -64,9 +64,10 @@ describe('runs on the node', () => {
       expect(pinned.body.detail).toContain(`node ${enrolled.node_id} does not serve agent_ops_monitor_004`);
       await serving.stop();
       await waitFor(async () => ((await api('/v1/swarm/nodes', { token: user.token })).body.nodes[0].online ? undefined : true), 'the node offline');
-      const offline = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012', input: { repo: '/srv/app' } });
+      // Offline, it could come back: only a run that may not wait (queue_seconds 0) is refused for it.
+      const offline = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012', input: { repo: '/srv/app' }, queue_seconds: 0 });
       expect(offline.status).toBe(409);
-      expect(offline.body.detail).toContain('your nodes that serve agent_dev_review_012 are offline');
+      expect(offline.body.detail).toContain('your nodes that serve agent_dev_review_012 are offline, and queue_seconds 0 asked not to wait for one');
       expect(ledgerSnapshot(service)).toEqual(before);
     });
 
@@ -210,7 +211,12 @@ describe('runs on the node', () => {
     expect(final.body).toMatchObject({ run_id: runId, status: 'succeeded', charged_cents: 5, output: { done: 'late' } });
     const replayed = await execute(service, user.token, body, key);
     expect(replayed.status).toBe(200);
-    expect(replayed.text).toBe(final.text);
+    // The run as it ended, byte for byte each time the key is replayed; GET adds its attempts and links to it.
+    expect((await execute(service, user.token, body, key)).text).toBe(replayed.text);
+    const { attempts, links, ...shown } = final.body;
+    expect(replayed.body).toEqual(shown);
+    expect(attempts).toEqual([expect.objectContaining({ attempt: 1, outcome: 'succeeded' })]);
+    expect(links).toEqual({ logs: `/v1/swarm/runs/${runId}/logs`, artifacts: `/v1/swarm/runs/${runId}/artifacts` });
     expect(runsOf(service, user.email)).toHaveLength(1);
   });
 
@@ -229,7 +235,8 @@ describe('runs on the node', () => {
     it('a node gone mid-run loses its lease: failed node_lost, refunded once; its late result is refused', async () => {
       const held = gate();
       const user = await paidUserWithNode(service, 30, { answer: held.answer });
-      const accepted = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012', input: { repo: '/srv/app' } }, randomUUID(), { prefer: 'wait=0' });
+      // Outreach is not retry-safe (its mail must not go twice): a run lost with its node ends, it does not run again.
+      const accepted = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_sales_outreach_008', input: { leads: '/srv/leads.csv', template: 'Hello' } }, randomUUID(), { prefer: 'wait=0' });
       await waitFor(async () => (held.started.length > 0 ? true : undefined), 'the node to take the run');
       const lease = held.started[0]!;
       await user.node.stop();

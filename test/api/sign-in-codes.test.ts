@@ -7,11 +7,13 @@ import { MERCHANT_ID, mailedCode, payAndConfirm } from '../helpers/funnel.js';
 import { apiClient } from '../helpers/http.js';
 import { mailTo, nextMailTo, mailIdsTo } from '../helpers/mailbox.js';
 import { useSvcApi } from '../helpers/svc-api.js';
+import { CODES_PER_CLIENT } from '../../src/api/auth/email-codes.js';
 import { uniqueEmail } from '../helpers/temp.js';
 
 describe('sign-in codes', () => {
   const clock = new MovableClock();
-  const service = useSvcApi({ clock });
+  // The default cap per client (the helper raises it for the other test files, whose users all sign in from here).
+  const service = useSvcApi({ clock, signInCodesPerClient: CODES_PER_CLIENT });
   let api: ReturnType<typeof apiClient>;
   beforeAll(() => {
     api = apiClient(service.baseUrl);
@@ -119,5 +121,22 @@ describe('sign-in codes', () => {
     } finally {
       clock.advance(-5 * 60 * 60 * 1000);
     }
+  });
+});
+
+describe('codes per client address (svc-api --sign-in-codes-per-client)', () => {
+  const service = useSvcApi({ signInCodesPerClient: 3 });
+
+  it('one client asks for at most that many codes an hour, across addresses: the next is 429 and mails nothing', async () => {
+    const api = apiClient(service.baseUrl);
+    const emails = [1, 2, 3].map((n) => uniqueEmail(`client-cap-${n}`));
+    for (const email of emails) expect((await api.post('/v1/auth/email-code', { email })).status).toBe(202);
+    const fourth = uniqueEmail('client-cap-4');
+    const refused = await api.post('/v1/auth/email-code', { email: fourth });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: 'rate_limited', detail: 'too many sign-in codes were asked for from this client in the last hour' });
+    // The three before it were mailed; the refused one was not (its address had none before, and gets none).
+    for (const email of emails) await nextMailTo(email);
+    expect(mailTo(fourth)).toEqual([]);
   });
 });

@@ -199,7 +199,7 @@ describe('swarm-node run and runs', () => {
     expect(skills.exitCode, skills.stderr).toBe(0);
     expect(skills.json.output.summary).toEqual(expect.any(String));
 
-    const runs = await swarmNode(['--json', 'runs'], { env: node.env });
+    const runs = await swarmNode(['--json', 'runs', '--local'], { env: node.env });
     expect(runs.exitCode, runs.stderr).toBe(0);
     // The two refusals are journaled too, as failed runs that cost nothing.
     expect(runs.json.runs).toHaveLength(5);
@@ -207,13 +207,13 @@ describe('swarm-node run and runs', () => {
     for (const refused of runs.json.runs.slice(1, 3)) expect(refused).toMatchObject({ agent_id: 'agent_svc_skills_005', status: 'failed', charged_cents: 0, run_id: null });
     expect(runs.json.runs[4].run_id).toBe(json.json.run_id);
     expect(runs.json.totals).toEqual({ runs: 5, charged_cents: 13, by_status: { succeeded: 3, failed: 2, insufficient_balance: 0, pending: 0 } });
-    const filtered = await swarmNode(['--json', 'runs', '--agent', AGENT, '--limit', '1'], { env: node.env });
+    const filtered = await swarmNode(['--json', 'runs', '--local', '--agent', AGENT, '--limit', '1'], { env: node.env });
     expect(filtered.json.runs).toHaveLength(1);
     expect(filtered.json.totals).toMatchObject({ runs: 2, charged_cents: 8 });
-    const table = await swarmNode(['runs'], { env: node.env });
+    const table = await swarmNode(['runs', '--local'], { env: node.env });
     expect(table.stdout).toMatch(/^STARTED\s+AGENT\s+STATUS\s+CHARGED\s+RUN ID$/m);
-    expect(table.stdout).toContain('5 of 5 run(s) shown; in total $0.13 charged (3 succeeded, 2 failed).');
-    for (const limit of ['0', '-1', 'x', '10001']) expect((await swarmNode(['runs', '--limit', limit], { env: node.env })).exitCode).toBe(2);
+    expect(table.stdout).toContain('5 of 5 run(s) started here shown; in total $0.13 charged (3 succeeded, 2 failed).');
+    for (const limit of ['0', '-1', 'x', '10001']) expect((await swarmNode(['runs', '--local', '--limit', limit], { env: node.env })).exitCode).toBe(2);
 
     expect((await swarmNode(['register', AGENT, '--daily-cap', '1'], { env: node.env })).exitCode).toBe(0);
     const list = await swarmNode(['--json', 'list'], { env: node.env });
@@ -236,6 +236,30 @@ describe('swarm-node run and runs', () => {
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 2 * 5);
   });
 
+  it('run --fail-on exits 10 after printing the answer when its status is at or above the one named, and 0 below it', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'fail-on' });
+    const critical = JSON.stringify({ thresholds: { disk_warning_percent: 0, disk_critical_percent: 0 } });
+    const inputFile = join(tempDir('fail-on-'), 'critical.json');
+    writeFileSync(inputFile, critical);
+    const alert = await swarmNode(['run', AGENT, '--input-file', inputFile, '--fail-on', 'critical'], { env: node.env });
+    expect(alert.exitCode, alert.stderr).toBe(10);
+    expect(alert.stdout).toMatch(/^✓ agent_ops_monitor_004 ran on node .*charged \$0\.04/);
+    expect(alert.stdout).toMatch(/\ncritical: /);
+    expect(alert.stderr).toContain("the agent's status is critical, at or above --fail-on critical");
+    const json = await swarmNode(['--json', 'run', AGENT, '--input-file', inputFile, '--fail-on', 'warning'], { env: node.env });
+    // --json: the run is the one document on stdout, the exit code the alert.
+    expect(json.exitCode).toBe(10);
+    expect(json.json).toMatchObject({ status: 'succeeded', output: { status: 'critical' } });
+    expect(json.stderr).toContain("the agent's status is critical, at or above --fail-on warning");
+    // A status below the one named: an ordinary run.
+    const lenient = join(tempDir('fail-on-'), 'lenient.json');
+    writeFileSync(lenient, JSON.stringify({ thresholds: { load_warning_per_cpu: 1000, load_critical_per_cpu: 1000, memory_warning_percent: 100, memory_critical_percent: 100, swap_warning_percent: 100, swap_critical_percent: 100, disk_warning_percent: 100, disk_critical_percent: 100 } }));
+    const calm = await swarmNode(['--json', 'run', AGENT, '--input-file', lenient, '--fail-on', 'critical'], { env: node.env });
+    expect(calm.exitCode, calm.stderr).toBe(0);
+    expect(calm.json.output.status).not.toBe('critical');
+    expect((await swarmNode(['run', AGENT, '--fail-on', 'bad'], { env: node.env })).exitCode).toBe(2);
+  });
+
   it('exits 3 on insufficient balance with wallet_login_url and the remedy, and journals it as insufficient_balance', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 3, label: 'poor' });
     const json = await swarmNode(['--json', 'run', AGENT], { env: node.env });
@@ -252,7 +276,7 @@ describe('swarm-node run and runs', () => {
     expect(human.exitCode).toBe(3);
     expect(human.stderr).toContain(`${service.walletUrl}/login`);
     expect(human.stdout).toBe('');
-    const runs = await swarmNode(['--json', 'runs'], { env: node.env });
+    const runs = await swarmNode(['--json', 'runs', '--local'], { env: node.env });
     expect(runs.json.runs.map((r: { status: string }) => r.status)).toEqual(['insufficient_balance', 'insufficient_balance']);
     expect(runs.json.totals.charged_cents).toBe(0);
     expect(await walletBalance(service.baseUrl, node.token)).toBe(3);
@@ -263,7 +287,7 @@ describe('swarm-node run and runs', () => {
     const unknown = await swarmNode(['--json', 'run', 'agent_nope_001'], { env: node.env });
     expect(unknown.exitCode).toBe(5);
     expect(unknown.json.error.code).toBe('agent_not_found');
-    expect((await swarmNode(['--json', 'runs'], { env: node.env })).json.totals.runs).toBe(0);
+    expect((await swarmNode(['--json', 'runs', '--local'], { env: node.env })).json.totals.runs).toBe(0);
     const fresh = nodeEnv(service.baseUrl);
     expect((await swarmNode(['run', AGENT], { env: fresh.env })).exitCode).toBe(4);
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100);
@@ -272,32 +296,34 @@ describe('swarm-node run and runs', () => {
   it('runs --agent: an id not in the catalog is exit 5 listing the ids; a catalog agent without runs says so by name', async () => {
     const fresh = nodeEnv(service.baseUrl);
     const { env, home } = fresh;
-    const unknown = await swarmNode(['--json', 'runs', '--agent', 'nope'], { env });
+    const unknown = await swarmNode(['--json', 'runs', '--local', '--agent', 'nope'], { env });
     expect(unknown.exitCode).toBe(5);
     expect(unknown.json.error).toMatchObject({ code: 'agent_not_found', message: 'there is no agent "nope"' });
     expect(unknown.json.error.remedy).toMatch(/agent_dev_review_012, .*agent_ops_monitor_004/);
-    const human = await swarmNode(['runs', '--agent', 'nope'], { env });
+    const human = await swarmNode(['runs', '--local', '--agent', 'nope'], { env });
     expect(human.exitCode).toBe(5);
     expect(human.stderr).not.toContain('No runs');
 
-    const none = await swarmNode(['runs', '--agent', AGENT], { env });
+    const none = await swarmNode(['runs', '--local', '--agent', AGENT], { env });
     expect(none.exitCode, none.stderr).toBe(0);
-    expect(none.stderr.trim()).toBe(`No runs of ${AGENT} yet. Run it: ${asPrinted(fresh, `swarm-node run ${AGENT}`)}.`);
+    expect(none.stderr.trim()).toBe(`No runs of ${AGENT} started here yet. Run it: ${asPrinted(fresh, `swarm-node run ${AGENT}`)}.`);
 
     // An agent gone from the catalog keeps the history the journal holds for it.
     const db = nodeDb(home);
     journalRunStarted(db, { idempotency_key: randomUUID(), agent_id: 'agent_retired_001', source: 'cli', price_cents: 3 }, Date.now());
     db.close();
-    const retired = await swarmNode(['--json', 'runs', '--agent', 'agent_retired_001'], { env });
+    const retired = await swarmNode(['--json', 'runs', '--local', '--agent', 'agent_retired_001'], { env });
     expect(retired.exitCode, retired.stdout).toBe(0);
     expect(retired.json.runs).toMatchObject([{ agent_id: 'agent_retired_001', status: 'pending' }]);
   });
 
-  it('a run whose answer was lost is settled by the next run with the same key, charged once', async () => {
+  it('a run whose answer was lost is settled by asking the service for its key, never by running it again; one that never arrived is settled as never run', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'lost' });
-    // The first attempt reached the service, which charged the run and leased it to this node to run; its answer
-    // (and so the lease) never came back, so the agent never ran.
+    // The first attempt reached the service, which charged the run and leased it; it ran and was reported (here by the
+    // test, as the node), but the answer to this process was lost.
     const key = randomUUID();
+    // Another never reached the service (the process died before sending it).
+    const neverSent = randomUUID();
     const db = nodeDb(node.home);
     journalRunStarted(db, { idempotency_key: key, agent_id: AGENT, source: 'cli', price_cents: PRICE, user_id: node.email, owner_pid: await deadPid() }, Date.now() - 60_000);
     // A row of a process that still waits for its answer (this test process) is not touched.
@@ -306,15 +332,19 @@ describe('swarm-node run and runs', () => {
     // Older than the service keeps keys: replaying could charge twice, so it is closed as outcome_unknown.
     const ancient = randomUUID();
     journalRunStarted(db, { idempotency_key: ancient, agent_id: AGENT, source: 'cli', price_cents: PRICE, user_id: node.email, owner_pid: null as unknown as undefined }, Date.now() - 25 * 3600_000);
+    journalRunStarted(db, { idempotency_key: neverSent, agent_id: AGENT, source: 'cli', price_cents: PRICE, user_id: node.email, owner_pid: await deadPid() }, Date.now() - 30_000);
     db.close();
     const credential = readCredentials(join(node.home, 'etc', 'credentials.json')).node!.credential!;
-    const lost = await apiClient(service.baseUrl).post('/v1/swarm/execute', { user_id: node.email, agent_id: AGENT }, { token: credential, headers: { 'idempotency-key': key } });
+    const api = apiClient(service.baseUrl);
+    const lost = await api.post('/v1/swarm/execute', { user_id: node.email, agent_id: AGENT }, { token: credential, headers: { 'idempotency-key': key } });
     expect(lost.status, lost.text).toBe(202);
     expect(lost.body).toMatchObject({ status: 'running', node_id: nodeIdOf(node), charged_cents: PRICE, lease: { lease_id: expect.any(String) } });
+    const reported = await api.post(`/v1/swarm/runs/${lost.body.run_id}/result`, { lease_id: lost.body.lease.lease_id, status: 'succeeded', output: { reported: 'once' } }, { token: credential });
+    expect(reported.status, reported.text).toBe(200);
 
     const next = await swarmNode(['--json', 'run', AGENT], { env: node.env });
     expect(next.exitCode, next.stderr).toBe(0);
-    expect(next.stderr).toContain('Settled 1 earlier run(s)');
+    expect(next.stderr).toContain('Settled 2 earlier run(s)');
     expect(next.json.balance_cents).toBe(100 - 2 * PRICE);
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 2 * PRICE);
 
@@ -323,34 +353,38 @@ describe('swarm-node run and runs', () => {
     check.close();
     const byKey = new Map(rows.map((row) => [row.idempotency_key, row]));
     expect(byKey.get(key)).toMatchObject({ status: 'succeeded', run_id: lost.body.run_id, charged_cents: PRICE });
-    // The replay got the lease again and ran the agent here, once: the service has this node's result for it.
-    const settled = await apiClient(service.baseUrl).get(`/v1/swarm/runs/${lost.body.run_id}`, node.token);
-    expect(settled.body).toMatchObject({ status: 'succeeded', node_id: nodeIdOf(node), charged_cents: PRICE, output: { host: { hostname: hostname() } } });
+    // Settled by asking: the run is as it ended, with the result it had; the agent did not run again.
+    const settled = await api.get(`/v1/swarm/runs/${lost.body.run_id}`, node.token);
+    expect(settled.body).toMatchObject({ status: 'succeeded', charged_cents: PRICE, output: { reported: 'once' } });
+    expect(byKey.get(neverSent)).toMatchObject({ status: 'failed', error_code: 'never_ran', charged_cents: 0 });
+    // Settled as never run: the request, were it still on its way, runs nothing when it arrives.
+    const arriving = await api.post('/v1/swarm/execute', { user_id: node.email, agent_id: AGENT }, { token: credential, headers: { 'idempotency-key': neverSent } });
+    expect(arriving.status).toBe(409);
+    expect(arriving.body.code).toBe('idempotency_key_void');
     expect(byKey.get(inFlight)).toMatchObject({ status: 'pending', run_id: null });
     expect(byKey.get(ancient)).toMatchObject({ status: 'failed', error_code: 'outcome_unknown', charged_cents: 0 });
   });
 
-  it('when the service cannot be reached the run stays pending (exit 6), and the next run settles it exactly once', async () => {
+  it('when the service cannot be reached (connection refused) the run was not sent: exit 6, journaled not_sent, never run later', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'offline' });
     const started = Date.now();
     const offline = await swarmNode(['--json', '--base-url', CLOSED_PORT_URL, 'run', AGENT], { env: node.env });
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(offline.exitCode).toBe(6);
-    expect(offline.json.error).toMatchObject({ code: 'service_unreachable', run_status: 'pending', idempotency_key: expect.any(String) });
-    expect(offline.json.error.remedy).toContain('never charged twice');
+    expect(offline.json.error).toMatchObject({ code: 'service_unreachable', run_status: 'not_sent', idempotency_key: expect.any(String) });
+    expect(offline.json.error.message).toContain('the run was not sent, and will not run');
+    expect(offline.json.error.remedy).toContain('swarm-node status');
     expect(offline.stdout).not.toContain(node.token);
-    const pending = await swarmNode(['--json', 'runs'], { env: node.env });
-    expect(pending.json.runs[0]).toMatchObject({ status: 'pending', idempotency_key: offline.json.error.idempotency_key });
+    const local = await swarmNode(['--json', 'runs', '--local'], { env: node.env });
+    expect(local.json.runs[0]).toMatchObject({ status: 'failed', error_code: 'not_sent', idempotency_key: offline.json.error.idempotency_key });
 
+    // Back online: the next run is the only one that runs; nothing is settled, nothing charged for the first.
     const online = await swarmNode(['--json', 'run', AGENT], { env: node.env });
     expect(online.exitCode, online.stderr).toBe(0);
-    const runs = await swarmNode(['--json', 'runs'], { env: node.env });
-    expect(runs.json.totals).toMatchObject({ runs: 2, charged_cents: 2 * PRICE, by_status: { succeeded: 2, pending: 0 } });
-    expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 2 * PRICE);
-    // A third run finds nothing left to settle.
-    const third = await swarmNode(['run', AGENT], { env: node.env });
-    expect(third.stderr).not.toContain('Settled');
-    expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 3 * PRICE);
+    expect(online.stderr).not.toContain('Settled');
+    const runs = await swarmNode(['--json', 'runs', '--local'], { env: node.env });
+    expect(runs.json.totals).toMatchObject({ runs: 2, charged_cents: PRICE, by_status: { succeeded: 1, failed: 1, pending: 0 } });
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - PRICE);
   });
 });
 
@@ -363,7 +397,7 @@ describe('a run by hand and the schedule', () => {
     return list.json.registrations.find((row: { agent_id: string }) => row.agent_id === agentId);
   };
   const lastRunStart = async (node: SignedInNode, agentId: string): Promise<number> => {
-    const runs = await swarmNode(['--json', 'runs', '--agent', agentId, '--limit', '1'], { env: node.env });
+    const runs = await swarmNode(['--json', 'runs', '--local', '--agent', agentId, '--limit', '1'], { env: node.env });
     expect(runs.json.runs[0].status).toBe('succeeded');
     return Date.parse(runs.json.runs[0].started_at);
   };
@@ -489,7 +523,17 @@ describe('swarm-node wallet, docs, status', () => {
       service: { reachable: true, latency_ms: expect.any(Number), error: null },
       token: { stored: true, sub: node.email, tier: 'svc_starter_agents', valid: true, days_left: 30, expiring_soon: false },
       registrations: { count: 1, agents: [{ agent_id: AGENT, every: '30s', daily_cap_cents: null }] },
-      node: { enrolled: true, node_id: nodeIdOf(node), user_id: node.email, tier_id: 'svc_starter_agents', isolation: 'none', isolation_error: null },
+      node: {
+        enrolled: true,
+        node_id: nodeIdOf(node),
+        user_id: node.email,
+        tier_id: 'svc_starter_agents',
+        isolation: 'none',
+        isolation_error: null,
+        // What runs here are not held to, as the daemon logs it once and doctor says it.
+        isolation_summary: expect.stringMatching(/^none: runs as the node's own user, unsandboxed/),
+        isolation_cannot: expect.arrayContaining([expect.stringMatching(/credential and database/)]),
+      },
       database: { path: join(node.home, 'var', 'swarm-node.db'), exists: true, error: null },
       daemon: { running: false, pid: null },
       problems: [],

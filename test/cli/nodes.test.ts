@@ -208,23 +208,28 @@ describe('swarm-node run from a home that is not a node', () => {
       remedy: expect.stringMatching(/what they serve: \S+ swarm-node nodes --base-url \S+\. Or run it on this host, which becomes one of your nodes: \S+ swarm-node enroll --base-url \S+, then again: \S+ swarm-node run agent_ops_monitor_004 --base-url \S+\.$/),
     });
 
-    // A node of the user serves it but has never polled (its daemon is not running): offline, the same refusal.
+    // A node of the user serves it but has never polled (its daemon is not running): offline. A run that may not wait
+    // is refused the same way; one that may waits queued for it, and is refunded when none comes in time.
     const idle = await secondNode(laptop.token);
     expect((await swarmNode(['register', AGENT], { env: idle.env })).exitCode).toBe(0);
-    const offline = await swarmNode(['run', AGENT], { env: laptop.env });
+    const offline = await swarmNode(['run', AGENT, '--queue-seconds', '0'], { env: laptop.env });
     expect(offline.exitCode).toBe(1);
-    expect(offline.stderr).toContain(`error: no node can run ${AGENT} now: your nodes that serve ${AGENT} are offline; nothing was charged`);
+    expect(offline.stderr).toContain(`error: no node can run ${AGENT} now: your nodes that serve ${AGENT} are offline, and queue_seconds 0 asked not to wait for one; nothing was charged`);
     expect(offline.stdout).toBe('');
+    expect(service.db.prepare('SELECT COUNT(*) AS n FROM runs WHERE user_id = ?').get(laptop.email)).toEqual({ n: 0 });
+    const waited = await swarmNode(['--json', 'run', AGENT, '--queue-seconds', '1'], { env: laptop.env });
+    expect(waited.exitCode).toBe(1);
+    expect(waited.json.error).toMatchObject({ code: 'failed', charged_cents: 0, output: { error: 'not_picked_up' } });
 
     expect(await walletBalance(service.baseUrl, laptop.token)).toBe(100);
     const db = nodeDb(laptop.home);
-    const rows = db.prepare('SELECT status, charged_cents, error_code FROM runs').all();
+    const rows = db.prepare('SELECT status, charged_cents, error_code FROM runs ORDER BY started_at').all();
     db.close();
     expect(rows).toEqual([
       { status: 'failed', charged_cents: 0, error_code: 'no_node_available' },
       { status: 'failed', charged_cents: 0, error_code: 'no_node_available' },
+      { status: 'failed', charged_cents: 0, error_code: 'agent_failed' },
     ]);
-    expect(service.db.prepare('SELECT COUNT(*) AS n FROM runs WHERE user_id = ?').get(laptop.email)).toEqual({ n: 0 });
   });
 });
 
@@ -374,7 +379,7 @@ describe('labels', () => {
     expect(none.exitCode).toBe(1);
     expect(none.json.error).toMatchObject({
       code: 'no_node_available',
-      message: `no node can run ${AGENT} now: none of your online nodes that serve ${AGENT} carries the label nope; nothing was charged`,
+      message: `no node can run ${AGENT} now: none of your nodes that serve ${AGENT} carries the label nope; nothing was charged`,
       labels: ['gpu', 'nope'],
       missing_labels: ['nope'],
       remedy: expect.stringContaining('swarm-node labels add'),

@@ -21,7 +21,7 @@ describe('colour', () => {
   it('NO_COLOR removes every escape sequence, even when colour is forced; without it the same output is coloured', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 3, label: 'colour' });
     expect((await swarmNode(['register', AGENT, '--every', '1m'], { env: node.env })).exitCode).toBe(0);
-    for (const args of [['list'], ['runs'], ['status'], ['run', AGENT], ['whoami'], ['bogus']]) {
+    for (const args of [['list'], ['runs'], ['runs', '--local'], ['status'], ['run', AGENT], ['whoami'], ['bogus']]) {
       const plain = await swarmNode(args, { env: { ...node.env, NO_COLOR: '1', FORCE_COLOR: '1' } });
       expect(plain.stdout + plain.stderr, args.join(' ')).not.toContain(ESC);
       const flag = await swarmNode(['--no-color', ...args], { env: { ...node.env, NO_COLOR: '', FORCE_COLOR: '1' } });
@@ -40,7 +40,7 @@ describe('local database', () => {
     const file = join(node.home, 'var', 'swarm-node.db');
     mkdirSync(join(node.home, 'var'), { recursive: true });
     writeFileSync(file, 'this is not a database, just some garbage bytes '.repeat(200));
-    for (const args of [['list'], ['runs'], ['run', AGENT], ['register', AGENT], ['unregister', AGENT]]) {
+    for (const args of [['list'], ['runs', '--local'], ['run', AGENT], ['register', AGENT], ['unregister', AGENT]]) {
       const human = await swarmNode(args, { env: node.env });
       expect(human.exitCode, `${args.join(' ')}: ${human.stderr}`).toBe(1);
       expect(human.stderr).toContain(file);
@@ -68,7 +68,7 @@ describe('local database', () => {
     const runs = await Promise.all(agents.map(() => swarmNode(['--json', 'run', AGENT], { env: node.env })));
     for (const result of runs) expect(result.exitCode, result.stdout + result.stderr).toBe(0);
     expect(new Set(runs.map((r) => r.json.run_id)).size).toBe(5);
-    const history = await swarmNode(['--json', 'runs'], { env: node.env });
+    const history = await swarmNode(['--json', 'runs', '--local'], { env: node.env });
     expect(history.json.totals).toMatchObject({ runs: 5, charged_cents: 20, by_status: { succeeded: 5, pending: 0 } });
     expect(await walletBalance(service.baseUrl, node.token)).toBe(80);
   });

@@ -31,7 +31,7 @@ export function agentsDir(node: NodeEnv): string {
  * died (SIGKILL) records `orphaned` and exits: under systemd the unit's cgroup is killed with the daemon, and a test
  * must leave no process behind.
  */
-function program(behaviour: AgentBehaviour): string {
+export function testAgentProgram(behaviour: AgentBehaviour): string {
   return `import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 const behaviour = ${JSON.stringify(behaviour)};
@@ -70,7 +70,7 @@ process.stdin.on('end', () => {
 /** Installs a test bundle for every catalog agent: `behaviours` names the slow or held ones, the rest answer at once. */
 export function installTestAgents(node: NodeEnv, behaviours: Record<string, AgentBehaviour> = {}): void {
   mkdirSync(agentsDir(node), { recursive: true });
-  for (const agentId of AGENT_IDS) installTestBundle(node.home, agentId, program(behaviours[agentId] ?? { delayMs: 0 }));
+  for (const agentId of AGENT_IDS) installTestBundle(node.home, agentId, testAgentProgram(behaviours[agentId] ?? { delayMs: 0 }));
 }
 
 /** Every held agent answers (those running now and those started later). */

@@ -29,7 +29,7 @@ import {
 import type { SqliteDatabase } from '../../src/lib/sqlite.js';
 
 const OPS = 'agent_ops_monitor_004'; // 4 cents
-const SALES = 'agent_sales_outreach_008'; // 8 cents
+const SALES = 'agent_sales_outreach_008'; // 8 cents; not retry-safe, so a run lost with its node is refunded, not run again
 const RAG = 'agent_research_rag_015'; // 15 cents
 
 function execution(node: TestNode, runId: string): { status: string; result_status: string | null } | undefined {
@@ -106,12 +106,12 @@ describe('swarm-node daemon: billing', () => {
   });
 
   it('SIGKILL mid-run: the next start reports the run interrupted; refunded once, journaled failed, the agent never started again', async () => {
-    const node = await signedInNode(service.baseUrl, { fundCents: 500, label: 'sigkill', agents: { [RAG]: 'held' } });
-    await register(node, RAG, '--every', '1h');
+    const node = await signedInNode(service.baseUrl, { fundCents: 500, label: 'sigkill', agents: { [SALES]: 'held' } });
+    await register(node, SALES, '--every', '1h');
     const first = DaemonProcess.start(node);
     const [runId] = await agentStarted(node);
     expect(localRuns(node)).toEqual([expect.objectContaining({ status: 'pending', run_id: null })]);
-    expect(serviceRuns(service.db, node.email)).toEqual([expect.objectContaining({ run_id: runId, status: 'running', charged_cents: 15 })]);
+    expect(serviceRuns(service.db, node.email)).toEqual([expect.objectContaining({ run_id: runId, status: 'running', charged_cents: 8 })]);
     expect(await first.stop('SIGKILL')).toBe('SIGKILL');
     await agentsOrphaned(node, 1);
     const [killed] = localRuns(node);
@@ -120,7 +120,7 @@ describe('swarm-node daemon: billing', () => {
     const settled = await second.waitForEvent('pending_runs_settled');
     expect(settled).toMatchObject({ reported: '1', settled: '1', expired: '0', left: '0' });
     expect(second.events('run_settled')).toEqual([
-      expect.objectContaining({ agent: RAG, status: 'failed', run_id: runId, charged_cents: '0', key: killed!.idempotency_key }),
+      expect.objectContaining({ agent: SALES, status: 'failed', run_id: runId, charged_cents: '0', key: killed!.idempotency_key }),
     ]);
     expect(localRuns(node)).toEqual([expect.objectContaining({ idempotency_key: killed!.idempotency_key, status: 'failed', charged_cents: 0, run_id: runId })]);
     expect(execution(node, runId!)).toEqual({ status: 'reported', result_status: 'failed' });
@@ -128,8 +128,8 @@ describe('swarm-node daemon: billing', () => {
     expect(run).toMatchObject({ status: 'failed', charged_cents: 0, finished_by: 'node' });
     expect(JSON.parse(run!.output_json!)).toMatchObject({ error: 'interrupted' });
     expect(ledgerOf(service.db, runId!)).toEqual([
-      { kind: 'debit', amount_cents: 15 },
-      { kind: 'refund', amount_cents: 15 },
+      { kind: 'debit', amount_cents: 8 },
+      { kind: 'refund', amount_cents: 8 },
     ]);
     expect(startsByRun(node)).toEqual(new Map([[runId, 1]]));
     expect(await second.stop()).toBe(0);
@@ -188,8 +188,8 @@ describe('swarm-node daemon: a node lost mid-run (short leases)', () => {
   }
 
   it('SIGKILLed and not restarted: node_lost once the lease ran out, refunded once; the result it reports when it comes back is refused', async () => {
-    const node = await signedInNode(service.baseUrl, { fundCents: 500, label: 'lost', agents: { [RAG]: 'held' } });
-    await register(node, RAG, '--every', '1h');
+    const node = await signedInNode(service.baseUrl, { fundCents: 500, label: 'lost', agents: { [SALES]: 'held' } });
+    await register(node, SALES, '--every', '1h');
     const first = DaemonProcess.start(node);
     const [runId] = await agentStarted(node);
     expect(await first.stop('SIGKILL')).toBe('SIGKILL');
@@ -199,8 +199,8 @@ describe('swarm-node daemon: a node lost mid-run (short leases)', () => {
     expect(lost).toMatchObject({ run_id: runId, status: 'failed', charged_cents: 0, finished_by: 'service' });
     expect(JSON.parse(lost.output_json!)).toMatchObject({ error: 'node_lost' });
     expect(ledgerOf(service.db, runId!)).toEqual([
-      { kind: 'debit', amount_cents: 15 },
-      { kind: 'refund', amount_cents: 15 },
+      { kind: 'debit', amount_cents: 8 },
+      { kind: 'refund', amount_cents: 8 },
     ]);
     const resultsBefore = results().length;
 

@@ -22,12 +22,13 @@ export function contractInputFlags(agentId: string): string[] {
 
 /**
  * Writes `<home>/agents/<agentId>/` with `program` as main.mjs. The program gets the run's JSON on stdin and prints
- * its one JSON document on stdout, as every agent does (docs/sections/agent-upload.md).
+ * its one JSON document on stdout, as every agent does (docs/sections/agent-upload.md). `manifest`: more of agent.json
+ * (its `network`).
  */
-export function installTestBundle(home: string, agentId: string, program: string): string {
+export function installTestBundle(home: string, agentId: string, program: string, manifest: Record<string, unknown> = {}): string {
   const dir = join(home, 'agents', agentId);
   mkdirSync(dir, { recursive: true, mode: 0o755 });
-  writeFileSync(join(dir, 'agent.json'), JSON.stringify({ agent_id: agentId, version: '0.0.0-test', entry: ['node', 'main.mjs'], input_schema: { type: 'object' } }));
+  writeFileSync(join(dir, 'agent.json'), JSON.stringify({ agent_id: agentId, version: '0.0.0-test', entry: ['node', 'main.mjs'], input_schema: { type: 'object' }, ...manifest }));
   writeFileSync(join(dir, 'main.mjs'), program);
   return dir;
 }

@@ -27,6 +27,8 @@ export type Answer = { status: 'succeeded'; output: unknown } | { status: 'faile
 export interface ServingNode extends EnrolledTestNode {
   /** Every run the node was handed, in order. */
   readonly received: AssignedRun[];
+  /** Every run the service told it to cancel, in order. */
+  readonly cancels: string[];
   /** Stops polling; runs it holds are neither reported nor renewed (a node that is gone). */
   stop(): Promise<void>;
 }
@@ -40,6 +42,11 @@ export interface ServeOptions {
   capacity?: number;
   /** Seconds the service may hold each poll. */
   waitSeconds?: number;
+  /**
+   * A run the service says to cancel is stopped and reported failed `cancelled`, as the real node does, unless this
+   * says to ignore it (a node that stays silent). Every cancel the node is told of is in `cancels`.
+   */
+  ignoreCancel?: boolean;
 }
 
 export const echoAnswer = (run: AssignedRun): Answer => ({
@@ -71,6 +78,7 @@ export async function serve(baseUrl: string, node: EnrolledTestNode, options: Se
     expect(labelled.status, labelled.text).toBe(200);
   }
   const received: AssignedRun[] = [];
+  const cancels: string[] = [];
   const held = new Map<string, AssignedRun>();
   const stopped = new AbortController();
   const answer = options.answer ?? echoAnswer;
@@ -79,7 +87,8 @@ export async function serve(baseUrl: string, node: EnrolledTestNode, options: Se
 
   const work = async (run: AssignedRun): Promise<void> => {
     const result = await answer(run);
-    if (stopped.signal.aborted) return;
+    // Not a run it no longer holds (cancelled), nor an attempt since handed again under a new lease.
+    if (stopped.signal.aborted || held.get(run.run_id) !== run) return;
     held.delete(run.run_id);
     await call('POST', `/v1/swarm/runs/${run.run_id}/result`, { lease_id: run.lease_id, ...result });
   };
@@ -100,6 +109,13 @@ export async function serve(baseUrl: string, node: EnrolledTestNode, options: Se
         await new Promise((resolve) => setTimeout(resolve, 100));
         continue;
       }
+      for (const runId of (polled.body.cancel as string[] | undefined) ?? []) {
+        cancels.push(runId);
+        const run = held.get(runId);
+        if (options.ignoreCancel === true || run === undefined) continue;
+        held.delete(runId);
+        call('POST', `/v1/swarm/runs/${runId}/result`, { lease_id: run.lease_id, status: 'failed', output: { error: 'cancelled', message: 'stopped: its user cancelled it' } }).catch(() => undefined);
+      }
       for (const run of polled.body.runs as AssignedRun[]) {
         received.push(run);
         held.set(run.run_id, run);
@@ -112,6 +128,7 @@ export async function serve(baseUrl: string, node: EnrolledTestNode, options: Se
   const handle: ServingNode = {
     ...node,
     received,
+    cancels,
     async stop() {
       serving.delete(handle);
       stopped.abort();

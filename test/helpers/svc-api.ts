@@ -24,10 +24,12 @@ export type TestService = Omit<RunningService, 'db'> & { db: SqliteDatabase };
  * what any test opens at once (the tests of the cap set their own).
  */
 export const TEST_MAX_CONNECTIONS_PER_ADDRESS = 1024;
+/** Every user of a test file signs in from 127.0.0.1: the per-client cap is tested with its own low value. */
+export const TEST_CODES_PER_CLIENT = 10_000;
 
 /** In this process: tests can pass a MovableClock and read the service's database. */
 export async function startSvcApi(given: Partial<ServiceOptions> = {}): Promise<TestService> {
-  const options = { maxConnectionsPerAddress: TEST_MAX_CONNECTIONS_PER_ADDRESS, ...given };
+  const options = { maxConnectionsPerAddress: TEST_MAX_CONNECTIONS_PER_ADDRESS, signInCodesPerClient: TEST_CODES_PER_CLIENT, ...given };
   const dataDir = options.dataDir ?? tempDir('svc-api-');
   // Its mail goes to the run's SMTP server, where the tests read it (mailbox.ts).
   const mail = { SVC_SMTP_URL: smtpUrl() };
@@ -94,7 +96,7 @@ export async function spawnSvcApi(
 ): Promise<SpawnedSvcApi> {
   const dataDir = options.dataDir ?? tempDir('svc-api-');
   const database = testEngine() === 'postgres' ? { SVC_DATABASE_URL: await postgresDatabaseFor(dataDir) } : {};
-  const cap = ['--max-connections-per-address', String(TEST_MAX_CONNECTIONS_PER_ADDRESS)];
+  const cap = ['--max-connections-per-address', String(TEST_MAX_CONNECTIONS_PER_ADDRESS), '--sign-in-codes-per-client', String(TEST_CODES_PER_CLIENT)];
   const child = execa('node', [SVC_API_BIN, '--port', '0', '--data-dir', dataDir, '--sandbox', ...cap, ...(options.args ?? [])], {
     env: { SVC_LOG_LEVEL: 'silent', SVC_SMTP_URL: smtpUrl(), ...database, ...options.env },
     extendEnv: true,

@@ -42,8 +42,10 @@ describe('swarm-node doctor', () => {
     expect(result.exitCode, result.stdout + result.stderr).toBe(0);
     expect(result.json).toMatchObject({ root, home, ok: true });
     const checks = byName(result.json.checks);
-    expect(Object.keys(checks)).toEqual(['layout', 'modes', 'unit', 'node', 'enrollment', 'service', 'clock', 'token', 'database']);
+    expect(Object.keys(checks)).toEqual(['layout', 'modes', 'unit', 'node', 'enrollment', 'service', 'clock', 'token', 'database', 'isolation']);
     for (const name of ['layout', 'modes', 'unit', 'node', 'enrollment', 'service', 'clock', 'database']) expect(checks[name]!.status, name).toBe('ok');
+    // Root on a host without the agent socket: each run in a bubblewrap sandbox, and what it cannot hold said.
+    expect(checks.isolation).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^bubblewrap: each run in a sandbox of its own/) });
     // The base URL came from the installed config file, not from the environment.
     expect(checks.service!.detail).toContain(service.baseUrl);
     // The fix acts on this install's home when typed: it is not the host's.
@@ -83,7 +85,7 @@ describe('swarm-node doctor', () => {
       expect(human.stdout).toMatch(/FAIL modes .*credentials\.json is 0644, should be 0600\n\s+fix: chmod 0600 .*credentials\.json/);
       expect(human.stdout).toMatch(new RegExp(`FAIL unit .*\\n\\s+fix: swarm-node install --root ${root}\n`));
       expect(human.stdout).toMatch(/FAIL database/);
-      expect(human.stderr).toMatch(/error: 3 of 9 checks failed: modes, unit, database/);
+      expect(human.stderr).toMatch(/error: 3 of 10 checks failed: modes, unit, database/);
 
       const json = await doctor(['--json']);
       expect(json.exitCode).toBe(1);
@@ -172,7 +174,7 @@ describe('swarm-node doctor', () => {
     expect(result.exitCode, result.stdout + result.stderr).toBe(0);
     expect(result.json).toMatchObject({ home: node.home, ok: true });
     const checks = byName(result.json.checks);
-    expect(Object.keys(checks)).toEqual(['layout', 'modes', 'enrollment', 'service', 'clock', 'token', 'database']);
+    expect(Object.keys(checks)).toEqual(['layout', 'modes', 'enrollment', 'service', 'clock', 'token', 'database', 'isolation']);
     expect(checks.layout!.detail).toContain(`${node.home}: a node home (SWARM_NODE_HOME), not an install`);
     expect(checks.enrollment).toMatchObject({ status: 'ok', detail: expect.stringContaining(`of ${node.email}`) });
     expect(checks.token!.status).toBe('ok');

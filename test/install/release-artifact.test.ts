@@ -276,7 +276,7 @@ describe('the runtime a release runs on', { timeout: 120_000 }, () => {
     const version = await run(join(dir, 'runtime/bin/node'), ['-v']);
     expect(version.stdout.trim()).toBe(RELEASE_RUNTIME);
     const root = tempDir('doctor-root-');
-    const installed = await run('sh', [join(dir, 'scripts/install.sh'), '--root', root, '--token-file', writeTokenFile(await token()), '--base-url', service.baseUrl], {
+    const installed = await run('sh', [join(dir, 'scripts/install.sh'), '--from', dir, '--root', root, '--token-file', writeTokenFile(await token()), '--base-url', service.baseUrl], {
       env: { PATH: pathWithoutNode() },
     });
     expect(installed.exitCode, installed.stderr).toBe(0);
@@ -294,7 +294,7 @@ describe('the runtime a release runs on', { timeout: 120_000 }, () => {
     const { dir } = await unpacked(release);
     writeFileSync(join(dir, 'runtime/bin/node'), "#!/bin/sh\necho 'node: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.28` not found' >&2\nexit 1\n");
     const root = tempDir('old-glibc-root-');
-    const result = await run('sh', [join(dir, 'scripts/install.sh'), '--root', root, '--token-file', writeTokenFile('x'.repeat(43))], { env: { PATH: pathWithoutNode() } });
+    const result = await run('sh', [join(dir, 'scripts/install.sh'), '--from', dir, '--root', root, '--token-file', writeTokenFile('x'.repeat(43))], { env: { PATH: pathWithoutNode() } });
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toMatch(/the release's own Node\.js does not run on this host \(it needs glibc 2\.28 or newer: ldd --version\); nothing was installed/);
     expect(filesUnder(root)).toEqual([]);
@@ -309,11 +309,12 @@ describe('the runtime a release runs on', { timeout: 120_000 }, () => {
     const refused = await run(join(full, 'runtime/bin/node'), [join(dir, 'bin/swarm-node.js'), '--version']);
     expect(refused.exitCode).toBe(1);
     expect(refused.stderr).toBe(`swarm-node needs Node.js ${major} (${major}.${minor} or newer within ${major}); this is ${RELEASE_RUNTIME.slice(1)}.`);
-    // install.sh in the unpacked package, with that Node as the host's node: refused before anything is written.
+    // install.sh of the unpacked package (--from: installed as it is), with that Node as the host's node: refused
+    // before anything is written.
     const path = pathWithoutNode();
     symlinkSync(join(full, 'runtime/bin/node'), join(path, 'node'));
     const root = tempDir('slim-root-');
-    const installSh = await run('sh', [join(dir, 'scripts/install.sh'), '--root', root, '--token-file', writeTokenFile('x'.repeat(43))], { env: { PATH: path } });
+    const installSh = await run('sh', [join(dir, 'scripts/install.sh'), '--from', dir, '--root', root, '--token-file', writeTokenFile('x'.repeat(43))], { env: { PATH: path } });
     expect(installSh.exitCode).toBe(1);
     expect(installSh.stderr).toMatch(new RegExp(`${needs} is needed; \\S+/node is ${RELEASE_RUNTIME.slice(1).replaceAll('.', '\\.')}$`));
     expect(filesUnder(root)).toEqual([]);

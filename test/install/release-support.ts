@@ -108,6 +108,10 @@ export function pathWithoutNode(): string {
     expect(found, `${tool} is not installed`).toBeDefined();
     symlinkSync(found!, join(dir, tool));
   }
+  // The host's sandbox stays on PATH: doctor's isolation check and the agents' runs need it, not node.
+  for (const prefix of ['/usr/bin', '/bin']) {
+    if (existsSync(join(prefix, 'bwrap')) && !existsSync(join(dir, 'bwrap'))) symlinkSync(join(prefix, 'bwrap'), join(dir, 'bwrap'));
+  }
   expect(existsSync(join(dir, 'node'))).toBe(false);
   return dir;
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from '../../src/cli/exit-codes.js';
 import { renderUninstallScript } from '../../src/node/install/uninstall-script.js';
+import { DEFAULT_AGENT_LIMITS } from '../../src/node/runner/agent-process.js';
 import { scaffoldDir } from '../helpers/agent-archives.js';
 import { activatedSession, signIn } from '../helpers/funnel.js';
 import { apiClient } from '../helpers/http.js';
@@ -141,6 +142,8 @@ describe('scripts/install.sh', () => {
   });
 });
 
+const MiB = 1024 * 1024;
+
 describe('systemd/ units: the daemon, the agent socket and the agent run service', () => {
   let root: string;
   let unit: string;
@@ -234,7 +237,7 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
     expect(text).not.toMatch(/^MemoryDenyWriteExecute=/m);
   });
 
-  it('an agent run is a service of its own: another user than the daemon, no capability, etc/ and var/ out of sight but var/agents, exposure at most 1.5', async () => {
+  it('an agent run is a service of its own: a dynamic user, no capability, no network, etc/ and var/ out of sight but var/agents, the runner\'s limits, exposure at most 0.5', async () => {
     await requireTool('systemd-analyze');
     const agentUnit = join(root, 'etc/systemd/system/svc-swarm-node-agent@.service');
     const instance = join(tempDir('agent-unit-'), 'svc-swarm-node-agent@run.service');
@@ -243,11 +246,28 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
     expect(result.exitCode, result.stdout).toBe(0);
     const overall = /Overall exposure level for svc-swarm-node-agent@run\.service: (\d+\.\d+)/.exec(result.stdout);
     expect(overall, result.stdout).not.toBeNull();
-    expect(Number(overall![1])).toBeLessThanOrEqual(1.5);
+    expect(Number(overall![1])).toBeLessThanOrEqual(0.5);
     const lines = readFileSync(agentUnit, 'utf8').split('\n');
+    const limits = DEFAULT_AGENT_LIMITS;
     for (const line of [
-      'User=svc-swarm-agent',
+      // A user of this node's own: named after the unit, which another node's name changes (below).
+      'DynamicUser=yes',
       'ExecStart=/opt/svc/swarm-node/current/bin/swarm-node agent-exec',
+      // The figures bubblewrap's cgroups hold elsewhere, from their one source.
+      `MemoryMax=${limits.memoryBytes / MiB}M`,
+      'MemorySwapMax=0',
+      `TasksMax=${limits.processes}`,
+      `CPUQuota=${limits.cpuPercent}%`,
+      'OOMPolicy=continue',
+      'ReadOnlyPaths=/tmp /var/tmp',
+      `TemporaryFileSystem=/tmp/run:size=${limits.tmpBytes / MiB}M,mode=1777,nosuid,nodev`,
+      'Environment=TMPDIR=/tmp/run',
+      `TemporaryFileSystem=/dev/shm:size=${limits.tmpBytes / MiB}M,mode=1777,nosuid,nodev`,
+      `TemporaryFileSystem=/tmp/artifacts:size=${limits.artifactsBytes / MiB}M,nr_inodes=10000,mode=1777,nosuid,nodev,noexec`,
+      'Environment=ARTIFACTS_DIRECTORY=/tmp/artifacts',
+      'PrivateNetwork=yes',
+      'IPAddressAllow=localhost',
+      'IPAddressDeny=any',
       'StandardInput=socket',
       'InaccessiblePaths=-/opt/svc/swarm-node/etc',
       // var/ is an empty read-only tmpfs for the agent but for the uploaded bundles it runs from.
@@ -259,6 +279,9 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
     ]) {
       expect(lines, line).toContain(line);
     }
+    expect(lines.filter((line) => /^(User|Group)=/.test(line))).toEqual([]);
+    // systemd names a dynamic user after the unit's prefix: each node's agent runs are a user of their own.
+    expect(readFileSync(join(root, 'etc/systemd/system/svc-swarm-node-agent-gpu@.service'), 'utf8')).toMatch(/^DynamicUser=yes$/m);
     const socket = readFileSync(join(root, 'etc/systemd/system/svc-swarm-node-agent.socket'), 'utf8').split('\n');
     for (const line of ['ListenStream=/run/svc-swarm-node/agent.sock', 'Accept=yes', 'SocketUser=svc-swarm', 'SocketMode=0600']) {
       expect(socket, line).toContain(line);

@@ -1,6 +1,6 @@
 // Each user's uploaded versions of the catalog agents (docs/api.md "Agent upload"): bundles stored once by digest,
 // versions per user and agent, and the current one that new runs are pinned to. Every statement on those tables.
-import type { AgentManifest } from '../../contract/agent-bundle.js';
+import { runTermsOf, type AgentManifest } from '../../contract/agent-bundle.js';
 import { SvcError } from '../../contract/errors.js';
 import type { ReadBundle } from '../../lib/bundle-archive.js';
 import { sql } from 'kysely';
@@ -40,7 +40,7 @@ export interface AgentVersions {
   remove(userId: string, agentId: string, version: string): Promise<void>;
 }
 
-const VERSION_COLUMNS = ['v.user_id', 'v.agent_id', 'v.version', 'v.digest', 'v.input_schema_json', 'v.files', 'v.unpacked_bytes', 'v.uploaded_at', 'v.released_at', 'b.size_bytes'] as const;
+const VERSION_COLUMNS = ['v.user_id', 'v.agent_id', 'v.version', 'v.digest', 'v.input_schema_json', 'v.files', 'v.unpacked_bytes', 'v.uploaded_at', 'v.released_at', 'v.run_terms_json', 'b.size_bytes'] as const;
 
 export function createAgentVersions(store: Store): AgentVersions {
   // Every execute pins the current version: compiled once (compiled-once.ts).
@@ -115,6 +115,7 @@ export function createAgentVersions(store: Store): AgentVersions {
           files: bundle.files.size,
           unpacked_bytes: bundle.unpackedBytes,
           uploaded_at: now,
+          run_terms_json: JSON.stringify(runTermsOf(manifest)),
         })
         .execute();
       await setCurrent(userId, manifest.agent_id, bundle.digest, now);

@@ -3,12 +3,14 @@
 // for an upload, so an input the agent would refuse costs nothing (issue 14). Read once, at the first run.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { runTermsOf, type AgentManifest, type RunTerms } from '../../contract/agent-bundle.js';
 import { AGENT_IDS } from '../../contract/agents.js';
 import { packageRoot } from '../docs/library.js';
 
 export interface BuiltInSchema {
   version: string;
   input_schema: Record<string, unknown>;
+  terms: RunTerms;
 }
 
 let schemas: ReadonlyMap<string, BuiltInSchema> | undefined;
@@ -22,14 +24,14 @@ export function builtInSchema(agentId: string): BuiltInSchema | undefined {
 export function loadBuiltInSchemas(dir: string): ReadonlyMap<string, BuiltInSchema> {
   const loaded = new Map<string, BuiltInSchema>();
   for (const agentId of AGENT_IDS) {
-    let manifest: Partial<BuiltInSchema>;
+    let manifest: Partial<AgentManifest>;
     try {
-      manifest = JSON.parse(readFileSync(join(dir, agentId, 'agent.json'), 'utf8')) as Partial<BuiltInSchema>;
+      manifest = JSON.parse(readFileSync(join(dir, agentId, 'agent.json'), 'utf8')) as Partial<AgentManifest>;
     } catch {
       continue;
     }
     if (typeof manifest.version === 'string' && typeof manifest.input_schema === 'object' && manifest.input_schema !== null) {
-      loaded.set(agentId, { version: manifest.version, input_schema: manifest.input_schema });
+      loaded.set(agentId, { version: manifest.version, input_schema: manifest.input_schema, terms: runTermsOf(manifest) });
     }
   }
   return loaded;

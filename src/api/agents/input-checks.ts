@@ -3,6 +3,7 @@
 // before the transaction that charges, never inside it: a schema someone uploaded decides what the check costs, and
 // the transaction holds the database (SQLite's one writer) while it runs. The transaction then pins the run to the
 // digest that was checked, after making sure it is still the current one (VersionChangedMeanwhile otherwise).
+import { runTermsOf, type RunTerms } from '../../contract/agent-bundle.js';
 import { SvcError } from '../../contract/errors.js';
 import {
   DeadlineExceeded,
@@ -23,6 +24,8 @@ export interface InputVerdict {
   /** The uploaded bundle the run would execute; null: the built-in agent. */
   digest: string | null;
   version: string;
+  /** What that version's agent.json asks of its runs: their time limit, whether they may run again. */
+  terms: RunTerms;
   problems: SchemaIssue[];
   /** When no input could pass: the schema itself is unusable, or too slow to check; what to do, for the agent. */
   remedy?: (agentId: string) => string;
@@ -61,12 +64,12 @@ export function createInputChecks(versions: AgentVersions, clock: Clock): InputC
   // What the check goes by, remembered so that an execute costs no query more than before the check left the
   // transaction: pin() reads the current version in the transaction anyway, and when the one remembered was stale
   // (an upload or rollback here or on another instance) it corrects it, and the run is checked again.
-  const currentOf = new Map<string, { digest: string; version: string } | null>();
-  const remember = (userId: string, agentId: string, current: { digest: string; version: string } | undefined): void => {
+  const currentOf = new Map<string, { digest: string; version: string; terms: RunTerms } | null>();
+  const remember = (userId: string, agentId: string, current: { digest: string; version: string; run_terms_json: string | null } | undefined): void => {
     const key = `${userId}\n${agentId}`;
     currentOf.delete(key);
     if (currentOf.size >= CACHED_CURRENT) currentOf.delete(currentOf.keys().next().value!);
-    currentOf.set(key, current === undefined ? null : { digest: current.digest, version: current.version });
+    currentOf.set(key, current === undefined ? null : { digest: current.digest, version: current.version, terms: termsOf(current.run_terms_json) });
   };
 
   const uploadedSchema = async (userId: string, digest: string): Promise<CompiledInputSchema | SchemaIssue[]> => {
@@ -115,28 +118,24 @@ export function createInputChecks(versions: AgentVersions, clock: Clock): InputC
     }
   };
 
-  const checkBuiltIn = (agentId: string, input: unknown): { version: string; problems: SchemaIssue[] } | undefined => {
+  const checkBuiltIn = (agentId: string, input: unknown): { version: string; terms: RunTerms; problems: SchemaIssue[] } | undefined => {
     const builtIn = builtInSchema(agentId);
     if (builtIn === undefined) return undefined;
     let schema = builtIns.get(agentId);
     if (schema === undefined) builtIns.set(agentId, (schema = compileInputSchema(builtIn.input_schema, { trusted: true })));
-    return { version: builtIn.version, problems: withInputPrefix(schema.problems(input ?? {})) };
+    return { version: builtIn.version, terms: builtIn.terms, problems: withInputPrefix(schema.problems(input ?? {})) };
   };
 
   return {
     async verdict(userId, agentId, input) {
-      let current = currentOf.get(`${userId}\n${agentId}`);
-      if (current === undefined) {
-        const read = await versions.current(userId, agentId);
-        remember(userId, agentId, read);
-        current = read ?? null;
-      }
+      if (!currentOf.has(`${userId}\n${agentId}`)) remember(userId, agentId, await versions.current(userId, agentId));
+      const current = currentOf.get(`${userId}\n${agentId}`)!;
       if (current === null) {
         const builtIn = checkBuiltIn(agentId, input);
-        return { agentId, digest: null, version: builtIn?.version ?? 'unknown', problems: builtIn?.problems ?? [] };
+        return { agentId, digest: null, version: builtIn?.version ?? 'unknown', terms: builtIn?.terms ?? runTermsOf({}), problems: builtIn?.problems ?? [] };
       }
       try {
-        return { agentId, digest: current.digest, version: current.version, ...(await checkUploaded(userId, current.digest, input)) };
+        return { agentId, digest: current.digest, version: current.version, terms: current.terms, ...(await checkUploaded(userId, current.digest, input)) };
       } catch (error) {
         if (error instanceof VersionChangedMeanwhile) currentOf.delete(`${userId}\n${agentId}`);
         throw error;
@@ -158,6 +157,12 @@ export function createInputChecks(versions: AgentVersions, clock: Clock): InputC
       });
     },
   };
+}
+
+/** A version uploaded before agent.json declared run terms runs by the defaults. */
+function termsOf(json: string | null): RunTerms {
+  // RunTerms' fields are agent.json's, so runTermsOf reads a stored one too, filling in what an older one lacks.
+  return runTermsOf(json === null ? {} : (JSON.parse(json) as Partial<RunTerms>));
 }
 
 const UNUSABLE_REMEDY = (agentId: string): string =>

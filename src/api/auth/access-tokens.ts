@@ -27,7 +27,7 @@ export interface AccessTokens {
 }
 
 export function createAccessTokens(ctx: ServiceContext): AccessTokens {
-  const emailCodes = createEmailCodes(ctx.store, ctx.clock, ctx.mailer, ctx.secrets.jwtKey);
+  const emailCodes = createEmailCodes(ctx.store, ctx.clock, ctx.mailer, ctx.secrets.jwtKey, ctx.signInCodesPerClient);
   const payments = createPaymentRecords(ctx);
 
   async function signInProvenInbox(email: string, offerId: TierId, client: ClientSeen, challengeId?: string): Promise<IssueTokenResponse> {

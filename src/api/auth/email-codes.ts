@@ -17,7 +17,7 @@ export const CODE_LIFETIME_MINUTES = 10;
 export const MAX_CODE_ATTEMPTS = 5;
 /** Codes one address may be sent in CODE_WINDOW_MS: enough for a typo or two, too few to flood an inbox. */
 export const CODES_PER_ADDRESS = 5;
-/** Codes one client address may ask for in CODE_WINDOW_MS, across every e-mail. */
+/** Codes one client address may ask for in CODE_WINDOW_MS, across every e-mail (svc-api --sign-in-codes-per-client). */
 export const CODES_PER_CLIENT = 30;
 const CODE_WINDOW_MS = 60 * 60 * 1000;
 
@@ -43,7 +43,7 @@ export interface EmailCodes {
   use(challengeId: string): Promise<boolean>;
 }
 
-export function createEmailCodes(store: Store, clock: Clock, mailer: Mailer, key: Uint8Array): EmailCodes {
+export function createEmailCodes(store: Store, clock: Clock, mailer: Mailer, key: Uint8Array, codesPerClient = CODES_PER_CLIENT): EmailCodes {
   // A key of its own, derived from the service's secret, so the codes' MAC never doubles as anything else's.
   const codeKey = createHmac('sha256', key).update('svc email-code v1').digest();
   const codeHash = (challengeId: string, digits: string): string => createHmac('sha256', codeKey).update(`${challengeId}\n${digits}`).digest('hex');
@@ -59,7 +59,7 @@ export function createEmailCodes(store: Store, clock: Clock, mailer: Mailer, key
         .where('created_at', '>', since)
         .executeTakeFirstOrThrow(),
     ]);
-    if (Number(byEmail.n) >= CODES_PER_ADDRESS || Number(byClient.n) >= CODES_PER_CLIENT) {
+    if (Number(byEmail.n) >= CODES_PER_ADDRESS || Number(byClient.n) >= codesPerClient) {
       throw new SvcError('rate_limited', `too many sign-in codes were asked for ${Number(byEmail.n) >= CODES_PER_ADDRESS ? 'for this address' : 'from this client'} in the last hour`, {
         retryAfterSeconds: 15 * 60,
         remedy: 'Use the newest code already mailed (it works for 10 minutes), or ask again later.',

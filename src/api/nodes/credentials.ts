@@ -77,7 +77,7 @@ export function createNodeAuthenticator(store: Store): NodeAuthenticator {
   const nodeWith = compiledOnce((db, credential: { hash: string }) =>
     db
       .selectFrom('nodes')
-      .select(['node_id', 'session_id', 'user_id', 'tier_id', 'payment_id', 'ephemeral', 'next_credential_hash', 'removed_at', 'last_seen_at', 'hostname', 'name', 'version'])
+      .select(['node_id', 'session_id', 'user_id', 'tier_id', 'payment_id', 'ephemeral', 'next_credential_hash', 'removed_at', 'last_seen_at', 'offline_at', 'hostname', 'name', 'version'])
       .where((eb) => eb.or([eb('credential_hash', '=', credential.hash), eb('next_credential_hash', '=', credential.hash)])),
   );
   return {
@@ -92,8 +92,9 @@ export function createNodeAuthenticator(store: Store): NodeAuthenticator {
           remedy: 'Enroll the host anew, signed in: sudo swarm-node install --reenroll (an installed node), or swarm-node enroll --reenroll (a node run from a home).',
         });
       }
-      const { next_credential_hash: next, removed_at: removedAt, last_seen_at: lastSeenAt, ephemeral, hostname, name, version, ...enrolled } = found;
-      const node: EnrolledNode = { ...enrolled, ephemeral: Number(ephemeral) === 1, seen: { at: lastSeenAt, hostname, name, version } };
+      const { next_credential_hash: next, removed_at: removedAt, last_seen_at: lastSeenAt, offline_at: offlineAt, ephemeral, hostname, name, version, ...enrolled } = found;
+      // A node that said it stopped is seen as never seen: its next poll writes at once, and so is online again.
+      const node: EnrolledNode = { ...enrolled, ephemeral: Number(ephemeral) === 1, seen: { at: offlineAt === null ? lastSeenAt : null, hostname, name, version } };
       if (removedAt !== null) throw nodeRemoved(node.node_id, removedAt, lastSeenAt);
       // The first use of a rotated credential retires the old one.
       if (next === hash) {

@@ -48,20 +48,22 @@ export async function assertOwnLabels(nodes: NodeRegistry, nodeId: string, agent
  */
 export async function assertLabelsAvailable(
   nodes: NodeRegistry,
-  query: { userId: string; agentId: string; onlineSince: number; pinned: string | undefined },
+  query: { userId: string; agentId: string; onlineSince: number | undefined; pinned: string | undefined },
   labels: readonly string[],
 ): Promise<void> {
   const { userId, agentId, onlineSince, pinned } = query;
-  const serving = await nodes.servingOnline(userId, agentId, onlineSince, pinned);
+  // No onlineSince: the run may wait, so what counts is the nodes that serve the agent, online or not.
+  const serving = onlineSince === undefined ? await nodes.serving(userId, agentId, pinned) : await nodes.servingOnline(userId, agentId, onlineSince, pinned);
   if (serving.length === 0) return;
+  const yours = onlineSince === undefined ? 'your nodes' : 'your online nodes';
   const carried = new Set((await Promise.all(serving.map((node) => nodes.labelsOf(node.node_id)))).flat());
   // Labels none of them carries; none such when each is carried by one of them, and no one node carries them all.
   const missing = labels.filter((label) => !carried.has(label));
   const why =
     missing.length === 0
-      ? `no one of your online nodes that serve ${agentId} carries all of the labels ${labels.join(', ')}`
+      ? `no one of ${yours} that serve ${agentId} carries all of the labels ${labels.join(', ')}`
       : pinned === undefined
-        ? `none of your online nodes that serve ${agentId} carries the label${plural(missing)} ${missing.join(', ')}`
+        ? `none of ${yours} that serve ${agentId} carries the label${plural(missing)} ${missing.join(', ')}`
         : `node ${pinned} does not carry the label${plural(missing)} ${missing.join(', ')}`;
   throw new SvcError('no_node_available', `no node can run ${agentId} now: ${why}; nothing was charged`, {
     remedy: remedyFor(missing.length === 0 ? labels : missing),

@@ -12,6 +12,7 @@ export interface RemovedNode {
   node_id: string;
   removed_at: number;
   last_seen_at: number | null;
+  offline_at: number | null;
   /** The agents withdrawn by this removal (none when it had been removed before). */
   agents_withdrawn: string[];
 }
@@ -34,11 +35,11 @@ export interface NodeRemoval {
   staleSince(cutoff: number, now: number, limit: number): Promise<RemovedNode[]>;
 }
 
-const COLUMNS = ['node_id', 'removed_at', 'last_seen_at'] as const;
+const COLUMNS = ['node_id', 'removed_at', 'last_seen_at', 'offline_at'] as const;
 
 export function createNodeRemoval(store: Store): NodeRemoval {
   /** Withdraws its agents and marks it removed; a node another transaction removed first is left as it is. */
-  const remove = async (node: { node_id: string; last_seen_at: number | null }, now: number): Promise<RemovedNode | undefined> => {
+  const remove = async (node: { node_id: string; last_seen_at: number | null; offline_at: number | null }, now: number): Promise<RemovedNode | undefined> => {
     const marked = await store.db
       .updateTable('nodes')
       .set({ removed_at: now })
@@ -72,7 +73,7 @@ export function createNodeRemoval(store: Store): NodeRemoval {
       store.transaction(async () => {
         const query = store.db
           .selectFrom('nodes as n')
-          .select(['n.node_id', 'n.last_seen_at'])
+          .select(['n.node_id', 'n.last_seen_at', 'n.offline_at'])
           .where('n.removed_at', 'is', null)
           .where((eb) => eb(eb.fn.coalesce('n.last_seen_at', 'n.enrolled_at'), '<', cutoff))
           .where((eb) =>

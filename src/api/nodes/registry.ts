@@ -1,5 +1,6 @@
 // The user's fleet (docs/api.md "Runs on the node"): what each enrolled node reported at its last poll (its
-// heartbeat), which agents it serves, the labels it carries, and whether it is online: seen within the lease time.
+// heartbeat), which agents it serves, the labels it carries, and whether it is online: seen within the lease time,
+// and not stopped since (its daemon's clean stop, POST /v1/swarm/nodes/self/offline, until its next poll).
 import type { Kysely } from 'kysely';
 import { compiledOnce } from '../store/compiled-once.js';
 import type { Store } from '../store/store.js';
@@ -19,11 +20,13 @@ export interface NodeRow {
   ephemeral: number;
   /** An ephemeral node's one run, once it had it. */
   ephemeral_run_id: string | null;
+  /** Its daemon stopped cleanly at this time and has not polled since. */
+  offline_at: number | null;
 }
 
 export interface NodeRegistry {
   get(nodeId: string): Promise<NodeRow | undefined>;
-  /** The poll: the node is alive, and says what it is. */
+  /** The poll: the node is alive (online again if it had stopped), and says what it is. */
   touch(nodeId: string, seen: { hostname?: string; name?: string; version?: string }, now: number): Promise<void>;
   serve(nodeId: string, agentId: string, now: number): Promise<void>;
   withdraw(nodeId: string, agentId: string): Promise<void>;
@@ -39,23 +42,30 @@ export interface NodeRegistry {
    * (normalised), online since `onlineSince`.
    */
   servingOnline(userId: string, agentId: string, onlineSince: number, pinnedNodeId: string | undefined, labels?: readonly string[]): Promise<NodeRow[]>;
+  /** As servingOnline, online or not: the nodes that could take such a run once they poll (the queue waits for them). */
+  serving(userId: string, agentId: string, pinnedNodeId: string | undefined, labels?: readonly string[]): Promise<NodeRow[]>;
+  /** Its daemon stopped cleanly: nothing is routed to it as if it were online until it polls again. */
+  markOffline(nodeId: string, now: number): Promise<void>;
 }
 
-export function isOnline(node: Pick<NodeRow, 'last_seen_at'>, onlineSince: number): boolean {
-  return node.last_seen_at !== null && node.last_seen_at >= onlineSince;
+export function isOnline(node: Pick<NodeRow, 'last_seen_at' | 'offline_at'>, onlineSince: number): boolean {
+  return node.last_seen_at !== null && node.last_seen_at >= onlineSince && node.offline_at === null;
 }
 
-const COLUMNS = ['node_id', 'user_id', 'tier_id', 'hostname', 'name', 'version', 'enrolled_at', 'last_seen_at', 'ephemeral', 'ephemeral_run_id'] as const;
+const COLUMNS = ['node_id', 'user_id', 'tier_id', 'hostname', 'name', 'version', 'enrolled_at', 'last_seen_at', 'ephemeral', 'ephemeral_run_id', 'offline_at'] as const;
 
-/** The user's nodes that serve the agent and were seen since `onlineSince`, most recently seen first. */
-const servingOnlineQuery = (db: Kysely<Tables>, userId: string, agentId: string, onlineSince: number) =>
+/**
+ * The user's nodes that serve the agent and were seen since `onlineSince` (and did not stop since), most recently
+ * seen first; with no `onlineSince`, every node of the fleet that serves it and may still take runs.
+ */
+const servingQuery = (db: Kysely<Tables>, userId: string, agentId: string, onlineSince: number | undefined) =>
   db
     .selectFrom('nodes as n')
     .innerJoin('node_agents as a', 'a.node_id', 'n.node_id')
     .select(COLUMNS.map((column) => `n.${column}` as const))
     .where('n.user_id', '=', userId)
     .where('a.agent_id', '=', agentId)
-    .where('n.last_seen_at', '>=', onlineSince)
+    .$if(onlineSince !== undefined, (query) => query.where('n.last_seen_at', '>=', onlineSince!).where('n.offline_at', 'is', null))
     .where('n.removed_at', 'is', null)
     .where(mayStillTakeRuns('n'))
     .orderBy('n.last_seen_at', 'desc');
@@ -63,8 +73,19 @@ const servingOnlineQuery = (db: Kysely<Tables>, userId: string, agentId: string,
 export function createNodeRegistry(store: Store): NodeRegistry {
   // Every execute that names no node and no label asks this: compiled once (compiled-once.ts).
   const servingAnyOnline = compiledOnce((db, asked: { userId: string; agentId: string; onlineSince: number }) =>
-    servingOnlineQuery(db, asked.userId, asked.agentId, asked.onlineSince),
+    servingQuery(db, asked.userId, asked.agentId, asked.onlineSince),
   );
+  const servingWith = (userId: string, agentId: string, onlineSince: number | undefined, pinned: string | undefined, labels: readonly string[]) =>
+    servingQuery(store.db, userId, agentId, onlineSince)
+      .$if(pinned !== undefined, (query) => query.where('n.node_id', '=', pinned!))
+      .$if(labels.length > 0, (query) =>
+        query.where(
+          (eb) => eb.selectFrom('node_labels as l').select(eb.fn.countAll<number>().as('n')).whereRef('l.node_id', '=', 'n.node_id').where('l.label', 'in', [...labels]),
+          '=',
+          labels.length,
+        ),
+      )
+      .execute();
   return {
     get: (nodeId) => store.db.selectFrom('nodes').select(COLUMNS).where('node_id', '=', nodeId).executeTakeFirst(),
     async touch(nodeId, seen, now) {
@@ -72,6 +93,7 @@ export function createNodeRegistry(store: Store): NodeRegistry {
         .updateTable('nodes')
         .set({
           last_seen_at: now,
+          offline_at: null,
           ...(seen.hostname === undefined ? {} : { hostname: seen.hostname }),
           ...(seen.name === undefined ? {} : { name: seen.name }),
           ...(seen.version === undefined ? {} : { version: seen.version }),
@@ -117,15 +139,10 @@ export function createNodeRegistry(store: Store): NodeRegistry {
     servingOnline: async (userId, agentId, onlineSince, pinned, labels = []) =>
       pinned === undefined && labels.length === 0
         ? (await servingAnyOnline(store.db, { userId, agentId, onlineSince })).rows
-        : servingOnlineQuery(store.db, userId, agentId, onlineSince)
-            .$if(pinned !== undefined, (query) => query.where('n.node_id', '=', pinned!))
-            .$if(labels.length > 0, (query) =>
-              query.where(
-                (eb) => eb.selectFrom('node_labels as l').select(eb.fn.countAll<number>().as('n')).whereRef('l.node_id', '=', 'n.node_id').where('l.label', 'in', [...labels]),
-                '=',
-                labels.length,
-              ),
-            )
-            .execute(),
+        : servingWith(userId, agentId, onlineSince, pinned, labels),
+    serving: (userId, agentId, pinned, labels = []) => servingWith(userId, agentId, undefined, pinned, labels),
+    async markOffline(nodeId, now) {
+      await store.db.updateTable('nodes').set({ offline_at: now }).where('node_id', '=', nodeId).execute();
+    },
   };
 }

@@ -44,7 +44,7 @@ export function createStoreProbe(store: Store): StoreProbe {
       return { queued: await count('queued'), running: await count('running') };
     },
     async nodesSeenSince(since) {
-      const row = await store.db.selectFrom('nodes').select((eb) => eb.fn.countAll<number>().as('n')).where('last_seen_at', '>=', since).where('removed_at', 'is', null).executeTakeFirst();
+      const row = await store.db.selectFrom('nodes').select((eb) => eb.fn.countAll<number>().as('n')).where('last_seen_at', '>=', since).where('offline_at', 'is', null).where('removed_at', 'is', null).executeTakeFirst();
       return Number(row?.n ?? 0);
     },
   };

@@ -12,6 +12,8 @@ import type { EnrolledNode } from '../nodes/credentials.js';
 import { ephemeralRunOf, mayTakeRun, recordEphemeralRun } from '../nodes/ephemeral.js';
 import type { NodeRegistry } from '../nodes/registry.js';
 import type { FailedRunOutput, FinishRun, RunOutcome } from './finish-run.js';
+import type { SecretsOfRun } from '../user-secrets/run-secrets.js';
+import { createRunEventOutbox } from '../webhooks/outbox.js';
 import type { RunEvents } from './run-events.js';
 import { newLease, type RunRow, type RunStore } from './run-store.js';
 import { isFinished, runView } from './run-view.js';
@@ -33,8 +35,9 @@ const MAX_MESSAGE_CHARS = 2000;
  */
 const SEEN_EVERY_MS = 1_000;
 
-export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; nodes: NodeRegistry; finish: FinishRun; events: RunEvents }): Dispatch {
+export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; nodes: NodeRegistry; finish: FinishRun; events: RunEvents; secretsOf: SecretsOfRun }): Dispatch {
   const { runs, nodes, finish, events } = deps;
+  const outbox = createRunEventOutbox(ctx.store, ctx.clock);
   const { leaseMs, pollHoldMs } = ctx.runTiming;
   const seenEveryMs = Math.min(SEEN_EVERY_MS, leaseMs / 10);
 
@@ -46,20 +49,37 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
     lease_id: run.lease_id!,
     lease_expires_at: isoTime(run.lease_expires_at!),
     ...(run.bundle_digest === null ? {} : { bundle_digest: run.bundle_digest }),
+    ...(run.timeout_seconds === null ? {} : { timeout_seconds: run.timeout_seconds }),
+    attempt: run.attempt,
   });
+  /** The runs as the node is handed them, each with the secrets its agent declares (docs/api.md "Secrets"). */
+  const handOut = (claimed: RunRow[]): Promise<AssignedRun[]> =>
+    Promise.all(
+      claimed.map(async (run) => {
+        const secrets = await deps.secretsOf(run);
+        return { ...assignedOf(run), ...(secrets === undefined ? {} : { secrets }) };
+      }),
+    );
+  /** Their `started` events, in the transaction that claimed them (webhooks/outbox.ts). */
+  const started = async (claimed: RunRow[]): Promise<RunRow[]> => {
+    for (const run of claimed) await outbox.record(run);
+    return claimed;
+  };
   // The runs one poll takes share its lease: a result is accepted for the run with the lease it was handed under.
   const claim = async (node: EnrolledNode, capacity: number): Promise<AssignedRun[]> => {
     const now = ctx.clock.now();
     const lease = newLease(now, leaseMs);
-    if (!node.ephemeral) return (await ctx.store.statement(() => runs.claim(node.user_id, node.node_id, capacity, lease, now))).map(assignedOf);
-    return ctx.store.transaction(async () => {
-      // An ephemeral node's row is locked first: a racing poll of the same node waits here, then finds its run taken.
-      if (!(await mayTakeRun(ctx.store, node.node_id))) return [];
-      const [run] = await runs.claim(node.user_id, node.node_id, 1, lease, now);
-      if (run === undefined) return [];
-      await recordEphemeralRun(ctx.store, node.node_id, run.run_id);
-      return [assignedOf(run)];
-    });
+    if (!node.ephemeral) return handOut(await ctx.store.transaction(async () => started(await runs.claim(node.user_id, node.node_id, capacity, lease, now))));
+    return handOut(
+      await ctx.store.transaction(async () => {
+        // An ephemeral node's row is locked first: a racing poll of the same node waits here, then finds its run taken.
+        if (!(await mayTakeRun(ctx.store, node.node_id))) return [];
+        const [run] = await runs.claim(node.user_id, node.node_id, 1, lease, now);
+        if (run === undefined) return [];
+        await recordEphemeralRun(ctx.store, node.node_id, run.run_id);
+        return started([run]);
+      }),
+    );
   };
 
   return {
@@ -77,7 +97,8 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
         seenAt = at;
       };
       await seen(now, { hostname: request.hostname, ...(request.name === undefined ? {} : { name: request.name }), version: request.version });
-      const lost = await runs.renewLeases(node.node_id, request.running, now + leaseMs);
+      const { lost, cancel } = await runs.renewLeases(node.node_id, request.running, now + leaseMs);
+      const cancelOf = (ids: readonly string[]) => (ids.length === 0 ? {} : { cancel: [...ids] });
       const holdMs = Math.min(pollHoldMs, (request.wait_seconds ?? Number.POSITIVE_INFINITY) * 1000);
       const hold = gone === undefined ? drain : AbortSignal.any([drain, gone]);
       const oneRun = node.ephemeral ? await ephemeralRunOf(ctx.store, node.node_id) : undefined;
@@ -86,23 +107,27 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
         // node to retire (remove itself, DELETE /v1/swarm/nodes/self), at once rather than at its next poll.
         const over = await events.waitFor({ run: oneRun.run_id }, async () => ((await ephemeralRunOf(ctx.store, node.node_id))?.over === true ? true : undefined), holdMs, hold);
         if (gone?.aborted !== true) await seen(ctx.clock.now());
-        return { runs: [], lost, lease_seconds: Math.floor(leaseMs / 1000), ...(over === true ? { retire: true } : {}) };
+        return { runs: [], lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(cancel), ...(over === true ? { retire: true } : {}) };
       }
-      const check = async (): Promise<AssignedRun[] | undefined> => {
+      if (cancel.length > 0) return { runs: [], lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(cancel) };
+      // A held poll ends early when a run it holds is to be cancelled: the node stops it within a wake-up, not a hold.
+      const check = async (): Promise<{ runs: AssignedRun[]; cancel: string[] } | undefined> => {
+        const asked = await runs.cancelAsked(node.node_id, request.running);
+        if (asked.length > 0) return { runs: [], cancel: asked };
         if (request.capacity === 0) return undefined;
         // SQLite: every poll of the user wakes at each new run, and most find it taken by another; a look outside
         // the group commit first keeps those from queueing for the write lock. PostgreSQL's claim is one statement
         // that waits for no lock (SKIP LOCKED), and a look would be one round trip more.
         if (ctx.store.engine === 'sqlite' && !(await runs.hasClaimable(node.user_id, node.node_id))) return undefined;
         const assigned = await claim(node, request.capacity);
-        return assigned.length > 0 ? assigned : undefined;
+        return assigned.length > 0 ? { runs: assigned, cancel: [] } : undefined;
       };
       // A node gone mid-poll takes no run: one claimed for it would wait a whole lease for nobody.
-      const assigned = (await events.waitFor({ user: node.user_id }, check, holdMs, hold)) ?? [];
+      const found = (await events.waitFor({ user: node.user_id }, check, holdMs, hold)) ?? { runs: [], cancel: [] };
       // Seen at the end of the hold too: a node in a 20 s poll is online the whole time. Not one that went away
       // meanwhile: it would show online for a hold more after it died.
       if (gone?.aborted !== true) await seen(ctx.clock.now());
-      return { runs: assigned, lost, lease_seconds: Math.floor(leaseMs / 1000) };
+      return { runs: found.runs, lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(found.cancel) };
     },
 
     async report(node, runId, result) {
@@ -112,6 +137,11 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
       if (finished.kind === 'finished') {
         events.finished(runId);
         return JSON.parse(finished.json) as RunResponse;
+      }
+      if (finished.kind === 'requeued') {
+        // Interrupted by this node's restart, and safe to run again: back in the queue, for this node or another.
+        events.queued(node.user_id);
+        return runView(finished.run, await ctx.ledger.balance(node.user_id));
       }
       const now = await runs.get(runId);
       if (now === undefined || now.user_id !== node.user_id) throw new SvcError('run_not_found', `no run ${runId} of this node's user`);

@@ -1,11 +1,15 @@
 // Ends a run once, in one transaction (DECISIONS.md "Execute"; docs/api.md "Runs on the node"): its status and
-// output, the refund when it failed ("a run that fails is refunded in the same ledger"), and the final answer that
-// replays of its Idempotency-Key return. Whoever finishes it (the node's result, the lease sweeper, a restart), the
-// status guard makes it happen once: a run is never finished, nor refunded, twice.
+// output, the refund when it failed or was cancelled ("a run that fails is refunded in the same ledger"), and the
+// final answer that replays of its Idempotency-Key return. Whoever finishes it (the node's result, the lease sweeper,
+// a restart, a cancel), the status guard makes it happen once: a run is never finished, nor refunded, twice. An
+// attempt lost with its node (node_lost, or interrupted by the node's restart) of a retry-safe run with attempts
+// left is not the run's end: the run goes back to the queue under the same id and charge (docs/api.md "Retries").
+import { MAX_RUN_ATTEMPTS } from '../../contract/jobs.js';
 import type { ServiceContext } from '../context.js';
 import type { IdempotencyStore } from './idempotency.js';
 import type { RunRow, RunStore } from './run-store.js';
 import { runView } from './run-view.js';
+import { createRunEventOutbox } from '../webhooks/outbox.js';
 
 /** Why a run failed: the agent's reasons as the node reports them, and the service's own. */
 export type RunFailureReason =
@@ -15,10 +19,19 @@ export type RunFailureReason =
   | 'spawn'
   | 'aborted'
   | 'interrupted'
+  /** A limit of the run's own on its node (docs/operations.md "Agent isolation"): its memory, its tasks, its disk. */
+  | 'memory_limit'
+  | 'task_limit'
+  | 'disk_quota'
   /** The node holding it stopped renewing its lease (killed, disconnected) before it reported. */
   | 'node_lost'
-  /** No node took it from the queue in time, or none that could is online any more. */
-  | 'not_picked_up';
+  /** No node took it from the queue in time, or none is left that could. */
+  | 'not_picked_up'
+  /** Its user cancelled it (POST /v1/swarm/runs/{run_id}/cancel): it ends `cancelled`, refunded. */
+  | 'cancelled';
+
+/** The failures after which a retry-safe run runs again: the agent did not fail, its node went away. */
+const RETRIED_FAILURES: ReadonlySet<string> = new Set<RunFailureReason>(['node_lost', 'interrupted']);
 
 /** A failed run's output: the reason as a stable word, and a sentence for people. */
 export interface FailedRunOutput {
@@ -32,8 +45,11 @@ export function failed(error: RunFailureReason, message: string): RunOutcome {
   return { status: 'failed', output: { error, message } };
 }
 
-/** `refunded_cents`: what the failure gave back (the run's charge; 0 when it succeeded or cost nothing). */
-export type Finished = { kind: 'finished'; json: string; refunded_cents: number } | { kind: 'not_held' };
+/**
+ * `refunded_cents`: what the failure gave back (the run's charge; 0 when it succeeded or cost nothing). `requeued`:
+ * the attempt ended, and the run waits in the queue for its next one.
+ */
+export type Finished = { kind: 'finished'; json: string; refunded_cents: number } | { kind: 'requeued'; run: RunRow } | { kind: 'not_held' };
 
 /** `holder`: the result of a node is accepted only from the node and lease that hold the run. */
 export type FinishRun = (runId: string, outcome: RunOutcome, holder?: { node_id: string; lease_id: string }) => Promise<Finished>;
@@ -41,6 +57,7 @@ export type FinishRun = (runId: string, outcome: RunOutcome, holder?: { node_id:
 export const FINISHED_RUN_STATUS_CODE = 200;
 
 export function createRunFinisher(ctx: ServiceContext, runs: RunStore, keys: IdempotencyStore): FinishRun {
+  const outbox = createRunEventOutbox(ctx.store, ctx.clock);
   return (runId, outcome, holder) =>
     ctx.store.transaction(async (): Promise<Finished> => {
       // Locked (PostgreSQL) so the node's result and another instance's sweep never both finish it; the status guard
@@ -49,18 +66,55 @@ export function createRunFinisher(ctx: ServiceContext, runs: RunStore, keys: Ide
       if (row === undefined || (row.status !== 'queued' && row.status !== 'running')) return { kind: 'not_held' };
       if (holder !== undefined && (row.node_id !== holder.node_id || row.lease_id !== holder.lease_id)) return { kind: 'not_held' };
       const now = ctx.clock.now();
+      if (outcome.status === 'failed' && mayRunAgain(row, outcome.output.error)) {
+        await recordAttempt(ctx, row, outcome.output, now);
+        // At least a lease's time to be taken again, even when execute asked not to wait (queue_seconds 0).
+        const waitMs = Math.max((row.queue_seconds ?? 0) * 1000, ctx.runTiming.leaseMs);
+        if (await runs.requeue(runId, now + waitMs)) {
+          // The row as the UPDATE left it (runs.requeue), without reading it back.
+          const requeued: RunRow = { ...row, status: 'queued', node_id: null, lease_id: null, lease_expires_at: null, claimed_at: null, queue_deadline_at: now + waitMs, attempt: row.attempt + 1 };
+          return { kind: 'requeued', run: requeued };
+        }
+      }
       const chargedCents = outcome.status === 'succeeded' ? row.charged_cents : 0;
-      const outputJson = JSON.stringify(outcome.output ?? null);
+      // Cancelled only when its user asked: a node saying so of a run nobody cancelled is a plain failure.
+      const cancelled = outcome.status === 'failed' && outcome.output.error === 'cancelled' && row.cancel_requested_at !== null;
+      const output = outcome.status === 'failed' && outcome.output.error === 'cancelled' && !cancelled ? { ...outcome.output, error: 'aborted' } : outcome.output;
+      const outputJson = JSON.stringify(output ?? null);
       const by = holder === undefined ? 'service' : 'node';
-      if (!(await runs.finish(runId, outcome.status, chargedCents, outputJson, by, now))) return { kind: 'not_held' };
+      if (!(await runs.finish(runId, outcome.status, chargedCents, outputJson, by, now, cancelled ? now : undefined))) return { kind: 'not_held' };
       const balanceCents =
         outcome.status === 'failed' && row.charged_cents > 0
           ? await ctx.ledger.refundRun({ user_id: row.user_id, run_id: runId, amount_cents: row.charged_cents })
           : await ctx.ledger.balance(row.user_id);
       // The row as the UPDATE above left it (runs.finish), without reading it back.
-      const finished: RunRow = { ...row, status: outcome.status, charged_cents: chargedCents, output_json: outputJson, finished_by: by, finished_at: now, lease_expires_at: null };
+      const finished: RunRow = {
+        ...row,
+        status: outcome.status,
+        charged_cents: chargedCents,
+        output_json: outputJson,
+        finished_by: by,
+        finished_at: now,
+        lease_expires_at: null,
+        cancelled_at: cancelled ? now : null,
+      };
       const json = JSON.stringify(runView(finished, balanceCents));
       await keys.completeRun(runId, FINISHED_RUN_STATUS_CODE, json);
+      await outbox.record(finished);
       return { kind: 'finished', json, refunded_cents: outcome.status === 'failed' ? row.charged_cents : 0 };
     });
+}
+
+/** A retry-safe run whose node went away, not cancelled, with attempts left (MAX_RUN_ATTEMPTS in all). */
+function mayRunAgain(row: RunRow, error: string): boolean {
+  return row.status === 'running' && row.retry_safe === 1 && row.attempt < MAX_RUN_ATTEMPTS && row.cancel_requested_at === null && RETRIED_FAILURES.has(error);
+}
+
+/** The attempt that ended, as the run's attempts show it (GET /v1/swarm/runs/{run_id}). */
+async function recordAttempt(ctx: ServiceContext, row: RunRow, failure: FailedRunOutput, now: number): Promise<void> {
+  await ctx.store.db
+    .insertInto('run_attempts')
+    .values({ run_id: row.run_id, attempt: row.attempt, node_id: row.node_id, claimed_at: row.claimed_at, ended_at: now, error: failure.error, message: failure.message })
+    .onConflict((conflict) => conflict.columns(['run_id', 'attempt']).doNothing())
+    .execute();
 }

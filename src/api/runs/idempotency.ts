@@ -17,6 +17,12 @@ export const IDEMPOTENCY_KEY_LIFETIME_MS = IDEMPOTENCY_KEY_LIFETIME_SECONDS * 10
 /** Printable ASCII without spaces, like the keys clients generate (UUIDs, ULIDs, base64url). */
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
+/**
+ * The request_hash of a key settled as never run (POST /v1/swarm/runs/by-key): no request hashes to it (a hash is
+ * 64 hex digits), so an execute that arrives with the key later is refused, not run.
+ */
+const NEVER_RAN = 'never_ran';
+
 export type KeyLookup = { kind: 'new' } | { kind: 'replay'; statusCode: number; json: string } | { kind: 'in_flight'; run_id: string };
 
 export interface IdempotencyStore {
@@ -28,6 +34,11 @@ export interface IdempotencyStore {
   completeRun(runId: string, statusCode: number, json: string): Promise<void>;
   /** The final answer stored for the run, byte for byte, once it finished. */
   finalAnswer(runId: string): Promise<string | undefined>;
+  /**
+   * Inside a transaction that holds the key's lock: the key's run, or, when the key has none, the key settled as
+   * never run, so that a request with it still on its way is refused when it arrives.
+   */
+  settle(userId: string, key: string, now: number): Promise<{ kind: 'run'; run_id: string } | { kind: 'never_ran' }>;
   /** Removes keys older than their lifetime; returns how many. */
   purgeExpired(now: number): Promise<number>;
 }
@@ -67,6 +78,9 @@ export function createIdempotencyStore(store: Store): IdempotencyStore {
     async lookup(userId, key, requestHash, now) {
       const [row] = (await keyOf(store.db, { userId, key })).rows;
       if (row === undefined || now - row.created_at >= IDEMPOTENCY_KEY_LIFETIME_MS) return { kind: 'new' };
+      if (row.request_hash === NEVER_RAN) {
+        throw new SvcError('idempotency_key_void', 'this Idempotency-Key was settled as never run (POST /v1/swarm/runs/by-key); nothing was charged and nothing runs for it');
+      }
       if (row.request_hash !== requestHash) {
         throw new SvcError('idempotency_key_reuse', 'this Idempotency-Key was already used for a different request');
       }
@@ -86,6 +100,21 @@ export function createIdempotencyStore(store: Store): IdempotencyStore {
     async finalAnswer(runId) {
       const [row] = (await finalAnswerOf(store.db, { runId })).rows;
       return row?.response_json ?? undefined;
+    },
+    async settle(userId, key, now) {
+      const [row] = (await keyOf(store.db, { userId, key })).rows;
+      if (row !== undefined && now - row.created_at < IDEMPOTENCY_KEY_LIFETIME_MS) {
+        if (row.run_id !== null) return { kind: 'run', run_id: row.run_id };
+        if (row.request_hash === NEVER_RAN) return { kind: 'never_ran' };
+      }
+      await store.db
+        .insertInto('idempotency_keys')
+        .values({ user_id: userId, idempotency_key: key, request_hash: NEVER_RAN, state: 'done', status_code: null, response_json: null, run_id: null, created_at: now })
+        .onConflict((conflict) =>
+          conflict.columns(['user_id', 'idempotency_key']).doUpdateSet({ request_hash: NEVER_RAN, state: 'done', status_code: null, response_json: null, run_id: null, created_at: now }),
+        )
+        .execute();
+      return { kind: 'never_ran' };
     },
     async purgeExpired(now) {
       const result = await store.db.deleteFrom('idempotency_keys').where('created_at', '<=', now - IDEMPOTENCY_KEY_LIFETIME_MS).executeTakeFirst();

@@ -6,37 +6,47 @@
 // `sweepMs`; it only ever touches runs whose time is up, so a restart never fails a run a live node is serving.
 import { repeatInBackground, type ServiceContext } from '../context.js';
 import { createIdempotencyStore } from './idempotency.js';
-import { failed, type FinishRun } from './finish-run.js';
+import { failed, type FinishRun, type RunOutcome } from './finish-run.js';
 import type { RunEvents } from './run-events.js';
-import type { RunStore } from './run-store.js';
+import type { RunRow, RunStore } from './run-store.js';
 
 const KEY_PURGE_INTERVAL_MS = 60 * 60 * 1000;
 
 export interface SweepCounts {
   node_lost: number;
   not_picked_up: number;
+  /** Lost with their node, and queued again for another attempt (retry-safe runs). */
+  retried: number;
+  /** Cancelled runs whose node did not report them stopped within the cancel grace (RunTiming.cancelGraceMs). */
+  cancelled: number;
 }
 
 export async function sweepRuns(ctx: ServiceContext, runs: RunStore, finish: FinishRun, events: RunEvents): Promise<SweepCounts> {
   const now = ctx.clock.now();
-  const { leaseMs, queueTimeoutMs } = ctx.runTiming;
-  const counts: SweepCounts = { node_lost: 0, not_picked_up: 0 };
+  const { queueTimeoutMs, cancelGraceMs } = ctx.runTiming;
+  const counts: SweepCounts = { node_lost: 0, not_picked_up: 0, retried: 0, cancelled: 0 };
+  const end = async (run: RunRow, outcome: RunOutcome, count: 'node_lost' | 'not_picked_up' | 'cancelled'): Promise<void> => {
+    const ended = await finish(run.run_id, outcome);
+    if (ended.kind === 'finished') {
+      counts[count] += 1;
+      events.finished(run.run_id);
+    } else if (ended.kind === 'requeued') {
+      counts.retried += 1;
+      events.queued(run.user_id);
+    }
+  };
+  for (const run of await runs.cancelsOverdue(now - cancelGraceMs)) {
+    await end(run, failed('cancelled', `cancelled by its user; node ${run.node_id} did not report the run stopped, so it was ended here and refunded`), 'cancelled');
+  }
   for (const run of await runs.expiredLeases(now)) {
     const outcome =
       run.lease_expires_at === null
-        ? failed('interrupted', 'the run was cut short when the service restarted; it was refunded')
-        : failed('node_lost', `node ${run.node_id} stopped renewing its lease before it reported the result; the run was refunded`);
-    if ((await finish(run.run_id, outcome)).kind === 'finished') {
-      counts.node_lost += 1;
-      events.finished(run.run_id);
-    }
+        ? failed('interrupted', 'the run was cut short when the service restarted')
+        : failed('node_lost', `node ${run.node_id} stopped renewing its lease before it reported the result`);
+    await end(run, outcome, 'node_lost');
   }
-  for (const run of await runs.stranded(now - queueTimeoutMs, now - leaseMs)) {
-    const outcome = failed('not_picked_up', 'no node took the run: none that serves its agent (and carries its labels) was online in time; it was refunded');
-    if ((await finish(run.run_id, outcome)).kind === 'finished') {
-      counts.not_picked_up += 1;
-      events.finished(run.run_id);
-    }
+  for (const run of await runs.stranded(now, now - queueTimeoutMs)) {
+    await end(run, failed('not_picked_up', 'no node took the run in time (queue_seconds), or none is left that serves its agent and carries its labels; it was refunded'), 'not_picked_up');
   }
   return counts;
 }

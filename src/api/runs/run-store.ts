@@ -24,6 +24,11 @@ export interface NewRun {
   pinned_node_id: string | null;
   bundle_digest: string | null;
   started_at: number;
+  timeout_seconds: number;
+  queue_seconds: number;
+  queue_deadline_at: number;
+  /** 1: the run may run again from the start when its node is lost (its version's agent.json retry_safe). */
+  retry_safe: number;
 }
 
 export interface Lease {
@@ -47,14 +52,35 @@ export interface RunStore {
    * runs another instance's poll is taking are skipped (SKIP LOCKED) rather than waited for. The runs share `lease`.
    */
   claim(userId: string, nodeId: string, limit: number, lease: Lease, now: number): Promise<RunRow[]>;
-  /** Extends the leases of the runs the node still holds; returns the ids of those it does not hold any more. */
-  renewLeases(nodeId: string, runIds: readonly string[], expiresAt: number): Promise<string[]>;
-  /** Finishes a queued or running run (only those: a run is finished once); false when it was finished already. */
-  finish(runId: string, status: 'succeeded' | 'failed', chargedCents: number, outputJson: string, by: 'node' | 'service', now: number): Promise<boolean>;
+  /**
+   * Extends the leases of the runs the node still holds. `lost`: those it does not hold any more; `cancel`: those
+   * it holds whose user asked to cancel them (the node stops them and reports them cancelled).
+   */
+  renewLeases(nodeId: string, runIds: readonly string[], expiresAt: number): Promise<{ lost: string[]; cancel: string[] }>;
+  /** Of the runs the node lists, those it holds whose cancel was asked for (a held poll looks at each wake-up). */
+  cancelAsked(nodeId: string, runIds: readonly string[]): Promise<string[]>;
+  /**
+   * Finishes a queued or running run (only those: a run is finished once); false when it was finished already.
+   * `cancelledAt`: it ended cancelled (stored failed, shown cancelled).
+   */
+  finish(runId: string, status: 'succeeded' | 'failed', chargedCents: number, outputJson: string, by: 'node' | 'service', now: number, cancelledAt?: number): Promise<boolean>;
+  /**
+   * Puts a running run back in the queue as its next attempt (its node lost it), waiting until `queueDeadline`; its
+   * lease is gone, so the node that held it is refused. False when it is not running any more.
+   */
+  requeue(runId: string, queueDeadline: number): Promise<boolean>;
+  /** Records the ask to cancel a queued or running run once; false when it had ended or was asked before. */
+  requestCancel(runId: string, now: number): Promise<boolean>;
+  /** Running runs whose cancel was asked for before `askedBefore`, which their node has not reported since. */
+  cancelsOverdue(askedBefore: number): Promise<RunRow[]>;
   /** Running runs whose lease ran out (or that never had one: a run cut short before leases existed). */
   expiredLeases(now: number): Promise<RunRow[]>;
-  /** Queued runs that waited since before `queuedBefore`, or that no online node of their user can take. */
-  stranded(queuedBefore: number, onlineSince: number): Promise<RunRow[]>;
+  /**
+   * Queued runs past their queue deadline (runs queued before deadlines existed: since before `legacyQueuedBefore`),
+   * or that no node of their user could ever take: none left that serves the agent, carries its labels and is the
+   * pinned one if named, online or not.
+   */
+  stranded(now: number, legacyQueuedBefore: number): Promise<RunRow[]>;
   /** Runs each node finished since `since` (the fleet view's runs_today): not those the service failed for it (node_lost). */
   finishedSince(nodeIds: readonly string[], since: number): Promise<Map<string, number>>;
 }
@@ -91,11 +117,16 @@ export function createRunStore(store: Store): RunStore {
       lease_id: row.lease_id,
       lease_expires_at: row.lease_expires_at,
       claimed_at: row.claimed_at,
+      timeout_seconds: row.timeout_seconds,
+      queue_seconds: row.queue_seconds,
+      queue_deadline_at: row.queue_deadline_at,
+      retry_safe: row.retry_safe,
+      attempt: 1,
     }),
   );
   const insert = async (run: NewRun, held: Held): Promise<RunRow> => {
     await insertRun(store.db, { ...run, ...held });
-    return { ...run, ...held, output_json: null, finished_by: null, finished_at: null };
+    return { ...run, ...held, output_json: null, finished_by: null, finished_at: null, attempt: 1, cancel_requested_at: null, cancelled_at: null };
   };
   const byId = (db: Kysely<Tables>, runId: string) => db.selectFrom('runs').selectAll().where('run_id', '=', runId);
   const get = compiledOnce((db, at: { runId: string }) => byId(db, at.runId));
@@ -127,10 +158,10 @@ export function createRunStore(store: Store): RunStore {
       .where('runs.status', '=', QUEUED)
       .returningAll();
   });
-  const finishRun = compiledOnce((db, end: { runId: string; status: 'succeeded' | 'failed'; chargedCents: number; outputJson: string; by: 'node' | 'service'; now: number }) =>
+  const finishRun = compiledOnce((db, end: { runId: string; status: 'succeeded' | 'failed'; chargedCents: number; outputJson: string; by: 'node' | 'service'; now: number; cancelledAt: number | null }) =>
     db
       .updateTable('runs')
-      .set({ status: end.status, charged_cents: end.chargedCents, output_json: end.outputJson, finished_by: end.by, finished_at: end.now, lease_expires_at: null })
+      .set({ status: end.status, charged_cents: end.chargedCents, output_json: end.outputJson, finished_by: end.by, finished_at: end.now, lease_expires_at: null, cancelled_at: end.cancelledAt })
       .where('run_id', '=', end.runId)
       .where('status', 'in', ['queued', 'running']),
   );
@@ -148,20 +179,53 @@ export function createRunStore(store: Store): RunStore {
       return rows.sort((a, b) => a.started_at - b.started_at || (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0));
     },
     async renewLeases(nodeId, runIds, expiresAt) {
-      if (runIds.length === 0) return [];
+      if (runIds.length === 0) return { lost: [], cancel: [] };
       const renewed = await store.db
         .updateTable('runs')
         .set({ lease_expires_at: expiresAt })
         .where('run_id', 'in', [...runIds])
         .where('node_id', '=', nodeId)
         .where('status', '=', 'running')
-        .returning('run_id')
+        .returning(['run_id', 'cancel_requested_at'])
         .execute();
       const held = new Set(renewed.map((row) => row.run_id));
-      return runIds.filter((runId) => !held.has(runId));
+      return { lost: runIds.filter((runId) => !held.has(runId)), cancel: renewed.filter((row) => row.cancel_requested_at !== null).map((row) => row.run_id) };
     },
-    finish: async (runId, status, chargedCents, outputJson, by, now) =>
-      (await finishRun(store.db, { runId, status, chargedCents, outputJson, by, now })).numAffectedRows === 1n,
+    async cancelAsked(nodeId, runIds) {
+      if (runIds.length === 0) return [];
+      const rows = await store.db
+        .selectFrom('runs')
+        .select('run_id')
+        .where('run_id', 'in', [...runIds])
+        .where('node_id', '=', nodeId)
+        .where('status', '=', RUNNING)
+        .where('cancel_requested_at', 'is not', null)
+        .execute();
+      return rows.map((row) => row.run_id);
+    },
+    finish: async (runId, status, chargedCents, outputJson, by, now, cancelledAt) =>
+      (await finishRun(store.db, { runId, status, chargedCents, outputJson, by, now, cancelledAt: cancelledAt ?? null })).numAffectedRows === 1n,
+    async requeue(runId, queueDeadline) {
+      const moved = await store.db
+        .updateTable('runs')
+        .set((eb) => ({ status: 'queued', node_id: null, lease_id: null, lease_expires_at: null, claimed_at: null, queue_deadline_at: queueDeadline, attempt: eb('attempt', '+', 1) }))
+        .where('run_id', '=', runId)
+        .where('status', '=', 'running')
+        .executeTakeFirst();
+      return moved.numUpdatedRows === 1n;
+    },
+    async requestCancel(runId, now) {
+      const asked = await store.db
+        .updateTable('runs')
+        .set({ cancel_requested_at: now })
+        .where('run_id', '=', runId)
+        .where('status', 'in', ['queued', 'running'])
+        .where('cancel_requested_at', 'is', null)
+        .executeTakeFirst();
+      return asked.numUpdatedRows === 1n;
+    },
+    cancelsOverdue: (askedBefore) =>
+      store.db.selectFrom('runs').selectAll().where('status', '=', RUNNING).where('cancel_requested_at', '<=', askedBefore).orderBy('started_at').execute(),
     expiredLeases: (now) =>
       store.db
         .selectFrom('runs')
@@ -170,16 +234,15 @@ export function createRunStore(store: Store): RunStore {
         .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', now)]))
         .orderBy('started_at')
         .execute(),
-    // A queued run is stranded when it waited too long, or when none of its user's nodes that could take it (serving
-    // its agent, carrying its labels, and the pinned one if any) has been seen since `onlineSince`.
-    stranded: (queuedBefore, onlineSince) =>
+    stranded: (now, legacyQueuedBefore) =>
       store.db
         .selectFrom('runs as r')
         .selectAll('r')
         .where('r.status', '=', QUEUED)
         .where((eb) =>
           eb.or([
-            eb('r.started_at', '<', queuedBefore),
+            eb('r.queue_deadline_at', '<=', now),
+            eb.and([eb('r.queue_deadline_at', 'is', null), eb('r.started_at', '<', legacyQueuedBefore)]),
             eb.not(
               eb.exists(
                 eb
@@ -188,7 +251,6 @@ export function createRunStore(store: Store): RunStore {
                   .select(eb.lit(1).as('one'))
                   .whereRef('n.user_id', '=', 'r.user_id')
                   .whereRef('a.agent_id', '=', 'r.agent_id')
-                  .where('n.last_seen_at', '>=', onlineSince)
                   .where('n.removed_at', 'is', null)
                   .where(mayStillTakeRuns('n'))
                   .where(carriesRunLabels(sql.ref('r.run_id'), sql.ref('n.node_id')))

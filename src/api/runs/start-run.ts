@@ -3,13 +3,13 @@
 // UPDATE) and records the run: queued for the user's nodes, or, when a node starts a run of its own, running at once
 // under that node's lease. No node for it: 409 no_node_available, and nothing of the request stays (no charge, no
 // run, no key), as for 402.
-import { findAgentSku } from '../../contract/agents.js';
 import { walletLoginUrl } from '../../contract/claims.js';
 import { normalizeEmail } from '../../contract/email.js';
 import { normalizeLabels } from '../../contract/labels.js';
 import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import type { ExecuteRequest } from '../../contract/schemas.js';
+import { createAgentPrices } from '../agents/agent-prices.js';
 import { createAgentVersions } from '../agents/agent-versions.js';
 import { createInputChecks, VersionChangedMeanwhile, type InputVerdict } from '../agents/input-checks.js';
 import type { ServiceContext } from '../context.js';
@@ -22,6 +22,9 @@ import type { NodeRegistry } from '../nodes/registry.js';
 import type { IdempotencyStore } from './idempotency.js';
 import { requestHash } from './idempotency.js';
 import { newLease, type Lease, type RunRow, type RunStore } from './run-store.js';
+import { createBudgetCheck } from '../budgets/budget-check.js';
+import { createBudgetStore } from '../budgets/budget-store.js';
+import { createRunEventOutbox } from '../webhooks/outbox.js';
 
 export type Caller = { kind: 'user'; sub: string } | { kind: 'node'; node: EnrolledNode };
 
@@ -45,8 +48,13 @@ export type StartRun = (call: ExecuteCall) => Promise<Started>;
 const MAX_CHECK_ATTEMPTS = 3;
 
 export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: IdempotencyStore, nodes: NodeRegistry): StartRun {
-  const inputChecks = createInputChecks(createAgentVersions(ctx.store), ctx.clock);
+  const versions = createAgentVersions(ctx.store);
+  const inputChecks = createInputChecks(versions, ctx.clock);
+  // The price lookup: a SKU's spec price, or the operator's price for an agent of the user's own.
+  const prices = createAgentPrices(ctx.store, versions, ctx.uploadLimits.ownAgentPriceCents);
   const turns = createTurns(ctx.store.engine);
+  const withinBudget = createBudgetCheck(ctx.store, createBudgetStore(ctx.store, ctx.clock));
+  const outbox = createRunEventOutbox(ctx.store, ctx.clock);
   const start = (call: ExecuteCall, userId: string, agentId: string, priceCents: number, agentName: string, checked: InputVerdict): Promise<Started> =>
     ctx.store.transaction(async () => {
       // Two instances given the same key at once (PostgreSQL): the second waits here for the first's commit, then
@@ -65,14 +73,17 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
         if (run !== undefined) return { kind: 'in_flight', run };
       }
       // A node's own run goes to itself: it asked, so it is there, and must carry the labels it names. Any other needs
-      // an online node serving the agent and carrying its labels.
-      if (call.caller.kind !== 'node') await assertNodeAvailable(ctx, nodes, userId, agentId, request.node_id, now, labels);
+      // a node serving the agent and carrying its labels: online, or, when the run may wait, one that may come back.
+      const queueSeconds = request.queue_seconds ?? Math.round(ctx.runTiming.queueTimeoutMs / 1000);
+      if (call.caller.kind !== 'node') await assertNodeAvailable(ctx, nodes, { userId, agentId, pinned: request.node_id, labels, queueSeconds }, now);
       else await assertOwnLabels(nodes, call.caller.node.node_id, agentId, labels);
       // An ephemeral node's own run is its one run too; its row stays locked until this run is recorded on it.
       const ephemeralNode = call.caller.kind === 'node' && call.caller.node.ephemeral ? call.caller.node.node_id : undefined;
       if (ephemeralNode !== undefined && !(await mayTakeRun(ctx.store, ephemeralNode))) throw ephemeralNodeUsed(ephemeralNode);
 
       const runId = timeOrderedId(now);
+      // The user's caps, before the debit: over one, 402 budget_exceeded, and nothing of this request stays.
+      await withinBudget(userId, agentId, priceCents, now);
       const debit = await ctx.ledger.debitForRun({ user_id: userId, run_id: runId, amount_cents: priceCents });
       if (!debit.ok) {
         // Thrown inside the transaction, so nothing of this request stays: no charge, no run, no key. A retry with the
@@ -96,11 +107,17 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
         pinned_node_id: pinned ?? null,
         bundle_digest: bundleDigest,
         started_at: now,
+        // The agent's own limit; execute may ask for less, never more (docs/api.md "Runs as jobs").
+        timeout_seconds: Math.min(checked.terms.timeout_seconds, request.timeout_seconds ?? Number.POSITIVE_INFINITY),
+        queue_seconds: queueSeconds,
+        queue_deadline_at: now + queueSeconds * 1000,
+        retry_safe: checked.terms.retry_safe ? 1 : 0,
       };
       const lease = call.caller.kind === 'node' ? newLease(now, ctx.runTiming.leaseMs) : undefined;
       const run = lease === undefined || call.caller.kind !== 'node' ? await runs.insertQueued(newRun) : await runs.insertLeased(newRun, call.caller.node.node_id, lease);
       await recordRunLabels(ctx.store, runId, labels);
       if (ephemeralNode !== undefined) await recordEphemeralRun(ctx.store, ephemeralNode, runId);
+      await outbox.record(run);
       await keys.begin(userId, call.idempotencyKey, hash, runId, now);
       return { kind: 'started', run, ...(lease === undefined ? {} : { lease }) };
     });
@@ -119,8 +136,7 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
         remedy: "Leave node_id out (the run executes on this node), or start it with the user's access token.",
       });
     }
-    const sku = findAgentSku(call.request.agent_id);
-    if (sku === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(call.request.agent_id)}`);
+    const sku = await prices.agentFor(userId, call.request.agent_id);
     for (let attempt = 1; ; attempt += 1) {
       try {
         // Checked before the transaction, which then pins the version checked (input-checks.ts).
@@ -142,21 +158,22 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
 }
 
 /**
- * 409 when no online node of the user serves the agent (the pinned node, if one is named) and carries its labels,
- * saying which it is.
+ * 409 when no node of the user could take the run, saying why: none serves the agent (the pinned node, if one is
+ * named) and carries its labels. A run that may wait (queue_seconds > 0) waits for such a node that is offline now
+ * (docs/api.md "The queue"); one that may not (queue_seconds 0) needs one online.
  */
 async function assertNodeAvailable(
   ctx: ServiceContext,
   nodes: NodeRegistry,
-  userId: string,
-  agentId: string,
-  pinned: string | undefined,
+  wanted: { userId: string; agentId: string; pinned: string | undefined; labels: readonly string[]; queueSeconds: number },
   now: number,
-  labels: readonly string[],
 ): Promise<void> {
+  const { userId, agentId, pinned, labels } = wanted;
   const onlineSince = now - ctx.runTiming.leaseMs;
   if ((await nodes.servingOnline(userId, agentId, onlineSince, pinned, labels)).length > 0) return;
-  if (labels.length > 0) await assertLabelsAvailable(nodes, { userId, agentId, onlineSince, pinned }, labels);
+  const mayWait = wanted.queueSeconds > 0;
+  if (mayWait && (await nodes.serving(userId, agentId, pinned, labels)).length > 0) return;
+  if (labels.length > 0) await assertLabelsAvailable(nodes, { userId, agentId, onlineSince: mayWait ? undefined : onlineSince, pinned }, labels);
   const fleet = await nodes.nodesOf(userId);
   const agentsOf = new Map(await Promise.all(fleet.map(async (node) => [node.node_id, await nodes.agentsOf(node.node_id)] as const)));
   const named = pinned === undefined ? undefined : fleet.find((node) => node.node_id === pinned);
@@ -169,12 +186,14 @@ async function assertNodeAvailable(
           ? `node ${pinned} does not serve ${agentId}`
           : named.ephemeral_run_id !== null
             ? `node ${pinned} is ephemeral and has had its one run`
-            : `node ${pinned} is offline`
+            : `node ${pinned} is offline, and queue_seconds 0 asked not to wait for it`
       : fleet.length === 0
         ? 'you have no node: runs execute on a node you install'
         : serving.length === 0
           ? `none of your nodes serves ${agentId}`
-          : `your nodes that serve ${agentId} are offline`;
+          : serving.every((node) => node.ephemeral_run_id !== null)
+            ? `your nodes that serve ${agentId} are ephemeral and have had their one run`
+            : `your nodes that serve ${agentId} are offline, and queue_seconds 0 asked not to wait for one`;
   throw new SvcError('no_node_available', `no node can run ${agentId} now: ${why}; nothing was charged`, {
     extensions: { agent_id: agentId, ...(pinned === undefined ? {} : { node_id: pinned }), ...(labels.length === 0 ? {} : { labels: [...labels] }) },
   });

@@ -1,44 +1,132 @@
-// swarm-node runs: the local run journal, newest first, with totals.
-import { Command } from 'commander';
-import { countParser } from '../count-option.js';
+// swarm-node runs: the signed-in user's runs as the service has them (docs/api.md "Run history"), newest first,
+// filtered, a page at a time; --local shows this host's run journal with its totals instead. `runs show` renders
+// one run for a person.
+import { Command, Option } from 'commander';
+import type { ChalkInstance } from 'chalk';
+import { isAgentId } from '../../contract/agents.js';
+import { SvcError } from '../../contract/errors.js';
+import { MAX_RUNS_PAGE } from '../../contract/job-limits.js';
 import { formatDollars } from '../../contract/money.js';
+import { RUN_STATUSES } from '../../contract/run-status.js';
+import { countParser } from '../count-option.js';
 import { contextFor } from '../context.js';
 import { shortTime, table } from '../table.js';
+import { runsShowCommand } from './runs-show.js';
 
-const MAX_LIMIT = 10_000;
+const MAX_LOCAL_LIMIT = 10_000;
 
+interface RunsOptions {
+  agent?: string;
+  status?: string;
+  node?: string;
+  since?: string;
+  until?: string;
+  limit?: number;
+  cursor?: string;
+  local?: boolean;
+}
 
 export function runsCommand(): Command {
   return new Command('runs')
-    .description('show the run history of this node, with totals')
+    .description('list your runs at the service, newest first: status, charge, node (--local: this host\'s journal, with totals)')
     .option('--agent <agent_id>', 'only this agent')
-    .option('--limit <n>', 'show at most n runs (totals count them all)', countParser(1, MAX_LIMIT), 20)
-    .addHelpText('after', '\nExits 5 when --agent names no agent of the catalog (swarm-node agents).\n\nExample:\n  $ swarm-node runs --agent agent_ops_monitor_004 --limit 5\n  $ swarm-node runs --json | jq .totals.charged_cents')
-    .action(async (options: { agent?: string; limit: number }, command: Command) => {
+    .addOption(new Option('--status <status>', 'only runs in this state').choices([...RUN_STATUSES]))
+    .option('--node <node_id>', 'only runs of this node')
+    .option('--since <time>', 'only runs started at or after this time (ISO 8601: 2026-11-26 or 2026-11-26T12:00:00Z)')
+    .option('--until <time>', 'only runs started before this time')
+    .option('--limit <n>', `show at most n runs (default 20; at most ${MAX_RUNS_PAGE} from the service)`, countParser(1, MAX_LOCAL_LIMIT))
+    .option('--cursor <cursor>', 'the page after the one that printed this cursor')
+    .option('--local', "this host's run journal instead (every run started here, pending ones too), with totals")
+    .addCommand(runsShowCommand())
+    .addHelpText(
+      'after',
+      `
+The service's history holds every run of yours, wherever it was started (the CLI, the daemon, curl) and whichever
+node ran it; a failed or cancelled run shows why. swarm-node runs show RUN_ID renders what a run produced.
+Needs a signed-in user (exit 4 otherwise: swarm-node login); --local needs none. Exits 5 when --agent names no
+agent of the catalog (swarm-node agents).
+
+Example:
+  $ swarm-node runs
+  $ swarm-node runs --agent agent_dev_review_012 --status failed --since 2026-11-01
+  $ swarm-node runs --json | jq -r '.runs[] | select(.status == "cancelled") | .run_id'
+  $ swarm-node runs --local --limit 5`,
+    )
+    .action(async (options: RunsOptions, command: Command) => {
       const ctx = contextFor(command);
-      const { runsOf } = await import('../../node/runs/run-history.js');
-      const history = runsOf(await ctx.store(), { ...(options.agent === undefined ? {} : { agentId: options.agent }), limit: options.limit });
-      ctx.output.result(history, ({ runs, totals }, style) => {
+      if (options.local === true) return localRuns(command, options);
+      const limit = options.limit ?? 20;
+      if (limit > MAX_RUNS_PAGE) throw new SvcError('usage', `--limit: the service shows at most ${MAX_RUNS_PAGE} runs a page (--cursor gives the next)`);
+      if (options.agent !== undefined && !isAgentId(options.agent)) throw (await import('../../node/service/catalog.js')).agentNotFound(options.agent);
+      const jwt = ctx.requireJwt();
+      const { RunsApi } = await import('../../node/service/runs-api.js');
+      const page = await new RunsApi(await ctx.client()).list(jwt.token, {
+        agent_id: options.agent,
+        status: options.status,
+        node_id: options.node,
+        since: options.since,
+        until: options.until,
+        limit,
+        cursor: options.cursor,
+      });
+      ctx.output.result(page, ({ runs, next_cursor: next }, style) => {
         if (runs.length === 0) return '';
-        const statusColour = (status: string): string =>
-          status === 'succeeded' ? style.green(status) : status === 'pending' ? style.yellow(status) : style.red(status);
         const rows = table(
-          ['STARTED', 'AGENT', 'STATUS', 'CHARGED', 'RUN ID'].map((h) => style.bold(h)),
-          runs.map((r) => [shortTime(r.started_at), r.agent_id, statusColour(r.status), formatDollars(r.charged_cents), r.run_id ?? '-']),
+          ['STARTED', 'AGENT', 'STATUS', 'CHARGED', 'NODE', 'RUN ID'].map((h) => style.bold(h)),
+          runs.map((run) => [
+            shortTime(run.started_at),
+            run.agent_id,
+            `${statusColour(run.status, style)}${run.error === null ? '' : ` (${run.error.error})`}${run.attempt > 1 ? ` attempt ${run.attempt}` : ''}`,
+            formatDollars(run.charged_cents),
+            run.node_id?.slice(0, 8) ?? '-',
+            run.run_id,
+          ]),
           ['left', 'left', 'left', 'right'],
         );
-        const counts = Object.entries(totals.by_status)
-          .filter(([, count]) => count > 0)
-          .map(([status, count]) => `${count} ${status}`)
-          .join(', ');
-        return `${rows}\n\n${runs.length} of ${totals.runs} run(s) shown; in total ${formatDollars(totals.charged_cents)} charged (${counts}).`;
+        const charged = runs.reduce((sum, run) => sum + run.charged_cents, 0);
+        const more = next === null ? '' : `\nOlder runs: swarm-node runs --cursor ${next}${options.limit === undefined ? '' : ` --limit ${limit}`}`;
+        return `${rows}\n\n${runs.length} run(s) shown, ${formatDollars(charged)} charged for them. See one: swarm-node runs show ${runs[0]!.run_id}.${more}`;
       });
-      if (history.runs.length === 0) {
+      if (page.runs.length === 0 && options.cursor !== undefined) ctx.output.info('No older runs.');
+      else if (page.runs.length === 0) {
         ctx.output.next(
           options.agent === undefined
-            ? 'No runs yet. Run an agent of the catalog (swarm-node agents), for example: swarm-node run agent_ops_monitor_004.'
-            : `No runs of ${options.agent} yet. Run it: swarm-node run ${options.agent}.`,
+            ? 'No runs match. Run an agent of the catalog (swarm-node agents), for example: swarm-node run agent_ops_monitor_004.'
+            : `No runs of ${options.agent} match. Run it: swarm-node run ${options.agent}.`,
         );
       }
     });
+}
+
+function statusColour(status: string, style: ChalkInstance): string {
+  if (status === 'succeeded') return style.green(status);
+  if (status === 'queued' || status === 'running' || status === 'pending') return style.yellow(status);
+  return style.red(status);
+}
+
+/** --local: the journal of runs started from this host, with totals (what it was before the service kept a history). */
+async function localRuns(command: Command, options: RunsOptions): Promise<void> {
+  const ctx = contextFor(command);
+  const { runsOf } = await import('../../node/runs/run-history.js');
+  const history = runsOf(await ctx.store(), { ...(options.agent === undefined ? {} : { agentId: options.agent }), limit: options.limit ?? 20 });
+  ctx.output.result(history, ({ runs, totals }, style) => {
+    if (runs.length === 0) return '';
+    const rows = table(
+      ['STARTED', 'AGENT', 'STATUS', 'CHARGED', 'RUN ID'].map((h) => style.bold(h)),
+      runs.map((r) => [shortTime(r.started_at), r.agent_id, `${statusColour(r.status, style)}${r.error_code === null || r.status === 'insufficient_balance' ? '' : ` (${r.error_code})`}`, formatDollars(r.charged_cents), r.run_id ?? '-']),
+      ['left', 'left', 'left', 'right'],
+    );
+    const counts = Object.entries(totals.by_status)
+      .filter(([, count]) => count > 0)
+      .map(([status, count]) => `${count} ${status}`)
+      .join(', ');
+    return `${rows}\n\n${runs.length} of ${totals.runs} run(s) started here shown; in total ${formatDollars(totals.charged_cents)} charged (${counts}). Runs started elsewhere: swarm-node runs.`;
+  });
+  if (history.runs.length === 0) {
+    ctx.output.next(
+      options.agent === undefined
+        ? 'No runs started here yet. Run an agent of the catalog (swarm-node agents), for example: swarm-node run agent_ops_monitor_004.'
+        : `No runs of ${options.agent} started here yet. Run it: swarm-node run ${options.agent}.`,
+    );
+  }
 }

@@ -38,7 +38,8 @@ export function statusCommand(): Command {
           ['config', s.config.file],
           ...config,
           ['node', s.node.enrolled ? `${ok(s.node.node_id!)} of ${s.node.user_id} (${s.node.tier_id})${s.node.ephemeral ? ', ephemeral: one run, then it removes itself' : ''}` : bad('not enrolled')],
-          ['  agent isolation', s.node.isolation === null ? bad(s.node.isolation_error ?? '-') : isolationLine(s.node.isolation)],
+          ['  agent isolation', s.node.isolation === null ? bad(s.node.isolation_error ?? '-') : (s.node.isolation_summary ?? s.node.isolation)],
+          ...s.node.isolation_cannot.map((line) => ['  not held', style.yellow(line)] as [string, string]),
           ['service', s.service.reachable ? `${ok('reachable')} ${s.service.base_url} (${s.service.latency_ms} ms)` : `${bad('unreachable')} ${s.service.error}`],
           ['token', token],
           ['registrations', s.registrations.count === 0 ? 'none' : `${s.registrations.count}: ${agents}`],
@@ -52,11 +53,6 @@ export function statusCommand(): Command {
         return s.problems.length === 0 ? lines : `${lines}\n\n${s.problems.map((p) => style.yellow(`! ${p}`)).join('\n')}`;
       });
     });
-}
-
-function isolationLine(isolation: 'systemd' | 'uid' | 'none'): string {
-  if (isolation === 'systemd') return 'systemd: each run a sandboxed service of svc-swarm-node-agent.socket';
-  return isolation === 'uid' ? 'uid: each run as a user of its own' : "none: runs as the node's own user (no privilege to switch users)";
 }
 
 /** Running: pid and last tick; stopped: when it last ticked or stopped, so a dead daemon is told from a never-run one. */

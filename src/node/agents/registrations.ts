@@ -1,5 +1,6 @@
 // `register`, `unregister`, `list` (issue 3): which agents this node runs, how often, and under what daily cap.
-import { findAgentSku, type AgentSku } from '../../contract/agents.js';
+import { findAgentSku } from '../../contract/agents.js';
+import type { CatalogAgent } from '../../contract/own-agents.js';
 import { SvcError, messageOf } from '../../contract/errors.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import { normalizeEmail } from '../../contract/email.js';
@@ -15,6 +16,7 @@ import { lastRun, spendSince } from '../store/journal.js';
 import { deleteRegistration, getRegistration, listRegistrations, storedDefaultInput, upsertRegistration, type Registration } from '../store/registrations.js';
 import { scheduleOf } from '../store/schedules.js';
 import { startOfUtcDay, type Clock } from '../../lib/clock.js';
+import { removeBudget, setBudget } from '../service/budgets-api.js';
 
 /** What a register call changes; undefined keeps the current value, null clears it. */
 export interface RegistrationChange {
@@ -47,7 +49,7 @@ export interface ThisNode {
 export async function registerAgent(
   deps: RegisterDeps,
   change: RegistrationChange,
-): Promise<{ created: boolean; registration: Registration; default_input: Input | null; agent: AgentSku; user_id: string; node_id: string }> {
+): Promise<{ created: boolean; registration: Registration; default_input: Input | null; agent: CatalogAgent; user_id: string; node_id: string }> {
   // The service must vouch for the token: registering for a user it no longer accepts would only fail later.
   const signedIn = await verifyToken({ client: deps.client, clock: deps.clock, credentialsFile: deps.credentialsFile }, deps.jwt.token);
   if (normalizeEmail(signedIn.sub) !== normalizeEmail(deps.node.user_id)) {
@@ -55,7 +57,7 @@ export async function registerAgent(
       remedy: `Sign in as ${deps.node.user_id} to register agents on this node: ${loginCommandFor(deps.node.user_id)}`,
     });
   }
-  const agent = await findInCatalog(deps.client, change.agent_id);
+  const agent = await findInCatalog(deps.client, change.agent_id, deps.jwt.token);
   if (change.default_input != null) {
     await checkDefaultInput({ client: deps.client, token: deps.jwt.token, localSchema: deps.localInputSchema(agent.agent_id) }, agent.agent_id, change.default_input);
   }
@@ -63,6 +65,11 @@ export async function registerAgent(
   const every = change.every_seconds === undefined ? (current?.every_seconds ?? null) : change.every_seconds;
   const cap = change.daily_cap_cents === undefined ? (current?.daily_cap_cents ?? null) : change.daily_cap_cents;
   refuseCapBelowOneRun(agent, every, cap);
+  // --daily-cap is the agent's daily budget at the service (docs/api.md "Budgets"): every run of it is held to it,
+  // however started; the registration keeps the figure for list and status, and the daemon for not asking for a run
+  // the service would refuse.
+  if (change.daily_cap_cents === null) await removeBudget(deps.client, deps.jwt.token, agent.agent_id, 'day');
+  else if (change.daily_cap_cents !== undefined) await setBudget(deps.client, deps.jwt.token, agent.agent_id, 'day', change.daily_cap_cents);
   // The service first: a registration it does not know would never get a run started elsewhere. Should the local
   // write fail after it, the daemon withdraws the agent again when it next reconciles (served-agents.ts).
   await deps.node.api.serve(agent.agent_id);
@@ -81,10 +88,10 @@ export async function registerAgent(
 }
 
 /**
- * A schedule whose daily cap is below one run's price would never run (the daemon pauses it, `paused: daily_cap`,
- * every day): said now, before anything is stored or told (the cap itself is the daemon's: docs/api.md "register").
+ * A schedule whose daily cap is below one run's price would never run (the service refuses each run over the budget,
+ * and the daemon pauses the schedule, `paused: daily_cap`, every day): said now, before anything is stored or told.
  */
-function refuseCapBelowOneRun(agent: AgentSku, everySeconds: number | null, capCents: number | null): void {
+function refuseCapBelowOneRun(agent: Pick<CatalogAgent, 'agent_id' | 'price_cents'>, everySeconds: number | null, capCents: number | null): void {
   if (everySeconds === null || capCents === null || capCents >= agent.price_cents) return;
   throw new SvcError('usage', `a daily cap of ${formatDollars(capCents)} lets no run of ${agent.agent_id} through (${formatDollars(agent.price_cents)} a run): its schedule would never run`, {
     remedy: `Give a cap of one run or more (swarm-node register ${agent.agent_id} --daily-cap ${formatDollars(agent.price_cents).slice(1)}), no cap (swarm-node register ${agent.agent_id} --daily-cap none), or no schedule (swarm-node register ${agent.agent_id} --every none).`,

@@ -8,6 +8,7 @@ import { hasUnsettledRun, releaseRun, spendSince } from '../store/journal.js';
 import { pauseAgent, planRunAt, recordRunStarted, resumeAgent, scheduledAgents, type ScheduledAgent } from '../store/schedules.js';
 import { startOfNextUtcDay, startOfUtcDay } from '../../lib/clock.js';
 import type { BalancePauses } from './balance-pause.js';
+import { pauseForBudget } from './budget-pause.js';
 import { firstSentence, isoOrUndefined, numberOf, type DaemonCore } from './core.js';
 import { capAllowsRun, isDue, nextRunAfter, pauseIsOver } from './schedule.js';
 import type { ServiceHold } from './service-hold.js';
@@ -144,7 +145,7 @@ export class AgentRuns {
     }
     const { error } = outcome;
     if (outcome.kind === 'unknown') {
-      // The answer was lost: the row keeps its key and is replayed by a settlement, never charged twice.
+      // The answer was lost: the row keeps its key and a settlement asks the service for its run, never charged twice.
       releaseRun(this.#core.db, outcome.idempotency_key);
       if (!this.#hold.onServiceError(error, caller)) {
         log.warn('run_pending', { agent: sku.agent_id, key: outcome.idempotency_key, code: error.code, error: firstSentence(error.message) });
@@ -152,8 +153,18 @@ export class AgentRuns {
       }
       return;
     }
+    if (outcome.kind === 'not_sent') {
+      // Never reached the service: nothing ran, nothing was charged; the schedule runs it again at its next time.
+      log.warn('run_not_sent', { agent: sku.agent_id, key: outcome.idempotency_key, error: firstSentence(error.message) });
+      this.#hold.onServiceError(error, caller);
+      return;
+    }
     if (outcome.status === 'insufficient_balance') {
       this.#balance.pause(sku, error.extensions);
+      return;
+    }
+    if (error.code === 'budget_exceeded') {
+      pauseForBudget(this.#core, sku, error.extensions);
       return;
     }
     if (this.#hold.onServiceError(error, caller)) return;

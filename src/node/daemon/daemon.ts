@@ -17,6 +17,7 @@
 // This file is the loop and its phases; the parts are service-hold.ts (nothing runs at all), settlement.ts
 // (unsettled rows, unreported results), agent-runs.ts (due agents, caps, what a run ends in), work-puller.ts (runs
 // the service hands over), balance-pause.ts (the wallet) and auto-update.ts (a newer release).
+import { sayOffline } from './offline.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { messageOf, type SvcError } from '../../contract/errors.js';
 import type { NodeEnrollment } from '../identity/credentials.js';
@@ -33,9 +34,11 @@ import { DaemonLog } from './log.js';
 import { collectPeriodically, keepWasmOnBaselineCompiler } from './memory.js';
 import { retiredError, retireNode, type Retired } from './retirement.js';
 import { ServiceHold } from './service-hold.js';
+import { loggingArtifacts } from './artifact-log.js';
 import { PendingSettlement } from './settlement.js';
 import { DEFAULT_BACKOFF_MS, DEFAULT_DRAIN_MS, DEFAULT_TICK_MS, REPORT_GRACE_MS } from './timing.js';
 import { WorkPuller } from './work-puller.js';
+import { isolationReport } from '../runner/isolation-report.js';
 
 export interface DaemonDeps extends Omit<CoreDeps, 'log'> {
   /** Where the log lines go (stdout, for journald). */
@@ -119,7 +122,7 @@ class NodeDaemon {
     this.#core = new DaemonCore({ ...deps, log }, deps.backoffMs ?? DEFAULT_BACKOFF_MS);
     this.#hold = new ServiceHold(
       this.#core,
-      deps.callerFor,
+      (node) => loggingArtifacts(deps.callerFor(node), log),
       () => {
         this.#phase = 'settle';
       },
@@ -142,9 +145,8 @@ class NodeDaemon {
   }
 
   async run(stop: AbortSignal): Promise<DaemonOutcome> {
-    const { db, pid, version } = this.#deps;
+    const { db, pid, version, supervisor = 'none' } = this.#deps;
     const { log } = this.#core;
-    const supervisor = this.#deps.supervisor ?? 'none';
     const { previousPid } = claimDaemon(db, { pid, version, tickMs: this.#tickMs, supervisor }, this.#core.now());
     // The previous daemon is gone (claimDaemon checked): its runs in flight when it died are awaited by nobody.
     if (previousPid !== null) releaseRunsOf(db, previousPid);
@@ -198,6 +200,8 @@ class NodeDaemon {
       this.#core.stopRuns();
       drained = await this.#tasksSettle(REPORT_GRACE_MS);
     }
+    // Said last: the renewals of the runs drained above were polls, and each made the node online again.
+    if (!removed) await sayOffline(this.#hold.caller(), this.#core.log);
     this.#core.finished = true;
     recordStopped(db, this.#core.now());
     const pending = pendingRuns(db).length;
@@ -257,6 +261,7 @@ class NodeDaemon {
   }
 
   #catchingUp = false;
+  #isolationSaid = false;
 
   /** The service follows this node's registrations, then what a crash or an outage left is settled. */
   async #catchUp(caller: NodeCaller): Promise<boolean> {
@@ -273,6 +278,9 @@ class NodeDaemon {
         ...(labels === undefined ? {} : { labels: labels.join(',') }),
         isolation: caller.executor.runner.isolation,
       });
+      // What the runs are not held to here (status says the same): once per process, not at every catch-up.
+      if (!this.#isolationSaid) for (const what of isolationReport(caller.executor.runner.isolation).cannot) log.warn('isolation_not_held', { what });
+      this.#isolationSaid = true;
     } catch (error) {
       if (!this.#hold.onServiceError(error, caller)) log.error('serve_sync_failed', { error: messageOf(error) });
       return false;

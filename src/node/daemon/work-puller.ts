@@ -10,6 +10,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError, messageOf } from '../../contract/errors.js';
 import type { AssignedRun } from '../../contract/node-protocol.js';
+import { RUN_CANCELLED } from '../runner/agent-process.js';
 import type { NodeCaller } from '../work/caller.js';
 import type { DaemonCore } from './core.js';
 import type { ServiceHold } from './service-hold.js';
@@ -82,6 +83,7 @@ export class WorkPuller {
         this.#retryMs = undefined;
         this.#core.health?.pollAnswered(this.#core.now(), (performance.now() - asked) / 1000);
         for (const runId of answer.lost) this.#running.get(runId)?.abort();
+        for (const runId of answer.cancel ?? []) this.#running.get(runId)?.abort(RUN_CANCELLED);
         for (const run of answer.runs) this.#start(run, caller);
         // Polling on after a failed removal: the service says it again at the next poll.
         if (answer.retire === true && this.#retire !== undefined && (await this.#retire(caller))) return;

@@ -20,7 +20,8 @@ export const DEFAULT_MERCHANT_ID = 'merchant_local';
 export const DEFAULT_TIMEOUT_SECONDS = 15;
 /** Runs this node executes at once; each takes a run slot (src/node/runner/isolation.ts, at most 32). */
 export const DEFAULT_CONCURRENCY = 2;
-export const AGENT_ISOLATIONS = ['auto', 'systemd', 'uid', 'none'] as const;
+/** `uid` is what bubblewrap's mode was called before it sandboxed each run: a config saying it keeps working. */
+export const AGENT_ISOLATIONS = ['auto', 'systemd', 'bubblewrap', 'uid', 'none'] as const;
 /** Where systemd listens for agent runs (svc-swarm-node-agent.socket): one sandboxed service per run. */
 export const DEFAULT_AGENT_SOCKET = '/run/svc-swarm-node/agent.sock';
 export type AgentIsolation = (typeof AGENT_ISOLATIONS)[number];
@@ -44,8 +45,8 @@ export interface ResolvedConfig {
   timeout_seconds: number;
   concurrency: number;
   /**
-   * auto: systemd's agent socket when it listens, else a uid of each run's own when this process may switch users,
-   * else the node's own user (docs/operations.md "Agent isolation").
+   * auto: systemd's agent socket when it listens, else a bubblewrap sandbox per run when bubblewrap can make one
+   * here, else (unprivileged only) the node's own user, unsandboxed (docs/operations.md "Agent isolation").
    */
   agent_isolation: AgentIsolation;
   agent_socket: string;

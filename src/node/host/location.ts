@@ -23,11 +23,12 @@ import { DEFAULT_AGENT_SOCKET } from './config.js';
 
 export const SERVICE_USER = 'svc-swarm';
 /**
- * var/ may be entered but not listed by others: an agent run under a uid of its own reaches its own directory in
- * var/runs (src/node/runner/run-local.ts); the database and everything else in var/ stay 0600/0700.
+ * var/ may be entered but not listed by others: an agent run under a user of its own reaches its bundle in
+ * var/agents by its digest (src/node/runner/bundle-install.ts); the database and everything else in var/ stay
+ * 0600/0700.
  */
 export const VAR_DIR_MODE = 0o711;
-/** The user agent runs are started as by systemd (svc-swarm-node-agent@.service): not the daemon's. */
+/** The agent runs' user of installs before each node's runs had a dynamic user of their own; install still makes it. */
 export const AGENT_USER = 'svc-swarm-agent';
 export const UNIT_NAME = 'svc-swarm-node.service';
 /** systemd listens here for agent runs and starts one sandboxed service per connection (runner/agent-exec.ts). */

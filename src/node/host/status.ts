@@ -14,6 +14,7 @@ import type { ServiceClient } from '../service/service-client.js';
 import { daysLeft, expiresSoon } from '../identity/token.js';
 import { listRegistrations } from '../store/registrations.js';
 import { resolveIsolation, type IsolationMode } from '../runner/isolation.js';
+import { isolationReport } from '../runner/isolation-report.js';
 
 export interface NodeStatus {
   config: { file: string; values: Record<ConfigKey, string | number | boolean>; sources: Record<ConfigKey, ConfigSource>; node_id: string | null };
@@ -40,6 +41,9 @@ export interface NodeStatus {
     ephemeral: boolean;
     isolation: IsolationMode | null;
     isolation_error: string | null;
+    /** How each run is kept apart, and what it is not held to here (runner/isolation-report.ts). */
+    isolation_summary: string | null;
+    isolation_cannot: string[];
   };
   registrations: { count: number; agents: { agent_id: string; every: string | null; daily_cap_cents: number | null }[] };
   database: { path: string; exists: boolean; error: string | null };
@@ -79,7 +83,7 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
     },
     service: { base_url: config.base_url, reachable: false, latency_ms: null, error: null },
     token: { stored: false, sub: null, tier: null, expires_at: null, days_left: null, expiring_soon: false, valid: null, reason: null, docs_sections: [] },
-    node: { enrolled: false, node_id: null, user_id: null, tier_id: null, ephemeral: false, isolation: null, isolation_error: null },
+    node: { enrolled: false, node_id: null, user_id: null, tier_id: null, ephemeral: false, isolation: null, isolation_error: null, isolation_summary: null, isolation_cannot: [] },
     registrations: { count: 0, agents: [] },
     database: { path: deps.paths.databaseFile, exists: existsSync(deps.paths.databaseFile), error: null },
     daemon: { running: false, pid: null, version: null, started_at: null, last_tick_at: null, stopped_at: null, paused: null, agents: [], state: {} },
@@ -111,6 +115,9 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
   }
   try {
     status.node.isolation = resolveIsolation(config.agent_isolation, config.agent_socket);
+    const report = isolationReport(status.node.isolation);
+    status.node.isolation_summary = report.summary;
+    status.node.isolation_cannot = report.cannot;
   } catch (error) {
     status.node.isolation_error = messageOf(error);
     problems.push(messageOf(error));

@@ -1,12 +1,15 @@
 // The checks doctor makes of any node, installed or run from a home of its own (doctor.ts): its enrollment, the
-// service and the clock, the token, the database. They only read.
+// service and the clock, the token, the database, how its agent runs are isolated. They only read.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { SvcError } from '../../contract/errors.js';
+import { messageOf, SvcError } from '../../contract/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Credentials } from '../identity/credentials.js';
 import { expiresSoon, expiryOf } from '../identity/token.js';
-import type { NodePaths } from '../host/location.js';
+import { AGENT_ISOLATIONS, readConfigFile, type AgentIsolation } from '../host/config.js';
+import { agentSocketPath, type NodePaths } from '../host/location.js';
+import { resolveIsolation } from '../runner/isolation.js';
+import { isolationReport } from '../runner/isolation-report.js';
 import { ServiceClient, type ServicePing } from '../service/service-client.js';
 import { integrityFindings } from '../store/file-checks.js';
 
@@ -105,4 +108,20 @@ export async function checkDatabase(layout: NodePaths, daemon: string): Promise<
 /** The files of a backups directory; none when it does not exist. */
 function backupsIn(dir: string): string[] {
   return existsSync(dir) ? readdirSync(dir).map((name) => join(dir, name)) : [];
+}
+
+/** How agent runs are kept from the node here, and what they are not held to (docs/operations.md "Agent isolation"). */
+export function checkIsolation(paths: Pick<NodePaths, 'configFile' | 'name'>): DoctorCheck {
+  const file = readConfigFile(paths.configFile);
+  const wanted = (AGENT_ISOLATIONS as readonly string[]).includes(file.agent_isolation ?? '') ? (file.agent_isolation as AgentIsolation) : 'auto';
+  let mode;
+  try {
+    mode = resolveIsolation(wanted, file.agent_socket ?? agentSocketPath(paths.name));
+  } catch (error) {
+    return { name: 'isolation', status: 'fail', detail: messageOf(error), fix: 'apt-get install bubblewrap' };
+  }
+  const report = isolationReport(mode);
+  const detail = report.cannot.length === 0 ? report.summary : `${report.summary}; not held: ${report.cannot.join('; ')}`;
+  if (mode === 'none') return { name: 'isolation', status: 'warn', detail, fix: 'apt-get install bubblewrap, or install the node with systemd (swarm-node install)' };
+  return { name: 'isolation', status: 'ok', detail };
 }

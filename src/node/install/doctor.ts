@@ -11,7 +11,7 @@ import { admits, describeVersion, minimumNode, parseEngineRange } from '../host/
 import type { ServiceClient } from '../service/service-client.js';
 import { readManifest } from '../../lib/package-dir.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
-import { checkDatabase, checkEnrollment, checkService, checkToken, type DoctorCheck } from './doctor-checks.js';
+import { checkDatabase, checkEnrollment, checkIsolation, checkService, checkToken, type DoctorCheck } from './doctor-checks.js';
 import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
 import { hostPathOf, SERVICE_USER, UNIT_NAMES, unitInRelease, VAR_DIR_MODE, type InstallLayout, type NodePaths } from '../host/location.js';
 import { readLink } from './links.js';
@@ -60,6 +60,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     ...(await checkService(options)),
     checkToken(credentials, options.clock),
     await checkDatabase(layout, layout.units.daemon),
+    checkIsolation(layout),
   ];
   return { root: layout.root, home: layout.home, ok: checks.every((check) => check.status !== 'fail'), checks };
 }
@@ -83,6 +84,7 @@ async function doctorOfHome(options: DoctorOptions, home: NodePaths): Promise<Do
     ...(await checkService(options)),
     checkToken(credentials, options.clock),
     await checkDatabase(home, 'the daemon (swarm-node daemon) if it runs'),
+    checkIsolation(home),
   ];
   return { root: home.home, home: home.home, ok: checks.every((check) => check.status !== 'fail'), checks };
 }

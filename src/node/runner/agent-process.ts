@@ -1,36 +1,61 @@
 // One agent run as a process on this host (docs/sections/agent-upload.md "The runtime contract"): JSON on stdin,
-// one JSON document on stdout, under the run's own user (./isolation.ts), in a private directory, with a clean
-// environment and time, memory, process, file-size and output limits. Whatever happens, the run's processes are
-// gone and its directory removed when this resolves.
+// one JSON document on stdout or in its result file (./agent-result.ts), in a private directory, with a clean
+// environment and time, memory, task, file-size, disk and output limits. Its stdout and stderr go to `onOutput` as
+// they come (the run's log, docs/api.md "Run logs"). Whatever happens, the run's processes are gone when this resolves.
 //
-// The chain is util-linux and POSIX sh only, present on every Linux host: `setpriv` switches to the run's uid and
-// gid AND clears the inheritable and ambient capability sets (a plain spawn with a uid would hand the daemon's
-// ambient CAP_SETUID to the agent, which could then become any user, the daemon's included); `prlimit` sets the
-// limits; `sh` makes the 0700 run directory as the run's user (the daemon needs no CAP_CHOWN) and execs the agent.
+// The process is the launcher below (POSIX sh), run inside `wrapper` when there is one (./run-sandboxed.ts: the run's
+// cgroup, its state image and the bubblewrap sandbox with the agent's user) and under `prlimit` (util-linux): it
+// makes the run's directory, runs the agent and, once it ended, tells on fd 3 how much room was left on the
+// filesystems the run writes to, so a run that filled one fails `disk_quota` rather than `exit`, and on fd 4 the
+// result file the agent wrote, which only the launcher can see in a sandbox.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import type { RunIdentity } from './isolation.js';
+import { constants as osConstants } from 'node:os';
+import type { Readable } from 'node:stream';
+import { DEFAULT_RUN_SECONDS } from '../../contract/job-limits.js';
+import { MAX_ARTIFACT_BYTES_PER_RUN } from '../../contract/jobs.js';
+import type { LimitsReached } from './cgroups.js';
+import { answerOf, fileFromReport, readResultFile, resultFileIn, RESULT_PRESENT_MARK } from './agent-result.js';
+import { limitFailure, parseRoomLeft, type AgentFailure, type CappedFilesystem } from './run-failures.js';
+import { sandboxProcesses } from './sandbox-processes.js';
+
+export type { AgentFailure };
 
 export interface AgentLimits {
   /** Wall clock, from the start of the process; then SIGTERM, and SIGKILL a grace later. */
   timeoutMs: number;
-  /** RLIMIT_DATA: the heap and other private writable memory. */
+  /** The whole run's memory (its cgroup; tmpfs pages included); RLIMIT_DATA of each process too. */
   memoryBytes: number;
-  /** What stdout may hold; more fails the run (the service stores and returns the output). */
+  /** The result at most (stdout's or the result file's): more fails the run (the service stores and returns it). */
   outputBytes: number;
   /** RLIMIT_FSIZE: the largest file the run may write. */
   fileBytes: number;
-  /** RLIMIT_NPROC, counted per user: only meaningful with a uid of the run's own (a fork bomb stops there). */
+  /** The whole run's processes and threads (its cgroup); RLIMIT_NPROC where that is all there is. */
   processes: number;
+  /** CPU time per wall-clock time, in percent of one CPU (its cgroup). */
+  cpuPercent: number;
+  /** The size of each of the run's /tmp (its directory) and /dev/shm, in memory. */
+  tmpBytes: number;
+  /** The size of what the agent keeps between runs (its state image). */
+  stateBytes: number;
+  /** The size of its artifacts directory, where it is a tmpfs: the most a run's artifacts take (contract/jobs.ts). */
+  artifactsBytes: number;
 }
 
 export const DEFAULT_AGENT_LIMITS: AgentLimits = {
-  timeoutMs: 30_000,
+  timeoutMs: DEFAULT_RUN_SECONDS * 1000,
   memoryBytes: 512 * 1024 * 1024,
   outputBytes: 1024 * 1024,
   fileBytes: 64 * 1024 * 1024,
   processes: 64,
+  cpuPercent: 100,
+  tmpBytes: 64 * 1024 * 1024,
+  stateBytes: 256 * 1024 * 1024,
+  artifactsBytes: MAX_ARTIFACT_BYTES_PER_RUN,
 };
+
+/** The abort reason of a run its user cancelled (docs/api.md "Run logs": the service's answer to the log says so). */
+export const RUN_CANCELLED = 'cancelled';
 
 /** After SIGTERM at the deadline, what a run gets to stop by itself before SIGKILL. */
 export const KILL_GRACE_MS = 2_000;
@@ -39,17 +64,25 @@ const STDERR_TAIL_BYTES = 16 * 1024;
 const LAUNCH_FAILED = 125;
 const LAUNCH_MARK = 'swarm-node-launcher:';
 
-// $1 run directory, $2 the agent's state directory ('' for none), then the command. umask 007: files stay within the
-// run's group (the agent's state directory, 2770, is shared by that agent's runs, which have its gid); the run
-// directory itself is 0700, so no other run can enter it.
-const LAUNCHER = `umask 007
-dir=$1; state=$2; shift 2
-[ -z "$state" ] || [ -d "$state" ] || mkdir -m 2770 "$state" 2>/dev/null || true
+// $1 the run directory, $2 the most bytes of a result file reported, $3 how many paths follow whose room is reported,
+// then those paths, then the command. With none to report (an unsandboxed run, its directory on the host, where the
+// node reads the result file itself), it becomes the agent (exec), as before there were any. Otherwise it waits for
+// the agent and outlives a SIGTERM meant for it (a handler, which the agent does not inherit as `trap ''` would pass
+// on ignoring it), so it still reports after the agent stopped. The agent gets neither fd 3 nor fd 4. The result
+// file must be a regular file (-f): a FIFO there would hold the launcher.
+const LAUNCHER = `umask 077
+trap : TERM
+dir=$1; most=$2; count=$3; shift 3
+room=
+while [ "$count" -gt 0 ]; do room="$room $1"; shift; count=$((count - 1)); done
 mkdir -m 700 "$dir" || { echo "${LAUNCH_MARK} cannot create the run directory" >&2; exit ${LAUNCH_FAILED}; }
 cd "$dir" || { echo "${LAUNCH_MARK} cannot enter the run directory" >&2; exit ${LAUNCH_FAILED}; }
-exec "$@"`;
-
-export type AgentFailure = 'timeout' | 'exit' | 'bad_output' | 'spawn' | 'aborted';
+[ -n "$room" ] || exec "$@" 3>&- 4>&-
+"$@" 3>&- 4>&-
+status=$?
+[ -z "$room" ] || stat -f -c '%a %f %b %d %S %n' $room >&3 2>/dev/null
+if [ -f "$SWARM_RESULT_FILE" ]; then printf ${RESULT_PRESENT_MARK}; head -c "$most" "$SWARM_RESULT_FILE" 2>/dev/null; fi >&4
+exit $status`;
 
 export type AgentOutcome =
   | { status: 'succeeded'; output: unknown; stderrTail: string }
@@ -58,101 +91,116 @@ export type AgentOutcome =
 export interface AgentProcessSpec {
   /** The program and its arguments: an argument array, never a shell string. */
   command: readonly string[];
-  /** Created for the run (must not exist yet) and removed after it. */
+  /** Created for the run (must not exist yet); removed after it when `removeRunDir`. */
   runDir: string;
-  /** Kept between runs of the agent (made 2770 for the agent's group when missing); undefined: no state. */
-  stateDir?: string;
   /** Written to stdin, then stdin is closed. */
   stdin: string;
-  /** The run's own user; undefined: the daemon's user (no privilege to switch). */
-  identity: RunIdentity | undefined;
   limits: AgentLimits;
   /** The agent's whole environment: nothing of the daemon's is inherited. */
   env: Record<string, string>;
   /** Aborted when the node stops: the run ends as `aborted`. */
   signal?: AbortSignal;
+  /** What the launcher runs in (cgroup, state mount, sandbox, user switch), ending where the launcher's argv starts. */
+  wrapper?: readonly string[];
+  /** The run's own pid namespace (bubblewrap): signals go to the processes inside it, SIGKILL to the whole sandbox. */
+  sandboxed?: boolean;
+  /** The run's cgroup: what reached a limit; `remove` ends every process of it and the group, after the run. */
+  cgroup?: { reached(): LimitsReached; remove?(): Promise<void> };
+  /** Filesystems of the run's own whose exhaustion fails it `disk_quota`, as the launcher sees them. */
+  capped?: CappedFilesystem[];
+  /** RLIMIT_NPROC: only where nothing better counts the run's processes, and the run has a uid of its own. */
+  nproc?: boolean;
+  /** The run directory is on the host (no sandbox): removed after the run. */
+  removeRunDir?: boolean;
+  /** The agent's stdout and stderr, each chunk as it comes (the run's log). */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
 }
 
 export async function runAgentProcess(spec: AgentProcessSpec): Promise<AgentOutcome> {
   const { limits } = spec;
+  const capped = spec.capped ?? [];
   const argv = [
-    ...(spec.identity === undefined ? [] : asRunUser(spec.identity)),
+    ...(spec.wrapper ?? []),
     'prlimit',
     `--data=${limits.memoryBytes}`,
     `--fsize=${limits.fileBytes}`,
     '--nofile=256',
     '--core=0',
-    ...(spec.identity === undefined ? [] : [`--nproc=${limits.processes}`]),
+    ...(spec.nproc === true ? [`--nproc=${limits.processes}`] : []),
     '--',
     '/bin/sh',
     '-c',
     LAUNCHER,
     'swarm-agent',
     spec.runDir,
-    spec.stateDir ?? '',
+    String(limits.outputBytes + 1),
+    String(capped.length),
+    ...capped.map((fs) => fs.path),
     ...spec.command,
   ];
   let child: ChildProcess;
   try {
-    // detached: a process group of its own, so the same-user fallback can signal the whole run.
-    child = spawn(argv[0]!, argv.slice(1), { env: spec.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    // detached: a process group of its own, so an unsandboxed run can be signalled whole.
+    const env = { ...spec.env, SWARM_RESULT_FILE: resultFileIn(spec.runDir) };
+    child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true });
   } catch (error) {
+    await spec.cgroup?.remove?.().catch(() => undefined);
     return { status: 'failed', error: 'spawn', message: `the agent could not be started: ${(error as Error).message}`, stderrTail: '' };
   }
   try {
     return await supervise(child, spec);
   } finally {
-    await cleanUp(spec);
+    await spec.cgroup?.remove?.().catch(() => undefined);
+    if (spec.removeRunDir === true) rmSync(spec.runDir, { recursive: true, force: true });
   }
-}
-
-function asRunUser(identity: RunIdentity): string[] {
-  return [
-    'setpriv',
-    `--reuid=${identity.uid}`,
-    `--regid=${identity.gid}`,
-    '--clear-groups',
-    '--inh-caps=-all',
-    '--ambient-caps=-all',
-    '--no-new-privs',
-    '--',
-  ];
 }
 
 function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOutcome> {
   return new Promise((resolve) => {
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
+    const resultReport: Buffer[] = [];
+    let resultReportBytes = 0;
     let stderrTail = Buffer.alloc(0);
+    let room = '';
     let ended: { error: AgentFailure; message: string } | undefined;
     const timers: NodeJS.Timeout[] = [];
-    // A signal to a uid is a process of its own (kill -1 as that uid); the outcome waits for them, so none can land
-    // after the uid is given back to the pool, on the next run that takes it.
-    const signalling: Promise<void>[] = [];
-    const signal = (name: 'SIGTERM' | 'SIGKILL'): void => {
-      signalling.push(signalRun(child, spec.identity, name));
-    };
+    const sandboxed = spec.sandboxed === true;
 
     const stop = (error: AgentFailure, message: string): void => {
       if (ended !== undefined) return;
       ended = { error, message };
-      signal('SIGTERM');
-      timers.push(setTimeout(() => signal('SIGKILL'), error === 'bad_output' ? 0 : KILL_GRACE_MS));
+      signalRun(child, sandboxed, 'SIGTERM');
+      timers.push(setTimeout(() => signalRun(child, sandboxed, 'SIGKILL'), KILL_GRACE_MS));
     };
     timers.push(setTimeout(() => stop('timeout', `the agent did not answer within ${formatMs(spec.limits.timeoutMs)}`), spec.limits.timeoutMs));
-    const onAbort = (): void => stop('aborted', 'the run was stopped: the node is shutting down');
+    const onAbort = (): void =>
+      spec.signal?.reason === RUN_CANCELLED ? stop('cancelled', 'the run was cancelled by its user') : stop('aborted', 'the run was stopped: the node is shutting down');
     if (spec.signal?.aborted) onAbort();
     else spec.signal?.addEventListener('abort', onAbort, { once: true });
 
+    // stdout is the result only up to its cap (the agent may answer in its result file instead): past it, the log's.
     child.stdout!.on('data', (chunk: Buffer) => {
+      spec.onOutput?.('stdout', chunk);
+      if (stdoutBytes <= spec.limits.outputBytes) stdout.push(chunk.subarray(0, spec.limits.outputBytes + 1 - stdoutBytes));
       stdoutBytes += chunk.length;
-      if (stdoutBytes > spec.limits.outputBytes) stop('bad_output', `the agent wrote more than ${spec.limits.outputBytes} bytes on stdout`);
-      else stdout.push(chunk);
     });
     child.stderr!.on('data', (chunk: Buffer) => {
+      spec.onOutput?.('stderr', chunk);
       stderrTail = Buffer.concat([stderrTail, chunk]);
       if (stderrTail.length > STDERR_TAIL_BYTES) stderrTail = stderrTail.subarray(stderrTail.length - STDERR_TAIL_BYTES);
     });
+    const report = child.stdio[3] as Readable;
+    report.on('data', (chunk: Buffer) => {
+      if (room.length < 4096) room += chunk.toString('utf8');
+    });
+    report.on('error', () => undefined);
+    const result = child.stdio[4] as Readable;
+    result.on('data', (chunk: Buffer) => {
+      if (resultReportBytes <= spec.limits.outputBytes + 1) resultReport.push(chunk);
+      resultReportBytes += chunk.length;
+    });
+    result.on('error', () => undefined);
     // An agent that exits without reading its input closes the pipe: that is its business, not an error of ours.
     child.stdin!.on('error', () => undefined);
     child.stdin!.end(spec.stdin);
@@ -162,65 +210,59 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
     });
     const outcomeOf = (code: number | null, signal: NodeJS.Signals | null): AgentOutcome => {
       const tail = stderrTail.toString('utf8');
+      // A limit the run reached is why it failed, even when it then ran out of time; the node stopping is not its doing.
+      if (ended?.error === 'aborted' || ended?.error === 'cancelled') return { status: 'failed', ...ended, stderrTail: tail };
+      const limit = limitFailure(spec.cgroup?.reached(), parseRoomLeft(room), spec.capped ?? [], spec.limits);
+      if (limit !== undefined) return { status: 'failed', ...limit, stderrTail: tail };
       if (ended !== undefined) return { status: 'failed', ...ended, stderrTail: tail };
       if (code === LAUNCH_FAILED && tail.includes(LAUNCH_MARK)) {
         return { status: 'failed', error: 'spawn', message: 'the agent could not be started: its run directory could not be made', stderrTail: tail };
       }
+      // The wrapper's own failures: the prelude's (125), bubblewrap's (1, "bwrap: …" on stderr).
+      if (spec.wrapper !== undefined && (code === LAUNCH_FAILED || (code === 1 && /^bwrap: /m.test(tail)))) {
+        return { status: 'failed', error: 'spawn', message: 'the sandbox of the run could not be set up', stderrTail: tail };
+      }
       if (code !== 0) {
-        const how = signal !== null ? `was killed by ${signal}` : code === 127 || code === 126 ? `could not be started (exit ${code})` : `exited with code ${code}`;
+        // The agent's death by a signal reaches us as the launcher's exit, 128 + the signal's number.
+        const bySignal = signal ?? (code !== null && code > 128 && code < 160 ? signalName(code - 128) : null);
+        const how = bySignal !== null ? `was killed by ${bySignal}` : code === 127 || code === 126 ? `could not be started (exit ${code})` : `exited with code ${code}`;
         return { status: 'failed', error: code === 127 || code === 126 ? 'spawn' : 'exit', message: `the agent ${how}`, stderrTail: tail };
       }
-      const text = Buffer.concat(stdout).toString('utf8').trim();
-      try {
-        if (text === '') throw new Error('empty');
-        return { status: 'succeeded', output: JSON.parse(text) as unknown, stderrTail: tail };
-      } catch {
-        return { status: 'failed', error: 'bad_output', message: 'the agent did not answer with one JSON document on stdout', stderrTail: tail };
-      }
+      const maxBytes = spec.limits.outputBytes;
+      // The launcher reports the file when it outlived the agent; else the run directory is here to read.
+      const file = (spec.capped ?? []).length > 0 ? fileFromReport(Buffer.concat(resultReport)) : readResultFile(resultFileIn(spec.runDir), maxBytes);
+      const answer = answerOf({ file, stdout: Buffer.concat(stdout), stdoutOverflowed: stdoutBytes > maxBytes, maxBytes });
+      if (answer.kind === 'output') return { status: 'succeeded', output: answer.output, stderrTail: tail };
+      return { status: 'failed', error: 'bad_output', message: answer.message, stderrTail: tail };
     };
     child.on('close', (code, killedBy) => {
       for (const timer of timers) clearTimeout(timer);
       spec.signal?.removeEventListener('abort', onAbort);
-      const outcome = outcomeOf(code, killedBy);
-      void Promise.all(signalling).then(() => resolve(outcome));
+      resolve(outcomeOf(code, killedBy));
     });
   });
 }
 
 /**
- * Signals every process of the run. With a uid of its own, that is every process of that uid (background children
- * and double forks included), sent by a process of the same uid: the daemon holds no CAP_KILL. Otherwise the
- * process group.
+ * Signals the run. In a sandbox: SIGTERM to the processes inside it (the agent and what it started, double forks
+ * included: they stay in its pid namespace), SIGKILL to bubblewrap itself, whose death ends the namespace and every
+ * process in it. Otherwise the process group.
  */
-function signalRun(child: ChildProcess, identity: RunIdentity | undefined, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
-  if (identity !== undefined) return asUser(identity, `kill -s ${signal.slice(3)} -- -1 2>/dev/null; exit 0`).catch(() => undefined);
-  try {
-    if (child.pid !== undefined) process.kill(-child.pid, signal);
-  } catch {
-    // Gone already.
+function signalRun(child: ChildProcess, sandboxed: boolean, signal: 'SIGTERM' | 'SIGKILL'): void {
+  if (child.pid === undefined) return;
+  const targets = !sandboxed ? [-child.pid] : signal === 'SIGKILL' ? [child.pid] : sandboxProcesses(child.pid);
+  for (const pid of targets) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Gone already.
+    }
   }
-  return Promise.resolve();
 }
 
-/** Kills what is left of the run and removes its directory, as the run's own user when it has one. */
-async function cleanUp(spec: AgentProcessSpec): Promise<void> {
-  if (spec.identity === undefined) {
-    rmSync(spec.runDir, { recursive: true, force: true });
-    return;
-  }
-  await asUser(spec.identity, 'kill -s KILL -- -1 2>/dev/null; rm -rf -- "$1"', spec.runDir);
-}
-
-/** Runs a tiny sh script as `identity` (its kill -1 spares the shell itself, POSIX kill(2)). */
-export function asUser(identity: RunIdentity, script: string, ...args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(asRunUser(identity)[0]!, [...asRunUser(identity).slice(1), '/bin/sh', '-c', script, 'swarm-cleanup', ...args], {
-      stdio: 'ignore',
-      env: { PATH: '/usr/bin:/bin' },
-    });
-    child.on('error', reject);
-    child.on('close', () => resolve());
-  });
+function signalName(number: number): string {
+  const name = Object.entries(osConstants.signals).find(([, value]) => value === number)?.[0];
+  return name ?? `signal ${number}`;
 }
 
 function formatMs(ms: number): string {

@@ -24,7 +24,9 @@ export async function installBundle(varDir: string, agentId: string, digest: str
   const dir = join(agentDir, digest);
   if (existsSync(join(dir, 'agent.json'))) return { dir, manifest: readBundleManifest(dir) };
   if (fetch === undefined) throw new Error(`bundle ${digest} of ${agentId} is not installed and this runner cannot fetch bundles`);
-  for (const parent of [join(varDir, AGENTS_DIR_NAME), agentDir]) ensureDir(parent);
+  // var/agents and var/agents/<agent_id>: passed, not listed (0711). A bundle's own directory is found only by its
+  // digest, so a user of the host (another tenant's agent, outside a sandbox) cannot list whose code is installed.
+  for (const parent of [join(varDir, AGENTS_DIR_NAME), agentDir]) ensureDir(parent, 0o711);
   // A directory of this process's own (0700) for the download: removed whole whatever happens.
   const download = mkdtempSync(join(agentDir, '.download-'));
   let read;
@@ -69,7 +71,7 @@ export async function installBundle(varDir: string, agentId: string, digest: str
   return { dir, manifest: readBundleManifest(dir) };
 }
 
-function ensureDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
-  chmodSync(dir, 0o755);
+function ensureDir(dir: string, mode = 0o755): void {
+  mkdirSync(dir, { recursive: true, mode });
+  chmodSync(dir, mode);
 }

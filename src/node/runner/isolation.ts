@@ -1,132 +1,77 @@
-// How an agent run is kept from the node's secrets on a bare host, without a container runtime (spec §1.6,
-// docs/operations.md "Agent isolation"). Each run gets a user id of its own from a pool, like systemd's
-// DynamicUser: no passwd entry, nothing on the host owned by it but the run's own directory, so it can read neither
-// the node's 0600 credentials and database (owned by the daemon's user) nor another run's 0700 directory (another
-// uid). Runs of one agent share a group id, which owns that agent's state directory (an index kept between runs).
-//
-// Changing to another uid needs CAP_SETUID and CAP_SETGID: root has them, and the unit grants exactly these two to
-// the daemon's service user (AmbientCapabilities). Without them (a developer's machine, a test as a normal user)
-// a run executes as the daemon's own user, in a private directory with a clean environment and limits, and the
-// daemon says so at start.
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { AGENT_IDS } from '../../contract/agents.js';
+// How an agent run is kept from the node and from other tenants on this host (spec §1.6, docs/operations.md "Agent
+// isolation"), without a container runtime:
+//   systemd     an installed node: systemd starts each run as a service of its own (svc-swarm-node-agent@.service),
+//               under a dynamic user of the node's own, with the unit's sandbox and cgroup limits.
+//   bubblewrap  elsewhere: each run in a bubblewrap sandbox made for it (./sandbox.ts). As root: under a uid of the
+//               agent's own on this home (./agent-ids.ts), in a cgroup of its own (./cgroups.ts), its state in an
+//               image of its own (./state-image.ts). Unprivileged: as the node's user in a user namespace, in a
+//               cgroup only where the daemon's own is delegated to it, its state a plain directory.
+//   none        the node's own user, no sandbox: a clean environment and per-process limits only (asked for by
+//               name, or what an unprivileged node without user namespaces gets).
+import { spawnSync } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { SvcError } from '../../contract/errors.js';
 import type { AgentIsolation } from '../host/config.js';
-import { processIsAlive } from '../host/process-alive.js';
 
-/** CAP_SETGID is bit 6, CAP_SETUID bit 7 (linux/capability.h). */
-const SETUID_SETGID = 0b1100_0000n;
-
-/** The first uid of the pool, and of the agents' gids: above Debian's UID_MAX (60000), below systemd's DynamicUser range (61184). */
-export const DEFAULT_RUN_UID_BASE = 60_900;
+/** How many runs a node executes at once, at most (config concurrency; the agent socket's MaxConnections). */
 export const MAX_RUN_SLOTS = 32;
-export const AGENT_GID_BASE = 60_950;
 
-/** systemd: each run a service of its own (svc-swarm-node-agent@.service); uid: a uid of the pool; none: this user. */
-export type IsolationMode = 'systemd' | 'uid' | 'none';
+export type IsolationMode = 'systemd' | 'bubblewrap' | 'none';
 
 export interface RunIdentity {
   uid: number;
   gid: number;
 }
 
-/** Whether this process may run agents as other users: root, or CAP_SETUID and CAP_SETGID in its effective set. */
-export function canSwitchUsers(statusText: string = readProcStatus()): boolean {
-  if (process.getuid?.() === 0) return true;
-  const match = /^CapEff:\s*([0-9a-f]+)$/m.exec(statusText);
-  return match !== null && (BigInt(`0x${match[1]}`) & SETUID_SETGID) === SETUID_SETGID;
+/** Whether this process sets up sandboxes as root: a uid per agent, cgroups and state images of its own making. */
+export function isPrivileged(): boolean {
+  return process.geteuid?.() === 0;
 }
 
-function readProcStatus(): string {
-  try {
-    return readFileSync('/proc/self/status', 'utf8');
-  } catch {
-    return '';
-  }
-}
+export type SandboxSupport = { available: true } | { available: false; reason: string };
 
-/** The group every run of `agentId` gets: it owns the agent's state directory. */
-export function agentGid(agentId: string, base = AGENT_GID_BASE): number {
-  const index = (AGENT_IDS as readonly string[]).indexOf(agentId);
-  if (index < 0) throw new Error(`no gid for the unknown agent ${agentId}`);
-  return base + index;
-}
+let support: SandboxSupport | undefined;
 
 /**
- * The pool of run uids, shared by every process of every node home on this host (the daemon, a `swarm-node run`
- * typed beside it, another home run by root; run-local.ts puts its slots in /run): a uid
- * is taken by creating its slot file exclusively, and given back by removing it after the run's processes are
- * killed and its directory removed. Two runs in flight never share a uid, and a later run finds nothing of an
- * earlier one. A slot left by a process that died is taken over (its pid is gone).
+ * Whether bubblewrap can make a sandbox here, tried once per process: installed, and (as root) allowed to make
+ * namespaces, which a container without CAP_SYS_ADMIN refuses; (unprivileged) allowed user namespaces, which a
+ * kernel or an AppArmor policy may refuse.
  */
-export class RunUidPool {
-  readonly #dir: string;
-  readonly #base: number;
-  readonly #size: number;
-
-  constructor(slotsDir: string, base = DEFAULT_RUN_UID_BASE, size = MAX_RUN_SLOTS) {
-    this.#dir = slotsDir;
-    this.#base = base;
-    this.#size = size;
+export function sandboxSupport(): SandboxSupport {
+  if (support !== undefined) return support;
+  const probe = spawnSync('bwrap', [...(isPrivileged() ? [] : ['--unshare-user']), '--ro-bind', '/', '/', '--unshare-pid', '--', '/bin/true'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    timeout: 10_000,
+  });
+  if (probe.error !== undefined) {
+    support = { available: false, reason: (probe.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'bubblewrap is not installed (bwrap)' : `bwrap: ${probe.error.message}` };
+  } else if (probe.status !== 0) {
+    const said = probe.stderr.toString().trim().split('\n').pop() ?? '';
+    support = { available: false, reason: `bubblewrap cannot make a sandbox here${isPrivileged() ? '' : ' (user namespaces)'}: ${said || `exit ${String(probe.status)}`}` };
+  } else {
+    support = { available: true };
   }
-
-  /**
-   * The lowest free uid; undefined when every slot is busy. `abandoned`: its last holder died mid-run, so processes
-   * of that uid may still be about (the caller kills them before the uid runs anything new).
-   */
-  take(): { uid: number; abandoned: boolean } | undefined {
-    for (let uid = this.#base; uid < this.#base + this.#size; uid += 1) {
-      const slot = join(this.#dir, String(uid));
-      if (claimSlot(slot)) return { uid, abandoned: false };
-      if (slotIsAbandoned(slot)) {
-        rmSync(slot, { force: true });
-        if (claimSlot(slot)) return { uid, abandoned: true };
-      }
-    }
-    return undefined;
-  }
-
-  release(uid: number): void {
-    rmSync(join(this.#dir, String(uid)), { force: true });
-  }
+  return support;
 }
 
-function claimSlot(path: string): boolean {
-  try {
-    writeFileSync(path, String(process.pid), { flag: 'wx', mode: 0o600 });
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw error;
-  }
-}
-
-/** A slot whose process is gone. One with no pid yet is being claimed right now, unless it is older than a moment. */
-function slotIsAbandoned(path: string): boolean {
-  try {
-    const pid = Number(readFileSync(path, 'utf8'));
-    if (Number.isSafeInteger(pid) && pid > 0) return !processIsAlive(pid);
-    return Date.now() - statSync(path).mtimeMs > 10_000;
-  } catch {
-    return false;
-  }
-}
+const INSTALL_BUBBLEWRAP = 'Install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap)';
 
 /**
- * `auto`: systemd's agent socket when it listens (an installed node), else a uid of each run's own when this process
- * may switch users (root), else the node's own user.
+ * `auto`: systemd's agent socket when it listens (an installed node), else bubblewrap when it can make a sandbox
+ * here, else (an unprivileged node only) the node's own user. Root never falls back to running agents unsandboxed:
+ * they would run as root.
  */
 export function resolveIsolation(wanted: AgentIsolation, agentSocket: string): IsolationMode {
   if (wanted === 'none') return 'none';
   if (wanted === 'systemd' || (wanted === 'auto' && isSocket(agentSocket))) return 'systemd';
-  if (canSwitchUsers()) return 'uid';
-  if (wanted === 'uid') {
-    throw new SvcError('local_state', 'agent_isolation is uid, but this process may not switch users (it needs root, or CAP_SETUID and CAP_SETGID)', {
-      remedy: 'Run the node as installed (systemd starts each run as a sandboxed service), or set agent_isolation to auto or none.',
-    });
-  }
-  return 'none';
+  const sandbox = sandboxSupport();
+  if (sandbox.available) return 'bubblewrap';
+  if (wanted === 'auto' && !isPrivileged()) return 'none';
+  throw new SvcError('local_state', `agents cannot run isolated on this host: ${sandbox.reason}`, {
+    remedy: isPrivileged()
+      ? `${INSTALL_BUBBLEWRAP} (in a container, run it with CAP_SYS_ADMIN), or install the node with systemd (swarm-node install); agent_isolation none runs agents as root, unsandboxed.`
+      : `${INSTALL_BUBBLEWRAP}, or set agent_isolation to auto or none.`,
+  });
 }
 
 function isSocket(path: string): boolean {

@@ -1,22 +1,35 @@
 // One run of an agent on this host (docs/sections/agent-upload.md "The runtime contract"): its bundle, the JSON on
-// its stdin, its environment (nothing of the node's: no SVC_* variable, no token, no credential), its own user and
-// directories (./isolation.ts), its limits (./agent-process.ts); the outcome as the node reports it to the service.
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+// its stdin, its environment (nothing of the node's: no SVC_* variable, no token, no credential), its sandbox
+// (./isolation.ts), its limits (./agent-process.ts); the outcome as the node reports it to the service.
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { messageOf } from '../../contract/errors.js';
 import { DEFAULT_AGENT_SOCKET } from '../host/config.js';
-import { VAR_DIR_MODE } from '../host/location.js';
 import { execViaSocket, type AgentExecRequest } from './agent-exec.js';
-import { asUser, DEFAULT_AGENT_LIMITS, runAgentProcess, type AgentLimits, type AgentOutcome } from './agent-process.js';
-import { agentGid, canSwitchUsers, RunUidPool, type IsolationMode, type RunIdentity } from './isolation.js';
+import { DEFAULT_AGENT_LIMITS, RUN_CANCELLED, runAgentProcess, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
+import { resolveIsolation, type IsolationMode } from './isolation.js';
 import { installBundle, type BundleFetch } from './bundle-install.js';
 import { bundleDirs, findBundle, resolveEntry, type Bundle } from './bundles.js';
+import { createSandboxedRunner, type SandboxedRunner } from './run-sandboxed.js';
+import type { RunSecrets } from '../../contract/secrets.js';
+import { redactJson, type Redact } from '../../lib/redact.js';
+import { secretsEnv, secretsRedactor } from './agent-secrets.js';
+import { MAX_ARTIFACT_BYTES } from '../../contract/jobs.js';
+import { directoryArtifacts, type ArtifactSource, type HeldArtifacts } from './artifact-source.js';
+import { makeArtifactSpace, removeLeftoverRunDirs } from './artifact-space.js';
 
 export interface LocalRunner {
-  /** How runs are kept from the node: a systemd service each, a uid each, or (no privilege) the node's own user. */
+  /** How runs are kept from the node: a systemd service each, a bubblewrap sandbox each, or none. */
   readonly isolation: IsolationMode;
-  run(run: LocalRun, signal?: AbortSignal): Promise<LocalOutcome>;
-  /** Removes the directories runs cut short left behind, but those of the runs `inFlight` names. */
+  /** The sandboxed runner's view of the host (its cgroups), for what the daemon says at start. */
+  readonly sandbox: SandboxedRunner | undefined;
+  /**
+   * Runs it: `onOutput` gets the agent's stdout and stderr as they come (the run's log); `onArtifacts` what the run
+   * left in its artifacts directory once the agent ended, and the directory goes when it resolves (docs/api.md "Run
+   * artifacts"); aborting `signal` stops the agent.
+   */
+  run(run: LocalRun, signal?: AbortSignal, onOutput?: OutputSink, onArtifacts?: ArtifactHandler): Promise<LocalOutcome>;
+  /** Removes what runs cut short left behind (processes, cgroups, directories), but that of the runs `inFlight` names. */
   removeLeftovers(inFlight: (runId: string) => boolean): Promise<number>;
 }
 
@@ -28,74 +41,89 @@ export interface LocalRun {
   input: unknown;
   /** The uploaded bundle to run, fetched and verified by its SHA-256 when not installed yet; absent: the built-in agent. */
   bundle_digest?: string;
+  /** Its time limit as the service set it; absent (an older service): the agent's agent.json, else the default. */
+  timeout_seconds?: number;
+  /** The secrets its agent declares, as the service handed them: its environment, and redacted from what it wrote. */
+  secrets?: RunSecrets;
 }
+
+/** Where the agent's output goes as it comes. */
+export type OutputSink = NonNullable<AgentProcessSpec['onOutput']>;
 
 /** What the node reports: the agent's one JSON document, or {error, message} saying why it failed. */
 export type LocalOutcome = { status: 'succeeded'; output: unknown } | { status: 'failed'; output: { error: string; message: string } };
 
+/** Takes a run's artifacts (the executor uploads them); never fails the run. */
+export type ArtifactHandler = (source: ArtifactSource, outcome: LocalOutcome) => Promise<void>;
+
 export interface LocalRunnerOptions {
   home: string;
   varDir: string;
-  /** The package this program runs from: its agents/ and docs/sections. */
+  /** The package this program runs from: its agents/, docs/sections and node_modules. */
   packageDir: string;
   limits?: Partial<AgentLimits>;
-  /** Defaults to a uid of each run's own when this process may switch users; tests of the same-user path pass 'none'. */
+  /** What `auto` resolves to here when not given; tests of the unsandboxed path pass 'none'. */
   isolation?: IsolationMode;
   /** Where systemd listens for runs (isolation 'systemd'). */
   agentSocket?: string;
   /** Downloads an uploaded bundle's archive by digest (the node credential's GET /v1/swarm/bundles/{digest}). */
   fetchBundle?: BundleFetch;
+  /** The host's agent uid claims (./agent-ids.ts); tests keep theirs apart. */
+  agentUidsDir?: string;
 }
 
 /** The part of the agent's stderr a failure's message carries: its last lines, bounded. */
 const STDERR_IN_MESSAGE_CHARS = 600;
 
-/** The run uid pool's slots, one per host (hostRunSlotsDir). */
-export const HOST_RUN_SLOTS_DIR = '/run/svc-swarm-node/run-uids';
-
 export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
-  const isolation = options.isolation ?? (canSwitchUsers() ? 'uid' : 'none');
-  const dirs = isolation === 'systemd' ? undefined : prepareRunDirs(options.varDir, isolation);
-  const pool = dirs !== undefined && isolation === 'uid' ? new RunUidPool(hostRunSlotsDir() ?? dirs.slots) : undefined;
+  const agentSocket = options.agentSocket ?? DEFAULT_AGENT_SOCKET;
+  const isolation = options.isolation ?? resolveIsolation('auto', agentSocket);
   const limits = { ...DEFAULT_AGENT_LIMITS, ...options.limits };
+  const dirs = isolation === 'systemd' ? undefined : prepareVar(options.varDir);
+  const sandbox =
+    isolation === 'bubblewrap'
+      ? createSandboxedRunner({ home: options.home, varDir: options.varDir, limits, ...(options.agentUidsDir === undefined ? {} : { agentUidsDir: options.agentUidsDir }) })
+      : undefined;
 
-  /** Here, under a uid of the pool or this process's own. */
-  async function runHere(request: AgentExecRequest, runDirs: NonNullable<typeof dirs>, signal: AbortSignal | undefined): Promise<AgentOutcome> {
-    // Checked at each run: an operator who opens the path need not restart the daemon.
-    const closed = isolation === 'uid' ? closedAncestor(options.varDir) : undefined;
-    if (closed !== undefined) {
-      const mode = (statSync(closed).mode & 0o777).toString(8).padStart(4, '0');
-      const message = `a run under a user of its own cannot reach ${runDirs.runs}: ${closed} (mode ${mode}) lets no other user pass; chmod o+x ${closed} (passing, not listing), or set agent_isolation none`;
-      return { status: 'failed', error: 'spawn', message, stderrTail: '' };
+  async function runAgent(request: AgentExecRequest, bundle: Bundle, signal: AbortSignal | undefined, onOutput: OutputSink | undefined): Promise<{ outcome: AgentOutcome; artifacts?: HeldArtifacts }> {
+    const network = bundle.manifest.network ?? 'none';
+    if (isolation === 'systemd') {
+      if (network === 'egress') {
+        const message = `${request.agent_id} asks for network egress (agent.json "network": "egress"), and this node's systemd agent runs have no network (IPAddressDeny=any)`;
+        return { outcome: { status: 'failed', error: 'spawn', message, stderrTail: '' } };
+      }
+      return execViaSocket(agentSocket, { ...request, artifacts: true }, signal, onOutput);
     }
-    let identity: RunIdentity | undefined;
-    if (pool !== undefined) {
-      const slot = pool.take();
-      if (slot === undefined) return { status: 'failed', error: 'spawn', message: 'every run slot of this node is busy', stderrTail: '' };
-      identity = { uid: slot.uid, gid: agentGid(request.agent_id) };
-      // What a run cut short by a crash left running under this uid ends before the uid serves another run.
-      if (slot.abandoned) await asUser(identity, 'kill -s KILL -- -1 2>/dev/null; exit 0').catch(() => undefined);
+    if (sandbox !== undefined) {
+      const readOnly = [bundle.dir, process.execPath, join(options.packageDir, 'docs', 'sections'), join(options.packageDir, 'node_modules')].filter((path) => existsSync(path));
+      return sandbox.run({ ...request, network, readOnly }, signal, onOutput);
     }
-    const runDir = join(runDirs.runs, request.run_id);
-    const stateDir = join(runDirs.state, request.agent_id);
-    try {
-      return await runAgentProcess({
-        ...request,
-        runDir,
-        stateDir,
-        identity,
-        env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_STATE_DIR: stateDir },
-        ...(signal === undefined ? {} : { signal }),
-      });
-    } finally {
-      if (identity !== undefined) pool!.release(identity.uid);
-    }
+    // none: this user, a directory in var/runs, the state and the artifacts directories the node made.
+    const runDir = join(dirs!.runs, request.run_id);
+    const stateDir = join(dirs!.state, request.agent_id);
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    const space = await makeArtifactSpace(options.varDir, request.run_id, limits.artifactsBytes);
+    const outcome = await runAgentProcess({
+      ...request,
+      runDir,
+      removeRunDir: true,
+      env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_STATE_DIR: stateDir, SWARM_ARTIFACTS_DIR: space.dir },
+      ...(signal === undefined ? {} : { signal }),
+      ...(onOutput === undefined ? {} : { onOutput }),
+    });
+    return { outcome, artifacts: { source: directoryArtifacts(space.dir, MAX_ARTIFACT_BYTES), release: () => space.release() } };
   }
 
   return {
     isolation,
-    removeLeftovers: async (inFlight) => (dirs === undefined ? 0 : removeLeftoverRunDirs(options.varDir, inFlight)),
-    async run(run, signal) {
+    sandbox,
+    async removeLeftovers(inFlight) {
+      const killed = (await sandbox?.removeLeftovers(inFlight)) ?? 0;
+      if (dirs === undefined) return killed;
+      // var/runs: unsandboxed runs' directories, or those of runs an earlier release ran under uids of their own.
+      return killed + removeLeftoverRunDirs(dirs.runs, inFlight) + (sandbox === undefined ? removeLeftoverRunDirs(join(options.varDir, 'artifacts'), inFlight) : 0);
+    },
+    async run(run, signal, onOutput, onArtifacts) {
       let bundle: Bundle | undefined;
       try {
         bundle =
@@ -106,13 +134,19 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
         return failed('bundle', messageOf(error));
       }
       if (bundle === undefined) return failed('spawn', `this node has no bundle of ${run.agent_id}`);
+      // The service's word for the run; else the agent's agent.json; else the node's own limit (DEFAULT_RUN_SECONDS).
+      const timeoutMs = (run.timeout_seconds ?? bundle.manifest.timeout_seconds ?? 0) * 1000 || limits.timeoutMs;
       const request: AgentExecRequest = {
         run_id: run.run_id,
         agent_id: run.agent_id,
         command: resolveEntry(bundle),
         stdin: JSON.stringify({ run_id: run.run_id, agent_id: run.agent_id, user_id: run.user_id, tier: run.tier, input: run.input ?? {} }),
-        limits,
+        limits: { ...limits, timeoutMs },
         env: {
+          // First, so that the node's own variables below are never a secret's.
+          ...secretsEnv(run.secrets),
+          // How long it has: work that can stop early (indexing) stops in time to answer.
+          SWARM_TIMEOUT_SECONDS: String(Math.ceil(timeoutMs / 1000)),
           PATH: '/usr/local/bin:/usr/bin:/bin',
           LANG: 'C.UTF-8',
           SWARM_RUN_ID: run.run_id,
@@ -122,15 +156,27 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
           SWARM_DOCS_DIR: join(options.packageDir, 'docs', 'sections'),
         },
       };
-      const outcome =
-        dirs === undefined
-          ? await execViaSocket(options.agentSocket ?? DEFAULT_AGENT_SOCKET, request, signal)
-          : await runHere(request, dirs, signal);
-      if (outcome.status === 'succeeded') return { status: 'succeeded', output: outcome.output };
-      const tail = outcome.stderrTail.trim().slice(-STDERR_IN_MESSAGE_CHARS);
-      return failed(outcome.error, tail === '' ? outcome.message : `${outcome.message}: ${tail}`);
+      const ran = await runAgent(request, bundle, signal, onOutput);
+      // Redacted here, before the result is journaled or reported: neither the node's disk nor the service sees them.
+      const outcome = localOutcome(ran.outcome, secretsRedactor(run.secrets), signal);
+      try {
+        if (ran.artifacts !== undefined && onArtifacts !== undefined) await onArtifacts(ran.artifacts.source, outcome);
+      } catch {
+        // What became of the artifacts is the handler's to tell; the run's outcome stands.
+      } finally {
+        await ran.artifacts?.release();
+      }
+      return outcome;
     },
   };
+}
+
+function localOutcome(ended: AgentOutcome, redact: Redact, signal: AbortSignal | undefined): LocalOutcome {
+  if (ended.status === 'succeeded') return { status: 'succeeded', output: redactJson(ended.output, redact) };
+  // However the sandbox reported the stop (the agent's own exit, aborted), a cancelled run ends cancelled.
+  if (signal?.aborted === true && signal.reason === RUN_CANCELLED) return failed('cancelled', 'the run was cancelled by its user');
+  const tail = ended.stderrTail.trim().slice(-STDERR_IN_MESSAGE_CHARS);
+  return failed(ended.error, redact(tail === '' ? ended.message : `${ended.message}: ${tail}`));
 }
 
 function failed(error: string, message: string): LocalOutcome {
@@ -138,75 +184,14 @@ function failed(error: string, message: string): LocalOutcome {
 }
 
 /**
- * The run and state directories, and the uid slots. With uids of their own, runs must reach var/runs and var/state
- * (var/ 0711: enter, not list) and make their own directory there (1733: write, not list, sticky: no one removes
- * another's); the journal and everything else in var/ stay 0600/0700.
+ * var/runs and var/state, the daemon's own (0700): unsandboxed runs make their directory in var/runs; sandboxed
+ * ones have theirs in their own /tmp. var/ itself keeps its mode (install's 0711).
  */
-function prepareRunDirs(varDir: string, isolation: 'uid' | 'none'): { runs: string; state: string; slots: string } {
-  const dirs = { runs: join(varDir, 'runs'), state: join(varDir, 'state'), slots: join(varDir, 'run-slots') };
-  const shared = isolation === 'uid' ? 0o1733 : 0o700;
-  mkdirSync(varDir, { recursive: true, mode: VAR_DIR_MODE });
-  if (isolation === 'uid') chmodSync(varDir, VAR_DIR_MODE);
-  for (const [dir, mode] of [
-    [dirs.runs, shared],
-    [dirs.state, shared],
-    [dirs.slots, 0o700],
-  ] as const) {
-    mkdirSync(dir, { recursive: true, mode });
-    chmodSync(dir, mode);
+function prepareVar(varDir: string): { runs: string; state: string } {
+  const dirs = { runs: join(varDir, 'runs'), state: join(varDir, 'state') };
+  for (const dir of [dirs.runs, dirs.state]) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
   }
   return dirs;
-}
-
-/**
- * The uid slots of every node home on this host: the uids are the host's, and the end of a run kills every process
- * of its uid, so two homes (two nodes run by root, a node and a `sudo swarm-node run` in another home) with a pool
- * each would kill each other's agents. Under /run, so a reboot (which ends every run) empties it. undefined where
- * it cannot be made (a process with CAP_SETUID but not root): the home's own slots then.
- */
-function hostRunSlotsDir(): string | undefined {
-  try {
-    mkdirSync(HOST_RUN_SLOTS_DIR, { recursive: true, mode: 0o700 });
-    return HOST_RUN_SLOTS_DIR;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The first directory above `varDir` that other users may not pass through (no o+x), if any: a run's own user
- * could not reach its directory in var/runs. A home under a 0700 directory (mkdtemp, a home directory) does this.
- */
-function closedAncestor(varDir: string): string | undefined {
-  for (let dir = dirname(varDir); ; dir = dirname(dir)) {
-    if ((statSync(dir).mode & 0o001) === 0) return dir;
-    if (dirname(dir) === dir) return undefined;
-  }
-}
-
-/**
- * Removes what runs cut short left in var/runs (a crash of the node mid-run), as their own users when they had one:
- * the daemon holds no right to remove another user's files. `inFlight` names the runs another live process of this
- * node still executes (a `swarm-node run` beside the daemon): their directories stay. Processes left under a run
- * uid are killed when the uid's slot is next taken over (RunUidPool.take), never here: the uid may serve a live run.
- */
-async function removeLeftoverRunDirs(varDir: string, inFlight: (runId: string) => boolean): Promise<number> {
-  const runs = join(varDir, 'runs');
-  if (!existsSync(runs)) return 0;
-  let removed = 0;
-  for (const name of readdirSync(runs)) {
-    if (inFlight(name)) continue;
-    const dir = join(runs, name);
-    // Another process of this node (a `run` beside the daemon) may be removing it at the same moment.
-    const stat = statSync(dir, { throwIfNoEntry: false });
-    if (stat === undefined) continue;
-    const { uid, gid } = stat;
-    if (uid === process.getuid?.()) {
-      rmSync(dir, { recursive: true, force: true });
-    } else {
-      await asUser({ uid, gid }, 'rm -rf -- "$1"', dir).catch(() => undefined);
-    }
-    removed += 1;
-  }
-  return removed;
 }

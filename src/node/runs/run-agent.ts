@@ -1,17 +1,20 @@
 // `run` (spec §4 execute, DECISIONS.md "Execute"): every run is journaled with its Idempotency-Key BEFORE the call,
-// so an answer lost to the network leaves a `pending` row that a later run (or the daemon) replays with the same
-// key and body. The service answers a replay with the first response: a run is charged at most once.
+// so an answer lost to the network leaves a `pending` row that a later run (or the daemon) settles by asking the
+// service for the key's run (docs/api.md "Settling a pending run"), never by sending it again: a run is charged at
+// most once, and one that never reached the service never runs later unasked. A request that provably never left
+// (no connection could be made) is journaled `failed` with error_code not_sent at once.
 // A run ends in an outcome, not an exception: its caller decides what it means (the CLI and the wizard make an
 // error of it, run-errors.ts; the daemon pauses, holds or logs).
 import { randomUUID } from 'node:crypto';
 import { IDEMPOTENCY_KEY_LIFETIME_SECONDS } from '../../contract/claims.js';
-import { findAgentSku, type AgentSku } from '../../contract/agents.js';
+import type { CatalogAgent } from '../../contract/own-agents.js';
 import { normalizeEmail } from '../../contract/email.js';
 import { SvcError } from '../../contract/errors.js';
+import { isFinishedStatus, type FinishedRunStatus } from '../../contract/run-status.js';
 import type { RunResponse } from '../../contract/schemas.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
-import { agentNotFound } from '../service/catalog.js';
+import { agentToRun } from '../service/catalog.js';
 import { withDefaultInput } from './default-input.js';
 import type { ServiceClient } from '../service/service-client.js';
 import { processIsAlive } from '../host/process-alive.js';
@@ -19,6 +22,8 @@ import { journalRunSettled, journalRunStarted, pendingRuns, type RunSource } fro
 import { defaultInputOf } from '../store/registrations.js';
 import { planAfterRun } from '../store/schedules.js';
 import type { Executor } from '../work/executor.js';
+import type { KeySettlement } from '../../contract/jobs.js';
+import { RunsApi } from '../service/runs-api.js';
 
 /**
  * Who asks for the run. An enrolled node, with its credential: the run is pinned to it and runs here, through
@@ -47,7 +52,7 @@ export interface RunResult {
   idempotency_key: string;
   run_id: string;
   agent_id: string;
-  status: 'succeeded' | 'failed';
+  status: FinishedRunStatus;
   charged_cents: number;
   balance_cents: number;
   output: unknown;
@@ -72,10 +77,12 @@ type Settlement =
   /** Refused before a charge (a 4xx): insufficient balance, no node, a refused credential, a bad request. */
   | { kind: 'refused'; status: 'insufficient_balance' | 'failed'; error: SvcError }
   /** No answer, a server failure, or a run still going: the row stays pending and its key decides later. */
-  | { kind: 'unknown'; error: SvcError };
+  | { kind: 'unknown'; error: SvcError }
+  /** No connection could be made: the request never left this host, and never runs. */
+  | { kind: 'not_sent'; error: SvcError };
 
 /** What became of one run, with the agent it was and the key it is journaled under. */
-export type RunOutcome = Settlement & { agent: AgentSku; idempotency_key: string };
+export type RunOutcome = Settlement & { agent: CatalogAgent; idempotency_key: string };
 
 interface JournalledRequest {
   idempotency_key: string;
@@ -84,6 +91,14 @@ interface JournalledRequest {
   input: Record<string, unknown> | undefined;
   /** What the node that runs it must carry (run --label); empty: any node. */
   labels: readonly string[];
+  /** How long it may wait for a node, and a time limit below the agent's (run --queue-seconds, --timeout-seconds). */
+  terms?: RunTermsAsked;
+}
+
+/** What a caller may ask of one run beyond its input (docs/api.md "Runs as jobs"). */
+export interface RunTermsAsked {
+  queue_seconds?: number;
+  timeout_seconds?: number;
 }
 
 async function executeOnce(deps: RunDeps, row: JournalledRequest): Promise<Settlement> {
@@ -94,23 +109,31 @@ async function executeOnce(deps: RunDeps, row: JournalledRequest): Promise<Settl
       agent_id: row.agent_id,
       ...(row.input === undefined ? {} : { input: row.input }),
       ...(row.labels.length === 0 ? {} : { labels: [...row.labels] }),
+      ...row.terms,
     };
     let { run } = await deps.client.execute(caller.bearer, body, row.idempotency_key, caller.kind === 'node' ? 0 : EXECUTE_WAIT_SECONDS);
     if (run.lease !== undefined && caller.kind === 'node') {
       const executed = await caller.executor.execute(
-        { run_id: run.run_id, agent_id: row.agent_id, user_id: row.user_id, input: row.input ?? {}, lease_id: run.lease.lease_id, lease_expires_at: run.lease.expires_at, ...(run.bundle_digest === undefined ? {} : { bundle_digest: run.bundle_digest }) },
+        {
+          run_id: run.run_id,
+          agent_id: row.agent_id,
+          user_id: row.user_id,
+          input: row.input ?? {},
+          lease_id: run.lease.lease_id,
+          lease_expires_at: run.lease.expires_at,
+          ...(run.bundle_digest === undefined ? {} : { bundle_digest: run.bundle_digest }),
+          ...(run.timeout_seconds === undefined ? {} : { timeout_seconds: run.timeout_seconds }),
+          ...(run.lease.secrets === undefined ? {} : { secrets: run.lease.secrets }),
+        },
         deps.signal,
       );
       if (executed.kind === 'unreported') return { kind: 'unknown', error: executed.error };
       if (executed.kind === 'reported') run = executed.run;
     }
-    run = await follow(deps, run);
-    if (run.status !== 'succeeded' && run.status !== 'failed') {
-      return { kind: 'unknown', error: new SvcError('failed', `run ${run.run_id} is still ${run.status}${run.node_id === null ? '' : ` on node ${run.node_id}`}`) };
-    }
-    return { kind: 'settled', result: { ...run, status: run.status, finished_at: run.finished_at ?? run.started_at, idempotency_key: row.idempotency_key } };
+    return settledOrUnknown(await follow(deps, run), row.idempotency_key);
   } catch (error) {
     if (!(error instanceof SvcError)) return { kind: 'unknown', error: new SvcError('failed', String((error as Error)?.message ?? error)) };
+    if (error.code === 'service_unreachable' && error.extensions.not_sent === true) return { kind: 'not_sent', error };
     // Not answered, or a server failure: whether it ran is unknown; the key decides later.
     if (error.code === 'service_unreachable' || error.code === 'request_in_progress' || error.status >= 500) return { kind: 'unknown', error };
     // Any other 4xx refused the request before a charge (insufficient_balance, no_node_available: nothing stays).
@@ -118,11 +141,18 @@ async function executeOnce(deps: RunDeps, row: JournalledRequest): Promise<Settl
   }
 }
 
+function settledOrUnknown(run: RunResponse, idempotencyKey: string): Settlement {
+  if (!isFinishedStatus(run.status)) {
+    return { kind: 'unknown', error: new SvcError('failed', `run ${run.run_id} is still ${run.status}${run.node_id === null ? '' : ` on node ${run.node_id}`}`) };
+  }
+  return { kind: 'settled', result: { ...run, status: run.status, finished_at: run.finished_at ?? run.started_at, idempotency_key: idempotencyKey } };
+}
+
 /** Until the run ends, or `followMs` passed: the service holds each read until it ends (at most 30 s). */
 async function follow(deps: RunDeps, first: RunResponse): Promise<RunResponse> {
   let run = first;
   const deadline = Date.now() + (deps.followMs ?? DEFAULT_FOLLOW_MS);
-  while (run.status !== 'succeeded' && run.status !== 'failed' && Date.now() < deadline && deps.signal?.aborted !== true) {
+  while (!isFinishedStatus(run.status) && Date.now() < deadline && deps.signal?.aborted !== true) {
     const waitSeconds = Math.max(1, Math.min(EXECUTE_WAIT_SECONDS, Math.ceil((deadline - Date.now()) / 1000)));
     run = await deps.client.runState(deps.caller.bearer, run.run_id, waitSeconds);
   }
@@ -138,11 +168,12 @@ function settle(deps: RunDeps, row: { idempotency_key: string; agent_id: string;
       deps.db,
       {
         idempotency_key: key,
-        status: result.status,
+        // The journal knows succeeded and failed; a cancelled run is a failed one, error_code cancelled.
+        status: result.status === 'succeeded' ? 'succeeded' : 'failed',
         run_id: result.run_id,
         charged_cents: result.charged_cents,
         balance_cents: result.balance_cents,
-        error_code: result.status === 'failed' ? 'agent_failed' : null,
+        error_code: result.status === 'cancelled' ? 'cancelled' : result.status === 'failed' ? 'agent_failed' : null,
         output: result.output,
         node_id: result.node_id,
       },
@@ -150,6 +181,8 @@ function settle(deps: RunDeps, row: { idempotency_key: string; agent_id: string;
     );
     // The daemon plans its own runs when it starts them, and its replays from now (store/schedules.ts).
     if (result.status === 'succeeded' && deps.source !== 'daemon') planAfterRun(deps.db, row.agent_id, row.started_at);
+  } else if (outcome.kind === 'not_sent') {
+    journalRunSettled(deps.db, { idempotency_key: key, status: 'failed', error_code: 'not_sent' }, now);
   } else if (outcome.kind === 'refused') {
     const balance = outcome.error.extensions.balance_cents;
     journalRunSettled(
@@ -181,8 +214,9 @@ export interface PendingSettlement {
 }
 
 /**
- * Reports what a crash left of runs executed here (a result kept, a run cut short: never run again), then replays
- * this node's lost runs with their own keys, so each is settled exactly once.
+ * Reports what a crash left of runs executed here (a result kept, a run cut short: never run again), then asks the
+ * service what became of each pending run by its key (docs/api.md "Settling a pending run"): its run as it ended,
+ * or, when the service has none, the key settled as never run; never by sending the run again.
  */
 export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlement> {
   const summary: PendingSettlement = { reported: 0, lost: 0, settled: 0, expired: 0, left: 0 };
@@ -209,13 +243,25 @@ export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlemen
       summary.left += 1;
       continue;
     }
-    const input = row.input_json === null ? undefined : (JSON.parse(row.input_json) as Record<string, unknown>);
-    const labels = row.labels_json === null ? [] : (JSON.parse(row.labels_json) as string[]);
-    const outcome = await executeOnce(deps, { idempotency_key: row.idempotency_key, agent_id: row.agent_id, user_id: userId, input, labels });
-    if (outcome.kind === 'unknown') {
+    let found: KeySettlement;
+    try {
+      found = await new RunsApi(deps.client).settleByKey(deps.caller.bearer, row.idempotency_key);
+    } catch (error) {
       summary.left += 1;
       // Unreachable now: the rest would fail the same way.
-      if (outcome.error.code === 'service_unreachable') break;
+      if (error instanceof SvcError && error.code === 'service_unreachable') break;
+      continue;
+    }
+    if (found.settled === 'never_ran') {
+      // Never reached the service, and now never will: nothing ran, nothing was charged.
+      journalRunSettled(deps.db, { idempotency_key: row.idempotency_key, status: 'failed', error_code: 'never_ran' }, deps.clock.now());
+      summary.settled += 1;
+      continue;
+    }
+    const outcome = settledOrUnknown(found.run as RunResponse, row.idempotency_key);
+    if (outcome.kind === 'unknown') {
+      // Still queued or running at the service: asked again at the next settlement.
+      summary.left += 1;
       continue;
     }
     settle(deps, row, outcome);
@@ -229,9 +275,8 @@ export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlemen
  * that carries `labels` (normalised; run --label). Throws only when it cannot start one (an unknown agent, the store
  * failing).
  */
-export async function runAgent(deps: RunDeps, agentId: string, given?: Record<string, unknown>, labels: readonly string[] = []): Promise<RunOutcome> {
-  const sku = findAgentSku(agentId);
-  if (sku === undefined) throw agentNotFound(agentId);
+export async function runAgent(deps: RunDeps, agentId: string, given?: Record<string, unknown>, labels: readonly string[] = [], terms: RunTermsAsked = {}): Promise<RunOutcome> {
+  const sku = await agentToRun(deps.client, agentId, deps.caller.bearer);
   const input = withDefaultInput(defaultInputOf(deps.db, sku.agent_id), given);
   const key = randomUUID();
   const startedAt = deps.clock.now();
@@ -240,7 +285,7 @@ export async function runAgent(deps: RunDeps, agentId: string, given?: Record<st
     { idempotency_key: key, agent_id: sku.agent_id, source: deps.source, price_cents: sku.price_cents, user_id: deps.caller.user_id, owner_pid: deps.pid ?? process.pid, input, labels },
     startedAt,
   );
-  const outcome = await executeOnce(deps, { idempotency_key: key, agent_id: sku.agent_id, user_id: deps.caller.user_id, input, labels });
+  const outcome = await executeOnce(deps, { idempotency_key: key, agent_id: sku.agent_id, user_id: deps.caller.user_id, input, labels, terms });
   settle(deps, { idempotency_key: key, agent_id: sku.agent_id, started_at: startedAt }, outcome);
   return { ...outcome, agent: sku, idempotency_key: key };
 }

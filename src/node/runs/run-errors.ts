@@ -10,10 +10,11 @@ export function succeededOrThrow(outcome: RunOutcome): RunResult {
   switch (outcome.kind) {
     case 'settled': {
       const { result } = outcome;
-      if (result.status === 'failed') {
+      if (result.status !== 'succeeded') {
         const where = result.node_id === null ? '' : ` on node ${result.node_id}`;
-        throw new SvcError('failed', `the run of ${agent.agent_id} failed${where} (${failureOf(result.output)}); it was not charged`, {
-          remedy: `See its output (swarm-node runs --agent ${agent.agent_id} --limit 1 --json); to retry: swarm-node run ${agent.agent_id}.`,
+        const how = result.status === 'cancelled' ? 'was cancelled' : 'failed';
+        throw new SvcError('failed', `the run of ${agent.agent_id} ${how}${where} (${failureOf(result.output)}); it was not charged`, {
+          remedy: `See what it did: swarm-node runs show ${result.run_id} (and swarm-node logs ${result.run_id}); to retry: swarm-node run ${agent.agent_id}.`,
           extensions: { run_id: result.run_id, node_id: result.node_id, charged_cents: result.charged_cents, balance_cents: result.balance_cents, output: result.output },
         });
       }
@@ -25,9 +26,14 @@ export function succeededOrThrow(outcome: RunOutcome): RunResult {
     case 'unknown':
       throw new SvcError(outcome.error.code, `${outcome.error.message}; the run is journaled as pending (key ${outcome.idempotency_key})`, {
         remedy:
-          `The next run (swarm-node run ${agent.agent_id}), or the daemon, settles it by replaying the same key, so it is never charged twice. ` +
+          `The next run (swarm-node run ${agent.agent_id}), or the daemon, settles it by asking the service for this key's run, so it is never charged twice nor run unasked. ` +
           (outcome.error.remedy ?? ''),
         extensions: { ...outcome.error.extensions, idempotency_key: outcome.idempotency_key, run_status: 'pending' },
+      });
+    case 'not_sent':
+      throw new SvcError(outcome.error.code, `${outcome.error.message}; the run was not sent, and will not run (journaled failed, not_sent; nothing was charged)`, {
+        remedy: `Check that the service is reachable (its URL and latency: swarm-node status), then run it again: swarm-node run ${agent.agent_id}.`,
+        extensions: { idempotency_key: outcome.idempotency_key, run_status: 'not_sent' },
       });
   }
 }

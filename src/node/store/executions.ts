@@ -20,7 +20,11 @@ export interface Execution {
   reported_at: number | null;
 }
 
-/** Records the start of a run; false when this node knows the run already (it never runs one twice). */
+/**
+ * Records the start of a run; false when this node knows the run already (it never runs one twice). A run handed
+ * again under a new lease after its attempt here was closed (reported interrupted, or lost) is a new attempt of a
+ * retry-safe run (docs/api.md "Retries"): it starts afresh. The same lease never runs twice.
+ */
 export function executionStarted(
   db: SqliteDatabase,
   run: { run_id: string; agent_id: string; user_id: string; lease_id: string; owner_pid: number },
@@ -29,7 +33,10 @@ export function executionStarted(
   const inserted = prepared(
     db,
     `INSERT INTO executions (run_id, agent_id, user_id, lease_id, status, owner_pid, started_at)
-     VALUES (?, ?, ?, ?, 'running', ?, ?) ON CONFLICT (run_id) DO NOTHING`,
+     VALUES (?, ?, ?, ?, 'running', ?, ?)
+     ON CONFLICT (run_id) DO UPDATE SET lease_id = excluded.lease_id, status = 'running', result_status = NULL, output_json = NULL,
+       owner_pid = excluded.owner_pid, started_at = excluded.started_at, finished_at = NULL, reported_at = NULL
+     WHERE executions.status IN ('reported', 'lost') AND executions.lease_id <> excluded.lease_id`,
   ).run(run.run_id, run.agent_id, run.user_id, run.lease_id, run.owner_pid, now);
   return inserted.changes === 1;
 }

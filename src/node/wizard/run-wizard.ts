@@ -93,15 +93,16 @@ export async function runWizard(deps: WizardDeps): Promise<WizardSummary> {
           },
     balance_cents: balance,
     registration,
-    next_steps: nextSteps(agent.agent_id, run !== null, registration, input),
+    next_steps: nextSteps(agent.agent_id, run?.run_id ?? null, registration, input),
   };
 }
 
-function nextSteps(agentId: string, ran: boolean, registration: WizardRegistration | null, input: Record<string, unknown> | undefined): string[] {
+function nextSteps(agentId: string, runId: string | null, registration: WizardRegistration | null, input: Record<string, unknown> | undefined): string[] {
   const steps: string[] = [];
-  if (!ran) steps.push(`swarm-node run ${agentId}${inputFlagsOf(input)}   run it once`);
+  if (runId === null) steps.push(`swarm-node run ${agentId}${inputFlagsOf(input)}   run it once`);
+  else steps.push(`swarm-node runs show ${runId}   what this run produced, what it cost, its logs and artifacts`);
   steps.push('swarm-node list   the agents registered here, their schedules and what they spent today');
-  steps.push('swarm-node runs   every run, its charge and result');
+  steps.push('swarm-node runs   your runs at the service: status, charge, node');
   if (registration !== null && registration.every !== null) {
     steps.push(`swarm-node status   whether the daemon (svc-swarm-node.service, or swarm-node daemon) is running: it runs ${agentId} every ${registration.every}`);
   } else {

@@ -10,6 +10,7 @@ import { runningPackageDir } from '../../lib/package-dir.js';
 import type { RunCaller } from '../runs/run-agent.js';
 import { resolveIsolation } from '../runner/isolation.js';
 import { createLocalRunner } from '../runner/run-local.js';
+import type { AgentLimits } from '../runner/agent-process.js';
 import type { ServiceClient } from '../service/service-client.js';
 import { Executor } from './executor.js';
 
@@ -24,6 +25,8 @@ export interface NodeCallerDeps {
   isolation: AgentIsolation;
   /** Where systemd listens for agent runs (config agent_socket); the default one when not given. */
   agentSocket?: string;
+  /** The runs' limits where not the defaults (runner/agent-process.ts): tests give small ones. */
+  limits?: Partial<AgentLimits>;
 }
 
 export type NodeCaller = Extract<RunCaller, { kind: 'node' }>;
@@ -39,6 +42,7 @@ export function nodeCaller(deps: NodeCallerDeps): NodeCaller {
     isolation: resolveIsolation(deps.isolation, deps.agentSocket ?? DEFAULT_AGENT_SOCKET),
     agentSocket: deps.agentSocket ?? DEFAULT_AGENT_SOCKET,
     fetchBundle: (digest, file) => api.bundle(digest, file),
+    ...(deps.limits === undefined ? {} : { limits: deps.limits }),
   });
   const executor = new Executor({ db: deps.db, api, runner, clock: deps.clock, pid: deps.pid, version: deps.version, tier: deps.node.tier_id });
   return { kind: 'node', bearer: deps.node.credential, user_id: deps.node.user_id, node_id: deps.node.node_id, executor };

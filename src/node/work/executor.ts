@@ -1,16 +1,21 @@
 // A run this node holds, executed here exactly once (docs/api.md "Runs on the node"): the executions journal gets
 // the run before the agent starts and its result before the report, the lease is renewed while the agent works,
-// and the result is reported once. What a crash leaves is finished by recover(): a run found running is reported
+// its log is shipped as it comes (./log-shipper.ts, docs/api.md "Run logs"), and the result is reported once. What a crash leaves is finished by recover(): a run found running is reported
 // failed (interrupted), never started again; a finished one is reported with its stored result.
 import { hostname } from 'node:os';
 import { SvcError } from '../../contract/errors.js';
 import type { RunResponse } from '../../contract/schemas.js';
+import type { RunSecrets } from '../../contract/secrets.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { NodeApi } from '../service/node-api.js';
 import { processIsAlive } from '../host/process-alive.js';
 import type { LocalOutcome, LocalRunner } from '../runner/run-local.js';
+import { RUN_CANCELLED } from '../runner/agent-process.js';
+import { LogShipper } from './log-shipper.js';
+import { secretsRedactor } from '../runner/agent-secrets.js';
 import { executionClosed, executionFinished, executionStarted, findExecution, openExecutions, type Execution } from '../store/executions.js';
+import { uploadArtifacts, type ArtifactReport } from './artifact-upload.js';
 
 export interface LeasedRun {
   run_id: string;
@@ -22,6 +27,10 @@ export interface LeasedRun {
   lease_expires_at: string;
   /** The uploaded bundle the service pinned the run to; absent: the built-in agent. */
   bundle_digest?: string;
+  /** Its time limit (docs/api.md "Runs as jobs"); absent: the agent's own. */
+  timeout_seconds?: number;
+  /** The secrets its agent declares (docs/api.md "Secrets"); held in memory only, never journaled. */
+  secrets?: RunSecrets;
 }
 
 export type ExecutionOutcome =
@@ -45,8 +54,15 @@ export interface ExecutorDeps {
   tier: string;
 }
 
+/**
+ * The longest the end of a run's log may hold its result: a service that does not answer gets the result anyway
+ * (kept here and reported later if need be), the log's end is then lost.
+ */
+export const LOG_FLUSH_BOUND_MS = 10_000;
+
 export class Executor {
   readonly #deps: ExecutorDeps;
+  #artifactsListener: ((run: LeasedRun, report: ArtifactReport) => void) | undefined;
 
   constructor(deps: ExecutorDeps) {
     this.#deps = deps;
@@ -68,22 +84,50 @@ export class Executor {
       return known.owner_pid !== null && known.owner_pid !== pid && processIsAlive(known.owner_pid) ? { kind: 'known' } : this.#finishKnown(known);
     }
     const stopped = new AbortController();
-    const stopAgent = (): void => stopped.abort();
+    // The reason goes with it: a cancel (RUN_CANCELLED) ends the run cancelled, a node stopping ends it aborted.
+    const stopAgent = (): void => stopped.abort(signal?.reason);
     signal?.addEventListener('abort', stopAgent, { once: true });
     const renewing = this.#renewWhileRunning(run, stopped);
-    let outcome: LocalOutcome;
+    // The service's answer to a batch of the log says when the run's user cancelled it: the agent is stopped so.
+    const log = new LogShipper({
+      leaseId: run.lease_id,
+      send: (batch, giveUp) => this.#deps.api.postLogs(run.run_id, batch, giveUp),
+      clock,
+      // Every form of the run's secret values is hidden before a line leaves the node (docs/api.md "Secrets").
+      redact: secretsRedactor(run.secrets),
+      onCancel: () => stopped.abort(RUN_CANCELLED),
+    });
     try {
-      outcome = await this.#deps.runner.run({ ...run, tier: this.#deps.tier }, stopped.signal);
+      let outcome: LocalOutcome;
+      try {
+        const onOutput = (stream: 'stdout' | 'stderr', chunk: Buffer): void => log.write(stream, chunk);
+        outcome = await this.#deps.runner.run({ ...run, tier: this.#deps.tier }, stopped.signal, onOutput, async (source, ended) => {
+          // Only a run that ended by itself (not cancelled, its lease lost, the node stopping) uploads what it left,
+          // its result journaled first: a crash mid-upload still reports it (docs/api.md "Run artifacts").
+          if (stopped.signal.aborted) return;
+          executionFinished(db, run.run_id, ended, clock.now());
+          const report = await uploadArtifacts(this.#deps.api, run, source, stopped.signal, secretsRedactor(run.secrets));
+          this.#artifactsListener?.(run, report);
+        });
+      } finally {
+        signal?.removeEventListener('abort', stopAgent);
+      }
+      if (!renewing.lost) executionFinished(db, run.run_id, outcome, clock.now());
+      // The log's end reaches the service before the result (docs/api.md "Run logs"), the lease renewed meanwhile.
+      await log.close(renewing.lost ? 0 : LOG_FLUSH_BOUND_MS);
     } finally {
       renewing.stop();
-      signal?.removeEventListener('abort', stopAgent);
     }
     if (renewing.lost) {
       executionClosed(db, run.run_id, 'lost', clock.now());
       return { kind: 'lost' };
     }
-    executionFinished(db, run.run_id, outcome, clock.now());
     return this.#report(findExecution(db, run.run_id)!);
+  }
+
+  /** Told what became of each run's artifacts (the daemon logs it, `run` says it). */
+  onArtifacts(listener: (run: LeasedRun, report: ArtifactReport) => void): void {
+    this.#artifactsListener = listener;
   }
 
   /** What a crash or an outage left: runs of processes gone, and results not reported yet (this process's too). */
@@ -149,7 +193,7 @@ export class Executor {
           if (answer.lost.includes(run.run_id)) {
             lost = true;
             stopped.abort();
-          }
+          } else if (answer.cancel?.includes(run.run_id) === true) stopped.abort(RUN_CANCELLED);
         })
         .catch(() => undefined);
     }, Math.floor(leaseMs / 3));

@@ -9,13 +9,16 @@ export interface TransportRequest {
   method: string;
   url: string;
   headers: Record<string, string>;
-  body: string | Buffer | undefined;
+  /** A stream (an artifact) goes as it is read, with the Content-Length the caller put in `headers`. */
+  body: string | Buffer | Readable | undefined;
   /** Aborts the request: the call's deadline, or the caller giving up. */
   signal: AbortSignal;
   /** How long to wait for the connection (through a proxy: for the tunnel too). */
   connectTimeoutMs: number;
   /** How long to wait for the status line and headers once connected. */
   headersTimeoutMs: number;
+  /** The longest pause within the body (undici's bodyTimeout); `headersTimeoutMs` unless given, 0: none (a stream). */
+  bodyTimeoutMs?: number;
 }
 
 export interface TransportResponse {
@@ -38,6 +41,12 @@ export interface Transport {
 }
 
 /** The codes of a failure to reach the service (Node's and undici's), which a call retries when that is safe. */
+/**
+ * Failures before a connection was made: the request provably never reached the service (docs/api.md "Settling a
+ * pending run"). A reset or a timeout after connecting may have delivered it.
+ */
+export const NOT_SENT_ERROR_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND', 'UND_ERR_CONNECT_TIMEOUT']);
+
 export const NETWORK_ERROR_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -54,6 +63,18 @@ export const NETWORK_ERROR_CODES = new Set([
   'UND_ERR_CLOSED',
   'UND_ERR_ABORTED',
 ]);
+
+/**
+ * A call's deadline: its signal aborts once `ms` passed, as AbortSignal.timeout does; for an answer that streams
+ * (`streamed`), only until answered() says its status line came, so the body may last as long as it is sent.
+ */
+export function answerDeadline(ms: number, streamed: boolean): { signal: AbortSignal; answered(): void } {
+  if (!streamed) return { signal: AbortSignal.timeout(ms), answered: () => undefined };
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException('the deadline passed', 'TimeoutError')), ms);
+  timer.unref();
+  return { signal: controller.signal, answered: () => clearTimeout(timer) };
+}
 
 /** A failure of the network, with the code the client treats as "unreachable" (a timeout, a refused connection). */
 export function networkError(message: string, code: string): Error {
@@ -76,4 +97,10 @@ export function tlsFailure(error: unknown, url: string): string | undefined {
   if (certificate !== undefined) return `its TLS certificate is not trusted here (${certificate})`;
   if (/SSL routines|EPROTO|ERR_SSL_/i.test(texts)) return 'the TLS handshake failed';
   return undefined;
+}
+
+/** The pause before retry `attempt` (1, 2, …): 250 ms doubled each time, jittered by ±50% so retries spread. */
+export function jitteredBackoff(attempt: number): number {
+  const base = 250 * 2 ** (attempt - 1);
+  return Math.round(base / 2 + Math.random() * base);
 }

@@ -5,10 +5,11 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { SvcError } from '../../../../contract/errors.js';
 import { MAX_RESULT_BODY_BYTES, ResultRequest } from '../../../../contract/node-protocol.js';
-import { RunResponse } from '../../../../contract/schemas.js';
+import { RunDetail, RunResponse } from '../../../../contract/schemas.js';
 import type { ServiceContext } from '../../../context.js';
 import { nodeOf, userIdOf } from '../../../http/auth.js';
 import { preferredWaitMs } from '../../../http/prefer.js';
+import { createRunHistory, runLinks } from '../../../runs/run-history.js';
 import { runView } from '../../../runs/run-view.js';
 import { createRuns } from '../../../runs/runs.js';
 
@@ -19,11 +20,12 @@ const RunQuery = Type.Object({ wait: Type.Optional(Type.String({ pattern: '^[0-9
 export function runRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
     const runs = createRuns(ctx);
+    const history = createRunHistory(ctx.store);
 
     app.get<{ Params: Static<typeof RunParams>; Querystring: Static<typeof RunQuery> }>(
       '/v1/swarm/runs/:run_id',
-      { config: { auth: 'access-token-or-node' }, schema: { params: RunParams, querystring: RunQuery, response: { 200: RunResponse } } },
-      async (request, reply) => {
+      { config: { auth: 'access-token-or-node' }, schema: { params: RunParams, querystring: RunQuery, response: { 200: RunDetail } } },
+      async (request) => {
         const { run_id: runId } = request.params;
         const owned = await runs.store.get(runId);
         // Another user's run and no run at all answer alike: a run id tells a stranger nothing. A node sees the runs it
@@ -35,9 +37,10 @@ export function runRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const asked = request.query.wait === undefined ? request.headers.prefer : `wait=${request.query.wait}`;
         const waitMs = asked === undefined ? 0 : preferredWaitMs(asked, ctx.runTiming.executeWaitMs);
         const final = await ctx.runEvents.waitFor({ run: runId }, () => runs.keys.finalAnswer(runId), waitMs, ctx.drainSignal);
-        if (final !== undefined) return reply.type('application/json; charset=utf-8').send(final);
         const now = (await runs.store.get(runId))!;
-        return runView(now, await ctx.ledger.balance(now.user_id));
+        // A finished run is shown as its final answer was (the balance then), with its attempts and links.
+        const shown = final !== undefined ? (JSON.parse(final) as RunResponse) : runView(now, await ctx.ledger.balance(now.user_id));
+        return { ...shown, attempts: await history.attempts(now), links: runLinks(runId) };
       },
     );
 

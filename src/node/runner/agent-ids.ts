@@ -1,0 +1,96 @@
+// The user and group each agent of each node home runs as under bubblewrap, as root (docs/operations.md "Agent
+// isolation"): one uid, and a gid of the same number, per (home, agent), never given to another home or agent on
+// this host. Its state is its own (an image only its runs mount), and nothing on the host belongs to it otherwise.
+//
+// The host keeps one claim file per uid in /var/lib/svc-swarm-node/agent-uids, naming the home and the agent: on
+// disk, not in /run, because the state images keep files of that uid across reboots. A claim whose home has no var/
+// any more (a home removed, a test's scratch home) is given to the next home that needs one: nothing of that uid is
+// left anywhere, its state went with the home.
+import { mkdirSync, openSync, readdirSync, readFileSync, rmSync, closeSync, writeFileSync, existsSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { processIsAlive } from '../host/process-alive.js';
+import type { RunIdentity } from './isolation.js';
+
+/** Above Debian's UID_MAX (60000), below systemd's DynamicUser range (61184): no account of the host is in it. */
+export const AGENT_UID_BASE = 60_100;
+export const AGENT_UID_COUNT = 1_000;
+export const HOST_AGENT_UIDS_DIR = '/var/lib/svc-swarm-node/agent-uids';
+
+interface Claim {
+  home: string;
+  agent_id: string;
+}
+
+const known = new Map<string, RunIdentity>();
+
+/** The uid and gid of `agentId` on the node at `home`: its claim, or a free uid claimed now. */
+export function agentIdentity(home: string, agentId: string, dir: string = HOST_AGENT_UIDS_DIR): RunIdentity {
+  const wanted: Claim = { home: resolve(home), agent_id: agentId };
+  const key = `${dir}\n${wanted.home}\n${agentId}`;
+  const cached = known.get(key);
+  if (cached !== undefined) return cached;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const uid = withLock(dir, () => {
+    const claims = readClaims(dir);
+    const mine = claims.find(([, claim]) => claim.home === wanted.home && claim.agent_id === agentId);
+    if (mine !== undefined) return mine[0];
+    const taken = new Map(claims);
+    for (let uid = AGENT_UID_BASE; uid < AGENT_UID_BASE + AGENT_UID_COUNT; uid += 1) {
+      const claim = taken.get(uid);
+      if (claim !== undefined && existsSync(join(claim.home, 'var'))) continue;
+      writeFileSync(join(dir, String(uid)), `${JSON.stringify(wanted)}\n`, { mode: 0o600 });
+      return uid;
+    }
+    throw new Error(`every agent uid of this host (${AGENT_UID_BASE}-${AGENT_UID_BASE + AGENT_UID_COUNT - 1}) is claimed by a node home (${dir})`);
+  });
+  const identity = { uid, gid: uid };
+  known.set(key, identity);
+  return identity;
+}
+
+function readClaims(dir: string): Array<[number, Claim]> {
+  const claims: Array<[number, Claim]> = [];
+  for (const name of readdirSync(dir)) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      claims.push([Number(name), JSON.parse(readFileSync(join(dir, name), 'utf8')) as Claim]);
+    } catch {
+      // Being written by another process: its lock keeps us from reaching here; a torn file is a free uid's.
+    }
+  }
+  return claims;
+}
+
+/** One claimer at a time on this host: a lock file holding the holder's pid; a dead holder's lock is taken over. */
+function withLock<T>(dir: string, fn: () => T): T {
+  const lock = join(dir, '.lock');
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const fd = openSync(lock, 'wx', 0o600);
+      writeFileSync(fd, String(process.pid));
+      closeSync(fd);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (lockIsAbandoned(lock)) rmSync(lock, { force: true });
+      else if (Date.now() > deadline) throw new Error(`${lock} is held by another process`);
+      else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
+function lockIsAbandoned(lock: string): boolean {
+  try {
+    const pid = Number(readFileSync(lock, 'utf8'));
+    if (Number.isSafeInteger(pid) && pid > 0) return !processIsAlive(pid);
+    return Date.now() - statSync(lock).mtimeMs > 10_000;
+  } catch {
+    return false;
+  }
+}

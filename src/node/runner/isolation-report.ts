@@ -1,0 +1,53 @@
+// What the runs of this node are held to, and what they are not, in the words `status` and `doctor` print
+// (docs/operations.md "Agent isolation", the table of what each mode enforces).
+import { existsSync } from 'node:fs';
+import { probeCgroups } from './cgroup-probe.js';
+import { isPrivileged, type IsolationMode } from './isolation.js';
+
+export interface IsolationReport {
+  /** One line: how each run is kept apart. */
+  summary: string;
+  /** What runs here are not held to, each with why. */
+  cannot: string[];
+}
+
+export function isolationReport(mode: IsolationMode): IsolationReport {
+  if (mode === 'systemd') {
+    return {
+      summary: "systemd: each run a service of its own (svc-swarm-node-agent@.service) under the node's dynamic user, cgroup limits, no network",
+      cannot: [
+        "the agents of one node share its dynamic user: one agent's runs can read another's state (under bubblewrap as root each agent has a uid of its own)",
+        'the state directory (/var/lib/svc-swarm-node-agents) has no size cap beyond 64 MiB per file: put /var/lib on a filesystem with quotas to cap it',
+        'no agent gets network egress (IPAddressDeny=any): an agent whose agent.json asks for it fails',
+      ],
+    };
+  }
+  if (mode === 'none') {
+    return {
+      summary: "none: runs as the node's own user, unsandboxed (a clean environment and per-process limits only)",
+      cannot: [
+        "an agent can read what the node's user can: its credential and database included",
+        'memory, tasks and CPU are limited per process only (RLIMIT_DATA), not per run; disk per file only',
+        "the network is the host's; a process that leaves its process group outlives the run's stop",
+      ],
+    };
+  }
+  const cgroups = probeCgroups();
+  const cannot: string[] = ["no system call filter: the kernel's whole surface is the agent's (systemd's agent unit has one)"];
+  if (cgroups.version === null) {
+    cannot.push(`no memory, task or CPU limit per run (${cgroups.reason}): only RLIMIT_DATA per process${isPrivileged() ? " and RLIMIT_NPROC per agent's uid" : ''}`);
+  }
+  if (isPrivileged()) {
+    if (!existsSync('/dev/loop-control')) cannot.push('no loop devices here (/dev/loop-control): runs fail, since their state image cannot be mounted');
+    return { summary: `bubblewrap: each run in a sandbox of its own, as a uid of its agent's own, ${limitsBy(cgroups.version)}, its state in an image of its own`, cannot };
+  }
+  cannot.push(
+    "every agent runs as the node's own user (a user namespace, no uid of its own); each sees only its own state",
+    'the state directory has no size cap (a state image needs root): 64 MiB per file only',
+  );
+  return { summary: `bubblewrap in a user namespace: each run in a sandbox of its own, as the node's user, ${limitsBy(cgroups.version)}`, cannot };
+}
+
+function limitsBy(version: 'v1' | 'v2' | null): string {
+  return version === null ? 'no cgroup' : `limits in a cgroup (${version})`;
+}

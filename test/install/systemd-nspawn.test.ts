@@ -1,0 +1,258 @@
+// The systemd mode under a real systemd (docs/operations.md "Agent isolation"; ../shared/design/SYSTEMD-TESTS.md):
+// a Debian root file system booted with systemd-nspawn, the release (with its Node runtime) installed in it twice, as
+// the default node and as node gpu, each agent run then a svc-swarm-node-agent@ service started by the node's agent
+// socket. Checked there: each node's runs are a dynamic user of its own that cannot reach the other node's state;
+// a run has no network (PrivateNetwork=, IPAddressDeny=any); its TMPDIR is a 64 MiB tmpfs, and filling it fails the run
+// disk_quota; its artifacts directory is a tmpfs of 128 MiB whose files reach the service; the unit's cgroup limits are set on the running service. What the container cannot do is enforce
+// those limits (the host's cgroup v1 controllers are not delegated to it): memory, tasks and CPU per run are
+// enforced and tested in the bubblewrap mode (test/node/hostile-agents.test.ts), and the unit that sets them here
+// is checked by systemd-analyze verify and security (test/install/scripts.test.ts).
+//
+// The root file system takes about a minute to build (debootstrap, from the mirror apt uses). SWARM_TEST_ROOTFS, a
+// directory holding one already built, is copied instead (for running this file again and again by hand).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { activatedSession, fundWallet, waitFor } from '../helpers/funnel.js';
+import { agentProgram } from '../helpers/bundles.js';
+import { useSvcApi } from '../helpers/svc-api.js';
+import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+import { buildRelease, signingKey } from './release-support.js';
+
+// The service checks a run's input against the built-in agent's schema whatever bundle runs it: the probe takes its
+// instructions as the tutor's one string field.
+const AGENT = 'agent_svc_skills_005';
+const HOME = '/opt/svc/swarm-node';
+const GPU_HOME = '/opt/svc/swarm-node/nodes/gpu';
+const MiB = 1024 * 1024;
+
+const canBoot = process.getuid?.() === 0 && existsSync('/usr/bin/systemd-nspawn') && existsSync('/usr/sbin/debootstrap') && existsSync('/usr/bin/nsenter');
+
+const service = useSvcApi();
+afterAll(() => removeTempDirs());
+
+/** What a run saw of its sandbox: who it is, its /tmp, /dev/shm and network, its state, and another node's. */
+const PROBE = agentProgram(`const fs = await import('node:fs');
+  const net = await import('node:net');
+  const attempt = (fn) => { try { const value = fn(); return value === undefined ? 'allowed' : value; } catch (error) { return error.code ?? error.message; } };
+  const asked = JSON.parse(run.input.question);
+  const out = { uid: process.getuid(), state: process.env.SWARM_STATE_DIR };
+  if (asked.fill) { try { for (let i = 0; ; i += 1) fs.writeFileSync(process.env.TMPDIR + '/fill-' + i, Buffer.alloc(1 << 20, 1)); } catch (error) { out.fill = error.code; } }
+  out.tmp_root = attempt(() => fs.writeFileSync('/tmp/outside', 'x'));
+  if (asked.write) fs.writeFileSync(process.env.SWARM_STATE_DIR + '/secret', asked.write);
+  if (asked.read) out.read = attempt(() => fs.readFileSync(asked.read, 'utf8'));
+  const size = (path) => { const s = fs.statfsSync(path); return s.blocks * s.bsize; };
+  out.tmp_bytes = size(process.env.TMPDIR);
+  out.shm_bytes = size('/dev/shm');
+  if (asked.artifact) fs.writeFileSync(process.env.SWARM_ARTIFACTS_DIR + '/probe.txt', asked.artifact);
+  out.artifacts_bytes = size(process.env.SWARM_ARTIFACTS_DIR);
+  out.connect = await new Promise((resolve) => { const s = net.connect(asked.port, '127.0.0.1', () => { s.destroy(); resolve('connected'); }); s.on('error', (e) => resolve(e.code)); });
+  if (asked.hold) await new Promise((resolve) => { const poll = setInterval(() => { if (fs.existsSync(asked.hold)) { clearInterval(poll); resolve(); } }, 50); });
+  process.stdout.write(JSON.stringify({ summary: 'probed', ...out }));`);
+
+describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', { timeout: 120_000 }, () => {
+  let root: string;
+  let container: Container;
+  let port: number;
+
+  beforeAll(async () => {
+    port = Number(new URL(service.baseUrl).port);
+    root = join(tempDir('nspawn-'), 'root');
+    const [release] = await Promise.all([buildRelease(signingKey('nspawn'), { runtime: true }), makeRootfs(root)]);
+    mkdirSync(join(root, 'opt', 'swarm-release'), { recursive: true });
+    await execa('tar', ['-xzf', release.artifact.path, '-C', join(root, 'opt', 'swarm-release'), '--strip-components=1']);
+    const tokens: string[] = [];
+    for (const label of ['nspawn-default', 'nspawn-gpu']) {
+      const email = uniqueEmail(label);
+      tokens.push((await activatedSession(service.baseUrl, email)).deploy_token);
+      await fundWallet(service.baseUrl, email, 200);
+    }
+    tokens.forEach((token, index) => writeFileSync(join(root, 'root', `token-${index}`), `${token}\n`, { mode: 0o600 }));
+    container = await Container.boot(root, service.baseUrl);
+    for (const [index, name] of [[0, undefined], [1, 'gpu']] as const) {
+      const install = await container.exec(['/opt/swarm-release/bin/swarm-node', 'install', '--from', '/opt/swarm-release', '--deploy-token-file', `/root/token-${index}`, ...(name === undefined ? [] : ['--name', name])]);
+      expect(install.exitCode, install.stderr + install.stdout).toBe(0);
+    }
+    // Each node runs the probe as its own bundle of AGENT (the home's agents/ comes before the release's).
+    for (const home of [HOME, GPU_HOME]) {
+      mkdirSync(join(root, home, 'agents', AGENT), { recursive: true });
+      writeFileSync(join(root, home, 'agents', AGENT, 'agent.json'), JSON.stringify({ agent_id: AGENT, version: '0.0.0-test', entry: ['node', 'main.mjs'], input_schema: { type: 'object' } }));
+      writeFileSync(join(root, home, 'agents', AGENT, 'main.mjs'), PROBE);
+    }
+  }, 600_000);
+
+  afterAll(async () => {
+    await container?.stop();
+  }, 120_000);
+
+  /** `swarm-node run` on a node of the container: the run goes through its agent socket to an agent unit. */
+  async function probe(node: string | undefined, input: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const question = JSON.stringify({ port, ...input });
+    const result = await container.exec(['swarm-node', ...(node === undefined ? [] : ['--node', node]), '--json', 'run', AGENT, '--input', `question=${question}`]);
+    expect(result.stdout, result.stderr).not.toBe('');
+    // A failed run is the command's error (exit 1), carrying the run's charge and output.
+    const answer = JSON.parse(result.stdout) as Record<string, unknown>;
+    return answer.error === undefined ? answer : { status: 'failed', ...(answer.error as Record<string, unknown>) };
+  }
+
+  it("each node's runs are a dynamic user of its own, with no network, TMPDIR and /dev/shm of 64 MiB, and cannot read the other node's state", async () => {
+    const first = await probe(undefined, { write: 'default node', artifact: 'written in the unit' });
+    expect(first, JSON.stringify(first)).toMatchObject({ status: 'succeeded', output: { state: `/var/lib/svc-swarm-node-agents/${AGENT}` } });
+    const seen = first.output as Record<string, unknown>;
+    expect(seen.uid).toBeGreaterThanOrEqual(61184); // systemd's DynamicUser range
+    expect(seen.tmp_bytes).toBe(64 * MiB);
+    // Nothing it writes lands outside its caps: the unit's private /tmp on the host's /tmp is read-only.
+    expect(seen.tmp_root).toBe('EROFS');
+    expect(seen.shm_bytes).toBe(64 * MiB);
+    // Its artifacts directory is the unit's tmpfs of a run's artifacts; agent-exec sent the file over the connection.
+    expect(seen.artifacts_bytes).toBe(128 * MiB);
+    expect(service.db.prepare('SELECT name, size_bytes FROM run_artifacts WHERE run_id = ?').all(first.run_id)).toEqual([{ name: 'probe.txt', size_bytes: 'written in the unit'.length }]);
+    // PrivateNetwork=: its own loopback only; the host's service (on the host's loopback) is out of reach.
+    expect(seen.connect).toMatch(/^E[A-Z]+$/);
+
+    const gpu = await probe('gpu', { read: `/var/lib/svc-swarm-node-agents/${AGENT}/secret` });
+    expect(gpu, JSON.stringify(gpu)).toMatchObject({ status: 'succeeded', output: { state: `/var/lib/svc-swarm-node-agents-gpu/${AGENT}` } });
+    const other = gpu.output as Record<string, unknown>;
+    expect(other.uid).not.toBe(seen.uid);
+    expect(['EACCES', 'ENOENT']).toContain(other.read);
+    // The state the first run wrote is there for the next run of its own node.
+    const again = await probe(undefined, { read: `/var/lib/svc-swarm-node-agents/${AGENT}/secret` });
+    expect(again).toMatchObject({ status: 'succeeded', output: { read: 'default node' } });
+  });
+
+  it('a run that fills its TMPDIR fails disk_quota and is refunded', async () => {
+    const filled = await probe(undefined, { fill: true });
+    expect(filled, JSON.stringify(filled)).toMatchObject({ status: 'failed', charged_cents: 0, output: { error: 'disk_quota' } });
+  });
+
+  it("a running agent unit carries the runner's limits (set by systemd, enforced by the host's cgroups outside this container)", async () => {
+    const hold = '/opt/release-hold';
+    const running = probe(undefined, { hold });
+    const unit = await waitFor(
+      async () => {
+        const list = await container.exec(['systemctl', 'list-units', '--plain', '--no-legend', 'svc-swarm-node-agent@*']);
+        return list.stdout.split('\n').map((line) => line.trim().split(/\s+/)[0]).find((name) => name?.endsWith('.service'));
+      },
+      'a running agent unit',
+      60_000,
+    );
+    const shown = await container.exec(['systemctl', 'show', unit, '-p', 'MemoryMax,MemorySwapMax,TasksMax,CPUQuotaPerSecUSec,IPAddressAllow,IPAddressDeny,DynamicUser,OOMPolicy']);
+    writeFileSync(join(root, hold), '');
+    // systemd lists an address set in no fixed order.
+    const properties = shown.stdout.split('\n').filter(Boolean).map((line) => line.replace(/^(IPAddress\w+=)(.*)$/, (_, key: string, value: string) => key + value.split(' ').sort().join(' ')));
+    expect(properties.sort()).toEqual(
+      [
+        `MemoryMax=${512 * MiB}`,
+        'MemorySwapMax=0',
+        'TasksMax=64',
+        'CPUQuotaPerSecUSec=1s',
+        'IPAddressAllow=127.0.0.0/8 ::1/128',
+        'IPAddressDeny=0.0.0.0/0 ::/0',
+        'DynamicUser=yes',
+        'OOMPolicy=continue',
+      ].sort(),
+    );
+    expect((await running).status).toBe('succeeded');
+  });
+});
+
+/** A Debian root file system with systemd: built by debootstrap, or copied from SWARM_TEST_ROOTFS. */
+async function makeRootfs(root: string): Promise<void> {
+  const cached = process.env.SWARM_TEST_ROOTFS;
+  if (cached !== undefined && existsSync(join(cached, 'usr', 'lib', 'systemd', 'systemd'))) {
+    await execa('cp', ['-a', cached, root]);
+    return;
+  }
+  const sources = readFileSync('/etc/apt/sources.list.d/debian.sources', 'utf8');
+  const mirror = /^URIs:\s*(\S+)/m.exec(sources)?.[1] ?? 'http://deb.debian.org/debian';
+  const suite = /^Suites:\s*(\S+)/m.exec(sources)?.[1] ?? 'bookworm';
+  await execa('debootstrap', ['--variant=minbase', '--include=systemd,systemd-sysv,dbus', suite, root, mirror], { timeout: 540_000 });
+}
+
+/** A booted container: its PID 1 found under systemd-nspawn, commands run in it with nsenter. */
+class Container {
+  private constructor(
+    private readonly nspawn: ChildProcess,
+    private readonly pid1: number | undefined,
+    private readonly baseUrl: string,
+  ) {}
+
+  /** `baseUrl`: the service on the host's loopback, which the container shares (no --private-network). */
+  static async boot(root: string, baseUrl: string): Promise<Container> {
+    // --register=no --keep-unit: no machined, no host D-Bus (PID 1 here is not systemd).
+    const nspawn = spawn('systemd-nspawn', ['-D', root, '--register=no', '--keep-unit', '-b', '--console=passive'], { stdio: 'ignore' });
+    let pid1: number | undefined;
+    try {
+      pid1 = await waitFor(async () => containerInit(nspawn.pid!), 'the container to start', 60_000);
+      const container = new Container(nspawn, pid1, baseUrl);
+      await waitFor(
+        async () => {
+          const state = (await container.exec(['systemctl', 'is-system-running'])).stdout.trim();
+          return state === 'running' || state === 'degraded' ? state : undefined;
+        },
+        'systemd in the container to finish booting',
+        90_000,
+      );
+      return container;
+    } catch (error) {
+      await new Container(nspawn, pid1, baseUrl).stop();
+      throw error;
+    }
+  }
+
+  exec(args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
+    return execa('nsenter', ['-t', String(this.pid1 ?? 0), '-a', 'env', '-i', 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', `SVC_BASE_URL=${this.baseUrl}`, ...args], {
+      reject: false,
+      timeout: 120_000,
+    }).then((result) => ({ exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) }));
+  }
+
+  /**
+   * SIGTERM: systemd-nspawn asks the container's systemd to power off, and waits for it. One that does not stop in
+   * time is killed: its PID 1 first (the kernel then ends every process of the container), then systemd-nspawn.
+   */
+  async stop(): Promise<void> {
+    if (this.nspawn.exitCode !== null || this.nspawn.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => this.nspawn.once('exit', () => resolve()));
+    this.nspawn.kill('SIGTERM');
+    const timer = setTimeout(() => {
+      try {
+        if (this.pid1 !== undefined) process.kill(this.pid1, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+      this.nspawn.kill('SIGKILL');
+    }, 60_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+/** The container's PID 1: the process below systemd-nspawn that is pid 1 in its own pid namespace (NSpid ends in 1). */
+function containerInit(nspawnPid: number): number | undefined {
+  const parents = new Map<number, number>();
+  for (const name of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const below = (pid: number): boolean => {
+    for (let parent = parents.get(pid); parent !== undefined && parent > 1; parent = parents.get(parent)) if (parent === nspawnPid) return true;
+    return false;
+  };
+  for (const pid of parents.keys()) {
+    if (!below(pid)) continue;
+    try {
+      const ids = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]?.trim().split(/\s+/);
+      if (ids !== undefined && ids.length > 1 && ids[ids.length - 1] === '1') return pid;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,258 @@
+// Hostile agents under bubblewrap as root (docs/operations.md "Agent isolation"), one per way an agent broke out
+// before each run had a sandbox of its own: 2.5 GB from 8 processes, a fork flood, filling var/ through its state,
+// reading another home's state, /dev/shm and SysV IPC left for the next run, a state directory planted for another
+// agent, the network, and processes that outlive the run's stop. Each reaches its limit and fails with its own
+// error code, and the node goes on: the next run of every agent works.
+import { execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalRunner, type LocalRunner } from '../../src/node/runner/run-local.js';
+import { createSandboxedRunner } from '../../src/node/runner/run-sandboxed.js';
+import { DEFAULT_AGENT_LIMITS } from '../../src/node/runner/agent-process.js';
+import { imageBytes } from '../../src/node/runner/state-image.js';
+import { agentProgram, installTestBundle } from '../helpers/bundles.js';
+import { waitFor } from '../helpers/funnel.js';
+import { REPO_ROOT } from '../helpers/svc-api.js';
+import { removeTempDirs, tempDir } from '../helpers/temp.js';
+import { openDir, processesOf, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
+
+const HOSTILE = 'agent_ops_monitor_004';
+const OTHER = 'agent_research_rag_015';
+const MiB = 1024 * 1024;
+
+afterAll(() => {
+  removeTempDirs();
+  removeOpenDirs();
+});
+
+const aRun = (agentId: string, input: unknown = {}) => ({ run_id: randomUUID(), agent_id: agentId, user_id: 'hostile@example.com', tier: 'svc_starter_agents', input });
+
+/**
+ * A node home and its runner: a mkdtemp closed to others (the sandbox makes its own way to what the agent needs), or
+ * `open`, where a host keeps one (/opt: every user may pass), with var/ 0711 as install makes it.
+ */
+function nodeHome(limits: Partial<typeof DEFAULT_AGENT_LIMITS> = {}, options: { open?: boolean } = {}): { home: string; runner: LocalRunner } {
+  const home = options.open === true ? openDir('hostile-open-home-') : tempDir('hostile-home-');
+  mkdirSync(join(home, 'etc'));
+  mkdirSync(join(home, 'var'), { mode: 0o711 });
+  chmodSync(join(home, 'var'), 0o711);
+  const runner = createLocalRunner({ home, varDir: join(home, 'var'), packageDir: REPO_ROOT, isolation: 'bubblewrap', limits: { timeoutMs: 60_000, ...limits } });
+  return { home, runner };
+}
+
+/** What each run of a probe saw: its uid, and what it could read or write where it should not. */
+const PROBE = agentProgram(`const fs = await import('node:fs');
+  const { execFileSync } = await import('node:child_process');
+  const attempt = (fn) => { try { const value = fn(); return value === undefined ? 'allowed' : value; } catch (error) { return error.code ?? error.message; } };
+  const asked = run.input;
+  const out = { uid: process.getuid(), gid: process.getgid() };
+  if (asked.write_state) fs.writeFileSync(process.env.SWARM_STATE_DIR + '/secret', asked.write_state);
+  out.own_state = attempt(() => fs.readFileSync(process.env.SWARM_STATE_DIR + '/secret', 'utf8'));
+  for (const [name, path] of Object.entries(asked.read ?? {})) out[name] = attempt(() => fs.statSync(path).isDirectory() ? fs.readdirSync(path) : fs.readFileSync(path, 'utf8'));
+  for (const [name, path] of Object.entries(asked.mkdir ?? {})) out[name] = attempt(() => fs.mkdirSync(path, { mode: 0o2777 }));
+  if (asked.leave) {
+    fs.writeFileSync('/dev/shm/left-by-' + run.run_id, 'secret', { mode: 0o600 });
+    execFileSync('ipcmk', ['-M', '4096']);
+  }
+  out.shm = fs.readdirSync('/dev/shm');
+  out.sysv = execFileSync('ipcs', ['-m']).toString().split('\\n').filter((line) => /^0x/.test(line)).length;
+  if (asked.connect) {
+    const net = await import('node:net');
+    out.connect = await new Promise((resolve) => {
+      const socket = net.connect(asked.connect, '127.0.0.1', () => { socket.destroy(); resolve('connected'); });
+      socket.on('error', (error) => resolve(error.code));
+    });
+  }
+  process.stdout.write(JSON.stringify(out));`);
+
+/** Bytes a directory takes on disk (du: allocated blocks, so a sparse image counts what was written to it). */
+function diskUsage(dir: string): number {
+  return Number(execFileSync('du', ['-s', '--block-size=1', dir]).toString().split('\t')[0]);
+}
+
+describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', () => {
+  it('8 processes of 300 MiB (2.4 GB) fail the run memory_limit; the next run works', async () => {
+    // A cgroup at its limit may reclaim for a while before the kernel stops a process: the run's time is its own.
+    const { home, runner } = nodeHome({ timeoutMs: 45_000 });
+    installTestBundle(
+      home,
+      HOSTILE,
+      agentProgram(`const { spawn } = await import('node:child_process');
+        const hog = 'const kept = Buffer.alloc(300 * 1024 * 1024, 1); setTimeout(() => console.log(kept.length), 3000);';
+        const codes = await Promise.all(Array.from({ length: 8 }, () => new Promise((resolve) => spawn(process.execPath, ['-e', hog], { stdio: 'ignore' }).on('close', (code, signal) => resolve(signal ?? code)))));
+        process.stdout.write(JSON.stringify({ codes }));`),
+    );
+    const hog = await runner.run(aRun(HOSTILE));
+    expect(hog, JSON.stringify(hog)).toMatchObject({ status: 'failed', output: { error: 'memory_limit', message: expect.stringContaining('512 MiB') } });
+    installTestBundle(home, HOSTILE, PROBE);
+    expect((await runner.run(aRun(HOSTILE))).status).toBe('succeeded');
+  }, 120_000);
+
+  it('a fork flood fails the run task_limit', async () => {
+    const { home, runner } = nodeHome();
+    installTestBundle(
+      home,
+      HOSTILE,
+      agentProgram(`const { spawn } = await import('node:child_process');
+        let started = 0, refused = 0;
+        for (let i = 0; i < 200; i += 1) {
+          try { spawn('sleep', ['30'], { stdio: 'ignore' }).on('error', () => { refused += 1; }); started += 1; } catch { refused += 1; }
+        }
+        setTimeout(() => process.stdout.write(JSON.stringify({ started, refused }), () => process.exit(0)), 500);`),
+    );
+    const flood = await runner.run(aRun(HOSTILE));
+    expect(flood, JSON.stringify(flood)).toMatchObject({ status: 'failed', output: { error: 'task_limit', message: expect.stringContaining(`${DEFAULT_AGENT_LIMITS.processes} processes`) } });
+  });
+
+  it("filling its state fails the run disk_quota, var/ keeps its room, and every agent's next run works", async () => {
+    const { home, runner } = nodeHome({ stateBytes: 4 * MiB, tmpBytes: 4 * MiB });
+    const fill = (where: string) =>
+      agentProgram(`const fs = await import('node:fs');
+        const dir = ${where};
+        let written = 0;
+        try { for (let i = 0; ; i += 1) { fs.writeFileSync(dir + '/fill-' + i, Buffer.alloc(MiB_, 1)); written += MiB_; } } catch (error) { process.stdout.write(JSON.stringify({ written, error: error.code })); }`).replaceAll('MiB_', String(MiB));
+    installTestBundle(home, HOSTILE, fill('process.env.SWARM_STATE_DIR'));
+    const state = await runner.run(aRun(HOSTILE));
+    expect(state, JSON.stringify(state)).toMatchObject({ status: 'failed', output: { error: 'disk_quota', message: expect.stringContaining('state directory') } });
+    // What it wrote stayed in its image, 4 MiB and its margin: var/ as a whole holds no more than that.
+    expect(diskUsage(join(home, 'var'))).toBeLessThan(imageBytes(4 * MiB) + MiB);
+    installTestBundle(home, HOSTILE, fill("'/tmp'"));
+    const tmp = await runner.run(aRun(HOSTILE));
+    expect(tmp, JSON.stringify(tmp)).toMatchObject({ status: 'failed', output: { error: 'disk_quota', message: expect.stringContaining('/tmp') } });
+
+    installTestBundle(home, OTHER, PROBE);
+    const other = await runner.run(aRun(OTHER, { write_state: 'other agent' }));
+    expect(other, JSON.stringify(other)).toMatchObject({ status: 'succeeded', output: { own_state: 'other agent' } });
+  });
+
+  it("another home's agent gets another uid and cannot reach this home's state, database or credential", async () => {
+    const first = nodeHome({}, { open: true });
+    const second = nodeHome({}, { open: true });
+    for (const { home } of [first, second]) installTestBundle(home, HOSTILE, PROBE);
+    const mine = await first.runner.run(aRun(HOSTILE, { write_state: 'first home' }));
+    expect(mine, JSON.stringify(mine)).toMatchObject({ status: 'succeeded', output: { own_state: 'first home' } });
+    // Homes open to other users, as a host's /opt is: only the sandbox and the modes stand between the two.
+    const theirs = await second.runner.run(
+      aRun(HOSTILE, {
+        read: {
+          state: join(first.home, 'var', 'state'),
+          image: join(first.home, 'var', 'state', `${HOSTILE}.img`),
+          database: join(first.home, 'var', 'swarm-node.db'),
+          runs: join(first.home, 'var', 'runs'),
+        },
+      }),
+    );
+    expect(theirs.status, JSON.stringify(theirs)).toBe('succeeded');
+    const [a, b] = [mine, theirs].map((outcome) => (outcome as { output: Record<string, unknown> }).output);
+    expect(b!.uid).not.toBe(a!.uid);
+    expect(b!.gid).not.toBe(a!.gid);
+    expect(b!.own_state).toBe('ENOENT');
+    for (const name of ['state', 'image', 'runs']) expect(['EACCES', 'ENOENT'], name).toContain(b![name]);
+  });
+
+  it('leaves nothing for the next run: /dev/shm and SysV shared memory are its own', async () => {
+    const { home, runner } = nodeHome();
+    installTestBundle(home, HOSTILE, PROBE);
+    const leaving = await runner.run(aRun(HOSTILE, { leave: true }));
+    expect(leaving, JSON.stringify(leaving)).toMatchObject({ status: 'succeeded', output: { sysv: 1 } });
+    expect((leaving as { output: { shm: string[] } }).output.shm).toHaveLength(1);
+    const next = await runner.run(aRun(HOSTILE));
+    expect(next, JSON.stringify(next)).toMatchObject({ status: 'succeeded', output: { shm: [], sysv: 0 } });
+  });
+
+  it("cannot plant a state directory for another agent: var/state is the daemon's, each agent's state an image of its own", async () => {
+    const { home, runner } = nodeHome();
+    installTestBundle(home, HOSTILE, PROBE);
+    const planted = await runner.run(aRun(HOSTILE, { mkdir: { other: join(home, 'var', 'state', OTHER), beside: join(home, 'var', 'state', 'x') } }));
+    expect(planted.status, JSON.stringify(planted)).toBe('succeeded');
+    expect(['EACCES', 'EROFS', 'ENOENT']).toContain((planted as { output: { other: string } }).output.other);
+    expect(readdirSync(join(home, 'var', 'state')).filter((name) => !name.startsWith('.') && !name.endsWith('.img') && !name.endsWith('.lock'))).toEqual([]);
+    expect(statSync(join(home, 'var', 'state')).mode & 0o777).toBe(0o700);
+    // The other agent's first run finds its state empty and its own.
+    installTestBundle(home, OTHER, PROBE);
+    const other = await runner.run(aRun(OTHER, { read: { state: join(home, 'var', 'state', OTHER) } }));
+    expect(other, JSON.stringify(other)).toMatchObject({ status: 'succeeded', output: { state: [] } });
+  });
+
+  describe('the network', () => {
+    let server: Server;
+    let port: number;
+    beforeAll(async () => {
+      server = createServer((socket) => socket.end());
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = (server.address() as { port: number }).port;
+    });
+    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    it('an agent without "network" has none (its own loopback only); one with "egress" reaches the host', async () => {
+      const { home, runner } = nodeHome();
+      installTestBundle(home, HOSTILE, PROBE);
+      const none = await runner.run(aRun(HOSTILE, { connect: port }));
+      expect(none, JSON.stringify(none)).toMatchObject({ status: 'succeeded', output: { connect: 'ECONNREFUSED' } });
+      installTestBundle(home, HOSTILE, PROBE, { network: 'egress' });
+      const egress = await runner.run(aRun(HOSTILE, { connect: port }));
+      expect(egress, JSON.stringify(egress)).toMatchObject({ status: 'succeeded', output: { connect: 'connected' } });
+    });
+  });
+
+  it('at its time limit every process of the run goes, double forks and new sessions included', async () => {
+    const { home, runner } = createTimedHome();
+    const run = aRun(HOSTILE);
+    const outcome = await runner.run(run);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ status: 'failed', output: { error: 'timeout' } });
+    await waitFor(async () => (processesOf(`SWARM_RUN_ID=${run.run_id}`).length === 0 ? true : undefined), 'the run’s processes to be gone', 30_000);
+
+    function createTimedHome() {
+      const made = nodeHome({ timeoutMs: 4_000 });
+      installTestBundle(
+        made.home,
+        HOSTILE,
+        agentProgram(`const { spawn } = await import('node:child_process');
+          // Escapes a process group: a new session, and a grandchild that ignores SIGTERM.
+          spawn('setsid', ['sh', '-c', 'trap "" TERM; sleep 600 & sleep 600'], { detached: true, stdio: 'ignore' }).unref();
+          setInterval(() => {}, 1000);`),
+      );
+      return made;
+    }
+  });
+
+  it("the run's cgroup holds the unit's figures: memory, tasks and CPU", async () => {
+    const { home, runner } = nodeHome();
+    installTestBundle(home, HOSTILE, agentProgram(`setTimeout(() => process.stdout.write('{}'), 60_000);`));
+    const run = aRun(HOSTILE);
+    const outcome = runner.run(run);
+    // The agent itself (the launcher and bubblewrap before it carry its environment too).
+    const pid = await waitFor(
+      async () => processesOf(`SWARM_RUN_ID=${run.run_id}`).find((candidate) => readFileSync(`/proc/${candidate}/cmdline`, 'utf8').startsWith(`${process.execPath}\0`)),
+      'the agent to start',
+      30_000,
+    );
+    const group = (controller: string) => {
+      const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').find((entry) => entry.split(':')[1]!.split(',').includes(controller))!;
+      return join('/sys/fs/cgroup', controller, line.split(':')[2]!);
+    };
+    expect(Number(readFileSync(join(group('memory'), 'memory.limit_in_bytes'), 'utf8'))).toBe(DEFAULT_AGENT_LIMITS.memoryBytes);
+    expect(Number(readFileSync(join(group('pids'), 'pids.max'), 'utf8'))).toBe(DEFAULT_AGENT_LIMITS.processes);
+    expect(Number(readFileSync(join(group('cpu'), 'cpu.cfs_quota_us'), 'utf8'))).toBe(100_000);
+    process.kill(pid, 'SIGKILL');
+    expect((await outcome).status).toBe('failed');
+  });
+
+  it('a restarted runner kills what a dead one left in its cgroups and removes them', async () => {
+    const home = tempDir('hostile-leftover-');
+    const limits = { ...DEFAULT_AGENT_LIMITS };
+    const dead = createSandboxedRunner({ home, varDir: join(home, 'var'), limits });
+    if (dead.cgroups.version === null) throw new Error(dead.cgroups.reason);
+    const group = dead.cgroups.create('run-left-by-a-crash', { memoryBytes: limits.memoryBytes, tasks: limits.processes, cpuPercent: 100 });
+    // A process of the run that outlived its daemon: in the run's cgroups, as the prelude puts every process of a run.
+    const left = spawn('sh', ['-c', `for f in "$@"; do echo $$ > "$f"; done; exec sleep 600`, 'left', ...group.procsFiles], { stdio: 'ignore' });
+    await waitFor(async () => (readFileSync(group.procsFiles[0]!, 'utf8').includes(String(left.pid)) ? true : undefined), 'the leftover to join its cgroup');
+    const restarted = createSandboxedRunner({ home, varDir: join(home, 'var'), limits });
+    expect(await restarted.removeLeftovers(() => false)).toBe(1);
+    await waitFor(async () => (left.exitCode !== null || left.signalCode !== null ? true : undefined), 'the leftover to be killed');
+    for (const file of group.procsFiles) expect(existsSync(file)).toBe(false);
+  });
+});
