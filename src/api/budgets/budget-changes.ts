@@ -52,7 +52,7 @@ export function createBudgetChanges(ctx: ServiceContext): BudgetChanges {
     remove(userId, key, client) {
       return ctx.store.transaction(async () => {
         if (!(await budgets.remove(userId, key.scope, key.period))) {
-          throw new SvcError('not_found', `you have no ${key.period === 'day' ? 'daily' : 'monthly'} budget on ${key.agentId ?? 'all agents'}`, { remedy: 'swarm-node budget list shows yours.' });
+          throw new SvcError('not_found', `you have no ${key.period === 'day' ? 'daily' : 'monthly'} budget on ${key.agentId ?? 'all agents'}`, { remedy: 'Yours: swarm-node budget list.' });
         }
         await ctx.audit.record(userId, 'budget_changed', client, { agent_id: key.agentId, period: key.period, cap_cents: null });
       });

@@ -34,7 +34,7 @@ export function createSecretChanges(ctx: ServiceContext): SecretChanges {
     remove(userId, name, client) {
       return ctx.store.transaction(async () => {
         if (secretNameProblem(name) !== undefined || !(await secrets.remove(userId, name))) {
-          throw new SvcError('not_found', `you have no secret ${JSON.stringify(name.slice(0, 64))}`, { remedy: 'swarm-node secret list shows the names of yours.' });
+          throw new SvcError('not_found', `you have no secret ${JSON.stringify(name.slice(0, 64))}`, { remedy: 'The names of yours: swarm-node secret list.' });
         }
         await ctx.audit.record(userId, 'secret_changed', client, { name, change: 'removed' });
       });

@@ -27,7 +27,7 @@ export function createEndpointChanges(ctx: ServiceContext): EndpointChanges {
   const endpoints = createEndpointStore(ctx.store, ctx.vault, ctx.clock);
   const endpointOf = async (userId: string, endpointId: string): Promise<EndpointRow> => {
     const row = await endpoints.find(userId, endpointId);
-    if (row === undefined) throw new SvcError('not_found', `you have no webhook endpoint ${JSON.stringify(endpointId)}`, { remedy: 'swarm-node webhook list shows yours.' });
+    if (row === undefined) throw new SvcError('not_found', `you have no webhook endpoint ${JSON.stringify(endpointId)}`, { remedy: 'Yours: swarm-node webhook list.' });
     return row;
   };
   return {

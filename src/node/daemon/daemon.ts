@@ -23,7 +23,7 @@ import { messageOf, type SvcError } from '../../contract/errors.js';
 import type { NodeEnrollment } from '../identity/credentials.js';
 import { syncServedAgents } from '../agents/served-agents.js';
 import type { NodeCaller } from '../work/caller.js';
-import { claimDaemon, recordStopped, recordTick } from '../store/daemon-state.js';
+import { claimDaemon, recordStopped, recordTick, type DaemonSupervisor } from '../store/daemon-state.js';
 import { pendingRuns, releaseRunsOf } from '../store/journal.js';
 import { scheduledAgents } from '../store/schedules.js';
 import { AgentRuns } from './agent-runs.js';
@@ -56,6 +56,8 @@ export interface DaemonDeps extends Omit<CoreDeps, 'log'> {
   healthAt?: { host: string; port: number };
   /** Checking for a newer release (auto-update.ts); off when undefined. */
   autoUpdate?: AutoUpdateOptions;
+  /** Who starts it again when it exits (recorded for `upgrade`); nobody when undefined. */
+  supervisor?: DaemonSupervisor;
 }
 
 export interface DaemonOutcome {
@@ -143,9 +145,9 @@ class NodeDaemon {
   }
 
   async run(stop: AbortSignal): Promise<DaemonOutcome> {
-    const { db, pid, version } = this.#deps;
+    const { db, pid, version, supervisor = 'none' } = this.#deps;
     const { log } = this.#core;
-    const { previousPid } = claimDaemon(db, { pid, version, tickMs: this.#tickMs }, this.#core.now());
+    const { previousPid } = claimDaemon(db, { pid, version, tickMs: this.#tickMs, supervisor }, this.#core.now());
     // The previous daemon is gone (claimDaemon checked): its runs in flight when it died are awaited by nobody.
     if (previousPid !== null) releaseRunsOf(db, previousPid);
     log.info('daemon_started', {
@@ -156,6 +158,7 @@ class NodeDaemon {
       agents: scheduledAgents(db).length,
       pending_runs: pendingRuns(db).length,
       concurrency: this.#core.concurrency,
+      supervisor,
     });
     this.#updater?.start();
     let failing: string | undefined;

@@ -153,7 +153,7 @@ export class ServiceHold {
     this.#probeBackoff = nextBackoff(sameHold ? this.#probeBackoff : undefined, this.#core.backoffMs);
     this.#probeAt = this.#core.now() + this.#probeBackoff;
     this.#probeNeeded = true;
-    const remedy = reason === 'credential_rejected' ? 'enroll the node again: swarm-node install with a fresh deploy token (picked up without a restart)' : undefined;
+    const remedy = reason === 'credential_rejected' ? 'enroll the node anew, signed in (picked up without a restart): sudo swarm-node install --reenroll' : undefined;
     this.#pauseAll(reason, this.#probeAt, { error: firstSentence(messageOf(error)), remedy });
   }
 

@@ -147,7 +147,7 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const userId = userOf(request).sub;
         const { node_id: nodeId } = request.params;
         const credential = await credentials.replace(userId, nodeId);
-        if (credential === undefined) throw new SvcError('not_found', `you have no node ${nodeId}`, { remedy: 'swarm-node nodes lists yours.' });
+        if (credential === undefined) throw new SvcError('not_found', `you have no node ${nodeId}`, { remedy: 'Yours: swarm-node nodes.' });
         const client = clientSeen(request);
         await ctx.audit.record(userId, 'credential_rotated', client, { node_id: nodeId });
         runInBackground(ctx, ctx.mailer.send(credentialRotatedMail(userId, nodeId, ctx.clock.now(), client)));
@@ -176,7 +176,7 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const userId = userOf(request).sub;
         const now = ctx.clock.now();
         const removed = await removal.byUser(userId, nodeId, now);
-        if (removed === undefined) throw new SvcError('not_found', `you have no node ${nodeId}`, { remedy: 'swarm-node nodes lists yours.' });
+        if (removed === undefined) throw new SvcError('not_found', `you have no node ${nodeId}`, { remedy: 'Yours: swarm-node nodes.' });
         // A repeat (its answer was lost) is answered as the removal was, and is not a second event.
         if (removed.removed_at === now) await ctx.audit.record(userId, 'node_removed', clientSeen(request), { node_id: nodeId, by: 'user' });
         return {

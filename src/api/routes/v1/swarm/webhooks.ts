@@ -32,7 +32,8 @@ export function webhookRoutes(ctx: ServiceContext): FastifyPluginAsync {
     const endpoints = changes.store;
     const endpointOf = changes.endpointOf;
     const deliveries = createDeliveryStore(ctx.store);
-    const noDelivery = (eventId: string) => new SvcError('not_found', `this endpoint has no delivery of event ${JSON.stringify(eventId)}`, { remedy: 'swarm-node webhook deliveries ID lists them.' });
+    const noDelivery = (endpointId: string, eventId: string) =>
+      new SvcError('not_found', `this endpoint has no delivery of event ${JSON.stringify(eventId)}`, { remedy: `Its deliveries: swarm-node webhook deliveries ${endpointId}.` });
 
     app.post<{ Body: WebhookRequest }>(
       '/v1/swarm/webhooks',
@@ -96,7 +97,7 @@ export function webhookRoutes(ctx: ServiceContext): FastifyPluginAsync {
       async (request) => {
         await endpointOf(userOf(request).sub, request.params.endpoint_id);
         const found = await deliveries.find(request.params.endpoint_id, request.params.event_id);
-        if (found === undefined) throw noDelivery(request.params.event_id);
+        if (found === undefined) throw noDelivery(request.params.endpoint_id, request.params.event_id);
         return { ...found.delivery, payload: found.payload, attempt_log: found.attempts };
       },
     );
@@ -107,7 +108,7 @@ export function webhookRoutes(ctx: ServiceContext): FastifyPluginAsync {
       { config: { auth: 'access-token' }, schema: { params: DeliveryParams, response: { 202: WebhookDelivery } } },
       async (request, reply) => {
         await endpointOf(userOf(request).sub, request.params.endpoint_id);
-        if (!(await deliveries.resend(request.params.endpoint_id, request.params.event_id, ctx.clock.now()))) throw noDelivery(request.params.event_id);
+        if (!(await deliveries.resend(request.params.endpoint_id, request.params.event_id, ctx.clock.now()))) throw noDelivery(request.params.endpoint_id, request.params.event_id);
         const found = await deliveries.find(request.params.endpoint_id, request.params.event_id);
         return reply.status(202).send(found!.delivery);
       },
