@@ -41,6 +41,8 @@ export class DaemonCore {
   readonly health: DaemonHealth | undefined;
   #busySlots = 0;
   readonly #slotWaiters = new Set<() => void>();
+  /** Ends the daemon's wait for its next tick (nextTick). */
+  #wake: (() => void) | undefined;
   readonly #runs = new AbortController();
 
   constructor(deps: CoreDeps, backoffMs: number) {
@@ -102,6 +104,29 @@ export class DaemonCore {
 
   now(): number {
     return this.clock.now();
+  }
+
+  /** Waits `ms` for the next tick, less when something the daemon waits for happened meanwhile (wake). */
+  async nextTick(ms: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      this.#wake = resolve;
+      timer = setTimeout(resolve, ms);
+      signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    clearTimeout(timer);
+    this.#wake = undefined;
+  }
+
+  /** A tick now rather than at its time: the service is back, a catch-up is done, a probe is due. */
+  wake(): void {
+    this.#wake?.();
+  }
+
+  /** A tick at `at` (this clock), not up to a tick later. */
+  wakeAt(at: number): void {
+    setTimeout(() => this.wake(), Math.max(0, at - this.now())).unref();
   }
 
   /** Runs `task` in the background: a tick never waits for the network. */

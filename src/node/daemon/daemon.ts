@@ -18,7 +18,6 @@
 // (unsettled rows, unreported results), agent-runs.ts (due agents, caps, what a run ends in), work-puller.ts (runs
 // the service hands over), balance-pause.ts (the wallet) and auto-update.ts (a newer release).
 import { sayOffline } from './offline.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { messageOf, type SvcError } from '../../contract/errors.js';
 import type { NodeEnrollment } from '../identity/credentials.js';
 import { syncServedAgents } from '../agents/served-agents.js';
@@ -122,6 +121,7 @@ class NodeDaemon {
       deps.callerFor,
       () => {
         this.#phase = 'settle';
+        this.#core.wake();
       },
       (error) => this.#removal.abort(error),
     );
@@ -169,7 +169,7 @@ class NodeDaemon {
         if (messageOf(error) !== failing) log.error('tick_failed', { error: messageOf(error) });
         failing = messageOf(error);
       }
-      await sleep(this.#tickMs, undefined, { signal: ended }).catch(() => undefined);
+      await this.#core.nextTick(this.#tickMs, ended);
     }
     const removed = this.#removal.signal.aborted ? (this.#removal.signal.reason as SvcError) : undefined;
     const updateStaged = this.#update.signal.aborted && !stop.aborted ? (this.#update.signal.reason as string) : undefined;
@@ -245,7 +245,11 @@ class NodeDaemon {
         this.#core.track(
           this.#catchUp(caller).then((done) => {
             this.#catchingUp = false;
-            if (done && this.#hold.ready && this.#phase === 'settle') this.#phase = 'schedule';
+            if (done && this.#hold.ready && this.#phase === 'settle') {
+              this.#phase = 'schedule';
+              // Polling starts now, not a tick later: a node is back within seconds of the service.
+              this.#core.wake();
+            }
           }),
         );
       }

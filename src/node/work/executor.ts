@@ -1,16 +1,27 @@
 // A run this node holds, executed here exactly once (docs/api.md "Runs on the node"): the executions journal gets
 // the run before the agent starts and its result before the report, the lease is renewed while the agent works,
-// and the result is reported once. What a crash leaves is finished by recover(): a run found running is reported
-// failed (interrupted), never started again; a finished one is reported with its stored result.
+// and the result is reported once. A run whose lease has passed by the time it would start (this process was
+// frozen, its answer sat unread) is handed back unstarted. A result the service cannot take yet (it is unreachable)
+// is tried again while the lease lasts. What a crash leaves is finished by recover(): a run found running is
+// reported failed (interrupted), never started again; a finished one is reported with its stored result.
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError } from '../../contract/errors.js';
 import type { RunResponse } from '../../contract/schemas.js';
-import type { Clock } from '../../lib/clock.js';
+import { CappedBackoff } from '../../lib/backoff.js';
+import { monotonicClock, type Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { NodeApi } from '../service/node-api.js';
 import { processIsAlive } from '../host/process-alive.js';
 import { RUN_CANCELLED, type LocalOutcome, type LocalRunner } from '../runner/run-local.js';
 import { executionClosed, executionFinished, executionStarted, findExecution, openExecutions, type Execution } from '../store/executions.js';
+import type { RunLease } from './run-lease.js';
+
+/** A result the service could not take is tried again this soon, doubling up to the cap, while the lease lasts. */
+const REPORT_RETRY_FIRST_MS = 500;
+const REPORT_RETRY_CAP_MS = 4_000;
+/** A renewal that failed is tried again this soon, doubling, never later than the next renewal was due. */
+const RENEW_RETRY_FIRST_MS = 500;
 
 export interface LeasedRun {
   run_id: string;
@@ -18,8 +29,8 @@ export interface LeasedRun {
   user_id: string;
   input: unknown;
   lease_id: string;
-  /** ISO time: the renewals keep ahead of it. */
-  lease_expires_at: string;
+  /** How long this node may hold it, on its monotonic clock (run-lease.ts): renewals keep it ahead. */
+  lease: RunLease;
   /** The uploaded bundle the service pinned the run to; absent: the built-in agent. */
   bundle_digest?: string;
   /** Its time limit (docs/api.md "Runs as jobs"); absent: the agent's own. */
@@ -45,13 +56,24 @@ export interface ExecutorDeps {
   version: string;
   /** The node's tier: an agent's own business (the tutor's sections). */
   tier: string;
+  /** What leases are measured with (run-lease.ts): the host's monotonic clock unless a test gives another. */
+  monotonic?: Clock;
+}
+
+/** Failures that say nothing about the result: the service could not be reached or was not ready to take it. */
+function isTransient(error: SvcError): boolean {
+  return error.code === 'service_unreachable' || error.code === 'service_unavailable' || error.status >= 500;
 }
 
 export class Executor {
   readonly #deps: ExecutorDeps;
+  readonly #monotonic: Clock;
+  /** Runs whose result this process is reporting now: recover() leaves them to it. */
+  readonly #reporting = new Set<string>();
 
   constructor(deps: ExecutorDeps) {
     this.#deps = deps;
+    this.#monotonic = deps.monotonic ?? monotonicClock;
   }
 
   get runner(): LocalRunner {
@@ -62,12 +84,26 @@ export class Executor {
     return this.#deps.api;
   }
 
-  /** Runs `run` here unless this node knows it already; `signal` stops the agent (the node stops). */
-  async execute(run: LeasedRun, signal?: AbortSignal): Promise<ExecutionOutcome> {
+  /**
+   * Runs `run` here unless this node knows it already; `signal` stops the agent (the node stops). A result the
+   * service cannot take yet is tried again while the lease lasts, until `retryUntil` aborts (the daemon's drain is
+   * over): then it is kept for the next settlement.
+   */
+  async execute(run: LeasedRun, signal?: AbortSignal, retryUntil?: AbortSignal): Promise<ExecutionOutcome> {
     const { db, clock, pid } = this.#deps;
     if (!executionStarted(db, { ...run, owner_pid: pid }, clock.now())) {
       const known = findExecution(db, run.run_id)!;
       return known.owner_pid !== null && known.owner_pid !== pid && processIsAlive(known.owner_pid) ? { kind: 'known' } : this.#finishKnown(known);
+    }
+    if (run.lease.passed) {
+      // The service may have failed and refunded the run already (node_lost): its agent must not start. Handed back
+      // unstarted, it goes back to the queue if the service still has it (docs/api.md "Leases as durations").
+      const handedBack: LocalOutcome = {
+        status: 'failed',
+        output: { error: 'not_started', message: 'the lease had run out before the node could start the agent (the node was frozen or its answer came late); the agent did not run' },
+      };
+      executionFinished(db, run.run_id, handedBack, clock.now());
+      return this.#report(findExecution(db, run.run_id)!);
     }
     const stopped = new AbortController();
     // The reason goes with it: a cancel (RUN_CANCELLED) ends the run cancelled, a node stopping ends it aborted.
@@ -86,7 +122,24 @@ export class Executor {
       return { kind: 'lost' };
     }
     executionFinished(db, run.run_id, outcome, clock.now());
-    return this.#report(findExecution(db, run.run_id)!);
+    return this.#reportWithinLease(findExecution(db, run.run_id)!, run.lease, retryUntil);
+  }
+
+  /** Reports, and while the service cannot take it and the lease lasts, tries again on a short capped backoff. */
+  async #reportWithinLease(execution: Execution, lease: RunLease, retryUntil: AbortSignal | undefined): Promise<ExecutionOutcome> {
+    const backoff = new CappedBackoff(REPORT_RETRY_FIRST_MS, REPORT_RETRY_CAP_MS);
+    this.#reporting.add(execution.run_id);
+    try {
+      for (;;) {
+        const outcome = await this.#report(execution);
+        if (outcome.kind !== 'unreported' || !isTransient(outcome.error) || retryUntil?.aborted === true) return outcome;
+        const waitMs = Math.min(backoff.next(), lease.leftMs);
+        if (waitMs <= 0) return outcome;
+        await sleep(waitMs, undefined, retryUntil === undefined ? {} : { signal: retryUntil }).catch(() => undefined);
+      }
+    } finally {
+      this.#reporting.delete(execution.run_id);
+    }
   }
 
   /** What a crash or an outage left: runs of processes gone, and results not reported yet (this process's too). */
@@ -96,6 +149,7 @@ export class Executor {
       const own = execution.owner_pid === this.#deps.pid;
       // A run still executing (here, or in another live process) is reported by whoever runs it.
       if (execution.status === 'running' && (own || (execution.owner_pid !== null && processIsAlive(execution.owner_pid)))) continue;
+      if (this.#reporting.has(execution.run_id)) continue;
       if (!own && execution.status === 'finished' && execution.owner_pid !== null && processIsAlive(execution.owner_pid)) continue;
       const outcome = await this.#finishKnown(execution);
       if (outcome.kind === 'reported') counts.reported += 1;
@@ -138,27 +192,52 @@ export class Executor {
   }
 
   /**
-   * Renews the lease while the agent works, a third of the lease at a time (a poll that asks for nothing): a run
-   * longer than the lease keeps it, and a run the service no longer lets this node hold is stopped.
+   * Renews the lease while the agent works, a third of the lease at a time (a poll that asks for nothing), measured
+   * on the monotonic clock from the seconds the service gives: a run longer than the lease keeps it, a host whose
+   * wall clock is off renews as often as any other, and a run the service no longer lets this node hold is stopped.
+   * A renewal that fails is tried again soon, never later than the next one was due.
    */
   #renewWhileRunning(run: LeasedRun, stopped: AbortController): { stop(): void; readonly lost: boolean } {
-    const { api, clock, version } = this.#deps;
-    const leaseMs = Math.max(1_500, Date.parse(run.lease_expires_at) - clock.now());
+    const { api, version } = this.#deps;
+    const monotonic = this.#monotonic;
+    // The first renewal a third of what is left; then a third of the lease the service gives at each renewal.
+    let everyMs = Math.max(200, run.lease.leftMs / 3);
+    let retryMs = RENEW_RETRY_FIRST_MS;
     let lost = false;
-    const timer = setInterval(() => {
+    let over = false;
+    let timer: NodeJS.Timeout | undefined;
+    const schedule = (ms: number): void => {
+      if (over) return;
+      timer = setTimeout(renew, Math.max(50, Math.floor(ms)));
+      timer.unref();
+    };
+    const renew = (): void => {
+      const sentAt = monotonic.now();
       api
         .poll({ hostname: hostname(), version, capacity: 0, running: [run.run_id], wait_seconds: 0 })
         .then((answer) => {
           if (answer.lost.includes(run.run_id)) {
             lost = true;
             stopped.abort();
-          } else if (answer.cancel?.includes(run.run_id) === true) stopped.abort(RUN_CANCELLED);
+            return;
+          }
+          if (answer.cancel?.includes(run.run_id) === true) stopped.abort(RUN_CANCELLED);
+          run.lease.renewed(sentAt, answer.lease_seconds);
+          everyMs = Math.max(200, (answer.lease_seconds * 1000) / 3);
+          retryMs = RENEW_RETRY_FIRST_MS;
+          schedule(everyMs);
         })
-        .catch(() => undefined);
-    }, Math.floor(leaseMs / 3));
-    timer.unref();
+        .catch(() => {
+          schedule(Math.min(retryMs, everyMs));
+          retryMs *= 2;
+        });
+    };
+    schedule(everyMs);
     return {
-      stop: () => clearInterval(timer),
+      stop: () => {
+        over = true;
+        clearTimeout(timer);
+      },
       get lost() {
         return lost;
       },
