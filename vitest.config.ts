@@ -9,10 +9,12 @@ import { defineConfig } from 'vitest/config';
  */
 const ON_POSTGRES = [
   'test/api/agent-upload.test.ts',
+  'test/api/artifacts.test.ts',
   'test/api/auth.test.ts',
   'test/api/compiled-once.test.ts',
   'test/api/enroll.test.ts',
   'test/api/execute.test.ts',
+  'test/api/own-agents.test.ts',
   'test/api/http-limits.test.ts',
   'test/api/idempotency.test.ts',
   'test/api/jobs.test.ts',
@@ -23,11 +25,16 @@ const ON_POSTGRES = [
   'test/api/input-schema-safety.test.ts',
   'test/api/paygate.test.ts',
   'test/api/runs.test.ts',
+  'test/api/run-logs.test.ts',
   'test/api/sandbox.test.ts',
   'test/api/upload-quota.test.ts',
   'test/api/wallet-page.test.ts',
   'test/api/wallet.test.ts',
   'test/api/webhook.test.ts',
+  'test/api/secrets.test.ts',
+  'test/api/budgets.test.ts',
+  'test/api/usage.test.ts',
+  'test/api/run-webhooks.test.ts',
   'test/api-postgres/**/*.test.ts',
 ];
 

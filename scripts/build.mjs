@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { build } from 'esbuild';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { buildAgentVendor } from './agent-vendor.mjs';
 
 const { version, engines } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
 
@@ -36,6 +37,7 @@ await Promise.all([
   build({ ...common, entryPoints: { 'svc-api': 'src/api/main.ts' }, chunkNames: 'api/[name]-[hash]', keepNames: true }),
   // npm run release: not part of what a node runs, so not part of a release either (src/release/release-tree.ts).
   build({ ...common, entryPoints: { 'swarm-node-release': 'src/release/main.ts' }, chunkNames: 'release/[name]-[hash]' }),
+  buildAgentVendor(new URL('../', import.meta.url)),
 ]);
 // The program's own `--help`, written out for bin/swarm-node.js to print for `--help` alone without loading the
 // program. Two words, so the program answers; on a pipe, so it is the 80-column text.

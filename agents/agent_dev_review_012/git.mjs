@@ -133,3 +133,38 @@ export async function blobSizes(repo, blobs) {
 export async function blobText(repo, blob) {
   return git(repo, ['cat-file', 'blob', blob]);
 }
+
+/**
+ * The contents of several blobs, by id, from one `git cat-file --batch`: each answer is a header line
+ * "<id> blob <size>" and the bytes. Decoded as UTF-8 (a byte that is not becomes U+FFFD, and is no secret's).
+ */
+export function blobTexts(repo, blobs) {
+  return new Promise((resolve, reject) => {
+    const texts = new Map();
+    if (blobs.length === 0) return resolve(texts);
+    const child = spawn('git', [...CONFIG, '-C', repo, 'cat-file', '--batch'], { env: ENV, stdio: ['pipe', 'pipe', 'pipe'], timeout: TIMEOUT_MS });
+    let buffer = Buffer.alloc(0);
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.stdout.on('data', (chunk) => {
+      buffer = Buffer.concat([buffer, chunk]);
+      for (;;) {
+        const newline = buffer.indexOf(10);
+        if (newline === -1) return;
+        const [id, type, size] = buffer.subarray(0, newline).toString('utf8').split(' ');
+        if (type === 'missing') {
+          buffer = buffer.subarray(newline + 1);
+          continue;
+        }
+        const end = newline + 1 + Number(size);
+        if (buffer.length < end + 1) return;
+        texts.set(id, buffer.subarray(newline + 1, end).toString('utf8'));
+        buffer = buffer.subarray(end + 1);
+      }
+    });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(texts) : reject(new Error(`git cat-file failed: ${stderr.trim() || `exit ${code}`}`))));
+    child.stdin.on('error', () => {});
+    child.stdin.end(`${blobs.join('\n')}\n`);
+  });
+}

@@ -1,18 +1,24 @@
-// agent_dev_review_012: reviews a commit or a range of a git repository on the node's host.
-// See docs/sections/starter-agents.md for what it flags and why.
+// agent_dev_review_012: reviews a commit or a range of a git repository on the node's host: secrets (secretlint's
+// recommended preset and rules of its own), code checks by maintained analyzers, conflict markers, large binaries
+// and to-do comments. See docs/sections/starter-agents.md for what it flags and why.
 import { stat } from 'node:fs/promises';
 import { basename, isAbsolute } from 'node:path';
-import { InputError, refuseUnknownFields, runAgent } from './agent-io.mjs';
-import { binaryPaths, blobSizes, blobText, changedFiles, git, resolveReview } from './git.mjs';
+import { IncompleteRunError, InputError, artifactsDir, refuseUnknownFields, runAgent } from './agent-io.mjs';
+import { analyzerOf, runAnalyzers } from './analyzers.mjs';
+import { binaryPaths, blobSizes, blobTexts, changedFiles, git, resolveReview } from './git.mjs';
+import { configuredModel } from './model.mjs';
+import { modelReview } from './model-review.mjs';
 import { eachAddedLine } from './patch-lines.mjs';
-import { LARGE_BINARY_BYTES, SHELL_EXTENSIONS, SHELL_SHEBANG, TODO, conflictMarkerKind, findSecrets } from './rules.mjs';
-import { checkScript, severityOfLevel, shellcheckVersion } from './shellcheck.mjs';
+import { LARGE_BINARY_BYTES, SHELL_EXTENSIONS, SHELL_SHEBANG, SQL_FILES, TODO, conflictMarkerKind, sqlBuiltFromStrings } from './rules.mjs';
+import { writeSarif } from './sarif.mjs';
+import { findSecrets } from './secrets.mjs';
 
 const MAX_FINDINGS = 300;
-/** Keeps a huge diff (a vendored tree) within the run's deadline; the output says when it cut. */
+/** Keeps a huge diff (a vendored tree) within the run's time limit; the output says when it cut. */
 const MAX_ADDED_LINES = 500_000;
-const MAX_SCRIPTS = 20;
-const KINDS = ['secret', 'conflict_marker', 'large_binary', 'shellcheck', 'todo'];
+/** Text files above this are not read for secrets or checked (a generated bundle, a data dump). */
+const MAX_TEXT_BYTES = 1024 * 1024;
+const KINDS = ['secret', 'conflict_marker', 'large_binary', 'sql', 'eslint', 'shellcheck', 'bandit', 'todo'];
 
 async function openRepo(repo) {
   if (typeof repo !== 'string' || !isAbsolute(repo)) throw new InputError('repo: must be an absolute path to a git repository on this host');
@@ -27,34 +33,33 @@ async function openRepo(repo) {
 }
 
 class Findings {
-  list = [];
+  all = [];
   counts = Object.fromEntries(KINDS.map((kind) => [kind, 0]));
   add(finding) {
     this.counts[finding.kind]++;
-    if (this.list.length < MAX_FINDINGS) this.list.push(finding);
+    this.all.push(finding);
+  }
+  get listed() {
+    return [...this.all].sort((a, b) => KINDS.indexOf(a.kind) - KINDS.indexOf(b.kind)).slice(0, MAX_FINDINGS);
   }
 }
 
-/** Scripts among the changed files: by extension, or executable and extension-less with a shell `#!` line. */
-async function shellScripts(repo, files, sizes, binary) {
-  const scripts = [];
-  for (const file of files) {
-    if (binary.has(file.path)) continue;
-    if (SHELL_EXTENSIONS.test(file.path)) scripts.push(file);
-    else if (file.mode === '100755' && !basename(file.path).includes('.') && (sizes.get(file.blob) ?? Infinity) <= LARGE_BINARY_BYTES && SHELL_SHEBANG.test(await blobText(repo, file.blob))) scripts.push(file);
-  }
-  return scripts;
-}
+const isShellScript = (file, text) => SHELL_EXTENSIONS.test(file.path) || (file.mode === '100755' && !basename(file.path).includes('.') && SHELL_SHEBANG.test(text));
+
+const PARTS = [
+  ['secret', 'secret', 'secrets'],
+  ['conflict_marker', 'conflict marker', 'conflict markers'],
+  ['large_binary', 'large binary', 'large binaries'],
+  ['sql', 'SQL built from strings', 'SQL statements built from strings'],
+  ['eslint', 'ESLint issue', 'ESLint issues'],
+  ['shellcheck', 'shellcheck issue', 'shellcheck issues'],
+  ['bandit', 'bandit issue', 'bandit issues'],
+  ['todo', 'to-do comment', 'to-do comments'],
+];
 
 function summarise(rev, review, counts, filesChanged) {
   const what = review.subject === null ? `${rev} (${review.commits} commit${review.commits === 1 ? '' : 's'})` : `${rev} (${review.head.slice(0, 7)} "${review.subject.slice(0, 60)}")`;
-  const parts = [
-    [counts.secret, 'secret', 'secrets'],
-    [counts.conflict_marker, 'conflict marker', 'conflict markers'],
-    [counts.large_binary, 'large binary', 'large binaries'],
-    [counts.shellcheck, 'shellcheck issue', 'shellcheck issues'],
-    [counts.todo, 'TODO/FIXME', 'TODO/FIXMEs'],
-  ].filter(([count]) => count > 0).map(([count, one, many]) => `${count} ${count === 1 ? one : many}`);
+  const parts = PARTS.filter(([kind]) => counts[kind] > 0).map(([kind, one, many]) => `${counts[kind]} ${counts[kind] === 1 ? one : many}`);
   const files = `${filesChanged} changed file${filesChanged === 1 ? '' : 's'}`;
   return parts.length === 0 ? `${what}: nothing flagged in ${files}` : `${what}: ${parts.join(', ')} in ${files}`;
 }
@@ -63,6 +68,7 @@ await runAgent('agent_dev_review_012', async (input) => {
   refuseUnknownFields(input, ['repo', 'rev']);
   const repo = await openRepo(input.repo);
   const rev = input.rev ?? 'HEAD';
+  const model = configuredModel();
   const review = await resolveReview(repo, rev);
   const files = await changedFiles(repo, review.base, review.head);
   // Deleted files, symlinks and submodules have no new content to review.
@@ -78,15 +84,14 @@ await runAgent('agent_dev_review_012', async (input) => {
     }
   }
 
-  const scripts = await shellScripts(repo, present, sizes, binary);
-  const addedInScripts = new Map(scripts.map((script) => [script.path, new Set()]));
+  const added = new Map();
   const separators = [];
   let fileHasMarker = false;
   const scan = await eachAddedLine(repo, review.base, review.head, {
     maxLines: MAX_ADDED_LINES,
     onAdded(path, line, text) {
-      addedInScripts.get(path)?.add(line);
-      for (const secret of findSecrets(text)) findings.add({ kind: 'secret', severity: 'critical', file: path, line, ...secret });
+      if (!added.has(path)) added.set(path, new Map());
+      added.get(path).set(line, text);
       const marker = conflictMarkerKind(text);
       if (marker === 'marker') {
         fileHasMarker = true;
@@ -94,8 +99,11 @@ await runAgent('agent_dev_review_012', async (input) => {
       } else if (marker === 'separator') {
         separators.push({ path, line });
       }
+      if (SQL_FILES.test(path) && sqlBuiltFromStrings(text)) {
+        findings.add({ kind: 'sql', severity: 'warning', file: path, line, rule: 'sql-built-from-strings', message: 'builds an SQL statement by formatting values into a string (SQL injection)', fix: 'pass the values as query parameters: execute("… WHERE name = %s", (name,)), or a ? / $1 placeholder' });
+      }
       const todo = TODO.exec(text);
-      if (todo) findings.add({ kind: 'todo', severity: 'info', file: path, line, message: `adds a ${todo[1]}`, excerpt: text.trim().slice(0, 160) });
+      if (todo) findings.add({ kind: 'todo', severity: 'info', file: path, line, message: `adds a ${todo[1] ?? todo[2]} comment`, excerpt: text.trim().slice(0, 160) });
     },
     onFileEnd() {
       if (fileHasMarker) {
@@ -106,27 +114,28 @@ await runAgent('agent_dev_review_012', async (input) => {
     },
   });
 
-  const version = await shellcheckVersion();
-  const checked = version === null ? [] : scripts.slice(0, MAX_SCRIPTS);
-  let outsideDiff = 0;
-  const failures = [];
-  for (const script of checked) {
-    const added = addedInScripts.get(script.path);
-    // One script shellcheck cannot handle (too big to check in time) leaves the rest of the review standing.
-    const comments = await checkScript(await blobText(repo, script.blob)).catch((error) => {
-      failures.push({ file: script.path, error: error.message });
-      return [];
-    });
-    for (const comment of comments) {
-      if (!added.has(comment.line)) {
-        outsideDiff++;
-        continue;
-      }
-      findings.add({ kind: 'shellcheck', severity: severityOfLevel(comment.level), file: script.path, line: comment.line, code: `SC${comment.code}`, level: comment.level, message: comment.message });
-    }
+  // The text files with added lines, read whole: secrets span lines (a PEM key) and analyzers need the file.
+  const textFiles = present.filter((file) => !binary.has(file.path) && added.has(file.path) && (sizes.get(file.blob) ?? 0) <= MAX_TEXT_BYTES);
+  const texts = await blobTexts(repo, [...new Set(textFiles.map((file) => file.blob))]);
+  const tooBig = present.filter((file) => !binary.has(file.path) && (sizes.get(file.blob) ?? 0) > MAX_TEXT_BYTES).map((file) => file.path);
+  const groups = { eslintFiles: [], scripts: [], pythonFiles: [] };
+  for (const file of textFiles) {
+    const text = texts.get(file.blob) ?? '';
+    const lines = new Set(added.get(file.path).keys());
+    for (const secret of await findSecrets(file.path, text, lines)) findings.add({ kind: 'secret', severity: 'critical', file: file.path, ...secret });
+    const entry = { path: file.path, text, added: lines };
+    if (isShellScript(file, text)) groups.scripts.push(entry);
+    else if (analyzerOf(file.path) === 'eslint') groups.eslintFiles.push(entry);
+    else if (analyzerOf(file.path) === 'bandit') groups.pythonFiles.push(entry);
   }
+  const { reports, missing } = await runAnalyzers(groups, (finding) => findings.add(finding));
+  const failed = Object.entries(reports).filter(([, report]) => report.failures?.length > 0).map(([name]) => name);
+  const tools = { secretlint: { ran: true, files: textFiles.length }, ...reports };
 
-  return {
+  const dir = artifactsDir();
+  const artifacts = dir ? [writeSarif(dir, findings.all, Object.fromEntries(Object.entries(reports).map(([name, report]) => [name, report.version])))] : [];
+  const modelAnswer = model ? await modelReview(model, added, findings.all) : null;
+  const output = {
     summary: summarise(rev, review, findings.counts, files.length),
     repo,
     rev,
@@ -135,11 +144,22 @@ await runAgent('agent_dev_review_012', async (input) => {
     commits: review.commits,
     files_changed: files.length,
     counts: findings.counts,
-    findings: findings.list,
-    shellcheck: version === null
-      ? { available: false, scripts: scripts.length, checked: 0, note: `shellcheck is not installed on this host: ${scripts.length} changed shell script(s) not checked` }
-      : { available: true, version, scripts: scripts.length, checked: checked.length, comments_outside_diff: outsideDiff, ...(failures.length > 0 ? { failures } : {}) },
+    findings: findings.listed,
+    tools,
+    ...(tooBig.length > 0 ? { not_read: { over_bytes: MAX_TEXT_BYTES, files: tooBig.slice(0, 50) } } : {}),
+    ...(modelAnswer ? { model_review: modelAnswer } : {}),
+    artifacts,
     large_binary_bytes: LARGE_BINARY_BYTES,
-    truncated: findings.list.length < Object.values(findings.counts).reduce((a, b) => a + b, 0) || scan.truncated || checked.length < (version === null ? 0 : scripts.length),
+    truncated: findings.all.length > MAX_FINDINGS || scan.truncated || Object.values(reports).some((report) => report.over_cap > 0),
   };
+  if (missing.length > 0 || failed.length > 0) {
+    const why = [
+      ...missing.map((name) => reports[name].note),
+      ...failed.map((name) => `${name} could not check ${reports[name].failures.map((failure) => failure.file ?? 'its files').join(', ')}: ${reports[name].failures[0].error}`),
+    ];
+    const done = [`${output.summary} (by the tools that ran)`, ...findings.listed.slice(0, 20).map((finding) => `  ${finding.file}:${finding.line ?? '-'} ${finding.kind} ${finding.rule ?? ''} ${finding.message}`)].join('\n');
+    throw new IncompleteRunError(`not a full review, so the run is refunded: ${why.join('; ')}`, done);
+  }
+  return output;
 });
+

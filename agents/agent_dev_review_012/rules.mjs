@@ -1,46 +1,8 @@
-// What the review flags in added lines. A small, documented set (docs/sections/starter-agents.md): precise
-// patterns for well-known credential formats, one generic assignment rule, conflict markers and TODO/FIXME.
+// What the review flags in added lines besides secrets (./secrets.mjs) and the analyzers' findings: conflict markers,
+// large binaries and to-do markers in comments (docs/sections/starter-agents.md).
 
 /** Files git counts as binary at or above this size are flagged: 1 MiB. */
 export const LARGE_BINARY_BYTES = 1024 * 1024;
-
-export const SECRET_RULES = [
-  // RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP (… PRIVATE KEY BLOCK) and plain PKCS#8 "PRIVATE KEY".
-  { rule: 'private-key', what: 'a PEM private key', pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/ },
-  { rule: 'aws-access-key-id', what: 'an AWS access key id', pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/ },
-  { rule: 'github-token', what: 'a GitHub token', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82})\b/ },
-  { rule: 'slack-token', what: 'a Slack token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/ },
-  { rule: 'slack-webhook', what: 'a Slack webhook URL', pattern: /https:\/\/hooks\.slack\.com\/services\/T[A-Z0-9]+\/B[A-Z0-9]+\/[A-Za-z0-9]+/ },
-  // `password = "…"`, `api_key: '…'`: a quoted literal of 6 or more characters, not a ${VAR}, <placeholder> or %(name)s.
-  {
-    rule: 'password-assignment',
-    what: 'a hard-coded password or key',
-    pattern: /\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)\b["']?\s*[:=]\s*(["'])(?![$<%{])([^"'\s]{6,})\1/i,
-    valueGroup: 2,
-  },
-];
-
-/** Values that are obviously not secrets, for the generic rule only. */
-const PLACEHOLDER = /^(?:x+|\*+|\.+|changeme|change_me|example|password|secret|your[-_a-z]*|dummy|redacted|placeholder)$/i;
-
-/** The line with the secret cut to its first characters, so the review never repeats a credential. */
-function redact(line, match, valueGroup) {
-  const value = valueGroup ? match[valueGroup] : match[0];
-  const start = match.index + (valueGroup ? match[0].lastIndexOf(value) : 0);
-  const kept = value.startsWith('-----BEGIN') ? value : `${value.slice(0, 4)}…[redacted]`;
-  const shown = `${line.slice(0, start)}${kept}${line.slice(start + value.length)}`.trim();
-  return shown.length > 160 ? `${shown.slice(0, 157)}...` : shown;
-}
-
-export function findSecrets(line) {
-  const found = [];
-  for (const { rule, what, pattern, valueGroup } of SECRET_RULES) {
-    const match = pattern.exec(line);
-    if (!match || (valueGroup && PLACEHOLDER.test(match[valueGroup]))) continue;
-    found.push({ rule, message: `adds ${what}`, excerpt: redact(line, match, valueGroup) });
-  }
-  return found;
-}
 
 /** Start, base (diff3) and end markers always count; "=======" alone also underlines Markdown, so only beside them. */
 const CONFLICT_MARKER = /^(?:<{7}|\|{7}|>{7})(?: |$)/;
@@ -52,8 +14,35 @@ export function conflictMarkerKind(line) {
   return null;
 }
 
-export const TODO = /\b(TODO|FIXME)\b/;
+/**
+ * A to-do marker opening a comment (`// TODO`, `# FIXME:`, `/* TODO`, ` * TODO`, `<!-- TODO`, `-- TODO`): not code
+ * that holds the word (`const TODO = …`, `'TODO'`), which a marker in a comment is the only sign of.
+ */
+export const TODO = /(?:^|\s|;)(?:\/\/+|#+|\/\*+|<!--|--|;+)\s*(TODO|FIXME)\b|^\s*\*+\s*(TODO|FIXME)\b/;
 
 /** Shell scripts by name, or by a `#!` line naming a POSIX-family shell for an executable file with no extension. */
 export const SHELL_EXTENSIONS = /\.(?:sh|bash|ksh|dash)$/;
 export const SHELL_SHEBANG = /^#!\s*(?:\/usr)?\/bin\/(?:env\s+)?(?:sh|bash|dash|ksh)\b/;
+
+/**
+ * SQL made by formatting a string with values (`"SELECT … %s" % name`, `.format(`, an f-string, a template literal
+ * or `+`), the injection bandit's B608 looks for: bandit 1.6 (Debian 12's) no longer sees it on Python 3.8 and
+ * later, so the review looks for it itself, in any language. A statement needs its second keyword (SELECT … FROM,
+ * INSERT INTO, UPDATE … SET, DELETE FROM), so prose like "select a file" is not SQL.
+ */
+/** An SQL statement inside a literal quoted by `quote` (whose other quotes it may hold). */
+const sqlIn = (quote) => String.raw`(?:SELECT\b[^${quote}]*?\bFROM|INSERT\s+INTO|UPDATE\b[^${quote}]*?\bSET|DELETE\s+FROM)\b[^${quote}]*`;
+const SQL_FORMATTED = new RegExp(
+  [
+    ...['"', "'"].map((quote) => String.raw`${quote}\s*${sqlIn(quote)}${quote}\s*(?:%|\.format\(|\+)`),
+    ...['"', "'"].map((quote) => String.raw`\bf${quote}\s*${sqlIn(quote)}\{`),
+    // Not a tagged template (sql`…${x}`): a tag such as Kysely's or postgres.js's sends the values as parameters.
+    String.raw`(?<![\w$.)\]])\x60\s*${sqlIn('\\x60')}\$\{`,
+  ].join('|'),
+  'i',
+);
+export const SQL_FILES = /\.(?:py|pyw|[cm]?js|jsx|[cm]?ts|tsx|rb|php|go|java|kt|cs)$/;
+
+export function sqlBuiltFromStrings(text) {
+  return SQL_FORMATTED.test(text);
+}

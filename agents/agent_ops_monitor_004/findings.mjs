@@ -69,8 +69,30 @@ export function judgeHost(facts, t) {
   return findings;
 }
 
-/** One line: the overall status, the count of checks, and the worst findings by name. */
-export function summarise(findings) {
+/** Hours before a filesystem is full at which its forecast is critical, and a warning. */
+const FULL_CRITICAL_HOURS = 24;
+const FULL_WARNING_HOURS = 7 * 24;
+
+/** A finding for each filesystem that will be full within a week at its recorded rate. */
+export function forecastFindings(forecasts) {
+  return forecasts
+    .filter(({ forecast }) => forecast.hours_to_full < FULL_WARNING_HOURS)
+    .map(({ mount, forecast }) => ({
+      check: 'filesystem_forecast',
+      target: mount,
+      severity: forecast.hours_to_full < FULL_CRITICAL_HOURS ? 'critical' : 'warning',
+      value: forecast.hours_to_full,
+      message: `${mount} fills ${forecast.rate_percent_per_hour} points an hour: full in ${forecast.hours_to_full < 48 ? `${forecast.hours_to_full} hours` : `${(forecast.hours_to_full / 24).toFixed(1)} days`} (${forecast.full_at})`,
+    }));
+}
+
+/** One line: the overall status, the count of checks, the worst findings by name, and how many things changed. */
+export function summarise(findings, changes = []) {
+  const changed = changes.length > 0 ? ` ${changes.length} change${changes.length === 1 ? '' : 's'} since the last run: ${changes.slice(0, 3).map((change) => `${change.what.replace(/_/g, ' ')} ${change.item} ${change.change}`).join('; ')}${changes.length > 3 ? '; …' : ''}.` : '';
+  return `${summaryOf(findings)}${changed}`;
+}
+
+function summaryOf(findings) {
   const status = worstSeverity(findings);
   const problems = findings.filter((finding) => finding.severity !== 'ok').sort((a, b) => RANK[b.severity] - RANK[a.severity]);
   if (problems.length === 0) {

@@ -4,9 +4,15 @@ import { join, relative } from 'node:path';
 
 export const TEXT_EXTENSIONS = /\.(?:md|markdown|txt|text)$/i;
 export const MAX_FILE_BYTES = 2 * 1024 * 1024;
-export const MAX_FILES = 5_000;
+/** A bound on the walk, not a goal: 100,000 files index in a few minutes (npm run eval:agents). */
+export const MAX_FILES = 100_000;
 /** A paragraph longer than this many lines (a text file without blank lines) is cut into several passages. */
 const MAX_PASSAGE_LINES = 40;
+/**
+ * Paragraphs under one heading are joined until a passage has this many characters: a one-line paragraph alone
+ * ranks by a single word (BM25 favours short texts), and its answer is often the next paragraph.
+ */
+export const MIN_PASSAGE_CHARS = 400;
 
 /**
  * Every Markdown or text file under `root`, with its stat. Hidden entries (.git) and node_modules are not
@@ -52,9 +58,9 @@ const FENCE = /^\s*(?:```|~~~)/;
 const ATX_HEADING = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/;
 
 /**
- * Paragraph-sized passages: a blank line ends one; a heading starts one and is kept with the paragraph under it
- * (its text is also the passage's `heading`, as is the nearest heading above for the paragraphs that follow).
- * Blank lines inside a fenced code block do not cut it. Lines are numbered from 1.
+ * Paragraph-sized passages: a blank line ends one once it holds 400 characters; a heading starts one and is kept
+ * with the paragraphs under it (its text is also the passage's `heading`, as is the nearest heading above for the
+ * passages that follow). Blank lines inside a fenced code block do not cut it. Lines are numbered from 1.
  */
 export function passagesOf(text) {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
@@ -63,12 +69,18 @@ export function passagesOf(text) {
   let current = null;
   let inFence = false;
   const flush = () => {
-    if (current && current.hasBody) passages.push({ line_start: current.start, line_end: current.end, heading: current.heading, body: current.lines.join('\n') });
+    if (current && current.hasBody) {
+      // Blank lines kept while it grew are not part of it at its end.
+      while (current.lines.length > 0 && current.lines.at(-1).trim() === '') current.lines.pop();
+      // Only blank lines (inside a code fence a file left open): no passage.
+      if (current.lines.length > 0) passages.push({ line_start: current.start, line_end: current.start + current.lines.length - 1, heading: current.heading, body: current.lines.join('\n') });
+    }
     current = null;
   };
   const add = (line, index, isBody) => {
     current ??= { start: index + 1, end: index + 1, lines: [], heading, hasBody: false };
     current.lines.push(line);
+    current.chars = (current.chars ?? 0) + line.length + 1;
     current.end = index + 1;
     current.hasBody ||= isBody;
   };
@@ -81,7 +93,7 @@ export function passagesOf(text) {
       add(line, index, false);
     } else if (!inFence && line.trim() === '') {
       // The passage is exactly its lines: blank lines between a heading and its paragraph stay in it.
-      if (current?.hasBody) flush();
+      if (current?.hasBody && current.chars >= MIN_PASSAGE_CHARS) flush();
       else if (current) add(line, index, false);
     } else {
       add(line, index, true);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { passagesOf } from './corpus.mjs';
 
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 const SCHEMA = `
   CREATE TABLE files (
     id       INTEGER PRIMARY KEY,
@@ -21,8 +21,9 @@ const SCHEMA = `
     heading    TEXT
   );
   CREATE INDEX chunks_by_file ON chunks (file_id);
-  -- porter folds "upgrading" onto "upgrade"; remove_diacritics 2 lets "cafe" find "café".
-  CREATE VIRTUAL TABLE passages USING fts5 (body, heading, tokenize = 'porter unicode61 remove_diacritics 2');
+  -- porter folds "upgrading" onto "upgrade"; remove_diacritics 2 lets "cafe" find "café". The file's path is a
+  -- column too: a question naming a package or a page ("the debug module") finds its file.
+  CREATE VIRTUAL TABLE passages USING fts5 (body, heading, path, tokenize = 'porter unicode61 remove_diacritics 2');
 `;
 
 function openOnce(path) {
@@ -59,6 +60,18 @@ function looksBinary(buffer) {
   return buffer.subarray(0, 8000).includes(0);
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const LEGACY = new TextDecoder('windows-1252');
+
+/** UTF-8, or, for a file that is not (an older text file), Windows-1252, whose every byte is a character. */
+function decodeText(buffer) {
+  try {
+    return UTF8.decode(buffer);
+  } catch {
+    return LEGACY.decode(buffer);
+  }
+}
+
 /**
  * Brings the index in line with the listed files: new and changed ones (by mtime and size) are read again,
  * files gone from the corpus are dropped (only when the listing is complete). Each file is replaced in a
@@ -78,10 +91,11 @@ export async function refreshIndex(db, listing, deadline) {
     dropFile(file.rel);
     const fileId = db.prepare('INSERT INTO files (path, mtime_ns, size) VALUES (?, ?, ?)').run(file.rel, file.mtimeNs, file.size).lastInsertRowid;
     const chunk = db.prepare('INSERT INTO chunks (file_id, line_start, line_end, heading) VALUES (?, ?, ?, ?)');
-    const passage = db.prepare('INSERT INTO passages (rowid, body, heading) VALUES (?, ?, ?)');
+    const passage = db.prepare('INSERT INTO passages (rowid, body, heading, path) VALUES (?, ?, ?, ?)');
+    const pathWords = file.rel.replace(/\.[^./]+$/, '').replace(/[^\p{L}\p{N}]+/gu, ' ');
     for (const p of passages) {
       const id = chunk.run(fileId, p.line_start, p.line_end, p.heading).lastInsertRowid;
-      passage.run(id, p.body, p.heading ?? '');
+      passage.run(id, p.body, p.heading ?? '', pathWords);
     }
   });
 
@@ -104,7 +118,7 @@ export async function refreshIndex(db, listing, deadline) {
       if (before) known.set(file.rel, before); // unreadable now: dropped below like a removed file
       continue;
     }
-    putFile.immediate(file, passagesOf(buffer.toString('utf8')));
+    putFile.immediate(file, passagesOf(decodeText(buffer)));
     counts[before ? 'updated' : 'added']++;
   }
   if (complete) {
@@ -119,29 +133,79 @@ export async function refreshIndex(db, listing, deadline) {
 
 const STOPWORDS = new Set(
   ('a an and are as at be by can do does for from has have how i if in into is it its of on or our should so ' +
-    'than that the their them then there these this to was we were what when where which who why will with you your').split(' '),
+    'than that the their them then there these this to was we were what when where which who why will with you your ' +
+    'me my any all about after before get use using way make there here some one two').split(' '),
 );
 const MAX_TERMS = 32;
 
 /**
- * The question as an FTS5 query that can only mean "any of these words": each word is a quoted string, so
- * quotes, `*`, `NEAR(`, `AND`/`OR`/`NOT`, column filters and parentheses in the question are plain text.
- * Common words are left out unless nothing else is left. Null when the question has no word at all.
+ * The question's words worth searching: lower case, without common words (unless nothing else is left), at most
+ * 32. Empty when the question has no word at all.
  */
-export function matchExpression(question) {
-  const words = [...new Set(question.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
+export function questionTerms(question) {
+  // "How long", "how many": the word after "how" asks for a measure, it is not what the question is about.
+  const asked = question.normalize('NFKC').toLowerCase().replace(/\bhow\s+(?:long|much|many|often|far|big|large|old|soon)\b/g, ' ');
+  const words = [...new Set(asked.match(/[\p{L}\p{N}]+/gu) ?? [])];
   const meaningful = words.filter((word) => !STOPWORDS.has(word));
-  const terms = (meaningful.length > 0 ? meaningful : words).slice(0, MAX_TERMS);
-  return terms.length === 0 ? null : terms.map((term) => `"${term}"`).join(' OR ');
+  return (meaningful.length > 0 ? meaningful : words).slice(0, MAX_TERMS);
 }
 
-/** The best passages, best first. bm25() is SQLite's: lower (more negative) is a better match. */
-export function searchPassages(db, expression, limit) {
-  return db
+/**
+ * The terms as an FTS5 query that can only mean "any of these words": each word is a quoted string, so quotes,
+ * `*`, `NEAR(`, `AND`/`OR`/`NOT`, column filters and parentheses in the question are plain text.
+ */
+const anyOf = (terms) => terms.map((term) => `"${term}"`).join(' OR ');
+
+/** In how many passages each term occurs (as the index tokenizes it: "upgrading" counts for "upgrade"), and of how many. */
+export function termFrequencies(db, terms) {
+  const count = db.prepare('SELECT count(*) AS n FROM passages WHERE passages MATCH ?');
+  const total = db.prepare('SELECT count(*) AS n FROM chunks').get().n;
+  return { total, df: new Map(terms.map((term) => [term, count.get(`"${term}"`).n])) };
+}
+
+/** Which of `terms` occur in the file `path` (in any passage's body, heading or path). */
+export function termsInFile(db, path, terms) {
+  const has = db.prepare('SELECT 1 FROM passages JOIN chunks ON chunks.id = passages.rowid JOIN files ON files.id = chunks.file_id WHERE passages MATCH ? AND files.path = ? LIMIT 1');
+  return terms.filter((term) => has.get(`"${term}"`, path) !== undefined);
+}
+
+/** Passages a file may place among the best, so that the best five name more than one source. */
+const PER_FILE = 2;
+/** Candidates re-ranked: the best passages by BM25, before the file's share of the question is weighed in. */
+const CANDIDATES = 60;
+/** bm25's weight of a passage's heading and its file's path beside its body (1): set on the eval's training questions. */
+const COLUMN_WEIGHTS = { heading: 0.5, path: 8.0 };
+
+/**
+ * The best passages, best first, at most two of a file. A passage scores its BM25 (SQLite's bm25(), lower is
+ * better, here as a share of the best candidate's) plus `fileWeight` times the share of the question's weight its
+ * whole file holds (`fileShare(path)`): an answer sits in a file about the question, not in a stray paragraph of
+ * another that repeats its words.
+ */
+export function searchPassages(db, terms, limit, { fileShare = null, fileWeight = 1, weights = COLUMN_WEIGHTS } = {}) {
+  const rows = db
     .prepare(
-      `SELECT files.path AS file, chunks.line_start, chunks.line_end, chunks.heading, bm25(passages, 1.0, 0.5) AS bm25, passages.body AS text
+      `SELECT passages.rowid AS id, files.path AS file, chunks.line_start, chunks.line_end, chunks.heading, bm25(passages, 1.0, ${weights.heading}, ${weights.path}) AS bm25, passages.body AS text
          FROM passages JOIN chunks ON chunks.id = passages.rowid JOIN files ON files.id = chunks.file_id
         WHERE passages MATCH ? ORDER BY bm25 LIMIT ?`,
     )
-    .all(expression, limit);
+    .all(anyOf(terms), CANDIDATES);
+  if (rows.length === 0) return [];
+  const best = rows[0].bm25;
+  const shares = new Map();
+  const scored = rows.map((row) => {
+    if (fileShare && !shares.has(row.file)) shares.set(row.file, fileShare(row.file));
+    return { ...row, score: row.bm25 / best + (fileShare ? fileWeight * shares.get(row.file) : 0) };
+  });
+  scored.sort((a, b) => b.score - a.score);
+  const perFile = new Map();
+  const chosen = [];
+  for (const row of scored) {
+    const seen = perFile.get(row.file) ?? 0;
+    if (seen >= PER_FILE) continue;
+    perFile.set(row.file, seen + 1);
+    chosen.push(row);
+    if (chosen.length === limit) break;
+  }
+  return chosen;
 }

@@ -30,3 +30,65 @@ export function addressProblem(address) {
 export function addressKey(address) {
   return address.toLowerCase();
 }
+
+/**
+ * Mail providers whose domains people mistype most, by the largest providers' shares of addresses: a domain within
+ * one or two edits of one of these, and not one of them itself, is taken for a typo of it.
+ */
+const PROVIDERS = [
+  'gmail.com', 'googlemail.com', 'yahoo.com', 'ymail.com', 'hotmail.com', 'outlook.com', 'live.com', 'msn.com',
+  'icloud.com', 'me.com', 'mac.com', 'aol.com', 'protonmail.com', 'proton.me', 'gmx.com', 'gmx.net', 'gmx.de',
+  'gmx.at', 'web.de', 'mail.com', 'yandex.ru', 'mail.ru', 'qq.com', '163.com', 'naver.com', 'comcast.net',
+  'verizon.net', 'att.net', 'sbcglobal.net', 't-online.de', 'orange.fr', 'free.fr', 'libero.it', 'seznam.cz',
+  'fastmail.com', 'zoho.com', 'posteo.de', 'sapo.pt', 'hotmail.co.uk', 'hotmail.fr', 'hotmail.de', 'hotmail.it',
+  'yahoo.co.uk', 'yahoo.fr', 'yahoo.de', 'yahoo.co.jp', 'outlook.de', 'outlook.fr', 'live.co.uk', 'btinternet.com',
+];
+const KNOWN = new Set(PROVIDERS);
+
+/** Damerau-Levenshtein distance (a swap of two neighbours is one edit: "gmial"), stopping early past `limit`. */
+function distance(a, b, limit) {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1;
+  const rows = [Array.from({ length: b.length + 1 }, (_, j) => j)];
+  for (let i = 1; i <= a.length; i++) {
+    rows[i] = [i];
+    let best = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let value = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, rows[i - 2][j - 2] + 1);
+      rows[i][j] = value;
+      best = Math.min(best, value);
+    }
+    if (best > limit) return limit + 1;
+  }
+  return rows[a.length][b.length];
+}
+
+/**
+ * The provider's domain a mistyped domain was meant to be, or null: within one edit, or two for a domain of 9 or more
+ * characters (short domains are close to many real ones), choosing the nearest, then the more common.
+ */
+export function typoSuggestion(domain) {
+  const lower = domain.toLowerCase();
+  if (KNOWN.has(lower)) return null;
+  let best = null;
+  for (const provider of PROVIDERS) {
+    const limit = provider.length >= 9 ? 2 : 1;
+    const d = distance(lower, provider, limit);
+    if (d <= limit && (best === null || d < best.d)) best = { provider, d };
+  }
+  return best?.provider ?? null;
+}
+
+/** Addresses of a function, not a person (RFC 2142's and their everyday kin): flagged, since few answer cold mail. */
+const ROLE_LOCAL_PARTS = new Set(
+  ('abuse accounts admin administrator billing careers contact customerservice donotreply do-not-reply enquiries ' +
+    'finance hello help helpdesk hostmaster hr info inquiries jobs legal mail mailer-daemon marketing media news ' +
+    'newsletter no-reply noc noreply notifications office postmaster press privacy root sales security service ' +
+    'support team webmaster').split(' '),
+);
+
+export function isRoleAddress(address) {
+  const local = address.slice(0, address.lastIndexOf('@')).toLowerCase().replace(/\+.*$/, '');
+  return ROLE_LOCAL_PARTS.has(local);
+}

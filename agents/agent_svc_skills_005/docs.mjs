@@ -115,3 +115,43 @@ export function sentencesOf(doc) {
   flush();
   return sentences;
 }
+
+/** A command line of a code block and the comment after it (`sudo swarm-node upgrade --rollback   # switch back …`). */
+const COMMENTED = /^(.*?\S)\s+#\s+(.+)$/;
+
+/**
+ * The facts of a section, the units the tutor answers with and asks about: each table row (as "column: value"
+ * pairs), each line of a code block (a command, with its comment as what it does), each sentence of prose.
+ * Every fact keeps its heading and lines.
+ */
+export function factsOf(doc) {
+  const facts = [];
+  // A code block or a table is described by the prose line that introduces it ("…, so it also runs unattended:").
+  let intro = null;
+  const introOf = (line) => {
+    for (let i = line - 2; i >= 0; i--) {
+      const { kind } = doc.classified[i];
+      if (kind === 'prose') return plain(doc.lines[i]);
+      if (kind === 'heading') return null;
+    }
+    return null;
+  };
+  for (const row of tableRows(doc)) {
+    const text = row.headers.map((header, i) => `${plain(header) || 'value'}: ${plain(row.cells[i] ?? '')}`).join('; ');
+    facts.push({ kind: 'row', text, row, context: introOf(row.table), line_start: row.line, line_end: row.line, heading: row.heading });
+  }
+  doc.classified.forEach(({ line, kind, heading }, index) => {
+    if (kind === 'prose') intro = plain(line);
+    else if (kind === 'heading') intro = null;
+    if (kind !== 'code' || FENCE.test(line) || line.trim() === '' || line.trim().startsWith('#')) return;
+    const commented = COMMENTED.exec(line.trim());
+    facts.push({ kind: 'code', text: line.trim(), context: intro, command: commented ? commented[1] : line.trim(), comment: commented ? commented[2] : null, line_start: index + 1, line_end: index + 1, heading });
+  });
+  for (const sentence of sentencesOf(doc)) facts.push({ kind: 'sentence', text: plain(sentence.text), raw: sentence.text, line_start: sentence.line_start, line_end: sentence.line_end, heading: sentence.heading });
+  // Each fact's passage (its paragraph, table or code block with the line introducing it): the context it is read in.
+  const passages = passagesOf(doc);
+  return facts.map((fact) => {
+    const passage = passages.find((candidate) => candidate.line_start <= fact.line_start && candidate.line_end >= fact.line_end);
+    return { ...fact, passage: passage ? `${fact.context ?? ''} ${passage.text}` : fact.text, section: doc.section, file: doc.file };
+  });
+}

@@ -1,125 +1,133 @@
-// Answers and quizzes drawn from the docs sections: BM25 over passages for a question, facts from tables and
-// sentences with a value for a quiz.
-import { plain, sentencesOf, tableRows } from './docs.mjs';
+// Answers from the docs sections' facts (./docs.mjs factsOf): BM25 over each fact's words and its heading's, with a
+// bonus for the kind of value the question asks for (a price, a path, a size, a duration, a command, an exit
+// code), so "how much does the dev review cost" lands on the price, not on a sentence about costs.
 
 const STOPWORDS = new Set(
   ('a an and are as at be by can do does for from has have how i if in into is it its me my of on or should so ' +
-    'than that the their them then there these this to was we were what when where which who why will with you your').split(' '),
+    'than that the their them then there these this to was we were what when where which who why will with you your ' +
+    'one any may might could would much many not without also').split(' '),
 );
 
-/** A light stem, so "lives" meets "live", "entries" "entry" and "charged" "charge". */
+/** Words written apart in a question and together in the docs ("roll back" / rollback), folded onto one. */
+const COMPOUNDS = [
+  [/\broll(?:ed|ing|s)?[\s-]+back\b/g, 'rollback'],
+  [/\bsign(?:ed|ing|s)?[\s-]+in\b/g, 'signin'],
+  [/\blog(?:ged|ging|s)?[\s-]+in\b/g, 'login'],
+  [/\bset(?:ting|s)?[\s-]+up\b/g, 'setup'],
+  [/\bclean(?:ed|ing|s)?[\s-]+up\b/g, 'cleanup'],
+  [/\bup[\s-]+grade/g, 'upgrade'],
+];
+
+/** A light stem: plurals, -ing and -ed off, then a final e, so "uploaded" meets "upload" and "charged" "charge". */
 function stem(word) {
   if (word.length <= 3) return word;
-  if (word.endsWith('ies')) return `${word.slice(0, -3)}y`;
-  if (word.endsWith('s') && !word.endsWith('ss')) return word.slice(0, -1);
-  if (word.endsWith('ing') && word.length > 5) return word.slice(0, -3);
-  if (word.endsWith('ed') && word.length > 4) return word.slice(0, -1);
-  return word;
+  let stemmed = word;
+  if (stemmed.endsWith('ies') && stemmed.length > 4) stemmed = `${stemmed.slice(0, -3)}y`;
+  else if (stemmed.endsWith('s') && !stemmed.endsWith('ss') && !stemmed.endsWith('us')) stemmed = stemmed.slice(0, -1);
+  if (stemmed.endsWith('ing') && stemmed.length > 5) stemmed = stemmed.slice(0, -3);
+  else if (stemmed.endsWith('ed') && stemmed.length > 4) stemmed = stemmed.slice(0, -2);
+  if (stemmed.endsWith('e') && stemmed.length > 4) stemmed = stemmed.slice(0, -1);
+  return stemmed;
 }
 
-/** The words of a text that matter for matching: lower case, no stopwords, stemmed. */
+/** The words of a text that matter for matching: lower case, compounds folded, no stopwords, stemmed. */
 export function terms(text) {
-  return (text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((word) => !STOPWORDS.has(word)).map(stem);
-}
-
-/** Okapi BM25 (k1 1.2, b 0.75) of every passage against the question; a passage's heading counts as its words. */
-export function rankPassages(passages, question) {
-  const queryTerms = [...new Set(terms(question))];
-  const docs = passages.map((passage) => terms(`${passage.heading ?? ''} ${passage.text}`));
-  const averageLength = docs.reduce((sum, doc) => sum + doc.length, 0) / Math.max(1, docs.length);
-  const documentFrequency = new Map(queryTerms.map((term) => [term, docs.filter((doc) => doc.includes(term)).length]));
-  return passages
-    .map((passage, i) => {
-      let score = 0;
-      for (const term of queryTerms) {
-        const frequency = docs[i].filter((word) => word === term).length;
-        if (frequency === 0) continue;
-        const df = documentFrequency.get(term);
-        const idf = Math.log(1 + (docs.length - df + 0.5) / (df + 0.5));
-        score += (idf * frequency * 2.2) / (frequency + 1.2 * (0.25 + (0.75 * docs[i].length) / averageLength));
-      }
-      return { ...passage, score: Math.round(score * 1000) / 1000 };
-    })
-    .filter((passage) => passage.score > 0)
-    .sort((a, b) => b.score - a.score);
-}
-
-/** The sentence of a passage that shares the most words with the question: the one-line answer. */
-export function bestSentence(doc, passage, question) {
-  const wanted = new Set(terms(question));
-  const inPassage = sentencesOf(doc).filter((s) => s.line_start >= passage.line_start && s.line_end <= passage.line_end);
-  let best = null;
-  for (const sentence of inPassage) {
-    const overlap = new Set(terms(sentence.text).filter((term) => wanted.has(term))).size;
-    if (overlap > 0 && (best === null || overlap > best.overlap)) best = { ...sentence, overlap };
-  }
-  return best;
-}
-
-/** A value worth asking for: a number with its unit or currency, else a short `code` span. */
-const NUMBER = /(?<![\w.$§-])\$?\d+(?:[.,]\d+)*(?:\s?(?:%|MiB|KiB|GiB|MB|KB|ms|s|days?|hours?|minutes?|seconds?|cents?)\b|%)?(?!\w)/;
-const CODE = /`([^`]{2,40})`/;
-
-function clozeOf(sentence) {
-  // A whole sentence, not a fragment introducing a list or a code block ("…, whether it succeeded or failed:").
-  if (sentence.text.length < 40 || sentence.text.length > 240 || !/[.!?]$/.test(sentence.text)) return null;
-  const number = NUMBER.exec(sentence.text);
-  const code = CODE.exec(sentence.text);
-  const match = number ?? code;
-  if (!match) return null;
-  const answer = number ? number[0] : code[1];
-  const blanked = `${sentence.text.slice(0, match.index)}_____${sentence.text.slice(match.index + match[0].length)}`;
-  return { kind: 'cloze', question: `Fill in the blank: ${plain(blanked)}`, answer, line_start: sentence.line_start, line_end: sentence.line_end, heading: sentence.heading };
+  let lower = text.normalize('NFKC').toLowerCase();
+  for (const [pattern, word] of COMPOUNDS) lower = lower.replace(pattern, word);
+  return (lower.match(/[\p{L}\p{N}]+/gu) ?? []).filter((word) => !STOPWORDS.has(word)).map(stem);
 }
 
 /**
- * Questions on one row: "what is the <column> for <first cell>?". When the first cell repeats in its table (one
- * agent on two schedules), the row is named by its first two cells, and the second column is not asked.
+ * Words of a question and the docs' words for the same thing (by stem): the product's own vocabulary, which a
+ * question in everyday words does not use. They count half as much as the question's own words.
  */
-function tableFactsOf(row, rows) {
-  const first = plain(row.cells[0] ?? '');
-  const repeated = rows.some((other) => other !== row && other.table === row.table && plain(other.cells[0] ?? '') === first);
-  const key = repeated ? `${first}, ${plain(row.cells[1] ?? '')}` : first;
-  if (!first || key.length > 60) return [];
-  return row.headers.flatMap((header, j) => {
-    if (j === 0 || (repeated && j === 1)) return [];
-    const value = plain(row.cells[j] ?? '');
-    if (!value || value === first || value.length > 60 || !plain(header)) return [];
-    const where = row.heading ? `In the table of "${row.heading}", w` : 'W';
-    return [{ kind: 'table', question: `${where}hat is the ${plain(header).replace(/^the /i, '')} for "${key}"?`, answer: value, line_start: row.line, line_end: row.line, heading: row.heading }];
-  });
+const SYNONYMS = new Map(
+  [
+  ['database', ['db', 'sqlite']],
+  ['log', ['journalctl', 'journal']],
+  ['prompt', ['unattended', 'interactive']],
+  ['script', ['unattended']],
+  ['big', ['limit', 'most', 'maximum']],
+  ['large', ['limit', 'most', 'maximum']],
+  ['size', ['limit', 'most', 'maximum']],
+  ['memory', ['mib']],
+  ['cost', ['price']],
+  ['charge', ['price', 'refund']],
+  ['new', ['init']],
+  ['start', ['init']],
+  ['create', ['init']],
+  ['need', ['require', 'newer']],
+  ['installed', ['install_path', 'live']],
+  ].map(([word, others]) => [stem(word), others.map(stem)]),
+);
+
+/**
+ * What a question asks for, and how a fact that holds such a value looks. A fact with it weighs more; for a value
+ * (`strict`: a price, a path, a size, a duration, a version) a fact without one cannot be the answer, and weighs less.
+ */
+const WITHOUT_VALUE = 0.4;
+const WANTED = [
+  { asks: /\b(?:cost|price|how much does|charged? for)\b/i, has: (fact) => /\$\d/.test(fact.text), weight: 1.8, strict: true },
+  // The price of one run, not what runs cost over a day or a month.
+  { asks: /\b(?:one|a|per|each) run\b/i, has: (fact) => /\bper run\b/i.test(fact.text), weight: 1.3 },
+  { asks: /^where\b|\bwhere (?:is|are|does|do)\b/i, has: (fact) => /(?:^|[\s`(])\/[a-z]/i.test(fact.text), weight: 1.8, strict: true },
+  { asks: /\bhow (?:big|large)\b|\bhow much (?:memory|disk|space)\b|\bsize\b/i, has: (fact) => /\d\s?(?:MiB|KiB|GiB|MB|KB|GB)\b/.test(fact.text), weight: 1.8, strict: true },
+  { asks: /\bhow long\b|\bvalid\b|\bexpire/i, has: (fact) => /\b\d+\s?(?:s|seconds?|minutes?|hours?|days?)\b/.test(fact.text), weight: 1.6, strict: true },
+  { asks: /\b(?:which|what) version\b/i, has: (fact) => /\b\d+\.\d+/.test(fact.text), weight: 1.6, strict: true },
+  { asks: /\bhow many\b|\bthreshold\b|\bdefault\b/i, has: (fact) => /\d/.test(fact.text), weight: 1.3 },
+  { asks: /\b(?:which|what) (?:files|file types|extensions)\b/i, has: (fact) => /(?:^|[\s`(])\.[a-z0-9]{1,8}\b/i.test(fact.text), weight: 1.6, strict: true },
+  {
+    asks: /^how (?:do|can|should) i\b|\bwhich command\b|\bhow to\b|\bhow does .* (?:run|start)\b/i,
+    has: (fact) => fact.kind === 'code' || (fact.kind === 'row' && /command/i.test(fact.row.headers[0])) || /\bswarm-node \w|--\w/.test(fact.text),
+    weight: 1.5,
+  },
+];
+
+const HEADING_WEIGHT = Number(process.env.TUTOR_HEADING_WEIGHT ?? 0.5);
+
+/** "exit code 3", "exit 4": the row of a table whose first column is that code. */
+function exitCodeAsked(question) {
+  return /\bexit(?: code| status)?\s+(\d{1,3})\b/i.exec(question)?.[1] ?? null;
 }
 
-/** A small PRNG seeded by the run id, so a quiz differs from run to run and can be reproduced from its run. */
-function seededRandom(seedText) {
-  let seed = [...seedText].reduce((hash, char) => Math.imul(hash ^ char.charCodeAt(0), 16777619), 2166136261) >>> 0;
-  return () => {
-    seed = (seed + 0x6d2b79f5) >>> 0;
-    let t = seed;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** `count` questions from the docs, no two on the same line, every answer a value written on its cited lines. */
-export function makeQuiz(docs, count, seedText) {
-  const pool = docs.flatMap((doc) =>
-    [...tableRows(doc).flatMap((row, _, rows) => tableFactsOf(row, rows)), ...sentencesOf(doc).map(clozeOf).filter(Boolean)].map((item) => ({ ...item, section: doc.section, file: doc.file })),
-  );
-  const random = seededRandom(seedText);
-  for (let i = pool.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [pool[i], pool[j]] = [pool[j], pool[i]];
-  }
-  const usedLines = new Set();
-  const quiz = [];
-  for (const item of pool) {
-    const where = `${item.file}:${item.line_start}`;
-    if (usedLines.has(where)) continue;
-    usedLines.add(where);
-    quiz.push(item);
-    if (quiz.length === count) break;
-  }
-  return { quiz, available: pool.length };
+/**
+ * Okapi BM25 (k1 1.2, b 0.75) of every fact against the question, times the share of the question's own words it
+ * covers (itself or by a synonym: a fact that repeats one word does not beat one that holds them all), times the
+ * bonuses; best first, score > 0.
+ */
+export function rankFacts(facts, question) {
+  const own = [...new Set(terms(question))];
+  const queryTerms = [...new Set([...own, ...own.flatMap((term) => SYNONYMS.get(term) ?? [])])];
+  const weightOf = (term) => (own.includes(term) ? 1 : 0.5);
+  // A fact's own words (with the line introducing a code block), and its heading's, which count half: a heading
+  // says what every fact under it is about, a fact's own words what it says.
+  const texts = facts.map((fact) => terms(`${fact.context ?? ''} ${fact.text}`));
+  const headings = facts.map((fact) => terms(fact.heading ?? ''));
+  const lengths = texts.map((text, i) => text.length + headings[i].length / 2);
+  const averageLength = lengths.reduce((sum, length) => sum + length, 0) / Math.max(1, lengths.length);
+  const holds = (i, term) => texts[i].includes(term) || headings[i].includes(term);
+  const documentFrequency = new Map(queryTerms.map((term) => [term, facts.filter((_, i) => holds(i, term)).length]));
+  const wanted = WANTED.filter((want) => want.asks.test(question));
+  const exitCode = exitCodeAsked(question);
+  return facts
+    .map((fact, i) => {
+      let score = 0;
+      for (const term of queryTerms) {
+        const frequency = texts[i].filter((word) => word === term).length + headings[i].filter((word) => word === term).length * HEADING_WEIGHT;
+        if (frequency === 0) continue;
+        const df = documentFrequency.get(term);
+        const idf = Math.log(1 + (facts.length - df + 0.5) / (df + 0.5));
+        score += (weightOf(term) * idf * frequency * 2.2) / (frequency + 1.2 * (0.25 + (0.75 * lengths[i]) / averageLength));
+      }
+      // A word the fact says itself covers it; one only its heading says, half.
+      const says = (term) => texts[i].includes(term) || (SYNONYMS.get(term) ?? []).some((other) => texts[i].includes(other));
+      const heads = (term) => headings[i].includes(term) || (SYNONYMS.get(term) ?? []).some((other) => headings[i].includes(other));
+      const covered = own.reduce((sum, term) => sum + (says(term) ? 1 : heads(term) ? 0.5 : 0), 0);
+      score *= covered / Math.max(1, own.length);
+      for (const want of wanted) score *= want.has(fact) ? want.weight : want.strict ? WITHOUT_VALUE : 1;
+      if (exitCode !== null && fact.kind === 'row' && /exit/i.test(fact.row.headers[0]) && fact.row.cells[0] === exitCode) score = score * 3 + 5;
+      return { ...fact, score: Math.round(score * 1000) / 1000 };
+    })
+    .filter((fact) => fact.score > 0)
+    .sort((a, b) => b.score - a.score);
 }

@@ -14,6 +14,9 @@ import type { Mailer } from './mail/mailer.js';
 import type { Revocations } from './auth/revocations.js';
 import type { AuditLog } from './audit/audit-log.js';
 import type { UploadQuota } from './agents/upload-quota.js';
+import type { Vault } from './vault/vault.js';
+import type { WebhookDelivery } from './webhooks/webhook-options.js';
+import type { ArtifactSettings } from './artifacts/artifact-limits.js';
 
 /** A payment as the provider reports it (DECISIONS.md "Payment provider and its webhook"). */
 export interface ProviderPayment {
@@ -99,7 +102,16 @@ export interface UploadLimits {
   quota: UploadQuota;
   /** Upload requests a user may make in an hour; 0: no limit. */
   uploadsPerHour: number;
+  /** What one run of an agent of the user's own costs (docs/api.md "Agents of one's own"). */
+  ownAgentPriceCents: number;
 }
+
+/** The per-run price of users' own agents (svc-api --own-agent-price-cents); default DEFAULT_OWN_AGENT_PRICE_CENTS. */
+export interface OwnAgentPricing {
+  ownAgentPriceCents?: number;
+}
+
+export { DEFAULT_OWN_AGENT_PRICE_CENTS } from '../contract/own-agents.js';
 
 export interface PublicUrls {
   /** Where this process listens, for example http://127.0.0.1:8787: its own calls to itself (the sandbox's webhook). */
@@ -115,6 +127,10 @@ export interface ServiceContext {
   store: Store;
   clock: Clock;
   secrets: ServiceSecrets;
+  /** Seals users' secrets and webhook signing secrets at rest (vault/vault.ts; SVC_SECRETS_KEY). */
+  vault: Vault;
+  /** Where webhook deliveries may go and which certificates they trust (svc-api --webhook-allow-private, --webhook-ca-file). */
+  webhookDelivery: WebhookDelivery;
   tokens: TokenService;
   /** Revoked access tokens, in memory and kept current from the database (auth/revocations.ts). */
   revocations: Revocations;
@@ -144,6 +160,8 @@ export interface ServiceContext {
   uploadLimits: UploadLimits;
   /** Sign-in codes one client address may ask for in an hour (auth/email-codes.ts). */
   signInCodesPerClient: number;
+  /** Runs' artifacts: their caps, quota and retention, and where uploads are received (artifacts/artifact-limits.ts). */
+  artifacts: ArtifactSettings;
   /** Where the releases it serves are (svc-api --releases-dir; issue 15); undefined: it serves none. */
   releasesDir?: string | undefined;
   /** Background work the service waits for (bounded) before it closes the database. */

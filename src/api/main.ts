@@ -10,6 +10,7 @@ import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { ConfigError, parseStaleNodeAfter, readEnvConfig, type EnvConfig } from './ops/env-config.js';
 import { parseListenAddress, type ListenAddress } from './ops/metrics-server.js';
 import { LIMIT_FLAGS, parseLimitFlags, type LimitOptions } from './ops/limit-flags.js';
+import { parseWebhookFlags, WEBHOOK_FLAGS } from './ops/webhook-flags.js';
 import { sandboxBesideStripe } from './payments/provider.js';
 
 const USAGE = `Usage: svc-api --port <n> --data-dir <dir> [--host 127.0.0.1] [--sandbox]
@@ -57,12 +58,23 @@ Options:
   --version-retention <d>  remove an uploaded version unused this long (1h to 365d), never the
                         current one, the one before it, or one a run not finished is pinned
                         to; 0 or off keeps them                                default 90d
+  --own-agent-price-cents <n>  what one run of a user's own agent (not a catalog SKU) costs, in
+                        cents, 1 to 10000                                     default 2
+  --webhook-allow-private  let webhooks go to private, loopback and link-local addresses (receivers
+                        on the service's own network; tests)                   default: refused
+  --webhook-ca-file <f> PEM certificates webhook deliveries trust besides the system's
+  --artifact-quota-mib <n>  MiB of run artifacts one user may keep stored (each content once);
+                        an upload over it is refused 413 artifact_quota_exceeded; 0: no limit  default 1024
   -h, --help            show this help
   -v, --version         show the version
 
 Environment:
   SVC_JWT_SECRET      HS256 key, base64url of at least 32 bytes (generated into the data dir when unset)
   SVC_WEBHOOK_SECRET  payment webhook HMAC key (generated into the data dir when unset)
+  SVC_SECRETS_KEY     AES-256-GCM key of users' secrets and webhook signing secrets at rest, base64url
+                      of 32 bytes (generated into the data dir when unset)
+  SVC_SECRETS_PREVIOUS_KEYS  keys a rotation replaced, comma-separated: still read, and their values
+                      sealed again under SVC_SECRETS_KEY (docs/operations.md "Secrets at rest")
   SVC_MERCHANT_ID     this service's merchant id                         default merchant_local
   SVC_PUBLIC_URL      where clients reach this service (https://svc.example.com): install.sh's
                       default and the release URLs name it                default http://HOST:PORT
@@ -132,7 +144,9 @@ async function main(): Promise<number> {
         'metrics-listen': { type: 'string' },
         'releases-dir': { type: 'string' },
         'stale-node-after': { type: 'string' },
+        'own-agent-price-cents': { type: 'string' },
         ...LIMIT_FLAGS,
+        ...WEBHOOK_FLAGS,
         help: { type: 'boolean', short: 'h', default: false },
         version: { type: 'boolean', short: 'v', default: false },
       },
@@ -188,9 +202,11 @@ async function main(): Promise<number> {
   } catch (error) {
     return usageError(`--stale-node-after ${(error as Error).message}`);
   }
-  let limits: LimitOptions;
+  const ownPrice = values['own-agent-price-cents'];
+  if (ownPrice !== undefined && (!/^\d+$/.test(ownPrice) || Number(ownPrice) < 1 || Number(ownPrice) > 10_000)) return usageError('--own-agent-price-cents must be a whole number of cents from 1 to 10000');
+  let limits: LimitOptions & ReturnType<typeof parseWebhookFlags>;
   try {
-    limits = parseLimitFlags(values);
+    limits = { ...parseLimitFlags(values), ...parseWebhookFlags(values) };
   } catch (error) {
     return usageError((error as Error).message);
   }
@@ -224,6 +240,7 @@ async function main(): Promise<number> {
     ...(staleAfter === undefined ? {} : { staleNodeAfterMs: staleAfter }),
     ...(values['releases-dir'] === undefined ? {} : { releasesDir: resolve(values['releases-dir']) }),
     ...limits,
+    ...(ownPrice === undefined ? {} : { ownAgentPriceCents: Number(ownPrice) }),
     // Logs go to stderr so stdout carries only the ready line; a request is logged without its query string.
     logger: level === 'silent' ? false : { level, stream: process.stderr },
   });

@@ -35,7 +35,8 @@ export function keyId(key: Uint8Array): string {
   return createHash('sha256').update(key).digest('hex').slice(0, 16);
 }
 
-function readOrCreateSecretFile(path: string, generate: () => string): string {
+/** The secret in `path`, or a new one `generate` makes, written there 0600 (the vault's key too: vault/vault-keys.ts). */
+export function readOrCreateSecretFile(path: string, generate: () => string): string {
   try {
     const mode = statSync(path).mode & 0o777;
     if (mode & 0o077) chmodSync(path, 0o600);

@@ -8,7 +8,7 @@ import { systemClock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import { buildApp } from './app.js';
 import { createLedger } from './wallet/ledger.js';
-import { repeatInBackground, resolveRunTiming, type ServiceContext } from './context.js';
+import { DEFAULT_OWN_AGENT_PRICE_CENTS, repeatInBackground, resolveRunTiming, type ServiceContext } from './context.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 import { createPaymentProvider, paymentProviderConfigOf } from './payments/provider.js';
@@ -19,6 +19,9 @@ import { createRuns } from './runs/runs.js';
 import { DEFAULT_STALE_NODE_AFTER_MS, scheduleStaleNodeSweep } from './nodes/stale-node-sweeper.js';
 import { createRequestDrain, type RequestDrain } from './http/request-drain.js';
 import { loadSecrets, type ServiceSecrets } from './secrets.js';
+import { loadVault } from './vault/vault-keys.js';
+import { scheduleReseal } from './vault/reseal.js';
+import { scheduleWebhookDelivery } from './webhooks/delivery-worker.js';
 import { WAL_CHECKPOINT_INTERVAL_MS, checkpointWal, scheduleWalCheckpoint } from './store/wal-checkpoint.js';
 import { createTokenService } from './auth/tokens.js';
 import { createRevocations, REVOCATION_POLL_MS } from './auth/revocations.js';
@@ -33,6 +36,9 @@ import { capConnectionsPerAddress, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from '.
 import { DEFAULT_UPLOAD_QUOTA } from './agents/upload-quota.js';
 import { DEFAULT_UPLOADS_PER_HOUR } from './agents/upload-rate.js';
 import { DEFAULT_VERSION_RETENTION_MS, scheduleVersionRetention } from './agents/version-retention.js';
+import { scheduleLogRetention } from './run-logs/log-retention.js';
+import { artifactSettings } from './artifacts/artifact-limits.js';
+import { scheduleArtifactRetention } from './artifacts/artifact-retention.js';
 
 import type { ServiceOptions } from './service-options.js';
 export type { ServiceOptions };
@@ -78,6 +84,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   if (!sandbox && env.SVC_SMTP_URL === undefined) throw new Error(SMTP_URL_REQUIRED);
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const secrets = loadSecrets(options.dataDir, env);
+  const vault = loadVault(options.dataDir, env);
   // Logged once the app (and its logger) exists; until then an idle connection's failure is only counted on.
   let log: FastifyInstance['log'] | undefined;
   const { store, sqlite: db } = await openStore({
@@ -98,6 +105,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     store,
     clock,
     secrets,
+    vault,
+    webhookDelivery: { allowPrivate: options.webhookAllowPrivate ?? false, ...(options.webhookCa === undefined ? {} : { ca: options.webhookCa }) },
     tokens: createTokenService(secrets, clock, {
       revocations,
       issueRecord: (jti) =>
@@ -127,8 +136,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     storeProbe,
     metrics: createServiceMetrics({ probe: storeProbe, onlineSince: () => clock.now() - runTiming.leaseMs }),
     releasesDir: options.releasesDir,
-    uploadLimits: { quota: { ...DEFAULT_UPLOAD_QUOTA, ...options.uploadQuota }, uploadsPerHour: options.uploadsPerHour ?? DEFAULT_UPLOADS_PER_HOUR },
+    uploadLimits: { quota: { ...DEFAULT_UPLOAD_QUOTA, ...options.uploadQuota }, uploadsPerHour: options.uploadsPerHour ?? DEFAULT_UPLOADS_PER_HOUR, ownAgentPriceCents: options.ownAgentPriceCents ?? DEFAULT_OWN_AGENT_PRICE_CENTS },
     signInCodesPerClient: options.signInCodesPerClient ?? CODES_PER_CLIENT,
+    artifacts: artifactSettings(options.dataDir, options.artifactLimits),
   };
 
   // Runs whose lease ran out while the service was down are failed and refunded before the first request; a run a
@@ -163,6 +173,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   repeatInBackground(ctx, () => revocations.refresh(), REVOCATION_POLL_MS, 'reading revoked tokens', app.log);
   scheduleStaleNodeSweep(ctx, options.staleNodeAfterMs ?? DEFAULT_STALE_NODE_AFTER_MS, app.log);
   scheduleVersionRetention(ctx, options.versionRetentionMs ?? DEFAULT_VERSION_RETENTION_MS, app.log);
+  scheduleReseal(ctx, app.log);
+  scheduleWebhookDelivery(ctx, app.log);
+  scheduleLogRetention(ctx, app.log);
+  scheduleArtifactRetention(ctx, app.log);
   if (db !== undefined) {
     scheduleWalCheckpoint(db, {
       intervalMs: options.walCheckpointIntervalMs ?? WAL_CHECKPOINT_INTERVAL_MS,

@@ -1,13 +1,14 @@
 // What startService takes: svc-api's flags and environment as options, each with its default named where it is used.
 import type { FastifyServerOptions } from 'fastify';
 import type { Clock } from '../lib/clock.js';
-import type { RunTiming } from './context.js';
+import type { OwnAgentPricing, RunTiming } from './context.js';
 import type { BodyTimeout } from './http/body-timeout.js';
 import type { TrustProxy } from './http/trust-proxy.js';
 import type { ListenAddress } from './ops/metrics-server.js';
 import type { UploadQuota } from './agents/upload-quota.js';
+import type { ArtifactLimits } from './artifacts/artifact-limits.js';
 
-export interface ServiceOptions {
+export interface ServiceOptions extends OwnAgentPricing {
   host?: string;
   port?: number;
   dataDir: string;
@@ -40,4 +41,10 @@ export interface ServiceOptions {
   versionRetentionMs?: number;
   /** Sign-in codes one client address may ask for in an hour (svc-api --sign-in-codes-per-client). Default 30. */
   signInCodesPerClient?: number;
+  /** Webhook deliveries may go to private, loopback and link-local addresses (svc-api --webhook-allow-private). */
+  webhookAllowPrivate?: boolean;
+  /** PEM certificates webhook deliveries trust besides the system's (svc-api --webhook-ca-file). */
+  webhookCa?: string;
+  /** Runs' artifacts: the per-user quota (svc-api --artifact-quota-mib); tests shrink the others. */
+  artifactLimits?: Partial<ArtifactLimits>;
 }

@@ -17,6 +17,10 @@ export const EXIT_CODES = {
    * (swarm-node upgrade --pending) switches to it first (docs/operations.md "Auto-update").
    */
   update_staged: 9,
+  /** `run --fail-on`: the run succeeded, and the status its agent answered is at or above the one named. */
+  status_alert: 10,
+  /** A budget set at the service is spent for its period (docs/api.md "Budgets"): wait for its reset, or raise it. */
+  budget_exceeded: 11,
   interrupted: 130,
 } as const;
 
@@ -53,6 +57,10 @@ export function exitCodeFor(code: ErrorCode): number {
       return EXIT_CODES.node_removed;
     case 'update_staged':
       return EXIT_CODES.update_staged;
+    case 'status_alert':
+      return EXIT_CODES.status_alert;
+    case 'budget_exceeded':
+      return EXIT_CODES.budget_exceeded;
     case 'interrupted':
       return EXIT_CODES.interrupted;
     default:

@@ -77,6 +77,16 @@ export class Output {
     }
   }
 
+  /**
+   * One piece of a result that comes a piece at a time (a followed log): a JSON document on its own line under
+   * --json (JSON Lines), else its human line on stdout, escaped as result() escapes.
+   */
+  resultLine<T>(data: T, human: (data: T, style: ChalkInstance) => string): void {
+    this.stopSpinner();
+    if (this.json) this.#stdout.write(`${JSON.stringify(data)}\n`);
+    else this.#stdout.write(`${human(escapeControlCharactersIn(data), this.#resultStyle)}\n`);
+  }
+
   /** A line for people: progress, the next step. Always stderr, so it never mixes into a piped result. */
   info(line: string): void {
     this.#line(escapeControlCharacters(line));
@@ -93,6 +103,11 @@ export class Output {
   /** Reports a failure: {"error": {...}} on stdout under --json (one document), a message and remedy on stderr otherwise. */
   error(error: SvcError): void {
     this.stopSpinner(false);
+    // run --fail-on: the run's answer is already the one document on stdout; the exit code is the alert.
+    if (this.json && error.code === 'status_alert') {
+      this.#stderr.write(`${escapeControlCharacters(error.message)}\n`);
+      return;
+    }
     if (this.json) {
       const { code, message, remedy } = error;
       this.#stdout.write(`${JSON.stringify({ error: { code, message, ...(remedy ? { remedy } : {}), ...error.extensions } }, null, 2)}\n`);

@@ -15,9 +15,15 @@ import { installCommand } from './commands/install.js';
 import { labelsCommand } from './commands/labels.js';
 import { listCommand } from './commands/list.js';
 import { loginCommand } from './commands/login.js';
+import { logsCommand } from './commands/logs.js';
 import { logoutCommand } from './commands/logout.js';
 import { auditCommand } from './commands/audit.js';
+import { budgetCommand } from './commands/budget.js';
+import { secretCommand } from './commands/secret.js';
+import { usageCommand } from './commands/usage.js';
+import { webhookCommand } from './commands/webhook.js';
 import { nodesCommand } from './commands/nodes.js';
+import { artifactsCommand } from './commands/artifacts.js';
 import { registerCommand } from './commands/register.js';
 import { runCommand } from './commands/run.js';
 import { runsCommand } from './commands/runs.js';
@@ -48,7 +54,8 @@ export function buildProgram(): Command {
 Exit codes: 0 ok, 1 failure, 2 usage, 3 insufficient balance, 4 not signed in, token invalid/expired, a
             sign-in code refused, a recent sign-in needed, or not an enrolled node, 5 not found, 6 service
             unreachable, 7 payment not confirmed yet, 8 this node was removed from your nodes (enroll it anew),
-            9 the daemon stopped for an update it staged, 130 interrupted.
+            9 the daemon stopped for an update it staged, 10 a budget is spent (wait for its
+            reset, or raise it), 130 interrupted.
 
 Example:
   $ swarm-node agents
@@ -69,8 +76,14 @@ Example:
   program.addCommand(runCommand());
   program.addCommand(runsCommand());
   program.addCommand(cancelCommand());
+  program.addCommand(logsCommand());
+  program.addCommand(artifactsCommand());
   program.addCommand(wizardCommand());
   program.addCommand(walletCommand());
+  program.addCommand(usageCommand());
+  program.addCommand(budgetCommand());
+  program.addCommand(secretCommand());
+  program.addCommand(webhookCommand());
   program.addCommand(docsCommand());
   program.addCommand(statusCommand());
   program.addCommand(daemonCommand());

@@ -2,9 +2,10 @@
 // (gzip or not) of a directory holding agent.json and the agent's files. The limits and the manifest's rules live
 // here, beside the catalog, so the service (which refuses a bundle) and the CLI (which checks before it uploads)
 // read one table.
-import { isAgentId } from './agents.js';
 import { DEFAULT_RUN_SECONDS, MAX_RUN_SECONDS } from './job-limits.js';
+import { isUploadableAgentId } from './own-agents.js';
 import type { SchemaIssue } from './input-schema-messages.js';
+import { MAX_SECRETS_PER_AGENT, secretNameProblem } from './secret-names.js';
 
 /** The archive as uploaded (compressed when gzip): what the service stores and a node downloads. */
 export const MAX_BUNDLE_BYTES = 5 * 1024 * 1024;
@@ -43,16 +44,24 @@ export interface AgentManifest {
   timeout_seconds?: number;
   /** Whether a run lost with its node may run again from the start (no side effect repeats); absent: false. */
   retry_safe?: boolean;
+  /** The user's secrets its runs get as environment variables of the same names (docs/api.md "Secrets"); absent: none. */
+  secrets?: string[];
 }
 
 /** What a version of an agent asks of each of its runs, from its agent.json: the service holds runs to it. */
 export interface RunTerms {
   timeout_seconds: number;
   retry_safe: boolean;
+  /** The secrets it declares, sorted; none when it declares none (a version stored before secrets existed too). */
+  secrets: string[];
 }
 
-export function runTermsOf(manifest: Pick<AgentManifest, 'timeout_seconds' | 'retry_safe'>): RunTerms {
-  return { timeout_seconds: manifest.timeout_seconds ?? DEFAULT_RUN_SECONDS, retry_safe: manifest.retry_safe ?? false };
+export function runTermsOf(manifest: Pick<AgentManifest, 'timeout_seconds' | 'retry_safe' | 'secrets'>): RunTerms {
+  return {
+    timeout_seconds: manifest.timeout_seconds ?? DEFAULT_RUN_SECONDS,
+    retry_safe: manifest.retry_safe ?? false,
+    secrets: [...new Set(manifest.secrets ?? [])].sort(),
+  };
 }
 
 export interface BundleProblem {
@@ -61,7 +70,7 @@ export interface BundleProblem {
   message: string;
 }
 
-const MANIFEST_FIELDS = new Set(['agent_id', 'version', 'entry', 'input_schema', 'description', 'network', 'timeout_seconds', 'retry_safe']);
+const MANIFEST_FIELDS = new Set(['agent_id', 'version', 'entry', 'input_schema', 'description', 'network', 'timeout_seconds', 'retry_safe', 'secrets']);
 
 export function isDigest(value: unknown): value is string {
   return typeof value === 'string' && new RegExp(DIGEST_PATTERN).test(value);
@@ -80,8 +89,11 @@ export function manifestProblems(value: unknown, files: ReadonlySet<string>, sch
   for (const key of Object.keys(manifest)) {
     if (!MANIFEST_FIELDS.has(key)) problems.push({ path: at(`/${key}`), message: `is not a manifest field (${[...MANIFEST_FIELDS].join(', ')})` });
   }
-  if (!isAgentId(manifest.agent_id)) {
-    problems.push({ path: at('/agent_id'), message: `${JSON.stringify(manifest.agent_id ?? null)} is not an agent_id of the catalog (swarm-node agents)` });
+  if (!isUploadableAgentId(manifest.agent_id)) {
+    problems.push({
+      path: at('/agent_id'),
+      message: `${JSON.stringify(manifest.agent_id ?? null)} is neither an agent_id of the catalog (swarm-node agents) nor an id of your own agent (2-48 lower-case letters, digits and _, not starting with "agent_")`,
+    });
   }
   if (typeof manifest.version !== 'string' || !new RegExp(VERSION_PATTERN).test(manifest.version)) {
     problems.push({ path: at('/version'), message: 'must be a label of 1-64 letters, digits and . + _ - (for example "1.0.0")' });
@@ -103,6 +115,21 @@ export function manifestProblems(value: unknown, files: ReadonlySet<string>, sch
     problems.push({ path: at('/timeout_seconds'), message: `must be a whole number of seconds from 1 to ${MAX_RUN_SECONDS} (${MAX_RUN_SECONDS / 3600} hours)` });
   }
   if (manifest.retry_safe !== undefined && typeof manifest.retry_safe !== 'boolean') problems.push({ path: at('/retry_safe'), message: 'must be true or false' });
+  problems.push(...secretsProblems(manifest.secrets));
+  return problems;
+}
+
+/** agent.json's `secrets`: names of the user's secrets, each once, at most MAX_SECRETS_PER_AGENT. */
+function secretsProblems(secrets: unknown): BundleProblem[] {
+  const path = `${MANIFEST_FILE}#/secrets`;
+  if (secrets === undefined) return [];
+  if (!Array.isArray(secrets) || secrets.length > MAX_SECRETS_PER_AGENT) return [{ path, message: `must be an array of at most ${MAX_SECRETS_PER_AGENT} secret names` }];
+  const problems: BundleProblem[] = [];
+  secrets.forEach((name, index) => {
+    const problem = secretNameProblem(name);
+    if (problem !== undefined) problems.push({ path: `${path}/${index}`, message: problem });
+    else if (secrets.indexOf(name) !== index) problems.push({ path: `${path}/${index}`, message: `${String(name)} is named twice` });
+  });
   return problems;
 }
 

@@ -42,6 +42,7 @@ export const AUDIT_KINDS = [
   'agent_version_removed',
   'secret_changed',
   'webhook_changed',
+  'budget_changed',
 ] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 

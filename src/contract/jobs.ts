@@ -1,15 +1,12 @@
 // A run as a job (docs/api.md "Runs as jobs"): its time limit, queue, retries, logs, artifacts, cancel and history.
 // The limits both programs read, and the shapes of the endpoints the service serves for them.
 import { Type, type Static } from '@sinclair/typebox';
+import { MAX_LOG_BATCH_ENTRIES, MAX_LOG_LINE_CHARS } from './run-log-limits.js';
 
 export { DEFAULT_QUEUE_SECONDS, DEFAULT_RUN_SECONDS, DEFAULT_RUNS_PAGE, MAX_QUEUE_SECONDS, MAX_RUN_ATTEMPTS, MAX_RUN_SECONDS, MAX_RUNS_PAGE } from './job-limits.js';
 
-/** What one run's log keeps (stdout and stderr together); past it, one truncation marker and nothing more. */
-export const MAX_LOG_BYTES_PER_RUN = 4 * 1024 * 1024;
-/** One line of a log as stored: longer lines are cut (with a mark) by the node. */
-export const MAX_LOG_LINE_CHARS = 16 * 1024;
-/** Logs and artifacts are kept this long after their run ended, then removed. */
-export const RUN_DATA_RETENTION_DAYS = 30;
+// The log's bounds and the retention of a run's data: ./run-log-limits.ts (no TypeBox there, for the CLI's help).
+export { MAX_LOG_BYTES_PER_RUN, MAX_LOG_LINE_CHARS, RUN_DATA_RETENTION_DAYS } from './run-log-limits.js';
 
 /** One artifact's bytes, a run's artifacts together, and a user's artifacts kept at once. */
 export const MAX_ARTIFACT_BYTES = 64 * 1024 * 1024;
@@ -37,9 +34,19 @@ export const LogEntry = Type.Object(
   strict,
 );
 export type LogEntry = Static<typeof LogEntry>;
-export const LogBatch = Type.Object({ lease_id: Type.String({ minLength: 1, maxLength: 64 }), entries: Type.Array(LogEntry, { maxItems: 1000 }) }, strict);
+export const LogBatch = Type.Object(
+  { lease_id: Type.String({ minLength: 1, maxLength: 64 }), entries: Type.Array(LogEntry, { maxItems: MAX_LOG_BATCH_ENTRIES }) },
+  strict,
+);
 export type LogBatch = Static<typeof LogBatch>;
-export const LogBatchResponse = Type.Object({ stored_bytes: Type.Integer(), truncated: Type.Boolean(), cancel: Type.Boolean() });
+export const LogBatchResponse = Type.Object({
+  /** The bytes of the run's log stored so far (entries' text, UTF-8). */
+  stored_bytes: Type.Integer(),
+  /** The log reached its cap: nothing more is stored; the node may stop sending. */
+  truncated: Type.Boolean(),
+  /** The run's user asked to cancel it: the node stops the agent (the run ends `cancelled`). */
+  cancel: Type.Boolean(),
+});
 export type LogBatchResponse = Static<typeof LogBatchResponse>;
 
 // GET /v1/swarm/runs/{run_id}/logs
@@ -50,10 +57,30 @@ export const RunLogs = Type.Object({
   truncated: Type.Boolean(),
   /** The run ended: no entry will come after these. */
   finished: Type.Boolean(),
-  /** Ask again with ?after=<next_after> for what comes next. */
+  /** The run's status as GET /v1/swarm/runs/{run_id} shows it. */
+  status: Type.String(),
+  /** Ask again with ?after=<next_after> for what comes next (-1: nothing yet). */
   next_after: Type.Integer(),
+  /** When the stored log is removed (RUN_DATA_RETENTION_DAYS after the run ended); null while it runs. */
+  expires_at: Type.Union([Timestamp, Type.Null()]),
+  /** Its entries were removed, past RUN_DATA_RETENTION_DAYS. */
+  expired: Type.Boolean(),
 });
 export type RunLogs = Static<typeof RunLogs>;
+
+/** The events of GET …/logs?follow=1 (text/event-stream): `log` each entry (its seq as the event id), then one `end`. */
+export const LOG_EVENT = 'log';
+export const LOG_END_EVENT = 'end';
+/** The `end` event's data: the run finished, and the log with it. */
+export const LogStreamEnd = Type.Object({
+  run_id: Type.String(),
+  status: Type.String(),
+  /** A failed run's output.error (timeout, exit, cancelled…); null when it succeeded. */
+  error: Type.Union([Type.String(), Type.Null()]),
+  truncated: Type.Boolean(),
+  next_after: Type.Integer(),
+});
+export type LogStreamEnd = Static<typeof LogStreamEnd>;
 
 // Artifacts
 export const ArtifactView = Type.Object({

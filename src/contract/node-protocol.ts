@@ -4,6 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { NODE_NAME_PATTERN } from './node-name.js';
 import { Labels, UUID_PATTERN } from './schemas.js';
+import { RunSecrets } from './secrets.js';
 
 const Timestamp = Type.String({ description: 'ISO 8601, UTC' });
 const strict = { additionalProperties: false } as const;
@@ -50,6 +51,11 @@ export const AssignedRun = Type.Object({
   timeout_seconds: Type.Optional(Type.Integer({ minimum: 1 })),
   /** Which attempt this is (a retry-safe run lost with its node runs again under the same id): 1 for the first. */
   attempt: Type.Optional(Type.Integer({ minimum: 1 })),
+  /**
+   * The user's secrets the run's agent declares in agent.json, by name (docs/api.md "Secrets"): given to the agent as
+   * environment variables, never written to the node's disk. Absent when it declares none.
+   */
+  secrets: Type.Optional(RunSecrets),
 });
 export type AssignedRun = Static<typeof AssignedRun>;
 

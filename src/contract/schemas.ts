@@ -1,7 +1,6 @@
 // Request and response shapes of spec §4 plus the DECISIONS.md additions, as JSON Schema (TypeBox), so the
 // server validates with them and both sides share the static types. Field names are the spec's, exactly.
 import { Type, type Static } from '@sinclair/typebox';
-import { AGENT_IDS } from './agents.js';
 import { DEPLOY_MODE, INSTALL_PATH } from './claims.js';
 import { EMAIL_PATTERN } from './email.js';
 import { MAX_QUEUE_SECONDS, MAX_RUN_SECONDS, RunAttempt, RunLinks } from './jobs.js';
@@ -11,6 +10,7 @@ export { FINISHED_RUN_STATUSES, RUN_STATUSES, isFinishedStatus, type FinishedRun
 import { LABEL_PATTERN, MAX_LABEL_LENGTH, MAX_LABELS } from './labels.js';
 import { DOCS_SECTIONS, TIER_IDS } from './tiers.js';
 import { UUID_PATTERN } from './uuid.js';
+import { RunSecrets } from './secrets.js';
 
 export { EMAIL_PATTERN, isEmailAddress, normalizeEmail } from './email.js';
 
@@ -135,7 +135,7 @@ export const RunResponse = Type.Object({
    * Only to the node that holds the run: what its result must carry. `seconds` (addition, docs/api.md "Leases as
    * durations"): how long the lease runs, counted from when the service received this request.
    */
-  lease: Type.Optional(Type.Object({ lease_id: Type.String(), expires_at: Timestamp, seconds: Type.Optional(Type.Number({ minimum: 0 })) })),
+  lease: Type.Optional(Type.Object({ lease_id: Type.String(), expires_at: Timestamp, seconds: Type.Optional(Type.Number({ minimum: 0 })), secrets: Type.Optional(RunSecrets) })),
   /** The uploaded bundle (SHA-256) the run executes, pinned at execute; absent: the node's built-in agent. */
   bundle_digest: Type.Optional(Type.String()),
   /** Additions (docs/api.md "Runs as jobs"): its time limit on the node, in seconds. */
@@ -155,12 +155,13 @@ export type RunDetail = Static<typeof RunDetail>;
 export const ExecuteResponse = RunResponse;
 export type ExecuteResponse = RunResponse;
 
-// GET /v1/swarm/agents
+// GET /v1/swarm/agents: the SKUs, and with the caller's credential their own agents too (`own: true`).
 export const AgentsResponse = Type.Array(
   Type.Object({
-    agent_id: Type.Union(AGENT_IDS.map((id) => Type.Literal(id))),
+    agent_id: Type.String(),
     name: Type.String(),
     price_cents: Type.Integer(),
+    own: Type.Optional(Type.Boolean()),
   }),
 );
 export type AgentsResponse = Static<typeof AgentsResponse>;

@@ -38,6 +38,8 @@ export interface AgentRunOptions {
   agentsDir?: string;
   /** Runs the agent as this uid and gid (through setpriv, so the test must run as root), as a node does. */
   asUser?: { uid: number; gid: number };
+  /** Variables added to the agent's environment: its declared secrets, SWARM_ARTIFACTS_DIR. */
+  env?: Record<string, string>;
 }
 
 export interface AgentRun extends CliResult {
@@ -64,6 +66,7 @@ export async function runAgentProcess(agentId: string, input: unknown, options: 
     SWARM_NODE_HOME: options.nodeHome ?? join(runDir, 'no-node-home'),
     SWARM_DOCS_DIR: options.docsDir ?? (shared === undefined ? DOCS_SECTIONS_DIR : join(shared.root, 'docs', 'sections')),
     ...(options.stateDir === undefined ? {} : { SWARM_STATE_DIR: options.stateDir }),
+    ...options.env,
   };
   const run = { run_id: runId, agent_id: agentId, user_id: 'you@example.com', tier: options.tier ?? 'svc_starter_agents', input };
   // `node` is the node's own Node binary; a file named by the entry is in the agent's bundle, not the working directory.

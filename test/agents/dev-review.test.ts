@@ -1,7 +1,7 @@
 // agent_dev_review_012 on a real repository made here, with commits holding each thing it must flag.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
@@ -9,10 +9,13 @@ import { inputSchemaValidator, runAgentProcess } from './agent-process.js';
 
 const AGENT = 'agent_dev_review_012';
 
-// Credentials in the shapes the agent looks for, assembled so this file itself holds none.
-const PEM_HEADER = ['-----BEGIN', 'RSA PRIVATE KEY-----'].join(' ');
-const AWS_KEY_ID = ['AKIA', 'IOSFODNN7EXAMPLE'].join('');
+// Credentials in the shapes the agent looks for, assembled so this file itself holds none (the review of this
+// repository's own history must find no secret in it).
+const PEM_KEY = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString().trim();
+const AWS_KEY_ID = ['AKIA', 'Z7Q3VXLM2PKE4HJN'].join('');
 const GITHUB_TOKEN = ['ghp', 'aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5'].join('_');
+const STRIPE_KEY = ['sk', 'live', '51Hq8ZtLpQm3XvB7nR2cW9dKf4YjA6sE1uT0gP'].join('_');
+const PASSWORD = ['Hx9', 'vQ2', 'mL7p'].join('');
 
 interface Finding {
   kind: string;
@@ -23,6 +26,7 @@ interface Finding {
   code?: string;
   message: string;
   excerpt?: string;
+  fix?: string;
 }
 
 let repo: string;
@@ -38,6 +42,13 @@ function write(path: string, text: string | Buffer): void {
   writeFileSync(join(repo, path), text);
 }
 
+/** A PATH holding git and node only: a host without shellcheck and bandit. */
+function pathWithout(): string {
+  const bin = tempDir('review-bin-');
+  symlinkSync('/usr/bin/git', join(bin, 'git'));
+  return bin;
+}
+
 beforeAll(async () => {
   repo = tempDir('review-repo-');
   await gitIn(repo, 'init', '-q');
@@ -46,17 +57,21 @@ beforeAll(async () => {
   await gitIn(repo, 'add', '.');
   await gitIn(repo, 'commit', '-q', '-m', 'first');
 
-  write('config/id_rsa', `${PEM_HEADER}\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn\n-----END RSA PRIVATE KEY-----\n`);
+  write('config/id_rsa', `${PEM_KEY}\n`);
   write('src/app.js', [
     'export const region = "eu-west-1";',
     '// TODO: drop the debug flag before release',
     `const awsKeyId = "${AWS_KEY_ID}";`,
     `const token = '${GITHUB_TOKEN}';`,
-    'const password = "hunter2hunter2";',
+    `const password = "${PASSWORD}";`,
     'const apiKey = process.env.API_KEY; // FIXME read from the vault',
     'const secret = "changeme";',
+    'export const TODO_MARKER = /TODO/;',
+    'export function run(user) { return eval(user.input); }',
     '',
   ].join('\n'));
+  write('src/billing.ts', ['import Stripe from "stripe";', `export const stripe = new Stripe("${STRIPE_KEY}");`, 'export function isAdmin(user: { role: string }): boolean {', '  if (user.role = "admin") return true;', '  return false;', '}', ''].join('\n'));
+  write('src/report.py', ['def find(cursor, name):', '    cursor.execute("SELECT * FROM users WHERE name = \'%s\'" % name)', '    return eval(name)', ''].join('\n'));
   write('notes.md', ['# Notes', '', '<<<<<<< HEAD', 'ours', '=======', 'theirs', '>>>>>>> feature', ''].join('\n'));
   write('heading.md', ['Title', '=======', '', 'A setext heading is no conflict.', ''].join('\n'));
   write('assets/blob.bin', randomBytes(2 * 1024 * 1024));
@@ -74,42 +89,58 @@ beforeAll(async () => {
 afterAll(() => removeTempDirs());
 
 describe('agent_dev_review_012', () => {
-  it('flags each secret, conflict marker, large binary, shellcheck issue and TODO of a commit at its file and line', async () => {
-    const run = await runAgentProcess(AGENT, { repo, rev: badCommit });
+  it('flags secrets, code problems, conflict markers, a large binary and to-do comments at their file and line, and writes SARIF', async () => {
+    const artifacts = tempDir('review-artifacts-');
+    const run = await runAgentProcess(AGENT, { repo, rev: badCommit }, { env: { SWARM_ARTIFACTS_DIR: artifacts } });
     expect(run.exitCode, run.stderr).toBe(0);
     const out = run.json;
     const findings = out.findings as Finding[];
-    const at = (kind: string, file: string) => findings.filter((finding) => finding.kind === kind && finding.file === file).map((finding) => finding.line ?? null);
+    const lines = (kind: string, file: string) => findings.filter((finding) => finding.kind === kind && finding.file === file).map((finding) => finding.line ?? null);
 
     expect(out.head).toBe(badCommit);
     expect(out.commits).toBe(1);
-    expect(out.summary).toBe(`${badCommit} (${badCommit.slice(0, 7)} "the bad commit"): 4 secrets, 3 conflict markers, 1 large binary, ${out.counts.shellcheck} shellcheck issues, 2 TODO/FIXMEs in 8 changed files`);
+    expect(out.summary).toMatch(new RegExp(`^${badCommit} \\(${badCommit.slice(0, 7)} "the bad commit"\\): 5 secrets, 3 conflict markers, 1 large binary, 1 SQL built from strings, \\d+ ESLint issues, \\d+ shellcheck issues, \\d+ bandit issues?, 2 to-do comments in 10 changed files$`));
 
-    expect(findings.filter((finding) => finding.kind === 'secret').map((finding) => [finding.file, finding.line, finding.rule])).toEqual([
-      ['config/id_rsa', 1, 'private-key'],
-      ['src/app.js', 3, 'aws-access-key-id'],
-      ['src/app.js', 4, 'github-token'],
-      ['src/app.js', 5, 'password-assignment'],
+    expect(findings.filter((finding) => finding.kind === 'secret').map((finding) => [finding.file, finding.line])).toEqual([
+      ['config/id_rsa', 1],
+      ['src/app.js', 3],
+      ['src/app.js', 4],
+      ['src/app.js', 5],
+      ['src/billing.ts', 2],
     ]);
-    // The output is kept with the run: it must not repeat the credentials it found.
+    // The output is kept with the run: it must not repeat the credentials it found, not even a part of them.
     const text = JSON.stringify(out);
-    for (const secret of [AWS_KEY_ID, GITHUB_TOKEN, 'hunter2hunter2']) expect(text).not.toContain(secret);
+    for (const secret of [AWS_KEY_ID.slice(4), GITHUB_TOKEN.slice(4), STRIPE_KEY.slice(8), PASSWORD, PEM_KEY.split('\n')[1]!.slice(0, 20)]) expect(text).not.toContain(secret);
+    expect(findings.find((finding) => finding.file === 'src/app.js' && finding.line === 5)?.excerpt).toBe('const password = "[redacted]";');
 
-    expect(at('conflict_marker', 'notes.md')).toEqual([3, 7, 5]);
-    expect(at('conflict_marker', 'heading.md')).toEqual([]);
-    expect(findings.filter((finding) => finding.kind === 'large_binary')).toEqual([
-      expect.objectContaining({ file: 'assets/blob.bin', size_bytes: 2 * 1024 * 1024, severity: 'warning' }),
-    ]);
-    expect(at('todo', 'src/app.js')).toEqual([2, 6]);
+    expect(lines('eslint', 'src/app.js')).toEqual([9]);
+    expect(findings.filter((finding) => finding.kind === 'eslint' && finding.file === 'src/billing.ts').map((finding) => [finding.line, finding.rule])).toContainEqual([4, 'no-cond-assign']);
+    expect(findings.find((finding) => finding.kind === 'eslint' && finding.rule === 'no-eval')?.fix).toMatch(/JSON\.parse/);
+    expect(lines('sql', 'src/report.py')).toEqual([2]);
+    expect(findings.filter((finding) => finding.kind === 'bandit').map((finding) => [finding.line, finding.rule])).toContainEqual([3, 'B307 blacklist']);
+    expect(lines('conflict_marker', 'notes.md')).toEqual([3, 7, 5]);
+    expect(lines('conflict_marker', 'heading.md')).toEqual([]);
+    expect(findings.filter((finding) => finding.kind === 'large_binary')).toEqual([expect.objectContaining({ file: 'assets/blob.bin', size_bytes: 2 * 1024 * 1024, severity: 'warning' })]);
+    // Comments only: `const TODO_MARKER = /TODO/` is code that holds the word.
+    expect(lines('todo', 'src/app.js')).toEqual([2, 6]);
 
-    expect(out.shellcheck).toMatchObject({ available: true, scripts: 2, checked: 2 });
-    expect(findings.filter((finding) => finding.kind === 'shellcheck' && finding.file === 'scripts/deploy.sh').map((finding) => [finding.line, finding.code])).toEqual(
-      expect.arrayContaining([[2, 'SC2115'], [2, 'SC2086']]),
-    );
+    expect(out.tools.shellcheck).toMatchObject({ ran: true, files: 2, checked: 2 });
+    expect(findings.filter((finding) => finding.kind === 'shellcheck' && finding.file === 'scripts/deploy.sh').map((finding) => [finding.line, finding.rule])).toEqual(expect.arrayContaining([[2, 'SC2115'], [2, 'SC2086']]));
     // Only the line the commit added to ok.sh is its business; the older line 2 is counted apart.
-    expect(new Set(at('shellcheck', 'scripts/ok.sh'))).toEqual(new Set([3]));
-    expect(out.shellcheck.comments_outside_diff).toBeGreaterThanOrEqual(1);
+    expect(new Set(lines('shellcheck', 'scripts/ok.sh'))).toEqual(new Set([3]));
+    expect(out.tools.shellcheck.comments_outside_diff).toBeGreaterThanOrEqual(1);
+    expect(out.tools).toMatchObject({ eslint: { ran: true, files: 2, checked: 2 }, bandit: { ran: true, files: 1, checked: 1 }, secretlint: { ran: true } });
     expect(out.truncated).toBe(false);
+
+    expect(out.artifacts).toEqual(['review.sarif']);
+    const sarif = JSON.parse(readFileSync(join(artifacts, 'review.sarif'), 'utf8'));
+    expect(sarif.version).toBe('2.1.0');
+    const results = sarif.runs.flatMap((sarifRun: { tool: { driver: { name: string } }; results: { ruleId: string; locations: { physicalLocation: { artifactLocation: { uri: string }; region?: { startLine: number } } }[] }[] }) =>
+      sarifRun.results.map((result) => [sarifRun.tool.driver.name, result.locations[0]!.physicalLocation.artifactLocation.uri, result.locations[0]!.physicalLocation.region?.startLine ?? null]),
+    );
+    expect(results).toHaveLength(Object.values(out.counts as Record<string, number>).reduce((a, b) => a + b, 0));
+    expect(results).toEqual(expect.arrayContaining([['eslint', 'src/app.js', 9], ['shellcheck', 'scripts/deploy.sh', 2], ['dev-review', 'src/app.js', 4]]));
+    expect(readFileSync(join(artifacts, 'review.sarif'), 'utf8')).not.toContain(GITHUB_TOKEN.slice(4));
   });
 
   it('reviews HEAD by default, and a range with all its commits', async () => {
@@ -121,8 +152,8 @@ describe('agent_dev_review_012', () => {
     const range = await runAgentProcess(AGENT, { repo, rev: 'HEAD~2..HEAD' });
     expect(range.exitCode, range.stderr).toBe(0);
     expect(range.json.commits).toBe(2);
-    expect(range.json.counts).toMatchObject({ secret: 4, conflict_marker: 3, large_binary: 1, todo: 2 });
-    expect(range.json.summary).toMatch(/^HEAD~2\.\.HEAD \(2 commits\): 4 secrets, /);
+    expect(range.json.counts).toMatchObject({ secret: 5, conflict_marker: 3, large_binary: 1, todo: 2 });
+    expect(range.json.summary).toMatch(/^HEAD~2\.\.HEAD \(2 commits\): 5 secrets, /);
 
     const root = await runAgentProcess(AGENT, { repo, rev: 'HEAD~2' });
     expect(root.exitCode, root.stderr).toBe(0);
@@ -152,7 +183,7 @@ describe('agent_dev_review_012', () => {
   it('lists at most 300 findings, counts them all, and says it cut the list', async () => {
     const busy = tempDir('review-busy-');
     await gitIn(busy, 'init', '-q');
-    writeFileSync(join(busy, 'notes.txt'), Array.from({ length: 400 }, (_, i) => `FIXME item ${i}`).join('\n'));
+    writeFileSync(join(busy, 'notes.txt'), Array.from({ length: 400 }, (_, i) => `# FIXME item ${i}`).join('\n'));
     await gitIn(busy, 'add', '.');
     await gitIn(busy, 'commit', '-q', '-m', 'many');
     const run = await runAgentProcess(AGENT, { repo: busy });
@@ -163,14 +194,44 @@ describe('agent_dev_review_012', () => {
     expect(run.json.truncated).toBe(true);
   });
 
-  it('says so when shellcheck is not installed, and still reviews the rest', async () => {
-    const bin = tempDir('review-bin-');
-    symlinkSync('/usr/bin/git', join(bin, 'git'));
-    const run = await runAgentProcess(AGENT, { repo, rev: badCommit }, { path: bin });
+  it('fails, so the run is refunded, when an analyzer a changed file needs is missing, and says what the tools that ran found', async () => {
+    const run = await runAgentProcess(AGENT, { repo, rev: badCommit }, { path: pathWithout() });
+    expect(run.exitCode).toBe(3);
+    expect(run.stdout).toBe('');
+    const last = run.stderr.split('\n').at(-1)!;
+    expect(last).toMatch(/^agent_dev_review_012: not a full review, so the run is refunded: shellcheck is not installed on this host: 2 changed file\(s\) not checked \(apt-get install shellcheck/);
+    expect(last).toContain('bandit is not installed on this host: 1 changed file(s) not checked');
+    // What secretlint and ESLint found is still shown, each credential redacted.
+    expect(run.stderr).toMatch(/5 secrets, 3 conflict markers, 1 large binary, 1 SQL built from strings, \d+ ESLint issues, 2 to-do comments in 10 changed files \(by the tools that ran\)/);
+    expect(run.stderr).toContain('src/app.js:9 eslint no-eval');
+    expect(run.stderr).not.toContain(GITHUB_TOKEN.slice(4));
+
+    // A change with no shell script and no Python file needs neither: a full review.
+    const readme = await runAgentProcess(AGENT, { repo }, { path: pathWithout() });
+    expect(readme.exitCode, readme.stderr).toBe(0);
+    expect(readme.json.tools).toMatchObject({ shellcheck: { ran: false, files: 0 }, bandit: { ran: false, files: 0 } });
+  });
+
+  it('finds no secret in test fixtures, lock files, placeholders or local database URLs, and finds a real key in a test all the same, and a SendGrid key of any dashes', async () => {
+    const clean = tempDir('review-clean-');
+    await gitIn(clean, 'init', '-q');
+    const put = (path: string, text: string) => {
+      mkdirSync(dirname(join(clean, path)), { recursive: true });
+      writeFileSync(join(clean, path), text);
+    };
+    put('test/config.test.ts', `const secret = 'not-a-real-secret-just-long';\nconst url = 'postgres://svc:pw-for-tests@127.0.0.1:5432/svc';\nconst key = "${AWS_KEY_ID}";\n`);
+    put('package-lock.json', '{ "packages": { "node_modules/@inquirer/password": { "version": "4.0.0" } }, "@inquirer/password": "^4.0.0" }\n');
+    put('src/config.js', "export const password = process.env.DB_PASSWORD;\nexport const apiKey = '${API_KEY}';\nconst secret = '<your-secret-here>';\n");
+    // A map of kinds to names (a slug is a name, not a credential), and beside it a literal that is one.
+    put('src/kinds.js', "const TOOL_OF_KIND = { secret: 'dev-review', todo: 'dev-review' };\nconst creds = { password: 'Kq7w-2Lmz!x' };\n");
+    put('.env.example', 'DB_PASSWORD=changeme\nAPI_TOKEN=${TOKEN}\n');
+    // A SendGrid key whose last part holds several "-": base64url allows it, and secretlint's own rule misses it.
+    put('src/mail.js', `sgMail.setApiKey('${['SG', 'a93e59zhDT6K19u3nlDRva', 'irx-cI34Qi1-1hWRA-TCR6njsNTrxTMNljnK9g-fR6y'].join('.')}');\n`);
+    await gitIn(clean, 'add', '.');
+    await gitIn(clean, 'commit', '-q', '-m', 'fixtures');
+    const run = await runAgentProcess(AGENT, { repo: clean });
     expect(run.exitCode, run.stderr).toBe(0);
-    expect(run.json.shellcheck).toMatchObject({ available: false, scripts: 2, checked: 0 });
-    expect(run.json.shellcheck.note).toContain('shellcheck is not installed');
-    expect(run.json.counts).toMatchObject({ secret: 4, shellcheck: 0 });
+    expect((run.json.findings as Finding[]).filter((finding) => finding.kind === 'secret').map((finding) => [finding.file, finding.line])).toEqual([['src/kinds.js', 2], ['src/mail.js', 1], ['test/config.test.ts', 3]]);
   });
 
   it('refuses a missing repository, a directory that is no repository, and revisions that are no commit or look like options', async () => {

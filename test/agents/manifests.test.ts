@@ -17,6 +17,16 @@ afterAll(() => removeTempDirs());
 
 /** Packages an agent may import besides Node's own modules: the RAG agent's SQLite, which the release ships. */
 const ALLOWED_PACKAGES: Record<string, string[]> = { agent_research_rag_015: ['better-sqlite3'] };
+/** The agents that call out (a model, a mail server) and so need the network (docs/sections/starter-agents.md). */
+const EGRESS = ['agent_dev_review_012', 'agent_research_rag_015', 'agent_svc_skills_005', 'agent_sales_outreach_008'];
+const MODEL_SECRETS = ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'OPENAI_MODEL'];
+
+interface DeclaredManifest {
+  timeout_seconds?: number;
+  network?: string;
+  secrets?: string[];
+  retry_safe?: boolean;
+}
 
 describe('the reference agents', () => {
   it('are exactly the catalog agents, one directory each', () => {
@@ -25,15 +35,17 @@ describe('the reference agents', () => {
 
   it('each has a manifest of the agreed shape whose input_schema is strict JSON Schema 2020-12', () => {
     for (const agentId of AGENT_IDS) {
-      const manifest = readManifest(agentId);
-      // The run terms (retry_safe, timeout_seconds, secrets) are each agent's own; the rest every agent has.
-      const terms = new Set(['retry_safe', 'timeout_seconds', 'secrets']);
-      expect(Object.keys(manifest).filter((key) => !terms.has(key)).sort(), agentId).toEqual(['agent_id', 'description', 'entry', 'input_schema', 'network', 'version']);
+      const manifest = readManifest(agentId) as ReturnType<typeof readManifest> & DeclaredManifest;
+      expect(Object.keys(manifest).filter((key) => key !== 'secrets' && key !== 'retry_safe').sort(), agentId).toEqual(['agent_id', 'description', 'entry', 'input_schema', 'network', 'timeout_seconds', 'version']);
+      // Its own time limit, what it calls out to, and the secrets it reads (none is ever an input).
+      expect(Number.isInteger(manifest.timeout_seconds) && manifest.timeout_seconds! >= 30 && manifest.timeout_seconds! <= 3600, agentId).toBe(true);
+      expect(manifest.network, agentId).toBe(EGRESS.includes(agentId) ? 'egress' : 'none');
+      for (const name of manifest.secrets ?? []) expect(name).toMatch(/^[A-Z][A-Z0-9_]{0,63}$/);
+      if (existsSync(join(AGENTS_DIR, agentId, 'model.mjs'))) expect(manifest.secrets, agentId).toEqual(expect.arrayContaining(MODEL_SECRETS));
+      for (const name of manifest.secrets ?? []) expect(JSON.stringify(manifest.input_schema), agentId).not.toContain(name.toLowerCase());
       // Safe to run again from the start when a node is lost: all but the outreach agent, whose drafts go out as mail.
-      expect((manifest as { retry_safe?: boolean }).retry_safe ?? false, agentId).toBe(agentId !== 'agent_sales_outreach_008');
+      expect(manifest.retry_safe ?? false, agentId).toBe(agentId !== 'agent_sales_outreach_008');
       expect(manifest.agent_id).toBe(agentId);
-      // None of the built-ins calls out: each runs with its own loopback only (docs/operations.md "Agent isolation").
-      expect((manifest as { network?: string }).network, agentId).toBe('none');
       expect(manifest.version).toMatch(/^\d+\.\d+\.\d+$/);
       expect(manifest.entry).toEqual(['node', 'main.mjs']);
       expect(existsSync(join(AGENTS_DIR, agentId, 'main.mjs'))).toBe(true);
@@ -45,15 +57,18 @@ describe('the reference agents', () => {
     }
   });
 
-  it('stand alone: the shared run protocol is the same file in each bundle, and only Node built-ins are imported', () => {
+  it('stand alone: the shared run protocol and model client are the same files in each bundle, and only Node built-ins and vendor/ are imported', () => {
+    // vendor/ is made by npm run build (scripts/agent-vendor.mjs), as dist/ is.
     const protocol = readFileSync(join(AGENTS_DIR, AGENT_IDS[0], 'agent-io.mjs'), 'utf8');
+    const modelClient = readFileSync(join(AGENTS_DIR, 'agent_dev_review_012', 'model.mjs'), 'utf8');
     const builtins = new Set(builtinModules);
     for (const agentId of AGENT_IDS) {
       expect(readFileSync(join(AGENTS_DIR, agentId, 'agent-io.mjs'), 'utf8'), agentId).toBe(protocol);
+      if (EGRESS.includes(agentId)) expect(readFileSync(join(AGENTS_DIR, agentId, 'model.mjs'), 'utf8'), agentId).toBe(modelClient);
       for (const file of readdirSync(join(AGENTS_DIR, agentId)).filter((name) => name.endsWith('.mjs'))) {
         const source = readFileSync(join(AGENTS_DIR, agentId, file), 'utf8');
         expect(source.split('\n').length, `${agentId}/${file}`).toBeLessThanOrEqual(300);
-        for (const [, specifier] of source.matchAll(/^import .* from '([^']+)';$/gm)) {
+        for (const [, specifier] of [...source.matchAll(/^import .* from '([^']+)';$|import\('([^']+)'\)/gm)].map((match) => [match[0], match[1] ?? match[2]])) {
           if (specifier!.startsWith('./')) expect(existsSync(join(AGENTS_DIR, agentId, specifier!)), `${agentId}/${file}: ${specifier}`).toBe(true);
           else if (specifier!.startsWith('node:')) expect(builtins.has(specifier!.slice(5)), specifier).toBe(true);
           else expect(ALLOWED_PACKAGES[agentId] ?? [], `${agentId}/${file} imports ${specifier}`).toContain(specifier);

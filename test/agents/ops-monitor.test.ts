@@ -2,6 +2,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
@@ -101,6 +102,65 @@ describe('agent_ops_monitor_004', () => {
       severity: 'warning',
       message: expect.stringContaining('no node database at'),
     });
+  });
+
+  it('keeps a history in its state: forecasts when a filesystem fills from the recorded runs, and says what changed since the last run', async () => {
+    const stateDir = tempDir('ops-state-');
+    const first = await runAgentProcess(AGENT, {}, { stateDir });
+    expect(first.exitCode, first.stderr).toBe(0);
+    expect(first.json.history).toMatchObject({ runs: 1, kept_between_runs: true });
+    expect(first.json.changes).toEqual([]);
+    expect(first.json.trends).toEqual({ memory: null, load: null });
+    const root = (first.json.filesystems as { mount: string; used_percent: number }[]).find((fs) => fs.mount === '/')!;
+
+    // Ten earlier runs, an hour apart, in which / filled half a point an hour up to now, its status ok and no port
+    // open; then a port opens.
+    const lines = readFileSync(join(stateDir, 'history.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const now = Date.now();
+    const earlier = Array.from({ length: 10 }, (_, i) => ({ ...lines[0], at: now - (10 - i) * 3_600_000, status: 'ok', ports: [], filesystems: { '/': root.used_percent - (10 - i) * 0.5 } }));
+    writeFileSync(join(stateDir, 'history.jsonl'), `${earlier.map((line) => JSON.stringify(line)).join('\n')}\n`);
+    const server: Server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const run = await runAgentProcess(AGENT, { thresholds: { disk_warning_percent: 0, disk_critical_percent: 0 } }, { stateDir });
+      expect(run.exitCode, run.stderr).toBe(0);
+      const now2 = (run.json.filesystems as { mount: string; full_forecast?: { rate_percent_per_hour: number; hours_to_full: number; full_at: string } }[]).find((fs) => fs.mount === '/')!;
+      expect(now2.full_forecast!.rate_percent_per_hour).toBeCloseTo(0.5, 1);
+      expect(now2.full_forecast!.hours_to_full).toBeCloseTo((100 - root.used_percent) / 0.5, -1);
+      expect(run.json.history).toMatchObject({ runs: 11 });
+      expect(run.json.trends.memory).toMatchObject({ samples: 11 });
+      expect(run.json.changes).toContainEqual({ what: 'listening_port', change: 'opened', item: `tcp 127.0.0.1:${port}` });
+      expect(run.json.changes).toContainEqual({ what: 'status', change: 'ok → critical', item: 'critical' });
+      expect(run.json.status_changed).toMatchObject({ from: 'ok', to: 'critical' });
+      expect(run.json.summary).toMatch(/ \d+ changes? since the last run: /);
+    } finally {
+      server.close();
+    }
+    // A run with the same status has no status change.
+    const again = await runAgentProcess(AGENT, { thresholds: { disk_warning_percent: 0, disk_critical_percent: 0 } }, { stateDir });
+    expect(again.json.status_changed).toBeNull();
+  });
+
+  it('raises a forecast finding for a filesystem that will be full within a week, critical within a day', async () => {
+    const stateDir = tempDir('ops-state-');
+    const first = await runAgentProcess(AGENT, {}, { stateDir });
+    const root = (first.json.filesystems as { mount: string; used_percent: number }[]).find((fs) => fs.mount === '/')!;
+    const sample = JSON.parse(readFileSync(join(stateDir, 'history.jsonl'), 'utf8').trim().split('\n')[0]!) as Record<string, unknown>;
+    // Filling fast enough to be full within a few hours.
+    const rate = (100 - root.used_percent) / 6;
+    const earlier = Array.from({ length: 6 }, (_, i) => ({ ...sample, at: Date.now() - (6 - i) * 3_600_000, filesystems: { '/': root.used_percent - (6 - i) * rate } }));
+    writeFileSync(join(stateDir, 'history.jsonl'), `${earlier.map((line) => JSON.stringify(line)).join('\n')}\n`);
+    const run = await runAgentProcess(AGENT, {}, { stateDir });
+    expect((run.json.findings as Finding[]).find((finding) => finding.check === 'filesystem_forecast' && finding.target === '/')).toMatchObject({ severity: 'critical', message: expect.stringMatching(/^\/ fills [\d.]+ points an hour: full in [\d.]+ hours/) });
+    expect(run.json.status).toBe('critical');
+  });
+
+  it('has no history without a state directory, and says so', async () => {
+    const run = await runAgentProcess(AGENT, {});
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.json.history).toEqual({ runs: 1, kept_between_runs: false });
+    expect(run.json.status_changed).toBeNull();
   });
 
   it('refuses bad thresholds with exit 2, a message naming the key, and nothing on stdout', async () => {

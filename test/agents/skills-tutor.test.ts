@@ -49,10 +49,27 @@ describe('agent_svc_skills_005', () => {
       expect(passage.score).toBeGreaterThan(0);
     }
     expect(out.passages[0].text).toContain('JWT');
-    expect(out.answer.text).toMatch(/JWT/);
+    expect(out.answer.text).toMatch(/JWT.*30 days/);
     expect(plainText(citedLines(out.answer.citation))).toContain(out.answer.text);
-    const { section, heading, line_start, line_end } = out.passages[0].citation;
+    const { section, heading, line_start, line_end } = out.answer.citation;
     expect(out.summary).toBe(`${out.answer.text}\n(${section} § ${heading}, lines ${line_start}-${line_end})`);
+  });
+
+  it('answers with the kind of value a question asks for: a price, a path, what an exit code means, a command, a duration, a version', async () => {
+    for (const [question, section, expected] of [
+      ['How much does one run of the dev review agent cost?', 'starter-agents', /price per run: \$0\.12/],
+      ['Where is the node installed?', 'node-install', /\/opt\/svc\/swarm-node/],
+      ['What does exit code 6 mean?', 'node-install', /^exit: 6; meaning: service unreachable/],
+      ['How do I roll back my uploaded agent?', 'agent-upload', /swarm-node agent rollback/],
+      ['How long is a deploy token valid?', 'node-install', /15 minutes/],
+      ['Which version of Node.js does the host need?', 'node-install', /20\.18/],
+      ['How do I start a new agent bundle?', 'agent-upload', /agent init/],
+    ] as const) {
+      const run = await runAgentProcess(AGENT, { question }, { tier: 'svc_starter_agents' });
+      expect(run.exitCode, run.stderr).toBe(0);
+      expect(run.json.answer.citation.section, question).toBe(section);
+      expect(run.json.answer.text, question).toMatch(expected);
+    }
   });
 
   it('answers from a table with the row that fits, by its column names', async () => {
@@ -72,31 +89,41 @@ describe('agent_svc_skills_005', () => {
     }
   });
 
-  it('gives a quiz whose every answer is written on the lines it cites', async () => {
+  it('gives a quiz of questions drawn from facts, each with choices of its kind and its answer on the lines it cites, and grades it', async () => {
     const run = await runAgentProcess(AGENT, { quiz: 8 }, { tier: 'svc_starter_agents' });
     expect(run.exitCode, run.stderr).toBe(0);
-    const quiz = run.json.quiz as { number: number; kind: 'table' | 'cloze'; question: string; answer: string; citation: Citation }[];
+    const quiz = run.json.quiz as { number: number; kind: string; question: string; choices: string[]; answer: string; citation: Citation }[];
     expect(quiz).toHaveLength(8);
-    expect(run.json.summary).toBe('Quiz of 8 questions from starter-agents, node-install, agent-upload; answers included.');
+    expect(run.json.quiz_id).toMatch(/\.8\.[0-9a-f]{8}$/);
+    expect(run.json.summary).toBe(`Quiz of 8 questions from starter-agents, node-install, agent-upload. Answer with {"grade": {"quiz_id": "${run.json.quiz_id}", "answers": [...]}}.`);
     expect(new Set(quiz.map((item) => `${item.citation.file}:${item.citation.line_start}`)).size).toBe(8);
     for (const item of quiz) {
-      const text = plainText(citedLines(item.citation));
-      expect(run.json.sections).toContain(item.citation.section);
-      expect(text, item.question).toContain(item.answer);
-      if (item.kind === 'cloze') {
-        expect(item.question).toMatch(/^Fill in the blank: .*_____/);
-        expect(text).toContain(item.question.replace('Fill in the blank: ', '').replace('_____', item.answer));
-      } else {
-        expect(item.citation.line_start).toBe(item.citation.line_end);
-        expect(text.startsWith('|')).toBe(true);
-        // The row is named by its first cell, or its first two when the first repeats in the table.
-        for (const cell of /for "(.*)"\?$/.exec(item.question)![1]!.split(', ')) expect(text).toContain(`| ${cell} |`);
-      }
+      expect(['price', 'exit_code', 'default', 'command', 'layout', 'limit']).toContain(item.kind);
+      expect(item.choices.length).toBeGreaterThanOrEqual(2);
+      expect(item.choices.map((choice) => choice.slice(3))).toContain(item.answer);
+      expect(new Set(item.choices.map((choice) => choice.slice(3))).size).toBe(item.choices.length);
+      expect(plainText(citedLines(item.citation)).replace(/\\\|/g, '|'), item.question).toContain(item.answer);
+      // Never the word of the question itself blanked out: a question names what it asks.
+      expect(item.question).not.toMatch(/\bquiz\b.*_____|_____.*\bquiz\b/);
     }
-    const three = await runAgentProcess(AGENT, { quiz: true }, { tier: 'svc_pay_wallet_fund' });
+
+    // Grading: the first answered by its letter, the second by its text, the rest wrongly.
+    const letterOf = (item: (typeof quiz)[number]) => item.choices.find((choice) => choice.slice(3) === item.answer)!.slice(0, 1);
+    const wrong = (item: (typeof quiz)[number]) => item.choices.find((choice) => choice.slice(3) !== item.answer)!.slice(0, 1);
+    const answers = quiz.map((item, i) => (i === 0 ? letterOf(item) : i === 1 ? item.answer : wrong(item)));
+    const graded = await runAgentProcess(AGENT, { grade: { quiz_id: run.json.quiz_id, answers } }, { tier: 'svc_starter_agents' });
+    expect(graded.exitCode, graded.stderr).toBe(0);
+    expect(graded.json).toMatchObject({ mode: 'grade', score: { right: 2, of: 8 } });
+    expect(graded.json.summary).toMatch(/^2 of 8 right; wrong: 3 \(/);
+    for (const result of graded.json.results) {
+      expect(result.question).toBe(quiz[result.number - 1]!.question);
+      expect(result.explanation.length).toBeGreaterThan(0);
+      expect(result.citation).toEqual(quiz[result.number - 1]!.citation);
+    }
+
+    const three = await runAgentProcess(AGENT, { quiz: true }, { tier: 'svc_starter_agents' });
     expect(three.exitCode, three.stderr).toBe(0);
     expect(three.json.quiz).toHaveLength(3);
-    for (const item of three.json.quiz) expect(item.citation.section).toBe('wallet-funding');
   });
 
   it('says so when the docs hold no answer', async () => {
@@ -108,8 +135,11 @@ describe('agent_svc_skills_005', () => {
 
   it('refuses bad requests and an unknown tier with exit 2, and a node without docs with exit 1', async () => {
     for (const [input, message, options] of [
-      [{ question: 'x', quiz: 3 }, 'give either "question" or "quiz"', {}],
-      [{}, 'give either "question" or "quiz"', {}],
+      [{ question: 'x', quiz: 3 }, 'give exactly one of "question", "quiz" and "grade"', {}],
+      [{}, 'give exactly one of "question", "quiz" and "grade"', {}],
+      [{ grade: { quiz_id: 'nope', answers: [] } }, 'grade.quiz_id: not a quiz id', {}],
+      [{ grade: { quiz_id: 'abc.3.00000000', answers: ['A', 'B', 'C'] } }, 'grade.quiz_id: the docs changed since this quiz was drawn', {}],
+      [{ grade: { answers: ['A'] } }, 'grade: must be {"quiz_id"', {}],
       [{ quiz: 11 }, 'quiz: must be true or a number of questions from 1 to 10', {}],
       [{ quiz: false }, 'quiz: must be true', {}],
       [{ question: '   ' }, 'question: must be a non-empty string', {}],
@@ -139,5 +169,8 @@ describe('agent_svc_skills_005', () => {
     expect(valid({ quiz: 2.5 })).toBe(false);
     expect(valid({ question: '' })).toBe(false);
     expect(valid({ topic: 'billing' })).toBe(false);
+    expect(valid({ grade: { quiz_id: 'r1.3.0a1b2c3d', answers: ['A', 'B', 'C'] } })).toBe(true);
+    expect(valid({ grade: { quiz_id: 'r1.3.0a1b2c3d' } })).toBe(false);
+    expect(valid({ grade: { quiz_id: 'r1', answers: [1] } })).toBe(false);
   });
 });

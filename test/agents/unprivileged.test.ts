@@ -30,7 +30,7 @@ describe.skipIf(!canSwitchUser)('the agents as an unprivileged user', () => {
     const run = await runAgentProcess('agent_dev_review_012', { repo }, { asUser: NOBODY });
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.json.counts).toMatchObject({ todo: 1, secret: 0 });
-    expect(run.json.shellcheck.checked).toBe(1);
+    expect(run.json.tools.shellcheck.checked).toBe(1);
   });
 
   it('agent_research_rag_015 keeps its index in a state directory it owns, with better-sqlite3 loaded as the release loads it', async () => {
@@ -41,7 +41,7 @@ describe.skipIf(!canSwitchUser)('the agents as an unprivileged user', () => {
     chownSync(stateDir, NOBODY.uid, NOBODY.gid);
     const run = await runAgentProcess('agent_research_rag_015', { corpus, question: 'When does the harbour close?' }, { asUser: NOBODY, stateDir });
     expect(run.exitCode, run.stderr).toBe(0);
-    expect(run.json.passages[0]).toMatchObject({ citation: 'a.md:1-3' });
+    expect(run.json.answer).toMatchObject({ found: true, citations: [{ citation: 'a.md:1-3' }] });
     expect(run.json.index.kept_between_runs).toBe(true);
   });
 

@@ -100,6 +100,22 @@ describe('two svc-api instances on one PostgreSQL database', () => {
     expectBooksBalance(user.email, 10 * PRICE);
   });
 
+  it('a budget is never overspent by executes landing on both instances at once (docs/api.md "Budgets")', async () => {
+    const user = await fundedUserWithNode(100 * PRICE);
+    const capped = await httpRequest(`${b.baseUrl}/v1/swarm/budgets/all/day`, { method: 'PUT', token: user.token, body: { cap_cents: 10 * PRICE } });
+    expect(capped.status, capped.text).toBe(200);
+    const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => execute(i % 2 === 0 ? a.baseUrl : b.baseUrl, user)));
+    const refused = responses.filter((response) => response.status === 402);
+    for (const response of refused) expect(response.body).toMatchObject({ code: 'budget_exceeded', cap_cents: 10 * PRICE });
+    expect(responses.length - refused.length).toBe(runsOf(user.email).length);
+    await waitFor(async () => (runsOf(user.email).every((run) => run.status !== 'queued' && run.status !== 'running') ? true : undefined), 'the runs to finish');
+    // Charged at most the cap; exactly the cap unless a run failed on a loaded machine and gave its room back.
+    const charged = runsOf(user.email).reduce((total, run) => total + run.charged_cents, 0);
+    expect(charged).toBeLessThanOrEqual(10 * PRICE);
+    expect(runsOf(user.email).length).toBeGreaterThanOrEqual(10);
+    expectBooksBalance(user.email, 100 * PRICE);
+  });
+
   it('one Idempotency-Key sent to both instances at once runs once and is charged once', async () => {
     const user = await fundedUserWithNode(10 * PRICE);
     const key = randomUUID();

@@ -32,6 +32,8 @@ describe('svc-api configuration from the environment', () => {
     ['SVC_MERCHANT_ID', 'merchant with spaces', /^svc-api: SVC_MERCHANT_ID must be 1 to 128 of/],
     ['SVC_METRICS_LISTEN', '9464', /^svc-api: SVC_METRICS_LISTEN must be HOST:PORT/],
     ['SVC_WEBHOOK_SECRET', '   ', /^svc-api: SVC_WEBHOOK_SECRET must not be empty$/],
+    ['SVC_SECRETS_KEY', 'c2hvcnQ', /^svc-api: SVC_SECRETS_KEY must be base64url of exactly 32 bytes/],
+    ['SVC_SECRETS_PREVIOUS_KEYS', `${'A'.repeat(43)},short`, /^svc-api: SVC_SECRETS_PREVIOUS_KEYS each key must be base64url of exactly 32 bytes/],
     ['SVC_PAYMENT_PROVIDER', 'paypal', /^svc-api: SVC_PAYMENT_PROVIDER must be one of sandbox, stripe \(got "paypal"\)$/],
     ['SVC_STRIPE_WEBHOOK_SECRET', 'whsec_abc', /^svc-api: SVC_STRIPE_WEBHOOK_SECRET is set but SVC_PAYMENT_PROVIDER is not stripe$/],
     ['SVC_STALE_NODE_AFTER', '10m', /^svc-api: SVC_STALE_NODE_AFTER must be a duration from 1h to 365d such as 36h or 14d, or 0 or off \(got "10m"\)$/],

@@ -181,14 +181,16 @@ describe('removing a node: by its user (DELETE /v1/swarm/nodes/{node_id}) or onc
     expect((await remove(node.node_id, user.token)).body).toEqual({ ...removed.body, agents_withdrawn: [] });
     await node.stop();
 
-    // Its polls refused, the held run's lease runs out: failed node_lost and refunded, once.
+    // Its polls refused, the held run's lease runs out: its attempt ends node_lost; the ops monitor is retry-safe, so
+    // the run would wait for another node, but none of the user's could ever take it: failed, refunded once.
     clock.advance(LEASE_MS + 1000);
     try {
       await waitFor(async () => (runRow(held.body.run_id).status === 'failed' ? true : undefined), 'the held run failed');
     } finally {
       clock.advance(-(LEASE_MS + 1000));
     }
-    expect(JSON.parse(runRow(held.body.run_id).output_json)).toMatchObject({ error: 'node_lost' });
+    expect(JSON.parse(runRow(held.body.run_id).output_json)).toMatchObject({ error: 'not_picked_up' });
+    expect(service.db.prepare('SELECT attempt, error FROM run_attempts WHERE run_id = ?').all(held.body.run_id)).toEqual([{ attempt: 1, error: 'node_lost' }]);
     expect(entriesOf(service, user.email).filter((entry) => entry.kind === 'refund')).toEqual([{ kind: 'refund', amount_cents: 4, run_id: held.body.run_id }]);
     expect(runRow(settled.body.run_id)).toEqual(settledBefore);
     expect((await api('/v1/swarm/wallet', { token: user.token })).body.balance_cents).toBe(96);

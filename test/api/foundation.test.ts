@@ -51,7 +51,7 @@ describe('svc-api foundation', () => {
   });
 
   it('generates its secrets into the data dir, readable by the owner only', () => {
-    for (const name of ['jwt-secret', 'webhook-secret']) {
+    for (const name of ['jwt-secret', 'webhook-secret', 'secrets-key']) {
       expect(statSync(join(dataDirOf(service), name)).mode & 0o777).toBe(0o600);
     }
   });

@@ -235,7 +235,8 @@ describe('runs on the node', () => {
     it('a node gone mid-run loses its lease: failed node_lost, refunded once; its late result is refused', async () => {
       const held = gate();
       const user = await paidUserWithNode(service, 30, { answer: held.answer });
-      const accepted = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012', input: { repo: '/srv/app' } }, randomUUID(), { prefer: 'wait=0' });
+      // Outreach is not retry-safe (its mail must not go twice): a run lost with its node ends, it does not run again.
+      const accepted = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_sales_outreach_008', input: { leads: '/srv/leads.csv', template: 'Hello' } }, randomUUID(), { prefer: 'wait=0' });
       await waitFor(async () => (held.started.length > 0 ? true : undefined), 'the node to take the run');
       const lease = held.started[0]!;
       await user.node.stop();

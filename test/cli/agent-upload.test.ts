@@ -27,11 +27,11 @@ describe('swarm-node agent', () => {
     const dir = join(tempDir('agent-init-'), 'my-monitor');
     const init = await swarmNode(['--json', 'agent', 'init', dir, '--agent', AGENT], { env: node.env });
     expect(init.exitCode, init.stderr).toBe(0);
-    expect(init.json).toMatchObject({ agent_id: AGENT, version: '0.1.0', files: ['agent.json', 'main.sh'] });
-    const direct = await execa(join(dir, 'main.sh'), { input: '{"run_id": "r-1", "input": {"name": "Ada"}}' });
+    expect(init.json).toMatchObject({ agent_id: AGENT, own: false, version: '0.1.0', files: ['README.md', 'agent-io.mjs', 'agent.json', 'main.mjs'] });
+    const direct = await execa(process.execPath, [join(dir, 'main.mjs')], { input: '{"run_id": "r-1", "input": {"name": "Ada"}}' });
     expect(JSON.parse(direct.stdout)).toMatchObject({ summary: expect.stringMatching(/^Hello, Ada, from agent_ops_monitor_004 on /), run_id: 'r-1' });
     expect((await swarmNode(['agent', 'init', dir, '--agent', AGENT], { env: node.env })).exitCode).toBe(2);
-    expect((await swarmNode(['agent', 'init', join(dir, 'x'), '--agent', 'agent_nope_001'], { env: node.env })).exitCode).toBe(5);
+    expect((await swarmNode(['agent', 'init', join(dir, 'x'), '--agent', 'agent_nope_001'], { env: node.env })).exitCode).toBe(2);
 
     const first = await swarmNode(['--json', 'agent', 'upload', dir], { env: node.env });
     expect(first.exitCode, first.stderr).toBe(0);
@@ -50,9 +50,9 @@ describe('swarm-node agent', () => {
     expect(readdirSync(join(node.home, 'var', 'agents', AGENT))).toEqual([v1]);
     // var/agents and var/agents/<agent_id> are passed, not listed: a bundle is found by its digest only.
     expect([modeOf(join(node.home, 'var', 'agents')), modeOf(join(node.home, 'var', 'agents', AGENT))]).toEqual([0o711, 0o711]);
-    expect([modeOf(installed), modeOf(join(installed, 'main.sh')), modeOf(join(installed, 'agent.json'))]).toEqual([0o755, 0o755, 0o644]);
+    expect([modeOf(installed), modeOf(join(installed, 'main.mjs')), modeOf(join(installed, 'agent.json'))]).toEqual([0o755, 0o644, 0o644]);
 
-    writeFileSync(join(dir, 'main.sh'), '#!/bin/sh\ncat >/dev/null\necho \'{"summary": "version two"}\'\n');
+    writeFileSync(join(dir, 'main.mjs'), "process.stdin.resume();\nprocess.stdin.on('end', () => console.log(JSON.stringify({ summary: 'version two' })));\n");
     bumpVersion(dir, '0.2.0');
     const second = await swarmNode(['--json', 'agent', 'upload', dir], { env: node.env });
     expect(second.json).toMatchObject({ version: '0.2.0', created: true });

@@ -204,6 +204,30 @@ describe('swarm-node run and runs', () => {
     expect(list.json.registrations[0]).toMatchObject({ agent_id: AGENT, spent_today_cents: 8, last_run_status: 'succeeded' });
   });
 
+  it('run --fail-on exits 10 after printing the answer when its status is at or above the one named, and 0 below it', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'fail-on' });
+    const critical = JSON.stringify({ thresholds: { disk_warning_percent: 0, disk_critical_percent: 0 } });
+    const inputFile = join(tempDir('fail-on-'), 'critical.json');
+    writeFileSync(inputFile, critical);
+    const alert = await swarmNode(['run', AGENT, '--input-file', inputFile, '--fail-on', 'critical'], { env: node.env });
+    expect(alert.exitCode, alert.stderr).toBe(10);
+    expect(alert.stdout).toMatch(/^✓ agent_ops_monitor_004 ran on node .*charged \$0\.04/);
+    expect(alert.stdout).toMatch(/\ncritical: /);
+    expect(alert.stderr).toContain("the agent's status is critical, at or above --fail-on critical");
+    const json = await swarmNode(['--json', 'run', AGENT, '--input-file', inputFile, '--fail-on', 'warning'], { env: node.env });
+    // --json: the run is the one document on stdout, the exit code the alert.
+    expect(json.exitCode).toBe(10);
+    expect(json.json).toMatchObject({ status: 'succeeded', output: { status: 'critical' } });
+    expect(json.stderr).toContain("the agent's status is critical, at or above --fail-on warning");
+    // A status below the one named: an ordinary run.
+    const lenient = join(tempDir('fail-on-'), 'lenient.json');
+    writeFileSync(lenient, JSON.stringify({ thresholds: { load_warning_per_cpu: 1000, load_critical_per_cpu: 1000, memory_warning_percent: 100, memory_critical_percent: 100, swap_warning_percent: 100, swap_critical_percent: 100, disk_warning_percent: 100, disk_critical_percent: 100 } }));
+    const calm = await swarmNode(['--json', 'run', AGENT, '--input-file', lenient, '--fail-on', 'critical'], { env: node.env });
+    expect(calm.exitCode, calm.stderr).toBe(0);
+    expect(calm.json.output.status).not.toBe('critical');
+    expect((await swarmNode(['run', AGENT, '--fail-on', 'bad'], { env: node.env })).exitCode).toBe(2);
+  });
+
   it('exits 3 on insufficient balance with wallet_login_url and the remedy, and journals it as insufficient_balance', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 3, label: 'poor' });
     const json = await swarmNode(['--json', 'run', AGENT], { env: node.env });

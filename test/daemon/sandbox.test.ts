@@ -1,21 +1,17 @@
 // Hostile agents against a real node and the real svc-api, under bubblewrap as root (docs/operations.md "Agent
 // isolation"): a run that fills its state fails disk_quota and is refunded, and the node goes on with every other
 // agent; a daemon killed with SIGKILL mid-run leaves no process of the run behind, however it tried to escape.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { systemClock } from '../../src/lib/clock.js';
-import { nodePaths } from '../../src/node/host/location.js';
-import { runAgent, type RunDeps } from '../../src/node/runs/run-agent.js';
-import { ServiceClient } from '../../src/node/service/service-client.js';
-import { openNodeStore } from '../../src/node/store/database.js';
-import { nodeCaller } from '../../src/node/work/caller.js';
+import { runAgent } from '../../src/node/runs/run-agent.js';
 import { agentProgram, installTestBundle } from '../helpers/bundles.js';
 import { fundWallet, waitFor } from '../helpers/funnel.js';
 import { apiClient } from '../helpers/http.js';
 import { enrollNode } from '../helpers/protocol-node.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
-import { processesOf, sandboxAvailable } from '../node/sandbox-support.js';
+import { processesOf, sandboxAvailable, testNodeCaller } from '../node/sandbox-support.js';
 import { DaemonProcess, register, signedInNode } from './support.js';
 
 const HOSTILE = 'agent_ops_monitor_004'; // 4 cents
@@ -26,31 +22,12 @@ const service = useSvcApi();
 afterAll(() => removeTempDirs());
 
 describe.skipIf(!sandboxAvailable)('hostile agents on a node under bubblewrap, as root', () => {
-  let client: ServiceClient;
-  beforeAll(() => {
-    client = new ServiceClient({ baseUrl: service.baseUrl });
-  });
-  afterAll(() => client.close());
-
   it('a run that fills its state fails disk_quota, is refunded, and the node runs the next agent', async () => {
     const email = uniqueEmail('disk');
     const enrolled = await enrollNode(service.baseUrl, email);
     await fundWallet(service.baseUrl, email, 100);
     const home = tempDir('sandbox-node-');
-    const db = openNodeStore(join(home, 'var', 'swarm-node.db'));
-    const node = { node_id: enrolled.node_id, user_id: email, tier_id: 'svc_starter_agents', enrolled_at: new Date().toISOString(), credential: enrolled.credential };
-    const caller = nodeCaller({
-      node,
-      client,
-      db,
-      clock: systemClock,
-      pid: process.pid,
-      version: 'test',
-      paths: nodePaths(home),
-      isolation: 'bubblewrap',
-      limits: { stateBytes: 4 * MiB, timeoutMs: 60_000 },
-    });
-    const deps: RunDeps = { db, client, clock: systemClock, caller, source: 'cli', pid: process.pid };
+    const { caller, db, client, deps } = testNodeCaller(service.baseUrl, home, enrolled, { isolation: 'bubblewrap', limits: { stateBytes: 4 * MiB, timeoutMs: 60_000 } });
     const balance = () => apiClient(service.baseUrl).get('/v1/swarm/wallet', caller.bearer).then((answer) => answer.body.balance_cents as number);
     installTestBundle(
       home,
@@ -69,6 +46,7 @@ describe.skipIf(!sandboxAvailable)('hostile agents on a node under bubblewrap, a
     expect(next, JSON.stringify(next)).toMatchObject({ kind: 'settled', result: { status: 'succeeded', charged_cents: 5 } });
     expect(await balance()).toBe(95);
     db.close();
+    await client.close();
   });
 
   it('SIGKILL of the daemon mid-run leaves no process of the run, double forks and new sessions included', async () => {
@@ -90,5 +68,22 @@ describe.skipIf(!sandboxAvailable)('hostile agents on a node under bubblewrap, a
     await waitFor(async () => (agentProcesses().length >= 6 ? true : undefined), 'the run and its escapees to start', 30_000);
     expect(await daemon.stop('SIGKILL')).toBe('SIGKILL');
     await waitFor(async () => (agentProcesses().length === 0 ? true : undefined), `the run's processes to be gone (left: ${agentProcesses().join(', ')})`, 30_000);
+    // Nor its artifacts tmpfs: never mounted on the host, and its holder went with the daemon.
+    const artifacts = join(node.home, 'var', 'artifacts');
+    expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(artifacts);
+    await waitFor(async () => (processesNaming(artifacts).length === 0 ? true : undefined), 'the holder of the run\'s artifacts tmpfs to be gone', 30_000);
   });
 });
+
+/** The processes whose command line names `path`. */
+function processesNaming(path: string): number[] {
+  const found: number[] = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(path)) found.push(Number(pid));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}

@@ -263,6 +263,8 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
       `TemporaryFileSystem=/tmp/run:size=${limits.tmpBytes / MiB}M,mode=1777,nosuid,nodev`,
       'Environment=TMPDIR=/tmp/run',
       `TemporaryFileSystem=/dev/shm:size=${limits.tmpBytes / MiB}M,mode=1777,nosuid,nodev`,
+      `TemporaryFileSystem=/tmp/artifacts:size=${limits.artifactsBytes / MiB}M,nr_inodes=10000,mode=1777,nosuid,nodev,noexec`,
+      'Environment=ARTIFACTS_DIRECTORY=/tmp/artifacts',
       'PrivateNetwork=yes',
       'IPAddressAllow=localhost',
       'IPAddressDeny=any',

@@ -3,7 +3,7 @@
 // the default node and as node gpu, each agent run then a svc-swarm-node-agent@ service started by the node's agent
 // socket. Checked there: each node's runs are a dynamic user of its own that cannot reach the other node's state;
 // a run has no network (PrivateNetwork=, IPAddressDeny=any); its TMPDIR is a 64 MiB tmpfs, and filling it fails the run
-// disk_quota; the unit's cgroup limits are set on the running service. What the container cannot do is enforce
+// disk_quota; its artifacts directory is a tmpfs of 128 MiB whose files reach the service; the unit's cgroup limits are set on the running service. What the container cannot do is enforce
 // those limits (the host's cgroup v1 controllers are not delegated to it): memory, tasks and CPU per run are
 // enforced and tested in the bubblewrap mode (test/node/hostile-agents.test.ts), and the unit that sets them here
 // is checked by systemd-analyze verify and security (test/install/scripts.test.ts).
@@ -46,6 +46,8 @@ const PROBE = agentProgram(`const fs = await import('node:fs');
   const size = (path) => { const s = fs.statfsSync(path); return s.blocks * s.bsize; };
   out.tmp_bytes = size(process.env.TMPDIR);
   out.shm_bytes = size('/dev/shm');
+  if (asked.artifact) fs.writeFileSync(process.env.SWARM_ARTIFACTS_DIR + '/probe.txt', asked.artifact);
+  out.artifacts_bytes = size(process.env.SWARM_ARTIFACTS_DIR);
   out.connect = await new Promise((resolve) => { const s = net.connect(asked.port, '127.0.0.1', () => { s.destroy(); resolve('connected'); }); s.on('error', (e) => resolve(e.code)); });
   if (asked.hold) await new Promise((resolve) => { const poll = setInterval(() => { if (fs.existsSync(asked.hold)) { clearInterval(poll); resolve(); } }, 50); });
   process.stdout.write(JSON.stringify({ summary: 'probed', ...out }));`);
@@ -96,7 +98,7 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
   }
 
   it("each node's runs are a dynamic user of its own, with no network, TMPDIR and /dev/shm of 64 MiB, and cannot read the other node's state", async () => {
-    const first = await probe(undefined, { write: 'default node' });
+    const first = await probe(undefined, { write: 'default node', artifact: 'written in the unit' });
     expect(first, JSON.stringify(first)).toMatchObject({ status: 'succeeded', output: { state: `/var/lib/svc-swarm-node-agents/${AGENT}` } });
     const seen = first.output as Record<string, unknown>;
     expect(seen.uid).toBeGreaterThanOrEqual(61184); // systemd's DynamicUser range
@@ -104,6 +106,9 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     // Nothing it writes lands outside its caps: the unit's private /tmp on the host's /tmp is read-only.
     expect(seen.tmp_root).toBe('EROFS');
     expect(seen.shm_bytes).toBe(64 * MiB);
+    // Its artifacts directory is the unit's tmpfs of a run's artifacts; agent-exec sent the file over the connection.
+    expect(seen.artifacts_bytes).toBe(128 * MiB);
+    expect(service.db.prepare('SELECT name, size_bytes FROM run_artifacts WHERE run_id = ?').all(first.run_id)).toEqual([{ name: 'probe.txt', size_bytes: 'written in the unit'.length }]);
     // PrivateNetwork=: its own loopback only; the host's service (on the host's loopback) is out of reach.
     expect(seen.connect).toMatch(/^E[A-Z]+$/);
 

@@ -9,23 +9,21 @@
 //            connection as its stdin and stdout, under another user, with a /tmp of its own (the unit's User= and
 //            PrivateTmp=, by the same kernel means). It leaves out the unit's InaccessiblePaths=: the file modes
 //            alone must refuse the agent, so this checks more than the unit needs.
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import type { Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeCredentials } from '../../src/node/identity/credentials.js';
 import { openNodeStore } from '../../src/node/store/database.js';
 import { createLocalRunner, type LocalRunner } from '../../src/node/runner/run-local.js';
+import { RUN_CANCELLED } from '../../src/node/runner/agent-process.js';
 import { agentProgram, installTestBundle } from '../helpers/bundles.js';
 import { waitFor } from '../helpers/funnel.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
-import { packageForOtherUsers } from '../helpers/staged-for-others.js';
 import { removeTempDirs } from '../helpers/temp.js';
-import { openDir, processesOf, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
+import { agentSocketStandIn, openDir, processesOf, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
 
-const NOBODY = 65534;
 const PROBE_AGENT = 'agent_research_rag_015';
 const PEER_AGENT = 'agent_ops_monitor_004';
 const SECRET = 'svc_node_credential_that_must_not_leak';
@@ -77,34 +75,6 @@ function nodeHome(): string {
   return home;
 }
 
-/** What svc-swarm-node-agent.socket (Accept=yes) and svc-swarm-node-agent@.service do, without systemd. */
-async function agentSocketStandIn(socketPath: string, stateDir: string, privateTmp: string): Promise<Server> {
-  const server = createServer({ pauseOnConnect: true }, (connection) => {
-    const child = spawn(
-      'unshare',
-      [
-        '--mount',
-        '--propagation',
-        'private',
-        'sh',
-        '-c',
-        `mount -t tmpfs -o mode=1777 tmpfs "$TMPDIR" && exec setpriv --reuid=${NOBODY} --regid=${NOBODY} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs "$@"`,
-        'sh',
-        // The installed release is readable by the agent user; this checkout may not be (a clone in root's home).
-        packageForOtherUsers().node,
-        join(packageForOtherUsers().root, 'bin', 'swarm-node.js'),
-        'agent-exec',
-      ],
-      // The private /tmp is mounted at a path of its own, not over /tmp: the checkout under test may live in /tmp.
-      { stdio: [connection, connection, 'inherit'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', STATE_DIRECTORY: stateDir, TMPDIR: privateTmp } },
-    );
-    // As systemd does once the instance runs: the connection is the service's alone.
-    child.on('spawn', () => connection.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
-  return server;
-}
-
 afterAll(() => {
   removeOpenDirs();
   removeTempDirs();
@@ -120,16 +90,7 @@ describe.skipIf(!asRoot).each(['bubblewrap', 'systemd'] as const)('an agent run 
   beforeAll(async () => {
     home = nodeHome();
     const agentSocket = join(home, 'agent.sock');
-    if (isolation === 'systemd') {
-      // StateDirectory=: systemd makes it, 0700, owned by the agent user.
-      const stateDir = join(openDir('swarm-agent-state-'), 'state');
-      mkdirSync(stateDir, { mode: 0o700 });
-      chownSync(stateDir, NOBODY, NOBODY);
-      // PrivateTmp=: each run's own, mounted in its own namespace at the same path (agent-exec's os.tmpdir()).
-      const privateTmp = join(openDir('swarm-private-tmp-'), 'tmp');
-      mkdirSync(privateTmp, { mode: 0o1777 });
-      server = await agentSocketStandIn(agentSocket, stateDir, privateTmp);
-    }
+    if (isolation === 'systemd') server = await agentSocketStandIn(agentSocket);
     runner = createLocalRunner({ home, varDir: join(home, 'var'), packageDir: REPO_ROOT, isolation, agentSocket, limits: { timeoutMs: 60_000 } });
   });
   afterAll(async () => {
@@ -207,19 +168,78 @@ describe.skipIf(!asRoot).each(['bubblewrap', 'systemd'] as const)('an agent run 
     }
   });
 
-  it('a run the node stops (shutdown) ends at once as aborted, and its agent is gone', async () => {
-    const scratch = openDir('swarm-isolation-abort-');
-    const readyDir = join(scratch, 'ready');
-    mkdirSync(readyDir);
-    chmodSync(readyDir, 0o1777);
-    const run = aRun(PEER_AGENT, { ready_dir: readyDir, release: join(scratch, 'never') });
-    const stop = new AbortController();
-    const outcome = runner.run(run, stop.signal);
-    await waitFor(async () => peerReady(readyDir, run.run_id), 'the held run to start', 30_000);
-    stop.abort();
-    expect(await outcome).toMatchObject({ status: 'failed', output: { error: 'aborted' } });
-    // Its process is gone: no process of any user still runs the held program for this run.
-    await waitFor(async () => (pgrep(run.run_id) ? undefined : true), 'the aborted agent to be gone', 30_000);
+  it('gets the secrets of its run as environment variables of their names (never a reserved name), and what it wrote has them redacted', async () => {
+    const value = 'sk_live_LEAKCHECK_42/+?';
+    const echo = agentProgram(`const value = process.env.API_KEY;
+      if (run.input.fail) {
+        process.stderr.write('using token ' + value + ' b64 ' + Buffer.from(value).toString('base64') + ' url ' + encodeURIComponent(value) + '\\n');
+        process.exit(3);
+      }
+      process.stdout.write(JSON.stringify({ got: value === run.input.expected, echoed: 'key=' + value, ld: process.env.LD_PRELOAD ?? null, path: process.env.PATH }));`);
+    installTestBundle(home, PEER_AGENT, echo);
+    try {
+      const secrets = { API_KEY: value, LD_PRELOAD: '/tmp/evil.so', PATH: '/evil' };
+      const ok = await runner.run({ ...aRun(PEER_AGENT, { expected: value }), secrets });
+      expect(ok, JSON.stringify(ok)).toMatchObject({ status: 'succeeded', output: { got: true, echoed: 'key=***', ld: null, path: '/usr/local/bin:/usr/bin:/bin' } });
+      const failed = await runner.run({ ...aRun(PEER_AGENT, { fail: true }), secrets });
+      expect(failed.status).toBe('failed');
+      const message = (failed.output as { message: string }).message;
+      expect(message).toContain('using token *** b64 *** url ***');
+      expect(message).not.toContain('LEAKCHECK');
+      expect(message).not.toContain(Buffer.from(value).toString('base64').slice(4, 16));
+    } finally {
+      installTestBundle(home, PEER_AGENT, PEER);
+    }
+  });
+
+  it('hands on its stdout and stderr as they come; its result file, seen only in its sandbox, is its answer', async () => {
+    const scratch = openDir('swarm-isolation-output-');
+    const release = join(scratch, 'release');
+    installTestBundle(
+      home,
+      PEER_AGENT,
+      agentProgram(`const fs = await import('node:fs');
+        console.log('free text on stdout');
+        console.error('a note on stderr');
+        const poll = setInterval(() => {
+          if (!fs.existsSync(run.input.release)) return;
+          clearInterval(poll);
+          fs.writeFileSync(process.env.SWARM_RESULT_FILE, JSON.stringify({ summary: 'from the result file', path: process.env.SWARM_RESULT_FILE }));
+        }, 20);`),
+    );
+    try {
+      const seen = { stdout: '', stderr: '' };
+      const running = runner.run(aRun(PEER_AGENT, { release }), undefined, (stream, chunk) => (seen[stream] += chunk.toString()));
+      // Before the agent ends: what it wrote comes through the sandbox (and the agent socket) while it runs.
+      await waitFor(async () => (seen.stdout.includes('free text') && seen.stderr.includes('a note') ? true : undefined), 'the output while the run goes on', 30_000);
+      writeFileSync(release, '');
+      chmodSync(release, 0o644);
+      const outcome = await running;
+      expect(outcome, JSON.stringify(outcome)).toMatchObject({ status: 'succeeded', output: { summary: 'from the result file', path: expect.stringMatching(/\/swarm-result\.json$/) } });
+      expect(seen).toEqual({ stdout: 'free text on stdout\n', stderr: 'a note on stderr\n' });
+    } finally {
+      installTestBundle(home, PEER_AGENT, PEER);
+    }
+  });
+
+  it('a run the node stops (shutdown) ends at once as aborted, one its user cancelled as cancelled, and its agent is gone', async () => {
+    for (const [reason, error] of [
+      [undefined, 'aborted'],
+      [RUN_CANCELLED, 'cancelled'],
+    ] as const) {
+      const scratch = openDir('swarm-isolation-abort-');
+      const readyDir = join(scratch, 'ready');
+      mkdirSync(readyDir);
+      chmodSync(readyDir, 0o1777);
+      const run = aRun(PEER_AGENT, { ready_dir: readyDir, release: join(scratch, 'never') });
+      const stop = new AbortController();
+      const outcome = runner.run(run, stop.signal);
+      await waitFor(async () => peerReady(readyDir, run.run_id), 'the held run to start', 30_000);
+      stop.abort(reason);
+      expect(await outcome).toMatchObject({ status: 'failed', output: { error } });
+      // Its process is gone: no process of any user still runs the held program for this run.
+      await waitFor(async () => (pgrep(run.run_id) ? undefined : true), 'the stopped agent to be gone', 30_000);
+    }
   });
 });
 

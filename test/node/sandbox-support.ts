@@ -1,7 +1,21 @@
 // What the sandbox tests need of the host, and how they find a run's processes from outside it.
-import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { systemClock } from '../../src/lib/clock.js';
+import type { SqliteDatabase } from '../../src/lib/sqlite.js';
+import type { AgentIsolation } from '../../src/node/host/config.js';
+import { nodePaths } from '../../src/node/host/location.js';
+import type { AgentLimits } from '../../src/node/runner/agent-process.js';
+import type { RunDeps } from '../../src/node/runs/run-agent.js';
+import { ServiceClient } from '../../src/node/service/service-client.js';
+import { openNodeStore } from '../../src/node/store/database.js';
+import { nodeCaller, type NodeCaller } from '../../src/node/work/caller.js';
+import { packageForOtherUsers } from '../helpers/staged-for-others.js';
+
+/** The user systemd's stand-in runs agent-exec as. */
+export const NOBODY = 65534;
 
 /** Root, with bubblewrap able to make a sandbox here (.ci/run installs it). */
 export const sandboxAvailable =
@@ -36,4 +50,72 @@ export function openDir(prefix: string): string {
 
 export function removeOpenDirs(): void {
   for (const dir of opened.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * What svc-swarm-node-agent.socket (Accept=yes) and svc-swarm-node-agent@.service do, without systemd: each
+ * connection starts the built `swarm-node agent-exec` with the connection as its stdin and stdout, under another user,
+ * with a /tmp of its own (the unit's User= and PrivateTmp=, by the same kernel means), its state directory as
+ * StateDirectory= makes it, and, given `artifactsBytes`, the unit's tmpfs of that size for the run's artifacts
+ * (TemporaryFileSystem=, ARTIFACTS_DIRECTORY=).
+ */
+export async function agentSocketStandIn(socketPath: string, options: { artifactsBytes?: number } = {}): Promise<Server> {
+  // StateDirectory=: systemd makes it, 0700, owned by the agent user.
+  const stateDir = join(openDir('swarm-agent-state-'), 'state');
+  mkdirSync(stateDir, { mode: 0o700 });
+  chownSync(stateDir, NOBODY, NOBODY);
+  // PrivateTmp=: each run's own, mounted in its own namespace at the same path (agent-exec's os.tmpdir()); so is the
+  // artifacts tmpfs. Paths of their own, not /tmp: the checkout under test may live in /tmp.
+  const privateTmp = join(openDir('swarm-private-tmp-'), 'tmp');
+  const artifacts = options.artifactsBytes === undefined ? undefined : { dir: join(openDir('swarm-unit-artifacts-'), 'artifacts'), bytes: options.artifactsBytes };
+  for (const dir of [privateTmp, ...(artifacts === undefined ? [] : [artifacts.dir])]) mkdirSync(dir, { mode: 0o1777 });
+  const server = createServer({ pauseOnConnect: true }, (connection) => {
+    const mountArtifacts = artifacts === undefined ? '' : ` && mount -t tmpfs -o size=${artifacts.bytes},mode=1777,nosuid,nodev,noexec tmpfs "$ARTIFACTS_DIRECTORY"`;
+    const child = spawn(
+      'unshare',
+      [
+        '--mount',
+        '--propagation',
+        'private',
+        'sh',
+        '-c',
+        `mount -t tmpfs -o mode=1777 tmpfs "$TMPDIR"${mountArtifacts} && exec setpriv --reuid=${NOBODY} --regid=${NOBODY} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs "$@"`,
+        'sh',
+        // The installed release is readable by the agent user; this checkout may not be (a clone in root's home).
+        packageForOtherUsers().node,
+        join(packageForOtherUsers().root, 'bin', 'swarm-node.js'),
+        'agent-exec',
+      ],
+      {
+        stdio: [connection, connection, 'inherit'],
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', STATE_DIRECTORY: stateDir, TMPDIR: privateTmp, ...(artifacts === undefined ? {} : { ARTIFACTS_DIRECTORY: artifacts.dir }) },
+      },
+    );
+    // As systemd does once the instance runs: the connection is the service's alone.
+    child.on('spawn', () => connection.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  return server;
+}
+
+export interface TestNodeCaller {
+  caller: NodeCaller;
+  db: SqliteDatabase;
+  client: ServiceClient;
+  /** What runAgent takes to run an agent on this node from its own credential, as `swarm-node run` does. */
+  deps: RunDeps;
+}
+
+/** An enrolled node's caller in `home`, against the service at `baseUrl`, running agents as `options` say. */
+export function testNodeCaller(
+  baseUrl: string,
+  home: string,
+  enrolled: { node_id: string; credential: string; email: string },
+  options: { isolation: AgentIsolation; agentSocket?: string; limits?: Partial<AgentLimits> },
+): TestNodeCaller {
+  const db = openNodeStore(join(home, 'var', 'swarm-node.db'));
+  const client = new ServiceClient({ baseUrl });
+  const node = { node_id: enrolled.node_id, user_id: enrolled.email, tier_id: 'svc_starter_agents', enrolled_at: new Date().toISOString(), credential: enrolled.credential };
+  const caller = nodeCaller({ node, client, db, clock: systemClock, pid: process.pid, version: 'test', paths: nodePaths(home), ...options });
+  return { caller, db, client, deps: { db, client, clock: systemClock, caller, source: 'cli', pid: process.pid } };
 }

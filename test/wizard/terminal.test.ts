@@ -191,7 +191,7 @@ describe('an agent that needs input, in a terminal', () => {
     await session.waitFor(`Run ${RAG} once now for $0.15 (the wallet holds $1.00)? (Y/n)`);
     session.press(KEY.enter);
     await session.waitFor(/✓ Research RAG the service ran \(run \S+\): charged \$0\.15, the wallet now holds \$0\.85\./);
-    await session.waitFor('Result: Best match: backup.md');
+    await session.waitFor('Result: Snapshots are kept for fourteen days before they are pruned.');
     await session.waitFor(`Register ${RAG} on this node`);
     session.press('n', KEY.enter);
     await session.waitFor('swarm-node runs');

@@ -161,7 +161,8 @@ export function createInputChecks(versions: AgentVersions, clock: Clock): InputC
 
 /** A version uploaded before agent.json declared run terms runs by the defaults. */
 function termsOf(json: string | null): RunTerms {
-  return json === null ? runTermsOf({}) : (JSON.parse(json) as RunTerms);
+  // RunTerms' fields are agent.json's, so runTermsOf reads a stored one too, filling in what an older one lacks.
+  return runTermsOf(json === null ? {} : (JSON.parse(json) as Partial<RunTerms>));
 }
 
 const UNUSABLE_REMEDY =

@@ -17,7 +17,9 @@ export type AuthScheme =
   /** An enrolled node's own credential: the node's own work, nothing else (docs/api.md "Scopes"). */
   | 'node'
   /** The user's JWT, or a node's credential for the node's own share of it (its runs, its bundles, the balance). */
-  | 'access-token-or-node';
+  | 'access-token-or-node'
+  /** A public route that answers more to a caller who brings either (the catalog with their own agents). */
+  | 'optional';
 
 export type Caller = { kind: 'user'; claims: AccessTokenClaims } | { kind: 'node'; node: EnrolledNode };
 
@@ -53,6 +55,7 @@ export function authHook(ctx: ServiceContext): onRequestHookHandler {
     const bearer = parseBearer(request.headers.authorization);
     if (bearer.kind === 'malformed') throw new SvcError('unauthorized', 'the Authorization header must be "Bearer <token>"');
     if (bearer.kind === 'absent') {
+      if (scheme === 'optional') return;
       throw new SvcError('unauthorized', `this endpoint needs ${scheme === 'node' ? 'a node credential' : 'an access token'}: Authorization: Bearer <${scheme === 'node' ? 'node credential' : 'JWT'}>`);
     }
     if (isNodeCredential(bearer.token)) {

@@ -5,6 +5,7 @@ import { ID_PATTERN } from '../../contract/schemas.js';
 import { readPaymentProviderConfig, type PaymentProviderName } from '../payments/provider-config.js';
 import { parseListenAddress, type ListenAddress } from './metrics-server.js';
 import { smtpUrlProblem } from '../mail/smtp-transport.js';
+import { vaultKeyProblem } from '../vault/vault-keys.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -98,6 +99,11 @@ export function readEnvConfig(env: NodeJS.ProcessEnv): EnvConfig {
     return undefined;
   });
   check('SVC_WEBHOOK_SECRET', (value) => (value.trim() === '' ? 'must not be empty' : undefined));
+  check('SVC_SECRETS_KEY', vaultKeyProblem);
+  check('SVC_SECRETS_PREVIOUS_KEYS', (value) => {
+    const problem = value.split(',').filter((key) => key.trim() !== '').map(vaultKeyProblem).find((found) => found !== undefined);
+    return problem === undefined ? undefined : `each key ${problem}`;
+  });
   check('SVC_MERCHANT_ID', (value) =>
     new RegExp(ID_PATTERN).test(value) ? undefined : `must be 1 to 128 of A-Z a-z 0-9 _ . : - (got ${JSON.stringify(value)})`,
   );

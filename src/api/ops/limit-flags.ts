@@ -1,5 +1,5 @@
 // svc-api's flags for what one client may cost the service (docs/api.md "Conventions", "Agent upload"): slow bodies,
-// connections per address, the upload quota, rate and retention. Parsed here, apart from main.ts, into the options
+// connections per address, the upload quota, rate and retention, the artifact quota. Parsed here, apart from main.ts, into the options
 // startService takes; a wrong value is a usage error naming the flag.
 import type { ServiceOptions } from '../server.js';
 import { parseStaleNodeAfter } from './env-config.js';
@@ -13,9 +13,10 @@ export const LIMIT_FLAGS = {
   'uploads-per-hour': { type: 'string' },
   'version-retention': { type: 'string' },
   'sign-in-codes-per-client': { type: 'string' },
+  'artifact-quota-mib': { type: 'string' },
 } as const;
 
-export type LimitOptions = Pick<ServiceOptions, 'bodyTimeout' | 'maxConnectionsPerAddress' | 'uploadQuota' | 'uploadsPerHour' | 'versionRetentionMs' | 'signInCodesPerClient'>;
+export type LimitOptions = Pick<ServiceOptions, 'bodyTimeout' | 'maxConnectionsPerAddress' | 'uploadQuota' | 'uploadsPerHour' | 'versionRetentionMs' | 'signInCodesPerClient' | 'artifactLimits'>;
 
 /** The options the given flags set (the others keep startService's defaults); throws with the flag's name. */
 export function parseLimitFlags(values: Partial<Record<keyof typeof LIMIT_FLAGS, string>>): LimitOptions {
@@ -32,6 +33,7 @@ export function parseLimitFlags(values: Partial<Record<keyof typeof LIMIT_FLAGS,
   const quotaVersions = whole('upload-quota-versions', 0, 1_000_000);
   const uploadsPerHour = whole('uploads-per-hour', 0, 1_000_000);
   const codesPerClient = whole('sign-in-codes-per-client', 1, 1_000_000);
+  const artifactQuotaMib = whole('artifact-quota-mib', 0, 1_048_576);
   let retentionMs: number | undefined;
   try {
     if (values['version-retention'] !== undefined) retentionMs = parseStaleNodeAfter(values['version-retention']);
@@ -45,5 +47,6 @@ export function parseLimitFlags(values: Partial<Record<keyof typeof LIMIT_FLAGS,
     ...(uploadsPerHour === undefined ? {} : { uploadsPerHour }),
     ...(codesPerClient === undefined ? {} : { signInCodesPerClient: codesPerClient }),
     ...(retentionMs === undefined ? {} : { versionRetentionMs: retentionMs }),
+    ...(artifactQuotaMib === undefined ? {} : { artifactLimits: { maxUserBytes: artifactQuotaMib * 1024 * 1024 } }),
   };
 }

@@ -16,6 +16,8 @@ const SECURITY_OF: Record<AuthScheme, Array<Record<string, string[]>>> = {
   'access-token': [{ accessToken: [] }],
   node: [{ nodeCredential: [] }],
   'access-token-or-node': [{ accessToken: [] }, { nodeCredential: [] }],
+  // OpenAPI's empty requirement: none needed; either credential adds the caller's own agents.
+  optional: [{}, { accessToken: [] }, { nodeCredential: [] }],
 };
 
 /** Every failure of the JSON API (problem.ts): RFC 9457 problem details with the stable `code` to branch on. */

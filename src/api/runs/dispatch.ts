@@ -12,6 +12,8 @@ import type { EnrolledNode } from '../nodes/credentials.js';
 import { ephemeralRunOf, mayTakeRun, recordEphemeralRun } from '../nodes/ephemeral.js';
 import type { NodeRegistry } from '../nodes/registry.js';
 import type { FailedRunOutput, FinishRun, RunOutcome } from './finish-run.js';
+import type { SecretsOfRun } from '../user-secrets/run-secrets.js';
+import { createRunEventOutbox } from '../webhooks/outbox.js';
 import type { RunEvents } from './run-events.js';
 import { newLease, type RunRow, type RunStore } from './run-store.js';
 import { isFinished, leaseSecondsFrom, runView } from './run-view.js';
@@ -33,8 +35,9 @@ const MAX_MESSAGE_CHARS = 2000;
  */
 const SEEN_EVERY_MS = 1_000;
 
-export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; nodes: NodeRegistry; finish: FinishRun; events: RunEvents }): Dispatch {
+export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; nodes: NodeRegistry; finish: FinishRun; events: RunEvents; secretsOf: SecretsOfRun }): Dispatch {
   const { runs, nodes, finish, events } = deps;
+  const outbox = createRunEventOutbox(ctx.store, ctx.clock);
   const { leaseMs, pollHoldMs } = ctx.runTiming;
   const seenEveryMs = Math.min(SEEN_EVERY_MS, leaseMs / 10);
 
@@ -51,19 +54,35 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
     ...(run.timeout_seconds === null ? {} : { timeout_seconds: run.timeout_seconds }),
     attempt: run.attempt,
   });
+  /** The runs as the node is handed them, each with the secrets its agent declares (docs/api.md "Secrets"). */
+  const handOut = (claimed: RunRow[], receivedAt: number): Promise<AssignedRun[]> =>
+    Promise.all(
+      claimed.map(async (run) => {
+        const secrets = await deps.secretsOf(run);
+        return { ...assignedOf(run, receivedAt), ...(secrets === undefined ? {} : { secrets }) };
+      }),
+    );
+  /** Their `started` events, in the transaction that claimed them (webhooks/outbox.ts). */
+  const started = async (claimed: RunRow[]): Promise<RunRow[]> => {
+    for (const run of claimed) await outbox.record(run);
+    return claimed;
+  };
   // The runs one poll takes share its lease: a result is accepted for the run with the lease it was handed under.
   const claim = async (node: EnrolledNode, capacity: number, receivedAt: number): Promise<AssignedRun[]> => {
     const now = ctx.clock.now();
     const lease = newLease(now, leaseMs);
-    if (!node.ephemeral) return (await ctx.store.statement(() => runs.claim(node.user_id, node.node_id, capacity, lease, now))).map((run) => assignedOf(run, receivedAt));
-    return ctx.store.transaction(async () => {
-      // An ephemeral node's row is locked first: a racing poll of the same node waits here, then finds its run taken.
-      if (!(await mayTakeRun(ctx.store, node.node_id))) return [];
-      const [run] = await runs.claim(node.user_id, node.node_id, 1, lease, now);
-      if (run === undefined) return [];
-      await recordEphemeralRun(ctx.store, node.node_id, run.run_id);
-      return [assignedOf(run, receivedAt)];
-    });
+    if (!node.ephemeral) return handOut(await ctx.store.transaction(async () => started(await runs.claim(node.user_id, node.node_id, capacity, lease, now))), receivedAt);
+    return handOut(
+      await ctx.store.transaction(async () => {
+        // An ephemeral node's row is locked first: a racing poll of the same node waits here, then finds its run taken.
+        if (!(await mayTakeRun(ctx.store, node.node_id))) return [];
+        const [run] = await runs.claim(node.user_id, node.node_id, 1, lease, now);
+        if (run === undefined) return [];
+        await recordEphemeralRun(ctx.store, node.node_id, run.run_id);
+        return started([run]);
+      }),
+      receivedAt,
+    );
   };
 
   return {

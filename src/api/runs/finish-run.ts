@@ -11,6 +11,7 @@ import type { ServiceContext } from '../context.js';
 import type { IdempotencyStore } from './idempotency.js';
 import type { RunRow, RunStore } from './run-store.js';
 import { runView } from './run-view.js';
+import { createRunEventOutbox } from '../webhooks/outbox.js';
 
 /** Why a run failed: the agent's reasons as the node reports them, and the service's own. */
 export type RunFailureReason =
@@ -79,6 +80,7 @@ export type FinishRun = (runId: string, outcome: RunOutcome, expected?: Expected
 export const FINISHED_RUN_STATUS_CODE = 200;
 
 export function createRunFinisher(ctx: ServiceContext, runs: RunStore, keys: IdempotencyStore): FinishRun {
+  const outbox = createRunEventOutbox(ctx.store, ctx.clock);
   return (runId, outcome, expected) =>
     ctx.store.transaction(async (): Promise<Finished> => {
       // Locked (PostgreSQL) so the node's result and another instance's sweep never both finish it; the status guard
@@ -121,6 +123,7 @@ export function createRunFinisher(ctx: ServiceContext, runs: RunStore, keys: Ide
       };
       const json = JSON.stringify(runView(finished, balanceCents));
       await keys.completeRun(runId, FINISHED_RUN_STATUS_CODE, json);
+      await outbox.record(finished);
       return { kind: 'finished', json, refunded_cents: outcome.status === 'failed' ? row.charged_cents : 0 };
     });
 }

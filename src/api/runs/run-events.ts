@@ -1,5 +1,6 @@
 // Waiting without busy loops (docs/api.md "Runs on the node"): execute and GET /v1/swarm/runs/{id}?wait= wait for a
-// run to finish, and a node's long poll waits for work. Whatever changes a run in this process wakes its waiters at
+// run to finish, a node's long poll waits for work, and a follow of a run's log (docs/api.md "Run logs") for its
+// next entries. Whatever changes a run in this process wakes its waiters at
 // once, and on PostgreSQL every other instance's too (LISTEN/NOTIFY); a waiter also looks at the database every
 // `recheckMs`, so a change whose notification was lost (or a wake-up lost to a race) is seen within that bound.
 import { EventEmitter } from 'node:events';
@@ -10,14 +11,16 @@ export interface RunEvents {
   finished(runId: string): void;
   /** A run of this user was queued: its nodes' polls look for work. */
   queued(userId: string): void;
+  /** Entries of a run's log were stored: its followers read them. */
+  logged(runId: string): void;
   /**
-   * Resolves with `check()`'s first defined answer, asked at once, on every wake-up of `topic` and every `recheckMs`;
-   * undefined when `waitMs` passed or `signal` aborted first.
+   * Resolves with `check()`'s first defined answer, asked at once, on every wake-up of `topic` (or of any of
+   * several) and every `recheckMs`; undefined when `waitMs` passed or `signal` aborted first.
    */
-  waitFor<T>(topic: EventTopic, check: () => Promise<T | undefined>, waitMs: number, signal: AbortSignal): Promise<T | undefined>;
+  waitFor<T>(topic: EventTopic | readonly EventTopic[], check: () => Promise<T | undefined>, waitMs: number, signal: AbortSignal): Promise<T | undefined>;
 }
 
-export type EventTopic = { run: string } | { user: string };
+export type EventTopic = { run: string } | { user: string } | { logs: string };
 
 /**
  * `notifications` (PostgreSQL): what changes here is told to the other instances on the database, and what they
@@ -27,7 +30,7 @@ export function createRunEvents(recheckMs: number, notifications?: Notifications
   const emitter = new EventEmitter();
   // Every long poll and every waiting execute listens: thousands are normal, not a leak.
   emitter.setMaxListeners(0);
-  const nameOf = (topic: EventTopic): string => ('run' in topic ? `run:${topic.run}` : `user:${topic.user}`);
+  const nameOf = (topic: EventTopic): string => ('run' in topic ? `run:${topic.run}` : 'user' in topic ? `user:${topic.user}` : `logs:${topic.logs}`);
   const changed = (name: string): void => {
     emitter.emit(name);
     notifications?.publish(name);
@@ -37,10 +40,11 @@ export function createRunEvents(recheckMs: number, notifications?: Notifications
   return {
     finished: (runId) => changed(`run:${runId}`),
     queued: (userId) => changed(`user:${userId}`),
+    logged: (runId) => changed(`logs:${runId}`),
     async waitFor(topic, check, waitMs, signal) {
       if (waitMs <= 0 || signal.aborted) return check();
       return new Promise((resolve, reject) => {
-        const name = nameOf(topic);
+        const names = (Array.isArray(topic) ? topic : [topic as EventTopic]).map(nameOf);
         let looking = false;
         let again = false;
         let stopping = false;
@@ -51,7 +55,7 @@ export function createRunEvents(recheckMs: number, notifications?: Notifications
           settled = true;
           clearTimeout(deadline);
           clearInterval(recheck);
-          emitter.off(name, look);
+          for (const name of names) emitter.off(name, look);
           signal.removeEventListener('abort', stop);
           end();
         };
@@ -86,7 +90,7 @@ export function createRunEvents(recheckMs: number, notifications?: Notifications
         const recheck = setInterval(look, recheckMs);
         // Listening before the first check: a change while that check is under way (a poll's lease waits for its
         // group commit) asks again right after it, where listening after it would miss the change until the recheck.
-        emitter.on(name, look);
+        for (const name of names) emitter.on(name, look);
         signal.addEventListener('abort', stop, { once: true });
         look();
       });

@@ -9,6 +9,8 @@ import { createRunFinisher, type FinishRun } from './finish-run.js';
 import { createIdempotencyStore, type IdempotencyStore } from './idempotency.js';
 import { createRunStore, type RunStore } from './run-store.js';
 import { createRunStarter, type StartRun } from './start-run.js';
+import { createSecretStore } from '../user-secrets/secret-store.js';
+import { createSecretsOfRun, type SecretsOfRun } from '../user-secrets/run-secrets.js';
 
 export interface Runs {
   store: RunStore;
@@ -17,6 +19,8 @@ export interface Runs {
   start: StartRun;
   finish: FinishRun;
   dispatch: Dispatch;
+  /** The secrets the node that runs it is handed (docs/api.md "Secrets"). */
+  secretsOf: SecretsOfRun;
 }
 
 export function createRuns(ctx: ServiceContext): Runs {
@@ -24,12 +28,14 @@ export function createRuns(ctx: ServiceContext): Runs {
   const keys = createIdempotencyStore(ctx.store);
   const nodes = createNodeRegistry(ctx.store);
   const finish = countFinishedRuns(ctx, createRunFinisher(ctx, store, keys));
+  const secretsOf = createSecretsOfRun(ctx.store, createSecretStore(ctx.store, ctx.vault, ctx.clock));
   return {
     store,
     keys,
     nodes,
     start: countStartedRuns(ctx, createRunStarter(ctx, store, keys, nodes)),
     finish,
-    dispatch: createDispatch(ctx, { runs: store, nodes, finish, events: ctx.runEvents }),
+    dispatch: createDispatch(ctx, { runs: store, nodes, finish, events: ctx.runEvents, secretsOf }),
+    secretsOf,
   };
 }

@@ -3,13 +3,13 @@
 // UPDATE) and records the run: queued for the user's nodes, or, when a node starts a run of its own, running at once
 // under that node's lease. No node for it: 409 no_node_available, and nothing of the request stays (no charge, no
 // run, no key), as for 402.
-import { findAgentSku } from '../../contract/agents.js';
 import { walletLoginUrl } from '../../contract/claims.js';
 import { normalizeEmail } from '../../contract/email.js';
 import { normalizeLabels } from '../../contract/labels.js';
 import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import type { ExecuteRequest } from '../../contract/schemas.js';
+import { createAgentPrices } from '../agents/agent-prices.js';
 import { createAgentVersions } from '../agents/agent-versions.js';
 import { createInputChecks, VersionChangedMeanwhile, type InputVerdict } from '../agents/input-checks.js';
 import type { ServiceContext } from '../context.js';
@@ -22,6 +22,9 @@ import type { NodeRegistry } from '../nodes/registry.js';
 import type { IdempotencyStore } from './idempotency.js';
 import { requestHash } from './idempotency.js';
 import { newLease, type Lease, type RunRow, type RunStore } from './run-store.js';
+import { createBudgetCheck } from '../budgets/budget-check.js';
+import { createBudgetStore } from '../budgets/budget-store.js';
+import { createRunEventOutbox } from '../webhooks/outbox.js';
 
 export type Caller = { kind: 'user'; sub: string } | { kind: 'node'; node: EnrolledNode };
 
@@ -45,8 +48,13 @@ export type StartRun = (call: ExecuteCall) => Promise<Started>;
 const MAX_CHECK_ATTEMPTS = 3;
 
 export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: IdempotencyStore, nodes: NodeRegistry): StartRun {
-  const inputChecks = createInputChecks(createAgentVersions(ctx.store), ctx.clock);
+  const versions = createAgentVersions(ctx.store);
+  const inputChecks = createInputChecks(versions, ctx.clock);
+  // The price lookup: a SKU's spec price, or the operator's price for an agent of the user's own.
+  const prices = createAgentPrices(ctx.store, versions, ctx.uploadLimits.ownAgentPriceCents);
   const turns = createTurns(ctx.store.engine);
+  const withinBudget = createBudgetCheck(ctx.store, createBudgetStore(ctx.store, ctx.clock));
+  const outbox = createRunEventOutbox(ctx.store, ctx.clock);
   const start = (call: ExecuteCall, userId: string, agentId: string, priceCents: number, agentName: string, checked: InputVerdict): Promise<Started> =>
     ctx.store.transaction(async () => {
       // Two instances given the same key at once (PostgreSQL): the second waits here for the first's commit, then
@@ -74,6 +82,8 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       if (ephemeralNode !== undefined && !(await mayTakeRun(ctx.store, ephemeralNode))) throw ephemeralNodeUsed(ephemeralNode);
 
       const runId = timeOrderedId(now);
+      // The user's caps, before the debit: over one, 402 budget_exceeded, and nothing of this request stays.
+      await withinBudget(userId, agentId, priceCents, now);
       const debit = await ctx.ledger.debitForRun({ user_id: userId, run_id: runId, amount_cents: priceCents });
       if (!debit.ok) {
         // Thrown inside the transaction, so nothing of this request stays: no charge, no run, no key. A retry with the
@@ -107,6 +117,7 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       const run = lease === undefined || call.caller.kind !== 'node' ? await runs.insertQueued(newRun) : await runs.insertLeased(newRun, call.caller.node.node_id, lease);
       await recordRunLabels(ctx.store, runId, labels);
       if (ephemeralNode !== undefined) await recordEphemeralRun(ctx.store, ephemeralNode, runId);
+      await outbox.record(run);
       await keys.begin(userId, call.idempotencyKey, hash, runId, now);
       return { kind: 'started', run, ...(lease === undefined ? {} : { lease }) };
     });
@@ -125,8 +136,7 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
         remedy: "Leave node_id out (the run executes on this node), or start it with the user's access token.",
       });
     }
-    const sku = findAgentSku(call.request.agent_id);
-    if (sku === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(call.request.agent_id)}`);
+    const sku = await prices.agentFor(userId, call.request.agent_id);
     for (let attempt = 1; ; attempt += 1) {
       try {
         // Checked before the transaction, which then pins the version checked (input-checks.ts).

@@ -3,7 +3,10 @@
 // through its shipped history (sqlite-migrations.ts), PostgreSQL through its baseline (postgres-schema.ts); from
 // there they move together. Append; never edit a shipped one.
 import { sql, type Kysely } from 'kysely';
+import { aroundTheRuns } from './around-migration.js';
+import { runArtifacts } from './artifacts-migration.js';
 import { runsAsJobs } from './jobs-migration.js';
+import { runLogs } from './logs-migration.js';
 
 export const SHARED_MIGRATIONS_FROM_VERSION = 6;
 
@@ -109,6 +112,9 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
   },
   /* upload retention (docs/api.md "Agent upload", "Quota and retention") */ versionReleasedAt,
   /* 12: runs as jobs (docs/api.md "Runs as jobs") */ runsAsJobs,
+  /* 13: the logs of runs (docs/api.md "Run logs") */ runLogs,
+  /* 14: the artifacts of runs (docs/api.md "Run artifacts") */ runArtifacts,
+  /* 15: around the runs (docs/api.md "Secrets", "Budgets", "Usage", "Webhooks") */ aroundTheRuns,
 ];
 
 /** The schema version this program migrates either engine to. */

@@ -151,6 +151,21 @@ export interface Tables {
     error: string;
     message: string;
   };
+  /** A run's log as a whole (docs/api.md "Run logs"); a run without a log has no row. */
+  run_logs: {
+    run_id: string;
+    /** The UTF-8 bytes of the entries' text stored, against MAX_LOG_BYTES_PER_RUN. */
+    stored_bytes: number;
+    /** The highest seq stored; -1 before the first. */
+    last_seq: number;
+    /** 1: the log reached its cap, its truncation marker is stored, nothing more is. */
+    truncated: number;
+    /** When its run ended (copied by the retention sweep); its entries expire RUN_DATA_RETENTION_DAYS after. */
+    ended_at: number | null;
+    /** When its entries were removed. */
+    expired_at: number | null;
+  };
+  run_log_entries: { run_id: string; seq: number; stream: 'stdout' | 'stderr' | 'node'; at: number; text: string };
   idempotency_keys: {
     user_id: string;
     idempotency_key: string;
@@ -198,4 +213,61 @@ export interface Tables {
     run_terms_json: string | null;
   };
   agent_current: { user_id: string; agent_id: string; digest: string; updated_at: number };
+  /** A user's secret (docs/api.md "Secrets"): AES-256-GCM under the key key_id names; nonce and ciphertext base64. */
+  user_secrets: { user_id: string; name: string; key_id: string; nonce: string; ciphertext: string; created_at: number; updated_at: number };
+  /** A cap on what a user spends (docs/api.md "Budgets"): scope '*' (every agent) or an agent_id; period 'day' or 'month'. */
+  budgets: { user_id: string; scope: string; period: 'day' | 'month'; cap_cents: number; created_at: number; updated_at: number };
+  /** Where a user's run events are sent (docs/api.md "Webhooks"), with its signing secret, encrypted as a secret is. */
+  webhook_endpoints: {
+    endpoint_id: string;
+    user_id: string;
+    url: string;
+    /** One bit per event type (contract/webhooks.ts). */
+    event_mask: number;
+    description: string | null;
+    secret_key_id: string;
+    secret_nonce: string;
+    secret_ciphertext: string;
+    /** The secret before the last rotation, signed with too until previous_expires_at. */
+    previous_key_id: string | null;
+    previous_nonce: string | null;
+    previous_ciphertext: string | null;
+    previous_expires_at: number | null;
+    created_at: number;
+    updated_at: number;
+  };
+  /** One event for one endpoint: written with the state change, sent by the delivery worker. */
+  webhook_deliveries: {
+    event_id: string;
+    endpoint_id: string;
+    user_id: string;
+    run_id: string;
+    event_type: string;
+    payload_json: string;
+    created_at: number;
+    status: 'pending' | 'delivered' | 'failed';
+    attempts: Generated<number>;
+    tries: Generated<number>;
+    next_attempt_at: number | null;
+    last_attempt_at: number | null;
+    last_status_code: number | null;
+    last_error: string | null;
+    delivered_at: number | null;
+  };
+  webhook_attempts: {
+    event_id: string;
+    endpoint_id: string;
+    attempt: number;
+    at: number;
+    status_code: number | null;
+    error: string | null;
+    response_excerpt: string | null;
+    duration_ms: number;
+  };
+  /** A user's stored bytes of artifacts, once per digest (docs/api.md "Run artifacts"); 0: still being written. */
+  artifact_blobs: { blob_id: string; user_id: string; sha256: string; size_bytes: number; complete: Generated<number>; created_at: number };
+  /** A blob's bytes in order, 1 MiB a row. */
+  artifact_chunks: { blob_id: string; seq: number; content: Buffer };
+  /** A run's artifact: its name and the blob of its bytes; lease_id is the attempt that uploaded it. */
+  run_artifacts: { run_id: string; name: string; user_id: string; blob_id: string; sha256: string; size_bytes: number; lease_id: string; created_at: number };
 }

@@ -2,11 +2,12 @@
 // docs/sections/agent-upload.md). Uploading needs the JWT (spec §5.4), from a file, stdin, SVC_TOKEN or the stored
 // sign-in, never from the command line.
 import { readFileSync } from 'node:fs';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import type { AgentVersion } from '../../contract/agent-upload.js';
 import { SvcError } from '../../contract/errors.js';
 import { withRecentSignIn } from '../step-up.js';
 import { contextFor, type CommandContext } from '../context.js';
+import { collectInputPair } from '../input-options.js';
 import { shortTime, table } from '../table.js';
 
 interface TokenOptions {
@@ -60,10 +61,13 @@ function versionsTable(versions: readonly AgentVersion[]): string {
 }
 
 export function agentCommand(): Command {
-  const agent = new Command('agent').description('your own versions of the catalog agents: init, upload, versions, rollback, remove').addHelpText(
+  const agent = new Command('agent').description('agents of your own, and your versions of the catalog agents: init, run-local, upload, versions, rollback, remove').addHelpText(
     'after',
     `
 Example:
+  $ swarm-node agent init ./my-agent --id my_agent
+  $ swarm-node agent run-local ./my-agent --input name=Ada
+  $ swarm-node agent upload ./my-agent
   $ swarm-node agent init ./my-monitor --agent agent_ops_monitor_004
   $ swarm-node agent upload ./my-monitor
   $ swarm-node agent versions agent_ops_monitor_004
@@ -73,16 +77,68 @@ Example:
 
   agent.addCommand(
     new Command('init')
-      .description('start a bundle in DIR: agent.json and an entry script in POSIX sh that works as it is')
+      .description('start a bundle in DIR that works as it is: an agent of your own (--id), or your version of a catalog agent')
       .argument('<dir>', 'a new or empty directory')
-      .requiredOption('--agent <agent_id>', 'the catalog agent this bundle implements (swarm-node agents)')
-      .addHelpText('after', `\nExample:\n  $ swarm-node agent init ./my-monitor --agent agent_ops_monitor_004\n  $ echo '{"input": {"name": "Ada"}}' | ./my-monitor/main.sh`)
-      .action(async (dir: string, options: { agent: string }, command: Command) => {
+      .option('--id <name>', 'the agent: a name of your own (2-48 lower-case letters, digits and _), or a catalog agent_id')
+      .option('--agent <agent_id>', 'the same as --id (a catalog agent_id, or your own name)')
+      .addOption(new Option('--lang <language>', 'the entry script: JavaScript (main.mjs) or TypeScript (main.ts)').choices(['js', 'ts']).default('js'))
+      .addHelpText(
+        'after',
+        `
+An agent of your own runs on your nodes only, at the per-run price the service sets for such agents (swarm-node
+agents shows it once you have uploaded one); a catalog agent_id makes your version of that agent, at its price.
+
+Example:
+  $ swarm-node agent init ./my-agent --id my_agent
+  $ swarm-node agent run-local ./my-agent --input name=Ada
+  $ swarm-node agent init ./my-monitor --id agent_ops_monitor_004 --lang ts`,
+      )
+      .action(async (dir: string, options: { id?: string; agent?: string; lang: 'js' | 'ts' }, command: Command) => {
         const ctx = contextFor(command);
+        if (options.id !== undefined && options.agent !== undefined && options.id !== options.agent) throw new SvcError('usage', 'give --id or --agent, not both');
+        const agentId = options.id ?? options.agent;
+        if (agentId === undefined) throw new SvcError('usage', 'name the agent: --id <name>', { remedy: 'For example: swarm-node agent init ./my-agent --id my_agent' });
         const { scaffoldAgent } = await import('../../node/agents/scaffold.js');
-        ctx.output.result(scaffoldAgent(dir, options.agent), (r) =>
-          [`Created ${r.dir} (${r.agent_id} version ${r.version}): ${r.files.join(', ')}.`, `Try it:  echo '{"input": {"name": "Ada"}}' | ${dir}/main.sh`, `Then:    swarm-node agent upload ${dir}`].join('\n'),
+        ctx.output.result(scaffoldAgent(dir, agentId, options.lang), (r) =>
+          [`Created ${r.dir} (${r.own ? 'your own agent' : 'your version of'} ${r.agent_id}, version ${r.version}): ${r.files.join(', ')}.`, `Try it:  swarm-node agent run-local ${dir} --input name=Ada`, `Then:    swarm-node agent upload ${dir}`].join('\n'),
         );
+      }),
+  );
+
+  agent.addCommand(
+    new Command('run-local')
+      .description('run the bundle in DIR on this host as a node would, unbilled: checked like an upload, its input checked like a run')
+      .argument('<dir>', 'a bundle directory (agent.json at its top)')
+      .option('--input <key=value>', "a field of the agent's input (repeat it); values are strings", collectInputPair)
+      .option('--input-file <file>', 'the agent\'s whole input, a JSON object ("-" for stdin)')
+      .option('--home <dir>', 'where the agent\'s state is kept between runs here (default ~/.cache/swarm-node/run-local)')
+      .addHelpText(
+        'after',
+        `
+The bundle is packed and checked by the upload's rules, the input by its input_schema, then installed and run by the
+node's own runner (the same stdin document, environment, run and state directories, time and memory limits), as
+your own user, with nothing charged and no service involved. Exits 0 with the agent's answer; 1 when the agent
+fails (its message and the end of its stderr shown); 2 for a bundle or input the service would refuse.
+
+Example:
+  $ swarm-node agent run-local ./my-agent --input name=Ada
+  $ swarm-node --json agent run-local ./my-agent --input-file input.json | jq .output`,
+      )
+      .action(async (dir: string, options: { input?: string[]; inputFile?: string; home?: string }, command: Command) => {
+        const ctx = contextFor(command);
+        const input = (await import('../run-input.js')).runInput(options) ?? {};
+        const { runBundleLocally } = await import('../../node/agents/run-bundle-locally.js');
+        const run = await runBundleLocally(dir, { input, ...(options.home === undefined ? {} : { home: options.home }) });
+        if (run.outcome.status === 'failed') {
+          throw new SvcError('failed', `${run.agent_id} ${run.version} failed (${run.outcome.output.error}): ${run.outcome.output.message}`, {
+            remedy: 'A failed run on a node is refunded; fix the agent and run it here again.',
+          });
+        }
+        const result = { agent_id: run.agent_id, version: run.version, digest: run.digest, run_id: run.run_id, state_dir: run.state_dir, status: run.outcome.status, output: run.outcome.output };
+        ctx.output.result(result, (r) => {
+          const summary = typeof (r.output as { summary?: unknown } | null)?.summary === 'string' ? (r.output as { summary: string }).summary : JSON.stringify(r.output, null, 2);
+          return `Ran ${r.agent_id} ${r.version} here (not charged):\n${summary}`;
+        });
       }),
   );
 

@@ -1,16 +1,20 @@
-// swarm-node agents: the SKU catalog with names and prices, from the service; the built-in catalog offline.
+// swarm-node agents: the SKU catalog with names and prices, from the service (with your own agents when signed in);
+// the built-in catalog offline.
 import { Command } from 'commander';
 import { formatDollars } from '../../contract/money.js';
 import { contextFor } from '../context.js';
 
 export function agentsCommand(): Command {
   return new Command('agents')
-    .description('list the agents you can run, with their price per run')
+    .description('list the agents you can run, with their price per run (your own agents too, when signed in)')
     .addHelpText('after', '\nExample:\n  $ swarm-node agents\n  $ swarm-node agents --json | jq -r \'.agents[].agent_id\'')
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
       const { agentCatalog } = await import('../../node/service/catalog.js');
-      const { source, agents, unreachable } = await agentCatalog(await ctx.client());
+      // Signed in (a JWT that has not expired), the service adds the agents of your own; otherwise the catalog alone.
+      const jwt = ctx.credentials().jwt;
+      const bearer = jwt !== undefined && jwt.exp * 1000 > ctx.clock.now() ? jwt.token : undefined;
+      const { source, agents, unreachable } = await agentCatalog(await ctx.client(), bearer);
       if (unreachable !== undefined) ctx.output.warn(`${unreachable.message}; showing the built-in catalog`);
       ctx.output.result({ source, agents }, ({ agents: list }, style) =>
         list.map((agent) => `${agent.agent_id.padEnd(26)} ${formatDollars(agent.price_cents).padStart(6)}  ${style.dim(agent.name)}`).join('\n'),

@@ -1,5 +1,6 @@
 // swarm-node run: one billed run of an agent, journaled before the call so a lost answer is never charged twice.
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
+import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import { contextFor } from '../context.js';
 import { collectInputPair, collectValues } from '../input-options.js';
@@ -16,6 +17,7 @@ export function runCommand(): Command {
     .option('--label <labels>', 'run it only on a node that carries this label (repeat it, or separate labels with commas)', collectValues)
     .option('--queue-seconds <s>', `how long the run may wait for a node (0: only an online one now; default the service's, 600)`, countParser(0, MAX_QUEUE_SECONDS))
     .option('--timeout-seconds <s>', "a time limit below the agent's own (agent.json timeout_seconds)", countParser(1, MAX_RUN_SECONDS))
+    .addOption(new Option('--fail-on <status>', "exit 10 when the agent's answer has a status at or above this one (the ops monitor's)").choices(STATUSES.slice(1)))
     .addHelpText(
       'after',
       `
@@ -28,19 +30,29 @@ with the fields of --input-file and then --input over it. With --label, only an 
 label given takes the run (swarm-node nodes shows each node's labels); none: exit 1, no_node_available naming the
 labels, nothing charged. On an enrolled node the run still executes here, so this node must carry them.
 Elsewhere a run for a node of yours that is offline waits for it (--queue-seconds, default 600; 0: refused at
-once, exit 1, when none is online), and is refunded not_picked_up if none comes.
+once, exit 1, when none is online), and is refunded not_picked_up if none comes. With --fail-on, a run whose answer
+has a status (ok, warning, critical) at or above the one given exits 10 after printing it: it ran and was charged,
+and cron or CI alerts on the exit.
 
 Example:
   $ swarm-node run agent_ops_monitor_004
   $ swarm-node run agent_dev_review_012 --input repo=/srv/app --input rev=HEAD~3..HEAD
   $ swarm-node run agent_ops_monitor_004 --json | jq .output.findings
-  $ swarm-node run agent_research_rag_015 --label gpu --label linux-x64`,
+  $ swarm-node run agent_research_rag_015 --label gpu --label linux-x64
+  $ swarm-node run agent_ops_monitor_004 --fail-on critical || notify-ops   # from cron`,
     )
-    .action(async (agentId: string, options: { input?: string[]; inputFile?: string; label?: string[]; queueSeconds?: number; timeoutSeconds?: number }, command: Command) => {
+    .action(async (agentId: string, options: { input?: string[]; inputFile?: string; label?: string[]; queueSeconds?: number; timeoutSeconds?: number; failOn?: string }, command: Command) => {
       const ctx = contextFor(command);
       const input = (await import('../run-input.js')).runInput(options);
       const labels = options.label === undefined ? [] : (await import('../../contract/labels.js')).parseLabelArguments(options.label);
       const caller = await ctx.runCaller();
+      // Run here: what became of the files it left in SWARM_ARTIFACTS_DIR (docs/api.md "Run artifacts").
+      if (caller.kind === 'node') {
+        caller.executor.onArtifacts((run, report) => {
+          if (report.uploaded.length > 0) ctx.output.info(`${report.uploaded.length} artifact(s) uploaded: swarm-node artifacts ${run.run_id}`);
+          for (const entry of [...report.skipped, ...report.not_kept]) ctx.output.warn(`artifact ${entry.name} not kept: ${entry.reason}`);
+        });
+      }
       const [{ runAgent, settlePendingRuns }, { succeededOrThrow }] = await Promise.all([import('../../node/runs/run-agent.js'), import('../../node/runs/run-errors.js')]);
       const deps = { db: await ctx.store(), client: await ctx.client(), clock: ctx.clock, caller, source: 'cli' as const, signal: ctx.interruption(), followMs: 10 * 60_000 };
       const earlier = await settlePendingRuns(deps);
@@ -55,5 +67,18 @@ Example:
         const head = `${style.green('✓')} ${r.agent_id} ran on node ${r.node_id ?? '-'} (run ${r.run_id}): charged ${formatDollars(r.charged_cents)}, balance ${formatDollars(r.balance_cents)}`;
         return `${head}\n${renderRunOutput(r.output, style, r.run_id)}`;
       });
+      failOnStatus(result.output, options.failOn);
     });
+}
+
+/** The severities an agent's answer may carry as `status`, least first (docs/sections/starter-agents.md). */
+const STATUSES = ['ok', 'warning', 'critical'];
+
+/** `--fail-on`: exit 10 (status_alert) when the answer's status ranks at or above `threshold`. */
+function failOnStatus(output: unknown, threshold: string | undefined): void {
+  if (threshold === undefined) return;
+  const status = (output as { status?: unknown } | null)?.status;
+  if (typeof status === 'string' && STATUSES.indexOf(status) >= STATUSES.indexOf(threshold)) {
+    throw new SvcError('status_alert', `the agent's status is ${status}, at or above --fail-on ${threshold}`);
+  }
 }

@@ -1,5 +1,6 @@
 // `register`, `unregister`, `list` (issue 3): which agents this node runs, how often, and under what daily cap.
-import { findAgentSku, type AgentSku } from '../../contract/agents.js';
+import { findAgentSku } from '../../contract/agents.js';
+import type { CatalogAgent } from '../../contract/own-agents.js';
 import { SvcError, messageOf } from '../../contract/errors.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import { normalizeEmail } from '../../contract/email.js';
@@ -13,6 +14,7 @@ import { lastRun, spendSince } from '../store/journal.js';
 import { deleteRegistration, getRegistration, listRegistrations, storedDefaultInput, upsertRegistration, type Registration } from '../store/registrations.js';
 import { scheduleOf } from '../store/schedules.js';
 import { startOfUtcDay, type Clock } from '../../lib/clock.js';
+import { removeBudget, setBudget } from '../service/budgets-api.js';
 
 /** What a register call changes; undefined keeps the current value, null clears it. */
 export interface RegistrationChange {
@@ -45,7 +47,7 @@ export interface ThisNode {
 export async function registerAgent(
   deps: RegisterDeps,
   change: RegistrationChange,
-): Promise<{ created: boolean; registration: Registration; default_input: Input | null; agent: AgentSku; user_id: string; node_id: string }> {
+): Promise<{ created: boolean; registration: Registration; default_input: Input | null; agent: CatalogAgent; user_id: string; node_id: string }> {
   // The service must vouch for the token: registering for a user it no longer accepts would only fail later.
   const signedIn = await verifyToken({ client: deps.client, clock: deps.clock, credentialsFile: deps.credentialsFile }, deps.jwt.token);
   if (normalizeEmail(signedIn.sub) !== normalizeEmail(deps.node.user_id)) {
@@ -53,10 +55,15 @@ export async function registerAgent(
       remedy: `Sign in as ${deps.node.user_id} (swarm-node login) to register agents on this node.`,
     });
   }
-  const agent = await findInCatalog(deps.client, change.agent_id);
+  const agent = await findInCatalog(deps.client, change.agent_id, deps.jwt.token);
   if (change.default_input != null) {
     await checkDefaultInput({ client: deps.client, token: deps.jwt.token, localSchema: deps.localInputSchema(agent.agent_id) }, agent.agent_id, change.default_input);
   }
+  // --daily-cap is the agent's daily budget at the service (docs/api.md "Budgets"): every run of it is held to it,
+  // however started; the registration keeps the figure for list and status, and the daemon for not asking for a run
+  // the service would refuse.
+  if (change.daily_cap_cents === null) await removeBudget(deps.client, deps.jwt.token, agent.agent_id, 'day');
+  else if (change.daily_cap_cents !== undefined) await setBudget(deps.client, deps.jwt.token, agent.agent_id, 'day', change.daily_cap_cents);
   // The service first: a registration it does not know would never get a run started elsewhere. Should the local
   // write fail after it, the daemon withdraws the agent again when it next reconciles (served-agents.ts).
   await deps.node.api.serve(agent.agent_id);

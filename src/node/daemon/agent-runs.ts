@@ -8,6 +8,7 @@ import { hasUnsettledRun, releaseRun, spendSince } from '../store/journal.js';
 import { pauseAgent, planRunAt, recordRunStarted, resumeAgent, scheduledAgents, type ScheduledAgent } from '../store/schedules.js';
 import { startOfNextUtcDay, startOfUtcDay } from '../../lib/clock.js';
 import type { BalancePauses } from './balance-pause.js';
+import { pauseForBudget } from './budget-pause.js';
 import { firstSentence, isoOrUndefined, numberOf, type DaemonCore } from './core.js';
 import { capAllowsRun, isDue, nextRunAfter, pauseIsOver } from './schedule.js';
 import type { ServiceHold } from './service-hold.js';
@@ -160,6 +161,10 @@ export class AgentRuns {
     }
     if (outcome.status === 'insufficient_balance') {
       this.#balance.pause(sku, error.extensions);
+      return;
+    }
+    if (error.code === 'budget_exceeded') {
+      pauseForBudget(this.#core, sku, error.extensions);
       return;
     }
     if (this.#hold.onServiceError(error, caller)) return;

@@ -33,6 +33,7 @@ import { DaemonLog } from './log.js';
 import { collectPeriodically, keepWasmOnBaselineCompiler } from './memory.js';
 import { retiredError, retireNode, type Retired } from './retirement.js';
 import { ServiceHold } from './service-hold.js';
+import { loggingArtifacts } from './artifact-log.js';
 import { PendingSettlement } from './settlement.js';
 import { DEFAULT_BACKOFF_MS, DEFAULT_DRAIN_MS, DEFAULT_TICK_MS, REPORT_GRACE_MS } from './timing.js';
 import { WorkPuller } from './work-puller.js';
@@ -118,7 +119,7 @@ class NodeDaemon {
     this.#core = new DaemonCore({ ...deps, log }, deps.backoffMs ?? DEFAULT_BACKOFF_MS);
     this.#hold = new ServiceHold(
       this.#core,
-      deps.callerFor,
+      (node) => loggingArtifacts(deps.callerFor(node), log),
       () => {
         this.#phase = 'settle';
         this.#core.wake();

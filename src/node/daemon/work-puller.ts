@@ -12,7 +12,7 @@ import { SvcError, messageOf } from '../../contract/errors.js';
 import type { AssignedRun } from '../../contract/node-protocol.js';
 import { CappedBackoff } from '../../lib/backoff.js';
 import { monotonicClock } from '../../lib/clock.js';
-import { RUN_CANCELLED } from '../runner/run-local.js';
+import { RUN_CANCELLED } from '../runner/agent-process.js';
 import type { NodeCaller } from '../work/caller.js';
 import { RunLease } from '../work/run-lease.js';
 import type { DaemonCore } from './core.js';

@@ -5,15 +5,22 @@
 // needs, so its own unit stays as locked down as before.
 //
 // The exchange on the connection: the daemon sends one JSON line (AgentExecRequest) and keeps its side open; the
-// service (`swarm-node agent-exec`, stdin and stdout on the connection) runs the agent and answers one JSON line
-// (AgentOutcome). The daemon closing the connection early stops the agent: the node is stopping.
+// service (`swarm-node agent-exec`, stdin and stdout on the connection) runs the agent, sends what it writes as it
+// comes (a JSON line {"output": {stream, data}} per chunk, the bytes in base64: the run's log) and answers one JSON
+// line (AgentOutcome) last; for a run that asked, it then serves the run's artifacts on the same connection
+// (./artifact-socket.ts). The daemon closing the connection early stops the agent: the node is stopping, or the run
+// was cancelled.
+import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { runAgentProcess, type AgentLimits, type AgentOutcome } from './agent-process.js';
+import { runAgentProcess, RUN_CANCELLED, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
 import { ownCgroupCounters } from './cgroup-probe.js';
+import { MAX_ARTIFACT_BYTES } from '../../contract/jobs.js';
+import { directoryArtifacts, type HeldArtifacts } from './artifact-source.js';
+import { FramedReader, serveArtifactRequests, socketArtifacts } from './artifact-socket.js';
 
 export interface AgentExecRequest {
   run_id: string;
@@ -23,66 +30,104 @@ export interface AgentExecRequest {
   env: Record<string, string>;
   stdin: string;
   limits: AgentLimits;
+  /** Keep the connection after the outcome for the daemon's requests of the run's artifacts (./artifact-socket.ts). */
+  artifacts?: boolean;
 }
 
 /** A request line is the agent's input (at most 1 MiB as the service stores it) and a little more. */
 const MAX_REQUEST_BYTES = 2 * 1024 * 1024;
+/** An outcome line: the agent's output (1 MiB at most) and its stderr's tail. */
+const MAX_OUTCOME_BYTES = 4 * 1024 * 1024;
 const RUN_ID = /^[A-Za-z0-9-]{1,64}$/;
-const AGENT_ID = /^agent_[a-z0-9_]{1,64}$/;
+// A catalog agent (agent_…) or a user's own (contract/own-agents.ts): a directory name, never a path.
+const AGENT_ID = /^[a-z][a-z0-9_]{1,63}$/;
 
-/** The daemon's side: the agent's outcome, however the connection ends. */
-export function execViaSocket(socketPath: string, request: AgentExecRequest, signal?: AbortSignal): Promise<AgentOutcome> {
-  return new Promise((resolve) => {
-    const socket = connect(socketPath);
-    const chunks: Buffer[] = [];
-    let settled = false;
-    const finish = (outcome: AgentOutcome): void => {
-      if (settled) return;
-      settled = true;
-      signal?.removeEventListener('abort', onAbort);
-      socket.destroy();
-      resolve(outcome);
-    };
-    const onAbort = (): void => finish({ status: 'failed', error: 'aborted', message: 'the run was stopped: the node is shutting down', stderrTail: '' });
-    if (signal?.aborted) return onAbort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    socket.on('connect', () => socket.write(`${JSON.stringify(request)}\n`));
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', (error: NodeJS.ErrnoException) =>
-      finish({
-        status: 'failed',
-        error: 'spawn',
-        message: `the agent service could not be reached at ${socketPath} (${error.code ?? error.message}): is svc-swarm-node-agent.socket running?`,
-        stderrTail: '',
-      }),
-    );
-    socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString('utf8').trim();
-      try {
-        finish(JSON.parse(text) as AgentOutcome);
-      } catch {
-        finish({ status: 'failed', error: 'spawn', message: 'the agent service ended without an outcome (see journalctl -u "svc-swarm-node-agent@*")', stderrTail: '' });
-      }
-    });
+/** A line of the service's answer that carries output rather than the outcome. */
+interface OutputLine {
+  output: { stream: 'stdout' | 'stderr'; data: string };
+}
+
+/** The outcome, and for a run that asked for them, its artifacts until released (the connection stays open). */
+export interface SocketRunOutcome {
+  outcome: AgentOutcome;
+  artifacts?: HeldArtifacts;
+}
+
+/** The daemon's side: the agent's outcome, however the connection ends; its output to `onOutput` as it comes. */
+export async function execViaSocket(socketPath: string, request: AgentExecRequest, signal?: AbortSignal, onOutput?: AgentProcessSpec['onOutput']): Promise<SocketRunOutcome> {
+  const socket = connect(socketPath);
+  // Errors reach the reader (or the wait for the connection); none may go unheard and crash the daemon.
+  socket.on('error', () => undefined);
+  const aborted = (): SocketRunOutcome => {
+    socket.destroy();
+    return signal?.reason === RUN_CANCELLED
+      ? { outcome: { status: 'failed', error: 'cancelled', message: 'the run was cancelled by its user', stderrTail: '' } }
+      : { outcome: { status: 'failed', error: 'aborted', message: 'the run was stopped: the node is shutting down', stderrTail: '' } };
+  };
+  const failed = (message: string): SocketRunOutcome => {
+    socket.destroy();
+    return { outcome: { status: 'failed', error: 'spawn', message, stderrTail: '' } };
+  };
+  try {
+    await once(socket, 'connect', signal === undefined ? {} : { signal });
+  } catch (error) {
+    if (signal?.aborted === true) return aborted();
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    return failed(`the agent service could not be reached at ${socketPath} (${code}): is svc-swarm-node-agent.socket running?`);
+  }
+  socket.write(`${JSON.stringify(request)}\n`);
+  const reader = new FramedReader(socket);
+  // Output lines as they come, then the outcome's line.
+  const line = (async (): Promise<string | undefined> => {
+    for (;;) {
+      const next = await reader.line(MAX_OUTCOME_BYTES);
+      const output = next === undefined ? undefined : outputOf(next);
+      if (output === undefined) return next;
+      onOutput?.(output.stream, Buffer.from(output.data, 'base64'));
+    }
+  })().catch(() => undefined);
+  const stop = new Promise<'aborted'>((resolve) => {
+    if (signal?.aborted === true) resolve('aborted');
+    signal?.addEventListener('abort', () => resolve('aborted'), { once: true });
   });
+  const first = await Promise.race([line, stop]);
+  if (first === 'aborted') return aborted();
+  let outcome: AgentOutcome;
+  try {
+    outcome = JSON.parse(first ?? '') as AgentOutcome;
+  } catch {
+    return failed('the agent service ended without an outcome (see journalctl -u "svc-swarm-node-agent@*")');
+  }
+  if (request.artifacts !== true) {
+    socket.destroy();
+    return { outcome };
+  }
+  return { outcome, artifacts: { source: socketArtifacts(socket, reader), release: () => void socket.destroy() } };
 }
 
 /** The service's side (`swarm-node agent-exec`): one request in, the agent run in this sandbox, one outcome out. */
 export async function serveAgentExec(input: Readable, output: Writable, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const stopped = new AbortController();
+  const reader = new FramedReader(input);
+  // The daemon gone (it stopped, or cancelled the run) while the agent still writes: nobody to tell, not a crash.
+  output.on('error', () => stopped.abort());
   let request: AgentExecRequest;
   try {
-    request = parseRequest(await readLine(input));
+    request = parseRequest((await reader.line(MAX_REQUEST_BYTES)) ?? '');
   } catch (error) {
     return answer({ status: 'failed', error: 'spawn', message: `agent-exec: ${(error as Error).message}`, stderrTail: '' });
   }
-  // The daemon closes its side only to stop the run.
-  input.on('end', () => stopped.abort());
-  input.on('close', () => stopped.abort());
-  input.resume();
+  // The daemon sends nothing more while the agent runs: its side closing is what stops the run. After the outcome,
+  // what it sends are its requests for the artifacts.
+  const next = reader.line(MAX_REQUEST_BYTES).catch(() => undefined);
+  void next.then((line) => line === undefined && stopped.abort());
   const runDir = join(tmpdir(), `swarm-run-${request.run_id}`);
   const stateDir = env.STATE_DIRECTORY === undefined ? undefined : join(env.STATE_DIRECTORY.split(':')[0]!, request.agent_id);
   if (stateDir !== undefined) mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  // The unit's own tmpfs (ARTIFACTS_DIRECTORY, the size of a run's artifacts); a unit rendered before it had one: a
+  // directory in the run's TMPDIR, within that tmpfs's size.
+  const artifactsDir = env.ARTIFACTS_DIRECTORY ?? join(tmpdir(), `swarm-artifacts-${request.run_id}`);
+  mkdirSync(artifactsDir, { recursive: true, mode: 0o700 });
   // The unit's cgroup is this run's alone: its counters say whether the run reached MemoryMax= or TasksMax=.
   const counters = ownCgroupCounters();
   const outcome = await runAgentProcess({
@@ -91,52 +136,41 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
     removeRunDir: true,
     stdin: request.stdin,
     limits: request.limits,
-    env: { ...request.env, HOME: runDir, TMPDIR: runDir, ...(stateDir === undefined ? {} : { SWARM_STATE_DIR: stateDir }) },
+    env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_ARTIFACTS_DIR: artifactsDir, ...(stateDir === undefined ? {} : { SWARM_STATE_DIR: stateDir }) },
     signal: stopped.signal,
+    // Each chunk as it comes; the outcome is written after the last (the process's streams end before it closes).
+    onOutput: (stream, chunk) => output.write(`${JSON.stringify({ output: { stream, data: chunk.toString('base64') } } satisfies OutputLine)}\n`),
     ...(counters === undefined ? {} : { cgroup: counters }),
-    // TemporaryFileSystem= in the unit: the run's TMPDIR (/tmp/run) and /dev/shm, each of the unit's size.
+    // TemporaryFileSystem= in the unit: the run's TMPDIR (/tmp/run), /dev/shm and its artifacts, each of the unit's size.
     capped: [
       { path: tmpdir(), what: 'its TMPDIR (the run directory)', bytes: request.limits.tmpBytes },
       { path: '/dev/shm', what: 'its /dev/shm', bytes: request.limits.tmpBytes },
+      ...(env.ARTIFACTS_DIRECTORY === undefined ? [] : [{ path: artifactsDir, what: 'its artifacts directory', bytes: request.limits.artifactsBytes }]),
     ],
   });
-  await answer(outcome);
+  const serveArtifacts = request.artifacts === true && !stopped.signal.aborted;
+  await answer(outcome, serveArtifacts ? () => serveArtifactRequests(reader, output, directoryArtifacts(artifactsDir, MAX_ARTIFACT_BYTES), next) : undefined);
 
-  /** The answer is the whole exchange: closing our side then ends the connection, and this process with it. */
-  async function answer(outcome: AgentOutcome): Promise<void> {
+  /**
+   * The outcome, then the artifacts while the daemon asks for them: closing our side then ends the connection, and
+   * this process with it.
+   */
+  async function answer(outcome: AgentOutcome, artifacts?: () => Promise<void>): Promise<void> {
     await new Promise<void>((resolve) => output.write(`${JSON.stringify(outcome)}\n`, () => resolve()));
+    await artifacts?.().catch(() => undefined);
     input.destroy();
     output.end();
   }
 }
 
-function readLine(input: Readable): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let buffered = Buffer.alloc(0);
-    const onData = (chunk: Buffer): void => {
-      buffered = Buffer.concat([buffered, chunk]);
-      const newline = buffered.indexOf(0x0a);
-      if (newline >= 0) {
-        cleanup();
-        input.pause();
-        // Anything after the line is not ours to read; a well-behaved daemon sends nothing more.
-        resolve(buffered.subarray(0, newline).toString('utf8'));
-      } else if (buffered.length > MAX_REQUEST_BYTES) {
-        cleanup();
-        reject(new Error(`the request is larger than ${MAX_REQUEST_BYTES} bytes`));
-      }
-    };
-    const onEnd = (): void => {
-      cleanup();
-      reject(new Error('the connection closed before a request'));
-    };
-    const cleanup = (): void => {
-      input.off('data', onData);
-      input.off('end', onEnd);
-    };
-    input.on('data', onData);
-    input.on('end', onEnd);
-  });
+function outputOf(line: string): OutputLine['output'] | undefined {
+  if (!line.startsWith('{"output":')) return undefined;
+  try {
+    const { output } = JSON.parse(line) as OutputLine;
+    return (output.stream === 'stdout' || output.stream === 'stderr') && typeof output.data === 'string' ? output : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function parseRequest(line: string): AgentExecRequest {

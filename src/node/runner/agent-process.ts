@@ -1,17 +1,21 @@
 // One agent run as a process on this host (docs/sections/agent-upload.md "The runtime contract"): JSON on stdin,
-// one JSON document on stdout, in a private directory, with a clean environment and time, memory, task, file-size,
-// disk and output limits. Whatever happens, the run's processes are gone when this resolves.
+// one JSON document on stdout or in its result file (./agent-result.ts), in a private directory, with a clean
+// environment and time, memory, task, file-size, disk and output limits. Its stdout and stderr go to `onOutput` as
+// they come (the run's log, docs/api.md "Run logs"). Whatever happens, the run's processes are gone when this resolves.
 //
 // The process is the launcher below (POSIX sh), run inside `wrapper` when there is one (./run-sandboxed.ts: the run's
 // cgroup, its state image and the bubblewrap sandbox with the agent's user) and under `prlimit` (util-linux): it
 // makes the run's directory, runs the agent and, once it ended, tells on fd 3 how much room was left on the
-// filesystems the run writes to, so a run that filled one fails `disk_quota` rather than `exit`.
+// filesystems the run writes to, so a run that filled one fails `disk_quota` rather than `exit`, and on fd 4 the
+// result file the agent wrote, which only the launcher can see in a sandbox.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { DEFAULT_RUN_SECONDS } from '../../contract/job-limits.js';
+import { MAX_ARTIFACT_BYTES_PER_RUN } from '../../contract/jobs.js';
 import type { LimitsReached } from './cgroups.js';
+import { answerOf, fileFromReport, readResultFile, resultFileIn, RESULT_PRESENT_MARK } from './agent-result.js';
 import { limitFailure, parseRoomLeft, type AgentFailure, type CappedFilesystem } from './run-failures.js';
 import { sandboxProcesses } from './sandbox-processes.js';
 
@@ -22,7 +26,7 @@ export interface AgentLimits {
   timeoutMs: number;
   /** The whole run's memory (its cgroup; tmpfs pages included); RLIMIT_DATA of each process too. */
   memoryBytes: number;
-  /** What stdout may hold; more fails the run (the service stores and returns the output). */
+  /** The result at most (stdout's or the result file's): more fails the run (the service stores and returns it). */
   outputBytes: number;
   /** RLIMIT_FSIZE: the largest file the run may write. */
   fileBytes: number;
@@ -34,6 +38,8 @@ export interface AgentLimits {
   tmpBytes: number;
   /** The size of what the agent keeps between runs (its state image). */
   stateBytes: number;
+  /** The size of its artifacts directory, where it is a tmpfs: the most a run's artifacts take (contract/jobs.ts). */
+  artifactsBytes: number;
 }
 
 export const DEFAULT_AGENT_LIMITS: AgentLimits = {
@@ -45,7 +51,11 @@ export const DEFAULT_AGENT_LIMITS: AgentLimits = {
   cpuPercent: 100,
   tmpBytes: 64 * 1024 * 1024,
   stateBytes: 256 * 1024 * 1024,
+  artifactsBytes: MAX_ARTIFACT_BYTES_PER_RUN,
 };
+
+/** The abort reason of a run its user cancelled (docs/api.md "Run logs": the service's answer to the log says so). */
+export const RUN_CANCELLED = 'cancelled';
 
 /** After SIGTERM at the deadline, what a run gets to stop by itself before SIGKILL. */
 export const KILL_GRACE_MS = 2_000;
@@ -54,13 +64,15 @@ const STDERR_TAIL_BYTES = 16 * 1024;
 const LAUNCH_FAILED = 125;
 const LAUNCH_MARK = 'swarm-node-launcher:';
 
-// $1 the run directory, $2 how many paths follow whose room is reported, then those paths, then the command. With
-// none to report (an unsandboxed run), it becomes the agent (exec), as before there were any. Otherwise it waits for
+// $1 the run directory, $2 the most bytes of a result file reported, $3 how many paths follow whose room is reported,
+// then those paths, then the command. With none to report (an unsandboxed run, its directory on the host, where the
+// node reads the result file itself), it becomes the agent (exec), as before there were any. Otherwise it waits for
 // the agent and outlives a SIGTERM meant for it (a handler, which the agent does not inherit as `trap ''` would pass
-// on ignoring it), so it still reports after the agent stopped. The agent gets neither fd 3 nor fd 4.
+// on ignoring it), so it still reports after the agent stopped. The agent gets neither fd 3 nor fd 4. The result
+// file must be a regular file (-f): a FIFO there would hold the launcher.
 const LAUNCHER = `umask 077
 trap : TERM
-dir=$1; count=$2; shift 2
+dir=$1; most=$2; count=$3; shift 3
 room=
 while [ "$count" -gt 0 ]; do room="$room $1"; shift; count=$((count - 1)); done
 mkdir -m 700 "$dir" || { echo "${LAUNCH_MARK} cannot create the run directory" >&2; exit ${LAUNCH_FAILED}; }
@@ -69,6 +81,7 @@ cd "$dir" || { echo "${LAUNCH_MARK} cannot enter the run directory" >&2; exit ${
 "$@" 3>&- 4>&-
 status=$?
 [ -z "$room" ] || stat -f -c '%a %f %b %d %S %n' $room >&3 2>/dev/null
+if [ -f "$SWARM_RESULT_FILE" ]; then printf ${RESULT_PRESENT_MARK}; head -c "$most" "$SWARM_RESULT_FILE" 2>/dev/null; fi >&4
 exit $status`;
 
 export type AgentOutcome =
@@ -99,6 +112,8 @@ export interface AgentProcessSpec {
   nproc?: boolean;
   /** The run directory is on the host (no sandbox): removed after the run. */
   removeRunDir?: boolean;
+  /** The agent's stdout and stderr, each chunk as it comes (the run's log). */
+  onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
 }
 
 export async function runAgentProcess(spec: AgentProcessSpec): Promise<AgentOutcome> {
@@ -118,6 +133,7 @@ export async function runAgentProcess(spec: AgentProcessSpec): Promise<AgentOutc
     LAUNCHER,
     'swarm-agent',
     spec.runDir,
+    String(limits.outputBytes + 1),
     String(capped.length),
     ...capped.map((fs) => fs.path),
     ...spec.command,
@@ -125,7 +141,8 @@ export async function runAgentProcess(spec: AgentProcessSpec): Promise<AgentOutc
   let child: ChildProcess;
   try {
     // detached: a process group of its own, so an unsandboxed run can be signalled whole.
-    child = spawn(argv[0]!, argv.slice(1), { env: spec.env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'], detached: true });
+    const env = { ...spec.env, SWARM_RESULT_FILE: resultFileIn(spec.runDir) };
+    child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true });
   } catch (error) {
     await spec.cgroup?.remove?.().catch(() => undefined);
     return { status: 'failed', error: 'spawn', message: `the agent could not be started: ${(error as Error).message}`, stderrTail: '' };
@@ -142,6 +159,8 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
   return new Promise((resolve) => {
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
+    const resultReport: Buffer[] = [];
+    let resultReportBytes = 0;
     let stderrTail = Buffer.alloc(0);
     let room = '';
     let ended: { error: AgentFailure; message: string } | undefined;
@@ -152,19 +171,22 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
       if (ended !== undefined) return;
       ended = { error, message };
       signalRun(child, sandboxed, 'SIGTERM');
-      timers.push(setTimeout(() => signalRun(child, sandboxed, 'SIGKILL'), error === 'bad_output' ? 0 : KILL_GRACE_MS));
+      timers.push(setTimeout(() => signalRun(child, sandboxed, 'SIGKILL'), KILL_GRACE_MS));
     };
     timers.push(setTimeout(() => stop('timeout', `the agent did not answer within ${formatMs(spec.limits.timeoutMs)}`), spec.limits.timeoutMs));
-    const onAbort = (): void => stop('aborted', 'the run was stopped: the node is shutting down');
+    const onAbort = (): void =>
+      spec.signal?.reason === RUN_CANCELLED ? stop('cancelled', 'the run was cancelled by its user') : stop('aborted', 'the run was stopped: the node is shutting down');
     if (spec.signal?.aborted) onAbort();
     else spec.signal?.addEventListener('abort', onAbort, { once: true });
 
+    // stdout is the result only up to its cap (the agent may answer in its result file instead): past it, the log's.
     child.stdout!.on('data', (chunk: Buffer) => {
+      spec.onOutput?.('stdout', chunk);
+      if (stdoutBytes <= spec.limits.outputBytes) stdout.push(chunk.subarray(0, spec.limits.outputBytes + 1 - stdoutBytes));
       stdoutBytes += chunk.length;
-      if (stdoutBytes > spec.limits.outputBytes) stop('bad_output', `the agent wrote more than ${spec.limits.outputBytes} bytes on stdout`);
-      else stdout.push(chunk);
     });
     child.stderr!.on('data', (chunk: Buffer) => {
+      spec.onOutput?.('stderr', chunk);
       stderrTail = Buffer.concat([stderrTail, chunk]);
       if (stderrTail.length > STDERR_TAIL_BYTES) stderrTail = stderrTail.subarray(stderrTail.length - STDERR_TAIL_BYTES);
     });
@@ -173,6 +195,12 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
       if (room.length < 4096) room += chunk.toString('utf8');
     });
     report.on('error', () => undefined);
+    const result = child.stdio[4] as Readable;
+    result.on('data', (chunk: Buffer) => {
+      if (resultReportBytes <= spec.limits.outputBytes + 1) resultReport.push(chunk);
+      resultReportBytes += chunk.length;
+    });
+    result.on('error', () => undefined);
     // An agent that exits without reading its input closes the pipe: that is its business, not an error of ours.
     child.stdin!.on('error', () => undefined);
     child.stdin!.end(spec.stdin);
@@ -183,7 +211,7 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
     const outcomeOf = (code: number | null, signal: NodeJS.Signals | null): AgentOutcome => {
       const tail = stderrTail.toString('utf8');
       // A limit the run reached is why it failed, even when it then ran out of time; the node stopping is not its doing.
-      if (ended?.error === 'aborted') return { status: 'failed', ...ended, stderrTail: tail };
+      if (ended?.error === 'aborted' || ended?.error === 'cancelled') return { status: 'failed', ...ended, stderrTail: tail };
       const limit = limitFailure(spec.cgroup?.reached(), parseRoomLeft(room), spec.capped ?? [], spec.limits);
       if (limit !== undefined) return { status: 'failed', ...limit, stderrTail: tail };
       if (ended !== undefined) return { status: 'failed', ...ended, stderrTail: tail };
@@ -200,13 +228,12 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
         const how = bySignal !== null ? `was killed by ${bySignal}` : code === 127 || code === 126 ? `could not be started (exit ${code})` : `exited with code ${code}`;
         return { status: 'failed', error: code === 127 || code === 126 ? 'spawn' : 'exit', message: `the agent ${how}`, stderrTail: tail };
       }
-      const text = Buffer.concat(stdout).toString('utf8').trim();
-      try {
-        if (text === '') throw new Error('empty');
-        return { status: 'succeeded', output: JSON.parse(text) as unknown, stderrTail: tail };
-      } catch {
-        return { status: 'failed', error: 'bad_output', message: 'the agent did not answer with one JSON document on stdout', stderrTail: tail };
-      }
+      const maxBytes = spec.limits.outputBytes;
+      // The launcher reports the file when it outlived the agent; else the run directory is here to read.
+      const file = (spec.capped ?? []).length > 0 ? fileFromReport(Buffer.concat(resultReport)) : readResultFile(resultFileIn(spec.runDir), maxBytes);
+      const answer = answerOf({ file, stdout: Buffer.concat(stdout), stdoutOverflowed: stdoutBytes > maxBytes, maxBytes });
+      if (answer.kind === 'output') return { status: 'succeeded', output: answer.output, stderrTail: tail };
+      return { status: 'failed', error: 'bad_output', message: answer.message, stderrTail: tail };
     };
     child.on('close', (code, killedBy) => {
       for (const timer of timers) clearTimeout(timer);

@@ -4,7 +4,7 @@
 // was made without the memory, process or file that was refused to it.
 import type { LimitsReached } from './cgroups.js';
 
-export type AgentFailure = 'timeout' | 'exit' | 'bad_output' | 'spawn' | 'aborted' | 'memory_limit' | 'task_limit' | 'disk_quota';
+export type AgentFailure = 'timeout' | 'exit' | 'bad_output' | 'spawn' | 'aborted' | 'cancelled' | 'memory_limit' | 'task_limit' | 'disk_quota';
 
 /** What the launcher reported after the agent ended, for each filesystem of the run's own, by path. */
 export interface RoomLeft {

@@ -1,23 +1,34 @@
 // One run of an agent on this host (docs/sections/agent-upload.md "The runtime contract"): its bundle, the JSON on
 // its stdin, its environment (nothing of the node's: no SVC_* variable, no token, no credential), its sandbox
 // (./isolation.ts), its limits (./agent-process.ts); the outcome as the node reports it to the service.
-import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { messageOf } from '../../contract/errors.js';
 import { DEFAULT_AGENT_SOCKET } from '../host/config.js';
 import { execViaSocket, type AgentExecRequest } from './agent-exec.js';
-import { DEFAULT_AGENT_LIMITS, runAgentProcess, type AgentLimits, type AgentOutcome } from './agent-process.js';
+import { DEFAULT_AGENT_LIMITS, RUN_CANCELLED, runAgentProcess, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
 import { resolveIsolation, type IsolationMode } from './isolation.js';
 import { installBundle, type BundleFetch } from './bundle-install.js';
 import { bundleDirs, findBundle, resolveEntry, type Bundle } from './bundles.js';
 import { createSandboxedRunner, type SandboxedRunner } from './run-sandboxed.js';
+import type { RunSecrets } from '../../contract/secrets.js';
+import { redactJson, type Redact } from '../../lib/redact.js';
+import { secretsEnv, secretsRedactor } from './agent-secrets.js';
+import { MAX_ARTIFACT_BYTES } from '../../contract/jobs.js';
+import { directoryArtifacts, type ArtifactSource, type HeldArtifacts } from './artifact-source.js';
+import { makeArtifactSpace, removeLeftoverRunDirs } from './artifact-space.js';
 
 export interface LocalRunner {
   /** How runs are kept from the node: a systemd service each, a bubblewrap sandbox each, or none. */
   readonly isolation: IsolationMode;
   /** The sandboxed runner's view of the host (its cgroups), for what the daemon says at start. */
   readonly sandbox: SandboxedRunner | undefined;
-  run(run: LocalRun, signal?: AbortSignal): Promise<LocalOutcome>;
+  /**
+   * Runs it: `onOutput` gets the agent's stdout and stderr as they come (the run's log); `onArtifacts` what the run
+   * left in its artifacts directory once the agent ended, and the directory goes when it resolves (docs/api.md "Run
+   * artifacts"); aborting `signal` stops the agent.
+   */
+  run(run: LocalRun, signal?: AbortSignal, onOutput?: OutputSink, onArtifacts?: ArtifactHandler): Promise<LocalOutcome>;
   /** Removes what runs cut short left behind (processes, cgroups, directories), but that of the runs `inFlight` names. */
   removeLeftovers(inFlight: (runId: string) => boolean): Promise<number>;
 }
@@ -32,16 +43,18 @@ export interface LocalRun {
   bundle_digest?: string;
   /** Its time limit as the service set it; absent (an older service): the agent's agent.json, else the default. */
   timeout_seconds?: number;
+  /** The secrets its agent declares, as the service handed them: its environment, and redacted from what it wrote. */
+  secrets?: RunSecrets;
 }
 
-/**
- * The reason a run's signal is aborted with when its user cancelled it (the service's poll said so): the agent is
- * stopped as at a time limit, and the run fails `cancelled` (docs/api.md "Cancel").
- */
-export const RUN_CANCELLED = 'cancelled';
+/** Where the agent's output goes as it comes. */
+export type OutputSink = NonNullable<AgentProcessSpec['onOutput']>;
 
 /** What the node reports: the agent's one JSON document, or {error, message} saying why it failed. */
 export type LocalOutcome = { status: 'succeeded'; output: unknown } | { status: 'failed'; output: { error: string; message: string } };
+
+/** Takes a run's artifacts (the executor uploads them); never fails the run. */
+export type ArtifactHandler = (source: ArtifactSource, outcome: LocalOutcome) => Promise<void>;
 
 export interface LocalRunnerOptions {
   home: string;
@@ -72,30 +85,33 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       ? createSandboxedRunner({ home: options.home, varDir: options.varDir, limits, ...(options.agentUidsDir === undefined ? {} : { agentUidsDir: options.agentUidsDir }) })
       : undefined;
 
-  async function runAgent(request: AgentExecRequest, bundle: Bundle, signal: AbortSignal | undefined): Promise<AgentOutcome> {
+  async function runAgent(request: AgentExecRequest, bundle: Bundle, signal: AbortSignal | undefined, onOutput: OutputSink | undefined): Promise<{ outcome: AgentOutcome; artifacts?: HeldArtifacts }> {
     const network = bundle.manifest.network ?? 'none';
     if (isolation === 'systemd') {
       if (network === 'egress') {
         const message = `${request.agent_id} asks for network egress (agent.json "network": "egress"), and this node's systemd agent runs have no network (IPAddressDeny=any)`;
-        return { status: 'failed', error: 'spawn', message, stderrTail: '' };
+        return { outcome: { status: 'failed', error: 'spawn', message, stderrTail: '' } };
       }
-      return execViaSocket(agentSocket, request, signal);
+      return execViaSocket(agentSocket, { ...request, artifacts: true }, signal, onOutput);
     }
     if (sandbox !== undefined) {
       const readOnly = [bundle.dir, process.execPath, join(options.packageDir, 'docs', 'sections'), join(options.packageDir, 'node_modules')].filter((path) => existsSync(path));
-      return sandbox.run({ ...request, network, readOnly }, signal);
+      return sandbox.run({ ...request, network, readOnly }, signal, onOutput);
     }
-    // none: this user, a directory in var/runs, the state a directory the node made.
+    // none: this user, a directory in var/runs, the state and the artifacts directories the node made.
     const runDir = join(dirs!.runs, request.run_id);
     const stateDir = join(dirs!.state, request.agent_id);
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    return runAgentProcess({
+    const space = await makeArtifactSpace(options.varDir, request.run_id, limits.artifactsBytes);
+    const outcome = await runAgentProcess({
       ...request,
       runDir,
       removeRunDir: true,
-      env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_STATE_DIR: stateDir },
+      env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_STATE_DIR: stateDir, SWARM_ARTIFACTS_DIR: space.dir },
       ...(signal === undefined ? {} : { signal }),
+      ...(onOutput === undefined ? {} : { onOutput }),
     });
+    return { outcome, artifacts: { source: directoryArtifacts(space.dir, MAX_ARTIFACT_BYTES), release: () => space.release() } };
   }
 
   return {
@@ -103,9 +119,11 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
     sandbox,
     async removeLeftovers(inFlight) {
       const killed = (await sandbox?.removeLeftovers(inFlight)) ?? 0;
-      return killed + (dirs === undefined ? 0 : removeLeftoverRunDirs(dirs.runs, inFlight));
+      if (dirs === undefined) return killed;
+      // var/runs: unsandboxed runs' directories, or those of runs an earlier release ran under uids of their own.
+      return killed + removeLeftoverRunDirs(dirs.runs, inFlight) + (sandbox === undefined ? removeLeftoverRunDirs(join(options.varDir, 'artifacts'), inFlight) : 0);
     },
-    async run(run, signal) {
+    async run(run, signal, onOutput, onArtifacts) {
       let bundle: Bundle | undefined;
       try {
         bundle =
@@ -125,6 +143,8 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
         stdin: JSON.stringify({ run_id: run.run_id, agent_id: run.agent_id, user_id: run.user_id, tier: run.tier, input: run.input ?? {} }),
         limits: { ...limits, timeoutMs },
         env: {
+          // First, so that the node's own variables below are never a secret's.
+          ...secretsEnv(run.secrets),
           // How long it has: work that can stop early (indexing) stops in time to answer.
           SWARM_TIMEOUT_SECONDS: String(Math.ceil(timeoutMs / 1000)),
           PATH: '/usr/local/bin:/usr/bin:/bin',
@@ -136,14 +156,27 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
           SWARM_DOCS_DIR: join(options.packageDir, 'docs', 'sections'),
         },
       };
-      const outcome = await runAgent(request, bundle, signal);
-      if (outcome.status === 'succeeded') return { status: 'succeeded', output: outcome.output };
-      // However the sandbox reported the stop (the agent's own exit, aborted), a cancelled run ends cancelled.
-      if (signal?.aborted === true && signal.reason === RUN_CANCELLED) return failed('cancelled', 'cancelled by its user: the agent was stopped');
-      const tail = outcome.stderrTail.trim().slice(-STDERR_IN_MESSAGE_CHARS);
-      return failed(outcome.error, tail === '' ? outcome.message : `${outcome.message}: ${tail}`);
+      const ran = await runAgent(request, bundle, signal, onOutput);
+      // Redacted here, before the result is journaled or reported: neither the node's disk nor the service sees them.
+      const outcome = localOutcome(ran.outcome, secretsRedactor(run.secrets), signal);
+      try {
+        if (ran.artifacts !== undefined && onArtifacts !== undefined) await onArtifacts(ran.artifacts.source, outcome);
+      } catch {
+        // What became of the artifacts is the handler's to tell; the run's outcome stands.
+      } finally {
+        await ran.artifacts?.release();
+      }
+      return outcome;
     },
   };
+}
+
+function localOutcome(ended: AgentOutcome, redact: Redact, signal: AbortSignal | undefined): LocalOutcome {
+  if (ended.status === 'succeeded') return { status: 'succeeded', output: redactJson(ended.output, redact) };
+  // However the sandbox reported the stop (the agent's own exit, aborted), a cancelled run ends cancelled.
+  if (signal?.aborted === true && signal.reason === RUN_CANCELLED) return failed('cancelled', 'the run was cancelled by its user');
+  const tail = ended.stderrTail.trim().slice(-STDERR_IN_MESSAGE_CHARS);
+  return failed(ended.error, redact(tail === '' ? ended.message : `${ended.message}: ${tail}`));
 }
 
 function failed(error: string, message: string): LocalOutcome {
@@ -161,20 +194,4 @@ function prepareVar(varDir: string): { runs: string; state: string } {
     chmodSync(dir, 0o700);
   }
   return dirs;
-}
-
-/**
- * Removes what runs cut short left in var/runs (a crash of the node mid-run, or directories of runs an earlier
- * release ran under uids of their own, which root removes). `inFlight` names the runs another live process of this
- * node still executes (a `swarm-node run` beside the daemon): their directories stay.
- */
-function removeLeftoverRunDirs(runs: string, inFlight: (runId: string) => boolean): number {
-  if (!existsSync(runs)) return 0;
-  let removed = 0;
-  for (const name of readdirSync(runs)) {
-    if (inFlight(name)) continue;
-    rmSync(join(runs, name), { recursive: true, force: true });
-    removed += 1;
-  }
-  return removed;
 }

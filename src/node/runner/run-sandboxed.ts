@@ -11,11 +11,14 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { AgentNetwork } from '../../contract/agent-bundle.js';
 import { agentIdentity } from './agent-ids.js';
-import { runAgentProcess, type AgentLimits, type AgentOutcome } from './agent-process.js';
+import { runAgentProcess, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
 import { cgroupHost, type CgroupHost, type RunCgroup } from './cgroups.js';
 import { isPrivileged, type RunIdentity } from './isolation.js';
 import { asAgentUser, bubblewrapArgv } from './sandbox.js';
 import { ensureStateImage, prepareStateDir, type StateImage } from './state-image.js';
+import { MAX_ARTIFACT_BYTES } from '../../contract/jobs.js';
+import { directoryArtifacts, type HeldArtifacts } from './artifact-source.js';
+import { makeArtifactSpace, removeLeftoverRunDirs, type ArtifactSpace } from './artifact-space.js';
 
 /** A prelude step that failed: the launcher's exit code, so the run fails `spawn` with the reason on stderr. */
 const PRELUDE_FAILED = 125;
@@ -37,7 +40,8 @@ fi
 exec "$@"`;
 
 export interface SandboxedRunner {
-  run(request: SandboxedRun, signal?: AbortSignal): Promise<AgentOutcome>;
+  /** The outcome, and the run's artifacts directory, kept until released; its output to `onOutput` as it comes. */
+  run(request: SandboxedRun, signal?: AbortSignal, onOutput?: AgentProcessSpec['onOutput']): Promise<{ outcome: AgentOutcome; artifacts?: HeldArtifacts }>;
   /** Kills what runs of this home that are not in flight left in their cgroups (a daemon that died), and removes them. */
   removeLeftovers(inFlight: (runId: string) => boolean): Promise<number>;
   /** What the host gives this runner: cgroups or why not (status, the daemon's start line). */
@@ -70,18 +74,21 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
   const cgroups = cgroupHost(homeKey);
   const stateDir = privileged ? prepareStateDir(options.varDir) : join(options.varDir, 'state');
 
-  async function run(request: SandboxedRun, signal?: AbortSignal): Promise<AgentOutcome> {
+  async function run(request: SandboxedRun, signal?: AbortSignal, onOutput?: AgentProcessSpec['onOutput']): Promise<{ outcome: AgentOutcome; artifacts?: HeldArtifacts }> {
     const identity = privileged ? agentIdentity(options.home, request.agent_id, options.agentUidsDir) : undefined;
     // In the sandbox the agent's state is where it would be on the host; the node's home around it is an empty tmpfs.
     const stateTarget = join(options.varDir, 'state', request.agent_id);
     let image: StateImage | undefined;
     let cgroup: RunCgroup | undefined;
+    let artifacts: ArtifactSpace | undefined;
     try {
       if (identity !== undefined) image = ensureStateImage(stateDir, request.agent_id, identity, limits.stateBytes);
       else mkdirSync(stateTarget, { recursive: true, mode: 0o700 });
+      artifacts = await makeArtifactSpace(options.varDir, request.run_id, limits.artifactsBytes, identity);
       if (cgroups.version !== null) cgroup = cgroups.create(request.run_id, { memoryBytes: limits.memoryBytes, tasks: limits.processes, cpuPercent: limits.cpuPercent });
     } catch (error) {
-      return { status: 'failed', error: 'spawn', message: `the sandbox of the run could not be set up: ${(error as Error).message}`, stderrTail: '' };
+      artifacts?.release();
+      return { outcome: { status: 'failed', error: 'spawn', message: `the sandbox of the run could not be set up: ${(error as Error).message}`, stderrTail: '' } };
     }
     const runDir = `/tmp/swarm-run-${request.run_id}`;
     const sandbox = bubblewrapArgv({
@@ -89,11 +96,14 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
       hidden: [options.home, options.varDir],
       readOnly: request.readOnly,
       state: { source: image?.mountPoint ?? stateTarget, target: stateTarget },
+      artifacts: artifacts.dir,
       tmpBytes: limits.tmpBytes,
       network: request.network,
     });
     const procs = cgroup?.procsFiles ?? [];
     const wrapper = [
+      // As root: a copy of the mount namespace that holds the run's artifacts tmpfs (./artifact-space.ts).
+      ...(artifacts.namespace === undefined ? [] : ['nsenter', `--mount=${artifacts.namespace}`, '--']),
       ...(privileged ? ['unshare', '--mount', '--propagation', 'private'] : []),
       '/bin/sh',
       '-c',
@@ -108,12 +118,12 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
       ...sandbox,
       ...(identity === undefined ? [] : asAgentUser(identity as RunIdentity)),
     ];
-    return runAgentProcess({
+    const outcome = await runAgentProcess({
       command: request.command,
       runDir,
       stdin: request.stdin,
       limits,
-      env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_STATE_DIR: stateTarget },
+      env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_STATE_DIR: stateTarget, SWARM_ARTIFACTS_DIR: artifacts.dir },
       wrapper,
       sandboxed: true,
       ...(cgroup === undefined ? {} : { cgroup }),
@@ -121,16 +131,23 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
         { path: '/tmp', what: 'its /tmp (the run directory)', bytes: limits.tmpBytes },
         { path: '/dev/shm', what: 'its /dev/shm', bytes: limits.tmpBytes },
         ...(image === undefined ? [] : [{ path: stateTarget, what: 'its state directory', bytes: limits.stateBytes, margin: true }]),
+        ...(artifacts.capped ? [{ path: artifacts.dir, what: 'its artifacts directory', bytes: limits.artifactsBytes }] : []),
       ],
       // Without a pids cgroup, RLIMIT_NPROC of the agent's own uid is what counts its processes.
       nproc: cgroup === undefined && identity !== undefined,
       ...(signal === undefined ? {} : { signal }),
+      ...(onOutput === undefined ? {} : { onOutput }),
     });
+    const space = artifacts;
+    return { outcome, artifacts: { source: directoryArtifacts(space.readDir, MAX_ARTIFACT_BYTES), release: () => space.release() } };
   }
 
   return {
     cgroups,
     run,
-    removeLeftovers: async (inFlight) => (cgroups.version === null ? 0 : cgroups.leftovers(inFlight)),
+    async removeLeftovers(inFlight) {
+      const spaces = removeLeftoverRunDirs(join(options.varDir, 'artifacts'), inFlight);
+      return spaces + (cgroups.version === null ? 0 : await cgroups.leftovers(inFlight));
+    },
   };
 }

@@ -1,7 +1,8 @@
 // The bubblewrap sandbox one run executes in (docs/operations.md "Agent isolation"), as its argument list: the
 // host read-only, a /proc, /dev, /tmp and /dev/shm of its own (the last two size-limited tmpfs, in its memory),
 // the node's home and the host's home directories out of sight, the bundle and what it runs with bound read-only
-// at their own paths, its state directory the only writable place it keeps; its own mount, pid, IPC, UTS and
+// at their own paths, its state directory the only writable place it keeps (and its artifacts directory, until they
+// are uploaded); its own mount, pid, IPC, UTS and
 // cgroup namespaces, and its own network namespace (loopback only) unless its manifest asks for egress. It dies
 // with the daemon (--die-with-parent: the sandbox's pid 1 goes, and the kernel ends every process of its pid
 // namespace with it).
@@ -19,6 +20,8 @@ export interface SandboxSpec {
   readOnly: readonly string[];
   /** The agent's state: `source` on the host, writable at `target`. */
   state?: { source: string; target: string };
+  /** The run's artifacts directory (./artifact-space.ts), writable at its own path. */
+  artifacts?: string;
   /** The size of each of /tmp and /dev/shm. */
   tmpBytes: number;
   network: AgentNetwork;
@@ -35,6 +38,7 @@ const FRESH = ['/tmp', '/dev/shm'];
 export function bubblewrapArgv(spec: SandboxSpec): string[] {
   const binds = spec.readOnly.map((path) => ({ source: resolve(path), target: resolve(path), writable: false }));
   if (spec.state !== undefined) binds.push({ source: resolve(spec.state.source), target: resolve(spec.state.target), writable: true });
+  if (spec.artifacts !== undefined) binds.push({ source: resolve(spec.artifacts), target: resolve(spec.artifacts), writable: true });
 
   const hidden = [...HOME_DIRECTORIES, ...spec.hidden].map((path) => resolve(path)).filter((path) => existsSync(path));
   // A path the agent needs under a directory other users may not pass (a checkout in root's 0700 home, a mkdtemp)

@@ -7,14 +7,14 @@
 // error of it, run-errors.ts; the daemon pauses, holds or logs).
 import { randomUUID } from 'node:crypto';
 import { IDEMPOTENCY_KEY_LIFETIME_SECONDS } from '../../contract/claims.js';
-import { findAgentSku, type AgentSku } from '../../contract/agents.js';
+import type { CatalogAgent } from '../../contract/own-agents.js';
 import { normalizeEmail } from '../../contract/email.js';
 import { SvcError } from '../../contract/errors.js';
 import { isFinishedStatus, type FinishedRunStatus } from '../../contract/run-status.js';
 import type { RunResponse } from '../../contract/schemas.js';
 import { monotonicClock, type Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
-import { agentNotFound } from '../service/catalog.js';
+import { agentToRun } from '../service/catalog.js';
 import { withDefaultInput } from './default-input.js';
 import type { ServiceClient } from '../service/service-client.js';
 import { processIsAlive } from '../host/process-alive.js';
@@ -83,7 +83,7 @@ type Settlement =
   | { kind: 'not_sent'; error: SvcError };
 
 /** What became of one run, with the agent it was and the key it is journaled under. */
-export type RunOutcome = Settlement & { agent: AgentSku; idempotency_key: string };
+export type RunOutcome = Settlement & { agent: CatalogAgent; idempotency_key: string };
 
 interface JournalledRequest {
   idempotency_key: string;
@@ -118,7 +118,17 @@ async function executeOnce(deps: RunDeps, row: JournalledRequest): Promise<Settl
     if (run.lease !== undefined && caller.kind === 'node') {
       const lease = new RunLease(monotonicClock, sentAt, leaseSecondsOf(run.lease.seconds, run.lease.expires_at, deps.clock.now()));
       const executed = await caller.executor.execute(
-        { run_id: run.run_id, agent_id: row.agent_id, user_id: row.user_id, input: row.input ?? {}, lease_id: run.lease.lease_id, lease, ...(run.bundle_digest === undefined ? {} : { bundle_digest: run.bundle_digest }), ...(run.timeout_seconds === undefined ? {} : { timeout_seconds: run.timeout_seconds }) },
+        {
+          run_id: run.run_id,
+          agent_id: row.agent_id,
+          user_id: row.user_id,
+          input: row.input ?? {},
+          lease_id: run.lease.lease_id,
+          lease,
+          ...(run.bundle_digest === undefined ? {} : { bundle_digest: run.bundle_digest }),
+          ...(run.timeout_seconds === undefined ? {} : { timeout_seconds: run.timeout_seconds }),
+          ...(run.lease.secrets === undefined ? {} : { secrets: run.lease.secrets }),
+        },
         deps.signal,
         deps.signal,
       );
@@ -271,8 +281,7 @@ export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlemen
  * failing).
  */
 export async function runAgent(deps: RunDeps, agentId: string, given?: Record<string, unknown>, labels: readonly string[] = [], terms: RunTermsAsked = {}): Promise<RunOutcome> {
-  const sku = findAgentSku(agentId);
-  if (sku === undefined) throw agentNotFound(agentId);
+  const sku = await agentToRun(deps.client, agentId, deps.caller.bearer);
   const input = withDefaultInput(defaultInputOf(deps.db, sku.agent_id), given);
   const key = randomUUID();
   const startedAt = deps.clock.now();

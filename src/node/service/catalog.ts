@@ -1,34 +1,47 @@
 // The agents this node can run (spec §2 SKU table): the service's catalog when it answers, the built-in one (the
 // same contract) when it cannot be reached, so `agents` and `register` work offline.
-import { AGENT_SKUS, type AgentSku } from '../../contract/agents.js';
+import { AGENT_SKUS, findAgentSku } from '../../contract/agents.js';
 import { SvcError } from '../../contract/errors.js';
+import { isOwnAgentId, type CatalogAgent } from '../../contract/own-agents.js';
 import type { ServiceClient } from './service-client.js';
 
 export interface Catalog {
   source: 'service' | 'built-in';
-  agents: readonly AgentSku[];
+  /** The SKUs, and the user's own agents when a bearer was given (`own: true`). */
+  agents: readonly CatalogAgent[];
   /** Why the built-in catalog is shown: the service could not be reached. */
   unreachable?: SvcError;
 }
 
-export async function agentCatalog(client: ServiceClient): Promise<Catalog> {
+export async function agentCatalog(client: ServiceClient, bearer?: string): Promise<Catalog> {
   try {
-    return { source: 'service', agents: await client.agents() };
+    return { source: 'service', agents: await client.agents(bearer) };
   } catch (error) {
     if (!(error instanceof SvcError) || error.code !== 'service_unreachable') throw error;
     return { source: 'built-in', agents: AGENT_SKUS, unreachable: error };
   }
 }
 
-/** The agent `agentId` names in the catalog (exit 5 listing the ids when there is none). */
-export async function findInCatalog(client: ServiceClient, agentId: string): Promise<AgentSku> {
-  const agent = (await agentCatalog(client)).agents.find((sku) => sku.agent_id === agentId);
+/** The agent `agentId` names in the catalog, the caller's own ones included with a bearer (exit 5 listing the ids when there is none). */
+export async function findInCatalog(client: ServiceClient, agentId: string, bearer?: string): Promise<CatalogAgent> {
+  const agent = (await agentCatalog(client, bearer)).agents.find((sku) => sku.agent_id === agentId);
   if (agent === undefined) throw agentNotFound(agentId);
   return agent;
 }
 
+/**
+ * The agent and its price: a catalog SKU, or an agent of the caller's own, whose price the service's catalog gives
+ * the caller (docs/api.md "Agents of one's own").
+ */
+export async function agentToRun(client: ServiceClient, agentId: string, bearer?: string): Promise<CatalogAgent> {
+  const sku = findAgentSku(agentId);
+  if (sku !== undefined) return sku;
+  if (!isOwnAgentId(agentId)) throw agentNotFound(agentId);
+  return findInCatalog(client, agentId, bearer);
+}
+
 export function agentNotFound(agentId: string): SvcError {
   return new SvcError('agent_not_found', `there is no agent "${agentId}"`, {
-    remedy: `Use an agent_id from the catalog (swarm-node agents): ${AGENT_SKUS.map((sku) => sku.agent_id).join(', ')}.`,
+    remedy: `Use an agent_id from the catalog (swarm-node agents): ${AGENT_SKUS.map((sku) => sku.agent_id).join(', ')}, or one of your own agents you uploaded (swarm-node agent upload).`,
   });
 }

@@ -2,8 +2,11 @@
 // node credential, never the user's JWT, so the node's work never depends on a token that expires in 30 days.
 import type { NodeRemoval, PollRequest, PollResponse, ResultRequest, NodeAgentsResponse, NodeLabelsResponse } from '../../contract/node-protocol.js';
 import { MAX_BUNDLE_BYTES } from '../../contract/agent-bundle.js';
+import type { LogBatch, LogBatchResponse } from '../../contract/jobs.js';
 import type { RunResponse } from '../../contract/schemas.js';
 import type { SavedStream } from '../../lib/bounded-stream.js';
+import { artifactTransferDeadlineMs, type ArtifactUpload } from '../../contract/artifacts.js';
+import type { Readable } from 'node:stream';
 import type { ServiceClient } from './service-client.js';
 
 export class NodeApi {
@@ -48,6 +51,22 @@ export class NodeApi {
     return response.body;
   }
 
+  /**
+   * A batch of the run's log (docs/api.md "Run logs"), with the run's lease: each entry carries its seq, so a repeat
+   * is stored once. `signal` gives it up (the run's result must not wait for it long).
+   */
+  async postLogs(runId: string, batch: LogBatch, signal?: AbortSignal): Promise<LogBatchResponse> {
+    const response = await this.client.call<LogBatchResponse>({
+      method: 'POST',
+      path: `/v1/swarm/runs/${encodeURIComponent(runId)}/logs`,
+      body: batch,
+      bearer: this.#bearer,
+      retrySafe: true,
+      ...(signal === undefined ? {} : { signal }),
+    });
+    return response.body;
+  }
+
   /** The agents the service routes to this node. */
   async served(): Promise<NodeAgentsResponse> {
     return (await this.client.call<NodeAgentsResponse>({ method: 'GET', path: '/v1/swarm/nodes/self/agents', bearer: this.#bearer, retrySafe: true })).body;
@@ -82,6 +101,17 @@ export class NodeApi {
    */
   async goingOffline(): Promise<void> {
     await this.client.call<unknown>({ method: 'POST', path: '/v1/swarm/nodes/self/offline', bearer: this.#bearer, retrySafe: true, deadlineMs: 3_000 });
+  }
+
+  /**
+   * One artifact of a run this node holds, streamed from `open` (called again for a retry: the same bytes again are a
+   * repeat the service answers 200), within the time the service's slowest accepted rate gives `bytes`.
+   */
+  async putArtifact(run: { run_id: string; lease_id: string }, name: string, bytes: number, open: () => Promise<{ stream: Readable; bytes: number }>, signal?: AbortSignal): Promise<ArtifactUpload> {
+    const path = `/v1/swarm/runs/${encodeURIComponent(run.run_id)}/artifacts/${encodeURIComponent(name)}?lease_id=${encodeURIComponent(run.lease_id)}`;
+    const headers = { 'content-type': 'application/octet-stream' };
+    const call = { method: 'PUT' as const, path, bearer: this.#bearer, upload: open, headers, retrySafe: true, deadlineMs: artifactTransferDeadlineMs(bytes) };
+    return (await this.client.call<ArtifactUpload>({ ...call, ...(signal === undefined ? {} : { signal }) })).body;
   }
 
   /**

@@ -2,9 +2,11 @@
 // on network errors, 429 and 502/503/504 only when repeating it is safe: reads, and execute, whose
 // Idempotency-Key makes a repeat a replay. The whole call has a deadline, so an unreachable service is reported
 // in bounded time. Tokens travel only in headers; no message built here quotes one.
+import type { CallOptions, ServiceResponse } from './http/call-options.js';
 import { MAX_ANSWER_BYTES, readAnswer, saveAnswer } from './http/answer-body.js';
+import { releaseBody, requestBody } from './http/request-body.js';
 import { NodeTransport } from './http/node-transport.js';
-import { NETWORK_ERROR_CODES, NOT_SENT_ERROR_CODES, type Transport } from './http/transport.js';
+import { answerDeadline, jitteredBackoff, NETWORK_ERROR_CODES, NOT_SENT_ERROR_CODES, type Transport } from './http/transport.js';
 import type {
   ActivateResponse,
   AgentsResponse,
@@ -37,31 +39,7 @@ export interface ServicePing {
   clockSkewMs: number | undefined;
 }
 
-export interface ServiceResponse<T> {
-  status: number;
-  body: T;
-  headers: Record<string, string | string[] | undefined>;
-}
-
-export interface CallOptions {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  path: string;
-  /** JSON, or bytes sent as they are (an agent bundle: its Content-Type in `headers`). */
-  body?: unknown;
-  /** A 2xx body streamed into this file (mode 0600), at most `maxBytes`: resolves with its size and SHA-256. */
-  saveTo?: { file: string; maxBytes: number };
-  /** The most bytes of an answer read into memory (MAX_ANSWER_BYTES unless given); more fails the call. */
-  maxBytes?: number;
-  bearer?: string;
-  idempotencyKey?: string;
-  headers?: Record<string, string>;
-  /** Whether sending the request twice has the effect of sending it once. */
-  retrySafe: boolean;
-  /** This call's own deadline, retries included (a long poll, a wait for a run), instead of the client's. */
-  deadlineMs?: number;
-  /** Gives up the call (a daemon that stops abandons its long poll): rejects with `interrupted`, no retry. */
-  signal?: AbortSignal;
-}
+export type { CallOptions, ServiceResponse } from './http/call-options.js';
 
 /** An answer with its status: execute's 200 (finished) and 202 (still on its way) are both answers. */
 export interface RunAnswer {
@@ -105,8 +83,9 @@ export class ServiceClient {
     await this.#transport.destroy();
   }
 
-  agents(): Promise<AgentsResponse> {
-    return this.#body({ method: 'GET', path: '/v1/swarm/agents', retrySafe: true });
+  /** The catalog; with a bearer (the JWT or a node credential) the user's own agents too (docs/api.md "Agents of one's own"). */
+  agents(bearer?: string): Promise<AgentsResponse> {
+    return this.#body({ method: 'GET', path: '/v1/swarm/agents', retrySafe: true, ...(bearer === undefined ? {} : { bearer }) });
   }
 
   createSession(tier_id: string, user_id: string): Promise<SessionResponse> {
@@ -228,22 +207,23 @@ export class ServiceClient {
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers, 'user-agent': this.#userAgent };
     if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
-    let body: string | Buffer | undefined;
-    if (Buffer.isBuffer(options.body)) body = options.body;
-    else if (options.body !== undefined) {
-      body = JSON.stringify(options.body);
-      headers['content-type'] = 'application/json';
-    }
-    const response = await this.#transport.send({
-      method: options.method,
-      url: `${this.baseUrl}${options.path}`,
-      headers,
-      body,
-      signal: options.signal === undefined ? AbortSignal.timeout(remainingMs) : AbortSignal.any([options.signal, AbortSignal.timeout(remainingMs)]),
-      connectTimeoutMs: Math.min(ServiceClient.connectTimeoutMs(this.#deadlineMs), remainingMs),
-      // A call with a deadline of its own may wait longer for its answer than the client's usual half-deadline.
-      headersTimeoutMs: options.deadlineMs === undefined ? Math.min(this.#perAttemptMs, remainingMs) : remainingMs,
-    });
+    const body = await requestBody(options, headers);
+    const deadline = answerDeadline(remainingMs, options.streamBody === true);
+    const response = await this.#transport
+      .send({
+        method: options.method,
+        url: `${this.baseUrl}${options.path}`,
+        headers,
+        body,
+        signal: options.signal === undefined ? deadline.signal : AbortSignal.any([options.signal, deadline.signal]),
+        connectTimeoutMs: Math.min(ServiceClient.connectTimeoutMs(this.#deadlineMs), remainingMs),
+        // A call with a deadline of its own may wait longer for its answer than the client's usual half-deadline.
+        headersTimeoutMs: options.deadlineMs === undefined ? Math.min(this.#perAttemptMs, remainingMs) : remainingMs,
+        ...(options.streamBody === true ? { bodyTimeoutMs: 0 } : {}),
+      })
+      .finally(() => releaseBody(body));
+    deadline.answered();
+    if (options.streamBody === true && response.statusCode < 300) return { status: response.statusCode, body: response.body, headers: response.headers };
     const origin = { baseUrl: this.baseUrl, path: options.path };
     if (options.saveTo !== undefined && response.statusCode < 300) {
       return { status: response.statusCode, body: await saveAnswer(response.body, options.saveTo, origin), headers: response.headers };
@@ -289,9 +269,4 @@ export class ServiceClient {
   #unreachable(why: string, cause?: unknown, notSent = false): SvcError {
     return new SvcError('service_unreachable', `cannot reach the service at ${this.baseUrl} (${why})`, { cause, ...(notSent ? { extensions: { not_sent: true } } : {}) });
   }
-}
-
-function jitteredBackoff(attempt: number): number {
-  const base = 250 * 2 ** (attempt - 1);
-  return Math.round(base / 2 + Math.random() * base);
 }

@@ -3,7 +3,7 @@
 import { prepared, type SqliteDatabase } from '../../lib/sqlite.js';
 
 /** Why an agent is not run for now; written to schedules.paused_reason. */
-export type AgentPauseReason = 'insufficient_balance' | 'daily_cap';
+export type AgentPauseReason = 'insufficient_balance' | 'daily_cap' | 'budget';
 
 /** A registration with an interval, joined with its schedule row. */
 export interface ScheduledAgent {

@@ -1,5 +1,6 @@
 // Wizard step b: the agent, from the service's catalog (spec §2 SKU table), the ones registered here marked.
-import type { AgentSku } from '../../contract/agents.js';
+import { isAgentId } from '../../contract/agents.js';
+import type { CatalogAgent } from '../../contract/own-agents.js';
 import { formatDollars } from '../../contract/money.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import { agentNotFound } from '../service/catalog.js';
@@ -7,9 +8,10 @@ import { listRegistrations } from '../store/registrations.js';
 import type { AgentChoice, WizardQuestions } from './questions.js';
 import type { WizardStepDeps } from './ui.js';
 
-export function agentChoices(catalog: readonly AgentSku[], db: SqliteDatabase): AgentChoice[] {
+export function agentChoices(catalog: readonly CatalogAgent[], db: SqliteDatabase): AgentChoice[] {
   const registered = new Set(listRegistrations(db).map((registration) => registration.agent_id));
-  return catalog.map((sku) => ({ agent_id: sku.agent_id, name: sku.name, price_cents: sku.price_cents, registered: registered.has(sku.agent_id) }));
+  // The wizard's first run is of a catalog agent; one's own agents are registered and run by name.
+  return catalog.flatMap((sku) => (isAgentId(sku.agent_id) ? [{ agent_id: sku.agent_id, name: sku.name, price_cents: sku.price_cents, registered: registered.has(sku.agent_id) }] : []));
 }
 
 /** "Ops monitor agent  $0.04 per run  (registered)": how a choice reads in the list. */

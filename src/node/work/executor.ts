@@ -1,27 +1,30 @@
 // A run this node holds, executed here exactly once (docs/api.md "Runs on the node"): the executions journal gets
 // the run before the agent starts and its result before the report, the lease is renewed while the agent works,
-// and the result is reported once. A run whose lease has passed by the time it would start (this process was
-// frozen, its answer sat unread) is handed back unstarted. A result the service cannot take yet (it is unreachable)
-// is tried again while the lease lasts. What a crash leaves is finished by recover(): a run found running is
-// reported failed (interrupted), never started again; a finished one is reported with its stored result.
-import { hostname } from 'node:os';
+// its log is shipped as it comes (./log-shipper.ts, docs/api.md "Run logs"), and the result is reported once. A run
+// whose lease has passed by the time it would start (this process was frozen, its answer sat unread) is handed back
+// unstarted; a result the service cannot take yet is tried again while the lease lasts (run-lease.ts). What a crash
+// leaves is finished by recover(): a run found running is reported failed (interrupted), never started again; a
+// finished one is reported with its stored result.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError } from '../../contract/errors.js';
 import type { RunResponse } from '../../contract/schemas.js';
+import type { RunSecrets } from '../../contract/secrets.js';
 import { CappedBackoff } from '../../lib/backoff.js';
 import { monotonicClock, type Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { NodeApi } from '../service/node-api.js';
 import { processIsAlive } from '../host/process-alive.js';
-import { RUN_CANCELLED, type LocalOutcome, type LocalRunner } from '../runner/run-local.js';
+import type { LocalOutcome, LocalRunner } from '../runner/run-local.js';
+import { RUN_CANCELLED } from '../runner/agent-process.js';
+import { LogShipper } from './log-shipper.js';
+import { secretsRedactor } from '../runner/agent-secrets.js';
 import { executionClosed, executionFinished, executionStarted, findExecution, openExecutions, type Execution } from '../store/executions.js';
-import type { RunLease } from './run-lease.js';
+import { uploadArtifacts, type ArtifactReport } from './artifact-upload.js';
+import { renewWhileRunning, type RunLease } from './run-lease.js';
 
 /** A result the service could not take is tried again this soon, doubling up to the cap, while the lease lasts. */
 const REPORT_RETRY_FIRST_MS = 500;
 const REPORT_RETRY_CAP_MS = 4_000;
-/** A renewal that failed is tried again this soon, doubling, never later than the next renewal was due. */
-const RENEW_RETRY_FIRST_MS = 500;
 
 export interface LeasedRun {
   run_id: string;
@@ -35,6 +38,8 @@ export interface LeasedRun {
   bundle_digest?: string;
   /** Its time limit (docs/api.md "Runs as jobs"); absent: the agent's own. */
   timeout_seconds?: number;
+  /** The secrets its agent declares (docs/api.md "Secrets"); held in memory only, never journaled. */
+  secrets?: RunSecrets;
 }
 
 export type ExecutionOutcome =
@@ -65,11 +70,18 @@ function isTransient(error: SvcError): boolean {
   return error.code === 'service_unreachable' || error.code === 'service_unavailable' || error.status >= 500;
 }
 
+/**
+ * The longest the end of a run's log may hold its result: a service that does not answer gets the result anyway
+ * (kept here and reported later if need be), the log's end is then lost.
+ */
+export const LOG_FLUSH_BOUND_MS = 10_000;
+
 export class Executor {
   readonly #deps: ExecutorDeps;
   readonly #monotonic: Clock;
   /** Runs whose result this process is reporting now: recover() leaves them to it. */
   readonly #reporting = new Set<string>();
+  #artifactsListener: ((run: LeasedRun, report: ArtifactReport) => void) | undefined;
 
   constructor(deps: ExecutorDeps) {
     this.#deps = deps;
@@ -109,19 +121,41 @@ export class Executor {
     // The reason goes with it: a cancel (RUN_CANCELLED) ends the run cancelled, a node stopping ends it aborted.
     const stopAgent = (): void => stopped.abort(signal?.reason);
     signal?.addEventListener('abort', stopAgent, { once: true });
-    const renewing = this.#renewWhileRunning(run, stopped);
-    let outcome: LocalOutcome;
+    const renewing = renewWhileRunning(this.#deps.api, this.#deps.version, run, stopped, this.#monotonic);
+    // The service's answer to a batch of the log says when the run's user cancelled it: the agent is stopped so.
+    const log = new LogShipper({
+      leaseId: run.lease_id,
+      send: (batch, giveUp) => this.#deps.api.postLogs(run.run_id, batch, giveUp),
+      clock,
+      // Every form of the run's secret values is hidden before a line leaves the node (docs/api.md "Secrets").
+      redact: secretsRedactor(run.secrets),
+      onCancel: () => stopped.abort(RUN_CANCELLED),
+    });
     try {
-      outcome = await this.#deps.runner.run({ ...run, tier: this.#deps.tier }, stopped.signal);
+      let outcome: LocalOutcome;
+      try {
+        const onOutput = (stream: 'stdout' | 'stderr', chunk: Buffer): void => log.write(stream, chunk);
+        outcome = await this.#deps.runner.run({ ...run, tier: this.#deps.tier }, stopped.signal, onOutput, async (source, ended) => {
+          // Only a run that ended by itself (not cancelled, its lease lost, the node stopping) uploads what it left,
+          // its result journaled first: a crash mid-upload still reports it (docs/api.md "Run artifacts").
+          if (stopped.signal.aborted) return;
+          executionFinished(db, run.run_id, ended, clock.now());
+          const report = await uploadArtifacts(this.#deps.api, run, source, stopped.signal, secretsRedactor(run.secrets));
+          this.#artifactsListener?.(run, report);
+        });
+      } finally {
+        signal?.removeEventListener('abort', stopAgent);
+      }
+      if (!renewing.lost) executionFinished(db, run.run_id, outcome, clock.now());
+      // The log's end reaches the service before the result (docs/api.md "Run logs"), the lease renewed meanwhile.
+      await log.close(renewing.lost ? 0 : LOG_FLUSH_BOUND_MS);
     } finally {
       renewing.stop();
-      signal?.removeEventListener('abort', stopAgent);
     }
     if (renewing.lost) {
       executionClosed(db, run.run_id, 'lost', clock.now());
       return { kind: 'lost' };
     }
-    executionFinished(db, run.run_id, outcome, clock.now());
     return this.#reportWithinLease(findExecution(db, run.run_id)!, run.lease, retryUntil);
   }
 
@@ -140,6 +174,11 @@ export class Executor {
     } finally {
       this.#reporting.delete(execution.run_id);
     }
+  }
+
+  /** Told what became of each run's artifacts (the daemon logs it, `run` says it). */
+  onArtifacts(listener: (run: LeasedRun, report: ArtifactReport) => void): void {
+    this.#artifactsListener = listener;
   }
 
   /** What a crash or an outage left: runs of processes gone, and results not reported yet (this process's too). */
@@ -189,58 +228,5 @@ export class Executor {
       }
       return { kind: 'unreported', error: error instanceof SvcError ? error : new SvcError('failed', String(error)) };
     }
-  }
-
-  /**
-   * Renews the lease while the agent works, a third of the lease at a time (a poll that asks for nothing), measured
-   * on the monotonic clock from the seconds the service gives: a run longer than the lease keeps it, a host whose
-   * wall clock is off renews as often as any other, and a run the service no longer lets this node hold is stopped.
-   * A renewal that fails is tried again soon, never later than the next one was due.
-   */
-  #renewWhileRunning(run: LeasedRun, stopped: AbortController): { stop(): void; readonly lost: boolean } {
-    const { api, version } = this.#deps;
-    const monotonic = this.#monotonic;
-    // The first renewal a third of what is left; then a third of the lease the service gives at each renewal.
-    let everyMs = Math.max(200, run.lease.leftMs / 3);
-    let retryMs = RENEW_RETRY_FIRST_MS;
-    let lost = false;
-    let over = false;
-    let timer: NodeJS.Timeout | undefined;
-    const schedule = (ms: number): void => {
-      if (over) return;
-      timer = setTimeout(renew, Math.max(50, Math.floor(ms)));
-      timer.unref();
-    };
-    const renew = (): void => {
-      const sentAt = monotonic.now();
-      api
-        .poll({ hostname: hostname(), version, capacity: 0, running: [run.run_id], wait_seconds: 0 })
-        .then((answer) => {
-          if (answer.lost.includes(run.run_id)) {
-            lost = true;
-            stopped.abort();
-            return;
-          }
-          if (answer.cancel?.includes(run.run_id) === true) stopped.abort(RUN_CANCELLED);
-          run.lease.renewed(sentAt, answer.lease_seconds);
-          everyMs = Math.max(200, (answer.lease_seconds * 1000) / 3);
-          retryMs = RENEW_RETRY_FIRST_MS;
-          schedule(everyMs);
-        })
-        .catch(() => {
-          schedule(Math.min(retryMs, everyMs));
-          retryMs *= 2;
-        });
-    };
-    schedule(everyMs);
-    return {
-      stop: () => {
-        over = true;
-        clearTimeout(timer);
-      },
-      get lost() {
-        return lost;
-      },
-    };
   }
 }

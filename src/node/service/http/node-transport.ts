@@ -77,7 +77,8 @@ export class NodeTransport implements Transport {
   #exchange(target: URL, request: TransportRequest, tunnel: Socket | undefined): Promise<TransportResponse> {
     const https = target.protocol === 'https:';
     const headers: Record<string, string | number> = { ...request.headers };
-    if (request.body !== undefined) headers['content-length'] = Buffer.byteLength(request.body);
+    const { body } = request;
+    if (typeof body === 'string' || Buffer.isBuffer(body)) headers['content-length'] = Buffer.byteLength(body);
     const options: RequestOptions = {
       method: request.method,
       headers,
@@ -118,7 +119,12 @@ export class NodeTransport implements Transport {
         });
         resolve({ statusCode: response.statusCode ?? 0, headers: response.headers, body: response });
       });
-      outgoing.end(request.body);
+      if (body === undefined || typeof body === 'string' || Buffer.isBuffer(body)) outgoing.end(body);
+      else {
+        // A body that fails while it is read (a file that changed) fails the request, never sends it short.
+        body.once('error', (error) => outgoing.destroy(error));
+        body.pipe(outgoing);
+      }
     });
   }
 }

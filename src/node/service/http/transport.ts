@@ -9,13 +9,16 @@ export interface TransportRequest {
   method: string;
   url: string;
   headers: Record<string, string>;
-  body: string | Buffer | undefined;
+  /** A stream (an artifact) goes as it is read, with the Content-Length the caller put in `headers`. */
+  body: string | Buffer | Readable | undefined;
   /** Aborts the request: the call's deadline, or the caller giving up. */
   signal: AbortSignal;
   /** How long to wait for the connection (through a proxy: for the tunnel too). */
   connectTimeoutMs: number;
   /** How long to wait for the status line and headers once connected. */
   headersTimeoutMs: number;
+  /** The longest pause within the body (undici's bodyTimeout); `headersTimeoutMs` unless given, 0: none (a stream). */
+  bodyTimeoutMs?: number;
 }
 
 export interface TransportResponse {
@@ -61,7 +64,25 @@ export const NETWORK_ERROR_CODES = new Set([
   'UND_ERR_ABORTED',
 ]);
 
+/**
+ * A call's deadline: its signal aborts once `ms` passed, as AbortSignal.timeout does; for an answer that streams
+ * (`streamed`), only until answered() says its status line came, so the body may last as long as it is sent.
+ */
+export function answerDeadline(ms: number, streamed: boolean): { signal: AbortSignal; answered(): void } {
+  if (!streamed) return { signal: AbortSignal.timeout(ms), answered: () => undefined };
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException('the deadline passed', 'TimeoutError')), ms);
+  timer.unref();
+  return { signal: controller.signal, answered: () => clearTimeout(timer) };
+}
+
 /** A failure of the network, with the code the client treats as "unreachable" (a timeout, a refused connection). */
 export function networkError(message: string, code: string): Error {
   return Object.assign(new Error(message), { code });
+}
+
+/** The pause before retry `attempt` (1, 2, …): 250 ms doubled each time, jittered by ±50% so retries spread. */
+export function jitteredBackoff(attempt: number): number {
+  const base = 250 * 2 ** (attempt - 1);
+  return Math.round(base / 2 + Math.random() * base);
 }

@@ -18,7 +18,7 @@ export class UndiciTransport implements Transport {
       dispatcher: this.#dispatcher,
       signal: outgoing.signal,
       headersTimeout: outgoing.headersTimeoutMs,
-      bodyTimeout: outgoing.headersTimeoutMs,
+      bodyTimeout: outgoing.bodyTimeoutMs ?? outgoing.headersTimeoutMs,
     });
     return { statusCode: response.statusCode, headers: response.headers, body: response.body };
   }

@@ -9,7 +9,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
 import { type Static } from '@sinclair/typebox';
 import { MAX_BUNDLE_BYTES } from '../../../../contract/agent-bundle.js';
 import { AgentVersionsResponse, BundleParams, SetCurrentRequest, UploadResponse, VersionParams, type AgentVersion } from '../../../../contract/agent-upload.js';
-import { findAgentSku } from '../../../../contract/agents.js';
+import { isUploadableAgentId } from '../../../../contract/own-agents.js';
 import type { AccessTokenClaims } from '../../../../contract/claims.js';
 import { SvcError } from '../../../../contract/errors.js';
 import { AgentParams } from '../../../../contract/node-protocol.js';
@@ -181,9 +181,9 @@ function uploadableAgent(claims: AccessTokenClaims, agentId: string): string {
       extensions: { tiers: unlocking },
     });
   }
-  const sku = findAgentSku(agentId);
-  if (sku === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(agentId)} in the catalog`);
-  return sku.agent_id;
+  // A catalog agent (a version of one's own of it), or an agent of one's own (docs/api.md "Agents of one's own").
+  if (!isUploadableAgentId(agentId)) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(agentId)} in the catalog, and it is no id an agent of your own may take`);
+  return agentId;
 }
 
 function sendArchive(reply: FastifyReply, archive: Buffer, digest: string): FastifyReply {

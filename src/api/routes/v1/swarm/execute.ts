@@ -33,8 +33,11 @@ export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const { run } = started;
         // A node's own run: it runs it now; the lease (again, on a replay to the same node) is what its result carries.
         if (node !== undefined && run.node_id === node.node_id && run.status === 'running' && run.lease_id !== null) {
+          // The node runs it itself: the secrets its agent declares go with the lease (docs/api.md "Secrets").
+          const secrets = await runs.secretsOf(run);
           const lease = { lease_id: run.lease_id, expires_at: run.lease_expires_at!, seconds: leaseSecondsFrom(run.lease_expires_at!, ctx.clock.now(), receivedAt) };
-          return reply.status(202).send(runView(run, await ctx.ledger.balance(run.user_id), lease));
+          const view = runView(run, await ctx.ledger.balance(run.user_id), lease);
+          return reply.status(202).send(secrets === undefined ? view : { ...view, lease: { ...view.lease!, secrets } });
         }
         if (started.kind === 'started') ctx.runEvents.queued(run.user_id);
         const waitMs = preferredWaitMs(request.headers.prefer, ctx.runTiming.executeWaitMs);

@@ -9,7 +9,7 @@
 //   node after its one run).
 import type { FastifyPluginAsync } from 'fastify';
 import { type Static } from '@sinclair/typebox';
-import { findAgentSku } from '../../../../contract/agents.js';
+import { isUploadableAgentId } from '../../../../contract/own-agents.js';
 import { SvcError } from '../../../../contract/errors.js';
 import { DEPLOY_MODE, INSTALL_PATH } from '../../../../contract/claims.js';
 import { normalizeLabels } from '../../../../contract/labels.js';
@@ -112,9 +112,9 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
     const agentRoute = { config: { auth: 'node' as const }, schema: { params: AgentParams, response: { 200: NodeAgentsResponse } } };
     app.put<{ Params: Static<typeof AgentParams> }>('/v1/swarm/nodes/self/agents/:agent_id', agentRoute, async (request) => {
       const node = nodeOf(request)!;
-      const sku = findAgentSku(request.params.agent_id);
-      if (sku === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(request.params.agent_id)}`);
-      await runs.nodes.serve(node.node_id, sku.agent_id, ctx.clock.now());
+      // A catalog agent, or an agent of the user's own (its runs need a current upload, checked at execute).
+      if (!isUploadableAgentId(request.params.agent_id)) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(request.params.agent_id)}`);
+      await runs.nodes.serve(node.node_id, request.params.agent_id, ctx.clock.now());
       return { node_id: node.node_id, agents: await runs.nodes.agentsOf(node.node_id) };
     });
     // Withdrawing an agent the node does not serve changes nothing and is no error (unregister may be repeated).

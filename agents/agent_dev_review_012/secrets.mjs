@@ -1,0 +1,141 @@
+// Credentials in the new version of a changed file, reported on the lines the change added. secretlint's
+// recommended preset (maintained, vendored at build: vendor/secretlint.mjs) finds the formats it knows; the rules
+// below add what it does not look for (docs/sections/starter-agents.md lists both). A finding never repeats the
+// value: the excerpt shows the line with the value replaced.
+import { lintSource, recommendedPreset } from './vendor/secretlint.mjs';
+
+const PRESET_ID = '@secretlint/secretlint-rule-preset-recommend';
+const SECRETLINT_CONFIG = {
+  rules: [
+    {
+      id: PRESET_ID,
+      rule: recommendedPreset,
+      // Access key ids are looked for too: an id beside its secret is half of a credential, and alone it names the account.
+      rules: [{ id: '@secretlint/secretlint-rule-aws', options: { enableIDScanRule: true } }],
+    },
+  ],
+};
+
+/** Values that are not credentials: placeholders, references to a variable, templates, masks, version ranges. */
+const PLACEHOLDER = /^[~^<>=]*v?\d+(?:\.[\dx*]+)+(?:[-+][\w.]+)?$|^(?:x+|\*+|\.+|-+|changeme|change_?me|example|sample|test|password|secret|token|dummy|redacted|placeholder|none|null|undefined|true|false|your[-_a-z0-9]*|my[-_]?(?:password|secret|token)|[a-z]+_here)$|^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$|^\{\{.*\}\}$|^<[^>]*>$|^%\(?\w+\)?s?$|^\$\(.*\)$/i;
+
+/**
+ * Lower-case words joined by "-" or "_" (a tool's name, a slug): what a generic rule's literal is when it names
+ * something rather than holds a credential (`{ secret: 'dev-review' }`, a map of kinds to tools).
+ */
+const NAME_SHAPE = /^[a-z]+(?:[-_][a-z]+)*$/;
+
+/** Formats the preset does not look for. `value` is the capture group holding the credential. */
+const EXTRA_RULES = [
+  // Stripe's keys have 24 characters after the prefix (99 in today's longer form).
+  { rule: 'stripe-secret-key', what: 'a Stripe secret or restricted key', pattern: /\b([sr]k_(?:live|test)_[0-9A-Za-z]{24,})(?![0-9A-Za-z])/g, value: 1 },
+  // SendGrid's "SG.<22>.<43>" in base64url: the preset's rule allows one "-" or "_" in the last part, real keys more.
+  { rule: 'sendgrid-api-key', what: 'a SendGrid API key', pattern: /\b(SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])/g, value: 1 },
+  { rule: 'google-api-key', what: 'a Google API key', pattern: /\b(AIza[0-9A-Za-z_-]{35})(?![0-9A-Za-z_-])/g, value: 1 },
+  // A signed JWT: header and payload are base64url JSON objects ("eyJ" is `{"`), then a signature.
+  { rule: 'jwt', what: 'a signed JSON Web Token', pattern: /\b(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,})/g, value: 1 },
+  {
+    // `password = "…"`, `"api_key": '…'`: a quoted literal of 6 or more characters assigned to a name that says secret.
+    rule: 'password-assignment',
+    what: 'a hard-coded password or key',
+    // Not a name inside a package or a path ("@inquirer/password"): a name stands alone.
+    pattern: /(?<![\w@/.-])(?:password|passwd|pwd|secret|client_secret|api[_-]?key|access[_-]?token|auth[_-]?token|private[_-]?key)\b["']?\s*(?::=|=>|[:=])\s*(["'])([^"'\s]{6,})\1/gi,
+    value: 2,
+    generic: true,
+  },
+];
+
+/**
+ * Tests and their fixtures: there a literal assigned to `password` is a fixture, so only the formats of real
+ * credentials are looked for, never the generic rules (a real key pasted into a test is still found by its format).
+ */
+const TEST_PATH = /(?:^|\/)(?:tests?|spec|__tests__|fixtures?|testdata)\/|\.(?:test|spec)\.[\w]+$|(?:^|\/)test_[\w]+\.py$/;
+/** Lock files hold integrity hashes and registry URLs, and no credential a person wrote (gitleaks skips them too). */
+const LOCK_FILE = /(?:^|\/)(?:package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|Cargo\.lock|poetry\.lock|Pipfile\.lock|composer\.lock|Gemfile\.lock|go\.sum)$/;
+/** A connection string to the host's own loopback is a local database's, a development or test setup's. */
+const LOOPBACK_URL = /^[a-z][a-z0-9+.-]*:\/\/[^@/\s]*@(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)(?:[:/]|$)/i;
+const URL_RULES = new Set(['database-connection-string', 'basicauth']);
+
+/**
+ * `NAME=value` in a dotenv file (`.env`, `.env.production`, `prod.env`): the value needs no quotes there, so an
+ * unquoted one counts when the name says it is secret.
+ */
+const DOTENV_FILE = /(?:^|\/)(?:\.env(?:\.[\w.-]+)?|[\w.-]+\.env)$/;
+const DOTENV_SECRET = /^\s*(?:export\s+)?([A-Za-z0-9_]*(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY)[A-Za-z0-9_]*)\s*=\s*["']?([^\s"'#]+)/i;
+
+const lineStarts = (text) => {
+  const starts = [0];
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+  return starts;
+};
+
+function lineOf(starts, offset) {
+  let low = 0;
+  let high = starts.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (starts[middle] <= offset) low = middle;
+    else high = middle - 1;
+  }
+  return low + 1;
+}
+
+/** The line with [start, end) (offsets into the file) replaced by "[redacted]", at most 160 characters. */
+function redactedLine(text, starts, line, start, end) {
+  const lineStart = starts[line - 1];
+  const lineEnd = line < starts.length ? starts[line] - 1 : text.length;
+  const raw = text.slice(lineStart, lineEnd);
+  const from = Math.max(0, start - lineStart);
+  const to = Math.min(raw.length, end - lineStart);
+  const shown = `${raw.slice(0, from)}[redacted]${raw.slice(to)}`.trim();
+  return shown.length > 160 ? `${shown.slice(0, 157)}...` : shown;
+}
+
+function ruleName(message) {
+  const short = message.ruleId.replace(/^@secretlint\/secretlint-rule-/, '');
+  return `${short}/${message.messageId}`;
+}
+
+/**
+ * The secrets of one file's new content on the lines `added` (a Set of line numbers), each
+ * `{line, rule, message, excerpt, source}`; a line reported by two rules is reported once, by the first.
+ */
+export async function findSecrets(path, text, added) {
+  if (LOCK_FILE.test(path)) return [];
+  const inTest = TEST_PATH.test(path);
+  const starts = lineStarts(text);
+  const found = new Map();
+  const add = (start, end, rule, message, source) => {
+    const line = lineOf(starts, start);
+    if (!added.has(line) || found.has(line)) return;
+    found.set(line, { line, rule, message, excerpt: redactedLine(text, starts, line, start, end), source });
+  };
+  const result = await lintSource({
+    source: { filePath: `/review/${path}`, content: text, contentType: 'text' },
+    options: { config: SECRETLINT_CONFIG, maskSecrets: true, noPhysicFilePath: false },
+  });
+  for (const message of result.messages) {
+    const short = message.ruleId.replace(/^@secretlint\/secretlint-rule-/, '');
+    if (URL_RULES.has(short) && LOOPBACK_URL.test(text.slice(message.range[0], message.range[1]))) continue;
+    add(message.range[0], message.range[1], ruleName(message), message.message, 'secretlint');
+  }
+  for (const { rule, what, pattern, value, generic } of EXTRA_RULES) {
+    if (generic && inTest) continue;
+    for (const match of text.matchAll(pattern)) {
+      const secret = match[value];
+      if (PLACEHOLDER.test(secret) || (generic && NAME_SHAPE.test(secret))) continue;
+      const start = match.index + match[0].lastIndexOf(secret);
+      add(start, start + secret.length, rule, `adds ${what}`, 'dev-review');
+    }
+  }
+  if (DOTENV_FILE.test(path) && !inTest) {
+    for (const line of added) {
+      const raw = text.slice(starts[line - 1], line < starts.length ? starts[line] - 1 : text.length);
+      const match = DOTENV_SECRET.exec(raw);
+      if (!match || PLACEHOLDER.test(match[2]) || match[2].length < 6) continue;
+      const start = starts[line - 1] + raw.indexOf(match[2], raw.indexOf('=') + 1);
+      add(start, start + match[2].length, 'dotenv-secret', `adds the value of ${match[1]} to a dotenv file`, 'dev-review');
+    }
+  }
+  return [...found.values()].sort((a, b) => a.line - b.line);
+}

@@ -1,0 +1,55 @@
+// Credentials in the shapes real ones have, made at run time from a seed: the repository holds none (so reviewing
+// its own history finds none of them), and each run of the eval plants the same values.
+import { createHash, createHmac, generateKeyPairSync } from 'node:crypto';
+
+const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+const LOWER = 'abcdefghijklmnopqrstuvwxyz';
+const DIGITS = '0123456789';
+const ALNUM = UPPER + LOWER + DIGITS;
+
+/** Numbers in [0, 1) from SHA-256 of the seed and a counter: the same seed, the same credentials, every run. */
+function seeded(seedText) {
+  let counter = 0;
+  return () => createHash('sha256').update(`${seedText}:${counter++}`).digest().readUInt32BE(0) / 4294967296;
+}
+
+const base64url = (value) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+
+/** Every placeholder an eval set may use ({{name}}), each a fresh credential of its kind for `seedText`. */
+export function fakeSecrets(seedText) {
+  const random = seeded(seedText);
+  const pick = (alphabet, length) => Array.from({ length }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+  const jwtBody = `${base64url({ alg: 'HS256', typ: 'JWT' })}.${base64url({ sub: `user-${pick(DIGITS, 6)}`, role: 'admin', iat: 1767225600 })}`;
+  const { privateKey: rsa } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const { privateKey: ec } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  return {
+    aws_key_id: `AKIA${pick(UPPER + '234567', 16)}`,
+    aws_key_id_2: `AKIA${pick(UPPER + '234567', 16)}`,
+    aws_secret: pick(ALNUM + '/+', 40),
+    github_pat: `ghp_${pick(ALNUM, 36)}`,
+    github_fine: `github_pat_${pick(ALNUM, 22)}_${pick(ALNUM, 59)}`,
+    slack_webhook: `https://hooks.slack.com/services/T${pick(UPPER + DIGITS, 8)}/B${pick(UPPER + DIGITS, 10)}/${pick(ALNUM, 24)}`,
+    slack_bot: `xoxb-${pick(DIGITS, 12)}-${pick(DIGITS, 13)}-${pick(ALNUM, 24)}`,
+    rsa_private_key: rsa.export({ type: 'pkcs1', format: 'pem' }).trim(),
+    ec_private_key_json: JSON.stringify(ec.export({ type: 'sec1', format: 'pem' })),
+    password: `${pick(UPPER, 1)}${pick(LOWER, 6)}${pick(DIGITS, 3)}!${pick(LOWER, 3)}`,
+    password_2: `${pick(LOWER, 5)}${pick(DIGITS, 2)}${pick(UPPER, 3)}#${pick(LOWER, 4)}`,
+    stripe_live: `sk_live_51${pick(ALNUM, 97)}`,
+    stripe_restricted: `rk_live_51${pick(ALNUM, 97)}`,
+    openai_project: `sk-proj-${pick(ALNUM + '_-', 74)}T3BlbkFJ${pick(ALNUM + '_-', 74)}`,
+    google_api_key: `AIza${pick(ALNUM + '_-', 35)}`,
+    postgres_password: `${pick(LOWER, 4)}${pick(DIGITS, 4)}${pick(UPPER, 4)}`,
+    npm_token: `npm_${pick(ALNUM, 36)}`,
+    sendgrid: `SG.${pick(ALNUM + '_-', 22)}.${pick(ALNUM + '_-', 43)}`,
+    jwt: `${jwtBody}.${createHmac('sha256', pick(ALNUM, 32)).update(jwtBody).digest('base64url')}`,
+    env_password: `${pick(LOWER, 3)}${pick(DIGITS, 2)}${pick(UPPER, 2)}%${pick(LOWER, 4)}${pick(DIGITS, 1)}`,
+  };
+}
+
+/** `text` with each {{name}} replaced by its credential; a name the generator does not make is an error of the set. */
+export function fillSecrets(text, secrets) {
+  return text.replace(/\{\{(\w+)\}\}/g, (_, name) => {
+    if (!(name in secrets)) throw new Error(`eval set: no fake credential named {{${name}}}`);
+    return secrets[name];
+  });
+}

@@ -1,0 +1,50 @@
+// The budgets at execute (docs/api.md "Budgets"): in the transaction that debits, before the debit, a run whose
+// price would take what its runs spent this period over any cap that applies is refused 402 budget_exceeded with
+// the cap, what is spent and when it resets; the transaction rolls back, so nothing is charged and the key is not
+// kept (a retry after the reset runs). The user's executes take one lock while a cap applies (PostgreSQL; SQLite's
+// one writer serialises them already), so parallel runs never overspend a cap between them.
+import { SvcError } from '../../contract/errors.js';
+import { formatDollars } from '../../contract/money.js';
+import { periodEnd, type BudgetPeriod } from '../../contract/budgets.js';
+import { isoTime } from '../../lib/clock.js';
+import type { Store } from '../store/store.js';
+import { EVERY_AGENT, type BudgetCap, type BudgetStore } from './budget-store.js';
+
+export type BudgetCheck = (userId: string, agentId: string, priceCents: number, now: number) => Promise<void>;
+
+export function createBudgetCheck(store: Store, budgets: BudgetStore): BudgetCheck {
+  return async (userId, agentId, priceCents, now) => {
+    const caps = await budgets.capsFor(userId, agentId);
+    if (caps.length === 0) return;
+    await store.lock(`budget:${userId}`);
+    const spent = await budgets.spentFor(userId, agentId, caps, now);
+    const over = caps
+      .map((cap, index) => ({ cap, spent: spent[index]! }))
+      .filter(({ cap, spent: cents }) => cents + priceCents > cap.cap_cents)
+      // The one that resets last: the run can go only once every cap it is over has reset.
+      .sort((a, b) => periodEnd(b.cap.period, now) - periodEnd(a.cap.period, now) || (a.cap.scope === EVERY_AGENT ? 1 : -1))[0];
+    if (over !== undefined) throw budgetExceeded(over.cap, over.spent, priceCents, agentId, now);
+  };
+}
+
+const PERIOD_WORD: Record<BudgetPeriod, string> = { day: 'daily', month: 'monthly' };
+
+function budgetExceeded(cap: BudgetCap, spentCents: number, priceCents: number, agentId: string, now: number): SvcError {
+  const resetsAt = isoTime(periodEnd(cap.period, now));
+  const scope = cap.scope === EVERY_AGENT ? 'your' : `${agentId}'s`;
+  return new SvcError(
+    'budget_exceeded',
+    `${scope} ${PERIOD_WORD[cap.period]} budget of ${formatDollars(cap.cap_cents)} would be exceeded: ${formatDollars(spentCents)} spent, a run costs ${formatDollars(priceCents)}; it resets at ${resetsAt}; nothing was charged`,
+    {
+      remedy: `Wait until ${resetsAt}, or raise the cap: swarm-node budget set --${cap.period === 'day' ? 'daily' : 'monthly'} <dollars>${cap.scope === EVERY_AGENT ? '' : ` --agent ${agentId}`}`,
+      extensions: {
+        agent_id: cap.scope === EVERY_AGENT ? null : cap.scope,
+        period: cap.period,
+        cap_cents: cap.cap_cents,
+        spent_cents: spentCents,
+        price_cents: priceCents,
+        resets_at: resetsAt,
+      },
+    },
+  );
+}

@@ -1,0 +1,215 @@
+// Signed webhooks of run events (docs/api.md "Webhooks"): each state change of a run is written to the outbox in its
+// own transaction and delivered by a worker to the user's HTTPS endpoints, signed Svc-Signature: t=…,v1=…; a failed
+// attempt is recorded with its answer and tried again after the backoff; a delivery can be re-sent; the signing
+// secret rotates with an overlap; private, loopback and link-local addresses are refused, on the address connected
+// to, unless the operator allows them. The receiver is a real HTTPS server with a certificate openssl made.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyWebhookSignature } from '../../src/api/payments/webhook-signature.js';
+import { httpRequest } from '../helpers/http.js';
+import { MovableClock } from '../helpers/clock.js';
+import { startHttpsReceiver, type HttpsReceiver, type Received } from '../helpers/https-receiver.js';
+import { startSvcApi, useSvcApi, type TestService } from '../helpers/svc-api.js';
+import { waitFor } from '../helpers/wait.js';
+import { execute, paidUser, paidUserWithNode, stopNodes, TEST_RUN_TIMING } from './execute-fixtures.js';
+
+const AGENT = 'agent_ops_monitor_004';
+
+describe('webhooks of run events', () => {
+  const clock = new MovableClock();
+  let receiver: HttpsReceiver;
+  beforeAll(async () => {
+    receiver = await startHttpsReceiver();
+  });
+  const service = useSvcApi(() => ({ clock, runTiming: TEST_RUN_TIMING, webhookAllowPrivate: true, webhookCa: receiver.certPem }));
+  afterAll(async () => {
+    await stopNodes();
+    await receiver.close();
+  });
+  const call = (path: string, token: string, init: { method?: string; body?: unknown } = {}) => httpRequest(`${service.baseUrl}${path}`, { ...init, token });
+  const addEndpoint = async (token: string, body: Record<string, unknown> = {}) => {
+    const added = await call('/v1/swarm/webhooks', token, { method: 'POST', body: { url: `${receiver.url}/hooks/${Math.random().toString(36).slice(2)}`, ...body } });
+    expect(added.status, added.text).toBe(201);
+    return added.body as { endpoint_id: string; url: string; signing_secret: string; events: string[] };
+  };
+  const to = (endpoint: { url: string }): Received[] => receiver.received.filter((request) => `${receiver.url}${request.path}` === endpoint.url);
+  const waitForTo = (endpoint: { url: string }, count: number) => waitFor(async () => (to(endpoint).length >= count ? to(endpoint) : undefined), `${count} deliveries to ${endpoint.url}`, 20_000);
+  const eventsOf = (requests: Received[]) => requests.map((request) => JSON.parse(request.body) as { id: string; type: string; data: { run: Record<string, unknown> } });
+  const verify = (request: Received, secret: string) => verifyWebhookSignature(secret, request.headers['svc-signature'], Buffer.from(request.body), clock.now());
+
+  it('sends queued, started and succeeded of a run, each signed with the endpoint secret, in order; failed with its reason', async () => {
+    const user = await paidUserWithNode(service, 100, { agents: [AGENT] });
+    const endpoint = await addEndpoint(user.token);
+    expect(endpoint.signing_secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(endpoint.events).toEqual(['queued', 'started', 'succeeded', 'failed', 'cancelled']);
+    const run = await execute(service, user.token, { user_id: user.email, agent_id: AGENT });
+    expect(run.body.status).toBe('succeeded');
+    const requests = await waitForTo(endpoint, 3);
+    for (const request of requests) {
+      expect(() => verify(request, endpoint.signing_secret)).not.toThrow();
+      expect(request.headers['content-type']).toBe('application/json');
+      expect(request.headers['svc-event-id']).toBe(JSON.parse(request.body).id);
+    }
+    const events = eventsOf(requests).sort((a, b) => a.id.localeCompare(b.id));
+    expect(events.map((event) => event.type)).toEqual(['run.queued', 'run.started', 'run.succeeded']);
+    expect(events[2]!.data.run).toMatchObject({ run_id: run.body.run_id, agent_id: AGENT, status: 'succeeded', charged_cents: 4, node_id: user.node.node_id, error: null });
+    // The run's output is not in the event: GET /v1/swarm/runs/{id} has it.
+    expect(events[2]!.data.run).not.toHaveProperty('output');
+    // Another key signs nothing here.
+    expect(() => verify(requests[0]!, 'whsec_not_this_one')).toThrow();
+  });
+
+  it('sends only the events an endpoint takes; a failed run is sent failed with its reason', async () => {
+    const user = await paidUserWithNode(service, 100, { agents: [AGENT], answer: () => ({ status: 'failed', output: { error: 'exit', message: 'exit 7' } }) });
+    const endpoint = await addEndpoint(user.token, { events: ['failed'] });
+    const run = await execute(service, user.token, { user_id: user.email, agent_id: AGENT });
+    expect(run.body.status).toBe('failed');
+    const [request] = await waitForTo(endpoint, 1);
+    expect(eventsOf([request!])[0]).toMatchObject({ type: 'run.failed', data: { run: { run_id: run.body.run_id, status: 'failed', charged_cents: 0, error: { code: 'exit', message: 'exit 7' } } } });
+    const deliveries = await waitFor(async () => {
+      const page = (await call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/deliveries`, user.token)).body;
+      return page.deliveries.length === 1 && page.deliveries[0].status === 'delivered' ? page : undefined;
+    }, 'the delivery recorded');
+    expect(deliveries.deliveries[0]).toMatchObject({ event_type: 'failed', run_id: run.body.run_id, attempts: 1, last_status_code: 200 });
+  });
+
+  it('records a failed attempt with its answer, tries again after the backoff, and can re-send a delivery', async () => {
+    const user = await paidUserWithNode(service, 100, { agents: [AGENT] });
+    const endpoint = await addEndpoint(user.token, { events: ['succeeded'] });
+    receiver.answerWith({ status: 500, body: 'receiver down' });
+    const run = await execute(service, user.token, { user_id: user.email, agent_id: AGENT });
+    const [first] = await waitForTo(endpoint, 1);
+    const eventId = JSON.parse(first!.body).id as string;
+    const detail = () => call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/deliveries/${eventId}`, user.token);
+    const pending = await waitFor(async () => ((await detail()).body.attempts === 1 && (await detail()).body.last_status_code === 500 ? (await detail()).body : undefined), 'the failed attempt recorded');
+    expect(pending).toMatchObject({ status: 'pending', last_error: 'answered HTTP 500', run_id: run.body.run_id });
+    expect(Date.parse(pending.next_attempt_at) - Date.parse(pending.last_attempt_at)).toBeGreaterThanOrEqual(10_000);
+    // Nothing more before the backoff is over; the service's clock moved past it, the second attempt goes.
+    clock.advance(11_000);
+    const [, second] = await waitForTo(endpoint, 2);
+    expect(second!.headers['svc-delivery-attempt']).toBe('2');
+    expect(JSON.parse(second!.body).id).toBe(eventId);
+    const delivered = await waitFor(async () => ((await detail()).body.status === 'delivered' ? (await detail()).body : undefined), 'delivered');
+    expect(delivered.attempt_log).toEqual([
+      expect.objectContaining({ attempt: 1, status_code: 500, error: 'answered HTTP 500', response_excerpt: 'receiver down' }),
+      expect.objectContaining({ attempt: 2, status_code: 200, error: null, response_excerpt: 'ok' }),
+    ]);
+    expect(delivered.payload).toMatchObject({ id: eventId, type: 'run.succeeded' });
+    // A re-send: the same event again, at once, a third attempt.
+    const resent = await call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/deliveries/${eventId}/resend`, user.token, { method: 'POST' });
+    expect(resent.status, resent.text).toBe(202);
+    const [, , third] = await waitForTo(endpoint, 3);
+    expect(JSON.parse(third!.body).id).toBe(eventId);
+    expect(() => verify(third!, endpoint.signing_secret)).not.toThrow();
+    await waitFor(async () => ((await detail()).body.attempt_log.length === 3 && (await detail()).body.status === 'delivered' ? true : undefined), 'the re-send recorded');
+  });
+
+  it('rotates the signing secret: the old one signs beside the new for the overlap asked, then only the new', async () => {
+    const user = await paidUserWithNode(service, 100, { agents: [AGENT] });
+    const endpoint = await addEndpoint(user.token, { events: ['succeeded'] });
+    const rotated = await call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/rotate-secret`, user.token, { method: 'POST', body: { previous_secret_seconds: 3600 } });
+    expect(rotated.status, rotated.text).toBe(200);
+    expect(rotated.body.signing_secret).not.toBe(endpoint.signing_secret);
+    const overlapMs = Date.parse(rotated.body.previous_secret_expires_at) - clock.now();
+    expect(overlapMs).toBeGreaterThan(3_590_000);
+    expect(overlapMs).toBeLessThanOrEqual(3_600_000);
+    await execute(service, user.token, { user_id: user.email, agent_id: AGENT });
+    const [overlap] = await waitForTo(endpoint, 1);
+    expect(String(overlap!.headers['svc-signature']).match(/v1=/g)).toHaveLength(2);
+    expect(() => verify(overlap!, endpoint.signing_secret)).not.toThrow();
+    expect(() => verify(overlap!, rotated.body.signing_secret)).not.toThrow();
+    // Rotated again with no overlap: only the newest signs.
+    const again = await call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/rotate-secret`, user.token, { method: 'POST', body: { previous_secret_seconds: 0 } });
+    expect(again.body.previous_secret_expires_at).toBeNull();
+    await execute(service, user.token, { user_id: user.email, agent_id: AGENT });
+    const [, after] = await waitForTo(endpoint, 2);
+    expect(String(after!.headers['svc-signature']).match(/v1=/g)).toHaveLength(1);
+    expect(() => verify(after!, again.body.signing_secret)).not.toThrow();
+    expect(() => verify(after!, rotated.body.signing_secret)).toThrow();
+    // Audited, never with a secret.
+    const audit = (await call('/v1/audit', user.token)).body;
+    expect(audit.events.filter((event: { kind: string }) => event.kind === 'webhook_changed').map((event: { detail: { change: string } }) => event.detail.change)).toEqual(['secret_rotated', 'secret_rotated', 'added']);
+    expect(JSON.stringify(audit)).not.toContain('whsec_');
+  });
+
+  it("refuses bad endpoints, an older sign-in and another user's ids with problem+json, and changes nothing", async () => {
+    const user = await paidUser(service, 0);
+    const other = await paidUser(service, 0);
+    const endpoint = await addEndpoint(user.token);
+    const before = tablesOf(service);
+    const refusals: Array<[Promise<Awaited<ReturnType<typeof call>>>, number, string]> = [
+      [call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'http://example.com/hook' } }), 400, 'invalid_request'],
+      [call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'not a url' } }), 400, 'invalid_request'],
+      [call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'https://user:pw@example.com/hook' } }), 400, 'invalid_request'],
+      [call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'https://example.com/hook', events: ['exploded'] } }), 400, 'invalid_request'],
+      [call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'https://example.com/hook', events: [] } }), 400, 'invalid_request'],
+      [call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'https://example.com/hook', secret: 'mine' } }), 400, 'invalid_request'],
+      [call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: `https://example.com/${'x'.repeat(2100)}` } }), 400, 'invalid_request'],
+      [call(`/v1/swarm/webhooks/${endpoint.endpoint_id}`, other.token), 404, 'not_found'],
+      [call(`/v1/swarm/webhooks/${endpoint.endpoint_id}`, other.token, { method: 'DELETE' }), 404, 'not_found'],
+      [call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/rotate-secret`, other.token, { method: 'POST', body: {} }), 404, 'not_found'],
+      [call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/deliveries`, other.token), 404, 'not_found'],
+      [call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/deliveries/00000000-0000-0000-0000-000000000000/resend`, user.token, { method: 'POST' }), 404, 'not_found'],
+      [call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/rotate-secret`, user.token, { method: 'POST', body: { previous_secret_seconds: 8 * 86_400 } }), 400, 'invalid_request'],
+    ];
+    for (const [pending, status, code] of refusals) {
+      const response = await pending;
+      expect(response.status, response.text).toBe(status);
+      expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(response.body.code).toBe(code);
+    }
+    clock.advance(16 * 60 * 1000);
+    try {
+      for (const attempt of [
+        call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'https://example.com/hook' } }),
+        call(`/v1/swarm/webhooks/${endpoint.endpoint_id}`, user.token, { method: 'DELETE' }),
+        call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/rotate-secret`, user.token, { method: 'POST', body: {} }),
+      ]) {
+        expect((await attempt).body.code).toBe('step_up_required');
+      }
+    } finally {
+      clock.advance(-16 * 60 * 1000);
+    }
+    expect(tablesOf(service)).toEqual(before);
+    expect((await call('/v1/swarm/webhooks', other.token)).body).toEqual({ webhooks: [] });
+  });
+});
+
+describe('webhooks to private addresses, without the operator flag', () => {
+  let service: TestService;
+  let receiver: HttpsReceiver;
+  beforeAll(async () => {
+    receiver = await startHttpsReceiver();
+    service = await startSvcApi({ runTiming: TEST_RUN_TIMING, webhookCa: receiver.certPem });
+  });
+  afterAll(async () => {
+    await stopNodes();
+    await service?.close();
+    await receiver.close();
+  });
+
+  it('refuses an endpoint written as a loopback, private or link-local address, and a name that resolves to one on the address connected to', async () => {
+    const user = await paidUserWithNode(service, 100, { agents: [AGENT] });
+    for (const url of [`${receiver.url}/hook`, 'https://10.0.0.8/hook', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/hook', 'https://[::ffff:127.0.0.1]/hook', 'https://192.168.1.1/']) {
+      const refused = await httpRequest(`${service.baseUrl}/v1/swarm/webhooks`, { method: 'POST', token: user.token, body: { url } });
+      expect(refused.status, url).toBe(400);
+      expect(refused.body.code).toBe('invalid_request');
+      expect(refused.body.detail).toContain('public address');
+    }
+    // localhost is a name: taken, and refused where each delivery connects, before a byte is sent.
+    const added = await httpRequest(`${service.baseUrl}/v1/swarm/webhooks`, { method: 'POST', token: user.token, body: { url: `https://localhost:${receiver.port}/hook`, events: ['succeeded'] } });
+    expect(added.status, added.text).toBe(201);
+    await execute(service, user.token, { user_id: user.email, agent_id: AGENT });
+    const page = await waitFor(async () => {
+      const deliveries = (await httpRequest(`${service.baseUrl}/v1/swarm/webhooks/${added.body.endpoint_id}/deliveries`, { token: user.token })).body.deliveries;
+      return deliveries[0]?.attempts >= 1 && deliveries[0].last_error !== null ? deliveries : undefined;
+    }, 'the refused attempt');
+    expect(page[0]).toMatchObject({ status: 'pending', last_status_code: null });
+    expect(page[0].last_error).toMatch(/^refused: (127\.0\.0\.1|::1) is a loopback address/);
+    expect(receiver.received).toHaveLength(0);
+  });
+});
+
+/** What these requests could change (other tests' nodes keep polling, so the whole database moves meanwhile). */
+function tablesOf(service: { db: { prepare(sql: string): { all(): unknown[] } } }): Record<string, unknown[]> {
+  return Object.fromEntries(['webhook_endpoints', 'webhook_deliveries', 'webhook_attempts', 'audit_events'].map((table) => [table, service.db.prepare(`SELECT * FROM ${table} ORDER BY 1, 2`).all()]));
+}
