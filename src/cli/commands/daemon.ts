@@ -98,6 +98,7 @@ Example:
             clock: ctx.clock,
             write: (line) => process.stdout.write(line),
             credentialsFile: ctx.paths.credentialsFile,
+            varDir: ctx.paths.varDir,
             pid: process.pid,
             version: ctx.version,
             name: ctx.paths.name,

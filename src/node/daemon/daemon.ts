@@ -24,6 +24,7 @@ import { syncServedAgents } from '../agents/served-agents.js';
 import type { NodeCaller } from '../work/caller.js';
 import { claimDaemon, recordStopped, recordTick } from '../store/daemon-state.js';
 import { pendingRuns, releaseRunsOf } from '../store/journal.js';
+import { prepareJournalFaultFile } from '../store/journal-fault.js';
 import { scheduledAgents } from '../store/schedules.js';
 import { AgentRuns } from './agent-runs.js';
 import { AutoUpdater, type AutoUpdateOptions } from './auto-update.js';
@@ -146,6 +147,7 @@ class NodeDaemon {
     const { db, pid, version } = this.#deps;
     const { log } = this.#core;
     const { previousPid } = claimDaemon(db, { pid, version, tickMs: this.#tickMs }, this.#core.now());
+    this.#prepareFaultFile();
     // The previous daemon is gone (claimDaemon checked): its runs in flight when it died are awaited by nobody.
     if (previousPid !== null) releaseRunsOf(db, previousPid);
     log.info('daemon_started', {
@@ -207,6 +209,16 @@ class NodeDaemon {
     return { drained, pending };
   }
 
+  /** Room for the journal's fault, taken while writes work (store/journal-fault.ts); a full disk now only loses it. */
+  #prepareFaultFile(): void {
+    if (this.#deps.varDir === undefined) return;
+    try {
+      prepareJournalFaultFile(this.#deps.varDir);
+    } catch (error) {
+      this.#core.log.warn('journal_fault_file', { error: messageOf(error), note: 'status cannot say why if the journal becomes unwritable' });
+    }
+  }
+
   #inFlight(): number {
     return this.#runs.running.size + this.#puller.running;
   }
@@ -225,7 +237,8 @@ class NodeDaemon {
 
   #tick(): void {
     const now = this.#core.now();
-    recordTick(this.#core.db, now);
+    // The tick's write is the journal's check too: it fails while the disk is full, and the first that works resumes.
+    this.#core.record(() => recordTick(this.#core.db, now));
     this.#core.health?.tick(now, this.#core.busySlots);
     const caller = this.#hold.caller();
     this.#updater?.tick(this.#hold.ready && this.#phase === 'schedule' ? caller : undefined, now);

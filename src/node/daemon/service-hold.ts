@@ -181,12 +181,13 @@ export class ServiceHold {
     if (previous?.reason === reason) {
       if (previous.until !== until) {
         previous.until = until;
-        recordGlobalPause(this.#core.db, previous, now);
+        this.#core.record(() => recordGlobalPause(this.#core.db, previous, now));
       }
       return;
     }
-    this.#globalPause = { reason, since: now, until };
-    recordGlobalPause(this.#core.db, this.#globalPause, now);
+    const pause = { reason, since: now, until };
+    this.#globalPause = pause;
+    this.#core.record(() => recordGlobalPause(this.#core.db, pause, now));
     this.#core.log.warn('paused_all', { reason, ...fields, ...(until === null ? {} : { next_check_at: new Date(until).toISOString() }) });
     // A new enrollment must be checked with the service before anything runs.
     if (isCredentialProblem(reason)) this.#askAgain();
@@ -203,7 +204,7 @@ export class ServiceHold {
     if (previous === undefined) return;
     const now = this.#core.now();
     this.#globalPause = undefined;
-    recordGlobalPause(this.#core.db, null, now);
+    this.#core.record(() => recordGlobalPause(this.#core.db, null, now));
     this.#core.log.info('resumed_all', { after: previous.reason, paused_seconds: Math.round((now - previous.since) / 1000) });
   }
 }

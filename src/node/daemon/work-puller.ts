@@ -77,12 +77,13 @@ export class WorkPuller {
         continue;
       }
       lastPollAt = this.#core.now();
+      const withdrawn = this.#core.offerWithdrawn;
       try {
         // Leases are counted from here (run-lease.ts): the poll left before the service took any run for it.
         const asked = monotonicClock.now();
         const answer = await caller.executor.api.poll(
           { hostname: hostname(), ...(this.#core.name === undefined ? {} : { name: this.#core.name }), version: this.#core.version, capacity, running: [...this.#running.keys()], wait_seconds: capacity === 0 ? 0 : POLL_HOLD_SECONDS },
-          stop,
+          capacity === 0 ? stop : AbortSignal.any([stop, withdrawn]),
         );
         this.#retry.reset();
         this.#core.health?.pollAnswered(this.#core.now(), (monotonicClock.now() - asked) / 1000);
@@ -94,6 +95,8 @@ export class WorkPuller {
         if (answer.retire === true && this.#retire !== undefined && (await this.#retire(caller))) return;
       } catch (error) {
         if (stop.aborted) return;
+        // The slots it offered were taken back (the journal cannot be written): ask again, for none.
+        if (withdrawn.aborted) continue;
         if (this.#hold.onServiceError(error, caller)) return;
         const retryMs = this.#retry.next();
         this.#core.log.warn('poll_failed', { error: messageOf(error), retry_in_seconds: Math.round(retryMs / 1000) });
@@ -120,7 +123,10 @@ export class WorkPuller {
           const level = executed.run.status === 'succeeded' ? 'info' : 'warn';
           core.log[level](`run_${executed.run.status === 'succeeded' ? 'succeeded' : 'failed'}`, { ...fields, charged_cents: executed.run.charged_cents, source: 'service' });
         } else if (executed.kind === 'lost') core.log.warn('run_lost', { ...fields, note: 'the lease ran out before the result; the service refunded the run' });
-        else if (executed.kind === 'unreported') {
+        else if (executed.kind === 'not_journaled') {
+          core.journal.failed(executed.error);
+          core.log.warn('run_handed_back', { ...fields, error: messageOf(executed.error), note: 'the journal could not take the run; its agent did not start and the service queues it again' });
+        } else if (executed.kind === 'unreported') {
           core.log.warn('run_unreported', { ...fields, error: executed.error.message, note: 'the result is kept and reported at the next settlement' });
           if (!this.#hold.onServiceError(executed.error, caller)) this.#settlement.planRetry(core.now());
         }

@@ -50,7 +50,21 @@ export type ExecutionOutcome =
   /** The result is kept here; the service could not be told yet (recover() tells it later). */
   | { kind: 'unreported'; error: SvcError }
   /** This node knew the run already (another process runs it, or ran it): not run again. */
-  | { kind: 'known' };
+  | { kind: 'known' }
+  /** The journal could not take the run (a full disk): its agent did not start, and it was handed back (not_started). */
+  | { kind: 'not_journaled'; error: unknown };
+
+/** A result to report: the journal's, or the run's as this process holds it when the journal could not take it. */
+interface RunResult {
+  run_id: string;
+  lease_id: string;
+  outcome: LocalOutcome;
+}
+
+function resultOf(execution: Execution): RunResult {
+  const outcome = { status: execution.result_status!, output: JSON.parse(execution.output_json ?? 'null') as unknown } as LocalOutcome;
+  return { run_id: execution.run_id, lease_id: execution.lease_id, outcome };
+}
 
 export interface ExecutorDeps {
   db: SqliteDatabase;
@@ -103,19 +117,25 @@ export class Executor {
    */
   async execute(run: LeasedRun, signal?: AbortSignal, retryUntil?: AbortSignal): Promise<ExecutionOutcome> {
     const { db, clock, pid } = this.#deps;
-    if (!executionStarted(db, { ...run, owner_pid: pid }, clock.now())) {
+    let first: boolean;
+    try {
+      first = executionStarted(db, { ...run, owner_pid: pid }, clock.now());
+    } catch (error) {
+      // Not journaled, not run: exactly once holds only for a run the journal has. Handed back, it runs elsewhere.
+      const why = notStarted(`the node could not journal the run (${error instanceof Error ? error.message : String(error)})`);
+      await this.#report({ run_id: run.run_id, lease_id: run.lease_id, outcome: why });
+      return { kind: 'not_journaled', error };
+    }
+    if (!first) {
       const known = findExecution(db, run.run_id)!;
       return known.owner_pid !== null && known.owner_pid !== pid && processIsAlive(known.owner_pid) ? { kind: 'known' } : this.#finishKnown(known);
     }
     if (run.lease.passed) {
       // The service may have failed and refunded the run already (node_lost): its agent must not start. Handed back
       // unstarted, it goes back to the queue if the service still has it (docs/api.md "Leases as durations").
-      const handedBack: LocalOutcome = {
-        status: 'failed',
-        output: { error: 'not_started', message: 'the lease had run out before the node could start the agent (the node was frozen or its answer came late); the agent did not run' },
-      };
-      executionFinished(db, run.run_id, handedBack, clock.now());
-      return this.#report(findExecution(db, run.run_id)!);
+      const handedBack = notStarted('the lease had run out before the node could start the agent (the node was frozen or its answer came late)');
+      this.#keep(() => executionFinished(db, run.run_id, handedBack, clock.now()));
+      return this.#report({ run_id: run.run_id, lease_id: run.lease_id, outcome: handedBack });
     }
     const stopped = new AbortController();
     // The reason goes with it: a cancel (RUN_CANCELLED) ends the run cancelled, a node stopping ends it aborted.
@@ -131,48 +151,70 @@ export class Executor {
       redact: secretsRedactor(run.secrets),
       onCancel: () => stopped.abort(RUN_CANCELLED),
     });
+    let outcome: LocalOutcome;
     try {
-      let outcome: LocalOutcome;
       try {
         const onOutput = (stream: 'stdout' | 'stderr', chunk: Buffer): void => log.write(stream, chunk);
         outcome = await this.#deps.runner.run({ ...run, tier: this.#deps.tier }, stopped.signal, onOutput, async (source, ended) => {
           // Only a run that ended by itself (not cancelled, its lease lost, the node stopping) uploads what it left,
           // its result journaled first: a crash mid-upload still reports it (docs/api.md "Run artifacts").
           if (stopped.signal.aborted) return;
-          executionFinished(db, run.run_id, ended, clock.now());
+          this.#keep(() => executionFinished(db, run.run_id, ended, clock.now()));
           const report = await uploadArtifacts(this.#deps.api, run, source, stopped.signal, secretsRedactor(run.secrets));
           this.#artifactsListener?.(run, report);
         });
       } finally {
         signal?.removeEventListener('abort', stopAgent);
       }
-      if (!renewing.lost) executionFinished(db, run.run_id, outcome, clock.now());
+      // A journal that cannot take the result (a full disk) leaves it in memory: it is reported all the same.
+      if (!renewing.lost) this.#keep(() => executionFinished(db, run.run_id, outcome, clock.now()));
       // The log's end reaches the service before the result (docs/api.md "Run logs"), the lease renewed meanwhile.
       await log.close(renewing.lost ? 0 : LOG_FLUSH_BOUND_MS);
     } finally {
       renewing.stop();
     }
     if (renewing.lost) {
-      executionClosed(db, run.run_id, 'lost', clock.now());
+      this.#keep(() => executionClosed(db, run.run_id, 'lost', clock.now()));
       return { kind: 'lost' };
     }
-    return this.#reportWithinLease(findExecution(db, run.run_id)!, run.lease, retryUntil);
+    // The journal's result when it has one (the first kept: the agent's own end), else the one held here.
+    const kept = this.#read(() => findExecution(db, run.run_id));
+    const result = kept?.status === 'finished' ? resultOf(kept) : { run_id: run.run_id, lease_id: run.lease_id, outcome };
+    return this.#reportWithinLease(result, run.lease, retryUntil);
+  }
+
+  #read<T>(read: () => T): T | undefined {
+    try {
+      return read();
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A write of the journal that must not lose a result: false when it failed (the daemon's tick notes why). */
+  #keep(write: () => void): boolean {
+    try {
+      write();
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Reports, and while the service cannot take it and the lease lasts, tries again on a short capped backoff. */
-  async #reportWithinLease(execution: Execution, lease: RunLease, retryUntil: AbortSignal | undefined): Promise<ExecutionOutcome> {
+  async #reportWithinLease(result: RunResult, lease: RunLease, retryUntil: AbortSignal | undefined): Promise<ExecutionOutcome> {
     const backoff = new CappedBackoff(REPORT_RETRY_FIRST_MS, REPORT_RETRY_CAP_MS);
-    this.#reporting.add(execution.run_id);
+    this.#reporting.add(result.run_id);
     try {
       for (;;) {
-        const outcome = await this.#report(execution);
+        const outcome = await this.#report(result);
         if (outcome.kind !== 'unreported' || !isTransient(outcome.error) || retryUntil?.aborted === true) return outcome;
         const waitMs = Math.min(backoff.next(), lease.leftMs);
         if (waitMs <= 0) return outcome;
         await sleep(waitMs, undefined, retryUntil === undefined ? {} : { signal: retryUntil }).catch(() => undefined);
       }
     } finally {
-      this.#reporting.delete(execution.run_id);
+      this.#reporting.delete(result.run_id);
     }
   }
 
@@ -209,24 +251,26 @@ export class Executor {
       const interrupted: LocalOutcome = { status: 'failed', output: { error: 'interrupted', message: 'the node stopped while the agent ran; the run was not run again' } };
       executionFinished(this.#deps.db, execution.run_id, interrupted, this.#deps.clock.now());
     }
-    return this.#report(findExecution(this.#deps.db, execution.run_id)!);
+    return this.#report(resultOf(findExecution(this.#deps.db, execution.run_id)!));
   }
 
-  async #report(execution: Execution): Promise<ExecutionOutcome> {
-    const outcome = {
-      status: execution.result_status!,
-      output: JSON.parse(execution.output_json ?? 'null') as unknown,
-    } as LocalOutcome;
+  async #report(result: RunResult): Promise<ExecutionOutcome> {
+    const { run_id: runId, outcome } = result;
     try {
-      const run = await this.#deps.api.report(execution.run_id, { lease_id: execution.lease_id, ...outcome });
-      executionClosed(this.#deps.db, execution.run_id, 'reported', this.#deps.clock.now());
+      const run = await this.#deps.api.report(runId, { lease_id: result.lease_id, ...outcome });
+      this.#keep(() => executionClosed(this.#deps.db, runId, 'reported', this.#deps.clock.now()));
       return { kind: 'reported', run, outcome };
     } catch (error) {
       if (error instanceof SvcError && (error.code === 'lease_lost' || error.code === 'run_not_found')) {
-        executionClosed(this.#deps.db, execution.run_id, 'lost', this.#deps.clock.now());
+        this.#keep(() => executionClosed(this.#deps.db, runId, 'lost', this.#deps.clock.now()));
         return { kind: 'lost' };
       }
       return { kind: 'unreported', error: error instanceof SvcError ? error : new SvcError('failed', String(error)) };
     }
   }
+}
+
+/** A run handed back without its agent started (docs/api.md "Leases as durations"): the service queues it again. */
+function notStarted(why: string): LocalOutcome {
+  return { status: 'failed', output: { error: 'not_started', message: `${why}; the agent did not run` } };
 }
