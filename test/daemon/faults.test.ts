@@ -103,6 +103,32 @@ describe('swarm-node daemon: faults without wasted work', () => {
       await proxy.close();
     }
   });
+
+  it('time the daemon spends frozen is not its agent\'s: an answer given during the freeze, past the limit, stands', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'stopped', agents: { [OPS]: 'held' } });
+    await register(node, OPS);
+    const daemon = DaemonProcess.start(node, FIELD_TIMING);
+    await waitUntilServing(service.baseUrl, node, OPS);
+    const started = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
+      method: 'POST',
+      token: node.token,
+      body: { user_id: node.email, agent_id: OPS, timeout_seconds: 2 },
+      headers: { 'idempotency-key': crypto.randomUUID(), prefer: 'respond-async' },
+    });
+    const runId = started.body.run_id as string;
+    await agentStartedFor(node, runId);
+    const agentStart = agentEvents(node, 'start').find((event) => event.run_id === runId)!.at;
+    daemon.child.kill('SIGSTOP');
+    try {
+      // The agent answers while the daemon is stopped, within its 2 s; the daemon stays stopped past them.
+      releaseRun(node, runId);
+      await waitFor(async () => (agentEvents(node, 'end').some((event) => event.run_id === runId) && Date.now() > agentStart + 4_000 ? true : undefined), 'the agent to answer, and the limit to pass', EVENT_MS);
+    } finally {
+      daemon.child.kill('SIGCONT');
+    }
+    expect(await ended(node, runId)).toMatchObject({ status: 'succeeded', charged_cents: 4, timeout_seconds: 2 });
+    expect(await daemon.stop()).toBe(0);
+  });
 });
 
 describe('swarm-node daemon: frozen and skewed nodes', () => {
