@@ -39,15 +39,27 @@ export function swarmNode(args: string[], env: NodeJS.ProcessEnv, input?: string
   if (result.status !== 0) throw new Error(`swarm-node ${args[0]} exited ${result.status}: ${result.stderr}`);
 }
 
-/** A confirmed starter-agents payment, then issue-token with its payment id (the proof of payment): the user's JWT. */
+/**
+ * A confirmed starter-agents payment, then the sign-in by mail (docs/api.md "Sign-in: a verified inbox"): a code
+ * mailed to the address, read from the sandbox's outbox, and issue-token with it: the user's JWT.
+ */
 export async function signIn(api: string, email: string): Promise<string> {
-  const paymentId = await payAndConfirm(api, { offer_id: 'svc_starter_agents', customer_email: email });
+  await payAndConfirm(api, { offer_id: 'svc_starter_agents', customer_email: email });
+  const challenge = (await postJson(api, '/v1/auth/email-code', { email })).challenge_id as string;
+  let code: string | undefined;
+  await until(async () => {
+    const outbox = (await (await fetch(`${api}/sandbox/mail?to=${encodeURIComponent(email)}&limit=10`)).json()) as { messages: { text: string }[] };
+    const mail = outbox.messages.find((message) => message.text.includes(`reference ${challenge.slice(0, 8)}`));
+    code = mail === undefined ? undefined : /\b(\d{4}-\d{4})\b/.exec(mail.text)?.[1];
+    return code !== undefined;
+  }, 'the sign-in code in the sandbox outbox');
   const issued = await postJson(api, '/v1/auth/issue-token', {
     status: 'CONFIRMED',
     offer_id: 'svc_starter_agents',
     customer_email: email,
     merchant_id: process.env.SVC_MERCHANT_ID ?? 'merchant_local',
-    payment_id: paymentId,
+    challenge_id: challenge,
+    code,
   });
   return issued.jwtToken as string;
 }

@@ -2,55 +2,19 @@
 // takes none, says why in its log, `status` and /healthz, and resumes by itself once space is freed; the user's other
 // node takes the runs meanwhile, none of them waiting out a lease on the full one. var/ is a real 16 MiB tmpfs the
 // test fills (root only: mount); the daemons are the built binary, the service the real svc-api.
-import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
 import { useSvcApi } from '../helpers/svc-api.js';
+import { fillFilesystem, putOnTmpfs, releaseTmpfs } from '../helpers/tmpfs.js';
 import { agentEvents } from './agents.js';
 import { cli, DaemonProcess, executeOverHttp, register, signedInNode, waitUntilServing, type TestNode } from './support.js';
 
 const OPS = 'agent_ops_monitor_004';
 const EVENT_MS = 30_000;
 const asRoot = process.getuid?.() === 0;
-
-/** Puts the node's var/ (its journal) on a tmpfs of its own, contents kept. */
-function varOnTmpfs(node: TestNode): string {
-  const varDir = join(node.home, 'var');
-  const kept = `${varDir}.kept`;
-  renameSync(varDir, kept);
-  mkdirSync(varDir, { mode: 0o700 });
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m,mode=0700', 'tmpfs', varDir]);
-  cpSync(kept, varDir, { recursive: true });
-  rmSync(kept, { recursive: true, force: true });
-  return varDir;
-}
-
-/** Writes a file until the filesystem refuses (ENOSPC): nothing more fits. */
-function fill(dir: string): string {
-  const filler = join(dir, 'filler');
-  const chunk = Buffer.alloc(256 * 1024, 1);
-  writeFileSync(filler, '');
-  for (;;) {
-    try {
-      writeFileSync(filler, chunk, { flag: 'a' });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') break;
-      throw error;
-    }
-  }
-  // The last bytes of a block too: a filesystem with room for less than a chunk is full only when that is taken.
-  for (const size of [16 * 1024, 1024, 64, 1]) {
-    try {
-      for (;;) writeFileSync(filler, Buffer.alloc(size, 1), { flag: 'a' });
-    } catch {
-      // full at this size; try a smaller one
-    }
-  }
-  return filler;
-}
 
 describe.skipIf(!asRoot)('swarm-node daemon: a full var/', () => {
   const service = useSvcApi({ runTiming: { leaseMs: 20_000, pollHoldMs: 2_000, sweepMs: 100, executeWaitMs: 10_000, queueTimeoutMs: 120_000 } });
@@ -66,7 +30,7 @@ describe.skipIf(!asRoot)('swarm-node daemon: a full var/', () => {
     const healthy = await signedInNode(service.baseUrl, { email: full.email, token: full.token, label: 'healthy' });
     await register(full, OPS);
     await register(healthy, OPS);
-    const varDir = varOnTmpfs(full);
+    const varDir = putOnTmpfs(join(full.home, 'var'), '16m');
     const daemon = DaemonProcess.start(full, ['--tick-ms', '100', '--health-addr', '0']);
     const other = DaemonProcess.start(healthy, ['--tick-ms', '100']);
     try {
@@ -74,7 +38,7 @@ describe.skipIf(!asRoot)('swarm-node daemon: a full var/', () => {
       await waitUntilServing(service.baseUrl, full, OPS);
       await daemon.waitForEvent('agents_served');
 
-      const filler = fill(varDir);
+      const filler = fillFilesystem(varDir);
       const unwritable = await daemon.waitForEvent('journal_unwritable', () => true, EVENT_MS);
       expect(unwritable).toMatchObject({ level: 'error', reason: 'disk_full' });
       expect(unwritable.remedy).toContain(varDir);
@@ -109,7 +73,7 @@ describe.skipIf(!asRoot)('swarm-node daemon: a full var/', () => {
       expect(await daemon.stop()).toBe(0);
     } finally {
       await Promise.all([daemon.stop('SIGKILL'), other.stop('SIGKILL')]);
-      execFileSync('umount', ['-l', varDir]);
+      releaseTmpfs(varDir);
     }
   });
 });
