@@ -11,7 +11,19 @@ import { useSvcApi } from '../helpers/svc-api.js';
 import { startHttpFaultProxy } from '../helpers/http-fault-proxy.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { agentEvents, releaseAgents, releaseRun } from './agents.js';
-import { DaemonProcess, executeOverHttp, nodeDb, register, serviceRuns, signedInNode, waitUntilServing, type TestNode } from './support.js';
+import {
+  DaemonProcess,
+  executeOverHttp,
+  ledgerKindsOf,
+  nodeDb,
+  register,
+  runEnded,
+  runOf as runOfService,
+  serviceRuns,
+  signedInNode,
+  waitUntilServing,
+  type TestNode,
+} from './support.js';
 
 const OPS = 'agent_ops_monitor_004'; // 4 cents, retry-safe
 const SALES = 'agent_sales_outreach_008'; // 8 cents, not retry-safe
@@ -36,13 +48,9 @@ function executionStatus(node: TestNode, runId: string): string | undefined {
 describe('swarm-node daemon: faults without wasted work', () => {
   // A lease long enough that only a node that stays paused for tens of seconds loses its run; a poll held 10 s.
   const service = useSvcApi({ runTiming: { leaseMs: 20_000, pollHoldMs: 10_000, sweepMs: 100, executeWaitMs: 10_000, queueTimeoutMs: 120_000 } });
-  const runOf = (node: TestNode, runId: string) => httpRequest(`${service.baseUrl}/v1/swarm/runs/${runId}?wait=5`, { token: node.token });
-  const ended = (node: TestNode, runId: string) =>
-    waitFor(async () => {
-      const run = await runOf(node, runId);
-      return ['succeeded', 'failed', 'cancelled'].includes(run.body.status) ? run.body : undefined;
-    }, `run ${runId} to end`, EVENT_MS);
-  const ledgerOf = (runId: string) => service.db.prepare<[string], { kind: string }>('SELECT kind FROM ledger_entries WHERE run_id = ? ORDER BY entry_id').all(runId).map((row) => row.kind);
+  const runOf = (node: TestNode, runId: string) => runOfService(service.baseUrl, node, runId, 5);
+  const ended = (node: TestNode, runId: string) => runEnded(service.baseUrl, node, runId, EVENT_MS);
+  const ledgerOf = (runId: string) => ledgerKindsOf(service.db, runId);
 
   it('a result finished while the service is unreachable is reported when it answers again, and the node takes work at once', async () => {
     const port = Number(new URL(service.baseUrl).port);
@@ -109,12 +117,7 @@ describe('swarm-node daemon: faults without wasted work', () => {
     await register(node, OPS);
     const daemon = DaemonProcess.start(node, FIELD_TIMING);
     await waitUntilServing(service.baseUrl, node, OPS);
-    const started = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
-      method: 'POST',
-      token: node.token,
-      body: { user_id: node.email, agent_id: OPS, timeout_seconds: 2 },
-      headers: { 'idempotency-key': crypto.randomUUID(), prefer: 'respond-async' },
-    });
+    const started = await executeOverHttp(service.baseUrl, node, OPS, { prefer: 'respond-async', timeoutSeconds: 2 });
     const runId = started.body.run_id as string;
     await agentStartedFor(node, runId);
     const agentStart = agentEvents(node, 'start').find((event) => event.run_id === runId)!.at;
@@ -134,13 +137,9 @@ describe('swarm-node daemon: faults without wasted work', () => {
 describe('swarm-node daemon: frozen and skewed nodes', () => {
   // Short leases (a poll held 3 s): the service gives up on a silent node in seconds.
   const service = useSvcApi({ runTiming: { leaseMs: 6_000, pollHoldMs: 3_000, sweepMs: 100, executeWaitMs: 10_000, queueTimeoutMs: 120_000 } });
-  const runOf = (node: TestNode, runId: string) => httpRequest(`${service.baseUrl}/v1/swarm/runs/${runId}?wait=5`, { token: node.token });
-  const ended = (node: TestNode, runId: string) =>
-    waitFor(async () => {
-      const run = await runOf(node, runId);
-      return ['succeeded', 'failed', 'cancelled'].includes(run.body.status) ? run.body : undefined;
-    }, `run ${runId} to end`, EVENT_MS);
-  const ledgerOf = (runId: string) => service.db.prepare<[string], { kind: string }>('SELECT kind FROM ledger_entries WHERE run_id = ? ORDER BY entry_id').all(runId).map((row) => row.kind);
+  const runOf = (node: TestNode, runId: string) => runOfService(service.baseUrl, node, runId, 5);
+  const ended = (node: TestNode, runId: string) => runEnded(service.baseUrl, node, runId, EVENT_MS);
+  const ledgerOf = (runId: string) => ledgerKindsOf(service.db, runId);
 
   /**
    * Freezes the daemon and starts a run that its poll, held open at the service, is handed. A freeze that fell

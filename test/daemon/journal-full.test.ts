@@ -6,11 +6,10 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/funnel.js';
-import { httpRequest } from '../helpers/http.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { fillFilesystem, putOnTmpfs, releaseTmpfs } from '../helpers/tmpfs.js';
 import { agentEvents } from './agents.js';
-import { cli, DaemonProcess, executeOverHttp, register, signedInNode, waitUntilServing, type TestNode } from './support.js';
+import { cli, DaemonProcess, executeOverHttp, register, runEnded, runOf as runOfService, signedInNode, waitUntilServing, type TestNode } from './support.js';
 
 const OPS = 'agent_ops_monitor_004';
 const EVENT_MS = 30_000;
@@ -18,12 +17,8 @@ const asRoot = process.getuid?.() === 0;
 
 describe.skipIf(!asRoot)('swarm-node daemon: a full var/', () => {
   const service = useSvcApi({ runTiming: { leaseMs: 20_000, pollHoldMs: 2_000, sweepMs: 100, executeWaitMs: 10_000, queueTimeoutMs: 120_000 } });
-  const runOf = (node: TestNode, runId: string) => httpRequest(`${service.baseUrl}/v1/swarm/runs/${runId}?wait=5`, { token: node.token });
-  const ended = (node: TestNode, runId: string) =>
-    waitFor(async () => {
-      const run = await runOf(node, runId);
-      return ['succeeded', 'failed', 'cancelled'].includes(run.body.status) ? run.body : undefined;
-    }, `run ${runId} to end`, EVENT_MS);
+  const runOf = (node: TestNode, runId: string) => runOfService(service.baseUrl, node, runId, 5);
+  const ended = (node: TestNode, runId: string) => runEnded(service.baseUrl, node, runId, EVENT_MS);
 
   it('takes no run while its journal cannot be written, says why, and resumes by itself', async () => {
     const full = await signedInNode(service.baseUrl, { fundCents: 200, label: 'full' });
