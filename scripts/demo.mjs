@@ -308,7 +308,7 @@ async function main() {
   showFields([['jwtToken', `${mask(credentials.jwt.token)} (in <root>/${INSTALL_PATH}/etc/credentials.json, mode 0600)`]]);
 
   step('Verify the JWT and read the unlocked docs');
-  say('`whoami` has the service verify the token; its tier unlocks private documentation sections.');
+  say('`whoami` has the service verify the token; its tier unlocks private documentation sections. What it shows:\nchainId 1202 is the chain of the pay wallet every run is debited from; nodeAccess isolated_svc_server says the\ntoken is for private, isolated nodes of the service; payment_rail svc_pay_wallet:1202 is how runs are paid: from\nthat wallet, on that chain.');
   const whoami = await nodeCli(['whoami']);
   check(/svc_starter_agents/.test(whoami.stdout) && /1202/.test(whoami.stdout), 'whoami does not show the tier and chain', whoami.all);
   const docs = await nodeCli(['docs']);

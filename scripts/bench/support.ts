@@ -40,17 +40,17 @@ export function swarmNode(args: string[], env: NodeJS.ProcessEnv, input?: string
 }
 
 /**
- * A confirmed starter-agents payment, then the sign-in by mail (docs/api.md "Sign-in: a verified inbox"): a code
- * mailed to the address, read from the sandbox's outbox, and issue-token with it: the user's JWT.
+ * A confirmed starter-agents payment, then the sign-in of docs/api.md "Sign-in: a verified inbox": a code mailed to
+ * the address, read from the sandbox's outbox (svc-api --sandbox keeps what it mails), and issue-token with it.
  */
 export async function signIn(api: string, email: string): Promise<string> {
   await payAndConfirm(api, { offer_id: 'svc_starter_agents', customer_email: email });
-  const challenge = (await postJson(api, '/v1/auth/email-code', { email })).challenge_id as string;
+  const challenge = await postJson(api, '/v1/auth/email-code', { email });
+  const reference = `reference ${(challenge.challenge_id as string).slice(0, 8)}`;
   let code: string | undefined;
   await until(async () => {
-    const outbox = (await (await fetch(`${api}/sandbox/mail?to=${encodeURIComponent(email)}&limit=10`)).json()) as { messages: { text: string }[] };
-    const mail = outbox.messages.find((message) => message.text.includes(`reference ${challenge.slice(0, 8)}`));
-    code = mail === undefined ? undefined : /\b(\d{4}-\d{4})\b/.exec(mail.text)?.[1];
+    const outbox = (await (await fetch(`${api}/sandbox/mail?to=${encodeURIComponent(email)}`)).json()) as { messages: Array<{ text: string }> };
+    code = /\b(\d{4}-\d{4})\b/.exec(outbox.messages.find((message) => message.text.includes(reference))?.text ?? '')?.[1];
     return code !== undefined;
   }, 'the sign-in code in the sandbox outbox');
   const issued = await postJson(api, '/v1/auth/issue-token', {
@@ -58,7 +58,7 @@ export async function signIn(api: string, email: string): Promise<string> {
     offer_id: 'svc_starter_agents',
     customer_email: email,
     merchant_id: process.env.SVC_MERCHANT_ID ?? 'merchant_local',
-    challenge_id: challenge,
+    challenge_id: challenge.challenge_id,
     code,
   });
   return issued.jwtToken as string;

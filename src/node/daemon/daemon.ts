@@ -22,7 +22,7 @@ import { messageOf, type SvcError } from '../../contract/errors.js';
 import type { NodeEnrollment } from '../identity/credentials.js';
 import { syncServedAgents } from '../agents/served-agents.js';
 import type { NodeCaller } from '../work/caller.js';
-import { claimDaemon, recordStopped, recordTick } from '../store/daemon-state.js';
+import { claimDaemon, recordStopped, recordTick, type DaemonSupervisor } from '../store/daemon-state.js';
 import { pendingRuns, releaseRunsOf } from '../store/journal.js';
 import { prepareJournalFaultFile } from '../store/journal-fault.js';
 import { scheduledAgents } from '../store/schedules.js';
@@ -56,6 +56,8 @@ export interface DaemonDeps extends Omit<CoreDeps, 'log'> {
   healthAt?: { host: string; port: number };
   /** Checking for a newer release (auto-update.ts); off when undefined. */
   autoUpdate?: AutoUpdateOptions;
+  /** Who starts it again when it exits (recorded for `upgrade`); nobody when undefined. */
+  supervisor?: DaemonSupervisor;
 }
 
 export interface DaemonOutcome {
@@ -144,9 +146,9 @@ class NodeDaemon {
   }
 
   async run(stop: AbortSignal): Promise<DaemonOutcome> {
-    const { db, pid, version } = this.#deps;
+    const { db, pid, version, supervisor = 'none' } = this.#deps;
     const { log } = this.#core;
-    const { previousPid } = claimDaemon(db, { pid, version, tickMs: this.#tickMs }, this.#core.now());
+    const { previousPid } = claimDaemon(db, { pid, version, tickMs: this.#tickMs, supervisor }, this.#core.now());
     this.#prepareFaultFile();
     // The previous daemon is gone (claimDaemon checked): its runs in flight when it died are awaited by nobody.
     if (previousPid !== null) releaseRunsOf(db, previousPid);
@@ -158,6 +160,7 @@ class NodeDaemon {
       agents: scheduledAgents(db).length,
       pending_runs: pendingRuns(db).length,
       concurrency: this.#core.concurrency,
+      supervisor,
     });
     this.#updater?.start();
     let failing: string | undefined;

@@ -170,7 +170,7 @@ export class ServiceHold {
     this.#probeAt = this.#core.now() + waitMs;
     this.#probeNeeded = true;
     this.#core.wakeAt(this.#probeAt);
-    const remedy = reason === 'credential_rejected' ? 'enroll the node again: swarm-node install with a fresh deploy token (picked up without a restart)' : undefined;
+    const remedy = reason === 'credential_rejected' ? 'enroll the node anew, signed in (picked up without a restart): sudo swarm-node install --reenroll' : undefined;
     this.#pauseAll(reason, this.#probeAt, { error: firstSentence(messageOf(error)), remedy });
   }
 
