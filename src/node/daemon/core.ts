@@ -174,6 +174,19 @@ export class DaemonCore {
     setTimeout(() => this.wake(), Math.max(0, at - this.now())).unref();
   }
 
+  /** True when every background task settled within `ms` (a stop's drain), false when time ran out first. */
+  async tasksSettle(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const settled = await Promise.race([
+      Promise.allSettled([...this.tasks]).then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), ms);
+      }),
+    ]);
+    clearTimeout(timer);
+    return settled;
+  }
+
   /** Runs `task` in the background: a tick never waits for the network. */
   track(task: Promise<void>): void {
     this.tasks.add(task);

@@ -24,7 +24,6 @@ import { syncServedAgents } from '../agents/served-agents.js';
 import type { NodeCaller } from '../work/caller.js';
 import { claimDaemon, recordStopped, recordTick, type DaemonSupervisor } from '../store/daemon-state.js';
 import { pendingRuns, releaseRunsOf } from '../store/journal.js';
-import { prepareJournalFaultFile } from '../store/journal-fault.js';
 import { scheduledAgents } from '../store/schedules.js';
 import { AgentRuns } from './agent-runs.js';
 import { AutoUpdater, type AutoUpdateOptions } from './auto-update.js';
@@ -149,7 +148,7 @@ class NodeDaemon {
     const { db, pid, version, supervisor = 'none' } = this.#deps;
     const { log } = this.#core;
     const { previousPid } = claimDaemon(db, { pid, version, tickMs: this.#tickMs, supervisor }, this.#core.now());
-    this.#prepareFaultFile();
+    this.#core.journal.prepare();
     // The previous daemon is gone (claimDaemon checked): its runs in flight when it died are awaited by nobody.
     if (previousPid !== null) releaseRunsOf(db, previousPid);
     log.info('daemon_started', {
@@ -196,11 +195,11 @@ class NodeDaemon {
     this.#puller.stop();
     log.info('stopping', { in_flight_runs: this.#inFlight() });
     // A removed node's results are refused: its agents are stopped at once (the service refunds their runs).
-    let drained = removed ? false : await this.#tasksSettle(this.#drainMs);
+    let drained = removed ? false : await this.#core.tasksSettle(this.#drainMs);
     if (!drained) {
       if (!removed || this.#inFlight() > 0) log.warn('stopping_agents', { in_flight_runs: this.#inFlight(), note: 'their runs end failed and are refunded' });
       this.#core.stopRuns();
-      drained = await this.#tasksSettle(REPORT_GRACE_MS);
+      drained = await this.#core.tasksSettle(REPORT_GRACE_MS);
     }
     // Said last: the renewals of the runs drained above were polls, and each made the node online again.
     if (!removed) await sayOffline(this.#hold.caller(), this.#core.log);
@@ -212,30 +211,8 @@ class NodeDaemon {
     return { drained, pending };
   }
 
-  /** Room for the journal's fault, taken while writes work (store/journal-fault.ts); a full disk now only loses it. */
-  #prepareFaultFile(): void {
-    if (this.#deps.varDir === undefined) return;
-    try {
-      prepareJournalFaultFile(this.#deps.varDir);
-    } catch (error) {
-      this.#core.log.warn('journal_fault_file', { error: messageOf(error), note: 'status cannot say why if the journal becomes unwritable' });
-    }
-  }
-
   #inFlight(): number {
     return this.#runs.running.size + this.#puller.running;
-  }
-
-  async #tasksSettle(ms: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const settled = await Promise.race([
-      Promise.allSettled([...this.#core.tasks]).then(() => true),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), ms);
-      }),
-    ]);
-    clearTimeout(timer);
-    return settled;
   }
 
   #tick(): void {

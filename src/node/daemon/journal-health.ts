@@ -5,7 +5,7 @@
 // the fault file, store/journal-fault.ts); the next write that works (the tick's, every second) resumes it.
 import { messageOf } from '../../contract/errors.js';
 import type { Clock } from '../../lib/clock.js';
-import { recordJournalFault, type JournalFault } from '../store/journal-fault.js';
+import { prepareJournalFaultFile, recordJournalFault, type JournalFault } from '../store/journal-fault.js';
 import type { DaemonLog } from './log.js';
 
 /** SQLite's codes (better-sqlite3's SqliteError.code) and the system's (a file of var/) that mean the journal cannot be written. */
@@ -45,6 +45,16 @@ export class JournalHealth {
   /** What is wrong, while it is. */
   get fault(): JournalFault | undefined {
     return this.#fault;
+  }
+
+  /** Room for the fault, taken while writes work (the daemon's start): a full disk later only loses that. */
+  prepare(): void {
+    if (this.#varDir === undefined) return;
+    try {
+      prepareJournalFaultFile(this.#varDir);
+    } catch (error) {
+      this.#log.warn('journal_fault_file', { error: messageOf(error), note: 'status cannot say why if the journal becomes unwritable' });
+    }
   }
 
   /** A write failed: true when it is the journal that cannot be written (work stops being taken; said once). */
