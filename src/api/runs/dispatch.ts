@@ -16,7 +16,7 @@ import type { SecretsOfRun } from '../user-secrets/run-secrets.js';
 import { createRunEventOutbox } from '../webhooks/outbox.js';
 import type { RunEvents } from './run-events.js';
 import { newLease, type RunRow, type RunStore } from './run-store.js';
-import { isFinished, runView } from './run-view.js';
+import { isFinished, leaseSecondsFrom, runView } from './run-view.js';
 
 export interface Dispatch {
   /**
@@ -41,23 +41,25 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
   const { leaseMs, pollHoldMs } = ctx.runTiming;
   const seenEveryMs = Math.min(SEEN_EVERY_MS, leaseMs / 10);
 
-  const assignedOf = (run: RunRow): AssignedRun => ({
+  /** `receivedAt`: when the poll came in, on the monotonic clock (leaseSecondsFrom). */
+  const assignedOf = (run: RunRow, receivedAt: number): AssignedRun => ({
     run_id: run.run_id,
     agent_id: run.agent_id,
     user_id: run.user_id,
     input: run.input_json === null ? {} : (JSON.parse(run.input_json) as unknown),
     lease_id: run.lease_id!,
     lease_expires_at: isoTime(run.lease_expires_at!),
+    lease_seconds: leaseSecondsFrom(run.lease_expires_at!, ctx.clock.now(), receivedAt),
     ...(run.bundle_digest === null ? {} : { bundle_digest: run.bundle_digest }),
     ...(run.timeout_seconds === null ? {} : { timeout_seconds: run.timeout_seconds }),
     attempt: run.attempt,
   });
   /** The runs as the node is handed them, each with the secrets its agent declares (docs/api.md "Secrets"). */
-  const handOut = (claimed: RunRow[]): Promise<AssignedRun[]> =>
+  const handOut = (claimed: RunRow[], receivedAt: number): Promise<AssignedRun[]> =>
     Promise.all(
       claimed.map(async (run) => {
         const secrets = await deps.secretsOf(run);
-        return { ...assignedOf(run), ...(secrets === undefined ? {} : { secrets }) };
+        return { ...assignedOf(run, receivedAt), ...(secrets === undefined ? {} : { secrets }) };
       }),
     );
   /** Their `started` events, in the transaction that claimed them (webhooks/outbox.ts). */
@@ -66,10 +68,10 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
     return claimed;
   };
   // The runs one poll takes share its lease: a result is accepted for the run with the lease it was handed under.
-  const claim = async (node: EnrolledNode, capacity: number): Promise<AssignedRun[]> => {
+  const claim = async (node: EnrolledNode, capacity: number, receivedAt: number): Promise<AssignedRun[]> => {
     const now = ctx.clock.now();
     const lease = newLease(now, leaseMs);
-    if (!node.ephemeral) return handOut(await ctx.store.transaction(async () => started(await runs.claim(node.user_id, node.node_id, capacity, lease, now))));
+    if (!node.ephemeral) return handOut(await ctx.store.transaction(async () => started(await runs.claim(node.user_id, node.node_id, capacity, lease, now))), receivedAt);
     return handOut(
       await ctx.store.transaction(async () => {
         // An ephemeral node's row is locked first: a racing poll of the same node waits here, then finds its run taken.
@@ -79,11 +81,13 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
         await recordEphemeralRun(ctx.store, node.node_id, run.run_id);
         return started([run]);
       }),
+      receivedAt,
     );
   };
 
   return {
     async poll(node, request, drain, gone) {
+      const receivedAt = performance.now();
       const now = ctx.clock.now();
       let seenAt = node.seen.at ?? Number.NEGATIVE_INFINITY;
       /** Writes last_seen_at (and what the poll says of the host) when something changed or it has aged. */
@@ -119,7 +123,7 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
         // the group commit first keeps those from queueing for the write lock. PostgreSQL's claim is one statement
         // that waits for no lock (SKIP LOCKED), and a look would be one round trip more.
         if (ctx.store.engine === 'sqlite' && !(await runs.hasClaimable(node.user_id, node.node_id))) return undefined;
-        const assigned = await claim(node, request.capacity);
+        const assigned = await claim(node, request.capacity, receivedAt);
         return assigned.length > 0 ? { runs: assigned, cancel: [] } : undefined;
       };
       // A node gone mid-poll takes no run: one claimed for it would wait a whole lease for nobody.
@@ -133,7 +137,7 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
     async report(node, runId, result) {
       // Finished first, read only when it was not: the node's run is one it holds, so of its user. Another user's run
       // is not held by it either, and is then told apart from its own below.
-      const finished = await finish(runId, outcomeOf(result), { node_id: node.node_id, lease_id: result.lease_id });
+      const finished = await finish(runId, outcomeOf(result), { kind: 'holder', node_id: node.node_id, lease_id: result.lease_id });
       if (finished.kind === 'finished') {
         events.finished(runId);
         return JSON.parse(finished.json) as RunResponse;

@@ -1,7 +1,9 @@
 // Ends a run once, in one transaction (DECISIONS.md "Execute"; docs/api.md "Runs on the node"): its status and
 // output, the refund when it failed or was cancelled ("a run that fails is refunded in the same ledger"), and the
 // final answer that replays of its Idempotency-Key return. Whoever finishes it (the node's result, the lease sweeper,
-// a restart, a cancel), the status guard makes it happen once: a run is never finished, nor refunded, twice. An
+// a restart, a cancel), the status guard makes it happen once: a run is never finished, nor refunded, twice; and
+// what the finisher expects of the locked row (Expected) keeps a decision taken on an older read from ending a newer
+// attempt, or a lease renewed since it was read. An
 // attempt lost with its node (node_lost, or interrupted by the node's restart) of a retry-safe run with attempts
 // left is not the run's end: the run goes back to the queue under the same id and charge (docs/api.md "Retries").
 import { MAX_RUN_ATTEMPTS } from '../../contract/jobs.js';
@@ -28,10 +30,17 @@ export type RunFailureReason =
   /** No node took it from the queue in time, or none is left that could. */
   | 'not_picked_up'
   /** Its user cancelled it (POST /v1/swarm/runs/{run_id}/cancel): it ends `cancelled`, refunded. */
-  | 'cancelled';
+  | 'cancelled'
+  /**
+   * Its node handed it back without starting the agent (its lease had run out by the node's reckoning, or it could not
+   * journal the run): nothing ran, so it goes back to the queue whether or not the run is retry-safe.
+   */
+  | 'not_started';
 
 /** The failures after which a retry-safe run runs again: the agent did not fail, its node went away. */
 const RETRIED_FAILURES: ReadonlySet<string> = new Set<RunFailureReason>(['node_lost', 'interrupted']);
+/** The failure after which any run runs again: its agent never started. */
+const NOT_STARTED: RunFailureReason = 'not_started';
 
 /** A failed run's output: the reason as a stable word, and a sentence for people. */
 export interface FailedRunOutput {
@@ -51,21 +60,35 @@ export function failed(error: RunFailureReason, message: string): RunOutcome {
  */
 export type Finished = { kind: 'finished'; json: string; refunded_cents: number } | { kind: 'requeued'; run: RunRow } | { kind: 'not_held' };
 
-/** `holder`: the result of a node is accepted only from the node and lease that hold the run. */
-export type FinishRun = (runId: string, outcome: RunOutcome, holder?: { node_id: string; lease_id: string }) => Promise<Finished>;
+/**
+ * What the row must still be, checked under its lock, for the finisher to end it; absent: any queued or running run.
+ * - `holder`: a node's result, taken only from the node and lease that hold the run (an expired lease the sweep has
+ *   not ended yet still holds it).
+ * - `lease_out`: the sweep's, for the attempt whose lease it saw run out, and only while it still has (by the
+ *   finisher's clock: a renewal meanwhile keeps the run).
+ * - `queued`: the sweep's or a cancel's, for the queued attempt it read (a claim meanwhile keeps the run).
+ * - `cancel_overdue`: the sweep's, for the attempt whose node did not stop it in time.
+ */
+export type Expected =
+  | { kind: 'holder'; node_id: string; lease_id: string }
+  | { kind: 'lease_out'; lease_id: string | null }
+  | { kind: 'queued'; attempt: number }
+  | { kind: 'cancel_overdue'; lease_id: string | null };
+
+export type FinishRun = (runId: string, outcome: RunOutcome, expected?: Expected) => Promise<Finished>;
 
 export const FINISHED_RUN_STATUS_CODE = 200;
 
 export function createRunFinisher(ctx: ServiceContext, runs: RunStore, keys: IdempotencyStore): FinishRun {
   const outbox = createRunEventOutbox(ctx.store, ctx.clock);
-  return (runId, outcome, holder) =>
+  return (runId, outcome, expected) =>
     ctx.store.transaction(async (): Promise<Finished> => {
       // Locked (PostgreSQL) so the node's result and another instance's sweep never both finish it; the status guard
       // below is then decided on the row as it really stands.
       const row = await runs.getForUpdate(runId);
       if (row === undefined || (row.status !== 'queued' && row.status !== 'running')) return { kind: 'not_held' };
-      if (holder !== undefined && (row.node_id !== holder.node_id || row.lease_id !== holder.lease_id)) return { kind: 'not_held' };
       const now = ctx.clock.now();
+      if (expected !== undefined && !stillAsExpected(row, expected, now)) return { kind: 'not_held' };
       if (outcome.status === 'failed' && mayRunAgain(row, outcome.output.error)) {
         await recordAttempt(ctx, row, outcome.output, now);
         // At least a lease's time to be taken again, even when execute asked not to wait (queue_seconds 0).
@@ -81,7 +104,7 @@ export function createRunFinisher(ctx: ServiceContext, runs: RunStore, keys: Ide
       const cancelled = outcome.status === 'failed' && outcome.output.error === 'cancelled' && row.cancel_requested_at !== null;
       const output = outcome.status === 'failed' && outcome.output.error === 'cancelled' && !cancelled ? { ...outcome.output, error: 'aborted' } : outcome.output;
       const outputJson = JSON.stringify(output ?? null);
-      const by = holder === undefined ? 'service' : 'node';
+      const by = expected?.kind === 'holder' ? 'node' : 'service';
       if (!(await runs.finish(runId, outcome.status, chargedCents, outputJson, by, now, cancelled ? now : undefined))) return { kind: 'not_held' };
       const balanceCents =
         outcome.status === 'failed' && row.charged_cents > 0
@@ -105,9 +128,26 @@ export function createRunFinisher(ctx: ServiceContext, runs: RunStore, keys: Ide
     });
 }
 
-/** A retry-safe run whose node went away, not cancelled, with attempts left (MAX_RUN_ATTEMPTS in all). */
+function stillAsExpected(row: RunRow, expected: Expected, now: number): boolean {
+  switch (expected.kind) {
+    case 'holder':
+      return row.status === 'running' && row.node_id === expected.node_id && row.lease_id === expected.lease_id;
+    case 'lease_out':
+      return row.status === 'running' && row.lease_id === expected.lease_id && (row.lease_expires_at === null || row.lease_expires_at <= now);
+    case 'queued':
+      return row.status === 'queued' && row.attempt === expected.attempt;
+    case 'cancel_overdue':
+      return row.status === 'running' && row.lease_id === expected.lease_id && row.cancel_requested_at !== null;
+  }
+}
+
+/**
+ * Not cancelled, with attempts left (MAX_RUN_ATTEMPTS in all), and either retry-safe with its node gone, or never
+ * started by its node at all.
+ */
 function mayRunAgain(row: RunRow, error: string): boolean {
-  return row.status === 'running' && row.retry_safe === 1 && row.attempt < MAX_RUN_ATTEMPTS && row.cancel_requested_at === null && RETRIED_FAILURES.has(error);
+  if (row.status !== 'running' || row.attempt >= MAX_RUN_ATTEMPTS || row.cancel_requested_at !== null) return false;
+  return error === NOT_STARTED || (row.retry_safe === 1 && RETRIED_FAILURES.has(error));
 }
 
 /** The attempt that ended, as the run's attempts show it (GET /v1/swarm/runs/{run_id}). */

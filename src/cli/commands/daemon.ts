@@ -2,7 +2,7 @@
 // agents on their intervals and logs one logfmt line per event on stdout (src/node/daemon/log.ts).
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { SvcError } from '../../contract/errors.js';
-import { DEFAULT_BACKOFF_MS, DEFAULT_DRAIN_MS, MAX_BACKOFF_MS, spokenDuration } from '../../node/daemon/timing.js';
+import { DEFAULT_BACKOFF_MS, DEFAULT_DRAIN_MS, MAX_BACKOFF_MS, OUTAGE_PROBE_CAP_MS, OUTAGE_PROBE_FIRST_MS, spokenDuration } from '../../node/daemon/timing.js';
 import { contextFor } from '../context.js';
 
 interface DaemonOptions {
@@ -49,7 +49,9 @@ Changes made with register and unregister apply at the next tick, without a rest
 Idempotency-Key before it is sent, and each result kept before it is reported: never charged twice, never run twice.
 
 On insufficient balance the agent pauses, the wallet_login_url is logged once, and the balance is re-checked
-slowly (${spokenDuration(DEFAULT_BACKOFF_MS)}, doubling to ${spokenDuration(MAX_BACKOFF_MS)}); it resumes by itself once the wallet covers a run. A node that is
+slowly (${spokenDuration(DEFAULT_BACKOFF_MS)}, doubling to ${spokenDuration(MAX_BACKOFF_MS)}); it resumes by itself once the wallet covers a run. A service that
+cannot be reached is asked again every ${spokenDuration(OUTAGE_PROBE_FIRST_MS)} to ${spokenDuration(OUTAGE_PROBE_CAP_MS)}: results finished meanwhile are kept and reported, and work is
+taken again, as soon as it answers. A full var/ (its journal unwritable) takes no run until it can write. A node that is
 not enrolled, or whose credential is refused, holds every agent until it is enrolled again. A node removed from your
 nodes (swarm-node nodes remove, or by the service after 14 days offline) stops: event=node_removed, exit 8. An
 ephemeral node (install --ephemeral) removes itself once its one run is reported: event=node_retired, exit 8 (and
@@ -103,6 +105,7 @@ Example:
             clock: ctx.clock,
             write: (line) => process.stdout.write(line),
             credentialsFile: ctx.paths.credentialsFile,
+            varDir: ctx.paths.varDir,
             pid: process.pid,
             version: ctx.version,
             name: ctx.paths.name,
