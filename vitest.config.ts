@@ -35,6 +35,7 @@ const ON_POSTGRES = [
   'test/api/budgets.test.ts',
   'test/api/usage.test.ts',
   'test/api/run-webhooks.test.ts',
+  'test/api/console.test.ts',
   'test/api-postgres/**/*.test.ts',
 ];
 

@@ -64,6 +64,7 @@ const STEPS = [
   "An agent bundle of the operator's own",
   'The node is killed mid-run: the run waits',
   'The node comes back: the run is retried, charged once',
+  'Cancel a run',
 ];
 
 const state = {};
@@ -307,7 +308,7 @@ async function main() {
   showFields([['jwtToken', `${mask(credentials.jwt.token)} (in <root>/${INSTALL_PATH}/etc/credentials.json, mode 0600)`]]);
 
   step('Verify the JWT and read the unlocked docs');
-  say('`whoami` has the service verify the token; its tier unlocks private documentation sections.');
+  say('`whoami` has the service verify the token; its tier unlocks private documentation sections. What it shows:\nchainId 1202 is the chain of the pay wallet every run is debited from; nodeAccess isolated_svc_server says the\ntoken is for private, isolated nodes of the service; payment_rail svc_pay_wallet:1202 is how runs are paid: from\nthat wallet, on that chain.');
   const whoami = await nodeCli(['whoami']);
   check(/svc_starter_agents/.test(whoami.stdout) && /1202/.test(whoami.stdout), 'whoami does not show the tier and chain', whoami.all);
   const docs = await nodeCli(['docs']);
@@ -527,17 +528,67 @@ async function main() {
   }, 'the node offline');
   const offline = await nodeCli(['nodes']);
   check(/\boffline\b/.test(offline.stdout), 'the node list does not show the node offline', offline.all);
+  say(`While the node is off, a run started with curl waits for it (execute's queue_seconds: 600 s unless asked), charged;\nit starts when a node that serves it polls, and is refunded not_picked_up if none does in time.`);
+  const waiting = await curl(state.baseUrl, 'POST', '/v1/swarm/execute', {
+    token: state.jwt,
+    headers: { 'Idempotency-Key': randomUUID(), Prefer: 'respond-async' },
+    body: { user_id: state.userId, agent_id: AGENT },
+  });
+  if (interrupted()) throw new DemoFailure('interrupted');
+  check(waiting.status === 202 && waiting.json?.status === 'queued', `execute answered ${waiting.status}, ${waiting.json?.status}`, waiting.text);
+  state.queuedRun = waiting.json.run_id;
+  showFields([
+    ['run_id', waiting.json.run_id],
+    ['status', `${waiting.json.status}, charged ${DOLLARS(waiting.json.charged_cents)}, waits until ${waiting.json.queue_expires_at}`],
+  ]);
 
   step('The node comes back: the run is retried, charged once');
-  say("The daemon starts again, as systemd restarts it. It finds the run it held when it died and reports it cut short;\nthe service refuses that late result (its attempt was replaced), and what the kill left behind is removed (a run\nin a sandbox leaves nothing on the host: its directory was in its own /tmp). Then its poll takes the queued run:\nattempt 2, the same run id, succeeded, charged once. Then SIGTERM: the daemon stops cleanly.");
+  say("The daemon starts again, as systemd restarts it. It finds the run it held when it died and reports it cut short;\nthe service refuses that late result (its attempt was replaced), and what the kill left behind is removed (a run\nin a sandbox leaves nothing on the host: its directory was in its own /tmp). Then its poll takes the queued runs:\nthe review's attempt 2, the same run id, succeeded, charged once, and the run started while it was off.");
   // Only a run without a sandbox (agent_isolation none) has its directory on the host, in var/runs.
   const leftDir = join(state.home, 'var', 'runs', slow.run_id);
   write('   $ swarm-node daemon &');
   state.daemon = await startProgram(state.installedBin, ['daemon'], { env: cleanEnv(), ready: /event=agents_served\b.*\n/, name: 'swarm-node daemon' });
   ok(`daemon pid ${state.daemon.pid}, ready`);
   await state.daemon.waitFor(/event=pending_runs_settled reported=0 lost=1\b.*\n/, 'the lost run settled');
-  await state.daemon.waitFor(new RegExp(`event=run_succeeded agent=${SLOW_AGENT} run_id=${slow.run_id}\\b.*\\n`), 'the retried run to succeed');
   check(!existsSync(leftDir), "the killed run's directory is still there", state.daemon.log.text);
+  say("Its log, followed while it runs (what the agent writes on stderr and stdout, shipped by the node as it comes);\nthe command exits 0 once the run succeeded:");
+  const followed = await nodeCli(['logs', slow.run_id, '--follow']);
+  check(/reviewed 1 of \d+ s/.test(followed.stdout), 'the followed log does not show the agent writing', followed.all);
+  await state.daemon.waitFor(new RegExp(`event=run_succeeded agent=${SLOW_AGENT} run_id=${slow.run_id}\\b.*\\n`), 'the retried run to succeed');
+  const retried = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${slow.run_id}`, { token: state.jwt });
+  check(
+    retried.json?.status === 'succeeded' && retried.json.attempt === 2 && retried.json.attempts?.length === 2 && retried.json.charged_cents === SLOW_PRICE_CENTS,
+    `the retried run is ${retried.json?.status} at attempt ${retried.json?.attempt}`,
+    retried.text,
+  );
+  const queued = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${state.queuedRun}`, { token: state.jwt, headers: { Prefer: 'wait=30' } });
+  check(queued.json?.status === 'succeeded' && queued.json.node_id === state.nodeId, `the run queued while the node was off is ${queued.json?.status}`, queued.text);
+  showFields([
+    ['retried run', `${slow.run_id} ${retried.json.status} at attempt ${retried.json.attempt} (${retried.json.attempts.map((entry) => entry.outcome).join(', ')}), charged ${DOLLARS(retried.json.charged_cents)} once; nothing of the killed attempt left on the host`],
+    ['output', retried.json.output.summary],
+    ['queued run', `${state.queuedRun} ${queued.json.status} once the node polled, charged ${DOLLARS(queued.json.charged_cents)}`],
+  ]);
+  say('What the review left in its SWARM_ARTIFACTS_DIR, uploaded by the node after the run, listed and downloaded (each\nfile checked against its sha256):');
+  const downloads = join(state.scratch, 'downloads');
+  await nodeCli(['artifacts', slow.run_id, '--download', downloads]);
+  const review = join(downloads, 'review.txt');
+  check(existsSync(review) && readFileSync(review, 'utf8') === `run ${slow.run_id}: nothing flagged in /srv/app\n`, 'the downloaded artifact is not what the agent wrote', '');
+  ok(`<scratch>/downloads/review.txt: ${readFileSync(review, 'utf8').trim()}`);
+
+  step('Cancel a run');
+  say("A run started and then not wanted: swarm-node cancel. A queued run ends at once; a running one is stopped on its\nnode within seconds (its poll hands the node the cancel), ends cancelled, and is refunded: nothing is charged.\nThen SIGTERM: the daemon stops cleanly.");
+  const unwanted = await curl(state.baseUrl, 'POST', '/v1/swarm/execute', {
+    token: state.jwt,
+    headers: { 'Idempotency-Key': randomUUID(), Prefer: 'respond-async' },
+    body: { user_id: state.userId, agent_id: SLOW_AGENT, input: SLOW_INPUT },
+  });
+  if (interrupted()) throw new DemoFailure('interrupted');
+  check(unwanted.status === 202 && unwanted.json?.charged_cents === SLOW_PRICE_CENTS, `execute answered ${unwanted.status}`, unwanted.text);
+  await state.daemon.waitFor(new RegExp(`event=run_pulled agent=${SLOW_AGENT} run_id=${unwanted.json.run_id}\\b`), 'the daemon pulled the run');
+  await nodeCli(['cancel', unwanted.json.run_id]);
+  const cancelled = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${unwanted.json.run_id}`, { token: state.jwt, headers: { Prefer: 'wait=30' } });
+  check(cancelled.json?.status === 'cancelled' && cancelled.json.charged_cents === 0, `the cancelled run is ${cancelled.json?.status}`, cancelled.text);
+  showFields([['cancelled run', `${unwanted.json.run_id} ${cancelled.json.status} (${cancelled.json.output.message}), charged ${DOLLARS(cancelled.json.charged_cents)}`]]);
   const daemonExit = await state.daemon.stop();
   const daemonLog = state.daemon.log.text;
   state.daemon = undefined;
@@ -545,22 +596,15 @@ async function main() {
   showOutput(daemonLog);
   check(daemonExit === 0, `the daemon exited ${daemonExit} on SIGTERM`, daemonLog);
   check(/\bevent=daemon_stopped\b/.test(daemonLog), 'the daemon did not log its stop', daemonLog);
-  const retried = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${slow.run_id}`, { token: state.jwt });
-  check(
-    retried.json?.status === 'succeeded' && retried.json.attempt === 2 && retried.json.attempts?.length === 2 && retried.json.charged_cents === SLOW_PRICE_CENTS,
-    `the retried run is ${retried.json?.status} at attempt ${retried.json?.attempt}`,
-    retried.text,
-  );
   const balance = await nodeCli(['wallet'], { json: true });
-  const expectedBalance = FUND_CENTS - AGENT_PRICE_CENTS * state.succeeded - CUSTOM_PRICE_CENTS - SLOW_PRICE_CENTS;
+  const opsRuns = state.succeeded + 1;
+  const expectedBalance = FUND_CENTS - AGENT_PRICE_CENTS * opsRuns - CUSTOM_PRICE_CENTS - SLOW_PRICE_CENTS;
   check(balance.json.balance_cents === expectedBalance, `the wallet holds ${balance.json.balance_cents} cents, expected ${expectedBalance}`, balance.stdout);
   showFields([
-    ['retried run', `${slow.run_id} ${retried.json.status} at attempt ${retried.json.attempt} (${retried.json.attempts.map((entry) => entry.outcome).join(', ')}), charged ${DOLLARS(retried.json.charged_cents)} once; nothing of the killed attempt left on the host`],
-    ['output', retried.json.output.summary],
     ['daemon', `exit code ${daemonExit} on SIGTERM`],
     [
       'balance',
-      `${balance.json.balance} = ${DOLLARS(FUND_CENTS)} − ${state.succeeded} × ${DOLLARS(AGENT_PRICE_CENTS)} − ${DOLLARS(CUSTOM_PRICE_CENTS)} (your agent) − ${DOLLARS(SLOW_PRICE_CENTS)} (the review, once): only the runs a node reported succeeded are charged`,
+      `${balance.json.balance} = ${DOLLARS(FUND_CENTS)} − ${opsRuns} × ${DOLLARS(AGENT_PRICE_CENTS)} − ${DOLLARS(CUSTOM_PRICE_CENTS)} (your agent) − ${DOLLARS(SLOW_PRICE_CENTS)} (the review, once): only the runs that succeeded are charged`,
     ],
   ]);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);

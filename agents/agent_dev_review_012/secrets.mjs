@@ -19,6 +19,12 @@ const SECRETLINT_CONFIG = {
 /** Values that are not credentials: placeholders, references to a variable, templates, masks, version ranges. */
 const PLACEHOLDER = /^[~^<>=]*v?\d+(?:\.[\dx*]+)+(?:[-+][\w.]+)?$|^(?:x+|\*+|\.+|-+|changeme|change_?me|example|sample|test|password|secret|token|dummy|redacted|placeholder|none|null|undefined|true|false|your[-_a-z0-9]*|my[-_]?(?:password|secret|token)|[a-z]+_here)$|^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$|^\{\{.*\}\}$|^<[^>]*>$|^%\(?\w+\)?s?$|^\$\(.*\)$/i;
 
+/**
+ * Lower-case words joined by "-" or "_" (a tool's name, a slug): what a generic rule's literal is when it names
+ * something rather than holds a credential (`{ secret: 'dev-review' }`, a map of kinds to tools).
+ */
+const NAME_SHAPE = /^[a-z]+(?:[-_][a-z]+)*$/;
+
 /** Formats the preset does not look for. `value` is the capture group holding the credential. */
 const EXTRA_RULES = [
   // Stripe's keys have 24 characters after the prefix (99 in today's longer form).
@@ -117,7 +123,7 @@ export async function findSecrets(path, text, added) {
     if (generic && inTest) continue;
     for (const match of text.matchAll(pattern)) {
       const secret = match[value];
-      if (PLACEHOLDER.test(secret)) continue;
+      if (PLACEHOLDER.test(secret) || (generic && NAME_SHAPE.test(secret))) continue;
       const start = match.index + match[0].lastIndexOf(secret);
       add(start, start + secret.length, rule, `adds ${what}`, 'dev-review');
     }

@@ -71,8 +71,9 @@ export function passagesOf(text) {
   const flush = () => {
     if (current && current.hasBody) {
       // Blank lines kept while it grew are not part of it at its end.
-      while (current.lines.at(-1).trim() === '') current.lines.pop();
-      passages.push({ line_start: current.start, line_end: current.start + current.lines.length - 1, heading: current.heading, body: current.lines.join('\n') });
+      while (current.lines.length > 0 && current.lines.at(-1).trim() === '') current.lines.pop();
+      // Only blank lines (inside a code fence a file left open): no passage.
+      if (current.lines.length > 0) passages.push({ line_start: current.start, line_end: current.start + current.lines.length - 1, heading: current.heading, body: current.lines.join('\n') });
     }
     current = null;
   };

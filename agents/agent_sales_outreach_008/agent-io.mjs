@@ -65,9 +65,9 @@ export function timeLimitMs() {
   return (Number.isFinite(declared) && declared > 0 ? declared : 30) * 1000;
 }
 
-/** The directory whose files the node uploads as the run's artifacts (SVC_ARTIFACTS_DIR), or null: then write none. */
+/** The directory whose files the node uploads as the run's artifacts (SWARM_ARTIFACTS_DIR), or null: then write none. */
 export function artifactsDir() {
-  return process.env.SVC_ARTIFACTS_DIR || null;
+  return process.env.SWARM_ARTIFACTS_DIR || null;
 }
 
 /** A secret the agent declares in agent.json (`secrets`), given by the node as a variable of its name; null when not set. */

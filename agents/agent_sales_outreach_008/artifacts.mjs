@@ -1,4 +1,4 @@
-// The run's files for the node to upload (SVC_ARTIFACTS_DIR): every draft, every refused lead and every message
+// The run's files for the node to upload (SWARM_ARTIFACTS_DIR): every draft, every refused lead and every message
 // sent, as CSV a spreadsheet opens, written as the leads stream, so however many there are, all are kept.
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';

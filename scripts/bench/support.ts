@@ -40,19 +40,19 @@ export function swarmNode(args: string[], env: NodeJS.ProcessEnv, input?: string
 }
 
 /**
- * A confirmed starter-agents payment, then issue-token with the code mailed to the address (docs/api.md "Sign-in: a
- * verified inbox"), read from the sandbox's outbox (GET /sandbox/mail): the user's JWT.
+ * A confirmed starter-agents payment, then the sign-in of docs/api.md "Sign-in: a verified inbox": a code mailed to
+ * the address, read from the sandbox's outbox (svc-api --sandbox keeps what it mails), and issue-token with it.
  */
 export async function signIn(api: string, email: string): Promise<string> {
   await payAndConfirm(api, { offer_id: 'svc_starter_agents', customer_email: email });
   const challenge = await postJson(api, '/v1/auth/email-code', { email });
-  const reference = `reference ${String(challenge.challenge_id).slice(0, 8)}`;
+  const reference = `reference ${(challenge.challenge_id as string).slice(0, 8)}`;
   let code: string | undefined;
   await until(async () => {
-    const outbox = (await (await fetch(`${api}/sandbox/mail?to=${encodeURIComponent(email)}&limit=10`)).json()) as { messages: { text: string }[] };
-    code = /\b(\d{4}-\d{4})\b/.exec(outbox.messages.find((mail) => mail.text.includes(reference))?.text ?? '')?.[1];
+    const outbox = (await (await fetch(`${api}/sandbox/mail?to=${encodeURIComponent(email)}`)).json()) as { messages: Array<{ text: string }> };
+    code = /\b(\d{4}-\d{4})\b/.exec(outbox.messages.find((message) => message.text.includes(reference))?.text ?? '')?.[1];
     return code !== undefined;
-  }, 'the sign-in mail');
+  }, 'the sign-in code in the sandbox outbox');
   const issued = await postJson(api, '/v1/auth/issue-token', {
     status: 'CONFIRMED',
     offer_id: 'svc_starter_agents',

@@ -11,7 +11,7 @@ export const SLOW_INPUT = { repo: '/srv/app' };
 /** How long its first attempt works: far past the lease, so only a kill ends it in the demo. */
 const WORK_SECONDS = 90;
 /** How long an attempt after the first works: the demo waits for it. */
-const RETRY_SECONDS = 3;
+const RETRY_SECONDS = 4;
 
 const MANIFEST = {
   agent_id: SLOW_AGENT,
@@ -43,6 +43,8 @@ for (let second = 1; second <= seconds; second += 1) {
   await new Promise((resolve) => setTimeout(resolve, 1000));
   process.stderr.write('reviewed ' + second + ' of ' + seconds + ' s\\n');
 }
+// What it found, as a file of the run's artifacts: uploaded once it ends, downloaded with swarm-node artifacts.
+writeFileSync(join(process.env.SWARM_ARTIFACTS_DIR, 'review.txt'), 'run ' + run_id + ': nothing flagged in /srv/app\\n');
 process.stdout.write(JSON.stringify({ summary: retried ? 'reviewed, on a second attempt' : 'reviewed, slowly', run_id }) + '\\n');
 `;
 

@@ -28,7 +28,7 @@ export function readSet(agentId, part) {
 
 /**
  * One run of `agentId` with `input`. `stateDir` is kept between runs (SWARM_STATE_DIR), `artifactsDir` receives
- * the run's files (SVC_ARTIFACTS_DIR), `env` adds variables (an agent's declared secrets).
+ * the run's files (SWARM_ARTIFACTS_DIR), `env` adds variables (an agent's declared secrets).
  */
 export function runAgent(agentId, input, { stateDir, artifactsDir, env = {}, tier = 'svc_starter_agents', timeoutMs = 3_600_000 } = {}) {
   const agentDir = join(AGENTS_DIR, agentId);
@@ -48,7 +48,7 @@ export function runAgent(agentId, input, { stateDir, artifactsDir, env = {}, tie
     SWARM_NODE_HOME: join(runDir, 'no-node-home'),
     SWARM_DOCS_DIR: join(REPO_ROOT, 'docs', 'sections'),
     ...(stateDir ? { SWARM_STATE_DIR: stateDir } : {}),
-    ...(artifactsDir ? { SVC_ARTIFACTS_DIR: artifactsDir } : {}),
+    ...(artifactsDir ? { SWARM_ARTIFACTS_DIR: artifactsDir } : {}),
     ...env,
   };
   const command = program === 'node' ? process.execPath : program;

@@ -5,6 +5,7 @@ import { setMaxListeners } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { systemClock } from '../lib/clock.js';
+import { databaseClock } from './store/database-clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import { buildApp } from './app.js';
 import { createLedger } from './wallet/ledger.js';
@@ -76,7 +77,6 @@ export const SMTP_URL_REQUIRED =
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const env = options.env ?? process.env;
   const host = options.host ?? '127.0.0.1';
-  const clock = options.clock ?? systemClock;
   const sandbox = options.sandbox ?? false;
   const merchantId = env.SVC_MERCHANT_ID ?? 'merchant_local';
   const providerConfig = paymentProviderConfigOf(env, sandbox);
@@ -94,6 +94,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   const shutdown = new AbortController();
   const draining = new AbortController();
+  // PostgreSQL: the database's clock, so that every instance decides leases, online nodes and sweeps alike.
+  const clock = options.clock ?? (store.engine === 'postgres' ? await databaseClock(store, shutdown.signal) : systemClock);
   // Every held poll and every waiting execute listens for the drain: hundreds at once are normal, not a leak.
   setMaxListeners(0, shutdown.signal, draining.signal);
   const runTiming = resolveRunTiming(options.runTiming);

@@ -4,17 +4,19 @@
 // pattern 7). The context also owns what a command may ask of the process: the signals, and an exit that does not
 // wait for calls still in flight; main.ts does the rest.
 import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
 import { SvcError } from '../contract/errors.js';
 import { systemClock, type Clock } from '../lib/clock.js';
 import type { SqliteDatabase } from '../lib/sqlite.js';
 import { readConfigFile, resolveConfig, type ResolvedConfig } from '../node/host/config.js';
 import { readCredentials, type Credentials, type NodeEnrollment, type StoredJwt } from '../node/identity/credentials.js';
 import { loginCommandFor } from '../node/identity/sign-in-remedy.js';
-import { checkNodeName, homePaths, installTarget, type InstallLayout, type LocationInputs, type NodePaths } from '../node/host/location.js';
+import { checkNodeName, homePaths, installOfHome, installTarget, type InstallLayout, type LocationInputs, type NodePaths } from '../node/host/location.js';
 import type { ThisNode } from '../node/agents/registrations.js';
 import type { RunCaller } from '../node/runs/run-agent.js';
 import type { ServiceClient } from '../node/service/service-client.js';
 import type { NodeCaller } from '../node/work/caller.js';
+import { commandTable, Invocation, type CommandTable } from './invocation.js';
 import { Output } from './output.js';
 import { VERSION } from './version.js';
 
@@ -49,17 +51,22 @@ export class CommandContext {
   /** Listeners this context put on the process, taken off at close. */
   readonly #releases: (() => void)[] = [];
   #leaveCallsInFlight = false;
+  /** What a command printed here needs to act on the same node and service when typed (invocation.ts). */
+  readonly invocation: Invocation;
 
   constructor(
     kind: ContextKind,
     flags: GlobalOptions & { root?: string },
     env: NodeJS.ProcessEnv = process.env,
     entryScript: string | undefined = process.argv[1],
+    commands: CommandTable = new Map(),
   ) {
     this.#kind = kind;
     this.#flags = flags;
     this.env = env;
-    this.output = new Output({ json: flags.json === true, color: flags.color !== false, env });
+    const baseUrl = flags.baseUrl ?? (env.SVC_BASE_URL === undefined || env.SVC_BASE_URL.trim() === '' ? undefined : env.SVC_BASE_URL);
+    this.invocation = new Invocation({ commands, baseUrl, node: () => ({ home: this.paths.home, name: this.paths.name }) });
+    this.output = new Output({ json: flags.json === true, color: flags.color !== false, env, carry: (text) => this.invocation.carry(text) });
     this.#location = { root: flags.root, env, entryScript, nodeName: nodeNameOf(flags.node, env) };
   }
 
@@ -140,9 +147,20 @@ export class CommandContext {
 
   async requireNode(): Promise<ThisNode> {
     const node = await this.thisNode();
-    if (node === undefined) throw new SvcError('not_enrolled', `this host is not an enrolled node (no node credential in ${this.paths.credentialsFile})`);
+    if (node === undefined) {
+      throw new SvcError('not_enrolled', `this host is not an enrolled node (no node credential in ${this.paths.credentialsFile})`, {
+        remedy: `Enroll it, signed in (it asks the service for the deploy token): ${this.enrollCommand()}`,
+      });
+    }
     return node;
   }
+
+  /** How this home enrolls: an installed node through install (which owns its files and unit), any other by enroll. */
+  enrollCommand(): string {
+    return this.#kind === 'install' || (existsSync(this.paths.currentLink) && installOfHome(this.paths.home) !== undefined) ? 'sudo swarm-node install' : 'swarm-node enroll';
+  }
+
+
 
   /**
    * Who asks for runs from here: this node with its own credential when it is enrolled (the run executes on this
@@ -237,14 +255,21 @@ function nodeNameOf(flag: string | undefined, env: NodeJS.ProcessEnv): string | 
 }
 
 const openContexts = new Set<CommandContext>();
+let latestContext: CommandContext | undefined;
 const signalOwners = new Set<CommandContext>();
 let exitRequested = false;
 
 /** Builds the context for a command from its own and its parents' options. */
 export function contextFor(command: Command, kind: ContextKind = 'command', overrides: Partial<GlobalOptions> = {}): CommandContext {
-  const context = new CommandContext(kind, { ...command.optsWithGlobals<GlobalOptions & { root?: string }>(), ...overrides });
+  const context = new CommandContext(kind, { ...command.optsWithGlobals<GlobalOptions & { root?: string }>(), ...overrides }, process.env, process.argv[1], commandTable(command));
   openContexts.add(context);
+  latestContext = context;
   return context;
+}
+
+/** The context of the command that ran last: main.ts shows its error as that command's home acts on it. */
+export function lastContext(): CommandContext | undefined {
+  return latestContext;
 }
 
 export async function closeContexts(options: { abort?: boolean } = {}): Promise<void> {

@@ -12,9 +12,10 @@ export function installDeps(ctx: CommandContext, layout: InstallLayout): Install
   return { layout, config: () => ctx.config(), client: () => ctx.client(), env: ctx.env, clock: ctx.clock, log: (line) => ctx.output.info(line) };
 }
 
-export function renderInstall(ctx: CommandContext, result: InstallResult, verb: string): void {
+/** `daemonStarted`: upgrade started the daemon itself (started by hand, without systemd): no service to start. */
+export function renderInstall(ctx: CommandContext, result: InstallResult, verb: string, daemonStarted = false): void {
   for (const warning of result.service.warnings) ctx.output.warn(warning);
-  if (result.service.action === 'skipped') {
+  if (result.service.action === 'skipped' && !daemonStarted) {
     const start = `systemctl daemon-reload && systemctl enable --now ${ctx.layout().units.daemon.replace(/\.service$/, '')}`;
     ctx.output.warn(
       result.dry_run

@@ -1,8 +1,8 @@
 // swarm-node: runs the command tree of program.ts. This file is the one exit boundary: commands throw typed errors
 // and nothing else calls process.exit.
-import { CommanderError } from 'commander';
+import { CommanderError, type Command } from 'commander';
 import { SvcError, isErrorCode } from '../contract/errors.js';
-import { closeContexts, commandOwnsSignals, exitWhenDoneRequested } from './context.js';
+import { closeContexts, commandOwnsSignals, exitWhenDoneRequested, lastContext } from './context.js';
 import { EXIT_CODES, exitCodeFor } from './exit-codes.js';
 import { Output, loadStyles } from './output.js';
 import { buildProgram } from './program.js';
@@ -31,8 +31,10 @@ export async function runCli(argv: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderError && (error.exitCode === 0 || error.code === 'commander.helpDisplayed')) return 0;
     await loadStyles();
-    const output = new Output({ json: argv.includes('--json'), color: !argv.includes('--no-color') });
-    const failure = toSvcError(error);
+    const context = lastContext();
+    const output = new Output({ json: argv.includes('--json'), color: !argv.includes('--no-color'), ...(context === undefined ? {} : { carry: (text) => context.invocation.carry(text) }) });
+    const found = toSvcError(error, commandPathOf(program, argv.slice(2)));
+    const failure = context === undefined ? found : localized(found, context.enrollCommand());
     output.error(failure);
     return exitCodeFor(failure.code);
   } finally {
@@ -41,10 +43,10 @@ export async function runCli(argv: string[]): Promise<number> {
   }
 }
 
-function toSvcError(error: unknown): SvcError {
+function toSvcError(error: unknown, commandPath: string[]): SvcError {
   if (error instanceof SvcError) return error;
   if (error instanceof CommanderError) {
-    return new SvcError('usage', error.message.replace(/^error: /, ''), { remedy: 'See swarm-node --help, or <command> --help.' });
+    return new SvcError('usage', error.message.replace(/^error: /, ''), { remedy: `See its help: swarm-node ${[...commandPath, '--help'].join(' ')}` });
   }
   if (error instanceof Error && error.name === 'ExitPromptError') return new SvcError('interrupted', 'interrupted');
   const code = (error as { code?: unknown }).code;
@@ -54,6 +56,34 @@ function toSvcError(error: unknown): SvcError {
   return new SvcError('failed', `unexpected failure: ${(error as Error)?.message ?? String(error)}`, {
     remedy: 'Run again with SWARM_NODE_DEBUG=1 for details, and report it.',
   });
+}
+
+/**
+ * `error` as the home of the command acts on it: a node the service removed is enrolled anew by that home's own
+ * command (install for an installed node, enroll for a home), which the service's remedy cannot tell.
+ */
+function localized(error: SvcError, enrollCommand: string): SvcError {
+  // An ephemeral node that retired itself ran as asked: its own remedy says so.
+  if (error.code !== 'node_removed' || error.extensions.retired === true) return error;
+  return new SvcError(error.code, error.message, {
+    remedy: `This node was removed from your nodes (by you, by itself, or after it was offline longer than the service keeps offline nodes); its credential no longer works. To serve again, enroll it anew, signed in: ${enrollCommand} --reenroll`,
+    extensions: error.extensions,
+    status: error.status,
+    cause: error,
+  });
+}
+
+/** The words of argv that name a command of the program (`agent upload`), in order, the options left out. */
+function commandPathOf(program: Command, args: string[]): string[] {
+  const path: string[] = [];
+  let at = program;
+  for (const word of args) {
+    const next = at.commands.find((command) => command.name() === word || command.aliases().includes(word));
+    if (next === undefined) continue;
+    path.push(next.name());
+    at = next;
+  }
+  return path;
 }
 
 const exitCode = await runCli(process.argv);

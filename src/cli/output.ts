@@ -29,6 +29,11 @@ export interface OutputOptions {
   stdout?: NodeJS.WriteStream;
   stderr?: NodeJS.WriteStream;
   env?: NodeJS.ProcessEnv;
+  /**
+   * Makes each swarm-node command in a text act on the node and service in force when typed (invocation.ts);
+   * applied to remedies and "Next:" lines. Absent: the text as written.
+   */
+  carry?: (text: string) => string;
 }
 
 /**
@@ -51,6 +56,7 @@ export class Output {
   readonly #stdout: NodeJS.WriteStream;
   readonly #stderr: NodeJS.WriteStream;
   readonly #interactive: boolean;
+  readonly #carry: (text: string) => string;
   #spinner: Spinner | undefined;
 
   constructor(options: OutputOptions) {
@@ -64,6 +70,12 @@ export class Output {
     this.#lineStyle = styleFor(this.#stderr);
     // A terminal that can move its cursor, and not a CI job's log (CI set at all, as is-interactive decides).
     this.#interactive = Boolean(this.#stderr.isTTY) && !this.json && env.CI === undefined && env.TERM !== 'dumb';
+    this.#carry = options.carry ?? ((text) => text);
+  }
+
+  /** `text` with its swarm-node commands acting on the node and service in force (for remedies in results: doctor's fixes, the wizard's next steps). */
+  commands(text: string): string {
+    return this.#carry(text);
   }
 
   /** The command's result: JSON on stdout under --json, else the human rendering on stdout. */
@@ -92,6 +104,11 @@ export class Output {
     this.#line(escapeControlCharacters(line));
   }
 
+  /** The next step, a command: as info, with the options in force carried into its swarm-node commands. */
+  next(line: string): void {
+    this.info(this.#carry(line));
+  }
+
   warn(line: string): void {
     this.#line(this.#lineStyle.yellow(`warning: ${escapeControlCharacters(line)}`));
   }
@@ -109,12 +126,13 @@ export class Output {
       return;
     }
     if (this.json) {
-      const { code, message, remedy } = error;
+      const { code, message } = error;
+      const remedy = error.remedy === undefined ? undefined : this.#carry(error.remedy);
       this.#stdout.write(`${JSON.stringify({ error: { code, message, ...(remedy ? { remedy } : {}), ...error.extensions } }, null, 2)}\n`);
       return;
     }
     this.#stderr.write(`${this.#lineStyle.red('error:')} ${escapeControlCharacters(error.message)}\n`);
-    if (error.remedy) this.#stderr.write(`${this.#lineStyle.dim(escapeControlCharacters(error.remedy))}\n`);
+    if (error.remedy) this.#stderr.write(`${this.#lineStyle.dim(escapeControlCharacters(this.#carry(error.remedy)))}\n`);
   }
 
   /** Runs `work` under a spinner on a TTY; elsewhere says what it is doing once, on stderr. */

@@ -46,17 +46,25 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
       );
     },
 
-    async input(agent, field) {
+    async input(agent, field, check) {
       const { input } = await inquirer();
-      // The schema's own words for the field; the flag that gives it unattended is in the hint of an empty answer.
+      // The field's name, then the schema's own words for it; a value its schema refuses is said at once, naming it.
       const answer = await input(
         {
-          message: field.description,
-          validate: (value) => value.trim() !== '' || `${agent.agent_id} needs ${field.name} to run (unattended: --input ${field.name}=<value>).`,
+          message: field.description === field.name ? `${field.name}:` : `${field.name} (${field.description}):`,
+          validate: async (value) => {
+            if (value.trim() === '') return `${agent.agent_id} needs ${field.name} to run (unattended: --input ${field.name}=…).`;
+            return (await check(value.trim())) ?? true;
+          },
         },
         context,
       );
       return answer.trim();
+    },
+
+    async confirmEnroll(email) {
+      const { confirm } = await inquirer();
+      return confirm({ message: `Enroll this host as one of ${email}'s nodes? Its runs then run here (as swarm-node enroll does).`, default: true }, context);
     },
 
     async waitForFunds(shortfall: Shortfall) {
@@ -111,7 +119,13 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
         {
           message: `Daily cap in dollars (none: no cap${perDay}):`,
           default: suggestedCents === null ? 'none' : formatDollars(suggestedCents).slice(1),
-          validate: (value) => NONE.has(value.trim().toLowerCase()) || parseDollarsToCents(value) !== undefined || 'Give dollars such as 1.00 or 0.50, or none.',
+          validate: (value) => {
+            if (NONE.has(value.trim().toLowerCase())) return true;
+            const cents = parseDollarsToCents(value);
+            if (cents === undefined) return 'Give dollars such as 1.00 or 0.50, or none.';
+            // A cap below one run would hold the schedule every day (registrations.ts says the same to register).
+            return everySeconds === null || cents >= agent.price_cents || `A cap below one run (${formatDollars(agent.price_cents)}) lets none through: give at least that, or none.`;
+          },
         },
         context,
       );
@@ -123,7 +137,8 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
 /** uninstall --purge: yes only when the person says so; the default is no. */
 export async function confirmPurge(doomed: string[], output: NodeJS.WritableStream = process.stderr): Promise<boolean> {
   const { confirm } = await import('@inquirer/prompts');
-  return confirm({ message: `Delete ${doomed.join(' and ')} for good? A later install then needs a new deploy token.`, default: false }, { output });
+  const listed = doomed.length <= 1 ? doomed.join('') : `${doomed.slice(0, -1).join(', ')} and ${doomed.at(-1)}`;
+  return confirm({ message: `Delete ${listed} for good? A later install then needs a new deploy token.`, default: false }, { output });
 }
 
 /** nodes remove: yes only when the person says so; the default is no. */

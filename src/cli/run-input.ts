@@ -1,12 +1,15 @@
-// The input object of a run, as `run` takes it (and `register`, for the input runs start from): `--input key=value`,
-// repeated, sets top-level string fields; `--input-file f.json` gives the whole object (for numbers, lists, nested
-// objects). Both together: the file first, then the pairs over it. Loaded when a command acts (node:fs stays off --help's path).
+// The input object of a run, as `run` takes it (and `register`, for the input runs start from, and the wizard):
+// `--input key=value`, repeated, sets top-level fields, a number or a boolean where the agent's schema wants one
+// (typedInputValue); `--input-file f.json` gives the whole object (for lists, nested objects). Both together: the
+// file first, then the pairs over it. Loaded when a command acts (node:fs stays off --help's path).
 import { readFileSync } from 'node:fs';
 import { SvcError } from '../contract/errors.js';
+import { typedInputValue } from '../node/runs/agent-inputs.js';
 
 export const MAX_INPUT_BYTES = 48 * 1024;
 
-export function runInput(options: { input?: string[]; inputFile?: string }): Record<string, unknown> | undefined {
+/** `schema`: the agent's input_schema as this node has it (undefined: none here, and the pairs stay text). */
+export function runInput(options: { input?: string[]; inputFile?: string }, schema?: Record<string, unknown>): Record<string, unknown> | undefined {
   let input: Record<string, unknown> | undefined;
   if (options.inputFile !== undefined) {
     let text: string;
@@ -27,7 +30,8 @@ export function runInput(options: { input?: string[]; inputFile?: string }): Rec
   }
   for (const pair of options.input ?? []) {
     const separator = pair.indexOf('=');
-    input = { ...input, [pair.slice(0, separator)]: pair.slice(separator + 1) };
+    const name = pair.slice(0, separator);
+    input = { ...input, [name]: typedInputValue(schema, name, pair.slice(separator + 1)) };
   }
   return input;
 }

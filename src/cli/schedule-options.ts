@@ -15,7 +15,9 @@ export function parseEvery(value: string): number | Cleared {
   try {
     return parseDuration(value);
   } catch (error) {
-    throw new InvalidArgumentError((error as SvcError).message + ' (1s..7d, e.g. 30s, 5m, 1h, or none)');
+    // The duration's own words say the range when it is out of it; what is not a duration gets the form.
+    const message = (error as SvcError).message;
+    throw new InvalidArgumentError(/outside/.test(message) ? `${message} (e.g. 30s, 5m, 1h, or none)` : `${message}: write 30s, 5m, 1h or 1d (1s..7d), or none`);
   }
 }
 

@@ -25,7 +25,7 @@ export function codeReader(ctx: CommandContext, codeFile: string | undefined): R
       );
       return answer.trim();
     }
-    if (process.stdin.isTTY) throw new SvcError('not_a_terminal', 'the code cannot be asked for under --json', { remedy: 'Give it with --code-file <file>.' });
+    if (process.stdin.isTTY) throw new SvcError('not_a_terminal', 'the code cannot be asked for under --json', { remedy: 'Put the code in a file and name it with --code-file, or leave --json out to be asked for it.' });
     return codeFrom(readText(0), 'standard input');
   };
 }

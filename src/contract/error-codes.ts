@@ -63,7 +63,7 @@ export const ERROR_CODES = {
     status: 409,
     title: 'No node available',
     remedy:
-      'Start the daemon of a node that serves this agent (systemctl start svc-swarm-node, or swarm-node daemon), or register the agent on an online node (swarm-node register <agent_id>); swarm-node nodes lists yours.',
+      'Start the daemon of a node that serves this agent (on it: systemctl start svc-swarm-node, or swarm-node daemon), or register the agent on one of your online nodes; your nodes and what they serve: swarm-node nodes.',
   },
   lease_lost: {
     status: 409,
@@ -73,7 +73,7 @@ export const ERROR_CODES = {
   ephemeral_node_used: {
     status: 409,
     title: 'Ephemeral node used',
-    remedy: 'An ephemeral node takes one run and then removes itself; start the run on another node (swarm-node nodes lists yours), or install a new ephemeral node for it.',
+    remedy: 'An ephemeral node takes one run and then removes itself; start the run on another node (yours: swarm-node nodes), or install a new ephemeral node for it.',
   },
   request_in_progress: {
     status: 409,
@@ -88,7 +88,7 @@ export const ERROR_CODES = {
   version_in_use: {
     status: 409,
     title: 'Version in use',
-    remedy: 'Make another version current first (swarm-node agent rollback), or wait for the runs pinned to it to finish, then remove it.',
+    remedy: 'Make another version current first, or wait for the runs pinned to it to finish, then remove it.',
   },
   limit_reached: {
     status: 409,
@@ -98,7 +98,7 @@ export const ERROR_CODES = {
   budget_exceeded: {
     status: 402,
     title: 'Budget exceeded',
-    remedy: 'Wait until resets_at, or raise the cap (swarm-node budget set); nothing was charged.',
+    remedy: 'Wait until resets_at, or raise the cap (your caps: swarm-node budget list); nothing was charged.',
   },
   artifact_exists: {
     status: 409,
@@ -123,7 +123,7 @@ export const ERROR_CODES = {
   run_finished: {
     status: 409,
     title: 'Run already finished',
-    remedy: 'Nothing is left to stop: see how it ended with swarm-node runs show <run_id> (GET /v1/swarm/runs/{run_id}).',
+    remedy: 'Nothing is left to stop: the run already ended; GET /v1/swarm/runs/{run_id} says how.',
   },
   idempotency_key_void: {
     status: 409,
@@ -139,12 +139,12 @@ export const ERROR_CODES = {
     status: 410,
     title: 'Node removed',
     remedy:
-      'This node was removed from your nodes (by you, or after it was offline longer than the service keeps offline nodes); its credential no longer works. To run it again, enroll the host anew: sudo swarm-node uninstall --purge --yes, then swarm-node activate and sudo swarm-node install --deploy-token-file <file>.',
+      'This node was removed from your nodes (by you, or after it was offline longer than the service keeps offline nodes); its credential no longer works. To serve again, enroll the host anew, signed in: sudo swarm-node install --reenroll (an installed node), or swarm-node enroll --reenroll (a node run from a home).',
   },
   deploy_token_invalid: {
     status: 401,
     title: 'Deploy token invalid',
-    remedy: 'Activate the session again to get a fresh deploy token (swarm-node activate).',
+    remedy: 'Get a fresh deploy token: activate the session again, or sign in and let install or enroll ask the service for one (swarm-node login).',
   },
   insufficient_balance: {
     status: 402,
@@ -155,7 +155,7 @@ export const ERROR_CODES = {
   upload_quota_exceeded: {
     status: 413,
     title: 'Upload quota exceeded',
-    remedy: 'Remove versions you no longer need (swarm-node agent versions <agent_id>, then swarm-node agent remove <agent_id> <version>), then upload again.',
+    remedy: 'Remove versions you no longer need, then upload again.',
   },
   artifact_too_large: {
     status: 413,
@@ -170,7 +170,7 @@ export const ERROR_CODES = {
   artifact_quota_exceeded: {
     status: 413,
     title: 'Artifact quota exceeded',
-    remedy: "Your runs' artifacts are over your quota; room comes back as they expire, 30 days after their runs ended (swarm-node artifacts RUN_ID lists a run's).",
+    remedy: "Your runs' artifacts are over your quota; room comes back as they expire, 30 days after their runs ended (your runs: swarm-node runs).",
   },
   unsupported_media_type: {
     status: 415,
@@ -193,8 +193,7 @@ export const ERROR_CODES = {
   not_enrolled: {
     status: null,
     title: 'Not an enrolled node',
-    remedy:
-      'Enroll this host with the deploy token from activation: sudo swarm-node install --deploy-token-file <file>; or, for a node run from this home, swarm-node enroll (with --deploy-token-file <file>, or signed in without one).',
+    remedy: 'Enroll this host, signed in: sudo swarm-node install (an installed node), or swarm-node enroll (a node run from a home).',
   },
   service_unreachable: {
     status: null,

@@ -39,6 +39,12 @@ export const AssignedRun = Type.Object({
   input: Type.Unknown(),
   lease_id: Type.String(),
   lease_expires_at: Timestamp,
+  /**
+   * Addition (docs/api.md "Leases as durations"): the seconds the lease runs, counted from when the service received
+   * this poll (a claim made during the hold adds its wait). A node counts them from when it sent the poll, on its
+   * monotonic clock, so its reckoning never ends after the service's, whatever either wall clock says.
+   */
+  lease_seconds: Type.Optional(Type.Number({ minimum: 0 })),
   /** The uploaded bundle to run (SHA-256 of its archive, GET /v1/swarm/bundles/{digest}); absent: the built-in agent. */
   bundle_digest: Type.Optional(Type.String()),
   /** Addition (docs/api.md "Runs as jobs"): its time limit; past it the node stops the agent and fails it `timeout`. */
@@ -57,6 +63,7 @@ export const PollResponse = Type.Object({
   runs: Type.Array(AssignedRun),
   /** Leases of runs the node listed as running that it no longer holds (expired and refunded): stop them. */
   lost: Type.Array(Type.String()),
+  /** A lease's length: the runs this poll renewed hold theirs this long from when the service received it. */
   lease_seconds: Type.Integer(),
   /**
    * Addition (docs/api.md "Ephemeral nodes"): this ephemeral node's one run is over; it takes no other and should

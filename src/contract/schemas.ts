@@ -131,8 +131,11 @@ export const RunResponse = Type.Object({
   finished_at: Type.Union([Timestamp, Type.Null()]),
   /** The node that runs (or ran) it; null while it waits in the queue. */
   node_id: Type.Union([Type.String(), Type.Null()]),
-  /** Only to the node that holds the run: what its result must carry. */
-  lease: Type.Optional(Type.Object({ lease_id: Type.String(), expires_at: Timestamp, secrets: Type.Optional(RunSecrets) })),
+  /**
+   * Only to the node that holds the run: what its result must carry. `seconds` (addition, docs/api.md "Leases as
+   * durations"): how long the lease runs, counted from when the service received this request.
+   */
+  lease: Type.Optional(Type.Object({ lease_id: Type.String(), expires_at: Timestamp, seconds: Type.Optional(Type.Number({ minimum: 0 })), secrets: Type.Optional(RunSecrets) })),
   /** The uploaded bundle (SHA-256) the run executes, pinned at execute; absent: the node's built-in agent. */
   bundle_digest: Type.Optional(Type.String()),
   /** Additions (docs/api.md "Runs as jobs"): its time limit on the node, in seconds. */

@@ -5,6 +5,13 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
+/**
+ * Milliseconds on the host's monotonic clock (CLOCK_MONOTONIC through performance.now): only differences mean
+ * anything. Durations a node is given (a lease's seconds) are measured with it, so setting the wall clock, or a
+ * host whose clock is minutes off, changes none of them.
+ */
+export const monotonicClock: Clock = { now: () => performance.now() };
+
 export function isoTime(ms: number): string {
   return new Date(ms).toISOString();
 }

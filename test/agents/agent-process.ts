@@ -38,7 +38,7 @@ export interface AgentRunOptions {
   agentsDir?: string;
   /** Runs the agent as this uid and gid (through setpriv, so the test must run as root), as a node does. */
   asUser?: { uid: number; gid: number };
-  /** Variables added to the agent's environment: its declared secrets, SVC_ARTIFACTS_DIR. */
+  /** Variables added to the agent's environment: its declared secrets, SWARM_ARTIFACTS_DIR. */
   env?: Record<string, string>;
 }
 

@@ -91,7 +91,7 @@ afterAll(() => removeTempDirs());
 describe('agent_dev_review_012', () => {
   it('flags secrets, code problems, conflict markers, a large binary and to-do comments at their file and line, and writes SARIF', async () => {
     const artifacts = tempDir('review-artifacts-');
-    const run = await runAgentProcess(AGENT, { repo, rev: badCommit }, { env: { SVC_ARTIFACTS_DIR: artifacts } });
+    const run = await runAgentProcess(AGENT, { repo, rev: badCommit }, { env: { SWARM_ARTIFACTS_DIR: artifacts } });
     expect(run.exitCode, run.stderr).toBe(0);
     const out = run.json;
     const findings = out.findings as Finding[];
@@ -222,6 +222,8 @@ describe('agent_dev_review_012', () => {
     put('test/config.test.ts', `const secret = 'not-a-real-secret-just-long';\nconst url = 'postgres://svc:pw-for-tests@127.0.0.1:5432/svc';\nconst key = "${AWS_KEY_ID}";\n`);
     put('package-lock.json', '{ "packages": { "node_modules/@inquirer/password": { "version": "4.0.0" } }, "@inquirer/password": "^4.0.0" }\n');
     put('src/config.js', "export const password = process.env.DB_PASSWORD;\nexport const apiKey = '${API_KEY}';\nconst secret = '<your-secret-here>';\n");
+    // A map of kinds to names (a slug is a name, not a credential), and beside it a literal that is one.
+    put('src/kinds.js', "const TOOL_OF_KIND = { secret: 'dev-review', todo: 'dev-review' };\nconst creds = { password: 'Kq7w-2Lmz!x' };\n");
     put('.env.example', 'DB_PASSWORD=changeme\nAPI_TOKEN=${TOKEN}\n');
     // A SendGrid key whose last part holds several "-": base64url allows it, and secretlint's own rule misses it.
     put('src/mail.js', `sgMail.setApiKey('${['SG', 'a93e59zhDT6K19u3nlDRva', 'irx-cI34Qi1-1hWRA-TCR6njsNTrxTMNljnK9g-fR6y'].join('.')}');\n`);
@@ -229,7 +231,7 @@ describe('agent_dev_review_012', () => {
     await gitIn(clean, 'commit', '-q', '-m', 'fixtures');
     const run = await runAgentProcess(AGENT, { repo: clean });
     expect(run.exitCode, run.stderr).toBe(0);
-    expect((run.json.findings as Finding[]).filter((finding) => finding.kind === 'secret').map((finding) => [finding.file, finding.line])).toEqual([['src/mail.js', 1], ['test/config.test.ts', 3]]);
+    expect((run.json.findings as Finding[]).filter((finding) => finding.kind === 'secret').map((finding) => [finding.file, finding.line])).toEqual([['src/kinds.js', 2], ['src/mail.js', 1], ['test/config.test.ts', 3]]);
   });
 
   it('refuses a missing repository, a directory that is no repository, and revisions that are no commit or look like options', async () => {

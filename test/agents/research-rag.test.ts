@@ -146,6 +146,16 @@ describe('agent_research_rag_015', () => {
     expect(run.json.index).toMatchObject({ files: 1, skipped: 1 });
   });
 
+  it('indexes a file cut inside a code fence, blank lines to its end (a window of a longer text), and answers from the others', async () => {
+    const corpus = tempDir('rag-open-fence-');
+    writeFileSync(join(corpus, 'cut.md'), `# Setup\n\n\`\`\`sh\nnpm install\n\`\`\`\n\n\`\`\`\n${'\n'.repeat(100)}`);
+    writeFileSync(join(corpus, 'pool.md'), '# Pool\n\nThe connection pool holds ten connections unless its size is set.\n');
+    const run = await runAgentProcess(AGENT, { corpus, question: 'How many connections does the pool hold?' });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.json.answer).toMatchObject({ found: true });
+    expect(run.json.index).toMatchObject({ files: 2 });
+  });
+
   it('reads FTS5 operators in the question as plain words', async () => {
     const corpus = makeCorpus();
     for (const question of ['"*', 'NEAR(', 'restore NEAR(snapshot', 'body: restore OR "* ) AND NOT (', "restore' --", 'snap*']) {

@@ -144,7 +144,7 @@ describe('agent_sales_outreach_008', () => {
     expect(noSecret.exitCode).toBe(2);
     expect(noSecret.stderr).toContain('send: needs the secret SMTP_URL');
 
-    const run = await runAgentProcess(AGENT, input, { stateDir, env: { SMTP_URL: smtpUrl(), SVC_ARTIFACTS_DIR: artifacts } });
+    const run = await runAgentProcess(AGENT, input, { stateDir, env: { SMTP_URL: smtpUrl(), SWARM_ARTIFACTS_DIR: artifacts } });
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.json.counts).toMatchObject({ drafted: 3, sent: 2, send_failed: 0, suppressed: 1, role_address: 1 });
     expect(run.json.summary).toMatch(/\nSent 2\.$/);
@@ -180,7 +180,7 @@ describe('agent_sales_outreach_008', () => {
     const leads = join(tempDir('outreach-large-'), 'leads.csv');
     writeFileSync(leads, `email;name\n${Array.from({ length: 20_000 }, (_, i) => `lead${i}@example.com;Lead ${i}`).join('\n')}\n`);
     const artifacts = tempDir('outreach-artifacts-');
-    const run = await runAgentProcess(AGENT, { leads, template: 'Hello {{name}}' }, { env: { SVC_ARTIFACTS_DIR: artifacts } });
+    const run = await runAgentProcess(AGENT, { leads, template: 'Hello {{name}}' }, { env: { SWARM_ARTIFACTS_DIR: artifacts } });
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.json.counts.drafted).toBe(20_000);
     expect(run.json.summary).toContain('All drafts are in the artifact drafts.csv.');

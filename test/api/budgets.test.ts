@@ -39,7 +39,8 @@ describe('budgets', () => {
     expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     const tomorrow = new Date(Math.floor(clock.now() / DAY_MS) * DAY_MS + DAY_MS).toISOString();
     expect(refused.body).toMatchObject({ code: 'budget_exceeded', agent_id: REVIEW, period: 'day', cap_cents: 30, spent_cents: 24, price_cents: 12, resets_at: tomorrow });
-    expect(refused.body.remedy).toContain(`swarm-node budget set --daily <dollars> --agent ${REVIEW}`);
+    // The cap that lets this run through, spent and one run: $0.36.
+    expect(refused.body.remedy).toContain(`swarm-node budget set --daily 0.36 --agent ${REVIEW}`);
     expect(ledgerSnapshot(service)).toEqual(before);
     // Other agents are not held to this agent's cap.
     expect((await monitor(user)).status).toBe(200);

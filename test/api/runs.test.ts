@@ -10,6 +10,8 @@ import { enrollNode, serve, type Answer } from '../helpers/protocol-node.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { StoppedClock } from '../helpers/clock.js';
 import { removeTempDirs } from '../helpers/temp.js';
+import { failed } from '../../src/api/runs/finish-run.js';
+import { createRuns } from '../../src/api/runs/runs.js';
 import { TEST_RUN_TIMING, entriesOf, execute, ledgerSnapshot, paidUser, paidUserWithNode, runsOf, stopNodes } from './execute-fixtures.js';
 
 /** An answer the test gives when it wants to: the run stays held (its lease renewed by the node's polls) until then. */
@@ -263,6 +265,40 @@ describe('runs on the node', () => {
       slow.release();
       const final = await api(`/v1/swarm/runs/${accepted.body.run_id}?wait=10`, { token: user.token });
       expect(final.body).toMatchObject({ status: 'succeeded', charged_cents: 4 });
+    });
+
+    it('the sweep ends a run only as it read it: a lease renewed since, or a claim since, keeps the run', async () => {
+      const held = gate();
+      const user = await paidUserWithNode(service, 20, { answer: held.answer });
+      const accepted = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, randomUUID(), { prefer: 'wait=0' });
+      await waitFor(async () => (held.started.length > 0 ? true : undefined), 'the node to take the run');
+      const run = held.started[0]!;
+      // What a sweep decided on an older read: the lease out, the run still queued. Checked under the row's lock,
+      // neither holds any more (the node renews it; it was claimed), so neither ends it.
+      const { finish } = createRuns(service.ctx);
+      expect(await finish(run.run_id, failed('node_lost', 'swept on an old read'), { kind: 'lease_out', lease_id: run.lease_id })).toEqual({ kind: 'not_held' });
+      expect(await finish(run.run_id, failed('not_picked_up', 'swept on an old read'), { kind: 'queued', attempt: 1 })).toEqual({ kind: 'not_held' });
+      expect(runsOf(service, user.email).map((row) => row.status)).toEqual(['running']);
+      held.release();
+      const final = await api(`/v1/swarm/runs/${run.run_id}?wait=10`, { token: user.token });
+      expect(final.body).toMatchObject({ status: 'succeeded', charged_cents: 4, attempt: 1 });
+      expect(entriesOf(service, user.email).map((entry) => entry.kind)).toEqual(['credit', 'debit']);
+    });
+
+    it('a run its node hands back not_started runs again, even one that is not retry-safe, charged once', async () => {
+      let handedBack = false;
+      const answer = (run: AssignedRun): Answer => {
+        if (handedBack) return { status: 'succeeded', output: { run_id: run.run_id } };
+        handedBack = true;
+        return { status: 'failed', output: { error: 'not_started', message: 'the lease had run out before the node could start the agent' } };
+      };
+      const user = await paidUserWithNode(service, 20, { answer });
+      // Outreach is not retry-safe: a run lost with its node ends; one whose agent never started may still run.
+      const accepted = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_sales_outreach_008', input: { leads: '/srv/leads.csv', template: 'Hello' } }, randomUUID(), { prefer: 'wait=0' });
+      const final = await api(`/v1/swarm/runs/${accepted.body.run_id}?wait=10`, { token: user.token });
+      expect(final.body).toMatchObject({ status: 'succeeded', charged_cents: 8, attempt: 2 });
+      expect(final.body.attempts.map((attempt: { outcome: string }) => attempt.outcome)).toEqual(['not_started', 'succeeded']);
+      expect(entriesOf(service, user.email).map((entry) => entry.kind)).toEqual(['credit', 'debit']);
     });
 
     it('a second identical result is acknowledged with no second effect; a wrong lease or another node is refused', async () => {

@@ -58,7 +58,7 @@ describe('the quota of versions and bytes', () => {
     expect(over.status, over.text).toBe(413);
     expect(over.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(over.body).toMatchObject({ code: 'upload_quota_exceeded', quota: { versions_used: 3, versions_limit: 3 } });
-    expect(over.body.remedy).toMatch(/swarm-node agent remove/);
+    expect(over.body.remedy).toMatch(/Remove versions you no longer need, then upload again/);
     expect(await versions(token)).toEqual(['1.2.0', '1.1.0', '1.0.0']);
     for (const archive of stored) expect((await download(token, sha256(archive))).status).toBe(200);
     // The same bytes again store nothing new: answered as before, even at the quota.

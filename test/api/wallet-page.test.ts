@@ -290,7 +290,7 @@ describe('wallet page', () => {
       const { cookie } = await signInToWallet(token);
       const response = await page(cookie);
       expect(response.text).toMatch(/data-testid="balance">\$0\.84</);
-      const rows = [...response.text.matchAll(/<tr>\s*<td>([^<]+)<br>[\s\S]*?<td[^>]*>(\w+)<\/td>\s*<td class="num"[^>]*>([^<]+)<\/td>/g)].map((m) => [m[1], m[2], m[3]]);
+      const rows = [...response.text.matchAll(/<tr>\s*<td><a href="runs\/[0-9a-f-]{36}">([^<]+)<\/a><br>[\s\S]*?<td[^>]*>(\w+)<\/td>\s*<td class="num"[^>]*>([^<]+)<\/td>/g)].map((m) => [m[1], m[2], m[3]]);
       expect(rows).toEqual([
         ['Dev review the service', 'succeeded', '$0.12'],
         ['Ops monitor agent', 'succeeded', '$0.04'],

@@ -1,22 +1,20 @@
 // The wallet page in a real browser: headless Chromium (Debian's /usr/bin/chromium, never a downloaded one) driven
 // by playwright-core against the real svc-api. Sign-in by link, the token leaving the address bar and the history,
 // the cookie's flags, the headers, funding through the sandbox, sign-out, and the pages for bad links.
-import { mkdirSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page, type Request } from 'playwright-core';
+import type { BrowserContext, Page, Request } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { walletLoginUrl } from '../../src/contract/claims.js';
 import { MovableClock } from '../helpers/clock.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
 import { nodeFor } from '../helpers/protocol-node.js';
 import { httpRequest } from '../helpers/http.js';
-import { REPO_ROOT, useSvcApi } from '../helpers/svc-api.js';
-import { tempDir, uniqueEmail } from '../helpers/temp.js';
+import { launchChromium, SCREENSHOTS } from '../helpers/chromium.js';
+import { useSvcApi } from '../helpers/svc-api.js';
+import { uniqueEmail } from '../helpers/temp.js';
 import { mintToken } from '../helpers/tokens.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOTS = join(REPO_ROOT, 'test-output');
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 describe('wallet page in Chromium', () => {
@@ -25,18 +23,10 @@ describe('wallet page in Chromium', () => {
   let context: BrowserContext;
   let page: Page;
   /** Console messages: a CSP violation (a style the hash does not allow) shows up here. */
-  const consoleMessages: string[] = [];
+  let consoleMessages: string[] = [];
 
   beforeAll(async () => {
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    context = await chromium.launchPersistentContext(tempDir('chromium-profile-'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      viewport: { width: 900, height: 900 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('console', (message) => consoleMessages.push(message.text()));
+    ({ context, page, messages: consoleMessages } = await launchChromium());
   });
   afterEach(async () => {
     await context.clearCookies();

@@ -142,14 +142,15 @@ describe('the upload quota, from the CLI', () => {
     const over = await swarmNode(['agent', 'upload', dir], { env: node.env });
     expect(over.exitCode).toBe(1);
     expect(over.stderr).toMatch(/you have 1 versions stored, the most your quota holds; nothing was stored/);
-    expect(over.stderr).toMatch(/swarm-node agent remove <agent_id> <version>/);
+    // Its one version is current: the remedy says how to make room, naming the version.
+    expect(over.stderr).toMatch(/make none current \(\S+ swarm-node agent rollback agent_ops_monitor_004 --builtin --base-url \S+\), remove it \(\S+ swarm-node agent remove agent_ops_monitor_004 0\.1\.0 --yes --base-url \S+\), then upload again/);
 
     // The current version is not removed, off a terminal not without --yes, and then the old one goes.
     const current = await swarmNode(['agent', 'remove', AGENT, '0.1.0', '--yes'], { env: node.env });
     expect([current.exitCode, current.stderr]).toEqual([1, expect.stringMatching(/it is current[\s\S]*swarm-node agent rollback/)]);
     expect((await swarmNode(['agent', 'rollback', AGENT, '--builtin'], { env: node.env })).exitCode).toBe(0);
     const unconfirmed = await swarmNode(['agent', 'remove', AGENT, '0.1.0'], { env: node.env });
-    expect([unconfirmed.exitCode, unconfirmed.stderr]).toEqual([2, expect.stringMatching(/Add --yes to confirm: swarm-node agent remove agent_ops_monitor_004 0\.1\.0 --yes/)]);
+    expect([unconfirmed.exitCode, unconfirmed.stderr]).toEqual([2, expect.stringMatching(/Add --yes to confirm: \S+ swarm-node agent remove agent_ops_monitor_004 0\.1\.0 --yes/)]);
     const removed = await swarmNode(['--json', 'agent', 'remove', AGENT, '0.1.0', '--yes'], { env: node.env });
     expect(removed.exitCode, removed.stderr).toBe(0);
     expect(removed.json).toMatchObject({ agent_id: AGENT, removed: { version: '0.1.0' }, versions: [] });

@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { readCredentials, writeCredentials } from '../../src/node/identity/credentials.js';
 import { journalRunStarted } from '../../src/node/store/journal.js';
-import { nodeEnv, swarmNode } from '../helpers/cli.js';
+import { asPrinted, nodeEnv, swarmNode } from '../helpers/cli.js';
 import { apiClient } from '../helpers/http.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir } from '../helpers/temp.js';
@@ -136,11 +136,27 @@ describe('swarm-node register, unregister, list', () => {
       const result = await swarmNode(['register', AGENT, '--every', every], { env: node.env });
       expect(result.exitCode, `--every ${every}: ${result.stderr}`).toBe(2);
     }
+    // Out of range, said once: the range is in the sentence, not repeated after it.
+    expect((await swarmNode(['register', AGENT, '--every', '0s'], { env: node.env })).stderr).toContain(
+      "error: option '--every <duration>' argument '0s' is invalid. the interval 0s is outside 1s..7d (e.g. 30s, 5m, 1h, or none)\n",
+    );
+    expect((await swarmNode(['register', AGENT, '--every', '5x'], { env: node.env })).stderr).toContain('"5x" is not a duration: write 30s, 5m, 1h or 1d (1s..7d), or none');
     for (const cap of ['-1', '1.234', 'abc', '1e3', '$']) {
       const result = await swarmNode(['register', AGENT, '--daily-cap', cap], { env: node.env });
       expect(result.exitCode, `--daily-cap ${cap}: ${result.stderr}`).toBe(2);
     }
+    // A schedule whose cap lets no run through (below one run's $0.04) would only ever show "paused: daily_cap".
+    for (const args of [['--every', '5m', '--daily-cap', '0'], ['--every', '5m', '--daily-cap', '0.03']]) {
+      const result = await swarmNode(['--json', 'register', AGENT, ...args], { env: node.env });
+      expect(result.exitCode, `${args.join(' ')}: ${result.stdout}`).toBe(2);
+      expect(result.json.error.message).toMatch(/^a daily cap of \$0\.0[03] lets no run of agent_ops_monitor_004 through \(\$0\.04 a run\): its schedule would never run$/);
+    }
     expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations).toEqual([]);
+    // Without a schedule a cap holds nothing back: manual runs are not held to it (docs/api.md "run").
+    expect((await swarmNode(['register', AGENT, '--daily-cap', '0'], { env: node.env })).exitCode).toBe(0);
+    const later = await swarmNode(['--json', 'register', AGENT, '--every', '1h'], { env: node.env });
+    expect([later.exitCode, later.json.error?.code]).toEqual([2, 'usage']);
+    expect((await swarmNode(['unregister', AGENT], { env: node.env })).exitCode).toBe(0);
 
     // A stored token the service no longer accepts: 4, even though it has not expired locally.
     const file = join(node.home, 'etc', 'credentials.json');
@@ -175,9 +191,9 @@ describe('swarm-node run and runs', () => {
     const noInput = await swarmNode(['--json', 'run', 'agent_svc_skills_005'], { env: node.env });
     expect(noInput.exitCode).toBe(2);
     expect(noInput.json.error).toMatchObject({ code: 'input_invalid', agent_id: 'agent_svc_skills_005', digest: null, errors: [{ path: '/input', message: 'must have at least 1 properties' }] });
-    const badQuiz = await swarmNode(['--json', 'run', 'agent_svc_skills_005', '--input', 'quiz=3'], { env: node.env });
+    const badQuiz = await swarmNode(['--json', 'run', 'agent_svc_skills_005', '--input', 'quiz=11'], { env: node.env });
     expect(badQuiz.exitCode).toBe(2);
-    expect(badQuiz.json.error.errors).toEqual([{ path: '/input/quiz', message: 'must be integer, or must be true' }]);
+    expect(badQuiz.json.error.errors).toEqual([{ path: '/input/quiz', message: 'must be at most 10, or must be true' }]);
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 2 * PRICE);
     const skills = await swarmNode(['--json', 'run', 'agent_svc_skills_005', '--input', `question=${QUESTION}`], { env: node.env });
     expect(skills.exitCode, skills.stderr).toBe(0);
@@ -202,6 +218,22 @@ describe('swarm-node run and runs', () => {
     expect((await swarmNode(['register', AGENT, '--daily-cap', '1'], { env: node.env })).exitCode).toBe(0);
     const list = await swarmNode(['--json', 'list'], { env: node.env });
     expect(list.json.registrations[0]).toMatchObject({ agent_id: AGENT, spent_today_cents: 8, last_run_status: 'succeeded' });
+  });
+
+  it('--input is typed by the agent\'s schema: quiz=2 is the number a quiz takes, quiz=true the boolean; a text field keeps its text', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'typed-input' });
+    for (const quiz of ['2', 'true']) {
+      const run = await swarmNode(['--json', 'run', 'agent_svc_skills_005', '--input', `quiz=${quiz}`], { env: node.env });
+      expect(run.exitCode, run.stdout + run.stderr).toBe(0);
+    }
+    // The same parser stores a registration's input: the number, not its text.
+    const registered = await swarmNode(['--json', 'register', 'agent_svc_skills_005', '--input', 'quiz=2'], { env: node.env });
+    expect(registered.exitCode, registered.stderr).toBe(0);
+    expect(registered.json.default_input).toEqual({ quiz: 2 });
+    // A field that takes text keeps "007" as it is; one whose schema is not a number stays text for the check to name.
+    const text = await swarmNode(['--json', 'register', 'agent_research_rag_015', '--input', 'question=007'], { env: node.env });
+    expect(text.json.default_input).toEqual({ question: '007' });
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 2 * 5);
   });
 
   it('run --fail-on exits 10 after printing the answer when its status is at or above the one named, and 0 below it', async () => {
@@ -262,7 +294,8 @@ describe('swarm-node run and runs', () => {
   });
 
   it('runs --agent: an id not in the catalog is exit 5 listing the ids; a catalog agent without runs says so by name', async () => {
-    const { env, home } = nodeEnv(service.baseUrl);
+    const fresh = nodeEnv(service.baseUrl);
+    const { env, home } = fresh;
     const unknown = await swarmNode(['--json', 'runs', '--local', '--agent', 'nope'], { env });
     expect(unknown.exitCode).toBe(5);
     expect(unknown.json.error).toMatchObject({ code: 'agent_not_found', message: 'there is no agent "nope"' });
@@ -273,7 +306,7 @@ describe('swarm-node run and runs', () => {
 
     const none = await swarmNode(['runs', '--local', '--agent', AGENT], { env });
     expect(none.exitCode, none.stderr).toBe(0);
-    expect(none.stderr.trim()).toBe(`No runs of ${AGENT} started here yet. Run it: swarm-node run ${AGENT}.`);
+    expect(none.stderr.trim()).toBe(`No runs of ${AGENT} started here yet. Run it: ${asPrinted(fresh, `swarm-node run ${AGENT}`)}.`);
 
     // An agent gone from the catalog keeps the history the journal holds for it.
     const db = nodeDb(home);

@@ -5,7 +5,7 @@
 import { statSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { swarmNode } from '../helpers/cli.js';
+import { asPrinted, swarmNode } from '../helpers/cli.js';
 import { startHttpsReceiver, type HttpsReceiver } from '../helpers/https-receiver.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir } from '../helpers/temp.js';
@@ -42,7 +42,7 @@ describe('swarm-node secret, budget, usage, webhook', () => {
 
     const unconfirmed = await swarmNode(['secret', 'rm', 'SMTP_PASSWORD'], { env: node.env });
     expect(unconfirmed.exitCode).toBe(2);
-    expect(unconfirmed.stderr).toContain('Add --yes: swarm-node secret rm SMTP_PASSWORD --yes');
+    expect(unconfirmed.stderr).toContain(`Add --yes: ${asPrinted(node, 'swarm-node secret rm SMTP_PASSWORD --yes')}`);
     expect((await swarmNode(['secret', 'rm', 'SMTP_PASSWORD', '--yes'], { env: node.env })).stdout).toBe('Removed SMTP_PASSWORD.');
     const missing = await swarmNode(['secret', 'rm', 'SMTP_PASSWORD', '--yes'], { env: node.env });
     expect(missing.exitCode).toBe(5);

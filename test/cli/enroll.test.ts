@@ -101,7 +101,7 @@ describe('swarm-node enroll', () => {
     expect(neither.json.error).toMatchObject({
       code: 'not_signed_in',
       message: 'no deploy token was given, and this home is not signed in',
-      remedy: expect.stringMatching(/--deploy-token-file <file>.*swarm-node login/),
+      remedy: expect.stringMatching(/swarm-node login.*--deploy-token-file/),
     });
     expect(credentialsOf(bare.home)).toEqual({});
   });

@@ -46,6 +46,10 @@ describe('swarm-node foundation', () => {
     expect(got.json.sources).toMatchObject({ base_url: 'flag', merchant_id: 'file', timeout_seconds: 'default' });
     const fromEnv = await swarmNode(['--json', 'config', 'get', 'base_url'], { env });
     expect(fromEnv.json).toEqual({ key: 'base_url', value: service.baseUrl, source: 'env' });
+    // A duration is shown as written and as the README writes the default: 24h, not 1d.
+    expect((await swarmNode(['--json', 'config', 'get', 'auto_update_interval'], { env })).json).toEqual({ key: 'auto_update_interval', value: '24h', source: 'default' });
+    expect((await swarmNode(['config', 'set', 'auto_update_interval', '48h'], { env })).exitCode).toBe(0);
+    expect((await swarmNode(['--json', 'config', 'get', 'auto_update_interval'], { env })).json).toMatchObject({ value: '48h', source: 'file' });
     const bad = await swarmNode(['config', 'set', 'base_url', 'ftp://x'], { env });
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain('base_url must be an http(s) URL');

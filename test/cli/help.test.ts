@@ -2,6 +2,7 @@
 // editing this file): it exits 0, lists the global options, and shows an example.
 import { describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
+import { EXIT_CODES } from '../../src/cli/exit-codes.js';
 import { buildProgram } from '../../src/cli/program.js';
 import { swarmNode } from '../helpers/cli.js';
 import { spawnPty, stagedSwarmNodeBin } from '../helpers/pty.js';
@@ -29,6 +30,14 @@ describe('--help of every command', () => {
     expect(result.stdout.includes('Global Options:') || path.length === 0, result.stdout).toBe(true);
     for (const option of GLOBAL_OPTIONS) expect(options, `${path.join(' ')} --help`).toContain(option);
     expect(result.stdout, `${path.join(' ')} --help`).toMatch(/\nExample:\n +\$ \S/);
+  });
+});
+
+describe('the exit codes in swarm-node --help', () => {
+  it('lists every documented exit code, from the one table the CLI maps errors with', async () => {
+    const help = (await swarmNode(['--help'])).stdout;
+    const listed = help.slice(help.indexOf('Exit codes:'), help.indexOf('Example:')).replace(/\s+/g, ' ');
+    for (const [name, code] of Object.entries(EXIT_CODES)) expect(listed, `${name} (${code})`).toMatch(new RegExp(`(: |, )${code} `));
   });
 });
 

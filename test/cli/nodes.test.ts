@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readCredentials } from '../../src/node/identity/credentials.js';
 import { DaemonProcess } from '../daemon/support.js';
-import { nodeEnv, swarmNode, type NodeEnv } from '../helpers/cli.js';
+import { asPrinted, nodeEnv, swarmNode, type NodeEnv } from '../helpers/cli.js';
 import { waitFor } from '../helpers/funnel.js';
 import { KEY, spawnSwarmNodePty } from '../helpers/pty.js';
 import { apiClient } from '../helpers/http.js';
@@ -205,7 +205,7 @@ describe('swarm-node run from a home that is not a node', () => {
       code: 'no_node_available',
       message: `no node can run ${AGENT} now: you have no node: runs execute on a node you install; nothing was charged`,
       agent_id: AGENT,
-      remedy: expect.stringMatching(/swarm-node nodes lists yours\. Or run it on this host: swarm-node enroll .*, then swarm-node run agent_ops_monitor_004 again\.$/),
+      remedy: expect.stringMatching(/what they serve: \S+ swarm-node nodes --base-url \S+\. Or run it on this host, which becomes one of your nodes: \S+ swarm-node enroll --base-url \S+, then again: \S+ swarm-node run agent_ops_monitor_004 --base-url \S+\.$/),
     });
 
     // A node of the user serves it but has never polled (its daemon is not running): offline. A run that may not wait
@@ -239,13 +239,13 @@ describe('swarm-node nodes remove', () => {
     const nodeId = nodeIdOf(node.home);
     const unconfirmed = await swarmNode(['--json', 'nodes', 'remove', nodeId], { env: node.env });
     expect(unconfirmed.exitCode).toBe(2);
-    expect(unconfirmed.json.error).toMatchObject({ code: 'usage', remedy: `Add --yes to confirm: swarm-node nodes remove ${nodeId} --yes` });
+    expect(unconfirmed.json.error).toMatchObject({ code: 'usage', remedy: `Add --yes to confirm: ${asPrinted(node, `swarm-node nodes remove ${nodeId} --yes`)}` });
     expect((await swarmNode(['nodes', 'remove', 'node-1', '--yes'], { env: node.env })).exitCode).toBe(2);
     // Another user's node is answered the same (test/api/enroll.test.ts shows it).
     const unknownId = '0b6e3f0a-57c2-4d1e-8f4a-2c9d7e1b5a63';
     const unknown = await swarmNode(['--json', 'nodes', 'remove', unknownId, '--yes'], { env: node.env });
     expect(unknown.exitCode).toBe(5);
-    expect(unknown.json.error).toMatchObject({ code: 'not_found', message: `you have no node ${unknownId}`, remedy: 'swarm-node nodes lists yours.' });
+    expect(unknown.json.error).toMatchObject({ code: 'not_found', message: `you have no node ${unknownId}`, remedy: `Yours: ${asPrinted(node, 'swarm-node nodes')}.` });
     expect((await fleetOf(node.token)).map((fleetNode) => fleetNode.node_id)).toEqual([nodeId]);
   });
 
@@ -291,8 +291,18 @@ describe('swarm-node nodes remove', () => {
     // The node's own calls are refused from now on (exit 8), with the same remedy; nothing is stored.
     const register = await swarmNode(['--json', 'register', 'agent_svc_skills_005'], { env: node.env });
     expect(register.exitCode).toBe(8);
-    expect(register.json.error).toMatchObject({ code: 'node_removed', remedy: expect.stringContaining('swarm-node uninstall --purge') });
+    expect(register.json.error).toMatchObject({ code: 'node_removed', remedy: expect.stringMatching(new RegExp(`enroll it anew, signed in: ${escaped(asPrinted(node, 'swarm-node enroll --reenroll'))}$`)) });
     expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations.map((row: { agent_id: string }) => row.agent_id)).toEqual([AGENT]);
+    // The remedy, as printed: the home is enrolled anew, as another node (the removed one stays removed).
+    const reenrolled = await swarmNode(['--json', 'enroll', '--reenroll'], { env: node.env });
+    expect(reenrolled.exitCode, reenrolled.stderr).toBe(0);
+    expect(reenrolled.json.node_id).not.toBe(nodeId);
+    expect(nodeIdOf(node.home)).toBe(reenrolled.json.node_id);
+    expect((await swarmNode(['--json', 'register', 'agent_svc_skills_005'], { env: node.env })).exitCode).toBe(0);
+    // A node the service still accepts is not replaced by --reenroll.
+    const refused = await swarmNode(['--json', 'enroll', '--reenroll'], { env: node.env });
+    expect([refused.exitCode, refused.json.error.code]).toEqual([2, 'usage']);
+    expect(refused.json.error.message).toMatch(/is still one of your nodes/);
   }, 60_000);
 });
 
@@ -398,3 +408,7 @@ describe('labels', () => {
     expect(await daemon.stop()).toBe(0);
   });
 });
+
+function escaped(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

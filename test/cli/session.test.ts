@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeCredentials } from '../../src/node/identity/credentials.js';
-import { nodeEnv, swarmNode } from '../helpers/cli.js';
+import { asPrinted, nodeEnv, swarmNode } from '../helpers/cli.js';
 import { confirmPayment, createPayment, payAndConfirm, signIn, signInPaid } from '../helpers/funnel.js';
 import { apiClient } from '../helpers/http.js';
 import { useSvcApi } from '../helpers/svc-api.js';
@@ -116,7 +116,7 @@ describe('swarm-node activate', () => {
     const bare = nodeEnv(service.baseUrl);
     const unsigned = await swarmNode(['--json', 'activate', '--tier', 'svc_starter_agents', '--payment', 'pay_x'], { env: bare.env });
     expect(unsigned.exitCode).toBe(4);
-    expect(unsigned.json.error).toMatchObject({ code: 'not_signed_in', remedy: 'Sign in first: swarm-node login' });
+    expect(unsigned.json.error).toMatchObject({ code: 'not_signed_in', remedy: `Sign in first: ${asPrinted(bare, 'swarm-node login')}` });
     const { env, home } = await signedInPayer('usage');
     const unknown = await swarmNode(['--json', 'activate', '--tier', 'svc_starter_agents', '--payment', 'pay_nosuchpayment'], { env });
     expect(unknown.exitCode).toBe(5);
@@ -216,7 +216,7 @@ describe('swarm-node login, whoami, logout', () => {
     }
   });
 
-  it('refuses a forged token (exit 4) and a non-token (exit 2) without storing either; bad flag combinations are usage errors', async () => {
+  it('refuses a forged token and a non-token (exit 4: not a valid token) without storing either; bad flag combinations are usage errors', async () => {
     const token = await signIn(service.baseUrl, uniqueEmail('forged'));
     const { env, home } = nodeEnv(service.baseUrl);
     const forged = await swarmNode(['--json', 'login', '--token-stdin'], { env, input: forge(token) });
@@ -224,7 +224,9 @@ describe('swarm-node login, whoami, logout', () => {
     expect(forged.json.error.code).toBe('unauthorized');
     expect(forged.stdout).not.toContain(forge(token));
     const garbage = await swarmNode(['login', '--token-stdin'], { env, input: 'hello world' });
-    expect(garbage.exitCode).toBe(2);
+    expect([garbage.exitCode, garbage.stderr]).toEqual([4, expect.stringContaining('that is not a JWT (three base64url parts separated by dots)')]);
+    const notJson = await swarmNode(['--json', 'login', '--token-stdin'], { env, input: 'aGVsbG8.d29ybGQ.c2ln' });
+    expect([notJson.exitCode, notJson.json.error]).toEqual([4, expect.objectContaining({ code: 'unauthorized', message: 'that is not a JWT: its payload is not JSON' })]);
     const empty = await swarmNode(['login', '--token-stdin'], { env, input: '' });
     expect(empty.exitCode).toBe(2);
     const huge = await swarmNode(['login', '--token-stdin'], { env, input: 'a'.repeat(20_000) });

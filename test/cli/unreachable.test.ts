@@ -40,6 +40,15 @@ describe('an unreachable service', () => {
     }));
   });
 
+  it('an https:// URL for the plain-HTTP service: exit 6 saying so, with the http:// one, never OpenSSL\'s text', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'https' });
+    const https = service.baseUrl.replace(/^http:/, 'https:');
+    const result = await swarmNode(['--json', '--base-url', https, 'whoami'], { env: node.env });
+    expect(result.exitCode).toBe(6);
+    expect(result.json.error.message).toBe(`cannot reach the service at ${https} (it does not answer TLS there: is it plain HTTP? then ${service.baseUrl})`);
+    expect(result.stdout + result.stderr).not.toMatch(/SSL routines|ssl3_|openssl/i);
+  });
+
   // The deadline is timeout_seconds (default 15, which foundation.test.ts shows): 2 s here, so the test does not
   // spend 15 s waiting; what is under test is that a silent peer is given up on within the deadline.
   it('exits 6 within the timeout_seconds deadline when the service accepts but never answers', async () => {

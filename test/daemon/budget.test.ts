@@ -32,7 +32,7 @@ describe('budgets and the daemon', () => {
     const run = await cli(node, ['run', OPS]);
     expect(run.exitCode, run.stderr).toBe(11);
     expect(run.stderr).toContain(`budget of $0.08 would be exceeded: $0.08 spent, a run costs $0.04; it resets at ${midnight}`);
-    expect(run.stderr).toContain(`swarm-node budget set --daily <dollars> --agent ${OPS}`);
+    expect(run.stderr).toContain(`swarm-node budget set --daily 0.12 --agent ${OPS}`);
     const json = await cli(node, ['--json', 'run', OPS]);
     expect(json.exitCode).toBe(11);
     expect(JSON.parse(json.stdout).error).toMatchObject({ code: 'budget_exceeded', cap_cents: 8, spent_cents: 8, price_cents: 4, resets_at: midnight });

@@ -12,7 +12,7 @@ import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir } from '../helpers/temp.js';
 import { processIsAlive } from '../../src/node/host/process-alive.js';
 import { agentEvents, releaseAgents, testAgentProgram } from './agents.js';
-import { cli, DaemonProcess, executeOverHttp, register, serviceRuns, signedInNode, waitUntilServing, type TestNode } from './support.js';
+import { cli, DaemonProcess, executeOverHttp, ledgerKindsOf, register, runEnded, serviceRuns, signedInNode, waitUntilServing, type TestNode } from './support.js';
 
 const OPS = 'agent_ops_monitor_004'; // 4 cents
 const EVENT_MS = 30_000;
@@ -26,13 +26,8 @@ async function agentStarted(node: TestNode, count = 1): Promise<{ run_id: string
 
 describe('swarm-node daemon: runs as jobs', () => {
   const service = useSvcApi({ runTiming: TEST_RUN_TIMING });
-  const runOf = (node: TestNode, runId: string, wait = 10) => httpRequest(`${service.baseUrl}/v1/swarm/runs/${runId}?wait=${wait}`, { token: node.token });
-  const ended = (node: TestNode, runId: string) =>
-    waitFor(async () => {
-      const run = await runOf(node, runId);
-      return ['succeeded', 'failed', 'cancelled'].includes(run.body.status) ? run.body : undefined;
-    }, `run ${runId} to end`, EVENT_MS);
-  const ledgerOf = (runId: string) => service.db.prepare<[string], { kind: string }>('SELECT kind FROM ledger_entries WHERE run_id = ? ORDER BY entry_id').all(runId).map((row) => row.kind);
+  const ended = (node: TestNode, runId: string) => runEnded(service.baseUrl, node, runId, EVENT_MS);
+  const ledgerOf = (runId: string) => ledgerKindsOf(service.db, runId);
 
   it('a run past its time limit is stopped, its agent gone, and fails timeout, refunded', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'limit', agents: { [OPS]: 'held' } });

@@ -24,6 +24,9 @@ process.stdin.on('data', (chunk) => (input += chunk));
 process.stdin.on('end', () => {
   const run = JSON.parse(input);
   const value = process.env.DECLARED_KEY;
+  // Artifacts: one plain, one whose name holds the secret (never uploaded, never listed).
+  require('node:fs').writeFileSync(process.env.SWARM_ARTIFACTS_DIR + '/plain.txt', 'kept');
+  require('node:fs').writeFileSync(process.env.SWARM_ARTIFACTS_DIR + '/key-' + value + '.txt', 'named after it');
   if (run.input.fail) {
     process.stderr.write('using token ' + value + ' / ' + Buffer.from('Bearer ' + value).toString('base64') + ' / ?key=' + encodeURIComponent(value + '&x') + '\\n');
     process.exit(1);
@@ -64,6 +67,9 @@ describe('secrets through a real daemon', () => {
     const ok = await executeOverHttp(service.baseUrl, node, AGENT, { input: { expected_sha256: createHash('sha256').update(DECLARED).digest('hex') } });
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body.output).toEqual({ declared_matches: true, undeclared_present: false, echoed: 'token ***' });
+    const artifacts = await httpRequest(`${service.baseUrl}/v1/swarm/runs/${ok.body.run_id}/artifacts`, { token: node.token });
+    expect(artifacts.status, artifacts.text).toBe(200);
+    expect(artifacts.body.artifacts.map((artifact: { name: string }) => artifact.name)).toEqual(['plain.txt']);
 
     const failed = await executeOverHttp(service.baseUrl, node, AGENT, { input: { fail: true } });
     expect(failed.status, failed.text).toBe(200);
@@ -79,6 +85,7 @@ describe('secrets through a real daemon', () => {
     const stored = JSON.stringify([
       service.db.prepare('SELECT output_json, input_json FROM runs WHERE user_id = ?').all(node.email),
       service.db.prepare('SELECT text FROM run_log_entries').all(),
+      service.db.prepare('SELECT name FROM run_artifacts').all(),
     ]);
     expect(await daemon.stop()).toBe(0);
     const nodeFiles = [node.databaseFile, `${node.databaseFile}-wal`].filter((file) => existsSync(file)).map((file) => readFileSync(file).toString('latin1'));

@@ -304,12 +304,17 @@ export function executeOverHttp(
   baseUrl: string,
   node: TestNode,
   agentId: string,
-  options: { input?: Record<string, unknown>; prefer?: string; key?: string } = {},
+  options: { input?: Record<string, unknown>; prefer?: string; key?: string; timeoutSeconds?: number } = {},
 ): Promise<ApiResponse> {
   return httpRequest(`${baseUrl}/v1/swarm/execute`, {
     method: 'POST',
     token: node.token,
-    body: { user_id: node.email, agent_id: agentId, input: options.input ?? CONTRACT_INPUTS[agentId] ?? {} },
+    body: {
+      user_id: node.email,
+      agent_id: agentId,
+      input: options.input ?? CONTRACT_INPUTS[agentId] ?? {},
+      ...(options.timeoutSeconds === undefined ? {} : { timeout_seconds: options.timeoutSeconds }),
+    },
     headers: { 'idempotency-key': options.key ?? randomUUID(), ...(options.prefer === undefined ? {} : { prefer: options.prefer }) },
   });
 }
@@ -324,4 +329,22 @@ export async function waitUntilServing(baseUrl: string, node: TestNode, agentId:
     `the node online and serving ${agentId}`,
     timeoutMs,
   );
+}
+
+/** A run as its user sees it (GET /v1/swarm/runs/{run_id}), held up to `wait` seconds for it to end. */
+export function runOf(baseUrl: string, node: TestNode, runId: string, wait = 10): Promise<ApiResponse> {
+  return httpRequest(`${baseUrl}/v1/swarm/runs/${runId}?wait=${wait}`, { token: node.token });
+}
+
+/** The run once it has ended: succeeded, failed or cancelled. */
+export async function runEnded(baseUrl: string, node: TestNode, runId: string, timeoutMs = 30_000): Promise<ApiResponse['body']> {
+  return waitFor(async () => {
+    const run = await runOf(baseUrl, node, runId);
+    return ['succeeded', 'failed', 'cancelled'].includes(run.body.status) ? run.body : undefined;
+  }, `run ${runId} to end`, timeoutMs);
+}
+
+/** The kinds of one run's ledger entries, in order: its debit, and its refund when it was given back. */
+export function ledgerKindsOf(serviceDb: SqliteDatabase, runId: string): string[] {
+  return serviceDb.prepare<[string], { kind: string }>('SELECT kind FROM ledger_entries WHERE run_id = ? ORDER BY entry_id').all(runId).map((row) => row.kind);
 }

@@ -35,11 +35,14 @@ const STEPS = [
   "An agent bundle of the operator's own",
   'The node is killed mid-run: the run waits',
   'The node comes back: the run is retried, charged once',
+  'Cancel a run',
 ];
 
 const JWT_SHAPE = /eyJ[\w-]+\.[\w-]+\.[\w-]+/;
 /** A deploy token is 43 base64url characters; nothing the demo should print is that long a run of them. */
-const TOKEN_SHAPE = /[A-Za-z0-9_-]{43,}/;
+const TOKEN_SHAPE = /[A-Za-z0-9_-]{43,}/g;
+/** A SHA-256 digest (an artifact's, shown so that a download can be checked) is public, not a token. */
+const DIGEST = /^[0-9a-f]{64}$/;
 
 function startDemo() {
   const env: Record<string, string> = { ...(process.env as Record<string, string>), NO_COLOR: '1' };
@@ -197,20 +200,31 @@ describe('npm run demo', () => {
     expect(output).toMatch(new RegExp(`│ {3}1\\. node_lost on node ${nodeId}: `));
     const held = (Number(before) * 100 - 12) / 100;
     expect(output).toContain(`balance  $${held.toFixed(2)}: the run's price is held, not taken twice`);
-    // Back again: the late report refused, the run taken again, succeeded at attempt 2, charged once; a clean stop.
+    // While it is off, a run started with curl waits queued, charged; it runs once the node is back.
+    const queuedRun = /-d '\{"user_id":"demo@example\.com","agent_id":"agent_ops_monitor_004"\}'\n {3}│ run_id {2}([0-9a-f-]{36})\n {3}│ status {2}queued, charged \$0\.04, waits until /.exec(output)?.[1];
+    expect(queuedRun, output).toBeDefined();
+    // Back again: the late report refused, the run taken again, its log followed live, succeeded at attempt 2,
+    // charged once; the queued run ran; the review's artifact downloaded and checked.
     expect(output).toMatch(/ts=\S+ level=info event=pending_runs_settled reported=0 lost=1 /);
+    expect(output).toMatch(new RegExp(`\\$ swarm-node logs ${slowRun} --follow\\n {3}│ \\[stderr\\] reviewed 1 of \\d+ s\\n`));
+    expect(output).toContain(`│ Run ${slowRun} succeeded.`);
     expect(output).toMatch(new RegExp(`ts=\\S+ level=info event=run_succeeded agent=agent_dev_review_012 run_id=${slowRun} .*charged_cents=12 `));
     expect(output).toContain(`retried run  ${slowRun} succeeded at attempt 2 (node_lost, succeeded), charged $0.12 once; nothing of the killed attempt left on the host`);
+    expect(output).toContain(`queued run   ${queuedRun} succeeded once the node polled, charged $0.04`);
+    expect(output).toMatch(/│ review\.txt +\d+ +[0-9a-f]{64}\n/);
+    expect(output).toContain(`✓ <scratch>/downloads/review.txt: run ${slowRun}: nothing flagged in /srv/app`);
+    // A cancel: the running run stopped on its node, cancelled, charged nothing; then a clean stop.
+    expect(output).toMatch(/cancelled run {2}[0-9a-f-]{36} cancelled \(the run was cancelled by its user\), charged \$0\.00/);
     expect(output).toMatch(/ts=\S+ level=info event=daemon_stopped/);
     expect(output).toMatch(/daemon\s+exit code 0 on SIGTERM/);
-    const spent = /balance\s+\$0\.(\d\d) = \$1\.00 − (\d+) × \$0\.04 − \$0\.05 \(your agent\) − \$0\.12 \(the review, once\): only the runs a node reported succeeded are charged/.exec(output);
+    const spent = /balance\s+\$0\.(\d\d) = \$1\.00 − (\d+) × \$0\.04 − \$0\.05 \(your agent\) − \$0\.12 \(the review, once\): only the runs that succeeded are charged/.exec(output);
     expect(spent, output).not.toBeNull();
     expect(100 - Number(spent![1])).toBe(4 * Number(spent![2]) + 5 + 12);
     expect(output).toMatch(/^demo finished in \d+\.\d s$/m);
 
     // Secrets only masked: no JWT, no deploy token, no node credential in full.
     expect(output).not.toMatch(JWT_SHAPE);
-    expect(output).not.toMatch(TOKEN_SHAPE);
+    expect([...output.matchAll(TOKEN_SHAPE)].map((match) => match[0]).filter((word) => !DIGEST.test(word))).toEqual([]);
     expect(output).not.toMatch(/svcn_[A-Za-z0-9_-]{20,}/);
     // NO_COLOR and not a terminal: no escape sequences.
     expect(output).not.toContain('\u001b[');

@@ -25,6 +25,15 @@ export function nodeEnv(baseUrl: string, extra: Record<string, string> = {}): No
   return { home, env: { SWARM_NODE_HOME: home, SVC_BASE_URL: baseUrl, NO_COLOR: '1', SWARM_AGENT_ISOLATION: 'none', ...extra } };
 }
 
+/**
+ * A swarm-node command as the CLI prints it in a remedy or a "Next:" line on a node of `nodeEnv`: its home and its
+ * service carried, so that it acts on them when typed (src/cli/invocation.ts, docs/api.md "Remedies").
+ */
+export function asPrinted(node: NodeEnv, command: string): string {
+  const sudo = command.startsWith('sudo ') ? 'sudo ' : '';
+  return `${sudo}SWARM_NODE_HOME=${node.home} ${command.slice(sudo.length)} --base-url ${node.env.SVC_BASE_URL}`;
+}
+
 export interface RunOptions extends Pick<Options, 'cwd'> {
   env?: Record<string, string>;
   /** false: only `env`, as a fresh shell would have; true (default): the test runner's environment plus `env`. */

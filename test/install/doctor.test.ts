@@ -9,6 +9,7 @@ import { MovableClock } from '../helpers/clock.js';
 import { activatedSession, signIn } from '../helpers/funnel.js';
 import { startSvcApi, useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
+import { signedInNode } from '../cli/fixtures.js';
 import { homeOf, run, swarmNode } from './support.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -47,7 +48,8 @@ describe('swarm-node doctor', () => {
     expect(checks.isolation).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^bubblewrap: each run in a sandbox of its own/) });
     // The base URL came from the installed config file, not from the environment.
     expect(checks.service!.detail).toContain(service.baseUrl);
-    expect(checks.token).toMatchObject({ status: 'warn', fix: 'swarm-node login' });
+    // The fix acts on this install's home when typed: it is not the host's.
+    expect(checks.token).toMatchObject({ status: 'warn', fix: `SWARM_NODE_HOME=${home} swarm-node login` });
   });
 
   it('checks the database with PRAGMA integrity_check, and a valid access token', async () => {
@@ -81,7 +83,7 @@ describe('swarm-node doctor', () => {
       const human = await doctor();
       expect(human.exitCode).toBe(1);
       expect(human.stdout).toMatch(/FAIL modes .*credentials\.json is 0644, should be 0600\n\s+fix: chmod 0600 .*credentials\.json/);
-      expect(human.stdout).toMatch(new RegExp(`FAIL unit .*\\n\\s+fix: swarm-node install --root ${root}`));
+      expect(human.stdout).toMatch(new RegExp(`FAIL unit .*\\n\\s+fix: swarm-node install --root ${root}\n`));
       expect(human.stdout).toMatch(/FAIL database/);
       expect(human.stderr).toMatch(/error: 3 of 10 checks failed: modes, unit, database/);
 
@@ -136,7 +138,7 @@ describe('swarm-node doctor', () => {
     }
     const result = await doctor(['--json']);
     expect(result.exitCode).toBe(1);
-    expect(byName(result.json.error.checks).token).toMatchObject({ status: 'fail', detail: expect.stringMatching(/expired at/), fix: 'swarm-node login' });
+    expect(byName(result.json.error.checks).token).toMatchObject({ status: 'fail', detail: expect.stringMatching(/expired at/), fix: `SWARM_NODE_HOME=${home} swarm-node login` });
   });
 
   it('a service that cannot be reached fails with how to check it', async () => {
@@ -166,12 +168,38 @@ describe('swarm-node doctor', () => {
     }
   });
 
+  it('honours SWARM_NODE_HOME: a node run from a home of its own is checked there, the install checks left out', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'doctor-home' });
+    const result = await swarmNode(['--json', 'doctor'], { env: node.env });
+    expect(result.exitCode, result.stdout + result.stderr).toBe(0);
+    expect(result.json).toMatchObject({ home: node.home, ok: true });
+    const checks = byName(result.json.checks);
+    expect(Object.keys(checks)).toEqual(['layout', 'modes', 'enrollment', 'service', 'clock', 'token', 'database', 'isolation']);
+    expect(checks.layout!.detail).toContain(`${node.home}: a node home (SWARM_NODE_HOME), not an install`);
+    expect(checks.enrollment).toMatchObject({ status: 'ok', detail: expect.stringContaining(`of ${node.email}`) });
+    expect(checks.token!.status).toBe('ok');
+
+    // Not enrolled: the fix is the home's enroll, as typed there.
+    const bare = await signedInNode(service.baseUrl, { label: 'doctor-bare', enroll: false });
+    const unenrolled = await swarmNode(['--json', 'doctor'], { env: bare.env });
+    expect(unenrolled.exitCode).toBe(1);
+    expect(byName(unenrolled.json.error.checks).enrollment).toMatchObject({ status: 'fail', fix: `SWARM_NODE_HOME=${bare.home} swarm-node enroll --base-url ${service.baseUrl}` });
+  });
+
+  it('honours SWARM_NODE_HOME naming an install: the install under that root is checked', async () => {
+    const result = await swarmNode(['--json', 'doctor'], { env: { SWARM_NODE_HOME: home } });
+    const report = result.json.error ?? result.json;
+    expect(report).toMatchObject({ root, home });
+    expect(byName(report.checks).layout).toMatchObject({ status: 'ok', detail: expect.stringContaining('current -> releases/') });
+  });
+
   it('a root with nothing installed fails layout and enrollment, pointing at install', async () => {
     const empty = tempDir('doctor-empty-');
     const result = await swarmNode(['doctor', '--root', empty, '--json'], { env: { SVC_BASE_URL: service.baseUrl } });
     expect(result.exitCode).toBe(1);
     const checks = byName(result.json.error.checks);
-    expect(checks.layout).toMatchObject({ status: 'fail', fix: `swarm-node install --root ${empty}` });
-    expect(checks.enrollment).toMatchObject({ status: 'fail', fix: `swarm-node install --root ${empty} --deploy-token-file <file>` });
+    // Each fix as typed here: the staging root and the service in force carried.
+    expect(checks.layout).toMatchObject({ status: 'fail', fix: `swarm-node install --root ${empty} --base-url ${service.baseUrl}` });
+    expect(checks.enrollment).toMatchObject({ status: 'fail', fix: `swarm-node install --root ${empty} --base-url ${service.baseUrl}` });
   });
 });

@@ -202,7 +202,7 @@ describe('swarm-node install', () => {
       const result = await install(root, ['--deploy-token-file', writeTokenFile(token)]);
       expect(result.exitCode).toBe(4);
       expect(result.stderr).toMatch(/the service refused the deploy token .*unknown, expired, revoked or already used.*nothing was installed/);
-      expect(result.stderr).toMatch(/Activate the session again/);
+      expect(result.stderr).toMatch(/Get a fresh deploy token: activate the session again, or sign in and let install or enroll ask the service for one \(.*swarm-node login/);
       expect(result.stdout + result.stderr).not.toContain(token);
       expect(filesUnder(root)).toEqual([]);
     });
@@ -217,12 +217,12 @@ describe('swarm-node install', () => {
       expect(filesUnder(root)).toEqual([]);
     });
 
-    it('no token on a node that is not enrolled: exit 2, says where the token goes', async () => {
+    it('no token and no sign-in on a node that is not enrolled: exit 4, says to sign in or where the token goes', async () => {
       const root = tempDir('install-root-');
       const result = await install(root);
-      expect(result.exitCode).toBe(2);
-      expect(result.stderr).toMatch(/not enrolled yet, and no deploy token was given/);
-      expect(result.stderr).toMatch(/--deploy-token-file <file>.*SVC_DEPLOY_TOKEN/);
+      expect(result.exitCode).toBe(4);
+      expect(result.stderr).toMatch(/not enrolled yet, no deploy token was given, and it is not signed in/);
+      expect(result.stderr).toMatch(new RegExp(`Sign in \\(SWARM_NODE_HOME=${root}/opt/svc/swarm-node swarm-node login .*\\), then run the install again.*--deploy-token-file.*SVC_DEPLOY_TOKEN`));
       expect(filesUnder(root)).toEqual([]);
     });
 
@@ -302,7 +302,7 @@ describe('swarm-node install', () => {
       const stopped = await install(root, [], { SVC_DEPLOY_TOKEN: await deployToken() });
       expect(stopped.exitCode).toBe(1);
       expect(stopped.stderr).toMatch(/the install stopped: .*ENOTDIR/);
-      expect(stopped.stderr).toMatch(/The node is enrolled \(.+\); fix the cause and re-run swarm-node install, which needs no token now/);
+      expect(stopped.stderr).toMatch(new RegExp(`The node is enrolled \\(.+\\); fix the cause and re-run swarm-node install --root ${root}( --base-url \\S+)?, which needs no token now`));
       expect(mode(join(homeOf(root), 'etc', 'credentials.json'))).toBe(0o600);
 
       rmSync(join(root, 'etc', 'systemd'));

@@ -8,8 +8,8 @@ import { openNodeStore } from '../../src/node/store/database.js';
 import { installTestAgents } from '../daemon/agents.js';
 import { DaemonProcess, FAST } from '../daemon/support.js';
 import { CONTRACT_INPUTS, contractInputFlags } from '../helpers/bundles.js';
-import { activatedSession, fundWallet, signIn, waitFor } from '../helpers/funnel.js';
-import { httpRequest } from '../helpers/http.js';
+import { activatedSession, fundWallet, recentToken, signIn, waitFor } from '../helpers/funnel.js';
+import { apiClient, httpRequest } from '../helpers/http.js';
 import { REPO_ROOT, useSvcApi } from '../helpers/svc-api.js';
 import { KEY, spawnPty, spawnSwarmNodePty, type PtySession } from '../helpers/pty.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
@@ -182,6 +182,8 @@ describe('upgrade, rollback and uninstall', () => {
       seedDatabase(root);
       const result = await swarmNode(['uninstall', '--root', root, '--purge', '--yes'], { env: { SVC_BASE_URL: GONE } });
       expect(result.exitCode, result.stderr).toBe(0);
+      // The service cannot be reached: the purge goes on, and says what stays there.
+      expect(result.stderr).toMatch(/warning: node [0-9a-f-]{36} stays in your nodes at the service \(cannot reach the service at http:\/\/127\.0\.0\.1:1 .*\): it shows offline there until you remove it \(signed in, on any host: swarm-node nodes remove [0-9a-f-]{36} --yes\) or the service does, after 14 days offline/);
       expect(filesUnder(root)).toEqual([]);
       expect(existsSync(join(root, 'opt', 'svc'))).toBe(false);
 
@@ -189,6 +191,28 @@ describe('upgrade, rollback and uninstall', () => {
       const again = await swarmNode(['uninstall', '--root', root, '--purge']);
       expect(again.exitCode, again.stderr).toBe(0);
       expect(again.stdout).toMatch(/nothing to remove/);
+    });
+
+    it('--purge takes the node out of its user\'s nodes at the service, with its own credential', async () => {
+      const email = uniqueEmail('lifecycle-purge');
+      const root = tempDir('lifecycle-root-');
+      const { deploy_token } = await activatedSession(service.baseUrl, email);
+      expect((await swarmNode(['install', '--root', root], { env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token } })).exitCode).toBe(0);
+      const token = await recentToken(service.baseUrl, email, 'svc_starter_agents');
+      const nodes = async () => (await apiClient(service.baseUrl).get('/v1/swarm/nodes', token)).body.nodes.map((node: { node_id: string }) => node.node_id);
+      const nodeId = JSON.parse(readFileSync(join(homeOf(root), 'etc', 'config.json'), 'utf8')).node_id as string;
+      expect(await nodes()).toEqual([nodeId]);
+
+      const dryRun = await swarmNode(['uninstall', '--root', root, '--purge', '--dry-run']);
+      expect(dryRun.stdout).toContain(`would remove node ${nodeId} from your nodes at the service`);
+      expect(await nodes()).toEqual([nodeId]);
+
+      const purged = await swarmNode(['--json', 'uninstall', '--root', root, '--purge', '--yes']);
+      expect(purged.exitCode, purged.stderr).toBe(0);
+      expect(purged.json.removed_at_service).toEqual({ node_id: nodeId, removed: true });
+      expect(purged.stderr).toContain(`removed node ${nodeId} from your nodes at the service`);
+      expect(await nodes()).toEqual([]);
+      expect(filesUnder(root)).toEqual([]);
     });
 
     it('--purge without a terminal needs --yes: exit 2 naming it, nothing removed', async () => {
@@ -210,7 +234,9 @@ describe('upgrade, rollback and uninstall', () => {
       const before = snapshot(root);
       const declined = spawnSwarmNodePty(['uninstall', '--root', root, '--purge'], { NO_COLOR: '1' });
       sessions.push(declined);
-      await declined.waitFor(`Delete ${join(homeOf(root), 'var')} and ${join(homeOf(root), 'etc', 'credentials.json')} for good?`);
+      await declined.waitFor(`Delete ${join(homeOf(root), 'var')}, ${join(homeOf(root), 'etc', 'credentials.json')} and node `);
+      // The node at the service too (the line wraps at the prompt's width).
+      await declined.waitFor(/\(from your nodes at the\s+service\) for good\?/);
       await declined.waitFor('(y/N)');
       declined.press(KEY.enter);
       expect((await declined.waitForExit()).exitCode).toBe(1);
@@ -265,6 +291,8 @@ describe('upgrade, rollback and uninstall', () => {
       const purged = await run('sh', [join(homeOf(purgeRoot), 'uninstall.sh'), `--root=${purgeRoot}/`, '--purge', '--yes']);
       expect(purged.exitCode, purged.stderr).toBe(0);
       expect(purged.stderr).toMatch(/not stopping the service: .* is a staging root/);
+      // Without Node it does not call the service: it says which node stays listed there, and how it goes.
+      expect(purged.stderr).toMatch(/node [0-9a-f-]{36} stays in your nodes at the service: remove it there \(signed in, on any host: swarm-node nodes remove [0-9a-f-]{36} --yes\)/);
       expect(filesUnder(purgeRoot)).toEqual([]);
       expect(existsSync(join(purgeRoot, 'opt', 'svc'))).toBe(false);
     });

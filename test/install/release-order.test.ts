@@ -74,7 +74,8 @@ describe('a node never goes back by itself', { timeout: 120_000 }, () => {
     const refused = await swarmNode(['upgrade', '--from', v010.artifact.path]);
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toMatch(/swarm-node 0\.1\.1 is installed; 0\.1\.0 is older, and a node never goes back by itself/);
-    expect(refused.stderr).toContain('sudo swarm-node upgrade --to 0.1.0');
+    // The remedy carries the staging root it was run under, and no sudo: a staging root is written as its owner.
+    expect(refused.stderr).toContain(`swarm-node upgrade --to 0.1.0 --root ${root}`);
     expect(current()).toBe('releases/0.1.1');
 
     const back = await swarmNode(['upgrade', '--from', v010.artifact.path, '--to', '0.1.0', '--json']);

@@ -6,7 +6,8 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, symlinkSync,
 import { basename, join } from 'node:path';
 import { expect } from 'vitest';
 import { releaseRuntimeVersion } from '../../src/release/runtime-package.js';
-import { activatedSession } from '../helpers/funnel.js';
+import { readDaemonRecord, startedHealthy, type DaemonRecord } from '../../src/node/install/daemon-health.js';
+import { activatedSession, waitFor } from '../helpers/funnel.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { run, stagedPackage, writeTokenFile } from './support.js';
@@ -69,6 +70,14 @@ export async function installWithScript(baseUrl: string, release: BuiltRelease, 
   const args = ['--base-url', baseUrl, '--root', root, '--artifact', release.artifact.path, '--trust-key', key.publicFile, '--token-file', writeTokenFile(deploy_token), ...extra];
   const installed = await run('sh', [installSh, ...args]);
   expect(installed.exitCode, installed.stderr).toBe(0);
+}
+
+/** The record of the node's daemon once one started after `since` is alive and has ticked (daemon-health.ts). */
+export function healthyDaemonOf(home: string, since: number): Promise<DaemonRecord> {
+  return waitFor(async () => {
+    const record = readDaemonRecord(join(home, 'var', 'swarm-node.db'));
+    return startedHealthy(record, since) ? record : undefined;
+  }, 'a healthy daemon', 60_000);
 }
 
 /** Copies a release's four files into a directory svc-api serves (--releases-dir). */

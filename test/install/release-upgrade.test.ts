@@ -16,7 +16,7 @@ import { processIsAlive } from '../../src/node/host/process-alive.js';
 import { activatedSession, waitFor } from '../helpers/funnel.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
-import { brokenPackage, buildRelease, publish, signingKey, type BuiltRelease, type SigningKey } from './release-support.js';
+import { brokenPackage, buildRelease, healthyDaemonOf, publish, signingKey, type BuiltRelease, type SigningKey } from './release-support.js';
 import { filesUnder, homeOf, run, writeTokenFile } from './support.js';
 
 const releasesDir = join(tempDir('releases-'), 'published');
@@ -35,8 +35,7 @@ const home = () => homeOf(root);
 const current = () => readlinkSync(join(home(), 'current'));
 // The node's own config names the service (install wrote it); nothing here overrides it.
 const swarmNode = (args: string[]) => run(join(home(), 'current', 'bin', 'swarm-node'), args, { timeoutMs: 120_000 });
-const healthyDaemon = (since: number) =>
-  waitFor(async () => (startedHealthy(readDaemonRecord(join(home(), 'var', 'swarm-node.db')), since) ? true : undefined), 'a healthy daemon', 60_000);
+const healthyDaemon = (since: number) => healthyDaemonOf(home(), since);
 
 beforeAll(async () => {
   key = signingKey('upgrade');
@@ -56,7 +55,8 @@ beforeAll(async () => {
   const installed = await run('sh', [installSh, '--base-url', service.baseUrl, '--root', root, '--artifact', v010.artifact.path, '--trust-key', key.publicFile, '--token-file', writeTokenFile(deploy_token), '--no-autoupdate']);
   expect(installed.exitCode, installed.stderr).toBe(0);
   // What systemd's Restart= would do: start the daemon of whatever `current` is, again whenever it exits.
-  supervisor = spawn('sh', ['-c', `while :; do "${join(home(), 'current/bin/swarm-node')}" daemon >/dev/null 2>&1; sleep 0.2; done`], { detached: true, stdio: 'ignore' });
+  // --supervised: this loop starts it again, and upgrade leaves that to it.
+  supervisor = spawn('sh', ['-c', `while :; do "${join(home(), 'current/bin/swarm-node')}" daemon --supervised >/dev/null 2>&1; sleep 0.2; done`], { detached: true, stdio: 'ignore' });
   await healthyDaemon(0);
   expect(daemonExecutable()).toBe(join(home(), 'releases/0.1.0/runtime/bin/node'));
 }, 240_000);
@@ -199,7 +199,7 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
       const since = (supervisedSince = Date.now());
       supervisor = spawn(
         'sh',
-        ['-c', `while :; do "${bin}" upgrade --pending >>"${daemonLog}.pre" 2>&1; "${bin}" daemon $(cat "${flagsFile}") >>"${daemonLog}" 2>&1; sleep 0.2; done`],
+        ['-c', `while :; do "${bin}" upgrade --pending >>"${daemonLog}.pre" 2>&1; "${bin}" daemon --supervised $(cat "${flagsFile}") >>"${daemonLog}" 2>&1; sleep 0.2; done`],
         { detached: true, stdio: 'ignore' },
       );
       await healthyDaemon(since);

@@ -22,9 +22,9 @@ describe('reading a JWT on the node', () => {
     expect(decodeClaims(token)).toEqual({ sub: 'a@example.com', tier: 'svc_starter_agents', exp: 2_000_000_000, iat: 1_999_000_000, chainId: 1202, nodeAccess: 'isolated_svc_server' });
   });
 
-  it('refuses what is not one of our access tokens as a usage error, without quoting it', () => {
+  it('refuses what is not one of our access tokens as unauthorized (exit 4, as the README says), without quoting it', () => {
     for (const token of ['', 'abc', 'a.b', 'a.b.c.d', 'a b.c.d', jwt({ tier: 't', exp: 1 }), jwt({ sub: 's', exp: 1 }), jwt({ sub: 's', tier: 't', exp: '1' }), 'x.bm90IGpzb24.y', `${'a'.repeat(9000)}.b.c`]) {
-      expect(codeOf(() => decodeClaims(token)), token.slice(0, 40)).toBe('usage');
+      expect(codeOf(() => decodeClaims(token)), token.slice(0, 40)).toBe('unauthorized');
     }
     try {
       decodeClaims('secretpart.bm90IGpzb24.y');

@@ -19,8 +19,9 @@ afterAll(async () => {
   for (const session of sessions) session.kill();
 });
 
-function wizard(env: Record<string, string>, args: string[] = []): PtySession {
-  const session = spawnSwarmNodePty(['wizard', ...args], env);
+/** The wizard, told to enroll a bare host (--enroll) unless `ask` (the question is the test's to answer). */
+function wizard(env: Record<string, string>, args: string[] = [], ask = false): PtySession {
+  const session = spawnSwarmNodePty(['wizard', ...(ask ? [] : ['--enroll']), ...args], env);
   sessions.push(session);
   return session;
 }
@@ -36,7 +37,7 @@ describe('swarm-node wizard in a terminal', () => {
     upsertRegistration(seeded, { agent_id: 'agent_dev_review_012', every_seconds: null, daily_cap_cents: null, default_input_json: null }, Date.now());
     seeded.close();
 
-    const session = wizard(node.env);
+    const session = wizard(node.env, [], true);
     await session.waitFor('Sign in with the e-mail address you paid with: the service mails it a code to type here.');
     await session.waitFor('E-mail address you paid with:');
     await session.typeLine('not-an-address');
@@ -56,6 +57,9 @@ describe('swarm-node wizard in a terminal', () => {
     await session.typeLine(code);
     // No offer asked: the one the address paid for is the sign-in's.
     await session.waitFor(`Signed in as ${email} (Dev portal); the token is kept in ${node.home}/etc/credentials.json (mode 0600).`);
+    // A bare host becomes one of the user's nodes only when asked (the default, yes).
+    await session.waitFor(`Enroll this host as one of ${email}'s nodes? Its runs then run here (as swarm-node enroll does). (Y/n)`);
+    session.press(KEY.enter);
 
     const agents = await session.waitFor('Ops monitor agent  $0.04 per run');
     expect(agents).toContain('Agent to run (billed per run from your wallet):');
@@ -182,11 +186,16 @@ describe('an agent that needs input, in a terminal', () => {
     writeFileSync(join(corpus, 'backup.md'), '# Backups\n\nSnapshots are kept for fourteen days before they are pruned.\n');
     const session = wizard(node.env, ['--agent', RAG]);
     await session.waitFor(`Agent: Research RAG the service (${RAG}), $0.15 per run.`);
-    await session.waitFor("Absolute path of a folder of Markdown (.md, .markdown) and text (.txt, .text) files on the node's host.");
+    // The field's name, then the schema's words for it.
+    await session.waitFor("corpus (Absolute path of a folder of Markdown (.md, .markdown) and text (.txt, .text) files on the node's host.):");
     session.press(KEY.enter);
-    await session.waitFor(`${RAG} needs corpus to run (unattended: --input corpus=<value>).`);
+    await session.waitFor(`${RAG} needs corpus to run (unattended: --input corpus=…).`);
+    // A relative path is refused at once, naming the field: not after the questions that follow.
+    await session.typeLine('docs');
+    await session.waitFor('corpus must match ^/');
+    for (let i = 0; i < 'docs'.length; i += 1) session.press(KEY.backspace);
     await session.typeLine(corpus);
-    await session.waitFor('The question, in plain words; search operators in it are read as text.');
+    await session.waitFor('question (The question, in plain words; search operators in it are read as text.):');
     await session.typeLine('How long are snapshots kept?');
     await session.waitFor(`Run ${RAG} once now for $0.15 (the wallet holds $1.00)? (Y/n)`);
     session.press(KEY.enter);
@@ -202,6 +211,17 @@ describe('an agent that needs input, in a terminal', () => {
     db.close();
     expect(journaled).toEqual([{ status: 'succeeded', charged_cents: 15, input_json: JSON.stringify({ corpus, question: 'How long are snapshots kept?' }) }]);
     expect(await walletBalance(service.baseUrl, node.token)).toBe(85);
+  });
+
+  it('declining the enrollment ends it: exit 1, this host not enrolled, nothing run or charged', async () => {
+    const node = await signedInNode(service.baseUrl, 'wizard-no-enroll', 100);
+    const session = wizard(node.env, ['--agent', AGENT], true);
+    await session.waitFor(`Enroll this host as one of ${node.email}'s nodes?`);
+    await session.typeLine('n');
+    expect((await session.waitForExit()).exitCode).toBe(1);
+    expect(session.screen()).toContain('not confirmed: this host was not enrolled, and nothing was run or charged');
+    expect(JSON.parse(readFileSync(join(node.home, 'etc', 'credentials.json'), 'utf8')).node).toBeUndefined();
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(100);
   });
 
   it('given some inputs as --input, asks only for the rest; Ctrl+C there exits 130 with nothing run or charged', async () => {

@@ -7,7 +7,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { execa, execaSync } from 'execa';
 import { writeCredentials } from '../../src/node/identity/credentials.js';
-import { nodeEnv } from '../helpers/cli.js';
+import { asPrinted, nodeEnv } from '../helpers/cli.js';
 import { fundWallet, payAndConfirm } from '../helpers/funnel.js';
 import { nextMailTo, signInCodeOf } from '../helpers/mailbox.js';
 import { useSvcApi } from '../helpers/svc-api.js';
@@ -54,7 +54,7 @@ describe('swarm-node wizard without a terminal: what is missing, at once', () =>
     const result = await swarmNode(['wizard'], { env: node.env });
     expect(result.exitCode, result.stderr).toBe(2);
     expect(result.stderr).toContain('error: no terminal to ask on (stdin is not a TTY): pass --email <email>, --code-file <file>, --agent <agent_id>, --yes');
-    expect(result.stderr).toContain('Example: swarm-node wizard --agent agent_ops_monitor_004 --yes');
+    expect(result.stderr).toContain(`Example: ${asPrinted(node, 'swarm-node wizard --agent agent_ops_monitor_004 --yes')}`);
     expect(result.stdout).toBe('');
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(readdirSync(node.home)).toEqual([]);
@@ -227,7 +227,7 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
     expect(human.exitCode, human.stderr).toBe(3);
     expect(human.stderr).toContain('warning: the wallet holds $0.00; one run of agent_research_rag_015 costs $0.15');
     expect(human.stderr).toContain('error: insufficient balance: the wallet holds $0.00, one run of agent_research_rag_015 costs $0.15');
-    expect(human.stderr).toContain(`Fund the wallet at ${service.baseUrl}/wallet/login (swarm-node wallet login prints a link that signs you in), then run swarm-node wizard again.`);
+    expect(human.stderr).toContain(`Fund the wallet at ${service.baseUrl}/wallet/login (a link that signs you in there: ${asPrinted(node, 'swarm-node wallet login')}), then again: ${asPrinted(node, 'swarm-node wizard')}.`);
 
     const json = await swarmNode(['--json', 'wizard', '--agent', 'agent_research_rag_015', ...input, '--yes'], { env: node.env });
     expect(json.exitCode).toBe(3);

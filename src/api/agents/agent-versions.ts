@@ -155,7 +155,10 @@ export function createAgentVersions(store: Store): AgentVersions {
               ? 'a run not finished yet is pinned to it'
               : undefined;
         if (inUse !== undefined) {
-          throw new SvcError('version_in_use', `${agentId} version ${version} cannot be removed: ${inUse}`, { extensions: { agent_id: agentId, version, digest: row.digest } });
+          throw new SvcError('version_in_use', `${agentId} version ${version} cannot be removed: ${inUse}`, {
+            remedy: `Make another version current first (swarm-node agent rollback ${agentId}), or wait for the runs pinned to it to finish, then remove it.`,
+            extensions: { agent_id: agentId, version, digest: row.digest },
+          });
         }
         await removeVersions(store, [{ user_id: userId, agent_id: agentId, version, digest: row.digest }]);
       }),

@@ -27,8 +27,8 @@ export interface InputVerdict {
   /** What that version's agent.json asks of its runs: their time limit, whether they may run again. */
   terms: RunTerms;
   problems: SchemaIssue[];
-  /** When no input could pass: the schema itself is unusable, or too slow to check. */
-  remedy?: string;
+  /** When no input could pass: the schema itself is unusable, or too slow to check; what to do, for the agent. */
+  remedy?: (agentId: string) => string;
 }
 
 /** The current version moved (an upload, a rollback) between the check and the charge: check again. */
@@ -170,7 +170,7 @@ function refuseProblems(verdict: InputVerdict): string | null {
   if (first === undefined) return verdict.digest;
   const whose = verdict.digest === null ? `the built-in ${verdict.agentId} version ${verdict.version}` : `your ${verdict.agentId} version ${verdict.version}`;
   throw new SvcError('input_invalid', `${first.path}: ${first.message} (the input_schema of ${whose}); nothing was charged`, {
-    ...(verdict.remedy === undefined ? {} : { remedy: verdict.remedy }),
+    ...(verdict.remedy === undefined ? {} : { remedy: verdict.remedy(verdict.agentId) }),
     extensions: { errors: verdict.problems, agent_id: verdict.agentId, version: verdict.version, digest: verdict.digest },
   });
 }
@@ -181,8 +181,8 @@ function termsOf(json: string | null): RunTerms {
   return runTermsOf(json === null ? {} : (JSON.parse(json) as Partial<RunTerms>));
 }
 
-const UNUSABLE_REMEDY =
-  'Upload a version whose input_schema the service accepts (swarm-node agent upload checks it first), or make another version current (swarm-node agent rollback); nothing was charged.';
+const UNUSABLE_REMEDY = (agentId: string): string =>
+  `Upload a version whose input_schema the service accepts (swarm-node agent upload checks it first), or make another version current (swarm-node agent rollback ${agentId}); nothing was charged.`;
 
 function tooSlow(forMs: number): Pick<InputVerdict, 'problems' | 'remedy'> {
   return {
@@ -192,6 +192,7 @@ function tooSlow(forMs: number): Pick<InputVerdict, 'problems' | 'remedy'> {
         message: `cannot be checked within ${INPUT_CHECK_DEADLINE_MS} ms against this input_schema: runs of this version are refused for ${Math.ceil(forMs / 60_000)} more minute(s)`,
       },
     ],
-    remedy: 'Upload a version with a simpler input_schema (fewer patterns, alternatives or references) or a smaller input, or make another version current (swarm-node agent rollback); nothing was charged.',
+    remedy: (agentId) =>
+      `Upload a version with a simpler input_schema (fewer patterns, alternatives or references) or a smaller input, or make another version current (swarm-node agent rollback ${agentId}); nothing was charged.`,
   };
 }

@@ -121,7 +121,7 @@ export function createAccessTokens(ctx: ServiceContext): AccessTokens {
 
 function inboxProofRequired(missing: 'challenge_id' | 'code'): SvcError {
   return new SvcError('invalid_request', 'issue-token needs the proof that you read customer_email: the challenge_id and the code mailed to it', {
-    remedy: 'Ask for a code with POST /v1/auth/email-code {"email": …}, then send its challenge_id and the code from the mail (swarm-node login does both).',
+    remedy: 'Ask for a code with POST /v1/auth/email-code {"email": …}, then send its challenge_id and the code from the mail (both at once: swarm-node login).',
     extensions: { errors: [{ path: `/${missing}`, message: 'is required' }] },
   });
 }

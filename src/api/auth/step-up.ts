@@ -6,9 +6,14 @@
 import { STEP_UP_MAX_AGE_SECONDS, type AccessTokenClaims } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
 
+/** Whether an inbox proven at `authTime` (Unix seconds; undefined: never) is recent at `nowMs`; a time ahead of the clock by more than a minute is not. */
+export function isRecentSignIn(authTime: number | undefined, nowMs: number): boolean {
+  return authTime !== undefined && nowMs / 1000 - authTime <= STEP_UP_MAX_AGE_SECONDS && authTime <= nowMs / 1000 + 60;
+}
+
 export function requireRecentSignIn(claims: AccessTokenClaims, nowMs: number): void {
   const authTime = claims.auth_time;
-  if (authTime !== undefined && nowMs / 1000 - authTime <= STEP_UP_MAX_AGE_SECONDS && authTime <= nowMs / 1000 + 60) return;
+  if (isRecentSignIn(authTime, nowMs)) return;
   throw new SvcError('step_up_required', `this changes your fleet or your code, and needs a sign-in within the last ${STEP_UP_MAX_AGE_SECONDS / 60} minutes`, {
     remedy: `Sign in again with the code mailed to you: swarm-node login --email ${claims.sub}; then retry.`,
     extensions: { max_age: STEP_UP_MAX_AGE_SECONDS, ...(authTime === undefined ? {} : { auth_time: new Date(authTime * 1000).toISOString() }) },

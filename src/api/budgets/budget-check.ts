@@ -33,7 +33,11 @@ function budgetExceeded(cap: BudgetCap, spentCents: number, priceCents: number, 
     'budget_exceeded',
     `${scope} ${PERIOD_WORD[cap.period]} budget of ${formatDollars(cap.cap_cents)} would be exceeded: ${formatDollars(spentCents)} spent, a run costs ${formatDollars(priceCents)}; it resets at ${resetsAt}; nothing was charged`,
     {
-      remedy: `Wait until ${resetsAt}, or raise the cap: swarm-node budget set --${cap.period === 'day' ? 'daily' : 'monthly'} <dollars>${cap.scope === EVERY_AGENT ? '' : ` --agent ${agentId}`}`,
+      // The cap this run would fit under, as `budget set` takes it: dollars without the sign.
+      remedy:
+        `Wait until ${resetsAt}, or raise the cap so that this run fits: ` +
+        (cap.period === 'day' ? 'swarm-node budget set --daily ' : 'swarm-node budget set --monthly ') +
+        `${formatDollars(spentCents + priceCents).slice(1)}${cap.scope === EVERY_AGENT ? '' : ` --agent ${agentId}`}`,
       extensions: {
         agent_id: cap.scope === EVERY_AGENT ? null : cap.scope,
         period: cap.period,

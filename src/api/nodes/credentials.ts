@@ -104,7 +104,7 @@ export function createNodeAuthenticator(store: Store, revocations?: Revocations)
           : (await nodeWith(store.db, { hash })).rows[0];
       if (found === undefined) {
         throw new SvcError('unauthorized', 'the node credential is unknown or was replaced', {
-          remedy: 'Enroll the node again with a fresh deploy token (swarm-node activate, then swarm-node install).',
+          remedy: 'Enroll the host anew, signed in: sudo swarm-node install --reenroll (an installed node), or swarm-node enroll --reenroll (a node run from a home).',
         });
       }
       const { next_credential_hash: next, removed_at: removedAt, last_seen_at: lastSeenAt, offline_at: offlineAt, ephemeral, hostname, name, version, ...enrolled } = found;

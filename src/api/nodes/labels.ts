@@ -24,8 +24,10 @@ export async function recordRunLabels(store: Store, runId: string, labels: reado
     .execute();
 }
 
-const REMEDY =
-  'Add the labels to a node that serves the agent (swarm-node labels add <label> on it), or ask only for labels one of your nodes carries (swarm-node nodes lists them).';
+/** The labels a run asked for, put on a node: the command that does it, on that node. */
+function remedyFor(labels: readonly string[]): string {
+  return `Add the labels to a node that serves the agent (on it: swarm-node labels add ${labels.join(' ')}), or ask only for labels one of your nodes carries (your nodes and their labels: swarm-node nodes).`;
+}
 
 /** A node's own run executes on it: it must carry the labels it asks for. */
 export async function assertOwnLabels(nodes: NodeRegistry, nodeId: string, agentId: string, labels: readonly string[]): Promise<void> {
@@ -34,7 +36,7 @@ export async function assertOwnLabels(nodes: NodeRegistry, nodeId: string, agent
   const missing = labels.filter((label) => !carried.includes(label));
   if (missing.length === 0) return;
   throw new SvcError('no_node_available', `no node can run ${agentId} now: this node (${nodeId}) runs its own runs and does not carry the label${plural(missing)} ${missing.join(', ')}; nothing was charged`, {
-    remedy: 'Add the labels to this node (swarm-node labels add <label>), or ask for the run signed in from elsewhere so the service routes it.',
+    remedy: `Add the labels to this node (swarm-node labels add ${missing.join(' ')}), or ask for the run signed in from elsewhere so the service routes it.`,
     extensions: { agent_id: agentId, node_id: nodeId, labels: [...labels], missing_labels: missing },
   });
 }
@@ -64,7 +66,7 @@ export async function assertLabelsAvailable(
         ? `none of ${yours} that serve ${agentId} carries the label${plural(missing)} ${missing.join(', ')}`
         : `node ${pinned} does not carry the label${plural(missing)} ${missing.join(', ')}`;
   throw new SvcError('no_node_available', `no node can run ${agentId} now: ${why}; nothing was charged`, {
-    remedy: REMEDY,
+    remedy: remedyFor(missing.length === 0 ? labels : missing),
     extensions: { agent_id: agentId, ...(pinned === undefined ? {} : { node_id: pinned }), labels: [...labels], missing_labels: missing },
   });
 }

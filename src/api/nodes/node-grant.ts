@@ -14,7 +14,7 @@ export function createNodeGrant(store: Store): (claims: AccessTokenClaims) => Pr
     const tier = TIERS[claims.tier as TierId];
     if (tier === undefined || !tier.node_install) {
       throw new SvcError('forbidden', `a ${claims.tier} token installs no node: that payment only tops up the wallet`, {
-        remedy: 'Sign in for an offer that includes execution: swarm-node login --email <you> --offer svc_starter_agents (or dev_portal_execution_billing).',
+        remedy: `Sign in for an offer that includes execution: swarm-node login --email ${claims.sub} --offer svc_starter_agents (or --offer dev_portal_execution_billing).`,
       });
     }
     // Every token the service accepts was recorded at issue with the payment that entitled it (tokens.ts).

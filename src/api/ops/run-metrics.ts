@@ -14,8 +14,8 @@ export function countStartedRuns(ctx: Pick<ServiceContext, 'metrics'>, start: St
 }
 
 export function countFinishedRuns(ctx: Pick<ServiceContext, 'metrics'>, finish: FinishRun): FinishRun {
-  return async (runId, outcome, holder) => {
-    const finished = await finish(runId, outcome, holder);
+  return async (runId, outcome, expected) => {
+    const finished = await finish(runId, outcome, expected);
     if (finished.kind === 'finished') {
       const reason = outcome.status === 'failed' ? outcome.output.error : undefined;
       ctx.metrics.runFinished(outcome.status, reason, finished.refunded_cents);

@@ -143,7 +143,7 @@ export function createPaygate(ctx: ServiceContext): Paygate {
  */
 function alreadyActive(): SvcError {
   return new SvcError('session_already_active', 'this session is active already: its deploy token was given when it was activated', {
-    remedy: 'For a deploy token for another node, sign in (swarm-node login) and ask for one: swarm-node enroll on the host, or POST /v1/swarm/nodes/deploy-token.',
+    remedy: 'For another node, sign in (swarm-node login) and let the host ask for its deploy token (on it: swarm-node enroll, or sudo swarm-node install), or POST /v1/swarm/nodes/deploy-token.',
   });
 }
 

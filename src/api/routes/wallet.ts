@@ -1,6 +1,7 @@
 // spec §4 GET {wallet_url}/login and DECISIONS.md "Wallet page": the browser page where a user signs in to the pay
 // wallet with the JWT. The token is exchanged once for a session cookie and leaves the address bar by a redirect.
-// Every response of this scope is HTML with the headers of security.ts, errors included.
+// The signed-in page is the first of the console's (docs/api.md "Console"), whose pages are registered here, in the
+// same scope, from routes/wallet/. Every response of this scope is HTML with the headers of security.ts, errors included.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import { WALLET_LOGIN_INTENT } from '../../contract/claims.js';
@@ -12,15 +13,17 @@ import { InvalidTokenError } from '../auth/tokens.js';
 import { createRecentRuns } from '../wallet-page/recent-runs.js';
 import { MAX_SANDBOX_FUNDING_CENTS, fundThroughSandbox } from '../wallet-page/sandbox-funding.js';
 import { SESSION_COOKIE, WALLET_BASE_PATH, assertSameOrigin, cookieScope, setWalletPageHeaders } from '../wallet-page/security.js';
-import { createWalletSessions, type WalletSession } from '../wallet-page/wallet-sessions.js';
+import { type WalletSession } from '../wallet-page/wallet-sessions.js';
 import { errorPageOf } from '../wallet-page/error-page.js';
+import { createPageScope, sendHtml } from '../wallet-page/page-scope.js';
+import { baseOf } from '../wallet-page/relative-links.js';
+import { consoleRoutes } from './wallet/console.js';
 import { amountField, parseFormBody } from '../wallet-page/form-body.js';
 import { signedInPage, signedOutPage, type SignedInModel } from '../wallet-page/views.js';
 
-/** A form is a few short fields; anything bigger is not from this page. */
+/** A form is a few short fields; anything bigger is not from these pages (the secrets and webhooks forms set their own). */
 const FORM_BODY_LIMIT_BYTES = 1024;
 const MAX_TOKEN_LENGTH = 8192;
-const HTML = 'text/html; charset=utf-8';
 
 /** Registered by buildApp; serves the page under WALLET_BASE_PATH in a scope of its own (cookies, forms, errors). */
 export function walletPageRoutes(ctx: ServiceContext): FastifyPluginAsync {
@@ -42,7 +45,8 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
       }
     });
 
-    const sessions = createWalletSessions(ctx.store, ctx.clock, ctx.revocations);
+    const scope = createPageScope(ctx);
+    const { sessions, requireSession } = scope;
     const recentRuns = createRecentRuns(ctx.store);
 
     app.addHook('onSend', async (_request, reply, payload) => {
@@ -53,6 +57,7 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
     app.setNotFoundHandler((request, reply) =>
       sendErrorPage(request, reply, new SvcError('not_found', `there is no wallet page at ${request.url.split('?')[0]}`)),
     );
+    await app.register(consoleRoutes(scope));
 
     // Relative, so it holds behind a proxy that serves the wallet under another path.
     app.get('/', async (request, reply) =>
@@ -140,12 +145,6 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
       return reply.redirect('login', 303);
     }
 
-    async function requireSession(request: FastifyRequest): Promise<WalletSession> {
-      const session = await sessions.find(request.cookies[SESSION_COOKIE]);
-      if (session === undefined) throw new SvcError('unauthorized', 'You are not signed in to the wallet, or your session has ended.');
-      return session;
-    }
-
     async function signedInModel(session: WalletSession): Promise<SignedInModel> {
       return {
         email: session.user_id,
@@ -167,9 +166,5 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
 function sendErrorPage(request: FastifyRequest, reply: FastifyReply, error: SvcError): FastifyReply {
   if (error.status >= 500) request.log.error({ err: error.cause ?? error }, 'wallet page failed');
   if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
-  return sendHtml(reply, error.status, errorPageOf(error));
-}
-
-function sendHtml(reply: FastifyReply, status: number, body: string): FastifyReply {
-  return reply.status(status).type(HTML).send(body);
+  return sendHtml(reply, error.status, errorPageOf(error, baseOf(request.url)));
 }

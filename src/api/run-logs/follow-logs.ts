@@ -15,6 +15,15 @@ export const HEARTBEAT_MS = 15_000;
 /** Entries read from the database at a time. */
 const PAGE = 500;
 
+/**
+ * Where a follow starts: after the seq `after` names (-1: from the first entry), else after the id of the last event
+ * an EventSource that reconnects says it got (an entry's seq), else from the first.
+ */
+export function followFrom(after: string | undefined, lastEventId: string | string[] | undefined): number {
+  if (after !== undefined) return Number(after);
+  return typeof lastEventId === 'string' && /^[0-9]{1,10}$/.test(lastEventId) ? Number(lastEventId) : -1;
+}
+
 /** The stream to send as the answer; `gone` aborts when the client went away. */
 export function followLogs(ctx: ServiceContext, deps: { runs: RunStore; logs: LogStore }, runId: string, after: number, gone: AbortSignal): Readable {
   const out = new PassThrough();

@@ -20,11 +20,14 @@ export function createRunCanceller(ctx: ServiceContext, runs: RunStore, finish: 
       if (row.status === 'succeeded' || row.status === 'failed') {
         // A repeat of a cancel that took effect answers as the first did; any other end cannot be cancelled.
         if (row.cancelled_at !== null) return { row, ended: true };
-        throw new SvcError('run_finished', `run ${runId} already ended ${shownStatus(row)}; there is nothing to cancel`, { extensions: { run_id: runId, run_status: shownStatus(row) } });
+        throw new SvcError('run_finished', `run ${runId} already ended ${shownStatus(row)}; there is nothing to cancel`, {
+          remedy: `Nothing is left to stop: see how it ended with swarm-node runs show ${runId} (GET /v1/swarm/runs/${runId}).`,
+          extensions: { run_id: runId, run_status: shownStatus(row) },
+        });
       }
       await runs.requestCancel(runId, ctx.clock.now());
       if (row.status === 'queued') {
-        const ended = await finish(runId, failed('cancelled', 'cancelled by its user before a node took it; it was refunded'));
+        const ended = await finish(runId, failed('cancelled', 'cancelled by its user before a node took it; it was refunded'), { kind: 'queued', attempt: row.attempt });
         return { row, ended: ended.kind === 'finished' };
       }
       return { row, ended: false };

@@ -19,7 +19,7 @@ import { createClaimStatement } from './claim-statement.js';
 import type { HeldRuns } from './held-runs.js';
 import { createQueueLooks } from './queue-looks.js';
 import { newLease, type RunRow, type RunStore } from './run-store.js';
-import { isFinished, runView } from './run-view.js';
+import { isFinished, leaseSecondsFrom, runView } from './run-view.js';
 
 export interface Dispatch {
   /**
@@ -45,23 +45,25 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
   const { leaseMs, pollHoldMs } = ctx.runTiming;
   const seenEveryMs = Math.min(SEEN_EVERY_MS, leaseMs / 10);
 
-  const assignedOf = (run: RunRow): AssignedRun => ({
+  /** `receivedAt`: when the poll came in, on the monotonic clock (leaseSecondsFrom). */
+  const assignedOf = (run: RunRow, receivedAt: number): AssignedRun => ({
     run_id: run.run_id,
     agent_id: run.agent_id,
     user_id: run.user_id,
     input: run.input_json === null ? {} : (JSON.parse(run.input_json) as unknown),
     lease_id: run.lease_id!,
     lease_expires_at: isoTime(run.lease_expires_at!),
+    lease_seconds: leaseSecondsFrom(run.lease_expires_at!, ctx.clock.now(), receivedAt),
     ...(run.bundle_digest === null ? {} : { bundle_digest: run.bundle_digest }),
     ...(run.timeout_seconds === null ? {} : { timeout_seconds: run.timeout_seconds }),
     attempt: run.attempt,
   });
   /** The runs as the node is handed them, each with the secrets its agent declares (docs/api.md "Secrets"). */
-  const handOut = (claimed: RunRow[]): Promise<AssignedRun[]> =>
+  const handOut = (claimed: RunRow[], receivedAt: number): Promise<AssignedRun[]> =>
     Promise.all(
       claimed.map(async (run) => {
         const secrets = await deps.secretsOf(run);
-        return { ...assignedOf(run), ...(secrets === undefined ? {} : { secrets }) };
+        return { ...assignedOf(run, receivedAt), ...(secrets === undefined ? {} : { secrets }) };
       }),
     );
   /** Their `started` events, in the transaction that claimed them (webhooks/outbox.ts). */
@@ -76,14 +78,14 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
     return claimed;
   };
   // The runs one poll takes share its lease: a result is accepted for the run with the lease it was handed under.
-  const claim = async (node: EnrolledNode, capacity: number): Promise<AssignedRun[]> => {
+  const claim = async (node: EnrolledNode, capacity: number, receivedAt: number): Promise<AssignedRun[]> => {
     const now = ctx.clock.now();
     const lease = newLease(now, leaseMs);
     if (!node.ephemeral) {
       // PostgreSQL: one statement, unless the user takes `started` events (claim-statement.ts).
       const claimed = oneStatement === undefined ? 'hooked' : await oneStatement(node.user_id, node.node_id, capacity, lease, now);
-      if (claimed !== 'hooked') return handOut(taken(claimed));
-      return handOut(taken(await ctx.store.transaction(async () => started(await runs.claim(node.user_id, node.node_id, capacity, lease, now)))));
+      if (claimed !== 'hooked') return handOut(taken(claimed), receivedAt);
+      return handOut(taken(await ctx.store.transaction(async () => started(await runs.claim(node.user_id, node.node_id, capacity, lease, now)))), receivedAt);
     }
     return handOut(
       await ctx.store.transaction(async () => {
@@ -94,11 +96,13 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
         await recordEphemeralRun(ctx.store, node.node_id, run.run_id);
         return started([run]);
       }),
+      receivedAt,
     );
   };
 
   return {
     async poll(node, request, drain, gone) {
+      const receivedAt = performance.now();
       const now = ctx.clock.now();
       /**
        * Writes last_seen_at (and what the poll says of the host) when something changed or it has aged. What was
@@ -142,7 +146,7 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
           looks.drained(node.node_id, queued);
           return undefined;
         }
-        const assigned = await claim(node, request.capacity);
+        const assigned = await claim(node, request.capacity, receivedAt);
         if (assigned.length < request.capacity) looks.drained(node.node_id, queued);
         return assigned.length > 0 ? { runs: assigned, cancel: [] } : undefined;
       };
@@ -159,7 +163,7 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
     async report(node, runId, result) {
       // Finished first, read only when it was not: the node's run is one it holds, so of its user. Another user's run
       // is not held by it either, and is then told apart from its own below.
-      const finished = await finish(runId, outcomeOf(result), { node_id: node.node_id, lease_id: result.lease_id });
+      const finished = await finish(runId, outcomeOf(result), { kind: 'holder', node_id: node.node_id, lease_id: result.lease_id });
       if (finished.kind === 'finished') {
         // The waiting execute is handed the answer as it was stored: it reads nothing back.
         events.finished(runId, finished.json);

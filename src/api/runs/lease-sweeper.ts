@@ -6,7 +6,7 @@
 // `sweepMs`; it only ever touches runs whose time is up, so a restart never fails a run a live node is serving.
 import { repeatInBackground, type ServiceContext } from '../context.js';
 import { createIdempotencyStore } from './idempotency.js';
-import { failed, type FinishRun, type RunOutcome } from './finish-run.js';
+import { failed, type Expected, type FinishRun, type RunOutcome } from './finish-run.js';
 import type { RunEvents } from './run-events.js';
 import type { RunRow, RunStore } from './run-store.js';
 
@@ -25,8 +25,10 @@ export async function sweepRuns(ctx: ServiceContext, runs: RunStore, finish: Fin
   const now = ctx.clock.now();
   const { queueTimeoutMs, cancelGraceMs } = ctx.runTiming;
   const counts: SweepCounts = { node_lost: 0, not_picked_up: 0, retried: 0, cancelled: 0 };
-  const end = async (run: RunRow, outcome: RunOutcome, count: 'node_lost' | 'not_picked_up' | 'cancelled'): Promise<void> => {
-    const ended = await finish(run.run_id, outcome);
+  // Each run is ended only as it was read here (finish-run.ts Expected): one claimed, renewed or requeued since is
+  // left as it is, and a late result of an attempt ended here is refused.
+  const end = async (run: RunRow, outcome: RunOutcome, count: 'node_lost' | 'not_picked_up' | 'cancelled', expected: Expected): Promise<void> => {
+    const ended = await finish(run.run_id, outcome, expected);
     if (ended.kind === 'finished') {
       counts[count] += 1;
       events.finished(run.run_id);
@@ -36,17 +38,23 @@ export async function sweepRuns(ctx: ServiceContext, runs: RunStore, finish: Fin
     }
   };
   for (const run of await runs.cancelsOverdue(now - cancelGraceMs)) {
-    await end(run, failed('cancelled', `cancelled by its user; node ${run.node_id} did not report the run stopped, so it was ended here and refunded`), 'cancelled');
+    await end(run, failed('cancelled', `cancelled by its user; node ${run.node_id} did not report the run stopped, so it was ended here and refunded`), 'cancelled', {
+      kind: 'cancel_overdue',
+      lease_id: run.lease_id,
+    });
   }
   for (const run of await runs.expiredLeases(now)) {
     const outcome =
       run.lease_expires_at === null
         ? failed('interrupted', 'the run was cut short when the service restarted')
         : failed('node_lost', `node ${run.node_id} stopped renewing its lease before it reported the result`);
-    await end(run, outcome, 'node_lost');
+    await end(run, outcome, 'node_lost', { kind: 'lease_out', lease_id: run.lease_id });
   }
   for (const run of await runs.stranded(now, now - queueTimeoutMs)) {
-    await end(run, failed('not_picked_up', 'no node took the run in time (queue_seconds), or none is left that serves its agent and carries its labels; it was refunded'), 'not_picked_up');
+    await end(run, failed('not_picked_up', 'no node took the run in time (queue_seconds), or none is left that serves its agent and carries its labels; it was refunded'), 'not_picked_up', {
+      kind: 'queued',
+      attempt: run.attempt,
+    });
   }
   return counts;
 }

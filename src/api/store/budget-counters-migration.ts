@@ -1,4 +1,4 @@
-// Schema version 16: what is spent against each budget as a counter on the budget's row (docs/api.md "Budgets"),
+// Schema version 17: what is spent against each budget as a counter on the budget's row (docs/api.md "Budgets"),
 // so that execute on PostgreSQL checks and counts a run's price in the one statement that debits it (issue 31),
 // under the row's lock, rather than summing the user's runs of the month at each run. `period_start` says which
 // period `spent_cents` counts: a counter of a period gone by counts as 0, and the next run starts it afresh.

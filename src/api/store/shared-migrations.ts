@@ -116,7 +116,12 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
   /* 13: the logs of runs (docs/api.md "Run logs") */ runLogs,
   /* 14: the artifacts of runs (docs/api.md "Run artifacts") */ runArtifacts,
   /* 15: around the runs (docs/api.md "Secrets", "Budgets", "Usage", "Webhooks") */ aroundTheRuns,
-  /* 16: budget counters (docs/api.md "Budgets") */ budgetCounters,
+  /* 16: the console's recent sign-in (docs/api.md "Console") */ async (db) => {
+    // When the session's user last proved the inbox (ms): the JWT's auth_time when it was made, then the console's
+    // own code confirmation. What changes secrets or webhooks from the console needs it within 15 minutes.
+    await db.schema.alterTable('wallet_sessions').addColumn('auth_time', 'bigint').execute();
+  },
+  /* 17: budget counters (docs/api.md "Budgets") */ budgetCounters,
 ];
 
 /** The schema version this program migrates either engine to. */

@@ -197,6 +197,8 @@ export interface Tables {
     token_jti: string | null;
     created_at: number;
     expires_at: number;
+    /** When the inbox was last proven for it (ms): the JWT's auth_time, or a code confirmed in the console. */
+    auth_time: number | null;
   };
   agent_bundles: { digest: string; content: Buffer; size_bytes: number; created_at: number };
   agent_versions: {

@@ -12,10 +12,12 @@ const ERROR_TITLES: Partial<Record<ErrorCode, string>> = {
   unsupported_media_type: 'Unsupported form',
   rate_limited: 'Too many requests',
   service_unavailable: 'Try again shortly',
+  step_up_required: 'Recent sign-in needed',
+  run_not_found: 'Page not found',
 };
 
-/** The whole page for `error`. */
-export function errorPageOf(error: SvcError): string {
+/** The whole page for `error`; `base` leads back to the wallet from the page's depth (relative-links.ts). */
+export function errorPageOf(error: SvcError, base: string): string {
   const message =
     error.code === 'unsupported_media_type'
       ? 'Send the form from the wallet page (application/x-www-form-urlencoded).'
@@ -23,7 +25,9 @@ export function errorPageOf(error: SvcError): string {
         ? 'The form is larger than the wallet page ever sends.'
         : error.status >= 500 && error.code !== 'service_unavailable'
           ? 'Something went wrong on our side. Try again in a moment.'
-          : error.message;
+          : error.code === 'step_up_required' && error.remedy !== undefined
+            ? `${error.message}. ${error.remedy}`
+            : error.message;
   const title = ERROR_TITLES[error.code] ?? (error.status >= 500 ? 'Something went wrong' : 'This request cannot be used');
-  return errorPage({ title, message, signInHelp: error.code === 'unauthorized' || error.code === 'invalid_request' });
+  return errorPage({ title, message, base, signInHelp: error.code === 'unauthorized' || error.code === 'invalid_request' });
 }

@@ -1,4 +1,4 @@
-// The wallet page's forms (sign out, sandbox funding): a few short urlencoded fields.
+// The forms of the wallet page and the console: a few short urlencoded fields, read strictly.
 import { SvcError } from '../../contract/errors.js';
 import { decodeUtf8Body } from '../http/json-body.js';
 
@@ -31,5 +31,22 @@ export function amountField(body: unknown): string | undefined {
   if (typeof body !== 'object' || body === null) return undefined;
   const amount = (body as Record<string, unknown>).amount;
   return typeof amount === 'string' ? amount : undefined;
+}
+
+/** One text field of a form: '' when absent; a repeated one or one longer than `maxChars` is no form of ours (400). */
+export function textField(body: unknown, name: string, maxChars: number): string {
+  const value = body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
+  if (value === undefined) return '';
+  if (typeof value !== 'string') throw new SvcError('invalid_request', `the form's field ${name} is given more than once`);
+  if ([...value].length > maxChars) throw new SvcError('invalid_request', `the form's field ${name} is longer than ${maxChars} characters`);
+  return value;
+}
+
+/** The values of a field that may repeat (checkboxes), each at most `maxChars`. */
+export function listField(body: unknown, name: string, maxChars: number): string[] {
+  const value = body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
+  const values = value === undefined ? [] : [value].flat();
+  if (values.some((each) => typeof each !== 'string' || each.length > maxChars)) throw new SvcError('invalid_request', `the form's field ${name} holds a value longer than ${maxChars} characters`);
+  return values as string[];
 }
 

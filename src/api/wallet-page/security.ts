@@ -3,7 +3,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError } from '../../contract/errors.js';
 import type { ServiceContext } from '../context.js';
-import { STYLESHEET_CSP_SOURCE } from './html.js';
+import { STYLESHEET_CSP_SOURCE } from './stylesheet.js';
 
 /** Where svc-api serves the wallet page on its own host; SVC_WALLET_URL is the public address in front of it. */
 export const WALLET_BASE_PATH = '/wallet';
@@ -18,6 +18,22 @@ const CONTENT_SECURITY_POLICY = [
   "base-uri 'none'",
 ].join('; ');
 
+/**
+ * The console's run page, the one page with a script: the policy above, plus that one inline script by its hash and
+ * its connection back to this origin (the log it follows). No other script, and no other page, may run one.
+ */
+export function policyWithScript(scriptSource: string): string {
+  return [
+    "default-src 'none'",
+    `style-src ${STYLESHEET_CSP_SOURCE}`,
+    `script-src ${scriptSource}`,
+    "connect-src 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+}
+
 export const WALLET_PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': CONTENT_SECURITY_POLICY,
   // The sign-in URL carries the JWT: no link or form on the page may pass it on in a Referer.
@@ -29,8 +45,9 @@ export const WALLET_PAGE_HEADERS: Readonly<Record<string, string>> = {
   'cross-origin-opener-policy': 'same-origin',
 };
 
+/** Every response of the wallet's scope gets these, unless its route chose its own (the run page's policy, an event stream's caching). */
 export function setWalletPageHeaders(reply: FastifyReply): void {
-  for (const [name, value] of Object.entries(WALLET_PAGE_HEADERS)) reply.header(name, value);
+  for (const [name, value] of Object.entries(WALLET_PAGE_HEADERS)) if (!reply.hasHeader(name)) reply.header(name, value);
 }
 
 export interface CookieScope {

@@ -1,8 +1,11 @@
-// The wallet page's three views: signed in, signed out, and an error that says what to do next.
+// The wallet page's three views: signed in (the console's first page), signed out, and an error that says what to
+// do next.
 import { findAgentSku } from '../../contract/agents.js';
 import { CHAIN_ID } from '../../contract/claims.js';
 import { formatDollars } from '../../contract/money.js';
 import { TIERS, isTierId } from '../../contract/tiers.js';
+import { consolePage } from '../console/layout.js';
+import { timeElement } from '../console/format.js';
 import { html, page, type SafeHtml } from './html.js';
 import type { RecentRun } from './recent-runs.js';
 import { MAX_SANDBOX_FUNDING_CENTS } from './sandbox-funding.js';
@@ -22,10 +25,10 @@ export interface SignedInModel {
 
 export function signedInPage(model: SignedInModel): string {
   const tierName = isTierId(model.tier) ? TIERS[model.tier].name : model.tier;
-  return page(
+  return consolePage(
+    { email: model.email, current: 'wallet', base: '' },
     'Your wallet',
     html`<h1>Your wallet</h1>
-${model.notice === undefined ? null : html`<p class="notice" role="status">${model.notice}</p>`}
 <section aria-labelledby="balance-heading">
 <h2 id="balance-heading">Balance</h2>
 <p class="balance" data-testid="balance">${formatDollars(model.balanceCents)}</p>
@@ -40,10 +43,8 @@ ${model.sandbox ? fundForm(model) : null}
 <section aria-labelledby="runs-heading">
 <h2 id="runs-heading">Recent runs</h2>
 ${model.runs.length === 0 ? html`<p class="muted">No runs yet. Run an agent on your node with <code>swarm-node run &lt;agent_id&gt;</code>; each run is charged here.</p>` : runsTable(model.runs)}
-</section>
-<form method="post" action="logout">
-<button type="submit" class="secondary">Sign out</button>
-</form>`,
+</section>`,
+    { notice: model.notice },
   );
 }
 
@@ -65,14 +66,14 @@ ${error === undefined ? null : html`<p class="alert" role="alert" id="fund-error
 function runsTable(runs: RecentRun[]): SafeHtml {
   const rows = runs.map(
     (run) => html`<tr>
-<td>${findAgentSku(run.agent_id)?.name ?? run.agent_id}<br><span class="muted"><code>${run.agent_id}</code></span></td>
+<td><a href="runs/${run.run_id}">${findAgentSku(run.agent_id)?.name ?? run.agent_id}</a><br><span class="muted"><code>${run.agent_id}</code></span></td>
 <td data-label="Status"${run.status === 'failed' ? html` class="status-failed"` : null}>${run.status}</td>
 <td class="num" data-label="Charge">${formatDollars(run.charged_cents)}</td>
 <td data-label="Started">${timeElement(run.started_at)}</td>
 </tr>`,
   );
   return html`<table>
-<caption>The last ${runs.length} run${runs.length === 1 ? '' : 's'}, newest first. A failed run is refunded.</caption>
+<caption>The last ${runs.length} run${runs.length === 1 ? '' : 's'}, newest first. A failed run is refunded. <a href="runs">Every run</a></caption>
 <thead><tr><th scope="col">Agent</th><th scope="col">Status</th><th scope="col" class="num">Charge</th><th scope="col">Started</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>`;
@@ -97,13 +98,13 @@ function continueAfterCrossSiteArrival(): SafeHtml {
   return html`<p class="notice" role="status">If you have just followed a sign-in link from another site, your browser held back the session on the way here. <a href="login">Open your wallet</a>.</p>`;
 }
 
-export function errorPage(options: { title: string; message: string; signInHelp: boolean }): string {
+export function errorPage(options: { title: string; message: string; base: string; signInHelp: boolean }): string {
   return page(
     options.title,
     html`<h1>${options.title}</h1>
 <div class="panel">
 <p class="alert" role="alert">${options.message}</p>
-${options.signInHelp ? signInHelp() : html`<p><a href="login">Back to the wallet</a></p>`}
+${options.signInHelp ? signInHelp() : html`<p><a href="${options.base}login">Back to the wallet</a></p>`}
 </div>`,
   );
 }
@@ -117,7 +118,3 @@ function signInHelp(): SafeHtml {
 <p class="muted">The link carries your access token, a secret: open it yourself and do not share it. This page swaps it for a session and removes it from the address bar.</p>`;
 }
 
-function timeElement(ms: number): SafeHtml {
-  const iso = new Date(ms).toISOString();
-  return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
-}

@@ -17,6 +17,8 @@ export interface WalletSession {
   user_id: string;
   tier: string;
   expires_at: number;
+  /** When its user last proved the inbox (ms): the JWT's auth_time, or a code confirmed in the console; null: never. */
+  auth_time: number | null;
 }
 
 export interface NewWalletSession extends WalletSession {
@@ -29,6 +31,8 @@ export interface WalletSessions {
   /** The live session of a cookie value, or undefined (unknown, malformed or expired). */
   find(sessionId: string | undefined): Promise<WalletSession | undefined>;
   revoke(sessionId: string | undefined): Promise<void>;
+  /** Its user proved the inbox again just now (the console's code confirmation, docs/api.md "Console"). */
+  confirmInbox(sessionId: string, at: number): Promise<void>;
 }
 
 /** A session ends with the JWT it was made from: revoked, or its user signed out everywhere after it began. */
@@ -41,28 +45,33 @@ export function createWalletSessions(store: Store, clock: Clock, revocations: Re
       const session_id = randomBytes(32).toString('base64url');
       const expires_at = Math.min(claims.exp * 1000, now + WALLET_SESSION_MAX_SECONDS * 1000);
       const user_id = normalizeEmail(claims.sub);
+      const auth_time = claims.auth_time === undefined ? null : claims.auth_time * 1000;
       await store.db
         .insertInto('wallet_sessions')
-        .values({ session_hash: hashSessionId(session_id), user_id, tier: claims.tier, token_jti: claims.jti ?? null, created_at: now, expires_at })
+        .values({ session_hash: hashSessionId(session_id), user_id, tier: claims.tier, token_jti: claims.jti ?? null, created_at: now, expires_at, auth_time })
         .execute();
-      return { session_id, user_id, tier: claims.tier, expires_at };
+      return { session_id, user_id, tier: claims.tier, expires_at, auth_time };
     },
 
     async find(sessionId) {
       if (sessionId === undefined || !SESSION_ID_PATTERN.test(sessionId)) return undefined;
       const row = await store.db
         .selectFrom('wallet_sessions')
-        .select(['user_id', 'tier', 'expires_at', 'token_jti', 'created_at'])
+        .select(['user_id', 'tier', 'expires_at', 'token_jti', 'created_at', 'auth_time'])
         .where('session_hash', '=', hashSessionId(sessionId))
         .where('expires_at', '>', clock.now())
         .executeTakeFirst();
       if (row === undefined || revocations.isRevoked(row.user_id, row.token_jti ?? undefined, row.created_at)) return undefined;
-      return { user_id: row.user_id, tier: row.tier, expires_at: row.expires_at };
+      return { user_id: row.user_id, tier: row.tier, expires_at: row.expires_at, auth_time: row.auth_time };
     },
 
     async revoke(sessionId) {
       if (sessionId === undefined || !SESSION_ID_PATTERN.test(sessionId)) return;
       await store.db.deleteFrom('wallet_sessions').where('session_hash', '=', hashSessionId(sessionId)).execute();
+    },
+
+    async confirmInbox(sessionId, at) {
+      await store.db.updateTable('wallet_sessions').set({ auth_time: at }).where('session_hash', '=', hashSessionId(sessionId)).execute();
     },
   };
 }

@@ -119,7 +119,8 @@ Example:
         writeFileAtomic(options.deployTokenFile, `${deploy_token}\n`, 0o600);
         tokenFile = options.deployTokenFile;
       }
-      const install = `sudo swarm-node install --deploy-token-file ${tokenFile ?? '<file>'}`;
+      // Without --deploy-token-file the token is on the screen: the next step names the file to put it in.
+      const install = `sudo swarm-node install --deploy-token-file ${tokenFile ?? './deploy-token'}`;
       const result = {
         ...details,
         ...(tokenFile === undefined ? { deploy_token } : { deploy_token_file: tokenFile }),
@@ -137,11 +138,10 @@ Example:
       );
       if (tokenFile === undefined) {
         ctx.output.warn(`the deploy token is a secret: it installs a node, once, within ${minutes} minutes. Don't share it or paste it into a chat.`);
-        ctx.output.info(`Next: put it in a file only you can read (or rerun with --deploy-token-file <file>), then: ${install}`);
-        ctx.output.info('      or: SVC_DEPLOY_TOKEN=<deploy_token> swarm-node install (the environment, never argv)');
+        ctx.output.next(`Next: put it in ./deploy-token, a file only you can read (umask 077; cat > deploy-token), then: ${install}`);
       } else {
         ctx.output.success(`Deploy token written to ${tokenFile} (mode 0600); it installs a node once, within ${minutes} minutes.`);
-        ctx.output.info(`Next: ${install}`);
+        ctx.output.next(`Next: ${install}`);
       }
     });
 }

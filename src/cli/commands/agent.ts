@@ -214,7 +214,7 @@ Example:
         );
         ctx.output.result(result, (r) =>
           r.current === null
-            ? `No upload of ${r.agent_id} is current: runs accepted from now on use the built-in agent (your ${r.versions.length} version(s) stay; swarm-node agent rollback ${r.agent_id} --to <version> to return).`
+            ? `No upload of ${r.agent_id} is current: runs accepted from now on use the built-in agent (your ${r.versions.length} version(s) stay; to return to the one before: swarm-node agent rollback ${r.agent_id}).`
             : `${r.agent_id} version ${r.current.version} (${short(r.current.digest)}) is current${r.previous === null ? '' : `, instead of ${r.previous.version}`}.`,
         );
       }),

@@ -40,7 +40,7 @@ Example:
     .action(async (runId: string, flags: ArtifactsFlags, command: Command) => {
       const ctx = contextFor(command);
       if (!new RegExp(UUID_PATTERN).test(runId)) {
-        throw new SvcError('usage', `${JSON.stringify(runId)} is not a run id`, { remedy: 'Give the run_id of a run, as swarm-node run --json shows it (a UUID).' });
+        throw new SvcError('usage', `${JSON.stringify(runId)} is not a run id`, { remedy: 'Give the run_id of a run, a UUID (your runs and their ids: swarm-node runs).' });
       }
       if (flags.force === true && flags.download === undefined) throw new SvcError('usage', '--force goes with --download', { remedy: 'Add --download DIR.' });
       const jwt = ctx.requireJwt();
@@ -50,7 +50,7 @@ Example:
       const result: ArtifactsResult = { ...listing };
       if (flags.download !== undefined && listing.artifacts.length > 0) {
         const into = flags.download;
-        result.downloaded = await ctx.output.spin(`downloading ${listing.artifacts.length} artifacts into ${into}`, () =>
+        result.downloaded = await ctx.output.spin(`downloading ${listing.artifacts.length} artifact${listing.artifacts.length === 1 ? '' : 's'} into ${into}`, () =>
           downloadRunArtifacts(client, jwt.token, listing, into, { force: flags.force === true }),
         );
       }

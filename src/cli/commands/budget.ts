@@ -22,7 +22,7 @@ function dollars(value: string): number {
 }
 
 function agentOf(agent: string | undefined): string | undefined {
-  if (agent !== undefined && findAgentSku(agent) === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(agent)}`, { remedy: 'swarm-node agents lists the catalog.' });
+  if (agent !== undefined && findAgentSku(agent) === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(agent)}`, { remedy: 'The catalog: swarm-node agents.' });
   return agent;
 }
 

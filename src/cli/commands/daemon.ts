@@ -2,11 +2,12 @@
 // agents on their intervals and logs one logfmt line per event on stdout (src/node/daemon/log.ts).
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { SvcError } from '../../contract/errors.js';
-import { DEFAULT_BACKOFF_MS, DEFAULT_DRAIN_MS, MAX_BACKOFF_MS, spokenDuration } from '../../node/daemon/timing.js';
+import { DEFAULT_BACKOFF_MS, DEFAULT_DRAIN_MS, MAX_BACKOFF_MS, OUTAGE_PROBE_CAP_MS, OUTAGE_PROBE_FIRST_MS, spokenDuration } from '../../node/daemon/timing.js';
 import { contextFor } from '../context.js';
 
 interface DaemonOptions {
   healthAddr?: string;
+  supervised?: boolean;
   autoupdate: boolean;
   autoupdateInterval?: string;
   autoupdateCheckMs?: number;
@@ -29,6 +30,7 @@ export function daemonCommand(): Command {
       .description("run this node's agents: their schedules and the runs the service hands it, in the foreground (systemd runs this)")
       .option('--health-addr <addr>', 'serve GET /healthz and /metrics at PORT (loopback) or HOST:PORT (config health_addr; off by default)')
       .option('--no-autoupdate', 'never check the service for a newer release (config auto_update false; install --no-autoupdate puts it in the unit)')
+      .option('--supervised', 'a supervisor of yours starts it again when it exits (a container restart policy, supervisord, runit): upgrade then stops it and waits for the new one')
       .option('--autoupdate-interval <duration>', 'between two checks for a newer release, 5m to 7d (config auto_update_interval; 24h by default)')
       // For tests and benchmarks only: the defaults are what a node runs with.
       .addOption(new Option('--tick-ms <ms>', 'scheduler tick').argParser(positiveMs('--tick-ms')).hideHelp())
@@ -47,7 +49,9 @@ Changes made with register and unregister apply at the next tick, without a rest
 Idempotency-Key before it is sent, and each result kept before it is reported: never charged twice, never run twice.
 
 On insufficient balance the agent pauses, the wallet_login_url is logged once, and the balance is re-checked
-slowly (${spokenDuration(DEFAULT_BACKOFF_MS)}, doubling to ${spokenDuration(MAX_BACKOFF_MS)}); it resumes by itself once the wallet covers a run. A node that is
+slowly (${spokenDuration(DEFAULT_BACKOFF_MS)}, doubling to ${spokenDuration(MAX_BACKOFF_MS)}); it resumes by itself once the wallet covers a run. A service that
+cannot be reached is asked again every ${spokenDuration(OUTAGE_PROBE_FIRST_MS)} to ${spokenDuration(OUTAGE_PROBE_CAP_MS)}: results finished meanwhile are kept and reported, and work is
+taken again, as soon as it answers. A full var/ (its journal unwritable) takes no run until it can write. A node that is
 not enrolled, or whose credential is refused, holds every agent until it is enrolled again. A node removed from your
 nodes (swarm-node nodes remove, or by the service after 14 days offline) stops: event=node_removed, exit 8. An
 ephemeral node (install --ephemeral) removes itself once its one run is reported: event=node_retired, exit 8 (and
@@ -73,7 +77,8 @@ listens on 127.0.0.1 only; give a host (0.0.0.0:9465) to be reached from elsewhe
 
 Example:
   $ systemctl start svc-swarm-node        # as installed
-  $ swarm-node daemon                     # by hand, in the foreground
+  $ swarm-node daemon                     # by hand, in the foreground (upgrade restarts it as it was started)
+  $ swarm-node daemon --supervised        # under a supervisor of yours, which starts it again
   $ swarm-node daemon --health-addr 9465  # curl -s 127.0.0.1:9465/healthz
   $ swarm-node daemon --no-autoupdate     # never update by itself (or: swarm-node config set auto_update false)`,
       )
@@ -90,7 +95,9 @@ Example:
         ]);
         const healthAddr = options.healthAddr === undefined ? ctx.config().health_addr : validateConfigValue('health_addr', options.healthAddr);
         const healthAt = healthAddr === '' ? undefined : parseHealthAddr(healthAddr);
-        const autoUpdate = autoUpdateSettings(options, ctx.config(), ctx.paths, ctx.env, ctx.version);
+        // systemd sets INVOCATION_ID for the processes of a unit it runs (systemd.exec(5)).
+        const supervisor = ctx.env.INVOCATION_ID !== undefined ? 'systemd' : options.supervised === true ? 'declared' : 'none';
+        const autoUpdate = autoUpdateSettings(options, ctx.config(), ctx.paths, ctx.env, ctx.version, { supervised: supervisor !== 'none' });
         const outcome = await runDaemon(
           {
             db: await ctx.store(),
@@ -98,6 +105,7 @@ Example:
             clock: ctx.clock,
             write: (line) => process.stdout.write(line),
             credentialsFile: ctx.paths.credentialsFile,
+            varDir: ctx.paths.varDir,
             pid: process.pid,
             version: ctx.version,
             name: ctx.paths.name,
@@ -106,6 +114,7 @@ Example:
             concurrency: ctx.config().concurrency,
             labels: () => readNodeLabels(ctx.paths.configFile),
             autoUpdate,
+            supervisor,
             ...(healthAt === undefined ? {} : { healthAt }),
             ...(options.tickMs === undefined ? {} : { tickMs: options.tickMs }),
             ...(options.backoffMs === undefined ? {} : { backoffMs: options.backoffMs }),

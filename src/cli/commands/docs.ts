@@ -18,6 +18,6 @@ export function docsCommand(): Command {
         return;
       }
       ctx.output.result(answer, (r) => r.docs_sections.join('\n'));
-      if (answer.docs_sections.length > 0) ctx.output.info(`Read one: swarm-node docs ${answer.docs_sections[0]}`);
+      if (answer.docs_sections.length > 0) ctx.output.next(`Read one: swarm-node docs ${answer.docs_sections[0]}`);
     });
 }

@@ -8,6 +8,7 @@ export function enrollCommand(): Command {
   return addDeployTokenOptions(
     new Command('enroll').description('enroll this home as a node of yours (agents run here), without installing it under /opt'),
   )
+    .option('--reenroll', 'enroll anew in place of an enrollment the service no longer accepts (a node it removed)')
     .addHelpText(
       'after',
       `
@@ -24,7 +25,7 @@ Example:
   $ swarm-node enroll --deploy-token-file ./deploy-token
   $ swarm-node login --email you@example.com && swarm-node enroll`,
     )
-    .action(async (flags: DeployTokenFlags, command: Command) => {
+    .action(async (flags: DeployTokenFlags & { reenroll?: boolean }, command: Command) => {
       const ctx = contextFor(command);
       refuseTokenArgument(flags);
       const [{ readDeployToken }, { enrollHere }] = await Promise.all([import('../../node/install/deploy-token.js'), import('../../node/identity/enroll.js')]);
@@ -32,12 +33,13 @@ Example:
       delete ctx.env.SVC_DEPLOY_TOKEN;
       // Neither a token nor a sign-in: enrollHere refuses it (exit 4) once it knows this home is not a node already.
       const deps = { client: await ctx.client(), clock: ctx.clock, paths: ctx.paths };
+      const options = { reenroll: flags.reenroll === true };
       // Signed in without a token: the service gives one for a recent sign-in only (docs/api.md "Step-up").
       const enrolled =
         deployToken !== undefined || ctx.credentials().jwt === undefined
-          ? await enrollHere(deps, deployToken === undefined ? undefined : { deployToken })
-          : await withRecentSignIn(ctx, () => enrollHere(deps, { jwt: ctx.requireJwt() }));
+          ? await enrollHere(deps, deployToken === undefined ? undefined : { deployToken }, options)
+          : await withRecentSignIn(ctx, () => enrollHere(deps, { jwt: ctx.requireJwt() }, options));
       ctx.output.result(enrolled, (e) => `Enrolled this home as node ${e.node_id} of ${e.user_id} (${e.tier_id}); its credential is in ${e.credentials_file} (mode 0600).`);
-      ctx.output.info('Next: swarm-node register <agent_id> (the service sends its runs here), then swarm-node daemon to take them.');
+      ctx.output.next('Next: register an agent here (the catalog: swarm-node agents), for example swarm-node register agent_ops_monitor_004; the service then sends its runs here, and the daemon takes them: swarm-node daemon.');
     });
 }

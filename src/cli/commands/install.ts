@@ -3,7 +3,7 @@
 import { Command } from 'commander';
 import { SvcError } from '../../contract/errors.js';
 import { checkNodeName } from '../../node/host/location.js';
-import { contextFor } from '../context.js';
+import { contextFor, type CommandContext } from '../context.js';
 import { addDeployTokenOptions, refuseTokenArgument, type DeployTokenFlags } from '../deploy-token-option.js';
 import { collectValues } from '../input-options.js';
 
@@ -18,6 +18,7 @@ interface InstallFlags extends DeployTokenFlags {
   ephemeral?: boolean;
   uninstallAfter?: boolean;
   autoupdate: boolean;
+  reenroll?: boolean;
 }
 
 export function installCommand(): Command {
@@ -33,10 +34,13 @@ export function installCommand(): Command {
     .option('--ephemeral', 'enroll a node that takes exactly one run, reports it, then removes itself from your nodes')
     .option('--uninstall-after', 'with --ephemeral: once it removed itself, also remove this install (purged: credentials, database)')
     .option('--no-autoupdate', 'the daemon never updates itself: auto_update false in the config, --no-autoupdate in the unit')
+    .option('--reenroll', 'enroll anew in place of an enrollment the service no longer accepts (a node it removed)')
     .addHelpText(
       'after',
       `
-The deploy token is single use and never written to disk; re-running install on an enrolled node needs none and
+The deploy token is single use and never written to disk. Without one, a node signed in (swarm-node login, which
+keeps the JWT in the install's credentials) asks the service for its deploy token itself, as enroll does; a
+sign-in older than 15 minutes is renewed by mail in a terminal. Re-running install on an enrolled node needs none and
 applies only what changed (a new version, an edited unit), restarting the service only then.
 --label sets the node's labels (swarm-node labels): written to its config file, sent to the service by the
 daemon when it starts; a re-run without --label keeps them, with --label replaces them.
@@ -69,7 +73,7 @@ Example:
       refuseTokenArgument(flags);
       if (flags.uninstallAfter === true && flags.ephemeral !== true) {
         throw new SvcError('usage', '--uninstall-after is only for an ephemeral node; nothing was installed', {
-          remedy: 'Add --ephemeral (swarm-node install --ephemeral --uninstall-after …), or leave --uninstall-after out.',
+          remedy: 'Add --ephemeral (swarm-node install --ephemeral --uninstall-after), or leave --uninstall-after out.',
         });
       }
       // Checked before the token is read: a bad label spends nothing.
@@ -80,9 +84,10 @@ Example:
         import('../install-result.js'),
       ]);
       const layout = ctx.layout();
-      const deployToken = readDeployToken(flags.deployTokenFile, ctx.env);
+      const given = readDeployToken(flags.deployTokenFile, ctx.env);
       // Read once; systemctl and useradd, run later, inherit the environment and have no use for it.
       delete ctx.env.SVC_DEPLOY_TOKEN;
+      const deployToken = given ?? (flags.dryRun === true ? undefined : await deployTokenOfSignIn(ctx, flags.reenroll === true));
       const result = await installPackage(installDeps(ctx, layout), {
         deployToken,
         from: flags.from,
@@ -91,7 +96,24 @@ Example:
         ...(labels === undefined ? {} : { labels }),
         ...(flags.ephemeral === true ? { ephemeral: { uninstallAfter: flags.uninstallAfter === true } } : {}),
         ...(flags.autoupdate ? {} : { autoUpdate: false as const }),
+        ...(flags.reenroll === true ? { reenroll: true } : {}),
       });
       renderInstall(ctx, result, flags.dryRun === true ? 'would install' : 'installed');
     });
+}
+
+/**
+ * The deploy token a signed-in node asks the service for when none was given, as enroll does (docs/api.md "The
+ * node's client: decisions", "install"); undefined when it needs none (enrolled already) or has no sign-in. With
+ * --reenroll, the stored enrollment is first checked to be one the service no longer accepts.
+ */
+async function deployTokenOfSignIn(ctx: CommandContext, reenroll: boolean): Promise<string | undefined> {
+  const [{ readStoredCredentials }, { assertEnrollmentRetired }] = await Promise.all([import('../../node/install/enrollment.js'), import('../../node/identity/enroll.js')]);
+  const stored = readStoredCredentials(ctx.layout());
+  if (stored.node !== undefined && reenroll) await assertEnrollmentRetired(await ctx.client(), stored.node);
+  else if (stored.node !== undefined) return undefined;
+  if (stored.jwt === undefined) return undefined;
+  const [{ withRecentSignIn }, { requestDeployToken }] = await Promise.all([import('../step-up.js'), import('../../node/service/fleet.js')]);
+  const client = await ctx.client();
+  return (await withRecentSignIn(ctx, (token) => requestDeployToken(client, token))).deploy_token;
 }

@@ -54,7 +54,7 @@ async function showLabels(ctx: CommandContext): Promise<void> {
   const labels = readNodeLabels(ctx.paths.configFile) ?? [];
   const nodeId = ctx.credentials().node?.node_id ?? null;
   ctx.output.result({ node_id: nodeId, labels, file: ctx.paths.configFile }, (r) =>
-    r.labels.length === 0 ? 'No labels: runs that name labels do not come here (swarm-node labels add <label>).' : r.labels.join('\n'),
+    r.labels.length === 0 ? 'No labels: runs that name labels do not come here (swarm-node labels add --help says how to add them).' : r.labels.join('\n'),
   );
 }
 

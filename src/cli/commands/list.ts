@@ -28,7 +28,7 @@ export function listCommand(): Command {
           ['left', 'left', 'right', 'right'],
         );
       });
-      if (list.registrations.length === 0) ctx.output.info('No agents registered. Register one: swarm-node register <agent_id> (see swarm-node agents).');
+      if (list.registrations.length === 0) ctx.output.next('No agents registered. Register one of the catalog (swarm-node agents), for example: swarm-node register agent_ops_monitor_004.');
     });
 }
 

@@ -61,7 +61,7 @@ Example:
           if (options.codeFile !== undefined) throw new SvcError('usage', '--send-code only mails the code; give --code-file to the login that follows');
           const pending = await session.sendSignInCode(deps, email);
           ctx.output.result(pending, (p) => `Sent a sign-in code to ${p.email} (valid until ${p.expires_at}).`);
-          ctx.output.info(`Next: swarm-node login --email ${pending.email} --code-file <file holding the code> (or pipe the code in).`);
+          ctx.output.next(`Next: once the code is in a file (code.txt here): swarm-node login --email ${pending.email} --code-file code.txt (or pipe the code in).`);
           return;
         }
         const offer = offerOf(options);
@@ -72,7 +72,7 @@ Example:
       }
       ctx.output.result(signedIn, renderSignedIn);
       ctx.output.info(`Token stored in ${signedIn.credentials_file} (mode 0600).`);
-      if (signedIn.docs_sections.length > 0) ctx.output.info(`Next: read the unlocked docs (swarm-node docs ${signedIn.docs_sections[0]}) or register an agent (swarm-node register <agent_id>).`);
+      if (signedIn.docs_sections.length > 0) ctx.output.next(`Next: read the unlocked docs (swarm-node docs ${signedIn.docs_sections[0]}), or choose an agent to run (the catalog: swarm-node agents).`);
     });
 }
 
@@ -91,7 +91,7 @@ function givenToken(ctx: CommandContext, options: LoginOptions, normalizeTokenTe
   if (options.tokenFile !== undefined) return normalizeTokenText(readTokenFile(options.tokenFile), options.tokenFile);
   if (options.tokenStdin === true) {
     if (process.stdin.isTTY) {
-      throw new SvcError('usage', '--token-stdin reads a piped token and never prompts', { remedy: 'Pipe it: swarm-node login --token-stdin < token-file' });
+      throw new SvcError('usage', '--token-stdin reads a piped token and never prompts', { remedy: 'Pipe the file holding it in (token.jwt here): swarm-node login --token-stdin < token.jwt' });
     }
     return normalizeTokenText(readFileSync(0, 'utf8'), 'standard input');
   }
@@ -114,7 +114,7 @@ async function signInEmail(ctx: CommandContext, options: LoginOptions): Promise<
   }
   if (known !== undefined) return known;
   throw new SvcError('usage', '--email is needed: there is no terminal to ask for the address, and this home knows none', {
-    remedy: 'Run it in a terminal (swarm-node login asks), or give the address: swarm-node login --email you@example.com --send-code, then the login with the code.',
+    remedy: 'Run it in a terminal, where it asks (swarm-node login), or name the address: swarm-node login --email you@example.com --send-code, then the login with the code.',
   });
 }
 

@@ -38,7 +38,7 @@ Example:
     .action(async (nodeId: string, flags: RemoveFlags, command: Command) => {
       const ctx = contextFor(command);
       if (!new RegExp(UUID_PATTERN).test(nodeId)) {
-        throw new SvcError('usage', `${JSON.stringify(nodeId)} is not a node id`, { remedy: 'Give a node id as swarm-node nodes lists them (a UUID).' });
+        throw new SvcError('usage', `${JSON.stringify(nodeId)} is not a node id`, { remedy: 'Give a node id (a UUID) as your nodes list shows it: swarm-node nodes.' });
       }
       const jwt = ctx.requireJwt();
       const thisNode = ctx.credentials().node?.node_id === nodeId;
@@ -51,7 +51,7 @@ Example:
           });
         }
         const node = (await listNodes(client, jwt.token, undefined)).nodes.find((candidate) => candidate.node_id === nodeId);
-        if (node === undefined) throw new SvcError('not_found', `you have no node ${nodeId}`, { remedy: 'swarm-node nodes lists yours.' });
+        if (node === undefined) throw new SvcError('not_found', `you have no node ${nodeId}`, { remedy: 'Yours: swarm-node nodes.' });
         const described = `node ${nodeId}${thisNode ? ' (this host)' : ''} on ${node.hostname ?? 'a host that never polled'}, ${node.online ? 'online' : 'offline'}${node.agents.length > 0 ? `, serving ${node.agents.join(', ')}` : ''}`;
         await confirmRemoval(described);
       }

@@ -21,7 +21,7 @@ export function registerCommand(): Command {
     .argument('<agent_id>', 'an agent from the catalog (swarm-node agents)')
     .option('--every <duration>', 'run it on a schedule: 1s..7d, e.g. 30s, 5m, 1h (none: manual runs only)', parseEvery)
     .option('--daily-cap <dollars>', 'spend at most this much on it per UTC day (none: no cap)', parseDailyCap)
-    .option('--input <key=value>', 'a field of the input its runs start from (repeat it); values are strings', collectInputPair)
+    .option('--input <key=value>', 'a field of the input its runs start from (repeat it): text, or a number or true/false where the agent takes one', collectInputPair)
     .option('--input-file <file>', 'the whole input its runs start from, a JSON object ("-" for stdin)')
     .option('--clear-input', 'forget the stored input: runs start from nothing but their own')
     .addHelpText(
@@ -44,11 +44,12 @@ Example:
     .action(async (agentId: string, options: RegisterOptions, command: Command) => {
       const givesInput = options.input !== undefined || options.inputFile !== undefined;
       if (givesInput && options.clearInput === true) throw new SvcError('usage', 'give --input/--input-file or --clear-input, not both');
-      const defaultInput = givesInput ? ((await import('../run-input.js')).runInput(options) ?? {}) : options.clearInput === true ? null : undefined;
       const ctx = contextFor(command);
+      const [{ runInput }, { localInputSchema }] = await Promise.all([import('../run-input.js'), import('../../node/runner/bundles.js')]);
+      const defaultInput = givesInput ? (runInput(options, localInputSchema(ctx.paths.home, agentId)) ?? {}) : options.clearInput === true ? null : undefined;
       const jwt = ctx.requireJwt();
       const node = await ctx.requireNode();
-      const [{ registerAgent }, { localInputSchema }] = await Promise.all([import('../../node/agents/registrations.js'), import('../../node/runner/bundles.js')]);
+      const { registerAgent } = await import('../../node/agents/registrations.js');
       const outcome = await registerAgent(
         {
           db: await ctx.store(),
@@ -81,10 +82,10 @@ Example:
         const input = r.default_input === null ? '' : `, runs start from the input {${Object.keys(r.default_input).join(', ')}}`;
         return `${r.created ? 'Registered' : 'Updated'} ${r.agent_id} (${r.name}, ${formatDollars(r.price_cents)} per run): ${schedule}, ${cap}${input}.`;
       });
-      ctx.output.info(
+      ctx.output.next(
         every === null
           ? `Next: swarm-node run ${agent.agent_id}`
-          : `The daemon runs it every ${every} (swarm-node status shows whether it is running); run it now: swarm-node run ${agent.agent_id}`,
+          : `The daemon runs it every ${every} (whether it is running: swarm-node status); run it now: swarm-node run ${agent.agent_id}`,
       );
     });
 }

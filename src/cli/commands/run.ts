@@ -12,7 +12,7 @@ export function runCommand(): Command {
   return new Command('run')
     .description('run an agent once; it is charged its per-run price from your wallet')
     .argument('<agent_id>', 'an agent from the catalog (swarm-node agents)')
-    .option('--input <key=value>', 'a field of the agent\'s input (repeat it); values are strings', collectInputPair)
+    .option('--input <key=value>', 'a field of the agent\'s input (repeat it): text, or a number or true/false where the agent takes one', collectInputPair)
     .option('--input-file <file>', 'the agent\'s whole input, a JSON object ("-" for stdin)')
     .option('--label <labels>', 'run it only on a node that carries this label (repeat it, or separate labels with commas)', collectValues)
     .option('--queue-seconds <s>', `how long the run may wait for a node (0: only an online one now; default the service's, 600)`, countParser(0, MAX_QUEUE_SECONDS))
@@ -43,7 +43,8 @@ Example:
     )
     .action(async (agentId: string, options: { input?: string[]; inputFile?: string; label?: string[]; queueSeconds?: number; timeoutSeconds?: number; failOn?: string }, command: Command) => {
       const ctx = contextFor(command);
-      const input = (await import('../run-input.js')).runInput(options);
+      const [{ runInput }, { localInputSchema }] = await Promise.all([import('../run-input.js'), import('../../node/runner/bundles.js')]);
+      const input = runInput(options, localInputSchema(ctx.paths.home, agentId));
       const labels = options.label === undefined ? [] : (await import('../../contract/labels.js')).parseLabelArguments(options.label);
       const caller = await ctx.runCaller();
       // Run here: what became of the files it left in SWARM_ARTIFACTS_DIR (docs/api.md "Run artifacts").

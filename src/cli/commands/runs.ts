@@ -85,9 +85,16 @@ Example:
         );
         const charged = runs.reduce((sum, run) => sum + run.charged_cents, 0);
         const more = next === null ? '' : `\nOlder runs: swarm-node runs --cursor ${next}${options.limit === undefined ? '' : ` --limit ${limit}`}`;
-        return `${rows}\n\n${runs.length} run(s) shown, ${formatDollars(charged)} charged for them. See one: swarm-node runs show <run_id>.${more}`;
+        return `${rows}\n\n${runs.length} run(s) shown, ${formatDollars(charged)} charged for them. See one: swarm-node runs show ${runs[0]!.run_id}.${more}`;
       });
-      if (page.runs.length === 0) ctx.output.info(options.cursor === undefined ? 'No runs match. Run an agent: swarm-node run <agent_id>.' : 'No older runs.');
+      if (page.runs.length === 0 && options.cursor !== undefined) ctx.output.info('No older runs.');
+      else if (page.runs.length === 0) {
+        ctx.output.next(
+          options.agent === undefined
+            ? 'No runs match. Run an agent of the catalog (swarm-node agents), for example: swarm-node run agent_ops_monitor_004.'
+            : `No runs of ${options.agent} match. Run it: swarm-node run ${options.agent}.`,
+        );
+      }
     });
 }
 
@@ -116,6 +123,10 @@ async function localRuns(command: Command, options: RunsOptions): Promise<void> 
     return `${rows}\n\n${runs.length} of ${totals.runs} run(s) started here shown; in total ${formatDollars(totals.charged_cents)} charged (${counts}). Runs started elsewhere: swarm-node runs.`;
   });
   if (history.runs.length === 0) {
-    ctx.output.info(options.agent === undefined ? 'No runs started here yet. Run an agent: swarm-node run <agent_id>.' : `No runs of ${options.agent} started here yet. Run it: swarm-node run ${options.agent}.`);
+    ctx.output.next(
+      options.agent === undefined
+        ? 'No runs started here yet. Run an agent of the catalog (swarm-node agents), for example: swarm-node run agent_ops_monitor_004.'
+        : `No runs of ${options.agent} started here yet. Run it: swarm-node run ${options.agent}.`,
+    );
   }
 }

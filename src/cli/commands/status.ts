@@ -45,6 +45,7 @@ export function statusCommand(): Command {
           ['registrations', s.registrations.count === 0 ? 'none' : `${s.registrations.count}: ${agents}`],
           ['database', `${s.database.path}${s.database.exists ? '' : ' (not created yet)'}${s.database.error === null ? '' : ` ${bad(s.database.error)}`}`],
           ['daemon', daemonLine(s.daemon, ok)],
+          ...(s.journal_fault === null ? [] : [['  journal', bad(`cannot be written since ${s.journal_fault.since} (${s.journal_fault.reason}): no run is taken until it can`)] as [string, string]]),
           ...(s.daemon.running && s.daemon.paused !== null
             ? [['  held', bad(`every agent: ${s.daemon.paused.reason} since ${s.daemon.paused.since ?? '-'}${s.daemon.paused.until === null ? '' : `, next check ${s.daemon.paused.until}`}`)] as [string, string]]
             : []),

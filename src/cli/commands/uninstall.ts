@@ -26,7 +26,9 @@ export function uninstallCommand(): Command {
     .addHelpText(
       'after',
       `
---purge deletes the run journal and the node's credentials for good: in a terminal it asks first; elsewhere it
+--purge deletes the run journal and the node's credentials for good, and takes the node out of your nodes at the
+service with its credential (when the service cannot be reached, the purge goes on and says so: the node then shows
+offline there until you remove it or the service does, after 14 days). In a terminal it asks first; elsewhere it
 needs --yes (exit 2 without). Without Node, /opt/svc/swarm-node/uninstall.sh does the same.
 
 Example:
@@ -45,16 +47,24 @@ Example:
         return;
       }
       const dryRun = flags.dryRun === true;
-      const { uninstallNode } = await import('../../node/install/uninstall-node.js');
+      const [{ uninstallNode }, { NodeApi }] = await Promise.all([import('../../node/install/uninstall-node.js'), import('../../node/service/node-api.js')]);
       const result = await uninstallNode({
         layout: ctx.layout(),
         purge: flags.purge === true,
         dryRun,
         log: (line) => (dryRun ? undefined : ctx.output.info(line)),
+        removeAtService: async (credential) => new NodeApi(await ctx.client(), credential).removeSelf(),
         ...(flags.yes === true ? {} : { confirmPurge: (doomed) => confirmPurge(ctx, doomed) }),
       });
       for (const warning of result.service.warnings) ctx.output.warn(warning);
       if (result.service.action === 'skipped') ctx.output.warn(`not stopping the service: ${result.service.reason}`);
+      const atService = result.removed_at_service;
+      if (atService !== null && !atService.removed && !dryRun) {
+        // Not carried (invocation.ts): this home is gone, and the removal is typed where the user is signed in.
+        ctx.output.warn(
+          `node ${atService.node_id} stays in your nodes at the service (${atService.reason}): it shows offline there until you remove it (signed in, on any host: swarm-node nodes remove ${atService.node_id} --yes) or the service does, after 14 days offline`,
+        );
+      }
       ctx.output.result(result, humanUninstall);
     });
 }
@@ -75,6 +85,7 @@ function humanUninstall(result: UninstallResult, style: ChalkInstance): string {
   if (result.changes.length === 0) lines.push('nothing to remove: no node is installed here');
   else lines.push(style.green(`${result.dry_run ? 'would remove' : 'removed'} ${result.changes.length} item(s)`));
   if (result.kept.length > 0) lines.push(`kept ${listed(result.kept)} (pass --purge to remove them)`);
+  if (result.dry_run && result.removed_at_service !== null) lines.push(`would remove node ${result.removed_at_service.node_id} from your nodes at the service`);
   return lines.join('\n');
 }
 

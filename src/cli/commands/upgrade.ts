@@ -44,6 +44,8 @@ the keys in etc/release-keys/ and --trust-key; the tarball's SHA-256 against the
 Releases only move forward: the signed version must be newer than the installed one and the one asked for (the
 service's newest, the artifact's name); --to VERSION is how to go back on purpose, --rollback to the previous one.
 After the switch the service restarts; a daemon not healthy within --health-timeout is rolled back by itself.
+Without systemd, a daemon started by hand is stopped and started again as it was (its arguments, environment and
+output file), which upgrade says first; one started with --supervised is stopped for its supervisor to start.
 The previous release is kept; config, credentials and the database are untouched, and the database is
 snapshotted into var/backups/ before every switch.
 
@@ -61,7 +63,7 @@ Example:
       const dryRun = flags.dryRun === true;
       if (flags.to !== undefined) {
         if (flags.rollback || flags.pending || flags.check) {
-          throw new SvcError('usage', '--to goes with upgrade alone (or with --from)', { remedy: 'Drop --to, or run: sudo swarm-node upgrade --to <version>.' });
+          throw new SvcError('usage', '--to goes with upgrade alone (or with --from)', { remedy: `Drop --to, or go to that version alone: sudo swarm-node upgrade --to ${flags.to}.` });
         }
         // Loaded here, not at start: the command tree is built for every invocation (--help too).
         const { isReleaseVersion } = await import('../../lib/release-manifest.js');
@@ -80,7 +82,7 @@ Example:
           log: (line) => (dryRun ? undefined : ctx.output.info(line)),
         });
         for (const warning of result.service.warnings) ctx.output.warn(warning);
-        if (result.service.action === 'skipped') ctx.output.warn(`not restarting the service: ${result.service.reason}`);
+        if (result.service.action === 'skipped' && result.daemon_started === null) ctx.output.warn(`not restarting the service: ${result.service.reason}`);
         ctx.output.result(result, humanRollback);
         return;
       }
@@ -104,7 +106,7 @@ Example:
       const { statSync } = await import('node:fs');
       if (flags.from !== undefined && statSync(flags.from, { throwIfNoEntry: false })?.isDirectory()) {
         const outcome = await upgrade.upgradeFromPackage(deps, flags.from, { to: flags.to, start: flags.start, dryRun, healthTimeoutMs });
-        renderInstall(ctx, outcome.install, dryRun ? 'would upgrade to' : 'upgraded to');
+        renderInstall(ctx, outcome.install, dryRun ? 'would upgrade to' : 'upgraded to', outcome.health.daemon_started !== undefined);
         return;
       }
       const trustKeyFile = flags.trustKey ?? ctx.env.SVC_RELEASE_TRUST_KEY;
@@ -119,7 +121,7 @@ Example:
       else if (!dryRun) ctx.output.warn(`the new daemon was not checked: ${health.reason}`);
       // --json: what install answers, and how the upgrade went.
       const shown = Object.assign({}, result.install, { upgrade: { from_version: result.from_version, signed_by: result.signed_by, health } });
-      renderInstall(ctx, shown, dryRun ? 'would upgrade to' : 'upgraded to');
+      renderInstall(ctx, shown, dryRun ? 'would upgrade to' : 'upgraded to', health.daemon_started !== undefined);
     });
 }
 

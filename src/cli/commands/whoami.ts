@@ -6,7 +6,12 @@ import { keyValues } from '../table.js';
 export function whoamiCommand(): Command {
   return new Command('whoami')
     .description('verify the stored JWT with the service and show who this node is signed in as')
-    .addHelpText('after', '\nExits 4 when not signed in or when the service rejects the token.\n\nExample:\n  $ swarm-node whoami\n  $ swarm-node whoami --json | jq .days_left')
+    .addHelpText(
+      'after',
+      '\nchainId 1202 is the chain of the pay wallet every run is debited from; nodeAccess isolated_svc_server says the\n' +
+        "token is for the service's private, isolated nodes; payment_rail svc_pay_wallet:1202 is how runs are paid.\n" +
+        '\nExits 4 when not signed in or when the service rejects the token.\n\nExample:\n  $ swarm-node whoami\n  $ swarm-node whoami --json | jq .days_left',
+    )
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
       const jwt = ctx.requireJwt();

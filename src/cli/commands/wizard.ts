@@ -2,12 +2,12 @@
 // billed run, a registration. Every question has a flag; without a terminal (or under --json) the flags must
 // answer them all, checked before anything is sent or written.
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { AGENT_IDS } from '../../contract/agents.js';
+import { AGENT_IDS, findAgentSku } from '../../contract/agents.js';
 import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import { isEmailAddress } from '../../contract/email.js';
 import { TIER_IDS, type TierId } from '../../contract/tiers.js';
-import { answering, missingFlags, notATerminal, type WizardFlags, type WizardPrompts } from '../../node/wizard/questions.js';
+import { answering, missingFlags, notATerminal, refuseInputFlags, typedInput, type WizardFlags, type WizardPrompts } from '../../node/wizard/questions.js';
 import { contextFor, type CommandContext } from '../context.js';
 import { collectInputPair } from '../input-options.js';
 import { codeReader } from '../sign-in-code.js';
@@ -24,6 +24,7 @@ interface WizardOptions {
   every?: number | Cleared;
   dailyCap?: number | Cleared;
   yes?: boolean;
+  enroll?: boolean;
   register: boolean;
 }
 
@@ -46,13 +47,15 @@ export function wizardCommand(): Command {
     .option('--input <key=value>', "a field of the agent's input (repeat it); asked when the agent needs it", collectInputPair)
     .option('--every <duration>', 'register it on this schedule: 1s..7d, e.g. 5m, 1h (none: manual runs only)', parseEvery)
     .option('--daily-cap <dollars>', 'register it with this daily cap in dollars (none: no cap)', parseDailyCap)
-    .option('-y, --yes', 'yes to the questions: run it once now, and register it')
+    .option('--enroll', 'enroll this host as one of your nodes without asking, when it is not one (its runs run here)')
+    .option('-y, --yes', 'yes to the questions: enroll this host if need be, run it once now, and register it')
     .option('--no-register', 'do not register the agent')
     .addHelpText(
       'after',
       `
-Asks only what the options did not answer. Without a terminal, or with --json, it asks nothing: then --agent and
---yes are needed (and --email with --code-file when the node is not signed in, and --input for each input the
+Asks only what the options did not answer. On a host that is not one of your nodes it asks before it enrolls it
+(--enroll, or --yes, answers; no ends the wizard, nothing run). Without a terminal, or with --json, it asks
+nothing: then --agent and --yes are needed (and --email with --code-file when the node is not signed in, and --input for each input the
 agent needs, as its input_schema says), or it exits 2 naming the missing ones. Signing in mails a code to the
 address: the wizard asks for it, or reads it from --code-file.
 --yes without --every registers the agent for manual runs only: the wizard never starts a schedule on its own
@@ -70,9 +73,19 @@ Example:
       if (!options.register && (options.every !== undefined || options.dailyCap !== undefined)) {
         throw new SvcError('usage', '--no-register goes without --every and --daily-cap', { remedy: 'Drop --no-register to register the agent, or the schedule options.' });
       }
+      // A cap that lets no run through is said before the first run is charged, not at the registration after it.
+      const price = options.agent === undefined ? undefined : findAgentSku(options.agent)?.price_cents;
+      if (price !== undefined && typeof options.every === 'number' && typeof options.dailyCap === 'number' && options.dailyCap < price) {
+        throw new SvcError('usage', `--daily-cap ${formatDollars(options.dailyCap).slice(1)} lets no run of ${options.agent} through (${formatDollars(price)} a run): its schedule would never run`, {
+          remedy: 'Give a cap of one run or more, or --daily-cap none.',
+        });
+      }
       const [{ needsSignInAnswers }, { runInput }] = await Promise.all([import('../../node/wizard/sign-in.js'), import('../run-input.js')]);
-      const input = runInput({ ...(options.input === undefined ? {} : { input: options.input }) });
+      // As given: typed by the agent's schema once the agent is known (agent-inputs.ts typedInputValue).
+      const input = runInput({ ...(options.input === undefined ? {} : { input: options.input }) }) as Record<string, string> | undefined;
       const inputSchema = await inputSchemaReader(ctx);
+      // A value the agent refuses (a relative path where it takes an absolute one) is said now, not after the questions.
+      if (options.agent !== undefined && input !== undefined) await refuseInputFlags(options.agent, inputSchema(options.agent), typedInput(inputSchema(options.agent), input));
       const flags: WizardFlags = {
         ...(options.email === undefined ? {} : { email: options.email }),
         ...((options.offer ?? options.tier) === undefined ? {} : { offer: (options.offer ?? options.tier)! }),
@@ -82,6 +95,7 @@ Example:
         ...(options.every === undefined ? {} : { every: cleared(options.every) as number | null }),
         ...(options.dailyCap === undefined ? {} : { dailyCap: cleared(options.dailyCap) as number | null }),
         ...(options.yes === true ? { yes: true } : {}),
+        ...(options.enroll === true ? { enroll: true } : {}),
         ...(options.register ? {} : { register: false }),
       };
 

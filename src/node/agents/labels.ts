@@ -13,7 +13,7 @@ export function readNodeLabels(configFile: string): string[] | undefined {
   if (labels === undefined) return undefined;
   if (!Array.isArray(labels) || !labels.every((label) => typeof label === 'string' && isLabel(label))) {
     throw new SvcError('local_state', `the labels in ${configFile} are not a list of labels`, {
-      remedy: `Fix or remove "labels" in ${configFile}; swarm-node labels add <label> writes a valid list.`,
+      remedy: `Fix "labels" in ${configFile}, or remove it there and set them again: swarm-node labels add writes a valid list (swarm-node labels add --help).`,
     });
   }
   return normalizeLabels(labels);

@@ -4,12 +4,14 @@ import type { CatalogAgent } from '../../contract/own-agents.js';
 import { SvcError, messageOf } from '../../contract/errors.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import { normalizeEmail } from '../../contract/email.js';
+import { formatDollars } from '../../contract/money.js';
 import type { StoredJwt } from '../identity/credentials.js';
 import type { NodeApi } from '../service/node-api.js';
 import { findInCatalog } from '../service/catalog.js';
 import type { ServiceClient } from '../service/service-client.js';
 import { checkDefaultInput, type Input } from '../runs/default-input.js';
 import { verifyToken } from '../identity/session.js';
+import { loginCommandFor } from '../identity/sign-in-remedy.js';
 import { lastRun, spendSince } from '../store/journal.js';
 import { deleteRegistration, getRegistration, listRegistrations, storedDefaultInput, upsertRegistration, type Registration } from '../store/registrations.js';
 import { scheduleOf } from '../store/schedules.js';
@@ -52,13 +54,17 @@ export async function registerAgent(
   const signedIn = await verifyToken({ client: deps.client, clock: deps.clock, credentialsFile: deps.credentialsFile }, deps.jwt.token);
   if (normalizeEmail(signedIn.sub) !== normalizeEmail(deps.node.user_id)) {
     throw new SvcError('forbidden', `you are signed in as ${signedIn.sub}, but this node was enrolled by ${deps.node.user_id}`, {
-      remedy: `Sign in as ${deps.node.user_id} (swarm-node login) to register agents on this node.`,
+      remedy: `Sign in as ${deps.node.user_id} to register agents on this node: ${loginCommandFor(deps.node.user_id)}`,
     });
   }
   const agent = await findInCatalog(deps.client, change.agent_id, deps.jwt.token);
   if (change.default_input != null) {
     await checkDefaultInput({ client: deps.client, token: deps.jwt.token, localSchema: deps.localInputSchema(agent.agent_id) }, agent.agent_id, change.default_input);
   }
+  const current = getRegistration(deps.db, agent.agent_id);
+  const every = change.every_seconds === undefined ? (current?.every_seconds ?? null) : change.every_seconds;
+  const cap = change.daily_cap_cents === undefined ? (current?.daily_cap_cents ?? null) : change.daily_cap_cents;
+  refuseCapBelowOneRun(agent, every, cap);
   // --daily-cap is the agent's daily budget at the service (docs/api.md "Budgets"): every run of it is held to it,
   // however started; the registration keeps the figure for list and status, and the daemon for not asking for a run
   // the service would refuse.
@@ -67,19 +73,30 @@ export async function registerAgent(
   // The service first: a registration it does not know would never get a run started elsewhere. Should the local
   // write fail after it, the daemon withdraws the agent again when it next reconciles (served-agents.ts).
   await deps.node.api.serve(agent.agent_id);
-  const current = getRegistration(deps.db, agent.agent_id);
   const { created, registration } = upsertRegistration(
     deps.db,
     {
       agent_id: agent.agent_id,
-      every_seconds: change.every_seconds === undefined ? (current?.every_seconds ?? null) : change.every_seconds,
-      daily_cap_cents: change.daily_cap_cents === undefined ? (current?.daily_cap_cents ?? null) : change.daily_cap_cents,
+      every_seconds: every,
+      daily_cap_cents: cap,
       default_input_json:
         change.default_input === undefined ? (current?.default_input_json ?? null) : change.default_input === null ? null : JSON.stringify(change.default_input),
     },
     deps.clock.now(),
   );
   return { created, registration, default_input: storedDefaultInput(registration), agent, user_id: signedIn.sub, node_id: deps.node.node_id };
+}
+
+/**
+ * A schedule whose daily cap is below one run's price would never run (the service refuses each run over the budget,
+ * and the daemon pauses the schedule, `paused: daily_cap`, every day): said now, before anything is stored or told.
+ */
+function refuseCapBelowOneRun(agent: Pick<CatalogAgent, 'agent_id' | 'price_cents'>, everySeconds: number | null, capCents: number | null): void {
+  if (everySeconds === null || capCents === null || capCents >= agent.price_cents) return;
+  throw new SvcError('usage', `a daily cap of ${formatDollars(capCents)} lets no run of ${agent.agent_id} through (${formatDollars(agent.price_cents)} a run): its schedule would never run`, {
+    remedy: `Give a cap of one run or more (swarm-node register ${agent.agent_id} --daily-cap ${formatDollars(agent.price_cents).slice(1)}), no cap (swarm-node register ${agent.agent_id} --daily-cap none), or no schedule (swarm-node register ${agent.agent_id} --every none).`,
+    extensions: { agent_id: agent.agent_id, daily_cap_cents: capCents, price_cents: agent.price_cents },
+  });
 }
 
 export interface Unregistered {

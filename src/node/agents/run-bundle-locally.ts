@@ -42,7 +42,7 @@ export function defaultRunLocalHome(env: NodeJS.ProcessEnv = process.env): strin
 export async function runBundleLocally(dir: string, options: RunLocallyOptions): Promise<LocalBundleRun> {
   const bundleDir = resolve(dir);
   if (!existsSync(join(bundleDir, MANIFEST_FILE))) {
-    throw new SvcError('bundle_invalid', `${join(bundleDir, MANIFEST_FILE)} does not exist: a bundle directory holds agent.json`, { remedy: 'Start one with: swarm-node agent init <dir> --id <name>' });
+    throw new SvcError('bundle_invalid', `${join(bundleDir, MANIFEST_FILE)} does not exist: a bundle directory holds agent.json`, { remedy: 'Start one, for example: swarm-node agent init ./my-agent --id my_agent' });
   }
   // The upload's rules, so a bundle that runs here is one the service takes.
   const archive = await packBundleDir(bundleDir);

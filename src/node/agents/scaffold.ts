@@ -33,7 +33,10 @@ export function scaffoldAgent(dir: string, agentId: string, lang: ScaffoldLangua
   }
   const target = resolve(dir);
   if (existsSync(target) && readdirSync(target).length > 0) {
-    throw new SvcError('usage', `${target} is not empty; init writes into a new or empty directory`, { remedy: `Name a new directory: swarm-node agent init ./${agentId.replace(/_/g, '-')} --id ${agentId}` });
+    // A directory beside the one given: naming the same one again would fail the same way.
+    throw new SvcError('usage', `${target} is not empty; init writes into a new or empty directory`, {
+      remedy: `Name a new directory: swarm-node agent init ${dir.replace(/\/+$/, '')}-2 --id ${agentId}${lang === 'ts' ? ' --lang ts' : ''}`,
+    });
   }
   mkdirSync(target, { recursive: true, mode: 0o755 });
   const entry = lang === 'ts' ? 'main.ts' : 'main.mjs';

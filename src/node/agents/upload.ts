@@ -18,20 +18,39 @@ const versionsPath = (agentId: string): string => `/v1/swarm/agents/${encodeURIC
 export async function uploadAgent(client: ServiceClient, token: string, dir: string): Promise<UploadResponse> {
   if (!existsSync(join(dir, MANIFEST_FILE))) {
     throw new SvcError('bundle_invalid', `${join(dir, MANIFEST_FILE)} does not exist: a bundle directory holds agent.json`, {
-      remedy: 'Start one with: swarm-node agent init <dir> --agent <agent_id>',
+      remedy: `Start one there (for the agent it implements: swarm-node agents): swarm-node agent init ${dir} --agent agent_ops_monitor_004`,
     });
   }
   const archive = await packBundleDir(dir);
   const bundle = await readBundleArchive(archive);
-  const response = await client.call<UploadResponse>({
-    method: 'POST',
-    path: versionsPath(bundle.manifest.agent_id),
-    body: archive,
-    headers: { 'content-type': 'application/gzip' },
-    bearer: token,
-    retrySafe: true,
-  });
-  return response.body;
+  try {
+    const response = await client.call<UploadResponse>({
+      method: 'POST',
+      path: versionsPath(bundle.manifest.agent_id),
+      body: archive,
+      headers: { 'content-type': 'application/gzip' },
+      bearer: token,
+      retrySafe: true,
+    });
+    return response.body;
+  } catch (error) {
+    if (!(error instanceof SvcError) || error.code !== 'upload_quota_exceeded') throw error;
+    throw new SvcError(error.code, error.message, { remedy: await roomFor(client, token, bundle.manifest.agent_id), extensions: error.extensions, status: error.status, cause: error });
+  }
+}
+
+/**
+ * Over the quota: the command that makes room, with the version it removes named (the service's remedy cannot
+ * name one): the oldest version of this agent that is not current; else its current one, once none is current.
+ */
+async function roomFor(client: ServiceClient, token: string, agentId: string): Promise<string> {
+  const { versions, current } = await agentVersions(client, token, agentId);
+  const oldest = versions.filter((version) => version.digest !== current?.digest).at(-1);
+  if (oldest !== undefined) return `Remove a version you no longer need, then upload again; the oldest of ${agentId}: swarm-node agent remove ${agentId} ${oldest.version} --yes`;
+  if (current !== null) {
+    return `Your one version of ${agentId} is current: make none current (swarm-node agent rollback ${agentId} --builtin), remove it (swarm-node agent remove ${agentId} ${current.version} --yes), then upload again.`;
+  }
+  return `Your stored versions are of other agents: remove those you no longer need (how: swarm-node agent remove --help), then upload again.`;
 }
 
 export async function agentVersions(client: ServiceClient, token: string, agentId: string): Promise<AgentVersionsResponse> {
@@ -82,12 +101,12 @@ export async function removeAgentVersion(client: ServiceClient, token: string, v
 
 function stepBack(listing: AgentVersionsResponse): AgentVersion {
   const { current, versions, agent_id } = listing;
-  if (current === null) throw new SvcError('not_found', `no version of ${agent_id} is current: your runs use the built-in agent`, { remedy: `Upload one: swarm-node agent upload <dir>.` });
+  if (current === null) throw new SvcError('not_found', `no version of ${agent_id} is current: your runs use the built-in agent`, { remedy: `Start one (swarm-node agent init ./${agent_id} --agent ${agent_id}), then upload it (swarm-node agent upload ./${agent_id}).` });
   const index = versions.findIndex((version) => version.digest === current.digest);
   const before = versions[index + 1];
   if (before === undefined) {
     throw new SvcError('not_found', `${agent_id} version ${current.version} is the oldest you uploaded; there is none before it`, {
-      remedy: `Name one with --to <version> (swarm-node agent versions ${agent_id}).`,
+      remedy: `Name one with --to; yours: swarm-node agent versions ${agent_id}.`,
     });
   }
   return before;

@@ -116,7 +116,10 @@ export class AgentRuns {
     } catch (error) {
       // Not run, or not settled: the store failed.
       if (core.finished) core.log.warn('run_left_pending', { agent: sku.agent_id, note: 'settled at the next start' });
-      else if (!(error instanceof SvcError)) core.log.error('run_error', { agent: sku.agent_id, error: messageOf(error) });
+      // A journal that cannot be written (a full disk) stops the taking of work and says so once (journal-health.ts).
+      else if (!(error instanceof SvcError)) {
+        if (!core.journal.failed(error)) core.log.error('run_error', { agent: sku.agent_id, error: messageOf(error) });
+      }
       else if (!this.#hold.onServiceError(error, caller)) core.log.warn('run_refused', { agent: sku.agent_id, code: error.code, error: error.message });
       return;
     }

@@ -1,6 +1,8 @@
 // What auto-update runs with, from the daemon's flags and the node's config (docs/operations.md "Auto-update"):
 // --no-autoupdate or config auto_update false turn it off, and so does running from anything but an installed
-// release (a checkout or an npm install has no `current` to switch).
+// release (a checkout or an npm install has no `current` to switch), and running with nobody to start the daemon
+// again: an update ends with the daemon's exit (9) for the start that switches, and a daemon started by hand would
+// stay stopped (`swarm-node upgrade` restarts such a daemon itself: docs/operations.md "Upgrade").
 import { realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readManifest, runningPackageDir } from '../../lib/package-dir.js';
@@ -22,13 +24,14 @@ export function autoUpdateSettings(
   paths: Pick<NodePaths, 'varDir' | 'etcDir' | 'releasesDir'>,
   env: NodeJS.ProcessEnv,
   programVersion: string,
+  restartedBy: { supervised: boolean },
   packageDir: string = runningPackageDir(),
 ): AutoUpdateOptions {
   const releaseVersion = readManifest(join(packageDir, 'package.json')).version;
   const installed = realOrSelf(dirname(packageDir)) === realOrSelf(paths.releasesDir);
   return {
-    enabled: flags.autoupdate && config.auto_update && installed,
-    offBy: !flags.autoupdate ? 'flag' : !config.auto_update ? 'config' : 'not_installed',
+    enabled: flags.autoupdate && config.auto_update && installed && restartedBy.supervised,
+    offBy: !flags.autoupdate ? 'flag' : !config.auto_update ? 'config' : !installed ? 'not_installed' : 'unsupervised',
     releaseVersion: typeof releaseVersion === 'string' ? releaseVersion : programVersion,
     intervalMs: flags.autoupdateCheckMs ?? autoUpdateIntervalSeconds(flags.autoupdateInterval ?? config.auto_update_interval) * 1000,
     varDir: paths.varDir,

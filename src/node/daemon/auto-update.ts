@@ -25,7 +25,7 @@ export interface AutoUpdateOptions {
    */
   releaseVersion: string;
   /** What turned it off, for the log line (not_installed: the daemon does not run from an installed release). */
-  offBy?: 'flag' | 'config' | 'not_installed';
+  offBy?: 'flag' | 'config' | 'not_installed' | 'unsupervised';
   intervalMs: number;
   /** The node's var/ (updates/ is staged there) and etc/ (release-keys/). */
   varDir: string;
@@ -36,7 +36,12 @@ export interface AutoUpdateOptions {
 
 /** ±10 % around the interval: nodes started together drift apart within a few checks. */
 const JITTER = 0.1;
-const OFF_BY = { flag: '--no-autoupdate', config: 'config auto_update', not_installed: 'not an installed release' } as const;
+const OFF_BY = {
+  flag: '--no-autoupdate',
+  config: 'config auto_update',
+  not_installed: 'not an installed release',
+  unsupervised: 'started by hand: nothing would start it again after the update (systemd, or daemon --supervised, does)',
+} as const;
 const FIRST_CHECK_FLOOR_MS = 10 * 60_000;
 const FIRST_CHECK_SPREAD_MS = 50 * 60_000;
 

@@ -4,6 +4,7 @@ import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { ServiceClient } from '../service/service-client.js';
 import type { DaemonHealth } from './health.js';
+import { JournalHealth } from './journal-health.js';
 import type { DaemonLog } from './log.js';
 
 export interface CoreDeps {
@@ -20,6 +21,8 @@ export interface CoreDeps {
   concurrency: number;
   /** What the health endpoint reports, when it is on (daemon --health-addr). */
   health?: DaemonHealth;
+  /** The node's var/: where the journal's fault is kept for `status` when the journal cannot be written. */
+  varDir?: string;
 }
 
 export class DaemonCore {
@@ -39,8 +42,14 @@ export class DaemonCore {
   finished = false;
   readonly concurrency: number;
   readonly health: DaemonHealth | undefined;
+  /** Whether the journal can be written: no work is taken while it cannot (journal-health.ts). */
+  readonly journal: JournalHealth;
   #busySlots = 0;
   readonly #slotWaiters = new Set<() => void>();
+  /** Aborted when the node takes back the slots it offered (its journal cannot be written), then replaced. */
+  #offerWithdrawn = new AbortController();
+  /** Ends the daemon's wait for its next tick (nextTick). */
+  #wake: (() => void) | undefined;
   readonly #runs = new AbortController();
 
   constructor(deps: CoreDeps, backoffMs: number) {
@@ -55,6 +64,22 @@ export class DaemonCore {
     this.backoffMs = backoffMs;
     this.concurrency = deps.concurrency;
     this.health = deps.health;
+    this.journal = new JournalHealth({
+      log: deps.log,
+      clock: deps.clock,
+      pid: deps.pid,
+      varDir: deps.varDir,
+      onChanged: (fault) => {
+        this.health?.journalFault(fault);
+        if (fault !== undefined) {
+          // A poll held open with slots to fill is given up: it would be handed runs the journal cannot take.
+          this.#offerWithdrawn.abort();
+          this.#offerWithdrawn = new AbortController();
+        }
+        // Writable again: the pull loop waiting with no slot to offer, and the tick, go on at once.
+        if (fault === undefined) this.#wakeSlotWaiters();
+      },
+    });
   }
 
   /** Runs executing here now, scheduled and pulled. */
@@ -71,8 +96,25 @@ export class DaemonCore {
     this.#runs.abort();
   }
 
+  /** Aborted when the slots offered in a poll are taken back (freeSlots fell to none for want of a journal). */
+  get offerWithdrawn(): AbortSignal {
+    return this.#offerWithdrawn.signal;
+  }
+
+  /** None while the journal cannot be written: a run taken then could not be journaled before its agent starts. */
   freeSlots(): number {
+    if (!this.journal.writable) return 0;
     return Math.max(0, this.concurrency - this.#busySlots);
+  }
+
+  /** A write of the journal that must not stop its caller: a failure that is the journal's is noted and swallowed. */
+  record(write: () => void): void {
+    try {
+      write();
+      this.journal.wrote();
+    } catch (error) {
+      if (!this.journal.failed(error)) throw error;
+    }
   }
 
   takeSlot(): void {
@@ -81,7 +123,12 @@ export class DaemonCore {
 
   releaseSlot(): void {
     this.#busySlots -= 1;
+    this.#wakeSlotWaiters();
+  }
+
+  #wakeSlotWaiters(): void {
     for (const wake of this.#slotWaiters) wake();
+    this.wake();
   }
 
   /** Resolves when a slot is released, after `ms` at the latest, or when `signal` aborts. */
@@ -102,6 +149,42 @@ export class DaemonCore {
 
   now(): number {
     return this.clock.now();
+  }
+
+  /** Waits `ms` for the next tick, less when something the daemon waits for happened meanwhile (wake). */
+  async nextTick(ms: number, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      this.#wake = resolve;
+      timer = setTimeout(resolve, ms);
+      signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    clearTimeout(timer);
+    this.#wake = undefined;
+  }
+
+  /** A tick now rather than at its time: the service is back, a catch-up is done, a probe is due. */
+  wake(): void {
+    this.#wake?.();
+  }
+
+  /** A tick at `at` (this clock), not up to a tick later. */
+  wakeAt(at: number): void {
+    setTimeout(() => this.wake(), Math.max(0, at - this.now())).unref();
+  }
+
+  /** True when every background task settled within `ms` (a stop's drain), false when time ran out first. */
+  async tasksSettle(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const settled = await Promise.race([
+      Promise.allSettled([...this.tasks]).then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), ms);
+      }),
+    ]);
+    clearTimeout(timer);
+    return settled;
   }
 
   /** Runs `task` in the background: a tick never waits for the network. */

@@ -18,12 +18,11 @@
 // (unsettled rows, unreported results), agent-runs.ts (due agents, caps, what a run ends in), work-puller.ts (runs
 // the service hands over), balance-pause.ts (the wallet) and auto-update.ts (a newer release).
 import { sayOffline } from './offline.js';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { messageOf, type SvcError } from '../../contract/errors.js';
 import type { NodeEnrollment } from '../identity/credentials.js';
 import { syncServedAgents } from '../agents/served-agents.js';
 import type { NodeCaller } from '../work/caller.js';
-import { claimDaemon, recordStopped, recordTick } from '../store/daemon-state.js';
+import { claimDaemon, recordStopped, recordTick, type DaemonSupervisor } from '../store/daemon-state.js';
 import { pendingRuns, releaseRunsOf } from '../store/journal.js';
 import { scheduledAgents } from '../store/schedules.js';
 import { AgentRuns } from './agent-runs.js';
@@ -56,6 +55,8 @@ export interface DaemonDeps extends Omit<CoreDeps, 'log'> {
   healthAt?: { host: string; port: number };
   /** Checking for a newer release (auto-update.ts); off when undefined. */
   autoUpdate?: AutoUpdateOptions;
+  /** Who starts it again when it exits (recorded for `upgrade`); nobody when undefined. */
+  supervisor?: DaemonSupervisor;
 }
 
 export interface DaemonOutcome {
@@ -123,6 +124,7 @@ class NodeDaemon {
       (node) => loggingArtifacts(deps.callerFor(node), log),
       () => {
         this.#phase = 'settle';
+        this.#core.wake();
       },
       (error) => this.#removal.abort(error),
     );
@@ -143,9 +145,10 @@ class NodeDaemon {
   }
 
   async run(stop: AbortSignal): Promise<DaemonOutcome> {
-    const { db, pid, version } = this.#deps;
+    const { db, pid, version, supervisor = 'none' } = this.#deps;
     const { log } = this.#core;
-    const { previousPid } = claimDaemon(db, { pid, version, tickMs: this.#tickMs }, this.#core.now());
+    const { previousPid } = claimDaemon(db, { pid, version, tickMs: this.#tickMs, supervisor }, this.#core.now());
+    this.#core.journal.prepare();
     // The previous daemon is gone (claimDaemon checked): its runs in flight when it died are awaited by nobody.
     if (previousPid !== null) releaseRunsOf(db, previousPid);
     log.info('daemon_started', {
@@ -156,6 +159,7 @@ class NodeDaemon {
       agents: scheduledAgents(db).length,
       pending_runs: pendingRuns(db).length,
       concurrency: this.#core.concurrency,
+      supervisor,
     });
     this.#updater?.start();
     let failing: string | undefined;
@@ -170,7 +174,7 @@ class NodeDaemon {
         if (messageOf(error) !== failing) log.error('tick_failed', { error: messageOf(error) });
         failing = messageOf(error);
       }
-      await sleep(this.#tickMs, undefined, { signal: ended }).catch(() => undefined);
+      await this.#core.nextTick(this.#tickMs, ended);
     }
     const removed = this.#removal.signal.aborted ? (this.#removal.signal.reason as SvcError) : undefined;
     const updateStaged = this.#update.signal.aborted && !stop.aborted ? (this.#update.signal.reason as string) : undefined;
@@ -191,11 +195,11 @@ class NodeDaemon {
     this.#puller.stop();
     log.info('stopping', { in_flight_runs: this.#inFlight() });
     // A removed node's results are refused: its agents are stopped at once (the service refunds their runs).
-    let drained = removed ? false : await this.#tasksSettle(this.#drainMs);
+    let drained = removed ? false : await this.#core.tasksSettle(this.#drainMs);
     if (!drained) {
       if (!removed || this.#inFlight() > 0) log.warn('stopping_agents', { in_flight_runs: this.#inFlight(), note: 'their runs end failed and are refunded' });
       this.#core.stopRuns();
-      drained = await this.#tasksSettle(REPORT_GRACE_MS);
+      drained = await this.#core.tasksSettle(REPORT_GRACE_MS);
     }
     // Said last: the renewals of the runs drained above were polls, and each made the node online again.
     if (!removed) await sayOffline(this.#hold.caller(), this.#core.log);
@@ -211,21 +215,10 @@ class NodeDaemon {
     return this.#runs.running.size + this.#puller.running;
   }
 
-  async #tasksSettle(ms: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const settled = await Promise.race([
-      Promise.allSettled([...this.#core.tasks]).then(() => true),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), ms);
-      }),
-    ]);
-    clearTimeout(timer);
-    return settled;
-  }
-
   #tick(): void {
     const now = this.#core.now();
-    recordTick(this.#core.db, now);
+    // The tick's write is the journal's check too: it fails while the disk is full, and the first that works resumes.
+    this.#core.record(() => recordTick(this.#core.db, now));
     this.#core.health?.tick(now, this.#core.busySlots);
     const caller = this.#hold.caller();
     this.#updater?.tick(this.#hold.ready && this.#phase === 'schedule' ? caller : undefined, now);
@@ -246,7 +239,11 @@ class NodeDaemon {
         this.#core.track(
           this.#catchUp(caller).then((done) => {
             this.#catchingUp = false;
-            if (done && this.#hold.ready && this.#phase === 'settle') this.#phase = 'schedule';
+            if (done && this.#hold.ready && this.#phase === 'settle') {
+              this.#phase = 'schedule';
+              // Polling starts now, not a tick later: a node is back within seconds of the service.
+              this.#core.wake();
+            }
           }),
         );
       }

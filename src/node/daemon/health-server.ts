@@ -15,7 +15,7 @@ export async function openHealthEndpoint(at: { host: string; port: number }, tic
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
     throw new SvcError('usage', `cannot listen on ${at.host}:${at.port} for the health endpoint (${code})`, {
-      remedy: 'Choose another address: swarm-node config set health_addr 127.0.0.1:<port> (or off).',
+      remedy: `Choose another port (swarm-node config set health_addr 127.0.0.1:${at.port === 65535 ? 9465 : at.port + 1}), or turn it off (swarm-node config set health_addr off).`,
     });
   }
 }

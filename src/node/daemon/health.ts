@@ -3,6 +3,7 @@
 // Prometheus figures of runs by outcome, cents charged and poll latency. Fed by the daemon as it goes (`tick`,
 // `pollAnswered`) and by its log's run events, so every run the daemon logs is counted once, however it ended.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { JournalFault } from '../store/journal-fault.js';
 import type { LogFields } from './log.js';
 
 /** Run events of the daemon's log and the outcome each counts as. */
@@ -13,6 +14,7 @@ const RUN_OUTCOMES: Record<string, string> = {
   run_refused: 'refused',
   run_unreported: 'unreported',
   run_error: 'error',
+  run_handed_back: 'handed_back',
 };
 
 export interface HealthReport {
@@ -22,6 +24,8 @@ export interface HealthReport {
   last_tick_at: string | null;
   last_poll_at: string | null;
   runs_in_flight: number;
+  /** False while the journal cannot be written (a full disk): the node takes no run then. */
+  journal_writable: boolean;
 }
 
 export class DaemonHealth {
@@ -33,6 +37,7 @@ export class DaemonHealth {
   #lastTickAt: number | undefined;
   #lastPollAt: number | undefined;
   #inFlight = 0;
+  #journalFault: JournalFault | undefined;
 
   constructor(readonly options: { tickMs: number; now: () => number }) {
     const registers = [this.registry];
@@ -57,6 +62,11 @@ export class DaemonHealth {
   tick(at: number, inFlight: number): void {
     this.#lastTickAt = at;
     this.#inFlight = inFlight;
+  }
+
+  /** The journal cannot be written (a full disk): unhealthy until it can, the reason said. */
+  journalFault(fault: JournalFault | undefined): void {
+    this.#journalFault = fault;
   }
 
   pollAnswered(at: number, seconds: number): void {
@@ -86,12 +96,15 @@ export class DaemonHealth {
     if (this.#lastPollAt !== undefined && now - this.#lastPollAt > POLL_BOUND_MS) {
       problems.push(`the service last answered a poll ${Math.round((now - this.#lastPollAt) / 1000)} s ago`);
     }
+    const fault = this.#journalFault;
+    if (fault !== undefined) problems.push(`the journal cannot be written since ${fault.since} (${fault.reason}: ${fault.error}): no run is taken until it can`);
     return {
       healthy: problems.length === 0,
       problems,
       last_tick_at: this.#lastTickAt === undefined ? null : new Date(this.#lastTickAt).toISOString(),
       last_poll_at: this.#lastPollAt === undefined ? null : new Date(this.#lastPollAt).toISOString(),
       runs_in_flight: this.#inFlight,
+      journal_writable: fault === undefined,
     };
   }
 }

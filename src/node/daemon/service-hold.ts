@@ -9,7 +9,8 @@ import { recordGlobalPause, type GlobalPauseReason } from '../store/daemon-state
 import type { NodeCaller } from '../work/caller.js';
 import { firstSentence, type DaemonCore } from './core.js';
 import type { LogFields } from './log.js';
-import { nextBackoff } from './timing.js';
+import { CappedBackoff } from '../../lib/backoff.js';
+import { nextBackoff, OUTAGE_PROBE_CAP_MS, OUTAGE_PROBE_FIRST_MS } from './timing.js';
 
 export class ServiceHold {
   readonly #core: DaemonCore;
@@ -23,7 +24,10 @@ export class ServiceHold {
   /** The service must be asked before anything runs: at start, after an outage, a refused token or a new sign-in. */
   #probeNeeded = true;
   #probeAt = 0;
-  #probeBackoff: number | undefined;
+  /** Probes of an unreachable service: soon, to a short cap (timing.ts). */
+  readonly #outageProbes: CappedBackoff;
+  /** Probes of a refused credential: slow, doubling to MAX_BACKOFF_MS (it does not fix itself). */
+  #credentialWait: number | undefined;
   #probing = false;
   /** The credential the service refused (401): not used again until it changes or a slow re-check accepts it. */
   #rejectedCredential: string | undefined;
@@ -39,6 +43,7 @@ export class ServiceHold {
     this.#callerFor = callerFor;
     this.#onReady = onReady;
     this.#onRemoved = onRemoved;
+    this.#outageProbes = new CappedBackoff(Math.min(OUTAGE_PROBE_FIRST_MS, core.backoffMs), OUTAGE_PROBE_CAP_MS);
   }
 
   /** The last probe found the service reachable and the token accepted, and nothing has been refused since. */
@@ -89,6 +94,11 @@ export class ServiceHold {
    * its user's nodes stops the daemon. True when it was one of them.
    */
   onServiceError(error: unknown, caller: NodeCaller): boolean {
+    return this.#onError(error, caller, false);
+  }
+
+  /** `byProbe`: the error is a probe's, the only kind that moves the next probe further out. */
+  #onError(error: unknown, caller: NodeCaller, byProbe: boolean): boolean {
     if (!(error instanceof SvcError)) return false;
     if (error.code === 'node_removed') {
       // The answer to a credential replaced since (a new enrollment written meanwhile) says nothing of the new one.
@@ -97,7 +107,7 @@ export class ServiceHold {
       return true;
     }
     if (error.code === 'service_unreachable' || error.code === 'service_unavailable') {
-      this.#holdForProbe('service_unreachable', error);
+      this.#holdForProbe('service_unreachable', error, byProbe);
       return true;
     }
     if (error.code === 'unauthorized') {
@@ -105,7 +115,7 @@ export class ServiceHold {
       // credential refused. The caller's own handling (a retry, a settlement) goes on with the new one.
       if (currentNodeCredential(this.#core.credentialsFile, caller.node_id) !== caller.bearer) return false;
       this.#rejectedCredential = caller.bearer;
-      this.#holdForProbe('credential_rejected', error);
+      this.#holdForProbe('credential_rejected', error, byProbe);
       return true;
     }
     return false;
@@ -132,28 +142,35 @@ export class ServiceHold {
       // The credential changed meanwhile: this answer says nothing about the new one, which is asked at the next tick.
       if (caller !== this.#caller) return;
       this.#rejectedCredential = undefined;
-      this.#probeBackoff = undefined;
+      this.#outageProbes.reset();
+      this.#credentialWait = undefined;
       if (this.#globalPause !== undefined) this.#resumeAll();
       this.#core.log.info('service_ready', { user: wallet.user_id, balance_cents: wallet.balance_cents });
       this.#probeNeeded = false;
       this.#onReady();
     } catch (error) {
       if (caller !== this.#caller) return;
-      if (!this.onServiceError(error, caller)) {
-        // Any other refusal of a read is as good as an outage here: ask again later.
-        this.#holdForProbe('service_unreachable', error);
-      }
+      // This probe failed: the next one waits longer (up to its cap). Any other refusal of a read is as good as an
+      // outage here: ask again later.
+      if (!this.#onError(error, caller, true)) this.#holdForProbe('service_unreachable', error, true);
     } finally {
       this.#probing = false;
     }
   }
 
-  #holdForProbe(reason: 'service_unreachable' | 'credential_rejected', error: unknown): void {
+  #holdForProbe(reason: 'service_unreachable' | 'credential_rejected', error: unknown, byProbe: boolean): void {
     const sameHold = this.#probeNeeded && this.#globalPause?.reason === reason;
-    this.#probeBackoff = nextBackoff(sameHold ? this.#probeBackoff : undefined, this.#core.backoffMs);
-    this.#probeAt = this.#core.now() + this.#probeBackoff;
+    // A result or a renewal failing during the hold is the same outage: the probe already planned stays as it is.
+    if (sameHold && !byProbe) return;
+    if (!sameHold) {
+      this.#outageProbes.reset();
+      this.#credentialWait = undefined;
+    }
+    const waitMs = reason === 'service_unreachable' ? this.#outageProbes.next() : (this.#credentialWait = nextBackoff(this.#credentialWait, this.#core.backoffMs));
+    this.#probeAt = this.#core.now() + waitMs;
     this.#probeNeeded = true;
-    const remedy = reason === 'credential_rejected' ? 'enroll the node again: swarm-node install with a fresh deploy token (picked up without a restart)' : undefined;
+    this.#core.wakeAt(this.#probeAt);
+    const remedy = reason === 'credential_rejected' ? 'enroll the node anew, signed in (picked up without a restart): sudo swarm-node install --reenroll' : undefined;
     this.#pauseAll(reason, this.#probeAt, { error: firstSentence(messageOf(error)), remedy });
   }
 
@@ -164,12 +181,13 @@ export class ServiceHold {
     if (previous?.reason === reason) {
       if (previous.until !== until) {
         previous.until = until;
-        recordGlobalPause(this.#core.db, previous, now);
+        this.#core.record(() => recordGlobalPause(this.#core.db, previous, now));
       }
       return;
     }
-    this.#globalPause = { reason, since: now, until };
-    recordGlobalPause(this.#core.db, this.#globalPause, now);
+    const pause = { reason, since: now, until };
+    this.#globalPause = pause;
+    this.#core.record(() => recordGlobalPause(this.#core.db, pause, now));
     this.#core.log.warn('paused_all', { reason, ...fields, ...(until === null ? {} : { next_check_at: new Date(until).toISOString() }) });
     // A new enrollment must be checked with the service before anything runs.
     if (isCredentialProblem(reason)) this.#askAgain();
@@ -186,7 +204,7 @@ export class ServiceHold {
     if (previous === undefined) return;
     const now = this.#core.now();
     this.#globalPause = undefined;
-    recordGlobalPause(this.#core.db, null, now);
+    this.#core.record(() => recordGlobalPause(this.#core.db, null, now));
     this.#core.log.info('resumed_all', { after: previous.reason, paused_seconds: Math.round((now - previous.since) / 1000) });
   }
 }

@@ -6,6 +6,12 @@ export const DEFAULT_TICK_MS = 1_000;
 export const DEFAULT_BACKOFF_MS = 30_000;
 /** The slow re-checks double up to this. */
 export const MAX_BACKOFF_MS = 10 * 60_000;
+/**
+ * An unreachable service is asked again this soon, doubling to the cap and starting over once it answers: an outage
+ * ends for this node within a cap (and a probe) of the service's return, and an outage only a failed probe extends.
+ */
+export const OUTAGE_PROBE_FIRST_MS = 500;
+export const OUTAGE_PROBE_CAP_MS = 2_000;
 /** In-flight runs get this long after SIGTERM (systemd's TimeoutStopSec is 30 s); their rows stay pending after. */
 export const DEFAULT_DRAIN_MS = 20_000;
 /** After the drain, agents still running are stopped and their failed runs get this long to be reported. */

@@ -10,19 +10,22 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError, messageOf } from '../../contract/errors.js';
 import type { AssignedRun } from '../../contract/node-protocol.js';
+import { CappedBackoff } from '../../lib/backoff.js';
+import { monotonicClock } from '../../lib/clock.js';
 import { RUN_CANCELLED } from '../runner/agent-process.js';
 import type { NodeCaller } from '../work/caller.js';
+import { RunLease } from '../work/run-lease.js';
 import type { DaemonCore } from './core.js';
 import type { ServiceHold } from './service-hold.js';
 import type { PendingSettlement } from './settlement.js';
-import { nextBackoff } from './timing.js';
 
 /** The longest the service holds a poll open waiting for work (it may hold less). */
 const POLL_HOLD_SECONDS = 20;
 /** How often a node with every slot busy still says it is alive: well inside the service's offline bound. */
 const HEARTBEAT_MS = 15_000;
-/** First wait after a failed poll that is not a hold (a 4xx, a malformed answer). */
-const POLL_RETRY_MS = 2_000;
+/** Waits after a failed poll that is not a hold (a 4xx, a malformed answer): doubling to the cap, reset by an answer. */
+const POLL_RETRY_FIRST_MS = 2_000;
+const POLL_RETRY_CAP_MS = 30_000;
 
 export class WorkPuller {
   readonly #core: DaemonCore;
@@ -32,7 +35,7 @@ export class WorkPuller {
   readonly #running = new Map<string, AbortController>();
   readonly #stopped = new AbortController();
   #pulling: Promise<void> | undefined;
-  #retryMs: number | undefined;
+  readonly #retry = new CappedBackoff(POLL_RETRY_FIRST_MS, POLL_RETRY_CAP_MS);
 
   /** The service said this ephemeral node's one run is over (poll `retire`): true once the node removed itself. */
   readonly #retire: ((caller: NodeCaller) => Promise<boolean>) | undefined;
@@ -74,31 +77,36 @@ export class WorkPuller {
         continue;
       }
       lastPollAt = this.#core.now();
+      const withdrawn = this.#core.offerWithdrawn;
       try {
-        const asked = performance.now();
+        // Leases are counted from here (run-lease.ts): the poll left before the service took any run for it.
+        const asked = monotonicClock.now();
         const answer = await caller.executor.api.poll(
           { hostname: hostname(), ...(this.#core.name === undefined ? {} : { name: this.#core.name }), version: this.#core.version, capacity, running: [...this.#running.keys()], wait_seconds: capacity === 0 ? 0 : POLL_HOLD_SECONDS },
-          stop,
+          capacity === 0 ? stop : AbortSignal.any([stop, withdrawn]),
         );
-        this.#retryMs = undefined;
-        this.#core.health?.pollAnswered(this.#core.now(), (performance.now() - asked) / 1000);
+        this.#retry.reset();
+        this.#core.health?.pollAnswered(this.#core.now(), (monotonicClock.now() - asked) / 1000);
         for (const runId of answer.lost) this.#running.get(runId)?.abort();
         for (const runId of answer.cancel ?? []) this.#running.get(runId)?.abort(RUN_CANCELLED);
-        for (const run of answer.runs) this.#start(run, caller);
+        // An older service gives no seconds per run: the poll's lease length, from the same start, is never later.
+        for (const run of answer.runs) this.#start(run, new RunLease(monotonicClock, asked, run.lease_seconds ?? answer.lease_seconds), caller);
         // Polling on after a failed removal: the service says it again at the next poll.
         if (answer.retire === true && this.#retire !== undefined && (await this.#retire(caller))) return;
       } catch (error) {
         if (stop.aborted) return;
+        // The slots it offered were taken back (the journal cannot be written): ask again, for none.
+        if (withdrawn.aborted) continue;
         if (this.#hold.onServiceError(error, caller)) return;
-        this.#retryMs = nextBackoff(this.#retryMs, POLL_RETRY_MS);
-        this.#core.log.warn('poll_failed', { error: messageOf(error), retry_in_seconds: Math.round(this.#retryMs / 1000) });
-        await sleep(this.#retryMs, undefined, { signal: stop }).catch(() => undefined);
+        const retryMs = this.#retry.next();
+        this.#core.log.warn('poll_failed', { error: messageOf(error), retry_in_seconds: Math.round(retryMs / 1000) });
+        await sleep(retryMs, undefined, { signal: stop }).catch(() => undefined);
       }
     }
   }
 
   /** Executes one pulled run in a slot of its own (a run the poll hands over is this node's to finish). */
-  #start(run: AssignedRun, caller: NodeCaller): void {
+  #start(run: AssignedRun, lease: RunLease, caller: NodeCaller): void {
     const core = this.#core;
     const agentStop = new AbortController();
     const stopAgent = (): void => agentStop.abort();
@@ -108,14 +116,17 @@ export class WorkPuller {
     core.log.info('run_pulled', { agent: run.agent_id, run_id: run.run_id });
     const started = core.now();
     const task = caller.executor
-      .execute(run, agentStop.signal)
+      .execute({ ...run, lease }, agentStop.signal, core.runsSignal)
       .then((executed) => {
         const fields = { agent: run.agent_id, run_id: run.run_id, seconds: Math.round((core.now() - started) / 100) / 10 };
         if (executed.kind === 'reported') {
           const level = executed.run.status === 'succeeded' ? 'info' : 'warn';
           core.log[level](`run_${executed.run.status === 'succeeded' ? 'succeeded' : 'failed'}`, { ...fields, charged_cents: executed.run.charged_cents, source: 'service' });
         } else if (executed.kind === 'lost') core.log.warn('run_lost', { ...fields, note: 'the lease ran out before the result; the service refunded the run' });
-        else if (executed.kind === 'unreported') {
+        else if (executed.kind === 'not_journaled') {
+          core.journal.failed(executed.error);
+          core.log.warn('run_handed_back', { ...fields, error: messageOf(executed.error), note: 'the journal could not take the run; its agent did not start and the service queues it again' });
+        } else if (executed.kind === 'unreported') {
           core.log.warn('run_unreported', { ...fields, error: executed.error.message, note: 'the result is kept and reported at the next settlement' });
           if (!this.#hold.onServiceError(executed.error, caller)) this.#settlement.planRetry(core.now());
         }

@@ -74,7 +74,7 @@ export function readConfigFile(path: string): ConfigFile {
     return parsed as ConfigFile;
   } catch (error) {
     throw new SvcError('local_state', `the config file ${path} is not valid JSON: ${(error as Error).message}`, {
-      remedy: `Fix or remove ${path}; swarm-node config set <key> <value> writes a valid one.`,
+      remedy: `Fix it, or move it aside (mv ${path} ${path}.broken) and set again what you need, a key at a time (how: swarm-node config set --help).`,
     });
   }
 }
@@ -192,7 +192,9 @@ export function validateConfigValue(key: ConfigKey, value: string): string {
       throw new SvcError('usage', `auto_update must be true or false, got "${value}"`);
     }
     case 'auto_update_interval':
-      return formatDuration(autoUpdateIntervalSeconds(value));
+      // Checked, and kept as written: 24h stays 24h (the README's and the default's word), not 1d.
+      autoUpdateIntervalSeconds(value);
+      return value.trim();
   }
 }
 

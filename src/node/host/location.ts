@@ -195,8 +195,17 @@ export function layoutOfHome(home: string): InstallLayout {
   if (absoluteHome === INSTALL_PATH) return installLayout('/');
   if (absoluteHome.endsWith(INSTALL_PATH)) return installLayout(absoluteHome.slice(0, -INSTALL_PATH.length));
   throw new SvcError('usage', `${absoluteHome} is not an install location (expected <root>${INSTALL_PATH})`, {
-    remedy: 'Pass --root <dir> for a node installed under a staging root, or unset SWARM_NODE_HOME.',
+    remedy: 'Name the staging root a node was installed under with --root, or unset SWARM_NODE_HOME.',
   });
+}
+
+/** The install a home is (<root>/opt/svc/swarm-node, or a named node's under it); undefined for any other home. */
+export function installOfHome(home: string): InstallLayout | undefined {
+  try {
+    return layoutOfHome(home);
+  } catch {
+    return undefined;
+  }
 }
 
 export function releaseDir(layout: InstallLayout, version: string): string {

@@ -10,6 +10,8 @@ import type { Credentials } from '../identity/credentials.js';
 import type { NodePaths } from './location.js';
 import { formatDuration } from '../agents/duration.js';
 import { readDaemonStatus, type DaemonStatus } from '../store/daemon-state.js';
+import { readJournalFault, type JournalFault } from '../store/journal-fault.js';
+import { processIsAlive } from './process-alive.js';
 import type { ServiceClient } from '../service/service-client.js';
 import { daysLeft, expiresSoon } from '../identity/token.js';
 import { listRegistrations } from '../store/registrations.js';
@@ -48,6 +50,8 @@ export interface NodeStatus {
   registrations: { count: number; agents: { agent_id: string; every: string | null; daily_cap_cents: number | null }[] };
   database: { path: string; exists: boolean; error: string | null };
   daemon: DaemonStatus;
+  /** The running daemon cannot write its journal (a full var/), and why: it takes no run until it can. */
+  journal_fault: JournalFault | null;
   problems: string[];
 }
 
@@ -87,6 +91,7 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
     registrations: { count: 0, agents: [] },
     database: { path: deps.paths.databaseFile, exists: existsSync(deps.paths.databaseFile), error: null },
     daemon: { running: false, pid: null, version: null, started_at: null, last_tick_at: null, stopped_at: null, paused: null, agents: [], state: {} },
+    journal_fault: null,
     problems,
   };
 
@@ -164,6 +169,13 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
         agents: registrations.map((r) => ({ agent_id: r.agent_id, every: r.every_seconds === null ? null : formatDuration(r.every_seconds), daily_cap_cents: r.daily_cap_cents })),
       };
       status.daemon = readDaemonStatus(db, deps.clock.now());
+      // Its ticks are not recorded while it cannot write: a live daemon that says so runs all the same.
+      const fault = readJournalFault(deps.paths.varDir);
+      if (fault !== undefined && fault.pid === status.daemon.pid && processIsAlive(fault.pid)) {
+        status.journal_fault = fault;
+        status.daemon.running = true;
+        problems.push(`the daemon cannot write its journal since ${fault.since} (${fault.reason}: ${fault.error}); it takes no run until it can: free space under ${deps.paths.varDir}`);
+      }
       // A hold is a problem only while the daemon runs (a stopped daemon holds nothing); a daily cap is no problem.
       if (status.daemon.running && status.daemon.paused !== null) problems.push(`the daemon holds every agent: ${status.daemon.paused.reason}`);
       for (const agent of status.daemon.agents) {

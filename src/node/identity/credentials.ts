@@ -53,17 +53,44 @@ export function readCredentials(path: string): Credentials {
       remedy: `Restrict it, then retry: chmod 600 ${path}`,
     });
   }
+  return parseCredentials(path, readFileSync(path, 'utf8'));
+}
+
+/** The credentials in `text`, the content of `path`; a local_state error saying how to repair it otherwise. */
+export function parseCredentials(path: string, text: string): Credentials {
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not a JSON object');
-    return parsed as Credentials;
+    parsed = JSON.parse(text);
   } catch (error) {
-    // The message never quotes the file: it holds secrets.
-    throw new SvcError('local_state', `the credentials file ${path} is not valid JSON`, {
-      remedy: `Remove ${path} and sign in again (swarm-node login).`,
-      cause: error,
-    });
+    throw unreadableCredentials(path, `is not valid JSON (${where(text, error)})`, error);
   }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw unreadableCredentials(path, 'is not a JSON object');
+  return parsed as Credentials;
+}
+
+/**
+ * A credentials file that cannot be read as one. Writes are atomic (files.ts), so a hand edit or a damaged disk
+ * made it: the remedy says where to repair it, and what starting afresh loses (the enrollment and the sign-in it
+ * holds), never only "remove it". Neither the message nor the remedy quotes the file: it holds secrets.
+ */
+function unreadableCredentials(path: string, what: string, cause?: unknown): SvcError {
+  return new SvcError('local_state', `the credentials file ${path} ${what}`, {
+    remedy:
+      `Repair it by hand (python3 -m json.tool ${path} names the spot): it holds this node's enrollment (its node id and credential) and the sign-in. ` +
+      `Starting afresh loses both: mv ${path} ${path}.broken, then swarm-node login and swarm-node enroll (a new node: the old one stays in swarm-node nodes, offline, until you remove it).`,
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+/**
+ * Where JSON.parse stopped, as a line and column: newer Nodes quote the text around it in their message, and this
+ * text holds secrets.
+ */
+function where(text: string, error: unknown): string {
+  const position = /at position (\d+)/.exec((error as Error).message)?.[1];
+  const offset = position === undefined ? text.length : Math.min(Number(position), text.length);
+  const before = text.slice(0, offset).split('\n');
+  return `line ${before.length}, column ${before.at(-1)!.length + 1}`;
 }
 
 export function writeCredentials(path: string, credentials: Credentials): void {

@@ -23,21 +23,20 @@ export interface TokenClaims {
   nodeAccess?: string;
 }
 
-/** The claims of an svc access token; anything else is a usage error that never quotes the token. */
+/**
+ * The claims of an svc access token. Anything else is a token that is not valid, exit 4 as the README's table says
+ * (`unauthorized`, as the service answers a token it does not accept), and never quoted.
+ */
 export function decodeClaims(token: string): TokenClaims {
-  if (token.length > MAX_TOKEN_BYTES || !JWT_SHAPE.test(token)) {
-    throw new SvcError('usage', 'that is not a JWT (three base64url parts separated by dots)', {
-      remedy: 'Pass the jwtToken value the service issued, on its own.',
-    });
-  }
+  if (token.length > MAX_TOKEN_BYTES || !JWT_SHAPE.test(token)) throw notOurToken('that is not a JWT (three base64url parts separated by dots)');
   let claims: Record<string, unknown>;
   try {
     claims = payloadOf(token);
   } catch {
-    throw new SvcError('usage', 'the JWT payload is not JSON');
+    throw notOurToken('that is not a JWT: its payload is not JSON');
   }
   if (typeof claims.sub !== 'string' || typeof claims.tier !== 'string' || typeof claims.exp !== 'number') {
-    throw new SvcError('usage', 'the JWT lacks the sub, tier or exp claim of an svc access token');
+    throw notOurToken('the JWT lacks the sub, tier or exp claim of an svc access token');
   }
   return {
     sub: claims.sub,
@@ -47,6 +46,10 @@ export function decodeClaims(token: string): TokenClaims {
     ...(typeof claims.chainId === 'number' ? { chainId: claims.chainId } : {}),
     ...(typeof claims.nodeAccess === 'string' ? { nodeAccess: claims.nodeAccess } : {}),
   };
+}
+
+function notOurToken(message: string): SvcError {
+  return new SvcError('unauthorized', message, { remedy: 'Pass the jwtToken value the service issued, on its own; or sign in with a code mailed to you: swarm-node login' });
 }
 
 /** The exp claim (Unix seconds) of whatever token is stored, or undefined when it has none that can be read. */

@@ -8,13 +8,15 @@ import { processIsAlive } from '../host/process-alive.js';
 
 export interface DaemonRecord {
   pid: number | null;
+  /** Who starts it again (daemon-state.ts DaemonSupervisor); null: a daemon from before it was recorded. */
+  supervisor: string | null;
   startedAt: number | null;
   lastTickAt: number | null;
   stoppedAt: number | null;
 }
 
 export function readDaemonRecord(databaseFile: string): DaemonRecord {
-  const empty: DaemonRecord = { pid: null, startedAt: null, lastTickAt: null, stoppedAt: null };
+  const empty: DaemonRecord = { pid: null, supervisor: null, startedAt: null, lastTickAt: null, stoppedAt: null };
   // A daemon holds the database open, and in WAL mode an open database has its -shm file: without one nobody runs,
   // and opening it here would create files in var/ for nothing (upgrade changes nothing it need not).
   if (!existsSync(databaseFile) || !existsSync(`${databaseFile}-shm`)) return empty;
@@ -31,7 +33,7 @@ export function readDaemonRecord(databaseFile: string): DaemonRecord {
       return Number.isFinite(ms) ? ms : null;
     };
     const pid = Number(state.get('pid'));
-    return { pid: Number.isSafeInteger(pid) && pid > 0 ? pid : null, startedAt: time('started_at'), lastTickAt: time('last_tick_at'), stoppedAt: time('stopped_at') };
+    return { pid: Number.isSafeInteger(pid) && pid > 0 ? pid : null, supervisor: state.get('supervisor') ?? null, startedAt: time('started_at'), lastTickAt: time('last_tick_at'), stoppedAt: time('stopped_at') };
   } catch {
     return empty;
   } finally {

@@ -4,33 +4,21 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { execa } from 'execa';
-import { messageOf, SvcError } from '../../contract/errors.js';
 import type { Clock } from '../../lib/clock.js';
-import { AGENT_ISOLATIONS, autoUpdateOfFile, readConfigFile, type AgentIsolation } from '../host/config.js';
-import { resolveIsolation } from '../runner/isolation.js';
-import { isolationReport } from '../runner/isolation-report.js';
-import { CREDENTIALS_MODE, type Credentials } from '../identity/credentials.js';
+import { autoUpdateOfFile, readConfigFile } from '../host/config.js';
+import { CREDENTIALS_MODE } from '../identity/credentials.js';
 import { admits, describeVersion, minimumNode, parseEngineRange } from '../host/node-version.js';
-import { ServiceClient, type ServicePing } from '../service/service-client.js';
-import { expiresSoon, expiryOf } from '../identity/token.js';
-import { integrityFindings } from '../store/file-checks.js';
+import type { ServiceClient } from '../service/service-client.js';
 import { readManifest } from '../../lib/package-dir.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
+import { checkDatabase, checkEnrollment, checkIsolation, checkService, checkToken, type DoctorCheck } from './doctor-checks.js';
 import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
-import { agentSocketPath, hostPathOf, SERVICE_USER, UNIT_NAMES, unitInRelease, VAR_DIR_MODE, type InstallLayout } from '../host/location.js';
+import { hostPathOf, SERVICE_USER, UNIT_NAMES, unitInRelease, VAR_DIR_MODE, type InstallLayout, type NodePaths } from '../host/location.js';
 import { readLink } from './links.js';
 import { lookupServiceUser } from './service-user.js';
 import { unitOfRelease } from './unit-file.js';
 
-export type CheckStatus = 'ok' | 'warn' | 'fail';
-
-export interface DoctorCheck {
-  name: string;
-  status: CheckStatus;
-  detail: string;
-  /** The command that fixes it (failed and warned checks). */
-  fix?: string;
-}
+export type { CheckStatus, DoctorCheck } from './doctor-checks.js';
 
 export interface DoctorReport {
   root: string;
@@ -40,7 +28,12 @@ export interface DoctorReport {
 }
 
 export interface DoctorOptions {
-  layout: InstallLayout;
+  /**
+   * An install (--root, the one this program runs from, the host, or SWARM_NODE_HOME naming one), or a node home
+   * that is not one (SWARM_NODE_HOME of a node run from a checkout: `swarm-node enroll`), whose install checks do not
+   * apply.
+   */
+  target: { layout: InstallLayout } | { home: NodePaths };
   clock: Clock;
   /** The node's client, on the base URL in force (flag > env > the install's config file). */
   client: ServiceClient;
@@ -55,25 +48,56 @@ const RUNTIME_HOST_FIX = 'install on a host with glibc 2.28 or newer (ldd --vers
 const SYSTEMD_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
 
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
-  const { layout } = options;
-  const rootFlag = `${layout.onHost ? '' : ` --root ${layout.root}`}${layout.name === undefined ? '' : ` --node ${layout.name}`}`;
+  if ('home' in options.target) return doctorOfHome(options, options.target.home);
+  const { layout } = options.target;
   const credentials = readCredentialsIgnoringMode(layout.credentialsFile);
   const checks: DoctorCheck[] = [
-    checkLayout(layout, rootFlag),
+    checkLayout(layout),
     ...(await checkModesAndOwners(layout)),
-    checkUnit(layout, rootFlag),
+    checkUnit(layout),
     await checkNode(layout),
-    checkEnrollment(credentials, rootFlag),
+    checkEnrollment(credentials, { enroll: 'sudo swarm-node install' }),
     ...(await checkService(options)),
     checkToken(credentials, options.clock),
-    await checkDatabase(layout),
+    await checkDatabase(layout, layout.units.daemon),
     checkIsolation(layout),
   ];
   return { root: layout.root, home: layout.home, ok: checks.every((check) => check.status !== 'fail'), checks };
 }
 
-function checkLayout(layout: InstallLayout, rootFlag: string): DoctorCheck {
-  const fix = `swarm-node install${rootFlag}`;
+/**
+ * A node run from a home of its own (SWARM_NODE_HOME, `swarm-node enroll`): what an install has (a release, the
+ * unit, the service user) is not there to check; its credentials, the service, the clock, the token and the
+ * database are.
+ */
+async function doctorOfHome(options: DoctorOptions, home: NodePaths): Promise<DoctorReport> {
+  const credentials = readCredentialsIgnoringMode(home.credentialsFile);
+  const layout: DoctorCheck = {
+    name: 'layout',
+    status: 'ok',
+    detail: `${home.home}: a node home (SWARM_NODE_HOME), not an install; the release, unit, owner and runtime checks do not apply`,
+  };
+  const checks: DoctorCheck[] = [
+    layout,
+    checkCredentialsMode(home.credentialsFile),
+    checkEnrollment(credentials, { enroll: 'swarm-node enroll' }),
+    ...(await checkService(options)),
+    checkToken(credentials, options.clock),
+    await checkDatabase(home, 'the daemon (swarm-node daemon) if it runs'),
+    checkIsolation(home),
+  ];
+  return { root: home.home, home: home.home, ok: checks.every((check) => check.status !== 'fail'), checks };
+}
+
+function checkCredentialsMode(credentialsFile: string): DoctorCheck {
+  const actual = existsSync(credentialsFile) ? statSync(credentialsFile).mode & 0o777 : CREDENTIALS_MODE;
+  if (actual === CREDENTIALS_MODE) return { name: 'modes', status: 'ok', detail: `credentials ${octal(CREDENTIALS_MODE)}` };
+  return { name: 'modes', status: 'fail', detail: `${credentialsFile} is ${octal(actual)}, should be ${octal(CREDENTIALS_MODE)}`, fix: `chmod ${octal(CREDENTIALS_MODE)} ${credentialsFile}` };
+}
+
+// The fixes name the bare command: the CLI adds what is in force when it shows them (--root, --node: invocation.ts).
+function checkLayout(layout: InstallLayout): DoctorCheck {
+  const fix = 'sudo swarm-node install';
   const missing: string[] = [];
   for (const dir of [layout.home, layout.etcDir, layout.varDir, layout.releasesDir]) if (!isDirectory(dir)) missing.push(`${dir}/`);
   for (const file of [layout.configFile, layout.credentialsFile, layout.uninstallScript]) if (!existsSync(file)) missing.push(file);
@@ -108,7 +132,7 @@ async function checkModesAndOwners(layout: InstallLayout): Promise<DoctorCheck[]
   if (layout.onHost) {
     const user = await lookupServiceUser();
     if (user === undefined) {
-      owners = { name: 'owners', status: 'fail', detail: `the service user ${SERVICE_USER} does not exist`, fix: 'swarm-node install' };
+      owners = { name: 'owners', status: 'fail', detail: `the service user ${SERVICE_USER} does not exist`, fix: 'sudo swarm-node install' };
     } else {
       const varFiles = listFiles(layout.varDir).filter((path) => path !== layout.backupsDir);
       const wrong = [layout.credentialsFile, layout.varDir, ...varFiles].filter(
@@ -133,8 +157,8 @@ async function checkModesAndOwners(layout: InstallLayout): Promise<DoctorCheck[]
 }
 
 /** Each unit the release ships (the daemon's, the agent socket's and service's) is installed as the release renders it. */
-function checkUnit(layout: InstallLayout, rootFlag: string): DoctorCheck {
-  const fix = `swarm-node install${rootFlag}`;
+function checkUnit(layout: InstallLayout): DoctorCheck {
+  const fix = 'sudo swarm-node install';
   for (const [index, name] of UNIT_NAMES.entries()) {
     const unitFile = layout.unitFiles[index]!;
     if (!existsSync(unitFile)) return { name: 'unit', status: 'fail', detail: `${unitFile} is missing`, fix };
@@ -149,22 +173,6 @@ function checkUnit(layout: InstallLayout, rootFlag: string): DoctorCheck {
     }
   }
   return { name: 'unit', status: 'ok', detail: `${layout.unitFiles.map((file) => basename(file)).join(', ')} in ${hostPathOf(layout, dirname(layout.unitFile))} match the current release` };
-}
-
-/** How agent runs are kept from the node here, and what they are not held to (docs/operations.md "Agent isolation"). */
-function checkIsolation(layout: InstallLayout): DoctorCheck {
-  const file = readConfigFile(layout.configFile);
-  const wanted = (AGENT_ISOLATIONS as readonly string[]).includes(file.agent_isolation ?? '') ? (file.agent_isolation as AgentIsolation) : 'auto';
-  let mode;
-  try {
-    mode = resolveIsolation(wanted, file.agent_socket ?? agentSocketPath(layout.name));
-  } catch (error) {
-    return { name: 'isolation', status: 'fail', detail: messageOf(error), fix: 'apt-get install bubblewrap' };
-  }
-  const report = isolationReport(mode);
-  const detail = report.cannot.length === 0 ? report.summary : `${report.summary}; not held: ${report.cannot.join('; ')}`;
-  if (mode === 'none') return { name: 'isolation', status: 'warn', detail, fix: 'apt-get install bubblewrap, or install the node with systemd (swarm-node install)' };
-  return { name: 'isolation', status: 'ok', detail };
 }
 
 /** The current release's own runtime where it ships one (the host needs no Node), else the node on systemd's PATH. */
@@ -192,84 +200,6 @@ async function checkNode(layout: InstallLayout): Promise<DoctorCheck> {
     return { name: 'node', status: 'fail', detail: `${node} is ${version || 'not runnable'}; swarm-node needs ${describeVersion(wanted)}`, fix };
   }
   return { name: 'node', status: 'ok', detail: `${node} v${version}` };
-}
-
-function checkEnrollment(credentials: Credentials | Error, rootFlag: string): DoctorCheck {
-  if (credentials instanceof Error) return { name: 'enrollment', status: 'fail', detail: credentials.message, fix: `swarm-node install${rootFlag} --deploy-token-file <file>` };
-  if (credentials.node === undefined) {
-    return { name: 'enrollment', status: 'fail', detail: 'the node is not enrolled', fix: `swarm-node install${rootFlag} --deploy-token-file <file>` };
-  }
-  return { name: 'enrollment', status: 'ok', detail: `node ${credentials.node.node_id} of ${credentials.node.user_id}` };
-}
-
-async function checkService(options: DoctorOptions): Promise<DoctorCheck[]> {
-  const { client } = options;
-  const url = `${client.baseUrl}${ServiceClient.PING_PATH}`;
-  let ping: ServicePing;
-  try {
-    ping = await client.ping();
-  } catch (error) {
-    return [
-      {
-        name: 'service',
-        status: 'fail',
-        detail: `cannot reach ${url} (${whyUnreachable(error)})`,
-        fix: `check the URL and the network: swarm-node config get base_url; curl -sS ${url}`,
-      },
-    ];
-  }
-  const reachable: DoctorCheck = { name: 'service', status: 'ok', detail: `${client.baseUrl} answers` };
-  if (ping.clockSkewMs === undefined) return [reachable, { name: 'clock', status: 'warn', detail: 'the service sent no Date header to compare clocks with' }];
-  const skewSeconds = Math.round(Math.abs(ping.clockSkewMs) / 1000);
-  const max = options.maxClockSkewSeconds ?? 60;
-  const clock: DoctorCheck =
-    skewSeconds > max
-      ? {
-          name: 'clock',
-          status: 'fail',
-          detail: `this host's clock is ${skewSeconds} s away from the service's (at most ${max} s): token expiry and signatures go wrong`,
-          fix: 'timedatectl set-ntp true',
-        }
-      : { name: 'clock', status: 'ok', detail: `within ${Math.max(skewSeconds, 1)} s of the service` };
-  return [reachable, clock];
-}
-
-/** The network's code (ECONNREFUSED), or the HTTP status the service answered with. */
-function whyUnreachable(error: unknown): string {
-  if (error instanceof SvcError && error.code !== 'service_unreachable') return `HTTP ${error.status}`;
-  const cause = (error instanceof SvcError ? error.cause : error) as { code?: string; cause?: { code?: string } } | undefined;
-  return cause?.code ?? cause?.cause?.code ?? (error as Error).message;
-}
-
-function checkToken(credentials: Credentials | Error, clock: Clock): DoctorCheck {
-  const fix = 'swarm-node login';
-  if (credentials instanceof Error || credentials.jwt === undefined) {
-    return { name: 'token', status: 'warn', detail: 'no access token stored yet (needed to run agents)', fix };
-  }
-  // Decoded, not verified: the node does not hold the signing key; only the expiry is read.
-  const exp = expiryOf(credentials.jwt.token);
-  if (exp === undefined) return { name: 'token', status: 'fail', detail: 'the stored access token is not a readable JWT', fix };
-  const left = exp - Math.floor(clock.now() / 1000);
-  const at = new Date(exp * 1000).toISOString();
-  if (left <= 0) return { name: 'token', status: 'fail', detail: `the access token expired at ${at}`, fix };
-  if (expiresSoon(exp * 1000, clock.now())) return { name: 'token', status: 'warn', detail: `the access token expires at ${at}`, fix };
-  return { name: 'token', status: 'ok', detail: `valid until ${at}` };
-}
-
-async function checkDatabase(layout: InstallLayout): Promise<DoctorCheck> {
-  if (!existsSync(layout.databaseFile)) return { name: 'database', status: 'ok', detail: 'not created yet (the first command or the daemon creates it)' };
-  const latestBackup = listFiles(layout.backupsDir).sort().at(-1);
-  const fix =
-    latestBackup === undefined
-      ? `move it aside and start afresh: systemctl stop ${layout.units.daemon} && mv ${layout.databaseFile} ${layout.databaseFile}.broken`
-      : `restore the latest backup: systemctl stop ${layout.units.daemon} && cp ${latestBackup} ${layout.databaseFile}`;
-  try {
-    const findings = await integrityFindings(layout.databaseFile);
-    if (findings.length === 1 && findings[0] === 'ok') return { name: 'database', status: 'ok', detail: `${layout.databaseFile}: integrity_check ok` };
-    return { name: 'database', status: 'fail', detail: `integrity_check: ${findings.slice(0, 3).join('; ')}`, fix };
-  } catch (error) {
-    return { name: 'database', status: 'fail', detail: `cannot read ${layout.databaseFile}: ${(error as Error).message}`, fix };
-  }
 }
 
 function listFiles(dir: string): string[] {

@@ -14,11 +14,7 @@ const DEPLOY_TOKEN_PATTERN = /^[A-Za-z0-9_-]{16,512}$/;
 /** The install's credentials as they are (install repairs a wrong mode, so it reads past it). */
 export function readStoredCredentials(layout: Pick<NodePaths, 'credentialsFile'>): Credentials {
   const stored = readCredentialsIgnoringMode(layout.credentialsFile);
-  if (stored instanceof Error) {
-    throw new SvcError('local_state', stored.message, {
-      remedy: `Move it aside and install again with a fresh deploy token: mv ${layout.credentialsFile} ${layout.credentialsFile}.broken`,
-    });
-  }
+  if (stored instanceof SvcError) throw stored;
   return stored;
 }
 
@@ -26,19 +22,20 @@ export function readStoredCredentials(layout: Pick<NodePaths, 'credentialsFile'>
 export function deployTokenToEnroll(layout: Pick<NodePaths, 'home'>, deployToken: string | undefined, requireInstalled: boolean): string {
   if (requireInstalled) {
     throw new SvcError('usage', `no node is installed at ${layout.home}`, {
-      remedy: 'Install it first: swarm-node install --deploy-token-file <file>.',
+      remedy: 'Install it first, signed in (it asks the service for the deploy token): sudo swarm-node install.',
     });
   }
   if (deployToken === undefined) {
-    throw new SvcError('usage', 'this node is not enrolled yet, and no deploy token was given', {
-      remedy: 'Put the deploy token from activation in a file and pass --deploy-token-file <file>, or set SVC_DEPLOY_TOKEN.',
+    throw new SvcError('not_signed_in', 'this node is not enrolled yet, no deploy token was given, and it is not signed in', {
+      remedy:
+        'Sign in (swarm-node login), then run the install again: signed in, it asks the service for the deploy token. Or give the one from activation, in a file named with --deploy-token-file or in SVC_DEPLOY_TOKEN.',
     });
   }
   const token = deployToken.trim();
   // The message never quotes the token, not even a malformed one.
   if (!DEPLOY_TOKEN_PATTERN.test(token)) {
     throw new SvcError('usage', 'the deploy token given is not a deploy token (expected the base64url string from activation)', {
-      remedy: 'Copy the deploy_token of `swarm-node activate` into the file, nothing else.',
+      remedy: 'Put only the deploy_token that activation printed in the file, nothing else.',
     });
   }
   return token;

@@ -44,6 +44,11 @@ export interface InstallNodeOptions {
   allowOlder?: boolean;
   /** install --ephemeral: enroll a node that takes one run (only when enrolling; an enrolled node keeps what it is). */
   ephemeral?: EphemeralEnrollment;
+  /**
+   * install --reenroll: the stored enrollment is one the service no longer accepts (checked by the caller,
+   * identity/enroll.ts assertEnrollmentRetired): enroll anew in its place, and restart the service on the new one.
+   */
+  reenroll?: boolean;
 }
 
 export interface InstallResult {
@@ -66,7 +71,7 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
   if (current !== undefined && current !== 'not-a-link' && options.allowOlder !== true) assertNotOlder(source.version, basename(current));
 
   const stored = readStoredCredentials(layout);
-  const existing = stored.node;
+  const existing = options.reenroll === true ? undefined : stored.node;
   if (existing !== undefined && options.ephemeral !== undefined) assertSameEphemeral(existing, options.ephemeral);
   let enrollment: NodeEnrollment | undefined = existing;
   let enrollNow = false;
@@ -80,6 +85,8 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
       await planInstall(options, { stored, enrollment: undefined, enrollNow: true, serviceUser: undefined, agentUserExists: true, backups: { made: null } });
       enrollment = { ...(await enrollNode(options.enroll, token, options.now, options.ephemeral)), deploy_token_sha256: tokenDigest(token) };
       enrolledChange = persistEnrollment(layout, stored, enrollment);
+      // A daemon that stopped on the old enrollment (exit 8, which the unit does not restart) starts on the new one.
+      if (options.reenroll === true && stored.node !== undefined) enrolledChange = { ...enrolledChange, restart: true };
       log(describeChange(enrolledChange));
     }
   } else if (options.deployToken !== undefined) {
@@ -132,7 +139,7 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
 function refuseNewTokenForEnrolledNode(layout: InstallLayout, node: NodeEnrollment, deployToken: string): void {
   if (layout.name === undefined || node.deploy_token_sha256 === undefined || node.deploy_token_sha256 === tokenDigest(deployToken.trim())) return;
   throw new SvcError('usage', `node ${layout.name} is already installed here (node ${node.node_id}); a new deploy token would enroll another node, and it needs a name of its own`, {
-    remedy: `Choose another name (swarm-node install --name <another> --deploy-token-file <file>), or remove ${layout.name} first (swarm-node --node ${layout.name} uninstall --purge). To converge or upgrade ${layout.name} itself: swarm-node install --name ${layout.name} (no token), or swarm-node --node ${layout.name} upgrade.`,
+    remedy: `Give the new node a name of its own (the same install with --name ${layout.name}-2, say), or remove ${layout.name} first (swarm-node --node ${layout.name} uninstall --purge). To converge or upgrade ${layout.name} itself: swarm-node install --name ${layout.name} (no token), or swarm-node --node ${layout.name} upgrade.`,
   });
 }
 
@@ -146,7 +153,7 @@ function assertSameEphemeral(existing: NodeEnrollment, wanted: EphemeralEnrollme
   if (existing.ephemeral === true && (existing.uninstall_after === true) === wanted.uninstallAfter) return;
   const was = existing.ephemeral !== true ? 'not ephemeral' : existing.uninstall_after === true ? 'ephemeral with --uninstall-after' : 'ephemeral without --uninstall-after';
   throw new SvcError('usage', `node ${existing.node_id} is enrolled already, ${was}; --ephemeral and --uninstall-after apply when a node enrolls`, {
-    remedy: 'Re-run install with the options it was enrolled with (or none), or enroll a new node: swarm-node uninstall --purge --yes, then install with a fresh deploy token.',
+    remedy: 'Re-run install with the options it was enrolled with (or none), or enroll a new node in its place: swarm-node uninstall --purge --yes, then install with a fresh deploy token.',
   });
 }
 
@@ -154,7 +161,7 @@ function assertSameEphemeral(existing: NodeEnrollment, wanted: EphemeralEnrollme
 function assertWritableRoot(layout: InstallLayout): void {
   if (layout.onHost && process.getuid?.() !== 0) {
     throw new SvcError('usage', 'installing on this host needs root', {
-      remedy: 'Run it with sudo (keep SVC_DEPLOY_TOKEN with sudo --preserve-env=SVC_DEPLOY_TOKEN), or pass --root <dir> to stage into a directory.',
+      remedy: 'Run it with sudo (keep SVC_DEPLOY_TOKEN with sudo --preserve-env=SVC_DEPLOY_TOKEN), or stage it into a directory you can write with --root.',
     });
   }
   let probe = layout.root;

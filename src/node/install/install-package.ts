@@ -45,6 +45,8 @@ export interface InstallPackageOptions {
   keepConfig?: boolean;
   /** `upgrade --to VERSION`: the package may be older than the installed release (going back on purpose). */
   allowOlder?: boolean;
+  /** install --reenroll (install-node.ts). */
+  reenroll?: boolean;
 }
 
 export async function installPackage(deps: InstallPackageDeps, options: InstallPackageOptions): Promise<InstallResult> {
@@ -60,6 +62,7 @@ export async function installPackage(deps: InstallPackageDeps, options: InstallP
     ...(options.autoUpdate === false ? { autoUpdate: false as const } : {}),
     enroll: async (token) => (await deps.client()).enroll(token, { ephemeral: options.ephemeral !== undefined }),
     ...(options.ephemeral === undefined ? {} : { ephemeral: options.ephemeral }),
+    ...(options.reenroll === true ? { reenroll: true } : {}),
     services: serviceManager({ noStart: !options.start, onHost: layout.onHost, units: layout.units }),
     env: deps.env,
     dryRun: options.dryRun,

@@ -1,12 +1,15 @@
 // issue 4 §6: stop and disable the unit, then remove everything install wrote; var/ (the database), the
 // credentials and the config (base_url and wallet_url, no secret: a later install keeps them) stay unless --purge.
-// It never calls the service, so it works when the service no longer knows the node.
+// --purge also takes the node out of its user's nodes at the service (DELETE /v1/swarm/nodes/self with its own
+// credential, the one thing that can, and the last use of it); without the service it goes on offline and says what
+// stays there. Without --purge it never calls the service: the enrollment is kept for a later install.
 import { existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { releaseKeysDir } from '../release/trusted-keys.js';
 import { join, resolve } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
 import { NODE_NAME_PATTERN } from '../../contract/node-name.js';
 import { AGENT_USER, installLayout, NODES_DIR, type InstallLayout } from '../host/location.js';
+import { readStoredCredentials } from './enrollment.js';
 import { readLink, relativeLinkText, switchLink } from './links.js';
 import { applySteps, type Change, type Step } from './plan.js';
 import { removeServiceUser } from './service-user.js';
@@ -24,6 +27,19 @@ export interface UninstallOptions {
   confirmPurge?: (doomed: string[]) => Promise<void>;
   /** The service manager; by default systemctl on the host (never for a staging root). */
   services?: ServiceManager;
+  /**
+   * --purge: takes the node out of its user's nodes with its own credential (DELETE /v1/swarm/nodes/self). Absent:
+   * the service is not called (an ephemeral node that retired itself is out already).
+   */
+  removeAtService?: (credential: string) => Promise<unknown>;
+}
+
+/** What --purge did at the service: the node removed from its user's nodes, or why it stays listed there. */
+export interface ServiceRemoval {
+  node_id: string;
+  removed: boolean;
+  /** Why not: the service could not be reached, or refused. */
+  reason?: string;
 }
 
 export interface UninstallResult {
@@ -33,15 +49,19 @@ export interface UninstallResult {
   changes: Change[];
   kept: string[];
   service: { action: 'stopped' | 'skipped'; reason?: string; warnings: string[] };
+  /** --purge of an enrolled node: its removal at the service (null: nothing to remove, or not asked). */
+  removed_at_service: ServiceRemoval | null;
 }
 
 export async function uninstallNode(options: UninstallOptions): Promise<UninstallResult> {
   const { layout, purge } = options;
   if (layout.onHost && process.getuid?.() !== 0 && !options.dryRun) {
-    throw new SvcError('usage', 'uninstalling from this host needs root', { remedy: 'Run it with sudo, or pass --root <dir> for a staging directory.' });
+    throw new SvcError('usage', 'uninstalling from this host needs root', { remedy: 'Run it with sudo, or name a staging directory with --root.' });
   }
   if (purge && !options.dryRun && options.confirmPurge !== undefined) {
+    const enrolled = options.removeAtService === undefined ? undefined : enrolledNode(layout);
     const doomed = [layout.varDir, layout.credentialsFile].filter((path) => existsSync(path));
+    if (enrolled !== undefined) doomed.push(`node ${enrolled.node_id} (from your nodes at the service)`);
     if (doomed.length > 0) await options.confirmPurge(doomed);
   }
   const services = options.services ?? serviceManager({ noStart: false, onHost: layout.onHost, units: layout.units });
@@ -86,11 +106,22 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
 
   const service: UninstallResult['service'] =
     services.skipReason === undefined ? { action: 'stopped', warnings } : { action: 'skipped', reason: services.skipReason, warnings };
-  const result: UninstallResult = { root: layout.root, purge, dry_run: options.dryRun, changes: steps.map((s) => s.change), kept, service };
+  const enrolled = purge && options.removeAtService !== undefined ? enrolledNode(layout) : undefined;
+  const result: UninstallResult = {
+    root: layout.root,
+    purge,
+    dry_run: options.dryRun,
+    changes: steps.map((s) => s.change),
+    kept,
+    service,
+    removed_at_service: enrolled === undefined ? null : { node_id: enrolled.node_id, removed: false, reason: 'dry run' },
+  };
   if (options.dryRun) return result;
 
   // Stopped before its files go, so the daemon never runs from a release that is being deleted.
   pushWarning(warnings, await services.run(services.commands.disableNow));
+  // Before the credentials go: it is the node's own credential that removes it.
+  if (enrolled !== undefined) result.removed_at_service = await removeAtService(enrolled, options.removeAtService!, options.log);
   await applySteps(steps, options.log);
   pushWarning(warnings, await services.run(services.commands.daemonReload));
   const base = installLayout(layout.root).home;
@@ -101,6 +132,35 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
     pushWarning(warnings, await removeServiceUser(AGENT_USER));
   }
   return result;
+}
+
+/** The node the credentials file names, with its credential; undefined when it names none (or cannot be read). */
+function enrolledNode(layout: InstallLayout): { node_id: string; credential: string } | undefined {
+  try {
+    const node = readStoredCredentials(layout).node;
+    return node?.credential === undefined ? undefined : { node_id: node.node_id, credential: node.credential };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The node leaves its user's nodes. Gone already (410) or unknown to the service (401) is as good as done. Any
+ * other failure (the service unreachable, above all) does not stop the purge, which works offline: the node then
+ * stays listed, offline, until its user removes it or the service does after its offline bound (14 days).
+ */
+async function removeAtService(node: { node_id: string; credential: string }, remove: (credential: string) => Promise<unknown>, log: (line: string) => void): Promise<ServiceRemoval> {
+  try {
+    await remove(node.credential);
+  } catch (error) {
+    if (error instanceof SvcError && (error.code === 'node_removed' || error.code === 'unauthorized')) {
+      log(`node ${node.node_id} is no longer one of your nodes at the service`);
+      return { node_id: node.node_id, removed: true };
+    }
+    return { node_id: node.node_id, removed: false, reason: error instanceof Error ? error.message : String(error) };
+  }
+  log(`removed node ${node.node_id} from your nodes at the service`);
+  return { node_id: node.node_id, removed: true };
 }
 
 /** The current link of another node installed on this host, the default node's first; undefined when none is left. */

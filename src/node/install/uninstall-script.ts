@@ -141,6 +141,11 @@ main() {
   remove "$home/releases"
   remove "$home/etc/environment"
   if [ "$purge" -eq 1 ]; then
+    # Without Node it does not call the service (swarm-node uninstall --purge does): it says what stays listed there.
+    node_id=$(sed -n 's/.*"node_id": *"\\([0-9a-f-]*\\)".*/\\1/p' "$home/etc/config.json" 2>/dev/null || true)
+    if [ -n "$node_id" ]; then
+      say "node $node_id stays in your nodes at the service: remove it there (signed in, on any host: swarm-node nodes remove $node_id --yes), or the service does after 14 days offline"
+    fi
     remove "$home/etc/config.json"
     remove "$home/etc/credentials.json"
     remove "$home/etc/release-keys"

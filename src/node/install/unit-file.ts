@@ -70,7 +70,7 @@ function forNamedNode(unit: string, name: string, nodeName: string | undefined, 
   for (const [line, replacement] of rewrites[name] ?? []) {
     if (!line.test(rewritten)) {
       throw new SvcError('local_state', `the release in ${dir} predates named nodes; node ${nodeName} cannot run it`, {
-        remedy: 'Install the node from a newer release (install.sh, or swarm-node install from a newer package).',
+        remedy: 'Install the node from a newer release: install.sh, or the newer package\'s own bin/swarm-node install.',
       });
     }
     rewritten = rewritten.replace(line, replacement);

@@ -16,6 +16,7 @@ import { directoryReleaseSource, type ReleaseSource } from '../release/release-s
 import { trustedReleaseKeys } from '../release/trusted-keys.js';
 import { unpackRelease, type VerifiedRelease } from '../release/verify-release.js';
 import { daemonAlive, readDaemonRecord, waitForHealthyDaemon } from './daemon-health.js';
+import { daemonStartedByHand, restartAsBefore, signal, stopAndWait } from './daemon-restart.js';
 import { readStoredCredentials } from './enrollment.js';
 import { installPackage, type InstallPackageDeps } from './install-package.js';
 import type { InstallResult } from './install-node.js';
@@ -49,6 +50,8 @@ export interface HealthOutcome {
   reason?: string;
   healthy?: boolean;
   seconds?: number;
+  /** Without systemd, the daemon started by hand that upgrade started again, as before, from the new release. */
+  daemon_started?: { pid: number; output: string };
 }
 
 export interface UpgradeResult {
@@ -64,7 +67,7 @@ export interface UpgradeResult {
 export function installedVersion(deps: Pick<InstallPackageDeps, 'layout'>): string {
   const current = readLink(deps.layout.currentLink);
   if (current === undefined || current === 'not-a-link') {
-    throw new SvcError('usage', `no node is installed at ${deps.layout.home}`, { remedy: 'Install it first: install.sh --token-file FILE, or swarm-node install.' });
+    throw new SvcError('usage', `no node is installed at ${deps.layout.home}`, { remedy: 'Install it first, signed in (it asks the service for the deploy token): sudo swarm-node install.' });
   }
   return basename(current);
 }
@@ -86,7 +89,7 @@ export async function upgradeRelease(deps: InstallPackageDeps, options: UpgradeO
   const fromVersion = installedVersion(deps);
   // Said before a 35 MB download, not after it (install would refuse the same).
   if (deps.layout.onHost && process.getuid?.() !== 0 && !options.dryRun) {
-    throw new SvcError('usage', 'upgrading the node on this host needs root', { remedy: 'Run it with sudo; swarm-node upgrade --check needs no root.' });
+    throw new SvcError('usage', 'upgrading the node on this host needs root', { remedy: 'Run it again with sudo; whether a newer release exists needs no root: swarm-node upgrade --check.' });
   }
   const keys = trustedReleaseKeys(deps.layout.etcDir, options.trustKeyFile);
   const asked = options.artifact === undefined ? await askService(deps, options.to) : askArtifact(options.artifact, options.to);
@@ -158,8 +161,10 @@ export async function upgradeFromPackage(
 
 /**
  * Installs the package in `tree` as the current release and checks the daemon that starts from it. Under systemd
- * the unit's restart starts it; without (a container, a supervisor of the operator's) a running daemon is sent
- * SIGTERM and whatever supervises it starts the new one. A daemon that is not healthy within the bound: roll back.
+ * the unit's restart starts it. Without: a daemon under a supervisor of the operator's (`daemon --supervised`) is
+ * sent SIGTERM and the supervisor starts the new one; one started by hand, which nobody would start again, is
+ * restarted here as it was started (daemon-restart.ts), and said so before anything changes. A daemon that is not
+ * healthy within the bound: roll back (and start the old one again the same way).
  */
 export async function switchWithHealthCheck(
   deps: InstallPackageDeps,
@@ -168,6 +173,7 @@ export async function switchWithHealthCheck(
 ): Promise<{ install: InstallResult; health: HealthOutcome }> {
   const before = readDaemonRecord(deps.layout.databaseFile);
   const wasRunning = daemonAlive(before);
+  const byHand = options.start ? daemonStartedByHand(deps.layout, deps.log) : undefined;
   const switchedAt = Date.now();
   // An upgrade keeps the node's own config: a --base-url or SVC_BASE_URL given to this command is for it alone.
   const install = await installPackage(deps, { deployToken: undefined, from: tree, start: options.start, dryRun: options.dryRun, requireInstalled: true, keepConfig: true, allowOlder: options.goingBack });
@@ -175,27 +181,48 @@ export async function switchWithHealthCheck(
   const managed = install.service.action === 'restarted' || install.service.action === 'started';
   if (!managed && !install.changes.some((change) => change.restart)) return { install, health: { checked: false, reason: 'nothing changed' } };
   if (!managed && !wasRunning) return { install, health: { checked: false, reason: 'no service manager restarted the daemon and none was running' } };
-  if (!managed && before.pid !== null) {
+  if (typeof byHand === 'string') return { install, health: { checked: false, reason: byHand } };
+  let started: { pid: number; output: string } | undefined;
+  if (byHand !== undefined) {
+    started = await restartAsBefore(byHand, deps.layout);
+    deps.log(`started the daemon of swarm-node ${install.version} as before (pid ${started.pid}, its output to ${started.output})`);
+  } else if (!managed && before.pid !== null) {
     deps.log(`stopping the daemon (pid ${before.pid}) so that its supervisor starts the new release`);
     signal(before.pid, 'SIGTERM');
   }
   const healthy = await waitForHealthyDaemon(deps.layout.databaseFile, switchedAt, options.healthTimeoutMs);
   const seconds = (Date.now() - switchedAt) / 1000;
-  if (healthy !== undefined) return { install, health: { checked: true, healthy: true, seconds } };
+  if (healthy !== undefined) return { install, health: { checked: true, healthy: true, seconds, ...(started === undefined ? {} : { daemon_started: started }) } };
 
-  deps.log(`the new daemon is not healthy after ${Math.round(options.healthTimeoutMs / 1000)} s: rolling back`);
+  const bound = Math.round(options.healthTimeoutMs / 1000);
+  deps.log(`the new daemon is not healthy after ${bound} s: rolling back`);
   const failed = readDaemonRecord(deps.layout.databaseFile);
-  const rolledBack = await rollbackRelease({ layout: deps.layout, start: options.start, dryRun: false, now: () => new Date(deps.clock.now()), log: deps.log });
-  if (!managed && failed.pid !== null && failed.pid !== before.pid && daemonAlive(failed)) signal(failed.pid, 'SIGTERM');
-  throw new SvcError('failed', `swarm-node ${install.version}'s daemon did not start healthy within ${Math.round(options.healthTimeoutMs / 1000)} s; rolled back to ${rolledBack.to_version}`, {
-    remedy: `The node runs ${rolledBack.to_version} again. See why the new one failed: journalctl -u ${deps.layout.units.daemon} (or the daemon's own log).`,
+  // None recorded a start: it failed at once, or its supervisor did not start it; which, only its log can say.
+  const noneStarted = failed.startedAt === null || failed.startedAt < switchedAt;
+  if (started !== undefined) await stopAndWait(started.pid);
+  const rolledBack = await rollbackRelease({
+    layout: deps.layout,
+    start: options.start,
+    dryRun: false,
+    now: () => new Date(deps.clock.now()),
+    log: deps.log,
+    ...(byHand === undefined ? {} : { startAsBefore: byHand }),
   });
-}
-
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // Gone already: its supervisor sees the exit either way.
-  }
+  if (rolledBack.daemon_started === null && !managed && failed.pid !== null && failed.pid !== before.pid && daemonAlive(failed)) signal(failed.pid, 'SIGTERM');
+  const runsAgain =
+    rolledBack.daemon_started !== null
+      ? `The node runs ${rolledBack.to_version} again: its daemon started as before (pid ${rolledBack.daemon_started.pid})`
+      : managed
+        ? `The node runs ${rolledBack.to_version} again`
+        : `current is ${rolledBack.to_version} again`;
+  const where = started !== undefined ? started.output : managed ? `journalctl -u ${deps.layout.units.daemon}` : "its supervisor's log";
+  // Under a supervisor of the operator's, a daemon that never recorded a start may be one nobody started: said
+  // first, rather than laid on the release.
+  const why =
+    noneStarted && !managed && started === undefined
+      ? `No daemon of ${install.version} recorded a start, and none runs now: its supervisor did not start one (a daemon started with --supervised is stopped for its supervisor to start the new release; started by hand, without it, upgrade restarts it itself), or it failed at once (see ${where}). Start it again under its supervisor.`
+      : `See why the new one failed: ${where}.`;
+  throw new SvcError('failed', `swarm-node ${install.version}'s daemon did not start healthy within ${bound} s; rolled back to ${rolledBack.to_version}`, {
+    remedy: `${runsAgain}. ${why}`,
+  });
 }

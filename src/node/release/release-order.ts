@@ -17,7 +17,7 @@ export function assertMovesForward(target: string, installed: string, goingTo: s
   throw new SvcError('usage', `swarm-node ${installed} is installed; ${target} is ${same ? 'the same version' : 'older'}, and a node never goes back by itself`, {
     remedy: same
       ? 'Nothing to do.'
-      : `To go back on purpose: sudo swarm-node upgrade --to ${target} (with --from <its artifact> when it is at hand), or sudo swarm-node upgrade --rollback to the release kept as previous.`,
+      : `To go back on purpose: sudo swarm-node upgrade --to ${target} (add --from and the artifact when it is at hand), or to the release kept as previous: sudo swarm-node upgrade --rollback.`,
   });
 }
 

@@ -16,6 +16,7 @@ import { DEFAULT_RUN_SECONDS } from '../../contract/job-limits.js';
 import { MAX_ARTIFACT_BYTES_PER_RUN } from '../../contract/jobs.js';
 import type { LimitsReached } from './cgroups.js';
 import { answerOf, fileFromReport, readResultFile, resultFileIn, RESULT_PRESENT_MARK } from './agent-result.js';
+import { startTimeLimit } from './time-limit.js';
 import { limitFailure, parseRoomLeft, type AgentFailure, type CappedFilesystem } from './run-failures.js';
 import { sandboxProcesses } from './sandbox-processes.js';
 
@@ -173,7 +174,8 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
       signalRun(child, sandboxed, 'SIGTERM');
       timers.push(setTimeout(() => signalRun(child, sandboxed, 'SIGKILL'), KILL_GRACE_MS));
     };
-    timers.push(setTimeout(() => stop('timeout', `the agent did not answer within ${formatMs(spec.limits.timeoutMs)}`), spec.limits.timeoutMs));
+    // Time this process spent frozen (SIGSTOP) is not the agent's: an answer that waited meanwhile is read first.
+    const limit = startTimeLimit(spec.limits.timeoutMs, () => stop('timeout', `the agent did not answer within ${formatMs(spec.limits.timeoutMs)}`));
     const onAbort = (): void =>
       spec.signal?.reason === RUN_CANCELLED ? stop('cancelled', 'the run was cancelled by its user') : stop('aborted', 'the run was stopped: the node is shutting down');
     if (spec.signal?.aborted) onAbort();
@@ -237,6 +239,7 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
     };
     child.on('close', (code, killedBy) => {
       for (const timer of timers) clearTimeout(timer);
+      limit.stop();
       spec.signal?.removeEventListener('abort', onAbort);
       resolve(outcomeOf(code, killedBy));
     });

@@ -51,3 +51,37 @@ function describe(name: string, property: PropertySchema | undefined): string {
 function isObject(value: unknown): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/**
+ * A `--input key=value` value as the agent's schema wants it, as `gh api -F` reads numbers and booleans, but only
+ * where the field takes one (docs/api.md "The node's client: decisions", "Input"): a field that takes a string keeps
+ * the text as it is ("007" stays "007"); one that takes a number, an integer or a boolean, and no string, gets the
+ * number or the boolean the text spells (`quiz=2` is 2, `quiz=true` is true). Anything else stays text, for the
+ * schema's check to name. No schema (an agent without a bundle here): text, as before.
+ */
+export function typedInputValue(schema: Record<string, unknown> | undefined, name: string, text: string): unknown {
+  const properties = isObject(schema?.properties) ? (schema!.properties as Record<string, unknown>) : {};
+  const types = acceptedTypes(properties[name], 0);
+  if (types.size === 0 || types.has('string')) return text;
+  if ((types.has('number') || types.has('integer')) && /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/.test(text)) {
+    const number = Number(text);
+    if (types.has('number') || Number.isInteger(number)) return number;
+  }
+  if (types.has('boolean') && (text === 'true' || text === 'false')) return text === 'true';
+  if (types.has('null') && text === 'null') return null;
+  return text;
+}
+
+/** The JSON types a property's schema admits: its type, const and enum, and those of its oneOf/anyOf branches. */
+function acceptedTypes(property: unknown, depth: number): Set<string> {
+  const types = new Set<string>();
+  if (!isObject(property) || depth > 8) return types;
+  const schema = property as Record<string, unknown>;
+  for (const type of Array.isArray(schema.type) ? schema.type : [schema.type]) if (typeof type === 'string') types.add(type);
+  const values = [...('const' in schema ? [schema.const] : []), ...(Array.isArray(schema.enum) ? schema.enum : [])];
+  for (const value of values) types.add(value === null ? 'null' : typeof value === 'number' ? 'number' : typeof value);
+  for (const branch of [...(Array.isArray(schema.oneOf) ? schema.oneOf : []), ...(Array.isArray(schema.anyOf) ? schema.anyOf : [])]) {
+    for (const type of acceptedTypes(branch, depth + 1)) types.add(type);
+  }
+  return types;
+}

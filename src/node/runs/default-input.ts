@@ -24,18 +24,26 @@ export async function checkDefaultInput(
 ): Promise<void> {
   if (deps.localSchema === undefined || (await uploadIsCurrent(deps.client, deps.token, agentId))) return;
   // A default may be partial: what every run shares (a corpus), its required fields left to each run (a question).
-  // Every field it does give must be one the schema takes, as the schema says.
-  const { required: _required, minProperties: _minProperties, ...partial } = deps.localSchema;
-  // Ajv is loaded only here: runs import this file for withDefaultInput and never check a schema.
-  const { runInputProblems } = await import('../../contract/input-schema.js');
-  // The schema of this node's own built-in bundle, not an upload: checked without the deadline uploads get.
-  const problems = runInputProblems(partial, input, { trusted: true });
+  const problems = await partialInputProblems(deps.localSchema, input);
   if (problems.length === 0) return;
   const first = problems[0]!;
   throw new SvcError('input_invalid', `${first.path}: ${first.message} (the input_schema of ${agentId}); nothing was stored`, {
     remedy: `See the inputs ${agentId} takes: swarm-node docs starter-agents.`,
     extensions: { errors: problems, agent_id: agentId },
   });
+}
+
+/**
+ * Where the fields `input` gives fail the agent's schema, as its runs would be refused (`/input/repo`: "must match
+ * ^/"), leaving out what it does not give: a default, or a wizard's answers one at a time, may be partial. Every field
+ * it gives must be one the schema takes, as the schema says. The schema is this node's own bundle's (the package's,
+ * or the operator's), not an upload: checked without the deadline uploads get.
+ */
+export async function partialInputProblems(schema: Input, input: Input): Promise<{ path: string; message: string }[]> {
+  const { required: _required, minProperties: _minProperties, ...partial } = schema;
+  // Ajv is loaded only here: runs import this file for withDefaultInput and never check a schema.
+  const { runInputProblems } = await import('../../contract/input-schema.js');
+  return runInputProblems(partial, input, { trusted: true });
 }
 
 async function uploadIsCurrent(client: ServiceClient, token: string, agentId: string): Promise<boolean> {

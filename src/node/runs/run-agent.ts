@@ -12,7 +12,7 @@ import { normalizeEmail } from '../../contract/email.js';
 import { SvcError } from '../../contract/errors.js';
 import { isFinishedStatus, type FinishedRunStatus } from '../../contract/run-status.js';
 import type { RunResponse } from '../../contract/schemas.js';
-import type { Clock } from '../../lib/clock.js';
+import { monotonicClock, type Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import { agentToRun } from '../service/catalog.js';
 import { withDefaultInput } from './default-input.js';
@@ -22,6 +22,7 @@ import { journalRunSettled, journalRunStarted, pendingRuns, type RunSource } fro
 import { defaultInputOf } from '../store/registrations.js';
 import { planAfterRun } from '../store/schedules.js';
 import type { Executor } from '../work/executor.js';
+import { leaseSecondsOf, RunLease } from '../work/run-lease.js';
 import type { KeySettlement } from '../../contract/jobs.js';
 import { RunsApi } from '../service/runs-api.js';
 
@@ -111,8 +112,11 @@ async function executeOnce(deps: RunDeps, row: JournalledRequest): Promise<Settl
       ...(row.labels.length === 0 ? {} : { labels: [...row.labels] }),
       ...row.terms,
     };
+    // The lease is counted from here (run-lease.ts): the request left before the service leased the run.
+    const sentAt = monotonicClock.now();
     let { run } = await deps.client.execute(caller.bearer, body, row.idempotency_key, caller.kind === 'node' ? 0 : EXECUTE_WAIT_SECONDS);
     if (run.lease !== undefined && caller.kind === 'node') {
+      const lease = new RunLease(monotonicClock, sentAt, leaseSecondsOf(run.lease.seconds, run.lease.expires_at, deps.clock.now()));
       const executed = await caller.executor.execute(
         {
           run_id: run.run_id,
@@ -120,11 +124,12 @@ async function executeOnce(deps: RunDeps, row: JournalledRequest): Promise<Settl
           user_id: row.user_id,
           input: row.input ?? {},
           lease_id: run.lease.lease_id,
-          lease_expires_at: run.lease.expires_at,
+          lease,
           ...(run.bundle_digest === undefined ? {} : { bundle_digest: run.bundle_digest }),
           ...(run.timeout_seconds === undefined ? {} : { timeout_seconds: run.timeout_seconds }),
           ...(run.lease.secrets === undefined ? {} : { secrets: run.lease.secrets }),
         },
+        deps.signal,
         deps.signal,
       );
       if (executed.kind === 'unreported') return { kind: 'unknown', error: executed.error };

@@ -14,7 +14,7 @@ export function succeededOrThrow(outcome: RunOutcome): RunResult {
         const where = result.node_id === null ? '' : ` on node ${result.node_id}`;
         const how = result.status === 'cancelled' ? 'was cancelled' : 'failed';
         throw new SvcError('failed', `the run of ${agent.agent_id} ${how}${where} (${failureOf(result.output)}); it was not charged`, {
-          remedy: `See what it did: swarm-node runs show ${result.run_id} (and swarm-node logs ${result.run_id}); retry with swarm-node run.`,
+          remedy: `See what it did: swarm-node runs show ${result.run_id} (and swarm-node logs ${result.run_id}); to retry: swarm-node run ${agent.agent_id}.`,
           extensions: { run_id: result.run_id, node_id: result.node_id, charged_cents: result.charged_cents, balance_cents: result.balance_cents, output: result.output },
         });
       }
@@ -26,13 +26,13 @@ export function succeededOrThrow(outcome: RunOutcome): RunResult {
     case 'unknown':
       throw new SvcError(outcome.error.code, `${outcome.error.message}; the run is journaled as pending (key ${outcome.idempotency_key})`, {
         remedy:
-          'The next `swarm-node run` (or the daemon) settles it by asking the service for this key\'s run, so it is never charged twice nor run unasked. ' +
+          `The next run (swarm-node run ${agent.agent_id}), or the daemon, settles it by asking the service for this key's run, so it is never charged twice nor run unasked. ` +
           (outcome.error.remedy ?? ''),
         extensions: { ...outcome.error.extensions, idempotency_key: outcome.idempotency_key, run_status: 'pending' },
       });
     case 'not_sent':
       throw new SvcError(outcome.error.code, `${outcome.error.message}; the run was not sent, and will not run (journaled failed, not_sent; nothing was charged)`, {
-        remedy: `Check that the service is reachable (swarm-node status shows its URL and latency), then run it again: swarm-node run ${agent.agent_id}.`,
+        remedy: `Check that the service is reachable (its URL and latency: swarm-node status), then run it again: swarm-node run ${agent.agent_id}.`,
         extensions: { idempotency_key: outcome.idempotency_key, run_status: 'not_sent' },
       });
   }
@@ -47,7 +47,7 @@ function insufficientBalance(error: SvcError, priceCents: number): SvcError {
       ? error.message
       : `insufficient balance: the wallet holds ${formatDollars(balance)}, one run costs ${formatDollars(priceCents)}`;
   return new SvcError('insufficient_balance', message, {
-    remedy: `Fund the wallet${url === undefined ? '' : ` at ${url}`} (swarm-node wallet login signs you in there), then run again.`,
+    remedy: `Fund the wallet${url === undefined ? '' : ` at ${url}`} (a link that signs you in there: swarm-node wallet login), then run again.`,
     extensions: { ...error.extensions, price_cents: priceCents },
   });
 }
@@ -58,7 +58,7 @@ function insufficientBalance(error: SvcError, priceCents: number): SvcError {
  */
 function noNodeAvailable(error: SvcError, agentId: string): SvcError {
   return new SvcError('no_node_available', error.message, {
-    remedy: `${error.remedy ?? ''} Or run it on this host: swarm-node enroll (this host becomes one of your nodes), then swarm-node run ${agentId} again.`.trim(),
+    remedy: `${error.remedy ?? ''} Or run it on this host, which becomes one of your nodes: swarm-node enroll, then again: swarm-node run ${agentId}.`.trim(),
     extensions: error.extensions,
     cause: error,
   });

@@ -42,6 +42,6 @@ export async function agentToRun(client: ServiceClient, agentId: string, bearer?
 
 export function agentNotFound(agentId: string): SvcError {
   return new SvcError('agent_not_found', `there is no agent "${agentId}"`, {
-    remedy: `Use an agent_id from the catalog (swarm-node agents): ${AGENT_SKUS.map((sku) => sku.agent_id).join(', ')}, or one of your own agents you uploaded (swarm-node agent upload).`,
+    remedy: `Use an agent_id from the catalog (swarm-node agents): ${AGENT_SKUS.map((sku) => sku.agent_id).join(', ')}, or an agent of your own once uploaded (it is listed there too).`,
   });
 }

@@ -6,7 +6,7 @@ import type { CallOptions, ServiceResponse } from './http/call-options.js';
 import { MAX_ANSWER_BYTES, readAnswer, saveAnswer } from './http/answer-body.js';
 import { releaseBody, requestBody } from './http/request-body.js';
 import { NodeTransport } from './http/node-transport.js';
-import { answerDeadline, jitteredBackoff, NETWORK_ERROR_CODES, NOT_SENT_ERROR_CODES, type Transport } from './http/transport.js';
+import { answerDeadline, jitteredBackoff, NETWORK_ERROR_CODES, NOT_SENT_ERROR_CODES, tlsFailure, type Transport } from './http/transport.js';
 import type {
   ActivateResponse,
   AgentsResponse,
@@ -262,6 +262,8 @@ export class ServiceClient {
     if ((code !== undefined && NETWORK_ERROR_CODES.has(code)) || name === 'TimeoutError' || name === 'AbortError') {
       return this.#unreachable(code ?? 'timed out', error, code !== undefined && NOT_SENT_ERROR_CODES.has(code));
     }
+    const tls = tlsFailure(error, this.baseUrl);
+    if (tls !== undefined) return this.#unreachable(tls, error);
     return this.#unreachable((error as Error).message ?? String(error), error);
   }
 

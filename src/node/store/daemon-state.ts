@@ -16,7 +16,16 @@ export const DAEMON_KEYS = {
   pausedReason: 'paused_reason',
   pausedSince: 'paused_since',
   pausedUntil: 'paused_until',
+  /** Who starts the daemon again when it exits (DaemonSupervisor): what `upgrade` does without systemd depends on it. */
+  supervisor: 'supervisor',
 } as const;
+
+/**
+ * Who starts the daemon again when it exits: systemd (its unit), a supervisor the operator named with `daemon
+ * --supervised` (a container's restart policy, supervisord, runit), or nobody (started by hand: `upgrade` restarts
+ * it itself, as it was started).
+ */
+export type DaemonSupervisor = 'systemd' | 'declared' | 'none';
 
 /** A tick older than this (or five ticks) means the daemon is hung or gone, whatever its pid says. */
 const STALE_TICK_MS = 15_000;
@@ -71,7 +80,7 @@ function recordedDaemonRunning(state: Record<string, string>, now: number): { ru
  * Records this process as the node's daemon. A second daemon on the same database would run every agent twice
  * (never charged twice, but run twice), so a live one that still ticks is refused.
  */
-export function claimDaemon(db: SqliteDatabase, self: { pid: number; version: string; tickMs: number }, now: number): { previousPid: number | null } {
+export function claimDaemon(db: SqliteDatabase, self: { pid: number; version: string; tickMs: number; supervisor?: DaemonSupervisor }, now: number): { previousPid: number | null } {
   return db.transaction(() => {
     const state = readKeys(db);
     const recorded = recordedDaemonRunning(state, now);
@@ -84,7 +93,14 @@ export function claimDaemon(db: SqliteDatabase, self: { pid: number; version: st
     const at = new Date(now).toISOString();
     setKeys(
       db,
-      { [DAEMON_KEYS.pid]: String(self.pid), [DAEMON_KEYS.startedAt]: at, [DAEMON_KEYS.lastTickAt]: at, [DAEMON_KEYS.version]: self.version, [DAEMON_KEYS.tickMs]: String(self.tickMs) },
+      {
+        [DAEMON_KEYS.pid]: String(self.pid),
+        [DAEMON_KEYS.startedAt]: at,
+        [DAEMON_KEYS.lastTickAt]: at,
+        [DAEMON_KEYS.version]: self.version,
+        [DAEMON_KEYS.tickMs]: String(self.tickMs),
+        [DAEMON_KEYS.supervisor]: self.supervisor ?? 'none',
+      },
       now,
     );
     return { previousPid: recorded.pid === self.pid ? null : recorded.pid };

@@ -3,7 +3,7 @@
 import type { AgentSku } from '../../contract/agents.js';
 import { SvcError } from '../../contract/errors.js';
 import type { TierId } from '../../contract/tiers.js';
-import { inputFlag, missingInputs, type InputField } from '../runs/agent-inputs.js';
+import { inputFlag, missingInputs, typedInputValue, type InputField } from '../runs/agent-inputs.js';
 import type { Registration } from '../store/registrations.js';
 
 export interface AgentChoice extends AgentSku {
@@ -15,8 +15,13 @@ export interface AgentChoice extends AgentSku {
 export interface WizardPrompts {
   email(suggested: string | undefined): Promise<string>;
   agent(choices: readonly AgentChoice[], suggested: string | undefined): Promise<string>;
-  /** A value for one input the agent cannot run without. */
-  input(agent: AgentChoice, field: InputField): Promise<string>;
+  /**
+   * A value for one input the agent cannot run without; `check` says, at once, why a value would be refused (the
+   * agent's schema for that field), or undefined when it would not.
+   */
+  input(agent: AgentChoice, field: InputField, check: (text: string) => Promise<string | undefined>): Promise<string>;
+  /** Enroll this host as one of the user's nodes, so its first run runs here. */
+  confirmEnroll(email: string): Promise<boolean>;
   /** true: wait here while the wallet is funded; false: quit. */
   waitForFunds(shortfall: Shortfall): Promise<boolean>;
   confirmRun(agent: AgentChoice, balanceCents: number): Promise<boolean>;
@@ -40,8 +45,10 @@ export interface WizardFlags {
   /** --code-file: where the mailed sign-in code is read from (unattended). */
   codeFile?: string;
   agent?: string;
-  /** --input key=value pairs: the agent's input. */
-  input?: Record<string, unknown>;
+  /** --input key=value pairs: the agent's input, as given (typed by the agent's schema once it is known). */
+  input?: Record<string, string>;
+  /** --enroll: enroll a bare host without asking (also --yes). */
+  enroll?: boolean;
   /** --every: seconds, or null for `none`. */
   every?: number | null;
   /** --daily-cap: cents, or null for `none`. */
@@ -56,6 +63,7 @@ export const FLAG_OF = {
   email: '--email <email>',
   codeFile: '--code-file <file>',
   agent: '--agent <agent_id>',
+  enroll: '--enroll',
   yes: '--yes',
 } as const;
 
@@ -116,12 +124,19 @@ export function answering(flags: WizardFlags, prompts: WizardPrompts | undefined
     agent: (choices, suggested) =>
       flags.agent !== undefined ? Promise.resolve(flags.agent) : prompts ? prompts.agent(choices, suggested) : unanswered(FLAG_OF.agent),
     input: async (agent, schema) => {
-      const input: Record<string, unknown> = { ...flags.input };
+      // The flags first, typed and checked at once: a value the agent refuses is said before any question.
+      const input: Record<string, unknown> = typedInput(schema, flags.input ?? {});
+      await refuseInputFlags(agent.agent_id, schema, input);
       const missing = schema === undefined ? [] : missingInputs(schema, Object.keys(input));
       if (missing.length > 0 && prompts === undefined) throw notATerminal(missing.map(inputFlag), 'no terminal to ask on');
-      for (const field of missing) input[field.name] = await prompts!.input(agent, field);
+      for (const field of missing) {
+        const check = async (text: string) => (await fieldProblem(schema!, field.name, typedInputValue(schema, field.name, text)))?.message;
+        input[field.name] = typedInputValue(schema, field.name, await prompts!.input(agent, field, check));
+      }
       return Object.keys(input).length === 0 ? undefined : input;
     },
+    confirmEnroll: (email) =>
+      flags.enroll === true || flags.yes === true ? Promise.resolve(true) : prompts ? prompts.confirmEnroll(email) : unanswered(FLAG_OF.enroll),
     // Unattended, nobody can fund the wallet meanwhile: quit with the remedy at once.
     waitForFunds: (shortfall) => (prompts ? prompts.waitForFunds(shortfall) : Promise.resolve(false)),
     confirmRun: (agent, balance) => (flags.yes === true ? Promise.resolve(true) : prompts ? prompts.confirmRun(agent, balance) : unanswered(FLAG_OF.yes)),
@@ -143,4 +158,34 @@ export function answering(flags: WizardFlags, prompts: WizardPrompts | undefined
       return prompts.dailyCap(agent, everySeconds, current === undefined ? SUGGESTED_DAILY_CAP_CENTS : current.daily_cap_cents);
     },
   };
+}
+
+/** The --input pairs, each a number or a boolean where the agent's schema wants one (agent-inputs.ts). */
+export function typedInput(schema: Record<string, unknown> | undefined, pairs: Record<string, string>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(pairs).map(([name, text]) => [name, typedInputValue(schema, name, text)]));
+}
+
+/** Why the agent's schema refuses this one field's value ("repo must match ^/"); undefined when it takes it. */
+async function fieldProblem(schema: Record<string, unknown>, name: string, value: unknown): Promise<{ message: string } | undefined> {
+  const { partialInputProblems } = await import('../runs/default-input.js');
+  const problem = (await partialInputProblems(schema, { [name]: value }))[0];
+  return problem === undefined ? undefined : { message: `${name} ${problem.message}` };
+}
+
+/**
+ * --input values the agent refuses, said at once (exit 2, before a question, a charge or a call), each field named
+ * with what its schema says it is.
+ */
+export async function refuseInputFlags(agentId: string, schema: Record<string, unknown> | undefined, input: Record<string, unknown>): Promise<void> {
+  if (schema === undefined) return;
+  const properties = (typeof schema.properties === 'object' && schema.properties !== null ? schema.properties : {}) as Record<string, { description?: unknown }>;
+  for (const [name, value] of Object.entries(input)) {
+    const problem = await fieldProblem(schema, name, value);
+    if (problem === undefined) continue;
+    const description = typeof properties[name]?.description === 'string' ? ` (${properties[name].description as string})` : '';
+    throw new SvcError('usage', `--input ${name}=${String(value)}: ${problem.message}${description}; nothing was asked, run or charged`, {
+      remedy: `See the inputs ${agentId} takes: swarm-node docs starter-agents.`,
+      extensions: { field: name },
+    });
+  }
 }

@@ -53,7 +53,7 @@ const MAX_FUNDING_ROUNDS = 3;
 
 export async function runWizard(deps: WizardDeps): Promise<WizardSummary> {
   const { jwt, signedIn, signed_in_now } = await ensureSignedIn(deps, deps.questions, deps.flagEmail);
-  const node = await ensureThisNode(deps, jwt);
+  const node = await ensureThisNode(deps, deps.questions, jwt);
   const db = await deps.openStore();
   const agent = await chooseAgent(deps, db, deps.questions);
   // Asked before the money: a run without the inputs its agent needs is refused by the agent (and refunded).

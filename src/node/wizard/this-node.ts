@@ -6,6 +6,7 @@ import { normalizeEmail } from '../../contract/email.js';
 import { SvcError } from '../../contract/errors.js';
 import { readCredentials, type StoredJwt } from '../identity/credentials.js';
 import type { EnrolledHere } from '../identity/enroll.js';
+import type { WizardQuestions } from './questions.js';
 import type { WizardStepDeps } from './ui.js';
 
 export interface WizardNode {
@@ -16,6 +17,7 @@ export interface WizardNode {
 
 export async function ensureThisNode(
   deps: WizardStepDeps & { enroll: (jwt: StoredJwt) => Promise<EnrolledHere> },
+  questions: Pick<WizardQuestions, 'confirmEnroll'>,
   jwt: StoredJwt,
 ): Promise<WizardNode> {
   const node = readCredentials(deps.credentialsFile).node;
@@ -26,6 +28,12 @@ export async function ensureThisNode(
       });
     }
     return { node_id: node.node_id, enrolled_now: false };
+  }
+  // A host becomes a node of the user only when asked (--enroll or --yes unattended): it then runs their agents.
+  if (!(await questions.confirmEnroll(jwt.sub))) {
+    throw new SvcError('failed', 'not confirmed: this host was not enrolled, and nothing was run or charged', {
+      remedy: 'To run agents here, enroll it (swarm-node enroll) and run the wizard again.',
+    });
   }
   const enrolled = await deps.ui.spin('Enrolling this host as one of your nodes', () => deps.enroll(jwt));
   deps.ui.success(`Enrolled this host as node ${enrolled.node_id}: your agents run here; its credential is in ${enrolled.credentials_file} (mode 0600).`);

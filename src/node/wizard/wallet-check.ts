@@ -58,7 +58,7 @@ export function insufficientBalance(agent: AgentChoice, shortfall: Shortfall): S
     'insufficient_balance',
     `insufficient balance: the wallet holds ${formatDollars(shortfall.balance_cents)}, one run of ${agent.agent_id} costs ${formatDollars(agent.price_cents)}`,
     {
-      remedy: `Fund the wallet at ${shortfall.wallet_login_url} (swarm-node wallet login prints a link that signs you in), then run swarm-node wizard again.`,
+      remedy: `Fund the wallet at ${shortfall.wallet_login_url} (a link that signs you in there: swarm-node wallet login), then again: swarm-node wizard.`,
       extensions: { ...shortfall },
     },
   );

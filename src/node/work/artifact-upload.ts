@@ -2,7 +2,8 @@
 // reported, within the lease (its renewals go on), each regular file the run left in its artifacts directory, by name,
 // one at a time, streamed from the file to the service. The caps of the contract are applied here first, so the
 // service is never sent what it would refuse for its size; what the service refuses anyway (the user's quota) or what
-// cannot be sent is not kept, and the run's outcome stands. Every file not uploaded is named, with why.
+// cannot be sent is not kept, and the run's outcome stands. Every file not uploaded is named, with why. A file whose
+// name holds one of the run's secrets (docs/api.md "Secrets") is not sent, and its name is told redacted.
 import { messageOf, SvcError } from '../../contract/errors.js';
 import { MAX_ARTIFACT_BYTES, MAX_ARTIFACT_BYTES_PER_RUN, MAX_ARTIFACTS_PER_RUN } from '../../contract/jobs.js';
 import type { ArtifactSource, SkippedEntry } from '../runner/artifact-source.js';
@@ -25,7 +26,13 @@ export interface ArtifactReport {
 /** Refusals that end the upload of every file after it: the run is not this node's (any more), or the service is away. */
 const STOP_ON = new Set(['lease_lost', 'run_not_found', 'node_removed', 'unauthorized', 'service_unreachable', 'service_unavailable', 'interrupted']);
 
-export async function uploadArtifacts(api: NodeApi, run: { run_id: string; lease_id: string }, source: ArtifactSource, signal?: AbortSignal): Promise<ArtifactReport> {
+export async function uploadArtifacts(
+  api: NodeApi,
+  run: { run_id: string; lease_id: string },
+  source: ArtifactSource,
+  signal?: AbortSignal,
+  redact: (text: string) => string = (text) => text,
+): Promise<ArtifactReport> {
   const report: ArtifactReport = { uploaded: [], skipped: [], not_kept: [] };
   let listing;
   try {
@@ -34,11 +41,15 @@ export async function uploadArtifacts(api: NodeApi, run: { run_id: string; lease
     report.skipped.push({ name: '…', reason: `the artifacts directory could not be read: ${messageOf(error)}` });
     return report;
   }
-  report.skipped.push(...listing.skipped);
+  report.skipped.push(...listing.skipped.map((entry) => ({ ...entry, name: redact(entry.name) })));
   let files = 0;
   let bytes = 0;
   let stopped: string | undefined;
   for (const file of listing.files) {
+    if (redact(file.name) !== file.name) {
+      report.skipped.push({ name: redact(file.name), reason: "its name holds one of the run's secrets" });
+      continue;
+    }
     if (stopped !== undefined) {
       report.not_kept.push({ name: file.name, reason: stopped });
       continue;

@@ -33,7 +33,7 @@ export function docsRoutes(ctx: ServiceContext, options: { sectionsDir?: string 
         const { section } = request.params;
         if (!isDocsSection(section)) {
           throw new SvcError('not_found', `there is no documentation section "${section}"`, {
-            remedy: `Use one of: ${DOCS_SECTIONS.join(', ')} (swarm-node docs lists yours).`,
+            remedy: `Use one of: ${DOCS_SECTIONS.join(', ')} (yours: swarm-node docs).`,
           });
         }
         if (!unlockedBy(claims.tier).includes(section)) {

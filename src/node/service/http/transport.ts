@@ -81,6 +81,24 @@ export function networkError(message: string, code: string): Error {
   return Object.assign(new Error(message), { code });
 }
 
+/**
+ * Why a TLS handshake failed, in words, for an error of either carrier; undefined when it is not one. OpenSSL's own
+ * text (`…:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:…`) names a library function, not what
+ * to do: the one mistake it mostly means here, an https:// URL for a service that answers plain HTTP (svc-api
+ * without a proxy in front), is said as such.
+ */
+export function tlsFailure(error: unknown, url: string): string | undefined {
+  const seen = [error, (error as { cause?: unknown } | undefined)?.cause];
+  const texts = seen.map((each) => `${(each as { code?: unknown })?.code ?? ''} ${(each as Error)?.message ?? ''}`).join(' ');
+  if (/wrong version number|packet length too long|ERR_SSL_WRONG_VERSION_NUMBER/i.test(texts)) {
+    return `it does not answer TLS there: is it plain HTTP? then ${url.replace(/^https:/, 'http:')}`;
+  }
+  const certificate = /\b(CERT_[A-Z_]+|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_[A-Z_]+|ERR_TLS_CERT_ALTNAME_INVALID)\b/.exec(texts)?.[1];
+  if (certificate !== undefined) return `its TLS certificate is not trusted here (${certificate})`;
+  if (/SSL routines|EPROTO|ERR_SSL_/i.test(texts)) return 'the TLS handshake failed';
+  return undefined;
+}
+
 /** The pause before retry `attempt` (1, 2, …): 250 ms doubled each time, jittered by ±50% so retries spread. */
 export function jitteredBackoff(attempt: number): number {
   const base = 250 * 2 ** (attempt - 1);

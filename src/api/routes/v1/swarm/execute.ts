@@ -7,7 +7,7 @@ import { ExecuteRequest, RunResponse } from '../../../../contract/schemas.js';
 import type { ServiceContext } from '../../../context.js';
 import { nodeOf, userIdOf } from '../../../http/auth.js';
 import { parseIdempotencyKey } from '../../../runs/idempotency.js';
-import { runView } from '../../../runs/run-view.js';
+import { leaseSecondsFrom, runView } from '../../../runs/run-view.js';
 import type { Wake } from '../../../runs/run-events.js';
 import { createRuns } from '../../../runs/runs.js';
 import type { Caller } from '../../../runs/start-run.js';
@@ -25,6 +25,7 @@ export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         schema: { body: ExecuteRequest, response: { 200: RunResponse, 202: RunResponse } },
       },
       async (request, reply) => {
+        const receivedAt = performance.now();
         const node = nodeOf(request);
         const caller: Caller = node === undefined ? { kind: 'user', sub: userIdOf(request) } : { kind: 'node', node };
         const started = await runs.start({ caller, request: request.body, idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']) });
@@ -33,10 +34,10 @@ export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const { run } = started;
         // A node's own run: it runs it now; the lease (again, on a replay to the same node) is what its result carries.
         if (node !== undefined && run.node_id === node.node_id && run.status === 'running' && run.lease_id !== null) {
-          const lease = { lease_id: run.lease_id, expires_at: run.lease_expires_at! };
-          const view = runView(run, await ctx.ledger.balance(run.user_id), lease);
           // The node runs it itself: the secrets its agent declares go with the lease (docs/api.md "Secrets").
           const secrets = await runs.secretsOf(run);
+          const lease = { lease_id: run.lease_id, expires_at: run.lease_expires_at!, seconds: leaseSecondsFrom(run.lease_expires_at!, ctx.clock.now(), receivedAt) };
+          const view = runView(run, await ctx.ledger.balance(run.user_id), lease);
           return reply.status(202).send(secrets === undefined ? view : { ...view, lease: { ...view.lease!, secrets } });
         }
         if (started.kind === 'started') ctx.runEvents.queued(run.user_id);

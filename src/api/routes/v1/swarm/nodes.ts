@@ -27,13 +27,14 @@ import {
   PollResponse,
 } from '../../../../contract/node-protocol.js';
 import { EnrollResponse } from '../../../../contract/schemas.js';
-import { isoTime, startOfUtcDay } from '../../../../lib/clock.js';
+import { isoTime } from '../../../../lib/clock.js';
 import type { ServiceContext } from '../../../context.js';
 import { nodeOf, parseBearer, userOf } from '../../../http/auth.js';
 import { acceptJsonBodiesOnly } from '../../../http/json-body.js';
 import { createNodeAuthenticator } from '../../../nodes/credentials.js';
 import { createNodeGrant } from '../../../nodes/node-grant.js';
 import { createNodeRemoval } from '../../../nodes/node-removal.js';
+import { createFleetView } from '../../../nodes/fleet-view.js';
 import { isOnline } from '../../../nodes/registry.js';
 import { createDeployTokens } from '../../../paygate/deploy-tokens.js';
 import { createNodeEnrollment, invalidDeployToken } from '../../../paygate/enroll.js';
@@ -51,6 +52,7 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
     const deployTokens = createDeployTokens(ctx.store, ctx.clock);
     const grant = createNodeGrant(ctx.store);
     const removal = createNodeRemoval(ctx.store, ctx.revocations);
+    const fleet = createFleetView(ctx, runs.nodes, runs.store);
 
     app.post('/v1/swarm/nodes/enroll', { config: { rateLimited: true }, schema: { response: { 200: EnrollResponse } } }, async (request) => {
       const bearer = parseBearer(request.headers.authorization);
@@ -150,7 +152,7 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const userId = userOf(request).sub;
         const { node_id: nodeId } = request.params;
         const credential = await credentials.replace(userId, nodeId);
-        if (credential === undefined) throw new SvcError('not_found', `you have no node ${nodeId}`, { remedy: 'swarm-node nodes lists yours.' });
+        if (credential === undefined) throw new SvcError('not_found', `you have no node ${nodeId}`, { remedy: 'Yours: swarm-node nodes.' });
         const client = clientSeen(request);
         await ctx.audit.record(userId, 'credential_rotated', client, { node_id: nodeId });
         runInBackground(ctx, ctx.mailer.send(credentialRotatedMail(userId, nodeId, ctx.clock.now(), client)));
@@ -158,32 +160,9 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
       },
     );
 
-    app.get('/v1/swarm/nodes', { config: { auth: 'access-token' }, schema: { response: { 200: NodesResponse } } }, async (request) => {
-      const now = ctx.clock.now();
-      const fleet = await runs.nodes.nodesOf(userOf(request).sub);
-      const agents = await Promise.all(fleet.map((node) => runs.nodes.agentsOf(node.node_id)));
-      const labels = await Promise.all(fleet.map((node) => runs.nodes.labelsOf(node.node_id)));
-      const today = await runs.store.finishedSince(
-        fleet.map((node) => node.node_id),
-        startOfUtcDay(now),
-      );
-      return {
-        nodes: fleet.map((node, index) => ({
-          node_id: node.node_id,
-          hostname: node.hostname,
-          name: node.name,
-          version: node.version,
-          tier_id: node.tier_id,
-          enrolled_at: isoTime(node.enrolled_at),
-          last_seen_at: node.last_seen_at === null ? null : isoTime(node.last_seen_at),
-          online: isOnline(node, now - ctx.runTiming.leaseMs),
-          agents: agents[index]!,
-          labels: labels[index]!,
-          runs_today: today.get(node.node_id) ?? 0,
-          ephemeral: node.ephemeral === 1,
-        })),
-      };
-    });
+    app.get('/v1/swarm/nodes', { config: { auth: 'access-token' }, schema: { response: { 200: NodesResponse } } }, async (request) => ({
+      nodes: await fleet(userOf(request).sub),
+    }));
 
     // The node's own removal (docs/api.md "Ephemeral nodes"): as the user's, answered the same way.
     app.delete('/v1/swarm/nodes/self', { config: { auth: 'node' }, schema: { response: { 200: NodeRemoval } } }, async (request) => {
@@ -202,7 +181,7 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const userId = userOf(request).sub;
         const now = ctx.clock.now();
         const removed = await removal.byUser(userId, nodeId, now);
-        if (removed === undefined) throw new SvcError('not_found', `you have no node ${nodeId}`, { remedy: 'swarm-node nodes lists yours.' });
+        if (removed === undefined) throw new SvcError('not_found', `you have no node ${nodeId}`, { remedy: 'Yours: swarm-node nodes.' });
         // A repeat (its answer was lost) is answered as the removal was, and is not a second event.
         if (removed.removed_at === now) await ctx.audit.record(userId, 'node_removed', clientSeen(request), { node_id: nodeId, by: 'user' });
         return {

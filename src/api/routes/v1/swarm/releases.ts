@@ -28,7 +28,7 @@ export function releaseRoutes(ctx: ServiceContext): FastifyPluginAsync {
     const authorize = async (request: FastifyRequest): Promise<void> => {
       const bearer = parseBearer(request.headers.authorization);
       const refused = new SvcError('unauthorized', 'a release is downloaded with a deploy token not yet used, or a node credential', {
-        remedy: 'Pass the deploy token from activation (install.sh --token-file FILE), or run swarm-node upgrade on an enrolled node.',
+        remedy: 'Pass the deploy token from activation (install.sh --token-file FILE), or, on an enrolled node: swarm-node upgrade.',
       });
       if (bearer.kind !== 'token') throw refused;
       if (isNodeCredential(bearer.token)) {

@@ -6,16 +6,16 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import { Type, type Static } from '@sinclair/typebox';
 import { ArtifactLeaseQuery, ArtifactParams, ArtifactUpload } from '../../../../contract/artifacts.js';
 import { SvcError } from '../../../../contract/errors.js';
-import { RunArtifacts, type ArtifactView } from '../../../../contract/jobs.js';
+import { RunArtifacts } from '../../../../contract/jobs.js';
 import { isoTime } from '../../../../lib/clock.js';
 import { checkBeforeBody, storeArtifact } from '../../../artifacts/artifact-upload.js';
-import { createArtifactStore, type ArtifactRow } from '../../../artifacts/artifact-store.js';
-import { blobStream } from '../../../artifacts/blob-chunks.js';
-import { artifactContentType } from '../../../artifacts/content-types.js';
+import { createArtifactStore } from '../../../artifacts/artifact-store.js';
+import { sendArtifact } from '../../../artifacts/artifact-download.js';
+import { createRunArtifacts } from '../../../artifacts/run-artifacts.js';
 import type { ServiceContext } from '../../../context.js';
 import { nodeOf, userIdOf } from '../../../http/auth.js';
 import { handleError } from '../../../http/problem.js';
-import { createRunStore, type RunRow } from '../../../runs/run-store.js';
+import { createRunStore } from '../../../runs/run-store.js';
 import type { Readable } from 'node:stream';
 
 const RunParams = Type.Object({ run_id: Type.String({ maxLength: 64 }) });
@@ -27,6 +27,7 @@ export function runArtifactRoutes(ctx: ServiceContext): FastifyPluginAsync {
     const artifacts = createArtifactStore(ctx.store);
     const runs = createRunStore(ctx.store);
     const { limits } = ctx.artifacts;
+    const listing = createRunArtifacts(ctx, artifacts, runs);
     // This plugin's routes only (fastify encapsulation): the body reaches the handler as the stream it is, past the
     // 64 KiB JSON limit, counted and capped by the upload itself.
     app.addContentTypeParser(ARTIFACT_TYPE, (_request, payload, done) => done(null, payload));
@@ -50,7 +51,7 @@ export function runArtifactRoutes(ctx: ServiceContext): FastifyPluginAsync {
         checkBeforeBody(put, limits, await artifacts.runTotals(runId, name));
         const stored = await storeArtifact(ctx, { artifacts, runs }, { ...put, body });
         reply.code(stored.created ? 201 : 200);
-        return { ...view(stored.row, put.run!), created: stored.created };
+        return { ...listing.viewOf(stored.row, put.run!), created: stored.created };
       },
     );
 
@@ -58,10 +59,10 @@ export function runArtifactRoutes(ctx: ServiceContext): FastifyPluginAsync {
       '/v1/swarm/runs/:run_id/artifacts',
       { config: { auth: 'access-token' }, schema: { params: RunParams, response: { 200: RunArtifacts } } },
       async (request) => {
-        const run = await usersRun(request.params.run_id, userIdOf(request));
-        const expiresAt = expiryOf(run);
-        const rows = expiresAt !== null && expiresAt <= ctx.clock.now() ? [] : await artifacts.ofRun(run.run_id);
-        return { run_id: run.run_id, artifacts: rows.map((row) => view(row, run)), expires_at: expiresAt === null ? null : isoTime(expiresAt) };
+        const run = await listing.usersRun(request.params.run_id, userIdOf(request));
+        const expiresAt = listing.expiryOf(run);
+        const rows = await listing.listed(run);
+        return { run_id: run.run_id, artifacts: rows.map((row) => listing.viewOf(row, run)), expires_at: expiresAt === null ? null : isoTime(expiresAt) };
       },
     );
 
@@ -69,47 +70,14 @@ export function runArtifactRoutes(ctx: ServiceContext): FastifyPluginAsync {
       '/v1/swarm/runs/:run_id/artifacts/:name',
       { config: { auth: 'access-token' }, schema: { params: ArtifactParams } },
       async (request, reply) => {
-        const run = await usersRun(request.params.run_id, userIdOf(request));
-        const expiresAt = expiryOf(run);
-        const row = expiresAt !== null && expiresAt <= ctx.clock.now() ? undefined : await artifacts.find(run.run_id, request.params.name);
-        if (row === undefined) {
-          throw new SvcError('not_found', `run ${run.run_id} has no artifact ${request.params.name}${expiresAt !== null && expiresAt <= ctx.clock.now() ? `: its artifacts expired at ${isoTime(expiresAt)}` : ''}`, {
-            remedy: `List the run's artifacts: swarm-node artifacts ${run.run_id}`,
-          });
-        }
+        const run = await listing.usersRun(request.params.run_id, userIdOf(request));
+        const row = await listing.found(run, request.params.name);
         const etag = `"${row.sha256}"`;
         reply.header('etag', etag).header('cache-control', 'private, no-cache').header('x-content-type-options', 'nosniff');
         if (request.headers['if-none-match'] === etag) return reply.code(304).send();
-        return reply
-          .type(artifactContentType(row.name))
-          .header('content-length', String(row.size_bytes))
-          // The name is a plain file name (ARTIFACT_NAME_PATTERN): safe inside the quotes as it is.
-          .header('content-disposition', `attachment; filename="${row.name}"`)
-          .send(blobStream(artifacts, row.blob_id, row.size_bytes));
+        return sendArtifact(reply, artifacts, row);
       },
     );
-
-    /** The user's run, or the same 404 as for a run that does not exist: a run id tells a stranger nothing. */
-    async function usersRun(runId: string, userId: string): Promise<RunRow> {
-      const run = await runs.get(runId);
-      if (run === undefined || run.user_id !== userId) throw new SvcError('run_not_found', `no run ${runId} of yours`);
-      return run;
-    }
-
-    function expiryOf(run: RunRow): number | null {
-      return run.finished_at === null ? null : run.finished_at + limits.retentionMs;
-    }
-
-    function view(row: ArtifactRow, run: RunRow): ArtifactView {
-      return {
-        name: row.name,
-        size_bytes: row.size_bytes,
-        sha256: row.sha256,
-        content_type: artifactContentType(row.name),
-        created_at: isoTime(row.created_at),
-        url: `${ctx.urls.publicUrl}/v1/swarm/runs/${encodeURIComponent(run.run_id)}/artifacts/${row.name}`,
-      };
-    }
   };
 }
 

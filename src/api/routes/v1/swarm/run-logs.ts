@@ -10,7 +10,7 @@ import { DAY_MS, isoTime } from '../../../../lib/clock.js';
 import type { ServiceContext } from '../../../context.js';
 import { nodeOf, userIdOf } from '../../../http/auth.js';
 import { acceptLogBatch } from '../../../run-logs/accept-logs.js';
-import { followLogs } from '../../../run-logs/follow-logs.js';
+import { followFrom, followLogs } from '../../../run-logs/follow-logs.js';
 import { createLogStore } from '../../../run-logs/log-store.js';
 import { createRunStore } from '../../../runs/run-store.js';
 import { isFinished, runView } from '../../../runs/run-view.js';
@@ -52,7 +52,7 @@ export function runLogRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const run = await deps.runs.get(runId);
         // Another user's run and no run at all answer alike: a run id tells a stranger nothing.
         if (run === undefined || run.user_id !== userIdOf(request)) throw new SvcError('run_not_found', `no run ${runId} of yours`);
-        const after = Number(request.query.after ?? lastEventId(request.headers['last-event-id']) ?? -1);
+        const after = followFrom(request.query.after, request.headers['last-event-id']);
         if (request.query.follow === '1' || request.query.follow === 'true') {
           const gone = new AbortController();
           reply.raw.once('close', () => gone.abort());
@@ -77,9 +77,4 @@ export function runLogRoutes(ctx: ServiceContext): FastifyPluginAsync {
       },
     );
   };
-}
-
-/** An EventSource that reconnects says where it was: the id of the last event it got (an entry's seq). */
-function lastEventId(header: string | string[] | undefined): string | undefined {
-  return typeof header === 'string' && /^[0-9]{1,10}$/.test(header) ? header : undefined;
 }

@@ -22,33 +22,24 @@ import type { ServiceContext } from '../../../context.js';
 import { userOf } from '../../../http/auth.js';
 import { clientSeen } from '../../../http/client-seen.js';
 import { createDeliveryStore } from '../../../webhooks/delivery-store.js';
-import { createEndpointStore } from '../../../webhooks/endpoint-store.js';
-import { checkEndpointUrl } from '../../../webhooks/endpoint-url.js';
+import { createEndpointChanges } from '../../../webhooks/endpoint-changes.js';
 
 const DEFAULT_PAGE = 20;
 
 export function webhookRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
-    const endpoints = createEndpointStore(ctx.store, ctx.vault, ctx.clock);
+    const changes = createEndpointChanges(ctx);
+    const endpoints = changes.store;
+    const endpointOf = changes.endpointOf;
     const deliveries = createDeliveryStore(ctx.store);
-    const endpointOf = async (userId: string, endpointId: string) => {
-      const row = await endpoints.find(userId, endpointId);
-      if (row === undefined) throw new SvcError('not_found', `you have no webhook endpoint ${JSON.stringify(endpointId)}`, { remedy: 'swarm-node webhook list shows yours.' });
-      return row;
-    };
-    const noDelivery = (eventId: string) => new SvcError('not_found', `this endpoint has no delivery of event ${JSON.stringify(eventId)}`, { remedy: 'swarm-node webhook deliveries ID lists them.' });
+    const noDelivery = (endpointId: string, eventId: string) =>
+      new SvcError('not_found', `this endpoint has no delivery of event ${JSON.stringify(eventId)}`, { remedy: `Its deliveries: swarm-node webhook deliveries ${endpointId}.` });
 
     app.post<{ Body: WebhookRequest }>(
       '/v1/swarm/webhooks',
       { config: { auth: 'access-token', stepUp: true }, schema: { body: WebhookRequest, response: { 201: WebhookCreated } } },
       async (request, reply) => {
-        const userId = userOf(request).sub;
-        const url = checkEndpointUrl(request.body.url, ctx.webhookDelivery.allowPrivate);
-        const created = await ctx.store.transaction(async () => {
-          const made = await endpoints.create(userId, { url, ...(request.body.events === undefined ? {} : { events: request.body.events }), ...(request.body.description === undefined ? {} : { description: request.body.description }) });
-          await ctx.audit.record(userId, 'webhook_changed', clientSeen(request), { endpoint_id: made.endpoint.endpoint_id, change: 'added', url, events: made.endpoint.events });
-          return made;
-        });
+        const created = await changes.add(userOf(request).sub, request.body, clientSeen(request));
         return reply.status(201).send({ ...created.endpoint, signing_secret: created.signing_secret });
       },
     );
@@ -67,14 +58,8 @@ export function webhookRoutes(ctx: ServiceContext): FastifyPluginAsync {
       '/v1/swarm/webhooks/:endpoint_id',
       { config: { auth: 'access-token', stepUp: true }, schema: { params: WebhookParams, response: { 200: WebhookRemoved } } },
       async (request) => {
-        const userId = userOf(request).sub;
-        const endpointId = request.params.endpoint_id;
-        return ctx.store.transaction(async () => {
-          const row = await endpointOf(userId, endpointId);
-          await endpoints.remove(userId, endpointId);
-          await ctx.audit.record(userId, 'webhook_changed', clientSeen(request), { endpoint_id: endpointId, change: 'removed', url: row.url });
-          return { endpoint_id: endpointId, removed: true as const };
-        });
+        await changes.remove(userOf(request).sub, request.params.endpoint_id, clientSeen(request));
+        return { endpoint_id: request.params.endpoint_id, removed: true as const };
       },
     );
 
@@ -112,7 +97,7 @@ export function webhookRoutes(ctx: ServiceContext): FastifyPluginAsync {
       async (request) => {
         await endpointOf(userOf(request).sub, request.params.endpoint_id);
         const found = await deliveries.find(request.params.endpoint_id, request.params.event_id);
-        if (found === undefined) throw noDelivery(request.params.event_id);
+        if (found === undefined) throw noDelivery(request.params.endpoint_id, request.params.event_id);
         return { ...found.delivery, payload: found.payload, attempt_log: found.attempts };
       },
     );
@@ -123,7 +108,7 @@ export function webhookRoutes(ctx: ServiceContext): FastifyPluginAsync {
       { config: { auth: 'access-token' }, schema: { params: DeliveryParams, response: { 202: WebhookDelivery } } },
       async (request, reply) => {
         await endpointOf(userOf(request).sub, request.params.endpoint_id);
-        if (!(await deliveries.resend(request.params.endpoint_id, request.params.event_id, ctx.clock.now()))) throw noDelivery(request.params.event_id);
+        if (!(await deliveries.resend(request.params.endpoint_id, request.params.event_id, ctx.clock.now()))) throw noDelivery(request.params.endpoint_id, request.params.event_id);
         const found = await deliveries.find(request.params.endpoint_id, request.params.event_id);
         return reply.status(202).send(found!.delivery);
       },

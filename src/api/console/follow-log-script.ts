@@ -1,0 +1,39 @@
+// The console's one script (docs/api.md "Console"): the run page follows the run's log live through the events of
+// GET {wallet_url}/runs/{run_id}/log-events (the same stream as the API's ?follow=1). Each line is appended as text
+// (never markup) to the page's role="log" region, which screen readers announce politely; the status line says
+// whether it is following, reconnecting, or how the run ended. The page works without it: it shows the log so far.
+import { createHash } from 'node:crypto';
+
+export const FOLLOW_LOG_SCRIPT = `(function () {
+  var log = document.getElementById('log');
+  var status = document.getElementById('log-status');
+  if (!log || !status || !window.EventSource) return;
+  var source = new EventSource(log.getAttribute('data-follow'));
+  var say = function (text) { if (status.textContent !== text) status.textContent = text; };
+  say('Following the log live.');
+  source.onopen = function () { say('Following the log live.'); };
+  source.addEventListener('log', function (event) {
+    var entry = JSON.parse(event.data);
+    var atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
+    var line = document.createElement('div');
+    line.className = entry.stream;
+    line.textContent = entry.text;
+    log.appendChild(line);
+    var empty = document.getElementById('log-empty');
+    if (empty) empty.parentNode.removeChild(empty);
+    if (atEnd) log.scrollTop = log.scrollHeight;
+  });
+  source.addEventListener('end', function (event) {
+    source.close();
+    var end = JSON.parse(event.data);
+    var shown = document.getElementById('run-status');
+    if (shown) { shown.textContent = end.status; shown.className = 'status-' + end.status; }
+    say('The run ended ' + end.status + (end.error ? ' (' + end.error + ')' : '') + (end.truncated ? '; its log reached its cap' : '') + '. Reload the page for its output and artifacts.');
+  });
+  source.onerror = function () {
+    say(source.readyState === EventSource.CLOSED ? 'The log stopped following. Reload the page to follow it again.' : 'Reconnecting to the log.');
+  };
+})();`;
+
+/** Its CSP source: the run page's policy allows this script and no other. */
+export const FOLLOW_LOG_SCRIPT_SOURCE = `'sha256-${createHash('sha256').update(FOLLOW_LOG_SCRIPT).digest('base64')}'`;

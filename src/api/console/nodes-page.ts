@@ -1,0 +1,29 @@
+// The console's nodes page: the user's fleet as GET /v1/swarm/nodes shows it (nodes/fleet-view.ts).
+import type { NodeSummary } from '../../contract/node-protocol.js';
+import { html } from '../wallet-page/html.js';
+import { maybeTime } from './format.js';
+import { consolePage, type ConsoleFrame } from './layout.js';
+
+export function nodesPage(frame: ConsoleFrame, nodes: readonly NodeSummary[]): string {
+  const rows = nodes.map(
+    (node) => html`<tr>
+<td><a href="${frame.base}runs?node_id=${node.node_id}">${node.name ?? node.hostname ?? 'unnamed node'}</a>${node.ephemeral ? html` <span class="muted">(ephemeral)</span>` : null}<br><code class="muted">${node.node_id}</code></td>
+<td data-label="State">${node.online ? html`<span class="status-online">online</span>` : html`<span>offline</span>`}</td>
+<td data-label="Labels">${node.labels.length === 0 ? html`<span class="muted">none</span>` : node.labels.join(', ')}</td>
+<td data-label="Agents">${node.agents.length === 0 ? html`<span class="muted">none</span>` : node.agents.join(', ')}</td>
+<td data-label="Version">${node.version ?? '—'}</td>
+<td data-label="Last seen">${maybeTime(node.last_seen_at)}</td>
+<td class="num" data-label="Runs today">${node.runs_today}</td>
+</tr>`,
+  );
+  const body =
+    nodes.length === 0
+      ? html`<p class="panel">You have no node yet. On the host that should run your agents, sign in and enrol it: <code>swarm-node login --email ${frame.email} &amp;&amp; swarm-node enroll</code>.</p>`
+      : html`<table>
+<caption>${nodes.length} node${nodes.length === 1 ? '' : 's'}. A node is online while it polls; its runs are listed under its name.</caption>
+<thead><tr><th scope="col">Node</th><th scope="col">State</th><th scope="col">Labels</th><th scope="col">Agents</th><th scope="col">Version</th><th scope="col">Last seen</th><th scope="col" class="num">Runs today</th></tr></thead>
+<tbody>${rows}</tbody>
+</table>`;
+  return consolePage(frame, 'Nodes', html`<h1>Nodes</h1>
+${body}`);
+}

@@ -1,0 +1,138 @@
+// The console's page of one run: its status and charge, its attempts, its output, its log (followed live while it
+// runs, follow-log-script.ts), its artifacts with download links, and a cancel button while it can be cancelled.
+import { findAgentSku } from '../../contract/agents.js';
+import type { ArtifactView, LogEntry, RunAttempt } from '../../contract/jobs.js';
+import { formatDollars } from '../../contract/money.js';
+import type { RunResponse } from '../../contract/schemas.js';
+import { html, type SafeHtml } from '../wallet-page/html.js';
+import { FOLLOW_LOG_SCRIPT } from './follow-log-script.js';
+import { formatBytes, maybeTime, timeElement } from './format.js';
+import { consolePage, type ConsoleFrame } from './layout.js';
+import { nodeName, type NodeName } from './runs-page.js';
+
+/** More of an output than this is not shown (an output is up to 1 MiB): GET /v1/swarm/runs/{run_id} has it whole. */
+const OUTPUT_SHOWN_CHARS = 100_000;
+
+export interface RunPageModel {
+  run: RunResponse;
+  attempts: readonly RunAttempt[];
+  nodes: readonly NodeName[];
+  log: {
+    entries: readonly LogEntry[];
+    /** The page shows the first entries; the follow brings the rest. */
+    more: boolean;
+    truncated: boolean;
+    expired: boolean;
+  };
+  artifacts: readonly ArtifactView[];
+  artifactsExpireAt: string | null;
+  /** Why the last action on it was refused. */
+  alert?: string;
+}
+
+/** Whether the page follows the log (and so runs its one script): a run not ended, or a log longer than the page. */
+export function followsLog(model: Pick<RunPageModel, 'run' | 'log'>): boolean {
+  return (model.run.finished_at === null || model.log.more) && !model.log.expired;
+}
+
+export function runPage(frame: ConsoleFrame, model: RunPageModel): string {
+  const { run } = model;
+  const finished = run.finished_at !== null;
+  const follows = followsLog(model);
+  const runPath = `${frame.base}runs/${encodeURIComponent(run.run_id)}`;
+  const agentName = findAgentSku(run.agent_id)?.name ?? run.agent_id;
+  return consolePage(
+    frame,
+    `Run of ${agentName}`,
+    html`<h1>Run of ${agentName}</h1>
+<section aria-labelledby="summary-heading">
+<h2 id="summary-heading">Summary</h2>
+<dl>
+<dt>Status</dt><dd><span id="run-status" class="status-${run.status}">${run.status}</span></dd>
+<dt>Run id</dt><dd><code>${run.run_id}</code></dd>
+<dt>Agent</dt><dd><code>${run.agent_id}</code></dd>
+<dt>Charge</dt><dd>${formatDollars(run.charged_cents)}</dd>
+<dt>Node</dt><dd>${run.node_id === null ? html`<span class="muted">none yet</span>` : nodeName(run.node_id, model.nodes)}</dd>
+<dt>Started</dt><dd>${timeElement(run.started_at)}</dd>
+<dt>Finished</dt><dd>${maybeTime(run.finished_at, 'not finished')}</dd>
+${run.timeout_seconds === undefined ? null : html`<dt>Time limit</dt><dd>${run.timeout_seconds} s</dd>`}
+${run.cancel_requested_at === null || run.cancel_requested_at === undefined ? null : html`<dt>Cancel asked</dt><dd>${timeElement(run.cancel_requested_at)}</dd>`}
+</dl>
+${finished ? null : html`<form method="post" action="${runPath}/cancel"><button type="submit" class="danger">Cancel this run</button></form>`}
+</section>
+${model.attempts.length > 1 ? attemptsTable(model.attempts, model.nodes) : null}
+<section aria-labelledby="log-heading">
+<h2 id="log-heading">Log</h2>
+${logStatus(model, follows)}
+${model.log.expired ? null : html`<div id="log" class="log" role="log" aria-labelledby="log-heading" tabindex="0"${follows ? html` data-follow="${runPath}/log-events?after=${model.log.entries.at(-1)?.seq ?? -1}"` : null}>
+${model.log.entries.length === 0 ? html`<div id="log-empty" class="muted">No line yet.</div>` : null}${model.log.entries.map((entry) => html`<div class="${entry.stream}">${entry.text}</div>`)}
+</div>`}
+</section>
+<section aria-labelledby="output-heading">
+<h2 id="output-heading">Output</h2>
+${outputOf(run)}
+</section>
+${artifactsSection(model, runPath)}`,
+    { ...(follows ? { script: FOLLOW_LOG_SCRIPT } : {}), alert: model.alert },
+  );
+}
+
+function logStatus(model: RunPageModel, follows: boolean): SafeHtml {
+  if (model.log.expired) return html`<p class="muted">This run's log expired (logs are kept 30 days after a run ends).</p>`;
+  const cap = model.log.truncated ? ' It reached its cap of 4 MiB; the rest was not kept.' : '';
+  if (!follows) return html`<p id="log-status" role="status" class="muted">The whole log.${cap}</p>`;
+  return html`<p id="log-status" role="status" class="muted">The log so far. Reload the page for new lines (this page follows them live where its script may run).${cap}</p>`;
+}
+
+function outputOf(run: RunResponse): SafeHtml {
+  if (run.output === null) return html`<p class="muted">${run.finished_at === null ? 'Not yet: the run has not ended.' : 'None.'}</p>`;
+  const text = JSON.stringify(run.output, null, 2);
+  const cut = text.length > OUTPUT_SHOWN_CHARS;
+  return html`<pre tabindex="0" aria-label="The run's output, as JSON"><code>${cut ? text.slice(0, OUTPUT_SHOWN_CHARS) : text}</code></pre>
+${cut ? html`<p class="muted">The output is cut at ${OUTPUT_SHOWN_CHARS.toLocaleString('en-US')} characters here; <code>swarm-node runs show ${run.run_id} --json</code> prints it whole.</p>` : null}`;
+}
+
+function attemptsTable(attempts: readonly RunAttempt[], nodes: readonly NodeName[]): SafeHtml {
+  const rows = attempts.map(
+    (attempt) => html`<tr>
+<td class="num">${attempt.attempt}</td>
+<td data-label="Node">${attempt.node_id === null ? '—' : nodeName(attempt.node_id, nodes)}</td>
+<td data-label="Started">${maybeTime(attempt.started_at, 'not started')}</td>
+<td data-label="Ended">${maybeTime(attempt.ended_at, 'not ended')}</td>
+<td data-label="Outcome">${attempt.outcome ?? 'running'}${attempt.message === undefined || attempt.message === null ? null : html`<br><span class="muted">${attempt.message}</span>`}</td>
+</tr>`,
+  );
+  return html`<section aria-labelledby="attempts-heading">
+<h2 id="attempts-heading">Attempts</h2>
+<table>
+<caption>A run whose node was lost runs again when its agent is retry-safe, charged once.</caption>
+<thead><tr><th scope="col" class="num">Attempt</th><th scope="col">Node</th><th scope="col">Started</th><th scope="col">Ended</th><th scope="col">Outcome</th></tr></thead>
+<tbody>${rows}</tbody>
+</table>
+</section>`;
+}
+
+function artifactsSection(model: RunPageModel, runPath: string): SafeHtml {
+  const expiry = model.artifactsExpireAt === null ? null : html` They are kept until ${timeElement(model.artifactsExpireAt)}.`;
+  const rows = model.artifacts.map(
+    (artifact) => html`<tr>
+<td><a href="${runPath}/artifacts/${encodeURIComponent(artifact.name)}" download="${artifact.name}">${artifact.name}</a></td>
+<td class="num" data-label="Size">${formatBytes(artifact.size_bytes)}</td>
+<td data-label="Type">${artifact.content_type}</td>
+<td data-label="SHA-256"><code title="${artifact.sha256}">${artifact.sha256.slice(0, 12)}</code></td>
+<td data-label="Uploaded">${timeElement(artifact.created_at)}</td>
+</tr>`,
+  );
+  return html`<section aria-labelledby="artifacts-heading">
+<h2 id="artifacts-heading">Artifacts</h2>
+${
+  model.artifacts.length === 0
+    ? html`<p class="muted">None. An agent leaves files for you in <code>SWARM_ARTIFACTS_DIR</code>.${expiry}</p>`
+    : html`<table>
+<caption>${model.artifacts.length} file${model.artifacts.length === 1 ? '' : 's'}.${expiry}</caption>
+<thead><tr><th scope="col">Name</th><th scope="col" class="num">Size</th><th scope="col">Type</th><th scope="col">SHA-256</th><th scope="col">Uploaded</th></tr></thead>
+<tbody>${rows}</tbody>
+</table>`
+}
+</section>`;
+}

@@ -1,0 +1,128 @@
+// The console's runs (docs/api.md "Console"): GET {wallet_url}/runs (the history, filtered), GET runs/{run_id} (one
+// run: its output, log, artifacts), GET runs/{run_id}/log-events (its log followed live: the same Server-Sent Events
+// as the API's ?follow=1, for the session's cookie, which an EventSource sends where it cannot send a bearer), GET
+// runs/{run_id}/artifacts/{name} (a download) and POST runs/{run_id}/cancel. Another user's run is the same 404 as none.
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { SvcError } from '../../../contract/errors.js';
+import { RunListQuery } from '../../../contract/jobs.js';
+import { sendArtifact } from '../../artifacts/artifact-download.js';
+import { createArtifactStore } from '../../artifacts/artifact-store.js';
+import { createRunArtifacts } from '../../artifacts/run-artifacts.js';
+import { FOLLOW_LOG_SCRIPT_SOURCE } from '../../console/follow-log-script.js';
+import { followsLog, runPage } from '../../console/run-page.js';
+import { runsPage, type RunFilter } from '../../console/runs-page.js';
+import { createNodeRegistry } from '../../nodes/registry.js';
+import { followFrom, followLogs } from '../../run-logs/follow-logs.js';
+import { createLogStore } from '../../run-logs/log-store.js';
+import { createRunCanceller } from '../../runs/cancel-run.js';
+import { createRunHistory } from '../../runs/run-history.js';
+import { isoTime } from '../../../lib/clock.js';
+import { runView } from '../../runs/run-view.js';
+import { createRuns } from '../../runs/runs.js';
+import type { RunRow } from '../../runs/run-store.js';
+import { redirectTo, sendHtml, type PageScope } from '../../wallet-page/page-scope.js';
+import { assertSameOrigin, policyWithScript } from '../../wallet-page/security.js';
+import type { WalletSession } from '../../wallet-page/wallet-sessions.js';
+
+/** A page of the history, and the log lines a run page shows before it follows the rest. */
+const RUNS_SHOWN = 50;
+const LOG_LINES_SHOWN = 1000;
+const RUN_ID_CHARS = 64;
+const checkQuery = TypeCompiler.Compile(RunListQuery);
+const RUN_PAGE_POLICY = policyWithScript(FOLLOW_LOG_SCRIPT_SOURCE);
+
+type RunRequest = FastifyRequest<{ Params: { run_id: string } }>;
+
+export function runPages(scope: PageScope): FastifyPluginAsync {
+  return async (app) => {
+    const { ctx } = scope;
+    const runs = createRuns(ctx);
+    const history = createRunHistory(ctx.store);
+    const nodes = createNodeRegistry(ctx.store);
+    const logs = createLogStore(ctx.store);
+    const artifacts = createArtifactStore(ctx.store);
+    const listing = createRunArtifacts(ctx, artifacts, runs.store);
+    const cancel = createRunCanceller(ctx, runs.store, runs.finish);
+
+    /** The session's run, or the same 404 as for a run that does not exist (an id longer than any included). */
+    const usersRun = async (request: RunRequest, session: WalletSession): Promise<RunRow> => {
+      if (request.params.run_id.length > RUN_ID_CHARS) throw new SvcError('run_not_found', 'you have no such run');
+      return listing.usersRun(request.params.run_id, session.user_id);
+    };
+
+    app.get('/runs', async (request, reply) => {
+      const session = await scope.requireSession(request);
+      const query = request.query as Record<string, unknown>;
+      // The form sends every field, the unchosen ones empty: those are no filter.
+      const filter: RunFilter & { cursor?: string } = {};
+      for (const key of ['agent_id', 'status', 'node_id', 'cursor'] as const) {
+        if (typeof query[key] === 'string' && query[key] !== '') filter[key] = query[key];
+      }
+      const model = { filter: { agent_id: filter.agent_id, status: filter.status, node_id: filter.node_id }, nodes: await nodes.nodesOf(session.user_id) };
+      const frame = scope.frame(request, session, 'runs');
+      try {
+        if (!checkQuery.Check(filter)) throw new SvcError('invalid_request', 'choose the status from the list; an agent or node id is at most 128 characters');
+        const page = await history.list(session.user_id, { ...filter, limit: String(RUNS_SHOWN) } as RunListQuery);
+        return sendHtml(reply, 200, runsPage(frame, { ...model, runs: page.runs, next_cursor: page.next_cursor }));
+      } catch (error) {
+        if (!(error instanceof SvcError) || error.code !== 'invalid_request') throw error;
+        return sendHtml(reply, 400, runsPage(frame, { ...model, runs: [], next_cursor: null, error: `These filters cannot be used: ${error.message}.` }));
+      }
+    });
+
+    app.get<{ Params: { run_id: string } }>('/runs/:run_id', async (request, reply) => {
+      const session = await scope.requireSession(request);
+      return renderRun(request, reply, session, await usersRun(request, session), 200);
+    });
+
+    async function renderRun(request: RunRequest, reply: FastifyReply, session: WalletSession, run: RunRow, status: number, alert?: string): Promise<FastifyReply> {
+      const entries = await logs.page(run.run_id, -1, LOG_LINES_SHOWN);
+      const state = await logs.state(run.run_id);
+      const expiresAt = listing.expiryOf(run);
+      const model = {
+        run: runView(run, 0),
+        attempts: await history.attempts(run),
+        nodes: await nodes.nodesOf(session.user_id),
+        log: { entries, more: entries.length === LOG_LINES_SHOWN, truncated: state?.truncated === 1, expired: state?.expired_at !== null && state?.expired_at !== undefined },
+        artifacts: (await listing.listed(run)).map((row) => listing.viewOf(row, run)),
+        artifactsExpireAt: expiresAt === null ? null : isoTime(expiresAt),
+        ...(alert === undefined ? {} : { alert }),
+      };
+      // The one page that runs a script, while it follows the log: that script alone, allowed by its hash.
+      if (followsLog(model)) reply.header('content-security-policy', RUN_PAGE_POLICY);
+      return sendHtml(reply, status, runPage(scope.frame(request, session, 'runs'), model));
+    }
+
+    app.get<{ Params: { run_id: string } }>('/runs/:run_id/log-events', async (request, reply) => {
+      const session = await scope.requireSession(request);
+      const run = await usersRun(request, session);
+      const after = (request.query as Record<string, unknown>).after;
+      if (after !== undefined && (typeof after !== 'string' || !/^(-1|[0-9]{1,10})$/.test(after))) throw new SvcError('invalid_request', 'after must be a seq of the log, or -1');
+      const gone = new AbortController();
+      reply.raw.once('close', () => gone.abort());
+      // As the API's follow: proxies must pass each event on as it comes, not hold them.
+      reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-store, no-transform').header('x-accel-buffering', 'no');
+      return reply.send(followLogs(ctx, { runs: runs.store, logs }, run.run_id, followFrom(after, request.headers['last-event-id']), gone.signal));
+    });
+
+    app.get<{ Params: { run_id: string; name: string } }>('/runs/:run_id/artifacts/:name', async (request, reply) => {
+      const session = await scope.requireSession(request);
+      const run = await usersRun(request, session);
+      return sendArtifact(reply, artifacts, await listing.found(run, request.params.name));
+    });
+
+    app.post<{ Params: { run_id: string } }>('/runs/:run_id/cancel', async (request, reply) => {
+      assertSameOrigin(ctx, request);
+      const session = await scope.requireSession(request);
+      const run = await usersRun(request, session);
+      try {
+        await cancel(session.user_id, run.run_id);
+      } catch (error) {
+        if (!(error instanceof SvcError) || error.code !== 'run_finished') throw error;
+        return renderRun(request, reply, session, (await runs.store.get(run.run_id))!, error.status, `This run cannot be cancelled: ${error.message}.`);
+      }
+      return redirectTo(request, reply, `runs/${encodeURIComponent(run.run_id)}`);
+    });
+  };
+}
