@@ -6,6 +6,8 @@ import { median, percentileOf, spreadLine, spreadOf, SPREAD_LIMIT, table } from 
 export interface Measured {
   runsPerSecond: number;
   cpuMsPerRun: number;
+  /** PostgreSQL: the CPU time of the server's processes in the burst, per run. */
+  databaseCpuMsPerRun: number;
   exchangesPerRun: number;
   /** PostgreSQL: statements the server counted in the burst, per run. */
   roundTripsPerRun: number | undefined;
@@ -21,8 +23,8 @@ export interface SideResult {
   rounds: Measured[];
   /** One run at a time: milliseconds per run. */
   alone: number[] | undefined;
-  /** The last round's statements (PostgreSQL), most called first: calls per run and the statement. */
-  statements: { perRun: number; query: string }[] | undefined;
+  /** The last round's statements (PostgreSQL), most called first: calls per run, mean execution ms, text. */
+  statements: { perRun: number; execMs: number; query: string }[] | undefined;
 }
 
 /** Issue 31's goals. */
@@ -45,7 +47,7 @@ export function report(input: { sides: SideResult[]; ledger: { line: string }[];
   const lines = [
     `execute bench: ${input.agent}, ${input.connections} runs in flight, ${input.runs} runs per side per round (the dispatch server: a time), ${input.rounds} rounds, loopback, node ${process.version}`,
   ];
-  const rows = [['', 'users', 'runs/s', 'min–max', 'CPU ms/run', 'exchanges/run', 'round trips/run', 'p50 ms', 'p99 ms']];
+  const rows = [['', 'users', 'runs/s', 'min–max', 'CPU ms/run', 'database CPU ms/run', 'exchanges/run', 'round trips/run', 'p50 ms', 'p99 ms']];
   for (const side of sides) {
     const rates = side.rounds.map((each) => each.runsPerSecond);
     const trips = side.rounds.map((each) => each.roundTripsPerRun).filter((each): each is number => each !== undefined);
@@ -55,6 +57,7 @@ export function report(input: { sides: SideResult[]; ledger: { line: string }[];
       Math.round(median(rates)).toString(),
       `${Math.round(Math.min(...rates))}–${Math.round(Math.max(...rates))}`,
       fixed(median(side.rounds.map((each) => each.cpuMsPerRun)), 2),
+      fixed(median(side.rounds.map((each) => each.databaseCpuMsPerRun)), 2),
       fixed(median(side.rounds.map((each) => each.exchangesPerRun)), 2),
       trips.length === 0 ? '' : fixed(median(trips), 2),
       fixed(median(side.rounds.map((each) => each.p50)), 1),
@@ -120,8 +123,8 @@ export function report(input: { sides: SideResult[]; ledger: { line: string }[];
   }
   for (const side of sides) {
     if (side.statements === undefined) continue;
-    lines.push('', `${side.name}: statements of the last round per run (pg_stat_statements), most called first:`);
-    for (const each of side.statements) lines.push(`  ${each.perRun.toFixed(3).padStart(7)}  ${each.query}`);
+    lines.push('', `${side.name}: statements of the last round (pg_stat_statements), most called first: calls per run, mean execution ms`);
+    for (const each of side.statements) lines.push(`  ${each.perRun.toFixed(3).padStart(7)} ${each.execMs.toFixed(3).padStart(7)}  ${each.query}`);
   }
   lines.push('', 'ledger:', ...input.ledger.map((each) => `  ${each.line}`), '');
   return lines.join('\n');

@@ -28,7 +28,7 @@ import { MAX_NODE_CONCURRENCY } from '../../src/contract/node-protocol.js';
 import { startPostgresServer, type PostgresServer } from '../../test/helpers/postgres-server.js';
 import type { BurstAnswer, BurstCommand, SoloAnswer, SoloCommand } from './execute-load.js';
 import { report, type Measured, type SideResult } from './execute-report.js';
-import { createStatementCounter, STATEMENT_COUNTING_SETTINGS, type StatementCounter } from './pg-statements.js';
+import { createStatementCounter, databaseCpuMilliseconds, STATEMENT_COUNTING_SETTINGS, type StatementCounter } from './pg-statements.js';
 import { recordRuns } from './recorded-runs.js';
 import type { StandInCommand, StandInCount } from './stand-in-node.js';
 import { cpuMillisecondsOf, fundWallet, percentileOf, positiveInteger, signIn, startServerProcess } from './support.js';
@@ -234,7 +234,7 @@ async function main(): Promise<void> {
     for (const each of sides) await burst(each, warmup);
 
     const measured = new Map<string, Measured[]>(sides.map((each) => [each.name, []]));
-    const statementsOf = new Map<string, { perRun: number; query: string }[]>();
+    const statementsOf = new Map<string, { perRun: number; execMs: number; query: string }[]>();
     for (let round = 0; round < rounds; round += 1) {
       const shift = round % sides.length;
       const rotated = [...sides.slice(shift), ...sides.slice(0, shift)];
@@ -244,17 +244,20 @@ async function main(): Promise<void> {
         const before = await each.nodes.ask<StandInCount>({ op: 'count' } satisfies StandInCommand);
         if (each.database !== undefined) await statements!.reset();
         const cpuBefore = cpu();
+        const databaseBefore = each.database === undefined ? 0 : databaseCpuMilliseconds();
         const answer = await burst(each, runs);
         const cpuMs = cpu() - cpuBefore;
+        const databaseMs = each.database === undefined ? Number.NaN : databaseCpuMilliseconds() - databaseBefore;
         const counted = each.database === undefined ? undefined : await statements!.read(each.database);
         const after = await each.nodes.ask<StandInCount>({ op: 'count' } satisfies StandInCommand);
         const completed = Math.max(1, answer.completed);
-        if (counted !== undefined) statementsOf.set(each.name, counted.top.map(({ calls, query }) => ({ perRun: calls / completed, query })));
+        if (counted !== undefined) statementsOf.set(each.name, counted.top.map(({ calls, ...rest }) => ({ perRun: calls / completed, ...rest })));
         const nodeExchanges = after.polls - before.polls + (after.results - before.results);
         const expected = each.kind === 'dispatch' ? answer.completed : runs;
         measured.get(each.name)!.push({
           runsPerSecond: answer.completed / answer.seconds,
           cpuMsPerRun: each.pids.length === 0 ? Number.NaN : cpuMs / completed,
+          databaseCpuMsPerRun: databaseMs / completed,
           exchangesPerRun: 1 + nodeExchanges / completed,
           roundTripsPerRun: counted === undefined ? undefined : counted.total / completed,
           p50: percentileOf(answer.latencies, 0.5),

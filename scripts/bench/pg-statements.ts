@@ -1,15 +1,20 @@
 // Round trips to PostgreSQL, counted by the server (pg_stat_statements, preloaded in the bench's server): every
 // statement svc-api sends is one call, BEGIN and COMMIT included (track_utility), whatever the client library does.
 // Counted per database, so the other sides' idle instances (their sweeps, their polls) are not counted.
+import { readdirSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 
 /** The server settings the counting needs: given to startPostgresServer. */
-export const STATEMENT_COUNTING_SETTINGS = ['shared_preload_libraries=pg_stat_statements', 'pg_stat_statements.track_utility=on', 'pg_stat_statements.max=10000'];
+export const STATEMENT_COUNTING_SETTINGS = [
+  'shared_preload_libraries=pg_stat_statements',
+  'pg_stat_statements.track_utility=on',
+  'pg_stat_statements.max=10000',
+];
 
 export interface StatementCounts {
   total: number;
-  /** The statements most called, most first: their calls and their text (shortened). */
-  top: { calls: number; query: string }[];
+  /** The statements most called, most first: their calls, the server's mean execution time (ms), their text. */
+  top: { calls: number; execMs: number; query: string }[];
 }
 
 export interface StatementCounter {
@@ -28,15 +33,36 @@ export async function createStatementCounter(adminUrl: string): Promise<Statemen
       await client.query('SELECT pg_stat_statements_reset()');
     },
     async read(database) {
-      const { rows } = await client.query<{ calls: string; query: string }>(
-        `SELECT calls, query FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1) ORDER BY calls DESC`,
+      const { rows } = await client.query<{ calls: string; exec_ms: number; query: string }>(
+        `SELECT calls, mean_exec_time AS exec_ms, query FROM pg_stat_statements
+         WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1) ORDER BY calls DESC`,
         [database],
       );
-      const shortened = (query: string): string => query.replace(/\s+/g, ' ').slice(0, 110);
-      return { total: rows.reduce((sum, row) => sum + Number(row.calls), 0), top: rows.slice(0, 12).map((row) => ({ calls: Number(row.calls), query: shortened(row.query) })) };
+      const shortened = (query: string): string => query.replace(/\s+/g, ' ').slice(0, 90);
+      return {
+        total: rows.reduce((sum, row) => sum + Number(row.calls), 0),
+        top: rows.slice(0, 12).map((row) => ({ calls: Number(row.calls), execMs: Number(row.exec_ms), query: shortened(row.query) })),
+      };
     },
     async close() {
       await client.end();
     },
   };
+}
+
+/** The CPU time every PostgreSQL server process has used so far (the postmaster and its backends), in ms, from /proc. */
+export function databaseCpuMilliseconds(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.replace(/^.*\) /s, '').split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      // A process gone since the directory was listed.
+    }
+  }
+  return total;
 }
