@@ -50,7 +50,10 @@ export async function createStatementCounter(adminUrl: string): Promise<Statemen
   };
 }
 
-/** The CPU time every PostgreSQL server process has used so far (the postmaster and its backends), in ms, from /proc. */
+/**
+ * The CPU time the PostgreSQL server has used so far (the postmaster and its backends, those that exited included),
+ * in ms, from /proc.
+ */
 export function databaseCpuMilliseconds(): number {
   let total = 0;
   for (const entry of readdirSync('/proc')) {
@@ -59,7 +62,8 @@ export function databaseCpuMilliseconds(): number {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       if (!stat.includes('(postgres)')) continue;
       const fields = stat.replace(/^.*\) /s, '').split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) * 10;
+      // Its own time and that of its children it reaped: a backend that exits moves its time into the postmaster's.
+      total += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10;
     } catch {
       // A process gone since the directory was listed.
     }
