@@ -97,6 +97,31 @@ describe("one user's executes meeting at a locked wallet (PostgreSQL)", () => {
     expect(runsOf(service, user.email)).toHaveLength(0);
   });
 
+  it('tells another instance listening of a run queued and of its end in the statements themselves, the final answer with the end', async () => {
+    const user = await paidUserWithNode(service, 1000, { agents: [REVIEW] });
+    // Named as an instance's listening connection is (store/postgres-notifications.ts): the service counts it as one.
+    const other = new pg.Client({ connectionString: url, application_name: 'svc-api events a-test-instance' });
+    await other.connect();
+    const heard: string[] = [];
+    other.on('notification', (message) => heard.push(message.payload ?? ''));
+    await other.query('LISTEN svc_run_events');
+    try {
+      // The service looks every second whether another instance listens: executes until one is told.
+      let ran: ApiResponse | undefined;
+      await waitFor(
+        async () => {
+          ran = await review(user);
+          expect(ran.status, ran.text).toBe(200);
+          return heard.some((payload) => payload.endsWith(` run:${ran!.body.run_id as string} ${ran!.text}`)) ? true : undefined;
+        },
+        'a run and its answer told to the other instance',
+      );
+      expect(heard.some((payload) => payload.endsWith(` work:${user.email}`))).toBe(true);
+    } finally {
+      await other.end();
+    }
+  });
+
   it("a node's poll and result find a connection while fifty executes of its user wait for their wallet", async () => {
     const started: AssignedRun[] = [];
     let release!: (answer: Answer) => void;
