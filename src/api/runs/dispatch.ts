@@ -166,7 +166,7 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
       const finished = await finish(runId, outcomeOf(result), { kind: 'holder', node_id: node.node_id, lease_id: result.lease_id });
       if (finished.kind === 'finished') {
         // The waiting execute is handed the answer as it was stored: it reads nothing back.
-        events.finished(runId, finished.json, finished.told);
+        events.finished(runId, finished.json);
         return JSON.parse(finished.json) as RunResponse;
       }
       if (finished.kind === 'requeued') {

@@ -1,9 +1,9 @@
 // The money work of an execute as one statement on PostgreSQL (issue 31; docs/api.md "Storage engines"): data-
 // modifying CTEs that take the run's price from the wallet only when the balance covers it (the same UPDATE, so no
 // overdraft), count it against the user's caps, write its ledger entry, queue the run with its labels, claim its
-// Idempotency-Key and write its `queued` webhook events, and tell the other instances on the database (NOTIFY, sent
-// at the commit), all in one round trip, one implicit transaction, prepared once per connection
-// (store/named-statements.ts). Every write hangs on the debit's row: when the debit does not happen, nothing does.
+// Idempotency-Key and write its `queued` webhook events, all in one round trip, one implicit transaction, prepared
+// once per connection (store/named-statements.ts). Every write hangs on the debit's row: when the debit does not
+// happen, nothing does.
 //
 // The debit happens only on the common path: a key never seen, a node that can take the run, the version checked
 // still the current one, no cap in the way, and the caps unchanged since they were read. Anything else declines,
@@ -35,8 +35,6 @@ export interface OneStatementStart {
   onlineSince: number;
   /** The `queued` event's id and payload (webhooks/outbox.ts). */
   event: { id: string; payload: string };
-  /** What the other instances are told at the commit (run-events.ts notificationOfQueued); undefined: none listens. */
-  notification: { channel: string; payload: string } | undefined;
 }
 
 /** The balance after the debit; undefined: declined or lost a race, nothing written (go the long way). */
@@ -68,8 +66,6 @@ interface Values {
   eventId: string;
   payload: string;
   bit: number;
-  channel: string | null;
-  notification: string | null;
 }
 
 export function createExecuteStatement(store: Store): ExecuteStatement {
@@ -130,15 +126,12 @@ told AS (
   INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, run_id, event_type, payload_json, created_at, status, next_attempt_at)
   SELECT cast(${v.eventId} as text), e.endpoint_id, e.user_id, cast(${v.runId} as text), 'queued', cast(${v.payload} as text), ${now}, 'pending', ${now}
   FROM webhook_endpoints e WHERE e.user_id = ${v.userId} AND (e.event_mask & cast(${v.bit} as integer)) <> 0 AND EXISTS (SELECT 1 FROM debit)
-),
-others AS (
-  SELECT pg_notify(cast(${v.channel} as text), cast(${v.notification} as text)) FROM debit WHERE cast(${v.notification} as text) IS NOT NULL
 )
-SELECT (SELECT balance_cents FROM debit) AS balance_cents, (SELECT count(*) FROM others) AS told`,
+SELECT (SELECT balance_cents FROM debit) AS balance_cents`,
     );
   });
 
-  return async ({ run, labels, key, requestHash, mayWait, onlineSince, event, notification }) => {
+  return async ({ run, labels, key, requestHash, mayWait, onlineSince, event }) => {
     const values: Values = {
       userId: run.user_id,
       agentId: run.agent_id,
@@ -162,8 +155,6 @@ SELECT (SELECT balance_cents FROM debit) AS balance_cents, (SELECT count(*) FROM
       eventId: event.id,
       payload: event.payload,
       bit: eventBit('queued'),
-      channel: notification?.channel ?? null,
-      notification: notification?.payload ?? null,
     };
     try {
       const [row] = (await statement(store.db, values)).rows;

@@ -64,11 +64,7 @@ export function failed(error: RunFailureReason, message: string): RunOutcome {
  * `refunded_cents`: what the failure gave back (the run's charge; 0 when it succeeded or cost nothing). `requeued`:
  * the attempt ended, and the run waits in the queue for its next one.
  */
-export type Finished =
-  /** `told`: the other instances were told of it by the statement that finished it (run-events.ts). */
-  | { kind: 'finished'; json: string; refunded_cents: number; told?: boolean }
-  | { kind: 'requeued'; run: RunRow }
-  | { kind: 'not_held' };
+export type Finished = { kind: 'finished'; json: string; refunded_cents: number } | { kind: 'requeued'; run: RunRow } | { kind: 'not_held' };
 
 /**
  * What the row must still be, checked under its lock, for the finisher to end it; absent: any queued or running run.
@@ -105,18 +101,14 @@ export function createRunFinisher(ctx: ServiceContext, runs: RunStore, keys: Ide
     const refundCents = outcome.status === 'failed' ? row.charged_cents : 0;
     const event = eventOf(finished);
     const eventId = timeOrderedId(now);
-    const answer = JSON.stringify(runView(finished, 0));
-    // The other instances told in the statement itself, the answer with it when it fits (run-events.ts).
-    const notification = ctx.runEvents.notificationOfFinished(runId, Buffer.byteLength(answer) + 16);
     const json = await oneStatement({
       was: row,
       finished,
       refundCents,
-      answer: answerAroundBalance(answer, 0),
+      answer: answerAroundBalance(JSON.stringify(runView(finished, 0)), 0),
       event: { type: event, id: eventId, payload: JSON.stringify(payloadOf(finished, event, eventId, now)) },
-      notification,
     });
-    return json === undefined ? undefined : { kind: 'finished', json, refunded_cents: refundCents, told: notification !== undefined };
+    return json === undefined ? undefined : { kind: 'finished', json, refunded_cents: refundCents };
   };
 
   const inTransaction = (runId: string, outcome: RunOutcome, expected: Expected | undefined): Promise<Finished> =>

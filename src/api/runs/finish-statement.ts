@@ -1,7 +1,6 @@
 // A node's result as one statement on PostgreSQL (issue 31): the run finished, its refund when it failed (the
-// wallet, the ledger entry, the budget counters of its period), the final answer stored on its Idempotency-Key, its
-// webhook events and the other instances told (NOTIFY with the answer, sent at the commit), in one round trip, one
-// implicit transaction, prepared once per connection. The statement
+// wallet, the ledger entry, the budget counters of its period), the final answer stored on its Idempotency-Key and
+// its webhook events, in one round trip, one implicit transaction, prepared once per connection. The statement
 // goes by the run as the service last saw it (handed to the node by a poll here, or read just before): it finishes
 // the run only if the row still is that (its status, node, lease, attempt, cancel and charge), so every decision
 // taken from it in advance (refund or not, cancelled or not, the answer's fields) still holds when it commits. Any
@@ -11,7 +10,7 @@
 // spliced in where the view has it. Locks: the run's row, then the wallet's, then the budget rows (the order of
 // budgets/budget-store.ts).
 import { sql } from 'kysely';
-import { eventBit, type WebhookEvent } from '../../contract/webhooks.js';
+import { eventBit } from '../../contract/webhooks.js';
 import { compiledOnce, rawStatement } from '../store/compiled-once.js';
 import type { Store } from '../store/store.js';
 import { EVERY_AGENT } from '../budgets/budget-store.js';
@@ -27,12 +26,7 @@ export interface OneStatementFinish {
   /** The final answer around its balance: `${before}${balance_cents}${after}` (answerAroundBalance). */
   answer: { before: string; after: string };
   /** The event its end is (webhooks/outbox.ts), its id and payload. */
-  event: { type: WebhookEvent; id: string; payload: string };
-  /**
-   * What the other instances are told at the commit (run-events.ts notificationOfFinished), followed by the final
-   * answer when it fits; undefined: none listens.
-   */
-  notification: { channel: string; payload: string; withAnswer: boolean } | undefined;
+  event: { type: string; id: string; payload: string };
 }
 
 /** The final answer; undefined: the run is not as it was seen, nothing written (go the long way). */
@@ -72,9 +66,6 @@ interface Values {
   eventType: string;
   payload: string;
   bit: number;
-  channel: string | null;
-  notification: string | null;
-  withAnswer: boolean;
 }
 
 export function createFinishStatement(store: Store): FinishStatement {
@@ -106,8 +97,7 @@ entry AS (
   SELECT ${v.userId}, 'refund', ${refund}, NULL, ${v.runId}, ${now} FROM refunded
 ),
 answered AS (
-  SELECT cast(${v.before} as text) || cast(coalesce((SELECT balance_cents FROM refunded), (SELECT balance_cents FROM wallets WHERE user_id = ${v.userId}), 0) as text)
-    || cast(${v.after} as text) AS answer
+  SELECT ${v.before} || coalesce((SELECT balance_cents FROM refunded), (SELECT balance_cents FROM wallets WHERE user_id = ${v.userId}), 0) || ${v.after} AS answer
   WHERE EXISTS (SELECT 1 FROM ended)
 ),
 kept AS (
@@ -118,16 +108,12 @@ told AS (
   INSERT INTO webhook_deliveries (event_id, endpoint_id, user_id, run_id, event_type, payload_json, created_at, status, next_attempt_at)
   SELECT cast(${v.eventId} as text), e.endpoint_id, e.user_id, cast(${v.runId} as text), cast(${v.eventType} as text), cast(${v.payload} as text), ${now}, 'pending', ${now}
   FROM webhook_endpoints e WHERE e.user_id = ${v.userId} AND (e.event_mask & cast(${v.bit} as integer)) <> 0 AND EXISTS (SELECT 1 FROM ended)
-),
-others AS (
-  SELECT pg_notify(cast(${v.channel} as text), cast(${v.notification} as text) || CASE WHEN cast(${v.withAnswer} as boolean) THEN ' ' || a.answer ELSE '' END)
-  FROM answered a WHERE cast(${v.notification} as text) IS NOT NULL
 )
-SELECT (SELECT answer FROM answered) AS answer, (SELECT count(*) FROM others) AS told`,
+SELECT (SELECT answer FROM answered) AS answer`,
     );
   });
 
-  return async ({ was, finished, refundCents, answer, event, notification }) => {
+  return async ({ was, finished, refundCents, answer, event }) => {
     const [row] = (
       await statement(store.db, {
         runId: was.run_id,
@@ -152,10 +138,7 @@ SELECT (SELECT answer FROM answered) AS answer, (SELECT count(*) FROM others) AS
         eventId: event.id,
         eventType: event.type,
         payload: event.payload,
-        bit: eventBit(event.type),
-        channel: notification?.channel ?? null,
-        notification: notification?.payload ?? null,
-        withAnswer: notification?.withAnswer ?? false,
+        bit: eventBit(event.type as Parameters<typeof eventBit>[0]),
       })
     ).rows;
     return row?.answer ?? undefined;

@@ -14,20 +14,10 @@ import type { Notifications } from '../store/postgres-notifications.js';
 export interface RunEvents {
   /** How often a waiter looks at the database without a wake-up. */
   readonly recheckMs: number;
-  /**
-   * A run finished (the node's result, the sweeper); `answer`: its final answer, handed to the waiters here. `told`:
-   * the statement that finished it told the other instances already (notificationOfFinished).
-   */
-  finished(runId: string, answer?: string, told?: boolean): void;
+  /** A run finished (the node's result, the sweeper); `answer`: its final answer, handed to the waiters here. */
+  finished(runId: string, answer?: string): void;
   /** A run of this user was queued (or may now be taken by a node): one poll of each of its nodes looks for work. */
-  queued(userId: string, told?: boolean): void;
-  /**
-   * What a statement that queues a run of the user sends the other instances itself (pg_notify at its commit, no
-   * round trip of its own); undefined when none listens (or the store is SQLite). Then `queued(userId, true)`.
-   */
-  notificationOfQueued(userId: string): { channel: string; payload: string } | undefined;
-  /** As notificationOfQueued, for a run finished with `answer`: with the answer when it fits, else without. */
-  notificationOfFinished(runId: string, answerBytes: number): { channel: string; payload: string; withAnswer: boolean } | undefined;
+  queued(userId: string): void;
   /** A cancel of a run of this user was asked for: every held poll of its nodes looks at the runs it holds. */
   cancelAsked(userId: string): void;
   /** Entries of a run's log were stored: its followers read them. */
@@ -110,21 +100,15 @@ export function createRunEvents(recheckMs: number, notifications?: Notifications
 
   return {
     recheckMs,
-    finished(runId, answer, told = false) {
+    finished(runId, answer) {
       emitter.emit(`run:${runId}`, { reason: 'event', ...(answer === undefined ? {} : { hint: answer }) } satisfies Wake);
-      if (told) return;
       // A JSON text holds no line break, so it goes on the topic's line.
-      const withAnswer = answer !== undefined && Buffer.byteLength(answer) <= MAX_ANSWER_NOTIFIED_BYTES ? ` ${answer}` : '';
-      notifications?.publish(`run:${runId}${withAnswer}`);
+      const told = answer !== undefined && Buffer.byteLength(answer) <= MAX_ANSWER_NOTIFIED_BYTES ? ` ${answer}` : '';
+      notifications?.publish(`run:${runId}${told}`);
     },
-    queued(userId, told = false) {
+    queued(userId) {
       wakeWork(userId);
-      if (!told) notifications?.publish(`work:${userId}`);
-    },
-    notificationOfQueued: (userId) => notifications?.notification(`work:${userId}`),
-    notificationOfFinished(runId, answerBytes) {
-      const notification = notifications?.notification(`run:${runId}`);
-      return notification === undefined ? undefined : { ...notification, withAnswer: answerBytes <= MAX_ANSWER_NOTIFIED_BYTES };
+      notifications?.publish(`work:${userId}`);
     },
     cancelAsked(userId) {
       emitter.emit(`user:${userId}`, { reason: 'event' } satisfies Wake);

@@ -42,8 +42,8 @@ export type Started =
   | { kind: 'replay'; statusCode: number; json: string }
   /** The key's run, still queued or running. */
   | { kind: 'in_flight'; run: RunRow }
-  /** A new run; `lease` when the calling node runs it itself; `told`: the other instances were told of it already. */
-  | { kind: 'started'; run: RunRow; lease?: Lease; told?: boolean };
+  /** A new run; `lease` when the calling node runs it itself. */
+  | { kind: 'started'; run: RunRow; lease?: Lease };
 
 export type StartRun = (call: ExecuteCall) => Promise<Started>;
 
@@ -100,7 +100,6 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
     const fresh = newRunOf(call, userId, agentId, priceCents, checked, checked.digest, now);
     const run = rowOfQueued(fresh);
     const eventId = timeOrderedId(now);
-    const notification = ctx.runEvents.notificationOfQueued(userId);
     const started = await oneStatement({
       run: fresh,
       labels,
@@ -109,10 +108,8 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       mayWait: queueSeconds > 0,
       onlineSince: now - ctx.runTiming.leaseMs,
       event: { id: eventId, payload: JSON.stringify(payloadOf(run, 'queued', eventId, now)) },
-      // The other instances told in the statement itself (run-events.ts).
-      notification,
     });
-    return started === undefined ? undefined : { kind: 'started', run, told: notification !== undefined };
+    return started === undefined ? undefined : { kind: 'started', run };
   };
   const start = (call: ExecuteCall, userId: string, agentId: string, priceCents: number, agentName: string, checked: InputVerdict): Promise<Started> =>
     ctx.store.transaction(async () => {

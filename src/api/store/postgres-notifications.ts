@@ -15,11 +15,6 @@ export interface Notifications {
   listen(handler: (topic: string) => void): Promise<void>;
   /** Listening, and no other instance listens: nothing another instance changes goes unheard, since there is none. */
   alone(): boolean;
-  /**
-   * For a statement that tells the other instances itself (`SELECT pg_notify(channel, payload)` in it, sent at its
-   * commit): the channel and the payload of `topic`, or undefined when no other instance listens.
-   */
-  notification(topic: string): { channel: string; payload: string } | undefined;
   close(): Promise<void>;
 }
 
@@ -132,7 +127,6 @@ export function createPostgresNotifications(url: string, pool: pg.Pool, onError:
       checking.unref();
     },
     alone: () => client !== undefined && !othersListen,
-    notification: (topic) => (othersListen ? { channel: CHANNEL, payload: `${instance} ${topic}` } : undefined),
     async close() {
       closed = true;
       clearTimeout(retry);

@@ -40,7 +40,7 @@ export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
           const view = runView(run, await ctx.ledger.balance(run.user_id), lease);
           return reply.status(202).send(secrets === undefined ? view : { ...view, lease: { ...view.lease!, secrets } });
         }
-        if (started.kind === 'started') ctx.runEvents.queued(run.user_id, started.told);
+        if (started.kind === 'started') ctx.runEvents.queued(run.user_id);
         const waitMs = preferredWaitMs(request.headers.prefer, ctx.runTiming.executeWaitMs);
         // The answer comes with the wake-up when the run finished here; a run started just now has none to read yet.
         const finalAnswer = async (wake: Wake): Promise<string | undefined> =>
