@@ -17,6 +17,7 @@ import type { RunCaller } from '../node/runs/run-agent.js';
 import type { ServiceClient } from '../node/service/service-client.js';
 import type { NodeCaller } from '../node/work/caller.js';
 import { commandTable, Invocation, type CommandTable } from './invocation.js';
+import { programWordForSudo } from './program-word.js';
 import { Output } from './output.js';
 import { VERSION } from './version.js';
 
@@ -65,7 +66,12 @@ export class CommandContext {
     this.#flags = flags;
     this.env = env;
     const baseUrl = flags.baseUrl ?? (env.SVC_BASE_URL === undefined || env.SVC_BASE_URL.trim() === '' ? undefined : env.SVC_BASE_URL);
-    this.invocation = new Invocation({ commands, baseUrl, node: () => ({ home: this.paths.home, name: this.paths.name }) });
+    this.invocation = new Invocation({
+      commands,
+      baseUrl,
+      node: () => ({ home: this.paths.home, name: this.paths.name }),
+      programForSudo: () => programWordForSudo(entryScript, process.cwd()),
+    });
     this.output = new Output({ json: flags.json === true, color: flags.color !== false, env, carry: (text) => this.invocation.carry(text) });
     this.#location = { root: flags.root, env, entryScript, nodeName: nodeNameOf(flags.node, env) };
   }

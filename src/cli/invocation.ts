@@ -28,6 +28,8 @@ export interface InvocationInputs {
   node: () => { home: string; name: string | undefined } | undefined;
   /** The service in force when a flag or the environment named it (the config file is read by the typed command too). */
   baseUrl: string | undefined;
+  /** How a `sudo` command names this program (program-word.ts); `swarm-node` when not given. */
+  programForSudo?: () => string;
 }
 
 /** A command found in a text: where it starts and ends, and what it says. */
@@ -37,23 +39,25 @@ export interface CommandInText {
   text: string;
   /** `sudo ` when it has it, else ''. */
   sudo: string;
-  /** `NAME=value ` words before `swarm-node`, as written. */
+  /** `NAME=value ` words before the program, as written. */
   environment: string;
-  /** The words after `swarm-node`. */
+  /** `swarm-node`, or a path to a package's bin/swarm-node as a `sudo` command may name it (program-word.ts). */
+  program: string;
+  /** The words after the program. */
   args: string[];
 }
 
 /**
- * Each `swarm-node <command> …` in `text`, `sudo` included, up to where the sentence takes over again: a comma,
- * semicolon or parenthesis, a full stop that ends the sentence, a line's end, two spaces (a column), a shell's
- * redirection or pipe, or " then ", " or ", " and ", " to ".
+ * Each `swarm-node <command> …` in `text` (or a package's `…/bin/swarm-node <command>`), `sudo` included, up to
+ * where the sentence takes over again: a comma, semicolon or parenthesis, a full stop that ends the sentence, a
+ * line's end, two spaces (a column), a shell's redirection or pipe, or " then ", " or ", " and ", " to ".
  * Remedies are written so (test/cli/remedies.test.ts holds every one of them to it).
  */
 export function commandsIn(text: string, commands: CommandTable): CommandInText[] {
   const found: CommandInText[] = [];
-  const start = /(?<![\w/.-])(sudo )?((?:[A-Z][A-Z0-9_]*=\S+ )*)swarm-node (?=(?:--[a-z-]+(?:[ =]\S+)? )*([a-z][a-z-]*))/g;
+  const start = /(?<![\w/.-])(sudo )?((?:[A-Z][A-Z0-9_]*=\S+ )*)(swarm-node|\.{0,2}(?:\/[\w.@+-]+)*\/bin\/swarm-node(?:\.js)?) (?=(?:--[a-z-]+(?:[ =]\S+)? )*([a-z][a-z-]*))/g;
   for (let match = start.exec(text); match !== null; match = start.exec(text)) {
-    if (!commands.has(match[3]!)) continue;
+    if (!commands.has(match[4]!)) continue;
     const rest = text.slice(match.index);
     const stop = /[,;()\n]|\.(?=\s|$)| {2}| [<>|] | (?:then|or|and|to) /.exec(rest.slice(match[0].length));
     const length = stop === null ? rest.length : match[0].length + stop.index;
@@ -64,6 +68,7 @@ export function commandsIn(text: string, commands: CommandTable): CommandInText[
       text: command,
       sudo: match[1] ?? '',
       environment: match[2] ?? '',
+      program: match[3]!,
       args: command.slice(match[0].length).split(/\s+/).filter((word) => word !== ''),
     });
     start.lastIndex = match.index + command.length;
@@ -126,11 +131,13 @@ export class Invocation {
     const root = byRoot && !has('--root') ? ['--root', quoted(where.root!)] : [];
     // A staging root is written as its owner, not as root (install --root is how a non-root user stages a node).
     const sudo = where.root !== undefined ? '' : command.sudo.trim();
+    // sudo looks for the program on its own PATH, where this one may not be yet (program-word.ts).
+    const program = sudo !== '' && command.program === 'swarm-node' ? (safely(this.#inputs.programForSudo ?? (() => 'swarm-node')) ?? 'swarm-node') : command.program;
     return [
       sudo,
       command.environment.trim(),
       ...environment.map(([variable, value]) => `${variable}=${quoted(value)}`),
-      'swarm-node',
+      quoted(program),
       ...command.args,
       ...root,
       ...globals.flatMap(([option, value]) => [option, quoted(value)]),

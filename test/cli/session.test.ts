@@ -1,14 +1,15 @@
 // activate, login, whoami, logout: the built binary against the real svc-api, spec §7 errors end to end.
 import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { writeCredentials } from '../../src/node/identity/credentials.js';
 import { asPrinted, nodeEnv, swarmNode } from '../helpers/cli.js';
 import { confirmPayment, createPayment, payAndConfirm, signIn, signInPaid } from '../helpers/funnel.js';
 import { apiClient } from '../helpers/http.js';
-import { useSvcApi } from '../helpers/svc-api.js';
+import { SWARM_NODE_BIN, useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { loginByMail, signedInNode } from './fixtures.js';
+import { printedCommands } from './remedy-runner.js';
 import { nextMailTo, signInCodeOf } from '../helpers/mailbox.js';
 
 function forge(token: string): string {
@@ -76,6 +77,10 @@ describe('swarm-node activate', () => {
     expect(result.json.deploy_token_file).toBe(file);
     expect(result.stdout + result.stderr).not.toContain(token);
     expect(result.json.next_step).toContain(`install --deploy-token-file ${file}`);
+    // sudo does not look where this program is (it is on no PATH before install): the step names it as run here.
+    const [install] = printedCommands(result.json.next_step);
+    expect(install).toMatchObject({ sudo: 'sudo ', args: expect.arrayContaining(['install']) });
+    expect(resolve(process.cwd(), install!.program)).toBe(SWARM_NODE_BIN);
   });
 
   it('exits 7 with the spec remedy when the payment is not confirmed (--wait 0 tries once; --wait 1 waits about a second)', async () => {

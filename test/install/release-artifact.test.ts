@@ -262,6 +262,8 @@ describe('the runtime a release runs on', { timeout: 120_000 }, () => {
       const reference = /reference ([0-9a-f]{8})/.exec(sent)![1]!;
       await terminal.waitFor(`Code from the mail to ${email}:`);
       await terminal.typeLine(signInCodeOf(await nextMailTo(email, { match: (mail) => mail.text.includes(`reference ${reference}`) })));
+      // Step 2's next step names the package's own program: swarm-node is on no PATH before install.
+      await terminal.waitFor(/Next: sudo (?:\S+=\S+ )*\.\/bin\/swarm-node install --deploy-token-file \.\/deploy-token/, 60_000);
       await terminal.waitFor('<<walk done>>', 120_000);
     } finally {
       terminal.kill();

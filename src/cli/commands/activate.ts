@@ -119,8 +119,9 @@ Example:
         writeFileAtomic(options.deployTokenFile, `${deploy_token}\n`, 0o600);
         tokenFile = options.deployTokenFile;
       }
-      // Without --deploy-token-file the token is on the screen: the next step names the file to put it in.
-      const install = `sudo swarm-node install --deploy-token-file ${tokenFile ?? './deploy-token'}`;
+      // Without --deploy-token-file the token is on the screen: the next step names the file to put it in. Before
+      // install, swarm-node is not on sudo's PATH: the step names this package's own program (program-word.ts).
+      const install = ctx.output.commands(`sudo swarm-node install --deploy-token-file ${tokenFile ?? './deploy-token'}`);
       const result = {
         ...details,
         ...(tokenFile === undefined ? { deploy_token } : { deploy_token_file: tokenFile }),

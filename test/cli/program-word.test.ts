@@ -1,0 +1,57 @@
+// How a printed `sudo` command names the program (src/cli/program-word.ts): sudo's secure_path, not the user's PATH,
+// decides what `sudo swarm-node` runs, so before install a remedy names the package's own bin/swarm-node.
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { programWordForSudo } from '../../src/cli/program-word.js';
+import { tempDir } from '../helpers/temp.js';
+
+/** An unpacked package: bin/swarm-node.js and, in a release, the wrapper bin/swarm-node beside it. */
+function unpackedPackage(parent: string, name: string, wrapper = true): string {
+  const bin = join(parent, name, 'bin');
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(join(bin, 'swarm-node.js'), '#!/usr/bin/env node\n');
+  if (wrapper) writeFileSync(join(bin, 'swarm-node'), '#!/bin/sh\n');
+  for (const file of wrapper ? ['swarm-node.js', 'swarm-node'] : ['swarm-node.js']) chmodSync(join(bin, file), 0o755);
+  return join(bin, 'swarm-node.js');
+}
+
+describe('the program a sudo command names', () => {
+  it('is the package wrapper as typed from where the person stands when sudo would not find swarm-node', () => {
+    const dir = tempDir();
+    const entry = unpackedPackage(dir, 'swarm-node-0.2.0-linux-x64');
+    const emptySudoPath = [join(dir, 'sbin-empty')];
+    expect(programWordForSudo(entry, join(dir, 'swarm-node-0.2.0-linux-x64'), emptySudoPath)).toBe('./bin/swarm-node');
+    expect(programWordForSudo(entry, dir, emptySudoPath)).toBe('./swarm-node-0.2.0-linux-x64/bin/swarm-node');
+    expect(programWordForSudo(entry, '/', emptySudoPath)).toBe('./' + join(dir, 'swarm-node-0.2.0-linux-x64/bin/swarm-node').slice(1));
+    const elsewhere = tempDir();
+    expect(programWordForSudo(entry, elsewhere, emptySudoPath)).toBe(join(dir, 'swarm-node-0.2.0-linux-x64/bin/swarm-node'));
+  });
+
+  it('is bin/swarm-node.js in a checkout, which has no wrapper', () => {
+    const dir = tempDir();
+    const entry = unpackedPackage(dir, 'checkout', false);
+    expect(programWordForSudo(entry, tempDir(), [join(dir, 'none')])).toBe(entry);
+  });
+
+  it('is swarm-node once sudo finds this package there, and the path while it finds another release', () => {
+    const dir = tempDir();
+    const entry = unpackedPackage(join(dir, 'opt'), 'releases/0.2.0');
+    const other = unpackedPackage(join(dir, 'opt'), 'releases/0.1.0');
+    const sudoPath = join(dir, 'usr-local-bin');
+    mkdirSync(sudoPath);
+    symlinkSync(join(other, '..', 'swarm-node'), join(sudoPath, 'swarm-node'));
+    expect(programWordForSudo(entry, tempDir(), [sudoPath])).toBe(join(entry, '..', 'swarm-node'));
+    const current = join(dir, 'opt', 'current');
+    symlinkSync(join(dir, 'opt', 'releases/0.2.0'), current);
+    const installed = join(dir, 'installed-bin');
+    mkdirSync(installed);
+    symlinkSync(join(current, 'bin', 'swarm-node'), join(installed, 'swarm-node'));
+    expect(programWordForSudo(entry, tempDir(), [sudoPath, installed])).toBe('swarm-node');
+  });
+
+  it('is swarm-node when the running script is not ours (a test runner building the program in its process)', () => {
+    expect(programWordForSudo(process.argv[1], process.cwd(), [])).toBe('swarm-node');
+    expect(programWordForSudo(undefined, process.cwd(), [])).toBe('swarm-node');
+  });
+});
