@@ -7,6 +7,12 @@ const HOUR_MS = 3_600_000;
 const CLEANUP_POINTS = 2;
 /** Beyond this, "full in" is no forecast a person acts on. */
 const HORIZON_HOURS = 365 * 24;
+/**
+ * Samples closer together than this show a file being written, not a trend: runs seconds apart (a person trying the
+ * agent, a build beside it) would forecast "full in hours" from a temporary file. Half an hour is six runs at the
+ * documented `--every 5m`.
+ */
+const MIN_SPAN_HOURS = 0.5;
 
 /** `{slope, intercept, se}` of y over x by least squares; `se` is the slope's standard error (null for 2 points). */
 export function fitLine(points) {
@@ -39,11 +45,11 @@ const round = (value, digits) => Math.round(value * 10 ** digits) / 10 ** digits
 /**
  * When a filesystem will be full, from its samples `[{at (ms), used_percent}]` oldest first, at `now`:
  * `{rate_percent_per_hour, hours_to_full, full_at, samples}`, or null when it is not filling (flat, shrinking, noise,
- * a year or more away) or one sample cannot tell.
+ * a year or more away) or the samples cannot tell (one, or all within MIN_SPAN_HOURS).
  */
 export function fillForecast(samples, now) {
   const recent = sinceCleanup(samples);
-  if (recent.length < 2) return null;
+  if (recent.length < 2 || (recent.at(-1).at - recent[0].at) / HOUR_MS < MIN_SPAN_HOURS) return null;
   const fit = fitLine(recent.map((sample) => ({ x: (sample.at - now) / HOUR_MS, y: sample.used_percent })));
   if (fit === null || fit.slope <= 0) return null;
   // Not told apart from noise: the slope is within twice its standard error of zero.

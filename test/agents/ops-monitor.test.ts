@@ -156,6 +156,20 @@ describe('agent_ops_monitor_004', () => {
     expect(run.json.status).toBe('critical');
   });
 
+  it('forecasts nothing from runs minutes apart, however fast the disk filled between them: a file being written is no trend', async () => {
+    const stateDir = tempDir('ops-state-');
+    const first = await runAgentProcess(AGENT, {}, { stateDir });
+    const root = (first.json.filesystems as { mount: string; used_percent: number }[]).find((fs) => fs.mount === '/')!;
+    const sample = JSON.parse(readFileSync(join(stateDir, 'history.jsonl'), 'utf8').trim().split('\n')[0]!) as Record<string, unknown>;
+    // Three runs in the last twenty minutes, / five points emptier at each: at that rate it would be full within hours.
+    const earlier = [20, 10, 1].map((minutes, i) => ({ ...sample, at: Date.now() - minutes * 60_000, filesystems: { '/': root.used_percent - (3 - i) * 5 } }));
+    writeFileSync(join(stateDir, 'history.jsonl'), `${earlier.map((line) => JSON.stringify(line)).join('\n')}\n`);
+    const run = await runAgentProcess(AGENT, {}, { stateDir });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect((run.json.filesystems as { mount: string; full_forecast?: unknown }[]).find((fs) => fs.mount === '/')!.full_forecast ?? null).toBeNull();
+    expect((run.json.findings as Finding[]).filter((finding) => finding.check === 'filesystem_forecast')).toEqual([]);
+  });
+
   it('has no history without a state directory, and says so', async () => {
     const run = await runAgentProcess(AGENT, {});
     expect(run.exitCode, run.stderr).toBe(0);
