@@ -5,7 +5,9 @@
 // The host keeps one claim file per uid in /var/lib/svc-swarm-node/agent-uids, naming the home and the agent: on
 // disk, not in /run, because the state images keep files of that uid across reboots. A claim whose home has no var/
 // any more (a home removed, a test's scratch home) is given to the next home that needs one: nothing of that uid is
-// left anywhere, its state went with the home.
+// left anywhere, its state went with the home. Only a process that sees the host's homes may decide that: agent-exec
+// under systemd (./agent-exec.ts) sees neither other nodes' homes nor /tmp, so it claims free uids and never takes one
+// over.
 import { mkdirSync, openSync, readdirSync, readFileSync, rmSync, closeSync, writeFileSync, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { processIsAlive } from '../host/process-alive.js';
@@ -23,8 +25,11 @@ interface Claim {
 
 const known = new Map<string, RunIdentity>();
 
-/** The uid and gid of `agentId` on the node at `home`: its claim, or a free uid claimed now. */
-export function agentIdentity(home: string, agentId: string, dir: string = HOST_AGENT_UIDS_DIR): RunIdentity {
+/**
+ * The uid and gid of `agentId` on the node at `home`: its claim, or a free uid claimed now; with `reclaim`, a uid
+ * whose home is gone counts as free.
+ */
+export function agentIdentity(home: string, agentId: string, dir: string = HOST_AGENT_UIDS_DIR, options: { reclaim: boolean } = { reclaim: true }): RunIdentity {
   const wanted: Claim = { home: resolve(home), agent_id: agentId };
   const key = `${dir}\n${wanted.home}\n${agentId}`;
   const cached = known.get(key);
@@ -37,7 +42,7 @@ export function agentIdentity(home: string, agentId: string, dir: string = HOST_
     const taken = new Map(claims);
     for (let uid = AGENT_UID_BASE; uid < AGENT_UID_BASE + AGENT_UID_COUNT; uid += 1) {
       const claim = taken.get(uid);
-      if (claim !== undefined && existsSync(join(claim.home, 'var'))) continue;
+      if (claim !== undefined && (!options.reclaim || existsSync(join(claim.home, 'var')))) continue;
       writeFileSync(join(dir, String(uid)), `${JSON.stringify(wanted)}\n`, { mode: 0o600 });
       return uid;
     }
