@@ -17,7 +17,7 @@ import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { runAgentProcess, RUN_CANCELLED, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
 import { ownCgroupCounters } from './cgroup-probe.js';
@@ -188,9 +188,12 @@ function agentIdentityHere(agentId: string, env: NodeJS.ProcessEnv): RunIdentity
   return agentIdentity(env.SWARM_NODE_HOME, agentId, HOST_AGENT_UIDS_DIR, { reclaim: false });
 }
 
-/** The agent's state directory (SWARM_STATE_DIR): its own uid's under the unit's StateDirectory=, or this user's. */
+/**
+ * The agent's state directory (SWARM_STATE_DIR): its own uid's under the unit's StateDirectory=, or this user's.
+ * systemd lists the unit's state directories sorted: the agents' is the one that does not hold the uid claims.
+ */
 function prepareStateDir(agentId: string, identity: RunIdentity | undefined, env: NodeJS.ProcessEnv): string | undefined {
-  const parent = env.STATE_DIRECTORY?.split(':')[0];
+  const parent = env.STATE_DIRECTORY?.split(':').find((dir) => dir !== dirname(HOST_AGENT_UIDS_DIR));
   if (parent === undefined) return undefined;
   if (identity !== undefined) return prepareAgentStateDir(parent, agentId, identity);
   const dir = join(parent, agentId);
