@@ -186,6 +186,13 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     expect(again).toMatchObject({ status: 'succeeded', output: { uid: victimUid, own: ['the index of a corpus only the victim reads'] } });
   });
 
+  it("a run past its time limit is stopped by agent-exec, which may signal the agent's uid (CAP_KILL), and fails timeout", async () => {
+    const question = JSON.stringify({ port, hold: '/opt/never-made' });
+    const result = await container.exec(['swarm-node', '--json', 'run', AGENT, '--timeout-seconds', '1', '--input', `question=${question}`]);
+    const answer = JSON.parse(result.stdout) as { error?: Record<string, unknown> };
+    expect(answer.error, result.stdout).toMatchObject({ charged_cents: 0, output: { error: 'timeout' } });
+  });
+
   it('a run that fills its TMPDIR fails disk_quota and is refunded', async () => {
     const filled = await probe(undefined, { fill: true });
     expect(filled, JSON.stringify(filled)).toMatchObject({ status: 'failed', charged_cents: 0, output: { error: 'disk_quota' } });
