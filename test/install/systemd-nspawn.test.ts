@@ -132,6 +132,10 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     const state = statSync(join(root, `/var/lib/svc-swarm-node-agents/${AGENT}`));
     expect([state.uid, state.mode & 0o7777]).toEqual([seen.uid, 0o700]);
     expect(statSync(join(root, '/var/lib/svc-swarm-node-agents')).mode & 0o7777).toBe(0o711);
+    // Its claim on this host: its node's home and agent, and its state, which outlives an uninstall of the home.
+    const claims = join(root, '/var/lib/svc-swarm-node/agent-uids');
+    expect(statSync(claims).mode & 0o7777).toBe(0o700);
+    expect(JSON.parse(readFileSync(join(claims, String(seen.uid)), 'utf8'))).toEqual({ home: HOME, agent_id: AGENT, keeps: `/var/lib/svc-swarm-node-agents/${AGENT}` });
     expect(seen.tmp_bytes).toBe(64 * MiB);
     // Nothing it writes lands outside its caps: the unit's private /tmp on the host's /tmp is read-only.
     expect(seen.tmp_root).toBe('EROFS');

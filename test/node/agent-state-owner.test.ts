@@ -26,6 +26,21 @@ describe('agent uid claims', () => {
     expect(JSON.parse(readFileSync(join(claims, String(AGENT_UID_BASE)), 'utf8'))).toMatchObject({ agent_id: 'agent_a' });
     expect(agentIdentity(other, 'agent_c', claims).uid).toBe(AGENT_UID_BASE);
   });
+
+  it('of a systemd node hold while its agent\'s state outside the home is there (uninstall --purge leaves it)', () => {
+    const claims = tempDir('claims-');
+    const purged = tempDir('home-');
+    mkdirSync(join(purged, 'var'));
+    const state = join(tempDir('agents-'), 'agent_a');
+    mkdirSync(state);
+    expect(agentIdentity(purged, 'agent_a', claims, { reclaim: false, keeps: state }).uid).toBe(AGENT_UID_BASE);
+    rmSync(join(purged, 'var'), { recursive: true });
+    const other = tempDir('home-');
+    mkdirSync(join(other, 'var'));
+    expect(agentIdentity(other, 'agent_b', claims).uid).toBe(AGENT_UID_BASE + 1);
+    rmSync(state, { recursive: true });
+    expect(agentIdentity(other, 'agent_c', claims).uid).toBe(AGENT_UID_BASE);
+  });
 });
 
 describe.skipIf(process.getuid?.() !== 0)("an agent's state directory under systemd", () => {

@@ -131,8 +131,9 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
   let identity: RunIdentity | undefined;
   let stateDir: string | undefined;
   try {
-    identity = agentIdentityHere(request.agent_id, env);
-    stateDir = prepareStateDir(request.agent_id, identity, env);
+    const stateParent = env.STATE_DIRECTORY?.split(':').find((dir) => dir !== dirname(HOST_AGENT_UIDS_DIR));
+    identity = agentIdentityHere(request.agent_id, env, stateParent);
+    stateDir = prepareStateDir(request.agent_id, identity, stateParent);
   } catch (error) {
     return answer({ status: 'failed', error: 'spawn', message: `agent-exec: ${(error as Error).message}`, stderrTail: '' });
   }
@@ -182,18 +183,18 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
  * never taken over from another home (none is visible in here); none under an older unit's dynamic user, which the
  * agent shares. An agent is never run as root.
  */
-function agentIdentityHere(agentId: string, env: NodeJS.ProcessEnv): RunIdentity | undefined {
+function agentIdentityHere(agentId: string, env: NodeJS.ProcessEnv, stateParent: string | undefined): RunIdentity | undefined {
   if (process.getuid?.() !== 0) return undefined;
   if (env.SWARM_NODE_HOME === undefined) throw new Error('runs as root without SWARM_NODE_HOME (its unit sets it): no agent uid to run as');
-  return agentIdentity(env.SWARM_NODE_HOME, agentId, HOST_AGENT_UIDS_DIR, { reclaim: false });
+  return agentIdentity(env.SWARM_NODE_HOME, agentId, HOST_AGENT_UIDS_DIR, { reclaim: false, ...(stateParent === undefined ? {} : { keeps: join(stateParent, agentId) }) });
 }
 
 /**
- * The agent's state directory (SWARM_STATE_DIR): its own uid's under the unit's StateDirectory=, or this user's.
- * systemd lists the unit's state directories sorted: the agents' is the one that does not hold the uid claims.
+ * The agent's state directory (SWARM_STATE_DIR) in `parent`, the unit's StateDirectory= of the agents (systemd lists
+ * a unit's state directories sorted: theirs is the one that does not hold the uid claims): its own uid's, or this
+ * user's under an older unit.
  */
-function prepareStateDir(agentId: string, identity: RunIdentity | undefined, env: NodeJS.ProcessEnv): string | undefined {
-  const parent = env.STATE_DIRECTORY?.split(':').find((dir) => dir !== dirname(HOST_AGENT_UIDS_DIR));
+function prepareStateDir(agentId: string, identity: RunIdentity | undefined, parent: string | undefined): string | undefined {
   if (parent === undefined) return undefined;
   if (identity !== undefined) return prepareAgentStateDir(parent, agentId, identity);
   const dir = join(parent, agentId);
