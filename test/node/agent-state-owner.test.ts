@@ -75,6 +75,6 @@ describe.skipIf(process.getuid?.() !== 0)("an agent's state directory under syst
     const parent = tempDir('agents-');
     mkdirSync(join(parent, 'agent_a'));
     lchownSync(join(parent, 'agent_a'), AGENT_UID_BASE + 901, AGENT_UID_BASE + 901);
-    expect(() => prepareAgentStateDir(parent, 'agent_a', agent)).toThrow(/belongs to uid 61001, not to this agent's uid 61000/);
+    expect(() => prepareAgentStateDir(parent, 'agent_a', agent)).toThrow(`belongs to uid 61001, not to this agent's uid 61000: as root, chown -R 61000:61000 ${join(parent, 'agent_a')}`);
   });
 });

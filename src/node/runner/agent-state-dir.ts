@@ -9,7 +9,6 @@
 // user, stays root's. What sits where the directory goes and is none (a link, planted the same way) is removed.
 import { chmodSync, lchownSync, lstatSync, mkdirSync, readdirSync, rmSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { SvcError } from '../../contract/errors.js';
 import type { RunIdentity } from './isolation.js';
 
 /** `<parent>/<agentId>`, the agent's own: made, or taken over from root, for `identity`. */
@@ -27,9 +26,8 @@ export function prepareAgentStateDir(parent: string, agentId: string, identity: 
   }
   if (found.uid === identity.uid) return dir;
   if (found.uid !== 0) {
-    throw new SvcError('local_state', `the state directory ${dir} belongs to uid ${found.uid}, not to this agent's uid ${identity.uid}`, {
-      remedy: `As root: chown -R ${identity.uid}:${identity.gid} ${dir}`,
-    });
+    // The run's failure message is all its user and the operator see of it: the remedy goes in it.
+    throw new Error(`the state directory ${dir} belongs to uid ${found.uid}, not to this agent's uid ${identity.uid}: as root, chown -R ${identity.uid}:${identity.gid} ${dir}`);
   }
   chmodSync(dir, 0o700);
   takeOver(dir, found, identity);
