@@ -1,7 +1,9 @@
 // The systemd mode under a real systemd (docs/operations.md "Agent isolation"; ../shared/design/SYSTEMD-TESTS.md):
 // a Debian root file system booted with systemd-nspawn, the release (with its Node runtime) installed in it twice, as
 // the default node and as node gpu, each agent run then a svc-swarm-node-agent@ service started by the node's agent
-// socket. Checked there: each node's runs are a dynamic user of its own that cannot reach the other node's state;
+// socket. Checked there: each agent of each node runs as a uid of its own, with no capability, and a hostile one
+// cannot list, read or write another agent's state on its node or the other node's, signal another agent's run or
+// become its uid, while that agent's runs go on; state a node's former dynamic user left is taken over by its agent;
 // a run has no network (PrivateNetwork=, IPAddressDeny=any); its TMPDIR is a 64 MiB tmpfs, and filling it fails the run
 // disk_quota; its artifacts directory is a tmpfs of 128 MiB whose files reach the service; the unit's cgroup limits are set on the running service. What the container cannot do is enforce
 // those limits (the host's cgroup v1 controllers are not delegated to it): memory, tasks and CPU per run are
@@ -11,7 +13,7 @@
 // The root file system takes about a minute to build (debootstrap, from the mirror apt uses). SWARM_TEST_ROOTFS, a
 // directory holding one already built, is copied instead (for running this file again and again by hand).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lchownSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,10 +22,13 @@ import { agentProgram } from '../helpers/bundles.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
 import { buildRelease, signingKey } from './release-support.js';
+import { AGENT_UID_BASE, AGENT_UID_COUNT } from '../../src/node/runner/agent-ids.js';
 
 // The service checks a run's input against the built-in agent's schema whatever bundle runs it: the probe takes its
 // instructions as the tutor's one string field.
 const AGENT = 'agent_svc_skills_005';
+// Another agent of the same node, the probe too (its catalog schema wants a corpus beside the question): the victim.
+const VICTIM = 'agent_research_rag_015';
 const HOME = '/opt/svc/swarm-node';
 const GPU_HOME = '/opt/svc/swarm-node/nodes/gpu';
 const MiB = 1024 * 1024;
@@ -38,11 +43,26 @@ const PROBE = agentProgram(`const fs = await import('node:fs');
   const net = await import('node:net');
   const attempt = (fn) => { try { const value = fn(); return value === undefined ? 'allowed' : value; } catch (error) { return error.code ?? error.message; } };
   const asked = JSON.parse(run.input.question);
-  const out = { uid: process.getuid(), state: process.env.SWARM_STATE_DIR };
+  const out = { uid: process.getuid(), gid: process.getgid(), groups: process.getgroups(), state: process.env.SWARM_STATE_DIR };
+  out.caps = Object.fromEntries(fs.readFileSync('/proc/self/status', 'utf8').split('\\n').filter((line) => line.startsWith('Cap')).map((line) => line.split(/:\\s+/)));
   if (asked.fill) { try { for (let i = 0; ; i += 1) fs.writeFileSync(process.env.TMPDIR + '/fill-' + i, Buffer.alloc(1 << 20, 1)); } catch (error) { out.fill = error.code; } }
   out.tmp_root = attempt(() => fs.writeFileSync('/tmp/outside', 'x'));
   if (asked.write) fs.writeFileSync(process.env.SWARM_STATE_DIR + '/secret', asked.write);
   if (asked.read) out.read = attempt(() => fs.readFileSync(asked.read, 'utf8'));
+  if (asked.own) out.own = asked.own.map((name) => attempt(() => fs.readFileSync(process.env.SWARM_STATE_DIR + '/' + name, 'utf8')));
+  if (asked.pidfile) fs.writeFileSync(process.env.SWARM_STATE_DIR + '/pid', String(process.pid));
+  if (asked.attack) {
+    const { dir, pids, uid } = asked.attack;
+    out.attack = {
+      list: attempt(() => fs.readdirSync(dir)),
+      list_parent: attempt(() => fs.readdirSync(dir + '/..')),
+      read: attempt(() => fs.readFileSync(dir + '/secret', 'utf8')),
+      write: attempt(() => fs.writeFileSync(dir + '/planted', 'x')),
+      signal: pids.map((pid) => attempt(() => { process.kill(pid, 'SIGKILL'); })),
+      setuid: attempt(() => process.setuid(uid)),
+      claims: attempt(() => fs.readdirSync('/var/lib/svc-swarm-node/agent-uids')),
+    };
+  }
   const size = (path) => { const s = fs.statfsSync(path); return s.blocks * s.bsize; };
   out.tmp_bytes = size(process.env.TMPDIR);
   out.shm_bytes = size('/dev/shm');
@@ -70,16 +90,17 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
       await fundWallet(service.baseUrl, email, 200);
     }
     tokens.forEach((token, index) => writeFileSync(join(root, 'root', `token-${index}`), `${token}\n`, { mode: 0o600 }));
+    leaveDynamicUserState(root);
     container = await Container.boot(root, service.baseUrl);
     for (const [index, name] of [[0, undefined], [1, 'gpu']] as const) {
       const install = await container.exec(['/opt/swarm-release/bin/swarm-node', 'install', '--from', '/opt/swarm-release', '--deploy-token-file', `/root/token-${index}`, ...(name === undefined ? [] : ['--name', name])]);
       expect(install.exitCode, install.stderr + install.stdout).toBe(0);
     }
     // Each node runs the probe as its own bundle of AGENT (the home's agents/ comes before the release's).
-    for (const home of [HOME, GPU_HOME]) {
-      mkdirSync(join(root, home, 'agents', AGENT), { recursive: true });
-      writeFileSync(join(root, home, 'agents', AGENT, 'agent.json'), JSON.stringify({ agent_id: AGENT, version: '0.0.0-test', entry: ['node', 'main.mjs'], input_schema: { type: 'object' } }));
-      writeFileSync(join(root, home, 'agents', AGENT, 'main.mjs'), PROBE);
+    for (const [home, agent] of [[HOME, AGENT], [HOME, VICTIM], [GPU_HOME, AGENT]] as const) {
+      mkdirSync(join(root, home, 'agents', agent), { recursive: true });
+      writeFileSync(join(root, home, 'agents', agent, 'agent.json'), JSON.stringify({ agent_id: agent, version: '0.0.0-test', entry: ['node', 'main.mjs'], input_schema: { type: 'object' } }));
+      writeFileSync(join(root, home, 'agents', agent, 'main.mjs'), PROBE);
     }
   }, 600_000);
 
@@ -88,20 +109,33 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
   }, 120_000);
 
   /** `swarm-node run` on a node of the container: the run goes through its agent socket to an agent unit. */
-  async function probe(node: string | undefined, input: Record<string, unknown>): Promise<Record<string, unknown>> {
+  async function probe(node: string | undefined, input: Record<string, unknown>, agent: string = AGENT): Promise<Record<string, unknown>> {
     const question = JSON.stringify({ port, ...input });
-    const result = await container.exec(['swarm-node', ...(node === undefined ? [] : ['--node', node]), '--json', 'run', AGENT, '--input', `question=${question}`]);
+    const corpus = agent === VICTIM ? ['--input', 'corpus=/srv'] : [];
+    const result = await container.exec(['swarm-node', ...(node === undefined ? [] : ['--node', node]), '--json', 'run', agent, '--input', `question=${question}`, ...corpus]);
     expect(result.stdout, result.stderr).not.toBe('');
     // A failed run is the command's error (exit 1), carrying the run's charge and output.
     const answer = JSON.parse(result.stdout) as Record<string, unknown>;
     return answer.error === undefined ? answer : { status: 'failed', ...(answer.error as Record<string, unknown>) };
   }
 
-  it("each node's runs are a dynamic user of its own, with no network, TMPDIR and /dev/shm of 64 MiB, and cannot read the other node's state", async () => {
+  it("each node's agent runs as a uid of its own with no capability, no network, TMPDIR and /dev/shm of 64 MiB, and cannot read the other node's state", async () => {
     const first = await probe(undefined, { write: 'default node', artifact: 'written in the unit' });
     expect(first, JSON.stringify(first)).toMatchObject({ status: 'succeeded', output: { state: `/var/lib/svc-swarm-node-agents/${AGENT}` } });
     const seen = first.output as Record<string, unknown>;
-    expect(seen.uid).toBeGreaterThanOrEqual(61184); // systemd's DynamicUser range
+    // The host's agent uids (runner/agent-ids.ts), a gid of the same number and no other group.
+    expect(seen.uid).toBeGreaterThanOrEqual(AGENT_UID_BASE);
+    expect(seen.uid).toBeLessThan(AGENT_UID_BASE + AGENT_UID_COUNT);
+    expect(seen).toMatchObject({ gid: seen.uid, groups: [seen.uid] });
+    // agent-exec's capabilities went with uid 0: the agent holds none, and none is in a set it could raise them from.
+    expect(seen.caps).toMatchObject({ CapInh: '0000000000000000', CapPrm: '0000000000000000', CapEff: '0000000000000000', CapAmb: '0000000000000000' });
+    const state = statSync(join(root, `/var/lib/svc-swarm-node-agents/${AGENT}`));
+    expect([state.uid, state.mode & 0o7777]).toEqual([seen.uid, 0o700]);
+    expect(statSync(join(root, '/var/lib/svc-swarm-node-agents')).mode & 0o7777).toBe(0o711);
+    // Its claim on this host: its node's home and agent, and its state, which outlives an uninstall of the home.
+    const claims = join(root, '/var/lib/svc-swarm-node/agent-uids');
+    expect(statSync(claims).mode & 0o7777).toBe(0o700);
+    expect(JSON.parse(readFileSync(join(claims, String(seen.uid)), 'utf8'))).toEqual({ home: HOME, agent_id: AGENT, keeps: `/var/lib/svc-swarm-node-agents/${AGENT}` });
     expect(seen.tmp_bytes).toBe(64 * MiB);
     // Nothing it writes lands outside its caps: the unit's private /tmp on the host's /tmp is read-only.
     expect(seen.tmp_root).toBe('EROFS');
@@ -112,14 +146,55 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     // PrivateNetwork=: its own loopback only; the host's service (on the host's loopback) is out of reach.
     expect(seen.connect).toMatch(/^E[A-Z]+$/);
 
-    const gpu = await probe('gpu', { read: `/var/lib/svc-swarm-node-agents/${AGENT}/secret` });
+    // Node gpu was "upgraded": its agent's state is what the node's former dynamic user left (leaveDynamicUserState).
+    const gpu = await probe('gpu', { read: `/var/lib/svc-swarm-node-agents/${AGENT}/secret`, own: ['secret', 'deep/inner'] });
     expect(gpu, JSON.stringify(gpu)).toMatchObject({ status: 'succeeded', output: { state: `/var/lib/svc-swarm-node-agents-gpu/${AGENT}` } });
     const other = gpu.output as Record<string, unknown>;
     expect(other.uid).not.toBe(seen.uid);
-    expect(['EACCES', 'ENOENT']).toContain(other.read);
+    expect(other.read).toBe('EACCES');
+    // Its first run took the tree over: its files are its uid's, but for what a link there points at elsewhere.
+    expect(other.own).toEqual(['left by the dynamic user', 'deep down']);
+    const gpuState = join(root, `/var/lib/svc-swarm-node-agents-gpu/${AGENT}`);
+    for (const path of [gpuState, join(gpuState, 'secret'), join(gpuState, 'deep'), join(gpuState, 'deep/inner'), join(gpuState, 'shadow')]) {
+      expect(lstatSync(path).uid, path).toBe(other.uid);
+    }
+    expect(lstatSync(join(gpuState, 'shadow')).isSymbolicLink()).toBe(true);
+    expect(statSync(join(root, 'etc/shadow')).uid).toBe(0);
+    expect(statSync(join(root, 'etc/debian_version')).uid).toBe(0);
     // The state the first run wrote is there for the next run of its own node.
     const again = await probe(undefined, { read: `/var/lib/svc-swarm-node-agents/${AGENT}/secret` });
     expect(again).toMatchObject({ status: 'succeeded', output: { read: 'default node' } });
+  });
+
+  it("a hostile agent cannot list, read or write another agent's state on its node, signal its run or take its uid, and that agent's runs go on", async () => {
+    const victimState = `/var/lib/svc-swarm-node-agents/${VICTIM}`;
+    const hold = '/opt/victim-hold';
+    const victimRun = probe(undefined, { write: 'the index of a corpus only the victim reads', pidfile: true, hold }, VICTIM);
+    // The victim's agent (its pid as the container sees it) and its unit's agent-exec, while it runs.
+    const agentPid = await waitFor(async () => (existsSync(join(root, victimState, 'pid')) ? Number(readFileSync(join(root, victimState, 'pid'), 'utf8')) : undefined), 'the victim to start', 60_000);
+    const unit = await runningAgentUnit();
+    const execPid = Number((await container.exec(['systemctl', 'show', unit, '-p', 'MainPID', '--value'])).stdout.trim());
+    const victimUid = statSync(join(root, victimState)).uid;
+
+    const hostile = await probe(undefined, { attack: { dir: victimState, pids: [agentPid, execPid], uid: victimUid } });
+    writeFileSync(join(root, hold), '');
+    expect(hostile, JSON.stringify(hostile)).toMatchObject({ status: 'succeeded' });
+    const seen = hostile.output as Record<string, unknown>;
+    expect(seen.uid).not.toBe(victimUid);
+    expect(seen.attack).toEqual({ list: 'EACCES', list_parent: 'EACCES', read: 'EACCES', write: 'EACCES', signal: ['EPERM', 'EPERM'], setuid: 'EPERM', claims: 'EACCES' });
+
+    const victim = await victimRun;
+    expect(victim, JSON.stringify(victim)).toMatchObject({ status: 'succeeded', output: { uid: victimUid } });
+    expect(readdirSync(join(root, victimState)).sort()).toEqual(['pid', 'secret']);
+    const again = await probe(undefined, { own: ['secret'] }, VICTIM);
+    expect(again).toMatchObject({ status: 'succeeded', output: { uid: victimUid, own: ['the index of a corpus only the victim reads'] } });
+  });
+
+  it("a run past its time limit is stopped by agent-exec, which may signal the agent's uid (CAP_KILL), and fails timeout", async () => {
+    const question = JSON.stringify({ port, hold: '/opt/never-made' });
+    const result = await container.exec(['swarm-node', '--json', 'run', AGENT, '--timeout-seconds', '1', '--input', `question=${question}`]);
+    const answer = JSON.parse(result.stdout) as { error?: Record<string, unknown> };
+    expect(answer.error, result.stdout).toMatchObject({ charged_cents: 0, output: { error: 'timeout' } });
   });
 
   it('a run that fills its TMPDIR fails disk_quota and is refunded', async () => {
@@ -127,10 +202,9 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     expect(filled, JSON.stringify(filled)).toMatchObject({ status: 'failed', charged_cents: 0, output: { error: 'disk_quota' } });
   });
 
-  it("a running agent unit carries the runner's limits (set by systemd, enforced by the host's cgroups outside this container)", async () => {
-    const hold = '/opt/release-hold';
-    const running = probe(undefined, { hold });
-    const unit = await waitFor(
+  /** The one agent unit running on the default node (a test runs one at a time). */
+  function runningAgentUnit(): Promise<string> {
+    return waitFor(
       async () => {
         const list = await container.exec(['systemctl', 'list-units', '--plain', '--no-legend', 'svc-swarm-node-agent@*']);
         return list.stdout.split('\n').map((line) => line.trim().split(/\s+/)[0]).find((name) => name?.endsWith('.service'));
@@ -138,6 +212,12 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
       'a running agent unit',
       60_000,
     );
+  }
+
+  it("a running agent unit carries the runner's limits (set by systemd, enforced by the host's cgroups outside this container)", async () => {
+    const hold = '/opt/release-hold';
+    const running = probe(undefined, { hold });
+    const unit = await runningAgentUnit();
     const shown = await container.exec(['systemctl', 'show', unit, '-p', 'MemoryMax,MemorySwapMax,TasksMax,CPUQuotaPerSecUSec,IPAddressAllow,IPAddressDeny,DynamicUser,OOMPolicy']);
     writeFileSync(join(root, hold), '');
     // systemd lists an address set in no fixed order.
@@ -150,13 +230,35 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
         'CPUQuotaPerSecUSec=1s',
         'IPAddressAllow=127.0.0.0/8 ::1/128',
         'IPAddressDeny=0.0.0.0/0 ::/0',
-        'DynamicUser=yes',
+        'DynamicUser=no',
         'OOMPolicy=continue',
       ].sort(),
     );
     expect((await running).status).toBe('succeeded');
   });
 });
+
+/**
+ * Node gpu's agent state as a release before agents had uids of their own left it: the agent unit's dynamic user
+ * (a uid of systemd's DynamicUser range) owning /var/lib/private/svc-swarm-node-agents-gpu, reached through a link,
+ * with a directory of mode 0000 in it, a link to /etc/shadow and a hard link of /etc/debian_version (which another agent
+ * could have planted while the node's agents shared that user).
+ */
+function leaveDynamicUserState(root: string): void {
+  const dynamicUid = 61_999;
+  const top = join(root, 'var/lib/private/svc-swarm-node-agents-gpu');
+  const dir = join(top, AGENT);
+  mkdirSync(join(dir, 'deep'), { recursive: true, mode: 0o700 });
+  chmodSync(join(root, 'var/lib/private'), 0o700);
+  writeFileSync(join(dir, 'secret'), 'left by the dynamic user', { mode: 0o600 });
+  writeFileSync(join(dir, 'deep/inner'), 'deep down', { mode: 0o600 });
+  symlinkSync('/etc/shadow', join(dir, 'shadow'));
+  // A file install leaves alone (useradd replaces /etc/gshadow, for one), so the link stays one.
+  linkSync(join(root, 'etc/debian_version'), join(dir, 'version'));
+  for (const path of [top, dir, join(dir, 'secret'), join(dir, 'deep'), join(dir, 'deep/inner'), join(dir, 'shadow')]) lchownSync(path, dynamicUid, dynamicUid);
+  chmodSync(join(dir, 'deep'), 0o000);
+  symlinkSync('private/svc-swarm-node-agents-gpu', join(root, 'var/lib/svc-swarm-node-agents-gpu'));
+}
 
 /** A Debian root file system with systemd: built by debootstrap, or copied from SWARM_TEST_ROOTFS. */
 async function makeRootfs(root: string): Promise<void> {

@@ -8,7 +8,9 @@
 //            on the socket the way the unit's Accept=yes does and starts the built `swarm-node agent-exec` with the
 //            connection as its stdin and stdout, under another user, with a /tmp of its own (the unit's User= and
 //            PrivateTmp=, by the same kernel means). It leaves out the unit's InaccessiblePaths=: the file modes
-//            alone must refuse the agent, so this checks more than the unit needs.
+//            alone must refuse the agent, so this checks more than the unit needs. It runs agent-exec as the unit of
+//            a release before agents had uids of their own did; the unit as it is now (agent-exec as root, the agent
+//            as its own uid) runs under a real systemd in test/install/systemd-nspawn.test.ts.
 import { randomUUID } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';

@@ -1,8 +1,11 @@
 // Agent runs as systemd services (docs/operations.md "Agent isolation"): on an installed node systemd listens on
 // the agent socket (svc-swarm-node-agent.socket, Accept=yes) and starts one svc-swarm-node-agent@.service per
-// connection, as the agent user, in a sandbox of its own: a private /tmp for the run's directory, the node's etc/
-// and var/ out of sight, no capabilities, cgroup limits. The daemon keeps none of the privileges a uid switch
-// needs, so its own unit stays as locked down as before.
+// connection, in a sandbox of its own: a private /tmp for the run's directory, the node's etc/ and var/ out of sight,
+// cgroup limits. The service starts as root with only CAP_SETUID, CAP_SETGID, CAP_CHOWN and CAP_KILL: it runs the
+// agent as a uid of its agent's own on this node (./agent-ids.ts, the claims bubblewrap's runs use too), which the
+// kernel leaves with no capability, in a state directory only that uid may enter (./agent-state-dir.ts); once the
+// agent ended it becomes that uid itself to read what the run left. The daemon keeps none of the privileges a uid
+// switch needs, so its own unit stays as locked down as before.
 //
 // The exchange on the connection: the daemon sends one JSON line (AgentExecRequest) and keeps its side open; the
 // service (`swarm-node agent-exec`, stdin and stdout on the connection) runs the agent, sends what it writes as it
@@ -14,12 +17,15 @@ import { once } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { runAgentProcess, RUN_CANCELLED, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
 import { ownCgroupCounters } from './cgroup-probe.js';
 import { MAX_ARTIFACT_BYTES } from '../../contract/jobs.js';
 import { directoryArtifacts, type HeldArtifacts } from './artifact-source.js';
+import { agentIdentity, HOST_AGENT_UIDS_DIR } from './agent-ids.js';
+import { prepareAgentStateDir } from './agent-state-dir.js';
+import type { RunIdentity } from './isolation.js';
 import { FramedReader, serveArtifactRequests, socketArtifacts } from './artifact-socket.js';
 
 export interface AgentExecRequest {
@@ -122,8 +128,15 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
   const next = reader.line(MAX_REQUEST_BYTES).catch(() => undefined);
   void next.then((line) => line === undefined && stopped.abort());
   const runDir = join(tmpdir(), `swarm-run-${request.run_id}`);
-  const stateDir = env.STATE_DIRECTORY === undefined ? undefined : join(env.STATE_DIRECTORY.split(':')[0]!, request.agent_id);
-  if (stateDir !== undefined) mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  let identity: RunIdentity | undefined;
+  let stateDir: string | undefined;
+  try {
+    const stateParent = env.STATE_DIRECTORY?.split(':').find((dir) => dir !== dirname(HOST_AGENT_UIDS_DIR));
+    identity = agentIdentityHere(request.agent_id, env, stateParent);
+    stateDir = prepareStateDir(request.agent_id, identity, stateParent);
+  } catch (error) {
+    return answer({ status: 'failed', error: 'spawn', message: `agent-exec: ${(error as Error).message}`, stderrTail: '' });
+  }
   // The unit's own tmpfs (ARTIFACTS_DIRECTORY, the size of a run's artifacts); a unit rendered before it had one: a
   // directory in the run's TMPDIR, within that tmpfs's size.
   const artifactsDir = env.ARTIFACTS_DIRECTORY ?? join(tmpdir(), `swarm-artifacts-${request.run_id}`);
@@ -133,7 +146,9 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
   const outcome = await runAgentProcess({
     command: request.command,
     runDir,
-    removeRunDir: true,
+    // As the agent's uid, its directory is not root's to remove: it goes with the unit's tmpfs.
+    removeRunDir: identity === undefined,
+    ...(identity === undefined ? {} : { runAs: identity }),
     stdin: request.stdin,
     limits: request.limits,
     env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_ARTIFACTS_DIR: artifactsDir, ...(stateDir === undefined ? {} : { SWARM_STATE_DIR: stateDir }) },
@@ -148,7 +163,7 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
       ...(env.ARTIFACTS_DIRECTORY === undefined ? [] : [{ path: artifactsDir, what: 'its artifacts directory', bytes: request.limits.artifactsBytes }]),
     ],
   });
-  const serveArtifacts = request.artifacts === true && !stopped.signal.aborted;
+  const serveArtifacts = request.artifacts === true && !stopped.signal.aborted && becomeAgent(identity);
   await answer(outcome, serveArtifacts ? () => serveArtifactRequests(reader, output, directoryArtifacts(artifactsDir, MAX_ARTIFACT_BYTES), next) : undefined);
 
   /**
@@ -160,6 +175,48 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
     await artifacts?.().catch(() => undefined);
     input.destroy();
     output.end();
+  }
+}
+
+/**
+ * The agent's uid here: under a unit that starts as root (SWARM_NODE_HOME names its node), its claim on this host,
+ * never taken over from another home (none is visible in here); none under an older unit's dynamic user, which the
+ * agent shares. An agent is never run as root.
+ */
+function agentIdentityHere(agentId: string, env: NodeJS.ProcessEnv, stateParent: string | undefined): RunIdentity | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  if (env.SWARM_NODE_HOME === undefined) throw new Error('runs as root without SWARM_NODE_HOME (its unit sets it): no agent uid to run as');
+  return agentIdentity(env.SWARM_NODE_HOME, agentId, HOST_AGENT_UIDS_DIR, { reclaim: false, ...(stateParent === undefined ? {} : { keeps: join(stateParent, agentId) }) });
+}
+
+/**
+ * The agent's state directory (SWARM_STATE_DIR) in `parent`, the unit's StateDirectory= of the agents (systemd lists
+ * a unit's state directories sorted: theirs is the one that does not hold the uid claims): its own uid's, or this
+ * user's under an older unit.
+ */
+function prepareStateDir(agentId: string, identity: RunIdentity | undefined, parent: string | undefined): string | undefined {
+  if (parent === undefined) return undefined;
+  if (identity !== undefined) return prepareAgentStateDir(parent, agentId, identity);
+  const dir = join(parent, agentId);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return dir;
+}
+
+/**
+ * After the agent ended: this process becomes its uid, with every capability gone, to read the artifacts it left
+ * (0600, its own). false when that fails: the run's artifacts are not served.
+ */
+function becomeAgent(identity: RunIdentity | undefined): boolean {
+  if (identity === undefined) return true;
+  const { setgroups, setgid, setuid } = process;
+  if (setgroups === undefined || setgid === undefined || setuid === undefined) return false;
+  try {
+    setgroups([]);
+    setgid(identity.gid);
+    setuid(identity.uid);
+    return process.getuid?.() === identity.uid;
+  } catch {
+    return false;
   }
 }
 

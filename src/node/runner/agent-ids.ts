@@ -5,7 +5,10 @@
 // The host keeps one claim file per uid in /var/lib/svc-swarm-node/agent-uids, naming the home and the agent: on
 // disk, not in /run, because the state images keep files of that uid across reboots. A claim whose home has no var/
 // any more (a home removed, a test's scratch home) is given to the next home that needs one: nothing of that uid is
-// left anywhere, its state went with the home.
+// left anywhere, its state went with the home. Only a process that sees the host's homes may decide that: agent-exec
+// under systemd (./agent-exec.ts) sees neither other nodes' homes nor /tmp, so it claims free uids and never takes one
+// over. Its agents' state is outside the home (/var/lib/svc-swarm-node-agents…, which uninstall leaves): the claim
+// names it, and holds while it is there.
 import { mkdirSync, openSync, readdirSync, readFileSync, rmSync, closeSync, writeFileSync, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { processIsAlive } from '../host/process-alive.js';
@@ -19,13 +22,18 @@ export const HOST_AGENT_UIDS_DIR = '/var/lib/svc-swarm-node/agent-uids';
 interface Claim {
   home: string;
   agent_id: string;
+  /** Where the uid keeps files outside the home (agent-exec's state directory): the claim holds while it exists. */
+  keeps?: string;
 }
 
 const known = new Map<string, RunIdentity>();
 
-/** The uid and gid of `agentId` on the node at `home`: its claim, or a free uid claimed now. */
-export function agentIdentity(home: string, agentId: string, dir: string = HOST_AGENT_UIDS_DIR): RunIdentity {
-  const wanted: Claim = { home: resolve(home), agent_id: agentId };
+/**
+ * The uid and gid of `agentId` on the node at `home`: its claim, or a free uid claimed now; with `reclaim`, a uid
+ * whose home and what it `keeps` are gone counts as free.
+ */
+export function agentIdentity(home: string, agentId: string, dir: string = HOST_AGENT_UIDS_DIR, options: { reclaim: boolean; keeps?: string } = { reclaim: true }): RunIdentity {
+  const wanted: Claim = { home: resolve(home), agent_id: agentId, ...(options.keeps === undefined ? {} : { keeps: options.keeps }) };
   const key = `${dir}\n${wanted.home}\n${agentId}`;
   const cached = known.get(key);
   if (cached !== undefined) return cached;
@@ -37,7 +45,7 @@ export function agentIdentity(home: string, agentId: string, dir: string = HOST_
     const taken = new Map(claims);
     for (let uid = AGENT_UID_BASE; uid < AGENT_UID_BASE + AGENT_UID_COUNT; uid += 1) {
       const claim = taken.get(uid);
-      if (claim !== undefined && existsSync(join(claim.home, 'var'))) continue;
+      if (claim !== undefined && (!options.reclaim || existsSync(join(claim.home, 'var')) || (claim.keeps !== undefined && existsSync(claim.keeps)))) continue;
       writeFileSync(join(dir, String(uid)), `${JSON.stringify(wanted)}\n`, { mode: 0o600 });
       return uid;
     }

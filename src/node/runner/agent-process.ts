@@ -15,6 +15,7 @@ import type { Readable } from 'node:stream';
 import { DEFAULT_RUN_SECONDS } from '../../contract/job-limits.js';
 import { MAX_ARTIFACT_BYTES_PER_RUN } from '../../contract/jobs.js';
 import type { LimitsReached } from './cgroups.js';
+import type { RunIdentity } from './isolation.js';
 import { answerOf, fileFromReport, readResultFile, resultFileIn, RESULT_PRESENT_MARK } from './agent-result.js';
 import { startTimeLimit } from './time-limit.js';
 import { limitFailure, parseRoomLeft, type AgentFailure, type CappedFilesystem } from './run-failures.js';
@@ -109,6 +110,8 @@ export interface AgentProcessSpec {
   cgroup?: { reached(): LimitsReached; remove?(): Promise<void> };
   /** Filesystems of the run's own whose exhaustion fails it `disk_quota`, as the launcher sees them. */
   capped?: CappedFilesystem[];
+  /** The uid and gid the process runs as, set at its start with no supplementary group (agent-exec as root). */
+  runAs?: RunIdentity;
   /** RLIMIT_NPROC: only where nothing better counts the run's processes, and the run has a uid of its own. */
   nproc?: boolean;
   /** The run directory is on the host (no sandbox): removed after the run. */
@@ -143,7 +146,9 @@ export async function runAgentProcess(spec: AgentProcessSpec): Promise<AgentOutc
   try {
     // detached: a process group of its own, so an unsandboxed run can be signalled whole.
     const env = { ...spec.env, SWARM_RESULT_FILE: resultFileIn(spec.runDir) };
-    child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true });
+    // uid and gid: Node clears the supplementary groups before it sets them.
+    const as = spec.runAs === undefined ? {} : { uid: spec.runAs.uid, gid: spec.runAs.gid };
+    child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true, ...as });
   } catch (error) {
     await spec.cgroup?.remove?.().catch(() => undefined);
     return { status: 'failed', error: 'spawn', message: `the agent could not be started: ${(error as Error).message}`, stderrTail: '' };

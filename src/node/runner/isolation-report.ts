@@ -14,9 +14,8 @@ export interface IsolationReport {
 export function isolationReport(mode: IsolationMode): IsolationReport {
   if (mode === 'systemd') {
     return {
-      summary: "systemd: each run a service of its own (svc-swarm-node-agent@.service) under the node's dynamic user, cgroup limits, no network",
+      summary: "systemd: each run a service of its own (svc-swarm-node-agent@.service) as a uid of its agent's own, cgroup limits, no network",
       cannot: [
-        "the agents of one node share its dynamic user: one agent's runs can read another's state (under bubblewrap as root each agent has a uid of its own)",
         'the state directory (/var/lib/svc-swarm-node-agents) has no size cap beyond 64 MiB per file: put /var/lib on a filesystem with quotas to cap it',
         'no agent gets network egress (IPAddressDeny=any): an agent whose agent.json asks for it fails',
       ],

@@ -1,7 +1,7 @@
 // How an agent run is kept from the node and from other tenants on this host (spec §1.6, docs/operations.md "Agent
 // isolation"), without a container runtime:
 //   systemd     an installed node: systemd starts each run as a service of its own (svc-swarm-node-agent@.service),
-//               under a dynamic user of the node's own, with the unit's sandbox and cgroup limits.
+//               as a uid of its agent's own on this node (./agent-ids.ts), with the unit's sandbox and cgroup limits.
 //   bubblewrap  elsewhere: each run in a bubblewrap sandbox made for it (./sandbox.ts). As root: under a uid of the
 //               agent's own on this home (./agent-ids.ts), in a cgroup of its own (./cgroups.ts), its state in an
 //               image of its own (./state-image.ts). Unprivileged: as the node's user in a user namespace, in a
