@@ -1,7 +1,7 @@
 // issue 4 §5, §6, §8: upgrade to a newer release and roll back; uninstall (command and generated uninstall.sh)
 // leaves no file of ours; --purge; both work when the service is gone.
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openNodeStore } from '../../src/node/store/database.js';
@@ -19,6 +19,7 @@ const VERSION = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')
 const NEXT = '99.0.0-test';
 /** Nothing listens on port 1: the service is gone. */
 const GONE = 'http://127.0.0.1:1';
+const AGENT_STATE_FILES = ['var/lib/private/svc-swarm-node-agents/agent_research_rag_015/index.json', 'var/lib/svc-swarm-node-agents/agent_research_rag_015/index.json'];
 
 describe('upgrade, rollback and uninstall', () => {
   const service = useSvcApi();
@@ -40,6 +41,14 @@ describe('upgrade, rollback and uninstall', () => {
     const db = openNodeStore(join(homeOf(root), 'var', 'swarm-node.db'));
     db.prepare('INSERT INTO daemon_state (key, value, updated_at) VALUES (?, ?, ?)').run('seed', 'kept', 1);
     db.close();
+  }
+
+  /** What the agents of the default node left under systemd: their state, and the dynamic user's from before. */
+  function seedAgentState(root: string): void {
+    for (const file of AGENT_STATE_FILES) {
+      mkdirSync(join(root, file, '..'), { recursive: true });
+      writeFileSync(join(root, file), 'an index of the corpus');
+    }
   }
 
   describe('upgrade and rollback', () => {
@@ -177,9 +186,10 @@ describe('upgrade, rollback and uninstall', () => {
       expect(JSON.parse(readFileSync(configFile, 'utf8'))).toMatchObject({ base_url: 'http://127.0.0.1:1', wallet_url: 'http://127.0.0.1:1/wallet' });
     });
 
-    it('--purge leaves no file at all; a second uninstall finds nothing to remove', async () => {
+    it('--purge leaves no file at all, the agents\' state under systemd included; a second uninstall finds nothing to remove', async () => {
       const root = await installedRoot();
       seedDatabase(root);
+      seedAgentState(root);
       const result = await swarmNode(['uninstall', '--root', root, '--purge', '--yes'], { env: { SVC_BASE_URL: GONE } });
       expect(result.exitCode, result.stderr).toBe(0);
       // The service cannot be reached: the purge goes on, and says what stays there.
@@ -274,16 +284,19 @@ describe('upgrade, rollback and uninstall', () => {
     it('the generated uninstall.sh does the same in sh: keeps data, or --purge leaves nothing', async () => {
       const keepRoot = await installedRoot();
       seedDatabase(keepRoot);
+      seedAgentState(keepRoot);
       const kept = await run('sh', [join(homeOf(keepRoot), 'uninstall.sh'), '--root', keepRoot]);
       expect(kept.exitCode, kept.stderr).toBe(0);
-      expect(kept.stderr).toMatch(/kept .*config\.json, .*credentials\.json and .*var \(pass --purge to remove them\)/);
+      expect(kept.stderr).toMatch(/kept .*config\.json, .*credentials\.json, .*var and the agents' state .*\/var\/lib\/svc-swarm-node-agents .*\/var\/lib\/private\/svc-swarm-node-agents \(pass --purge to remove them\)/);
       expect(filesUnder(keepRoot).filter((path) => !path.startsWith('opt/svc/swarm-node/var/'))).toEqual([
         'opt/svc/swarm-node/etc/config.json',
         'opt/svc/swarm-node/etc/credentials.json',
+        ...AGENT_STATE_FILES,
       ]);
 
       const purgeRoot = await installedRoot();
       seedDatabase(purgeRoot);
+      seedAgentState(purgeRoot);
       const refused = await run('sh', [join(homeOf(purgeRoot), 'uninstall.sh'), `--root=${purgeRoot}/`, '--purge']);
       expect(refused.exitCode).toBe(2);
       expect(refused.stderr).toMatch(/no terminal to confirm it on; add --yes/);

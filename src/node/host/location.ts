@@ -68,6 +68,19 @@ export function nodeUnits(name?: string): NodeUnits {
   return { daemon: `svc-swarm-node@${name}.service`, agentSocket: `svc-swarm-node-agent-${name}.socket`, agentService: `svc-swarm-node-agent-${name}@.service` };
 }
 
+/** The agent unit's StateDirectory= of a node (under /var/lib): its agents' state, outside the node's home. */
+export function agentStateDirectoryName(name?: string): string {
+  return name === undefined ? 'svc-swarm-node-agents' : `svc-swarm-node-agents-${checkNodeName(name)}`;
+}
+
+/**
+ * Where a node's agents keep their state under systemd: its StateDirectory=, and where systemd kept it while the
+ * agent unit had a dynamic user (/var/lib/private). `uninstall --purge` removes both.
+ */
+export function agentStateHostPaths(name?: string): string[] {
+  return [`/var/lib/${agentStateDirectoryName(name)}`, `/var/lib/private/${agentStateDirectoryName(name)}`];
+}
+
 /** The host path a node lives at. */
 export function nodeInstallPath(name?: string): string {
   return name === undefined ? INSTALL_PATH : `${INSTALL_PATH}/${NODES_DIR}/${checkNodeName(name)}`;
@@ -113,6 +126,8 @@ export interface NodePaths {
 export interface InstallLayout extends NodePaths {
   /** The staging prefix; '/' on a real host. */
   root: string;
+  /** The agents' state under systemd (agentStateHostPaths), under root. */
+  agentStateDirs: string[];
   units: NodeUnits;
   /** True when root is the host itself: only then are users, owners and systemd touched. */
   onHost: boolean;
@@ -178,6 +193,7 @@ export function installLayout(root = '/', name?: string): InstallLayout {
     unitFile: at(unitHostPath(units.daemon)),
     unitFiles: [units.daemon, units.agentSocket, units.agentService].map((unit) => at(unitHostPath(unit))),
     binLink: at(BIN_LINK_HOST_PATH),
+    agentStateDirs: agentStateHostPaths(name).map(at),
     environmentFile: join(paths.etcDir, 'environment'),
     previousLink: join(paths.home, 'previous'),
     backupsDir: join(paths.varDir, 'backups'),

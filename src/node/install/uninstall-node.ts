@@ -60,7 +60,7 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
   }
   if (purge && !options.dryRun && options.confirmPurge !== undefined) {
     const enrolled = options.removeAtService === undefined ? undefined : enrolledNode(layout);
-    const doomed = [layout.varDir, layout.credentialsFile].filter((path) => existsSync(path));
+    const doomed = [layout.varDir, layout.credentialsFile, ...layout.agentStateDirs].filter((path) => existsSync(path));
     if (enrolled !== undefined) doomed.push(`node ${enrolled.node_id} (from your nodes at the service)`);
     if (doomed.length > 0) await options.confirmPurge(doomed);
   }
@@ -99,8 +99,9 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
     // The keys install.sh --trust-key added (release/trusted-keys.ts): the operator's, gone with the rest of etc/.
     remove(releaseKeysDir(layout.etcDir), 'trusted release keys');
     remove(layout.varDir, 'database and backups');
+    for (const dir of layout.agentStateDirs) remove(dir, "agents' state");
   } else {
-    for (const path of [layout.configFile, layout.credentialsFile, layout.varDir]) if (existsSync(path)) kept.push(path);
+    for (const path of [layout.configFile, layout.credentialsFile, layout.varDir, ...layout.agentStateDirs]) if (existsSync(path)) kept.push(path);
   }
   remove(layout.uninstallScript, 'uninstall script');
 

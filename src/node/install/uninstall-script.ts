@@ -2,7 +2,7 @@
 // sh, for when Node or the release is already gone. Every path in it is a constant of this file, never input.
 import { posix } from 'node:path';
 import { INSTALL_PATH } from '../../contract/claims.js';
-import { AGENT_USER, BIN_LINK_HOST_PATH, nodeInstallPath, NODES_DIR, nodeUnits, SERVICE_USER, unitHostPath } from '../host/location.js';
+import { AGENT_USER, agentStateHostPaths, BIN_LINK_HOST_PATH, nodeInstallPath, NODES_DIR, nodeUnits, SERVICE_USER, unitHostPath } from '../host/location.js';
 
 export const UNINSTALL_SCRIPT_MODE = 0o755;
 
@@ -25,6 +25,7 @@ UNIT_FILES="${[units.daemon, units.agentSocket, units.agentService].map(unitHost
 BIN_LINK=${BIN_LINK_HOST_PATH}
 BIN_TARGET=${posix.relative(posix.dirname(BIN_LINK_HOST_PATH), `${home}/current/bin/swarm-node`)}
 USERS="${SERVICE_USER} ${AGENT_USER}"
+AGENT_STATE_DIRS="${agentStateHostPaths(name).join(' ')}"
 
 say() { printf '%s\\n' "$*" >&2; }
 die() { say "uninstall.sh: $*"; exit 2; }
@@ -64,9 +65,9 @@ remove_empty_dir() {
 # --purge deletes the run journal and the credentials for good: asked in a terminal, --yes anywhere else.
 confirm_purge() {
   if [ ! -t 0 ]; then
-    die "--purge deletes $home/var and $home/etc/credentials.json for good, and there is no terminal to confirm it on; add --yes"
+    die "--purge deletes $home/var, $home/etc/credentials.json\${agent_state:+ and the agents' state$agent_state} for good, and there is no terminal to confirm it on; add --yes"
   fi
-  printf 'Delete %s and %s for good? A later install then needs a new deploy token. [y/N] ' "$home/var" "$home/etc/credentials.json" >&2
+  printf 'Delete %s, %s%s for good? A later install then needs a new deploy token. [y/N] ' "$home/var" "$home/etc/credentials.json" "\${agent_state:+ and the agents' state$agent_state}" >&2
   answer=""
   read -r answer || true
   case "$answer" in
@@ -106,7 +107,11 @@ main() {
   if [ -z "$root" ] && [ "$(id -u)" -ne 0 ]; then
     die "run as root, or pass --root DIR for a staging root"
   fi
-  if [ "$purge" -eq 1 ] && [ "$yes" -eq 0 ] && { [ -e "$home/var" ] || [ -e "$home/etc/credentials.json" ]; }; then
+  agent_state=""
+  for dir in $AGENT_STATE_DIRS; do
+    if [ -e "$root$dir" ]; then agent_state="$agent_state $root$dir"; fi
+  done
+  if [ "$purge" -eq 1 ] && [ "$yes" -eq 0 ] && { [ -e "$home/var" ] || [ -e "$home/etc/credentials.json" ] || [ -n "$agent_state" ]; }; then
     confirm_purge
   fi
 
@@ -150,8 +155,15 @@ main() {
     remove "$home/etc/credentials.json"
     remove "$home/etc/release-keys"
     remove "$home/var"
+    for dir in $agent_state; do
+      remove "$dir"
+    done
   else
-    say "kept $home/etc/config.json, $home/etc/credentials.json and $home/var (pass --purge to remove them)"
+    if [ -n "$agent_state" ]; then
+      say "kept $home/etc/config.json, $home/etc/credentials.json, $home/var and the agents' state$agent_state (pass --purge to remove them)"
+    else
+      say "kept $home/etc/config.json, $home/etc/credentials.json and $home/var (pass --purge to remove them)"
+    fi
   fi
   remove "$home/uninstall.sh"
   remove_empty_dir "$home/etc"

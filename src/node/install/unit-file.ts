@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { INSTALL_PATH } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
-import { AGENT_SERVICE_UNIT, agentSocketPath, AGENT_USER, nodeInstallPath, nodeUnits, SERVICE_USER, UNIT_NAME, unitInRelease } from '../host/location.js';
+import { AGENT_SERVICE_UNIT, agentSocketPath, agentStateDirectoryName, AGENT_USER, nodeInstallPath, nodeUnits, SERVICE_USER, UNIT_NAME, unitInRelease } from '../host/location.js';
 import { MAX_RUN_SLOTS } from '../runner/isolation.js';
 
 /** The values for one node's units: the default node's (no name), or node `name`'s (location.ts nodeUnits). */
@@ -62,7 +62,7 @@ function forNamedNode(unit: string, name: string, nodeName: string | undefined, 
       [/^(Wants=.*) svc-swarm-node-agent\.socket$/m, `$1 ${units.agentSocket}`],
     ],
     [AGENT_SERVICE_UNIT]: [
-      [/^StateDirectory=svc-swarm-node-agents$/m, `StateDirectory=svc-swarm-node-agents-${nodeName}`],
+      [/^StateDirectory=svc-swarm-node-agents$/m, `StateDirectory=${agentStateDirectoryName(nodeName)}`],
       [/^InaccessiblePaths=-\S+\/nodes\/[^/\s]+\/nodes$/m, `InaccessiblePaths=-${INSTALL_PATH}/etc -${INSTALL_PATH}/var`],
     ],
   };

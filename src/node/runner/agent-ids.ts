@@ -7,7 +7,7 @@
 // any more (a home removed, a test's scratch home) is given to the next home that needs one: nothing of that uid is
 // left anywhere, its state went with the home. Only a process that sees the host's homes may decide that: agent-exec
 // under systemd (./agent-exec.ts) sees neither other nodes' homes nor /tmp, so it claims free uids and never takes one
-// over. Its agents' state is outside the home (/var/lib/svc-swarm-node-agents…, which uninstall leaves): the claim
+// over. Its agents' state is outside the home (/var/lib/svc-swarm-node-agents…, which uninstall keeps without --purge): the claim
 // names it, and holds while it is there.
 import { mkdirSync, openSync, readdirSync, readFileSync, rmSync, closeSync, writeFileSync, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
