@@ -65,9 +65,9 @@ remove_empty_dir() {
 # --purge deletes the run journal and the credentials for good: asked in a terminal, --yes anywhere else.
 confirm_purge() {
   if [ ! -t 0 ]; then
-    die "--purge deletes $home/var, $home/etc/credentials.json\${agent_state:+ and the agents' state$agent_state} for good, and there is no terminal to confirm it on; add --yes"
+    die "--purge deletes $home/var, $home/etc/credentials.json$agent_note for good, and there is no terminal to confirm it on; add --yes"
   fi
-  printf 'Delete %s, %s%s for good? A later install then needs a new deploy token. [y/N] ' "$home/var" "$home/etc/credentials.json" "\${agent_state:+ and the agents' state$agent_state}" >&2
+  printf 'Delete %s, %s%s for good? A later install then needs a new deploy token. [y/N] ' "$home/var" "$home/etc/credentials.json" "$agent_note" >&2
   answer=""
   read -r answer || true
   case "$answer" in
@@ -111,6 +111,8 @@ main() {
   for dir in $AGENT_STATE_DIRS; do
     if [ -e "$root$dir" ]; then agent_state="$agent_state $root$dir"; fi
   done
+  agent_note=""
+  if [ -n "$agent_state" ]; then agent_note=" and the agents' state$agent_state"; fi
   if [ "$purge" -eq 1 ] && [ "$yes" -eq 0 ] && { [ -e "$home/var" ] || [ -e "$home/etc/credentials.json" ] || [ -n "$agent_state" ]; }; then
     confirm_purge
   fi
