@@ -32,7 +32,8 @@ function stem(word) {
 
 /** The words of a text that matter for matching: lower case, compounds folded, no stopwords, stemmed. */
 export function terms(text) {
-  let lower = text.normalize('NFKC').toLowerCase();
+  // A possessive is its noun: "the node's unit" is about the node, and a lone "s" matches nothing it should.
+  let lower = text.normalize('NFKC').toLowerCase().replace(/(\w)['’]s\b/g, '$1');
   for (const [pattern, word] of COMPOUNDS) lower = lower.replace(pattern, word);
   return (lower.match(/[\p{L}\p{N}]+/gu) ?? []).filter((word) => !STOPWORDS.has(word)).map(stem);
 }
@@ -58,6 +59,8 @@ const SYNONYMS = new Map(
   ['create', ['init']],
   ['need', ['require', 'newer']],
   ['installed', ['install_path', 'live']],
+  // A schedule is written as an interval: `--every 5m`.
+  ['schedule', ['every', 'interval']],
   ].map(([word, others]) => [stem(word), others.map(stem)]),
 );
 
@@ -75,6 +78,10 @@ const WANTED = [
   { asks: /\bhow long\b|\bvalid\b|\bexpire/i, has: (fact) => /\b\d+\s?(?:s|seconds?|minutes?|hours?|days?)\b/.test(fact.text), weight: 1.6, strict: true },
   { asks: /\b(?:which|what) version\b/i, has: (fact) => /\b\d+\.\d+/.test(fact.text), weight: 1.6, strict: true },
   { asks: /\bhow many\b|\bthreshold\b|\bdefault\b/i, has: (fact) => /\d/.test(fact.text), weight: 1.3 },
+  // "What user does it run as": a fact that names one (`user svc-swarm`, `as svc-swarm`).
+  { asks: /\b(?:what|which) (?:user|account)\b/i, has: (fact) => /\b(?:user|as)\s+`?[a-z_][a-z0-9_]*-[a-z0-9_-]+/i.test(fact.text), weight: 1.6, strict: true },
+  // "How many files": a count of that thing ("1000 files", "500 versions"), not any number.
+  { asks: /\bhow many \w+/i, has: (fact, question) => countOf(question).test(fact.text), weight: 1.8, strict: true },
   { asks: /\b(?:which|what) (?:files|file types|extensions)\b/i, has: (fact) => /(?:^|[\s`(])\.[a-z0-9]{1,8}\b/i.test(fact.text), weight: 1.6, strict: true },
   {
     asks: /^how (?:do|can|should) i\b|\bwhich command\b|\bhow to\b|\bhow does .* (?:run|start)\b/i,
@@ -82,6 +89,12 @@ const WANTED = [
     weight: 1.5,
   },
 ];
+
+/** A number followed, within two words, by the word "how many" asks about (any plural or singular of it). */
+function countOf(question) {
+  const noun = stem(/\bhow many (\w+)/i.exec(question)[1].toLowerCase());
+  return new RegExp(`\\d[\\d,]*\\s+(?:[\\w-]+\\s+){0,2}${noun.replace(/[^a-z0-9]/g, '')}`, 'i');
+}
 
 const HEADING_WEIGHT = Number(process.env.TUTOR_HEADING_WEIGHT ?? 0.5);
 
@@ -124,7 +137,7 @@ export function rankFacts(facts, question) {
       const heads = (term) => headings[i].includes(term) || (SYNONYMS.get(term) ?? []).some((other) => headings[i].includes(other));
       const covered = own.reduce((sum, term) => sum + (says(term) ? 1 : heads(term) ? 0.5 : 0), 0);
       score *= covered / Math.max(1, own.length);
-      for (const want of wanted) score *= want.has(fact) ? want.weight : want.strict ? WITHOUT_VALUE : 1;
+      for (const want of wanted) score *= want.has(fact, question) ? want.weight : want.strict ? WITHOUT_VALUE : 1;
       if (exitCode !== null && fact.kind === 'row' && /exit/i.test(fact.row.headers[0]) && fact.row.cells[0] === exitCode) score = score * 3 + 5;
       return { ...fact, score: Math.round(score * 1000) / 1000 };
     })

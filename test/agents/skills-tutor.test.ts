@@ -55,14 +55,16 @@ describe('agent_svc_skills_005', () => {
     expect(out.summary).toBe(`${out.answer.text}\n(${section} § ${heading}, lines ${line_start}-${line_end})`);
   });
 
-  it('answers with the kind of value a question asks for: a price, a path, what an exit code means, a command, a duration, a version', async () => {
+  it('answers with the kind of value a question asks for: a price, a path, what an exit code means, a command, a duration, a version, a count, a user', async () => {
     for (const [question, section, expected] of [
       ['How much does one run of the dev review agent cost?', 'starter-agents', /price per run: \$0\.12/],
       ['Where is the node installed?', 'node-install', /\/opt\/svc\/swarm-node/],
       ['What does exit code 6 mean?', 'node-install', /^exit: 6; meaning: service unreachable/],
       ['How do I roll back my uploaded agent?', 'agent-upload', /swarm-node agent rollback/],
       ['How long is a deploy token valid?', 'node-install', /15 minutes/],
-      ['Which version of Node.js does the host need?', 'node-install', /20\.18/],
+      ['Which version of Node.js runs an agent written in TypeScript?', 'agent-upload', /22\.18/],
+      ['How many files may a bundle hold?', 'agent-upload', /1000 files/],
+      ["What user does the node's unit run the daemon as?", 'node-install', /svc-swarm\b/],
       ['How do I start a new agent bundle?', 'agent-upload', /agent init/],
     ] as const) {
       const run = await runAgentProcess(AGENT, { question }, { tier: 'svc_starter_agents' });
