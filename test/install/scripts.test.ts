@@ -179,6 +179,10 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
     'svc-swarm-node@gpu.service',
     'svc-swarm-node-agent-gpu.socket',
     'svc-swarm-node-agent-gpu@run.service',
+    'svc-swarm-node-egress-agent.socket',
+    'svc-swarm-node-egress-agent@run.service',
+    'svc-swarm-node-egress-agent-gpu.socket',
+    'svc-swarm-node-egress-agent-gpu@run.service',
   ])(
     'systemd-analyze verify prints nothing for the installed %s (its ExecStart resolves through current)',
     async (name) => {
@@ -299,6 +303,31 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
     }
     // The daemon's own unit keeps no privilege to switch users: systemd does that for it.
     expect(readFileSync(unit, 'utf8')).not.toMatch(/CAP_SET[UG]ID/);
+  });
+
+  it("an egress agent's run is the agent unit but for its network: the host's, no IP filter; exposure at most 2.3", async () => {
+    await requireTool('systemd-analyze');
+    const egressUnit = join(root, 'etc/systemd/system/svc-swarm-node-egress-agent@.service');
+    const instance = join(tempDir('egress-unit-'), 'svc-swarm-node-egress-agent@run.service');
+    cpSync(egressUnit, instance);
+    const result = await run('systemd-analyze', ['security', '--offline=true', '--threshold=23', instance]);
+    expect(result.exitCode, result.stdout).toBe(0);
+    const overall = /Overall exposure level for svc-swarm-node-egress-agent@run\.service: (\d+\.\d+)/.exec(result.stdout);
+    expect(overall, result.stdout).not.toBeNull();
+    // What it gives up against the agent unit (1.7): PrivateNetwork= and the IP address filter (docs/operations.md).
+    expect(Number(overall![1])).toBeLessThanOrEqual(2.3);
+    const settings = (file: string) => readFileSync(file, 'utf8').split('\n').filter((line) => !line.startsWith('#') && !line.startsWith('Description='));
+    const network = /^(PrivateNetwork|IPAddressAllow|IPAddressDeny)=/;
+    const agentSettings = settings(join(root, 'etc/systemd/system/svc-swarm-node-agent@.service'));
+    expect(agentSettings.filter((line) => network.test(line))).toEqual(['PrivateNetwork=yes', 'IPAddressAllow=localhost', 'IPAddressDeny=any']);
+    expect(settings(egressUnit)).toEqual(agentSettings.filter((line) => !network.test(line)));
+    expect(settings(egressUnit)).toContain('RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX');
+    const socket = readFileSync(join(root, 'etc/systemd/system/svc-swarm-node-egress-agent.socket'), 'utf8').split('\n');
+    for (const line of ['ListenStream=/run/svc-swarm-node/agent-egress.sock', 'Accept=yes', 'SocketUser=svc-swarm', 'SocketMode=0600']) {
+      expect(socket, line).toContain(line);
+    }
+    // The daemon starts with both sockets.
+    expect(readFileSync(unit, 'utf8').split('\n')).toEqual(expect.arrayContaining(['After=network-online.target svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket', 'Wants=network-online.target svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket']));
   });
 
   it('install --no-autoupdate turns auto-update off in the config and in the unit, which systemd-analyze still verifies; a re-run keeps it', async () => {
