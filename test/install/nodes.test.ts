@@ -74,7 +74,7 @@ describe('several nodes on one host', () => {
     expect(readlinkSync(bin)).toBe('../../../opt/svc/swarm-node/current/bin/swarm-node');
     const script = readFileSync(join(gpuHome, 'uninstall.sh'), 'utf8');
     expect(script).toContain('HOME_DIR=/opt/svc/swarm-node/nodes/gpu\n');
-    expect(script).toContain('UNITS="svc-swarm-node@gpu.service svc-swarm-node-agent-gpu.socket svc-swarm-node-egress-agent-gpu.socket"\n');
+    expect(script).toContain('UNITS="svc-swarm-node@gpu.service svc-swarm-node-agent-gpu.socket"\nEGRESS_SOCKET=svc-swarm-node-egress-agent-gpu.socket\n');
   });
 
   it('--node gpu (or SWARM_NODE_NAME, or gpu\'s own release) reports gpu; no name reports the default node', async () => {

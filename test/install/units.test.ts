@@ -61,7 +61,8 @@ describe('systemctl after install', () => {
     const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: systemctl.program, units: layout.units });
     await settleService(services, [change(layout.unitFile, true)], layout.unitFiles);
     expect(systemctl.calls()).toEqual(['is-enabled --quiet svc-swarm-node@gpu.service', 'daemon-reload', 'enable --now svc-swarm-node-agent-gpu.socket svc-swarm-node-egress-agent-gpu.socket svc-swarm-node@gpu.service']);
-    expect(services.commands.disableNow).toEqual(['disable', '--now', 'svc-swarm-node@gpu.service', 'svc-swarm-node-agent-gpu.socket', 'svc-swarm-node-egress-agent-gpu.socket']);
+    expect(services.commands.disableNow).toEqual(['disable', '--now', 'svc-swarm-node@gpu.service', 'svc-swarm-node-agent-gpu.socket'])
+    expect(services.commands.disableEgress).toEqual(['disable', '--now', 'svc-swarm-node-egress-agent-gpu.socket']);
   });
 
   it('enabled and nothing changed: no restart', async () => {

@@ -66,6 +66,8 @@ export interface SystemctlCommands {
   enableNow: readonly string[];
   restart: readonly string[];
   disableNow: readonly string[];
+  /** Apart from disableNow: a node whose units predate the egress pair has none, and systemctl then disables nothing. */
+  disableEgress: readonly string[];
 }
 
 export function systemctlCommands(units: NodeUnits): SystemctlCommands {
@@ -75,7 +77,8 @@ export function systemctlCommands(units: NodeUnits): SystemctlCommands {
     // the egress one. Their instances need no enabling: each lives for one connection.
     enableNow: ['enable', '--now', units.agentSocket, units.egressSocket, units.daemon],
     restart: ['restart', units.agentSocket, units.egressSocket, units.daemon],
-    disableNow: ['disable', '--now', units.daemon, units.agentSocket, units.egressSocket],
+    disableNow: ['disable', '--now', units.daemon, units.agentSocket],
+    disableEgress: ['disable', '--now', units.egressSocket],
   };
 }
 
