@@ -237,8 +237,12 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     expect(error.output.message).toContain("this node's systemd units predate egress runs");
     const fix = /run, as root: ([^)]+)\)/.exec(error.output.message)?.[1];
     expect(fix).toBe('swarm-node install --name gpu');
+    // status says so too, and no longer once the fix ran.
+    const cannot = async () => (JSON.parse((await container.exec(['swarm-node', '--node', 'gpu', '--json', 'status'])).stdout) as { node: { isolation_cannot: string[] } }).node.isolation_cannot;
+    expect(await cannot()).toEqual(expect.arrayContaining([expect.stringContaining('swarm-node install --name gpu')]));
     const installed = await container.exec(fix!.split(' '));
     expect(installed.exitCode, installed.stdout + installed.stderr).toBe(0);
+    expect((await cannot()).filter((line) => line.includes('egress'))).toEqual([]);
     const again = await ask();
     expect(again.exitCode, again.stdout + again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ status: 'succeeded', output: { answer: { found: true } } });
