@@ -158,7 +158,7 @@ async function checkModesAndOwners(layout: InstallLayout): Promise<DoctorCheck[]
 
 /** Each unit install writes (the daemon's, the agent socket's and service's, the egress pair's) is installed as the release renders it. */
 function checkUnit(layout: InstallLayout): DoctorCheck {
-  const fix = `sudo swarm-node install${layout.name === undefined ? '' : ` --name ${layout.name}`}`;
+  const fix = layout.name === undefined ? 'sudo swarm-node install' : `sudo swarm-node install --name ${layout.name}`;
   for (const [index, name] of NODE_UNIT_NAMES.entries()) {
     const unitFile = layout.unitFiles[index]!;
     if (!existsSync(unitFile)) return { name: 'unit', status: 'fail', detail: `${unitFile} is missing`, fix };

@@ -83,7 +83,7 @@ export function resolveIsolation(wanted: AgentIsolation, agentSocket: string): I
 export function egressUnavailable(agentSocket: string, nodeName: string | undefined): string | undefined {
   const socket = egressSocketOf(agentSocket);
   if (isSocket(socket)) return undefined;
-  const install = `swarm-node install${nodeName === undefined ? '' : ` --name ${nodeName}`}`;
+  const install = nodeName === undefined ? 'swarm-node install' : `swarm-node install --name ${nodeName}`;
   return `no egress agent socket listens at ${socket}: this node's systemd units predate egress runs (run, as root: ${install}), or its socket is stopped (systemctl start ${nodeUnits(nodeName).egressSocket})`;
 }
 
