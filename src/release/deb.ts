@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { INSTALL_PATH } from '../contract/claims.js';
-import { AGENT_USER, SERVICE_USER, UNIT_NAME, AGENT_SOCKET_UNIT, UNIT_NAMES, VAR_DIR_MODE } from '../node/host/location.js';
+import { AGENT_USER, SERVICE_USER, UNIT_NAME, AGENT_SOCKET_UNIT, EGRESS_SOCKET_UNIT, NODE_UNIT_NAMES, VAR_DIR_MODE } from '../node/host/location.js';
 import { unitOfRelease } from '../node/install/unit-file.js';
 
 const DEB_ARCH: Record<string, string> = { 'linux-x64': 'amd64', 'linux-arm64': 'arm64' };
@@ -32,7 +32,7 @@ export function buildDeb(options: DebOptions): string {
   cpSync(options.treeDir, release, { recursive: true });
   const unitDir = join(root, 'usr/lib/systemd/system');
   mkdirSync(unitDir, { recursive: true, mode: 0o755 });
-  for (const name of UNIT_NAMES) writeFileSync(join(unitDir, name), unitOfRelease(options.treeDir, name), { mode: 0o644 });
+  for (const name of NODE_UNIT_NAMES) writeFileSync(join(unitDir, name), unitOfRelease(options.treeDir, name), { mode: 0o644 });
   mkdirSync(join(root, 'usr/bin'), { recursive: true, mode: 0o755 });
   symlinkSync(`${INSTALL_PATH}/current/bin/swarm-node`, join(root, 'usr/bin/swarm-node'));
 
@@ -96,8 +96,8 @@ if [ "$1" = configure ]; then
   if on_host; then
     systemctl daemon-reload || true
     if [ -f "$home/etc/credentials.json" ]; then
-      systemctl enable ${AGENT_SOCKET_UNIT} ${UNIT_NAME} || true
-      systemctl restart ${AGENT_SOCKET_UNIT} ${UNIT_NAME} || true
+      systemctl enable ${AGENT_SOCKET_UNIT} ${EGRESS_SOCKET_UNIT} ${UNIT_NAME} || true
+      systemctl restart ${AGENT_SOCKET_UNIT} ${EGRESS_SOCKET_UNIT} ${UNIT_NAME} || true
     fi
   fi
   if [ ! -f "$home/etc/credentials.json" ]; then
@@ -107,7 +107,7 @@ fi
 `;
   const prerm = `${head}
 if [ "$1" = remove ] && on_host; then
-  systemctl disable --now ${UNIT_NAME} ${AGENT_SOCKET_UNIT} || true
+  systemctl disable --now ${UNIT_NAME} ${AGENT_SOCKET_UNIT} ${EGRESS_SOCKET_UNIT} || true
 fi
 `;
   const postrm = `${head}

@@ -14,8 +14,8 @@ import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { cleanEnv, homeOf, loginByMail, run, snapshot, swarmNode, writeTokenFile } from './support.js';
 
 const AGENT = 'agent_ops_monitor_004'; // 4 cents
-const GPU_UNITS = ['svc-swarm-node@gpu.service', 'svc-swarm-node-agent-gpu.socket', 'svc-swarm-node-agent-gpu@.service'];
-const DEFAULT_UNITS = ['svc-swarm-node.service', 'svc-swarm-node-agent.socket', 'svc-swarm-node-agent@.service'];
+const GPU_UNITS = ['svc-swarm-node@gpu.service', 'svc-swarm-node-agent-gpu.socket', 'svc-swarm-node-agent-gpu@.service', 'svc-swarm-node-egress-agent-gpu.socket', 'svc-swarm-node-egress-agent-gpu@.service'];
+const DEFAULT_UNITS = ['svc-swarm-node.service', 'svc-swarm-node-agent.socket', 'svc-swarm-node-agent@.service', 'svc-swarm-node-egress-agent.socket', 'svc-swarm-node-egress-agent@.service'];
 
 describe('several nodes on one host', () => {
   const service = useSvcApi();
@@ -56,10 +56,15 @@ describe('several nodes on one host', () => {
     // The default node's units are today's, byte for byte; gpu's are files of their own, naming gpu's paths
     // (systemd-analyze verify checks them in scripts.test.ts).
     DEFAULT_UNITS.forEach((name) => expect(unit(name)).toBe(unitOfRelease(REPO_ROOT, name)));
-    const [daemon, socket, agentRun] = GPU_UNITS.map(unit);
+    const [daemon, socket, agentRun, egressSocket, egressRun] = GPU_UNITS.map(unit);
     expect(daemon).toContain('Environment=SWARM_NODE_HOME=/opt/svc/swarm-node/nodes/gpu\n');
     expect(daemon).toContain('ExecStart=/opt/svc/swarm-node/nodes/gpu/current/bin/swarm-node daemon\n');
-    expect(daemon).toContain('Wants=network-online.target svc-swarm-node-agent-gpu.socket\n');
+    expect(daemon).toContain('Wants=network-online.target svc-swarm-node-agent-gpu.socket svc-swarm-node-egress-agent-gpu.socket\n');
+    expect(egressSocket).toContain('ListenStream=/run/svc-swarm-node/nodes/gpu/agent-egress.sock\n');
+    // The egress twin of gpu's agent unit: gpu's state, uids and hidden paths, the host's network.
+    const settings = (text: string) => text.split('\n').filter((line) => !line.startsWith('#') && !line.startsWith('Description='));
+    expect(settings(egressRun!)).toEqual(settings(agentRun!).filter((line) => !/^(PrivateNetwork|IPAddressAllow|IPAddressDeny)=/.test(line)));
+    expect(settings(agentRun!)).toEqual(expect.arrayContaining(['PrivateNetwork=yes', 'IPAddressDeny=any']));
     expect(socket).toContain('ListenStream=/run/svc-swarm-node/nodes/gpu/agent.sock\n');
     expect(agentRun).toContain('ExecStart=/opt/svc/swarm-node/nodes/gpu/current/bin/swarm-node agent-exec\n');
     expect(agentRun).toContain('StateDirectory=svc-swarm-node-agents-gpu\n');
@@ -69,7 +74,7 @@ describe('several nodes on one host', () => {
     expect(readlinkSync(bin)).toBe('../../../opt/svc/swarm-node/current/bin/swarm-node');
     const script = readFileSync(join(gpuHome, 'uninstall.sh'), 'utf8');
     expect(script).toContain('HOME_DIR=/opt/svc/swarm-node/nodes/gpu\n');
-    expect(script).toContain('UNITS="svc-swarm-node@gpu.service svc-swarm-node-agent-gpu.socket"\n');
+    expect(script).toContain('UNITS="svc-swarm-node@gpu.service svc-swarm-node-agent-gpu.socket"\nEGRESS_SOCKET=svc-swarm-node-egress-agent-gpu.socket\n');
   });
 
   it('--node gpu (or SWARM_NODE_NAME, or gpu\'s own release) reports gpu; no name reports the default node', async () => {

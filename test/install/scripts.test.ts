@@ -2,7 +2,7 @@
 // and systemd-analyze on the installed unit (verify prints nothing; security exposure at most 1.5).
 import { chmodSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from '../../src/cli/exit-codes.js';
 import { renderUninstallScript } from '../../src/node/install/uninstall-script.js';
@@ -144,6 +144,18 @@ describe('scripts/install.sh', () => {
 
 const MiB = 1024 * 1024;
 
+/** systemd-analyze security of a template unit (through an instance of it, `run`), within `threshold` tenths. */
+async function templateExposure(template: string, threshold: number): Promise<number> {
+  const name = basename(template).replace('@.', '@run.');
+  const instance = join(tempDir('template-unit-'), name);
+  cpSync(template, instance);
+  const result = await run('systemd-analyze', ['security', '--offline=true', `--threshold=${threshold}`, instance]);
+  expect(result.exitCode, result.stdout).toBe(0);
+  const overall = new RegExp(`Overall exposure level for ${name.replace(/[.@]/g, '\\$&')}: (\\d+\\.\\d+)`).exec(result.stdout);
+  expect(overall, result.stdout).not.toBeNull();
+  return Number(overall![1]);
+}
+
 describe('systemd/ units: the daemon, the agent socket and the agent run service', () => {
   let root: string;
   let unit: string;
@@ -179,6 +191,10 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
     'svc-swarm-node@gpu.service',
     'svc-swarm-node-agent-gpu.socket',
     'svc-swarm-node-agent-gpu@run.service',
+    'svc-swarm-node-egress-agent.socket',
+    'svc-swarm-node-egress-agent@run.service',
+    'svc-swarm-node-egress-agent-gpu.socket',
+    'svc-swarm-node-egress-agent-gpu@run.service',
   ])(
     'systemd-analyze verify prints nothing for the installed %s (its ExecStart resolves through current)',
     async (name) => {
@@ -240,15 +256,10 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
   it('an agent run is a service of its own: root with only the capabilities to run the agent as its uid, no network, etc/ and var/ out of sight but var/agents, the runner\'s limits, exposure at most 1.7', async () => {
     await requireTool('systemd-analyze');
     const agentUnit = join(root, 'etc/systemd/system/svc-swarm-node-agent@.service');
-    const instance = join(tempDir('agent-unit-'), 'svc-swarm-node-agent@run.service');
-    cpSync(agentUnit, instance);
-    const result = await run('systemd-analyze', ['security', '--offline=true', '--threshold=17', instance]);
-    expect(result.exitCode, result.stdout).toBe(0);
-    const overall = /Overall exposure level for svc-swarm-node-agent@run\.service: (\d+\.\d+)/.exec(result.stdout);
-    expect(overall, result.stdout).not.toBeNull();
+    const exposure = await templateExposure(agentUnit, 17);
     // 0.5 when the run was a dynamic user with no capability; what the score rates now is agent-exec before the agent
     // starts (root, CAP_SETUID CAP_SETGID CAP_CHOWN CAP_KILL, no PrivateUsers=), docs/operations.md "Agent isolation".
-    expect(Number(overall![1])).toBeLessThanOrEqual(1.7);
+    expect(exposure).toBeLessThanOrEqual(1.7);
     const lines = readFileSync(agentUnit, 'utf8').split('\n');
     const limits = DEFAULT_AGENT_LIMITS;
     for (const line of [
@@ -299,6 +310,25 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
     }
     // The daemon's own unit keeps no privilege to switch users: systemd does that for it.
     expect(readFileSync(unit, 'utf8')).not.toMatch(/CAP_SET[UG]ID/);
+  });
+
+  it("an egress agent's run is the agent unit but for its network: the host's, no IP filter; exposure at most 2.3", async () => {
+    await requireTool('systemd-analyze');
+    const egressUnit = join(root, 'etc/systemd/system/svc-swarm-node-egress-agent@.service');
+    // What it gives up against the agent unit (1.7): PrivateNetwork= and the IP address filter (docs/operations.md).
+    expect(await templateExposure(egressUnit, 23)).toBeLessThanOrEqual(2.3);
+    const settings = (file: string) => readFileSync(file, 'utf8').split('\n').filter((line) => !line.startsWith('#') && !line.startsWith('Description='));
+    const network = /^(PrivateNetwork|IPAddressAllow|IPAddressDeny)=/;
+    const agentSettings = settings(join(root, 'etc/systemd/system/svc-swarm-node-agent@.service'));
+    expect(agentSettings.filter((line) => network.test(line))).toEqual(['PrivateNetwork=yes', 'IPAddressAllow=localhost', 'IPAddressDeny=any']);
+    expect(settings(egressUnit)).toEqual(agentSettings.filter((line) => !network.test(line)));
+    expect(settings(egressUnit)).toContain('RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX');
+    const socket = readFileSync(join(root, 'etc/systemd/system/svc-swarm-node-egress-agent.socket'), 'utf8').split('\n');
+    for (const line of ['ListenStream=/run/svc-swarm-node/agent-egress.sock', 'Accept=yes', 'SocketUser=svc-swarm', 'SocketMode=0600']) {
+      expect(socket, line).toContain(line);
+    }
+    // The daemon starts with both sockets.
+    expect(readFileSync(unit, 'utf8').split('\n')).toEqual(expect.arrayContaining(['After=network-online.target svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket', 'Wants=network-online.target svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket']));
   });
 
   it('install --no-autoupdate turns auto-update off in the config and in the unit, which systemd-analyze still verifies; a re-run keeps it', async () => {

@@ -4,7 +4,9 @@
 // socket. Checked there: each agent of each node runs as a uid of its own, with no capability, and a hostile one
 // cannot list, read or write another agent's state on its node or the other node's, signal another agent's run or
 // become its uid, while that agent's runs go on; state a node's former dynamic user left is taken over by its agent;
-// a run has no network (PrivateNetwork=, IPAddressDeny=any); its TMPDIR is a 64 MiB tmpfs, and filling it fails the run
+// a run has no network (PrivateNetwork=, IPAddressDeny=any), but for an agent that asks for egress, whose runs its node's
+// egress agent unit starts with the host's network (a built-in one of node gpu's too), and a node whose units predate
+// the egress pair fails such a run naming the install that writes them, which works as printed; its TMPDIR is a 64 MiB tmpfs, and filling it fails the run
 // disk_quota; its artifacts directory is a tmpfs of 128 MiB whose files reach the service; the unit's cgroup limits are set on the running service. What the container cannot do is enforce
 // those limits (the host's cgroup v1 controllers are not delegated to it): memory, tasks and CPU per run are
 // enforced and tested in the bubblewrap mode (test/node/hostile-agents.test.ts), and the unit that sets them here
@@ -28,6 +30,8 @@ import { AGENT_UID_BASE, AGENT_UID_COUNT } from '../../src/node/runner/agent-ids
 // instructions as the tutor's one string field.
 const AGENT = 'agent_svc_skills_005';
 // Another agent of the same node, the probe too (its catalog schema wants a corpus beside the question): the victim.
+// On the default node its bundle asks for egress (its runs are svc-swarm-node-egress-agent@ services); node gpu runs
+// the built-in agent (which asks for egress too).
 const VICTIM = 'agent_research_rag_015';
 const HOME = '/opt/svc/swarm-node';
 const GPU_HOME = '/opt/svc/swarm-node/nodes/gpu';
@@ -99,7 +103,8 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     // Each node runs the probe as its own bundle of AGENT (the home's agents/ comes before the release's).
     for (const [home, agent] of [[HOME, AGENT], [HOME, VICTIM], [GPU_HOME, AGENT]] as const) {
       mkdirSync(join(root, home, 'agents', agent), { recursive: true });
-      writeFileSync(join(root, home, 'agents', agent, 'agent.json'), JSON.stringify({ agent_id: agent, version: '0.0.0-test', entry: ['node', 'main.mjs'], input_schema: { type: 'object' } }));
+      const network = agent === VICTIM ? { network: 'egress' } : {};
+      writeFileSync(join(root, home, 'agents', agent, 'agent.json'), JSON.stringify({ agent_id: agent, version: '0.0.0-test', entry: ['node', 'main.mjs'], input_schema: { type: 'object' }, ...network }));
       writeFileSync(join(root, home, 'agents', agent, 'main.mjs'), PROBE);
     }
   }, 600_000);
@@ -172,7 +177,7 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     const victimRun = probe(undefined, { write: 'the index of a corpus only the victim reads', pidfile: true, hold }, VICTIM);
     // The victim's agent (its pid as the container sees it) and its unit's agent-exec, while it runs.
     const agentPid = await waitFor(async () => (existsSync(join(root, victimState, 'pid')) ? Number(readFileSync(join(root, victimState, 'pid'), 'utf8')) : undefined), 'the victim to start', 60_000);
-    const unit = await runningAgentUnit();
+    const unit = await runningAgentUnit('svc-swarm-node-egress-agent@*');
     const execPid = Number((await container.exec(['systemctl', 'show', unit, '-p', 'MainPID', '--value'])).stdout.trim());
     const victimUid = statSync(join(root, victimState)).uid;
 
@@ -190,6 +195,68 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     expect(again).toMatchObject({ status: 'succeeded', output: { uid: victimUid, own: ['the index of a corpus only the victim reads'] } });
   });
 
+  it("an agent that asks for egress runs in its node's egress unit, as a uid of its own, and reaches the host's loopback; one that does not cannot", async () => {
+    const hold = '/opt/egress-hold';
+    const running = probe(undefined, { hold }, VICTIM);
+    const unit = await runningAgentUnit('svc-swarm-node-egress-agent@*');
+    const shown = await container.exec(['systemctl', 'show', unit, '-p', 'PrivateNetwork,IPAddressDeny,MemoryMax,TasksMax,RestrictAddressFamilies']);
+    writeFileSync(join(root, hold), '');
+    const properties = Object.fromEntries(shown.stdout.split('\n').filter(Boolean).map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
+    // The agent unit's limits and filters, the host's network.
+    expect(properties, shown.stdout).toMatchObject({ PrivateNetwork: 'no', IPAddressDeny: '', MemoryMax: String(512 * MiB), TasksMax: '64' });
+    expect(properties.RestrictAddressFamilies?.split(' ').sort()).toEqual(['AF_INET', 'AF_INET6', 'AF_UNIX']);
+    const egress = await running;
+    expect(egress, JSON.stringify(egress)).toMatchObject({ status: 'succeeded', output: { state: `/var/lib/svc-swarm-node-agents/${VICTIM}`, connect: 'connected' } });
+    const seen = egress.output as Record<string, unknown>;
+    expect(seen.uid).toBeGreaterThanOrEqual(AGENT_UID_BASE);
+    expect(seen.caps).toMatchObject({ CapEff: '0000000000000000', CapPrm: '0000000000000000' });
+    expect(seen.tmp_bytes).toBe(64 * MiB);
+    // The same listener (the service, on the loopback the container shares with the host), from a `none` agent.
+    const none = await probe(undefined, {});
+    expect(none, JSON.stringify(none)).toMatchObject({ status: 'succeeded' });
+    expect((none.output as Record<string, unknown>).connect).toMatch(/^E[A-Z]+$/);
+  });
+
+  it("node gpu runs the built-in RAG agent (egress) in its egress unit; with its units as a release before them left it, the run fails naming the install that writes them, which works as printed", async () => {
+    mkdirSync(join(root, 'srv/corpus'), { recursive: true });
+    writeFileSync(join(root, 'srv/corpus/ops.md'), '# Backups\n\nThe nightly backup runs at two in the morning and keeps fourteen copies.\n');
+    const ask = () => container.exec(['swarm-node', '--node', 'gpu', '--json', 'run', VICTIM, '--input', 'corpus=/srv/corpus', '--input', 'question=When does the nightly backup run?']);
+    const answered = await ask();
+    expect(answered.exitCode, answered.stdout + answered.stderr).toBe(0);
+    expect(JSON.parse(answered.stdout)).toMatchObject({ status: 'succeeded', output: { answer: { found: true, citations: [{ file: 'ops.md' }] } } });
+
+    // As an older swarm-node upgrading to this release leaves it: no egress pair (and a daemon unit that wants none).
+    const gpuUnits = ['svc-swarm-node-egress-agent-gpu.socket', 'svc-swarm-node-egress-agent-gpu@.service'];
+    expect((await container.exec(['systemctl', 'stop', gpuUnits[0]!])).exitCode).toBe(0);
+    expect((await container.exec(['rm', ...gpuUnits.map((name) => `/etc/systemd/system/${name}`)])).exitCode).toBe(0);
+    expect((await container.exec(['systemctl', 'daemon-reload'])).exitCode).toBe(0);
+    const refused = await ask();
+    expect(refused.exitCode).toBe(1);
+    const error = (JSON.parse(refused.stdout) as { error: { charged_cents: number; output: { error: string; message: string } } }).error;
+    expect(error, refused.stdout).toMatchObject({ charged_cents: 0, output: { error: 'spawn' } });
+    expect(error.output.message).toContain("this node's systemd units predate egress runs");
+    const fix = /run, as root: ([^)]+)\)/.exec(error.output.message)?.[1];
+    expect(fix).toBe('swarm-node install --name gpu');
+    // status says so too, and no longer once the fix ran.
+    const cannot = async () => (JSON.parse((await container.exec(['swarm-node', '--node', 'gpu', '--json', 'status'])).stdout) as { node: { isolation_cannot: string[] } }).node.isolation_cannot;
+    expect(await cannot()).toEqual(expect.arrayContaining([expect.stringContaining('swarm-node install --name gpu')]));
+    const installed = await container.exec(fix!.split(' '));
+    expect(installed.exitCode, installed.stdout + installed.stderr).toBe(0);
+    expect((await cannot()).filter((line) => line.includes('egress'))).toEqual([]);
+    const again = await ask();
+    expect(again.exitCode, again.stdout + again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ status: 'succeeded', output: { answer: { found: true } } });
+  });
+
+  it("every unit installed, the egress pair's too, passes systemd-analyze verify in the container", async () => {
+    const units = ['svc-swarm-node.service', 'svc-swarm-node-agent.socket', 'svc-swarm-node-egress-agent.socket', 'svc-swarm-node@gpu.service', 'svc-swarm-node-agent-gpu.socket', 'svc-swarm-node-egress-agent-gpu.socket'];
+    // A template is verified through an instance of it.
+    const instances = ['svc-swarm-node-agent@x.service', 'svc-swarm-node-egress-agent@x.service', 'svc-swarm-node-agent-gpu@x.service', 'svc-swarm-node-egress-agent-gpu@x.service'];
+    const verified = await container.exec(['systemd-analyze', 'verify', ...units, ...instances]);
+    expect(verified.stdout + verified.stderr).toBe('');
+    expect(verified.exitCode).toBe(0);
+  });
+
   it("a run past its time limit is stopped by agent-exec, which may signal the agent's uid (CAP_KILL), and fails timeout", async () => {
     const question = JSON.stringify({ port, hold: '/opt/never-made' });
     const result = await container.exec(['swarm-node', '--json', 'run', AGENT, '--timeout-seconds', '1', '--input', `question=${question}`]);
@@ -202,11 +269,11 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     expect(filled, JSON.stringify(filled)).toMatchObject({ status: 'failed', charged_cents: 0, output: { error: 'disk_quota' } });
   });
 
-  /** The one agent unit running on the default node (a test runs one at a time). */
-  function runningAgentUnit(): Promise<string> {
+  /** The one agent unit running on the default node (a test runs one at a time); `units`: the egress agents' instead. */
+  function runningAgentUnit(units = 'svc-swarm-node-agent@*'): Promise<string> {
     return waitFor(
       async () => {
-        const list = await container.exec(['systemctl', 'list-units', '--plain', '--no-legend', 'svc-swarm-node-agent@*']);
+        const list = await container.exec(['systemctl', 'list-units', '--plain', '--no-legend', units]);
         return list.stdout.split('\n').map((line) => line.trim().split(/\s+/)[0]).find((name) => name?.endsWith('.service'));
       },
       'a running agent unit',

@@ -52,7 +52,7 @@ describe('systemctl after install', () => {
     const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: systemctl.program });
     const outcome = await settleService(services, [change(unitFile, true)], unitFiles);
     expect(outcome).toEqual({ action: 'started', warnings: [] });
-    expect(systemctl.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'daemon-reload', 'enable --now svc-swarm-node-agent.socket svc-swarm-node.service']);
+    expect(systemctl.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'daemon-reload', 'enable --now svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket svc-swarm-node.service']);
   });
 
   it("a named node's units (issue 18 item 4): enable, restart and the is-enabled check name gpu's, never the default node's", async () => {
@@ -60,8 +60,9 @@ describe('systemctl after install', () => {
     const layout = installLayout('/', 'gpu');
     const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: systemctl.program, units: layout.units });
     await settleService(services, [change(layout.unitFile, true)], layout.unitFiles);
-    expect(systemctl.calls()).toEqual(['is-enabled --quiet svc-swarm-node@gpu.service', 'daemon-reload', 'enable --now svc-swarm-node-agent-gpu.socket svc-swarm-node@gpu.service']);
-    expect(services.commands.disableNow).toEqual(['disable', '--now', 'svc-swarm-node@gpu.service', 'svc-swarm-node-agent-gpu.socket']);
+    expect(systemctl.calls()).toEqual(['is-enabled --quiet svc-swarm-node@gpu.service', 'daemon-reload', 'enable --now svc-swarm-node-agent-gpu.socket svc-swarm-node-egress-agent-gpu.socket svc-swarm-node@gpu.service']);
+    expect(services.commands.disableNow).toEqual(['disable', '--now', 'svc-swarm-node@gpu.service', 'svc-swarm-node-agent-gpu.socket'])
+    expect(services.commands.disableEgress).toEqual(['disable', '--now', 'svc-swarm-node-egress-agent-gpu.socket']);
   });
 
   it('enabled and nothing changed: no restart', async () => {
@@ -75,25 +76,25 @@ describe('systemctl after install', () => {
     const release = recordingSystemctl({ enabled: true });
     const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: release.program });
     expect((await settleService(services, [change('/opt/svc/swarm-node/current', true)], unitFiles)).action).toBe('restarted');
-    expect(release.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'restart svc-swarm-node-agent.socket svc-swarm-node.service']);
+    expect(release.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'restart svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket svc-swarm-node.service']);
 
     const unit = recordingSystemctl({ enabled: true });
     const unitServices = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: unit.program });
     await settleService(unitServices, [change(unitFile, true)], unitFiles);
-    expect(unit.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'daemon-reload', 'restart svc-swarm-node-agent.socket svc-swarm-node.service']);
+    expect(unit.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'daemon-reload', 'restart svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket svc-swarm-node.service']);
 
     // The agent's unit read by systemd at each run's start: an edit of it alone needs the reload too.
     const agentUnit = recordingSystemctl({ enabled: true });
     const agentServices = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: agentUnit.program });
     await settleService(agentServices, [change(agentUnitFile, true)], unitFiles);
-    expect(agentUnit.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'daemon-reload', 'restart svc-swarm-node-agent.socket svc-swarm-node.service']);
+    expect(agentUnit.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'daemon-reload', 'restart svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket svc-swarm-node.service']);
   });
 
   it('a failing systemctl is a warning, never a failed install', async () => {
     const systemctl = recordingSystemctl({ enabled: true, failRestart: true });
     const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: systemctl.program });
     const outcome = await settleService(services, [change('/opt/svc/swarm-node/current', true)], unitFiles);
-    expect(outcome).toEqual({ action: 'restarted', warnings: ['systemctl restart svc-swarm-node-agent.socket svc-swarm-node.service failed: Job for svc-swarm-node.service failed'] });
+    expect(outcome).toEqual({ action: 'restarted', warnings: ['systemctl restart svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket svc-swarm-node.service failed: Job for svc-swarm-node.service failed'] });
   });
 
   it.each([

@@ -24,6 +24,13 @@ export const DEFAULT_CONCURRENCY = 2;
 export const AGENT_ISOLATIONS = ['auto', 'systemd', 'bubblewrap', 'uid', 'none'] as const;
 /** Where systemd listens for agent runs (svc-swarm-node-agent.socket): one sandboxed service per run. */
 export const DEFAULT_AGENT_SOCKET = '/run/svc-swarm-node/agent.sock';
+/**
+ * Where systemd listens for the runs of agents that ask for egress (svc-swarm-node-egress-agent.socket), derived from
+ * agent_socket so one setting names both: agent.sock -> agent-egress.sock, beside it.
+ */
+export function egressSocketOf(agentSocket: string): string {
+  return agentSocket.endsWith('.sock') ? `${agentSocket.slice(0, -'.sock'.length)}-egress.sock` : `${agentSocket}-egress`;
+}
 export type AgentIsolation = (typeof AGENT_ISOLATIONS)[number];
 
 const ENV_OF: Partial<Record<ConfigKey, string>> = {
@@ -175,8 +182,8 @@ export function validateConfigValue(key: ConfigKey, value: string): string {
       if (!(AGENT_ISOLATIONS as readonly string[]).includes(value)) throw new SvcError('usage', `agent_isolation must be one of ${AGENT_ISOLATIONS.join(', ')}`);
       return value;
     case 'agent_socket':
-      // sun_path holds 108 bytes with its terminating NUL.
-      if (!value.startsWith('/') || Buffer.byteLength(value) > 107) throw new SvcError('usage', 'agent_socket must be an absolute path of at most 107 bytes');
+      // sun_path holds 108 bytes with its terminating NUL; the egress socket beside it (egressSocketOf) is 7 longer.
+      if (!value.startsWith('/') || Buffer.byteLength(egressSocketOf(value)) > 107) throw new SvcError('usage', 'agent_socket must be an absolute path of at most 100 bytes');
       return value;
     case 'health_addr': {
       if (value === '' || value === 'off') return '';

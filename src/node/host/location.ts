@@ -19,7 +19,7 @@ import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { INSTALL_PATH } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
 import { NODE_NAME_PATTERN } from '../../contract/node-name.js';
-import { DEFAULT_AGENT_SOCKET } from './config.js';
+import { DEFAULT_AGENT_SOCKET, egressSocketOf } from './config.js';
 
 export const SERVICE_USER = 'svc-swarm';
 /**
@@ -34,8 +34,17 @@ export const UNIT_NAME = 'svc-swarm-node.service';
 /** systemd listens here for agent runs and starts one sandboxed service per connection (runner/agent-exec.ts). */
 export const AGENT_SOCKET_UNIT = 'svc-swarm-node-agent.socket';
 export const AGENT_SERVICE_UNIT = 'svc-swarm-node-agent@.service';
+/**
+ * The pair for agents whose agent.json asks for egress (docs/operations.md "Agent isolation"): rendered from the
+ * agent pair's templates with the host's network (install/unit-file.ts), not shipped as templates of their own. Not
+ * svc-swarm-node-agent-egress: that is the agent socket of a node named egress.
+ */
+export const EGRESS_SOCKET_UNIT = 'svc-swarm-node-egress-agent.socket';
+export const EGRESS_SERVICE_UNIT = 'svc-swarm-node-egress-agent@.service';
 /** Every unit a release ships (systemd/<name>, a template install renders), the daemon's first. */
 export const UNIT_NAMES = [UNIT_NAME, AGENT_SOCKET_UNIT, AGENT_SERVICE_UNIT] as const;
+/** Every unit install writes for the default node, in the order of InstallLayout.unitFiles: the release's, then the egress pair. */
+export const NODE_UNIT_NAMES = [...UNIT_NAMES, EGRESS_SOCKET_UNIT, EGRESS_SERVICE_UNIT] as const;
 export const UNIT_HOST_PATH = unitHostPath(UNIT_NAME);
 export const BIN_LINK_HOST_PATH = '/usr/local/bin/swarm-node';
 /** Where named nodes live, under the install path (and so under --root). */
@@ -57,15 +66,29 @@ export interface NodeUnits {
   agentSocket: string;
   /** The template systemd starts per connection of agentSocket (Accept=yes: the socket's name with '@'). */
   agentService: string;
+  /** The socket and template of the runs of agents that ask for egress, the agent pair's twins but for the network. */
+  egressSocket: string;
+  egressService: string;
 }
 
 export function nodeUnits(name?: string): NodeUnits {
-  if (name === undefined) return { daemon: UNIT_NAME, agentSocket: AGENT_SOCKET_UNIT, agentService: AGENT_SERVICE_UNIT };
+  if (name === undefined) return { daemon: UNIT_NAME, agentSocket: AGENT_SOCKET_UNIT, agentService: AGENT_SERVICE_UNIT, egressSocket: EGRESS_SOCKET_UNIT, egressService: EGRESS_SERVICE_UNIT };
   checkNodeName(name);
   // The daemon as an instance name (systemctl status svc-swarm-node@N), written as a file of its own so that each
   // node's unit comes from its own release. The agent pair cannot be instances: an accepting socket starts
   // <socket name>@<connection>.service, so an instance socket would share the template across nodes.
-  return { daemon: `svc-swarm-node@${name}.service`, agentSocket: `svc-swarm-node-agent-${name}.socket`, agentService: `svc-swarm-node-agent-${name}@.service` };
+  return {
+    daemon: `svc-swarm-node@${name}.service`,
+    agentSocket: `svc-swarm-node-agent-${name}.socket`,
+    agentService: `svc-swarm-node-agent-${name}@.service`,
+    egressSocket: `svc-swarm-node-egress-agent-${name}.socket`,
+    egressService: `svc-swarm-node-egress-agent-${name}@.service`,
+  };
+}
+
+/** A node's units in the order of NODE_UNIT_NAMES (InstallLayout.unitFiles). */
+export function unitsInOrder(units: NodeUnits): string[] {
+  return [units.daemon, units.agentSocket, units.agentService, units.egressSocket, units.egressService];
 }
 
 /** The agent unit's StateDirectory= of a node (under /var/lib): its agents' state, outside the node's home. */
@@ -89,6 +112,11 @@ export function nodeInstallPath(name?: string): string {
 /** Where the node's agent socket listens: two nodes' agent runs never share one. */
 export function agentSocketPath(name?: string): string {
   return name === undefined ? DEFAULT_AGENT_SOCKET : `/run/svc-swarm-node/${NODES_DIR}/${checkNodeName(name)}/agent.sock`;
+}
+
+/** Where the node's egress agent socket listens: beside its agent socket. */
+export function egressSocketPath(name?: string): string {
+  return egressSocketOf(agentSocketPath(name));
 }
 
 export function unitHostPath(name: string): string {
@@ -132,7 +160,7 @@ export interface InstallLayout extends NodePaths {
   /** True when root is the host itself: only then are users, owners and systemd touched. */
   onHost: boolean;
   unitFile: string;
-  /** Every unit's file (rendered from UNIT_NAMES, in that order): the daemon's, then the agent socket's and service's. */
+  /** Every unit's file (NODE_UNIT_NAMES, in that order): the daemon's, the agent socket's and service's, the egress pair's. */
   unitFiles: string[];
   binLink: string;
   /** Proxy variables for the service (EnvironmentFile=- in the unit). */
@@ -191,7 +219,7 @@ export function installLayout(root = '/', name?: string): InstallLayout {
     units,
     onHost: absoluteRoot === '/',
     unitFile: at(unitHostPath(units.daemon)),
-    unitFiles: [units.daemon, units.agentSocket, units.agentService].map((unit) => at(unitHostPath(unit))),
+    unitFiles: unitsInOrder(units).map((unit) => at(unitHostPath(unit))),
     binLink: at(BIN_LINK_HOST_PATH),
     agentStateDirs: agentStateHostPaths(name).map(at),
     environmentFile: join(paths.etcDir, 'environment'),

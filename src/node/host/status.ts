@@ -120,7 +120,7 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
   }
   try {
     status.node.isolation = resolveIsolation(config.agent_isolation, config.agent_socket);
-    const report = isolationReport(status.node.isolation);
+    const report = isolationReport(status.node.isolation, { agentSocket: config.agent_socket, name: deps.paths.name });
     status.node.isolation_summary = report.summary;
     status.node.isolation_cannot = report.cannot;
   } catch (error) {

@@ -115,12 +115,13 @@ export function checkIsolation(paths: Pick<NodePaths, 'configFile' | 'name'>): D
   const file = readConfigFile(paths.configFile);
   const wanted = (AGENT_ISOLATIONS as readonly string[]).includes(file.agent_isolation ?? '') ? (file.agent_isolation as AgentIsolation) : 'auto';
   let mode;
+  const agentSocket = file.agent_socket ?? agentSocketPath(paths.name);
   try {
-    mode = resolveIsolation(wanted, file.agent_socket ?? agentSocketPath(paths.name));
+    mode = resolveIsolation(wanted, agentSocket);
   } catch (error) {
     return { name: 'isolation', status: 'fail', detail: messageOf(error), fix: 'apt-get install bubblewrap' };
   }
-  const report = isolationReport(mode);
+  const report = isolationReport(mode, { agentSocket, name: paths.name });
   const detail = report.cannot.length === 0 ? report.summary : `${report.summary}; not held: ${report.cannot.join('; ')}`;
   if (mode === 'none') return { name: 'isolation', status: 'warn', detail, fix: 'apt-get install bubblewrap, or install the node with systemd (swarm-node install)' };
   return { name: 'isolation', status: 'ok', detail };

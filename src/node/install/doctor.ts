@@ -13,10 +13,10 @@ import { readManifest } from '../../lib/package-dir.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import { checkDatabase, checkEnrollment, checkIsolation, checkService, checkToken, type DoctorCheck } from './doctor-checks.js';
 import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
-import { hostPathOf, SERVICE_USER, UNIT_NAMES, unitInRelease, VAR_DIR_MODE, type InstallLayout, type NodePaths } from '../host/location.js';
+import { hostPathOf, NODE_UNIT_NAMES, SERVICE_USER, unitInRelease, VAR_DIR_MODE, type InstallLayout, type NodePaths } from '../host/location.js';
 import { readLink } from './links.js';
 import { lookupServiceUser } from './service-user.js';
-import { unitOfRelease } from './unit-file.js';
+import { templateOf, unitOfRelease } from './unit-file.js';
 
 export type { CheckStatus, DoctorCheck } from './doctor-checks.js';
 
@@ -156,13 +156,13 @@ async function checkModesAndOwners(layout: InstallLayout): Promise<DoctorCheck[]
   return owners === undefined ? [modes] : [modes, owners];
 }
 
-/** Each unit the release ships (the daemon's, the agent socket's and service's) is installed as the release renders it. */
+/** Each unit install writes (the daemon's, the agent socket's and service's, the egress pair's) is installed as the release renders it. */
 function checkUnit(layout: InstallLayout): DoctorCheck {
-  const fix = 'sudo swarm-node install';
-  for (const [index, name] of UNIT_NAMES.entries()) {
+  const fix = layout.name === undefined ? 'sudo swarm-node install' : `sudo swarm-node install --name ${layout.name}`;
+  for (const [index, name] of NODE_UNIT_NAMES.entries()) {
     const unitFile = layout.unitFiles[index]!;
     if (!existsSync(unitFile)) return { name: 'unit', status: 'fail', detail: `${unitFile} is missing`, fix };
-    if (!existsSync(join(layout.currentLink, unitInRelease(name)))) return { name: 'unit', status: 'fail', detail: `the current release has no ${name} to compare with`, fix };
+    if (!existsSync(join(layout.currentLink, unitInRelease(templateOf(name))))) return { name: 'unit', status: 'fail', detail: `the current release has no ${templateOf(name)} to compare with`, fix };
     if (readFileSync(unitFile, 'utf8') !== unitOfRelease(layout.currentLink, name, layout.name, { autoUpdate: autoUpdateOfFile(readConfigFile(layout.configFile)) })) {
       return {
         name: 'unit',

@@ -6,7 +6,7 @@ import { chmodSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
 import { readTextIfPresent, writeFileAtomic } from '../host/files.js';
-import { releaseDir, UNIT_NAMES, type InstallLayout } from '../host/location.js';
+import { NODE_UNIT_NAMES, releaseDir, type InstallLayout } from '../host/location.js';
 import { backupDatabase } from '../store/file-checks.js';
 import { readLink, relativeLinkText, switchLink } from './links.js';
 import type { Step } from './plan.js';
@@ -68,7 +68,7 @@ export function planCurrentSwitch(layout: InstallLayout, version: string, now: (
  */
 export function planHostFiles(layout: InstallLayout, releaseSource: string, version: string, autoUpdate: boolean): Step[] {
   const steps: Step[] = [];
-  UNIT_NAMES.forEach((name, index) => {
+  NODE_UNIT_NAMES.forEach((name, index) => {
     const file = layout.unitFiles[index]!;
     const unit = unitOfRelease(releaseSource, name, layout.name, { autoUpdate });
     const installedUnit = readTextIfPresent(file);

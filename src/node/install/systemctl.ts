@@ -66,16 +66,19 @@ export interface SystemctlCommands {
   enableNow: readonly string[];
   restart: readonly string[];
   disableNow: readonly string[];
+  /** Apart from disableNow: a node whose units predate the egress pair has none, and systemctl then disables nothing. */
+  disableEgress: readonly string[];
 }
 
 export function systemctlCommands(units: NodeUnits): SystemctlCommands {
   return {
     daemonReload: ['daemon-reload'],
-    // The agent socket with the daemon: the daemon's runs go through it (agent-exec.ts). Its instances need no
-    // enabling: each lives for one connection.
-    enableNow: ['enable', '--now', units.agentSocket, units.daemon],
-    restart: ['restart', units.agentSocket, units.daemon],
+    // The agent sockets with the daemon: the daemon's runs go through them (agent-exec.ts), an egress agent's through
+    // the egress one. Their instances need no enabling: each lives for one connection.
+    enableNow: ['enable', '--now', units.agentSocket, units.egressSocket, units.daemon],
+    restart: ['restart', units.agentSocket, units.egressSocket, units.daemon],
     disableNow: ['disable', '--now', units.daemon, units.agentSocket],
+    disableEgress: ['disable', '--now', units.egressSocket],
   };
 }
 

@@ -121,6 +121,7 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
 
   // Stopped before its files go, so the daemon never runs from a release that is being deleted.
   pushWarning(warnings, await services.run(services.commands.disableNow));
+  if (layout.unitFiles.some((file) => file.endsWith(`/${layout.units.egressSocket}`) && existsSync(file))) pushWarning(warnings, await services.run(services.commands.disableEgress));
   // Before the credentials go: it is the node's own credential that removes it.
   if (enrolled !== undefined) result.removed_at_service = await removeAtService(enrolled, options.removeAtService!, options.log);
   await applySteps(steps, options.log);

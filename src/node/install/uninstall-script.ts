@@ -2,7 +2,7 @@
 // sh, for when Node or the release is already gone. Every path in it is a constant of this file, never input.
 import { posix } from 'node:path';
 import { INSTALL_PATH } from '../../contract/claims.js';
-import { AGENT_USER, agentStateHostPaths, BIN_LINK_HOST_PATH, nodeInstallPath, NODES_DIR, nodeUnits, SERVICE_USER, unitHostPath } from '../host/location.js';
+import { AGENT_USER, agentStateHostPaths, BIN_LINK_HOST_PATH, nodeInstallPath, NODES_DIR, nodeUnits, SERVICE_USER, unitHostPath, unitsInOrder } from '../host/location.js';
 
 export const UNINSTALL_SCRIPT_MODE = 0o755;
 
@@ -21,7 +21,8 @@ set -eu
 BASE_DIR=${INSTALL_PATH}
 HOME_DIR=${home}
 UNITS="${units.daemon} ${units.agentSocket}"
-UNIT_FILES="${[units.daemon, units.agentSocket, units.agentService].map(unitHostPath).join(' ')}"
+EGRESS_SOCKET=${units.egressSocket}
+UNIT_FILES="${unitsInOrder(units).map(unitHostPath).join(' ')}"
 BIN_LINK=${BIN_LINK_HOST_PATH}
 BIN_TARGET=${posix.relative(posix.dirname(BIN_LINK_HOST_PATH), `${home}/current/bin/swarm-node`)}
 USERS="${SERVICE_USER} ${AGENT_USER}"
@@ -122,6 +123,10 @@ main() {
     manage=1
     # shellcheck disable=SC2086 # two unit names, split on purpose
     systemctl disable --now $UNITS || say "warning: systemctl disable --now $UNITS failed; continuing"
+    # Apart: a node whose units predate the egress pair has none, and systemctl would then disable nothing.
+    if [ -f "/etc/systemd/system/$EGRESS_SOCKET" ]; then
+      systemctl disable --now "$EGRESS_SOCKET" || say "warning: systemctl disable --now $EGRESS_SOCKET failed; continuing"
+    fi
   elif [ -n "$root" ]; then
     say "not stopping the service: $root is a staging root"
   else

@@ -5,7 +5,21 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { INSTALL_PATH } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
-import { AGENT_SERVICE_UNIT, agentSocketPath, agentStateDirectoryName, AGENT_USER, nodeInstallPath, nodeUnits, SERVICE_USER, UNIT_NAME, unitInRelease } from '../host/location.js';
+import {
+  AGENT_SERVICE_UNIT,
+  AGENT_SOCKET_UNIT,
+  agentSocketPath,
+  agentStateDirectoryName,
+  AGENT_USER,
+  EGRESS_SERVICE_UNIT,
+  EGRESS_SOCKET_UNIT,
+  egressSocketPath,
+  nodeInstallPath,
+  nodeUnits,
+  SERVICE_USER,
+  UNIT_NAME,
+  unitInRelease,
+} from '../host/location.js';
 import { MAX_RUN_SLOTS } from '../runner/isolation.js';
 
 /** The values for one node's units: the default node's (no name), or node `name`'s (location.ts nodeUnits). */
@@ -40,7 +54,9 @@ export function renderUnit(template: string, values: Readonly<Record<string, str
  * unit's back.
  */
 export function unitOfRelease(dir: string, name: string = UNIT_NAME, nodeName?: string, options: { autoUpdate: boolean } = { autoUpdate: true }): string {
-  const unit = forNamedNode(renderUnit(readFileSync(join(dir, unitInRelease(name)), 'utf8'), unitValues(nodeName)), name, nodeName, dir);
+  const template = templateOf(name);
+  const values = name === EGRESS_SOCKET_UNIT ? { ...unitValues(nodeName), agent_socket: egressSocketPath(nodeName) } : unitValues(nodeName);
+  const unit = asEgressTwin(forNamedNode(renderUnit(readFileSync(join(dir, unitInRelease(template)), 'utf8'), values), template, nodeName, dir), name, nodeName);
   if (options.autoUpdate || name !== UNIT_NAME) return unit;
   return unit.replace(/^(ExecStart=\S+\/swarm-node daemon)((?: \S+)*)$/m, (line, start: string, rest: string) => (rest.includes(' --no-autoupdate') ? line : `${start} --no-autoupdate${rest}`));
 }
@@ -76,4 +92,37 @@ function forNamedNode(unit: string, name: string, nodeName: string | undefined, 
     rewritten = rewritten.replace(line, replacement);
   }
   return rewritten;
+}
+
+/** The release's template a unit is rendered from: the egress pair's are the agent pair's. */
+export function templateOf(name: string): string {
+  return name === EGRESS_SOCKET_UNIT ? AGENT_SOCKET_UNIT : name === EGRESS_SERVICE_UNIT ? AGENT_SERVICE_UNIT : name;
+}
+
+/** The agent service template's network lines, and the comment above them (docs/operations.md "Agent isolation"). */
+const NETWORK_LINES = /^(?:PrivateNetwork|IPAddressAllow|IPAddressDeny)=.*\n/gm;
+const NETWORK_COMMENT = /^# Network:.*\n(?:#.*\n)*/m;
+const HOST_NETWORK = `# Network: the host's, as bubblewrap gives an agent whose agent.json asks for egress (docs/operations.md "Agent
+# isolation"): its model endpoint, MX lookups, SMTP; it reaches the host's loopback services too, as any local user
+# can. RestrictAddressFamilies= below holds here as in the agent unit.
+`;
+
+/**
+ * The egress pair is the agent pair with the host's network, rendered from the same templates so that the two never
+ * differ in anything else (uid per agent, limits, filters, state): the socket listens at the egress socket path, the
+ * service has no PrivateNetwork= and no IP address filter. The daemon's unit wants the egress socket as it wants the
+ * agent socket. These are rewrites rather than placeholders for the same reason as forNamedNode's; a release whose
+ * agent unit has no network lines (older than them) renders a twin that is the same unit, which is what it was.
+ */
+function asEgressTwin(unit: string, name: string, nodeName: string | undefined): string {
+  const units = nodeUnits(nodeName);
+  if (name === EGRESS_SOCKET_UNIT) return unit.replace(/^Description=svc swarm-node agent runs/m, 'Description=svc swarm-node egress agent runs');
+  if (name === EGRESS_SERVICE_UNIT) {
+    return unit.replace(/^Description=svc swarm-node agent run /m, 'Description=svc swarm-node egress agent run ').replace(NETWORK_COMMENT, HOST_NETWORK).replace(NETWORK_LINES, '');
+  }
+  if (name === UNIT_NAME) {
+    const agentSocket = units.agentSocket.replace(/[.]/g, '\\.');
+    return unit.replace(new RegExp(`^((?:After|Wants)=.* ${agentSocket})$`, 'gm'), `$1 ${units.egressSocket}`);
+  }
+  return unit;
 }

@@ -2,7 +2,7 @@
 // (docs/operations.md "Agent isolation", the table of what each mode enforces).
 import { existsSync } from 'node:fs';
 import { probeCgroups } from './cgroup-probe.js';
-import { isPrivileged, type IsolationMode } from './isolation.js';
+import { egressUnavailable, isPrivileged, type IsolationMode } from './isolation.js';
 
 export interface IsolationReport {
   /** One line: how each run is kept apart. */
@@ -11,13 +11,16 @@ export interface IsolationReport {
   cannot: string[];
 }
 
-export function isolationReport(mode: IsolationMode): IsolationReport {
+/** `node`: under systemd, the node's agent socket and name, to tell whether its egress agent socket listens. */
+export function isolationReport(mode: IsolationMode, node?: { agentSocket: string; name: string | undefined }): IsolationReport {
   if (mode === 'systemd') {
+    const egress = node === undefined ? undefined : egressUnavailable(node.agentSocket, node.name);
     return {
-      summary: "systemd: each run a service of its own (svc-swarm-node-agent@.service) as a uid of its agent's own, cgroup limits, no network",
+      summary:
+        "systemd: each run a service of its own (svc-swarm-node-agent@.service; an agent asking for egress, svc-swarm-node-egress-agent@.service) as a uid of its agent's own, cgroup limits, no network but for egress agents",
       cannot: [
         'the state directory (/var/lib/svc-swarm-node-agents) has no size cap beyond 64 MiB per file: put /var/lib on a filesystem with quotas to cap it',
-        'no agent gets network egress (IPAddressDeny=any): an agent whose agent.json asks for it fails',
+        ...(egress === undefined ? [] : [`agents whose agent.json asks for egress fail: ${egress}`]),
       ],
     };
   }

@@ -11,7 +11,8 @@
 import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { SvcError } from '../../contract/errors.js';
-import type { AgentIsolation } from '../host/config.js';
+import { egressSocketOf, type AgentIsolation } from '../host/config.js';
+import { nodeUnits } from '../host/location.js';
 
 /** How many runs a node executes at once, at most (config concurrency; the agent socket's MaxConnections). */
 export const MAX_RUN_SLOTS = 32;
@@ -72,6 +73,18 @@ export function resolveIsolation(wanted: AgentIsolation, agentSocket: string): I
       ? `${INSTALL_BUBBLEWRAP} (in a container, run it with CAP_SYS_ADMIN), or install the node with systemd (swarm-node install); agent_isolation none runs agents as root, unsandboxed.`
       : `${INSTALL_BUBBLEWRAP}, or set agent_isolation to auto or none.`,
   });
+}
+
+/**
+ * Under systemd, why an agent that asks for egress cannot run here, with the fix; undefined when it can. A node whose
+ * units predate the egress pair (an older swarm-node upgraded it, and renders only the units it knows) has none: its
+ * install, run again from the release it runs, writes and starts them.
+ */
+export function egressUnavailable(agentSocket: string, nodeName: string | undefined): string | undefined {
+  const socket = egressSocketOf(agentSocket);
+  if (isSocket(socket)) return undefined;
+  const install = nodeName === undefined ? 'swarm-node install' : `swarm-node install --name ${nodeName}`;
+  return `no egress agent socket listens at ${socket}: this node's systemd units predate egress runs (run, as root: ${install}), or its socket is stopped (systemctl start ${nodeUnits(nodeName).egressSocket})`;
 }
 
 function isSocket(path: string): boolean {

@@ -4,10 +4,11 @@
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { messageOf } from '../../contract/errors.js';
-import { DEFAULT_AGENT_SOCKET } from '../host/config.js';
+import { DEFAULT_AGENT_SOCKET, egressSocketOf } from '../host/config.js';
+import { nodePaths } from '../host/location.js';
 import { execViaSocket, type AgentExecRequest } from './agent-exec.js';
 import { DEFAULT_AGENT_LIMITS, RUN_CANCELLED, runAgentProcess, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
-import { resolveIsolation, type IsolationMode } from './isolation.js';
+import { egressUnavailable, resolveIsolation, type IsolationMode } from './isolation.js';
 import { installBundle, type BundleFetch } from './bundle-install.js';
 import { bundleDirs, findBundle, resolveEntry, type Bundle } from './bundles.js';
 import { createSandboxedRunner, type SandboxedRunner } from './run-sandboxed.js';
@@ -88,11 +89,15 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
   async function runAgent(request: AgentExecRequest, bundle: Bundle, signal: AbortSignal | undefined, onOutput: OutputSink | undefined): Promise<{ outcome: AgentOutcome; artifacts?: HeldArtifacts }> {
     const network = bundle.manifest.network ?? 'none';
     if (isolation === 'systemd') {
+      // The agent's network is its unit's: an egress agent's runs go to the egress socket's twin of the agent unit.
       if (network === 'egress') {
-        const message = `${request.agent_id} asks for network egress (agent.json "network": "egress"), and this node's systemd agent runs have no network (IPAddressDeny=any)`;
-        return { outcome: { status: 'failed', error: 'spawn', message, stderrTail: '' } };
+        const unavailable = egressUnavailable(agentSocket, nodePaths(options.home).name);
+        if (unavailable !== undefined) {
+          const message = `${request.agent_id} asks for network egress (agent.json "network": "egress"), and ${unavailable}`;
+          return { outcome: { status: 'failed', error: 'spawn', message, stderrTail: '' } };
+        }
       }
-      return execViaSocket(agentSocket, { ...request, artifacts: true }, signal, onOutput);
+      return execViaSocket(network === 'egress' ? egressSocketOf(agentSocket) : agentSocket, { ...request, artifacts: true }, signal, onOutput);
     }
     if (sandbox !== undefined) {
       const readOnly = [bundle.dir, process.execPath, join(options.packageDir, 'docs', 'sections'), join(options.packageDir, 'node_modules')].filter((path) => existsSync(path));
