@@ -63,7 +63,13 @@ process.on('message', (command: StandInCommand) => {
     stopped.abort();
     void Promise.all(loops).then(() => process.disconnect());
   } else {
-    Promise.all(command.nodes.map((node) => start(node.api, node.token, command.agentId, command.capacity, command.pollsAtOnce, command.waitSeconds))).then(
+    // A user's nodes enroll one after another: a user's new deploy token replaces the one before it.
+    const byUser = new Map<string, { api: string; token: string }[]>();
+    for (const node of command.nodes) byUser.set(node.token, [...(byUser.get(node.token) ?? []), node]);
+    const enrollAll = async (nodes: { api: string; token: string }[]): Promise<void> => {
+      for (const node of nodes) await start(node.api, node.token, command.agentId, command.capacity, command.pollsAtOnce, command.waitSeconds);
+    };
+    Promise.all([...byUser.values()].map(enrollAll)).then(
       () => process.send!({ ok: true, answer: null }),
       (error: unknown) => process.send!({ ok: false, error: error instanceof Error ? error.message : String(error) }),
     );
