@@ -2,30 +2,15 @@
 // found two things that grew with every run: an entry in the drain signal for each poll (AbortSignal.any, kept as long
 // as the drain lives) and, on SQLite, the row of each run handed out, remembered for a finish that never read it.
 import { getEventListeners } from 'node:events';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createRuns } from '../../src/api/runs/runs.js';
-import type { TestService } from '../helpers/svc-api.js';
-import { startSvcApi } from '../helpers/svc-api.js';
-import { removeTempDirs } from '../helpers/temp.js';
+import { dependantsOf } from '../helpers/abort-signal.js';
+import { useSvcApi } from '../helpers/svc-api.js';
 import { TEST_RUN_TIMING, execute, paidUserWithNode, stopNodes } from './execute-fixtures.js';
 
-/** Node's own record of the signals AbortSignal.any() made from this one (lib/internal/abort_controller.js); 0 if none. */
-function dependantsOf(signal: AbortSignal): number {
-  const key = Object.getOwnPropertySymbols(signal).find((symbol) => symbol.description === 'kDependantSignals');
-  return key === undefined ? 0 : (((signal as unknown as Record<symbol, Set<unknown> | undefined>)[key])?.size ?? 0);
-}
-
 describe('nothing kept of a poll or a run once it is over', () => {
-  let service: TestService;
-
-  beforeAll(async () => {
-    service = await startSvcApi({ runTiming: TEST_RUN_TIMING });
-  });
-  afterAll(async () => {
-    await stopNodes();
-    await service.close();
-    removeTempDirs();
-  });
+  const service = useSvcApi({ runTiming: TEST_RUN_TIMING });
+  afterAll(stopNodes);
 
   it('the drain signal holds nothing of the polls that ended, and no run is remembered once its result is in', async () => {
     const drain = service.ctx.drainSignal;

@@ -7,14 +7,9 @@ import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceClient } from '../../src/node/service/service-client.js';
+import { dependantsOf } from '../helpers/abort-signal.js';
 import { startSvcApi, type TestService } from '../helpers/svc-api.js';
 import { removeTempDirs } from '../helpers/temp.js';
-
-/** Node's own record of the signals AbortSignal.any() made from this one (lib/internal/abort_controller.js); 0 if none. */
-function dependantsOf(signal: AbortSignal): number {
-  const key = Object.getOwnPropertySymbols(signal).find((symbol) => symbol.description === 'kDependantSignals');
-  return key === undefined ? 0 : (((signal as unknown as Record<symbol, Set<unknown> | undefined>)[key])?.size ?? 0);
-}
 
 describe("the service client and its caller's signal", () => {
   let service: TestService;
