@@ -36,6 +36,7 @@ const ON_POSTGRES = [
   'test/api/usage.test.ts',
   'test/api/run-webhooks.test.ts',
   'test/api/console.test.ts',
+  'test/api/poll-memory.test.ts',
   'test/api-postgres/**/*.test.ts',
 ];
 

@@ -26,6 +26,10 @@ export class ApiInstance {
     this.#children = children;
   }
 
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
   async start(): Promise<void> {
     const port = this.origin === '' ? '0' : new URL(this.origin).port;
     const bin = join(REPO_ROOT, 'bin', 'svc-api.js');
@@ -146,6 +150,7 @@ export interface RunRow {
   node_id: string | null;
   attempt: number;
   claimed_at: number | null;
+  finished_at: number | null;
   finished_by: string | null;
   output_json: string | null;
 }
@@ -166,7 +171,7 @@ export interface Books {
   close(): Promise<void>;
 }
 
-const RUNS_SQL = 'SELECT run_id, status, charged_cents, node_id, attempt, claimed_at, finished_by, output_json FROM runs WHERE user_id = ?';
+const RUNS_SQL = 'SELECT run_id, status, charged_cents, node_id, attempt, claimed_at, finished_at, finished_by, output_json FROM runs WHERE user_id = ?';
 const LEDGER_SQL = 'SELECT kind, amount_cents, run_id FROM ledger_entries WHERE user_id = ? ORDER BY entry_id';
 const BALANCE_SQL = 'SELECT balance_cents FROM wallets WHERE user_id = ?';
 const ATTEMPTS_SQL = 'SELECT a.run_id, a.attempt, a.node_id, a.error FROM run_attempts a JOIN runs r ON r.run_id = a.run_id WHERE r.user_id = ?';

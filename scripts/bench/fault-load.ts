@@ -40,6 +40,8 @@ export interface LoadAnswer {
   runIds: string[];
   /** Final status of each execute → how many (0: never answered within the retry bound). */
   statuses: Record<string, number>;
+  /** Run id → when its key was first offered (epoch ms): a run's latency counts the outage it waited out. */
+  offeredAt: Record<string, number>;
 }
 
 /** How long an execute is sent again while the service is away: past any outage a scenario makes. */
@@ -49,7 +51,8 @@ const RETRY_EVERY_MS = 250;
 async function executeOnce(origin: string, command: { token: string; email: string; inputs: Record<string, Record<string, string>> }, agent: string, answer: LoadAnswer): Promise<string | undefined> {
   const key = randomUUID();
   const body = JSON.stringify({ user_id: command.email, agent_id: agent, input: command.inputs[agent] ?? {} });
-  const giveUpAt = Date.now() + RETRY_FOR_MS;
+  const offeredAt = Date.now();
+  const giveUpAt = offeredAt + RETRY_FOR_MS;
   for (;;) {
     let status = 0;
     let runId: string | undefined;
@@ -71,6 +74,7 @@ async function executeOnce(origin: string, command: { token: string; email: stri
       answer.statuses[String(status)] = (answer.statuses[String(status)] ?? 0) + 1;
       if ((status === 200 || status === 202) && runId !== undefined) {
         answer.runIds.push(runId);
+        answer.offeredAt[runId] = offeredAt;
         return runId;
       }
       return undefined;
@@ -82,7 +86,7 @@ async function executeOnce(origin: string, command: { token: string; email: stri
 let stopLoad: (() => void) | undefined;
 
 async function load(command: LoadCommand): Promise<LoadAnswer> {
-  const answer: LoadAnswer = { id: command.id, runIds: [], statuses: {} };
+  const answer: LoadAnswer = { id: command.id, runIds: [], statuses: {}, offeredAt: {} };
   const inFlight = new Set<Promise<unknown>>();
   let stopped = false;
   stopLoad = () => {
@@ -109,6 +113,6 @@ process.on('message', (message: LoadCommand | ExecuteCommand | StopCommand) => {
     void load(message).then((answer) => process.send!(answer));
     return;
   }
-  const answer: LoadAnswer = { id: message.id, runIds: [], statuses: {} };
+  const answer: LoadAnswer = { id: message.id, runIds: [], statuses: {}, offeredAt: {} };
   void Promise.all(message.agents.map((agent) => executeOnce(message.origin, message, agent, answer))).then((ids) => process.send!({ ...answer, runIds: ids.map((id) => id ?? '') }));
 });

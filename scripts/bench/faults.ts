@@ -6,6 +6,9 @@
 //            service failed it node_lost
 //   full     one node's var/ (a 16 MiB tmpfs) is filled for 10 s under load, beside a healthy node (root only)
 //   skewed   (PostgreSQL) runs executed through the instance two minutes ahead, for a node polling another
+//   kills    the instance the nodes poll is SIGKILLed nine times in a minute under load, started again each time
+//   nodes200 200 polling nodes (stand-ins, ./stand-in-node.ts) against one instance: its CPU, memory and the runs'
+//            latency, against 20 nodes (./fault-many-nodes.ts)
 // For each: runs, refunds, agents that ran for refunded runs (goal 0), results thrown away (an agent's end the
 // service never took; goal 0), the node's idle seconds after the outage (from the service's return to its next
 // claim; goal <= 5 s) and the ledger check of every user. It prints the figures and whether each goal was met.
@@ -20,7 +23,8 @@ import { startPostgresServer, type PostgresServer } from '../../test/helpers/pos
 import { fillFilesystem, putOnTmpfs, releaseTmpfs } from '../../test/helpers/tmpfs.js';
 import { ApiInstance, BenchNode, LIBFAKETIME, ledgerProblems, postgresBooks, sqliteBooks, type Books } from './fault-fleet.js';
 import type { ExecuteCommand, LoadAnswer, LoadCommand } from './fault-load.js';
-import { fundWallet, signIn, table, until } from './support.js';
+import { pollingNodes } from './fault-many-nodes.js';
+import { fundWallet, percentileOf, signIn, table, until } from './support.js';
 
 declare const SCRIPT_DIR: string;
 
@@ -28,7 +32,8 @@ const USAGE = `Usage: npm run bench:faults -- [options]
 
   --engines <list>      sqlite, postgres or both                 default sqlite,postgres
   --outage-seconds <n>  how long the instance stays down         default 10
-  --scenarios <list>    outage, frozen, full, skewed (PostgreSQL only; full as root only)   default all four
+  --scenarios <list>    outage, frozen, full, skewed, kills, nodes200 (skewed on PostgreSQL only; full as root only)
+                        default all
   --keep                keep the temporary directories (the daemons' logs are there)
 `;
 
@@ -50,6 +55,11 @@ interface Outcome {
   /** Agents that answered and whose result the service never took. */
   thrownAway: number;
   idleSeconds?: number;
+  /** Keys offered by the load, and runs that succeeded (kills). */
+  offered?: number;
+  finished?: number;
+  /** From a key's first offer to its run's end, in seconds (kills). */
+  p99Seconds?: number;
   note: string;
   ledger: string[];
 }
@@ -75,7 +85,7 @@ async function main(): Promise<void> {
     options: {
       engines: { type: 'string', default: 'sqlite,postgres' },
       'outage-seconds': { type: 'string', default: '10' },
-      scenarios: { type: 'string', default: 'outage,frozen,full,skewed' },
+      scenarios: { type: 'string', default: 'outage,frozen,full,skewed,kills,nodes200' },
       keep: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -121,6 +131,8 @@ async function runEngine(engine: 'sqlite' | 'postgres', outageMs: number, scenar
     if (scenarios.has('frozen')) outcomes.push(await frozen(bench));
     if (scenarios.has('full') && asRoot) outcomes.push(await fullVar(bench));
     if (scenarios.has('skewed') && bench.skewed !== undefined) outcomes.push(await skewedInstance(bench));
+    if (scenarios.has('kills')) outcomes.push(await kills(bench));
+    if (scenarios.has('nodes200')) outcomes.push(await manyNodes(bench));
     return outcomes;
   } finally {
     await Promise.all((bench?.nodes ?? []).map((node) => node.stop().catch(() => undefined)));
@@ -307,6 +319,45 @@ async function skewedInstance(bench: Bench): Promise<Outcome> {
   return measure(bench, 'skewed +2 min', user.email, user.nodes, `executes ${JSON.stringify(load.statuses)}; ${lost} attempt(s) node_lost`);
 }
 
+const KILLS = 9;
+const KILLS_WINDOW_MS = 60_000;
+
+/**
+ * The instance the nodes poll SIGKILLed nine times in a minute, started again at once each time, under 5 executes a
+ * second (on PostgreSQL they alternate with the other instance). Each key is offered until the service takes it.
+ */
+async function kills(bench: Bench): Promise<Outcome> {
+  const user = await fleet(bench, 'kills', 2, [OPS], 500);
+  for (const node of user.nodes) await node.start(bench.children, join(node.home, 'daemon.log'));
+  await online(bench, user.token, 2);
+  const origins = bench.engine === 'sqlite' ? [bench.a.origin] : [bench.a.origin, bench.b.origin];
+  const answered = send(bench.load, { op: 'load', origins, token: user.token, email: user.email, agents: [OPS], inputs: INPUTS, perSecond: 5 });
+  const began = Date.now();
+  for (let kill = 1; kill <= KILLS; kill += 1) {
+    await sleep(Math.max(0, began + (kill * KILLS_WINDOW_MS) / (KILLS + 1) - Date.now()));
+    await bench.a.kill();
+    await bench.a.start();
+  }
+  await sleep(Math.max(0, began + KILLS_WINDOW_MS - Date.now()));
+  bench.load.send({ op: 'stop' });
+  const load = await answered;
+  await settled(bench, user.email);
+  const runs = await bench.books.runs(user.email);
+  const latencies = runs.filter((run) => run.finished_at !== null && load.offeredAt[run.run_id] !== undefined).map((run) => (run.finished_at! - load.offeredAt[run.run_id]!) / 1000);
+  const offered = Object.values(load.statuses).reduce((sum, count) => sum + count, 0);
+  const outcome = await measure(bench, `${KILLS} kills in a minute`, user.email, user.nodes, `executes ${JSON.stringify(load.statuses)}`);
+  return { ...outcome, offered, finished: runs.filter((run) => run.status === 'succeeded').length, p99Seconds: percentileOf(latencies, 0.99) };
+}
+
+/** 200 stand-in nodes polling one instance (./fault-many-nodes.ts); its users' books checked like the others'. */
+async function manyNodes(bench: Bench): Promise<Outcome> {
+  const measured = await pollingNodes(bench.a, bench.children);
+  const problems = (await Promise.all(measured.emails.map((email) => ledgerProblems(bench.books, email)))).flat();
+  const runs = (await Promise.all(measured.emails.map((email) => bench.books.runs(email)))).flat();
+  const refunds = runs.filter((run) => run.status === 'failed').length;
+  return { engine: bench.engine, scenario: '200 polling nodes', runs: runs.length, refunds, wastedAgents: 0, thrownAway: 0, note: measured.summary, ledger: problems };
+}
+
 function report(outcomes: Outcome[], outageMs: number): void {
   const rows = [['engine', 'scenario', 'runs', 'refunds', 'agents for refunded runs', 'results thrown away', `idle after ${outageMs / 1000} s outage`, 'ledger']];
   for (const outcome of outcomes) {
@@ -322,16 +373,21 @@ function report(outcomes: Outcome[], outageMs: number): void {
     ]);
   }
   process.stdout.write(`\n${table(rows)}\n\n`);
+  for (const outcome of outcomes) {
+    if (outcome.offered === undefined) continue;
+    process.stdout.write(`${outcome.engine} ${outcome.scenario}: ${outcome.offered} keys offered, ${outcome.finished} runs finished, p99 from offer to end ${outcome.p99Seconds!.toFixed(1)} s\n`);
+  }
   for (const outcome of outcomes) process.stdout.write(`${outcome.engine} ${outcome.scenario}: ${outcome.note}\n${outcome.ledger.map((problem) => `  ledger: ${problem}\n`).join('')}`);
   const wasted = outcomes.reduce((sum, outcome) => sum + outcome.wastedAgents, 0);
   const thrown = outcomes.reduce((sum, outcome) => sum + outcome.thrownAway, 0);
-  const idle = Math.max(0, ...outcomes.map((outcome) => outcome.idleSeconds ?? 0));
+  const idles = outcomes.flatMap((outcome) => (outcome.idleSeconds === undefined ? [] : [outcome.idleSeconds]));
+  const idle = Math.max(0, ...idles);
   const ledger = outcomes.reduce((sum, outcome) => sum + outcome.ledger.length, 0);
   const verdict = (met: boolean): string => (met ? 'met' : 'NOT MET');
   process.stdout.write(
     `\nagents that ran for refunded runs: ${wasted} (goal 0: ${verdict(wasted === 0)})\n` +
       `results thrown away: ${thrown} (goal 0: ${verdict(thrown === 0)})\n` +
-      `node idle after a ${outageMs / 1000} s outage: at most ${idle.toFixed(2)} s (goal <= ${IDLE_GOAL_SECONDS} s: ${verdict(idle <= IDLE_GOAL_SECONDS)})\n` +
+      (idles.length === 0 ? '' : `node idle after a ${outageMs / 1000} s outage: at most ${idle.toFixed(2)} s (goal <= ${IDLE_GOAL_SECONDS} s: ${verdict(idle <= IDLE_GOAL_SECONDS)})\n`) +
       `ledger check: ${ledger === 0 ? 'every balance equals its ledger, each run charged once' : `${ledger} problem(s)`} (${verdict(ledger === 0)})\n` +
       (asRoot ? '' : 'full var/: skipped (mounting a tmpfs needs root)\n'),
   );

@@ -6,7 +6,11 @@
 import type { AssignedRun } from '../../src/contract/node-protocol.js';
 
 /** `nodes`: one per user, each polling `api` (its instance behind the balancer) with the user's JWT as `token`. */
-export type StandInCommand = { op: 'start'; nodes: { api: string; token: string }[]; agentId: string; capacity: number } | { op: 'count' } | { op: 'stop' };
+/** `pollsAtOnce` and `waitSeconds`: as below unless given (a daemon holds one poll of 20 s). */
+export type StandInCommand =
+  | { op: 'start'; nodes: { api: string; token: string }[]; agentId: string; capacity: number; pollsAtOnce?: number; waitSeconds?: number }
+  | { op: 'count' }
+  | { op: 'stop' };
 export interface StandInCount {
   polls: number;
   results: number;
@@ -19,7 +23,7 @@ const stopped = new AbortController();
 const count: StandInCount = { polls: 0, results: 0 };
 const loops: Promise<void>[] = [];
 
-async function start(api: string, token: string, agentId: string, capacity: number): Promise<void> {
+async function start(api: string, token: string, agentId: string, capacity: number, pollsAtOnce = POLLS_AT_ONCE, waitSeconds = 1): Promise<void> {
   const deploy = await call(api, 'POST', '/v1/swarm/nodes/deploy-token', token);
   const enrolled = await call(api, 'POST', '/v1/swarm/nodes/enroll', deploy.deploy_token as string);
   const credential = enrolled.node_credential as string;
@@ -30,7 +34,7 @@ async function start(api: string, token: string, agentId: string, capacity: numb
   };
   const loop = async (): Promise<void> => {
     while (!stopped.signal.aborted) {
-      const body = { hostname: 'bench', version: 'bench', capacity, running: [], wait_seconds: 1 };
+      const body = { hostname: 'bench', version: 'bench', capacity, running: [], wait_seconds: waitSeconds };
       const polled = await call(api, 'POST', '/v1/swarm/nodes/poll', credential, body).catch(() => undefined);
       count.polls += 1;
       for (const run of (polled?.runs ?? []) as AssignedRun[]) void report(run);
@@ -38,7 +42,7 @@ async function start(api: string, token: string, agentId: string, capacity: numb
   };
   // One poll answered before the bench goes on: the service counts a node online from its first poll.
   await call(api, 'POST', '/v1/swarm/nodes/poll', credential, { hostname: 'bench', version: 'bench', capacity, running: [], wait_seconds: 0 });
-  loops.push(...Array.from({ length: POLLS_AT_ONCE }, loop));
+  loops.push(...Array.from({ length: pollsAtOnce }, loop));
 }
 
 async function call(api: string, method: string, path: string, bearer: string, body?: unknown): Promise<Record<string, unknown>> {
@@ -59,7 +63,13 @@ process.on('message', (command: StandInCommand) => {
     stopped.abort();
     void Promise.all(loops).then(() => process.disconnect());
   } else {
-    Promise.all(command.nodes.map((node) => start(node.api, node.token, command.agentId, command.capacity))).then(
+    // A user's nodes enroll one after another: a user's new deploy token replaces the one before it.
+    const byUser = new Map<string, { api: string; token: string }[]>();
+    for (const node of command.nodes) byUser.set(node.token, [...(byUser.get(node.token) ?? []), node]);
+    const enrollAll = async (nodes: { api: string; token: string }[]): Promise<void> => {
+      for (const node of nodes) await start(node.api, node.token, command.agentId, command.capacity, command.pollsAtOnce, command.waitSeconds);
+    };
+    Promise.all([...byUser.values()].map(enrollAll)).then(
       () => process.send!({ ok: true, answer: null }),
       (error: unknown) => process.send!({ ok: false, error: error instanceof Error ? error.message : String(error) }),
     );

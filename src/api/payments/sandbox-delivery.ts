@@ -2,6 +2,7 @@
 // the service's webhook URL, retried with backoff until the service acknowledges it with a 2xx, or until the
 // service shuts down. Every attempt sends the same event (same id) with a fresh signature timestamp.
 import { PAYMENT_CONFIRMED } from '../../contract/claims.js';
+import { linkedSignal } from '../../lib/linked-signal.js';
 import { runInBackground, type ServiceContext } from '../context.js';
 import type { SandboxBooks, SandboxPaymentRow } from './sandbox-books.js';
 import { PAYMENT_CONFIRMED_EVENT } from './webhook-receiver.js';
@@ -66,18 +67,22 @@ export function confirmationEventOf(row: SandboxPaymentRow): string {
 
 async function postEvent(ctx: ServiceContext, row: SandboxPaymentRow): Promise<boolean> {
   const body = confirmationEventOf(row);
+  // Linked, not AbortSignal.any: the shutdown signal lives as long as the process and would keep an entry per attempt.
+  const stop = linkedSignal([ctx.shutdownSignal, AbortSignal.timeout(ATTEMPT_TIMEOUT_MS)]);
   try {
     const response = await fetch(`${ctx.urls.baseUrl}${WEBHOOK_PATH}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', [WEBHOOK_SIGNATURE_HEADER]: signWebhookBody(ctx.secrets.webhookSecret, body, ctx.clock.now()) },
       body,
-      signal: AbortSignal.any([ctx.shutdownSignal, AbortSignal.timeout(ATTEMPT_TIMEOUT_MS)]),
+      signal: stop.signal,
     });
     await response.arrayBuffer();
     return response.ok;
   } catch {
     // Refused, reset or timed out: the next attempt follows the backoff.
     return false;
+  } finally {
+    stop.release();
   }
 }
 

@@ -5,6 +5,7 @@
 // service starts to stop the stream ends without `end`: the client reconnects with ?after (or Last-Event-ID).
 import { PassThrough, type Readable } from 'node:stream';
 import { LOG_END_EVENT, LOG_EVENT, type LogEntry, type LogStreamEnd } from '../../contract/jobs.js';
+import { linkedSignal } from '../../lib/linked-signal.js';
 import type { ServiceContext } from '../context.js';
 import type { RunStore } from '../runs/run-store.js';
 import { isFinished, runView } from '../runs/run-view.js';
@@ -27,13 +28,15 @@ export function followFrom(after: string | undefined, lastEventId: string | stri
 /** The stream to send as the answer; `gone` aborts when the client went away. */
 export function followLogs(ctx: ServiceContext, deps: { runs: RunStore; logs: LogStore }, runId: string, after: number, gone: AbortSignal): Readable {
   const out = new PassThrough();
-  const stop = AbortSignal.any([gone, ctx.drainSignal]);
-  void stream(ctx, deps, runId, after, out, stop)
+  // Linked, not AbortSignal.any: the drain lives as long as the process and would keep an entry per follow.
+  const stop = linkedSignal([gone, ctx.drainSignal]);
+  void stream(ctx, deps, runId, after, out, stop.signal)
     .catch((error: unknown) => {
       // The answer is under way: an error can only end it, and the client reconnects with ?after.
       out.destroy(error instanceof Error ? error : new Error(String(error)));
     })
     .finally(() => {
+      stop.release();
       if (!out.destroyed) out.end();
     });
   return out;

@@ -7,6 +7,7 @@ import { SvcError } from '../../contract/errors.js';
 import type { AssignedRun, PollRequest, PollResponse, ResultRequest } from '../../contract/node-protocol.js';
 import type { RunResponse } from '../../contract/schemas.js';
 import { isoTime } from '../../lib/clock.js';
+import { linkedSignal } from '../../lib/linked-signal.js';
 import type { ServiceContext } from '../context.js';
 import type { EnrolledNode } from '../nodes/credentials.js';
 import { ephemeralRunOf, mayTakeRun, recordEphemeralRun } from '../nodes/ephemeral.js';
@@ -38,7 +39,7 @@ const MAX_MESSAGE_CHARS = 2000;
  */
 const SEEN_EVERY_MS = 1_000;
 
-export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; nodes: NodeRegistry; finish: FinishRun; events: RunEvents; secretsOf: SecretsOfRun; held: HeldRuns }): Dispatch {
+export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; nodes: NodeRegistry; finish: FinishRun; events: RunEvents; secretsOf: SecretsOfRun; held: HeldRuns | undefined }): Dispatch {
   const { runs, nodes, finish, events, held } = deps;
   const outbox = createRunEventOutbox(ctx.store, ctx.clock);
   const oneStatement = ctx.store.engine === 'postgres' ? createClaimStatement(ctx.store) : undefined;
@@ -72,9 +73,9 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
     return claimed;
   };
   const looks = createQueueLooks(events, ctx.clock);
-  /** The runs taken, remembered for their results (held-runs.ts). */
+  /** The runs taken, remembered for their results where the finish reads them (held-runs.ts: PostgreSQL). */
   const taken = (claimed: RunRow[]): RunRow[] => {
-    held.remember(claimed);
+    held?.remember(claimed);
     return claimed;
   };
   // The runs one poll takes share its lease: a result is accepted for the run with the lease it was handed under.
@@ -122,42 +123,48 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
       const { lost, cancel } = await runs.renewLeases(node.node_id, request.running, now + leaseMs);
       const cancelOf = (ids: readonly string[]) => (ids.length === 0 ? {} : { cancel: [...ids] });
       const holdMs = Math.min(pollHoldMs, (request.wait_seconds ?? Number.POSITIVE_INFINITY) * 1000);
-      const hold = gone === undefined ? drain : AbortSignal.any([drain, gone]);
-      const oneRun = node.ephemeral ? await ephemeralRunOf(ctx.store, node.node_id) : undefined;
-      if (oneRun !== undefined) {
-        // An ephemeral node that had its run takes no other: the poll waits for that run to end, then tells the
-        // node to retire (remove itself, DELETE /v1/swarm/nodes/self), at once rather than at its next poll.
-        const over = await events.waitFor({ run: oneRun.run_id }, async () => ((await ephemeralRunOf(ctx.store, node.node_id))?.over === true ? true : undefined), holdMs, hold);
-        if (gone?.aborted !== true) await seen(ctx.clock.now());
-        return { runs: [], lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(cancel), ...(over === true ? { retire: true } : {}) };
-      }
-      if (cancel.length > 0) return { runs: [], lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(cancel) };
-      // A held poll ends early when a run it holds is to be cancelled: the node stops it within a wake-up, not a hold.
-      const check = async (wake: Wake): Promise<{ runs: AssignedRun[]; cancel: string[] } | undefined> => {
-        const asked = await runs.cancelAsked(node.node_id, request.running);
-        if (asked.length > 0) return { runs: [], cancel: asked };
-        if (request.capacity === 0) return undefined;
-        const { look, queued } = looks.shouldLook(node.user_id, node.node_id, wake);
-        if (!look) return undefined;
-        // SQLite: a look at once or at a recheck, outside the group commit, keeps a poll that would find nothing from
-        // queueing for the write lock; a poll woken for a run queued just now claims at once. PostgreSQL's claim is
-        // one statement that waits for no lock (SKIP LOCKED), and a look would be one round trip more.
-        if (ctx.store.engine === 'sqlite' && wake.reason !== 'event' && !(await runs.hasClaimable(node.user_id, node.node_id))) {
-          looks.drained(node.node_id, queued);
-          return undefined;
+      // Linked, not AbortSignal.any: the drain lives as long as the process and would keep an entry per poll (linked-signal.ts).
+      const linked = gone === undefined ? undefined : linkedSignal([drain, gone]);
+      const hold = linked?.signal ?? drain;
+      try {
+        const oneRun = node.ephemeral ? await ephemeralRunOf(ctx.store, node.node_id) : undefined;
+        if (oneRun !== undefined) {
+          // An ephemeral node that had its run takes no other: the poll waits for that run to end, then tells the
+          // node to retire (remove itself, DELETE /v1/swarm/nodes/self), at once rather than at its next poll.
+          const over = await events.waitFor({ run: oneRun.run_id }, async () => ((await ephemeralRunOf(ctx.store, node.node_id))?.over === true ? true : undefined), holdMs, hold);
+          if (gone?.aborted !== true) await seen(ctx.clock.now());
+          return { runs: [], lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(cancel), ...(over === true ? { retire: true } : {}) };
         }
-        const assigned = await claim(node, request.capacity, receivedAt);
-        if (assigned.length < request.capacity) looks.drained(node.node_id, queued);
-        return assigned.length > 0 ? { runs: assigned, cancel: [] } : undefined;
-      };
-      // A node gone mid-poll takes no run: one claimed for it would wait a whole lease for nobody. A poll with room
-      // for runs is one its node's queued runs may wake; every poll wakes for a cancel (run-events.ts).
-      const topics = request.capacity > 0 ? [{ user: node.user_id }, { work: node.user_id, node: node.node_id }] : [{ user: node.user_id }];
-      const found = (await events.waitFor(topics, check, holdMs, hold)) ?? { runs: [], cancel: [] };
-      // Seen at the end of the hold too: a node in a 20 s poll is online the whole time. Not one that went away
-      // meanwhile: it would show online for a hold more after it died.
-      if (gone?.aborted !== true) await seen(ctx.clock.now());
-      return { runs: found.runs, lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(found.cancel) };
+        if (cancel.length > 0) return { runs: [], lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(cancel) };
+        // A held poll ends early when a run it holds is to be cancelled: the node stops it within a wake-up, not a hold.
+        const check = async (wake: Wake): Promise<{ runs: AssignedRun[]; cancel: string[] } | undefined> => {
+          const asked = await runs.cancelAsked(node.node_id, request.running);
+          if (asked.length > 0) return { runs: [], cancel: asked };
+          if (request.capacity === 0) return undefined;
+          const { look, queued } = looks.shouldLook(node.user_id, node.node_id, wake);
+          if (!look) return undefined;
+          // SQLite: a look at once or at a recheck, outside the group commit, keeps a poll that would find nothing from
+          // queueing for the write lock; a poll woken for a run queued just now claims at once. PostgreSQL's claim is
+          // one statement that waits for no lock (SKIP LOCKED), and a look would be one round trip more.
+          if (ctx.store.engine === 'sqlite' && wake.reason !== 'event' && !(await runs.hasClaimable(node.user_id, node.node_id))) {
+            looks.drained(node.node_id, queued);
+            return undefined;
+          }
+          const assigned = await claim(node, request.capacity, receivedAt);
+          if (assigned.length < request.capacity) looks.drained(node.node_id, queued);
+          return assigned.length > 0 ? { runs: assigned, cancel: [] } : undefined;
+        };
+        // A node gone mid-poll takes no run: one claimed for it would wait a whole lease for nobody. A poll with room
+        // for runs is one its node's queued runs may wake; every poll wakes for a cancel (run-events.ts).
+        const topics = request.capacity > 0 ? [{ user: node.user_id }, { work: node.user_id, node: node.node_id }] : [{ user: node.user_id }];
+        const found = (await events.waitFor(topics, check, holdMs, hold)) ?? { runs: [], cancel: [] };
+        // Seen at the end of the hold too: a node in a 20 s poll is online the whole time. Not one that went away
+        // meanwhile: it would show online for a hold more after it died.
+        if (gone?.aborted !== true) await seen(ctx.clock.now());
+        return { runs: found.runs, lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(found.cancel) };
+      } finally {
+        linked?.release();
+      }
     },
 
     async report(node, runId, result) {

@@ -12,6 +12,8 @@ export interface HeldRuns {
   remember(runs: readonly RunRow[]): void;
   /** The run as it was handed out, forgotten here: a result is finished once. */
   take(runId: string): RunRow | undefined;
+  /** How many are remembered now. */
+  readonly size: number;
 }
 
 export function createHeldRuns(): HeldRuns {
@@ -27,6 +29,9 @@ export function createHeldRuns(): HeldRuns {
       const row = rows.get(runId);
       rows.delete(runId);
       return row;
+    },
+    get size() {
+      return rows.size;
     },
   };
 }

@@ -15,6 +15,7 @@ import { monotonicClock } from '../../lib/clock.js';
 import { RUN_CANCELLED } from '../runner/agent-process.js';
 import type { NodeCaller } from '../work/caller.js';
 import { RunLease } from '../work/run-lease.js';
+import { linkedSignal } from '../../lib/linked-signal.js';
 import type { DaemonCore } from './core.js';
 import type { ServiceHold } from './service-hold.js';
 import type { PendingSettlement } from './settlement.js';
@@ -78,12 +79,14 @@ export class WorkPuller {
       }
       lastPollAt = this.#core.now();
       const withdrawn = this.#core.offerWithdrawn;
+      // Linked, not AbortSignal.any: `stop` lives as long as the daemon and would keep an entry per poll.
+      const linked = capacity === 0 ? undefined : linkedSignal([stop, withdrawn]);
       try {
         // Leases are counted from here (run-lease.ts): the poll left before the service took any run for it.
         const asked = monotonicClock.now();
         const answer = await caller.executor.api.poll(
           { hostname: hostname(), ...(this.#core.name === undefined ? {} : { name: this.#core.name }), version: this.#core.version, capacity, running: [...this.#running.keys()], wait_seconds: capacity === 0 ? 0 : POLL_HOLD_SECONDS },
-          capacity === 0 ? stop : AbortSignal.any([stop, withdrawn]),
+          linked?.signal ?? stop,
         );
         this.#retry.reset();
         this.#core.health?.pollAnswered(this.#core.now(), (monotonicClock.now() - asked) / 1000);
@@ -101,6 +104,8 @@ export class WorkPuller {
         const retryMs = this.#retry.next();
         this.#core.log.warn('poll_failed', { error: messageOf(error), retry_in_seconds: Math.round(retryMs / 1000) });
         await sleep(retryMs, undefined, { signal: stop }).catch(() => undefined);
+      } finally {
+        linked?.release();
       }
     }
   }

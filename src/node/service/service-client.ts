@@ -2,6 +2,7 @@
 // on network errors, 429 and 502/503/504 only when repeating it is safe: reads, and execute, whose
 // Idempotency-Key makes a repeat a replay. The whole call has a deadline, so an unreachable service is reported
 // in bounded time. Tokens travel only in headers; no message built here quotes one.
+import type { Readable } from 'node:stream';
 import type { CallOptions, ServiceResponse } from './http/call-options.js';
 import { MAX_ANSWER_BYTES, readAnswer, saveAnswer } from './http/answer-body.js';
 import { releaseBody, requestBody } from './http/request-body.js';
@@ -21,6 +22,7 @@ import type {
   WalletResponse,
 } from '../../contract/schemas.js';
 import { SvcError } from '../../contract/errors.js';
+import { linkedSignal } from '../../lib/linked-signal.js';
 
 export interface ServiceClientOptions {
   baseUrl: string;
@@ -203,19 +205,39 @@ export class ServiceClient {
     }
   }
 
+  /**
+   * One attempt, its signal the call's own linked to the attempt's deadline: not AbortSignal.any, which would leave
+   * an entry in the call's signal (the daemon's stop, alive as long as the process) at every call
+   * (src/lib/linked-signal.ts). The link is let go once the answer is read, or, streamed, once its body closes.
+   */
   async #send(options: CallOptions, remainingMs: number): Promise<ServiceResponse<unknown>> {
+    const deadline = answerDeadline(remainingMs, options.streamBody === true);
+    const linked = options.signal === undefined ? undefined : linkedSignal([options.signal, deadline.signal]);
+    let streamed = false;
+    try {
+      const response = await this.#attempt(options, remainingMs, deadline, linked?.signal ?? deadline.signal);
+      if (linked !== undefined && options.streamBody === true && response.status < 300) {
+        (response.body as Readable).once('close', linked.release);
+        streamed = true;
+      }
+      return response;
+    } finally {
+      if (!streamed) linked?.release();
+    }
+  }
+
+  async #attempt(options: CallOptions, remainingMs: number, deadline: ReturnType<typeof answerDeadline>, signal: AbortSignal): Promise<ServiceResponse<unknown>> {
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers, 'user-agent': this.#userAgent };
     if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
     const body = await requestBody(options, headers);
-    const deadline = answerDeadline(remainingMs, options.streamBody === true);
     const response = await this.#transport
       .send({
         method: options.method,
         url: `${this.baseUrl}${options.path}`,
         headers,
         body,
-        signal: options.signal === undefined ? deadline.signal : AbortSignal.any([options.signal, deadline.signal]),
+        signal,
         connectTimeoutMs: Math.min(ServiceClient.connectTimeoutMs(this.#deadlineMs), remainingMs),
         // A call with a deadline of its own may wait longer for its answer than the client's usual half-deadline.
         headersTimeoutMs: options.deadlineMs === undefined ? Math.min(this.#perAttemptMs, remainingMs) : remainingMs,
