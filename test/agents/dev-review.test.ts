@@ -234,6 +234,31 @@ describe('agent_dev_review_012', () => {
     expect((run.json.findings as Finding[]).filter((finding) => finding.kind === 'secret').map((finding) => [finding.file, finding.line])).toEqual([['src/kinds.js', 2], ['src/mail.js', 1], ['test/config.test.ts', 3]]);
   });
 
+  it('finds a secret under a name one of whose words says so, a key whose line breaks are escapes, a URL with a driver and a workflow webhook, and lets masks and examples through', async () => {
+    const forms = tempDir('review-forms-');
+    await gitIn(forms, 'init', '-q');
+    const put = (path: string, text: string) => {
+      mkdirSync(dirname(join(forms, path)), { recursive: true });
+      writeFileSync(join(forms, path), text);
+    };
+    const ecKey = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'sec1', format: 'pem' }).toString();
+    const awsSecret = ['wJ7rXUt', 'nF3MIK7', 'MD9NGbPxRfiCY', 'q8Zk2LmPw4Tn5'].join('');
+    put('infra/main.tfvars', `aws_secret_key = "${awsSecret}"\nsecret_name    = "Prod-Key-9Xq"\npasswordHint   = "Firstpet99"\n`);
+    put('src/client.js', `const config = { clientSecret: '${PASSWORD}' };\n`);
+    put('certs/service.json', `{ "key": ${JSON.stringify(ecKey)} }\n`);
+    put('app/db.py', `engine = create_engine('postgresql+psycopg2://rep:${PASSWORD}@warehouse.internal/reports')\nlocal = create_engine('postgresql+psycopg2://rep:${PASSWORD}@localhost/reports')\n`);
+    put('ops/hook.json', `{ "url": "https://hooks.slack.com/triggers/${['TQ4Z7K2M9', '7301946285617', 'c0ffee12ab34cd56ef7890ab12cd34ef'].join('/')}" }\n`);
+    put('docs/keys.md', `Stripe keys look like \`${['sk', 'live', 'x'.repeat(24)].join('_')}\`; AWS's own example is ${['AKIA', 'IOSFODNN7', 'EXAMPLE'].join('')}.\nA key file starts -----BEGIN PRIVATE KEY----- and holds base64.\n`);
+    await gitIn(forms, 'add', '.');
+    await gitIn(forms, 'commit', '-q', '-m', 'forms');
+    const run = await runAgentProcess(AGENT, { repo: forms });
+    expect(run.exitCode, run.stderr).toBe(0);
+    const secrets = (run.json.findings as Finding[]).filter((finding) => finding.kind === 'secret');
+    expect(secrets.map((finding) => `${finding.file}:${finding.line}`).sort()).toEqual(['app/db.py:1', 'certs/service.json:1', 'infra/main.tfvars:1', 'ops/hook.json:1', 'src/client.js:1']);
+    const text = JSON.stringify(run.json);
+    for (const secret of [awsSecret.slice(10, 30), PASSWORD, ecKey.split('\n')[1]!.slice(0, 20), ecKey.split('\n')[2]!.slice(0, 20), 'c0ffee12ab34']) expect(text).not.toContain(secret);
+  });
+
   it('refuses a missing repository, a directory that is no repository, and revisions that are no commit or look like options', async () => {
     const notRepo = tempDir('review-plain-');
     const marker = join(tempDir('review-out-'), 'written');
