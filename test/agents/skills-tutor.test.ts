@@ -72,6 +72,22 @@ describe('agent_svc_skills_005', () => {
     }
   });
 
+  it('answers with a code line read with its whole introducing sentence, a limit, a user account, and the labelled definition a "which X" question asks for', async () => {
+    for (const [question, section, expected] of [
+      // The block's introducing sentence ("Every question has a flag, so it also runs unattended:") wraps over lines.
+      ['How do I run the wizard unattended with a schedule?', 'starter-agents', /^swarm-node wizard --agent .* --every 1h/],
+      ['How many files may a bundle hold?', 'agent-upload', /1000 files/],
+      ["What user does the node's systemd unit run the daemon as?", 'node-install', /svc-swarm\b/],
+      ['Which input does the sales outreach agent need?', 'starter-agents', /^Input: \{leads, template/],
+      ['How do I give an agent a number as input?', 'starter-agents', /--input quiz=3 gives the number 3/],
+    ] as const) {
+      const run = await runAgentProcess(AGENT, { question }, { tier: 'svc_starter_agents' });
+      expect(run.exitCode, run.stderr).toBe(0);
+      expect(run.json.answer.citation.section, question).toBe(section);
+      expect(run.json.answer.text, question).toMatch(expected);
+    }
+  });
+
   it('answers from a table with the row that fits, by its column names', async () => {
     const run = await runAgentProcess(AGENT, { question: 'What is the default disk warning threshold?' }, { tier: 'svc_starter_agents' });
     expect(run.exitCode, run.stderr).toBe(0);
