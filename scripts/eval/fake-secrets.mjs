@@ -23,6 +23,7 @@ export function fakeSecrets(seedText) {
   const { privateKey: rsa } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const { privateKey: ec } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   const { privateKey: ed25519 } = generateKeyPairSync('ed25519');
+  const { privateKey: rsaEncrypted } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   return {
     aws_key_id: `AKIA${pick(UPPER + '234567', 16)}`,
     aws_key_id_2: `AKIA${pick(UPPER + '234567', 16)}`,
@@ -51,6 +52,10 @@ export function fakeSecrets(seedText) {
     ed25519_private_key_yaml: ed25519.export({ type: 'pkcs8', format: 'pem' }).trim().split('\n').join('\n    '),
     password_3: `${pick(LOWER, 4)}-${pick(UPPER + DIGITS, 5)}-${pick(LOWER + DIGITS, 6)}`,
     openai_service: `sk-svcacct-${pick(ALNUM + '_-', 74)}T3BlbkFJ${pick(ALNUM + '_-', 74)}`,
+    // The third held-out part's forms.
+    github_server: `ghs_${pick(ALNUM, 36)}`,
+    openai_legacy: `sk-${pick(ALNUM, 20)}T3BlbkFJ${pick(ALNUM, 20)}`,
+    encrypted_private_key: rsaEncrypted.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: pick(ALNUM, 16) }).trim(),
   };
 }
 
