@@ -142,11 +142,18 @@ export function factsOf(doc) {
     facts.push({ kind: 'row', text, row, context: introOf(row.table), line_start: row.line, line_end: row.line, heading: row.heading });
   }
   let block = null;
+  // A comment line of a code block ("# or, with the token in the environment:") says what the lines after it do.
+  let blockComment = null;
   doc.classified.forEach(({ line, kind, heading }, index) => {
-    if (kind === 'code' && FENCE.test(line)) block = block === null ? index + 1 : null;
+    if (kind === 'code' && FENCE.test(line)) {
+      block = block === null ? index + 1 : null;
+      blockComment = null;
+    }
+    if (kind === 'code' && block !== null && /^#\s/.test(line.trim())) blockComment = line.trim().replace(/^#\s*/, '');
     if (kind !== 'code' || FENCE.test(line) || line.trim() === '' || line.trim().startsWith('#')) return;
     const commented = COMMENTED.exec(line.trim());
-    facts.push({ kind: 'code', text: line.trim(), context: block === null ? null : introOf(block), command: commented ? commented[1] : line.trim(), comment: commented ? commented[2] : null, line_start: index + 1, line_end: index + 1, heading });
+    const context = [block === null ? null : introOf(block), blockComment].filter(Boolean).join(' ') || null;
+    facts.push({ kind: 'code', text: line.trim(), context, command: commented ? commented[1] : line.trim(), comment: commented ? commented[2] : null, line_start: index + 1, line_end: index + 1, heading });
   });
   for (const sentence of sentences) {
     // A sentence that opens with a bold label ("**Input**: `{leads, template, …}`", "**Limits.** A bundle is at

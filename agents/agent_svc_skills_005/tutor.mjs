@@ -75,7 +75,8 @@ const WANTED = [
   { asks: /\b(?:cost|price|how much does|charged? for)\b/i, has: (fact) => /\$\d/.test(fact.text), weight: 1.8, strict: true },
   // The price of one run, not what runs cost over a day or a month.
   { asks: /\b(?:one|a|per|each) run\b/i, has: (fact) => /\bper run\b/i.test(fact.text), weight: 1.3 },
-  { asks: /^where\b|\bwhere (?:is|are|does|do)\b/i, has: (fact) => /(?:^|[\s`(])\/[a-z]/i.test(fact.text), weight: 1.8, strict: true },
+  // A path: absolute, or relative to the node's home as the docs write them (`var/agents/<agent_id>/`, `etc/`).
+  { asks: /^where\b|\bwhere (?:is|are|does|do)\b/i, has: (fact) => /(?:^|[\s`(])\/[a-z]/i.test(fact.text) || /`[\w.-]+\/[^`\s]*`/.test(fact.raw ?? ''), weight: 1.8, strict: true },
   { asks: /\bhow (?:big|large)\b|\bhow much (?:memory|disk|space)\b|\bsize\b/i, has: (fact) => /\d\s?(?:MiB|KiB|GiB|MB|KB|GB)\b/.test(fact.text), weight: 1.8, strict: true },
   { asks: /\bhow long\b|\bvalid\b|\bexpire/i, has: (fact) => /\b\d+\s?(?:s|seconds?|minutes?|hours?|days?)\b/.test(fact.text), weight: 1.6, strict: true },
   // A user account: "runs … as `svc-swarm`", "owner svc-swarm", "the service user `svc-swarm`".

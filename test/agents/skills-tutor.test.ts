@@ -1,6 +1,6 @@
 // agent_svc_skills_005 over this repository's own docs sections: every citation must point at the real lines.
 import { afterAll, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TIERS, TIER_IDS } from '../../src/contract/tiers.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
@@ -86,6 +86,19 @@ describe('agent_svc_skills_005', () => {
       expect(run.json.answer.citation.section, question).toBe(section);
       expect(run.json.answer.text, question).toMatch(expected);
     }
+  });
+
+  it("reads a code block's comment line as what the lines after it do, and a path relative to the node's home as a path", async () => {
+    const docsDir = tempDir('tutor-docs-');
+    writeFileSync(join(docsDir, 'starter-agents.md'), '# Agents\n\nThe agents run on the node.\n');
+    writeFileSync(join(docsDir, 'agent-upload.md'), '# Upload\n\nUploaded bundles are kept small, and the node itself lives under /opt/demo.\n\nUploaded bundles are kept under `var/bundles/<digest>/`.\n');
+    writeFileSync(join(docsDir, 'node-install.md'), ['# Install', '', 'From the package:', '', '```sh', 'sudo ./install.sh --token-file ./token', '# or, with the token in the environment:', 'DEMO_TOKEN=... sudo ./install.sh', '```', ''].join('\n'));
+    const environment = await runAgentProcess(AGENT, { question: 'How do I install with the token in the environment?' }, { tier: 'svc_starter_agents', docsDir });
+    expect(environment.exitCode, environment.stderr).toBe(0);
+    expect(environment.json.answer).toMatchObject({ text: 'DEMO_TOKEN=... sudo ./install.sh', citation: { section: 'node-install', line_start: 8 } });
+    const where = await runAgentProcess(AGENT, { question: 'Where are uploaded bundles kept?' }, { tier: 'svc_starter_agents', docsDir });
+    expect(where.exitCode, where.stderr).toBe(0);
+    expect(where.json.answer.text).toContain('var/bundles/<digest>/');
   });
 
   it('answers from a table with the row that fits, by its column names', async () => {
