@@ -36,6 +36,16 @@ function plainText(lines: string[]): string {
     .replace(/\s+/g, ' ');
 }
 
+/** Each question answered, on the starter tier, from `section` with a text that matches. */
+async function expectAnswers(cases: readonly (readonly [string, string, RegExp])[]): Promise<void> {
+  for (const [question, section, expected] of cases) {
+    const run = await runAgentProcess(AGENT, { question }, { tier: 'svc_starter_agents' });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.json.answer.citation.section, question).toBe(section);
+    expect(run.json.answer.text, question).toMatch(expected);
+  }
+}
+
 describe('agent_svc_skills_005', () => {
   it('answers a question from the unlocked sections, citing the passage and the sentence at their real lines', async () => {
     const run = await runAgentProcess(AGENT, { question: 'How long does the JWT live?' }, { tier: 'svc_starter_agents' });
@@ -56,7 +66,7 @@ describe('agent_svc_skills_005', () => {
   });
 
   it('answers with the kind of value a question asks for: a price, a path, what an exit code means, a command, a duration, a version', async () => {
-    for (const [question, section, expected] of [
+    await expectAnswers([
       ['How much does one run of the dev review agent cost?', 'starter-agents', /price per run: \$0\.12/],
       ['Where is the node installed?', 'node-install', /\/opt\/svc\/swarm-node/],
       ['What does exit code 6 mean?', 'node-install', /^exit: 6; meaning: service unreachable/],
@@ -64,28 +74,18 @@ describe('agent_svc_skills_005', () => {
       ['How long is a deploy token valid?', 'node-install', /15 minutes/],
       ['Which version of Node.js does the host need?', 'node-install', /20\.18/],
       ['How do I start a new agent bundle?', 'agent-upload', /agent init/],
-    ] as const) {
-      const run = await runAgentProcess(AGENT, { question }, { tier: 'svc_starter_agents' });
-      expect(run.exitCode, run.stderr).toBe(0);
-      expect(run.json.answer.citation.section, question).toBe(section);
-      expect(run.json.answer.text, question).toMatch(expected);
-    }
+    ] as const);
   });
 
   it('answers with a code line read with its whole introducing sentence, a limit, a user account, and the labelled definition a "which X" question asks for', async () => {
-    for (const [question, section, expected] of [
+    await expectAnswers([
       // The block's introducing sentence ("Every question has a flag, so it also runs unattended:") wraps over lines.
       ['How do I run the wizard unattended with a schedule?', 'starter-agents', /^swarm-node wizard --agent .* --every 1h/],
       ['How many files may a bundle hold?', 'agent-upload', /1000 files/],
       ["What user does the node's systemd unit run the daemon as?", 'node-install', /svc-swarm\b/],
       ['Which input does the sales outreach agent need?', 'starter-agents', /^Input: \{leads, template/],
       ['How do I give an agent a number as input?', 'starter-agents', /--input quiz=3 gives the number 3/],
-    ] as const) {
-      const run = await runAgentProcess(AGENT, { question }, { tier: 'svc_starter_agents' });
-      expect(run.exitCode, run.stderr).toBe(0);
-      expect(run.json.answer.citation.section, question).toBe(section);
-      expect(run.json.answer.text, question).toMatch(expected);
-    }
+    ] as const);
   });
 
   it("reads a code block's comment line as what the lines after it do, and a path relative to the node's home as a path", async () => {
