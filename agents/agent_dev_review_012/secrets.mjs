@@ -20,10 +20,41 @@ const SECRETLINT_CONFIG = {
 const PLACEHOLDER = /^[~^<>=]*v?\d+(?:\.[\dx*]+)+(?:[-+][\w.]+)?$|^(?:x+|\*+|\.+|-+|changeme|change_?me|example|sample|test|password|secret|token|dummy|redacted|placeholder|none|null|undefined|true|false|your[-_a-z0-9]*|my[-_]?(?:password|secret|token)|[a-z]+_here)$|^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$|^\{\{.*\}\}$|^<[^>]*>$|^%\(?\w+\)?s?$|^\$\(.*\)$/i;
 
 /**
+ * A value in a credential's format that is a mask or a documentation example: a character repeated 8 times in a row
+ * (`sk_live_xxxxxxxx…`, `AKIAXXXXXXXXXXXXXXXX`, `T00000000`), which a random key all but never holds, or AWS's
+ * documented examples' `EXAMPLE` (gitleaks lets both through too).
+ */
+const MASKED = /(.)\1{7}|EXAMPLE/;
+const isPlaceholder = (value) => PLACEHOLDER.test(value) || MASKED.test(value);
+
+/**
  * Lower-case words joined by "-" or "_" (a tool's name, a slug): what a generic rule's literal is when it names
  * something rather than holds a credential (`{ secret: 'dev-review' }`, a map of kinds to tools).
  */
 const NAME_SHAPE = /^[a-z]+(?:[-_][a-z]+)*$/;
+
+/** The words of a name: split at `_`, `-`, `.` and where a lower-case letter or digit meets a capital, lower-cased. */
+const wordsOf = (name) => name.split(/[_.-]+|(?<=[a-z0-9])(?=[A-Z])/).filter(Boolean).map((word) => word.toLowerCase());
+/** Words, or two words in a row, that say a value is secret. */
+const SECRET_WORDS = new Set(['password', 'passwd', 'pwd', 'passphrase', 'secret', 'apikey', 'accesstoken', 'authtoken', 'privatekey']);
+const SECRET_PAIRS = new Set(['api key', 'access token', 'auth token', 'private key']);
+/** What may follow the secret word in its name: `aws_secret_key`, `secretAccessKey`, `password_value`. */
+const SECRET_SUFFIX_WORDS = new Set(['key', 'access', 'token', 'value', 'string', 'text']);
+
+/**
+ * Whether a name says its value is secret: one of its words is one of those above, and any after it only say what
+ * form the secret takes (`password`, `db_password`, `aws_secret_key`, `secretAccessKey`, `clientSecret`), not that the
+ * value is about one (`secret_name`, `passwordHint`, `password_policy`, `secretary`).
+ */
+export function namesSecret(name) {
+  const words = wordsOf(name);
+  for (let i = 0; i < words.length; i++) {
+    const pair = i + 1 < words.length && SECRET_PAIRS.has(`${words[i]} ${words[i + 1]}`);
+    if (!pair && !SECRET_WORDS.has(words[i])) continue;
+    if (words.slice(i + (pair ? 2 : 1)).every((word) => SECRET_SUFFIX_WORDS.has(word))) return true;
+  }
+  return false;
+}
 
 /** Formats the preset does not look for. `value` is the capture group holding the credential. */
 const EXTRA_RULES = [
@@ -34,13 +65,30 @@ const EXTRA_RULES = [
   { rule: 'google-api-key', what: 'a Google API key', pattern: /\b(AIza[0-9A-Za-z_-]{35})(?![0-9A-Za-z_-])/g, value: 1 },
   // A signed JWT: header and payload are base64url JSON objects ("eyJ" is `{"`), then a signature.
   { rule: 'jwt', what: 'a signed JSON Web Token', pattern: /\b(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,})/g, value: 1 },
+  // Slack's webhooks of workflows and their triggers (the preset knows `/services/` only), as gitleaks' rule has them.
+  { rule: 'slack-webhook', what: 'a Slack webhook URL', pattern: /(https:\/\/hooks\.slack\.com\/(?:workflows|triggers)\/T[A-Za-z0-9]+\/[A-Za-z0-9]+\/[A-Za-z0-9/]{16,})/g, value: 1 },
+  // The password of a database's or broker's URL, also with a driver in its scheme (SQLAlchemy's
+  // `postgresql+psycopg2://`, `mysql+pymysql://`), which the preset's rules do not read as theirs.
   {
-    // `password = "…"`, `"api_key": '…'`: a quoted literal of 6 or more characters assigned to a name that says secret.
+    rule: 'connection-string-password',
+    what: 'a connection string with a password',
+    pattern: /\b(?:postgres(?:ql)?|mysql|mariadb|mssql|sqlserver|oracle|mongodb(?:\+srv)?|redis|rediss|amqps?)\+[a-z0-9_]+:\/\/[^:@/\s'"]+:([^@/\s'"]+)@(?!(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)(?:[:/'"\s]|$))/gi,
+    value: 1,
+    generic: true,
+  },
+  // A PEM private key of any type, also where its line breaks are escapes (`"-----BEGIN EC PRIVATE KEY-----\nMHc…"`
+  // in JSON, a string in code) or indented: the preset's rule wants it as a key file holds it.
+  // Its body, not only the header a text may name, makes it a key.
+  { rule: 'private-key', what: 'a private key', pattern: /(-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----(?:\\[rn]|\s)+[A-Za-z0-9+/]{40,}(?:\\[rn]|[A-Za-z0-9+/=\s])*(?:-----END \2-----)?)/g, value: 1 },
+  {
+    // `password = "…"`, `"api_key": '…'`, `aws_secret_key = "…"`, `dbPassword: '…'`: a quoted literal of 6 or more
+    // characters assigned to a name that says secret (namesSecret).
     rule: 'password-assignment',
     what: 'a hard-coded password or key',
     // Not a name inside a package or a path ("@inquirer/password"): a name stands alone.
-    pattern: /(?<![\w@/.-])(?:password|passwd|pwd|secret|client_secret|api[_-]?key|access[_-]?token|auth[_-]?token|private[_-]?key)\b["']?\s*(?::=|=>|[:=])\s*(["'])([^"'\s]{6,})\1/gi,
-    value: 2,
+    pattern: /(?<![\w@/.-])([A-Za-z_][\w.-]*)["']?\s*(?::=|=>|[:=])\s*(["'])([^"'\s]{6,})\2/g,
+    name: 1,
+    value: 3,
     generic: true,
   },
 ];
@@ -116,14 +164,16 @@ export async function findSecrets(path, text, added) {
   });
   for (const message of result.messages) {
     const short = message.ruleId.replace(/^@secretlint\/secretlint-rule-/, '');
-    if (URL_RULES.has(short) && LOOPBACK_URL.test(text.slice(message.range[0], message.range[1]))) continue;
+    const matched = text.slice(message.range[0], message.range[1]);
+    if (URL_RULES.has(short) ? LOOPBACK_URL.test(matched) : MASKED.test(matched)) continue;
     add(message.range[0], message.range[1], ruleName(message), message.message, 'secretlint');
   }
-  for (const { rule, what, pattern, value, generic } of EXTRA_RULES) {
+  for (const { rule, what, pattern, name, value, generic } of EXTRA_RULES) {
     if (generic && inTest) continue;
     for (const match of text.matchAll(pattern)) {
       const secret = match[value];
-      if (PLACEHOLDER.test(secret) || (generic && NAME_SHAPE.test(secret))) continue;
+      if (name !== undefined && !namesSecret(match[name])) continue;
+      if (isPlaceholder(secret) || (generic && NAME_SHAPE.test(secret))) continue;
       const start = match.index + match[0].lastIndexOf(secret);
       add(start, start + secret.length, rule, `adds ${what}`, 'dev-review');
     }
@@ -132,7 +182,7 @@ export async function findSecrets(path, text, added) {
     for (const line of added) {
       const raw = text.slice(starts[line - 1], line < starts.length ? starts[line] - 1 : text.length);
       const match = DOTENV_SECRET.exec(raw);
-      if (!match || PLACEHOLDER.test(match[2]) || match[2].length < 6) continue;
+      if (!match || isPlaceholder(match[2]) || match[2].length < 6) continue;
       const start = starts[line - 1] + raw.indexOf(match[2], raw.indexOf('=') + 1);
       add(start, start + match[2].length, 'dotenv-secret', `adds the value of ${match[1]} to a dotenv file`, 'dev-review');
     }

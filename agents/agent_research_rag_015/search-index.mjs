@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { passagesOf } from './corpus.mjs';
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 const SCHEMA = `
   CREATE TABLE files (
     id       INTEGER PRIMARY KEY,
@@ -22,8 +22,9 @@ const SCHEMA = `
   );
   CREATE INDEX chunks_by_file ON chunks (file_id);
   -- porter folds "upgrading" onto "upgrade"; remove_diacritics 2 lets "cafe" find "café". The file's path is a
-  -- column too: a question naming a package or a page ("the debug module") finds its file.
-  CREATE VIRTUAL TABLE passages USING fts5 (body, heading, path, tokenize = 'porter unicode61 remove_diacritics 2');
+  -- column too: a question naming a package or a page ("the debug module") finds its file. "parts" holds the words
+  -- of the body's camelCase identifiers ("keepAliveTimeout": keep alive timeout), which the tokenizer keeps whole.
+  CREATE VIRTUAL TABLE passages USING fts5 (body, heading, path, parts, tokenize = 'porter unicode61 remove_diacritics 2');
 `;
 
 function openOnce(path) {
@@ -54,6 +55,15 @@ export function openIndex(dir, name) {
     for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
     return openOnce(path);
   }
+}
+
+/** A word written in camelCase or PascalCase ("keepAliveTimeout", "BufferList", "parseHTMLString"). */
+const CAMEL_WORD = /\b[A-Za-z][a-z0-9]*(?:[A-Z]+[a-z0-9]*)+\b/g;
+const CAMEL_BOUNDARY = /(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])/;
+
+/** The words of each camelCase identifier of the text, in order ("new Agent({ keepAliveTimeout })": keep alive timeout). */
+export function identifierParts(text) {
+  return [...text.matchAll(CAMEL_WORD)].flatMap((match) => (CAMEL_BOUNDARY.test(match[0]) ? match[0].split(CAMEL_BOUNDARY) : []));
 }
 
 function looksBinary(buffer) {
@@ -91,11 +101,11 @@ export async function refreshIndex(db, listing, deadline) {
     dropFile(file.rel);
     const fileId = db.prepare('INSERT INTO files (path, mtime_ns, size) VALUES (?, ?, ?)').run(file.rel, file.mtimeNs, file.size).lastInsertRowid;
     const chunk = db.prepare('INSERT INTO chunks (file_id, line_start, line_end, heading) VALUES (?, ?, ?, ?)');
-    const passage = db.prepare('INSERT INTO passages (rowid, body, heading, path) VALUES (?, ?, ?, ?)');
+    const passage = db.prepare('INSERT INTO passages (rowid, body, heading, path, parts) VALUES (?, ?, ?, ?, ?)');
     const pathWords = file.rel.replace(/\.[^./]+$/, '').replace(/[^\p{L}\p{N}]+/gu, ' ');
     for (const p of passages) {
       const id = chunk.run(fileId, p.line_start, p.line_end, p.heading).lastInsertRowid;
-      passage.run(id, p.body, p.heading ?? '', pathWords);
+      passage.run(id, p.body, p.heading ?? '', pathWords, identifierParts(p.body).join(' '));
     }
   });
 
@@ -151,19 +161,34 @@ export function questionTerms(question) {
 }
 
 /**
+ * What the search looks for: the question's terms and the words of its camelCase ones ("BufferList": buffer, list),
+ * which the index holds in `parts`. The evidence weighs the question's own terms only (evidence.mjs).
+ */
+export function searchTerms(question, terms) {
+  const parts = identifierParts(question.normalize('NFKC')).map((part) => part.toLowerCase());
+  return [...new Set([...terms, ...parts])].slice(0, MAX_TERMS);
+}
+
+/**
  * The terms as an FTS5 query that can only mean "any of these words": each word is a quoted string, so quotes,
  * `*`, `NEAR(`, `AND`/`OR`/`NOT`, column filters and parentheses in the question are plain text.
  */
 const anyOf = (terms) => terms.map((term) => `"${term}"`).join(' OR ');
 
+/**
+ * The text as written, without the identifiers' words: how rare a word is is counted there, as before `parts`
+ * existed (an identifier's words are not words of the corpus's prose); whether a file holds it counts them.
+ */
+const written = (term) => `{body heading path} : "${term}"`;
+
 /** In how many passages each term occurs (as the index tokenizes it: "upgrading" counts for "upgrade"), and of how many. */
 export function termFrequencies(db, terms) {
   const count = db.prepare('SELECT count(*) AS n FROM passages WHERE passages MATCH ?');
   const total = db.prepare('SELECT count(*) AS n FROM chunks').get().n;
-  return { total, df: new Map(terms.map((term) => [term, count.get(`"${term}"`).n])) };
+  return { total, df: new Map(terms.map((term) => [term, count.get(written(term)).n])) };
 }
 
-/** Which of `terms` occur in the file `path` (in any passage's body, heading or path). */
+/** Which of `terms` occur in the file `path` (in any passage's body, heading, path or identifiers' words). */
 export function termsInFile(db, path, terms) {
   const has = db.prepare('SELECT 1 FROM passages JOIN chunks ON chunks.id = passages.rowid JOIN files ON files.id = chunks.file_id WHERE passages MATCH ? AND files.path = ? LIMIT 1');
   return terms.filter((term) => has.get(`"${term}"`, path) !== undefined);
@@ -173,8 +198,8 @@ export function termsInFile(db, path, terms) {
 const PER_FILE = 2;
 /** Candidates re-ranked: the best passages by BM25, before the file's share of the question is weighed in. */
 const CANDIDATES = 60;
-/** bm25's weight of a passage's heading and its file's path beside its body (1): set on the eval's training questions. */
-const COLUMN_WEIGHTS = { heading: 0.5, path: 8.0 };
+/** bm25's weight of a passage's heading, its file's path and its identifiers' words beside its body (1): set on the eval's training questions. */
+const COLUMN_WEIGHTS = { heading: 0.5, path: 8.0, parts: 1.0 };
 
 /**
  * The best passages, best first, at most two of a file. A passage scores its BM25 (SQLite's bm25(), lower is
@@ -185,7 +210,7 @@ const COLUMN_WEIGHTS = { heading: 0.5, path: 8.0 };
 export function searchPassages(db, terms, limit, { fileShare = null, fileWeight = 1, weights = COLUMN_WEIGHTS } = {}) {
   const rows = db
     .prepare(
-      `SELECT passages.rowid AS id, files.path AS file, chunks.line_start, chunks.line_end, chunks.heading, bm25(passages, 1.0, ${weights.heading}, ${weights.path}) AS bm25, passages.body AS text
+      `SELECT passages.rowid AS id, files.path AS file, chunks.line_start, chunks.line_end, chunks.heading, bm25(passages, 1.0, ${weights.heading}, ${weights.path}, ${weights.parts}) AS bm25, passages.body AS text
          FROM passages JOIN chunks ON chunks.id = passages.rowid JOIN files ON files.id = chunks.file_id
         WHERE passages MATCH ? ORDER BY bm25 LIMIT ?`,
     )

@@ -126,12 +126,13 @@ const COMMENTED = /^(.*?\S)\s+#\s+(.+)$/;
  */
 export function factsOf(doc) {
   const facts = [];
-  // A code block or a table is described by the prose line that introduces it ("…, so it also runs unattended:").
-  let intro = null;
+  // A code block or a table is described by the sentence that introduces it ("Every question has a flag, so it also
+  // runs unattended:"), whole however its lines were wrapped: the paragraph's last sentence before it.
+  const sentences = sentencesOf(doc);
   const introOf = (line) => {
     for (let i = line - 2; i >= 0; i--) {
       const { kind } = doc.classified[i];
-      if (kind === 'prose') return plain(doc.lines[i]);
+      if (kind === 'prose') return plain(sentences.filter((sentence) => sentence.line_start <= i + 1).at(-1)?.text ?? doc.lines[i]);
       if (kind === 'heading') return null;
     }
     return null;
@@ -140,14 +141,26 @@ export function factsOf(doc) {
     const text = row.headers.map((header, i) => `${plain(header) || 'value'}: ${plain(row.cells[i] ?? '')}`).join('; ');
     facts.push({ kind: 'row', text, row, context: introOf(row.table), line_start: row.line, line_end: row.line, heading: row.heading });
   }
+  let block = null;
+  // A comment line of a code block ("# or, with the token in the environment:") says what the lines after it do.
+  let blockComment = null;
   doc.classified.forEach(({ line, kind, heading }, index) => {
-    if (kind === 'prose') intro = plain(line);
-    else if (kind === 'heading') intro = null;
+    if (kind === 'code' && FENCE.test(line)) {
+      block = block === null ? index + 1 : null;
+      blockComment = null;
+    }
+    if (kind === 'code' && block !== null && /^#\s/.test(line.trim())) blockComment = line.trim().replace(/^#\s*/, '');
     if (kind !== 'code' || FENCE.test(line) || line.trim() === '' || line.trim().startsWith('#')) return;
     const commented = COMMENTED.exec(line.trim());
-    facts.push({ kind: 'code', text: line.trim(), context: intro, command: commented ? commented[1] : line.trim(), comment: commented ? commented[2] : null, line_start: index + 1, line_end: index + 1, heading });
+    const context = [block === null ? null : introOf(block), blockComment].filter(Boolean).join(' ') || null;
+    facts.push({ kind: 'code', text: line.trim(), context, command: commented ? commented[1] : line.trim(), comment: commented ? commented[2] : null, line_start: index + 1, line_end: index + 1, heading });
   });
-  for (const sentence of sentencesOf(doc)) facts.push({ kind: 'sentence', text: plain(sentence.text), raw: sentence.text, line_start: sentence.line_start, line_end: sentence.line_end, heading: sentence.heading });
+  for (const sentence of sentences) {
+    // A sentence that opens with a bold label ("**Input**: `{leads, template, …}`", "**Limits.** A bundle is at
+    // most …") is where the docs define what the label names.
+    const label = /^\*\*([^*]+?)[.:]?\*\*/.exec(sentence.text)?.[1] ?? null;
+    facts.push({ kind: 'sentence', text: plain(sentence.text), raw: sentence.text, label, line_start: sentence.line_start, line_end: sentence.line_end, heading: sentence.heading });
+  }
   // Each fact's passage (its paragraph, table or code block with the line introducing it): the context it is read in.
   const passages = passagesOf(doc);
   return facts.map((fact) => {

@@ -32,8 +32,8 @@ function stem(word) {
 
 /** The words of a text that matter for matching: lower case, compounds folded, no stopwords, stemmed. */
 export function terms(text) {
-  // A possessive is its noun: "the node's unit" is about the node, and a lone "s" matches nothing it should.
-  let lower = text.normalize('NFKC').toLowerCase().replace(/(\w)['’]s\b/g, '$1');
+  // A possessive's "s" is no word ("the node's unit": node, unit).
+  let lower = text.normalize('NFKC').toLowerCase().replace(/(?<=[\p{L}\p{N}])['\u2019]s\b/gu, '');
   for (const [pattern, word] of COMPOUNDS) lower = lower.replace(pattern, word);
   return (lower.match(/[\p{L}\p{N}]+/gu) ?? []).filter((word) => !STOPWORDS.has(word)).map(stem);
 }
@@ -59,8 +59,10 @@ const SYNONYMS = new Map(
   ['create', ['init']],
   ['need', ['require', 'newer']],
   ['installed', ['install_path', 'live']],
-  // A schedule is written as an interval: `--every 5m`.
-  ['schedule', ['every', 'interval']],
+  // A registration's schedule is its `--every`; what a thing may hold or contain is a limit on it.
+  ['schedule', ['every']],
+  ['hold', ['most', 'limit']],
+  ['contain', ['most', 'limit']],
   ].map(([word, others]) => [stem(word), others.map(stem)]),
 );
 
@@ -73,15 +75,16 @@ const WANTED = [
   { asks: /\b(?:cost|price|how much does|charged? for)\b/i, has: (fact) => /\$\d/.test(fact.text), weight: 1.8, strict: true },
   // The price of one run, not what runs cost over a day or a month.
   { asks: /\b(?:one|a|per|each) run\b/i, has: (fact) => /\bper run\b/i.test(fact.text), weight: 1.3 },
-  { asks: /^where\b|\bwhere (?:is|are|does|do)\b/i, has: (fact) => /(?:^|[\s`(])\/[a-z]/i.test(fact.text), weight: 1.8, strict: true },
+  // A path: absolute, or relative to the node's home as the docs write them (`var/agents/<agent_id>/`, `etc/`).
+  { asks: /^where\b|\bwhere (?:is|are|does|do)\b/i, has: (fact) => /(?:^|[\s`(])\/[a-z]/i.test(fact.text) || /`[\w.-]+\/[^`\s]*`/.test(fact.raw ?? ''), weight: 1.8, strict: true },
   { asks: /\bhow (?:big|large)\b|\bhow much (?:memory|disk|space)\b|\bsize\b/i, has: (fact) => /\d\s?(?:MiB|KiB|GiB|MB|KB|GB)\b/.test(fact.text), weight: 1.8, strict: true },
   { asks: /\bhow long\b|\bvalid\b|\bexpire/i, has: (fact) => /\b\d+\s?(?:s|seconds?|minutes?|hours?|days?)\b/.test(fact.text), weight: 1.6, strict: true },
+  // A user account: "runs … as `svc-swarm`", "owner svc-swarm", "the service user `svc-swarm`".
+  { asks: /\b(?:which|what) user\b|\bas (?:which|what|whom)\b|\bwho owns\b/i, has: (fact) => /\b(?:as|user|owner)\s+(?:`[a-z_][\w-]*`|[a-z_][\w]*-[\w-]+)/.test(fact.raw ?? fact.text), weight: 1.6, strict: true },
   { asks: /\b(?:which|what) version\b/i, has: (fact) => /\b\d+\.\d+/.test(fact.text), weight: 1.6, strict: true },
   { asks: /\bhow many\b|\bthreshold\b|\bdefault\b/i, has: (fact) => /\d/.test(fact.text), weight: 1.3 },
-  // "What user does it run as": a fact that names one (`user svc-swarm`, `as svc-swarm`).
-  { asks: /\b(?:what|which) (?:user|account)\b/i, has: (fact) => /\b(?:user|as)\s+`?[a-z_][a-z0-9_]*-[a-z0-9_-]+/i.test(fact.text), weight: 1.6, strict: true },
-  // "How many files": a count of that thing ("1000 files", "500 versions"), not any number.
-  { asks: /\bhow many \w+/i, has: (fact, question) => countOf(question).test(fact.text), weight: 1.8, strict: true },
+  // "How many files may a bundle hold?": what is allowed at most, a limit.
+  { asks: /\bhow (?:many|much|big|large|long)\b.*\b(?:may|can)\b|\b(?:limit|maximum|at most)\b/i, has: (fact) => /\b(?:at most|up to|limits?|maximum)\b/i.test(fact.text), weight: 1.5 },
   { asks: /\b(?:which|what) (?:files|file types|extensions)\b/i, has: (fact) => /(?:^|[\s`(])\.[a-z0-9]{1,8}\b/i.test(fact.text), weight: 1.6, strict: true },
   {
     asks: /^how (?:do|can|should) i\b|\bwhich command\b|\bhow to\b|\bhow does .* (?:run|start)\b/i,
@@ -90,12 +93,14 @@ const WANTED = [
   },
 ];
 
-/** A number followed, within two words, by the word "how many" asks about (any plural or singular of it). */
-function countOf(question) {
-  const noun = stem(/\bhow many (\w+)/i.exec(question)[1].toLowerCase());
-  return new RegExp(`\\d[\\d,]*\\s+(?:[\\w-]+\\s+){0,2}${noun.replace(/[^a-z0-9]/g, '')}`, 'i');
-}
+const LABEL_WEIGHT = 1.5;
+const FOCUS_LABEL_WEIGHT = 2.5;
 
+/** What a "which X …" or "what X …" question asks for: X ("which input does … need": input). */
+function focusOf(question) {
+  const word = /^\s*(?:which|what)\s+([\p{L}\p{N}-]+)/iu.exec(question)?.[1];
+  return word === undefined ? null : (terms(word)[0] ?? null);
+}
 const HEADING_WEIGHT = Number(process.env.TUTOR_HEADING_WEIGHT ?? 0.5);
 
 /** "exit code 3", "exit 4": the row of a table whose first column is that code. */
@@ -122,6 +127,7 @@ export function rankFacts(facts, question) {
   const documentFrequency = new Map(queryTerms.map((term) => [term, facts.filter((_, i) => holds(i, term)).length]));
   const wanted = WANTED.filter((want) => want.asks.test(question));
   const exitCode = exitCodeAsked(question);
+  const focus = focusOf(question);
   return facts
     .map((fact, i) => {
       let score = 0;
@@ -137,7 +143,14 @@ export function rankFacts(facts, question) {
       const heads = (term) => headings[i].includes(term) || (SYNONYMS.get(term) ?? []).some((other) => headings[i].includes(other));
       const covered = own.reduce((sum, term) => sum + (says(term) ? 1 : heads(term) ? 0.5 : 0), 0);
       score *= covered / Math.max(1, own.length);
-      for (const want of wanted) score *= want.has(fact, question) ? want.weight : want.strict ? WITHOUT_VALUE : 1;
+      for (const want of wanted) score *= want.has(fact) ? want.weight : want.strict ? WITHOUT_VALUE : 1;
+      // The sentence that defines what the question names ("**Input**: …"), above all what it asks for ("which
+      // input does … need").
+      if (fact.label) {
+        const labelTerms = terms(fact.label);
+        if (focus !== null && labelTerms.includes(focus)) score *= FOCUS_LABEL_WEIGHT;
+        else if (labelTerms.some((term) => own.includes(term))) score *= LABEL_WEIGHT;
+      }
       if (exitCode !== null && fact.kind === 'row' && /exit/i.test(fact.row.headers[0]) && fact.row.cells[0] === exitCode) score = score * 3 + 5;
       return { ...fact, score: Math.round(score * 1000) / 1000 };
     })

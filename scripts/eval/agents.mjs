@@ -1,5 +1,5 @@
-// npm run eval:agents [-- name…]: each agent's figures on its eval sets (scripts/eval/sets/<agent_id>/: train.json,
-// the part the agents were tuned on, and heldout.json, kept aside). Like a bench it prints figures and asserts
+// npm run eval:agents [-- name…]: each agent's figures on its eval sets (scripts/eval/sets/<agent_id>/: train.json
+// and train-2.json…, the parts the agents were tuned on, and heldout.json, kept aside; sets/README.md). Like a bench it prints figures and asserts
 // nothing; it stays out of npm test. Names: dev-review, rag, tutor, outreach, ops-monitor; none: all of them.
 // --no-history leaves out the dev review of every commit of this repository, --no-scale the RAG agent's 10,000
 // files (the longest parts).

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fakeSecrets, fillSecrets } from './fake-secrets.mjs';
-import { REPO_ROOT, figure, heading, readSet, runAgent, tempDir } from './support.mjs';
+import { REPO_ROOT, figure, heading, readSet, runAgent, setParts, tempDir } from './support.mjs';
 
 const AGENT = 'agent_dev_review_012';
 const TODO_FILE = 'misc/todo-samples.txt';
@@ -14,6 +14,9 @@ function git(cwd, ...args) {
   return execFileSync('git', ['-c', 'user.name=Eval', '-c', 'user.email=eval@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd, encoding: 'utf8', env: { ...process.env, HOME: cwd } });
 }
 
+/** The seed of a part's credentials: its own `seed` (a part keeps its values when it moves into training), else its name. */
+const seedOf = (set, part) => set.seed ?? `dev-review-${part}`;
+
 /** A repository whose HEAD commit adds the set's files (and its to-do samples) over a first commit. */
 function plantedRepo(set, part) {
   const repo = tempDir(`review-${part}`);
@@ -21,7 +24,7 @@ function plantedRepo(set, part) {
   writeFileSync(join(repo, 'README.md'), '# Planted\n');
   git(repo, 'add', '.');
   git(repo, 'commit', '-q', '-m', 'first');
-  const secrets = fakeSecrets(`dev-review-${part}`);
+  const secrets = fakeSecrets(seedOf(set, part));
   for (const [path, lines] of Object.entries(set.files)) {
     mkdirSync(dirname(join(repo, path)), { recursive: true });
     writeFileSync(join(repo, path), `${fillSecrets(lines.join('\n'), secrets)}\n`);
@@ -50,7 +53,7 @@ async function plantedPart(part) {
   const todoRight = set.todo.filter((item, i) => todoFlagged.has(i + 1) === item.flag).length;
   // A stretch from the middle of each value: a PEM's first line is its header, not the key.
   const answer = JSON.stringify(output);
-  const leaked = Object.entries(fakeSecrets(`dev-review-${part}`)).filter(([, value]) => answer.includes(value.slice(Math.floor(value.length / 2) - 6, Math.floor(value.length / 2) + 6))).map(([name]) => name);
+  const leaked = Object.entries(fakeSecrets(seedOf(set, part))).filter(([, value]) => answer.includes(value.slice(Math.floor(value.length / 2) - 6, Math.floor(value.length / 2) + 6))).map(([name]) => name);
 
   heading(`${AGENT} (${part}): exit ${run.exitCode}, ${Math.round(run.ms)} ms${run.exitCode === 0 ? '' : `: ${run.stderr.split('\n')[0]}`}`);
   figure('secret kinds found at their line', `${found.length} of ${set.secrets.length}`, missed.length ? `missed: ${missed.join(', ')}` : '');
@@ -95,8 +98,7 @@ async function historyPart() {
 }
 
 export async function evalDevReview({ history = true } = {}) {
-  await plantedPart('train');
-  await plantedPart('heldout');
+  for (const part of setParts(AGENT)) await plantedPart(part);
   if (history) await historyPart();
 }
 

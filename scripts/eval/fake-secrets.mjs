@@ -22,6 +22,8 @@ export function fakeSecrets(seedText) {
   const jwtBody = `${base64url({ alg: 'HS256', typ: 'JWT' })}.${base64url({ sub: `user-${pick(DIGITS, 6)}`, role: 'admin', iat: 1767225600 })}`;
   const { privateKey: rsa } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const { privateKey: ec } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+  const { privateKey: ed25519 } = generateKeyPairSync('ed25519');
+  const { privateKey: rsaEncrypted } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   return {
     aws_key_id: `AKIA${pick(UPPER + '234567', 16)}`,
     aws_key_id_2: `AKIA${pick(UPPER + '234567', 16)}`,
@@ -43,6 +45,17 @@ export function fakeSecrets(seedText) {
     sendgrid: `SG.${pick(ALNUM + '_-', 22)}.${pick(ALNUM + '_-', 43)}`,
     jwt: `${jwtBody}.${createHmac('sha256', pick(ALNUM, 32)).update(jwtBody).digest('base64url')}`,
     env_password: `${pick(LOWER, 3)}${pick(DIGITS, 2)}${pick(UPPER, 2)}%${pick(LOWER, 4)}${pick(DIGITS, 1)}`,
+    // The second held-out part's forms (added after the ones above, so those keep their values).
+    aws_sts_key_id: `ASIA${pick(UPPER + '234567', 16)}`,
+    github_oauth: `gho_${pick(ALNUM, 36)}`,
+    slack_trigger: `https://hooks.slack.com/triggers/T${pick(UPPER + DIGITS, 10)}/${pick(DIGITS, 13)}/${pick('0123456789abcdef', 32)}`,
+    ed25519_private_key_yaml: ed25519.export({ type: 'pkcs8', format: 'pem' }).trim().split('\n').join('\n    '),
+    password_3: `${pick(LOWER, 4)}-${pick(UPPER + DIGITS, 5)}-${pick(LOWER + DIGITS, 6)}`,
+    openai_service: `sk-svcacct-${pick(ALNUM + '_-', 74)}T3BlbkFJ${pick(ALNUM + '_-', 74)}`,
+    // The third held-out part's forms.
+    github_server: `ghs_${pick(ALNUM, 36)}`,
+    openai_legacy: `sk-${pick(ALNUM, 20)}T3BlbkFJ${pick(ALNUM, 20)}`,
+    encrypted_private_key: rsaEncrypted.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: pick(ALNUM, 16) }).trim(),
   };
 }
 

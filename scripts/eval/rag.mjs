@@ -3,7 +3,7 @@
 // that must be answered "not in this corpus"; then 10,000 files indexed from nothing, and again unchanged.
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT, figure, heading, percent, readSet, runAgent, tempDir } from './support.mjs';
+import { REPO_ROOT, figure, heading, percent, readSet, runAgent, setParts, tempDir } from './support.mjs';
 
 const AGENT = 'agent_research_rag_015';
 const BULK_FILES = 10_000;
@@ -108,7 +108,6 @@ async function scalePart(corpus) {
 export async function evalRag({ scale = true } = {}) {
   const corpus = buildCorpus();
   const stateDir = tempDir('rag-state');
-  await questionsPart(corpus, stateDir, 'train');
-  await questionsPart(corpus, stateDir, 'heldout');
+  for (const part of setParts(AGENT)) await questionsPart(corpus, stateDir, part);
   if (scale) await scalePart(corpus);
 }

@@ -3,7 +3,7 @@
 // of figures. The eval measures; it asserts nothing (npm run eval:agents, outside npm test).
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +24,16 @@ export function removeTempDirs() {
 
 export function readSet(agentId, part) {
   return JSON.parse(readFileSync(join(SETS_DIR, agentId, `${part}.json`), 'utf8'));
+}
+
+/**
+ * An agent's parts, training first: train.json, then train-2.json… (held-out parts moved into training once their
+ * results were read, each saying so in its `about`), then heldout.json, the part kept aside now.
+ */
+export function setParts(agentId) {
+  const names = readdirSync(join(SETS_DIR, agentId)).map((file) => /^(train(?:-(\d+))?|heldout)\.json$/.exec(file)).filter(Boolean);
+  const order = (match) => (match[1] === 'heldout' ? Infinity : Number(match[2] ?? 1));
+  return names.sort((a, b) => order(a) - order(b)).map((match) => match[1]);
 }
 
 /**

@@ -2,7 +2,7 @@
 // that holds the fact and its text says it; and quizzes, whose every answer must be on the lines it cites.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT, figure, heading, percent, readSet, runAgent } from './support.mjs';
+import { REPO_ROOT, figure, heading, percent, readSet, runAgent, setParts } from './support.mjs';
 
 const AGENT = 'agent_svc_skills_005';
 
@@ -54,7 +54,6 @@ async function quizPart() {
 }
 
 export async function evalTutor() {
-  await questionsPart('train');
-  await questionsPart('heldout');
+  for (const part of setParts(AGENT)) await questionsPart(part);
   await quizPart();
 }

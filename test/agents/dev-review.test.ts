@@ -49,6 +49,19 @@ function pathWithout(): string {
   return bin;
 }
 
+/** A repository of one commit holding `files` (path: text). */
+async function committedRepo(prefix: string, files: Record<string, string>): Promise<string> {
+  const dir = tempDir(prefix);
+  await gitIn(dir, 'init', '-q');
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  await gitIn(dir, 'add', '.');
+  await gitIn(dir, 'commit', '-q', '-m', 'files');
+  return dir;
+}
+
 beforeAll(async () => {
   repo = tempDir('review-repo-');
   await gitIn(repo, 'init', '-q');
@@ -213,25 +226,38 @@ describe('agent_dev_review_012', () => {
   });
 
   it('finds no secret in test fixtures, lock files, placeholders or local database URLs, and finds a real key in a test all the same, and a SendGrid key of any dashes', async () => {
-    const clean = tempDir('review-clean-');
-    await gitIn(clean, 'init', '-q');
-    const put = (path: string, text: string) => {
-      mkdirSync(dirname(join(clean, path)), { recursive: true });
-      writeFileSync(join(clean, path), text);
-    };
-    put('test/config.test.ts', `const secret = 'not-a-real-secret-just-long';\nconst url = 'postgres://svc:pw-for-tests@127.0.0.1:5432/svc';\nconst key = "${AWS_KEY_ID}";\n`);
-    put('package-lock.json', '{ "packages": { "node_modules/@inquirer/password": { "version": "4.0.0" } }, "@inquirer/password": "^4.0.0" }\n');
-    put('src/config.js', "export const password = process.env.DB_PASSWORD;\nexport const apiKey = '${API_KEY}';\nconst secret = '<your-secret-here>';\n");
-    // A map of kinds to names (a slug is a name, not a credential), and beside it a literal that is one.
-    put('src/kinds.js', "const TOOL_OF_KIND = { secret: 'dev-review', todo: 'dev-review' };\nconst creds = { password: 'Kq7w-2Lmz!x' };\n");
-    put('.env.example', 'DB_PASSWORD=changeme\nAPI_TOKEN=${TOKEN}\n');
-    // A SendGrid key whose last part holds several "-": base64url allows it, and secretlint's own rule misses it.
-    put('src/mail.js', `sgMail.setApiKey('${['SG', 'a93e59zhDT6K19u3nlDRva', 'irx-cI34Qi1-1hWRA-TCR6njsNTrxTMNljnK9g-fR6y'].join('.')}');\n`);
-    await gitIn(clean, 'add', '.');
-    await gitIn(clean, 'commit', '-q', '-m', 'fixtures');
+    const clean = await committedRepo('review-clean-', {
+      'test/config.test.ts': `const secret = 'not-a-real-secret-just-long';\nconst url = 'postgres://svc:pw-for-tests@127.0.0.1:5432/svc';\nconst key = "${AWS_KEY_ID}";\n`,
+      'package-lock.json': '{ "packages": { "node_modules/@inquirer/password": { "version": "4.0.0" } }, "@inquirer/password": "^4.0.0" }\n',
+      'src/config.js': "export const password = process.env.DB_PASSWORD;\nexport const apiKey = '${API_KEY}';\nconst secret = '<your-secret-here>';\n",
+      // A map of kinds to names (a slug is a name, not a credential), and beside it a literal that is one.
+      'src/kinds.js': "const TOOL_OF_KIND = { secret: 'dev-review', todo: 'dev-review' };\nconst creds = { password: 'Kq7w-2Lmz!x' };\n",
+      '.env.example': 'DB_PASSWORD=changeme\nAPI_TOKEN=${TOKEN}\n',
+      // A SendGrid key whose last part holds several "-": base64url allows it, and secretlint's own rule misses it.
+      'src/mail.js': `sgMail.setApiKey('${['SG', 'a93e59zhDT6K19u3nlDRva', 'irx-cI34Qi1-1hWRA-TCR6njsNTrxTMNljnK9g-fR6y'].join('.')}');\n`,
+    });
     const run = await runAgentProcess(AGENT, { repo: clean });
     expect(run.exitCode, run.stderr).toBe(0);
     expect((run.json.findings as Finding[]).filter((finding) => finding.kind === 'secret').map((finding) => [finding.file, finding.line])).toEqual([['src/kinds.js', 2], ['src/mail.js', 1], ['test/config.test.ts', 3]]);
+  });
+
+  it('finds a secret under a name one of whose words says so, a key whose line breaks are escapes, a URL with a driver and a workflow webhook, and lets masks and examples through', async () => {
+    const ecKey = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'sec1', format: 'pem' }).toString();
+    const awsSecret = ['wJ7rXUt', 'nF3MIK7', 'MD9NGbPxRfiCY', 'q8Zk2LmPw4Tn5'].join('');
+    const forms = await committedRepo('review-forms-', {
+      'infra/main.tfvars': `aws_secret_key = "${awsSecret}"\nsecret_name    = "Prod-Key-9Xq"\npasswordHint   = "Firstpet99"\n`,
+      'src/client.js': `const config = { clientSecret: '${PASSWORD}' };\n`,
+      'certs/service.json': `{ "key": ${JSON.stringify(ecKey)} }\n`,
+      'app/db.py': `engine = create_engine('postgresql+psycopg2://rep:${PASSWORD}@warehouse.internal/reports')\nlocal = create_engine('postgresql+psycopg2://rep:${PASSWORD}@localhost/reports')\n`,
+      'ops/hook.json': `{ "url": "https://hooks.slack.com/triggers/${['TQ4Z7K2M9', '7301946285617', 'c0ffee12ab34cd56ef7890ab12cd34ef'].join('/')}" }\n`,
+      'docs/keys.md': `Stripe keys look like \`${['sk', 'live', 'x'.repeat(24)].join('_')}\`; AWS's own example is ${['AKIA', 'IOSFODNN7', 'EXAMPLE'].join('')}.\nA key file starts -----BEGIN PRIVATE KEY----- and holds base64.\n`,
+    });
+    const run = await runAgentProcess(AGENT, { repo: forms });
+    expect(run.exitCode, run.stderr).toBe(0);
+    const secrets = (run.json.findings as Finding[]).filter((finding) => finding.kind === 'secret');
+    expect(secrets.map((finding) => `${finding.file}:${finding.line}`).sort()).toEqual(['app/db.py:1', 'certs/service.json:1', 'infra/main.tfvars:1', 'ops/hook.json:1', 'src/client.js:1']);
+    const text = JSON.stringify(run.json);
+    for (const secret of [awsSecret.slice(10, 30), PASSWORD, ecKey.split('\n')[1]!.slice(0, 20), ecKey.split('\n')[2]!.slice(0, 20), 'c0ffee12ab34']) expect(text).not.toContain(secret);
   });
 
   it('refuses a missing repository, a directory that is no repository, and revisions that are no commit or look like options', async () => {

@@ -97,6 +97,26 @@ describe('agent_research_rag_015', () => {
     expect(kept.json.answer.text).toContain('Snapshots are kept for fourteen days before they are pruned.');
   });
 
+  it('finds a camelCase identifier by its words, which a passage of another file that names them in prose does not outrank', async () => {
+    const corpus = tempDir('rag-corpus-');
+    writeFileSync(join(corpus, 'client.md'), [
+      '# client', // 1
+      '', // 2
+      'Connections are pooled per origin.', // 3
+      '', // 4
+      '```js', // 5
+      'const agent = new Agent({ keepAliveTimeout: 10000 });', // 6
+      '```', // 7
+      '',
+    ].join('\n'));
+    writeFileSync(join(corpus, 'ops.md'), ['# Operations', '', 'A keep-alive timeout of the proxy is set in its config, and an agent of the proxy keeps a timeout per agent.', ''].join('\n'));
+    const stateDir = tempDir('rag-state-');
+
+    const camel = await runAgentProcess(AGENT, { corpus, question: 'How do I set a keep-alive timeout on a client Agent?' }, { stateDir });
+    expect(camel.exitCode, camel.stderr).toBe(0);
+    expect(camel.json.answer).toMatchObject({ found: true, citations: [{ file: 'client.md' }] });
+  });
+
   it('keeps its index in the state directory and refreshes only what changed, dropping removed files', async () => {
     const corpus = makeCorpus();
     const stateDir = tempDir('rag-state-');

@@ -1,6 +1,6 @@
 // agent_svc_skills_005 over this repository's own docs sections: every citation must point at the real lines.
 import { afterAll, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TIERS, TIER_IDS } from '../../src/contract/tiers.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
@@ -36,6 +36,16 @@ function plainText(lines: string[]): string {
     .replace(/\s+/g, ' ');
 }
 
+/** Each question answered, on the starter tier, from `section` with a text that matches. */
+async function expectAnswers(cases: readonly (readonly [string, string, RegExp])[]): Promise<void> {
+  for (const [question, section, expected] of cases) {
+    const run = await runAgentProcess(AGENT, { question }, { tier: 'svc_starter_agents' });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.json.answer.citation.section, question).toBe(section);
+    expect(run.json.answer.text, question).toMatch(expected);
+  }
+}
+
 describe('agent_svc_skills_005', () => {
   it('answers a question from the unlocked sections, citing the passage and the sentence at their real lines', async () => {
     const run = await runAgentProcess(AGENT, { question: 'How long does the JWT live?' }, { tier: 'svc_starter_agents' });
@@ -55,23 +65,40 @@ describe('agent_svc_skills_005', () => {
     expect(out.summary).toBe(`${out.answer.text}\n(${section} § ${heading}, lines ${line_start}-${line_end})`);
   });
 
-  it('answers with the kind of value a question asks for: a price, a path, what an exit code means, a command, a duration, a version, a count, a user', async () => {
-    for (const [question, section, expected] of [
+  it('answers with the kind of value a question asks for: a price, a path, what an exit code means, a command, a duration, a version', async () => {
+    await expectAnswers([
       ['How much does one run of the dev review agent cost?', 'starter-agents', /price per run: \$0\.12/],
       ['Where is the node installed?', 'node-install', /\/opt\/svc\/swarm-node/],
       ['What does exit code 6 mean?', 'node-install', /^exit: 6; meaning: service unreachable/],
       ['How do I roll back my uploaded agent?', 'agent-upload', /swarm-node agent rollback/],
       ['How long is a deploy token valid?', 'node-install', /15 minutes/],
-      ['Which version of Node.js runs an agent written in TypeScript?', 'agent-upload', /22\.18/],
-      ['How many files may a bundle hold?', 'agent-upload', /1000 files/],
-      ["What user does the node's unit run the daemon as?", 'node-install', /svc-swarm\b/],
+      ['Which version of Node.js does the host need?', 'node-install', /20\.18/],
       ['How do I start a new agent bundle?', 'agent-upload', /agent init/],
-    ] as const) {
-      const run = await runAgentProcess(AGENT, { question }, { tier: 'svc_starter_agents' });
-      expect(run.exitCode, run.stderr).toBe(0);
-      expect(run.json.answer.citation.section, question).toBe(section);
-      expect(run.json.answer.text, question).toMatch(expected);
-    }
+    ] as const);
+  });
+
+  it('answers with a code line read with its whole introducing sentence, a limit, a user account, and the labelled definition a "which X" question asks for', async () => {
+    await expectAnswers([
+      // The block's introducing sentence ("Every question has a flag, so it also runs unattended:") wraps over lines.
+      ['How do I run the wizard unattended with a schedule?', 'starter-agents', /^swarm-node wizard --agent .* --every 1h/],
+      ['How many files may a bundle hold?', 'agent-upload', /1000 files/],
+      ["What user does the node's systemd unit run the daemon as?", 'node-install', /svc-swarm\b/],
+      ['Which input does the sales outreach agent need?', 'starter-agents', /^Input: \{leads, template/],
+      ['How do I give an agent a number as input?', 'starter-agents', /--input quiz=3 gives the number 3/],
+    ] as const);
+  });
+
+  it("reads a code block's comment line as what the lines after it do, and a path relative to the node's home as a path", async () => {
+    const docsDir = tempDir('tutor-docs-');
+    writeFileSync(join(docsDir, 'starter-agents.md'), '# Agents\n\nThe agents run on the node.\n');
+    writeFileSync(join(docsDir, 'agent-upload.md'), '# Upload\n\nUploaded bundles are kept small, and the node itself lives under /opt/demo.\n\nUploaded bundles are kept under `var/bundles/<digest>/`.\n');
+    writeFileSync(join(docsDir, 'node-install.md'), ['# Install', '', 'From the package:', '', '```sh', 'sudo ./install.sh --token-file ./token', '# or, with the token in the environment:', 'DEMO_TOKEN=... sudo ./install.sh', '```', ''].join('\n'));
+    const environment = await runAgentProcess(AGENT, { question: 'How do I install with the token in the environment?' }, { tier: 'svc_starter_agents', docsDir });
+    expect(environment.exitCode, environment.stderr).toBe(0);
+    expect(environment.json.answer).toMatchObject({ text: 'DEMO_TOKEN=... sudo ./install.sh', citation: { section: 'node-install', line_start: 8 } });
+    const where = await runAgentProcess(AGENT, { question: 'Where are uploaded bundles kept?' }, { tier: 'svc_starter_agents', docsDir });
+    expect(where.exitCode, where.stderr).toBe(0);
+    expect(where.json.answer.text).toContain('var/bundles/<digest>/');
   });
 
   it('answers from a table with the row that fits, by its column names', async () => {
