@@ -72,7 +72,7 @@ describe('agent_svc_skills_005', () => {
       ['What does exit code 6 mean?', 'node-install', /^exit: 6; meaning: service unreachable/],
       ['How do I roll back my uploaded agent?', 'agent-upload', /swarm-node agent rollback/],
       ['How long is a deploy token valid?', 'node-install', /15 minutes/],
-      ['Which version of Node.js does the host need?', 'node-install', /20\.18/],
+      ['Which version of Node.js runs an agent written in TypeScript?', 'agent-upload', /22\.18/],
       ['How do I start a new agent bundle?', 'agent-upload', /agent init/],
     ] as const);
   });
