@@ -61,8 +61,12 @@ export function runLogRoutes(ctx: ServiceContext): FastifyPluginAsync {
           return reply.send(followLogs(ctx, deps, runId, after, gone.signal));
         }
         const limit = Math.min(MAX_PAGE, Math.max(1, Number(request.query.limit ?? MAX_PAGE)));
-        const entries = await deps.logs.page(runId, after, limit);
+        const page = await deps.logs.page(runId, after, limit);
+        // Read after the page: the sweep removes the entries and marks the log expired in one transaction, so an
+        // expired state read now may follow a page read before that commit (two statements on PostgreSQL).
         const state = await deps.logs.state(runId);
+        const expired = state?.expired_at !== null && state?.expired_at !== undefined;
+        const entries = expired ? [] : page;
         return {
           run_id: runId,
           entries,
@@ -72,7 +76,7 @@ export function runLogRoutes(ctx: ServiceContext): FastifyPluginAsync {
           status: runView(run, 0).status,
           next_after: entries.at(-1)?.seq ?? after,
           expires_at: run.finished_at === null ? null : isoTime(run.finished_at + RUN_DATA_RETENTION_DAYS * DAY_MS),
-          expired: state?.expired_at !== null && state?.expired_at !== undefined,
+          expired,
         } satisfies RunLogs;
       },
     );
