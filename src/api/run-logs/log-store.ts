@@ -14,6 +14,13 @@ export interface LogPosition {
   lastSeq: number;
 }
 
+/** A page of a log as a reader sees it: no entry of a log that has expired. */
+export interface LogRead {
+  entries: LogEntry[];
+  truncated: boolean;
+  expired: boolean;
+}
+
 export interface LogStore {
   /** The run's log row, made when it has none, locked until the transaction ends (PostgreSQL). */
   stateForUpdate(runId: string): Promise<LogState>;
@@ -24,6 +31,8 @@ export interface LogStore {
   update(runId: string, change: Pick<LogState, 'stored_bytes' | 'last_seq' | 'truncated'>): Promise<void>;
   /** Up to `limit` entries after `after`, in order. */
   page(runId: string, after: number, limit: number): Promise<LogEntry[]>;
+  /** `page` with the log's state, read after it so that an expired log shows no entry (see read below). */
+  read(runId: string, after: number, limit: number): Promise<LogRead>;
   position(runId: string): Promise<LogPosition | undefined>;
   /** Copies their run's end onto the logs whose run ended since the last call. */
   markEnded(): Promise<void>;
@@ -32,13 +41,27 @@ export interface LogStore {
 }
 
 export function createLogStore(store: Store): LogStore {
+  const stateOf = (runId: string): Promise<LogState | undefined> => store.db.selectFrom('run_logs').selectAll().where('run_id', '=', runId).executeTakeFirst();
+
+  async function pageOf(runId: string, after: number, limit: number): Promise<LogEntry[]> {
+    const rows = await store.db
+      .selectFrom('run_log_entries')
+      .select(['seq', 'stream', 'at', 'text'])
+      .where('run_id', '=', runId)
+      .where('seq', '>', after)
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => ({ seq: row.seq, stream: row.stream, at: isoTime(row.at), text: row.text }));
+  }
+
   return {
     async stateForUpdate(runId) {
       // The row first (a repeat does nothing), then locked: the cap is counted under it, one batch at a time.
       await store.db.insertInto('run_logs').values({ run_id: runId, stored_bytes: 0, last_seq: -1, truncated: 0, ended_at: null, expired_at: null }).onConflict((oc) => oc.column('run_id').doNothing()).execute();
       return store.forUpdate(store.db.selectFrom('run_logs').selectAll().where('run_id', '=', runId)).executeTakeFirstOrThrow();
     },
-    state: (runId) => store.db.selectFrom('run_logs').selectAll().where('run_id', '=', runId).executeTakeFirst(),
+    state: stateOf,
     async storedSeqs(runId, from, to) {
       const rows = await store.db.selectFrom('run_log_entries').select('seq').where('run_id', '=', runId).where('seq', '>=', from).where('seq', '<=', to).execute();
       return new Set(rows.map((row) => row.seq));
@@ -50,16 +73,14 @@ export function createLogStore(store: Store): LogStore {
     async update(runId, change) {
       await store.db.updateTable('run_logs').set(change).where('run_id', '=', runId).execute();
     },
-    async page(runId, after, limit) {
-      const rows = await store.db
-        .selectFrom('run_log_entries')
-        .select(['seq', 'stream', 'at', 'text'])
-        .where('run_id', '=', runId)
-        .where('seq', '>', after)
-        .orderBy('seq')
-        .limit(limit)
-        .execute();
-      return rows.map((row) => ({ seq: row.seq, stream: row.stream, at: isoTime(row.at), text: row.text }));
+    page: pageOf,
+    async read(runId, after, limit) {
+      const page = await pageOf(runId, after, limit);
+      // The sweep removes the entries and marks the log expired in one transaction, but a page and a state are two
+      // statements (on PostgreSQL they may straddle its commit): an expired state read after the page wins.
+      const state = await stateOf(runId);
+      const expired = state?.expired_at !== null && state?.expired_at !== undefined;
+      return { entries: expired ? [] : page, truncated: state?.truncated === 1, expired };
     },
     async position(runId) {
       const row = await store.db

@@ -77,17 +77,13 @@ export function runPages(scope: PageScope): FastifyPluginAsync {
     });
 
     async function renderRun(request: RunRequest, reply: FastifyReply, session: WalletSession, run: RunRow, status: number, alert?: string): Promise<FastifyReply> {
-      const page = await logs.page(run.run_id, -1, LOG_LINES_SHOWN);
-      // Read after the page, as the API's log read does: an expired log shows no line the sweep was removing.
-      const state = await logs.state(run.run_id);
-      const expired = state?.expired_at !== null && state?.expired_at !== undefined;
-      const entries = expired ? [] : page;
+      const { entries, truncated, expired } = await logs.read(run.run_id, -1, LOG_LINES_SHOWN);
       const expiresAt = listing.expiryOf(run);
       const model = {
         run: runView(run, 0),
         attempts: await history.attempts(run),
         nodes: await nodes.nodesOf(session.user_id),
-        log: { entries, more: entries.length === LOG_LINES_SHOWN, truncated: state?.truncated === 1, expired },
+        log: { entries, more: entries.length === LOG_LINES_SHOWN, truncated, expired },
         artifacts: (await listing.listed(run)).map((row) => listing.viewOf(row, run)),
         artifactsExpireAt: expiresAt === null ? null : isoTime(expiresAt),
         ...(alert === undefined ? {} : { alert }),

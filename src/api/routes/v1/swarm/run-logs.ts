@@ -61,16 +61,11 @@ export function runLogRoutes(ctx: ServiceContext): FastifyPluginAsync {
           return reply.send(followLogs(ctx, deps, runId, after, gone.signal));
         }
         const limit = Math.min(MAX_PAGE, Math.max(1, Number(request.query.limit ?? MAX_PAGE)));
-        const page = await deps.logs.page(runId, after, limit);
-        // Read after the page: the sweep removes the entries and marks the log expired in one transaction, so an
-        // expired state read now may follow a page read before that commit (two statements on PostgreSQL).
-        const state = await deps.logs.state(runId);
-        const expired = state?.expired_at !== null && state?.expired_at !== undefined;
-        const entries = expired ? [] : page;
+        const { entries, truncated, expired } = await deps.logs.read(runId, after, limit);
         return {
           run_id: runId,
           entries,
-          truncated: state?.truncated === 1,
+          truncated,
           // Ended, and this page reaches the end of its log.
           finished: isFinished(run) && entries.length < limit,
           status: runView(run, 0).status,
