@@ -14,8 +14,8 @@
 //
 // The root file system takes about a minute to build (debootstrap, from the mirror apt uses). SWARM_TEST_ROOTFS, a
 // directory holding one already built, is copied instead (for running this file again and again by hand).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, lchownSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, lchownSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, statfsSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -54,6 +54,12 @@ const PROBE = agentProgram(`const fs = await import('node:fs');
   if (asked.write) fs.writeFileSync(process.env.SWARM_STATE_DIR + '/secret', asked.write);
   if (asked.read) out.read = attempt(() => fs.readFileSync(asked.read, 'utf8'));
   if (asked.own) out.own = asked.own.map((name) => attempt(() => fs.readFileSync(process.env.SWARM_STATE_DIR + '/' + name, 'utf8')));
+  if (asked.lstat) out.lstat = asked.lstat.map((name) => attempt(() => { const s = fs.lstatSync(process.env.SWARM_STATE_DIR + '/' + name); return [s.uid, s.isSymbolicLink()]; }));
+  if (asked.clear_state) for (const name of fs.readdirSync(process.env.SWARM_STATE_DIR)) if (name.startsWith('fill-')) fs.rmSync(process.env.SWARM_STATE_DIR + '/' + name);
+  if (asked.fill_state) { try { for (let i = 0; ; i += 1) fs.writeFileSync(process.env.SWARM_STATE_DIR + '/fill-' + i, Buffer.alloc(1 << 20, 1)); } catch (error) { out.fill_state = error.code; } }
+  const stateFs = fs.statfsSync(process.env.SWARM_STATE_DIR);
+  out.state_bytes = stateFs.blocks * stateFs.bsize;
+  out.state_used = (stateFs.blocks - stateFs.bfree) * stateFs.bsize;
   if (asked.pidfile) fs.writeFileSync(process.env.SWARM_STATE_DIR + '/pid', String(process.pid));
   if (asked.attack) {
     const { dir, pids, uid } = asked.attack;
@@ -65,6 +71,7 @@ const PROBE = agentProgram(`const fs = await import('node:fs');
       signal: pids.map((pid) => attempt(() => { process.kill(pid, 'SIGKILL'); })),
       setuid: attempt(() => process.setuid(uid)),
       claims: attempt(() => fs.readdirSync('/var/lib/svc-swarm-node/agent-uids')),
+      images: attempt(() => fs.readdirSync(dir + '/../.images')),
     };
   }
   const size = (path) => { const s = fs.statfsSync(path); return s.blocks * s.bsize; };
@@ -145,6 +152,11 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     // Nothing it writes lands outside its caps: the unit's private /tmp on the host's /tmp is read-only.
     expect(seen.tmp_root).toBe('EROFS');
     expect(seen.shm_bytes).toBe(64 * MiB);
+    // Its state is its image's filesystem: 256 MiB and the margin (runner/state-image.ts), not the host's /var/lib.
+    expect(seen.state_bytes).toBeGreaterThan(250 * MiB);
+    expect(seen.state_bytes).toBeLessThan(330 * MiB);
+    const status = JSON.parse((await container.exec(['swarm-node', '--json', 'status'])).stdout) as { node: { isolation_cannot: string[] } };
+    expect(status.node.isolation_cannot).toEqual([]);
     // Its artifacts directory is the unit's tmpfs of a run's artifacts; agent-exec sent the file over the connection.
     expect(seen.artifacts_bytes).toBe(128 * MiB);
     expect(service.db.prepare('SELECT name, size_bytes FROM run_artifacts WHERE run_id = ?').all(first.run_id)).toEqual([{ name: 'probe.txt', size_bytes: 'written in the unit'.length }]);
@@ -152,20 +164,26 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     expect(seen.connect).toMatch(/^E[A-Z]+$/);
 
     // Node gpu was "upgraded": its agent's state is what the node's former dynamic user left (leaveDynamicUserState).
-    const gpu = await probe('gpu', { read: `/var/lib/svc-swarm-node-agents/${AGENT}/secret`, own: ['secret', 'deep/inner'] });
+    const gpu = await probe('gpu', { read: `/var/lib/svc-swarm-node-agents/${AGENT}/secret`, own: ['secret', 'deep/inner'], lstat: ['secret', 'deep', 'deep/inner', 'shadow', 'version'] });
     expect(gpu, JSON.stringify(gpu)).toMatchObject({ status: 'succeeded', output: { state: `/var/lib/svc-swarm-node-agents-gpu/${AGENT}` } });
     const other = gpu.output as Record<string, unknown>;
     expect(other.uid).not.toBe(seen.uid);
     expect(other.read).toBe('EACCES');
-    // Its first run took the tree over: its files are its uid's, but for what a link there points at elsewhere.
+    // Its first run took the tree over and moved it into its state image, as its uid: its files are its own, a link
+    // stays a link, and what links pointed at elsewhere is as it was.
     expect(other.own).toEqual(['left by the dynamic user', 'deep down']);
+    expect(other.lstat).toEqual([[other.uid, false], [other.uid, false], [other.uid, false], [other.uid, true], [other.uid, false]]);
     const gpuState = join(root, `/var/lib/svc-swarm-node-agents-gpu/${AGENT}`);
-    for (const path of [gpuState, join(gpuState, 'secret'), join(gpuState, 'deep'), join(gpuState, 'deep/inner'), join(gpuState, 'shadow')]) {
-      expect(lstatSync(path).uid, path).toBe(other.uid);
-    }
-    expect(lstatSync(join(gpuState, 'shadow')).isSymbolicLink()).toBe(true);
+    expect(lstatSync(gpuState).uid).toBe(other.uid);
+    expect(readdirSync(gpuState)).toEqual([]);
     expect(statSync(join(root, 'etc/shadow')).uid).toBe(0);
     expect(statSync(join(root, 'etc/debian_version')).uid).toBe(0);
+    // The image, root's, in a directory root's alone; sparse: on disk, what was written.
+    const images = join(root, '/var/lib/svc-swarm-node-agents-gpu/.images');
+    expect([statSync(images).uid, statSync(images).mode & 0o7777]).toEqual([0, 0o700]);
+    const image = statSync(join(images, `${AGENT}.img`));
+    expect([image.uid, image.mode & 0o7777]).toEqual([0, 0o600]);
+    expect(image.blocks * 512).toBeLessThan(64 * MiB);
     // The state the first run wrote is there for the next run of its own node.
     const again = await probe(undefined, { read: `/var/lib/svc-swarm-node-agents/${AGENT}/secret` });
     expect(again).toMatchObject({ status: 'succeeded', output: { read: 'default node' } });
@@ -175,10 +193,18 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     const victimState = `/var/lib/svc-swarm-node-agents/${VICTIM}`;
     const hold = '/opt/victim-hold';
     const victimRun = probe(undefined, { write: 'the index of a corpus only the victim reads', pidfile: true, hold }, VICTIM);
-    // The victim's agent (its pid as the container sees it) and its unit's agent-exec, while it runs.
-    const agentPid = await waitFor(async () => (existsSync(join(root, victimState, 'pid')) ? Number(readFileSync(join(root, victimState, 'pid'), 'utf8')) : undefined), 'the victim to start', 60_000);
+    // The victim's agent (its pid as the container sees it) and its unit's agent-exec, while it runs. Its state is an
+    // image mounted in its unit's mount namespace alone: the pid file is read in there.
     const unit = await runningAgentUnit('svc-swarm-node-egress-agent@*');
     const execPid = Number((await container.exec(['systemctl', 'show', unit, '-p', 'MainPID', '--value'])).stdout.trim());
+    const agentPid = await waitFor(
+      async () => {
+        const read = await container.exec(['nsenter', '-t', String(execPid), '-m', 'cat', `${victimState}/pid`]);
+        return read.exitCode === 0 && read.stdout !== '' ? Number(read.stdout) : undefined;
+      },
+      'the victim to start',
+      60_000,
+    );
     const victimUid = statSync(join(root, victimState)).uid;
 
     const hostile = await probe(undefined, { attack: { dir: victimState, pids: [agentPid, execPid], uid: victimUid } });
@@ -186,11 +212,12 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     expect(hostile, JSON.stringify(hostile)).toMatchObject({ status: 'succeeded' });
     const seen = hostile.output as Record<string, unknown>;
     expect(seen.uid).not.toBe(victimUid);
-    expect(seen.attack).toEqual({ list: 'EACCES', list_parent: 'EACCES', read: 'EACCES', write: 'EACCES', signal: ['EPERM', 'EPERM'], setuid: 'EPERM', claims: 'EACCES' });
+    expect(seen.attack).toEqual({ list: 'EACCES', list_parent: 'EACCES', read: 'EACCES', write: 'EACCES', signal: ['EPERM', 'EPERM'], setuid: 'EPERM', claims: 'EACCES', images: 'EACCES' });
 
     const victim = await victimRun;
     expect(victim, JSON.stringify(victim)).toMatchObject({ status: 'succeeded', output: { uid: victimUid } });
-    expect(readdirSync(join(root, victimState)).sort()).toEqual(['pid', 'secret']);
+    // On the host, its directory is the mount point its image goes over: empty.
+    expect(readdirSync(join(root, victimState))).toEqual([]);
     const again = await probe(undefined, { own: ['secret'] }, VICTIM);
     expect(again).toMatchObject({ status: 'succeeded', output: { uid: victimUid, own: ['the index of a corpus only the victim reads'] } });
   });
@@ -248,6 +275,22 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     expect(JSON.parse(again.stdout)).toMatchObject({ status: 'succeeded', output: { answer: { found: true } } });
   });
 
+  it("a node whose agent unit predates state images runs no agent, naming the install that renders it, which works as printed; its state is then the image's", async () => {
+    // As a release before state images rendered it: no CAP_SYS_ADMIN.
+    const unitFile = '/etc/systemd/system/svc-swarm-node-agent-gpu@.service';
+    const rendered = readFileSync(join(root, unitFile), 'utf8');
+    writeFileSync(join(root, unitFile), rendered.replace(/^CapabilityBoundingSet=.*$/m, 'CapabilityBoundingSet=CAP_SETUID CAP_SETGID CAP_CHOWN CAP_KILL'));
+    expect((await container.exec(['systemctl', 'daemon-reload'])).exitCode).toBe(0);
+    const refused = await probe('gpu', { own: ['secret'] });
+    expect(refused, JSON.stringify(refused)).toMatchObject({ status: 'failed', charged_cents: 0, output: { error: 'spawn' } });
+    const fix = /run, as root: ([^)]+)\)/.exec((refused.output as { message: string }).message)?.[1];
+    expect(fix).toBe('swarm-node install --name gpu');
+    const installed = await container.exec(fix!.split(' '));
+    expect(installed.exitCode, installed.stdout + installed.stderr).toBe(0);
+    const again = await probe('gpu', { own: ['secret'] });
+    expect(again, JSON.stringify(again)).toMatchObject({ status: 'succeeded', output: { own: ['left by the dynamic user'] } });
+  });
+
   it("every unit installed, the egress pair's too, passes systemd-analyze verify in the container", async () => {
     const units = ['svc-swarm-node.service', 'svc-swarm-node-agent.socket', 'svc-swarm-node-egress-agent.socket', 'svc-swarm-node@gpu.service', 'svc-swarm-node-agent-gpu.socket', 'svc-swarm-node-egress-agent-gpu.socket'];
     // A template is verified through an instance of it.
@@ -267,6 +310,34 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
   it('a run that fills its TMPDIR fails disk_quota and is refunded', async () => {
     const filled = await probe(undefined, { fill: true });
     expect(filled, JSON.stringify(filled)).toMatchObject({ status: 'failed', charged_cents: 0, output: { error: 'disk_quota' } });
+  });
+
+  it("a run that fills its state fails disk_quota at its image's end and is refunded; /var/lib keeps its room, other agents run, and the agent runs again once it removed files", async () => {
+    const varLib = () => statfsSync(join(root, 'var/lib'));
+    const before = varLib();
+    const filled = await probe(undefined, { fill_state: true });
+    expect(filled, JSON.stringify(filled)).toMatchObject({ status: 'failed', charged_cents: 0, output: { error: 'disk_quota' } });
+    expect((filled.output as { message: string }).message).toContain('its state directory');
+    // What the run could write is its image's room (320 MiB for the cap of 256), not the host's.
+    const used = (before.bavail - varLib().bavail) * before.bsize;
+    expect(used).toBeLessThan(330 * MiB);
+    const other = await probe(undefined, { own: ['secret'] }, VICTIM);
+    expect(other, JSON.stringify(other)).toMatchObject({ status: 'succeeded' });
+    // Over its cap, its next run fails too, until it removes what it wrote.
+    const over = await probe(undefined, {});
+    expect(over, JSON.stringify(over)).toMatchObject({ status: 'failed', charged_cents: 0, output: { error: 'disk_quota' } });
+    const cleared = await probe(undefined, { clear_state: true, own: ['secret'] });
+    expect(cleared, JSON.stringify(cleared)).toMatchObject({ status: 'succeeded', output: { own: ['default node'] } });
+  });
+
+  it('two runs of one agent at once share its state: one file system, whichever unit mounted it first', async () => {
+    const hold = '/opt/twice-hold';
+    const runs = [probe(undefined, { write: 'first of two', hold }), probe(undefined, { hold })];
+    await waitFor(async () => ((await container.exec(['systemctl', 'list-units', '--plain', '--no-legend', 'svc-swarm-node-agent@*'])).stdout.match(/\.service/g)?.length === 2 ? true : undefined), 'two agent units', 60_000);
+    writeFileSync(join(root, hold), '');
+    for (const result of await Promise.all(runs)) expect(result, JSON.stringify(result)).toMatchObject({ status: 'succeeded' });
+    const after = await probe(undefined, { own: ['secret'] });
+    expect(after).toMatchObject({ status: 'succeeded', output: { own: ['first of two'] } });
   });
 
   /** The one agent unit running on the default node (a test runs one at a time); `units`: the egress agents' instead. */
@@ -351,7 +422,7 @@ class Container {
   /** `baseUrl`: the service on the host's loopback, which the container shares (no --private-network). */
   static async boot(root: string, baseUrl: string): Promise<Container> {
     // --register=no --keep-unit: no machined, no host D-Bus (PID 1 here is not systemd).
-    const nspawn = spawn('systemd-nspawn', ['-D', root, '--register=no', '--keep-unit', '-b', '--console=passive'], { stdio: 'ignore' });
+    const nspawn = spawn('systemd-nspawn', ['-D', root, '--register=no', '--keep-unit', '-b', '--console=passive', ...loopDeviceBinds()], { stdio: 'ignore' });
     let pid1: number | undefined;
     try {
       pid1 = await waitFor(async () => containerInit(nspawn.pid!), 'the container to start', 60_000);
@@ -397,6 +468,22 @@ class Container {
     await exited;
     clearTimeout(timer);
   }
+}
+
+/**
+ * The host's loop devices, bound into the container, where agent-exec mounts each agent's state image with them
+ * (nspawn's /dev has none). Nodes for the first 32 are made first where the host has fewer, so that a device the
+ * kernel adds while other tests hold the first ones has its node in the container too.
+ */
+function loopDeviceBinds(): string[] {
+  if (!existsSync('/dev/loop-control')) return [];
+  const binds = ['--bind=/dev/loop-control'];
+  for (let minor = 0; minor < 32; minor += 1) {
+    const node = `/dev/loop${minor}`;
+    if (!existsSync(node)) execFileSync('mknod', ['-m', '0660', node, 'b', '7', String(minor)]);
+    binds.push(`--bind=${node}`);
+  }
+  return binds;
 }
 
 /** The container's PID 1: the process below systemd-nspawn that is pid 1 in its own pid namespace (NSpid ends in 1). */

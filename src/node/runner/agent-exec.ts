@@ -19,12 +19,13 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { runAgentProcess, RUN_CANCELLED, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
+import { DEFAULT_AGENT_LIMITS, runAgentProcess, RUN_CANCELLED, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
 import { ownCgroupCounters } from './cgroup-probe.js';
 import { MAX_ARTIFACT_BYTES } from '../../contract/jobs.js';
 import { directoryArtifacts, type HeldArtifacts } from './artifact-source.js';
 import { agentIdentity, HOST_AGENT_UIDS_DIR } from './agent-ids.js';
 import { prepareAgentStateDir } from './agent-state-dir.js';
+import { mountStateImage } from './unit-state-image.js';
 import type { RunIdentity } from './isolation.js';
 import { FramedReader, serveArtifactRequests, socketArtifacts } from './artifact-socket.js';
 
@@ -130,12 +131,18 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
   const runDir = join(tmpdir(), `swarm-run-${request.run_id}`);
   let identity: RunIdentity | undefined;
   let stateDir: string | undefined;
+  const stateParent = env.STATE_DIRECTORY?.split(':').find((dir) => dir !== dirname(HOST_AGENT_UIDS_DIR));
   try {
-    const stateParent = env.STATE_DIRECTORY?.split(':').find((dir) => dir !== dirname(HOST_AGENT_UIDS_DIR));
     identity = agentIdentityHere(request.agent_id, env, stateParent);
     stateDir = prepareStateDir(request.agent_id, identity, stateParent);
   } catch (error) {
     return answer({ status: 'failed', error: 'spawn', message: `agent-exec: ${(error as Error).message}`, stderrTail: '' });
+  }
+  // The state's cap is this release's, whatever the request says: the daemon asking for more gets no bigger image.
+  const stateBytes = DEFAULT_AGENT_LIMITS.stateBytes;
+  const state = identity !== undefined && stateDir !== undefined && stateParent !== undefined ? await mountStateImage(stateParent, request.agent_id, stateDir, identity, stateBytes, env.SWARM_NODE_HOME ?? '') : undefined;
+  if (state?.mounted === false) {
+    return answer({ status: 'failed', error: state.reason === 'too_large' ? 'disk_quota' : 'spawn', message: `agent-exec: ${state.message}`, stderrTail: '' });
   }
   // The unit's own tmpfs (ARTIFACTS_DIRECTORY, the size of a run's artifacts); a unit rendered before it had one: a
   // directory in the run's TMPDIR, within that tmpfs's size.
@@ -161,6 +168,7 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
       { path: tmpdir(), what: 'its TMPDIR (the run directory)', bytes: request.limits.tmpBytes },
       { path: '/dev/shm', what: 'its /dev/shm', bytes: request.limits.tmpBytes },
       ...(env.ARTIFACTS_DIRECTORY === undefined ? [] : [{ path: artifactsDir, what: 'its artifacts directory', bytes: request.limits.artifactsBytes }]),
+      ...(state?.mounted === true && stateDir !== undefined ? [{ path: stateDir, what: 'its state directory', bytes: stateBytes, margin: true }] : []),
     ],
   });
   const serveArtifacts = request.artifacts === true && !stopped.signal.aborted && becomeAgent(identity);

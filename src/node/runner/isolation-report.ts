@@ -17,9 +17,9 @@ export function isolationReport(mode: IsolationMode, node?: { agentSocket: strin
     const egress = node === undefined ? undefined : egressUnavailable(node.agentSocket, node.name);
     return {
       summary:
-        "systemd: each run a service of its own (svc-swarm-node-agent@.service; an agent asking for egress, svc-swarm-node-egress-agent@.service) as a uid of its agent's own, cgroup limits, no network but for egress agents",
+        "systemd: each run a service of its own (svc-swarm-node-agent@.service; an agent asking for egress, svc-swarm-node-egress-agent@.service) as a uid of its agent's own, cgroup limits, its state in an image of its own, no network but for egress agents",
       cannot: [
-        'the state directory (/var/lib/svc-swarm-node-agents) has no size cap beyond 64 MiB per file: put /var/lib on a filesystem with quotas to cap it',
+        ...(existsSync('/dev/loop-control') ? [] : ['no loop devices here (/dev/loop-control): runs fail, since their state image cannot be mounted']),
         ...(egress === undefined ? [] : [`agents whose agent.json asks for egress fail: ${egress}`]),
       ],
     };
