@@ -7,7 +7,10 @@
 // a run has no network (PrivateNetwork=, IPAddressDeny=any), but for an agent that asks for egress, whose runs its node's
 // egress agent unit starts with the host's network (a built-in one of node gpu's too), and a node whose units predate
 // the egress pair fails such a run naming the install that writes them, which works as printed; its TMPDIR is a 64 MiB tmpfs, and filling it fails the run
-// disk_quota; its artifacts directory is a tmpfs of 128 MiB whose files reach the service; the unit's cgroup limits are set on the running service. What the container cannot do is enforce
+// disk_quota; its state is an image of its own mounted in its unit alone (the host's loop devices bound in), which a
+// run fills to fail disk_quota with /var/lib untouched, two runs of one agent share, and state an earlier release
+// kept moves into; a unit without CAP_SYS_ADMIN runs nothing and names the install that renders it; its artifacts
+// directory is a tmpfs of 128 MiB whose files reach the service; the unit's cgroup limits are set on the running service. What the container cannot do is enforce
 // those limits (the host's cgroup v1 controllers are not delegated to it): memory, tasks and CPU per run are
 // enforced and tested in the bubblewrap mode (test/node/hostile-agents.test.ts), and the unit that sets them here
 // is checked by systemd-analyze verify and security (test/install/scripts.test.ts).
