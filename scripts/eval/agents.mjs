@@ -2,7 +2,7 @@
 // and train-2.json…, the parts the agents were tuned on, and heldout.json, kept aside; sets/README.md). Like a bench it prints figures and asserts
 // nothing; it stays out of npm test. Names: dev-review, rag, tutor, outreach, ops-monitor; none: all of them.
 // --no-history leaves out the dev review of every commit of this repository, --no-scale the RAG agent's 10,000
-// files (the longest parts).
+// files (the longest parts), --no-heldout every held-out part (for tuning: its figures are read once, after).
 import { evalDevReview } from './dev-review.mjs';
 import { evalOpsMonitor } from './ops-monitor.mjs';
 import { evalOutreach } from './outreach.mjs';

@@ -1,6 +1,6 @@
 // Credentials in the shapes real ones have, made at run time from a seed: the repository holds none (so reviewing
 // its own history finds none of them), and each run of the eval plants the same values.
-import { createHash, createHmac, generateKeyPairSync } from 'node:crypto';
+import { createHash, createHmac, createPublicKey, generateKeyPairSync } from 'node:crypto';
 
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
@@ -56,6 +56,28 @@ export function fakeSecrets(seedText) {
     github_server: `ghs_${pick(ALNUM, 36)}`,
     openai_legacy: `sk-${pick(ALNUM, 20)}T3BlbkFJ${pick(ALNUM, 20)}`,
     encrypted_private_key: rsaEncrypted.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: pick(ALNUM, 16) }).trim(),
+    // The fourth held-out part's forms.
+    aws_sts_key_id_2: `ASIA${pick(UPPER + '234567', 16)}`,
+    aws_secret_2: pick(ALNUM + '/+', 40),
+    github_user: `ghu_${pick(ALNUM, 36)}`,
+    slack_webhook_2: `https://hooks.slack.com/services/T${pick(UPPER + DIGITS, 8)}/B${pick(UPPER + DIGITS, 10)}/${pick(ALNUM, 24)}`,
+    // OpenSSH's own format, which Node does not write: its magic, then bytes in the shape of a key, base64 in lines of 70.
+    openssh_private_key: ['-----BEGIN OPENSSH PRIVATE KEY-----', ...(Buffer.concat([Buffer.from('openssh-key-v1\0\0\0\0\x04none\0\0\0\x04none'), Buffer.from(pick(ALNUM, 360))]).toString('base64').match(/.{1,70}/g) ?? []), '-----END OPENSSH PRIVATE KEY-----'].join('\n'),
+    password_4: `${pick(UPPER, 2)}${pick(LOWER, 5)}${pick(DIGITS, 4)}$${pick(LOWER, 2)}`,
+    stripe_live_2: `sk_live_51${pick(ALNUM, 97)}`,
+    openai_project_2: `sk-proj-${pick(ALNUM + '_-', 74)}T3BlbkFJ${pick(ALNUM + '_-', 74)}`,
+    google_api_key_2: `AIza${pick(ALNUM + '_-', 35)}`,
+    postgres_password_2: `${pick(UPPER, 3)}${pick(LOWER, 5)}${pick(DIGITS, 4)}`,
+    npm_token_2: `npm_${pick(ALNUM, 36)}`,
+    sendgrid_2: `SG.${pick(ALNUM + '_-', 22)}.${pick(ALNUM + '_-', 43)}`,
+    jwt_2: (() => {
+      const body = `${base64url({ alg: 'HS256', typ: 'JWT' })}.${base64url({ sub: `svc-${pick(DIGITS, 5)}`, scope: 'health', iat: 1767312000 })}`;
+      return `${body}.${createHmac('sha256', pick(ALNUM, 32)).update(body).digest('base64url')}`;
+    })(),
+    env_password_2: `${pick(LOWER, 4)}${pick(UPPER, 2)}${pick(DIGITS, 3)}&${pick(LOWER, 3)}`,
+    // Not secrets: what a 'clean' file holds that looks like one.
+    rsa_public_key: createPublicKey(rsa).export({ type: 'spki', format: 'pem' }).trim(),
+    sri_hash: Buffer.from(pick(ALNUM, 64)).toString('base64'),
   };
 }
 

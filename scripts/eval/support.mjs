@@ -31,7 +31,11 @@ export function readSet(agentId, part) {
  * results were read, each saying so in its `about`), then heldout.json, the part kept aside now.
  */
 export function setParts(agentId) {
-  const names = readdirSync(join(SETS_DIR, agentId)).map((file) => /^(train(?:-(\d+))?|heldout)\.json$/.exec(file)).filter(Boolean);
+  // --no-heldout: the training parts alone, to tune on without reading the held-out part's figures.
+  const heldout = !process.argv.includes('--no-heldout');
+  const names = readdirSync(join(SETS_DIR, agentId))
+    .map((file) => /^(train(?:-(\d+))?|heldout)\.json$/.exec(file))
+    .filter((match) => match !== null && (heldout || match[1] !== 'heldout'));
   const order = (match) => (match[1] === 'heldout' ? Infinity : Number(match[2] ?? 1));
   return names.sort((a, b) => order(a) - order(b)).map((match) => match[1]);
 }
