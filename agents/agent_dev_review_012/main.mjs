@@ -103,7 +103,7 @@ await runAgent('agent_dev_review_012', async (input) => {
         findings.add({ kind: 'sql', severity: 'warning', file: path, line, rule: 'sql-built-from-strings', message: 'builds an SQL statement by formatting values into a string (SQL injection)', fix: 'pass the values as query parameters: execute("… WHERE name = %s", (name,)), or a ? / $1 placeholder' });
       }
       const todo = TODO.exec(text);
-      if (todo) findings.add({ kind: 'todo', severity: 'info', file: path, line, message: `adds a ${todo[1] ?? todo[2]} comment`, excerpt: text.trim().slice(0, 160) });
+      if (todo) findings.add({ kind: 'todo', severity: 'info', file: path, line, message: `adds a ${todo[1] ?? todo[2] ?? todo[3]} comment`, excerpt: text.trim().slice(0, 160) });
     },
     onFileEnd() {
       if (fileHasMarker) {

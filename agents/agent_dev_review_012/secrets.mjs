@@ -80,6 +80,20 @@ const EXTRA_RULES = [
   // in JSON, a string in code) or indented: the preset's rule wants it as a key file holds it.
   // Its body, not only the header a text may name, makes it a key.
   { rule: 'private-key', what: 'a private key', pattern: /(-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----(?:\\[rn]|\s)+[A-Za-z0-9+/]{40,}(?:\\[rn]|[A-Za-z0-9+/=\s])*(?:-----END \2-----)?)/g, value: 1 },
+  // The password parameter of a connection string: JDBC's `?user=…&password=…`, SQL Server's `;password=…`.
+  { rule: 'connection-parameter-password', what: 'a connection string with a password', pattern: /[?&;](?:password|pwd)=([^&;\s'"]+)/gi, value: 1, generic: true },
+  {
+    // A credential handed by its name to a call: WordPress's `define('DB_PASSWORD', '…')`, `os.environ.setdefault(
+    // "API_KEY", "…")`, `config.set('password', '…')`: a call's first argument a quoted name that says secret
+    // (namesSecret), its second a quoted literal of 6 or more characters. Only a call's: a list of names
+    // (`['SMTP_PASSWORD', 'OPENAI_API_KEY']`) holds no value.
+    rule: 'password-argument',
+    what: 'a hard-coded password or key',
+    pattern: /[\w$]\s*\(\s*(["'])([A-Za-z_][\w.-]*)\1\s*,\s*(["'])([^"'\s]{6,})\3\s*[,)]/g,
+    name: 2,
+    value: 4,
+    generic: true,
+  },
   {
     // `password = "…"`, `"api_key": '…'`, `aws_secret_key = "…"`, `dbPassword: '…'`: a quoted literal of 6 or more
     // characters assigned to a name that says secret (namesSecret).

@@ -260,6 +260,24 @@ describe('agent_dev_review_012', () => {
     for (const secret of [awsSecret.slice(10, 30), PASSWORD, ecKey.split('\n')[1]!.slice(0, 20), ecKey.split('\n')[2]!.slice(0, 20), 'c0ffee12ab34']) expect(text).not.toContain(secret);
   });
 
+  it("finds a secret handed by name to a call and a connection string's password parameter, SQL built by PHP's . and a format call, and to-do markers in TeX, batch and Go template comments", async () => {
+    const forms = await committedRepo('review-calls-', {
+      'wp-config.php': `<?php\ndefine('DB_PASSWORD', '${PASSWORD}');\ndefine('DB_PASSWORD', getenv('WORDPRESS_DB_PASSWORD'));\ndefine('AUTH_KEY', 'put your unique phrase here');\n`,
+      'app.properties': `spring.datasource.url=jdbc:postgresql://db.internal:5432/orders?user=orders&password=${PASSWORD}\nreports.url=jdbc:postgresql://db.internal:5432/reports?user=reports\nlocal.url=jdbc:h2:mem:test;password=\${H2_PASSWORD}\n`,
+      'store/users.php': '<?php\nfunction user($db, $id) {\n  return $db->query("SELECT * FROM users WHERE id = " . $id);\n}\n$db->query("SELECT * FROM users WHERE id = ?", [$id]);\n',
+      'store/users.go': 'package store\n\nfunc byName(db *sql.DB, name string) (*sql.Rows, error) {\n\treturn db.Query(fmt.Sprintf("SELECT * FROM users WHERE name = \'%s\'", name))\n}\nvar q = fmt.Sprintf("%d rows selected from the table", n)\n',
+      'misc/markers.txt': ['REM TODO: sign the installer', ':: FIXME quote the path', '%% FIXME: the proof skips the base case', '{{/* TODO: paginate */}}', 'set /a TODO_COUNT=0', 'grows 100% TODO-free'].join('\n') + '\n',
+    });
+    const run = await runAgentProcess(AGENT, { repo: forms });
+    expect(run.exitCode, run.stderr).toBe(0);
+    const findings = run.json.findings as Finding[];
+    const at = (kind: string) => findings.filter((finding) => finding.kind === kind).map((finding) => `${finding.file}:${finding.line}`).sort();
+    expect(at('secret')).toEqual(['app.properties:1', 'wp-config.php:2']);
+    expect(at('sql')).toEqual(['store/users.go:4', 'store/users.php:3']);
+    expect(at('todo')).toEqual(['misc/markers.txt:1', 'misc/markers.txt:2', 'misc/markers.txt:3', 'misc/markers.txt:4']);
+    expect(JSON.stringify(run.json)).not.toContain(PASSWORD);
+  });
+
   it('refuses a missing repository, a directory that is no repository, and revisions that are no commit or look like options', async () => {
     const notRepo = tempDir('review-plain-');
     const marker = join(tempDir('review-out-'), 'written');
