@@ -17,7 +17,7 @@ const SECRETLINT_CONFIG = {
 };
 
 /** Values that are not credentials: placeholders, references to a variable, templates, masks, version ranges. */
-const PLACEHOLDER = /^[~^<>=]*v?\d+(?:\.[\dx*]+)+(?:[-+][\w.]+)?$|^(?:x+|\*+|\.+|…+|-+|changeme|change_?me|example|sample|test|password|secret|token|dummy|redacted|placeholder|none|null|undefined|true|false|your[-_a-z0-9]*|my[-_]?(?:password|secret|token)|[a-z]+_here)$|^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$|^\{\{.*\}\}$|^\{\w*\}$|^[?]$|^[:@][A-Za-z_]+$|^\$\d+$|^<[^>]*>$|^%\(?\w+\)?s?$|^\$\(.*\)$/i;
+const PLACEHOLDER = /^[~^<>=]*v?\d+(?:\.[\dx*]+)+(?:[-+][\w.]+)?$|^(?:x+|\*+|\.+|-+|changeme|change_?me|example|sample|test|password|secret|token|dummy|redacted|placeholder|none|null|undefined|true|false|your[-_a-z0-9]*|my[-_]?(?:password|secret|token)|[a-z]+_here)$|^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$|^\{\{.*\}\}$|^\{\w*\}$|^[?]$|^[:@][A-Za-z_]+$|^\$\d+$|^<[^>]*>$|^%\(?\w+\)?s?$|^\$\(.*\)$/i;
 
 /**
  * A value in a credential's format that is a mask or a documentation example: a character repeated 8 times in a row
@@ -25,7 +25,9 @@ const PLACEHOLDER = /^[~^<>=]*v?\d+(?:\.[\dx*]+)+(?:[-+][\w.]+)?$|^(?:x+|\*+|\.+
  * documented examples' `EXAMPLE` (gitleaks lets both through too).
  */
 const MASKED = /(.)\1{7}|EXAMPLE/;
-const isPlaceholder = (value) => PLACEHOLDER.test(value) || MASKED.test(value);
+/** An ellipsis in a value elides it, as documentation and comments write one (`"PWD=…;UID=…"`): no key holds one. */
+const ELIDED = /…/;
+const isPlaceholder = (value) => PLACEHOLDER.test(value) || MASKED.test(value) || ELIDED.test(value);
 
 /**
  * Lower-case words joined by "-" or "_" (a tool's name, a slug): what a generic rule's literal is when it names
