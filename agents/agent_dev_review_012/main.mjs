@@ -9,7 +9,7 @@ import { binaryPaths, blobSizes, blobTexts, changedFiles, git, resolveReview } f
 import { configuredModel } from './model.mjs';
 import { modelReview } from './model-review.mjs';
 import { eachAddedLine } from './patch-lines.mjs';
-import { LARGE_BINARY_BYTES, SHELL_EXTENSIONS, SHELL_SHEBANG, SQL_FILES, TODO, conflictMarkerKind, sqlBuiltFromStrings } from './rules.mjs';
+import { LARGE_BINARY_BYTES, SHELL_EXTENSIONS, SHELL_SHEBANG, SQL_FILES, conflictMarkerKind, sqlBuiltFromStrings, todoMarker } from './rules.mjs';
 import { writeSarif } from './sarif.mjs';
 import { findSecrets } from './secrets.mjs';
 
@@ -99,11 +99,11 @@ await runAgent('agent_dev_review_012', async (input) => {
       } else if (marker === 'separator') {
         separators.push({ path, line });
       }
-      if (SQL_FILES.test(path) && sqlBuiltFromStrings(text)) {
+      if (SQL_FILES.test(path) && sqlBuiltFromStrings(text, path)) {
         findings.add({ kind: 'sql', severity: 'warning', file: path, line, rule: 'sql-built-from-strings', message: 'builds an SQL statement by formatting values into a string (SQL injection)', fix: 'pass the values as query parameters: execute("… WHERE name = %s", (name,)), or a ? / $1 placeholder' });
       }
-      const todo = TODO.exec(text);
-      if (todo) findings.add({ kind: 'todo', severity: 'info', file: path, line, message: `adds a ${todo[1] ?? todo[2] ?? todo[3]} comment`, excerpt: text.trim().slice(0, 160) });
+      const todo = todoMarker(text);
+      if (todo) findings.add({ kind: 'todo', severity: 'info', file: path, line, message: `adds a ${todo} comment`, excerpt: text.trim().slice(0, 160) });
     },
     onFileEnd() {
       if (fileHasMarker) {

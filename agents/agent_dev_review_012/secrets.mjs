@@ -17,7 +17,7 @@ const SECRETLINT_CONFIG = {
 };
 
 /** Values that are not credentials: placeholders, references to a variable, templates, masks, version ranges. */
-const PLACEHOLDER = /^[~^<>=]*v?\d+(?:\.[\dx*]+)+(?:[-+][\w.]+)?$|^(?:x+|\*+|\.+|-+|changeme|change_?me|example|sample|test|password|secret|token|dummy|redacted|placeholder|none|null|undefined|true|false|your[-_a-z0-9]*|my[-_]?(?:password|secret|token)|[a-z]+_here)$|^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$|^\{\{.*\}\}$|^<[^>]*>$|^%\(?\w+\)?s?$|^\$\(.*\)$/i;
+const PLACEHOLDER = /^[~^<>=]*v?\d+(?:\.[\dx*]+)+(?:[-+][\w.]+)?$|^(?:x+|\*+|\.+|-+|changeme|change_?me|example|sample|test|password|secret|token|dummy|redacted|placeholder|none|null|undefined|true|false|your[-_a-z0-9]*|my[-_]?(?:password|secret|token)|[a-z]+_here)$|^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$|^\{\{.*\}\}$|^\{\w*\}$|^[?]$|^[:@][A-Za-z_]+$|^\$\d+$|^<[^>]*>$|^%\(?\w+\)?s?$|^\$\(.*\)$/i;
 
 /**
  * A value in a credential's format that is a mask or a documentation example: a character repeated 8 times in a row
@@ -25,7 +25,9 @@ const PLACEHOLDER = /^[~^<>=]*v?\d+(?:\.[\dx*]+)+(?:[-+][\w.]+)?$|^(?:x+|\*+|\.+
  * documented examples' `EXAMPLE` (gitleaks lets both through too).
  */
 const MASKED = /(.)\1{7}|EXAMPLE/;
-const isPlaceholder = (value) => PLACEHOLDER.test(value) || MASKED.test(value);
+/** An ellipsis in a value elides it, as documentation and comments write one (`"PWD=…;UID=…"`): no key holds one. */
+const ELIDED = /…/;
+const isPlaceholder = (value) => PLACEHOLDER.test(value) || MASKED.test(value) || ELIDED.test(value);
 
 /**
  * Lower-case words joined by "-" or "_" (a tool's name, a slug): what a generic rule's literal is when it names
@@ -56,6 +58,19 @@ export function namesSecret(name) {
   return false;
 }
 
+/** What a setter's or a builder's name may start with before the name of what it sets. */
+const SETTER_WORDS = new Set(['set', 'with']);
+
+/**
+ * Whether a method's name says it takes a secret: `setPassword`, `setApiKey`, `withClientSecret`, or the builder's
+ * bare `password`, `apiKey`; not a method that does something with one (`hashPassword`, `checkPassword`).
+ */
+function namesSecretSetter(name) {
+  const words = wordsOf(name);
+  if (SETTER_WORDS.has(words[0])) return words.length > 1 && namesSecret(words.slice(1).join('_'));
+  return SECRET_WORDS.has(words.join('')) || SECRET_PAIRS.has(words.join(' '));
+}
+
 /** Formats the preset does not look for. `value` is the capture group holding the credential. */
 const EXTRA_RULES = [
   // Stripe's keys have 24 characters after the prefix (99 in today's longer form).
@@ -80,8 +95,9 @@ const EXTRA_RULES = [
   // in JSON, a string in code) or indented: the preset's rule wants it as a key file holds it.
   // Its body, not only the header a text may name, makes it a key.
   { rule: 'private-key', what: 'a private key', pattern: /(-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----(?:\\[rn]|\s)+[A-Za-z0-9+/]{40,}(?:\\[rn]|[A-Za-z0-9+/=\s])*(?:-----END \2-----)?)/g, value: 1 },
-  // The password parameter of a connection string: JDBC's `?user=…&password=…`, SQL Server's `;password=…`.
-  { rule: 'connection-parameter-password', what: 'a connection string with a password', pattern: /[?&;](?:password|pwd)=([^&;\s'"]+)/gi, value: 1, generic: true },
+  // The password parameter of a connection string: JDBC's `?user=…&password=…`, SQL Server's and ODBC's
+  // `;Password=…`, `;PWD=…`, also first in its string (`"PWD=…;UID=…"`).
+  { rule: 'connection-parameter-password', what: 'a connection string with a password', pattern: /[?&;"'](?:password|pwd)=([^&;\s'"`]+)/gi, value: 1, generic: true },
   {
     // A credential handed by its name to a call: WordPress's `define('DB_PASSWORD', '…')`, `os.environ.setdefault(
     // "API_KEY", "…")`, `config.set('password', '…')`: a call's first argument a quoted name that says secret
@@ -92,6 +108,35 @@ const EXTRA_RULES = [
     pattern: /[\w$]\s*\(\s*(["'])([A-Za-z_][\w.-]*)\1\s*,\s*(["'])([^"'\s]{6,})\3\s*[,)]/g,
     name: 2,
     value: 4,
+    generic: true,
+  },
+  {
+    // A setter or builder handed a literal: `ds.setPassword("…")`, `Stripe::setApiKey('…')`, `.password("…")`.
+    rule: 'password-setter',
+    what: 'a hard-coded password or key',
+    pattern: /(?<![\w$])([A-Za-z_]\w*)\s*\(\s*(["'])([^"'\s]{6,})\2\s*\)/g,
+    name: 1,
+    names: namesSecretSetter,
+    value: 3,
+    generic: true,
+  },
+  {
+    // `NAME=value` in one string, as putenv("DB_PASSWORD=…") or a list of a process's environment takes it.
+    rule: 'password-in-environment-string',
+    what: 'a hard-coded password or key',
+    pattern: /(["'])([A-Za-z_][\w.]*)=([^"'\s]{6,})\1/g,
+    name: 2,
+    value: 3,
+    generic: true,
+  },
+  {
+    // An entry of a map named by a quoted name or a symbol that says secret, set to a literal: `ENV['DB_PASSWORD'] =
+    // '…'`, `os.environ["API_KEY"] = "…"`, Flask's `app.config['SECRET_KEY'] = '…'`, `config[:password] ||= '…'`.
+    rule: 'password-entry',
+    what: 'a hard-coded password or key',
+    pattern: /\[\s*(?:(["'])([A-Za-z_][\w.-]*)\1|:([A-Za-z_]\w*))\s*\]\s*(?:\|\|)?=(?!=)\s*(["'])([^"'\s]{6,})\4/g,
+    name: [2, 3],
+    value: 5,
     generic: true,
   },
   {
@@ -182,11 +227,11 @@ export async function findSecrets(path, text, added) {
     if (URL_RULES.has(short) ? LOOPBACK_URL.test(matched) : MASKED.test(matched)) continue;
     add(message.range[0], message.range[1], ruleName(message), message.message, 'secretlint');
   }
-  for (const { rule, what, pattern, name, value, generic } of EXTRA_RULES) {
+  for (const { rule, what, pattern, name, names = namesSecret, value, generic } of EXTRA_RULES) {
     if (generic && inTest) continue;
     for (const match of text.matchAll(pattern)) {
       const secret = match[value];
-      if (name !== undefined && !namesSecret(match[name])) continue;
+      if (name !== undefined && !names([name].flat().map((group) => match[group]).find((named) => named !== undefined))) continue;
       if (isPlaceholder(secret) || (generic && NAME_SHAPE.test(secret))) continue;
       const start = match.index + match[0].lastIndexOf(secret);
       add(start, start + secret.length, rule, `adds ${what}`, 'dev-review');

@@ -24,6 +24,7 @@ export function fakeSecrets(seedText) {
   const { privateKey: ec } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   const { privateKey: ed25519 } = generateKeyPairSync('ed25519');
   const { privateKey: rsaEncrypted } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const { privateKey: rsaInSecret, publicKey: rsaInSecretPublic } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   return {
     aws_key_id: `AKIA${pick(UPPER + '234567', 16)}`,
     aws_key_id_2: `AKIA${pick(UPPER + '234567', 16)}`,
@@ -75,9 +76,13 @@ export function fakeSecrets(seedText) {
       return `${body}.${createHmac('sha256', pick(ALNUM, 32)).update(body).digest('base64url')}`;
     })(),
     env_password_2: `${pick(LOWER, 4)}${pick(UPPER, 2)}${pick(DIGITS, 3)}&${pick(LOWER, 3)}`,
+    // The fifth held-out part's forms (drawing no random number, so the values above keep theirs): a key as a
+    // Kubernetes Secret's data holds it, the PEM base64-encoded.
+    rsa_private_key_base64: Buffer.from(rsaInSecret.export({ type: 'pkcs8', format: 'pem' })).toString('base64'),
     // Not secrets: what a 'clean' file holds that looks like one.
     rsa_public_key: createPublicKey(rsa).export({ type: 'spki', format: 'pem' }).trim(),
     sri_hash: Buffer.from(pick(ALNUM, 64)).toString('base64'),
+    rsa_public_key_base64: Buffer.from(rsaInSecretPublic.export({ type: 'spki', format: 'pem' })).toString('base64'),
   };
 }
 

@@ -278,6 +278,28 @@ describe('agent_dev_review_012', () => {
     expect(JSON.stringify(run.json)).not.toContain(PASSWORD);
   });
 
+  it('finds a secret handed to a setter, in an environment string or a map entry, and an ODBC PWD; SQL interpolated in Ruby, PHP, Kotlin and C#; to-do markers in the comments of more languages', async () => {
+    const forms = await committedRepo('review-setters-', {
+      'src/main/java/Db.java': `ds.setPassword("${PASSWORD}");\nuser.hashPassword("${PASSWORD}");\nds.setPasswordHint("${PASSWORD}");\nds.setPassword(System.getenv("DB_PASSWORD"));\n`,
+      'web/boot.php': `<?php\nputenv("DB_PASSWORD=${PASSWORD}");\nputenv("PATH=/usr/local/bin");\n`,
+      'config/boot.rb': `ENV['DB_PASSWORD'] = '${PASSWORD}'\nENV['DB_PASSWORD_FILE'] = '/run/secrets/db'\n`,
+      'Api/Odbc.cs': `var cs = "Driver={ODBC Driver 18 for SQL Server};Server=db;UID=sa;PWD=${PASSWORD};";\nvar pattern = "Server=db;UID=sa;PWD={0};";\n`,
+      'app/models/user.rb': ['class User < ApplicationRecord', '  def self.named(name)', "    where(\"name = '#{name}'\")", '  end', '  def self.safe(name)', '    where("name = ?", name)', '  end', 'end'].join('\n') + '\n',
+      'web/users.php': ['<?php', '$db->query("SELECT * FROM users WHERE id = {$user->id}");', "$db->query('SELECT * FROM users WHERE id = $1');"].join('\n') + '\n',
+      'app/Orders.kt': ['fun drop(stmt: Statement, order: Order) = stmt.executeUpdate("DELETE FROM orders WHERE id = ${order.id}")', 'fun find(db: Db, id: Int) = db.query("SELECT * FROM orders WHERE id = $1", id)'].join('\n') + '\n',
+      'Api/Search.cs': ['cmd.CommandText = $@"SELECT * FROM users WHERE name = \'{name}\'";', 'cmd.CommandText = "SELECT * FROM users WHERE name = @name";'].join('\n') + '\n',
+      'misc/markers.txt': ['(* TODO: prove it terminates *)', "' TODO: remove the COM shim", '{# FIXME: escape the title #}', '<%# TODO: paginate %>', '{/* FIXME: alt text */}', "x = 'TODO'", '{ TODO, DONE } = states', '$TODO_FILE = "notes/TODO.txt";'].join('\n') + '\n',
+    });
+    const run = await runAgentProcess(AGENT, { repo: forms });
+    expect(run.exitCode, run.stderr).toBe(0);
+    const findings = run.json.findings as Finding[];
+    const at = (kind: string) => findings.filter((finding) => finding.kind === kind).map((finding) => `${finding.file}:${finding.line}`).sort();
+    expect(at('secret')).toEqual(['Api/Odbc.cs:1', 'config/boot.rb:1', 'src/main/java/Db.java:1', 'web/boot.php:2']);
+    expect(at('sql')).toEqual(['Api/Search.cs:1', 'app/Orders.kt:1', 'app/models/user.rb:3', 'web/users.php:2']);
+    expect(at('todo')).toEqual([1, 2, 3, 4, 5].map((line) => `misc/markers.txt:${line}`));
+    expect(JSON.stringify(run.json)).not.toContain(PASSWORD);
+  });
+
   it('refuses a missing repository, a directory that is no repository, and revisions that are no commit or look like options', async () => {
     const notRepo = tempDir('review-plain-');
     const marker = join(tempDir('review-out-'), 'written');
