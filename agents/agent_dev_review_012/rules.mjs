@@ -18,7 +18,7 @@ export function conflictMarkerKind(line) {
  * What opens a comment a to-do marker may follow, after the start of the line or a space: the comment syntaxes of
  * leasot's table of languages (a maintained to-do finder; media/supported-languages.md), since the review judges a
  * line without its file's language (a marker in a comment is the only sign that it is one), and those of languages
- * it lacks (batch files, Go templates, Visual Basic, OCaml, Jinja).
+ * it lacks (batch files, Go templates, Visual Basic, OCaml, Jinja, Haskell, Fortran).
  */
 const COMMENT_OPENERS = [
   String.raw`\/\/+-?`, // C family, JavaScript, Go, Rust…; Pug's //-
@@ -33,6 +33,7 @@ const COMMENT_OPENERS = [
   String.raw`\{\{-?\s*\/\*+`, // Go templates
   String.raw`\{#-?`, // Twig, Nunjucks, Jinja
   String.raw`\(\*+`, // F#, OCaml, Pascal
+  String.raw`\{-`, // Haskell's and Elm's block comments
 ];
 /** Comments known only at the start of a line, where code would not start that way. */
 const LINE_COMMENTS = [
@@ -41,6 +42,7 @@ const LINE_COMMENTS = [
   String.raw`::\s*`, // batch files' ::
   String.raw`'\s+`, // Visual Basic's ' (then a space: 'TODO' is a string)
   String.raw`(?:"""|''')\s*`, // a Python or Julia docstring
+  String.raw`!+\s*`, // Fortran's ! (mid-line it is an operator: x != TODO)
 ];
 const MARKER = String.raw`(TODO|FIXME)\b`;
 const TODO_COMMENT = new RegExp(

@@ -3,6 +3,7 @@
 // below add what it does not look for (docs/sections/starter-agents.md lists both). A finding never repeats the
 // value: the excerpt shows the line with the value replaced.
 import { lintSource, recommendedPreset } from './vendor/secretlint.mjs';
+import { awsSecretsBesideTheirId, kubernetesSecretValues } from './secret-contexts.mjs';
 
 const PRESET_ID = '@secretlint/secretlint-rule-preset-recommend';
 const SECRETLINT_CONFIG = {
@@ -25,8 +26,12 @@ const PLACEHOLDER = /^[~^<>=]*v?\d+(?:\.[\dx*]+)+(?:[-+][\w.]+)?$|^(?:x+|\*+|\.+
  * documented examples' `EXAMPLE` (gitleaks lets both through too).
  */
 const MASKED = /(.)\1{7}|EXAMPLE/;
-/** An ellipsis in a value elides it, as documentation and comments write one (`"PWD=…;UID=…"`): no key holds one. */
-const ELIDED = /…/;
+/**
+ * An ellipsis in a value elides it, as documentation and comments write one (`"PWD=…;UID=…"`, `sk-proj-...`): no key
+ * holds one. A value that starts a template's field (`{os.environ['PW']}` of an f-string, `#{SmtpPassword}#` of a
+ * deployment tool's substitution) is filled in elsewhere.
+ */
+const ELIDED = /…|\.\.\.|^\{|^#\{/;
 const isPlaceholder = (value) => PLACEHOLDER.test(value) || MASKED.test(value) || ELIDED.test(value);
 
 /**
@@ -140,6 +145,51 @@ const EXTRA_RULES = [
     generic: true,
   },
   {
+    // A key and its value as attributes: .NET's `<add key="SmtpPassword" value="…" />`, `<entry name=… value=…>`.
+    rule: 'password-attribute',
+    what: 'a hard-coded password or key',
+    pattern: /\b(?:key|name)\s*=\s*(["'])([A-Za-z_][\w.:-]*)\1\s+value\s*=\s*(["'])([^"'\s]{6,})\3/g,
+    name: 2,
+    value: 4,
+    generic: true,
+  },
+  {
+    // An element that says secret holding a literal: Maven's `<password>…</password>`, `<apiKey>…</apiKey>`.
+    rule: 'password-element',
+    what: 'a hard-coded password or key',
+    pattern: /<([A-Za-z_][\w.-]*)>([^<\s]{6,})<\/\1>/g,
+    name: 1,
+    value: 2,
+    generic: true,
+  },
+  // libpq's keyword string (`"host=… dbname=… user=… password=…"`, psycopg2.connect's, a DSN): a password keyword
+  // among other keywords of a connection, before or after them.
+  {
+    rule: 'connection-keyword-password',
+    what: 'a connection string with a password',
+    pattern: /(?<=\b(?:host|hostaddr|dbname|user|port|sslmode|server|database)=\S*\s+(?:\w+=\S*\s+)*)(?:password|pwd)=([^\s"';]+)/gi,
+    value: 1,
+    generic: true,
+  },
+  {
+    rule: 'connection-keyword-password',
+    what: 'a connection string with a password',
+    pattern: /(?<=^|[\s"'])(?:password|pwd)=([^\s"';]+)(?=(?:\s+\w+=\S*)*\s+(?:host|hostaddr|dbname|user|server|database)=)/gi,
+    value: 1,
+    generic: true,
+  },
+  {
+    // `export NAME=value` of a shell, in any file that holds one (a script, direnv's .envrc, a profile): unquoted, as
+    // a dotenv file's; the name says secret as a dotenv name does (PGPASSWORD, GITHUB_TOKEN, OPENAI_API_KEY).
+    rule: 'exported-secret',
+    what: 'a secret exported to the environment',
+    pattern: /^[ \t]*export[ \t]+([A-Za-z_]\w*)=(["']?)([^\s"'#;]{6,})\2/gm,
+    name: 1,
+    names: (name) => SECRET_VARIABLE.test(name),
+    value: 3,
+    generic: true,
+  },
+  {
     // `password = "…"`, `"api_key": '…'`, `aws_secret_key = "…"`, `dbPassword: '…'`: a quoted literal of 6 or more
     // characters assigned to a name that says secret (namesSecret).
     rule: 'password-assignment',
@@ -169,6 +219,8 @@ const URL_RULES = new Set(['database-connection-string', 'basicauth']);
  */
 const DOTENV_FILE = /(?:^|\/)(?:\.env(?:\.[\w.-]+)?|[\w.-]+\.env)$/;
 const DOTENV_SECRET = /^\s*(?:export\s+)?([A-Za-z0-9_]*(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY)[A-Za-z0-9_]*)\s*=\s*["']?([^\s"'#]+)/i;
+/** An environment variable's name that says secret, as DOTENV_SECRET reads it. */
+const SECRET_VARIABLE = /(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY)/i;
 
 const lineStarts = (text) => {
   const starts = [0];
@@ -236,6 +288,12 @@ export async function findSecrets(path, text, added) {
       const start = match.index + match[0].lastIndexOf(secret);
       add(start, start + secret.length, rule, `adds ${what}`, 'dev-review');
     }
+  }
+  if (!inTest) {
+    const lines = text.split('\n');
+    const report = (line, column, length, rule, what) => add(starts[line - 1] + column, starts[line - 1] + column + length, rule, `adds ${what}`, 'dev-review');
+    awsSecretsBesideTheirId(lines, isPlaceholder, report);
+    kubernetesSecretValues(text, lines, namesSecret, isPlaceholder, report);
   }
   if (DOTENV_FILE.test(path) && !inTest) {
     for (const line of added) {

@@ -300,6 +300,28 @@ describe('agent_dev_review_012', () => {
     expect(JSON.stringify(run.json)).not.toContain(PASSWORD);
   });
 
+  it("finds an AWS secret beside its key id, a Kubernetes Secret's base64 private key, an XML key/value pair, libpq's keyword password and an exported one; to-do markers in Fortran and Haskell comments", async () => {
+    const awsSecret = ['wJ7rXUt', 'nF3MIK7', 'MD9NGbPxRfiCY', 'q8Zk2LmPw4Tn5'].join('');
+    const forms = await committedRepo('review-contexts-', {
+      'src/S3Config.java': `class S3Config {\n  static final BasicAWSCredentials C = new BasicAWSCredentials(\n      "${AWS_KEY_ID}",\n      "${awsSecret}");\n}\n`,
+      // A commit id beside a key id is no secret: hex, one case.
+      'docs/aws.md': `The key ${['AKIA', 'IOSFODNN7', 'EXAMPLE'].join('')} came in 9fceb02d0ae598e95dc970b74767f19372d61af8.\n`,
+      'k8s/tls.yaml': `apiVersion: v1\nkind: Secret\nmetadata:\n  name: tls\ndata:\n  tls.crt: ${Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB').toString('base64')}\n  tls.key: ${Buffer.from(PEM_KEY).toString('base64')}\n`,
+      'Web.config': `<configuration>\n  <appSettings>\n    <add key="SmtpPassword" value="${PASSWORD}" />\n    <add key="SmtpPassword" value="#{SmtpPassword}#" />\n    <add key="SmtpHost" value="smtp.internal" />\n  </appSettings>\n</configuration>\n`,
+      'etl/connect.py': `conn = psycopg2.connect("host=warehouse.internal dbname=etl user=etl password=${PASSWORD} sslmode=require")\nconn = psycopg2.connect(f"host={host} dbname=etl password={os.environ['PGPASSWORD']}")\n`,
+      '.envrc': `export PGPASSWORD=${PASSWORD}\nexport PGHOST=warehouse.internal\nexport OPENAI_API_KEY=sk-proj-...\n`,
+      'misc/markers.txt': ['! TODO: vectorise the inner loop', '{- TODO: use Text -}', 'if (x != TODO) return;'].join('\n') + '\n',
+    });
+    const run = await runAgentProcess(AGENT, { repo: forms });
+    expect(run.exitCode, run.stderr).toBe(0);
+    const findings = run.json.findings as Finding[];
+    const at = (kind: string) => findings.filter((finding) => finding.kind === kind).map((finding) => `${finding.file}:${finding.line}`).sort();
+    expect(at('secret')).toEqual(['.envrc:1', 'Web.config:3', 'etl/connect.py:1', 'k8s/tls.yaml:7', 'src/S3Config.java:3', 'src/S3Config.java:4']);
+    expect(at('todo')).toEqual(['misc/markers.txt:1', 'misc/markers.txt:2']);
+    const text = JSON.stringify(run.json);
+    for (const secret of [PASSWORD, awsSecret.slice(10, 30), Buffer.from(PEM_KEY).toString('base64').slice(40, 80)]) expect(text).not.toContain(secret);
+  });
+
   it('refuses a missing repository, a directory that is no repository, and revisions that are no commit or look like options', async () => {
     const notRepo = tempDir('review-plain-');
     const marker = join(tempDir('review-out-'), 'written');
