@@ -88,6 +88,9 @@ export function fakeSecrets(seedText) {
     // SubjectPublicKeyInfo, as OkHttp's CertificatePinner takes it).
     ec_private_key: generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'sec1', format: 'pem' }).trim(),
     spki_pin_sha256: createHash('sha256').update(createPublicKey(rsa).export({ type: 'spki', format: 'der' })).digest('base64'),
+    // The seventh held-out part's forms (drawing no random number, so the values above keep theirs): a key as a
+    // Google Cloud service account's JSON key file holds it, PKCS#8 in a JSON string with its newlines escaped.
+    service_account_private_key_json: JSON.stringify(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' })),
   };
 }
 
