@@ -32,6 +32,8 @@ export const ESLINT_RULES = {
   'no-import-assign': 'an imported binding is read-only',
   'no-async-promise-executor': 'an async executor loses its errors: await inside the async function instead',
   'no-loss-of-precision': 'this number literal cannot be represented exactly',
+  'no-fallthrough': 'this case falls through into the next: end it with break or return (or say // falls through)',
+  'no-constant-binary-expression': 'one side of this expression decides it whatever the other holds (?? on a value that is never nullish, a comparison with a new object)',
   'no-sparse-arrays': 'a hole in an array literal: an extra comma?',
   'no-debugger': 'remove the debugger statement',
   'no-caller': 'arguments.caller/callee are deprecated and forbidden in strict mode',

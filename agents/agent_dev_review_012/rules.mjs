@@ -18,7 +18,7 @@ export function conflictMarkerKind(line) {
  * What opens a comment a to-do marker may follow, after the start of the line or a space: the comment syntaxes of
  * leasot's table of languages (a maintained to-do finder; media/supported-languages.md), since the review judges a
  * line without its file's language (a marker in a comment is the only sign that it is one), and those of languages
- * it lacks (batch files, Go templates, Visual Basic, OCaml, Jinja, Haskell, Fortran).
+ * it lacks (batch files, Go templates, Visual Basic, OCaml, Jinja, Haskell, Fortran, Razor).
  */
 const COMMENT_OPENERS = [
   String.raw`\/\/+-?`, // C family, JavaScript, Go, Rust…; Pug's //-
@@ -34,6 +34,7 @@ const COMMENT_OPENERS = [
   String.raw`\{#-?`, // Twig, Nunjucks, Jinja
   String.raw`\(\*+`, // F#, OCaml, Pascal
   String.raw`\{-`, // Haskell's and Elm's block comments
+  String.raw`@\*`, // Razor's @* … *@
 ];
 /** Comments known only at the start of a line, where code would not start that way. */
 const LINE_COMMENTS = [
@@ -80,14 +81,14 @@ const SQL_FORMATTED = new RegExp(
     // Then `%`, `.format(`, `+`, or PHP's `.` before a variable or call.
     ...['"', "'"].map((quote) => String.raw`${quote}\s*${sqlIn(quote)}${quote}\s*(?:%|\.format\(|\+|\.\s*[$\w(])`),
     // A format call: Go's fmt.Sprintf, Java's String.format, C's and PHP's sprintf, with the statement as the format.
-    ...['"', "'"].map((quote) => String.raw`\b(?:Sprintf|sprintf|format|Format)\(\s*${quote}\s*${sqlIn(quote)}${quote}\s*,`),
+    ...['"', "'"].map((quote) => String.raw`\b(?:Sprintf|sprintf|format|Format)!?\(\s*${quote}\s*${sqlIn(quote)}${quote}\s*,`),
     ...['"', "'"].map((quote) => String.raw`\bf${quote}\s*${sqlIn(quote)}\{`),
     // Not a tagged template (sql`…${x}`): a tag such as Kysely's or postgres.js's sends the values as parameters.
     String.raw`(?<![\w$.)\]])\x60\s*${sqlIn('\\x60')}\$\{`,
   ].join('|'),
   'i',
 );
-export const SQL_FILES = /\.(?:py|pyw|[cm]?js|jsx|[cm]?ts|tsx|rb|php|go|java|kt|cs)$/;
+export const SQL_FILES = /\.(?:py|pyw|[cm]?js|jsx|[cm]?ts|tsx|rb|php|go|java|kt|cs|rs)$/;
 
 /** A double-quoted literal (or Kotlin's """) opening with an SQL statement, up to where `value` puts a value in it. */
 const interpolatedSql = (opening, value) =>

@@ -6,8 +6,11 @@
 const AWS_KEY_ID = /\b(?:AKIA|ASIA)[A-Z2-7]{16}\b/;
 /** A lone token of an AWS secret key's shape: 40 of base64's characters, neither part of a longer run nor hex. */
 const AWS_SECRET_SHAPE = /(?<![A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/g;
-/** How many lines from its key id a nameless secret may sit: the id and its secret are written together. */
-const AWS_PAIR_LINES = 3;
+/**
+ * How many lines from its key id a nameless secret may sit: the id and its secret are written together, at most a
+ * block apart (Hadoop's <property> of four lines, an INI section's next lines).
+ */
+const AWS_PAIR_LINES = 6;
 
 /** Both cases and a digit: a random key has them all, a word, a path or a hash (hex) of 40 characters does not. */
 const looksRandom = (value) => /[A-Z]/.test(value) && /[a-z]/.test(value) && /\d/.test(value) && !/^[0-9a-f]+$/i.test(value);
@@ -45,6 +48,27 @@ export function kubernetesSecretValues(text, lines, namesSecret, isPlaceholder, 
     const secretText = namesSecret(match[1]) && /^[\x21-\x7e]{6,}$/.test(decoded) && !isPlaceholder(decoded);
     if (PRIVATE_KEY.test(decoded) || secretText) {
       report(index + 1, line.indexOf(match[2]), match[2].length, 'kubernetes-secret-value', PRIVATE_KEY.test(decoded) ? 'a private key, base64 in a Kubernetes Secret' : 'a secret, base64 in a Kubernetes Secret');
+    }
+  });
+}
+
+/** A property's name and value as Hadoop's and Java's XML configurations write them, on their own lines. */
+const XML_PROPERTY_NAME = /<name>\s*([^<\s]+)\s*<\/name>/;
+const XML_PROPERTY_VALUE = /<value>\s*([^<\s]{6,})\s*<\/value>/;
+
+/**
+ * `<name>fs.s3a.secret.key</name>` then, within two lines, `<value>…</value>`: the value of a property whose name
+ * says secret (core-site.xml, hive-site.xml and every configuration in that form).
+ */
+export function xmlPropertyValues(lines, namesSecret, isPlaceholder, report) {
+  lines.forEach((line, index) => {
+    const value = XML_PROPERTY_VALUE.exec(line);
+    if (!value || isPlaceholder(value[1])) return;
+    for (let back = index; back >= Math.max(0, index - 2); back--) {
+      const name = XML_PROPERTY_NAME.exec(lines[back]);
+      if (!name) continue;
+      if (namesSecret(name[1])) report(index + 1, line.indexOf(value[1]), value[1].length, 'xml-property-secret', 'a hard-coded password or key');
+      return;
     }
   });
 }

@@ -3,7 +3,7 @@
 // below add what it does not look for (docs/sections/starter-agents.md lists both). A finding never repeats the
 // value: the excerpt shows the line with the value replaced.
 import { lintSource, recommendedPreset } from './vendor/secretlint.mjs';
-import { awsSecretsBesideTheirId, kubernetesSecretValues } from './secret-contexts.mjs';
+import { awsSecretsBesideTheirId, kubernetesSecretValues, xmlPropertyValues } from './secret-contexts.mjs';
 
 const PRESET_ID = '@secretlint/secretlint-rule-preset-recommend';
 const SECRETLINT_CONFIG = {
@@ -145,6 +145,17 @@ const EXTRA_RULES = [
     generic: true,
   },
   {
+    // The secret handed to a credential's constructor after its user, by position: .NET's `new NetworkCredential(
+    // "user", "…")`, `UsernamePasswordCredentials`, Python's `HTTPBasicAuth('user', '…')`.
+    rule: 'credential-argument',
+    what: 'a hard-coded password or key',
+    pattern: /\b([A-Za-z_]\w*)\s*\(\s*(["'])[^"'\n]*\2\s*,\s*(["'])([^"'\s]{6,})\3\s*[,)]/g,
+    name: 1,
+    names: (name) => /(?:Credentials?|BasicAuth|PasswordAuthentication)$/.test(name),
+    value: 4,
+    generic: true,
+  },
+  {
     // A key and its value as attributes: .NET's `<add key="SmtpPassword" value="…" />`, `<entry name=… value=…>`.
     rule: 'password-attribute',
     what: 'a hard-coded password or key',
@@ -179,13 +190,16 @@ const EXTRA_RULES = [
     generic: true,
   },
   {
-    // `export NAME=value` of a shell, in any file that holds one (a script, direnv's .envrc, a profile): unquoted, as
-    // a dotenv file's; the name says secret as a dotenv name does (PGPASSWORD, GITHUB_TOKEN, OPENAI_API_KEY).
+    // A variable of a process's environment set on a line of its own, in any file that holds one: a shell's `export
+    // NAME=value` (a script, direnv's .envrc, a profile), a Dockerfile's `ENV NAME=value`, a compose file's or a CI
+    // job's `- NAME=value` list entry; unquoted, as a dotenv file's, and the name says secret as a dotenv name does
+    // (PGPASSWORD, MARIADB_PASSWORD, GITHUB_TOKEN, OPENAI_API_KEY).
     rule: 'exported-secret',
-    what: 'a secret exported to the environment',
-    pattern: /^[ \t]*export[ \t]+([A-Za-z_]\w*)=(["']?)([^\s"'#;]{6,})\2/gm,
+    what: 'a secret set in an environment',
+    pattern: /^[ \t]*(?:export[ \t]+|ENV[ \t]+|-[ \t]+)([A-Za-z_]\w*)=(["']?)([^\s"'#;]{6,})\2/gm,
     name: 1,
-    names: (name) => SECRET_VARIABLE.test(name),
+    // Not where a secret is kept (DB_PASSWORD_FILE=/run/secrets/db, Docker's and systemd's convention): a path.
+    names: (name) => SECRET_VARIABLE.test(name) && !/_(?:FILE|PATH|DIR)$/i.test(name),
     value: 3,
     generic: true,
   },
@@ -294,6 +308,7 @@ export async function findSecrets(path, text, added) {
     const report = (line, column, length, rule, what) => add(starts[line - 1] + column, starts[line - 1] + column + length, rule, `adds ${what}`, 'dev-review');
     awsSecretsBesideTheirId(lines, isPlaceholder, report);
     kubernetesSecretValues(text, lines, namesSecret, isPlaceholder, report);
+    xmlPropertyValues(lines, namesSecret, isPlaceholder, report);
   }
   if (DOTENV_FILE.test(path) && !inTest) {
     for (const line of added) {

@@ -322,6 +322,26 @@ describe('agent_dev_review_012', () => {
     for (const secret of [PASSWORD, awsSecret.slice(10, 30), Buffer.from(PEM_KEY).toString('base64').slice(40, 80)]) expect(text).not.toContain(secret);
   });
 
+  it("finds a secret XML property, a credential's positional password and a compose file's environment entry, not a secret's file path; SQL made with Rust's format!, a case that falls through, a Razor to-do", async () => {
+    const forms = await committedRepo('review-positions-', {
+      'conf/core-site.xml': `<configuration>\n  <property>\n    <name>fs.s3a.secret.key</name>\n    <value>${PASSWORD}</value>\n  </property>\n  <property>\n    <name>fs.s3a.endpoint</name>\n    <value>s3.eu-west-1.amazonaws.com</value>\n  </property>\n</configuration>\n`,
+      'Mailer.cs': `var credentials = new NetworkCredential("orders@acme.io", "${PASSWORD}");\nvar client = new SmtpClient("smtp.office365.com", 587);\n`,
+      'compose.yml': `services:\n  db:\n    environment:\n      - MARIADB_USER=shop\n      - MARIADB_PASSWORD=${PASSWORD}\n      - MARIADB_PASSWORD_FILE=/run/secrets/db_password\n`,
+      'src/db.rs': 'fn find(conn: &Connection, name: &str) {\n    conn.execute(&format!("SELECT * FROM users WHERE name = \'{}\'", name), []);\n}\n',
+      'src/state.js': 'export function next(state) {\n  switch (state) {\n    case 1:\n      state += 1;\n    case 2:\n      return 3;\n  }\n}\n',
+      'misc/markers.txt': '@* TODO: localise the date *@\nemail@*TODO.example\n',
+    });
+    const run = await runAgentProcess(AGENT, { repo: forms });
+    expect(run.exitCode, run.stderr).toBe(0);
+    const findings = run.json.findings as Finding[];
+    const at = (kind: string) => findings.filter((finding) => finding.kind === kind).map((finding) => `${finding.file}:${finding.line}`).sort();
+    expect(at('secret')).toEqual(['Mailer.cs:1', 'compose.yml:5', 'conf/core-site.xml:4']);
+    expect(at('sql')).toEqual(['src/db.rs:2']);
+    expect(findings.filter((finding) => finding.rule === 'no-fallthrough').map((finding) => `${finding.file}:${finding.line}`)).toEqual(['src/state.js:5']);
+    expect(at('todo')).toEqual(['misc/markers.txt:1']);
+    expect(JSON.stringify(run.json)).not.toContain(PASSWORD);
+  });
+
   it('refuses a missing repository, a directory that is no repository, and revisions that are no commit or look like options', async () => {
     const notRepo = tempDir('review-plain-');
     const marker = join(tempDir('review-out-'), 'written');
