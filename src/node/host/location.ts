@@ -86,6 +86,11 @@ export function nodeUnits(name?: string): NodeUnits {
   };
 }
 
+/** The command, run as root, that (re)installs a node and renders its units from the release it runs. */
+export function installCommandOf(name?: string): string {
+  return name === undefined ? 'swarm-node install' : `swarm-node install --name ${checkNodeName(name)}`;
+}
+
 /** A node's units in the order of NODE_UNIT_NAMES (InstallLayout.unitFiles). */
 export function unitsInOrder(units: NodeUnits): string[] {
   return [units.daemon, units.agentSocket, units.agentService, units.egressSocket, units.egressService];

@@ -13,7 +13,7 @@ import { readManifest } from '../../lib/package-dir.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import { checkDatabase, checkEnrollment, checkIsolation, checkService, checkToken, type DoctorCheck } from './doctor-checks.js';
 import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
-import { hostPathOf, NODE_UNIT_NAMES, SERVICE_USER, unitInRelease, VAR_DIR_MODE, type InstallLayout, type NodePaths } from '../host/location.js';
+import { hostPathOf, installCommandOf, NODE_UNIT_NAMES, SERVICE_USER, unitInRelease, VAR_DIR_MODE, type InstallLayout, type NodePaths } from '../host/location.js';
 import { readLink } from './links.js';
 import { lookupServiceUser } from './service-user.js';
 import { templateOf, unitOfRelease } from './unit-file.js';
@@ -158,7 +158,7 @@ async function checkModesAndOwners(layout: InstallLayout): Promise<DoctorCheck[]
 
 /** Each unit install writes (the daemon's, the agent socket's and service's, the egress pair's) is installed as the release renders it. */
 function checkUnit(layout: InstallLayout): DoctorCheck {
-  const fix = layout.name === undefined ? 'sudo swarm-node install' : `sudo swarm-node install --name ${layout.name}`;
+  const fix = `sudo ${installCommandOf(layout.name)}`;
   for (const [index, name] of NODE_UNIT_NAMES.entries()) {
     const unitFile = layout.unitFiles[index]!;
     if (!existsSync(unitFile)) return { name: 'unit', status: 'fail', detail: `${unitFile} is missing`, fix };

@@ -19,7 +19,7 @@ export function isolationReport(mode: IsolationMode, node?: { agentSocket: strin
       summary:
         "systemd: each run a service of its own (svc-swarm-node-agent@.service; an agent asking for egress, svc-swarm-node-egress-agent@.service) as a uid of its agent's own, cgroup limits, its state in an image of its own, no network but for egress agents",
       cannot: [
-        ...(existsSync('/dev/loop-control') ? [] : ['no loop devices here (/dev/loop-control): runs fail, since their state image cannot be mounted']),
+        ...noLoopDevices(),
         ...(egress === undefined ? [] : [`agents whose agent.json asks for egress fail: ${egress}`]),
       ],
     };
@@ -40,7 +40,7 @@ export function isolationReport(mode: IsolationMode, node?: { agentSocket: strin
     cannot.push(`no memory, task or CPU limit per run (${cgroups.reason}): only RLIMIT_DATA per process${isPrivileged() ? " and RLIMIT_NPROC per agent's uid" : ''}`);
   }
   if (isPrivileged()) {
-    if (!existsSync('/dev/loop-control')) cannot.push('no loop devices here (/dev/loop-control): runs fail, since their state image cannot be mounted');
+    cannot.push(...noLoopDevices());
     return { summary: `bubblewrap: each run in a sandbox of its own, as a uid of its agent's own, ${limitsBy(cgroups.version)}, its state in an image of its own`, cannot };
   }
   cannot.push(
@@ -48,6 +48,11 @@ export function isolationReport(mode: IsolationMode, node?: { agentSocket: strin
     'the state directory has no size cap (a state image needs root): 64 MiB per file only',
   );
   return { summary: `bubblewrap in a user namespace: each run in a sandbox of its own, as the node's user, ${limitsBy(cgroups.version)}`, cannot };
+}
+
+/** Where runs mount a state image (systemd, bubblewrap as root): what fails without loop devices. */
+function noLoopDevices(): string[] {
+  return existsSync('/dev/loop-control') ? [] : ['no loop devices here (/dev/loop-control): runs fail, since their state image cannot be mounted'];
 }
 
 function limitsBy(version: 'v1' | 'v2' | null): string {

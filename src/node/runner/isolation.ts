@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { SvcError } from '../../contract/errors.js';
 import { egressSocketOf, type AgentIsolation } from '../host/config.js';
-import { nodeUnits } from '../host/location.js';
+import { installCommandOf, nodeUnits } from '../host/location.js';
 
 /** How many runs a node executes at once, at most (config concurrency; the agent socket's MaxConnections). */
 export const MAX_RUN_SLOTS = 32;
@@ -83,8 +83,7 @@ export function resolveIsolation(wanted: AgentIsolation, agentSocket: string): I
 export function egressUnavailable(agentSocket: string, nodeName: string | undefined): string | undefined {
   const socket = egressSocketOf(agentSocket);
   if (isSocket(socket)) return undefined;
-  const install = nodeName === undefined ? 'swarm-node install' : `swarm-node install --name ${nodeName}`;
-  return `no egress agent socket listens at ${socket}: this node's systemd units predate egress runs (run, as root: ${install}), or its socket is stopped (systemctl start ${nodeUnits(nodeName).egressSocket})`;
+  return `no egress agent socket listens at ${socket}: this node's systemd units predate egress runs (run, as root: ${installCommandOf(nodeName)}), or its socket is stopped (systemctl start ${nodeUnits(nodeName).egressSocket})`;
 }
 
 function isSocket(path: string): boolean {

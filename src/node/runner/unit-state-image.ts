@@ -12,7 +12,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { nodePaths } from '../host/location.js';
+import { installCommandOf, nodePaths } from '../host/location.js';
 import type { RunIdentity } from './isolation.js';
 import { ensureStateImage } from './state-image.js';
 
@@ -31,10 +31,11 @@ const ran = require('node:child_process').spawnSync(command, args, { uid: Number
 process.exit(ran.status ?? 1);`;
 
 // $1 image, $2 lock, $3 staging mount point, $4 the agent's state directory, $5 uid, $6 gid, $7 the cap in MiB, $8
-// Node.js, $9 the file that says the directory's own files moved into the image. Under the image's lock (./state-image.ts: a concurrent run of this agent in another unit attaches the same
-// loop device, never a second one): mounted at the staging point, its root given to the agent (made 0700; a uid
-// claim given up and claimed again may be another number), what the directory held copied in and removed as the
-// agent, then bound over the directory. The staging mount goes; the loop device stays while a mount holds it.
+// Node.js, $9 the file that says the directory's own files moved into the image. Under the image's lock
+// (./state-image.ts: a concurrent run of this agent in another unit attaches the same loop device, never a second
+// one): mounted at the staging point, its root given to the agent (a uid claim given up and claimed again may be
+// another number), what the directory held copied in and removed as the agent, then bound over the directory. The
+// staging mount goes; the loop device stays while a mount holds it.
 const MOUNT = `image=$1; lock=$2; point=$3; dir=$4; uid=$5; gid=$6; cap=$7; node=$8; moved=$9
 as_agent() { "$node" -e "$AS_AGENT" "$uid" "$gid" "$@"; }
 exec 9>"$lock"
@@ -60,9 +61,7 @@ export type StateMount = { mounted: true } | { mounted: false; reason: 'too_larg
  */
 export async function mountStateImage(parent: string, agentId: string, dir: string, identity: RunIdentity, capBytes: number, home: string): Promise<StateMount> {
   if (!holdsCapability(CAP_SYS_ADMIN)) {
-    const name = nodePaths(home).name;
-    const install = name === undefined ? 'swarm-node install' : `swarm-node install --name ${name}`;
-    return { mounted: false, reason: 'failed', message: `this node's agent unit predates agents' state images, which it holds no CAP_SYS_ADMIN to mount (run, as root: ${install})` };
+    return { mounted: false, reason: 'failed', message: `this node's agent unit predates agents' state images, which it holds no CAP_SYS_ADMIN to mount (run, as root: ${installCommandOf(nodePaths(home).name)})` };
   }
   try {
     const images = join(parent, STATE_IMAGES_DIR);
