@@ -38,7 +38,7 @@ function namesSecretSetter(name) {
   return SECRET_WORDS.has(words.join('')) || SECRET_PAIRS.has(words.join(' '));
 }
 
-/** Formats the preset does not look for. `value` is the capture group holding the credential. */
+/** Formats the preset does not look for. `value` is the capture group holding the credential (or the groups, one of which does). */
 export const EXTRA_RULES = [
   // Stripe's keys have 24 characters after the prefix (99 in today's longer form).
   { rule: 'stripe-secret-key', what: 'a Stripe secret or restricted key', pattern: /\b([sr]k_(?:live|test)_[0-9A-Za-z]{24,})(?![0-9A-Za-z])/g, value: 1 },
@@ -140,15 +140,9 @@ export const EXTRA_RULES = [
   {
     rule: 'connection-keyword-password',
     what: 'a connection string with a password',
-    pattern: /(?<=\b(?:host|hostaddr|dbname|user|port|sslmode|server|database)=\S*\s+(?:\w+=\S*\s+)*)(?:password|pwd)=([^\s"';]+)/gi,
-    value: 1,
-    generic: true,
-  },
-  {
-    rule: 'connection-keyword-password',
-    what: 'a connection string with a password',
-    pattern: /(?<=^|[\s"'])(?:password|pwd)=([^\s"';]+)(?=(?:\s+\w+=\S*)*\s+(?:host|hostaddr|dbname|user|server|database)=)/gi,
-    value: 1,
+    pattern:
+      /(?<=\b(?:host|hostaddr|dbname|user|port|sslmode|server|database)=\S*\s+(?:\w+=\S*\s+)*)(?:password|pwd)=([^\s"';]+)|(?<=^|[\s"'])(?:password|pwd)=([^\s"';]+)(?=(?:\s+\w+=\S*)*\s+(?:host|hostaddr|dbname|user|server|database)=)/gi,
+    value: [1, 2],
     generic: true,
   },
   {
@@ -178,5 +172,5 @@ export const EXTRA_RULES = [
   },
 ];
 
-/** An environment variable's name that says secret, as a dotenv file's rule reads it (./secrets.mjs). */
-const SECRET_VARIABLE = /(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY)/i;
+/** An environment variable's name that says secret, as a dotenv file's rule reads it too (./secrets.mjs). */
+export const SECRET_VARIABLE = /(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY)/i;

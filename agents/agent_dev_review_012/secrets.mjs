@@ -4,7 +4,7 @@
 // both). A finding never repeats the value: the excerpt shows the line with the value replaced.
 import { lintSource, recommendedPreset } from './vendor/secretlint.mjs';
 import { awsSecretsBesideTheirId, kubernetesSecretValues, xmlPropertyValues } from './secret-contexts.mjs';
-import { EXTRA_RULES, namesSecret } from './secret-rules.mjs';
+import { EXTRA_RULES, namesSecret, SECRET_VARIABLE } from './secret-rules.mjs';
 
 const PRESET_ID = '@secretlint/secretlint-rule-preset-recommend';
 const SECRETLINT_CONFIG = {
@@ -58,7 +58,7 @@ const URL_RULES = new Set(['database-connection-string', 'basicauth']);
  * unquoted one counts when the name says it is secret.
  */
 const DOTENV_FILE = /(?:^|\/)(?:\.env(?:\.[\w.-]+)?|[\w.-]+\.env)$/;
-const DOTENV_SECRET = /^\s*(?:export\s+)?([A-Za-z0-9_]*(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY)[A-Za-z0-9_]*)\s*=\s*["']?([^\s"'#]+)/i;
+const DOTENV_SECRET = new RegExp(String.raw`^\s*(?:export\s+)?([A-Za-z0-9_]*${SECRET_VARIABLE.source}[A-Za-z0-9_]*)\s*=\s*["']?([^\s"'#]+)`, 'i');
 
 const lineStarts = (text) => {
   const starts = [0];
@@ -120,7 +120,7 @@ export async function findSecrets(path, text, added) {
   for (const { rule, what, pattern, name, names = namesSecret, value, generic } of EXTRA_RULES) {
     if (generic && inTest) continue;
     for (const match of text.matchAll(pattern)) {
-      const secret = match[value];
+      const secret = [value].flat().map((group) => match[group]).find((found) => found !== undefined);
       if (name !== undefined && !names([name].flat().map((group) => match[group]).find((named) => named !== undefined))) continue;
       if (isPlaceholder(secret) || (generic && NAME_SHAPE.test(secret))) continue;
       const start = match.index + match[0].lastIndexOf(secret);
