@@ -45,9 +45,10 @@ export function kubernetesSecretValues(text, lines, namesSecret, isPlaceholder, 
     const match = DATA_ENTRY.exec(line);
     if (!match) return;
     const decoded = Buffer.from(match[2], 'base64').toString('utf8');
+    const privateKey = PRIVATE_KEY.test(decoded);
     const secretText = namesSecret(match[1]) && /^[\x21-\x7e]{6,}$/.test(decoded) && !isPlaceholder(decoded);
-    if (PRIVATE_KEY.test(decoded) || secretText) {
-      report(index + 1, line.indexOf(match[2]), match[2].length, 'kubernetes-secret-value', PRIVATE_KEY.test(decoded) ? 'a private key, base64 in a Kubernetes Secret' : 'a secret, base64 in a Kubernetes Secret');
+    if (privateKey || secretText) {
+      report(index + 1, line.indexOf(match[2]), match[2].length, 'kubernetes-secret-value', privateKey ? 'a private key, base64 in a Kubernetes Secret' : 'a secret, base64 in a Kubernetes Secret');
     }
   });
 }
