@@ -155,12 +155,16 @@ export class DaemonCore {
   async nextTick(ms: number, signal: AbortSignal): Promise<void> {
     if (signal.aborted) return;
     let timer: NodeJS.Timeout | undefined;
+    let ended = (): void => undefined;
     await new Promise<void>((resolve) => {
+      ended = resolve;
       this.#wake = resolve;
       timer = setTimeout(resolve, ms);
-      signal.addEventListener('abort', () => resolve(), { once: true });
+      signal.addEventListener('abort', ended, { once: true });
     });
     clearTimeout(timer);
+    // The daemon's signal lives as long as the daemon: a listener left on it each tick is a closure kept a second.
+    signal.removeEventListener('abort', ended);
     this.#wake = undefined;
   }
 
