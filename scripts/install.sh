@@ -157,7 +157,10 @@ download_manifest() {
     000) die "cannot reach $base_url ($(head -n 1 "$work/curl.err")); nothing was installed" 6 ;;
     *) die "$base_url answered $status to the release query; nothing was installed" ;;
   esac
-  asked="$(head -c "$MAX_LATEST_BYTES" "$work/latest.json" | tr -d '\n' | sed -n 's/^{"version":"\([0-9A-Za-z][0-9A-Za-z.+_-]*\)".*/\1/p')"
+  # The top-level "version" wherever it stands and however the JSON is laid out (no other key of the answer is
+  # named so: docs/api.md "Releases"); its value is checked for what a version may hold below.
+  asked="$(head -c "$MAX_LATEST_BYTES" "$work/latest.json" | tr -d '\r\n' |
+    sed -n 's/.*[{,][[:space:]]*"version"[[:space:]]*:[[:space:]]*"\([0-9A-Za-z][0-9A-Za-z.+_-]*\)".*/\1/p')"
   case "$asked" in '' | *..*) die "the service's answer names no usable release version; nothing was installed" ;; esac
   stem="swarm-node-$asked-$arch"
   fetch_capped "$stem.manifest" "$MAX_MANIFEST_BYTES" "a manifest may be"

@@ -62,6 +62,20 @@ export async function answerWith(target: string, req: IncomingMessage, res: Serv
   return true;
 }
 
+/**
+ * Answers GET /v1/swarm/releases/latest with the service's own answer laid out another way, as JSON may be:
+ * pretty-printed, its keys in reverse order (the version last). Everything else passes through.
+ */
+export function startRelayout(target: string): Promise<Interposer> {
+  return startInterposer(target, async (req, res) => {
+    if (new URL(req.url ?? '/', 'http://x').pathname !== '/v1/swarm/releases/latest') return false;
+    const latest = (await (await fetchUpstream(target, req)).json()) as Record<string, unknown>;
+    const reversed = Object.fromEntries(Object.entries(latest).reverse());
+    res.writeHead(200, { 'content-type': 'application/json' }).end(`${JSON.stringify(reversed, null, 2)}\n`);
+    return true;
+  });
+}
+
 /** A service that says `claimed` is its newest release and serves the files of `served` under `claimed`'s names. */
 export function startVersionLiar(target: string, claimed: string, served: string): Promise<Interposer> {
   return startInterposer(target, async (req, res) => {

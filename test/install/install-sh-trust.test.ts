@@ -8,7 +8,7 @@ import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseManifest, renderManifest, sha256Hex } from '../../src/lib/release-manifest.js';
 import { activatedSession } from '../helpers/funnel.js';
-import { startVersionLiar, type Interposer } from '../helpers/interposer.js';
+import { startRelayout, startVersionLiar, type Interposer } from '../helpers/interposer.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { buildRelease, publish, signingKey, type BuiltRelease, type SigningKey } from './release-support.js';
@@ -148,5 +148,17 @@ describe('install.sh as root', { timeout: 120_000 }, () => {
       const honest = await run('sh', [installSh, '--base-url', service.baseUrl, '--root', root, '--trust-key', key.publicFile, '--token-file', tokenFile, '--no-start']);
       expect(honest.exitCode, honest.stderr).toBe(0);
     });
+  });
+
+  it('reads the newest release from the service whatever the layout of its JSON: pretty-printed, the version last', async () => {
+    const relaid = await startRelayout(service.baseUrl);
+    try {
+      const root = tempDir('trust-root-');
+      const result = await run('sh', [installSh, '--base-url', relaid.url, '--root', root, '--trust-key', key.publicFile, '--token-file', await token(), '--no-start']);
+      expect(result.exitCode, result.stderr).toBe(0);
+      expectVerifiedReleaseInstalled(root);
+    } finally {
+      await relaid.close();
+    }
   });
 });
