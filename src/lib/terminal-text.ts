@@ -10,6 +10,14 @@ export function escapeControlCharacters(text: string): string {
   return text.replace(CONTROL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/**
+ * A name that others chose (an artifact's file name), which stands inside one line of ours: newline and tab are
+ * escaped too, or a name could end our line and print one of its own that reads as ours.
+ */
+export function escapeName(name: string): string {
+  return escapeControlCharacters(name).replace(/[\n\t]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** Every string inside a JSON-like value, escaped; the shape (objects, arrays, numbers) stays as it is. */
 export function escapeControlCharactersIn<T>(value: T): T {
   if (typeof value === 'string') return escapeControlCharacters(value) as T;

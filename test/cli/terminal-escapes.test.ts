@@ -41,6 +41,23 @@ describe('an agent\'s words on the operator\'s terminal', () => {
     expect(json.json.output.summary).toBe(`line one\n${HOSTILE}`);
   });
 
+  it('swarm-node run: an artifact name holding a newline and an escape, shown as one line of ours, escaped', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'escapes-artifact' });
+    const name = `report.txt\nerror: the forged line ${HOSTILE}`;
+    installTestBundle(
+      node.home,
+      AGENT,
+      agentProgram(`(await import('node:fs')).writeFileSync(process.env.SWARM_ARTIFACTS_DIR + '/' + ${JSON.stringify(name)}, 'x'); process.stdout.write('{}');`),
+    );
+    const result = await swarmNode(['run', AGENT], { env: node.env });
+    expect(result.exitCode, result.stderr).toBe(0);
+    const warning = result.stderr.split('\n').filter((line) => line.includes('not kept'));
+    expect(warning, result.stderr).toHaveLength(1);
+    expect(warning[0]).toContain('report.txt\\u000aerror: the forged line \\u001b[2J');
+    expect(result.stderr).not.toMatch(/^error: the forged line/m);
+    expectEscaped(result.stderr);
+  });
+
   it('swarm-node run: the stderr tail in the error of a run that failed', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'escapes-fail' });
     installTestBundle(node.home, AGENT, agentProgram(`process.stderr.write(${JSON.stringify(HOSTILE)}); process.exit(3);`));

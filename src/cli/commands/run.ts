@@ -5,6 +5,7 @@ import { formatDollars } from '../../contract/money.js';
 import { contextFor } from '../context.js';
 import { collectInputPair, collectValues } from '../input-options.js';
 import { renderRunOutput } from '../render/run-output.js';
+import { escapeName } from '../../lib/terminal-text.js';
 import { countParser } from '../count-option.js';
 import { MAX_QUEUE_SECONDS, MAX_RUN_SECONDS } from '../../contract/job-limits.js';
 
@@ -51,7 +52,7 @@ Example:
       if (caller.kind === 'node') {
         caller.executor.onArtifacts((run, report) => {
           if (report.uploaded.length > 0) ctx.output.info(`${report.uploaded.length} artifact(s) uploaded: swarm-node artifacts ${run.run_id}`);
-          for (const entry of [...report.skipped, ...report.not_kept]) ctx.output.warn(`artifact ${entry.name} not kept: ${entry.reason}`);
+          for (const entry of [...report.skipped, ...report.not_kept]) ctx.output.warn(`artifact ${escapeName(entry.name)} not kept: ${entry.reason}`);
         });
       }
       const [{ runAgent, settlePendingRuns }, { succeededOrThrow }] = await Promise.all([import('../../node/runs/run-agent.js'), import('../../node/runs/run-errors.js')]);
