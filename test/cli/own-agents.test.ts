@@ -117,6 +117,10 @@ describe('agents of your own', () => {
     expect(ran.json).toMatchObject({ agent_id: 'my_agent', status: 'succeeded', charged_cents: OWN_PRICE, bundle_digest: upload.json.digest });
     expect(ran.json.output.summary).toMatch(/^Hello, Ada, from my_agent on /);
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - OWN_PRICE);
+    // Its runs in the service's history, by its own id: no "no agent" for the agent its owner just ran.
+    const history = await swarmNode(['--json', 'runs', '--agent', 'my_agent'], { env: node.env });
+    expect(history.exitCode, history.stderr).toBe(0);
+    expect(history.json.runs).toMatchObject([{ agent_id: 'my_agent', run_id: ran.json.run_id }]);
 
     // Another user: the id means nothing to them (404, nothing charged), and their catalog does not show it.
     const other = await signedInNode(service.baseUrl, { fundCents: 100, label: 'own-agent-other', enroll: false });
@@ -126,6 +130,7 @@ describe('agents of your own', () => {
     expect(refused.body.detail).toContain('you have no current version of an agent of your own by that id');
     expect((await api.get('/v1/swarm/agents', other.token)).body.map((agent: { agent_id: string }) => agent.agent_id)).not.toContain('my_agent');
     expect(await walletBalance(service.baseUrl, other.token)).toBe(100);
+    expect((await swarmNode(['--json', 'runs', '--agent', 'my_agent'], { env: other.env })).exitCode).toBe(5);
 
     // With no version current any more, the owner's runs of it are refused too, before any charge.
     expect((await swarmNode(['agent', 'rollback', 'my_agent', '--builtin'], { env: node.env })).exitCode).toBe(0);

@@ -44,7 +44,7 @@ export function runsCommand(): Command {
 The service's history holds every run of yours, wherever it was started (the CLI, the daemon, curl) and whichever
 node ran it; a failed or cancelled run shows why. swarm-node runs show RUN_ID renders what a run produced.
 Needs a signed-in user (exit 4 otherwise: swarm-node login); --local needs none. Exits 5 when --agent names no
-agent of the catalog (swarm-node agents).
+agent of the catalog (swarm-node agents), which lists your own uploaded agents too.
 
 Example:
   $ swarm-node runs
@@ -57,8 +57,9 @@ Example:
       if (options.local === true) return localRuns(command, options);
       const limit = options.limit ?? 20;
       if (limit > MAX_RUNS_PAGE) throw new SvcError('usage', `--limit: the service shows at most ${MAX_RUNS_PAGE} runs a page (--cursor gives the next)`);
-      if (options.agent !== undefined && !isAgentId(options.agent)) throw (await import('../../node/service/catalog.js')).agentNotFound(options.agent);
       const jwt = ctx.requireJwt();
+      // A catalog id is known here; an id of the user's own agent is one the service's catalog lists for them.
+      if (options.agent !== undefined) await (await import('../../node/service/catalog.js')).agentToRun(await ctx.client(), options.agent, jwt.token);
       const { RunsApi } = await import('../../node/service/runs-api.js');
       const page = await new RunsApi(await ctx.client()).list(jwt.token, {
         agent_id: options.agent,
