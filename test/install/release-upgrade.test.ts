@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readDaemonRecord, startedHealthy } from '../../src/node/install/daemon-health.js';
 import { processIsAlive } from '../../src/node/host/process-alive.js';
 import { activatedSession, waitFor } from '../helpers/funnel.js';
+import { fetchUpstream, startInterposer } from '../helpers/interposer.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { brokenPackage, buildRelease, healthyDaemonOf, publish, signingKey, type BuiltRelease, type SigningKey } from './release-support.js';
@@ -95,6 +96,26 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
     const some = await swarmNode(['upgrade', '--check']);
     expect(some.exitCode, some.stderr).toBe(0);
     expect(some.stdout).toMatch(/swarm-node 0\.1\.1 is available \(this node runs 0\.1\.0\)/);
+  });
+
+  it('a service whose newest release lacks a field it needs: the field and the service named, exit 1, nothing downloaded', async () => {
+    const lacking = await startInterposer(service.baseUrl, async (req, res) => {
+      if (new URL(req.url ?? '/', 'http://x').pathname !== '/v1/swarm/releases/latest') return false;
+      const { manifest_url: _dropped, ...latest } = (await (await fetchUpstream(service.baseUrl, req)).json()) as Record<string, unknown>;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(latest));
+      return true;
+    });
+    try {
+      const before = current();
+      const refused = await swarmNode(['upgrade', '--base-url', lacking.url, '--json']);
+      expect(refused.exitCode, refused.stdout).toBe(1);
+      expect(refused.json.error).toMatchObject({ code: 'failed' });
+      expect(refused.json.error.message).toContain(`the service at ${lacking.url} answered the newest release without a usable manifest_url`);
+      expect(refused.json.error.message).not.toMatch(/report it/);
+      expect(current()).toBe(before);
+    } finally {
+      await lacking.close();
+    }
   });
 
   it('fetches, verifies (with the key install.sh trusted), switches and restarts into a healthy daemon', async () => {
@@ -257,6 +278,13 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
       expect(readlinkSync(join(home(), 'previous'))).toBe('releases/0.1.3');
       expect(daemonExecutable()).toBe(join(home(), 'releases/0.1.5/runtime/bin/node'));
       await logLine(/event=up_to_date version=0\.1\.5 latest=0\.1\.5/, from, 'up_to_date after the update');
+      // 0.1.5 was built from this checkout (0.1.0) with --version: it is 0.1.5 everywhere, and never its own update.
+      expect((await swarmNode(['--version'])).stdout.trim()).toBe('0.1.5');
+      const status = await swarmNode(['status', '--json']);
+      expect((JSON.parse(status.stdout) as { daemon: { version: string } }).daemon.version).toBe('0.1.5');
+      const checked = logText().length;
+      await logLine(/event=up_to_date version=0\.1\.5 latest=0\.1\.5/, checked, 'a second up_to_date');
+      expect(logText().slice(from)).not.toMatch(/event=update_(available|staged) version=0\.1\.5 latest=0\.1\.5/);
     });
 
     it('rolls back by itself a release whose daemon stops before its first tick, and does not take it again', async () => {

@@ -2,7 +2,8 @@
 // with the node credential. A client of its own beside service-client.ts, which it sends through. Every answer is
 // read within a cap (docs/operations.md "Bounded downloads"): the `latest` document in memory, the files streamed
 // to disk by release-source.ts's contract.
-import type { LatestReleaseResponse } from '../../contract/releases.js';
+import { Value } from '@sinclair/typebox/value';
+import { LatestReleaseResponse } from '../../contract/releases.js';
 import { SvcError } from '../../contract/errors.js';
 import type { SavedStream } from '../../lib/bounded-stream.js';
 import { isReleaseVersion } from '../../lib/release-manifest.js';
@@ -29,6 +30,15 @@ export class ReleaseClient {
     // The version names files on this host (var/updates/, a temp directory): a separator or `..` in it is refused.
     if (typeof latest?.version !== 'string' || !isReleaseVersion(latest.version)) {
       throw new SvcError('internal', `the service at ${this.#client.baseUrl} named a release version that is not usable: ${JSON.stringify(latest?.version)?.slice(0, 80)}`);
+    }
+    // Every field is read later (the size shown, the files fetched): one missing is named now, with the service
+    // that left it out, rather than failing as this program's own error where it is first read.
+    const wrong = Value.Errors(LatestReleaseResponse, latest).First();
+    if (wrong !== undefined) {
+      const field = wrong.path.replace(/^\//, '').replaceAll('/', '.');
+      throw new SvcError('failed', `the service at ${this.#client.baseUrl} answered the newest release without a usable ${field} (${wrong.message.toLowerCase()}); nothing was downloaded`, {
+        remedy: `The service is not one this swarm-node can upgrade from: check the node's base URL (swarm-node config get base_url), or tell its operator that /v1/swarm/releases/latest lacks ${field} (docs/api.md "Releases").`,
+      });
     }
     return latest;
   }
