@@ -101,6 +101,11 @@ describe('a node never goes back by itself', { timeout: 120_000 }, () => {
     const result = await run('sh', [installSh, '--base-url', service.baseUrl, '--root', root, '--artifact', v010.artifact.path, '--trust-key', key.publicFile]);
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toMatch(/swarm-node 0\.1\.1 is installed; 0\.1\.0 is older/);
+    // Given no --base-url, install.sh names its default service; the remedy's upgrade asks the node's own.
+    const defaulted = await run('sh', [installSh, '--root', root, '--artifact', v010.artifact.path, '--trust-key', key.publicFile]);
+    expect(defaulted.exitCode).toBe(2);
+    expect(defaulted.stderr).toContain(`swarm-node upgrade --to 0.1.0 --base-url ${service.baseUrl}`);
+    expect(defaulted.stderr).not.toContain('--base-url http://127.0.0.1:8787 ');
     expect(current()).toBe('releases/0.1.1');
   });
 

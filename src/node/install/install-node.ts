@@ -11,6 +11,7 @@ import type { EnrollResponse } from '../../contract/schemas.js';
 import type { NodeEnrollment } from '../identity/credentials.js';
 import { assertNotOlder } from '../release/release-order.js';
 import { AGENT_USER, type InstallLayout } from '../host/location.js';
+import { readConfigFile } from '../host/config.js';
 import { deployTokenToEnroll, enrollNode, persistEnrollment, readStoredCredentials, type EphemeralEnrollment } from './enrollment.js';
 import { planInstall } from './install-plan.js';
 import { readLink } from './links.js';
@@ -68,7 +69,9 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
   assertLinksAreLinks(layout);
   // install.sh over an installed node, or install from an older package: a node never goes back by itself.
   const current = readLink(layout.currentLink);
-  if (current !== undefined && current !== 'not-a-link' && options.allowOlder !== true) assertNotOlder(source.version, basename(current));
+  if (current !== undefined && current !== 'not-a-link' && options.allowOlder !== true) {
+    assertNotOlder(source.version, basename(current), readConfigFile(layout.configFile).base_url);
+  }
 
   const stored = readStoredCredentials(layout);
   const existing = options.reenroll === true ? undefined : stored.node;

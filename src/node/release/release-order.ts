@@ -7,7 +7,7 @@ import { SvcError } from '../../contract/errors.js';
 import { compareVersions } from '../../lib/release-manifest.js';
 
 /** Refuses `target` unless it is newer than `installed`, or is the version the operator named (`goingTo`). */
-export function assertMovesForward(target: string, installed: string, goingTo: string | undefined): void {
+export function assertMovesForward(target: string, installed: string, goingTo: string | undefined, nodeBaseUrl?: string): void {
   if (goingTo !== undefined) {
     if (goingTo === target) return;
     throw new SvcError('usage', `--to ${goingTo} was asked for, and this is swarm-node ${target}`, { remedy: `Pass the ${goingTo} release, or --to ${target}.` });
@@ -17,11 +17,19 @@ export function assertMovesForward(target: string, installed: string, goingTo: s
   throw new SvcError('usage', `swarm-node ${installed} is installed; ${target} is ${same ? 'the same version' : 'older'}, and a node never goes back by itself`, {
     remedy: same
       ? 'Nothing to do.'
-      : `To go back on purpose: sudo swarm-node upgrade --to ${target} (add --from and the artifact when it is at hand), or to the release kept as previous: sudo swarm-node upgrade --rollback.`,
+      : `To go back on purpose: sudo swarm-node upgrade --to ${target}${serviceOf(nodeBaseUrl)} (add --from and the artifact when it is at hand), or to the release kept as previous: sudo swarm-node upgrade --rollback.`,
   });
 }
 
-/** An install over an installed node (install.sh, `install --from`): the same version converges, an older one is refused. */
-export function assertNotOlder(target: string, installed: string): void {
-  if (compareVersions(target, installed) < 0) assertMovesForward(target, installed, undefined);
+/**
+ * An install over an installed node (install.sh, `install --from`): the same version converges, an older one is
+ * refused. `nodeBaseUrl` is the installed node's own service, which the remedy's upgrade must ask: the one this
+ * install was given (install.sh's default among them) may be another.
+ */
+export function assertNotOlder(target: string, installed: string, nodeBaseUrl?: string): void {
+  if (compareVersions(target, installed) < 0) assertMovesForward(target, installed, undefined, nodeBaseUrl);
+}
+
+function serviceOf(baseUrl: string | undefined): string {
+  return baseUrl === undefined ? '' : ` --base-url ${baseUrl}`;
 }
