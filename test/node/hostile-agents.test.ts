@@ -226,7 +226,7 @@ describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', (
     const outcome = runner.run(run);
     // The agent itself (the launcher and bubblewrap before it carry its environment too).
     const pid = await waitFor(
-      async () => processesOf(`SWARM_RUN_ID=${run.run_id}`).find((candidate) => readFileSync(`/proc/${candidate}/cmdline`, 'utf8').startsWith(`${process.execPath}\0`)),
+      async () => processesOf(`SWARM_RUN_ID=${run.run_id}`, process.execPath)[0],
       'the agent to start',
       30_000,
     );

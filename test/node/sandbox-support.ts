@@ -22,16 +22,24 @@ export const sandboxAvailable =
   process.getuid?.() === 0 && spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-pid', '--', '/bin/true'], { stdio: 'ignore' }).status === 0;
 
 /** The pids of processes whose environment holds `marker` (SWARM_RUN_ID=… is in every agent's). */
-export function processesOf(marker: string): number[] {
-  const found: number[] = [];
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+export function processesOf(marker: string, program?: string): number[] {
+  return processesAmong(readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number), marker, program);
+}
+
+/**
+ * Of `pids`, those whose environment holds `marker` (and, with `program`, whose command line starts with it). A pid
+ * listed may have ended by the time its files are read (ENOENT, ESRCH): it is then not one of them, never an error.
+ */
+export function processesAmong(pids: readonly number[], marker: string, program?: string): number[] {
+  return pids.filter((pid) => {
     try {
-      if (readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(marker)) found.push(Number(pid));
+      if (!readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(marker)) return false;
+      return program === undefined || readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(`${program}\0`);
     } catch {
       // Gone meanwhile, or not ours to read.
+      return false;
     }
-  }
-  return found;
+  });
 }
 
 const opened: string[] = [];
