@@ -9,7 +9,7 @@ import { startServerProcess, swarmNode, until } from './support.js';
 
 declare const REPO_ROOT: string;
 
-export const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+export { LIBFAKETIME } from '../../test/helpers/faketime.js';
 
 /** One svc-api process; `restart` starts it again on the same port and data directory. */
 export class ApiInstance {

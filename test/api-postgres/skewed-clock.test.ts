@@ -13,10 +13,10 @@ import { spawnSvcApi, type SpawnedSvcApi } from '../helpers/svc-api.js';
 import { syncPostgres, type SyncPostgres } from '../helpers/sync-postgres.js';
 import { postgresDatabaseFor } from '../helpers/test-engine.js';
 import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
+import { LIBFAKETIME } from '../helpers/faketime.js';
 
 const AGENT = 'agent_ops_monitor_004';
 const LEASE_SECONDS = 5;
-const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
 describe('an svc-api instance whose clock is two minutes ahead, beside one whose clock is right', () => {
   let reader: SyncPostgres;

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { walletLoginUrl } from '../../src/contract/claims.js';
 import { CONTRACT_INPUTS } from '../helpers/bundles.js';
-import { accessibilityProblems, launchChromium, policyViolations, screenshot, type Browser } from '../helpers/chromium.js';
+import { accessibilityProblems, browserUnavailable, launchChromium, policyViolations, screenshot, type Browser } from '../helpers/chromium.js';
 import { MovableClock } from '../helpers/clock.js';
 import { finished, finishedRun, heldRun } from '../helpers/console.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
@@ -21,7 +21,7 @@ import { uniqueEmail } from '../helpers/temp.js';
 
 const SIXTEEN_MINUTES = 16 * 60 * 1000;
 
-describe('console in Chromium', () => {
+describe.skipIf(browserUnavailable !== undefined)('console in Chromium', () => {
   const clock = new MovableClock();
   let receiver: HttpsReceiver;
   beforeAll(async () => {

@@ -10,14 +10,14 @@ import { MovableClock } from '../helpers/clock.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
 import { nodeFor } from '../helpers/protocol-node.js';
 import { httpRequest } from '../helpers/http.js';
-import { launchChromium, SCREENSHOTS } from '../helpers/chromium.js';
+import { browserUnavailable, launchChromium, SCREENSHOTS } from '../helpers/chromium.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { uniqueEmail } from '../helpers/temp.js';
 import { mintToken } from '../helpers/tokens.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-describe('wallet page in Chromium', () => {
+describe.skipIf(browserUnavailable !== undefined)('wallet page in Chromium', () => {
   const clock = new MovableClock();
   const service = useSvcApi({ clock });
   let context: BrowserContext;

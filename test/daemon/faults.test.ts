@@ -11,6 +11,7 @@ import { useSvcApi } from '../helpers/svc-api.js';
 import { startHttpFaultProxy } from '../helpers/http-fault-proxy.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { agentEvents, releaseAgents, releaseRun } from './agents.js';
+import { LIBFAKETIME } from '../helpers/faketime.js';
 import {
   DaemonProcess,
   executeOverHttp,
@@ -30,7 +31,6 @@ const SALES = 'agent_sales_outreach_008'; // 8 cents, not retry-safe
 const EVENT_MS = 30_000;
 /** Ticks fast, but the slow re-checks at their default (30 s): what a node in the field waits. */
 const FIELD_TIMING = ['--tick-ms', '100'];
-const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
 async function agentStartedFor(node: TestNode, runId: string): Promise<void> {
   await waitFor(async () => (agentEvents(node, 'start').some((event) => event.run_id === runId) ? true : undefined), `the agent of run ${runId} to start`, EVENT_MS);

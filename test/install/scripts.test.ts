@@ -428,3 +428,31 @@ describe('scripts/upload-agent.sh over the upload quota', () => {
     expect(over.stderr).toMatch(/upload_quota_exceeded[\s\S]*over your upload quota \(HTTP 413\)/);
   });
 });
+
+describe('scripts/install-test-tools.sh (the test tools in one command)', () => {
+  const script = fileURLToPath(new URL('../../scripts/install-test-tools.sh', import.meta.url));
+
+  it('is clean under shellcheck, and --check passes on this machine, where .ci/run installed them', async () => {
+    await requireTool('shellcheck');
+    const lint = await run('shellcheck', ['--severity=style', script]);
+    expect(lint.stdout + lint.stderr).toBe('');
+    const check = await run('sh', [script, '--check']);
+    expect(check.exitCode, check.stderr).toBe(0);
+    // Idempotent: run again (as root here), it installs nothing.
+    const again = await run('sh', [script]);
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.stdout.trim()).toBe('every test tool is installed');
+  });
+
+  it('--check on a machine without the tools names the packages and the one command, and npm test stops there', async () => {
+    // A PATH of the few programs the script itself uses, none of the tools.
+    const bin = tempDir('bare-path-');
+    for (const tool of ['sh', 'sed', 'tr', 'grep', 'uname', 'ls', 'id', 'cat']) symlinkSync(`/usr/bin/${tool}`, join(bin, tool));
+    const check = await run('/usr/bin/sh', [script, '--check'], { env: { PATH: bin } });
+    expect(check.exitCode).toBe(1);
+    expect(check.stderr).toMatch(/^the test suite needs tools this machine lacks \(packages: shellcheck python3-bandit .*bubblewrap.*\)$/m);
+    expect(check.stderr).toContain('install them with: sudo scripts/install-test-tools.sh');
+    const manifest = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { scripts: Record<string, string> };
+    expect(manifest.scripts.test).toMatch(/^sh scripts\/install-test-tools\.sh --check && /);
+  });
+});
