@@ -38,6 +38,8 @@ export const WEBHOOK_DELIVERY_RETENTION_DAYS = 30;
  * cannot be read as a scan of ports and names; the operator's log says which.
  */
 export const WEBHOOK_NO_CONNECTION_ERROR = 'no HTTPS connection to the receiver';
+/** Re-sends of one endpoint's deliveries in a minute (429 rate_limited beyond). */
+export const WEBHOOK_RESENDS_PER_MINUTE = 10;
 /** The part of an answer's body an attempt records. */
 export const WEBHOOK_RESPONSE_EXCERPT_CHARS = 1024;
 

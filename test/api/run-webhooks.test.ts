@@ -2,13 +2,14 @@
 // own transaction and delivered by a worker to the user's HTTPS endpoints, signed Svc-Signature: t=…,v1=…; a failed
 // attempt is recorded with its answer and tried again after the backoff; a delivery can be re-sent; the signing
 // secret rotates with an overlap; private, loopback and link-local addresses are refused before a connection is made,
-// unless the operator allows them, and every missing connection reads alike. The
+// unless the operator allows them, and every missing connection reads alike; re-sends are limited per endpoint. The
 // receiver is a real HTTPS server with a certificate openssl made, or a bare port counting what reaches it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../../src/api/payments/webhook-signature.js';
 import { httpRequest } from '../helpers/http.js';
 import { MovableClock } from '../helpers/clock.js';
-import { WEBHOOK_NO_CONNECTION_ERROR } from '../../src/contract/webhooks.js';
+import { WEBHOOK_NO_CONNECTION_ERROR, WEBHOOK_RESENDS_PER_MINUTE } from '../../src/contract/webhooks.js';
+import { consoleCookie, consolePost } from '../helpers/console.js';
 import { closedPort, startByteCounter, startHttpsReceiver } from '../helpers/https-receiver.js';
 import type { ByteCounter, HttpsReceiver, Received } from '../helpers/https-receiver.js';
 import { startSvcApi, useSvcApi, type TestService } from '../helpers/svc-api.js';
@@ -254,6 +255,39 @@ describe('webhooks to private addresses, without the operator flag', () => {
       expect(detail.attempt_log).toEqual([expect.objectContaining(attempt)]);
     }
     // Not a TLS ClientHello, not a SYN: the port never saw a connection.
+    expect({ connections: counter.connections, bytes: counter.bytes }).toEqual({ connections: 0, bytes: 0 });
+  });
+
+  it('limits the re-sends of an endpoint, the API and the console together, with 429 problem+json and a remedy', async () => {
+    const user = await paidUserWithNode(service, 100, { agents: [AGENT] });
+    const endpointId = await addEndpoint(user.token, `https://localhost:${counter.port}/resent`);
+    await execute(service, user.token, { user_id: user.email, agent_id: AGENT });
+    const { event_id: eventId } = await attempted(user.token, endpointId);
+    const resend = () => call(`/v1/swarm/webhooks/${endpointId}/deliveries/${eventId}/resend`, user.token, { method: 'POST' });
+    // At the start of a minute of the service's clock: the budget's window does not turn while the test sends.
+    clock.advance(60_000 - (clock.now() % 60_000));
+    for (let sent = 1; sent <= WEBHOOK_RESENDS_PER_MINUTE; sent += 1) {
+      const accepted = await resend();
+      expect(accepted.status, accepted.text).toBe(202);
+      expect(accepted.headers.get('ratelimit')).toMatch(new RegExp(`^"webhook-resend";r=${WEBHOOK_RESENDS_PER_MINUTE - sent};t=\\d+$`));
+    }
+    const refused = await resend();
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(refused.body).toMatchObject({ code: 'rate_limited', resends_per_minute: WEBHOOK_RESENDS_PER_MINUTE });
+    expect(refused.body.remedy).toMatch(/^Wait \d+ seconds \(Retry-After\), then re-send/);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refused.headers.get('ratelimit-policy')).toBe(`"webhook-resend";q=${WEBHOOK_RESENDS_PER_MINUTE};w=60`);
+    // The console's re-send button draws on the same budget.
+    const cookie = await consoleCookie(service.walletUrl, user.token);
+    expect((await consolePost(service.walletUrl, `webhooks/${endpointId}/deliveries/${eventId}/resend`, {}, cookie)).status).toBe(429);
+    // Another endpoint's budget is its own (no such delivery: 404, not 429); the next minute this one has its budget again.
+    const other = await addEndpoint(user.token, `https://localhost:${counter.port}/other`);
+    const noDelivery = `/v1/swarm/webhooks/${other}/deliveries/00000000-0000-0000-0000-000000000000/resend`;
+    const none = await call(noDelivery, user.token, { method: 'POST' });
+    expect(none.status).toBe(404);
+    clock.advance(60_000);
+    expect((await resend()).status).toBe(202);
     expect({ connections: counter.connections, bytes: counter.bytes }).toEqual({ connections: 0, bytes: 0 });
   });
 });
