@@ -15,6 +15,7 @@ import type { Revocations } from './auth/revocations.js';
 import type { AuditLog } from './audit/audit-log.js';
 import type { UploadQuota } from './agents/upload-quota.js';
 import type { Vault } from './vault/vault.js';
+import type { ResendLimit } from './webhooks/resend-limit.js';
 import type { WebhookDelivery } from './webhooks/webhook-options.js';
 import type { ArtifactSettings } from './artifacts/artifact-limits.js';
 
@@ -131,6 +132,8 @@ export interface ServiceContext {
   vault: Vault;
   /** Where webhook deliveries may go and which certificates they trust (svc-api --webhook-allow-private, --webhook-ca-file). */
   webhookDelivery: WebhookDelivery;
+  /** Re-sends of each endpoint's deliveries, counted for the API and the console alike (webhooks/resend-limit.ts). */
+  webhookResends: ResendLimit;
   tokens: TokenService;
   /** Revoked access tokens, in memory and kept current from the database (auth/revocations.ts). */
   revocations: Revocations;

@@ -23,6 +23,7 @@ import { loadSecrets, type ServiceSecrets } from './secrets.js';
 import { loadVault } from './vault/vault-keys.js';
 import { scheduleReseal } from './vault/reseal.js';
 import { scheduleWebhookDelivery } from './webhooks/delivery-worker.js';
+import { createResendLimit } from './webhooks/resend-limit.js';
 import { WAL_CHECKPOINT_INTERVAL_MS, checkpointWal, scheduleWalCheckpoint } from './store/wal-checkpoint.js';
 import { createTokenService } from './auth/tokens.js';
 import { createRevocations, REVOCATION_POLL_MS } from './auth/revocations.js';
@@ -109,6 +110,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     secrets,
     vault,
     webhookDelivery: { allowPrivate: options.webhookAllowPrivate ?? false, ...(options.webhookCa === undefined ? {} : { ca: options.webhookCa }) },
+    webhookResends: createResendLimit(clock),
     tokens: createTokenService(secrets, clock, {
       revocations,
       issueRecord: (jti) =>

@@ -32,6 +32,14 @@ export const DEFAULT_PREVIOUS_SECRET_SECONDS = 24 * 3600;
 export const MAX_PREVIOUS_SECRET_SECONDS = 7 * 24 * 3600;
 /** Deliveries, with their attempts, are kept this long. */
 export const WEBHOOK_DELIVERY_RETENTION_DAYS = 30;
+/**
+ * What an attempt records when it had no HTTPS connection, whatever the cause: a name that does not resolve, an address
+ * deliveries may not reach, a port closed or silent, a TLS handshake that failed. One text, so that the delivery log
+ * cannot be read as a scan of ports and names; the operator's log says which.
+ */
+export const WEBHOOK_NO_CONNECTION_ERROR = 'no HTTPS connection to the receiver';
+/** Re-sends of one endpoint's deliveries in a minute (429 rate_limited beyond). */
+export const WEBHOOK_RESENDS_PER_MINUTE = 10;
 /** The part of an answer's body an attempt records. */
 export const WEBHOOK_RESPONSE_EXCERPT_CHARS = 1024;
 

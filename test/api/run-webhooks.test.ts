@@ -1,13 +1,17 @@
 // Signed webhooks of run events (docs/api.md "Webhooks"): each state change of a run is written to the outbox in its
 // own transaction and delivered by a worker to the user's HTTPS endpoints, signed Svc-Signature: t=…,v1=…; a failed
 // attempt is recorded with its answer and tried again after the backoff; a delivery can be re-sent; the signing
-// secret rotates with an overlap; private, loopback and link-local addresses are refused, on the address connected
-// to, unless the operator allows them. The receiver is a real HTTPS server with a certificate openssl made.
+// secret rotates with an overlap; private, loopback and link-local addresses are refused before a connection is made,
+// unless the operator allows them, and every missing connection reads alike; re-sends are limited per endpoint. The
+// receiver is a real HTTPS server with a certificate openssl made, or a bare port counting what reaches it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebhookSignature } from '../../src/api/payments/webhook-signature.js';
 import { httpRequest } from '../helpers/http.js';
 import { MovableClock } from '../helpers/clock.js';
-import { startHttpsReceiver, type HttpsReceiver, type Received } from '../helpers/https-receiver.js';
+import { WEBHOOK_NO_CONNECTION_ERROR, WEBHOOK_RESENDS_PER_MINUTE } from '../../src/contract/webhooks.js';
+import { consoleCookie, consolePost } from '../helpers/console.js';
+import { closedPort, startByteCounter, startHttpsReceiver } from '../helpers/https-receiver.js';
+import type { ByteCounter, HttpsReceiver, Received } from '../helpers/https-receiver.js';
 import { startSvcApi, useSvcApi, type TestService } from '../helpers/svc-api.js';
 import { waitFor } from '../helpers/wait.js';
 import { execute, paidUser, paidUserWithNode, stopNodes, TEST_RUN_TIMING } from './execute-fixtures.js';
@@ -31,7 +35,9 @@ describe('webhooks of run events', () => {
     expect(added.status, added.text).toBe(201);
     return added.body as { endpoint_id: string; url: string; signing_secret: string; events: string[] };
   };
-  const to = (endpoint: { url: string }): Received[] => receiver.received.filter((request) => `${receiver.url}${request.path}` === endpoint.url);
+  // Each endpoint has a path of its own, whichever name or address reaches the receiver.
+  const to = (endpoint: { url: string }): Received[] =>
+    receiver.received.filter((request) => new URL(endpoint.url).pathname === request.path);
   const waitForTo = (endpoint: { url: string }, count: number) => waitFor(async () => (to(endpoint).length >= count ? to(endpoint) : undefined), `${count} deliveries to ${endpoint.url}`, 20_000);
   const eventsOf = (requests: Received[]) => requests.map((request) => JSON.parse(request.body) as { id: string; type: string; data: { run: Record<string, unknown> } });
   const verify = (request: Received, secret: string) => verifyWebhookSignature(secret, request.headers['svc-signature'], Buffer.from(request.body), clock.now());
@@ -60,10 +66,13 @@ describe('webhooks of run events', () => {
 
   it('sends only the events an endpoint takes; a failed run is sent failed with its reason', async () => {
     const user = await paidUserWithNode(service, 100, { agents: [AGENT], answer: () => ({ status: 'failed', output: { error: 'exit', message: 'exit 7' } }) });
-    const endpoint = await addEndpoint(user.token, { events: ['failed'] });
+    // By a name: the connection goes to the address it resolved to, and the name stays the TLS server name and the Host.
+    const endpoint = await addEndpoint(user.token, { events: ['failed'], url: `https://localhost:${receiver.port}/hooks/by-name` });
     const run = await execute(service, user.token, { user_id: user.email, agent_id: AGENT });
     expect(run.body.status).toBe('failed');
     const [request] = await waitForTo(endpoint, 1);
+    expect(request!.servername).toBe('localhost');
+    expect(request!.headers.host).toBe(`localhost:${receiver.port}`);
     expect(eventsOf([request!])[0]).toMatchObject({ type: 'run.failed', data: { run: { run_id: run.body.run_id, status: 'failed', charged_cents: 0, error: { code: 'exit', message: 'exit 7' } } } });
     const deliveries = await waitFor(async () => {
       const page = (await call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/deliveries`, user.token)).body;
@@ -175,37 +184,111 @@ describe('webhooks of run events', () => {
 });
 
 describe('webhooks to private addresses, without the operator flag', () => {
+  const clock = new MovableClock();
   let service: TestService;
-  let receiver: HttpsReceiver;
+  let counter: ByteCounter;
   beforeAll(async () => {
-    receiver = await startHttpsReceiver();
-    service = await startSvcApi({ runTiming: TEST_RUN_TIMING, webhookCa: receiver.certPem });
+    counter = await startByteCounter();
+    service = await startSvcApi({ clock, runTiming: TEST_RUN_TIMING });
   });
   afterAll(async () => {
     await stopNodes();
     await service?.close();
-    await receiver.close();
+    await counter.close();
+  });
+  const call = (path: string, token: string, init: { method?: string; body?: unknown } = {}) =>
+    httpRequest(`${service.baseUrl}${path}`, { ...init, token });
+  const addEndpoint = async (token: string, url: string) => {
+    const added = await call('/v1/swarm/webhooks', token, { method: 'POST', body: { url, events: ['succeeded'] } });
+    expect(added.status, added.text).toBe(201);
+    return added.body.endpoint_id as string;
+  };
+  /** The endpoint's delivery once its first attempt is recorded. */
+  const attempted = (token: string, endpointId: string) =>
+    waitFor(async () => {
+      const [delivery] = (await call(`/v1/swarm/webhooks/${endpointId}/deliveries`, token)).body.deliveries;
+      return delivery?.attempts >= 1 && delivery.last_error !== null ? delivery : undefined;
+    }, `an attempt to endpoint ${endpointId}`);
+
+  it('refuses an endpoint written as a private address, IPv4 inside IPv6 included, and takes a public one', async () => {
+    const user = await paidUser(service, 0);
+    const refused = [
+      `https://127.0.0.1:${counter.port}/hook`,
+      'https://10.0.0.8/hook',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[::1]/hook',
+      'https://[::ffff:127.0.0.1]/hook',
+      'https://192.168.1.1/',
+      // IPv4-compatible (a URL writes it [::7f00:1]), IPv4-translated, NAT64 and 6to4: judged by the IPv4 they carry.
+      'https://[::127.0.0.1]/hook',
+      'https://[::10.0.0.8]/hook',
+      'https://[::ffff:0:7f00:1]/hook',
+      'https://[64:ff9b::169.254.169.254]/latest/meta-data',
+      'https://[64:ff9b::7f00:1]/hook',
+      'https://[2002:7f00:1::1]/hook',
+      'https://[2002:c0a8:101::]/hook',
+    ];
+    for (const url of refused) {
+      const answer = await call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url } });
+      expect(answer.status, url).toBe(400);
+      expect(answer.body.code).toBe('invalid_request');
+      expect(answer.body.detail).toContain('public address');
+    }
+    for (const url of ['https://[64:ff9b::8.8.8.8]/hook', 'https://[2002:808:808::1]/hook', 'https://[::ffff:8.8.8.8]/hook']) {
+      expect((await call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url } })).status, url).toBe(201);
+    }
   });
 
-  it('refuses an endpoint written as a loopback, private or link-local address, and a name that resolves to one on the address connected to', async () => {
+  it('connects to no private address a name resolves to, and records an open port, a closed one and no address alike', async () => {
     const user = await paidUserWithNode(service, 100, { agents: [AGENT] });
-    for (const url of [`${receiver.url}/hook`, 'https://10.0.0.8/hook', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/hook', 'https://[::ffff:127.0.0.1]/hook', 'https://192.168.1.1/']) {
-      const refused = await httpRequest(`${service.baseUrl}/v1/swarm/webhooks`, { method: 'POST', token: user.token, body: { url } });
-      expect(refused.status, url).toBe(400);
-      expect(refused.body.code).toBe('invalid_request');
-      expect(refused.body.detail).toContain('public address');
-    }
-    // localhost is a name: taken, and refused where each delivery connects, before a byte is sent.
-    const added = await httpRequest(`${service.baseUrl}/v1/swarm/webhooks`, { method: 'POST', token: user.token, body: { url: `https://localhost:${receiver.port}/hook`, events: ['succeeded'] } });
-    expect(added.status, added.text).toBe(201);
+    // localhost is a name: taken, and judged before each delivery connects.
+    const closed = await closedPort();
+    const urls = [`https://localhost:${counter.port}/hook`, `https://localhost:${closed}/hook`, 'https://receiver.invalid/hook'];
+    const endpoints = [];
+    for (const url of urls) endpoints.push(await addEndpoint(user.token, url));
     await execute(service, user.token, { user_id: user.email, agent_id: AGENT });
-    const page = await waitFor(async () => {
-      const deliveries = (await httpRequest(`${service.baseUrl}/v1/swarm/webhooks/${added.body.endpoint_id}/deliveries`, { token: user.token })).body.deliveries;
-      return deliveries[0]?.attempts >= 1 && deliveries[0].last_error !== null ? deliveries : undefined;
-    }, 'the refused attempt');
-    expect(page[0]).toMatchObject({ status: 'pending', last_status_code: null });
-    expect(page[0].last_error).toMatch(/^refused: (127\.0\.0\.1|::1) is a loopback address/);
-    expect(receiver.received).toHaveLength(0);
+    for (const endpointId of endpoints) {
+      const delivery = await attempted(user.token, endpointId);
+      expect(delivery).toMatchObject({ status: 'pending', last_status_code: null, last_error: WEBHOOK_NO_CONNECTION_ERROR });
+      const detail = (await call(`/v1/swarm/webhooks/${endpointId}/deliveries/${delivery.event_id}`, user.token)).body;
+      const attempt = { attempt: 1, status_code: null, error: WEBHOOK_NO_CONNECTION_ERROR, response_excerpt: null };
+      expect(detail.attempt_log).toEqual([expect.objectContaining(attempt)]);
+    }
+    // Not a TLS ClientHello, not a SYN: the port never saw a connection.
+    expect({ connections: counter.connections, bytes: counter.bytes }).toEqual({ connections: 0, bytes: 0 });
+  });
+
+  it('limits the re-sends of an endpoint, the API and the console together, with 429 problem+json and a remedy', async () => {
+    const user = await paidUserWithNode(service, 100, { agents: [AGENT] });
+    const endpointId = await addEndpoint(user.token, `https://localhost:${counter.port}/resent`);
+    await execute(service, user.token, { user_id: user.email, agent_id: AGENT });
+    const { event_id: eventId } = await attempted(user.token, endpointId);
+    const resend = () => call(`/v1/swarm/webhooks/${endpointId}/deliveries/${eventId}/resend`, user.token, { method: 'POST' });
+    // At the start of a minute of the service's clock: the budget's window does not turn while the test sends.
+    clock.advance(60_000 - (clock.now() % 60_000));
+    for (let sent = 1; sent <= WEBHOOK_RESENDS_PER_MINUTE; sent += 1) {
+      const accepted = await resend();
+      expect(accepted.status, accepted.text).toBe(202);
+      expect(accepted.headers.get('ratelimit')).toMatch(new RegExp(`^"webhook-resend";r=${WEBHOOK_RESENDS_PER_MINUTE - sent};t=\\d+$`));
+    }
+    const refused = await resend();
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(refused.body).toMatchObject({ code: 'rate_limited', resends_per_minute: WEBHOOK_RESENDS_PER_MINUTE });
+    expect(refused.body.remedy).toMatch(/^Wait \d+ seconds \(Retry-After\), then re-send/);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refused.headers.get('ratelimit-policy')).toBe(`"webhook-resend";q=${WEBHOOK_RESENDS_PER_MINUTE};w=60`);
+    // The console's re-send button draws on the same budget.
+    const cookie = await consoleCookie(service.walletUrl, user.token);
+    expect((await consolePost(service.walletUrl, `webhooks/${endpointId}/deliveries/${eventId}/resend`, {}, cookie)).status).toBe(429);
+    // Another endpoint's budget is its own (no such delivery: 404, not 429); the next minute this one has its budget again.
+    const other = await addEndpoint(user.token, `https://localhost:${counter.port}/other`);
+    const noDelivery = `/v1/swarm/webhooks/${other}/deliveries/00000000-0000-0000-0000-000000000000/resend`;
+    const none = await call(noDelivery, user.token, { method: 'POST' });
+    expect(none.status).toBe(404);
+    clock.advance(60_000);
+    expect((await resend()).status).toBe(202);
+    expect({ connections: counter.connections, bytes: counter.bytes }).toEqual({ connections: 0, bytes: 0 });
   });
 });
 

@@ -1,9 +1,11 @@
 // A webhook receiver for the tests: a real HTTPS server on 127.0.0.1 with a self-signed certificate made by openssl
 // for localhost and 127.0.0.1, recording every request, answering each with what the test queued (200 by default).
+// And a bare TCP port that only counts what reaches it, for what must reach nothing.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { tempDir } from './temp.js';
 import { waitFor } from './wait.js';
@@ -12,6 +14,8 @@ export interface Received {
   path: string;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+  /** The TLS server name the client sent (SNI); false when it sent none. */
+  servername: string | false;
 }
 
 export interface HttpsReceiver {
@@ -50,7 +54,8 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      received.push({ path: request.url ?? '/', headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
+      const servername = (request.socket as TLSSocket).servername ?? false;
+      received.push({ path: request.url ?? '/', headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), servername });
       const answer = answers.shift() ?? { status: 200, body: 'ok' };
       response.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
       response.end(answer.body ?? '');
@@ -71,4 +76,50 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
         server.close(() => resolve());
       }),
   };
+}
+
+export interface ByteCounter {
+  port: number;
+  /** Connections accepted and bytes read, all told. */
+  readonly connections: number;
+  readonly bytes: number;
+  close(): Promise<void>;
+}
+
+/** A TCP port on 127.0.0.1 that answers nothing and counts every connection and byte that reaches it. */
+export async function startByteCounter(): Promise<ByteCounter> {
+  let connections = 0;
+  let bytes = 0;
+  const sockets = new Set<Socket>();
+  const server = createTcpServer((socket) => {
+    connections += 1;
+    sockets.add(socket);
+    socket.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    socket.on('error', () => undefined);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    get connections() {
+      return connections;
+    },
+    get bytes() {
+      return bytes;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A port of 127.0.0.1 nothing listens on: bound, then closed. */
+export async function closedPort(): Promise<number> {
+  const server = createTcpServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

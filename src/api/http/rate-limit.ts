@@ -45,14 +45,16 @@ export function decide(count: number, limit: number, nowMs: number, windowStartM
   };
 }
 
-export function rateLimitHeaders(limit: number, decision: RateLimitDecision): Record<string, string> {
+/** `policy` names a budget other than the per-address one (the re-sends of a webhook endpoint's deliveries). */
+export function rateLimitHeaders(limit: number, decision: RateLimitDecision, policy = POLICY_NAME): Record<string, string> {
   return {
-    'ratelimit-policy': `"${POLICY_NAME}";q=${limit};w=${RATE_LIMIT_WINDOW_MS / 1000}`,
-    ratelimit: `"${POLICY_NAME}";r=${decision.remaining};t=${decision.resetSeconds}`,
+    'ratelimit-policy': `"${policy}";q=${limit};w=${RATE_LIMIT_WINDOW_MS / 1000}`,
+    ratelimit: `"${policy}";r=${decision.remaining};t=${decision.resetSeconds}`,
   };
 }
 
 export interface MemoryRateLimitStore extends RateLimitStore {
+  hit(key: string, windowStartMs: number): number;
   /** Keys held across the windows kept, to show that memory stays bounded. */
   size(): number;
 }

@@ -13,7 +13,12 @@ import { createEndpointStore } from './endpoint-store.js';
 const MAX_IN_FLIGHT = 32;
 const PURGE_EVERY_MS = 60 * 60 * 1000;
 
-export function scheduleWebhookDelivery(ctx: ServiceContext, log: { warn(details: object, message: string): void }): void {
+interface WorkerLog {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+}
+
+export function scheduleWebhookDelivery(ctx: ServiceContext, log: WorkerLog): void {
   const deliveries = createDeliveryStore(ctx.store);
   const endpoints = createEndpointStore(ctx.store, ctx.vault, ctx.clock);
   let inFlight = 0;
@@ -33,6 +38,11 @@ export function scheduleWebhookDelivery(ctx: ServiceContext, log: { warn(details
     const result = await postEvent(endpoint.url, row.payload_json, headers, ctx.webhookDelivery, ctx.shutdownSignal);
     // An attempt cut short by the service stopping is not one: the delivery is claimed again after the restart.
     if (ctx.shutdownSignal.aborted) return;
+    // The user reads one text for every missing connection; the operator may read why (a user's receiver, so info).
+    if (result.unreachable !== undefined) {
+      const details = { endpoint_id: row.endpoint_id, event_id: row.event_id, reason: result.unreachable };
+      log.info(details, 'a webhook delivery had no HTTPS connection to its receiver');
+    }
     await deliveries.recordAttempt(row, result, at);
   };
 

@@ -1,8 +1,8 @@
 // A webhook endpoint's URL (docs/api.md "Webhooks"): HTTPS, no credentials or fragment, and, when it is written as
 // an IP address, one deliveries may reach. A name is not resolved here: what it resolves to may change, so it is
-// checked where each delivery connects (deliver.ts, address-policy.ts), localhost included.
+// judged before each delivery connects (deliver.ts, http/outbound-guard.ts), localhost included.
 import { SvcError } from '../../contract/errors.js';
-import { addressRefusal, literalAddressOf } from './address-policy.js';
+import { addressRefusal, literalAddressOf } from '../http/outbound-guard.js';
 
 export function checkEndpointUrl(text: string, allowPrivate: boolean): string {
   const refuse = (message: string): never => {
@@ -18,7 +18,7 @@ export function checkEndpointUrl(text: string, allowPrivate: boolean): string {
   if (url.username !== '' || url.password !== '') refuse('must not carry a user name or password (the signature authenticates the service)');
   if (url.hash !== '') refuse('must not have a fragment');
   const literal = literalAddressOf(url.hostname);
-  const refusal = literal === undefined ? undefined : addressRefusal(literal, allowPrivate);
+  const refusal = literal === undefined ? undefined : addressRefusal(literal, { allowPrivate });
   if (refusal !== undefined) refuse(`must reach a public address: ${refusal}`);
   return url.toString();
 }

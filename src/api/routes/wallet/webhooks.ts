@@ -86,11 +86,13 @@ export function webhookPages(scope: PageScope): FastifyPluginAsync {
       );
     });
 
-    // A re-send changes no configuration: as in the API, the session that reads the deliveries may send one again.
+    // A re-send changes no configuration: as in the API, the session that reads the deliveries may send one again, as
+    // many a minute, from one budget with the API's.
     app.post<{ Params: { endpoint_id: string; event_id: string } }>('/webhooks/:endpoint_id/deliveries/:event_id/resend', async (request, reply) => {
       assertSameOrigin(ctx, request);
       const session = await scope.requireSession(request);
       const endpoint = await endpointOf(request, session);
+      ctx.webhookResends.take(endpoint.endpoint_id, reply);
       if (!ID_PATTERN.test(request.params.event_id) || !(await deliveries.resend(endpoint.endpoint_id, request.params.event_id, ctx.clock.now()))) {
         throw new SvcError('not_found', 'this endpoint has no such delivery');
       }

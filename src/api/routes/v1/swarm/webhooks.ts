@@ -102,12 +102,13 @@ export function webhookRoutes(ctx: ServiceContext): FastifyPluginAsync {
       },
     );
 
-    // A re-send changes no configuration: the JWT that reads the deliveries may send one again.
+    // A re-send changes no configuration: the JWT that reads the deliveries may send one again, so many a minute.
     app.post<{ Params: DeliveryParams }>(
       '/v1/swarm/webhooks/:endpoint_id/deliveries/:event_id/resend',
       { config: { auth: 'access-token' }, schema: { params: DeliveryParams, response: { 202: WebhookDelivery } } },
       async (request, reply) => {
         await endpointOf(userOf(request).sub, request.params.endpoint_id);
+        ctx.webhookResends.take(request.params.endpoint_id, reply);
         if (!(await deliveries.resend(request.params.endpoint_id, request.params.event_id, ctx.clock.now()))) throw noDelivery(request.params.endpoint_id, request.params.event_id);
         const found = await deliveries.find(request.params.endpoint_id, request.params.event_id);
         return reply.status(202).send(found!.delivery);
