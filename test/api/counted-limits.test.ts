@@ -94,8 +94,8 @@ describe("the upload quota's versions (docs/api.md \"Quota and retention\")", ()
   });
 });
 
-describe('webhook endpoints and secrets (docs/api.md "Webhooks", "Secrets")', () => {
-  const pair = useSvcApiPair();
+describe('webhook endpoints, secrets and artifacts (docs/api.md "Webhooks", "Secrets", "Run artifacts")', () => {
+  const pair = useSvcApiPair({ artifactLimits: { maxRunFiles: 10, maxUserBytes: 5 * 1024 } });
 
   it(`120 webhook endpoints added at once on two instances: ${MAX_WEBHOOK_ENDPOINTS} are kept, the others refused 409`, async () => {
     const email = uniqueEmail('hooks-race');
@@ -116,10 +116,6 @@ describe('webhook endpoints and secrets (docs/api.md "Webhooks", "Secrets")', ()
     expect(counts).toEqual({ 200: MAX_SECRETS_PER_USER, 409: AT_ONCE - MAX_SECRETS_PER_USER });
     expect(countOf(pair[0], 'SELECT count(*) AS n FROM user_secrets WHERE user_id = ?', email)).toBe(MAX_SECRETS_PER_USER);
   });
-});
-
-describe('artifacts (docs/api.md "Run artifacts")', () => {
-  const pair = useSvcApiPair({ artifactLimits: { maxRunFiles: 10, maxUserBytes: 5 * 1024 } });
 
   /** A node's own run, running on it under its lease. */
   async function heldRun(): Promise<{ run_id: string; lease_id: string; credential: string; email: string }> {
