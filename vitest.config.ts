@@ -12,6 +12,7 @@ const ON_POSTGRES = [
   'test/api/artifacts.test.ts',
   'test/api/auth.test.ts',
   'test/api/compiled-once.test.ts',
+  'test/api/counted-limits.test.ts',
   'test/api/enroll.test.ts',
   'test/api/execute.test.ts',
   'test/api/own-agents.test.ts',

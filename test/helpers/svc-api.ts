@@ -129,3 +129,33 @@ export async function spawnSvcApi(
     },
   };
 }
+
+/**
+ * Two svc-api instances on one database for the tests of a describe block, as several serve one service
+ * (docs/operations.md "svc-api on PostgreSQL: several instances"): on PostgreSQL, two services in this process, each
+ * with its own pool, sharing one data directory (its keys) and so one database; on SQLite, whose deployment is one
+ * instance, that instance twice. Started in beforeAll, closed in afterAll.
+ */
+export function useSvcApiPair(options: Partial<ServiceOptions> = {}): [TestService, TestService] {
+  let pair: TestService[] = [];
+  beforeAll(async () => {
+    const dataDir = tempDir('svc-api-pair-');
+    const first = await startSvcApi({ ...options, dataDir });
+    pair = [first, testEngine() === 'postgres' ? await startSvcApi({ ...options, dataDir }) : first];
+  });
+  afterAll(async () => {
+    await Promise.all([...new Set(pair)].map((service) => service.close()));
+    pair = [];
+    removeTempDirs();
+  });
+  const handle = (index: number): TestService =>
+    new Proxy({} as TestService, {
+      get(_target, key) {
+        const running = pair[index];
+        if (running === undefined) throw new Error(`useSvcApiPair: not running (read .${String(key)} inside a test or a hook)`);
+        const value: unknown = Reflect.get(running, key);
+        return typeof value === 'function' ? value.bind(running) : value;
+      },
+    });
+  return [handle(0), handle(1)];
+}

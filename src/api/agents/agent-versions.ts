@@ -83,12 +83,10 @@ export function createAgentVersions(store: Store): AgentVersions {
     });
 
   const upload = (userId: string, bytes: Buffer, bundle: ReadBundle, now: number, quota?: UploadQuota): Promise<Uploaded> =>
-    store.transaction(async () => {
+    // The quota is the user's across agents: two uploads of two agents at once must not both fit in the last room.
+    // Two uploads of one agent at once on two instances: the second waits for the first, then sees its version.
+    store.lockedTransaction([`agent-quota:${userId}`, `agent-version:${userId}:${bundle.manifest.agent_id}`], async () => {
       const manifest: AgentManifest = bundle.manifest;
-      // The quota is the user's across agents: two uploads of two agents at once must not both fit in the last room.
-      await store.lock(`agent-quota:${userId}`);
-      // Two uploads of one agent at once on two instances: the second waits for the first, then sees its version.
-      await store.lock(`agent-version:${userId}:${manifest.agent_id}`);
       const same = await versions(userId, manifest.agent_id).where('v.digest', '=', bundle.digest).executeTakeFirst();
       // The same bytes again (a retried upload, a second run of a script): the version it already is, nothing moves.
       if (same !== undefined) return { created: false, row: same };

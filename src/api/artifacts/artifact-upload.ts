@@ -64,9 +64,9 @@ export async function storeArtifact(ctx: ServiceContext, stores: { artifacts: Ar
       blobId = await artifacts.newBlob(userId, received.sha256, received.bytes, ctx.clock.now());
       await writeBlobChunks(artifacts, blobId, temp, received.bytes);
     }
-    const outcome = await ctx.store.transaction(async () => {
-      // The user's uploads, the retention sweep and removals of blobs take turns (PostgreSQL; SQLite's transactions do).
-      await ctx.store.lock(`artifacts:${userId}`);
+    // The user's uploads, the retention sweep and removals of blobs take turns (PostgreSQL; SQLite's transactions do):
+    // the caps and the quota are counted and the artifact named under one lock.
+    const outcome = await ctx.store.lockedTransaction([`artifacts:${userId}`], async () => {
       heldBy({ ...put, run: await runs.get(put.runId) });
       const again = await artifacts.find(put.runId, put.name);
       if (again !== undefined && again.lease_id === put.leaseId) return settleRepeat(again, received.sha256, put.name);

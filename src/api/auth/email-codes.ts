@@ -48,19 +48,22 @@ export function createEmailCodes(store: Store, clock: Clock, mailer: Mailer, key
   const codeKey = createHmac('sha256', key).update('svc email-code v1').digest();
   const codeHash = (challengeId: string, digits: string): string => createHmac('sha256', codeKey).update(`${challengeId}\n${digits}`).digest('hex');
 
+  /** Refuses a code over either budget of the hour; call in the transaction that stores the code, under its locks. */
   async function refuseOverLimit(email: string, client: ClientSeen, now: number): Promise<void> {
     const since = now - CODE_WINDOW_MS;
-    const [byEmail, byClient] = await Promise.all([
-      store.db.selectFrom('email_challenges').select((eb) => eb.fn.countAll<number>().as('n')).where('email', '=', email).where('created_at', '>', since).executeTakeFirstOrThrow(),
-      store.db
+    const count = async (column: 'email' | 'client_address', value: string): Promise<number> => {
+      const row = await store.db
         .selectFrom('email_challenges')
         .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('client_address', '=', client.client_address)
+        .where(column, '=', value)
         .where('created_at', '>', since)
-        .executeTakeFirstOrThrow(),
-    ]);
-    if (Number(byEmail.n) >= CODES_PER_ADDRESS || Number(byClient.n) >= codesPerClient) {
-      throw new SvcError('rate_limited', `too many sign-in codes were asked for ${Number(byEmail.n) >= CODES_PER_ADDRESS ? 'for this address' : 'from this client'} in the last hour`, {
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    };
+    const overAddress = (await count('email', email)) >= CODES_PER_ADDRESS;
+    if (overAddress || (await count('client_address', client.client_address)) >= codesPerClient) {
+      const whose = overAddress ? 'for this address' : 'from this client';
+      throw new SvcError('rate_limited', `too many sign-in codes were asked for ${whose} in the last hour`, {
         retryAfterSeconds: 15 * 60,
         remedy: 'Use the newest code already mailed (it works for 10 minutes), or ask again later.',
       });
@@ -71,14 +74,22 @@ export function createEmailCodes(store: Store, clock: Clock, mailer: Mailer, key
     async send(email, client) {
       const address = normalizeEmail(email);
       const now = clock.now();
-      await refuseOverLimit(address, client, now);
       const challengeId = randomUUID();
       const digits = String(randomInt(0, 100_000_000)).padStart(8, '0');
       const expiresAt = now + CODE_LIFETIME_MINUTES * 60_000;
-      await store.db
-        .insertInto('email_challenges')
-        .values({ challenge_id: challengeId, email: address, code_hash: codeHash(challengeId, digits), client_address: client.client_address, created_at: now, expires_at: expiresAt })
-        .execute();
+      // Both budgets are counted from the codes stored: the count and the insert after it are one step for the address
+      // and for the client (docs/api.md "Counted limits under concurrency"), the address's lock always taken first.
+      const locks = [`sign-in-codes:address:${address}`, `sign-in-codes:client:${client.client_address}`];
+      await store.lockedTransaction(locks, async () => {
+        await refuseOverLimit(address, client, now);
+        const { client_address } = client;
+        const code_hash = codeHash(challengeId, digits);
+        await store.db
+          .insertInto('email_challenges')
+          .values({ challenge_id: challengeId, email: address, code_hash, client_address, created_at: now, expires_at: expiresAt })
+          .execute();
+      });
+      // Mailed once the code is stored and the locks are let go: a slow relay holds up no other sign-in.
       await mailer.send(signInCodeMail(address, `${digits.slice(0, 4)}-${digits.slice(4)}`, challengeReference(challengeId), CODE_LIFETIME_MINUTES, client));
       return { challenge_id: challengeId, expires_at: expiresAt };
     },

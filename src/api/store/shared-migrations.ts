@@ -8,6 +8,7 @@ import { budgetCounters } from './budget-counters-migration.js';
 import { runArtifacts } from './artifacts-migration.js';
 import { runsAsJobs } from './jobs-migration.js';
 import { runLogs } from './logs-migration.js';
+import { rateCounters } from './rate-counters-migration.js';
 
 export const SHARED_MIGRATIONS_FROM_VERSION = 6;
 
@@ -122,6 +123,7 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
     await db.schema.alterTable('wallet_sessions').addColumn('auth_time', 'bigint').execute();
   },
   /* 17: budget counters (docs/api.md "Budgets") */ budgetCounters,
+  /* 18: counted windows (docs/api.md "Counted limits under concurrency") */ rateCounters,
 ];
 
 /** The schema version this program migrates either engine to. */

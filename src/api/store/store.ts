@@ -30,6 +30,15 @@ export interface Store {
   statement<T>(work: () => Promise<T>): Promise<T>;
   /** Serialises the transactions that take the same key until they end (pg_advisory_xact_lock); SQLite: nothing to do. */
   lock(key: string): Promise<void>;
+  /**
+   * Runs `work` in a transaction that takes `lock()` of each key, in the order given (every caller must use one
+   * order, as for any locks). On PostgreSQL this instance's calls for a key take turns in the process first, holding
+   * no connection: a flood of requests for one key (one user, one client) waits in memory, one of them at the
+   * database, instead of holding the pool while it queues for the lock (docs/api.md "Counted limits under
+   * concurrency"). Inside a transaction already open, only the locks: waiting in the process while holding a
+   * connection could wait for itself. SQLite: a transaction, its writers taking turns already.
+   */
+  lockedTransaction<T>(keys: readonly string[], work: () => Promise<T>): Promise<T>;
   /** Adds FOR UPDATE on PostgreSQL (SQLite's write lock is the whole database already). */
   forUpdate<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O>;
   /** PostgreSQL's: wake-ups between the instances on the database (postgres-notifications.ts). */
@@ -61,6 +70,39 @@ export function createStore(engine: Engine, root: Kysely<Tables>, close: () => P
       }
     });
   };
+  const lock = async (key: string): Promise<void> => {
+    if (engine !== 'postgres') return;
+    const open = current.getStore();
+    if (open?.open !== true) throw new Error('Store.lock() outside a transaction');
+    await sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(open.trx);
+  };
+  // The last in line for each key; its promise settles when it is done, and the next goes.
+  const lastInLine = new Map<string, Promise<void>>();
+  const turnOf = async (key: string): Promise<() => void> => {
+    const before = lastInLine.get(key);
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    lastInLine.set(key, mine);
+    if (before !== undefined) await before;
+    return () => {
+      if (lastInLine.get(key) === mine) lastInLine.delete(key);
+      done();
+    };
+  };
+  const lockedTransaction = async <T>(keys: readonly string[], work: () => Promise<T>): Promise<T> => {
+    const locked = async (): Promise<T> => {
+      for (const key of keys) await lock(key);
+      return work();
+    };
+    if (engine !== 'postgres' || current.getStore()?.open === true) return transaction(locked);
+    const turns: Array<() => void> = [];
+    try {
+      for (const key of keys) turns.push(await turnOf(key));
+      return await transaction(locked);
+    } finally {
+      for (const next of turns.reverse()) next();
+    }
+  };
   return {
     engine,
     connections: options.connections ?? 1,
@@ -72,12 +114,8 @@ export function createStore(engine: Engine, root: Kysely<Tables>, close: () => P
     },
     transaction,
     statement: (work) => (batched === undefined ? work() : transaction(work)),
-    async lock(key) {
-      if (engine !== 'postgres') return;
-      const open = current.getStore();
-      if (open?.open !== true) throw new Error('Store.lock() outside a transaction');
-      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(open.trx);
-    },
+    lock,
+    lockedTransaction,
     forUpdate: (query) => (engine === 'postgres' ? query.forUpdate() : query),
     async ping() {
       await sql`SELECT 1`.execute(root);

@@ -230,6 +230,8 @@ export interface Tables {
     spent_cents: Generated<number>;
     period_start: Generated<number>;
   };
+  /** What one subject took of one limit in the clock-aligned window starting at window_start (rate-counters-migration.ts). */
+  rate_counters: { counter: string; subject: string; window_start: number; taken: number };
   /** Where a user's run events are sent (docs/api.md "Webhooks"), with its signing secret, encrypted as a secret is. */
   webhook_endpoints: {
     endpoint_id: string;

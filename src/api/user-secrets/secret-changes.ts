@@ -5,7 +5,7 @@ import { SvcError } from '../../contract/errors.js';
 import { secretNameProblem, secretValueProblem, type SecretSummary } from '../../contract/secrets.js';
 import type { ServiceContext } from '../context.js';
 import type { ClientSeen } from '../mail/messages.js';
-import { createSecretStore, type SecretStore } from './secret-store.js';
+import { createSecretStore, userSecretsLock, type SecretStore } from './secret-store.js';
 
 export interface SecretChanges {
   readonly store: SecretStore;
@@ -24,7 +24,8 @@ export function createSecretChanges(ctx: ServiceContext): SecretChanges {
       if (nameProblem !== undefined) throw new SvcError('invalid_request', `the secret's name ${nameProblem}`, { extensions: { errors: [{ path: '/params/name', message: nameProblem }] } });
       const valueProblem = secretValueProblem(value);
       if (valueProblem !== undefined) throw new SvcError('invalid_request', `the value ${valueProblem}`, { extensions: { errors: [{ path: '/value', message: valueProblem }] } });
-      return ctx.store.transaction(async () => {
+      // The count of the user's secrets is checked under this lock (secret-store.ts), taken before the transaction.
+      return ctx.store.lockedTransaction([userSecretsLock(userId)], async () => {
         const written = await secrets.put(userId, name, value);
         await ctx.audit.record(userId, 'secret_changed', client, { name, change: written.created ? 'created' : 'updated' });
         return written;

@@ -19,6 +19,9 @@ export interface SecretStore {
   reseal(limit: number): Promise<number>;
 }
 
+/** Held while a user's secrets are counted and one is added (docs/api.md "Counted limits under concurrency"). */
+export const userSecretsLock = (userId: string): string => `user-secrets:${userId}`;
+
 /** The vault's context of a value: it opens only as this user's secret of this name. */
 const contextOf = (userId: string, name: string): string => `user-secret\u0000${userId}\u0000${name}`;
 
@@ -38,7 +41,7 @@ export function createSecretStore(store: Store, vault: Vault, clock: Clock): Sec
 
     async put(userId, name, value) {
       // One writer per user at a time (PostgreSQL): the count below and the insert must not interleave.
-      await store.lock(`user-secrets:${userId}`);
+      await store.lock(userSecretsLock(userId));
       const now = clock.now();
       const sealed = vault.seal(value, contextOf(userId, name));
       const existing = await store.db.selectFrom('user_secrets').select(['created_at']).where('user_id', '=', userId).where('name', '=', name).executeTakeFirst();

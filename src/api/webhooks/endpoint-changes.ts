@@ -5,7 +5,7 @@ import { SvcError } from '../../contract/errors.js';
 import type { WebhookEndpoint, WebhookEvent } from '../../contract/webhooks.js';
 import type { ServiceContext } from '../context.js';
 import type { ClientSeen } from '../mail/messages.js';
-import { createEndpointStore, type EndpointRow, type EndpointStore } from './endpoint-store.js';
+import { createEndpointStore, webhookEndpointsLock, type EndpointRow, type EndpointStore } from './endpoint-store.js';
 import { checkEndpointUrl } from './endpoint-url.js';
 
 export interface NewEndpoint {
@@ -36,7 +36,8 @@ export function createEndpointChanges(ctx: ServiceContext): EndpointChanges {
 
     add(userId, given, client) {
       const url = checkEndpointUrl(given.url, ctx.webhookDelivery.allowPrivate);
-      return ctx.store.transaction(async () => {
+      // The count of the user's endpoints is checked under this lock (endpoint-store.ts), taken before the transaction.
+      return ctx.store.lockedTransaction([webhookEndpointsLock(userId)], async () => {
         const made = await endpoints.create(userId, { url, ...(given.events === undefined ? {} : { events: given.events }), ...(given.description === undefined ? {} : { description: given.description }) });
         await ctx.audit.record(userId, 'webhook_changed', client, { endpoint_id: made.endpoint.endpoint_id, change: 'added', url, events: made.endpoint.events });
         return made;

@@ -29,6 +29,9 @@ export interface EndpointStore {
 const newSigningSecret = (): string => `whsec_${randomBytes(32).toString('base64url')}`;
 const contextOf = (endpointId: string): string => `webhook-secret\u0000${endpointId}`;
 
+/** Held while a user's endpoints are counted and one is added (docs/api.md "Counted limits under concurrency"). */
+export const webhookEndpointsLock = (userId: string): string => `webhook-endpoints:${userId}`;
+
 export function createEndpointStore(store: Store, vault: Vault, clock: Clock): EndpointStore {
   const viewOf = (row: EndpointRow, now: number): WebhookEndpoint => ({
     endpoint_id: row.endpoint_id,
@@ -47,8 +50,7 @@ export function createEndpointStore(store: Store, vault: Vault, clock: Clock): E
     find,
 
     async create(userId, given) {
-      return store.transaction(async () => {
-        await store.lock(`webhook-endpoints:${userId}`);
+      return store.lockedTransaction([webhookEndpointsLock(userId)], async () => {
         const count = await store.db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
         if (Number(count.n) >= MAX_WEBHOOK_ENDPOINTS) {
           throw new SvcError('limit_reached', `you have ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints, the most a user may have; nothing was added`, {

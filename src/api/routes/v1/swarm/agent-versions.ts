@@ -34,7 +34,7 @@ type Params = { Params: Static<typeof AgentParams> };
 export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
     const versions = createAgentVersions(ctx.store);
-    const uploadRate = createUploadRate(ctx.uploadLimits.uploadsPerHour, ctx.clock);
+    const uploadRate = createUploadRate(ctx.store, ctx.uploadLimits.uploadsPerHour, ctx.clock);
     app.addContentTypeParser(ARCHIVE_TYPES, { parseAs: 'buffer', bodyLimit: MAX_BUNDLE_BYTES }, (_request, body, done) => done(null, body));
 
     app.post<Params & { Body: unknown }>(
@@ -44,7 +44,7 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
         config: { auth: 'access-token', stepUp: true },
         bodyLimit: MAX_BUNDLE_BYTES,
         // Every upload of the user counts, refused ones too, before the body is read (agents/upload-rate.ts).
-        onRequest: async (request) => void uploadRate.take(userIdOf(request)),
+        onRequest: async (request) => void (await uploadRate.take(userIdOf(request))),
         // Tier and agent before the body is read: a refused caller's 5 MiB is never taken in.
         preParsing: async (request) => void uploadableAgent(userOf(request), (request.params as { agent_id: string }).agent_id),
         schema: { params: AgentParams, response: { 200: UploadResponse, 201: UploadResponse } },
