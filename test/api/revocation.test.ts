@@ -19,7 +19,9 @@ describe('revocation', () => {
   const verify = async (token: string) => (await api.post('/v1/auth/verify', { token })).body;
   const walletStatus = async (token: string) => (await api.get('/v1/swarm/wallet', token)).status;
   const walletCookie = async (token: string): Promise<string> => {
-    const response = await httpRequest(`${service.walletUrl}/login?token=${token}&intent=swarm_private_access`);
+    // Typed into the address bar: a link followed from a page would only lead to "Continue as" (docs/api.md "Wallet page").
+    const typed = { 'sec-fetch-site': 'none' };
+    const response = await httpRequest(`${service.walletUrl}/login?token=${token}&intent=swarm_private_access`, { headers: typed });
     expect(response.status).toBe(303);
     return response.headers.get('set-cookie')!.split(';')[0]!;
   };

@@ -17,6 +17,9 @@ import { mintToken } from '../helpers/tokens.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;
+/** What a browser sends with a link typed or pasted into its address bar (docs/api.md "Wallet page"). */
+const TYPED = { 'sec-fetch-site': 'none' };
+const EVIL = 'https://evil.example';
 
 describe('wallet page', () => {
   let service: TestService;
@@ -38,9 +41,9 @@ describe('wallet page', () => {
   const sandboxPaymentCount = () => (service.db.prepare('SELECT count(*) AS n FROM sandbox_payments').get() as { n: number }).n;
   const balanceOf = (email: string) => service.ctx.ledger.balance(email);
 
-  /** Opens the sign-in link and returns the session cookie ("svc_wallet=…") the browser would keep. */
+  /** Opens the sign-in link as typed and returns the session cookie ("svc_wallet=…") the browser would keep. */
   async function signInToWallet(token: string): Promise<{ cookie: string; response: ApiResponse }> {
-    const response = await httpRequest(loginUrl(token));
+    const response = await httpRequest(loginUrl(token), { headers: TYPED });
     expect(response.status, response.text).toBe(303);
     const setCookie = response.headers.get('set-cookie') ?? '';
     const cookie = /^(svc_wallet=[^;]+)/.exec(setCookie)?.[1];
@@ -120,7 +123,7 @@ describe('wallet page', () => {
 
     it('accepts a link without intent, as typed by hand', async () => {
       const { token } = await mintToken(service, uniqueEmail(), 'svc_pay_wallet_fund');
-      const response = await httpRequest(`${service.walletUrl}/login?token=${encodeURIComponent(token)}`);
+      const response = await httpRequest(`${service.walletUrl}/login?token=${encodeURIComponent(token)}`, { headers: TYPED });
       expect(response.status).toBe(303);
       expect(response.headers.get('set-cookie')).toMatch(/^svc_wallet=/);
     });
@@ -159,7 +162,7 @@ describe('wallet page', () => {
       const first = await mintToken(service, firstEmail, 'svc_starter_agents');
       const second = await mintToken(service, uniqueEmail('second'), 'svc_starter_agents');
       const { cookie: firstCookie } = await signInToWallet(first.token);
-      const response = await httpRequest(loginUrl(second.token), { headers: { cookie: firstCookie } });
+      const response = await httpRequest(loginUrl(second.token), { headers: { ...TYPED, cookie: firstCookie } });
       expect(response.status).toBe(303);
       expect((await page(firstCookie)).text).not.toContain(firstEmail);
     });
@@ -208,6 +211,172 @@ describe('wallet page', () => {
       const response = await page(cookie);
       expect(response.text).not.toContain(email);
       expect(response.text).toContain('x&#39;&amp;{y}/=?@example.com');
+    });
+  });
+
+  describe('a sign-in link that was not typed: "Continue as", and a form only the wallet can send', () => {
+    const sessionsOf = (email: string) =>
+      (service.db.prepare('SELECT count(*) AS n FROM wallet_sessions WHERE user_id = ?').get(email) as { n: number }).n;
+    const cookies = (...values: Array<string | undefined>) => values.filter((value) => value !== undefined).join('; ');
+    const ours = () => ({ origin: 'null', 'sec-fetch-site': 'same-origin' });
+
+    /** Follows the link as a browser does from a page (or without Fetch Metadata): the pre-session cookie it leaves. */
+    async function openedFromPage(token: string, headers: Record<string, string> = {}, session?: string): Promise<string> {
+      const response = await httpRequest(loginUrl(token), { headers: session === undefined ? headers : { ...headers, cookie: session } });
+      expect(response.status, response.text).toBe(303);
+      expectWalletHeaders(response);
+      expect(response.headers.get('location')).toBe('sign-in');
+      const setCookie = response.headers.getSetCookie();
+      expect(setCookie).toHaveLength(1);
+      expect(setCookie[0]).toMatch(/^svc_wallet_pending=[^;]+; Max-Age=(600|599); Path=\/wallet; HttpOnly; SameSite=Lax$/);
+      expect(setCookie[0]).not.toContain(token);
+      return setCookie[0]!.split(';')[0]!;
+    }
+
+    /** The "Continue as" page of a pre-session cookie, and the token of its form. */
+    async function continuePageOf(pending: string, session?: string): Promise<{ response: ApiResponse; formToken: string }> {
+      const response = await httpRequest(`${service.walletUrl}/sign-in`, { headers: { cookie: cookies(pending, session) } });
+      expect(response.status, response.text).toBe(200);
+      const formToken = /name="form_token" value="([A-Za-z0-9_-]+)"/.exec(response.text)?.[1];
+      expect(formToken, response.text).toBeDefined();
+      return { response, formToken: formToken! };
+    }
+
+    const postSignIn = (fields: Record<string, string>, cookie: string, headers: Record<string, string>) =>
+      postForm('sign-in', new URLSearchParams(fields).toString(), cookie, headers);
+
+    async function twoUsers(): Promise<{ victim: string; victimCookie: string; attacker: string; attackerToken: string }> {
+      const victim = uniqueEmail('victim');
+      const attacker = uniqueEmail('attacker');
+      const { cookie: victimCookie } = await signInToWallet((await mintToken(service, victim, 'svc_starter_agents')).token);
+      return { victim, victimCookie, attacker, attackerToken: (await mintToken(service, attacker, 'svc_starter_agents')).token };
+    }
+
+    it('followed from a page, or by a browser without Fetch Metadata, signs no one in and keeps the session', async () => {
+      const { victim, victimCookie, attacker, attackerToken } = await twoUsers();
+      for (const site of [undefined, 'cross-site', 'same-site', 'same-origin']) {
+        const headers: Record<string, string> = site === undefined ? {} : { 'sec-fetch-site': site };
+        const before = sessionCount();
+        const pending = await openedFromPage(attackerToken, headers, victimCookie);
+        expect(sessionCount(), JSON.stringify(headers)).toBe(before);
+        expect(sessionsOf(attacker)).toBe(0);
+        const signedIn = await page(victimCookie);
+        expect(signedIn.text).toContain(`data-testid="email">${victim}<`);
+
+        // With the session in view (a same-site arrival carries it), the page asks to switch; without it, to continue.
+        const { response } = await continuePageOf(pending, victimCookie);
+        expectWalletHeaders(response);
+        expect(response.text).toContain(`<h1>Switch to ${attacker}?</h1>`);
+        expect(response.text).toContain(`You are signed in as <strong>${victim}</strong>; switch to <strong>${attacker}</strong>?`);
+        expect(response.text).not.toContain(attackerToken);
+        const bare = await continuePageOf(pending);
+        expect(bare.response.text).toContain(`<h1>Continue as ${attacker}?</h1>`);
+        expect(bare.response.text).toContain(`>Continue as ${attacker}</button>`);
+      }
+    });
+
+    it('refuses the form with a foreign Origin, another site\'s Fetch Metadata, or no token tied to the pre-session cookie', async () => {
+      const { victim, victimCookie, attacker, attackerToken } = await twoUsers();
+      const pending = await openedFromPage(attackerToken);
+      const { formToken } = await continuePageOf(pending);
+      const otherPending = await openedFromPage(attackerToken);
+      const otherToken = (await continuePageOf(otherPending)).formToken;
+      const otherPortOfHost = origin.replace(/:\d+$/, ':1');
+      const refused: Array<[string, Record<string, string>, string, Record<string, string>]> = [
+        ['a foreign Origin, with the token', { form_token: formToken }, pending, { origin: EVIL, 'sec-fetch-site': 'cross-site' }],
+        ['a foreign Origin without Fetch Metadata', { form_token: formToken }, pending, { origin: EVIL }],
+        ['the same host on another port', { form_token: formToken }, pending, { origin: otherPortOfHost, 'sec-fetch-site': 'same-site' }],
+        ['same-site Fetch Metadata, Origin null', { form_token: formToken }, pending, { origin: 'null', 'sec-fetch-site': 'same-site' }],
+        ['cross-site Fetch Metadata, no Origin', { form_token: formToken }, pending, { 'sec-fetch-site': 'cross-site' }],
+        ['no token', {}, pending, ours()],
+        ['a wrong token', { form_token: 'A'.repeat(43) }, pending, ours()],
+        ['the token of another pre-session cookie', { form_token: otherToken }, pending, ours()],
+        ['the token without its cookie', { form_token: formToken }, '', ours()],
+        ['a forged cookie', { form_token: formToken }, `${pending.slice(0, -4)}AAAA`, ours()],
+        ['no Origin, no Fetch Metadata, no token', {}, pending, {}],
+      ];
+      for (const [what, fields, pendingCookie, headers] of refused) {
+        const response = await postSignIn(fields, cookies(pendingCookie || undefined, victimCookie), headers);
+        expect(response.status, what).toBe(403);
+        expectWalletHeaders(response);
+        expect(response.headers.get('set-cookie'), what).toBeNull();
+      }
+      expect(sessionsOf(attacker)).toBe(0);
+      expect((await page(victimCookie)).text).toContain(`data-testid="email">${victim}<`);
+    });
+
+    it('signs in by the form the page sent (Origin null, its token), or one whose Origin is the wallet', async () => {
+      const email = uniqueEmail('continue');
+      const { token } = await mintToken(service, email, 'svc_starter_agents');
+      const pending = await openedFromPage(token);
+      const { formToken } = await continuePageOf(pending);
+      const response = await postSignIn({ form_token: formToken }, pending, ours());
+      expect(response.status, response.text).toBe(303);
+      expect(response.headers.get('location')).toBe('login');
+      const setCookie = response.headers.getSetCookie();
+      const session = setCookie.find((each) => each.startsWith('svc_wallet='))!;
+      expect(session).toMatch(/; HttpOnly; SameSite=Strict/);
+      expect(setCookie.find((each) => each.startsWith('svc_wallet_pending='))).toMatch(/^svc_wallet_pending=;/);
+      expect((await page(session.split(';')[0])).text).toContain(`data-testid="email">${email}<`);
+
+      // A browser without Fetch Metadata names the wallet in Origin: that is enough, with the cookie.
+      const again = await openedFromPage(token);
+      const byOrigin = await postSignIn({}, again, { origin });
+      expect(byOrigin.status, byOrigin.text).toBe(303);
+      expect(sessionsOf(email)).toBe(2);
+    });
+
+    it('switches from another account only when the page named it: else it asks again', async () => {
+      const { victim, victimCookie, attacker, attackerToken } = await twoUsers();
+      const pending = await openedFromPage(attackerToken, { 'sec-fetch-site': 'cross-site' });
+      // Arrived from another site: the Strict session cookie was held back, so the page could not name the session.
+      const { formToken } = await continuePageOf(pending);
+      const asked = await postSignIn({ form_token: formToken }, cookies(pending, victimCookie), ours());
+      expect(asked.status).toBe(200);
+      expect(asked.text).toContain(`You are signed in as <strong>${victim}</strong>; switch to <strong>${attacker}</strong>?`);
+      expect(asked.text).toContain(`name="replace" value="${victim}"`);
+      expect(sessionsOf(attacker)).toBe(0);
+      expect((await page(victimCookie)).text).toContain(`data-testid="email">${victim}<`);
+
+      const switched = await postSignIn({ form_token: formToken, replace: victim }, cookies(pending, victimCookie), ours());
+      expect(switched.status, switched.text).toBe(303);
+      expect(sessionsOf(attacker)).toBe(1);
+      expect((await page(victimCookie)).text).toContain('Your wallet session has ended');
+    });
+
+    it('waits ten minutes for its button, and not past a sign-out of its token', async () => {
+      const email = uniqueEmail('waits');
+      const { token } = await mintToken(service, email, 'svc_starter_agents');
+      const pending = await openedFromPage(token);
+      const { formToken } = await continuePageOf(pending);
+      clock.advance(10 * 60 * 1000 + 1000);
+      try {
+        const late = await postSignIn({ form_token: formToken }, pending, ours());
+        expect(late.status).toBe(400);
+        expectWalletHeaders(late);
+        expect(late.text).toContain('No sign-in is waiting in this browser');
+        expect(late.headers.get('set-cookie')).toMatch(/^svc_wallet_pending=;/);
+        expect((await httpRequest(`${service.walletUrl}/sign-in`, { headers: { cookie: pending } })).status).toBe(400);
+      } finally {
+        clock.advance(-(10 * 60 * 1000 + 1000));
+      }
+      const fresh = await openedFromPage(token);
+      const freshToken = (await continuePageOf(fresh)).formToken;
+      expect((await httpRequest(`${service.baseUrl}/v1/auth/logout`, { method: 'POST', token })).status).toBe(200);
+      expect((await postSignIn({ form_token: freshToken }, fresh, ours())).status).toBe(400);
+      expect(sessionsOf(email)).toBe(0);
+      // No sign-in waiting at all: the page is the wallet's.
+      const none = await httpRequest(`${service.walletUrl}/sign-in`);
+      expect(none.status).toBe(303);
+      expect(none.headers.get('location')).toBe('login');
+    });
+
+    it('escapes the address it names', async () => {
+      const email = `x'&{y}/=?@example.com`;
+      const { token } = await mintToken(service, email, 'svc_starter_agents');
+      const { response } = await continuePageOf(await openedFromPage(token));
+      expect(response.text).not.toContain(email);
+      expect(response.text).toContain('Continue as x&#39;&amp;{y}/=?@example.com?');
     });
   });
 
@@ -393,7 +562,7 @@ describe('wallet page without the sandbox', () => {
     try {
       const email = uniqueEmail();
       const { token } = await mintToken(service, email, 'svc_starter_agents');
-      const exchange = await httpRequest(walletLoginUrl(service.walletUrl, token));
+      const exchange = await httpRequest(walletLoginUrl(service.walletUrl, token), { headers: { 'sec-fetch-site': 'none' } });
       const cookie = /^(svc_wallet=[^;]+)/.exec(exchange.headers.get('set-cookie') ?? '')![1]!;
       const signedIn = await httpRequest(walletLoginUrl(service.walletUrl), { headers: { cookie } });
       expect(signedIn.text).toContain(email);
@@ -423,7 +592,10 @@ describe('wallet page behind an https wallet URL', () => {
       expect(proxied.status).toBe(303);
       expect(proxied.setCookie).toMatch(/; Path=\/pay;/);
       expect(proxied.setCookie).toMatch(/; Secure/);
-      const direct = await httpRequest(local);
+      // The pre-session cookie of a link followed from a page is scoped the same way.
+      const followed = await getWithHost(local, 'wallet.example.test', {});
+      expect(followed.setCookie).toMatch(/^svc_wallet_pending=[^;]+; Max-Age=\d+; Path=\/pay; HttpOnly; Secure; SameSite=Lax$/);
+      const direct = await httpRequest(local, { headers: { 'sec-fetch-site': 'none' } });
       expect(direct.headers.get('set-cookie')).toMatch(/; Path=\/wallet(;|$)/);
       expect(direct.headers.get('set-cookie')).not.toMatch(/Secure/);
     } finally {
@@ -433,9 +605,9 @@ describe('wallet page behind an https wallet URL', () => {
   });
 });
 
-function getWithHost(url: string, host: string): Promise<{ status: number; setCookie: string }> {
+function getWithHost(url: string, host: string, headers: Record<string, string> = TYPED): Promise<{ status: number; setCookie: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpGet(url, { headers: { host } }, (res) => {
+    const req = httpGet(url, { headers: { ...headers, host } }, (res) => {
       res.resume();
       res.on('end', () => resolve({ status: res.statusCode ?? 0, setCookie: String(res.headers['set-cookie'] ?? '') }));
     });

@@ -12,9 +12,12 @@ import { enrollNode, serve, type Answer, type ServingNode } from './protocol-nod
 
 export const CONSOLE_AGENT = 'agent_ops_monitor_004';
 
-/** Opens the sign-in link as a browser would: the session cookie ("svc_wallet=…") the wallet sets. */
+/**
+ * Opens the sign-in link as a browser does when it is typed or pasted (Fetch Metadata says none, docs/api.md "Wallet
+ * page"): the session cookie ("svc_wallet=…") the wallet sets.
+ */
 export async function consoleCookie(walletUrl: string, token: string): Promise<string> {
-  const response = await httpRequest(walletLoginUrl(walletUrl, token));
+  const response = await httpRequest(walletLoginUrl(walletUrl, token), { headers: { 'sec-fetch-site': 'none' } });
   expect(response.status, response.text).toBe(303);
   const cookie = /^(svc_wallet=[^;]+)/.exec(response.headers.get('set-cookie') ?? '')?.[1];
   expect(cookie).toBeDefined();

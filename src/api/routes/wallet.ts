@@ -1,15 +1,14 @@
 // spec §4 GET {wallet_url}/login and DECISIONS.md "Wallet page": the browser page where a user signs in to the pay
-// wallet with the JWT. The token is exchanged once for a session cookie and leaves the address bar by a redirect.
+// wallet with the JWT (routes/wallet/sign-in.ts). The token is exchanged once for a session cookie and leaves the
+// address bar by a redirect.
 // The signed-in page is the first of the console's (docs/api.md "Console"), whose pages are registered here, in the
 // same scope, from routes/wallet/. Every response of this scope is HTML with the headers of security.ts, errors included.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
-import { WALLET_LOGIN_INTENT } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
 import { parseDollarsToCents } from '../../contract/money.js';
 import type { ServiceContext } from '../context.js';
 import { toSvcError } from '../http/problem.js';
-import { InvalidTokenError } from '../auth/tokens.js';
 import { createRecentRuns } from '../wallet-page/recent-runs.js';
 import { MAX_SANDBOX_FUNDING_CENTS, fundThroughSandbox } from '../wallet-page/sandbox-funding.js';
 import { SESSION_COOKIE, WALLET_BASE_PATH, assertSameOrigin, cookieScope, setWalletPageHeaders } from '../wallet-page/security.js';
@@ -18,12 +17,12 @@ import { errorPageOf } from '../wallet-page/error-page.js';
 import { createPageScope, sendHtml } from '../wallet-page/page-scope.js';
 import { baseOf } from '../wallet-page/relative-links.js';
 import { consoleRoutes } from './wallet/console.js';
+import { createSignIn } from './wallet/sign-in.js';
 import { amountField, parseFormBody } from '../wallet-page/form-body.js';
 import { signedInPage, signedOutPage, type SignedInModel } from '../wallet-page/views.js';
 
 /** A form is a few short fields; anything bigger is not from these pages (the secrets and webhooks forms set their own). */
 const FORM_BODY_LIMIT_BYTES = 1024;
-const MAX_TOKEN_LENGTH = 8192;
 
 /** Registered by buildApp; serves the page under WALLET_BASE_PATH in a scope of its own (cookies, forms, errors). */
 export function walletPageRoutes(ctx: ServiceContext): FastifyPluginAsync {
@@ -57,6 +56,8 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
     app.setNotFoundHandler((request, reply) =>
       sendErrorPage(request, reply, new SvcError('not_found', `there is no wallet page at ${request.url.split('?')[0]}`)),
     );
+    const signIn = createSignIn(scope);
+    await app.register(signIn.routes);
     await app.register(consoleRoutes(scope));
 
     // Relative, so it holds behind a proxy that serves the wallet under another path.
@@ -66,7 +67,7 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
 
     app.get('/login', { config: { rateLimited: true } }, async (request, reply) => {
       const query = request.query as Record<string, unknown>;
-      if (query.token !== undefined) return signInWithToken(request, reply, query.token, query.intent);
+      if (query.token !== undefined) return signIn.fromLink(request, reply, query.token, query.intent);
 
       const cookie = request.cookies[SESSION_COOKIE];
       const session = await sessions.find(cookie);
@@ -108,41 +109,6 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
         const notice = `The payment ${funding.payment_id} is confirmed; the provider's webhook has not credited it yet. Reload this page in a moment.`;
         return sendHtml(reply, 202, signedInPage({ ...(await signedInModel(session)), notice }));
       });
-    }
-
-    async function signInWithToken(request: FastifyRequest, reply: FastifyReply, token: unknown, intent: unknown): Promise<FastifyReply> {
-      if (typeof token !== 'string' || token === '' || token.length > MAX_TOKEN_LENGTH) {
-        throw new SvcError('invalid_request', 'The sign-in link is damaged: it must carry one access token.');
-      }
-      // A link without intent (typed by hand) is accepted; one naming another purpose is not this page's.
-      if (intent !== undefined && intent !== WALLET_LOGIN_INTENT) {
-        throw new SvcError('invalid_request', `This link is not a wallet sign-in link: its intent must be ${WALLET_LOGIN_INTENT}.`);
-      }
-      let claims;
-      try {
-        claims = await ctx.tokens.verify(token);
-      } catch (error) {
-        if (!(error instanceof InvalidTokenError)) throw error;
-        throw new SvcError(
-          'unauthorized',
-          error.reason === 'expired'
-            ? 'This sign-in link has expired: the access token in it is no longer valid.'
-            : 'This sign-in link is not valid: the access token in it could not be verified.',
-        );
-      }
-      // Signing in again (perhaps as someone else) ends the session this browser had.
-      await sessions.revoke(request.cookies[SESSION_COOKIE]);
-      const session = await sessions.create(claims);
-      const scope = cookieScope(ctx, request);
-      reply.setCookie(SESSION_COOKIE, session.session_id, {
-        httpOnly: true,
-        sameSite: 'strict',
-        path: scope.path,
-        secure: scope.secure,
-        maxAge: Math.max(1, Math.floor((session.expires_at - ctx.clock.now()) / 1000)),
-      });
-      // 303 to the bare page: the JWT leaves the address bar, and the history entry is the bare page's.
-      return reply.redirect('login', 303);
     }
 
     async function signedInModel(session: WalletSession): Promise<SignedInModel> {

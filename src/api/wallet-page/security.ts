@@ -74,15 +74,33 @@ export function cookieScope(ctx: ServiceContext, request: FastifyRequest): Cooki
  * sends it; a browser without Fetch Metadata must send a real Origin that names this host.
  */
 export function assertSameOrigin(ctx: ServiceContext, request: FastifyRequest): void {
+  const { fetchSite, originIsOurs } = refuseOtherSites(ctx, request);
+  if (fetchSite === undefined && !originIsOurs) throw crossSite();
+}
+
+/**
+ * The sign-in form ("Continue as", docs/api.md "Wallet page"). Before it there is no session cookie for SameSite to
+ * protect, and Fetch Metadata alone is not enough to let it through: an Origin that names the wallet, or the form's
+ * token that only a page of ours, given the pre-session cookie, could have (`formTokenMatches`), must vouch for it.
+ */
+export function assertSignInFormOrigin(ctx: ServiceContext, request: FastifyRequest, formTokenMatches: () => boolean): void {
+  const { originIsOurs } = refuseOtherSites(ctx, request);
+  if (!originIsOurs && !formTokenMatches()) throw crossSite();
+}
+
+/** Refuses what a browser says another origin sent (a foreign Origin, Fetch Metadata other than same-origin). */
+function refuseOtherSites(ctx: ServiceContext, request: FastifyRequest): { fetchSite: string | undefined; originIsOurs: boolean } {
   const fetchSite = singleHeader(request.headers['sec-fetch-site']);
   const origin = singleHeader(request.headers.origin);
   const originIsOurs = origin !== undefined && origin !== 'null' && isOurOrigin(ctx, request, origin);
   if (origin !== undefined && origin !== 'null' && !originIsOurs) throw crossSite();
-  if (fetchSite !== undefined) {
-    if (fetchSite !== 'same-origin') throw crossSite();
-    return;
-  }
-  if (!originIsOurs) throw crossSite();
+  if (fetchSite !== undefined && fetchSite !== 'same-origin') throw crossSite();
+  return { fetchSite, originIsOurs };
+}
+
+/** How the browser came to a GET: `none` when the user typed it, chose a bookmark or another program opened it. */
+export function fetchSiteOf(request: FastifyRequest): string | undefined {
+  return singleHeader(request.headers['sec-fetch-site']);
 }
 
 function isOurOrigin(ctx: ServiceContext, request: FastifyRequest, origin: string): boolean {

@@ -92,10 +92,11 @@ ${signInHelp()}
   );
 }
 
-// A sign-in link followed from another site: the session cookie is SameSite=Strict, so the browser holds it back
-// on the redirect that ends such a navigation. A click here is a navigation from this page, which carries it.
+// A link to the wallet followed from another site: the session cookie is SameSite=Strict, so the browser holds it
+// back on such a navigation. A click here is a navigation from this page, which carries it.
 function continueAfterCrossSiteArrival(): SafeHtml {
-  return html`<p class="notice" role="status">If you have just followed a sign-in link from another site, your browser held back the session on the way here. <a href="login">Open your wallet</a>.</p>`;
+  return html`<p class="notice" role="status">If you are signed in, your browser held back the session on the way here from another site.
+<a href="login">Open your wallet</a>.</p>`;
 }
 
 export function errorPage(options: { title: string; message: string; base: string; signInHelp: boolean }): string {

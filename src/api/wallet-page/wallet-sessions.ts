@@ -21,13 +21,16 @@ export interface WalletSession {
   auth_time: number | null;
 }
 
+/** What a session is made from: a verified JWT's claims (signing in by link), or those a pending sign-in kept. */
+export type SessionClaims = Pick<AccessTokenClaims, 'sub' | 'tier' | 'exp' | 'jti' | 'auth_time'>;
+
 export interface NewWalletSession extends WalletSession {
   /** The cookie value; shown once, never stored. */
   session_id: string;
 }
 
 export interface WalletSessions {
-  create(claims: AccessTokenClaims): Promise<NewWalletSession>;
+  create(claims: SessionClaims): Promise<NewWalletSession>;
   /** The live session of a cookie value, or undefined (unknown, malformed or expired). */
   find(sessionId: string | undefined): Promise<WalletSession | undefined>;
   revoke(sessionId: string | undefined): Promise<void>;
