@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { walletLoginUrl } from '../../src/contract/claims.js';
 import { writeHandoffPage } from '../../src/node/identity/browser-handoff.js';
-import { accessibilityProblems, launchChromium, policyViolations, screenshot, type Browser } from '../helpers/chromium.js';
+import { accessibilityProblems, browserUnavailable, launchChromium, policyViolations, screenshot, type Browser } from '../helpers/chromium.js';
 import { httpRequest } from '../helpers/http.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { uniqueEmail } from '../helpers/temp.js';
@@ -27,7 +27,7 @@ const postsTo = (url: string, fields: Record<string, string>) =>
     .map(([name, value]) => `<input type="hidden" name="${name}" value="${value}">`)
     .join('')}</form><script>document.forms[0].submit();</script>`;
 
-describe('sign-in links in Chromium', () => {
+describe.skipIf(browserUnavailable !== undefined)('sign-in links in Chromium', () => {
   const service = useSvcApi();
   let browser: Browser;
   /** The same host as the wallet on another port: a real server, whose pages Chromium holds same-site. */
