@@ -38,6 +38,7 @@ const ON_POSTGRES = [
   'test/api/run-webhooks.test.ts',
   'test/api/console.test.ts',
   'test/api/poll-memory.test.ts',
+  'test/api/nul-input.test.ts',
   'test/api-postgres/**/*.test.ts',
 ];
 

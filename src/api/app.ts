@@ -8,6 +8,7 @@ import type { ServiceContext } from './context.js';
 import { MAX_BODY_BYTES, parseJsonBodies } from './http/json-body.js';
 import { handleError } from './http/problem.js';
 import { authHook } from './http/auth.js';
+import { refuseNulInUrl } from './http/nul-input.js';
 import { rateLimitHook } from './http/rate-limit.js';
 import { cutStalledBodies, DEFAULT_BODY_TIMEOUT, type BodyTimeout } from './http/body-timeout.js';
 import { agentRoutes } from './routes/v1/swarm/agents.js';
@@ -99,6 +100,8 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   // `config: { rateLimited: true }` are counted, all against one budget per client address.
   // Every attempt counts against the budget, then the route's credential is checked (both before the body is read).
   app.addHook('onRequest', rateLimitHook({ limitPerMinute: ctx.rateLimitPerMinute, clock: ctx.clock, store: ctx.rateLimitStore }));
+  // %00 in the path or the query, whatever the route and before its credential is looked at (http/nul-input.ts).
+  app.addHook('onRequest', refuseNulInUrl);
   app.addHook('onRequest', authHook(ctx));
 
   await app.register(agentRoutes(ctx));

@@ -4,7 +4,9 @@
 // interleaving of parallel executes spends past a cap.
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
+import { consoleCookie, consolePost } from '../helpers/console.js';
 import { httpRequest } from '../helpers/http.js';
+import { mintToken } from '../helpers/tokens.js';
 import { waitFor } from '../helpers/wait.js';
 import { MovableClock } from '../helpers/clock.js';
 import type { Answer } from '../helpers/protocol-node.js';
@@ -16,6 +18,7 @@ const REVIEW = 'agent_dev_review_012';
 const MONITOR = 'agent_ops_monitor_004';
 const OUTREACH = 'agent_sales_outreach_008';
 const DAY_MS = 86_400_000;
+const SIXTEEN_MINUTES = 16 * 60 * 1000;
 
 describe('budgets', () => {
   const clock = new MovableClock();
@@ -128,6 +131,67 @@ describe('budgets', () => {
     const charged = runsOf(service, user.email).reduce((sum, run) => sum + run.charged_cents, 0);
     expect(charged).toBe(60);
     expect(entriesOf(service, user.email).filter((entry) => entry.kind === 'debit')).toHaveLength(5);
+  });
+
+  it('with a sign-in older than 15 minutes: a first and a lower cap are set; a raise or a removal is 401 step_up_required', async () => {
+    const user = await paidUser(service, 0);
+    clock.advance(SIXTEEN_MINUTES);
+    try {
+      // A first cap lowers the limit from none at all; then lower again, and the same figure once more.
+      for (const cents of [500, 300, 300]) expect((await cap(user.token, 'all', 'day', cents)).body).toMatchObject({ cap_cents: cents });
+      expect((await cap(user.token, REVIEW, 'month', 1000)).status).toBe(200);
+      const before = await call('/v1/swarm/budgets', user.token);
+      const refusals = [
+        await cap(user.token, 'all', 'day', 301),
+        await cap(user.token, 'all', 'day', 100_000_000),
+        await call('/v1/swarm/budgets/all/day', user.token, { method: 'DELETE' }),
+        await call(`/v1/swarm/budgets/${REVIEW}/month`, user.token, { method: 'DELETE' }),
+      ];
+      for (const refused of refusals) {
+        expect(refused.status, refused.text).toBe(401);
+        const remedy = `Sign in again with the code mailed to you: swarm-node login --email ${user.email}; then retry.`;
+        expect(refused.body).toMatchObject({ code: 'step_up_required', max_age: 900, remedy });
+        expect(refused.body.detail).toMatch(/raises a spending limit/);
+        expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer error="insufficient_user_authentication"/);
+      }
+      expect((await call('/v1/swarm/budgets', user.token)).body).toEqual(before.body);
+      // Lowering still works with the old token: a user under attack cuts spending with whatever token they have.
+      expect((await cap(user.token, 'all', 'day', 0)).body).toMatchObject({ cap_cents: 0 });
+      // A fresh sign-in raises and removes.
+      const { token } = await mintToken(service, user.email);
+      expect((await cap(token, 'all', 'day', 5000)).body).toMatchObject({ cap_cents: 5000 });
+      expect((await call('/v1/swarm/budgets/all/day', token, { method: 'DELETE' })).status).toBe(200);
+      const changes = (await call('/v1/audit', token)).body.events.filter((event: { kind: string }) => event.kind === 'budget_changed');
+      const caps = changes.map((event: { detail: { cap_cents: number | null } }) => event.detail.cap_cents);
+      expect(caps).toEqual([null, 5000, 0, 1000, 300, 300, 500]);
+    } finally {
+      clock.advance(-SIXTEEN_MINUTES);
+    }
+  });
+
+  it('in the console, with a session older than 15 minutes: lowering is taken, raising and removing offer to confirm by mail', async () => {
+    const user = await paidUser(service, 0);
+    expect((await cap(user.token, 'all', 'day', 500)).status).toBe(200);
+    const cookie = await consoleCookie(service.walletUrl, user.token);
+    clock.advance(SIXTEEN_MINUTES);
+    try {
+      const lowered = await consolePost(service.walletUrl, 'budgets', { scope: 'all', period: 'day', cap: '4' }, cookie);
+      expect(lowered.status, lowered.text).toBe(303);
+      const raised = await consolePost(service.walletUrl, 'budgets', { scope: 'all', period: 'day', cap: '1000000' }, cookie);
+      const removed = await consolePost(service.walletUrl, 'budgets/remove', { scope: 'all', period: 'day' }, cookie);
+      for (const page of [raised, removed]) {
+        expect(page.status, page.text).toBe(401);
+        expect(page.text).toMatch(/This raises a spending limit/);
+        expect(page.text).toContain('name="return" value="budgets"');
+      }
+      expect((await call('/v1/swarm/budgets', user.token)).body.budgets).toEqual([expect.objectContaining({ cap_cents: 400 })]);
+      // The panel's button: a code mailed, and the form for it leads back here.
+      const confirm = await consolePost(service.walletUrl, 'confirm/send', { return: 'budgets' }, cookie);
+      expect(confirm.status, confirm.text).toBe(200);
+      expect(confirm.text).toContain('name="return" value="budgets"');
+    } finally {
+      clock.advance(-SIXTEEN_MINUTES);
+    }
   });
 
   it('refuses bad caps, periods, agents and credentials with problem+json; another user never sees or removes a cap', async () => {

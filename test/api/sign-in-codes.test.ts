@@ -4,7 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MovableClock } from '../helpers/clock.js';
 import { MERCHANT_ID, mailedCode, payAndConfirm } from '../helpers/funnel.js';
-import { apiClient } from '../helpers/http.js';
+import { apiClient, httpRequest } from '../helpers/http.js';
 import { mailTo, nextMailTo, mailIdsTo } from '../helpers/mailbox.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { CODES_PER_CLIENT } from '../../src/api/auth/email-codes.js';
@@ -138,5 +138,35 @@ describe('codes per client address (svc-api --sign-in-codes-per-client)', () => 
     // The three before it were mailed; the refused one was not (its address had none before, and gets none).
     for (const email of emails) await nextMailTo(email);
     expect(mailTo(fourth)).toEqual([]);
+  });
+});
+
+describe('the client a mail names', () => {
+  const service = useSvcApi();
+
+  it("is a family from the User-Agent (Chrome on Linux, curl, swarm-node CLI), never the header's text", async () => {
+    const cases: Array<[string, string]> = [
+      [
+        'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36' +
+          ' - reply to helpdesk@evil.example with this code',
+        'Chrome on Linux',
+      ],
+      [
+        'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148' +
+          ' Safari/604.1',
+        'Safari on iOS',
+      ],
+      ['curl/8.5.0 URGENT: your account is locked, call +1-555-0100 and read this code out', 'curl'],
+      ['swarm-node', 'swarm-node CLI'],
+      ['Support desk: forward this mail to helpdesk@evil.example', 'an unknown client'],
+    ];
+    for (const [userAgent, family] of cases) {
+      const email = uniqueEmail('mail-client');
+      const asked = await httpRequest(`${service.baseUrl}/v1/auth/email-code`, { body: { email }, headers: { 'user-agent': userAgent } });
+      expect(asked.status, asked.text).toBe(202);
+      const mail = await nextMailTo(email);
+      expect(mail.text).toContain(`The request came from 127.0.0.1 (${family}), reference ${String(asked.body.challenge_id).slice(0, 8)}.`);
+      expect(mail.text).not.toMatch(/evil|helpdesk|reply to|forward|URGENT|555|Mozilla|AppleWebKit|8\.5\.0/i);
+    }
   });
 });

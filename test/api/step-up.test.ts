@@ -159,7 +159,7 @@ describe('step-up, rotation and the audit trail', () => {
     });
     expect(fromElsewhere.status).toBe(201);
     const told = await nextMailTo(email, { after: seen, match: (each) => each.subject === 'A new sign-in to your svc account' });
-    expect(told.text).toContain('(curl/8.0 2J)');
+    expect(told.text).toContain('from 127.0.0.1 (curl)');
     expect(told.text).not.toContain('\u009b');
   });
 });

@@ -37,6 +37,8 @@ export interface BudgetStore {
   /** Takes a refunded run's price off the counters of its period (after the refund, in its transaction). */
   refund(userId: string, agentId: string, cents: number, startedAt: number): Promise<void>;
   list(userId: string, now: number): Promise<Budget[]>;
+  /** The cap as it stands, in cents; null when the user has none there. */
+  capOf(userId: string, scope: string, period: BudgetPeriod): Promise<number | null>;
   /** Inside a transaction. */
   put(userId: string, scope: string, period: BudgetPeriod, capCents: number): Promise<Budget>;
   remove(userId: string, scope: string, period: BudgetPeriod): Promise<boolean>;
@@ -113,6 +115,17 @@ export function createBudgetStore(store: Store, clock: Clock): BudgetStore {
     async list(userId, now) {
       const caps = await store.db.selectFrom('budgets').select(CAP_COLUMNS).where('user_id', '=', userId).orderBy('scope').orderBy('period').execute();
       return caps.map((cap) => viewOf(cap, now));
+    },
+
+    async capOf(userId, scope, period) {
+      const row = await store.db
+        .selectFrom('budgets')
+        .select('cap_cents')
+        .where('user_id', '=', userId)
+        .where('scope', '=', scope)
+        .where('period', '=', period)
+        .executeTakeFirst();
+      return row === undefined ? null : Number(row.cap_cents);
     },
 
     async put(userId, scope, period, capCents) {

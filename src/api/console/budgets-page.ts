@@ -1,17 +1,21 @@
 // The console's budgets page: the user's caps with what is spent and when each resets (GET /v1/swarm/budgets), a
 // form that sets one (in dollars; per day or month, on all agents or one) and a remove button per cap. Changes go
-// through budgets/budget-changes.ts, as the API's.
+// through budgets/budget-changes.ts, as the API's: raising or removing one without a recent sign-in is refused, and
+// the page then offers the confirmation by mail (recent-sign-in.ts).
 import { AGENT_SKUS, findAgentSku } from '../../contract/agents.js';
 import { ALL_AGENTS_SCOPE, MAX_CAP_CENTS, type Budget } from '../../contract/budgets.js';
 import { formatDollars } from '../../contract/money.js';
 import { html, type SafeHtml } from '../wallet-page/html.js';
 import { timeElement } from './format.js';
 import { consolePage, type ConsoleFrame } from './layout.js';
+import { recentSignInPanel } from './recent-sign-in.js';
 
 export interface BudgetsModel {
   budgets: readonly Budget[];
   /** Why the last form was refused, and what was typed, to show it again. */
   error?: { message: string; scope: string; period: string; cap: string };
+  /** The change was refused for want of a recent sign-in: the page offers to confirm one. */
+  confirm?: boolean;
   notice?: string;
 }
 
@@ -21,6 +25,7 @@ export function budgetsPage(frame: ConsoleFrame, model: BudgetsModel): string {
     'Budgets',
     html`<h1>Budgets</h1>
 <p>A budget caps what your runs may be charged in a UTC day or month, on all your agents or on one. A run that would go over it is refused (<code>budget_exceeded</code>) and nothing is charged, however it was started.</p>
+${model.confirm === true ? recentSignInPanel(frame.base, undefined, 'budgets', 'budgets (raising or removing one)') : null}
 ${model.budgets.length === 0 ? html`<p class="panel">You have no budget: your runs are limited by your wallet's balance only.</p>` : budgetsTable(frame, model.budgets)}
 ${setForm(frame, model)}`,
     { notice: model.notice },
@@ -65,6 +70,7 @@ ${error === undefined ? null : html`<p class="alert" role="alert" id="budget-err
 <input id="budget-cap" name="cap" inputmode="decimal" autocomplete="off" required maxlength="16" placeholder="5.00" value="${error?.cap ?? ''}"${invalid}></div>
 <div class="field"><button type="submit">Set budget</button></div>
 </form>
-<p class="muted">From $0.00 (no run at all) to ${formatDollars(MAX_CAP_CENTS)}. Setting a budget that exists changes its cap.</p>
+<p class="muted">From $0.00 (no run at all) to ${formatDollars(MAX_CAP_CENTS)}. Setting a budget that exists changes its cap.
+Raising or removing one needs a sign-in within the last 15 minutes; lowering one never does.</p>
 </section>`;
 }

@@ -1,6 +1,7 @@
-// Step-up in the console (docs/api.md "Step-up", "Console"): what changes secrets or webhooks needs the session's
-// user to have proven the inbox within 15 minutes, as the API asks of a JWT's auth_time. The session carries the
-// time of the JWT it was made from, and the console's own code confirmation (confirm-page.ts) renews it.
+// Step-up in the console (docs/api.md "Step-up", "Console"): what changes secrets or webhooks, or raises a budget,
+// needs the session's user to have proven the inbox within 15 minutes, as the API asks of a JWT's auth_time. The
+// session carries the time of the JWT it was made from, and the console's own code confirmation (confirm-page.ts)
+// renews it.
 import { STEP_UP_MAX_AGE_SECONDS } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
 import { isRecentSignIn } from '../auth/step-up.js';
@@ -9,7 +10,7 @@ import type { WalletSession } from '../wallet-page/wallet-sessions.js';
 import { timeElement } from './format.js';
 
 /** The pages a confirmation returns to: never a URL taken from the request. */
-export const CONFIRM_RETURNS = ['secrets', 'webhooks'] as const;
+export const CONFIRM_RETURNS = ['secrets', 'webhooks', 'budgets'] as const;
 export type ConfirmReturn = (typeof CONFIRM_RETURNS)[number];
 
 export function hasRecentSignIn(session: WalletSession, nowMs: number): boolean {
@@ -22,10 +23,12 @@ export function recentUntil(session: WalletSession, nowMs: number): number | und
 }
 
 /** 401 step_up_required, as the API answers a JWT too old for the change; the page says how to confirm. */
-export function requireRecentSession(session: WalletSession, nowMs: number): void {
+/** `what`: the change refused, as the page says it; the page that offers the confirmation is the one of the form. */
+export function requireRecentSession(session: WalletSession, nowMs: number, what = 'this changes what your agents are handed'): void {
   if (hasRecentSignIn(session, nowMs)) return;
-  throw new SvcError('step_up_required', `this changes what your agents are handed, and needs a sign-in within the last ${STEP_UP_MAX_AGE_SECONDS / 60} minutes; nothing was changed`, {
-    remedy: 'Confirm it is you with a code mailed to you (the Secrets or Webhooks page offers it), then send the form again.',
+  const minutes = STEP_UP_MAX_AGE_SECONDS / 60;
+  throw new SvcError('step_up_required', `${what}, and needs a sign-in within the last ${minutes} minutes; nothing was changed`, {
+    remedy: 'Confirm it is you with a code mailed to you (this page offers it), then send the form again.',
   });
 }
 

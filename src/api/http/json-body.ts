@@ -1,9 +1,10 @@
 // spec §4 "All bodies are JSON". One parser for every JSON body: it keeps the raw bytes (the webhook's signature is
 // over exactly what was sent) and refuses bytes that are not UTF-8, which a lenient decode would store as U+FFFD
-// (two different bodies, one stored value).
+// (two different bodies, one stored value), and U+0000 in any string or key (nul-input.ts).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { SvcError } from '../../contract/errors.js';
 import { MAX_JSON_DEPTH, jsonDepth } from '../../contract/json-depth.js';
+import { findNul, nulRefused } from './nul-input.js';
 
 export interface JsonBodyOptions {
   /**
@@ -27,7 +28,7 @@ export function decodeUtf8Body(bytes: Buffer): string {
   }
 }
 
-/** Installs the JSON parser on `app` (and its child scopes): strict UTF-8, raw bytes kept. */
+/** Installs the JSON parser on `app` (and its child scopes): strict UTF-8, raw bytes kept, no NUL. */
 export function parseJsonBodies(app: FastifyInstance, options: JsonBodyOptions = {}): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
@@ -51,7 +52,11 @@ export function parseJsonBodies(app: FastifyInstance, options: JsonBodyOptions =
       done(new SvcError('invalid_request', `the request body nests deeper than ${MAX_JSON_DEPTH} levels`, { remedy: `Send JSON nested at most ${MAX_JSON_DEPTH} levels deep.` }), undefined);
       return;
     }
-    parseJson(request, text, done);
+    parseJson(request, text, (error, parsed) => {
+      if (error !== null) return done(error, undefined);
+      const nulAt = findNul(parsed, text, request.routeOptions.config?.nulAllowedIn);
+      return nulAt === undefined ? done(null, parsed) : done(nulRefused('the request body', nulAt), undefined);
+    });
   });
 }
 

@@ -1,6 +1,8 @@
 // What the service writes to a user (docs/api.md "Mail"): plain text, short, and never a secret but the code the
-// user asked for. Every notice says what happened, from where, and what to do if it was not them.
+// user asked for. Every notice says what happened, from where (the address and the client's family), and what to do
+// if it was not them.
 import { isoTime } from '../../lib/clock.js';
+import { clientNameOf } from './client-name.js';
 import type { MailMessage } from './mail-message.js';
 
 /** Who did it, as the service saw the request. */
@@ -12,8 +14,9 @@ export interface ClientSeen {
 const NOT_YOU =
   'If this was not you, sign out every session (swarm-node logout --everywhere), then remove any node you do not know (swarm-node nodes remove <node_id>).';
 
+/** The address and the client's family: never the User-Agent's text, which whoever asked wrote (client-name.ts). */
 function seenFrom(client: ClientSeen): string {
-  return `from ${client.client_address}${client.user_agent === null ? '' : ` (${client.user_agent})`}`;
+  return `from ${client.client_address} (${clientNameOf(client.user_agent)})`;
 }
 
 /** `reference`: the start of the challenge's id, which the client shows too, so a person with several mails picks the right one. */

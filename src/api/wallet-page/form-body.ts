@@ -1,10 +1,12 @@
 // The forms of the wallet page and the console: a few short urlencoded fields, read strictly.
 import { SvcError } from '../../contract/errors.js';
 import { decodeUtf8Body } from '../http/json-body.js';
+import { nulRefused } from '../http/nul-input.js';
 
 /**
  * application/x-www-form-urlencoded, strictly: the bytes and every percent-decoded value must be UTF-8
- * (decodeURIComponent throws on a sequence that is not), where a lenient parser would keep U+FFFD.
+ * (decodeURIComponent throws on a sequence that is not), where a lenient parser would keep U+FFFD; and none holds
+ * U+0000 (http/nul-input.ts).
  */
 export function parseFormBody(bytes: Buffer): Record<string, string | string[]> {
   // No prototype: a field named __proto__ is just a field. A repeated name keeps every value (never our form's).
@@ -21,6 +23,7 @@ export function parseFormBody(bytes: Buffer): Record<string, string | string[]> 
     } catch {
       throw new SvcError('invalid_request', 'the form is not valid URL-encoded UTF-8');
     }
+    if (name.includes('\u0000') || value.includes('\u0000')) throw nulRefused('a field of the form');
     const previous = fields[name];
     fields[name] = previous === undefined ? value : [previous, value].flat();
   }

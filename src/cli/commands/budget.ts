@@ -1,12 +1,14 @@
 // swarm-node budget list | set | rm: caps on what your runs spend, per UTC day or month, on all agents or one
 // (docs/api.md "Budgets"). The service holds every run to them, however it was started: over a cap, execute is
-// refused 402 budget_exceeded and nothing is charged; a daemon pauses that agent until the cap resets.
+// refused 402 budget_exceeded and nothing is charged; a daemon pauses that agent until the cap resets. Raising or
+// removing a cap needs a sign-in within 15 minutes, renewed here in a terminal (step-up.ts); lowering one never does.
 import { Command, InvalidArgumentError } from 'commander';
 import type { Budget, BudgetPeriod } from '../../contract/budgets.js';
 import { findAgentSku } from '../../contract/agents.js';
 import { SvcError } from '../../contract/errors.js';
 import { formatDollars, parseDollarsToCents } from '../../contract/money.js';
 import { contextFor } from '../context.js';
+import { withRecentSignIn } from '../step-up.js';
 import { shortTime, table } from '../table.js';
 
 interface SetOptions {
@@ -41,6 +43,9 @@ export function budgetCommand(): Command {
 A cap counts what the runs started in its day or month were charged, refunds taken off, whoever started them (this
 node, another, curl). A run that would go over it is refused (402 budget_exceeded, exit 11) and charged nothing;
 a daemon pauses the agent until the cap resets. register --daily-cap sets an agent's daily cap here too.
+
+Raising or removing a cap needs a sign-in within the last 15 minutes: in a terminal a code is mailed and asked for;
+elsewhere it exits 4 with the login that renews it. Lowering a cap, or setting a first one, never needs it.
 
 Example:
   $ swarm-node budget set --daily 5 --monthly 50
@@ -82,9 +87,11 @@ Example:
         const periods = periodsOf(options);
         const { setBudget } = await import('../../node/service/budgets-api.js');
         const client = await ctx.client();
-        const token = ctx.requireJwt().token;
         const set: Budget[] = [];
-        for (const period of periods) set.push(await setBudget(client, token, agentId, period, (period === 'day' ? options.daily : options.monthly)!));
+        for (const period of periods) {
+          const cents = (period === 'day' ? options.daily : options.monthly)!;
+          set.push(await withRecentSignIn(ctx, (token) => setBudget(client, token, agentId, period, cents)));
+        }
         ctx.output.result({ budgets: set }, (r) =>
           r.budgets.map((b) => `${b.period === 'day' ? 'Daily' : 'Monthly'} cap on ${scopeOf(b)}: ${formatDollars(b.cap_cents)} (${formatDollars(b.spent_cents)} spent; resets ${shortTime(b.resets_at)}).`).join('\n'),
         );
@@ -104,9 +111,11 @@ Example:
         const periods = periodsOf(options);
         const { removeBudget } = await import('../../node/service/budgets-api.js');
         const client = await ctx.client();
-        const token = ctx.requireJwt().token;
         const removed: { agent_id: string | null; period: BudgetPeriod; removed: boolean }[] = [];
-        for (const period of periods) removed.push({ agent_id: agentId ?? null, period, removed: await removeBudget(client, token, agentId, period) });
+        for (const period of periods) {
+          const wasThere = await withRecentSignIn(ctx, (token) => removeBudget(client, token, agentId, period));
+          removed.push({ agent_id: agentId ?? null, period, removed: wasThere });
+        }
         ctx.output.result({ budgets: removed }, (r) =>
           r.budgets.map((b) => `${b.removed ? 'Removed' : 'There was no'} ${b.period === 'day' ? 'daily' : 'monthly'} cap on ${scopeOf(b)}.`).join('\n'),
         );

@@ -4,6 +4,7 @@ import { formatDollars } from '../../contract/money.js';
 import { formatDuration } from '../../node/agents/duration.js';
 import { SvcError } from '../../contract/errors.js';
 import { contextFor } from '../context.js';
+import { withRecentSignIn } from '../step-up.js';
 import { collectInputPair } from '../input-options.js';
 import { cleared, parseDailyCap, parseEvery, type Cleared } from '../schedule-options.js';
 
@@ -47,21 +48,26 @@ Example:
       const ctx = contextFor(command);
       const [{ runInput }, { localInputSchema }] = await Promise.all([import('../run-input.js'), import('../../node/runner/bundles.js')]);
       const defaultInput = givesInput ? (runInput(options, localInputSchema(ctx.paths.home, agentId)) ?? {}) : options.clearInput === true ? null : undefined;
-      const jwt = ctx.requireJwt();
+      ctx.requireJwt();
       const node = await ctx.requireNode();
       const { registerAgent } = await import('../../node/agents/registrations.js');
-      const outcome = await registerAgent(
-        {
-          db: await ctx.store(),
-          client: await ctx.client(),
-          clock: ctx.clock,
-          jwt,
-          credentialsFile: ctx.paths.credentialsFile,
-          node,
-          localInputSchema: (id) => localInputSchema(ctx.paths.home, id),
-        },
-        { agent_id: agentId, every_seconds: cleared(options.every), daily_cap_cents: cleared(options.dailyCap), default_input: defaultInput },
-      );
+      const deps = {
+        db: await ctx.store(),
+        client: await ctx.client(),
+        clock: ctx.clock,
+        credentialsFile: ctx.paths.credentialsFile,
+        node,
+        localInputSchema: (id: string) => localInputSchema(ctx.paths.home, id),
+      };
+      const change = {
+        agent_id: agentId,
+        every_seconds: cleared(options.every),
+        daily_cap_cents: cleared(options.dailyCap),
+        default_input: defaultInput,
+      };
+      // Raising or removing the agent's daily cap at the service needs a recent sign-in (step-up.ts): renewed, then
+      // the whole registration again, since nothing of it was written before the cap was.
+      const outcome = await withRecentSignIn(ctx, () => registerAgent({ ...deps, jwt: ctx.requireJwt() }, change));
       const { registration, agent } = outcome;
       const every = registration.every_seconds === null ? null : formatDuration(registration.every_seconds);
       const result = {

@@ -38,7 +38,8 @@ export function runLogRoutes(ctx: ServiceContext): FastifyPluginAsync {
       {
         bodyLimit: MAX_LOG_BATCH_BYTES + 16 * 1024,
         // The end of a run's log comes just before its result, which a stopping service still takes in.
-        config: { auth: 'node', completesInFlightWork: true },
+        // An agent's output may hold U+0000: the line keeps U+FFFD in its place (run-logs/accept-logs.ts).
+        config: { auth: 'node', completesInFlightWork: true, nulAllowedIn: ['/entries/*/text'] },
         schema: { params: RunParams, body: LogBatch, response: { 200: LogBatchResponse } },
       },
       async (request) => acceptLogBatch(ctx, deps, nodeOf(request)!, request.params.run_id, request.body),

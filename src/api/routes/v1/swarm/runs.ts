@@ -49,7 +49,8 @@ export function runRoutes(ctx: ServiceContext): FastifyPluginAsync {
       {
         // The agent's output is up to 1 MiB; and during a drain the results of runs in flight are still taken in.
         bodyLimit: MAX_RESULT_BODY_BYTES,
-        config: { auth: 'node', completesInFlightWork: true },
+        // An agent's output may hold U+0000; stored as JSON, its escape keeps it (http/nul-input.ts).
+        config: { auth: 'node', completesInFlightWork: true, nulAllowedIn: ['/output'] },
         schema: { params: RunParams, body: ResultRequest, response: { 200: RunResponse } },
       },
       async (request) => runs.dispatch.report(nodeOf(request)!, request.params.run_id, request.body),

@@ -1,0 +1,66 @@
+// swarm-node budget and register --daily-cap with a sign-in older than 15 minutes (docs/api.md "Budgets", "Step-up"):
+// the built binary against the real svc-api. Lowering a cap goes through; raising or removing one is exit 4 off a
+// terminal with the login that renews it, and nothing changes; in a terminal the sign-in is renewed by mail and the
+// raise retried.
+import { describe, expect, it } from 'vitest';
+import { asPrinted, swarmNode } from '../helpers/cli.js';
+import { MovableClock } from '../helpers/clock.js';
+import { nextMailTo, signInCodeOf } from '../helpers/mailbox.js';
+import { spawnSwarmNodePty } from '../helpers/pty.js';
+import { useSvcApi } from '../helpers/svc-api.js';
+import { signedInNode } from './fixtures.js';
+
+const OPS = 'agent_ops_monitor_004';
+const SIXTEEN_MINUTES = 16 * 60 * 1000;
+
+describe('swarm-node budget with a sign-in older than 15 minutes', () => {
+  const clock = new MovableClock();
+  const service = useSvcApi({ clock });
+
+  it('lowers a cap; off a terminal a raise or a removal is exit 4 with the login that renews it; in a terminal it renews', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'budget-late' });
+    expect((await swarmNode(['budget', 'set', '--daily', '5'], { env: node.env })).exitCode).toBe(0);
+    expect((await swarmNode(['register', OPS, '--daily-cap', '1'], { env: node.env })).exitCode).toBe(0);
+    clock.advance(SIXTEEN_MINUTES);
+    try {
+      const lowered = await swarmNode(['budget', 'set', '--daily', '3'], { env: node.env });
+      expect(lowered.exitCode, lowered.stderr).toBe(0);
+      const refusals = [
+        await swarmNode(['--json', 'budget', 'set', '--daily', '50'], { env: node.env }),
+        await swarmNode(['--json', 'budget', 'rm', '--daily'], { env: node.env }),
+        await swarmNode(['--json', 'register', OPS, '--daily-cap', '2'], { env: node.env }),
+        await swarmNode(['--json', 'register', OPS, '--daily-cap', 'none'], { env: node.env }),
+      ];
+      for (const refused of refusals) {
+        expect(refused.exitCode, refused.stderr).toBe(4);
+        expect(refused.json.error).toMatchObject({
+          code: 'step_up_required',
+          message: expect.stringContaining('raises a spending limit'),
+          remedy: `Sign in again with the code mailed to you: ${asPrinted(node, `swarm-node login --email ${node.email}`)}; then retry.`,
+        });
+      }
+      const listed = await swarmNode(['--json', 'budget', 'list'], { env: node.env });
+      const caps = listed.json.budgets.map((budget: { agent_id: string | null; cap_cents: number }) => [budget.agent_id, budget.cap_cents]);
+      expect(caps).toEqual([
+        [null, 300],
+        [OPS, 100],
+      ]);
+
+      const session = spawnSwarmNodePty(['budget', 'set', '--daily', '50'], node.env);
+      try {
+        await session.waitFor('raises a spending limit');
+        const sent = await session.waitFor(/Sent a sign-in code to \S+ \(reference ([0-9a-f]{8})\)/);
+        const reference = /reference ([0-9a-f]{8})/.exec(sent)![1]!;
+        const code = signInCodeOf(await nextMailTo(node.email, { match: (mail) => mail.text.includes(`reference ${reference}`) }));
+        await session.waitFor(`Code from the mail to ${node.email}:`);
+        await session.typeLine(code);
+        await session.waitFor(/Daily cap on all agents: \$50\.00/);
+        expect((await session.waitForExit()).exitCode).toBe(0);
+      } finally {
+        session.kill();
+      }
+    } finally {
+      clock.advance(-SIXTEEN_MINUTES);
+    }
+  });
+});
