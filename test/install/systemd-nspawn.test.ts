@@ -14,8 +14,8 @@
 // those limits (the host's cgroup v1 controllers are not delegated to it): memory, tasks and CPU per run are
 // enforced and tested in the bubblewrap mode (test/node/hostile-agents.test.ts), and the unit that sets them here
 // is checked by systemd-analyze verify and security (test/install/scripts.test.ts). The unit's system-call filter
-// refuses the keyring calls, namespaces and other ABIs, and real agents run under it: the release's Node 22 and the
-// host's Node 20, Python 3, git and sh (test/node/syscall-probe.ts).
+// refuses the keyring calls, namespaces, ptrace and process_vm_readv of the agent's launcher and other ABIs, and real
+// agents run under it: the release's Node 22 and the host's Node 20, Python 3, git and sh (test/node/syscall-probe.ts).
 //
 // The root file system takes about a minute to build (debootstrap, from the mirror apt uses). SWARM_TEST_ROOTFS, a
 // directory holding one already built, is copied instead (for running this file again and again by hand).
@@ -474,8 +474,10 @@ class Container {
 
   /** `baseUrl`: the service on the host's loopback, which the container shares (no --private-network). */
   static async boot(root: string, baseUrl: string): Promise<Container> {
-    // --register=no --keep-unit: no machined, no host D-Bus (PID 1 here is not systemd).
-    const nspawn = spawn('systemd-nspawn', ['-D', root, '--register=no', '--keep-unit', '-b', '--console=passive', ...loopDeviceBinds()], { stdio: 'ignore' });
+    // --register=no --keep-unit: no machined, no host D-Bus (PID 1 here is not systemd). The keyring calls, which
+    // systemd-nspawn refuses a container, are the container's: what refuses them to an agent is its unit's filter.
+    const args = ['-D', root, '--register=no', '--keep-unit', '-b', '--console=passive', '--system-call-filter=@keyring', ...loopDeviceBinds()];
+    const nspawn = spawn('systemd-nspawn', args, { stdio: 'ignore' });
     let pid1: number | undefined;
     try {
       pid1 = await waitFor(async () => containerInit(nspawn.pid!), 'the container to start', 60_000);
