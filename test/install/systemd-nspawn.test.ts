@@ -476,7 +476,8 @@ class Container {
   static async boot(root: string, baseUrl: string): Promise<Container> {
     // --register=no --keep-unit: no machined, no host D-Bus (PID 1 here is not systemd). The keyring calls, which
     // systemd-nspawn refuses a container, are the container's: what refuses them to an agent is its unit's filter.
-    const args = ['-D', root, '--register=no', '--keep-unit', '-b', '--console=passive', '--system-call-filter=@keyring', ...loopDeviceBinds()];
+    const args = ['-D', root, '--register=no', '--keep-unit', '-b', '--console=passive', '--system-call-filter=@keyring'];
+    args.push(...loopDeviceBinds());
     const nspawn = spawn('systemd-nspawn', args, { stdio: 'ignore' });
     let pid1: number | undefined;
     try {
