@@ -75,6 +75,10 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   });
 
   app.setErrorHandler(handleError);
+  // Every route, logged at debug once all are added (`routes served`): what this service serves, whole, for an
+  // operator, and for the test that sends every route what a client may send (docs/api.md "Conventions").
+  const routes: Array<{ method: string | string[]; url: string; auth: string | undefined }> = [];
+  app.addHook('onRoute', (route) => void routes.push({ method: route.method, url: route.url, auth: route.config?.auth }));
   app.setNotFoundHandler((request) => {
     throw new SvcError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`);
   });
@@ -123,6 +127,7 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   await app.register(walletPageRoutes(ctx));
   if (ctx.sandbox) await app.register(sandboxRoutes(ctx));
 
+  app.log.debug({ routes }, 'routes served');
   return app;
 }
 

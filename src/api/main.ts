@@ -65,6 +65,7 @@ Options:
   --webhook-ca-file <f> PEM certificates webhook deliveries trust besides the system's
   --artifact-quota-mib <n>  MiB of run artifacts one user may keep stored (each content once);
                         an upload over it is refused 413 artifact_quota_exceeded; 0: no limit  default 1024
+  --artifact-idle-seconds <s>  cut an artifact upload off (408) once it pauses this long     default 60
   -h, --help            show this help
   -v, --version         show the version
 

@@ -1,6 +1,7 @@
 // svc-api's flags for what one client may cost the service (docs/api.md "Conventions", "Agent upload"): slow bodies,
-// connections per address, the upload quota, rate and retention, the artifact quota. Parsed here, apart from main.ts, into the options
-// startService takes; a wrong value is a usage error naming the flag.
+// connections per address, the upload quota, rate and retention, the artifact quota and idle time.
+// Parsed here, apart from main.ts, into the options startService takes; a wrong value is a usage error naming the flag.
+import { ARTIFACT_MIN_BYTES_PER_SECOND } from '../../contract/artifacts.js';
 import type { ServiceOptions } from '../server.js';
 import { parseStaleNodeAfter } from './env-config.js';
 
@@ -14,9 +15,19 @@ export const LIMIT_FLAGS = {
   'version-retention': { type: 'string' },
   'sign-in-codes-per-client': { type: 'string' },
   'artifact-quota-mib': { type: 'string' },
+  'artifact-idle-seconds': { type: 'string' },
 } as const;
 
-export type LimitOptions = Pick<ServiceOptions, 'bodyTimeout' | 'maxConnectionsPerAddress' | 'uploadQuota' | 'uploadsPerHour' | 'versionRetentionMs' | 'signInCodesPerClient' | 'artifactLimits'>;
+export type LimitOptions = Pick<
+  ServiceOptions,
+  | 'bodyTimeout'
+  | 'maxConnectionsPerAddress'
+  | 'uploadQuota'
+  | 'uploadsPerHour'
+  | 'versionRetentionMs'
+  | 'signInCodesPerClient'
+  | 'artifactLimits'
+>;
 
 /** The options the given flags set (the others keep startService's defaults); throws with the flag's name. */
 export function parseLimitFlags(values: Partial<Record<keyof typeof LIMIT_FLAGS, string>>): LimitOptions {
@@ -34,6 +45,7 @@ export function parseLimitFlags(values: Partial<Record<keyof typeof LIMIT_FLAGS,
   const uploadsPerHour = whole('uploads-per-hour', 0, 1_000_000);
   const codesPerClient = whole('sign-in-codes-per-client', 1, 1_000_000);
   const artifactQuotaMib = whole('artifact-quota-mib', 0, 1_048_576);
+  const artifactIdleSeconds = whole('artifact-idle-seconds', 1, 3600);
   let retentionMs: number | undefined;
   try {
     if (values['version-retention'] !== undefined) retentionMs = parseStaleNodeAfter(values['version-retention']);
@@ -47,6 +59,12 @@ export function parseLimitFlags(values: Partial<Record<keyof typeof LIMIT_FLAGS,
     ...(uploadsPerHour === undefined ? {} : { uploadsPerHour }),
     ...(codesPerClient === undefined ? {} : { signInCodesPerClient: codesPerClient }),
     ...(retentionMs === undefined ? {} : { versionRetentionMs: retentionMs }),
-    ...(artifactQuotaMib === undefined ? {} : { artifactLimits: { maxUserBytes: artifactQuotaMib * 1024 * 1024 } }),
+    artifactLimits: {
+      ...(artifactQuotaMib === undefined ? {} : { maxUserBytes: artifactQuotaMib * 1024 * 1024 }),
+      // The rate stays the contract's: the node sizes its transfers by it.
+      ...(artifactIdleSeconds === undefined
+        ? {}
+        : { bodyTimeout: { idleMs: artifactIdleSeconds * 1000, minBytesPerSecond: ARTIFACT_MIN_BYTES_PER_SECOND } }),
+    },
   };
 }
