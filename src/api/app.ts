@@ -10,6 +10,7 @@ import { handleError } from './http/problem.js';
 import { authHook } from './http/auth.js';
 import { rateLimitHook } from './http/rate-limit.js';
 import { cutStalledBodies, DEFAULT_BODY_TIMEOUT, type BodyTimeout } from './http/body-timeout.js';
+import { connectionTimeoutOptions, DEFAULT_CONNECTION_TIMEOUTS, type ConnectionTimeouts } from './http/connection-timeouts.js';
 import { agentRoutes } from './routes/v1/swarm/agents.js';
 import { agentVersionRoutes } from './routes/v1/swarm/agent-versions.js';
 import { authRoutes } from './routes/v1/auth.js';
@@ -48,6 +49,8 @@ export interface BuildAppOptions {
   trustProxy?: TrustProxy;
   /** When a request body that stopped arriving is cut off, unless its route says otherwise (http/body-timeout.ts). */
   bodyTimeout?: BodyTimeout;
+  /** When a connection that carries no request being answered is closed (http/connection-timeouts.ts). */
+  connectionTimeouts?: ConnectionTimeouts;
 }
 
 export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
@@ -57,6 +60,7 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
     // Oversized headers (431) and unparseable requests (400) answer as problem details too, not fastify's own JSON.
     clientErrorHandler: clientErrorHandler(() => app.log),
     bodyLimit: MAX_BODY_BYTES,
+    ...connectionTimeoutOptions(options.connectionTimeouts ?? DEFAULT_CONNECTION_TIMEOUTS),
     // Request lines are logged by our own hook, which never logs a query string (the wallet page takes a JWT there).
     // Every line a request logs carries its id as request_id.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: REQUEST_ID_LOG_LABEL }),

@@ -1,9 +1,11 @@
-// No client input ends the process (docs/api.md "Conventions"). One anonymous request, a Content-Length over its
-// route's cap and no body, was answered 413 and had svc-api exit 1 thirty seconds later: the body's watch outlived
-// the refused request, and its error had no listener. Here every route the service serves (the list it logs at
-// start, from its router: a new route is sent all of this by itself) gets, on the real svc-api process, a
-// Content-Length over every cap and silence, a body cut mid-way, a reset mid-body and a client gone mid-answer; the
-// process must still serve once the last body timer has fired.
+// No client input ends the process, and no connection idles for good (docs/api.md "Conventions"). One anonymous
+// request, a Content-Length over its route's cap and no body, was answered 413 and had svc-api exit 1 thirty seconds
+// later: the body's watch outlived the refused request, and its error had no listener. Here every route the service
+// serves (the list it logs at start, from its router: a new route is sent all of this by itself) gets, on the real
+// svc-api process, a Content-Length over every cap and silence, a body cut mid-way, a reset mid-body and a client
+// gone mid-answer; the process must still serve once the last body timer has fired. A connection that sends
+// nothing, or never finishes its headers, is closed, and so is one idle between requests; a held poll longer than
+// both is answered.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fundWallet, signIn, waitFor } from '../helpers/funnel.js';
@@ -226,5 +228,51 @@ describe('every route, sent what no client input may turn into an exit', () => {
     expect(lastBody(held)).toMatchObject({ run_id: run.body.run_id, status: 'running' });
     expect(service.process.exitCode).toBeNull();
     expect((await httpRequest(`${service.baseUrl}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('a connection without a request being answered', () => {
+  let service: SpawnedSvcApi;
+  beforeAll(async () => {
+    service = await spawnSvcApi({ args: ['--headers-timeout-seconds', '1', '--keep-alive-seconds', '1'] });
+  });
+  afterAll(async () => {
+    await service?.stop();
+    removeTempDirs();
+  });
+
+  it('is closed with 408 when it sends nothing, or never finishes its headers', async () => {
+    const silent = await rawConnection(service.baseUrl);
+    const unfinished = await rawConnection(service.baseUrl);
+    unfinished.socket.write('GET /healthz HTTP/1.1\r\nHost: svc\r\n');
+    await until(service, () => silent.isClosed && unfinished.isClosed, 'both closed');
+    for (const connection of [silent, unfinished]) {
+      expect(connection.received()).toMatch(/^HTTP\/1\.1 408 [^]*\r\nContent-Type: application\/problem\+json[^]*"code":"invalid_request"/);
+    }
+  });
+
+  it('is closed once idle between two requests for the keep-alive time', async () => {
+    const connection = await rawConnection(service.baseUrl);
+    connection.socket.write('GET /healthz HTTP/1.1\r\nHost: svc\r\n\r\n');
+    await until(service, () => connection.isClosed, 'the idle connection closed');
+    expect(connection.received()).toMatch(/^HTTP\/1\.1 200 /);
+    expect(connection.received()).not.toMatch(/connection: close/i);
+  });
+
+  it('answers a poll held longer than both, on a connection kept alive from an earlier request', async () => {
+    const node = await enrollNode(service.baseUrl, uniqueEmail('held-poll'));
+    const connection = await rawConnection(service.baseUrl);
+    connection.socket.write('GET /healthz HTTP/1.1\r\nHost: svc\r\n\r\n');
+    await until(service, () => statusOf(connection) === 200, 'the first answer');
+    const body = JSON.stringify({ hostname: 'h', version: 'v', capacity: 1, running: [], wait_seconds: 3 });
+    const heldFrom = Date.now();
+    const headers = { authorization: `Bearer ${node.credential}`, 'content-type': 'application/json', 'content-length': body.length };
+    connection.socket.write(requestHead('POST', '/v1/swarm/nodes/poll', headers) + body);
+    await until(service, () => /"lease_seconds"/.test(connection.received()) || connection.isClosed, 'the poll answered');
+    // Held past the headers timeout (checked every second) and the keep-alive time: both 1 s.
+    expect(Date.now() - heldFrom).toBeGreaterThanOrEqual(2_000);
+    expect(connection.received().split('HTTP/1.1 ').slice(1).map((answer) => answer.slice(0, 3))).toEqual(['200', '200']);
+    expect(lastBody(connection)).toMatchObject({ runs: [], lost: [] });
+    connection.socket.destroy();
   });
 });

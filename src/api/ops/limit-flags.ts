@@ -1,5 +1,5 @@
 // svc-api's flags for what one client may cost the service (docs/api.md "Conventions", "Agent upload"): slow bodies,
-// connections per address, the upload quota, rate and retention, the artifact quota and idle time.
+// idle connections, connections per address, the upload quota, rate and retention, the artifact quota and idle time.
 // Parsed here, apart from main.ts, into the options startService takes; a wrong value is a usage error naming the flag.
 import { ARTIFACT_MIN_BYTES_PER_SECOND } from '../../contract/artifacts.js';
 import type { ServiceOptions } from '../server.js';
@@ -8,6 +8,8 @@ import { parseStaleNodeAfter } from './env-config.js';
 export const LIMIT_FLAGS = {
   'body-idle-seconds': { type: 'string' },
   'body-min-rate': { type: 'string' },
+  'headers-timeout-seconds': { type: 'string' },
+  'keep-alive-seconds': { type: 'string' },
   'max-connections-per-address': { type: 'string' },
   'upload-quota-mib': { type: 'string' },
   'upload-quota-versions': { type: 'string' },
@@ -21,6 +23,7 @@ export const LIMIT_FLAGS = {
 export type LimitOptions = Pick<
   ServiceOptions,
   | 'bodyTimeout'
+  | 'connectionTimeouts'
   | 'maxConnectionsPerAddress'
   | 'uploadQuota'
   | 'uploadsPerHour'
@@ -39,6 +42,8 @@ export function parseLimitFlags(values: Partial<Record<keyof typeof LIMIT_FLAGS,
   };
   const idleSeconds = whole('body-idle-seconds', 1, 3600);
   const minRate = whole('body-min-rate', 0, 1_000_000_000);
+  const headersSeconds = whole('headers-timeout-seconds', 1, 3600);
+  const keepAliveSeconds = whole('keep-alive-seconds', 1, 3600);
   const connections = whole('max-connections-per-address', 0, 1_000_000);
   const quotaMib = whole('upload-quota-mib', 0, 1_048_576);
   const quotaVersions = whole('upload-quota-versions', 0, 1_000_000);
@@ -54,6 +59,10 @@ export function parseLimitFlags(values: Partial<Record<keyof typeof LIMIT_FLAGS,
   }
   return {
     bodyTimeout: { ...(idleSeconds === undefined ? {} : { idleMs: idleSeconds * 1000 }), ...(minRate === undefined ? {} : { minBytesPerSecond: minRate }) },
+    connectionTimeouts: {
+      ...(headersSeconds === undefined ? {} : { headersMs: headersSeconds * 1000 }),
+      ...(keepAliveSeconds === undefined ? {} : { keepAliveMs: keepAliveSeconds * 1000 }),
+    },
     uploadQuota: { ...(quotaMib === undefined ? {} : { maxBytes: quotaMib * 1024 * 1024 }), ...(quotaVersions === undefined ? {} : { maxVersions: quotaVersions }) },
     ...(connections === undefined ? {} : { maxConnectionsPerAddress: connections }),
     ...(uploadsPerHour === undefined ? {} : { uploadsPerHour }),
