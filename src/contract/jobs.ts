@@ -157,6 +157,7 @@ export const KeySettlement = Type.Object({
   idempotency_key: Type.String(),
   /** found: the run below is the key's; never_ran: no run had it, and from now on none will (execute answers 409). */
   settled: Type.Union([Type.Literal('found'), Type.Literal('never_ran')]),
-  run: Type.Union([Type.Unknown(), Type.Null()]),
+  // The run as execute answers it (RunResponse, which imports this file): any object, each of its members kept.
+  run: Type.Union([Type.Object({}, { additionalProperties: true, description: 'The run, as execute answers it' }), Type.Null()]),
 });
 export type KeySettlement = Static<typeof KeySettlement>;
