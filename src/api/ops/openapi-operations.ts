@@ -374,6 +374,21 @@ export const OPERATIONS: Record<string, OperationDoc> = {
       303: SEE_OTHER('Signed in: the session cookie set, on to the bare page'),
     },
   },
+  // A sign-in link followed from another page (docs/api.md "GET {wallet_url}/login"): asked before it signs in.
+  'GET /wallet/sign-in': {
+    id: 'showWalletSignInConfirmation',
+    summary: 'Ask "Continue as <address>?" for a sign-in link followed from another page',
+    credential: 'console-session-optional',
+    answers: { 200: HTML('The question, with the form that signs in'), 303: SEE_OTHER('No sign-in waiting: on to the sign-in page') },
+  },
+  'POST /wallet/sign-in': {
+    id: 'confirmWalletSignIn',
+    summary: 'Sign in with the link that was asked about, from the wallet\'s own page',
+    credential: 'console-session-optional',
+    errors: ['forbidden'],
+    body: FORM('form_token: the token of the page that asked; replace: the address of the session it replaces'),
+    answers: { 200: HTML('Asked again: the browser holds a session for another account'), 303: SEE_OTHER('Signed in: on to the wallet') },
+  },
   'POST /wallet/logout': {
     id: 'signOutOfWallet',
     summary: 'End the wallet session',
