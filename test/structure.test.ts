@@ -71,6 +71,13 @@ function cycles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
+/**
+ * A handler of every uncaught error that lets the process go on: it would run on in a state no code expected. An
+ * error nobody handles is a bug to fix where it is thrown (docs/api.md "Conventions": no client input ends svc-api).
+ */
+const ADDS_LISTENER = String.raw`\bprocess\s*\.\s*(?:on|once|addListener|prependListener|prependOnceListener)\s*\(\s*`;
+const KEEPS_GOING = new RegExp(`${ADDS_LISTENER}['"\`](?:uncaughtException|unhandledRejection)['"\`]|setUncaughtExceptionCaptureCallback`);
+
 const files = sourceFiles(SRC);
 const name = (file: string): string => relative(SRC, file);
 
@@ -96,6 +103,18 @@ describe('the source tree', () => {
   it('has no import cycle in src/node, src/cli or src/api', () => {
     const graph = new Map(files.map((file) => [file, importsOf(file)]));
     expect(cycles(graph).map((component) => component.map(name))).toEqual([]);
+  });
+
+  it('has no process-wide handler of uncaught errors or rejections that keeps the process going', () => {
+    expect(files.filter((file) => KEEPS_GOING.test(readFileSync(file, 'utf8'))).map(name)).toEqual([]);
+    const handlers = [
+      "process.on('uncaughtException', log)",
+      'process.once("unhandledRejection", log)',
+      'process\n  .prependListener(`uncaughtException`, log)',
+      'process.setUncaughtExceptionCaptureCallback(log)',
+    ];
+    expect(handlers.filter((text) => !KEEPS_GOING.test(text))).toEqual([]);
+    expect(KEEPS_GOING.test("process.on('SIGTERM', stop); process.on('uncaughtExceptionMonitor', record)")).toBe(false);
   });
 
   it('the cycle finder finds a cycle, through a type-only or a dynamic import too', () => {

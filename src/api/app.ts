@@ -11,6 +11,7 @@ import { authHook } from './http/auth.js';
 import { refuseNulInUrl } from './http/nul-input.js';
 import { rateLimitHook } from './http/rate-limit.js';
 import { cutStalledBodies, DEFAULT_BODY_TIMEOUT, type BodyTimeout } from './http/body-timeout.js';
+import { connectionTimeoutOptions, DEFAULT_CONNECTION_TIMEOUTS, type ConnectionTimeouts } from './http/connection-timeouts.js';
 import { agentRoutes } from './routes/v1/swarm/agents.js';
 import { agentVersionRoutes } from './routes/v1/swarm/agent-versions.js';
 import { authRoutes } from './routes/v1/auth.js';
@@ -49,6 +50,8 @@ export interface BuildAppOptions {
   trustProxy?: TrustProxy;
   /** When a request body that stopped arriving is cut off, unless its route says otherwise (http/body-timeout.ts). */
   bodyTimeout?: BodyTimeout;
+  /** When a connection that carries no request being answered is closed (http/connection-timeouts.ts). */
+  connectionTimeouts?: ConnectionTimeouts;
 }
 
 export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {}): Promise<FastifyInstance> {
@@ -58,6 +61,7 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
     // Oversized headers (431) and unparseable requests (400) answer as problem details too, not fastify's own JSON.
     clientErrorHandler: clientErrorHandler(() => app.log),
     bodyLimit: MAX_BODY_BYTES,
+    ...connectionTimeoutOptions(options.connectionTimeouts ?? DEFAULT_CONNECTION_TIMEOUTS),
     // Request lines are logged by our own hook, which never logs a query string (the wallet page takes a JWT there).
     // Every line a request logs carries its id as request_id.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: REQUEST_ID_LOG_LABEL }),
@@ -76,6 +80,10 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   });
 
   app.setErrorHandler(handleError);
+  // Every route, logged at debug once all are added (`routes served`): what this service serves, whole, for an
+  // operator, and for the test that sends every route what a client may send (docs/api.md "Conventions").
+  const routes: Array<{ method: string | string[]; url: string; auth: string | undefined }> = [];
+  app.addHook('onRoute', (route) => void routes.push({ method: route.method, url: route.url, auth: route.config?.auth }));
   app.setNotFoundHandler((request) => {
     throw new SvcError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`);
   });
@@ -126,6 +134,7 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   await app.register(walletPageRoutes(ctx));
   if (ctx.sandbox) await app.register(sandboxRoutes(ctx));
 
+  app.log.debug({ routes }, 'routes served');
   return app;
 }
 

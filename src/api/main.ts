@@ -47,6 +47,9 @@ Options:
   --body-idle-seconds <s>  cut a request body off (408) once it pauses this long     default 30
   --body-min-rate <B/s> after the first --body-idle-seconds, cut a body off (408) once it has come
                         slower than this many bytes a second on average; 0: no minimum   default 1024
+  --headers-timeout-seconds <s>  close a connection (408) whose request headers are not all in this
+                        long after it opened or its request began (sends nothing, never finishes)  default 30
+  --keep-alive-seconds <s>  close a connection idle this long between two of its requests   default 72
   --max-connections-per-address <n>  connections one client address may hold open; more are
                         closed at once (not the --trust-proxy proxies'); 0: no cap     default 256
   --upload-quota-mib <n>  MiB of agent bundles one user may keep stored; an upload over it is
@@ -65,6 +68,7 @@ Options:
   --webhook-ca-file <f> PEM certificates webhook deliveries trust besides the system's
   --artifact-quota-mib <n>  MiB of run artifacts one user may keep stored (each content once);
                         an upload over it is refused 413 artifact_quota_exceeded; 0: no limit  default 1024
+  --artifact-idle-seconds <s>  cut an artifact upload off (408) once it pauses this long     default 60
   -h, --help            show this help
   -v, --version         show the version
 

@@ -34,6 +34,7 @@ import { createServiceMetrics, isDatabaseError } from './ops/metrics.js';
 import { startMetricsServer, type MetricsServer } from './ops/metrics-server.js';
 import { createStoreProbe } from './ops/store-probe.js';
 import { DEFAULT_BODY_TIMEOUT } from './http/body-timeout.js';
+import { DEFAULT_CONNECTION_TIMEOUTS } from './http/connection-timeouts.js';
 import { capConnectionsPerAddress, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS } from './http/connection-cap.js';
 import { DEFAULT_UPLOAD_QUOTA } from './agents/upload-quota.js';
 import { DEFAULT_UPLOADS_PER_HOUR } from './agents/upload-rate.js';
@@ -166,6 +167,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       logger: options.logger ?? false,
       trustProxy: options.trustProxy,
       bodyTimeout: { ...DEFAULT_BODY_TIMEOUT, ...options.bodyTimeout },
+      connectionTimeouts: { ...DEFAULT_CONNECTION_TIMEOUTS, ...options.connectionTimeouts },
     });
   } catch (error) {
     await store.close();

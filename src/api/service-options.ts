@@ -3,6 +3,7 @@ import type { FastifyServerOptions } from 'fastify';
 import type { Clock } from '../lib/clock.js';
 import type { OwnAgentPricing, RunTiming } from './context.js';
 import type { BodyTimeout } from './http/body-timeout.js';
+import type { ConnectionTimeouts } from './http/connection-timeouts.js';
 import type { TrustProxy } from './http/trust-proxy.js';
 import type { ListenAddress } from './ops/metrics-server.js';
 import type { UploadQuota } from './agents/upload-quota.js';
@@ -31,6 +32,8 @@ export interface ServiceOptions extends OwnAgentPricing {
   staleNodeAfterMs?: number;
   /** When a stalled request body is cut off (svc-api --body-idle-seconds, --body-min-rate); routes may differ. */
   bodyTimeout?: Partial<BodyTimeout>;
+  /** When a connection with no request being answered closes (svc-api --headers-timeout-seconds, --keep-alive-seconds). */
+  connectionTimeouts?: Partial<ConnectionTimeouts>;
   /** Connections one client address may hold open (svc-api --max-connections-per-address); 0: no cap. */
   maxConnectionsPerAddress?: number;
   /** A user's stored bundles and versions (svc-api --upload-quota-mib, --upload-quota-versions); 0: no limit. */

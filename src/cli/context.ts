@@ -176,8 +176,8 @@ export class CommandContext {
   async nodeCallerFactory(): Promise<(node: NodeEnrollment & { credential: string }) => NodeCaller> {
     const { nodeCaller } = await import('../node/work/caller.js');
     const pieces = { client: await this.client(), db: await this.store(), clock: this.clock, pid: process.pid, version: this.version, paths: this.paths };
-    const { agent_isolation: isolation, agent_socket: agentSocket } = this.config();
-    return (node) => nodeCaller({ ...pieces, node, isolation, agentSocket });
+    const { agent_isolation: isolation, agent_socket: agentSocket, agent_syscall_filter: syscallFilter } = this.config();
+    return (node) => nodeCaller({ ...pieces, node, isolation, agentSocket, syscallFilter });
   }
 
   async runCaller(): Promise<RunCaller> {

@@ -2,6 +2,7 @@
 // "Revocation and sessions", "Audit"): what the client and the service share of them.
 import { Type, type Static } from '@sinclair/typebox';
 import { EMAIL_PATTERN } from './email.js';
+import { PageLimit } from './page-limit.js';
 
 const Timestamp = Type.String({ description: 'ISO 8601, UTC' });
 const strict = { additionalProperties: false } as const;
@@ -49,8 +50,7 @@ export type AuditKind = (typeof AUDIT_KINDS)[number];
 // A query string is text (the service never coerces types).
 export const AuditQuery = Type.Object(
   {
-    /** 1 to 200, default 50. */
-    limit: Type.Optional(Type.String({ pattern: '^(?:[1-9]|[1-9][0-9]|1[0-9][0-9]|200)$' })),
+    limit: PageLimit(200, 50),
     /** An event_id from a page before: the events older than it. */
     before: Type.Optional(Type.String({ pattern: '^[0-9a-f-]{36}$' })),
   },

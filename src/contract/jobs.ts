@@ -1,6 +1,8 @@
 // A run as a job (docs/api.md "Runs as jobs"): its time limit, queue, retries, logs, artifacts, cancel and history.
 // The limits both programs read, and the shapes of the endpoints the service serves for them.
 import { Type, type Static } from '@sinclair/typebox';
+import { DEFAULT_RUNS_PAGE, MAX_RUNS_PAGE } from './job-limits.js';
+import { PageLimit } from './page-limit.js';
 import { MAX_LOG_BATCH_ENTRIES, MAX_LOG_LINE_CHARS } from './run-log-limits.js';
 
 export { DEFAULT_QUEUE_SECONDS, DEFAULT_RUN_SECONDS, DEFAULT_RUNS_PAGE, MAX_QUEUE_SECONDS, MAX_RUN_ATTEMPTS, MAX_RUN_SECONDS, MAX_RUNS_PAGE } from './job-limits.js';
@@ -118,7 +120,7 @@ export const RunListQuery = Type.Object(
     /** Runs started at or after this time (ISO 8601), and before `until`. */
     since: Type.Optional(Type.String({ maxLength: 40 })),
     until: Type.Optional(Type.String({ maxLength: 40 })),
-    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$' })),
+    limit: PageLimit(MAX_RUNS_PAGE, DEFAULT_RUNS_PAGE),
     /** next_cursor of the page before. */
     cursor: Type.Optional(Type.String({ maxLength: 200 })),
   },
@@ -155,6 +157,7 @@ export const KeySettlement = Type.Object({
   idempotency_key: Type.String(),
   /** found: the run below is the key's; never_ran: no run had it, and from now on none will (execute answers 409). */
   settled: Type.Union([Type.Literal('found'), Type.Literal('never_ran')]),
-  run: Type.Union([Type.Unknown(), Type.Null()]),
+  // The run as execute answers it (RunResponse, which imports this file): any object, each of its members kept.
+  run: Type.Union([Type.Object({}, { additionalProperties: true, description: 'The run, as execute answers it' }), Type.Null()]),
 });
 export type KeySettlement = Static<typeof KeySettlement>;

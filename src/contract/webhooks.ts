@@ -1,6 +1,7 @@
 // Signed webhooks of run events (docs/api.md "Webhooks"): what a user registers, what is sent, how it is retried.
 // Deliveries are signed as the service's payment webhooks are (Svc-Signature: t=…,v1=HMAC-SHA256 of "t.body").
 import { Type, type Static } from '@sinclair/typebox';
+import { PageLimit } from './page-limit.js';
 import { MAX_PREVIOUS_SECRET_SECONDS, MAX_WEBHOOK_URL_CHARS, WEBHOOK_EVENTS, type WebhookEvent } from './webhook-limits.js';
 export * from './webhook-limits.js';
 
@@ -79,7 +80,7 @@ export type WebhookAttempt = Static<typeof WebhookAttempt>;
 export const WebhookDeliveryDetail = Type.Composite([WebhookDelivery, Type.Object({ payload: Type.Unknown(), attempt_log: Type.Array(WebhookAttempt) })]);
 export type WebhookDeliveryDetail = Static<typeof WebhookDeliveryDetail>;
 export const DeliveriesQuery = Type.Object({
-  limit: Type.Optional(Type.String({ pattern: '^(?:[1-9]|[1-9][0-9]|100)$' })),
+  limit: PageLimit(100, 20),
   before: Type.Optional(Type.String({ pattern: '^[0-9a-f-]{36}$' })),
 });
 export type DeliveriesQuery = Static<typeof DeliveriesQuery>;

@@ -1,8 +1,8 @@
 // What a release artifact holds (docs/operations.md "Releases"): only what a node runs. From the built package
 // (readPackageSource: the files package.json ships plus better-sqlite3's runtime files and its native addon) it keeps
 // the CLI's bundle (dist/swarm-node.js and dist/cli/, without source maps), the reference agents and the docs sections
-// they read, the systemd unit templates and install.sh; it drops the svc-api bundle, the release builder and the rest
-// of scripts/ and docs/. It adds a Node runtime (runtime/bin/node) with better-sqlite3's addon built for it, and a
+// they read, the systemd unit templates, the agents' system-call filters (seccomp/) and install.sh; it drops the
+// svc-api bundle, the release builder and the rest of scripts/ and docs/. It adds a Node runtime (runtime/bin/node) with better-sqlite3's addon built for it, and a
 // bin/swarm-node wrapper that runs the release with it, so the host needs no Node.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -75,7 +75,7 @@ export function stageReleaseTree(
     // The Node this release runs on (its addon's ABI): bin/swarm-node.js and install.sh check a host's against it.
     engines: options.engines,
     // What `swarm-node install --from <this tree>` copies into releases/<version>/ (package-source.ts).
-    files: ['agents', 'bin', 'dist', 'docs', 'runtime', 'scripts', 'systemd'],
+    files: ['agents', 'bin', 'dist', 'docs', 'runtime', 'scripts', 'seccomp', 'systemd'],
   };
   write('package.json', Buffer.from(`${JSON.stringify(releaseManifest, null, 2)}\n`), false);
   for (const file of source.files) {

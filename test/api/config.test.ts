@@ -82,6 +82,9 @@ describe('svc-api configuration from the environment', () => {
     ['--body-idle-seconds', '0'],
     ['--body-min-rate', '1.5'],
     ['--max-connections-per-address', 'many'],
+    ['--headers-timeout-seconds', '0'],
+    ['--keep-alive-seconds', '3601'],
+    ['--artifact-idle-seconds', '1.5'],
   ])('refuses %s %s as a usage error', async (flag, value) => {
     const result = await start({}, [flag, value]).child;
     expect(result.exitCode).toBe(2);

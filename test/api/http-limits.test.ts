@@ -4,35 +4,15 @@
 // connections; a client that goes away mid-request is logged at info, never error. Real svc-api over HTTP and raw
 // sockets.
 import { randomUUID } from 'node:crypto';
-import { connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/api/app.js';
 import { fundWallet, signIn, waitFor } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
+import { rawConnection } from '../helpers/raw-http.js';
 import { enrollNode } from '../helpers/protocol-node.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { uniqueEmail } from '../helpers/temp.js';
-
-/** A raw connection to `baseUrl`, with what the service wrote on it and whether it closed. */
-interface RawConnection {
-  socket: Socket;
-  received(): string;
-  closed: Promise<void>;
-}
-
-function rawConnection(baseUrl: string): Promise<RawConnection> {
-  const { hostname, port } = new URL(baseUrl);
-  return new Promise((resolve, reject) => {
-    let text = '';
-    const socket = connect({ host: hostname, port: Number(port) });
-    const closed = new Promise<void>((done) => socket.once('close', () => done()));
-    socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-    socket.on('error', () => undefined); // a reset is an outcome the tests look at, through `closed`
-    socket.once('connect', () => resolve({ socket, received: () => text, closed }));
-    socket.once('error', reject);
-  });
-}
 
 const postHead = (path: string, length: number, token?: string) =>
   `POST ${path} HTTP/1.1\r\nHost: svc\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n${token === undefined ? '' : `Authorization: Bearer ${token}\r\n`}\r\n`;

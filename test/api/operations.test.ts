@@ -191,8 +191,10 @@ describe('GET /openapi.json', () => {
     const run = document.paths['/v1/swarm/runs/{run_id}']!.get;
     expect(run.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ in: 'path', name: 'run_id', required: true })]));
     expect(Object.keys(run.responses)).toContain('200');
-    // Its errors: problem details with the stable codes.
-    const problem = run.responses.default.content['application/problem+json'].schema;
+    // Its errors: problem details with the stable codes, each status with its own.
+    expect(run.responses['404'].content['application/problem+json'].schema).toEqual({ $ref: '#/components/schemas/Problem' });
+    expect(run.responses['404'].description).toContain('run_not_found');
+    const problem = (document as unknown as { components: { schemas: Record<string, any> } }).components.schemas.Problem;
     expect(problem.properties.code.enum).toEqual(expect.arrayContaining(['run_not_found', 'unauthorized', 'service_unavailable']));
   });
 });

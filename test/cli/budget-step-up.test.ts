@@ -63,4 +63,24 @@ describe('swarm-node budget with a sign-in older than 15 minutes', () => {
       clock.advance(-SIXTEEN_MINUTES);
     }
   });
+
+  it('the wizard raising a daily cap renews the sign-in in its terminal, then registers', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'wizard-late' });
+    expect((await swarmNode(['register', OPS, '--daily-cap', '1'], { env: node.env })).exitCode).toBe(0);
+    clock.advance(SIXTEEN_MINUTES);
+    const session = spawnSwarmNodePty(['wizard', '--agent', OPS, '--every', '1h', '--daily-cap', '2', '--yes'], node.env);
+    try {
+      await session.waitFor('raises a spending limit');
+      const sent = await session.waitFor(/Sent a sign-in code to \S+ \(reference ([0-9a-f]{8})\)/);
+      const reference = /reference ([0-9a-f]{8})/.exec(sent)![1]!;
+      const code = signInCodeOf(await nextMailTo(node.email, { match: (mail) => mail.text.includes(`reference ${reference}`) }));
+      await session.waitFor(`Code from the mail to ${node.email}:`);
+      await session.typeLine(code);
+      await session.waitFor(/Updated agent_ops_monitor_004: every 1h, daily cap \$2\.00/);
+      expect((await session.waitForExit()).exitCode).toBe(0);
+    } finally {
+      session.kill();
+      clock.advance(-SIXTEEN_MINUTES);
+    }
+  });
 });

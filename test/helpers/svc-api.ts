@@ -87,6 +87,8 @@ export interface SpawnedSvcApi {
   baseUrl: string;
   dataDir: string;
   process: ResultPromise;
+  /** All it wrote on stderr so far (its log lines, with SVC_LOG_LEVEL set), from its first byte. */
+  stderr(): string;
   stop(): Promise<void>;
 }
 
@@ -103,6 +105,8 @@ export async function spawnSvcApi(
     reject: false,
     buffer: { stdout: false, stderr: true },
   });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const baseUrl = await new Promise<string>((resolve, reject) => {
     let seen = '';
     const timer = setTimeout(() => reject(new Error(`svc-api did not start: ${seen}`)), 15_000);
@@ -123,6 +127,7 @@ export async function spawnSvcApi(
     baseUrl,
     dataDir,
     process: child,
+    stderr: () => stderr,
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       await child;

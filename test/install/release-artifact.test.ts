@@ -54,11 +54,17 @@ describe('npm run release', { timeout: 120_000 }, () => {
       'systemd/svc-swarm-node-agent.socket',
       'systemd/svc-swarm-node-agent@.service',
       'scripts/install.sh',
+      // The agents' system-call filters under bubblewrap, as committed (scripts/seccomp/generate.py).
+      'seccomp/agent-linux-x64.bpf',
+      'seccomp/agent-linux-arm64.bpf',
       'agents/agent_dev_review_012/agent.json',
       'runtime/bin/node',
       'package.json',
     ]) {
       expect(paths, wanted).toContain(wanted);
+    }
+    for (const filter of paths.filter((path) => path.startsWith('seccomp/'))) {
+      expect(manifest.files.find((file) => file.path === filter)?.sha256, filter).toBe(sha256Hex(readFileSync(join(REPO_ROOT, filter))));
     }
     expect(paths.filter((path) => path.endsWith('.map') || path.startsWith('dist/api/') || path.includes('svc-api') || path.startsWith('src/'))).toEqual([]);
     expect(manifest.files.find((file) => file.path === 'runtime/bin/node')?.executable).toBe(true);

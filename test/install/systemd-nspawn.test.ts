@@ -14,12 +14,14 @@
 // directory is a tmpfs of 128 MiB whose files reach the service; the unit's cgroup limits are set on the running service. What the container cannot do is enforce
 // those limits (the host's cgroup v1 controllers are not delegated to it): memory, tasks and CPU per run are
 // enforced and tested in the bubblewrap mode (test/node/hostile-agents.test.ts), and the unit that sets them here
-// is checked by systemd-analyze verify and security (test/install/scripts.test.ts).
+// is checked by systemd-analyze verify and security (test/install/scripts.test.ts). The unit's system-call filter
+// refuses the keyring calls, namespaces, ptrace and process_vm_readv of the agent's launcher and other ABIs, and real
+// agents run under it: the release's Node 22 and the host's Node 20, Python 3, git and sh (test/node/syscall-probe.ts).
 //
 // The root file system takes about a minute to build (debootstrap, from the mirror apt uses). SWARM_TEST_ROOTFS, a
 // directory holding one already built, is copied instead (for running this file again and again by hand).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, lchownSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, statfsSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, lchownSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, statfsSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +31,8 @@ import { useSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
 import { buildRelease, signingKey } from './release-support.js';
 import { AGENT_UID_BASE, AGENT_UID_COUNT } from '../../src/node/runner/agent-ids.js';
+import { contractInputFlags } from '../helpers/bundles.js';
+import { keyName, killedBySigsys, NODE_WORKS, SYSCALL_PROBE, writeOtherAbiPrograms } from '../node/syscall-probe.js';
 
 // The service checks a run's input against the built-in agent's schema whatever bundle runs it: the probe takes its
 // instructions as the tutor's one string field.
@@ -37,6 +41,10 @@ const AGENT = 'agent_svc_skills_005';
 // On the default node its bundle asks for egress (its runs are svc-swarm-node-egress-agent@ services); node gpu runs
 // the built-in agent (which asks for egress too).
 const VICTIM = 'agent_research_rag_015';
+// The default node's third agent: the system-call probe, told what to do by its bundle's asked.json.
+const SYSCALLS = 'agent_sales_outreach_008';
+/** The host's Node (the tests' own, 20), copied into the root file system: agents may bring a Node of their own. */
+const NODE_20 = '/opt/node20/bin/node';
 const HOME = '/opt/svc/swarm-node';
 const GPU_HOME = '/opt/svc/swarm-node/nodes/gpu';
 const MiB = 1024 * 1024;
@@ -44,7 +52,8 @@ const MiB = 1024 * 1024;
 const canBoot = process.getuid?.() === 0 && existsSync('/usr/bin/systemd-nspawn') && existsSync('/usr/sbin/debootstrap') && existsSync('/usr/bin/nsenter');
 
 const service = useSvcApi();
-afterAll(() => removeTempDirs());
+// The root file system is some 400 MB of small files: removing it takes a while on a loaded machine.
+afterAll(() => removeTempDirs(), 120_000);
 
 /** What a run saw of its sandbox: who it is, its /tmp, /dev/shm and network, its state, and another node's. */
 const PROBE = agentProgram(`const fs = await import('node:fs');
@@ -118,6 +127,10 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
       writeFileSync(join(root, home, 'agents', agent, 'agent.json'), JSON.stringify({ agent_id: agent, version: '0.0.0-test', entry: ['node', 'main.mjs'], input_schema: { type: 'object' }, ...network }));
       writeFileSync(join(root, home, 'agents', agent, 'main.mjs'), PROBE);
     }
+    mkdirSync(join(root, HOME, 'agents', SYSCALLS), { recursive: true });
+    writeFileSync(join(root, HOME, 'agents', SYSCALLS, 'main.mjs'), SYSCALL_PROBE);
+    mkdirSync(join(root, NODE_20, '..'), { recursive: true });
+    copyFileSync(process.execPath, join(root, NODE_20));
   }, 600_000);
 
   afterAll(async () => {
@@ -344,6 +357,41 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     expect(after).toMatchObject({ status: 'succeeded', output: { own: ['first of two'] } });
   });
 
+  it("system calls, keyrings (docs/operations.md \"What each mode holds\"): an agent's add_key is refused and its next run finds no key, namespaces and other ABIs are refused; Node 22 and 20, Python, git and sh run", async (context) => {
+    const missing = ['python3', 'git'].filter((tool) => !existsSync(join(root, 'usr/bin', tool)));
+    if (missing.length > 0) {
+      process.stdout.write(`skipped: ${missing.join(' and ')} not in the root file system (a SWARM_TEST_ROOTFS made without them)\n`);
+      context.skip();
+      return;
+    }
+    const bundle = join(root, HOME, 'agents', SYSCALLS);
+    const programs = writeOtherAbiPrograms(bundle);
+    const probeWith = async (node: string, asked: Record<string, unknown>) => {
+      const manifest = { agent_id: SYSCALLS, version: '0.0.0-test', entry: [node, 'main.mjs'], input_schema: { type: 'object' } };
+      writeFileSync(join(bundle, 'agent.json'), JSON.stringify(manifest));
+      writeFileSync(join(bundle, 'asked.json'), JSON.stringify(asked));
+      const result = await container.exec(['swarm-node', '--json', 'run', SYSCALLS, ...contractInputFlags(SYSCALLS)]);
+      return JSON.parse(result.stdout || '{}') as Record<string, unknown>;
+    };
+    const key = keyName();
+    const refused = { unshare_user: 'EPERM', clone_newuser: 'EPERM', ptrace_launcher: 'EPERM', clone3: 'ENOSYS' };
+    const works = { process_vm_readv_launcher: 'EPERM', threads: 6, multiprocessing: 285, subprocess: '42' };
+    // The release's runtime (node: the daemon's own).
+    const first = await probeWith('node', { keyring: 'add', key, programs });
+    expect(first, JSON.stringify(first)).toMatchObject({
+      status: 'succeeded',
+      output: { node: expect.stringMatching(/^v22\./), ...NODE_WORKS, git: 'probe', sh: '42', python: { add_key: 'EPERM', ...refused } },
+    });
+    expect((first.output as { python: unknown }).python).toMatchObject(works);
+    // SystemCallArchitectures=native: systemd's filter kills a call of another ABI.
+    expect((first.output as { programs: unknown }).programs).toEqual(killedBySigsys(programs));
+    const next = await probeWith(NODE_20, { keyring: 'find', key });
+    expect(next, JSON.stringify(next)).toMatchObject({
+      status: 'succeeded',
+      output: { node: expect.stringMatching(/^v20\./), ...NODE_WORKS, python: { keyctl_search: 'EPERM', request_key: 'EPERM', ...works } },
+    });
+  });
+
   /** The one agent unit running on the default node (a test runs one at a time); `units`: the egress agents' instead. */
   function runningAgentUnit(units = 'svc-swarm-node-agent@*'): Promise<string> {
     return waitFor(
@@ -412,7 +460,9 @@ async function makeRootfs(root: string): Promise<void> {
   const sources = readFileSync('/etc/apt/sources.list.d/debian.sources', 'utf8');
   const mirror = /^URIs:\s*(\S+)/m.exec(sources)?.[1] ?? 'http://deb.debian.org/debian';
   const suite = /^Suites:\s*(\S+)/m.exec(sources)?.[1] ?? 'bookworm';
-  await execa('debootstrap', ['--variant=minbase', '--include=systemd,systemd-sysv,dbus', suite, root, mirror], { timeout: 540_000 });
+  // python3 and git: what agents run besides Node, under the agent unit's system-call filter.
+  const include = '--include=systemd,systemd-sysv,dbus,python3,git';
+  await execa('debootstrap', ['--variant=minbase', include, suite, root, mirror], { timeout: 540_000 });
 }
 
 /** A booted container: its PID 1 found under systemd-nspawn, commands run in it with nsenter. */
@@ -425,8 +475,11 @@ class Container {
 
   /** `baseUrl`: the service on the host's loopback, which the container shares (no --private-network). */
   static async boot(root: string, baseUrl: string): Promise<Container> {
-    // --register=no --keep-unit: no machined, no host D-Bus (PID 1 here is not systemd).
-    const nspawn = spawn('systemd-nspawn', ['-D', root, '--register=no', '--keep-unit', '-b', '--console=passive', ...loopDeviceBinds()], { stdio: 'ignore' });
+    // --register=no --keep-unit: no machined, no host D-Bus (PID 1 here is not systemd). The keyring calls, which
+    // systemd-nspawn refuses a container, are the container's: what refuses them to an agent is its unit's filter.
+    const args = ['-D', root, '--register=no', '--keep-unit', '-b', '--console=passive', '--system-call-filter=@keyring'];
+    args.push(...loopDeviceBinds());
+    const nspawn = spawn('systemd-nspawn', args, { stdio: 'ignore' });
     let pid1: number | undefined;
     try {
       pid1 = await waitFor(async () => containerInit(nspawn.pid!), 'the container to start', 60_000);

@@ -3,7 +3,7 @@
 // reading another home's state, /dev/shm and SysV IPC left for the next run, a state directory planted for another
 // agent, the network, and processes that outlive the run's stop. Each reaches its limit and fails with its own
 // error code, and the node goes on: the next run of every agent works.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -18,6 +18,7 @@ import { waitFor } from '../helpers/funnel.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
 import { openDir, processesOf, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
+import { FILTERED, keyName, killedBySigsys, NODE_WORKS, releaseNodeIn, SYSCALL_PROBE, writeOtherAbiPrograms } from './syscall-probe.js';
 
 const HOSTILE = 'agent_ops_monitor_004';
 const OTHER = 'agent_research_rag_015';
@@ -254,5 +255,42 @@ describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', (
     expect(await restarted.removeLeftovers(() => false)).toBe(1);
     await waitFor(async () => (left.exitCode !== null || left.signalCode !== null ? true : undefined), 'the leftover to be killed');
     for (const file of group.procsFiles) expect(existsSync(file)).toBe(false);
+  });
+});
+
+// The system-call filter (src/node/runner/syscall-filter.ts): what it refuses, and that real agents still run under it.
+const FILTER_CELLS = 'docs/operations.md "What each mode holds": system calls, keyrings';
+describe.skipIf(!sandboxAvailable)(`the system-call filter under bubblewrap, as root (${FILTER_CELLS})`, () => {
+  it("system calls, keyrings: an agent's add_key is refused and its next run finds no key; namespaces, ptrace of its launcher and another ABI are refused; Node 20, Python, git and sh run", async () => {
+    const { home, runner } = nodeHome();
+    const dir = installTestBundle(home, HOSTILE, SYSCALL_PROBE);
+    const programs = writeOtherAbiPrograms(dir);
+    // Each program runs here, outside the sandbox: what kills it in there is the filter.
+    for (const name of programs) expect(spawnSync(join(dir, name)).status, name).toBe(0);
+    const key = keyName();
+    const first = await runner.run(aRun(HOSTILE, { keyring: 'add', key, programs }));
+    expect(first, JSON.stringify(first)).toMatchObject({
+      status: 'succeeded',
+      output: { ...NODE_WORKS, python: { add_key: 'EPERM', ...FILTERED }, git: 'probe', sh: '42' },
+    });
+    expect((first as { output: { programs: unknown } }).output.programs).toEqual(killedBySigsys(programs));
+    const next = await runner.run(aRun(HOSTILE, { keyring: 'find', key }));
+    const found = { keyctl_search: 'EPERM', request_key: 'EPERM' };
+    expect(next, JSON.stringify(next)).toMatchObject({ status: 'succeeded', output: { python: found } });
+  });
+
+  it('system calls: Node 22, the release runtime, runs its worker threads and the file system under load', async (context) => {
+    const { home, runner } = nodeHome();
+    const dir = installTestBundle(home, HOSTILE, SYSCALL_PROBE);
+    const node22 = releaseNodeIn(dir);
+    if ('missing' in node22) {
+      process.stdout.write(`skipped: Node 22 is not here: ${node22.missing}\n`);
+      context.skip();
+      return;
+    }
+    installTestBundle(home, HOSTILE, SYSCALL_PROBE, { entry: [node22.entry, 'main.mjs'] });
+    const outcome = await runner.run(aRun(HOSTILE, { node_only: true }));
+    const node = expect.stringMatching(/^v22\./);
+    expect(outcome, JSON.stringify(outcome)).toMatchObject({ status: 'succeeded', output: { node, ...NODE_WORKS } });
   });
 });

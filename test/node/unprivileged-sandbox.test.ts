@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentProgram, installTestBundle } from '../helpers/bundles.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
 import { sandboxAvailable } from './sandbox-support.js';
+import { FILTERED, keyName, killedBySigsys, NODE_WORKS, SYSCALL_PROBE, writeOtherAbiPrograms } from './syscall-probe.js';
 
 const NOBODY = 65534;
 const AGENT = 'agent_ops_monitor_004';
@@ -44,10 +45,10 @@ import { resolveIsolation } from ${JSON.stringify(join(REPO_ROOT, 'src/node/runn
 import { isolationReport } from ${JSON.stringify(join(REPO_ROOT, 'src/node/runner/isolation-report.ts'))};
 import { createLocalRunner } from ${JSON.stringify(join(REPO_ROOT, 'src/node/runner/run-local.ts'))};
 const [home, packageDir, input] = process.argv.slice(2);
-const isolation = resolveIsolation('auto', join(home, 'no-agent.sock'));
+const isolation = resolveIsolation('auto', join(home, 'no-agent.sock'), 'auto', packageDir);
 const runner = createLocalRunner({ home, varDir: join(home, 'var'), packageDir, isolation, limits: { timeoutMs: 60000 } });
 const outcome = await runner.run({ run_id: randomUUID(), agent_id: ${JSON.stringify(AGENT)}, user_id: 'u@example.com', tier: 'svc_starter_agents', input: JSON.parse(input) });
-process.stdout.write(JSON.stringify({ isolation, report: isolationReport(isolation), outcome }));
+process.stdout.write(JSON.stringify({ isolation, report: isolationReport(isolation, undefined, packageDir), outcome }));
 `;
 
 describe.skipIf(!userNamespaces)('the unprivileged mode: bubblewrap in a user namespace, as the node user', () => {
@@ -110,5 +111,19 @@ describe.skipIf(!userNamespaces)('the unprivileged mode: bubblewrap in a user na
     expect(first.report.summary).toMatch(/^bubblewrap in a user namespace/);
     expect(first.report.cannot.join('\n')).toMatch(/no memory, task or CPU limit per run/);
     expect(first.report.cannot.join('\n')).toMatch(/state directory has no size cap/);
+  });
+
+  it('system calls, keyrings (docs/operations.md "What each mode holds"): the filter holds in the user namespace too; Node, Python, git and sh run', () => {
+    const home = nobodysDir('unprivileged-filter-');
+    const dir = installTestBundle(home, AGENT, SYSCALL_PROBE);
+    const programs = writeOtherAbiPrograms(dir);
+    execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, join(home, 'agents')]);
+    const probed = runAsNobody(home, { keyring: 'add', key: keyName(), programs });
+    expect(probed.outcome, JSON.stringify(probed)).toMatchObject({
+      status: 'succeeded',
+      output: { ...NODE_WORKS, python: { add_key: 'EPERM', ...FILTERED }, git: 'probe', sh: '42', programs: killedBySigsys(programs) },
+    });
+    expect(probed.report.summary).toMatch(/a system call filter$/);
+    expect(probed.report.cannot.join('\n')).not.toMatch(/system call filter/);
   });
 });

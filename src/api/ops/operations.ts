@@ -8,9 +8,9 @@ import { registerOpenApi } from './openapi.js';
 import { echoRequestId } from './request-id.js';
 import { observeRequests } from './request-metrics.js';
 
-export async function addOperations(app: FastifyInstance, ctx: Pick<ServiceContext, 'metrics' | 'storeProbe'>): Promise<void> {
+export async function addOperations(app: FastifyInstance, ctx: Pick<ServiceContext, 'metrics' | 'storeProbe' | 'urls'>): Promise<void> {
   echoRequestId(app);
   observeRequests(app, ctx.metrics);
-  await registerOpenApi(app);
+  await registerOpenApi(app, ctx);
   await app.register(healthRoutes({ probe: ctx.storeProbe, metrics: ctx.metrics }));
 }

@@ -4,6 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { SvcError } from '../../contract/errors.js';
 import { ID_PATTERN, SandboxPayment, SandboxPaymentRequest, normalizeEmail } from '../../contract/schemas.js';
+import { PageLimit } from '../../contract/page-limit.js';
 import { TIERS } from '../../contract/tiers.js';
 import type { ServiceContext } from '../context.js';
 import { acceptJsonBodiesOnly } from '../http/json-body.js';
@@ -15,7 +16,7 @@ import { isoTime } from '../../lib/clock.js';
 
 const PaymentParams = Type.Object({ id: Type.String({ pattern: ID_PATTERN }) });
 const MailQuery = Type.Object(
-  { to: Type.String({ pattern: EMAIL_PATTERN, maxLength: 254 }), limit: Type.Optional(Type.String({ pattern: '^(?:[1-9]|[1-4][0-9]|50)$' })) },
+  { to: Type.String({ pattern: EMAIL_PATTERN, maxLength: 254 }), limit: PageLimit(50, 10) },
   { additionalProperties: false },
 );
 const MailResponse = Type.Object({

@@ -155,6 +155,7 @@ async function runAndReport(
     inputSchema,
     questions: answering(flags, prompts),
     flagEmail: flags.email,
+    withRecentSignIn: (call) => withRecentSignIn(ctx, () => call(ctx.requireJwt())),
   });
 
   ctx.output.result(summary, (s, style) => {

@@ -4,8 +4,21 @@ import { readFileSync } from 'node:fs';
 import { SvcError } from '../../contract/errors.js';
 import { formatDuration, parseDuration } from '../agents/duration.js';
 import { writeFileAtomic } from './files.js';
+import { AGENT_SYSCALL_FILTERS, type AgentSyscallFilter } from '../runner/syscall-filter.js';
 
-export const CONFIG_KEYS = ['base_url', 'wallet_url', 'merchant_id', 'timeout_seconds', 'concurrency', 'agent_isolation', 'agent_socket', 'health_addr', 'auto_update', 'auto_update_interval'] as const;
+export const CONFIG_KEYS = [
+  'base_url',
+  'wallet_url',
+  'merchant_id',
+  'timeout_seconds',
+  'concurrency',
+  'agent_isolation',
+  'agent_socket',
+  'agent_syscall_filter',
+  'health_addr',
+  'auto_update',
+  'auto_update_interval',
+] as const;
 export type ConfigKey = (typeof CONFIG_KEYS)[number];
 /** node_id: written by install; shown by `config get`, not settable by hand. labels: install --label, `swarm-node labels`. */
 export type ConfigFile = Partial<Record<ConfigKey | 'node_id', string>> & { labels?: string[] };
@@ -40,6 +53,7 @@ const ENV_OF: Partial<Record<ConfigKey, string>> = {
   concurrency: 'SWARM_NODE_CONCURRENCY',
   agent_isolation: 'SWARM_AGENT_ISOLATION',
   agent_socket: 'SWARM_AGENT_SOCKET',
+  agent_syscall_filter: 'SWARM_AGENT_SYSCALL_FILTER',
   health_addr: 'SWARM_NODE_HEALTH_ADDR',
 };
 
@@ -57,6 +71,11 @@ export interface ResolvedConfig {
    */
   agent_isolation: AgentIsolation;
   agent_socket: string;
+  /**
+   * auto: bubblewrap's runs under the release's system-call filter, which an installed root node will not run agents
+   * without; optional: without it where the release has none for this architecture (docs/operations.md "Agent isolation").
+   */
+  agent_syscall_filter: AgentSyscallFilter;
   /** Where the daemon serves /healthz and /metrics (src/node/daemon/health-server.ts); '' is off, the default. */
   health_addr: string;
   /** The daemon checks the service for a newer release and updates itself (src/node/daemon/auto-update.ts). */
@@ -114,6 +133,7 @@ export function resolveConfig(input: {
   const concurrency = Number(validateConfigValue('concurrency', pick('concurrency', String(DEFAULT_CONCURRENCY))));
   const agent_isolation = validateConfigValue('agent_isolation', pick('agent_isolation', 'auto')) as AgentIsolation;
   const agent_socket = validateConfigValue('agent_socket', pick('agent_socket', DEFAULT_AGENT_SOCKET));
+  const agent_syscall_filter = validateConfigValue('agent_syscall_filter', pick('agent_syscall_filter', 'auto')) as AgentSyscallFilter;
   const health_addr = validateConfigValue('health_addr', pick('health_addr', ''));
   const auto_update = validateConfigValue('auto_update', pick('auto_update', 'true')) === 'true';
   const auto_update_interval = validateConfigValue('auto_update_interval', pick('auto_update_interval', DEFAULT_AUTO_UPDATE_INTERVAL));
@@ -125,6 +145,7 @@ export function resolveConfig(input: {
     concurrency,
     agent_isolation,
     agent_socket,
+    agent_syscall_filter,
     health_addr,
     auto_update,
     auto_update_interval,
@@ -184,6 +205,11 @@ export function validateConfigValue(key: ConfigKey, value: string): string {
     case 'agent_socket':
       // sun_path holds 108 bytes with its terminating NUL; the egress socket beside it (egressSocketOf) is 7 longer.
       if (!value.startsWith('/') || Buffer.byteLength(egressSocketOf(value)) > 107) throw new SvcError('usage', 'agent_socket must be an absolute path of at most 100 bytes');
+      return value;
+    case 'agent_syscall_filter':
+      if (!(AGENT_SYSCALL_FILTERS as readonly string[]).includes(value)) {
+        throw new SvcError('usage', `agent_syscall_filter must be one of ${AGENT_SYSCALL_FILTERS.join(', ')}`);
+      }
       return value;
     case 'health_addr': {
       if (value === '' || value === 'off') return '';

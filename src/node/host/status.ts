@@ -78,6 +78,7 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
         concurrency: config.concurrency,
         agent_isolation: config.agent_isolation,
         agent_socket: config.agent_socket,
+        agent_syscall_filter: config.agent_syscall_filter,
         health_addr: config.health_addr,
         auto_update: config.auto_update,
         auto_update_interval: config.auto_update_interval,
@@ -119,7 +120,7 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
     Object.assign(status.node, { enrolled: true, node_id: node.node_id, user_id: node.user_id, tier_id: node.tier_id, ephemeral: node.ephemeral === true });
   }
   try {
-    status.node.isolation = resolveIsolation(config.agent_isolation, config.agent_socket);
+    status.node.isolation = resolveIsolation(config.agent_isolation, config.agent_socket, config.agent_syscall_filter);
     const report = isolationReport(status.node.isolation, { agentSocket: config.agent_socket, name: deps.paths.name });
     status.node.isolation_summary = report.summary;
     status.node.isolation_cannot = report.cannot;

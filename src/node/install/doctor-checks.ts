@@ -10,6 +10,7 @@ import { AGENT_ISOLATIONS, readConfigFile, type AgentIsolation } from '../host/c
 import { agentSocketPath, type NodePaths } from '../host/location.js';
 import { resolveIsolation } from '../runner/isolation.js';
 import { isolationReport } from '../runner/isolation-report.js';
+import { AGENT_SYSCALL_FILTERS, type AgentSyscallFilter } from '../runner/syscall-filter.js';
 import { ServiceClient, type ServicePing } from '../service/service-client.js';
 import { integrityFindings } from '../store/file-checks.js';
 
@@ -114,12 +115,17 @@ function backupsIn(dir: string): string[] {
 export function checkIsolation(paths: Pick<NodePaths, 'configFile' | 'name'>): DoctorCheck {
   const file = readConfigFile(paths.configFile);
   const wanted = (AGENT_ISOLATIONS as readonly string[]).includes(file.agent_isolation ?? '') ? (file.agent_isolation as AgentIsolation) : 'auto';
+  const filter = (AGENT_SYSCALL_FILTERS as readonly string[]).includes(file.agent_syscall_filter ?? '')
+    ? (file.agent_syscall_filter as AgentSyscallFilter)
+    : 'auto';
   let mode;
   const agentSocket = file.agent_socket ?? agentSocketPath(paths.name);
   try {
-    mode = resolveIsolation(wanted, agentSocket);
+    mode = resolveIsolation(wanted, agentSocket, filter);
   } catch (error) {
-    return { name: 'isolation', status: 'fail', detail: messageOf(error), fix: 'apt-get install bubblewrap' };
+    // Without the release's system-call filter (./syscall-filter.ts): the setting that runs agents without it.
+    const fix = messageOf(error).includes('no system call filter') ? 'swarm-node config set agent_syscall_filter optional' : 'apt-get install bubblewrap';
+    return { name: 'isolation', status: 'fail', detail: messageOf(error), fix };
   }
   const report = isolationReport(mode, { agentSocket, name: paths.name });
   const detail = report.cannot.length === 0 ? report.summary : `${report.summary}; not held: ${report.cannot.join('; ')}`;

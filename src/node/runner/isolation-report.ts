@@ -1,8 +1,10 @@
 // What the runs of this node are held to, and what they are not, in the words `status` and `doctor` print
 // (docs/operations.md "Agent isolation", the table of what each mode enforces).
 import { existsSync } from 'node:fs';
+import { runningPackageDir } from '../../lib/package-dir.js';
 import { probeCgroups } from './cgroup-probe.js';
 import { egressUnavailable, isPrivileged, type IsolationMode } from './isolation.js';
+import { syscallFilterOf } from './syscall-filter.js';
 
 export interface IsolationReport {
   /** One line: how each run is kept apart. */
@@ -11,8 +13,15 @@ export interface IsolationReport {
   cannot: string[];
 }
 
-/** `node`: under systemd, the node's agent socket and name, to tell whether its egress agent socket listens. */
-export function isolationReport(mode: IsolationMode, node?: { agentSocket: string; name: string | undefined }): IsolationReport {
+/**
+ * `node`: under systemd, the node's agent socket and name, to tell whether its egress agent socket listens.
+ * `packageDir`: the package the runs take their system-call filter from (bubblewrap).
+ */
+export function isolationReport(
+  mode: IsolationMode,
+  node?: { agentSocket: string; name: string | undefined },
+  packageDir: string = runningPackageDir(),
+): IsolationReport {
   if (mode === 'systemd') {
     const egress = node === undefined ? undefined : egressUnavailable(node.agentSocket, node.name);
     return {
@@ -35,19 +44,24 @@ export function isolationReport(mode: IsolationMode, node?: { agentSocket: strin
     };
   }
   const cgroups = probeCgroups();
-  const cannot: string[] = ["no system call filter: the kernel's whole surface is the agent's (systemd's agent unit has one)"];
+  const filter = syscallFilterOf(packageDir);
+  const filtered = filter.path === undefined ? '' : ', a system call filter';
+  const cannot: string[] = [];
+  if (filter.path === undefined) cannot.push(`${filter.missing}: the kernel's whole surface is the agent's, keyrings included`);
   if (cgroups.version === null) {
     cannot.push(`no memory, task or CPU limit per run (${cgroups.reason}): only RLIMIT_DATA per process${isPrivileged() ? " and RLIMIT_NPROC per agent's uid" : ''}`);
   }
   if (isPrivileged()) {
     cannot.push(...noLoopDevices());
-    return { summary: `bubblewrap: each run in a sandbox of its own, as a uid of its agent's own, ${limitsBy(cgroups.version)}, its state in an image of its own`, cannot };
+    const summary = `bubblewrap: each run in a sandbox of its own, as a uid of its agent's own, ${limitsBy(cgroups.version)}`;
+    return { summary: `${summary}, its state in an image of its own${filtered}`, cannot };
   }
   cannot.push(
     "every agent runs as the node's own user (a user namespace, no uid of its own); each sees only its own state",
     'the state directory has no size cap (a state image needs root): 64 MiB per file only',
   );
-  return { summary: `bubblewrap in a user namespace: each run in a sandbox of its own, as the node's user, ${limitsBy(cgroups.version)}`, cannot };
+  const summary = `bubblewrap in a user namespace: each run in a sandbox of its own, as the node's user, ${limitsBy(cgroups.version)}`;
+  return { summary: `${summary}${filtered}`, cannot };
 }
 
 /** Where runs mount a state image (systemd, bubblewrap as root): what fails without loop devices. */

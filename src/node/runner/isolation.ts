@@ -2,7 +2,9 @@
 // isolation"), without a container runtime:
 //   systemd     an installed node: systemd starts each run as a service of its own (svc-swarm-node-agent@.service),
 //               as a uid of its agent's own on this node (./agent-ids.ts), with the unit's sandbox and cgroup limits.
-//   bubblewrap  elsewhere: each run in a bubblewrap sandbox made for it (./sandbox.ts). As root: under a uid of the
+//   bubblewrap  elsewhere: each run in a bubblewrap sandbox made for it (./sandbox.ts), under the package's system-call
+//               filter for this architecture (./syscall-filter.ts), which an installed root node will not go without
+//               unless its config says so (agent_syscall_filter optional). As root: under a uid of the
 //               agent's own on this home (./agent-ids.ts), in a cgroup of its own (./cgroups.ts), its state in an
 //               image of its own (./state-image.ts). Unprivileged: as the node's user in a user namespace, in a
 //               cgroup only where the daemon's own is delegated to it, its state a plain directory.
@@ -13,6 +15,8 @@ import { statSync } from 'node:fs';
 import { SvcError } from '../../contract/errors.js';
 import { egressSocketOf, type AgentIsolation } from '../host/config.js';
 import { installCommandOf, nodeUnits } from '../host/location.js';
+import { runningPackageDir } from '../../lib/package-dir.js';
+import { isInstalledRelease, syscallFilterOf, type AgentSyscallFilter } from './syscall-filter.js';
 
 /** How many runs a node executes at once, at most (config concurrency; the agent socket's MaxConnections). */
 export const MAX_RUN_SLOTS = 32;
@@ -60,13 +64,28 @@ const INSTALL_BUBBLEWRAP = 'Install bubblewrap (apt-get install bubblewrap, dnf 
 /**
  * `auto`: systemd's agent socket when it listens (an installed node), else bubblewrap when it can make a sandbox
  * here, else (an unprivileged node only) the node's own user. Root never falls back to running agents unsandboxed:
- * they would run as root.
+ * they would run as root. An installed release run as root without a system-call filter for this architecture
+ * refuses bubblewrap as it refuses running without it, unless `filter` is `optional` (`packageDir`: the release).
  */
-export function resolveIsolation(wanted: AgentIsolation, agentSocket: string): IsolationMode {
+export function resolveIsolation(
+  wanted: AgentIsolation,
+  agentSocket: string,
+  filter: AgentSyscallFilter = 'auto',
+  packageDir?: string,
+): IsolationMode {
   if (wanted === 'none') return 'none';
   if (wanted === 'systemd' || (wanted === 'auto' && isSocket(agentSocket))) return 'systemd';
   const sandbox = sandboxSupport();
-  if (sandbox.available) return 'bubblewrap';
+  if (sandbox.available) {
+    const release = packageDir ?? runningPackageDir();
+    const found = syscallFilterOf(release);
+    if (found.path !== undefined || filter === 'optional' || !isPrivileged() || !isInstalledRelease(release)) return 'bubblewrap';
+    throw new SvcError('local_state', `agents cannot run isolated on this host: ${found.missing}`, {
+      remedy:
+        `Install a release built for linux-${process.arch}, or install the node with systemd (swarm-node install); ` +
+        'agent_syscall_filter optional runs agents under bubblewrap without the filter.',
+    });
+  }
   if (wanted === 'auto' && !isPrivileged()) return 'none';
   throw new SvcError('local_state', `agents cannot run isolated on this host: ${sandbox.reason}`, {
     remedy: isPrivileged()

@@ -12,6 +12,7 @@ import { egressUnavailable, resolveIsolation, type IsolationMode } from './isola
 import { installBundle, type BundleFetch } from './bundle-install.js';
 import { bundleDirs, findBundle, resolveEntry, type Bundle } from './bundles.js';
 import { createSandboxedRunner, type SandboxedRunner } from './run-sandboxed.js';
+import { syscallFilterOf } from './syscall-filter.js';
 import type { RunSecrets } from '../../contract/secrets.js';
 import { redactJson, type Redact } from '../../lib/redact.js';
 import { secretsEnv, secretsRedactor } from './agent-secrets.js';
@@ -78,12 +79,20 @@ const STDERR_IN_MESSAGE_CHARS = 600;
 
 export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
   const agentSocket = options.agentSocket ?? DEFAULT_AGENT_SOCKET;
-  const isolation = options.isolation ?? resolveIsolation('auto', agentSocket);
+  const isolation = options.isolation ?? resolveIsolation('auto', agentSocket, 'auto', options.packageDir);
   const limits = { ...DEFAULT_AGENT_LIMITS, ...options.limits };
   const dirs = isolation === 'systemd' ? undefined : prepareVar(options.varDir);
+  // Without one for this architecture (a checkout for another), runs go without: the isolation report says so.
+  const syscallFilter = syscallFilterOf(options.packageDir).path;
   const sandbox =
     isolation === 'bubblewrap'
-      ? createSandboxedRunner({ home: options.home, varDir: options.varDir, limits, ...(options.agentUidsDir === undefined ? {} : { agentUidsDir: options.agentUidsDir }) })
+      ? createSandboxedRunner({
+          home: options.home,
+          varDir: options.varDir,
+          limits,
+          ...(options.agentUidsDir === undefined ? {} : { agentUidsDir: options.agentUidsDir }),
+          ...(syscallFilter === undefined ? {} : { syscallFilter }),
+        })
       : undefined;
 
   async function runAgent(request: AgentExecRequest, bundle: Bundle, signal: AbortSignal | undefined, onOutput: OutputSink | undefined): Promise<{ outcome: AgentOutcome; artifacts?: HeldArtifacts }> {

@@ -2,8 +2,8 @@
 // daemon stays bubblewrap's parent (--die-with-parent):
 //   unshare --mount (root)  a mount namespace of the run's own, for its state image: mounted there, never on the host
 //   sh PRELUDE              joins the run's cgroups (so every process of the run is in them from the start), mounts
-//                           the state image under its lock
-//   bwrap …                 the sandbox (./sandbox.ts)
+//                           the state image under its lock, opens the system-call filter for bwrap
+//   bwrap …                 the sandbox (./sandbox.ts), the filter (./syscall-filter.ts) on all in it
 //   setpriv (root)          the agent's uid and gid, nothing else
 //   prlimit, sh LAUNCHER    ./agent-process.ts
 import { createHash } from 'node:crypto';
@@ -22,20 +22,27 @@ import { makeArtifactSpace, removeLeftoverRunDirs, type ArtifactSpace } from './
 
 /** A prelude step that failed: the launcher's exit code, so the run fails `spawn` with the reason on stderr. */
 const PRELUDE_FAILED = 125;
+/** Where bwrap reads the filter from, which it then closes: past stdio and the launcher's fds 3 and 4 (./agent-process.ts). */
+const SYSCALL_FILTER_FD = 5;
 
 // $1 how many cgroup.procs files follow, then those, then image, lock file, mount point and the agent's uid:gid
-// ('' '' '' '': no image), then the command. flock: mount(8) reuses the loop device that already holds the image (a
-// run of the same agent in flight), but two mounts racing could each attach one: two file systems writing one image.
+// ('' '' '' '': no image), then the system-call filter's file ('': none), then the command. flock: mount(8) reuses the
+// loop device that already holds the image (a run of the same agent in flight), but two mounts racing could each
+// attach one: two file systems writing one image.
 const PRELUDE = `count=$1; shift
 while [ "$count" -gt 0 ]; do
   echo $$ > "$1" || { echo "swarm-node sandbox: cannot join the control group $1" >&2; exit ${PRELUDE_FAILED}; }
   shift; count=$((count - 1))
 done
-image=$1; lock=$2; point=$3; owner=$4; shift 4
+image=$1; lock=$2; point=$3; owner=$4; filter=$5; shift 5
 if [ -n "$image" ]; then
   flock -w 60 "$lock" mount -o loop,nosuid,nodev "$image" "$point" || { echo "swarm-node sandbox: cannot mount the state image $image" >&2; exit ${PRELUDE_FAILED}; }
   # The agent's own, whoever the image was made for (a uid claim given up and claimed again may be another number).
   chown "$owner" "$point" && chmod 0700 "$point" || exit ${PRELUDE_FAILED}
+fi
+if [ -n "$filter" ]; then
+  [ -r "$filter" ] || { echo "swarm-node sandbox: cannot read the system call filter $filter" >&2; exit ${PRELUDE_FAILED}; }
+  exec "$@" ${SYSCALL_FILTER_FD}<"$filter"
 fi
 exec "$@"`;
 
@@ -65,6 +72,8 @@ export interface SandboxedRunnerOptions {
   limits: AgentLimits;
   /** Where the host's agent uid claims are (tests keep theirs apart); the host's by default. */
   agentUidsDir?: string;
+  /** The system-call filter's BPF program (./syscall-filter.ts); none: runs go without one. */
+  syscallFilter?: string;
 }
 
 export function createSandboxedRunner(options: SandboxedRunnerOptions): SandboxedRunner {
@@ -99,6 +108,7 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
       artifacts: artifacts.dir,
       tmpBytes: limits.tmpBytes,
       network: request.network,
+      ...(options.syscallFilter === undefined ? {} : { syscallFilterFd: SYSCALL_FILTER_FD }),
     });
     const procs = cgroup?.procsFiles ?? [];
     const wrapper = [
@@ -115,6 +125,7 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
       image?.lock ?? '',
       image?.mountPoint ?? '',
       identity === undefined ? '' : `${identity.uid}:${identity.gid}`,
+      options.syscallFilter ?? '',
       ...sandbox,
       ...(identity === undefined ? [] : asAgentUser(identity as RunIdentity)),
     ];

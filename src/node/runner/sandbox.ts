@@ -3,9 +3,9 @@
 // the node's home and the host's home directories out of sight, the bundle and what it runs with bound read-only
 // at their own paths, its state directory the only writable place it keeps (and its artifacts directory, until they
 // are uploaded); its own mount, pid, IPC, UTS and
-// cgroup namespaces, and its own network namespace (loopback only) unless its manifest asks for egress. It dies
-// with the daemon (--die-with-parent: the sandbox's pid 1 goes, and the kernel ends every process of its pid
-// namespace with it).
+// cgroup namespaces, and its own network namespace (loopback only) unless its manifest asks for egress; the system-call
+// filter (./syscall-filter.ts) on every process in it. It dies with the daemon (--die-with-parent: the sandbox's pid 1
+// goes, and the kernel ends every process of its pid namespace with it).
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve, sep } from 'node:path';
 import type { AgentNetwork } from '../../contract/agent-bundle.js';
@@ -25,6 +25,8 @@ export interface SandboxSpec {
   /** The size of each of /tmp and /dev/shm. */
   tmpBytes: number;
   network: AgentNetwork;
+  /** The descriptor bwrap reads the system-call filter from (--seccomp), opened by whoever starts it; none: no filter. */
+  syscallFilterFd?: number;
 }
 
 /** What systemd's ProtectHome= hides: home directories are people's, not an agent's. */
@@ -74,6 +76,9 @@ export function bubblewrapArgv(spec: SandboxSpec): string[] {
   for (const target of tmpfs) argv.push('--remount-ro', target);
   argv.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
   if (spec.network === 'none') argv.push('--unshare-net');
+  // bwrap applies it just before it execs the command (setpriv as root, whose setresuid, setgroups, capset and prctl
+  // it lets through), and to the sandbox's pid 1.
+  if (spec.syscallFilterFd !== undefined) argv.push('--seccomp', String(spec.syscallFilterFd));
   argv.push('--die-with-parent', '--new-session', '--');
   return argv;
 }

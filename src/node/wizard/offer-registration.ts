@@ -23,7 +23,7 @@ export async function offerRegistration(
   deps: WizardStepDeps,
   db: SqliteDatabase,
   questions: WizardQuestions,
-  signedIn: { jwt: StoredJwt; node: ThisNode },
+  signedIn: { jwt: StoredJwt; node: ThisNode; withRecentSignIn?: <T>(call: (jwt: StoredJwt) => Promise<T>) => Promise<T> },
   agent: AgentChoice,
   asked: { input: Record<string, unknown> | undefined; inputSchema: (agentId: string) => Record<string, unknown> | undefined },
 ): Promise<WizardRegistration | null> {
@@ -48,17 +48,21 @@ export async function offerRegistration(
   ) {
     return kept(current);
   }
-  const outcome = await registerAgent(
-    { db, client: deps.client, clock: deps.clock, jwt: signedIn.jwt, node: signedIn.node, credentialsFile: deps.credentialsFile, localInputSchema: asked.inputSchema },
-    {
-      agent_id: agent.agent_id,
-      every_seconds: every,
-      daily_cap_cents: dailyCap,
-      // The input given for the first run is what a new registration's scheduled runs start from: nobody is there to
-      // give one when the daemon runs it. An existing registration keeps its own.
-      default_input: current === undefined && asked.input !== undefined && Object.keys(asked.input).length > 0 ? asked.input : undefined,
-    },
-  );
+  const register = (jwt: StoredJwt) =>
+    registerAgent(
+      { db, client: deps.client, clock: deps.clock, jwt, node: signedIn.node, credentialsFile: deps.credentialsFile, localInputSchema: asked.inputSchema },
+      {
+        agent_id: agent.agent_id,
+        every_seconds: every,
+        daily_cap_cents: dailyCap,
+        // The input given for the first run is what a new registration's scheduled runs start from: nobody is there to
+        // give one when the daemon runs it. An existing registration keeps its own.
+        default_input: current === undefined && asked.input !== undefined && Object.keys(asked.input).length > 0 ? asked.input : undefined,
+      },
+    );
+  // A raised daily cap needs a recent sign-in (docs/api.md "Budgets"): renewed by mail in a terminal, and the whole
+  // registration again, since nothing of it was written before the cap was, as `register` does.
+  const outcome = signedIn.withRecentSignIn === undefined ? await register(signedIn.jwt) : await signedIn.withRecentSignIn(register);
   const result = describe(outcome.registration, { created: outcome.created, changed: true });
   deps.ui.success(`${result.created ? 'Registered' : 'Updated'} ${agent.agent_id}: ${describeRegistration(result)}.`);
   return result;

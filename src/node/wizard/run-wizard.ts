@@ -34,6 +34,11 @@ export interface WizardDeps extends WizardStepDeps {
   inputSchema: (agentId: string) => Record<string, unknown> | undefined;
   questions: WizardQuestions;
   flagEmail: string | undefined;
+  /**
+   * Calls `call` with the stored JWT and, where the service asks for a recent sign-in (a raised daily cap), renews
+   * it by mail in a terminal and calls it again with the new one (src/cli/step-up.ts).
+   */
+  withRecentSignIn: <T>(call: (jwt: StoredJwt) => Promise<T>) => Promise<T>;
 }
 
 export interface WizardSummary {
@@ -73,7 +78,10 @@ export async function runWizard(deps: WizardDeps): Promise<WizardSummary> {
   }
   if (run !== null) balance = run.balance_cents;
 
-  const registration = await offerRegistration(deps, db, deps.questions, { jwt, node: await deps.thisNode() }, agent, { input, inputSchema: deps.inputSchema });
+  const registration = await offerRegistration(deps, db, deps.questions, { jwt, node: await deps.thisNode(), withRecentSignIn: deps.withRecentSignIn }, agent, {
+    input,
+    inputSchema: deps.inputSchema,
+  });
   return {
     user_id: signedIn.sub,
     tier: signedIn.tier,

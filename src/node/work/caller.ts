@@ -11,6 +11,7 @@ import type { RunCaller } from '../runs/run-agent.js';
 import { resolveIsolation } from '../runner/isolation.js';
 import { createLocalRunner } from '../runner/run-local.js';
 import type { AgentLimits } from '../runner/agent-process.js';
+import type { AgentSyscallFilter } from '../runner/syscall-filter.js';
 import type { ServiceClient } from '../service/service-client.js';
 import { Executor } from './executor.js';
 
@@ -25,6 +26,8 @@ export interface NodeCallerDeps {
   isolation: AgentIsolation;
   /** Where systemd listens for agent runs (config agent_socket); the default one when not given. */
   agentSocket?: string;
+  /** config agent_syscall_filter: whether an installed root node runs agents without a system-call filter. */
+  syscallFilter?: AgentSyscallFilter;
   /** The runs' limits where not the defaults (runner/agent-process.ts): tests give small ones. */
   limits?: Partial<AgentLimits>;
 }
@@ -39,7 +42,7 @@ export function nodeCaller(deps: NodeCallerDeps): NodeCaller {
     home: deps.paths.home,
     varDir: deps.paths.varDir,
     packageDir: runningPackageDir(),
-    isolation: resolveIsolation(deps.isolation, deps.agentSocket ?? DEFAULT_AGENT_SOCKET),
+    isolation: resolveIsolation(deps.isolation, deps.agentSocket ?? DEFAULT_AGENT_SOCKET, deps.syscallFilter),
     agentSocket: deps.agentSocket ?? DEFAULT_AGENT_SOCKET,
     fetchBundle: (digest, file) => api.bundle(digest, file),
     ...(deps.limits === undefined ? {} : { limits: deps.limits }),

@@ -26,7 +26,7 @@ import { handleError } from '../../../http/problem.js';
 import { createUploadRate } from '../../../agents/upload-rate.js';
 
 /** What an upload may be sent as; the bytes decide gzip or plain tar (its magic number), not the label. */
-const ARCHIVE_TYPES = ['application/gzip', 'application/x-gzip', 'application/x-tar', 'application/octet-stream'];
+export const ARCHIVE_TYPES = ['application/gzip', 'application/x-gzip', 'application/x-tar', 'application/octet-stream'];
 const UPLOAD_SECTION = 'agent-upload';
 
 type Params = { Params: Static<typeof AgentParams> };

@@ -5,6 +5,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { SvcError } from '../../../../contract/errors.js';
 import { LogBatch, LogBatchResponse, RunLogs } from '../../../../contract/jobs.js';
+import { PageLimit } from '../../../../contract/page-limit.js';
 import { MAX_LOG_BATCH_BYTES, RUN_DATA_RETENTION_DAYS } from '../../../../contract/run-log-limits.js';
 import { DAY_MS, isoTime } from '../../../../lib/clock.js';
 import type { ServiceContext } from '../../../context.js';
@@ -23,7 +24,7 @@ const LogsQuery = Type.Object(
   {
     /** The entries after this seq (-1, the default: from the first). */
     after: Type.Optional(Type.String({ pattern: '^(-1|[0-9]{1,10})$' })),
-    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$' })),
+    limit: PageLimit(MAX_PAGE, MAX_PAGE),
     follow: Type.Optional(Type.String({ pattern: '^(0|1|true|false)$' })),
   },
   { additionalProperties: false },
@@ -61,7 +62,7 @@ export function runLogRoutes(ctx: ServiceContext): FastifyPluginAsync {
           reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-store, no-transform').header('x-accel-buffering', 'no');
           return reply.send(followLogs(ctx, deps, runId, after, gone.signal));
         }
-        const limit = Math.min(MAX_PAGE, Math.max(1, Number(request.query.limit ?? MAX_PAGE)));
+        const limit = Number(request.query.limit ?? MAX_PAGE);
         const { entries, truncated, expired } = await deps.logs.read(runId, after, limit);
         return {
           run_id: runId,
