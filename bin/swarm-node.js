@@ -17,12 +17,12 @@ if (major < needMajor || (major === needMajor && minor < needMinor) || (sameMajo
   process.exit(1);
 }
 // `--version` alone is answered here, from the package.json the build takes the version from: loading the program
-// for it cost 1.4-1.7x a bare `node -e 0` (issue 17). Anything else, `--version` among other words included, is the
-// program's to parse.
+// for it cost 1.4-1.7x a bare `node -e 0` (docs/operations.md "Benchmarks"). Anything else, `--version` among other
+// words included, is the program's to parse.
 const args = process.argv.slice(2);
 // `--help` alone likewise, from the text the build wrote by running the program (scripts/build.mjs): the program's
 // help is at most 80 columns wide everywhere, so it is the same text unless a terminal is narrower than that, where
-// the program wraps it to the terminal. Loading the program for it cost 1.3x a bare `node -e 0` (issue 17).
+// the program wraps it to the terminal. Loading the program for it cost 1.3x a bare `node -e 0`.
 const alone = args.length === 1 ? args[0] : undefined;
 const help = (alone === '--help' || alone === '-h') && !(process.stdout.isTTY && process.stdout.columns > 0 && process.stdout.columns < 80) ? writtenHelp() : undefined;
 if (alone === '--version' || alone === '-v') print(`${manifest.version}\n`);

@@ -189,8 +189,8 @@ async function main() {
 
   step('Start the reference service');
   say(`svc-api is the complete reference implementation of the hosted service; --sandbox adds a payment provider\nthat confirms payments with a signed webhook, like a real one. Port 0: any free port; a fresh SQLite data dir.\nA run whose node stops renewing it is refunded a lease after (--lease-seconds ${LEASE_SECONDS}: step 20 stays short).`);
-  // The release the node installs (issue 15): built and signed here with a throwaway key, as a release machine
-  // would with the production key; the service publishes it from --releases-dir.
+  // The release the node installs (docs/operations.md "Releases"): built and signed here with a throwaway key, as a
+  // release machine would with the production key; the service publishes it from --releases-dir.
   state.releaseKey = writeDemoSigningKey(join(state.scratch, 'release-key'));
   const releasesDir = join(state.scratch, 'releases');
   const built = await runProgram(process.execPath, [join(REPO_ROOT, 'dist', 'swarm-node-release.js'), '--key', state.releaseKey.privateFile, '--out', releasesDir, '--no-runtime', '--no-deb'], {

@@ -1,5 +1,6 @@
 #!/bin/sh
-# svc swarm-node host bootstrap (issue 4 §3, issue 15 §3), the k3s way: fetched from the service and piped to sh,
+# svc swarm-node host bootstrap, the k3s way (docs/operations.md "With `scripts/install.sh`"): fetched from the
+# service and piped to sh,
 #
 #   curl -fsSL https://svc.example/install.sh | sudo sh -s -- --token-file ./deploy-token
 #

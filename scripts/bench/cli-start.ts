@@ -1,4 +1,5 @@
-// How long a swarm-node command takes from start to exit, against its baseline measured in the same run (issue 17):
+// How long a swarm-node command takes from start to exit, against its baseline measured in the same run
+// (docs/operations.md "Benchmarks"):
 // - `--help`, `--version` against `node -e 0`: goal at most 1.3x;
 // - network commands (`wallet`, `docs <section>`) against `node -e 0`, with their peak RSS: goal at most 2.5x;
 // - `runs` on a journal of 100k rows against `runs` on an empty one: goal at most 1.1x.

@@ -1,9 +1,10 @@
-// Memory of the swarm-node daemon (issue 6 §5, issue 13 §8): its resident set at start-up, idle, and through 1,000
-// scheduled runs against the built svc-api (fresh data dir), with zero lost or duplicate charges checked at the end
-// against the service's own ledger. Since issue 13 runs execute on the node: this home is enrolled (its node
-// credential), every catalog agent has an operator's no-op bundle here (prints {}), and each scheduled run goes
-// through execute, is leased to this node and runs here. The daemon is the built binary with its real one-second
-// tick; a user is signed in and funded through the real funnel, the agents registered with the CLI.
+// Memory of the swarm-node daemon (docs/operations.md "Benchmarks"): its resident set at start-up, idle, and through
+// 1,000 scheduled runs against the built svc-api (fresh data dir), with zero lost or duplicate charges checked at
+// the end against the service's own ledger. Runs execute on the node
+// (docs/decisions/0011-agents-run-on-the-node.md): this home is enrolled (its node credential), every catalog agent
+// has an operator's no-op bundle here (prints {}), and each scheduled run goes through execute, is leased to this
+// node and runs here. The daemon is the built binary with its real one-second tick; a user is signed in and funded
+// through the real funnel, the agents registered with the CLI.
 // Judged from repeated samples, never two points: idle is the median of one sample a second over each idle phase;
 // peak is the kernel's high-water mark (VmHWM, which catches the start-up spike between samples) beside the largest
 // sample; growth compares the medians of the first and last fifths of the second half of the runs, and fits a slope
@@ -29,7 +30,7 @@ const BENCH_INPUTS: Record<string, string[]> = {
   agent_svc_skills_005: ['question=what is a node?'],
 };
 
-/** Issue 13 §8: idle and peak, the start-up spike counted. */
+/** The goal (docs/operations.md "Benchmarks"): idle and peak, the start-up spike counted. */
 const GOAL_MB = 80;
 /**
  * Under load V8 grows its young generation and defers major collections while the heap is small, so RSS rises by a

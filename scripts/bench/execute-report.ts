@@ -1,6 +1,6 @@
-// What scripts/bench/execute.ts prints: each side's figures, then every goal of issue 31 with its paired ratio (or
-// its measure), the spread of its rounds and a verdict, one run at a time, the statements PostgreSQL counted, and
-// the books.
+// What scripts/bench/execute.ts prints: each side's figures, then every goal of docs/operations.md "Benchmarks" with
+// its paired ratio (or its measure), the spread of its rounds and a verdict, one run at a time, the statements
+// PostgreSQL counted, and the books.
 import { median, percentileOf, spreadLine, spreadOf, SPREAD_LIMIT, table } from './support.js';
 
 export interface Measured {
@@ -27,7 +27,7 @@ export interface SideResult {
   statements: { perRun: number; execMs: number; query: string }[] | undefined;
 }
 
-/** Issue 31's goals. */
+/** bench:execute's goals (docs/operations.md "Benchmarks"). */
 const GOALS = {
   roundTrips: 5,
   postgresVsSqlite: 0.6,

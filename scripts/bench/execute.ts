@@ -1,5 +1,5 @@
-// Runs per second, their latency and their round trips to the database through svc-api and its nodes (issues 16 §6,
-// 17 and 31), each side measured in the same rounds as the others:
+// Runs per second, their latency and their round trips to the database through svc-api and its nodes
+// (docs/operations.md "Benchmarks"), each side measured in the same rounds as the others:
 //   dispatch             a bare dispatch server (./dispatch-server.mjs): the same three exchanges a run makes
 //                        (the execute held, the run handed to a long poll, the answer on the result), in memory
 //   sqlite               svc-api on its default engine, a fresh data directory, one user
@@ -14,7 +14,7 @@
 // (pg_stat_statements, ./pg-statements.ts): the round trips per run.
 // Every program is its own process: each svc-api, the nodes, the dispatch server and the load generator
 // (./execute-load.ts). Sides alternate in rounds whose order rotates; ratios are taken per round (paired) and their
-// spread is printed, with the goals of issue 31 (./execute-report.ts). One run at a time (--solo) is interleaved
+// spread is printed, with the goals (./execute-report.ts). One run at a time (--solo) is interleaved
 // run by run across the sides.
 // Run with: npm run bench:execute -- [--rounds N] [--runs N] [--connections C] [--users N] [--engines sqlite,postgres]
 import { fork, type ChildProcess } from 'node:child_process';

@@ -1,6 +1,6 @@
-// Faults without wasted work (issue 32), replayed on each engine with real processes: svc-api (one on SQLite; two,
-// and a third whose clock is two minutes ahead, on one PostgreSQL database), real swarm-node daemons whose agent
-// records each start and end, and the load from a process of its own (./fault-load.ts). Scenarios:
+// Faults without wasted work (docs/operations.md "Benchmarks"), replayed on each engine with real processes: svc-api
+// (one on SQLite; two, and a third whose clock is two minutes ahead, on one PostgreSQL database), real swarm-node
+// daemons whose agent records each start and end, and the load from a process of its own (./fault-load.ts). Scenarios:
 //   outage   the instance the nodes poll is SIGKILLed while runs are in flight and started again 10 s later
 //   frozen   a daemon is SIGSTOPped with a poll open, handed a run that is not retry-safe, and thawed after the
 //            service failed it node_lost

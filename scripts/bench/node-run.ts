@@ -1,4 +1,4 @@
-// Runs through the node (issue 13 §10), on loopback, each against a baseline measured in the same run:
+// Runs through the node (docs/operations.md "Benchmarks"), on loopback, each against a baseline of the same run:
 //   1. Added latency: a run started with POST /v1/swarm/execute (svc-api → the daemon's long poll → the agent on
 //      this host → the result reported → the answer) against the same agent bundle run directly, through the same
 //      runner code (createLocalRunner), with the same stdin: the agent's own time. One run of each, one after the

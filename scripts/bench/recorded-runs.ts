@@ -1,8 +1,8 @@
-// A service database as it stands after a long life (issue 17: "execute after 1M recorded runs"): finished runs,
-// their debits in the ledger, and their Idempotency-Keys, written straight into svc-api's SQLite file while the
-// service is stopped. The keys are all younger than their retention (the worst case: none purged yet), and the runs
-// belong to many users, the bench's user among them, with ids as execute makes them (time-ordered run ids, random
-// Idempotency-Keys as clients send them).
+// A service database as it stands after a long life (bench:execute --recorded-runs,
+// "execute after 1M recorded runs"): finished runs, their debits in the ledger, and their Idempotency-Keys, written
+// straight into svc-api's SQLite file while the service is stopped. The keys are all younger than their retention
+// (the worst case: none purged yet), and the runs belong to many users, the bench's user among them, with ids as
+// execute makes them (time-ordered run ids, random Idempotency-Keys as clients send them).
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { timeOrderedId } from '../../src/lib/time-ordered-id.js';

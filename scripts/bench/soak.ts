@@ -1,12 +1,12 @@
-// svc-api's memory over a long steady load (issue 32 §6): warm-up or a leak? One svc-api process per engine (SQLite;
-// PostgreSQL started for the bench), stand-in nodes that answer every run at once (./stand-in-node.ts, a process of
-// their own) and executes at a fixed rate from a load generator in another (./soak-load.ts). Every interval the
-// bench asks svc-api, over an IPC channel only it holds (./soak-probe.mjs, preloaded with --expose-gc: nothing is
-// added to the service or its ports), for its memory before and after a full collection, and reads /proc for the
-// resident set split into anonymous and file-backed pages. Then, per figure, it fits a line to the first half of the
-// samples and one to the second: a figure that grew in the first half and is flat in the second was warm-up; one
-// still growing in the second half is a leak, in MB an hour. Where the second half's line is too uncertain to tell
-// (the 95% interval of its slope straddles the limit), it says so.
+// svc-api's memory over a long steady load (docs/operations.md "Benchmarks"): warm-up or a leak? One svc-api process
+// per engine (SQLite; PostgreSQL started for the bench), stand-in nodes that answer every run at once
+// (./stand-in-node.ts, a process of their own) and executes at a fixed rate from a load generator in another
+// (./soak-load.ts). Every interval the bench asks svc-api, over an IPC channel only it holds (./soak-probe.mjs,
+// preloaded with --expose-gc: nothing is added to the service or its ports), for its memory before and after a full
+// collection, and reads /proc for the resident set split into anonymous and file-backed pages. Then, per figure, it
+// fits a line to the first half of the samples and one to the second: a figure that grew in the first half and is
+// flat in the second was warm-up; one still growing in the second half is a leak, in MB an hour. Where the second
+// half's line is too uncertain to tell (the 95% interval of its slope straddles the limit), it says so.
 // Run with: npm run bench:soak -- [--engines sqlite,postgres] [--minutes 25] [--rate 10] [--snapshots <dir>]
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';

@@ -1,8 +1,9 @@
 // The nodes of the execute bench, one per user, that answer every run at once, in a process of their own (forked
-// with IPC by scripts/bench/execute.ts): since issue 13 a run needs an online node serving its agent (without one,
-// execute answers 409 no_node_available). Each speaks the node protocol over HTTP like the daemon (deploy token from
-// the signed-in user, enroll, register, long polls, results) but runs nothing, so the bench measures svc-api's own
-// path: the execute, the claim of a poll, the result. They count their exchanges (polls and results).
+// with IPC by scripts/bench/execute.ts): since runs execute on nodes (docs/decisions/0011-agents-run-on-the-node.md)
+// a run needs an online node serving its agent (without one, execute answers 409 no_node_available). Each speaks the
+// node protocol over HTTP like the daemon (deploy token from the signed-in user, enroll, register, long polls,
+// results) but runs nothing, so the bench measures svc-api's own path: the execute, the claim of a poll, the result.
+// They count their exchanges (polls and results).
 import type { AssignedRun } from '../../src/contract/node-protocol.js';
 
 /** `nodes`: one per user, each polling `api` (its instance behind the balancer) with the user's JWT as `token`. */

@@ -19,7 +19,7 @@ import type { ResendLimit } from './webhooks/resend-limit.js';
 import type { WebhookDelivery } from './webhooks/webhook-options.js';
 import type { ArtifactSettings } from './artifacts/artifact-limits.js';
 
-/** A payment as the provider reports it (DECISIONS.md "Payment provider and its webhook"). */
+/** A payment as the provider reports it (docs/decisions/0007-payment-provider.md). */
 export interface ProviderPayment {
   payment_id: string;
   status: string;
@@ -165,7 +165,7 @@ export interface ServiceContext {
   signInCodesPerClient: number;
   /** Runs' artifacts: their caps, quota and retention, and where uploads are received (artifacts/artifact-limits.ts). */
   artifacts: ArtifactSettings;
-  /** Where the releases it serves are (svc-api --releases-dir; issue 15); undefined: it serves none. */
+  /** Where the releases it serves are (svc-api --releases-dir; docs/api.md "Releases"); undefined: it serves none. */
   releasesDir?: string | undefined;
   /** Background work the service waits for (bounded) before it closes the database. */
   background: Set<Promise<unknown>>;

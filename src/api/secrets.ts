@@ -1,4 +1,4 @@
-// DECISIONS.md "Tokens": keys come from the environment, or are generated into the data directory (0600) on
+// docs/decisions/0005-tokens.md: keys come from the environment, or are generated into the data directory (0600) on
 // first start. They are never logged and never leave this module except as key material.
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, openSync, readFileSync, writeSync, closeSync, statSync } from 'node:fs';

@@ -1,5 +1,5 @@
 // What removes something for good asks first in a terminal (no by default), and off a terminal needs --yes, whose
-// remedy is the command again with it: STYLE.md's "--yes for what destroys data".
+// remedy is the command again with it: `--yes` for what destroys data, so a script never blocks on a question.
 import { SvcError } from '../contract/errors.js';
 import type { CommandContext } from './context.js';
 

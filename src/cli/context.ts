@@ -1,8 +1,8 @@
 // What a command's action is given, and the one place that builds it: its output, where the node lives, the
 // configuration in force, the service client and the local store. Each is made on first use; heavy modules
-// (undici, better-sqlite3) load only then, so commands that don't need them, and --help, start fast (STYLE.md
-// pattern 7). The context also owns what a command may ask of the process: the signals, and an exit that does not
-// wait for calls still in flight; main.ts does the rest.
+// (undici, better-sqlite3) load only then, so commands that don't need them, and --help, start fast
+// (docs/architecture.md "Build"). The context also owns what a command may ask of the process: the signals, and an
+// exit that does not wait for calls still in flight; main.ts does the rest.
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { SvcError } from '../contract/errors.js';

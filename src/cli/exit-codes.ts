@@ -1,4 +1,4 @@
-// Documented exit codes (issue 3 §5), mapped from error codes in this one place.
+// Documented exit codes (docs/operations.md "Troubleshooting by exit code"), mapped from error codes in this one place.
 import type { ErrorCode } from '../contract/errors.js';
 
 export const EXIT_CODES = {

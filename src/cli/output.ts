@@ -1,4 +1,4 @@
-// Where a command's words go (STYLE.md pattern 4): the result to stdout (one JSON document under --json), progress,
+// Where a command's words go: the result to stdout (one JSON document under --json), progress,
 // warnings and errors for people to stderr; colour only when wanted, decided for each stream on its own (a piped
 // result gets none while the terminal's lines keep theirs); a spinner only on a TTY and never under --json. What a
 // person reads never carries a control character it did not put there itself: the data a human rendering gets and
@@ -10,7 +10,7 @@ import { escapeControlCharacters, escapeControlCharactersIn } from '../lib/termi
 import type { Spinner } from './spinner.js';
 
 // chalk is loaded before the first action runs (loadStyles, from main.ts), not at start: its colour detection pulls
-// in node:tty and node:os, a cost that `--help` and `--version` need not pay (issue 3 "Fast start").
+// in node:tty and node:os, a cost that `--help` and `--version` need not pay (docs/architecture.md "Build").
 let chalkModule: typeof import('chalk') | undefined;
 
 export async function loadStyles(): Promise<void> {

@@ -1,4 +1,4 @@
-// Every question swarm-node asks a person, in one module (STYLE.md pattern 5); each has a flag that answers it
+// Every question swarm-node asks a person, in one module; each has a flag that answers it
 // (src/node/wizard/questions.ts), so scripts never block. @inquirer/prompts loads on the first question only.
 // Prompts draw on stderr, like every other line for people: stdout keeps the result alone.
 // Ctrl+C at a prompt rejects with inquirer's ExitPromptError, which main.ts turns into exit 130.

@@ -1,4 +1,4 @@
-// A one-line spinner on stderr, in place of ora (issue 11 item 6). ora clears what it drew by moving the cursor up
+// A one-line spinner on stderr, in place of ora. ora clears what it drew by moving the cursor up
 // one line per `ceil(width / columns)`: a terminal reporting 0 columns (serial consoles, `script`) made that
 // Infinity, and `swarm-node run` looped writing ESC[1A ESC[0K at full CPU after charging the run, deaf to Ctrl+C
 // (its stdin discarder had put the terminal in raw mode) and to SIGTERM; 1 column wiped 30 lines of the screen.

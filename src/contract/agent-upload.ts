@@ -1,4 +1,4 @@
-// The agent upload endpoints (docs/api.md "Agent upload"), additions to the spec: the JWT unlocks agent upload
+// The agent upload endpoints (docs/api.md "Agent upload"), additions to spec §4: the JWT unlocks agent upload
 // (spec §1.4, §5.4); these are the shapes of what the service answers and of a rollback's body.
 import { Type, type Static } from '@sinclair/typebox';
 import { DIGEST_PATTERN, VERSION_PATTERN } from './agent-bundle.js';

@@ -1,4 +1,4 @@
-// The sign-in's own endpoints, beside the spec's issue-token and verify (docs/api.md "Sign-in: a verified inbox",
+// The sign-in's own endpoints, beside spec §4's issue-token and verify (docs/api.md "Sign-in: a verified inbox",
 // "Revocation and sessions", "Audit"): what the client and the service share of them.
 import { Type, type Static } from '@sinclair/typebox';
 import { EMAIL_PATTERN } from './email.js';

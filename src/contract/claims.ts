@@ -1,4 +1,5 @@
-// spec §2 (JWT, activation result), §5 (authentication), §8 (limits); DECISIONS.md (tokens, wallet page).
+// spec §2 (JWT, activation result), §5 (authentication), §8 (limits); docs/decisions/0005-tokens.md,
+// 0009-wallet-page.md.
 
 export const CHAIN_ID = 1202;
 export const NODE_ACCESS = 'isolated_svc_server';
@@ -17,7 +18,7 @@ export const PAYMENT_CONFIRMED = 'CONFIRMED';
 export const PAYMENT_PENDING = 'PENDING';
 export const WALLET_LOGIN_INTENT = 'swarm_private_access';
 
-/** The claims of every access token the service issues (spec §5.1, DECISIONS.md "Tokens"). */
+/** The claims of every access token the service issues (spec §5.1, docs/decisions/0005-tokens.md). */
 export interface AccessTokenClaims {
   sub: string;
   tier: string;

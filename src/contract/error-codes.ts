@@ -1,11 +1,12 @@
-// The error codes' table (DECISIONS.md "Errors"): each code's HTTP status, title and remedy, read by the service
-// (problem details) and the client (messages, exit codes) alike; errors.ts holds the error class that carries them.
+// The error codes' table (docs/decisions/0003-errors-as-problem-details.md): each code's HTTP status, title and
+// remedy, read by the service (problem details) and the client (messages, exit codes) alike; errors.ts holds the
+// error class that carries them.
 
 export interface ErrorCodeInfo {
   /** HTTP status when the service answers with this code; null for codes only the client raises. */
   status: number | null;
   title: string;
-  /** What the client can do about it (spec §7 "Client remedy" where the spec gives one). */
+  /** What the client can do about it (spec §7 "Client remedy" where it gives one). */
   remedy?: string;
 }
 

@@ -1,5 +1,6 @@
-// DECISIONS.md "Errors": one typed error with a stable `code`. The HTTP status of each code lives here,
-// beside the code, so the server and the client read the same table; the CLI maps codes to exit codes once.
+// docs/decisions/0003-errors-as-problem-details.md: one typed error with a stable `code`. The HTTP status of each
+// code lives here, beside the code, so the server and the client read the same table; the CLI maps codes to exit
+// codes once.
 
 import { ERROR_CODES, isErrorCode, type ErrorCode, type ErrorCodeInfo } from './error-codes.js';
 export * from './error-codes.js';

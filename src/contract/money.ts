@@ -1,4 +1,5 @@
-// Money is integer cents in code, storage and the API (DECISIONS.md "Money"); dollars only for people.
+// Money is integer cents in code, storage and the API (docs/decisions/0002-money-in-integer-cents.md); dollars only
+// for people.
 
 export function formatDollars(cents: number): string {
   if (!Number.isSafeInteger(cents)) throw new TypeError(`cents must be an integer, got ${cents}`);

@@ -1,6 +1,6 @@
 // The protocol between a node and the service for runs on the node (docs/api.md "Runs on the node"), additions to
-// the spec like every endpoint beyond §4: the node pulls work with a long poll (its heartbeat too), holds each run
-// under a lease it renews by polling, and reports the result once. Every call carries the node credential.
+// spec §4 like every endpoint it does not list: the node pulls work with a long poll (its heartbeat too), holds each
+// run under a lease it renews by polling, and reports the result once. Every call carries the node credential.
 import { Type, type Static } from '@sinclair/typebox';
 import { NODE_NAME_PATTERN } from './node-name.js';
 import { Labels, UUID_PATTERN } from './schemas.js';

@@ -1,4 +1,4 @@
-// The release endpoints (docs/api.md "Releases"), additions to the spec for issue 15: what the service answers about
+// The release endpoints (docs/api.md "Releases"), additions to spec §4: what the service answers about
 // the newest release, and where its files are. Downloads take a deploy token not yet used, or a node credential.
 import { Type, type Static } from '@sinclair/typebox';
 

@@ -1,5 +1,6 @@
-// Request and response shapes of spec §4 plus the DECISIONS.md additions, as JSON Schema (TypeBox), so the
-// server validates with them and both sides share the static types. Field names are the spec's, exactly.
+// Request and response shapes of spec §4 plus the additions (docs/api.md "Additions the flow needs"), as JSON Schema
+// (TypeBox), so the server validates with them and both sides share the static types. Field names are spec §2's and
+// §4's, exactly.
 import { Type, type Static } from '@sinclair/typebox';
 import { DEPLOY_MODE, INSTALL_PATH } from './claims.js';
 import { EMAIL_PATTERN } from './email.js';
@@ -199,7 +200,7 @@ export const DocsSectionResponse = Type.Object({
 });
 export type DocsSectionResponse = Static<typeof DocsSectionResponse>;
 
-// POST /v1/payments/webhook (DECISIONS.md "Payment provider and its webhook"); the provider may add fields.
+// POST /v1/payments/webhook (docs/decisions/0007-payment-provider.md); the provider may add fields.
 export const PaymentConfirmedData = Type.Object({
   payment_id: Id,
   status: Type.String({ maxLength: 32 }),

@@ -1,4 +1,4 @@
-// spec §2 (tier table) and DECISIONS.md (sections and payment effect per tier).
+// spec §2 (tier table) and docs/decisions/0006-tiers.md (sections and payment effect per tier).
 
 export const TIER_IDS = ['dev_portal_execution_billing', 'svc_starter_agents', 'svc_pay_wallet_fund'] as const;
 export type TierId = (typeof TIER_IDS)[number];

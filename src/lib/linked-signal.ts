@@ -1,7 +1,7 @@
 // A signal that aborts when any of several does, and lets go of them when its user is done. AbortSignal.any() is not
 // that: each call leaves an entry in every source signal, kept for as long as the source lives (Node 20 and 22,
-// nodejs/node#55351; an observed composite still on 24, #64476). Combined per request with a signal that lives as
-// long as the process (svc-api's drain), it grew svc-api's heap by one entry per long poll, about 55 bytes
+// nodejs/node#55351; an observed composite still on 24, nodejs/node#64476). Combined per request with a signal that
+// lives as long as the process (svc-api's drain), it grew svc-api's heap by one entry per long poll, about 55 bytes
 // each, without end (docs/operations.md "bench:soak"). Here each source has one listener, removed by `release`.
 
 export interface LinkedSignal {

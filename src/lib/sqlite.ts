@@ -1,4 +1,4 @@
-// One way to open a SQLite file for both programs (STYLE.md pattern 10): WAL so readers never wait for the
+// One way to open a SQLite file for both programs: WAL so readers never wait for the
 // writer, kept to a bounded size on disk; a busy timeout so concurrent processes queue instead of failing; numbered
 // migrations by user_version.
 import Database from 'better-sqlite3';

@@ -1,8 +1,9 @@
-// The .deb of a release (issue 15 §1), built with dpkg-deb: the same tree under /opt/svc/swarm-node/releases/<v>/,
-// the rendered systemd units in /usr/lib/systemd/system, /usr/bin/swarm-node, and maintainer scripts that add the
-// two service users, the node's directories and the `current` link, and start the service once the node is
-// enrolled (`swarm-node install --deploy-token-file F` enrolls a host that has the package). Every path in the
-// scripts is under $DPKG_ROOT, so `dpkg --root DIR --force-script-chrootless` installs into a scratch root.
+// The .deb of a release (docs/operations.md "The .deb"), built with dpkg-deb: the same tree under
+// /opt/svc/swarm-node/releases/<v>/, the rendered systemd units in /usr/lib/systemd/system, /usr/bin/swarm-node, and
+// maintainer scripts that add the two service users, the node's directories and the `current` link, and start the
+// service once the node is enrolled (`swarm-node install --deploy-token-file F` enrolls a host that has the
+// package). Every path in the scripts is under $DPKG_ROOT, so `dpkg --root DIR --force-script-chrootless` installs
+// into a scratch root.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

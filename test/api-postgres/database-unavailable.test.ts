@@ -1,6 +1,6 @@
-// The database out of reach (issue 16, faults): at start svc-api exits with one clear error naming SVC_DATABASE_URL
-// (and never its password); mid-load each request answers 503 with Retry-After and leaves nothing half-written, and
-// the service serves again once the database is back, without a restart.
+// The database out of reach (docs/api.md "Storage"): at start svc-api exits with one clear error naming
+// SVC_DATABASE_URL (and never its password); mid-load each request answers 503 with Retry-After and leaves nothing
+// half-written, and the service serves again once the database is back, without a restart.
 import { randomUUID } from 'node:crypto';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,7 @@
-// Several svc-api processes on one PostgreSQL database behave as one service (issue 16 §2): concurrent executes and
-// replays of one Idempotency-Key landing on different instances never overdraw nor charge twice, one webhook event
-// delivered to both is applied once, and an instance killed mid-load (SIGKILL) leaves books that balance exactly.
+// Several svc-api processes on one PostgreSQL database behave as one service (docs/operations.md
+// "svc-api on PostgreSQL: several instances"): concurrent executes and replays of one Idempotency-Key landing on
+// different instances never overdraw nor charge twice, one webhook event delivered to both is applied once, and an
+// instance killed mid-load (SIGKILL) leaves books that balance exactly.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signWebhookBody } from '../../src/api/payments/webhook-signature.js';

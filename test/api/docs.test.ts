@@ -1,4 +1,4 @@
-// GET /v1/docs and /v1/docs/{section}: the JWT's tier unlocks sections (DECISIONS.md "Tiers"); 401 without a
+// GET /v1/docs and /v1/docs/{section}: the JWT's tier unlocks sections (docs/decisions/0006-tiers.md); 401 without a
 // token, 403 for a locked section, 404 for an unknown one. Served from docs/sections, also by the built binary.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -173,7 +173,7 @@ describe('GET /openapi.json', () => {
     const missing = routes.filter(([path, method]) => documented.get(normalise(path))?.[method.toLowerCase()] === undefined);
     expect(missing).toEqual([]);
 
-    // The spec's endpoints (spec §4) and every one docs/api.md describes, ours included.
+    // spec §4's endpoints and every one docs/api.md describes, ours included.
     const spec = ['POST /v1/swarm/paygate/session', 'POST /v1/swarm/paygate/activate', 'POST /v1/auth/issue-token', 'POST /v1/auth/verify', 'POST /v1/swarm/execute'];
     const described = readFileSync(fileURLToPath(new URL('../../docs/api.md', import.meta.url)), 'utf8').match(/\b(?:GET|POST|PUT|DELETE) \/(?:v1|sandbox|healthz|readyz|openapi)[^\s`|,;)]*/g) ?? [];
     expect(described).toEqual(expect.arrayContaining(['GET /healthz', 'GET /readyz', 'GET /openapi.json']));

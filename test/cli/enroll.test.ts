@@ -1,6 +1,6 @@
-// swarm-node enroll and swarm-node credential rotate (issue 13 §1): a home becomes a node of its user with a credential
-// of its own, kept 0600, never printed; the credential is replaced at the service and on disk. The built binary
-// against the real svc-api.
+// swarm-node enroll and swarm-node credential rotate (docs/api.md "Credential rotation"): a home becomes a node of
+// its user with a credential of its own, kept 0600, never printed; the credential is replaced at the service and on
+// disk. The built binary against the real svc-api.
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,8 @@
-// The user's nodes as the service sees them (issue 13 §2, §4): swarm-node nodes, register and unregister telling the
-// service which agents a node serves, and swarm-node run from a home that is not a node, routed to an online node
-// of the user or refused with nothing charged; swarm-node nodes remove (issue 18 §5), and the daemon of a node so
-// removed stopping for good. The built binary (and its daemon) against the real svc-api.
+// The user's nodes as the service sees them (docs/api.md "Runs on the node"): swarm-node nodes, register and
+// unregister telling the service which agents a node serves, and swarm-node run from a home that is not a node,
+// routed to an online node of the user or refused with nothing charged; swarm-node nodes remove (docs/api.md
+// "Removing a node"), and the daemon of a node so removed stopping for good. The built binary (and its daemon)
+// against the real svc-api.
 import { afterAll, describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';

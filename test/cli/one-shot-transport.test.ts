@@ -1,5 +1,5 @@
 // A one-shot command's requests travel over Node's own http; only the daemon loads undici, whose WebAssembly HTTP
-// parser cost every `wallet` or `run` ~190 ms at exit and 45 MB (issue 17, src/node/service/http/transport.ts). What a
+// parser cost every `wallet` or `run` ~190 ms at exit and 45 MB (src/node/service/http/transport.ts). What a
 // process loaded is read from process.moduleLoadList at its exit: npm undici brings Node's internal copy with it.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

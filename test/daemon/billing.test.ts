@@ -1,9 +1,9 @@
-// swarm-node daemon billing (issue 6 §1-§3, issue 13 §6): the built binary against the real svc-api, the agents
-// running on the node as test bundles (./agents.ts). Insufficient balance pauses without hammering execute and
-// resumes after funding. A daemon killed mid-run never starts the agent again: the next start reports the run
-// interrupted and it is refunded; a node that does not come back loses its runs to the lease (node_lost, refunded
-// once) and its late result is refused. SIGTERM lets runs finish within the drain, then stops the agents and
-// reports their runs failed (refunded); exit 0 either way.
+// swarm-node daemon billing (docs/decisions/0008-execute-debits-atomically.md): the built binary against the real
+// svc-api, the agents running on the node as test bundles (./agents.ts). Insufficient balance pauses without
+// hammering execute and resumes after funding. A daemon killed mid-run never starts the agent again: the next start
+// reports the run interrupted and it is refunded; a node that does not come back loses its runs to the lease
+// (node_lost, refunded once) and its late result is refused. SIGTERM lets runs finish within the drain, then stops
+// the agents and reports their runs failed (refunded); exit 0 either way.
 import { describe, expect, it } from 'vitest';
 import { TEST_RUN_TIMING } from '../api/execute-fixtures.js';
 import { fundWallet, waitFor } from '../helpers/funnel.js';

@@ -1,7 +1,8 @@
-// The daemon's health endpoint (issue 18 §5): the built binary's daemon against the real svc-api, asked over real
-// HTTP: /healthz while it ticks and polls, /metrics counting the runs it logged, loopback unless told otherwise,
-// and a clear refusal of an address in use or malformed. The bounds of /healthz are checked on DaemonHealth itself,
-// with a clock the test moves (a hung loop cannot be made on purpose in a live daemon).
+// The daemon's health endpoint (docs/operations.md "The daemon's health endpoint"): the built binary's daemon
+// against the real svc-api, asked over real HTTP: /healthz while it ticks and polls, /metrics counting the runs it
+// logged, loopback unless told otherwise, and a clear refusal of an address in use or malformed. The bounds of
+// /healthz are checked on DaemonHealth itself, with a clock the test moves (a hung loop cannot be made on purpose in
+// a live daemon).
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
-// swarm-node daemon scheduling (issue 6 §1, §4, §5): the built binary against the real svc-api. Runs on the
-// interval, picks up register/unregister without a restart, runs a missed interval once, stops at the daily cap,
-// shows itself in status, and exits 0 on SIGTERM.
+// swarm-node daemon scheduling (docs/operations.md "Day to day on the host"): the built binary against the real
+// svc-api. Runs on the interval, picks up register/unregister without a restart, runs a missed interval once, stops
+// at the daily cap, shows itself in status, and exits 0 on SIGTERM.
 import { describe, expect, it } from 'vitest';
 import { startOfUtcDay } from '../../src/lib/clock.js';
 import { useSvcApi } from '../helpers/svc-api.js';

@@ -1,4 +1,4 @@
-// swarm-node daemon and its node credential and service (issue 6 §2-§3, issue 13 §1): not enrolled, a refused
+// swarm-node daemon and its node credential and service (docs/operations.md "Logs"): not enrolled, a refused
 // credential and an outage hold every agent with one log line each and are fixed without a restart (enroll, the
 // right credential, the service coming back); a rotated credential is picked up while runs go on, and the old one
 // is refused; the user's JWT is no part of it (logout stops nothing); no secret ever reaches the log; one daemon per

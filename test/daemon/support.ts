@@ -278,9 +278,9 @@ export function serviceRuns(serviceDb: SqliteDatabase, email: string): ServiceRu
 }
 
 /**
- * Issue 13 §6's invariant, whoever started the runs (the node's schedules, curl with the JWT): the cents charged
- * equal the sum of the prices of the runs a node reported succeeded, no run is still queued or running, and no
- * run was debited or refunded twice.
+ * The billing invariant (docs/decisions/0008-execute-debits-atomically.md), whoever started the runs (the node's
+ * schedules, curl with the JWT): the cents charged equal the sum of the prices of the runs a node reported
+ * succeeded, no run is still queued or running, and no run was debited or refunded twice.
  */
 export function expectChargedForNodeResults(serviceDb: SqliteDatabase, email: string): { runs: number; succeeded: number; cents: number } {
   const runs = serviceRuns(serviceDb, email);

@@ -1,4 +1,4 @@
-// issue 8 §1, §4, issue 13 §9 and issue 14 §5: `npm run demo` walks the whole funnel with the real binaries,
+// README.md: `npm run demo` walks the whole funnel with the real binaries,
 // narrates every step in order, shows a run started with curl executing on the node and the ops monitor's findings
 // about this host, the node list, an agent of the user's own uploaded and run on the node, and a node killed mid-run
 // having its run retried, charged once; it exits 0, leaves no process (agents included) and no scratch directory behind, and never prints a

@@ -1,4 +1,5 @@
-// issue 4 §7: `swarm-node doctor` on a node installed under a scratch root, run through the installed binary.
+// docs/operations.md "Doctor": `swarm-node doctor` on a node installed under a scratch root, run through the
+// installed binary.
 import { chmodSync, closeSync, openSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

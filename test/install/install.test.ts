@@ -1,4 +1,5 @@
-// issue 4 §1, §2, §8: `swarm-node install` (the built binary) into a scratch --root against the real svc-api.
+// docs/operations.md "What install does, in order": `swarm-node install` (the built binary) into a scratch --root
+// against the real svc-api.
 import { chmodSync, existsSync, mkdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';

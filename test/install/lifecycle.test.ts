@@ -1,5 +1,5 @@
-// issue 4 §5, §6, §8: upgrade to a newer release and roll back; uninstall (command and generated uninstall.sh)
-// leaves no file of ours; --purge; both work when the service is gone.
+// docs/operations.md "Upgrade", "Rollback", "Uninstall": upgrade to a newer release and roll back; uninstall
+// (command and generated uninstall.sh) leaves no file of ours; --purge; both work when the service is gone.
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -339,8 +339,9 @@ describe('upgrade, rollback and uninstall', () => {
     });
   });
 
-  // issue 18 §2: a real daemon of a node installed --ephemeral --uninstall-after takes one run, reports it, removes
-  // itself from its user's nodes, exits 8 (which the unit does not restart) and leaves no file of the install.
+  // docs/operations.md "Ephemeral nodes": a real daemon of a node installed --ephemeral --uninstall-after takes one
+  // run, reports it, removes itself from its user's nodes, exits 8 (which the unit does not restart) and leaves no
+  // file of the install.
   it('an ephemeral node takes one run, reports it, removes itself, exits 8 and, with --uninstall-after, its install', async () => {
     const email = uniqueEmail('ephemeral');
     const { deploy_token } = await activatedSession(service.baseUrl, email);

@@ -1,4 +1,4 @@
-// issue 18 item 4: several nodes on one host. The default node and node `gpu` installed into one scratch --root
+// docs/operations.md "Several nodes on one host". The default node and node `gpu` installed into one scratch --root
 // against one real svc-api (the built binary, as installed): each its own credential, database, config and units;
 // --node selects one for every command; a daemon process of gpu runs gpu's work; a second node with a name in use
 // and a bad name are refused and change nothing; uninstalling gpu leaves the default node as it was.

@@ -1,11 +1,12 @@
-// issue 15 §4: `swarm-node upgrade` fetches the newest release from the service with the node credential, verifies
-// it against the keys it trusts, switches, restarts the daemon, and rolls back by itself when the new daemon does
-// not come up healthy; `--check` says whether there is one; `--from FILE` upgrades offline. There is no systemd
-// here: the daemon runs under a supervisor loop (what systemd's Restart= does), and upgrade restarts it by SIGTERM.
+// docs/operations.md "Upgrade": `swarm-node upgrade` fetches the newest release from the service with the node
+// credential, verifies it against the keys it trusts, switches, restarts the daemon, and rolls back by itself when
+// the new daemon does not come up healthy; `--check` says whether there is one; `--from FILE` upgrades offline.
+// There is no systemd here: the daemon runs under a supervisor loop (what systemd's Restart= does), and upgrade
+// restarts it by SIGTERM.
 // The releases a daemon runs on are built with the runtime a release ships, so the daemon runs on it (not on the
 // Node that runs the tests); the broken and tampered ones, which never run for long, without (well under a second).
-// Auto-update (issue 18 item 6) is tested here too, on the same node and service: the supervisor loop then runs
-// `swarm-node upgrade --pending` before each daemon start, as the unit's ExecStartPre does.
+// Auto-update (docs/operations.md "Auto-update") is tested here too, on the same node and service: the supervisor
+// loop then runs `swarm-node upgrade --pending` before each daemon start, as the unit's ExecStartPre does.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createPrivateKey, sign } from 'node:crypto';
 import { copyFileSync, existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,6 @@
-// issue 4 §3, §4, §8: scripts/install.sh (the host bootstrap), shellcheck on it and on the generated uninstall.sh,
-// and systemd-analyze on the installed unit (verify prints nothing; security exposure at most 1.5).
+// docs/operations.md "With `scripts/install.sh`", "The systemd unit": scripts/install.sh (the host bootstrap),
+// shellcheck on it and on the generated uninstall.sh, and systemd-analyze on the installed unit (verify prints
+// nothing; security exposure at most 1.5).
 import { chmodSync, cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { basename, join } from 'node:path';
@@ -169,7 +170,8 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
         env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token },
       });
       expect(result.exitCode, result.stderr).toBe(0);
-      // And a named node beside it (issue 18 item 4), whose units are files of their own.
+      // And a named node beside it (docs/operations.md "Several nodes on one host"), whose units are files of their
+      // own.
       const named = await run('node', [join(stagedPackage(), 'bin', 'swarm-node.js'), 'install', '--root', root, '--name', 'gpu'], {
         env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: (await activatedSession(service.baseUrl, uniqueEmail('unit-gpu'))).deploy_token },
       });
@@ -220,7 +222,7 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
     expect(overall, result.stdout).not.toBeNull();
     const exposure = Number(overall![1]);
     expect(exposure).toBeLessThanOrEqual(1.5);
-    // The settings issue 4 asks for by name are all present.
+    // The settings docs/operations.md "The systemd unit" names are all present.
     const text = readFileSync(unit, 'utf8');
     for (const line of [
       'User=svc-swarm',

@@ -1,4 +1,5 @@
-// The systemd mode under a real systemd (docs/operations.md "Agent isolation"; ../shared/design/SYSTEMD-TESTS.md):
+// The systemd mode under a real systemd (docs/operations.md "Agent isolation";
+// docs/decisions/0026-systemd-mode-tested-in-a-container.md):
 // a Debian root file system booted with systemd-nspawn, the release (with its Node runtime) installed in it twice, as
 // the default node and as node gpu, each agent run then a svc-swarm-node-agent@ service started by the node's agent
 // socket. Checked there: each agent of each node runs as a uid of its own, with no capability, and a hostile one

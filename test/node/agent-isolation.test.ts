@@ -1,6 +1,7 @@
-// Isolation on bare metal (issue 13 §7), as root with real users: an agent that tries to read the node's credential,
-// its database and another run's directory is refused each, sees no SVC_* variable and no token, holds no
-// capability, and is held to its time, memory and output limits. Both ways a node runs agents are checked:
+// Isolation on bare metal (docs/operations.md "Agent isolation"), as root with real users: an agent that tries to
+// read the node's credential, its database and another run's directory is refused each, sees no SVC_* variable and
+// no token, holds no capability, and is held to its time, memory and output limits. Both ways a node runs agents are
+// checked:
 //   bubblewrap  the daemon is root: each run in a sandbox of its own, under its agent's uid (test/node/hostile-agents
 //               has the hostile agent of each limit);
 //   systemd  an installed node: the daemon connects to the agent socket and systemd starts

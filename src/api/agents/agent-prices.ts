@@ -1,5 +1,5 @@
 // What an agent costs a user, and the catalog a user sees (docs/api.md "Agents of one's own"): a catalog SKU at its
-// spec price; an agent of the user's own, while a version of it is current, at the price the operator sets for
+// price of spec §2; an agent of the user's own, while a version of it is current, at the price the operator sets for
 // such agents. One place answers both, for execute and for GET /v1/swarm/agents.
 import { AGENT_SKUS, findAgentSku } from '../../contract/agents.js';
 import { SvcError } from '../../contract/errors.js';

@@ -1,6 +1,7 @@
 // The input_schema of each built-in reference agent (agents/<agent_id>/agent.json in the package, the bundles the
 // nodes run when a user uploaded none): the service checks a run's input against it before the charge, as it does
-// for an upload, so an input the agent would refuse costs nothing (issue 14). Read once, at the first run.
+// for an upload, so an input the agent would refuse costs nothing (docs/api.md "Agent upload"). Read once, at the
+// first run.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runTermsOf, type AgentManifest, type RunTerms } from '../../contract/agent-bundle.js';

@@ -73,7 +73,8 @@ export function createAccessTokens(ctx: ServiceContext): AccessTokens {
     emailCodes,
 
     async issue(input, client) {
-      // DECISIONS.md: the body's status is the client's claim; only the service's own records decide.
+      // docs/api.md "POST /v1/auth/issue-token": the body's status is the client's claim; only the service's own
+      // records decide.
       if (input.status !== PAYMENT_CONFIRMED) {
         throw new SvcError('payment_not_confirmed', `issue-token needs a payment whose status is ${PAYMENT_CONFIRMED}`, {
           remedy: `Wait until the payment provider confirms the payment, then ask again with status ${PAYMENT_CONFIRMED}.`,
@@ -84,7 +85,8 @@ export function createAccessTokens(ctx: ServiceContext): AccessTokens {
       const email = normalizeEmail(input.customer_email);
       // The inbox first: nothing about the address (whether it paid, for what) is said to a caller who has not proven it.
       await emailCodes.check(input.challenge_id, email, input.code);
-      // A payment whose webhook was lost: asked of the provider now, so a paid user is never stranded (DECISIONS.md).
+      // A payment whose webhook was lost: asked of the provider now, so a paid user is never stranded
+      // (docs/decisions/0007-payment-provider.md).
       if (input.payment_id !== undefined) {
         const named = await payments.resolve(input.payment_id);
         if (named === undefined || named.customer_email !== email) {

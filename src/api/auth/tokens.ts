@@ -1,5 +1,5 @@
-// spec §5 and DECISIONS.md "Tokens": access tokens are HS256 JWTs, 30 days, with the spec's claims. Verification
-// pins HS256, so alg:none and every other algorithm fail before any key is used.
+// spec §5 and docs/decisions/0005-tokens.md: access tokens are HS256 JWTs, 30 days, with spec §5.1's claims.
+// Verification pins HS256, so alg:none and every other algorithm fail before any key is used.
 import { randomUUID, webcrypto } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import {
@@ -172,7 +172,7 @@ export const MAX_CLOCK_SKEW_SECONDS = 60;
 
 /**
  * RFC 8725 §3.10 (validate every claim): a token must say when it was issued, not in the future beyond the skew,
- * and live no longer than the spec's 30 days. A token signed with our key but claiming a longer life (or issued
+ * and live no longer than spec §5.1's 30 days. A token signed with our key but claiming a longer life (or issued
  * "tomorrow" to outlive its exp) is not one the service issued.
  */
 function plausibleLifetime(claims: AccessTokenClaims, nowMs: number): boolean {

@@ -1,5 +1,5 @@
 // The private documentation sections (spec §1.4): Markdown files in docs/sections of the package, read once when
-// the service starts, and which tier unlocks which (DECISIONS.md "Tiers").
+// the service starts, and which tier unlocks which (docs/decisions/0006-tiers.md).
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

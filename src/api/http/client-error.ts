@@ -1,7 +1,8 @@
 // Requests Node's HTTP parser refuses before fastify sees them (headers over Node's limit, 16 KiB by default; a
 // garbage request line; a request that never finished arriving) still answer as problem details, like every other
-// error of the service (DECISIONS.md "Errors"). No reply object exists yet: the response is written raw on the
-// socket, which then closes, since the rest of the byte stream cannot be trusted to start a next request.
+// error of the service (docs/decisions/0003-errors-as-problem-details.md). No reply object exists yet: the response
+// is written raw on the socket, which then closes, since the rest of the byte stream cannot be trusted to start a
+// next request.
 import { STATUS_CODES, maxHeaderSize } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';

@@ -14,7 +14,7 @@ export interface JsonBodyOptions {
   allowEmpty?: boolean;
 }
 
-/** DECISIONS.md `payload_too_large`: a JSON body is at most 64 KiB (routes that take more say so). */
+/** docs/api.md "Error codes" `payload_too_large`: a JSON body is at most 64 KiB (routes that take more say so). */
 export const MAX_BODY_BYTES = 64 * 1024;
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });

@@ -1,5 +1,5 @@
-// DECISIONS.md "Errors": every failure leaves as RFC 9457 problem details with a stable `code`, mapped here and
-// nowhere else. A 5xx never carries the underlying message or a stack trace.
+// docs/decisions/0003-errors-as-problem-details.md: every failure leaves as RFC 9457 problem details with a stable
+// `code`, mapped here and nowhere else. A 5xx never carries the underlying message or a stack trace.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError } from '../../contract/errors.js';
 import { isDatabaseUnavailable } from '../store/database-unavailable.js';

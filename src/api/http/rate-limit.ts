@@ -1,4 +1,4 @@
-// DECISIONS.md `rate_limited` and docs/api.md "Rate limit": ONE budget per client address, shared by every route
+// `rate_limited`, docs/api.md "Rate limit": ONE budget per client address, shared by every route
 // that opts in (`config: { rateLimited: true }`: auth, paygate, enroll, the wallet page's sign-in and funding), so
 // spreading a flood over several endpoints buys nothing. Counted in fixed one-minute windows aligned on the clock,
 // so that several service instances sharing one store (a later database-backed one) agree on the window without

@@ -78,8 +78,9 @@ const REMEMBERED_CREDENTIALS = 4096;
 
 /**
  * `revocations`: credentials found are remembered, as verified JWTs are (auth/tokens.ts), so a node's polls and
- * results cost no lookup (issue 31); a removal or a rotation is learnt through the revocation log (auth/revocations.ts),
- * here at once and on every instance within a second, and forgets what was remembered of that node.
+ * results cost no lookup (docs/api.md "Storage"); a removal or a rotation is learnt through the revocation log
+ * (auth/revocations.ts), here at once and on every instance within a second, and forgets what was remembered of that
+ * node.
  */
 export function createNodeAuthenticator(store: Store, revocations?: Revocations): NodeAuthenticator {
   const remembered = new Map<string, { node: EnrolledNode; mark: number }>();

@@ -1,4 +1,4 @@
-// Ephemeral nodes (docs/api.md "Ephemeral nodes"; issue 18 §2), as GitHub's --ephemeral and just-in-time runners:
+// Ephemeral nodes (docs/api.md "Ephemeral nodes"), as GitHub's --ephemeral and just-in-time runners:
 // enrolled to take exactly one run, then to remove themselves. The guarantee is the service's, not only the daemon's:
 // the node's row records its one run in the transaction that leases it (or starts it, for the node's own run), and
 // that transaction first locks the row (SQLite: BEGIN IMMEDIATE serialises it anyway; PostgreSQL: FOR UPDATE), so two

@@ -1,4 +1,4 @@
-// DECISIONS.md "Tokens": a deploy token is 32 random bytes in base64url, single use, valid 15 minutes, and the
+// docs/decisions/0005-tokens.md: a deploy token is 32 random bytes in base64url, single use, valid 15 minutes, and the
 // service keeps only its SHA-256, so a copy of the database installs no node. It comes from a session's activation,
 // or from a signed-in user for one more node (docs/api.md "Runs on the node"); either way it names the user and
 // the tier of the node it enrolls.

@@ -1,5 +1,6 @@
-// DECISIONS.md addition: POST /v1/swarm/nodes/enroll. The node install presents its deploy token once; the
-// token is consumed and the node recorded in one transaction, and the node gets its own credential (shown once).
+// An addition (docs/api.md "Additions the flow needs"): POST /v1/swarm/nodes/enroll. The node install presents its
+// deploy token once; the token is consumed and the node recorded in one transaction, and the node gets its own
+// credential (shown once).
 import { randomUUID } from 'node:crypto';
 import { DEPLOY_MODE, INSTALL_PATH } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';

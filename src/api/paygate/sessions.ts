@@ -1,4 +1,4 @@
-// The pay gate (spec §3, §4; DECISIONS.md "Success shapes"): a session for a tier and a checkout e-mail, activated
+// The pay gate (spec §3, §4; docs/api.md "Endpoints of spec §4"): a session for a tier and a checkout e-mail, activated
 // by a CONFIRMED payment of that e-mail, tier and merchant, which yields a deploy token for the node install.
 import { randomUUID } from 'node:crypto';
 import {

@@ -25,8 +25,8 @@ export interface PaymentRecords {
   recordProviderWord(payment: ProviderPayment): Promise<PaymentRecord>;
   /**
    * The service's record when it is CONFIRMED; else the provider's word (recorded, as if its webhook had arrived:
-   * DECISIONS.md, a lost webhook must not strand a paid user); else the record as it is; undefined when neither the
-   * service nor the provider knows the payment.
+   * docs/decisions/0007-payment-provider.md, a lost webhook must not strand a paid user); else the record as it is;
+   * undefined when neither the service nor the provider knows the payment.
    */
   resolve(paymentId: string): Promise<PaymentRecord | undefined>;
 }
@@ -94,7 +94,7 @@ export function createPaymentRecords(deps: {
   };
 }
 
-/** DECISIONS.md "Tiers": a wallet-fund payment credits its amount; only money paid to this merchant counts. */
+/** docs/decisions/0006-tiers.md: a wallet-fund payment credits its amount; only money paid to this merchant counts. */
 function creditsWallet(record: PaymentRecord, merchantId: string): boolean {
   return (
     record.status === PAYMENT_CONFIRMED &&

@@ -1,4 +1,4 @@
-// The payment provider adapter (DECISIONS.md "Payment provider and its webhook"): the one place the service asks
+// The payment provider adapter (docs/decisions/0007-payment-provider.md): the one place the service asks
 // the external provider about a payment. SVC_PAYMENT_PROVIDER chooses it (provider-config.ts). With stripe, it is
 // Stripe (stripe-provider.ts). With the default, sandbox: under --sandbox the sandbox's books in the same database;
 // without it the service is connected to no real provider, so a lookup finds nothing and payments become known only

@@ -1,4 +1,4 @@
-// POST /v1/payments/webhook (DECISIONS.md "Payment provider and its webhook"): a verified event is the provider's
+// POST /v1/payments/webhook (docs/decisions/0007-payment-provider.md): a verified event is the provider's
 // word. Each event id is applied once, in the same transaction as its effect, so a replay (or the same event
 // delivered twice at once) is acknowledged and changes nothing.
 import { TypeCompiler } from '@sinclair/typebox/compiler';

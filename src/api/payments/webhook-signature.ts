@@ -1,4 +1,4 @@
-// DECISIONS.md "Payment provider and its webhook": `Svc-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` over
+// docs/decisions/0007-payment-provider.md: `Svc-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>` over
 // "<t>.<raw body>", keyed with the webhook secret's UTF-8 bytes, the scheme of the common payment providers.
 // The timestamp is signed too, so a captured delivery can't be replayed after the tolerance.
 import { createHmac, timingSafeEqual } from 'node:crypto';

@@ -1,7 +1,7 @@
-// The releases svc-api publishes (issue 15 §2): the files `npm run release` wrote into the directory given with
-// svc-api --releases-dir. Read on every request, so a release copied in is served without a restart; a release
-// counts only when its four files are there and its manifest reads. The service does not check signatures: the
-// node does, against the keys it trusts, whoever served the files.
+// The releases svc-api publishes (docs/operations.md "Publish"): the files `npm run release` wrote into the
+// directory given with svc-api --releases-dir. Read on every request, so a release copied in is served without a
+// restart; a release counts only when its four files are there and its manifest reads. The service does not check
+// signatures: the node does, against the keys it trusts, whoever served the files.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { compareVersions, parseManifest, releaseFileNames, type ReleaseManifest } from '../../lib/release-manifest.js';

@@ -1,4 +1,4 @@
-// The sandbox payment provider (svc-api --sandbox; DECISIONS.md "Payment provider and its webhook"): checkout,
+// The sandbox payment provider (svc-api --sandbox; docs/decisions/0007-payment-provider.md): checkout,
 // confirmation and the signed webhook, so the whole paid funnel runs locally against real HTTP.
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';

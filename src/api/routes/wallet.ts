@@ -1,6 +1,6 @@
-// spec §4 GET {wallet_url}/login and DECISIONS.md "Wallet page": the browser page where a user signs in to the pay
-// wallet with the JWT (routes/wallet/sign-in.ts). The token is exchanged once for a session cookie and leaves the
-// address bar by a redirect.
+// spec §4 GET {wallet_url}/login and docs/decisions/0009-wallet-page.md: the browser page where a user signs in to
+// the pay wallet with the JWT (routes/wallet/sign-in.ts). The token is exchanged once for a session cookie and
+// leaves the address bar by a redirect.
 // The signed-in page is the first of the console's (docs/api.md "Console"), whose pages are registered here, in the
 // same scope, from routes/wallet/. Every response of this scope is HTML with the headers of security.ts, errors included.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';

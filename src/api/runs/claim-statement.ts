@@ -1,8 +1,8 @@
-// A poll's claim as one statement on PostgreSQL, without BEGIN and COMMIT around it (issue 31): the runs taken,
-// oldest first, skipping those another poll is taking (SKIP LOCKED), under the poll's lease. Their `started` webhook
-// events are written in the claim's transaction (webhooks/outbox.ts) from each run's row, which only the claim
-// learns: so the statement takes nothing when the user has an endpoint for them, says so, and that poll claims in a
-// transaction with its events instead (dispatch.ts).
+// A poll's claim as one statement on PostgreSQL, without BEGIN and COMMIT around it (docs/api.md "Storage"): the
+// runs taken, oldest first, skipping those another poll is taking (SKIP LOCKED), under the poll's lease. Their
+// `started` webhook events are written in the claim's transaction (webhooks/outbox.ts) from each run's row, which
+// only the claim learns: so the statement takes nothing when the user has an endpoint for them, says so, and that
+// poll claims in a transaction with its events instead (dispatch.ts).
 import { sql } from 'kysely';
 import { eventBit } from '../../contract/webhooks.js';
 import { compiledOnce, rawStatement } from '../store/compiled-once.js';

@@ -1,8 +1,8 @@
-// What the execute transaction reads before it writes, in one statement (issue 31): the request's Idempotency-Key,
-// whether a node can take the run, the agent's current version, whether the user has caps and whether they take
-// `queued` webhook events. The long way (start-run.ts) then reads again only what this says it must: the reasons
-// of a 409, the caps to lock (PostgreSQL, where the caps are locked after the debit), a key's run. Written once for
-// both engines (plain SQL both take).
+// What the execute transaction reads before it writes, in one statement (docs/api.md "Storage"): the request's
+// Idempotency-Key, whether a node can take the run, the agent's current version, whether the user has caps and
+// whether they take `queued` webhook events. The long way (start-run.ts) then reads again only what this says it
+// must: the reasons of a 409, the caps to lock (PostgreSQL, where the caps are locked after the debit), a key's run.
+// Written once for both engines (plain SQL both take).
 import { sql } from 'kysely';
 import { eventBit } from '../../contract/webhooks.js';
 import { EVERY_AGENT } from '../budgets/budget-store.js';

@@ -1,4 +1,4 @@
-// The money work of an execute as one statement on PostgreSQL (issue 31; docs/api.md "Storage engines"): data-
+// The money work of an execute as one statement on PostgreSQL (docs/api.md "Storage"): data-
 // modifying CTEs that take the run's price from the wallet only when the balance covers it (the same UPDATE, so no
 // overdraft), count it against the user's caps, write its ledger entry, queue the run with its labels, claim its
 // Idempotency-Key and write its `queued` webhook events, all in one round trip, one implicit transaction, prepared

@@ -1,11 +1,12 @@
-// Ends a run once, in one transaction (DECISIONS.md "Execute"; docs/api.md "Runs on the node"): its status and
-// output, the refund when it failed or was cancelled ("a run that fails is refunded in the same ledger"), and the
-// final answer that replays of its Idempotency-Key return. Whoever finishes it (the node's result, the lease sweeper,
-// a restart, a cancel), the status guard makes it happen once: a run is never finished, nor refunded, twice; and
-// what the finisher expects of the locked row (Expected) keeps a decision taken on an older read from ending a newer
-// attempt, or a lease renewed since it was read. An
-// attempt lost with its node (node_lost, or interrupted by the node's restart) of a retry-safe run with attempts
-// left is not the run's end: the run goes back to the queue under the same id and charge (docs/api.md "Retries").
+// Ends a run once, in one transaction (docs/decisions/0008-execute-debits-atomically.md; docs/api.md
+// "Runs on the node"): its status and output, the refund when it failed or was cancelled
+// ("a run that fails is refunded in the same ledger"), and the final answer that replays of its Idempotency-Key
+// return. Whoever finishes it (the node's result, the lease sweeper, a restart, a cancel), the status guard makes it
+// happen once: a run is never finished, nor refunded, twice; and what the finisher expects of the locked row
+// (Expected) keeps a decision taken on an older read from ending a newer attempt, or a lease renewed since it was
+// read. An attempt lost with its node (node_lost, or interrupted by the node's restart) of a retry-safe run with
+// attempts left is not the run's end: the run goes back to the queue under the same id and charge (docs/api.md
+// "Retries").
 // On PostgreSQL a node's result that ends its run is first tried as one statement (finish-statement.ts), which goes
 // by the run as the service saw it and writes nothing unless the run still is so; the transaction decides the rest.
 import { MAX_RUN_ATTEMPTS } from '../../contract/jobs.js';

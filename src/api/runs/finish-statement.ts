@@ -1,10 +1,11 @@
-// A node's result as one statement on PostgreSQL (issue 31): the run finished, its refund when it failed (the
-// wallet, the ledger entry, the budget counters of its period), the final answer stored on its Idempotency-Key and
-// its webhook events, in one round trip, one implicit transaction, prepared once per connection. The statement
-// goes by the run as the service last saw it (handed to the node by a poll here, or read just before): it finishes
-// the run only if the row still is that (its status, node, lease, attempt, cancel and charge), so every decision
-// taken from it in advance (refund or not, cancelled or not, the answer's fields) still holds when it commits. Any
-// other row, nothing is written and the finisher goes the long way (finish-run.ts: a transaction on the locked row).
+// A node's result as one statement on PostgreSQL (docs/api.md "Storage"): the run finished, its refund when it
+// failed (the wallet, the ledger entry, the budget counters of its period), the final answer stored on its
+// Idempotency-Key and its webhook events, in one round trip, one implicit transaction, prepared once per connection.
+// The statement goes by the run as the service last saw it (handed to the node by a poll here, or read just before):
+// it finishes the run only if the row still is that (its status, node, lease, attempt, cancel and charge), so every
+// decision taken from it in advance (refund or not, cancelled or not, the answer's fields) still holds when it
+// commits. Any other row, nothing is written and the finisher goes the long way (finish-run.ts: a transaction on the
+// locked row).
 //
 // The final answer is runView's JSON, byte for byte as the long way stores it; only the balance is the statement's,
 // spliced in where the view has it. Locks: the run's row, then the wallet's, then the budget rows (the order of

@@ -1,4 +1,4 @@
-// Idempotency-Key per user (DECISIONS.md "Execute"): the first complete response is kept for
+// Idempotency-Key per user (docs/decisions/0008-execute-debits-atomically.md): the first complete response is kept for
 // IDEMPOTENCY_KEY_LIFETIME_SECONDS and replayed byte for byte; the same key with another body is refused; the same
 // key while its first request still runs gets 409. The functions here never open a transaction: the execute flow
 // calls them inside the one that also debits the wallet and records the run, so a key, its charge and its run
@@ -77,7 +77,8 @@ export function createIdempotencyStore(store: Store): IdempotencyStore {
       .where('user_id', '=', at.userId)
       .where('idempotency_key', '=', at.key),
   );
-  // An expired row is taken over in place: its key may be reused (DECISIONS.md: kept 24 h). A live one never is.
+  // An expired row is taken over in place: its key may be reused (docs/api.md "POST /v1/swarm/execute": kept 24 h).
+  // A live one never is.
   const claimKey = compiledOnce((db, key: { userId: string; key: string; requestHash: string; runId: string; now: number; expiredBefore: number }) =>
     db
       .insertInto('idempotency_keys')

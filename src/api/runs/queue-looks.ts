@@ -1,8 +1,8 @@
-// When a held poll looks at its node's queue (issue 31): the look costs a claim (a write lock on SQLite, a statement
-// on PostgreSQL), and most looks of an idle node found nothing. A poll looks when woken for a run queued; at its
-// start and at its rechecks only when something was queued since its node last found the queue drained, unless runs
-// may be queued unheard (another instance, a notification lost: then every recheck looks); and of a node's several
-// held polls, one recheck a recheck period is the bound, so the others need not.
+// When a held poll looks at its node's queue (docs/api.md "Storage"): the look costs a claim (a write lock on
+// SQLite, a statement on PostgreSQL), and most looks of an idle node found nothing. A poll looks when woken for a
+// run queued; at its start and at its rechecks only when something was queued since its node last found the queue
+// drained, unless runs may be queued unheard (another instance, a notification lost: then every recheck looks); and
+// of a node's several held polls, one recheck a recheck period is the bound, so the others need not.
 import type { Clock } from '../../lib/clock.js';
 import type { RunEvents, Wake } from './run-events.js';
 

@@ -4,8 +4,8 @@
 // instance's too (LISTEN/NOTIFY); a waiter also looks at the database every `recheckMs`, so a change whose
 // notification was lost (or a wake-up lost to a race) is seen within that bound.
 //
-// Each wake-up wakes what it concerns, once (issue 31): a queued run wakes one held poll of each of its user's
-// nodes, not all of them (a node takes any run of its user it can, up to its capacity, so one of its polls is
+// Each wake-up wakes what it concerns, once (docs/api.md "Storage"): a queued run wakes one held poll of each of its
+// user's nodes, not all of them (a node takes any run of its user it can, up to its capacity, so one of its polls is
 // enough); a cancel wakes every poll of the user, since only the node's poll that lists the run stops it; a run
 // finished here hands its final answer to its waiters, which then need not read it back.
 import { EventEmitter } from 'node:events';

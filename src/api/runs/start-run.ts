@@ -1,9 +1,10 @@
-// POST /v1/swarm/execute (spec §4, DECISIONS.md "Execute", docs/api.md "Runs on the node"). One transaction takes
-// the Idempotency-Key, checks that a node can run the agent, debits the price (`balance >= price` in the same
-// UPDATE) and records the run: queued for the user's nodes, or, when a node starts a run of its own, running at once
-// under that node's lease. No node for it: 409 no_node_available, and nothing of the request stays (no charge, no
-// run, no key), as for 402. On PostgreSQL a user's run that will be accepted (the common case) is first tried as one
-// statement (execute-statement.ts), which declines, writing nothing, whenever the transaction has more to say.
+// POST /v1/swarm/execute (spec §4, docs/decisions/0008-execute-debits-atomically.md, docs/api.md
+// "Runs on the node"). One transaction takes the Idempotency-Key, checks that a node can run the agent, debits the
+// price (`balance >= price` in the same UPDATE) and records the run: queued for the user's nodes, or, when a node
+// starts a run of its own, running at once under that node's lease. No node for it: 409 no_node_available, and
+// nothing of the request stays (no charge, no run, no key), as for 402. On PostgreSQL a user's run that will be
+// accepted (the common case) is first tried as one statement (execute-statement.ts), which declines, writing
+// nothing, whenever the transaction has more to say.
 import { walletLoginUrl } from '../../contract/claims.js';
 import { normalizeEmail } from '../../contract/email.js';
 import { normalizeLabels } from '../../contract/labels.js';
@@ -56,7 +57,7 @@ const MAX_CHECK_ATTEMPTS = 3;
 export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: IdempotencyStore, nodes: NodeRegistry): StartRun {
   const versions = createAgentVersions(ctx.store);
   const inputChecks = createInputChecks(versions, ctx.clock);
-  // The price lookup: a SKU's spec price, or the operator's price for an agent of the user's own.
+  // The price lookup: a SKU's price of spec §2, or the operator's price for an agent of the user's own.
   const prices = createAgentPrices(ctx.store, versions, ctx.uploadLimits.ownAgentPriceCents);
   const slots = createExecuteSlots(ctx.store);
   const budgets = createBudgetStore(ctx.store, ctx.clock);

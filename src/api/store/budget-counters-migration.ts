@@ -1,7 +1,7 @@
 // Schema version 17: what is spent against each budget as a counter on the budget's row (docs/api.md "Budgets"),
-// so that execute on PostgreSQL checks and counts a run's price in the one statement that debits it (issue 31),
-// under the row's lock, rather than summing the user's runs of the month at each run. `period_start` says which
-// period `spent_cents` counts: a counter of a period gone by counts as 0, and the next run starts it afresh.
+// so that execute on PostgreSQL checks and counts a run's price in the one statement that debits it (docs/api.md
+// "Storage"), under the row's lock, rather than summing the user's runs of the month at each run. `period_start`
+// says which period `spent_cents` counts: a counter of a period gone by counts as 0, and the next run starts it afresh.
 // `caps_version` on the wallet moves with every change of the user's caps, so an execute that read the caps before
 // a new one was set sees the change on the wallet row it debits, and goes the long way (budgets/budget-store.ts).
 //

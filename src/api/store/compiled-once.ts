@@ -1,6 +1,6 @@
 // Kysely builds a query's tree and compiles it to SQL at every call. For the dozen statements a run makes (its
-// execute, the claim that hands it out, its result) that was over a third of svc-api's CPU per run (issue 17,
-// bench:execute). Those are built and compiled once per store instead, with a placeholder for each value that
+// execute, the claim that hands it out, its result) that was over a third of svc-api's CPU per run (bench:execute,
+// docs/api.md "Storage"). Those are built and compiled once per store instead, with a placeholder for each value that
 // changes, and run with the values bound in place; the rest are built at each call, as before.
 import type { Compilable, CompiledQuery, Kysely, QueryResult, RawBuilder } from 'kysely';
 import { nameStatement } from './named-statements.js';

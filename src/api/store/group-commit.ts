@@ -1,4 +1,4 @@
-// Group commit on SQLite (issue 17; docs/api.md "Storage engines"): the transactions asked for in one turn of the
+// Group commit on SQLite (docs/api.md "Storage"): the transactions asked for in one turn of the
 // event loop run one after another inside one database transaction, each under a savepoint of its own, and are
 // committed together. SQLite serialises its writers anyway, and a commit (writing every page the transaction
 // touched to the WAL) cost more than the statements of a run; a batch shares the pages its runs touch and pays one

@@ -1,8 +1,8 @@
 // Named prepared statements on PostgreSQL for the statements compiled once (compiled-once.ts): the text of each is
 // fixed, so each connection parses and plans it once and then only binds its values, where an unnamed statement is
-// parsed and planned again at every run (issue 31). Only those: a statement built at each call (an IN list of any
-// length) would leave a prepared statement per shape on every connection. The name is a digest of the text, so one
-// text has one name in every process and two texts never share one.
+// parsed and planned again at every run (docs/api.md "Storage"). Only those: a statement built at each call (an IN
+// list of any length) would leave a prepared statement per shape on every connection. The name is a digest of the
+// text, so one text has one name in every process and two texts never share one.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 

@@ -13,7 +13,8 @@ import type { Tables } from './tables.js';
 
 /**
  * The service's page cache: the indexes an execute touches (runs, keys, ledger by user and by run) outgrow SQLite's
- * default 2 MB after some 100k runs, and each page read back from the OS costs a system call (issue 17's 1M-run case).
+ * default 2 MB after some 100k runs, and each page read back from the OS costs a system call (bench:execute's 1M-run
+ * case).
  */
 const SERVICE_CACHE_KIB = 64 * 1024;
 

@@ -1,4 +1,4 @@
-// Which engine the service stores in (docs/api.md "Storage engines"): PostgreSQL when SVC_DATABASE_URL is set,
+// Which engine the service stores in (docs/api.md "Storage"): PostgreSQL when SVC_DATABASE_URL is set,
 // else the SQLite file in the data directory.
 import { join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';

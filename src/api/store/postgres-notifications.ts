@@ -2,9 +2,9 @@
 // run queued or finished on one instance wakes the long polls and waiting executes of every other at once, through
 // LISTEN/NOTIFY, instead of at their next look at the database (run-events.ts, every 500 ms). Only a hint: a
 // notification lost while the listening connection is down costs that wait, never a run, so the listener reconnects
-// on its own and nothing waits for it. An instance alone on its database sends none (issue 31): it looks every
-// second whether another instance listens (by the name its listening connection carries), and a new one is told
-// from then on; until then its waiters see what changed at their recheck.
+// on its own and nothing waits for it. An instance alone on its database sends none (docs/api.md "Storage"): it
+// looks every second whether another instance listens (by the name its listening connection carries), and a new one
+// is told from then on; until then its waiters see what changed at their recheck.
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 

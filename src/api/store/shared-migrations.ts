@@ -45,7 +45,7 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
       .execute();
   },
   /* 8: ephemeral nodes (docs/api.md "Ephemeral nodes") */ async (db) => {
-    // An ephemeral node takes one run (issue 18 §2, as GitHub's --ephemeral runners): enrolled so (1), and the run
+    // An ephemeral node takes one run (as GitHub's --ephemeral runners): enrolled so (1), and the run
     // it took, set in the transaction that leases or starts it, after locking this row (src/api/nodes/ephemeral.ts),
     // so no second lease ever finds it empty. On the node's row, not derived from runs: one row to lock and read.
     await db.schema.alterTable('nodes').addColumn('ephemeral', 'integer', (c) => c.notNull().defaultTo(0)).execute();

@@ -1,4 +1,4 @@
-// The service's storage behind one interface for both engines (docs/api.md "Storage engines"): SQLite, the embedded
+// The service's storage behind one interface for both engines (docs/api.md "Storage"): SQLite, the embedded
 // default, or PostgreSQL when SVC_DATABASE_URL names one. Every query is written once with Kysely's builder and
 // compiled per engine. A transaction is carried by the async context: a store function called inside
 // `transaction()` runs on that transaction without being handed it, so the stores compose the way they did when

@@ -1,5 +1,5 @@
-// What keeps the wallet page safe in a browser (DECISIONS.md "Wallet page"): the response headers of every page,
-// where the session cookie applies, and the same-origin check on the forms.
+// What keeps the wallet page safe in a browser (docs/decisions/0009-wallet-page.md): the response headers of every
+// page, where the session cookie applies, and the same-origin check on the forms.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError } from '../../contract/errors.js';
 import type { ServiceContext } from '../context.js';

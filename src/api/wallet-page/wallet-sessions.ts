@@ -1,5 +1,6 @@
-// The wallet page's sessions (DECISIONS.md "Wallet page"): the JWT from the sign-in link is exchanged for a random
-// session id that lives only in an HttpOnly cookie. The database keeps the id's SHA-256, never the id or the JWT.
+// The wallet page's sessions (docs/decisions/0009-wallet-page.md): the JWT from the sign-in link is exchanged for a
+// random session id that lives only in an HttpOnly cookie. The database keeps the id's SHA-256, never the id or the
+// JWT.
 import { createHash, randomBytes } from 'node:crypto';
 import type { AccessTokenClaims } from '../../contract/claims.js';
 import { normalizeEmail } from '../../contract/schemas.js';

@@ -1,8 +1,8 @@
-// The pay wallet's books (DECISIONS.md "Money", "Execute"). A balance changes only together with a ledger entry,
-// in one transaction, and the debit checks `balance >= price` in the same UPDATE that takes the money, so no
-// interleaving of requests can overdraw a wallet: on PostgreSQL too, where a concurrent UPDATE of the row waits for
-// the other's commit and then evaluates the condition again on the new balance. Unique indexes make a payment
-// credit once and a run debit once.
+// The pay wallet's books (docs/decisions/0002-money-in-integer-cents.md, 0008-execute-debits-atomically.md). A
+// balance changes only together with a ledger entry, in one transaction, and the debit checks `balance >= price` in
+// the same UPDATE that takes the money, so no interleaving of requests can overdraw a wallet: on PostgreSQL too,
+// where a concurrent UPDATE of the row waits for the other's commit and then evaluates the condition again on the
+// new balance. Unique indexes make a payment credit once and a run debit once.
 import { sql } from 'kysely';
 import type { Clock } from '../../lib/clock.js';
 import { compiledOnce } from '../store/compiled-once.js';

@@ -1,4 +1,4 @@
-// The wallet as GET /v1/swarm/wallet shows it: the ledger's balance in integer cents, on the spec's chain.
+// The wallet as GET /v1/swarm/wallet shows it: the ledger's balance in integer cents, on spec §8's chain.
 import { CHAIN_ID } from '../../contract/claims.js';
 import { normalizeEmail, type WalletResponse } from '../../contract/schemas.js';
 import type { Ledger } from './ledger.js';

@@ -1,6 +1,6 @@
-// swarm-node agent init | upload | versions | rollback | remove: your own versions of the catalog's agents (issue 14 §2;
-// docs/sections/agent-upload.md). Uploading needs the JWT (spec §5.4), from a file, stdin, SVC_TOKEN or the stored
-// sign-in, never from the command line.
+// swarm-node agent init | upload | versions | rollback | remove: your own versions of the catalog's agents
+// (docs/api.md "Agent upload", docs/sections/agent-upload.md). Uploading needs the JWT (spec §5.4), from a file,
+// stdin, SVC_TOKEN or the stored sign-in, never from the command line.
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import type { AgentVersion } from '../../contract/agent-upload.js';

@@ -1,5 +1,5 @@
-// swarm-node doctor: checks the installed node and says how to fix what fails (issue 4 §7). Exit 1 when a check
-// fails; under --json the report is the output, or the error's `checks` when something failed.
+// swarm-node doctor: checks the installed node and says how to fix what fails (docs/operations.md "Doctor"). Exit 1
+// when a check fails; under --json the report is the output, or the error's `checks` when something failed.
 import { Command } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import type { DoctorReport } from '../../node/install/doctor.js';

@@ -1,4 +1,5 @@
-// swarm-node enroll: make this home an enrolled node without installing it under /opt (issue 13 §1).
+// swarm-node enroll: make this home an enrolled node without installing it under /opt (docs/api.md
+// "The node's client: decisions").
 import { Command } from 'commander';
 import { contextFor } from '../context.js';
 import { withRecentSignIn } from '../step-up.js';

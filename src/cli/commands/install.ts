@@ -1,5 +1,5 @@
-// swarm-node install: enroll with the deploy token, then install the node (issue 4 §1, §2). The work is in
-// src/node/install/; this file parses, reads the token, and renders.
+// swarm-node install: enroll with the deploy token, then install the node (docs/operations.md
+// "What install does, in order"). The work is in src/node/install/; this file parses, reads the token, and renders.
 import { Command } from 'commander';
 import { SvcError } from '../../contract/errors.js';
 import { checkNodeName } from '../../node/host/location.js';

@@ -1,5 +1,5 @@
-// swarm-node nodes remove <node_id>: one of the signed-in user's nodes leaves their fleet for good (issue 18 §5;
-// docs/api.md "Removing a node"), as the service also does by itself with a node offline too long.
+// swarm-node nodes remove <node_id>: one of the signed-in user's nodes leaves their fleet for good (docs/api.md
+// "Removing a node"), as the service also does by itself with a node offline too long.
 import { Command } from 'commander';
 import { SvcError } from '../../contract/errors.js';
 import type { NodeRemoval } from '../../contract/node-protocol.js';

@@ -1,4 +1,5 @@
-// swarm-node nodes: the signed-in user's nodes as the service sees them (issue 13 §2); `nodes remove` takes one out.
+// swarm-node nodes: the signed-in user's nodes as the service sees them (docs/api.md "Runs on the node");
+// `nodes remove` takes one out.
 import { Command } from 'commander';
 import { contextFor } from '../context.js';
 import { shortTime, table } from '../table.js';

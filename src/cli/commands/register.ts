@@ -1,4 +1,5 @@
-// swarm-node register: add an agent to this node, or change its schedule and daily cap (issue 3).
+// swarm-node register: add an agent to this node, or change its schedule and daily cap (docs/operations.md
+// "Day to day on the host").
 import { Command } from 'commander';
 import { formatDollars } from '../../contract/money.js';
 import { formatDuration } from '../../node/agents/duration.js';

@@ -1,4 +1,5 @@
-// swarm-node uninstall: stop the service and remove what install wrote (issue 4 §6). It never calls the service.
+// swarm-node uninstall: stop the service and remove what install wrote (docs/operations.md "Uninstall"). It never
+// calls the service.
 import { Command, Option } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { SvcError } from '../../contract/errors.js';

@@ -1,7 +1,7 @@
-// swarm-node upgrade: the newest release from the service, verified (issue 15 §4), or a downloaded artifact or an
-// unpacked package given with --from, installed as a new release and switched to, with a health check of the
-// restarted daemon that rolls back by itself; or --rollback to the previous release (issue 4 §5). The node must be
-// installed already; no token is involved (the node credential fetches the release).
+// swarm-node upgrade: the newest release from the service, verified (docs/operations.md "Upgrade"), or a downloaded
+// artifact or an unpacked package given with --from, installed as a new release and switched to, with a health check
+// of the restarted daemon that rolls back by itself; or --rollback to the previous release (docs/operations.md
+// "Rollback"). The node must be installed already; no token is involved (the node credential fetches the release).
 import { Command, InvalidArgumentError } from 'commander';
 import { SvcError } from '../../contract/errors.js';
 import type { ChalkInstance } from 'chalk';

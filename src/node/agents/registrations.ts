@@ -1,4 +1,5 @@
-// `register`, `unregister`, `list` (issue 3): which agents this node runs, how often, and under what daily cap.
+// `register`, `unregister`, `list` (docs/operations.md "Day to day on the host"): which agents this node runs, how
+// often, and under what daily cap.
 import { findAgentSku } from '../../contract/agents.js';
 import type { CatalogAgent } from '../../contract/own-agents.js';
 import { SvcError, messageOf } from '../../contract/errors.js';

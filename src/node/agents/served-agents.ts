@@ -1,7 +1,7 @@
-// Which agents the service routes to this node (issue 13 §2): the registrations in the node's database are the
-// truth, the service's list follows them. `register` and `unregister` tell the service at once; the daemon brings
-// the two back in line whenever the service becomes usable (a registration made while it was unreachable, a
-// database from before enrollment).
+// Which agents the service routes to this node (docs/api.md "Runs on the node"): the registrations in the node's
+// database are the truth, the service's list follows them. `register` and `unregister` tell the service at once; the
+// daemon brings the two back in line whenever the service becomes usable (a registration made while it was
+// unreachable, a database from before enrollment).
 import { SvcError } from '../../contract/errors.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { NodeApi } from '../service/node-api.js';

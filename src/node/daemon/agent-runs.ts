@@ -1,5 +1,6 @@
-// The daemon's runs (issue 6 §1): each tick starts every due agent, one run per agent at a time, within its daily
-// cap, and acts on what each run ends in: logged, paused for the balance, left to a settlement, or a hold of all.
+// The daemon's runs (docs/operations.md "Logs"): each tick starts every due agent, one run per agent at a time,
+// within its daily cap, and acts on what each run ends in: logged, paused for the balance, left to a settlement, or
+// a hold of all.
 import { findAgentSku, type AgentSku } from '../../contract/agents.js';
 import { SvcError, messageOf } from '../../contract/errors.js';
 import type { NodeCaller } from '../work/caller.js';

@@ -1,5 +1,5 @@
-// Auto-update, the daemon's half (docs/operations.md "Auto-update"; cloudflared's and GitHub's runner's, issue 18
-// item 6). On an interval, jittered so that a fleet does not ask at once, it asks the service for the newest release;
+// Auto-update, the daemon's half (docs/operations.md "Auto-update"; as cloudflared's and GitHub's runner's). On an
+// interval, jittered so that a fleet does not ask at once, it asks the service for the newest release;
 // a newer one is downloaded and verified exactly as `swarm-node upgrade` does (release/obtain-release.ts: streamed
 // with caps, the signed manifest's version the one the service named and newer than this one's) and staged in
 // var/updates/ (release/staged-update.ts). From then on no new work is taken; once the runs in flight

@@ -1,5 +1,6 @@
-// spec §7, issue 6 §4: an agent the wallet cannot pay for is paused, the wallet page logged once per pause, and the
-// balance re-checked slowly (one wallet read for every such agent) until it covers a run; execute is never retried.
+// spec §7, docs/operations.md "Logs" (agent_paused): an agent the wallet cannot pay for is paused, the wallet page
+// logged once per pause, and the balance re-checked slowly (one wallet read for every such agent) until it covers a
+// run; execute is never retried.
 import { findAgentSku, type AgentSku } from '../../contract/agents.js';
 import type { NodeCaller } from '../work/caller.js';
 import { pauseAgent, resumeAgent, type ScheduledAgent } from '../store/schedules.js';

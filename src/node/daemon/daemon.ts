@@ -1,5 +1,5 @@
-// The node's daemon (issues 6 and 13): runs the registered agents on their intervals and the runs the service hands
-// this node, all on this host, billed exactly once whatever happens.
+// The node's daemon (docs/architecture.md "How a run flows"): runs the registered agents on their intervals and the
+// runs the service hands this node, all on this host, billed exactly once whatever happens.
 //
 // Each tick (about a second) reads registrations and schedules from the database, so the CLI's changes apply
 // without a restart, and starts every due agent through runAgent, which journals the run with its

@@ -1,7 +1,8 @@
-// What the daemon's health endpoint reports (issue 18 §5: a supervisor or a load balancer asks the node itself, as
-// Buildkite's agent and GitLab Runner answer): the loop's last tick, the last poll the service answered, and
-// Prometheus figures of runs by outcome, cents charged and poll latency. Fed by the daemon as it goes (`tick`,
-// `pollAnswered`) and by its log's run events, so every run the daemon logs is counted once, however it ended.
+// What the daemon's health endpoint reports (docs/operations.md "The daemon's health endpoint": a supervisor or a
+// load balancer asks the node itself, as Buildkite's agent and GitLab Runner answer): the loop's last tick, the last
+// poll the service answered, and Prometheus figures of runs by outcome, cents charged and poll latency. Fed by the
+// daemon as it goes (`tick`, `pollAnswered`) and by its log's run events, so every run the daemon logs is counted
+// once, however it ended.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { JournalFault } from '../store/journal-fault.js';
 import type { LogFields } from './log.js';

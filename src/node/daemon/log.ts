@@ -1,5 +1,5 @@
-// The daemon's log (issue 6 §3): one logfmt line per event on stdout, for journald. No colours, no spinners, no
-// multi-line values; `event` is the stable machine word, the other keys are its facts:
+// The daemon's log (docs/operations.md "Logs"): one logfmt line per event on stdout, for journald. No colours, no
+// spinners, no multi-line values; `event` is the stable machine word, the other keys are its facts:
 //   ts=2025-05-01T12:00:00.000Z level=info event=run_succeeded agent=agent_ops_monitor_004 charged_cents=4 …
 // A value that is not a bare word is written as a JSON string. Secrets never reach a line: no caller passes one,
 // and the known ones (the JWT in use) are masked here as a second line of defence.

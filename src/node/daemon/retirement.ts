@@ -1,4 +1,4 @@
-// An ephemeral node's end (docs/api.md "Ephemeral nodes", issue 18 §2): once the service says its one run is over
+// An ephemeral node's end (docs/api.md "Ephemeral nodes"): once the service says its one run is over
 // (the poll's `retire`), the node withdraws its agents and leaves its user's nodes in one request
 // (DELETE /v1/swarm/nodes/self), and the daemon stops as a removed node does: exit 8, which the unit does not restart.
 import { SvcError, messageOf } from '../../contract/errors.js';

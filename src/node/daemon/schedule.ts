@@ -1,4 +1,4 @@
-// The scheduler's decisions (issue 6 §1), as pure functions of the schedule rows and the time: when an agent is
+// The scheduler's decisions, as pure functions of the schedule rows and the time: when an agent is
 // due, when it runs next, whether its daily cap allows one more run (how long to wait before asking again: timing.ts).
 import type { ScheduledAgent } from '../store/schedules.js';
 

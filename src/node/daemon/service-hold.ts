@@ -1,8 +1,8 @@
-// When no agent runs at all (issue 6 §4): this host is not an enrolled node, its credential was refused, or the
-// service cannot be reached. Every agent is held, the reason logged once and recorded for `status`, and the service
-// is asked again (a wallet read: reachable? credential accepted?) on a backoff, or at once when the credential
-// changes. The daemon works with the node's own credential, never the user's JWT: a node does not stop when a
-// 30-day token expires.
+// When no agent runs at all (docs/operations.md "Logs", paused_all): this host is not an enrolled node, its
+// credential was refused, or the service cannot be reached. Every agent is held, the reason logged once and recorded
+// for `status`, and the service is asked again (a wallet read: reachable? credential accepted?) on a backoff, or at
+// once when the credential changes. The daemon works with the node's own credential, never the user's JWT: a node
+// does not stop when a 30-day token expires.
 import { SvcError, messageOf } from '../../contract/errors.js';
 import { currentNodeCredential, readCredentials, type NodeEnrollment } from '../identity/credentials.js';
 import { recordGlobalPause, type GlobalPauseReason } from '../store/daemon-state.js';

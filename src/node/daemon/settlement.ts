@@ -1,6 +1,7 @@
-// Settling the journal's unsettled rows (issue 6 §2): each is replayed with its own Idempotency-Key, so the service
-// answers with the first response and nothing is charged twice. It runs before anything is scheduled (at start and
-// after a hold), and again on a backoff while rows are left that cannot be settled yet.
+// Settling the journal's unsettled rows (docs/api.md "Settling a pending run"): each is replayed with its own
+// Idempotency-Key, so the service answers with the first response and nothing is charged twice. It runs before
+// anything is scheduled (at start and after a hold), and again on a backoff while rows are left that cannot be
+// settled yet.
 import type { NodeCaller } from '../work/caller.js';
 import { settlePendingRuns, type RunDeps } from '../runs/run-agent.js';
 import { pendingRuns, releaseAbandonedRuns, settledAmong, type SettledRun } from '../store/journal.js';

@@ -1,7 +1,7 @@
-// Runs the service hands this node (issue 13 §3), pulled the way GitHub's and GitLab's runners pull jobs: one long
-// poll at a time asks for as many runs as there are free slots, and is the node's heartbeat too (the service shows a
-// node offline when it has not polled for a lease time). Each run it gets is executed here by the executor (exactly
-// once, its lease renewed while the agent works, its result reported once).
+// Runs the service hands this node (docs/api.md "Runs on the node"), pulled the way GitHub's and GitLab's runners
+// pull jobs: one long poll at a time asks for as many runs as there are free slots, and is the node's heartbeat too
+// (the service shows a node offline when it has not polled for a lease time). Each run it gets is executed here by
+// the executor (exactly once, its lease renewed while the agent works, its result reported once).
 //
 // With every slot busy the node still polls, every HEARTBEAT_MS, asking for nothing and never held open; a slot
 // freed ends that wait at once. A failed poll waits a backoff (an outage or a refused credential is a hold of the

@@ -1,5 +1,5 @@
-// Configuration in force: flags > environment > the node's config file > defaults (issue 3). Each value knows
-// where it came from, so `status` and `config get` can say so.
+// Configuration in force: flags > environment > the node's config file > defaults (docs/operations.md
+// "Day to day on the host"). Each value knows where it came from, so `status` and `config get` can say so.
 import { readFileSync } from 'node:fs';
 import { SvcError } from '../../contract/errors.js';
 import { formatDuration, parseDuration } from '../agents/duration.js';

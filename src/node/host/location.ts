@@ -1,6 +1,6 @@
-// Where this node lives (DECISIONS.md "Node layout"), decided in one place from three inputs: the --root flag of the
-// install commands, SWARM_NODE_HOME, and the entry script this program was started as (process.argv[1], passed in
-// by the CLI's context; nothing else reads it).
+// Where this node lives (docs/decisions/0010-node-layout.md), decided in one place from three inputs: the --root
+// flag of the install commands, SWARM_NODE_HOME, and the entry script this program was started as (process.argv[1],
+// passed in by the CLI's context; nothing else reads it).
 //
 // Two questions, answered from the same inputs:
 // - the node's home, where every command finds its config, credentials and database: SWARM_NODE_HOME when set;

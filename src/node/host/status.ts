@@ -1,4 +1,4 @@
-// `status` (issue 3): one report of the node — the configuration in force and where each value comes from, the
+// `status`: one report of the node — the configuration in force and where each value comes from, the
 // service's reachability and latency, the token's validity and expiry, registrations, the database, the daemon.
 // It reports problems rather than failing on them: a broken part is the thing a status must show.
 import { existsSync } from 'node:fs';

@@ -1,5 +1,5 @@
-// DECISIONS.md "Tokens": on the node the JWT and node credentials live in one file of mode 0600. A file that others
-// can read is refused rather than used, as ssh does with keys.
+// docs/decisions/0005-tokens.md: on the node the JWT and node credentials live in one file of mode 0600. A file that
+// others can read is refused rather than used, as ssh does with keys.
 import { readFileSync, statSync } from 'node:fs';
 import { SvcError } from '../../contract/errors.js';
 import { writeFileAtomic } from '../host/files.js';

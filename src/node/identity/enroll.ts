@@ -1,7 +1,7 @@
-// `swarm-node enroll` and the wizard on a bare host (issue 13 §1, §5): make this home an enrolled node without
-// installing it under /opt (a developer's machine, a node run from a user's home). The deploy token comes from
-// activation (a file, or SVC_DEPLOY_TOKEN), or, for a signed-in user, from the service for one more node of theirs,
-// the way a runner's registration token comes from the API. The node credential it gets is kept 0600.
+// `swarm-node enroll` and the wizard on a bare host (docs/api.md "The node's client: decisions"): make this home an
+// enrolled node without installing it under /opt (a developer's machine, a node run from a user's home). The deploy
+// token comes from activation (a file, or SVC_DEPLOY_TOKEN), or, for a signed-in user, from the service for one more
+// node of theirs, the way a runner's registration token comes from the API. The node credential it gets is kept 0600.
 import { SvcError } from '../../contract/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { NodeEnrollment, StoredJwt } from './credentials.js';

@@ -1,7 +1,7 @@
-// Whether the daemon of a just-switched release came up (issue 15 §4): it records itself in the node's database
-// (daemon_state: its pid, when it started, its last tick), so "healthy" is a daemon that started after the switch,
-// is alive, and has ticked since. Read straight from the table, read-only: the new version may have migrated the
-// database past what this (older) program would open.
+// Whether the daemon of a just-switched release came up (docs/operations.md "Upgrade"): it records itself in the
+// node's database (daemon_state: its pid, when it started, its last tick), so "healthy" is a daemon that started
+// after the switch, is alive, and has ticked since. Read straight from the table, read-only: the new version may
+// have migrated the database past what this (older) program would open.
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { processIsAlive } from '../host/process-alive.js';

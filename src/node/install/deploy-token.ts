@@ -1,4 +1,4 @@
-// The deploy token that enrolls this host (DECISIONS.md "Tokens": never an argument, never written to disk).
+// The deploy token that enrolls this host (docs/decisions/0005-tokens.md: never an argument, never written to disk).
 import { readFileSync } from 'node:fs';
 import { SvcError } from '../../contract/errors.js';
 

@@ -1,6 +1,6 @@
-// issue 4 §7: `swarm-node doctor` checks an installed node and, for every failed check, prints the command that
-// fixes it. Checks only read: the database is opened read-only, the service is asked a public GET (the same ping
-// `status` measures latency with).
+// docs/operations.md "Doctor": `swarm-node doctor` checks an installed node and, for every failed check, prints the
+// command that fixes it. Checks only read: the database is opened read-only, the service is asked a public GET (the
+// same ping `status` measures latency with).
 import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { execa } from 'execa';

@@ -1,6 +1,6 @@
-// issue 4 §1: enrolling this host with the deploy token from activation. The token is single use and never written
-// to disk; what the service answers (the node's id and its own credential) is the first file written after it, so a
-// run that stops later is finished by a re-run that needs no token.
+// docs/operations.md "What install does, in order": enrolling this host with the deploy token from activation. The
+// token is single use and never written to disk; what the service answers (the node's id and its own credential) is
+// the first file written after it, so a run that stops later is finished by a re-run that needs no token.
 import { chmodSync, mkdirSync } from 'node:fs';
 import { SvcError } from '../../contract/errors.js';
 import type { EnrollResponse } from '../../contract/schemas.js';

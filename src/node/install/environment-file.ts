@@ -1,5 +1,6 @@
-// issue 4: proxy variables reach the service through etc/environment (EnvironmentFile=- in the unit). Proxy URLs
-// may carry a password, so the file is root's and 0600: systemd reads it as root before dropping privileges.
+// docs/operations.md "Proxies": proxy variables reach the service through etc/environment (EnvironmentFile=- in the
+// unit). Proxy URLs may carry a password, so the file is root's and 0600: systemd reads it as root before dropping
+// privileges.
 import { SvcError } from '../../contract/errors.js';
 
 export const PROXY_VARIABLES = ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY'] as const;

@@ -1,6 +1,7 @@
-// issue 4 §1, §2, §5: enroll with the deploy token, then converge the layout of DECISIONS.md "Node layout" under the
-// install root. Enrollment comes first, so a refused token leaves the root untouched; the credentials are the
-// first file written after it, so a run that stops later is finished by a re-run that needs no token.
+// docs/operations.md "What install does, in order": enroll with the deploy token, then converge the layout of
+// docs/decisions/0010-node-layout.md under the install root. Enrollment comes first, so a refused token leaves the
+// root untouched; the credentials are the first file written after it, so a run that stops later is finished by a
+// re-run that needs no token.
 // The parts: enrollment.ts (the token), install-plan.ts (the changes), release-switch.ts (current, previous and the
 // host files), service-settle.ts (systemctl at the end).
 import { createHash } from 'node:crypto';

@@ -1,7 +1,7 @@
-// issue 4 §2: what an install changes, listed before anything is done. The layout of DECISIONS.md "Node layout"
-// under the install root: directories and their modes, the service user and what it owns, the release, the switch
-// to it (release-switch.ts), the config file and the service's proxy variables. A step is listed only when the host
-// differs from what it should be, so a re-run lists what changed and nothing else.
+// docs/operations.md "What install creates": what an install changes, listed before anything is done. The layout of
+// docs/decisions/0010-node-layout.md under the install root: directories and their modes, the service user and what
+// it owns, the release, the switch to it (release-switch.ts), the config file and the service's proxy variables. A
+// step is listed only when the host differs from what it should be, so a re-run lists what changed and nothing else.
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { autoUpdateOfFile, readConfigFile, writeConfigFile, type ConfigFile } from '../host/config.js';

@@ -1,7 +1,7 @@
-// issue 4 §5: switching the node to a release, for install, upgrade and rollback alike. `current` moves to the
-// release and the one it left becomes `previous`, the database is snapshotted first (another version may migrate
-// it), releases that are neither are pruned, and the host files that belong to the release follow: the systemd
-// unit, the /usr/local/bin link and uninstall.sh.
+// docs/operations.md "Upgrade": switching the node to a release, for install, upgrade and rollback alike. `current`
+// moves to the release and the one it left becomes `previous`, the database is snapshotted first (another version
+// may migrate it), releases that are neither are pruned, and the host files that belong to the release follow: the
+// systemd unit, the /usr/local/bin link and uninstall.sh.
 import { chmodSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';

@@ -1,7 +1,8 @@
-// issue 4 §5: `upgrade --rollback` switches `current` back to the release kept as `previous` (and `previous` to the
-// one left, so a second rollback rolls forward). Config, credentials and the database stay; the database backups
-// taken when that release was left are listed, for when the newer version had migrated it. Without systemd, a daemon
-// started by hand is stopped and started again as it was, from the release switched to (daemon-restart.ts).
+// docs/operations.md "Rollback": `upgrade --rollback` switches `current` back to the release kept as `previous` (and
+// `previous` to the one left, so a second rollback rolls forward). Config, credentials and the database stay; the
+// database backups taken when that release was left are listed, for when the newer version had migrated it. Without
+// systemd, a daemon started by hand is stopped and started again as it was, from the release switched to
+// (daemon-restart.ts).
 import { existsSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { SvcError } from '../../contract/errors.js';

@@ -1,5 +1,5 @@
-// The service runs as its own system user (issue 4: `svc-swarm`), created on the host at first install. Only on the
-// host as root: a staging --root install leaves owners to whoever deploys the tree.
+// The service runs as its own system user (`svc-swarm`, docs/operations.md "What install creates"), created on the
+// host at first install. Only on the host as root: a staging --root install leaves owners to whoever deploys the tree.
 import { existsSync } from 'node:fs';
 import { execa } from 'execa';
 import { INSTALL_PATH } from '../../contract/claims.js';

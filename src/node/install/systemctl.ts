@@ -1,4 +1,4 @@
-// The only place that runs systemctl (STYLE.md pattern 6: execa with argument arrays). Install and uninstall never
+// The only place that runs systemctl (execa with argument arrays, never a shell string). Install and uninstall never
 // fail because of the service manager: a staging root, --no-start or a host without a running systemd (a
 // container, an image build) skips it with a reason, and a failing systemctl is reported as a warning.
 import { existsSync } from 'node:fs';

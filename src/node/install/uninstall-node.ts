@@ -1,5 +1,6 @@
-// issue 4 §6: stop and disable the unit, then remove everything install wrote; var/ (the database), the
-// credentials and the config (base_url and wallet_url, no secret: a later install keeps them) stay unless --purge.
+// docs/operations.md "Uninstall": stop and disable the unit, then remove everything install wrote; var/ (the
+// database), the credentials and the config (base_url and wallet_url, no secret: a later install keeps them) stay
+// unless --purge.
 // --purge also takes the node out of its user's nodes at the service (DELETE /v1/swarm/nodes/self with its own
 // credential, the one thing that can, and the last use of it); without the service it goes on offline and says what
 // stays there. Without --purge it never calls the service: the enrollment is kept for a later install.

@@ -1,5 +1,6 @@
-// The generated opt/svc/swarm-node/uninstall.sh (issue 4 §6): the same removal as `swarm-node uninstall`, in plain
-// sh, for when Node or the release is already gone. Every path in it is a constant of this file, never input.
+// The generated opt/svc/swarm-node/uninstall.sh (docs/operations.md "Uninstall"): the same removal as
+// `swarm-node uninstall`, in plain sh, for when Node or the release is already gone. Every path in it is a constant
+// of this file, never input.
 import { posix } from 'node:path';
 import { INSTALL_PATH } from '../../contract/claims.js';
 import { AGENT_USER, agentStateHostPaths, BIN_LINK_HOST_PATH, nodeInstallPath, NODES_DIR, nodeUnits, SERVICE_USER, unitHostPath, unitsInOrder } from '../host/location.js';

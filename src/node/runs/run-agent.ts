@@ -1,8 +1,9 @@
-// `run` (spec §4 execute, DECISIONS.md "Execute"): every run is journaled with its Idempotency-Key BEFORE the call,
-// so an answer lost to the network leaves a `pending` row that a later run (or the daemon) settles by asking the
-// service for the key's run (docs/api.md "Settling a pending run"), never by sending it again: a run is charged at
-// most once, and one that never reached the service never runs later unasked. A request that provably never left
-// (no connection could be made) is journaled `failed` with error_code not_sent at once.
+// `run` (spec §4 execute, docs/decisions/0008-execute-debits-atomically.md): every run is journaled with its
+// Idempotency-Key BEFORE the call, so an answer lost to the network leaves a `pending` row that a later run (or the
+// daemon) settles by asking the service for the key's run (docs/api.md "Settling a pending run"), never by sending
+// it again: a run is charged at most once, and one that never reached the service never runs later unasked. A
+// request that provably never left (no connection could be made) is journaled `failed` with error_code not_sent at
+// once.
 // A run ends in an outcome, not an exception: its caller decides what it means (the CLI and the wizard make an
 // error of it, run-errors.ts; the daemon pauses, holds or logs).
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,4 @@
-// `runs` (issue 3): the local run journal, newest first, with totals over every run that matches.
+// `runs`: the local run journal, newest first, with totals over every run that matches.
 import { isAgentId } from '../../contract/agents.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import { agentNotFound } from '../service/catalog.js';

@@ -1,4 +1,4 @@
-// The user's own calls beyond the spec's (docs/api.md "Sign-in: a verified inbox", "Revocation and sessions",
+// The user's own calls beyond spec §4's (docs/api.md "Sign-in: a verified inbox", "Revocation and sessions",
 // "Audit", "Credential rotation"), over the service client's retries and errors: the JWT is the bearer of each, but
 // the code request, which proves nothing yet.
 import type { AuditResponse, EmailCodeResponse, LogoutResponse } from '../../contract/auth.js';

@@ -1,4 +1,4 @@
-// `docs` (spec §6): the private documentation sections the token's tier unlocks, or one section's text.
+// `docs` (spec §1.4, §5.4): the private documentation sections the token's tier unlocks, or one section's text.
 import { SvcError } from '../../contract/errors.js';
 import type { DocsSectionResponse } from '../../contract/schemas.js';
 import { DOCS_SECTIONS, isDocsSection } from '../../contract/tiers.js';

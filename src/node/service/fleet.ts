@@ -1,6 +1,6 @@
-// The signed-in user's nodes, as the service sees them (issue 13 §2): `swarm-node nodes`, one removed (`nodes
-// remove`, issue 18 §5), and a deploy token for one more node (`enroll` and the wizard on a bare host). All take the
-// user's JWT, never a node credential.
+// The signed-in user's nodes, as the service sees them (docs/api.md "Runs on the node"): `swarm-node nodes`, one
+// removed (`nodes remove`, docs/api.md "Removing a node"), and a deploy token for one more node (`enroll` and the
+// wizard on a bare host). All take the user's JWT, never a node credential.
 import type { NodeDeployToken, NodeRemoval, NodesResponse } from '../../contract/node-protocol.js';
 import type { ServiceClient } from './service-client.js';
 

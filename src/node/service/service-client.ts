@@ -1,5 +1,5 @@
-// The node's client for the hosted service (issue 3 "HTTP client"). A request is retried with jittered backoff
-// on network errors, 429 and 502/503/504 only when repeating it is safe: reads, and execute, whose
+// The node's client for the hosted service (docs/api.md "The node's client: decisions"). A request is retried with
+// jittered backoff on network errors, 429 and 502/503/504 only when repeating it is safe: reads, and execute, whose
 // Idempotency-Key makes a repeat a replay. The whole call has a deadline, so an unreachable service is reported
 // in bounded time. Tokens travel only in headers; no message built here quotes one.
 import type { Readable } from 'node:stream';

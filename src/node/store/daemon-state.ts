@@ -1,4 +1,4 @@
-// What the daemon records about itself (table `daemon_state`, issue 6 §5): one key per fact, so `status` reads it
+// What the daemon records about itself (table `daemon_state`): one key per fact, so `status` reads it
 // without the daemon. Also who the daemon is: one per node, claimed at start.
 import { SvcError } from '../../contract/errors.js';
 import { prepared, type SqliteDatabase } from '../../lib/sqlite.js';

@@ -1,4 +1,4 @@
-// The node's local SQLite (issue 3): registrations, the run journal, schedules, the daemon's state, one module per
+// The node's local SQLite: registrations, the run journal, schedules, the daemon's state, one module per
 // table beside this one. WAL and a busy timeout (src/lib/sqlite.ts) let several swarm-node processes and the daemon
 // share it.
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';

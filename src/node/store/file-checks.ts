@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 
 /**
- * issue 4 §5: the database is backed up before a migration. Install cannot know whether another version will
- * migrate, so it snapshots before every switch of `current` to another release: VACUUM INTO writes a consistent
- * copy even while the daemon writes (WAL), which a plain file copy would not.
+ * docs/operations.md "Upgrade": the database is backed up before a migration. Install cannot know whether another
+ * version will migrate, so it snapshots before every switch of `current` to another release: VACUUM INTO writes a
+ * consistent copy even while the daemon writes (WAL), which a plain file copy would not.
  */
 export async function backupDatabase(databaseFile: string, backupsDir: string, label: string, now: Date): Promise<string | undefined> {
   if (!existsSync(databaseFile)) return undefined;

@@ -1,6 +1,6 @@
-// The run journal (table `runs`, DECISIONS.md "Execute"): every run is written here with its Idempotency-Key before
-// execute is called and settled from the answer; a row left `pending` is replayed with its own key. All SQL on
-// `runs` is in this module.
+// The run journal (table `runs`, docs/decisions/0008-execute-debits-atomically.md): every run is written here with
+// its Idempotency-Key before execute is called and settled from the answer; a row left `pending` is replayed with
+// its own key. All SQL on `runs` is in this module.
 import { prepared, type SqliteDatabase } from '../../lib/sqlite.js';
 
 export type RunStatus = 'pending' | 'succeeded' | 'failed' | 'insufficient_balance';
@@ -183,7 +183,7 @@ export interface RunTotals {
   by_status: Record<RunStatus, number>;
 }
 
-/** `runs` (issue 3): the journal newest first, at most `limit` rows, with totals over every row that matches. */
+/** `runs`: the journal newest first, at most `limit` rows, with totals over every row that matches. */
 export function runHistory(db: SqliteDatabase, filter: { agentId?: string; limit: number }): { runs: RunRow[]; totals: RunTotals } {
   const where = filter.agentId === undefined ? '' : 'WHERE agent_id = @agent';
   const params = filter.agentId === undefined ? {} : { agent: filter.agentId };

@@ -1,4 +1,4 @@
-// Which agents this node runs, how often, and under what daily cap (table `registrations`, issue 3).
+// Which agents this node runs, how often, and under what daily cap (table `registrations`).
 import { prepared, type SqliteDatabase } from '../../lib/sqlite.js';
 import { lastRunStartedAt } from './journal.js';
 import { planRegistered } from './schedules.js';

@@ -1,4 +1,4 @@
-// Each scheduled agent's plan (table `schedules`, issue 6 §5): when it runs next, when it last ran, and whether it
+// Each scheduled agent's plan (table `schedules`): when it runs next, when it last ran, and whether it
 // is paused, why and until when. The daemon reads it every tick, so a `register` by the CLI applies at once.
 import { prepared, type SqliteDatabase } from '../../lib/sqlite.js';
 

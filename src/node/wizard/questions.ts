@@ -1,4 +1,4 @@
-// The wizard's questions (spec §1.7). Every one has a flag (STYLE.md pattern 5): a flag answers first, a person is
+// The wizard's questions (spec §1.7). Every one has a flag: a flag answers first, a person is
 // asked only when no flag did and there is a terminal, and without one the wizard names the flags to pass.
 import type { AgentSku } from '../../contract/agents.js';
 import { SvcError } from '../../contract/errors.js';

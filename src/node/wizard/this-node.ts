@@ -1,7 +1,7 @@
-// Wizard step b: runs execute on a node (issue 13 §5), so a bare host becomes one of the signed-in user's nodes
-// before its first run: the JWT asks the service for a deploy token, and enrollment gives this home its own
-// credential. A host enrolled already stays as it is, but only for its own user: the runs it starts are charged
-// to the user who enrolled it.
+// Wizard step b: runs execute on a node (docs/decisions/0011-agents-run-on-the-node.md), so a bare host becomes one
+// of the signed-in user's nodes before its first run: the JWT asks the service for a deploy token, and enrollment
+// gives this home its own credential. A host enrolled already stays as it is, but only for its own user: the runs it
+// starts are charged to the user who enrolled it.
 import { normalizeEmail } from '../../contract/email.js';
 import { SvcError } from '../../contract/errors.js';
 import { readCredentials, type StoredJwt } from '../identity/credentials.js';

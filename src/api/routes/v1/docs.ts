@@ -1,5 +1,6 @@
-// spec §1.4, §5.4 and DECISIONS.md: the JWT unlocks private documentation sections, per tier. GET /v1/docs lists
-// the caller's sections; GET /v1/docs/{section} serves one as Markdown (src/api/docs/library.ts reads them).
+// spec §1.4, §5.4 and docs/decisions/0006-tiers.md: the JWT unlocks private documentation sections, per tier.
+// GET /v1/docs lists the caller's sections; GET /v1/docs/{section} serves one as Markdown (src/api/docs/library.ts
+// reads them).
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { SvcError } from '../../../contract/errors.js';

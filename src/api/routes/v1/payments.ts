@@ -1,6 +1,6 @@
-// DECISIONS.md addition: POST /v1/payments/webhook, the payment provider's confirmation (spec §6.1). The service's
-// own Svc-Signature scheme is always taken; a provider with its own (Stripe) is taken beside it, told apart by the
-// header its deliveries are signed in.
+// An addition (docs/api.md "The payment webhook"): POST /v1/payments/webhook, the payment provider's confirmation
+// (spec §6.1). The service's own Svc-Signature scheme is always taken; a provider with its own (Stripe) is taken
+// beside it, told apart by the header its deliveries are signed in.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { SvcError } from '../../../contract/errors.js';

@@ -1,7 +1,8 @@
 // How the service client's requests travel (src/node/service/service-client.ts keeps the retries, deadlines and errors).
 // Two carriers, one contract: a one-shot command sends a request or two and exits, so it uses Node's own http
 // (./node-transport.ts), which starts at once; the daemon lives for months and keeps undici's connection pool
-// (./undici-transport.ts), whose WebAssembly HTTP parser costs a one-shot command ~190 ms at exit (issue 17).
+// (./undici-transport.ts), whose WebAssembly HTTP parser costs a one-shot command ~190 ms at exit
+// (docs/operations.md "Benchmarks").
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 

@@ -1,6 +1,6 @@
-// DECISIONS.md addition: GET /v1/swarm/agents, the SKU catalog of spec §2. Public: prices are not secret. A caller who
-// brings a credential (the JWT, or a node's) also sees the agents of their own they can run, at their price
-// (docs/api.md "Agents of one's own").
+// An addition (docs/api.md "Additions the flow needs"): GET /v1/swarm/agents, the SKU catalog of spec §2. Public:
+// prices are not secret. A caller who brings a credential (the JWT, or a node's) also sees the agents of their own
+// they can run, at their price (docs/api.md "Agents of one's own").
 import type { FastifyPluginAsync } from 'fastify';
 import { AgentsResponse } from '../../../../contract/schemas.js';
 import { createAgentPrices } from '../../../agents/agent-prices.js';

@@ -1,7 +1,7 @@
-// POST /v1/swarm/execute (spec §4; DECISIONS.md "Execute"; docs/api.md "Runs on the node"). Bearer JWT whose sub is
-// the body's user_id (or the credential of one of that user's nodes), and an Idempotency-Key header. The run goes to
-// a node; the answer is the node's result when it comes within the request's wait (200), else the run as it stands
-// (202) to follow with GET /v1/swarm/runs/{run_id}.
+// POST /v1/swarm/execute (spec §4; docs/decisions/0008-execute-debits-atomically.md; docs/api.md
+// "Runs on the node"). Bearer JWT whose sub is the body's user_id (or the credential of one of that user's nodes),
+// and an Idempotency-Key header. The run goes to a node; the answer is the node's result when it comes within the
+// request's wait (200), else the run as it stands (202) to follow with GET /v1/swarm/runs/{run_id}.
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { ExecuteRequest, RunResponse } from '../../../../contract/schemas.js';
 import type { ServiceContext } from '../../../context.js';

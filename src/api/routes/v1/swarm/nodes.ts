@@ -1,4 +1,4 @@
-// /v1/swarm/nodes (DECISIONS.md addition for enroll; docs/api.md "Runs on the node" for the rest):
+// /v1/swarm/nodes (docs/api.md "Additions the flow needs" for enroll; docs/api.md "Runs on the node" for the rest):
 // - POST enroll, with the deploy token: the node's id and its own credential (shown once);
 // - POST deploy-token (the user's JWT): a deploy token for one more node of the user;
 // - with the node credential: POST poll (heartbeat, leases, work), GET self/agents, PUT and DELETE

@@ -1,4 +1,4 @@
-// Releases of swarm-node (docs/api.md "Releases"; issue 15 §2, §3):
+// Releases of swarm-node (docs/api.md "Releases"):
 // - GET /v1/swarm/releases/latest?platform=linux-x64: the newest release in svc-api --releases-dir;
 // - GET /v1/swarm/releases/{version}/{file}: one of its four files (tarball, .sha256, manifest, signature);
 // - GET /install.sh: the host bootstrap, with this service's public URL as its default (no credential: it holds none).

@@ -1,5 +1,5 @@
-// DECISIONS.md addition: GET /v1/swarm/wallet (Bearer JWT, or the node credential of one of the user's nodes: the
-// daemon checks the balance with it), the user's pay wallet on chain 1202.
+// An addition (docs/api.md "Additions the flow needs"): GET /v1/swarm/wallet (Bearer JWT, or the node credential of
+// one of the user's nodes: the daemon checks the balance with it), the user's pay wallet on chain 1202.
 import type { FastifyPluginAsync } from 'fastify';
 import { WalletResponse } from '../../../../contract/schemas.js';
 import { userIdOf } from '../../../http/auth.js';
