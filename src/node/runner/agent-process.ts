@@ -4,10 +4,14 @@
 // they come (the run's log, docs/api.md "Run logs"). Whatever happens, the run's processes are gone when this resolves.
 //
 // The process is the launcher below (POSIX sh), run inside `wrapper` when there is one (./run-sandboxed.ts: the run's
-// cgroup, its state image and the bubblewrap sandbox with the agent's user) and under `prlimit` (util-linux): it
-// makes the run's directory, runs the agent and, once it ended, tells on fd 3 how much room was left on the
-// filesystems the run writes to, so a run that filled one fails `disk_quota` rather than `exit`, and on fd 4 the
-// result file the agent wrote, which only the launcher can see in a sandbox.
+// cgroup, its state image and the bubblewrap sandbox) and under `prlimit` (util-linux): it runs the agent and, once
+// it ended, tells on fd 3 how much room was left on the filesystems the run writes to, so a run that filled one
+// fails `disk_quota` rather than `exit`, and on fd 4 the result file the agent wrote, which only the launcher can see
+// in a sandbox. The agent must not reach it (docs/operations.md "Agent isolation"): where there is an agent's uid,
+// the launcher stays root and takes that uid only for what is the agent's (its run directory, its process, the read
+// of its result file), so no process of the agent may read or write its memory, open its descriptors or signal it;
+// unprivileged, where the agent's user is the launcher's, the agent runs in a pid namespace of its own, in which the
+// launcher has no pid.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
@@ -15,7 +19,6 @@ import type { Readable } from 'node:stream';
 import { DEFAULT_RUN_SECONDS } from '../../contract/job-limits.js';
 import { MAX_ARTIFACT_BYTES_PER_RUN } from '../../contract/jobs.js';
 import type { LimitsReached } from './cgroups.js';
-import type { RunIdentity } from './isolation.js';
 import { answerOf, fileFromReport, readResultFile, resultFileIn, RESULT_PRESENT_MARK } from './agent-result.js';
 import { startTimeLimit } from './time-limit.js';
 import { limitFailure, parseRoomLeft, type AgentFailure, type CappedFilesystem } from './run-failures.js';
@@ -67,23 +70,35 @@ const LAUNCH_FAILED = 125;
 const LAUNCH_MARK = 'swarm-node-launcher:';
 
 // $1 the run directory, $2 the most bytes of a result file reported, $3 how many paths follow whose room is reported,
-// then those paths, then the command. With none to report (an unsandboxed run, its directory on the host, where the
-// node reads the result file itself), it becomes the agent (exec), as before there were any. Otherwise it waits for
-// the agent and outlives a SIGTERM meant for it (a handler, which the agent does not inherit as `trap ''` would pass
-// on ignoring it), so it still reports after the agent stopped. The agent gets neither fd 3 nor fd 4. The result
-// file must be a regular file (-f): a FIFO there would hold the launcher.
+// then those paths, then the uid switch and the agent's own pid namespace (words, '' for none), then the command.
+// The run directory is made and entered, and the agent run, by ENTER under both. With no room to report (an
+// unsandboxed run, its directory on the host, where the node reads the result file itself), the launcher becomes the
+// agent (exec). Otherwise it waits for the agent and outlives a SIGTERM meant for it (a handler, which the agent does
+// not inherit as `trap ''` would pass on ignoring it), so it still reports after the agent stopped; it reads the
+// result file under the uid switch, as the agent, so a link there reaches only what the agent may read. Neither the
+// agent nor the reader gets fd 3; the agent gets no fd 4 either (nor fd 5, the system-call filter its own pid
+// namespace's bubblewrap reads and closes). The result file must be a regular file (-f): a FIFO there would hold the
+// reader.
+const ENTER = `mkdir -m 700 "$1" || { echo "${LAUNCH_MARK} cannot create the run directory" >&2; exit ${LAUNCH_FAILED}; }
+cd "$1" || { echo "${LAUNCH_MARK} cannot enter the run directory" >&2; exit ${LAUNCH_FAILED}; }
+shift
+exec "$@"`;
+const READ_RESULT = `if [ -f "$SWARM_RESULT_FILE" ]; then printf ${RESULT_PRESENT_MARK}; head -c "$1" "$SWARM_RESULT_FILE" 2>/dev/null; fi`;
 const LAUNCHER = `umask 077
+set -f
 trap : TERM
 dir=$1; most=$2; count=$3; shift 3
 room=
 while [ "$count" -gt 0 ]; do room="$room $1"; shift; count=$((count - 1)); done
-mkdir -m 700 "$dir" || { echo "${LAUNCH_MARK} cannot create the run directory" >&2; exit ${LAUNCH_FAILED}; }
-cd "$dir" || { echo "${LAUNCH_MARK} cannot enter the run directory" >&2; exit ${LAUNCH_FAILED}; }
-[ -n "$room" ] || exec "$@" 3>&- 4>&-
-"$@" 3>&- 4>&-
+as=$1; alone=$2; shift 2
+enter='${ENTER}'
+[ -n "$room" ] || exec $as /bin/sh -c "$enter" swarm-agent "$dir" "$@" 3>&- 4>&-
+$alone $as /bin/sh -c "$enter" swarm-agent "$dir" "$@" 3>&- 4>&-
 status=$?
-[ -z "$room" ] || stat -f -c '%a %f %b %d %S %n' $room >&3 2>/dev/null
-if [ -f "$SWARM_RESULT_FILE" ]; then printf ${RESULT_PRESENT_MARK}; head -c "$most" "$SWARM_RESULT_FILE" 2>/dev/null; fi >&4
+exec 5<&-
+stat -f -c '%a %f %b %d %S %n' $room >&3 2>/dev/null
+exec 3>&-
+$as /bin/sh -c '${READ_RESULT}' swarm-result "$most" >&4
 exit $status`;
 
 export type AgentOutcome =
@@ -102,7 +117,7 @@ export interface AgentProcessSpec {
   env: Record<string, string>;
   /** Aborted when the node stops: the run ends as `aborted`. */
   signal?: AbortSignal;
-  /** What the launcher runs in (cgroup, state mount, sandbox, user switch), ending where the launcher's argv starts. */
+  /** What the launcher runs in (cgroup, state mount, sandbox), ending where the launcher's argv starts. */
   wrapper?: readonly string[];
   /** The run's own pid namespace (bubblewrap): signals go to the processes inside it, SIGKILL to the whole sandbox. */
   sandboxed?: boolean;
@@ -110,9 +125,17 @@ export interface AgentProcessSpec {
   cgroup?: { reached(): LimitsReached; remove?(): Promise<void> };
   /** Filesystems of the run's own whose exhaustion fails it `disk_quota`, as the launcher sees them. */
   capped?: CappedFilesystem[];
-  /** The uid and gid the process runs as, set at its start with no supplementary group (agent-exec as root). */
-  runAs?: RunIdentity;
-  /** RLIMIT_NPROC: only where nothing better counts the run's processes, and the run has a uid of its own. */
+  /**
+   * The uid switch (an argv ending where the command starts) the launcher runs the agent and the read of its result
+   * file under, staying root itself: setpriv in a sandbox, nsenter under systemd (./agent-exec.ts).
+   */
+  asAgent?: readonly string[];
+  /** What the agent alone runs in, an argv ending where the command starts: a pid namespace of its own, the launcher outside it. */
+  ownPidNamespace?: readonly string[];
+  /**
+   * RLIMIT_NPROC: only where nothing better counts the run's processes, and the run has a uid of its own (it counts
+   * that uid's processes; the launcher, root, is not held to it).
+   */
   nproc?: boolean;
   /** The run directory is on the host (no sandbox): removed after the run. */
   removeRunDir?: boolean;
@@ -121,9 +144,29 @@ export interface AgentProcessSpec {
 }
 
 export async function runAgentProcess(spec: AgentProcessSpec): Promise<AgentOutcome> {
+  let child: ChildProcess;
+  try {
+    const argv = launcherArgv(spec);
+    // detached: a process group of its own, so an unsandboxed run can be signalled whole.
+    const env = { ...spec.env, SWARM_RESULT_FILE: resultFileIn(spec.runDir) };
+    child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true });
+  } catch (error) {
+    await spec.cgroup?.remove?.().catch(() => undefined);
+    return { status: 'failed', error: 'spawn', message: `the agent could not be started: ${(error as Error).message}`, stderrTail: '' };
+  }
+  try {
+    return await supervise(child, spec);
+  } finally {
+    await spec.cgroup?.remove?.().catch(() => undefined);
+    if (spec.removeRunDir === true) rmSync(spec.runDir, { recursive: true, force: true });
+  }
+}
+
+/** The wrapper, prlimit and the launcher with its arguments (LAUNCHER above). */
+function launcherArgv(spec: AgentProcessSpec): string[] {
   const { limits } = spec;
   const capped = spec.capped ?? [];
-  const argv = [
+  return [
     ...(spec.wrapper ?? []),
     'prlimit',
     `--data=${limits.memoryBytes}`,
@@ -140,25 +183,10 @@ export async function runAgentProcess(spec: AgentProcessSpec): Promise<AgentOutc
     String(limits.outputBytes + 1),
     String(capped.length),
     ...capped.map((fs) => fs.path),
+    launcherWords(spec.asAgent),
+    launcherWords(spec.ownPidNamespace),
     ...spec.command,
   ];
-  let child: ChildProcess;
-  try {
-    // detached: a process group of its own, so an unsandboxed run can be signalled whole.
-    const env = { ...spec.env, SWARM_RESULT_FILE: resultFileIn(spec.runDir) };
-    // uid and gid: Node clears the supplementary groups before it sets them.
-    const as = spec.runAs === undefined ? {} : { uid: spec.runAs.uid, gid: spec.runAs.gid };
-    child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true, ...as });
-  } catch (error) {
-    await spec.cgroup?.remove?.().catch(() => undefined);
-    return { status: 'failed', error: 'spawn', message: `the agent could not be started: ${(error as Error).message}`, stderrTail: '' };
-  }
-  try {
-    return await supervise(child, spec);
-  } finally {
-    await spec.cgroup?.remove?.().catch(() => undefined);
-    if (spec.removeRunDir === true) rmSync(spec.runDir, { recursive: true, force: true });
-  }
 }
 
 function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOutcome> {
@@ -266,6 +294,13 @@ function signalRun(child: ChildProcess, sandboxed: boolean, signal: 'SIGTERM' | 
       // Gone already.
     }
   }
+}
+
+/** An argv the launcher splits on spaces (unquoted, globbing off): words of ours, none with a space or a quote. */
+function launcherWords(argv: readonly string[] | undefined): string {
+  if (argv === undefined) return '';
+  if (argv.some((word) => word === '' || /[\s'"\\$`]/.test(word))) throw new Error(`not words the launcher can split: ${argv.join(' ')}`);
+  return argv.join(' ');
 }
 
 function signalName(number: number): string {
