@@ -296,7 +296,7 @@ describe.skipIf(!sandboxAvailable)(`the system-call filter under bubblewrap, as 
   });
 });
 
-// The launcher (src/node/runner/agent-process.ts), which reports the run's room left and its result file back, out of
+// The launcher (src/node/runner/launcher.ts), which reports the run's room left and its result file back, out of
 // the agent's reach: root, the agent another uid without a capability.
 const LAUNCHER_CELL = 'docs/operations.md "What each mode holds": the run\'s launcher';
 describe.skipIf(!sandboxAvailable)(`the launcher under bubblewrap, as root (${LAUNCHER_CELL})`, () => {

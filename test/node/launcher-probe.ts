@@ -1,4 +1,4 @@
-// An agent that goes for its launcher (src/node/runner/agent-process.ts), the process that reports the run's room left
+// An agent that goes for its launcher (src/node/runner/launcher.ts), the process that reports the run's room left
 // and its result file back (docs/operations.md "Agent isolation"): it finds it (its parent, or sh running the
 // launcher's script, named swarm-agent, where its /proc shows one) and every other process it sees, and of each opens
 // the memory read-write, reads the environment, signals and ptraces it. Then, on x86-64, it writes code into the

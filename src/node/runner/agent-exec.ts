@@ -4,7 +4,7 @@
 // cgroup limits. The service starts as root with only CAP_SETUID, CAP_SETGID, CAP_CHOWN and CAP_KILL: it runs the
 // agent as a uid of its agent's own on this node (./agent-ids.ts, the claims bubblewrap's runs use too), which the
 // kernel leaves with no capability, in a state directory only that uid may enter (./agent-state-dir.ts), from a
-// launcher (./agent-process.ts) that stays root, so the agent cannot reach it; once the agent ended it becomes that
+// launcher (./launcher.ts) that stays root, so the agent cannot reach it; once the agent ended it becomes that
 // uid itself to read what the run left (which leaves it undumpable: the kernel's rule for a process that changes its
 // uid, so the agent's processes cannot reach it then either). The daemon keeps none of the privileges a uid
 // switch needs, so its own unit stays as locked down as before.

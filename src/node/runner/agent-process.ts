@@ -3,15 +3,8 @@
 // environment and time, memory, task, file-size, disk and output limits. Its stdout and stderr go to `onOutput` as
 // they come (the run's log, docs/api.md "Run logs"). Whatever happens, the run's processes are gone when this resolves.
 //
-// The process is the launcher below (POSIX sh), run inside `wrapper` when there is one (./run-sandboxed.ts: the run's
-// cgroup, its state image and the bubblewrap sandbox) and under `prlimit` (util-linux): it runs the agent and, once
-// it ended, tells on fd 3 how much room was left on the filesystems the run writes to, so a run that filled one
-// fails `disk_quota` rather than `exit`, and on fd 4 the result file the agent wrote, which only the launcher can see
-// in a sandbox. The agent must not reach it (docs/operations.md "Agent isolation"): where there is an agent's uid,
-// the launcher stays root and takes that uid only for what is the agent's (its run directory, its process, the read
-// of its result file), so no process of the agent may read or write its memory, open its descriptors or signal it;
-// unprivileged, where the agent's user is the launcher's, the agent runs in a pid namespace of its own, in which the
-// launcher has no pid.
+// The process is the launcher (./launcher.ts): inside the run's sandbox where there is one, it runs the agent and
+// reports the room left on the run's filesystems and its result file, out of the agent's reach.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
@@ -19,7 +12,8 @@ import type { Readable } from 'node:stream';
 import { DEFAULT_RUN_SECONDS } from '../../contract/job-limits.js';
 import { MAX_ARTIFACT_BYTES_PER_RUN } from '../../contract/jobs.js';
 import type { LimitsReached } from './cgroups.js';
-import { answerOf, fileFromReport, readResultFile, resultFileIn, RESULT_PRESENT_MARK } from './agent-result.js';
+import { answerOf, fileFromReport, readResultFile, resultFileIn } from './agent-result.js';
+import { LAUNCH_FAILED, LAUNCH_MARK, launcherArgv, type LaunchSpec } from './launcher.js';
 import { startTimeLimit } from './time-limit.js';
 import { limitFailure, parseRoomLeft, type AgentFailure, type CappedFilesystem } from './run-failures.js';
 import { sandboxProcesses } from './sandbox-processes.js';
@@ -65,49 +59,11 @@ export const RUN_CANCELLED = 'cancelled';
 /** After SIGTERM at the deadline, what a run gets to stop by itself before SIGKILL. */
 export const KILL_GRACE_MS = 2_000;
 const STDERR_TAIL_BYTES = 16 * 1024;
-/** The launcher's own failures (no directory, a limit refused) exit with this and a marked line on stderr. */
-const LAUNCH_FAILED = 125;
-const LAUNCH_MARK = 'swarm-node-launcher:';
-
-// $1 the run directory, $2 the most bytes of a result file reported, $3 how many paths follow whose room is reported,
-// then those paths, then the uid switch and the agent's own pid namespace (words, '' for none), then the command.
-// The run directory is made and entered, and the agent run, by ENTER under both. With no room to report (an
-// unsandboxed run, its directory on the host, where the node reads the result file itself), the launcher becomes the
-// agent (exec). Otherwise it waits for the agent and outlives a SIGTERM meant for it (a handler, which the agent does
-// not inherit as `trap ''` would pass on ignoring it), so it still reports after the agent stopped; it reads the
-// result file under the uid switch, as the agent, so a link there reaches only what the agent may read. Neither the
-// agent nor the reader gets fd 3; the agent gets no fd 4 either (nor fd 5, the system-call filter its own pid
-// namespace's bubblewrap reads and closes). The result file must be a regular file (-f): a FIFO there would hold the
-// reader.
-const ENTER = `mkdir -m 700 "$1" || { echo "${LAUNCH_MARK} cannot create the run directory" >&2; exit ${LAUNCH_FAILED}; }
-cd "$1" || { echo "${LAUNCH_MARK} cannot enter the run directory" >&2; exit ${LAUNCH_FAILED}; }
-shift
-exec "$@"`;
-const READ_RESULT = `if [ -f "$SWARM_RESULT_FILE" ]; then printf ${RESULT_PRESENT_MARK}; head -c "$1" "$SWARM_RESULT_FILE" 2>/dev/null; fi`;
-const LAUNCHER = `umask 077
-set -f
-trap : TERM
-dir=$1; most=$2; count=$3; shift 3
-room=
-while [ "$count" -gt 0 ]; do room="$room $1"; shift; count=$((count - 1)); done
-as=$1; alone=$2; shift 2
-enter='${ENTER}'
-[ -n "$room" ] || exec $as /bin/sh -c "$enter" swarm-agent "$dir" "$@" 3>&- 4>&-
-$alone $as /bin/sh -c "$enter" swarm-agent "$dir" "$@" 3>&- 4>&-
-status=$?
-exec 5<&-
-stat -f -c '%a %f %b %d %S %n' $room >&3 2>/dev/null
-exec 3>&-
-$as /bin/sh -c '${READ_RESULT}' swarm-result "$most" >&4
-exit $status`;
-
 export type AgentOutcome =
   | { status: 'succeeded'; output: unknown; stderrTail: string }
   | { status: 'failed'; error: AgentFailure; message: string; stderrTail: string };
 
-export interface AgentProcessSpec {
-  /** The program and its arguments: an argument array, never a shell string. */
-  command: readonly string[];
+export interface AgentProcessSpec extends LaunchSpec {
   /** Created for the run (must not exist yet); removed after it when `removeRunDir`. */
   runDir: string;
   /** Written to stdin, then stdin is closed. */
@@ -117,26 +73,12 @@ export interface AgentProcessSpec {
   env: Record<string, string>;
   /** Aborted when the node stops: the run ends as `aborted`. */
   signal?: AbortSignal;
-  /** What the launcher runs in (cgroup, state mount, sandbox), ending where the launcher's argv starts. */
-  wrapper?: readonly string[];
   /** The run's own pid namespace (bubblewrap): signals go to the processes inside it, SIGKILL to the whole sandbox. */
   sandboxed?: boolean;
   /** The run's cgroup: what reached a limit; `remove` ends every process of it and the group, after the run. */
   cgroup?: { reached(): LimitsReached; remove?(): Promise<void> };
   /** Filesystems of the run's own whose exhaustion fails it `disk_quota`, as the launcher sees them. */
   capped?: CappedFilesystem[];
-  /**
-   * The uid switch (an argv ending where the command starts) the launcher runs the agent and the read of its result
-   * file under, staying root itself: setpriv in a sandbox, nsenter under systemd (./agent-exec.ts).
-   */
-  asAgent?: readonly string[];
-  /** What the agent alone runs in, an argv ending where the command starts: a pid namespace of its own, the launcher outside it. */
-  ownPidNamespace?: readonly string[];
-  /**
-   * RLIMIT_NPROC: only where nothing better counts the run's processes, and the run has a uid of its own (it counts
-   * that uid's processes; the launcher, root, is not held to it).
-   */
-  nproc?: boolean;
   /** The run directory is on the host (no sandbox): removed after the run. */
   removeRunDir?: boolean;
   /** The agent's stdout and stderr, each chunk as it comes (the run's log). */
@@ -160,33 +102,6 @@ export async function runAgentProcess(spec: AgentProcessSpec): Promise<AgentOutc
     await spec.cgroup?.remove?.().catch(() => undefined);
     if (spec.removeRunDir === true) rmSync(spec.runDir, { recursive: true, force: true });
   }
-}
-
-/** The wrapper, prlimit and the launcher with its arguments (LAUNCHER above). */
-function launcherArgv(spec: AgentProcessSpec): string[] {
-  const { limits } = spec;
-  const capped = spec.capped ?? [];
-  return [
-    ...(spec.wrapper ?? []),
-    'prlimit',
-    `--data=${limits.memoryBytes}`,
-    `--fsize=${limits.fileBytes}`,
-    '--nofile=256',
-    '--core=0',
-    ...(spec.nproc === true ? [`--nproc=${limits.processes}`] : []),
-    '--',
-    '/bin/sh',
-    '-c',
-    LAUNCHER,
-    'swarm-agent',
-    spec.runDir,
-    String(limits.outputBytes + 1),
-    String(capped.length),
-    ...capped.map((fs) => fs.path),
-    launcherWords(spec.asAgent),
-    launcherWords(spec.ownPidNamespace),
-    ...spec.command,
-  ];
 }
 
 function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOutcome> {
@@ -294,13 +209,6 @@ function signalRun(child: ChildProcess, sandboxed: boolean, signal: 'SIGTERM' | 
       // Gone already.
     }
   }
-}
-
-/** An argv the launcher splits on spaces (unquoted, globbing off): words of ours, none with a space or a quote. */
-function launcherWords(argv: readonly string[] | undefined): string {
-  if (argv === undefined) return '';
-  if (argv.some((word) => word === '' || /[\s'"\\$`]/.test(word))) throw new Error(`not words the launcher can split: ${argv.join(' ')}`);
-  return argv.join(' ');
 }
 
 function signalName(number: number): string {

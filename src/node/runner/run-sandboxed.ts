@@ -4,7 +4,7 @@
 //   sh PRELUDE              joins the run's cgroups (so every process of the run is in them from the start), mounts
 //                           the state image under its lock, opens the system-call filter for bwrap
 //   bwrap …                 the sandbox (./sandbox.ts), the filter (./syscall-filter.ts) on all in it as root
-//   prlimit, sh LAUNCHER    ./agent-process.ts: root as root, out of the agent's reach
+//   prlimit, sh LAUNCHER    ./launcher.ts: root as root, out of the agent's reach
 //   setpriv (root)          the agent's uid and gid, nothing else, for what is the agent's
 //   bwrap (unprivileged)    the agent's own pid namespace, outside which the launcher stays; the filter from here
 import { createHash } from 'node:crypto';
@@ -24,7 +24,7 @@ import { makeArtifactSpace, removeLeftoverRunDirs, type ArtifactSpace } from './
 /** A prelude step that failed: the launcher's exit code, so the run fails `spawn` with the reason on stderr. */
 const PRELUDE_FAILED = 125;
 /**
- * Where bwrap reads the filter from, which it then closes: past stdio and the launcher's fds 3 and 4 (./agent-process.ts).
+ * Where bwrap reads the filter from, which it then closes: past stdio and the launcher's fds 3 and 4 (./launcher.ts).
  * The sandbox's bwrap as root; unprivileged, the launcher passes it on to the agent's own pid namespace's.
  */
 const SYSCALL_FILTER_FD = 5;
