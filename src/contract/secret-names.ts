@@ -15,7 +15,7 @@ export const MAX_SECRETS_PER_AGENT = 32;
 
 /**
  * Names the node sets itself (PATH, HOME, TMPDIR, LANG, SWARM_*), and names that change how a program starts before
- * the agent's own code runs: the sandbox's launchers (sh, bwrap, setpriv, prlimit) run with the agent's environment,
+ * the agent's own code runs: the sandbox's launchers (sh, bwrap, setpriv, nsenter, prlimit) run with the agent's environment,
  * some as root, so a secret named LD_PRELOAD or BASH_ENV would load code into them.
  */
 const RESERVED_NAMES = new Set(['PATH', 'HOME', 'TMPDIR', 'LANG', 'NODE_OPTIONS', 'BASH_ENV', 'ENV', 'SHELLOPTS', 'BASHOPTS', 'IFS', 'PS4', 'CDPATH']);

@@ -33,6 +33,7 @@ import { buildRelease, signingKey } from './release-support.js';
 import { AGENT_UID_BASE, AGENT_UID_COUNT } from '../../src/node/runner/agent-ids.js';
 import { contractInputFlags } from '../helpers/bundles.js';
 import { keyName, killedBySigsys, NODE_WORKS, SYSCALL_PROBE, writeOtherAbiPrograms } from '../node/syscall-probe.js';
+import { LAUNCHER_PROBE, REFUSED } from '../node/launcher-probe.js';
 
 // The service checks a run's input against the built-in agent's schema whatever bundle runs it: the probe takes its
 // instructions as the tutor's one string field.
@@ -390,6 +391,33 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
       status: 'succeeded',
       output: { node: expect.stringMatching(/^v20\./), ...NODE_WORKS, python: { keyctl_search: 'EPERM', request_key: 'EPERM', ...works } },
     });
+  });
+
+  it("the run's launcher (docs/operations.md \"What each mode holds\"): root and out of the agent's sight, so no report it forges reaches the node: a full TMPDIR fails the run disk_quota", async () => {
+    const bundle = join(root, HOME, 'agents', SYSCALLS);
+    const manifest = { agent_id: SYSCALLS, version: '0.0.0-test', entry: ['node', 'main.mjs'], input_schema: { type: 'object' } };
+    writeFileSync(join(bundle, 'agent.json'), JSON.stringify(manifest));
+    writeFileSync(join(bundle, 'main.mjs'), LAUNCHER_PROBE);
+    const probeWith = async (asked: Record<string, unknown>) => {
+      writeFileSync(join(bundle, 'asked.json'), JSON.stringify(asked));
+      const result = await container.exec(['swarm-node', '--json', 'run', SYSCALLS, ...contractInputFlags(SYSCALLS)]);
+      const answer = JSON.parse(result.stdout || '{}') as Record<string, unknown>;
+      return answer.error === undefined ? answer : { status: 'failed', ...(answer.error as Record<string, unknown>) };
+    };
+    try {
+      const seen = await probeWith({});
+      // ProtectProc=invisible: /proc shows the agent no process of another uid; its parent, the launcher, is root's.
+      const refused = { mem: REFUSED, environ: REFUSED, signal: REFUSED, ptrace: REFUSED };
+      expect(seen, JSON.stringify(seen)).toMatchObject({
+        status: 'succeeded',
+        output: { parent: 'not visible', launchers: 0, inject: 'no launcher in sight', parent_reached: refused },
+      });
+      expect((seen.output as { reached: unknown }).reached).toEqual({});
+      const filled = await probeWith({ fill: true });
+      expect(filled, JSON.stringify(filled)).toMatchObject({ status: 'failed', output: { error: 'disk_quota', message: expect.stringContaining('(/tmp/run,') } });
+    } finally {
+      writeFileSync(join(bundle, 'main.mjs'), SYSCALL_PROBE);
+    }
   });
 
   /** The one agent unit running on the default node (a test runs one at a time); `units`: the egress agents' instead. */

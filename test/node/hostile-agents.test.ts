@@ -19,6 +19,7 @@ import { REPO_ROOT } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
 import { openDir, processesOf, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
 import { FILTERED, keyName, killedBySigsys, NODE_WORKS, releaseNodeIn, SYSCALL_PROBE, writeOtherAbiPrograms } from './syscall-probe.js';
+import { LAUNCHER_PROBE, probeSeen, REFUSED } from './launcher-probe.js';
 
 const HOSTILE = 'agent_ops_monitor_004';
 const OTHER = 'agent_research_rag_015';
@@ -292,5 +293,27 @@ describe.skipIf(!sandboxAvailable)(`the system-call filter under bubblewrap, as 
     const outcome = await runner.run(aRun(HOSTILE, { node_only: true }));
     const node = expect.stringMatching(/^v22\./);
     expect(outcome, JSON.stringify(outcome)).toMatchObject({ status: 'succeeded', output: { node, ...NODE_WORKS } });
+  });
+});
+
+// The launcher (src/node/runner/launcher.ts), which reports the run's room left and its result file back, out of
+// the agent's reach: root, the agent another uid without a capability.
+const LAUNCHER_CELL = 'docs/operations.md "What each mode holds": the run\'s launcher';
+describe.skipIf(!sandboxAvailable)(`the launcher under bubblewrap, as root (${LAUNCHER_CELL})`, () => {
+  it("the run's launcher: an agent cannot read or write its memory, read its environment, signal or ptrace it, nor forge its report: a full /tmp fails the run disk_quota", async () => {
+    const { home, runner } = nodeHome({ tmpBytes: 4 * MiB });
+    installTestBundle(home, HOSTILE, LAUNCHER_PROBE);
+    let stderr = '';
+    const outcome = await runner.run(aRun(HOSTILE, { fill: true }), undefined, (stream, chunk) => {
+      if (stream === 'stderr') stderr += chunk.toString('utf8');
+    });
+    const seen = probeSeen(stderr);
+    // No forged report reached the node: the room the launcher measured is what it went by.
+    expect(outcome, `${JSON.stringify(outcome)} ${stderr}`).toMatchObject({ status: 'failed', output: { error: 'disk_quota', message: expect.stringContaining('(/tmp,') } });
+    expect(seen, stderr).toMatchObject({ parent_is_launcher: true, launchers: 1, filled: 'ENOSPC', inject: expect.stringMatching(/^(EACCES|not on x86-64)$/) });
+    // The launcher, and bubblewrap's init (root too).
+    const refused = { mem: REFUSED, environ: REFUSED, signal: REFUSED, ptrace: REFUSED };
+    expect(seen, JSON.stringify(seen)).toMatchObject({ parent_reached: refused, reached: { launcher: refused, bwrap: refused } });
+    expect(Object.keys(seen!.reached as object).sort()).toEqual(['bwrap', 'launcher']);
   });
 });

@@ -55,8 +55,12 @@ if __name__ == '__main__':
         out['keyctl_search'] = call('keyctl', KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, b'user', desc, 0)
         out['request_key'] = call('request_key', b'user', desc, None, 0)
     out['ptrace_launcher'] = call('ptrace', PTRACE_SEIZE, launcher, None, None)
-    # One byte of the launcher's first mapping, as a debugger reads it.
-    start = int(open('/proc/%d/maps' % launcher).readline().split('-')[0], 16)
+    # One byte of the launcher's first mapping, as a debugger reads it; where its maps are not the agent's to read (a
+    # launcher of another uid), of where a program is mapped without ASLR.
+    try:
+        start = int(open('/proc/%d/maps' % launcher).readline().split('-')[0], 16)
+    except OSError:
+        start = 0x400000
     buffer = ctypes.create_string_buffer(1)
     local, remote = (ctypes.c_void_p * 2)(ctypes.addressof(buffer), 1), (ctypes.c_void_p * 2)(start, 1)
     out['process_vm_readv_launcher'] = call('process_vm_readv', launcher, local, 1, remote, 1, 0)

@@ -15,6 +15,7 @@ import { agentProgram, installTestBundle } from '../helpers/bundles.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
 import { sandboxAvailable } from './sandbox-support.js';
 import { FILTERED, keyName, killedBySigsys, NODE_WORKS, SYSCALL_PROBE, writeOtherAbiPrograms } from './syscall-probe.js';
+import { LAUNCHER_PROBE, probeSeen } from './launcher-probe.js';
 
 const NOBODY = 65534;
 const AGENT = 'agent_ops_monitor_004';
@@ -38,17 +39,20 @@ function nobodysDir(prefix: string): string {
   return dir;
 }
 
-/** The runner, as `nobody` runs it: resolves `auto`, reports what it cannot hold, runs the agent once. */
+/** The runner, as `nobody` runs it: resolves `auto`, reports what it cannot hold, runs the agent once (its stderr kept). */
 const ENTRY = `import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { resolveIsolation } from ${JSON.stringify(join(REPO_ROOT, 'src/node/runner/isolation.ts'))};
 import { isolationReport } from ${JSON.stringify(join(REPO_ROOT, 'src/node/runner/isolation-report.ts'))};
 import { createLocalRunner } from ${JSON.stringify(join(REPO_ROOT, 'src/node/runner/run-local.ts'))};
-const [home, packageDir, input] = process.argv.slice(2);
+const [home, packageDir, input, timeoutMs] = process.argv.slice(2);
 const isolation = resolveIsolation('auto', join(home, 'no-agent.sock'), 'auto', packageDir);
-const runner = createLocalRunner({ home, varDir: join(home, 'var'), packageDir, isolation, limits: { timeoutMs: 60000 } });
-const outcome = await runner.run({ run_id: randomUUID(), agent_id: ${JSON.stringify(AGENT)}, user_id: 'u@example.com', tier: 'svc_starter_agents', input: JSON.parse(input) });
-process.stdout.write(JSON.stringify({ isolation, report: isolationReport(isolation, undefined, packageDir), outcome }));
+const runner = createLocalRunner({ home, varDir: join(home, 'var'), packageDir, isolation, limits: { timeoutMs: Number(timeoutMs) } });
+let stderr = '';
+const outcome = await runner.run({ run_id: randomUUID(), agent_id: ${JSON.stringify(AGENT)}, user_id: 'u@example.com', tier: 'svc_starter_agents', input: JSON.parse(input) }, undefined, (stream, chunk) => {
+  if (stream === 'stderr') stderr += chunk.toString('utf8');
+});
+process.stdout.write(JSON.stringify({ isolation, report: isolationReport(isolation, undefined, packageDir), outcome, stderr }));
 `;
 
 describe.skipIf(!userNamespaces)('the unprivileged mode: bubblewrap in a user namespace, as the node user', () => {
@@ -71,8 +75,12 @@ describe.skipIf(!userNamespaces)('the unprivileged mode: bubblewrap in a user na
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  function runAsNobody(home: string, input: unknown): { isolation: string; report: { summary: string; cannot: string[] }; outcome: { status: string; output: Record<string, unknown> } } {
-    const out = execFileSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', process.execPath, script, home, REPO_ROOT, JSON.stringify(input)], {
+  function runAsNobody(
+    home: string,
+    input: unknown,
+    timeoutMs = 60_000,
+  ): { isolation: string; report: { summary: string; cannot: string[] }; outcome: { status: string; output: Record<string, unknown> }; stderr: string } {
+    const out = execFileSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', process.execPath, script, home, REPO_ROOT, JSON.stringify(input), String(timeoutMs)], {
       cwd: '/',
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
       timeout: 120_000,
@@ -125,5 +133,31 @@ describe.skipIf(!userNamespaces)('the unprivileged mode: bubblewrap in a user na
     });
     expect(probed.report.summary).toMatch(/a system call filter$/);
     expect(probed.report.cannot.join('\n')).not.toMatch(/system call filter/);
+  });
+
+  it("the run's launcher (docs/operations.md \"What each mode holds\"): the agent, the node's user like it, runs in a pid namespace of its own where the launcher has no pid, so a full /tmp fails the run disk_quota", () => {
+    const home = nobodysDir('unprivileged-launcher-');
+    installTestBundle(home, AGENT, LAUNCHER_PROBE);
+    execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, join(home, 'agents')]);
+    const probed = runAsNobody(home, { fill: true });
+    expect(probed.outcome, JSON.stringify(probed)).toMatchObject({ status: 'failed', output: { error: 'disk_quota', message: expect.stringContaining('(/tmp,') } });
+    const seen = probeSeen(probed.stderr);
+    expect(seen, probed.stderr).toMatchObject({ launchers: 0, parent: 'bwrap', parent_is_launcher: false, filled: 'ENOSPC', inject: 'no launcher in sight' });
+    // All it sees but itself is its namespace's first process, bubblewrap's, which holds nothing of the launcher's.
+    expect(Object.keys(seen!.reached as object), JSON.stringify(seen)).toEqual(['bwrap']);
+  });
+
+  it('at its time limit the agent in its own pid namespace gets SIGTERM and its grace before the SIGKILL', () => {
+    const home = nobodysDir('unprivileged-grace-');
+    installTestBundle(
+      home,
+      AGENT,
+      agentProgram(`process.on('SIGTERM', () => setTimeout(() => { process.stderr.write('stopped by itself\\n'); process.exit(0); }, 500));
+        setInterval(() => {}, 1000);`),
+    );
+    execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, join(home, 'agents')]);
+    const stopped = runAsNobody(home, {}, 2_000);
+    expect(stopped.outcome, JSON.stringify(stopped)).toMatchObject({ status: 'failed', output: { error: 'timeout' } });
+    expect(stopped.stderr).toContain('stopped by itself');
   });
 });

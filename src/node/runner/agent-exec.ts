@@ -3,8 +3,10 @@
 // connection, in a sandbox of its own: a private /tmp for the run's directory, the node's etc/ and var/ out of sight,
 // cgroup limits. The service starts as root with only CAP_SETUID, CAP_SETGID, CAP_CHOWN and CAP_KILL: it runs the
 // agent as a uid of its agent's own on this node (./agent-ids.ts, the claims bubblewrap's runs use too), which the
-// kernel leaves with no capability, in a state directory only that uid may enter (./agent-state-dir.ts); once the
-// agent ended it becomes that uid itself to read what the run left. The daemon keeps none of the privileges a uid
+// kernel leaves with no capability, in a state directory only that uid may enter (./agent-state-dir.ts), from a
+// launcher (./launcher.ts) that stays root, so the agent cannot reach it; once the agent ended it becomes that
+// uid itself to read what the run left (which leaves it undumpable: the kernel's rule for a process that changes its
+// uid, so the agent's processes cannot reach it then either). The daemon keeps none of the privileges a uid
 // switch needs, so its own unit stays as locked down as before.
 //
 // The exchange on the connection: the daemon sends one JSON line (AgentExecRequest) and keeps its side open; the
@@ -155,7 +157,9 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
     runDir,
     // As the agent's uid, its directory is not root's to remove: it goes with the unit's tmpfs.
     removeRunDir: identity === undefined,
-    ...(identity === undefined ? {} : { runAs: identity }),
+    // The launcher stays root, out of the agent's reach; nsenter (no namespace) makes only setgroups, setgid and
+    // setuid, which the unit's system-call filter lets through (setpriv's capset and setresuid it refuses).
+    ...(identity === undefined ? {} : { asAgent: ['nsenter', `--setuid=${identity.uid}`, `--setgid=${identity.gid}`, '--'] }),
     stdin: request.stdin,
     limits: request.limits,
     env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_ARTIFACTS_DIR: artifactsDir, ...(stateDir === undefined ? {} : { SWARM_STATE_DIR: stateDir }) },

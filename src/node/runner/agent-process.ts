@@ -3,11 +3,8 @@
 // environment and time, memory, task, file-size, disk and output limits. Its stdout and stderr go to `onOutput` as
 // they come (the run's log, docs/api.md "Run logs"). Whatever happens, the run's processes are gone when this resolves.
 //
-// The process is the launcher below (POSIX sh), run inside `wrapper` when there is one (./run-sandboxed.ts: the run's
-// cgroup, its state image and the bubblewrap sandbox with the agent's user) and under `prlimit` (util-linux): it
-// makes the run's directory, runs the agent and, once it ended, tells on fd 3 how much room was left on the
-// filesystems the run writes to, so a run that filled one fails `disk_quota` rather than `exit`, and on fd 4 the
-// result file the agent wrote, which only the launcher can see in a sandbox.
+// The process is the launcher (./launcher.ts): inside the run's sandbox where there is one, it runs the agent and
+// reports the room left on the run's filesystems and its result file, out of the agent's reach.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
@@ -15,8 +12,8 @@ import type { Readable } from 'node:stream';
 import { DEFAULT_RUN_SECONDS } from '../../contract/job-limits.js';
 import { MAX_ARTIFACT_BYTES_PER_RUN } from '../../contract/jobs.js';
 import type { LimitsReached } from './cgroups.js';
-import type { RunIdentity } from './isolation.js';
-import { answerOf, fileFromReport, readResultFile, resultFileIn, RESULT_PRESENT_MARK } from './agent-result.js';
+import { answerOf, fileFromReport, readResultFile, resultFileIn } from './agent-result.js';
+import { LAUNCH_FAILED, LAUNCH_MARK, launcherArgv, type LaunchSpec } from './launcher.js';
 import { startTimeLimit } from './time-limit.js';
 import { limitFailure, parseRoomLeft, type AgentFailure, type CappedFilesystem } from './run-failures.js';
 import { sandboxProcesses } from './sandbox-processes.js';
@@ -62,37 +59,11 @@ export const RUN_CANCELLED = 'cancelled';
 /** After SIGTERM at the deadline, what a run gets to stop by itself before SIGKILL. */
 export const KILL_GRACE_MS = 2_000;
 const STDERR_TAIL_BYTES = 16 * 1024;
-/** The launcher's own failures (no directory, a limit refused) exit with this and a marked line on stderr. */
-const LAUNCH_FAILED = 125;
-const LAUNCH_MARK = 'swarm-node-launcher:';
-
-// $1 the run directory, $2 the most bytes of a result file reported, $3 how many paths follow whose room is reported,
-// then those paths, then the command. With none to report (an unsandboxed run, its directory on the host, where the
-// node reads the result file itself), it becomes the agent (exec), as before there were any. Otherwise it waits for
-// the agent and outlives a SIGTERM meant for it (a handler, which the agent does not inherit as `trap ''` would pass
-// on ignoring it), so it still reports after the agent stopped. The agent gets neither fd 3 nor fd 4. The result
-// file must be a regular file (-f): a FIFO there would hold the launcher.
-const LAUNCHER = `umask 077
-trap : TERM
-dir=$1; most=$2; count=$3; shift 3
-room=
-while [ "$count" -gt 0 ]; do room="$room $1"; shift; count=$((count - 1)); done
-mkdir -m 700 "$dir" || { echo "${LAUNCH_MARK} cannot create the run directory" >&2; exit ${LAUNCH_FAILED}; }
-cd "$dir" || { echo "${LAUNCH_MARK} cannot enter the run directory" >&2; exit ${LAUNCH_FAILED}; }
-[ -n "$room" ] || exec "$@" 3>&- 4>&-
-"$@" 3>&- 4>&-
-status=$?
-[ -z "$room" ] || stat -f -c '%a %f %b %d %S %n' $room >&3 2>/dev/null
-if [ -f "$SWARM_RESULT_FILE" ]; then printf ${RESULT_PRESENT_MARK}; head -c "$most" "$SWARM_RESULT_FILE" 2>/dev/null; fi >&4
-exit $status`;
-
 export type AgentOutcome =
   | { status: 'succeeded'; output: unknown; stderrTail: string }
   | { status: 'failed'; error: AgentFailure; message: string; stderrTail: string };
 
-export interface AgentProcessSpec {
-  /** The program and its arguments: an argument array, never a shell string. */
-  command: readonly string[];
+export interface AgentProcessSpec extends LaunchSpec {
   /** Created for the run (must not exist yet); removed after it when `removeRunDir`. */
   runDir: string;
   /** Written to stdin, then stdin is closed. */
@@ -102,18 +73,12 @@ export interface AgentProcessSpec {
   env: Record<string, string>;
   /** Aborted when the node stops: the run ends as `aborted`. */
   signal?: AbortSignal;
-  /** What the launcher runs in (cgroup, state mount, sandbox, user switch), ending where the launcher's argv starts. */
-  wrapper?: readonly string[];
   /** The run's own pid namespace (bubblewrap): signals go to the processes inside it, SIGKILL to the whole sandbox. */
   sandboxed?: boolean;
   /** The run's cgroup: what reached a limit; `remove` ends every process of it and the group, after the run. */
   cgroup?: { reached(): LimitsReached; remove?(): Promise<void> };
   /** Filesystems of the run's own whose exhaustion fails it `disk_quota`, as the launcher sees them. */
   capped?: CappedFilesystem[];
-  /** The uid and gid the process runs as, set at its start with no supplementary group (agent-exec as root). */
-  runAs?: RunIdentity;
-  /** RLIMIT_NPROC: only where nothing better counts the run's processes, and the run has a uid of its own. */
-  nproc?: boolean;
   /** The run directory is on the host (no sandbox): removed after the run. */
   removeRunDir?: boolean;
   /** The agent's stdout and stderr, each chunk as it comes (the run's log). */
@@ -121,34 +86,12 @@ export interface AgentProcessSpec {
 }
 
 export async function runAgentProcess(spec: AgentProcessSpec): Promise<AgentOutcome> {
-  const { limits } = spec;
-  const capped = spec.capped ?? [];
-  const argv = [
-    ...(spec.wrapper ?? []),
-    'prlimit',
-    `--data=${limits.memoryBytes}`,
-    `--fsize=${limits.fileBytes}`,
-    '--nofile=256',
-    '--core=0',
-    ...(spec.nproc === true ? [`--nproc=${limits.processes}`] : []),
-    '--',
-    '/bin/sh',
-    '-c',
-    LAUNCHER,
-    'swarm-agent',
-    spec.runDir,
-    String(limits.outputBytes + 1),
-    String(capped.length),
-    ...capped.map((fs) => fs.path),
-    ...spec.command,
-  ];
   let child: ChildProcess;
   try {
+    const argv = launcherArgv(spec);
     // detached: a process group of its own, so an unsandboxed run can be signalled whole.
     const env = { ...spec.env, SWARM_RESULT_FILE: resultFileIn(spec.runDir) };
-    // uid and gid: Node clears the supplementary groups before it sets them.
-    const as = spec.runAs === undefined ? {} : { uid: spec.runAs.uid, gid: spec.runAs.gid };
-    child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true, ...as });
+    child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true });
   } catch (error) {
     await spec.cgroup?.remove?.().catch(() => undefined);
     return { status: 'failed', error: 'spawn', message: `the agent could not be started: ${(error as Error).message}`, stderrTail: '' };

@@ -3,9 +3,10 @@
 //   unshare --mount (root)  a mount namespace of the run's own, for its state image: mounted there, never on the host
 //   sh PRELUDE              joins the run's cgroups (so every process of the run is in them from the start), mounts
 //                           the state image under its lock, opens the system-call filter for bwrap
-//   bwrap …                 the sandbox (./sandbox.ts), the filter (./syscall-filter.ts) on all in it
-//   setpriv (root)          the agent's uid and gid, nothing else
-//   prlimit, sh LAUNCHER    ./agent-process.ts
+//   bwrap …                 the sandbox (./sandbox.ts), the filter (./syscall-filter.ts) on all in it as root
+//   prlimit, sh LAUNCHER    ./launcher.ts: root as root, out of the agent's reach
+//   setpriv (root)          the agent's uid and gid, nothing else, for what is the agent's
+//   bwrap (unprivileged)    the agent's own pid namespace, outside which the launcher stays; the filter from here
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -13,8 +14,8 @@ import type { AgentNetwork } from '../../contract/agent-bundle.js';
 import { agentIdentity } from './agent-ids.js';
 import { runAgentProcess, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
 import { cgroupHost, type CgroupHost, type RunCgroup } from './cgroups.js';
-import { isPrivileged, type RunIdentity } from './isolation.js';
-import { asAgentUser, bubblewrapArgv } from './sandbox.js';
+import { isPrivileged } from './isolation.js';
+import { asAgentUser, bubblewrapArgv, ownPidNamespaceArgv } from './sandbox.js';
 import { ensureStateImage, prepareStateDir, type StateImage } from './state-image.js';
 import { MAX_ARTIFACT_BYTES } from '../../contract/jobs.js';
 import { directoryArtifacts, type HeldArtifacts } from './artifact-source.js';
@@ -22,7 +23,10 @@ import { makeArtifactSpace, removeLeftoverRunDirs, type ArtifactSpace } from './
 
 /** A prelude step that failed: the launcher's exit code, so the run fails `spawn` with the reason on stderr. */
 const PRELUDE_FAILED = 125;
-/** Where bwrap reads the filter from, which it then closes: past stdio and the launcher's fds 3 and 4 (./agent-process.ts). */
+/**
+ * Where bwrap reads the filter from, which it then closes: past stdio and the launcher's fds 3 and 4 (./launcher.ts).
+ * The sandbox's bwrap as root; unprivileged, the launcher passes it on to the agent's own pid namespace's.
+ */
 const SYSCALL_FILTER_FD = 5;
 
 // $1 how many cgroup.procs files follow, then those, then image, lock file, mount point and the agent's uid:gid
@@ -108,7 +112,7 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
       artifacts: artifacts.dir,
       tmpBytes: limits.tmpBytes,
       network: request.network,
-      ...(options.syscallFilter === undefined ? {} : { syscallFilterFd: SYSCALL_FILTER_FD }),
+      ...(options.syscallFilter === undefined || identity === undefined ? {} : { syscallFilterFd: SYSCALL_FILTER_FD }),
     });
     const procs = cgroup?.procsFiles ?? [];
     const wrapper = [
@@ -127,7 +131,6 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
       identity === undefined ? '' : `${identity.uid}:${identity.gid}`,
       options.syscallFilter ?? '',
       ...sandbox,
-      ...(identity === undefined ? [] : asAgentUser(identity as RunIdentity)),
     ];
     const outcome = await runAgentProcess({
       command: request.command,
@@ -136,6 +139,9 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
       limits,
       env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_STATE_DIR: stateTarget, SWARM_ARTIFACTS_DIR: artifacts.dir },
       wrapper,
+      ...(identity === undefined
+        ? { ownPidNamespace: ownPidNamespaceArgv(options.syscallFilter === undefined ? undefined : SYSCALL_FILTER_FD) }
+        : { asAgent: asAgentUser(identity) }),
       sandboxed: true,
       ...(cgroup === undefined ? {} : { cgroup }),
       capped: [

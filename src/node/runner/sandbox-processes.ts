@@ -1,6 +1,8 @@
 // The processes of one sandbox, from the host: every descendant of bubblewrap that lives in a pid namespace below
-// ours, but the namespace's first process (bubblewrap's init, whose end ends the namespace). A SIGTERM for the run
-// goes to these, so the agent may stop by itself before the SIGKILL that ends the sandbox whole.
+// ours, but a namespace's first process (bubblewrap's init, whose end ends the namespace) and the bubblewrap that
+// made one inside (the agent's own, unprivileged: ./sandbox.ts ownPidNamespaceArgv), whose end would end its init
+// (--die-with-parent) and the agent with it at once. A SIGTERM for the run goes to these, so the agent may stop by
+// itself before the SIGKILL that ends the sandbox whole.
 import { readdirSync, readFileSync } from 'node:fs';
 
 export function sandboxProcesses(bubblewrapPid: number): number[] {
@@ -11,13 +13,15 @@ export function sandboxProcesses(bubblewrapPid: number): number[] {
     if (parent === undefined) continue;
     children.set(parent, [...(children.get(parent) ?? []), Number(name)]);
   }
+  const firstOfNamespace = (pid: number): boolean => namespacePids(pid).at(-1) === 1;
   const inside: number[] = [];
   const queue = [...(children.get(bubblewrapPid) ?? [])];
   while (queue.length > 0) {
     const pid = queue.shift()!;
-    queue.push(...(children.get(pid) ?? []));
+    const below = children.get(pid) ?? [];
+    queue.push(...below);
     const ids = namespacePids(pid);
-    if (ids.length > 1 && ids[ids.length - 1] !== 1) inside.push(pid);
+    if (ids.length > 1 && ids[ids.length - 1] !== 1 && !below.some(firstOfNamespace)) inside.push(pid);
   }
   return inside;
 }

@@ -2,10 +2,10 @@
 // host read-only, a /proc, /dev, /tmp and /dev/shm of its own (the last two size-limited tmpfs, in its memory),
 // the node's home and the host's home directories out of sight, the bundle and what it runs with bound read-only
 // at their own paths, its state directory the only writable place it keeps (and its artifacts directory, until they
-// are uploaded); its own mount, pid, IPC, UTS and
-// cgroup namespaces, and its own network namespace (loopback only) unless its manifest asks for egress; the system-call
-// filter (./syscall-filter.ts) on every process in it. It dies with the daemon (--die-with-parent: the sandbox's pid 1
-// goes, and the kernel ends every process of its pid namespace with it).
+// are uploaded); its own mount, pid, IPC, UTS and cgroup namespaces, and its own network namespace (loopback only)
+// unless its manifest asks for egress; the system-call filter (./syscall-filter.ts) on every process in it
+// (unprivileged: in the agent's own pid namespace in it). It dies with the daemon (--die-with-parent: the sandbox's
+// pid 1 goes, and the kernel ends every process of its pid namespace with it).
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve, sep } from 'node:path';
 import type { AgentNetwork } from '../../contract/agent-bundle.js';
@@ -76,11 +76,24 @@ export function bubblewrapArgv(spec: SandboxSpec): string[] {
   for (const target of tmpfs) argv.push('--remount-ro', target);
   argv.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try');
   if (spec.network === 'none') argv.push('--unshare-net');
-  // bwrap applies it just before it execs the command (setpriv as root, whose setresuid, setgroups, capset and prctl
-  // it lets through), and to the sandbox's pid 1.
+  // bwrap applies it just before it execs the command (as root, the launcher, and setpriv after it, whose setresuid,
+  // setgroups, capset and prctl it lets through), and to the sandbox's pid 1. Unprivileged, the agent's own pid
+  // namespace takes it instead (ownPidNamespaceArgv).
   if (spec.syscallFilterFd !== undefined) argv.push('--seccomp', String(spec.syscallFilterFd));
   argv.push('--die-with-parent', '--new-session', '--');
   return argv;
+}
+
+/**
+ * Unprivileged, where the agent's user is the launcher's: the agent in a pid namespace of its own inside the sandbox
+ * (a user namespace in bubblewrap's, which alone may make one), the launcher and the sandbox's first process outside
+ * it, so no process of the agent has their pid to reach them by (docs/operations.md "Agent isolation"). The system-call
+ * filter goes on in here, on its first process and the agent: outside, it would refuse the namespace. It sees the
+ * sandbox as it is (bound whole, devices included) with a /proc of its own, and dies with the launcher.
+ */
+export function ownPidNamespaceArgv(syscallFilterFd: number | undefined): string[] {
+  const filter = syscallFilterFd === undefined ? [] : ['--seccomp', String(syscallFilterFd)];
+  return ['bwrap', '--unshare-user', '--dev-bind', '/', '/', '--proc', '/proc', '--unshare-pid', ...filter, '--die-with-parent', '--'];
 }
 
 /** The user switch inside the sandbox (root only): the agent's uid and gid, no group, no capability, no way back. */
