@@ -13,6 +13,16 @@ import { signedInNode } from './fixtures.js';
 const OPS = 'agent_ops_monitor_004';
 const SIXTEEN_MINUTES = 16 * 60 * 1000;
 
+/** The sign-in renewed in the terminal a step-up command asked in: the code mailed for its reference, typed. */
+async function renewSignIn(session: ReturnType<typeof spawnSwarmNodePty>, email: string): Promise<void> {
+  await session.waitFor('raises a spending limit');
+  const sent = await session.waitFor(/Sent a sign-in code to \S+ \(reference ([0-9a-f]{8})\)/);
+  const reference = /reference ([0-9a-f]{8})/.exec(sent)![1]!;
+  const code = signInCodeOf(await nextMailTo(email, { match: (mail) => mail.text.includes(`reference ${reference}`) }));
+  await session.waitFor(`Code from the mail to ${email}:`);
+  await session.typeLine(code);
+}
+
 describe('swarm-node budget with a sign-in older than 15 minutes', () => {
   const clock = new MovableClock();
   const service = useSvcApi({ clock });
@@ -48,12 +58,7 @@ describe('swarm-node budget with a sign-in older than 15 minutes', () => {
 
       const session = spawnSwarmNodePty(['budget', 'set', '--daily', '50'], node.env);
       try {
-        await session.waitFor('raises a spending limit');
-        const sent = await session.waitFor(/Sent a sign-in code to \S+ \(reference ([0-9a-f]{8})\)/);
-        const reference = /reference ([0-9a-f]{8})/.exec(sent)![1]!;
-        const code = signInCodeOf(await nextMailTo(node.email, { match: (mail) => mail.text.includes(`reference ${reference}`) }));
-        await session.waitFor(`Code from the mail to ${node.email}:`);
-        await session.typeLine(code);
+        await renewSignIn(session, node.email);
         await session.waitFor(/Daily cap on all agents: \$50\.00/);
         expect((await session.waitForExit()).exitCode).toBe(0);
       } finally {
@@ -70,12 +75,7 @@ describe('swarm-node budget with a sign-in older than 15 minutes', () => {
     clock.advance(SIXTEEN_MINUTES);
     const session = spawnSwarmNodePty(['wizard', '--agent', OPS, '--every', '1h', '--daily-cap', '2', '--yes'], node.env);
     try {
-      await session.waitFor('raises a spending limit');
-      const sent = await session.waitFor(/Sent a sign-in code to \S+ \(reference ([0-9a-f]{8})\)/);
-      const reference = /reference ([0-9a-f]{8})/.exec(sent)![1]!;
-      const code = signInCodeOf(await nextMailTo(node.email, { match: (mail) => mail.text.includes(`reference ${reference}`) }));
-      await session.waitFor(`Code from the mail to ${node.email}:`);
-      await session.typeLine(code);
+      await renewSignIn(session, node.email);
       await session.waitFor(/Updated agent_ops_monitor_004: every 1h, daily cap \$2\.00/);
       expect((await session.waitForExit()).exitCode).toBe(0);
     } finally {
