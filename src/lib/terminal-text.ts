@@ -6,8 +6,11 @@
 // something was there and what. Newline and tab stay: a summary may have lines and columns.
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
+/** A character as the visible escape JSON writes for it. */
+const visible = (char: string): string => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
 export function escapeControlCharacters(text: string): string {
-  return text.replace(CONTROL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(CONTROL, visible);
 }
 
 /**
@@ -15,7 +18,7 @@ export function escapeControlCharacters(text: string): string {
  * escaped too, or a name could end our line and print one of its own that reads as ours.
  */
 export function escapeName(name: string): string {
-  return escapeControlCharacters(name).replace(/[\n\t]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escapeControlCharacters(name).replace(/[\n\t]/g, visible);
 }
 
 /** Every string inside a JSON-like value, escaped; the shape (objects, arrays, numbers) stays as it is. */
