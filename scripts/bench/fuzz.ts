@@ -222,22 +222,16 @@ async function settled(service: FuzzedService): Promise<Resources> {
   return service.resources();
 }
 
-interface LoadReport {
+/** What the load counts: the engine report's counts and findings (one list of them), and what only the load needs. */
+type LoadReport = Pick<
+  EngineReport,
+  'judged' | 'lostToExit' | 'statuses' | 'kinds' | 'internal' | 'other5xx' | 'unavailable' | 'noAnswer' | 'notCut' | 'crossSite'
+> & {
   /** Cases sent (fewer than --requests with --kinds). */
   sent: number;
-  judged: number;
-  lostToExit: number;
-  statuses: Map<number, number>;
-  kinds: Map<CaseKind, number>;
-  internal: Findings;
-  other5xx: Findings;
-  unavailable: Findings;
-  noAnswer: Findings;
-  notCut: Findings;
-  crossSite: Findings;
   reachedRoutes: Set<string>;
   peak: Resources;
-}
+};
 
 async function load(engine: Engine, service: FuzzedService, context: () => CaseContext, options: Options): Promise<LoadReport> {
   const keep = options.examples;
