@@ -4,8 +4,8 @@
 // again: an update ends with the daemon's exit (9) for the start that switches, and a daemon started by hand would
 // stay stopped (`swarm-node upgrade` restarts such a daemon itself: docs/operations.md "Upgrade").
 import { realpathSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { readManifest, runningPackageDir } from '../../lib/package-dir.js';
+import { dirname } from 'node:path';
+import { runningPackageDir } from '../../lib/package-dir.js';
 import { autoUpdateIntervalSeconds, type ResolvedConfig } from '../host/config.js';
 import type { NodePaths } from '../host/location.js';
 import type { AutoUpdateOptions } from './auto-update.js';
@@ -27,12 +27,12 @@ export function autoUpdateSettings(
   restartedBy: { supervised: boolean },
   packageDir: string = runningPackageDir(),
 ): AutoUpdateOptions {
-  const releaseVersion = readManifest(join(packageDir, 'package.json')).version;
   const installed = realOrSelf(dirname(packageDir)) === realOrSelf(paths.releasesDir);
   return {
     enabled: flags.autoupdate && config.auto_update && installed && restartedBy.supervised,
     offBy: !flags.autoupdate ? 'flag' : !config.auto_update ? 'config' : !installed ? 'not_installed' : 'unsupervised',
-    releaseVersion: typeof releaseVersion === 'string' ? releaseVersion : programVersion,
+    // The program's version is its package's package.json (src/cli/version.ts): read there once, at start.
+    releaseVersion: programVersion,
     intervalMs: flags.autoupdateCheckMs ?? autoUpdateIntervalSeconds(flags.autoupdateInterval ?? config.auto_update_interval) * 1000,
     varDir: paths.varDir,
     etcDir: paths.etcDir,

@@ -21,7 +21,7 @@ export interface AutoUpdateOptions {
   enabled: boolean;
   /**
    * The version of the release this daemon runs from (its package.json), which the newest is compared with, as
-   * upgrade compares the installed release's; the program's own version but in a release re-labelled by --version.
+   * upgrade compares the installed release's: the program's own version, which is read from there.
    */
   releaseVersion: string;
   /** What turned it off, for the log line (not_installed: the daemon does not run from an installed release). */
