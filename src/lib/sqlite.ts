@@ -1,6 +1,8 @@
 // One way to open a SQLite file for both programs: WAL so readers never wait for the
 // writer, kept to a bounded size on disk; a busy timeout so concurrent processes queue instead of failing; numbered
-// migrations by user_version.
+// migrations by user_version; a new file made whole before anyone else can open it.
+import { randomBytes } from 'node:crypto';
+import { existsSync, linkSync, rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { SvcError } from '../contract/errors.js';
 
@@ -32,13 +34,9 @@ export interface OpenDatabaseOptions {
 export function openDatabase(path: string, options: OpenDatabaseOptions): SqliteDatabase {
   let db: SqliteDatabase | undefined;
   try {
+    if (!existsSync(path)) createWhole(path, options);
     db = new Database(path);
-    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-    db.pragma('journal_mode = WAL');
-    db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
-    db.pragma('synchronous = NORMAL');
-    db.pragma('foreign_keys = ON');
-    if (options.cacheKiB !== undefined) db.pragma(`cache_size = -${options.cacheKiB}`);
+    configure(db, options);
     migrate(db, options);
     return db;
   } catch (error) {
@@ -48,6 +46,42 @@ export function openDatabase(path: string, options: OpenDatabaseOptions): Sqlite
       remedy: `Check that ${path} is a readable SQLite database; restore it from a backup or move it aside to start afresh.`,
       cause: error,
     });
+  }
+}
+
+function configure(db: SqliteDatabase, options: OpenDatabaseOptions): void {
+  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  if (options.cacheKiB !== undefined) db.pragma(`cache_size = -${options.cacheKiB}`);
+}
+
+/**
+ * Makes a new database at a private name, in WAL mode and migrated, then links it into place. Processes that start
+ * at once on a fresh node (five CLI commands) would otherwise all find an empty file in rollback mode and switch it
+ * to WAL together: that switch wants the file to itself, and SQLite refuses one of two connections that each hold a
+ * read lock and want the write lock ("database is locked") without calling the busy handler, since waiting could
+ * never end. Linked, the file appears whole or not at all: the first link wins, the others open the winner's.
+ */
+function createWhole(path: string, options: OpenDatabaseOptions): void {
+  const draft = `${path}.new-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    const db = new Database(draft);
+    try {
+      configure(db, options);
+      migrate(db, options);
+    } finally {
+      db.close();
+    }
+    try {
+      linkSync(draft, path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  } finally {
+    for (const file of [draft, `${draft}-wal`, `${draft}-shm`]) rmSync(file, { force: true });
   }
 }
 
