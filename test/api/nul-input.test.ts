@@ -125,9 +125,12 @@ describe('U+0000 anywhere a client writes is refused with 400, on every route', 
     cookie = await consoleCookie(service.walletUrl, jwt);
   });
 
+  /** The console's pages, `/wallet` itself among them, answer a refusal with an HTML page rather than problem+json. */
+  const isConsolePage = (operation: Operation) => operation.path === '/wallet' || operation.path.startsWith('/wallet/');
+
   /** The credential a caller of the operation sends: the node's where only a node may call, the JWT otherwise. */
   function headersFor(operation: Operation): Record<string, string> {
-    if (operation.path.startsWith('/wallet/')) return { cookie, 'sec-fetch-site': 'same-origin', origin: 'null' };
+    if (isConsolePage(operation)) return { cookie, 'sec-fetch-site': 'same-origin', origin: 'null' };
     const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
     const headers: Record<string, string> = { 'idempotency-key': randomUUID() };
     if (schemes.includes('accessToken')) headers.authorization = `Bearer ${jwt}`;
@@ -149,7 +152,7 @@ describe('U+0000 anywhere a client writes is refused with 400, on every route', 
   function wrongAnswer(operation: Operation, what: string, response: ApiResponse): string | undefined {
     const refused =
       response.status === 400 &&
-      (operation.path.startsWith('/wallet/')
+      (isConsolePage(operation)
         ? /U\+0000/.test(response.text)
         : response.body?.code === 'invalid_request' && /U\+0000/.test(response.body?.remedy ?? ''));
     return refused ? undefined : `${operation.method} ${operation.path} (${what}): ${response.status} ${response.text.slice(0, 200)}`;
@@ -179,7 +182,7 @@ describe('U+0000 anywhere a client writes is refused with 400, on every route', 
       if (operation.method === 'GET') continue;
       // Ids that pass what a route checks before it reads the body (an upload's agent and tier).
       const bodyPath = pathOf(operation, { agent_id: 'agent_ops_monitor_004' });
-      if (operation.path.startsWith('/wallet/')) {
+      if (isConsolePage(operation)) {
         const form = new URLSearchParams({ scope: 'all', period: 'day', cap: '5', name: 'A\u0000', description: 'a\u0000' });
         const formBody = { rawBody: form.toString(), contentType: 'application/x-www-form-urlencoded' };
         check(operation, 'form field', await send(operation, bodyPath, formBody));
