@@ -92,19 +92,21 @@ export function sendProblem(reply: FastifyReply, error: SvcError): FastifyReply 
 }
 
 export function handleError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  // A client that went away mid-request (closed its tab, Ctrl+C, a timeout of its own) is no failure of the
-  // service: info, not error, so that an error line always means something to look at (docs/api.md "Conventions").
-  if (clientWentAway(error, request)) {
-    request.log.info({ route: request.routeOptions.url ?? 'unmatched' }, 'the client closed the connection before its request was answered');
-    return reply;
-  }
+  if (noteClientGone(error, request)) return reply;
   const svcError = toSvcError(error);
   if (svcError.status >= 500) request.log.error({ err: error }, 'request failed');
   return sendProblem(reply, svcError);
 }
 
-/** Node's own error for a request whose connection closed before it was read whole. */
-function clientWentAway(error: unknown, request: FastifyRequest): boolean {
+/**
+ * True, having logged it at info, when `error` is Node's own for a request whose connection closed (or whose bytes
+ * stopped making HTTP) before it was read whole. A client that went away mid-request (closed its tab, Ctrl+C, a
+ * timeout of its own) is no failure of the service: info, not error, so that an error line always means something
+ * to look at (docs/api.md "Conventions"). Every error handler asks this first: the API's and the console's.
+ */
+export function noteClientGone(error: unknown, request: FastifyRequest): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  return request.raw.destroyed && code === 'ECONNRESET' && message === 'aborted';
+  if (!(request.raw.destroyed && code === 'ECONNRESET' && message === 'aborted')) return false;
+  request.log.info({ route: request.routeOptions.url ?? 'unmatched' }, 'the client closed the connection before its request was answered');
+  return true;
 }

@@ -8,7 +8,7 @@ import fastifyCookie from '@fastify/cookie';
 import { SvcError } from '../../contract/errors.js';
 import { parseDollarsToCents } from '../../contract/money.js';
 import type { ServiceContext } from '../context.js';
-import { toSvcError } from '../http/problem.js';
+import { noteClientGone, toSvcError } from '../http/problem.js';
 import { createRecentRuns } from '../wallet-page/recent-runs.js';
 import { MAX_SANDBOX_FUNDING_CENTS, fundThroughSandbox } from '../wallet-page/sandbox-funding.js';
 import { SESSION_COOKIE, WALLET_BASE_PATH, assertSameOrigin, cookieScope, setWalletPageHeaders } from '../wallet-page/security.js';
@@ -52,7 +52,7 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
       setWalletPageHeaders(reply);
       return payload;
     });
-    app.setErrorHandler((error, request, reply) => sendErrorPage(request, reply, toSvcError(error)));
+    app.setErrorHandler((error, request, reply) => (noteClientGone(error, request) ? reply : sendErrorPage(request, reply, toSvcError(error))));
     app.setNotFoundHandler((request, reply) =>
       sendErrorPage(request, reply, new SvcError('not_found', `there is no wallet page at ${request.url.split('?')[0]}`)),
     );
