@@ -65,9 +65,13 @@ export async function principal(origin: string, email: string): Promise<Principa
   return { email, token, nodeCredential, nodeId: enrolled.node_id as string, cookie: await consoleSession(origin, token) };
 }
 
-/** The console's session cookie, from the sign-in link (docs/api.md "Wallet page"). */
+/**
+ * The console's session cookie, from the sign-in link opened as a typed address is (`Sec-Fetch-Site: none`): any
+ * other opening asks "Continue as …?" first (docs/api.md "Wallet page").
+ */
 export async function consoleSession(origin: string, token: string, headers: Record<string, string> = {}): Promise<string> {
-  const answer = await call(origin, 'GET', `/wallet/login?token=${token}&intent=swarm_private_access`, { headers });
+  const url = `/wallet/login?token=${token}&intent=swarm_private_access`;
+  const answer = await call(origin, 'GET', url, { headers: { 'sec-fetch-site': 'none', ...headers } });
   const cookie = /svc_wallet=([^;]+)/.exec(answer.headers.get('set-cookie') ?? '')?.[1];
   if (cookie === undefined) throw new Error(`setup: the wallet sign-in answered ${answer.status} without a session cookie`);
   return cookie;
