@@ -10,6 +10,11 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const SRC = fileURLToPath(new URL('../src/', import.meta.url));
+/**
+ * What one test file could leave to the next that its worker runs in the same process (vitest.config.ts): the
+ * process's environment, directory or umask changed, a module mocked.
+ */
+const PROCESS_WIDE = /process\.env(?:\.\w+|\[[^\]]+\])\s*=(?!=)|delete\s+process\.env|process\.(?:chdir|umask)\(|vi\.(?:mock|doMock|stubEnv|stubGlobal)\(|Object\.assign\(\s*process\.env/;
 const MAX_LINES = 300;
 
 function sourceFiles(dir: string): string[] {
@@ -115,6 +120,15 @@ describe('the source tree', () => {
     ];
     expect(handlers.filter((text) => !KEEPS_GOING.test(text))).toEqual([]);
     expect(KEEPS_GOING.test("process.on('SIGTERM', stop); process.on('uncaughtExceptionMonitor', record)")).toBe(false);
+  });
+
+  it('has no test that changes what the next test file in its worker would inherit (vitest.config.ts isolate)', () => {
+    const tests = sourceFiles(fileURLToPath(new URL('./', import.meta.url))).filter((file) => file !== fileURLToPath(import.meta.url));
+    expect(tests.length).toBeGreaterThan(100);
+    expect(tests.filter((file) => PROCESS_WIDE.test(readFileSync(file, 'utf8'))).map((file) => relative(ROOT, file))).toEqual([]);
+    const changes = ['process.env.HOME = dir', "process.env['PATH'] = x", 'delete process.env.TZ', 'process.chdir(dir)', 'process.umask(0)', "vi.mock('../src/x.js')", "vi.stubEnv('A', 'b')", 'Object.assign(process.env, extra)'];
+    expect(changes.filter((text) => !PROCESS_WIDE.test(text))).toEqual([]);
+    expect(PROCESS_WIDE.test("const env = { ...process.env, HOME: dir }; if (process.env.CI === '1') skip();")).toBe(false);
   });
 
   it('the cycle finder finds a cycle, through a type-only or a dynamic import too', () => {
