@@ -12,7 +12,7 @@ import type { Answer } from '../helpers/protocol-node.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
 import { TEST_RUN_TIMING, execute, paidUserWithNode, stopNodes } from './execute-fixtures.js';
-import { parseExposition, sampleValue, type Sample } from './support/prometheus.js';
+import { namingFindings, parseExposition, sampleValue, type Sample } from './support/prometheus.js';
 
 // The dev review: its input's `rev` tells the stand-in node how to answer (any `rev` meets the agent's schema).
 const SKU = AGENT_SKUS.find((sku) => sku.agent_id === 'agent_dev_review_012')!;
@@ -45,6 +45,15 @@ describe('GET /metrics', () => {
     // Node's own figures come along (heap, event loop, CPU), for the usual dashboards.
     expect(sampleValue(samples, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect((await fetch(service.metricsUrl!.replace('/metrics', '/other'))).status).toBe(404);
+  });
+
+  it('names its metrics as Prometheus lints them, keeping what Node reports of its handles and requests', async () => {
+    const text = await (await fetch(service.metricsUrl!)).text();
+    expect(namingFindings(text)).toEqual([]);
+    expect(namingFindings('# TYPE a_total gauge\n# TYPE b counter\n# TYPE c_total counter\n# TYPE d gauge\n')).toHaveLength(2);
+    // The count of each kind is there; their sum is what the dropped *_total gauges said.
+    expect(text).toMatch(/^# TYPE nodejs_active_handles gauge$/m);
+    expect(text).toMatch(/^# TYPE nodejs_active_requests gauge$/m);
   });
 
   it('counts runs accepted and finished, their charges and refunds, and shows runs in flight and nodes online', async () => {

@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { DaemonHealth, POLL_BOUND_MS } from '../../src/node/daemon/health.js';
+import { namingFindings } from '../api/support/prometheus.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { cli, DaemonProcess, FAST, register, signedInNode } from './support.js';
 
@@ -41,6 +42,7 @@ describe('swarm-node daemon --health-addr', () => {
     expect(metric(text, /^swarm_node_charged_cents_total (\d+)$/m)).toBe(4 * succeeded);
     expect(text).toMatch(/^swarm_node_runs_total\{outcome="failed"\} 0$/m);
     expect(text).toMatch(/^# TYPE swarm_node_poll_duration_seconds histogram$/m);
+    expect(namingFindings(text)).toEqual([]);
 
     expect((await fetch(`${base}/nope`)).status).toBe(404);
     expect((await fetch(`${base}/healthz`, { method: 'POST' })).status).toBe(405);

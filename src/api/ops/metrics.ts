@@ -121,6 +121,11 @@ export function createServiceMetrics(options: MetricsOptions): ServiceMetrics {
   if (processRegistry === undefined) {
     processRegistry = new Registry();
     collectDefaultMetrics({ register: processRegistry });
+    // prom-client names three gauges as counters are named (`promtool check metrics` flags each); the same figures,
+    // by type, are in nodejs_active_handles, _requests and _resources, whose sum each of them is.
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+      processRegistry.removeSingleMetric(name);
+    }
   }
   return {
     // After every metric of the service is registered: merge copies the registries' metrics as they are now.

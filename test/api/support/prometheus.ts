@@ -25,3 +25,17 @@ export function sampleValue(samples: Sample[], name: string, labels: Record<stri
   if (found.length > 1) throw new Error(`${found.length} samples of ${name} match ${JSON.stringify(labels)}`);
   return found[0]?.value;
 }
+
+/**
+ * What `promtool check metrics` finds in the names of an exposition, as its lint does: a counter's name ends
+ * `_total`, and nothing else's does (a gauge so named reads as a counter in every query built on the convention).
+ */
+export function namingFindings(text: string): string[] {
+  const findings: string[] = [];
+  for (const match of text.matchAll(/^# TYPE (\S+) (\w+)$/gm)) {
+    const [, name, type] = match as unknown as [string, string, string];
+    if (type === 'counter' && !name.endsWith('_total')) findings.push(`${name}: a counter whose name does not end _total`);
+    if (type !== 'counter' && name.endsWith('_total')) findings.push(`${name}: a ${type} whose name ends _total`);
+  }
+  return findings;
+}
