@@ -10,6 +10,7 @@ import { hostname, release } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/svc-api.js';
+import { WITHOUT_BUBBLEWRAP } from '../node/sandbox-support.js';
 
 const DEMO = join(REPO_ROOT, 'scripts', 'demo.mjs');
 
@@ -54,13 +55,6 @@ function startDemo(wrapper: readonly string[] = []) {
   return execa(argv[0]!, argv.slice(1), { cwd: REPO_ROOT, env, extendEnv: false, all: true, reject: false, stdin: 'ignore', timeout: 90_000 });
 }
 
-const BWRAP = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'].filter((path) => existsSync(path));
-/**
- * A machine with only Node and npm, as root: bubblewrap out of the way (each bwrap the host has, bound over by a
- * program that fails, in a mount namespace of the demo's own), util-linux's unshare and setpriv there as on every
- * Debian and Ubuntu.
- */
-const WITHOUT_BUBBLEWRAP = ['unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c', 'for bwrap in $0; do mount --bind /bin/false "$bwrap" || exit 1; done; exec "$@"', BWRAP.join(' ') || '/nonexistent'];
 const asRoot = process.getuid?.() === 0;
 
 function scratchOf(output: string): string {
