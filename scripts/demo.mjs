@@ -30,6 +30,7 @@ import {
   waitUntil,
 } from './demo/processes.mjs';
 import { findingLines } from './demo/ops-findings.mjs';
+import { isolationLine, probeIsolation } from './demo/isolation.mjs';
 import { SLOW_AGENT, SLOW_INPUT, writeSlowBundle } from './demo/slow-agent.mjs';
 
 const EMAIL = 'demo@example.com';
@@ -186,6 +187,8 @@ async function main() {
   write(`scratch directory: ${state.scratch} (shown as <scratch>; removed at the end)`);
   alias(state.root, '<root>');
   alias(state.scratch, '<scratch>');
+  state.isolation = probeIsolation();
+  write(isolationLine(state.isolation));
 
   step('Start the reference service');
   say(`svc-api is the complete reference implementation of the hosted service; --sandbox adds a payment provider\nthat confirms payments with a signed webhook, like a real one. Port 0: any free port; a fresh SQLite data dir.\nA run whose node stops renewing it is refunded a lease after (--lease-seconds ${LEASE_SECONDS}: step 20 stays short).`);
@@ -294,6 +297,14 @@ async function main() {
   write(`   and <root>/etc/systemd/system/svc-swarm-node.service (${modeOf(join(state.root, 'etc/systemd/system/svc-swarm-node.service'))}),`);
   write(`       <root>/usr/local/bin/swarm-node -> ${readlinkSync(state.installedBin)}`);
   say('From here on, the INSTALLED binary runs: it finds its home from where it lives, and the service from its config.');
+  if (state.isolation.config !== undefined) {
+    // Without bubblewrap the installed node refuses to run agents as root (agent_isolation auto): the operator names
+    // the mode this machine has in its config, as the line at the top says.
+    say(`No bubblewrap here: the node is told how to run its agents in its config.json (agent_isolation ${state.isolation.config}).`);
+    await nodeCli(['config', 'set', 'agent_isolation', state.isolation.config]);
+    const set = JSON.parse(readFileSync(join(state.home, 'etc', 'config.json'), 'utf8'));
+    check(set.agent_isolation === state.isolation.config, `etc/config.json holds agent_isolation ${set.agent_isolation}`, JSON.stringify(set));
+  }
 
   step('Sign the node in');
   say('The installed node signs in the same way, by mail: its own credential (from the deploy token) does the\nnode\'s work only and never becomes the user\'s JWT. The JWT joins it in etc/credentials.json, mode 0600.');
@@ -423,7 +434,12 @@ async function main() {
     ['node_id', `${ran.node_id} (this node)`],
     ['output.summary', ran.output.summary],
     ['output.host', `${host.hostname}, kernel ${host.kernel}: this machine's`],
-    ['output.database', nodeDb.size_bytes === null ? `${nodeDb.path}: out of the agent's sight (its sandbox hides the node's files)` : `${nodeDb.path}, ${nodeDb.size_bytes} bytes: the node's own`],
+    [
+      'output.database',
+      nodeDb.size_bytes === null
+        ? `${nodeDb.path}: out of the agent's sight (its sandbox hides the node's files)`
+        : `${nodeDb.path}, ${nodeDb.size_bytes} bytes: the node's own, in the agent's sight (agent_isolation ${state.isolation.mode}: no sandbox)`,
+    ],
   ]);
   const findings = ran.output.findings;
   check(
@@ -498,7 +514,12 @@ async function main() {
     () => descendantsOf(state.daemon.pid).map(processInfo).find((info) => info?.commandLine.length === 2 && info.commandLine[1] === bundle.main),
     'the agent running',
   );
-  const whose = agentProcess.uid === process.getuid?.() ? "the daemon's own user: no privilege to switch" : 'a user of its own';
+  const whose =
+    agentProcess.uid !== process.getuid?.()
+      ? `a user of its own, sandboxed by ${state.isolation.mode}`
+      : state.isolation.mode === 'none'
+        ? "the daemon's own user, unsandboxed (agent_isolation none)"
+        : "the daemon's own user, in a user namespace: no privilege to switch";
   ok(`the agent runs on this host: pid ${agentProcess.pid}, uid ${agentProcess.uid} (${whose})`);
   const following = await curl(state.baseUrl, 'GET', `/v1/swarm/runs/${slow.run_id}`, { token: state.jwt });
   check(following.json?.status === 'running' && following.json.node_id === state.nodeId, `the run is ${following.json?.status} on ${following.json?.node_id}`, following.text);
@@ -546,11 +567,14 @@ async function main() {
   say("The daemon starts again, as systemd restarts it. It finds the run it held when it died and reports it cut short;\nthe service refuses that late result (its attempt was replaced), and what the kill left behind is removed (a run\nin a sandbox leaves nothing on the host: its directory was in its own /tmp). Then its poll takes the queued runs:\nthe review's attempt 2, the same run id, succeeded, charged once, and the run started while it was off.");
   // Only a run without a sandbox (agent_isolation none) has its directory on the host, in var/runs.
   const leftDir = join(state.home, 'var', 'runs', slow.run_id);
+  // Its retry runs under the same run id, in a directory of the same name: what the kill left is told by a mark.
+  const leftMark = join(leftDir, '.left-by-the-kill');
+  if (existsSync(leftDir)) writeFileSync(leftMark, '');
   write('   $ swarm-node daemon &');
   state.daemon = await startProgram(state.installedBin, ['daemon'], { env: cleanEnv(), ready: /event=agents_served\b.*\n/, name: 'swarm-node daemon' });
   ok(`daemon pid ${state.daemon.pid}, ready`);
   await state.daemon.waitFor(/event=pending_runs_settled reported=0 lost=1\b.*\n/, 'the lost run settled');
-  check(!existsSync(leftDir), "the killed run's directory is still there", state.daemon.log.text);
+  check(!existsSync(leftMark), "the killed run's directory is still there", state.daemon.log.text);
   say("Its log, followed while it runs (what the agent writes on stderr and stdout, shipped by the node as it comes);\nthe command exits 0 once the run succeeded:");
   const followed = await nodeCli(['logs', slow.run_id, '--follow']);
   check(/reviewed 1 of \d+ s/.test(followed.stdout), 'the followed log does not show the agent writing', followed.all);

@@ -1,6 +1,6 @@
 // What the sandbox tests need of the host, and how they find a run's processes from outside it.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { systemClock } from '../../src/lib/clock.js';
@@ -20,6 +20,27 @@ export const NOBODY = 65534;
 /** Root, with bubblewrap able to make a sandbox here (.ci/run installs it). */
 export const sandboxAvailable =
   process.getuid?.() === 0 && spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-pid', '--', '/bin/true'], { stdio: 'ignore' }).status === 0;
+
+const BWRAP_PATHS = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'].filter((path) => existsSync(path));
+
+/** Whether this host has a bwrap to hide (withoutBubblewrap). */
+export const bubblewrapInstalled = BWRAP_PATHS.length > 0;
+
+/**
+ * A host with only Node and npm, as root: an argv prefix that runs what follows it with each bwrap of this host bound
+ * over by a program that fails (/bin/false), in a mount namespace of its own; util-linux stays as on every Debian.
+ */
+export const WITHOUT_BUBBLEWRAP = [
+  'unshare',
+  '--mount',
+  '--propagation',
+  'private',
+  '--',
+  'sh',
+  '-c',
+  'for bwrap in $0; do mount --bind /bin/false "$bwrap" || exit 1; done; exec "$@"',
+  BWRAP_PATHS.join(' ') || '/nonexistent',
+];
 
 /** The pids of processes whose environment holds `marker` (SWARM_RUN_ID=… is in every agent's). */
 export function processesOf(marker: string, program?: string): number[] {

@@ -48,6 +48,12 @@ Example:
       const input = runInput(options, localInputSchema(ctx.paths.home, agentId));
       const labels = options.label === undefined ? [] : (await import('../../contract/labels.js')).parseLabelArguments(options.label);
       const caller = await ctx.runCaller();
+      // A node that runs agents unsandboxed without having asked to says so at each run, not only in status.
+      if (caller.kind === 'node') {
+        const { isolationFallback } = await import('../../node/runner/isolation.js');
+        const fallback = isolationFallback(ctx.config().agent_isolation, caller.executor.runner.isolation);
+        if (fallback !== undefined) ctx.output.warn(fallback);
+      }
       // Run here: what became of the files it left in SWARM_ARTIFACTS_DIR (docs/api.md "Run artifacts").
       if (caller.kind === 'node') {
         caller.executor.onArtifacts((run, report) => {

@@ -39,6 +39,7 @@ export function statusCommand(): Command {
           ...config,
           ['node', s.node.enrolled ? `${ok(s.node.node_id!)} of ${s.node.user_id} (${s.node.tier_id})${s.node.ephemeral ? ', ephemeral: one run, then it removes itself' : ''}` : bad('not enrolled')],
           ['  agent isolation', s.node.isolation === null ? bad(s.node.isolation_error ?? '-') : (s.node.isolation_summary ?? s.node.isolation)],
+          ...(s.node.isolation_warning === null ? [] : [['  warning', style.yellow(s.node.isolation_warning)] as [string, string]]),
           ...s.node.isolation_cannot.map((line) => ['  not held', style.yellow(line)] as [string, string]),
           ['service', s.service.reachable ? `${ok('reachable')} ${s.service.base_url} (${s.service.latency_ms} ms)` : `${bad('unreachable')} ${s.service.error}`],
           ['token', token],

@@ -33,8 +33,11 @@ export const DEFAULT_MERCHANT_ID = 'merchant_local';
 export const DEFAULT_TIMEOUT_SECONDS = 15;
 /** Runs this node executes at once; each takes a run slot (src/node/runner/isolation.ts, at most 32). */
 export const DEFAULT_CONCURRENCY = 2;
-/** `uid` is what bubblewrap's mode was called before it sandboxed each run: a config saying it keeps working. */
-export const AGENT_ISOLATIONS = ['auto', 'systemd', 'bubblewrap', 'uid', 'none'] as const;
+/**
+ * `uid` is what bubblewrap's mode was called before it sandboxed each run: a config saying it keeps working.
+ * `unshare` is never what `auto` picks: only a config that names it gets it (docs/decisions/0027-unshare-mode.md).
+ */
+export const AGENT_ISOLATIONS = ['auto', 'systemd', 'bubblewrap', 'unshare', 'uid', 'none'] as const;
 /** Where systemd listens for agent runs (svc-swarm-node-agent.socket): one sandboxed service per run. */
 export const DEFAULT_AGENT_SOCKET = '/run/svc-swarm-node/agent.sock';
 /**

@@ -15,7 +15,7 @@ import { processIsAlive } from './process-alive.js';
 import type { ServiceClient } from '../service/service-client.js';
 import { daysLeft, expiresSoon } from '../identity/token.js';
 import { listRegistrations } from '../store/registrations.js';
-import { resolveIsolation, type IsolationMode } from '../runner/isolation.js';
+import { isolationFallback, resolveIsolation, type IsolationMode } from '../runner/isolation.js';
 import { isolationReport } from '../runner/isolation-report.js';
 
 export interface NodeStatus {
@@ -46,6 +46,8 @@ export interface NodeStatus {
     /** How each run is kept apart, and what it is not held to here (runner/isolation-report.ts). */
     isolation_summary: string | null;
     isolation_cannot: string[];
+    /** Agents run unsandboxed though the config did not ask for it (`auto` fell back to none), why and the fix. */
+    isolation_warning: string | null;
   };
   registrations: { count: number; agents: { agent_id: string; every: string | null; daily_cap_cents: number | null }[] };
   database: { path: string; exists: boolean; error: string | null };
@@ -88,7 +90,7 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
     },
     service: { base_url: config.base_url, reachable: false, latency_ms: null, error: null },
     token: { stored: false, sub: null, tier: null, expires_at: null, days_left: null, expiring_soon: false, valid: null, reason: null, docs_sections: [] },
-    node: { enrolled: false, node_id: null, user_id: null, tier_id: null, ephemeral: false, isolation: null, isolation_error: null, isolation_summary: null, isolation_cannot: [] },
+    node: { enrolled: false, node_id: null, user_id: null, tier_id: null, ephemeral: false, isolation: null, isolation_error: null, isolation_summary: null, isolation_cannot: [], isolation_warning: null },
     registrations: { count: 0, agents: [] },
     database: { path: deps.paths.databaseFile, exists: existsSync(deps.paths.databaseFile), error: null },
     daemon: { running: false, pid: null, version: null, started_at: null, last_tick_at: null, stopped_at: null, paused: null, agents: [], state: {} },
@@ -124,6 +126,8 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
     const report = isolationReport(status.node.isolation, { agentSocket: config.agent_socket, name: deps.paths.name });
     status.node.isolation_summary = report.summary;
     status.node.isolation_cannot = report.cannot;
+    status.node.isolation_warning = isolationFallback(config.agent_isolation, status.node.isolation) ?? null;
+    if (status.node.isolation_warning !== null) problems.push(status.node.isolation_warning);
   } catch (error) {
     status.node.isolation_error = messageOf(error);
     problems.push(messageOf(error));

@@ -73,7 +73,7 @@ export interface AgentProcessSpec extends LaunchSpec {
   env: Record<string, string>;
   /** Aborted when the node stops: the run ends as `aborted`. */
   signal?: AbortSignal;
-  /** The run's own pid namespace (bubblewrap): signals go to the processes inside it, SIGKILL to the whole sandbox. */
+  /** The run's own pid namespace (bubblewrap, unshare): signals go to the processes inside it, SIGKILL to the whole sandbox. */
   sandboxed?: boolean;
   /** The run's cgroup: what reached a limit; `remove` ends every process of it and the group, after the run. */
   cgroup?: { reached(): LimitsReached; remove?(): Promise<void> };
@@ -168,8 +168,8 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
       if (code === LAUNCH_FAILED && tail.includes(LAUNCH_MARK)) {
         return { status: 'failed', error: 'spawn', message: 'the agent could not be started: its run directory could not be made', stderrTail: tail };
       }
-      // The wrapper's own failures: the prelude's (125), bubblewrap's (1, "bwrap: …" on stderr).
-      if (spec.wrapper !== undefined && (code === LAUNCH_FAILED || (code === 1 && /^bwrap: /m.test(tail)))) {
+      // The wrapper's own failures: the prelude's (125), bubblewrap's or unshare's (1, "bwrap: …" on stderr).
+      if (spec.wrapper !== undefined && (code === LAUNCH_FAILED || (code === 1 && /^(bwrap|unshare|setpriv): /m.test(tail)))) {
         return { status: 'failed', error: 'spawn', message: 'the sandbox of the run could not be set up', stderrTail: tail };
       }
       if (code !== 0) {

@@ -44,6 +44,15 @@ export function isolationReport(
     };
   }
   const cgroups = probeCgroups();
+  if (mode === 'unshare') {
+    const cannot = [
+      "no system call filter (setpriv loads none): the kernel's whole surface is the agent's, keyrings included",
+      "the host's files are as any user sees them, not read-only (the agent's uid owns nothing there; /tmp, /dev/shm, /var/tmp and /run/lock are the run's own); its /dev is the host's",
+      ...(cgroups.version === null ? [`no memory, task or CPU limit per run (${cgroups.reason}): only RLIMIT_DATA per process and RLIMIT_NPROC per agent's uid`] : []),
+      ...noLoopDevices(),
+    ];
+    return { summary: `unshare: each run in namespaces of its own (util-linux), as a uid of its agent's own, ${limitsBy(cgroups.version)}, its state in an image of its own`, cannot };
+  }
   const filter = syscallFilterOf(packageDir);
   const filtered = filter.path === undefined ? '' : ', a system call filter';
   const cannot: string[] = [];

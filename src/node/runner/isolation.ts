@@ -8,8 +8,11 @@
 //               agent's own on this home (./agent-ids.ts), in a cgroup of its own (./cgroups.ts), its state in an
 //               image of its own (./state-image.ts). Unprivileged: as the node's user in a user namespace, in a
 //               cgroup only where the daemon's own is delegated to it, its state a plain directory.
+//   unshare     root only, asked for by name (never `auto`'s): what bubblewrap's root mode does, with util-linux's
+//               unshare and setpriv in place of bwrap (./sandbox.ts unshareArgv), for a host without bubblewrap;
+//               no system-call filter (docs/decisions/0027-unshare-mode.md).
 //   none        the node's own user, no sandbox: a clean environment and per-process limits only (asked for by
-//               name, or what an unprivileged node without user namespaces gets).
+//               name, or what an unprivileged node without user namespaces gets, which says so: isolationFallback).
 import { spawnSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { SvcError } from '../../contract/errors.js';
@@ -21,7 +24,7 @@ import { isInstalledRelease, syscallFilterOf, type AgentSyscallFilter } from './
 /** How many runs a node executes at once, at most (config concurrency; the agent socket's MaxConnections). */
 export const MAX_RUN_SLOTS = 32;
 
-export type IsolationMode = 'systemd' | 'bubblewrap' | 'none';
+export type IsolationMode = 'systemd' | 'bubblewrap' | 'unshare' | 'none';
 
 export interface RunIdentity {
   uid: number;
@@ -59,6 +62,46 @@ export function sandboxSupport(): SandboxSupport {
   return support;
 }
 
+let unshareSupported: SandboxSupport | undefined;
+
+/**
+ * Whether util-linux can make the `unshare` mode's sandbox here, tried once per process: as root, the namespaces of a
+ * run (./sandbox.ts unshareArgv, the network's included), and setpriv's switch to another uid with no way back.
+ */
+export function unshareSupport(): SandboxSupport {
+  if (unshareSupported !== undefined) return unshareSupported;
+  if (!isPrivileged()) return (unshareSupported = { available: false, reason: 'agent_isolation unshare needs root (it gives each agent a uid of its own)' });
+  const probe = spawnSync(
+    'setpriv',
+    ['--pdeathsig', 'KILL', '--', 'unshare', ...UNSHARE_NAMESPACES, '--net', '--', 'setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--no-new-privs', '--', '/bin/true'],
+    { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000 },
+  );
+  if (probe.error !== undefined) {
+    const missing = (probe.error as NodeJS.ErrnoException).code === 'ENOENT';
+    unshareSupported = { available: false, reason: missing ? 'util-linux setpriv is not installed' : `setpriv: ${probe.error.message}` };
+  } else if (probe.status !== 0) {
+    const said = probe.stderr.toString().trim().split('\n').pop() ?? '';
+    unshareSupported = { available: false, reason: `unshare cannot make a sandbox here: ${said || `exit ${String(probe.status)}`}` };
+  } else {
+    unshareSupported = { available: true };
+  }
+  return unshareSupported;
+}
+
+/** The namespaces of an `unshare` run but the network's (./sandbox.ts), and its /proc: what the probe tries too. */
+export const UNSHARE_NAMESPACES = ['--pid', '--kill-child', '--mount-proc', '--propagation', 'private', '--ipc', '--uts', '--cgroup'];
+
+/**
+ * Said on every `run` and in `status` of a node that runs agents unsandboxed although it did not ask to (`auto` on
+ * an unprivileged node where bubblewrap cannot make a sandbox), with why and the fix; undefined otherwise.
+ */
+export function isolationFallback(wanted: AgentIsolation, mode: IsolationMode): string | undefined {
+  if (wanted !== 'auto' || mode !== 'none') return undefined;
+  const sandbox = sandboxSupport();
+  const why = sandbox.available ? 'bubblewrap' : sandbox.reason;
+  return `agents run unsandboxed, as the node's own user (agent_isolation auto fell back to none: ${why}); apt-get install bubblewrap gives each run a sandbox`;
+}
+
 const INSTALL_BUBBLEWRAP = 'Install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap)';
 
 /**
@@ -74,6 +117,15 @@ export function resolveIsolation(
   packageDir?: string,
 ): IsolationMode {
   if (wanted === 'none') return 'none';
+  if (wanted === 'unshare') {
+    const made = unshareSupport();
+    if (made.available) return 'unshare';
+    throw new SvcError('local_state', `agents cannot run isolated on this host: ${made.reason}`, {
+      remedy: isPrivileged()
+        ? 'Install util-linux (apt-get install util-linux), or install bubblewrap (apt-get install bubblewrap) and set agent_isolation to auto.'
+        : 'Run the node as root for agent_isolation unshare, or set agent_isolation to auto or none.',
+    });
+  }
   if (wanted === 'systemd' || (wanted === 'auto' && isSocket(agentSocket))) return 'systemd';
   const sandbox = sandboxSupport();
   if (sandbox.available) {

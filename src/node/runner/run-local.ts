@@ -21,7 +21,7 @@ import { directoryArtifacts, type ArtifactSource, type HeldArtifacts } from './a
 import { makeArtifactSpace, removeLeftoverRunDirs } from './artifact-space.js';
 
 export interface LocalRunner {
-  /** How runs are kept from the node: a systemd service each, a bubblewrap sandbox each, or none. */
+  /** How runs are kept from the node: a systemd service each, a sandbox each (bubblewrap's or unshare's), or none. */
   readonly isolation: IsolationMode;
   /** The sandboxed runner's view of the host (its cgroups), for what the daemon says at start. */
   readonly sandbox: SandboxedRunner | undefined;
@@ -85,11 +85,12 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
   // Without one for this architecture (a checkout for another), runs go without: the isolation report says so.
   const syscallFilter = syscallFilterOf(options.packageDir).path;
   const sandbox =
-    isolation === 'bubblewrap'
+    isolation === 'bubblewrap' || isolation === 'unshare'
       ? createSandboxedRunner({
           home: options.home,
           varDir: options.varDir,
           limits,
+          tool: isolation,
           ...(options.agentUidsDir === undefined ? {} : { agentUidsDir: options.agentUidsDir }),
           ...(syscallFilter === undefined ? {} : { syscallFilter }),
         })

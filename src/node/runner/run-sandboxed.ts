@@ -1,9 +1,10 @@
-// One run under bubblewrap (docs/operations.md "Agent isolation"). The chain, each step exec'ing the next so the
-// daemon stays bubblewrap's parent (--die-with-parent):
+// One run under bubblewrap, or under unshare (docs/operations.md "Agent isolation"). The chain, each step exec'ing
+// the next so the daemon stays bubblewrap's parent (--die-with-parent), or setpriv's (--pdeathsig):
 //   unshare --mount (root)  a mount namespace of the run's own, for its state image: mounted there, never on the host
 //   sh PRELUDE              joins the run's cgroups (so every process of the run is in them from the start), mounts
 //                           the state image under its lock, opens the system-call filter for bwrap
-//   bwrap …                 the sandbox (./sandbox.ts), the filter (./syscall-filter.ts) on all in it as root
+//   bwrap …                 the sandbox (./sandbox.ts), the filter (./syscall-filter.ts) on all in it as root;
+//                           or setpriv, unshare and sh, the unshare mode's: the same sandbox made by mount(8), no filter
 //   prlimit, sh LAUNCHER    ./launcher.ts: root as root, out of the agent's reach
 //   setpriv (root)          the agent's uid and gid, nothing else, for what is the agent's
 //   bwrap (unprivileged)    the agent's own pid namespace, outside which the launcher stays; the filter from here
@@ -15,7 +16,7 @@ import { agentIdentity } from './agent-ids.js';
 import { runAgentProcess, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
 import { cgroupHost, type CgroupHost, type RunCgroup } from './cgroups.js';
 import { isPrivileged } from './isolation.js';
-import { asAgentUser, bubblewrapArgv, ownPidNamespaceArgv } from './sandbox.js';
+import { asAgentUser, bubblewrapArgv, ownPidNamespaceArgv, unshareArgv } from './sandbox.js';
 import { ensureStateImage, prepareStateDir, type StateImage } from './state-image.js';
 import { MAX_ARTIFACT_BYTES } from '../../contract/jobs.js';
 import { directoryArtifacts, type HeldArtifacts } from './artifact-source.js';
@@ -78,11 +79,17 @@ export interface SandboxedRunnerOptions {
   agentUidsDir?: string;
   /** The system-call filter's BPF program (./syscall-filter.ts); none: runs go without one. */
   syscallFilter?: string;
+  /** What makes each run's sandbox: bwrap (by default), or util-linux's unshare as root (agent_isolation unshare). */
+  tool?: 'bubblewrap' | 'unshare';
 }
 
 export function createSandboxedRunner(options: SandboxedRunnerOptions): SandboxedRunner {
   const { limits } = options;
   const privileged = isPrivileged();
+  const tool = options.tool ?? 'bubblewrap';
+  if (tool === 'unshare' && !privileged) throw new Error('the unshare sandbox runs as root only');
+  // unshare loads no filter (./sandbox.ts unshareArgv): none is opened for it.
+  const syscallFilter = tool === 'unshare' ? undefined : options.syscallFilter;
   const homeKey = createHash('sha256').update(resolve(options.home)).digest('hex').slice(0, 16);
   const cgroups = cgroupHost(homeKey);
   const stateDir = privileged ? prepareStateDir(options.varDir) : join(options.varDir, 'state');
@@ -104,7 +111,7 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
       return { outcome: { status: 'failed', error: 'spawn', message: `the sandbox of the run could not be set up: ${(error as Error).message}`, stderrTail: '' } };
     }
     const runDir = `/tmp/swarm-run-${request.run_id}`;
-    const sandbox = bubblewrapArgv({
+    const sandbox = (tool === 'unshare' ? unshareArgv : bubblewrapArgv)({
       identity,
       hidden: [options.home, options.varDir],
       readOnly: request.readOnly,
@@ -112,7 +119,7 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
       artifacts: artifacts.dir,
       tmpBytes: limits.tmpBytes,
       network: request.network,
-      ...(options.syscallFilter === undefined || identity === undefined ? {} : { syscallFilterFd: SYSCALL_FILTER_FD }),
+      ...(syscallFilter === undefined || identity === undefined ? {} : { syscallFilterFd: SYSCALL_FILTER_FD }),
     });
     const procs = cgroup?.procsFiles ?? [];
     const wrapper = [
@@ -129,7 +136,7 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
       image?.lock ?? '',
       image?.mountPoint ?? '',
       identity === undefined ? '' : `${identity.uid}:${identity.gid}`,
-      options.syscallFilter ?? '',
+      syscallFilter ?? '',
       ...sandbox,
     ];
     const outcome = await runAgentProcess({
@@ -140,7 +147,7 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
       env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_STATE_DIR: stateTarget, SWARM_ARTIFACTS_DIR: artifacts.dir },
       wrapper,
       ...(identity === undefined
-        ? { ownPidNamespace: ownPidNamespaceArgv(options.syscallFilter === undefined ? undefined : SYSCALL_FILTER_FD) }
+        ? { ownPidNamespace: ownPidNamespaceArgv(syscallFilter === undefined ? undefined : SYSCALL_FILTER_FD) }
         : { asAgent: asAgentUser(identity) }),
       sandboxed: true,
       ...(cgroup === undefined ? {} : { cgroup }),
