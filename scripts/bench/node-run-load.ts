@@ -44,7 +44,7 @@ let pool: Pool | undefined;
 
 /** One run of `side`; undefined when it succeeded, else why not. */
 async function runOnce(side: Side): Promise<string | undefined> {
-  const { api, token, email, agentId } = setup!;
+  const { token, email, agentId } = setup!;
   if (side === 'direct') {
     const outcome = await runner!.run({ run_id: randomUUID(), agent_id: agentId, user_id: email, tier: 'svc_starter_agents', input: {} });
     return outcome.status === 'succeeded' ? undefined : `direct: ${JSON.stringify(outcome.output)}`;

@@ -5,7 +5,7 @@
 // every line are escaped here, once (src/lib/terminal-text.ts), so an agent's summary, its stderr in an error or a
 // file name it made cannot clear the screen, retitle the window or write the clipboard. JSON is left to JSON.
 import type { ChalkInstance } from 'chalk';
-import { SvcError } from '../contract/errors.js';
+import type { SvcError } from '../contract/errors.js';
 import { escapeControlCharacters, escapeControlCharactersIn } from '../lib/terminal-text.js';
 import type { Spinner } from './spinner.js';
 

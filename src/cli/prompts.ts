@@ -5,7 +5,6 @@
 import { AGENT_SKUS } from '../contract/agents.js';
 import { formatDollars, parseDollarsToCents } from '../contract/money.js';
 import { isEmailAddress } from '../contract/email.js';
-import { TIER_IDS, TIERS, type TierId } from '../contract/tiers.js';
 import { formatDuration, parseDuration } from '../node/agents/duration.js';
 import { describeChoice } from '../node/wizard/choose-agent.js';
 import { type AgentChoice, type Shortfall, type WizardPrompts } from '../node/wizard/questions.js';

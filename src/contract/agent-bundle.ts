@@ -138,7 +138,6 @@ function entryProblems(entry: unknown, files: ReadonlySet<string>): BundleProble
   if (!Array.isArray(entry) || entry.length === 0 || entry.length > 32) return [{ path, message: 'must be an array of 1-32 strings: the program, then its arguments' }];
   const problems: BundleProblem[] = [];
   entry.forEach((part, index) => {
-    // eslint-disable-next-line no-control-regex
     if (typeof part !== 'string' || part.length === 0 || part.length > 1024 || /\u0000/.test(part)) {
       problems.push({ path: `${path}/${index}`, message: 'must be a non-empty string of at most 1024 characters' });
     }

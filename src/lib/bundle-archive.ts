@@ -141,7 +141,6 @@ export function normalizeEntryName(raw: string): string {
   };
   if (raw.startsWith('/')) refuse('is an absolute path; paths in a bundle are relative to its top');
   if (Buffer.byteLength(name) > MAX_PATH_BYTES) refuse(`is longer than ${MAX_PATH_BYTES} bytes`);
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f\\]/.test(name)) refuse('holds a control character or a backslash');
   if (name === '') return name;
   for (const part of name.split('/')) {

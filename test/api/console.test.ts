@@ -344,7 +344,7 @@ describe('console', () => {
   it('shows usage per day and per agent from the ledger; a range it cannot show is a 400 with the form', async () => {
     const owner = await user('usage');
     await fundWallet(service.baseUrl, owner.email, 100);
-    const held = await finishedRun(service.baseUrl, owner.email, owner.token);
+    await finishedRun(service.baseUrl, owner.email, owner.token);
     const page = await get('usage', owner.cookie);
     expect(page.status).toBe(200);
     const report = (await api('/v1/swarm/usage', owner.token)).body;

@@ -289,7 +289,7 @@ describe('POST /v1/swarm/execute', () => {
       user = await paidUser(service, 50);
     });
 
-    const claimsOf = (email: string) => ({ tier: 'svc_starter_agents', chainId: CHAIN_ID, nodeAccess: NODE_ACCESS });
+    const claimsOf = (_email: string) => ({ tier: 'svc_starter_agents', chainId: CHAIN_ID, nodeAccess: NODE_ACCESS });
     const sign = (key: Uint8Array, email: string, header: Record<string, unknown> = {}) =>
       new SignJWT(claimsOf(email))
         .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: service.secrets.jwtKid, ...header })

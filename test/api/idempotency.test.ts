@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import type { TestService } from '../helpers/svc-api.js';
 import { MovableClock } from '../helpers/clock.js';
 import { openDatabaseOf, spawnSvcApi, startSvcApi } from '../helpers/svc-api.js';

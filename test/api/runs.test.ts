@@ -270,7 +270,7 @@ describe('runs on the node', () => {
     it('the sweep ends a run only as it read it: a lease renewed since, or a claim since, keeps the run', async () => {
       const held = gate();
       const user = await paidUserWithNode(service, 20, { answer: held.answer });
-      const accepted = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, randomUUID(), { prefer: 'wait=0' });
+      await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, randomUUID(), { prefer: 'wait=0' });
       await waitFor(async () => (held.started.length > 0 ? true : undefined), 'the node to take the run');
       const run = held.started[0]!;
       // What a sweep decided on an older read: the lease out, the run still queued. Checked under the row's lock,
@@ -304,7 +304,7 @@ describe('runs on the node', () => {
     it('a second identical result is acknowledged with no second effect; a wrong lease or another node is refused', async () => {
       const held = gate();
       const user = await paidUserWithNode(service, 20, { answer: held.answer });
-      const accepted = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, randomUUID(), { prefer: 'wait=0' });
+      await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, randomUUID(), { prefer: 'wait=0' });
       await waitFor(async () => (held.started.length > 0 ? true : undefined), 'the node to take the run');
       const run = held.started[0]!;
       const result = (lease_id: string, token = user.node.credential) =>

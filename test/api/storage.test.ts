@@ -8,7 +8,6 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/svc-api.js';
 import { openDatabase, WAL_SIZE_LIMIT_BYTES, type SqliteDatabase } from '../../src/lib/sqlite.js';
-import { SHARED_MIGRATIONS } from '../../src/api/store/shared-migrations.js';
 import { SERVICE_MIGRATIONS } from '../../src/api/store/sqlite-migrations.js';
 import { SERVICE_SCHEMA_VERSION } from '../../src/api/store/shared-migrations.js';
 import { waitFor } from '../helpers/funnel.js';

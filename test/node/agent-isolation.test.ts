@@ -13,7 +13,7 @@
 //            a release before agents had uids of their own did; the unit as it is now (agent-exec as root, the agent
 //            as its own uid) runs under a real systemd in test/install/systemd-nspawn.test.ts.
 import { randomUUID } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -201,7 +201,7 @@ describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', (
   });
 
   it('at its time limit every process of the run goes, double forks and new sessions included', async () => {
-    const { home, runner } = createTimedHome();
+    const { runner } = createTimedHome();
     const run = aRun(HOSTILE);
     const outcome = await runner.run(run);
     expect(outcome, JSON.stringify(outcome)).toMatchObject({ status: 'failed', output: { error: 'timeout' } });

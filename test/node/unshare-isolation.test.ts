@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLocalRunner, type LocalRunner } from '../../src/node/runner/run-local.js';
 import { AGENT_UID_BASE, AGENT_UID_COUNT } from '../../src/node/runner/agent-ids.js';
-import { DEFAULT_AGENT_LIMITS } from '../../src/node/runner/agent-process.js';
+import type { DEFAULT_AGENT_LIMITS } from '../../src/node/runner/agent-process.js';
 import { resolveIsolation } from '../../src/node/runner/isolation.js';
 import { agentProgram, installTestBundle } from '../helpers/bundles.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';

@@ -8,7 +8,6 @@ const MAX_USER_AGENT = 200;
 
 export function clientSeen(request: FastifyRequest): ClientSeen {
   const agent = request.headers['user-agent'];
-  // eslint-disable-next-line no-control-regex
   const userAgent = typeof agent === 'string' ? agent.replace(/[\u0000-\u001f\u007f-\u009f]/g, '').slice(0, MAX_USER_AGENT).trim() : '';
   return { client_address: request.ip, user_agent: userAgent === '' ? null : userAgent };
 }

@@ -1,9 +1,7 @@
 // The pieces the tables of operations are written with (ops/openapi-operations.ts, ops/openapi-wallet-operations.ts):
 // the shape of an operation's entry, and the answers, parameters and bodies several operations share.
-import { WALLET_LOGIN_INTENT } from '../../contract/claims.js';
 import type { ErrorCode } from '../../contract/errors.js';
 import { LOG_END_EVENT, LOG_EVENT } from '../../contract/jobs.js';
-import { ARCHIVE_TYPES } from '../routes/v1/swarm/agent-versions.js';
 
 /** The credential of a route that checks it itself rather than through `config.auth` (http/auth.ts). */
 export type OwnCredential =

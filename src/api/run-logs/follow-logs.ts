@@ -4,7 +4,7 @@
 // event once the run finished. A comment line every HEARTBEAT_MS keeps proxies from closing a quiet stream. When the
 // service starts to stop the stream ends without `end`: the client reconnects with ?after (or Last-Event-ID).
 import { PassThrough, type Readable } from 'node:stream';
-import { LOG_END_EVENT, LOG_EVENT, type LogEntry, type LogStreamEnd } from '../../contract/jobs.js';
+import { LOG_END_EVENT, LOG_EVENT, type LogStreamEnd } from '../../contract/jobs.js';
 import { linkedSignal } from '../../lib/linked-signal.js';
 import type { ServiceContext } from '../context.js';
 import type { RunStore } from '../runs/run-store.js';
@@ -43,7 +43,7 @@ export function followLogs(ctx: ServiceContext, deps: { runs: RunStore; logs: Lo
 }
 
 async function stream(ctx: ServiceContext, deps: { runs: RunStore; logs: LogStore }, runId: string, after: number, out: PassThrough, stop: AbortSignal): Promise<void> {
-  const { runs, logs } = deps;
+  const { logs } = deps;
   let cursor = after;
   const send = async (text: string): Promise<void> => {
     if (!out.write(text)) await drained(out, stop);

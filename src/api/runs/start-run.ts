@@ -118,7 +118,7 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       // finds its key and replays it, never starting a second run.
       await ctx.store.lock(`idempotency:${userId}:${call.idempotencyKey}`);
       const now = ctx.clock.now();
-      const { request, pinned, labels, hash, queueSeconds } = termsOf(call, userId, agentId);
+      const { request, labels, hash, queueSeconds } = termsOf(call, userId, agentId);
       const ownNode = call.caller.kind === 'node' ? call.caller.node : undefined;
       // What this transaction must know before it writes, in one read (execute-gate.ts).
       const gate = await readGate({ userId, agentId, key: call.idempotencyKey, pinned: request.node_id ?? null, mayWait: queueSeconds > 0, onlineSince: now - ctx.runTiming.leaseMs });

@@ -93,7 +93,6 @@ export function postEvent(url: string, body: string, headers: Record<string, str
       const finish = (): void => {
         const status = response.statusCode ?? 0;
         const text = Buffer.concat(chunks).toString('utf8');
-        // eslint-disable-next-line no-control-regex
         const excerpt = text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '').slice(0, WEBHOOK_RESPONSE_EXCERPT_CHARS);
         const delivered = status >= 200 && status < 300;
         done({ status_code: status, error: delivered ? null : `answered HTTP ${status}`, response_excerpt: excerpt === '' ? null : excerpt, delivered });

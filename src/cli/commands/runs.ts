@@ -3,7 +3,6 @@
 // one run for a person.
 import { Command, Option } from 'commander';
 import type { ChalkInstance } from 'chalk';
-import { isAgentId } from '../../contract/agents.js';
 import { SvcError } from '../../contract/errors.js';
 import { MAX_RUNS_PAGE } from '../../contract/job-limits.js';
 import { formatDollars } from '../../contract/money.js';

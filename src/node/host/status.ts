@@ -2,7 +2,7 @@
 // service's reachability and latency, the token's validity and expiry, registrations, the database, the daemon.
 // It reports problems rather than failing on them: a broken part is the thing a status must show.
 import { existsSync } from 'node:fs';
-import { SvcError, messageOf } from '../../contract/errors.js';
+import { messageOf } from '../../contract/errors.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { ConfigKey, ConfigSource, ResolvedConfig } from './config.js';

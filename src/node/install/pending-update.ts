@@ -6,7 +6,7 @@
 // of its own: the daemon that starts next is the new one. The health check is the new daemon's first tick, which
 // ends the probation; a probation still open at the next start means that daemon never got there, and the node
 // rolls back to the release it left. Never an error: a start of the daemon is never held up by an update.
-import { SvcError, messageOf } from '../../contract/errors.js';
+import { messageOf } from '../../contract/errors.js';
 import { compareVersions } from '../../lib/release-manifest.js';
 import {
   clearStagedUpdate,
