@@ -9,6 +9,7 @@ import { releaseKeysDir } from '../release/trusted-keys.js';
 import { join, resolve } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
 import { NODE_NAME_PATTERN } from '../../contract/node-name.js';
+import { releaseAgentIds } from '../runner/agent-ids.js';
 import { AGENT_USER, installLayout, NODES_DIR, type InstallLayout } from '../host/location.js';
 import { readStoredCredentials } from './enrollment.js';
 import { readLink, relativeLinkText, switchLink } from './links.js';
@@ -126,6 +127,13 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
   // Before the credentials go: it is the node's own credential that removes it.
   if (enrolled !== undefined) result.removed_at_service = await removeAtService(enrolled, options.removeAtService!, options.log);
   await applySteps(steps, options.log);
+  // Its agents' uids go back to the host with nothing of theirs left (runner/agent-ids.ts releaseAgentIds).
+  if (purge) {
+    for (const released of releaseAgentIds(layout.home)) {
+      if (released.clean) options.log(`released agent uid ${released.uid} (${released.agent_id}): no process, key or file of it is left`);
+      else warnings.push(`agent uid ${released.uid} (${released.agent_id}) keeps its claim: ${released.notes.join('; ')}`);
+    }
+  }
   pushWarning(warnings, await services.run(services.commands.daemonReload));
   const base = installLayout(layout.root).home;
   for (const dir of [layout.etcDir, layout.home, join(base, NODES_DIR), base, resolve(base, '..')]) removeIfEmpty(dir);
