@@ -1,7 +1,7 @@
 // docs/operations.md "Upgrade", "Rollback", "Uninstall": upgrade to a newer release and roll back; uninstall
 // (command and generated uninstall.sh) leaves no file of ours; --purge; both work when the service is gone.
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openNodeStore } from '../../src/node/store/database.js';
@@ -19,6 +19,20 @@ const VERSION = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')
 const NEXT = '99.0.0-test';
 /** Nothing listens on port 1: the service is gone. */
 const GONE = 'http://127.0.0.1:1';
+/** Live processes whose environment names `home` as theirs (SWARM_NODE_HOME). */
+function processesWithHome(home: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        return readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(`SWARM_NODE_HOME=${home}`) && !/^State:\s+Z/m.test(readFileSync(`/proc/${name}/status`, 'utf8'));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
 const AGENT_STATE_FILES = ['var/lib/private/svc-swarm-node-agents/agent_research_rag_015/index.json', 'var/lib/svc-swarm-node-agents/agent_research_rag_015/index.json'];
 
 describe('upgrade, rollback and uninstall', () => {
@@ -223,6 +237,41 @@ describe('upgrade, rollback and uninstall', () => {
       expect(purged.stderr).toContain(`removed node ${nodeId} from your nodes at the service`);
       expect(await nodes()).toEqual([]);
       expect(filesUnder(root)).toEqual([]);
+    });
+
+    it('--purge stops a daemon of the node started by hand, even with the service out of its reach: no process of it is left, and no run is leased to it after', async () => {
+      const email = uniqueEmail('lifecycle-daemon');
+      const root = tempDir('lifecycle-root-');
+      const { deploy_token } = await activatedSession(service.baseUrl, email);
+      const token = await signIn(service.baseUrl, email);
+      await fundWallet(service.baseUrl, email, 100);
+      expect((await swarmNode(['install', '--root', root], { env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token } })).exitCode).toBe(0);
+      const home = homeOf(root);
+      const node = { home, env: { SWARM_NODE_HOME: home, SVC_BASE_URL: service.baseUrl, NO_COLOR: '1', SWARM_AGENT_ISOLATION: 'none' } };
+      installTestAgents(node);
+      const bin = join(home, 'current', 'bin', 'swarm-node.js');
+      expect((await run('node', [bin, 'login', '--token-stdin'], { env: node.env, input: `${token}\n` })).exitCode).toBe(0);
+      expect((await run('node', [bin, 'register', 'agent_ops_monitor_004', ...contractInputFlags('agent_ops_monitor_004')], { env: node.env })).exitCode).toBe(0);
+      const daemon = DaemonProcess.start(node, FAST, bin);
+      const fleet = () => httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token });
+      await waitFor(async () => ((await fleet()).body.nodes[0]?.online === true ? true : undefined), 'the daemon started by hand online');
+
+      // The purge cannot reach the service (the node stays listed there), so only stopping the daemon ends its polls.
+      const purged = await swarmNode(['uninstall', '--root', root, '--purge', '--yes'], { env: { SVC_BASE_URL: GONE } });
+      expect(purged.exitCode, purged.stderr).toBe(0);
+      expect(purged.stdout + purged.stderr).toContain(`$ kill ${daemon.pid}`);
+      expect((await daemon.child).exitCode).toBe(0);
+      expect(processesWithHome(home)).toEqual([]);
+      expect(filesUnder(root).filter((path) => !/^opt\/svc\/swarm-node\/(agents|test-agents)\//.test(path))).toEqual([]);
+      const ran = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
+        method: 'POST',
+        token,
+        headers: { 'idempotency-key': randomUUID() },
+        // Not queued for a node that may come back: it is offline, and nothing else serves the agent.
+        body: { user_id: email, agent_id: 'agent_ops_monitor_004', input: CONTRACT_INPUTS.agent_ops_monitor_004, queue_seconds: 0 },
+      });
+      expect(ran.body, ran.text).toMatchObject({ code: 'no_node_available' });
+      expect(daemon.events('run_pulled')).toEqual([]);
     });
 
     it('--purge without a terminal needs --yes: exit 2 naming it, nothing removed', async () => {

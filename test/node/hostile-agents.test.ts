@@ -5,7 +5,7 @@
 // error code, and the node goes on: the next run of every agent works.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,9 @@ import { createLocalRunner, type LocalRunner } from '../../src/node/runner/run-l
 import { createSandboxedRunner } from '../../src/node/runner/run-sandboxed.js';
 import { DEFAULT_AGENT_LIMITS } from '../../src/node/runner/agent-process.js';
 import { imageBytes } from '../../src/node/runner/state-image.js';
+import { AGENT_UID_COUNT, agentIdentity, HOST_AGENT_UIDS_DIR } from '../../src/node/runner/agent-ids.js';
+import { processesOfUid } from '../../src/node/runner/uid-scrub.js';
+import { AGENT_IDS } from '../../src/contract/agents.js';
 import { agentProgram, installTestBundle } from '../helpers/bundles.js';
 import { waitFor } from '../helpers/funnel.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
@@ -130,10 +133,16 @@ describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', (
     expect(other, JSON.stringify(other)).toMatchObject({ status: 'succeeded', output: { own_state: 'other agent' } });
   });
 
-  it("another home's agent gets another uid and cannot reach this home's state, database or credential", async () => {
+  it("another home's agent gets another uid and cannot reach this home's state, database, config or bundles", async () => {
     const first = nodeHome({}, { open: true });
     const second = nodeHome({}, { open: true });
     for (const { home } of [first, second]) installTestBundle(home, HOSTILE, PROBE);
+    // What install and the bundle cache leave readable to every user: etc/config.json 0644, a fetched bundle 0755/0644.
+    writeFileSync(join(first.home, 'etc', 'config.json'), '{"node_id":"first"}', { mode: 0o644 });
+    const bundle = join(first.home, 'var', 'agents', HOSTILE, 'sha256-first');
+    mkdirSync(bundle, { recursive: true, mode: 0o755 });
+    for (const dir of [join(first.home, 'var', 'agents'), join(first.home, 'var', 'agents', HOSTILE)]) chmodSync(dir, 0o711);
+    writeFileSync(join(bundle, 'main.mjs'), '// the first home\'s agent', { mode: 0o644 });
     const mine = await first.runner.run(aRun(HOSTILE, { write_state: 'first home' }));
     expect(mine, JSON.stringify(mine)).toMatchObject({ status: 'succeeded', output: { own_state: 'first home' } });
     // Homes open to other users, as a host's /opt is: only the sandbox and the modes stand between the two.
@@ -144,6 +153,9 @@ describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', (
           image: join(first.home, 'var', 'state', `${HOSTILE}.img`),
           database: join(first.home, 'var', 'swarm-node.db'),
           runs: join(first.home, 'var', 'runs'),
+          config: join(first.home, 'etc', 'config.json'),
+          bundle: join(bundle, 'main.mjs'),
+          test_bundle: join(first.home, 'agents', HOSTILE, 'main.mjs'),
         },
       }),
     );
@@ -152,7 +164,50 @@ describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', (
     expect(b!.uid).not.toBe(a!.uid);
     expect(b!.gid).not.toBe(a!.gid);
     expect(b!.own_state).toBe('ENOENT');
-    for (const name of ['state', 'image', 'runs']) expect(['EACCES', 'ENOENT'], name).toContain(b![name]);
+    for (const name of ['state', 'image', 'runs', 'config', 'bundle', 'test_bundle']) expect(['EACCES', 'ENOENT'], name).toContain(b![name]);
+  });
+
+  it("a freed uid carries nothing to its next home: the key, the process and the files its last holder left are gone (docs/decisions/0028-freed-uids-are-scrubbed.md)", async () => {
+    const first = nodeHome();
+    installTestBundle(first.home, HOSTILE, PROBE);
+    const ran = await first.runner.run(aRun(HOSTILE));
+    expect(ran.status, JSON.stringify(ran)).toBe('succeeded');
+    const uid = (ran as { output: { uid: number } }).output.uid;
+    // Planted from outside the sandbox, as that uid (the filter keeps its agents from adding keys themselves).
+    const asUid = ['--reuid', String(uid), '--regid', String(uid), '--clear-groups'];
+    const key = keyName();
+    execFileSync('setpriv', [...asUid, 'keyctl', 'add', 'user', key, 'left for the next holder', '@u'], { stdio: 'ignore' });
+    const files = [`/dev/shm/${key}`, `/tmp/${key}`, `/var/tmp/${key}`];
+    execFileSync('setpriv', [...asUid, 'sh', '-c', 'for f in "$@"; do echo secret > "$f"; done', 'plant', ...files]);
+    const left = spawn('setpriv', [...asUid, 'sleep', '600'], { stdio: 'ignore' });
+    await waitFor(async () => (left.pid !== undefined && processesOfUid(uid).includes(left.pid) ? true : undefined), 'the process left to run as the uid');
+    const keyFound = () => spawnSync('setpriv', [...asUid, 'keyctl', 'search', '@u', 'user', key], { stdio: 'ignore' }).status === 0;
+    expect(keyFound()).toBe(true);
+
+    // Its home goes (uninstall --purge takes var/ so): the claim is free. Another home's agents claim uids until that
+    // one is theirs (freed claims of other homes below it are taken first; another file of the suite may take it).
+    rmSync(first.home, { recursive: true, force: true });
+    let reused: { home: string; runner: LocalRunner; agentId: string } | undefined;
+    const taken = () => !readFileSync(join(HOST_AGENT_UIDS_DIR, String(uid)), 'utf8').includes(first.home);
+    for (let homes = 0; reused === undefined && !taken() && homes * AGENT_IDS.length < AGENT_UID_COUNT; homes += 1) {
+      const next = nodeHome();
+      for (const agentId of AGENT_IDS) {
+        const got = agentIdentity(next.home, agentId).uid;
+        if (got === uid) reused = { ...next, agentId };
+        if (got >= uid) break;
+      }
+    }
+    await waitFor(async () => (left.exitCode !== null || left.signalCode !== null ? true : undefined), 'the process of the freed uid to be ended');
+    expect(left.signalCode).toBe('SIGKILL');
+    expect(processesOfUid(uid)).toEqual([]);
+    expect(keyFound()).toBe(false);
+    for (const file of files) expect(existsSync(file), file).toBe(false);
+    // And its new holder runs as it.
+    if (reused !== undefined) {
+      installTestBundle(reused.home, reused.agentId, PROBE);
+      const next = await reused.runner.run(aRun(reused.agentId));
+      expect(next, JSON.stringify(next)).toMatchObject({ status: 'succeeded', output: { uid } });
+    }
   });
 
   it('leaves nothing for the next run: /dev/shm and SysV shared memory are its own', async () => {

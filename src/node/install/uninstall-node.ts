@@ -9,10 +9,12 @@ import { releaseKeysDir } from '../release/trusted-keys.js';
 import { join, resolve } from 'node:path';
 import { SvcError } from '../../contract/errors.js';
 import { NODE_NAME_PATTERN } from '../../contract/node-name.js';
+import { releaseAgentIds } from '../runner/agent-ids.js';
 import { AGENT_USER, installLayout, NODES_DIR, type InstallLayout } from '../host/location.js';
 import { readStoredCredentials } from './enrollment.js';
 import { readLink, relativeLinkText, switchLink } from './links.js';
-import { applySteps, type Change, type Step } from './plan.js';
+import { processesUsing, stopProcesses } from './home-processes.js';
+import { applySteps, describeChange, type Change, type Step } from './plan.js';
 import { removeServiceUser } from './service-user.js';
 import { serviceManager, type ServiceManager } from './systemctl.js';
 
@@ -106,6 +108,9 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
   }
   remove(layout.uninstallScript, 'uninstall script');
 
+  // Its daemons started by hand (and any other process with a file of var/ open): systemctl stops only the unit's.
+  const running = purge && existsSync(layout.varDir) ? processesUsing(layout.varDir) : [];
+  const stops: Change[] = running.map((pid) => ({ action: 'run', path: `kill ${pid}`, detail: 'a process of this node (a daemon started by hand): SIGTERM, SIGKILL after 30 s', restart: false }));
   const service: UninstallResult['service'] =
     services.skipReason === undefined ? { action: 'stopped', warnings } : { action: 'skipped', reason: services.skipReason, warnings };
   const enrolled = purge && options.removeAtService !== undefined ? enrolledNode(layout) : undefined;
@@ -113,7 +118,7 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
     root: layout.root,
     purge,
     dry_run: options.dryRun,
-    changes: steps.map((s) => s.change),
+    changes: [...stops, ...steps.map((s) => s.change)],
     kept,
     service,
     removed_at_service: enrolled === undefined ? null : { node_id: enrolled.node_id, removed: false, reason: 'dry run' },
@@ -123,9 +128,21 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
   // Stopped before its files go, so the daemon never runs from a release that is being deleted.
   pushWarning(warnings, await services.run(services.commands.disableNow));
   if (layout.unitFiles.some((file) => file.endsWith(`/${layout.units.egressSocket}`) && existsSync(file))) pushWarning(warnings, await services.run(services.commands.disableEgress));
+  if (running.length > 0) {
+    for (const stop of stops) options.log(describeChange(stop));
+    const { killed } = await stopProcesses(running);
+    if (killed.length > 0) warnings.push(`killed ${killed.join(', ')}: still running 30 s after SIGTERM`);
+  }
   // Before the credentials go: it is the node's own credential that removes it.
   if (enrolled !== undefined) result.removed_at_service = await removeAtService(enrolled, options.removeAtService!, options.log);
   await applySteps(steps, options.log);
+  // Its agents' uids go back to the host with nothing of theirs left (runner/agent-ids.ts releaseAgentIds).
+  if (purge) {
+    for (const released of releaseAgentIds(layout.home)) {
+      if (released.clean) options.log(`released agent uid ${released.uid} (${released.agent_id}): no process, key or file of it is left`);
+      else warnings.push(`agent uid ${released.uid} (${released.agent_id}) keeps its claim: ${released.notes.join('; ')}`);
+    }
+  }
   pushWarning(warnings, await services.run(services.commands.daemonReload));
   const base = installLayout(layout.root).home;
   for (const dir of [layout.etcDir, layout.home, join(base, NODES_DIR), base, resolve(base, '..')]) removeIfEmpty(dir);

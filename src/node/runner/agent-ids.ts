@@ -4,8 +4,11 @@
 //
 // The host keeps one claim file per uid in /var/lib/svc-swarm-node/agent-uids, naming the home and the agent: on
 // disk, not in /run, because the state images keep files of that uid across reboots. A claim whose home has no var/
-// any more (a home removed, a test's scratch home) is given to the next home that needs one: nothing of that uid is
-// left anywhere, its state went with the home. Only a process that sees the host's homes may decide that: agent-exec
+// any more (a home removed, a test's scratch home) is given to the next home that needs one, once nothing of that uid
+// is left anywhere (./uid-scrub.ts: its processes, keyrings, SysV IPC and files in the shared temporary directories;
+// its state went with the home; docs/decisions/0028-freed-uids-are-scrubbed.md). A claim file is removed only after
+// that too (releaseAgentIds, at uninstall --purge), so a uid without one carries nothing. Only a process that sees
+// the host's homes may decide that: agent-exec
 // under systemd (./agent-exec.ts) sees neither other nodes' homes nor /tmp, so it claims free uids and never takes one
 // over. Its agents' state is outside the home (/var/lib/svc-swarm-node-agents…, which uninstall keeps without --purge): the claim
 // names it, and holds while it is there.
@@ -13,6 +16,7 @@ import { mkdirSync, openSync, readdirSync, readFileSync, rmSync, closeSync, writ
 import { join, resolve } from 'node:path';
 import { processIsAlive } from '../host/process-alive.js';
 import type { RunIdentity } from './isolation.js';
+import { scrubUid, type UidScrub } from './uid-scrub.js';
 
 /** Above Debian's UID_MAX (60000), below systemd's DynamicUser range (61184): no account of the host is in it. */
 export const AGENT_UID_BASE = 60_100;
@@ -46,6 +50,8 @@ export function agentIdentity(home: string, agentId: string, dir: string = HOST_
     for (let uid = AGENT_UID_BASE; uid < AGENT_UID_BASE + AGENT_UID_COUNT; uid += 1) {
       const claim = taken.get(uid);
       if (claim !== undefined && (!options.reclaim || existsSync(join(claim.home, 'var')) || (claim.keeps !== undefined && existsSync(claim.keeps)))) continue;
+      // A uid its last holder left keeps nothing of it for the next; one that cannot be made clean is not given.
+      if (claim !== undefined && !scrubUid(uid).clean) continue;
       writeFileSync(join(dir, String(uid)), `${JSON.stringify(wanted)}\n`, { mode: 0o600 });
       return uid;
     }
@@ -54,6 +60,44 @@ export function agentIdentity(home: string, agentId: string, dir: string = HOST_
   const identity = { uid, gid: uid };
   known.set(key, identity);
   return identity;
+}
+
+/**
+ * Gives up every claim of the node at `home` (uninstall --purge, once its daemon stopped and its files are gone): each
+ * uid scrubbed, then its claim removed; a uid that cannot be made clean keeps its claim, for the next claimer to
+ * scrub again. Nothing to do where the claims cannot be read (not root, no claim yet).
+ */
+export function releaseAgentIds(home: string, dir: string = HOST_AGENT_UIDS_DIR): Array<{ uid: number; agent_id: string } & UidScrub> {
+  if (!existsSync(dir)) return [];
+  const wanted = resolve(home);
+  try {
+    readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const released = withLock(dir, () =>
+    readClaims(dir)
+      .filter(([, claim]) => claim.home === wanted)
+      .map(([uid, claim]) => {
+        const scrub = scrubUid(uid);
+        if (scrub.clean) rmSync(join(dir, String(uid)), { force: true });
+        return { uid, agent_id: claim.agent_id, ...scrub };
+      }),
+  );
+  for (const key of [...known.keys()]) if (key.startsWith(`${dir}\n${wanted}\n`)) known.delete(key);
+  return released;
+}
+
+/**
+ * Every node home the host's claims name (other homes' agents ran here as root, or under systemd): what a run's sandbox
+ * hides besides its own home. Read without the lock: a claim being written is one run late, never wrong.
+ */
+export function claimedHomes(dir: string = HOST_AGENT_UIDS_DIR): string[] {
+  try {
+    return [...new Set(readClaims(dir).map(([, claim]) => claim.home))];
+  } catch {
+    return [];
+  }
 }
 
 function readClaims(dir: string): Array<[number, Claim]> {

@@ -12,7 +12,8 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { AgentNetwork } from '../../contract/agent-bundle.js';
-import { agentIdentity } from './agent-ids.js';
+import { agentIdentity, claimedHomes } from './agent-ids.js';
+import { INSTALL_PATH } from '../../contract/claims.js';
 import { runAgentProcess, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
 import { cgroupHost, type CgroupHost, type RunCgroup } from './cgroups.js';
 import { isPrivileged } from './isolation.js';
@@ -83,6 +84,12 @@ export interface SandboxedRunnerOptions {
   tool?: 'bubblewrap' | 'unshare';
 }
 
+/** The host's other node homes: the installed node's (it holds the named ones), and every home its uid claims name. */
+function otherHomes(home: string, agentUidsDir: string | undefined): string[] {
+  const own = resolve(home);
+  return [INSTALL_PATH, ...claimedHomes(agentUidsDir)].map((path) => resolve(path)).filter((path) => path !== own && path !== '/');
+}
+
 export function createSandboxedRunner(options: SandboxedRunnerOptions): SandboxedRunner {
   const { limits } = options;
   const privileged = isPrivileged();
@@ -113,7 +120,8 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
     const runDir = `/tmp/swarm-run-${request.run_id}`;
     const sandbox = (tool === 'unshare' ? unshareArgv : bubblewrapArgv)({
       identity,
-      hidden: [options.home, options.varDir],
+      // Every other node home of this host too (their etc/, their bundles): those its claims name, and the installed one.
+      hidden: [options.home, options.varDir, ...otherHomes(options.home, options.agentUidsDir)],
       readOnly: request.readOnly,
       state: { source: image?.mountPoint ?? stateTarget, target: stateTarget },
       artifacts: artifacts.dir,
