@@ -43,7 +43,8 @@ async function repoWithFindings(): Promise<string> {
 describe('swarm-node runs: the service history', () => {
   it('lists every run of the user, those started over HTTP on another node included; --local is what this host started', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'history' });
-    await serve(service.baseUrl, await enrollNode(service.baseUrl, node.email), { agents: [OPS] });
+    const other = await enrollNode(service.baseUrl, node.email);
+    await serve(service.baseUrl, other, { agents: [OPS] });
     for (let n = 0; n < 2; n += 1) expect((await executeOverHttp(node)).status).toBeLessThan(300);
     expect((await swarmNode(['run', OPS], { env: node.env })).exitCode).toBe(0);
     await expect.poll(async () => (await swarmNode(['--json', 'runs', '--status', 'succeeded'], { env: node.env })).json.runs.length, { timeout: 30_000 }).toBe(3);
@@ -62,6 +63,17 @@ describe('swarm-node runs: the service history', () => {
     expect(rest.json.next_cursor).toBeNull();
     const more = await swarmNode(['runs', '--limit', '2'], { env: node.env });
     expect(more.stdout).toContain(`Older runs: swarm-node runs --cursor ${page.json.next_cursor} --limit 2`);
+
+    // By node: the id the fleet lists. --node names a node of this host, so a node id there is refused, never
+    // ignored, with the filter's own name in the remedy.
+    const byNode = await swarmNode(['--json', 'runs', '--node-id', other.node_id], { env: node.env });
+    expect(byNode.json.runs.map((run: { node_id: string }) => run.node_id)).toEqual([other.node_id, other.node_id]);
+    const mistaken = await swarmNode(['--json', 'runs', '--node', other.node_id], { env: node.env });
+    expect(mistaken.exitCode).toBe(2);
+    expect(mistaken.json.error.remedy).toContain(`swarm-node runs --node-id ${other.node_id}`);
+    const notAnId = await swarmNode(['--json', 'runs', '--node-id', 'gpu'], { env: node.env });
+    expect(notAnId.exitCode).toBe(2);
+    expect(notAnId.json.error.message).toContain('is not a node id');
   });
 
   it('needs a signed-in user; refuses a bad filter before asking', async () => {

@@ -7,17 +7,24 @@ import { SvcError } from '../../contract/errors.js';
 import { MAX_RUNS_PAGE } from '../../contract/job-limits.js';
 import { formatDollars } from '../../contract/money.js';
 import { RUN_STATUSES } from '../../contract/run-status.js';
+import { UUID_PATTERN } from '../../contract/uuid.js';
 import { countParser } from '../count-option.js';
 import { contextFor } from '../context.js';
 import { shortTime, table } from '../table.js';
 import { runsShowCommand } from './runs-show.js';
 
 const MAX_LOCAL_LIMIT = 10_000;
+const NODE_ID = new RegExp(UUID_PATTERN);
+
+function nodeIdParser(value: string): string {
+  if (!NODE_ID.test(value)) throw new SvcError('usage', `--node-id ${JSON.stringify(value)} is not a node id`, { remedy: 'Take the id from the NODE column of swarm-node nodes.' });
+  return value;
+}
 
 interface RunsOptions {
   agent?: string;
   status?: string;
-  node?: string;
+  nodeId?: string;
   since?: string;
   until?: string;
   limit?: number;
@@ -30,7 +37,9 @@ export function runsCommand(): Command {
     .description('list your runs at the service, newest first: status, charge, node (--local: this host\'s journal, with totals)')
     .option('--agent <agent_id>', 'only this agent')
     .addOption(new Option('--status <status>', 'only runs in this state').choices([...RUN_STATUSES]))
-    .option('--node <node_id>', 'only runs of this node')
+    // Not --node: that is the global option naming a node of this host (install --name), which takes the value
+    // wherever it stands on the line.
+    .option('--node-id <node_id>', 'only runs of this node (its id: swarm-node nodes)', nodeIdParser)
     .option('--since <time>', 'only runs started at or after this time (ISO 8601: 2026-11-26 or 2026-11-26T12:00:00Z)')
     .option('--until <time>', 'only runs started before this time')
     .option('--limit <n>', `show at most n runs (default 20; at most ${MAX_RUNS_PAGE} from the service)`, countParser(1, MAX_LOCAL_LIMIT))
@@ -48,6 +57,7 @@ agent of the catalog (swarm-node agents), which lists your own uploaded agents t
 Example:
   $ swarm-node runs
   $ swarm-node runs --agent agent_dev_review_012 --status failed --since 2026-11-01
+  $ swarm-node runs --node-id 0193c1d2-7f4e-7a01-9c3b-5d2e8f1a4b6c
   $ swarm-node runs --json | jq -r '.runs[] | select(.status == "cancelled") | .run_id'
   $ swarm-node runs --local --limit 5`,
     )
@@ -63,7 +73,7 @@ Example:
       const page = await new RunsApi(await ctx.client()).list(jwt.token, {
         agent_id: options.agent,
         status: options.status,
-        node_id: options.node,
+        node_id: options.nodeId,
         since: options.since,
         until: options.until,
         limit,

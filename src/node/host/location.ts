@@ -19,6 +19,7 @@ import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { INSTALL_PATH } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
 import { NODE_NAME_PATTERN } from '../../contract/node-name.js';
+import { UUID_PATTERN } from '../../contract/uuid.js';
 import { DEFAULT_AGENT_SOCKET, egressSocketOf } from './config.js';
 
 export const SERVICE_USER = 'svc-swarm';
@@ -54,7 +55,9 @@ export const NODES_DIR = 'nodes';
 export function checkNodeName(name: string, from = '--node'): string {
   if (!NODE_NAME_PATTERN.test(name)) {
     throw new SvcError('usage', `${from} ${JSON.stringify(name)} is not a node name: a lower-case letter, then up to 30 lower-case letters, digits or '-'`, {
-      remedy: 'Choose a name such as gpu or build-2.',
+      remedy: new RegExp(UUID_PATTERN).test(name)
+        ? `${from} names a node of this host (install --name), not a node id; a node's runs: swarm-node runs --node-id ${name}.`
+        : 'Choose a name such as gpu or build-2.',
     });
   }
   return name;
