@@ -21,6 +21,8 @@ export const EXIT_CODES = {
   status_alert: 10,
   /** A budget set at the service is spent for its period (docs/api.md "Budgets"): wait for its reset, or raise it. */
   budget_exceeded: 11,
+  /** `upgrade --check`: the service has a release newer than this node's (the answer is printed as usual). */
+  update_available: 12,
   interrupted: 130,
 } as const;
 
@@ -61,6 +63,8 @@ export function exitCodeFor(code: ErrorCode): number {
       return EXIT_CODES.status_alert;
     case 'budget_exceeded':
       return EXIT_CODES.budget_exceeded;
+    case 'update_available':
+      return EXIT_CODES.update_available;
     case 'interrupted':
       return EXIT_CODES.interrupted;
     default:

@@ -32,7 +32,10 @@ export async function runCli(argv: string[]): Promise<number> {
     if (error instanceof CommanderError && (error.exitCode === 0 || error.code === 'commander.helpDisplayed')) return 0;
     await loadStyles();
     const context = lastContext();
-    const output = new Output({ json: argv.includes('--json'), color: !argv.includes('--no-color'), ...(context === undefined ? {} : { carry: (text) => context.invocation.carry(text) }) });
+    // The command's own output, when it got that far: it knows whether a result was written (output.ts error()).
+    const output =
+      context?.output ??
+      new Output({ json: argv.includes('--json'), color: !argv.includes('--no-color') });
     const found = toSvcError(error, commandPathOf(program, argv.slice(2)));
     const failure = context === undefined ? found : localized(found, context.enrollCommand());
     output.error(failure);

@@ -58,6 +58,8 @@ export class Output {
   readonly #interactive: boolean;
   readonly #carry: (text: string) => string;
   #spinner: Spinner | undefined;
+  /** A result was written: under --json an error after it (an exit code that judges the result) goes to stderr. */
+  #resulted = false;
 
   constructor(options: OutputOptions) {
     const env = options.env ?? process.env;
@@ -81,6 +83,7 @@ export class Output {
   /** The command's result: JSON on stdout under --json, else the human rendering on stdout. */
   result<T>(data: T, human: (data: T, style: ChalkInstance) => string): void {
     this.stopSpinner();
+    this.#resulted = true;
     if (this.json) this.#stdout.write(`${JSON.stringify(data, null, 2)}\n`);
     else {
       // The data is escaped before it is styled: the styles are ours, the strings inside the data are not.
@@ -120,8 +123,9 @@ export class Output {
   /** Reports a failure: {"error": {...}} on stdout under --json (one document), a message and remedy on stderr otherwise. */
   error(error: SvcError): void {
     this.stopSpinner(false);
-    // run --fail-on: the run's answer is already the one document on stdout; the exit code is the alert.
-    if (this.json && error.code === 'status_alert') {
+    // The result is already the one document on stdout (run --fail-on's answer, status's report, upgrade --check's
+    // answer); the exit code is the verdict on it.
+    if (this.json && this.#resulted) {
       this.#stderr.write(`${escapeControlCharacters(error.message)}\n`);
       return;
     }

@@ -55,7 +55,8 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 insufficient balance, 4 not signed in, t
             sign-in code refused, a recent sign-in needed, or not an enrolled node, 5 not found, 6 service
             unreachable, 7 payment not confirmed yet, 8 this node was removed from your nodes (enroll it anew),
             9 the daemon stopped for an update it staged, 10 run --fail-on: the agent's status reached the
-            one named, 11 a budget is spent (wait for its reset, or raise it), 130 interrupted.
+            one named, 11 a budget is spent (wait for its reset, or raise it), 12 upgrade --check: a newer
+            release is available, 130 interrupted.
 
 Example:
   $ swarm-node agents

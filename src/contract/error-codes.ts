@@ -215,6 +215,11 @@ export const ERROR_CODES = {
     title: "Agent's status at or above --fail-on",
     remedy: "The run succeeded and was charged; its answer says what needs attention (its findings, or --json's output).",
   },
+  update_available: {
+    status: null,
+    title: 'Update available',
+    remedy: 'Upgrade it, as root, when it suits you; a node with auto_update on takes it by itself.',
+  },
   release_unverified: {
     status: null,
     title: 'Release not verified',

@@ -555,8 +555,14 @@ describe('swarm-node wallet, docs, status', () => {
     expect(human.stdout).toMatch(/^ {2}base_url\s+http:\/\/127\.0\.0\.1:\d+ {2}\(env\)$/m);
     expect(human.stdout).toContain('! the stored token expires in 3 day(s)');
 
+    // The report, whole, as the one JSON document; then exit 6, which a script checks without reading it.
     const offline = await swarmNode(['--json', '--base-url', CLOSED_PORT_URL, 'status'], { env: node.env });
-    expect(offline.exitCode).toBe(0);
+    expect(offline.exitCode).toBe(6);
+    expect(offline.stderr).toContain(`the service at ${CLOSED_PORT_URL} cannot be reached`);
+    const offlineHuman = await swarmNode(['--base-url', CLOSED_PORT_URL, 'status'], { env: node.env });
+    expect(offlineHuman.exitCode).toBe(6);
+    expect(offlineHuman.stdout).toMatch(/^service\s+unreachable /m);
+    expect(offlineHuman.stderr).toMatch(/^error: the service at .* cannot be reached/m);
     expect(offline.json.service).toMatchObject({ reachable: false, latency_ms: null, error: expect.stringContaining('cannot reach') });
     expect(offline.json.token.valid).toBeNull();
     expect(offline.json.problems).toContain(`the service at ${CLOSED_PORT_URL} is not reachable`);

@@ -95,8 +95,12 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
     expect(none.json).toEqual({ current_version: '0.1.0', latest_version: '0.1.0', update_available: false });
     publish(v011, releasesDir);
     const some = await swarmNode(['upgrade', '--check']);
-    expect(some.exitCode, some.stderr).toBe(0);
+    // Exit 12 (update_available): a cron job tells the two answers apart without parsing them.
+    expect(some.exitCode, some.stderr).toBe(12);
     expect(some.stdout).toMatch(/swarm-node 0\.1\.1 is available \(this node runs 0\.1\.0\)/);
+    const someJson = await swarmNode(['upgrade', '--check', '--json']);
+    expect(someJson.exitCode).toBe(12);
+    expect(someJson.json).toEqual({ current_version: '0.1.0', latest_version: '0.1.1', update_available: true });
   });
 
   it('a service whose newest release lacks a field it needs: the field and the service named, exit 1, nothing downloaded', async () => {

@@ -16,9 +16,8 @@ import { runsShowCommand } from './runs-show.js';
 const MAX_LOCAL_LIMIT = 10_000;
 const NODE_ID = new RegExp(UUID_PATTERN);
 
-function nodeIdParser(value: string): string {
+function checkNodeId(value: string): void {
   if (!NODE_ID.test(value)) throw new SvcError('usage', `--node-id ${JSON.stringify(value)} is not a node id`, { remedy: 'Take the id from the NODE column of swarm-node nodes.' });
-  return value;
 }
 
 interface RunsOptions {
@@ -39,7 +38,7 @@ export function runsCommand(): Command {
     .addOption(new Option('--status <status>', 'only runs in this state').choices([...RUN_STATUSES]))
     // Not --node: that is the global option naming a node of this host (install --name), which takes the value
     // wherever it stands on the line.
-    .option('--node-id <node_id>', 'only runs of this node (its id: swarm-node nodes)', nodeIdParser)
+    .option('--node-id <node_id>', 'only runs of this node (its id: swarm-node nodes)')
     .option('--since <time>', 'only runs started at or after this time (ISO 8601: 2026-11-26 or 2026-11-26T12:00:00Z)')
     .option('--until <time>', 'only runs started before this time')
     .option('--limit <n>', `show at most n runs (default 20; at most ${MAX_RUNS_PAGE} from the service)`, countParser(1, MAX_LOCAL_LIMIT))
@@ -66,6 +65,7 @@ Example:
       if (options.local === true) return localRuns(command, options);
       const limit = options.limit ?? 20;
       if (limit > MAX_RUNS_PAGE) throw new SvcError('usage', `--limit: the service shows at most ${MAX_RUNS_PAGE} runs a page (--cursor gives the next)`);
+      if (options.nodeId !== undefined) checkNodeId(options.nodeId);
       const jwt = ctx.requireJwt();
       // A catalog id is known here; an id of the user's own agent is one the service's catalog lists for them.
       if (options.agent !== undefined) await (await import('../../node/service/catalog.js')).agentToRun(await ctx.client(), options.agent, jwt.token);

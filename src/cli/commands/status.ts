@@ -1,5 +1,7 @@
-// swarm-node status: one look at the node. It reports problems in the report (and exits 0); `doctor` diagnoses.
+// swarm-node status: one look at the node. It reports problems in the report; it exits 0 but for a service it cannot
+// reach (6, after the report: scripts check the exit code), and `doctor` diagnoses.
 import { Command } from 'commander';
+import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import { contextFor } from '../context.js';
 import type { AgentSchedule, DaemonStatus } from '../../node/store/daemon-state.js';
@@ -8,7 +10,10 @@ import { keyValues } from '../table.js';
 export function statusCommand(): Command {
   return new Command('status')
     .description('show the configuration in force, the service, the token, registrations, the database and the daemon')
-    .addHelpText('after', '\nExample:\n  $ swarm-node status\n  $ swarm-node status --json | jq .problems')
+    .addHelpText(
+      'after',
+      '\nExits 0 with the report, problems included, but 6 after it when the service cannot be reached.\n\nExample:\n  $ swarm-node status\n  $ swarm-node status --json | jq .problems',
+    )
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
       const { nodeStatus } = await import('../../node/host/status.js');
@@ -54,6 +59,9 @@ export function statusCommand(): Command {
         ]);
         return s.problems.length === 0 ? lines : `${lines}\n\n${s.problems.map((p) => style.yellow(`! ${p}`)).join('\n')}`;
       });
+      if (!status.service.reachable) {
+        throw new SvcError('service_unreachable', `the service at ${status.service.base_url} cannot be reached: ${status.service.error ?? 'no answer'}`);
+      }
     });
 }
 

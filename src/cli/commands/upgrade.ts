@@ -28,7 +28,7 @@ export function upgradeCommand(): Command {
     .description('switch the node to the newest release of the service (verified), to a release given with --from, or back with --rollback')
     .option('--from <file|dir>', 'a downloaded release (.tar.gz with its .manifest and .manifest.sig beside it; air-gapped hosts) or an unpacked package')
     .option('--to <version>', 'switch to exactly this version, older than the installed one too (from the service, or the --from given)')
-    .option('--check', 'only say whether the service has a newer release')
+    .option('--check', 'only say whether the service has a newer release (exit 12 when it has)')
     .option('--trust-key <file>', 'also trust this Ed25519 public key (PEM) for the signature (or SVC_RELEASE_TRUST_KEY)')
     .option('--health-timeout <seconds>', 'how long the new daemon has to start healthy before the node rolls back', seconds, 60)
     .option('--rollback', 'switch back to the previous release (run again to roll forward)')
@@ -97,9 +97,12 @@ Example:
         return;
       }
       if (flags.check) {
-        ctx.output.result(await upgrade.checkForUpgrade(deps), (check) =>
+        const check = await upgrade.checkForUpgrade(deps);
+        ctx.output.result(check, () =>
           check.update_available ? `swarm-node ${check.latest_version} is available (this node runs ${check.current_version})` : `swarm-node ${check.current_version} is the newest release`,
         );
+        // As `apt-get -s upgrade` leaves scripts to parse: a cron job or a fleet check tells the two by the exit code.
+        if (check.update_available) throw new SvcError('update_available', `a newer release, ${check.latest_version}, is available`);
         return;
       }
       const healthTimeoutMs = (flags.healthTimeout ?? 60) * 1000;
