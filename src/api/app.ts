@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { SvcError } from '../contract/errors.js';
+import { rememberClientAddress } from './http/client-seen.js';
 import { clientErrorHandler } from './http/client-error.js';
 import type { ServiceContext } from './context.js';
 import { MAX_BODY_BYTES, parseJsonBodies } from './http/json-body.js';
@@ -107,6 +108,8 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   // On the root, so it reaches the routes of every plugin registered below; only those with
   // `config: { rateLimited: true }` are counted, all against one budget per client address.
   // Every attempt counts against the budget, then the route's credential is checked (both before the body is read).
+  app.decorateRequest('clientAddress', '');
+  app.addHook('onRequest', rememberClientAddress);
   app.addHook('onRequest', rateLimitHook({ limitPerMinute: ctx.rateLimitPerMinute, clock: ctx.clock, store: ctx.rateLimitStore }));
   // %00 in the path or the query, whatever the route and before its credential is looked at (http/nul-input.ts).
   app.addHook('onRequest', refuseNulInUrl);

@@ -197,6 +197,20 @@ describe('every route, sent what no client input may turn into an exit', () => {
       }),
     );
 
+    // A request that acts, sent whole and then reset: the route runs with its client gone (and the client's address
+    // no longer on the socket), and must still record who asked.
+    const signIns = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const connection = await rawConnection(service.baseUrl);
+        const body = JSON.stringify({ email: uniqueEmail('gone') });
+        const whole = requestHead('POST', '/v1/auth/email-code', { 'content-type': 'application/json', 'content-length': body.length }) + body;
+        await new Promise<void>((written) => connection.socket.write(whole, () => written()));
+        connection.socket.resetAndDestroy();
+        return connection;
+      }),
+    );
+    await until(service, () => signIns.every((connection) => connection.isClosed), 'the reset sign-ins');
+
     // The longest timer, once every request above was sent: an artifact's body cut mid-way, 2 s (every other body's
     // is 1 s). Once it fired, every timer the requests above armed has fired or was cleared.
     const sentinel = `sentinel-${randomUUID()}`;
