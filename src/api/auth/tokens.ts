@@ -172,11 +172,13 @@ export const MAX_CLOCK_SKEW_SECONDS = 60;
 
 /**
  * RFC 8725 §3.10 (validate every claim): a token must say when it was issued, not in the future beyond the skew,
- * and live no longer than spec §5.1's 30 days. A token signed with our key but claiming a longer life (or issued
- * "tomorrow" to outlive its exp) is not one the service issued.
+ * and live no longer than spec §5.1's 30 days; the sign-in it carries (auth_time) came before it, after 1970. A
+ * token signed with our key but claiming a longer life (or issued "tomorrow" to outlive its exp, or a sign-in in
+ * the year 30,000) is not one the service issued.
  */
 function plausibleLifetime(claims: AccessTokenClaims, nowMs: number): boolean {
-  return claims.iat <= nowMs / 1000 + MAX_CLOCK_SKEW_SECONDS && claims.exp > claims.iat && claims.exp - claims.iat <= JWT_LIFETIME_SECONDS;
+  const signedIn = claims.auth_time === undefined || (claims.auth_time >= 0 && claims.auth_time <= claims.iat);
+  return signedIn && claims.iat <= nowMs / 1000 + MAX_CLOCK_SKEW_SECONDS && claims.exp > claims.iat && claims.exp - claims.iat <= JWT_LIFETIME_SECONDS;
 }
 
 // An empty segment is allowed here: an unsigned (alg "none") token is refused for its algorithm, a clearer reason.
