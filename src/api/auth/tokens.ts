@@ -13,6 +13,7 @@ import {
 import { SvcError } from '../../contract/errors.js';
 import { EMAIL_PATTERN } from '../../contract/schemas.js';
 import { isTierId } from '../../contract/tiers.js';
+import { UUID_PATTERN } from '../../contract/uuid.js';
 import type { Clock } from '../../lib/clock.js';
 import type { ServiceSecrets } from '../secrets.js';
 import type { Revocations } from './revocations.js';
@@ -153,6 +154,8 @@ export function createTokenService(secrets: Pick<ServiceSecrets, 'jwtKey' | 'jwt
   };
 }
 
+const jtiPattern = new RegExp(UUID_PATTERN);
+
 function hasAccessClaims(payload: Record<string, unknown>): payload is AccessTokenClaims & Record<string, unknown> {
   return (
     typeof payload.sub === 'string' &&
@@ -162,7 +165,8 @@ function hasAccessClaims(payload: Record<string, unknown>): payload is AccessTok
     payload.nodeAccess === NODE_ACCESS &&
     Number.isInteger(payload.iat) &&
     Number.isInteger(payload.exp) &&
-    (payload.jti === undefined || typeof payload.jti === 'string') &&
+    // Ours is a UUID (issue()): any other jti, U+0000 in it say, is no token of ours, and is never looked up.
+    (payload.jti === undefined || (typeof payload.jti === 'string' && jtiPattern.test(payload.jti))) &&
     (payload.auth_time === undefined || Number.isInteger(payload.auth_time))
   );
 }
