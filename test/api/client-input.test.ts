@@ -97,16 +97,16 @@ const settled = (connection: RawConnection): boolean => {
 
 describe('every route, sent what no client input may turn into an exit', () => {
   let service: SpawnedSvcApi;
-  let credentials: { email: string; user: string; node: string };
+  let credentials: { email: string; user: string; node: string; console: Record<string, string> };
   let requests: SentRequest[];
 
   beforeAll(async () => {
     service = await spawnSvcApi({ args: TIMER_FLAGS, env: { SVC_LOG_LEVEL: 'debug' } });
     const email = uniqueEmail('client-input');
     const user = await signIn(service.baseUrl, email);
-    credentials = { email, user, node: (await enrollNode(service.baseUrl, email)).credential };
     // The console's forms read their body only for a session posting from the console itself.
     const consoleHeaders = { cookie: await consoleCookie(`${service.baseUrl}/wallet`, user), 'sec-fetch-site': 'same-origin', origin: 'null' };
+    credentials = { email, user, node: (await enrollNode(service.baseUrl, email)).credential, console: consoleHeaders };
     const served = await whileAlive(service, () => logLines(service).find((line) => line.msg === 'routes served'), 'the routes line');
     const routes = [...(served.routes as ServedRoute[]), { method: ['GET', 'POST'], url: '/no/such/route' }];
     requests = routes.flatMap((route) =>
@@ -256,6 +256,16 @@ describe('every route, sent what no client input may turn into an exit', () => {
     expect(lastBody(held)).toMatchObject({ run_id: run.body.run_id, status: 'running' });
     expect(service.process.exitCode).toBeNull();
     expect((await httpRequest(`${service.baseUrl}/healthz`)).status).toBe(200);
+
+    // The console follows the same run's log; the connection then carries a request whose headers are over the cap,
+    // which Node answers 431 and closes under the stream: a client gone, not a failure (bench:fuzz case 8820).
+    // A second follow is pipelined behind the first, its answer queued while the first streams.
+    const follow = await rawConnection(service.baseUrl);
+    const logEvents = requestHead('GET', `/wallet/runs/${run.body.run_id}/log-events`, credentials.console);
+    follow.socket.write(logEvents + logEvents + requestHead('GET', '/healthz', { 'x-filler': 'a'.repeat(70 * 1024) }));
+    await until(service, () => follow.isClosed, 'the stream closed');
+    expect((await httpRequest(`${service.baseUrl}/healthz`)).status).toBe(200);
+    expect(logLines(service).filter((line) => line.level >= 50)).toEqual([]);
   });
 });
 

@@ -106,7 +106,10 @@ export function handleError(error: unknown, request: FastifyRequest, reply: Fast
  */
 export function noteClientGone(error: unknown, request: FastifyRequest): boolean {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  if (!(request.raw.destroyed && code === 'ECONNRESET' && message === 'aborted')) return false;
+  const aborted = request.raw.destroyed && code === 'ECONNRESET' && message === 'aborted';
+  // A streamed answer (a followed log) whose connection closed under it: Node's streams say "Premature close".
+  const cutOff = code === 'ERR_STREAM_PREMATURE_CLOSE' && request.raw.socket?.destroyed === true;
+  if (!aborted && !cutOff) return false;
   request.log.info({ route: request.routeOptions.url ?? 'unmatched' }, 'the client closed the connection before its request was answered');
   return true;
 }
