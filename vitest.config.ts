@@ -57,7 +57,10 @@ export default defineConfig({
     // One SMTP server for the run: every service a test starts mails its sign-in codes to it (test/helpers/mailbox.ts).
     globalSetup: ['test/helpers/smtp-global-setup.ts'],
     projects: [
-      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/api-postgres/**', RELEASE_TESTS, '**/node_modules/**'] } },
+      {
+        extends: true,
+        test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/api-postgres/**', RELEASE_TESTS, '**/node_modules/**'] },
+      },
       // The release tests build releases with the Node.js a release ships: fetched and built for once per run.
       { extends: true, test: { name: 'release', include: [RELEASE_TESTS], globalSetup: ['test/helpers/release-runtime-setup.ts'] } },
       {

@@ -12,7 +12,9 @@ const [needMajor, needMinor] = manifest.engines.node
   .map(Number);
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < needMajor || (major === needMajor && minor < needMinor) || (sameMajor && major > needMajor)) {
-  const needed = sameMajor ? `Node.js ${needMajor} (${needMajor}.${needMinor} or newer within ${needMajor})` : `Node.js ${needMajor}.${needMinor} or newer`;
+  const needed = sameMajor
+    ? `Node.js ${needMajor} (${needMajor}.${needMinor} or newer within ${needMajor})`
+    : `Node.js ${needMajor}.${needMinor} or newer`;
   process.stderr.write(`swarm-node needs ${needed}; this is ${process.versions.node}.\n`);
   process.exit(1);
 }
@@ -24,7 +26,10 @@ const args = process.argv.slice(2);
 // help is at most 80 columns wide everywhere, so it is the same text unless a terminal is narrower than that, where
 // the program wraps it to the terminal. Loading the program for it cost 1.3x a bare `node -e 0`.
 const alone = args.length === 1 ? args[0] : undefined;
-const help = (alone === '--help' || alone === '-h') && !(process.stdout.isTTY && process.stdout.columns > 0 && process.stdout.columns < 80) ? writtenHelp() : undefined;
+const help =
+  (alone === '--help' || alone === '-h') && !(process.stdout.isTTY && process.stdout.columns > 0 && process.stdout.columns < 80)
+    ? writtenHelp()
+    : undefined;
 if (alone === '--version' || alone === '-v') print(`${manifest.version}\n`);
 else if (help !== undefined) print(help);
 else await import('../dist/swarm-node.js');

@@ -10,7 +10,8 @@ const OPENAI = "export { default as OpenAI } from 'openai';";
 export const AGENT_VENDOR = {
   agent_dev_review_012: {
     // secretlint's recommended preset: the maintained rule set for credentials (docs/sections/starter-agents.md).
-    'secretlint.mjs': "export { lintSource } from '@secretlint/core'; export { creator as recommendedPreset } from '@secretlint/secretlint-rule-preset-recommend';",
+    'secretlint.mjs':
+      "export { lintSource } from '@secretlint/core'; export { creator as recommendedPreset } from '@secretlint/secretlint-rule-preset-recommend';",
     // ESLint's Linter without its file system, and sucrase, which strips TypeScript's types keeping every line where it was.
     'eslint.mjs': "export { Linter } from 'eslint/universal'; export { transform as stripTypes } from 'sucrase';",
     'openai.mjs': OPENAI,
@@ -36,7 +37,9 @@ export async function buildAgentVendor(root) {
             target: 'node20',
             minify: true,
             legalComments: 'eof',
-            banner: { js: "import { createRequire as __vendorRequire } from 'node:module'; const require = __vendorRequire(import.meta.url);" },
+            banner: {
+              js: "import { createRequire as __vendorRequire } from 'node:module'; const require = __vendorRequire(import.meta.url);",
+            },
             logLevel: 'warning',
           }),
         ),

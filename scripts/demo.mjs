@@ -12,7 +12,21 @@ import { hostname, release } from 'node:os';
 import { join } from 'node:path';
 import { CUSTOM_AGENT, CUSTOM_MARK, CUSTOM_PRICE_CENTS, editCustomAgent } from './demo/custom-agent.mjs';
 import { curl, request } from './demo/http.mjs';
-import { alias, fail, header, mask, maskUrlToken, ok, say, secret, showCommand, showFields, showOutput, write, writeError } from './demo/narrate.mjs';
+import {
+  alias,
+  fail,
+  header,
+  mask,
+  maskUrlToken,
+  ok,
+  say,
+  secret,
+  showCommand,
+  showFields,
+  showOutput,
+  write,
+  writeError,
+} from './demo/narrate.mjs';
 import {
   cleanEnv,
   cleanup,
@@ -103,7 +117,10 @@ async function swarmNode(bin, args, { env = {}, expectExit = 0, json = false, qu
 
 /** The repo's swarm-node, with a scratch home: it never reads or writes a real node's /opt/svc/swarm-node. */
 const operatorCli = (args, options = {}) =>
-  swarmNode(SWARM_NODE_BIN, args, { ...options, env: { SWARM_NODE_HOME: state.operatorHome, SVC_BASE_URL: state.baseUrl, ...options.env } });
+  swarmNode(SWARM_NODE_BIN, args, {
+    ...options,
+    env: { SWARM_NODE_HOME: state.operatorHome, SVC_BASE_URL: state.baseUrl, ...options.env },
+  });
 
 /** The installed swarm-node: it finds its home from where it is installed, and the service from its config. */
 const nodeCli = (args, options = {}) => swarmNode(state.installedBin, args, options);
@@ -147,10 +164,16 @@ async function signInByMail(cli, codeFile) {
   const reference = String(sent.json.challenge_id).slice(0, 8);
   showFields([['code sent', `to ${EMAIL}, reference ${reference}, valid until ${sent.json.expires_at}`]]);
   showCommand(['svc-api', 'sandbox', 'mail', '--to', EMAIL, '--limit', '1']);
-  const outbox = await runProgram(process.execPath, [SVC_API_BIN, 'sandbox', 'mail', '--to', EMAIL, '--limit', '1', '--json'], { env: cleanEnv({ SVC_BASE_URL: state.baseUrl }) });
+  const outbox = await runProgram(process.execPath, [SVC_API_BIN, 'sandbox', 'mail', '--to', EMAIL, '--limit', '1', '--json'], {
+    env: cleanEnv({ SVC_BASE_URL: state.baseUrl }),
+  });
   check(outbox.exitCode === 0, `svc-api sandbox mail exited ${outbox.exitCode}`, outbox.all);
   const [mail] = JSON.parse(outbox.stdout).messages;
-  check(mail !== undefined && mail.text.includes(`reference ${reference}`), 'the sandbox outbox has no mail of this sign-in', outbox.stdout);
+  check(
+    mail !== undefined && mail.text.includes(`reference ${reference}`),
+    'the sandbox outbox has no mail of this sign-in',
+    outbox.stdout,
+  );
   const code = /\b(\d{4}-\d{4})\b/.exec(mail.text)?.[1];
   check(code !== undefined, 'the sign-in mail holds no code', mail.text);
   showOutput(`${mail.subject.replace(code, '####-####')}\n${mail.text.split('\n').slice(2, 4).join('\n')}`);
@@ -176,7 +199,10 @@ function modeOf(path) {
 
 async function main() {
   const started = Date.now();
-  check(existsSync(join(REPO_ROOT, 'dist', 'swarm-node.js')) && existsSync(join(REPO_ROOT, 'dist', 'svc-api.js')), 'dist/ is missing: run npm ci (or npm run build) first');
+  check(
+    existsSync(join(REPO_ROOT, 'dist', 'swarm-node.js')) && existsSync(join(REPO_ROOT, 'dist', 'svc-api.js')),
+    'dist/ is missing: run npm ci (or npm run build) first',
+  );
 
   state.scratch = makeScratchDir();
   state.operatorHome = join(state.scratch, 'operator-home');
@@ -191,23 +217,50 @@ async function main() {
   write(isolationLine(state.isolation));
 
   step('Start the reference service');
-  say(`svc-api is the complete reference implementation of the hosted service; --sandbox adds a payment provider\nthat confirms payments with a signed webhook, like a real one. Port 0: any free port; a fresh SQLite data dir.\nA run whose node stops renewing it is refunded a lease after (--lease-seconds ${LEASE_SECONDS}: step 20 stays short).`);
+  say(
+    `svc-api is the complete reference implementation of the hosted service; --sandbox adds a payment provider\nthat confirms payments with a signed webhook, like a real one. Port 0: any free port; a fresh SQLite data dir.\nA run whose node stops renewing it is refunded a lease after (--lease-seconds ${LEASE_SECONDS}: step 20 stays short).`,
+  );
   // The release the node installs (docs/operations.md "Releases"): built and signed here with a throwaway key, as a
   // release machine would with the production key; the service publishes it from --releases-dir.
   state.releaseKey = writeDemoSigningKey(join(state.scratch, 'release-key'));
   const releasesDir = join(state.scratch, 'releases');
-  const built = await runProgram(process.execPath, [join(REPO_ROOT, 'dist', 'swarm-node-release.js'), '--key', state.releaseKey.privateFile, '--out', releasesDir, '--no-runtime', '--no-deb'], {
-    env: cleanEnv(),
-    timeoutMs: 120_000,
-  });
+  const built = await runProgram(
+    process.execPath,
+    [
+      join(REPO_ROOT, 'dist', 'swarm-node-release.js'),
+      '--key',
+      state.releaseKey.privateFile,
+      '--out',
+      releasesDir,
+      '--no-runtime',
+      '--no-deb',
+    ],
+    {
+      env: cleanEnv(),
+      timeoutMs: 120_000,
+    },
+  );
   check(built.exitCode === 0, `npm run release exited ${built.exitCode}`, built.all);
   const summary = JSON.parse(built.stdout);
   write('   $ npm run release -- --key <scratch>/release-key/demo.pem --out <scratch>/releases --no-runtime --no-deb');
   showFields([
-    ['artifact', `${summary.artifact.path.split('/').at(-1)}  ${(summary.artifact.bytes / 1e6).toFixed(1)} MB, ${summary.files} files, signed by key ${summary.signed_by}`],
+    [
+      'artifact',
+      `${summary.artifact.path.split('/').at(-1)}  ${(summary.artifact.bytes / 1e6).toFixed(1)} MB, ${summary.files} files, signed by key ${summary.signed_by}`,
+    ],
     ['note', '--no-runtime: this machine has Node; the production artifact carries its own (docs/operations.md "Releases")'],
   ]);
-  const serviceArgs = ['--sandbox', '--port', '0', '--data-dir', join(state.scratch, 'service'), '--lease-seconds', String(LEASE_SECONDS), '--releases-dir', releasesDir];
+  const serviceArgs = [
+    '--sandbox',
+    '--port',
+    '0',
+    '--data-dir',
+    join(state.scratch, 'service'),
+    '--lease-seconds',
+    String(LEASE_SECONDS),
+    '--releases-dir',
+    releasesDir,
+  ];
   showCommand(['svc-api', ...serviceArgs]);
   state.service = await startProgram(process.execPath, [SVC_API_BIN, ...serviceArgs], {
     env: cleanEnv({ SVC_LOG_LEVEL: 'warn' }),
@@ -219,7 +272,9 @@ async function main() {
   ok(`svc-api pid ${state.service.pid} at ${state.baseUrl}`);
 
   step('Checkout at the payment provider');
-  say(`The customer pays for the starter-agents tier at the provider, with the e-mail ${EMAIL}. The payment\nstarts PENDING; the provider confirms it later.`);
+  say(
+    `The customer pays for the starter-agents tier at the provider, with the e-mail ${EMAIL}. The payment\nstarts PENDING; the provider confirms it later.`,
+  );
   const starter = await checkout('svc_starter_agents');
   showFields([
     ['payment_id', starter.payment_id],
@@ -230,7 +285,9 @@ async function main() {
   state.starterPayment = starter.payment_id;
 
   step('The provider confirms: a signed webhook');
-  say('The provider marks the payment CONFIRMED and POSTs a signed payment.confirmed event to the service\n(/v1/payments/webhook, HMAC-SHA256 in Svc-Signature); the service records the payment as confirmed.');
+  say(
+    'The provider marks the payment CONFIRMED and POSTs a signed payment.confirmed event to the service\n(/v1/payments/webhook, HMAC-SHA256 in Svc-Signature); the service records the payment as confirmed.',
+  );
   const confirmed = await confirmAndAwaitWebhook(state.starterPayment);
   check(confirmed.status === 'CONFIRMED', `the payment is ${confirmed.status} after confirm`, JSON.stringify(confirmed));
   showFields([
@@ -239,14 +296,28 @@ async function main() {
   ]);
 
   step('Sign in: a code mailed to the address');
-  say(`A payment names an address; it proves nobody reads it. \`login\` asks the service to mail a one-time code to\n${EMAIL} (8 digits, 10 minutes, 5 tries) and takes it back: a JWT (HS256, 30 days, chainId 1202, the tier\npaid for) for whoever reads that inbox. The sandbox keeps its mail in an outbox: \`svc-api sandbox mail\` shows it.`);
+  say(
+    `A payment names an address; it proves nobody reads it. \`login\` asks the service to mail a one-time code to\n${EMAIL} (8 digits, 10 minutes, 5 tries) and takes it back: a JWT (HS256, 30 days, chainId 1202, the tier\npaid for) for whoever reads that inbox. The sandbox keeps its mail in an outbox: \`svc-api sandbox mail\` shows it.`,
+  );
   await signInByMail(operatorCli, join(state.scratch, 'operator-code'));
 
   step('Activate: the deploy token');
-  say('`swarm-node activate` opens a pay-gate session for the tier and activates it with the payment, as the\nsigned-in user (a stranger who paid in your name cannot). The service returns a short-lived, single-use deploy\ntoken, once: it goes to a file of mode 0600, never onto the screen or a command line.');
+  say(
+    '`swarm-node activate` opens a pay-gate session for the tier and activates it with the payment, as the\nsigned-in user (a stranger who paid in your name cannot). The service returns a short-lived, single-use deploy\ntoken, once: it goes to a file of mode 0600, never onto the screen or a command line.',
+  );
   state.deployTokenFile = join(state.scratch, 'deploy-token');
   const activation = await operatorCli(
-    ['activate', '--tier', 'svc_starter_agents', '--payment', state.starterPayment, '--wait', '10', '--deploy-token-file', state.deployTokenFile],
+    [
+      'activate',
+      '--tier',
+      'svc_starter_agents',
+      '--payment',
+      state.starterPayment,
+      '--wait',
+      '10',
+      '--deploy-token-file',
+      state.deployTokenFile,
+    ],
     { json: true },
   );
   check(activation.json.install_path === '/opt/svc/swarm-node', `install_path is ${activation.json.install_path}`, activation.stdout);
@@ -265,9 +336,13 @@ async function main() {
   ]);
 
   step('Install the node into a scratch root');
-  say('On a real host: curl -fsSL <base_url>/install.sh | sudo sh -s -- --token-file F. The script downloads the\nnewest release, checks its signature and SHA-256 before unpacking, and runs its swarm-node install. Here --root\nputs the layout under a scratch directory, --no-start leaves systemd alone, and --trust-key trusts the demo key.\nThe deploy token comes from the environment (argv is visible in ps); the service consumes it to enroll the node.');
+  say(
+    'On a real host: curl -fsSL <base_url>/install.sh | sudo sh -s -- --token-file F. The script downloads the\nnewest release, checks its signature and SHA-256 before unpacking, and runs its swarm-node install. Here --root\nputs the layout under a scratch directory, --no-start leaves systemd alone, and --trust-key trusts the demo key.\nThe deploy token comes from the environment (argv is visible in ps); the service consumes it to enroll the node.',
+  );
   const installArgs = ['--root', state.root, '--no-start', '--trust-key', state.releaseKey.publicFile];
-  write(`   $ SVC_DEPLOY_TOKEN=${mask(deployToken)} curl -fsSL ${state.baseUrl}/install.sh | sh -s -- --root <root> --no-start --trust-key <scratch>/release-key/demo.pub.pem`);
+  write(
+    `   $ SVC_DEPLOY_TOKEN=${mask(deployToken)} curl -fsSL ${state.baseUrl}/install.sh | sh -s -- --root <root> --no-start --trust-key <scratch>/release-key/demo.pub.pem`,
+  );
   const install = await runProgram('sh', ['-c', `curl -fsSL "$0/install.sh" | sh -s -- "$@"`, state.baseUrl, ...installArgs], {
     env: cleanEnv({ SVC_DEPLOY_TOKEN: deployToken }),
     timeoutMs: 120_000,
@@ -279,13 +354,20 @@ async function main() {
   const nodeCredential = JSON.parse(readFileSync(join(state.home, 'etc', 'credentials.json'), 'utf8')).node?.credential;
   check(typeof nodeCredential === 'string', 'etc/credentials.json lacks the node credential from enrollment', '');
   secret(nodeCredential);
-  check(config.base_url === state.baseUrl && typeof config.node_id === 'string', 'etc/config.json lacks the base URL or node id', JSON.stringify(config));
+  check(
+    config.base_url === state.baseUrl && typeof config.node_id === 'string',
+    'etc/config.json lacks the base URL or node id',
+    JSON.stringify(config),
+  );
   state.nodeId = config.node_id;
   const layout = [
     ['current', `-> ${readlinkSync(join(state.home, 'current'))}`],
     ['releases/', readFileSync(join(state.home, 'current', 'package.json'), 'utf8').match(/"version":\s*"([^"]+)"/)?.[1] ?? '?'],
     ['etc/config.json', `${modeOf(join(state.home, 'etc', 'config.json'))}  base_url, wallet_url, node_id ${config.node_id}`],
-    ['etc/credentials.json', `${modeOf(join(state.home, 'etc', 'credentials.json'))}  the node id and its own credential; the JWT joins them at login`],
+    [
+      'etc/credentials.json',
+      `${modeOf(join(state.home, 'etc', 'credentials.json'))}  the node id and its own credential; the JWT joins them at login`,
+    ],
     ['var/', `${modeOf(join(state.home, 'var'))}  the node's SQLite: registrations, runs, schedules`],
     ['uninstall.sh', modeOf(join(state.home, 'uninstall.sh'))],
   ];
@@ -294,7 +376,9 @@ async function main() {
   check(existsSync(state.installedBin), 'the installed swarm-node link is missing', '');
   write(`   Created under <root>/${INSTALL_PATH}:`);
   showFields(layout);
-  write(`   and <root>/etc/systemd/system/svc-swarm-node.service (${modeOf(join(state.root, 'etc/systemd/system/svc-swarm-node.service'))}),`);
+  write(
+    `   and <root>/etc/systemd/system/svc-swarm-node.service (${modeOf(join(state.root, 'etc/systemd/system/svc-swarm-node.service'))}),`,
+  );
   write(`       <root>/usr/local/bin/swarm-node -> ${readlinkSync(state.installedBin)}`);
   say('From here on, the INSTALLED binary runs: it finds its home from where it lives, and the service from its config.');
   if (state.isolation.config !== undefined) {
@@ -303,38 +387,57 @@ async function main() {
     say(`No bubblewrap here: the node is told how to run its agents in its config.json (agent_isolation ${state.isolation.config}).`);
     await nodeCli(['config', 'set', 'agent_isolation', state.isolation.config]);
     const set = JSON.parse(readFileSync(join(state.home, 'etc', 'config.json'), 'utf8'));
-    check(set.agent_isolation === state.isolation.config, `etc/config.json holds agent_isolation ${set.agent_isolation}`, JSON.stringify(set));
+    check(
+      set.agent_isolation === state.isolation.config,
+      `etc/config.json holds agent_isolation ${set.agent_isolation}`,
+      JSON.stringify(set),
+    );
   }
 
   step('Sign the node in');
-  say('The installed node signs in the same way, by mail: its own credential (from the deploy token) does the\nnode\'s work only and never becomes the user\'s JWT. The JWT joins it in etc/credentials.json, mode 0600.');
+  say(
+    "The installed node signs in the same way, by mail: its own credential (from the deploy token) does the\nnode's work only and never becomes the user's JWT. The JWT joins it in etc/credentials.json, mode 0600.",
+  );
   await signInByMail(nodeCli, join(state.scratch, 'node-code'));
   const credentialsFile = join(state.home, 'etc', 'credentials.json');
   check(modeOf(credentialsFile) === '0600', 'etc/credentials.json is no longer 0600 after login', '');
   const credentials = JSON.parse(readFileSync(credentialsFile, 'utf8'));
-  check(typeof credentials.jwt?.token === 'string' && credentials.node?.node_id === config.node_id, 'the credentials lack the JWT or the node', '');
+  check(
+    typeof credentials.jwt?.token === 'string' && credentials.node?.node_id === config.node_id,
+    'the credentials lack the JWT or the node',
+    '',
+  );
   secret(credentials.jwt.token);
   state.jwt = credentials.jwt.token;
   state.userId = JSON.parse(Buffer.from(state.jwt.split('.')[1], 'base64url').toString('utf8')).sub;
   showFields([['jwtToken', `${mask(credentials.jwt.token)} (in <root>/${INSTALL_PATH}/etc/credentials.json, mode 0600)`]]);
 
   step('Verify the JWT and read the unlocked docs');
-  say('`whoami` has the service verify the token; its tier unlocks private documentation sections. What it shows:\nchainId 1202 is the chain of the pay wallet every run is debited from; nodeAccess isolated_svc_server says the\ntoken is for private, isolated nodes of the service; payment_rail svc_pay_wallet:1202 is how runs are paid: from\nthat wallet, on that chain.');
+  say(
+    '`whoami` has the service verify the token; its tier unlocks private documentation sections. What it shows:\nchainId 1202 is the chain of the pay wallet every run is debited from; nodeAccess isolated_svc_server says the\ntoken is for private, isolated nodes of the service; payment_rail svc_pay_wallet:1202 is how runs are paid: from\nthat wallet, on that chain.',
+  );
   const whoami = await nodeCli(['whoami']);
   check(/svc_starter_agents/.test(whoami.stdout) && /1202/.test(whoami.stdout), 'whoami does not show the tier and chain', whoami.all);
   const docs = await nodeCli(['docs']);
-  for (const section of ['starter-agents', 'node-install', 'agent-upload']) check(docs.stdout.split('\n').includes(section), `docs does not list ${section}`, docs.all);
+  for (const section of ['starter-agents', 'node-install', 'agent-upload'])
+    check(docs.stdout.split('\n').includes(section), `docs does not list ${section}`, docs.all);
   const section = await nodeCli(['docs', 'node-install'], { quiet: true });
   const body = section.stdout.split('\n').filter((line) => line.trim() !== '');
   check(body.length > 3, 'the node-install section is empty', section.all);
   showOutput(`${body.slice(0, 3).join('\n')}\n… (${body.length} lines)`);
 
   step('The wallet login URL');
-  say('Runs are paid from the pay wallet. This URL signs the customer in to the wallet page with the JWT (it holds\nthe token, so it is a secret: shown masked here).');
+  say(
+    'Runs are paid from the pay wallet. This URL signs the customer in to the wallet page with the JWT (it holds\nthe token, so it is a secret: shown masked here).',
+  );
   const walletLogin = await nodeCli(['wallet', 'login'], { json: true });
   const walletUrl = walletLogin.json.wallet_login_url;
   const parsedWalletUrl = new URL(walletUrl);
-  check(parsedWalletUrl.pathname.endsWith('/login') && parsedWalletUrl.searchParams.get('intent') === 'swarm_private_access', 'the wallet URL lacks /login or intent', '');
+  check(
+    parsedWalletUrl.pathname.endsWith('/login') && parsedWalletUrl.searchParams.get('intent') === 'swarm_private_access',
+    'the wallet URL lacks /login or intent',
+    '',
+  );
   check(parsedWalletUrl.searchParams.get('token') === credentials.jwt.token, 'the wallet URL does not carry the stored JWT', '');
   showFields([['wallet_login_url', maskUrlToken(walletUrl)]]);
 
@@ -346,8 +449,16 @@ async function main() {
   say('The wallet is empty, so the service refuses the run (HTTP 402) and says where to fund the wallet: exit code 3.');
   const refused = await nodeCli(['run', AGENT], { json: true, expectExit: 3 });
   const refusal = refused.json.error;
-  check(refusal?.code === 'insufficient_balance' && typeof refusal.wallet_login_url === 'string', `expected insufficient_balance with wallet_login_url, got ${refusal?.code}`, refused.stdout);
-  check(refusal.balance_cents === 0 && refusal.price_cents === AGENT_PRICE_CENTS, 'the refusal has the wrong balance or price', refused.stdout);
+  check(
+    refusal?.code === 'insufficient_balance' && typeof refusal.wallet_login_url === 'string',
+    `expected insufficient_balance with wallet_login_url, got ${refusal?.code}`,
+    refused.stdout,
+  );
+  check(
+    refusal.balance_cents === 0 && refusal.price_cents === AGENT_PRICE_CENTS,
+    'the refusal has the wrong balance or price',
+    refused.stdout,
+  );
   showFields([
     ['exit code', String(refused.exitCode)],
     ['error', refusal.message],
@@ -355,30 +466,46 @@ async function main() {
   ]);
 
   step('Fund the wallet');
-  say(`At the wallet, the customer pays ${DOLLARS(FUND_CENTS)} into it: a svc_pay_wallet_fund payment at the provider. Its\nconfirmed webhook credits the amount to the wallet.`);
+  say(
+    `At the wallet, the customer pays ${DOLLARS(FUND_CENTS)} into it: a svc_pay_wallet_fund payment at the provider. Its\nconfirmed webhook credits the amount to the wallet.`,
+  );
   const fund = await checkout('svc_pay_wallet_fund', FUND_CENTS);
   await confirmAndAwaitWebhook(fund.payment_id);
   ok(`payment ${fund.payment_id} CONFIRMED, webhook delivered`);
   const wallet = await nodeCli(['wallet'], { json: true });
-  check(wallet.json.balance_cents === FUND_CENTS && wallet.json.chain_id === 1202, `the wallet holds ${wallet.json.balance_cents} cents`, wallet.stdout);
+  check(
+    wallet.json.balance_cents === FUND_CENTS && wallet.json.chain_id === 1202,
+    `the wallet holds ${wallet.json.balance_cents} cents`,
+    wallet.stdout,
+  );
   showFields([['balance', `${wallet.json.balance} ${wallet.json.currency} on chain ${wallet.json.chain_id}`]]);
 
   step('Run it again: charged');
-  say('The same run now succeeds: the service debits the per-run price and the run record in one transaction, and\nthe run executes on this node, on this host. No daemon runs yet: the CLI runs the agent itself.');
+  say(
+    'The same run now succeeds: the service debits the per-run price and the run record in one transaction, and\nthe run executes on this node, on this host. No daemon runs yet: the CLI runs the agent itself.',
+  );
   const run = await nodeCli(['run', AGENT]);
   const expected = `charged ${DOLLARS(AGENT_PRICE_CENTS)}, balance ${DOLLARS(FUND_CENTS - AGENT_PRICE_CENTS)}`;
   check(run.stdout.includes(expected), `the run did not report "${expected}"`, run.all);
   check(run.stdout.includes(`ran on node ${state.nodeId}`), 'the run did not say it ran on this node', run.all);
 
   step('The daemon runs the schedule');
-  say("`swarm-node daemon` is what the systemd unit runs; here it runs in the background. It long-polls the service\nwith the node credential (the poll is its heartbeat), runs the agent every 2 s, billed like any run, and logs one\nlogfmt line per event (journald on a host). It is ready once it has told the service which agents it serves.");
+  say(
+    '`swarm-node daemon` is what the systemd unit runs; here it runs in the background. It long-polls the service\nwith the node credential (the poll is its heartbeat), runs the agent every 2 s, billed like any run, and logs one\nlogfmt line per event (journald on a host). It is ready once it has told the service which agents it serves.',
+  );
   write('   $ swarm-node daemon &');
-  state.daemon = await startProgram(state.installedBin, ['daemon'], { env: cleanEnv(), ready: /event=agents_served\b.*\n/, name: 'swarm-node daemon' });
+  state.daemon = await startProgram(state.installedBin, ['daemon'], {
+    env: cleanEnv(),
+    ready: /event=agents_served\b.*\n/,
+    name: 'swarm-node daemon',
+  });
   ok(`daemon pid ${state.daemon.pid}, ready`);
   await state.daemon.waitFor(new RegExp(`event=run_succeeded agent=${AGENT} .*\\n`), 'a run of the schedule');
   const status = await nodeCli(['status']);
   check(/daemon\s+running/.test(status.stdout), 'status does not show the daemon running', status.all);
-  say('The schedule has shown itself. `--every none` ends it (the agent stays served, for runs started anywhere), so\nthat from here on the wallet moves only with the runs below.');
+  say(
+    'The schedule has shown itself. `--every none` ends it (the agent stays served, for runs started anywhere), so\nthat from here on the wallet moves only with the runs below.',
+  );
   await nodeCli(['register', AGENT, '--every', 'none']);
   // A run the daemon started before that is in the node's journal already: its charge is final once it settled.
   const history = await waitUntil(async () => {
@@ -397,7 +524,9 @@ async function main() {
   showFields([['schedule', `${scheduledRuns} run(s) of ${AGENT}, then stopped`]]);
 
   step('The node list');
-  say("`swarm-node nodes` lists the user's nodes as the service sees them (GET /v1/swarm/nodes with the JWT): online\nwhile its daemon polls, the agents it serves, the runs it finished today (UTC).");
+  say(
+    "`swarm-node nodes` lists the user's nodes as the service sees them (GET /v1/swarm/nodes with the JWT): online\nwhile its daemon polls, the agents it serves, the runs it finished today (UTC).",
+  );
   const listed = await waitUntil(async () => {
     const fleet = await request(state.baseUrl, 'GET', '/v1/swarm/nodes', { token: state.jwt });
     const node = fleet.json?.nodes?.find((entry) => entry.node_id === state.nodeId);
@@ -405,12 +534,22 @@ async function main() {
   }, 'the node online');
   const nodes = await nodeCli(['nodes']);
   const row = nodes.stdout.split('\n').find((line) => line.startsWith(`${state.nodeId} (here)`)) ?? '';
-  check(/\bonline\b/.test(row) && row.includes(AGENT) && row.includes(hostname()), 'the node list does not show this node online, on this host, serving the agent', nodes.all);
+  check(
+    /\bonline\b/.test(row) && row.includes(AGENT) && row.includes(hostname()),
+    'the node list does not show this node online, on this host, serving the agent',
+    nodes.all,
+  );
   const finished = state.succeeded + state.failed;
-  check(listed.runs_today === finished || !sameUtcDay(started), `runs today is ${listed.runs_today}, expected ${finished}`, JSON.stringify(listed));
+  check(
+    listed.runs_today === finished || !sameUtcDay(started),
+    `runs today is ${listed.runs_today}, expected ${finished}`,
+    JSON.stringify(listed),
+  );
 
   step('A run started with curl executes on the node');
-  say("Any client with the JWT can start a run: curl on a laptop, say. The service checks the token, debits the wallet\nand hands the run to an online node of the user that serves the agent. The daemon pulls it and runs the agent\non this host; the answer carries the node's id and what the agent found there.");
+  say(
+    "Any client with the JWT can start a run: curl on a laptop, say. The service checks the token, debits the wallet\nand hands the run to an online node of the user that serves the agent. The daemon pulls it and runs the agent\non this host; the answer carries the node's id and what the agent found there.",
+  );
   const ranByCurl = await curl(state.baseUrl, 'POST', '/v1/swarm/execute', {
     token: state.jwt,
     headers: { 'Idempotency-Key': randomUUID() },
@@ -418,10 +557,18 @@ async function main() {
   });
   if (interrupted()) throw new DemoFailure('interrupted');
   const ran = ranByCurl.json;
-  check(ranByCurl.status === 200 && ran?.status === 'succeeded', `execute answered ${ranByCurl.status} ${ran?.status ?? ''}`, ranByCurl.text);
+  check(
+    ranByCurl.status === 200 && ran?.status === 'succeeded',
+    `execute answered ${ranByCurl.status} ${ran?.status ?? ''}`,
+    ranByCurl.text,
+  );
   check(ran.node_id === state.nodeId, `the run executed on ${ran.node_id}, not on this node`, ranByCurl.text);
   const host = ran.output?.host;
-  check(host?.hostname === hostname() && host?.kernel === release(), "the output does not hold this host's hostname and kernel", ranByCurl.text);
+  check(
+    host?.hostname === hostname() && host?.kernel === release(),
+    "the output does not hold this host's hostname and kernel",
+    ranByCurl.text,
+  );
   const nodeDb = ran.output?.database;
   // The agent runs in a sandbox that hides the node's own files (docs/operations.md "Agent isolation"): it names the
   // node's database, and a node whose runs could see it (agent_isolation none) shows its size too.
@@ -443,20 +590,30 @@ async function main() {
   ]);
   const findings = ran.output.findings;
   check(
-    ['load', 'memory', 'filesystem'].every((kind) => findings?.some((finding) => finding.check === kind && typeof finding.message === 'string')),
+    ['load', 'memory', 'filesystem'].every((kind) =>
+      findings?.some((finding) => finding.check === kind && typeof finding.message === 'string'),
+    ),
     "the ops monitor's findings lack the load, the memory or a filesystem",
     ranByCurl.text,
   );
   write(`   What the ops monitor found on this host (output.findings, ${findings.length} in all, the worst first), each judged`);
   write(`   against its default thresholds (a run's input can set others):`);
   showFields(findingLines(ran.output));
-  const pulled = await state.daemon.waitFor(new RegExp(`^.*\\bevent=run_pulled agent=${AGENT} run_id=${ran.run_id}\\b.*\\n`, 'm'), 'the daemon pulled the run');
-  const reported = await state.daemon.waitFor(new RegExp(`^.*\\bevent=run_succeeded agent=${AGENT} run_id=${ran.run_id}\\b.*\\n`, 'm'), 'the daemon reported the run');
+  const pulled = await state.daemon.waitFor(
+    new RegExp(`^.*\\bevent=run_pulled agent=${AGENT} run_id=${ran.run_id}\\b.*\\n`, 'm'),
+    'the daemon pulled the run',
+  );
+  const reported = await state.daemon.waitFor(
+    new RegExp(`^.*\\bevent=run_succeeded agent=${AGENT} run_id=${ran.run_id}\\b.*\\n`, 'm'),
+    'the daemon reported the run',
+  );
   write("   The daemon's log: it pulled the run, ran the agent here and reported the result.");
   showOutput(`${pulled[0]}${reported[0]}`);
 
   step('Upload an agent of your own');
-  say(`The tier unlocks agent upload: code of your own for a catalog agent, run on your nodes and billed at that agent's\ncatalog price. \`agent init\` starts a bundle that works as it is (agent.json, and main.sh in POSIX sh); one line\nedited makes it the demo's. The upload authenticates with the JWT this node signed in with (never an argument),\nand the new version becomes current: from now on the user's runs of ${CUSTOM_AGENT} execute it.`);
+  say(
+    `The tier unlocks agent upload: code of your own for a catalog agent, run on your nodes and billed at that agent's\ncatalog price. \`agent init\` starts a bundle that works as it is (agent.json, and main.sh in POSIX sh); one line\nedited makes it the demo's. The upload authenticates with the JWT this node signed in with (never an argument),\nand the new version becomes current: from now on the user's runs of ${CUSTOM_AGENT} execute it.`,
+  );
   const customDir = join(state.scratch, 'my-agent');
   await nodeCli(['agent', 'init', customDir, '--agent', CUSTOM_AGENT]);
   const edit = editCustomAgent(customDir);
@@ -467,21 +624,37 @@ async function main() {
   check(uploaded !== null, 'agent upload did not report a new version', upload.all);
   const [, customVersion, customDigest] = uploaded;
   const versions = await nodeCli(['agent', 'versions', CUSTOM_AGENT]);
-  check(new RegExp(`^${customVersion.replaceAll('.', '\\.')}\\s+${customDigest}\\s.*\\syes$`, 'm').test(versions.stdout), 'agent versions does not show the upload current', versions.all);
+  check(
+    new RegExp(`^${customVersion.replaceAll('.', '\\.')}\\s+${customDigest}\\s.*\\syes$`, 'm').test(versions.stdout),
+    'agent versions does not show the upload current',
+    versions.all,
+  );
 
   step('Run it on the node: your code, charged');
-  say(`The run is pinned to the current version's digest when the service accepts it. The node fetches that bundle\nby digest with its own credential, checks its SHA-256 before unpacking anything, installs it under\nvar/agents/<agent_id>/<digest>/ and runs it like any agent: the input its schema allows (--input name=Ada),\ncharged the catalog price of ${CUSTOM_AGENT}, ${DOLLARS(CUSTOM_PRICE_CENTS)}.`);
+  say(
+    `The run is pinned to the current version's digest when the service accepts it. The node fetches that bundle\nby digest with its own credential, checks its SHA-256 before unpacking anything, installs it under\nvar/agents/<agent_id>/<digest>/ and runs it like any agent: the input its schema allows (--input name=Ada),\ncharged the catalog price of ${CUSTOM_AGENT}, ${DOLLARS(CUSTOM_PRICE_CENTS)}.`,
+  );
   const custom = await nodeCli(['run', CUSTOM_AGENT, '--input', 'name=Ada']);
   check(custom.stdout.includes(CUSTOM_MARK), `the run's output does not say "${CUSTOM_MARK}": not the uploaded code`, custom.all);
   check(custom.stdout.includes(`ran on node ${state.nodeId}`), 'the run did not say it ran on this node', custom.all);
-  check(new RegExp(`charged \\${DOLLARS(CUSTOM_PRICE_CENTS)}, balance`).test(custom.stdout), `the run did not report its charge of ${DOLLARS(CUSTOM_PRICE_CENTS)}`, custom.all);
+  check(
+    new RegExp(`charged \\${DOLLARS(CUSTOM_PRICE_CENTS)}, balance`).test(custom.stdout),
+    `the run did not report its charge of ${DOLLARS(CUSTOM_PRICE_CENTS)}`,
+    custom.all,
+  );
   const installedUnder = join(state.home, 'var', 'agents', CUSTOM_AGENT);
   const installed = existsSync(installedUnder) ? readdirSync(installedUnder) : [];
-  check(installed.length === 1 && /^[0-9a-f]{64}$/.test(installed[0]) && installed[0].startsWith(customDigest), `var/agents/${CUSTOM_AGENT} holds ${installed.join(', ') || 'nothing'}`, '');
+  check(
+    installed.length === 1 && /^[0-9a-f]{64}$/.test(installed[0]) && installed[0].startsWith(customDigest),
+    `var/agents/${CUSTOM_AGENT} holds ${installed.join(', ') || 'nothing'}`,
+    '',
+  );
   showFields([['installed', `${join(installedUnder, customDigest)}…/: ${readdirSync(join(installedUnder, installed[0])).join(', ')}`]]);
 
   step("An agent bundle of the operator's own");
-  say(`An upload goes with its user to every node of theirs. An operator can also put a bundle on one node by hand:\nin <home>/agents/<agent_id>/ (agent.json and its files) it takes the place of the package's reference agent\non this node. This one stands in for ${SLOW_AGENT}, and takes its time.`);
+  say(
+    `An upload goes with its user to every node of theirs. An operator can also put a bundle on one node by hand:\nin <home>/agents/<agent_id>/ (agent.json and its files) it takes the place of the package's reference agent\non this node. This one stands in for ${SLOW_AGENT}, and takes its time.`,
+  );
   const bundle = writeSlowBundle(state.home);
   write(`   Written to <root>/${INSTALL_PATH}/agents/${SLOW_AGENT}/:`);
   showFields([
@@ -491,7 +664,9 @@ async function main() {
   await nodeCli(['register', SLOW_AGENT]);
 
   step('The node is killed mid-run: the run waits');
-  say(`Started with Prefer: respond-async, the run is answered at once: 202, charged, and a Location to follow. While the\nagent works, the daemon and its agent are killed (SIGKILL, as when the host loses power): nothing reports the run.\nOnce its lease runs out (${LEASE_SECONDS} s here, 45 s by default) the service records the attempt lost (node_lost). The\nreview is safe to run again (its agent.json says retry_safe), so the run goes back to the queue under the same id\nand charge, waiting for a node that serves it; an agent that is not (outreach: it may have sent mail) is refunded.`);
+  say(
+    `Started with Prefer: respond-async, the run is answered at once: 202, charged, and a Location to follow. While the\nagent works, the daemon and its agent are killed (SIGKILL, as when the host loses power): nothing reports the run.\nOnce its lease runs out (${LEASE_SECONDS} s here, 45 s by default) the service records the attempt lost (node_lost). The\nreview is safe to run again (its agent.json says retry_safe), so the run goes back to the queue under the same id\nand charge, waiting for a node that serves it; an agent that is not (outreach: it may have sent mail) is refunded.`,
+  );
   const before = await nodeCli(['wallet'], { json: true });
   showFields([['balance', before.json.balance]]);
   const accepted = await curl(state.baseUrl, 'POST', '/v1/swarm/execute', {
@@ -501,7 +676,11 @@ async function main() {
   });
   if (interrupted()) throw new DemoFailure('interrupted');
   const slow = accepted.json;
-  check(accepted.status === 202 && slow?.charged_cents === SLOW_PRICE_CENTS, `execute answered ${accepted.status}, charged ${slow?.charged_cents}`, accepted.text);
+  check(
+    accepted.status === 202 && slow?.charged_cents === SLOW_PRICE_CENTS,
+    `execute answered ${accepted.status}, charged ${slow?.charged_cents}`,
+    accepted.text,
+  );
   check(slow.balance_cents === before.json.balance_cents - SLOW_PRICE_CENTS, 'the 202 does not show the price taken', accepted.text);
   showFields([
     ['HTTP', `${accepted.status}, Location: ${accepted.headers.get('location')}`],
@@ -511,7 +690,10 @@ async function main() {
   await state.daemon.waitFor(new RegExp(`event=run_pulled agent=${SLOW_AGENT} run_id=${slow.run_id}\\b`), 'the daemon pulled the slow run');
   // The agent itself, `node …/main.mjs`: the launcher before it (setpriv, prlimit, sh) names the bundle too.
   const agentProcess = await waitUntil(
-    () => descendantsOf(state.daemon.pid).map(processInfo).find((info) => info?.commandLine.length === 2 && info.commandLine[1] === bundle.main),
+    () =>
+      descendantsOf(state.daemon.pid)
+        .map(processInfo)
+        .find((info) => info?.commandLine.length === 2 && info.commandLine[1] === bundle.main),
     'the agent running',
   );
   const whose =
@@ -522,7 +704,11 @@ async function main() {
         : "the daemon's own user, in a user namespace: no privilege to switch";
   ok(`the agent runs on this host: pid ${agentProcess.pid}, uid ${agentProcess.uid} (${whose})`);
   const following = await curl(state.baseUrl, 'GET', `/v1/swarm/runs/${slow.run_id}`, { token: state.jwt });
-  check(following.json?.status === 'running' && following.json.node_id === state.nodeId, `the run is ${following.json?.status} on ${following.json?.node_id}`, following.text);
+  check(
+    following.json?.status === 'running' && following.json.node_id === state.nodeId,
+    `the run is ${following.json?.status} on ${following.json?.node_id}`,
+    following.text,
+  );
   showFields([['status', `running on node ${following.json.node_id}`]]);
   say("While the agent works, the daemon's polls renew the run's lease (and say the node is alive):");
   const alive = await nodeCli(['nodes']);
@@ -538,10 +724,18 @@ async function main() {
   }, 'the lease to run out');
   if (interrupted()) throw new DemoFailure('interrupted');
   const [lostAttempt] = lost.json.attempts;
-  check(lost.json.status === 'queued' && lostAttempt.outcome === 'node_lost' && lost.json.charged_cents === SLOW_PRICE_CENTS, `the run is ${lost.json.status} after attempt 1 (${lostAttempt.outcome})`, lost.text);
+  check(
+    lost.json.status === 'queued' && lostAttempt.outcome === 'node_lost' && lost.json.charged_cents === SLOW_PRICE_CENTS,
+    `the run is ${lost.json.status} after attempt 1 (${lostAttempt.outcome})`,
+    lost.text,
+  );
   await nodeCli(['runs', 'show', slow.run_id]);
   const after = await nodeCli(['wallet'], { json: true });
-  check(after.json.balance_cents === before.json.balance_cents - SLOW_PRICE_CENTS, `the wallet holds ${after.json.balance_cents} cents, ${before.json.balance_cents} before the run`, after.stdout);
+  check(
+    after.json.balance_cents === before.json.balance_cents - SLOW_PRICE_CENTS,
+    `the wallet holds ${after.json.balance_cents} cents, ${before.json.balance_cents} before the run`,
+    after.stdout,
+  );
   showFields([['balance', `${after.json.balance}: the run's price is held, not taken twice`]]);
   await waitUntil(async () => {
     const fleet = await request(state.baseUrl, 'GET', '/v1/swarm/nodes', { token: state.jwt });
@@ -549,14 +743,20 @@ async function main() {
   }, 'the node offline');
   const offline = await nodeCli(['nodes']);
   check(/\boffline\b/.test(offline.stdout), 'the node list does not show the node offline', offline.all);
-  say(`While the node is off, a run started with curl waits for it (execute's queue_seconds: 600 s unless asked), charged;\nit starts when a node that serves it polls, and is refunded not_picked_up if none does in time.`);
+  say(
+    `While the node is off, a run started with curl waits for it (execute's queue_seconds: 600 s unless asked), charged;\nit starts when a node that serves it polls, and is refunded not_picked_up if none does in time.`,
+  );
   const waiting = await curl(state.baseUrl, 'POST', '/v1/swarm/execute', {
     token: state.jwt,
     headers: { 'Idempotency-Key': randomUUID(), Prefer: 'respond-async' },
     body: { user_id: state.userId, agent_id: AGENT },
   });
   if (interrupted()) throw new DemoFailure('interrupted');
-  check(waiting.status === 202 && waiting.json?.status === 'queued', `execute answered ${waiting.status}, ${waiting.json?.status}`, waiting.text);
+  check(
+    waiting.status === 202 && waiting.json?.status === 'queued',
+    `execute answered ${waiting.status}, ${waiting.json?.status}`,
+    waiting.text,
+  );
   state.queuedRun = waiting.json.run_id;
   showFields([
     ['run_id', waiting.json.run_id],
@@ -564,43 +764,75 @@ async function main() {
   ]);
 
   step('The node comes back: the run is retried, charged once');
-  say("The daemon starts again, as systemd restarts it. It finds the run it held when it died and reports it cut short;\nthe service refuses that late result (its attempt was replaced), and what the kill left behind is removed (a run\nin a sandbox leaves nothing on the host: its directory was in its own /tmp). Then its poll takes the queued runs:\nthe review's attempt 2, the same run id, succeeded, charged once, and the run started while it was off.");
+  say(
+    "The daemon starts again, as systemd restarts it. It finds the run it held when it died and reports it cut short;\nthe service refuses that late result (its attempt was replaced), and what the kill left behind is removed (a run\nin a sandbox leaves nothing on the host: its directory was in its own /tmp). Then its poll takes the queued runs:\nthe review's attempt 2, the same run id, succeeded, charged once, and the run started while it was off.",
+  );
   // Only a run without a sandbox (agent_isolation none) has its directory on the host, in var/runs.
   const leftDir = join(state.home, 'var', 'runs', slow.run_id);
   // Its retry runs under the same run id, in a directory of the same name: what the kill left is told by a mark.
   const leftMark = join(leftDir, '.left-by-the-kill');
   if (existsSync(leftDir)) writeFileSync(leftMark, '');
   write('   $ swarm-node daemon &');
-  state.daemon = await startProgram(state.installedBin, ['daemon'], { env: cleanEnv(), ready: /event=agents_served\b.*\n/, name: 'swarm-node daemon' });
+  state.daemon = await startProgram(state.installedBin, ['daemon'], {
+    env: cleanEnv(),
+    ready: /event=agents_served\b.*\n/,
+    name: 'swarm-node daemon',
+  });
   ok(`daemon pid ${state.daemon.pid}, ready`);
   await state.daemon.waitFor(/event=pending_runs_settled reported=0 lost=1\b.*\n/, 'the lost run settled');
   check(!existsSync(leftMark), "the killed run's directory is still there", state.daemon.log.text);
-  say("Its log, followed while it runs (what the agent writes on stderr and stdout, shipped by the node as it comes);\nthe command exits 0 once the run succeeded:");
+  say(
+    'Its log, followed while it runs (what the agent writes on stderr and stdout, shipped by the node as it comes);\nthe command exits 0 once the run succeeded:',
+  );
   const followed = await nodeCli(['logs', slow.run_id, '--follow']);
   check(/reviewed 1 of \d+ s/.test(followed.stdout), 'the followed log does not show the agent writing', followed.all);
-  await state.daemon.waitFor(new RegExp(`event=run_succeeded agent=${SLOW_AGENT} run_id=${slow.run_id}\\b.*\\n`), 'the retried run to succeed');
+  await state.daemon.waitFor(
+    new RegExp(`event=run_succeeded agent=${SLOW_AGENT} run_id=${slow.run_id}\\b.*\\n`),
+    'the retried run to succeed',
+  );
   const retried = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${slow.run_id}`, { token: state.jwt });
   check(
-    retried.json?.status === 'succeeded' && retried.json.attempt === 2 && retried.json.attempts?.length === 2 && retried.json.charged_cents === SLOW_PRICE_CENTS,
+    retried.json?.status === 'succeeded' &&
+      retried.json.attempt === 2 &&
+      retried.json.attempts?.length === 2 &&
+      retried.json.charged_cents === SLOW_PRICE_CENTS,
     `the retried run is ${retried.json?.status} at attempt ${retried.json?.attempt}`,
     retried.text,
   );
-  const queued = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${state.queuedRun}`, { token: state.jwt, headers: { Prefer: 'wait=30' } });
-  check(queued.json?.status === 'succeeded' && queued.json.node_id === state.nodeId, `the run queued while the node was off is ${queued.json?.status}`, queued.text);
+  const queued = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${state.queuedRun}`, {
+    token: state.jwt,
+    headers: { Prefer: 'wait=30' },
+  });
+  check(
+    queued.json?.status === 'succeeded' && queued.json.node_id === state.nodeId,
+    `the run queued while the node was off is ${queued.json?.status}`,
+    queued.text,
+  );
   showFields([
-    ['retried run', `${slow.run_id} ${retried.json.status} at attempt ${retried.json.attempt} (${retried.json.attempts.map((entry) => entry.outcome).join(', ')}), charged ${DOLLARS(retried.json.charged_cents)} once; nothing of the killed attempt left on the host`],
+    [
+      'retried run',
+      `${slow.run_id} ${retried.json.status} at attempt ${retried.json.attempt} (${retried.json.attempts.map((entry) => entry.outcome).join(', ')}), charged ${DOLLARS(retried.json.charged_cents)} once; nothing of the killed attempt left on the host`,
+    ],
     ['output', retried.json.output.summary],
     ['queued run', `${state.queuedRun} ${queued.json.status} once the node polled, charged ${DOLLARS(queued.json.charged_cents)}`],
   ]);
-  say('What the review left in its SWARM_ARTIFACTS_DIR, uploaded by the node after the run, listed and downloaded (each\nfile checked against its sha256):');
+  say(
+    'What the review left in its SWARM_ARTIFACTS_DIR, uploaded by the node after the run, listed and downloaded (each\nfile checked against its sha256):',
+  );
   const downloads = join(state.scratch, 'downloads');
   await nodeCli(['artifacts', slow.run_id, '--download', downloads]);
   const review = join(downloads, 'review.txt');
-  check(existsSync(review) && readFileSync(review, 'utf8') === `run ${slow.run_id}: nothing flagged in /srv/app\n`, 'the downloaded artifact is not what the agent wrote', '');
+  check(
+    existsSync(review) && readFileSync(review, 'utf8') === `run ${slow.run_id}: nothing flagged in /srv/app\n`,
+    'the downloaded artifact is not what the agent wrote',
+    '',
+  );
   ok(`<scratch>/downloads/review.txt: ${readFileSync(review, 'utf8').trim()}`);
 
   step('Cancel a run');
-  say("A run started and then not wanted: swarm-node cancel. A queued run ends at once; a running one is stopped on its\nnode within seconds (its poll hands the node the cancel), ends cancelled, and is refunded: nothing is charged.\nThen SIGTERM: the daemon stops cleanly.");
+  say(
+    'A run started and then not wanted: swarm-node cancel. A queued run ends at once; a running one is stopped on its\nnode within seconds (its poll hands the node the cancel), ends cancelled, and is refunded: nothing is charged.\nThen SIGTERM: the daemon stops cleanly.',
+  );
   const unwanted = await curl(state.baseUrl, 'POST', '/v1/swarm/execute', {
     token: state.jwt,
     headers: { 'Idempotency-Key': randomUUID(), Prefer: 'respond-async' },
@@ -608,11 +840,26 @@ async function main() {
   });
   if (interrupted()) throw new DemoFailure('interrupted');
   check(unwanted.status === 202 && unwanted.json?.charged_cents === SLOW_PRICE_CENTS, `execute answered ${unwanted.status}`, unwanted.text);
-  await state.daemon.waitFor(new RegExp(`event=run_pulled agent=${SLOW_AGENT} run_id=${unwanted.json.run_id}\\b`), 'the daemon pulled the run');
+  await state.daemon.waitFor(
+    new RegExp(`event=run_pulled agent=${SLOW_AGENT} run_id=${unwanted.json.run_id}\\b`),
+    'the daemon pulled the run',
+  );
   await nodeCli(['cancel', unwanted.json.run_id]);
-  const cancelled = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${unwanted.json.run_id}`, { token: state.jwt, headers: { Prefer: 'wait=30' } });
-  check(cancelled.json?.status === 'cancelled' && cancelled.json.charged_cents === 0, `the cancelled run is ${cancelled.json?.status}`, cancelled.text);
-  showFields([['cancelled run', `${unwanted.json.run_id} ${cancelled.json.status} (${cancelled.json.output.message}), charged ${DOLLARS(cancelled.json.charged_cents)}`]]);
+  const cancelled = await request(state.baseUrl, 'GET', `/v1/swarm/runs/${unwanted.json.run_id}`, {
+    token: state.jwt,
+    headers: { Prefer: 'wait=30' },
+  });
+  check(
+    cancelled.json?.status === 'cancelled' && cancelled.json.charged_cents === 0,
+    `the cancelled run is ${cancelled.json?.status}`,
+    cancelled.text,
+  );
+  showFields([
+    [
+      'cancelled run',
+      `${unwanted.json.run_id} ${cancelled.json.status} (${cancelled.json.output.message}), charged ${DOLLARS(cancelled.json.charged_cents)}`,
+    ],
+  ]);
   const daemonExit = await state.daemon.stop();
   const daemonLog = state.daemon.log.text;
   state.daemon = undefined;
@@ -623,7 +870,11 @@ async function main() {
   const balance = await nodeCli(['wallet'], { json: true });
   const opsRuns = state.succeeded + 1;
   const expectedBalance = FUND_CENTS - AGENT_PRICE_CENTS * opsRuns - CUSTOM_PRICE_CENTS - SLOW_PRICE_CENTS;
-  check(balance.json.balance_cents === expectedBalance, `the wallet holds ${balance.json.balance_cents} cents, expected ${expectedBalance}`, balance.stdout);
+  check(
+    balance.json.balance_cents === expectedBalance,
+    `the wallet holds ${balance.json.balance_cents} cents, expected ${expectedBalance}`,
+    balance.stdout,
+  );
   showFields([
     ['daemon', `exit code ${daemonExit} on SIGTERM`],
     [

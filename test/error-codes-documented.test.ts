@@ -20,8 +20,14 @@ const clientOnly = codes.filter(([, info]) => info.status === null).map(([code])
 it("every code the service answers is a row of docs/api.md's table, and every row there is a code", () => {
   const table = section('api.md', '## Error codes');
   const rows = new Set([...table.matchAll(/^\| `([a-z_]+)` \|/gm)].map((match) => match[1]!));
-  expect(served.filter((code) => !rows.has(code)), 'codes with no row').toEqual([]);
-  expect([...rows].filter((code) => !Object.hasOwn(ERROR_CODES, code)), 'rows naming no code').toEqual([]);
+  expect(
+    served.filter((code) => !rows.has(code)),
+    'codes with no row',
+  ).toEqual([]);
+  expect(
+    [...rows].filter((code) => !Object.hasOwn(ERROR_CODES, code)),
+    'rows naming no code',
+  ).toEqual([]);
 });
 
 it("every code of the client's own is in docs/operations.md's exit code table, and every code named there exists", () => {
@@ -32,6 +38,12 @@ it("every code of the client's own is in docs/operations.md's exit code table, a
     .filter((line) => /^\| \d+ \|/.test(line))
     .map((line) => line.split(' | ')[2] ?? '');
   const named = new Set(column.flatMap((cell) => [...cell.matchAll(/`([a-z][a-z_]*)`/g)].map((match) => match[1]!)));
-  expect(clientOnly.filter((code) => !named.has(code)), 'client codes with no exit code documented').toEqual([]);
-  expect([...named].filter((code) => !Object.hasOwn(ERROR_CODES, code)), 'names in the table that are no code').toEqual([]);
+  expect(
+    clientOnly.filter((code) => !named.has(code)),
+    'client codes with no exit code documented',
+  ).toEqual([]);
+  expect(
+    [...named].filter((code) => !Object.hasOwn(ERROR_CODES, code)),
+    'names in the table that are no code',
+  ).toEqual([]);
 });

@@ -14,7 +14,8 @@ const SRC = fileURLToPath(new URL('../src/', import.meta.url));
  * What one test file could leave to the next that its worker runs in the same process (vitest.config.ts): the
  * process's environment, directory or umask changed, a module mocked.
  */
-const PROCESS_WIDE = /process\.env(?:\.\w+|\[[^\]]+\])\s*=(?!=)|delete\s+process\.env|process\.(?:chdir|umask)\(|vi\.(?:mock|doMock|stubEnv|stubGlobal)\(|Object\.assign\(\s*process\.env/;
+const PROCESS_WIDE =
+  /process\.env(?:\.\w+|\[[^\]]+\])\s*=(?!=)|delete\s+process\.env|process\.(?:chdir|umask)\(|vi\.(?:mock|doMock|stubEnv|stubGlobal)\(|Object\.assign\(\s*process\.env/;
 /**
  * A module read in one sitting: 300 lines as they were written by hand, which the formatter's wrapping (prettier,
  * 140 columns) makes about a fifth longer; when it first ran, 11 files passed 300, the longest at 367.
@@ -130,7 +131,16 @@ describe('the source tree', () => {
     const tests = sourceFiles(fileURLToPath(new URL('./', import.meta.url))).filter((file) => file !== fileURLToPath(import.meta.url));
     expect(tests.length).toBeGreaterThan(100);
     expect(tests.filter((file) => PROCESS_WIDE.test(readFileSync(file, 'utf8'))).map((file) => relative(ROOT, file))).toEqual([]);
-    const changes = ['process.env.HOME = dir', "process.env['PATH'] = x", 'delete process.env.TZ', 'process.chdir(dir)', 'process.umask(0)', "vi.mock('../src/x.js')", "vi.stubEnv('A', 'b')", 'Object.assign(process.env, extra)'];
+    const changes = [
+      'process.env.HOME = dir',
+      "process.env['PATH'] = x",
+      'delete process.env.TZ',
+      'process.chdir(dir)',
+      'process.umask(0)',
+      "vi.mock('../src/x.js')",
+      "vi.stubEnv('A', 'b')",
+      'Object.assign(process.env, extra)',
+    ];
     expect(changes.filter((text) => !PROCESS_WIDE.test(text))).toEqual([]);
     expect(PROCESS_WIDE.test("const env = { ...process.env, HOME: dir }; if (process.env.CI === '1') skip();")).toBe(false);
   });
@@ -212,7 +222,10 @@ function scriptComments(text: string, fileName: string): CommentLine[] {
   trivia(source.endOfFileToken.pos, text.length);
   return [...starts].flatMap(([start, end]) => {
     const first = source.getLineAndCharacterOfPosition(start).line;
-    return text.slice(start, end).split('\n').map((part, index) => ({ line: first + index + 1, text: part }));
+    return text
+      .slice(start, end)
+      .split('\n')
+      .map((part, index) => ({ line: first + index + 1, text: part }));
   });
 }
 
@@ -278,7 +291,7 @@ const UNOPENABLE: { pattern: RegExp; what: string }[] = [
   // A bare number after a hash mark: not a repository's `owner/name#N`, nor a colour's three or six hex digits.
   { pattern: /(?<![\w/.@&-])#(?!(?:[\da-f]{3}|[\da-f]{6})\b)\d+\b/i, what: 'an issue number' },
   { pattern: /\.\.\/shared\b|\bshared\/(?:spec|design)\b/, what: 'a path outside the repository' },
-  { pattern: /(?<![\w.-])\/work\//, what: "a path of the machine it was written on" },
+  { pattern: /(?<![\w.-])\/work\//, what: 'a path of the machine it was written on' },
 ];
 
 /** Why a comment line cites what a reader of the repository cannot open, or undefined when it does not. */
@@ -317,7 +330,12 @@ describe('the comments', () => {
   // so a file none of whose lines fails holds no comment that does, and most files need no parse.
   const failing = (check: (text: string, file: string) => string[]): string[] =>
     commented.flatMap((file) => {
-      if (!readFileSync(file, 'utf8').split('\n').some((text) => check(text, file).length > 0)) return [];
+      if (
+        !readFileSync(file, 'utf8')
+          .split('\n')
+          .some((text) => check(text, file).length > 0)
+      )
+        return [];
       const named = ({ line, text }: CommentLine): string[] =>
         check(text, file).map((why) => `${where(file, line)} names ${why}: ${text.trim()}`);
       return commentsOf(file).flatMap(named);

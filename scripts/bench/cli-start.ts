@@ -68,7 +68,10 @@ process.on('exit', () => writeFileSync(process.env.BENCH_PEAK_FILE, String(proce
 function startOnce(command: Case, hook: string, peakFile: string): Promise<Sample> {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child: ChildProcess = spawn(process.execPath, ['--import', hook, ...command.args], { stdio: 'ignore', env: { ...command.env, BENCH_PEAK_FILE: peakFile } });
+    const child: ChildProcess = spawn(process.execPath, ['--import', hook, ...command.args], {
+      stdio: 'ignore',
+      env: { ...command.env, BENCH_PEAK_FILE: peakFile },
+    });
     child.once('error', reject);
     child.once('exit', (code) => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
@@ -82,7 +85,18 @@ const scratch = mkdtempSync(join(tmpdir(), 'bench-cli-'));
 const children: ChildProcess[] = [];
 try {
   const api = await startServer(
-    [join(REPO_ROOT, 'bin', 'svc-api.js'), '--sandbox', '--port', '0', '--data-dir', join(scratch, 'api'), '--rate-limit', '100000', '--max-connections-per-address', '1024'],
+    [
+      join(REPO_ROOT, 'bin', 'svc-api.js'),
+      '--sandbox',
+      '--port',
+      '0',
+      '--data-dir',
+      join(scratch, 'api'),
+      '--rate-limit',
+      '100000',
+      '--max-connections-per-address',
+      '1024',
+    ],
     { NO_COLOR: '1', SVC_LOG_LEVEL: 'warn' },
     /svc-api listening on (\S+)/,
     children,
@@ -100,11 +114,25 @@ try {
     `INSERT INTO runs (idempotency_key, agent_id, source, status, run_id, charged_cents, price_cents, started_at, finished_at)
      VALUES (?, ?, 'daemon', ?, ?, ?, 4, ?, ?)`,
   );
-  const agents = ['agent_ops_monitor_004', 'agent_dev_review_012', 'agent_svc_skills_005', 'agent_research_rag_015', 'agent_sales_outreach_008'];
+  const agents = [
+    'agent_ops_monitor_004',
+    'agent_dev_review_012',
+    'agent_svc_skills_005',
+    'agent_research_rag_015',
+    'agent_sales_outreach_008',
+  ];
   large.transaction(() => {
     for (let i = 0; i < journalRows; i += 1) {
       const ok = i % 10 !== 0;
-      insert.run(`key-${i}`, agents[i % agents.length], ok ? 'succeeded' : 'failed', `run-${i}`, ok ? 4 : 0, 1_700_000_000_000 + i * 1000, 1_700_000_000_500 + i * 1000);
+      insert.run(
+        `key-${i}`,
+        agents[i % agents.length],
+        ok ? 'succeeded' : 'failed',
+        `run-${i}`,
+        ok ? 4 : 0,
+        1_700_000_000_000 + i * 1000,
+        1_700_000_000_500 + i * 1000,
+      );
     }
   })();
   large.close();
@@ -131,7 +159,8 @@ try {
     }
   }
 
-  const ratiosOf = (name: string, baseline: string): number[] => samples.get(name)!.map((sample, round) => sample.ms / samples.get(baseline)![round]!.ms);
+  const ratiosOf = (name: string, baseline: string): number[] =>
+    samples.get(name)!.map((sample, round) => sample.ms / samples.get(baseline)![round]!.ms);
   const goals: Array<{ name: string; baseline: string; goal: number }> = [
     { name: 'swarm-node --help', baseline: node.name, goal: 1.3 },
     { name: 'swarm-node --version', baseline: node.name, goal: 1.3 },
@@ -140,7 +169,15 @@ try {
     { name: `runs, ${journalRows} rows`, baseline: 'runs, empty journal', goal: 1.1 },
   ];
   const rows = [['command', 'median ms', 'peak MB', 'vs', 'ratio', 'goal', '']];
-  rows.push([node.name, median(samples.get(node.name)!.map((s) => s.ms)).toFixed(1), (median(samples.get(node.name)!.map((s) => s.peakKb)) / 1024).toFixed(1), '', '', '', '']);
+  rows.push([
+    node.name,
+    median(samples.get(node.name)!.map((s) => s.ms)).toFixed(1),
+    (median(samples.get(node.name)!.map((s) => s.peakKb)) / 1024).toFixed(1),
+    '',
+    '',
+    '',
+    '',
+  ]);
   const lines: string[] = [];
   let judged = true;
   for (const { name, baseline, goal } of goals) {
@@ -162,7 +199,10 @@ try {
   }
   process.stdout.write(`swarm-node start to exit, ${rounds} rotating rounds (+${warmup} warm-up), ratios paired within each round\n\n`);
   process.stdout.write(`${table(rows)}\n\n${lines.join('\n')}\n`);
-  if (!judged) process.stdout.write('\nSome ratios spread too wide to judge on this machine now: run again when it is quieter, or with more --rounds.\n');
+  if (!judged)
+    process.stdout.write(
+      '\nSome ratios spread too wide to judge on this machine now: run again when it is quieter, or with more --rounds.\n',
+    );
 } finally {
   for (const child of children) child.kill('SIGTERM');
   rmSync(scratch, { recursive: true, force: true });

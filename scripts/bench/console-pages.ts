@@ -21,7 +21,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium, type Page } from 'playwright-core';
-import { cpuMillisecondsOf, fundWallet, median, positiveInteger, signIn, spreadLine, spreadOf, SPREAD_LIMIT, startServerProcess, table } from './support.js';
+import {
+  cpuMillisecondsOf,
+  fundWallet,
+  median,
+  positiveInteger,
+  signIn,
+  spreadLine,
+  spreadOf,
+  SPREAD_LIMIT,
+  startServerProcess,
+  table,
+} from './support.js';
 
 declare const REPO_ROOT: string;
 
@@ -63,10 +74,21 @@ const cpuRequests = positiveInteger(values['cpu-requests'], '--cpu-requests');
 const AGENTS = ['agent_ops_monitor_004', 'agent_svc_skills_005'];
 const INPUTS: Record<string, Record<string, string>> = { agent_ops_monitor_004: {}, agent_svc_skills_005: { question: 'What is a node?' } };
 
-async function call(api: string, method: string, path: string, bearer: string, body?: unknown, headers: Record<string, string> = {}): Promise<Record<string, any>> {
+async function call(
+  api: string,
+  method: string,
+  path: string,
+  bearer: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Record<string, any>> {
   const response = await fetch(`${api}${path}`, {
     method,
-    headers: { authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { 'content-type': typeof body === 'string' ? 'application/octet-stream' : 'application/json' }), ...headers },
+    headers: {
+      authorization: `Bearer ${bearer}`,
+      ...(body === undefined ? {} : { 'content-type': typeof body === 'string' ? 'application/octet-stream' : 'application/json' }),
+      ...headers,
+    },
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
   const text = await response.text();
@@ -78,26 +100,44 @@ async function call(api: string, method: string, path: string, bearer: string, b
 async function makeData(api: string, email: string, token: string): Promise<{ runId: string; endpointId: string }> {
   const hook = await call(api, 'POST', '/v1/swarm/webhooks', token, { url: 'https://hooks.invalid/console-bench', description: 'bench' });
   await call(api, 'PUT', '/v1/swarm/budgets/all/month', token, { cap_cents: 100_000 });
-  for (const name of ['OPENAI_API_KEY', 'SMTP_PASSWORD', 'GITHUB_TOKEN']) await call(api, 'PUT', `/v1/swarm/secrets/${name}`, token, { value: `bench-${name}-value` });
+  for (const name of ['OPENAI_API_KEY', 'SMTP_PASSWORD', 'GITHUB_TOKEN'])
+    await call(api, 'PUT', `/v1/swarm/secrets/${name}`, token, { value: `bench-${name}-value` });
   const deploy = await call(api, 'POST', '/v1/swarm/nodes/deploy-token', token);
   const node = (await call(api, 'POST', '/v1/swarm/nodes/enroll', deploy.deploy_token as string)).node_credential as string;
   for (const agent of AGENTS) await call(api, 'PUT', `/v1/swarm/nodes/self/agents/${agent}`, node);
   await call(api, 'POST', '/v1/swarm/nodes/poll', node, { hostname: 'bench', version: 'bench', capacity: 1, running: [], wait_seconds: 0 });
   let pageRun = '';
   for (let index = 0; index < runCount; index += 1) {
-    const started = await call(api, 'POST', '/v1/swarm/execute', node, { user_id: email, agent_id: AGENTS[index % AGENTS.length], input: INPUTS[AGENTS[index % AGENTS.length]!] }, { 'idempotency-key': randomUUID(), prefer: 'respond-async' });
+    const started = await call(
+      api,
+      'POST',
+      '/v1/swarm/execute',
+      node,
+      { user_id: email, agent_id: AGENTS[index % AGENTS.length], input: INPUTS[AGENTS[index % AGENTS.length]!] },
+      { 'idempotency-key': randomUUID(), prefer: 'respond-async' },
+    );
     const lease = (started.lease as { lease_id: string }).lease_id;
     const runId = started.run_id as string;
     if (index === runCount - 1) {
       pageRun = runId;
       for (let from = 0; from < logLines; from += 500) {
-        const entries = Array.from({ length: Math.min(500, logLines - from) }, (_, offset) => ({ seq: from + offset, stream: offset % 7 === 0 ? 'stderr' : 'stdout', at: new Date().toISOString(), text: `line ${from + offset}: checked endpoint ${offset % 13} in ${offset % 97} ms` }));
+        const entries = Array.from({ length: Math.min(500, logLines - from) }, (_, offset) => ({
+          seq: from + offset,
+          stream: offset % 7 === 0 ? 'stderr' : 'stdout',
+          at: new Date().toISOString(),
+          text: `line ${from + offset}: checked endpoint ${offset % 13} in ${offset % 97} ms`,
+        }));
         await call(api, 'POST', `/v1/swarm/runs/${runId}/logs`, node, { lease_id: lease, entries });
       }
       await call(api, 'PUT', `/v1/swarm/runs/${runId}/artifacts/report.csv?lease_id=${lease}`, node, 'endpoint,ms\n'.repeat(200));
     }
     const failed = index % 10 === 9;
-    await call(api, 'POST', `/v1/swarm/runs/${runId}/result`, node, { lease_id: lease, ...(failed ? { status: 'failed', output: { error: 'check_failed', message: 'an endpoint did not answer' } } : { status: 'succeeded', output: { summary: 'all checks passed', checks: 13 } }) });
+    await call(api, 'POST', `/v1/swarm/runs/${runId}/result`, node, {
+      lease_id: lease,
+      ...(failed
+        ? { status: 'failed', output: { error: 'check_failed', message: 'an endpoint did not answer' } }
+        : { status: 'succeeded', output: { summary: 'all checks passed', checks: 13 } }),
+    });
   }
   return { runId: pageRun, endpointId: hook.endpoint_id as string };
 }
@@ -141,10 +181,25 @@ async function renderOnce(page: Page, url: string): Promise<{ paintMs: number; l
 
 const scratch = mkdtempSync(join(tmpdir(), 'bench-console-'));
 const children: ChildProcess[] = [];
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+});
 try {
   const { origin: api, pid } = await startServerProcess(
-    [join(REPO_ROOT, 'bin', 'svc-api.js'), '--sandbox', '--port', '0', '--data-dir', join(scratch, 'api'), '--rate-limit', '100000', '--max-connections-per-address', '1024'],
+    [
+      join(REPO_ROOT, 'bin', 'svc-api.js'),
+      '--sandbox',
+      '--port',
+      '0',
+      '--data-dir',
+      join(scratch, 'api'),
+      '--rate-limit',
+      '100000',
+      '--max-connections-per-address',
+      '1024',
+    ],
     { NO_COLOR: '1', SVC_LOG_LEVEL: 'warn' },
     /svc-api listening on (\S+)/,
     children,
@@ -154,7 +209,9 @@ try {
   await fundWallet(api, email, token, runCount * 10 + 1000);
   const started = performance.now();
   const { runId, endpointId } = await makeData(api, email, token);
-  process.stdout.write(`data made through the API in ${((performance.now() - started) / 1000).toFixed(1)} s: ${runCount} runs, ${logLines} log lines on the run page\n`);
+  process.stdout.write(
+    `data made through the API in ${((performance.now() - started) / 1000).toFixed(1)} s: ${runCount} runs, ${logLines} log lines on the run page\n`,
+  );
 
   const signInAnswer = await fetch(`${api}/wallet/login?token=${encodeURIComponent(token)}`, { redirect: 'manual' });
   const cookie = /^(svc_wallet=[^;]+)/.exec(signInAnswer.headers.get('set-cookie') ?? '')![1]!;
@@ -186,7 +243,8 @@ try {
       for (let each = 0; each < requests; each += 1) fetched.push(await fetchOnce(url, target.signedIn ? cookie : undefined));
       // /healthz is JSON: a browser's render of it says nothing about pages; its first byte is the floor.
       const rendered: Array<{ paintMs: number; loadMs: number }> = [];
-      for (let each = 0; target !== health && each < renders; each += 1) rendered.push(await renderOnce(target.signedIn ? signedInPage : signedOutPage, url));
+      for (let each = 0; target !== health && each < renders; each += 1)
+        rendered.push(await renderOnce(target.signedIn ? signedInPage : signedOutPage, url));
       if (round < warmup) continue;
       samples.get(target.name)!.push({
         firstByteMs: median(fetched.map((one) => one.firstByteMs)),
@@ -208,12 +266,45 @@ try {
   }
   const cpuOf = (name: string) => median(cpu.get(name)!);
 
-  const ratios = (name: string, baseline: string, field: keyof Sample): number[] => samples.get(name)!.map((sample, round) => sample[field] / samples.get(baseline)![round]![field]);
+  const ratios = (name: string, baseline: string, field: keyof Sample): number[] =>
+    samples.get(name)!.map((sample, round) => sample[field] / samples.get(baseline)![round]![field]);
   const med = (name: string, field: keyof Sample) => median(samples.get(name)!.map((sample) => sample[field]));
-  const rows = [['page', 'first byte ms', 'vs sign-in page', 'last byte ms', 'CPU ms', 'vs sign-in page', 'first paint ms', 'load ms', 'vs sign-in page']];
+  const rows = [
+    [
+      'page',
+      'first byte ms',
+      'vs sign-in page',
+      'last byte ms',
+      'CPU ms',
+      'vs sign-in page',
+      'first paint ms',
+      'load ms',
+      'vs sign-in page',
+    ],
+  ];
   const cpuRatio = (name: string) => `${(cpuOf(name) / cpuOf(signInPage.name)).toFixed(2)}x`;
-  rows.push([health.name, med(health.name, 'firstByteMs').toFixed(2), `${median(ratios(health.name, signInPage.name, 'firstByteMs')).toFixed(2)}x`, med(health.name, 'lastByteMs').toFixed(2), cpuOf(health.name).toFixed(2), cpuRatio(health.name), '', '', '']);
-  rows.push([signInPage.name, med(signInPage.name, 'firstByteMs').toFixed(2), '', med(signInPage.name, 'lastByteMs').toFixed(2), cpuOf(signInPage.name).toFixed(2), '', med(signInPage.name, 'paintMs').toFixed(1), med(signInPage.name, 'loadMs').toFixed(1), '']);
+  rows.push([
+    health.name,
+    med(health.name, 'firstByteMs').toFixed(2),
+    `${median(ratios(health.name, signInPage.name, 'firstByteMs')).toFixed(2)}x`,
+    med(health.name, 'lastByteMs').toFixed(2),
+    cpuOf(health.name).toFixed(2),
+    cpuRatio(health.name),
+    '',
+    '',
+    '',
+  ]);
+  rows.push([
+    signInPage.name,
+    med(signInPage.name, 'firstByteMs').toFixed(2),
+    '',
+    med(signInPage.name, 'lastByteMs').toFixed(2),
+    cpuOf(signInPage.name).toFixed(2),
+    '',
+    med(signInPage.name, 'paintMs').toFixed(1),
+    med(signInPage.name, 'loadMs').toFixed(1),
+    '',
+  ]);
   const spreads: string[] = [];
   let judged = true;
   for (const target of pages) {
@@ -233,8 +324,13 @@ try {
     ]);
     spreads.push(`${target.name}, first byte: ${spreadLine(byteRatios)}`, `${target.name}, load: ${spreadLine(loadRatios)}`);
   }
-  process.stdout.write(`\nconsole pages, ${rounds} rotating rounds (+${warmup} warm-up), medians; ratios paired within each round\n\n${table(rows)}\n\n${spreads.join('\n')}\n`);
-  if (!judged) process.stdout.write('\nSome ratios spread too wide to judge on this machine now: run again when it is quieter, or with more --rounds.\n');
+  process.stdout.write(
+    `\nconsole pages, ${rounds} rotating rounds (+${warmup} warm-up), medians; ratios paired within each round\n\n${table(rows)}\n\n${spreads.join('\n')}\n`,
+  );
+  if (!judged)
+    process.stdout.write(
+      '\nSome ratios spread too wide to judge on this machine now: run again when it is quieter, or with more --rounds.\n',
+    );
 } finally {
   await browser.close();
   for (const child of children) child.kill('SIGTERM');

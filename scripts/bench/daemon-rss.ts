@@ -102,7 +102,12 @@ async function main(): Promise<void> {
   process.once('exit', stopAll);
   try {
     const dataDir = join(scratch, 'svc-api');
-    const api = await startServer([join(REPO_ROOT, 'bin', 'svc-api.js'), '--port', '0', '--data-dir', dataDir, '--sandbox', '--max-connections-per-address', '1024'], { SVC_LOG_LEVEL: 'silent' }, /svc-api listening on (\S+)/, children);
+    const api = await startServer(
+      [join(REPO_ROOT, 'bin', 'svc-api.js'), '--port', '0', '--data-dir', dataDir, '--sandbox', '--max-connections-per-address', '1024'],
+      { SVC_LOG_LEVEL: 'silent' },
+      /svc-api listening on (\S+)/,
+      children,
+    );
     const email = `bench-${randomUUID().slice(0, 8)}@example.com`;
     const token = await signIn(api, email);
     const maxPrice = Math.max(...agents.map((agent) => agent.price_cents));
@@ -125,7 +130,10 @@ async function main(): Promise<void> {
 
     // The daemon with nothing to do yet: its idle resident set.
     const nodeFlags = values['node-flags']?.split(' ').filter((flag) => flag !== '') ?? [];
-    const daemon = spawn(process.execPath, [...nodeFlags, join(REPO_ROOT, 'bin', 'swarm-node.js'), 'daemon'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const daemon = spawn(process.execPath, [...nodeFlags, join(REPO_ROOT, 'bin', 'swarm-node.js'), 'daemon'], {
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     children.push(daemon);
     let succeeded = 0;
     let tokenLogged = false;
@@ -159,7 +167,9 @@ async function main(): Promise<void> {
       STARTUP_SAMPLE_MS,
     );
     const startupPeakKb = vmField(daemon.pid!, 'VmHWM');
-    process.stdout.write(`daemon pid ${daemon.pid}: ready (start-up high-water mark ${mb(startupPeakKb)} MB); idle, sampling ${idleSeconds} s…\n`);
+    process.stdout.write(
+      `daemon pid ${daemon.pid}: ready (start-up high-water mark ${mb(startupPeakKb)} MB); idle, sampling ${idleSeconds} s…\n`,
+    );
     const idleBefore = await sampleFor(daemon.pid!, idleSeconds, () => succeeded);
 
     // The service checks each run's input against the agent's schema before it charges (docs/api.md), so an agent
@@ -168,7 +178,9 @@ async function main(): Promise<void> {
       const input = (BENCH_INPUTS[agent.agent_id] ?? []).flatMap((pair) => ['--input', pair]);
       swarmNode(['register', agent.agent_id, '--every', `${every}s`, ...input], env);
     }
-    process.stdout.write(`${agents.length} agents every ${every}s: waiting for ${runs} runs (about ${Math.ceil((runs * every) / agents.length)} s)…\n`);
+    process.stdout.write(
+      `${agents.length} agents every ${every}s: waiting for ${runs} runs (about ${Math.ceil((runs * every) / agents.length)} s)…\n`,
+    );
     const busy: Sample[] = [];
     const started = Date.now();
     await until(
@@ -199,11 +211,26 @@ async function main(): Promise<void> {
     const idleAfterKb = median(idleAfter.map((point) => point.rssKb));
     const all = [...startup, ...idleBefore, ...busy, ...idleAfter];
     const largest = all.reduce((top, point) => (point.rssKb > top.rssKb ? point : top));
-    const spread = (points: Sample[]): string => `${mb(Math.min(...points.map((p) => p.rssKb)))}–${mb(Math.max(...points.map((p) => p.rssKb)))}`;
+    const spread = (points: Sample[]): string =>
+      `${mb(Math.min(...points.map((p) => p.rssKb)))}–${mb(Math.max(...points.map((p) => p.rssKb)))}`;
     const rows = [
       ['phase', 'samples', 'runs', 'RSS MB (median)', 'min–max', 'anon MB (median)'],
-      ['start-up, until ready', String(startup.length), '0', mb(median(startup.map((p) => p.rssKb))), spread(startup), mb(median(startup.map((p) => p.anonKb)))],
-      ['idle, nothing registered', String(idleBefore.length), '0', mb(idleBeforeKb), spread(idleBefore), mb(median(idleBefore.map((p) => p.anonKb)))],
+      [
+        'start-up, until ready',
+        String(startup.length),
+        '0',
+        mb(median(startup.map((p) => p.rssKb))),
+        spread(startup),
+        mb(median(startup.map((p) => p.anonKb))),
+      ],
+      [
+        'idle, nothing registered',
+        String(idleBefore.length),
+        '0',
+        mb(idleBeforeKb),
+        spread(idleBefore),
+        mb(median(idleBefore.map((p) => p.anonKb))),
+      ],
       ...growth.windows.map((window) => [
         `busy, runs ${window.fromRuns}–${window.toRuns}`,
         String(window.samples.length),
@@ -212,12 +239,21 @@ async function main(): Promise<void> {
         spread(window.samples),
         mb(median(window.samples.map((p) => p.anonKb))),
       ]),
-      ['idle, after the runs', String(idleAfter.length), String(succeeded), mb(idleAfterKb), spread(idleAfter), mb(median(idleAfter.map((p) => p.anonKb)))],
+      [
+        'idle, after the runs',
+        String(idleAfter.length),
+        String(succeeded),
+        mb(idleAfterKb),
+        spread(idleAfter),
+        mb(median(idleAfter.map((p) => p.anonKb))),
+      ],
       ['largest sample', '1', String(largest.runs), mb(largest.rssKb), '', mb(largest.anonKb)],
       ['peak (VmHWM, start-up counted)', '', '', mb(peakKb), `at ready ${mb(startupPeakKb)}`, ''],
     ];
     process.stdout.write(`\n${table(rows)}\n\n`);
-    process.stdout.write(`runs: ${succeeded} in ${busySeconds.toFixed(0)} s (${(succeeded / busySeconds).toFixed(2)}/s); daemon events: ${[...eventCounts].map(([name, count]) => `${name}=${count}`).join(' ')}\n`);
+    process.stdout.write(
+      `runs: ${succeeded} in ${busySeconds.toFixed(0)} s (${(succeeded / busySeconds).toFixed(2)}/s); daemon events: ${[...eventCounts].map(([name, count]) => `${name}=${count}`).join(' ')}\n`,
+    );
     process.stdout.write(
       `ledger: service charged ${ledger.serviceCents} cents for ${ledger.serviceRuns} runs; node journaled ${ledger.localCents} cents for ${ledger.localRuns} runs; ` +
         `pending ${ledger.pending}; lost ${ledger.lost}, duplicated ${ledger.duplicated}\n`,
@@ -228,7 +264,8 @@ async function main(): Promise<void> {
     const growthJudged = growth.seconds >= GROWTH_MIN_SECONDS;
     const noGrowth = !growthJudged || growth.growthMb <= GROWTH_TOLERANCE_MB;
     if (tokenLogged) process.stdout.write('the daemon logged the JWT\n');
-    const ledgerOk = !tokenLogged && ledger.lost === 0 && ledger.duplicated === 0 && ledger.pending === 0 && ledger.serviceCents === ledger.localCents;
+    const ledgerOk =
+      !tokenLogged && ledger.lost === 0 && ledger.duplicated === 0 && ledger.pending === 0 && ledger.serviceCents === ledger.localCents;
     process.stdout.write(
       `growth over the second half (${growth.samples} samples, ${growth.seconds.toFixed(0)} s): last fifth's median minus first fifth's ${growth.growthMb.toFixed(1)} MB, ` +
         `fitted slope ${growth.slopeMbPer1000.toFixed(2)} MB per 1,000 runs; idle after vs before ${idleGrowthMb.toFixed(1)} MB\n`,
@@ -280,11 +317,19 @@ function checkLedger(serviceDbFile: string, nodeDbFile: string, email: string) {
   try {
     const serviceCents = (
       service
-        .prepare(`SELECT COALESCE(SUM(CASE kind WHEN 'debit' THEN amount_cents ELSE -amount_cents END), 0) AS cents FROM ledger_entries WHERE user_id = ? AND kind IN ('debit', 'refund')`)
+        .prepare(
+          `SELECT COALESCE(SUM(CASE kind WHEN 'debit' THEN amount_cents ELSE -amount_cents END), 0) AS cents FROM ledger_entries WHERE user_id = ? AND kind IN ('debit', 'refund')`,
+        )
         .get(email) as { cents: number }
     ).cents;
-    const serviceRunIds = new Set((service.prepare('SELECT run_id FROM runs WHERE user_id = ?').all(email) as { run_id: string }[]).map((row) => row.run_id));
-    const local = node.prepare('SELECT run_id, charged_cents, status FROM runs').all() as { run_id: string | null; charged_cents: number; status: string }[];
+    const serviceRunIds = new Set(
+      (service.prepare('SELECT run_id FROM runs WHERE user_id = ?').all(email) as { run_id: string }[]).map((row) => row.run_id),
+    );
+    const local = node.prepare('SELECT run_id, charged_cents, status FROM runs').all() as {
+      run_id: string | null;
+      charged_cents: number;
+      status: string;
+    }[];
     const localRunIds = local.map((row) => row.run_id).filter((id): id is string => id !== null);
     const seen = new Set<string>();
     let duplicated = 0;
@@ -320,7 +365,10 @@ interface Window {
  * the last window's median minus the first's (a full collection a minute makes a sawtooth that a median rides
  * over), and the least-squares slope of RSS against runs.
  */
-function judgeGrowth(busy: Sample[], runs: number): { windows: Window[]; growthMb: number; slopeMbPer1000: number; samples: number; seconds: number } {
+function judgeGrowth(
+  busy: Sample[],
+  runs: number,
+): { windows: Window[]; growthMb: number; slopeMbPer1000: number; samples: number; seconds: number } {
   const half = busy.filter((point) => point.runs >= runs / 2);
   const windows: Window[] = [];
   const fifth = runs / 2 / 5;
@@ -328,7 +376,8 @@ function judgeGrowth(busy: Sample[], runs: number): { windows: Window[]; growthM
     const fromRuns = Math.round(runs / 2 + i * fifth);
     const toRuns = i === 4 ? Number.POSITIVE_INFINITY : Math.round(runs / 2 + (i + 1) * fifth);
     const samples = half.filter((point) => point.runs >= fromRuns && point.runs < toRuns);
-    if (samples.length > 0) windows.push({ fromRuns, toRuns: Math.max(...samples.map((p) => p.runs)), samples, medianKb: median(samples.map((p) => p.rssKb)) });
+    if (samples.length > 0)
+      windows.push({ fromRuns, toRuns: Math.max(...samples.map((p) => p.runs)), samples, medianKb: median(samples.map((p) => p.rssKb)) });
   }
   const n = half.length;
   const meanX = half.reduce((sum, p) => sum + p.runs, 0) / n;

@@ -41,7 +41,15 @@ function route(request, response, body) {
   if (method === 'POST' && url === '/v1/swarm/execute') {
     const { user } = userOf(bearer);
     const parsed = JSON.parse(body);
-    const run = { run_id: randomUUID(), agent_id: parsed.agent_id, user_id: parsed.user_id, input: parsed.input ?? {}, lease_id: randomUUID(), lease_expires_at: new Date().toISOString(), attempt: 1 };
+    const run = {
+      run_id: randomUUID(),
+      agent_id: parsed.agent_id,
+      user_id: parsed.user_id,
+      input: parsed.input ?? {},
+      lease_id: randomUUID(),
+      lease_expires_at: new Date().toISOString(),
+      attempt: 1,
+    };
     held.set(run.run_id, response);
     user.queued.push(run);
     const poll = user.polls.shift();
@@ -53,10 +61,13 @@ function route(request, response, body) {
     const { capacity, wait_seconds: waitSeconds } = JSON.parse(body);
     const poll = { response, capacity, timer: undefined };
     if (user.queued.length > 0 || capacity === 0) return handOut(poll, user);
-    poll.timer = setTimeout(() => {
-      user.polls.splice(user.polls.indexOf(poll), 1);
-      handOut(poll, user);
-    }, (waitSeconds ?? 20) * 1000);
+    poll.timer = setTimeout(
+      () => {
+        user.polls.splice(user.polls.indexOf(poll), 1);
+        handOut(poll, user);
+      },
+      (waitSeconds ?? 20) * 1000,
+    );
     user.polls.push(poll);
     return;
   }
@@ -67,7 +78,8 @@ function route(request, response, body) {
     if (execute !== undefined) send(execute, 200, answer);
     return send(response, 200, answer);
   }
-  if (method === 'POST' && url === '/v1/swarm/nodes/deploy-token') return send(response, 201, { deploy_token: `deploy:${userOf(bearer).key}` });
+  if (method === 'POST' && url === '/v1/swarm/nodes/deploy-token')
+    return send(response, 201, { deploy_token: `deploy:${userOf(bearer).key}` });
   if (method === 'POST' && url === '/v1/swarm/nodes/enroll') return send(response, 201, { node_credential: `node:${userOf(bearer).key}` });
   if (method === 'PUT' && url.startsWith('/v1/swarm/nodes/self/agents/')) return send(response, 200, {});
   send(response, 404, { error: 'not_found' });

@@ -115,7 +115,8 @@ async function main(): Promise<void> {
   const solo = values.solo === '0' ? 0 : positiveInteger(values.solo, '--solo');
   const recorded = values['recorded-runs'] === '0' ? 0 : positiveInteger(values['recorded-runs'], '--recorded-runs');
   const engines = new Set(values.engines.split(',').map((engine) => engine.trim()));
-  for (const engine of engines) if (engine !== 'sqlite' && engine !== 'postgres') throw new Error(`--engines: no engine ${engine} (sqlite, postgres)`);
+  for (const engine of engines)
+    if (engine !== 'sqlite' && engine !== 'postgres') throw new Error(`--engines: no engine ${engine} (sqlite, postgres)`);
   const sku = findAgentSku(values.agent);
   if (sku === undefined) throw new Error(`--agent: no agent ${values.agent}`);
 
@@ -123,23 +124,37 @@ async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   let postgres: PostgresServer | undefined;
   let statements: StatementCounter | undefined;
-  const load = new Child(fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'execute-load.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const load = new Child(
+    fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'execute-load.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+  );
   const sides: Side[] = [];
   const pollsPerNode = 4;
   try {
     const pids = new Map<string, number>();
     /** svc-api on `dataDir` (and the database SVC_DATABASE_URL names, if any): its origin. */
-    const serveApi = async (dataDir: string, env: Record<string, string>, options: { bin?: string; port?: string; profile?: boolean } = {}): Promise<string> => {
+    const serveApi = async (
+      dataDir: string,
+      env: Record<string, string>,
+      options: { bin?: string; port?: string; profile?: boolean } = {},
+    ): Promise<string> => {
       // Every connection of the bench comes from 127.0.0.1: the cap is set above what the load and the nodes open.
       const cap = ['--max-connections-per-address', String(connections * 2 + userCount * pollsPerNode * 2 + 64)];
-      const prof = options.profile === false || values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']];
+      const prof =
+        options.profile === false || values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']];
       const args = [...prof, options.bin ?? values.api, '--port', options.port ?? '0', '--data-dir', dataDir, '--sandbox', ...cap];
       const started = await startServerProcess(args, { SVC_LOG_LEVEL: 'silent', ...env }, /svc-api listening on (\S+)/, children);
       pids.set(started.origin, started.pid);
       return started.origin;
     };
     /** `count` users signed in and funded for what the bench makes them run, each with a node on its instance. */
-    const side = async (name: string, kind: Side['kind'], origins: string[], count: number, extra: Partial<Side> = {}, prepare?: (users: BenchUser[]) => Promise<string[]>): Promise<Side> => {
+    const side = async (
+      name: string,
+      kind: Side['kind'],
+      origins: string[],
+      count: number,
+      extra: Partial<Side> = {},
+      prepare?: (users: BenchUser[]) => Promise<string[]>,
+    ): Promise<Side> => {
       const perUser = Math.ceil(((rounds * runs + warmup) * 2 + solo * 2) / count) + 10;
       const users: BenchUser[] = [];
       for (let index = 0; index < count; index += 1) {
@@ -150,18 +165,34 @@ async function main(): Promise<void> {
         users.push({ email, token, body: JSON.stringify({ user_id: email, agent_id: sku.agent_id }), fundedCents, answered: 0 });
       }
       const serving = prepare === undefined ? origins : await prepare(users);
-      const nodes = new Child(fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'stand-in-node.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+      const nodes = new Child(
+        fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'stand-in-node.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+      );
       // A user's node polls one instance, as a daemon behind a balancer would: the users' nodes spread over them.
       const placed = users.map((user, index) => ({ api: serving[index % serving.length]!, token: user.token }));
-      await nodes.ask<null>({ op: 'start', nodes: placed, agentId: sku.agent_id, capacity: Math.min(connections, MAX_NODE_CONCURRENCY) } satisfies StandInCommand);
-      return { name, kind, origins: serving, pids: serving.map((origin) => pids.get(origin) ?? 0).filter((pid) => pid !== 0), users, nodes, ...extra };
+      await nodes.ask<null>({
+        op: 'start',
+        nodes: placed,
+        agentId: sku.agent_id,
+        capacity: Math.min(connections, MAX_NODE_CONCURRENCY),
+      } satisfies StandInCommand);
+      return {
+        name,
+        kind,
+        origins: serving,
+        pids: serving.map((origin) => pids.get(origin) ?? 0).filter((pid) => pid !== 0),
+        users,
+        nodes,
+        ...extra,
+      };
     };
 
     if (engines.has('sqlite')) {
       process.stderr.write('starting svc-api on SQLite…\n');
       sides.push(await side('sqlite', 'sqlite', [await serveApi(join(scratch, 'sqlite'), {})], 1));
       const baseline = values['baseline-api'];
-      if (baseline !== undefined) sides.push(await side('sqlite baseline', 'sqlite', [await serveApi(join(scratch, 'baseline'), {}, { bin: baseline })], 1));
+      if (baseline !== undefined)
+        sides.push(await side('sqlite baseline', 'sqlite', [await serveApi(join(scratch, 'baseline'), {}, { bin: baseline })], 1));
       if (recorded > 0) {
         // The service is stopped while its file is written, and started again on it: its start is part of the case.
         const dataDir = join(scratch, 'recorded');
@@ -186,10 +217,18 @@ async function main(): Promise<void> {
         // Instances behind one balancer share their keys (docs/operations.md "Several instances"), here from the environment.
         ...(shared ? { SVC_JWT_SECRET: randomBytes(32).toString('base64url') } : {}),
       });
-      sides.push(await side('postgres', 'postgres', [await serveApi(join(scratch, 'pg-one'), await database('bench_one', false))], 1, { database: 'bench_one' }));
+      sides.push(
+        await side('postgres', 'postgres', [await serveApi(join(scratch, 'pg-one'), await database('bench_one', false))], 1, {
+          database: 'bench_one',
+        }),
+      );
       if (userCount > 1) {
         const many = `postgres ${userCount} users`;
-        sides.push(await side(many, 'postgres', [await serveApi(join(scratch, 'pg-many'), await database('bench_many', false))], userCount, { database: 'bench_many' }));
+        sides.push(
+          await side(many, 'postgres', [await serveApi(join(scratch, 'pg-many'), await database('bench_many', false))], userCount, {
+            database: 'bench_many',
+          }),
+        );
         const two = await database('bench_two', true);
         const origins = [await serveApi(join(scratch, 'pg-two-a'), two), await serveApi(join(scratch, 'pg-two-b'), two)];
         sides.push(await side(`${many} x2`, 'postgres', origins, userCount, { database: 'bench_two' }));
@@ -197,7 +236,11 @@ async function main(): Promise<void> {
       const baseline = values['baseline-api'];
       if (baseline !== undefined) {
         const before = await database('bench_baseline', false);
-        sides.push(await side('postgres baseline', 'postgres', [await serveApi(join(scratch, 'pg-baseline'), before, { bin: baseline })], 1, { database: 'bench_baseline' }));
+        sides.push(
+          await side('postgres baseline', 'postgres', [await serveApi(join(scratch, 'pg-baseline'), before, { bin: baseline })], 1, {
+            database: 'bench_baseline',
+          }),
+        );
       }
     }
     if (sides.length === 0) throw new Error('--engines named no engine');
@@ -212,7 +255,12 @@ async function main(): Promise<void> {
     const canned = await sample.text();
     if (sample.status !== 200) throw new Error(`the first execute answered ${sample.status}: ${canned}`);
     first.users[0]!.answered += 1;
-    const dispatch = await startServerProcess([join(SCRIPT_DIR, 'dispatch-server.mjs')], { BENCH_CANNED_RESPONSE: canned }, /listening on (\S+)/, children);
+    const dispatch = await startServerProcess(
+      [join(SCRIPT_DIR, 'dispatch-server.mjs')],
+      { BENCH_CANNED_RESPONSE: canned },
+      /listening on (\S+)/,
+      children,
+    );
     pids.set(dispatch.origin, dispatch.pid);
     sides.unshift(await side('dispatch', 'dispatch', [dispatch.origin], 1));
 
@@ -251,7 +299,11 @@ async function main(): Promise<void> {
         const counted = each.database === undefined ? undefined : await statements!.read(each.database);
         const after = await each.nodes.ask<StandInCount>({ op: 'count' } satisfies StandInCommand);
         const completed = Math.max(1, answer.completed);
-        if (counted !== undefined) statementsOf.set(each.name, counted.top.map(({ calls, ...rest }) => ({ perRun: calls / completed, ...rest })));
+        if (counted !== undefined)
+          statementsOf.set(
+            each.name,
+            counted.top.map(({ calls, ...rest }) => ({ perRun: calls / completed, ...rest })),
+          );
         const nodeExchanges = after.polls - before.polls + (after.results - before.results);
         const expected = each.kind === 'dispatch' ? answer.completed : runs;
         measured.get(each.name)!.push({
@@ -282,8 +334,17 @@ async function main(): Promise<void> {
       });
     }
     const ledger = await Promise.all(sides.map((each) => ledgerCheck(each, sku.price_cents)));
-    const results: SideResult[] = sides.map((each) => ({ name: each.name, kind: each.kind, users: each.users.length, rounds: measured.get(each.name)!, alone: alone.get(each.name), statements: statementsOf.get(each.name) }));
-    process.stdout.write(report({ sides: results, ledger, connections, runs, rounds, userCount, agent: `${sku.agent_id} (${sku.price_cents} cents a run)` }));
+    const results: SideResult[] = sides.map((each) => ({
+      name: each.name,
+      kind: each.kind,
+      users: each.users.length,
+      rounds: measured.get(each.name)!,
+      alone: alone.get(each.name),
+      statements: statementsOf.get(each.name),
+    }));
+    process.stdout.write(
+      report({ sides: results, ledger, connections, runs, rounds, userCount, agent: `${sku.agent_id} (${sku.price_cents} cents a run)` }),
+    );
     if (ledger.some((line) => !line.ok) || results.some((each) => each.rounds.some((round) => round.failures > 0))) process.exitCode = 1;
   } finally {
     await Promise.all(sides.map((each) => each.nodes.ask({ op: 'stop' } satisfies StandInCommand, false)));
@@ -310,8 +371,15 @@ async function ledgerCheck(side: Side, priceCents: number): Promise<{ name: stri
     if (cents !== user.answered * priceCents) wrong.push(`${user.email}: ${cents} cents charged for ${user.answered} runs answered 200`);
   }
   const users = side.users.length === 1 ? '' : ` over ${side.users.length} users`;
-  const verdict = wrong.length === 0 ? `one charge per run answered 200${side.users.length === 1 ? '' : ', for each user'}` : `MISMATCH: ${wrong.join('; ')}`;
-  return { name: side.name, ok: wrong.length === 0, line: `${side.name}: ${answered} runs answered 200, ${charged / priceCents} runs charged${users}, ${charged} cents: ${verdict}` };
+  const verdict =
+    wrong.length === 0
+      ? `one charge per run answered 200${side.users.length === 1 ? '' : ', for each user'}`
+      : `MISMATCH: ${wrong.join('; ')}`;
+  return {
+    name: side.name,
+    ok: wrong.length === 0,
+    line: `${side.name}: ${answered} runs answered 200, ${charged / priceCents} runs charged${users}, ${charged} cents: ${verdict}`,
+  };
 }
 
 function stopServer(child: ChildProcess): Promise<void> {
@@ -337,7 +405,9 @@ class Child {
       return gone;
     }
     return new Promise((resolve, reject) => {
-      this.#process.once('message', (message: { ok: boolean; answer?: T; error?: string }) => (message.ok ? resolve(message.answer as T) : reject(new Error(message.error))));
+      this.#process.once('message', (message: { ok: boolean; answer?: T; error?: string }) =>
+        message.ok ? resolve(message.answer as T) : reject(new Error(message.error)),
+      );
       this.#process.send(command as object);
     });
   }

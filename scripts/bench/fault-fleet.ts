@@ -85,7 +85,14 @@ export class BenchNode {
     concurrency: number,
   ) {
     // The runs' own users (isolation uid, as root) are not what this bench measures: agents run as the daemon.
-    this.env = { ...process.env, SWARM_NODE_HOME: home, SVC_BASE_URL: api, NO_COLOR: '1', SWARM_AGENT_ISOLATION: 'none', SWARM_NODE_CONCURRENCY: String(concurrency) };
+    this.env = {
+      ...process.env,
+      SWARM_NODE_HOME: home,
+      SVC_BASE_URL: api,
+      NO_COLOR: '1',
+      SWARM_AGENT_ISOLATION: 'none',
+      SWARM_NODE_CONCURRENCY: String(concurrency),
+    };
   }
 
   /** Signed in with the user's JWT, enrolled, the agents installed (answering after `delayMs`) and registered. */
@@ -96,17 +103,29 @@ export class BenchNode {
     for (const agent of agents) {
       const dir = join(this.home, 'agents', agent);
       mkdirSync(dir, { recursive: true, mode: 0o755 });
-      writeFileSync(join(dir, 'agent.json'), JSON.stringify({ agent_id: agent, version: '0.0.0-bench', entry: ['node', 'main.mjs'], input_schema: { type: 'object' } }));
+      writeFileSync(
+        join(dir, 'agent.json'),
+        JSON.stringify({ agent_id: agent, version: '0.0.0-bench', entry: ['node', 'main.mjs'], input_schema: { type: 'object' } }),
+      );
       writeFileSync(join(dir, 'main.mjs'), agentProgram(delayMs));
-      swarmNode(['register', agent, ...Object.entries(inputs[agent] ?? {}).flatMap(([key, value]) => ['--input', `${key}=${value}`])], this.env);
+      swarmNode(
+        ['register', agent, ...Object.entries(inputs[agent] ?? {}).flatMap(([key, value]) => ['--input', `${key}=${value}`])],
+        this.env,
+      );
     }
-    const status = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'swarm-node.js'), '--json', 'status'], { env: this.env, encoding: 'utf8' });
+    const status = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'swarm-node.js'), '--json', 'status'], {
+      env: this.env,
+      encoding: 'utf8',
+    });
     this.nodeId = (JSON.parse(status.stdout) as { node: { node_id: string } }).node.node_id;
   }
 
   /** The daemon started; resolves once it has told the service which agents it serves. */
   async start(children: ChildProcess[], log: string): Promise<void> {
-    const daemon = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'swarm-node.js'), 'daemon'], { env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const daemon = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'swarm-node.js'), 'daemon'], {
+      env: this.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.push(daemon);
     this.daemon = daemon;
     let partial = '';
@@ -171,10 +190,12 @@ export interface Books {
   close(): Promise<void>;
 }
 
-const RUNS_SQL = 'SELECT run_id, status, charged_cents, node_id, attempt, claimed_at, finished_at, finished_by, output_json FROM runs WHERE user_id = ?';
+const RUNS_SQL =
+  'SELECT run_id, status, charged_cents, node_id, attempt, claimed_at, finished_at, finished_by, output_json FROM runs WHERE user_id = ?';
 const LEDGER_SQL = 'SELECT kind, amount_cents, run_id FROM ledger_entries WHERE user_id = ? ORDER BY entry_id';
 const BALANCE_SQL = 'SELECT balance_cents FROM wallets WHERE user_id = ?';
-const ATTEMPTS_SQL = 'SELECT a.run_id, a.attempt, a.node_id, a.error FROM run_attempts a JOIN runs r ON r.run_id = a.run_id WHERE r.user_id = ?';
+const ATTEMPTS_SQL =
+  'SELECT a.run_id, a.attempt, a.node_id, a.error FROM run_attempts a JOIN runs r ON r.run_id = a.run_id WHERE r.user_id = ?';
 
 export function sqliteBooks(dataDir: string): Books {
   const file = join(dataDir, 'svc-api.db');
@@ -200,7 +221,14 @@ export function postgresBooks(url: string): Books {
   const read = async <T>(sql: string, email: string): Promise<T[]> => {
     const { rows } = await pool.query(sql.replace('?', '$1'), [email.toLowerCase()]);
     // bigint columns come back as text: the books are figures.
-    return rows.map((row: Record<string, unknown>) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, typeof value === 'string' && /^-?\d+$/.test(value) && key !== 'run_id' && key !== 'node_id' ? Number(value) : value]))) as T[];
+    return rows.map((row: Record<string, unknown>) =>
+      Object.fromEntries(
+        Object.entries(row).map(([key, value]) => [
+          key,
+          typeof value === 'string' && /^-?\d+$/.test(value) && key !== 'run_id' && key !== 'node_id' ? Number(value) : value,
+        ]),
+      ),
+    ) as T[];
   };
   return {
     runs: (email) => read<RunRow>(RUNS_SQL, email),
@@ -225,13 +253,16 @@ export async function ledgerProblems(books: Books, email: string): Promise<strin
   for (const entry of entries) if (entry.run_id !== null) byRun.set(entry.run_id, [...(byRun.get(entry.run_id) ?? []), entry.kind]);
   for (const run of runs) {
     const kinds = byRun.get(run.run_id) ?? [];
-    if (kinds.filter((kind) => kind === 'debit').length !== 1) problems.push(`run ${run.run_id} debited ${kinds.filter((kind) => kind === 'debit').length} times`);
+    if (kinds.filter((kind) => kind === 'debit').length !== 1)
+      problems.push(`run ${run.run_id} debited ${kinds.filter((kind) => kind === 'debit').length} times`);
     const refunds = kinds.filter((kind) => kind === 'refund').length;
     // Every run costs something here: one that failed is refunded once, one that succeeded never.
     if (refunds !== (run.status === 'failed' ? 1 : 0)) problems.push(`run ${run.run_id} (${run.status}) refunded ${refunds} times`);
     if (run.status === 'queued' || run.status === 'running') problems.push(`run ${run.run_id} left ${run.status}`);
   }
-  const kept = entries.filter((entry) => entry.run_id !== null).reduce((total, entry) => total + (entry.kind === 'debit' ? entry.amount_cents : entry.kind === 'refund' ? -entry.amount_cents : 0), 0);
+  const kept = entries
+    .filter((entry) => entry.run_id !== null)
+    .reduce((total, entry) => total + (entry.kind === 'debit' ? entry.amount_cents : entry.kind === 'refund' ? -entry.amount_cents : 0), 0);
   const succeeded = runs.filter((run) => run.status === 'succeeded').reduce((total, run) => total + run.charged_cents, 0);
   if (kept !== succeeded) problems.push(`${email}: ${kept} cents kept for runs, but the runs that succeeded cost ${succeeded}`);
   return problems;

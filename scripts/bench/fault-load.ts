@@ -48,7 +48,12 @@ export interface LoadAnswer {
 const RETRY_FOR_MS = 60_000;
 const RETRY_EVERY_MS = 250;
 
-async function executeOnce(origin: string, command: { token: string; email: string; inputs: Record<string, Record<string, string>> }, agent: string, answer: LoadAnswer): Promise<string | undefined> {
+async function executeOnce(
+  origin: string,
+  command: { token: string; email: string; inputs: Record<string, Record<string, string>> },
+  agent: string,
+  answer: LoadAnswer,
+): Promise<string | undefined> {
   const key = randomUUID();
   const body = JSON.stringify({ user_id: command.email, agent_id: agent, input: command.inputs[agent] ?? {} });
   const offeredAt = Date.now();
@@ -59,7 +64,12 @@ async function executeOnce(origin: string, command: { token: string; email: stri
     try {
       const response = await fetch(`${origin}/v1/swarm/execute`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${command.token}`, 'idempotency-key': key, prefer: 'respond-async' },
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${command.token}`,
+          'idempotency-key': key,
+          prefer: 'respond-async',
+        },
         body,
         signal: AbortSignal.timeout(15_000),
       });
@@ -114,5 +124,7 @@ process.on('message', (message: LoadCommand | ExecuteCommand | StopCommand) => {
     return;
   }
   const answer: LoadAnswer = { id: message.id, runIds: [], statuses: {}, offeredAt: {} };
-  void Promise.all(message.agents.map((agent) => executeOnce(message.origin, message, agent, answer))).then((ids) => process.send!({ ...answer, runIds: ids.map((id) => id ?? '') }));
+  void Promise.all(message.agents.map((agent) => executeOnce(message.origin, message, agent, answer))).then((ids) =>
+    process.send!({ ...answer, runIds: ids.map((id) => id ?? '') }),
+  );
 });

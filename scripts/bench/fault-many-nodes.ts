@@ -47,20 +47,36 @@ export async function pollingNodes(api: ApiInstance, children: ChildProcess[]): 
   try {
     let placed = 0;
     for (const perUser of NODES_PER_USER) {
-      const more = fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'stand-in-node.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const more = fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'stand-in-node.ts')], {
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
       children.push(more);
       standIns.push(more);
       const nodes = users.flatMap(({ token }) => Array.from({ length: perUser - placed }, () => ({ api: api.origin, token })));
-      await ask(more, { op: 'start', nodes, agentId: sku.agent_id, capacity: 4, pollsAtOnce: 1, waitSeconds: POLL_HOLD_SECONDS } satisfies StandInCommand);
+      await ask(more, {
+        op: 'start',
+        nodes,
+        agentId: sku.agent_id,
+        capacity: 4,
+        pollsAtOnce: 1,
+        waitSeconds: POLL_HOLD_SECONDS,
+      } satisfies StandInCommand);
       placed = perUser;
       const total = USERS * perUser;
       process.stderr.write(`nodes200: ${total} nodes polling\n`);
       // The first polls of the new nodes all came at once: let them fall into their own rhythm before measuring.
       await sleep(POLL_HOLD_SECONDS * 1000);
       phases.push(await measurePhase(pid, standIns, total, 'idle', IDLE_MS));
-      const load = fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'soak-load.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const load = fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'soak-load.ts')], {
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
       children.push(load);
-      await ask(load, { op: 'start', origin: api.origin, users: users.map(({ token, body }) => ({ token, body })), perSecond: RUNS_PER_SECOND } satisfies SoakLoadCommand);
+      await ask(load, {
+        op: 'start',
+        origin: api.origin,
+        users: users.map(({ token, body }) => ({ token, body })),
+        perSecond: RUNS_PER_SECOND,
+      } satisfies SoakLoadCommand);
       const phase = await measurePhase(pid, standIns, total, `${RUNS_PER_SECOND} runs/s`, LOAD_MS);
       phase.window = (await ask(load, { op: 'window' } satisfies SoakLoadCommand)) as SoakWindow;
       phases.push(phase);
@@ -93,7 +109,10 @@ export async function pollingNodes(api: ApiInstance, children: ChildProcess[]): 
 }
 
 async function measurePhase(pid: number, standIns: ChildProcess[], nodes: number, state: Phase['state'], ms: number): Promise<Phase> {
-  const polls = async (): Promise<number> => (await Promise.all(standIns.map((child) => ask(child, { op: 'count' } satisfies StandInCommand) as Promise<{ answer: StandInCount }>))).reduce((sum, each) => sum + each.answer.polls, 0);
+  const polls = async (): Promise<number> =>
+    (
+      await Promise.all(standIns.map((child) => ask(child, { op: 'count' } satisfies StandInCommand) as Promise<{ answer: StandInCount }>))
+    ).reduce((sum, each) => sum + each.answer.polls, 0);
   const pollsBefore = await polls();
   const cpuBefore = cpuMillisecondsOf(pid);
   const began = Date.now();
@@ -107,7 +126,9 @@ async function measurePhase(pid: number, standIns: ChildProcess[], nodes: number
 
 function ask(child: ChildProcess, command: object): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    child.once('message', (answer: { ok?: boolean; error?: string }) => (answer.ok === false ? reject(new Error(answer.error)) : resolve(answer)));
+    child.once('message', (answer: { ok?: boolean; error?: string }) =>
+      answer.ok === false ? reject(new Error(answer.error)) : resolve(answer),
+    );
     child.send(command);
   });
 }

@@ -94,14 +94,17 @@ async function main(): Promise<void> {
   const outageMs = Number(values['outage-seconds']) * 1000;
   const scenarios = new Set(values.scenarios.split(','));
   const outcomes: Outcome[] = [];
-  for (const engine of values.engines.split(',') as ('sqlite' | 'postgres')[]) outcomes.push(...(await runEngine(engine, outageMs, scenarios, values.keep)));
+  for (const engine of values.engines.split(',') as ('sqlite' | 'postgres')[])
+    outcomes.push(...(await runEngine(engine, outageMs, scenarios, values.keep)));
   report(outcomes, outageMs);
 }
 
 async function runEngine(engine: 'sqlite' | 'postgres', outageMs: number, scenarios: Set<string>, keep: boolean): Promise<Outcome[]> {
   const scratch = mkdtempSync(join(tmpdir(), `bench-faults-${engine}-`));
   const children: ChildProcess[] = [];
-  const load = fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'fault-load.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const load = fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'fault-load.ts')], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   children.push(load);
   let postgres: PostgresServer | undefined;
   const args = ['--lease-seconds', String(LEASE_SECONDS)];
@@ -114,13 +117,22 @@ async function runEngine(engine: 'sqlite' | 'postgres', outageMs: number, scenar
     } else {
       postgres = await startPostgresServer({ durable: true });
       const url = await postgres.createDatabase('svc_faults');
-      const shared = { SVC_DATABASE_URL: url, SVC_JWT_SECRET: randomBytes(32).toString('base64url'), SVC_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64url')}` };
+      const shared = {
+        SVC_DATABASE_URL: url,
+        SVC_JWT_SECRET: randomBytes(32).toString('base64url'),
+        SVC_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64url')}`,
+      };
       const a = new ApiInstance(join(scratch, 'api-a'), shared, args, children);
       await a.start();
       const b = new ApiInstance(join(scratch, 'api-b'), shared, args, children);
       await b.start();
       const skewed = async (): Promise<ApiInstance> => {
-        const c = new ApiInstance(join(scratch, 'api-c'), { ...shared, LD_PRELOAD: LIBFAKETIME, FAKETIME: '+2m', FAKETIME_DONT_FAKE_MONOTONIC: '1', FAKETIME_DONT_RESET: '1' }, args, children);
+        const c = new ApiInstance(
+          join(scratch, 'api-c'),
+          { ...shared, LD_PRELOAD: LIBFAKETIME, FAKETIME: '+2m', FAKETIME_DONT_FAKE_MONOTONIC: '1', FAKETIME_DONT_RESET: '1' },
+          args,
+          children,
+        );
         await c.start();
         return c;
       };
@@ -145,7 +157,14 @@ async function runEngine(engine: 'sqlite' | 'postgres', outageMs: number, scenar
 }
 
 /** A signed-in user with funds, and `count` nodes of theirs polling `api`, agents answering after `delayMs`. */
-async function fleet(bench: Bench, label: string, count: number, agents: string[], delayMs: number, api = bench.a.origin): Promise<{ email: string; token: string; nodes: BenchNode[] }> {
+async function fleet(
+  bench: Bench,
+  label: string,
+  count: number,
+  agents: string[],
+  delayMs: number,
+  api = bench.a.origin,
+): Promise<{ email: string; token: string; nodes: BenchNode[] }> {
   const email = `faults-${label}-${randomUUID().slice(0, 8)}@example.com`;
   const token = await signIn(bench.a.origin, email);
   await fundWallet(bench.a.origin, email, token, 10_000);
@@ -163,7 +182,9 @@ async function fleet(bench: Bench, label: string, count: number, agents: string[
 async function online(bench: Bench, token: string, count: number): Promise<void> {
   await until(
     async () => {
-      const fleet = (await (await fetch(`${bench.a.origin}/v1/swarm/nodes`, { headers: { authorization: `Bearer ${token}` } })).json()) as { nodes: { online: boolean; agents: string[] }[] };
+      const fleet = (await (await fetch(`${bench.a.origin}/v1/swarm/nodes`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+        nodes: { online: boolean; agents: string[] }[];
+      };
       return fleet.nodes.filter((node) => node.online && node.agents.length > 0).length >= count;
     },
     'the nodes online',
@@ -189,11 +210,23 @@ function send(load: ChildProcess, command: Omit<LoadCommand, 'id'> | Omit<Execut
 }
 
 async function settled(bench: Bench, email: string): Promise<void> {
-  await until(async () => (await bench.books.runs(email)).every((run) => run.status !== 'queued' && run.status !== 'running'), 'every run to end', 180_000, 250);
+  await until(
+    async () => (await bench.books.runs(email)).every((run) => run.status !== 'queued' && run.status !== 'running'),
+    'every run to end',
+    180_000,
+    250,
+  );
 }
 
 /** The figures of one scenario from the service's books and the agents' own records. */
-async function measure(bench: Bench, scenario: string, email: string, nodes: BenchNode[], note: string, idleSeconds?: number): Promise<Outcome> {
+async function measure(
+  bench: Bench,
+  scenario: string,
+  email: string,
+  nodes: BenchNode[],
+  note: string,
+  idleSeconds?: number,
+): Promise<Outcome> {
   const runs = await bench.books.runs(email);
   const ledger = await bench.books.ledger(email);
   const refunded = new Set(ledger.filter((entry) => entry.kind === 'refund').map((entry) => entry.run_id));
@@ -219,14 +252,28 @@ async function outage(bench: Bench, outageMs: number): Promise<Outcome> {
   const user = await fleet(bench, 'outage', 2, [OPS], 2_000);
   for (const node of user.nodes) await node.start(bench.children, join(node.home, 'daemon.log'));
   await online(bench, user.token, 2);
-  const answered = send(bench.load, { op: 'load', origins: [bench.b.origin], token: user.token, email: user.email, agents: [OPS], inputs: INPUTS, perSecond: 1 });
-  await until(async () => (await bench.books.runs(user.email)).filter((run) => run.status === 'running').length >= 2, 'runs in flight on the nodes', 60_000, 100);
+  const answered = send(bench.load, {
+    op: 'load',
+    origins: [bench.b.origin],
+    token: user.token,
+    email: user.email,
+    agents: [OPS],
+    inputs: INPUTS,
+    perSecond: 1,
+  });
+  await until(
+    async () => (await bench.books.runs(user.email)).filter((run) => run.status === 'running').length >= 2,
+    'runs in flight on the nodes',
+    60_000,
+    100,
+  );
   await bench.a.kill();
   await sleep(outageMs);
   await bench.a.start();
   const backAt = Date.now();
   // A run waits when the service is back: on SQLite the executes failed meanwhile (the load sends them again).
-  if (bench.engine === 'sqlite') void send(bench.load, { op: 'execute', origin: bench.a.origin, token: user.token, email: user.email, agents: [OPS], inputs: INPUTS });
+  if (bench.engine === 'sqlite')
+    void send(bench.load, { op: 'execute', origin: bench.a.origin, token: user.token, email: user.email, agents: [OPS], inputs: INPUTS });
   let claimedAt = 0;
   await until(
     async () => {
@@ -242,7 +289,14 @@ async function outage(bench: Bench, outageMs: number): Promise<Outcome> {
   bench.load.send({ op: 'stop' });
   const load = await answered;
   await settled(bench, user.email);
-  return measure(bench, 'outage', user.email, user.nodes, `${outageMs / 1000} s down; executes ${JSON.stringify(load.statuses)}`, (claimedAt - backAt) / 1000);
+  return measure(
+    bench,
+    'outage',
+    user.email,
+    user.nodes,
+    `${outageMs / 1000} s down; executes ${JSON.stringify(load.statuses)}`,
+    (claimedAt - backAt) / 1000,
+  );
 }
 
 /** A daemon frozen with its poll open is handed a run that is not retry-safe, and thawed once it was refunded. */
@@ -254,10 +308,22 @@ async function frozen(bench: Bench): Promise<Outcome> {
   let runId = '';
   for (let attempt = 1; runId === ''; attempt += 1) {
     node.signal('SIGSTOP');
-    const sent = await send(bench.load, { op: 'execute', origin: bench.a.origin, token: user.token, email: user.email, agents: [SALES], inputs: INPUTS });
+    const sent = await send(bench.load, {
+      op: 'execute',
+      origin: bench.a.origin,
+      token: user.token,
+      email: user.email,
+      agents: [SALES],
+      inputs: INPUTS,
+    });
     const [id] = sent.runIds as [string];
     if (id === '') throw new Error(`the execute was refused: ${JSON.stringify(sent.statuses)}`);
-    const handed = await until(async () => (await bench.books.runs(user.email)).some((run) => run.run_id === id && run.status === 'running'), 'the frozen node to be handed the run', 5_000, 50).then(
+    const handed = await until(
+      async () => (await bench.books.runs(user.email)).some((run) => run.run_id === id && run.status === 'running'),
+      'the frozen node to be handed the run',
+      5_000,
+      50,
+    ).then(
       () => true,
       () => false,
     );
@@ -270,9 +336,19 @@ async function frozen(bench: Bench): Promise<Outcome> {
       await sleep(1_000);
     }
   }
-  await until(async () => (await bench.books.runs(user.email)).some((run) => run.run_id === runId && run.status === 'failed'), 'the service to fail the frozen node\'s run', (LEASE_SECONDS + 30) * 1000, 250);
+  await until(
+    async () => (await bench.books.runs(user.email)).some((run) => run.run_id === runId && run.status === 'failed'),
+    "the service to fail the frozen node's run",
+    (LEASE_SECONDS + 30) * 1000,
+    250,
+  );
   node.signal('SIGCONT');
-  await until(async () => node.lines.some((line) => line.includes(runId) && /event=run_(lost|failed|succeeded)/.test(line)), 'the thawed daemon to deal with the run', 60_000, 100);
+  await until(
+    async () => node.lines.some((line) => line.includes(runId) && /event=run_(lost|failed|succeeded)/.test(line)),
+    'the thawed daemon to deal with the run',
+    60_000,
+    100,
+  );
   await settled(bench, user.email);
   return measure(bench, 'frozen', user.email, user.nodes, `frozen past the ${LEASE_SECONDS} s lease of a run it was handed`);
 }
@@ -285,7 +361,15 @@ async function fullVar(bench: Bench): Promise<Outcome> {
   try {
     for (const node of user.nodes) await node.start(bench.children, join(node.home, 'daemon.log'));
     await online(bench, user.token, 2);
-    const answered = send(bench.load, { op: 'load', origins: [bench.a.origin], token: user.token, email: user.email, agents: [OPS], inputs: INPUTS, perSecond: 2 });
+    const answered = send(bench.load, {
+      op: 'load',
+      origins: [bench.a.origin],
+      token: user.token,
+      email: user.email,
+      agents: [OPS],
+      inputs: INPUTS,
+      perSecond: 2,
+    });
     await until(async () => full.events().length > 0 && healthy.events().length > 0, 'both nodes to run agents', 60_000, 100);
     const filler = fillFilesystem(varDir);
     await until(async () => full.lines.some((line) => line.includes('event=journal_unwritable')), 'the full node to say so', 30_000, 100);
@@ -297,7 +381,13 @@ async function fullVar(bench: Bench): Promise<Outcome> {
     await answered;
     await settled(bench, user.email);
     const handedBack = (await bench.books.attempts(user.email)).filter((attempt) => attempt.error === 'not_started').length;
-    return await measure(bench, 'full var/', user.email, user.nodes, `10 s full; ${handedBack} run(s) handed back not_started and run elsewhere`);
+    return await measure(
+      bench,
+      'full var/',
+      user.email,
+      user.nodes,
+      `10 s full; ${handedBack} run(s) handed back not_started and run elsewhere`,
+    );
   } finally {
     await full.stop();
     releaseTmpfs(varDir);
@@ -310,7 +400,15 @@ async function skewedInstance(bench: Bench): Promise<Outcome> {
   const user = await fleet(bench, 'skewed', 1, [OPS], 3_000);
   for (const node of user.nodes) await node.start(bench.children, join(node.home, 'daemon.log'));
   await online(bench, user.token, 1);
-  const answered = send(bench.load, { op: 'load', origins: [ahead.origin], token: user.token, email: user.email, agents: [OPS], inputs: INPUTS, perSecond: 1 });
+  const answered = send(bench.load, {
+    op: 'load',
+    origins: [ahead.origin],
+    token: user.token,
+    email: user.email,
+    agents: [OPS],
+    inputs: INPUTS,
+    perSecond: 1,
+  });
   await sleep(15_000);
   bench.load.send({ op: 'stop' });
   const load = await answered;
@@ -331,7 +429,15 @@ async function kills(bench: Bench): Promise<Outcome> {
   for (const node of user.nodes) await node.start(bench.children, join(node.home, 'daemon.log'));
   await online(bench, user.token, 2);
   const origins = bench.engine === 'sqlite' ? [bench.a.origin] : [bench.a.origin, bench.b.origin];
-  const answered = send(bench.load, { op: 'load', origins, token: user.token, email: user.email, agents: [OPS], inputs: INPUTS, perSecond: 5 });
+  const answered = send(bench.load, {
+    op: 'load',
+    origins,
+    token: user.token,
+    email: user.email,
+    agents: [OPS],
+    inputs: INPUTS,
+    perSecond: 5,
+  });
   const began = Date.now();
   for (let kill = 1; kill <= KILLS; kill += 1) {
     await sleep(Math.max(0, began + (kill * KILLS_WINDOW_MS) / (KILLS + 1) - Date.now()));
@@ -343,10 +449,17 @@ async function kills(bench: Bench): Promise<Outcome> {
   const load = await answered;
   await settled(bench, user.email);
   const runs = await bench.books.runs(user.email);
-  const latencies = runs.filter((run) => run.finished_at !== null && load.offeredAt[run.run_id] !== undefined).map((run) => (run.finished_at! - load.offeredAt[run.run_id]!) / 1000);
+  const latencies = runs
+    .filter((run) => run.finished_at !== null && load.offeredAt[run.run_id] !== undefined)
+    .map((run) => (run.finished_at! - load.offeredAt[run.run_id]!) / 1000);
   const offered = Object.values(load.statuses).reduce((sum, count) => sum + count, 0);
   const outcome = await measure(bench, `${KILLS} kills in a minute`, user.email, user.nodes, `executes ${JSON.stringify(load.statuses)}`);
-  return { ...outcome, offered, finished: runs.filter((run) => run.status === 'succeeded').length, p99Seconds: percentileOf(latencies, 0.99) };
+  return {
+    ...outcome,
+    offered,
+    finished: runs.filter((run) => run.status === 'succeeded').length,
+    p99Seconds: percentileOf(latencies, 0.99),
+  };
 }
 
 /** 200 stand-in nodes polling one instance (./fault-many-nodes.ts); its users' books checked like the others'. */
@@ -355,11 +468,31 @@ async function manyNodes(bench: Bench): Promise<Outcome> {
   const problems = (await Promise.all(measured.emails.map((email) => ledgerProblems(bench.books, email)))).flat();
   const runs = (await Promise.all(measured.emails.map((email) => bench.books.runs(email)))).flat();
   const refunds = runs.filter((run) => run.status === 'failed').length;
-  return { engine: bench.engine, scenario: '200 polling nodes', runs: runs.length, refunds, wastedAgents: 0, thrownAway: 0, note: measured.summary, ledger: problems };
+  return {
+    engine: bench.engine,
+    scenario: '200 polling nodes',
+    runs: runs.length,
+    refunds,
+    wastedAgents: 0,
+    thrownAway: 0,
+    note: measured.summary,
+    ledger: problems,
+  };
 }
 
 function report(outcomes: Outcome[], outageMs: number): void {
-  const rows = [['engine', 'scenario', 'runs', 'refunds', 'agents for refunded runs', 'results thrown away', `idle after ${outageMs / 1000} s outage`, 'ledger']];
+  const rows = [
+    [
+      'engine',
+      'scenario',
+      'runs',
+      'refunds',
+      'agents for refunded runs',
+      'results thrown away',
+      `idle after ${outageMs / 1000} s outage`,
+      'ledger',
+    ],
+  ];
   for (const outcome of outcomes) {
     rows.push([
       outcome.engine,
@@ -375,9 +508,14 @@ function report(outcomes: Outcome[], outageMs: number): void {
   process.stdout.write(`\n${table(rows)}\n\n`);
   for (const outcome of outcomes) {
     if (outcome.offered === undefined) continue;
-    process.stdout.write(`${outcome.engine} ${outcome.scenario}: ${outcome.offered} keys offered, ${outcome.finished} runs finished, p99 from offer to end ${outcome.p99Seconds!.toFixed(1)} s\n`);
+    process.stdout.write(
+      `${outcome.engine} ${outcome.scenario}: ${outcome.offered} keys offered, ${outcome.finished} runs finished, p99 from offer to end ${outcome.p99Seconds!.toFixed(1)} s\n`,
+    );
   }
-  for (const outcome of outcomes) process.stdout.write(`${outcome.engine} ${outcome.scenario}: ${outcome.note}\n${outcome.ledger.map((problem) => `  ledger: ${problem}\n`).join('')}`);
+  for (const outcome of outcomes)
+    process.stdout.write(
+      `${outcome.engine} ${outcome.scenario}: ${outcome.note}\n${outcome.ledger.map((problem) => `  ledger: ${problem}\n`).join('')}`,
+    );
   const wasted = outcomes.reduce((sum, outcome) => sum + outcome.wastedAgents, 0);
   const thrown = outcomes.reduce((sum, outcome) => sum + outcome.thrownAway, 0);
   const idles = outcomes.flatMap((outcome) => (outcome.idleSeconds === undefined ? [] : [outcome.idleSeconds]));
@@ -387,7 +525,9 @@ function report(outcomes: Outcome[], outageMs: number): void {
   process.stdout.write(
     `\nagents that ran for refunded runs: ${wasted} (goal 0: ${verdict(wasted === 0)})\n` +
       `results thrown away: ${thrown} (goal 0: ${verdict(thrown === 0)})\n` +
-      (idles.length === 0 ? '' : `node idle after a ${outageMs / 1000} s outage: at most ${idle.toFixed(2)} s (goal <= ${IDLE_GOAL_SECONDS} s: ${verdict(idle <= IDLE_GOAL_SECONDS)})\n`) +
+      (idles.length === 0
+        ? ''
+        : `node idle after a ${outageMs / 1000} s outage: at most ${idle.toFixed(2)} s (goal <= ${IDLE_GOAL_SECONDS} s: ${verdict(idle <= IDLE_GOAL_SECONDS)})\n`) +
       `ledger check: ${ledger === 0 ? 'every balance equals its ledger, each run charged once' : `${ledger} problem(s)`} (${verdict(ledger === 0)})\n` +
       (asRoot ? '' : 'full var/: skipped (mounting a tmpfs needs root)\n'),
   );

@@ -168,7 +168,11 @@ export function buildCase(ctx: CaseContext, index: number): FuzzCase {
 
 /** The method and target of mangled bytes, for the report. */
 function shown(bytes: Buffer): { method: string; target: string } {
-  const line = bytes.subarray(0, Math.min(bytes.length, 200)).toString('latin1').split(/\r?\n|\r/)[0] ?? '';
+  const line =
+    bytes
+      .subarray(0, Math.min(bytes.length, 200))
+      .toString('latin1')
+      .split(/\r?\n|\r/)[0] ?? '';
   const [method = '', target = ''] = line.split(' ');
   return { method: method.slice(0, 40), target: target.slice(0, 120) };
 }
@@ -216,21 +220,61 @@ function badRequestLine(rng: Rng, request: HttpRequest, host: string): Buffer {
     switch (rng.int(5)) {
       case 0:
         method = rng.pick([
-          'get', 'GET ', ' GET', 'G\tET', 'PROPFIND', 'TRACE', 'CONNECT', 'OPTIONS', 'PATCH', 'HEAD', 'QUERY', 'M-SEARCH', 'PRI',
-          'X'.repeat(rng.pick([20, 300, 20_000])), 'POST\u0000', utf8AsLatin1('PÖST'), '', '0', 'GET GET',
+          'get',
+          'GET ',
+          ' GET',
+          'G\tET',
+          'PROPFIND',
+          'TRACE',
+          'CONNECT',
+          'OPTIONS',
+          'PATCH',
+          'HEAD',
+          'QUERY',
+          'M-SEARCH',
+          'PRI',
+          'X'.repeat(rng.pick([20, 300, 20_000])),
+          'POST\u0000',
+          utf8AsLatin1('PÖST'),
+          '',
+          '0',
+          'GET GET',
         ]);
         break;
       case 1:
         target = rng.pick([
-          '*', `http://${host}${target}`, `https://evil.example${target}`, `${target} x`, target.replace('/', '\\'), `${target}#frag`,
-          `${target}%`, `/${'a'.repeat(rng.pick([8000, 70_000]))}`, `${target}\u0000`, `${target}${utf8AsLatin1(randomText(rng, 20))}`,
-          `${target}\u00ff\u00fe`, '', 'no-slash', `//${target}`, `${target}?${'q'.repeat(20_000)}`, `${target}\t`,
+          '*',
+          `http://${host}${target}`,
+          `https://evil.example${target}`,
+          `${target} x`,
+          target.replace('/', '\\'),
+          `${target}#frag`,
+          `${target}%`,
+          `/${'a'.repeat(rng.pick([8000, 70_000]))}`,
+          `${target}\u0000`,
+          `${target}${utf8AsLatin1(randomText(rng, 20))}`,
+          `${target}\u00ff\u00fe`,
+          '',
+          'no-slash',
+          `//${target}`,
+          `${target}?${'q'.repeat(20_000)}`,
+          `${target}\t`,
           `${target}/%2e%2e/%2e%2e/etc/passwd`,
         ]);
         break;
       case 2:
         version = rng.pick([
-          'HTTP/1.0', 'HTTP/0.9', 'HTTP/2.0', 'HTTP/1.2', 'HTTP/3', 'http/1.1', 'HTTP/1.1 x', 'HTTP/', 'HTTP/1.10', '', 'HTTP/1.1\u0000',
+          'HTTP/1.0',
+          'HTTP/0.9',
+          'HTTP/2.0',
+          'HTTP/1.2',
+          'HTTP/3',
+          'http/1.1',
+          'HTTP/1.1 x',
+          'HTTP/',
+          'HTTP/1.10',
+          '',
+          'HTTP/1.1\u0000',
         ]);
         break;
       case 3:
@@ -239,7 +283,11 @@ function badRequestLine(rng: Rng, request: HttpRequest, host: string): Buffer {
       default:
         // Blank lines (allowed before a request), a space, U+0000, the start of a TLS ClientHello, HTTP/2's preface.
         prefix = rng.pick([
-          '\r\n', '\r\n\r\n', ' ', '\u0000', '\u0016\u0003\u0001\u0000\u00a5\u0001\u0000\u00a1\u0003\u0003',
+          '\r\n',
+          '\r\n\r\n',
+          ' ',
+          '\u0000',
+          '\u0016\u0003\u0001\u0000\u00a5\u0001\u0000\u00a1\u0003\u0003',
           'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n',
         ]);
     }
@@ -263,7 +311,16 @@ function badHeaders(rng: Rng, request: HttpRequest, host: string): Buffer {
     } else if (change === 1) {
       lines = replace('content-length', () =>
         rng.pick([
-          '-1', 'abc', '1e3', ` ${size}`, `0x${size.toString(16)}`, `+${size}`, '99999999999999999999', `${size}, ${size}`, `${size},1`, '',
+          '-1',
+          'abc',
+          '1e3',
+          ` ${size}`,
+          `0x${size.toString(16)}`,
+          `+${size}`,
+          '99999999999999999999',
+          `${size}, ${size}`,
+          `${size},1`,
+          '',
         ]),
       );
     } else if (change === 2) {
@@ -273,10 +330,19 @@ function badHeaders(rng: Rng, request: HttpRequest, host: string): Buffer {
     } else if (change === 3) {
       lines.push(`x-folded: a${rng.pick(['\r\n continued', '\r\n\tcontinued', '\r\n'])}`);
     } else if (change === 4) {
-      lines.push(rng.pick([
-        'garbage header line', ': empty-name', 'x y: 1', 'x@y: 1', `${utf8AsLatin1('é')}: 1`, 'content-type : application/json',
-        'x-a:\u0000', 'x-a: b\rc', 'x-a: \u007f',
-      ]));
+      lines.push(
+        rng.pick([
+          'garbage header line',
+          ': empty-name',
+          'x y: 1',
+          'x@y: 1',
+          `${utf8AsLatin1('é')}: 1`,
+          'content-type : application/json',
+          'x-a:\u0000',
+          'x-a: b\rc',
+          'x-a: \u007f',
+        ]),
+      );
     } else if (change === 5) {
       lines.push(`x-${token(rng, 1, 8)}: ${utf8AsLatin1(randomText(rng, 80))}`);
     } else if (change === 6) {
@@ -284,20 +350,30 @@ function badHeaders(rng: Rng, request: HttpRequest, host: string): Buffer {
     } else if (change === 7) {
       for (let n = rng.pick([200, 2000]); n > 0; n -= 1) lines.push(`x-h${n}: ${n}`);
     } else if (change === 8) {
-      lines.push(rng.pick([
-        'expect: 100-continue', 'expect: garbage', 'connection: upgrade\r\nupgrade: websocket',
-        'connection: upgrade\r\nupgrade: h2c\r\nhttp2-settings: AAMAAABkAAQAAP__', 'connection: keep-alive, close', 'connection: \u0000',
-      ]));
+      lines.push(
+        rng.pick([
+          'expect: 100-continue',
+          'expect: garbage',
+          'connection: upgrade\r\nupgrade: websocket',
+          'connection: upgrade\r\nupgrade: h2c\r\nhttp2-settings: AAMAAABkAAQAAP__',
+          'connection: keep-alive, close',
+          'connection: \u0000',
+        ]),
+      );
     } else if (change === 9) {
       const encodings = ['transfer-encoding: identity', 'transfer-encoding: gzip', 'content-encoding: gzip', 'content-encoding: br, gzip'];
       lines.push(rng.pick(encodings));
     } else if (change === 10) {
       lines = replace('content-type', () => utf8AsLatin1(randomText(rng, 60)));
     } else if (change === 11) {
-      lines.push(rng.pick([
-        `authorization: Bearer \u0000${token(rng)}`, `authorization: ${utf8AsLatin1('Bearer é')}`,
-        `cookie: svc_wallet=${utf8AsLatin1(randomText(rng, 40))}`, 'cookie: \u00ff\u00fe',
-      ]));
+      lines.push(
+        rng.pick([
+          `authorization: Bearer \u0000${token(rng)}`,
+          `authorization: ${utf8AsLatin1('Bearer é')}`,
+          `cookie: svc_wallet=${utf8AsLatin1(randomText(rng, 40))}`,
+          'cookie: \u00ff\u00fe',
+        ]),
+      );
     } else if (change === 12) {
       lines.push(`x-request-id: ${rng.pick(['dup', utf8AsLatin1('ü'), 'a b', 'x'.repeat(200)])}`);
     } else {
@@ -336,10 +412,24 @@ function badBody(rng: Rng, request: HttpRequest, host: string): { bytes: Buffer;
       return { bytes: withHead(Buffer.concat([body, Buffer.from(rng.pick([' x', '}', '\u0000', '{}', ']]]']))])), stalls: false };
     case 7:
       return {
-        bytes: withHead(Buffer.from(rng.pick([
-          'NaN', '1e400', '-', '{"a":1,"a":2}', `{"n":${'9'.repeat(10_000)}}`, '"\\ud800"', '{"\\u0000":"\\u0000"}',
-          '{"__proto__":{"x":1}}', '/*c*/{}', "{'a':1}", '{"a":"\\x41"}', '\u0000',
-        ]))),
+        bytes: withHead(
+          Buffer.from(
+            rng.pick([
+              'NaN',
+              '1e400',
+              '-',
+              '{"a":1,"a":2}',
+              `{"n":${'9'.repeat(10_000)}}`,
+              '"\\ud800"',
+              '{"\\u0000":"\\u0000"}',
+              '{"__proto__":{"x":1}}',
+              '/*c*/{}',
+              "{'a':1}",
+              '{"a":"\\x41"}',
+              '\u0000',
+            ]),
+          ),
+        ),
         stalls: false,
       };
     case 8:
@@ -360,7 +450,13 @@ function chunked(rng: Rng, request: HttpRequest, host: string): { bytes: Buffer;
   const te = rng.chance(0.7)
     ? 'chunked'
     : rng.pick([
-        'chunked, chunked', 'gzip, chunked', 'Chunked', ' chunked', 'chunked;q=1', 'xchunked', 'chunked\r\ntransfer-encoding: chunked',
+        'chunked, chunked',
+        'gzip, chunked',
+        'Chunked',
+        ' chunked',
+        'chunked;q=1',
+        'xchunked',
+        'chunked\r\ntransfer-encoding: chunked',
         'identity, chunked',
       ]);
   const withLength = rng.chance(0.15) ? `\r\ncontent-length: ${rng.pick([body.length, 0, 5])}` : '';
@@ -369,15 +465,22 @@ function chunked(rng: Rng, request: HttpRequest, host: string): { bytes: Buffer;
   const eol = rng.chance(0.1) ? '\n' : '\r\n';
   const chunks: string[] = [];
   let stalls = false;
-  for (let at = 0; at < body.length; ) {
+  for (let at = 0; at < body.length;) {
     const size = Math.min(body.length - at, rng.between(1, 64));
     const data = body.subarray(at, at + size).toString('latin1');
     at += size;
     let sizeText = size.toString(16);
     if (rng.chance(0.05)) {
       sizeText = rng.pick([
-        'zz', '-1', ` ${sizeText}`, `${sizeText} `, `0x${sizeText}`, 'ffffffffffffffff',
-        `${sizeText};ext=${'e'.repeat(rng.pick([5, 10_000]))}`, `${sizeText};a="b"`, '',
+        'zz',
+        '-1',
+        ` ${sizeText}`,
+        `${sizeText} `,
+        `0x${sizeText}`,
+        'ffffffffffffffff',
+        `${sizeText};ext=${'e'.repeat(rng.pick([5, 10_000]))}`,
+        `${sizeText};a="b"`,
+        '',
       ]);
     }
     if (rng.chance(0.03)) {

@@ -100,31 +100,49 @@ export function printEngine(r: EngineReport, run: RunSettings): void {
   const out: string[] = [];
   const sorted = <K>(map: Map<K, number>, by: (a: [K, number], b: [K, number]) => number): [K, number][] => [...map].sort(by);
   out.push('', `== ${r.engine}: seed ${run.seed}, ${r.cases} cases, ${run.concurrency} at once, ${r.seconds.toFixed(0)} s in all`);
-  out.push(`cases by kind: ${sorted(r.kinds, (a, b) => b[1] - a[1]).map(([kind, count]) => `${kind} ${count}`).join(', ')}`);
-  out.push(`statuses: ${sorted(r.statuses, (a, b) => a[0] - b[0]).map(([status, count]) => `${status}×${count}`).join(' ')}`);
+  out.push(
+    `cases by kind: ${sorted(r.kinds, (a, b) => b[1] - a[1])
+      .map(([kind, count]) => `${kind} ${count}`)
+      .join(', ')}`,
+  );
+  out.push(
+    `statuses: ${sorted(r.statuses, (a, b) => a[0] - b[0])
+      .map(([status, count]) => `${status}×${count}`)
+      .join(' ')}`,
+  );
   const notReached = r.notReached.length > 0 ? ` (not: ${r.notReached.join(', ')})` : '';
   out.push(`routes: ${r.reached} of ${r.routes} answered past their credential check at least once${notReached}`);
   out.push(`judged ${r.judged}; ${r.lostToExit} lost to an exit of svc-api (in flight when it exited, unanswered)`);
   out.push('');
   // A 500 is counted whatever its body: problem+json `internal`, or the console's HTML error page.
   out.push(`500 internal answers: ${r.internal.count} (goal 0: ${goal(r.internal.count === 0)})`);
-  out.push(`error-level log lines: ${r.errorLineCount} (goal 0: ${goal(r.errorLineCount === 0)}); warnings ${r.warnings}; ` +
-    `other stderr lines ${r.otherLineCount}`);
+  out.push(
+    `error-level log lines: ${r.errorLineCount} (goal 0: ${goal(r.errorLineCount === 0)}); warnings ${r.warnings}; ` +
+      `other stderr lines ${r.otherLineCount}`,
+  );
   out.push(`process exits: ${r.exits.length} (goal 0: ${goal(r.exits.length === 0)})`);
-  out.push(`open fds: ${r.before.fds} before, ${r.peak.fds} at peak, ${r.after.fds} after ${run.idleSeconds} s idle ` +
-    `(goal within 10%: ${resourceGoal(r, r.before.fds, r.after.fds)})`);
-  out.push(`RSS: ${r.before.rssMb.toFixed(1)} MB before, ${r.peak.rssMb.toFixed(1)} at peak, ${r.after.rssMb.toFixed(1)} after ` +
-    `(goal within 10%: ${resourceGoal(r, r.before.rssMb, r.after.rssMb)})`);
+  out.push(
+    `open fds: ${r.before.fds} before, ${r.peak.fds} at peak, ${r.after.fds} after ${run.idleSeconds} s idle ` +
+      `(goal within 10%: ${resourceGoal(r, r.before.fds, r.after.fds)})`,
+  );
+  out.push(
+    `RSS: ${r.before.rssMb.toFixed(1)} MB before, ${r.peak.rssMb.toFixed(1)} at peak, ${r.after.rssMb.toFixed(1)} after ` +
+      `(goal within 10%: ${resourceGoal(r, r.before.rssMb, r.after.rssMb)})`,
+  );
   out.push(`503 service_unavailable (counted apart, not a failure): ${r.unavailable.count}`);
-  out.push(`other 5xx: ${r.other5xx.count}; complete requests never answered: ${r.noAnswer.count}; ` +
-    `stalled bodies not cut off: ${r.notCut.count}`);
+  out.push(
+    `other 5xx: ${r.other5xx.count}; complete requests never answered: ${r.noAnswer.count}; ` +
+      `stalled bodies not cut off: ${r.notCut.count}`,
+  );
   out.push(`console forms from another site not refused: ${r.crossSite.count}`);
   const { probes } = r;
   const accepted = probes.guardAccepted.length > 0 ? ` — ACCEPTED: ${probes.guardAccepted.join(' ')}` : '';
   const refused = probes.guardTried - probes.guardAccepted.length;
   out.push(`probes: webhook guard refused ${refused} of ${probes.guardTried} non-public spellings${accepted}`);
-  out.push(`probes: connections to the loopback trap that sent bytes: ${r.trap.sent}, ${r.trap.hellos} of them a TLS ClientHello ` +
-    `(goal 0; connections ${r.trap.connections}: the guard checks the address once connected, as designed)`);
+  out.push(
+    `probes: connections to the loopback trap that sent bytes: ${r.trap.sent}, ${r.trap.hellos} of them a TLS ClientHello ` +
+      `(goal 0; connections ${r.trap.connections}: the guard checks the address once connected, as designed)`,
+  );
   out.push(`probes: what svc-api recorded of the deliveries to the trap: ${r.trap.recorded.join('; ').slice(0, 300) || 'none'}`);
   const over = probes.overLimit.map((each) => `OVER ${each.limit}: ${each.kept} kept, cap ${each.cap}`).join('; ');
   out.push(`probes: counted limits under a burst: ${probes.overLimit.length === 0 ? 'all held' : over}`);
@@ -166,9 +184,11 @@ export function printEngine(r: EngineReport, run: RunSettings): void {
     for (const [crash, entry] of byCrash) {
       const culprit = r.culprits.get(crash);
       out.push(`  ${entry.count}× exit ${crash}`);
-      out.push(culprit === undefined
-        ? `     not reproduced by one of its recent cases alone; the cases last logged before an exit: ${cases(entry.lastLogged)}`
-        : `     reproduced alone by #${culprit.index} ${culprit.kind} ${culprit.method} ${culprit.target.slice(0, 100)}`);
+      out.push(
+        culprit === undefined
+          ? `     not reproduced by one of its recent cases alone; the cases last logged before an exit: ${cases(entry.lastLogged)}`
+          : `     reproduced alone by #${culprit.index} ${culprit.kind} ${culprit.method} ${culprit.target.slice(0, 100)}`,
+      );
     }
   }
   if (r.otherLineCount > 0 && r.exits.length === 0) {
@@ -205,8 +225,19 @@ function missedGoals(r: EngineReport, run: RunSettings): string[] {
 
 export function printSummary(reports: EngineReport[], run: RunSettings): void {
   const rows = [
-    ['engine', 'cases', '500 internal', 'error lines', 'exits', '503 apart', 'other 5xx', 'unanswered', 'fds before→after', 'RSS MB before→after',
-      'time'],
+    [
+      'engine',
+      'cases',
+      '500 internal',
+      'error lines',
+      'exits',
+      '503 apart',
+      'other 5xx',
+      'unanswered',
+      'fds before→after',
+      'RSS MB before→after',
+      'time',
+    ],
   ];
   for (const r of reports) {
     rows.push([

@@ -118,11 +118,16 @@ export function routesOf(document: { paths: Record<string, Record<string, Record
       const content = (operation.requestBody as { content?: Record<string, { schema: JsonSchema }> } | undefined)?.content;
       const json = content?.['application/json']?.schema;
       const upper = method.toUpperCase();
-      const kind: BodyKind = json !== undefined ? 'json'
-        : path.startsWith('/wallet/') && upper === 'POST' ? 'form'
-        : path.endsWith('/versions') && upper === 'POST' ? 'bundle'
-        : path.includes('/artifacts/') && upper === 'PUT' ? 'binary'
-        : 'none';
+      const kind: BodyKind =
+        json !== undefined
+          ? 'json'
+          : path.startsWith('/wallet/') && upper === 'POST'
+            ? 'form'
+            : path.endsWith('/versions') && upper === 'POST'
+              ? 'bundle'
+              : path.includes('/artifacts/') && upper === 'PUT'
+                ? 'binary'
+                : 'none';
       routes.push({
         method: upper,
         path,
@@ -140,10 +145,47 @@ export function routesOf(document: { paths: Record<string, Record<string, Record
 
 /** Path segments no id looks like, as they go in a URL: empty, over-long, dot segments, bad or odd encodings. */
 const GARBAGE_SEGMENTS = [
-  '0', '-1', '00000000-0000-0000-0000-000000000000', 'a'.repeat(129), 'a'.repeat(300), '%00', 'x%00y', '%2e%2e', '..', '.', '%2F',
-  'a%2Fb', '%zz', '%', '%C0%80', '%ED%A0%80', '%FF', '%F0%9F%98%80', '%C3%A9', '%E2%80%AE', '%E2%84%AA', '%27%20OR%201%3D1--',
-  '%3Cscript%3E', '%0D%0ASet-Cookie:%20x=1', 'null', 'undefined', 'NaN', '1e309', '99999999999999999999', '%24%7Bjndi:ldap://x%7D',
-  '__proto__', 'constructor', 'CON', '~', 'A%20B', '%EF%BB%BF', '%F4%90%80%80', ';', ',', '@', '*',
+  '0',
+  '-1',
+  '00000000-0000-0000-0000-000000000000',
+  'a'.repeat(129),
+  'a'.repeat(300),
+  '%00',
+  'x%00y',
+  '%2e%2e',
+  '..',
+  '.',
+  '%2F',
+  'a%2Fb',
+  '%zz',
+  '%',
+  '%C0%80',
+  '%ED%A0%80',
+  '%FF',
+  '%F0%9F%98%80',
+  '%C3%A9',
+  '%E2%80%AE',
+  '%E2%84%AA',
+  '%27%20OR%201%3D1--',
+  '%3Cscript%3E',
+  '%0D%0ASet-Cookie:%20x=1',
+  'null',
+  'undefined',
+  'NaN',
+  '1e309',
+  '99999999999999999999',
+  '%24%7Bjndi:ldap://x%7D',
+  '__proto__',
+  'constructor',
+  'CON',
+  '~',
+  'A%20B',
+  '%EF%BB%BF',
+  '%F4%90%80%80',
+  ';',
+  ',',
+  '@',
+  '*',
 ];
 
 function garbageSegment(rng: Rng): string {
@@ -195,7 +237,7 @@ function queryValue(rng: Rng, name: string, schema: JsonSchema, fx: Fixtures, wh
   if (name === 'node_id') return who.nodeId;
   if (name === 'lease_id') return fx.leaseId;
   const value = valueFor(rng, schema, { fx, who, name, depth: 0, mode: 'valid' });
-  return encode(typeof value === 'string' ? value : JSON.stringify(value) ?? '');
+  return encode(typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
 }
 
 /** The route's target: path parameters filled, query parameters maybe, odd additions sometimes. */
@@ -467,11 +509,12 @@ function formBody(rng: Rng, fx: Fixtures, who: Principal, mode: Mode): Buffer {
   for (const name of FORM_FIELDS) {
     if (!rng.chance(0.4)) continue;
     const named = namedValue(rng, { fx, who, name, depth: 0, mode });
-    const value = typeof named === 'string'
-      ? named
-      : name === 'amount' || name === 'cap'
-        ? rng.pick(['1', '2.50', '0', '-1', '1e9', '0.001', '10000000'])
-        : randomText(rng, 60);
+    const value =
+      typeof named === 'string'
+        ? named
+        : name === 'amount' || name === 'cap'
+          ? rng.pick(['1', '2.50', '0', '-1', '1e9', '0.001', '10000000'])
+          : randomText(rng, 60);
     fields.push(`${name}=${encode(value)}`);
   }
   if (mode === 'mutated') {
@@ -562,9 +605,21 @@ export function apiRequest(rng: Rng, route: Route, fx: Fixtures, index: number, 
 const UPLOAD_TYPES = ['application/gzip', 'application/x-tar', 'application/octet-stream', 'application/x-gzip'];
 
 const CONTENT_TYPES = [
-  'application/json; charset=utf-8', 'application/json; charset=latin1', 'application/json; charset=utf-16', 'Application/JSON',
-  'application/problem+json', 'application/vnd.api+json', 'text/plain', 'text/html', 'application/x-www-form-urlencoded',
-  'multipart/form-data; boundary=x', 'application/octet-stream', 'application/json;;', 'application/json, text/plain', '*/*', 'json',
+  'application/json; charset=utf-8',
+  'application/json; charset=latin1',
+  'application/json; charset=utf-16',
+  'Application/JSON',
+  'application/problem+json',
+  'application/vnd.api+json',
+  'text/plain',
+  'text/html',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/octet-stream',
+  'application/json;;',
+  'application/json, text/plain',
+  '*/*',
+  'json',
 ];
 
 function randomAscii(rng: Rng, max: number): string {

@@ -90,7 +90,10 @@ export class FuzzedService {
           '',
         lastLogged: [...new Set(this.#recent.slice(-16).reverse())].slice(0, 6),
         lastMessage: this.#lastMessage,
-        recent: this.#started.filter((each) => each.at >= Date.now() - this.recentMs).reverse().map(({ index, kind }) => ({ index, kind })),
+        recent: this.#started
+          .filter((each) => each.at >= Date.now() - this.recentMs)
+          .reverse()
+          .map(({ index, kind }) => ({ index, kind })),
       });
       process.stderr.write(`fuzz: svc-api exited (${signal ?? code}); starting it again\n`);
       this.up = this.#spawn();

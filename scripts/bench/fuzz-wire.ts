@@ -171,7 +171,10 @@ export function parseAnswers(bytes: Buffer, closed: boolean, head: boolean): { a
     at = end + 4;
     if (status >= 100 && status < 200) continue;
     const header = (name: string): string | undefined =>
-      lines.find((line) => line.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim();
+      lines
+        .find((line) => line.toLowerCase().startsWith(`${name}:`))
+        ?.slice(name.length + 1)
+        .trim();
     const length = header('content-length');
     if (head || status === 204 || status === 304) {
       answers.push({ status, body: Buffer.alloc(0) });

@@ -127,9 +127,23 @@ async function fuzzEngine(engine: Engine, options: Options): Promise<EngineRepor
     // The per-address budgets off (every case comes from 127.0.0.1: with them the auth routes would answer 429 and
     // nothing deeper); the body timer short so a slowloris case costs seconds; execute's wait short.
     const args = [
-      '--port', '0', '--data-dir', join(scratch, 'api'), '--sandbox',
-      '--body-idle-seconds', String(options.bodyIdleSeconds), '--execute-wait-seconds', '1', '--shutdown-grace', '1',
-      '--rate-limit', '1000000', '--max-connections-per-address', '0', '--sign-in-codes-per-client', '1000000',
+      '--port',
+      '0',
+      '--data-dir',
+      join(scratch, 'api'),
+      '--sandbox',
+      '--body-idle-seconds',
+      String(options.bodyIdleSeconds),
+      '--execute-wait-seconds',
+      '1',
+      '--shutdown-grace',
+      '1',
+      '--rate-limit',
+      '1000000',
+      '--max-connections-per-address',
+      '0',
+      '--sign-in-codes-per-client',
+      '1000000',
     ];
     const live = new FuzzedService(options.api, args, env, options.bodyIdleSeconds * 1000 + 3000);
     service = live;
@@ -163,9 +177,10 @@ async function fuzzEngine(engine: Engine, options: Options): Promise<EngineRepor
     const path = `/v1/swarm/webhooks/${probes.trapEndpointId}/deliveries?limit=100`;
     const deliveries = await call(live.origin, 'GET', path, { bearer: prober.token });
     const attempts = (deliveries.body.deliveries ?? []) as { status: string; last_error: string | null }[];
-    const recorded = deliveries.status !== 200
-      ? [`GET its deliveries answered ${deliveries.status} ${String(deliveries.body.code)}`]
-      : [...new Set(attempts.map((each) => `${each.status}: ${each.last_error ?? 'no error'}`))];
+    const recorded =
+      deliveries.status !== 200
+        ? [`GET its deliveries answered ${deliveries.status} ${String(deliveries.body.code)}`]
+        : [...new Set(attempts.map((each) => `${each.status}: ${each.last_error ?? 'no error'}`))];
     const exits = [...live.exits];
     const culprits = await confirmExits(live, context, options, exits);
     const reached = new Set(report.reachedRoutes);

@@ -47,4 +47,7 @@ const rows = [...names]
 const sum = (groups) => [...groups.values()].reduce((total, group) => total + group.bytes, 0);
 process.stdout.write(`heap: ${(sum(before) / 1048576).toFixed(1)} MB → ${(sum(after) / 1048576).toFixed(1)} MB\n`);
 process.stdout.write(`${'grew (bytes)'.padStart(14)} ${'objects'.padStart(9)} ${'now'.padStart(9)}  what\n`);
-for (const row of rows) process.stdout.write(`${String(row.bytes).padStart(14)} ${String(row.count).padStart(9)} ${String(row.total).padStart(9)}  ${row.name.slice(0, 100)}\n`);
+for (const row of rows)
+  process.stdout.write(
+    `${String(row.bytes).padStart(14)} ${String(row.count).padStart(9)} ${String(row.total).padStart(9)}  ${row.name.slice(0, 100)}\n`,
+  );

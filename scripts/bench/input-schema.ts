@@ -40,7 +40,9 @@ const expectRefused = (schema: CompiledInputSchema, input: unknown): void => {
 };
 expectRefused(redosSchema, attack(28));
 
-const research = JSON.parse(readFileSync(join(REPO_ROOT, 'agents', 'agent_research_rag_015', 'agent.json'), 'utf8')) as { input_schema: Record<string, unknown> };
+const research = JSON.parse(readFileSync(join(REPO_ROOT, 'agents', 'agent_research_rag_015', 'agent.json'), 'utf8')) as {
+  input_schema: Record<string, unknown>;
+};
 const builtIn = compileInputSchema(research.input_schema, { trusted: true });
 const v8 = /^(a+)+$/;
 

@@ -58,7 +58,9 @@ async function runOnce(side: Side): Promise<string | undefined> {
   const text = await response.body.text();
   if (response.statusCode !== 200) return `execute ${response.statusCode}: ${text.slice(0, 200)}`;
   const run = JSON.parse(text) as { status?: string; node_id?: string | null };
-  return run.status === 'succeeded' && typeof run.node_id === 'string' ? undefined : `execute answered ${run.status} on node ${run.node_id}`;
+  return run.status === 'succeeded' && typeof run.node_id === 'string'
+    ? undefined
+    : `execute answered ${run.status} on node ${run.node_id}`;
 }
 
 async function timed(side: Side, failures: string[]): Promise<number> {
@@ -114,6 +116,7 @@ process.on('message', (command: LoadCommand) => {
     (answer) => {
       if (answer !== undefined) process.send!(answer);
     },
-    (error: unknown) => process.send!({ op: 'error', message: error instanceof Error ? error.message : String(error) } satisfies LoadAnswer),
+    (error: unknown) =>
+      process.send!({ op: 'error', message: error instanceof Error ? error.message : String(error) } satisfies LoadAnswer),
   );
 });

@@ -19,11 +19,24 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { findAgentSku } from '../../src/contract/agents.js';
 import type { LoadAnswer, LoadCommand, Side } from './node-run-load.js';
-import { fundWallet, installNoopAgent, median, percentileOf, positiveInteger, signIn, SPREAD_LIMIT, spreadLine, spreadOf, startServer, swarmNode, table, until } from './support.js';
+import {
+  fundWallet,
+  installNoopAgent,
+  median,
+  percentileOf,
+  positiveInteger,
+  signIn,
+  SPREAD_LIMIT,
+  spreadLine,
+  spreadOf,
+  startServer,
+  swarmNode,
+  table,
+  until,
+} from './support.js';
 
 declare const SCRIPT_DIR: string;
 declare const REPO_ROOT: string;
-
 
 const USAGE = `Usage: npm run bench:node-run -- [options]
 
@@ -89,7 +102,16 @@ async function main(): Promise<void> {
   process.once('exit', stopAll);
   try {
     const api = await startServer(
-      [join(REPO_ROOT, 'bin', 'svc-api.js'), '--port', '0', '--data-dir', join(scratch, 'svc-api'), '--sandbox', '--max-connections-per-address', '1024'],
+      [
+        join(REPO_ROOT, 'bin', 'svc-api.js'),
+        '--port',
+        '0',
+        '--data-dir',
+        join(scratch, 'svc-api'),
+        '--sandbox',
+        '--max-connections-per-address',
+        '1024',
+      ],
       { SVC_LOG_LEVEL: 'silent' },
       /svc-api listening on (\S+)/,
       children,
@@ -115,15 +137,23 @@ async function main(): Promise<void> {
     swarmNode(['enroll'], env);
     installNoopAgent(home, sku.agent_id);
     swarmNode(['register', sku.agent_id], env);
-    const daemon = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'swarm-node.js'), 'daemon'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const daemon = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'swarm-node.js'), 'daemon'], {
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     children.push(daemon);
     const pulled = countEvents(daemon, 'run_pulled');
     await until(async () => serving(api, token, sku.agent_id), 'the node to be online and serving the agent', 30_000, 100);
 
-    const load = fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'node-run-load.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const load = fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'node-run-load.ts')], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     children.push(load);
     const ask = loadGenerator(load);
-    await ask({ op: 'setup', setup: { api, token, email, agentId: sku.agent_id, home, varDir: join(scratch, 'direct-var'), connections: concurrency } });
+    await ask({
+      op: 'setup',
+      setup: { api, token, email, agentId: sku.agent_id, home, varDir: join(scratch, 'direct-var'), connections: concurrency },
+    });
 
     process.stderr.write(`warming up (${warmup} pairs)…\n`);
     let nodeOk = 0;
@@ -154,7 +184,9 @@ async function main(): Promise<void> {
     }
     await ask({ op: 'exit' });
 
-    const wallet = (await (await fetch(`${api}/v1/swarm/wallet`, { headers: { authorization: `Bearer ${token}` } })).json()) as { balance_cents: number };
+    const wallet = (await (await fetch(`${api}/v1/swarm/wallet`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      balance_cents: number;
+    };
     const expectedBalance = fundedCents - nodeOk * sku.price_cents;
     const ledgerOk = wallet.balance_cents === expectedBalance && pulled() === nodeOk;
 
@@ -198,9 +230,21 @@ function reportLatency(out: string[], rounds: Round[]): boolean {
     `1. latency, one run at a time (${direct.length} pairs):`,
     table([
       ['', 'p50 ms', 'p99 ms', 'min ms', 'max ms'],
-      ['agent run directly (baseline)', ms(percentileOf(direct, 0.5)), ms(percentileOf(direct, 0.99)), ms(Math.min(...direct)), ms(Math.max(...direct))],
+      [
+        'agent run directly (baseline)',
+        ms(percentileOf(direct, 0.5)),
+        ms(percentileOf(direct, 0.99)),
+        ms(Math.min(...direct)),
+        ms(Math.max(...direct)),
+      ],
       ['run through the node', ms(percentileOf(node, 0.5)), ms(percentileOf(node, 0.99)), ms(Math.min(...node)), ms(Math.max(...node))],
-      ['added by the node (paired)', ms(percentileOf(added, 0.5)), ms(percentileOf(added, 0.99)), ms(Math.min(...added)), ms(Math.max(...added))],
+      [
+        'added by the node (paired)',
+        ms(percentileOf(added, 0.5)),
+        ms(percentileOf(added, 0.99)),
+        ms(Math.min(...added)),
+        ms(Math.max(...added)),
+      ],
     ]),
     `through the node / directly: p50 ${(percentileOf(node, 0.5) / percentileOf(direct, 0.5)).toFixed(2)}x, p99 ${(percentileOf(node, 0.99) / percentileOf(direct, 0.99)).toFixed(2)}x`,
     `per round, p50 ratio ${list(ratios, 2)}; added p50 ms ${list(addedP50s, 1)}`,

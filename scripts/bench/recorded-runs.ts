@@ -19,7 +19,9 @@ export function recordRuns(databasePath: string, count: number, benchUser: strin
          node_id, lease_id, lease_expires_at, finished_by, started_at, claimed_at, finished_at)
        VALUES (?, ?, ?, 'succeeded', ?, NULL, ?, NULL, NULL, ?, ?, ?, 'node', ?, ?, ?)`,
     );
-    const debit = db.prepare(`INSERT INTO ledger_entries (user_id, kind, amount_cents, payment_id, run_id, created_at) VALUES (?, 'debit', ?, NULL, ?, ?)`);
+    const debit = db.prepare(
+      `INSERT INTO ledger_entries (user_id, kind, amount_cents, payment_id, run_id, created_at) VALUES (?, 'debit', ?, NULL, ?, ?)`,
+    );
     const key = db.prepare(
       `INSERT INTO idempotency_keys (user_id, idempotency_key, request_hash, state, status_code, response_json, run_id, created_at)
        VALUES (?, ?, ?, 'done', 200, ?, ?, ?)`,
@@ -35,7 +37,13 @@ export function recordRuns(databasePath: string, count: number, benchUser: strin
           const output = JSON.stringify({ summary: 'recorded', findings: [] });
           run.run(runId, user, agentId, priceCents, output, randomUUID(), randomUUID(), at + 45_000, at, at + 5, at + 40);
           debit.run(user, priceCents, runId, at);
-          const response = JSON.stringify({ run_id: runId, status: 'succeeded', agent_id: agentId, charged_cents: priceCents, output: JSON.parse(output) });
+          const response = JSON.stringify({
+            run_id: runId,
+            status: 'succeeded',
+            agent_id: agentId,
+            charged_cents: priceCents,
+            output: JSON.parse(output),
+          });
           key.run(user, randomUUID(), randomUUID().replaceAll('-', '') + randomUUID().replaceAll('-', ''), response, runId, at);
         }
       })();

@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'undici';
 
-export type SoakLoadCommand = { op: 'start'; origin: string; users: { token: string; body: string }[]; perSecond: number } | { op: 'window' } | { op: 'stop' };
+export type SoakLoadCommand =
+  { op: 'start'; origin: string; users: { token: string; body: string }[]; perSecond: number } | { op: 'window' } | { op: 'stop' };
 
 export interface SoakWindow {
   /** Executes answered in the window, and their latency (ms, sent to the end of the body; 0 when none was). */

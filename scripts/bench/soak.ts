@@ -101,13 +101,23 @@ async function main(): Promise<void> {
   if (!(options.limit > 0)) throw new Error(`--limit-mb-per-hour must be a positive number, got ${values['limit-mb-per-hour']}`);
   if (!(options.rssLimit > 0)) throw new Error(`--rss-limit-mb-per-hour must be a positive number, got ${values['rss-limit-mb-per-hour']}`);
   const engines = values.engines.split(',').map((engine) => engine.trim());
-  for (const engine of engines) if (engine !== 'sqlite' && engine !== 'postgres') throw new Error(`--engines: no engine ${engine} (sqlite, postgres)`);
+  for (const engine of engines)
+    if (engine !== 'sqlite' && engine !== 'postgres') throw new Error(`--engines: no engine ${engine} (sqlite, postgres)`);
   let leaking = false;
   for (const engine of engines as ('sqlite' | 'postgres')[]) leaking = (await soak(engine, options)) || leaking;
   if (leaking) process.exitCode = 1;
 }
 
-type Options = { minutes: number; rate: number; users: number; intervalSeconds: number; limit: number; rssLimit: number; snapshots: string | undefined; api: string };
+type Options = {
+  minutes: number;
+  rate: number;
+  users: number;
+  intervalSeconds: number;
+  limit: number;
+  rssLimit: number;
+  snapshots: string | undefined;
+  api: string;
+};
 
 /** One engine's soak; true when a figure grew past the limit in the second half. */
 async function soak(engine: 'sqlite' | 'postgres', options: Options): Promise<boolean> {
@@ -132,14 +142,29 @@ async function soak(engine: 'sqlite' | 'postgres', options: Options): Promise<bo
       await fundWallet(api.origin, email, token, sku.price_cents * perUser);
       users.push({ token, body: JSON.stringify({ user_id: email, agent_id: sku.agent_id }) });
     }
-    const nodes = fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'stand-in-node.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const nodes = fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'stand-in-node.ts')], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     children.push(nodes);
     // One poll held at a time per node, as a daemon holds it (20 s).
-    await ask(nodes, { op: 'start', nodes: users.map(({ token }) => ({ api: api.origin, token })), agentId: sku.agent_id, capacity: 8, pollsAtOnce: 1, waitSeconds: 20 } satisfies StandInCommand);
-    const load = fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'soak-load.ts')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    await ask(nodes, {
+      op: 'start',
+      nodes: users.map(({ token }) => ({ api: api.origin, token })),
+      agentId: sku.agent_id,
+      capacity: 8,
+      pollsAtOnce: 1,
+      waitSeconds: 20,
+    } satisfies StandInCommand);
+    const load = fork(join(SCRIPT_DIR, 'run-ts.mjs'), [join(SCRIPT_DIR, 'soak-load.ts')], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     children.push(load);
     const databaseBytes = (): number =>
-      engine === 'sqlite' ? ['svc-api.db', 'svc-api.db-wal'].map((name) => join(dataDir, name)).reduce((sum, file) => sum + (existsSync(file) ? statSync(file).size : 0), 0) : Number.NaN;
+      engine === 'sqlite'
+        ? ['svc-api.db', 'svc-api.db-wal']
+            .map((name) => join(dataDir, name))
+            .reduce((sum, file) => sum + (existsSync(file) ? statSync(file).size : 0), 0)
+        : Number.NaN;
 
     const samples: Sample[] = [];
     const began = Date.now();
@@ -193,10 +218,30 @@ async function soak(engine: 'sqlite' | 'postgres', options: Options): Promise<bo
 }
 
 /** svc-api with the probe preloaded and an IPC channel to it; resolves once it listens. */
-async function startProbedApi(bin: string, dataDir: string, env: Record<string, string>, children: ChildProcess[]): Promise<{ origin: string; child: ChildProcess }> {
+async function startProbedApi(
+  bin: string,
+  dataDir: string,
+  env: Record<string, string>,
+  children: ChildProcess[],
+): Promise<{ origin: string; child: ChildProcess }> {
   const probe = pathToFileURL(join(SCRIPT_DIR, 'soak-probe.mjs')).href;
-  const args = ['--expose-gc', '--import', probe, bin, '--port', '0', '--data-dir', dataDir, '--sandbox', '--max-connections-per-address', '4096'];
-  const child = spawn(process.execPath, args, { env: { ...process.env, SVC_LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const args = [
+    '--expose-gc',
+    '--import',
+    probe,
+    bin,
+    '--port',
+    '0',
+    '--data-dir',
+    dataDir,
+    '--sandbox',
+    '--max-connections-per-address',
+    '4096',
+  ];
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, SVC_LOG_LEVEL: 'silent', ...env },
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
   children.push(child);
   const origin = await new Promise<string>((resolve, reject) => {
     let seen = '';
@@ -262,7 +307,12 @@ function verdictOf(second: { slope: number; error: number }, limit: number): Ver
   return 2 * second.error >= limit / 2 ? 'too wide to judge' : 'at the limit';
 }
 
-function judge(engine: string, samples: Sample[], totals: { answered: number; statuses: Record<string, number> }, options: Options): boolean {
+function judge(
+  engine: string,
+  samples: Sample[],
+  totals: { answered: number; statuses: Record<string, number> },
+  options: Options,
+): boolean {
   const half = Math.floor(samples.length / 2);
   const first = samples.slice(0, half + 1);
   const second = samples.slice(half);
@@ -278,12 +328,27 @@ function judge(engine: string, samples: Sample[], totals: { answered: number; st
     // shows from then on.
     const resident = key.startsWith('rss');
     const disturbed = options.snapshots !== undefined && resident;
-    let verdict: string = key === 'database' ? 'the runs kept' : disturbed ? 'not judged (snapshot)' : verdictOf(late, resident ? options.rssLimit : options.limit);
+    let verdict: string =
+      key === 'database'
+        ? 'the runs kept'
+        : disturbed
+          ? 'not judged (snapshot)'
+          : verdictOf(late, resident ? options.rssLimit : options.limit);
     // SQLite's page cache (open-sqlite.ts, 64 MiB) fills as the file grows: while the file was under that bound at the
     // half, the resident set may grow with it in the second half without a leak (the heap's verdict still stands).
-    if (verdict === 'growing' && key.startsWith('rss') && samples[half]!.database < SQLITE_CACHE_MB) verdict = 'growing with the file (page cache)';
+    if (verdict === 'growing' && key.startsWith('rss') && samples[half]!.database < SQLITE_CACHE_MB)
+      verdict = 'growing with the file (page cache)';
     if (verdict === 'growing') leaking = true;
-    rows.push([label, samples[0]![key].toFixed(1), samples[half]![key].toFixed(1), samples.at(-1)![key].toFixed(1), early.slope.toFixed(1), late.slope.toFixed(1), (2 * late.error).toFixed(1), verdict]);
+    rows.push([
+      label,
+      samples[0]![key].toFixed(1),
+      samples[half]![key].toFixed(1),
+      samples.at(-1)![key].toFixed(1),
+      early.slope.toFixed(1),
+      late.slope.toFixed(1),
+      (2 * late.error).toFixed(1),
+      verdict,
+    ]);
   }
   const cpuSeconds = (samples.at(-1)!.cpuMs - samples[0]!.cpuMs) / 1000;
   const elapsed = samples.at(-1)!.at - samples[0]!.at;

@@ -24,13 +24,24 @@ const stopped = new AbortController();
 const count: StandInCount = { polls: 0, results: 0 };
 const loops: Promise<void>[] = [];
 
-async function start(api: string, token: string, agentId: string, capacity: number, pollsAtOnce = POLLS_AT_ONCE, waitSeconds = 1): Promise<void> {
+async function start(
+  api: string,
+  token: string,
+  agentId: string,
+  capacity: number,
+  pollsAtOnce = POLLS_AT_ONCE,
+  waitSeconds = 1,
+): Promise<void> {
   const deploy = await call(api, 'POST', '/v1/swarm/nodes/deploy-token', token);
   const enrolled = await call(api, 'POST', '/v1/swarm/nodes/enroll', deploy.deploy_token as string);
   const credential = enrolled.node_credential as string;
   await call(api, 'PUT', `/v1/swarm/nodes/self/agents/${agentId}`, credential);
   const report = async (run: AssignedRun): Promise<void> => {
-    await call(api, 'POST', `/v1/swarm/runs/${run.run_id}/result`, credential, { lease_id: run.lease_id, status: 'succeeded', output: {} }).catch(() => undefined);
+    await call(api, 'POST', `/v1/swarm/runs/${run.run_id}/result`, credential, {
+      lease_id: run.lease_id,
+      status: 'succeeded',
+      output: {},
+    }).catch(() => undefined);
     count.results += 1;
   };
   const loop = async (): Promise<void> => {
@@ -42,7 +53,13 @@ async function start(api: string, token: string, agentId: string, capacity: numb
     }
   };
   // One poll answered before the bench goes on: the service counts a node online from its first poll.
-  await call(api, 'POST', '/v1/swarm/nodes/poll', credential, { hostname: 'bench', version: 'bench', capacity, running: [], wait_seconds: 0 });
+  await call(api, 'POST', '/v1/swarm/nodes/poll', credential, {
+    hostname: 'bench',
+    version: 'bench',
+    capacity,
+    running: [],
+    wait_seconds: 0,
+  });
   loops.push(...Array.from({ length: pollsAtOnce }, loop));
 }
 
@@ -68,7 +85,8 @@ process.on('message', (command: StandInCommand) => {
     const byUser = new Map<string, { api: string; token: string }[]>();
     for (const node of command.nodes) byUser.set(node.token, [...(byUser.get(node.token) ?? []), node]);
     const enrollAll = async (nodes: { api: string; token: string }[]): Promise<void> => {
-      for (const node of nodes) await start(node.api, node.token, command.agentId, command.capacity, command.pollsAtOnce, command.waitSeconds);
+      for (const node of nodes)
+        await start(node.api, node.token, command.agentId, command.capacity, command.pollsAtOnce, command.waitSeconds);
     };
     Promise.all([...byUser.values()].map(enrollAll)).then(
       () => process.send!({ ok: true, answer: null }),

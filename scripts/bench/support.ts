@@ -12,7 +12,12 @@ export async function startServer(args: string[], env: Record<string, string>, r
 }
 
 /** As startServer, with the server's process id. */
-export function startServerProcess(args: string[], env: Record<string, string>, ready: RegExp, children: ChildProcess[]): Promise<{ origin: string; pid: number }> {
+export function startServerProcess(
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+  children: ChildProcess[],
+): Promise<{ origin: string; pid: number }> {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   return new Promise((resolve, reject) => {
@@ -28,7 +33,9 @@ export function startServerProcess(args: string[], env: Record<string, string>, 
 
 /** The CPU time (user and system) a process has used so far, in milliseconds, from /proc (Linux). */
 export function cpuMillisecondsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /s, '')
+    .split(' ');
   // After the command: state is field 3, so utime (14) and stime (15) are at 11 and 12; in clock ticks of 10 ms.
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
@@ -49,7 +56,9 @@ export async function signIn(api: string, email: string): Promise<string> {
   const reference = `reference ${(challenge.challenge_id as string).slice(0, 8)}`;
   let code: string | undefined;
   await until(async () => {
-    const outbox = (await (await fetch(`${api}/sandbox/mail?to=${encodeURIComponent(email)}`)).json()) as { messages: Array<{ text: string }> };
+    const outbox = (await (await fetch(`${api}/sandbox/mail?to=${encodeURIComponent(email)}`)).json()) as {
+      messages: Array<{ text: string }>;
+    };
     code = /\b(\d{4}-\d{4})\b/.exec(outbox.messages.find((message) => message.text.includes(reference))?.text ?? '')?.[1];
     return code !== undefined;
   }, 'the sign-in code in the sandbox outbox');
@@ -67,7 +76,9 @@ export async function signIn(api: string, email: string): Promise<string> {
 export async function fundWallet(api: string, email: string, token: string, amountCents: number): Promise<void> {
   await payAndConfirm(api, { offer_id: 'svc_pay_wallet_fund', customer_email: email, amount_cents: amountCents });
   await until(async () => {
-    const wallet = (await (await fetch(`${api}/v1/swarm/wallet`, { headers: { authorization: `Bearer ${token}` } })).json()) as { balance_cents: number };
+    const wallet = (await (await fetch(`${api}/v1/swarm/wallet`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      balance_cents: number;
+    };
     return wallet.balance_cents >= amountCents;
   }, 'the wallet to be funded');
 }
@@ -76,7 +87,9 @@ async function payAndConfirm(api: string, checkout: Record<string, unknown>): Pr
   const payment = await postJson(api, '/sandbox/payments', checkout);
   await postJson(api, `/sandbox/payments/${payment.payment_id as string}/confirm`);
   await until(async () => {
-    const current = (await (await fetch(`${api}/sandbox/payments/${payment.payment_id as string}`)).json()) as { webhook_delivered: boolean };
+    const current = (await (await fetch(`${api}/sandbox/payments/${payment.payment_id as string}`)).json()) as {
+      webhook_delivered: boolean;
+    };
     return current.webhook_delivered;
   }, 'the payment webhook');
   return payment.payment_id as string;
@@ -103,7 +116,9 @@ export async function until(probe: () => Promise<boolean>, what: string, timeout
 /** Rows of cells as aligned columns: the first left-aligned, the figures right-aligned. */
 export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((cells) => cells[column]!.length)));
-  return rows.map((cells) => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ')).join('\n');
+  return rows
+    .map((cells) => cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  '))
+    .join('\n');
 }
 
 export function positiveInteger(text: string, flag: string): number {
@@ -119,7 +134,10 @@ export function positiveInteger(text: string, flag: string): number {
 export function installNoopAgent(home: string, agentId: string): string {
   const dir = join(home, 'agents', agentId);
   mkdirSync(dir, { recursive: true, mode: 0o755 });
-  writeFileSync(join(dir, 'agent.json'), JSON.stringify({ agent_id: agentId, version: '0.0.0-bench', entry: ['node', 'main.mjs'], input_schema: { type: 'object' } }));
+  writeFileSync(
+    join(dir, 'agent.json'),
+    JSON.stringify({ agent_id: agentId, version: '0.0.0-bench', entry: ['node', 'main.mjs'], input_schema: { type: 'object' } }),
+  );
   writeFileSync(join(dir, 'main.mjs'), NOOP_AGENT);
   return dir;
 }

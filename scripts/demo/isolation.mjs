@@ -14,15 +14,44 @@ export function probeIsolation() {
   const bwrap = tried('bwrap', [...(root ? [] : ['--unshare-user']), '--ro-bind', '/', '/', '--unshare-pid', '--', '/bin/true']);
   if (bwrap.ok) return { mode: 'bubblewrap', why: 'bubblewrap can make a sandbox here: the node picks it itself (agent_isolation auto)' };
   const missing = bwrap.missing ? 'bubblewrap is not installed' : `bubblewrap cannot make a sandbox here (${bwrap.said})`;
-  if (!root) return { mode: 'none', config: 'none', why: `${missing}, and without root there is no uid of its own to give each agent: the agents run as you, unsandboxed`, install: INSTALL };
+  if (!root)
+    return {
+      mode: 'none',
+      config: 'none',
+      why: `${missing}, and without root there is no uid of its own to give each agent: the agents run as you, unsandboxed`,
+      install: INSTALL,
+    };
   // What the node's own probe tries (src/node/runner/isolation.ts unshareSupport).
   const unshare = tried('setpriv', [
-    '--pdeathsig', 'KILL', '--',
-    'unshare', '--pid', '--kill-child', '--mount-proc', '--propagation', 'private', '--ipc', '--uts', '--cgroup', '--net', '--',
-    'setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--no-new-privs', '--', '/bin/true',
+    '--pdeathsig',
+    'KILL',
+    '--',
+    'unshare',
+    '--pid',
+    '--kill-child',
+    '--mount-proc',
+    '--propagation',
+    'private',
+    '--ipc',
+    '--uts',
+    '--cgroup',
+    '--net',
+    '--',
+    'setpriv',
+    '--reuid=65534',
+    '--regid=65534',
+    '--clear-groups',
+    '--no-new-privs',
+    '--',
+    '/bin/true',
   ]);
   if (unshare.ok) {
-    return { mode: 'unshare', config: 'unshare', why: `${missing}; as root, util-linux's unshare and setpriv give each run namespaces and a uid of its own (no system-call filter)`, install: INSTALL };
+    return {
+      mode: 'unshare',
+      config: 'unshare',
+      why: `${missing}; as root, util-linux's unshare and setpriv give each run namespaces and a uid of its own (no system-call filter)`,
+      install: INSTALL,
+    };
   }
   const why = unshare.missing ? "util-linux's setpriv is not installed" : `unshare cannot make namespaces here (${unshare.said})`;
   return { mode: 'none', config: 'none', why: `${missing}, and ${why}: the agents run as root, unsandboxed`, install: INSTALL };

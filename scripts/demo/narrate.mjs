@@ -48,7 +48,9 @@ export function say(text) {
 
 /** A command as a person would type it (the program name, not the node binary and script path). */
 export function showCommand(words, env = {}) {
-  const prefix = Object.entries(env).map(([name, value]) => `${name}=${value} `).join('');
+  const prefix = Object.entries(env)
+    .map(([name, value]) => `${name}=${value} `)
+    .join('');
   write(`   $ ${prefix}${words.map(quoteWord).join(' ')}`);
 }
 

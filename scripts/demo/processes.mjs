@@ -135,7 +135,12 @@ export async function startProgram(file, args, { env, ready, timeoutMs = 15_000,
     exited,
     /** Waits until `pattern` matches its output (what it logged so far counts), at most `timeoutMs`. */
     waitFor(pattern, what, timeoutMs = 20_000) {
-      return waitUntil(() => pattern.exec(log.text) ?? undefined, `${name}: ${what}`, timeoutMs, () => log.text);
+      return waitUntil(
+        () => pattern.exec(log.text) ?? undefined,
+        `${name}: ${what}`,
+        timeoutMs,
+        () => log.text,
+      );
     },
     /** SIGKILL to it and to every process it started, at once, as when its host loses power; resolves once it is gone. */
     async kill() {
@@ -196,7 +201,9 @@ export function processInfo(pid) {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     if (/^State:\s+Z/m.test(status)) return undefined;
-    const commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((word) => word !== '');
+    const commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter((word) => word !== '');
     return { pid, commandLine, uid: Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) };
   } catch {
     return undefined;
@@ -217,7 +224,7 @@ export function killTree(pid) {
   };
   const stopped = new Set([pid]);
   signal(pid, 'SIGSTOP');
-  for (let more = true; more; ) {
+  for (let more = true; more;) {
     more = false;
     for (const descendant of descendantsOf(pid)) {
       if (stopped.has(descendant)) continue;
@@ -243,7 +250,8 @@ export function cleanup() {
       for (const pid of descendants) if (processInfo(pid) !== undefined) killTree(pid);
       // SIGKILL is asynchronous: wait (bounded) until they are dead.
       const deadline = Date.now() + 5_000;
-      while (descendants.some((pid) => processInfo(pid) !== undefined) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      while (descendants.some((pid) => processInfo(pid) !== undefined) && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 20));
     });
     await Promise.all(waits);
     running.clear();

@@ -11,7 +11,11 @@ const AGENT = 'agent_dev_review_012';
 const TODO_FILE = 'misc/todo-samples.txt';
 
 function git(cwd, ...args) {
-  return execFileSync('git', ['-c', 'user.name=Eval', '-c', 'user.email=eval@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd, encoding: 'utf8', env: { ...process.env, HOME: cwd } });
+  return execFileSync('git', ['-c', 'user.name=Eval', '-c', 'user.email=eval@example.com', '-c', 'init.defaultBranch=main', ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, HOME: cwd },
+  });
 }
 
 /** The seed of a part's credentials: its own `seed` (a part keeps its values when it moves into training), else its name. */
@@ -42,23 +46,45 @@ async function plantedPart(part) {
   const run = await runAgent(AGENT, { repo, rev: 'HEAD' }, { artifactsDir: tempDir('artifacts') });
   const output = run.json ?? {};
   const findings = output.findings ?? [];
-  const at = (file, line, kinds) => findings.some((finding) => finding.file === file && finding.line === line && kinds.includes(finding.kind));
+  const at = (file, line, kinds) =>
+    findings.some((finding) => finding.file === file && finding.line === line && kinds.includes(finding.kind));
   const found = set.secrets.filter((item) => at(item.file, item.line, ['secret']));
   const missed = set.secrets.filter((item) => !found.includes(item)).map((item) => item.kind);
   const secretLines = new Set([...set.secrets, ...(set.also_secrets ?? [])].map((item) => `${item.file}:${item.line}`));
   const extraSecrets = findings.filter((finding) => finding.kind === 'secret' && !secretLines.has(`${finding.file}:${finding.line}`));
   const codeKinds = ['sql', 'eslint', 'shellcheck', 'bandit'];
   const codeFound = set.code.filter((item) => at(item.file, item.line, codeKinds));
-  const todoFlagged = new Set(findings.filter((finding) => finding.kind === 'todo' && finding.file === TODO_FILE).map((finding) => finding.line));
+  const todoFlagged = new Set(
+    findings.filter((finding) => finding.kind === 'todo' && finding.file === TODO_FILE).map((finding) => finding.line),
+  );
   const todoRight = set.todo.filter((item, i) => todoFlagged.has(i + 1) === item.flag).length;
   // A stretch from the middle of each value: a PEM's first line is its header, not the key.
   const answer = JSON.stringify(output);
-  const leaked = Object.entries(fakeSecrets(seedOf(set, part))).filter(([, value]) => answer.includes(value.slice(Math.floor(value.length / 2) - 6, Math.floor(value.length / 2) + 6))).map(([name]) => name);
+  const leaked = Object.entries(fakeSecrets(seedOf(set, part)))
+    .filter(([, value]) => answer.includes(value.slice(Math.floor(value.length / 2) - 6, Math.floor(value.length / 2) + 6)))
+    .map(([name]) => name);
 
-  heading(`${AGENT} (${part}): exit ${run.exitCode}, ${Math.round(run.ms)} ms${run.exitCode === 0 ? '' : `: ${run.stderr.split('\n')[0]}`}`);
-  figure('secret kinds found at their line', `${found.length} of ${set.secrets.length}`, missed.length ? `missed: ${missed.join(', ')}` : '');
-  figure('secret findings elsewhere (lookalikes, placeholders)', extraSecrets.length, extraSecrets.map((f) => `${f.file}:${f.line} ${f.rule}`).join('; '));
-  figure('code problems flagged at their line', `${codeFound.length} of ${set.code.length}`, set.code.filter((item) => !codeFound.includes(item)).map((item) => item.what).join('; '));
+  heading(
+    `${AGENT} (${part}): exit ${run.exitCode}, ${Math.round(run.ms)} ms${run.exitCode === 0 ? '' : `: ${run.stderr.split('\n')[0]}`}`,
+  );
+  figure(
+    'secret kinds found at their line',
+    `${found.length} of ${set.secrets.length}`,
+    missed.length ? `missed: ${missed.join(', ')}` : '',
+  );
+  figure(
+    'secret findings elsewhere (lookalikes, placeholders)',
+    extraSecrets.length,
+    extraSecrets.map((f) => `${f.file}:${f.line} ${f.rule}`).join('; '),
+  );
+  figure(
+    'code problems flagged at their line',
+    `${codeFound.length} of ${set.code.length}`,
+    set.code
+      .filter((item) => !codeFound.includes(item))
+      .map((item) => item.what)
+      .join('; '),
+  );
   figure('to-do lines judged right (comment or code)', `${todoRight} of ${set.todo.length}`);
   figure('credential values repeated in the answer', leaked.length, leaked.join(', '));
 }
@@ -90,10 +116,20 @@ async function historyPart() {
   figure('commits whose review failed', failed);
   for (const line of failures) process.stdout.write(`    ${line}\n`);
   figure('secret findings (each listed below, to judge)', secretFindings.length);
-  for (const finding of secretFindings) process.stdout.write(`    ${finding.commit} ${finding.file}:${finding.line} ${finding.rule}: ${finding.excerpt ?? ''}\n`);
+  for (const finding of secretFindings)
+    process.stdout.write(`    ${finding.commit} ${finding.file}:${finding.line} ${finding.rule}: ${finding.excerpt ?? ''}\n`);
   figure('code findings (listed below)', codeFindings.length);
-  for (const finding of codeFindings) process.stdout.write(`    ${finding.commit} ${finding.file}:${finding.line} ${finding.kind} ${finding.rule ?? ''}: ${finding.message}\n`);
-  figure('findings by kind', Object.entries(counts).filter(([, count]) => count > 0).map(([kind, count]) => `${kind} ${count}`).join(', ') || 'none');
+  for (const finding of codeFindings)
+    process.stdout.write(
+      `    ${finding.commit} ${finding.file}:${finding.line} ${finding.kind} ${finding.rule ?? ''}: ${finding.message}\n`,
+    );
+  figure(
+    'findings by kind',
+    Object.entries(counts)
+      .filter(([, count]) => count > 0)
+      .map(([kind, count]) => `${kind} ${count}`)
+      .join(', ') || 'none',
+  );
   figure('mean review time per commit', `${Math.round(totalMs / commits.length)} ms`);
 }
 
@@ -101,4 +137,3 @@ export async function evalDevReview({ history = true } = {}) {
   for (const part of setParts(AGENT)) await plantedPart(part);
   if (history) await historyPart();
 }
-

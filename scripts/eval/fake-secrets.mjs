@@ -63,7 +63,13 @@ export function fakeSecrets(seedText) {
     github_user: `ghu_${pick(ALNUM, 36)}`,
     slack_webhook_2: `https://hooks.slack.com/services/T${pick(UPPER + DIGITS, 8)}/B${pick(UPPER + DIGITS, 10)}/${pick(ALNUM, 24)}`,
     // OpenSSH's own format, which Node does not write: its magic, then bytes in the shape of a key, base64 in lines of 70.
-    openssh_private_key: ['-----BEGIN OPENSSH PRIVATE KEY-----', ...(Buffer.concat([Buffer.from('openssh-key-v1\0\0\0\0\x04none\0\0\0\x04none'), Buffer.from(pick(ALNUM, 360))]).toString('base64').match(/.{1,70}/g) ?? []), '-----END OPENSSH PRIVATE KEY-----'].join('\n'),
+    openssh_private_key: [
+      '-----BEGIN OPENSSH PRIVATE KEY-----',
+      ...(Buffer.concat([Buffer.from('openssh-key-v1\0\0\0\0\x04none\0\0\0\x04none'), Buffer.from(pick(ALNUM, 360))])
+        .toString('base64')
+        .match(/.{1,70}/g) ?? []),
+      '-----END OPENSSH PRIVATE KEY-----',
+    ].join('\n'),
     password_4: `${pick(UPPER, 2)}${pick(LOWER, 5)}${pick(DIGITS, 4)}$${pick(LOWER, 2)}`,
     stripe_live_2: `sk_live_51${pick(ALNUM, 97)}`,
     openai_project_2: `sk-proj-${pick(ALNUM + '_-', 74)}T3BlbkFJ${pick(ALNUM + '_-', 74)}`,
@@ -87,10 +93,14 @@ export function fakeSecrets(seedText) {
     // OpenSSL writes an EC one (SEC1), and, not a secret, an HTTP public-key pin (base64 of the SHA-256 of a key's
     // SubjectPublicKeyInfo, as OkHttp's CertificatePinner takes it).
     ec_private_key: generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'sec1', format: 'pem' }).trim(),
-    spki_pin_sha256: createHash('sha256').update(createPublicKey(rsa).export({ type: 'spki', format: 'der' })).digest('base64'),
+    spki_pin_sha256: createHash('sha256')
+      .update(createPublicKey(rsa).export({ type: 'spki', format: 'der' }))
+      .digest('base64'),
     // The seventh held-out part's forms (drawing no random number, so the values above keep theirs): a key as a
     // Google Cloud service account's JSON key file holds it, PKCS#8 in a JSON string with its newlines escaped.
-    service_account_private_key_json: JSON.stringify(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' })),
+    service_account_private_key_json: JSON.stringify(
+      generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    ),
   };
 }
 

@@ -47,10 +47,16 @@ async function forecastPart(part, fillForecast) {
     const got = forecast?.full_at ? (Date.parse(forecast.full_at) - samples.at(-1).at) / HOUR_MS : null;
     const ok = hoursToFull === null ? got === null : got !== null && Math.abs(got - hoursToFull) <= TOLERANCE * hoursToFull;
     if (ok) right++;
-    lines.push(`${ok ? 'right' : 'wrong'}: ${definition.name}: truth ${hoursToFull === null ? 'never' : `${hoursToFull.toFixed(1)} h`}, forecast ${got === null ? 'never' : `${got.toFixed(1)} h`}`);
+    lines.push(
+      `${ok ? 'right' : 'wrong'}: ${definition.name}: truth ${hoursToFull === null ? 'never' : `${hoursToFull.toFixed(1)} h`}, forecast ${got === null ? 'never' : `${got.toFixed(1)} h`}`,
+    );
   });
   heading(`${AGENT} (${part}): ${set.series.length} recorded histories of a filesystem`);
-  figure(`forecasts of "full in" within ${TOLERANCE * 100}% of the truth (or none)`, `${right} of ${set.series.length}`, percent(right, set.series.length));
+  figure(
+    `forecasts of "full in" within ${TOLERANCE * 100}% of the truth (or none)`,
+    `${right} of ${set.series.length}`,
+    percent(right, set.series.length),
+  );
   for (const line of lines) process.stdout.write(`    ${line}\n`);
 }
 
@@ -60,7 +66,13 @@ async function hostPart() {
   for (let i = 1; i <= 3; i++) {
     const run = await runAgent(AGENT, {}, { stateDir });
     const history = run.json?.history;
-    figure(`run ${i}`, `${Math.round(run.ms)} ms`, run.exitCode === 0 ? `status ${run.json.status}, history ${history ? `${history.runs} runs` : 'none'}, changes ${run.json.changes ? run.json.changes.length : 'none'}` : `exit ${run.exitCode}`);
+    figure(
+      `run ${i}`,
+      `${Math.round(run.ms)} ms`,
+      run.exitCode === 0
+        ? `status ${run.json.status}, history ${history ? `${history.runs} runs` : 'none'}, changes ${run.json.changes ? run.json.changes.length : 'none'}`
+        : `exit ${run.exitCode}`,
+    );
   }
 }
 

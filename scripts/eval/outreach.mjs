@@ -42,23 +42,41 @@ function fates(output) {
 
 async function addressesPart(set, part, dir) {
   const labelled = [...set.typos.map((typo) => typo.address), ...set.roles, ...set.invalid, ...set.valid];
-  const leads = writeLeads(dir, `labelled-${part}.csv`, labelled.map((email, i) => [email, FIRST[i % FIRST.length], COMPANIES[i % COMPANIES.length]]));
+  const leads = writeLeads(
+    dir,
+    `labelled-${part}.csv`,
+    labelled.map((email, i) => [email, FIRST[i % FIRST.length], COMPANIES[i % COMPANIES.length]]),
+  );
   const run = await runAgent(AGENT, { leads, template: TEMPLATE });
   const fate = fates(run.json);
   const typoRight = set.typos.filter((typo) => fate.get(typo.address)?.suggestion?.endsWith(`@${typo.meant}`)).length;
-  const typoFlagged = set.typos.filter((typo) => fate.get(typo.address)?.suggestion !== undefined || fate.get(typo.address)?.flags?.includes('typo')).length;
-  const roles = set.roles.filter((address) => fate.get(address)?.flags?.includes('role_address') || fate.get(address)?.rejected === 'role_address').length;
+  const typoFlagged = set.typos.filter(
+    (typo) => fate.get(typo.address)?.suggestion !== undefined || fate.get(typo.address)?.flags?.includes('typo'),
+  ).length;
+  const roles = set.roles.filter(
+    (address) => fate.get(address)?.flags?.includes('role_address') || fate.get(address)?.rejected === 'role_address',
+  ).length;
   const invalid = set.invalid.filter((address) => fate.get(address)?.rejected === 'invalid').length;
   const validClean = set.valid.filter((address) => fate.get(address)?.drafted && fate.get(address).flags.length === 0);
-  heading(`${AGENT} (${part}): ${labelled.length} labelled addresses, exit ${run.exitCode}${run.exitCode === 0 ? '' : `: ${run.stderr.split('\n')[0]}`}`);
+  heading(
+    `${AGENT} (${part}): ${labelled.length} labelled addresses, exit ${run.exitCode}${run.exitCode === 0 ? '' : `: ${run.stderr.split('\n')[0]}`}`,
+  );
   figure('typos caught with the domain meant suggested', `${typoRight} of ${set.typos.length}`, `${typoFlagged} caught at all`);
   figure('role addresses flagged', `${roles} of ${set.roles.length}`);
   figure('invalid addresses refused', `${invalid} of ${set.invalid.length}`);
-  figure('valid addresses drafted unflagged', `${validClean.length} of ${set.valid.length}`, set.valid.filter((address) => !validClean.includes(address)).join(', '));
+  figure(
+    'valid addresses drafted unflagged',
+    `${validClean.length} of ${set.valid.length}`,
+    set.valid.filter((address) => !validClean.includes(address)).join(', '),
+  );
 }
 
 async function delimitersPart(set, part, dir) {
-  const rows = Array.from({ length: 100 }, (_, i) => [`lead${i}@example${i % 7}.com`, FIRST[i % FIRST.length], COMPANIES[i % COMPANIES.length]]);
+  const rows = Array.from({ length: 100 }, (_, i) => [
+    `lead${i}@example${i % 7}.com`,
+    FIRST[i % FIRST.length],
+    COMPANIES[i % COMPANIES.length],
+  ]);
   const results = [];
   for (const delimiter of set.delimiters) {
     const leads = writeLeads(dir, `delimited-${part}-${delimiter.charCodeAt(0)}.csv`, rows, delimiter);
@@ -67,11 +85,19 @@ async function delimitersPart(set, part, dir) {
     const right = run.exitCode === 0 && run.json.counts.drafted === rows.length && sample?.body.includes(`A note for ${rows[3][2]}.`);
     results.push({ delimiter: JSON.stringify(delimiter), right });
   }
-  figure('leads files read right, by delimiter', `${results.filter((r) => r.right).length} of ${results.length}`, results.map((r) => `${r.delimiter} ${r.right ? 'yes' : 'no'}`).join(', '));
+  figure(
+    'leads files read right, by delimiter',
+    `${results.filter((r) => r.right).length} of ${results.length}`,
+    results.map((r) => `${r.delimiter} ${r.right ? 'yes' : 'no'}`).join(', '),
+  );
 }
 
 async function largePart(set, part, dir) {
-  const rows = Array.from({ length: set.large_leads }, (_, i) => [`person${i}.${part}@company${i % 997}.com`, FIRST[i % FIRST.length], COMPANIES[i % COMPANIES.length]]);
+  const rows = Array.from({ length: set.large_leads }, (_, i) => [
+    `person${i}.${part}@company${i % 997}.com`,
+    FIRST[i % FIRST.length],
+    COMPANIES[i % COMPANIES.length],
+  ]);
   const leads = writeLeads(dir, `large-${part}.csv`, rows);
   const artifactsDir = tempDir('outreach-artifacts');
   const run = await runAgent(AGENT, { leads, template: TEMPLATE }, { artifactsDir });
@@ -81,8 +107,16 @@ async function largePart(set, part, dir) {
   const files = readdirSync(artifactsDir);
   const csv = files.find((name) => name.endsWith('.csv'));
   const inArtifact = csv === undefined ? 0 : countCsvRecords(readFileSync(join(artifactsDir, csv), 'utf8'));
-  figure(`${set.large_leads} leads: handled (drafted or refused with a reason)`, `${handled}`, `${(run.ms / 1000).toFixed(1)} s, exit ${run.exitCode}${run.exitCode === 0 ? '' : `: ${run.stderr.split('\n')[0]}`}`);
-  figure(`${set.large_leads} leads: drafts in the artifact`, inArtifact, `of ${counts.drafted ?? 0} drafted; artifacts: ${files.join(', ') || 'none'}`);
+  figure(
+    `${set.large_leads} leads: handled (drafted or refused with a reason)`,
+    `${handled}`,
+    `${(run.ms / 1000).toFixed(1)} s, exit ${run.exitCode}${run.exitCode === 0 ? '' : `: ${run.stderr.split('\n')[0]}`}`,
+  );
+  figure(
+    `${set.large_leads} leads: drafts in the artifact`,
+    inArtifact,
+    `of ${counts.drafted ?? 0} drafted; artifacts: ${files.join(', ') || 'none'}`,
+  );
 }
 
 export async function evalOutreach() {
@@ -94,4 +128,3 @@ export async function evalOutreach() {
     await largePart(set, part, dir);
   }
 }
-

@@ -20,7 +20,9 @@ export function buildCorpus() {
   mkdirSync(readmes, { recursive: true });
   const modules = join(REPO_ROOT, 'node_modules');
   for (const entry of readdirSync(modules).sort()) {
-    const dirs = entry.startsWith('@') ? readdirSync(join(modules, entry)).map((name) => [`${entry}__${name}`, join(modules, entry, name)]) : [[entry, join(modules, entry)]];
+    const dirs = entry.startsWith('@')
+      ? readdirSync(join(modules, entry)).map((name) => [`${entry}__${name}`, join(modules, entry, name)])
+      : [[entry, join(modules, entry)]];
     for (const [name, dir] of dirs) {
       if (!statSync(dir).isDirectory()) continue;
       const readme = readmeOf(dir);
@@ -30,7 +32,8 @@ export function buildCorpus() {
   for (const sub of ['', 'sections']) {
     const from = join(REPO_ROOT, 'docs', sub);
     mkdirSync(join(corpus, 'svc', sub), { recursive: true });
-    for (const file of readdirSync(from).filter((name) => name.endsWith('.md'))) copyFileSync(join(from, file), join(corpus, 'svc', sub, file));
+    for (const file of readdirSync(from).filter((name) => name.endsWith('.md')))
+      copyFileSync(join(from, file), join(corpus, 'svc', sub, file));
   }
   return corpus;
 }
@@ -38,10 +41,12 @@ export function buildCorpus() {
 /** 10,000 files of about 6 KB, windows of the corpus's own text, in 100 folders. */
 function buildBulkCorpus(corpus) {
   const bulk = tempDir('rag-bulk');
-  const texts = readdirSync(join(corpus, 'readmes')).map((name) => readFileSync(join(corpus, 'readmes', name), 'utf8')).filter((text) => text.length > 2_000);
+  const texts = readdirSync(join(corpus, 'readmes'))
+    .map((name) => readFileSync(join(corpus, 'readmes', name), 'utf8'))
+    .filter((text) => text.length > 2_000);
   for (let i = 0; i < BULK_FILES; i++) {
     const text = texts[i % texts.length];
-    const start = Math.floor(((i * 7919) % 1000) / 1000 * Math.max(1, text.length - 6_000));
+    const start = Math.floor((((i * 7919) % 1000) / 1000) * Math.max(1, text.length - 6_000));
     const dir = join(bulk, `part-${String(i % 100).padStart(2, '0')}`);
     if (i < 100) mkdirSync(dir);
     writeFileSync(join(dir, `doc-${i}.md`), `# Document ${i}\n\n${text.slice(start, start + 6_000)}\n`);
@@ -81,7 +86,11 @@ async function questionsPart(corpus, stateDir, part) {
   figure('right file among the top 5', `${top5} of ${n}`, percent(top5, n));
   figure('top-1 passage holds the answer', `${passageRight} of ${n}`, percent(passageRight, n));
   figure('answerable questions answered (not "not in this corpus")', `${answeredAnswerable} of ${n}`, percent(answeredAnswerable, n));
-  figure('unanswerable questions answered "not in this corpus"', `${notInCorpus} of ${set.unanswerable.length}`, percent(notInCorpus, set.unanswerable.length));
+  figure(
+    'unanswerable questions answered "not in this corpus"',
+    `${notInCorpus} of ${set.unanswerable.length}`,
+    percent(notInCorpus, set.unanswerable.length),
+  );
   for (const line of wrong) process.stdout.write(`    top-1 wrong: ${line}\n`);
   for (const line of answeredWrongly) process.stdout.write(`    answered: ${line}\n`);
 }
@@ -98,11 +107,21 @@ async function scalePart(corpus) {
     last = await runAgent(AGENT, { corpus: bulk, question: 'How do I configure the connection pool size?' }, { stateDir });
     runs++;
     totalMs += last.ms;
-    figure(`run ${runs}`, `${(last.ms / 1000).toFixed(1)} s`, last.exitCode === 0 ? `${last.json.index.files} files indexed, complete: ${last.json.index.complete}` : `exit ${last.exitCode}: ${last.stderr.split('\n')[0]}`);
+    figure(
+      `run ${runs}`,
+      `${(last.ms / 1000).toFixed(1)} s`,
+      last.exitCode === 0
+        ? `${last.json.index.files} files indexed, complete: ${last.json.index.complete}`
+        : `exit ${last.exitCode}: ${last.stderr.split('\n')[0]}`,
+    );
   } while (last.exitCode === 0 && !last.json.index.complete && runs < 20);
   figure('runs until the index was complete', runs, `${(totalMs / 1000).toFixed(1)} s in all`);
   const again = await runAgent(AGENT, { corpus: bulk, question: 'How do I parse a semver range?' }, { stateDir });
-  figure('a run over the unchanged, complete index', `${(again.ms / 1000).toFixed(1)} s`, again.exitCode === 0 ? `unchanged ${again.json.index.unchanged}` : `exit ${again.exitCode}`);
+  figure(
+    'a run over the unchanged, complete index',
+    `${(again.ms / 1000).toFixed(1)} s`,
+    again.exitCode === 0 ? `unchanged ${again.json.index.unchanged}` : `exit ${again.exitCode}`,
+  );
 }
 
 export async function evalRag({ scale = true } = {}) {

@@ -43,14 +43,22 @@ async function quizPart() {
       items++;
       questions.add(item.question);
       kinds[item.kind] = (kinds[item.kind] ?? 0) + 1;
-      const lines = readFileSync(join(REPO_ROOT, 'docs', 'sections', item.citation.file), 'utf8').split('\n').slice(item.citation.line_start - 1, item.citation.line_end).join('\n');
+      const lines = readFileSync(join(REPO_ROOT, 'docs', 'sections', item.citation.file), 'utf8')
+        .split('\n')
+        .slice(item.citation.line_start - 1, item.citation.line_end)
+        .join('\n');
       if (lines.replace(/[`*]/g, '').toLowerCase().includes(String(item.answer).replace(/[`*]/g, '').toLowerCase())) onCitedLines++;
     }
   }
   heading(`${AGENT} (quiz): 20 quizzes of 10 questions`);
   figure('answers written on the lines they cite', `${onCitedLines} of ${items}`, percent(onCitedLines, items));
   figure('distinct questions', questions.size);
-  figure('questions by kind', Object.entries(kinds).map(([kind, count]) => `${kind} ${count}`).join(', '));
+  figure(
+    'questions by kind',
+    Object.entries(kinds)
+      .map(([kind, count]) => `${kind} ${count}`)
+      .join(', '),
+  );
 }
 
 export async function evalTutor() {

@@ -75,8 +75,10 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
       // Ids in paths may be 128 characters (ID_PATTERN); the router's own answers to a longer or undecodable path
       // are problem details too, and never echo the path back.
       maxParamLength: 256,
-      onMaxParamLength: (_path, req, res) => writeRawProblem(req, res, new SvcError('not_found', 'no such resource: a path segment is too long')),
-      onBadUrl: (_path, req, res) => writeRawProblem(req, res, new SvcError('invalid_request', 'the request path is not valid URL encoding')),
+      onMaxParamLength: (_path, req, res) =>
+        writeRawProblem(req, res, new SvcError('not_found', 'no such resource: a path segment is too long')),
+      onBadUrl: (_path, req, res) =>
+        writeRawProblem(req, res, new SvcError('invalid_request', 'the request path is not valid URL encoding')),
     },
   });
 
@@ -100,7 +102,12 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
 
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
-      { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
       'request',
     );
   });
@@ -148,4 +155,3 @@ function writeRawProblem(req: IncomingMessage, res: ServerResponse, error: SvcEr
   res.setHeader('content-type', 'application/problem+json; charset=utf-8');
   res.end(JSON.stringify(error.toProblem()));
 }
-

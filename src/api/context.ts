@@ -185,7 +185,13 @@ export function runInBackground(ctx: ServiceContext, work: Promise<unknown>): vo
  * until the service closes. A round that fails is logged, and the next one tries again: a busy, full or unreachable
  * database leaves things as they are meanwhile.
  */
-export function repeatInBackground(ctx: ServiceContext, work: () => Promise<unknown>, everyMs: number, what: string, log: { warn(details: object, message: string): void }): void {
+export function repeatInBackground(
+  ctx: ServiceContext,
+  work: () => Promise<unknown>,
+  everyMs: number,
+  what: string,
+  log: { warn(details: object, message: string): void },
+): void {
   let timer: NodeJS.Timeout | undefined;
   ctx.shutdownSignal.addEventListener('abort', () => clearTimeout(timer), { once: true });
   const next = (): void => {
@@ -205,7 +211,13 @@ export function repeatInBackground(ctx: ServiceContext, work: () => Promise<unkn
  * round, so that a test moving the clock sees it within a sweep; a clock set back makes a round due too, rather than
  * none until it catches up. A round answering true (its batch was full) comes again at the next sweep.
  */
-export function repeatByServiceClock(ctx: ServiceContext, everyMs: number, round: (now: number) => Promise<boolean>, what: string, log: { warn(details: object, message: string): void }): void {
+export function repeatByServiceClock(
+  ctx: ServiceContext,
+  everyMs: number,
+  round: (now: number) => Promise<boolean>,
+  what: string,
+  log: { warn(details: object, message: string): void },
+): void {
   let lastRoundAt: number | undefined;
   const sweep = async (): Promise<void> => {
     const now = ctx.clock.now();

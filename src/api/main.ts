@@ -186,7 +186,8 @@ async function main(): Promise<number> {
     timing[key] = seconds * 1000;
   }
   const graceSeconds = values['shutdown-grace'] === undefined ? DEFAULT_SHUTDOWN_GRACE_MS / 1000 : Number(values['shutdown-grace']);
-  if (!Number.isInteger(graceSeconds) || graceSeconds < 0) return usageError('--shutdown-grace must be a whole number of seconds, 0 or more');
+  if (!Number.isInteger(graceSeconds) || graceSeconds < 0)
+    return usageError('--shutdown-grace must be a whole number of seconds, 0 or more');
   if (values['data-dir'] === undefined) return usageError('--data-dir is required');
   let trustProxy: TrustProxy = false;
   let metricsListen: ListenAddress | undefined;
@@ -207,7 +208,8 @@ async function main(): Promise<number> {
     return usageError(`--stale-node-after ${(error as Error).message}`);
   }
   const ownPrice = values['own-agent-price-cents'];
-  if (ownPrice !== undefined && (!/^\d+$/.test(ownPrice) || Number(ownPrice) < 1 || Number(ownPrice) > 10_000)) return usageError('--own-agent-price-cents must be a whole number of cents from 1 to 10000');
+  if (ownPrice !== undefined && (!/^\d+$/.test(ownPrice) || Number(ownPrice) < 1 || Number(ownPrice) > 10_000))
+    return usageError('--own-agent-price-cents must be a whole number of cents from 1 to 10000');
   let limits: LimitOptions & ReturnType<typeof parseWebhookFlags>;
   try {
     limits = { ...parseLimitFlags(values), ...parseWebhookFlags(values) };

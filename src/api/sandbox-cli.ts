@@ -140,14 +140,20 @@ async function dispatch(
       const email = required(values, 'email');
       const amount = cents(required(values, 'amount'));
       const payment = await provider.confirm((await provider.pay(WALLET_FUND_OFFER, email, amount)).payment_id);
-      return { document: payment, human: `Funded the wallet of ${payment.customer_email} with ${formatDollars(payment.amount_cents)} (payment ${payment.payment_id}).` };
+      return {
+        document: payment,
+        human: `Funded the wallet of ${payment.customer_email} with ${formatDollars(payment.amount_cents)} (payment ${payment.payment_id}).`,
+      };
     }
     case 'mail': {
       noPositionals(positionals);
       const to = required(values, 'to');
       const limit = values.limit === undefined ? 10 : count(values.limit as string);
       const mail = await provider.mail(to, limit);
-      const human = mail.messages.length === 0 ? `No mail to ${to} yet.` : mail.messages.map((message) => `${message.sent_at}  ${message.subject}\n${indent(message.text)}`).join('\n\n');
+      const human =
+        mail.messages.length === 0
+          ? `No mail to ${to} yet.`
+          : mail.messages.map((message) => `${message.sent_at}  ${message.subject}\n${indent(message.text)}`).join('\n\n');
       return { document: mail, human };
     }
     default:
@@ -193,9 +199,13 @@ class SandboxProvider {
     const deadline = Date.now() + WEBHOOK_WAIT_MS;
     while (!payment.webhook_delivered) {
       if (Date.now() > deadline) {
-        throw new SvcError('failed', `payment ${paymentId} is confirmed at the provider, but its webhook has not reached the service in ${WEBHOOK_WAIT_MS / 1000} s`, {
-          remedy: "See svc-api's log; the provider keeps retrying, and svc-api sandbox confirm waits again.",
-        });
+        throw new SvcError(
+          'failed',
+          `payment ${paymentId} is confirmed at the provider, but its webhook has not reached the service in ${WEBHOOK_WAIT_MS / 1000} s`,
+          {
+            remedy: "See svc-api's log; the provider keeps retrying, and svc-api sandbox confirm waits again.",
+          },
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       payment = await this.#call('GET', `/sandbox/payments/${encodeURIComponent(paymentId)}`);

@@ -21,11 +21,12 @@ export function loadSecrets(dataDir: string, env: NodeJS.ProcessEnv = process.en
   const jwtKey = Buffer.from(jwtText.trim(), 'base64url');
   if (jwtKey.length < MIN_JWT_KEY_BYTES) {
     throw new SvcError('invalid_request', `SVC_JWT_SECRET must be base64url of at least ${MIN_JWT_KEY_BYTES} bytes`, {
-      remedy: 'Generate one with: node -e "console.log(require(\'crypto\').randomBytes(32).toString(\'base64url\'))"',
+      remedy: "Generate one with: node -e \"console.log(require('crypto').randomBytes(32).toString('base64url'))\"",
     });
   }
   const webhookSecret =
-    env.SVC_WEBHOOK_SECRET ?? readOrCreateSecretFile(join(dataDir, 'webhook-secret'), () => `whsec_${randomBytes(24).toString('base64url')}`);
+    env.SVC_WEBHOOK_SECRET ??
+    readOrCreateSecretFile(join(dataDir, 'webhook-secret'), () => `whsec_${randomBytes(24).toString('base64url')}`);
   if (webhookSecret.trim() === '') throw new SvcError('invalid_request', 'SVC_WEBHOOK_SECRET must not be empty');
   return { jwtKey: new Uint8Array(jwtKey), jwtKid: keyId(jwtKey), webhookSecret: webhookSecret.trim() };
 }

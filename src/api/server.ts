@@ -110,7 +110,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     clock,
     secrets,
     vault,
-    webhookDelivery: { allowPrivate: options.webhookAllowPrivate ?? false, ...(options.webhookCa === undefined ? {} : { ca: options.webhookCa }) },
+    webhookDelivery: {
+      allowPrivate: options.webhookAllowPrivate ?? false,
+      ...(options.webhookCa === undefined ? {} : { ca: options.webhookCa }),
+    },
     webhookResends: createResendLimit(clock),
     tokens: createTokenService(secrets, clock, {
       revocations,
@@ -141,7 +144,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     storeProbe,
     metrics: createServiceMetrics({ probe: storeProbe, onlineSince: () => clock.now() - runTiming.leaseMs }),
     releasesDir: options.releasesDir,
-    uploadLimits: { quota: { ...DEFAULT_UPLOAD_QUOTA, ...options.uploadQuota }, uploadsPerHour: options.uploadsPerHour ?? DEFAULT_UPLOADS_PER_HOUR, ownAgentPriceCents: options.ownAgentPriceCents ?? DEFAULT_OWN_AGENT_PRICE_CENTS },
+    uploadLimits: {
+      quota: { ...DEFAULT_UPLOAD_QUOTA, ...options.uploadQuota },
+      uploadsPerHour: options.uploadsPerHour ?? DEFAULT_UPLOADS_PER_HOUR,
+      ownAgentPriceCents: options.ownAgentPriceCents ?? DEFAULT_OWN_AGENT_PRICE_CENTS,
+    },
     signInCodesPerClient: options.signInCodesPerClient ?? CODES_PER_CLIENT,
     artifacts: artifactSettings(options.dataDir, options.artifactLimits),
   };
@@ -194,7 +201,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   capConnectionsPerAddress(app.server, {
     max: options.maxConnectionsPerAddress ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
     trustProxy: options.trustProxy ?? false,
-    onRefused: (address, open) => app.log.warn({ address, open }, 'connections refused: this address holds the most connections allowed (--max-connections-per-address)'),
+    onRefused: (address, open) =>
+      app.log.warn(
+        { address, open },
+        'connections refused: this address holds the most connections allowed (--max-connections-per-address)',
+      ),
   });
   let metricsServer: MetricsServer | undefined;
   try {

@@ -3,9 +3,16 @@
 import { SvcError } from '../contract/errors.js';
 import type { CommandContext } from './context.js';
 
-export async function confirmRemoval(ctx: CommandContext, given: { yes: boolean | undefined; what: string; question: string; again: string }): Promise<void> {
+export async function confirmRemoval(
+  ctx: CommandContext,
+  given: { yes: boolean | undefined; what: string; question: string; again: string },
+): Promise<void> {
   if (given.yes === true) return;
-  if (!ctx.canPrompt()) throw new SvcError('usage', `removing ${given.what} cannot be undone, and there is no terminal to confirm it on`, { remedy: `Add --yes: ${given.again} --yes` });
+  if (!ctx.canPrompt())
+    throw new SvcError('usage', `removing ${given.what} cannot be undone, and there is no terminal to confirm it on`, {
+      remedy: `Add --yes: ${given.again} --yes`,
+    });
   const { confirm } = await import('@inquirer/prompts');
-  if (!(await confirm({ message: given.question, default: false }, { output: process.stderr }))) throw new SvcError('failed', 'not confirmed: nothing was removed');
+  if (!(await confirm({ message: given.question, default: false }, { output: process.stderr })))
+    throw new SvcError('failed', 'not confirmed: nothing was removed');
 }

@@ -11,7 +11,15 @@ import type { SqliteDatabase } from '../lib/sqlite.js';
 import { readConfigFile, resolveConfig, type ResolvedConfig } from '../node/host/config.js';
 import { readCredentials, type Credentials, type NodeEnrollment, type StoredJwt } from '../node/identity/credentials.js';
 import { loginCommandFor } from '../node/identity/sign-in-remedy.js';
-import { checkNodeName, homePaths, installOfHome, installTarget, type InstallLayout, type LocationInputs, type NodePaths } from '../node/host/location.js';
+import {
+  checkNodeName,
+  homePaths,
+  installOfHome,
+  installTarget,
+  type InstallLayout,
+  type LocationInputs,
+  type NodePaths,
+} from '../node/host/location.js';
 import type { ThisNode } from '../node/agents/registrations.js';
 import type { RunCaller } from '../node/runs/run-agent.js';
 import type { ServiceClient } from '../node/service/service-client.js';
@@ -72,7 +80,12 @@ export class CommandContext {
       node: () => ({ home: this.paths.home, name: this.paths.name }),
       programForSudo: () => programWordForSudo(entryScript, process.cwd()),
     });
-    this.output = new Output({ json: flags.json === true, color: flags.color !== false, env, carry: (text) => this.invocation.carry(text) });
+    this.output = new Output({
+      json: flags.json === true,
+      color: flags.color !== false,
+      env,
+      carry: (text) => this.invocation.carry(text),
+    });
     this.#location = { root: flags.root, env, entryScript, nodeName: nodeNameOf(flags.node, env) };
   }
 
@@ -94,7 +107,11 @@ export class CommandContext {
 
   /** flags > environment > the config file of `paths` > defaults. */
   config(): ResolvedConfig {
-    this.#config ??= resolveConfig({ flags: { base_url: this.#flags.baseUrl }, env: this.env, file: readConfigFile(this.paths.configFile) });
+    this.#config ??= resolveConfig({
+      flags: { base_url: this.#flags.baseUrl },
+      env: this.env,
+      file: readConfigFile(this.paths.configFile),
+    });
     return this.#config;
   }
 
@@ -109,7 +126,9 @@ export class CommandContext {
         this.#kind === 'daemon'
           ? {
               userAgent: `swarm-node-daemon/${this.version}`,
-              transport: new (await import('../node/service/http/undici-transport.js')).UndiciTransport({ connectTimeoutMs: ServiceClient.connectTimeoutMs(deadlineMs) }),
+              transport: new (await import('../node/service/http/undici-transport.js')).UndiciTransport({
+                connectTimeoutMs: ServiceClient.connectTimeoutMs(deadlineMs),
+              }),
             }
           : {};
       this.#client = new ServiceClient({ baseUrl: config.base_url, deadlineMs, ...daemon });
@@ -163,10 +182,10 @@ export class CommandContext {
 
   /** How this home enrolls: an installed node through install (which owns its files and unit), any other by enroll. */
   enrollCommand(): string {
-    return this.#kind === 'install' || (existsSync(this.paths.currentLink) && installOfHome(this.paths.home) !== undefined) ? 'sudo swarm-node install' : 'swarm-node enroll';
+    return this.#kind === 'install' || (existsSync(this.paths.currentLink) && installOfHome(this.paths.home) !== undefined)
+      ? 'sudo swarm-node install'
+      : 'swarm-node enroll';
   }
-
-
 
   /**
    * Who asks for runs from here: this node with its own credential when it is enrolled (the run executes on this
@@ -175,7 +194,14 @@ export class CommandContext {
   /** Builds this node as it asks for and runs work, from its enrollment; the daemon rebuilds it on rotation. */
   async nodeCallerFactory(): Promise<(node: NodeEnrollment & { credential: string }) => NodeCaller> {
     const { nodeCaller } = await import('../node/work/caller.js');
-    const pieces = { client: await this.client(), db: await this.store(), clock: this.clock, pid: process.pid, version: this.version, paths: this.paths };
+    const pieces = {
+      client: await this.client(),
+      db: await this.store(),
+      clock: this.clock,
+      pid: process.pid,
+      version: this.version,
+      paths: this.paths,
+    };
     const { agent_isolation: isolation, agent_socket: agentSocket, agent_syscall_filter: syscallFilter } = this.config();
     return (node) => nodeCaller({ ...pieces, node, isolation, agentSocket, syscallFilter });
   }
@@ -185,7 +211,8 @@ export class CommandContext {
     if (node?.credential !== undefined) return (await this.nodeCallerFactory())({ ...node, credential: node.credential });
     if (this.credentials().jwt === undefined) {
       throw new SvcError('not_signed_in', 'this host is not an enrolled node, and not signed in', {
-        remedy: 'Enroll it to run agents here (swarm-node install, or swarm-node enroll), or sign in (swarm-node login) to run them on your other nodes.',
+        remedy:
+          'Enroll it to run agents here (swarm-node install, or swarm-node enroll), or sign in (swarm-node login) to run them on your other nodes.',
       });
     }
     const jwt = this.requireJwt();
@@ -267,7 +294,13 @@ let exitRequested = false;
 
 /** Builds the context for a command from its own and its parents' options. */
 export function contextFor(command: Command, kind: ContextKind = 'command', overrides: Partial<GlobalOptions> = {}): CommandContext {
-  const context = new CommandContext(kind, { ...command.optsWithGlobals<GlobalOptions & { root?: string }>(), ...overrides }, process.env, process.argv[1], commandTable(command));
+  const context = new CommandContext(
+    kind,
+    { ...command.optsWithGlobals<GlobalOptions & { root?: string }>(), ...overrides },
+    process.env,
+    process.argv[1],
+    commandTable(command),
+  );
   openContexts.add(context);
   latestContext = context;
   return context;

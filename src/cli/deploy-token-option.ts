@@ -19,7 +19,8 @@ export function addDeployTokenOptions(command: Command): Command {
 export function refuseTokenArgument(flags: DeployTokenFlags): void {
   if (flags.deployToken !== undefined) {
     throw new SvcError('usage', 'the deploy token is never taken as an argument (other users can read it in ps)', {
-      remedy: 'Put it in a file only you can read and name the file with --deploy-token-file, or put it in the environment as SVC_DEPLOY_TOKEN.',
+      remedy:
+        'Put it in a file only you can read and name the file with --deploy-token-file, or put it in the environment as SVC_DEPLOY_TOKEN.',
     });
   }
 }

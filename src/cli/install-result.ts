@@ -9,7 +9,14 @@ import type { CommandContext } from './context.js';
 
 /** What installPackage is given, shared by install and upgrade. */
 export function installDeps(ctx: CommandContext, layout: InstallLayout): InstallPackageDeps {
-  return { layout, config: () => ctx.config(), client: () => ctx.client(), env: ctx.env, clock: ctx.clock, log: (line) => ctx.output.info(line) };
+  return {
+    layout,
+    config: () => ctx.config(),
+    client: () => ctx.client(),
+    env: ctx.env,
+    clock: ctx.clock,
+    log: (line) => ctx.output.info(line),
+  };
 }
 
 /** `daemonStarted`: upgrade started the daemon itself (started by hand, without systemd): no service to start. */
@@ -31,7 +38,11 @@ function humanInstall(result: InstallResult, style: ChalkInstance, verb: string)
   if (result.changes.length === 0) return `nothing to change: swarm-node ${result.version} is installed${where} as node ${result.node_id}`;
   const lines = result.dry_run ? result.changes.map(describeChange) : [];
   const node = result.node_id === null ? (result.enrolled ? 'enrolling with the deploy token first' : '') : `node ${result.node_id}`;
-  lines.push(style.green(`${verb} swarm-node ${result.version}${where}${node === '' ? '' : `, ${node}`}: ${result.changes.length} change(s); service ${result.service.action}`));
+  lines.push(
+    style.green(
+      `${verb} swarm-node ${result.version}${where}${node === '' ? '' : `, ${node}`}: ${result.changes.length} change(s); service ${result.service.action}`,
+    ),
+  );
   if (result.database_backup !== null) lines.push(`database backed up to ${result.database_backup}`);
   return lines.join('\n');
 }

@@ -55,7 +55,8 @@ export interface CommandInText {
  */
 export function commandsIn(text: string, commands: CommandTable): CommandInText[] {
   const found: CommandInText[] = [];
-  const start = /(?<![\w/.-])(sudo )?((?:[A-Z][A-Z0-9_]*=\S+ )*)(swarm-node|\.{0,2}(?:\/[\w.@+-]+)*\/bin\/swarm-node(?:\.js)?) (?=(?:--[a-z-]+(?:[ =]\S+)? )*([a-z][a-z-]*))/g;
+  const start =
+    /(?<![\w/.-])(sudo )?((?:[A-Z][A-Z0-9_]*=\S+ )*)(swarm-node|\.{0,2}(?:\/[\w.@+-]+)*\/bin\/swarm-node(?:\.js)?) (?=(?:--[a-z-]+(?:[ =]\S+)? )*([a-z][a-z-]*))/g;
   for (let match = start.exec(text); match !== null; match = start.exec(text)) {
     if (!commands.has(match[4]!)) continue;
     const rest = text.slice(match.index);
@@ -69,7 +70,10 @@ export function commandsIn(text: string, commands: CommandTable): CommandInText[
       sudo: match[1] ?? '',
       environment: match[2] ?? '',
       program: match[3]!,
-      args: command.slice(match[0].length).split(/\s+/).filter((word) => word !== ''),
+      args: command
+        .slice(match[0].length)
+        .split(/\s+/)
+        .filter((word) => word !== ''),
     });
     start.lastIndex = match.index + command.length;
   }
@@ -132,7 +136,10 @@ export class Invocation {
     // A staging root is written as its owner, not as root (install --root is how a non-root user stages a node).
     const sudo = where.root !== undefined ? '' : command.sudo.trim();
     // sudo looks for the program on its own PATH, where this one may not be yet (program-word.ts).
-    const program = sudo !== '' && command.program === 'swarm-node' ? (safely(this.#inputs.programForSudo ?? (() => 'swarm-node')) ?? 'swarm-node') : command.program;
+    const program =
+      sudo !== '' && command.program === 'swarm-node'
+        ? (safely(this.#inputs.programForSudo ?? (() => 'swarm-node')) ?? 'swarm-node')
+        : command.program;
     return [
       sudo,
       command.environment.trim(),

@@ -33,9 +33,7 @@ export async function runCli(argv: string[]): Promise<number> {
     await loadStyles();
     const context = lastContext();
     // The command's own output, when it got that far: it knows whether a result was written (output.ts error()).
-    const output =
-      context?.output ??
-      new Output({ json: argv.includes('--json'), color: !argv.includes('--no-color') });
+    const output = context?.output ?? new Output({ json: argv.includes('--json'), color: !argv.includes('--no-color') });
     const found = toSvcError(error, commandPathOf(program, argv.slice(2)));
     const failure = context === undefined ? found : localized(found, context.enrollCommand());
     output.error(failure);
@@ -49,7 +47,9 @@ export async function runCli(argv: string[]): Promise<number> {
 function toSvcError(error: unknown, commandPath: string[]): SvcError {
   if (error instanceof SvcError) return error;
   if (error instanceof CommanderError) {
-    return new SvcError('usage', error.message.replace(/^error: /, ''), { remedy: `See its help: swarm-node ${[...commandPath, '--help'].join(' ')}` });
+    return new SvcError('usage', error.message.replace(/^error: /, ''), {
+      remedy: `See its help: swarm-node ${[...commandPath, '--help'].join(' ')}`,
+    });
   }
   if (error instanceof Error && error.name === 'ExitPromptError') return new SvcError('interrupted', 'interrupted');
   const code = (error as { code?: unknown }).code;

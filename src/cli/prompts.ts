@@ -37,7 +37,12 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
       return select<string>(
         {
           message: 'Agent to run (billed per run from your wallet):',
-          choices: choices.map((choice) => ({ value: choice.agent_id, name: describeChoice(choice), description: choice.agent_id, short: choice.agent_id })),
+          choices: choices.map((choice) => ({
+            value: choice.agent_id,
+            name: describeChoice(choice),
+            description: choice.agent_id,
+            short: choice.agent_id,
+          })),
           ...(suggested === undefined ? {} : { default: suggested }),
           pageSize: Math.max(AGENT_SKUS.length, choices.length),
         },
@@ -63,7 +68,10 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
 
     async confirmEnroll(email) {
       const { confirm } = await inquirer();
-      return confirm({ message: `Enroll this host as one of ${email}'s nodes? Its runs then run here (as swarm-node enroll does).`, default: true }, context);
+      return confirm(
+        { message: `Enroll this host as one of ${email}'s nodes? Its runs then run here (as swarm-node enroll does).`, default: true },
+        context,
+      );
     },
 
     async waitForFunds(shortfall: Shortfall) {
@@ -83,7 +91,10 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
     async confirmRun(agent: AgentChoice, balanceCents: number) {
       const { confirm } = await inquirer();
       return confirm(
-        { message: `Run ${agent.agent_id} once now for ${formatDollars(agent.price_cents)} (the wallet holds ${formatDollars(balanceCents)})?`, default: true },
+        {
+          message: `Run ${agent.agent_id} once now for ${formatDollars(agent.price_cents)} (the wallet holds ${formatDollars(balanceCents)})?`,
+          default: true,
+        },
         context,
       );
     },
@@ -113,7 +124,10 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
 
     async dailyCap(agent, everySeconds, suggestedCents) {
       const { input } = await inquirer();
-      const perDay = everySeconds === null ? '' : `; every ${formatDuration(everySeconds)} costs up to ${formatDollars(agent.price_cents * Math.ceil(86_400 / everySeconds))} a day`;
+      const perDay =
+        everySeconds === null
+          ? ''
+          : `; every ${formatDuration(everySeconds)} costs up to ${formatDollars(agent.price_cents * Math.ceil(86_400 / everySeconds))} a day`;
       const answer = await input(
         {
           message: `Daily cap in dollars (none: no cap${perDay}):`,
@@ -123,7 +137,11 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
             const cents = parseDollarsToCents(value);
             if (cents === undefined) return 'Give dollars such as 1.00 or 0.50, or none.';
             // A cap below one run would hold the schedule every day (registrations.ts says the same to register).
-            return everySeconds === null || cents >= agent.price_cents || `A cap below one run (${formatDollars(agent.price_cents)}) lets none through: give at least that, or none.`;
+            return (
+              everySeconds === null ||
+              cents >= agent.price_cents ||
+              `A cap below one run (${formatDollars(agent.price_cents)}) lets none through: give at least that, or none.`
+            );
           },
         },
         context,
@@ -143,7 +161,13 @@ export async function confirmPurge(doomed: string[], output: NodeJS.WritableStre
 /** nodes remove: yes only when the person says so; the default is no. */
 export async function confirmNodeRemoval(described: string, output: NodeJS.WritableStream = process.stderr): Promise<boolean> {
   const { confirm } = await import('@inquirer/prompts');
-  return confirm({ message: `Remove ${described} for good? Its credential stops working; the host needs a new enrollment to serve again.`, default: false }, { output });
+  return confirm(
+    {
+      message: `Remove ${described} for good? Its credential stops working; the host needs a new enrollment to serve again.`,
+      default: false,
+    },
+    { output },
+  );
 }
 
 export async function confirmVersionRemoval(described: string, output: NodeJS.WritableStream = process.stderr): Promise<boolean> {

@@ -9,7 +9,10 @@ import { typedInputValue } from '../node/runs/agent-inputs.js';
 export const MAX_INPUT_BYTES = 48 * 1024;
 
 /** `schema`: the agent's input_schema as this node has it (undefined: none here, and the pairs stay text). */
-export function runInput(options: { input?: string[]; inputFile?: string }, schema?: Record<string, unknown>): Record<string, unknown> | undefined {
+export function runInput(
+  options: { input?: string[]; inputFile?: string },
+  schema?: Record<string, unknown>,
+): Record<string, unknown> | undefined {
   let input: Record<string, unknown> | undefined;
   if (options.inputFile !== undefined) {
     let text: string;
@@ -25,7 +28,8 @@ export function runInput(options: { input?: string[]; inputFile?: string }, sche
     } catch (error) {
       throw new SvcError('usage', `the input file is not JSON: ${(error as Error).message}`);
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new SvcError('usage', 'the input file must hold one JSON object');
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new SvcError('usage', 'the input file must hold one JSON object');
     input = parsed as Record<string, unknown>;
   }
   for (const pair of options.input ?? []) {

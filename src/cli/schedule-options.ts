@@ -17,7 +17,9 @@ export function parseEvery(value: string): number | Cleared {
   } catch (error) {
     // The duration's own words say the range when it is out of it; what is not a duration gets the form.
     const message = (error as SvcError).message;
-    throw new InvalidArgumentError(/outside/.test(message) ? `${message} (e.g. 30s, 5m, 1h, or none)` : `${message}: write 30s, 5m, 1h or 1d (1s..7d), or none`);
+    throw new InvalidArgumentError(
+      /outside/.test(message) ? `${message} (e.g. 30s, 5m, 1h, or none)` : `${message}: write 30s, 5m, 1h or 1d (1s..7d), or none`,
+    );
   }
 }
 

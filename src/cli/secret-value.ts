@@ -17,7 +17,10 @@ export async function readSecretValue(ctx: CommandContext, name: string, valueFi
     const { password } = await import('@inquirer/prompts');
     text = await password({ message: `Value of ${name} (not shown):`, mask: false }, { output: process.stderr });
   } else {
-    if (process.stdin.isTTY) throw new SvcError('usage', 'give the value on standard input, or with --value-file <file>', { remedy: `printf %s "$VALUE" | swarm-node secret set ${name}` });
+    if (process.stdin.isTTY)
+      throw new SvcError('usage', 'give the value on standard input, or with --value-file <file>', {
+        remedy: `printf %s "$VALUE" | swarm-node secret set ${name}`,
+      });
     text = readFileSync(0, 'utf8');
   }
   return text.replace(/\r?\n$/, '');

@@ -20,12 +20,18 @@ export function codeReader(ctx: CommandContext, codeFile: string | undefined): R
     if (ctx.canPrompt()) {
       const { input } = await import('@inquirer/prompts');
       const answer = await input(
-        { message: `Code from the mail to ${pending.email}:`, validate: (value) => CODE_SHAPE.test(value) || 'Type the 8 digits of the mail, such as 1234-5678.' },
+        {
+          message: `Code from the mail to ${pending.email}:`,
+          validate: (value) => CODE_SHAPE.test(value) || 'Type the 8 digits of the mail, such as 1234-5678.',
+        },
         { output: process.stderr },
       );
       return answer.trim();
     }
-    if (process.stdin.isTTY) throw new SvcError('not_a_terminal', 'the code cannot be asked for under --json', { remedy: 'Put the code in a file and name it with --code-file, or leave --json out to be asked for it.' });
+    if (process.stdin.isTTY)
+      throw new SvcError('not_a_terminal', 'the code cannot be asked for under --json', {
+        remedy: 'Put the code in a file and name it with --code-file, or leave --json out to be asked for it.',
+      });
     return codeFrom(readText(0), 'standard input');
   };
 }
@@ -34,7 +40,10 @@ function readText(from: string | 0): string {
   try {
     return readFileSync(from, 'utf8');
   } catch (error) {
-    throw new SvcError('usage', `cannot read the code from ${from === 0 ? 'standard input' : from}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    throw new SvcError(
+      'usage',
+      `cannot read the code from ${from === 0 ? 'standard input' : from}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+    );
   }
 }
 

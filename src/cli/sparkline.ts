@@ -7,7 +7,7 @@ export function sparkline(values: readonly number[]): string {
   return values
     .map((value) => {
       if (value <= 0 || top === 0) return BARS[0];
-      return BARS[1 + Math.min(BARS.length - 2, Math.floor(((value / top) * (BARS.length - 1)) - 1e-9))];
+      return BARS[1 + Math.min(BARS.length - 2, Math.floor((value / top) * (BARS.length - 1) - 1e-9))];
     })
     .join('');
 }

@@ -19,7 +19,11 @@ export async function withRecentSignIn<T>(ctx: CommandContext, call: (token: str
     const { signInByMail } = await import('../node/identity/session.js');
     const deps = { client: await ctx.client(), clock: ctx.clock, credentialsFile: ctx.paths.credentialsFile };
     const offer = isTierId(jwt.tier) ? jwt.tier : undefined;
-    await signInByMail(deps, { email: jwt.sub, offer, likelyOffer: offer, merchantId: ctx.config().merchant_id }, codeReader(ctx, undefined));
+    await signInByMail(
+      deps,
+      { email: jwt.sub, offer, likelyOffer: offer, merchantId: ctx.config().merchant_id },
+      codeReader(ctx, undefined),
+    );
     return call(ctx.requireJwt().token);
   }
 }

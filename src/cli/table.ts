@@ -19,7 +19,9 @@ export function table(header: string[], rows: string[][], align: Align[] = []): 
   return all
     .map((row) =>
       row
-        .map((cell, column) => pad(cell, column === row.length - 1 && align[column] !== 'right' ? 0 : widths[column]!, align[column] ?? 'left'))
+        .map((cell, column) =>
+          pad(cell, column === row.length - 1 && align[column] !== 'right' ? 0 : widths[column]!, align[column] ?? 'left'),
+        )
         .join('  ')
         .trimEnd(),
     )

@@ -70,7 +70,17 @@ export interface BundleProblem {
   message: string;
 }
 
-const MANIFEST_FIELDS = new Set(['agent_id', 'version', 'entry', 'input_schema', 'description', 'network', 'timeout_seconds', 'retry_safe', 'secrets']);
+const MANIFEST_FIELDS = new Set([
+  'agent_id',
+  'version',
+  'entry',
+  'input_schema',
+  'description',
+  'network',
+  'timeout_seconds',
+  'retry_safe',
+  'secrets',
+]);
 
 export function isDigest(value: unknown): value is string {
   return typeof value === 'string' && new RegExp(DIGEST_PATTERN).test(value);
@@ -81,13 +91,18 @@ export function isDigest(value: unknown): value is string {
  * Unknown fields are refused, as in every request body: a typo must not be silently ignored. The input_schema is
  * checked by `schemaProblems` (input-schema.ts), passed in so that this table of limits does not load Ajv.
  */
-export function manifestProblems(value: unknown, files: ReadonlySet<string>, schemaProblems: (schema: unknown) => SchemaIssue[]): BundleProblem[] {
+export function manifestProblems(
+  value: unknown,
+  files: ReadonlySet<string>,
+  schemaProblems: (schema: unknown) => SchemaIssue[],
+): BundleProblem[] {
   const at = (pointer: string): string => `${MANIFEST_FILE}#${pointer}`;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return [{ path: at(''), message: 'must be a JSON object' }];
   const manifest = value as Record<string, unknown>;
   const problems: BundleProblem[] = [];
   for (const key of Object.keys(manifest)) {
-    if (!MANIFEST_FIELDS.has(key)) problems.push({ path: at(`/${key}`), message: `is not a manifest field (${[...MANIFEST_FIELDS].join(', ')})` });
+    if (!MANIFEST_FIELDS.has(key))
+      problems.push({ path: at(`/${key}`), message: `is not a manifest field (${[...MANIFEST_FIELDS].join(', ')})` });
   }
   if (!isUploadableAgentId(manifest.agent_id)) {
     problems.push({
@@ -102,7 +117,8 @@ export function manifestProblems(value: unknown, files: ReadonlySet<string>, sch
   if (typeof manifest.input_schema !== 'object' || manifest.input_schema === null || Array.isArray(manifest.input_schema)) {
     problems.push({ path: at('/input_schema'), message: 'must be a JSON Schema object ({"type": "object", ...})' });
   } else {
-    for (const problem of schemaProblems(manifest.input_schema)) problems.push({ path: at(`/input_schema${problem.path}`), message: problem.message });
+    for (const problem of schemaProblems(manifest.input_schema))
+      problems.push({ path: at(`/input_schema${problem.path}`), message: problem.message });
   }
   if (manifest.description !== undefined && (typeof manifest.description !== 'string' || manifest.description.length > 1000)) {
     problems.push({ path: at('/description'), message: 'must be a string of at most 1000 characters' });
@@ -112,9 +128,13 @@ export function manifestProblems(value: unknown, files: ReadonlySet<string>, sch
   }
   const timeout = manifest.timeout_seconds;
   if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1 || timeout > MAX_RUN_SECONDS)) {
-    problems.push({ path: at('/timeout_seconds'), message: `must be a whole number of seconds from 1 to ${MAX_RUN_SECONDS} (${MAX_RUN_SECONDS / 3600} hours)` });
+    problems.push({
+      path: at('/timeout_seconds'),
+      message: `must be a whole number of seconds from 1 to ${MAX_RUN_SECONDS} (${MAX_RUN_SECONDS / 3600} hours)`,
+    });
   }
-  if (manifest.retry_safe !== undefined && typeof manifest.retry_safe !== 'boolean') problems.push({ path: at('/retry_safe'), message: 'must be true or false' });
+  if (manifest.retry_safe !== undefined && typeof manifest.retry_safe !== 'boolean')
+    problems.push({ path: at('/retry_safe'), message: 'must be true or false' });
   problems.push(...secretsProblems(manifest.secrets));
   return problems;
 }
@@ -123,7 +143,8 @@ export function manifestProblems(value: unknown, files: ReadonlySet<string>, sch
 function secretsProblems(secrets: unknown): BundleProblem[] {
   const path = `${MANIFEST_FILE}#/secrets`;
   if (secrets === undefined) return [];
-  if (!Array.isArray(secrets) || secrets.length > MAX_SECRETS_PER_AGENT) return [{ path, message: `must be an array of at most ${MAX_SECRETS_PER_AGENT} secret names` }];
+  if (!Array.isArray(secrets) || secrets.length > MAX_SECRETS_PER_AGENT)
+    return [{ path, message: `must be an array of at most ${MAX_SECRETS_PER_AGENT} secret names` }];
   const problems: BundleProblem[] = [];
   secrets.forEach((name, index) => {
     const problem = secretNameProblem(name);
@@ -135,7 +156,8 @@ function secretsProblems(secrets: unknown): BundleProblem[] {
 
 function entryProblems(entry: unknown, files: ReadonlySet<string>): BundleProblem[] {
   const path = `${MANIFEST_FILE}#/entry`;
-  if (!Array.isArray(entry) || entry.length === 0 || entry.length > 32) return [{ path, message: 'must be an array of 1-32 strings: the program, then its arguments' }];
+  if (!Array.isArray(entry) || entry.length === 0 || entry.length > 32)
+    return [{ path, message: 'must be an array of 1-32 strings: the program, then its arguments' }];
   const problems: BundleProblem[] = [];
   entry.forEach((part, index) => {
     if (typeof part !== 'string' || part.length === 0 || part.length > 1024 || /\u0000/.test(part)) {
@@ -143,8 +165,16 @@ function entryProblems(entry: unknown, files: ReadonlySet<string>): BundleProble
     }
   });
   const program = entry[0];
-  if (typeof program === 'string' && !(ENTRY_RUNTIMES as readonly string[]).includes(program) && !program.startsWith('/') && !files.has(program.replace(/^\.\//, ''))) {
-    problems.push({ path: `${path}/0`, message: `${JSON.stringify(program)} is not a file of the bundle; use "node" or "sh" with a script of the bundle, a file of the bundle, or an absolute path` });
+  if (
+    typeof program === 'string' &&
+    !(ENTRY_RUNTIMES as readonly string[]).includes(program) &&
+    !program.startsWith('/') &&
+    !files.has(program.replace(/^\.\//, ''))
+  ) {
+    problems.push({
+      path: `${path}/0`,
+      message: `${JSON.stringify(program)} is not a file of the bundle; use "node" or "sh" with a script of the bundle, a file of the bundle, or an absolute path`,
+    });
   }
   return problems;
 }

@@ -28,7 +28,10 @@ export function artifactTransferDeadlineMs(bytes: number): number {
 export const ArtifactUpload = Type.Composite([ArtifactView, Type.Object({ created: Type.Boolean() })]);
 export type ArtifactUpload = Static<typeof ArtifactUpload>;
 
-export const ArtifactParams = Type.Object({ run_id: Type.String({ maxLength: 64 }), name: Type.String({ pattern: ARTIFACT_NAME_PATTERN }) });
+export const ArtifactParams = Type.Object({
+  run_id: Type.String({ maxLength: 64 }),
+  name: Type.String({ pattern: ARTIFACT_NAME_PATTERN }),
+});
 export type ArtifactParams = Static<typeof ArtifactParams>;
 export const ArtifactLeaseQuery = Type.Object({ lease_id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
 export type ArtifactLeaseQuery = Static<typeof ArtifactLeaseQuery>;

@@ -12,13 +12,17 @@ export const MAX_CAP_CENTS = 100_000_000;
 /** Midnight UTC that starts the period `nowMs` falls in. */
 export function periodStart(period: BudgetPeriod, nowMs: number): number {
   const date = new Date(nowMs);
-  return period === 'day' ? Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()) : Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
+  return period === 'day'
+    ? Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate())
+    : Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
 }
 
 /** Midnight UTC that starts the next period: when the budget resets. */
 export function periodEnd(period: BudgetPeriod, nowMs: number): number {
   const date = new Date(nowMs);
-  return period === 'day' ? Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1) : Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
+  return period === 'day'
+    ? Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1)
+    : Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
 }
 
 const Timestamp = Type.String({ description: 'ISO 8601, UTC' });
@@ -26,7 +30,10 @@ const Period = Type.Union(BUDGET_PERIODS.map((period) => Type.Literal(period)));
 
 export const BudgetParams = Type.Object({ scope: Type.String({ maxLength: 128 }), period: Type.String({ maxLength: 16 }) });
 export type BudgetParams = Static<typeof BudgetParams>;
-export const BudgetRequest = Type.Object({ cap_cents: Type.Integer({ minimum: 0, maximum: MAX_CAP_CENTS }) }, { additionalProperties: false });
+export const BudgetRequest = Type.Object(
+  { cap_cents: Type.Integer({ minimum: 0, maximum: MAX_CAP_CENTS }) },
+  { additionalProperties: false },
+);
 export type BudgetRequest = Static<typeof BudgetRequest>;
 
 export const Budget = Type.Object({
@@ -43,4 +50,8 @@ export const Budget = Type.Object({
 export type Budget = Static<typeof Budget>;
 export const BudgetsResponse = Type.Object({ budgets: Type.Array(Budget) });
 export type BudgetsResponse = Static<typeof BudgetsResponse>;
-export const BudgetRemoved = Type.Object({ agent_id: Type.Union([Type.String(), Type.Null()]), period: Period, removed: Type.Literal(true) });
+export const BudgetRemoved = Type.Object({
+  agent_id: Type.Union([Type.String(), Type.Null()]),
+  period: Period,
+  removed: Type.Literal(true),
+});

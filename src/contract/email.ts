@@ -6,7 +6,8 @@
  * internationalised domain in its xn-- form. Unicode look-alikes (the Kelvin sign K, a Cyrillic а) can then never
  * fold into another person's address (see normalizeEmail).
  */
-export const EMAIL_PATTERN = "^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
+export const EMAIL_PATTERN =
+  "^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$";
 
 /**
  * E-mail addresses are compared without regard to the case of ASCII letters, so the checkout e-mail and the

@@ -74,7 +74,8 @@ export const ERROR_CODES = {
   ephemeral_node_used: {
     status: 409,
     title: 'Ephemeral node used',
-    remedy: 'An ephemeral node takes one run and then removes itself; start the run on another node (yours: swarm-node nodes), or install a new ephemeral node for it.',
+    remedy:
+      'An ephemeral node takes one run and then removes itself; start the run on another node (yours: swarm-node nodes), or install a new ephemeral node for it.',
   },
   request_in_progress: {
     status: 409,
@@ -129,7 +130,8 @@ export const ERROR_CODES = {
   idempotency_key_void: {
     status: 409,
     title: 'Idempotency-Key settled as never run',
-    remedy: 'This key was looked up and settled as never run, and nothing was charged for it: send the run again with a new Idempotency-Key.',
+    remedy:
+      'This key was looked up and settled as never run, and nothing was charged for it: send the run again with a new Idempotency-Key.',
   },
   idempotency_key_reuse: {
     status: 422,
@@ -145,7 +147,8 @@ export const ERROR_CODES = {
   deploy_token_invalid: {
     status: 401,
     title: 'Deploy token invalid',
-    remedy: 'Get a fresh deploy token: activate the session again, or sign in and let install or enroll ask the service for one (swarm-node login).',
+    remedy:
+      'Get a fresh deploy token: activate the session again, or sign in and let install or enroll ask the service for one (swarm-node login).',
   },
   insufficient_balance: {
     status: 402,
@@ -171,7 +174,8 @@ export const ERROR_CODES = {
   artifact_quota_exceeded: {
     status: 413,
     title: 'Artifact quota exceeded',
-    remedy: "Your runs' artifacts are over your quota; room comes back as they expire, 30 days after their runs ended (your runs: swarm-node runs).",
+    remedy:
+      "Your runs' artifacts are over your quota; room comes back as they expire, 30 days after their runs ended (your runs: swarm-node runs).",
   },
   unsupported_media_type: {
     status: 415,
@@ -207,7 +211,8 @@ export const ERROR_CODES = {
   update_staged: {
     status: null,
     title: 'Update staged',
-    remedy: 'Nothing to do: the unit starts the daemon again, and its ExecStartPre (swarm-node upgrade --pending) switches to the staged release first.',
+    remedy:
+      'Nothing to do: the unit starts the daemon again, and its ExecStartPre (swarm-node upgrade --pending) switches to the staged release first.',
   },
   failed: { status: null, title: 'Failed' },
   status_alert: {
@@ -223,7 +228,8 @@ export const ERROR_CODES = {
   release_unverified: {
     status: null,
     title: 'Release not verified',
-    remedy: 'Nothing of it was installed. Download the release again; if it still fails, check which keys you trust (docs/operations.md "Releases").',
+    remedy:
+      'Nothing of it was installed. Download the release again; if it still fails, check which keys you trust (docs/operations.md "Releases").',
   },
 } as const satisfies Record<string, ErrorCodeInfo>;
 

@@ -17,12 +17,19 @@ const escapePointer = (key: string): string => key.replace(/~/g, '~0').replace(/
  */
 export function describeErrors(errors: readonly ErrorObject[]): SchemaIssue[] {
   const alternatives = errors.filter((error) => error.keyword === 'anyOf' || error.keyword === 'oneOf');
-  const within = (error: ErrorObject, alternative: ErrorObject): boolean => error !== alternative && error.schemaPath.startsWith(`${alternative.schemaPath}/`);
+  const within = (error: ErrorObject, alternative: ErrorObject): boolean =>
+    error !== alternative && error.schemaPath.startsWith(`${alternative.schemaPath}/`);
   const issues: SchemaIssue[] = [];
   for (const error of errors) {
     if (alternatives.some((alternative) => within(error, alternative))) continue;
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf') {
-      issues.push({ path: error.instancePath, message: alternativeMessage(error, errors.filter((inner) => within(inner, error))) });
+      issues.push({
+        path: error.instancePath,
+        message: alternativeMessage(
+          error,
+          errors.filter((inner) => within(inner, error)),
+        ),
+      });
     } else {
       issues.push(describeError(error));
     }

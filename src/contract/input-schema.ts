@@ -57,7 +57,8 @@ export interface CompiledInputSchema {
 
 /** What in `schema` makes it unusable as an input_schema; none for one the service can check inputs against. */
 export function schemaProblems(schema: unknown): SchemaIssue[] {
-  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return [{ path: '', message: 'must be a JSON Schema object ({"type": "object", ...})' }];
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+    return [{ path: '', message: 'must be a JSON Schema object ({"type": "object", ...})' }];
   if (nestsDeeperThan(schema, MAX_SCHEMA_DEPTH)) return [{ path: '', message: `nests deeper than ${MAX_SCHEMA_DEPTH} levels` }];
   metaSchemaChecker ??= new Ajv2020({ ...OPTIONS, strictSchema: false, code: { regExp: linearRegExpEngine([]) } });
   if (!(metaSchemaChecker.validateSchema(schema) as boolean)) {
@@ -72,7 +73,8 @@ export function schemaProblems(schema: unknown): SchemaIssue[] {
     compileInputSchema(schema as Record<string, unknown>).problems({}, SCHEMA_COMPILE_DEADLINE_MS);
   } catch (error) {
     if (error instanceof InputSchemaRefused) return error.issues;
-    if (error instanceof DeadlineExceeded) return [{ path: '', message: `cannot be checked in time: checking {} against it ${error.message}` }];
+    if (error instanceof DeadlineExceeded)
+      return [{ path: '', message: `cannot be checked in time: checking {} against it ${error.message}` }];
     throw error;
   }
   return [];
@@ -94,12 +96,15 @@ export function compileInputSchema(schema: Record<string, unknown>, options: Com
   let validate: ValidateFunction;
   try {
     // An Ajv of its own: a schema's `$id` is never registered where another user's schema could `$ref` it.
-    validate = withinDeadline(options.deadlineMs ?? SCHEMA_COMPILE_DEADLINE_MS, () => new Ajv2020({ ...OPTIONS, code: { regExp: linearRegExpEngine(patterns) } }).compile(schema));
+    validate = withinDeadline(options.deadlineMs ?? SCHEMA_COMPILE_DEADLINE_MS, () =>
+      new Ajv2020({ ...OPTIONS, code: { regExp: linearRegExpEngine(patterns) } }).compile(schema),
+    );
   } catch (error) {
     throw new InputSchemaRefused([compileProblem(schema, error)]);
   }
   // An asynchronous schema answers a promise, which a synchronous check would take for a pass.
-  if ((validate as { $async?: unknown }).$async === true) throw new InputSchemaRefused([{ path: '/$async', message: 'must not be true: an input is checked synchronously' }]);
+  if ((validate as { $async?: unknown }).$async === true)
+    throw new InputSchemaRefused([{ path: '/$async', message: 'must not be true: an input is checked synchronously' }]);
   const check = (input: unknown): SchemaIssue[] => (validate(input) ? [] : describeErrors(validate.errors ?? []));
   if (options.trusted === true) return { problems: check };
   return {
@@ -127,11 +132,16 @@ export function withInputPrefix(issues: readonly SchemaIssue[]): SchemaIssue[] {
 }
 
 function compileProblem(schema: Record<string, unknown>, error: unknown): SchemaIssue {
-  if (error instanceof PatternRefused) return { path: pathOf(schema, (key, value) => (key === 'pattern' && value === error.pattern) || key === error.pattern), message: `the pattern ${error.message}` };
+  if (error instanceof PatternRefused)
+    return {
+      path: pathOf(schema, (key, value) => (key === 'pattern' && value === error.pattern) || key === error.pattern),
+      message: `the pattern ${error.message}`,
+    };
   if (error instanceof DeadlineExceeded) return { path: '', message: `cannot be compiled in time: it ${error.message}` };
   const message = (error as Error).message.replace(/^strict mode: /, '');
   const unknown = /^unknown keyword: "(.*)"/.exec(message)?.[1];
-  if (unknown !== undefined) return { path: pathOf(schema, (key) => key === unknown), message: `the keyword ${JSON.stringify(unknown)} is not JSON Schema 2020-12` };
+  if (unknown !== undefined)
+    return { path: pathOf(schema, (key) => key === unknown), message: `the keyword ${JSON.stringify(unknown)} is not JSON Schema 2020-12` };
   return { path: '', message };
 }
 

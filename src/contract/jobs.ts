@@ -5,7 +5,15 @@ import { DEFAULT_RUNS_PAGE, MAX_RUNS_PAGE } from './job-limits.js';
 import { PageLimit } from './page-limit.js';
 import { MAX_LOG_BATCH_ENTRIES, MAX_LOG_LINE_CHARS } from './run-log-limits.js';
 
-export { DEFAULT_QUEUE_SECONDS, DEFAULT_RUN_SECONDS, DEFAULT_RUNS_PAGE, MAX_QUEUE_SECONDS, MAX_RUN_ATTEMPTS, MAX_RUN_SECONDS, MAX_RUNS_PAGE } from './job-limits.js';
+export {
+  DEFAULT_QUEUE_SECONDS,
+  DEFAULT_RUN_SECONDS,
+  DEFAULT_RUNS_PAGE,
+  MAX_QUEUE_SECONDS,
+  MAX_RUN_ATTEMPTS,
+  MAX_RUN_SECONDS,
+  MAX_RUNS_PAGE,
+} from './job-limits.js';
 
 // The log's bounds and the retention of a run's data: ./run-log-limits.ts (no TypeBox there, for the CLI's help).
 export { MAX_LOG_BYTES_PER_RUN, MAX_LOG_LINE_CHARS, RUN_DATA_RETENTION_DAYS } from './run-log-limits.js';
@@ -95,7 +103,11 @@ export const ArtifactView = Type.Object({
   url: Type.String(),
 });
 export type ArtifactView = Static<typeof ArtifactView>;
-export const RunArtifacts = Type.Object({ run_id: Type.String(), artifacts: Type.Array(ArtifactView), expires_at: Type.Union([Timestamp, Type.Null()]) });
+export const RunArtifacts = Type.Object({
+  run_id: Type.String(),
+  artifacts: Type.Array(ArtifactView),
+  expires_at: Type.Union([Timestamp, Type.Null()]),
+});
 export type RunArtifacts = Static<typeof RunArtifacts>;
 
 // A run's attempts (GET /v1/swarm/runs/{run_id}): every attempt, the one under way (or the last) included.
@@ -109,7 +121,6 @@ export const RunAttempt = Type.Object({
   message: Type.Optional(Type.String()),
 });
 export type RunAttempt = Static<typeof RunAttempt>;
-
 
 // GET /v1/swarm/runs: the query (text, as every query string: never coerced)
 export const RunListQuery = Type.Object(

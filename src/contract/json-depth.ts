@@ -21,7 +21,8 @@ export function jsonDepth(text: string, limit = MAX_JSON_DEPTH): number {
   for (let index = 0; index < text.length; index += 1) {
     const code = text.charCodeAt(index);
     if (inString) {
-      if (code === 0x5c) index += 1; // a backslash: the next character is escaped, a quote included
+      if (code === 0x5c)
+        index += 1; // a backslash: the next character is escaped, a quote included
       else if (code === 0x22) inString = false;
       continue;
     }

@@ -23,7 +23,9 @@ export class PatternRefused extends Error {
     readonly pattern: string,
     reason: string,
   ) {
-    super(`${JSON.stringify(pattern)} is not a regular expression RE2 runs in linear time (${reason.replace(/^error parsing regexp: /, '')})`);
+    super(
+      `${JSON.stringify(pattern)} is not a regular expression RE2 runs in linear time (${reason.replace(/^error parsing regexp: /, '')})`,
+    );
   }
 }
 

@@ -144,7 +144,6 @@ export const CredentialRotation = Type.Object({
 });
 export type CredentialRotation = Static<typeof CredentialRotation>;
 
-
 // POST /v1/swarm/nodes/deploy-token (the user's JWT): one more node of the signed-in user, the way a runner
 // registration token comes from the API. Single use, 15 minutes, like an activation's.
 export const NodeDeployToken = Type.Object({

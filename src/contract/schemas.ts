@@ -43,10 +43,7 @@ export const SessionResponse = Type.Object({
 export type SessionResponse = Static<typeof SessionResponse>;
 
 // POST /v1/swarm/paygate/activate
-export const ActivateRequest = Type.Object(
-  { session_id: Type.String({ pattern: UUID_PATTERN }), payment_id: Id },
-  strict,
-);
+export const ActivateRequest = Type.Object({ session_id: Type.String({ pattern: UUID_PATTERN }), payment_id: Id }, strict);
 export type ActivateRequest = Static<typeof ActivateRequest>;
 export const ActivateResponse = Type.Object({
   session_id: Type.String(),
@@ -136,7 +133,14 @@ export const RunResponse = Type.Object({
    * Only to the node that holds the run: what its result must carry. `seconds` (addition, docs/api.md "Leases as
    * durations"): how long the lease runs, counted from when the service received this request.
    */
-  lease: Type.Optional(Type.Object({ lease_id: Type.String(), expires_at: Timestamp, seconds: Type.Optional(Type.Number({ minimum: 0 })), secrets: Type.Optional(RunSecrets) })),
+  lease: Type.Optional(
+    Type.Object({
+      lease_id: Type.String(),
+      expires_at: Timestamp,
+      seconds: Type.Optional(Type.Number({ minimum: 0 })),
+      secrets: Type.Optional(RunSecrets),
+    }),
+  ),
   /** The uploaded bundle (SHA-256) the run executes, pinned at execute; absent: the node's built-in agent. */
   bundle_digest: Type.Optional(Type.String()),
   /** Additions (docs/api.md "Runs as jobs"): its time limit on the node, in seconds. */

@@ -18,7 +18,20 @@ export const MAX_SECRETS_PER_AGENT = 32;
  * the agent's own code runs: the sandbox's launchers (sh, bwrap, setpriv, nsenter, prlimit) run with the agent's environment,
  * some as root, so a secret named LD_PRELOAD or BASH_ENV would load code into them.
  */
-const RESERVED_NAMES = new Set(['PATH', 'HOME', 'TMPDIR', 'LANG', 'NODE_OPTIONS', 'BASH_ENV', 'ENV', 'SHELLOPTS', 'BASHOPTS', 'IFS', 'PS4', 'CDPATH']);
+const RESERVED_NAMES = new Set([
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'LANG',
+  'NODE_OPTIONS',
+  'BASH_ENV',
+  'ENV',
+  'SHELLOPTS',
+  'BASHOPTS',
+  'IFS',
+  'PS4',
+  'CDPATH',
+]);
 const RESERVED_PREFIXES = ['SWARM_', 'LD_', 'GLIBC_', 'LC_', 'MALLOC_'];
 
 /** Why `name` cannot be a secret's name; undefined when it can. */
@@ -34,7 +47,8 @@ export function secretNameProblem(name: unknown): string | undefined {
 
 /** Why `value` cannot be a secret's value; undefined when it can. */
 export function secretValueProblem(value: string): string | undefined {
-  if ([...value].length < MIN_SECRET_VALUE_CHARS) return `must be at least ${MIN_SECRET_VALUE_CHARS} characters (a shorter one could not be redacted from outputs)`;
+  if ([...value].length < MIN_SECRET_VALUE_CHARS)
+    return `must be at least ${MIN_SECRET_VALUE_CHARS} characters (a shorter one could not be redacted from outputs)`;
   if (Buffer.byteLength(value, 'utf8') > MAX_SECRET_VALUE_BYTES) return `must be at most ${MAX_SECRET_VALUE_BYTES} bytes`;
   // An environment variable cannot hold NUL: execve cuts the string there.
   if (value.includes('\u0000')) return 'must not contain a NUL character';

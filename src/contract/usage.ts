@@ -38,6 +38,8 @@ export const UsageResponse = Type.Object({
   /** node_id null: runs no node took (refunded not_picked_up). */
   by_node: Type.Array(Type.Object({ node_id: Type.Union([Type.String(), Type.Null()]), ...Figures })),
   /** One row per day, agent and node that had runs. */
-  rows: Type.Array(Type.Object({ date: Type.String(), agent_id: Type.String(), node_id: Type.Union([Type.String(), Type.Null()]), ...Figures })),
+  rows: Type.Array(
+    Type.Object({ date: Type.String(), agent_id: Type.String(), node_id: Type.Union([Type.String(), Type.Null()]), ...Figures }),
+  ),
 });
 export type UsageResponse = Static<typeof UsageResponse>;

@@ -44,4 +44,9 @@ export const WEBHOOK_RESENDS_PER_MINUTE = 10;
 export const WEBHOOK_RESPONSE_EXCERPT_CHARS = 1024;
 
 /** The headers of a delivery (lowercase, as Node reads them). */
-export const WEBHOOK_HEADERS = { signature: 'svc-signature', eventId: 'svc-event-id', eventType: 'svc-event-type', attempt: 'svc-delivery-attempt' } as const;
+export const WEBHOOK_HEADERS = {
+  signature: 'svc-signature',
+  eventId: 'svc-event-id',
+  eventType: 'svc-event-type',
+  attempt: 'svc-delivery-attempt',
+} as const;

@@ -77,14 +77,20 @@ export const WebhookAttempt = Type.Object({
   duration_ms: Type.Integer(),
 });
 export type WebhookAttempt = Static<typeof WebhookAttempt>;
-export const WebhookDeliveryDetail = Type.Composite([WebhookDelivery, Type.Object({ payload: Type.Unknown(), attempt_log: Type.Array(WebhookAttempt) })]);
+export const WebhookDeliveryDetail = Type.Composite([
+  WebhookDelivery,
+  Type.Object({ payload: Type.Unknown(), attempt_log: Type.Array(WebhookAttempt) }),
+]);
 export type WebhookDeliveryDetail = Static<typeof WebhookDeliveryDetail>;
 export const DeliveriesQuery = Type.Object({
   limit: PageLimit(100, 20),
   before: Type.Optional(Type.String({ pattern: '^[0-9a-f-]{36}$' })),
 });
 export type DeliveriesQuery = Static<typeof DeliveriesQuery>;
-export const DeliveriesResponse = Type.Object({ deliveries: Type.Array(WebhookDelivery), next_before: Type.Union([Type.String(), Type.Null()]) });
+export const DeliveriesResponse = Type.Object({
+  deliveries: Type.Array(WebhookDelivery),
+  next_before: Type.Union([Type.String(), Type.Null()]),
+});
 export type DeliveriesResponse = Static<typeof DeliveriesResponse>;
 
 /** What a delivery's body holds: the run as it stood at the event, never its output (GET /v1/swarm/runs/{id} has it). */

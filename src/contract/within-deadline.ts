@@ -24,7 +24,8 @@ export function withinDeadline<T>(deadlineMs: number, work: () => T): T {
     return callWork.runInContext(context, { timeout: deadlineMs, breakOnSigint: false }) as T;
   } catch (error) {
     if ((error as { code?: unknown }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw new DeadlineExceeded('timeout', deadlineMs);
-    if ((error as Error | undefined)?.name === 'RangeError' && /call stack/i.test((error as Error).message)) throw new DeadlineExceeded('stack', deadlineMs);
+    if ((error as Error | undefined)?.name === 'RangeError' && /call stack/i.test((error as Error).message))
+      throw new DeadlineExceeded('stack', deadlineMs);
     throw error;
   } finally {
     context.work = undefined;

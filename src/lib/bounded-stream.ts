@@ -44,7 +44,12 @@ export async function readBounded(stream: Readable, maxBytes: number): Promise<B
  * Streams into `file` (created, or emptied, with `mode`), hashing as it goes. Past `maxBytes` the stream is destroyed
  * and StreamTooLarge thrown, with what was written left for the caller to remove (its directory is its own).
  */
-export async function saveBounded(stream: Readable | AsyncIterable<Buffer>, file: string, maxBytes: number, mode = 0o600): Promise<SavedStream> {
+export async function saveBounded(
+  stream: Readable | AsyncIterable<Buffer>,
+  file: string,
+  maxBytes: number,
+  mode = 0o600,
+): Promise<SavedStream> {
   const hash = createHash('sha256');
   let bytes = 0;
   const counted = new Transform({

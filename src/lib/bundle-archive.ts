@@ -43,7 +43,8 @@ export function sha256Hex(bytes: Uint8Array): string {
 
 /** Reads and checks a bundle archive; throws `payload_too_large` or `bundle_invalid` (with `errors`). */
 export async function readBundleArchive(archive: Buffer): Promise<ReadBundle> {
-  if (archive.length > MAX_BUNDLE_BYTES) throw tooLarge(`the bundle is ${archive.length} bytes; at most ${MAX_BUNDLE_BYTES} (5 MiB) may be uploaded`);
+  if (archive.length > MAX_BUNDLE_BYTES)
+    throw tooLarge(`the bundle is ${archive.length} bytes; at most ${MAX_BUNDLE_BYTES} (5 MiB) may be uploaded`);
   const tarBytes = unpackGzip(archive);
   const files = new Map<string, BundleFile>();
   const dirs = new Set<string>();
@@ -53,11 +54,17 @@ export async function readBundleArchive(archive: Buffer): Promise<ReadBundle> {
   const reading = (async () => {
     for await (const entry of extract) {
       entries += 1;
-      if (entries > MAX_BUNDLE_ENTRIES) throw invalid([{ path: entry.header.name, message: `the bundle has more than ${MAX_BUNDLE_ENTRIES} entries` }]);
+      if (entries > MAX_BUNDLE_ENTRIES)
+        throw invalid([{ path: entry.header.name, message: `the bundle has more than ${MAX_BUNDLE_ENTRIES} entries` }]);
       const name = normalizeEntryName(entry.header.name);
       const type = entry.header.type;
       if (type !== 'file' && type !== 'directory' && type !== 'contiguous-file') {
-        throw invalid([{ path: entry.header.name, message: `is a ${type ?? 'special entry'}: a bundle holds only regular files and directories (no links or devices)` }]);
+        throw invalid([
+          {
+            path: entry.header.name,
+            message: `is a ${type ?? 'special entry'}: a bundle holds only regular files and directories (no links or devices)`,
+          },
+        ]);
       }
       if (name !== '' && (files.has(name) || dirs.has(name))) throw invalid([{ path: name, message: 'appears twice in the archive' }]);
       if (type === 'directory') {
@@ -69,7 +76,8 @@ export async function readBundleArchive(archive: Buffer): Promise<ReadBundle> {
       const chunks: Buffer[] = [];
       for await (const chunk of entry) {
         unpackedBytes += (chunk as Buffer).length;
-        if (unpackedBytes > MAX_UNPACKED_BYTES) throw tooLarge(`the bundle's files add up to more than ${MAX_UNPACKED_BYTES} bytes (20 MiB) unpacked`);
+        if (unpackedBytes > MAX_UNPACKED_BYTES)
+          throw tooLarge(`the bundle's files add up to more than ${MAX_UNPACKED_BYTES} bytes (20 MiB) unpacked`);
         chunks.push(chunk as Buffer);
       }
       files.set(name, { data: Buffer.concat(chunks), executable: ((entry.header.mode ?? 0) & 0o111) !== 0 });
@@ -95,7 +103,10 @@ export async function readBundleArchive(archive: Buffer): Promise<ReadBundle> {
 
 async function readManifest(files: Map<string, BundleFile>): Promise<AgentManifest> {
   const file = files.get(MANIFEST_FILE);
-  if (file === undefined) throw invalid([{ path: MANIFEST_FILE, message: 'is missing: the bundle needs agent.json at its top (agent_id, version, entry, input_schema)' }]);
+  if (file === undefined)
+    throw invalid([
+      { path: MANIFEST_FILE, message: 'is missing: the bundle needs agent.json at its top (agent_id, version, entry, input_schema)' },
+    ]);
   if (file.data.length > MAX_MANIFEST_BYTES) throw invalid([{ path: MANIFEST_FILE, message: `is over ${MAX_MANIFEST_BYTES} bytes` }]);
   let parsed: unknown;
   let text: string;
@@ -152,11 +163,14 @@ export function normalizeEntryName(raw: string): string {
 
 function invalid(errors: BundleProblem[]): SvcError {
   const first = errors[0]!;
-  return new SvcError('bundle_invalid', `the bundle is invalid: ${first.path === '' ? '' : `${first.path}: `}${first.message}`, { extensions: { errors } });
+  return new SvcError('bundle_invalid', `the bundle is invalid: ${first.path === '' ? '' : `${first.path}: `}${first.message}`, {
+    extensions: { errors },
+  });
 }
 
 function tooLarge(message: string): SvcError {
   return new SvcError('payload_too_large', message, {
-    remedy: 'Keep the bundle to its code: at most 5 MiB packed, 20 MiB unpacked and 1000 files; leave data on the host and pass its path as input.',
+    remedy:
+      'Keep the bundle to its code: at most 5 MiB packed, 20 MiB unpacked and 1000 files; leave data on the host and pass its path as input.',
   });
 }

@@ -18,7 +18,8 @@ export function redactedForms(value: string): string[] {
   if (value === '') return [];
   const forms = new Set<string>([value]);
   const percent = encodeURIComponent(value);
-  for (const form of [percent, percent.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()), percent.replace(/%20/g, '+')]) forms.add(form);
+  for (const form of [percent, percent.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()), percent.replace(/%20/g, '+')])
+    forms.add(form);
   const bytes = Buffer.from(value, 'utf8');
   for (const shift of [0, 1, 2]) {
     const encoded = Buffer.concat([Buffer.alloc(shift), bytes]).toString('base64');

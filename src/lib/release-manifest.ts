@@ -66,7 +66,10 @@ export function releaseStem(version: string, platform: string): string {
 }
 
 /** The four files of a published release. */
-export function releaseFileNames(version: string, platform: string): { artifact: string; sha256: string; manifest: string; signature: string } {
+export function releaseFileNames(
+  version: string,
+  platform: string,
+): { artifact: string; sha256: string; manifest: string; signature: string } {
   const stem = releaseStem(version, platform);
   return { artifact: `${stem}.tar.gz`, sha256: `${stem}.tar.gz.sha256`, manifest: `${stem}.manifest`, signature: `${stem}.manifest.sig` };
 }
@@ -102,7 +105,8 @@ export function parseManifest(text: string): ReleaseManifest {
     const [key, ...rest] = line.split(' ');
     if (key === 'file') {
       const [sha256, size, mode, path, ...extra] = rest;
-      if (extra.length > 0 || sha256 === undefined || !SHA256_PATTERN.test(sha256)) throw bad('expected "file <sha256> <bytes> <mode> <path>"');
+      if (extra.length > 0 || sha256 === undefined || !SHA256_PATTERN.test(sha256))
+        throw bad('expected "file <sha256> <bytes> <mode> <path>"');
       if (!/^\d+$/.test(size ?? '') || (mode !== '0755' && mode !== '0644')) throw bad('a file needs its size and a mode of 0755 or 0644');
       if (path === undefined || !isReleasePath(path) || seen.has(path)) throw bad(`a bad or repeated path: ${JSON.stringify(path)}`);
       seen.add(path);
@@ -117,14 +121,22 @@ export function parseManifest(text: string): ReleaseManifest {
   const runtime = fields.get('runtime') ?? '';
   const [sha256 = '', size = '', name = '', ...extra] = (fields.get('artifact') ?? '').split(' ');
   if (!isReleaseVersion(version)) throw new Error(`the manifest's version is not usable: ${JSON.stringify(version)}`);
-  if (!PLATFORM_PATTERN.test(platform)) throw new Error(`the manifest's platform is not one of linux-x64, linux-arm64: ${JSON.stringify(platform)}`);
-  if (runtime !== 'none' && !/^node v\d+\.\d+\.\d+$/.test(runtime)) throw new Error(`the manifest's runtime line is not "node vX.Y.Z" or "none"`);
+  if (!PLATFORM_PATTERN.test(platform))
+    throw new Error(`the manifest's platform is not one of linux-x64, linux-arm64: ${JSON.stringify(platform)}`);
+  if (runtime !== 'none' && !/^node v\d+\.\d+\.\d+$/.test(runtime))
+    throw new Error(`the manifest's runtime line is not "node vX.Y.Z" or "none"`);
   const names = releaseFileNames(version, platform);
   if (!SHA256_PATTERN.test(sha256) || !/^\d+$/.test(size) || name !== names.artifact || extra.length > 0) {
     throw new Error(`the manifest's artifact line must be "artifact <sha256> <bytes> ${names.artifact}"`);
   }
   if (files.length === 0) throw new Error('the manifest lists no files');
-  return { version, platform, runtime: runtime === 'none' ? null : runtime.slice('node '.length), artifact: { name, sha256, size: Number(size) }, files };
+  return {
+    version,
+    platform,
+    runtime: runtime === 'none' ? null : runtime.slice('node '.length),
+    artifact: { name, sha256, size: Number(size) },
+    files,
+  };
 }
 
 /**

@@ -26,7 +26,9 @@ export function escapeControlCharactersIn<T>(value: T): T {
   if (typeof value === 'string') return escapeControlCharacters(value) as T;
   if (Array.isArray(value)) return value.map((item) => escapeControlCharactersIn(item)) as T;
   if (value !== null && typeof value === 'object' && isPlainObject(value)) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [escapeControlCharacters(key), escapeControlCharactersIn(item)])) as T;
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [escapeControlCharacters(key), escapeControlCharactersIn(item)]),
+    ) as T;
   }
   return value;
 }

@@ -5,7 +5,14 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KeyObject } from 'node:crypto';
-import { releaseFileNames, releaseStem, renderManifest, sha256Hex, type ManifestFile, type ReleaseManifest } from '../lib/release-manifest.js';
+import {
+  releaseFileNames,
+  releaseStem,
+  renderManifest,
+  sha256Hex,
+  type ManifestFile,
+  type ReleaseManifest,
+} from '../lib/release-manifest.js';
 import { signManifest } from '../lib/release-signature.js';
 
 export interface PublishedRelease {
@@ -38,7 +45,19 @@ export function packRelease(options: PackOptions): PublishedRelease {
   };
   const tar = execFileSync(
     'tar',
-    ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', `--mtime=@${options.mtime}`, '--format=gnu', '-C', options.stageDir, '-cf', '-', stem],
+    [
+      '--sort=name',
+      '--owner=0',
+      '--group=0',
+      '--numeric-owner',
+      `--mtime=@${options.mtime}`,
+      '--format=gnu',
+      '-C',
+      options.stageDir,
+      '-cf',
+      '-',
+      stem,
+    ],
     { maxBuffer: 1 << 30 },
   );
   const gzipped = execFileSync('gzip', ['-6', '-n', '-c'], { input: tar, maxBuffer: 1 << 30 });

@@ -8,7 +8,15 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, cpSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { INSTALL_PATH } from '../contract/claims.js';
-import { AGENT_USER, SERVICE_USER, UNIT_NAME, AGENT_SOCKET_UNIT, EGRESS_SOCKET_UNIT, NODE_UNIT_NAMES, VAR_DIR_MODE } from '../node/host/location.js';
+import {
+  AGENT_USER,
+  SERVICE_USER,
+  UNIT_NAME,
+  AGENT_SOCKET_UNIT,
+  EGRESS_SOCKET_UNIT,
+  NODE_UNIT_NAMES,
+  VAR_DIR_MODE,
+} from '../node/host/location.js';
 import { unitOfRelease } from '../node/install/unit-file.js';
 
 const DEB_ARCH: Record<string, string> = { 'linux-x64': 'amd64', 'linux-arm64': 'arm64' };
@@ -57,7 +65,9 @@ export function buildDeb(options: DebOptions): string {
     writeFileSync(join(root, 'DEBIAN', name), text, { mode: 0o755 });
     chmodSync(join(root, 'DEBIAN', name), 0o755);
   }
-  execFileSync('dpkg-deb', ['--root-owner-group', '-Zgzip', '-z6', '--build', root, options.outFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync('dpkg-deb', ['--root-owner-group', '-Zgzip', '-z6', '--build', root, options.outFile], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   return options.outFile;
 }
 

@@ -100,13 +100,24 @@ function main(): number {
   try {
     const prepared = values['no-runtime']
       ? null
-      : prepareReleaseRuntime({ packageDir, platform, cacheDir: resolve(values['cache-dir'] ?? defaultCacheDir(packageDir)), workDir: work, log });
-    const runtime = prepared === null ? null : { binary: prepared.binary, version: prepared.version, addon: prepared.addon, strip: !values['no-strip'] };
+      : prepareReleaseRuntime({
+          packageDir,
+          platform,
+          cacheDir: resolve(values['cache-dir'] ?? defaultCacheDir(packageDir)),
+          workDir: work,
+          log,
+        });
+    const runtime =
+      prepared === null ? null : { binary: prepared.binary, version: prepared.version, addon: prepared.addon, strip: !values['no-strip'] };
     const engines = { node: releaseEngineRange(runtime?.version ?? process.version) };
     const stage = join(work, 'stage');
     // The top directory is named after the version, known once package.json is read: stage, then rename.
     const provisional = join(stage, 'tree');
-    const tree = stageReleaseTree(packageDir, provisional, { ...(values.version === undefined ? {} : { version: values.version }), runtime, engines });
+    const tree = stageReleaseTree(packageDir, provisional, {
+      ...(values.version === undefined ? {} : { version: values.version }),
+      runtime,
+      engines,
+    });
     const stem = releaseStem(tree.version, platform);
     const treeDir = join(stage, stem);
     rmSync(treeDir, { recursive: true, force: true });
@@ -123,7 +134,15 @@ function main(): number {
     });
     const deb = values['no-deb']
       ? null
-      : buildDeb({ treeDir, workDir: work, outFile: join(outDir, `svc-swarm-node_${tree.version}_${platform === 'linux-arm64' ? 'arm64' : 'amd64'}.deb`), version: tree.version, platform, withRuntime: runtime !== null, engines });
+      : buildDeb({
+          treeDir,
+          workDir: work,
+          outFile: join(outDir, `svc-swarm-node_${tree.version}_${platform === 'linux-arm64' ? 'arm64' : 'amd64'}.deb`),
+          version: tree.version,
+          platform,
+          withRuntime: runtime !== null,
+          engines,
+        });
     const summary = {
       version: tree.version,
       platform,

@@ -22,12 +22,29 @@ export function defaultCacheDir(packageDir: string): string {
 }
 
 /** The runtime of `packageDir`'s release for `platform`, unpacked under `workDir` (the caller removes it). */
-export function prepareReleaseRuntime(options: { packageDir: string; platform: string; cacheDir: string; workDir: string; log: (line: string) => void }): ReleaseRuntime {
+export function prepareReleaseRuntime(options: {
+  packageDir: string;
+  platform: string;
+  cacheDir: string;
+  workDir: string;
+  log: (line: string) => void;
+}): ReleaseRuntime {
   const version = releaseRuntimeVersion(options.packageDir);
-  const runtimePackage = obtainRuntimePackage({ platform: options.platform, version, cacheDir: options.cacheDir, cwd: options.packageDir, log: options.log });
+  const runtimePackage = obtainRuntimePackage({
+    platform: options.platform,
+    version,
+    cacheDir: options.cacheDir,
+    cwd: options.packageDir,
+    log: options.log,
+  });
   const runtime = unpackRuntime(runtimePackage, join(options.workDir, 'runtime-package'));
   const addon = sqliteAddonFor({ ...options, runtime });
-  return { binary: runtime.binary, version: runtime.version, addon, source: { package: runtimePackage.spec, integrity: runtimePackage.integrity } };
+  return {
+    binary: runtime.binary,
+    version: runtime.version,
+    addon,
+    source: { package: runtimePackage.spec, integrity: runtimePackage.integrity },
+  };
 }
 
 /** The Node range a release's package.json states: the major its addon is built for, from the version it was built with. */

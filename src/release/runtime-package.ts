@@ -43,7 +43,13 @@ export function releaseRuntimeVersion(packageDir: string): string {
 }
 
 /** The runtime package for `platform` (linux-x64, linux-arm64) at `version`, from the cache or the registry. */
-export function obtainRuntimePackage(options: { platform: string; version: string; cacheDir: string; cwd: string; log: (line: string) => void }): RuntimePackage {
+export function obtainRuntimePackage(options: {
+  platform: string;
+  version: string;
+  cacheDir: string;
+  cwd: string;
+  log: (line: string) => void;
+}): RuntimePackage {
   const name = `node-${options.platform}`;
   const spec = `${name}@${options.version}`;
   const tarball = join(options.cacheDir, `${name}-${options.version}.tgz`);
@@ -55,14 +61,17 @@ export function obtainRuntimePackage(options: { platform: string; version: strin
   }
   mkdirSync(options.cacheDir, { recursive: true });
   const integrity = JSON.parse(npm(['view', spec, 'dist.integrity', '--json'], options.cwd)) as unknown;
-  if (typeof integrity !== 'string' || !integrity.includes('sha512-')) throw new Error(`the registry states no sha512 dist.integrity for ${spec} (${JSON.stringify(integrity)})`);
+  if (typeof integrity !== 'string' || !integrity.includes('sha512-'))
+    throw new Error(`the registry states no sha512 dist.integrity for ${spec} (${JSON.stringify(integrity)})`);
   options.log(`fetching ${spec} from the npm registry (dist.integrity ${integrity.slice(0, 23)}…)`);
   const work = mkdtempSync(join(options.cacheDir, '.fetch-'));
   try {
     const [packed] = JSON.parse(npm(['pack', spec, '--pack-destination', work, '--json'], options.cwd)) as Array<{ filename: string }>;
     const downloaded = join(work, packed!.filename);
     if (!matchesIntegrity(readFileSync(downloaded), integrity)) {
-      throw new Error(`the tarball npm fetched for ${spec} does not match the registry's dist.integrity ${integrity}; nothing was released`);
+      throw new Error(
+        `the tarball npm fetched for ${spec} does not match the registry's dist.integrity ${integrity}; nothing was released`,
+      );
     }
     writeFileSync(join(work, 'integrity'), `${integrity}\n`);
     // Tarball first: a reader between the two renames finds a mismatch and fetches again, never a wrong match.
@@ -77,7 +86,9 @@ export function obtainRuntimePackage(options: { platform: string; version: strin
 /** Unpacks the binary and the headers (nothing else is needed) into `dir`, and checks the binary runs here. */
 export function unpackRuntime(runtime: RuntimePackage, dir: string): UnpackedRuntime {
   mkdirSync(dir, { recursive: true });
-  execFileSync('tar', ['-xzf', runtime.tarball, '-C', dir, '--no-same-owner', 'package/bin/node', 'package/include/node'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync('tar', ['-xzf', runtime.tarball, '-C', dir, '--no-same-owner', 'package/bin/node', 'package/include/node'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const nodeDir = join(dir, 'package');
   const binary = join(nodeDir, 'bin', 'node');
   const reported = execFileSync(binary, ['-v'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
@@ -98,7 +109,13 @@ export function matchesIntegrity(data: Buffer, integrity: string): boolean {
 
 function npm(args: string[], cwd: string): string {
   try {
-    return execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20, timeout: NPM_TIMEOUT_MS });
+    return execFileSync('npm', args, {
+      cwd,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 64 << 20,
+      timeout: NPM_TIMEOUT_MS,
+    });
   } catch (error) {
     const { stderr, message } = error as { stderr?: string; message: string };
     throw new Error(`npm ${args.join(' ')} failed: ${(stderr ?? '').trim().split('\n').slice(-3).join(' ') || message}`);

@@ -29,7 +29,9 @@ export function sqliteAddonFor(options: {
   const cachedDir = join(options.cacheDir, `better-sqlite3-${moduleVersion}-node-${options.platform}-${options.runtime.version}`);
   const cached = join(cachedDir, 'better_sqlite3.node');
   if (!existsSync(cached)) {
-    options.log(`building better-sqlite3 ${moduleVersion} for Node ${options.runtime.version} with node-gyp (once; cached in ${options.cacheDir})`);
+    options.log(
+      `building better-sqlite3 ${moduleVersion} for Node ${options.runtime.version} with node-gyp (once; cached in ${options.cacheDir})`,
+    );
     const built = build(moduleDir, options.runtime, join(options.workDir, 'better-sqlite3'));
     const staging = `${cachedDir}.${process.pid}`;
     mkdirSync(staging, { recursive: true });
@@ -42,7 +44,8 @@ export function sqliteAddonFor(options: {
 }
 
 function build(moduleDir: string, runtime: UnpackedRuntime, sourceDir: string): string {
-  for (const entry of ['package.json', 'binding.gyp', 'src', 'deps']) cpSync(join(moduleDir, entry), join(sourceDir, entry), { recursive: true });
+  for (const entry of ['package.json', 'binding.gyp', 'src', 'deps'])
+    cpSync(join(moduleDir, entry), join(sourceDir, entry), { recursive: true });
   // node-gyp from this checkout's devDependencies (package-lock pins it), run by the builder's Node: it only drives
   // the compiler; the target is --nodedir's headers.
   const nodeGyp = createRequire(import.meta.url).resolve('node-gyp/bin/node-gyp.js');
@@ -57,7 +60,9 @@ function build(moduleDir: string, runtime: UnpackedRuntime, sourceDir: string): 
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: Buffer; stderr?: Buffer };
     const tail = `${stdout?.toString() ?? ''}${stderr?.toString() ?? ''}`.trim().split('\n').slice(-12).join('\n');
-    throw new Error(`node-gyp could not build better-sqlite3 for Node ${runtime.version} (it needs python3, make and g++: apt-get install python3 make g++):\n${tail}`);
+    throw new Error(
+      `node-gyp could not build better-sqlite3 for Node ${runtime.version} (it needs python3, make and g++: apt-get install python3 make g++):\n${tail}`,
+    );
   }
   return join(sourceDir, 'build', 'Release', 'better_sqlite3.node');
 }
@@ -69,7 +74,8 @@ function withoutNpmConfig(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 
 /** Opens a database in the shipped runtime with this addon: an addon of another ABI fails here, not on a host. */
 function checkLoads(moduleDir: string, addon: string, runtime: UnpackedRuntime): void {
-  const script = "const Database = require(process.argv[1]); new Database(':memory:', { nativeBinding: process.argv[2] }).prepare('select 1').get();";
+  const script =
+    "const Database = require(process.argv[1]); new Database(':memory:', { nativeBinding: process.argv[2] }).prepare('select 1').get();";
   try {
     execFileSync(runtime.binary, ['-e', script, moduleDir, addon], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 60_000 });
   } catch (error) {

@@ -25,7 +25,9 @@ describe('PostgreSQL out of reach', () => {
     });
     expect(result.exitCode).toBe(1);
     expect(result.stdout).toBe('');
-    expect(result.stderr).toMatch(/^svc-api: cannot reach the PostgreSQL database of SVC_DATABASE_URL \(postgres:\/\/svc@127\.0\.0\.1:1\/svc\)/);
+    expect(result.stderr).toMatch(
+      /^svc-api: cannot reach the PostgreSQL database of SVC_DATABASE_URL \(postgres:\/\/svc@127\.0\.0\.1:1\/svc\)/,
+    );
     expect(result.stderr).not.toContain('s3cret-password');
   });
 
@@ -50,7 +52,12 @@ describe('PostgreSQL out of reach', () => {
       proxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port) });
       const through = new URL(direct);
       through.port = String(proxy.port);
-      running = await startService({ dataDir: tempDir('svc-api-'), sandbox: true, env: { SVC_DATABASE_URL: through.toString(), SVC_SMTP_URL: smtpUrl() }, runTiming: TEST_RUN_TIMING });
+      running = await startService({
+        dataDir: tempDir('svc-api-'),
+        sandbox: true,
+        env: { SVC_DATABASE_URL: through.toString(), SVC_SMTP_URL: smtpUrl() },
+        runTiming: TEST_RUN_TIMING,
+      });
       // The test reads the database directly, not through the proxy it cuts.
       reader = syncPostgres(direct.toString());
       service = { ...running, db: reader.db };
@@ -68,7 +75,12 @@ describe('PostgreSQL out of reach', () => {
       const user = await paidUserWithNode(service, 100);
       const body = { user_id: user.email, agent_id: 'agent_ops_monitor_004' };
       const send = (key = randomUUID()) =>
-        httpRequest(`${service.baseUrl}/v1/swarm/execute`, { method: 'POST', token: user.token, headers: { 'idempotency-key': key }, body });
+        httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
+          method: 'POST',
+          token: user.token,
+          headers: { 'idempotency-key': key },
+          body,
+        });
       expect((await send()).status).toBe(200);
 
       const before = dbSnapshot(reader.db);
@@ -86,10 +98,14 @@ describe('PostgreSQL out of reach', () => {
       proxy.restore();
       // The same key again once the database is back: the run happens, once. (Until the node's next poll reaches
       // the service it may count as offline: 409, nothing charged, the key not kept, so the same key may come again.)
-      const retried = await waitFor(async () => {
-        const response = await send(key);
-        return response.status === 503 || response.status === 409 ? undefined : response;
-      }, 'the service to reach the database again', 30_000);
+      const retried = await waitFor(
+        async () => {
+          const response = await send(key);
+          return response.status === 503 || response.status === 409 ? undefined : response;
+        },
+        'the service to reach the database again',
+        30_000,
+      );
       expect(retried.status, retried.text).toBe(200);
       expect(retried.body).toMatchObject({ status: 'succeeded', charged_cents: 4, balance_cents: 92 });
     });

@@ -37,24 +37,26 @@ describe("one user's executes meeting at a locked wallet (PostgreSQL)", () => {
    * Locks the user's wallet row, sends `send()`'s executes, waits until `waiting` of them wait for the lock, runs
    * `meanwhile` in the locking transaction, commits it, and answers what the executes got.
    */
-  async function atLockedWallet(email: string, send: () => Promise<ApiResponse>[], waiting: number, meanwhile: (locker: pg.Client) => Promise<void> = async () => undefined): Promise<ApiResponse[]> {
+  async function atLockedWallet(
+    email: string,
+    send: () => Promise<ApiResponse>[],
+    waiting: number,
+    meanwhile: (locker: pg.Client) => Promise<void> = async () => undefined,
+  ): Promise<ApiResponse[]> {
     const locker = new pg.Client({ connectionString: url });
     await locker.connect();
     try {
       await locker.query('BEGIN');
       await locker.query('SELECT balance_cents FROM wallets WHERE user_id = $1 FOR UPDATE', [email]);
       const sent = send();
-      await waitFor(
-        async () => {
-          // Read afresh each time: inside a transaction the activity is otherwise the snapshot of its first read.
-          await locker.query('SELECT pg_stat_clear_snapshot()');
-          const { rows } = await locker.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
-          );
-          return rows[0]!.n >= waiting ? true : undefined;
-        },
-        `${waiting} executes waiting for the wallet`,
-      );
+      await waitFor(async () => {
+        // Read afresh each time: inside a transaction the activity is otherwise the snapshot of its first read.
+        await locker.query('SELECT pg_stat_clear_snapshot()');
+        const { rows } = await locker.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+        );
+        return rows[0]!.n >= waiting ? true : undefined;
+      }, `${waiting} executes waiting for the wallet`);
       await meanwhile(locker);
       await locker.query('COMMIT');
       return await Promise.all(sent);
@@ -63,12 +65,17 @@ describe("one user's executes meeting at a locked wallet (PostgreSQL)", () => {
       await locker.end();
     }
   }
-  const review = (user: PaidUserWithNode, key = randomUUID()) => execute(service, user.token, { user_id: user.email, agent_id: REVIEW, input: CONTRACT_INPUTS[REVIEW] }, key);
-  const statuses = (responses: ApiResponse[]) => responses.map((response) => (response.status === 200 ? 'ran' : response.body.code as string)).sort();
+  const review = (user: PaidUserWithNode, key = randomUUID()) =>
+    execute(service, user.token, { user_id: user.email, agent_id: REVIEW, input: CONTRACT_INPUTS[REVIEW] }, key);
+  const statuses = (responses: ApiResponse[]) =>
+    responses.map((response) => (response.status === 200 ? 'ran' : (response.body.code as string))).sort();
 
   it('eight executes that each saw room under a cap of five runs: five run, three are refused budget_exceeded, none charged past it', async () => {
     const user = await paidUserWithNode(service, 1000, { agents: [REVIEW] });
-    expect((await httpRequest(`${service.baseUrl}/v1/swarm/budgets/all/day`, { method: 'PUT', token: user.token, body: { cap_cents: 60 } })).status).toBe(200);
+    expect(
+      (await httpRequest(`${service.baseUrl}/v1/swarm/budgets/all/day`, { method: 'PUT', token: user.token, body: { cap_cents: 60 } }))
+        .status,
+    ).toBe(200);
     const responses = await atLockedWallet(user.email, () => Array.from({ length: 8 }, () => review(user)), 8);
     expect(statuses(responses)).toEqual(['budget_exceeded', 'budget_exceeded', 'budget_exceeded', 'ran', 'ran', 'ran', 'ran', 'ran']);
     const budgets = await httpRequest(`${service.baseUrl}/v1/swarm/budgets`, { token: user.token });
@@ -88,11 +95,19 @@ describe("one user's executes meeting at a locked wallet (PostgreSQL)", () => {
 
   it('a cap set while an execute waits for the wallet (as PUT sets it) holds for that execute: refused budget_exceeded, nothing charged', async () => {
     const user = await paidUserWithNode(service, 1000, { agents: [REVIEW] });
-    const responses = await atLockedWallet(user.email, () => [review(user)], 1, async (locker) => {
-      // What PUT /v1/swarm/budgets/all/day writes (budgets/budget-store.ts), in the transaction that holds the wallet.
-      await locker.query('UPDATE wallets SET caps_version = caps_version + 1 WHERE user_id = $1', [user.email]);
-      await locker.query(`INSERT INTO budgets (user_id, scope, period, cap_cents, created_at, updated_at, spent_cents, period_start) VALUES ($1, '*', 'day', 5, 0, 0, 0, 0)`, [user.email]);
-    });
+    const responses = await atLockedWallet(
+      user.email,
+      () => [review(user)],
+      1,
+      async (locker) => {
+        // What PUT /v1/swarm/budgets/all/day writes (budgets/budget-store.ts), in the transaction that holds the wallet.
+        await locker.query('UPDATE wallets SET caps_version = caps_version + 1 WHERE user_id = $1', [user.email]);
+        await locker.query(
+          `INSERT INTO budgets (user_id, scope, period, cap_cents, created_at, updated_at, spent_cents, period_start) VALUES ($1, '*', 'day', 5, 0, 0, 0, 0)`,
+          [user.email],
+        );
+      },
+    );
     expect(statuses(responses)).toEqual(['budget_exceeded']);
     expect(runsOf(service, user.email)).toHaveLength(0);
   });
@@ -109,15 +124,12 @@ describe("one user's executes meeting at a locked wallet (PostgreSQL)", () => {
     try {
       // The service looks every second whether another instance listens: runs until one is told, with its answer.
       const told = new Set<string>();
-      await waitFor(
-        async () => {
-          const ran = await review(user);
-          expect(ran.status, ran.text).toBe(200);
-          told.add(`run:${ran.body.run_id as string} ${ran.text}`);
-          return heard.some((line) => told.has(line)) ? true : undefined;
-        },
-        'a run and its answer told to the other instance',
-      );
+      await waitFor(async () => {
+        const ran = await review(user);
+        expect(ran.status, ran.text).toBe(200);
+        told.add(`run:${ran.body.run_id as string} ${ran.text}`);
+        return heard.some((line) => told.has(line)) ? true : undefined;
+      }, 'a run and its answer told to the other instance');
       expect(heard).toContain(`work:${user.email}`);
     } finally {
       await other.end();

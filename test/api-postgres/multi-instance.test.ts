@@ -31,7 +31,9 @@ describe('two svc-api instances on one PostgreSQL database', () => {
   beforeAll(async () => {
     url = await postgresDatabaseFor(tempDir('svc-pg-shared-'));
     // Started at once: the second migrates after the first (advisory lock) and finds nothing left to do.
-    const started = await Promise.all([0, 1].map(() => spawnSvcApi({ env: { ...shared, SVC_DATABASE_URL: url }, args: ['--lease-seconds', '5'] })));
+    const started = await Promise.all(
+      [0, 1].map(() => spawnSvcApi({ env: { ...shared, SVC_DATABASE_URL: url }, args: ['--lease-seconds', '5'] })),
+    );
     [a, b] = [started[0]!, started[1]!];
     reader = syncPostgres(url);
     db = reader.db;
@@ -58,16 +60,23 @@ describe('two svc-api instances on one PostgreSQL database', () => {
       headers: { 'idempotency-key': key },
       body: { user_id: user.email, agent_id: AGENT },
     });
-  const balanceOf = (email: string): number => (db.prepare('SELECT balance_cents FROM wallets WHERE user_id = ?').get(email) as { balance_cents: number }).balance_cents;
+  const balanceOf = (email: string): number =>
+    (db.prepare('SELECT balance_cents FROM wallets WHERE user_id = ?').get(email) as { balance_cents: number }).balance_cents;
   const entriesOf = (email: string) =>
-    db.prepare('SELECT kind, amount_cents, run_id, payment_id FROM ledger_entries WHERE user_id = ? ORDER BY entry_id').all(email) as Array<{
+    db
+      .prepare('SELECT kind, amount_cents, run_id, payment_id FROM ledger_entries WHERE user_id = ? ORDER BY entry_id')
+      .all(email) as Array<{
       kind: string;
       amount_cents: number;
       run_id: string | null;
       payment_id: string | null;
     }>;
   const runsOf = (email: string) =>
-    db.prepare('SELECT run_id, status, charged_cents FROM runs WHERE user_id = ?').all(email) as Array<{ run_id: string; status: string; charged_cents: number }>;
+    db.prepare('SELECT run_id, status, charged_cents FROM runs WHERE user_id = ?').all(email) as Array<{
+      run_id: string;
+      status: string;
+      charged_cents: number;
+    }>;
 
   /** The books of one user: every balance is its entries' sum, and every cent charged is a run's. */
   function expectBooksBalance(email: string, fundedCents: number): void {
@@ -92,7 +101,10 @@ describe('two svc-api instances on one PostgreSQL database', () => {
     const accepted = responses.filter((response) => response.status === 200 || response.status === 202);
     expect(accepted.length + responses.filter((response) => response.status === 402).length).toBe(30);
     for (const refused of responses.filter((response) => response.status === 402)) expect(refused.body.balance_cents).toBeLessThan(PRICE);
-    await waitFor(async () => (runsOf(user.email).every((run) => run.status !== 'queued' && run.status !== 'running') ? true : undefined), 'the runs to finish');
+    await waitFor(
+      async () => (runsOf(user.email).every((run) => run.status !== 'queued' && run.status !== 'running') ? true : undefined),
+      'the runs to finish',
+    );
     // Each accepted run took 4 cents; a run the service failed on a loaded machine (node_lost) gave them back, and
     // then one more run could be accepted: the runs still charged are exactly what the funding covers, and never more.
     const charged = runsOf(user.email).filter((run) => run.charged_cents > 0);
@@ -103,13 +115,20 @@ describe('two svc-api instances on one PostgreSQL database', () => {
 
   it('a budget is never overspent by executes landing on both instances at once (docs/api.md "Budgets")', async () => {
     const user = await fundedUserWithNode(100 * PRICE);
-    const capped = await httpRequest(`${b.baseUrl}/v1/swarm/budgets/all/day`, { method: 'PUT', token: user.token, body: { cap_cents: 10 * PRICE } });
+    const capped = await httpRequest(`${b.baseUrl}/v1/swarm/budgets/all/day`, {
+      method: 'PUT',
+      token: user.token,
+      body: { cap_cents: 10 * PRICE },
+    });
     expect(capped.status, capped.text).toBe(200);
     const responses = await Promise.all(Array.from({ length: 30 }, (_, i) => execute(i % 2 === 0 ? a.baseUrl : b.baseUrl, user)));
     const refused = responses.filter((response) => response.status === 402);
     for (const response of refused) expect(response.body).toMatchObject({ code: 'budget_exceeded', cap_cents: 10 * PRICE });
     expect(responses.length - refused.length).toBe(runsOf(user.email).length);
-    await waitFor(async () => (runsOf(user.email).every((run) => run.status !== 'queued' && run.status !== 'running') ? true : undefined), 'the runs to finish');
+    await waitFor(
+      async () => (runsOf(user.email).every((run) => run.status !== 'queued' && run.status !== 'running') ? true : undefined),
+      'the runs to finish',
+    );
     // Charged at most the cap; exactly the cap unless a run failed on a loaded machine and gave its room back.
     const charged = runsOf(user.email).reduce((total, run) => total + run.charged_cents, 0);
     expect(charged).toBeLessThanOrEqual(10 * PRICE);
@@ -150,7 +169,8 @@ describe('two svc-api instances on one PostgreSQL database', () => {
     const email = uniqueEmail('node-gone');
     await signIn(a.baseUrl, email);
     const node = await enrollNode(a.baseUrl, email);
-    const agentsOn = async (baseUrl: string) => (await httpRequest(`${baseUrl}/v1/swarm/nodes/self/agents`, { token: node.credential })).status;
+    const agentsOn = async (baseUrl: string) =>
+      (await httpRequest(`${baseUrl}/v1/swarm/nodes/self/agents`, { token: node.credential })).status;
     expect(await agentsOn(b.baseUrl)).toBe(200);
     expect((await httpRequest(`${a.baseUrl}/v1/swarm/nodes/self`, { method: 'DELETE', token: node.credential })).status).toBe(200);
     expect(await agentsOn(a.baseUrl)).toBe(410);
@@ -164,7 +184,14 @@ describe('two svc-api instances on one PostgreSQL database', () => {
       id: `evt_${randomBytes(8).toString('hex')}`,
       type: 'payment.confirmed',
       created: Math.floor(Date.now() / 1000),
-      data: { payment_id: `pay_${randomBytes(8).toString('hex')}`, status: 'CONFIRMED', customer_email: email, offer_id: 'svc_pay_wallet_fund', merchant_id: 'merchant_local', amount_cents: 700 },
+      data: {
+        payment_id: `pay_${randomBytes(8).toString('hex')}`,
+        status: 'CONFIRMED',
+        customer_email: email,
+        offer_id: 'svc_pay_wallet_fund',
+        merchant_id: 'merchant_local',
+        amount_cents: 700,
+      },
     });
     const deliver = (baseUrl: string) =>
       httpRequest(`${baseUrl}/v1/payments/webhook`, {

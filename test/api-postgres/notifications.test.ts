@@ -26,14 +26,11 @@ describe('notifications between instances on one PostgreSQL database', () => {
     await b.listen((topic) => heardByB.push(topic));
     // Each sends only once it knows the other listens (at its next look, every second): until both do, one topic
     // each, again and again (the tests leave those out of what they compare).
-    await waitFor(
-      async () => {
-        a.publish('ready:a');
-        b.publish('ready:b');
-        return heardByB.includes('ready:a') && heardByA.includes('ready:b') ? true : undefined;
-      },
-      'both instances listening to each other',
-    );
+    await waitFor(async () => {
+      a.publish('ready:a');
+      b.publish('ready:b');
+      return heardByB.includes('ready:a') && heardByA.includes('ready:b') ? true : undefined;
+    }, 'both instances listening to each other');
   });
   /** What an instance heard, without the topics of the start. */
   const topicsOf = (heard: string[]): string[] => heard.filter((topic) => !topic.startsWith('ready:'));
@@ -96,7 +93,12 @@ describe('notifications between instances on one PostgreSQL database', () => {
     const [onA, onB] = [createRunEvents(never, a), createRunEvents(never, b)];
     const reads: string[] = [];
     const answer = JSON.stringify({ run_id: 'r-answered', status: 'succeeded', output: { text: 'two words' } });
-    const waited = onB.waitFor({ run: 'r-answered' }, async (wake) => wake.hint ?? (reads.push(wake.reason), undefined), never, new AbortController().signal);
+    const waited = onB.waitFor(
+      { run: 'r-answered' },
+      async (wake) => wake.hint ?? (reads.push(wake.reason), undefined),
+      never,
+      new AbortController().signal,
+    );
     onA.finished('r-answered', answer);
     expect(await waited).toBe(answer);
     expect(reads).toEqual(['first']);
@@ -129,7 +131,10 @@ describe('notifications between instances on one PostgreSQL database', () => {
         20_000,
       );
       // Notifications arrive in the order they were committed: one sent before would have come first.
-      await waitFor(async () => (payloads.some((payload) => payload.endsWith('run:sent-to-the-other')) ? true : undefined), 'the raw listener told');
+      await waitFor(
+        async () => (payloads.some((payload) => payload.endsWith('run:sent-to-the-other')) ? true : undefined),
+        'the raw listener told',
+      );
       expect(payloads.some((payload) => payload.includes('run:sent-to-nobody'))).toBe(false);
     } finally {
       await Promise.all([alone.close(), other?.close()]);

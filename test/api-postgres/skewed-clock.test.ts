@@ -26,11 +26,18 @@ describe('an svc-api instance whose clock is two minutes ahead, beside one whose
 
   beforeAll(async () => {
     const url = await postgresDatabaseFor(tempDir('svc-pg-skew-'));
-    const shared = { SVC_JWT_SECRET: randomBytes(32).toString('base64url'), SVC_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64url')}`, SVC_DATABASE_URL: url };
+    const shared = {
+      SVC_JWT_SECRET: randomBytes(32).toString('base64url'),
+      SVC_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64url')}`,
+      SVC_DATABASE_URL: url,
+    };
     const args = ['--lease-seconds', String(LEASE_SECONDS)];
     right = await spawnSvcApi({ env: shared, args });
     // Its wall clock only (the monotonic clock is the host's), as on a host whose time is simply wrong.
-    ahead = await spawnSvcApi({ env: { ...shared, LD_PRELOAD: LIBFAKETIME, FAKETIME: '+2m', FAKETIME_DONT_FAKE_MONOTONIC: '1', FAKETIME_DONT_RESET: '1' }, args });
+    ahead = await spawnSvcApi({
+      env: { ...shared, LD_PRELOAD: LIBFAKETIME, FAKETIME: '+2m', FAKETIME_DONT_FAKE_MONOTONIC: '1', FAKETIME_DONT_RESET: '1' },
+      args,
+    });
     reader = syncPostgres(url);
     db = reader.db;
   });
@@ -41,7 +48,12 @@ describe('an svc-api instance whose clock is two minutes ahead, beside one whose
     removeTempDirs();
   });
 
-  const runRow = (runId: string) => db.prepare('SELECT status, node_id, lease_expires_at FROM runs WHERE run_id = ?').get(runId) as { status: string; node_id: string | null; lease_expires_at: number | null };
+  const runRow = (runId: string) =>
+    db.prepare('SELECT status, node_id, lease_expires_at FROM runs WHERE run_id = ?').get(runId) as {
+      status: string;
+      node_id: string | null;
+      lease_expires_at: number | null;
+    };
 
   it('takes executes for a node polling the other instance, and never sweeps a run whose node renews it', async () => {
     const email = uniqueEmail('skew');
@@ -71,11 +83,15 @@ describe('an svc-api instance whose clock is two minutes ahead, beside one whose
     const firstLeaseEnd = runRow(runId).lease_expires_at!;
 
     // Both instances sweep every second; the run outlives its first lease by two more, renewed by the node's polls.
-    await waitFor(async () => {
-      const row = runRow(runId);
-      if (row.status !== 'running') return row;
-      return Date.now() > firstLeaseEnd + 2 * LEASE_SECONDS * 1000 ? row : undefined;
-    }, 'the run to outlive its first lease by two more', 30_000);
+    await waitFor(
+      async () => {
+        const row = runRow(runId);
+        if (row.status !== 'running') return row;
+        return Date.now() > firstLeaseEnd + 2 * LEASE_SECONDS * 1000 ? row : undefined;
+      },
+      'the run to outlive its first lease by two more',
+      30_000,
+    );
     expect(runRow(runId).status).toBe('running');
 
     release();

@@ -23,7 +23,8 @@ const upload = (token: string | undefined, bytes: Buffer | string, agentId = AGE
     ...(token === undefined ? {} : { token }),
   });
 const versions = (token: string, agentId = AGENT) => httpRequest(`${service.baseUrl}/v1/swarm/agents/${agentId}/versions`, { token });
-const setCurrent = (token: string, body: unknown) => httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/current`, { method: 'PUT', body, token });
+const setCurrent = (token: string, body: unknown) =>
+  httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/current`, { method: 'PUT', body, token });
 
 describe('uploading versions of an agent', () => {
   it('stores each version by its SHA-256, makes it current, treats the same bytes as the same version, and rolls back', async () => {
@@ -31,7 +32,15 @@ describe('uploading versions of an agent', () => {
     const v1 = await validArchive(AGENT, '1.0.0', { v: 1 });
     const first = await upload(token, v1);
     expect(first.status, first.text).toBe(201);
-    expect(first.body).toMatchObject({ agent_id: AGENT, version: '1.0.0', digest: sha256(v1), size_bytes: v1.length, files: 2, current: true, created: true });
+    expect(first.body).toMatchObject({
+      agent_id: AGENT,
+      version: '1.0.0',
+      digest: sha256(v1),
+      size_bytes: v1.length,
+      files: 2,
+      current: true,
+      created: true,
+    });
 
     const again = await upload(token, v1);
     expect(again.status, again.text).toBe(200);
@@ -73,7 +82,9 @@ describe('uploading versions of an agent', () => {
     // Another user sees none of it.
     const stranger = await signIn(service.baseUrl, uniqueEmail('stranger'));
     expect((await versions(stranger)).body).toEqual({ agent_id: AGENT, current: null, versions: [] });
-    expect((await httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/current`, { method: 'DELETE', token: stranger })).status).toBe(200);
+    expect((await httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/current`, { method: 'DELETE', token: stranger })).status).toBe(
+      200,
+    );
     expect((await versions(token)).body.current.version).toBe('1.1.0');
   });
 });
@@ -82,29 +93,168 @@ describe('bad uploads are refused and store nothing', () => {
   const manifest = { name: 'agent.json', data: manifestOf(AGENT, '1.0.0') };
   const script: ArchiveEntry = { name: 'main.sh', data: '#!/bin/sh\necho {}\n', mode: 0o755 };
   const cases: Array<[string, () => Promise<Buffer | string>, number, string, RegExp]> = [
-    ['not an archive', async () => 'this is not a tar archive at all, not even close'.repeat(20), 422, 'bundle_invalid', /not a tar archive|agent.json/],
-    ['a broken gzip stream', async () => Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0]), Buffer.alloc(40, 7)]), 422, 'bundle_invalid', /gzip/],
+    [
+      'not an archive',
+      async () => 'this is not a tar archive at all, not even close'.repeat(20),
+      422,
+      'bundle_invalid',
+      /not a tar archive|agent.json/,
+    ],
+    [
+      'a broken gzip stream',
+      async () => Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0]), Buffer.alloc(40, 7)]),
+      422,
+      'bundle_invalid',
+      /gzip/,
+    ],
     ['no agent.json', async () => archiveOf([script]), 422, 'bundle_invalid', /agent.json: is missing/],
-    ['agent.json that is not JSON', async () => archiveOf([{ name: 'agent.json', data: '{agent_id:' }, script]), 422, 'bundle_invalid', /not JSON/],
-    ['an agent_id not in the catalog', async () => archiveOf([{ name: 'agent.json', data: manifestOf('agent_nope_001', '1.0.0') }, script]), 422, 'bundle_invalid', /agent_id.*is neither an agent_id of the catalog/],
-    ['a manifest for another agent than the path', async () => archiveOf([{ name: 'agent.json', data: manifestOf('agent_dev_review_012', '1.0.0') }, script]), 422, 'bundle_invalid', /is for agent_dev_review_012/],
-    ['an entry that is not in the bundle', async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { entry: ['run.sh'] }) }]), 422, 'bundle_invalid', /entry\/0.*not a file of the bundle/],
-    ['a schema keyword JSON Schema 2020-12 does not have', async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { input_schema: { type: 'object', properties: { a: { type: 'string', minLenght: 1 } } } }) }, script]), 422, 'bundle_invalid', /input_schema\/properties\/a\/minLenght.*not JSON Schema 2020-12/],
-    ['a schema referring to nothing', async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { input_schema: { type: 'object', $ref: '#/$defs/x' } }) }, script]), 422, 'bundle_invalid', /resolve reference #\/\$defs\/x/],
-    ['an unknown manifest field', async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { entrypoint: 'x' }) }, script]), 422, 'bundle_invalid', /entrypoint/],
-    ['a network other than none or egress', async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { network: 'host' }) }, script]), 422, 'bundle_invalid', /network.*must be one of.*none.*egress/],
-    ['a path climbing out with ..', async () => archiveOf([manifest, script, { name: '../escape.sh', data: 'x' }]), 422, 'bundle_invalid', /climbs out/],
-    ['a .. inside a path', async () => archiveOf([manifest, script, { name: 'lib/../../escape.sh', data: 'x' }]), 422, 'bundle_invalid', /climbs out/],
-    ['an absolute path', async () => archiveOf([manifest, script, { name: '/etc/cron.d/evil', data: 'x' }]), 422, 'bundle_invalid', /absolute/],
-    ['a symlink', async () => archiveOf([manifest, script, { name: 'passwd', type: 'symlink', linkname: '/etc/passwd' }]), 422, 'bundle_invalid', /symlink/],
-    ['a hard link', async () => archiveOf([manifest, script, { name: 'again.sh', type: 'link', linkname: 'main.sh' }]), 422, 'bundle_invalid', /is a link/],
-    ['a device', async () => archiveOf([manifest, script, { name: 'tty', type: 'character-device' }]), 422, 'bundle_invalid', /character-device/],
+    [
+      'agent.json that is not JSON',
+      async () => archiveOf([{ name: 'agent.json', data: '{agent_id:' }, script]),
+      422,
+      'bundle_invalid',
+      /not JSON/,
+    ],
+    [
+      'an agent_id not in the catalog',
+      async () => archiveOf([{ name: 'agent.json', data: manifestOf('agent_nope_001', '1.0.0') }, script]),
+      422,
+      'bundle_invalid',
+      /agent_id.*is neither an agent_id of the catalog/,
+    ],
+    [
+      'a manifest for another agent than the path',
+      async () => archiveOf([{ name: 'agent.json', data: manifestOf('agent_dev_review_012', '1.0.0') }, script]),
+      422,
+      'bundle_invalid',
+      /is for agent_dev_review_012/,
+    ],
+    [
+      'an entry that is not in the bundle',
+      async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { entry: ['run.sh'] }) }]),
+      422,
+      'bundle_invalid',
+      /entry\/0.*not a file of the bundle/,
+    ],
+    [
+      'a schema keyword JSON Schema 2020-12 does not have',
+      async () =>
+        archiveOf([
+          {
+            name: 'agent.json',
+            data: manifestOf(AGENT, '1.0.0', { input_schema: { type: 'object', properties: { a: { type: 'string', minLenght: 1 } } } }),
+          },
+          script,
+        ]),
+      422,
+      'bundle_invalid',
+      /input_schema\/properties\/a\/minLenght.*not JSON Schema 2020-12/,
+    ],
+    [
+      'a schema referring to nothing',
+      async () =>
+        archiveOf([
+          { name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { input_schema: { type: 'object', $ref: '#/$defs/x' } }) },
+          script,
+        ]),
+      422,
+      'bundle_invalid',
+      /resolve reference #\/\$defs\/x/,
+    ],
+    [
+      'an unknown manifest field',
+      async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { entrypoint: 'x' }) }, script]),
+      422,
+      'bundle_invalid',
+      /entrypoint/,
+    ],
+    [
+      'a network other than none or egress',
+      async () => archiveOf([{ name: 'agent.json', data: manifestOf(AGENT, '1.0.0', { network: 'host' }) }, script]),
+      422,
+      'bundle_invalid',
+      /network.*must be one of.*none.*egress/,
+    ],
+    [
+      'a path climbing out with ..',
+      async () => archiveOf([manifest, script, { name: '../escape.sh', data: 'x' }]),
+      422,
+      'bundle_invalid',
+      /climbs out/,
+    ],
+    [
+      'a .. inside a path',
+      async () => archiveOf([manifest, script, { name: 'lib/../../escape.sh', data: 'x' }]),
+      422,
+      'bundle_invalid',
+      /climbs out/,
+    ],
+    [
+      'an absolute path',
+      async () => archiveOf([manifest, script, { name: '/etc/cron.d/evil', data: 'x' }]),
+      422,
+      'bundle_invalid',
+      /absolute/,
+    ],
+    [
+      'a symlink',
+      async () => archiveOf([manifest, script, { name: 'passwd', type: 'symlink', linkname: '/etc/passwd' }]),
+      422,
+      'bundle_invalid',
+      /symlink/,
+    ],
+    [
+      'a hard link',
+      async () => archiveOf([manifest, script, { name: 'again.sh', type: 'link', linkname: 'main.sh' }]),
+      422,
+      'bundle_invalid',
+      /is a link/,
+    ],
+    [
+      'a device',
+      async () => archiveOf([manifest, script, { name: 'tty', type: 'character-device' }]),
+      422,
+      'bundle_invalid',
+      /character-device/,
+    ],
     ['a fifo', async () => archiveOf([manifest, script, { name: 'pipe', type: 'fifo' }]), 422, 'bundle_invalid', /fifo/],
     ['a duplicate entry', async () => archiveOf([manifest, script, { ...script, data: 'other' }]), 422, 'bundle_invalid', /appears twice/],
-    ['a duplicate spelled ./', async () => archiveOf([manifest, script, { name: './main.sh', data: 'other' }]), 422, 'bundle_invalid', /appears twice/],
-    ['more than 1000 entries', async () => archiveOf([manifest, script, ...Array.from({ length: 1000 }, (_, i) => ({ name: `f${i}`, data: '' }))]), 422, 'bundle_invalid', /more than 1000 entries/],
-    ['more than 20 MiB unpacked', async () => archiveOf([manifest, script, { name: 'zeros', data: Buffer.alloc(21 * 1024 * 1024) }]), 413, 'payload_too_large', /20 MiB/],
-    ['more than 5 MiB packed', async () => archiveOf([manifest, script, { name: 'noise', data: Buffer.from(Array.from({ length: MAX_BUNDLE_BYTES + 1024 }, (_, i) => (i * 7919) % 251)) }], { gzip: false }), 413, 'payload_too_large', /5 MiB/],
+    [
+      'a duplicate spelled ./',
+      async () => archiveOf([manifest, script, { name: './main.sh', data: 'other' }]),
+      422,
+      'bundle_invalid',
+      /appears twice/,
+    ],
+    [
+      'more than 1000 entries',
+      async () => archiveOf([manifest, script, ...Array.from({ length: 1000 }, (_, i) => ({ name: `f${i}`, data: '' }))]),
+      422,
+      'bundle_invalid',
+      /more than 1000 entries/,
+    ],
+    [
+      'more than 20 MiB unpacked',
+      async () => archiveOf([manifest, script, { name: 'zeros', data: Buffer.alloc(21 * 1024 * 1024) }]),
+      413,
+      'payload_too_large',
+      /20 MiB/,
+    ],
+    [
+      'more than 5 MiB packed',
+      async () =>
+        archiveOf(
+          [
+            manifest,
+            script,
+            { name: 'noise', data: Buffer.from(Array.from({ length: MAX_BUNDLE_BYTES + 1024 }, (_, i) => (i * 7919) % 251)) },
+          ],
+          { gzip: false },
+        ),
+      413,
+      'payload_too_large',
+      /5 MiB/,
+    ],
   ];
 
   it.each(cases)('%s', async (_what, make, status, code, detail) => {
@@ -144,7 +294,12 @@ describe('distribution and execute', () => {
     const email = uniqueEmail('pin');
     const token = await signIn(service.baseUrl, email);
     await fundWallet(service.baseUrl, email, 100);
-    const schema = { type: 'object', additionalProperties: false, required: ['name'], properties: { name: { type: 'string', maxLength: 8 } } };
+    const schema = {
+      type: 'object',
+      additionalProperties: false,
+      required: ['name'],
+      properties: { name: { type: 'string', maxLength: 8 } },
+    };
     const archive = await archiveOf([
       { name: 'agent.json', data: manifestOf(AGENT, '2.0.0', { input_schema: schema }) },
       { name: 'main.sh', data: '#!/bin/sh\necho {}\n', mode: 0o755 },
@@ -159,7 +314,12 @@ describe('distribution and execute', () => {
     expect((await httpRequest(`${service.baseUrl}/v1/swarm/bundles/${digest}`, { token: other.credential })).status).toBe(404);
 
     const execute = (input: unknown, key: string) =>
-      httpRequest(`${service.baseUrl}/v1/swarm/execute`, { method: 'POST', token, headers: { 'idempotency-key': key }, body: { user_id: email, agent_id: AGENT, input } });
+      httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
+        method: 'POST',
+        token,
+        headers: { 'idempotency-key': key },
+        body: { user_id: email, agent_id: AGENT, input },
+      });
     const wallet = async () => (await httpRequest(`${service.baseUrl}/v1/swarm/wallet`, { token })).body.balance_cents as number;
     for (const [input, path] of [
       [{}, '/input/name'],
@@ -180,7 +340,9 @@ describe('distribution and execute', () => {
     await waitFor(async () => (node.received.length > 0 ? true : undefined), 'the run reaches the node');
     expect(node.received[0]).toMatchObject({ agent_id: AGENT, bundle_digest: digest });
     // Handed a run of it, the node fetches the bundle; the node of another user still cannot.
-    const fetched = await fetch(`${service.baseUrl}/v1/swarm/bundles/${digest}`, { headers: { authorization: `Bearer ${node.credential}` } });
+    const fetched = await fetch(`${service.baseUrl}/v1/swarm/bundles/${digest}`, {
+      headers: { authorization: `Bearer ${node.credential}` },
+    });
     expect(fetched.status).toBe(200);
     expect(sha256(Buffer.from(await fetched.arrayBuffer()))).toBe(digest);
     expect((await httpRequest(`${service.baseUrl}/v1/swarm/bundles/${digest}`, { token: other.credential })).status).toBe(404);

@@ -40,7 +40,13 @@ async function heldRun(service: TestService, user?: { node: EnrolledTestNode; to
   return { run_id: started.body.run_id, lease_id: started.body.lease.lease_id, node: owner.node, token: owner.token };
 }
 
-function put(service: TestService, run: HeldRun, name: string, bytes: Buffer, options: { lease?: string; credential?: string; type?: string } = {}): Promise<ApiResponse> {
+function put(
+  service: TestService,
+  run: HeldRun,
+  name: string,
+  bytes: Buffer,
+  options: { lease?: string; credential?: string; type?: string } = {},
+): Promise<ApiResponse> {
   return httpRequest(`${service.baseUrl}/v1/swarm/runs/${run.run_id}/artifacts/${name}?lease_id=${options.lease ?? run.lease_id}`, {
     method: 'PUT',
     token: options.credential ?? run.node.credential,
@@ -49,19 +55,30 @@ function put(service: TestService, run: HeldRun, name: string, bytes: Buffer, op
   });
 }
 
-async function download(service: TestService, run: HeldRun, name: string, token = run.token): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
-  const response = await fetch(`${service.baseUrl}/v1/swarm/runs/${run.run_id}/artifacts/${name}`, { headers: { authorization: `Bearer ${token}` } });
+async function download(
+  service: TestService,
+  run: HeldRun,
+  name: string,
+  token = run.token,
+): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
+  const response = await fetch(`${service.baseUrl}/v1/swarm/runs/${run.run_id}/artifacts/${name}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   return { status: response.status, headers: response.headers, bytes: Buffer.from(await response.arrayBuffer()) };
 }
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 async function finish(service: TestService, run: HeldRun): Promise<void> {
-  const done = await httpRequest(`${service.baseUrl}/v1/swarm/runs/${run.run_id}/result`, { token: run.node.credential, body: { lease_id: run.lease_id, status: 'succeeded', output: {} } });
+  const done = await httpRequest(`${service.baseUrl}/v1/swarm/runs/${run.run_id}/result`, {
+    token: run.node.credential,
+    body: { lease_id: run.lease_id, status: 'succeeded', output: {} },
+  });
   expect(done.status, done.text).toBe(200);
 }
 
-const count = (service: TestService, table: string) => Number((service.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number | string }).n);
+const count = (service: TestService, table: string) =>
+  Number((service.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number | string }).n);
 
 describe('run artifacts with the default caps', () => {
   const clock = new MovableClock();
@@ -75,7 +92,13 @@ describe('run artifacts with the default caps', () => {
     for (let i = 0; i < big.length; i += 1) big[i] = (i * 7 + 3) % 251;
     const first = await put(service, run, 'drafts.csv', csv);
     expect(first.status, first.text).toBe(201);
-    expect(first.body).toMatchObject({ name: 'drafts.csv', size_bytes: csv.length, sha256: sha256(csv), content_type: 'text/csv', created: true });
+    expect(first.body).toMatchObject({
+      name: 'drafts.csv',
+      size_bytes: csv.length,
+      sha256: sha256(csv),
+      content_type: 'text/csv',
+      created: true,
+    });
     expect((await put(service, run, 'findings.bin', big)).status).toBe(201);
 
     const listed = await httpRequest(`${service.baseUrl}/v1/swarm/runs/${run.run_id}/artifacts`, { token: run.token });
@@ -85,8 +108,22 @@ describe('run artifacts with the default caps', () => {
       // Running: it expires once it ended.
       expires_at: null,
       artifacts: [
-        { name: 'drafts.csv', size_bytes: csv.length, sha256: sha256(csv), content_type: 'text/csv', created_at: expect.any(String), url: `${service.baseUrl}/v1/swarm/runs/${run.run_id}/artifacts/drafts.csv` },
-        { name: 'findings.bin', size_bytes: big.length, sha256: sha256(big), content_type: 'application/octet-stream', created_at: expect.any(String), url: expect.stringMatching(/findings\.bin$/) },
+        {
+          name: 'drafts.csv',
+          size_bytes: csv.length,
+          sha256: sha256(csv),
+          content_type: 'text/csv',
+          created_at: expect.any(String),
+          url: `${service.baseUrl}/v1/swarm/runs/${run.run_id}/artifacts/drafts.csv`,
+        },
+        {
+          name: 'findings.bin',
+          size_bytes: big.length,
+          sha256: sha256(big),
+          content_type: 'application/octet-stream',
+          created_at: expect.any(String),
+          url: expect.stringMatching(/findings\.bin$/),
+        },
       ],
     });
     const got = await download(service, run, 'findings.bin');
@@ -99,7 +136,9 @@ describe('run artifacts with the default caps', () => {
     const text = await download(service, run, 'drafts.csv');
     expect(text.bytes.equals(csv)).toBe(true);
     expect(text.headers.get('content-type')).toMatch(/^text\/csv/);
-    const again = await fetch(`${service.baseUrl}/v1/swarm/runs/${run.run_id}/artifacts/drafts.csv`, { headers: { authorization: `Bearer ${run.token}`, 'if-none-match': `"${sha256(csv)}"` } });
+    const again = await fetch(`${service.baseUrl}/v1/swarm/runs/${run.run_id}/artifacts/drafts.csv`, {
+      headers: { authorization: `Bearer ${run.token}`, 'if-none-match': `"${sha256(csv)}"` },
+    });
     expect(again.status).toBe(304);
   });
 
@@ -131,18 +170,29 @@ describe('run artifacts with the default caps', () => {
       expect(answer.status, answer.text).toBe(404);
       expect(answer.body.code).toBe('run_not_found');
     }
-    expect((await httpRequest(`${service.baseUrl}/v1/swarm/runs/${run.run_id}/artifacts/none.txt`, { token: run.token })).body.code).toBe('not_found');
+    expect((await httpRequest(`${service.baseUrl}/v1/swarm/runs/${run.run_id}/artifacts/none.txt`, { token: run.token })).body.code).toBe(
+      'not_found',
+    );
     // Listing is the user's: a node credential does the node's own work only.
-    expect((await httpRequest(`${service.baseUrl}/v1/swarm/runs/${run.run_id}/artifacts`, { token: run.node.credential })).status).toBe(401);
+    expect((await httpRequest(`${service.baseUrl}/v1/swarm/runs/${run.run_id}/artifacts`, { token: run.node.credential })).status).toBe(
+      401,
+    );
     const sameUsersOtherNode = await enrollNode(service.baseUrl, run.node.email);
-    for (const refused of [await put(service, run, 'b.txt', Buffer.from('b'), { lease: 'f'.repeat(32) }), await put(service, run, 'b.txt', Buffer.from('b'), { credential: sameUsersOtherNode.credential })]) {
+    for (const refused of [
+      await put(service, run, 'b.txt', Buffer.from('b'), { lease: 'f'.repeat(32) }),
+      await put(service, run, 'b.txt', Buffer.from('b'), { credential: sameUsersOtherNode.credential }),
+    ]) {
       expect(refused.status, refused.text).toBe(409);
       expect(refused.body.code).toBe('lease_lost');
     }
     await finish(service, run);
     const late = await put(service, run, 'b.txt', Buffer.from('b'));
     expect(late.body).toMatchObject({ code: 'lease_lost', run_status: 'succeeded' });
-    expect((await httpRequest(`${service.baseUrl}/v1/swarm/runs/${run.run_id}/artifacts`, { token: run.token })).body.artifacts.map((a: { name: string }) => a.name)).toEqual(['a.txt']);
+    expect(
+      (await httpRequest(`${service.baseUrl}/v1/swarm/runs/${run.run_id}/artifacts`, { token: run.token })).body.artifacts.map(
+        (a: { name: string }) => a.name,
+      ),
+    ).toEqual(['a.txt']);
   });
 
   it('refuses a name that is not a plain file name, and a body that is not application/octet-stream', async () => {
@@ -173,20 +223,38 @@ describe('run artifacts with the default caps', () => {
     const expired = await httpRequest(`${service.baseUrl}/v1/swarm/runs/${run.run_id}/artifacts`, { token: run.token });
     expect(expired.body.artifacts).toEqual([]);
     expect((await download(service, run, 'old.txt')).status).toBe(404);
-    await waitFor(async () => (count(service, `run_artifacts WHERE run_id = '${run.run_id}'`) === 0 ? true : undefined), 'the sweep to remove the expired run', 15_000);
+    await waitFor(
+      async () => (count(service, `run_artifacts WHERE run_id = '${run.run_id}'`) === 0 ? true : undefined),
+      'the sweep to remove the expired run',
+      15_000,
+    );
     // The blob is still named by the other run, which ended only now (its lease ran out with the clock's move): it
     // stays, and downloads.
     expect((await download(service, kept, 'new.txt', run.token)).bytes.equals(shared)).toBe(true);
-    await waitFor(async () => (service.db.prepare('SELECT finished_at FROM runs WHERE run_id = ?').pluck().get(kept.run_id) !== null ? true : undefined), 'the other run to end');
+    await waitFor(
+      async () =>
+        service.db.prepare('SELECT finished_at FROM runs WHERE run_id = ?').pluck().get(kept.run_id) !== null ? true : undefined,
+      'the other run to end',
+    );
     clock.advance(31 * 86_400_000);
     const blob = sha256(shared);
-    await waitFor(async () => (count(service, `artifact_blobs WHERE sha256 = '${blob}'`) === 0 ? true : undefined), 'the blob to go with its last artifact', 15_000);
+    await waitFor(
+      async () => (count(service, `artifact_blobs WHERE sha256 = '${blob}'`) === 0 ? true : undefined),
+      'the blob to go with its last artifact',
+      15_000,
+    );
     expect(count(service, `artifact_chunks WHERE blob_id NOT IN (SELECT blob_id FROM artifact_blobs)`)).toBe(0);
   });
 });
 
 describe('run artifacts with small caps', () => {
-  const limits = { maxFileBytes: 4 * KiB, maxRunBytes: 8 * KiB, maxRunFiles: 3, maxUserBytes: 10 * KiB, bodyTimeout: { idleMs: 1_000, minBytesPerSecond: 0 } };
+  const limits = {
+    maxFileBytes: 4 * KiB,
+    maxRunBytes: 8 * KiB,
+    maxRunFiles: 3,
+    maxUserBytes: 10 * KiB,
+    bodyTimeout: { idleMs: 1_000, minBytesPerSecond: 0 },
+  };
   const service = useSvcApi({ artifactLimits: limits });
 
   it('413 per file (declared or streamed), per run (count, bytes), per user; the same bytes count once for a user', async () => {
@@ -216,12 +284,15 @@ describe('run artifacts with small caps', () => {
     expect(overQuota.body).toMatchObject({ code: 'artifact_quota_exceeded', quota: { bytes_used: 7 * KiB, bytes_limit: 10 * KiB } });
     expect((await put(service, next, 'fits.bin', Buffer.alloc(3 * KiB, 9))).status).toBe(201);
     // Nothing of the refused uploads stayed: one blob per distinct content of this user, every blob complete.
-    const blobs = service.db.prepare('SELECT size_bytes, complete FROM artifact_blobs WHERE user_id = ?').all(run.node.email) as Array<{ size_bytes: number; complete: number }>;
+    const blobs = service.db.prepare('SELECT size_bytes, complete FROM artifact_blobs WHERE user_id = ?').all(run.node.email) as Array<{
+      size_bytes: number;
+      complete: number;
+    }>;
     expect(blobs.map((blob) => Number(blob.size_bytes)).sort((a, b) => a - b)).toEqual([KiB, 3 * KiB, 3 * KiB, 3 * KiB]);
     expect(blobs.every((blob) => Number(blob.complete) === 1)).toBe(true);
   });
 
-  it("the same bytes of two users are stored twice: nothing is shared across users", async () => {
+  it('the same bytes of two users are stored twice: nothing is shared across users', async () => {
     const bytes = Buffer.from('one content, two users');
     const [a, b] = [await heldRun(service), await heldRun(service)];
     for (const run of [a, b]) expect((await put(service, run, 'same.txt', bytes)).status).toBe(201);
@@ -232,7 +303,14 @@ describe('run artifacts with small caps', () => {
     const run = await heldRun(service);
     const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const url = new URL(`${service.baseUrl}/v1/swarm/runs/${run.run_id}/artifacts/stalled.bin?lease_id=${run.lease_id}`);
-      const outgoing = httpRequestRaw(url, { method: 'PUT', headers: { authorization: `Bearer ${run.node.credential}`, 'content-type': 'application/octet-stream', 'content-length': String(2 * KiB) } });
+      const outgoing = httpRequestRaw(url, {
+        method: 'PUT',
+        headers: {
+          authorization: `Bearer ${run.node.credential}`,
+          'content-type': 'application/octet-stream',
+          'content-length': String(2 * KiB),
+        },
+      });
       outgoing.on('response', (response) => {
         let text = '';
         response.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -252,7 +330,14 @@ describe('run artifacts with small caps', () => {
 function chunkedPut(service: TestService, run: HeldRun, name: string, parts: Buffer[]): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const url = new URL(`${service.baseUrl}/v1/swarm/runs/${run.run_id}/artifacts/${name}?lease_id=${run.lease_id}`);
-    const outgoing = httpRequestRaw(url, { method: 'PUT', headers: { authorization: `Bearer ${run.node.credential}`, 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' } });
+    const outgoing = httpRequestRaw(url, {
+      method: 'PUT',
+      headers: {
+        authorization: `Bearer ${run.node.credential}`,
+        'content-type': 'application/octet-stream',
+        'transfer-encoding': 'chunked',
+      },
+    });
     outgoing.on('response', (response) => {
       let text = '';
       response.on('data', (chunk: Buffer) => (text += chunk.toString()));

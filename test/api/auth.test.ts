@@ -10,7 +10,16 @@ import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
 import { UUID_V4, dbSnapshot } from './support/paygate-support.js';
 
 const THIRTY_DAYS_SECONDS = 2_592_000;
-const REASONS = ['malformed', 'unsupported_algorithm', 'bad_signature', 'expired', 'unknown_key', 'invalid_claims', 'unknown_token', 'revoked'];
+const REASONS = [
+  'malformed',
+  'unsupported_algorithm',
+  'bad_signature',
+  'expired',
+  'unknown_key',
+  'invalid_claims',
+  'unknown_token',
+  'revoked',
+];
 
 const b64url = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 
@@ -124,7 +133,9 @@ describe('auth: issue-token and verify', () => {
         expect(response.body.code).toBe('invalid_request');
         expect(response.text).not.toMatch(/eyJ/);
       }
-      expect((await issue(issueBody(victim, 'svc_pay_wallet_fund', {}))).body).toMatchObject({ errors: [{ path: '/challenge_id', message: 'is required' }] });
+      expect((await issue(issueBody(victim, 'svc_pay_wallet_fund', {}))).body).toMatchObject({
+        errors: [{ path: '/challenge_id', message: 'is required' }],
+      });
       expect(dbSnapshot(service.db)).toEqual(before);
     });
 
@@ -148,7 +159,9 @@ describe('auth: issue-token and verify', () => {
       expect(never.body).toMatchObject({ code: 'payment_not_found', paid_offers: ['dev_portal_execution_billing'] });
       // A Stripe-style record of the provider's PENDING word (the lookup records it) makes the offer "not yet".
       service.db
-        .prepare("INSERT INTO payments (payment_id, status, customer_email, offer_id, merchant_id, amount_cents, confirmed_at, recorded_at) VALUES (?, 'PENDING', ?, 'svc_starter_agents', ?, 4900, NULL, ?)")
+        .prepare(
+          "INSERT INTO payments (payment_id, status, customer_email, offer_id, merchant_id, amount_cents, confirmed_at, recorded_at) VALUES (?, 'PENDING', ?, 'svc_starter_agents', ?, 4900, NULL, ?)",
+        )
         .run(`pay_pending_${randomBytes(4).toString('hex')}`, email, MERCHANT_ID, clock.now());
       const notYet = await issue(issueBody(email, 'svc_starter_agents', proof));
       expect(notYet.status).toBe(409);
@@ -167,7 +180,9 @@ describe('auth: issue-token and verify', () => {
       const lookAlike = `\u212Aate@${domain}`;
       // The provider (the sandbox stands for one) takes whatever address its payer typed.
       const paymentId = await payAndConfirm(service.baseUrl, 'svc_starter_agents', lookAlike);
-      expect(service.db.prepare('SELECT customer_email FROM payments WHERE payment_id = ?').get(paymentId)).toEqual({ customer_email: lookAlike });
+      expect(service.db.prepare('SELECT customer_email FROM payments WHERE payment_id = ?').get(paymentId)).toEqual({
+        customer_email: lookAlike,
+      });
       const kate = `kate@${domain}`;
       const asKate = await issue(issueBody(kate, 'svc_starter_agents', await mailedCode(service.baseUrl, kate)));
       expect(asKate.status).toBe(404);
@@ -214,7 +229,11 @@ describe('auth: issue-token and verify', () => {
 
     it('unlocks the sections of each tier', async () => {
       const walletToken = await signIn(service.baseUrl, uniqueEmail('fund'), 'svc_pay_wallet_fund');
-      expect((await verifyInBody(walletToken)).body).toMatchObject({ valid: true, tier_key: 'svc_pay_wallet_fund', docs_sections: ['wallet-funding'] });
+      expect((await verifyInBody(walletToken)).body).toMatchObject({
+        valid: true,
+        tier_key: 'svc_pay_wallet_fund',
+        docs_sections: ['wallet-funding'],
+      });
       const devToken = await signIn(service.baseUrl, uniqueEmail('dev'), 'dev_portal_execution_billing');
       expect((await verifyInBody(devToken)).body.docs_sections).toEqual(['dev-portal', 'execution-billing', 'agent-upload']);
     });
@@ -252,10 +271,14 @@ describe('auth: issue-token and verify', () => {
       const response = await verifyInBody(`${signingInput}.${signature}`);
       expect(response.body).toEqual({ valid: false, reason: 'unknown_token' });
       // Nor does it spend: a key leaked from a backup mints nothing the service did not record.
-      const spend = await api.post('/v1/swarm/execute', { user_id: email, agent_id: 'agent_ops_monitor_004' }, {
-        token: `${signingInput}.${signature}`,
-        headers: { 'idempotency-key': `forged-${randomBytes(4).toString('hex')}` },
-      });
+      const spend = await api.post(
+        '/v1/swarm/execute',
+        { user_id: email, agent_id: 'agent_ops_monitor_004' },
+        {
+          token: `${signingInput}.${signature}`,
+          headers: { 'idempotency-key': `forged-${randomBytes(4).toString('hex')}` },
+        },
+      );
       expect(spend.status).toBe(401);
     });
 
@@ -274,12 +297,32 @@ describe('auth: issue-token and verify', () => {
           () => `${b64url({ alg: 'none', typ: 'JWT', kid: service.secrets.jwtKid })}.${parts()[1]}.${parts()[2]}`,
           'unsupported_algorithm',
         ],
-        ['HS512 with the right key', () => signWith(service.secrets.jwtKey, claimsWith({}), { alg: 'HS512', typ: 'JWT', kid: service.secrets.jwtKid }), 'unsupported_algorithm'],
-        ['a wrong key under the right kid', () => signWith(randomBytes(32), claimsWith({}), { alg: 'HS256', typ: 'JWT', kid: service.secrets.jwtKid }), 'bad_signature'],
+        [
+          'HS512 with the right key',
+          () => signWith(service.secrets.jwtKey, claimsWith({}), { alg: 'HS512', typ: 'JWT', kid: service.secrets.jwtKid }),
+          'unsupported_algorithm',
+        ],
+        [
+          'a wrong key under the right kid',
+          () => signWith(randomBytes(32), claimsWith({}), { alg: 'HS256', typ: 'JWT', kid: service.secrets.jwtKid }),
+          'bad_signature',
+        ],
         ['a wrong key and no kid', () => signWith(randomBytes(32), claimsWith({}), { alg: 'HS256', typ: 'JWT' }), 'bad_signature'],
-        ['a tampered tier claim', () => `${parts()[0]}.${b64url(claimsWith({ tier: 'svc_pay_wallet_fund' }))}.${parts()[2]}`, 'bad_signature'],
-        ['a tampered sub claim', () => `${parts()[0]}.${b64url(claimsWith({ sub: 'mallory@example.com' }))}.${parts()[2]}`, 'bad_signature'],
-        ['an unknown kid', () => signWith(service.secrets.jwtKey, claimsWith({}), { alg: 'HS256', typ: 'JWT', kid: 'rotated-away' }), 'unknown_key'],
+        [
+          'a tampered tier claim',
+          () => `${parts()[0]}.${b64url(claimsWith({ tier: 'svc_pay_wallet_fund' }))}.${parts()[2]}`,
+          'bad_signature',
+        ],
+        [
+          'a tampered sub claim',
+          () => `${parts()[0]}.${b64url(claimsWith({ sub: 'mallory@example.com' }))}.${parts()[2]}`,
+          'bad_signature',
+        ],
+        [
+          'an unknown kid',
+          () => signWith(service.secrets.jwtKey, claimsWith({}), { alg: 'HS256', typ: 'JWT', kid: 'rotated-away' }),
+          'unknown_key',
+        ],
         [
           'the right key but no chainId',
           () => {
@@ -288,7 +331,11 @@ describe('auth: issue-token and verify', () => {
           },
           'invalid_claims',
         ],
-        ['the right key but an unknown tier', () => signWith(service.secrets.jwtKey, claimsWith({ tier: 'platinum' }), { alg: 'HS256' }), 'invalid_claims'],
+        [
+          'the right key but an unknown tier',
+          () => signWith(service.secrets.jwtKey, claimsWith({ tier: 'platinum' }), { alg: 'HS256' }),
+          'invalid_claims',
+        ],
         ['a trailing "=" after the signature (a second spelling of a valid token)', () => `${token}=`, 'malformed'],
         ['padding inside the payload segment', () => `${parts()[0]}.${parts()[1]}==.${parts()[2]}`, 'malformed'],
         [
@@ -304,11 +351,22 @@ describe('auth: issue-token and verify', () => {
           'invalid_claims',
         ],
         // Looked up by its jti, which PostgreSQL's text cannot hold with U+0000 in it (that answered 500).
-        ['the right key but a jti that is no UUID', () => signWith(service.secrets.jwtKey, claimsWith({ jti: 'a\u0000b' }), { alg: 'HS256' }), 'invalid_claims'],
-        ['the right key but a negative auth_time', () => signWith(service.secrets.jwtKey, claimsWith({ auth_time: -1 }), { alg: 'HS256' }), 'invalid_claims'],
+        [
+          'the right key but a jti that is no UUID',
+          () => signWith(service.secrets.jwtKey, claimsWith({ jti: 'a\u0000b' }), { alg: 'HS256' }),
+          'invalid_claims',
+        ],
+        [
+          'the right key but a negative auth_time',
+          () => signWith(service.secrets.jwtKey, claimsWith({ auth_time: -1 }), { alg: 'HS256' }),
+          'invalid_claims',
+        ],
         [
           'the right key but a life longer than 30 days',
-          () => signWith(service.secrets.jwtKey, claimsWith({ exp: (decodeJwt(token).iat as number) + THIRTY_DAYS_SECONDS + 1 }), { alg: 'HS256' }),
+          () =>
+            signWith(service.secrets.jwtKey, claimsWith({ exp: (decodeJwt(token).iat as number) + THIRTY_DAYS_SECONDS + 1 }), {
+              alg: 'HS256',
+            }),
           'invalid_claims',
         ],
         [
@@ -343,18 +401,26 @@ describe('auth: issue-token and verify', () => {
     it('accepts an iat a few seconds ahead of its clock (clock skew between hosts) in a recorded token; refuses one without jti', async () => {
       const now = Math.floor(clock.now() / 1000);
       const claims = decodeJwt(token);
-      const skewed = await new SignJWT({ ...claims, iat: now + 30, exp: now + 3600 }).setProtectedHeader({ alg: 'HS256' }).sign(service.secrets.jwtKey);
+      const skewed = await new SignJWT({ ...claims, iat: now + 30, exp: now + 3600 })
+        .setProtectedHeader({ alg: 'HS256' })
+        .sign(service.secrets.jwtKey);
       expect((await verifyInBody(skewed)).body).toMatchObject({ valid: true, sub: email });
       const { jti: _jti, ...withoutJti } = claims;
-      const anonymous = await new SignJWT({ ...withoutJti, iat: now, exp: now + 3600 }).setProtectedHeader({ alg: 'HS256' }).sign(service.secrets.jwtKey);
+      const anonymous = await new SignJWT({ ...withoutJti, iat: now, exp: now + 3600 })
+        .setProtectedHeader({ alg: 'HS256' })
+        .sign(service.secrets.jwtKey);
       expect((await verifyInBody(anonymous)).body).toEqual({ valid: false, reason: 'unknown_token' });
     });
 
     it('refuses to spend with a token spelled with a trailing "=" (401 at execute, nothing charged)', async () => {
-      const response = await api.post('/v1/swarm/execute', { user_id: email, agent_id: 'agent_ops_monitor_004' }, {
-        token: `${token}=`,
-        headers: { 'idempotency-key': `pad-${randomBytes(4).toString('hex')}` },
-      });
+      const response = await api.post(
+        '/v1/swarm/execute',
+        { user_id: email, agent_id: 'agent_ops_monitor_004' },
+        {
+          token: `${token}=`,
+          headers: { 'idempotency-key': `pad-${randomBytes(4).toString('hex')}` },
+        },
+      );
       expect(response.status).toBe(401);
       expect(response.body.code).toBe('unauthorized');
     });

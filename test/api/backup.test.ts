@@ -37,7 +37,11 @@ describe('svc-api backup', () => {
     let writes = 0;
     const writer = (async () => {
       while (writing) {
-        const response = await api.post('/sandbox/payments', { offer_id: 'svc_pay_wallet_fund', customer_email: uniqueEmail('load'), amount_cents: 100 });
+        const response = await api.post('/sandbox/payments', {
+          offer_id: 'svc_pay_wallet_fund',
+          customer_email: uniqueEmail('load'),
+          amount_cents: 100,
+        });
         expect(response.status, response.text).toBe(201);
         writes += 1;
       }
@@ -98,7 +102,9 @@ describe('svc-api backup', () => {
     const noOut = await backup(['--data-dir', tempDir()]);
     expect(noOut.exitCode).toBe(2);
     expect(noOut.stderr).toMatch(/^svc-api backup: --out is required/);
-    const postgres = await backup(['--data-dir', tempDir(), '--out', join(tempDir(), 'x.db')], { SVC_DATABASE_URL: 'postgres://svc@127.0.0.1/svc' });
+    const postgres = await backup(['--data-dir', tempDir(), '--out', join(tempDir(), 'x.db')], {
+      SVC_DATABASE_URL: 'postgres://svc@127.0.0.1/svc',
+    });
     expect(postgres.exitCode).toBe(2);
     expect(postgres.stderr).toMatch(/pg_dump/);
     const help = await backup(['--help']);

@@ -26,10 +26,21 @@ function transportCases(validBody: unknown): BadRequest[] {
     { label: 'malformed JSON', rawBody: '{"tier_id": ', code: 'invalid_request', status: 400 },
     { label: 'JSON with a trailing comma', rawBody: '{"a":1,}', code: 'invalid_request', status: 400 },
     // Decoded leniently, these bytes would be stored as U+FFFD: two different bodies, one stored value.
-    { label: 'a JSON body whose bytes are not UTF-8', rawBody: Buffer.concat([Buffer.from('{"x":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]), code: 'invalid_request', status: 400 },
+    {
+      label: 'a JSON body whose bytes are not UTF-8',
+      rawBody: Buffer.concat([Buffer.from('{"x":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]),
+      code: 'invalid_request',
+      status: 400,
+    },
     { label: 'a 1 MiB body', rawBody: json({ ...(validBody as object), padding: ONE_MIB }), code: 'payload_too_large', status: 413 },
     { label: 'a text/plain body', rawBody: json(validBody), contentType: 'text/plain', code: 'unsupported_media_type', status: 415 },
-    { label: 'a form body', rawBody: 'a=1&b=2', contentType: 'application/x-www-form-urlencoded', code: 'unsupported_media_type', status: 415 },
+    {
+      label: 'a form body',
+      rawBody: 'a=1&b=2',
+      contentType: 'application/x-www-form-urlencoded',
+      code: 'unsupported_media_type',
+      status: 415,
+    },
     { label: 'a body without content type', rawBody: json(validBody), contentType: '', code: 'unsupported_media_type', status: 415 },
   ];
 }
@@ -101,10 +112,22 @@ describe('bad input', () => {
       { label: 'an unknown tier', rawBody: json({ ...valid, tier_id: 'svc_platinum' }), code: 'invalid_request', status: 400 },
       { label: 'a tier in other case', rawBody: json({ ...valid, tier_id: 'SVC_STARTER_AGENTS' }), code: 'invalid_request', status: 400 },
       { label: 'a user_id that is no e-mail', rawBody: json({ ...valid, user_id: 'someone' }), code: 'invalid_request', status: 400 },
-      { label: 'a user_id of 300 characters', rawBody: json({ ...valid, user_id: `${'a'.repeat(60)}@${'b'.repeat(236)}.com` }), code: 'invalid_request', status: 400 },
-      { label: 'an e-mail with a space', rawBody: json({ ...valid, user_id: 'some one@example.com' }), code: 'invalid_request', status: 400 },
+      {
+        label: 'a user_id of 300 characters',
+        rawBody: json({ ...valid, user_id: `${'a'.repeat(60)}@${'b'.repeat(236)}.com` }),
+        code: 'invalid_request',
+        status: 400,
+      },
+      {
+        label: 'an e-mail with a space',
+        rawBody: json({ ...valid, user_id: 'some one@example.com' }),
+        code: 'invalid_request',
+        status: 400,
+      },
     ];
-    it.each(cases.map((c) => [c.label, c] as const))('%s', (_label, request) => expectRefusedUnchanged('/v1/swarm/paygate/session', request));
+    it.each(cases.map((c) => [c.label, c] as const))('%s', (_label, request) =>
+      expectRefusedUnchanged('/v1/swarm/paygate/session', request),
+    );
   });
 
   describe('POST /v1/swarm/paygate/activate', () => {
@@ -112,20 +135,41 @@ describe('bad input', () => {
     const cases = () => [
       ...transportCases(valid()),
       ...shapeCases(valid(), { session_id: 12345, payment_id: { id: 'pay_x' } }),
-      { label: 'a session_id that is no UUID', rawBody: json({ ...valid(), session_id: 'not-a-uuid' }), code: 'invalid_request', status: 400 },
-      { label: 'a session_id with a SQL tail', rawBody: json({ ...valid(), session_id: `${sessionId}' OR 1=1 --` }), code: 'invalid_request', status: 400 },
+      {
+        label: 'a session_id that is no UUID',
+        rawBody: json({ ...valid(), session_id: 'not-a-uuid' }),
+        code: 'invalid_request',
+        status: 400,
+      },
+      {
+        label: 'a session_id with a SQL tail',
+        rawBody: json({ ...valid(), session_id: `${sessionId}' OR 1=1 --` }),
+        code: 'invalid_request',
+        status: 400,
+      },
       { label: 'a payment_id with spaces', rawBody: json({ ...valid(), payment_id: 'pay 1' }), code: 'invalid_request', status: 400 },
       { label: 'an empty payment_id', rawBody: json({ ...valid(), payment_id: '' }), code: 'invalid_request', status: 400 },
-      { label: 'a payment_id of 129 characters', rawBody: json({ ...valid(), payment_id: 'p'.repeat(129) }), code: 'invalid_request', status: 400 },
+      {
+        label: 'a payment_id of 129 characters',
+        rawBody: json({ ...valid(), payment_id: 'p'.repeat(129) }),
+        code: 'invalid_request',
+        status: 400,
+      },
     ];
     it('refuses each bad request and changes nothing', async () => {
       // With the user's JWT: its body is read only once the credential passed.
-      for (const request of cases()) await expectRefusedUnchanged('/v1/swarm/paygate/activate', request, { authorization: `Bearer ${jwt}` });
+      for (const request of cases())
+        await expectRefusedUnchanged('/v1/swarm/paygate/activate', request, { authorization: `Bearer ${jwt}` });
     });
   });
 
   describe('POST /v1/auth/issue-token', () => {
-    const valid = { status: 'CONFIRMED', offer_id: 'svc_starter_agents', customer_email: 'someone@example.com', merchant_id: 'merchant_local' };
+    const valid = {
+      status: 'CONFIRMED',
+      offer_id: 'svc_starter_agents',
+      customer_email: 'someone@example.com',
+      merchant_id: 'merchant_local',
+    };
     const cases = [
       ...transportCases(valid),
       ...shapeCases(valid, { status: true, offer_id: null, customer_email: 7, merchant_id: ['merchant_local'] }),
@@ -142,9 +186,24 @@ describe('bad input', () => {
       ...transportCases(valid),
       ...shapeCases(valid, { email: 7 }),
       { label: 'an address that is not one', rawBody: json({ email: 'not-an-address' }), code: 'invalid_request', status: 400 },
-      { label: 'an address of 300 characters', rawBody: json({ email: `${'a'.repeat(290)}@example.com` }), code: 'invalid_request', status: 400 },
-      { label: 'a look-alike address (Kelvin sign)', rawBody: json({ email: '\u212Aate@example.com' }), code: 'invalid_request', status: 400 },
-      { label: 'a header injection in the address', rawBody: json({ email: 'a@example.com\r\nBcc: b@example.com' }), code: 'invalid_request', status: 400 },
+      {
+        label: 'an address of 300 characters',
+        rawBody: json({ email: `${'a'.repeat(290)}@example.com` }),
+        code: 'invalid_request',
+        status: 400,
+      },
+      {
+        label: 'a look-alike address (Kelvin sign)',
+        rawBody: json({ email: '\u212Aate@example.com' }),
+        code: 'invalid_request',
+        status: 400,
+      },
+      {
+        label: 'a header injection in the address',
+        rawBody: json({ email: 'a@example.com\r\nBcc: b@example.com' }),
+        code: 'invalid_request',
+        status: 400,
+      },
     ];
     it.each(cases.map((c) => [c.label, c] as const))('%s', (_label, request) => expectRefusedUnchanged('/v1/auth/email-code', request));
   });
@@ -156,7 +215,9 @@ describe('bad input', () => {
       { label: 'an unknown extra field', rawBody: json({ everywhere: true, jti: 'x' }), code: 'invalid_request', status: 400 },
       { label: 'a text/plain body', rawBody: json({}), contentType: 'text/plain', code: 'unsupported_media_type', status: 415 },
     ];
-    it.each(cases.map((c) => [c.label, c] as const))('%s', (_label, request) => expectRefusedUnchanged('/v1/auth/logout', request, { authorization: `Bearer ${jwt}` }));
+    it.each(cases.map((c) => [c.label, c] as const))('%s', (_label, request) =>
+      expectRefusedUnchanged('/v1/auth/logout', request, { authorization: `Bearer ${jwt}` }),
+    );
   });
 
   describe('POST /v1/auth/verify', () => {
@@ -196,10 +257,20 @@ describe('bad input', () => {
     const cases = [
       ...transportCases(valid),
       ...shapeCases(valid, { offer_id: 1, customer_email: false, amount_cents: '500' }),
-      { label: 'an amount in dollars with a fraction', rawBody: json({ ...valid, amount_cents: 5.25 }), code: 'invalid_request', status: 400 },
+      {
+        label: 'an amount in dollars with a fraction',
+        rawBody: json({ ...valid, amount_cents: 5.25 }),
+        code: 'invalid_request',
+        status: 400,
+      },
       { label: 'a zero amount', rawBody: json({ ...valid, amount_cents: 0 }), code: 'invalid_request', status: 400 },
       { label: 'a negative amount', rawBody: json({ ...valid, amount_cents: -100 }), code: 'invalid_request', status: 400 },
-      { label: 'an amount over a million dollars', rawBody: json({ ...valid, amount_cents: 100_000_001 }), code: 'invalid_request', status: 400 },
+      {
+        label: 'an amount over a million dollars',
+        rawBody: json({ ...valid, amount_cents: 100_000_001 }),
+        code: 'invalid_request',
+        status: 400,
+      },
       { label: 'an unknown offer', rawBody: json({ ...valid, offer_id: 'svc_gold' }), code: 'invalid_request', status: 400 },
     ];
     it.each(cases.map((c) => [c.label, c] as const))('%s', (_label, request) => expectRefusedUnchanged('/sandbox/payments', request));

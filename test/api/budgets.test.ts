@@ -24,9 +24,12 @@ describe('budgets', () => {
   const clock = new MovableClock();
   const service = useSvcApi({ clock, runTiming: TEST_RUN_TIMING });
   afterAll(stopNodes);
-  const call = (path: string, token: string, init: { method?: string; body?: unknown } = {}) => httpRequest(`${service.baseUrl}${path}`, { ...init, token });
-  const cap = (token: string, scope: string, period: string, cents: number) => call(`/v1/swarm/budgets/${scope}/${period}`, token, { method: 'PUT', body: { cap_cents: cents } });
-  const review = (user: { email: string; token: string }, key?: string) => execute(service, user.token, { user_id: user.email, agent_id: REVIEW, input: CONTRACT_INPUTS[REVIEW] }, key);
+  const call = (path: string, token: string, init: { method?: string; body?: unknown } = {}) =>
+    httpRequest(`${service.baseUrl}${path}`, { ...init, token });
+  const cap = (token: string, scope: string, period: string, cents: number) =>
+    call(`/v1/swarm/budgets/${scope}/${period}`, token, { method: 'PUT', body: { cap_cents: cents } });
+  const review = (user: { email: string; token: string }, key?: string) =>
+    execute(service, user.token, { user_id: user.email, agent_id: REVIEW, input: CONTRACT_INPUTS[REVIEW] }, key);
   const monitor = (user: { email: string; token: string }) => execute(service, user.token, { user_id: user.email, agent_id: MONITOR });
 
   it('refuses the run that would go over a cap with 402 budget_exceeded, its cap, spent and reset, charging nothing; a raised cap lets the same key run', async () => {
@@ -41,7 +44,15 @@ describe('budgets', () => {
     expect(refused.status, refused.text).toBe(402);
     expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     const tomorrow = new Date(Math.floor(clock.now() / DAY_MS) * DAY_MS + DAY_MS).toISOString();
-    expect(refused.body).toMatchObject({ code: 'budget_exceeded', agent_id: REVIEW, period: 'day', cap_cents: 30, spent_cents: 24, price_cents: 12, resets_at: tomorrow });
+    expect(refused.body).toMatchObject({
+      code: 'budget_exceeded',
+      agent_id: REVIEW,
+      period: 'day',
+      cap_cents: 30,
+      spent_cents: 24,
+      price_cents: 12,
+      resets_at: tomorrow,
+    });
     // The cap that lets this run through, spent and one run: $0.36.
     expect(refused.body.remedy).toContain(`swarm-node budget set --daily 0.36 --agent ${REVIEW}`);
     expect(ledgerSnapshot(service)).toEqual(before);
@@ -69,7 +80,10 @@ describe('budgets', () => {
     clock.advance(nextDay - start + 1000);
     try {
       // The node is seen again at its next poll, by the moved clock.
-      await waitFor(async () => ((await call('/v1/swarm/nodes', user.token)).body.nodes[0]?.online === true ? true : undefined), 'the node seen after the clock moved');
+      await waitFor(
+        async () => ((await call('/v1/swarm/nodes', user.token)).body.nodes[0]?.online === true ? true : undefined),
+        'the node seen after the clock moved',
+      );
       const sameMonth = new Date(clock.now()).getUTCMonth() === new Date(start).getUTCMonth();
       const after = await review(user);
       if (sameMonth) {
@@ -85,7 +99,9 @@ describe('budgets', () => {
   });
 
   it("a failed run's refund gives its room back; a node's own run is held to the caps as a run started with the JWT", async () => {
-    const user = await paidUserWithNode(service, 1000, { answer: () => ({ status: 'failed', output: { error: 'exit', message: 'exit 1' } }) });
+    const user = await paidUserWithNode(service, 1000, {
+      answer: () => ({ status: 'failed', output: { error: 'exit', message: 'exit 1' } }),
+    });
     expect((await cap(user.token, 'all', 'day', 12)).status).toBe(200);
     for (let i = 0; i < 3; i += 1) expect((await review(user)).body).toMatchObject({ status: 'failed', charged_cents: 0 });
     expect((await call('/v1/swarm/budgets', user.token)).body.budgets[0]).toMatchObject({ spent_cents: 0 });
@@ -104,7 +120,9 @@ describe('budgets', () => {
       },
     });
     // Today: a run that stays running until tomorrow, then fails (not retry-safe: lost with its lease, it fails too).
-    const late = execute(service, user.token, { user_id: user.email, agent_id: OUTREACH, input: CONTRACT_INPUTS[OUTREACH] }, randomUUID(), { prefer: 'wait=0' });
+    const late = execute(service, user.token, { user_id: user.email, agent_id: OUTREACH, input: CONTRACT_INPUTS[OUTREACH] }, randomUUID(), {
+      prefer: 'wait=0',
+    });
     expect((await late).status).toBe(202);
     await waitFor(async () => (held.length === 1 ? true : undefined), "the node holding the day's run");
     clock.advance(DAY_MS);
@@ -114,7 +132,10 @@ describe('budgets', () => {
       expect((await cap(user.token, 'all', 'day', 30)).body).toMatchObject({ cap_cents: 30, spent_cents: 24 });
       expect((await review(user)).body).toMatchObject({ code: 'budget_exceeded', spent_cents: 24 });
       held[0]!();
-      await waitFor(async () => (runsOf(service, user.email).some((run) => run.agent_id === OUTREACH && run.status === 'failed') ? true : undefined), "the day before's run failed");
+      await waitFor(
+        async () => (runsOf(service, user.email).some((run) => run.agent_id === OUTREACH && run.status === 'failed') ? true : undefined),
+        "the day before's run failed",
+      );
       expect((await call('/v1/swarm/budgets', user.token)).body.budgets[0]).toMatchObject({ spent_cents: 24 });
     } finally {
       clock.advance(-DAY_MS);
@@ -217,7 +238,9 @@ describe('budgets', () => {
       expect(response.body.code).toBe(code);
     }
     expect((await call('/v1/swarm/budgets', other.token)).body).toEqual({ budgets: [] });
-    expect((await call('/v1/swarm/budgets', owner.token)).body.budgets).toEqual([expect.objectContaining({ agent_id: null, period: 'day', cap_cents: 100 })]);
+    expect((await call('/v1/swarm/budgets', owner.token)).body.budgets).toEqual([
+      expect.objectContaining({ agent_id: null, period: 'day', cap_cents: 100 }),
+    ]);
     const removed = await call('/v1/swarm/budgets/all/day', owner.token, { method: 'DELETE' });
     expect(removed.body).toEqual({ agent_id: null, period: 'day', removed: true });
     const kinds = (await call('/v1/audit', owner.token)).body.events.filter((event: { kind: string }) => event.kind === 'budget_changed');

@@ -26,7 +26,9 @@ function sendRaw(baseUrl: string, request: string): Promise<RawResponse> {
       const split = text.indexOf('\r\n\r\n');
       if (split === -1) return reject(new Error(`no HTTP response, got ${JSON.stringify(text)}`));
       const [statusLine, ...headerLines] = text.slice(0, split).split('\r\n');
-      const headers = new Map(headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+      const headers = new Map(
+        headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+      );
       resolve({ statusLine: statusLine!, headers, body: text.slice(split + 4) });
     });
   });

@@ -16,7 +16,11 @@ function prematureClose(): Promise<Error> {
 }
 
 function requestOn(socket: Socket, logged: string[]): FastifyRequest {
-  return { raw: { destroyed: socket.destroyed, socket }, routeOptions: { url: '/x' }, log: { info: (_fields: unknown, msg: string) => logged.push(msg) } } as unknown as FastifyRequest;
+  return {
+    raw: { destroyed: socket.destroyed, socket },
+    routeOptions: { url: '/x' },
+    log: { info: (_fields: unknown, msg: string) => logged.push(msg) },
+  } as unknown as FastifyRequest;
 }
 
 describe('a client gone', () => {

@@ -105,7 +105,11 @@ describe('every route, sent what no client input may turn into an exit', () => {
     const email = uniqueEmail('client-input');
     const user = await signIn(service.baseUrl, email);
     // The console's forms read their body only for a session posting from the console itself.
-    const consoleHeaders = { cookie: await consoleCookie(`${service.baseUrl}/wallet`, user), 'sec-fetch-site': 'same-origin', origin: 'null' };
+    const consoleHeaders = {
+      cookie: await consoleCookie(`${service.baseUrl}/wallet`, user),
+      'sec-fetch-site': 'same-origin',
+      origin: 'null',
+    };
     credentials = { email, user, node: (await enrollNode(service.baseUrl, email)).credential, console: consoleHeaders };
     const served = await whileAlive(service, () => logLines(service).find((line) => line.msg === 'routes served'), 'the routes line');
     const routes = [...(served.routes as ServedRoute[]), { method: ['GET', 'POST'], url: '/no/such/route' }];
@@ -173,7 +177,12 @@ describe('every route, sent what no client input may turn into an exit', () => {
     // A chunked body that stops being HTTP after its first chunk (the next size line is not a number): Node ends the
     // request as a client gone, the parser answers 400, and a route reading the body is told it was aborted.
     const broken = await sendEach('chunked', BODY_TYPES, (request, type, id) => {
-      const { 'content-length': _length, ...chunked } = { ...request.headers, 'content-type': type, 'x-request-id': id, 'content-length': 0 };
+      const { 'content-length': _length, ...chunked } = {
+        ...request.headers,
+        'content-type': type,
+        'x-request-id': id,
+        'content-length': 0,
+      };
       return `${requestHead(request.method, request.path, { ...chunked, 'transfer-encoding': 'chunked' })}3\r\na=1\r\nnot a size\r\n`;
     });
     await until(service, () => broken.every(({ connection }) => settled(connection)), 'every broken chunked body answered');
@@ -203,7 +212,8 @@ describe('every route, sent what no client input may turn into an exit', () => {
       Array.from({ length: 8 }, async () => {
         const connection = await rawConnection(service.baseUrl);
         const body = JSON.stringify({ email: uniqueEmail('gone') });
-        const whole = requestHead('POST', '/v1/auth/email-code', { 'content-type': 'application/json', 'content-length': body.length }) + body;
+        const whole =
+          requestHead('POST', '/v1/auth/email-code', { 'content-type': 'application/json', 'content-length': body.length }) + body;
         await new Promise<void>((written) => connection.socket.write(whole, () => written()));
         connection.socket.resetAndDestroy();
         return connection;
@@ -309,7 +319,13 @@ describe('a connection without a request being answered', () => {
     await until(service, () => /"lease_seconds"/.test(connection.received()) || connection.isClosed, 'the poll answered');
     // Held past the headers timeout (checked every second) and the keep-alive time: both 1 s.
     expect(Date.now() - heldFrom).toBeGreaterThanOrEqual(2_000);
-    expect(connection.received().split('HTTP/1.1 ').slice(1).map((answer) => answer.slice(0, 3))).toEqual(['200', '200']);
+    expect(
+      connection
+        .received()
+        .split('HTTP/1.1 ')
+        .slice(1)
+        .map((answer) => answer.slice(0, 3)),
+    ).toEqual(['200', '200']);
     expect(lastBody(connection)).toMatchObject({ runs: [], lost: [] });
     connection.socket.destroy();
   });

@@ -14,7 +14,11 @@ describe(`queries compiled once (${testEngine()})`, () => {
     const dataDir = tempDir('compiled-once-');
     const databaseUrl = testEngine() === 'postgres' ? await postgresDatabaseFor(dataDir) : undefined;
     ({ store } = await openStore({ dataDir, databaseUrl }));
-    for (const [eventId, type] of [['e1', 'a'], ['e2', 'b'], ['e3', 'b']]) {
+    for (const [eventId, type] of [
+      ['e1', 'a'],
+      ['e2', 'b'],
+      ['e3', 'b'],
+    ]) {
       await store.db.insertInto('webhook_events').values({ event_id: eventId!, type: type!, received_at: 0 }).execute();
     }
   });
@@ -29,8 +33,14 @@ describe(`queries compiled once (${testEngine()})`, () => {
       builds += 1;
       return db.selectFrom('webhook_events').select('event_id').where('type', '=', at.type).orderBy('event_id').limit(at.limit);
     });
-    const built = (type: string, limit: number) => store.db.selectFrom('webhook_events').select('event_id').where('type', '=', type).orderBy('event_id').limit(limit).execute();
-    for (const [type, limit] of [['b', 10], ['a', 10], ['b', 1], ['none', 10]] as const) {
+    const built = (type: string, limit: number) =>
+      store.db.selectFrom('webhook_events').select('event_id').where('type', '=', type).orderBy('event_id').limit(limit).execute();
+    for (const [type, limit] of [
+      ['b', 10],
+      ['a', 10],
+      ['b', 1],
+      ['none', 10],
+    ] as const) {
       expect((await ofType(store.db, { type, limit })).rows).toEqual(await built(type, limit));
     }
     expect((await ofType(store.db, { type: 'b', limit: 10 })).rows).toEqual([{ event_id: 'e2' }, { event_id: 'e3' }]);
@@ -38,23 +48,34 @@ describe(`queries compiled once (${testEngine()})`, () => {
   });
 
   it('writes inside the transaction it is given: rolled back with it', async () => {
-    const retype = compiledOnce((db, to: { eventId: string; type: string }) => db.updateTable('webhook_events').set({ type: to.type }).where('event_id', '=', to.eventId));
+    const retype = compiledOnce((db, to: { eventId: string; type: string }) =>
+      db.updateTable('webhook_events').set({ type: to.type }).where('event_id', '=', to.eventId),
+    );
     await expect(
       store.transaction(async () => {
         expect((await retype(store.db, { eventId: 'e1', type: 'changed' })).numAffectedRows).toBe(1n);
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
-    expect(await store.db.selectFrom('webhook_events').select('type').where('event_id', '=', 'e1').executeTakeFirstOrThrow()).toEqual({ type: 'a' });
+    expect(await store.db.selectFrom('webhook_events').select('type').where('event_id', '=', 'e1').executeTakeFirstOrThrow()).toEqual({
+      type: 'a',
+    });
     expect((await retype(store.db, { eventId: 'e1', type: 'changed' })).numAffectedRows).toBe(1n);
     expect((await retype(store.db, { eventId: 'nothing', type: 'changed' })).numAffectedRows).toBe(0n);
   });
 
   it('refuses a value that is looked at rather than bound, and a call without a value', async () => {
     // The order would be the first call's for every call: refused when built.
-    const ordered = compiledOnce((db, at: { newest: boolean }) => db.selectFrom('webhook_events').select('event_id').orderBy('event_id', at.newest ? 'desc' : 'asc'));
+    const ordered = compiledOnce((db, at: { newest: boolean }) =>
+      db
+        .selectFrom('webhook_events')
+        .select('event_id')
+        .orderBy('event_id', at.newest ? 'desc' : 'asc'),
+    );
     await expect(ordered(store.db, { newest: false })).rejects.toThrow(/newest not bound as a parameter/);
-    const ofType = compiledOnce((db, at: { type: string }) => db.selectFrom('webhook_events').select('event_id').where('type', '=', at.type));
+    const ofType = compiledOnce((db, at: { type: string }) =>
+      db.selectFrom('webhook_events').select('event_id').where('type', '=', at.type),
+    );
     await expect(ofType(store.db, {} as { type: string })).rejects.toThrow(/no value for "type"/);
   });
 });

@@ -33,10 +33,18 @@ describe('svc-api configuration from the environment', () => {
     ['SVC_METRICS_LISTEN', '9464', /^svc-api: SVC_METRICS_LISTEN must be HOST:PORT/],
     ['SVC_WEBHOOK_SECRET', '   ', /^svc-api: SVC_WEBHOOK_SECRET must not be empty$/],
     ['SVC_SECRETS_KEY', 'c2hvcnQ', /^svc-api: SVC_SECRETS_KEY must be base64url of exactly 32 bytes/],
-    ['SVC_SECRETS_PREVIOUS_KEYS', `${'A'.repeat(43)},short`, /^svc-api: SVC_SECRETS_PREVIOUS_KEYS each key must be base64url of exactly 32 bytes/],
+    [
+      'SVC_SECRETS_PREVIOUS_KEYS',
+      `${'A'.repeat(43)},short`,
+      /^svc-api: SVC_SECRETS_PREVIOUS_KEYS each key must be base64url of exactly 32 bytes/,
+    ],
     ['SVC_PAYMENT_PROVIDER', 'paypal', /^svc-api: SVC_PAYMENT_PROVIDER must be one of sandbox, stripe \(got "paypal"\)$/],
     ['SVC_STRIPE_WEBHOOK_SECRET', 'whsec_abc', /^svc-api: SVC_STRIPE_WEBHOOK_SECRET is set but SVC_PAYMENT_PROVIDER is not stripe$/],
-    ['SVC_STALE_NODE_AFTER', '10m', /^svc-api: SVC_STALE_NODE_AFTER must be a duration from 1h to 365d such as 36h or 14d, or 0 or off \(got "10m"\)$/],
+    [
+      'SVC_STALE_NODE_AFTER',
+      '10m',
+      /^svc-api: SVC_STALE_NODE_AFTER must be a duration from 1h to 365d such as 36h or 14d, or 0 or off \(got "10m"\)$/,
+    ],
   ])('refuses %s=%j with exit 2, naming it, before creating anything', async (name, value, message) => {
     const { child, dataDir } = start({ [name]: value });
     const result = await child;
@@ -52,7 +60,10 @@ describe('svc-api configuration from the environment', () => {
     const result = await child;
     expect(result.exitCode).toBe(2);
     const lines = result.stderr.trim().split('\n');
-    expect(lines).toEqual([expect.stringMatching(/^svc-api: SVC_JWT_SECRET must be base64url of at least 32 bytes/), expect.stringMatching(/^svc-api: SVC_LOG_LEVEL must be/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(/^svc-api: SVC_JWT_SECRET must be base64url of at least 32 bytes/),
+      expect.stringMatching(/^svc-api: SVC_LOG_LEVEL must be/),
+    ]);
     expect(result.stderr).not.toContain(secret);
   });
 

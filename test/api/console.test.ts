@@ -31,7 +31,8 @@ describe('console', () => {
   const post = (path: string, fields: Record<string, string | readonly string[]>, cookie?: string, headers?: Record<string, string>) =>
     consolePost(service.walletUrl, path, fields, cookie, headers);
   const api = (path: string, token: string) => httpRequest(`${service.baseUrl}${path}`, { token });
-  const auditCount = (email: string) => (service.db.prepare('SELECT count(*) AS n FROM audit_events WHERE user_id = ?').get(email) as { n: number }).n;
+  const auditCount = (email: string) =>
+    (service.db.prepare('SELECT count(*) AS n FROM audit_events WHERE user_id = ?').get(email) as { n: number }).n;
 
   /** Sixteen minutes on: the session's sign-in is no longer recent. The clock comes back after `body`. */
   async function later<T>(body: () => Promise<T>): Promise<T> {
@@ -50,7 +51,9 @@ describe('console', () => {
       expect(page.status, `${path}: ${page.text}`).toBe(200);
       expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
       expect(page.headers.get('cache-control')).toBe('no-store');
-      expect(page.headers.get('content-security-policy')).toMatch(/^default-src 'none'; style-src 'sha256-[^']+'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/);
+      expect(page.headers.get('content-security-policy')).toMatch(
+        /^default-src 'none'; style-src 'sha256-[^']+'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/,
+      );
       expect(page.text).toContain(`Signed in as ${email}`);
       expect(page.text).toMatch(new RegExp(`href="${path}" aria-current="page"`));
       if (path === 'login') continue;
@@ -71,26 +74,38 @@ describe('console', () => {
     const running = await get(`runs/${held.run.run_id}`, owner.cookie);
     expect(running.status).toBe(200);
     // The run page alone may run its one script, by hash, and connect back to this origin for the log.
-    expect(running.headers.get('content-security-policy')).toMatch(/^default-src 'none'; style-src 'sha256-[^']+'; script-src 'sha256-[^']+'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/);
+    expect(running.headers.get('content-security-policy')).toMatch(
+      /^default-src 'none'; style-src 'sha256-[^']+'; script-src 'sha256-[^']+'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/,
+    );
     expect(running.text).toContain('checking disk');
     expect(running.text).toContain('warning: &lt;b&gt;not markup&lt;/b&gt;');
     expect(running.text).toContain(`data-follow="../runs/${held.run.run_id}/log-events?after=1"`);
     expect(running.text).toContain('Cancel this run');
-    const download = await fetch(`${service.walletUrl}/runs/${held.run.run_id}/artifacts/report.csv`, { headers: { cookie: owner.cookie } });
+    const download = await fetch(`${service.walletUrl}/runs/${held.run.run_id}/artifacts/report.csv`, {
+      headers: { cookie: owner.cookie },
+    });
     expect(download.status).toBe(200);
     expect(download.headers.get('content-disposition')).toBe('attachment; filename="report.csv"');
     expect(download.headers.get('x-content-type-options')).toBe('nosniff');
     expect(await download.text()).toBe('check,result\ndisk,ok\n');
 
     const stranger = await user('stranger');
-    for (const path of [`runs/${held.run.run_id}`, `runs/${held.run.run_id}/log-events`, `runs/${held.run.run_id}/artifacts/report.csv`, 'runs/00000000-0000-4000-8000-000000000000']) {
+    for (const path of [
+      `runs/${held.run.run_id}`,
+      `runs/${held.run.run_id}/log-events`,
+      `runs/${held.run.run_id}/artifacts/report.csv`,
+      'runs/00000000-0000-4000-8000-000000000000',
+    ]) {
       const refused = await get(path, stranger.cookie);
       expect(refused.status, path).toBe(404);
       expect(refused.text).not.toContain('checking disk');
     }
     const cancel = await post(`runs/${held.run.run_id}/cancel`, {}, stranger.cookie);
     expect(cancel.status).toBe(404);
-    expect((await api(`/v1/swarm/runs/${held.run.run_id}`, owner.token)).body).toMatchObject({ status: 'running', cancel_requested_at: null });
+    expect((await api(`/v1/swarm/runs/${held.run.run_id}`, owner.token)).body).toMatchObject({
+      status: 'running',
+      cancel_requested_at: null,
+    });
 
     held.finish();
     await finished(service.baseUrl, owner.token, held.run.run_id);
@@ -152,12 +167,19 @@ describe('console', () => {
   it('pages the runs and a webhook endpoint’s deliveries, the older pages keeping the filters', { timeout: 60_000 }, async () => {
     const owner = await user('paging');
     await fundWallet(service.baseUrl, owner.email, 500);
-    const hook = await httpRequest(`${service.baseUrl}/v1/swarm/webhooks`, { token: owner.token, body: { url: 'https://hooks.invalid/paging', events: ['succeeded'] } });
+    const hook = await httpRequest(`${service.baseUrl}/v1/swarm/webhooks`, {
+      token: owner.token,
+      body: { url: 'https://hooks.invalid/paging', events: ['succeeded'] },
+    });
     expect(hook.status, hook.text).toBe(201);
     const node = await nodeFor(service.baseUrl, owner.email, [CONSOLE_AGENT]);
     const runIds: string[] = [];
     for (let index = 0; index < 52; index += 1) {
-      const run = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, { token: owner.token, headers: { 'idempotency-key': randomUUID() }, body: { user_id: owner.email, agent_id: CONSOLE_AGENT } });
+      const run = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
+        token: owner.token,
+        headers: { 'idempotency-key': randomUUID() },
+        body: { user_id: owner.email, agent_id: CONSOLE_AGENT },
+      });
       expect(run.status, run.text).toBe(200);
       runIds.push(run.body.run_id as string);
     }
@@ -185,7 +207,8 @@ describe('console', () => {
 
   it('sets and removes budgets; a bad cap, agent or period is refused with the form again and changes nothing', async () => {
     const owner = await user('budgets');
-    const budgets = async () => (await api('/v1/swarm/budgets', owner.token)).body.budgets as Array<{ agent_id: string | null; period: string; cap_cents: number }>;
+    const budgets = async () =>
+      (await api('/v1/swarm/budgets', owner.token)).body.budgets as Array<{ agent_id: string | null; period: string; cap_cents: number }>;
     const audited = auditCount(owner.email);
     const refusals: Array<[Record<string, string>, number, string]> = [
       [{ scope: 'all', period: 'day', cap: 'lots' }, 400, 'Enter the cap in dollars'],
@@ -217,7 +240,8 @@ describe('console', () => {
 
   it('sets and removes secrets with a recent sign-in; never shows a value; a bad name or value changes nothing', async () => {
     const owner = await user('secrets');
-    const names = async () => ((await api('/v1/swarm/secrets', owner.token)).body.secrets as Array<{ name: string }>).map((secret) => secret.name);
+    const names = async () =>
+      ((await api('/v1/swarm/secrets', owner.token)).body.secrets as Array<{ name: string }>).map((secret) => secret.name);
     const value = 'sk_live_CONSOLE_1234';
     const set = await post('secrets', { name: 'OPENAI_API_KEY', value: `${value}\r\n` }, owner.cookie);
     expect(set.status, set.text).toBe(303);
@@ -269,14 +293,17 @@ describe('console', () => {
       expect((await post('secrets/remove', { name: 'OPENAI_API_KEY' }, owner.cookie)).status).toBe(303);
     });
     expect(await names()).toEqual([]);
-    const kinds = service.db.prepare("SELECT kind, detail_json FROM audit_events WHERE user_id = ? AND kind IN ('secret_changed', 'sign_in') ORDER BY event_id").all(owner.email) as Array<{ kind: string; detail_json: string }>;
+    const kinds = service.db
+      .prepare("SELECT kind, detail_json FROM audit_events WHERE user_id = ? AND kind IN ('secret_changed', 'sign_in') ORDER BY event_id")
+      .all(owner.email) as Array<{ kind: string; detail_json: string }>;
     expect(kinds.map((row) => row.kind)).toEqual(['sign_in', 'secret_changed', 'sign_in', 'secret_changed']);
     expect(JSON.stringify(kinds)).not.toContain(value);
   });
 
   it('adds webhook endpoints showing the secret once, and removes them; a bad URL or events change nothing', async () => {
     const owner = await user('webhooks');
-    const endpoints = async () => (await api('/v1/swarm/webhooks', owner.token)).body.webhooks as Array<{ endpoint_id: string; url: string; events: string[] }>;
+    const endpoints = async () =>
+      (await api('/v1/swarm/webhooks', owner.token)).body.webhooks as Array<{ endpoint_id: string; url: string; events: string[] }>;
     for (const [fields, reason] of [
       [{ url: 'http://example.com/hook', events: ['succeeded'] }, 'must be an https URL'],
       [{ url: 'https://10.0.0.8/hook', events: ['succeeded'] }, 'must reach a public address'],
@@ -290,7 +317,11 @@ describe('console', () => {
     }
     expect(await endpoints()).toEqual([]);
 
-    const added = await post('webhooks', { url: 'https://example.com/hook', events: ['succeeded', 'failed'], description: 'CI' }, owner.cookie);
+    const added = await post(
+      'webhooks',
+      { url: 'https://example.com/hook', events: ['succeeded', 'failed'], description: 'CI' },
+      owner.cookie,
+    );
     expect(added.status).toBe(201);
     const secret = /data-testid="signing-secret">(whsec_[A-Za-z0-9_-]+)</.exec(added.text)?.[1];
     expect(secret).toBeDefined();
@@ -304,7 +335,9 @@ describe('console', () => {
     const stranger = await user('hooks-stranger');
     expect((await get(`webhooks/${endpoint!.endpoint_id}`, stranger.cookie)).status).toBe(404);
     expect((await post(`webhooks/${endpoint!.endpoint_id}/remove`, {}, stranger.cookie)).status).toBe(404);
-    expect((await post(`webhooks/${endpoint!.endpoint_id}/deliveries/00000000-0000-4000-8000-000000000000/resend`, {}, stranger.cookie)).status).toBe(404);
+    expect(
+      (await post(`webhooks/${endpoint!.endpoint_id}/deliveries/00000000-0000-4000-8000-000000000000/resend`, {}, stranger.cookie)).status,
+    ).toBe(404);
     expect((await get('webhooks/not-an-id', owner.cookie)).status).toBe(404);
     expect(await endpoints()).toHaveLength(1);
 
@@ -331,9 +364,16 @@ describe('console', () => {
       ['confirm/send', { return: 'secrets' }],
     ];
     for (const [path, fields] of forms) {
-      expect((await post(path, fields, owner.cookie, { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' })).status, path).toBe(403);
+      expect(
+        (await post(path, fields, owner.cookie, { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' })).status,
+        path,
+      ).toBe(403);
       expect((await post(path, fields, undefined)).status, path).toBe(401);
-      const json = await httpRequest(`${service.walletUrl}/${path}`, { method: 'POST', body: fields, headers: { cookie: owner.cookie, 'sec-fetch-site': 'same-origin' } });
+      const json = await httpRequest(`${service.walletUrl}/${path}`, {
+        method: 'POST',
+        body: fields,
+        headers: { cookie: owner.cookie, 'sec-fetch-site': 'same-origin' },
+      });
       expect(json.status, path).toBe(415);
     }
     expect((await post('budgets', { scope: 'all', period: 'day', cap: '1', pad: 'x'.repeat(2048) }, owner.cookie)).status).toBe(413);

@@ -80,7 +80,7 @@ describe('uploads an hour (docs/api.md "Quota and retention")', () => {
   });
 });
 
-describe("the upload quota's versions (docs/api.md \"Quota and retention\")", () => {
+describe('the upload quota\'s versions (docs/api.md "Quota and retention")', () => {
   const pair = useSvcApiPair({ uploadQuota: { maxVersions: 10 }, uploadsPerHour: 0 });
 
   it('120 new versions of as many agents at once on two instances: ten are stored, the others refused 413', async () => {

@@ -64,7 +64,7 @@ describe('private docs', () => {
     }
   });
 
-  it('lists the caller\'s sections with their titles', async () => {
+  it("lists the caller's sections with their titles", async () => {
     for (const tier of TIER_IDS) {
       const response = await api().get('/v1/docs', tokens.get(tier));
       expect(response.status).toBe(200);
@@ -144,14 +144,25 @@ describe('the sections say what the product does', () => {
   it('the catalog and billing sections carry every SKU at its contract price', () => {
     for (const section of ['starter-agents', 'execution-billing'] as const) {
       for (const sku of AGENT_SKUS) {
-        expect(all.get(section)!.body, `${section} ${sku.agent_id}`).toMatch(new RegExp(`${sku.agent_id}.*\\${formatDollars(sku.price_cents)}`));
+        expect(all.get(section)!.body, `${section} ${sku.agent_id}`).toMatch(
+          new RegExp(`${sku.agent_id}.*\\${formatDollars(sku.price_cents)}`),
+        );
       }
     }
   });
 
   it('the install section has the install path, the deploy mode and the commands', () => {
     const body = all.get('node-install')!.body;
-    for (const fact of ['/opt/svc/swarm-node', 'bare_metal', 'swarm-node install', 'SVC_DEPLOY_TOKEN', 'svc-swarm-node.service', 'swarm-node doctor', 'swarm-node upgrade --rollback', 'swarm-node uninstall']) {
+    for (const fact of [
+      '/opt/svc/swarm-node',
+      'bare_metal',
+      'swarm-node install',
+      'SVC_DEPLOY_TOKEN',
+      'svc-swarm-node.service',
+      'swarm-node doctor',
+      'swarm-node upgrade --rollback',
+      'swarm-node uninstall',
+    ]) {
       expect(body, fact).toContain(fact);
     }
   });

@@ -35,7 +35,10 @@ describe('svc-api binary: durability across SIGTERM and restart, and logs withou
     // Secrets in the places a careless log would catch them: a query string, bearer headers, a rejected
     // token, a webhook body and signature.
     await httpRequest(`${first.baseUrl}/wallet/login?token=${jwt}&intent=swarm_private_access`);
-    await httpRequest(`${first.baseUrl}/v1/swarm/nodes/enroll?token=${deploy_token}`, { method: 'POST', headers: { authorization: 'Bearer wrong' } });
+    await httpRequest(`${first.baseUrl}/v1/swarm/nodes/enroll?token=${deploy_token}`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer wrong' },
+    });
     await api.post('/v1/auth/verify', { token: `${jwt}x` });
     const secrets = {
       jwtSecret: readFileSync(join(dataDir, 'jwt-secret'), 'utf8').trim(),
@@ -77,7 +80,11 @@ describe('svc-api binary: durability across SIGTERM and restart, and logs withou
     const second = await spawnSvcApi({ dataDir });
     try {
       const again = apiClient(second.baseUrl);
-      expect((await again.post('/v1/auth/verify', { token: jwt })).body).toMatchObject({ valid: true, sub: email, tier_key: 'svc_starter_agents' });
+      expect((await again.post('/v1/auth/verify', { token: jwt })).body).toMatchObject({
+        valid: true,
+        sub: email,
+        tier_key: 'svc_starter_agents',
+      });
       expect((await again.get('/v1/swarm/wallet', jwt)).body.balance_cents).toBe(2500);
       expect((await again.post('/v1/auth/verify', { token: signedOut })).body).toEqual({ valid: false, reason: 'revoked' });
       expect((await again.get('/v1/swarm/wallet', signedOut)).status).toBe(401);
@@ -95,12 +102,21 @@ describe('svc-api binary: durability across SIGTERM and restart, and logs withou
         expect(refused.body.code).toBe('session_already_active');
       }
       // A code mailed before the restart and not used yet still signs in after it: it is kept (hashed) in the database.
-      const reused = await again.post('/v1/auth/issue-token', { status: 'CONFIRMED', offer_id: 'svc_starter_agents', customer_email: email, merchant_id: 'merchant_local', ...mailed });
+      const reused = await again.post('/v1/auth/issue-token', {
+        status: 'CONFIRMED',
+        offer_id: 'svc_starter_agents',
+        customer_email: email,
+        merchant_id: 'merchant_local',
+        ...mailed,
+      });
       expect(reused.status).toBe(201);
 
       const db = new Database(join(dataDir, 'svc-api.db'), { readonly: true });
       try {
-        expect(db.prepare('SELECT status, payment_id FROM sessions WHERE session_id = ?').get(session_id)).toEqual({ status: 'active', payment_id });
+        expect(db.prepare('SELECT status, payment_id FROM sessions WHERE session_id = ?').get(session_id)).toEqual({
+          status: 'active',
+          payment_id,
+        });
         expect(db.prepare("SELECT count(*) AS n FROM ledger_entries WHERE user_id = ? AND kind = 'credit'").get(email)).toEqual({ n: 1 });
       } finally {
         db.close();

@@ -48,7 +48,9 @@ describe('POST /v1/swarm/nodes/enroll', () => {
       install_path: '/opt/svc/swarm-node',
       deploy_mode: 'bare_metal',
     });
-    expect(service.db.prepare('SELECT session_id, user_id, tier_id, credential_hash FROM nodes WHERE node_id = ?').get(response.body.node_id)).toEqual({
+    expect(
+      service.db.prepare('SELECT session_id, user_id, tier_id, credential_hash FROM nodes WHERE node_id = ?').get(response.body.node_id),
+    ).toEqual({
       session_id,
       user_id: email,
       tier_id: 'svc_starter_agents',
@@ -92,7 +94,10 @@ describe('POST /v1/swarm/nodes/enroll', () => {
     const enrolled = await enroll(deploy_token, { rawBody: '{"ephemeral":true}', headers: { 'content-type': 'application/json' } });
     expect(enrolled.status, enrolled.text).toBe(200);
     expect(enrolled.body.ephemeral).toBe(true);
-    expect(service.db.prepare('SELECT ephemeral, ephemeral_run_id FROM nodes WHERE node_id = ?').get(enrolled.body.node_id)).toEqual({ ephemeral: 1, ephemeral_run_id: null });
+    expect(service.db.prepare('SELECT ephemeral, ephemeral_run_id FROM nodes WHERE node_id = ?').get(enrolled.body.node_id)).toEqual({
+      ephemeral: 1,
+      ephemeral_run_id: null,
+    });
   });
 
   it('refuses a token past its 15 minutes, accepts it just before', async () => {
@@ -139,18 +144,35 @@ describe('removing a node: by its user (DELETE /v1/swarm/nodes/{node_id}) or onc
   const LEASE_MS = 45_000;
   const DAY_MS = 86_400_000;
   const api = (path: string, init: Parameters<typeof httpRequest>[1] = {}) => httpRequest(`${service.baseUrl}${path}`, init);
-  const remove = (nodeId: string, token?: string) => api(`/v1/swarm/nodes/${nodeId}`, { method: 'DELETE', ...(token === undefined ? {} : { token }) });
+  const remove = (nodeId: string, token?: string) =>
+    api(`/v1/swarm/nodes/${nodeId}`, { method: 'DELETE', ...(token === undefined ? {} : { token }) });
   const poll = (node: EnrolledTestNode) =>
-    api('/v1/swarm/nodes/poll', { method: 'POST', token: node.credential, body: { hostname: 'box', version: 'test', capacity: 0, running: [], wait_seconds: 0 } });
-  const fleetOf = async (token: string): Promise<string[]> => ((await api('/v1/swarm/nodes', { token })).body.nodes as Array<{ node_id: string }>).map((node) => node.node_id);
-  const nodeRow = (nodeId: string) => service.db.prepare('SELECT removed_at FROM nodes WHERE node_id = ?').get(nodeId) as { removed_at: number | null };
+    api('/v1/swarm/nodes/poll', {
+      method: 'POST',
+      token: node.credential,
+      body: { hostname: 'box', version: 'test', capacity: 0, running: [], wait_seconds: 0 },
+    });
+  const fleetOf = async (token: string): Promise<string[]> =>
+    ((await api('/v1/swarm/nodes', { token })).body.nodes as Array<{ node_id: string }>).map((node) => node.node_id);
+  const nodeRow = (nodeId: string) =>
+    service.db.prepare('SELECT removed_at FROM nodes WHERE node_id = ?').get(nodeId) as { removed_at: number | null };
   const agentsOf = (nodeId: string) => service.db.prepare('SELECT agent_id FROM node_agents WHERE node_id = ?').all(nodeId);
-  const runRow = (runId: string) => service.db.prepare('SELECT * FROM runs WHERE run_id = ?').get(runId) as Record<string, unknown> & { status: string; output_json: string };
+  const runRow = (runId: string) =>
+    service.db.prepare('SELECT * FROM runs WHERE run_id = ?').get(runId) as Record<string, unknown> & {
+      status: string;
+      output_json: string;
+    };
 
   function expectRemoved(response: Awaited<ReturnType<typeof poll>>, node: EnrolledTestNode): void {
     expect(response.status, response.text).toBe(410);
-    expect(response.body).toMatchObject({ code: 'node_removed', node_id: node.node_id, remedy: expect.stringContaining('swarm-node install') });
-    expect(response.body.detail).toMatch(new RegExp(`^node ${node.node_id} was removed from its user's nodes at .+; its credential no longer works$`));
+    expect(response.body).toMatchObject({
+      code: 'node_removed',
+      node_id: node.node_id,
+      remedy: expect.stringContaining('swarm-node install'),
+    });
+    expect(response.body.detail).toMatch(
+      new RegExp(`^node ${node.node_id} was removed from its user's nodes at .+; its credential no longer works$`),
+    );
     expect(response.text).not.toContain(node.credential);
   }
 
@@ -190,8 +212,12 @@ describe('removing a node: by its user (DELETE /v1/swarm/nodes/{node_id}) or onc
       clock.advance(-(LEASE_MS + 1000));
     }
     expect(JSON.parse(runRow(held.body.run_id).output_json)).toMatchObject({ error: 'not_picked_up' });
-    expect(service.db.prepare('SELECT attempt, error FROM run_attempts WHERE run_id = ?').all(held.body.run_id)).toEqual([{ attempt: 1, error: 'node_lost' }]);
-    expect(entriesOf(service, user.email).filter((entry) => entry.kind === 'refund')).toEqual([{ kind: 'refund', amount_cents: 4, run_id: held.body.run_id }]);
+    expect(service.db.prepare('SELECT attempt, error FROM run_attempts WHERE run_id = ?').all(held.body.run_id)).toEqual([
+      { attempt: 1, error: 'node_lost' },
+    ]);
+    expect(entriesOf(service, user.email).filter((entry) => entry.kind === 'refund')).toEqual([
+      { kind: 'refund', amount_cents: 4, run_id: held.body.run_id },
+    ]);
     expect(runRow(settled.body.run_id)).toEqual(settledBefore);
     expect((await api('/v1/swarm/wallet', { token: user.token })).body.balance_cents).toBe(96);
   });
@@ -244,7 +270,10 @@ describe('removing a node: by its user (DELETE /v1/swarm/nodes/{node_id}) or onc
       expect(reported.status, reported.text).toBe(200);
 
       advance(8 * DAY_MS);
-      await waitFor(async () => (nodeRow(away.node_id).removed_at !== null && nodeRow(never.node_id).removed_at !== null ? true : undefined), 'the stale sweep');
+      await waitFor(
+        async () => (nodeRow(away.node_id).removed_at !== null && nodeRow(never.node_id).removed_at !== null ? true : undefined),
+        'the stale sweep',
+      );
       expect([nodeRow(polled.node_id), nodeRow(ranOwn.node_id)]).toEqual([{ removed_at: null }, { removed_at: null }]);
       expect((await fleetOf(user.token)).sort()).toEqual([polled.node_id, ranOwn.node_id].sort());
       expect(agentsOf(away.node_id)).toEqual([]);

@@ -27,7 +27,11 @@ export interface PaidUserWithNode extends PaidUser {
 }
 
 /** A paid user with an enrolled node of theirs that serves every agent (or `options.agents`) and answers as told. */
-export async function paidUserWithNode(service: TestService, balanceCents: number, options: Partial<ServeOptions> = {}): Promise<PaidUserWithNode> {
+export async function paidUserWithNode(
+  service: TestService,
+  balanceCents: number,
+  options: Partial<ServeOptions> = {},
+): Promise<PaidUserWithNode> {
   const user = await paidUser(service, balanceCents);
   const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: AGENT_IDS, ...options });
   return { ...user, node };
@@ -78,10 +82,17 @@ export function ledgerSnapshot(service: TestService): Record<string, unknown> {
   };
 }
 
-export function runsOf(service: TestService, email: string): Array<{ run_id: string; status: string; charged_cents: number; agent_id: string }> {
-  return service.db.prepare('SELECT run_id, status, charged_cents, agent_id FROM runs WHERE user_id = ? ORDER BY started_at').all(email) as never;
+export function runsOf(
+  service: TestService,
+  email: string,
+): Array<{ run_id: string; status: string; charged_cents: number; agent_id: string }> {
+  return service.db
+    .prepare('SELECT run_id, status, charged_cents, agent_id FROM runs WHERE user_id = ? ORDER BY started_at')
+    .all(email) as never;
 }
 
 export function entriesOf(service: TestService, email: string): Array<{ kind: string; amount_cents: number; run_id: string | null }> {
-  return service.db.prepare('SELECT kind, amount_cents, run_id FROM ledger_entries WHERE user_id = ? ORDER BY entry_id').all(email) as never;
+  return service.db
+    .prepare('SELECT kind, amount_cents, run_id FROM ledger_entries WHERE user_id = ? ORDER BY entry_id')
+    .all(email) as never;
 }

@@ -10,7 +10,18 @@ import { enrollNode, serve, type ServingNode } from '../helpers/protocol-node.js
 import { httpRequest } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
-import { TEST_RUN_TIMING, credit, entriesOf, execute, ledgerSnapshot, paidUser, paidUserWithNode, runsOf, stopNodes, type PaidUser } from './execute-fixtures.js';
+import {
+  TEST_RUN_TIMING,
+  credit,
+  entriesOf,
+  execute,
+  ledgerSnapshot,
+  paidUser,
+  paidUserWithNode,
+  runsOf,
+  stopNodes,
+  type PaidUser,
+} from './execute-fixtures.js';
 import { CONTRACT_INPUTS } from '../helpers/bundles.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -33,7 +44,11 @@ describe('POST /v1/swarm/execute', () => {
     const user = await paidUserWithNode(service, 100);
     let expected = 100;
     for (const sku of AGENT_SKUS) {
-      const response = await execute(service, user.token, { user_id: user.email, agent_id: sku.agent_id, input: CONTRACT_INPUTS[sku.agent_id] });
+      const response = await execute(service, user.token, {
+        user_id: user.email,
+        agent_id: sku.agent_id,
+        input: CONTRACT_INPUTS[sku.agent_id],
+      });
       expect(response.status, response.text).toBe(200);
       expected -= sku.price_cents;
       expect(response.body).toEqual({
@@ -42,7 +57,12 @@ describe('POST /v1/swarm/execute', () => {
         status: 'succeeded',
         charged_cents: sku.price_cents,
         balance_cents: expected,
-        output: { agent_id: sku.agent_id, run_id: response.body.run_id, input: CONTRACT_INPUTS[sku.agent_id], summary: `ran ${sku.agent_id} on the test node` },
+        output: {
+          agent_id: sku.agent_id,
+          run_id: response.body.run_id,
+          input: CONTRACT_INPUTS[sku.agent_id],
+          summary: `ran ${sku.agent_id} on the test node`,
+        },
         started_at: expect.stringMatching(ISO),
         finished_at: expect.stringMatching(ISO),
         node_id: user.node.node_id,
@@ -76,7 +96,11 @@ describe('POST /v1/swarm/execute', () => {
   it('answers 402 with wallet_login_url, balance and price when the balance is below the price, charging nothing', async () => {
     const user = await paidUserWithNode(service, 11);
     const before = ledgerSnapshot(service);
-    const response = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012', input: { repo: '/srv/app' } });
+    const response = await execute(service, user.token, {
+      user_id: user.email,
+      agent_id: 'agent_dev_review_012',
+      input: { repo: '/srv/app' },
+    });
     expect(response.status).toBe(402);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(response.body).toMatchObject({
@@ -117,7 +141,12 @@ describe('POST /v1/swarm/execute', () => {
     ] as const) {
       const refused = await execute(service, user.token, { ...specShaped, ...(input === undefined ? {} : { input }) }, key);
       expect(refused.status, refused.text).toBe(422);
-      expect(refused.body).toMatchObject({ code: 'input_invalid', agent_id: 'agent_dev_review_012', version: expect.any(String), digest: null });
+      expect(refused.body).toMatchObject({
+        code: 'input_invalid',
+        agent_id: 'agent_dev_review_012',
+        version: expect.any(String),
+        digest: null,
+      });
       expect(refused.body.errors[0]).toEqual({ path, message });
     }
     // Nothing stayed: no debit, no run, and the key is free for the corrected request.
@@ -158,7 +187,9 @@ describe('POST /v1/swarm/execute', () => {
     const user = await paidUserWithNode(service, 200 * 4, { capacity: 32 });
     const body = { user_id: user.email, agent_id: 'agent_ops_monitor_004', input: {} };
     const responses = await Promise.all(Array.from({ length: 200 }, () => execute(service, user.token, body)));
-    expect(responses.map((response) => `${response.status} ${response.body.status}`)).toEqual(Array.from({ length: 200 }, () => '200 succeeded'));
+    expect(responses.map((response) => `${response.status} ${response.body.status}`)).toEqual(
+      Array.from({ length: 200 }, () => '200 succeeded'),
+    );
     expect(new Set(responses.map((response) => response.body.run_id)).size).toBe(200);
     expect(await service.ctx.ledger.balance(user.email)).toBe(0);
     const runs = runsOf(service, user.email);
@@ -174,7 +205,12 @@ describe('POST /v1/swarm/execute', () => {
       user = await paidUser(service, 50);
     });
 
-    const cases: Array<{ name: string; status: number; code: string; send: () => Promise<{ status: number; body: any; headers: Headers }> }> = [
+    const cases: Array<{
+      name: string;
+      status: number;
+      code: string;
+      send: () => Promise<{ status: number; body: any; headers: Headers }>;
+    }> = [
       {
         name: 'malformed JSON',
         status: 400,
@@ -186,7 +222,12 @@ describe('POST /v1/swarm/execute', () => {
       { name: 'missing agent_id', status: 400, code: 'invalid_request', send: () => post({ user_id: user.email }) },
       { name: 'missing user_id', status: 400, code: 'invalid_request', send: () => post({ agent_id: 'agent_ops_monitor_004' }) },
       { name: 'agent_id as a number', status: 400, code: 'invalid_request', send: () => post({ user_id: user.email, agent_id: 4 }) },
-      { name: 'user_id not an e-mail', status: 400, code: 'invalid_request', send: () => post({ user_id: 'nobody', agent_id: 'agent_ops_monitor_004' }) },
+      {
+        name: 'user_id not an e-mail',
+        status: 400,
+        code: 'invalid_request',
+        send: () => post({ user_id: 'nobody', agent_id: 'agent_ops_monitor_004' }),
+      },
       {
         name: 'an unknown field',
         status: 400,
@@ -194,7 +235,12 @@ describe('POST /v1/swarm/execute', () => {
         send: () => post({ user_id: user.email, agent_id: 'agent_ops_monitor_004', price_cents: 0 }),
       },
       { name: 'an empty agent_id', status: 400, code: 'invalid_request', send: () => post({ user_id: user.email, agent_id: '' }) },
-      { name: 'an unknown agent', status: 404, code: 'agent_not_found', send: () => post({ user_id: user.email, agent_id: 'agent_free_000' }) },
+      {
+        name: 'an unknown agent',
+        status: 404,
+        code: 'agent_not_found',
+        send: () => post({ user_id: user.email, agent_id: 'agent_free_000' }),
+      },
       {
         name: 'a 1 MiB body',
         status: 413,
@@ -234,7 +280,12 @@ describe('POST /v1/swarm/execute', () => {
           ['a label of 64 characters', ['a'.repeat(64)]],
           ['17 labels', Array.from({ length: 17 }, (_, index) => `l${index}`)],
         ] as const
-      ).map(([name, labels]) => ({ name, status: 400, code: 'invalid_request', send: () => post({ user_id: user.email, agent_id: 'agent_ops_monitor_004', labels }) })),
+      ).map(([name, labels]) => ({
+        name,
+        status: 400,
+        code: 'invalid_request',
+        send: () => post({ user_id: user.email, agent_id: 'agent_ops_monitor_004', labels }),
+      })),
       {
         name: "another user's user_id",
         status: 403,
@@ -275,10 +326,7 @@ describe('POST /v1/swarm/execute', () => {
     it('names the fields that failed validation', async () => {
       const response = await post({ agent_id: 7 });
       expect(response.body.errors).toEqual(
-        expect.arrayContaining([
-          { path: '/user_id', message: 'is required' },
-          expect.objectContaining({ path: '/agent_id' }),
-        ]),
+        expect.arrayContaining([{ path: '/user_id', message: 'is required' }, expect.objectContaining({ path: '/agent_id' })]),
       );
     });
   });
@@ -303,7 +351,11 @@ describe('POST /v1/swarm/execute', () => {
     const tokens: Array<[string, () => Promise<string | undefined> | string | undefined, Record<string, string>?]> = [
       ['no Authorization header', () => undefined],
       ['a token signed with another key', () => sign(new Uint8Array(randomBytes(32)), user.email)],
-      ['an unsigned (alg none) token', () => new UnsecuredJWT(claimsOf(user.email)).setSubject(user.email).setIssuer('svc').setIssuedAt().setExpirationTime('30d').encode()],
+      [
+        'an unsigned (alg none) token',
+        () =>
+          new UnsecuredJWT(claimsOf(user.email)).setSubject(user.email).setIssuer('svc').setIssuedAt().setExpirationTime('30d').encode(),
+      ],
       ['a token naming another key id', () => sign(service.secrets.jwtKey, user.email, { kid: 'rotated-away' })],
       [
         'a token with a tampered subject',
@@ -314,7 +366,17 @@ describe('POST /v1/swarm/execute', () => {
           return `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${signature}`;
         },
       ],
-      ['a token without the spec claims', () => new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(user.email).setIssuer('svc').setIssuedAt().setExpirationTime('1h').sign(service.secrets.jwtKey)],
+      [
+        'a token without the spec claims',
+        () =>
+          new SignJWT({})
+            .setProtectedHeader({ alg: 'HS256' })
+            .setSubject(user.email)
+            .setIssuer('svc')
+            .setIssuedAt()
+            .setExpirationTime('1h')
+            .sign(service.secrets.jwtKey),
+      ],
       ['garbage', () => 'not.a.jwt'],
     ];
 
@@ -362,10 +424,14 @@ describe('POST /v1/swarm/execute', () => {
     beforeAll(async () => {
       user = await paidUser(service, 100);
       gpu = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT], labels: ['GPU', 'linux'] });
-      arm = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT], labels: ['arm64', 'linux', 'linux'] });
+      arm = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), {
+        agents: [AGENT],
+        labels: ['arm64', 'linux', 'linux'],
+      });
       nodes.push(gpu, arm);
     });
-    const run = (labels: unknown, key?: string, extra: Record<string, unknown> = {}) => execute(service, user.token, { user_id: user.email, agent_id: AGENT, labels, ...extra }, key);
+    const run = (labels: unknown, key?: string, extra: Record<string, unknown> = {}) =>
+      execute(service, user.token, { user_id: user.email, agent_id: AGENT, labels, ...extra }, key);
 
     it('hands each run to the node with its labels, compared without case; the fleet view shows them lowercase', async () => {
       const fleet = await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token });
@@ -409,14 +475,25 @@ describe('POST /v1/swarm/execute', () => {
       });
       const apart = await run(['gpu', 'arm64']);
       expect(apart.status).toBe(409);
-      expect(apart.body).toMatchObject({ detail: expect.stringContaining('no one of your nodes that serve agent_ops_monitor_004 carries all of the labels arm64, gpu'), missing_labels: [] });
+      expect(apart.body).toMatchObject({
+        detail: expect.stringContaining('no one of your nodes that serve agent_ops_monitor_004 carries all of the labels arm64, gpu'),
+        missing_labels: [],
+      });
       const pinned = await run(['gpu'], undefined, { node_id: arm.node_id });
       expect(pinned.status).toBe(409);
-      expect(pinned.body).toMatchObject({ detail: expect.stringContaining(`node ${arm.node_id} does not carry the label gpu`), node_id: arm.node_id, missing_labels: ['gpu'] });
+      expect(pinned.body).toMatchObject({
+        detail: expect.stringContaining(`node ${arm.node_id} does not carry the label gpu`),
+        node_id: arm.node_id,
+        missing_labels: ['gpu'],
+      });
       // A node's own run executes on it: it must carry what it asks for.
       const own = await execute(service, arm.credential, { user_id: user.email, agent_id: AGENT, labels: ['gpu'] });
       expect(own.status).toBe(409);
-      expect(own.body).toMatchObject({ code: 'no_node_available', detail: expect.stringContaining('does not carry the label gpu'), missing_labels: ['gpu'] });
+      expect(own.body).toMatchObject({
+        code: 'no_node_available',
+        detail: expect.stringContaining('does not carry the label gpu'),
+        missing_labels: ['gpu'],
+      });
       expect(ledgerSnapshot(service)).toEqual(before);
       const ran = await run(['gpu'], key);
       expect(ran.status, ran.text).toBe(200);
@@ -443,10 +520,17 @@ describe('POST /v1/swarm/execute', () => {
 
     it('PUT /v1/swarm/nodes/self/labels replaces the set with the node credential only, and refuses a bad one, keeping the set', async () => {
       const node = await enrollNode(service.baseUrl, user.email);
-      const put = (body: unknown, token = node.credential) => httpRequest(`${service.baseUrl}/v1/swarm/nodes/self/labels`, { method: 'PUT', body, token });
+      const put = (body: unknown, token = node.credential) =>
+        httpRequest(`${service.baseUrl}/v1/swarm/nodes/self/labels`, { method: 'PUT', body, token });
       expect((await put({ labels: ['Zone.eu-1', 'b', 'B'] })).body).toEqual({ node_id: node.node_id, labels: ['b', 'zone.eu-1'] });
       expect((await put({ labels: ['b', 'c'] })).body).toEqual({ node_id: node.node_id, labels: ['b', 'c'] });
-      for (const bad of [{ labels: 'b' }, { labels: ['a b'] }, { labels: Array.from({ length: 17 }, (_, index) => `l${index}`) }, {}, { labels: [], extra: 1 }]) {
+      for (const bad of [
+        { labels: 'b' },
+        { labels: ['a b'] },
+        { labels: Array.from({ length: 17 }, (_, index) => `l${index}`) },
+        {},
+        { labels: [], extra: 1 },
+      ]) {
         const refused = await put(bad);
         expect(refused.status, JSON.stringify(bad)).toBe(400);
         expect(refused.body.code).toBe('invalid_request');
@@ -461,9 +545,19 @@ describe('POST /v1/swarm/execute', () => {
     it('a queued run whose labelled node went away waits for it until queue_seconds, then is failed not_picked_up and refunded, though another node serves the agent', async () => {
       const other = await paidUser(service, 20);
       // Online, but taking no work (capacity 0): the run stays queued while the test looks.
-      const labelled = await serve(service.baseUrl, await enrollNode(service.baseUrl, other.email), { agents: [AGENT], labels: ['gpu'], capacity: 0 });
+      const labelled = await serve(service.baseUrl, await enrollNode(service.baseUrl, other.email), {
+        agents: [AGENT],
+        labels: ['gpu'],
+        capacity: 0,
+      });
       nodes.push(await serve(service.baseUrl, await enrollNode(service.baseUrl, other.email), { agents: [AGENT], capacity: 0 }));
-      const queued = await execute(service, other.token, { user_id: other.email, agent_id: AGENT, labels: ['gpu'], queue_seconds: 3 }, randomUUID(), { prefer: 'respond-async' });
+      const queued = await execute(
+        service,
+        other.token,
+        { user_id: other.email, agent_id: AGENT, labels: ['gpu'], queue_seconds: 3 },
+        randomUUID(),
+        { prefer: 'respond-async' },
+      );
       expect(queued.status, queued.text).toBe(202);
       expect(queued.body).toMatchObject({ status: 'queued', charged_cents: 4 });
       await labelled.stop();
@@ -527,7 +621,11 @@ describe('execute with an expired token', () => {
       expect(ledgerSnapshot(service)).toEqual(before);
       // A fresh token works again: the balance was kept (once the node's next poll says it is there, 31 days on).
       const again = await paidUser(service, 0, user.email);
-      await waitFor(async () => ((await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: again.token })).body.nodes[0]?.online ? true : undefined), 'the node online again');
+      await waitFor(
+        async () =>
+          (await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: again.token })).body.nodes[0]?.online ? true : undefined,
+        'the node online again',
+      );
       const response2 = await execute(service, again.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' });
       expect(response2.status).toBe(200);
       expect(response2.body.balance_cents).toBe(50 - 4 - 4);

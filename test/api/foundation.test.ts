@@ -44,7 +44,11 @@ describe('svc-api foundation', () => {
 
   it('refuses a text/plain body with 415 (authenticated routes check the token first)', async () => {
     for (const path of ['/sandbox/payments', '/v1/auth/issue-token', '/v1/swarm/paygate/session', '/v1/payments/webhook']) {
-      const response = await fetch(`${service.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+      const response = await fetch(`${service.baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: 'hello',
+      });
       expect(response.status, path).toBe(415);
       expect(((await response.json()) as { code: string }).code).toBe('unsupported_media_type');
     }

@@ -21,8 +21,10 @@ describe('group commit on SQLite', () => {
     removeTempDirs();
   });
 
-  const committed = (): string[] => (outside.prepare('SELECT event_id FROM webhook_events ORDER BY event_id').all() as { event_id: string }[]).map((row) => row.event_id);
-  const record = (eventId: string) => store.db.insertInto('webhook_events').values({ event_id: eventId, type: 'test', received_at: 0 }).execute();
+  const committed = (): string[] =>
+    (outside.prepare('SELECT event_id FROM webhook_events ORDER BY event_id').all() as { event_id: string }[]).map((row) => row.event_id);
+  const record = (eventId: string) =>
+    store.db.insertInto('webhook_events').values({ event_id: eventId, type: 'test', received_at: 0 }).execute();
 
   it('runs the transactions of one turn in one commit: each sees the ones before it, nobody outside sees any until all are done', async () => {
     const seen: { inside: number; outside: number }[] = [];
@@ -30,7 +32,10 @@ describe('group commit on SQLite', () => {
       Array.from({ length: 10 }, (_, index) =>
         store.transaction(async () => {
           await record(`e${index}`);
-          const inside = await store.db.selectFrom('webhook_events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+          const inside = await store.db
+            .selectFrom('webhook_events')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow();
           seen.push({ inside: Number(inside.n), outside: committed().length });
           return index;
         }),

@@ -26,7 +26,11 @@ describe('JSON deeper than 64 levels', () => {
     const email = uniqueEmail('deep');
     const token = await signIn(service.baseUrl, email);
     const body = `{"user_id": ${JSON.stringify(email)}, "agent_id": "agent_ops_monitor_004", "input": {"x": ${nested(5000)}}}`;
-    const answer = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, { rawBody: body, headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() }, token });
+    const answer = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
+      rawBody: body,
+      headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+      token,
+    });
     expect(answer.status, answer.text).toBe(400);
     expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(answer.body).toMatchObject({ code: 'invalid_request', detail: 'the request body nests deeper than 64 levels' });
@@ -75,7 +79,10 @@ describe('JSON deeper than 64 levels', () => {
     expect((await execute(`{"x": ${JSON.stringify('['.repeat(1000))}}`)).body.code).toBe('no_node_available');
     expect((await execute(`{"x": ${nested(63)}}`)).body.code).toBe('invalid_request');
     // Every JSON body, not only execute's.
-    const session = await httpRequest(`${service.baseUrl}/v1/swarm/paygate/session`, { rawBody: `{"tier_id": "svc_starter_agents", "user_id": ${nested(100, '"a@b.c"')}}`, headers: { 'content-type': 'application/json' } });
+    const session = await httpRequest(`${service.baseUrl}/v1/swarm/paygate/session`, {
+      rawBody: `{"tier_id": "svc_starter_agents", "user_id": ${nested(100, '"a@b.c"')}}`,
+      headers: { 'content-type': 'application/json' },
+    });
     expect([session.status, session.body.detail]).toEqual([400, 'the request body nests deeper than 64 levels']);
   });
 });
@@ -91,7 +98,11 @@ describe('a body that stops arriving', () => {
     expect(text).toMatch(/^HTTP\/1\.1 408 /);
     expect(text).toMatch(/\r\ncontent-type: application\/problem\+json/i);
     expect(text).toMatch(/\r\nconnection: close/i);
-    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 408, code: 'invalid_request', detail: expect.stringMatching(/stopped arriving/) });
+    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      status: 408,
+      code: 'invalid_request',
+      detail: expect.stringMatching(/stopped arriving/),
+    });
   });
 
   it('is cut off when it trickles below the minimum rate, each pause shorter than the idle time', async () => {
@@ -122,7 +133,9 @@ describe('a body that stops arriving', () => {
     // A second app on the same service context, with the routes a streaming endpoint would declare.
     const app = await buildApp(service.ctx, { bodyTimeout: { idleMs: 300, minBytesPerSecond: 2000 } });
     app.post('/test/unbounded', { config: { bodyTimeout: false } }, async (request) => ({ got: request.body }));
-    app.post('/test/patient', { config: { bodyTimeout: { idleMs: 60_000, minBytesPerSecond: 0 } } }, async (request) => ({ got: request.body }));
+    app.post('/test/patient', { config: { bodyTimeout: { idleMs: 60_000, minBytesPerSecond: 0 } } }, async (request) => ({
+      got: request.body,
+    }));
     await app.listen({ host: '127.0.0.1', port: 0 });
     try {
       const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
@@ -155,7 +168,10 @@ describe('connections per client address', () => {
     await over.closed;
     expect(over.received()).toBe('');
     held[0]!.socket.destroy();
-    await waitFor(async () => ((await fetch(`${service.baseUrl}/healthz`).catch(() => undefined))?.status === 200 ? true : undefined), 'a connection taken again');
+    await waitFor(
+      async () => ((await fetch(`${service.baseUrl}/healthz`).catch(() => undefined))?.status === 200 ? true : undefined),
+      'a connection taken again',
+    );
     for (const connection of held) connection.socket.destroy();
   });
 });
@@ -187,18 +203,29 @@ describe('a client that goes away mid-request', () => {
     midBody.socket.write(`${postHead('/v1/swarm/paygate/session', 100)}{"tier_id": "svc_`);
     await waitFor(async () => (midBody.received() === '' && lines.length > 0 ? true : undefined), 'the service to take the request');
     midBody.socket.destroy();
-    await waitFor(async () => lines.find((line) => /closed the connection before its request was answered/.test(line.msg)), 'the info line');
+    await waitFor(
+      async () => lines.find((line) => /closed the connection before its request was answered/.test(line.msg)),
+      'the info line',
+    );
 
     const node = await enrollNode(service.baseUrl, uniqueEmail('gone'));
     const body = JSON.stringify({ hostname: 'h', version: 'v', capacity: 1, running: [], wait_seconds: 10 });
     const poll = await rawConnection(service.baseUrl);
     poll.socket.write(`${postHead('/v1/swarm/nodes/poll', body.length, node.credential)}${body}`);
     // The poll writes the node's last_seen_at when it starts holding.
-    await waitFor(async () => (service.db.prepare('SELECT last_seen_at FROM nodes WHERE node_id = ?').get(node.node_id) as { last_seen_at: number | null }).last_seen_at ?? undefined, 'the poll to be held');
+    await waitFor(
+      async () =>
+        (service.db.prepare('SELECT last_seen_at FROM nodes WHERE node_id = ?').get(node.node_id) as { last_seen_at: number | null })
+          .last_seen_at ?? undefined,
+      'the poll to be held',
+    );
     poll.socket.destroy();
     // Requests after it are answered and logged in order: once this one is, the service has dealt with the abort.
     expect((await fetch(`${service.baseUrl}/healthz`)).status).toBe(200);
-    await waitFor(async () => lines.find((line) => line.msg === 'request' && (line as { route?: string }).route === '/healthz'), 'the next request logged');
+    await waitFor(
+      async () => lines.find((line) => line.msg === 'request' && (line as { route?: string }).route === '/healthz'),
+      'the next request logged',
+    );
     expect(lines.filter((line) => line.level >= 50)).toEqual([]);
   });
 });

@@ -27,7 +27,11 @@ describe('Idempotency-Key on execute', () => {
   it('replays the first response byte for byte and charges once', async () => {
     const user = await paidUserWithNode(service, 50);
     const key = randomUUID();
-    const body = { user_id: user.email, agent_id: 'agent_sales_outreach_008', input: { leads: '/srv/leads.csv', template: 'Hello {{name}}' } };
+    const body = {
+      user_id: user.email,
+      agent_id: 'agent_sales_outreach_008',
+      input: { leads: '/srv/leads.csv', template: 'Hello {{name}}' },
+    };
     const first = await execute(service, user.token, body, key);
     expect(first.status).toBe(200);
     const before = ledgerSnapshot(service);
@@ -46,7 +50,12 @@ describe('Idempotency-Key on execute', () => {
   it('refuses the same key with a different body with 422 and changes nothing', async () => {
     const user = await paidUserWithNode(service, 50);
     const key = randomUUID();
-    const first = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_sales_outreach_008', input: { leads: '/srv/leads.csv', template: 'Hello {{name}}' } }, key);
+    const first = await execute(
+      service,
+      user.token,
+      { user_id: user.email, agent_id: 'agent_sales_outreach_008', input: { leads: '/srv/leads.csv', template: 'Hello {{name}}' } },
+      key,
+    );
     expect(first.status).toBe(200);
     const before = ledgerSnapshot(service);
     const reused = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, key);
@@ -163,8 +172,17 @@ describe('Idempotency-Key lifetime', () => {
       expect(replay.text).toBe(first.text);
       clock.advance(HOUR_MS);
       // A day on, the node is online again once it has polled.
-      await waitFor(async () => ((await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token })).body.nodes[0]?.online ? true : undefined), 'the node online');
-      const fresh = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_svc_skills_005', input: { question: 'What is a node?' } }, key);
+      await waitFor(
+        async () =>
+          (await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token })).body.nodes[0]?.online ? true : undefined,
+        'the node online',
+      );
+      const fresh = await execute(
+        service,
+        user.token,
+        { user_id: user.email, agent_id: 'agent_svc_skills_005', input: { question: 'What is a node?' } },
+        key,
+      );
       expect(fresh.status).toBe(200);
       expect(fresh.headers.get('idempotent-replayed')).toBeNull();
       expect(fresh.body.run_id).not.toBe(first.body.run_id);
@@ -196,7 +214,11 @@ describe('a crash of the service while a node runs the run', () => {
     });
     try {
       const key = randomUUID();
-      const body = { user_id: user.email, agent_id: 'agent_research_rag_015', input: { corpus: '/srv/docs', question: 'Where are the backups?' } };
+      const body = {
+        user_id: user.email,
+        agent_id: 'agent_research_rag_015',
+        input: { corpus: '/srv/docs', question: 'Where are the backups?' },
+      };
       const send = () =>
         fetch(`${first.baseUrl}/v1/swarm/execute`, {
           method: 'POST',
@@ -221,9 +243,17 @@ describe('a crash of the service while a node runs the run', () => {
           return response.status === 200 ? response : undefined;
         }, 'the result through the restarted service');
         expect(retry.headers.get('idempotent-replayed')).toBe('true');
-        expect(await retry.json()).toMatchObject({ run_id: started[0]!.run_id, status: 'succeeded', charged_cents: 15, balance_cents: 15, output: { answer: 'after the crash' } });
+        expect(await retry.json()).toMatchObject({
+          run_id: started[0]!.run_id,
+          status: 'succeeded',
+          charged_cents: 15,
+          balance_cents: 15,
+          output: { answer: 'after the crash' },
+        });
         const check = await openDatabaseOf(dataDir);
-        expect(check.db.prepare('SELECT kind, amount_cents FROM ledger_entries WHERE user_id = ? ORDER BY entry_id').all(user.email)).toEqual([
+        expect(
+          check.db.prepare('SELECT kind, amount_cents FROM ledger_entries WHERE user_id = ? ORDER BY entry_id').all(user.email),
+        ).toEqual([
           { kind: 'credit', amount_cents: 30 },
           { kind: 'debit', amount_cents: 15 },
         ]);

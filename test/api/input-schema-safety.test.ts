@@ -21,7 +21,12 @@ const bundleWith = (version: string, inputSchema: unknown) =>
     { name: 'main.sh', data: '#!/bin/sh\ncat >/dev/null\necho {}\n', mode: 0o755 },
   ]);
 const upload = (token: string, archive: Buffer) =>
-  httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/versions`, { method: 'POST', rawBody: archive, headers: { 'content-type': 'application/gzip' }, token });
+  httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/versions`, {
+    method: 'POST',
+    rawBody: archive,
+    headers: { 'content-type': 'application/gzip' },
+    token,
+  });
 
 /** A signed-in, funded user with an online node serving the agent, so that execute reaches its input check. */
 async function userWithNode(tag: string): Promise<{ email: string; token: string }> {
@@ -39,12 +44,14 @@ const execute = (user: { email: string; token: string }, input: unknown) =>
     headers: { 'idempotency-key': randomUUID(), prefer: 'respond-async' },
     body: { user_id: user.email, agent_id: AGENT, input },
   });
-const balance = async (token: string): Promise<number> => (await httpRequest(`${service.baseUrl}/v1/swarm/wallet`, { token })).body.balance_cents;
+const balance = async (token: string): Promise<number> =>
+  (await httpRequest(`${service.baseUrl}/v1/swarm/wallet`, { token })).body.balance_cents;
 
 /** `$defs` whose every level refers to the one below twice: checking a value against d40 is 2^40 checks. */
 function fanOut(levels: number): Record<string, unknown> {
   const defs: Record<string, unknown> = { d0: { type: 'string' } };
-  for (let level = 1; level <= levels; level += 1) defs[`d${level}`] = { allOf: [{ $ref: `#/$defs/d${level - 1}` }, { $ref: `#/$defs/d${level - 1}` }] };
+  for (let level = 1; level <= levels; level += 1)
+    defs[`d${level}`] = { allOf: [{ $ref: `#/$defs/d${level - 1}` }, { $ref: `#/$defs/d${level - 1}` }] };
   return defs;
 }
 
@@ -58,7 +65,11 @@ describe('patterns run in linear time', () => {
     for (const length of [28, 40]) {
       const refused = await execute(user, { name: `${'a'.repeat(length)}!` });
       expect(refused.status, refused.text).toBe(422);
-      expect(refused.body).toMatchObject({ code: 'input_invalid', digest: sha256(archive), errors: [{ path: '/input/name', message: 'must match ^(a+)+$' }] });
+      expect(refused.body).toMatchObject({
+        code: 'input_invalid',
+        digest: sha256(archive),
+        errors: [{ path: '/input/name', message: 'must match ^(a+)+$' }],
+      });
     }
     expect((await execute(user, { name: 'a'.repeat(40) })).status).toBe(202);
     expect(await balance(user.token)).toBe(1000 - 4);
@@ -66,7 +77,11 @@ describe('patterns run in linear time', () => {
 
   it('enforces each pattern of a schema as its own (not the first one compiled for all)', async () => {
     const user = await userWithNode('two-patterns');
-    const schema = { type: 'object', properties: { a: { type: 'string', pattern: '^a+$' }, b: { type: 'string', pattern: '^b+$' } }, patternProperties: { '^x-': { type: 'integer' } } };
+    const schema = {
+      type: 'object',
+      properties: { a: { type: 'string', pattern: '^a+$' }, b: { type: 'string', pattern: '^b+$' } },
+      patternProperties: { '^x-': { type: 'integer' } },
+    };
     expect((await upload(user.token, await bundleWith('1.0.0', schema))).status).toBe(201);
     const refused = await execute(user, { a: 'aa', b: 'aa', 'x-count': 'three' });
     expect(refused.status, refused.text).toBe(422);
@@ -80,13 +95,38 @@ describe('patterns run in linear time', () => {
 
 describe('a schema the service cannot use is refused at upload, and nothing is stored', () => {
   const cases: Array<[string, unknown, string, RegExp]> = [
-    ['a lookahead, which RE2 cannot run in linear time', { type: 'object', properties: { name: { type: 'string', pattern: '^(?=a)a+$' } } }, 'agent.json#/input_schema/properties/name/pattern', /RE2.*linear time/],
-    ['a backreference', { type: 'object', patternProperties: { '^(a)\\1$': {} } }, 'agent.json#/input_schema/patternProperties/^(a)\\1$', /RE2/],
-    ['a type JSON Schema does not have', { type: 'object', properties: { n: { type: 'int' } } }, 'agent.json#/input_schema/properties/n/type', /must be one of/],
+    [
+      'a lookahead, which RE2 cannot run in linear time',
+      { type: 'object', properties: { name: { type: 'string', pattern: '^(?=a)a+$' } } },
+      'agent.json#/input_schema/properties/name/pattern',
+      /RE2.*linear time/,
+    ],
+    [
+      'a backreference',
+      { type: 'object', patternProperties: { '^(a)\\1$': {} } },
+      'agent.json#/input_schema/patternProperties/^(a)\\1$',
+      /RE2/,
+    ],
+    [
+      'a type JSON Schema does not have',
+      { type: 'object', properties: { n: { type: 'int' } } },
+      'agent.json#/input_schema/properties/n/type',
+      /must be one of/,
+    ],
     ['an asynchronous schema', { $async: true, type: 'object' }, 'agent.json#/input_schema/$async', /checked synchronously/],
     ['a schema that refers to itself without end', { $ref: '#' }, 'agent.json#/input_schema', /nests without end/],
-    ['references that fan out beyond any deadline', { $defs: fanOut(40), $ref: '#/$defs/d40' }, 'agent.json#/input_schema', /cannot be checked in time/],
-    ['a schema nested deeper than 32 levels', Array.from({ length: 40 }).reduce<object>((inner) => ({ not: inner }), {}), 'agent.json#/input_schema', /deeper than 32/],
+    [
+      'references that fan out beyond any deadline',
+      { $defs: fanOut(40), $ref: '#/$defs/d40' },
+      'agent.json#/input_schema',
+      /cannot be checked in time/,
+    ],
+    [
+      'a schema nested deeper than 32 levels',
+      Array.from({ length: 40 }).reduce<object>((inner) => ({ not: inner }), {}),
+      'agent.json#/input_schema',
+      /deeper than 32/,
+    ],
   ];
 
   it.each(cases)('%s', async (_what, schema, path, message) => {
@@ -107,7 +147,10 @@ describe('checking an input is bounded in time', () => {
     expect((await upload(user.token, await bundleWith('1.0.0', schema))).status).toBe(201);
     const slow = await execute(user, { deep: 'x' });
     expect(slow.status, slow.text).toBe(422);
-    expect(slow.body).toMatchObject({ code: 'input_invalid', errors: [{ path: '/input', message: expect.stringMatching(/cannot be checked within 100 ms/) }] });
+    expect(slow.body).toMatchObject({
+      code: 'input_invalid',
+      errors: [{ path: '/input', message: expect.stringMatching(/cannot be checked within 100 ms/) }],
+    });
     expect(slow.body.remedy).toMatch(/simpler input_schema/);
     const barred = await execute(user, {});
     expect(barred.status, barred.text).toBe(422);
@@ -125,11 +168,17 @@ describe('the run is charged against the version whose schema checked its input'
     expect((await upload(user.token, strict)).status).toBe(201);
     const refused = await execute(user, {});
     expect(refused.status, refused.text).toBe(422);
-    expect(refused.body).toMatchObject({ code: 'input_invalid', digest: sha256(strict), errors: [{ path: '/input/name', message: 'is required' }] });
+    expect(refused.body).toMatchObject({
+      code: 'input_invalid',
+      digest: sha256(strict),
+      errors: [{ path: '/input/name', message: 'is required' }],
+    });
     const pinned = await execute(user, { name: 'Ada' });
     expect([pinned.status, pinned.body.bundle_digest]).toEqual([202, sha256(strict)]);
     // And back: the built-in agent again, once the upload is no longer current.
-    expect((await httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/current`, { method: 'DELETE', token: user.token })).status).toBe(200);
+    expect((await httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/current`, { method: 'DELETE', token: user.token })).status).toBe(
+      200,
+    );
     const builtIn = await execute(user, {});
     expect([builtIn.status, builtIn.body.bundle_digest]).toEqual([202, undefined]);
   });
@@ -140,11 +189,15 @@ describe('the run is charged against the version whose schema checked its input'
     const loose = await bundleWith('2.0.0', { type: 'object', properties: { name: { type: 'string', maxLength: 100 } } });
     expect((await upload(user.token, strict)).status).toBe(201);
     expect((await upload(user.token, loose)).status).toBe(201);
-    const makeCurrent = (digest: string) => httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/current`, { method: 'PUT', token: user.token, body: { digest } });
+    const makeCurrent = (digest: string) =>
+      httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/current`, { method: 'PUT', token: user.token, body: { digest } });
     const answers = [];
     for (let round = 0; round < 40; round += 1) {
       // Only the loose version takes this input; the current version flips while the run is checked and charged.
-      const [answer] = await Promise.all([execute(user, { name: 'a long name' }), makeCurrent(round % 2 === 0 ? sha256(strict) : sha256(loose))]);
+      const [answer] = await Promise.all([
+        execute(user, { name: 'a long name' }),
+        makeCurrent(round % 2 === 0 ? sha256(strict) : sha256(loose)),
+      ]);
       answers.push(answer);
     }
     for (const answer of answers) {

@@ -36,14 +36,20 @@ function held(): { answer: (run: AssignedRun) => Promise<Answer>; started: Assig
 describe('runs as jobs', () => {
   let service: TestService;
   const api = (path: string, init: Parameters<typeof httpRequest>[1] = {}) => httpRequest(`${service.baseUrl}${path}`, init);
-  const nodeCall = (node: EnrolledTestNode, method: string, path: string, body?: unknown) => api(path, { method, token: node.credential, ...(body === undefined ? {} : { body }) });
-  const runOf = (user: PaidUser, runId: string, wait = 0) => api(`/v1/swarm/runs/${runId}${wait > 0 ? `?wait=${wait}` : ''}`, { token: user.token });
+  const nodeCall = (node: EnrolledTestNode, method: string, path: string, body?: unknown) =>
+    api(path, { method, token: node.credential, ...(body === undefined ? {} : { body }) });
+  const runOf = (user: PaidUser, runId: string, wait = 0) =>
+    api(`/v1/swarm/runs/${runId}${wait > 0 ? `?wait=${wait}` : ''}`, { token: user.token });
   /** Follows the run until it ends (each GET holds up to 10 s). */
   const ended = (user: PaidUser, runId: string) =>
-    waitFor(async () => {
-      const run = await runOf(user, runId, 10);
-      return ['succeeded', 'failed', 'cancelled'].includes(run.body.status) ? run : undefined;
-    }, `run ${runId} to end`, EVENT_MS);
+    waitFor(
+      async () => {
+        const run = await runOf(user, runId, 10);
+        return ['succeeded', 'failed', 'cancelled'].includes(run.body.status) ? run : undefined;
+      },
+      `run ${runId} to end`,
+      EVENT_MS,
+    );
   const queued = (user: PaidUser, body: Record<string, unknown> = {}, key = randomUUID()) =>
     execute(service, user.token, { user_id: user.email, agent_id: AGENT, ...body }, key, { prefer: 'wait=0' });
   /** A node of the user that serves the agent but has never polled: it exists, and is offline. */
@@ -85,7 +91,11 @@ describe('runs as jobs', () => {
       expect(waiting.status).toBe(202);
       const done = await ended(user, waiting.body.run_id);
       expect(done.body).toMatchObject({ status: 'failed', charged_cents: 0, balance_cents: 100, output: { error: 'not_picked_up' } });
-      expect(entriesOf(service, user.email).filter((entry) => entry.run_id === waiting.body.run_id).map((entry) => entry.kind)).toEqual(['debit', 'refund']);
+      expect(
+        entriesOf(service, user.email)
+          .filter((entry) => entry.run_id === waiting.body.run_id)
+          .map((entry) => entry.kind),
+      ).toEqual(['debit', 'refund']);
     });
 
     it('refuses at once (409) only when no node of the user serves the agent; queue_seconds 0 asks for an online one now', async () => {
@@ -144,7 +154,8 @@ describe('runs as jobs', () => {
       expect(again.status).toBe(200);
       expect(again.body.status).toBe('cancelled');
       expect(entriesOf(service, user.email).map((entry) => entry.kind)).toEqual(['credit', 'debit', 'refund']);
-      const listed = async (status: string) => (await api(`/v1/swarm/runs?status=${status}`, { token: user.token })).body.runs.map((run: { run_id: string }) => run.run_id);
+      const listed = async (status: string) =>
+        (await api(`/v1/swarm/runs?status=${status}`, { token: user.token })).body.runs.map((run: { run_id: string }) => run.run_id);
       expect(await listed('cancelled')).toEqual([waiting.body.run_id]);
       expect(await listed('failed')).toEqual([]);
     });
@@ -152,7 +163,11 @@ describe('runs as jobs', () => {
     it('a running run is stopped by its node within its held poll and ends cancelled, refunded once', async () => {
       const user = await paidUser(service, 100);
       const work = held();
-      const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT], answer: work.answer, waitSeconds: 20 });
+      const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), {
+        agents: [AGENT],
+        answer: work.answer,
+        waitSeconds: 20,
+      });
       const running = await queued(user);
       await waitFor(async () => (work.started.length > 0 ? true : undefined), 'the node to start the run', EVENT_MS);
       const asked = await cancel(user, running.body.run_id);
@@ -163,40 +178,64 @@ describe('runs as jobs', () => {
       expect(done.body).toMatchObject({ status: 'cancelled', charged_cents: 0, output: { error: 'cancelled' } });
       expect(node.cancels).toEqual([running.body.run_id]);
       expect(Date.parse(done.body.finished_at) - Date.parse(asked.body.cancel_requested_at)).toBeLessThan(10_000);
-      expect(entriesOf(service, user.email).filter((entry) => entry.run_id === running.body.run_id).map((entry) => entry.kind)).toEqual(['debit', 'refund']);
+      expect(
+        entriesOf(service, user.email)
+          .filter((entry) => entry.run_id === running.body.run_id)
+          .map((entry) => entry.kind),
+      ).toEqual(['debit', 'refund']);
       work.release();
     });
 
     it('a node that stays silent has the run ended cancelled after the grace; its late result is refused', async () => {
       const user = await paidUser(service, 100);
       const work = held();
-      const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT], answer: work.answer, ignoreCancel: true });
+      const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), {
+        agents: [AGENT],
+        answer: work.answer,
+        ignoreCancel: true,
+      });
       const running = await queued(user);
       await waitFor(async () => (work.started.length > 0 ? true : undefined), 'the node to start the run', EVENT_MS);
       expect((await cancel(user, running.body.run_id)).status).toBe(202);
       const done = await ended(user, running.body.run_id);
       expect(done.body).toMatchObject({ status: 'cancelled', charged_cents: 0 });
       expect(node.cancels).toContain(running.body.run_id);
-      const late = await nodeCall(node, 'POST', `/v1/swarm/runs/${running.body.run_id}/result`, { lease_id: work.started[0]!.lease_id, status: 'succeeded', output: { late: true } });
+      const late = await nodeCall(node, 'POST', `/v1/swarm/runs/${running.body.run_id}/result`, {
+        lease_id: work.started[0]!.lease_id,
+        status: 'succeeded',
+        output: { late: true },
+      });
       expect(late.status).toBe(409);
       expect(late.body.code).toBe('lease_lost');
-      expect(entriesOf(service, user.email).filter((entry) => entry.run_id === running.body.run_id).map((entry) => entry.kind)).toEqual(['debit', 'refund']);
+      expect(
+        entriesOf(service, user.email)
+          .filter((entry) => entry.run_id === running.body.run_id)
+          .map((entry) => entry.kind),
+      ).toEqual(['debit', 'refund']);
     });
 
     it('a result the node sent before it saw the cancel stands: the user got what they paid for', async () => {
       const user = await paidUser(service, 100);
       const work = held();
-      const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT], answer: work.answer, ignoreCancel: true });
+      const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), {
+        agents: [AGENT],
+        answer: work.answer,
+        ignoreCancel: true,
+      });
       const running = await queued(user);
       await waitFor(async () => (work.started.length > 0 ? true : undefined), 'the node to start the run', EVENT_MS);
       expect((await cancel(user, running.body.run_id)).status).toBe(202);
-      const result = await nodeCall(node, 'POST', `/v1/swarm/runs/${running.body.run_id}/result`, { lease_id: work.started[0]!.lease_id, status: 'succeeded', output: { done: true } });
+      const result = await nodeCall(node, 'POST', `/v1/swarm/runs/${running.body.run_id}/result`, {
+        lease_id: work.started[0]!.lease_id,
+        status: 'succeeded',
+        output: { done: true },
+      });
       expect(result.status).toBe(200);
       expect((await ended(user, running.body.run_id)).body).toMatchObject({ status: 'succeeded', charged_cents: 4 });
       work.release();
     });
 
-    it('a finished run cannot be cancelled (409); another user\'s or an unknown run is 404', async () => {
+    it("a finished run cannot be cancelled (409); another user's or an unknown run is 404", async () => {
       const user = await paidUser(service, 100);
       await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT] });
       const done = await execute(service, user.token, { user_id: user.email, agent_id: AGENT });
@@ -218,32 +257,55 @@ describe('runs as jobs', () => {
         { name: 'agent.json', data: manifestOf(AGENT, `r-${randomUUID().slice(0, 8)}`, { retry_safe: retrySafe }) },
         { name: 'main.sh', data: '#!/bin/sh\ncat >/dev/null\necho {}\n', mode: 0o755 },
       ]);
-      const uploaded = await api(`/v1/swarm/agents/${AGENT}/versions`, { method: 'POST', rawBody: archive, token: user.token, headers: { 'content-type': 'application/gzip' } });
+      const uploaded = await api(`/v1/swarm/agents/${AGENT}/versions`, {
+        method: 'POST',
+        rawBody: archive,
+        token: user.token,
+        headers: { 'content-type': 'application/gzip' },
+      });
       expect(uploaded.status, uploaded.text).toBe(201);
     };
 
-    it('a retry-safe run lost with its node runs again on another, under the same id and charge; the lost node is fenced', { timeout: 60_000 }, async () => {
-      const user = await paidUser(service, 100);
-      await uploadRetrySafe(user, true);
-      const lost = held();
-      const first = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT], answer: lost.answer });
-      const run = await queued(user);
-      await waitFor(async () => (lost.started.length > 0 ? true : undefined), 'the first node to take the run', EVENT_MS);
-      expect(lost.started[0]).toMatchObject({ run_id: run.body.run_id, attempt: 1 });
-      await first.stop();
-      const second = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT] });
-      const done = await ended(user, run.body.run_id);
-      expect(done.body).toMatchObject({ run_id: run.body.run_id, status: 'succeeded', charged_cents: 4, attempt: 2, node_id: second.node_id });
-      expect(second.received.map((each) => each.attempt)).toEqual([2]);
-      expect(done.body.attempts).toEqual([
-        expect.objectContaining({ attempt: 1, node_id: first.node_id, outcome: 'node_lost' }),
-        expect.objectContaining({ attempt: 2, node_id: second.node_id, outcome: 'succeeded' }),
-      ]);
-      const late = await nodeCall(first, 'POST', `/v1/swarm/runs/${run.body.run_id}/result`, { lease_id: lost.started[0]!.lease_id, status: 'succeeded', output: { twice: true } });
-      expect(late.status).toBe(409);
-      // Charged once: one debit, no refund.
-      expect(entriesOf(service, user.email).filter((entry) => entry.run_id === run.body.run_id).map((entry) => entry.kind)).toEqual(['debit']);
-    });
+    it(
+      'a retry-safe run lost with its node runs again on another, under the same id and charge; the lost node is fenced',
+      { timeout: 60_000 },
+      async () => {
+        const user = await paidUser(service, 100);
+        await uploadRetrySafe(user, true);
+        const lost = held();
+        const first = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT], answer: lost.answer });
+        const run = await queued(user);
+        await waitFor(async () => (lost.started.length > 0 ? true : undefined), 'the first node to take the run', EVENT_MS);
+        expect(lost.started[0]).toMatchObject({ run_id: run.body.run_id, attempt: 1 });
+        await first.stop();
+        const second = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT] });
+        const done = await ended(user, run.body.run_id);
+        expect(done.body).toMatchObject({
+          run_id: run.body.run_id,
+          status: 'succeeded',
+          charged_cents: 4,
+          attempt: 2,
+          node_id: second.node_id,
+        });
+        expect(second.received.map((each) => each.attempt)).toEqual([2]);
+        expect(done.body.attempts).toEqual([
+          expect.objectContaining({ attempt: 1, node_id: first.node_id, outcome: 'node_lost' }),
+          expect.objectContaining({ attempt: 2, node_id: second.node_id, outcome: 'succeeded' }),
+        ]);
+        const late = await nodeCall(first, 'POST', `/v1/swarm/runs/${run.body.run_id}/result`, {
+          lease_id: lost.started[0]!.lease_id,
+          status: 'succeeded',
+          output: { twice: true },
+        });
+        expect(late.status).toBe(409);
+        // Charged once: one debit, no refund.
+        expect(
+          entriesOf(service, user.email)
+            .filter((entry) => entry.run_id === run.body.run_id)
+            .map((entry) => entry.kind),
+        ).toEqual(['debit']);
+      },
+    );
 
     it('at most three attempts: lost a third time, it fails node_lost and is refunded once', { timeout: 90_000 }, async () => {
       const user = await paidUser(service, 100);
@@ -256,50 +318,70 @@ describe('runs as jobs', () => {
         await waitFor(async () => (lost.started.length > 0 ? true : undefined), `attempt ${attempt}`, EVENT_MS);
         expect(lost.started[0]!.attempt).toBe(attempt);
         await node.stop();
-        if (attempt < 3) await waitFor(async () => ((await runOf(user, run.body.run_id)).body.status === 'queued' ? true : undefined), 'the run queued again', EVENT_MS);
+        if (attempt < 3)
+          await waitFor(
+            async () => ((await runOf(user, run.body.run_id)).body.status === 'queued' ? true : undefined),
+            'the run queued again',
+            EVENT_MS,
+          );
       }
       const done = await ended(user, run.body.run_id);
       expect(done.body).toMatchObject({ status: 'failed', charged_cents: 0, attempt: 3, output: { error: 'node_lost' } });
       expect(done.body.attempts.map((each: { outcome: string }) => each.outcome)).toEqual(['node_lost', 'node_lost', 'failed']);
-      expect(entriesOf(service, user.email).filter((entry) => entry.run_id === run.body.run_id).map((entry) => entry.kind)).toEqual(['debit', 'refund']);
+      expect(
+        entriesOf(service, user.email)
+          .filter((entry) => entry.run_id === run.body.run_id)
+          .map((entry) => entry.kind),
+      ).toEqual(['debit', 'refund']);
     });
 
-    it('a run whose agent is not retry-safe is refunded node_lost, never run again; one interrupted by its node\'s restart runs again if it is', { timeout: 60_000 }, async () => {
-      const user = await paidUser(service, 100);
-      await uploadRetrySafe(user, false);
-      const lost = held();
-      const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT], answer: lost.answer });
-      const once = await queued(user);
-      await waitFor(async () => (lost.started.length > 0 ? true : undefined), 'the node to take the run', EVENT_MS);
-      await node.stop();
-      expect((await ended(user, once.body.run_id)).body).toMatchObject({ status: 'failed', output: { error: 'node_lost' }, attempt: 1 });
+    it(
+      "a run whose agent is not retry-safe is refunded node_lost, never run again; one interrupted by its node's restart runs again if it is",
+      { timeout: 60_000 },
+      async () => {
+        const user = await paidUser(service, 100);
+        await uploadRetrySafe(user, false);
+        const lost = held();
+        const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT], answer: lost.answer });
+        const once = await queued(user);
+        await waitFor(async () => (lost.started.length > 0 ? true : undefined), 'the node to take the run', EVENT_MS);
+        await node.stop();
+        expect((await ended(user, once.body.run_id)).body).toMatchObject({ status: 'failed', output: { error: 'node_lost' }, attempt: 1 });
 
-      await uploadRetrySafe(user, true);
-      const restarted = held();
-      const again = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT], answer: restarted.answer });
-      const run = await queued(user);
-      await waitFor(async () => (restarted.started.length > 0 ? true : undefined), 'the node to take the run', EVENT_MS);
-      const interrupted = await nodeCall(again, 'POST', `/v1/swarm/runs/${run.body.run_id}/result`, {
-        lease_id: restarted.started[0]!.lease_id,
-        status: 'failed',
-        output: { error: 'interrupted', message: 'the node restarted mid-run' },
-      });
-      expect(interrupted.status).toBe(200);
-      expect(interrupted.body).toMatchObject({ status: 'queued', attempt: 2 });
-      await waitFor(async () => (restarted.started.length > 1 ? true : undefined), 'the run handed again', EVENT_MS);
-      expect(restarted.started[1]).toMatchObject({ run_id: run.body.run_id, attempt: 2 });
-      restarted.release();
-      expect((await ended(user, run.body.run_id)).body).toMatchObject({ status: 'succeeded', charged_cents: 4, attempt: 2 });
-    });
+        await uploadRetrySafe(user, true);
+        const restarted = held();
+        const again = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), {
+          agents: [AGENT],
+          answer: restarted.answer,
+        });
+        const run = await queued(user);
+        await waitFor(async () => (restarted.started.length > 0 ? true : undefined), 'the node to take the run', EVENT_MS);
+        const interrupted = await nodeCall(again, 'POST', `/v1/swarm/runs/${run.body.run_id}/result`, {
+          lease_id: restarted.started[0]!.lease_id,
+          status: 'failed',
+          output: { error: 'interrupted', message: 'the node restarted mid-run' },
+        });
+        expect(interrupted.status).toBe(200);
+        expect(interrupted.body).toMatchObject({ status: 'queued', attempt: 2 });
+        await waitFor(async () => (restarted.started.length > 1 ? true : undefined), 'the run handed again', EVENT_MS);
+        expect(restarted.started[1]).toMatchObject({ run_id: run.body.run_id, attempt: 2 });
+        restarted.release();
+        expect((await ended(user, run.body.run_id)).body).toMatchObject({ status: 'succeeded', charged_cents: 4, attempt: 2 });
+      },
+    );
   });
 
   describe('the history', () => {
-    it('lists the user\'s runs newest first, a page at a time, filtered by agent, status, node and time', async () => {
+    it("lists the user's runs newest first, a page at a time, filtered by agent, status, node and time", async () => {
       const user = await paidUser(service, 500);
       const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT, 'agent_svc_skills_005'] });
       const ids: string[] = [];
       for (let n = 0; n < 5; n += 1) {
-        const ran = await execute(service, user.token, { user_id: user.email, agent_id: n % 2 === 0 ? AGENT : 'agent_svc_skills_005', ...(n % 2 === 0 ? {} : { input: { quiz: 1 } }) });
+        const ran = await execute(service, user.token, {
+          user_id: user.email,
+          agent_id: n % 2 === 0 ? AGENT : 'agent_svc_skills_005',
+          ...(n % 2 === 0 ? {} : { input: { quiz: 1 } }),
+        });
         expect(ran.status, ran.text).toBe(200);
         ids.push(ran.body.run_id);
       }
@@ -341,9 +423,10 @@ describe('runs as jobs', () => {
   });
 
   describe('a pending run settled by its key', () => {
-    const byKey = (token: string, key: string) => api('/v1/swarm/runs/by-key', { method: 'POST', token, headers: { 'idempotency-key': key } });
+    const byKey = (token: string, key: string) =>
+      api('/v1/swarm/runs/by-key', { method: 'POST', token, headers: { 'idempotency-key': key } });
 
-    it('finds the key\'s run; a key with none is settled as never run, and an execute with it arriving later runs nothing', async () => {
+    it("finds the key's run; a key with none is settled as never run, and an execute with it arriving later runs nothing", async () => {
       const user = await paidUser(service, 100);
       await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT] });
       const key = randomUUID();
@@ -369,17 +452,19 @@ describe('runs as jobs', () => {
   });
 
   describe('time limits', () => {
-    it('a run takes its agent\'s limit, or less when execute asks; never more', async () => {
+    it("a run takes its agent's limit, or less when execute asks; never more", async () => {
       const user = await paidUser(service, 100);
       const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT] });
-      const ran = async (body: Record<string, unknown>) => (await execute(service, user.token, { user_id: user.email, agent_id: AGENT, ...body })).body;
+      const ran = async (body: Record<string, unknown>) =>
+        (await execute(service, user.token, { user_id: user.email, agent_id: AGENT, ...body })).body;
       const asIs = await ran({});
       const agentLimit = asIs.timeout_seconds as number;
       expect(agentLimit).toBeGreaterThan(0);
       expect((await ran({ timeout_seconds: 5 })).timeout_seconds).toBe(5);
       expect((await ran({ timeout_seconds: agentLimit + 100 })).timeout_seconds).toBe(agentLimit);
       expect(node.received.map((run) => run.timeout_seconds)).toEqual([agentLimit, 5, agentLimit]);
-      for (const bad of [0, 6 * 3600 + 1, 'long']) expect((await execute(service, user.token, { user_id: user.email, agent_id: AGENT, timeout_seconds: bad })).status).toBe(400);
+      for (const bad of [0, 6 * 3600 + 1, 'long'])
+        expect((await execute(service, user.token, { user_id: user.email, agent_id: AGENT, timeout_seconds: bad })).status).toBe(400);
     });
   });
 });

@@ -32,7 +32,9 @@ describe('ledger', () => {
     return paymentId;
   }
   function entries() {
-    return db.prepare('SELECT kind, amount_cents, payment_id IS NOT NULL AS has_payment, run_id FROM ledger_entries ORDER BY entry_id').all();
+    return db
+      .prepare('SELECT kind, amount_cents, payment_id IS NOT NULL AS has_payment, run_id FROM ledger_entries ORDER BY entry_id')
+      .all();
   }
   /** The invariant of the books: every balance is the sum of its entries. */
   function expectBalancesMatchEntries(): void {
@@ -70,7 +72,10 @@ describe('ledger', () => {
     await ledger.creditPayment({ user_id: USER, payment_id: confirmedPayment(11), amount_cents: 11 });
     const before = entries();
     expect(await ledger.debitForRun({ user_id: USER, run_id: 'run-1', amount_cents: 12 })).toEqual({ ok: false, balance_cents: 11 });
-    expect(await ledger.debitForRun({ user_id: 'nobody@example.com', run_id: 'run-2', amount_cents: 4 })).toEqual({ ok: false, balance_cents: 0 });
+    expect(await ledger.debitForRun({ user_id: 'nobody@example.com', run_id: 'run-2', amount_cents: 4 })).toEqual({
+      ok: false,
+      balance_cents: 0,
+    });
     expect(entries()).toEqual(before);
     expect(await ledger.balance(USER)).toBe(11);
   });

@@ -71,9 +71,17 @@ describe('GET /metrics', () => {
     await waitFor(async () => (value(await scrape(), 'svc_nodes_online') === 1 ? true : undefined), 'the node online in the gauge');
     const before = await scrape();
 
-    const succeeded = await execute(service, user.token, { user_id: user.email, agent_id: SKU.agent_id, input: { repo: '/srv/app', rev: 'ok' } });
+    const succeeded = await execute(service, user.token, {
+      user_id: user.email,
+      agent_id: SKU.agent_id,
+      input: { repo: '/srv/app', rev: 'ok' },
+    });
     expect(succeeded.body.status).toBe('succeeded');
-    const failed = await execute(service, user.token, { user_id: user.email, agent_id: SKU.agent_id, input: { repo: '/srv/app', rev: 'fail' } });
+    const failed = await execute(service, user.token, {
+      user_id: user.email,
+      agent_id: SKU.agent_id,
+      input: { repo: '/srv/app', rev: 'fail' },
+    });
     expect(failed.body.status).toBe('failed');
 
     const after = await scrape();
@@ -86,7 +94,10 @@ describe('GET /metrics', () => {
 
     // A run the node holds is in flight, read from the database at the scrape.
     const holding = execute(service, user.token, { user_id: user.email, agent_id: SKU.agent_id, input: { repo: '/srv/app', rev: 'hold' } });
-    await waitFor(async () => (value(await scrape(), 'svc_runs', { status: 'running' }) === 1 ? true : undefined), 'the held run in the gauge');
+    await waitFor(
+      async () => (value(await scrape(), 'svc_runs', { status: 'running' }) === 1 ? true : undefined),
+      'the held run in the gauge',
+    );
     release({ status: 'succeeded', output: { ok: true } });
     expect((await holding).body.status).toBe('succeeded');
     expect(value(await scrape(), 'svc_runs', { status: 'running' })).toBe(0);
@@ -120,7 +131,10 @@ describe('GET /metrics', () => {
 
     const body = JSON.stringify({ id: `evt_${Date.now()}`, type: 'payment.refunded', created: 1, data: {} });
     const send = (signature: string) =>
-      httpRequest(`${service.baseUrl}/v1/payments/webhook`, { rawBody: body, headers: { 'content-type': 'application/json', 'svc-signature': signature } });
+      httpRequest(`${service.baseUrl}/v1/payments/webhook`, {
+        rawBody: body,
+        headers: { 'content-type': 'application/json', 'svc-signature': signature },
+      });
     const signature = signWebhookBody(service.secrets.webhookSecret, body, Date.now());
     expect((await send(signature)).body).toEqual({ received: true, ignored: true });
     expect((await send(signature)).body).toEqual({ received: true, duplicate: true });
@@ -129,7 +143,12 @@ describe('GET /metrics', () => {
     const after = await scrape();
     const delta = (outcome: string): number =>
       value(after, 'svc_webhook_deliveries_total', { outcome }) - value(before, 'svc_webhook_deliveries_total', { outcome });
-    expect({ applied: delta('applied'), ignored: delta('ignored'), duplicate: delta('duplicate'), bad_signature: delta('bad_signature') }).toEqual({
+    expect({
+      applied: delta('applied'),
+      ignored: delta('ignored'),
+      duplicate: delta('duplicate'),
+      bad_signature: delta('bad_signature'),
+    }).toEqual({
       applied: 1,
       ignored: 1,
       duplicate: 1,

@@ -49,7 +49,7 @@ describe('the OpenAPI document', () => {
     );
   }
 
-  it("passes redocly lint with its recommended rules: no error, no warning", async () => {
+  it('passes redocly lint with its recommended rules: no error, no warning', async () => {
     const { text } = await fetchDocument();
     const config = await createConfig({
       extends: ['recommended'],

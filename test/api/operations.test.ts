@@ -36,7 +36,10 @@ describe('health checks', () => {
     try {
       // What an instance of an older release sees once a newer one migrated the shared database, and the reverse.
       service.db.pragma(`user_version = ${current + 1}`);
-      expectNotReady(await httpRequest(`${service.baseUrl}/readyz`), new RegExp(`schema is at version ${current + 1}, newer than this program's ${current}`));
+      expectNotReady(
+        await httpRequest(`${service.baseUrl}/readyz`),
+        new RegExp(`schema is at version ${current + 1}, newer than this program's ${current}`),
+      );
       service.db.pragma(`user_version = ${current - 1}`);
       expectNotReady(await httpRequest(`${service.baseUrl}/readyz`), /migrations pending/);
       // Liveness does not depend on the database: a restart would not fix it.
@@ -88,7 +91,10 @@ describe('X-Request-Id', () => {
       { id: 'req-400', path: '/v1/swarm/paygate/session', status: 400, body: { tier_id: 'nope', user_id: uniqueEmail() } },
     ];
     for (const { id, path, status, body } of cases) {
-      const response = await httpRequest(`${service.baseUrl}${path}`, { headers: { 'x-request-id': id }, ...(body === undefined ? {} : { body }) });
+      const response = await httpRequest(`${service.baseUrl}${path}`, {
+        headers: { 'x-request-id': id },
+        ...(body === undefined ? {} : { body }),
+      });
       expect(response.status).toBe(status);
       expect(response.headers.get('x-request-id')).toBe(id);
       const lines = log.filter((line) => line.request_id === id);
@@ -116,11 +122,14 @@ describe('X-Request-Id', () => {
   it('is on the answers the router writes itself (a path that is not URL encoding)', async () => {
     const headers = await new Promise<Record<string, unknown>>((resolve, reject) => {
       const url = new URL(service.baseUrl);
-      const request = rawRequest({ host: url.hostname, port: url.port, path: '/v1/docs/%E0%A4%A', headers: { 'x-request-id': 'raw-1' } }, (response) => {
-        response.resume();
-        expect(response.statusCode).toBe(400);
-        resolve(response.headers);
-      });
+      const request = rawRequest(
+        { host: url.hostname, port: url.port, path: '/v1/docs/%E0%A4%A', headers: { 'x-request-id': 'raw-1' } },
+        (response) => {
+          response.resume();
+          expect(response.statusCode).toBe(400);
+          resolve(response.headers);
+        },
+      );
       request.on('error', reject);
       request.end();
     });
@@ -132,7 +141,8 @@ describe('X-Request-Id on a refusal of the rate limit', () => {
   const service = useSvcApi({ rateLimitPerMinute: 1 });
 
   it('is on the 429 too', async () => {
-    const verify = (id: string) => httpRequest(`${service.baseUrl}/v1/auth/verify`, { body: { token: 'x' }, headers: { 'x-request-id': id } });
+    const verify = (id: string) =>
+      httpRequest(`${service.baseUrl}/v1/auth/verify`, { body: { token: 'x' }, headers: { 'x-request-id': id } });
     await verify('first');
     const refused = await verify('second');
     expect(refused.status).toBe(429);
@@ -174,8 +184,17 @@ describe('GET /openapi.json', () => {
     expect(missing).toEqual([]);
 
     // spec §4's endpoints and every one docs/api.md describes, ours included.
-    const spec = ['POST /v1/swarm/paygate/session', 'POST /v1/swarm/paygate/activate', 'POST /v1/auth/issue-token', 'POST /v1/auth/verify', 'POST /v1/swarm/execute'];
-    const described = readFileSync(fileURLToPath(new URL('../../docs/api.md', import.meta.url)), 'utf8').match(/\b(?:GET|POST|PUT|DELETE) \/(?:v1|sandbox|healthz|readyz|openapi)[^\s`|,;)]*/g) ?? [];
+    const spec = [
+      'POST /v1/swarm/paygate/session',
+      'POST /v1/swarm/paygate/activate',
+      'POST /v1/auth/issue-token',
+      'POST /v1/auth/verify',
+      'POST /v1/swarm/execute',
+    ];
+    const described =
+      readFileSync(fileURLToPath(new URL('../../docs/api.md', import.meta.url)), 'utf8').match(
+        /\b(?:GET|POST|PUT|DELETE) \/(?:v1|sandbox|healthz|readyz|openapi)[^\s`|,;)]*/g,
+      ) ?? [];
     expect(described).toEqual(expect.arrayContaining(['GET /healthz', 'GET /readyz', 'GET /openapi.json']));
     const undocumented = [...new Set([...spec, ...described])].filter((endpoint) => {
       const [method, target] = endpoint.split(' ') as [string, string];

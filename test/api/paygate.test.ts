@@ -9,7 +9,15 @@ import { apiClient } from '../helpers/http.js';
 import { startSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
 import { mintToken } from '../helpers/tokens.js';
-import { UUID_V4, confirmAtProviderOnly, confirmedEvent, dbSnapshot, deliverWebhook, paymentData, rowCount } from './support/paygate-support.js';
+import {
+  UUID_V4,
+  confirmAtProviderOnly,
+  confirmedEvent,
+  dbSnapshot,
+  deliverWebhook,
+  paymentData,
+  rowCount,
+} from './support/paygate-support.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -34,7 +42,8 @@ describe('pay gate: session and activation', () => {
     return response.body.session_id as string;
   }
   // Activation needs the session user's JWT from a recent sign-in (docs/api.md "activate").
-  const activate = (session_id: string, payment_id: string, token: string) => api.post('/v1/swarm/paygate/activate', { session_id, payment_id }, { token });
+  const activate = (session_id: string, payment_id: string, token: string) =>
+    api.post('/v1/swarm/paygate/activate', { session_id, payment_id }, { token });
   const tokenOf = async (email: string): Promise<string> => (await mintToken(service, email.toLowerCase())).token;
   const enroll = (token: string) => api.post('/v1/swarm/nodes/enroll', undefined, { token });
 
@@ -265,7 +274,7 @@ describe('pay gate: session and activation', () => {
     expect(dbSnapshot(service.db)).toEqual(before);
   });
 
-  it('never mints a deploy token from ids alone: session and payment ids without the user\'s JWT are 401, after the enrolment too', async () => {
+  it("never mints a deploy token from ids alone: session and payment ids without the user's JWT are 401, after the enrolment too", async () => {
     const email = uniqueEmail('again');
     const token = await tokenOf(email);
     const sessionId = await newSession(email);
@@ -279,7 +288,11 @@ describe('pay gate: session and activation', () => {
     expect((await enroll(first.body.deploy_token)).status).toBe(200);
     const tokens = rowCount(service.db, 'deploy_tokens');
     for (const bearer of [undefined, token]) {
-      const replay = await api.post('/v1/swarm/paygate/activate', { session_id: sessionId, payment_id: paymentId }, bearer === undefined ? {} : { token: bearer });
+      const replay = await api.post(
+        '/v1/swarm/paygate/activate',
+        { session_id: sessionId, payment_id: paymentId },
+        bearer === undefined ? {} : { token: bearer },
+      );
       expect(replay.status).toBe(bearer === undefined ? 401 : 409);
       expect(replay.body.deploy_token).toBeUndefined();
     }
@@ -309,7 +322,11 @@ describe('pay gate: session and activation', () => {
       const before = dbSnapshot(service.db);
       const response = await activate(sessionId, paymentId, token);
       expect(response.status).toBe(401);
-      expect(response.body).toMatchObject({ code: 'step_up_required', max_age: 900, remedy: expect.stringContaining(`swarm-node login --email ${email}`) });
+      expect(response.body).toMatchObject({
+        code: 'step_up_required',
+        max_age: 900,
+        remedy: expect.stringContaining(`swarm-node login --email ${email}`),
+      });
       expect(response.headers.get('www-authenticate')).toMatch(/error="insufficient_user_authentication".*max_age=900/);
       expect(dbSnapshot(service.db)).toEqual(before);
       expect((await activate(sessionId, paymentId, await tokenOf(email))).status).toBe(200);
@@ -342,7 +359,9 @@ describe('pay gate: session and activation', () => {
       expect(responses.map((r) => r.status).sort()).toEqual([200, 409]);
       const enrolls = await Promise.all(responses.filter((r) => r.status === 200).map((r) => enroll(r.body.deploy_token)));
       expect(enrolls.map((r) => r.status)).toEqual([200]);
-      expect(service.db.prepare('SELECT count(*) AS n FROM deploy_tokens WHERE session_id = ? AND revoked_at IS NULL').get(sessionId)).toEqual({ n: 1 });
+      expect(
+        service.db.prepare('SELECT count(*) AS n FROM deploy_tokens WHERE session_id = ? AND revoked_at IS NULL').get(sessionId),
+      ).toEqual({ n: 1 });
     });
 
     it('one session raced with two payments: exactly one activates it', async () => {
@@ -377,7 +396,9 @@ describe('pay gate: session and activation', () => {
       expect(responses.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
       for (const r of responses.filter((r) => r.status === 409)) expect(r.body.code).toBe('payment_already_used');
       expect(service.db.prepare('SELECT count(*) AS n FROM sessions WHERE payment_id = ?').get(paymentId)).toEqual({ n: 1 });
-      expect(service.db.prepare("SELECT count(*) AS n FROM payments WHERE payment_id = ? AND status = 'CONFIRMED'").get(paymentId)).toEqual({ n: 1 });
+      expect(service.db.prepare("SELECT count(*) AS n FROM payments WHERE payment_id = ? AND status = 'CONFIRMED'").get(paymentId)).toEqual(
+        { n: 1 },
+      );
     });
   });
 });

@@ -49,7 +49,10 @@ describe('rate limit on the auth, paygate, enroll and wallet sign-in endpoints',
 
   it.each([
     ['/v1/swarm/paygate/activate', { session_id: '3f1c1a52-93a4-4c1e-9a8e-2f9b0c7d6e5f', payment_id: 'pay_x' }],
-    ['/v1/auth/issue-token', { status: 'CONFIRMED', offer_id: 'svc_starter_agents', customer_email: 'a@example.com', merchant_id: 'merchant_local' }],
+    [
+      '/v1/auth/issue-token',
+      { status: 'CONFIRMED', offer_id: 'svc_starter_agents', customer_email: 'a@example.com', merchant_id: 'merchant_local' },
+    ],
     ['/v1/auth/verify', { token: 'a.b.c' }],
     ['/v1/swarm/nodes/enroll', undefined],
   ])('limits %s too, even when the requests fail', async (path, body) => {
@@ -129,7 +132,11 @@ describe('rate limit behind a proxy (svc-api --trust-proxy)', () => {
   async function statusesFrom(service: TestService, forwardedFor: string[]): Promise<number[]> {
     const statuses: number[] = [];
     for (const address of forwardedFor) {
-      const response = await apiClient(service.baseUrl).post('/v1/auth/verify', { token: 'a.b.c' }, { headers: { 'x-forwarded-for': address } });
+      const response = await apiClient(service.baseUrl).post(
+        '/v1/auth/verify',
+        { token: 'a.b.c' },
+        { headers: { 'x-forwarded-for': address } },
+      );
       statuses.push(response.status);
     }
     return statuses;
@@ -170,7 +177,9 @@ describe('svc-api --trust-proxy', () => {
     ['10.0.0.300', '"10.0.0.300" is not an IP address'],
     ['127.0.0.1,10.0.0.0/33', '"10.0.0.0/33" is not an IP address, a CIDR range'],
   ])('refuses --trust-proxy %s as a usage error (exit 2)', async (value, message) => {
-    const result = await execa('node', [SVC_API_BIN, '--data-dir', '/nonexistent/never-created', '--trust-proxy', value], { reject: false });
+    const result = await execa('node', [SVC_API_BIN, '--data-dir', '/nonexistent/never-created', '--trust-proxy', value], {
+      reject: false,
+    });
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain(message);
     expect(result.stdout).toBe('');

@@ -5,7 +5,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compareVersions, parseManifest, releaseFileNames, renderManifest, sha256Hex, type ReleaseManifest } from '../../src/lib/release-manifest.js';
+import {
+  compareVersions,
+  parseManifest,
+  releaseFileNames,
+  renderManifest,
+  sha256Hex,
+  type ReleaseManifest,
+} from '../../src/lib/release-manifest.js';
 import { activatedSession } from '../helpers/funnel.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
@@ -39,7 +46,9 @@ describe('GET /v1/swarm/releases/latest', () => {
   it('is the newest complete release of the platform, by semver, never a pre-release', async () => {
     const { deploy_token } = await activatedSession(service.baseUrl, uniqueEmail('releases'));
     const latest = async (platform = 'linux-x64') => {
-      const response = await fetch(`${service.baseUrl}/v1/swarm/releases/latest?platform=${platform}`, { headers: { authorization: `Bearer ${deploy_token}` } });
+      const response = await fetch(`${service.baseUrl}/v1/swarm/releases/latest?platform=${platform}`, {
+        headers: { authorization: `Bearer ${deploy_token}` },
+      });
       return { status: response.status, body: (await response.json()) as { version?: string; code?: string; artifact?: { url: string } } };
     };
     expect(await latest()).toMatchObject({ status: 404, body: { code: 'not_found' } });
@@ -56,7 +65,9 @@ describe('GET /v1/swarm/releases/latest', () => {
     expect((await latest('linux-mips')).status).toBe(400);
     // A pre-release's files are served all the same: it is installed on purpose, with upgrade --from FILE.
     const names = releaseFileNames('0.11.0-rc.1', 'linux-x64');
-    const file = await fetch(`${service.baseUrl}/v1/swarm/releases/0.11.0-rc.1/${names.sha256}`, { headers: { authorization: `Bearer ${deploy_token}` } });
+    const file = await fetch(`${service.baseUrl}/v1/swarm/releases/0.11.0-rc.1/${names.sha256}`, {
+      headers: { authorization: `Bearer ${deploy_token}` },
+    });
     expect(file.status).toBe(200);
   });
 });
@@ -83,7 +94,9 @@ describe('GET /install.sh', () => {
       expect(script).toMatch(/^DEFAULT_BASE_URL='https:\/\/svc\.example\.com'$/m);
       expect(script).not.toContain('pwned');
     }
-    const forwarded = await fetch(`${service.baseUrl}/install.sh`, { headers: { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http' } });
+    const forwarded = await fetch(`${service.baseUrl}/install.sh`, {
+      headers: { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http' },
+    });
     expect(await forwarded.text()).toMatch(/^DEFAULT_BASE_URL='https:\/\/svc\.example\.com'$/m);
   });
 });

@@ -27,7 +27,7 @@ describe('revocation', () => {
   };
   const walletPage = async (cookie: string) => (await httpRequest(`${service.walletUrl}/login`, { headers: { cookie } })).text;
 
-  it('logout revokes the token it is sent with, at once and for every endpoint; the user\'s other tokens go on', async () => {
+  it("logout revokes the token it is sent with, at once and for every endpoint; the user's other tokens go on", async () => {
     const email = uniqueEmail('logout');
     const stolen = await signIn(service.baseUrl, email);
     const other = await signInPaid(service.baseUrl, email);
@@ -44,7 +44,11 @@ describe('revocation', () => {
       await api.get('/v1/swarm/wallet', stolen),
       await api.get('/v1/docs/starter-agents', stolen),
       await api.get('/v1/swarm/nodes', stolen),
-      await api.post('/v1/swarm/execute', { user_id: email, agent_id: 'agent_ops_monitor_004' }, { token: stolen, headers: { 'idempotency-key': randomUUID() } }),
+      await api.post(
+        '/v1/swarm/execute',
+        { user_id: email, agent_id: 'agent_ops_monitor_004' },
+        { token: stolen, headers: { 'idempotency-key': randomUUID() } },
+      ),
       await api.post('/v1/swarm/nodes/deploy-token', undefined, { token: stolen }),
     ]) {
       expect(response.status).toBe(401);
@@ -58,7 +62,11 @@ describe('revocation', () => {
 
   it('logout everywhere revokes every token of the user issued before now, wallet sessions too; a later sign-in works', async () => {
     const email = uniqueEmail('everywhere');
-    const tokens = [await signIn(service.baseUrl, email), await signInPaid(service.baseUrl, email), await signInPaid(service.baseUrl, email)];
+    const tokens = [
+      await signIn(service.baseUrl, email),
+      await signInPaid(service.baseUrl, email),
+      await signInPaid(service.baseUrl, email),
+    ];
     const bystander = await signIn(service.baseUrl, uniqueEmail('bystander'));
     const cookie = await walletCookie(tokens[1]!);
     const out = await api.post('/v1/auth/logout', { everywhere: true }, { token: tokens[0]! });
@@ -68,7 +76,9 @@ describe('revocation', () => {
     expect(await walletStatus(bystander)).toBe(200);
     const after = await signInPaid(service.baseUrl, email);
     expect(await verify(after)).toMatchObject({ valid: true, sub: email });
-    expect(service.db.prepare('SELECT count(*) AS n FROM issued_tokens WHERE sub = ? AND revoked_at IS NOT NULL').get(email)).toEqual({ n: 3 });
+    expect(service.db.prepare('SELECT count(*) AS n FROM issued_tokens WHERE sub = ? AND revoked_at IS NOT NULL').get(email)).toEqual({
+      n: 3,
+    });
   });
 
   it('an instance learns of a revocation recorded by another at its next read of the log (every 400 ms)', async () => {

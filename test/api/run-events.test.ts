@@ -39,7 +39,12 @@ describe('run events', () => {
     const leasing = deferred<string | undefined>();
     let checks = 0;
     const stop = new AbortController();
-    const waited = events.waitFor({ work: 'u2', node: 'n1' }, async () => (++checks === 1 ? undefined : leasing.promise), NEVER_MS, stop.signal);
+    const waited = events.waitFor(
+      { work: 'u2', node: 'n1' },
+      async () => (++checks === 1 ? undefined : leasing.promise),
+      NEVER_MS,
+      stop.signal,
+    );
     await new Promise((resolve) => setImmediate(resolve));
     // Woken: the second check leases a run, and the wait ends while it does.
     events.queued('u2');
@@ -54,7 +59,15 @@ describe('run events', () => {
     const signal = new AbortController().signal;
     expect(await events.waitFor({ run: 'r1' }, async () => 'found', NEVER_MS, signal)).toBe('found');
     expect(await events.waitFor({ run: 'r1' }, async () => undefined, 0, signal)).toBeUndefined();
-    const later = events.waitFor({ run: 'r2' }, (() => { let n = 0; return async () => (++n > 1 ? 'finished' : undefined); })(), NEVER_MS, signal);
+    const later = events.waitFor(
+      { run: 'r2' },
+      (() => {
+        let n = 0;
+        return async () => (++n > 1 ? 'finished' : undefined);
+      })(),
+      NEVER_MS,
+      signal,
+    );
     await new Promise((resolve) => setImmediate(resolve));
     events.finished('r2');
     expect(await later).toBe('finished');

@@ -7,7 +7,12 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AssignedRun } from '../../src/contract/node-protocol.js';
 import type { LogEntry } from '../../src/contract/jobs.js';
-import { LOG_TRUNCATION_TEXT, MAX_LOG_BYTES_PER_RUN, MAX_LOG_LINE_CHARS, RUN_DATA_RETENTION_DAYS } from '../../src/contract/run-log-limits.js';
+import {
+  LOG_TRUNCATION_TEXT,
+  MAX_LOG_BYTES_PER_RUN,
+  MAX_LOG_LINE_CHARS,
+  RUN_DATA_RETENTION_DAYS,
+} from '../../src/contract/run-log-limits.js';
 import { DAY_MS } from '../../src/lib/clock.js';
 import { MovableClock } from '../helpers/clock.js';
 import { waitFor } from '../helpers/funnel.js';
@@ -41,7 +46,9 @@ async function heldRun(service: TestService, user?: PaidUser): Promise<HeldRun> 
       return new Promise((resolve) => waiting.push(resolve));
     },
   });
-  const accepted = await execute(service, owner.token, { user_id: owner.email, agent_id: AGENT }, randomUUID(), { prefer: 'respond-async' });
+  const accepted = await execute(service, owner.token, { user_id: owner.email, agent_id: AGENT }, randomUUID(), {
+    prefer: 'respond-async',
+  });
   expect(accepted.status, accepted.text).toBe(202);
   const run = await waitFor(async () => started.find((held) => held.run_id === accepted.body.run_id), 'the node to take the run');
   return {
@@ -52,10 +59,19 @@ async function heldRun(service: TestService, user?: PaidUser): Promise<HeldRun> 
   };
 }
 
-const entry = (seq: number, text: string, stream: LogEntry['stream'] = 'stdout'): LogEntry => ({ seq, stream, at: new Date().toISOString(), text });
+const entry = (seq: number, text: string, stream: LogEntry['stream'] = 'stdout'): LogEntry => ({
+  seq,
+  stream,
+  at: new Date().toISOString(),
+  text,
+});
 
 function postLogs(service: TestService, held: Pick<HeldRun, 'run' | 'credential'>, entries: LogEntry[], leaseId = held.run.lease_id) {
-  return httpRequest(`${service.baseUrl}/v1/swarm/runs/${held.run.run_id}/logs`, { method: 'POST', token: held.credential, body: { lease_id: leaseId, entries } });
+  return httpRequest(`${service.baseUrl}/v1/swarm/runs/${held.run.run_id}/logs`, {
+    method: 'POST',
+    token: held.credential,
+    body: { lease_id: leaseId, entries },
+  });
 }
 
 function readLogs(service: TestService, token: string, runId: string, query = '') {
@@ -117,15 +133,33 @@ describe('run logs', () => {
     const held = await heldRun(service);
     const first = await postLogs(service, held, [entry(0, 'starting'), entry(1, 'a warning', 'stderr'), entry(2, 'working')]);
     expect(first.status, first.text).toBe(200);
-    expect(first.body).toEqual({ stored_bytes: 'starting'.length + 'a warning'.length + 'working'.length, truncated: false, cancel: false });
+    expect(first.body).toEqual({
+      stored_bytes: 'starting'.length + 'a warning'.length + 'working'.length,
+      truncated: false,
+      cancel: false,
+    });
     // The same batch again (its answer was lost), then one that overlaps it: each seq is stored once.
-    expect((await postLogs(service, held, [entry(0, 'starting'), entry(1, 'a warning', 'stderr'), entry(2, 'working')])).body).toEqual(first.body);
-    const overlap = await postLogs(service, held, [entry(2, 'working, sent again'), entry(3, 'nul\u0000 and esc\u001b[2J kept'), entry(4, 'done')]);
+    expect((await postLogs(service, held, [entry(0, 'starting'), entry(1, 'a warning', 'stderr'), entry(2, 'working')])).body).toEqual(
+      first.body,
+    );
+    const overlap = await postLogs(service, held, [
+      entry(2, 'working, sent again'),
+      entry(3, 'nul\u0000 and esc\u001b[2J kept'),
+      entry(4, 'done'),
+    ]);
     expect(overlap.body.stored_bytes).toBe(first.body.stored_bytes + Buffer.byteLength('nul\uFFFD and esc\u001b[2J kept') + 'done'.length);
 
     const all = await readLogs(service, held.user.token, held.run.run_id);
     expect(all.status, all.text).toBe(200);
-    expect(all.body).toMatchObject({ run_id: held.run.run_id, truncated: false, finished: false, status: 'running', next_after: 4, expires_at: null, expired: false });
+    expect(all.body).toMatchObject({
+      run_id: held.run.run_id,
+      truncated: false,
+      finished: false,
+      status: 'running',
+      next_after: 4,
+      expires_at: null,
+      expired: false,
+    });
     expect(all.body.entries.map((log: LogEntry) => [log.seq, log.stream, log.text])).toEqual([
       [0, 'stdout', 'starting'],
       [1, 'stderr', 'a warning'],
@@ -139,7 +173,10 @@ describe('run logs', () => {
     expect(page.body.next_after).toBe(3);
 
     held.finish();
-    await waitFor(async () => ((await readLogs(service, held.user.token, held.run.run_id)).body.finished ? true : undefined), 'the run to finish');
+    await waitFor(
+      async () => ((await readLogs(service, held.user.token, held.run.run_id)).body.finished ? true : undefined),
+      'the run to finish',
+    );
     const ended = await readLogs(service, held.user.token, held.run.run_id, '?after=4');
     expect(ended.body).toMatchObject({ entries: [], finished: true, status: 'succeeded', next_after: 4 });
     expect(Date.parse(ended.body.expires_at) - Date.now()).toBeGreaterThan((RUN_DATA_RETENTION_DAYS - 1) * DAY_MS);
@@ -186,7 +223,11 @@ describe('run logs', () => {
     const fit = MAX_LOG_BYTES_PER_RUN / MAX_LOG_LINE_CHARS;
     let last: Awaited<ReturnType<typeof postLogs>> | undefined;
     for (let seq = 0; seq < fit + 40; seq += 50) {
-      last = await postLogs(service, held, Array.from({ length: 50 }, (_, i) => entry(seq + i, line)));
+      last = await postLogs(
+        service,
+        held,
+        Array.from({ length: 50 }, (_, i) => entry(seq + i, line)),
+      );
       expect(last.status, last.text).toBe(200);
     }
     expect(last!.body).toEqual({ stored_bytes: MAX_LOG_BYTES_PER_RUN, truncated: true, cancel: false });
@@ -203,7 +244,9 @@ describe('run logs', () => {
 
     // The node's own marker ends a log too.
     const cut = await heldRun(service);
-    expect((await postLogs(service, cut, [entry(0, 'a'), entry(1, LOG_TRUNCATION_TEXT, 'node'), entry(2, 'after the marker')])).body).toEqual({ stored_bytes: 1, truncated: true, cancel: false });
+    expect(
+      (await postLogs(service, cut, [entry(0, 'a'), entry(1, LOG_TRUNCATION_TEXT, 'node'), entry(2, 'after the marker')])).body,
+    ).toEqual({ stored_bytes: 1, truncated: true, cancel: false });
     const cutLogs = await readLogs(service, cut.user.token, cut.run.run_id);
     expect(cutLogs.body.entries.map((log: LogEntry) => log.seq)).toEqual([0, 1]);
     expect(cutLogs.body.truncated).toBe(true);
@@ -278,12 +321,18 @@ describe('run logs: retention', () => {
     const old = await heldRun(service);
     await postLogs(service, old, [entry(0, 'old')]);
     old.finish();
-    await waitFor(async () => ((await readLogs(service, old.user.token, old.run.run_id)).body.finished ? true : undefined), 'the first run to finish');
+    await waitFor(
+      async () => ((await readLogs(service, old.user.token, old.run.run_id)).body.finished ? true : undefined),
+      'the first run to finish',
+    );
     clock.advance((RUN_DATA_RETENTION_DAYS - 1) * DAY_MS);
     const recent = await heldRun(service, old.user);
     await postLogs(service, recent, [entry(0, 'recent')]);
     recent.finish();
-    await waitFor(async () => ((await readLogs(service, recent.user.token, recent.run.run_id)).body.finished ? true : undefined), 'the second run to finish');
+    await waitFor(
+      async () => ((await readLogs(service, recent.user.token, recent.run.run_id)).body.finished ? true : undefined),
+      'the second run to finish',
+    );
     clock.advance(DAY_MS + 60_000);
     // A token of now: the first one's 30 days are over too.
     const { token } = await paidUser(service, 0, old.user.email);
@@ -292,7 +341,10 @@ describe('run logs: retention', () => {
       return logs.body.expired ? logs : undefined;
     }, 'the first log to expire');
     expect(expired.body).toMatchObject({ entries: [], expired: true, finished: true });
-    expect((await readLogs(service, token, recent.run.run_id)).body).toMatchObject({ expired: false, entries: [{ seq: 0, text: 'recent' }] });
+    expect((await readLogs(service, token, recent.run.run_id)).body).toMatchObject({
+      expired: false,
+      entries: [{ seq: 0, text: 'recent' }],
+    });
   });
 });
 

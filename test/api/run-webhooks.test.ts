@@ -29,18 +29,25 @@ describe('webhooks of run events', () => {
     await stopNodes();
     await receiver.close();
   });
-  const call = (path: string, token: string, init: { method?: string; body?: unknown } = {}) => httpRequest(`${service.baseUrl}${path}`, { ...init, token });
+  const call = (path: string, token: string, init: { method?: string; body?: unknown } = {}) =>
+    httpRequest(`${service.baseUrl}${path}`, { ...init, token });
   const addEndpoint = async (token: string, body: Record<string, unknown> = {}) => {
-    const added = await call('/v1/swarm/webhooks', token, { method: 'POST', body: { url: `${receiver.url}/hooks/${Math.random().toString(36).slice(2)}`, ...body } });
+    const added = await call('/v1/swarm/webhooks', token, {
+      method: 'POST',
+      body: { url: `${receiver.url}/hooks/${Math.random().toString(36).slice(2)}`, ...body },
+    });
     expect(added.status, added.text).toBe(201);
     return added.body as { endpoint_id: string; url: string; signing_secret: string; events: string[] };
   };
   // Each endpoint has a path of its own, whichever name or address reaches the receiver.
   const to = (endpoint: { url: string }): Received[] =>
     receiver.received.filter((request) => new URL(endpoint.url).pathname === request.path);
-  const waitForTo = (endpoint: { url: string }, count: number) => waitFor(async () => (to(endpoint).length >= count ? to(endpoint) : undefined), `${count} deliveries to ${endpoint.url}`, 20_000);
-  const eventsOf = (requests: Received[]) => requests.map((request) => JSON.parse(request.body) as { id: string; type: string; data: { run: Record<string, unknown> } });
-  const verify = (request: Received, secret: string) => verifyWebhookSignature(secret, request.headers['svc-signature'], Buffer.from(request.body), clock.now());
+  const waitForTo = (endpoint: { url: string }, count: number) =>
+    waitFor(async () => (to(endpoint).length >= count ? to(endpoint) : undefined), `${count} deliveries to ${endpoint.url}`, 20_000);
+  const eventsOf = (requests: Received[]) =>
+    requests.map((request) => JSON.parse(request.body) as { id: string; type: string; data: { run: Record<string, unknown> } });
+  const verify = (request: Received, secret: string) =>
+    verifyWebhookSignature(secret, request.headers['svc-signature'], Buffer.from(request.body), clock.now());
 
   it('sends queued, started and succeeded of a run, each signed with the endpoint secret, in order; failed with its reason', async () => {
     const user = await paidUserWithNode(service, 100, { agents: [AGENT] });
@@ -57,7 +64,14 @@ describe('webhooks of run events', () => {
     }
     const events = eventsOf(requests).sort((a, b) => a.id.localeCompare(b.id));
     expect(events.map((event) => event.type)).toEqual(['run.queued', 'run.started', 'run.succeeded']);
-    expect(events[2]!.data.run).toMatchObject({ run_id: run.body.run_id, agent_id: AGENT, status: 'succeeded', charged_cents: 4, node_id: user.node.node_id, error: null });
+    expect(events[2]!.data.run).toMatchObject({
+      run_id: run.body.run_id,
+      agent_id: AGENT,
+      status: 'succeeded',
+      charged_cents: 4,
+      node_id: user.node.node_id,
+      error: null,
+    });
     // The run's output is not in the event: GET /v1/swarm/runs/{id} has it.
     expect(events[2]!.data.run).not.toHaveProperty('output');
     // Another key signs nothing here.
@@ -65,7 +79,10 @@ describe('webhooks of run events', () => {
   });
 
   it('sends only the events an endpoint takes; a failed run is sent failed with its reason', async () => {
-    const user = await paidUserWithNode(service, 100, { agents: [AGENT], answer: () => ({ status: 'failed', output: { error: 'exit', message: 'exit 7' } }) });
+    const user = await paidUserWithNode(service, 100, {
+      agents: [AGENT],
+      answer: () => ({ status: 'failed', output: { error: 'exit', message: 'exit 7' } }),
+    });
     // By a name: the connection goes to the address it resolved to, and the name stays the TLS server name and the Host.
     const endpoint = await addEndpoint(user.token, { events: ['failed'], url: `https://localhost:${receiver.port}/hooks/by-name` });
     const run = await execute(service, user.token, { user_id: user.email, agent_id: AGENT });
@@ -73,7 +90,10 @@ describe('webhooks of run events', () => {
     const [request] = await waitForTo(endpoint, 1);
     expect(request!.servername).toBe('localhost');
     expect(request!.headers.host).toBe(`localhost:${receiver.port}`);
-    expect(eventsOf([request!])[0]).toMatchObject({ type: 'run.failed', data: { run: { run_id: run.body.run_id, status: 'failed', charged_cents: 0, error: { code: 'exit', message: 'exit 7' } } } });
+    expect(eventsOf([request!])[0]).toMatchObject({
+      type: 'run.failed',
+      data: { run: { run_id: run.body.run_id, status: 'failed', charged_cents: 0, error: { code: 'exit', message: 'exit 7' } } },
+    });
     const deliveries = await waitFor(async () => {
       const page = (await call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/deliveries`, user.token)).body;
       return page.deliveries.length === 1 && page.deliveries[0].status === 'delivered' ? page : undefined;
@@ -89,7 +109,11 @@ describe('webhooks of run events', () => {
     const [first] = await waitForTo(endpoint, 1);
     const eventId = JSON.parse(first!.body).id as string;
     const detail = () => call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/deliveries/${eventId}`, user.token);
-    const pending = await waitFor(async () => ((await detail()).body.attempts === 1 && (await detail()).body.last_status_code === 500 ? (await detail()).body : undefined), 'the failed attempt recorded');
+    const pending = await waitFor(
+      async () =>
+        (await detail()).body.attempts === 1 && (await detail()).body.last_status_code === 500 ? (await detail()).body : undefined,
+      'the failed attempt recorded',
+    );
     expect(pending).toMatchObject({ status: 'pending', last_error: 'answered HTTP 500', run_id: run.body.run_id });
     expect(Date.parse(pending.next_attempt_at) - Date.parse(pending.last_attempt_at)).toBeGreaterThanOrEqual(10_000);
     // Nothing more before the backoff is over; the service's clock moved past it, the second attempt goes.
@@ -97,7 +121,10 @@ describe('webhooks of run events', () => {
     const [, second] = await waitForTo(endpoint, 2);
     expect(second!.headers['svc-delivery-attempt']).toBe('2');
     expect(JSON.parse(second!.body).id).toBe(eventId);
-    const delivered = await waitFor(async () => ((await detail()).body.status === 'delivered' ? (await detail()).body : undefined), 'delivered');
+    const delivered = await waitFor(
+      async () => ((await detail()).body.status === 'delivered' ? (await detail()).body : undefined),
+      'delivered',
+    );
     expect(delivered.attempt_log).toEqual([
       expect.objectContaining({ attempt: 1, status_code: 500, error: 'answered HTTP 500', response_excerpt: 'receiver down' }),
       expect.objectContaining({ attempt: 2, status_code: 200, error: null, response_excerpt: 'ok' }),
@@ -109,13 +136,19 @@ describe('webhooks of run events', () => {
     const [, , third] = await waitForTo(endpoint, 3);
     expect(JSON.parse(third!.body).id).toBe(eventId);
     expect(() => verify(third!, endpoint.signing_secret)).not.toThrow();
-    await waitFor(async () => ((await detail()).body.attempt_log.length === 3 && (await detail()).body.status === 'delivered' ? true : undefined), 'the re-send recorded');
+    await waitFor(
+      async () => ((await detail()).body.attempt_log.length === 3 && (await detail()).body.status === 'delivered' ? true : undefined),
+      'the re-send recorded',
+    );
   });
 
   it('rotates the signing secret: the old one signs beside the new for the overlap asked, then only the new', async () => {
     const user = await paidUserWithNode(service, 100, { agents: [AGENT] });
     const endpoint = await addEndpoint(user.token, { events: ['succeeded'] });
-    const rotated = await call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/rotate-secret`, user.token, { method: 'POST', body: { previous_secret_seconds: 3600 } });
+    const rotated = await call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/rotate-secret`, user.token, {
+      method: 'POST',
+      body: { previous_secret_seconds: 3600 },
+    });
     expect(rotated.status, rotated.text).toBe(200);
     expect(rotated.body.signing_secret).not.toBe(endpoint.signing_secret);
     const overlapMs = Date.parse(rotated.body.previous_secret_expires_at) - clock.now();
@@ -127,7 +160,10 @@ describe('webhooks of run events', () => {
     expect(() => verify(overlap!, endpoint.signing_secret)).not.toThrow();
     expect(() => verify(overlap!, rotated.body.signing_secret)).not.toThrow();
     // Rotated again with no overlap: only the newest signs.
-    const again = await call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/rotate-secret`, user.token, { method: 'POST', body: { previous_secret_seconds: 0 } });
+    const again = await call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/rotate-secret`, user.token, {
+      method: 'POST',
+      body: { previous_secret_seconds: 0 },
+    });
     expect(again.body.previous_secret_expires_at).toBeNull();
     await execute(service, user.token, { user_id: user.email, agent_id: AGENT });
     const [, after] = await waitForTo(endpoint, 2);
@@ -136,7 +172,11 @@ describe('webhooks of run events', () => {
     expect(() => verify(after!, rotated.body.signing_secret)).toThrow();
     // Audited, never with a secret.
     const audit = (await call('/v1/audit', user.token)).body;
-    expect(audit.events.filter((event: { kind: string }) => event.kind === 'webhook_changed').map((event: { detail: { change: string } }) => event.detail.change)).toEqual(['secret_rotated', 'secret_rotated', 'added']);
+    expect(
+      audit.events
+        .filter((event: { kind: string }) => event.kind === 'webhook_changed')
+        .map((event: { detail: { change: string } }) => event.detail.change),
+    ).toEqual(['secret_rotated', 'secret_rotated', 'added']);
     expect(JSON.stringify(audit)).not.toContain('whsec_');
   });
 
@@ -148,17 +188,50 @@ describe('webhooks of run events', () => {
     const refusals: Array<[Promise<Awaited<ReturnType<typeof call>>>, number, string]> = [
       [call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'http://example.com/hook' } }), 400, 'invalid_request'],
       [call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'not a url' } }), 400, 'invalid_request'],
-      [call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'https://user:pw@example.com/hook' } }), 400, 'invalid_request'],
-      [call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'https://example.com/hook', events: ['exploded'] } }), 400, 'invalid_request'],
-      [call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'https://example.com/hook', events: [] } }), 400, 'invalid_request'],
-      [call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'https://example.com/hook', secret: 'mine' } }), 400, 'invalid_request'],
-      [call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: `https://example.com/${'x'.repeat(2100)}` } }), 400, 'invalid_request'],
+      [
+        call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'https://user:pw@example.com/hook' } }),
+        400,
+        'invalid_request',
+      ],
+      [
+        call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'https://example.com/hook', events: ['exploded'] } }),
+        400,
+        'invalid_request',
+      ],
+      [
+        call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'https://example.com/hook', events: [] } }),
+        400,
+        'invalid_request',
+      ],
+      [
+        call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'https://example.com/hook', secret: 'mine' } }),
+        400,
+        'invalid_request',
+      ],
+      [
+        call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: `https://example.com/${'x'.repeat(2100)}` } }),
+        400,
+        'invalid_request',
+      ],
       [call(`/v1/swarm/webhooks/${endpoint.endpoint_id}`, other.token), 404, 'not_found'],
       [call(`/v1/swarm/webhooks/${endpoint.endpoint_id}`, other.token, { method: 'DELETE' }), 404, 'not_found'],
       [call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/rotate-secret`, other.token, { method: 'POST', body: {} }), 404, 'not_found'],
       [call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/deliveries`, other.token), 404, 'not_found'],
-      [call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/deliveries/00000000-0000-0000-0000-000000000000/resend`, user.token, { method: 'POST' }), 404, 'not_found'],
-      [call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/rotate-secret`, user.token, { method: 'POST', body: { previous_secret_seconds: 8 * 86_400 } }), 400, 'invalid_request'],
+      [
+        call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/deliveries/00000000-0000-0000-0000-000000000000/resend`, user.token, {
+          method: 'POST',
+        }),
+        404,
+        'not_found',
+      ],
+      [
+        call(`/v1/swarm/webhooks/${endpoint.endpoint_id}/rotate-secret`, user.token, {
+          method: 'POST',
+          body: { previous_secret_seconds: 8 * 86_400 },
+        }),
+        400,
+        'invalid_request',
+      ],
     ];
     for (const [pending, status, code] of refusals) {
       const response = await pending;
@@ -294,5 +367,10 @@ describe('webhooks to private addresses, without the operator flag', () => {
 
 /** What these requests could change (other tests' nodes keep polling, so the whole database moves meanwhile). */
 function tablesOf(service: { db: { prepare(sql: string): { all(): unknown[] } } }): Record<string, unknown[]> {
-  return Object.fromEntries(['webhook_endpoints', 'webhook_deliveries', 'webhook_attempts', 'audit_events'].map((table) => [table, service.db.prepare(`SELECT * FROM ${table} ORDER BY 1, 2`).all()]));
+  return Object.fromEntries(
+    ['webhook_endpoints', 'webhook_deliveries', 'webhook_attempts', 'audit_events'].map((table) => [
+      table,
+      service.db.prepare(`SELECT * FROM ${table} ORDER BY 1, 2`).all(),
+    ]),
+  );
 }

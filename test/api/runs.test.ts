@@ -32,8 +32,13 @@ function gate(): { answer: (run: AssignedRun) => Promise<Answer>; started: Assig
 
 /** The charge invariant: what the ledger kept equals the prices of the runs a node reported as succeeded. */
 function expectChargedEqualsSucceeded(service: TestService, email: string): void {
-  const kept = entriesOf(service, email).reduce((sum, entry) => sum + (entry.kind === 'debit' ? entry.amount_cents : entry.kind === 'refund' ? -entry.amount_cents : 0), 0);
-  const succeeded = runsOf(service, email).filter((run) => run.status === 'succeeded').reduce((sum, run) => sum + run.charged_cents, 0);
+  const kept = entriesOf(service, email).reduce(
+    (sum, entry) => sum + (entry.kind === 'debit' ? entry.amount_cents : entry.kind === 'refund' ? -entry.amount_cents : 0),
+    0,
+  );
+  const succeeded = runsOf(service, email)
+    .filter((run) => run.status === 'succeeded')
+    .reduce((sum, run) => sum + run.charged_cents, 0);
   expect(kept).toBe(succeeded);
 }
 
@@ -56,20 +61,38 @@ describe('runs on the node', () => {
       const before = ledgerSnapshot(service);
       const none = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' });
       expect(none.status).toBe(409);
-      expect(none.body).toMatchObject({ code: 'no_node_available', agent_id: 'agent_ops_monitor_004', remedy: expect.stringContaining('swarm-node') });
+      expect(none.body).toMatchObject({
+        code: 'no_node_available',
+        agent_id: 'agent_ops_monitor_004',
+        remedy: expect.stringContaining('swarm-node'),
+      });
       expect(none.body.detail).toContain('you have no node');
       const enrolled = await enrollNode(service.baseUrl, user.email);
       const serving = await serve(service.baseUrl, enrolled, { agents: ['agent_dev_review_012'] });
       const other = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' });
       expect(other.body.detail).toContain('none of your nodes serves agent_ops_monitor_004');
-      const pinned = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004', node_id: enrolled.node_id });
+      const pinned = await execute(service, user.token, {
+        user_id: user.email,
+        agent_id: 'agent_ops_monitor_004',
+        node_id: enrolled.node_id,
+      });
       expect(pinned.body.detail).toContain(`node ${enrolled.node_id} does not serve agent_ops_monitor_004`);
       await serving.stop();
-      await waitFor(async () => ((await api('/v1/swarm/nodes', { token: user.token })).body.nodes[0].online ? undefined : true), 'the node offline');
+      await waitFor(
+        async () => ((await api('/v1/swarm/nodes', { token: user.token })).body.nodes[0].online ? undefined : true),
+        'the node offline',
+      );
       // Offline, it could come back: only a run that may not wait (queue_seconds 0) is refused for it.
-      const offline = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012', input: { repo: '/srv/app' }, queue_seconds: 0 });
+      const offline = await execute(service, user.token, {
+        user_id: user.email,
+        agent_id: 'agent_dev_review_012',
+        input: { repo: '/srv/app' },
+        queue_seconds: 0,
+      });
       expect(offline.status).toBe(409);
-      expect(offline.body.detail).toContain('your nodes that serve agent_dev_review_012 are offline, and queue_seconds 0 asked not to wait for one');
+      expect(offline.body.detail).toContain(
+        'your nodes that serve agent_dev_review_012 are offline, and queue_seconds 0 asked not to wait for one',
+      );
       expect(ledgerSnapshot(service)).toEqual(before);
     });
 
@@ -78,7 +101,9 @@ describe('runs on the node', () => {
       const key = randomUUID();
       const body = { user_id: user.email, agent_id: 'agent_ops_monitor_004' };
       expect((await execute(service, user.token, body, key)).status).toBe(409);
-      await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: ['agent_ops_monitor_004'] }).then((node) => nodes.push(node));
+      await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: ['agent_ops_monitor_004'] }).then((node) =>
+        nodes.push(node),
+      );
       const ran = await execute(service, user.token, body, key);
       expect(ran.status, ran.text).toBe(200);
       expect(ran.body).toMatchObject({ status: 'succeeded', charged_cents: 4, balance_cents: 46 });
@@ -93,12 +118,17 @@ describe('runs on the node', () => {
   it('an ephemeral node is leased exactly one run, even when two polls race with more queued; killed mid-run, it is refunded and told to retire, and removes itself', async () => {
     const user = await paidUser(service, 100);
     const node = await enrollNode(service.baseUrl, user.email, { ephemeral: true });
-    const call = (method: string, path: string, body?: unknown) => api(path, { method, token: node.credential, ...(body === undefined ? {} : { body }) });
-    const poll = (capacity: number, running: string[] = []) => call('POST', '/v1/swarm/nodes/poll', { hostname: 'eph', version: 'test', capacity, running, wait_seconds: 0 });
+    const call = (method: string, path: string, body?: unknown) =>
+      api(path, { method, token: node.credential, ...(body === undefined ? {} : { body }) });
+    const poll = (capacity: number, running: string[] = []) =>
+      call('POST', '/v1/swarm/nodes/poll', { hostname: 'eph', version: 'test', capacity, running, wait_seconds: 0 });
     expect((await call('PUT', '/v1/swarm/nodes/self/agents/agent_ops_monitor_004')).status).toBe(200);
     expect((await poll(0)).status).toBe(200);
     const body = { user_id: user.email, agent_id: 'agent_ops_monitor_004' };
-    const queued = [await execute(service, user.token, body, randomUUID(), { prefer: 'wait=0' }), await execute(service, user.token, body, randomUUID(), { prefer: 'wait=0' })];
+    const queued = [
+      await execute(service, user.token, body, randomUUID(), { prefer: 'wait=0' }),
+      await execute(service, user.token, body, randomUUID(), { prefer: 'wait=0' }),
+    ];
     expect(queued.map((response) => response.status)).toEqual([202, 202]);
 
     const raced = await Promise.all([poll(2), poll(2)]);
@@ -114,8 +144,13 @@ describe('runs on the node', () => {
     expect(pinned.body.detail).toContain(`node ${node.node_id} is ephemeral and has had its one run`);
     // The other run goes to no ephemeral node: with no other node of the user, it is failed and refunded.
     const other = queued.find((response) => response.body.run_id !== run.run_id)!.body.run_id as string;
-    await waitFor(async () => (runsOf(service, user.email).find((row) => row.run_id === other)?.status === 'failed' ? true : undefined), 'the other run failed');
-    expect((await api('/v1/swarm/nodes', { token: user.token })).body.nodes).toEqual([expect.objectContaining({ node_id: node.node_id, ephemeral: true })]);
+    await waitFor(
+      async () => (runsOf(service, user.email).find((row) => row.run_id === other)?.status === 'failed' ? true : undefined),
+      'the other run failed',
+    );
+    expect((await api('/v1/swarm/nodes', { token: user.token })).body.nodes).toEqual([
+      expect.objectContaining({ node_id: node.node_id, ephemeral: true }),
+    ]);
 
     // While it holds its run (this poll renews the lease), no other run and no retirement.
     const holding = await poll(2, [run.run_id]);
@@ -123,9 +158,16 @@ describe('runs on the node', () => {
     expect(holding.body.retire).toBeUndefined();
     // Killed mid-run: the lease runs out, the run is refunded (node_lost), and the node, started again (it lists no
     // run), is told to retire rather than take another.
-    await waitFor(async () => (runsOf(service, user.email).find((row) => row.run_id === run.run_id)?.status === 'failed' ? true : undefined), 'its run lost');
+    await waitFor(
+      async () => (runsOf(service, user.email).find((row) => row.run_id === run.run_id)?.status === 'failed' ? true : undefined),
+      'its run lost',
+    );
     expect((await poll(2)).body).toMatchObject({ runs: [], retire: true });
-    const late = await call('POST', `/v1/swarm/runs/${run.run_id}/result`, { lease_id: run.lease_id, status: 'succeeded', output: { ok: true } });
+    const late = await call('POST', `/v1/swarm/runs/${run.run_id}/result`, {
+      lease_id: run.lease_id,
+      status: 'succeeded',
+      output: { ok: true },
+    });
     expect(late.body.code).toBe('lease_lost');
     const removed = await call('DELETE', '/v1/swarm/nodes/self');
     expect(removed.status, removed.text).toBe(200);
@@ -140,13 +182,17 @@ describe('runs on the node', () => {
   it('a poll takes at most its capacity, oldest first, under one lease; the rest wait for the next poll; run ids are time-ordered', async () => {
     const user = await paidUser(service, 100);
     const node = await enrollNode(service.baseUrl, user.email);
-    const call = (method: string, path: string, body?: unknown) => api(path, { method, token: node.credential, ...(body === undefined ? {} : { body }) });
-    const poll = (capacity: number) => call('POST', '/v1/swarm/nodes/poll', { hostname: 'cap', version: 'test', capacity, running: [], wait_seconds: 0 });
+    const call = (method: string, path: string, body?: unknown) =>
+      api(path, { method, token: node.credential, ...(body === undefined ? {} : { body }) });
+    const poll = (capacity: number) =>
+      call('POST', '/v1/swarm/nodes/poll', { hostname: 'cap', version: 'test', capacity, running: [], wait_seconds: 0 });
     expect((await call('PUT', '/v1/swarm/nodes/self/agents/agent_ops_monitor_004')).status).toBe(200);
     expect((await poll(0)).status).toBe(200);
     const queued: string[] = [];
     for (let index = 0; index < 3; index += 1) {
-      const response = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, randomUUID(), { prefer: 'wait=0' });
+      const response = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, randomUUID(), {
+        prefer: 'wait=0',
+      });
       expect(response.status, response.text).toBe(202);
       queued.push(response.body.run_id as string);
     }
@@ -157,7 +203,10 @@ describe('runs on the node', () => {
     expect(second).toHaveLength(1);
     expect([...first, ...second].map((run) => run.run_id).sort()).toEqual([...queued].sort());
     // Oldest first: no run handed out by the first poll was queued after the one left for the second.
-    const rows = service.db.prepare('SELECT run_id, started_at FROM runs WHERE user_id = ?').all(user.email) as Array<{ run_id: string; started_at: number }>;
+    const rows = service.db.prepare('SELECT run_id, started_at FROM runs WHERE user_id = ?').all(user.email) as Array<{
+      run_id: string;
+      started_at: number;
+    }>;
     const startedAt = new Map(rows.map((row) => [row.run_id, Number(row.started_at)]));
     for (const run of first) expect(startedAt.get(run.run_id)!).toBeLessThanOrEqual(startedAt.get(second[0]!.run_id)!);
     // Run ids are time-ordered (UUID version 7): their first 48 bits are the millisecond the run started.
@@ -179,10 +228,21 @@ describe('runs on the node', () => {
   });
 
   it('a failure the node reports is refunded: 200 status failed, charged 0, its reason in output', async () => {
-    const user = await paidUserWithNode(service, 20, { answer: () => ({ status: 'failed', output: { error: 'exit', message: 'the agent exited with code 3' } }) });
-    const response = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_dev_review_012', input: { repo: '/srv/app' } });
+    const user = await paidUserWithNode(service, 20, {
+      answer: () => ({ status: 'failed', output: { error: 'exit', message: 'the agent exited with code 3' } }),
+    });
+    const response = await execute(service, user.token, {
+      user_id: user.email,
+      agent_id: 'agent_dev_review_012',
+      input: { repo: '/srv/app' },
+    });
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ status: 'failed', charged_cents: 0, balance_cents: 20, output: { error: 'exit', message: 'the agent exited with code 3' } });
+    expect(response.body).toMatchObject({
+      status: 'failed',
+      charged_cents: 0,
+      balance_cents: 20,
+      output: { error: 'exit', message: 'the agent exited with code 3' },
+    });
     expectChargedEqualsSucceeded(service, user.email);
   });
 
@@ -193,7 +253,13 @@ describe('runs on the node', () => {
     const body = { user_id: user.email, agent_id: 'agent_svc_skills_005', input: { question: 'What is a node?' } };
     const accepted = await execute(service, user.token, body, key, { prefer: 'wait=0' });
     expect(accepted.status).toBe(202);
-    expect(accepted.body).toMatchObject({ status: expect.stringMatching(/^(queued|running)$/), charged_cents: 5, balance_cents: 45, output: null, finished_at: null });
+    expect(accepted.body).toMatchObject({
+      status: expect.stringMatching(/^(queued|running)$/),
+      charged_cents: 5,
+      balance_cents: 45,
+      output: null,
+      finished_at: null,
+    });
     expect(accepted.headers.get('location')).toBe(`/v1/swarm/runs/${accepted.body.run_id}`);
     const runId = accepted.body.run_id as string;
     await waitFor(async () => (slow.started.length > 0 ? true : undefined), 'the node to take the run');
@@ -238,13 +304,22 @@ describe('runs on the node', () => {
       const held = gate();
       const user = await paidUserWithNode(service, 30, { answer: held.answer });
       // Outreach is not retry-safe (its mail must not go twice): a run lost with its node ends, it does not run again.
-      const accepted = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_sales_outreach_008', input: { leads: '/srv/leads.csv', template: 'Hello' } }, randomUUID(), { prefer: 'wait=0' });
+      const accepted = await execute(
+        service,
+        user.token,
+        { user_id: user.email, agent_id: 'agent_sales_outreach_008', input: { leads: '/srv/leads.csv', template: 'Hello' } },
+        randomUUID(),
+        { prefer: 'wait=0' },
+      );
       await waitFor(async () => (held.started.length > 0 ? true : undefined), 'the node to take the run');
       const lease = held.started[0]!;
       await user.node.stop();
       const lost = await api(`/v1/swarm/runs/${accepted.body.run_id}?wait=30`, { token: user.token });
       expect(lost.body).toMatchObject({ status: 'failed', charged_cents: 0, balance_cents: 30, output: { error: 'node_lost' } });
-      const late = await api(`/v1/swarm/runs/${lease.run_id}/result`, { token: user.node.credential, body: { lease_id: lease.lease_id, status: 'succeeded', output: { late: true } } });
+      const late = await api(`/v1/swarm/runs/${lease.run_id}/result`, {
+        token: user.node.credential,
+        body: { lease_id: lease.lease_id, status: 'succeeded', output: { late: true } },
+      });
       expect(late.status).toBe(409);
       expect(late.body).toMatchObject({ code: 'lease_lost', run_status: 'failed' });
       expect(entriesOf(service, user.email).map((entry) => entry.kind)).toEqual(['credit', 'debit', 'refund']);
@@ -257,11 +332,20 @@ describe('runs on the node', () => {
     it('a run longer than the lease finishes: the polls of the node renew it', async () => {
       const slow = gate();
       const user = await paidUserWithNode(service, 20, { answer: slow.answer });
-      const accepted = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, randomUUID(), { prefer: 'wait=0' });
+      const accepted = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, randomUUID(), {
+        prefer: 'wait=0',
+      });
       await waitFor(async () => (slow.started.length > 0 ? true : undefined), 'the node to take the run');
       const leaseEnd = service.db.prepare('SELECT lease_expires_at FROM runs WHERE run_id = ?').pluck().get(accepted.body.run_id) as number;
       // Held past the lease it got: only renewals keep it.
-      await waitFor(async () => ((service.db.prepare('SELECT lease_expires_at FROM runs WHERE run_id = ?').pluck().get(accepted.body.run_id) as number) > leaseEnd + TEST_RUN_TIMING.leaseMs ? true : undefined), 'two renewals');
+      await waitFor(
+        async () =>
+          (service.db.prepare('SELECT lease_expires_at FROM runs WHERE run_id = ?').pluck().get(accepted.body.run_id) as number) >
+          leaseEnd + TEST_RUN_TIMING.leaseMs
+            ? true
+            : undefined,
+        'two renewals',
+      );
       slow.release();
       const final = await api(`/v1/swarm/runs/${accepted.body.run_id}?wait=10`, { token: user.token });
       expect(final.body).toMatchObject({ status: 'succeeded', charged_cents: 4 });
@@ -276,8 +360,12 @@ describe('runs on the node', () => {
       // What a sweep decided on an older read: the lease out, the run still queued. Checked under the row's lock,
       // neither holds any more (the node renews it; it was claimed), so neither ends it.
       const { finish } = createRuns(service.ctx);
-      expect(await finish(run.run_id, failed('node_lost', 'swept on an old read'), { kind: 'lease_out', lease_id: run.lease_id })).toEqual({ kind: 'not_held' });
-      expect(await finish(run.run_id, failed('not_picked_up', 'swept on an old read'), { kind: 'queued', attempt: 1 })).toEqual({ kind: 'not_held' });
+      expect(await finish(run.run_id, failed('node_lost', 'swept on an old read'), { kind: 'lease_out', lease_id: run.lease_id })).toEqual({
+        kind: 'not_held',
+      });
+      expect(await finish(run.run_id, failed('not_picked_up', 'swept on an old read'), { kind: 'queued', attempt: 1 })).toEqual({
+        kind: 'not_held',
+      });
       expect(runsOf(service, user.email).map((row) => row.status)).toEqual(['running']);
       held.release();
       const final = await api(`/v1/swarm/runs/${run.run_id}?wait=10`, { token: user.token });
@@ -290,11 +378,20 @@ describe('runs on the node', () => {
       const answer = (run: AssignedRun): Answer => {
         if (handedBack) return { status: 'succeeded', output: { run_id: run.run_id } };
         handedBack = true;
-        return { status: 'failed', output: { error: 'not_started', message: 'the lease had run out before the node could start the agent' } };
+        return {
+          status: 'failed',
+          output: { error: 'not_started', message: 'the lease had run out before the node could start the agent' },
+        };
       };
       const user = await paidUserWithNode(service, 20, { answer });
       // Outreach is not retry-safe: a run lost with its node ends; one whose agent never started may still run.
-      const accepted = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_sales_outreach_008', input: { leads: '/srv/leads.csv', template: 'Hello' } }, randomUUID(), { prefer: 'wait=0' });
+      const accepted = await execute(
+        service,
+        user.token,
+        { user_id: user.email, agent_id: 'agent_sales_outreach_008', input: { leads: '/srv/leads.csv', template: 'Hello' } },
+        randomUUID(),
+        { prefer: 'wait=0' },
+      );
       const final = await api(`/v1/swarm/runs/${accepted.body.run_id}?wait=10`, { token: user.token });
       expect(final.body).toMatchObject({ status: 'succeeded', charged_cents: 8, attempt: 2 });
       expect(final.body.attempts.map((attempt: { outcome: string }) => attempt.outcome)).toEqual(['not_started', 'succeeded']);
@@ -332,12 +429,24 @@ describe('runs on the node', () => {
         answer: (run) => (answered++ % 2 === 0 ? { status: 'succeeded', output: { run: run.run_id } } : flaky.answer(run)),
       });
       const responses = await Promise.all(
-        Array.from({ length: 12 }, () => execute(service, user.token, { user_id: user.email, agent_id: 'agent_sales_outreach_008', input: { leads: '/srv/leads.csv', template: 'Hello {{name}}' } }, randomUUID(), { prefer: 'wait=2' })),
+        Array.from({ length: 12 }, () =>
+          execute(
+            service,
+            user.token,
+            { user_id: user.email, agent_id: 'agent_sales_outreach_008', input: { leads: '/srv/leads.csv', template: 'Hello {{name}}' } },
+            randomUUID(),
+            { prefer: 'wait=2' },
+          ),
+        ),
       );
       expect(responses.every((response) => response.status === 200 || response.status === 202)).toBe(true);
       await waitFor(async () => (flaky.started.length > 0 ? true : undefined), 'a run held');
       await user.node.stop();
-      await waitFor(async () => (runsOf(service, user.email).every((run) => run.status === 'succeeded' || run.status === 'failed') ? true : undefined), 'every run finished', 30_000);
+      await waitFor(
+        async () => (runsOf(service, user.email).every((run) => run.status === 'succeeded' || run.status === 'failed') ? true : undefined),
+        'every run finished',
+        30_000,
+      );
       expectChargedEqualsSucceeded(service, user.email);
       expect(runsOf(service, user.email).filter((run) => run.status === 'failed').length).toBeGreaterThan(0);
     });
@@ -346,15 +455,30 @@ describe('runs on the node', () => {
   it('a node runs a run of its own: 202 at once with its lease, running on it, and its result finishes it', async () => {
     const user = await paidUser(service, 20);
     const node = await enrollNode(service.baseUrl, user.email);
-    const started = await execute(service, node.credential, { user_id: user.email, agent_id: 'agent_ops_monitor_004', input: { thresholds: {} } });
+    const started = await execute(service, node.credential, {
+      user_id: user.email,
+      agent_id: 'agent_ops_monitor_004',
+      input: { thresholds: {} },
+    });
     expect(started.status, started.text).toBe(202);
-    expect(started.body).toMatchObject({ status: 'running', node_id: node.node_id, charged_cents: 4, lease: { lease_id: expect.any(String) } });
+    expect(started.body).toMatchObject({
+      status: 'running',
+      node_id: node.node_id,
+      charged_cents: 4,
+      lease: { lease_id: expect.any(String) },
+    });
     const done = await api(`/v1/swarm/runs/${started.body.run_id}/result`, {
       token: node.credential,
       body: { lease_id: started.body.lease.lease_id, status: 'succeeded', output: { findings: [] } },
     });
     expect(done.status, done.text).toBe(200);
-    expect(done.body).toMatchObject({ status: 'succeeded', charged_cents: 4, balance_cents: 16, node_id: node.node_id, output: { findings: [] } });
+    expect(done.body).toMatchObject({
+      status: 'succeeded',
+      charged_cents: 4,
+      balance_cents: 16,
+      node_id: node.node_id,
+      output: { findings: [] },
+    });
     // Another user's e-mail through this node's credential is refused.
     const foreign = await execute(service, node.credential, { user_id: 'someone-else@example.com', agent_id: 'agent_ops_monitor_004' });
     expect(foreign.status).toBe(403);
@@ -381,17 +505,36 @@ describe('runs on the node', () => {
         runs_today: 1,
         ephemeral: false,
       },
-      { node_id: idle.node_id, hostname: null, name: null, version: null, tier_id: 'svc_starter_agents', enrolled_at: expect.any(String), last_seen_at: null, online: false, agents: [], labels: [], runs_today: 0, ephemeral: false },
+      {
+        node_id: idle.node_id,
+        hostname: null,
+        name: null,
+        version: null,
+        tier_id: 'svc_starter_agents',
+        enrolled_at: expect.any(String),
+        last_seen_at: null,
+        online: false,
+        agents: [],
+        labels: [],
+        runs_today: 0,
+        ephemeral: false,
+      },
     ]);
     expect((await api('/v1/swarm/nodes', { token: user.node.credential })).status).toBe(401);
 
     // A node among several on its host sends its name with its polls (install --name); one that is not a name is 400.
     const poll = (name: string) =>
-      api('/v1/swarm/nodes/poll', { token: idle.credential, body: { hostname: 'box', name, version: 'test', capacity: 0, running: [], wait_seconds: 0 } });
+      api('/v1/swarm/nodes/poll', {
+        token: idle.credential,
+        body: { hostname: 'box', name, version: 'test', capacity: 0, running: [], wait_seconds: 0 },
+      });
     expect((await poll('gpu')).status).toBe(200);
     expect((await poll('../GPU')).status).toBe(400);
     const named = await api('/v1/swarm/nodes', { token: user.token });
-    expect(named.body.nodes.find((node: { node_id: string }) => node.node_id === idle.node_id)).toMatchObject({ hostname: 'box', name: 'gpu' });
+    expect(named.body.nodes.find((node: { node_id: string }) => node.node_id === idle.node_id)).toMatchObject({
+      hostname: 'box',
+      name: 'gpu',
+    });
   });
 
   it('withdrawing an agent stops its routing; an unknown agent is 404', async () => {
@@ -436,11 +579,16 @@ describe('a dev portal purchase installs a node too', () => {
       expect(enrolled.body.tier_id).toBe('dev_portal_execution_billing');
       const { payAndConfirm } = await import('../helpers/funnel.js');
       const email = uniqueEmail('fund');
-      const session = await httpRequest(`${service.baseUrl}/v1/swarm/paygate/session`, { body: { tier_id: 'svc_pay_wallet_fund', user_id: email } });
+      const session = await httpRequest(`${service.baseUrl}/v1/swarm/paygate/session`, {
+        body: { tier_id: 'svc_pay_wallet_fund', user_id: email },
+      });
       const payment = await payAndConfirm(service.baseUrl, 'svc_pay_wallet_fund', email, 500);
       const { recentToken } = await import('../helpers/funnel.js');
       const token = await recentToken(service.baseUrl, email, 'svc_pay_wallet_fund');
-      const topUp = await httpRequest(`${service.baseUrl}/v1/swarm/paygate/activate`, { body: { session_id: session.body.session_id, payment_id: payment }, token });
+      const topUp = await httpRequest(`${service.baseUrl}/v1/swarm/paygate/activate`, {
+        body: { session_id: session.body.session_id, payment_id: payment },
+        token,
+      });
       expect(topUp.status).toBe(403);
       expect(topUp.body.detail).toContain('tops up the wallet and installs no node');
       expect(await service.ctx.ledger.balance(email)).toBe(500);
@@ -465,7 +613,8 @@ describe('a lease shorter than the poll hold (svc-api --lease-seconds 5)', () =>
         answered = true;
       });
       // Online once the poll has reached the service (the listing may be answered before it on a loaded machine)...
-      const online = async (): Promise<boolean> => (await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token })).body.nodes[0].online as boolean;
+      const online = async (): Promise<boolean> =>
+        (await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token })).body.nodes[0].online as boolean;
       await waitFor(async () => ((await online()) ? true : undefined), 'the poll to reach the service');
       // ...then asked over and over while the poll is held: never offline (stops at the first offline answer).
       const seen: boolean[] = [];
@@ -485,7 +634,10 @@ describe('a lease shorter than the poll hold (svc-api --lease-seconds 5)', () =>
     try {
       const user = await paidUser(service, 100);
       const node = await enrollNode(service.baseUrl, user.email);
-      const served = await httpRequest(`${service.baseUrl}/v1/swarm/nodes/self/agents/agent_ops_monitor_004`, { method: 'PUT', token: node.credential });
+      const served = await httpRequest(`${service.baseUrl}/v1/swarm/nodes/self/agents/agent_ops_monitor_004`, {
+        method: 'PUT',
+        token: node.credential,
+      });
       expect(served.status, served.text).toBe(200);
       const killed = new AbortController();
       const poll = fetch(`${service.baseUrl}/v1/swarm/nodes/poll`, {
@@ -501,7 +653,9 @@ describe('a lease shorter than the poll hold (svc-api --lease-seconds 5)', () =>
       // A round trip after the close: the service has seen the connection go.
       expect((await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token })).body.nodes[0].online).toBe(true);
 
-      const started = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, randomUUID(), { prefer: 'respond-async' });
+      const started = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_ops_monitor_004' }, randomUUID(), {
+        prefer: 'respond-async',
+      });
       expect(started.status, started.text).toBe(202);
       expect(started.body).toMatchObject({ status: 'queued', node_id: null });
     } finally {
@@ -517,7 +671,11 @@ describe("a node's last_seen_at", () => {
     try {
       const user = await paidUser(service, 0);
       const node = await enrollNode(service.baseUrl, user.email);
-      const stored = () => service.db.prepare('SELECT last_seen_at, hostname FROM nodes WHERE node_id = ?').get(node.node_id) as { last_seen_at: number; hostname: string };
+      const stored = () =>
+        service.db.prepare('SELECT last_seen_at, hostname FROM nodes WHERE node_id = ?').get(node.node_id) as {
+          last_seen_at: number;
+          hostname: string;
+        };
       const poll = async (hostname: string): Promise<void> => {
         const answer = await httpRequest(`${service.baseUrl}/v1/swarm/nodes/poll`, {
           token: node.credential,

@@ -27,7 +27,13 @@ describe('svc-api sandbox pay and confirm', () => {
     const email = uniqueEmail('sandbox-cli');
     const paid = await sandbox(['pay', '--offer', 'svc_starter_agents', '--email', email, '--json']);
     expect(paid.exitCode, paid.stderr).toBe(0);
-    expect(paid.json).toMatchObject({ status: 'PENDING', offer_id: 'svc_starter_agents', customer_email: email, amount_cents: 4900, webhook_delivered: false });
+    expect(paid.json).toMatchObject({
+      status: 'PENDING',
+      offer_id: 'svc_starter_agents',
+      customer_email: email,
+      amount_cents: 4900,
+      webhook_delivered: false,
+    });
     const paymentId = paid.json.payment_id as string;
     expect((await apiClient(api.baseUrl).get(`/sandbox/payments/${paymentId}`)).body.status).toBe('PENDING');
 
@@ -35,7 +41,10 @@ describe('svc-api sandbox pay and confirm', () => {
     expect(confirmed.exitCode, confirmed.stderr).toBe(0);
     expect(confirmed.stdout).toContain(`payment   ${paymentId}`);
     expect(confirmed.stdout).toContain('status    CONFIRMED (the service has the webhook)');
-    expect((await apiClient(api.baseUrl).get(`/sandbox/payments/${paymentId}`)).body).toMatchObject({ status: 'CONFIRMED', webhook_delivered: true });
+    expect((await apiClient(api.baseUrl).get(`/sandbox/payments/${paymentId}`)).body).toMatchObject({
+      status: 'CONFIRMED',
+      webhook_delivered: true,
+    });
     // At once, with no wait of its own: the service has the confirmation, and the payer signs in by mail.
     const token = await apiClient(api.baseUrl).post('/v1/auth/issue-token', {
       status: 'CONFIRMED',

@@ -102,7 +102,10 @@ describe('sandbox payment provider', () => {
   it('is idempotent: confirming twice keeps one event id, one event applied, one credit', async () => {
     const email = uniqueEmail('twice');
     const paymentId = await createPayment(service.baseUrl, 'svc_pay_wallet_fund', email, 400);
-    const [first, second] = await Promise.all([api.post(`/sandbox/payments/${paymentId}/confirm`), api.post(`/sandbox/payments/${paymentId}/confirm`)]);
+    const [first, second] = await Promise.all([
+      api.post(`/sandbox/payments/${paymentId}/confirm`),
+      api.post(`/sandbox/payments/${paymentId}/confirm`),
+    ]);
     expect([first.status, second.status]).toEqual([200, 200]);
     expect(second.body.confirmed_at).toBe(first.body.confirmed_at);
     await waitFor(async () => ((await api.get(`/sandbox/payments/${paymentId}`)).body.webhook_delivered ? true : undefined), 'delivery');
@@ -136,12 +139,21 @@ describe('sandbox payment provider', () => {
       id: sandboxRow(service, paymentId).webhook_event_id,
       type: 'payment.confirmed',
       created: expect.any(Number),
-      data: { payment_id: paymentId, status: 'CONFIRMED', customer_email: email, offer_id: 'svc_pay_wallet_fund', merchant_id: 'merchant_local', amount_cents: 600 },
+      data: {
+        payment_id: paymentId,
+        status: 'CONFIRMED',
+        customer_email: email,
+        offer_id: 'svc_pay_wallet_fund',
+        merchant_id: 'merchant_local',
+        amount_cents: 600,
+      },
     });
     for (const delivery of relay.deliveries) {
       expect(delivery.headers['content-type']).toBe('application/json');
       expect(delivery.headers['svc-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
-      expect(() => verifyWebhookSignature(service.secrets.webhookSecret, delivery.headers['svc-signature'], delivery.body, Date.now())).not.toThrow();
+      expect(() =>
+        verifyWebhookSignature(service.secrets.webhookSecret, delivery.headers['svc-signature'], delivery.body, Date.now()),
+      ).not.toThrow();
     }
     expect(await service.ctx.ledger.balance(email)).toBe(600);
   });
@@ -178,7 +190,10 @@ describe('sandbox webhook delivery across shutdown and restart', () => {
 
     const second = await startSvcApi({ dataDir });
     try {
-      await waitFor(async () => ((await apiClient(second.baseUrl).get(`/sandbox/payments/${paymentId}`)).body.webhook_delivered ? true : undefined), 'delivery after restart');
+      await waitFor(
+        async () => ((await apiClient(second.baseUrl).get(`/sandbox/payments/${paymentId}`)).body.webhook_delivered ? true : undefined),
+        'delivery after restart',
+      );
       expect(await second.ctx.ledger.balance(email)).toBe(1100);
     } finally {
       await second.close();
@@ -205,7 +220,11 @@ describe('without --sandbox', () => {
     expect(await service.ctx.provider.lookupPayment('pay_anything')).toBeNull();
     const session = await api.post('/v1/swarm/paygate/session', { tier_id: 'svc_starter_agents', user_id: 'a@example.com' });
     const { token } = await mintToken(service, 'a@example.com', 'dev_portal_execution_billing');
-    const activation = await api.post('/v1/swarm/paygate/activate', { session_id: session.body.session_id, payment_id: 'pay_anything' }, { token });
+    const activation = await api.post(
+      '/v1/swarm/paygate/activate',
+      { session_id: session.body.session_id, payment_id: 'pay_anything' },
+      { token },
+    );
     expect(activation.status).toBe(404);
     expect(activation.body.code).toBe('payment_not_found');
   });

@@ -27,8 +27,11 @@ const service = useSvcApi({ runTiming: TEST_RUN_TIMING });
 afterAll(stopNodes);
 
 describe('a node credential does node work only', () => {
-  const call = (path: string, token: string, init: { method?: string; body?: unknown; rawBody?: Buffer; headers?: Record<string, string> } = {}) =>
-    httpRequest(`${service.baseUrl}${path}`, { ...init, token });
+  const call = (
+    path: string,
+    token: string,
+    init: { method?: string; body?: unknown; rawBody?: Buffer; headers?: Record<string, string> } = {},
+  ) => httpRequest(`${service.baseUrl}${path}`, { ...init, token });
 
   it('never gets a JWT: issue-token with the node credential as its bearer issues nothing (it needs the inbox code)', async () => {
     const user = await paidUserWithNode(service, 0, { agents: [AGENT] });
@@ -42,7 +45,14 @@ describe('a node credential does node work only', () => {
     // A code mailed to the user is the user's: the node cannot read the inbox, and its credential adds nothing.
     const { challenge_id } = await mailedCode(service.baseUrl, user.email);
     const guessed = await call('/v1/auth/issue-token', user.node.credential, {
-      body: { status: 'CONFIRMED', offer_id: 'svc_starter_agents', customer_email: user.email, merchant_id: MERCHANT_ID, challenge_id, code: '0000-0000' },
+      body: {
+        status: 'CONFIRMED',
+        offer_id: 'svc_starter_agents',
+        customer_email: user.email,
+        merchant_id: MERCHANT_ID,
+        challenge_id,
+        code: '0000-0000',
+      },
     });
     expect(guessed.status).toBe(401);
     expect(guessed.body.code).toBe('email_code_invalid');
@@ -56,11 +66,19 @@ describe('a node credential does node work only', () => {
       { name: 'main.sh', data: '#!/bin/sh\necho {}\n', mode: 0o755 },
     ]);
     // Both enrolments' mails to the user go out after their answers: sent before the snapshot, not during the calls.
-    const enrolMails = () => (service.db.prepare("SELECT count(*) FROM sandbox_outbox WHERE to_address = ? AND subject LIKE 'A node joined%'").pluck().get(user.email) as number);
+    const enrolMails = () =>
+      service.db
+        .prepare("SELECT count(*) FROM sandbox_outbox WHERE to_address = ? AND subject LIKE 'A node joined%'")
+        .pluck()
+        .get(user.email) as number;
     await waitFor(async () => (enrolMails() === 2 ? true : undefined), "both enrolments' mails");
     const before = stateOf(service.db);
     const attempts = [
-      call(`/v1/swarm/agents/${AGENT}/versions`, user.node.credential, { method: 'POST', rawBody: archive, headers: { 'content-type': 'application/gzip' } }),
+      call(`/v1/swarm/agents/${AGENT}/versions`, user.node.credential, {
+        method: 'POST',
+        rawBody: archive,
+        headers: { 'content-type': 'application/gzip' },
+      }),
       call(`/v1/swarm/agents/${AGENT}/current`, user.node.credential, { method: 'PUT', body: { version: '9.0.0' } }),
       call('/v1/swarm/nodes/deploy-token', user.node.credential, { method: 'POST' }),
       call('/v1/swarm/nodes', user.node.credential),
@@ -107,9 +125,15 @@ describe('a node credential does node work only', () => {
 describe('an access token is refused where a node credential is the only one accepted', () => {
   it("the user's JWT neither polls nor reports as a node (401): a JWT copied from a disk cannot play a node", async () => {
     const user = await paidUserWithNode(service, 0, { agents: [AGENT] });
-    const poll = await httpRequest(`${service.baseUrl}/v1/swarm/nodes/poll`, { token: user.token, body: { hostname: 'x', version: 't', capacity: 1, running: [] } });
+    const poll = await httpRequest(`${service.baseUrl}/v1/swarm/nodes/poll`, {
+      token: user.token,
+      body: { hostname: 'x', version: 't', capacity: 1, running: [] },
+    });
     expect(poll.status).toBe(401);
-    const result = await httpRequest(`${service.baseUrl}/v1/swarm/runs/${randomUUID()}/result`, { token: user.token, body: { lease_id: randomUUID(), status: 'succeeded', output: {} } });
+    const result = await httpRequest(`${service.baseUrl}/v1/swarm/runs/${randomUUID()}/result`, {
+      token: user.token,
+      body: { lease_id: randomUUID(), status: 'succeeded', output: {} },
+    });
     expect(result.status).toBe(401);
   });
 });

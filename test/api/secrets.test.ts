@@ -23,7 +23,8 @@ describe('secrets', () => {
   const clock = new MovableClock();
   const service = useSvcApi({ clock, runTiming: TEST_RUN_TIMING });
   afterAll(stopServingNodes);
-  const call = (path: string, token: string, init: { method?: string; body?: unknown } = {}) => httpRequest(`${service.baseUrl}${path}`, { ...init, token });
+  const call = (path: string, token: string, init: { method?: string; body?: unknown } = {}) =>
+    httpRequest(`${service.baseUrl}${path}`, { ...init, token });
   const put = (token: string, name: string, value: unknown) => call(`/v1/swarm/secrets/${name}`, token, { method: 'PUT', body: { value } });
 
   it('sets, lists by name and date only, changes and removes a secret, each change audited; the value is sealed at rest', async () => {
@@ -37,20 +38,25 @@ describe('secrets', () => {
     expect(changed.body.updated_at > created.body.updated_at).toBe(true);
     const listed = await call('/v1/swarm/secrets', user.token);
     expect(listed.status).toBe(200);
-    expect(listed.body).toEqual({ secrets: [{ name: 'OPENAI_API_KEY', created_at: created.body.created_at, updated_at: changed.body.updated_at }] });
+    expect(listed.body).toEqual({
+      secrets: [{ name: 'OPENAI_API_KEY', created_at: created.body.created_at, updated_at: changed.body.updated_at }],
+    });
     // Nowhere in an answer, nor in the database in clear, in base64 or hex.
     for (const text of [created.text, changed.text, listed.text]) expect(text).not.toContain('LEAKCHECK');
     const rows = service.db.prepare('SELECT * FROM user_secrets WHERE user_id = ?').all(user.email) as Array<Record<string, string>>;
     expect(rows).toHaveLength(1);
     const stored = JSON.stringify(rows);
-    for (const form of [VALUE, Buffer.from(VALUE).toString('base64'), Buffer.from(VALUE).toString('hex')]) expect(stored).not.toContain(form);
+    for (const form of [VALUE, Buffer.from(VALUE).toString('base64'), Buffer.from(VALUE).toString('hex')])
+      expect(stored).not.toContain(form);
     expect(rows[0]!.key_id).toBe(service.ctx.vault.currentKeyId);
 
     const removed = await call('/v1/swarm/secrets/OPENAI_API_KEY', user.token, { method: 'DELETE' });
     expect(removed.body).toEqual({ name: 'OPENAI_API_KEY', removed: true });
     expect((await call('/v1/swarm/secrets', user.token)).body).toEqual({ secrets: [] });
     const audit = await call('/v1/audit', user.token);
-    const changes = (audit.body.events as Array<{ kind: string; detail: Record<string, unknown> }>).filter((event) => event.kind === 'secret_changed').map((event) => event.detail);
+    const changes = (audit.body.events as Array<{ kind: string; detail: Record<string, unknown> }>)
+      .filter((event) => event.kind === 'secret_changed')
+      .map((event) => event.detail);
     expect(changes).toEqual([
       { name: 'OPENAI_API_KEY', change: 'removed' },
       { name: 'OPENAI_API_KEY', change: 'updated' },
@@ -120,12 +126,20 @@ describe('secrets', () => {
       ]),
     });
     expect(upload.status, upload.text).toBe(201);
-    for (const [name, value] of [['API_KEY', VALUE], ['UNDECLARED', 'must-not-travel']] as const) expect((await put(user.token, name, value)).status).toBe(200);
+    for (const [name, value] of [
+      ['API_KEY', VALUE],
+      ['UNDECLARED', 'must-not-travel'],
+    ] as const)
+      expect((await put(user.token, name, value)).status).toBe(200);
 
     const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [AGENT, 'agent_svc_skills_005'] });
     const declaring = await execute(service, user.token, { user_id: user.email, agent_id: AGENT });
     expect(declaring.status, declaring.text).toBe(200);
-    const plain = await execute(service, user.token, { user_id: user.email, agent_id: 'agent_svc_skills_005', input: { question: 'What is a lease?' } });
+    const plain = await execute(service, user.token, {
+      user_id: user.email,
+      agent_id: 'agent_svc_skills_005',
+      input: { question: 'What is a lease?' },
+    });
     expect(plain.status, plain.text).toBe(200);
     const handed = (runId: string): AssignedRun => node.received.find((run) => run.run_id === runId)!;
     expect(handed(declaring.body.run_id).secrets).toEqual({ API_KEY: VALUE });
@@ -178,20 +192,34 @@ describe('the secrets key rotated (docs/operations.md "Secrets at rest")', () =>
       startSvcApi({
         dataDir,
         runTiming: TEST_RUN_TIMING,
-        env: { SVC_SECRETS_KEY: current.toString('base64url'), ...(previous.length === 0 ? {} : { SVC_SECRETS_PREVIOUS_KEYS: previous.map((key) => key.toString('base64url')).join(',') }) },
+        env: {
+          SVC_SECRETS_KEY: current.toString('base64url'),
+          ...(previous.length === 0 ? {} : { SVC_SECRETS_PREVIOUS_KEYS: previous.map((key) => key.toString('base64url')).join(',') }),
+        },
       });
-    const rows = (service: TestService) => service.db.prepare('SELECT key_id FROM user_secrets UNION ALL SELECT secret_key_id FROM webhook_endpoints').all() as Array<{ key_id: string }>;
+    const rows = (service: TestService) =>
+      service.db.prepare('SELECT key_id FROM user_secrets UNION ALL SELECT secret_key_id FROM webhook_endpoints').all() as Array<{
+        key_id: string;
+      }>;
     let service = await start(k1);
     const { token } = await mintToken(service, 'rotation@example.com');
-    expect((await httpRequest(`${service.baseUrl}/v1/swarm/secrets/API_KEY`, { method: 'PUT', token, body: { value: VALUE } })).status).toBe(200);
-    expect((await httpRequest(`${service.baseUrl}/v1/swarm/webhooks`, { method: 'POST', token, body: { url: 'https://hooks.example.com/svc' } })).status).toBe(201);
+    expect(
+      (await httpRequest(`${service.baseUrl}/v1/swarm/secrets/API_KEY`, { method: 'PUT', token, body: { value: VALUE } })).status,
+    ).toBe(200);
+    expect(
+      (await httpRequest(`${service.baseUrl}/v1/swarm/webhooks`, { method: 'POST', token, body: { url: 'https://hooks.example.com/svc' } }))
+        .status,
+    ).toBe(201);
     expect(rows(service).map((row) => row.key_id)).toEqual([keyId(k1), keyId(k1)]);
     await service.close();
 
     // The new key, the old one still in the ring: the sweep at start seals both values again under the new key.
     service = await start(k2, [k1]);
     try {
-      await waitFor(async () => (rows(service).every((row) => row.key_id === keyId(k2)) ? true : undefined), 'the values sealed again under the new key');
+      await waitFor(
+        async () => (rows(service).every((row) => row.key_id === keyId(k2)) ? true : undefined),
+        'the values sealed again under the new key',
+      );
       expect(await secretValues(service, 'rotation@example.com')).toEqual({ API_KEY: VALUE });
     } finally {
       await service.close();
@@ -222,5 +250,7 @@ async function secretValues(service: TestService, userId: string): Promise<Recor
 
 /** What these requests could change (other tests' nodes keep polling, so the whole database moves meanwhile). */
 function tablesOf(service: { db: { prepare(sql: string): { all(): unknown[] } } }): Record<string, unknown[]> {
-  return Object.fromEntries(['user_secrets', 'audit_events'].map((table) => [table, service.db.prepare(`SELECT * FROM ${table} ORDER BY 1, 2`).all()]));
+  return Object.fromEntries(
+    ['user_secrets', 'audit_events'].map((table) => [table, service.db.prepare(`SELECT * FROM ${table} ORDER BY 1, 2`).all()]),
+  );
 }

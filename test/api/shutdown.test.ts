@@ -54,7 +54,10 @@ async function setup(args: string[] = []): Promise<Setup> {
   };
 }
 
-function startRun(api: SpawnedSvcApi, user: { email: string; token: string }): Promise<{ status: number; body: Record<string, any> } | Error> {
+function startRun(
+  api: SpawnedSvcApi,
+  user: { email: string; token: string },
+): Promise<{ status: number; body: Record<string, any> } | Error> {
   return fetch(`${api.baseUrl}/v1/swarm/execute`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${user.token}`, 'idempotency-key': randomUUID() },
@@ -125,13 +128,17 @@ class RawConnection {
   }
 
   async response(): Promise<RawResponse> {
-    return waitFor(async () => {
-      const parsed = this.#parse();
-      if (parsed !== undefined) return parsed;
-      if (this.isClosed) throw new Error(`the server closed the connection; received: ${JSON.stringify(this.#buffer)}`);
-      await new Promise<void>((resolve) => (this.#notify = resolve));
-      return undefined;
-    }, 'a response on the raw connection', 20_000);
+    return waitFor(
+      async () => {
+        const parsed = this.#parse();
+        if (parsed !== undefined) return parsed;
+        if (this.isClosed) throw new Error(`the server closed the connection; received: ${JSON.stringify(this.#buffer)}`);
+        await new Promise<void>((resolve) => (this.#notify = resolve));
+        return undefined;
+      },
+      'a response on the raw connection',
+      20_000,
+    );
   }
 
   destroy(): void {
@@ -142,7 +149,9 @@ class RawConnection {
     const end = this.#buffer.indexOf('\r\n\r\n');
     if (end < 0) return undefined;
     const [statusLine, ...lines] = this.#buffer.slice(0, end).split('\r\n');
-    const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+    const headers = Object.fromEntries(
+      lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+    );
     const length = Number(headers['content-length'] ?? 0);
     if (this.#buffer.length < end + 4 + length) return undefined;
     const body = this.#buffer.slice(end + 4, end + 4 + length);
@@ -155,12 +164,16 @@ function serviceState(dataDir: string, email: string) {
   const db = new Database(join(dataDir, 'svc-api.db'), { readonly: true });
   try {
     return {
-      runs: db.prepare('SELECT status, charged_cents FROM runs WHERE user_id = ?').all(email.toLowerCase()) as Array<{ status: string; charged_cents: number }>,
+      runs: db.prepare('SELECT status, charged_cents FROM runs WHERE user_id = ?').all(email.toLowerCase()) as Array<{
+        status: string;
+        charged_cents: number;
+      }>,
       entries: db
         .prepare('SELECT kind, amount_cents FROM ledger_entries WHERE user_id = ? ORDER BY entry_id')
         .all(email.toLowerCase())
         .map((entry: any) => [entry.kind, entry.amount_cents]),
-      balance: (db.prepare('SELECT balance_cents FROM wallets WHERE user_id = ?').get(email.toLowerCase()) as { balance_cents: number }).balance_cents,
+      balance: (db.prepare('SELECT balance_cents FROM wallets WHERE user_id = ?').get(email.toLowerCase()) as { balance_cents: number })
+        .balance_cents,
     };
   } finally {
     db.close();
@@ -168,7 +181,7 @@ function serviceState(dataDir: string, email: string) {
 }
 
 describe('svc-api on SIGTERM', () => {
-  it('refuses new work, takes in the node\'s result of the run in flight, answers it, closes idle connections, exits 0', async () => {
+  it("refuses new work, takes in the node's result of the run in flight, answers it, closes idle connections, exits 0", async () => {
     const { api, dataDir, user, node, started, release } = await setup();
     try {
       // A keep-alive connection that has finished its request: idle when the stop begins.
@@ -203,7 +216,10 @@ describe('svc-api on SIGTERM', () => {
       release();
       const answer = await reply;
       expect(answer).not.toBeInstanceOf(Error);
-      expect(answer).toMatchObject({ status: 200, body: { status: 'succeeded', charged_cents: 15, balance_cents: 15, output: { answered: true } } });
+      expect(answer).toMatchObject({
+        status: 200,
+        body: { status: 'succeeded', charged_cents: 15, balance_cents: 15, output: { answered: true } },
+      });
 
       expect(await exitOf(api)).toEqual({ exitCode: 0, signal: undefined });
       expect(serviceState(dataDir, user.email)).toEqual({
@@ -235,8 +251,17 @@ describe('svc-api on SIGTERM', () => {
       const restarted = await spawnSvcApi({ dataDir, args: ['--port', String(new URL(api.baseUrl).port)] });
       try {
         release({ status: 'succeeded', output: { after: 'the restart' } });
-        await waitFor(async () => (serviceState(dataDir, user.email).runs[0]?.status === 'succeeded' ? true : undefined), 'the result at the next start');
-        expect(serviceState(dataDir, user.email)).toMatchObject({ entries: [['credit', 30], ['debit', 15]], balance: 15 });
+        await waitFor(
+          async () => (serviceState(dataDir, user.email).runs[0]?.status === 'succeeded' ? true : undefined),
+          'the result at the next start',
+        );
+        expect(serviceState(dataDir, user.email)).toMatchObject({
+          entries: [
+            ['credit', 30],
+            ['debit', 15],
+          ],
+          balance: 15,
+        });
       } finally {
         await node.stop();
         await restarted.stop();

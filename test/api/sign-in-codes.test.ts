@@ -20,7 +20,13 @@ describe('sign-in codes', () => {
   });
 
   const issue = (email: string, proof: { challenge_id: string; code: string }) =>
-    api.post('/v1/auth/issue-token', { status: 'CONFIRMED', offer_id: 'svc_starter_agents', customer_email: email, merchant_id: MERCHANT_ID, ...proof });
+    api.post('/v1/auth/issue-token', {
+      status: 'CONFIRMED',
+      offer_id: 'svc_starter_agents',
+      customer_email: email,
+      merchant_id: MERCHANT_ID,
+      ...proof,
+    });
   const shape = (response: { status: number; body: Record<string, unknown>; headers: Headers }) => ({
     status: response.status,
     keys: Object.keys(response.body).sort(),
@@ -115,7 +121,8 @@ describe('sign-in codes', () => {
     clock.advance(5 * 60 * 60 * 1000);
     try {
       const statuses: number[] = [];
-      for (let sent = 0; sent < 31; sent += 1) statuses.push((await api.post('/v1/auth/email-code', { email: uniqueEmail('spray') })).status);
+      for (let sent = 0; sent < 31; sent += 1)
+        statuses.push((await api.post('/v1/auth/email-code', { email: uniqueEmail('spray') })).status);
       expect(statuses.slice(0, 30).every((status) => status === 202)).toBe(true);
       expect(statuses[30]).toBe(429);
     } finally {
@@ -134,7 +141,10 @@ describe('codes per client address (svc-api --sign-in-codes-per-client)', () => 
     const fourth = uniqueEmail('client-cap-4');
     const refused = await api.post('/v1/auth/email-code', { email: fourth });
     expect(refused.status).toBe(429);
-    expect(refused.body).toMatchObject({ code: 'rate_limited', detail: 'too many sign-in codes were asked for from this client in the last hour' });
+    expect(refused.body).toMatchObject({
+      code: 'rate_limited',
+      detail: 'too many sign-in codes were asked for from this client in the last hour',
+    });
     // The three before it were mailed; the refused one was not (its address had none before, and gets none).
     for (const email of emails) await nextMailTo(email);
     expect(mailTo(fourth)).toEqual([]);

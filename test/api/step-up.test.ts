@@ -19,15 +19,22 @@ const SIXTEEN_MINUTES = 16 * 60 * 1000;
 describe('step-up, rotation and the audit trail', () => {
   const clock = new MovableClock();
   const service = useSvcApi({ clock });
-  const call = (path: string, token: string, init: { method?: string; body?: unknown; rawBody?: Buffer; headers?: Record<string, string> } = {}) =>
-    httpRequest(`${service.baseUrl}${path}`, { ...init, token });
+  const call = (
+    path: string,
+    token: string,
+    init: { method?: string; body?: unknown; rawBody?: Buffer; headers?: Record<string, string> } = {},
+  ) => httpRequest(`${service.baseUrl}${path}`, { ...init, token });
   const bundle = (version: string) =>
     archiveOf([
       { name: 'agent.json', data: manifestOf(AGENT, version) },
       { name: 'main.sh', data: '#!/bin/sh\necho {}\n', mode: 0o755 },
     ]);
   const upload = async (token: string, version: string) =>
-    call(`/v1/swarm/agents/${AGENT}/versions`, token, { method: 'POST', rawBody: await bundle(version), headers: { 'content-type': 'application/gzip' } });
+    call(`/v1/swarm/agents/${AGENT}/versions`, token, {
+      method: 'POST',
+      rawBody: await bundle(version),
+      headers: { 'content-type': 'application/gzip' },
+    });
 
   /** A user signed in 16 minutes ago (the token a thief copies from a disk), with a node and an upload of theirs. */
   async function olderSignIn(): Promise<{ email: string; token: string; node: { node_id: string; credential: string } }> {
@@ -54,7 +61,11 @@ describe('step-up, rotation and the audit trail', () => {
       ];
       for (const response of attempts) {
         expect(response.status, response.text).toBe(401);
-        expect(response.body).toMatchObject({ code: 'step_up_required', max_age: 900, remedy: `Sign in again with the code mailed to you: swarm-node login --email ${user.email}; then retry.` });
+        expect(response.body).toMatchObject({
+          code: 'step_up_required',
+          max_age: 900,
+          remedy: `Sign in again with the code mailed to you: swarm-node login --email ${user.email}; then retry.`,
+        });
         expect(response.headers.get('www-authenticate')).toBe(
           'Bearer error="insufficient_user_authentication", error_description="a sign-in within the last 15 minutes is required", max_age=900',
         );
@@ -79,12 +90,15 @@ describe('step-up, rotation and the audit trail', () => {
       const thief = { credential: user.node.credential, token: user.token };
       // The thief holds the node credential and the old JWT: neither rotates.
       expect((await call(`/v1/swarm/nodes/${user.node.node_id}/credential`, thief.credential, { method: 'POST' })).status).toBe(401);
-      expect((await call(`/v1/swarm/nodes/${user.node.node_id}/credential`, thief.token, { method: 'POST' })).body.code).toBe('step_up_required');
+      expect((await call(`/v1/swarm/nodes/${user.node.node_id}/credential`, thief.token, { method: 'POST' })).body.code).toBe(
+        'step_up_required',
+      );
       const seen = mailIdsTo(user.email);
       const fresh = await signInPaid(service.baseUrl, user.email);
       const rotated = await call(`/v1/swarm/nodes/${user.node.node_id}/credential`, fresh, { method: 'POST' });
       expect(rotated.status, rotated.text).toBe(200);
-      const poll = (credential: string) => call('/v1/swarm/nodes/poll', credential, { body: { hostname: 'h', version: 't', capacity: 0, running: [], wait_seconds: 0 } });
+      const poll = (credential: string) =>
+        call('/v1/swarm/nodes/poll', credential, { body: { hostname: 'h', version: 't', capacity: 0, running: [], wait_seconds: 0 } });
       // The owner's node uses the new one (swarm-node credential rotate does at once): every earlier one is retired.
       expect((await poll(rotated.body.node_credential)).status).toBe(200);
       expect((await poll(thief.credential)).status).toBe(401);
@@ -132,7 +146,11 @@ describe('step-up, rotation and the audit trail', () => {
     }
     expect(audit.body.events[2].detail).toEqual({ node_id: node.node_id, by: 'user' });
     const page = await call(`/v1/audit?limit=3&before=${audit.body.events[2].event_id}`, token);
-    expect(page.body.events.map((event: { kind: string }) => event.kind)).toEqual(['credential_rotated', 'agent_current_changed', 'node_enrolled']);
+    expect(page.body.events.map((event: { kind: string }) => event.kind)).toEqual([
+      'credential_rotated',
+      'agent_current_changed',
+      'node_enrolled',
+    ]);
     expect(page.body.next_before).toBe(page.body.events[2].event_id);
     expect((await call('/v1/audit?limit=0', token)).status).toBe(400);
     const stranger = await signIn(service.baseUrl, uniqueEmail('nosy'));

@@ -156,7 +156,10 @@ describe('the WAL on disk', () => {
     const service = await startSvcApi({ walCheckpointIntervalMs: 50 });
     try {
       writeMegabytes(service.db, 1);
-      await waitFor(async () => (statSync(`${service.db.name}-wal`).size === 0 ? true : undefined), 'the periodic checkpoint to empty the WAL');
+      await waitFor(
+        async () => (statSync(`${service.db.name}-wal`).size === 0 ? true : undefined),
+        'the periodic checkpoint to empty the WAL',
+      );
     } finally {
       await service.close();
     }

@@ -8,7 +8,14 @@ import { apiClient, httpRequest } from '../helpers/http.js';
 import { startSvcApi, type TestService } from '../helpers/svc-api.js';
 import { removeTempDirs, uniqueEmail } from '../helpers/temp.js';
 import { confirmedEvent, dbSnapshot, deliverWebhook, paymentData } from './support/paygate-support.js';
-import { checkoutSession, paymentIntent, startStripeStandIn, stripeEvent, type StripeObject, type StripeStandIn } from './support/stripe-stand-in.js';
+import {
+  checkoutSession,
+  paymentIntent,
+  startStripeStandIn,
+  stripeEvent,
+  type StripeObject,
+  type StripeStandIn,
+} from './support/stripe-stand-in.js';
 
 const SECRET_KEY = 'sk_test_standInKey0123456789';
 const WEBHOOK_SECRET = 'whsec_standInSigningSecret0123456789';
@@ -36,7 +43,8 @@ describe('payments with Stripe (SVC_PAYMENT_PROVIDER=stripe)', () => {
   });
 
   const api = () => apiClient(service.baseUrl);
-  const payment = (id: string) => service.db.prepare('SELECT * FROM payments WHERE payment_id = ?').get(id) as Record<string, unknown> | undefined;
+  const payment = (id: string) =>
+    service.db.prepare('SELECT * FROM payments WHERE payment_id = ?').get(id) as Record<string, unknown> | undefined;
   /** What the checkout created at Stripe: the stand-in answers lookups with it. */
   const atStripe = (object: StripeObject) => (stripe.objects.set(object.id, object), object);
 
@@ -45,7 +53,11 @@ describe('payments with Stripe (SVC_PAYMENT_PROVIDER=stripe)', () => {
     const payload = JSON.stringify(event);
     const header =
       options.header ??
-      Stripe.webhooks.generateTestHeaderString({ payload, secret: options.secret ?? WEBHOOK_SECRET, timestamp: options.timestamp ?? Math.floor(Date.now() / 1000) });
+      Stripe.webhooks.generateTestHeaderString({
+        payload,
+        secret: options.secret ?? WEBHOOK_SECRET,
+        timestamp: options.timestamp ?? Math.floor(Date.now() / 1000),
+      });
     return httpRequest(`${service.baseUrl}/v1/payments/webhook`, {
       method: 'POST',
       rawBody: options.rawBody ?? payload,
@@ -72,7 +84,13 @@ describe('payments with Stripe (SVC_PAYMENT_PROVIDER=stripe)', () => {
       const response = await deliver(event);
       expect(response.status, response.text).toBe(200);
       expect(response.body).toEqual({ received: true, payment_id: session.id });
-      expect(payment(session.id)).toMatchObject({ status: 'CONFIRMED', customer_email: email, offer_id: 'svc_starter_agents', merchant_id: MERCHANT_ID, amount_cents: 4900 });
+      expect(payment(session.id)).toMatchObject({
+        status: 'CONFIRMED',
+        customer_email: email,
+        offer_id: 'svc_starter_agents',
+        merchant_id: MERCHANT_ID,
+        amount_cents: 4900,
+      });
 
       const before = dbSnapshot(service.db);
       expect((await deliver(event)).body).toEqual({ received: true, duplicate: true });
@@ -82,7 +100,9 @@ describe('payments with Stripe (SVC_PAYMENT_PROVIDER=stripe)', () => {
     it('credits a wallet fund paid through Checkout once, though its PaymentIntent (with the offer copied) succeeds too', async () => {
       const email = uniqueEmail('fund');
       const intent = paymentIntent({ receipt_email: email, metadata: { offer_id: 'svc_pay_wallet_fund' }, amount: 1500 });
-      const session = atStripe(checkoutSession({ email, offer_id: 'svc_pay_wallet_fund', amount_subtotal: 1500, payment_intent: intent.id }));
+      const session = atStripe(
+        checkoutSession({ email, offer_id: 'svc_pay_wallet_fund', amount_subtotal: 1500, payment_intent: intent.id }),
+      );
       expect((await deliver(stripeEvent('checkout.session.completed', session))).body).toEqual({ received: true, payment_id: session.id });
       expect((await deliver(stripeEvent('payment_intent.succeeded', intent))).body).toEqual({ received: true, ignored: true });
       expect(stripe.requests.at(-1)).toMatchObject({ method: 'GET', path: `/v1/checkout/sessions?payment_intent=${intent.id}&limit=1` });
@@ -103,30 +123,61 @@ describe('payments with Stripe (SVC_PAYMENT_PROVIDER=stripe)', () => {
       expect((await deliver(stripeEvent('checkout.session.completed', unpaid))).body).toEqual({ received: true, ignored: true });
       expect(payment(unpaid.id)).toBeUndefined();
       const paid = { ...unpaid, payment_status: 'paid', status: 'complete' };
-      expect((await deliver(stripeEvent('checkout.session.async_payment_succeeded', paid))).body).toEqual({ received: true, payment_id: unpaid.id });
+      expect((await deliver(stripeEvent('checkout.session.async_payment_succeeded', paid))).body).toEqual({
+        received: true,
+        payment_id: unpaid.id,
+      });
     });
 
-    it('still takes the service\'s own Svc-Signature deliveries', async () => {
+    it("still takes the service's own Svc-Signature deliveries", async () => {
       const data = paymentData({ customer_email: uniqueEmail('own') });
       expect((await deliverWebhook(service, confirmedEvent(data))).body).toEqual({ received: true, payment_id: data.payment_id });
     });
 
     const starter = (fields: Partial<Parameters<typeof checkoutSession>[0]> = {}) =>
-      stripeEvent('checkout.session.completed', checkoutSession({ email: uniqueEmail('bad'), offer_id: 'svc_starter_agents', amount_subtotal: 4900, ...fields }));
+      stripeEvent(
+        'checkout.session.completed',
+        checkoutSession({ email: uniqueEmail('bad'), offer_id: 'svc_starter_agents', amount_subtotal: 4900, ...fields }),
+      );
     const cases: [string, () => [unknown, Parameters<typeof deliver>[1]], number, RegExp][] = [
-      ['signed with another secret', () => [starter(), { secret: 'whsec_someoneElse' }], 401, /^the Stripe-Signature does not match the body$/],
+      [
+        'signed with another secret',
+        () => [starter(), { secret: 'whsec_someoneElse' }],
+        401,
+        /^the Stripe-Signature does not match the body$/,
+      ],
       ['a timestamp 301 s old', () => [starter(), { timestamp: Math.floor(Date.now() / 1000) - 301 }], 401, /more than 300 s old/],
-      ['a body changed after signing', () => {
-        const event = starter();
-        const header = Stripe.webhooks.generateTestHeaderString({ payload: JSON.stringify(event), secret: WEBHOOK_SECRET });
-        return [event, { header, rawBody: JSON.stringify(event).replace('4900', '4901') }];
-      }, 401, /does not match/],
+      [
+        'a body changed after signing',
+        () => {
+          const event = starter();
+          const header = Stripe.webhooks.generateTestHeaderString({ payload: JSON.stringify(event), secret: WEBHOOK_SECRET });
+          return [event, { header, rawBody: JSON.stringify(event).replace('4900', '4901') }];
+        },
+        401,
+        /does not match/,
+      ],
       ['a malformed header', () => [starter(), { header: 'garbage' }], 401, /must be "t=<unix seconds>,v1=/],
-      ['an unknown offer', () => [starter({ offer_id: 'svc_gold_plan' }), {}], 422, /offer_id "svc_gold_plan", which this service does not sell/],
-      ['an amount that is not the price', () => [starter({ amount_subtotal: 4000 }), {}], 422, /is 4000 usd cents, but svc_starter_agents costs 4900 usd cents/],
+      [
+        'an unknown offer',
+        () => [starter({ offer_id: 'svc_gold_plan' }), {}],
+        422,
+        /offer_id "svc_gold_plan", which this service does not sell/,
+      ],
+      [
+        'an amount that is not the price',
+        () => [starter({ amount_subtotal: 4000 }), {}],
+        422,
+        /is 4000 usd cents, but svc_starter_agents costs 4900 usd cents/,
+      ],
       ['another currency', () => [starter({ currency: 'eur' }), {}], 422, /is 4900 eur cents/],
       ['no customer e-mail', () => [starter({ email: null }), {}], 400, /has no usable customer e-mail/],
-      ['an event type the service ignores', () => [stripeEvent('charge.refunded', paymentIntent({ receipt_email: null, metadata: {}, amount: 1 })), {}], 200, /"ignored":true/],
+      [
+        'an event type the service ignores',
+        () => [stripeEvent('charge.refunded', paymentIntent({ receipt_email: null, metadata: {}, amount: 1 })), {}],
+        200,
+        /"ignored":true/,
+      ],
       ['a checkout of another product (no offer_id)', () => [starter({ offer_id: undefined }), {}], 200, /"ignored":true/],
     ];
     it.each(cases)('answers %s clearly and changes nothing', async (_label, build, status, answer) => {
@@ -146,7 +197,11 @@ describe('payments with Stripe (SVC_PAYMENT_PROVIDER=stripe)', () => {
       const session = atStripe(checkoutSession({ email, offer_id: 'svc_starter_agents', amount_subtotal: 4900 }));
       const response = await issueToken(session.id, email);
       expect(response.status, response.text).toBe(201);
-      expect(stripe.requests.at(-1)).toEqual({ method: 'GET', path: `/v1/checkout/sessions/${session.id}`, authorization: `Bearer ${SECRET_KEY}` });
+      expect(stripe.requests.at(-1)).toEqual({
+        method: 'GET',
+        path: `/v1/checkout/sessions/${session.id}`,
+        authorization: `Bearer ${SECRET_KEY}`,
+      });
       expect(payment(session.id)).toMatchObject({ status: 'CONFIRMED', customer_email: email });
       // Recorded CONFIRMED: the next sign-in needs no word from Stripe.
       const asked = stripe.requests.length;
@@ -156,12 +211,34 @@ describe('payments with Stripe (SVC_PAYMENT_PROVIDER=stripe)', () => {
 
     it.each([
       ['an id Stripe does not know (its 404)', () => 'cs_test_unknown0123', 404, 'payment_not_found'],
-      ['a session not paid yet', () => atStripe(checkoutSession({ email: 'wait@example.com', offer_id: 'svc_starter_agents', amount_subtotal: 4900, payment_status: 'unpaid' })).id, 409, 'payment_not_confirmed'],
-      ['the PaymentIntent of a Checkout Session', () => {
-        const intent = atStripe(paymentIntent({ receipt_email: 'wait@example.com', metadata: { offer_id: 'svc_starter_agents' }, amount: 4900 }));
-        atStripe(checkoutSession({ email: 'wait@example.com', offer_id: 'svc_starter_agents', amount_subtotal: 4900, payment_intent: intent.id }));
-        return intent.id;
-      }, 404, 'payment_not_found'],
+      [
+        'a session not paid yet',
+        () =>
+          atStripe(
+            checkoutSession({ email: 'wait@example.com', offer_id: 'svc_starter_agents', amount_subtotal: 4900, payment_status: 'unpaid' }),
+          ).id,
+        409,
+        'payment_not_confirmed',
+      ],
+      [
+        'the PaymentIntent of a Checkout Session',
+        () => {
+          const intent = atStripe(
+            paymentIntent({ receipt_email: 'wait@example.com', metadata: { offer_id: 'svc_starter_agents' }, amount: 4900 }),
+          );
+          atStripe(
+            checkoutSession({
+              email: 'wait@example.com',
+              offer_id: 'svc_starter_agents',
+              amount_subtotal: 4900,
+              payment_intent: intent.id,
+            }),
+          );
+          return intent.id;
+        },
+        404,
+        'payment_not_found',
+      ],
       ['an id of another kind (never sent to Stripe)', () => 'ch_3MmlLrLkdIwHu7ix0snN0B15', 404, 'payment_not_found'],
     ])('answers %s', async (_label, id, status, code) => {
       const paymentId = id();
@@ -181,7 +258,10 @@ describe('payments with Stripe (SVC_PAYMENT_PROVIDER=stripe)', () => {
       const before = dbSnapshot(service.db);
       const response = await issueToken(session.id, 'down@example.com', proof);
       expect(response.status, response.text).toBe(503);
-      expect(response.body).toMatchObject({ code: 'service_unavailable', detail: 'the payment provider could not be asked about this payment; nothing was changed' });
+      expect(response.body).toMatchObject({
+        code: 'service_unavailable',
+        detail: 'the payment provider could not be asked about this payment; nothing was changed',
+      });
       expect(response.headers.get('retry-after')).toBe('5');
       expect(dbSnapshot(service.db)).toEqual(before);
     });
@@ -197,7 +277,11 @@ describe('payments with Stripe (SVC_PAYMENT_PROVIDER=stripe)', () => {
     const issued = await issueToken(session.id, email);
     expect(issued.status, issued.text).toBe(201);
     expect(issued.body).toMatchObject({ token_type: 'Bearer', tier: 'svc_starter_agents' });
-    const activated = await api().post('/v1/swarm/paygate/activate', { session_id: created.body.session_id, payment_id: session.id }, { token: issued.body.jwtToken });
+    const activated = await api().post(
+      '/v1/swarm/paygate/activate',
+      { session_id: created.body.session_id, payment_id: session.id },
+      { token: issued.body.jwtToken },
+    );
     expect(activated.status, activated.text).toBe(200);
     expect(activated.body.deploy_token).toEqual(expect.any(String));
     const docs = await api().get('/v1/docs', issued.body.jwtToken);

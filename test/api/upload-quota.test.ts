@@ -34,14 +34,21 @@ const bundle = (version: string, padding = 0, agentId = AGENT) =>
 function api(service: TestService) {
   return {
     upload: (token: string, archive: Buffer, agentId = AGENT) =>
-      httpRequest(`${service.baseUrl}/v1/swarm/agents/${agentId}/versions`, { method: 'POST', rawBody: archive, headers: { 'content-type': 'application/gzip' }, token }),
+      httpRequest(`${service.baseUrl}/v1/swarm/agents/${agentId}/versions`, {
+        method: 'POST',
+        rawBody: archive,
+        headers: { 'content-type': 'application/gzip' },
+        token,
+      }),
     versions: async (token: string) => {
       const listed = await httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/versions`, { token });
       expect(listed.status, listed.text).toBe(200);
       return (listed.body.versions as Array<{ version: string }>).map((v) => v.version);
     },
-    remove: (token: string, version: string) => httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/versions/${version}`, { method: 'DELETE', token }),
-    current: (token: string, version: string) => httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/current`, { method: 'PUT', body: { version }, token }),
+    remove: (token: string, version: string) =>
+      httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/versions/${version}`, { method: 'DELETE', token }),
+    current: (token: string, version: string) =>
+      httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/current`, { method: 'PUT', body: { version }, token }),
     download: (token: string, digest: string) => httpRequest(`${service.baseUrl}/v1/swarm/bundles/${digest}`, { token }),
   };
 }
@@ -95,14 +102,25 @@ describe('removing a version', () => {
     const first = await upload(token, v1);
     expect(first.status, first.text).toBe(201);
     // A run pinned to 1.0.0, queued on a node that never answers it.
-    const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, email), { agents: [AGENT], answer: () => new Promise(() => undefined) });
-    const run = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, { body: { user_id: email, agent_id: AGENT }, headers: { 'idempotency-key': randomUUID(), prefer: 'respond-async' }, token });
+    const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, email), {
+      agents: [AGENT],
+      answer: () => new Promise(() => undefined),
+    });
+    const run = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
+      body: { user_id: email, agent_id: AGENT },
+      headers: { 'idempotency-key': randomUUID(), prefer: 'respond-async' },
+      token,
+    });
     expect(run.status, run.text).toBe(202);
     const second = await upload(token, v2);
     expect(second.status, second.text).toBe(201);
 
     const inUse = await remove(token, '2.0.0');
-    expect([inUse.status, inUse.body.code, inUse.body.detail]).toEqual([409, 'version_in_use', `${AGENT} version 2.0.0 cannot be removed: it is current: new runs execute it`]);
+    expect([inUse.status, inUse.body.code, inUse.body.detail]).toEqual([
+      409,
+      'version_in_use',
+      `${AGENT} version 2.0.0 cannot be removed: it is current: new runs execute it`,
+    ]);
     const pinned = await remove(token, '1.0.0');
     expect([pinned.status, pinned.body.code]).toEqual([409, 'version_in_use']);
     expect(pinned.body.detail).toMatch(/a run not finished yet is pinned to it/);
@@ -113,7 +131,11 @@ describe('removing a version', () => {
     // Once the run is over (its node gone: failed and refunded), 1.0.0 goes.
     await node.stop();
     await httpRequest(`${service.baseUrl}/v1/swarm/nodes/${node.node_id}`, { method: 'DELETE', token });
-    await waitFor(async () => ((await remove(token, '1.0.0')).status === 200 ? true : undefined), 'the run to finish and the version to go', 20_000);
+    await waitFor(
+      async () => ((await remove(token, '1.0.0')).status === 200 ? true : undefined),
+      'the run to finish and the version to go',
+      20_000,
+    );
     expect(await versions(token)).toEqual(['2.0.0']);
     expect((await current(token, '1.0.0')).status).toBe(404);
   });
@@ -152,7 +174,13 @@ describe('the retention of versions nobody uses', () => {
   const day = 86_400_000;
   // Leases, the queue and the node outlast the clock's jumps, so the queued run stays unfinished throughout.
   const runTiming = { leaseMs: 40 * day, queueTimeoutMs: 365 * day, sweepMs: 50 };
-  const service = useSvcApi(() => ({ clock, versionRetentionMs: 20 * day, runTiming, staleNodeAfterMs: 0, logger: { level: 'debug', stream } }));
+  const service = useSvcApi(() => ({
+    clock,
+    versionRetentionMs: 20 * day,
+    runTiming,
+    staleNodeAfterMs: 0,
+    logger: { level: 'debug', stream },
+  }));
   const { upload, versions, current } = api(service);
   const rounds = () => lines.filter((line) => line.msg === 'agent version retention round').length;
 
@@ -170,8 +198,15 @@ describe('the retention of versions nobody uses', () => {
     expect((await current(token, '1.0.0')).status).toBe(200);
     const node = await enrollNode(service.baseUrl, email);
     await httpRequest(`${service.baseUrl}/v1/swarm/nodes/self/agents/${AGENT}`, { method: 'PUT', token: node.credential });
-    await httpRequest(`${service.baseUrl}/v1/swarm/nodes/poll`, { body: { hostname: 'h', version: 'v', capacity: 0, running: [], wait_seconds: 0 }, token: node.credential });
-    const run = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, { body: { user_id: email, agent_id: AGENT }, headers: { 'idempotency-key': randomUUID(), prefer: 'respond-async' }, token });
+    await httpRequest(`${service.baseUrl}/v1/swarm/nodes/poll`, {
+      body: { hostname: 'h', version: 'v', capacity: 0, running: [], wait_seconds: 0 },
+      token: node.credential,
+    });
+    const run = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
+      body: { user_id: email, agent_id: AGENT },
+      headers: { 'idempotency-key': randomUUID(), prefer: 'respond-async' },
+      token,
+    });
     expect([run.status, run.body.status, run.body.bundle_digest]).toEqual([202, 'queued', sha256(archives.get('1.0.0')!)]);
     expect((await current(token, '3.0.0')).status).toBe(200);
     for (const version of ['4.0.0', '5.0.0']) {
@@ -191,7 +226,12 @@ describe('the retention of versions nobody uses', () => {
     // Current (3.0.0), the one uploaded before it (2.0.0), and 1.0.0, which the queued run executes.
     expect(await versions(token)).toEqual(['3.0.0', '2.0.0', '1.0.0']);
     expect((await api(service).download(token, sha256(archives.get('4.0.0')!))).status).toBe(404);
-    expect(lines.filter((line) => /unused agent version removed/.test(line.msg)).map((line) => line.version).sort()).toEqual(['4.0.0', '5.0.0']);
+    expect(
+      lines
+        .filter((line) => /unused agent version removed/.test(line.msg))
+        .map((line) => line.version)
+        .sort(),
+    ).toEqual(['4.0.0', '5.0.0']);
   });
 });
 
@@ -200,14 +240,19 @@ describe('the migration that brings retention', () => {
     const db =
       testEngine() === 'sqlite'
         ? new Kysely<unknown>({ dialect: new SqliteDialect({ database: new Database(':memory:') }) })
-        : new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: await postgresDatabaseFor(tempDir('migration-')) }) }) });
+        : new Kysely<unknown>({
+            dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: await postgresDatabaseFor(tempDir('migration-')) }) }),
+          });
     try {
       await sql`CREATE TABLE agent_versions (user_id text, agent_id text, version text, uploaded_at bigint)`.execute(db);
       const longAgo = Date.now() - 400 * 86_400_000;
       await sql`INSERT INTO agent_versions VALUES ('a@b.c', ${AGENT}, '1.0.0', ${longAgo})`.execute(db);
       const before = Date.now();
       await versionReleasedAt(db);
-      const { rows } = await sql<{ uploaded_at: number | string; released_at: number | string }>`SELECT uploaded_at, released_at FROM agent_versions`.execute(db);
+      const { rows } = await sql<{
+        uploaded_at: number | string;
+        released_at: number | string;
+      }>`SELECT uploaded_at, released_at FROM agent_versions`.execute(db);
       expect(rows).toHaveLength(1);
       expect(Number(rows[0]!.uploaded_at)).toBe(longAgo);
       expect(Number(rows[0]!.released_at)).toBeGreaterThanOrEqual(before);

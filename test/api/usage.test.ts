@@ -25,11 +25,22 @@ describe('GET /v1/swarm/usage', () => {
     // Two nodes: one answers, one fails every run (each failure refunded).
     const good = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [REVIEW, MONITOR] });
     const run = async (agent: string) => {
-      const response = await execute(service, user.token, { user_id: user.email, agent_id: agent, node_id: good.node_id, ...(agent === REVIEW ? { input: CONTRACT_INPUTS[REVIEW] } : {}) });
+      const response = await execute(service, user.token, {
+        user_id: user.email,
+        agent_id: agent,
+        node_id: good.node_id,
+        ...(agent === REVIEW ? { input: CONTRACT_INPUTS[REVIEW] } : {}),
+      });
       expect(response.status, response.text).toBe(200);
     };
-    const bad = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [MONITOR], answer: () => ({ status: 'failed', output: { error: 'exit', message: 'exit 3' } }) });
-    const failing = async () => expect((await execute(service, user.token, { user_id: user.email, agent_id: MONITOR, node_id: bad.node_id })).body.status).toBe('failed');
+    const bad = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), {
+      agents: [MONITOR],
+      answer: () => ({ status: 'failed', output: { error: 'exit', message: 'exit 3' } }),
+    });
+    const failing = async () =>
+      expect((await execute(service, user.token, { user_id: user.email, agent_id: MONITOR, node_id: bad.node_id })).body.status).toBe(
+        'failed',
+      );
     const day1 = clock.now();
     await run(REVIEW);
     await run(REVIEW);
@@ -39,7 +50,15 @@ describe('GET /v1/swarm/usage', () => {
     const shift = Math.floor(day1 / DAY_MS) * DAY_MS + DAY_MS + 60_000 - day1;
     clock.advance(shift);
     try {
-      await waitFor(async () => ((await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token })).body.nodes.every((node: { online: boolean }) => node.online) ? true : undefined), 'both nodes seen');
+      await waitFor(
+        async () =>
+          (await httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token: user.token })).body.nodes.every(
+            (node: { online: boolean }) => node.online,
+          )
+            ? true
+            : undefined,
+        'both nodes seen',
+      );
       await run(MONITOR);
       await failing();
       await failing();
@@ -49,7 +68,9 @@ describe('GET /v1/swarm/usage', () => {
       const body = answer.body;
       expect(body.totals).toEqual({ runs: 7, charged_cents: 12 + 12 + 4 + 4 + 4 + 4 + 4, refunded_cents: 12, net_cents: 32 });
       // The ledger's own sum, entry by entry.
-      const ledger = service.db.prepare("SELECT kind, amount_cents FROM ledger_entries WHERE user_id = ? AND kind IN ('debit', 'refund')").all(user.email) as Array<{ kind: string; amount_cents: number }>;
+      const ledger = service.db
+        .prepare("SELECT kind, amount_cents FROM ledger_entries WHERE user_id = ? AND kind IN ('debit', 'refund')")
+        .all(user.email) as Array<{ kind: string; amount_cents: number }>;
       const net = ledger.reduce((sum, entry) => sum + (entry.kind === 'debit' ? entry.amount_cents : -entry.amount_cents), 0);
       expect(body.totals.net_cents).toBe(net);
       expect(body.days).toEqual([
@@ -67,7 +88,10 @@ describe('GET /v1/swarm/usage', () => {
       const rowsTotal = body.rows.reduce((sum: number, row: { net_cents: number }) => sum + row.net_cents, 0);
       expect(rowsTotal).toBe(net);
       // A budget of today counts the same cents as today's usage.
-      expect((await httpRequest(`${service.baseUrl}/v1/swarm/budgets/all/day`, { method: 'PUT', token: user.token, body: { cap_cents: 1000 } })).body.spent_cents).toBe(4);
+      expect(
+        (await httpRequest(`${service.baseUrl}/v1/swarm/budgets/all/day`, { method: 'PUT', token: user.token, body: { cap_cents: 1000 } }))
+          .body.spent_cents,
+      ).toBe(4);
       // One day alone, and the default range (the last 30 days up to today).
       expect((await usage(user.token, `?from=${dateOf(day1)}&to=${dateOf(day1)}`)).body.totals.net_cents).toBe(28);
       const recent = (await usage(user.token)).body;
@@ -81,7 +105,14 @@ describe('GET /v1/swarm/usage', () => {
 
   it("refuses dates that are not days, a reversed or too long range, and shows another user's runs to no one", async () => {
     const user = await paidUser(service, 0);
-    for (const query of ['?from=2025-13-01', '?to=yesterday', '?from=2025-02-30', '?from=2025-03-02&to=2025-03-01', '?from=2024-01-01&to=2025-01-02', '?from=2025-01-01T00:00:00Z']) {
+    for (const query of [
+      '?from=2025-13-01',
+      '?to=yesterday',
+      '?from=2025-02-30',
+      '?from=2025-03-02&to=2025-03-01',
+      '?from=2024-01-01&to=2025-01-02',
+      '?from=2025-01-01T00:00:00Z',
+    ]) {
       const refused = await usage(user.token, query);
       expect(refused.status, query).toBe(400);
       expect(refused.headers.get('content-type')).toMatch(/^application\/problem\+json/);

@@ -54,7 +54,12 @@ describe('wallet page', () => {
   const page = (cookie?: string, headers: Record<string, string> = {}) =>
     httpRequest(loginUrl(), { headers: { ...headers, ...(cookie === undefined ? {} : { cookie }) } });
 
-  const postForm = (path: string, form: string, cookie: string | undefined, headers: Record<string, string> = { origin, 'sec-fetch-site': 'same-origin' }) =>
+  const postForm = (
+    path: string,
+    form: string,
+    cookie: string | undefined,
+    headers: Record<string, string> = { origin, 'sec-fetch-site': 'same-origin' },
+  ) =>
     httpRequest(`${service.walletUrl}/${path}`, {
       method: 'POST',
       rawBody: form,
@@ -275,7 +280,7 @@ describe('wallet page', () => {
       }
     });
 
-    it('refuses the form with a foreign Origin, another site\'s Fetch Metadata, or no token tied to the pre-session cookie', async () => {
+    it("refuses the form with a foreign Origin, another site's Fetch Metadata, or no token tied to the pre-session cookie", async () => {
       const { victim, victimCookie, attacker, attackerToken } = await twoUsers();
       const pending = await openedFromPage(attackerToken);
       const { formToken } = await continuePageOf(pending);
@@ -408,7 +413,9 @@ describe('wallet page', () => {
       const [header, payload, signature] = token.split('.') as [string, string, string];
       const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
       const tampered = `${header}.${Buffer.from(JSON.stringify({ ...claims, sub: 'victim@example.com' })).toString('base64url')}.${signature}`;
-      const foreignKey = await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new TextEncoder().encode('x'.repeat(32)));
+      const foreignKey = await new SignJWT({ ...claims })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .sign(new TextEncoder().encode('x'.repeat(32)));
       const none = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${payload}.`;
       for (const bad of [tampered, foreignKey, none, 'not-a-jwt']) {
         await expectRefused(loginUrl(bad), 401, /not valid/);
@@ -459,7 +466,11 @@ describe('wallet page', () => {
       const { cookie } = await signInToWallet(token);
       const response = await page(cookie);
       expect(response.text).toMatch(/data-testid="balance">\$0\.84</);
-      const rows = [...response.text.matchAll(/<tr>\s*<td><a href="runs\/[0-9a-f-]{36}">([^<]+)<\/a><br>[\s\S]*?<td[^>]*>(\w+)<\/td>\s*<td class="num"[^>]*>([^<]+)<\/td>/g)].map((m) => [m[1], m[2], m[3]]);
+      const rows = [
+        ...response.text.matchAll(
+          /<tr>\s*<td><a href="runs\/[0-9a-f-]{36}">([^<]+)<\/a><br>[\s\S]*?<td[^>]*>(\w+)<\/td>\s*<td class="num"[^>]*>([^<]+)<\/td>/g,
+        ),
+      ].map((m) => [m[1], m[2], m[3]]);
       expect(rows).toEqual([
         ['Dev review the service', 'succeeded', '$0.12'],
         ['Ops monitor agent', 'succeeded', '$0.04'],
@@ -513,7 +524,9 @@ describe('wallet page', () => {
       expect(response.status, response.text).toBe(303);
       expect(response.headers.get('location')).toBe('login');
       expect(await balanceOf(email)).toBe(525);
-      const payment = service.db.prepare("SELECT * FROM payments WHERE customer_email = ? AND offer_id = 'svc_pay_wallet_fund'").get(email) as Record<string, unknown>;
+      const payment = service.db
+        .prepare("SELECT * FROM payments WHERE customer_email = ? AND offer_id = 'svc_pay_wallet_fund'")
+        .get(email) as Record<string, unknown>;
       expect(payment).toMatchObject({ status: 'CONFIRMED', offer_id: 'svc_pay_wallet_fund', amount_cents: 525 });
       expect((await page(cookie)).text).toMatch(/data-testid="balance">\$5\.25</);
       // A browser without Fetch Metadata sends a real Origin instead.
@@ -524,7 +537,18 @@ describe('wallet page', () => {
     it('refuses bad amounts with the form shown again, and changes nothing', async () => {
       const { email, cookie } = await signedInUser();
       const payments = sandboxPaymentCount();
-      for (const form of ['amount=abc', 'amount=0', 'amount=-1', 'amount=1.234', 'amount=1000.01', 'amount=', '', 'other=1', 'amount=1&amount=2', `amount=${'9'.repeat(40)}`]) {
+      for (const form of [
+        'amount=abc',
+        'amount=0',
+        'amount=-1',
+        'amount=1.234',
+        'amount=1000.01',
+        'amount=',
+        '',
+        'other=1',
+        'amount=1&amount=2',
+        `amount=${'9'.repeat(40)}`,
+      ]) {
         const response = await postForm('fund', form, cookie);
         expect(response.status, form).toBe(400);
         expectWalletHeaders(response);

@@ -51,7 +51,12 @@ describe('GET /v1/swarm/wallet', () => {
       .setExpirationTime('30d')
       .setJti(randomUUID())
       .sign(new Uint8Array(randomBytes(32)));
-    const attempts: Array<Record<string, string>> = [{}, { authorization: `Bearer ${forged}` }, { authorization: 'Bearer' }, { authorization: `Token ${user.token}` }];
+    const attempts: Array<Record<string, string>> = [
+      {},
+      { authorization: `Bearer ${forged}` },
+      { authorization: 'Bearer' },
+      { authorization: `Token ${user.token}` },
+    ];
     for (const headers of attempts) {
       const response = await httpRequest(`${service.baseUrl}/v1/swarm/wallet`, { headers });
       expect(response.status, JSON.stringify(headers)).toBe(401);
@@ -68,10 +73,19 @@ describe('GET /v1/swarm/wallet', () => {
     await fundWallet(service.baseUrl, email, 30);
     expect((await api.get('/v1/swarm/wallet', token)).body.balance_cents).toBe(30);
     const node = await nodeFor(service.baseUrl, email, ['agent_research_rag_015']);
-    const run = await execute(service, token, { user_id: email, agent_id: 'agent_research_rag_015', input: { corpus: '/srv/docs', question: 'Where are the backups?' } });
+    const run = await execute(service, token, {
+      user_id: email,
+      agent_id: 'agent_research_rag_015',
+      input: { corpus: '/srv/docs', question: 'Where are the backups?' },
+    });
     await node.stop();
     expect(run.status, run.text).toBe(200);
     expect(run.body).toMatchObject({ status: 'succeeded', charged_cents: 15, balance_cents: 15 });
-    expect((await api.get('/v1/swarm/wallet', token)).body).toEqual({ user_id: email, balance_cents: 15, currency: 'USD', chain_id: CHAIN_ID });
+    expect((await api.get('/v1/swarm/wallet', token)).body).toEqual({
+      user_id: email,
+      balance_cents: 15,
+      currency: 'USD',
+      chain_id: CHAIN_ID,
+    });
   });
 });

@@ -10,7 +10,8 @@ describe('POST /v1/payments/webhook', () => {
   const clock = new MovableClock();
   const service = useSvcApi(() => ({ clock }));
 
-  const payment = (paymentId: string) => service.db.prepare('SELECT * FROM payments WHERE payment_id = ?').get(paymentId) as Record<string, unknown> | undefined;
+  const payment = (paymentId: string) =>
+    service.db.prepare('SELECT * FROM payments WHERE payment_id = ?').get(paymentId) as Record<string, unknown> | undefined;
 
   it('records a signed payment.confirmed as CONFIRMED with its lowercased e-mail, offer, merchant and amount', async () => {
     const email = uniqueEmail('hook');
@@ -49,7 +50,9 @@ describe('POST /v1/payments/webhook', () => {
     expect(responses.every((r) => r.status === 200)).toBe(true);
     expect(responses.filter((r) => r.body.duplicate !== true)).toHaveLength(1);
     expect(await service.ctx.ledger.balance(email)).toBe(700);
-    expect(service.db.prepare("SELECT count(*) AS n FROM ledger_entries WHERE user_id = ? AND kind = 'credit'").get(email)).toEqual({ n: 1 });
+    expect(service.db.prepare("SELECT count(*) AS n FROM ledger_entries WHERE user_id = ? AND kind = 'credit'").get(email)).toEqual({
+      n: 1,
+    });
   });
 
   it('credits a payment once even when the provider sends it under two event ids', async () => {
@@ -70,7 +73,12 @@ describe('POST /v1/payments/webhook', () => {
 
   it('does not credit a wallet-fund payment made to another merchant', async () => {
     const email = uniqueEmail('foreign');
-    const data = paymentData({ customer_email: email, offer_id: 'svc_pay_wallet_fund', merchant_id: 'merchant_elsewhere', amount_cents: 800 });
+    const data = paymentData({
+      customer_email: email,
+      offer_id: 'svc_pay_wallet_fund',
+      merchant_id: 'merchant_elsewhere',
+      amount_cents: 800,
+    });
     expect((await deliverWebhook(service, confirmedEvent(data))).status).toBe(200);
     expect(payment(data.payment_id)).toMatchObject({ merchant_id: 'merchant_elsewhere' });
     expect(await service.ctx.ledger.balance(email)).toBe(0);
@@ -86,7 +94,11 @@ describe('POST /v1/payments/webhook', () => {
 
   it('refuses a signed event whose bytes are not UTF-8 with 400 and records nothing (not U+FFFD)', async () => {
     const id = `evt_${Date.now()}_bytes`;
-    const rawBody = Buffer.concat([Buffer.from(`{"id":"${id}","type":"payment.`), Buffer.from([0xc3, 0x28]), Buffer.from('","created":1,"data":{}}')]);
+    const rawBody = Buffer.concat([
+      Buffer.from(`{"id":"${id}","type":"payment.`),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from('","created":1,"data":{}}'),
+    ]);
     const before = dbSnapshot(service.db);
     const response = await deliverWebhook(service, undefined, { rawBody });
     expect(response.status).toBe(400);
@@ -114,7 +126,13 @@ describe('POST /v1/payments/webhook', () => {
   });
 
   it('refuses a Stripe-Signature delivery with 401 naming the setting, when the service does not take Stripe payments', async () => {
-    const body = JSON.stringify({ id: 'evt_stripe_1', object: 'event', type: 'checkout.session.completed', created: 1, data: { object: {} } });
+    const body = JSON.stringify({
+      id: 'evt_stripe_1',
+      object: 'event',
+      type: 'checkout.session.completed',
+      created: 1,
+      data: { object: {} },
+    });
     const before = dbSnapshot(service.db);
     const response = await httpRequest(`${service.baseUrl}/v1/payments/webhook`, {
       method: 'POST',
@@ -122,7 +140,10 @@ describe('POST /v1/payments/webhook', () => {
       headers: { 'content-type': 'application/json', 'stripe-signature': `t=${Math.floor(clock.now() / 1000)},v1=${'ab'.repeat(32)}` },
     });
     expect(response.status).toBe(401);
-    expect(response.body).toMatchObject({ code: 'unauthorized', detail: 'a Stripe-Signature delivery, but this service does not take Stripe payments' });
+    expect(response.body).toMatchObject({
+      code: 'unauthorized',
+      detail: 'a Stripe-Signature delivery, but this service does not take Stripe payments',
+    });
     expect(response.body.remedy).toMatch(/SVC_PAYMENT_PROVIDER=stripe/);
     expect(dbSnapshot(service.db)).toEqual(before);
   });
@@ -140,7 +161,13 @@ describe('POST /v1/payments/webhook', () => {
       ['a timestamp 301 s old', () => ({ nowMs: now() - 301_000 })],
       // Ahead by more than 301 s: the time the request takes to arrive comes off a timestamp in the future.
       ['a timestamp 330 s ahead', () => ({ nowMs: now() + 330_000 })],
-      ['a body changed after signing', () => ({ signature: `t=${t()},v1=${hmac(`${t()}.${body}`)}`, rawBody: body.replace('"amount_cents":100', '"amount_cents":100000') })],
+      [
+        'a body changed after signing',
+        () => ({
+          signature: `t=${t()},v1=${hmac(`${t()}.${body}`)}`,
+          rawBody: body.replace('"amount_cents":100', '"amount_cents":100000'),
+        }),
+      ],
       ['the signature of another timestamp', () => ({ signature: `t=${t()},v1=${hmac(`${t() - 1}.${body}`)}` })],
       ['no t', () => ({ signature: `v1=${hmac(`${t()}.${body}`)}` })],
       ['no v1', () => ({ signature: `t=${t()}` })],

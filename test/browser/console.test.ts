@@ -8,7 +8,14 @@ import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { walletLoginUrl } from '../../src/contract/claims.js';
 import { CONTRACT_INPUTS } from '../helpers/bundles.js';
-import { accessibilityProblems, browserUnavailable, launchChromium, policyViolations, screenshot, type Browser } from '../helpers/chromium.js';
+import {
+  accessibilityProblems,
+  browserUnavailable,
+  launchChromium,
+  policyViolations,
+  screenshot,
+  type Browser,
+} from '../helpers/chromium.js';
 import { MovableClock } from '../helpers/clock.js';
 import { finished, finishedRun, heldRun } from '../helpers/console.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
@@ -43,7 +50,8 @@ describe.skipIf(browserUnavailable !== undefined)('console in Chromium', () => {
 
   const page = () => browser.page;
   const consoleUrl = (path: string) => `${service.walletUrl}/${path}`;
-  const api = (path: string, token: string, init: { method?: string; body?: unknown } = {}) => httpRequest(`${service.baseUrl}${path}`, { ...init, token });
+  const api = (path: string, token: string, init: { method?: string; body?: unknown } = {}) =>
+    httpRequest(`${service.baseUrl}${path}`, { ...init, token });
 
   /** A paying user signed in by a mailed code, funded through the sandbox provider, and the console open. */
   async function signedIn(label: string): Promise<{ email: string; token: string }> {
@@ -73,16 +81,24 @@ describe.skipIf(browserUnavailable !== undefined)('console in Chromium', () => {
 
   it('shows every page with data made through the API, accessible and within its policy', { timeout: 90_000 }, async () => {
     const { email, token } = await signedIn('pages');
-    const hook = await api('/v1/swarm/webhooks', token, { method: 'POST', body: { url: `${receiver.url}/hooks/console`, description: 'CI' } });
+    const hook = await api('/v1/swarm/webhooks', token, {
+      method: 'POST',
+      body: { url: `${receiver.url}/hooks/console`, description: 'CI' },
+    });
     expect(hook.status, hook.text).toBe(201);
     expect((await api('/v1/swarm/budgets/all/day', token, { method: 'PUT', body: { cap_cents: 500 } })).status).toBe(200);
-    expect((await api('/v1/swarm/secrets/OPENAI_API_KEY', token, { method: 'PUT', body: { value: 'sk-console-secret-1' } })).status).toBe(200);
+    expect((await api('/v1/swarm/secrets/OPENAI_API_KEY', token, { method: 'PUT', body: { value: 'sk-console-secret-1' } })).status).toBe(
+      200,
+    );
 
     const good = await heldRun(service.baseUrl, email, token);
     await good.log(['checking 3 endpoints', { text: 'slow answer from db-1 (812 ms)', stream: 'stderr' }, 'all checks passed']);
     await good.artifact('report.csv', Buffer.from('endpoint,ms\napi,41\ndb-1,812\n'));
     good.finish();
-    const bad = await heldRun(service.baseUrl, email, token, { agent: 'agent_dev_review_012', input: CONTRACT_INPUTS.agent_dev_review_012 });
+    const bad = await heldRun(service.baseUrl, email, token, {
+      agent: 'agent_dev_review_012',
+      input: CONTRACT_INPUTS.agent_dev_review_012,
+    });
     await bad.log(['cloning the repository']);
     bad.finish({ status: 'failed', output: { error: 'clone_failed', message: 'the repository could not be read' } });
     await finished(service.baseUrl, token, good.run.run_id);
@@ -113,7 +129,11 @@ describe.skipIf(browserUnavailable !== undefined)('console in Chromium', () => {
 
     await visit(`runs/${good.run.run_id}`, 'console-run');
     expect(await page().locator('#run-status').textContent()).toBe('succeeded');
-    expect(await page().getByRole('log').locator('div').allTextContents()).toEqual(['checking 3 endpoints', 'slow answer from db-1 (812 ms)', 'all checks passed']);
+    expect(await page().getByRole('log').locator('div').allTextContents()).toEqual([
+      'checking 3 endpoints',
+      'slow answer from db-1 (812 ms)',
+      'all checks passed',
+    ]);
     expect(await page().getByRole('button', { name: 'Cancel this run' }).count()).toBe(0);
     const [download] = await Promise.all([page().waitForEvent('download'), page().getByRole('link', { name: 'report.csv' }).click()]);
     expect(download.suggestedFilename()).toBe('report.csv');
@@ -123,8 +143,17 @@ describe.skipIf(browserUnavailable !== undefined)('console in Chromium', () => {
 
     await visit('usage', 'console-usage');
     expect(await page().getByTestId('usage-net').textContent()).toBe('$0.04');
-    expect(await page().getByRole('img', { name: /Net spend per day/ }).count()).toBe(1);
-    expect(await page().getByRole('row').filter({ hasText: 'Ops monitor agent' }).getByRole('cell').allTextContents()).toEqual(['1', '$0.04', '$0.00', '$0.04']);
+    expect(
+      await page()
+        .getByRole('img', { name: /Net spend per day/ })
+        .count(),
+    ).toBe(1);
+    expect(await page().getByRole('row').filter({ hasText: 'Ops monitor agent' }).getByRole('cell').allTextContents()).toEqual([
+      '1',
+      '$0.04',
+      '$0.00',
+      '$0.04',
+    ]);
 
     await visit('budgets', 'console-budgets');
     expect(await page().getByRole('row').filter({ hasText: 'all agents' }).getByRole('cell').nth(2).textContent()).toBe('$5.00');
@@ -157,7 +186,9 @@ describe.skipIf(browserUnavailable !== undefined)('console in Chromium', () => {
     expect(await log.getAttribute('aria-labelledby')).toBe('log-heading');
     await expect.poll(() => page().getByRole('status').textContent()).toBe('Following the log live.');
     await held.log(['checked api: 41 ms', { text: 'checked db-1: <slow> 812 ms', stream: 'stderr' }]);
-    await expect.poll(() => log.locator('div').allTextContents()).toEqual(['starting', 'checked api: 41 ms', 'checked db-1: <slow> 812 ms']);
+    await expect
+      .poll(() => log.locator('div').allTextContents())
+      .toEqual(['starting', 'checked api: 41 ms', 'checked db-1: <slow> 812 ms']);
     expect(await log.locator('div.stderr').count()).toBe(1);
     await screenshot(page(), 'console-run-following');
     held.finish();
@@ -183,7 +214,7 @@ describe.skipIf(browserUnavailable !== undefined)('console in Chromium', () => {
     const order: string[] = [];
     for (let step = 0; step < 4; step += 1) {
       await page().keyboard.press('Tab');
-      order.push(await page().evaluate<string>("document.activeElement.id || document.activeElement.textContent"));
+      order.push(await page().evaluate<string>('document.activeElement.id || document.activeElement.textContent'));
     }
     expect(order).toEqual(['budget-scope', 'budget-period', 'budget-cap', 'Set budget']);
 
@@ -203,46 +234,52 @@ describe.skipIf(browserUnavailable !== undefined)('console in Chromium', () => {
     expect(await page().getByText('You have no budget').count()).toBe(1);
   });
 
-  it('asks for a mailed code before secrets and webhooks change once the sign-in is old, then changes them', { timeout: 60_000 }, async () => {
-    const { email, token } = await signedIn('stepup');
-    clock.advance(SIXTEEN_MINUTES);
-    try {
-      await visit('secrets', 'console-secrets-confirm');
-      expect(await page().getByLabel('Name').count()).toBe(0);
-      await navigating(() => page().getByRole('button', { name: 'E-mail me a code' }).click());
-      const reference = await page().locator('main code').first().textContent();
-      const code = signInCodeOf(await nextMailTo(email, { match: (mail) => mail.text.includes(`reference ${reference}`) }));
-      await screenshot(page(), 'console-confirm');
-      expect(await accessibilityProblems(page())).toEqual([]);
-      await page().getByLabel('Code from the e-mail').fill(code);
-      await navigating(() => page().getByRole('button', { name: 'Confirm', exact: true }).click());
-      expect(page().url()).toBe(consoleUrl('secrets'));
+  it(
+    'asks for a mailed code before secrets and webhooks change once the sign-in is old, then changes them',
+    { timeout: 60_000 },
+    async () => {
+      const { email, token } = await signedIn('stepup');
+      clock.advance(SIXTEEN_MINUTES);
+      try {
+        await visit('secrets', 'console-secrets-confirm');
+        expect(await page().getByLabel('Name').count()).toBe(0);
+        await navigating(() => page().getByRole('button', { name: 'E-mail me a code' }).click());
+        const reference = await page().locator('main code').first().textContent();
+        const code = signInCodeOf(await nextMailTo(email, { match: (mail) => mail.text.includes(`reference ${reference}`) }));
+        await screenshot(page(), 'console-confirm');
+        expect(await accessibilityProblems(page())).toEqual([]);
+        await page().getByLabel('Code from the e-mail').fill(code);
+        await navigating(() => page().getByRole('button', { name: 'Confirm', exact: true }).click());
+        expect(page().url()).toBe(consoleUrl('secrets'));
 
-      await page().getByLabel('Name').fill('PATH');
-      await page().getByLabel('Value').fill('secret-value-1');
-      await navigating(() => page().getByRole('button', { name: 'Set secret' }).click());
-      expect(await page().getByRole('alert').textContent()).toContain('PATH is reserved');
-      expect(await page().getByLabel('Value').inputValue()).toBe('');
-      await page().getByLabel('Name').fill('SMTP_PASSWORD');
-      await page().getByLabel('Value').fill('line one\nline two');
-      await navigating(() => page().getByRole('button', { name: 'Set secret' }).click());
-      expect(await page().getByRole('cell', { name: 'SMTP_PASSWORD', exact: true }).count()).toBe(1);
-      expect(((await api('/v1/swarm/secrets', token)).body.secrets as Array<{ name: string }>).map((secret) => secret.name)).toEqual(['SMTP_PASSWORD']);
+        await page().getByLabel('Name').fill('PATH');
+        await page().getByLabel('Value').fill('secret-value-1');
+        await navigating(() => page().getByRole('button', { name: 'Set secret' }).click());
+        expect(await page().getByRole('alert').textContent()).toContain('PATH is reserved');
+        expect(await page().getByLabel('Value').inputValue()).toBe('');
+        await page().getByLabel('Name').fill('SMTP_PASSWORD');
+        await page().getByLabel('Value').fill('line one\nline two');
+        await navigating(() => page().getByRole('button', { name: 'Set secret' }).click());
+        expect(await page().getByRole('cell', { name: 'SMTP_PASSWORD', exact: true }).count()).toBe(1);
+        expect(((await api('/v1/swarm/secrets', token)).body.secrets as Array<{ name: string }>).map((secret) => secret.name)).toEqual([
+          'SMTP_PASSWORD',
+        ]);
 
-      await page().goto(consoleUrl('webhooks'));
-      await page().getByLabel('HTTPS URL').fill(`${receiver.url}/hooks/added`);
-      await page().getByLabel('failed', { exact: true }).uncheck();
-      await navigating(() => page().getByRole('button', { name: 'Add endpoint' }).click());
-      const secret = await page().getByTestId('signing-secret').textContent();
-      expect(secret).toMatch(/^whsec_/);
-      await screenshot(page(), 'console-webhook-added');
-      expect(await accessibilityProblems(page())).toEqual([]);
-      const [endpoint] = (await api('/v1/swarm/webhooks', token)).body.webhooks as Array<{ events: string[] }>;
-      expect(endpoint!.events).toEqual(['queued', 'started', 'succeeded', 'cancelled']);
-    } finally {
-      clock.advance(-SIXTEEN_MINUTES);
-    }
-  });
+        await page().goto(consoleUrl('webhooks'));
+        await page().getByLabel('HTTPS URL').fill(`${receiver.url}/hooks/added`);
+        await page().getByLabel('failed', { exact: true }).uncheck();
+        await navigating(() => page().getByRole('button', { name: 'Add endpoint' }).click());
+        const secret = await page().getByTestId('signing-secret').textContent();
+        expect(secret).toMatch(/^whsec_/);
+        await screenshot(page(), 'console-webhook-added');
+        expect(await accessibilityProblems(page())).toEqual([]);
+        const [endpoint] = (await api('/v1/swarm/webhooks', token)).body.webhooks as Array<{ events: string[] }>;
+        expect(endpoint!.events).toEqual(['queued', 'started', 'succeeded', 'cancelled']);
+      } finally {
+        clock.advance(-SIXTEEN_MINUTES);
+      }
+    },
+  );
 
   it('fits a phone: no page wider than the screen', async () => {
     const { email, token } = await signedIn('phone');

@@ -9,7 +9,14 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { walletLoginUrl } from '../../src/contract/claims.js';
 import { writeHandoffPage } from '../../src/node/identity/browser-handoff.js';
-import { accessibilityProblems, browserUnavailable, launchChromium, policyViolations, screenshot, type Browser } from '../helpers/chromium.js';
+import {
+  accessibilityProblems,
+  browserUnavailable,
+  launchChromium,
+  policyViolations,
+  screenshot,
+  type Browser,
+} from '../helpers/chromium.js';
 import { httpRequest } from '../helpers/http.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { uniqueEmail } from '../helpers/temp.js';
@@ -106,7 +113,7 @@ describe.skipIf(browserUnavailable !== undefined)('sign-in links in Chromium', (
     });
   }
 
-  it('a cross-site navigation to the attacker\'s link leaves the victim signed in, and their secret theirs', async () => {
+  it("a cross-site navigation to the attacker's link leaves the victim signed in, and their secret theirs", async () => {
     const { victim, victimToken, attacker, attackerLink, cookie } = await victimSignedIn();
     await routeAttackerSite({ '/win': navigatesTo(attackerLink) });
     await followed(`${ATTACKER_SITE}/win`, service.walletUrl);
@@ -127,7 +134,7 @@ describe.skipIf(browserUnavailable !== undefined)('sign-in links in Chromium', (
     expect(service.db.prepare('SELECT count(*) AS n FROM user_secrets WHERE user_id = ?').get(victim)).toEqual({ n: 1 });
   });
 
-  it('a cross-site, auto-submitted form replaces no session, even with the attacker\'s sign-in waiting in the browser', async () => {
+  it("a cross-site, auto-submitted form replaces no session, even with the attacker's sign-in waiting in the browser", async () => {
     const { victim, attacker, attackerLink, cookie } = await victimSignedIn();
     await routeAttackerSite({
       '/win': navigatesTo(attackerLink),
@@ -137,7 +144,10 @@ describe.skipIf(browserUnavailable !== undefined)('sign-in links in Chromium', (
     // First the link, so that the attacker's sign-in waits in this browser (its pre-session cookie), then the forms.
     await followed(`${ATTACKER_SITE}/win`, service.walletUrl);
     expect(await sessionCookie(service.walletUrl)).toBe(cookie);
-    for (const [path, target, status] of [['/post', 'sign-in', 403], ['/post-token', 'login', 404]] as const) {
+    for (const [path, target, status] of [
+      ['/post', 'sign-in', 403],
+      ['/post-token', 'login', 404],
+    ] as const) {
       const [answer] = await Promise.all([
         page().waitForResponse(`${service.walletUrl}/${target}`),
         page().goto(`${ATTACKER_SITE}${path}`, COMMITTED),
@@ -204,14 +214,16 @@ describe.skipIf(browserUnavailable !== undefined)('sign-in links in Chromium', (
     expect(entries.filter((entry) => entry.url.includes('token'))).toEqual([]);
   });
 
-  it('signed in as one account, a link of another\'s from another site asks to switch before it does', async () => {
+  it("signed in as one account, a link of another's from another site asks to switch before it does", async () => {
     const { victim: first, attacker: second, attackerLink: secondLink } = await victimSignedIn();
     await routeAttackerSite({ '/inbox': `<!doctype html><title>mail</title><a href="${secondLink}">Open your wallet</a>` });
     await page().goto(`${ATTACKER_SITE}/inbox`);
     await page().getByRole('link').click();
     await atWallet();
     expect(page().url()).toBe(`${service.walletUrl}/sign-in`);
-    await page().getByRole('button', { name: `Continue as ${second}` }).click();
+    await page()
+      .getByRole('button', { name: `Continue as ${second}` })
+      .click();
     // The page could not see the session (held back); the button's POST could, and asks.
     await expect.poll(heading).toBe(`Switch to ${second}?`);
     expect(await page().getByText(`You are signed in as ${first}; switch to ${second}?`).count()).toBe(1);
@@ -232,7 +244,9 @@ describe.skipIf(browserUnavailable !== undefined)('sign-in links in Chromium', (
       // A file's page is another origin: the browser says cross-site, so the button is asked for.
       await followed(pathToFileURL(handoff.path).href, service.walletUrl);
       expect(page().url()).toBe(`${service.walletUrl}/sign-in`);
-      await page().getByRole('button', { name: `Continue as ${email}` }).click();
+      await page()
+        .getByRole('button', { name: `Continue as ${email}` })
+        .click();
       await expect.poll(() => page().getByTestId('email').textContent()).toBe(email);
     } finally {
       handoff.remove();

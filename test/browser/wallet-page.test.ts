@@ -41,7 +41,9 @@ describe.skipIf(browserUnavailable !== undefined)('wallet page in Chromium', () 
   function expectWalletHeaders(headers: Record<string, string>): void {
     expect(headers['referrer-policy']).toBe('no-referrer');
     expect(headers['cache-control']).toBe('no-store');
-    expect(headers['content-security-policy']).toMatch(/^default-src 'none'; style-src 'sha256-[^']+'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/);
+    expect(headers['content-security-policy']).toMatch(
+      /^default-src 'none'; style-src 'sha256-[^']+'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/,
+    );
     expect(headers['x-content-type-options']).toBe('nosniff');
   }
 
@@ -91,7 +93,12 @@ describe.skipIf(browserUnavailable !== undefined)('wallet page in Chromium', () 
     expect(await page.getByTestId('email').textContent()).toBe(email);
     expect(await page.getByTestId('chain').textContent()).toBe('1202');
     const row = page.getByRole('row').filter({ hasText: 'Ops monitor agent' });
-    expect(await row.getByRole('cell').allTextContents()).toEqual([expect.stringContaining('Ops monitor agent'), 'succeeded', '$0.04', expect.stringMatching(/UTC$/)]);
+    expect(await row.getByRole('cell').allTextContents()).toEqual([
+      expect.stringContaining('Ops monitor agent'),
+      'succeeded',
+      '$0.04',
+      expect.stringMatching(/UTC$/),
+    ]);
     expect(await page.evaluate<string>('document.cookie')).toBe('');
     // The hashed stylesheet applied, and nothing was refused by the policy.
     expect(await page.evaluate<string>('getComputedStyle(document.body).backgroundColor')).toBe('rgb(243, 245, 248)');
@@ -130,7 +137,10 @@ describe.skipIf(browserUnavailable !== undefined)('wallet page in Chromium', () 
     expect(posts[0]).toMatchObject({ origin: 'null', 'sec-fetch-site': 'same-origin' });
 
     await page.getByLabel('Amount in dollars').fill('lots');
-    const refused = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/wallet/fund')), page.getByRole('button', { name: 'Add funds' }).click()]).then(([r]) => r);
+    const refused = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/wallet/fund')),
+      page.getByRole('button', { name: 'Add funds' }).click(),
+    ]).then(([r]) => r);
     expect(refused.status()).toBe(400);
     expect(await page.getByRole('alert').textContent()).toContain('Enter an amount in dollars');
     expect(await page.getByLabel('Amount in dollars').inputValue()).toBe('lots');

@@ -24,7 +24,9 @@ async function signedInPayer(label: string): Promise<{ email: string; env: Recor
 describe('activate --offer', () => {
   it('is accepted for --tier and activates the session', async () => {
     const { email, env, payment } = await signedInPayer('offer-alias');
-    const result = await swarmNode(['--json', 'activate', '--offer', 'svc_starter_agents', '--email', email, '--payment', payment], { env });
+    const result = await swarmNode(['--json', 'activate', '--offer', 'svc_starter_agents', '--email', email, '--payment', payment], {
+      env,
+    });
     expect(result.exitCode, result.stdout + result.stderr).toBe(0);
     expect(result.json).toMatchObject({ status: 'active', deploy_token: expect.any(String) });
   });
@@ -38,7 +40,18 @@ describe('activate --offer', () => {
   it('with --tier naming another tier: exit 2 naming both, nothing sent', async () => {
     const { env } = nodeEnv(service.baseUrl);
     const result = await swarmNode(
-      ['--json', 'activate', '--tier', 'svc_starter_agents', '--offer', 'dev_portal_execution_billing', '--email', uniqueEmail(), '--payment', 'pay_1'],
+      [
+        '--json',
+        'activate',
+        '--tier',
+        'svc_starter_agents',
+        '--offer',
+        'dev_portal_execution_billing',
+        '--email',
+        uniqueEmail(),
+        '--payment',
+        'pay_1',
+      ],
       { env },
     );
     expect(result.exitCode).toBe(2);
@@ -52,7 +65,9 @@ describe("activate's errors name its flags, not the service's body fields", () =
     const args = ['activate', '--tier', 'svc_starter_agents', '--email', uniqueEmail('someone-else'), '--payment', payment];
     const human = await swarmNode(args, { env });
     expect(human.exitCode).toBe(5);
-    expect(human.stderr).toContain(`Run activate again with --email set to the checkout e-mail the payment was made with, the address you signed in with (${email})`);
+    expect(human.stderr).toContain(
+      `Run activate again with --email set to the checkout e-mail the payment was made with, the address you signed in with (${email})`,
+    );
     const command = `swarm-node activate --tier svc_starter_agents --payment ${payment}`;
     expect(human.stderr).toContain(command);
     expect(human.stderr).not.toMatch(BODY_FIELDS);
@@ -65,7 +80,10 @@ describe("activate's errors name its flags, not the service's body fields", () =
 
   it('a value refused, here or by the service, is named by its flag', async () => {
     const { env } = await signedInPayer('refused');
-    const email = await swarmNode(['activate', '--tier', 'svc_starter_agents', '--email', 'not-an-address', '--payment', 'pay_1', '--wait', '0'], { env });
+    const email = await swarmNode(
+      ['activate', '--tier', 'svc_starter_agents', '--email', 'not-an-address', '--payment', 'pay_1', '--wait', '0'],
+      { env },
+    );
     expect(email.exitCode).toBe(2);
     expect(email.stderr).toMatch(/error: --email "not-an-address" is not an e-mail address/);
     expect(email.stderr).not.toMatch(BODY_FIELDS);

@@ -27,9 +27,17 @@ describe('swarm-node agent', () => {
     const dir = join(tempDir('agent-init-'), 'my-monitor');
     const init = await swarmNode(['--json', 'agent', 'init', dir, '--agent', AGENT], { env: node.env });
     expect(init.exitCode, init.stderr).toBe(0);
-    expect(init.json).toMatchObject({ agent_id: AGENT, own: false, version: '0.1.0', files: ['README.md', 'agent-io.mjs', 'agent.json', 'main.mjs'] });
+    expect(init.json).toMatchObject({
+      agent_id: AGENT,
+      own: false,
+      version: '0.1.0',
+      files: ['README.md', 'agent-io.mjs', 'agent.json', 'main.mjs'],
+    });
     const direct = await execa(process.execPath, [join(dir, 'main.mjs')], { input: '{"run_id": "r-1", "input": {"name": "Ada"}}' });
-    expect(JSON.parse(direct.stdout)).toMatchObject({ summary: expect.stringMatching(/^Hello, Ada, from agent_ops_monitor_004 on /), run_id: 'r-1' });
+    expect(JSON.parse(direct.stdout)).toMatchObject({
+      summary: expect.stringMatching(/^Hello, Ada, from agent_ops_monitor_004 on /),
+      run_id: 'r-1',
+    });
     expect((await swarmNode(['agent', 'init', dir, '--agent', AGENT], { env: node.env })).exitCode).toBe(2);
     expect((await swarmNode(['agent', 'init', join(dir, 'x'), '--agent', 'agent_nope_001'], { env: node.env })).exitCode).toBe(2);
 
@@ -52,7 +60,10 @@ describe('swarm-node agent', () => {
     expect([modeOf(join(node.home, 'var', 'agents')), modeOf(join(node.home, 'var', 'agents', AGENT))]).toEqual([0o711, 0o711]);
     expect([modeOf(installed), modeOf(join(installed, 'main.mjs')), modeOf(join(installed, 'agent.json'))]).toEqual([0o755, 0o644, 0o644]);
 
-    writeFileSync(join(dir, 'main.mjs'), "process.stdin.resume();\nprocess.stdin.on('end', () => console.log(JSON.stringify({ summary: 'version two' })));\n");
+    writeFileSync(
+      join(dir, 'main.mjs'),
+      "process.stdin.resume();\nprocess.stdin.on('end', () => console.log(JSON.stringify({ summary: 'version two' })));\n",
+    );
     bumpVersion(dir, '0.2.0');
     const second = await swarmNode(['--json', 'agent', 'upload', dir], { env: node.env });
     expect(second.json).toMatchObject({ version: '0.2.0', created: true });
@@ -68,21 +79,27 @@ describe('swarm-node agent', () => {
     expect(back.stdout).toMatch(/^agent_ops_monitor_004 version 0\.1\.0 \(\w{12}\) is current, instead of 0\.2\.0\.$/);
     expect((await swarmNode(['--json', 'run', AGENT, '--input', 'name=Bo'], { env: node.env })).json.output.summary).toMatch(/^Hello, Bo,/);
     expect((await swarmNode(['agent', 'rollback', AGENT], { env: node.env })).exitCode).toBe(5);
-    const forward = await swarmNode(['--json', 'agent', 'rollback', AGENT, '--to', (second.json.digest as string).slice(0, 8)], { env: node.env });
+    const forward = await swarmNode(['--json', 'agent', 'rollback', AGENT, '--to', (second.json.digest as string).slice(0, 8)], {
+      env: node.env,
+    });
     expect(forward.json.current.version).toBe('0.2.0');
 
     // Back to the built-in agent: the real ops monitor answers again; the uploads stay and can be made current.
     expect((await swarmNode(['agent', 'rollback', AGENT, '--builtin', '--to', '0.1.0'], { env: node.env })).exitCode).toBe(2);
     const builtin = await swarmNode(['agent', 'rollback', AGENT, '--builtin'], { env: node.env });
     expect(builtin.exitCode, builtin.stderr).toBe(0);
-    expect(builtin.stdout).toMatch(/^No upload of agent_ops_monitor_004 is current: runs accepted from now on use the built-in agent \(your 2 version\(s\) stay;/);
+    expect(builtin.stdout).toMatch(
+      /^No upload of agent_ops_monitor_004 is current: runs accepted from now on use the built-in agent \(your 2 version\(s\) stay;/,
+    );
     const native = await swarmNode(['--json', 'run', AGENT], { env: node.env });
     expect(native.exitCode, native.stderr).toBe(0);
     expect(native.json.output).toMatchObject({ findings: expect.any(Array) });
     expect(native.json.bundle_digest).toBeUndefined();
     const repeated = await swarmNode(['--json', 'agent', 'rollback', AGENT, '--builtin'], { env: node.env });
     expect(repeated.json).toMatchObject({ current: null, versions: [{ version: '0.2.0' }, { version: '0.1.0' }] });
-    expect((await swarmNode(['--json', 'agent', 'rollback', AGENT, '--to', '0.2.0'], { env: node.env })).json.current.version).toBe('0.2.0');
+    expect((await swarmNode(['--json', 'agent', 'rollback', AGENT, '--to', '0.2.0'], { env: node.env })).json.current.version).toBe(
+      '0.2.0',
+    );
   });
 
   it('takes the JWT from --token-file, --token-stdin or SVC_TOKEN, and needs one', async () => {
@@ -112,7 +129,10 @@ describe('an uploaded agent on the node refuses what it should, before anything 
 
     const refused = await swarmNode(['--json', 'run', AGENT, '--input', 'name=Robert"); DROP TABLE'], { env: node.env });
     expect(refused.exitCode).toBe(2);
-    expect(refused.json.error).toMatchObject({ code: 'input_invalid', errors: [{ path: '/input/name', message: expect.stringMatching(/must match/) }] });
+    expect(refused.json.error).toMatchObject({
+      code: 'input_invalid',
+      errors: [{ path: '/input/name', message: expect.stringMatching(/must match/) }],
+    });
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100);
 
     // The service's stored blob is altered (a corrupted disk, a compromised store): the node must not run it.
@@ -123,7 +143,9 @@ describe('an uploaded agent on the node refuses what it should, before anything 
     const ran = await swarmNode(['--json', 'run', AGENT, '--input', 'name=Ada'], { env: node.env });
     expect(ran.exitCode).toBe(1);
     expect(ran.json.error).toMatchObject({ code: 'failed', charged_cents: 0 });
-    expect(JSON.stringify(ran.json.error)).toMatch(new RegExp(`bundle ${digest} of ${AGENT} was refused: the downloaded bytes have SHA-256 [0-9a-f]{64}; nothing was installed`));
+    expect(JSON.stringify(ran.json.error)).toMatch(
+      new RegExp(`bundle ${digest} of ${AGENT} was refused: the downloaded bytes have SHA-256 [0-9a-f]{64}; nothing was installed`),
+    );
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100);
     const agentDir = join(node.home, 'var', 'agents', AGENT);
     expect(existsSync(agentDir) ? readdirSync(agentDir) : []).toEqual([]);
@@ -143,14 +165,19 @@ describe('the upload quota, from the CLI', () => {
     expect(over.exitCode).toBe(1);
     expect(over.stderr).toMatch(/you have 1 versions stored, the most your quota holds; nothing was stored/);
     // Its one version is current: the remedy says how to make room, naming the version.
-    expect(over.stderr).toMatch(/make none current \(\S+ swarm-node agent rollback agent_ops_monitor_004 --builtin --base-url \S+\), remove it \(\S+ swarm-node agent remove agent_ops_monitor_004 0\.1\.0 --yes --base-url \S+\), then upload again/);
+    expect(over.stderr).toMatch(
+      /make none current \(\S+ swarm-node agent rollback agent_ops_monitor_004 --builtin --base-url \S+\), remove it \(\S+ swarm-node agent remove agent_ops_monitor_004 0\.1\.0 --yes --base-url \S+\), then upload again/,
+    );
 
     // The current version is not removed, off a terminal not without --yes, and then the old one goes.
     const current = await swarmNode(['agent', 'remove', AGENT, '0.1.0', '--yes'], { env: node.env });
     expect([current.exitCode, current.stderr]).toEqual([1, expect.stringMatching(/it is current[\s\S]*swarm-node agent rollback/)]);
     expect((await swarmNode(['agent', 'rollback', AGENT, '--builtin'], { env: node.env })).exitCode).toBe(0);
     const unconfirmed = await swarmNode(['agent', 'remove', AGENT, '0.1.0'], { env: node.env });
-    expect([unconfirmed.exitCode, unconfirmed.stderr]).toEqual([2, expect.stringMatching(/Add --yes to confirm: \S+ swarm-node agent remove agent_ops_monitor_004 0\.1\.0 --yes/)]);
+    expect([unconfirmed.exitCode, unconfirmed.stderr]).toEqual([
+      2,
+      expect.stringMatching(/Add --yes to confirm: \S+ swarm-node agent remove agent_ops_monitor_004 0\.1\.0 --yes/),
+    ]);
     const removed = await swarmNode(['--json', 'agent', 'remove', AGENT, '0.1.0', '--yes'], { env: node.env });
     expect(removed.exitCode, removed.stderr).toBe(0);
     expect(removed.json).toMatchObject({ agent_id: AGENT, removed: { version: '0.1.0' }, versions: [] });
@@ -165,10 +192,16 @@ describe('the upload quota, from the CLI', () => {
     expect((await swarmNode(['agent', 'init', dir, '--agent', AGENT], { env: node.env })).exitCode).toBe(0);
     const file = join(dir, 'agent.json');
     const manifest = JSON.parse(readFileSync(file, 'utf8'));
-    writeFileSync(file, JSON.stringify({ ...manifest, input_schema: { type: 'object', properties: { name: { type: 'string', pattern: '^(?!admin)' } } } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ ...manifest, input_schema: { type: 'object', properties: { name: { type: 'string', pattern: '^(?!admin)' } } } }),
+    );
     const refused = await swarmNode(['--json', 'agent', 'upload', dir], { env: node.env });
     expect(refused.exitCode).toBe(2);
-    expect(refused.json.error).toMatchObject({ code: 'bundle_invalid', errors: [{ path: 'agent.json#/input_schema/properties/name/pattern', message: expect.stringMatching(/RE2 runs in linear time/) }] });
+    expect(refused.json.error).toMatchObject({
+      code: 'bundle_invalid',
+      errors: [{ path: 'agent.json#/input_schema/properties/name/pattern', message: expect.stringMatching(/RE2 runs in linear time/) }],
+    });
     expect(limited.db.prepare('SELECT count(*) AS n FROM agent_versions WHERE user_id = ?').get(node.email)).toEqual({ n: 0 });
   });
 });

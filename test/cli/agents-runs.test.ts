@@ -57,7 +57,12 @@ describe('swarm-node register, unregister, list', () => {
       AGENT,
       'agent_svc_skills_005',
     ]);
-    expect(list.json.registrations[1]).toMatchObject({ every_seconds: null, daily_cap_cents: 200, spent_today_cents: 0, last_run_at: null });
+    expect(list.json.registrations[1]).toMatchObject({
+      every_seconds: null,
+      daily_cap_cents: 200,
+      spent_today_cents: 0,
+      last_run_at: null,
+    });
     expect(list.json.day_start).toMatch(/T00:00:00\.000Z$/);
     const human = await swarmNode(['list'], { env: node.env });
     const lines = human.stdout.trimEnd().split('\n');
@@ -104,7 +109,9 @@ describe('swarm-node register, unregister, list', () => {
     // A run's own field wins over the stored one.
     const elsewhere = tempDir('corpus-other-');
     writeFileSync(join(elsewhere, 'other.md'), '# Other\n\nNothing about backups here, only the weather report for Tuesday.\n');
-    const over = await swarmNode(['--json', 'run', RAG, '--input', `corpus=${elsewhere}`, '--input', 'question=weather'], { env: node.env });
+    const over = await swarmNode(['--json', 'run', RAG, '--input', `corpus=${elsewhere}`, '--input', 'question=weather'], {
+      env: node.env,
+    });
     expect(over.exitCode, over.stderr).toBe(0);
     expect(JSON.stringify(over.json.output)).toContain('other.md');
     expect(JSON.stringify(over.json.output)).not.toContain('backups.md');
@@ -113,7 +120,10 @@ describe('swarm-node register, unregister, list', () => {
     expect((await swarmNode(['--json', 'register', RAG, '--every', '1h'], { env: node.env })).json.default_input).toEqual({ corpus });
     const file = join(tempDir('input-'), 'input.json');
     writeFileSync(file, JSON.stringify({ corpus: elsewhere, question: 'weather' }));
-    expect((await swarmNode(['--json', 'register', RAG, '--input-file', file], { env: node.env })).json.default_input).toEqual({ corpus: elsewhere, question: 'weather' });
+    expect((await swarmNode(['--json', 'register', RAG, '--input-file', file], { env: node.env })).json.default_input).toEqual({
+      corpus: elsewhere,
+      question: 'weather',
+    });
     const cleared = await swarmNode(['--json', 'register', RAG, '--clear-input'], { env: node.env });
     expect(cleared.json).toMatchObject({ default_input: null, every_seconds: 3600 });
     const bare = await swarmNode(['--json', 'run', RAG, '--input', 'question=x'], { env: node.env });
@@ -140,16 +150,23 @@ describe('swarm-node register, unregister, list', () => {
     expect((await swarmNode(['register', AGENT, '--every', '0s'], { env: node.env })).stderr).toContain(
       "error: option '--every <duration>' argument '0s' is invalid. the interval 0s is outside 1s..7d (e.g. 30s, 5m, 1h, or none)\n",
     );
-    expect((await swarmNode(['register', AGENT, '--every', '5x'], { env: node.env })).stderr).toContain('"5x" is not a duration: write 30s, 5m, 1h or 1d (1s..7d), or none');
+    expect((await swarmNode(['register', AGENT, '--every', '5x'], { env: node.env })).stderr).toContain(
+      '"5x" is not a duration: write 30s, 5m, 1h or 1d (1s..7d), or none',
+    );
     for (const cap of ['-1', '1.234', 'abc', '1e3', '$']) {
       const result = await swarmNode(['register', AGENT, '--daily-cap', cap], { env: node.env });
       expect(result.exitCode, `--daily-cap ${cap}: ${result.stderr}`).toBe(2);
     }
     // A schedule whose cap lets no run through (below one run's $0.04) would only ever show "paused: daily_cap".
-    for (const args of [['--every', '5m', '--daily-cap', '0'], ['--every', '5m', '--daily-cap', '0.03']]) {
+    for (const args of [
+      ['--every', '5m', '--daily-cap', '0'],
+      ['--every', '5m', '--daily-cap', '0.03'],
+    ]) {
       const result = await swarmNode(['--json', 'register', AGENT, ...args], { env: node.env });
       expect(result.exitCode, `${args.join(' ')}: ${result.stdout}`).toBe(2);
-      expect(result.json.error.message).toMatch(/^a daily cap of \$0\.0[03] lets no run of agent_ops_monitor_004 through \(\$0\.04 a run\): its schedule would never run$/);
+      expect(result.json.error.message).toMatch(
+        /^a daily cap of \$0\.0[03] lets no run of agent_ops_monitor_004 through \(\$0\.04 a run\): its schedule would never run$/,
+      );
     }
     expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations).toEqual([]);
     // Without a schedule a cap holds nothing back: manual runs are not held to it (docs/api.md "run").
@@ -174,13 +191,21 @@ describe('swarm-node run and runs', () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'run' });
     const json = await swarmNode(['--json', 'run', AGENT], { env: node.env });
     expect(json.exitCode, json.stderr).toBe(0);
-    expect(json.json).toMatchObject({ agent_id: AGENT, status: 'succeeded', charged_cents: PRICE, balance_cents: 100 - PRICE, run_id: expect.any(String) });
+    expect(json.json).toMatchObject({
+      agent_id: AGENT,
+      status: 'succeeded',
+      charged_cents: PRICE,
+      balance_cents: 100 - PRICE,
+      run_id: expect.any(String),
+    });
     expect(json.json.output).toBeDefined();
     const human = await swarmNode(['run', AGENT], { env: node.env });
     expect(human.exitCode, human.stderr).toBe(0);
     // Ran here, on this node, by the real agent: the head line says where, then the agent's own summary.
     const [head, summary] = human.stdout.split('\n');
-    expect(head).toBe(`✓ agent_ops_monitor_004 ran on node ${nodeIdOf(node)} (run ${head!.match(/\(run (\S+)\)/)?.[1]}): charged $0.04, balance $0.92`);
+    expect(head).toBe(
+      `✓ agent_ops_monitor_004 ran on node ${nodeIdOf(node)} (run ${head!.match(/\(run (\S+)\)/)?.[1]}): charged $0.04, balance $0.92`,
+    );
     expect(summary).toMatch(/^(ok|warning|critical): \d+ (of \d+ )?checks/);
     expect(json.json.node_id).toBe(nodeIdOf(node));
     expect(json.json.output).toMatchObject({ host: { hostname: hostname() }, findings: expect.any(Array) });
@@ -190,7 +215,12 @@ describe('swarm-node run and runs', () => {
     // before any charge (exit 2, the failing field named); with it, it answers.
     const noInput = await swarmNode(['--json', 'run', 'agent_svc_skills_005'], { env: node.env });
     expect(noInput.exitCode).toBe(2);
-    expect(noInput.json.error).toMatchObject({ code: 'input_invalid', agent_id: 'agent_svc_skills_005', digest: null, errors: [{ path: '/input', message: 'must have at least 1 properties' }] });
+    expect(noInput.json.error).toMatchObject({
+      code: 'input_invalid',
+      agent_id: 'agent_svc_skills_005',
+      digest: null,
+      errors: [{ path: '/input', message: 'must have at least 1 properties' }],
+    });
     const badQuiz = await swarmNode(['--json', 'run', 'agent_svc_skills_005', '--input', 'quiz=11'], { env: node.env });
     expect(badQuiz.exitCode).toBe(2);
     expect(badQuiz.json.error.errors).toEqual([{ path: '/input/quiz', message: 'must be at most 10, or must be true' }]);
@@ -203,24 +233,36 @@ describe('swarm-node run and runs', () => {
     expect(runs.exitCode, runs.stderr).toBe(0);
     // The two refusals are journaled too, as failed runs that cost nothing.
     expect(runs.json.runs).toHaveLength(5);
-    expect(runs.json.runs[0]).toMatchObject({ agent_id: 'agent_svc_skills_005', status: 'succeeded', charged_cents: 5, run_id: expect.any(String), started_at: expect.any(String) });
-    for (const refused of runs.json.runs.slice(1, 3)) expect(refused).toMatchObject({ agent_id: 'agent_svc_skills_005', status: 'failed', charged_cents: 0, run_id: null });
+    expect(runs.json.runs[0]).toMatchObject({
+      agent_id: 'agent_svc_skills_005',
+      status: 'succeeded',
+      charged_cents: 5,
+      run_id: expect.any(String),
+      started_at: expect.any(String),
+    });
+    for (const refused of runs.json.runs.slice(1, 3))
+      expect(refused).toMatchObject({ agent_id: 'agent_svc_skills_005', status: 'failed', charged_cents: 0, run_id: null });
     expect(runs.json.runs[4].run_id).toBe(json.json.run_id);
-    expect(runs.json.totals).toEqual({ runs: 5, charged_cents: 13, by_status: { succeeded: 3, failed: 2, insufficient_balance: 0, pending: 0 } });
+    expect(runs.json.totals).toEqual({
+      runs: 5,
+      charged_cents: 13,
+      by_status: { succeeded: 3, failed: 2, insufficient_balance: 0, pending: 0 },
+    });
     const filtered = await swarmNode(['--json', 'runs', '--local', '--agent', AGENT, '--limit', '1'], { env: node.env });
     expect(filtered.json.runs).toHaveLength(1);
     expect(filtered.json.totals).toMatchObject({ runs: 2, charged_cents: 8 });
     const table = await swarmNode(['runs', '--local'], { env: node.env });
     expect(table.stdout).toMatch(/^STARTED\s+AGENT\s+STATUS\s+CHARGED\s+RUN ID$/m);
     expect(table.stdout).toContain('5 of 5 run(s) started here shown; in total $0.13 charged (3 succeeded, 2 failed).');
-    for (const limit of ['0', '-1', 'x', '10001']) expect((await swarmNode(['runs', '--local', '--limit', limit], { env: node.env })).exitCode).toBe(2);
+    for (const limit of ['0', '-1', 'x', '10001'])
+      expect((await swarmNode(['runs', '--local', '--limit', limit], { env: node.env })).exitCode).toBe(2);
 
     expect((await swarmNode(['register', AGENT, '--daily-cap', '1'], { env: node.env })).exitCode).toBe(0);
     const list = await swarmNode(['--json', 'list'], { env: node.env });
     expect(list.json.registrations[0]).toMatchObject({ agent_id: AGENT, spent_today_cents: 8, last_run_status: 'succeeded' });
   });
 
-  it('--input is typed by the agent\'s schema: quiz=2 is the number a quiz takes, quiz=true the boolean; a text field keeps its text', async () => {
+  it("--input is typed by the agent's schema: quiz=2 is the number a quiz takes, quiz=true the boolean; a text field keeps its text", async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'typed-input' });
     for (const quiz of ['2', 'true']) {
       const run = await swarmNode(['--json', 'run', 'agent_svc_skills_005', '--input', `quiz=${quiz}`], { env: node.env });
@@ -253,7 +295,21 @@ describe('swarm-node run and runs', () => {
     expect(json.stderr).toContain("the agent's status is critical, at or above --fail-on warning");
     // A status below the one named: an ordinary run.
     const lenient = join(tempDir('fail-on-'), 'lenient.json');
-    writeFileSync(lenient, JSON.stringify({ thresholds: { load_warning_per_cpu: 1000, load_critical_per_cpu: 1000, memory_warning_percent: 100, memory_critical_percent: 100, swap_warning_percent: 100, swap_critical_percent: 100, disk_warning_percent: 100, disk_critical_percent: 100 } }));
+    writeFileSync(
+      lenient,
+      JSON.stringify({
+        thresholds: {
+          load_warning_per_cpu: 1000,
+          load_critical_per_cpu: 1000,
+          memory_warning_percent: 100,
+          memory_critical_percent: 100,
+          swap_warning_percent: 100,
+          swap_critical_percent: 100,
+          disk_warning_percent: 100,
+          disk_critical_percent: 100,
+        },
+      }),
+    );
     const calm = await swarmNode(['--json', 'run', AGENT, '--input-file', lenient, '--fail-on', 'critical'], { env: node.env });
     expect(calm.exitCode, calm.stderr).toBe(0);
     expect(calm.json.output.status).not.toBe('critical');
@@ -325,21 +381,57 @@ describe('swarm-node run and runs', () => {
     // Another never reached the service (the process died before sending it).
     const neverSent = randomUUID();
     const db = nodeDb(node.home);
-    journalRunStarted(db, { idempotency_key: key, agent_id: AGENT, source: 'cli', price_cents: PRICE, user_id: node.email, owner_pid: await deadPid() }, Date.now() - 60_000);
+    journalRunStarted(
+      db,
+      { idempotency_key: key, agent_id: AGENT, source: 'cli', price_cents: PRICE, user_id: node.email, owner_pid: await deadPid() },
+      Date.now() - 60_000,
+    );
     // A row of a process that still waits for its answer (this test process) is not touched.
     const inFlight = randomUUID();
-    journalRunStarted(db, { idempotency_key: inFlight, agent_id: AGENT, source: 'daemon', price_cents: PRICE, user_id: node.email, owner_pid: process.pid }, Date.now());
+    journalRunStarted(
+      db,
+      { idempotency_key: inFlight, agent_id: AGENT, source: 'daemon', price_cents: PRICE, user_id: node.email, owner_pid: process.pid },
+      Date.now(),
+    );
     // Older than the service keeps keys: replaying could charge twice, so it is closed as outcome_unknown.
     const ancient = randomUUID();
-    journalRunStarted(db, { idempotency_key: ancient, agent_id: AGENT, source: 'cli', price_cents: PRICE, user_id: node.email, owner_pid: null as unknown as undefined }, Date.now() - 25 * 3600_000);
-    journalRunStarted(db, { idempotency_key: neverSent, agent_id: AGENT, source: 'cli', price_cents: PRICE, user_id: node.email, owner_pid: await deadPid() }, Date.now() - 30_000);
+    journalRunStarted(
+      db,
+      {
+        idempotency_key: ancient,
+        agent_id: AGENT,
+        source: 'cli',
+        price_cents: PRICE,
+        user_id: node.email,
+        owner_pid: null as unknown as undefined,
+      },
+      Date.now() - 25 * 3600_000,
+    );
+    journalRunStarted(
+      db,
+      { idempotency_key: neverSent, agent_id: AGENT, source: 'cli', price_cents: PRICE, user_id: node.email, owner_pid: await deadPid() },
+      Date.now() - 30_000,
+    );
     db.close();
     const credential = readCredentials(join(node.home, 'etc', 'credentials.json')).node!.credential!;
     const api = apiClient(service.baseUrl);
-    const lost = await api.post('/v1/swarm/execute', { user_id: node.email, agent_id: AGENT }, { token: credential, headers: { 'idempotency-key': key } });
+    const lost = await api.post(
+      '/v1/swarm/execute',
+      { user_id: node.email, agent_id: AGENT },
+      { token: credential, headers: { 'idempotency-key': key } },
+    );
     expect(lost.status, lost.text).toBe(202);
-    expect(lost.body).toMatchObject({ status: 'running', node_id: nodeIdOf(node), charged_cents: PRICE, lease: { lease_id: expect.any(String) } });
-    const reported = await api.post(`/v1/swarm/runs/${lost.body.run_id}/result`, { lease_id: lost.body.lease.lease_id, status: 'succeeded', output: { reported: 'once' } }, { token: credential });
+    expect(lost.body).toMatchObject({
+      status: 'running',
+      node_id: nodeIdOf(node),
+      charged_cents: PRICE,
+      lease: { lease_id: expect.any(String) },
+    });
+    const reported = await api.post(
+      `/v1/swarm/runs/${lost.body.run_id}/result`,
+      { lease_id: lost.body.lease.lease_id, status: 'succeeded', output: { reported: 'once' } },
+      { token: credential },
+    );
     expect(reported.status, reported.text).toBe(200);
 
     const next = await swarmNode(['--json', 'run', AGENT], { env: node.env });
@@ -349,7 +441,13 @@ describe('swarm-node run and runs', () => {
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 2 * PRICE);
 
     const check = nodeDb(node.home);
-    const rows = check.prepare('SELECT idempotency_key, status, run_id, charged_cents, error_code FROM runs').all() as { idempotency_key: string; status: string; run_id: string | null; charged_cents: number; error_code: string | null }[];
+    const rows = check.prepare('SELECT idempotency_key, status, run_id, charged_cents, error_code FROM runs').all() as {
+      idempotency_key: string;
+      status: string;
+      run_id: string | null;
+      charged_cents: number;
+      error_code: string | null;
+    }[];
     check.close();
     const byKey = new Map(rows.map((row) => [row.idempotency_key, row]));
     expect(byKey.get(key)).toMatchObject({ status: 'succeeded', run_id: lost.body.run_id, charged_cents: PRICE });
@@ -358,7 +456,11 @@ describe('swarm-node run and runs', () => {
     expect(settled.body).toMatchObject({ status: 'succeeded', charged_cents: PRICE, output: { reported: 'once' } });
     expect(byKey.get(neverSent)).toMatchObject({ status: 'failed', error_code: 'never_ran', charged_cents: 0 });
     // Settled as never run: the request, were it still on its way, runs nothing when it arrives.
-    const arriving = await api.post('/v1/swarm/execute', { user_id: node.email, agent_id: AGENT }, { token: credential, headers: { 'idempotency-key': neverSent } });
+    const arriving = await api.post(
+      '/v1/swarm/execute',
+      { user_id: node.email, agent_id: AGENT },
+      { token: credential, headers: { 'idempotency-key': neverSent } },
+    );
     expect(arriving.status).toBe(409);
     expect(arriving.body.code).toBe('idempotency_key_void');
     expect(byKey.get(inFlight)).toMatchObject({ status: 'pending', run_id: null });
@@ -376,7 +478,11 @@ describe('swarm-node run and runs', () => {
     expect(offline.json.error.remedy).toContain('swarm-node status');
     expect(offline.stdout).not.toContain(node.token);
     const local = await swarmNode(['--json', 'runs', '--local'], { env: node.env });
-    expect(local.json.runs[0]).toMatchObject({ status: 'failed', error_code: 'not_sent', idempotency_key: offline.json.error.idempotency_key });
+    expect(local.json.runs[0]).toMatchObject({
+      status: 'failed',
+      error_code: 'not_sent',
+      idempotency_key: offline.json.error.idempotency_key,
+    });
 
     // Back online: the next run is the only one that runs; nothing is settled, nothing charged for the first.
     const online = await swarmNode(['--json', 'run', AGENT], { env: node.env });
@@ -408,7 +514,10 @@ describe('a run by hand and the schedule', () => {
     expect((await swarmNode(['run', AGENT], { env: node.env })).exitCode).toBe(0);
     const ranAt = await lastRunStart(node, AGENT);
     expect((await swarmNode(['register', AGENT, '--every', '5m'], { env: node.env })).exitCode).toBe(0);
-    expect(await scheduleOf(node, AGENT)).toMatchObject({ last_run_at: new Date(ranAt).toISOString(), next_run_at: new Date(ranAt + FIVE_MINUTES_MS).toISOString() });
+    expect(await scheduleOf(node, AGENT)).toMatchObject({
+      last_run_at: new Date(ranAt).toISOString(),
+      next_run_at: new Date(ranAt + FIVE_MINUTES_MS).toISOString(),
+    });
     // Re-registered (a cap this time): the schedule is written again, and still counts that run.
     expect((await swarmNode(['register', AGENT, '--daily-cap', '1'], { env: node.env })).exitCode).toBe(0);
     expect((await scheduleOf(node, AGENT)).next_run_at).toBe(new Date(ranAt + FIVE_MINUTES_MS).toISOString());
@@ -436,7 +545,7 @@ describe('a run by hand and the schedule', () => {
     expect((await scheduleOf(node, SKILLS)).next_run_at).toBe(new Date(later).toISOString());
   });
 
-  it("does not count a run that was refused: registering after it plans the next run now", async () => {
+  it('does not count a run that was refused: registering after it plans the next run now', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 3, label: 'plan-poor' });
     expect((await swarmNode(['run', AGENT], { env: node.env })).exitCode).toBe(3);
     const registeredAt = Date.now();
@@ -477,7 +586,9 @@ describe('swarm-node wallet, docs, status', () => {
     const record = join(bin, 'args');
     writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$#" "$1" > '${record}'\n`);
     chmodSync(join(bin, 'xdg-open'), 0o755);
-    const opened = await swarmNode(['--json', 'wallet', 'login', '--open'], { env: { ...node.env, DISPLAY: ':99', PATH: `${bin}:${process.env.PATH}` } });
+    const opened = await swarmNode(['--json', 'wallet', 'login', '--open'], {
+      env: { ...node.env, DISPLAY: ':99', PATH: `${bin}:${process.env.PATH}` },
+    });
     expect(opened.exitCode, opened.stderr).toBe(0);
     expect(opened.json.opened).toBe(true);
     const [count, pagePath] = readFileSync(record, 'utf8').trimEnd().split('\n');
@@ -542,7 +653,14 @@ describe('swarm-node wallet, docs, status', () => {
 
     const db = nodeDb(node.home);
     const tick = new Date().toISOString();
-    db.prepare('INSERT INTO daemon_state (key, value, updated_at) VALUES (?, ?, ?), (?, ?, ?)').run('pid', String(process.pid), Date.now(), 'last_tick_at', tick, Date.now());
+    db.prepare('INSERT INTO daemon_state (key, value, updated_at) VALUES (?, ?, ?), (?, ?, ?)').run(
+      'pid',
+      String(process.pid),
+      Date.now(),
+      'last_tick_at',
+      tick,
+      Date.now(),
+    );
     db.close();
     const file = join(node.home, 'etc', 'credentials.json');
     const credentials = readCredentials(file);
@@ -574,7 +692,10 @@ describe('swarm-node wallet, docs, status', () => {
       node: { enrolled: false, node_id: null },
       database: { exists: false },
       daemon: { running: false },
-      problems: ['this host is not an enrolled node: agents cannot run here (swarm-node install, or swarm-node enroll)', 'not signed in (swarm-node login)'],
+      problems: [
+        'this host is not an enrolled node: agents cannot run here (swarm-node install, or swarm-node enroll)',
+        'not signed in (swarm-node login)',
+      ],
     });
     const freshHuman = await swarmNode(['status'], { env: nodeEnv(service.baseUrl).env });
     expect(freshHuman.stdout).toMatch(/^node\s+not enrolled$/m);

@@ -38,7 +38,14 @@ describe('swarm-node secret, budget, usage, webhook', () => {
     expect(listed.stdout).toMatch(/^NAME\s+CREATED\s+UPDATED\nOPENAI_API_KEY\s+\d{4}-\d\d-\d\d .*\nSMTP_PASSWORD\s+/);
     for (const output of [set, fromFile, listed]) expect(output.stdout + output.stderr).not.toMatch(/LEAKCHECK|smtp-password/);
     // The value was the line without its ending.
-    expect(service.ctx.vault.open(service.db.prepare("SELECT key_id, nonce, ciphertext FROM user_secrets WHERE name = 'SMTP_PASSWORD' AND user_id = ?").get(node.email) as never, `user-secret\u0000${node.email}\u0000SMTP_PASSWORD`)).toBe('smtp-password-1');
+    expect(
+      service.ctx.vault.open(
+        service.db
+          .prepare("SELECT key_id, nonce, ciphertext FROM user_secrets WHERE name = 'SMTP_PASSWORD' AND user_id = ?")
+          .get(node.email) as never,
+        `user-secret\u0000${node.email}\u0000SMTP_PASSWORD`,
+      ),
+    ).toBe('smtp-password-1');
 
     const unconfirmed = await swarmNode(['secret', 'rm', 'SMTP_PASSWORD'], { env: node.env });
     expect(unconfirmed.exitCode).toBe(2);
@@ -47,7 +54,10 @@ describe('swarm-node secret, budget, usage, webhook', () => {
     const missing = await swarmNode(['secret', 'rm', 'SMTP_PASSWORD', '--yes'], { env: node.env });
     expect(missing.exitCode).toBe(5);
 
-    const badName = await swarmNode(['secret', 'set', 'lower-case'], { env: { ...node.env, SVC_BASE_URL: 'http://127.0.0.1:9' }, input: VALUE });
+    const badName = await swarmNode(['secret', 'set', 'lower-case'], {
+      env: { ...node.env, SVC_BASE_URL: 'http://127.0.0.1:9' },
+      input: VALUE,
+    });
     expect(badName.exitCode).toBe(2);
     expect(badName.stderr).toContain('capital letters');
     const tooShort = await swarmNode(['--json', 'secret', 'set', 'SHORT'], { env: node.env, input: 'abc' });
@@ -61,7 +71,9 @@ describe('swarm-node secret, budget, usage, webhook', () => {
     for (let i = 0; i < 3; i += 1) expect((await swarmNode(['run', OPS], { env: node.env })).exitCode).toBe(0);
     const set = await swarmNode(['budget', 'set', '--daily', '5', '--monthly', '50.25'], { env: node.env });
     expect(set.exitCode, set.stderr).toBe(0);
-    expect(set.stdout).toMatch(/^Daily cap on all agents: \$5\.00 \(\$0\.12 spent; resets .*\)\.\nMonthly cap on all agents: \$50\.25 \(\$0\.12 spent; resets .*\)\.$/);
+    expect(set.stdout).toMatch(
+      /^Daily cap on all agents: \$5\.00 \(\$0\.12 spent; resets .*\)\.\nMonthly cap on all agents: \$50\.25 \(\$0\.12 spent; resets .*\)\.$/,
+    );
     expect((await swarmNode(['budget', 'list'], { env: node.env })).stdout).toMatch(/all agents\s+day\s+\$5\.00\s+\$0\.12/);
     expect((await swarmNode(['budget', 'set', '--daily', 'lots'], { env: node.env })).exitCode).toBe(2);
     expect((await swarmNode(['budget', 'set'], { env: node.env })).exitCode).toBe(2);
@@ -70,7 +82,9 @@ describe('swarm-node secret, budget, usage, webhook', () => {
 
     const usage = await swarmNode(['usage'], { env: node.env });
     expect(usage.exitCode, usage.stderr).toBe(0);
-    expect(usage.stdout).toMatch(/: 3 runs, \$0\.12 charged, \$0\.00 refunded, \$0\.12 paid\n\nAGENT\s+RUNS\s+CHARGED\s+REFUNDED\s+PAID\nagent_ops_monitor_004\s+3\s+\$0\.12\s+\$0\.00\s+\$0\.12$/);
+    expect(usage.stdout).toMatch(
+      /: 3 runs, \$0\.12 charged, \$0\.00 refunded, \$0\.12 paid\n\nAGENT\s+RUNS\s+CHARGED\s+REFUNDED\s+PAID\nagent_ops_monitor_004\s+3\s+\$0\.12\s+\$0\.00\s+\$0\.12$/,
+    );
     expect(usage.stdout).not.toMatch(/[▁▂▃▄▅▆▇█]/);
     const json = await swarmNode(['--json', 'usage', '--days', '7', '--by', 'node'], { env: node.env });
     expect(json.json.totals).toEqual({ runs: 3, charged_cents: 12, refunded_cents: 0, net_cents: 12 });
@@ -82,7 +96,21 @@ describe('swarm-node secret, budget, usage, webhook', () => {
   it('draws a line of bars per day on a terminal, its height each day’s share of the most', () => {
     expect(sparkline([0, 1, 2, 4, 8, 0])).toBe('▁▂▃▅█▁');
     expect(sparkline([0, 0])).toBe('▁▁');
-    const usage = { from: '2025-01-01', to: '2025-01-03', totals: { runs: 2, charged_cents: 8, refunded_cents: 0, net_cents: 8 }, days: [0, 4, 4].map((net, i) => ({ date: `2025-01-0${i + 1}`, runs: net === 0 ? 0 : 1, charged_cents: net, refunded_cents: 0, net_cents: net })), by_agent: [], by_node: [], rows: [] };
+    const usage = {
+      from: '2025-01-01',
+      to: '2025-01-03',
+      totals: { runs: 2, charged_cents: 8, refunded_cents: 0, net_cents: 8 },
+      days: [0, 4, 4].map((net, i) => ({
+        date: `2025-01-0${i + 1}`,
+        runs: net === 0 ? 0 : 1,
+        charged_cents: net,
+        refunded_cents: 0,
+        net_cents: net,
+      })),
+      by_agent: [],
+      by_node: [],
+      rows: [],
+    };
     expect(renderUsage(usage, 'day', true).split('\n')[1]).toBe('▁██  per day');
     expect(renderUsage(usage, 'day', false)).not.toContain('per day');
   });
@@ -99,7 +127,9 @@ describe('swarm-node secret, budget, usage, webhook', () => {
     expect(second.stdout).not.toContain('whsec_');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readFileSync(file, 'utf8')).toMatch(/^whsec_\S+\n$/);
-    expect((await swarmNode(['webhook', 'list'], { env: node.env })).stdout).toMatch(new RegExp(`${id}\\s+${receiver.url}/cli\\s+succeeded\\s`));
+    expect((await swarmNode(['webhook', 'list'], { env: node.env })).stdout).toMatch(
+      new RegExp(`${id}\\s+${receiver.url}/cli\\s+succeeded\\s`),
+    );
     expect((await swarmNode(['webhook', 'add', 'http://example.com/x'], { env: node.env })).exitCode).toBe(2);
     expect((await swarmNode(['webhook', 'add', `${receiver.url}/x`, '--events', 'exploded'], { env: node.env })).exitCode).toBe(2);
 
@@ -112,10 +142,15 @@ describe('swarm-node secret, budget, usage, webhook', () => {
     }, 'the delivery recorded');
     const eventId = deliveries[0].event_id as string;
     const detail = await swarmNode(['webhook', 'deliveries', id, eventId], { env: node.env });
-    expect(detail.stdout).toMatch(/^succeeded of run \S+: delivered after 1 attempt\n#\s+AT\s+STATUS\s+ERROR\s+MS\n1\s+\S+ \S+\s+200\s+\d+/);
+    expect(detail.stdout).toMatch(
+      /^succeeded of run \S+: delivered after 1 attempt\n#\s+AT\s+STATUS\s+ERROR\s+MS\n1\s+\S+ \S+\s+200\s+\d+/,
+    );
     const resent = await swarmNode(['webhook', 'resend', id, eventId], { env: node.env });
     expect(resent.stdout).toMatch(/^Sending succeeded of run \S+ to \S+ again\.$/);
-    await waitFor(async () => (receiver.received.filter((request) => request.path === '/cli').length === 2 ? true : undefined), 'the re-sent delivery');
+    await waitFor(
+      async () => (receiver.received.filter((request) => request.path === '/cli').length === 2 ? true : undefined),
+      'the re-sent delivery',
+    );
 
     const rotated = await swarmNode(['webhook', 'rotate', id, '--previous-for', '1h'], { env: node.env });
     expect(rotated.exitCode, rotated.stderr).toBe(0);

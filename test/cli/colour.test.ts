@@ -21,7 +21,10 @@ afterAll(() => {
 });
 
 /** `swarm-node agents` in a pty, with one of its streams sent through a pipe into `file` by the shell. */
-async function agentsWithPipedStream(stream: 'stdout' | 'stderr', extraEnv: Record<string, string> = {}): Promise<{ terminal: string; piped: string }> {
+async function agentsWithPipedStream(
+  stream: 'stdout' | 'stderr',
+  extraEnv: Record<string, string> = {},
+): Promise<{ terminal: string; piped: string }> {
   const dir = tempDir('colour-');
   const file = join(dir, `${stream}.txt`);
   const redirect = stream === 'stdout' ? '"$@" | cat > "$PIPED_FILE"' : '{ "$@" 2>&1 1>&3 | cat > "$PIPED_FILE"; } 3>&1';
@@ -60,7 +63,12 @@ describe('colour per stream', () => {
   });
 
   it('FORCE_COLOR colours both streams, even piped; --no-color wins over it', async () => {
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', SWARM_NODE_HOME: tempDir('colour-home-'), SVC_BASE_URL: UNREACHABLE, FORCE_COLOR: '1' };
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      SWARM_NODE_HOME: tempDir('colour-home-'),
+      SVC_BASE_URL: UNREACHABLE,
+      FORCE_COLOR: '1',
+    };
     const forced = await swarmNode(['agents'], { env, extendEnv: false });
     expect(forced.exitCode, forced.stderr).toBe(0);
     expect(forced.stdout).toContain(`${DIM}Ops monitor agent`);

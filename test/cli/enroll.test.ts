@@ -48,9 +48,20 @@ describe('swarm-node enroll', () => {
     const enrolled = await swarmNode(['--json', 'enroll', '--deploy-token-file', tokenFile(deploy_token)], { env: node.env });
     expect(enrolled.exitCode, enrolled.stderr).toBe(0);
     const credentialsFile = join(node.home, 'etc', 'credentials.json');
-    expect(enrolled.json).toEqual({ node_id: expect.any(String), user_id: email, tier_id: 'svc_starter_agents', credentials_file: credentialsFile, deploy_token_from: 'given' });
+    expect(enrolled.json).toEqual({
+      node_id: expect.any(String),
+      user_id: email,
+      tier_id: 'svc_starter_agents',
+      credentials_file: credentialsFile,
+      deploy_token_from: 'given',
+    });
     const stored = credentialsOf(node.home).node!;
-    expect(stored).toMatchObject({ node_id: enrolled.json.node_id, user_id: email, tier_id: 'svc_starter_agents', credential: expect.stringMatching(/^svcn_[A-Za-z0-9_-]{43}$/) });
+    expect(stored).toMatchObject({
+      node_id: enrolled.json.node_id,
+      user_id: email,
+      tier_id: 'svc_starter_agents',
+      credential: expect.stringMatching(/^svcn_[A-Za-z0-9_-]{43}$/),
+    });
     expect(modeOf(node.home)).toBe(0o600);
     expect(enrolled.stdout + enrolled.stderr).not.toContain(deploy_token);
     expect(enrolled.stdout + enrolled.stderr).not.toContain(stored.credential);
@@ -65,7 +76,12 @@ describe('swarm-node enroll', () => {
     const { deploy_token: unspent } = await activatedSession(service.baseUrl, email);
     const again = await swarmNode(['--json', 'enroll', '--deploy-token-file', tokenFile(unspent)], { env: node.env });
     expect(again.exitCode).toBe(2);
-    expect(again.json.error).toMatchObject({ code: 'usage', node_id: stored.node_id, message: expect.stringContaining(stored.node_id), remedy: expect.stringContaining('swarm-node credential rotate') });
+    expect(again.json.error).toMatchObject({
+      code: 'usage',
+      node_id: stored.node_id,
+      message: expect.stringContaining(stored.node_id),
+      remedy: expect.stringContaining('swarm-node credential rotate'),
+    });
     expect(credentialsOf(node.home).node).toEqual(stored);
     // Neither a token nor a sign-in on an enrolled home: it is told it is a node already, not to sign in.
     const bare = await swarmNode(['--json', 'enroll'], { env: node.env });
@@ -111,13 +127,19 @@ describe('swarm-node enroll', () => {
     const node = nodeEnv(service.baseUrl);
     const argument = await swarmNode(['--json', 'enroll', '--deploy-token', deploy_token], { env: node.env });
     expect(argument.exitCode).toBe(2);
-    expect(argument.json.error).toMatchObject({ code: 'usage', message: expect.stringContaining('never taken as an argument'), remedy: expect.stringContaining('--deploy-token-file') });
+    expect(argument.json.error).toMatchObject({
+      code: 'usage',
+      message: expect.stringContaining('never taken as an argument'),
+      remedy: expect.stringContaining('--deploy-token-file'),
+    });
     expect(argument.stdout + argument.stderr).not.toContain(deploy_token);
     expect(credentialsOf(node.home).node).toBeUndefined();
 
     const enrolled = await swarmNode(['enroll', '--deploy-token-file', tokenFile(deploy_token)], { env: node.env });
     expect(enrolled.exitCode, enrolled.stderr).toBe(0);
-    expect(enrolled.stdout).toMatch(/^Enrolled this home as node \S+ of .+ \(svc_starter_agents\); its credential is in .+credentials\.json \(mode 0600\)\.$/);
+    expect(enrolled.stdout).toMatch(
+      /^Enrolled this home as node \S+ of .+ \(svc_starter_agents\); its credential is in .+credentials\.json \(mode 0600\)\.$/,
+    );
 
     const used = nodeEnv(service.baseUrl);
     const refused = await swarmNode(['--json', 'enroll', '--deploy-token-file', tokenFile(deploy_token)], { env: used.env });
@@ -126,7 +148,9 @@ describe('swarm-node enroll', () => {
     expect(refused.stdout + refused.stderr).not.toContain(deploy_token);
     expect(credentialsOf(used.home)).toEqual({});
 
-    const garbage = await swarmNode(['--json', 'enroll', '--deploy-token-file', tokenFile('not a token, but a secret: hunter2')], { env: used.env });
+    const garbage = await swarmNode(['--json', 'enroll', '--deploy-token-file', tokenFile('not a token, but a secret: hunter2')], {
+      env: used.env,
+    });
     expect(garbage.exitCode).toBe(2);
     expect(garbage.stdout + garbage.stderr).not.toContain('hunter2');
   });
@@ -142,7 +166,10 @@ describe('swarm-node enroll', () => {
         const node = nodeEnv(service.baseUrl);
         const refused = await swarmNode(['--json', 'enroll', '--deploy-token-file', tokenFile(token)], { env: node.env });
         expect(refused.exitCode).toBe(4);
-        expect(refused.json.error).toMatchObject({ code: 'deploy_token_invalid', message: expect.stringContaining('unknown, expired, revoked or already used') });
+        expect(refused.json.error).toMatchObject({
+          code: 'deploy_token_invalid',
+          message: expect.stringContaining('unknown, expired, revoked or already used'),
+        });
         expect(refused.stdout + refused.stderr).not.toContain(token);
         expect(existsSync(join(node.home, 'etc', 'credentials.json'))).toBe(false);
         expect(filesHolding(node.home, token)).toEqual([]);
@@ -192,7 +219,10 @@ describe('swarm-node credential rotate', () => {
     try {
       const late = await swarmNode(['--json', 'credential', 'rotate'], { env: node.env });
       expect(late.exitCode).toBe(4);
-      expect(late.json.error).toMatchObject({ code: 'step_up_required', remedy: expect.stringContaining(`swarm-node login --email ${node.email}`) });
+      expect(late.json.error).toMatchObject({
+        code: 'step_up_required',
+        remedy: expect.stringContaining(`swarm-node login --email ${node.email}`),
+      });
       expect(credentialsOf(node.home)).toEqual(before);
       expect(await nodeCall(before.node!.credential!)).toBe(200);
     } finally {

@@ -41,15 +41,24 @@ describe('swarm-node foundation', () => {
     const set = await swarmNode(['config', 'set', 'merchant_id', 'merchant_file'], { env });
     expect(set.exitCode, set.stderr).toBe(0);
     expect(JSON.parse(readFileSync(join(home, 'etc', 'config.json'), 'utf8')).merchant_id).toBe('merchant_file');
-    const got = await swarmNode(['--json', '--base-url', 'http://flag.example:1', 'config', 'get'], { env: { ...env, SVC_MERCHANT_ID: '' } });
+    const got = await swarmNode(['--json', '--base-url', 'http://flag.example:1', 'config', 'get'], {
+      env: { ...env, SVC_MERCHANT_ID: '' },
+    });
     expect(got.json.config).toMatchObject({ base_url: 'http://flag.example:1', merchant_id: 'merchant_file', timeout_seconds: 15 });
     expect(got.json.sources).toMatchObject({ base_url: 'flag', merchant_id: 'file', timeout_seconds: 'default' });
     const fromEnv = await swarmNode(['--json', 'config', 'get', 'base_url'], { env });
     expect(fromEnv.json).toEqual({ key: 'base_url', value: service.baseUrl, source: 'env' });
     // A duration is shown as written and as the README writes the default: 24h, not 1d.
-    expect((await swarmNode(['--json', 'config', 'get', 'auto_update_interval'], { env })).json).toEqual({ key: 'auto_update_interval', value: '24h', source: 'default' });
+    expect((await swarmNode(['--json', 'config', 'get', 'auto_update_interval'], { env })).json).toEqual({
+      key: 'auto_update_interval',
+      value: '24h',
+      source: 'default',
+    });
     expect((await swarmNode(['config', 'set', 'auto_update_interval', '48h'], { env })).exitCode).toBe(0);
-    expect((await swarmNode(['--json', 'config', 'get', 'auto_update_interval'], { env })).json).toMatchObject({ value: '48h', source: 'file' });
+    expect((await swarmNode(['--json', 'config', 'get', 'auto_update_interval'], { env })).json).toMatchObject({
+      value: '48h',
+      source: 'file',
+    });
     const bad = await swarmNode(['config', 'set', 'base_url', 'ftp://x'], { env });
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain('base_url must be an http(s) URL');
@@ -59,7 +68,10 @@ describe('swarm-node foundation', () => {
     const { env } = nodeEnv(service.baseUrl);
     // --help and --version alone are answered by bin/swarm-node.js itself, the rest by the program.
     for (const args of [['--help'], ['--version'], ['--no-color', '--help'], ['agents']]) {
-      const child = spawn(process.execPath, [SWARM_NODE_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [SWARM_NODE_BIN, ...args], {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       child.stdout.destroy();
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

@@ -23,14 +23,17 @@ describe('--help of every command', () => {
     expect(paths.map((path) => path.join(' '))).toEqual(expect.arrayContaining(['', 'run', 'config', 'config get', 'wallet login']));
   });
 
-  it.each(paths.map((path) => [path.join(' ') || '(the program)', path] as const))('%s: exits 0, lists the global options, has an example', async (_name, path) => {
-    const result = await swarmNode([...path, '--help']);
-    expect(result.exitCode, result.stderr).toBe(0);
-    const options = path.length === 0 ? result.stdout : result.stdout.slice(result.stdout.indexOf('Global Options:'));
-    expect(result.stdout.includes('Global Options:') || path.length === 0, result.stdout).toBe(true);
-    for (const option of GLOBAL_OPTIONS) expect(options, `${path.join(' ')} --help`).toContain(option);
-    expect(result.stdout, `${path.join(' ')} --help`).toMatch(/\nExample:\n +\$ \S/);
-  });
+  it.each(paths.map((path) => [path.join(' ') || '(the program)', path] as const))(
+    '%s: exits 0, lists the global options, has an example',
+    async (_name, path) => {
+      const result = await swarmNode([...path, '--help']);
+      expect(result.exitCode, result.stderr).toBe(0);
+      const options = path.length === 0 ? result.stdout : result.stdout.slice(result.stdout.indexOf('Global Options:'));
+      expect(result.stdout.includes('Global Options:') || path.length === 0, result.stdout).toBe(true);
+      for (const option of GLOBAL_OPTIONS) expect(options, `${path.join(' ')} --help`).toContain(option);
+      expect(result.stdout, `${path.join(' ')} --help`).toMatch(/\nExample:\n +\$ \S/);
+    },
+  );
 });
 
 describe('the exit codes in swarm-node --help', () => {
@@ -45,7 +48,19 @@ describe('--help on a terminal', () => {
   // The shell prints a mark after swarm-node exits and waits for the test to end it: every byte of the help is read
   // before the mark, never lost to node-pty giving up on a terminal that closes as its program exits.
   const helpOn = async (args: string[], columns: number): Promise<string> => {
-    const session = spawnPty('/bin/sh', ['-c', 'stty cols "$1" && shift && "$@"; echo "<<exit $?>>"; exec sleep 60', 'sh', String(columns), process.execPath, stagedSwarmNodeBin(), ...args], {});
+    const session = spawnPty(
+      '/bin/sh',
+      [
+        '-c',
+        'stty cols "$1" && shift && "$@"; echo "<<exit $?>>"; exec sleep 60',
+        'sh',
+        String(columns),
+        process.execPath,
+        stagedSwarmNodeBin(),
+        ...args,
+      ],
+      {},
+    );
     try {
       const shown = await session.waitFor(/<<exit \d+>>/, 30_000);
       expect(shown, shown).toContain('<<exit 0>>');

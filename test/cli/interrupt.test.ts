@@ -16,7 +16,10 @@ describe('Ctrl+C during a spinner', () => {
     await payAndConfirm(service.baseUrl, 'svc_pay_wallet_fund', email);
     expect((await loginByMail({ ...home, NO_COLOR: '1' }, email)).exitCode).toBe(0);
     const paymentId = await createPayment(service.baseUrl, 'svc_starter_agents', email);
-    const session = spawnSwarmNodePty(['activate', '--tier', 'svc_starter_agents', '--email', email, '--payment', paymentId, '--wait', '60'], home);
+    const session = spawnSwarmNodePty(
+      ['activate', '--tier', 'svc_starter_agents', '--email', email, '--payment', paymentId, '--wait', '60'],
+      home,
+    );
     await session.waitFor(/not confirmed|waiting|Activating/i, 15_000);
     session.press(KEY.ctrlC);
     const exit = await session.waitForExit(10_000);

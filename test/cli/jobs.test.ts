@@ -28,7 +28,11 @@ const executeOverHttp = (node: SignedInNode, body: Record<string, unknown> = {})
 /** A repository whose last commit adds what the review reports: a TODO and a conflict marker, each at its line. */
 async function repoWithFindings(): Promise<string> {
   const repo = tempDir('review-repo-');
-  const git = (...args: string[]) => execa('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd: repo, env: { HOME: repo } });
+  const git = (...args: string[]) =>
+    execa('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'init.defaultBranch=main', ...args], {
+      cwd: repo,
+      env: { HOME: repo },
+    });
   await git('init', '-q');
   writeFileSync(join(repo, 'README.md'), '# app\n');
   await git('add', '.');
@@ -47,7 +51,11 @@ describe('swarm-node runs: the service history', () => {
     await serve(service.baseUrl, other, { agents: [OPS] });
     for (let n = 0; n < 2; n += 1) expect((await executeOverHttp(node)).status).toBeLessThan(300);
     expect((await swarmNode(['run', OPS], { env: node.env })).exitCode).toBe(0);
-    await expect.poll(async () => (await swarmNode(['--json', 'runs', '--status', 'succeeded'], { env: node.env })).json.runs.length, { timeout: 30_000 }).toBe(3);
+    await expect
+      .poll(async () => (await swarmNode(['--json', 'runs', '--status', 'succeeded'], { env: node.env })).json.runs.length, {
+        timeout: 30_000,
+      })
+      .toBe(3);
 
     const human = await swarmNode(['runs'], { env: node.env });
     expect(human.exitCode, human.stderr).toBe(0);
@@ -92,7 +100,7 @@ describe('swarm-node runs: the service history', () => {
 });
 
 describe('swarm-node runs show', () => {
-  it('renders what a run produced: the review\'s findings with file and line, a quiz with its answers; --json has attempts and links', async () => {
+  it("renders what a run produced: the review's findings with file and line, a quiz with its answers; --json has attempts and links", async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'show' });
     const repo = await repoWithFindings();
     const review = await swarmNode(['--json', 'run', 'agent_dev_review_012', '--input', `repo=${repo}`], { env: node.env });
@@ -115,7 +123,12 @@ describe('swarm-node runs show', () => {
     expect(quizShown.stdout).toMatch(/1\. .+\n\s+Answer: .+/);
 
     const json = await swarmNode(['--json', 'runs', 'show', quiz.json.run_id], { env: node.env });
-    expect(json.json).toMatchObject({ run_id: quiz.json.run_id, status: 'succeeded', attempts: [{ attempt: 1, outcome: 'succeeded' }], links: { logs: expect.any(String), artifacts: expect.any(String) } });
+    expect(json.json).toMatchObject({
+      run_id: quiz.json.run_id,
+      status: 'succeeded',
+      attempts: [{ attempt: 1, outcome: 'succeeded' }],
+      links: { logs: expect.any(String), artifacts: expect.any(String) },
+    });
     const unknown = await swarmNode(['runs', 'show', randomUUID()], { env: node.env });
     expect(unknown.exitCode).toBe(5);
   });
@@ -126,7 +139,9 @@ describe('swarm-node cancel', () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'cancel', enroll: false });
     // A node that serves the agent but is not polling: the run waits for it.
     const offline = await enrollNode(service.baseUrl, node.email);
-    expect((await httpRequest(`${service.baseUrl}/v1/swarm/nodes/self/agents/${OPS}`, { method: 'PUT', token: offline.credential })).status).toBe(200);
+    expect(
+      (await httpRequest(`${service.baseUrl}/v1/swarm/nodes/self/agents/${OPS}`, { method: 'PUT', token: offline.credential })).status,
+    ).toBe(200);
     const queued = await executeOverHttp(node);
     expect(queued.body.status).toBe('queued');
     expect(await walletBalance(service.baseUrl, node.token)).toBe(96);
@@ -140,7 +155,12 @@ describe('swarm-node cancel', () => {
     expect(listed.json.runs.map((run: { run_id: string }) => run.run_id)).toEqual([queued.body.run_id]);
 
     await serve(service.baseUrl, offline, { agents: [OPS] });
-    const done = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, { method: 'POST', token: node.token, body: { user_id: node.email, agent_id: OPS }, headers: { 'idempotency-key': randomUUID() } });
+    const done = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
+      method: 'POST',
+      token: node.token,
+      body: { user_id: node.email, agent_id: OPS },
+      headers: { 'idempotency-key': randomUUID() },
+    });
     expect(done.body.status).toBe('succeeded');
     const late = await swarmNode(['--json', 'cancel', done.body.run_id], { env: node.env });
     expect(late.exitCode).toBe(1);

@@ -64,7 +64,10 @@ describe('swarm-node nodes', () => {
     const daemon = DaemonProcess.start(here);
     daemons.push(daemon);
     const hereId = nodeIdOf(here.home);
-    await waitFor(async () => ((await fleetOf(here.token)).find((node) => node.node_id === hereId)?.online ? true : undefined), 'the daemon polling');
+    await waitFor(
+      async () => ((await fleetOf(here.token)).find((node) => node.node_id === hereId)?.online ? true : undefined),
+      'the daemon polling',
+    );
     const other = await secondNode(here.token);
     const otherId = nodeIdOf(other.home);
     // Another user's node, serving the same agent: never in this user's list.
@@ -77,15 +80,33 @@ describe('swarm-node nodes', () => {
     expect(json.json.this_node_id).toBe(hereId);
     const byId = new Map<string, FleetNode>(json.json.nodes.map((node: FleetNode) => [node.node_id, node]));
     expect([...byId.keys()].sort()).toEqual([hereId, otherId].sort());
-    expect(byId.get(hereId)).toMatchObject({ hostname: hostname(), version: VERSION, online: true, agents: [AGENT], labels: [], runs_today: 1, last_seen_at: expect.any(String) });
-    expect(byId.get(otherId)).toMatchObject({ hostname: null, version: null, online: false, agents: [], labels: [], runs_today: 0, last_seen_at: null });
+    expect(byId.get(hereId)).toMatchObject({
+      hostname: hostname(),
+      version: VERSION,
+      online: true,
+      agents: [AGENT],
+      labels: [],
+      runs_today: 1,
+      last_seen_at: expect.any(String),
+    });
+    expect(byId.get(otherId)).toMatchObject({
+      hostname: null,
+      version: null,
+      online: false,
+      agents: [],
+      labels: [],
+      runs_today: 0,
+      last_seen_at: null,
+    });
 
     const human = await swarmNode(['nodes'], { env: here.env });
     expect(human.exitCode, human.stderr).toBe(0);
     const lines = human.stdout.split('\n');
     expect(lines[0]).toMatch(/^NODE\s+HOST\s+VERSION\s+STATE\s+LAST SEEN\s+AGENTS\s+LABELS\s+RUNS TODAY$/);
     expect(lines.find((line) => line.startsWith(hereId))).toMatch(
-      new RegExp(`^${hereId} \\(here\\)\\s+${hostname()}\\s+${VERSION.replaceAll('.', '\\.')}\\s+online\\s+\\S+ \\S+\\s+${AGENT}\\s+-\\s+1$`),
+      new RegExp(
+        `^${hereId} \\(here\\)\\s+${hostname()}\\s+${VERSION.replaceAll('.', '\\.')}\\s+online\\s+\\S+ \\S+\\s+${AGENT}\\s+-\\s+1$`,
+      ),
     );
     expect(lines.find((line) => line.startsWith(otherId))).toMatch(new RegExp(`^${otherId}\\s+-\\s+-\\s+offline\\s+never\\s+-\\s+-\\s+0$`));
     // From the other home, that one is here.
@@ -143,14 +164,23 @@ describe('register and unregister tell the service', () => {
     expect((await swarmNode(['config', 'set', 'timeout_seconds', '2'], { env: node.env })).exitCode).toBe(0);
     const offline = await swarmNode(['--json', '--base-url', CLOSED_PORT_URL, 'unregister', AGENT], { env: node.env });
     expect(offline.exitCode, offline.stderr).toBe(0);
-    expect(offline.json).toMatchObject({ agent_id: AGENT, removed: true, withdrawn: false, withdraw_error: expect.stringContaining('cannot reach the service') });
+    expect(offline.json).toMatchObject({
+      agent_id: AGENT,
+      removed: true,
+      withdrawn: false,
+      withdraw_error: expect.stringContaining('cannot reach the service'),
+    });
     expect(offline.stderr).toMatch(/warning: the service was not told \(.+\); the daemon withdraws it at its next contact/);
     expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations).toEqual([]);
     expect((await fleetOf(node.token))[0]!.agents).toEqual([AGENT]);
 
     const daemon = DaemonProcess.start(node);
     daemons.push(daemon);
-    await waitFor(async () => ((await fleetOf(node.token))[0]!.agents.length === 0 ? true : undefined), 'the daemon withdrawing the agent', 20_000);
+    await waitFor(
+      async () => ((await fleetOf(node.token))[0]!.agents.length === 0 ? true : undefined),
+      'the daemon withdrawing the agent',
+      20_000,
+    );
     expect(await daemon.stop()).toBe(0);
   });
 
@@ -158,7 +188,11 @@ describe('register and unregister tell the service', () => {
     const node = await signedInNode(service.baseUrl, { label: 'register-bare', enroll: false });
     const result = await swarmNode(['--json', 'register', AGENT, '--every', '5m'], { env: node.env });
     expect(result.exitCode).toBe(4);
-    expect(result.json.error).toMatchObject({ code: 'not_enrolled', message: expect.stringContaining('not an enrolled node'), remedy: expect.stringContaining('swarm-node enroll') });
+    expect(result.json.error).toMatchObject({
+      code: 'not_enrolled',
+      message: expect.stringContaining('not an enrolled node'),
+      remedy: expect.stringContaining('swarm-node enroll'),
+    });
     expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations).toEqual([]);
   });
 
@@ -193,7 +227,14 @@ describe('swarm-node run from a home that is not a node', () => {
     expect((await swarmNode(['login', '--token-stdin'], { env: laptop.env, input: `${server.token}\n` })).exitCode).toBe(0);
     const result = await swarmNode(['--json', 'run', AGENT], { env: laptop.env });
     expect(result.exitCode, result.stderr + result.stdout).toBe(0);
-    expect(result.json).toMatchObject({ agent_id: AGENT, status: 'succeeded', node_id: serverId, charged_cents: 4, balance_cents: 96, output: { host: { hostname: hostname() } } });
+    expect(result.json).toMatchObject({
+      agent_id: AGENT,
+      status: 'succeeded',
+      node_id: serverId,
+      charged_cents: 4,
+      balance_cents: 96,
+      output: { host: { hostname: hostname() } },
+    });
     expect(await walletBalance(service.baseUrl, server.token)).toBe(96);
     expect(await daemon.stop()).toBe(0);
   });
@@ -206,7 +247,9 @@ describe('swarm-node run from a home that is not a node', () => {
       code: 'no_node_available',
       message: `no node can run ${AGENT} now: you have no node: runs execute on a node you install; nothing was charged`,
       agent_id: AGENT,
-      remedy: expect.stringMatching(/what they serve: \S+ swarm-node nodes --base-url \S+\. Or run it on this host, which becomes one of your nodes: \S+ swarm-node enroll --base-url \S+, then again: \S+ swarm-node run agent_ops_monitor_004 --base-url \S+\.$/),
+      remedy: expect.stringMatching(
+        /what they serve: \S+ swarm-node nodes --base-url \S+\. Or run it on this host, which becomes one of your nodes: \S+ swarm-node enroll --base-url \S+, then again: \S+ swarm-node run agent_ops_monitor_004 --base-url \S+\.$/,
+      ),
     });
 
     // A node of the user serves it but has never polled (its daemon is not running): offline. A run that may not wait
@@ -215,7 +258,9 @@ describe('swarm-node run from a home that is not a node', () => {
     expect((await swarmNode(['register', AGENT], { env: idle.env })).exitCode).toBe(0);
     const offline = await swarmNode(['run', AGENT, '--queue-seconds', '0'], { env: laptop.env });
     expect(offline.exitCode).toBe(1);
-    expect(offline.stderr).toContain(`error: no node can run ${AGENT} now: your nodes that serve ${AGENT} are offline, and queue_seconds 0 asked not to wait for one; nothing was charged`);
+    expect(offline.stderr).toContain(
+      `error: no node can run ${AGENT} now: your nodes that serve ${AGENT} are offline, and queue_seconds 0 asked not to wait for one; nothing was charged`,
+    );
     expect(offline.stdout).toBe('');
     expect(service.db.prepare('SELECT COUNT(*) AS n FROM runs WHERE user_id = ?').get(laptop.email)).toEqual({ n: 0 });
     const waited = await swarmNode(['--json', 'run', AGENT, '--queue-seconds', '1'], { env: laptop.env });
@@ -240,13 +285,20 @@ describe('swarm-node nodes remove', () => {
     const nodeId = nodeIdOf(node.home);
     const unconfirmed = await swarmNode(['--json', 'nodes', 'remove', nodeId], { env: node.env });
     expect(unconfirmed.exitCode).toBe(2);
-    expect(unconfirmed.json.error).toMatchObject({ code: 'usage', remedy: `Add --yes to confirm: ${asPrinted(node, `swarm-node nodes remove ${nodeId} --yes`)}` });
+    expect(unconfirmed.json.error).toMatchObject({
+      code: 'usage',
+      remedy: `Add --yes to confirm: ${asPrinted(node, `swarm-node nodes remove ${nodeId} --yes`)}`,
+    });
     expect((await swarmNode(['nodes', 'remove', 'node-1', '--yes'], { env: node.env })).exitCode).toBe(2);
     // Another user's node is answered the same (test/api/enroll.test.ts shows it).
     const unknownId = '0b6e3f0a-57c2-4d1e-8f4a-2c9d7e1b5a63';
     const unknown = await swarmNode(['--json', 'nodes', 'remove', unknownId, '--yes'], { env: node.env });
     expect(unknown.exitCode).toBe(5);
-    expect(unknown.json.error).toMatchObject({ code: 'not_found', message: `you have no node ${unknownId}`, remedy: `Yours: ${asPrinted(node, 'swarm-node nodes')}.` });
+    expect(unknown.json.error).toMatchObject({
+      code: 'not_found',
+      message: `you have no node ${unknownId}`,
+      remedy: `Yours: ${asPrinted(node, 'swarm-node nodes')}.`,
+    });
     expect((await fleetOf(node.token)).map((fleetNode) => fleetNode.node_id)).toEqual([nodeId]);
   });
 
@@ -255,7 +307,9 @@ describe('swarm-node nodes remove', () => {
     const nodeId = nodeIdOf(node.home);
     const session = spawnSwarmNodePty(['nodes', 'remove', nodeId], node.env);
     await session.waitFor('for good?', 15_000);
-    expect(session.screen().replace(/\s+/g, ' ')).toContain(`Remove node ${nodeId} (this host) on a host that never polled, offline for good?`);
+    expect(session.screen().replace(/\s+/g, ' ')).toContain(
+      `Remove node ${nodeId} (this host) on a host that never polled, offline for good?`,
+    );
     session.press(KEY.enter);
     const exit = await session.waitForExit(10_000);
     expect(exit.exitCode).toBe(1);
@@ -273,7 +327,13 @@ describe('swarm-node nodes remove', () => {
 
     const removed = await swarmNode(['--json', 'nodes', 'remove', nodeId, '--yes'], { env: node.env });
     expect(removed.exitCode, removed.stderr).toBe(0);
-    expect(removed.json).toEqual({ node_id: nodeId, removed_at: expect.any(String), was_online: true, agents_withdrawn: [AGENT], this_node: true });
+    expect(removed.json).toEqual({
+      node_id: nodeId,
+      removed_at: expect.any(String),
+      was_online: true,
+      agents_withdrawn: [AGENT],
+      this_node: true,
+    });
     expect(removed.stderr).toContain(`node ${nodeId} was online: its daemon stops at its next poll (exit 8)`);
     expect(removed.stderr).toContain('This was the node of this host');
     expect(removed.stderr).toContain('swarm-node uninstall --purge --yes');
@@ -292,8 +352,13 @@ describe('swarm-node nodes remove', () => {
     // The node's own calls are refused from now on (exit 8), with the same remedy; nothing is stored.
     const register = await swarmNode(['--json', 'register', 'agent_svc_skills_005'], { env: node.env });
     expect(register.exitCode).toBe(8);
-    expect(register.json.error).toMatchObject({ code: 'node_removed', remedy: expect.stringMatching(new RegExp(`enroll it anew, signed in: ${escaped(asPrinted(node, 'swarm-node enroll --reenroll'))}$`)) });
-    expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations.map((row: { agent_id: string }) => row.agent_id)).toEqual([AGENT]);
+    expect(register.json.error).toMatchObject({
+      code: 'node_removed',
+      remedy: expect.stringMatching(new RegExp(`enroll it anew, signed in: ${escaped(asPrinted(node, 'swarm-node enroll --reenroll'))}$`)),
+    });
+    expect(
+      (await swarmNode(['--json', 'list'], { env: node.env })).json.registrations.map((row: { agent_id: string }) => row.agent_id),
+    ).toEqual([AGENT]);
     // The remedy, as printed: the home is enrolled anew, as another node (the removed one stays removed).
     const reenrolled = await swarmNode(['--json', 'enroll', '--reenroll'], { env: node.env });
     expect(reenrolled.exitCode, reenrolled.stderr).toBe(0);
@@ -332,7 +397,10 @@ describe('labels', () => {
     for (const bad of [['bad label'], ['gpu,-x'], Array.from({ length: 15 }, (_, index) => `l${index}`)]) {
       const refused = await swarmNode(['--json', 'labels', 'add', ...bad], { env: node.env });
       expect(refused.exitCode, bad.join(' ')).toBe(2);
-      expect(refused.json.error).toMatchObject({ code: 'usage', message: expect.stringMatching(/is not a label|this node would carry 17 labels; at most 16/) });
+      expect(refused.json.error).toMatchObject({
+        code: 'usage',
+        message: expect.stringMatching(/is not a label|this node would carry 17 labels; at most 16/),
+      });
     }
     expect(readFileSync(configFile, 'utf8')).toBe(config);
     expect((await fleetOf(node.token))[0]!.labels).toEqual(['gpu', 'linux-x64']);
@@ -403,7 +471,10 @@ describe('labels', () => {
     expect(next.exitCode, next.stderr).toBe(0);
     expect(next.stderr).toContain('Settled 1 earlier run(s)');
     const replayed = nodeDb(laptop.home);
-    expect(replayed.prepare(`SELECT status, node_id FROM runs WHERE labels_json = '["gpu"]'`).get()).toEqual({ status: 'succeeded', node_id: gpuId });
+    expect(replayed.prepare(`SELECT status, node_id FROM runs WHERE labels_json = '["gpu"]'`).get()).toEqual({
+      status: 'succeeded',
+      node_id: gpuId,
+    });
     replayed.close();
     expect(await walletBalance(service.baseUrl, gpu.token)).toBe(100 - 3 * 4);
     expect(await daemon.stop()).toBe(0);

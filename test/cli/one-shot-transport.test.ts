@@ -12,11 +12,17 @@ import { signedInNode } from './fixtures.js';
 const service = useSvcApi();
 
 /** `node <args>` with a preload that writes the built-in modules the process loaded, when it exits. */
-async function modulesLoaded(args: string[], env: Record<string, string> = {}): Promise<{ exitCode: number | undefined; modules: string[] }> {
+async function modulesLoaded(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ exitCode: number | undefined; modules: string[] }> {
   const dir = tempDir('module-list-');
   const list = join(dir, 'modules.txt');
   const hook = join(dir, 'hook.mjs');
-  writeFileSync(hook, `import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')));\n`);
+  writeFileSync(
+    hook,
+    `import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')));\n`,
+  );
   const result = await runProgram('node', ['--import', hook, ...args], { env });
   return { exitCode: result.exitCode, modules: readFileSync(list, 'utf8').split('\n') };
 }

@@ -20,17 +20,31 @@ describe('agents of your own', () => {
     const parent = tempDir('own-init-');
     const js = await swarmNode(['--json', 'agent', 'init', join(parent, 'greeter'), '--id', 'greeter'], { env: { HOME: parent } });
     expect(js.exitCode, js.stderr).toBe(0);
-    expect(js.json).toMatchObject({ agent_id: 'greeter', own: true, lang: 'js', files: ['README.md', 'agent-io.mjs', 'agent.json', 'main.mjs'] });
+    expect(js.json).toMatchObject({
+      agent_id: 'greeter',
+      own: true,
+      lang: 'js',
+      files: ['README.md', 'agent-io.mjs', 'agent.json', 'main.mjs'],
+    });
     const dir = join(parent, 'greeter');
-    expect(JSON.parse(readFileSync(join(dir, 'agent.json'), 'utf8'))).toMatchObject({ agent_id: 'greeter', version: '0.1.0', entry: ['node', 'main.mjs'] });
+    expect(JSON.parse(readFileSync(join(dir, 'agent.json'), 'utf8'))).toMatchObject({
+      agent_id: 'greeter',
+      version: '0.1.0',
+      entry: ['node', 'main.mjs'],
+    });
     for (const file of ['main.mjs', 'agent-io.mjs']) expect(readFileSync(join(dir, file), 'utf8')).not.toMatch(/\bsed\b/);
     const direct = await execa(process.execPath, [join(dir, 'main.mjs')], { input: '{"run_id": "r-1", "input": {"name": "Ada"}}' });
     expect(JSON.parse(direct.stdout)).toMatchObject({ summary: expect.stringMatching(/^Hello, Ada, from greeter on /), run_id: 'r-1' });
-    const refused = await execa(process.execPath, [join(dir, 'main.mjs')], { input: '{"run_id": "r-2", "input": {"colour": "red"}}', reject: false });
+    const refused = await execa(process.execPath, [join(dir, 'main.mjs')], {
+      input: '{"run_id": "r-2", "input": {"colour": "red"}}',
+      reject: false,
+    });
     expect([refused.exitCode, refused.stdout]).toEqual([2, '']);
     expect(refused.stderr).toContain('input: unknown field "colour"');
 
-    const ts = await swarmNode(['--json', 'agent', 'init', join(parent, 'typed'), '--id', 'typed_agent', '--lang', 'ts'], { env: { HOME: parent } });
+    const ts = await swarmNode(['--json', 'agent', 'init', join(parent, 'typed'), '--id', 'typed_agent', '--lang', 'ts'], {
+      env: { HOME: parent },
+    });
     expect(ts.exitCode, ts.stderr).toBe(0);
     expect(ts.json.files).toEqual(['README.md', 'agent-io.mjs', 'agent.json', 'main.ts']);
     expect(readFileSync(join(parent, 'typed', 'main.ts'), 'utf8')).toMatch(/interface Input \{/);
@@ -62,7 +76,7 @@ describe('agents of your own', () => {
         "  const file = join(process.env.SWARM_STATE_DIR, 'count');",
         "  let count = 0; try { count = Number(readFileSync(file, 'utf8')); } catch {}",
         '  writeFileSync(file, String(count + 1));',
-        "  return { summary: `run ${count + 1} for ${input.name}`, cwd: process.cwd(), home: process.env.HOME, agent_dir: process.env.SWARM_AGENT_DIR };",
+        '  return { summary: `run ${count + 1} for ${input.name}`, cwd: process.cwd(), home: process.env.HOME, agent_dir: process.env.SWARM_AGENT_DIR };',
         '});',
         '',
       ].join('\n'),
@@ -70,7 +84,13 @@ describe('agents of your own', () => {
     const home = join(parent, 'run-local-home');
     const first = await swarmNode(['--json', 'agent', 'run-local', dir, '--input', 'name=Ada', '--home', home], { env: { HOME: parent } });
     expect(first.exitCode, first.stderr).toBe(0);
-    expect(first.json).toMatchObject({ agent_id: 'counter', version: '0.1.0', status: 'succeeded', output: { summary: 'run 1 for Ada' }, state_dir: join(home, 'var', 'state', 'counter') });
+    expect(first.json).toMatchObject({
+      agent_id: 'counter',
+      version: '0.1.0',
+      status: 'succeeded',
+      output: { summary: 'run 1 for Ada' },
+      state_dir: join(home, 'var', 'state', 'counter'),
+    });
     // As on a node: a private run directory as its working directory and HOME, the bundle installed by digest.
     expect(first.json.output.cwd).toBe(first.json.output.home);
     expect(first.json.output.agent_dir).toBe(join(home, 'var', 'agents', 'counter', first.json.digest));
@@ -84,7 +104,16 @@ describe('agents of your own', () => {
     const failing = await swarmNode(['agent', 'run-local', dir, '--input', 'name=fail', '--home', home], { env: { HOME: parent } });
     expect(failing.exitCode).toBe(1);
     expect(failing.stderr).toMatch(/counter 0\.1\.0 failed \(exit\): the agent exited with code 1: .*asked to fail/);
-    writeFileSync(join(dir, 'agent.json'), JSON.stringify({ agent_id: 'counter', version: '0.1.0', entry: ['node', 'main.mjs'], input_schema: { type: 'object' }, colour: 'red' }));
+    writeFileSync(
+      join(dir, 'agent.json'),
+      JSON.stringify({
+        agent_id: 'counter',
+        version: '0.1.0',
+        entry: ['node', 'main.mjs'],
+        input_schema: { type: 'object' },
+        colour: 'red',
+      }),
+    );
     const badBundle = await swarmNode(['agent', 'run-local', dir, '--home', home], { env: { HOME: parent } });
     expect(badBundle.exitCode).toBe(2);
     expect(badBundle.stderr).toContain('agent.json#/colour');
@@ -96,7 +125,9 @@ describe('agents of your own', () => {
     expect((await swarmNode(['agent', 'init', dir, '--id', 'my_agent'], { env: node.env })).exitCode).toBe(0);
     const api = apiClient(service.baseUrl);
     // Before any upload: nowhere in the catalog, and no run of it.
-    expect((await api.get('/v1/swarm/agents', node.token)).body.map((agent: { agent_id: string }) => agent.agent_id)).not.toContain('my_agent');
+    expect((await api.get('/v1/swarm/agents', node.token)).body.map((agent: { agent_id: string }) => agent.agent_id)).not.toContain(
+      'my_agent',
+    );
 
     const upload = await swarmNode(['--json', 'agent', 'upload', dir], { env: node.env });
     expect(upload.exitCode, upload.stderr).toBe(0);
@@ -106,7 +137,11 @@ describe('agents of your own', () => {
     expect(publicCatalog.body.map((agent: { agent_id: string }) => agent.agent_id)).not.toContain('my_agent');
     const mine = await api.get('/v1/swarm/agents', node.token);
     expect(mine.body.at(-1)).toEqual({ agent_id: 'my_agent', name: 'my_agent (your own agent)', price_cents: OWN_PRICE, own: true });
-    expect(mine.body.find((agent: { agent_id: string }) => agent.agent_id === 'agent_ops_monitor_004')).toEqual({ agent_id: 'agent_ops_monitor_004', name: 'Ops monitor agent', price_cents: 4 });
+    expect(mine.body.find((agent: { agent_id: string }) => agent.agent_id === 'agent_ops_monitor_004')).toEqual({
+      agent_id: 'agent_ops_monitor_004',
+      name: 'Ops monitor agent',
+      price_cents: 4,
+    });
     const listed = await swarmNode(['agents'], { env: node.env });
     expect(listed.stdout).toMatch(/^my_agent\s+\$0\.03\s+my_agent \(your own agent\)$/m);
 
@@ -114,7 +149,12 @@ describe('agents of your own', () => {
     expect(registered.exitCode, registered.stderr).toBe(0);
     const ran = await swarmNode(['--json', 'run', 'my_agent', '--input', 'name=Ada'], { env: node.env });
     expect(ran.exitCode, ran.stderr).toBe(0);
-    expect(ran.json).toMatchObject({ agent_id: 'my_agent', status: 'succeeded', charged_cents: OWN_PRICE, bundle_digest: upload.json.digest });
+    expect(ran.json).toMatchObject({
+      agent_id: 'my_agent',
+      status: 'succeeded',
+      charged_cents: OWN_PRICE,
+      bundle_digest: upload.json.digest,
+    });
     expect(ran.json.output.summary).toMatch(/^Hello, Ada, from my_agent on /);
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - OWN_PRICE);
     // Its runs in the service's history, by its own id: no "no agent" for the agent its owner just ran.
@@ -124,11 +164,17 @@ describe('agents of your own', () => {
 
     // Another user: the id means nothing to them (404, nothing charged), and their catalog does not show it.
     const other = await signedInNode(service.baseUrl, { fundCents: 100, label: 'own-agent-other', enroll: false });
-    const refused = await api.post('/v1/swarm/execute', { user_id: other.email, agent_id: 'my_agent' }, { token: other.token, headers: { 'idempotency-key': 'k-own-1' } });
+    const refused = await api.post(
+      '/v1/swarm/execute',
+      { user_id: other.email, agent_id: 'my_agent' },
+      { token: other.token, headers: { 'idempotency-key': 'k-own-1' } },
+    );
     expect(refused.status).toBe(404);
     expect(refused.body).toMatchObject({ code: 'agent_not_found' });
     expect(refused.body.detail).toContain('you have no current version of an agent of your own by that id');
-    expect((await api.get('/v1/swarm/agents', other.token)).body.map((agent: { agent_id: string }) => agent.agent_id)).not.toContain('my_agent');
+    expect((await api.get('/v1/swarm/agents', other.token)).body.map((agent: { agent_id: string }) => agent.agent_id)).not.toContain(
+      'my_agent',
+    );
     expect(await walletBalance(service.baseUrl, other.token)).toBe(100);
     expect((await swarmNode(['--json', 'runs', '--agent', 'my_agent'], { env: other.env })).exitCode).toBe(5);
 

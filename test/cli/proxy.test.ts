@@ -38,7 +38,9 @@ describe('the service client behind a proxy', () => {
   it('goes through http_proxy, and around it for a host in no_proxy', async () => {
     const target = new URL(service.baseUrl).host;
     const { env } = nodeEnv(service.baseUrl);
-    const proxied = await swarmNode(['--json', 'agents'], { env: { ...env, http_proxy: proxyUrl, HTTP_PROXY: '', no_proxy: '', NO_PROXY: '' } });
+    const proxied = await swarmNode(['--json', 'agents'], {
+      env: { ...env, http_proxy: proxyUrl, HTTP_PROXY: '', no_proxy: '', NO_PROXY: '' },
+    });
     expect(proxied.exitCode, proxied.stderr).toBe(0);
     expect(proxied.json.source).toBe('service');
     expect(tunnels).toContain(target);
@@ -56,7 +58,9 @@ describe('the service client behind a proxy', () => {
     try {
       const node = await signedInNode(service.baseUrl, { label: 'proxy-refused' });
       const refusedAt = `127.0.0.1:${(refusing.address() as AddressInfo).port}`;
-      const wallet = await swarmNode(['--json', 'wallet'], { env: { ...node.env, http_proxy: `http://${refusedAt}`, no_proxy: '', NO_PROXY: '' } });
+      const wallet = await swarmNode(['--json', 'wallet'], {
+        env: { ...node.env, http_proxy: `http://${refusedAt}`, no_proxy: '', NO_PROXY: '' },
+      });
       expect(wallet.exitCode, wallet.stderr).toBe(6);
       expect(wallet.json.error.code).toBe('service_unreachable');
       expect(wallet.json.error.message).toContain(`the proxy at ${refusedAt} refused a tunnel to ${new URL(service.baseUrl).host} (407)`);

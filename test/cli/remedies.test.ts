@@ -119,17 +119,21 @@ describe('the remedies a person meets, run as printed', () => {
     expect((await swarmNode(['whoami'], { env: node.env })).exitCode).toBe(0);
   });
 
-  it('a token file that holds no token: exit 4, and the login it names asks for the address and the code', { timeout: 60_000 }, async () => {
-    const email = uniqueEmail('remedy-garbage');
-    await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
-    const node = nodeEnv(service.baseUrl);
-    const file = join(tempDir('remedy-token-'), 'token');
-    writeFileSync(file, 'not a token\n');
-    const refused = await swarmNode(['login', '--token-file', file], { env: node.env });
-    expect(refused.exitCode).toBe(4);
-    await followRemedy(refused, email);
-    expect((await swarmNode(['--json', 'whoami'], { env: node.env })).json).toMatchObject({ sub: email });
-  });
+  it(
+    'a token file that holds no token: exit 4, and the login it names asks for the address and the code',
+    { timeout: 60_000 },
+    async () => {
+      const email = uniqueEmail('remedy-garbage');
+      await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
+      const node = nodeEnv(service.baseUrl);
+      const file = join(tempDir('remedy-token-'), 'token');
+      writeFileSync(file, 'not a token\n');
+      const refused = await swarmNode(['login', '--token-file', file], { env: node.env });
+      expect(refused.exitCode).toBe(4);
+      await followRemedy(refused, email);
+      expect((await swarmNode(['--json', 'whoami'], { env: node.env })).json).toMatchObject({ sub: email });
+    },
+  );
 
   it('register on a home that is not a node: the enroll it names makes it one', async () => {
     const node = await signedInNode(service.baseUrl, { label: 'remedy-bare', enroll: false });
@@ -174,7 +178,9 @@ describe('the remedies a person meets, run as printed', () => {
     const email = uniqueEmail('remedy-named');
     const { deploy_token } = await activatedSession(service.baseUrl, email);
     const root = tempDir('remedy-root-');
-    const installed = await swarmNode(['install', '--root', root, '--name', 'gpu', '--no-start'], { env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token, NO_COLOR: '1' } });
+    const installed = await swarmNode(['install', '--root', root, '--name', 'gpu', '--no-start'], {
+      env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token, NO_COLOR: '1' },
+    });
     expect(installed.exitCode, installed.stderr).toBe(0);
     const home = join(root, 'opt/svc/swarm-node/nodes/gpu');
     // The node's own binary, on a shell without the environment of a test node.
@@ -197,11 +203,15 @@ describe('the remedies a person meets, run as printed', () => {
 describe('the error table: each command its remedies name, run as printed on a node', () => {
   const service = useSvcApi();
   // Walked, not listed: a code added to the table with a command in its remedy is run here without editing this file.
-  const commands = Object.entries(ERROR_CODES).flatMap(([code, info]) => ('remedy' in info ? printedCommands(info.remedy).map((command) => [code, command.text] as const) : []));
+  const commands = Object.entries(ERROR_CODES).flatMap(([code, info]) =>
+    'remedy' in info ? printedCommands(info.remedy).map((command) => [code, command.text] as const) : [],
+  );
   const distinct = commands.filter(([, text], index) => commands.findIndex(([, other]) => other === text) === index);
 
   it('the walk finds the commands of the sign-in, enrollment and fleet remedies', () => {
-    expect(distinct.map(([, text]) => text)).toEqual(expect.arrayContaining(['swarm-node login', 'swarm-node enroll', 'sudo swarm-node install', 'swarm-node nodes']));
+    expect(distinct.map(([, text]) => text)).toEqual(
+      expect.arrayContaining(['swarm-node login', 'swarm-node enroll', 'sudo swarm-node install', 'swarm-node nodes']),
+    );
   });
 
   /**
@@ -213,14 +223,21 @@ describe('the error table: each command its remedies name, run as printed on a n
     const token = await signIn(service.baseUrl, email);
     const root = tempDir('remedy-table-');
     const home = join(root, 'opt/svc/swarm-node');
-    const login = await swarmNode(['login', '--token-stdin'], { env: { SWARM_NODE_HOME: home, SVC_BASE_URL: service.baseUrl, NO_COLOR: '1' }, input: `${token}\n` });
+    const login = await swarmNode(['login', '--token-stdin'], {
+      env: { SWARM_NODE_HOME: home, SVC_BASE_URL: service.baseUrl, NO_COLOR: '1' },
+      input: `${token}\n`,
+    });
     expect(login.exitCode, login.stderr).toBe(0);
     return { email, root, home };
   }
 
   it.each(distinct)('%s: %s', { timeout: 60_000 }, async (_code, text) => {
     const node = await signedInStagingHome();
-    const invocation = new Invocation({ commands: commandTable(buildProgram().commands[0]!), node: () => ({ home: node.home, name: undefined }), baseUrl: service.baseUrl });
+    const invocation = new Invocation({
+      commands: commandTable(buildProgram().commands[0]!),
+      node: () => ({ home: node.home, name: undefined }),
+      baseUrl: service.baseUrl,
+    });
     const [printed] = printedCommands(invocation.carry(text));
     if (printed!.args[0] === 'login') {
       const typed = await runAsPrintedInTerminal(printed!.text, node.email);

@@ -34,7 +34,12 @@ function shimDir(): string {
 
 /** A fresh shell's environment: no home, no service, agents run as this user (what a test node runs them as). */
 function freshShell(): Record<string, string> {
-  return { PATH: `${shimDir()}:${process.env.PATH ?? '/usr/bin:/bin'}`, HOME: process.env.HOME ?? '/root', NO_COLOR: '1', SWARM_AGENT_ISOLATION: 'none' };
+  return {
+    PATH: `${shimDir()}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+    HOME: process.env.HOME ?? '/root',
+    NO_COLOR: '1',
+    SWARM_AGENT_ISOLATION: 'none',
+  };
 }
 
 /** The swarm-node commands of a remedy, each as printed (its `sudo` and `NAME=value` words with it). */
@@ -62,14 +67,23 @@ function refuseThisHost(command: string): void {
 /** Runs `command` (any shell command of a remedy) in a fresh shell, to its end. */
 export function runAsPrinted(command: string, input?: string): Promise<CliResult> {
   refuseThisHost(command);
-  return runProgram('/bin/sh', ['-c', command], { env: freshShell(), extendEnv: false, timeoutMs: 60_000, ...(input === undefined ? {} : { input }) });
+  return runProgram('/bin/sh', ['-c', command], {
+    env: freshShell(),
+    extendEnv: false,
+    timeoutMs: 60_000,
+    ...(input === undefined ? {} : { input }),
+  });
 }
 
 /**
  * Runs `command` in a terminal and answers as a person: Enter at the address it suggests (or `email` typed when it
  * suggests none), the code mailed to `email` when it asks for one, and `confirm` (y/n) at a yes/no question.
  */
-export async function runAsPrintedInTerminal(command: string, email: string, options: { confirm?: boolean } = {}): Promise<{ exitCode: number; screen: string }> {
+export async function runAsPrintedInTerminal(
+  command: string,
+  email: string,
+  options: { confirm?: boolean } = {},
+): Promise<{ exitCode: number; screen: string }> {
   refuseThisHost(command);
   const before = mailIdsTo(email);
   const session = spawnPty('/bin/sh', ['-c', command], freshShell());
@@ -108,7 +122,14 @@ export async function runAsPrintedInTerminal(command: string, email: string, opt
  */
 export async function runAsPrintedUntil(command: string, ready: RegExp): Promise<string> {
   refuseThisHost(command);
-  const child = execa('/bin/sh', ['-c', command], { env: freshShell(), extendEnv: false, detached: true, reject: false, all: true, stdin: 'ignore' });
+  const child = execa('/bin/sh', ['-c', command], {
+    env: freshShell(),
+    extendEnv: false,
+    detached: true,
+    reject: false,
+    all: true,
+    stdin: 'ignore',
+  });
   let output = '';
   child.all!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   try {

@@ -33,12 +33,14 @@ function textsOf(node: ts.Expression): string[] {
   if (ts.isTemplateExpression(node)) return [node.head.text + node.templateSpans.map((span) => HOLE + span.literal.text).join('')];
   if (ts.isParenthesizedExpression(node) || ts.isAsExpression(node)) return textsOf(node.expression);
   // `….trim()`: the text it trims.
-  if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && /^trim/.test(node.expression.name.text)) return textsOf(node.expression.expression);
+  if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && /^trim/.test(node.expression.name.text))
+    return textsOf(node.expression.expression);
   if (ts.isConditionalExpression(node)) return [...textsOf(node.whenTrue), ...textsOf(node.whenFalse)];
   if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.PlusToken) {
     return textsOf(node.left).flatMap((left) => textsOf(node.right).map((right) => left + right));
   }
-  if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.QuestionQuestionToken) return [...textsOf(node.left), ...textsOf(node.right)];
+  if (ts.isBinaryExpression(node) && node.operatorToken.kind === ts.SyntaxKind.QuestionQuestionToken)
+    return [...textsOf(node.left), ...textsOf(node.right)];
   if (ts.isArrayLiteralExpression(node)) return node.elements.flatMap((element) => textsOf(element as ts.Expression));
   if (ts.isObjectLiteralExpression(node)) {
     // A table of remedies by code (`{ email_code_invalid: '…' }`).
@@ -63,8 +65,14 @@ export function remedyTexts(): RemedyText[] {
     const visit = (node: ts.Node): void => {
       if (ts.isPropertyAssignment(node) && REMEDY_PROPERTIES.has(nameOf(node.name) ?? '')) add(node, textsOf(node.initializer));
       // `const remedy = …`, `const fix = …`: a remedy kept in a variable first.
-      if (ts.isVariableDeclaration(node) && REMEDY_PROPERTIES.has(nameOf(node.name) ?? '') && node.initializer !== undefined) add(node, textsOf(node.initializer));
-      if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && node.expression.name.text === 'next' && node.arguments.length === 1) {
+      if (ts.isVariableDeclaration(node) && REMEDY_PROPERTIES.has(nameOf(node.name) ?? '') && node.initializer !== undefined)
+        add(node, textsOf(node.initializer));
+      if (
+        ts.isCallExpression(node) &&
+        ts.isPropertyAccessExpression(node.expression) &&
+        node.expression.name.text === 'next' &&
+        node.arguments.length === 1
+      ) {
         add(node, textsOf(node.arguments[0]!));
       }
       // The wizard's next steps (a result field, shown as "Next:").

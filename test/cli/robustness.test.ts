@@ -61,7 +61,9 @@ describe('local database', () => {
   it('five concurrent registers and five concurrent runs all succeed, each run charged once', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'concurrent' });
     const agents = ['agent_dev_review_012', 'agent_sales_outreach_008', 'agent_svc_skills_005', 'agent_research_rag_015', AGENT];
-    const registers = await Promise.all(agents.map((agent, i) => swarmNode(['--json', 'register', agent, '--every', `${i + 1}m`], { env: node.env })));
+    const registers = await Promise.all(
+      agents.map((agent, i) => swarmNode(['--json', 'register', agent, '--every', `${i + 1}m`], { env: node.env })),
+    );
     for (const result of registers) expect(result.exitCode, result.stdout + result.stderr).toBe(0);
     expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations).toHaveLength(5);
 
@@ -118,23 +120,38 @@ export async function resolve(specifier, context, next) {
   return result;
 }`,
     );
-    writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(new URL('./hooks.mjs', import.meta.url));\n`);
-    const forbidden = /node_modules\/(ora|undici|@inquirer|better-sqlite3|execa|fastify|cli-spinners)\/|src\/api\/|src\/lib\/sqlite\.ts|src\/node\/(store|service-client)\.ts|src\/cli\/spinner\.ts/;
+    writeFileSync(
+      join(dir, 'register.mjs'),
+      `import { register } from 'node:module';\nregister(new URL('./hooks.mjs', import.meta.url));\n`,
+    );
+    const forbidden =
+      /node_modules\/(ora|undici|@inquirer|better-sqlite3|execa|fastify|cli-spinners)\/|src\/api\/|src\/lib\/sqlite\.ts|src\/node\/(store|service-client)\.ts|src\/cli\/spinner\.ts/;
     // --version alone is answered by bin/swarm-node.js from package.json, loading nothing of the program; with any
     // other word the program answers it. Both say the same.
     writeFileSync(trace, '');
     const quick = await execa('node', ['--import', join(dir, 'register.mjs'), SWARM_NODE_BIN, '--version'], { reject: false });
     const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
     expect([quick.exitCode, quick.stdout]).toEqual([0, version]);
-    expect(readFileSync(trace, 'utf8').split('\n').filter((url) => url.includes('/dist/'))).toEqual([]);
+    expect(
+      readFileSync(trace, 'utf8')
+        .split('\n')
+        .filter((url) => url.includes('/dist/')),
+    ).toEqual([]);
     const program = await execa('node', [SWARM_NODE_BIN, '--no-color', '--version'], { reject: false });
     expect([program.exitCode, program.stdout]).toEqual([0, version]);
     // --help alone too, from the text the build wrote by running the program: the program's own answer, byte for byte.
     for (const flag of ['--help', '-h']) {
       writeFileSync(trace, '');
-      const written = await execa('node', ['--import', join(dir, 'register.mjs'), SWARM_NODE_BIN, flag], { reject: false, stripFinalNewline: false });
+      const written = await execa('node', ['--import', join(dir, 'register.mjs'), SWARM_NODE_BIN, flag], {
+        reject: false,
+        stripFinalNewline: false,
+      });
       expect(written.exitCode).toBe(0);
-      expect(readFileSync(trace, 'utf8').split('\n').filter((url) => url.includes('/dist/'))).toEqual([]);
+      expect(
+        readFileSync(trace, 'utf8')
+          .split('\n')
+          .filter((url) => url.includes('/dist/')),
+      ).toEqual([]);
       const answered = await execa('node', [SWARM_NODE_BIN, '--no-color', flag], { reject: false, stripFinalNewline: false });
       expect(answered.exitCode).toBe(0);
       expect(written.stdout).toBe(answered.stdout);
@@ -155,7 +172,10 @@ export async function resolve(specifier, context, next) {
         sources.push(...map.sources);
       }
       expect(sources.some((source) => source.includes('node_modules/commander/'))).toBe(true);
-      expect(sources.filter((source) => forbidden.test(source)), flag).toEqual([]);
+      expect(
+        sources.filter((source) => forbidden.test(source)),
+        flag,
+      ).toEqual([]);
     }
   });
 });

@@ -22,7 +22,10 @@ describe('swarm-node activate', () => {
   const service = useSvcApi();
 
   /** A payer signed in on a fresh home by mail (activation needs the recent sign-in of the session's user). */
-  async function signedInPayer(label: string, tier = 'svc_starter_agents'): Promise<{ email: string; env: Record<string, string>; home: string }> {
+  async function signedInPayer(
+    label: string,
+    tier = 'svc_starter_agents',
+  ): Promise<{ email: string; env: Record<string, string>; home: string }> {
     const email = uniqueEmail(label);
     await payAndConfirm(service.baseUrl, tier, email);
     const node = nodeEnv(service.baseUrl);
@@ -54,7 +57,10 @@ describe('swarm-node activate', () => {
     expect(again.stderr).toContain('swarm-node enroll');
     expect(again.stdout).toBe('');
 
-    const human = await swarmNode(['activate', '--tier', 'svc_starter_agents', '--payment', await payAndConfirm(service.baseUrl, 'svc_starter_agents', email)], { env });
+    const human = await swarmNode(
+      ['activate', '--tier', 'svc_starter_agents', '--payment', await payAndConfirm(service.baseUrl, 'svc_starter_agents', email)],
+      { env },
+    );
     expect(human.exitCode, human.stderr).toBe(0);
     expect(human.stdout).toMatch(/^deploy_token\s+\S{40,}$/m);
     expect(human.stdout).toMatch(/^install_path\s+\/opt\/svc\/swarm-node$/m);
@@ -68,7 +74,10 @@ describe('swarm-node activate', () => {
     const { email, env } = await signedInPayer('activate-file');
     const payment = await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
     const file = join(tempDir(), 'deploy-token');
-    const result = await swarmNode(['--json', 'activate', '--tier', 'svc_starter_agents', '--email', email, '--payment', payment, '--deploy-token-file', file], { env });
+    const result = await swarmNode(
+      ['--json', 'activate', '--tier', 'svc_starter_agents', '--email', email, '--payment', payment, '--deploy-token-file', file],
+      { env },
+    );
     expect(result.exitCode, result.stderr).toBe(0);
     const token = readFileSync(file, 'utf8').trim();
     expect(token).toMatch(/^[A-Za-z0-9_-]{40,}$/);
@@ -99,7 +108,9 @@ describe('swarm-node activate', () => {
 
     // The remedy works: once confirmed, resuming the same session activates it.
     await confirmPayment(service.baseUrl, payment);
-    const resumed = await swarmNode(['--json', 'activate', '--session', once.json.error.session_id, '--payment', payment, '--wait', '0'], { env });
+    const resumed = await swarmNode(['--json', 'activate', '--session', once.json.error.session_id, '--payment', payment, '--wait', '0'], {
+      env,
+    });
     expect(resumed.exitCode, resumed.stdout).toBe(0);
     expect(resumed.json.session_id).toBe(once.json.error.session_id);
   });
@@ -107,7 +118,10 @@ describe('swarm-node activate', () => {
   it('exits 5 on spec §7 session not found: another e-mail than the checkout one, or an unknown session', async () => {
     const { email, env } = await signedInPayer('payer');
     const payment = await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
-    const other = await swarmNode(['--json', 'activate', '--tier', 'svc_starter_agents', '--email', uniqueEmail('someone-else'), '--payment', payment], { env });
+    const other = await swarmNode(
+      ['--json', 'activate', '--tier', 'svc_starter_agents', '--email', uniqueEmail('someone-else'), '--payment', payment],
+      { env },
+    );
     expect(other.exitCode).toBe(5);
     expect(other.json.error.code).toBe('session_not_found');
     // spec §7's remedy, in the CLI's terms (test/cli/activate.test.ts).
@@ -166,19 +180,31 @@ describe('swarm-node login, whoami, logout', () => {
     const file = join(home, 'etc', 'credentials.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const stored = JSON.parse(readFileSync(file, 'utf8'));
-    expect(stored.jwt).toMatchObject({ sub: email, tier: 'dev_portal_execution_billing', exp: expect.any(Number), stored_at: expect.any(String) });
+    expect(stored.jwt).toMatchObject({
+      sub: email,
+      tier: 'dev_portal_execution_billing',
+      exp: expect.any(Number),
+      stored_at: expect.any(String),
+    });
     expect(stored.pending_sign_in).toBeUndefined();
     expect(stored.jwt.token.split('.')).toHaveLength(3);
     expect(result.stdout + result.stderr).not.toContain(stored.jwt.token);
 
     // --tier is an alias of --offer (activate's name for the same value); the code comes from --code-file here.
     const sent = await swarmNode(['--json', 'login', '--email', email, '--send-code'], { env });
-    const mail = await nextMailTo(email, { match: (each) => each.text.includes(`reference ${String(sent.json.challenge_id).slice(0, 8)}`) });
+    const mail = await nextMailTo(email, {
+      match: (each) => each.text.includes(`reference ${String(sent.json.challenge_id).slice(0, 8)}`),
+    });
     const codeFile = join(tempDir(), 'code');
     writeFileSync(codeFile, `${signInCodeOf(mail)}\n`);
-    const human = await swarmNode(['login', '--email', email, '--tier', 'dev_portal_execution_billing', '--code-file', codeFile, '--merchant', 'merchant_local'], { env });
+    const human = await swarmNode(
+      ['login', '--email', email, '--tier', 'dev_portal_execution_billing', '--code-file', codeFile, '--merchant', 'merchant_local'],
+      { env },
+    );
     expect(human.exitCode, human.stderr).toBe(0);
-    expect(human.stderr).toContain(`Using the sign-in code sent to ${email} earlier (reference ${String(sent.json.challenge_id).slice(0, 8)}`);
+    expect(human.stderr).toContain(
+      `Using the sign-in code sent to ${email} earlier (reference ${String(sent.json.challenge_id).slice(0, 8)}`,
+    );
     expect(human.stdout).toMatch(/^tier\s+dev_portal_execution_billing$/m);
     expect(human.stdout).toMatch(/^docs sections\s+dev-portal, execution-billing, agent-upload$/m);
   });
@@ -188,14 +214,23 @@ describe('swarm-node login, whoami, logout', () => {
     const { env, home } = nodeEnv(service.baseUrl);
     const nothing = await loginByMail(env, email, ['--json']);
     expect(nothing.exitCode).toBe(5);
-    expect(nothing.json.error).toMatchObject({ code: 'payment_not_found', remedy: expect.stringContaining(`swarm-node login --email ${email}`) });
+    expect(nothing.json.error).toMatchObject({
+      code: 'payment_not_found',
+      remedy: expect.stringContaining(`swarm-node login --email ${email}`),
+    });
     await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
     const sent = await swarmNode(['--json', 'login', '--email', email, '--send-code'], { env });
     expect(sent.exitCode).toBe(0);
     const wrong = await swarmNode(['--json', 'login', '--email', email], { env, input: '0000-0001\n' });
     expect(wrong.exitCode).toBe(4);
-    expect(wrong.json.error).toMatchObject({ code: 'email_code_invalid', remedy: expect.stringContaining(`swarm-node login --email ${email}`) });
-    const another = await swarmNode(['--json', 'login', '--email', email, '--offer', 'dev_portal_execution_billing'], { env, input: '0000-0002\n' });
+    expect(wrong.json.error).toMatchObject({
+      code: 'email_code_invalid',
+      remedy: expect.stringContaining(`swarm-node login --email ${email}`),
+    });
+    const another = await swarmNode(['--json', 'login', '--email', email, '--offer', 'dev_portal_execution_billing'], {
+      env,
+      input: '0000-0002\n',
+    });
     expect(another.exitCode).toBe(4);
     const credentials = JSON.parse(readFileSync(join(home, 'etc', 'credentials.json'), 'utf8'));
     expect(credentials.jwt).toBeUndefined();
@@ -229,9 +264,15 @@ describe('swarm-node login, whoami, logout', () => {
     expect(forged.json.error.code).toBe('unauthorized');
     expect(forged.stdout).not.toContain(forge(token));
     const garbage = await swarmNode(['login', '--token-stdin'], { env, input: 'hello world' });
-    expect([garbage.exitCode, garbage.stderr]).toEqual([4, expect.stringContaining('that is not a JWT (three base64url parts separated by dots)')]);
+    expect([garbage.exitCode, garbage.stderr]).toEqual([
+      4,
+      expect.stringContaining('that is not a JWT (three base64url parts separated by dots)'),
+    ]);
     const notJson = await swarmNode(['--json', 'login', '--token-stdin'], { env, input: 'aGVsbG8.d29ybGQ.c2ln' });
-    expect([notJson.exitCode, notJson.json.error]).toEqual([4, expect.objectContaining({ code: 'unauthorized', message: 'that is not a JWT: its payload is not JSON' })]);
+    expect([notJson.exitCode, notJson.json.error]).toEqual([
+      4,
+      expect.objectContaining({ code: 'unauthorized', message: 'that is not a JWT: its payload is not JSON' }),
+    ]);
     const empty = await swarmNode(['login', '--token-stdin'], { env, input: '' });
     expect(empty.exitCode).toBe(2);
     const huge = await swarmNode(['login', '--token-stdin'], { env, input: 'a'.repeat(20_000) });
@@ -278,13 +319,17 @@ describe('swarm-node login, whoami, logout', () => {
 
     const credentialsFile = join(fresh.home, 'etc', 'credentials.json');
     const exp = Math.floor(Date.now() / 1000) + 3600;
-    writeCredentials(credentialsFile, { jwt: { token: forge(node.token), sub: node.email, tier: 'svc_starter_agents', exp, stored_at: new Date().toISOString() } });
+    writeCredentials(credentialsFile, {
+      jwt: { token: forge(node.token), sub: node.email, tier: 'svc_starter_agents', exp, stored_at: new Date().toISOString() },
+    });
     const forged = await swarmNode(['--json', 'whoami'], { env: fresh.env });
     expect(forged.exitCode).toBe(4);
     expect(forged.json.error.code).toBe('unauthorized');
     expect(forged.json.error.message).toMatch(/does not accept the token/);
 
-    writeCredentials(credentialsFile, { jwt: { token: node.token, sub: node.email, tier: 'svc_starter_agents', exp: 1_000_000, stored_at: new Date().toISOString() } });
+    writeCredentials(credentialsFile, {
+      jwt: { token: node.token, sub: node.email, tier: 'svc_starter_agents', exp: 1_000_000, stored_at: new Date().toISOString() },
+    });
     const expired = await swarmNode(['whoami'], { env: fresh.env });
     expect(expired.exitCode).toBe(4);
     expect(expired.stderr).toMatch(/error: the stored access token expired on 1970-01-12/);
@@ -299,7 +344,10 @@ describe('swarm-node login, whoami, logout', () => {
     expect(out.exitCode, out.stderr).toBe(0);
     expect(out.json).toEqual({ signed_out: true, sub: node.email, revoked: 1, everywhere: false, local_only: false });
     // A copy of it taken from this disk before is refused by the service now.
-    expect((await apiClient(service.baseUrl).post('/v1/auth/verify', { token: node.token })).body).toEqual({ valid: false, reason: 'revoked' });
+    expect((await apiClient(service.baseUrl).post('/v1/auth/verify', { token: node.token })).body).toEqual({
+      valid: false,
+      reason: 'revoked',
+    });
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ node: enrollment });
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect((await swarmNode(['whoami'], { env: node.env })).exitCode).toBe(4);
@@ -317,7 +365,10 @@ describe('swarm-node login, whoami, logout', () => {
     const out = await swarmNode(['logout', '--everywhere'], { env: node.env });
     expect(out.exitCode, out.stderr).toBe(0);
     expect(out.stdout).toContain(`Signed out ${node.email} everywhere: 2 token(s) revoked.`);
-    expect((await apiClient(service.baseUrl).post('/v1/auth/verify', { token: elsewhere })).body).toEqual({ valid: false, reason: 'revoked' });
+    expect((await apiClient(service.baseUrl).post('/v1/auth/verify', { token: elsewhere })).body).toEqual({
+      valid: false,
+      reason: 'revoked',
+    });
     const second = await signedInNode(service.baseUrl, { label: 'local', enroll: false });
     const local = await swarmNode(['logout', '--local'], { env: { ...second.env, SVC_BASE_URL: 'http://127.0.0.1:9' } });
     expect(local.exitCode).toBe(0);

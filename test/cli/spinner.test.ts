@@ -54,7 +54,7 @@ describe.each([0, 1])('a terminal of %i column(s)', (columns) => {
     expect((await swarmNode(['config', 'set', 'timeout_seconds', '600'], { env: node.env })).exitCode).toBe(0);
     installTestBundle(node.home, HELD_AGENT, heldAgentProgram(release));
     const session = swarmNodeIn(columns, ['run', HELD_AGENT, ...contractInputFlags(HELD_AGENT)], node.env);
-    await session.waitFor("⠋ Running agent", 15_000);
+    await session.waitFor('⠋ Running agent', 15_000);
     // The next frame: the spinner is redrawing (the moment ora, given 0 columns, stopped answering anything).
     await session.waitFor('⠙', 10_000);
     session.press(KEY.ctrlC);
@@ -64,7 +64,9 @@ describe.each([0, 1])('a terminal of %i column(s)', (columns) => {
     expect(session.raw().lastIndexOf('\u001b[?25h')).toBeGreaterThan(session.raw().lastIndexOf('\u001b[?25l'));
     // Ctrl+C stopped the agent here: the run is failed and refunded, or (its report cut short by the exit) pending
     // in the journal for the next run to settle by its key. Never charged.
-    expect(runsOf(node.home)).toEqual([{ agent_id: HELD_AGENT, source: 'cli', status: expect.stringMatching(/^(pending|failed)$/), charged_cents: 0 }]);
+    expect(runsOf(node.home)).toEqual([
+      { agent_id: HELD_AGENT, source: 'cli', status: expect.stringMatching(/^(pending|failed)$/), charged_cents: 0 },
+    ]);
   });
 });
 

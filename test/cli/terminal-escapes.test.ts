@@ -26,10 +26,14 @@ function expectEscaped(text: string): void {
   expect(text).toContain('\\u009b31m\\u007f\\u202eevil');
 }
 
-describe('an agent\'s words on the operator\'s terminal', () => {
+describe("an agent's words on the operator's terminal", () => {
   it('swarm-node run: the summary of a run that succeeded', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'escapes-run' });
-    installTestBundle(node.home, AGENT, agentProgram(`process.stdout.write(JSON.stringify({ summary: 'line one\\n' + ${JSON.stringify(HOSTILE)} }));`));
+    installTestBundle(
+      node.home,
+      AGENT,
+      agentProgram(`process.stdout.write(JSON.stringify({ summary: 'line one\\n' + ${JSON.stringify(HOSTILE)} }));`),
+    );
     const result = await swarmNode(['run', AGENT], { env: node.env });
     expect(result.exitCode, result.stderr).toBe(0);
     expectEscaped(result.stdout);
@@ -47,7 +51,9 @@ describe('an agent\'s words on the operator\'s terminal', () => {
     installTestBundle(
       node.home,
       AGENT,
-      agentProgram(`(await import('node:fs')).writeFileSync(process.env.SWARM_ARTIFACTS_DIR + '/' + ${JSON.stringify(name)}, 'x'); process.stdout.write('{}');`),
+      agentProgram(
+        `(await import('node:fs')).writeFileSync(process.env.SWARM_ARTIFACTS_DIR + '/' + ${JSON.stringify(name)}, 'x'); process.stdout.write('{}');`,
+      ),
     );
     const result = await swarmNode(['run', AGENT], { env: node.env });
     expect(result.exitCode, result.stderr).toBe(0);

@@ -28,24 +28,40 @@ describe('an unreachable service', () => {
   it('exits 6 quickly against a closed port, for every command that needs the service', async () => {
     const node = await signedInNode(service.baseUrl, { label: 'closed' });
     const closed = { ...node.env, SVC_BASE_URL: 'http://127.0.0.1:9' };
-    const commands = [['whoami'], ['wallet'], ['docs'], ['register', AGENT], ['login', '--email', 'a@example.com', '--send-code'], ['logout'], ['audit'], ['activate', '--tier', 'svc_starter_agents', '--email', 'a@example.com', '--payment', 'pay_1']];
+    const commands = [
+      ['whoami'],
+      ['wallet'],
+      ['docs'],
+      ['register', AGENT],
+      ['login', '--email', 'a@example.com', '--send-code'],
+      ['logout'],
+      ['audit'],
+      ['activate', '--tier', 'svc_starter_agents', '--email', 'a@example.com', '--payment', 'pay_1'],
+    ];
     // Side by side: each spends most of its time in the backoff between retries, not on the CPU.
-    await Promise.all(commands.map(async (args) => {
-      const started = Date.now();
-      const result = await swarmNode(['--json', ...args], { env: closed });
-      expect(Date.now() - started, args.join(' ')).toBeLessThan(20_000);
-      expect(result.exitCode, `${args.join(' ')}: ${result.stdout}`).toBe(6);
-      expect(result.json.error).toMatchObject({ code: 'service_unreachable', message: expect.stringContaining('cannot reach the service at http://127.0.0.1:9') });
-      expect(result.stdout + result.stderr).not.toContain(node.token);
-    }));
+    await Promise.all(
+      commands.map(async (args) => {
+        const started = Date.now();
+        const result = await swarmNode(['--json', ...args], { env: closed });
+        expect(Date.now() - started, args.join(' ')).toBeLessThan(20_000);
+        expect(result.exitCode, `${args.join(' ')}: ${result.stdout}`).toBe(6);
+        expect(result.json.error).toMatchObject({
+          code: 'service_unreachable',
+          message: expect.stringContaining('cannot reach the service at http://127.0.0.1:9'),
+        });
+        expect(result.stdout + result.stderr).not.toContain(node.token);
+      }),
+    );
   });
 
-  it('an https:// URL for the plain-HTTP service: exit 6 saying so, with the http:// one, never OpenSSL\'s text', async () => {
+  it("an https:// URL for the plain-HTTP service: exit 6 saying so, with the http:// one, never OpenSSL's text", async () => {
     const node = await signedInNode(service.baseUrl, { label: 'https' });
     const https = service.baseUrl.replace(/^http:/, 'https:');
     const result = await swarmNode(['--json', '--base-url', https, 'whoami'], { env: node.env });
     expect(result.exitCode).toBe(6);
-    expect(result.json.error.message).toBe(`cannot reach the service at ${https} (it does not answer TLS there: is it plain HTTP? then ${service.baseUrl})`);
+    expect(result.json.error.message).toBe(
+      `cannot reach the service at ${https} (it does not answer TLS there: is it plain HTTP? then ${service.baseUrl})`,
+    );
     expect(result.stdout + result.stderr).not.toMatch(/SSL routines|ssl3_|openssl/i);
   });
 
@@ -56,7 +72,10 @@ describe('an unreachable service', () => {
     expect((await swarmNode(['config', 'set', 'timeout_seconds', '2'], { env: node.env })).exitCode).toBe(0);
     const address = blackhole.address() as { port: number };
     const started = Date.now();
-    const result = await swarmNode(['--json', 'whoami'], { env: { ...node.env, SVC_BASE_URL: `http://127.0.0.1:${address.port}` }, timeoutMs: 40_000 });
+    const result = await swarmNode(['--json', 'whoami'], {
+      env: { ...node.env, SVC_BASE_URL: `http://127.0.0.1:${address.port}` },
+      timeoutMs: 40_000,
+    });
     const elapsed = Date.now() - started;
     expect(result.exitCode, result.stdout).toBe(6);
     expect(result.json.error.code).toBe('service_unreachable');

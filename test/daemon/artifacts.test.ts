@@ -42,13 +42,20 @@ it('the daemon uploads what a run wrote and says what it did not keep; `artifact
   const runId = succeeded.run_id!;
   // Said in its log: what went up, and what did not, with why; the run succeeded all the same.
   expect(daemon.events('artifacts_uploaded')).toMatchObject([{ run_id: runId, count: '2', bytes: String(DRAFTS.length + SARIF.length) }]);
-  expect(daemon.events('artifact_not_kept')).toMatchObject([{ run_id: runId, name: 'big.bin', reason: expect.stringContaining('artifact_quota_exceeded') }]);
-  expect(daemon.events('artifact_skipped')).toMatchObject([{ run_id: runId, name: 'shadow.txt', reason: expect.stringContaining('symbolic link') }]);
+  expect(daemon.events('artifact_not_kept')).toMatchObject([
+    { run_id: runId, name: 'big.bin', reason: expect.stringContaining('artifact_quota_exceeded') },
+  ]);
+  expect(daemon.events('artifact_skipped')).toMatchObject([
+    { run_id: runId, name: 'shadow.txt', reason: expect.stringContaining('symbolic link') },
+  ]);
   expect(await daemon.stop()).toBe(0);
 
   const listed = await cli(node, ['artifacts', runId, '--json']);
   expect(listed.exitCode, listed.stderr).toBe(0);
-  const listing = JSON.parse(listed.stdout) as { artifacts: Array<{ name: string; size_bytes: number; sha256: string }>; expires_at: string };
+  const listing = JSON.parse(listed.stdout) as {
+    artifacts: Array<{ name: string; size_bytes: number; sha256: string }>;
+    expires_at: string;
+  };
   expect(listing.artifacts.map(({ name, size_bytes, sha256: digest }) => ({ name, size_bytes, sha256: digest }))).toEqual([
     { name: 'drafts.csv', size_bytes: DRAFTS.length, sha256: sha256(DRAFTS) },
     { name: 'review.sarif', size_bytes: SARIF.length, sha256: sha256(SARIF) },
@@ -88,7 +95,10 @@ it('the daemon uploads what a run wrote and says what it did not keep; `artifact
 
   // Another user's run is theirs alone, and an unknown run the same: exit 5, as not found.
   const stranger = await signedInNode(service.baseUrl, { label: 'stranger', enroll: false });
-  for (const [who, run] of [[stranger, runId], [node, randomUUID()]] as const) {
+  for (const [who, run] of [
+    [stranger, runId],
+    [node, randomUUID()],
+  ] as const) {
     const notFound = await cli(who, ['artifacts', run]);
     expect(notFound.exitCode, notFound.stderr).toBe(5);
     expect(notFound.stderr).toContain(`no run ${run}`);

@@ -35,14 +35,20 @@ const RAG = 'agent_research_rag_015'; // 15 cents
 function execution(node: TestNode, runId: string): { status: string; result_status: string | null } | undefined {
   const db = nodeDb(node);
   try {
-    return db.prepare<[string], { status: string; result_status: string | null }>('SELECT status, result_status FROM executions WHERE run_id = ?').get(runId);
+    return db
+      .prepare<[string], { status: string; result_status: string | null }>('SELECT status, result_status FROM executions WHERE run_id = ?')
+      .get(runId);
   } finally {
     db.close();
   }
 }
 
 function ledgerOf(serviceDb: SqliteDatabase, runId: string): { kind: string; amount_cents: number }[] {
-  return serviceDb.prepare<[string], { kind: string; amount_cents: number }>('SELECT kind, amount_cents FROM ledger_entries WHERE run_id = ? ORDER BY entry_id').all(runId);
+  return serviceDb
+    .prepare<[string], { kind: string; amount_cents: number }>(
+      'SELECT kind, amount_cents FROM ledger_entries WHERE run_id = ? ORDER BY entry_id',
+    )
+    .all(runId);
 }
 
 async function agentStarted(node: TestNode, count = 1): Promise<string[]> {
@@ -79,7 +85,11 @@ describe('swarm-node daemon: billing', () => {
     });
     expect(daemon.events('run_succeeded')).toHaveLength(2);
     const status = await cli(node, ['--json', 'status']);
-    expect(status.json.daemon.agents[0]).toMatchObject({ agent_id: OPS, paused_reason: 'insufficient_balance', paused_until: expect.any(String) });
+    expect(status.json.daemon.agents[0]).toMatchObject({
+      agent_id: OPS,
+      paused_reason: 'insufficient_balance',
+      paused_until: expect.any(String),
+    });
     expect(status.json.problems).toContainEqual(expect.stringMatching(/^agent_ops_monitor_004 is paused \(insufficient_balance\) until /));
 
     // While paused: the balance is read on a doubling backoff (0.4 s, 0.8 s, 1.6 s …); execute is not called.
@@ -97,7 +107,10 @@ describe('swarm-node daemon: billing', () => {
     expect(await daemon.stop()).toBe(0);
 
     // One wallet_login_url per pause episode, one 402 per episode, every other execute a charged run.
-    expect(daemon.events('agent_paused').map((event) => event.wallet_login_url)).toEqual([paused.wallet_login_url, paused.wallet_login_url]);
+    expect(daemon.events('agent_paused').map((event) => event.wallet_login_url)).toEqual([
+      paused.wallet_login_url,
+      paused.wallet_login_url,
+    ]);
     expect(daemon.output.split(service.walletUrl).length - 1).toBe(2);
     expect(requests.executes(402)).toBe(2);
     expect(requests.executes() - executesBefore).toBe(5 + 2);
@@ -122,7 +135,9 @@ describe('swarm-node daemon: billing', () => {
     expect(second.events('run_settled')).toEqual([
       expect.objectContaining({ agent: SALES, status: 'failed', run_id: runId, charged_cents: '0', key: killed!.idempotency_key }),
     ]);
-    expect(localRuns(node)).toEqual([expect.objectContaining({ idempotency_key: killed!.idempotency_key, status: 'failed', charged_cents: 0, run_id: runId })]);
+    expect(localRuns(node)).toEqual([
+      expect.objectContaining({ idempotency_key: killed!.idempotency_key, status: 'failed', charged_cents: 0, run_id: runId }),
+    ]);
     expect(execution(node, runId!)).toEqual({ status: 'reported', result_status: 'failed' });
     const [run] = serviceRuns(service.db, node.email);
     expect(run).toMatchObject({ status: 'failed', charged_cents: 0, finished_by: 'node' });
@@ -139,7 +154,11 @@ describe('swarm-node daemon: billing', () => {
 
   it('SIGTERM: runs in flight finish within the drain; past the drain their agents are stopped and the runs refunded; exit 0, nothing pending', async () => {
     for (const pastDrain of [false, true]) {
-      const node = await signedInNode(service.baseUrl, { fundCents: 500, label: pastDrain ? 'drain-past' : 'drain', agents: { [RAG]: 'held', [SALES]: 'held' } });
+      const node = await signedInNode(service.baseUrl, {
+        fundCents: 500,
+        label: pastDrain ? 'drain-past' : 'drain',
+        agents: { [RAG]: 'held', [SALES]: 'held' },
+      });
       await register(node, RAG, '--every', '1h');
       await register(node, SALES);
       const daemon = DaemonProcess.start(node, ['--tick-ms', '100', '--backoff-ms', '400', ...(pastDrain ? ['--drain-ms', '100'] : [])]);
@@ -195,7 +214,11 @@ describe('swarm-node daemon: a node lost mid-run (short leases)', () => {
     expect(await first.stop('SIGKILL')).toBe('SIGKILL');
     await agentsOrphaned(node, 1);
 
-    const lost = await waitFor(async () => serviceRuns(service.db, node.email).find((run) => run.status !== 'running'), 'the lease to run out', 15_000);
+    const lost = await waitFor(
+      async () => serviceRuns(service.db, node.email).find((run) => run.status !== 'running'),
+      'the lease to run out',
+      15_000,
+    );
     expect(lost).toMatchObject({ run_id: runId, status: 'failed', charged_cents: 0, finished_by: 'service' });
     expect(JSON.parse(lost.output_json!)).toMatchObject({ error: 'node_lost' });
     expect(ledgerOf(service.db, runId!)).toEqual([
@@ -232,7 +255,11 @@ describe('swarm-node daemon: a node lost mid-run (short leases)', () => {
     try {
       releaseRun(node, runId!);
       await waitFor(async () => (agentEvents(node, 'end').length === 1 ? true : undefined), 'the agent to finish');
-      const lost = await waitFor(async () => serviceRuns(service.db, node.email).find((run) => run.status !== 'running'), 'the lease to run out', 15_000);
+      const lost = await waitFor(
+        async () => serviceRuns(service.db, node.email).find((run) => run.status !== 'running'),
+        'the lease to run out',
+        15_000,
+      );
       expect(JSON.parse(lost.output_json!)).toMatchObject({ error: 'node_lost' });
     } finally {
       process.kill(daemon.pid, 'SIGCONT');
@@ -241,7 +268,11 @@ describe('swarm-node daemon: a node lost mid-run (short leases)', () => {
     await daemon.waitForEvent('run_lost', (event) => event.run_id === runId);
     expect(execution(node, runId!)).toMatchObject({ status: 'lost' });
     // Whether the late success was sent (and refused) or dropped once a renewal said the run was lost: it changed nothing.
-    expect(results().slice(resultsBefore).every((status) => status === 409)).toBe(true);
+    expect(
+      results()
+        .slice(resultsBefore)
+        .every((status) => status === 409),
+    ).toBe(true);
     expect(serviceRuns(service.db, node.email)).toEqual(before);
     expect(chargedCents(service.db, node.email)).toBe(0);
     expect(await daemon.stop()).toBe(0);

@@ -35,7 +35,13 @@ describe('budgets and the daemon', () => {
     expect(run.stderr).toContain(`swarm-node budget set --daily 0.12 --agent ${OPS}`);
     const json = await cli(node, ['--json', 'run', OPS]);
     expect(json.exitCode).toBe(11);
-    expect(JSON.parse(json.stdout).error).toMatchObject({ code: 'budget_exceeded', cap_cents: 8, spent_cents: 8, price_cents: 4, resets_at: midnight });
+    expect(JSON.parse(json.stdout).error).toMatchObject({
+      code: 'budget_exceeded',
+      cap_cents: 8,
+      spent_cents: 8,
+      price_cents: 4,
+      resets_at: midnight,
+    });
     expect(await daemon.stop()).toBe(0);
   });
 

@@ -33,7 +33,11 @@ const EVENT_MS = 30_000;
 const FIELD_TIMING = ['--tick-ms', '100'];
 
 async function agentStartedFor(node: TestNode, runId: string): Promise<void> {
-  await waitFor(async () => (agentEvents(node, 'start').some((event) => event.run_id === runId) ? true : undefined), `the agent of run ${runId} to start`, EVENT_MS);
+  await waitFor(
+    async () => (agentEvents(node, 'start').some((event) => event.run_id === runId) ? true : undefined),
+    `the agent of run ${runId} to start`,
+    EVENT_MS,
+  );
 }
 
 function executionStatus(node: TestNode, runId: string): string | undefined {
@@ -47,7 +51,9 @@ function executionStatus(node: TestNode, runId: string): string | undefined {
 
 describe('swarm-node daemon: faults without wasted work', () => {
   // A lease long enough that only a node that stays paused for tens of seconds loses its run; a poll held 10 s.
-  const service = useSvcApi({ runTiming: { leaseMs: 20_000, pollHoldMs: 10_000, sweepMs: 100, executeWaitMs: 10_000, queueTimeoutMs: 120_000 } });
+  const service = useSvcApi({
+    runTiming: { leaseMs: 20_000, pollHoldMs: 10_000, sweepMs: 100, executeWaitMs: 10_000, queueTimeoutMs: 120_000 },
+  });
   const runOf = (node: TestNode, runId: string) => runOfService(service.baseUrl, node, runId, 5);
   const ended = (node: TestNode, runId: string) => runEnded(service.baseUrl, node, runId, EVENT_MS);
   const ledgerOf = (runId: string) => ledgerKindsOf(service.db, runId);
@@ -68,7 +74,11 @@ describe('swarm-node daemon: faults without wasted work', () => {
       await daemon.waitForEvent('paused_all', (event) => event.reason === 'service_unreachable', EVENT_MS);
       releaseRun(node, first.body.run_id);
       // The agent answered during the outage: its result is kept in the journal, not yet reported.
-      await waitFor(async () => (executionStatus(node, first.body.run_id) === 'finished' ? true : undefined), 'the result kept in the journal', EVENT_MS);
+      await waitFor(
+        async () => (executionStatus(node, first.body.run_id) === 'finished' ? true : undefined),
+        'the result kept in the journal',
+        EVENT_MS,
+      );
       expect((await runOf(node, first.body.run_id)).body.status).toBe('running');
 
       proxy.restore();
@@ -82,7 +92,11 @@ describe('swarm-node daemon: faults without wasted work', () => {
       releaseAgents(node);
       const second = await executeOverHttp(service.baseUrl, node, OPS, { prefer: 'respond-async' });
       expect(await ended(node, second.body.run_id)).toMatchObject({ status: 'succeeded', charged_cents: 4 });
-      expect(agentEvents(node, 'start').map((event) => event.run_id).sort()).toEqual([first.body.run_id, second.body.run_id].sort());
+      expect(
+        agentEvents(node, 'start')
+          .map((event) => event.run_id)
+          .sort(),
+      ).toEqual([first.body.run_id, second.body.run_id].sort());
       expect(await daemon.stop()).toBe(0);
     } finally {
       await proxy.close();
@@ -112,7 +126,7 @@ describe('swarm-node daemon: faults without wasted work', () => {
     }
   });
 
-  it('time the daemon spends frozen is not its agent\'s: an answer given during the freeze, past the limit, stands', async () => {
+  it("time the daemon spends frozen is not its agent's: an answer given during the freeze, past the limit, stands", async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'stopped', agents: { [OPS]: 'held' } });
     await register(node, OPS);
     const daemon = DaemonProcess.start(node, FIELD_TIMING);
@@ -125,7 +139,12 @@ describe('swarm-node daemon: faults without wasted work', () => {
     try {
       // The agent answers while the daemon is stopped, within its 2 s; the daemon stays stopped past them.
       releaseRun(node, runId);
-      await waitFor(async () => (agentEvents(node, 'end').some((event) => event.run_id === runId) && Date.now() > agentStart + 4_000 ? true : undefined), 'the agent to answer, and the limit to pass', EVENT_MS);
+      await waitFor(
+        async () =>
+          agentEvents(node, 'end').some((event) => event.run_id === runId) && Date.now() > agentStart + 4_000 ? true : undefined,
+        'the agent to answer, and the limit to pass',
+        EVENT_MS,
+      );
     } finally {
       daemon.child.kill('SIGCONT');
     }
@@ -136,7 +155,9 @@ describe('swarm-node daemon: faults without wasted work', () => {
 
 describe('swarm-node daemon: frozen and skewed nodes', () => {
   // Short leases (a poll held 3 s): the service gives up on a silent node in seconds.
-  const service = useSvcApi({ runTiming: { leaseMs: 6_000, pollHoldMs: 3_000, sweepMs: 100, executeWaitMs: 10_000, queueTimeoutMs: 120_000 } });
+  const service = useSvcApi({
+    runTiming: { leaseMs: 6_000, pollHoldMs: 3_000, sweepMs: 100, executeWaitMs: 10_000, queueTimeoutMs: 120_000 },
+  });
   const runOf = (node: TestNode, runId: string) => runOfService(service.baseUrl, node, runId, 5);
   const ended = (node: TestNode, runId: string) => runEnded(service.baseUrl, node, runId, EVENT_MS);
   const ledgerOf = (runId: string) => ledgerKindsOf(service.db, runId);
@@ -150,7 +171,8 @@ describe('swarm-node daemon: frozen and skewed nodes', () => {
       daemon.child.kill('SIGSTOP');
       const run = await executeOverHttp(service.baseUrl, node, SALES, { prefer: 'respond-async' });
       const handed = await waitFor(
-        async () => (serviceRuns(service.db, node.email).find((row) => row.run_id === run.body.run_id)?.status === 'running' ? true : undefined),
+        async () =>
+          serviceRuns(service.db, node.email).find((row) => row.run_id === run.body.run_id)?.status === 'running' ? true : undefined,
         'the frozen node to be handed the run',
         5_000,
       ).catch(() => false);
@@ -191,7 +213,17 @@ describe('swarm-node daemon: frozen and skewed nodes', () => {
     await register(node, OPS);
     // Its wall clock only: the monotonic clock is the host's, as on a host whose clock is simply wrong. One slot: its
     // polls are then heartbeats 15 s apart, and only the run's own renewals keep its 6 s lease.
-    const skewed = { ...node, env: { ...node.env, SWARM_NODE_CONCURRENCY: '1', LD_PRELOAD: LIBFAKETIME, FAKETIME: '-10m', FAKETIME_DONT_FAKE_MONOTONIC: '1', FAKETIME_DONT_RESET: '1' } };
+    const skewed = {
+      ...node,
+      env: {
+        ...node.env,
+        SWARM_NODE_CONCURRENCY: '1',
+        LD_PRELOAD: LIBFAKETIME,
+        FAKETIME: '-10m',
+        FAKETIME_DONT_FAKE_MONOTONIC: '1',
+        FAKETIME_DONT_RESET: '1',
+      },
+    };
     const daemon = DaemonProcess.start(skewed, FIELD_TIMING);
     await waitUntilServing(service.baseUrl, node, OPS);
     const started = await executeOverHttp(service.baseUrl, node, OPS, { prefer: 'respond-async' });
@@ -199,7 +231,8 @@ describe('swarm-node daemon: frozen and skewed nodes', () => {
     const claimedAt = Date.now();
     // The agent works past two whole leases (6 s each) after its start; only renewals keep the run.
     await waitFor(
-      async () => ((await runOf(node, started.body.run_id)).body.status === 'running' && Date.now() > claimedAt + 13_000 ? true : undefined),
+      async () =>
+        (await runOf(node, started.body.run_id)).body.status === 'running' && Date.now() > claimedAt + 13_000 ? true : undefined,
       'the run still running two leases after its start',
       EVENT_MS,
     );

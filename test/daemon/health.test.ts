@@ -105,7 +105,9 @@ describe('DaemonHealth', () => {
   });
 });
 
-async function waitForHealthy(base: string): Promise<{ healthy: boolean; problems: string[]; last_tick_at: string; runs_in_flight: number }> {
+async function waitForHealthy(
+  base: string,
+): Promise<{ healthy: boolean; problems: string[]; last_tick_at: string; runs_in_flight: number }> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     const response = await fetch(`${base}/healthz`);

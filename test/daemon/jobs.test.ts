@@ -12,16 +12,31 @@ import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir } from '../helpers/temp.js';
 import { processIsAlive } from '../../src/node/host/process-alive.js';
 import { agentEvents, releaseAgents, testAgentProgram } from './agents.js';
-import { cli, DaemonProcess, executeOverHttp, ledgerKindsOf, register, runEnded, serviceRuns, signedInNode, waitUntilServing, type TestNode } from './support.js';
+import {
+  cli,
+  DaemonProcess,
+  executeOverHttp,
+  ledgerKindsOf,
+  register,
+  runEnded,
+  serviceRuns,
+  signedInNode,
+  waitUntilServing,
+  type TestNode,
+} from './support.js';
 
 const OPS = 'agent_ops_monitor_004'; // 4 cents
 const EVENT_MS = 30_000;
 
 async function agentStarted(node: TestNode, count = 1): Promise<{ run_id: string; pid: number }[]> {
-  return waitFor(async () => {
-    const starts = agentEvents(node, 'start');
-    return starts.length >= count ? starts : undefined;
-  }, `${count} agent start(s)`, EVENT_MS);
+  return waitFor(
+    async () => {
+      const starts = agentEvents(node, 'start');
+      return starts.length >= count ? starts : undefined;
+    },
+    `${count} agent start(s)`,
+    EVENT_MS,
+  );
 }
 
 describe('swarm-node daemon: runs as jobs', () => {
@@ -97,7 +112,16 @@ describe('swarm-node daemon: runs as jobs', () => {
     // The user's own version of the agent says its runs may run again (agent.json retry_safe): the held test agent.
     const bundle = join(tempDir('retry-bundle-'), 'ops');
     mkdirSync(bundle);
-    writeFileSync(join(bundle, 'agent.json'), JSON.stringify({ agent_id: OPS, version: '1.0.0-retry', entry: ['node', 'main.mjs'], input_schema: { type: 'object' }, retry_safe: true }));
+    writeFileSync(
+      join(bundle, 'agent.json'),
+      JSON.stringify({
+        agent_id: OPS,
+        version: '1.0.0-retry',
+        entry: ['node', 'main.mjs'],
+        input_schema: { type: 'object' },
+        retry_safe: true,
+      }),
+    );
     writeFileSync(join(bundle, 'main.mjs'), testAgentProgram('held'));
     const uploaded = await cli(a, ['agent', 'upload', bundle]);
     expect(uploaded.exitCode, uploaded.stderr).toBe(0);

@@ -9,14 +9,26 @@ import { waitFor } from '../helpers/funnel.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { fillFilesystem, putOnTmpfs, releaseTmpfs } from '../helpers/tmpfs.js';
 import { agentEvents } from './agents.js';
-import { cli, DaemonProcess, executeOverHttp, register, runEnded, runOf as runOfService, signedInNode, waitUntilServing, type TestNode } from './support.js';
+import {
+  cli,
+  DaemonProcess,
+  executeOverHttp,
+  register,
+  runEnded,
+  runOf as runOfService,
+  signedInNode,
+  waitUntilServing,
+  type TestNode,
+} from './support.js';
 
 const OPS = 'agent_ops_monitor_004';
 const EVENT_MS = 30_000;
 const asRoot = process.getuid?.() === 0;
 
 describe.skipIf(!asRoot)('swarm-node daemon: a full var/', () => {
-  const service = useSvcApi({ runTiming: { leaseMs: 20_000, pollHoldMs: 2_000, sweepMs: 100, executeWaitMs: 10_000, queueTimeoutMs: 120_000 } });
+  const service = useSvcApi({
+    runTiming: { leaseMs: 20_000, pollHoldMs: 2_000, sweepMs: 100, executeWaitMs: 10_000, queueTimeoutMs: 120_000 },
+  });
   const runOf = (node: TestNode, runId: string) => runOfService(service.baseUrl, node, runId, 5);
   const ended = (node: TestNode, runId: string) => runEnded(service.baseUrl, node, runId, EVENT_MS);
 
@@ -51,7 +63,8 @@ describe.skipIf(!asRoot)('swarm-node daemon: a full var/', () => {
 
       // The user's runs meanwhile go to the healthy node, each at its first attempt: none waits out a lease here.
       const runs = await Promise.all([1, 2, 3, 4].map(() => executeOverHttp(service.baseUrl, full, OPS, { prefer: 'respond-async' })));
-      for (const run of runs) expect(await ended(full, run.body.run_id)).toMatchObject({ status: 'succeeded', attempt: 1, node_id: expect.any(String) });
+      for (const run of runs)
+        expect(await ended(full, run.body.run_id)).toMatchObject({ status: 'succeeded', attempt: 1, node_id: expect.any(String) });
       for (const run of runs) expect((await runOf(full, run.body.run_id)).body.node_id).not.toBe(shown.node.node_id);
       expect(agentEvents(full, 'start')).toEqual([]);
 

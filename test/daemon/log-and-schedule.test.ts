@@ -18,13 +18,25 @@ function logged(write: (log: DaemonLog) => void): string[] {
 
 describe('daemon log lines', () => {
   it('writes one logfmt line per event: time, level, event, then the facts; quoted only when needed', () => {
-    const [line] = logged((log) => log.warn('run_refused', { agent: 'agent_ops_monitor_004', code: 'forbidden', error: 'user_id is "x"\nnext', cents: 4, ok: false, none: null, unset: undefined }));
+    const [line] = logged((log) =>
+      log.warn('run_refused', {
+        agent: 'agent_ops_monitor_004',
+        code: 'forbidden',
+        error: 'user_id is "x"\nnext',
+        cents: 4,
+        ok: false,
+        none: null,
+        unset: undefined,
+      }),
+    );
     expect(line).toBe(
       'ts=2026-03-04T05:06:07.089Z level=warn event=run_refused agent=agent_ops_monitor_004 code=forbidden error="user_id is \\"x\\"\\nnext" cents=4 ok=false\n',
     );
     expect(line!.trimEnd()).not.toContain('\n');
     expect(parseLogLine(line!)).toMatchObject({ event: 'run_refused', error: 'user_id is "x"\nnext', cents: '4' });
-    expect(logged((log) => log.info('x', { url: 'http://127.0.0.1:8787/wallet/login', empty: '' }))[0]).toContain('url=http://127.0.0.1:8787/wallet/login empty=""');
+    expect(logged((log) => log.info('x', { url: 'http://127.0.0.1:8787/wallet/login', empty: '' }))[0]).toContain(
+      'url=http://127.0.0.1:8787/wallet/login empty=""',
+    );
   });
 
   it('writes no control character a terminal would obey (journalctl, tail -f): C1, DEL and bidi controls escaped too', () => {

@@ -12,7 +12,17 @@ import { httpRequest } from '../helpers/http.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { agentsDir } from './agents.js';
-import { cli, DaemonProcess, executeOverHttp, register, RequestLog, signedInNode, swarmNodeBin, waitUntilServing, type TestNode } from './support.js';
+import {
+  cli,
+  DaemonProcess,
+  executeOverHttp,
+  register,
+  RequestLog,
+  signedInNode,
+  swarmNodeBin,
+  waitUntilServing,
+  type TestNode,
+} from './support.js';
 
 const OPS = 'agent_ops_monitor_004';
 
@@ -55,12 +65,19 @@ function release(node: TestNode, runId: string): void {
 
 /** `swarm-node logs … --follow` as a subprocess: its stdout lines as they come, and its end. */
 function followCli(node: TestNode, args: string[]) {
-  const child = execa('node', [swarmNodeBin(), 'logs', ...args, '--follow'], { env: node.env, reject: false, stdin: 'ignore', buffer: { stdout: true, stderr: true }, lines: false });
+  const child = execa('node', [swarmNodeBin(), 'logs', ...args, '--follow'], {
+    env: node.env,
+    reject: false,
+    stdin: 'ignore',
+    buffer: { stdout: true, stderr: true },
+    lines: false,
+  });
   let seen = '';
   child.stdout!.on('data', (chunk: Buffer) => (seen += chunk.toString()));
   return {
     child,
-    lineArrived: (text: string) => waitFor(async () => (seen.includes(text) ? true : undefined), `"${text}" from swarm-node logs --follow (so far: ${seen})`, 20_000),
+    lineArrived: (text: string) =>
+      waitFor(async () => (seen.includes(text) ? true : undefined), `"${text}" from swarm-node logs --follow (so far: ${seen})`, 20_000),
   };
 }
 
@@ -90,7 +107,11 @@ describe('swarm-node logs: a run on a real daemon', () => {
     const result = await follow.child;
     expect(result.exitCode, String(result.stderr)).toBe(0);
     // The escape sequences as visible text: a log line cannot restyle or clear the terminal.
-    expect(String(result.stdout).split('\n')).toEqual([`step 1: started ${runId}`, '[stderr] warming up \\u001b[1mnow\\u001b[0m', 'step 2: done']);
+    expect(String(result.stdout).split('\n')).toEqual([
+      `step 1: started ${runId}`,
+      '[stderr] warming up \\u001b[1mnow\\u001b[0m',
+      'step 2: done',
+    ]);
     expect(String(result.stderr)).toContain(`Run ${runId} succeeded.`);
 
     // The answer came from the result file; stdout was only log.
@@ -113,7 +134,11 @@ describe('swarm-node logs: a run on a real daemon', () => {
     expect(ran.body).toMatchObject({ status: 'succeeded', output: { summary: 'answered on stdout' } });
     const shown = await cli(node, ['logs', ran.body.run_id]);
     expect(shown.exitCode, shown.stderr).toBe(0);
-    expect(shown.stdout.split('\n')).toEqual(['[stderr] diagnostic one', '[stderr] \\u001b[31mdiagnostic two\\u001b[0m', '{"summary":"answered on stdout"}']);
+    expect(shown.stdout.split('\n')).toEqual([
+      '[stderr] diagnostic one',
+      '[stderr] \\u001b[31mdiagnostic two\\u001b[0m',
+      '{"summary":"answered on stdout"}',
+    ]);
     const stored = await httpRequest(`${service.baseUrl}/v1/swarm/runs/${ran.body.run_id}/logs`, { token: node.token });
     expect(stored.body.entries[1].text).toBe('\u001b[31mdiagnostic two\u001b[0m');
     expect(await daemon.stop()).toBe(0);
@@ -147,7 +172,11 @@ describe('swarm-node logs: a run on a real daemon', () => {
     expect(result.exitCode).toBe(1);
     // JSON Lines: each entry, then the end; then the error document every command prints under --json.
     const [entry1, entry2, entry3, end, ...error] = String(result.stdout).split('\n');
-    expect([entry1, entry2, entry3].map((line) => (JSON.parse(line!) as LogEntry).text)).toEqual([`step 1: started ${runId}`, 'warming up \u001b[1mnow\u001b[0m', 'step 2: done']);
+    expect([entry1, entry2, entry3].map((line) => (JSON.parse(line!) as LogEntry).text)).toEqual([
+      `step 1: started ${runId}`,
+      'warming up \u001b[1mnow\u001b[0m',
+      'step 2: done',
+    ]);
     expect(JSON.parse(end!)).toEqual({ end: { run_id: runId, status: 'failed', error: 'exit', truncated: false, next_after: 2 } });
     expect(JSON.parse(error.join('\n'))).toMatchObject({ error: { code: 'failed', run_id: runId, status: 'failed', run_error: 'exit' } });
 
@@ -195,7 +224,11 @@ describe('swarm-node logs: a run on a real daemon', () => {
       release(node, runId);
       const result = await follow.child;
       expect(result.exitCode, String(result.stderr)).toBe(0);
-      expect(String(result.stdout).split('\n')).toEqual([`step 1: started ${runId}`, '[stderr] warming up \\u001b[1mnow\\u001b[0m', 'step 2: done']);
+      expect(String(result.stdout).split('\n')).toEqual([
+        `step 1: started ${runId}`,
+        '[stderr] warming up \\u001b[1mnow\\u001b[0m',
+        'step 2: done',
+      ]);
       await waitFor(async () => (follows() >= before + 2 ? true : undefined), 'the second follow to end at the service');
     } finally {
       await proxy.close();

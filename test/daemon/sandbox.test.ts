@@ -27,8 +27,14 @@ describe.skipIf(!sandboxAvailable)('hostile agents on a node under bubblewrap, a
     const enrolled = await enrollNode(service.baseUrl, email);
     await fundWallet(service.baseUrl, email, 100);
     const home = tempDir('sandbox-node-');
-    const { caller, db, client, deps } = testNodeCaller(service.baseUrl, home, enrolled, { isolation: 'bubblewrap', limits: { stateBytes: 4 * MiB, timeoutMs: 60_000 } });
-    const balance = () => apiClient(service.baseUrl).get('/v1/swarm/wallet', caller.bearer).then((answer) => answer.body.balance_cents as number);
+    const { caller, db, client, deps } = testNodeCaller(service.baseUrl, home, enrolled, {
+      isolation: 'bubblewrap',
+      limits: { stateBytes: 4 * MiB, timeoutMs: 60_000 },
+    });
+    const balance = () =>
+      apiClient(service.baseUrl)
+        .get('/v1/swarm/wallet', caller.bearer)
+        .then((answer) => answer.body.balance_cents as number);
     installTestBundle(
       home,
       HOSTILE,
@@ -39,7 +45,10 @@ describe.skipIf(!sandboxAvailable)('hostile agents on a node under bubblewrap, a
     );
 
     const filled = await runAgent(deps, HOSTILE);
-    expect(filled, JSON.stringify(filled)).toMatchObject({ kind: 'settled', result: { status: 'failed', charged_cents: 0, output: { error: 'disk_quota' } } });
+    expect(filled, JSON.stringify(filled)).toMatchObject({
+      kind: 'settled',
+      result: { status: 'failed', charged_cents: 0, output: { error: 'disk_quota' } },
+    });
     expect(await balance()).toBe(100);
     // The node's database, in the same var/, still takes its writes, and another agent runs.
     const next = await runAgent(deps, OTHER, { question: 'What is a node?' });
@@ -67,11 +76,19 @@ describe.skipIf(!sandboxAvailable)('hostile agents on a node under bubblewrap, a
     const agentProcesses = () => processesOf(marker).filter((pid) => pid !== daemon.pid);
     await waitFor(async () => (agentProcesses().length >= 6 ? true : undefined), 'the run and its escapees to start', 30_000);
     expect(await daemon.stop('SIGKILL')).toBe('SIGKILL');
-    await waitFor(async () => (agentProcesses().length === 0 ? true : undefined), `the run's processes to be gone (left: ${agentProcesses().join(', ')})`, 30_000);
+    await waitFor(
+      async () => (agentProcesses().length === 0 ? true : undefined),
+      `the run's processes to be gone (left: ${agentProcesses().join(', ')})`,
+      30_000,
+    );
     // Nor its artifacts tmpfs: never mounted on the host, and its holder went with the daemon.
     const artifacts = join(node.home, 'var', 'artifacts');
     expect(readFileSync('/proc/mounts', 'utf8')).not.toContain(artifacts);
-    await waitFor(async () => (processesNaming(artifacts).length === 0 ? true : undefined), 'the holder of the run\'s artifacts tmpfs to be gone', 30_000);
+    await waitFor(
+      async () => (processesNaming(artifacts).length === 0 ? true : undefined),
+      "the holder of the run's artifacts tmpfs to be gone",
+      30_000,
+    );
   });
 });
 

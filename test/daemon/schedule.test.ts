@@ -4,7 +4,17 @@
 import { describe, expect, it } from 'vitest';
 import { startOfUtcDay } from '../../src/lib/clock.js';
 import { useSvcApi } from '../helpers/svc-api.js';
-import { cli, DaemonProcess, expectExactlyOnce, localRuns, nodeDb, register, RequestLog, signedInNode, waitForTicksDone } from './support.js';
+import {
+  cli,
+  DaemonProcess,
+  expectExactlyOnce,
+  localRuns,
+  nodeDb,
+  register,
+  RequestLog,
+  signedInNode,
+  waitForTicksDone,
+} from './support.js';
 
 const OPS = 'agent_ops_monitor_004'; // 4 cents
 const SKILLS = 'agent_svc_skills_005'; // 5 cents
@@ -27,18 +37,32 @@ describe('swarm-node daemon: scheduling', () => {
     await register(node, SKILLS, '--every', '1s', '--input', 'question=Which input does a scheduled run get?');
     const skillsRun = await daemon.waitForEvent('run_succeeded', (event) => event.agent === SKILLS);
     const db = nodeDb(node);
-    const journaled = db.prepare('SELECT input_json, output_json FROM runs WHERE run_id = ?').get(skillsRun.run_id) as { input_json: string; output_json: string };
+    const journaled = db.prepare('SELECT input_json, output_json FROM runs WHERE run_id = ?').get(skillsRun.run_id) as {
+      input_json: string;
+      output_json: string;
+    };
     db.close();
     expect(JSON.parse(journaled.input_json)).toEqual({ question: 'Which input does a scheduled run get?' });
     expect(JSON.parse(journaled.output_json).input).toEqual({ question: 'Which input does a scheduled run get?' });
 
     const status = await cli(node, ['--json', 'status']);
     expect(status.exitCode, status.stderr).toBe(0);
-    expect(status.json.daemon).toMatchObject({ running: true, pid: daemon.pid, version: expect.any(String), paused: null, stopped_at: null });
+    expect(status.json.daemon).toMatchObject({
+      running: true,
+      pid: daemon.pid,
+      version: expect.any(String),
+      paused: null,
+      stopped_at: null,
+    });
     expect(Date.now() - Date.parse(status.json.daemon.last_tick_at)).toBeLessThan(5_000);
     expect(status.json.daemon.agents.map((agent: { agent_id: string }) => agent.agent_id)).toEqual([OPS, SKILLS]);
     for (const agent of status.json.daemon.agents) {
-      expect(agent).toMatchObject({ every_seconds: 1, paused_reason: null, next_run_at: expect.any(String), last_run_at: expect.any(String) });
+      expect(agent).toMatchObject({
+        every_seconds: 1,
+        paused_reason: null,
+        next_run_at: expect.any(String),
+        last_run_at: expect.any(String),
+      });
     }
     const human = await cli(node, ['status']);
     expect(human.stdout).toMatch(new RegExp(`^daemon\\s+running pid ${daemon.pid}, last tick \\S+, version \\S+$`, 'm'));
@@ -86,7 +110,11 @@ describe('swarm-node daemon: scheduling', () => {
     expect(expectExactlyOnce(service.db, node)).toEqual({ runs: 1, cents: 4 });
     const status = await cli(node, ['--json', 'status']);
     expect(status.json.daemon.agents).toEqual([
-      expect.objectContaining({ agent_id: OPS, last_run_at: new Date(first!.started_at).toISOString(), next_run_at: new Date(first!.started_at + 300_000).toISOString() }),
+      expect.objectContaining({
+        agent_id: OPS,
+        last_run_at: new Date(first!.started_at).toISOString(),
+        next_run_at: new Date(first!.started_at + 300_000).toISOString(),
+      }),
     ]);
   });
 
@@ -96,7 +124,11 @@ describe('swarm-node daemon: scheduling', () => {
     const now = Date.now();
     const db = nodeDb(node);
     // Down for five hours: five runs were missed.
-    db.prepare('UPDATE schedules SET next_run_at = ?, last_run_at = ? WHERE agent_id = ?').run(now - 5 * 3_600_000, now - 6 * 3_600_000, OPS);
+    db.prepare('UPDATE schedules SET next_run_at = ?, last_run_at = ? WHERE agent_id = ?').run(
+      now - 5 * 3_600_000,
+      now - 6 * 3_600_000,
+      OPS,
+    );
     db.close();
     const executesBefore = requests.executes();
 
@@ -110,7 +142,9 @@ describe('swarm-node daemon: scheduling', () => {
     expect(requests.executes() - executesBefore).toBe(1);
     const [run] = localRuns(node);
     const check = nodeDb(node);
-    const schedule = check.prepare<[string], { next_run_at: number; last_run_at: number }>('SELECT next_run_at, last_run_at FROM schedules WHERE agent_id = ?').get(OPS)!;
+    const schedule = check
+      .prepare<[string], { next_run_at: number; last_run_at: number }>('SELECT next_run_at, last_run_at FROM schedules WHERE agent_id = ?')
+      .get(OPS)!;
     check.close();
     // Planned at the start of the run (the journal row is written a moment later).
     expect(run!.started_at - schedule.last_run_at).toBeGreaterThanOrEqual(0);
@@ -153,9 +187,13 @@ describe('swarm-node daemon: scheduling', () => {
     expect(localRuns(node).map((run) => run.charged_cents)).toEqual([8, 8]);
 
     const status = await cli(node, ['--json', 'status']);
-    expect(status.json.daemon.agents).toEqual([expect.objectContaining({ agent_id: SALES, paused_reason: 'daily_cap', paused_until: nextDay })]);
+    expect(status.json.daemon.agents).toEqual([
+      expect.objectContaining({ agent_id: SALES, paused_reason: 'daily_cap', paused_until: nextDay }),
+    ]);
     expect(status.json.problems).toEqual([]);
-    expect((await cli(node, ['status'])).stdout).toMatch(new RegExp(`^ {2}${SALES}\\s+paused: daily_cap until ${nextDay.replace(/\./g, '\\.')}`, 'm'));
+    expect((await cli(node, ['status'])).stdout).toMatch(
+      new RegExp(`^ {2}${SALES}\\s+paused: daily_cap until ${nextDay.replace(/\./g, '\\.')}`, 'm'),
+    );
 
     // Raising the cap with register resets the schedule: the daemon runs it again without a restart.
     await register(node, SALES, '--daily-cap', '0.30');

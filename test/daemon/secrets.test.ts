@@ -44,7 +44,13 @@ describe('secrets through a real daemon', () => {
 
   it('hands the declared secret only, as an environment variable, and redacts every form of it from what the run wrote', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'secrets' });
-    const manifest = { agent_id: AGENT, version: '1.0.0', entry: ['node', 'main.mjs'], input_schema: { type: 'object' }, secrets: ['DECLARED_KEY'] };
+    const manifest = {
+      agent_id: AGENT,
+      version: '1.0.0',
+      entry: ['node', 'main.mjs'],
+      input_schema: { type: 'object' },
+      secrets: ['DECLARED_KEY'],
+    };
     const upload = await httpRequest(`${service.baseUrl}/v1/swarm/agents/${AGENT}/versions`, {
       method: 'POST',
       token: node.token,
@@ -55,7 +61,10 @@ describe('secrets through a real daemon', () => {
       ]),
     });
     expect(upload.status, upload.text).toBe(201);
-    for (const [name, value] of [['DECLARED_KEY', DECLARED], ['UNDECLARED_KEY', UNDECLARED]]) {
+    for (const [name, value] of [
+      ['DECLARED_KEY', DECLARED],
+      ['UNDECLARED_KEY', UNDECLARED],
+    ]) {
       const set = await httpRequest(`${service.baseUrl}/v1/swarm/secrets/${name}`, { method: 'PUT', token: node.token, body: { value } });
       expect(set.status, set.text).toBe(200);
     }
@@ -64,7 +73,9 @@ describe('secrets through a real daemon', () => {
     await waitUntilServing(service.baseUrl, node, AGENT);
 
     // The run is told the value's digest, never the value: its input is stored as it is.
-    const ok = await executeOverHttp(service.baseUrl, node, AGENT, { input: { expected_sha256: createHash('sha256').update(DECLARED).digest('hex') } });
+    const ok = await executeOverHttp(service.baseUrl, node, AGENT, {
+      input: { expected_sha256: createHash('sha256').update(DECLARED).digest('hex') },
+    });
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body.output).toEqual({ declared_matches: true, undeclared_present: false, echoed: 'token ***' });
     const artifacts = await httpRequest(`${service.baseUrl}/v1/swarm/runs/${ok.body.run_id}/artifacts`, { token: node.token });
@@ -88,7 +99,9 @@ describe('secrets through a real daemon', () => {
       service.db.prepare('SELECT name FROM run_artifacts').all(),
     ]);
     expect(await daemon.stop()).toBe(0);
-    const nodeFiles = [node.databaseFile, `${node.databaseFile}-wal`].filter((file) => existsSync(file)).map((file) => readFileSync(file).toString('latin1'));
+    const nodeFiles = [node.databaseFile, `${node.databaseFile}-wal`]
+      .filter((file) => existsSync(file))
+      .map((file) => readFileSync(file).toString('latin1'));
     for (const value of [DECLARED, UNDECLARED]) {
       for (const form of forms(value)) {
         expect(stored).not.toContain(form);

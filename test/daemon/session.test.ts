@@ -133,7 +133,10 @@ describe('swarm-node daemon: credential rotation (short leases)', () => {
   const shortLeases = useSvcApi({ runTiming: TEST_RUN_TIMING });
 
   function leaseExpiresAt(runId: string): number {
-    return shortLeases.db.prepare<[string], { lease_expires_at: number | null }>('SELECT lease_expires_at FROM runs WHERE run_id = ?').get(runId)?.lease_expires_at ?? 0;
+    return (
+      shortLeases.db.prepare<[string], { lease_expires_at: number | null }>('SELECT lease_expires_at FROM runs WHERE run_id = ?').get(runId)
+        ?.lease_expires_at ?? 0
+    );
   }
 
   it('picks up a rotated credential without a restart: runs in flight keep their lease and report, the old one is refused (401); logout stops nothing', async () => {
@@ -158,7 +161,10 @@ describe('swarm-node daemon: credential rotation (short leases)', () => {
     const fresh = readCredentials(file).node!.credential!;
     expect(fresh).not.toBe(old);
     const rotatedAt = Date.now();
-    const refused = await httpRequest(`${shortLeases.baseUrl}/v1/swarm/nodes/poll`, { token: old, body: { hostname: 'x', version: '0', capacity: 0, running: [] } });
+    const refused = await httpRequest(`${shortLeases.baseUrl}/v1/swarm/nodes/poll`, {
+      token: old,
+      body: { hostname: 'x', version: '0', capacity: 0, running: [] },
+    });
     expect(refused.status).toBe(401);
 
     // The scheduled run keeps its lease: renewed after the rotation, so with the new credential.

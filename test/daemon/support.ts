@@ -42,7 +42,14 @@ export interface TestNode extends NodeEnv {
  */
 export async function signedInNode(
   baseUrl: string,
-  options: { fundCents?: number; label?: string; token?: string; email?: string; enroll?: boolean; agents?: Record<string, AgentBehaviour> } = {},
+  options: {
+    fundCents?: number;
+    label?: string;
+    token?: string;
+    email?: string;
+    enroll?: boolean;
+    agents?: Record<string, AgentBehaviour>;
+  } = {},
 ): Promise<TestNode> {
   const email = options.email ?? uniqueEmail(options.label ?? 'daemon');
   const token = options.token ?? (await signIn(baseUrl, email));
@@ -226,7 +233,11 @@ export interface LocalRun {
 export function localRuns(node: TestNode, agentId?: string): LocalRun[] {
   const db = nodeDb(node);
   try {
-    const rows = db.prepare<[], LocalRun>('SELECT idempotency_key, agent_id, status, run_id, charged_cents, started_at, finished_at FROM runs ORDER BY started_at').all();
+    const rows = db
+      .prepare<[], LocalRun>(
+        'SELECT idempotency_key, agent_id, status, run_id, charged_cents, started_at, finished_at FROM runs ORDER BY started_at',
+      )
+      .all();
     return agentId === undefined ? rows : rows.filter((row) => row.agent_id === agentId);
   } finally {
     db.close();
@@ -242,11 +253,20 @@ export function expectExactlyOnce(serviceDb: SqliteDatabase, node: TestNode): { 
   const charged = chargedCents(serviceDb, user);
   const atService = serviceRuns(serviceDb, user);
   const local = localRuns(node);
-  expect(local.filter((run) => run.status === 'pending'), 'no journal row left pending').toEqual([]);
-  expect(atService.filter((run) => run.status === 'running'), 'no run left running at the service').toEqual([]);
+  expect(
+    local.filter((run) => run.status === 'pending'),
+    'no journal row left pending',
+  ).toEqual([]);
+  expect(
+    atService.filter((run) => run.status === 'running'),
+    'no run left running at the service',
+  ).toEqual([]);
   const localCents = local.reduce((sum, run) => sum + run.charged_cents, 0);
   expect(localCents, 'cents journaled == cents charged').toBe(charged);
-  const localRunIds = local.map((run) => run.run_id).filter((id): id is string => id !== null).sort();
+  const localRunIds = local
+    .map((run) => run.run_id)
+    .filter((id): id is string => id !== null)
+    .sort();
   expect(localRunIds, 'one journaled run per service run').toEqual(atService.map((run) => run.run_id).sort());
   return { runs: atService.length, cents: charged };
 }
@@ -273,7 +293,9 @@ export interface ServiceRun {
 
 export function serviceRuns(serviceDb: SqliteDatabase, email: string): ServiceRun[] {
   return serviceDb
-    .prepare<[string], ServiceRun>('SELECT run_id, agent_id, status, charged_cents, finished_by, node_id, output_json FROM runs WHERE user_id = ? ORDER BY started_at')
+    .prepare<[string], ServiceRun>(
+      'SELECT run_id, agent_id, status, charged_cents, finished_by, node_id, output_json FROM runs WHERE user_id = ? ORDER BY started_at',
+    )
     .all(email.toLowerCase());
 }
 
@@ -284,9 +306,15 @@ export function serviceRuns(serviceDb: SqliteDatabase, email: string): ServiceRu
  */
 export function expectChargedForNodeResults(serviceDb: SqliteDatabase, email: string): { runs: number; succeeded: number; cents: number } {
   const runs = serviceRuns(serviceDb, email);
-  expect(runs.filter((run) => run.status === 'queued' || run.status === 'running'), 'no run left queued or running').toEqual([]);
+  expect(
+    runs.filter((run) => run.status === 'queued' || run.status === 'running'),
+    'no run left queued or running',
+  ).toEqual([]);
   const succeeded = runs.filter((run) => run.status === 'succeeded');
-  expect(succeeded.every((run) => run.finished_by === 'node'), 'only a node finishes a run succeeded').toBe(true);
+  expect(
+    succeeded.every((run) => run.finished_by === 'node'),
+    'only a node finishes a run succeeded',
+  ).toBe(true);
   const prices = succeeded.reduce((sum, run) => sum + findAgentSku(run.agent_id)!.price_cents, 0);
   const cents = chargedCents(serviceDb, email);
   expect(cents, 'cents charged == prices of the runs a node reported succeeded').toBe(prices);
@@ -323,7 +351,9 @@ export function executeOverHttp(
 export async function waitUntilServing(baseUrl: string, node: TestNode, agentId: string, timeoutMs = 15_000): Promise<void> {
   await waitFor(
     async () => {
-      const fleet = await httpRequest<{ nodes: { online: boolean; agents: string[] }[] }>(`${baseUrl}/v1/swarm/nodes`, { token: node.token });
+      const fleet = await httpRequest<{ nodes: { online: boolean; agents: string[] }[] }>(`${baseUrl}/v1/swarm/nodes`, {
+        token: node.token,
+      });
       return fleet.body.nodes?.some((entry) => entry.online && entry.agents.includes(agentId)) ? true : undefined;
     },
     `the node online and serving ${agentId}`,
@@ -338,13 +368,20 @@ export function runOf(baseUrl: string, node: TestNode, runId: string, wait = 10)
 
 /** The run once it has ended: succeeded, failed or cancelled. */
 export async function runEnded(baseUrl: string, node: TestNode, runId: string, timeoutMs = 30_000): Promise<ApiResponse['body']> {
-  return waitFor(async () => {
-    const run = await runOf(baseUrl, node, runId);
-    return ['succeeded', 'failed', 'cancelled'].includes(run.body.status) ? run.body : undefined;
-  }, `run ${runId} to end`, timeoutMs);
+  return waitFor(
+    async () => {
+      const run = await runOf(baseUrl, node, runId);
+      return ['succeeded', 'failed', 'cancelled'].includes(run.body.status) ? run.body : undefined;
+    },
+    `run ${runId} to end`,
+    timeoutMs,
+  );
 }
 
 /** The kinds of one run's ledger entries, in order: its debit, and its refund when it was given back. */
 export function ledgerKindsOf(serviceDb: SqliteDatabase, runId: string): string[] {
-  return serviceDb.prepare<[string], { kind: string }>('SELECT kind FROM ledger_entries WHERE run_id = ? ORDER BY entry_id').all(runId).map((row) => row.kind);
+  return serviceDb
+    .prepare<[string], { kind: string }>('SELECT kind FROM ledger_entries WHERE run_id = ? ORDER BY entry_id')
+    .all(runId)
+    .map((row) => row.kind);
 }

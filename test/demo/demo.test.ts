@@ -52,7 +52,15 @@ function startDemo(wrapper: readonly string[] = []) {
   env.SWARM_NODE_HOME = '/nonexistent/should-be-ignored';
   env.SVC_BASE_URL = 'http://127.0.0.1:9';
   const argv = [...wrapper, 'node', DEMO];
-  return execa(argv[0]!, argv.slice(1), { cwd: REPO_ROOT, env, extendEnv: false, all: true, reject: false, stdin: 'ignore', timeout: 90_000 });
+  return execa(argv[0]!, argv.slice(1), {
+    cwd: REPO_ROOT,
+    env,
+    extendEnv: false,
+    all: true,
+    reject: false,
+    stdin: 'ignore',
+    timeout: 90_000,
+  });
 }
 
 const asRoot = process.getuid?.() === 0;
@@ -111,7 +119,11 @@ async function walkThrough(wrapper: readonly string[] = []): Promise<string> {
   process.stdout.write(`the demo took ${seconds.toFixed(1)} s\n`);
   expect(seconds).toBeLessThan(60);
 
-  const markers = [...output.matchAll(/^── (\d+)\/(\d+) · (.+)$/gm)].map((match) => ({ number: Number(match[1]), of: Number(match[2]), title: match[3] }));
+  const markers = [...output.matchAll(/^── (\d+)\/(\d+) · (.+)$/gm)].map((match) => ({
+    number: Number(match[1]),
+    of: Number(match[2]),
+    title: match[3],
+  }));
   expect(markers.map((marker) => marker.title)).toEqual(STEPS);
   expect(markers.map((marker) => marker.number)).toEqual(STEPS.map((_, index) => index + 1));
   expect(new Set(markers.map((marker) => marker.of))).toEqual(new Set([STEPS.length]));
@@ -120,7 +132,9 @@ async function walkThrough(wrapper: readonly string[] = []): Promise<string> {
   expect(output).toMatch(/svc-api listening on http:\/\/127\.0\.0\.1:\d+/);
   expect(output).toMatch(/\$ npm run release -- --key <scratch>\/release-key\/demo\.pem --out <scratch>\/releases --no-runtime --no-deb\n/);
   expect(output).toMatch(/artifact\s+swarm-node-\S+-linux-\w+\.tar\.gz {2}\d+\.\d MB, \d+ files, signed by key [0-9a-f]{16}/);
-  expect(output).toMatch(/\$ svc-api --sandbox --port 0 --data-dir <scratch>\/service --lease-seconds 5 --releases-dir <scratch>\/releases\n/);
+  expect(output).toMatch(
+    /\$ svc-api --sandbox --port 0 --data-dir <scratch>\/service --lease-seconds 5 --releases-dir <scratch>\/releases\n/,
+  );
   expect(output).toMatch(/status\s+PENDING/);
   expect(output).toMatch(/webhook_delivered\s+true/);
   // The sign-in by mail: the code is read from the sandbox's outbox, shown masked, and never on a command line.
@@ -131,7 +145,9 @@ async function walkThrough(wrapper: readonly string[] = []): Promise<string> {
   expect(output).toMatch(/deploy_token\s+[\w-]{6}… \(in <scratch>\/deploy-token, mode 0600\)/);
   expect(output).toMatch(/install_path\s+\/opt\/svc\/swarm-node/);
   expect(output).toMatch(/deploy_mode\s+bare_metal/);
-  expect(output).toMatch(/\$ SVC_DEPLOY_TOKEN=[\w-]{6}… curl -fsSL http:\/\/127\.0\.0\.1:\d+\/install\.sh \| sh -s -- --root <root> --no-start --trust-key <scratch>\/release-key\/demo\.pub\.pem/);
+  expect(output).toMatch(
+    /\$ SVC_DEPLOY_TOKEN=[\w-]{6}… curl -fsSL http:\/\/127\.0\.0\.1:\d+\/install\.sh \| sh -s -- --root <root> --no-start --trust-key <scratch>\/release-key\/demo\.pub\.pem/,
+  );
   expect(output).toMatch(/verified swarm-node \S+ \(swarm-node-\S+\.tar\.gz, signed by trusted\)/);
   const nodeId = /installed swarm-node \S+ under <root>, node ([0-9a-f-]{36})/.exec(output)?.[1];
   expect(nodeId, output).toBeDefined();
@@ -158,7 +174,10 @@ async function walkThrough(wrapper: readonly string[] = []): Promise<string> {
   const here = new RegExp(`^ {3}│ ${nodeId} \\(here\\)\\s+(\\S+)\\s+\\S+\\s+(online|offline)\\s+.*\\s(\\d+)$`, 'gm');
   const rows = [...output.matchAll(here)];
   // Online in the list, online while its agent works, offline once killed.
-  expect(rows.map((row) => row[2]), output).toEqual(['online', 'online', 'offline']);
+  expect(
+    rows.map((row) => row[2]),
+    output,
+  ).toEqual(['online', 'online', 'offline']);
   expect(rows[0]![1]).toBe(hostname());
   expect(Number(rows[0]![3])).toBeGreaterThanOrEqual(2);
   // curl with the JWT, masked: the run executed on this node, and its output holds what only this host knows.
@@ -169,12 +188,19 @@ async function walkThrough(wrapper: readonly string[] = []): Promise<string> {
   expect(output).toContain(`node_id          ${nodeId} (this node)`);
   expect(output).toContain(`output.host      ${hostname()}, kernel ${release()}: this machine's`);
   // The agent runs in a sandbox (root: bubblewrap) that hides the node's own files: it names the database, unseen.
-  expect(output).toMatch(/output\.database\s+<root>\/opt\/svc\/swarm-node\/var\/swarm-node\.db: out of the agent's sight \(its sandbox hides the node's files\)/);
+  expect(output).toMatch(
+    /output\.database\s+<root>\/opt\/svc\/swarm-node\/var\/swarm-node\.db: out of the agent's sight \(its sandbox hides the node's files\)/,
+  );
   const curlRun = /run_id\s+([0-9a-f-]{36})\n.*status\s+succeeded, charged \$0\.04/.exec(output)?.[1];
   expect(output).toMatch(new RegExp(`ts=\\S+ level=info event=run_pulled agent=agent_ops_monitor_004 run_id=${curlRun}\\n`));
-  expect(output).toMatch(new RegExp(`ts=\\S+ level=info event=run_succeeded agent=agent_ops_monitor_004 run_id=${curlRun} .*source=service\\n`));
+  expect(output).toMatch(
+    new RegExp(`ts=\\S+ level=info event=run_succeeded agent=agent_ops_monitor_004 run_id=${curlRun} .*source=service\\n`),
+  );
   // The ops monitor's findings about this host, each with its severity: the load, the memory, a filesystem.
-  const findings = /What the ops monitor found on this host \(output\.findings, (\d+) in all, the worst first\)[^\n]*\n[^\n]*\n((?: {3}│ [^\n]*\n)+)/.exec(output);
+  const findings =
+    /What the ops monitor found on this host \(output\.findings, (\d+) in all, the worst first\)[^\n]*\n[^\n]*\n((?: {3}│ [^\n]*\n)+)/.exec(
+      output,
+    );
   expect(findings, output).not.toBeNull();
   expect(Number(findings![1])).toBeGreaterThanOrEqual(3);
   const severity = '(?:ok|warning|critical)\\s+';
@@ -182,8 +208,12 @@ async function walkThrough(wrapper: readonly string[] = []): Promise<string> {
   expect(findings![2]).toMatch(new RegExp(`│ ${severity}memory \\d+(\\.\\d+)?% used \\(\\d+\\.\\d (GiB|MiB) available\\)\\n`));
   expect(findings![2]).toMatch(new RegExp(`│ ${severity}/\\S* (is \\d+(\\.\\d+)?% full|has used)`));
   // An agent of the user's own: scaffolded, one line edited, uploaded (current), run on this node and charged.
-  expect(output).toMatch(/\$ swarm-node agent init <scratch>\/my-agent --agent agent_svc_skills_005\n.*Created <scratch>\/my-agent \(your version of agent_svc_skills_005, version 0\.1\.0\): README\.md, agent-io\.mjs, agent\.json, main\.mjs\./);
-  expect(output).toMatch(/│ \+ return \{ summary: `Hello, \$\{name\}: agent_svc_skills_005, a version made by the demo, ran on \$\{hostname\(\)\}`/);
+  expect(output).toMatch(
+    /\$ swarm-node agent init <scratch>\/my-agent --agent agent_svc_skills_005\n.*Created <scratch>\/my-agent \(your version of agent_svc_skills_005, version 0\.1\.0\): README\.md, agent-io\.mjs, agent\.json, main\.mjs\./,
+  );
+  expect(output).toMatch(
+    /│ \+ return \{ summary: `Hello, \$\{name\}: agent_svc_skills_005, a version made by the demo, ran on \$\{hostname\(\)\}`/,
+  );
   const digest = /Uploaded agent_svc_skills_005 version 0\.1\.0 \(([0-9a-f]{12}), 4 files, \d+ bytes\); it is current/.exec(output)?.[1];
   expect(digest, output).toBeDefined();
   expect(output).toMatch(new RegExp(`│ 0\\.1\\.0\\s+${digest}\\s.*\\syes\\n`));
@@ -192,13 +222,20 @@ async function walkThrough(wrapper: readonly string[] = []): Promise<string> {
       `\\$ swarm-node run agent_svc_skills_005 --input name=Ada\\n.*\\n {3}│ ✓ agent_svc_skills_005 ran on node ${nodeId} \\(run [0-9a-f-]{36}\\): charged \\$0\\.05, balance \\$0\\.\\d\\d\\n {3}│ Hello, Ada: agent_svc_skills_005, a version made by the demo, ran on ${hostname()}\\n`,
     ),
   );
-  expect(output).toContain(`installed  <root>/opt/svc/swarm-node/var/agents/agent_svc_skills_005/${digest}…/: README.md, agent-io.mjs, agent.json, main.mjs`);
+  expect(output).toContain(
+    `installed  <root>/opt/svc/swarm-node/var/agents/agent_svc_skills_005/${digest}…/: README.md, agent-io.mjs, agent.json, main.mjs`,
+  );
   // The operator's own bundle, killed mid-run: charged at start, its attempt lost after the lease, queued again
   // under the same id and charge (the review is retry-safe), then run again by the restarted daemon: charged once.
   expect(output).toMatch(/Registered agent_dev_review_012 \(Dev review the service, \$0\.12 per run\)/);
-  const before = /\$ swarm-node --json wallet\n {3}│ balance {2}\$(\d\.\d\d)\n {3}\$ curl -sS -X POST .*\n.*\n.*\n\s+-H 'Prefer: respond-async' \\\n/.exec(output)?.[1];
+  const before =
+    /\$ swarm-node --json wallet\n {3}│ balance {2}\$(\d\.\d\d)\n {3}\$ curl -sS -X POST .*\n.*\n.*\n\s+-H 'Prefer: respond-async' \\\n/.exec(
+      output,
+    )?.[1];
   expect(before, output).toBeDefined();
-  const slowRun = /HTTP\s+202, Location: \/v1\/swarm\/runs\/([0-9a-f-]{36})\n.*\n.*status\s+(?:queued|running), charged \$0\.12/.exec(output)?.[1];
+  const slowRun = /HTTP\s+202, Location: \/v1\/swarm\/runs\/([0-9a-f-]{36})\n.*\n.*status\s+(?:queued|running), charged \$0\.12/.exec(
+    output,
+  )?.[1];
   expect(slowRun, output).toBeDefined();
   expect(output).toMatch(/the agent runs on this host: pid \d+, uid \d+/);
   expect(output).toMatch(/status\s+running on node [0-9a-f-]{36}\n/);
@@ -208,15 +245,22 @@ async function walkThrough(wrapper: readonly string[] = []): Promise<string> {
   const held = (Number(before) * 100 - 12) / 100;
   expect(output).toContain(`balance  $${held.toFixed(2)}: the run's price is held, not taken twice`);
   // While it is off, a run started with curl waits queued, charged; it runs once the node is back.
-  const queuedRun = /-d '\{"user_id":"demo@example\.com","agent_id":"agent_ops_monitor_004"\}'\n {3}│ run_id {2}([0-9a-f-]{36})\n {3}│ status {2}queued, charged \$0\.04, waits until /.exec(output)?.[1];
+  const queuedRun =
+    /-d '\{"user_id":"demo@example\.com","agent_id":"agent_ops_monitor_004"\}'\n {3}│ run_id {2}([0-9a-f-]{36})\n {3}│ status {2}queued, charged \$0\.04, waits until /.exec(
+      output,
+    )?.[1];
   expect(queuedRun, output).toBeDefined();
   // Back again: the late report refused, the run taken again, its log followed live, succeeded at attempt 2,
   // charged once; the queued run ran; the review's artifact downloaded and checked.
   expect(output).toMatch(/ts=\S+ level=info event=pending_runs_settled reported=0 lost=1 /);
   expect(output).toMatch(new RegExp(`\\$ swarm-node logs ${slowRun} --follow\\n {3}│ \\[stderr\\] reviewed 1 of \\d+ s\\n`));
   expect(output).toContain(`│ Run ${slowRun} succeeded.`);
-  expect(output).toMatch(new RegExp(`ts=\\S+ level=info event=run_succeeded agent=agent_dev_review_012 run_id=${slowRun} .*charged_cents=12 `));
-  expect(output).toContain(`retried run  ${slowRun} succeeded at attempt 2 (node_lost, succeeded), charged $0.12 once; nothing of the killed attempt left on the host`);
+  expect(output).toMatch(
+    new RegExp(`ts=\\S+ level=info event=run_succeeded agent=agent_dev_review_012 run_id=${slowRun} .*charged_cents=12 `),
+  );
+  expect(output).toContain(
+    `retried run  ${slowRun} succeeded at attempt 2 (node_lost, succeeded), charged $0.12 once; nothing of the killed attempt left on the host`,
+  );
   expect(output).toContain(`queued run   ${queuedRun} succeeded once the node polled, charged $0.04`);
   expect(output).toMatch(/│ review\.txt +\d+ +[0-9a-f]{64}\n/);
   expect(output).toContain(`✓ <scratch>/downloads/review.txt: run ${slowRun}: nothing flagged in /srv/app`);
@@ -224,7 +268,10 @@ async function walkThrough(wrapper: readonly string[] = []): Promise<string> {
   expect(output).toMatch(/cancelled run {2}[0-9a-f-]{36} cancelled \(the run was cancelled by its user\), charged \$0\.00/);
   expect(output).toMatch(/ts=\S+ level=info event=daemon_stopped/);
   expect(output).toMatch(/daemon\s+exit code 0 on SIGTERM/);
-  const spent = /balance\s+\$0\.(\d\d) = \$1\.00 − (\d+) × \$0\.04 − \$0\.05 \(your agent\) − \$0\.12 \(the review, once\): only the runs that succeeded are charged/.exec(output);
+  const spent =
+    /balance\s+\$0\.(\d\d) = \$1\.00 − (\d+) × \$0\.04 − \$0\.05 \(your agent\) − \$0\.12 \(the review, once\): only the runs that succeeded are charged/.exec(
+      output,
+    );
   expect(spent, output).not.toBeNull();
   expect(100 - Number(spent![1])).toBe(4 * Number(spent![2]) + 5 + 12);
   expect(output).toMatch(/^demo finished in \d+\.\d s$/m);
@@ -248,14 +295,22 @@ describe('npm run demo', () => {
   }, 90_000);
 
   // docs/decisions/0027-unshare-mode.md: the demo's node, told so in its own config.json, runs its agents under unshare.
-  it.skipIf(!asRoot)('as root without bubblewrap: the node runs its agents under unshare, set in its config, and the demo says so in one line', async () => {
-    const output = await walkThrough(WITHOUT_BUBBLEWRAP);
-    const lines = output.split('\n').filter((line) => line.startsWith('agent isolation: '));
-    expect(lines, output).toEqual([expect.stringMatching(/^agent isolation: unshare: bubblewrap (is not installed|cannot make a sandbox here \(exit 1\)); .*; apt-get install bubblewrap /)]);
-    expect(output).toMatch(/\$ swarm-node config set agent_isolation unshare\n/);
-    // Each agent a uid of its own, the node's files out of its sight (checked in walkThrough): the demo says which.
-    expect(output).toMatch(/the agent runs on this host: pid \d+, uid 6\d{4} \(a user of its own, sandboxed by unshare\)/);
-  }, 90_000);
+  it.skipIf(!asRoot)(
+    'as root without bubblewrap: the node runs its agents under unshare, set in its config, and the demo says so in one line',
+    async () => {
+      const output = await walkThrough(WITHOUT_BUBBLEWRAP);
+      const lines = output.split('\n').filter((line) => line.startsWith('agent isolation: '));
+      expect(lines, output).toEqual([
+        expect.stringMatching(
+          /^agent isolation: unshare: bubblewrap (is not installed|cannot make a sandbox here \(exit 1\)); .*; apt-get install bubblewrap /,
+        ),
+      ]);
+      expect(output).toMatch(/\$ swarm-node config set agent_isolation unshare\n/);
+      // Each agent a uid of its own, the node's files out of its sight (checked in walkThrough): the demo says which.
+      expect(output).toMatch(/the agent runs on this host: pid \d+, uid 6\d{4} \(a user of its own, sandboxed by unshare\)/);
+    },
+    90_000,
+  );
 
   /** Starts the demo, sends SIGINT once `moment` shows in its output, and returns what it printed and left. */
   async function interruptAt(moment: RegExp, what: string): Promise<{ output: string; exitCode: number | undefined; scratch: string }> {

@@ -38,7 +38,12 @@ export function manifestOf(agentId: string, version: string, extra: Record<strin
 }
 
 /** A valid archive: agent.json and a main.sh answering `output`. */
-export async function validArchive(agentId: string, version: string, output: unknown = { ok: true }, extra: ArchiveEntry[] = []): Promise<Buffer> {
+export async function validArchive(
+  agentId: string,
+  version: string,
+  output: unknown = { ok: true },
+  extra: ArchiveEntry[] = [],
+): Promise<Buffer> {
   return archiveOf([
     { name: 'agent.json', data: manifestOf(agentId, version) },
     { name: 'main.sh', data: `#!/bin/sh\ncat >/dev/null\nprintf '%s\\n' '${JSON.stringify(output)}'\n`, mode: 0o755 },

@@ -28,7 +28,16 @@ export function contractInputFlags(agentId: string): string[] {
 export function installTestBundle(home: string, agentId: string, program: string, manifest: Record<string, unknown> = {}): string {
   const dir = join(home, 'agents', agentId);
   mkdirSync(dir, { recursive: true, mode: 0o755 });
-  writeFileSync(join(dir, 'agent.json'), JSON.stringify({ agent_id: agentId, version: '0.0.0-test', entry: ['node', 'main.mjs'], input_schema: { type: 'object' }, ...manifest }));
+  writeFileSync(
+    join(dir, 'agent.json'),
+    JSON.stringify({
+      agent_id: agentId,
+      version: '0.0.0-test',
+      entry: ['node', 'main.mjs'],
+      input_schema: { type: 'object' },
+      ...manifest,
+    }),
+  );
   writeFileSync(join(dir, 'main.mjs'), program);
   return dir;
 }

@@ -42,7 +42,15 @@ export async function launchChromium(viewport = { width: 900, height: 900 }): Pr
   const context = await chromium.launchPersistentContext(tempDir('chromium-profile-'), {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     viewport,
   });
   const page = context.pages()[0] ?? (await context.newPage());
@@ -71,9 +79,12 @@ export async function accessibilityProblems(page: Page): Promise<string[]> {
   const violations = await page.evaluate<string[]>(`axe
     .run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } })
     .then((found) => found.violations.map((v) => v.id + ': ' + v.help + ' (' + v.nodes.map((node) => node.target.join(' ')).join(', ') + ')'))`);
-  const levels = await page.evaluate<number[]>(`[...document.querySelectorAll('h1, h2, h3, h4, h5, h6')].map((heading) => Number(heading.tagName.slice(1)))`);
+  const levels = await page.evaluate<number[]>(
+    `[...document.querySelectorAll('h1, h2, h3, h4, h5, h6')].map((heading) => Number(heading.tagName.slice(1)))`,
+  );
   const order: string[] = [];
-  if (levels[0] !== 1 || levels.filter((level) => level === 1).length !== 1) order.push(`headings: one h1 must come first, got ${levels.join(' ')}`);
+  if (levels[0] !== 1 || levels.filter((level) => level === 1).length !== 1)
+    order.push(`headings: one h1 must come first, got ${levels.join(' ')}`);
   levels.forEach((level, index) => {
     if (index > 0 && level > levels[index - 1]! + 1) order.push(`headings: h${level} follows h${levels[index - 1]}, skipping a level`);
   });

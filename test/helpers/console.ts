@@ -61,7 +61,12 @@ export interface HeldRun {
  * A run of `email`'s (whose JWT is `token`), started with the JWT as curl would, taken by a node of theirs enrolled
  * for it, and held until the test finishes it. The user's wallet must hold the agent's price.
  */
-export async function heldRun(baseUrl: string, email: string, token: string, options: { agent?: string; input?: unknown } = {}): Promise<HeldRun> {
+export async function heldRun(
+  baseUrl: string,
+  email: string,
+  token: string,
+  options: { agent?: string; input?: unknown } = {},
+): Promise<HeldRun> {
   const agent = options.agent ?? CONSOLE_AGENT;
   const started: AssignedRun[] = [];
   const waiting: Array<(answer: Answer) => void> = [];
@@ -85,8 +90,16 @@ export async function heldRun(baseUrl: string, email: string, token: string, opt
     run,
     node,
     async log(lines) {
-      const entries = lines.map((line) => ({ seq: seq++, at: new Date().toISOString(), ...(typeof line === 'string' ? { stream: 'stdout' as const, text: line } : line) }));
-      const sent = await httpRequest(`${baseUrl}/v1/swarm/runs/${run.run_id}/logs`, { method: 'POST', token: node.credential, body: { lease_id: run.lease_id, entries } });
+      const entries = lines.map((line) => ({
+        seq: seq++,
+        at: new Date().toISOString(),
+        ...(typeof line === 'string' ? { stream: 'stdout' as const, text: line } : line),
+      }));
+      const sent = await httpRequest(`${baseUrl}/v1/swarm/runs/${run.run_id}/logs`, {
+        method: 'POST',
+        token: node.credential,
+        body: { lease_id: run.lease_id, entries },
+      });
       expect(sent.status, sent.text).toBe(200);
     },
     async artifact(name, bytes) {
@@ -98,7 +111,8 @@ export async function heldRun(baseUrl: string, email: string, token: string, opt
       });
       expect(put.status, put.text).toBe(201);
     },
-    finish: (answer = { status: 'succeeded', output: { summary: 'all checks passed', checks: 3 } }) => waiting.splice(0).forEach((resolve) => resolve(answer)),
+    finish: (answer = { status: 'succeeded', output: { summary: 'all checks passed', checks: 3 } }) =>
+      waiting.splice(0).forEach((resolve) => resolve(answer)),
   };
 }
 

@@ -49,7 +49,14 @@ export async function mailedCode(baseUrl: string, email: string): Promise<{ chal
 /** issue-token with a code mailed to `email` just now: the user's JWT, for an offer the address paid for. */
 export async function signInPaid(baseUrl: string, email: string, offer_id = 'svc_starter_agents'): Promise<string> {
   const { challenge_id, code } = await mailedCode(baseUrl, email);
-  const response = await apiClient(baseUrl).post('/v1/auth/issue-token', { status: 'CONFIRMED', offer_id, customer_email: email, merchant_id: MERCHANT_ID, challenge_id, code });
+  const response = await apiClient(baseUrl).post('/v1/auth/issue-token', {
+    status: 'CONFIRMED',
+    offer_id,
+    customer_email: email,
+    merchant_id: MERCHANT_ID,
+    challenge_id,
+    code,
+  });
   expect(response.status, response.text).toBe(201);
   return response.body.jwtToken as string;
 }
@@ -76,9 +83,11 @@ export async function activatedSession(
   const payment_id = await payAndConfirm(baseUrl, tier_id, email);
   // Activation needs the session user's JWT from a recent sign-in (docs/api.md "activate"): one sign-in serves the
   // user's activations, as a person's does, and it signs in again when the service asks for a recent one.
-  const activate = (token: string) => api.post('/v1/swarm/paygate/activate', { session_id: session.body.session_id, payment_id }, { token });
+  const activate = (token: string) =>
+    api.post('/v1/swarm/paygate/activate', { session_id: session.body.session_id, payment_id }, { token });
   let activation = await activate(await recentToken(baseUrl, email, tier_id));
-  if (activation.status === 401 && activation.body.code === 'step_up_required') activation = await activate(await recentToken(baseUrl, email, tier_id, true));
+  if (activation.status === 401 && activation.body.code === 'step_up_required')
+    activation = await activate(await recentToken(baseUrl, email, tier_id, true));
   expect(activation.status, activation.text).toBe(200);
   return { session_id: session.body.session_id, deploy_token: activation.body.deploy_token, payment_id };
 }

@@ -22,14 +22,23 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
     if (failing !== undefined && failing.path.test(incoming.url ?? '')) {
       refused += 1;
       incoming.resume();
-      const body = JSON.stringify({ type: 'about:blank', title: 'injected fault', status: failing.status, code: 'internal', detail: 'refused by the test proxy' });
+      const body = JSON.stringify({
+        type: 'about:blank',
+        title: 'injected fault',
+        status: failing.status,
+        code: 'internal',
+        detail: 'refused by the test proxy',
+      });
       outgoing.writeHead(failing.status, { 'content-type': 'application/problem+json' }).end(body);
       return;
     }
-    const proxied = forward({ host: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers: incoming.headers }, (answer) => {
-      outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(outgoing);
-    });
+    const proxied = forward(
+      { host: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers: incoming.headers },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      },
+    );
     proxied.on('error', () => outgoing.destroy());
     incoming.pipe(proxied);
   });

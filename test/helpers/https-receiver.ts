@@ -37,11 +37,27 @@ let made: { key: string; cert: string } | undefined;
 export function selfSignedCertificate(): { key: string; cert: string } {
   if (made !== undefined) return made;
   const dir = tempDir('webhook-cert-');
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2',
-    '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   made = { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
   return made;
 }
@@ -69,7 +85,8 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
     certPem: cert,
     received,
     answerWith: (...given) => answers.push(...given),
-    waitForCount: (count, what = `${count} deliveries`) => waitFor(async () => (received.length >= count ? received.slice() : undefined), what, 20_000),
+    waitForCount: (count, what = `${count} deliveries`) =>
+      waitFor(async () => (received.length >= count ? received.slice() : undefined), what, 20_000),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

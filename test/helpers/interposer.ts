@@ -9,13 +9,22 @@ export interface Interposer {
 }
 
 /** `answer` returns true when it answered the request itself; otherwise the request goes to `target`. */
-export async function startInterposer(target: string, answer: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>): Promise<Interposer> {
+export async function startInterposer(
+  target: string,
+  answer: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>,
+): Promise<Interposer> {
   const upstream = new URL(target);
   const server = createServer((req, res) => {
     void answer(req, res).then((answered) => {
       if (answered) return;
       const forwarded = request(
-        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: upstream.host },
+        },
         (reply) => {
           res.writeHead(reply.statusCode ?? 502, reply.headers);
           reply.pipe(res);
@@ -89,7 +98,11 @@ export function startVersionLiar(target: string, claimed: string, served: string
  * Answers 200 with `total` bytes (generated as they go, never held), until they are all written or the client
  * hangs up: resolves with how many bytes the connection took, and whether the client hung up first.
  */
-export function sendEndlessBody(res: ServerResponse, total: number, contentType = 'application/octet-stream'): Promise<{ sent: number; hungUp: boolean }> {
+export function sendEndlessBody(
+  res: ServerResponse,
+  total: number,
+  contentType = 'application/octet-stream',
+): Promise<{ sent: number; hungUp: boolean }> {
   const chunk = Buffer.alloc(64 * 1024, 0x41);
   let sent = 0;
   return new Promise((resolve) => {

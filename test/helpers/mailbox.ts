@@ -37,7 +37,10 @@ export function mailTo(address: string): ReceivedMail[] {
  * The first message to `address` that arrives after the messages in `seenBefore` (ids) and matches `match`, waited
  * for up to 20 s.
  */
-export async function nextMailTo(address: string, options: { after?: Iterable<string>; match?: (mail: ReceivedMail) => boolean } = {}): Promise<ReceivedMail> {
+export async function nextMailTo(
+  address: string,
+  options: { after?: Iterable<string>; match?: (mail: ReceivedMail) => boolean } = {},
+): Promise<ReceivedMail> {
   const seen = new Set(options.after ?? []);
   return waitFor(
     async () => mailTo(address).find((mail) => !seen.has(mail.id) && (options.match?.(mail) ?? true)),

@@ -44,7 +44,9 @@ export function findPostgresBin(): string {
   ];
   const found = candidates.find((dir) => dir !== '' && existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')));
   if (found === undefined) {
-    throw new Error('no PostgreSQL server programs (initdb, pg_ctl): install Debian\'s postgresql package, or set PG_BIN to their directory');
+    throw new Error(
+      "no PostgreSQL server programs (initdb, pg_ctl): install Debian's postgresql package, or set PG_BIN to their directory",
+    );
   }
   return found;
 }

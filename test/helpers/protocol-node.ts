@@ -114,7 +114,11 @@ export async function serve(baseUrl: string, node: EnrolledTestNode, options: Se
         const run = held.get(runId);
         if (options.ignoreCancel === true || run === undefined) continue;
         held.delete(runId);
-        call('POST', `/v1/swarm/runs/${runId}/result`, { lease_id: run.lease_id, status: 'failed', output: { error: 'cancelled', message: 'stopped: its user cancelled it' } }).catch(() => undefined);
+        call('POST', `/v1/swarm/runs/${runId}/result`, {
+          lease_id: run.lease_id,
+          status: 'failed',
+          output: { error: 'cancelled', message: 'stopped: its user cancelled it' },
+        }).catch(() => undefined);
       }
       for (const run of polled.body.runs as AssignedRun[]) {
         received.push(run);

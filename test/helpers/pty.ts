@@ -51,7 +51,11 @@ export function spawnSwarmNodePty(args: string[], env: Record<string, string>, o
   const bin = stagedSwarmNodeBin();
   return options.columns === undefined
     ? spawnPty(process.execPath, [bin, ...args], env)
-    : spawnPty('/bin/sh', ['-c', 'stty cols "$1" && shift && exec "$@"', 'sh', String(options.columns), process.execPath, bin, ...args], env);
+    : spawnPty(
+        '/bin/sh',
+        ['-c', 'stty cols "$1" && shift && exec "$@"', 'sh', String(options.columns), process.execPath, bin, ...args],
+        env,
+      );
 }
 
 /** bin/swarm-node.js of the built package, staged once per test file. */
@@ -116,14 +120,20 @@ export function spawnPty(file: string, argv: string[], env: Record<string, strin
           }
           if (exit !== undefined) {
             done();
-            reject(new Error(`swarm-node exited ${exit.exitCode} before showing ${String(text)}; the screen since the last step:\n${tail(started)}`));
+            reject(
+              new Error(
+                `swarm-node exited ${exit.exitCode} before showing ${String(text)}; the screen since the last step:\n${tail(started)}`,
+              ),
+            );
             return true;
           }
           return false;
         };
         const timer = setTimeout(() => {
           done();
-          reject(new Error(`timed out after ${timeoutMs} ms waiting for ${String(text)}; the screen since the last step:\n${tail(started)}`));
+          reject(
+            new Error(`timed out after ${timeoutMs} ms waiting for ${String(text)}; the screen since the last step:\n${tail(started)}`),
+          );
         }, timeoutMs);
         const listener = (): void => void check();
         const done = (): void => {

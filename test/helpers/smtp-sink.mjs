@@ -34,10 +34,15 @@ const server = new SMTPServer({
           envelope_from: session.envelope.mailFrom ? session.envelope.mailFrom.address : null,
           envelope_to: session.envelope.rcptTo.map((rcpt) => rcpt.address.toLowerCase()),
           from: mail.from?.text ?? null,
-          to: mail.to === undefined ? [] : [mail.to].flat().flatMap((list) => list.value.map((address) => (address.address ?? '').toLowerCase())),
+          to:
+            mail.to === undefined
+              ? []
+              : [mail.to].flat().flatMap((list) => list.value.map((address) => (address.address ?? '').toLowerCase())),
           subject: mail.subject ?? '',
           text: mail.text ?? '',
-          headers: Object.fromEntries([...mail.headers].map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)])),
+          headers: Object.fromEntries(
+            [...mail.headers].map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]),
+          ),
           received_at: new Date().toISOString(),
         };
         // Written whole, then renamed into place: a reader never sees half a message.

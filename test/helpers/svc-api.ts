@@ -98,7 +98,12 @@ export async function spawnSvcApi(
 ): Promise<SpawnedSvcApi> {
   const dataDir = options.dataDir ?? tempDir('svc-api-');
   const database = testEngine() === 'postgres' ? { SVC_DATABASE_URL: await postgresDatabaseFor(dataDir) } : {};
-  const cap = ['--max-connections-per-address', String(TEST_MAX_CONNECTIONS_PER_ADDRESS), '--sign-in-codes-per-client', String(TEST_CODES_PER_CLIENT)];
+  const cap = [
+    '--max-connections-per-address',
+    String(TEST_MAX_CONNECTIONS_PER_ADDRESS),
+    '--sign-in-codes-per-client',
+    String(TEST_CODES_PER_CLIENT),
+  ];
   const child = execa('node', [SVC_API_BIN, '--port', '0', '--data-dir', dataDir, '--sandbox', ...cap, ...(options.args ?? [])], {
     env: { SVC_LOG_LEVEL: 'silent', SVC_SMTP_URL: smtpUrl(), ...database, ...options.env },
     extendEnv: true,

@@ -89,12 +89,16 @@ const ORDER_BY_ROWID = /^SELECT \* FROM "(\w+)" ORDER BY rowid$/i;
 /** SQLite's text and parameters as PostgreSQL's: `?` and `@name` become $n; the catalogue reads become PostgreSQL's. */
 function translate(sql: string, args: unknown[]): { text: string; params: unknown[] } {
   if (SQLITE_TABLES.test(sql)) {
-    return { text: "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name", params: [] };
+    return {
+      text: "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name",
+      params: [],
+    };
   }
   const rowid = ORDER_BY_ROWID.exec(sql.trim());
   // No rowid: rows in the order of their text, stable as long as the rows are the same (what a snapshot compares).
   if (rowid !== null) return { text: `SELECT * FROM "${rowid[1]}" t ORDER BY t::text`, params: [] };
-  const named = args.length === 1 && args[0] !== null && typeof args[0] === 'object' && !Array.isArray(args[0]) && !Buffer.isBuffer(args[0]);
+  const named =
+    args.length === 1 && args[0] !== null && typeof args[0] === 'object' && !Array.isArray(args[0]) && !Buffer.isBuffer(args[0]);
   const params: unknown[] = [];
   let text = '';
   let inString = false;

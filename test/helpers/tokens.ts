@@ -10,7 +10,11 @@ import type { TestService } from './svc-api.js';
 
 let paid = 0;
 
-export async function mintToken(service: Pick<TestService, 'ctx'>, email: string, tier: TierId = 'svc_starter_agents'): Promise<{ token: string }> {
+export async function mintToken(
+  service: Pick<TestService, 'ctx'>,
+  email: string,
+  tier: TierId = 'svc_starter_agents',
+): Promise<{ token: string }> {
   const { ctx } = service;
   paid += 1;
   await createPaymentRecords(ctx).recordProviderWord({
@@ -21,6 +25,9 @@ export async function mintToken(service: Pick<TestService, 'ctx'>, email: string
     merchant_id: ctx.merchantId,
     amount_cents: TIERS[tier].credits_wallet ? 1 : 0,
   });
-  const issued = await createAccessTokens(ctx).signInProvenInbox(email.toLowerCase(), tier, { client_address: '127.0.0.1', user_agent: 'vitest' });
+  const issued = await createAccessTokens(ctx).signInProvenInbox(email.toLowerCase(), tier, {
+    client_address: '127.0.0.1',
+    user_agent: 'vitest',
+  });
   return { token: issued.jwtToken };
 }

@@ -55,7 +55,9 @@ describe('release downloads', { timeout: 120_000 }, () => {
     hostileFile = /\.manifest$/;
     const result = await swarmNode(['upgrade', '--base-url', mitm.url]);
     expect(result.exitCode).toBe(1);
-    expect(result.stderr).toContain(`swarm-node-9.9.9-linux-${process.arch}.manifest is larger than a manifest may be (${MAX_MANIFEST_BYTES} bytes); the rest was not read; nothing was installed`);
+    expect(result.stderr).toContain(
+      `swarm-node-9.9.9-linux-${process.arch}.manifest is larger than a manifest may be (${MAX_MANIFEST_BYTES} bytes); the rest was not read; nothing was installed`,
+    );
     const { sent, hungUp } = await taken!;
     expect(hungUp).toBe(true);
     expect(sent).toBeLessThan(MAX_MANIFEST_BYTES + IN_FLIGHT_SLACK);
@@ -71,7 +73,9 @@ describe('release downloads', { timeout: 120_000 }, () => {
     copyFileSync(new URL('../../scripts/install.sh', import.meta.url).pathname, installSh);
     const result = await run('sh', [installSh, '--base-url', mitm.url, '--root', fresh, '--token-file', writeTokenFile(deploy_token)]);
     expect(result.exitCode).toBe(1);
-    expect(result.stderr).toContain(`swarm-node-9.9.9-linux-${process.arch}.manifest is larger than a manifest may be (${MAX_MANIFEST_BYTES} bytes); nothing was installed`);
+    expect(result.stderr).toContain(
+      `swarm-node-9.9.9-linux-${process.arch}.manifest is larger than a manifest may be (${MAX_MANIFEST_BYTES} bytes); nothing was installed`,
+    );
     const { sent, hungUp } = await taken!;
     expect(hungUp).toBe(true);
     expect(sent).toBeLessThan(MAX_MANIFEST_BYTES + IN_FLIGHT_SLACK);
@@ -86,7 +90,11 @@ describe('release downloads', { timeout: 120_000 }, () => {
     hostileFile = /\.tar\.gz$/;
     const result = await swarmNode(['upgrade', '--base-url', mitm.url, '--trust-key', key.publicFile]);
     expect(result.exitCode).toBe(1);
-    expect(result.stderr).toMatch(new RegExp(`swarm-node-9\\.9\\.9-linux-${process.arch}\\.tar\\.gz is larger than its signed size \\(${v999.artifact.bytes} bytes\\).*nothing was installed`));
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `swarm-node-9\\.9\\.9-linux-${process.arch}\\.tar\\.gz is larger than its signed size \\(${v999.artifact.bytes} bytes\\).*nothing was installed`,
+      ),
+    );
     const { sent, hungUp } = await taken!;
     expect(hungUp).toBe(true);
     expect(sent).toBeLessThan(v999.artifact.bytes + IN_FLIGHT_SLACK);
@@ -109,7 +117,11 @@ describe('agent bundle downloads', { timeout: 120_000 }, () => {
       const before = await walletBalance(service.baseUrl, node.token);
       const result = await cli(['run', 'agent_ops_monitor_004'], { env: { ...node.env, SVC_BASE_URL: mitm.url } });
       expect(result.exitCode).toBe(1);
-      expect(result.stderr).toMatch(new RegExp(`cannot fetch bundle [0-9a-f]{64} of agent_ops_monitor_004: .* with more than ${MAX_BUNDLE_BYTES} bytes; the rest was not read`));
+      expect(result.stderr).toMatch(
+        new RegExp(
+          `cannot fetch bundle [0-9a-f]{64} of agent_ops_monitor_004: .* with more than ${MAX_BUNDLE_BYTES} bytes; the rest was not read`,
+        ),
+      );
       const { sent, hungUp } = await taken!;
       expect(hungUp).toBe(true);
       expect(sent).toBeLessThan(MAX_BUNDLE_BYTES + IN_FLIGHT_SLACK);

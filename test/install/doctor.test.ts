@@ -31,11 +31,14 @@ describe('swarm-node doctor', () => {
     root = tempDir('doctor-root-');
     home = homeOf(root);
     const { deploy_token } = await activatedSession(service.baseUrl, uniqueEmail('doctor'));
-    const installed = await swarmNode(['install', '--root', root], { env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token } });
+    const installed = await swarmNode(['install', '--root', root], {
+      env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token },
+    });
     expect(installed.exitCode, installed.stderr).toBe(0);
   });
   /** The installed binary finds its own root from where it lives. */
-  const doctor = (args: string[] = [], env: Record<string, string> = {}) => run(join(root, 'usr/local/bin/swarm-node'), ['doctor', ...args], { env });
+  const doctor = (args: string[] = [], env: Record<string, string> = {}) =>
+    run(join(root, 'usr/local/bin/swarm-node'), ['doctor', ...args], { env });
   const byName = (checks: Check[]) => Object.fromEntries(checks.map((check) => [check.name, check]));
 
   it('passes on a fresh install: every check listed, the missing access token only a warning', async () => {
@@ -43,10 +46,25 @@ describe('swarm-node doctor', () => {
     expect(result.exitCode, result.stdout + result.stderr).toBe(0);
     expect(result.json).toMatchObject({ root, home, ok: true });
     const checks = byName(result.json.checks);
-    expect(Object.keys(checks)).toEqual(['layout', 'modes', 'unit', 'node', 'enrollment', 'service', 'clock', 'token', 'database', 'isolation']);
-    for (const name of ['layout', 'modes', 'unit', 'node', 'enrollment', 'service', 'clock', 'database']) expect(checks[name]!.status, name).toBe('ok');
+    expect(Object.keys(checks)).toEqual([
+      'layout',
+      'modes',
+      'unit',
+      'node',
+      'enrollment',
+      'service',
+      'clock',
+      'token',
+      'database',
+      'isolation',
+    ]);
+    for (const name of ['layout', 'modes', 'unit', 'node', 'enrollment', 'service', 'clock', 'database'])
+      expect(checks[name]!.status, name).toBe('ok');
     // Root on a host without the agent socket: each run in a bubblewrap sandbox, and what it cannot hold said.
-    expect(checks.isolation).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^bubblewrap: each run in a sandbox of its own/) });
+    expect(checks.isolation).toMatchObject({
+      status: 'ok',
+      detail: expect.stringMatching(/^bubblewrap: each run in a sandbox of its own/),
+    });
     // The base URL came from the installed config file, not from the environment.
     expect(checks.service!.detail).toContain(service.baseUrl);
     // The fix acts on this install's home when typed: it is not the host's.
@@ -139,7 +157,11 @@ describe('swarm-node doctor', () => {
     }
     const result = await doctor(['--json']);
     expect(result.exitCode).toBe(1);
-    expect(byName(result.json.error.checks).token).toMatchObject({ status: 'fail', detail: expect.stringMatching(/expired at/), fix: `SWARM_NODE_HOME=${home} swarm-node login` });
+    expect(byName(result.json.error.checks).token).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(/expired at/),
+      fix: `SWARM_NODE_HOME=${home} swarm-node login`,
+    });
   });
 
   it('a service that cannot be reached fails with how to check it', async () => {
@@ -163,7 +185,11 @@ describe('swarm-node doctor', () => {
       const result = await doctor(['--json', '--base-url', `http://127.0.0.1:${port}`]);
       const checks = byName(result.json.error.checks);
       expect(checks.service!.status).toBe('ok');
-      expect(checks.clock).toMatchObject({ status: 'fail', detail: expect.stringMatching(/ (29[5-9]|30[0-5]) s away/), fix: 'timedatectl set-ntp true' });
+      expect(checks.clock).toMatchObject({
+        status: 'fail',
+        detail: expect.stringMatching(/ (29[5-9]|30[0-5]) s away/),
+        fix: 'timedatectl set-ntp true',
+      });
     } finally {
       await new Promise((resolve) => peer.close(resolve));
     }
@@ -184,7 +210,10 @@ describe('swarm-node doctor', () => {
     const bare = await signedInNode(service.baseUrl, { label: 'doctor-bare', enroll: false });
     const unenrolled = await swarmNode(['--json', 'doctor'], { env: bare.env });
     expect(unenrolled.exitCode).toBe(1);
-    expect(byName(unenrolled.json.error.checks).enrollment).toMatchObject({ status: 'fail', fix: `SWARM_NODE_HOME=${bare.home} swarm-node enroll --base-url ${service.baseUrl}` });
+    expect(byName(unenrolled.json.error.checks).enrollment).toMatchObject({
+      status: 'fail',
+      fix: `SWARM_NODE_HOME=${bare.home} swarm-node enroll --base-url ${service.baseUrl}`,
+    });
   });
 
   it('honours SWARM_NODE_HOME naming an install: the install under that root is checked', async () => {

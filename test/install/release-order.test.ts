@@ -30,7 +30,11 @@ const configFile = () => JSON.parse(readFileSync(join(home(), 'etc', 'config.jso
 
 beforeAll(async () => {
   key = signingKey('order');
-  [v010, v011, v012] = await Promise.all([buildRelease(key, { version: '0.1.0' }), buildRelease(key, { version: '0.1.1' }), buildRelease(key, { version: '0.1.2' })]);
+  [v010, v011, v012] = await Promise.all([
+    buildRelease(key, { version: '0.1.0' }),
+    buildRelease(key, { version: '0.1.1' }),
+    buildRelease(key, { version: '0.1.2' }),
+  ]);
   publish(v010, releasesDir);
   publish(v011, releasesDir);
   root = tempDir('order-root-');
@@ -51,7 +55,9 @@ describe('a node never goes back by itself', { timeout: 120_000 }, () => {
     expect(check.stdout).toMatch(/9\.9\.9 is available/);
     const result = await swarmNode(['upgrade', '--base-url', mitm.url]);
     expect(result.exitCode, result.stderr).toBe(1);
-    expect(result.stderr).toMatch(/swarm-node 9\.9\.9 for linux-\w+ was asked for, and the signed manifest is of 0\.1\.0 .*nothing was installed/);
+    expect(result.stderr).toMatch(
+      /swarm-node 9\.9\.9 for linux-\w+ was asked for, and the signed manifest is of 0\.1\.0 .*nothing was installed/,
+    );
     expect(current()).toBe('releases/0.1.1');
     expect(configFile().base_url).toBe(service.baseUrl);
   });
@@ -63,10 +69,18 @@ describe('a node never goes back by itself', { timeout: 120_000 }, () => {
     const dir = join(v010.artifact.path, '..');
     mkdirSync(updates, { recursive: true, mode: 0o700 });
     for (const kind of ['artifact', 'manifest', 'signature'] as const) copyFileSync(join(dir, real[kind]), join(updates, staged[kind]));
-    writeFileSync(join(updates, 'request.json'), JSON.stringify({ version: '9.9.9', platform: PLATFORM, staged_at: new Date().toISOString() }));
+    writeFileSync(
+      join(updates, 'request.json'),
+      JSON.stringify({ version: '9.9.9', platform: PLATFORM, staged_at: new Date().toISOString() }),
+    );
     const result = await swarmNode(['upgrade', '--pending', '--json']);
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(result.json).toMatchObject({ action: 'failed', from_version: '0.1.1', to_version: '9.9.9', reason: expect.stringMatching(/the signed manifest is of 0\.1\.0/) });
+    expect(result.json).toMatchObject({
+      action: 'failed',
+      from_version: '0.1.1',
+      to_version: '9.9.9',
+      reason: expect.stringMatching(/the signed manifest is of 0\.1\.0/),
+    });
     expect(current()).toBe('releases/0.1.1');
   });
 
@@ -98,7 +112,17 @@ describe('a node never goes back by itself', { timeout: 120_000 }, () => {
   });
 
   it('install.sh with an older release over the installed node installs nothing', async () => {
-    const result = await run('sh', [installSh, '--base-url', service.baseUrl, '--root', root, '--artifact', v010.artifact.path, '--trust-key', key.publicFile]);
+    const result = await run('sh', [
+      installSh,
+      '--base-url',
+      service.baseUrl,
+      '--root',
+      root,
+      '--artifact',
+      v010.artifact.path,
+      '--trust-key',
+      key.publicFile,
+    ]);
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toMatch(/swarm-node 0\.1\.1 is installed; 0\.1\.0 is older/);
     // Given no --base-url, install.sh names its default service; the remedy's upgrade asks the node's own.

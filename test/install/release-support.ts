@@ -64,26 +64,49 @@ export async function buildRelease(
 }
 
 /** install.sh --artifact of `release` under `root`, trusting `key`, enrolled with a fresh deploy token of `baseUrl`. */
-export async function installWithScript(baseUrl: string, release: BuiltRelease, key: SigningKey, root: string, extra: string[] = []): Promise<void> {
+export async function installWithScript(
+  baseUrl: string,
+  release: BuiltRelease,
+  key: SigningKey,
+  root: string,
+  extra: string[] = [],
+): Promise<void> {
   const { deploy_token } = await activatedSession(baseUrl, uniqueEmail('script-install'));
   const installSh = new URL('../../scripts/install.sh', import.meta.url).pathname;
-  const args = ['--base-url', baseUrl, '--root', root, '--artifact', release.artifact.path, '--trust-key', key.publicFile, '--token-file', writeTokenFile(deploy_token), ...extra];
+  const args = [
+    '--base-url',
+    baseUrl,
+    '--root',
+    root,
+    '--artifact',
+    release.artifact.path,
+    '--trust-key',
+    key.publicFile,
+    '--token-file',
+    writeTokenFile(deploy_token),
+    ...extra,
+  ];
   const installed = await run('sh', [installSh, ...args]);
   expect(installed.exitCode, installed.stderr).toBe(0);
 }
 
 /** The record of the node's daemon once one started after `since` is alive and has ticked (daemon-health.ts). */
 export function healthyDaemonOf(home: string, since: number): Promise<DaemonRecord> {
-  return waitFor(async () => {
-    const record = readDaemonRecord(join(home, 'var', 'swarm-node.db'));
-    return startedHealthy(record, since) ? record : undefined;
-  }, 'a healthy daemon', 60_000);
+  return waitFor(
+    async () => {
+      const record = readDaemonRecord(join(home, 'var', 'swarm-node.db'));
+      return startedHealthy(record, since) ? record : undefined;
+    },
+    'a healthy daemon',
+    60_000,
+  );
 }
 
 /** Copies a release's four files into a directory svc-api serves (--releases-dir). */
 export function publish(release: Pick<BuiltRelease, 'artifact' | 'sha256_file' | 'manifest' | 'signature'>, releasesDir: string): void {
   mkdirSync(releasesDir, { recursive: true });
-  for (const file of [release.artifact.path, release.sha256_file, release.manifest, release.signature]) copyFileSync(file, join(releasesDir, basename(file)));
+  for (const file of [release.artifact.path, release.sha256_file, release.manifest, release.signature])
+    copyFileSync(file, join(releasesDir, basename(file)));
 }
 
 /** A copy of the staged package whose daemon exits at once: a release that cannot start. */
@@ -102,7 +125,35 @@ export function brokenPackage(): string {
 /** The tools install.sh uses, linked into one directory, and nothing else: no node. */
 export function pathWithoutNode(): string {
   const dir = tempDir('path-without-node-');
-  const tools = ['sh', 'curl', 'openssl', 'sha256sum', 'tar', 'gzip', 'mktemp', 'sed', 'grep', 'awk', 'tr', 'cut', 'head', 'wc', 'find', 'cat', 'cp', 'rm', 'mkdir', 'chmod', 'dirname', 'basename', 'uname', 'id', 'readlink', 'env', 'ls'];
+  const tools = [
+    'sh',
+    'curl',
+    'openssl',
+    'sha256sum',
+    'tar',
+    'gzip',
+    'mktemp',
+    'sed',
+    'grep',
+    'awk',
+    'tr',
+    'cut',
+    'head',
+    'wc',
+    'find',
+    'cat',
+    'cp',
+    'rm',
+    'mkdir',
+    'chmod',
+    'dirname',
+    'basename',
+    'uname',
+    'id',
+    'readlink',
+    'env',
+    'ls',
+  ];
   for (const tool of tools) {
     const found = ['/usr/bin', '/bin', '/usr/local/bin'].map((prefix) => join(prefix, tool)).find((path) => existsSync(path));
     expect(found, `${tool} is not installed`).toBeDefined();

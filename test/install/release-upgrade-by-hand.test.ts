@@ -13,7 +13,15 @@ import { processIsAlive } from '../../src/node/host/process-alive.js';
 import { waitFor } from '../helpers/funnel.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir } from '../helpers/temp.js';
-import { brokenPackage, buildRelease, healthyDaemonOf, installWithScript, publish, signingKey, type BuiltRelease } from './release-support.js';
+import {
+  brokenPackage,
+  buildRelease,
+  healthyDaemonOf,
+  installWithScript,
+  publish,
+  signingKey,
+  type BuiltRelease,
+} from './release-support.js';
 import { homeOf, run } from './support.js';
 
 const releasesDir = join(tempDir('releases-'), 'published');
@@ -31,11 +39,20 @@ const databaseFile = () => join(home(), 'var', 'swarm-node.db');
 const swarmNode = (args: string[]) => run(join(root, 'usr/local/bin/swarm-node'), args, { timeoutMs: 120_000 });
 const healthyDaemon = (since: number) => healthyDaemonOf(home(), since);
 /** The command line of a running process, as /proc has it. */
-const commandLine = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((word) => word !== '');
+const commandLine = (pid: number) =>
+  readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+    .split('\0')
+    .filter((word) => word !== '');
 const environment = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
 /** A daemon started as the one of beforeAll was: the same arguments, environment and directory, of `version`. */
 function expectStartedAsBefore(pid: number, version: string): void {
-  expect(commandLine(pid)).toEqual([expect.any(String), join(home(), `releases/${version}/bin/swarm-node.js`), 'daemon', '--tick-ms', '200']);
+  expect(commandLine(pid)).toEqual([
+    expect.any(String),
+    join(home(), `releases/${version}/bin/swarm-node.js`),
+    'daemon',
+    '--tick-ms',
+    '200',
+  ]);
   expect(environment(pid)).toContain(MARK);
   expect(readlinkSync(`/proc/${pid}/cwd`)).toBe(startedIn);
 }
@@ -45,7 +62,12 @@ async function startByHand(extra: string[] = []): Promise<DaemonRecord> {
   const since = Date.now();
   const out = openSync(daemonLog, 'a');
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', NO_COLOR: '1', [MARK.split('=')[0]!]: MARK.split('=')[1]! };
-  spawn(join(root, 'usr/local/bin/swarm-node'), ['daemon', '--tick-ms', '200', ...extra], { cwd: startedIn, detached: true, stdio: ['ignore', out, out], env }).unref();
+  spawn(join(root, 'usr/local/bin/swarm-node'), ['daemon', '--tick-ms', '200', ...extra], {
+    cwd: startedIn,
+    detached: true,
+    stdio: ['ignore', out, out],
+    env,
+  }).unref();
   closeSync(out);
   return healthyDaemon(since);
 }
@@ -65,7 +87,10 @@ beforeAll(async () => {
   daemonLog = join(tempDir('by-hand-log-'), 'daemon.log');
   const record = await startByHand();
   expect(record.supervisor).toBe('none');
-  await waitFor(async () => (/event=auto_update_off by="started by hand: /.test(readFileSync(daemonLog, 'utf8')) ? true : undefined), 'auto_update_off in the log');
+  await waitFor(
+    async () => (/event=auto_update_off by="started by hand: /.test(readFileSync(daemonLog, 'utf8')) ? true : undefined),
+    'auto_update_off in the log',
+  );
 }, 240_000);
 
 afterAll(() => {
@@ -81,7 +106,9 @@ describe('upgrade of a daemon started by hand, without systemd', { timeout: 120_
     // A dry run says it too, and the daemon stays as it is.
     const dry = await swarmNode(['upgrade', '--dry-run']);
     expect(dry.exitCode, dry.stderr).toBe(0);
-    expect(dry.stderr).toContain(`the daemon (pid ${before.pid}) was started by hand, and no service manager starts it again: upgrade stops it and starts it as it was started`);
+    expect(dry.stderr).toContain(
+      `the daemon (pid ${before.pid}) was started by hand, and no service manager starts it again: upgrade stops it and starts it as it was started`,
+    );
     expect(readDaemonRecord(databaseFile()).pid).toBe(before.pid);
     expect(processIsAlive(before.pid!)).toBe(true);
     const result = await swarmNode(['upgrade', '--json']);
@@ -104,7 +131,10 @@ describe('upgrade of a daemon started by hand, without systemd', { timeout: 120_
     expect(readlinkSync(join(home(), 'current'))).toBe('releases/0.1.1');
     // Its output goes where the one started by hand wrote: the same file. (A release built with --version from one
     // package reports that package's own version: the pid tells the daemons apart.)
-    await waitFor(async () => (new RegExp(`event=daemon_started pid=${after.pid} `).test(readFileSync(daemonLog, 'utf8')) ? true : undefined), "the new daemon's start in the same log");
+    await waitFor(
+      async () => (new RegExp(`event=daemon_started pid=${after.pid} `).test(readFileSync(daemonLog, 'utf8')) ? true : undefined),
+      "the new daemon's start in the same log",
+    );
     const status = await swarmNode(['--json', 'status']);
     expect(status.json.daemon).toMatchObject({ running: true, pid: after.pid });
   });
@@ -149,7 +179,9 @@ describe('upgrade of a daemon started by hand, without systemd', { timeout: 120_
     expect(result.exitCode).toBe(1);
     expect(result.stderr).not.toContain('was started by hand');
     expect(result.stderr).toMatch(/stopping the daemon \(pid \d+\) so that its supervisor starts the new release/);
-    expect(result.stderr).toContain('current is 0.1.0 again. No daemon of 0.1.1 recorded a start, and none runs now: its supervisor did not start one');
+    expect(result.stderr).toContain(
+      'current is 0.1.0 again. No daemon of 0.1.1 recorded a start, and none runs now: its supervisor did not start one',
+    );
     expect(result.stderr).not.toContain('See why the new one failed');
   });
 });

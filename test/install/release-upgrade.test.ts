@@ -18,7 +18,15 @@ import { activatedSession, waitFor } from '../helpers/funnel.js';
 import { fetchUpstream, startInterposer } from '../helpers/interposer.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
-import { brokenPackage, buildRelease, healthyDaemonOf, publish, signingKey, type BuiltRelease, type SigningKey } from './release-support.js';
+import {
+  brokenPackage,
+  buildRelease,
+  healthyDaemonOf,
+  publish,
+  signingKey,
+  type BuiltRelease,
+  type SigningKey,
+} from './release-support.js';
 import { filesUnder, homeOf, run, writeTokenFile } from './support.js';
 
 const releasesDir = join(tempDir('releases-'), 'published');
@@ -54,11 +62,28 @@ beforeAll(async () => {
   root = tempDir('upgrade-root-');
   const { deploy_token } = await activatedSession(service.baseUrl, uniqueEmail('upgrade'));
   const installSh = new URL('../../scripts/install.sh', import.meta.url).pathname;
-  const installed = await run('sh', [installSh, '--base-url', service.baseUrl, '--root', root, '--artifact', v010.artifact.path, '--trust-key', key.publicFile, '--token-file', writeTokenFile(deploy_token), '--no-autoupdate']);
+  const installed = await run('sh', [
+    installSh,
+    '--base-url',
+    service.baseUrl,
+    '--root',
+    root,
+    '--artifact',
+    v010.artifact.path,
+    '--trust-key',
+    key.publicFile,
+    '--token-file',
+    writeTokenFile(deploy_token),
+    '--no-autoupdate',
+  ]);
   expect(installed.exitCode, installed.stderr).toBe(0);
   // What systemd's Restart= would do: start the daemon of whatever `current` is, again whenever it exits.
   // --supervised: this loop starts it again, and upgrade leaves that to it.
-  supervisor = spawn('sh', ['-c', `while :; do "${join(home(), 'current/bin/swarm-node')}" daemon --supervised >/dev/null 2>&1; sleep 0.2; done`], { detached: true, stdio: 'ignore' });
+  supervisor = spawn(
+    'sh',
+    ['-c', `while :; do "${join(home(), 'current/bin/swarm-node')}" daemon --supervised >/dev/null 2>&1; sleep 0.2; done`],
+    { detached: true, stdio: 'ignore' },
+  );
   await healthyDaemon(0);
   expect(daemonExecutable()).toBe(join(home(), 'releases/0.1.0/runtime/bin/node'));
 }, 240_000);
@@ -115,7 +140,9 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
       const refused = await swarmNode(['upgrade', '--base-url', lacking.url, '--json']);
       expect(refused.exitCode, refused.stdout).toBe(1);
       expect(refused.json.error).toMatchObject({ code: 'failed' });
-      expect(refused.json.error.message).toContain(`the service at ${lacking.url} answered the newest release without a usable manifest_url`);
+      expect(refused.json.error.message).toContain(
+        `the service at ${lacking.url} answered the newest release without a usable manifest_url`,
+      );
       expect(refused.json.error.message).not.toMatch(/report it/);
       expect(current()).toBe(before);
     } finally {
@@ -143,7 +170,7 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
     expect(again.stdout).toMatch(/0\.1\.1 is the newest release; nothing to upgrade/);
   });
 
-  it('rolls back by itself when the new release\'s daemon does not come up within the bound', async () => {
+  it("rolls back by itself when the new release's daemon does not come up within the bound", async () => {
     publish(broken, releasesDir);
     const upgradeStarted = Date.now();
     const result = await swarmNode(['upgrade', '--health-timeout', '5']);
@@ -192,16 +219,28 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
     const logText = () => (existsSync(daemonLog) ? readFileSync(daemonLog, 'utf8') : '');
     /** Waits for a log line matching `pattern` written after `from` (an offset in the log). */
     const logLine = (pattern: RegExp, from: number, what: string) =>
-      waitFor(async () => logText().slice(from).split('\n').find((line) => pattern.test(line)), what, 60_000).catch((error: Error) => {
+      waitFor(
+        async () =>
+          logText()
+            .slice(from)
+            .split('\n')
+            .find((line) => pattern.test(line)),
+        what,
+        60_000,
+      ).catch((error: Error) => {
         throw new Error(`${error.message}; the daemon's log since:\n${logText().slice(from).slice(-3000)}`);
       });
     const databaseFile = () => join(home(), 'var', 'swarm-node.db');
     /** The daemon of the supervisor started after `since` and has ticked `ms` past its start. */
     const tickedFor = (since: number, ms: number) =>
-      waitFor(async () => {
-        const record = readDaemonRecord(databaseFile());
-        return startedHealthy(record, since) && record.lastTickAt! - record.startedAt! >= ms ? record : undefined;
-      }, `a daemon ticking for ${ms} ms`, 60_000);
+      waitFor(
+        async () => {
+          const record = readDaemonRecord(databaseFile());
+          return startedHealthy(record, since) && record.lastTickAt! - record.startedAt! >= ms ? record : undefined;
+        },
+        `a daemon ticking for ${ms} ms`,
+        60_000,
+      );
     /** A new daemon with the flags now in flagsFile: the running one is stopped, its supervisor starts the next. */
     const restartDaemon = async (flags: string) => {
       writeFileSync(flagsFile, flags);
@@ -225,7 +264,10 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
       const since = (supervisedSince = Date.now());
       supervisor = spawn(
         'sh',
-        ['-c', `while :; do "${bin}" upgrade --pending >>"${daemonLog}.pre" 2>&1; "${bin}" daemon --supervised $(cat "${flagsFile}") >>"${daemonLog}" 2>&1; sleep 0.2; done`],
+        [
+          '-c',
+          `while :; do "${bin}" upgrade --pending >>"${daemonLog}.pre" 2>&1; "${bin}" daemon --supervised $(cat "${flagsFile}") >>"${daemonLog}" 2>&1; sleep 0.2; done`,
+        ],
         { detached: true, stdio: 'ignore' },
       );
       await healthyDaemon(since);
@@ -240,7 +282,9 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
 
       // install.sh --no-autoupdate wrote it into the config and the unit (whose ExecStart this supervisor stands for).
       expect(JSON.parse(readFileSync(join(home(), 'etc', 'config.json'), 'utf8'))).toMatchObject({ auto_update: 'false' });
-      expect(readFileSync(join(root, 'etc/systemd/system/svc-swarm-node.service'), 'utf8')).toMatch(/^ExecStart=\S+\/swarm-node daemon --no-autoupdate$/m);
+      expect(readFileSync(join(root, 'etc/systemd/system/svc-swarm-node.service'), 'utf8')).toMatch(
+        /^ExecStart=\S+\/swarm-node daemon --no-autoupdate$/m,
+      );
       const from = logText().length;
       const restarted = await restartDaemon('--autoupdate-check-ms 100 --tick-ms 100');
       await logLine(/event=auto_update_off by="config auto_update"/, from, 'auto_update_off by the config');
@@ -260,7 +304,9 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
       const from = logText().length;
       await restartDaemon('--autoupdate-check-ms 100 --tick-ms 100');
       const failed = await logLine(/event=update_failed/, from, 'update_failed');
-      expect(failed).toMatch(/latest=0\.1\.4 error="the artifact's SHA-256 is [0-9a-f]{64}, the signed manifest says [0-9a-f]{64}: it was altered or damaged" note="nothing switched; this version runs on"/);
+      expect(failed).toMatch(
+        /latest=0\.1\.4 error="the artifact's SHA-256 is [0-9a-f]{64}, the signed manifest says [0-9a-f]{64}: it was altered or damaged" note="nothing switched; this version runs on"/,
+      );
       const pid = readDaemonRecord(databaseFile()).pid;
       // The next check fails the same way, from the same daemon: it neither stopped nor switched.
       await logLine(/event=update_failed/, logText().length, 'a second update_failed');
@@ -276,7 +322,9 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
       publish(v015, releasesDir);
       await logLine(/event=update_staged version=0\.1\.3 latest=0\.1\.5 signed_by=[0-9a-f]{16}/, from, 'update_staged');
       const updated = await logLine(/event=updated /, from, 'updated');
-      process.stdout.write(`auto-update 0.1.3 -> 0.1.5, from publishing to the new daemon's first tick: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+      process.stdout.write(
+        `auto-update 0.1.3 -> 0.1.5, from publishing to the new daemon's first tick: ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+      );
       expect(updated).toMatch(/from_version=0\.1\.3 to_version=0\.1\.5/);
       expect(readFileSync(`${daemonLog}.pre`, 'utf8')).toMatch(/switched to the staged swarm-node 0\.1\.5 \(was 0\.1\.3\)/);
       expect(current()).toBe('releases/0.1.5');
@@ -299,7 +347,11 @@ describe('swarm-node upgrade', { timeout: 120_000 }, () => {
       const failed = await logLine(/event=update_failed version=0\.1\.6/, from, 'update_failed after the rollback');
       expect(failed).toMatch(/the daemon of 0\.1\.6 stopped before it was healthy \(its first tick\)/);
       expect(current()).toBe('releases/0.1.5');
-      await logLine(/event=up_to_date version=0\.1\.5 latest=0\.1\.6 note="0\.1\.6 was rolled back here before/, from, 'the broken release declined');
+      await logLine(
+        /event=up_to_date version=0\.1\.5 latest=0\.1\.6 note="0\.1\.6 was rolled back here before/,
+        from,
+        'the broken release declined',
+      );
     });
   });
 

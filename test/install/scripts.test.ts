@@ -60,7 +60,10 @@ describe('scripts/install.sh', () => {
   it('--dry-run prints every change and makes none, without spending the token', async () => {
     const root = tempDir('script-root-');
     const deployToken = await token();
-    const dry = await installScript(['--root', root, '--dry-run'], { SVC_DEPLOY_TOKEN: deployToken, https_proxy: 'http://proxy.internal:3128' });
+    const dry = await installScript(['--root', root, '--dry-run'], {
+      SVC_DEPLOY_TOKEN: deployToken,
+      https_proxy: 'http://proxy.internal:3128',
+    });
     expect(dry.exitCode, dry.stderr).toBe(0);
     expect(filesUnder(root)).toEqual([]);
     expect(dry.stderr).toMatch(/dry run: nothing is changed/);
@@ -90,7 +93,10 @@ describe('scripts/install.sh', () => {
     );
     expect(mode(join(homeOf(root), 'etc', 'credentials.json'))).toBe(0o600);
     expect(JSON.parse(readFileSync(join(homeOf(root), 'etc', 'config.json'), 'utf8')).labels).toEqual(['gpu', 'zone.eu-1']);
-    expect(JSON.parse(readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8')).node).toMatchObject({ ephemeral: true, uninstall_after: true });
+    expect(JSON.parse(readFileSync(join(homeOf(root), 'etc', 'credentials.json'), 'utf8')).node).toMatchObject({
+      ephemeral: true,
+      uninstall_after: true,
+    });
 
     // Re-run: no token, nothing to change.
     const again = await installScript(['--root', root, '--no-start'], { HTTPS_PROXY: 'http://proxy.internal:3128', no_proxy: '127.0.0.1' });
@@ -123,7 +129,9 @@ describe('scripts/install.sh', () => {
     const bin = tempDir('old-node-');
     writeFileSync(join(bin, 'node'), '#!/bin/sh\necho v18.19.0\n');
     chmodSync(join(bin, 'node'), 0o755);
-    const result = await run('bash', [installSh, '--from', stagedPackage(), '--root', root], { env: { PATH: `${bin}:/usr/bin:/bin`, SVC_DEPLOY_TOKEN: await token() } });
+    const result = await run('bash', [installSh, '--from', stagedPackage(), '--root', root], {
+      env: { PATH: `${bin}:/usr/bin:/bin`, SVC_DEPLOY_TOKEN: await token() },
+    });
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toMatch(/Node\.js 20\.18 or newer is needed; .* is 18\.19\.0/);
     expect(filesUnder(root)).toEqual([]);
@@ -173,7 +181,10 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
       // And a named node beside it (docs/operations.md "Several nodes on one host"), whose units are files of their
       // own.
       const named = await run('node', [join(stagedPackage(), 'bin', 'swarm-node.js'), 'install', '--root', root, '--name', 'gpu'], {
-        env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: (await activatedSession(service.baseUrl, uniqueEmail('unit-gpu'))).deploy_token },
+        env: {
+          SVC_BASE_URL: service.baseUrl,
+          SVC_DEPLOY_TOKEN: (await activatedSession(service.baseUrl, uniqueEmail('unit-gpu'))).deploy_token,
+        },
       });
       expect(named.exitCode, named.stderr).toBe(0);
       unit = join(root, 'etc/systemd/system/svc-swarm-node.service');
@@ -197,15 +208,12 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
     'svc-swarm-node-egress-agent@run.service',
     'svc-swarm-node-egress-agent-gpu.socket',
     'svc-swarm-node-egress-agent-gpu@run.service',
-  ])(
-    'systemd-analyze verify prints nothing for the installed %s (its ExecStart resolves through current)',
-    async (name) => {
-      await requireTool('systemd-analyze');
-      const result = await run('systemd-analyze', ['verify', `--root=${root}`, name]);
-      expect(result.stdout + result.stderr).toBe('');
-      expect(result.exitCode).toBe(0);
-    },
-  );
+  ])('systemd-analyze verify prints nothing for the installed %s (its ExecStart resolves through current)', async (name) => {
+    await requireTool('systemd-analyze');
+    const result = await run('systemd-analyze', ['verify', `--root=${root}`, name]);
+    expect(result.stdout + result.stderr).toBe('');
+    expect(result.exitCode).toBe(0);
+  });
 
   it('systemd-analyze verify would complain about a broken ExecStart (the check above can fail)', async () => {
     const broken = readFileSync(unit, 'utf8').replace('/current/bin/swarm-node daemon', '/current/bin/no-such-binary daemon');
@@ -255,7 +263,7 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
     expect(text).not.toMatch(/^MemoryDenyWriteExecute=/m);
   });
 
-  it('an agent run is a service of its own: root with only the capabilities to run the agent as its uid, no network, etc/ and var/ out of sight but var/agents, the runner\'s limits, exposure at most 2.3', async () => {
+  it("an agent run is a service of its own: root with only the capabilities to run the agent as its uid, no network, etc/ and var/ out of sight but var/agents, the runner's limits, exposure at most 2.3", async () => {
     await requireTool('systemd-analyze');
     const agentUnit = join(root, 'etc/systemd/system/svc-swarm-node-agent@.service');
     const exposure = await templateExposure(agentUnit, 23);
@@ -307,10 +315,16 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
     ]) {
       expect(lines, line).toContain(line);
     }
-    expect(lines.filter((line) => /^(User|Group|DynamicUser|PrivateUsers|CapabilityBoundingSet)=/.test(line))).toEqual(['CapabilityBoundingSet=CAP_SETUID CAP_SETGID CAP_CHOWN CAP_KILL CAP_SYS_ADMIN']);
+    expect(lines.filter((line) => /^(User|Group|DynamicUser|PrivateUsers|CapabilityBoundingSet)=/.test(line))).toEqual([
+      'CapabilityBoundingSet=CAP_SETUID CAP_SETGID CAP_CHOWN CAP_KILL CAP_SYS_ADMIN',
+    ]);
     // Node gpu's agents: uids keyed by its own home, its own state directory.
     const gpuLines = readFileSync(join(root, 'etc/systemd/system/svc-swarm-node-agent-gpu@.service'), 'utf8').split('\n');
-    for (const line of ['Environment=SWARM_NODE_HOME=/opt/svc/swarm-node/nodes/gpu', 'StateDirectory=svc-swarm-node-agents-gpu', 'StateDirectory=svc-swarm-node']) {
+    for (const line of [
+      'Environment=SWARM_NODE_HOME=/opt/svc/swarm-node/nodes/gpu',
+      'StateDirectory=svc-swarm-node-agents-gpu',
+      'StateDirectory=svc-swarm-node',
+    ]) {
       expect(gpuLines, line).toContain(line);
     }
     const socket = readFileSync(join(root, 'etc/systemd/system/svc-swarm-node-agent.socket'), 'utf8').split('\n');
@@ -326,10 +340,17 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
     const egressUnit = join(root, 'etc/systemd/system/svc-swarm-node-egress-agent@.service');
     // What it gives up against the agent unit (2.3): PrivateNetwork= and the IP address filter (docs/operations.md).
     expect(await templateExposure(egressUnit, 29)).toBeLessThanOrEqual(2.9);
-    const settings = (file: string) => readFileSync(file, 'utf8').split('\n').filter((line) => !line.startsWith('#') && !line.startsWith('Description='));
+    const settings = (file: string) =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => !line.startsWith('#') && !line.startsWith('Description='));
     const network = /^(PrivateNetwork|IPAddressAllow|IPAddressDeny)=/;
     const agentSettings = settings(join(root, 'etc/systemd/system/svc-swarm-node-agent@.service'));
-    expect(agentSettings.filter((line) => network.test(line))).toEqual(['PrivateNetwork=yes', 'IPAddressAllow=localhost', 'IPAddressDeny=any']);
+    expect(agentSettings.filter((line) => network.test(line))).toEqual([
+      'PrivateNetwork=yes',
+      'IPAddressAllow=localhost',
+      'IPAddressDeny=any',
+    ]);
     expect(settings(egressUnit)).toEqual(agentSettings.filter((line) => !network.test(line)));
     expect(settings(egressUnit)).toContain('RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX');
     const socket = readFileSync(join(root, 'etc/systemd/system/svc-swarm-node-egress-agent.socket'), 'utf8').split('\n');
@@ -337,12 +358,18 @@ describe('systemd/ units: the daemon, the agent socket and the agent run service
       expect(socket, line).toContain(line);
     }
     // The daemon starts with both sockets.
-    expect(readFileSync(unit, 'utf8').split('\n')).toEqual(expect.arrayContaining(['After=network-online.target svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket', 'Wants=network-online.target svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket']));
+    expect(readFileSync(unit, 'utf8').split('\n')).toEqual(
+      expect.arrayContaining([
+        'After=network-online.target svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket',
+        'Wants=network-online.target svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket',
+      ]),
+    );
   });
 
   it('install --no-autoupdate turns auto-update off in the config and in the unit, which systemd-analyze still verifies; a re-run keeps it', async () => {
     await requireTool('systemd-analyze');
-    const install = (args: string[]) => run('node', [join(stagedPackage(), 'bin', 'swarm-node.js'), 'install', '--root', root, '--no-start', ...args]);
+    const install = (args: string[]) =>
+      run('node', [join(stagedPackage(), 'bin', 'swarm-node.js'), 'install', '--root', root, '--no-start', ...args]);
     const off = await install(['--no-autoupdate']);
     expect(off.exitCode, off.stderr).toBe(0);
     const home = join(root, 'opt/svc/swarm-node');
@@ -416,7 +443,6 @@ describe('scripts/upload-agent.sh (the agent upload script)', () => {
   });
 });
 
-
 describe('scripts/upload-agent.sh over the upload quota', () => {
   const service = useSvcApi({ uploadQuota: { maxVersions: 1 } });
   const script = fileURLToPath(new URL('../../scripts/upload-agent.sh', import.meta.url));
@@ -454,7 +480,9 @@ describe('scripts/install-test-tools.sh (the test tools in one command)', () => 
     expect(check.exitCode).toBe(1);
     expect(check.stderr).toMatch(/^the test suite needs tools this machine lacks \(packages: shellcheck python3-bandit .*bubblewrap.*\)$/m);
     expect(check.stderr).toContain('install them with: sudo scripts/install-test-tools.sh');
-    const manifest = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { scripts: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
     expect(manifest.scripts.test).toMatch(/^sh scripts\/install-test-tools\.sh --check && /);
   });
 });

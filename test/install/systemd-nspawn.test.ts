@@ -21,7 +21,21 @@
 // The root file system takes about a minute to build (debootstrap, from the mirror apt uses). SWARM_TEST_ROOTFS, a
 // directory holding one already built, is copied instead (for running this file again and again by hand).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, lchownSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, statfsSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lchownSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statfsSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,7 +64,11 @@ const HOME = '/opt/svc/swarm-node';
 const GPU_HOME = '/opt/svc/swarm-node/nodes/gpu';
 const MiB = 1024 * 1024;
 
-const canBoot = process.getuid?.() === 0 && existsSync('/usr/bin/systemd-nspawn') && existsSync('/usr/sbin/debootstrap') && existsSync('/usr/bin/nsenter');
+const canBoot =
+  process.getuid?.() === 0 &&
+  existsSync('/usr/bin/systemd-nspawn') &&
+  existsSync('/usr/sbin/debootstrap') &&
+  existsSync('/usr/bin/nsenter');
 
 const service = useSvcApi();
 // The root file system is some 400 MB of small files: removing it takes a while on a loaded machine.
@@ -117,15 +135,39 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     tokens.forEach((token, index) => writeFileSync(join(root, 'root', `token-${index}`), `${token}\n`, { mode: 0o600 }));
     leaveDynamicUserState(root);
     container = await Container.boot(root, service.baseUrl);
-    for (const [index, name] of [[0, undefined], [1, 'gpu']] as const) {
-      const install = await container.exec(['/opt/swarm-release/bin/swarm-node', 'install', '--from', '/opt/swarm-release', '--deploy-token-file', `/root/token-${index}`, ...(name === undefined ? [] : ['--name', name])]);
+    for (const [index, name] of [
+      [0, undefined],
+      [1, 'gpu'],
+    ] as const) {
+      const install = await container.exec([
+        '/opt/swarm-release/bin/swarm-node',
+        'install',
+        '--from',
+        '/opt/swarm-release',
+        '--deploy-token-file',
+        `/root/token-${index}`,
+        ...(name === undefined ? [] : ['--name', name]),
+      ]);
       expect(install.exitCode, install.stderr + install.stdout).toBe(0);
     }
     // Each node runs the probe as its own bundle of AGENT (the home's agents/ comes before the release's).
-    for (const [home, agent] of [[HOME, AGENT], [HOME, VICTIM], [GPU_HOME, AGENT]] as const) {
+    for (const [home, agent] of [
+      [HOME, AGENT],
+      [HOME, VICTIM],
+      [GPU_HOME, AGENT],
+    ] as const) {
       mkdirSync(join(root, home, 'agents', agent), { recursive: true });
       const network = agent === VICTIM ? { network: 'egress' } : {};
-      writeFileSync(join(root, home, 'agents', agent, 'agent.json'), JSON.stringify({ agent_id: agent, version: '0.0.0-test', entry: ['node', 'main.mjs'], input_schema: { type: 'object' }, ...network }));
+      writeFileSync(
+        join(root, home, 'agents', agent, 'agent.json'),
+        JSON.stringify({
+          agent_id: agent,
+          version: '0.0.0-test',
+          entry: ['node', 'main.mjs'],
+          input_schema: { type: 'object' },
+          ...network,
+        }),
+      );
       writeFileSync(join(root, home, 'agents', agent, 'main.mjs'), PROBE);
     }
     mkdirSync(join(root, HOME, 'agents', SYSCALLS), { recursive: true });
@@ -142,7 +184,16 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
   async function probe(node: string | undefined, input: Record<string, unknown>, agent: string = AGENT): Promise<Record<string, unknown>> {
     const question = JSON.stringify({ port, ...input });
     const corpus = agent === VICTIM ? ['--input', 'corpus=/srv'] : [];
-    const result = await container.exec(['swarm-node', ...(node === undefined ? [] : ['--node', node]), '--json', 'run', agent, '--input', `question=${question}`, ...corpus]);
+    const result = await container.exec([
+      'swarm-node',
+      ...(node === undefined ? [] : ['--node', node]),
+      '--json',
+      'run',
+      agent,
+      '--input',
+      `question=${question}`,
+      ...corpus,
+    ]);
     expect(result.stdout, result.stderr).not.toBe('');
     // A failed run is the command's error (exit 1), carrying the run's charge and output.
     const answer = JSON.parse(result.stdout) as Record<string, unknown>;
@@ -151,21 +202,33 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
 
   it("each node's agent runs as a uid of its own with no capability, no network, TMPDIR and /dev/shm of 64 MiB, and cannot read the other node's state", async () => {
     const first = await probe(undefined, { write: 'default node', artifact: 'written in the unit' });
-    expect(first, JSON.stringify(first)).toMatchObject({ status: 'succeeded', output: { state: `/var/lib/svc-swarm-node-agents/${AGENT}` } });
+    expect(first, JSON.stringify(first)).toMatchObject({
+      status: 'succeeded',
+      output: { state: `/var/lib/svc-swarm-node-agents/${AGENT}` },
+    });
     const seen = first.output as Record<string, unknown>;
     // The host's agent uids (runner/agent-ids.ts), a gid of the same number and no other group.
     expect(seen.uid).toBeGreaterThanOrEqual(AGENT_UID_BASE);
     expect(seen.uid).toBeLessThan(AGENT_UID_BASE + AGENT_UID_COUNT);
     expect(seen).toMatchObject({ gid: seen.uid, groups: [seen.uid] });
     // agent-exec's capabilities went with uid 0: the agent holds none, and none is in a set it could raise them from.
-    expect(seen.caps).toMatchObject({ CapInh: '0000000000000000', CapPrm: '0000000000000000', CapEff: '0000000000000000', CapAmb: '0000000000000000' });
+    expect(seen.caps).toMatchObject({
+      CapInh: '0000000000000000',
+      CapPrm: '0000000000000000',
+      CapEff: '0000000000000000',
+      CapAmb: '0000000000000000',
+    });
     const state = statSync(join(root, `/var/lib/svc-swarm-node-agents/${AGENT}`));
     expect([state.uid, state.mode & 0o7777]).toEqual([seen.uid, 0o700]);
     expect(statSync(join(root, '/var/lib/svc-swarm-node-agents')).mode & 0o7777).toBe(0o711);
     // Its claim on this host: its node's home and agent, and its state, which outlives an uninstall of the home.
     const claims = join(root, '/var/lib/svc-swarm-node/agent-uids');
     expect(statSync(claims).mode & 0o7777).toBe(0o700);
-    expect(JSON.parse(readFileSync(join(claims, String(seen.uid)), 'utf8'))).toEqual({ home: HOME, agent_id: AGENT, keeps: `/var/lib/svc-swarm-node-agents/${AGENT}` });
+    expect(JSON.parse(readFileSync(join(claims, String(seen.uid)), 'utf8'))).toEqual({
+      home: HOME,
+      agent_id: AGENT,
+      keeps: `/var/lib/svc-swarm-node-agents/${AGENT}`,
+    });
     expect(seen.tmp_bytes).toBe(64 * MiB);
     // Nothing it writes lands outside its caps: the unit's private /tmp on the host's /tmp is read-only.
     expect(seen.tmp_root).toBe('EROFS');
@@ -173,24 +236,41 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     // Its state is its image's filesystem: 256 MiB and the margin (runner/state-image.ts), not the host's /var/lib.
     expect(seen.state_bytes).toBeGreaterThan(250 * MiB);
     expect(seen.state_bytes).toBeLessThan(330 * MiB);
-    const status = JSON.parse((await container.exec(['swarm-node', '--json', 'status'])).stdout) as { node: { isolation_cannot: string[] } };
+    const status = JSON.parse((await container.exec(['swarm-node', '--json', 'status'])).stdout) as {
+      node: { isolation_cannot: string[] };
+    };
     expect(status.node.isolation_cannot).toEqual([]);
     // Its artifacts directory is the unit's tmpfs of a run's artifacts; agent-exec sent the file over the connection.
     expect(seen.artifacts_bytes).toBe(128 * MiB);
-    expect(service.db.prepare('SELECT name, size_bytes FROM run_artifacts WHERE run_id = ?').all(first.run_id)).toEqual([{ name: 'probe.txt', size_bytes: 'written in the unit'.length }]);
+    expect(service.db.prepare('SELECT name, size_bytes FROM run_artifacts WHERE run_id = ?').all(first.run_id)).toEqual([
+      { name: 'probe.txt', size_bytes: 'written in the unit'.length },
+    ]);
     // PrivateNetwork=: its own loopback only; the host's service (on the host's loopback) is out of reach.
     expect(seen.connect).toMatch(/^E[A-Z]+$/);
 
     // Node gpu was "upgraded": its agent's state is what the node's former dynamic user left (leaveDynamicUserState).
-    const gpu = await probe('gpu', { read: `/var/lib/svc-swarm-node-agents/${AGENT}/secret`, own: ['secret', 'deep/inner'], lstat: ['secret', 'deep', 'deep/inner', 'shadow', 'version'] });
-    expect(gpu, JSON.stringify(gpu)).toMatchObject({ status: 'succeeded', output: { state: `/var/lib/svc-swarm-node-agents-gpu/${AGENT}` } });
+    const gpu = await probe('gpu', {
+      read: `/var/lib/svc-swarm-node-agents/${AGENT}/secret`,
+      own: ['secret', 'deep/inner'],
+      lstat: ['secret', 'deep', 'deep/inner', 'shadow', 'version'],
+    });
+    expect(gpu, JSON.stringify(gpu)).toMatchObject({
+      status: 'succeeded',
+      output: { state: `/var/lib/svc-swarm-node-agents-gpu/${AGENT}` },
+    });
     const other = gpu.output as Record<string, unknown>;
     expect(other.uid).not.toBe(seen.uid);
     expect(other.read).toBe('EACCES');
     // Its first run took the tree over and moved it into its state image, as its uid: its files are its own, a link
     // stays a link, and what links pointed at elsewhere is as it was.
     expect(other.own).toEqual(['left by the dynamic user', 'deep down']);
-    expect(other.lstat).toEqual([[other.uid, false], [other.uid, false], [other.uid, false], [other.uid, true], [other.uid, false]]);
+    expect(other.lstat).toEqual([
+      [other.uid, false],
+      [other.uid, false],
+      [other.uid, false],
+      [other.uid, true],
+      [other.uid, false],
+    ]);
     const gpuState = join(root, `/var/lib/svc-swarm-node-agents-gpu/${AGENT}`);
     expect(lstatSync(gpuState).uid).toBe(other.uid);
     expect(readdirSync(gpuState)).toEqual([]);
@@ -230,7 +310,16 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     expect(hostile, JSON.stringify(hostile)).toMatchObject({ status: 'succeeded' });
     const seen = hostile.output as Record<string, unknown>;
     expect(seen.uid).not.toBe(victimUid);
-    expect(seen.attack).toEqual({ list: 'EACCES', list_parent: 'EACCES', read: 'EACCES', write: 'EACCES', signal: ['EPERM', 'EPERM'], setuid: 'EPERM', claims: 'EACCES', images: 'EACCES' });
+    expect(seen.attack).toEqual({
+      list: 'EACCES',
+      list_parent: 'EACCES',
+      read: 'EACCES',
+      write: 'EACCES',
+      signal: ['EPERM', 'EPERM'],
+      setuid: 'EPERM',
+      claims: 'EACCES',
+      images: 'EACCES',
+    });
 
     const victim = await victimRun;
     expect(victim, JSON.stringify(victim)).toMatchObject({ status: 'succeeded', output: { uid: victimUid } });
@@ -244,14 +333,33 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     const hold = '/opt/egress-hold';
     const running = probe(undefined, { hold }, VICTIM);
     const unit = await runningAgentUnit('svc-swarm-node-egress-agent@*');
-    const shown = await container.exec(['systemctl', 'show', unit, '-p', 'PrivateNetwork,IPAddressDeny,MemoryMax,TasksMax,RestrictAddressFamilies']);
+    const shown = await container.exec([
+      'systemctl',
+      'show',
+      unit,
+      '-p',
+      'PrivateNetwork,IPAddressDeny,MemoryMax,TasksMax,RestrictAddressFamilies',
+    ]);
     writeFileSync(join(root, hold), '');
-    const properties = Object.fromEntries(shown.stdout.split('\n').filter(Boolean).map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
+    const properties = Object.fromEntries(
+      shown.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
     // The agent unit's limits and filters, the host's network.
-    expect(properties, shown.stdout).toMatchObject({ PrivateNetwork: 'no', IPAddressDeny: '', MemoryMax: String(512 * MiB), TasksMax: '64' });
+    expect(properties, shown.stdout).toMatchObject({
+      PrivateNetwork: 'no',
+      IPAddressDeny: '',
+      MemoryMax: String(512 * MiB),
+      TasksMax: '64',
+    });
     expect(properties.RestrictAddressFamilies?.split(' ').sort()).toEqual(['AF_INET', 'AF_INET6', 'AF_UNIX']);
     const egress = await running;
-    expect(egress, JSON.stringify(egress)).toMatchObject({ status: 'succeeded', output: { state: `/var/lib/svc-swarm-node-agents/${VICTIM}`, connect: 'connected' } });
+    expect(egress, JSON.stringify(egress)).toMatchObject({
+      status: 'succeeded',
+      output: { state: `/var/lib/svc-swarm-node-agents/${VICTIM}`, connect: 'connected' },
+    });
     const seen = egress.output as Record<string, unknown>;
     expect(seen.uid).toBeGreaterThanOrEqual(AGENT_UID_BASE);
     expect(seen.caps).toMatchObject({ CapEff: '0000000000000000', CapPrm: '0000000000000000' });
@@ -262,13 +370,31 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     expect((none.output as Record<string, unknown>).connect).toMatch(/^E[A-Z]+$/);
   });
 
-  it("node gpu runs the built-in RAG agent (egress) in its egress unit; with its units as a release before them left it, the run fails naming the install that writes them, which works as printed", async () => {
+  it('node gpu runs the built-in RAG agent (egress) in its egress unit; with its units as a release before them left it, the run fails naming the install that writes them, which works as printed', async () => {
     mkdirSync(join(root, 'srv/corpus'), { recursive: true });
-    writeFileSync(join(root, 'srv/corpus/ops.md'), '# Backups\n\nThe nightly backup runs at two in the morning and keeps fourteen copies.\n');
-    const ask = () => container.exec(['swarm-node', '--node', 'gpu', '--json', 'run', VICTIM, '--input', 'corpus=/srv/corpus', '--input', 'question=When does the nightly backup run?']);
+    writeFileSync(
+      join(root, 'srv/corpus/ops.md'),
+      '# Backups\n\nThe nightly backup runs at two in the morning and keeps fourteen copies.\n',
+    );
+    const ask = () =>
+      container.exec([
+        'swarm-node',
+        '--node',
+        'gpu',
+        '--json',
+        'run',
+        VICTIM,
+        '--input',
+        'corpus=/srv/corpus',
+        '--input',
+        'question=When does the nightly backup run?',
+      ]);
     const answered = await ask();
     expect(answered.exitCode, answered.stdout + answered.stderr).toBe(0);
-    expect(JSON.parse(answered.stdout)).toMatchObject({ status: 'succeeded', output: { answer: { found: true, citations: [{ file: 'ops.md' }] } } });
+    expect(JSON.parse(answered.stdout)).toMatchObject({
+      status: 'succeeded',
+      output: { answer: { found: true, citations: [{ file: 'ops.md' }] } },
+    });
 
     // As an older swarm-node upgrading to this release leaves it: no egress pair (and a daemon unit that wants none).
     const gpuUnits = ['svc-swarm-node-egress-agent-gpu.socket', 'svc-swarm-node-egress-agent-gpu@.service'];
@@ -283,7 +409,12 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     const fix = /run, as root: ([^)]+)\)/.exec(error.output.message)?.[1];
     expect(fix).toBe('swarm-node install --name gpu');
     // status says so too, and no longer once the fix ran.
-    const cannot = async () => (JSON.parse((await container.exec(['swarm-node', '--node', 'gpu', '--json', 'status'])).stdout) as { node: { isolation_cannot: string[] } }).node.isolation_cannot;
+    const cannot = async () =>
+      (
+        JSON.parse((await container.exec(['swarm-node', '--node', 'gpu', '--json', 'status'])).stdout) as {
+          node: { isolation_cannot: string[] };
+        }
+      ).node.isolation_cannot;
     expect(await cannot()).toEqual(expect.arrayContaining([expect.stringContaining('swarm-node install --name gpu')]));
     const installed = await container.exec(fix!.split(' '));
     expect(installed.exitCode, installed.stdout + installed.stderr).toBe(0);
@@ -297,7 +428,10 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     // As a release before state images rendered it: no CAP_SYS_ADMIN.
     const unitFile = '/etc/systemd/system/svc-swarm-node-agent-gpu@.service';
     const rendered = readFileSync(join(root, unitFile), 'utf8');
-    writeFileSync(join(root, unitFile), rendered.replace(/^CapabilityBoundingSet=.*$/m, 'CapabilityBoundingSet=CAP_SETUID CAP_SETGID CAP_CHOWN CAP_KILL'));
+    writeFileSync(
+      join(root, unitFile),
+      rendered.replace(/^CapabilityBoundingSet=.*$/m, 'CapabilityBoundingSet=CAP_SETUID CAP_SETGID CAP_CHOWN CAP_KILL'),
+    );
     expect((await container.exec(['systemctl', 'daemon-reload'])).exitCode).toBe(0);
     const refused = await probe('gpu', { own: ['secret'] });
     expect(refused, JSON.stringify(refused)).toMatchObject({ status: 'failed', charged_cents: 0, output: { error: 'spawn' } });
@@ -310,9 +444,21 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
   });
 
   it("every unit installed, the egress pair's too, passes systemd-analyze verify in the container", async () => {
-    const units = ['svc-swarm-node.service', 'svc-swarm-node-agent.socket', 'svc-swarm-node-egress-agent.socket', 'svc-swarm-node@gpu.service', 'svc-swarm-node-agent-gpu.socket', 'svc-swarm-node-egress-agent-gpu.socket'];
+    const units = [
+      'svc-swarm-node.service',
+      'svc-swarm-node-agent.socket',
+      'svc-swarm-node-egress-agent.socket',
+      'svc-swarm-node@gpu.service',
+      'svc-swarm-node-agent-gpu.socket',
+      'svc-swarm-node-egress-agent-gpu.socket',
+    ];
     // A template is verified through an instance of it.
-    const instances = ['svc-swarm-node-agent@x.service', 'svc-swarm-node-egress-agent@x.service', 'svc-swarm-node-agent-gpu@x.service', 'svc-swarm-node-egress-agent-gpu@x.service'];
+    const instances = [
+      'svc-swarm-node-agent@x.service',
+      'svc-swarm-node-egress-agent@x.service',
+      'svc-swarm-node-agent-gpu@x.service',
+      'svc-swarm-node-egress-agent-gpu@x.service',
+    ];
     const verified = await container.exec(['systemd-analyze', 'verify', ...units, ...instances]);
     expect(verified.stdout + verified.stderr).toBe('');
     expect(verified.exitCode).toBe(0);
@@ -320,7 +466,16 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
 
   it("a run past its time limit is stopped by agent-exec, which may signal the agent's uid (CAP_KILL), and fails timeout", async () => {
     const question = JSON.stringify({ port, hold: '/opt/never-made' });
-    const result = await container.exec(['swarm-node', '--json', 'run', AGENT, '--timeout-seconds', '1', '--input', `question=${question}`]);
+    const result = await container.exec([
+      'swarm-node',
+      '--json',
+      'run',
+      AGENT,
+      '--timeout-seconds',
+      '1',
+      '--input',
+      `question=${question}`,
+    ]);
     const answer = JSON.parse(result.stdout) as { error?: Record<string, unknown> };
     expect(answer.error, result.stdout).toMatchObject({ charged_cents: 0, output: { error: 'timeout' } });
   });
@@ -351,14 +506,22 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
   it('two runs of one agent at once share its state: one file system, whichever unit mounted it first', async () => {
     const hold = '/opt/twice-hold';
     const runs = [probe(undefined, { write: 'first of two', hold }), probe(undefined, { hold })];
-    await waitFor(async () => ((await container.exec(['systemctl', 'list-units', '--plain', '--no-legend', 'svc-swarm-node-agent@*'])).stdout.match(/\.service/g)?.length === 2 ? true : undefined), 'two agent units', 60_000);
+    await waitFor(
+      async () =>
+        (await container.exec(['systemctl', 'list-units', '--plain', '--no-legend', 'svc-swarm-node-agent@*'])).stdout.match(/\.service/g)
+          ?.length === 2
+          ? true
+          : undefined,
+      'two agent units',
+      60_000,
+    );
     writeFileSync(join(root, hold), '');
     for (const result of await Promise.all(runs)) expect(result, JSON.stringify(result)).toMatchObject({ status: 'succeeded' });
     const after = await probe(undefined, { own: ['secret'] });
     expect(after).toMatchObject({ status: 'succeeded', output: { own: ['first of two'] } });
   });
 
-  it("system calls, keyrings (docs/operations.md \"What each mode holds\"): an agent's add_key is refused and its next run finds no key, namespaces and other ABIs are refused; Node 22 and 20, Python, git and sh run", async (context) => {
+  it('system calls, keyrings (docs/operations.md "What each mode holds"): an agent\'s add_key is refused and its next run finds no key, namespaces and other ABIs are refused; Node 22 and 20, Python, git and sh run', async (context) => {
     const missing = ['python3', 'git'].filter((tool) => !existsSync(join(root, 'usr/bin', tool)));
     if (missing.length > 0) {
       process.stdout.write(`skipped: ${missing.join(' and ')} not in the root file system (a SWARM_TEST_ROOTFS made without them)\n`);
@@ -393,7 +556,7 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     });
   });
 
-  it("the run's launcher (docs/operations.md \"What each mode holds\"): root and out of the agent's sight, so no report it forges reaches the node: a full TMPDIR fails the run disk_quota", async () => {
+  it('the run\'s launcher (docs/operations.md "What each mode holds"): root and out of the agent\'s sight, so no report it forges reaches the node: a full TMPDIR fails the run disk_quota', async () => {
     const bundle = join(root, HOME, 'agents', SYSCALLS);
     const manifest = { agent_id: SYSCALLS, version: '0.0.0-test', entry: ['node', 'main.mjs'], input_schema: { type: 'object' } };
     writeFileSync(join(bundle, 'agent.json'), JSON.stringify(manifest));
@@ -414,7 +577,10 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
       });
       expect((seen.output as { reached: unknown }).reached).toEqual({});
       const filled = await probeWith({ fill: true });
-      expect(filled, JSON.stringify(filled)).toMatchObject({ status: 'failed', output: { error: 'disk_quota', message: expect.stringContaining('(/tmp/run,') } });
+      expect(filled, JSON.stringify(filled)).toMatchObject({
+        status: 'failed',
+        output: { error: 'disk_quota', message: expect.stringContaining('(/tmp/run,') },
+      });
     } finally {
       writeFileSync(join(bundle, 'main.mjs'), SYSCALL_PROBE);
     }
@@ -425,7 +591,10 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     return waitFor(
       async () => {
         const list = await container.exec(['systemctl', 'list-units', '--plain', '--no-legend', units]);
-        return list.stdout.split('\n').map((line) => line.trim().split(/\s+/)[0]).find((name) => name?.endsWith('.service'));
+        return list.stdout
+          .split('\n')
+          .map((line) => line.trim().split(/\s+/)[0])
+          .find((name) => name?.endsWith('.service'));
       },
       'a running agent unit',
       60_000,
@@ -436,10 +605,19 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     const hold = '/opt/release-hold';
     const running = probe(undefined, { hold });
     const unit = await runningAgentUnit();
-    const shown = await container.exec(['systemctl', 'show', unit, '-p', 'MemoryMax,MemorySwapMax,TasksMax,CPUQuotaPerSecUSec,IPAddressAllow,IPAddressDeny,DynamicUser,OOMPolicy']);
+    const shown = await container.exec([
+      'systemctl',
+      'show',
+      unit,
+      '-p',
+      'MemoryMax,MemorySwapMax,TasksMax,CPUQuotaPerSecUSec,IPAddressAllow,IPAddressDeny,DynamicUser,OOMPolicy',
+    ]);
     writeFileSync(join(root, hold), '');
     // systemd lists an address set in no fixed order.
-    const properties = shown.stdout.split('\n').filter(Boolean).map((line) => line.replace(/^(IPAddress\w+=)(.*)$/, (_, key: string, value: string) => key + value.split(' ').sort().join(' ')));
+    const properties = shown.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.replace(/^(IPAddress\w+=)(.*)$/, (_, key: string, value: string) => key + value.split(' ').sort().join(' ')));
     expect(properties.sort()).toEqual(
       [
         `MemoryMax=${512 * MiB}`,
@@ -473,7 +651,8 @@ function leaveDynamicUserState(root: string): void {
   symlinkSync('/etc/shadow', join(dir, 'shadow'));
   // A file install leaves alone (useradd replaces /etc/gshadow, for one), so the link stays one.
   linkSync(join(root, 'etc/debian_version'), join(dir, 'version'));
-  for (const path of [top, dir, join(dir, 'secret'), join(dir, 'deep'), join(dir, 'deep/inner'), join(dir, 'shadow')]) lchownSync(path, dynamicUid, dynamicUid);
+  for (const path of [top, dir, join(dir, 'secret'), join(dir, 'deep'), join(dir, 'deep/inner'), join(dir, 'shadow')])
+    lchownSync(path, dynamicUid, dynamicUid);
   chmodSync(join(dir, 'deep'), 0o000);
   symlinkSync('private/svc-swarm-node-agents-gpu', join(root, 'var/lib/svc-swarm-node-agents-gpu'));
 }
@@ -528,10 +707,23 @@ class Container {
   }
 
   exec(args: string[]): Promise<{ exitCode: number; stdout: string; stderr: string }> {
-    return execa('nsenter', ['-t', String(this.pid1 ?? 0), '-a', 'env', '-i', 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', `SVC_BASE_URL=${this.baseUrl}`, ...args], {
-      reject: false,
-      timeout: 120_000,
-    }).then((result) => ({ exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) }));
+    return execa(
+      'nsenter',
+      [
+        '-t',
+        String(this.pid1 ?? 0),
+        '-a',
+        'env',
+        '-i',
+        'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+        `SVC_BASE_URL=${this.baseUrl}`,
+        ...args,
+      ],
+      {
+        reject: false,
+        timeout: 120_000,
+      },
+    ).then((result) => ({ exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) }));
   }
 
   /**
@@ -583,13 +775,17 @@ function containerInit(nspawnPid: number): number | undefined {
     }
   }
   const below = (pid: number): boolean => {
-    for (let parent = parents.get(pid); parent !== undefined && parent > 1; parent = parents.get(parent)) if (parent === nspawnPid) return true;
+    for (let parent = parents.get(pid); parent !== undefined && parent > 1; parent = parents.get(parent))
+      if (parent === nspawnPid) return true;
     return false;
   };
   for (const pid of parents.keys()) {
     if (!below(pid)) continue;
     try {
-      const ids = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]?.trim().split(/\s+/);
+      const ids = /^NSpid:\s+(.*)$/m
+        .exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+        ?.trim()
+        .split(/\s+/);
       if (ids !== undefined && ids.length > 1 && ids[ids.length - 1] === '1') return pid;
     } catch {
       // Gone meanwhile.

@@ -52,23 +52,40 @@ describe('systemctl after install', () => {
     const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: systemctl.program });
     const outcome = await settleService(services, [change(unitFile, true)], unitFiles);
     expect(outcome).toEqual({ action: 'started', warnings: [] });
-    expect(systemctl.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'daemon-reload', 'enable --now svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket svc-swarm-node.service']);
+    expect(systemctl.calls()).toEqual([
+      'is-enabled --quiet svc-swarm-node.service',
+      'daemon-reload',
+      'enable --now svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket svc-swarm-node.service',
+    ]);
   });
 
   it("a named node's units (issue 18 item 4): enable, restart and the is-enabled check name gpu's, never the default node's", async () => {
     const systemctl = recordingSystemctl({ enabled: false });
     const layout = installLayout('/', 'gpu');
-    const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: systemctl.program, units: layout.units });
+    const services = serviceManager({
+      noStart: false,
+      onHost: true,
+      systemdRunning: true,
+      systemctl: systemctl.program,
+      units: layout.units,
+    });
     await settleService(services, [change(layout.unitFile, true)], layout.unitFiles);
-    expect(systemctl.calls()).toEqual(['is-enabled --quiet svc-swarm-node@gpu.service', 'daemon-reload', 'enable --now svc-swarm-node-agent-gpu.socket svc-swarm-node-egress-agent-gpu.socket svc-swarm-node@gpu.service']);
-    expect(services.commands.disableNow).toEqual(['disable', '--now', 'svc-swarm-node@gpu.service', 'svc-swarm-node-agent-gpu.socket'])
+    expect(systemctl.calls()).toEqual([
+      'is-enabled --quiet svc-swarm-node@gpu.service',
+      'daemon-reload',
+      'enable --now svc-swarm-node-agent-gpu.socket svc-swarm-node-egress-agent-gpu.socket svc-swarm-node@gpu.service',
+    ]);
+    expect(services.commands.disableNow).toEqual(['disable', '--now', 'svc-swarm-node@gpu.service', 'svc-swarm-node-agent-gpu.socket']);
     expect(services.commands.disableEgress).toEqual(['disable', '--now', 'svc-swarm-node-egress-agent-gpu.socket']);
   });
 
   it('enabled and nothing changed: no restart', async () => {
     const systemctl = recordingSystemctl({ enabled: true });
     const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: systemctl.program });
-    expect(await settleService(services, [change('/opt/svc/swarm-node/uninstall.sh', false)], unitFiles)).toEqual({ action: 'unchanged', warnings: [] });
+    expect(await settleService(services, [change('/opt/svc/swarm-node/uninstall.sh', false)], unitFiles)).toEqual({
+      action: 'unchanged',
+      warnings: [],
+    });
     expect(systemctl.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service']);
   });
 
@@ -76,25 +93,41 @@ describe('systemctl after install', () => {
     const release = recordingSystemctl({ enabled: true });
     const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: release.program });
     expect((await settleService(services, [change('/opt/svc/swarm-node/current', true)], unitFiles)).action).toBe('restarted');
-    expect(release.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'restart svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket svc-swarm-node.service']);
+    expect(release.calls()).toEqual([
+      'is-enabled --quiet svc-swarm-node.service',
+      'restart svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket svc-swarm-node.service',
+    ]);
 
     const unit = recordingSystemctl({ enabled: true });
     const unitServices = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: unit.program });
     await settleService(unitServices, [change(unitFile, true)], unitFiles);
-    expect(unit.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'daemon-reload', 'restart svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket svc-swarm-node.service']);
+    expect(unit.calls()).toEqual([
+      'is-enabled --quiet svc-swarm-node.service',
+      'daemon-reload',
+      'restart svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket svc-swarm-node.service',
+    ]);
 
     // The agent's unit read by systemd at each run's start: an edit of it alone needs the reload too.
     const agentUnit = recordingSystemctl({ enabled: true });
     const agentServices = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: agentUnit.program });
     await settleService(agentServices, [change(agentUnitFile, true)], unitFiles);
-    expect(agentUnit.calls()).toEqual(['is-enabled --quiet svc-swarm-node.service', 'daemon-reload', 'restart svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket svc-swarm-node.service']);
+    expect(agentUnit.calls()).toEqual([
+      'is-enabled --quiet svc-swarm-node.service',
+      'daemon-reload',
+      'restart svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket svc-swarm-node.service',
+    ]);
   });
 
   it('a failing systemctl is a warning, never a failed install', async () => {
     const systemctl = recordingSystemctl({ enabled: true, failRestart: true });
     const services = serviceManager({ noStart: false, onHost: true, systemdRunning: true, systemctl: systemctl.program });
     const outcome = await settleService(services, [change('/opt/svc/swarm-node/current', true)], unitFiles);
-    expect(outcome).toEqual({ action: 'restarted', warnings: ['systemctl restart svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket svc-swarm-node.service failed: Job for svc-swarm-node.service failed'] });
+    expect(outcome).toEqual({
+      action: 'restarted',
+      warnings: [
+        'systemctl restart svc-swarm-node-agent.socket svc-swarm-node-egress-agent.socket svc-swarm-node.service failed: Job for svc-swarm-node.service failed',
+      ],
+    });
   });
 
   it.each([
@@ -144,9 +177,28 @@ describe('a release', () => {
   it('holds the shipped files and only the runtime parts of the external modules', () => {
     const source = readPackageSource(stagedPackage());
     const paths = source.files.map((file) => file.path);
-    expect(paths).toEqual(expect.arrayContaining(['package.json', 'bin/swarm-node.js', 'bin/swarm-node', 'dist/swarm-node.js', 'systemd/svc-swarm-node.service', 'scripts/install.sh']));
-    expect(paths).toEqual(expect.arrayContaining(['node_modules/better-sqlite3/build/Release/better_sqlite3.node', 'node_modules/bindings/bindings.js', 'node_modules/file-uri-to-path/index.js']));
-    expect(paths.filter((path) => /better-sqlite3\/(deps|src)\//.test(path) || path.endsWith('.a') || path.startsWith('src/') || path.startsWith('test/'))).toEqual([]);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'bin/swarm-node.js',
+        'bin/swarm-node',
+        'dist/swarm-node.js',
+        'systemd/svc-swarm-node.service',
+        'scripts/install.sh',
+      ]),
+    );
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'node_modules/better-sqlite3/build/Release/better_sqlite3.node',
+        'node_modules/bindings/bindings.js',
+        'node_modules/file-uri-to-path/index.js',
+      ]),
+    );
+    expect(
+      paths.filter(
+        (path) => /better-sqlite3\/(deps|src)\//.test(path) || path.endsWith('.a') || path.startsWith('src/') || path.startsWith('test/'),
+      ),
+    ).toEqual([]);
   });
 
   it('is copied whole or not at all, and its digest tells an identical copy from a changed one', () => {
@@ -174,13 +226,24 @@ describe('a release', () => {
 
 describe('layout', () => {
   it('a home under a staging root gives that root back; any other home is refused', () => {
-    expect(layoutOfHome('/tmp/stage/opt/svc/swarm-node')).toMatchObject({ root: '/tmp/stage', onHost: false, unitFile: '/tmp/stage/etc/systemd/system/svc-swarm-node.service' });
+    expect(layoutOfHome('/tmp/stage/opt/svc/swarm-node')).toMatchObject({
+      root: '/tmp/stage',
+      onHost: false,
+      unitFile: '/tmp/stage/etc/systemd/system/svc-swarm-node.service',
+    });
     expect(layoutOfHome('/opt/svc/swarm-node')).toMatchObject({ root: '/', onHost: true, binLink: '/usr/local/bin/swarm-node' });
     expect(() => layoutOfHome('/home/dev/.swarm-node')).toThrow(/not an install location/);
-    expect(installLayout('/tmp/stage/')).toMatchObject({ home: '/tmp/stage/opt/svc/swarm-node', previousLink: '/tmp/stage/opt/svc/swarm-node/previous' });
+    expect(installLayout('/tmp/stage/')).toMatchObject({
+      home: '/tmp/stage/opt/svc/swarm-node',
+      previousLink: '/tmp/stage/opt/svc/swarm-node/previous',
+    });
     expect(existsSync('/tmp/stage')).toBe(false);
     // A named node's home gives its root and name back (a command run from its release acts on it).
-    expect(layoutOfHome('/tmp/stage/opt/svc/swarm-node/nodes/gpu')).toMatchObject({ root: '/tmp/stage', name: 'gpu', unitFile: '/tmp/stage/etc/systemd/system/svc-swarm-node@gpu.service' });
+    expect(layoutOfHome('/tmp/stage/opt/svc/swarm-node/nodes/gpu')).toMatchObject({
+      root: '/tmp/stage',
+      name: 'gpu',
+      unitFile: '/tmp/stage/etc/systemd/system/svc-swarm-node@gpu.service',
+    });
     expect(() => installLayout('/', '../etc')).toThrow(/not a node name/);
   });
 });
@@ -209,7 +272,9 @@ describe('the systemd unit', () => {
     expect(unit.split(INSTALL_PATH)).toHaveLength(8);
     // Auto-update off (install --no-autoupdate): the daemon's ExecStart says so, and nothing else changes.
     const off = unitOfRelease(stagedPackage(), undefined, undefined, { autoUpdate: false }).split('\n');
-    expect(off.filter((line, index) => line !== lines[index])).toEqual([`ExecStart=${INSTALL_PATH}/current/bin/swarm-node daemon --no-autoupdate`]);
+    expect(off.filter((line, index) => line !== lines[index])).toEqual([
+      `ExecStart=${INSTALL_PATH}/current/bin/swarm-node daemon --no-autoupdate`,
+    ]);
     // Nothing of the template is left for systemd: no placeholder, no template note.
     expect(unit).not.toMatch(/\{\{|^#%/m);
     expect(unit.startsWith('# swarm-node daemon:')).toBe(true);
@@ -224,12 +289,15 @@ describe('the systemd unit', () => {
   // An installed swarm-node renders the next release's templates when it upgrades to it, and refuses a placeholder it
   // does not know: the templates name only those that released programs (0.1.0 on) fill. What is newer (a named
   // node's lines, --no-autoupdate) is written into the rendered unit by unit-file.ts instead.
-  it("names only the placeholders every released swarm-node fills, so an older node can upgrade to this release", () => {
+  it('names only the placeholders every released swarm-node fills, so an older node can upgrade to this release', () => {
     const released = ['agent_socket', 'agent_user', 'install_path', 'max_runs', 'service_user'];
     for (const name of UNIT_NAMES) {
       const template = readFileSync(join(stagedPackage(), 'systemd', name), 'utf8').replace(/^#%.*\n/gm, '');
       const placeholders = [...template.matchAll(/\{\{(\w+)\}\}/g)].map((match) => match[1]);
-      expect(placeholders.filter((placeholder) => !released.includes(placeholder!)), name).toEqual([]);
+      expect(
+        placeholders.filter((placeholder) => !released.includes(placeholder!)),
+        name,
+      ).toEqual([]);
     }
   });
 });
@@ -241,7 +309,11 @@ describe('the service environment file', () => {
       ['http_proxy', 'http://a:b\\c@p:1'],
       ['HTTPS_PROXY', 'http://"q"'],
     ]);
-    expect(renderEnvironmentFile(variables).split('\n').slice(1)).toEqual(['http_proxy="http://a:b\\\\c@p:1"', 'HTTPS_PROXY="http://\\"q\\""', '']);
+    expect(renderEnvironmentFile(variables).split('\n').slice(1)).toEqual([
+      'http_proxy="http://a:b\\\\c@p:1"',
+      'HTTPS_PROXY="http://\\"q\\""',
+      '',
+    ]);
   });
 
   it('refuses a value with a line break, which would smuggle in another variable', () => {

@@ -14,7 +14,7 @@ describe('redact', () => {
     expect(redact('nothing to hide here')).toBe('nothing to hide here');
   });
 
-  it('hides its URL-encoded forms, either case of hex, and a form\'s + for a space', () => {
+  it("hides its URL-encoded forms, either case of hex, and a form's + for a space", () => {
     const value = 'p@ss word/+&=?';
     const encoded = encodeURIComponent(value);
     expect(encoded).not.toBe(value);
@@ -40,8 +40,20 @@ describe('redact', () => {
   });
 
   it('hides values in every string of a JSON value, keys too, and leaves the rest', () => {
-    const output = { summary: `key ${SECRET}`, [SECRET]: [1, { nested: Buffer.from(SECRET).toString('base64') }], count: 3, ok: true, none: null };
-    expect(redactJson(output, redact)).toEqual({ summary: `key ${REDACTED}`, [REDACTED]: [1, { nested: REDACTED }], count: 3, ok: true, none: null });
+    const output = {
+      summary: `key ${SECRET}`,
+      [SECRET]: [1, { nested: Buffer.from(SECRET).toString('base64') }],
+      count: 3,
+      ok: true,
+      none: null,
+    };
+    expect(redactJson(output, redact)).toEqual({
+      summary: `key ${REDACTED}`,
+      [REDACTED]: [1, { nested: REDACTED }],
+      count: 3,
+      ok: true,
+      none: null,
+    });
   });
 
   it('is the identity without values, and never hides a short base64 fragment of a short value', () => {

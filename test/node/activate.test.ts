@@ -53,7 +53,10 @@ describe('activateNode', () => {
       waits.push(ms);
       clock.advance(ms);
     };
-    const failure = await activateNode({ client, token, clock, sleep }, { tierId: 'svc_starter_agents', email, paymentId: payment, waitSeconds: 12 }).catch((e: unknown) => e);
+    const failure = await activateNode(
+      { client, token, clock, sleep },
+      { tierId: 'svc_starter_agents', email, paymentId: payment, waitSeconds: 12 },
+    ).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(SvcError);
     const error = failure as SvcError;
     expect(error.code).toBe('payment_not_confirmed');
@@ -66,7 +69,10 @@ describe('activateNode', () => {
     expect(error.remedy).toMatch(/^Wait for the payment provider to confirm the payment, then retry activation/);
 
     waits.length = 0;
-    const once = await activateNode({ client, token, clock, sleep }, { sessionId: error.extensions.session_id as string, paymentId: payment, waitSeconds: 0 }).catch((e: unknown) => e);
+    const once = await activateNode(
+      { client, token, clock, sleep },
+      { sessionId: error.extensions.session_id as string, paymentId: payment, waitSeconds: 0 },
+    ).catch((e: unknown) => e);
     expect((once as SvcError).code).toBe('payment_not_confirmed');
     expect(waits).toEqual([]);
   });

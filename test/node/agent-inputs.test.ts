@@ -14,7 +14,10 @@ describe('missingInputs', () => {
     expect(missingInputs(schemaOf('agent_dev_review_012'), []).map((field) => field.name)).toEqual(['repo']);
     expect(missingInputs(schemaOf('agent_sales_outreach_008'), []).map((field) => field.name)).toEqual(['leads', 'template']);
     expect(missingInputs(schemaOf('agent_research_rag_015'), [])).toEqual([
-      { name: 'corpus', description: "Absolute path of a folder of Markdown (.md, .markdown) and text (.txt, .text) files on the node's host." },
+      {
+        name: 'corpus',
+        description: "Absolute path of a folder of Markdown (.md, .markdown) and text (.txt, .text) files on the node's host.",
+      },
       { name: 'question', description: 'The question, in plain words; search operators in it are read as text.' },
     ]);
   });
@@ -29,7 +32,11 @@ describe('missingInputs', () => {
     expect(missingInputs(schemaOf('agent_svc_skills_005'), []).map((field) => field.name)).toEqual(['question']);
     expect(missingInputs(schemaOf('agent_svc_skills_005'), ['quiz'])).toEqual([]);
     expect(missingInputs(schemaOf('agent_svc_skills_005'), ['question'])).toEqual([]);
-    const schema = { properties: { count: { type: 'integer' }, a: { type: 'string' }, b: { type: 'string' } }, required: ['b'], minProperties: 2 };
+    const schema = {
+      properties: { count: { type: 'integer' }, a: { type: 'string' }, b: { type: 'string' } },
+      required: ['b'],
+      minProperties: 2,
+    };
     expect(missingInputs(schema, []).map((field) => field.name)).toEqual(['b', 'a']);
   });
 

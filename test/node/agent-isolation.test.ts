@@ -70,7 +70,13 @@ function nodeHome(): string {
   const home = openDir('swarm-isolation-');
   mkdirSync(join(home, 'etc'), { mode: 0o755 });
   writeCredentials(join(home, 'etc', 'credentials.json'), {
-    node: { node_id: 'node_isolation', user_id: 'iso@example.com', tier_id: 'svc_starter_agents', enrolled_at: new Date().toISOString(), credential: SECRET },
+    node: {
+      node_id: 'node_isolation',
+      user_id: 'iso@example.com',
+      tier_id: 'svc_starter_agents',
+      enrolled_at: new Date().toISOString(),
+      credential: SECRET,
+    },
   } as never);
   openNodeStore(join(home, 'var', 'swarm-node.db')).close();
   installTestBundle(home, PROBE_AGENT, PROBE);
@@ -83,7 +89,13 @@ afterAll(() => {
   removeTempDirs();
 });
 
-const aRun = (agentId: string, input: unknown) => ({ run_id: randomUUID(), agent_id: agentId, user_id: 'iso@example.com', tier: 'svc_starter_agents', input });
+const aRun = (agentId: string, input: unknown) => ({
+  run_id: randomUUID(),
+  agent_id: agentId,
+  user_id: 'iso@example.com',
+  tier: 'svc_starter_agents',
+  input,
+});
 
 describe.skipIf(!asRoot).each(['bubblewrap', 'systemd'] as const)('an agent run with isolation %s, as root', (isolation) => {
   let home: string;
@@ -94,7 +106,14 @@ describe.skipIf(!asRoot).each(['bubblewrap', 'systemd'] as const)('an agent run 
     home = nodeHome();
     const agentSocket = join(home, 'agent.sock');
     if (isolation === 'systemd') server = await agentSocketStandIn(agentSocket);
-    runner = createLocalRunner({ home, varDir: join(home, 'var'), packageDir: REPO_ROOT, isolation, agentSocket, limits: { timeoutMs: 60_000 } });
+    runner = createLocalRunner({
+      home,
+      varDir: join(home, 'var'),
+      packageDir: REPO_ROOT,
+      isolation,
+      agentSocket,
+      limits: { timeoutMs: 60_000 },
+    });
   });
   afterAll(async () => {
     await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
@@ -183,7 +202,10 @@ describe.skipIf(!asRoot).each(['bubblewrap', 'systemd'] as const)('an agent run 
     try {
       const secrets = { API_KEY: value, LD_PRELOAD: '/tmp/evil.so', PATH: '/evil' };
       const ok = await runner.run({ ...aRun(PEER_AGENT, { expected: value }), secrets });
-      expect(ok, JSON.stringify(ok)).toMatchObject({ status: 'succeeded', output: { got: true, echoed: 'key=***', ld: null, path: '/usr/local/bin:/usr/bin:/bin' } });
+      expect(ok, JSON.stringify(ok)).toMatchObject({
+        status: 'succeeded',
+        output: { got: true, echoed: 'key=***', ld: null, path: '/usr/local/bin:/usr/bin:/bin' },
+      });
       const failed = await runner.run({ ...aRun(PEER_AGENT, { fail: true }), secrets });
       expect(failed.status).toBe('failed');
       const message = (failed.output as { message: string }).message;
@@ -214,11 +236,18 @@ describe.skipIf(!asRoot).each(['bubblewrap', 'systemd'] as const)('an agent run 
       const seen = { stdout: '', stderr: '' };
       const running = runner.run(aRun(PEER_AGENT, { release }), undefined, (stream, chunk) => (seen[stream] += chunk.toString()));
       // Before the agent ends: what it wrote comes through the sandbox (and the agent socket) while it runs.
-      await waitFor(async () => (seen.stdout.includes('free text') && seen.stderr.includes('a note') ? true : undefined), 'the output while the run goes on', 30_000);
+      await waitFor(
+        async () => (seen.stdout.includes('free text') && seen.stderr.includes('a note') ? true : undefined),
+        'the output while the run goes on',
+        30_000,
+      );
       writeFileSync(release, '');
       chmodSync(release, 0o644);
       const outcome = await running;
-      expect(outcome, JSON.stringify(outcome)).toMatchObject({ status: 'succeeded', output: { summary: 'from the result file', path: expect.stringMatching(/\/swarm-result\.json$/) } });
+      expect(outcome, JSON.stringify(outcome)).toMatchObject({
+        status: 'succeeded',
+        output: { summary: 'from the result file', path: expect.stringMatching(/\/swarm-result\.json$/) },
+      });
       expect(seen).toEqual({ stdout: 'free text on stdout\n', stderr: 'a note on stderr\n' });
     } finally {
       installTestBundle(home, PEER_AGENT, PEER);

@@ -16,13 +16,25 @@ import { removeTempDirs, tempDir } from '../helpers/temp.js';
 afterAll(() => removeTempDirs());
 
 const AGENT = 'agent_ops_monitor_004';
-const aRun = (input: unknown = {}) => ({ run_id: randomUUID(), agent_id: AGENT, user_id: 'output@example.com', tier: 'svc_starter_agents', input });
+const aRun = (input: unknown = {}) => ({
+  run_id: randomUUID(),
+  agent_id: AGENT,
+  user_id: 'output@example.com',
+  tier: 'svc_starter_agents',
+  input,
+});
 
 function runnerWith(program: string) {
   const home = tempDir('swarm-output-');
   mkdirSync(join(home, 'var'));
   installTestBundle(home, AGENT, program);
-  return createLocalRunner({ home, varDir: join(home, 'var'), packageDir: REPO_ROOT, isolation: 'none', limits: { timeoutMs: 60_000, outputBytes: 64 * 1024 } });
+  return createLocalRunner({
+    home,
+    varDir: join(home, 'var'),
+    packageDir: REPO_ROOT,
+    isolation: 'none',
+    limits: { timeoutMs: 60_000, outputBytes: 64 * 1024 },
+  });
 }
 
 /** The agent's output as the runner hands it on, by stream. */
@@ -47,10 +59,16 @@ describe('an agent run hands on what it writes', () => {
     );
     const { seen, onOutput } = collector();
     const running = runner.run(aRun(), undefined, onOutput);
-    await waitFor(async () => (seen.stdout.includes('first on stdout') && seen.stderr.includes('first on stderr') ? true : undefined), 'both lines before the run ends');
+    await waitFor(
+      async () => (seen.stdout.includes('first on stdout') && seen.stderr.includes('first on stderr') ? true : undefined),
+      'both lines before the run ends',
+    );
     writeFileSync(release, '');
     // Free text before it on stdout: no result file, so stdout is the answer and must be one JSON document.
-    expect(await running).toMatchObject({ status: 'failed', output: { error: 'bad_output', message: expect.stringContaining('SWARM_RESULT_FILE') } });
+    expect(await running).toMatchObject({
+      status: 'failed',
+      output: { error: 'bad_output', message: expect.stringContaining('SWARM_RESULT_FILE') },
+    });
     expect(seen.stdout).toBe('first on stdout\n{"summary":"stdout answers when no result file"}');
   });
 
@@ -67,10 +85,20 @@ describe('an agent run hands on what it writes', () => {
   });
 
   it('a result file over the cap, or one that is not JSON, fails bad_output; a FIFO there is no result file', async () => {
-    const big = runnerWith(agentProgram(`(await import('node:fs')).writeFileSync(process.env.SWARM_RESULT_FILE, JSON.stringify({ text: 'x'.repeat(70 * 1024) }));`));
-    expect(await big.run(aRun())).toMatchObject({ status: 'failed', output: { error: 'bad_output', message: expect.stringContaining('larger than 65536 bytes') } });
+    const big = runnerWith(
+      agentProgram(
+        `(await import('node:fs')).writeFileSync(process.env.SWARM_RESULT_FILE, JSON.stringify({ text: 'x'.repeat(70 * 1024) }));`,
+      ),
+    );
+    expect(await big.run(aRun())).toMatchObject({
+      status: 'failed',
+      output: { error: 'bad_output', message: expect.stringContaining('larger than 65536 bytes') },
+    });
     const notJson = runnerWith(agentProgram(`(await import('node:fs')).writeFileSync(process.env.SWARM_RESULT_FILE, 'done!');`));
-    expect(await notJson.run(aRun())).toMatchObject({ status: 'failed', output: { error: 'bad_output', message: expect.stringContaining('not one JSON document') } });
+    expect(await notJson.run(aRun())).toMatchObject({
+      status: 'failed',
+      output: { error: 'bad_output', message: expect.stringContaining('not one JSON document') },
+    });
     // A FIFO with no writer would block whoever opens it to read: the node does not, and takes stdout's answer.
     const fifo = runnerWith(
       agentProgram(`(await import('node:child_process')).execFileSync('mkfifo', [process.env.SWARM_RESULT_FILE]);

@@ -27,7 +27,7 @@ describe('agent uid claims', () => {
     expect(agentIdentity(other, 'agent_c', claims).uid).toBe(AGENT_UID_BASE);
   });
 
-  it('of a systemd node hold while its agent\'s state outside the home is there (uninstall --purge leaves it)', () => {
+  it("of a systemd node hold while its agent's state outside the home is there (uninstall --purge leaves it)", () => {
     const claims = tempDir('claims-');
     const purged = tempDir('home-');
     mkdirSync(join(purged, 'var'));
@@ -58,7 +58,7 @@ describe.skipIf(process.getuid?.() !== 0)("an agent's state directory under syst
   it("takes over root's tree without following links; a file with other links stays root's", () => {
     const parent = tempDir('agents-');
     const outside = join(tempDir('outside-'), 'file');
-    writeFileSync(outside, 'not the agent\'s');
+    writeFileSync(outside, "not the agent's");
     const dir = join(parent, 'agent_a');
     mkdirSync(join(dir, 'deep'), { recursive: true });
     writeFileSync(join(dir, 'deep', 'index'), 'kept');
@@ -66,15 +66,18 @@ describe.skipIf(process.getuid?.() !== 0)("an agent's state directory under syst
     symlinkSync(outside, join(dir, 'link'));
     linkSync(outside, join(dir, 'hard'));
     prepareAgentStateDir(parent, 'agent_a', agent);
-    for (const path of [dir, join(dir, 'deep'), join(dir, 'deep', 'index'), join(dir, 'link')]) expect(lstatSync(path).uid, path).toBe(agent.uid);
+    for (const path of [dir, join(dir, 'deep'), join(dir, 'deep', 'index'), join(dir, 'link')])
+      expect(lstatSync(path).uid, path).toBe(agent.uid);
     expect(statSync(outside).uid).toBe(0);
     expect(readFileSync(join(dir, 'deep', 'index'), 'utf8')).toBe('kept');
   });
 
-  it("refuses a directory of another uid, saying how to hand it over", () => {
+  it('refuses a directory of another uid, saying how to hand it over', () => {
     const parent = tempDir('agents-');
     mkdirSync(join(parent, 'agent_a'));
     lchownSync(join(parent, 'agent_a'), AGENT_UID_BASE + 901, AGENT_UID_BASE + 901);
-    expect(() => prepareAgentStateDir(parent, 'agent_a', agent)).toThrow(`belongs to uid 61001, not to this agent's uid 61000: as root, chown -R 61000:61000 ${join(parent, 'agent_a')}`);
+    expect(() => prepareAgentStateDir(parent, 'agent_a', agent)).toThrow(
+      `belongs to uid 61001, not to this agent's uid 61000: as root, chown -R 61000:61000 ${join(parent, 'agent_a')}`,
+    );
   });
 });

@@ -51,90 +51,114 @@ const WRITER = agentProgram(`const fs = await import('node:fs');
   if (asked.escape) { try { fs.writeFileSync(dir + '/../escaped.txt', 'out'); seen.escape = 'written'; } catch (error) { seen.escape = error.code; } }
   process.stdout.write(JSON.stringify(seen));`);
 
-describe.skipIf(!sandboxAvailable).each(['bubblewrap', 'none', 'systemd'] as const)('the artifacts of a run with isolation %s, as root', (isolation) => {
-  let home: string;
-  let deps: RunDeps;
-  let token: string;
-  let client: ServiceClient;
-  let server: Server | undefined;
+describe.skipIf(!sandboxAvailable).each(['bubblewrap', 'none', 'systemd'] as const)(
+  'the artifacts of a run with isolation %s, as root',
+  (isolation) => {
+    let home: string;
+    let deps: RunDeps;
+    let token: string;
+    let client: ServiceClient;
+    let server: Server | undefined;
 
-  beforeAll(async () => {
-    const email = uniqueEmail(`artifacts-${isolation}`);
-    const enrolled = await enrollNode(service.baseUrl, email);
-    await fundWallet(service.baseUrl, email, 500);
-    token = await signInPaid(service.baseUrl, email);
-    // A home every user may pass, as a host's /opt is: only the sandbox and the modes stand between agent and node.
-    home = openDir(`artifacts-${isolation}-`);
-    mkdirSync(join(home, 'etc'), { mode: 0o755 });
-    // The node's credential where a link of the agent's points: the node reads it, and must not upload it.
-    writeCredentials(join(home, 'etc', 'credentials.json'), { node: { node_id: enrolled.node_id, user_id: email, tier_id: 'svc_starter_agents', enrolled_at: new Date().toISOString(), credential: enrolled.credential } } as never);
-    const agentSocket = join(home, 'agent.sock');
-    if (isolation === 'systemd') server = await agentSocketStandIn(agentSocket, { artifactsBytes: ARTIFACTS_BYTES });
-    ({ client, deps } = testNodeCaller(service.baseUrl, home, enrolled, { isolation, agentSocket, limits: { timeoutMs: 60_000, artifactsBytes: ARTIFACTS_BYTES } }));
-    installTestBundle(home, AGENT, WRITER);
-  });
-  afterAll(async () => {
-    await client?.close();
-    await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
-  });
-
-  const artifactsOf = async (runId: string) => {
-    const listed = await httpRequest(`${service.baseUrl}/v1/swarm/runs/${runId}/artifacts`, { token });
-    expect(listed.status, listed.text).toBe(200);
-    return listed.body.artifacts as Array<{ name: string; size_bytes: number; sha256: string }>;
-  };
-  const ran = async (plan: unknown) => {
-    writeFileSync(join(home, 'agents', AGENT, 'plan.json'), JSON.stringify(plan));
-    const outcome = await runAgent(deps, AGENT, {});
-    if (outcome.kind !== 'settled') throw new Error(`the run did not settle: ${JSON.stringify(outcome)}`);
-    return outcome.result;
-  };
-
-  it('an agent writes two files into an empty directory; both are uploaded, listed, and download with their sha256', async () => {
-    const drafts = 'name,email,subject\nAda,ada@example.com,Hello Ada\n';
-    const sarif = JSON.stringify({ version: '2.1.0', runs: [{ results: [{ ruleId: 'x', locations: [] }] }] });
-    const result = await ran({ files: { 'drafts.csv': drafts, 'review.sarif': sarif } });
-    expect(result, JSON.stringify(result)).toMatchObject({ status: 'succeeded', charged_cents: 4, output: { entries_at_start: 0 } });
-    const artifacts = await artifactsOf(result.run_id);
-    expect(artifacts.map(({ name, size_bytes, sha256: digest }) => ({ name, size_bytes, sha256: digest }))).toEqual([
-      { name: 'drafts.csv', size_bytes: drafts.length, sha256: sha256(drafts) },
-      { name: 'review.sarif', size_bytes: sarif.length, sha256: sha256(sarif) },
-    ]);
-    const got = await fetch(`${service.baseUrl}/v1/swarm/runs/${result.run_id}/artifacts/review.sarif`, { headers: { authorization: `Bearer ${token}` } });
-    expect(sha256(Buffer.from(await got.arrayBuffer()))).toBe(sha256(sarif));
-    // The run's directory is gone from the host once they are up.
-    expect(existsSync(join(home, 'var', 'artifacts')) ? readdirSync(join(home, 'var', 'artifacts')) : []).toEqual([]);
-  });
-
-  it("uploads none of what a hostile agent plants: links to /etc/shadow and the node's credential, a FIFO, a directory, a hard link, names that are no file names", async () => {
-    const result = await ran({
-      files: { 'kept.txt': 'the one real artifact', '.hidden': 'x', 'two words.txt': 'x', '..dots': 'x', 'quote".txt': 'x' },
-      links: { 'shadow.txt': '/etc/shadow', 'credentials.json': join(home, 'etc', 'credentials.json'), 'loop.txt': 'loop.txt' },
-      fifos: ['fifo.txt'],
-      dirs: ['sub'],
-      hard_link: 'hard.txt',
-      escape: true,
+    beforeAll(async () => {
+      const email = uniqueEmail(`artifacts-${isolation}`);
+      const enrolled = await enrollNode(service.baseUrl, email);
+      await fundWallet(service.baseUrl, email, 500);
+      token = await signInPaid(service.baseUrl, email);
+      // A home every user may pass, as a host's /opt is: only the sandbox and the modes stand between agent and node.
+      home = openDir(`artifacts-${isolation}-`);
+      mkdirSync(join(home, 'etc'), { mode: 0o755 });
+      // The node's credential where a link of the agent's points: the node reads it, and must not upload it.
+      writeCredentials(join(home, 'etc', 'credentials.json'), {
+        node: {
+          node_id: enrolled.node_id,
+          user_id: email,
+          tier_id: 'svc_starter_agents',
+          enrolled_at: new Date().toISOString(),
+          credential: enrolled.credential,
+        },
+      } as never);
+      const agentSocket = join(home, 'agent.sock');
+      if (isolation === 'systemd') server = await agentSocketStandIn(agentSocket, { artifactsBytes: ARTIFACTS_BYTES });
+      ({ client, deps } = testNodeCaller(service.baseUrl, home, enrolled, {
+        isolation,
+        agentSocket,
+        limits: { timeoutMs: 60_000, artifactsBytes: ARTIFACTS_BYTES },
+      }));
+      installTestBundle(home, AGENT, WRITER);
     });
-    expect(result.status, JSON.stringify(result)).toBe('succeeded');
-    expect((await artifactsOf(result.run_id)).map((artifact) => artifact.name)).toEqual(['kept.txt']);
-    // Out of its directory it reached nothing that stays: the sandbox's read-only view, or (none) a file the node
-    // removes with the run's leftovers.
-    if (isolation !== 'none') expect((result.output as { escape: string }).escape).not.toBe('written');
-    // The node goes on, and the next run starts from an empty directory.
-    const next = await ran({ files: { 'next.txt': 'next' } });
-    expect(next.output).toMatchObject({ entries_at_start: 0 });
-    expect((await artifactsOf(next.run_id)).map((artifact) => artifact.name)).toEqual(['next.txt']);
-  });
+    afterAll(async () => {
+      await client?.close();
+      await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
+    });
 
-  it.skipIf(isolation === 'none')("a file filling the directory stops at the run's own tmpfs: the run fails disk_quota, is refunded, and the node goes on", async () => {
-    const result = await ran({ fill: 16 });
-    expect(result, JSON.stringify(result)).toMatchObject({ status: 'failed', charged_cents: 0, output: { error: 'disk_quota', message: expect.stringContaining('artifacts directory') } });
-    // A failed run's artifacts are uploaded too (docs/api.md "Run artifacts"): what fitted, no more.
-    const [fill] = await artifactsOf(result.run_id);
-    expect(fill!.size_bytes).toBeLessThanOrEqual(ARTIFACTS_BYTES);
-    expect((await ran({ files: { 'after.txt': 'after' } })).status).toBe('succeeded');
-  });
-});
+    const artifactsOf = async (runId: string) => {
+      const listed = await httpRequest(`${service.baseUrl}/v1/swarm/runs/${runId}/artifacts`, { token });
+      expect(listed.status, listed.text).toBe(200);
+      return listed.body.artifacts as Array<{ name: string; size_bytes: number; sha256: string }>;
+    };
+    const ran = async (plan: unknown) => {
+      writeFileSync(join(home, 'agents', AGENT, 'plan.json'), JSON.stringify(plan));
+      const outcome = await runAgent(deps, AGENT, {});
+      if (outcome.kind !== 'settled') throw new Error(`the run did not settle: ${JSON.stringify(outcome)}`);
+      return outcome.result;
+    };
+
+    it('an agent writes two files into an empty directory; both are uploaded, listed, and download with their sha256', async () => {
+      const drafts = 'name,email,subject\nAda,ada@example.com,Hello Ada\n';
+      const sarif = JSON.stringify({ version: '2.1.0', runs: [{ results: [{ ruleId: 'x', locations: [] }] }] });
+      const result = await ran({ files: { 'drafts.csv': drafts, 'review.sarif': sarif } });
+      expect(result, JSON.stringify(result)).toMatchObject({ status: 'succeeded', charged_cents: 4, output: { entries_at_start: 0 } });
+      const artifacts = await artifactsOf(result.run_id);
+      expect(artifacts.map(({ name, size_bytes, sha256: digest }) => ({ name, size_bytes, sha256: digest }))).toEqual([
+        { name: 'drafts.csv', size_bytes: drafts.length, sha256: sha256(drafts) },
+        { name: 'review.sarif', size_bytes: sarif.length, sha256: sha256(sarif) },
+      ]);
+      const got = await fetch(`${service.baseUrl}/v1/swarm/runs/${result.run_id}/artifacts/review.sarif`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(sha256(Buffer.from(await got.arrayBuffer()))).toBe(sha256(sarif));
+      // The run's directory is gone from the host once they are up.
+      expect(existsSync(join(home, 'var', 'artifacts')) ? readdirSync(join(home, 'var', 'artifacts')) : []).toEqual([]);
+    });
+
+    it("uploads none of what a hostile agent plants: links to /etc/shadow and the node's credential, a FIFO, a directory, a hard link, names that are no file names", async () => {
+      const result = await ran({
+        files: { 'kept.txt': 'the one real artifact', '.hidden': 'x', 'two words.txt': 'x', '..dots': 'x', 'quote".txt': 'x' },
+        links: { 'shadow.txt': '/etc/shadow', 'credentials.json': join(home, 'etc', 'credentials.json'), 'loop.txt': 'loop.txt' },
+        fifos: ['fifo.txt'],
+        dirs: ['sub'],
+        hard_link: 'hard.txt',
+        escape: true,
+      });
+      expect(result.status, JSON.stringify(result)).toBe('succeeded');
+      expect((await artifactsOf(result.run_id)).map((artifact) => artifact.name)).toEqual(['kept.txt']);
+      // Out of its directory it reached nothing that stays: the sandbox's read-only view, or (none) a file the node
+      // removes with the run's leftovers.
+      if (isolation !== 'none') expect((result.output as { escape: string }).escape).not.toBe('written');
+      // The node goes on, and the next run starts from an empty directory.
+      const next = await ran({ files: { 'next.txt': 'next' } });
+      expect(next.output).toMatchObject({ entries_at_start: 0 });
+      expect((await artifactsOf(next.run_id)).map((artifact) => artifact.name)).toEqual(['next.txt']);
+    });
+
+    it.skipIf(isolation === 'none')(
+      "a file filling the directory stops at the run's own tmpfs: the run fails disk_quota, is refunded, and the node goes on",
+      async () => {
+        const result = await ran({ fill: 16 });
+        expect(result, JSON.stringify(result)).toMatchObject({
+          status: 'failed',
+          charged_cents: 0,
+          output: { error: 'disk_quota', message: expect.stringContaining('artifacts directory') },
+        });
+        // A failed run's artifacts are uploaded too (docs/api.md "Run artifacts"): what fitted, no more.
+        const [fill] = await artifactsOf(result.run_id);
+        expect(fill!.size_bytes).toBeLessThanOrEqual(ARTIFACTS_BYTES);
+        expect((await ran({ files: { 'after.txt': 'after' } })).status).toBe('succeeded');
+      },
+    );
+  },
+);
 
 describe.skipIf(!sandboxAvailable)('many artifacts, under bubblewrap as root', () => {
   it('the first 100 by name are uploaded, the rest are not sent', async () => {
@@ -143,7 +167,10 @@ describe.skipIf(!sandboxAvailable)('many artifacts, under bubblewrap as root', (
     await fundWallet(service.baseUrl, email, 100);
     const token = await signInPaid(service.baseUrl, email);
     const home = openDir('artifacts-many-');
-    const { deps, client, db } = testNodeCaller(service.baseUrl, home, enrolled, { isolation: 'bubblewrap', limits: { timeoutMs: 60_000 } });
+    const { deps, client, db } = testNodeCaller(service.baseUrl, home, enrolled, {
+      isolation: 'bubblewrap',
+      limits: { timeoutMs: 60_000 },
+    });
     const files = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`file-${String(i).padStart(3, '0')}.txt`, `file ${i}`]));
     writeFileSync(join(installTestBundle(home, AGENT, WRITER), 'plan.json'), JSON.stringify({ files }));
     const outcome = await runAgent(deps, AGENT, {});
@@ -168,12 +195,18 @@ describe('an upload longer than the lease', () => {
     // 192 KiB up at 32 KiB a second: at least 6 s of upload, three leases.
     const throttle = await throttledProxy(new URL(short.baseUrl), 32 * 1024);
     const home = openDir('artifacts-slow-');
-    const { deps, client, db } = testNodeCaller(`http://127.0.0.1:${throttle.port}`, home, enrolled, { isolation: 'none', limits: { timeoutMs: 60_000 } });
+    const { deps, client, db } = testNodeCaller(`http://127.0.0.1:${throttle.port}`, home, enrolled, {
+      isolation: 'none',
+      limits: { timeoutMs: 60_000 },
+    });
     const files = Object.fromEntries(['a.bin', 'b.bin', 'c.bin'].map((name) => [name, 'x'.repeat(64 * 1024)]));
     writeFileSync(join(installTestBundle(home, AGENT, WRITER), 'plan.json'), JSON.stringify({ files }));
     const outcome = await runAgent(deps, AGENT, {});
     expect(outcome, JSON.stringify(outcome)).toMatchObject({ kind: 'settled', result: { status: 'succeeded', charged_cents: 4 } });
-    const listed = await httpRequest(`${short.baseUrl}/v1/swarm/runs/${(outcome as { result: { run_id: string } }).result.run_id}/artifacts`, { token });
+    const listed = await httpRequest(
+      `${short.baseUrl}/v1/swarm/runs/${(outcome as { result: { run_id: string } }).result.run_id}/artifacts`,
+      { token },
+    );
     expect(listed.body.artifacts.map((artifact: { name: string }) => artifact.name)).toEqual(['a.bin', 'b.bin', 'c.bin']);
     await client.close();
     db.close();
@@ -194,10 +227,13 @@ async function throttledProxy(target: URL, bytesPerSecond: number): Promise<{ po
     upstream.pipe(client);
     client.on('data', (chunk: Buffer) => {
       client.pause();
-      setTimeout(() => {
-        upstream.write(chunk);
-        client.resume();
-      }, (chunk.length / bytesPerSecond) * 1000);
+      setTimeout(
+        () => {
+          upstream.write(chunk);
+          client.resume();
+        },
+        (chunk.length / bytesPerSecond) * 1000,
+      );
     });
     client.on('end', () => upstream.end());
     upstream.on('close', () => client.destroy());

@@ -29,6 +29,7 @@ describe('durations for register --every', () => {
     expect(formatDuration(300)).toBe('5m');
     expect(formatDuration(5400)).toBe('90m');
     expect(formatDuration(86_400)).toBe('1d');
-    for (const seconds of [1, 59, 60, 61, 3599, 3600, 86_399, 86_400, 604_800]) expect(parseDuration(formatDuration(seconds))).toBe(seconds);
+    for (const seconds of [1, 59, 60, 61, 3599, 3600, 86_399, 86_400, 604_800])
+      expect(parseDuration(formatDuration(seconds))).toBe(seconds);
   });
 });

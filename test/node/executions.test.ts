@@ -2,13 +2,25 @@
 // the retention, and while it is remembered the same run id is known (never run twice).
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLOSED_EXECUTION_RETENTION_MS, executionClosed, executionFinished, executionStarted, findExecution } from '../../src/node/store/executions.js';
+import {
+  CLOSED_EXECUTION_RETENTION_MS,
+  executionClosed,
+  executionFinished,
+  executionStarted,
+  findExecution,
+} from '../../src/node/store/executions.js';
 import { openNodeStore } from '../../src/node/store/database.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
 
 afterAll(() => removeTempDirs());
 
-const aRun = (runId: string) => ({ run_id: runId, agent_id: 'agent_ops_monitor_004', user_id: 'u@example.com', lease_id: `lease-${runId}`, owner_pid: process.pid });
+const aRun = (runId: string) => ({
+  run_id: runId,
+  agent_id: 'agent_ops_monitor_004',
+  user_id: 'u@example.com',
+  lease_id: `lease-${runId}`,
+  owner_pid: process.pid,
+});
 
 describe('executions', () => {
   it('a reported run keeps no output, is known for the retention, and is forgotten after it', () => {

@@ -40,7 +40,9 @@ describe('node store migrations', () => {
     const varDir = tempDir();
     const path = join(varDir, 'swarm-node.db');
     const old = openDatabase(path, { migrations: NODE_MIGRATIONS.slice(0, 1) });
-    old.prepare('INSERT INTO registrations (agent_id, every_seconds, daily_cap_cents, created_at, updated_at) VALUES (?, NULL, NULL, 1, 1)').run('agent_ops_monitor_004');
+    old
+      .prepare('INSERT INTO registrations (agent_id, every_seconds, daily_cap_cents, created_at, updated_at) VALUES (?, NULL, NULL, 1, 1)')
+      .run('agent_ops_monitor_004');
     old.close();
     openNodeStore(path).close();
     const backups = readdirSync(join(varDir, 'backups'));

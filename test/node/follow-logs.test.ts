@@ -14,7 +14,8 @@ afterAll(() => {
 });
 
 const entry = (seq: number, text: string): LogEntry => ({ seq, stream: 'stdout', at: new Date().toISOString(), text });
-const event = (name: string, data: unknown, id?: number): string => `event: ${name}\n${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`;
+const event = (name: string, data: unknown, id?: number): string =>
+  `event: ${name}\n${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`;
 
 describe('followRunLogs', () => {
   it('takes a stream silent past its bound for cut, and asks again after its last entry: each entry once', async () => {
@@ -28,7 +29,9 @@ describe('followRunLogs', () => {
         open.push(response);
         return;
       }
-      response.end(`${event('log', entry(0, 'first again'), 0)}${event('log', entry(1, 'second'), 1)}${event('end', { run_id: 'r', status: 'succeeded', error: null, truncated: false, next_after: 1 })}`);
+      response.end(
+        `${event('log', entry(0, 'first again'), 0)}${event('log', entry(1, 'second'), 1)}${event('end', { run_id: 'r', status: 'succeeded', error: null, truncated: false, next_after: 1 })}`,
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {

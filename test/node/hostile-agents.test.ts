@@ -33,18 +33,33 @@ afterAll(() => {
   removeOpenDirs();
 });
 
-const aRun = (agentId: string, input: unknown = {}) => ({ run_id: randomUUID(), agent_id: agentId, user_id: 'hostile@example.com', tier: 'svc_starter_agents', input });
+const aRun = (agentId: string, input: unknown = {}) => ({
+  run_id: randomUUID(),
+  agent_id: agentId,
+  user_id: 'hostile@example.com',
+  tier: 'svc_starter_agents',
+  input,
+});
 
 /**
  * A node home and its runner: a mkdtemp closed to others (the sandbox makes its own way to what the agent needs), or
  * `open`, where a host keeps one (/opt: every user may pass), with var/ 0711 as install makes it.
  */
-function nodeHome(limits: Partial<typeof DEFAULT_AGENT_LIMITS> = {}, options: { open?: boolean } = {}): { home: string; runner: LocalRunner } {
+function nodeHome(
+  limits: Partial<typeof DEFAULT_AGENT_LIMITS> = {},
+  options: { open?: boolean } = {},
+): { home: string; runner: LocalRunner } {
   const home = options.open === true ? openDir('hostile-open-home-') : tempDir('hostile-home-');
   mkdirSync(join(home, 'etc'));
   mkdirSync(join(home, 'var'), { mode: 0o711 });
   chmodSync(join(home, 'var'), 0o711);
-  const runner = createLocalRunner({ home, varDir: join(home, 'var'), packageDir: REPO_ROOT, isolation: 'bubblewrap', limits: { timeoutMs: 60_000, ...limits } });
+  const runner = createLocalRunner({
+    home,
+    varDir: join(home, 'var'),
+    packageDir: REPO_ROOT,
+    isolation: 'bubblewrap',
+    limits: { timeoutMs: 60_000, ...limits },
+  });
   return { home, runner };
 }
 
@@ -91,7 +106,10 @@ describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', (
         process.stdout.write(JSON.stringify({ codes }));`),
     );
     const hog = await runner.run(aRun(HOSTILE));
-    expect(hog, JSON.stringify(hog)).toMatchObject({ status: 'failed', output: { error: 'memory_limit', message: expect.stringContaining('512 MiB') } });
+    expect(hog, JSON.stringify(hog)).toMatchObject({
+      status: 'failed',
+      output: { error: 'memory_limit', message: expect.stringContaining('512 MiB') },
+    });
     installTestBundle(home, HOSTILE, PROBE);
     expect((await runner.run(aRun(HOSTILE))).status).toBe('succeeded');
   }, 120_000);
@@ -109,7 +127,10 @@ describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', (
         setTimeout(() => process.stdout.write(JSON.stringify({ started, refused }), () => process.exit(0)), 500);`),
     );
     const flood = await runner.run(aRun(HOSTILE));
-    expect(flood, JSON.stringify(flood)).toMatchObject({ status: 'failed', output: { error: 'task_limit', message: expect.stringContaining(`${DEFAULT_AGENT_LIMITS.processes} processes`) } });
+    expect(flood, JSON.stringify(flood)).toMatchObject({
+      status: 'failed',
+      output: { error: 'task_limit', message: expect.stringContaining(`${DEFAULT_AGENT_LIMITS.processes} processes`) },
+    });
   });
 
   it("filling its state fails the run disk_quota, var/ keeps its room, and every agent's next run works", async () => {
@@ -118,15 +139,24 @@ describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', (
       agentProgram(`const fs = await import('node:fs');
         const dir = ${where};
         let written = 0;
-        try { for (let i = 0; ; i += 1) { fs.writeFileSync(dir + '/fill-' + i, Buffer.alloc(MiB_, 1)); written += MiB_; } } catch (error) { process.stdout.write(JSON.stringify({ written, error: error.code })); }`).replaceAll('MiB_', String(MiB));
+        try { for (let i = 0; ; i += 1) { fs.writeFileSync(dir + '/fill-' + i, Buffer.alloc(MiB_, 1)); written += MiB_; } } catch (error) { process.stdout.write(JSON.stringify({ written, error: error.code })); }`).replaceAll(
+        'MiB_',
+        String(MiB),
+      );
     installTestBundle(home, HOSTILE, fill('process.env.SWARM_STATE_DIR'));
     const state = await runner.run(aRun(HOSTILE));
-    expect(state, JSON.stringify(state)).toMatchObject({ status: 'failed', output: { error: 'disk_quota', message: expect.stringContaining('state directory') } });
+    expect(state, JSON.stringify(state)).toMatchObject({
+      status: 'failed',
+      output: { error: 'disk_quota', message: expect.stringContaining('state directory') },
+    });
     // What it wrote stayed in its image, 4 MiB and its margin: var/ as a whole holds no more than that.
     expect(diskUsage(join(home, 'var'))).toBeLessThan(imageBytes(4 * MiB) + MiB);
     installTestBundle(home, HOSTILE, fill("'/tmp'"));
     const tmp = await runner.run(aRun(HOSTILE));
-    expect(tmp, JSON.stringify(tmp)).toMatchObject({ status: 'failed', output: { error: 'disk_quota', message: expect.stringContaining('/tmp') } });
+    expect(tmp, JSON.stringify(tmp)).toMatchObject({
+      status: 'failed',
+      output: { error: 'disk_quota', message: expect.stringContaining('/tmp') },
+    });
 
     installTestBundle(home, OTHER, PROBE);
     const other = await runner.run(aRun(OTHER, { write_state: 'other agent' }));
@@ -142,7 +172,7 @@ describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', (
     const bundle = join(first.home, 'var', 'agents', HOSTILE, 'sha256-first');
     mkdirSync(bundle, { recursive: true, mode: 0o755 });
     for (const dir of [join(first.home, 'var', 'agents'), join(first.home, 'var', 'agents', HOSTILE)]) chmodSync(dir, 0o711);
-    writeFileSync(join(bundle, 'main.mjs'), '// the first home\'s agent', { mode: 0o644 });
+    writeFileSync(join(bundle, 'main.mjs'), "// the first home's agent", { mode: 0o644 });
     const mine = await first.runner.run(aRun(HOSTILE, { write_state: 'first home' }));
     expect(mine, JSON.stringify(mine)).toMatchObject({ status: 'succeeded', output: { own_state: 'first home' } });
     // Homes open to other users, as a host's /opt is: only the sandbox and the modes stand between the two.
@@ -164,10 +194,11 @@ describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', (
     expect(b!.uid).not.toBe(a!.uid);
     expect(b!.gid).not.toBe(a!.gid);
     expect(b!.own_state).toBe('ENOENT');
-    for (const name of ['state', 'image', 'runs', 'config', 'bundle', 'test_bundle']) expect(['EACCES', 'ENOENT'], name).toContain(b![name]);
+    for (const name of ['state', 'image', 'runs', 'config', 'bundle', 'test_bundle'])
+      expect(['EACCES', 'ENOENT'], name).toContain(b![name]);
   });
 
-  it("a freed uid carries nothing to its next home: the key, the process and the files its last holder left are gone (docs/decisions/0028-freed-uids-are-scrubbed.md)", async () => {
+  it('a freed uid carries nothing to its next home: the key, the process and the files its last holder left are gone (docs/decisions/0028-freed-uids-are-scrubbed.md)', async () => {
     const first = nodeHome();
     installTestBundle(first.home, HOSTILE, PROBE);
     const ran = await first.runner.run(aRun(HOSTILE));
@@ -180,7 +211,10 @@ describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', (
     const files = [`/dev/shm/${key}`, `/tmp/${key}`, `/var/tmp/${key}`];
     execFileSync('setpriv', [...asUid, 'sh', '-c', 'for f in "$@"; do echo secret > "$f"; done', 'plant', ...files]);
     const left = spawn('setpriv', [...asUid, 'sleep', '600'], { stdio: 'ignore' });
-    await waitFor(async () => (left.pid !== undefined && processesOfUid(uid).includes(left.pid) ? true : undefined), 'the process left to run as the uid');
+    await waitFor(
+      async () => (left.pid !== undefined && processesOfUid(uid).includes(left.pid) ? true : undefined),
+      'the process left to run as the uid',
+    );
     const keyFound = () => spawnSync('setpriv', [...asUid, 'keyctl', 'search', '@u', 'user', key], { stdio: 'ignore' }).status === 0;
     expect(keyFound()).toBe(true);
 
@@ -197,7 +231,10 @@ describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', (
         if (got >= uid) break;
       }
     }
-    await waitFor(async () => (left.exitCode !== null || left.signalCode !== null ? true : undefined), 'the process of the freed uid to be ended');
+    await waitFor(
+      async () => (left.exitCode !== null || left.signalCode !== null ? true : undefined),
+      'the process of the freed uid to be ended',
+    );
     expect(left.signalCode).toBe('SIGKILL');
     expect(processesOfUid(uid)).toEqual([]);
     expect(keyFound()).toBe(false);
@@ -223,10 +260,14 @@ describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', (
   it("cannot plant a state directory for another agent: var/state is the daemon's, each agent's state an image of its own", async () => {
     const { home, runner } = nodeHome();
     installTestBundle(home, HOSTILE, PROBE);
-    const planted = await runner.run(aRun(HOSTILE, { mkdir: { other: join(home, 'var', 'state', OTHER), beside: join(home, 'var', 'state', 'x') } }));
+    const planted = await runner.run(
+      aRun(HOSTILE, { mkdir: { other: join(home, 'var', 'state', OTHER), beside: join(home, 'var', 'state', 'x') } }),
+    );
     expect(planted.status, JSON.stringify(planted)).toBe('succeeded');
     expect(['EACCES', 'EROFS', 'ENOENT']).toContain((planted as { output: { other: string } }).output.other);
-    expect(readdirSync(join(home, 'var', 'state')).filter((name) => !name.startsWith('.') && !name.endsWith('.img') && !name.endsWith('.lock'))).toEqual([]);
+    expect(
+      readdirSync(join(home, 'var', 'state')).filter((name) => !name.startsWith('.') && !name.endsWith('.img') && !name.endsWith('.lock')),
+    ).toEqual([]);
     expect(statSync(join(home, 'var', 'state')).mode & 0o777).toBe(0o700);
     // The other agent's first run finds its state empty and its own.
     installTestBundle(home, OTHER, PROBE);
@@ -260,7 +301,11 @@ describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', (
     const run = aRun(HOSTILE);
     const outcome = await runner.run(run);
     expect(outcome, JSON.stringify(outcome)).toMatchObject({ status: 'failed', output: { error: 'timeout' } });
-    await waitFor(async () => (processesOf(`SWARM_RUN_ID=${run.run_id}`).length === 0 ? true : undefined), 'the run’s processes to be gone', 30_000);
+    await waitFor(
+      async () => (processesOf(`SWARM_RUN_ID=${run.run_id}`).length === 0 ? true : undefined),
+      'the run’s processes to be gone',
+      30_000,
+    );
 
     function createTimedHome() {
       const made = nodeHome({ timeoutMs: 4_000 });
@@ -282,13 +327,11 @@ describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', (
     const run = aRun(HOSTILE);
     const outcome = runner.run(run);
     // The agent itself (the launcher and bubblewrap before it carry its environment too).
-    const pid = await waitFor(
-      async () => processesOf(`SWARM_RUN_ID=${run.run_id}`, process.execPath)[0],
-      'the agent to start',
-      30_000,
-    );
+    const pid = await waitFor(async () => processesOf(`SWARM_RUN_ID=${run.run_id}`, process.execPath)[0], 'the agent to start', 30_000);
     const group = (controller: string) => {
-      const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').find((entry) => entry.split(':')[1]!.split(',').includes(controller))!;
+      const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+        .split('\n')
+        .find((entry) => entry.split(':')[1]!.split(',').includes(controller))!;
       return join('/sys/fs/cgroup', controller, line.split(':')[2]!);
     };
     expect(Number(readFileSync(join(group('memory'), 'memory.limit_in_bytes'), 'utf8'))).toBe(DEFAULT_AGENT_LIMITS.memoryBytes);
@@ -305,8 +348,13 @@ describe.skipIf(!sandboxAvailable)('hostile agents under bubblewrap, as root', (
     if (dead.cgroups.version === null) throw new Error(dead.cgroups.reason);
     const group = dead.cgroups.create('run-left-by-a-crash', { memoryBytes: limits.memoryBytes, tasks: limits.processes, cpuPercent: 100 });
     // A process of the run that outlived its daemon: in the run's cgroups, as the prelude puts every process of a run.
-    const left = spawn('sh', ['-c', `for f in "$@"; do echo $$ > "$f"; done; exec sleep 600`, 'left', ...group.procsFiles], { stdio: 'ignore' });
-    await waitFor(async () => (readFileSync(group.procsFiles[0]!, 'utf8').includes(String(left.pid)) ? true : undefined), 'the leftover to join its cgroup');
+    const left = spawn('sh', ['-c', `for f in "$@"; do echo $$ > "$f"; done; exec sleep 600`, 'left', ...group.procsFiles], {
+      stdio: 'ignore',
+    });
+    await waitFor(
+      async () => (readFileSync(group.procsFiles[0]!, 'utf8').includes(String(left.pid)) ? true : undefined),
+      'the leftover to join its cgroup',
+    );
     const restarted = createSandboxedRunner({ home, varDir: join(home, 'var'), limits });
     expect(await restarted.removeLeftovers(() => false)).toBe(1);
     await waitFor(async () => (left.exitCode !== null || left.signalCode !== null ? true : undefined), 'the leftover to be killed');
@@ -364,8 +412,16 @@ describe.skipIf(!sandboxAvailable)(`the launcher under bubblewrap, as root (${LA
     });
     const seen = probeSeen(stderr);
     // No forged report reached the node: the room the launcher measured is what it went by.
-    expect(outcome, `${JSON.stringify(outcome)} ${stderr}`).toMatchObject({ status: 'failed', output: { error: 'disk_quota', message: expect.stringContaining('(/tmp,') } });
-    expect(seen, stderr).toMatchObject({ parent_is_launcher: true, launchers: 1, filled: 'ENOSPC', inject: expect.stringMatching(/^(EACCES|not on x86-64)$/) });
+    expect(outcome, `${JSON.stringify(outcome)} ${stderr}`).toMatchObject({
+      status: 'failed',
+      output: { error: 'disk_quota', message: expect.stringContaining('(/tmp,') },
+    });
+    expect(seen, stderr).toMatchObject({
+      parent_is_launcher: true,
+      launchers: 1,
+      filled: 'ENOSPC',
+      inject: expect.stringMatching(/^(EACCES|not on x86-64)$/),
+    });
     // The launcher, and bubblewrap's init (root too).
     const refused = { mem: REFUSED, environ: REFUSED, signal: REFUSED, ptrace: REFUSED };
     expect(seen, JSON.stringify(seen)).toMatchObject({ parent_reached: refused, reached: { launcher: refused, bwrap: refused } });

@@ -119,13 +119,23 @@ describe('LogShipper', () => {
 
   it('stops at a lost lease; tells the run when its user cancels it', async () => {
     const lost = await ownRun();
-    const refused = new LogShipper({ leaseId: 'not-its-lease', send: (batch, signal) => lost.api.postLogs(lost.runId, batch, signal), clock: systemClock });
+    const refused = new LogShipper({
+      leaseId: 'not-its-lease',
+      send: (batch, signal) => lost.api.postLogs(lost.runId, batch, signal),
+      clock: systemClock,
+    });
     refused.write('stdout', Buffer.from('never stored\n'));
     expect(await refused.close(30_000)).toEqual({ entries: 1, sent: 0, truncated: false, stoppedBy: 'lease_lost' });
 
     const run = await ownRun();
     let told = 0;
-    const shipper = new LogShipper({ leaseId: run.leaseId, send: (batch, signal) => run.api.postLogs(run.runId, batch, signal), clock: systemClock, flushMs: 10, onCancel: () => (told += 1) });
+    const shipper = new LogShipper({
+      leaseId: run.leaseId,
+      send: (batch, signal) => run.api.postLogs(run.runId, batch, signal),
+      clock: systemClock,
+      flushMs: 10,
+      onCancel: () => (told += 1),
+    });
     // What POST /v1/swarm/runs/{run_id}/cancel records for a running run (docs/api.md "Cancel").
     service.db.prepare('UPDATE runs SET cancel_requested_at = ? WHERE run_id = ?').run(Date.now(), run.runId);
     shipper.write('stdout', Buffer.from('working\n'));

@@ -29,7 +29,9 @@ describe.skipIf(!asRoot)('an installed node (install --root) as root without bub
   it('refuses to run agents under auto, says why and how to fix it, and runs them under unshare once its config says so', async () => {
     const root = tempDir('no-bwrap-root-');
     const token = (await activatedSession(service.baseUrl, uniqueEmail('no-bwrap'))).deploy_token;
-    const installed = await swarmNode(['install', '--root', root, '--no-start', '--deploy-token-file', writeTokenFile(token)], { env: { SVC_BASE_URL: service.baseUrl } });
+    const installed = await swarmNode(['install', '--root', root, '--no-start', '--deploy-token-file', writeTokenFile(token)], {
+      env: { SVC_BASE_URL: service.baseUrl },
+    });
     expect(installed.exitCode, installed.stderr).toBe(0);
     const bin = join(root, 'usr', 'local', 'bin', 'swarm-node');
     const cli = (args: string[]) => run(hide[0]!, [...hide.slice(1), bin, ...args]);
@@ -51,26 +53,36 @@ describe.skipIf(!asRoot)('an installed node (install --root) as root without bub
 });
 
 describe.skipIf(!canHide)('an unprivileged node without bubblewrap', () => {
-  it("runs agents unsandboxed under auto, and says so in status (JSON and human) and on every run", async () => {
+  it('runs agents unsandboxed under auto, and says so in status (JSON and human) and on every run', async () => {
     const pkg = packageForOtherUsers();
     // An enrolled node's home of an ordinary user (nobody, when the test runs as root): its runs execute here.
     const home = join(openDir('no-bwrap-home-'), 'node');
     mkdirSync(join(home, 'etc'), { recursive: true });
     mkdirSync(join(home, 'var'));
     const credentials = join(home, 'etc', 'credentials.json');
-    const node = { node_id: '00000000-0000-4000-8000-000000000001', user_id: 'u@example.com', tier_id: 'svc_starter_agents', enrolled_at: new Date().toISOString(), credential: 'svcn_test' };
+    const node = {
+      node_id: '00000000-0000-4000-8000-000000000001',
+      user_id: 'u@example.com',
+      tier_id: 'svc_starter_agents',
+      enrolled_at: new Date().toISOString(),
+      credential: 'svcn_test',
+    };
     writeFileSync(credentials, JSON.stringify({ node }), { mode: 0o600 });
     chmodSync(credentials, 0o600);
     if (asRoot) for (const path of [home, join(home, 'etc'), join(home, 'var'), credentials]) chownSync(path, NOBODY, NOBODY);
     const asUser = asRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--'] : [];
     const argv = [...hide, ...asUser, pkg.node, join(pkg.root, 'bin', 'swarm-node.js')];
-    const cli = (args: string[]) => run(argv[0]!, [...argv.slice(1), ...args], { env: { SWARM_NODE_HOME: home, HOME: home, SVC_BASE_URL: 'http://127.0.0.1:9' } });
+    const cli = (args: string[]) =>
+      run(argv[0]!, [...argv.slice(1), ...args], { env: { SWARM_NODE_HOME: home, HOME: home, SVC_BASE_URL: 'http://127.0.0.1:9' } });
 
     const json = await cli(['--json', 'status']);
     const status = JSON.parse(json.stdout) as Status;
     expect(status.node.isolation, json.stdout).toBe('none');
     const warning = status.node.isolation_warning ?? '';
-    const why = /^agents run unsandboxed, as the node's own user \(agent_isolation auto fell back to none: (.*)\); apt-get install bubblewrap gives each run a sandbox$/.exec(warning)?.[1];
+    const why =
+      /^agents run unsandboxed, as the node's own user \(agent_isolation auto fell back to none: (.*)\); apt-get install bubblewrap gives each run a sandbox$/.exec(
+        warning,
+      )?.[1];
     expect(why, warning).toMatch(NO_SANDBOX);
     expect(status.problems).toContain(warning);
 

@@ -16,7 +16,9 @@ describe('processIsAlive', () => {
   it('is true of a running process, false of one that is gone and of a zombie', async () => {
     expect(processIsAlive(process.pid)).toBe(true);
     // A parent that forks a child which exits at once, and never waits for it: a zombie while the parent sleeps.
-    const parent = spawn('perl', ['-e', '$| = 1; my $child = fork(); exit 0 if $child == 0; print "$child\n"; sleep 600'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const parent = spawn('perl', ['-e', '$| = 1; my $child = fork(); exit 0 if $child == 0; print "$child\n"; sleep 600'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     parents.push(parent.pid!);
     let out = '';
     parent.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));

@@ -45,14 +45,32 @@ describe('settlePendingRuns', () => {
     await fundWallet(service.baseUrl, email, fundCents);
     const home = tempDir();
     const db = openNodeStore(join(home, 'var', 'swarm-node.db'));
-    const enrollment = { node_id: node.node_id, user_id: email, tier_id: 'svc_starter_agents', enrolled_at: new Date().toISOString(), credential: node.credential };
+    const enrollment = {
+      node_id: node.node_id,
+      user_id: email,
+      tier_id: 'svc_starter_agents',
+      enrolled_at: new Date().toISOString(),
+      credential: node.credential,
+    };
     const callerOn = (on: ServiceClient): NodeCaller =>
-      nodeCaller({ node: enrollment, client: on, db, clock: systemClock, pid: process.pid, version: 'test', paths: nodePaths(home), isolation: 'none', agentSocket: join(home, 'agent.sock') });
+      nodeCaller({
+        node: enrollment,
+        client: on,
+        db,
+        clock: systemClock,
+        pid: process.pid,
+        version: 'test',
+        paths: nodePaths(home),
+        isolation: 'none',
+        agentSocket: join(home, 'agent.sock'),
+      });
     return { caller: callerOn(first), db, callerOn };
   }
 
   function balance(caller: NodeCaller): Promise<number> {
-    return apiClient(service.baseUrl).get('/v1/swarm/wallet', caller.bearer).then((r) => r.body.balance_cents as number);
+    return apiClient(service.baseUrl)
+      .get('/v1/swarm/wallet', caller.bearer)
+      .then((r) => r.body.balance_cents as number);
   }
 
   it("settles a row without owner or user (written before those columns) by asking with the signed-in user's credential; leaves another user's row alone", async () => {
@@ -61,11 +79,27 @@ describe('settlePendingRuns', () => {
     const legacy = randomUUID();
     const others = randomUUID();
     journalRunStarted(db, { idempotency_key: legacy, agent_id: AGENT, source: 'cli', price_cents: PRICE }, Date.now());
-    journalRunStarted(db, { idempotency_key: others, agent_id: AGENT, source: 'cli', price_cents: PRICE, user_id: 'someone-else@example.com' }, Date.now());
+    journalRunStarted(
+      db,
+      { idempotency_key: others, agent_id: AGENT, source: 'cli', price_cents: PRICE, user_id: 'someone-else@example.com' },
+      Date.now(),
+    );
     expect(await settlePendingRuns(deps)).toEqual({ reported: 0, lost: 0, settled: 1, expired: 0, left: 1 });
-    const rows = new Map((db.prepare('SELECT idempotency_key, status, charged_cents, error_code FROM runs').all() as { idempotency_key: string; status: string; charged_cents: number }[]).map((r) => [r.idempotency_key, r]));
+    const rows = new Map(
+      (
+        db.prepare('SELECT idempotency_key, status, charged_cents, error_code FROM runs').all() as {
+          idempotency_key: string;
+          status: string;
+          charged_cents: number;
+        }[]
+      ).map((r) => [r.idempotency_key, r]),
+    );
     // The service never had it: settled as never run, not run now.
-    expect(rows.get(legacy), JSON.stringify(db.prepare('SELECT * FROM runs').all())).toMatchObject({ status: 'failed', charged_cents: 0, error_code: 'never_ran' });
+    expect(rows.get(legacy), JSON.stringify(db.prepare('SELECT * FROM runs').all())).toMatchObject({
+      status: 'failed',
+      charged_cents: 0,
+      error_code: 'never_ran',
+    });
     expect(rows.get(others)).toMatchObject({ status: 'pending', charged_cents: 0 });
     expect(await balance(caller)).toBe(100);
     // Settling again changes nothing and charges nothing.
@@ -78,16 +112,29 @@ describe('settlePendingRuns', () => {
     const offline = new ServiceClient({ baseUrl: 'http://127.0.0.1:9', deadlineMs: 2000 });
     const { caller, db, callerOn } = await enrolledNode(100, offline);
     const deps: RunDeps = { db, client: offline, clock: systemClock, caller, source: 'daemon', pid: process.pid };
-    for (let i = 0; i < 3; i += 1) journalRunStarted(db, { idempotency_key: randomUUID(), agent_id: AGENT, source: 'daemon', price_cents: PRICE, user_id: caller.user_id }, Date.now());
+    for (let i = 0; i < 3; i += 1)
+      journalRunStarted(
+        db,
+        { idempotency_key: randomUUID(), agent_id: AGENT, source: 'daemon', price_cents: PRICE, user_id: caller.user_id },
+        Date.now(),
+      );
     expect(await settlePendingRuns(deps)).toEqual({ reported: 0, lost: 0, settled: 0, expired: 0, left: 1 });
-    const failure = await runAgent(deps, AGENT).then(succeededOrThrow).catch((e: unknown) => e as { code: string; extensions: Record<string, unknown> });
+    const failure = await runAgent(deps, AGENT)
+      .then(succeededOrThrow)
+      .catch((e: unknown) => e as { code: string; extensions: Record<string, unknown> });
     expect(failure).toMatchObject({ code: 'service_unreachable', extensions: { run_status: 'not_sent' } });
     expect((db.prepare("SELECT COUNT(*) AS n FROM runs WHERE status = 'pending'").get() as { n: number }).n).toBe(3);
     expect((db.prepare("SELECT COUNT(*) AS n FROM runs WHERE error_code = 'not_sent'").get() as { n: number }).n).toBe(1);
     await offline.close();
 
     // Back online: the three are settled by asking; the service never had them, so none runs and none is charged.
-    expect(await settlePendingRuns({ ...deps, client, caller: callerOn(client) })).toEqual({ reported: 0, lost: 0, settled: 3, expired: 0, left: 0 });
+    expect(await settlePendingRuns({ ...deps, client, caller: callerOn(client) })).toEqual({
+      reported: 0,
+      lost: 0,
+      settled: 3,
+      expired: 0,
+      left: 0,
+    });
     expect(await balance(caller)).toBe(100);
     expect((db.prepare("SELECT COUNT(*) AS n FROM runs WHERE error_code = 'never_ran'").get() as { n: number }).n).toBe(3);
     const executions = db.prepare('SELECT COUNT(*) AS n FROM executions').get() as { n: number };
@@ -108,8 +155,23 @@ describe('settlePendingRuns after the node was killed mid-run', () => {
     await fundWallet(service.baseUrl, email, 100);
     const home = tempDir();
     const db = openNodeStore(join(home, 'var', 'swarm-node.db'));
-    const enrollment = { node_id: node.node_id, user_id: email, tier_id: 'svc_starter_agents', enrolled_at: new Date().toISOString(), credential: node.credential };
-    const caller = nodeCaller({ node: enrollment, client, db, clock: systemClock, pid: process.pid, version: 'test', paths: nodePaths(home), isolation: 'none' });
+    const enrollment = {
+      node_id: node.node_id,
+      user_id: email,
+      tier_id: 'svc_starter_agents',
+      enrolled_at: new Date().toISOString(),
+      credential: node.credential,
+    };
+    const caller = nodeCaller({
+      node: enrollment,
+      client,
+      db,
+      clock: systemClock,
+      pid: process.pid,
+      version: 'test',
+      paths: nodePaths(home),
+      isolation: 'none',
+    });
 
     // The node's own run, leased to it and journaled as started by a process that then died (SIGKILL mid-run). Of an
     // agent that is not safe to run again (the outreach agent), so the lost lease ends it rather than queueing it again.
@@ -121,8 +183,14 @@ describe('settlePendingRuns after the node was killed mid-run', () => {
     });
     expect(started.status, started.text).toBe(202);
     const runId = started.body.run_id as string;
-    executionStarted(db, { run_id: runId, agent_id: NOT_RETRIED, user_id: email, lease_id: started.body.lease.lease_id, owner_pid: await deadPid() }, Date.now());
-    const row = service.db.prepare<[string], { status: string; output_json: string }>('SELECT status, output_json FROM runs WHERE run_id = ?');
+    executionStarted(
+      db,
+      { run_id: runId, agent_id: NOT_RETRIED, user_id: email, lease_id: started.body.lease.lease_id, owner_pid: await deadPid() },
+      Date.now(),
+    );
+    const row = service.db.prepare<[string], { status: string; output_json: string }>(
+      'SELECT status, output_json FROM runs WHERE run_id = ?',
+    );
     await waitFor(async () => (row.get(runId)?.status === 'failed' ? true : undefined), 'the run failed by the lease sweep');
     expect(JSON.parse(row.get(runId)!.output_json)).toMatchObject({ error: 'node_lost' });
 
@@ -130,7 +198,11 @@ describe('settlePendingRuns after the node was killed mid-run', () => {
     expect(await settlePendingRuns(deps)).toEqual({ reported: 0, lost: 1, settled: 0, expired: 0, left: 0 });
     expect(findExecution(db, runId)).toMatchObject({ status: 'lost' });
     expect(row.get(runId)!.status).toBe('failed');
-    expect(await apiClient(service.baseUrl).get('/v1/swarm/wallet', caller.bearer).then((r) => r.body.balance_cents as number)).toBe(100);
+    expect(
+      await apiClient(service.baseUrl)
+        .get('/v1/swarm/wallet', caller.bearer)
+        .then((r) => r.body.balance_cents as number),
+    ).toBe(100);
     // Nothing left to do: a second settlement reports nothing.
     expect(await settlePendingRuns(deps)).toEqual({ reported: 0, lost: 0, settled: 0, expired: 0, left: 0 });
     db.close();

@@ -16,7 +16,13 @@ afterAll(() => {
   removeOpenDirs();
 });
 
-const aRun = (agentId: string, input: unknown) => ({ run_id: randomUUID(), agent_id: agentId, user_id: 'runner@example.com', tier: 'svc_starter_agents', input });
+const aRun = (agentId: string, input: unknown) => ({
+  run_id: randomUUID(),
+  agent_id: agentId,
+  user_id: 'runner@example.com',
+  tier: 'svc_starter_agents',
+  input,
+});
 
 describe.skipIf(!sandboxAvailable)('createLocalRunner under bubblewrap, with the package and the home in closed directories', () => {
   it('runs the built-in agents as their own users, the RAG agent keeping its index in its state', async () => {
@@ -34,11 +40,20 @@ describe.skipIf(!sandboxAvailable)('createLocalRunner under bubblewrap, with the
     const corpus = openDir('closed-corpus-');
     writeFileSync(join(corpus, 'tides.md'), '# Tides\n\nThe harbour closes two hours before low tide.\n');
 
-    const runner = createLocalRunner({ home, varDir: join(home, 'var'), packageDir, isolation: 'bubblewrap', limits: { timeoutMs: 60_000 } });
+    const runner = createLocalRunner({
+      home,
+      varDir: join(home, 'var'),
+      packageDir,
+      isolation: 'bubblewrap',
+      limits: { timeoutMs: 60_000 },
+    });
     const monitor = await runner.run(aRun('agent_ops_monitor_004', {}));
     expect(monitor.status, JSON.stringify(monitor)).toBe('succeeded');
     const first = await runner.run(aRun('agent_research_rag_015', { corpus, question: 'When does the harbour close?' }));
-    expect(first, JSON.stringify(first)).toMatchObject({ status: 'succeeded', output: { passages: [{ citation: 'tides.md:1-3' }], index: { kept_between_runs: true } } });
+    expect(first, JSON.stringify(first)).toMatchObject({
+      status: 'succeeded',
+      output: { passages: [{ citation: 'tides.md:1-3' }], index: { kept_between_runs: true } },
+    });
     const tutor = await runner.run(aRun('agent_svc_skills_005', { question: 'What is a node?' }));
     expect(tutor.status, JSON.stringify(tutor)).toBe('succeeded');
   });

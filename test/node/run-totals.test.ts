@@ -16,7 +16,9 @@ const SETTLED: Array<Exclude<RunStatus, 'pending'>> = ['succeeded', 'failed', 'i
 /** The totals as a scan of every row counts them: what the kept totals must equal. */
 function scanned(db: SqliteDatabase, agentId?: string): ReturnType<typeof runHistory>['totals'] {
   const rows = db
-    .prepare(`SELECT status, COUNT(*) AS n, SUM(charged_cents) AS cents FROM runs ${agentId === undefined ? '' : 'WHERE agent_id = ?'} GROUP BY status`)
+    .prepare(
+      `SELECT status, COUNT(*) AS n, SUM(charged_cents) AS cents FROM runs ${agentId === undefined ? '' : 'WHERE agent_id = ?'} GROUP BY status`,
+    )
     .all(...(agentId === undefined ? [] : [agentId])) as Array<{ status: RunStatus; n: number; cents: number }>;
   const totals = { runs: 0, charged_cents: 0, by_status: { succeeded: 0, failed: 0, insufficient_balance: 0, pending: 0 } };
   for (const row of rows) {
@@ -28,7 +30,11 @@ function scanned(db: SqliteDatabase, agentId?: string): ReturnType<typeof runHis
 }
 
 /** A journal row started as the schema of version 4 has it (before the totals, and the labels of version 6). */
-function startedAtVersion4(db: SqliteDatabase, run: { idempotency_key: string; agent_id: string; source: RunSource; price_cents: number }, now: number): void {
+function startedAtVersion4(
+  db: SqliteDatabase,
+  run: { idempotency_key: string; agent_id: string; source: RunSource; price_cents: number },
+  now: number,
+): void {
   db.prepare(`INSERT INTO runs (idempotency_key, agent_id, source, status, price_cents, started_at) VALUES (?, ?, ?, 'pending', ?, ?)`).run(
     run.idempotency_key,
     run.agent_id,

@@ -19,7 +19,8 @@ export const NOBODY = 65534;
 
 /** Root, with bubblewrap able to make a sandbox here (.ci/run installs it). */
 export const sandboxAvailable =
-  process.getuid?.() === 0 && spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-pid', '--', '/bin/true'], { stdio: 'ignore' }).status === 0;
+  process.getuid?.() === 0 &&
+  spawnSync('bwrap', ['--ro-bind', '/', '/', '--unshare-pid', '--', '/bin/true'], { stdio: 'ignore' }).status === 0;
 
 const BWRAP_PATHS = ['/usr/bin/bwrap', '/usr/local/bin/bwrap', '/bin/bwrap'].filter((path) => existsSync(path));
 
@@ -44,7 +45,13 @@ export const WITHOUT_BUBBLEWRAP = [
 
 /** The pids of processes whose environment holds `marker` (SWARM_RUN_ID=… is in every agent's). */
 export function processesOf(marker: string, program?: string): number[] {
-  return processesAmong(readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number), marker, program);
+  return processesAmong(
+    readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number),
+    marker,
+    program,
+  );
 }
 
 /**
@@ -96,10 +103,16 @@ export async function agentSocketStandIn(socketPath: string, options: { artifact
   // PrivateTmp=: each run's own, mounted in its own namespace at the same path (agent-exec's os.tmpdir()); so is the
   // artifacts tmpfs. Paths of their own, not /tmp: the checkout under test may live in /tmp.
   const privateTmp = join(openDir('swarm-private-tmp-'), 'tmp');
-  const artifacts = options.artifactsBytes === undefined ? undefined : { dir: join(openDir('swarm-unit-artifacts-'), 'artifacts'), bytes: options.artifactsBytes };
+  const artifacts =
+    options.artifactsBytes === undefined
+      ? undefined
+      : { dir: join(openDir('swarm-unit-artifacts-'), 'artifacts'), bytes: options.artifactsBytes };
   for (const dir of [privateTmp, ...(artifacts === undefined ? [] : [artifacts.dir])]) mkdirSync(dir, { mode: 0o1777 });
   const server = createServer({ pauseOnConnect: true }, (connection) => {
-    const mountArtifacts = artifacts === undefined ? '' : ` && mount -t tmpfs -o size=${artifacts.bytes},mode=1777,nosuid,nodev,noexec tmpfs "$ARTIFACTS_DIRECTORY"`;
+    const mountArtifacts =
+      artifacts === undefined
+        ? ''
+        : ` && mount -t tmpfs -o size=${artifacts.bytes},mode=1777,nosuid,nodev,noexec tmpfs "$ARTIFACTS_DIRECTORY"`;
     const child = spawn(
       'unshare',
       [
@@ -117,7 +130,12 @@ export async function agentSocketStandIn(socketPath: string, options: { artifact
       ],
       {
         stdio: [connection, connection, 'inherit'],
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', STATE_DIRECTORY: stateDir, TMPDIR: privateTmp, ...(artifacts === undefined ? {} : { ARTIFACTS_DIRECTORY: artifacts.dir }) },
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          STATE_DIRECTORY: stateDir,
+          TMPDIR: privateTmp,
+          ...(artifacts === undefined ? {} : { ARTIFACTS_DIRECTORY: artifacts.dir }),
+        },
       },
     );
     // As systemd does once the instance runs: the connection is the service's alone.
@@ -144,7 +162,22 @@ export function testNodeCaller(
 ): TestNodeCaller {
   const db = openNodeStore(join(home, 'var', 'swarm-node.db'));
   const client = new ServiceClient({ baseUrl });
-  const node = { node_id: enrolled.node_id, user_id: enrolled.email, tier_id: 'svc_starter_agents', enrolled_at: new Date().toISOString(), credential: enrolled.credential };
-  const caller = nodeCaller({ node, client, db, clock: systemClock, pid: process.pid, version: 'test', paths: nodePaths(home), ...options });
+  const node = {
+    node_id: enrolled.node_id,
+    user_id: enrolled.email,
+    tier_id: 'svc_starter_agents',
+    enrolled_at: new Date().toISOString(),
+    credential: enrolled.credential,
+  };
+  const caller = nodeCaller({
+    node,
+    client,
+    db,
+    clock: systemClock,
+    pid: process.pid,
+    version: 'test',
+    paths: nodePaths(home),
+    ...options,
+  });
   return { caller, db, client, deps: { db, client, clock: systemClock, caller, source: 'cli', pid: process.pid } };
 }

@@ -35,7 +35,13 @@ describe("the service client and its caller's signal", () => {
       const answer = await client.call({ method: 'GET', path: ServiceClient.PING_PATH, retrySafe: true, signal: stop.signal });
       expect(answer.status).toBe(200);
     }
-    const streamed = await client.call<Readable>({ method: 'GET', path: ServiceClient.PING_PATH, retrySafe: true, signal: stop.signal, streamBody: true });
+    const streamed = await client.call<Readable>({
+      method: 'GET',
+      path: ServiceClient.PING_PATH,
+      retrySafe: true,
+      signal: stop.signal,
+      streamBody: true,
+    });
     // Until its body is done, an abort must still reach the stream.
     expect(getEventListeners(stop.signal, 'abort').length).toBe(1);
     const closed = new Promise((resolve) => streamed.body.once('close', resolve));

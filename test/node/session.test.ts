@@ -18,13 +18,41 @@ function codeOf(fn: () => unknown): string | undefined {
 
 describe('reading a JWT on the node', () => {
   it('decodes the claims from the payload without the key', () => {
-    const token = jwt({ sub: 'a@example.com', tier: 'svc_starter_agents', exp: 2_000_000_000, iat: 1_999_000_000, chainId: 1202, nodeAccess: 'isolated_svc_server' });
-    expect(decodeClaims(token)).toEqual({ sub: 'a@example.com', tier: 'svc_starter_agents', exp: 2_000_000_000, iat: 1_999_000_000, chainId: 1202, nodeAccess: 'isolated_svc_server' });
+    const token = jwt({
+      sub: 'a@example.com',
+      tier: 'svc_starter_agents',
+      exp: 2_000_000_000,
+      iat: 1_999_000_000,
+      chainId: 1202,
+      nodeAccess: 'isolated_svc_server',
+    });
+    expect(decodeClaims(token)).toEqual({
+      sub: 'a@example.com',
+      tier: 'svc_starter_agents',
+      exp: 2_000_000_000,
+      iat: 1_999_000_000,
+      chainId: 1202,
+      nodeAccess: 'isolated_svc_server',
+    });
   });
 
   it('refuses what is not one of our access tokens as unauthorized (exit 4, as the README says), without quoting it', () => {
-    for (const token of ['', 'abc', 'a.b', 'a.b.c.d', 'a b.c.d', jwt({ tier: 't', exp: 1 }), jwt({ sub: 's', exp: 1 }), jwt({ sub: 's', tier: 't', exp: '1' }), 'x.bm90IGpzb24.y', `${'a'.repeat(9000)}.b.c`]) {
-      expect(codeOf(() => decodeClaims(token)), token.slice(0, 40)).toBe('unauthorized');
+    for (const token of [
+      '',
+      'abc',
+      'a.b',
+      'a.b.c.d',
+      'a b.c.d',
+      jwt({ tier: 't', exp: 1 }),
+      jwt({ sub: 's', exp: 1 }),
+      jwt({ sub: 's', tier: 't', exp: '1' }),
+      'x.bm90IGpzb24.y',
+      `${'a'.repeat(9000)}.b.c`,
+    ]) {
+      expect(
+        codeOf(() => decodeClaims(token)),
+        token.slice(0, 40),
+      ).toBe('unauthorized');
     }
     try {
       decodeClaims('secretpart.bm90IGpzb24.y');
@@ -58,6 +86,7 @@ describe('reading a JWT on the node', () => {
 
   it("reads a stored token's expiry with the same decoder, and nothing from what has none", () => {
     expect(expiryOf(jwt({ sub: 's', tier: 't', exp: 2_000_000_000 }))).toBe(2_000_000_000);
-    for (const token of ['', 'abc', 'x.bm90IGpzb24.y', jwt({ sub: 's', exp: '1' }), jwt(null)]) expect(expiryOf(token), token).toBeUndefined();
+    for (const token of ['', 'abc', 'x.bm90IGpzb24.y', jwt({ sub: 's', exp: '1' }), jwt(null)])
+      expect(expiryOf(token), token).toBeUndefined();
   });
 });

@@ -22,7 +22,11 @@ const AGENT = 'agent_ops_monitor_004';
 
 const userNamespaces =
   sandboxAvailable &&
-  spawnSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', 'bwrap', '--unshare-user', '--ro-bind', '/', '/', '--', '/bin/true'], { stdio: 'ignore', cwd: '/' }).status === 0;
+  spawnSync(
+    'setpriv',
+    [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', 'bwrap', '--unshare-user', '--ro-bind', '/', '/', '--', '/bin/true'],
+    { stdio: 'ignore', cwd: '/' },
+  ).status === 0;
 
 const made: string[] = [];
 afterAll(() => {
@@ -64,7 +68,14 @@ describe.skipIf(!userNamespaces)('the unprivileged mode: bubblewrap in a user na
     const dir = nobodysDir('unprivileged-runner-');
     writeFileSync(join(dir, 'entry.ts'), ENTRY);
     script = join(dir, 'runner.mjs');
-    await build({ entryPoints: [join(dir, 'entry.ts')], outfile: script, bundle: true, platform: 'node', format: 'esm', external: ['better-sqlite3'], logLevel: 'silent',
+    await build({
+      entryPoints: [join(dir, 'entry.ts')],
+      outfile: script,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      external: ['better-sqlite3'],
+      logLevel: 'silent',
       // The CommonJS modules in the bundle require Node's own: ESM has no require of its own.
       banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
     });
@@ -79,12 +90,31 @@ describe.skipIf(!userNamespaces)('the unprivileged mode: bubblewrap in a user na
     home: string,
     input: unknown,
     timeoutMs = 60_000,
-  ): { isolation: string; report: { summary: string; cannot: string[] }; outcome: { status: string; output: Record<string, unknown> }; stderr: string } {
-    const out = execFileSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', process.execPath, script, home, REPO_ROOT, JSON.stringify(input), String(timeoutMs)], {
-      cwd: '/',
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-      timeout: 120_000,
-    });
+  ): {
+    isolation: string;
+    report: { summary: string; cannot: string[] };
+    outcome: { status: string; output: Record<string, unknown> };
+    stderr: string;
+  } {
+    const out = execFileSync(
+      'setpriv',
+      [
+        `--reuid=${NOBODY}`,
+        `--regid=${NOBODY}`,
+        '--clear-groups',
+        process.execPath,
+        script,
+        home,
+        REPO_ROOT,
+        JSON.stringify(input),
+        String(timeoutMs),
+      ],
+      {
+        cwd: '/',
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+        timeout: 120_000,
+      },
+    );
     return JSON.parse(out.toString()) as never;
   }
 
@@ -110,7 +140,10 @@ describe.skipIf(!userNamespaces)('the unprivileged mode: bubblewrap in a user na
 
     const first = runAsNobody(home, { credential: join(home, 'etc', 'credentials.json'), port });
     expect(first.isolation).toBe('bubblewrap');
-    expect(first.outcome, JSON.stringify(first)).toMatchObject({ status: 'succeeded', output: { uid: NOBODY, credential: 'ENOENT', connect: 'ECONNREFUSED', shm: [] } });
+    expect(first.outcome, JSON.stringify(first)).toMatchObject({
+      status: 'succeeded',
+      output: { uid: NOBODY, credential: 'ENOENT', connect: 'ECONNREFUSED', shm: [] },
+    });
     expect((first.outcome.output.tmp as string[]).filter((name) => name.startsWith('swarm-run-'))).toHaveLength(1);
     const second = runAsNobody(home, { credential: join(home, 'etc', 'credentials.json'), port });
     // The first run's file in /dev/shm went with it.
@@ -135,14 +168,23 @@ describe.skipIf(!userNamespaces)('the unprivileged mode: bubblewrap in a user na
     expect(probed.report.cannot.join('\n')).not.toMatch(/system call filter/);
   });
 
-  it("the run's launcher (docs/operations.md \"What each mode holds\"): the agent, the node's user like it, runs in a pid namespace of its own where the launcher has no pid, so a full /tmp fails the run disk_quota", () => {
+  it('the run\'s launcher (docs/operations.md "What each mode holds"): the agent, the node\'s user like it, runs in a pid namespace of its own where the launcher has no pid, so a full /tmp fails the run disk_quota', () => {
     const home = nobodysDir('unprivileged-launcher-');
     installTestBundle(home, AGENT, LAUNCHER_PROBE);
     execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, join(home, 'agents')]);
     const probed = runAsNobody(home, { fill: true });
-    expect(probed.outcome, JSON.stringify(probed)).toMatchObject({ status: 'failed', output: { error: 'disk_quota', message: expect.stringContaining('(/tmp,') } });
+    expect(probed.outcome, JSON.stringify(probed)).toMatchObject({
+      status: 'failed',
+      output: { error: 'disk_quota', message: expect.stringContaining('(/tmp,') },
+    });
     const seen = probeSeen(probed.stderr);
-    expect(seen, probed.stderr).toMatchObject({ launchers: 0, parent: 'bwrap', parent_is_launcher: false, filled: 'ENOSPC', inject: 'no launcher in sight' });
+    expect(seen, probed.stderr).toMatchObject({
+      launchers: 0,
+      parent: 'bwrap',
+      parent_is_launcher: false,
+      filled: 'ENOSPC',
+      inject: 'no launcher in sight',
+    });
     // All it sees but itself is its namespace's first process, bubblewrap's, which holds nothing of the launcher's.
     expect(Object.keys(seen!.reached as object), JSON.stringify(seen)).toEqual(['bwrap']);
   });

@@ -25,24 +25,40 @@ const MiB = 1024 * 1024;
 
 /** Root, with util-linux able to make the namespaces of a run here (CI's container runs privileged). */
 const unshareAvailable =
-  process.getuid?.() === 0 && spawnSync('unshare', ['--pid', '--fork', '--mount-proc', '--ipc', '--uts', '--net', '--', '/bin/true'], { stdio: 'ignore' }).status === 0;
+  process.getuid?.() === 0 &&
+  spawnSync('unshare', ['--pid', '--fork', '--mount-proc', '--ipc', '--uts', '--net', '--', '/bin/true'], { stdio: 'ignore' }).status === 0;
 
 afterAll(() => {
   removeTempDirs();
   removeOpenDirs();
 });
 
-const aRun = (agentId: string, input: unknown = {}) => ({ run_id: randomUUID(), agent_id: agentId, user_id: 'hostile@example.com', tier: 'svc_starter_agents', input });
+const aRun = (agentId: string, input: unknown = {}) => ({
+  run_id: randomUUID(),
+  agent_id: agentId,
+  user_id: 'hostile@example.com',
+  tier: 'svc_starter_agents',
+  input,
+});
 
 /** A node home (closed to others, or `open` as /opt is) with a credential and a database to steal, and its runner. */
-function nodeHome(limits: Partial<typeof DEFAULT_AGENT_LIMITS> = {}, options: { open?: boolean } = {}): { home: string; runner: LocalRunner } {
+function nodeHome(
+  limits: Partial<typeof DEFAULT_AGENT_LIMITS> = {},
+  options: { open?: boolean } = {},
+): { home: string; runner: LocalRunner } {
   const home = options.open === true ? openDir('unshare-open-home-') : tempDir('unshare-home-');
   mkdirSync(join(home, 'etc'));
   writeFileSync(join(home, 'etc', 'credentials.json'), '{"node":{"credential":"svcn_secret"}}', { mode: 0o644 });
   mkdirSync(join(home, 'var'), { mode: 0o711 });
   chmodSync(join(home, 'var'), 0o711);
   writeFileSync(join(home, 'var', 'swarm-node.db'), 'the database', { mode: 0o644 });
-  const runner = createLocalRunner({ home, varDir: join(home, 'var'), packageDir: REPO_ROOT, isolation: 'unshare', limits: { timeoutMs: 60_000, ...limits } });
+  const runner = createLocalRunner({
+    home,
+    varDir: join(home, 'var'),
+    packageDir: REPO_ROOT,
+    isolation: 'unshare',
+    limits: { timeoutMs: 60_000, ...limits },
+  });
   return { home, runner };
 }
 
@@ -112,7 +128,10 @@ describe.skipIf(!unshareAvailable)('agent_isolation unshare, as root', () => {
     // Its own pid namespace: the launcher (pid 1), the uid switch and the agent's own processes; no vitest, no init.
     const processes = seen.processes as string[];
     expect(processes.length, processes.join(' ')).toBeLessThan(8);
-    expect(processes.some((command) => /vitest|systemd|init|sshd/.test(command)), processes.join(' ')).toBe(false);
+    expect(
+      processes.some((command) => /vitest|systemd|init|sshd/.test(command)),
+      processes.join(' '),
+    ).toBe(false);
   });
 
   it("another home's agents are other uids, and its home is out of sight", async () => {
@@ -121,8 +140,15 @@ describe.skipIf(!unshareAvailable)('agent_isolation unshare, as root', () => {
     installTestBundle(first.home, HOSTILE, PROBE);
     installTestBundle(second.home, HOSTILE, PROBE);
     const mine = await second.runner.run(aRun(HOSTILE, { write_state: 'second home' }));
-    const theirs = await first.runner.run(aRun(HOSTILE, { read: { credentials: join(second.home, 'etc', 'credentials.json'), database: join(second.home, 'var', 'swarm-node.db') } }));
-    expect(theirs, JSON.stringify(theirs)).toMatchObject({ status: 'succeeded', output: { credentials: 'ENOENT', database: 'ENOENT', own_state: 'ENOENT' } });
+    const theirs = await first.runner.run(
+      aRun(HOSTILE, {
+        read: { credentials: join(second.home, 'etc', 'credentials.json'), database: join(second.home, 'var', 'swarm-node.db') },
+      }),
+    );
+    expect(theirs, JSON.stringify(theirs)).toMatchObject({
+      status: 'succeeded',
+      output: { credentials: 'ENOENT', database: 'ENOENT', own_state: 'ENOENT' },
+    });
     expect((theirs as { output: { uid: number } }).output.uid).not.toBe((mine as { output: { uid: number } }).output.uid);
   });
 

@@ -34,7 +34,11 @@ describe('swarm-node wizard in a terminal', () => {
     const node = nodeEnv(service.baseUrl);
     // An agent registered earlier, to be marked in the list.
     const seeded = nodeDb(node.home);
-    upsertRegistration(seeded, { agent_id: 'agent_dev_review_012', every_seconds: null, daily_cap_cents: null, default_input_json: null }, Date.now());
+    upsertRegistration(
+      seeded,
+      { agent_id: 'agent_dev_review_012', every_seconds: null, daily_cap_cents: null, default_input_json: null },
+      Date.now(),
+    );
     seeded.close();
 
     const session = wizard(node.env, [], true);
@@ -187,7 +191,9 @@ describe('an agent that needs input, in a terminal', () => {
     const session = wizard(node.env, ['--agent', RAG]);
     await session.waitFor(`Agent: Research RAG the service (${RAG}), $0.15 per run.`);
     // The field's name, then the schema's words for it.
-    await session.waitFor("corpus (Absolute path of a folder of Markdown (.md, .markdown) and text (.txt, .text) files on the node's host.):");
+    await session.waitFor(
+      "corpus (Absolute path of a folder of Markdown (.md, .markdown) and text (.txt, .text) files on the node's host.):",
+    );
     session.press(KEY.enter);
     await session.waitFor(`${RAG} needs corpus to run (unattended: --input corpus=…).`);
     // A relative path is refused at once, naming the field: not after the questions that follow.
@@ -209,7 +215,9 @@ describe('an agent that needs input, in a terminal', () => {
     const db = nodeDb(node.home);
     const journaled = db.prepare('SELECT status, charged_cents, input_json FROM runs').all();
     db.close();
-    expect(journaled).toEqual([{ status: 'succeeded', charged_cents: 15, input_json: JSON.stringify({ corpus, question: 'How long are snapshots kept?' }) }]);
+    expect(journaled).toEqual([
+      { status: 'succeeded', charged_cents: 15, input_json: JSON.stringify({ corpus, question: 'How long are snapshots kept?' }) },
+    ]);
     expect(await walletBalance(service.baseUrl, node.token)).toBe(85);
   });
 

@@ -26,7 +26,10 @@ function ragCorpus(): string {
 function gitRepo(): string {
   const repo = tempDir('wizard-repo-');
   const git = (...args: string[]) =>
-    execaSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd: repo, env: { HOME: repo } });
+    execaSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', '-c', 'init.defaultBranch=main', ...args], {
+      cwd: repo,
+      env: { HOME: repo },
+    });
   git('init', '-q');
   writeFileSync(join(repo, 'app.sh'), '#!/bin/sh\necho hello\n');
   git('add', '.');
@@ -53,7 +56,9 @@ describe('swarm-node wizard without a terminal: what is missing, at once', () =>
     const started = Date.now();
     const result = await swarmNode(['wizard'], { env: node.env });
     expect(result.exitCode, result.stderr).toBe(2);
-    expect(result.stderr).toContain('error: no terminal to ask on (stdin is not a TTY): pass --email <email>, --code-file <file>, --agent <agent_id>, --yes');
+    expect(result.stderr).toContain(
+      'error: no terminal to ask on (stdin is not a TTY): pass --email <email>, --code-file <file>, --agent <agent_id>, --yes',
+    );
     expect(result.stderr).toContain(`Example: ${asPrinted(node, 'swarm-node wizard --agent agent_ops_monitor_004 --yes')}`);
     expect(result.stdout).toBe('');
     expect(Date.now() - started).toBeLessThan(5_000);
@@ -103,20 +108,31 @@ describe('swarm-node wizard without a terminal: what is missing, at once', () =>
     expect(readdirSync(node.home)).toEqual([]);
   });
 
-  it("an agent that needs input: an --input flag for each input its schema asks for, before any network call or write", async () => {
+  it('an agent that needs input: an --input flag for each input its schema asks for, before any network call or write', async () => {
     const node = nodeEnv(CLOSED_PORT_URL);
     const signIn = ['--email', 'a@example.com', '--code-file', join(node.home, '..', 'no-code-yet')];
     const rag = await swarmNode(['wizard', ...signIn, '--agent', 'agent_research_rag_015', '--yes'], { env: node.env });
     expect(rag.exitCode, rag.stderr).toBe(2);
-    expect(rag.stderr).toContain('error: no terminal to ask on (stdin is not a TTY): pass --input corpus=<value>, --input question=<value>\n');
+    expect(rag.stderr).toContain(
+      'error: no terminal to ask on (stdin is not a TTY): pass --input corpus=<value>, --input question=<value>\n',
+    );
 
     // One given: the other is named; the tutor's schema wants one property of two, and a question is one to type.
-    const some = await swarmNode(['--json', 'wizard', ...signIn, '--agent', 'agent_research_rag_015', '--input', 'corpus=/srv/docs', '--yes'], { env: node.env });
+    const some = await swarmNode(
+      ['--json', 'wizard', ...signIn, '--agent', 'agent_research_rag_015', '--input', 'corpus=/srv/docs', '--yes'],
+      { env: node.env },
+    );
     expect(some.exitCode).toBe(2);
     expect(some.json.error).toMatchObject({ code: 'not_a_terminal', missing_flags: ['--input question'] });
     const tutor = await swarmNode(['--json', 'wizard', ...signIn, '--agent', 'agent_svc_skills_005'], { env: node.env });
-    expect(tutor.json.error).toMatchObject({ message: '--json asks no questions: pass --input question=<value>, --yes', missing_flags: ['--input question', '--yes'] });
-    for (const [agent, flag] of [['agent_dev_review_012', 'repo'], ['agent_sales_outreach_008', 'leads']] as const) {
+    expect(tutor.json.error).toMatchObject({
+      message: '--json asks no questions: pass --input question=<value>, --yes',
+      missing_flags: ['--input question', '--yes'],
+    });
+    for (const [agent, flag] of [
+      ['agent_dev_review_012', 'repo'],
+      ['agent_sales_outreach_008', 'leads'],
+    ] as const) {
       const result = await swarmNode(['--json', 'wizard', ...signIn, '--agent', agent, '--yes'], { env: node.env });
       expect(result.json.error.missing_flags, agent).toContain(`--input ${flag}`);
     }
@@ -132,7 +148,9 @@ describe('swarm-node wizard without a terminal: what is missing, at once', () =>
     const exp = Math.floor(Date.now() / 1000) + 3600;
     const part = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
     const forged = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ sub: email, tier: 'svc_starter_agents', exp })}.${'A'.repeat(43)}`;
-    writeCredentials(join(node.home, 'etc', 'credentials.json'), { jwt: { token: forged, sub: email, tier: 'svc_starter_agents', exp, stored_at: new Date().toISOString() } });
+    writeCredentials(join(node.home, 'etc', 'credentials.json'), {
+      jwt: { token: forged, sub: email, tier: 'svc_starter_agents', exp, stored_at: new Date().toISOString() },
+    });
     const result = await swarmNode(['wizard', '--agent', AGENT, '--yes'], { env: node.env });
     expect(result.exitCode, result.stderr).toBe(2);
     expect(result.stderr).toMatch(/warning: the service does not accept the token: .+; sign in again/);
@@ -164,7 +182,9 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
 
   it('--json with --every and --daily-cap: one JSON summary; run again with --yes alone, the registration keeps its schedule', async () => {
     const node = await signedInNode(service.baseUrl, 'wizard-json', 20);
-    const first = await swarmNode(['--json', 'wizard', '--agent', AGENT, '--every', '5m', '--daily-cap', '1.00', '--yes'], { env: node.env });
+    const first = await swarmNode(['--json', 'wizard', '--agent', AGENT, '--every', '5m', '--daily-cap', '1.00', '--yes'], {
+      env: node.env,
+    });
     expect(first.exitCode, first.stderr).toBe(0);
     expect(first.json).toEqual({
       user_id: node.email,
@@ -205,7 +225,14 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
     const again = await swarmNode(['--json', 'wizard', '--agent', AGENT, '--yes'], { env: node.env });
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.json.node).toEqual({ node_id: first.json.node.node_id, enrolled_now: false });
-    expect(again.json.registration).toEqual({ created: false, changed: false, agent_id: AGENT, every: '5m', every_seconds: 300, daily_cap_cents: 100 });
+    expect(again.json.registration).toEqual({
+      created: false,
+      changed: false,
+      agent_id: AGENT,
+      every: '5m',
+      every_seconds: 300,
+      daily_cap_cents: 100,
+    });
     expect(again.stderr).toContain(`${AGENT} stays registered as it was: every 5m, daily cap $1.00.`);
     // Not written again; its run of the agent pushed the next run to an interval after that run.
     const second = schedule();
@@ -227,7 +254,9 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
     expect(human.exitCode, human.stderr).toBe(3);
     expect(human.stderr).toContain('warning: the wallet holds $0.00; one run of agent_research_rag_015 costs $0.15');
     expect(human.stderr).toContain('error: insufficient balance: the wallet holds $0.00, one run of agent_research_rag_015 costs $0.15');
-    expect(human.stderr).toContain(`Fund the wallet at ${service.baseUrl}/wallet/login (a link that signs you in there: ${asPrinted(node, 'swarm-node wallet login')}), then again: ${asPrinted(node, 'swarm-node wizard')}.`);
+    expect(human.stderr).toContain(
+      `Fund the wallet at ${service.baseUrl}/wallet/login (a link that signs you in there: ${asPrinted(node, 'swarm-node wallet login')}), then again: ${asPrinted(node, 'swarm-node wizard')}.`,
+    );
 
     const json = await swarmNode(['--json', 'wizard', '--agent', 'agent_research_rag_015', ...input, '--yes'], { env: node.env });
     expect(json.exitCode).toBe(3);
@@ -248,7 +277,9 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
     const node = nodeEnv(service.baseUrl);
     const sent = await swarmNode(['--json', 'login', '--email', email, '--send-code'], { env: node.env });
     expect(sent.exitCode, sent.stderr).toBe(0);
-    const mail = await nextMailTo(email, { match: (each) => each.text.includes(`reference ${String(sent.json.challenge_id).slice(0, 8)}`) });
+    const mail = await nextMailTo(email, {
+      match: (each) => each.text.includes(`reference ${String(sent.json.challenge_id).slice(0, 8)}`),
+    });
     const codeFile = join(tempDir('wizard-code-'), 'code');
     writeFileSync(codeFile, signInCodeOf(mail));
     const result = await swarmNode(
@@ -290,19 +321,28 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
     ['agent_research_rag_015', 15, () => ['--input', `corpus=${ragCorpus()}`, '--input', 'question=How long are snapshots kept?']],
     ['agent_dev_review_012', 12, () => ['--input', `repo=${gitRepo()}`]],
     ['agent_sales_outreach_008', 8, () => ['--input', `leads=${leadsFile()}`, '--input', 'template=Hello {{name}}, a note from us.']],
-  ] as const)('%s with its --input flags on a bare host: enrolls it, runs the agent here, billed, registers it with that input', async (agent, price, inputFlags) => {
-    const node = await signedInNode(service.baseUrl, `wizard-input-${price}`, 100);
-    const flags = inputFlags();
-    const result = await swarmNode(['--json', 'wizard', '--agent', agent, ...flags, '--yes', '--every', '1h'], { env: node.env });
-    expect(result.exitCode, result.stderr + result.stdout).toBe(0);
-    expect(result.json).toMatchObject({ node: { enrolled_now: true }, run: { status: 'succeeded', charged_cents: price, output: { summary: expect.any(String) } }, balance_cents: 100 - price });
-    expect(runsOf(node.home)).toEqual([{ agent_id: agent, source: 'wizard', status: 'succeeded', charged_cents: price }]);
-    expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - price);
-    // The daemon's scheduled runs have nobody to ask: they start from the input the first run was given.
-    const given = Object.fromEntries(flags.filter((_, index) => index % 2 === 1).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
-    const list = await swarmNode(['--json', 'list'], { env: node.env });
-    expect(list.json.registrations).toMatchObject([{ agent_id: agent, every_seconds: 3600, default_input: given }]);
-  });
+  ] as const)(
+    '%s with its --input flags on a bare host: enrolls it, runs the agent here, billed, registers it with that input',
+    async (agent, price, inputFlags) => {
+      const node = await signedInNode(service.baseUrl, `wizard-input-${price}`, 100);
+      const flags = inputFlags();
+      const result = await swarmNode(['--json', 'wizard', '--agent', agent, ...flags, '--yes', '--every', '1h'], { env: node.env });
+      expect(result.exitCode, result.stderr + result.stdout).toBe(0);
+      expect(result.json).toMatchObject({
+        node: { enrolled_now: true },
+        run: { status: 'succeeded', charged_cents: price, output: { summary: expect.any(String) } },
+        balance_cents: 100 - price,
+      });
+      expect(runsOf(node.home)).toEqual([{ agent_id: agent, source: 'wizard', status: 'succeeded', charged_cents: price }]);
+      expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - price);
+      // The daemon's scheduled runs have nobody to ask: they start from the input the first run was given.
+      const given = Object.fromEntries(
+        flags.filter((_, index) => index % 2 === 1).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+      );
+      const list = await swarmNode(['--json', 'list'], { env: node.env });
+      expect(list.json.registrations).toMatchObject([{ agent_id: agent, every_seconds: 3600, default_input: given }]);
+    },
+  );
 
   it('a code file that holds no code: exit 2 before any token is issued, and nothing but the code asked for is stored', async () => {
     const email = uniqueEmail('wizard-nocode');
@@ -321,7 +361,16 @@ describe('swarm-node wizard --help', () => {
   it('documents every flag with examples, and loads no prompt, spinner, SQLite or HTTP module', async () => {
     const help = await swarmNode(['wizard', '--help']);
     expect(help.exitCode).toBe(0);
-    for (const flag of ['--email <email>', '--offer <tier_id>', '--code-file <file>', '--agent <agent_id>', '--every <duration>', '--daily-cap <dollars>', '-y, --yes', '--no-register']) {
+    for (const flag of [
+      '--email <email>',
+      '--offer <tier_id>',
+      '--code-file <file>',
+      '--agent <agent_id>',
+      '--every <duration>',
+      '--daily-cap <dollars>',
+      '-y, --yes',
+      '--no-register',
+    ]) {
       expect(help.stdout).toContain(flag);
     }
     expect(help.stdout).toContain('--yes without --every registers the agent for manual runs only');
@@ -340,15 +389,26 @@ export async function resolve(specifier, context, next) {
   return result;
 }`,
     );
-    writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(new URL('./hooks.mjs', import.meta.url));\n`);
+    writeFileSync(
+      join(dir, 'register.mjs'),
+      `import { register } from 'node:module';\nregister(new URL('./hooks.mjs', import.meta.url));\n`,
+    );
     const bin = join(stagedPackage(), 'bin', 'swarm-node.js');
     const traced = await execa('node', ['--import', join(dir, 'register.mjs'), bin, 'wizard', '--help'], { reject: false });
     expect(traced.exitCode).toBe(0);
     const sources: string[] = [];
-    for (const url of readFileSync(trace, 'utf8').split('\n').filter((line) => line.includes('/dist/'))) {
+    for (const url of readFileSync(trace, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes('/dist/'))) {
       sources.push(...(JSON.parse(readFileSync(`${new URL(url).pathname}.map`, 'utf8')) as { sources: string[] }).sources);
     }
     expect(sources.some((source) => source.includes('src/cli/commands/wizard.ts'))).toBe(true);
-    expect(sources.filter((source) => /node_modules\/(@inquirer|@sinclair\/typebox|ora|undici|better-sqlite3)\/|src\/cli\/prompts\.ts|src\/node\/(store|service-client)\.ts/.test(source))).toEqual([]);
+    expect(
+      sources.filter((source) =>
+        /node_modules\/(@inquirer|@sinclair\/typebox|ora|undici|better-sqlite3)\/|src\/cli\/prompts\.ts|src\/node\/(store|service-client)\.ts/.test(
+          source,
+        ),
+      ),
+    ).toEqual([]);
   });
 });

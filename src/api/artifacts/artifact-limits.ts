@@ -2,7 +2,13 @@
 // jobs.ts, which the node applies before it sends), the per-user quota (svc-api --artifact-quota-mib), how long they
 // are kept, and the rule that cuts a stalled upload. Tests give small figures through startService's options.
 import { ARTIFACT_IDLE_SECONDS, ARTIFACT_MIN_BYTES_PER_SECOND } from '../../contract/artifacts.js';
-import { MAX_ARTIFACT_BYTES, MAX_ARTIFACT_BYTES_PER_RUN, MAX_ARTIFACT_BYTES_PER_USER, MAX_ARTIFACTS_PER_RUN, RUN_DATA_RETENTION_DAYS } from '../../contract/jobs.js';
+import {
+  MAX_ARTIFACT_BYTES,
+  MAX_ARTIFACT_BYTES_PER_RUN,
+  MAX_ARTIFACT_BYTES_PER_USER,
+  MAX_ARTIFACTS_PER_RUN,
+  RUN_DATA_RETENTION_DAYS,
+} from '../../contract/jobs.js';
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BodyTimeout } from '../http/body-timeout.js';

@@ -29,7 +29,12 @@ export function scheduleArtifactRetention(ctx: ServiceContext, log: SweepLog): v
 }
 
 /** One round: `full` when a batch was full and more may be due. */
-export async function removeExpiredArtifacts(store: Store, artifacts: ArtifactStore, now: number, retentionMs: number): Promise<{ runs: number; blobs: number; full: boolean }> {
+export async function removeExpiredArtifacts(
+  store: Store,
+  artifacts: ArtifactStore,
+  now: number,
+  retentionMs: number,
+): Promise<{ runs: number; blobs: number; full: boolean }> {
   const expired = await artifacts.expiredRuns(now - retentionMs, BATCH);
   let blobs = 0;
   for (const run of expired) {

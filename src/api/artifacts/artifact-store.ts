@@ -41,11 +41,15 @@ export interface ArtifactStore {
 export function createArtifactStore(store: Store): ArtifactStore {
   return {
     ofRun: (runId) => store.db.selectFrom('run_artifacts').selectAll().where('run_id', '=', runId).orderBy('name').execute(),
-    find: (runId, name) => store.db.selectFrom('run_artifacts').selectAll().where('run_id', '=', runId).where('name', '=', name).executeTakeFirst(),
+    find: (runId, name) =>
+      store.db.selectFrom('run_artifacts').selectAll().where('run_id', '=', runId).where('name', '=', name).executeTakeFirst(),
     async runTotals(runId, except) {
       const row = await store.db
         .selectFrom('run_artifacts')
-        .select((eb) => [eb.fn.countAll<number | string>().as('files'), eb.fn.coalesce(eb.fn.sum<number | string | null>('size_bytes'), eb.lit(0)).as('bytes')])
+        .select((eb) => [
+          eb.fn.countAll<number | string>().as('files'),
+          eb.fn.coalesce(eb.fn.sum<number | string | null>('size_bytes'), eb.lit(0)).as('bytes'),
+        ])
         .where('run_id', '=', runId)
         .where('name', '!=', except)
         .executeTakeFirstOrThrow();
@@ -60,17 +64,34 @@ export function createArtifactStore(store: Store): ArtifactStore {
         .executeTakeFirstOrThrow();
       return Number(row.bytes);
     },
-    storedBlob: (userId, sha256) => store.db.selectFrom('artifact_blobs').select('blob_id').where('user_id', '=', userId).where('sha256', '=', sha256).where('complete', '=', 1).executeTakeFirst(),
+    storedBlob: (userId, sha256) =>
+      store.db
+        .selectFrom('artifact_blobs')
+        .select('blob_id')
+        .where('user_id', '=', userId)
+        .where('sha256', '=', sha256)
+        .where('complete', '=', 1)
+        .executeTakeFirst(),
     async newBlob(userId, sha256, sizeBytes, now) {
       const blobId = randomUUID();
-      await store.statement(() => store.db.insertInto('artifact_blobs').values({ blob_id: blobId, user_id: userId, sha256, size_bytes: sizeBytes, complete: 0, created_at: now }).execute());
+      await store.statement(() =>
+        store.db
+          .insertInto('artifact_blobs')
+          .values({ blob_id: blobId, user_id: userId, sha256, size_bytes: sizeBytes, complete: 0, created_at: now })
+          .execute(),
+      );
       return blobId;
     },
     async writeChunk(blobId, seq, content) {
       await store.statement(() => store.db.insertInto('artifact_chunks').values({ blob_id: blobId, seq, content }).execute());
     },
     async chunk(blobId, seq) {
-      const row = await store.db.selectFrom('artifact_chunks').select('content').where('blob_id', '=', blobId).where('seq', '=', seq).executeTakeFirst();
+      const row = await store.db
+        .selectFrom('artifact_chunks')
+        .select('content')
+        .where('blob_id', '=', blobId)
+        .where('seq', '=', seq)
+        .executeTakeFirst();
       return row?.content;
     },
     async completeBlob(blobId) {
@@ -83,7 +104,12 @@ export function createArtifactStore(store: Store): ArtifactStore {
       await store.db.insertInto('run_artifacts').values(row).execute();
     },
     async removeOtherAttempts(runId, leaseId) {
-      const rows = await store.db.deleteFrom('run_artifacts').where('run_id', '=', runId).where('lease_id', '!=', leaseId).returning('blob_id').execute();
+      const rows = await store.db
+        .deleteFrom('run_artifacts')
+        .where('run_id', '=', runId)
+        .where('lease_id', '!=', leaseId)
+        .returning('blob_id')
+        .execute();
       return rows.map((row) => row.blob_id);
     },
     async removeRun(runId) {
@@ -116,7 +142,13 @@ export function createArtifactStore(store: Store): ArtifactStore {
         .limit(limit)
         .execute(),
     async abandonedBlobs(before, limit) {
-      const rows = await store.db.selectFrom('artifact_blobs').select('blob_id').where('complete', '=', 0).where('created_at', '<', before).limit(limit).execute();
+      const rows = await store.db
+        .selectFrom('artifact_blobs')
+        .select('blob_id')
+        .where('complete', '=', 0)
+        .where('created_at', '<', before)
+        .limit(limit)
+        .execute();
       return rows.map((row) => row.blob_id);
     },
   };

@@ -40,7 +40,11 @@ export function checkBeforeBody(put: Omit<ArtifactPut, 'body'>, limits: Artifact
   }
 }
 
-export async function storeArtifact(ctx: ServiceContext, stores: { artifacts: ArtifactStore; runs: RunStore }, put: ArtifactPut): Promise<PutOutcome> {
+export async function storeArtifact(
+  ctx: ServiceContext,
+  stores: { artifacts: ArtifactStore; runs: RunStore },
+  put: ArtifactPut,
+): Promise<PutOutcome> {
   const { artifacts, runs } = stores;
   const { limits, uploadDir } = ctx.artifacts;
   const temp = join(uploadDir, `${randomUUID()}.part`);
@@ -78,7 +82,11 @@ export async function storeArtifact(ctx: ServiceContext, stores: { artifacts: Ar
       let useBlob = stored?.blob_id;
       if (useBlob === undefined) {
         if (blobId === undefined || !(await artifacts.blobExists(blobId))) {
-          throw new SvcError('service_unavailable', 'the stored bytes of this artifact were removed while it was uploaded; nothing was stored', { retryAfterSeconds: 1 });
+          throw new SvcError(
+            'service_unavailable',
+            'the stored bytes of this artifact were removed while it was uploaded; nothing was stored',
+            { retryAfterSeconds: 1 },
+          );
         }
         await userFits(artifacts, userId, received.bytes, limits);
         await artifacts.completeBlob(blobId);
@@ -112,16 +120,22 @@ function heldBy(put: Pick<ArtifactPut, 'node' | 'run' | 'runId' | 'leaseId'>): v
   const { run, node } = put;
   if (run === undefined || run.user_id !== node.user_id) throw new SvcError('run_not_found', `no run ${put.runId} of this node's user`);
   if (run.status !== 'running' || run.node_id !== node.node_id || run.lease_id !== put.leaseId) {
-    throw new SvcError('lease_lost', `this node does not hold run ${put.runId} under that lease: its artifacts are taken only while it runs`, {
-      extensions: { run_id: put.runId, run_status: run.status },
-    });
+    throw new SvcError(
+      'lease_lost',
+      `this node does not hold run ${put.runId} under that lease: its artifacts are taken only while it runs`,
+      {
+        extensions: { run_id: put.runId, run_status: run.status },
+      },
+    );
   }
 }
 
 /** The same name again under the same lease: the same bytes are a repeat (its answer was lost), others are refused. */
 function settleRepeat(row: ArtifactRow, sha256: string, name: string): PutOutcome {
   if (row.sha256 === sha256) return { created: false, row };
-  throw new SvcError('artifact_exists', `this run has an artifact ${name} already, with other bytes (sha256 ${row.sha256})`, { extensions: { name, sha256: row.sha256 } });
+  throw new SvcError('artifact_exists', `this run has an artifact ${name} already, with other bytes (sha256 ${row.sha256})`, {
+    extensions: { name, sha256: row.sha256 },
+  });
 }
 
 function runFits(totals: { files: number; bytes: number }, bytes: number, limits: ArtifactLimits): void {
@@ -133,12 +147,19 @@ function runFits(totals: { files: number; bytes: number }, bytes: number, limits
         : undefined;
   if (over === undefined) return;
   throw new SvcError('run_artifacts_full', `${over}; nothing was stored`, {
-    extensions: { run_files: totals.files, run_files_limit: limits.maxRunFiles, run_bytes: totals.bytes, run_bytes_limit: limits.maxRunBytes },
+    extensions: {
+      run_files: totals.files,
+      run_files_limit: limits.maxRunFiles,
+      run_bytes: totals.bytes,
+      run_bytes_limit: limits.maxRunBytes,
+    },
   });
 }
 
 function tooLarge(limits: ArtifactLimits): SvcError {
-  return new SvcError('artifact_too_large', `an artifact is at most ${limits.maxFileBytes} bytes; nothing was stored`, { extensions: { max_bytes: limits.maxFileBytes } });
+  return new SvcError('artifact_too_large', `an artifact is at most ${limits.maxFileBytes} bytes; nothing was stored`, {
+    extensions: { max_bytes: limits.maxFileBytes },
+  });
 }
 
 /** A new blob of `bytes` fits in the user's quota (each digest counted once), or 413. */
@@ -146,7 +167,11 @@ async function userFits(artifacts: ArtifactStore, userId: string, bytes: number,
   if (limits.maxUserBytes <= 0) return;
   const used = await artifacts.userBytes(userId);
   if (used + bytes <= limits.maxUserBytes) return;
-  throw new SvcError('artifact_quota_exceeded', `this artifact's ${bytes} bytes would bring your stored artifacts to ${used + bytes} bytes, over your quota of ${limits.maxUserBytes}; nothing was stored`, {
-    extensions: { quota: { bytes_used: used, bytes_limit: limits.maxUserBytes } },
-  });
+  throw new SvcError(
+    'artifact_quota_exceeded',
+    `this artifact's ${bytes} bytes would bring your stored artifacts to ${used + bytes} bytes, over your quota of ${limits.maxUserBytes}; nothing was stored`,
+    {
+      extensions: { quota: { bytes_used: used, bytes_limit: limits.maxUserBytes } },
+    },
+  );
 }

@@ -12,7 +12,8 @@ export async function writeBlobChunks(artifacts: ArtifactStore, blobId: string, 
     for (let seq = 0, position = 0; position < sizeBytes; seq += 1) {
       const content = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, sizeBytes - position));
       const { bytesRead } = await handle.read(content, 0, content.length, position);
-      if (bytesRead !== content.length) throw new Error(`the upload's temporary file ended at ${position + bytesRead} of ${sizeBytes} bytes`);
+      if (bytesRead !== content.length)
+        throw new Error(`the upload's temporary file ended at ${position + bytesRead} of ${sizeBytes} bytes`);
       await artifacts.writeChunk(blobId, seq, content);
       position += bytesRead;
     }

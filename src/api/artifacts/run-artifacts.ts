@@ -43,9 +43,13 @@ export function createRunArtifacts(ctx: ServiceContext, artifacts: ArtifactStore
     async found(run, name) {
       const row = expired(run) ? undefined : await artifacts.find(run.run_id, name);
       if (row !== undefined) return row;
-      throw new SvcError('not_found', `run ${run.run_id} has no artifact ${name}${expired(run) ? `: its artifacts expired at ${isoTime(expiryOf(run)!)}` : ''}`, {
-        remedy: `List the run's artifacts: swarm-node artifacts ${run.run_id}`,
-      });
+      throw new SvcError(
+        'not_found',
+        `run ${run.run_id} has no artifact ${name}${expired(run) ? `: its artifacts expired at ${isoTime(expiryOf(run)!)}` : ''}`,
+        {
+          remedy: `List the run's artifacts: swarm-node artifacts ${run.run_id}`,
+        },
+      );
     },
 
     viewOf(row, run) {

@@ -81,7 +81,8 @@ export function createAccessTokens(ctx: ServiceContext): AccessTokens {
         });
       }
       if (input.merchant_id !== ctx.merchantId) throw new SvcError('payment_mismatch', 'merchant_id is not the merchant of this service');
-      if (input.challenge_id === undefined || input.code === undefined) throw inboxProofRequired(input.challenge_id === undefined ? 'challenge_id' : 'code');
+      if (input.challenge_id === undefined || input.code === undefined)
+        throw inboxProofRequired(input.challenge_id === undefined ? 'challenge_id' : 'code');
       const email = normalizeEmail(input.customer_email);
       // The inbox first: nothing about the address (whether it paid, for what) is said to a caller who has not proven it.
       await emailCodes.check(input.challenge_id, email, input.code);
@@ -90,9 +91,13 @@ export function createAccessTokens(ctx: ServiceContext): AccessTokens {
       if (input.payment_id !== undefined) {
         const named = await payments.resolve(input.payment_id);
         if (named === undefined || named.customer_email !== email) {
-          throw new SvcError('payment_not_found', `no payment ${input.payment_id} of ${email} is known to the service or the payment provider`, {
-            remedy: 'Give the payment id of your own checkout, or leave payment_id out: confirmed payments are known to the service.',
-          });
+          throw new SvcError(
+            'payment_not_found',
+            `no payment ${input.payment_id} of ${email} is known to the service or the payment provider`,
+            {
+              remedy: 'Give the payment id of your own checkout, or leave payment_id out: confirmed payments are known to the service.',
+            },
+          );
         }
       }
       return signInProvenInbox(email, input.offer_id, client, input.challenge_id);
@@ -122,8 +127,13 @@ export function createAccessTokens(ctx: ServiceContext): AccessTokens {
 }
 
 function inboxProofRequired(missing: 'challenge_id' | 'code'): SvcError {
-  return new SvcError('invalid_request', 'issue-token needs the proof that you read customer_email: the challenge_id and the code mailed to it', {
-    remedy: 'Ask for a code with POST /v1/auth/email-code {"email": …}, then send its challenge_id and the code from the mail (both at once: swarm-node login).',
-    extensions: { errors: [{ path: `/${missing}`, message: 'is required' }] },
-  });
+  return new SvcError(
+    'invalid_request',
+    'issue-token needs the proof that you read customer_email: the challenge_id and the code mailed to it',
+    {
+      remedy:
+        'Ask for a code with POST /v1/auth/email-code {"email": …}, then send its challenge_id and the code from the mail (both at once: swarm-node login).',
+      extensions: { errors: [{ path: `/${missing}`, message: 'is required' }] },
+    },
+  );
 }

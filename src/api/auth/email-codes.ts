@@ -43,10 +43,17 @@ export interface EmailCodes {
   use(challengeId: string): Promise<boolean>;
 }
 
-export function createEmailCodes(store: Store, clock: Clock, mailer: Mailer, key: Uint8Array, codesPerClient = CODES_PER_CLIENT): EmailCodes {
+export function createEmailCodes(
+  store: Store,
+  clock: Clock,
+  mailer: Mailer,
+  key: Uint8Array,
+  codesPerClient = CODES_PER_CLIENT,
+): EmailCodes {
   // A key of its own, derived from the service's secret, so the codes' MAC never doubles as anything else's.
   const codeKey = createHmac('sha256', key).update('svc email-code v1').digest();
-  const codeHash = (challengeId: string, digits: string): string => createHmac('sha256', codeKey).update(`${challengeId}\n${digits}`).digest('hex');
+  const codeHash = (challengeId: string, digits: string): string =>
+    createHmac('sha256', codeKey).update(`${challengeId}\n${digits}`).digest('hex');
 
   /** Refuses a code over either budget of the hour; call in the transaction that stores the code, under its locks. */
   async function refuseOverLimit(email: string, client: ClientSeen, now: number): Promise<void> {
@@ -90,7 +97,9 @@ export function createEmailCodes(store: Store, clock: Clock, mailer: Mailer, key
           .execute();
       });
       // Mailed once the code is stored and the locks are let go: a slow relay holds up no other sign-in.
-      await mailer.send(signInCodeMail(address, `${digits.slice(0, 4)}-${digits.slice(4)}`, challengeReference(challengeId), CODE_LIFETIME_MINUTES, client));
+      await mailer.send(
+        signInCodeMail(address, `${digits.slice(0, 4)}-${digits.slice(4)}`, challengeReference(challengeId), CODE_LIFETIME_MINUTES, client),
+      );
       return { challenge_id: challengeId, expires_at: expiresAt };
     },
 

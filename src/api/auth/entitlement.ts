@@ -11,7 +11,10 @@ export interface EntitlingPayment {
 }
 
 /** The latest CONFIRMED payment of `email` for `offerId`; 409 while one is only pending, 404 naming the paid offers otherwise. */
-export async function entitlingPayment(store: Store, wanted: { email: string; offerId: string; merchantId: string }): Promise<EntitlingPayment> {
+export async function entitlingPayment(
+  store: Store,
+  wanted: { email: string; offerId: string; merchantId: string },
+): Promise<EntitlingPayment> {
   const payments = await store.db
     .selectFrom('payments')
     .select(['payment_id', 'offer_id', 'status', 'confirmed_at'])
@@ -19,7 +22,9 @@ export async function entitlingPayment(store: Store, wanted: { email: string; of
     .where('merchant_id', '=', wanted.merchantId)
     .execute();
   const confirmed = payments.filter((payment) => payment.status === PAYMENT_CONFIRMED);
-  const entitling = confirmed.filter((payment) => payment.offer_id === wanted.offerId).sort((a, b) => (b.confirmed_at ?? 0) - (a.confirmed_at ?? 0))[0];
+  const entitling = confirmed
+    .filter((payment) => payment.offer_id === wanted.offerId)
+    .sort((a, b) => (b.confirmed_at ?? 0) - (a.confirmed_at ?? 0))[0];
   if (entitling !== undefined) return { payment_id: entitling.payment_id };
   if (payments.some((payment) => payment.offer_id === wanted.offerId)) {
     throw new SvcError('payment_not_confirmed', `your ${wanted.offerId} payment is not confirmed yet`, {

@@ -49,7 +49,13 @@ export function createRevocations(store: Store, clock: Clock): Revocations {
   // Everything revoked in a token's lifetime is read at the first refresh.
   let readFrom = clock.now() - JWT_LIFETIME_SECONDS * 1000;
 
-  const apply = (row: { revocation_id: string; user_id: string; jti: string | null; not_before: number | null; revoked_at: number }): void => {
+  const apply = (row: {
+    revocation_id: string;
+    user_id: string;
+    jti: string | null;
+    not_before: number | null;
+    revoked_at: number;
+  }): void => {
     if (row.jti?.startsWith(NODE_JTI_PREFIX) === true) {
       if (nodeRevocations.has(row.revocation_id)) return;
       nodeRevocations.set(row.revocation_id, row.revoked_at);
@@ -74,7 +80,12 @@ export function createRevocations(store: Store, clock: Clock): Revocations {
     },
     async revokeToken(userId, jti) {
       await store.transaction(async () => {
-        await store.db.updateTable('issued_tokens').set({ revoked_at: clock.now() }).where('jti', '=', jti).where('revoked_at', 'is', null).execute();
+        await store.db
+          .updateTable('issued_tokens')
+          .set({ revoked_at: clock.now() })
+          .where('jti', '=', jti)
+          .where('revoked_at', 'is', null)
+          .execute();
         await record({ user_id: userId, jti, not_before: null });
       });
     },

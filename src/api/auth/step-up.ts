@@ -18,6 +18,9 @@ export function requireRecentSignIn(claims: AccessTokenClaims, nowMs: number, wh
   if (isRecentSignIn(authTime, nowMs)) return;
   throw new SvcError('step_up_required', `${what}, and needs a sign-in within the last ${STEP_UP_MAX_AGE_SECONDS / 60} minutes`, {
     remedy: `Sign in again with the code mailed to you: swarm-node login --email ${claims.sub}; then retry.`,
-    extensions: { max_age: STEP_UP_MAX_AGE_SECONDS, ...(authTime === undefined ? {} : { auth_time: new Date(authTime * 1000).toISOString() }) },
+    extensions: {
+      max_age: STEP_UP_MAX_AGE_SECONDS,
+      ...(authTime === undefined ? {} : { auth_time: new Date(authTime * 1000).toISOString() }),
+    },
   });
 }

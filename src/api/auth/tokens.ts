@@ -2,14 +2,7 @@
 // Verification pins HS256, so alg:none and every other algorithm fail before any key is used.
 import { randomUUID, webcrypto } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
-import {
-  CHAIN_ID,
-  JWT_ALGORITHM,
-  JWT_ISSUER,
-  JWT_LIFETIME_SECONDS,
-  NODE_ACCESS,
-  type AccessTokenClaims,
-} from '../../contract/claims.js';
+import { CHAIN_ID, JWT_ALGORITHM, JWT_ISSUER, JWT_LIFETIME_SECONDS, NODE_ACCESS, type AccessTokenClaims } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
 import { EMAIL_PATTERN } from '../../contract/schemas.js';
 import { isTierId } from '../../contract/tiers.js';
@@ -182,7 +175,12 @@ export const MAX_CLOCK_SKEW_SECONDS = 60;
  */
 function plausibleLifetime(claims: AccessTokenClaims, nowMs: number): boolean {
   const signedIn = claims.auth_time === undefined || (claims.auth_time >= 0 && claims.auth_time <= claims.iat);
-  return signedIn && claims.iat <= nowMs / 1000 + MAX_CLOCK_SKEW_SECONDS && claims.exp > claims.iat && claims.exp - claims.iat <= JWT_LIFETIME_SECONDS;
+  return (
+    signedIn &&
+    claims.iat <= nowMs / 1000 + MAX_CLOCK_SKEW_SECONDS &&
+    claims.exp > claims.iat &&
+    claims.exp - claims.iat <= JWT_LIFETIME_SECONDS
+  );
 }
 
 // An empty segment is allowed here: an unsigned (alg "none") token is refused for its algorithm, a clearer reason.

@@ -46,17 +46,25 @@ export function createBudgetChanges(ctx: ServiceContext): BudgetChanges {
 
     keyOf(scope, period) {
       if (!(BUDGET_PERIODS as readonly string[]).includes(period)) {
-        throw new SvcError('not_found', `no budget period ${JSON.stringify(period.slice(0, 16))}: day or month`, { remedy: 'PUT /v1/swarm/budgets/{all|agent_id}/{day|month}' });
+        throw new SvcError('not_found', `no budget period ${JSON.stringify(period.slice(0, 16))}: day or month`, {
+          remedy: 'PUT /v1/swarm/budgets/{all|agent_id}/{day|month}',
+        });
       }
       if (scope === ALL_AGENTS_SCOPE) return { scope: EVERY_AGENT, agentId: null, period: period as BudgetPeriod };
-      if (findAgentSku(scope) === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(scope.slice(0, 128))}: a budget is on all agents (all) or on one of the catalog`);
+      if (findAgentSku(scope) === undefined)
+        throw new SvcError(
+          'agent_not_found',
+          `no agent ${JSON.stringify(scope.slice(0, 128))}: a budget is on all agents (all) or on one of the catalog`,
+        );
       return { scope, agentId: scope, period: period as BudgetPeriod };
     },
 
     set(userId, key, capCents, client, requireRecent) {
       // The route's schema bounds it too; a caller without one (the console's form) is held to the same bound here.
       if (!Number.isInteger(capCents) || capCents < 0 || capCents > MAX_CAP_CENTS) {
-        throw new SvcError('invalid_request', `cap_cents must be a whole number of cents from 0 to ${MAX_CAP_CENTS}`, { extensions: { errors: [{ path: '/cap_cents', message: `from 0 to ${MAX_CAP_CENTS}` }] } });
+        throw new SvcError('invalid_request', `cap_cents must be a whole number of cents from 0 to ${MAX_CAP_CENTS}`, {
+          extensions: { errors: [{ path: '/cap_cents', message: `from 0 to ${MAX_CAP_CENTS}` }] },
+        });
       }
       return ctx.store.transaction(async () => {
         await stepUpIfRaised(userId, key, capCents, requireRecent);
@@ -70,7 +78,11 @@ export function createBudgetChanges(ctx: ServiceContext): BudgetChanges {
       return ctx.store.transaction(async () => {
         await stepUpIfRaised(userId, key, null, requireRecent);
         if (!(await budgets.remove(userId, key.scope, key.period))) {
-          throw new SvcError('not_found', `you have no ${key.period === 'day' ? 'daily' : 'monthly'} budget on ${key.agentId ?? 'all agents'}`, { remedy: 'Yours: swarm-node budget list.' });
+          throw new SvcError(
+            'not_found',
+            `you have no ${key.period === 'day' ? 'daily' : 'monthly'} budget on ${key.agentId ?? 'all agents'}`,
+            { remedy: 'Yours: swarm-node budget list.' },
+          );
         }
         await ctx.audit.record(userId, 'budget_changed', client, { agent_id: key.agentId, period: key.period, cap_cents: null });
       });

@@ -94,7 +94,10 @@ export function createBudgetStore(store: Store, clock: Clock): BudgetStore {
       const current = sql<number>`(CASE WHEN period = 'day' THEN cast(${periodStart('day', now)} as bigint) ELSE cast(${periodStart('month', now)} as bigint) END)`;
       await store.db
         .updateTable('budgets')
-        .set({ spent_cents: sql`(CASE WHEN period_start = ${current} THEN spent_cents ELSE 0 END) + cast(${cents} as bigint)`, period_start: current })
+        .set({
+          spent_cents: sql`(CASE WHEN period_start = ${current} THEN spent_cents ELSE 0 END) + cast(${cents} as bigint)`,
+          period_start: current,
+        })
         .where('user_id', '=', userId)
         .where('scope', 'in', scopes(agentId))
         .execute();
@@ -105,7 +108,9 @@ export function createBudgetStore(store: Store, clock: Clock): BudgetStore {
       // this month's.
       await store.db
         .updateTable('budgets')
-        .set({ spent_cents: sql`(CASE WHEN spent_cents > cast(${cents} as bigint) THEN spent_cents - cast(${cents} as bigint) ELSE 0 END)` })
+        .set({
+          spent_cents: sql`(CASE WHEN spent_cents > cast(${cents} as bigint) THEN spent_cents - cast(${cents} as bigint) ELSE 0 END)`,
+        })
         .where('user_id', '=', userId)
         .where('scope', 'in', scopes(agentId))
         .where('period_start', '<=', startedAt)
@@ -113,7 +118,13 @@ export function createBudgetStore(store: Store, clock: Clock): BudgetStore {
     },
 
     async list(userId, now) {
-      const caps = await store.db.selectFrom('budgets').select(CAP_COLUMNS).where('user_id', '=', userId).orderBy('scope').orderBy('period').execute();
+      const caps = await store.db
+        .selectFrom('budgets')
+        .select(CAP_COLUMNS)
+        .where('user_id', '=', userId)
+        .orderBy('scope')
+        .orderBy('period')
+        .execute();
       return caps.map((cap) => viewOf(cap, now));
     },
 
@@ -131,20 +142,44 @@ export function createBudgetStore(store: Store, clock: Clock): BudgetStore {
     async put(userId, scope, period, capCents) {
       const now = clock.now();
       // The wallet row first (the lock order), and its caps_version moved: see the top of this file.
-      await store.db.updateTable('wallets').set({ caps_version: sql`caps_version + 1` }).where('user_id', '=', userId).execute();
+      await store.db
+        .updateTable('wallets')
+        .set({ caps_version: sql`caps_version + 1` })
+        .where('user_id', '=', userId)
+        .execute();
       const spent = await chargedSince(userId, scope, period, now);
       const start = periodStart(period, now);
       await store.db
         .insertInto('budgets')
-        .values({ user_id: userId, scope, period, cap_cents: capCents, created_at: now, updated_at: now, spent_cents: spent, period_start: start })
+        .values({
+          user_id: userId,
+          scope,
+          period,
+          cap_cents: capCents,
+          created_at: now,
+          updated_at: now,
+          spent_cents: spent,
+          period_start: start,
+        })
         .onConflict((conflict) => conflict.columns(['user_id', 'scope', 'period']).doUpdateSet({ cap_cents: capCents, updated_at: now }))
         .execute();
-      const cap = await store.db.selectFrom('budgets').select(CAP_COLUMNS).where('user_id', '=', userId).where('scope', '=', scope).where('period', '=', period).executeTakeFirstOrThrow();
+      const cap = await store.db
+        .selectFrom('budgets')
+        .select(CAP_COLUMNS)
+        .where('user_id', '=', userId)
+        .where('scope', '=', scope)
+        .where('period', '=', period)
+        .executeTakeFirstOrThrow();
       return viewOf(cap, now);
     },
 
     async remove(userId, scope, period) {
-      const removed = await store.db.deleteFrom('budgets').where('user_id', '=', userId).where('scope', '=', scope).where('period', '=', period).executeTakeFirst();
+      const removed = await store.db
+        .deleteFrom('budgets')
+        .where('user_id', '=', userId)
+        .where('scope', '=', scope)
+        .where('period', '=', period)
+        .executeTakeFirst();
       return Number(removed.numDeletedRows) > 0;
     },
   };

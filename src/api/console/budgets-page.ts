@@ -56,7 +56,8 @@ function budgetsTable(frame: ConsoleFrame, budgets: readonly Budget[]): SafeHtml
 
 function setForm(frame: ConsoleFrame, model: BudgetsModel): SafeHtml {
   const error = model.error;
-  const option = (value: string, label: string, chosen: string | undefined) => html`<option value="${value}"${value === chosen ? html` selected` : null}>${label}</option>`;
+  const option = (value: string, label: string, chosen: string | undefined) =>
+    html`<option value="${value}"${value === chosen ? html` selected` : null}>${label}</option>`;
   const invalid = error === undefined ? null : html` aria-invalid="true" aria-describedby="budget-error"`;
   return html`<section aria-labelledby="set-heading">
 <h2 id="set-heading">Set a budget</h2>

@@ -34,7 +34,8 @@ export interface ConsolePageOptions {
 
 export function consolePage(frame: ConsoleFrame, title: string, body: SafeHtml, options: ConsolePageOptions = {}): string {
   const links = SECTIONS.map(
-    ([section, href, label]) => html`<li><a href="${frame.base}${href}"${section === frame.current ? html` aria-current="page"` : null}>${label}</a></li>`,
+    ([section, href, label]) =>
+      html`<li><a href="${frame.base}${href}"${section === frame.current ? html` aria-current="page"` : null}>${label}</a></li>`,
   );
   const before = html`<a class="skip" href="#main">Skip to content</a>
 <header class="top">
@@ -45,9 +46,19 @@ export function consolePage(frame: ConsoleFrame, title: string, body: SafeHtml, 
 <nav aria-label="Console" class="top-inner"><ul>${links}</ul></nav>
 </header>
 `;
-  const notice = options.notice === undefined ? null : html`<p class="notice" role="status">${options.notice}</p>
+  const notice =
+    options.notice === undefined
+      ? null
+      : html`<p class="notice" role="status">${options.notice}</p>
 `;
-  const alert = options.alert === undefined ? null : html`<p class="alert" role="alert">${options.alert}</p>
+  const alert =
+    options.alert === undefined
+      ? null
+      : html`<p class="alert" role="alert">${options.alert}</p>
 `;
-  return page(title, html`${alert}${notice}${body}`, { before, wide: frame.current !== 'wallet', ...(options.script === undefined ? {} : { script: options.script }) });
+  return page(title, html`${alert}${notice}${body}`, {
+    before,
+    wide: frame.current !== 'wallet',
+    ...(options.script === undefined ? {} : { script: options.script }),
+  });
 }

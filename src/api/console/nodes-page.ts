@@ -24,6 +24,10 @@ export function nodesPage(frame: ConsoleFrame, nodes: readonly NodeSummary[]): s
 <thead><tr><th scope="col">Node</th><th scope="col">State</th><th scope="col">Labels</th><th scope="col">Agents</th><th scope="col">Version</th><th scope="col">Last seen</th><th scope="col" class="num">Runs today</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>`;
-  return consolePage(frame, 'Nodes', html`<h1>Nodes</h1>
-${body}`);
+  return consolePage(
+    frame,
+    'Nodes',
+    html`<h1>Nodes</h1>
+${body}`,
+  );
 }

@@ -64,9 +64,13 @@ ${model.attempts.length > 1 ? attemptsTable(model.attempts, model.nodes) : null}
 <section aria-labelledby="log-heading">
 <h2 id="log-heading">Log</h2>
 ${logStatus(model, follows)}
-${model.log.expired ? null : html`<div id="log" class="log" role="log" aria-labelledby="log-heading" tabindex="0"${follows ? html` data-follow="${runPath}/log-events?after=${model.log.entries.at(-1)?.seq ?? -1}"` : null}>
+${
+  model.log.expired
+    ? null
+    : html`<div id="log" class="log" role="log" aria-labelledby="log-heading" tabindex="0"${follows ? html` data-follow="${runPath}/log-events?after=${model.log.entries.at(-1)?.seq ?? -1}"` : null}>
 ${model.log.entries.length === 0 ? html`<div id="log-empty" class="muted">No line yet.</div>` : null}${model.log.entries.map((entry) => html`<div class="${entry.stream}">${entry.text}</div>`)}
-</div>`}
+</div>`
+}
 </section>
 <section aria-labelledby="output-heading">
 <h2 id="output-heading">Output</h2>

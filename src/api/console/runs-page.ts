@@ -29,7 +29,10 @@ export function runsPage(frame: ConsoleFrame, model: RunsModel): string {
   const filtered = Object.values(model.filter).some((value) => value !== undefined);
   // The next page keeps the filters: those chosen, and no other.
   const chosen = Object.entries(model.filter).filter((entry): entry is [string, string] => entry[1] !== undefined);
-  const older = model.next_cursor === null ? null : html`<p><a href="${frame.base}runs?${new URLSearchParams([...chosen, ['cursor', model.next_cursor]]).toString()}" rel="next">Older runs</a></p>`;
+  const older =
+    model.next_cursor === null
+      ? null
+      : html`<p><a href="${frame.base}runs?${new URLSearchParams([...chosen, ['cursor', model.next_cursor]]).toString()}" rel="next">Older runs</a></p>`;
   const results =
     model.error !== undefined
       ? null
@@ -48,7 +51,8 @@ ${results}`,
 function filterForm(frame: ConsoleFrame, model: RunsModel): SafeHtml {
   const { filter } = model;
   const agents = [...new Set([...AGENT_SKUS.map((sku) => sku.agent_id), ...(filter.agent_id === undefined ? [] : [filter.agent_id])])];
-  const option = (value: string, label: string, selected: string | undefined) => html`<option value="${value}"${value === (selected ?? '') ? html` selected` : null}>${label}</option>`;
+  const option = (value: string, label: string, selected: string | undefined) =>
+    html`<option value="${value}"${value === (selected ?? '') ? html` selected` : null}>${label}</option>`;
   return html`<section aria-labelledby="filter-heading">
 <h2 id="filter-heading">Filter</h2>
 ${model.error === undefined ? null : html`<p class="alert" role="alert" id="filter-error">${model.error}</p>`}

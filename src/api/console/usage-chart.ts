@@ -35,9 +35,11 @@ export function dailyChart(id: string, title: string, days: readonly Bar[]): Saf
   const labelled = days.length === 0 ? [] : [...new Set([0, Math.floor((days.length - 1) / 2), days.length - 1])];
   // The first and last labels are anchored inside the chart, so neither is cut at its edge.
   const anchorOf = (index: number) => (index === 0 ? 'start' : index === days.length - 1 ? 'end' : 'middle');
-  const xOf = (index: number) => (index === 0 ? MARGIN.left : index === days.length - 1 ? WIDTH - MARGIN.right : MARGIN.left + index * slot + slot / 2);
+  const xOf = (index: number) =>
+    index === 0 ? MARGIN.left : index === days.length - 1 ? WIDTH - MARGIN.right : MARGIN.left + index * slot + slot / 2;
   const dates = labelled.map(
-    (index) => html`<text x="${fixed(xOf(index))}" y="${DAY_CHART_HEIGHT - 6}" text-anchor="${anchorOf(index)}">${days[index]!.label}</text>`,
+    (index) =>
+      html`<text x="${fixed(xOf(index))}" y="${DAY_CHART_HEIGHT - 6}" text-anchor="${anchorOf(index)}">${days[index]!.label}</text>`,
   );
   const baseline = MARGIN.top + plotHeight;
   return html`<svg class="chart" viewBox="0 0 ${WIDTH} ${DAY_CHART_HEIGHT}" role="img" aria-labelledby="${id}-title ${id}-desc" focusable="false">

@@ -47,13 +47,33 @@ function report(usage: UsageResponse): SafeHtml {
 </section>
 <section aria-labelledby="per-day-heading">
 <h2 id="per-day-heading">Spend per day</h2>
-${dailyChart('chart-day', `Net spend per day, ${usage.from} to ${usage.to}`, usage.days.map((day) => ({ label: day.date, cents: day.net_cents })))}
-${figuresTable('Day', 'Each day with runs, what they cost net of refunds (days without runs are left out).', usage.days.filter((day) => day.runs > 0).map((day) => [day.date, day]))}
+${dailyChart(
+  'chart-day',
+  `Net spend per day, ${usage.from} to ${usage.to}`,
+  usage.days.map((day) => ({ label: day.date, cents: day.net_cents })),
+)}
+${figuresTable(
+  'Day',
+  'Each day with runs, what they cost net of refunds (days without runs are left out).',
+  usage.days.filter((day) => day.runs > 0).map((day) => [day.date, day]),
+)}
 </section>
 <section aria-labelledby="per-agent-heading">
 <h2 id="per-agent-heading">Spend per agent</h2>
-${agents.length === 0 ? html`<p class="muted">No runs in this range.</p>` : html`${agentChart('chart-agent', `Net spend per agent, ${usage.from} to ${usage.to}`, agents.map((agent) => ({ label: agentName(agent.agent_id), cents: agent.net_cents })))}
-${figuresTable('Agent', 'Each agent, what its runs cost net of refunds, most first.', agents.map((agent) => [agentName(agent.agent_id), agent]))}`}
+${
+  agents.length === 0
+    ? html`<p class="muted">No runs in this range.</p>`
+    : html`${agentChart(
+        'chart-agent',
+        `Net spend per agent, ${usage.from} to ${usage.to}`,
+        agents.map((agent) => ({ label: agentName(agent.agent_id), cents: agent.net_cents })),
+      )}
+${figuresTable(
+  'Agent',
+  'Each agent, what its runs cost net of refunds, most first.',
+  agents.map((agent) => [agentName(agent.agent_id), agent]),
+)}`
+}
 </section>`;
 }
 
@@ -67,7 +87,8 @@ function figuresTable(what: string, caption: string, rows: ReadonlyArray<readonl
 <caption>${caption}</caption>
 <thead><tr><th scope="col">${what}</th><th scope="col" class="num">Runs</th><th scope="col" class="num">Charged</th><th scope="col" class="num">Refunded</th><th scope="col" class="num">Net</th></tr></thead>
 <tbody>${rows.map(
-    ([label, figures]) => html`<tr><th scope="row">${label}</th><td class="num" data-label="Runs">${figures.runs}</td><td class="num" data-label="Charged">${formatDollars(figures.charged_cents)}</td><td class="num" data-label="Refunded">${formatDollars(figures.refunded_cents)}</td><td class="num" data-label="Net">${formatDollars(figures.net_cents)}</td></tr>`,
+    ([label, figures]) =>
+      html`<tr><th scope="row">${label}</th><td class="num" data-label="Runs">${figures.runs}</td><td class="num" data-label="Charged">${formatDollars(figures.charged_cents)}</td><td class="num" data-label="Refunded">${formatDollars(figures.refunded_cents)}</td><td class="num" data-label="Net">${formatDollars(figures.net_cents)}</td></tr>`,
   )}</tbody>
 </table>`;
 }

@@ -64,7 +64,8 @@ function addForm(frame: ConsoleFrame, model: WebhooksModel): SafeHtml {
   const error = model.error;
   const chosen = error?.events ?? WEBHOOK_EVENTS;
   const boxes = WEBHOOK_EVENTS.map(
-    (event) => html`<label><input type="checkbox" name="events" value="${event}"${chosen.includes(event) ? html` checked` : null}> ${event}</label>`,
+    (event) =>
+      html`<label><input type="checkbox" name="events" value="${event}"${chosen.includes(event) ? html` checked` : null}> ${event}</label>`,
   );
   return html`<section aria-labelledby="add-heading">
 <h2 id="add-heading">Add an endpoint</h2>

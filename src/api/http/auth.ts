@@ -57,12 +57,19 @@ export function authHook(ctx: ServiceContext): onRequestHookHandler {
     if (bearer.kind === 'malformed') throw new SvcError('unauthorized', 'the Authorization header must be "Bearer <token>"');
     if (bearer.kind === 'absent') {
       if (scheme === 'optional') return;
-      throw new SvcError('unauthorized', `this endpoint needs ${scheme === 'node' ? 'a node credential' : 'an access token'}: Authorization: Bearer <${scheme === 'node' ? 'node credential' : 'JWT'}>`);
+      throw new SvcError(
+        'unauthorized',
+        `this endpoint needs ${scheme === 'node' ? 'a node credential' : 'an access token'}: Authorization: Bearer <${scheme === 'node' ? 'node credential' : 'JWT'}>`,
+      );
     }
     if (isNodeCredential(bearer.token)) {
       // The node itself, not its user's JWT: a node's work never depends on a token that expires in 30 days.
       // A node credential does the node's own work only: it never acts as the user (docs/api.md "Scopes").
-      if (scheme === 'access-token') throw new SvcError('unauthorized', "this endpoint needs the user's access token (JWT); a node credential does only the node's own work");
+      if (scheme === 'access-token')
+        throw new SvcError(
+          'unauthorized',
+          "this endpoint needs the user's access token (JWT); a node credential does only the node's own work",
+        );
       request.caller = { kind: 'node', node: await nodes.authenticate(bearer.token) };
       return;
     }

@@ -24,6 +24,12 @@ export async function rememberClientAddress(request: FastifyRequest): Promise<vo
 
 export function clientSeen(request: FastifyRequest): ClientSeen {
   const agent = request.headers['user-agent'];
-  const userAgent = typeof agent === 'string' ? agent.replace(/[\u0000-\u001f\u007f-\u009f]/g, '').slice(0, MAX_USER_AGENT).trim() : '';
+  const userAgent =
+    typeof agent === 'string'
+      ? agent
+          .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
+          .slice(0, MAX_USER_AGENT)
+          .trim()
+      : '';
   return { client_address: request.clientAddress, user_agent: userAgent === '' ? null : userAgent };
 }

@@ -21,7 +21,8 @@ export interface ConnectionCapOptions {
 
 export function capConnectionsPerAddress(server: Server, options: ConnectionCapOptions): void {
   if (options.max <= 0) return;
-  const trusted = options.trustProxy === true ? () => true : options.trustProxy === false ? () => false : proxyAddr.compile(options.trustProxy);
+  const trusted =
+    options.trustProxy === true ? () => true : options.trustProxy === false ? () => false : proxyAddr.compile(options.trustProxy);
   const open = new Map<string, number>();
   const toldAt = new Map<string, number>();
   server.on('connection', (socket) => {

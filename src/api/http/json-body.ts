@@ -49,7 +49,12 @@ export function parseJsonBodies(app: FastifyInstance, options: JsonBodyOptions =
     // Before parsing: a body nested tens of thousands deep overflowed the stack of what walks it after (a canonical
     // form, JSON.stringify) and answered 500 (docs/api.md "Conventions").
     if (jsonDepth(text) > MAX_JSON_DEPTH) {
-      done(new SvcError('invalid_request', `the request body nests deeper than ${MAX_JSON_DEPTH} levels`, { remedy: `Send JSON nested at most ${MAX_JSON_DEPTH} levels deep.` }), undefined);
+      done(
+        new SvcError('invalid_request', `the request body nests deeper than ${MAX_JSON_DEPTH} levels`, {
+          remedy: `Send JSON nested at most ${MAX_JSON_DEPTH} levels deep.`,
+        }),
+        undefined,
+      );
       return;
     }
     parseJson(request, text, (error, parsed) => {

@@ -4,7 +4,11 @@
 
 /** The time to wait for a run, from the Prefer header(s) and the service's bound. */
 export function preferredWaitMs(header: string | string[] | undefined, boundMs: number): number {
-  const preferences = [header ?? []].flat().join(',').split(',').map((part) => part.trim().toLowerCase());
+  const preferences = [header ?? []]
+    .flat()
+    .join(',')
+    .split(',')
+    .map((part) => part.trim().toLowerCase());
   if (preferences.includes('respond-async')) return 0;
   const wait = preferences.map((part) => /^wait\s*=\s*"?(\d{1,6})"?$/.exec(part)?.[1]).find((value) => value !== undefined);
   return wait === undefined ? boundMs : Math.min(boundMs, Number(wait) * 1000);

@@ -86,7 +86,10 @@ export function sendProblem(reply: FastifyReply, error: SvcError): FastifyReply 
   }
   // RFC 9470 §3: the step-up challenge names the authentication age the resource needs.
   if (error.code === 'step_up_required') {
-    reply.header('www-authenticate', `Bearer error="insufficient_user_authentication", error_description="a sign-in within the last 15 minutes is required", max_age=${String(error.extensions.max_age ?? 900)}`);
+    reply.header(
+      'www-authenticate',
+      `Bearer error="insufficient_user_authentication", error_description="a sign-in within the last 15 minutes is required", max_age=${String(error.extensions.max_age ?? 900)}`,
+    );
   }
   return reply.status(error.status).type('application/problem+json').send(error.toProblem());
 }

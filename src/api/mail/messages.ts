@@ -39,7 +39,9 @@ export function newClientSignInMail(to: string, at: number, client: ClientSeen):
   return {
     to,
     subject: 'A new sign-in to your svc account',
-    text: [`Your svc account was signed in at ${isoTime(at)} ${seenFrom(client)}, a client not seen signing in before.`, '', NOT_YOU].join('\n'),
+    text: [`Your svc account was signed in at ${isoTime(at)} ${seenFrom(client)}, a client not seen signing in before.`, '', NOT_YOU].join(
+      '\n',
+    ),
   };
 }
 
@@ -57,7 +59,14 @@ export function nodeEnrolledMail(to: string, nodeId: string, at: number, client:
   };
 }
 
-export function agentUploadedMail(to: string, agentId: string, version: string, digest: string, at: number, client: ClientSeen): MailMessage {
+export function agentUploadedMail(
+  to: string,
+  agentId: string,
+  version: string,
+  digest: string,
+  at: number,
+  client: ClientSeen,
+): MailMessage {
   return {
     to,
     subject: `A new version of ${agentId} was uploaded to your svc account`,

@@ -22,7 +22,13 @@ export function createSandboxOutbox(store: Store, clock: Clock): SandboxOutbox {
       const now = clock.now();
       await store.db
         .insertInto('sandbox_outbox')
-        .values({ message_id: timeOrderedId(now), to_address: message.to.toLowerCase(), subject: message.subject, text_body: message.text, sent_at: now })
+        .values({
+          message_id: timeOrderedId(now),
+          to_address: message.to.toLowerCase(),
+          subject: message.subject,
+          text_body: message.text,
+          sent_at: now,
+        })
         .execute();
     },
     async to(address, limit) {

@@ -68,9 +68,13 @@ export interface NodeAuthenticator {
  */
 function nodeRemoved(nodeId: string, removedAt: number, lastSeenAt: number | null): SvcError {
   const seen = lastSeenAt === null ? 'it never polled' : `it last polled at ${isoTime(lastSeenAt)}`;
-  return new SvcError('node_removed', `node ${nodeId} was removed from its user's nodes at ${isoTime(removedAt)} (${seen}); its credential no longer works`, {
-    extensions: { node_id: nodeId, removed_at: isoTime(removedAt) },
-  });
+  return new SvcError(
+    'node_removed',
+    `node ${nodeId} was removed from its user's nodes at ${isoTime(removedAt)} (${seen}); its credential no longer works`,
+    {
+      extensions: { node_id: nodeId, removed_at: isoTime(removedAt) },
+    },
+  );
 }
 
 /** Credentials remembered at most (the oldest goes first): the nodes active at once, with room to spare. */
@@ -88,7 +92,21 @@ export function createNodeAuthenticator(store: Store, revocations?: Revocations)
   const nodeWith = compiledOnce((db, credential: { hash: string }) =>
     db
       .selectFrom('nodes')
-      .select(['node_id', 'session_id', 'user_id', 'tier_id', 'payment_id', 'ephemeral', 'next_credential_hash', 'removed_at', 'last_seen_at', 'offline_at', 'hostname', 'name', 'version'])
+      .select([
+        'node_id',
+        'session_id',
+        'user_id',
+        'tier_id',
+        'payment_id',
+        'ephemeral',
+        'next_credential_hash',
+        'removed_at',
+        'last_seen_at',
+        'offline_at',
+        'hostname',
+        'name',
+        'version',
+      ])
       .where((eb) => eb.or([eb('credential_hash', '=', credential.hash), eb('next_credential_hash', '=', credential.hash)])),
   );
   return {
@@ -99,18 +117,30 @@ export function createNodeAuthenticator(store: Store, revocations?: Revocations)
       if (known !== undefined) remembered.delete(hash!);
       // Taken before the row is read: a revocation learnt from now on makes what is read stale.
       const mark = revocations?.nodeMark();
-      const found =
-        hash === undefined
-          ? undefined
-          : (await nodeWith(store.db, { hash })).rows[0];
+      const found = hash === undefined ? undefined : (await nodeWith(store.db, { hash })).rows[0];
       if (found === undefined) {
         throw new SvcError('unauthorized', 'the node credential is unknown or was replaced', {
-          remedy: 'Enroll the host anew, signed in: sudo swarm-node install --reenroll (an installed node), or swarm-node enroll --reenroll (a node run from a home).',
+          remedy:
+            'Enroll the host anew, signed in: sudo swarm-node install --reenroll (an installed node), or swarm-node enroll --reenroll (a node run from a home).',
         });
       }
-      const { next_credential_hash: next, removed_at: removedAt, last_seen_at: lastSeenAt, offline_at: offlineAt, ephemeral, hostname, name, version, ...enrolled } = found;
+      const {
+        next_credential_hash: next,
+        removed_at: removedAt,
+        last_seen_at: lastSeenAt,
+        offline_at: offlineAt,
+        ephemeral,
+        hostname,
+        name,
+        version,
+        ...enrolled
+      } = found;
       // A node that said it stopped is seen as never seen: its next poll writes at once, and so is online again.
-      const node: EnrolledNode = { ...enrolled, ephemeral: Number(ephemeral) === 1, seen: { at: offlineAt === null ? lastSeenAt : null, hostname, name, version } };
+      const node: EnrolledNode = {
+        ...enrolled,
+        ephemeral: Number(ephemeral) === 1,
+        seen: { at: offlineAt === null ? lastSeenAt : null, hostname, name, version },
+      };
       if (removedAt !== null) throw nodeRemoved(node.node_id, removedAt, lastSeenAt);
       // The first use of a rotated credential retires the old one, which every instance then forgets.
       if (next === hash) {

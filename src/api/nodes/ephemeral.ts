@@ -13,7 +13,9 @@ import type { Store } from '../store/store.js';
  * ephemeral, and for an ephemeral one that has not had its run. Inside `store.transaction()`.
  */
 export async function mayTakeRun(store: Store, nodeId: string): Promise<boolean> {
-  const row = await store.forUpdate(store.db.selectFrom('nodes').select(['ephemeral', 'ephemeral_run_id']).where('node_id', '=', nodeId)).executeTakeFirst();
+  const row = await store
+    .forUpdate(store.db.selectFrom('nodes').select(['ephemeral', 'ephemeral_run_id']).where('node_id', '=', nodeId))
+    .executeTakeFirst();
   return row === undefined || Number(row.ephemeral) !== 1 || row.ephemeral_run_id === null;
 }
 

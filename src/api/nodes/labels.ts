@@ -35,10 +35,14 @@ export async function assertOwnLabels(nodes: NodeRegistry, nodeId: string, agent
   const carried = await nodes.labelsOf(nodeId);
   const missing = labels.filter((label) => !carried.includes(label));
   if (missing.length === 0) return;
-  throw new SvcError('no_node_available', `no node can run ${agentId} now: this node (${nodeId}) runs its own runs and does not carry the label${plural(missing)} ${missing.join(', ')}; nothing was charged`, {
-    remedy: `Add the labels to this node (swarm-node labels add ${missing.join(' ')}), or ask for the run signed in from elsewhere so the service routes it.`,
-    extensions: { agent_id: agentId, node_id: nodeId, labels: [...labels], missing_labels: missing },
-  });
+  throw new SvcError(
+    'no_node_available',
+    `no node can run ${agentId} now: this node (${nodeId}) runs its own runs and does not carry the label${plural(missing)} ${missing.join(', ')}; nothing was charged`,
+    {
+      remedy: `Add the labels to this node (swarm-node labels add ${missing.join(' ')}), or ask for the run signed in from elsewhere so the service routes it.`,
+      extensions: { agent_id: agentId, node_id: nodeId, labels: [...labels], missing_labels: missing },
+    },
+  );
 }
 
 /**
@@ -53,7 +57,10 @@ export async function assertLabelsAvailable(
 ): Promise<void> {
   const { userId, agentId, onlineSince, pinned } = query;
   // No onlineSince: the run may wait, so what counts is the nodes that serve the agent, online or not.
-  const serving = onlineSince === undefined ? await nodes.serving(userId, agentId, pinned) : await nodes.servingOnline(userId, agentId, onlineSince, pinned);
+  const serving =
+    onlineSince === undefined
+      ? await nodes.serving(userId, agentId, pinned)
+      : await nodes.servingOnline(userId, agentId, onlineSince, pinned);
   if (serving.length === 0) return;
   const yours = onlineSince === undefined ? 'your nodes' : 'your online nodes';
   const carried = new Set((await Promise.all(serving.map((node) => nodes.labelsOf(node.node_id)))).flat());

@@ -41,7 +41,10 @@ const COLUMNS = ['node_id', 'user_id', 'removed_at', 'last_seen_at', 'offline_at
 
 export function createNodeRemoval(store: Store, revocations: Revocations): NodeRemoval {
   /** Withdraws its agents and marks it removed; a node another transaction removed first is left as it is. */
-  const remove = async (node: { node_id: string; user_id: string; last_seen_at: number | null; offline_at: number | null }, now: number): Promise<RemovedNode | undefined> => {
+  const remove = async (
+    node: { node_id: string; user_id: string; last_seen_at: number | null; offline_at: number | null },
+    now: number,
+  ): Promise<RemovedNode | undefined> => {
     const marked = await store.db
       .updateTable('nodes')
       .set({ removed_at: now })
@@ -67,7 +70,9 @@ export function createNodeRemoval(store: Store, revocations: Revocations): NodeR
 
     bySelf: (nodeId, now) =>
       store.transaction(async () => {
-        const node = await store.forUpdate(store.db.selectFrom('nodes').select(COLUMNS).where('node_id', '=', nodeId)).executeTakeFirstOrThrow();
+        const node = await store
+          .forUpdate(store.db.selectFrom('nodes').select(COLUMNS).where('node_id', '=', nodeId))
+          .executeTakeFirstOrThrow();
         if (node.removed_at !== null) return { ...shown(node), removed_at: node.removed_at, agents_withdrawn: [] };
         return (await remove(node, now)) ?? { ...shown(node), removed_at: now, agents_withdrawn: [] };
       }),

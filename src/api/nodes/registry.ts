@@ -41,7 +41,13 @@ export interface NodeRegistry {
    * The user's nodes that serve the agent (the pinned one only, if given) and carry every one of `labels`
    * (normalised), online since `onlineSince`.
    */
-  servingOnline(userId: string, agentId: string, onlineSince: number, pinnedNodeId: string | undefined, labels?: readonly string[]): Promise<NodeRow[]>;
+  servingOnline(
+    userId: string,
+    agentId: string,
+    onlineSince: number,
+    pinnedNodeId: string | undefined,
+    labels?: readonly string[],
+  ): Promise<NodeRow[]>;
   /** As servingOnline, online or not: the nodes that could take such a run once they poll (the queue waits for them). */
   serving(userId: string, agentId: string, pinnedNodeId: string | undefined, labels?: readonly string[]): Promise<NodeRow[]>;
   /** Its daemon stopped cleanly: nothing is routed to it as if it were online until it polls again. */
@@ -52,7 +58,19 @@ export function isOnline(node: Pick<NodeRow, 'last_seen_at' | 'offline_at'>, onl
   return node.last_seen_at !== null && node.last_seen_at >= onlineSince && node.offline_at === null;
 }
 
-const COLUMNS = ['node_id', 'user_id', 'tier_id', 'hostname', 'name', 'version', 'enrolled_at', 'last_seen_at', 'ephemeral', 'ephemeral_run_id', 'offline_at'] as const;
+const COLUMNS = [
+  'node_id',
+  'user_id',
+  'tier_id',
+  'hostname',
+  'name',
+  'version',
+  'enrolled_at',
+  'last_seen_at',
+  'ephemeral',
+  'ephemeral_run_id',
+  'offline_at',
+] as const;
 
 /**
  * The user's nodes that serve the agent and were seen since `onlineSince` (and did not stop since), most recently
@@ -75,12 +93,23 @@ export function createNodeRegistry(store: Store): NodeRegistry {
   const servingAnyOnline = compiledOnce((db, asked: { userId: string; agentId: string; onlineSince: number }) =>
     servingQuery(db, asked.userId, asked.agentId, asked.onlineSince),
   );
-  const servingWith = (userId: string, agentId: string, onlineSince: number | undefined, pinned: string | undefined, labels: readonly string[]) =>
+  const servingWith = (
+    userId: string,
+    agentId: string,
+    onlineSince: number | undefined,
+    pinned: string | undefined,
+    labels: readonly string[],
+  ) =>
     servingQuery(store.db, userId, agentId, onlineSince)
       .$if(pinned !== undefined, (query) => query.where('n.node_id', '=', pinned!))
       .$if(labels.length > 0, (query) =>
         query.where(
-          (eb) => eb.selectFrom('node_labels as l').select(eb.fn.countAll<number>().as('n')).whereRef('l.node_id', '=', 'n.node_id').where('l.label', 'in', [...labels]),
+          (eb) =>
+            eb
+              .selectFrom('node_labels as l')
+              .select(eb.fn.countAll<number>().as('n'))
+              .whereRef('l.node_id', '=', 'n.node_id')
+              .where('l.label', 'in', [...labels]),
           '=',
           labels.length,
         ),
@@ -135,7 +164,14 @@ export function createNodeRegistry(store: Store): NodeRegistry {
           .execute();
       }),
     nodesOf: (userId) =>
-      store.db.selectFrom('nodes').select(COLUMNS).where('user_id', '=', userId).where('removed_at', 'is', null).orderBy('enrolled_at').orderBy('node_id').execute(),
+      store.db
+        .selectFrom('nodes')
+        .select(COLUMNS)
+        .where('user_id', '=', userId)
+        .where('removed_at', 'is', null)
+        .orderBy('enrolled_at')
+        .orderBy('node_id')
+        .execute(),
     servingOnline: async (userId, agentId, onlineSince, pinned, labels = []) =>
       pinned === undefined && labels.length === 0
         ? (await servingAnyOnline(store.db, { userId, agentId, onlineSince })).rows

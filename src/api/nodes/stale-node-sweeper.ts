@@ -27,7 +27,11 @@ export function scheduleStaleNodeSweep(ctx: ServiceContext, staleAfterMs: number
     const removed = await removal.staleSince(now - staleAfterMs, now, BATCH);
     for (const node of removed) {
       log.info(
-        { node_id: node.node_id, last_seen_at: node.last_seen_at === null ? null : isoTime(node.last_seen_at), agents_withdrawn: node.agents_withdrawn },
+        {
+          node_id: node.node_id,
+          last_seen_at: node.last_seen_at === null ? null : isoTime(node.last_seen_at),
+          agents_withdrawn: node.agents_withdrawn,
+        },
         'stale node removed: offline longer than --stale-node-after',
       );
     }

@@ -60,7 +60,10 @@ export async function runBackupCommand(argv: string[], env: NodeJS.ProcessEnv = 
     return 0;
   }
   if (env.SVC_DATABASE_URL !== undefined) {
-    return usage(io, 'SVC_DATABASE_URL is set: the database is PostgreSQL; back it up with pg_dump (docs/operations.md "Backing up svc-api")');
+    return usage(
+      io,
+      'SVC_DATABASE_URL is set: the database is PostgreSQL; back it up with pg_dump (docs/operations.md "Backing up svc-api")',
+    );
   }
   if (values['data-dir'] === undefined) return usage(io, '--data-dir is required');
   if (values.out === undefined) return usage(io, '--out is required');
@@ -78,7 +81,10 @@ export async function runBackupCommand(argv: string[], env: NodeJS.ProcessEnv = 
     linkSync(partial, out);
     const done: BackupReport = { ...report, source, out };
     if (values.json) io.stdout.write(`${JSON.stringify(done)}\n`);
-    else io.stdout.write(`svc-api: backed up ${source} to ${out} (schema version ${done.schema_version}, ${done.pages} pages, ${done.bytes} bytes)\n`);
+    else
+      io.stdout.write(
+        `svc-api: backed up ${source} to ${out} (schema version ${done.schema_version}, ${done.pages} pages, ${done.bytes} bytes)\n`,
+      );
     return 0;
   } catch (error) {
     return failure(io, `the backup failed: ${(error as Error).message}`);

@@ -61,7 +61,8 @@ function baseUrlProblem(value: string): string | undefined {
   if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
     return `must be a base URL without credentials, query or fragment (got ${JSON.stringify(value)})`;
   }
-  if (!/^[A-Za-z0-9\-._~:/[\]@!$&()*+,;=%]+$/.test(value)) return `must hold only URL characters, no quote or space (got ${JSON.stringify(value)})`;
+  if (!/^[A-Za-z0-9\-._~:/[\]@!$&()*+,;=%]+$/.test(value))
+    return `must hold only URL characters, no quote or space (got ${JSON.stringify(value)})`;
   return undefined;
 }
 
@@ -101,7 +102,11 @@ export function readEnvConfig(env: NodeJS.ProcessEnv): EnvConfig {
   check('SVC_WEBHOOK_SECRET', (value) => (value.trim() === '' ? 'must not be empty' : undefined));
   check('SVC_SECRETS_KEY', vaultKeyProblem);
   check('SVC_SECRETS_PREVIOUS_KEYS', (value) => {
-    const problem = value.split(',').filter((key) => key.trim() !== '').map(vaultKeyProblem).find((found) => found !== undefined);
+    const problem = value
+      .split(',')
+      .filter((key) => key.trim() !== '')
+      .map(vaultKeyProblem)
+      .find((found) => found !== undefined);
     return problem === undefined ? undefined : `each key ${problem}`;
   });
   check('SVC_MERCHANT_ID', (value) =>
@@ -110,9 +115,13 @@ export function readEnvConfig(env: NodeJS.ProcessEnv): EnvConfig {
   check('SVC_WALLET_URL', baseUrlProblem);
   check('SVC_PUBLIC_URL', baseUrlProblem);
   check('SVC_SMTP_URL', smtpUrlProblem);
-  check('SVC_MAIL_FROM', (value) => (/^[^\r\n]{3,254}$/.test(value) && value.includes('@') ? undefined : 'must be an address such as "svc <no-reply@example.com>"'));
+  check('SVC_MAIL_FROM', (value) =>
+    /^[^\r\n]{3,254}$/.test(value) && value.includes('@') ? undefined : 'must be an address such as "svc <no-reply@example.com>"',
+  );
   check('SVC_LOG_LEVEL', (value) =>
-    (LOG_LEVELS as readonly string[]).includes(value) ? undefined : `must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(value)})`,
+    (LOG_LEVELS as readonly string[]).includes(value)
+      ? undefined
+      : `must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(value)})`,
   );
   const metricsListen = parsed('SVC_METRICS_LISTEN', parseListenAddress);
   const staleNodeAfterMs = parsed('SVC_STALE_NODE_AFTER', parseStaleNodeAfter);

@@ -39,7 +39,9 @@ export function healthRoutes(deps: HealthDeps): FastifyPluginAsync {
         deps.metrics.databaseError('readiness');
         // The engine's message stays in the log: a 503 never carries internals (problem.ts).
         request.log.warn({ err: error }, 'readiness: the database did not answer');
-        throw notReady(error instanceof TimeoutError ? `the database did not answer within ${READINESS_TIMEOUT_MS} ms` : 'the database is not reachable');
+        throw notReady(
+          error instanceof TimeoutError ? `the database did not answer within ${READINESS_TIMEOUT_MS} ms` : 'the database is not reachable',
+        );
       }
       if (status.applied !== status.expected) {
         throw notReady(

@@ -37,7 +37,8 @@ export function parseLimitFlags(values: Partial<Record<keyof typeof LIMIT_FLAGS,
   const whole = (flag: keyof typeof LIMIT_FLAGS, min: number, max: number): number | undefined => {
     const text = values[flag];
     if (text === undefined) return undefined;
-    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) throw new Error(`--${flag} must be a whole number from ${min} to ${max}`);
+    if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max)
+      throw new Error(`--${flag} must be a whole number from ${min} to ${max}`);
     return Number(text);
   };
   const idleSeconds = whole('body-idle-seconds', 1, 3600);
@@ -58,12 +59,18 @@ export function parseLimitFlags(values: Partial<Record<keyof typeof LIMIT_FLAGS,
     throw new Error(`--version-retention ${(error as Error).message}`);
   }
   return {
-    bodyTimeout: { ...(idleSeconds === undefined ? {} : { idleMs: idleSeconds * 1000 }), ...(minRate === undefined ? {} : { minBytesPerSecond: minRate }) },
+    bodyTimeout: {
+      ...(idleSeconds === undefined ? {} : { idleMs: idleSeconds * 1000 }),
+      ...(minRate === undefined ? {} : { minBytesPerSecond: minRate }),
+    },
     connectionTimeouts: {
       ...(headersSeconds === undefined ? {} : { headersMs: headersSeconds * 1000 }),
       ...(keepAliveSeconds === undefined ? {} : { keepAliveMs: keepAliveSeconds * 1000 }),
     },
-    uploadQuota: { ...(quotaMib === undefined ? {} : { maxBytes: quotaMib * 1024 * 1024 }), ...(quotaVersions === undefined ? {} : { maxVersions: quotaVersions }) },
+    uploadQuota: {
+      ...(quotaMib === undefined ? {} : { maxBytes: quotaMib * 1024 * 1024 }),
+      ...(quotaVersions === undefined ? {} : { maxVersions: quotaVersions }),
+    },
     ...(connections === undefined ? {} : { maxConnectionsPerAddress: connections }),
     ...(uploadsPerHour === undefined ? {} : { uploadsPerHour }),
     ...(codesPerClient === undefined ? {} : { signInCodesPerClient: codesPerClient }),

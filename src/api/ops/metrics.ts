@@ -29,7 +29,20 @@ export interface ServiceMetrics {
  * The failure reasons that become a label (docs/api.md, execute's `output.error`: the node's and the service's). A
  * node reports its own words there; anything else counts as "other", so a node cannot grow the series without bound.
  */
-const KNOWN_FAILURE_REASONS = new Set(['timeout', 'exit', 'bad_output', 'spawn', 'bundle', 'aborted', 'interrupted', 'memory_limit', 'task_limit', 'disk_quota', 'node_lost', 'not_picked_up']);
+const KNOWN_FAILURE_REASONS = new Set([
+  'timeout',
+  'exit',
+  'bad_output',
+  'spawn',
+  'bundle',
+  'aborted',
+  'interrupted',
+  'memory_limit',
+  'task_limit',
+  'disk_quota',
+  'node_lost',
+  'not_picked_up',
+]);
 
 /** Fast answers (the catalog, a token) to execute's and the long poll's holds of tens of seconds. */
 const LATENCY_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -60,7 +73,7 @@ export function createServiceMetrics(options: MetricsOptions): ServiceMetrics {
   const accepted = new Counter({ name: 'svc_runs_accepted_total', help: 'Runs accepted and charged by this instance.', registers });
   const finished = new Counter({
     name: 'svc_runs_finished_total',
-    help: "Runs this instance finished, by final status and, for a failed run, its reason (output.error).",
+    help: 'Runs this instance finished, by final status and, for a failed run, its reason (output.error).',
     labelNames: ['status', 'reason'],
     registers,
   });

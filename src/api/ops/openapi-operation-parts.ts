@@ -69,7 +69,7 @@ export const IDEMPOTENCY_KEY: ParameterDoc = {
   name: 'Idempotency-Key',
   in: 'header',
   required: true,
-  description: "The client's key of this run: printable ASCII, at most 255 characters (docs/api.md \"POST /v1/swarm/execute\")",
+  description: 'The client\'s key of this run: printable ASCII, at most 255 characters (docs/api.md "POST /v1/swarm/execute")',
   schema: { type: 'string', minLength: 1, maxLength: 255 },
 };
 export const PREFER = header('Prefer', "wait=<seconds> (at most the service's wait, 30 s by default) or respond-async (RFC 7240)");

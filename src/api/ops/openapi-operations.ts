@@ -64,7 +64,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'GET /v1/swarm/agents': { id: 'listAgents', summary: "The agent catalog, with the caller's own agents" },
   'POST /v1/swarm/agents/{agent_id}/versions': {
     id: 'uploadAgentVersion',
-    summary: "Upload a version of an agent: its bundle archive",
+    summary: 'Upload a version of an agent: its bundle archive',
     errors: ['forbidden', 'agent_not_found', 'bundle_invalid', 'version_exists', 'upload_quota_exceeded'],
     limited: true,
     body: {
@@ -134,12 +134,12 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'POST /v1/swarm/nodes/{node_id}/credential': { id: 'rotateNodeCredential', summary: "Replace a node's credential" },
   'GET /v1/swarm/nodes': { id: 'listNodes', summary: "The user's nodes" },
   'DELETE /v1/swarm/nodes/self': { id: 'removeThisNode', summary: 'A node removes itself (an ephemeral node after its run)' },
-  'DELETE /v1/swarm/nodes/{node_id}': { id: 'removeNode', summary: 'Remove one of the user\'s nodes' },
+  'DELETE /v1/swarm/nodes/{node_id}': { id: 'removeNode', summary: "Remove one of the user's nodes" },
 
   // Runs (spec §4; docs/api.md "Runs on the node", "Runs as jobs", "Run logs", "Run artifacts").
   'POST /v1/swarm/execute': {
     id: 'executeAgent',
-    summary: 'Run an agent on one of the user\'s nodes, charged to the wallet',
+    summary: "Run an agent on one of the user's nodes, charged to the wallet",
     errors: [
       'forbidden',
       'agent_not_found',
@@ -156,7 +156,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     answers: {
       200: { description: 'The run, finished within the wait' },
       202: {
-        description: 'The run as it stands (queued or running), charged; a node\'s own run with its lease',
+        description: "The run as it stands (queued or running), charged; a node's own run with its lease",
         headers: { Location: { description: 'GET it to follow the run', schema: TEXT } },
       },
     },

@@ -13,7 +13,7 @@ export const WALLET_OPERATIONS: Record<string, OperationDoc> = {
   },
   'GET /wallet/login': {
     id: 'showWalletLogin',
-    summary: 'The wallet page; with a sign-in link\'s token, the sign-in',
+    summary: "The wallet page; with a sign-in link's token, the sign-in",
     credential: 'console-session-optional',
     // A sign-in link whose token is expired or not the service's is a 401 page.
     errors: ['unauthorized'],
@@ -35,7 +35,7 @@ export const WALLET_OPERATIONS: Record<string, OperationDoc> = {
   },
   'POST /wallet/sign-in': {
     id: 'confirmWalletSignIn',
-    summary: 'Sign in with the link that was asked about, from the wallet\'s own page',
+    summary: "Sign in with the link that was asked about, from the wallet's own page",
     credential: 'console-session-optional',
     errors: ['forbidden'],
     body: FORM('form_token: the token of the page that asked; replace: the address of the session it replaces'),

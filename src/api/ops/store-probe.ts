@@ -40,11 +40,19 @@ export function createStoreProbe(store: Store): StoreProbe {
     async runsInFlight() {
       // Literal statuses, so SQLite walks its partial indexes (runs_queued, runs_leased), never the finished runs.
       const count = async (status: 'queued' | 'running'): Promise<number> =>
-        Number((await sql<{ n: number }>`SELECT count(*) AS n FROM runs WHERE status = ${sql.lit(status)}`.execute(store.db)).rows[0]?.n ?? 0);
+        Number(
+          (await sql<{ n: number }>`SELECT count(*) AS n FROM runs WHERE status = ${sql.lit(status)}`.execute(store.db)).rows[0]?.n ?? 0,
+        );
       return { queued: await count('queued'), running: await count('running') };
     },
     async nodesSeenSince(since) {
-      const row = await store.db.selectFrom('nodes').select((eb) => eb.fn.countAll<number>().as('n')).where('last_seen_at', '>=', since).where('offline_at', 'is', null).where('removed_at', 'is', null).executeTakeFirst();
+      const row = await store.db
+        .selectFrom('nodes')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('last_seen_at', '>=', since)
+        .where('offline_at', 'is', null)
+        .where('removed_at', 'is', null)
+        .executeTakeFirst();
       return Number(row?.n ?? 0);
     },
   };

@@ -9,7 +9,10 @@ export const WEBHOOK_FLAGS = {
   'webhook-ca-file': { type: 'string' },
 } as const;
 
-export function parseWebhookFlags(values: { 'webhook-allow-private'?: boolean; 'webhook-ca-file'?: string }): Pick<ServiceOptions, 'webhookAllowPrivate' | 'webhookCa'> {
+export function parseWebhookFlags(values: {
+  'webhook-allow-private'?: boolean;
+  'webhook-ca-file'?: string;
+}): Pick<ServiceOptions, 'webhookAllowPrivate' | 'webhookCa'> {
   let ca: string | undefined;
   const file = values['webhook-ca-file'];
   if (file !== undefined) {
@@ -20,5 +23,8 @@ export function parseWebhookFlags(values: { 'webhook-allow-private'?: boolean; '
     }
     if (!ca.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`--webhook-ca-file ${file} holds no PEM certificate`);
   }
-  return { ...(values['webhook-allow-private'] === true ? { webhookAllowPrivate: true } : {}), ...(ca === undefined ? {} : { webhookCa: ca }) };
+  return {
+    ...(values['webhook-allow-private'] === true ? { webhookAllowPrivate: true } : {}),
+    ...(ca === undefined ? {} : { webhookCa: ca }),
+  };
 }

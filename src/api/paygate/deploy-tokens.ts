@@ -53,7 +53,11 @@ export function createDeployTokens(store: Store, clock: Clock): DeployTokens {
   return {
     async replaceForSession(sessionId) {
       const now = clock.now();
-      const owner = await store.db.selectFrom('sessions').select(['user_id', 'tier_id', 'payment_id']).where('session_id', '=', sessionId).executeTakeFirst();
+      const owner = await store.db
+        .selectFrom('sessions')
+        .select(['user_id', 'tier_id', 'payment_id'])
+        .where('session_id', '=', sessionId)
+        .executeTakeFirst();
       if (owner?.payment_id == null) throw new Error(`no activated session ${sessionId} to issue a deploy token for`);
       await store.db
         .updateTable('deploy_tokens')

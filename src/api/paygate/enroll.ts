@@ -28,7 +28,11 @@ export function createNodeEnrollment(store: Store, clock: Clock): NodeEnrollment
       const consumed = await deployTokens.consume(deployToken);
       if (consumed === undefined) throw invalidDeployToken();
       if (consumed.session_id !== null) {
-        const session = await store.db.selectFrom('sessions').select('status').where('session_id', '=', consumed.session_id).executeTakeFirst();
+        const session = await store.db
+          .selectFrom('sessions')
+          .select('status')
+          .where('session_id', '=', consumed.session_id)
+          .executeTakeFirst();
         if (session?.status !== 'active') throw invalidDeployToken();
       }
       const nodeId = randomUUID();

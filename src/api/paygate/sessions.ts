@@ -1,12 +1,7 @@
 // The pay gate (spec §3, §4; docs/api.md "Endpoints of spec §4"): a session for a tier and a checkout e-mail, activated
 // by a CONFIRMED payment of that e-mail, tier and merchant, which yields a deploy token for the node install.
 import { randomUUID } from 'node:crypto';
-import {
-  DEPLOY_MODE,
-  INSTALL_PATH,
-  PAYMENT_CONFIRMED,
-  PENDING_SESSION_LIFETIME_SECONDS,
-} from '../../contract/claims.js';
+import { DEPLOY_MODE, INSTALL_PATH, PAYMENT_CONFIRMED, PENDING_SESSION_LIFETIME_SECONDS } from '../../contract/claims.js';
 import { SvcError } from '../../contract/errors.js';
 import {
   normalizeEmail,
@@ -48,9 +43,9 @@ export function createPaygate(ctx: ServiceContext): Paygate {
    * so two activations of one session on two instances happen one after the other.
    */
   async function liveSession(sessionId: string, userId: string): Promise<SessionRow> {
-    const session = (await store.forUpdate(store.db.selectFrom('sessions').selectAll().where('session_id', '=', sessionId)).executeTakeFirst()) as
-      | SessionRow
-      | undefined;
+    const session = (await store
+      .forUpdate(store.db.selectFrom('sessions').selectAll().where('session_id', '=', sessionId))
+      .executeTakeFirst()) as SessionRow | undefined;
     // Another user's session answers as no session: a session id tells a stranger nothing (spec §7's remedy stands).
     if (session === undefined || session.user_id !== userId || (session.status === 'pending' && session.expires_at <= clock.now())) {
       throw new SvcError('session_not_found', 'no such session of yours, or it expired unactivated after 24 hours');
@@ -82,12 +77,20 @@ export function createPaygate(ctx: ServiceContext): Paygate {
         throw new SvcError('session_not_found', 'no such session for the e-mail this payment was made with');
       }
       if (payment.offer_id !== session.tier_id || payment.merchant_id !== ctx.merchantId) {
-        throw new SvcError('payment_mismatch', `the payment is for another ${payment.offer_id !== session.tier_id ? 'tier' : 'merchant'} than this session`, {
-          extensions: { session_tier_id: session.tier_id, payment_offer_id: payment.offer_id },
-        });
+        throw new SvcError(
+          'payment_mismatch',
+          `the payment is for another ${payment.offer_id !== session.tier_id ? 'tier' : 'merchant'} than this session`,
+          {
+            extensions: { session_tier_id: session.tier_id, payment_offer_id: payment.offer_id },
+          },
+        );
       }
       if (!TIERS[session.tier_id].node_install) throw noNodeInstall(session.tier_id);
-      const usedBy = await store.db.selectFrom('sessions').select('session_id').where('payment_id', '=', payment.payment_id).executeTakeFirst();
+      const usedBy = await store.db
+        .selectFrom('sessions')
+        .select('session_id')
+        .where('payment_id', '=', payment.payment_id)
+        .executeTakeFirst();
       if (usedBy !== undefined) {
         throw new SvcError('payment_already_used', 'this payment already activated another session');
       }
@@ -122,7 +125,16 @@ export function createPaygate(ctx: ServiceContext): Paygate {
       const expiresAt = now + PENDING_SESSION_LIFETIME_SECONDS * 1000;
       await store.db
         .insertInto('sessions')
-        .values({ session_id: sessionId, tier_id: input.tier_id, user_id: userId, status: 'pending', payment_id: null, created_at: now, expires_at: expiresAt, activated_at: null })
+        .values({
+          session_id: sessionId,
+          tier_id: input.tier_id,
+          user_id: userId,
+          status: 'pending',
+          payment_id: null,
+          created_at: now,
+          expires_at: expiresAt,
+          activated_at: null,
+        })
         .execute();
       return { session_id: sessionId, tier_id: input.tier_id, user_id: userId, status: 'pending', expires_at: isoTime(expiresAt) };
     },
@@ -143,7 +155,8 @@ export function createPaygate(ctx: ServiceContext): Paygate {
  */
 function alreadyActive(): SvcError {
   return new SvcError('session_already_active', 'this session is active already: its deploy token was given when it was activated', {
-    remedy: 'For another node, sign in (swarm-node login) and let the host ask for its deploy token (on it: swarm-node enroll, or sudo swarm-node install), or POST /v1/swarm/nodes/deploy-token.',
+    remedy:
+      'For another node, sign in (swarm-node login) and let the host ask for its deploy token (on it: swarm-node enroll, or sudo swarm-node install), or POST /v1/swarm/nodes/deploy-token.',
   });
 }
 

@@ -74,7 +74,9 @@ export function createPaymentRecords(deps: {
             .where('payments.status', '<>', PAYMENT_CONFIRMED),
         )
         .execute();
-      const record = (await store.forUpdate(store.db.selectFrom('payments').selectAll().where('payment_id', '=', payment.payment_id)).executeTakeFirst())!;
+      const record = (await store
+        .forUpdate(store.db.selectFrom('payments').selectAll().where('payment_id', '=', payment.payment_id))
+        .executeTakeFirst())!;
       if (creditsWallet(record, merchantId)) {
         await ledger.creditPayment({ user_id: record.customer_email, payment_id: record.payment_id, amount_cents: record.amount_cents });
       }

@@ -34,16 +34,22 @@ export function readPaymentProviderConfig(env: NodeJS.ProcessEnv): { config: Pay
     // Stripe's keys without SVC_PAYMENT_PROVIDER=stripe: most likely the provider variable was forgotten, and a
     // service that started anyway would refuse every Stripe delivery.
     const stray = STRIPE_VARIABLES.filter((variable) => env[variable] !== undefined);
-    return stray.length === 0 ? { config: { name: 'sandbox' } } : { problems: stray.map((variable) => `${variable} is set but SVC_PAYMENT_PROVIDER is not stripe`) };
+    return stray.length === 0
+      ? { config: { name: 'sandbox' } }
+      : { problems: stray.map((variable) => `${variable} is set but SVC_PAYMENT_PROVIDER is not stripe`) };
   }
 
   const problems: string[] = [];
   const secretKey = env.SVC_STRIPE_SECRET_KEY?.trim() ?? '';
   const webhookSecret = env.SVC_STRIPE_WEBHOOK_SECRET?.trim() ?? '';
-  if (env.SVC_STRIPE_SECRET_KEY === undefined) problems.push('SVC_STRIPE_SECRET_KEY is required with SVC_PAYMENT_PROVIDER=stripe (the API key, sk_… or rk_…)');
-  else if (!STRIPE_SECRET_KEY.test(secretKey)) problems.push('SVC_STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_live_…, sk_test_…, rk_live_…, rk_test_…)');
+  if (env.SVC_STRIPE_SECRET_KEY === undefined)
+    problems.push('SVC_STRIPE_SECRET_KEY is required with SVC_PAYMENT_PROVIDER=stripe (the API key, sk_… or rk_…)');
+  else if (!STRIPE_SECRET_KEY.test(secretKey))
+    problems.push('SVC_STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_live_…, sk_test_…, rk_live_…, rk_test_…)');
   if (env.SVC_STRIPE_WEBHOOK_SECRET === undefined) {
-    problems.push("SVC_STRIPE_WEBHOOK_SECRET is required with SVC_PAYMENT_PROVIDER=stripe (the webhook endpoint's signing secret, whsec_…)");
+    problems.push(
+      "SVC_STRIPE_WEBHOOK_SECRET is required with SVC_PAYMENT_PROVIDER=stripe (the webhook endpoint's signing secret, whsec_…)",
+    );
   } else if (!STRIPE_WEBHOOK_SECRET.test(webhookSecret)) {
     problems.push("SVC_STRIPE_WEBHOOK_SECRET must be the webhook endpoint's signing secret (whsec_…)");
   }
@@ -67,5 +73,9 @@ function parseApiBase(value: string): StripeConfig['apiBase'] | string {
     return `must be http(s)://HOST[:PORT] with no path or query (got ${JSON.stringify(value)})`;
   }
   const protocol = url.protocol === 'https:' ? 'https' : 'http';
-  return { protocol, host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: url.port === '' ? (protocol === 'https' ? 443 : 80) : Number(url.port) };
+  return {
+    protocol,
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: url.port === '' ? (protocol === 'https' ? 443 : 80) : Number(url.port),
+  };
 }

@@ -58,7 +58,12 @@ export function createSandboxBooks(store: Store, clock: Clock): SandboxBooks {
         .execute();
     },
     undelivered: () =>
-      store.db.selectFrom('sandbox_payments').selectAll().where('status', '=', PAYMENT_CONFIRMED).where('webhook_delivered_at', 'is', null).execute(),
+      store.db
+        .selectFrom('sandbox_payments')
+        .selectAll()
+        .where('status', '=', PAYMENT_CONFIRMED)
+        .where('webhook_delivered_at', 'is', null)
+        .execute(),
   };
 }
 

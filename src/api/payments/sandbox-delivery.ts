@@ -72,7 +72,10 @@ async function postEvent(ctx: ServiceContext, row: SandboxPaymentRow): Promise<b
   try {
     const response = await fetch(`${ctx.urls.baseUrl}${WEBHOOK_PATH}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', [WEBHOOK_SIGNATURE_HEADER]: signWebhookBody(ctx.secrets.webhookSecret, body, ctx.clock.now()) },
+      headers: {
+        'content-type': 'application/json',
+        [WEBHOOK_SIGNATURE_HEADER]: signWebhookBody(ctx.secrets.webhookSecret, body, ctx.clock.now()),
+      },
       body,
       signal: stop.signal,
     });

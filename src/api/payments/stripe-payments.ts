@@ -62,25 +62,33 @@ function checkedPayment(what: string, payment: ProviderPayment & { currency: str
   const { currency, ...recorded } = payment;
   const paymentId = recorded.payment_id;
   if (!isTierId(recorded.offer_id)) {
-    throw new SvcError('payment_mismatch', `the ${what} is for offer_id ${JSON.stringify(recorded.offer_id.slice(0, 64))}, which this service does not sell`, {
-      remedy: `Set metadata.${OFFER_METADATA_KEY} to one of ${TIER_IDS.join(', ')} when creating the checkout; refund this payment.`,
-      extensions: { payment_id: paymentId },
-    });
+    throw new SvcError(
+      'payment_mismatch',
+      `the ${what} is for offer_id ${JSON.stringify(recorded.offer_id.slice(0, 64))}, which this service does not sell`,
+      {
+        remedy: `Set metadata.${OFFER_METADATA_KEY} to one of ${TIER_IDS.join(', ')} when creating the checkout; refund this payment.`,
+        extensions: { payment_id: paymentId },
+      },
+    );
   }
   const price = TIERS[recorded.offer_id].price_cents;
   const amountFits = price === null ? recorded.amount_cents >= 1 : recorded.amount_cents === price;
   if (currency?.toLowerCase() !== STRIPE_CURRENCY || !amountFits) {
     const wanted = price === null ? `at least 1 ${STRIPE_CURRENCY} cent` : `${price} ${STRIPE_CURRENCY} cents`;
-    throw new SvcError('payment_mismatch', `the ${what} is ${recorded.amount_cents} ${currency ?? '(no currency)'} cents, but ${recorded.offer_id} costs ${wanted}`, {
-      remedy: `Charge the offer's price in ${STRIPE_CURRENCY.toUpperCase()} (docs/operations.md "Payments with Stripe"); refund this payment.`,
-      extensions: { payment_id: paymentId, offer_id: recorded.offer_id },
-    });
+    throw new SvcError(
+      'payment_mismatch',
+      `the ${what} is ${recorded.amount_cents} ${currency ?? '(no currency)'} cents, but ${recorded.offer_id} costs ${wanted}`,
+      {
+        remedy: `Charge the offer's price in ${STRIPE_CURRENCY.toUpperCase()} (docs/operations.md "Payments with Stripe"); refund this payment.`,
+        extensions: { payment_id: paymentId, offer_id: recorded.offer_id },
+      },
+    );
   }
   if (!providerPayment.Check(recorded)) {
     const error = [...providerPayment.Errors(recorded)][0];
     const field = error?.path.slice(1) === 'customer_email' ? 'customer e-mail' : (error?.path.slice(1) ?? 'payment');
     throw new SvcError('invalid_request', `the ${what} has no usable ${field}: ${error?.message ?? 'is invalid'}`, {
-      remedy: 'Collect the customer\'s e-mail at checkout (Checkout does by default; a PaymentIntent needs receipt_email).',
+      remedy: "Collect the customer's e-mail at checkout (Checkout does by default; a PaymentIntent needs receipt_email).",
       extensions: { payment_id: paymentId },
     });
   }

@@ -52,7 +52,7 @@ export async function createStripeProvider(config: StripeConfig, merchantId: str
     if (intent === null || intent.metadata?.[OFFER_METADATA_KEY] === undefined) return null;
     if (await paidThroughCheckout(intent.id)) {
       throw new SvcError('payment_not_found', `${paymentId} was paid through a Checkout Session, which is the payment's id`, {
-        remedy: 'Use the Checkout Session id (cs_…) from the checkout\'s success page as the payment id.',
+        remedy: "Use the Checkout Session id (cs_…) from the checkout's success page as the payment id.",
       });
     }
     return paymentOfIntent(intent, merchantId) ?? null;
@@ -72,7 +72,8 @@ function providerUnavailable(error: unknown, errors: typeof Stripe.errors): SvcE
   let cause: string;
   if (error instanceof errors.StripeAuthenticationError) cause = 'Stripe refused SVC_STRIPE_SECRET_KEY (authentication failed)';
   else if (error instanceof errors.StripePermissionError) cause = 'SVC_STRIPE_SECRET_KEY may not read Checkout Sessions or PaymentIntents';
-  else if (error instanceof errors.StripeError) cause = `Stripe answered ${error.statusCode ?? 'nothing'} (${error.type}): ${error.message}`;
+  else if (error instanceof errors.StripeError)
+    cause = `Stripe answered ${error.statusCode ?? 'nothing'} (${error.type}): ${error.message}`;
   else cause = `Stripe could not be asked: ${(error as Error).message}`;
   return new SvcError('service_unavailable', 'the payment provider could not be asked about this payment; nothing was changed', {
     retryAfterSeconds: RETRY_AFTER_SECONDS,

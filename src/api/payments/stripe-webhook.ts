@@ -11,9 +11,14 @@ import { WEBHOOK_TOLERANCE_SECONDS } from './webhook-signature.js';
 /** The header Stripe signs its deliveries in (lowercase: Node's request.headers). */
 export const STRIPE_SIGNATURE_HEADER = 'stripe-signature';
 /** The events to select for the endpoint in Stripe's dashboard; the service ignores any other. */
-export const STRIPE_CONFIRMING_EVENTS = ['checkout.session.completed', 'checkout.session.async_payment_succeeded', 'payment_intent.succeeded'] as const;
+export const STRIPE_CONFIRMING_EVENTS = [
+  'checkout.session.completed',
+  'checkout.session.async_payment_succeeded',
+  'payment_intent.succeeded',
+] as const;
 
-const SIGNATURE_REMEDY = "Stripe signs with the endpoint's signing secret: SVC_STRIPE_WEBHOOK_SECRET must be that endpoint's whsec_… secret.";
+const SIGNATURE_REMEDY =
+  "Stripe signs with the endpoint's signing secret: SVC_STRIPE_WEBHOOK_SECRET must be that endpoint's whsec_… secret.";
 /** The messages of the package's StripeSignatureVerificationError that the service answers in its own words. */
 const STALE_MESSAGE = 'Timestamp outside the tolerance zone';
 const MALFORMED_MESSAGES = ['Unable to extract timestamp and signatures from header', 'No signatures found with expected scheme'];
@@ -38,8 +43,10 @@ export function createStripeWebhook(deps: {
       } catch (error) {
         // The package's own messages name its integration mistakes; the sender gets what was wrong with its delivery.
         const message = (error as Error).message;
-        if (message === STALE_MESSAGE) throw signatureError(`the Stripe-Signature timestamp is more than ${WEBHOOK_TOLERANCE_SECONDS} s old`);
-        if (MALFORMED_MESSAGES.includes(message)) throw signatureError('the Stripe-Signature header must be "t=<unix seconds>,v1=<hex HMAC-SHA256>"');
+        if (message === STALE_MESSAGE)
+          throw signatureError(`the Stripe-Signature timestamp is more than ${WEBHOOK_TOLERANCE_SECONDS} s old`);
+        if (MALFORMED_MESSAGES.includes(message))
+          throw signatureError('the Stripe-Signature header must be "t=<unix seconds>,v1=<hex HMAC-SHA256>"');
         throw signatureError('the Stripe-Signature does not match the body');
       }
       return { id: event.id, type: event.type, payload: event };

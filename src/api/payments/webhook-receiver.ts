@@ -13,9 +13,7 @@ import type { PaymentRecords } from './payment-records.js';
 export const PAYMENT_CONFIRMED_EVENT = 'payment.confirmed';
 
 export type WebhookOutcome =
-  | { received: true; duplicate: true }
-  | { received: true; ignored: true }
-  | { received: true; payment_id: string };
+  { received: true; duplicate: true } | { received: true; ignored: true } | { received: true; payment_id: string };
 
 const paymentConfirmedData = TypeCompiler.Compile(PaymentConfirmedData);
 
@@ -52,7 +50,8 @@ export function createWebhookReceiver(deps: { store: Store; clock: Clock; paymen
   return {
     // Checked before the event is claimed: a rejected event leaves no trace and may be sent again corrected.
     apply: async (event) => claimAndApply(event, event.type === PAYMENT_CONFIRMED_EVENT ? paymentConfirmedDataOf(event) : undefined),
-    applyProviderEvent: async (event, payment) => (payment === undefined ? { received: true, ignored: true } : claimAndApply(event, payment)),
+    applyProviderEvent: async (event, payment) =>
+      payment === undefined ? { received: true, ignored: true } : claimAndApply(event, payment),
   };
 }
 

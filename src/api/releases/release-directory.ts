@@ -38,10 +38,12 @@ export function openReleaseDirectory(dir: string): ReleaseDirectory {
   };
   return {
     latest(platform) {
-      return published()
-        // A fleet upgrades to releases only; a pre-release is installed on purpose, with upgrade --from FILE.
-        .filter((release) => release.manifest.platform === platform && !isPreRelease(release.manifest.version))
-        .sort((a, b) => compareVersions(b.manifest.version, a.manifest.version))[0];
+      return (
+        published()
+          // A fleet upgrades to releases only; a pre-release is installed on purpose, with upgrade --from FILE.
+          .filter((release) => release.manifest.platform === platform && !isPreRelease(release.manifest.version))
+          .sort((a, b) => compareVersions(b.manifest.version, a.manifest.version))[0]
+      );
     },
     file(version, name) {
       const release = published().find(

@@ -61,10 +61,14 @@ export function sandboxRoutes(ctx: ServiceContext): FastifyPluginAsync {
 
     // The sandbox's outbox (docs/api.md "Mail"): what it sent an address, newest first, so a developer reads a sign-in
     // code without a mail relay. Sandbox only, like the rest of this file.
-    app.get<{ Querystring: Static<typeof MailQuery> }>('/sandbox/mail', { schema: { querystring: MailQuery, response: { 200: MailResponse } } }, async (request) => {
-      const messages = await outbox.to(request.query.to, request.query.limit === undefined ? 10 : Number(request.query.limit));
-      return { messages: messages.map((message) => ({ ...message, sent_at: isoTime(message.sent_at) })) };
-    });
+    app.get<{ Querystring: Static<typeof MailQuery> }>(
+      '/sandbox/mail',
+      { schema: { querystring: MailQuery, response: { 200: MailResponse } } },
+      async (request) => {
+        const messages = await outbox.to(request.query.to, request.query.limit === undefined ? 10 : Number(request.query.limit));
+        return { messages: messages.map((message) => ({ ...message, sent_at: isoTime(message.sent_at) })) };
+      },
+    );
 
     app.get<{ Params: { id: string } }>(
       '/sandbox/payments/:id',

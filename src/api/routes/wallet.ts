@@ -36,13 +36,17 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
     await app.register(fastifyCookie);
     // The forms post urlencoded bodies only; the service's JSON parser stays outside this scope.
     app.removeContentTypeParser(['application/json', 'text/plain']);
-    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: FORM_BODY_LIMIT_BYTES }, (_request, body, done) => {
-      try {
-        done(null, parseFormBody(body as Buffer));
-      } catch (error) {
-        done(error as SvcError, undefined);
-      }
-    });
+    app.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'buffer', bodyLimit: FORM_BODY_LIMIT_BYTES },
+      (_request, body, done) => {
+        try {
+          done(null, parseFormBody(body as Buffer));
+        } catch (error) {
+          done(error as SvcError, undefined);
+        }
+      },
+    );
 
     const scope = createPageScope(ctx);
     const { sessions, requireSession } = scope;
@@ -52,7 +56,9 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
       setWalletPageHeaders(reply);
       return payload;
     });
-    app.setErrorHandler((error, request, reply) => (noteClientGone(error, request) ? reply : sendErrorPage(request, reply, toSvcError(error))));
+    app.setErrorHandler((error, request, reply) =>
+      noteClientGone(error, request) ? reply : sendErrorPage(request, reply, toSvcError(error)),
+    );
     app.setNotFoundHandler((request, reply) =>
       sendErrorPage(request, reply, new SvcError('not_found', `there is no wallet page at ${request.url.split('?')[0]}`)),
     );
@@ -102,7 +108,11 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
             cents === undefined
               ? 'Enter an amount in dollars, for example 10 or 2.50.'
               : `Enter an amount from $0.01 to $${MAX_SANDBOX_FUNDING_CENTS / 100}.00.`;
-          return sendHtml(reply, 400, signedInPage({ ...(await signedInModel(session)), fundError: { message, amount: (typed ?? '').slice(0, 16) } }));
+          return sendHtml(
+            reply,
+            400,
+            signedInPage({ ...(await signedInModel(session)), fundError: { message, amount: (typed ?? '').slice(0, 16) } }),
+          );
         }
         const funding = await fundThroughSandbox(ctx, session.user_id, cents);
         if (funding.credited) return reply.redirect('login', 303);

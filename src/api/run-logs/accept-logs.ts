@@ -13,7 +13,13 @@ import type { LogStore } from './log-store.js';
 
 type EntryRow = Tables['run_log_entries'];
 
-export async function acceptLogBatch(ctx: ServiceContext, deps: { runs: RunStore; logs: LogStore }, node: EnrolledNode, runId: string, batch: LogBatch): Promise<LogBatchResponse> {
+export async function acceptLogBatch(
+  ctx: ServiceContext,
+  deps: { runs: RunStore; logs: LogStore },
+  node: EnrolledNode,
+  runId: string,
+  batch: LogBatch,
+): Promise<LogBatchResponse> {
   const { runs, logs } = deps;
   const { answer, stored } = await ctx.store.transaction(async () => {
     const run = await runs.get(runId);
@@ -21,13 +27,16 @@ export async function acceptLogBatch(ctx: ServiceContext, deps: { runs: RunStore
     if (run === undefined || run.user_id !== node.user_id) throw new SvcError('run_not_found', `no run ${runId} of this node's user`);
     const holds = run.node_id === node.node_id && run.lease_id === batch.lease_id;
     if (!holds || (isFinished(run) && run.finished_by !== 'node')) {
-      throw new SvcError('lease_lost', `this node does not hold run ${runId}: its log is not taken`, { extensions: { run_id: runId, run_status: run.status } });
+      throw new SvcError('lease_lost', `this node does not hold run ${runId}: its log is not taken`, {
+        extensions: { run_id: runId, run_status: run.status },
+      });
     }
     const state = await logs.stateForUpdate(runId);
     const rows: EntryRow[] = [];
     let { stored_bytes: storedBytes, last_seq: lastSeq, truncated } = state;
     const entries = [...batch.entries].sort((a, b) => a.seq - b.seq);
-    const known = truncated === 1 || entries.length === 0 ? new Set<number>() : await logs.storedSeqs(runId, entries[0]!.seq, entries.at(-1)!.seq);
+    const known =
+      truncated === 1 || entries.length === 0 ? new Set<number>() : await logs.storedSeqs(runId, entries[0]!.seq, entries.at(-1)!.seq);
     for (const entry of entries) {
       if (truncated === 1) break;
       if (known.has(entry.seq)) continue;
@@ -47,7 +56,10 @@ export async function acceptLogBatch(ctx: ServiceContext, deps: { runs: RunStore
     }
     await logs.insert(rows);
     if (rows.length > 0) await logs.update(runId, { stored_bytes: storedBytes, last_seq: lastSeq, truncated });
-    return { answer: { stored_bytes: storedBytes, truncated: truncated === 1, cancel: run.cancel_requested_at !== null }, stored: rows.length > 0 };
+    return {
+      answer: { stored_bytes: storedBytes, truncated: truncated === 1, cancel: run.cancel_requested_at !== null },
+      stored: rows.length > 0,
+    };
   });
   if (stored) ctx.runEvents.logged(runId);
   return answer;

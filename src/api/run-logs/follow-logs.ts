@@ -26,7 +26,13 @@ export function followFrom(after: string | undefined, lastEventId: string | stri
 }
 
 /** The stream to send as the answer; `gone` aborts when the client went away. */
-export function followLogs(ctx: ServiceContext, deps: { runs: RunStore; logs: LogStore }, runId: string, after: number, gone: AbortSignal): Readable {
+export function followLogs(
+  ctx: ServiceContext,
+  deps: { runs: RunStore; logs: LogStore },
+  runId: string,
+  after: number,
+  gone: AbortSignal,
+): Readable {
   const out = new PassThrough();
   // Linked, not AbortSignal.any: the drain lives as long as the process and would keep an entry per follow.
   const stop = linkedSignal([gone, ctx.drainSignal]);
@@ -42,7 +48,14 @@ export function followLogs(ctx: ServiceContext, deps: { runs: RunStore; logs: Lo
   return out;
 }
 
-async function stream(ctx: ServiceContext, deps: { runs: RunStore; logs: LogStore }, runId: string, after: number, out: PassThrough, stop: AbortSignal): Promise<void> {
+async function stream(
+  ctx: ServiceContext,
+  deps: { runs: RunStore; logs: LogStore },
+  runId: string,
+  after: number,
+  out: PassThrough,
+  stop: AbortSignal,
+): Promise<void> {
   const { logs } = deps;
   let cursor = after;
   const send = async (text: string): Promise<void> => {

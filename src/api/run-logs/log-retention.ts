@@ -11,12 +11,16 @@ const SWEEP_EVERY_MS = 3_600_000;
 /** Logs removed in one round. */
 const BATCH = 100;
 
-export function scheduleLogRetention(ctx: ServiceContext, log: { info(details: object, message: string): void; warn(details: object, message: string): void }): void {
+export function scheduleLogRetention(
+  ctx: ServiceContext,
+  log: { info(details: object, message: string): void; warn(details: object, message: string): void },
+): void {
   const logs = createLogStore(ctx.store);
   const round = async (now: number): Promise<boolean> => {
     await logs.markEnded();
     const expired = await logs.expire(now - RUN_DATA_RETENTION_DAYS * DAY_MS, now, BATCH);
-    if (expired.length > 0) log.info({ runs: expired.length }, `run logs removed: their runs ended more than ${RUN_DATA_RETENTION_DAYS} days ago`);
+    if (expired.length > 0)
+      log.info({ runs: expired.length }, `run logs removed: their runs ended more than ${RUN_DATA_RETENTION_DAYS} days ago`);
     return expired.length === BATCH;
   };
   repeatByServiceClock(ctx, SWEEP_EVERY_MS, round, 'run log retention sweep', log);

@@ -41,7 +41,8 @@ export interface LogStore {
 }
 
 export function createLogStore(store: Store): LogStore {
-  const stateOf = (runId: string): Promise<LogState | undefined> => store.db.selectFrom('run_logs').selectAll().where('run_id', '=', runId).executeTakeFirst();
+  const stateOf = (runId: string): Promise<LogState | undefined> =>
+    store.db.selectFrom('run_logs').selectAll().where('run_id', '=', runId).executeTakeFirst();
 
   async function pageOf(runId: string, after: number, limit: number): Promise<LogEntry[]> {
     const rows = await store.db
@@ -58,17 +59,32 @@ export function createLogStore(store: Store): LogStore {
   return {
     async stateForUpdate(runId) {
       // The row first (a repeat does nothing), then locked: the cap is counted under it, one batch at a time.
-      await store.db.insertInto('run_logs').values({ run_id: runId, stored_bytes: 0, last_seq: -1, truncated: 0, ended_at: null, expired_at: null }).onConflict((oc) => oc.column('run_id').doNothing()).execute();
+      await store.db
+        .insertInto('run_logs')
+        .values({ run_id: runId, stored_bytes: 0, last_seq: -1, truncated: 0, ended_at: null, expired_at: null })
+        .onConflict((oc) => oc.column('run_id').doNothing())
+        .execute();
       return store.forUpdate(store.db.selectFrom('run_logs').selectAll().where('run_id', '=', runId)).executeTakeFirstOrThrow();
     },
     state: stateOf,
     async storedSeqs(runId, from, to) {
-      const rows = await store.db.selectFrom('run_log_entries').select('seq').where('run_id', '=', runId).where('seq', '>=', from).where('seq', '<=', to).execute();
+      const rows = await store.db
+        .selectFrom('run_log_entries')
+        .select('seq')
+        .where('run_id', '=', runId)
+        .where('seq', '>=', from)
+        .where('seq', '<=', to)
+        .execute();
       return new Set(rows.map((row) => row.seq));
     },
     async insert(rows) {
       // 1000 rows of 5 values: within both engines' bound on a statement's parameters.
-      if (rows.length > 0) await store.db.insertInto('run_log_entries').values(rows).onConflict((oc) => oc.columns(['run_id', 'seq']).doNothing()).execute();
+      if (rows.length > 0)
+        await store.db
+          .insertInto('run_log_entries')
+          .values(rows)
+          .onConflict((oc) => oc.columns(['run_id', 'seq']).doNothing())
+          .execute();
     },
     async update(runId, change) {
       await store.db.updateTable('run_logs').set(change).where('run_id', '=', runId).execute();
@@ -100,7 +116,14 @@ export function createLogStore(store: Store): LogStore {
         .execute();
     },
     async expire(endedBefore, now, limit) {
-      const due = await store.db.selectFrom('run_logs').select('run_id').where('expired_at', 'is', null).where('ended_at', '<', endedBefore).orderBy('ended_at').limit(limit).execute();
+      const due = await store.db
+        .selectFrom('run_logs')
+        .select('run_id')
+        .where('expired_at', 'is', null)
+        .where('ended_at', '<', endedBefore)
+        .orderBy('ended_at')
+        .limit(limit)
+        .execute();
       const runIds = due.map((row) => row.run_id);
       if (runIds.length === 0) return [];
       await store.transaction(async () => {

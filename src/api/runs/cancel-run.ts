@@ -27,7 +27,10 @@ export function createRunCanceller(ctx: ServiceContext, runs: RunStore, finish: 
       }
       await runs.requestCancel(runId, ctx.clock.now());
       if (row.status === 'queued') {
-        const ended = await finish(runId, failed('cancelled', 'cancelled by its user before a node took it; it was refunded'), { kind: 'queued', attempt: row.attempt });
+        const ended = await finish(runId, failed('cancelled', 'cancelled by its user before a node took it; it was refunded'), {
+          kind: 'queued',
+          attempt: row.attempt,
+        });
         return { row, ended: ended.kind === 'finished' };
       }
       return { row, ended: false };

@@ -48,7 +48,15 @@ SELECT hooks.hooked, claimed.* FROM hooks LEFT JOIN claimed ON true`,
     );
   });
   return async (userId, nodeId, limit, lease, now) => {
-    const { rows } = await statement(store.db, { userId, nodeId, limit, leaseId: lease.lease_id, expiresAt: lease.expires_at, now, bit: eventBit('started') });
+    const { rows } = await statement(store.db, {
+      userId,
+      nodeId,
+      limit,
+      leaseId: lease.lease_id,
+      expiresAt: lease.expires_at,
+      now,
+      bit: eventBit('started'),
+    });
     if (rows[0]?.hooked === true) return 'hooked';
     // Nothing taken: the one row of `hooks`, with no run beside it.
     if (rows[0]?.run_id == null) return [];

@@ -39,7 +39,10 @@ const MAX_MESSAGE_CHARS = 2000;
  */
 const SEEN_EVERY_MS = 1_000;
 
-export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; nodes: NodeRegistry; finish: FinishRun; events: RunEvents; secretsOf: SecretsOfRun; held: HeldRuns | undefined }): Dispatch {
+export function createDispatch(
+  ctx: ServiceContext,
+  deps: { runs: RunStore; nodes: NodeRegistry; finish: FinishRun; events: RunEvents; secretsOf: SecretsOfRun; held: HeldRuns | undefined },
+): Dispatch {
   const { runs, nodes, finish, events, held } = deps;
   const outbox = createRunEventOutbox(ctx.store, ctx.clock);
   const oneStatement = ctx.store.engine === 'postgres' ? createClaimStatement(ctx.store) : undefined;
@@ -86,7 +89,10 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
       // PostgreSQL: one statement, unless the user takes `started` events (claim-statement.ts).
       const claimed = oneStatement === undefined ? 'hooked' : await oneStatement(node.user_id, node.node_id, capacity, lease, now);
       if (claimed !== 'hooked') return handOut(taken(claimed), receivedAt);
-      return handOut(taken(await ctx.store.transaction(async () => started(await runs.claim(node.user_id, node.node_id, capacity, lease, now)))), receivedAt);
+      return handOut(
+        taken(await ctx.store.transaction(async () => started(await runs.claim(node.user_id, node.node_id, capacity, lease, now)))),
+        receivedAt,
+      );
     }
     return handOut(
       await ctx.store.transaction(async () => {
@@ -116,10 +122,19 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
           (said.name !== undefined && said.name !== node.seen.name) ||
           (said.version !== undefined && said.version !== node.seen.version);
         if (!changed && at - (node.seen.at ?? Number.NEGATIVE_INFINITY) < seenEveryMs) return;
-        node.seen = { at, hostname: said.hostname ?? node.seen.hostname, name: said.name ?? node.seen.name, version: said.version ?? node.seen.version };
+        node.seen = {
+          at,
+          hostname: said.hostname ?? node.seen.hostname,
+          name: said.name ?? node.seen.name,
+          version: said.version ?? node.seen.version,
+        };
         await nodes.touch(node.node_id, said, at);
       };
-      await seen(now, { hostname: request.hostname, ...(request.name === undefined ? {} : { name: request.name }), version: request.version });
+      await seen(now, {
+        hostname: request.hostname,
+        ...(request.name === undefined ? {} : { name: request.name }),
+        version: request.version,
+      });
       const { lost, cancel } = await runs.renewLeases(node.node_id, request.running, now + leaseMs);
       const cancelOf = (ids: readonly string[]) => (ids.length === 0 ? {} : { cancel: [...ids] });
       const holdMs = Math.min(pollHoldMs, (request.wait_seconds ?? Number.POSITIVE_INFINITY) * 1000);
@@ -131,9 +146,20 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
         if (oneRun !== undefined) {
           // An ephemeral node that had its run takes no other: the poll waits for that run to end, then tells the
           // node to retire (remove itself, DELETE /v1/swarm/nodes/self), at once rather than at its next poll.
-          const over = await events.waitFor({ run: oneRun.run_id }, async () => ((await ephemeralRunOf(ctx.store, node.node_id))?.over === true ? true : undefined), holdMs, hold);
+          const over = await events.waitFor(
+            { run: oneRun.run_id },
+            async () => ((await ephemeralRunOf(ctx.store, node.node_id))?.over === true ? true : undefined),
+            holdMs,
+            hold,
+          );
           if (gone?.aborted !== true) await seen(ctx.clock.now());
-          return { runs: [], lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(cancel), ...(over === true ? { retire: true } : {}) };
+          return {
+            runs: [],
+            lost,
+            lease_seconds: Math.floor(leaseMs / 1000),
+            ...cancelOf(cancel),
+            ...(over === true ? { retire: true } : {}),
+          };
         }
         if (cancel.length > 0) return { runs: [], lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(cancel) };
         // A held poll ends early when a run it holds is to be cancelled: the node stops it within a wake-up, not a hold.
@@ -156,7 +182,8 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
         };
         // A node gone mid-poll takes no run: one claimed for it would wait a whole lease for nobody. A poll with room
         // for runs is one its node's queued runs may wake; every poll wakes for a cancel (run-events.ts).
-        const topics = request.capacity > 0 ? [{ user: node.user_id }, { work: node.user_id, node: node.node_id }] : [{ user: node.user_id }];
+        const topics =
+          request.capacity > 0 ? [{ user: node.user_id }, { work: node.user_id, node: node.node_id }] : [{ user: node.user_id }];
         const found = (await events.waitFor(topics, check, holdMs, hold)) ?? { runs: [], cancel: [] };
         // Seen at the end of the hold too: a node in a 20 s poll is online the whole time. Not one that went away
         // meanwhile: it would show online for a hold more after it died.
@@ -187,9 +214,13 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
       if (isFinished(now) && now.finished_by === 'node' && now.node_id === node.node_id && now.lease_id === result.lease_id) {
         return runView(now, await ctx.ledger.balance(now.user_id));
       }
-      throw new SvcError('lease_lost', `this node does not hold run ${runId}${isFinished(now) ? `: it ended ${now.status} (${failureOf(now.output_json)})` : ''}`, {
-        extensions: { run_id: runId, run_status: now.status },
-      });
+      throw new SvcError(
+        'lease_lost',
+        `this node does not hold run ${runId}${isFinished(now) ? `: it ended ${now.status} (${failureOf(now.output_json)})` : ''}`,
+        {
+          extensions: { run_id: runId, run_status: now.status },
+        },
+      );
     },
   };
 }
@@ -197,7 +228,9 @@ export function createDispatch(ctx: ServiceContext, deps: { runs: RunStore; node
 /** A node's result as the run's outcome: a failure always reads {error, message}, bounded. */
 function outcomeOf(result: ResultRequest): RunOutcome {
   if (result.status === 'succeeded') return { status: 'succeeded', output: result.output ?? null };
-  const given = (typeof result.output === 'object' && result.output !== null ? result.output : {}) as Partial<Record<keyof FailedRunOutput, unknown>>;
+  const given = (typeof result.output === 'object' && result.output !== null ? result.output : {}) as Partial<
+    Record<keyof FailedRunOutput, unknown>
+  >;
   const error = typeof given.error === 'string' && /^[a-z_]{1,32}$/.test(given.error) ? given.error : 'exit';
   const message = typeof given.message === 'string' ? given.message.slice(0, MAX_MESSAGE_CHARS) : 'the agent failed on the node';
   return { status: 'failed', output: { error, message } };

@@ -27,13 +27,21 @@ export interface ExecuteGate {
   hooked: boolean;
 }
 
-export type ReadExecuteGate = (asked: { userId: string; agentId: string; key: string; pinned: string | null; mayWait: boolean; onlineSince: number }) => Promise<ExecuteGate>;
+export type ReadExecuteGate = (asked: {
+  userId: string;
+  agentId: string;
+  key: string;
+  pinned: string | null;
+  mayWait: boolean;
+  onlineSince: number;
+}) => Promise<ExecuteGate>;
 
 export function createExecuteGate(store: Store): ReadExecuteGate {
-  const statement = compiledOnce((db, v: { userId: string; agentId: string; key: string; pinned: string | null; mayWait: number; onlineSince: number; bit: number }) =>
-    rawStatement(
-      db,
-      sql<KeyRow & { node_available: unknown; current_digest: string | null; capped: unknown; hooked: unknown }>`
+  const statement = compiledOnce(
+    (db, v: { userId: string; agentId: string; key: string; pinned: string | null; mayWait: number; onlineSince: number; bit: number }) =>
+      rawStatement(
+        db,
+        sql<KeyRow & { node_available: unknown; current_digest: string | null; capped: unknown; hooked: unknown }>`
 SELECT k.request_hash, k.state, k.status_code, k.response_json, k.run_id, k.created_at,
   EXISTS (
     SELECT 1 FROM nodes n JOIN node_agents a ON a.node_id = n.node_id
@@ -46,10 +54,12 @@ SELECT k.request_hash, k.state, k.status_code, k.response_json, k.run_id, k.crea
   EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.user_id = ${v.userId} AND (e.event_mask & cast(${v.bit} as integer)) <> 0) AS hooked
 FROM (SELECT 1 AS one) AS asked
 LEFT JOIN idempotency_keys k ON k.user_id = ${v.userId} AND k.idempotency_key = ${v.key}`,
-    ),
+      ),
   );
   return async ({ userId, agentId, key, pinned, mayWait, onlineSince }) => {
-    const [row] = (await statement(store.db, { userId, agentId, key, pinned, mayWait: mayWait ? 1 : 0, onlineSince, bit: eventBit('queued') })).rows;
+    const [row] = (
+      await statement(store.db, { userId, agentId, key, pinned, mayWait: mayWait ? 1 : 0, onlineSince, bit: eventBit('queued') })
+    ).rows;
     // SQLite answers EXISTS as 0 or 1, PostgreSQL as a boolean.
     const truth = (value: unknown): boolean => value === true || Number(value) === 1;
     return {

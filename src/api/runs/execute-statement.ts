@@ -73,9 +73,11 @@ export function createExecuteStatement(store: Store): ExecuteStatement {
     const price = sql`cast(${v.priceCents} as bigint)`;
     const now = sql`cast(${v.now} as bigint)`;
     /** The start of the period a budget row counts now. */
-    const period = (row: string): RawBuilder<number> => sql`(CASE WHEN ${sql.ref(`${row}.period`)} = 'day' THEN cast(${v.day} as bigint) ELSE cast(${v.month} as bigint) END)`;
+    const period = (row: string): RawBuilder<number> =>
+      sql`(CASE WHEN ${sql.ref(`${row}.period`)} = 'day' THEN cast(${v.day} as bigint) ELSE cast(${v.month} as bigint) END)`;
     /** What the budget row says is spent now: its counter, or 0 when it counts a period gone by. */
-    const spent = (row: string): RawBuilder<number> => sql`(CASE WHEN ${sql.ref(`${row}.period_start`)} = ${period(row)} THEN ${sql.ref(`${row}.spent_cents`)} ELSE 0 END)`;
+    const spent = (row: string): RawBuilder<number> =>
+      sql`(CASE WHEN ${sql.ref(`${row}.period_start`)} = ${period(row)} THEN ${sql.ref(`${row}.spent_cents`)} ELSE 0 END)`;
     return rawStatement(
       db,
       sql<{ balance_cents: number | null }>`

@@ -65,7 +65,8 @@ export function failed(error: RunFailureReason, message: string): RunOutcome {
  * `refunded_cents`: what the failure gave back (the run's charge; 0 when it succeeded or cost nothing). `requeued`:
  * the attempt ended, and the run waits in the queue for its next one.
  */
-export type Finished = { kind: 'finished'; json: string; refunded_cents: number } | { kind: 'requeued'; run: RunRow } | { kind: 'not_held' };
+export type Finished =
+  { kind: 'finished'; json: string; refunded_cents: number } | { kind: 'requeued'; run: RunRow } | { kind: 'not_held' };
 
 /**
  * What the row must still be, checked under its lock, for the finisher to end it; absent: any queued or running run.
@@ -126,14 +127,34 @@ export function createRunFinisher(ctx: ServiceContext, runs: RunStore, keys: Ide
         const waitMs = Math.max((row.queue_seconds ?? 0) * 1000, ctx.runTiming.leaseMs);
         if (await runs.requeue(runId, now + waitMs)) {
           // The row as the UPDATE left it (runs.requeue), without reading it back.
-          const requeued: RunRow = { ...row, status: 'queued', node_id: null, lease_id: null, lease_expires_at: null, claimed_at: null, queue_deadline_at: now + waitMs, attempt: row.attempt + 1 };
+          const requeued: RunRow = {
+            ...row,
+            status: 'queued',
+            node_id: null,
+            lease_id: null,
+            lease_expires_at: null,
+            claimed_at: null,
+            queue_deadline_at: now + waitMs,
+            attempt: row.attempt + 1,
+          };
           return { kind: 'requeued', run: requeued };
         }
       }
       const by = expected?.kind === 'holder' ? 'node' : 'service';
       // The row as the UPDATE below leaves it (runs.finish), without reading it back.
       const finished = endOf(row, outcome, by, now);
-      if (!(await runs.finish(runId, outcome.status, finished.charged_cents, finished.output_json!, by, now, finished.cancelled_at ?? undefined))) return { kind: 'not_held' };
+      if (
+        !(await runs.finish(
+          runId,
+          outcome.status,
+          finished.charged_cents,
+          finished.output_json!,
+          by,
+          now,
+          finished.cancelled_at ?? undefined,
+        ))
+      )
+        return { kind: 'not_held' };
       let balanceCents: number;
       if (outcome.status === 'failed' && row.charged_cents > 0) {
         balanceCents = await ctx.ledger.refundRun({ user_id: row.user_id, run_id: runId, amount_cents: row.charged_cents });
@@ -154,7 +175,10 @@ export function createRunFinisher(ctx: ServiceContext, runs: RunStore, keys: Ide
 function endOf(row: RunRow, outcome: RunOutcome, by: 'node' | 'service', now: number): RunRow {
   // Cancelled only when its user asked: a node saying so of a run nobody cancelled is a plain failure.
   const cancelled = outcome.status === 'failed' && outcome.output.error === 'cancelled' && row.cancel_requested_at !== null;
-  const output = outcome.status === 'failed' && outcome.output.error === 'cancelled' && !cancelled ? { ...outcome.output, error: 'aborted' } : outcome.output;
+  const output =
+    outcome.status === 'failed' && outcome.output.error === 'cancelled' && !cancelled
+      ? { ...outcome.output, error: 'aborted' }
+      : outcome.output;
   return {
     ...row,
     status: outcome.status,
@@ -172,7 +196,9 @@ function stillAsExpected(row: RunRow, expected: Expected, now: number): boolean 
     case 'holder':
       return row.status === 'running' && row.node_id === expected.node_id && row.lease_id === expected.lease_id;
     case 'lease_out':
-      return row.status === 'running' && row.lease_id === expected.lease_id && (row.lease_expires_at === null || row.lease_expires_at <= now);
+      return (
+        row.status === 'running' && row.lease_id === expected.lease_id && (row.lease_expires_at === null || row.lease_expires_at <= now)
+      );
     case 'queued':
       return row.status === 'queued' && row.attempt === expected.attempt;
     case 'cancel_overdue':
@@ -193,7 +219,15 @@ function mayRunAgain(row: RunRow, error: string): boolean {
 async function recordAttempt(ctx: ServiceContext, row: RunRow, failure: FailedRunOutput, now: number): Promise<void> {
   await ctx.store.db
     .insertInto('run_attempts')
-    .values({ run_id: row.run_id, attempt: row.attempt, node_id: row.node_id, claimed_at: row.claimed_at, ended_at: now, error: failure.error, message: failure.message })
+    .values({
+      run_id: row.run_id,
+      attempt: row.attempt,
+      node_id: row.node_id,
+      claimed_at: row.claimed_at,
+      ended_at: now,
+      error: failure.error,
+      message: failure.message,
+    })
     .onConflict((conflict) => conflict.columns(['run_id', 'attempt']).doNothing())
     .execute();
 }

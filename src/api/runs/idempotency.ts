@@ -36,7 +36,10 @@ export type KeyRow = Pick<Tables['idempotency_keys'], 'request_hash' | 'state' |
 export function judgeKey(row: KeyRow | undefined, requestHash: string, now: number): KeyLookup {
   if (row === undefined || now - row.created_at >= IDEMPOTENCY_KEY_LIFETIME_MS) return { kind: 'new' };
   if (row.request_hash === NEVER_RAN) {
-    throw new SvcError('idempotency_key_void', 'this Idempotency-Key was settled as never run (POST /v1/swarm/runs/by-key); nothing was charged and nothing runs for it');
+    throw new SvcError(
+      'idempotency_key_void',
+      'this Idempotency-Key was settled as never run (POST /v1/swarm/runs/by-key); nothing was charged and nothing runs for it',
+    );
   }
   if (row.request_hash !== requestHash) {
     throw new SvcError('idempotency_key_reuse', 'this Idempotency-Key was already used for a different request');
@@ -79,29 +82,47 @@ export function createIdempotencyStore(store: Store): IdempotencyStore {
   );
   // An expired row is taken over in place: its key may be reused (docs/api.md "POST /v1/swarm/execute": kept 24 h).
   // A live one never is.
-  const claimKey = compiledOnce((db, key: { userId: string; key: string; requestHash: string; runId: string; now: number; expiredBefore: number }) =>
-    db
-      .insertInto('idempotency_keys')
-      .values({ user_id: key.userId, idempotency_key: key.key, request_hash: key.requestHash, state: 'in_progress', status_code: null, response_json: null, run_id: key.runId, created_at: key.now })
-      .onConflict((conflict) =>
-        conflict
-          .columns(['user_id', 'idempotency_key'])
-          .doUpdateSet((eb) => ({
-            request_hash: eb.ref('excluded.request_hash'),
-            state: 'in_progress',
-            status_code: null,
-            response_json: null,
-            run_id: eb.ref('excluded.run_id'),
-            created_at: eb.ref('excluded.created_at'),
-          }))
-          .where('idempotency_keys.created_at', '<=', key.expiredBefore),
-      ),
+  const claimKey = compiledOnce(
+    (db, key: { userId: string; key: string; requestHash: string; runId: string; now: number; expiredBefore: number }) =>
+      db
+        .insertInto('idempotency_keys')
+        .values({
+          user_id: key.userId,
+          idempotency_key: key.key,
+          request_hash: key.requestHash,
+          state: 'in_progress',
+          status_code: null,
+          response_json: null,
+          run_id: key.runId,
+          created_at: key.now,
+        })
+        .onConflict((conflict) =>
+          conflict
+            .columns(['user_id', 'idempotency_key'])
+            .doUpdateSet((eb) => ({
+              request_hash: eb.ref('excluded.request_hash'),
+              state: 'in_progress',
+              status_code: null,
+              response_json: null,
+              run_id: eb.ref('excluded.run_id'),
+              created_at: eb.ref('excluded.created_at'),
+            }))
+            .where('idempotency_keys.created_at', '<=', key.expiredBefore),
+        ),
   );
   const completeKey = compiledOnce((db, answer: { runId: string; statusCode: number; json: string }) =>
-    db.updateTable('idempotency_keys').set({ state: 'done', status_code: answer.statusCode, response_json: answer.json }).where('run_id', '=', answer.runId),
+    db
+      .updateTable('idempotency_keys')
+      .set({ state: 'done', status_code: answer.statusCode, response_json: answer.json })
+      .where('run_id', '=', answer.runId),
   );
   const finalAnswerOf = compiledOnce((db, at: { runId: string }) =>
-    db.selectFrom('idempotency_keys').select('response_json').where('run_id', '=', at.runId).where('state', '=', 'done').where('response_json', 'is not', null),
+    db
+      .selectFrom('idempotency_keys')
+      .select('response_json')
+      .where('run_id', '=', at.runId)
+      .where('state', '=', 'done')
+      .where('response_json', 'is not', null),
   );
   return {
     async begin(userId, key, requestHash, runId, now) {
@@ -125,11 +146,27 @@ export function createIdempotencyStore(store: Store): IdempotencyStore {
         // Only a new or an expired row is settled: a live one is the run's, however it came.
         const settled = await store.db
           .insertInto('idempotency_keys')
-          .values({ user_id: userId, idempotency_key: key, request_hash: NEVER_RAN, state: 'done', status_code: null, response_json: null, run_id: null, created_at: now })
+          .values({
+            user_id: userId,
+            idempotency_key: key,
+            request_hash: NEVER_RAN,
+            state: 'done',
+            status_code: null,
+            response_json: null,
+            run_id: null,
+            created_at: now,
+          })
           .onConflict((conflict) =>
             conflict
               .columns(['user_id', 'idempotency_key'])
-              .doUpdateSet({ request_hash: NEVER_RAN, state: 'done', status_code: null, response_json: null, run_id: null, created_at: now })
+              .doUpdateSet({
+                request_hash: NEVER_RAN,
+                state: 'done',
+                status_code: null,
+                response_json: null,
+                run_id: null,
+                created_at: now,
+              })
               .where('idempotency_keys.created_at', '<=', now - IDEMPOTENCY_KEY_LIFETIME_MS),
           )
           .executeTakeFirst();
@@ -137,7 +174,10 @@ export function createIdempotencyStore(store: Store): IdempotencyStore {
       }
     },
     async purgeExpired(now) {
-      const result = await store.db.deleteFrom('idempotency_keys').where('created_at', '<=', now - IDEMPOTENCY_KEY_LIFETIME_MS).executeTakeFirst();
+      const result = await store.db
+        .deleteFrom('idempotency_keys')
+        .where('created_at', '<=', now - IDEMPOTENCY_KEY_LIFETIME_MS)
+        .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
   };
@@ -171,7 +211,10 @@ function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, field]) => field !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, field]) => `${JSON.stringify(key)}:${canonicalJson(field)}`).join(',')}}`;
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, field]) => `${JSON.stringify(key)}:${canonicalJson(field)}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }

@@ -27,7 +27,12 @@ export async function sweepRuns(ctx: ServiceContext, runs: RunStore, finish: Fin
   const counts: SweepCounts = { node_lost: 0, not_picked_up: 0, retried: 0, cancelled: 0 };
   // Each run is ended only as it was read here (finish-run.ts Expected): one claimed, renewed or requeued since is
   // left as it is, and a late result of an attempt ended here is refused.
-  const end = async (run: RunRow, outcome: RunOutcome, count: 'node_lost' | 'not_picked_up' | 'cancelled', expected: Expected): Promise<void> => {
+  const end = async (
+    run: RunRow,
+    outcome: RunOutcome,
+    count: 'node_lost' | 'not_picked_up' | 'cancelled',
+    expected: Expected,
+  ): Promise<void> => {
     const ended = await finish(run.run_id, outcome, expected);
     if (ended.kind === 'finished') {
       counts[count] += 1;
@@ -38,10 +43,15 @@ export async function sweepRuns(ctx: ServiceContext, runs: RunStore, finish: Fin
     }
   };
   for (const run of await runs.cancelsOverdue(now - cancelGraceMs)) {
-    await end(run, failed('cancelled', `cancelled by its user; node ${run.node_id} did not report the run stopped, so it was ended here and refunded`), 'cancelled', {
-      kind: 'cancel_overdue',
-      lease_id: run.lease_id,
-    });
+    await end(
+      run,
+      failed('cancelled', `cancelled by its user; node ${run.node_id} did not report the run stopped, so it was ended here and refunded`),
+      'cancelled',
+      {
+        kind: 'cancel_overdue',
+        lease_id: run.lease_id,
+      },
+    );
   }
   for (const run of await runs.expiredLeases(now)) {
     const outcome =
@@ -51,10 +61,18 @@ export async function sweepRuns(ctx: ServiceContext, runs: RunStore, finish: Fin
     await end(run, outcome, 'node_lost', { kind: 'lease_out', lease_id: run.lease_id });
   }
   for (const run of await runs.stranded(now, now - queueTimeoutMs)) {
-    await end(run, failed('not_picked_up', 'no node took the run in time (queue_seconds), or none is left that serves its agent and carries its labels; it was refunded'), 'not_picked_up', {
-      kind: 'queued',
-      attempt: run.attempt,
-    });
+    await end(
+      run,
+      failed(
+        'not_picked_up',
+        'no node took the run in time (queue_seconds), or none is left that serves its agent and carries its labels; it was refunded',
+      ),
+      'not_picked_up',
+      {
+        kind: 'queued',
+        attempt: run.attempt,
+      },
+    );
   }
   return counts;
 }
@@ -64,7 +82,11 @@ export async function sweepRuns(ctx: ServiceContext, runs: RunStore, finish: Fin
  * Several instances on one database sweep alike: each run is finished under its row lock (finish-run.ts), so one
  * of them wins and the others find it finished; the purge deletes what is expired whoever runs it.
  */
-export function scheduleSweeps(ctx: ServiceContext, sweep: () => Promise<unknown>, log: { warn(details: object, message: string): void }): void {
+export function scheduleSweeps(
+  ctx: ServiceContext,
+  sweep: () => Promise<unknown>,
+  log: { warn(details: object, message: string): void },
+): void {
   const keys = createIdempotencyStore(ctx.store);
   repeatInBackground(ctx, sweep, ctx.runTiming.sweepMs, 'run sweep', log);
   repeatInBackground(ctx, () => keys.purgeExpired(ctx.clock.now()), KEY_PURGE_INTERVAL_MS, 'idempotency key purge', log);

@@ -32,7 +32,8 @@ export function createQueueLooks(events: RunEvents, clock: Clock): QueueLooks {
       const counted = wake.reason === 'first' || (wake.reason === 'recheck' && events.hearsEverything());
       if (counted && queued !== undefined && drainedAt.get(nodeId) === queued) return { look: false, queued };
       const now = clock.now();
-      if (wake.reason === 'recheck' && now - (lookedAt.get(nodeId) ?? Number.NEGATIVE_INFINITY) < events.recheckMs) return { look: false, queued };
+      if (wake.reason === 'recheck' && now - (lookedAt.get(nodeId) ?? Number.NEGATIVE_INFINITY) < events.recheckMs)
+        return { look: false, queued };
       put(lookedAt, nodeId, now);
       return { look: true, queued };
     },

@@ -37,7 +37,12 @@ export interface RunEvents {
    * several) and every `recheckMs`; undefined when `waitMs` passed or `signal` aborted first. `check` is told why it
    * looks, with what the wake-up handed over (the final answer of a run finished here).
    */
-  waitFor<T>(topic: EventTopic | readonly EventTopic[], check: (wake: Wake) => Promise<T | undefined>, waitMs: number, signal: AbortSignal): Promise<T | undefined>;
+  waitFor<T>(
+    topic: EventTopic | readonly EventTopic[],
+    check: (wake: Wake) => Promise<T | undefined>,
+    waitMs: number,
+    signal: AbortSignal,
+  ): Promise<T | undefined>;
 }
 
 /** `work`: a poll of node `node` waiting for the runs its user queues (one per node is woken). */
@@ -74,7 +79,8 @@ export function createRunEvents(recheckMs: number, notifications?: Notifications
   emitter.setMaxListeners(0);
   /** user → node → the polls of that node waiting for work, the one woken last at the end. */
   const work = new Map<string, Map<string, WorkWaiter[]>>();
-  const nameOf = (topic: Exclude<EventTopic, { work: string }>): string => ('run' in topic ? `run:${topic.run}` : 'user' in topic ? `user:${topic.user}` : `logs:${topic.logs}`);
+  const nameOf = (topic: Exclude<EventTopic, { work: string }>): string =>
+    'run' in topic ? `run:${topic.run}` : 'user' in topic ? `user:${topic.user}` : `logs:${topic.logs}`;
   const counts = new Map<string, number>();
   /** One poll of each node of the user: an idle one if there is, else the one woken longest ago (it looks again). */
   const wakeWork = (userId: string): void => {
@@ -83,7 +89,10 @@ export function createRunEvents(recheckMs: number, notifications?: Notifications
     if (counts.size >= COUNTED_USERS) counts.delete(counts.keys().next().value!);
     counts.set(userId, count);
     for (const waiters of work.get(userId)?.values() ?? []) {
-      const index = Math.max(0, waiters.findIndex((waiter) => !waiter.busy()));
+      const index = Math.max(
+        0,
+        waiters.findIndex((waiter) => !waiter.busy()),
+      );
       const [chosen] = waiters.splice(index, 1);
       waiters.push(chosen!);
       chosen!.look({ reason: 'event' });

@@ -3,7 +3,14 @@
 // last run shown, which the runs_by_user index reads in order); GET /v1/swarm/runs/{run_id} adds the attempts and
 // where the logs and artifacts are.
 import { SvcError } from '../../contract/errors.js';
-import { DEFAULT_RUNS_PAGE, MAX_RUNS_PAGE, type RunAttempt, type RunList, type RunListQuery, type RunSummary } from '../../contract/jobs.js';
+import {
+  DEFAULT_RUNS_PAGE,
+  MAX_RUNS_PAGE,
+  type RunAttempt,
+  type RunList,
+  type RunListQuery,
+  type RunSummary,
+} from '../../contract/jobs.js';
 import { isoTime } from '../../lib/clock.js';
 import type { Store } from '../store/store.js';
 import type { RunRow } from './run-store.js';
@@ -29,17 +36,35 @@ export function createRunHistory(store: Store): RunHistory {
       const after = query.cursor === undefined ? undefined : cursorOf(query.cursor);
       const rows = await store.db
         .selectFrom('runs')
-        .select(['run_id', 'agent_id', 'status', 'charged_cents', 'started_at', 'finished_at', 'node_id', 'attempt', 'output_json', 'cancelled_at'])
+        .select([
+          'run_id',
+          'agent_id',
+          'status',
+          'charged_cents',
+          'started_at',
+          'finished_at',
+          'node_id',
+          'attempt',
+          'output_json',
+          'cancelled_at',
+        ])
         .where('user_id', '=', userId)
         .$if(query.agent_id !== undefined, (q) => q.where('agent_id', '=', query.agent_id!))
         .$if(query.node_id !== undefined, (q) => q.where('node_id', '=', query.node_id!.toLowerCase()))
         .$if(query.status === 'cancelled', (q) => q.where('status', '=', 'failed').where('cancelled_at', 'is not', null))
         .$if(query.status === 'failed', (q) => q.where('status', '=', 'failed').where('cancelled_at', 'is', null))
-        .$if(query.status !== undefined && !['failed', 'cancelled'].includes(query.status), (q) => q.where('status', '=', query.status as RunRow['status']))
+        .$if(query.status !== undefined && !['failed', 'cancelled'].includes(query.status), (q) =>
+          q.where('status', '=', query.status as RunRow['status']),
+        )
         .$if(since !== undefined, (q) => q.where('started_at', '>=', since!))
         .$if(until !== undefined, (q) => q.where('started_at', '<', until!))
         .$if(after !== undefined, (q) =>
-          q.where((eb) => eb.or([eb('started_at', '<', after!.startedAt), eb.and([eb('started_at', '=', after!.startedAt), eb('run_id', '<', after!.runId)])])),
+          q.where((eb) =>
+            eb.or([
+              eb('started_at', '<', after!.startedAt),
+              eb.and([eb('started_at', '=', after!.startedAt), eb('run_id', '<', after!.runId)]),
+            ]),
+          ),
         )
         .orderBy('started_at', 'desc')
         .orderBy('run_id', 'desc')
@@ -49,7 +74,8 @@ export function createRunHistory(store: Store): RunHistory {
       const last = page.at(-1);
       return {
         runs: page.map(summaryOf),
-        next_cursor: rows.length > limit && last !== undefined ? Buffer.from(`${last.started_at}.${last.run_id}`).toString('base64url') : null,
+        next_cursor:
+          rows.length > limit && last !== undefined ? Buffer.from(`${last.started_at}.${last.run_id}`).toString('base64url') : null,
       };
     },
 
@@ -79,12 +105,29 @@ export function createRunHistory(store: Store): RunHistory {
   };
 }
 
-function summaryOf(row: Pick<RunRow, 'run_id' | 'agent_id' | 'status' | 'charged_cents' | 'started_at' | 'finished_at' | 'node_id' | 'attempt' | 'output_json' | 'cancelled_at'>): RunSummary {
+function summaryOf(
+  row: Pick<
+    RunRow,
+    | 'run_id'
+    | 'agent_id'
+    | 'status'
+    | 'charged_cents'
+    | 'started_at'
+    | 'finished_at'
+    | 'node_id'
+    | 'attempt'
+    | 'output_json'
+    | 'cancelled_at'
+  >,
+): RunSummary {
   const status = shownStatus(row);
   let error: RunSummary['error'] = null;
   if (status === 'failed' || status === 'cancelled') {
     const output = JSON.parse(row.output_json ?? 'null') as { error?: unknown; message?: unknown } | null;
-    error = { error: typeof output?.error === 'string' ? output.error : 'failed', message: typeof output?.message === 'string' ? output.message : '' };
+    error = {
+      error: typeof output?.error === 'string' ? output.error : 'failed',
+      message: typeof output?.message === 'string' ? output.message : '',
+    };
   }
   return {
     run_id: row.run_id,
@@ -101,7 +144,8 @@ function summaryOf(row: Pick<RunRow, 'run_id' | 'agent_id' | 'status' | 'charged
 
 function timeOf(field: string, text: string): number {
   const at = Date.parse(text);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(at)) throw badQuery(field, 'must be an ISO 8601 time, for example 2026-11-26 or 2026-11-26T12:00:00Z');
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text) || Number.isNaN(at))
+    throw badQuery(field, 'must be an ISO 8601 time, for example 2026-11-26 or 2026-11-26T12:00:00Z');
   return at;
 }
 

@@ -63,7 +63,15 @@ export interface RunStore {
    * Finishes a queued or running run (only those: a run is finished once); false when it was finished already.
    * `cancelledAt`: it ended cancelled (stored failed, shown cancelled).
    */
-  finish(runId: string, status: 'succeeded' | 'failed', chargedCents: number, outputJson: string, by: 'node' | 'service', now: number, cancelledAt?: number): Promise<boolean>;
+  finish(
+    runId: string,
+    status: 'succeeded' | 'failed',
+    chargedCents: number,
+    outputJson: string,
+    by: 'node' | 'service',
+    now: number,
+    cancelledAt?: number,
+  ): Promise<boolean>;
   /**
    * Puts a running run back in the queue as its next attempt (its node lost it), waiting until `queueDeadline`; its
    * lease is gone, so the node that held it is refused. False when it is not running any more.
@@ -117,7 +125,16 @@ const QUEUED_HELD: Held = { status: 'queued', node_id: null, lease_id: null, lea
 
 /** The row a new run is written as, with what it holds (queued: nothing yet). */
 export function rowOf(run: NewRun, held: Held = QUEUED_HELD): RunRow {
-  return { ...run, ...held, output_json: null, finished_by: null, finished_at: null, attempt: 1, cancel_requested_at: null, cancelled_at: null };
+  return {
+    ...run,
+    ...held,
+    output_json: null,
+    finished_by: null,
+    finished_at: null,
+    attempt: 1,
+    cancel_requested_at: null,
+    cancelled_at: null,
+  };
 }
 
 /** The row of a new run queued for its user's nodes. */
@@ -158,16 +175,25 @@ export function createRunStore(store: Store): RunStore {
   const getForUpdate = compiledOnce((db, at: { runId: string }) => store.forUpdate(byId(db, at.runId)));
   const eligible = claimableRuns;
   // Without the order: the first that qualifies answers, where sorting them all first cost more than the look.
-  const anyClaimable = compiledOnce((db, at: { userId: string; nodeId: string }) => eligible(db, at.userId, at.nodeId).select(sql.lit(1).as('one')).limit(sql.lit(1)));
+  const anyClaimable = compiledOnce((db, at: { userId: string; nodeId: string }) =>
+    eligible(db, at.userId, at.nodeId).select(sql.lit(1).as('one')).limit(sql.lit(1)),
+  );
   // The runs to take, oldest first, are picked once, in a materialised CTE: PostgreSQL may run a subquery of
   // `run_id IN (…)` again for each row it updates, and so take more than `limit` runs (and one run more than an
   // ephemeral node's one), where a CTE is evaluated once.
   const claimRuns = compiledOnce((db, claim: Claim) => {
     // The limit is an expression, not a bare parameter: SQLite plans with the value of a LIMIT that is a bare
     // parameter, and so prepares the statement again each time it is bound, which made this pick 137 µs, not 37.
-    const oldest = eligible(db, claim.userId, claim.nodeId).select('run_id').orderBy('started_at').orderBy('run_id').limit(sql<number>`cast(${claim.limit} as integer)`);
+    const oldest = eligible(db, claim.userId, claim.nodeId)
+      .select('run_id')
+      .orderBy('started_at')
+      .orderBy('run_id')
+      .limit(sql<number>`cast(${claim.limit} as integer)`);
     return db
-      .with((cte) => cte('picked').materialized(), () => (store.engine === 'postgres' ? oldest.forUpdate().skipLocked() : oldest))
+      .with(
+        (cte) => cte('picked').materialized(),
+        () => (store.engine === 'postgres' ? oldest.forUpdate().skipLocked() : oldest),
+      )
       .updateTable('runs')
       .from('picked')
       .set({ status: 'running', node_id: claim.nodeId, lease_id: claim.leaseId, lease_expires_at: claim.expiresAt, claimed_at: claim.now })
@@ -175,18 +201,44 @@ export function createRunStore(store: Store): RunStore {
       .where('runs.status', '=', QUEUED)
       .returningAll();
   });
-  const finishRun = compiledOnce((db, end: { runId: string; status: 'succeeded' | 'failed'; chargedCents: number; outputJson: string; by: 'node' | 'service'; now: number; cancelledAt: number | null }) =>
-    db
-      .updateTable('runs')
-      .set({ status: end.status, charged_cents: end.chargedCents, output_json: end.outputJson, finished_by: end.by, finished_at: end.now, lease_expires_at: null, cancelled_at: end.cancelledAt })
-      .where('run_id', '=', end.runId)
-      .where('status', 'in', ['queued', 'running']),
+  const finishRun = compiledOnce(
+    (
+      db,
+      end: {
+        runId: string;
+        status: 'succeeded' | 'failed';
+        chargedCents: number;
+        outputJson: string;
+        by: 'node' | 'service';
+        now: number;
+        cancelledAt: number | null;
+      },
+    ) =>
+      db
+        .updateTable('runs')
+        .set({
+          status: end.status,
+          charged_cents: end.chargedCents,
+          output_json: end.outputJson,
+          finished_by: end.by,
+          finished_at: end.now,
+          lease_expires_at: null,
+          cancelled_at: end.cancelledAt,
+        })
+        .where('run_id', '=', end.runId)
+        .where('status', 'in', ['queued', 'running']),
   );
 
   return {
     insertQueued: (run) => insert(run, QUEUED_HELD),
     insertLeased: (run, nodeId, lease) =>
-      insert(run, { status: 'running', node_id: nodeId, lease_id: lease.lease_id, lease_expires_at: lease.expires_at, claimed_at: run.started_at }),
+      insert(run, {
+        status: 'running',
+        node_id: nodeId,
+        lease_id: lease.lease_id,
+        lease_expires_at: lease.expires_at,
+        claimed_at: run.started_at,
+      }),
     get: async (runId) => (await get(store.db, { runId })).rows[0],
     getForUpdate: async (runId) => (await getForUpdate(store.db, { runId })).rows[0],
     hasClaimable: async (userId, nodeId) => (await anyClaimable(store.db, { userId, nodeId })).rows.length > 0,
@@ -205,7 +257,10 @@ export function createRunStore(store: Store): RunStore {
         .returning(['run_id', 'cancel_requested_at'])
         .execute();
       const held = new Set(renewed.map((row) => row.run_id));
-      return { lost: runIds.filter((runId) => !held.has(runId)), cancel: renewed.filter((row) => row.cancel_requested_at !== null).map((row) => row.run_id) };
+      return {
+        lost: runIds.filter((runId) => !held.has(runId)),
+        cancel: renewed.filter((row) => row.cancel_requested_at !== null).map((row) => row.run_id),
+      };
     },
     async cancelAsked(nodeId, runIds) {
       if (runIds.length === 0) return [];
@@ -220,11 +275,20 @@ export function createRunStore(store: Store): RunStore {
       return rows.map((row) => row.run_id);
     },
     finish: async (runId, status, chargedCents, outputJson, by, now, cancelledAt) =>
-      (await finishRun(store.db, { runId, status, chargedCents, outputJson, by, now, cancelledAt: cancelledAt ?? null })).numAffectedRows === 1n,
+      (await finishRun(store.db, { runId, status, chargedCents, outputJson, by, now, cancelledAt: cancelledAt ?? null }))
+        .numAffectedRows === 1n,
     async requeue(runId, queueDeadline) {
       const moved = await store.db
         .updateTable('runs')
-        .set((eb) => ({ status: 'queued', node_id: null, lease_id: null, lease_expires_at: null, claimed_at: null, queue_deadline_at: queueDeadline, attempt: eb('attempt', '+', 1) }))
+        .set((eb) => ({
+          status: 'queued',
+          node_id: null,
+          lease_id: null,
+          lease_expires_at: null,
+          claimed_at: null,
+          queue_deadline_at: queueDeadline,
+          attempt: eb('attempt', '+', 1),
+        }))
         .where('run_id', '=', runId)
         .where('status', '=', 'running')
         .executeTakeFirst();
@@ -241,7 +305,13 @@ export function createRunStore(store: Store): RunStore {
       return asked.numUpdatedRows === 1n;
     },
     cancelsOverdue: (askedBefore) =>
-      store.db.selectFrom('runs').selectAll().where('status', '=', RUNNING).where('cancel_requested_at', '<=', askedBefore).orderBy('started_at').execute(),
+      store.db
+        .selectFrom('runs')
+        .selectAll()
+        .where('status', '=', RUNNING)
+        .where('cancel_requested_at', '<=', askedBefore)
+        .orderBy('started_at')
+        .execute(),
     expiredLeases: (now) =>
       store.db
         .selectFrom('runs')
@@ -270,7 +340,9 @@ export function createRunStore(store: Store): RunStore {
                   .where('n.removed_at', 'is', null)
                   .where(mayStillTakeRuns('n'))
                   .where(carriesRunLabels(sql.ref('r.run_id'), sql.ref('n.node_id')))
-                  .where((inner) => inner.or([inner('r.pinned_node_id', 'is', null), inner('n.node_id', '=', inner.ref('r.pinned_node_id'))])),
+                  .where((inner) =>
+                    inner.or([inner('r.pinned_node_id', 'is', null), inner('n.node_id', '=', inner.ref('r.pinned_node_id'))]),
+                  ),
               ),
             ),
           ]),

@@ -29,7 +29,15 @@ export function runView(row: RunRow, balanceCents: number, lease?: Lease & { sec
     finished_at: row.finished_at === null ? null : isoTime(row.finished_at),
     node_id: row.node_id,
     ...(row.bundle_digest === null ? {} : { bundle_digest: row.bundle_digest }),
-    ...(lease === undefined ? {} : { lease: { lease_id: lease.lease_id, expires_at: isoTime(lease.expires_at), ...(lease.seconds === undefined ? {} : { seconds: lease.seconds }) } }),
+    ...(lease === undefined
+      ? {}
+      : {
+          lease: {
+            lease_id: lease.lease_id,
+            expires_at: isoTime(lease.expires_at),
+            ...(lease.seconds === undefined ? {} : { seconds: lease.seconds }),
+          },
+        }),
     ...(row.timeout_seconds === null ? {} : { timeout_seconds: row.timeout_seconds }),
     attempt: row.attempt,
     queue_expires_at: row.status === 'queued' && row.queue_deadline_at !== null ? isoTime(row.queue_deadline_at) : null,

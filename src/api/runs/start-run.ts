@@ -71,11 +71,25 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
     const pinned = call.caller.kind === 'node' ? call.caller.node.node_id : request.node_id;
     const labels = normalizeLabels(request.labels ?? []);
     // No labels hashes as before labels existed, so a key stored by an older version still replays.
-    const hash = requestHash({ user_id: userId, agent_id: agentId, input: request.input ?? null, node_id: pinned ?? null, labels: labels.length > 0 ? labels : undefined });
+    const hash = requestHash({
+      user_id: userId,
+      agent_id: agentId,
+      input: request.input ?? null,
+      node_id: pinned ?? null,
+      labels: labels.length > 0 ? labels : undefined,
+    });
     const queueSeconds = request.queue_seconds ?? Math.round(ctx.runTiming.queueTimeoutMs / 1000);
     return { request, pinned, labels, hash, queueSeconds };
   };
-  const newRunOf = (call: ExecuteCall, userId: string, agentId: string, priceCents: number, checked: InputVerdict, bundleDigest: string | null, now: number): NewRun => {
+  const newRunOf = (
+    call: ExecuteCall,
+    userId: string,
+    agentId: string,
+    priceCents: number,
+    checked: InputVerdict,
+    bundleDigest: string | null,
+    now: number,
+  ): NewRun => {
     const { request, pinned, queueSeconds } = termsOf(call, userId, agentId);
     return {
       run_id: timeOrderedId(now),
@@ -94,7 +108,13 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
     };
   };
   /** The run queued in one statement (PostgreSQL), or undefined: the transaction decides. */
-  const startInOneStatement = async (call: ExecuteCall, userId: string, agentId: string, priceCents: number, checked: InputVerdict): Promise<Started | undefined> => {
+  const startInOneStatement = async (
+    call: ExecuteCall,
+    userId: string,
+    agentId: string,
+    priceCents: number,
+    checked: InputVerdict,
+  ): Promise<Started | undefined> => {
     if (oneStatement === undefined || call.caller.kind !== 'user' || checked.problems.length > 0) return undefined;
     const now = ctx.clock.now();
     const { labels, hash, queueSeconds } = termsOf(call, userId, agentId);
@@ -112,7 +132,14 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
     });
     return started === undefined ? undefined : { kind: 'started', run };
   };
-  const start = (call: ExecuteCall, userId: string, agentId: string, priceCents: number, agentName: string, checked: InputVerdict): Promise<Started> =>
+  const start = (
+    call: ExecuteCall,
+    userId: string,
+    agentId: string,
+    priceCents: number,
+    agentName: string,
+    checked: InputVerdict,
+  ): Promise<Started> =>
     ctx.store.transaction(async () => {
       // Two instances given the same key at once (PostgreSQL): the second waits here for the first's commit, then
       // finds its key and replays it, never starting a second run.
@@ -121,7 +148,14 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       const { request, labels, hash, queueSeconds } = termsOf(call, userId, agentId);
       const ownNode = call.caller.kind === 'node' ? call.caller.node : undefined;
       // What this transaction must know before it writes, in one read (execute-gate.ts).
-      const gate = await readGate({ userId, agentId, key: call.idempotencyKey, pinned: request.node_id ?? null, mayWait: queueSeconds > 0, onlineSince: now - ctx.runTiming.leaseMs });
+      const gate = await readGate({
+        userId,
+        agentId,
+        key: call.idempotencyKey,
+        pinned: request.node_id ?? null,
+        mayWait: queueSeconds > 0,
+        onlineSince: now - ctx.runTiming.leaseMs,
+      });
       const lookup = judgeKey(gate.key, hash, now);
       if (lookup.kind === 'replay') return lookup;
       if (lookup.kind === 'in_flight') {
@@ -131,7 +165,8 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       // A node's own run goes to itself: it asked, so it is there, and must carry the labels it names. Any other needs
       // a node serving the agent and carrying its labels: online, or, when the run may wait, one that may come back.
       if (ownNode !== undefined) await assertOwnLabels(nodes, ownNode.node_id, agentId, labels);
-      else if (!gate.nodeAvailable || labels.length > 0) await assertNodeAvailable(ctx, nodes, { userId, agentId, pinned: request.node_id, labels, queueSeconds }, now);
+      else if (!gate.nodeAvailable || labels.length > 0)
+        await assertNodeAvailable(ctx, nodes, { userId, agentId, pinned: request.node_id, labels, queueSeconds }, now);
       // An ephemeral node's own run is its one run too; its row stays locked until this run is recorded on it.
       const ephemeralNode = ownNode?.ephemeral === true ? ownNode.node_id : undefined;
       if (ephemeralNode !== undefined && !(await mayTakeRun(ctx.store, ephemeralNode))) throw ephemeralNodeUsed(ephemeralNode);
@@ -149,7 +184,13 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
         throw new SvcError(
           'insufficient_balance',
           `the wallet holds ${formatDollars(debit.balance_cents)}; one run of ${agentName} costs ${formatDollars(priceCents)}`,
-          { extensions: { wallet_login_url: walletLoginUrl(ctx.urls.walletUrl), balance_cents: debit.balance_cents, price_cents: priceCents } },
+          {
+            extensions: {
+              wallet_login_url: walletLoginUrl(ctx.urls.walletUrl),
+              balance_cents: debit.balance_cents,
+              price_cents: priceCents,
+            },
+          },
         );
       }
       // After the balance, so a spec-shaped request ({user_id, agent_id}, spec §7) from a wallet too low gets its 402
@@ -159,7 +200,10 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       if (capped) await budgets.charge(userId, agentId, priceCents, now);
       const newRun = { ...newRunOf(call, userId, agentId, priceCents, checked, bundleDigest, now), run_id: runId };
       const lease = call.caller.kind === 'node' ? newLease(now, ctx.runTiming.leaseMs) : undefined;
-      const run = lease === undefined || call.caller.kind !== 'node' ? await runs.insertQueued(newRun) : await runs.insertLeased(newRun, call.caller.node.node_id, lease);
+      const run =
+        lease === undefined || call.caller.kind !== 'node'
+          ? await runs.insertQueued(newRun)
+          : await runs.insertLeased(newRun, call.caller.node.node_id, lease);
       await recordRunLabels(ctx.store, runId, labels);
       if (ephemeralNode !== undefined) await recordEphemeralRun(ctx.store, ephemeralNode, runId);
       if (gate.hooked || ownNode !== undefined) await outbox.record(run);
@@ -171,13 +215,21 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
     const owner = call.caller.kind === 'node' ? call.caller.node.user_id : call.caller.sub;
     const userId = normalizeEmail(call.request.user_id);
     if (userId !== normalizeEmail(owner)) {
-      throw new SvcError('forbidden', `user_id is not the user of the ${call.caller.kind === 'node' ? 'node credential' : 'access token'}`, {
-        remedy: 'Send the user_id of the signed-in user (the checkout e-mail the token was issued to).',
-      });
+      throw new SvcError(
+        'forbidden',
+        `user_id is not the user of the ${call.caller.kind === 'node' ? 'node credential' : 'access token'}`,
+        {
+          remedy: 'Send the user_id of the signed-in user (the checkout e-mail the token was issued to).',
+        },
+      );
     }
     // A node credential runs on its own node only (docs/api.md "Scopes"): a taken-over node cannot send work elsewhere.
-    if (call.caller.kind === 'node' && call.request.node_id !== undefined && call.request.node_id.toLowerCase() !== call.caller.node.node_id) {
-      throw new SvcError('forbidden', "a node credential starts runs on its own node only; node_id names another", {
+    if (
+      call.caller.kind === 'node' &&
+      call.request.node_id !== undefined &&
+      call.request.node_id.toLowerCase() !== call.caller.node.node_id
+    ) {
+      throw new SvcError('forbidden', 'a node credential starts runs on its own node only; node_id names another', {
         remedy: "Leave node_id out (the run executes on this node), or start it with the user's access token.",
       });
     }
@@ -187,17 +239,25 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
         // Checked before the transaction, which then pins the version checked (input-checks.ts).
         const checked = await inputChecks.verdict(userId, sku.agent_id, call.request.input);
         // Never all of the pool's connections at once: a node's polls and results keep theirs (execute-slots.ts).
-        return await slots(async () => (await startInOneStatement(call, userId, sku.agent_id, sku.price_cents, checked)) ?? start(call, userId, sku.agent_id, sku.price_cents, sku.name, checked));
+        return await slots(
+          async () =>
+            (await startInOneStatement(call, userId, sku.agent_id, sku.price_cents, checked)) ??
+            start(call, userId, sku.agent_id, sku.price_cents, sku.name, checked),
+        );
       } catch (error) {
         // The key taken by a request that took no lock: this one finds it now, and replays it.
         if (error instanceof KeyTakenMeanwhile) continue;
         if (!(error instanceof VersionChangedMeanwhile)) throw error;
         // The user's own uploads or rollbacks racing this run, again and again: nothing was charged, ask for a retry.
         if (attempt === MAX_CHECK_ATTEMPTS) {
-          throw new SvcError('service_unavailable', `the current version of ${sku.agent_id} kept changing while this run's input was checked; nothing was charged`, {
-            retryAfterSeconds: 1,
-            remedy: 'Retry with the same Idempotency-Key once your uploads and rollbacks of this agent are done.',
-          });
+          throw new SvcError(
+            'service_unavailable',
+            `the current version of ${sku.agent_id} kept changing while this run's input was checked; nothing was charged`,
+            {
+              retryAfterSeconds: 1,
+              remedy: 'Retry with the same Idempotency-Key once your uploads and rollbacks of this agent are done.',
+            },
+          );
         }
       }
     }
@@ -220,7 +280,8 @@ async function assertNodeAvailable(
   if ((await nodes.servingOnline(userId, agentId, onlineSince, pinned, labels)).length > 0) return;
   const mayWait = wanted.queueSeconds > 0;
   if (mayWait && (await nodes.serving(userId, agentId, pinned, labels)).length > 0) return;
-  if (labels.length > 0) await assertLabelsAvailable(nodes, { userId, agentId, onlineSince: mayWait ? undefined : onlineSince, pinned }, labels);
+  if (labels.length > 0)
+    await assertLabelsAvailable(nodes, { userId, agentId, onlineSince: mayWait ? undefined : onlineSince, pinned }, labels);
   const fleet = await nodes.nodesOf(userId);
   const agentsOf = new Map(await Promise.all(fleet.map(async (node) => [node.node_id, await nodes.agentsOf(node.node_id)] as const)));
   const named = pinned === undefined ? undefined : fleet.find((node) => node.node_id === pinned);
@@ -242,6 +303,10 @@ async function assertNodeAvailable(
             ? `your nodes that serve ${agentId} are ephemeral and have had their one run`
             : `your nodes that serve ${agentId} are offline, and queue_seconds 0 asked not to wait for one`;
   throw new SvcError('no_node_available', `no node can run ${agentId} now: ${why}; nothing was charged`, {
-    extensions: { agent_id: agentId, ...(pinned === undefined ? {} : { node_id: pinned }), ...(labels.length === 0 ? {} : { labels: [...labels] }) },
+    extensions: {
+      agent_id: agentId,
+      ...(pinned === undefined ? {} : { node_id: pinned }),
+      ...(labels.length === 0 ? {} : { labels: [...labels] }),
+    },
   });
 }

@@ -86,6 +86,12 @@ export async function aroundTheRuns(db: Kysely<unknown>): Promise<void> {
     .addColumn('response_excerpt', 'text')
     .addColumn('duration_ms', 'integer', (c) => c.notNull())
     .addPrimaryKeyConstraint('webhook_attempts_pkey', ['event_id', 'endpoint_id', 'attempt'])
-    .addForeignKeyConstraint('webhook_attempts_delivery', ['event_id', 'endpoint_id'], 'webhook_deliveries', ['event_id', 'endpoint_id'], (c) => c.onDelete('cascade'))
+    .addForeignKeyConstraint(
+      'webhook_attempts_delivery',
+      ['event_id', 'endpoint_id'],
+      'webhook_deliveries',
+      ['event_id', 'endpoint_id'],
+      (c) => c.onDelete('cascade'),
+    )
     .execute();
 }

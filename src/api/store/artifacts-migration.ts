@@ -19,7 +19,13 @@ export async function runArtifacts(db: Kysely<unknown>): Promise<void> {
     .addColumn('complete', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('artifact_blobs_by_digest').on('artifact_blobs').columns(['user_id', 'sha256']).unique().where(sql.ref('complete'), '=', 1).execute();
+  await db.schema
+    .createIndex('artifact_blobs_by_digest')
+    .on('artifact_blobs')
+    .columns(['user_id', 'sha256'])
+    .unique()
+    .where(sql.ref('complete'), '=', 1)
+    .execute();
   await db.schema
     .createTable('artifact_chunks')
     .addColumn('blob_id', 'text', (c) => c.notNull().references('artifact_blobs.blob_id').onDelete('cascade'))

@@ -12,10 +12,24 @@ import { sql, type Kysely } from 'kysely';
 import { periodStart } from '../../contract/budgets.js';
 
 export async function budgetCounters(db: Kysely<unknown>): Promise<void> {
-  await db.schema.alterTable('budgets').addColumn('spent_cents', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('budgets').addColumn('period_start', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('wallets').addColumn('caps_version', 'integer', (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.createIndex('runs_queued_by_agent').on('runs').columns(['user_id', 'agent_id', 'started_at']).where(sql.ref('status'), '=', 'queued').execute();
+  await db.schema
+    .alterTable('budgets')
+    .addColumn('spent_cents', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('budgets')
+    .addColumn('period_start', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('wallets')
+    .addColumn('caps_version', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .createIndex('runs_queued_by_agent')
+    .on('runs')
+    .columns(['user_id', 'agent_id', 'started_at'])
+    .where(sql.ref('status'), '=', 'queued')
+    .execute();
   // The caps set before count what their period's runs were charged so far, as they did by summing the runs.
   const now = Date.now();
   const start = sql`(CASE WHEN budgets.period = 'day' THEN cast(${periodStart('day', now)} as bigint) ELSE cast(${periodStart('month', now)} as bigint) END)`;

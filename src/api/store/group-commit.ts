@@ -77,7 +77,10 @@ export function createGroupCommit(
       if (broken) throw new Error('the batch was lost');
       await trx.commit().execute();
     } catch (error) {
-      await trx.rollback().execute().catch(() => undefined);
+      await trx
+        .rollback()
+        .execute()
+        .catch(() => undefined);
       if (!broken) lose(error);
     }
     for (const each of done) each.pending.resolve(each.value);

@@ -35,7 +35,10 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     max: options.poolSize ?? DEFAULT_POOL_SIZE,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     // Times in milliseconds and cents are BIGINT; as JS numbers they are exact up to 2^53, far past any real value.
-    types: { getTypeParser: ((oid: number, format?: string) => (oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser },
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
   });
   // Without a listener a connection dropped by the server (a restart, a network cut) would crash the process: the
   // pool reports idle ones, and a connection in use reports on itself as well as failing its query (503).
@@ -46,10 +49,15 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     await sql`SELECT 1`.execute(kysely);
   } catch (error) {
     await kysely.destroy();
-    throw new SvcError('local_state', `cannot reach the PostgreSQL database of SVC_DATABASE_URL (${describeUrl(options.url)}): ${(error as Error).message}`, {
-      remedy: 'Check that PostgreSQL runs and accepts this user from this host, and that SVC_DATABASE_URL is postgres://USER:PASSWORD@HOST:PORT/DATABASE.',
-      cause: error,
-    });
+    throw new SvcError(
+      'local_state',
+      `cannot reach the PostgreSQL database of SVC_DATABASE_URL (${describeUrl(options.url)}): ${(error as Error).message}`,
+      {
+        remedy:
+          'Check that PostgreSQL runs and accepts this user from this host, and that SVC_DATABASE_URL is postgres://USER:PASSWORD@HOST:PORT/DATABASE.',
+        cause: error,
+      },
+    );
   }
   try {
     await migrate(kysely as unknown as Kysely<unknown>, options.url);
@@ -79,9 +87,13 @@ async function migrate(db: Kysely<unknown>, url: string): Promise<void> {
     const row = (await sql<{ version: number }>`SELECT version FROM svc_schema_version`.execute(trx)).rows[0];
     let version = row?.version ?? 0;
     if (version > target) {
-      throw new SvcError('local_state', `the database of SVC_DATABASE_URL (${describeUrl(url)}) has schema version ${version}, newer than this program's ${target}`, {
-        remedy: 'Upgrade every instance to the newer svc-api, or restore the database from the dump taken before the upgrade.',
-      });
+      throw new SvcError(
+        'local_state',
+        `the database of SVC_DATABASE_URL (${describeUrl(url)}) has schema version ${version}, newer than this program's ${target}`,
+        {
+          remedy: 'Upgrade every instance to the newer svc-api, or restore the database from the dump taken before the upgrade.',
+        },
+      );
     }
     if (version === target) return;
     if (version === 0) {

@@ -4,7 +4,17 @@
 // holds native memory V8 does not see, and preparing is most of a small query's cost), and a transaction begins
 // IMMEDIATE, taking the write lock first, so a read-then-write transaction never fails with SQLITE_BUSY half-way
 // when another process (a backup, a shell) holds the file.
-import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type Driver, type SqliteDialectConfig, type SqliteStatement } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  SqliteDialect,
+  SqliteDriver,
+  sql,
+  type DatabaseConnection,
+  type Driver,
+  type SqliteDialectConfig,
+  type SqliteStatement,
+} from 'kysely';
 import { openDatabase, prepared, type SqliteDatabase } from '../../lib/sqlite.js';
 import { SERVICE_MIGRATIONS } from './sqlite-migrations.js';
 import { SERVICE_SCHEMA_VERSION, SHARED_MIGRATIONS, SHARED_MIGRATIONS_FROM_VERSION } from './shared-migrations.js';

@@ -11,7 +11,11 @@ export interface OpenedStore {
   sqlite: SqliteDatabase | undefined;
 }
 
-export async function openStore(options: { dataDir: string; databaseUrl: string | undefined; onIdleError?: (error: Error) => void }): Promise<OpenedStore> {
+export async function openStore(options: {
+  dataDir: string;
+  databaseUrl: string | undefined;
+  onIdleError?: (error: Error) => void;
+}): Promise<OpenedStore> {
   const url = options.databaseUrl;
   if (url === undefined || url === '') {
     const { openSqliteStore } = await import('./open-sqlite.js');

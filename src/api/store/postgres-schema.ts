@@ -19,7 +19,11 @@ export async function createBaselineSchema(db: Kysely<unknown>): Promise<void> {
     .addColumn('confirmed_at', 'bigint')
     .addColumn('recorded_at', 'bigint', (c) => c.notNull())
     .execute();
-  await schema.createIndex('payments_by_customer').on('payments').columns(['customer_email', 'offer_id', 'merchant_id', 'status']).execute();
+  await schema
+    .createIndex('payments_by_customer')
+    .on('payments')
+    .columns(['customer_email', 'offer_id', 'merchant_id', 'status'])
+    .execute();
 
   await schema
     .createTable('webhook_events')
@@ -53,7 +57,12 @@ export async function createBaselineSchema(db: Kysely<unknown>): Promise<void> {
     .addColumn('revoked_at', 'bigint')
     .execute();
   await schema.createIndex('deploy_tokens_by_session').on('deploy_tokens').column('session_id').execute();
-  await schema.createIndex('deploy_tokens_by_user').on('deploy_tokens').column('user_id').where(sql.ref('session_id'), 'is', null).execute();
+  await schema
+    .createIndex('deploy_tokens_by_user')
+    .on('deploy_tokens')
+    .column('user_id')
+    .where(sql.ref('session_id'), 'is', null)
+    .execute();
 
   await schema
     .createTable('nodes')
@@ -93,7 +102,12 @@ export async function createBaselineSchema(db: Kysely<unknown>): Promise<void> {
   await schema
     .createTable('wallets')
     .addColumn('user_id', 'text', (c) => c.primaryKey())
-    .addColumn('balance_cents', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`balance_cents >= 0`))
+    .addColumn('balance_cents', 'bigint', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`balance_cents >= 0`),
+    )
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
 
@@ -107,7 +121,13 @@ export async function createBaselineSchema(db: Kysely<unknown>): Promise<void> {
     .addColumn('run_id', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await schema.createIndex('ledger_entries_run_kind').unique().on('ledger_entries').columns(['run_id', 'kind']).where(sql.ref('run_id'), 'is not', null).execute();
+  await schema
+    .createIndex('ledger_entries_run_kind')
+    .unique()
+    .on('ledger_entries')
+    .columns(['run_id', 'kind'])
+    .where(sql.ref('run_id'), 'is not', null)
+    .execute();
   await schema.createIndex('ledger_entries_by_user').on('ledger_entries').columns(['user_id', 'entry_id']).execute();
 
   await schema
@@ -204,6 +224,10 @@ export async function createBaselineSchema(db: Kysely<unknown>): Promise<void> {
     .addColumn('digest', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('agent_current_pkey', ['user_id', 'agent_id'])
-    .addForeignKeyConstraint('agent_current_version', ['user_id', 'agent_id', 'digest'], 'agent_versions', ['user_id', 'agent_id', 'digest'])
+    .addForeignKeyConstraint('agent_current_version', ['user_id', 'agent_id', 'digest'], 'agent_versions', [
+      'user_id',
+      'agent_id',
+      'digest',
+    ])
     .execute();
 }

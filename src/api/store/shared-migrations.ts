@@ -48,7 +48,10 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
     // An ephemeral node takes one run (as GitHub's --ephemeral runners): enrolled so (1), and the run
     // it took, set in the transaction that leases or starts it, after locking this row (src/api/nodes/ephemeral.ts),
     // so no second lease ever finds it empty. On the node's row, not derived from runs: one row to lock and read.
-    await db.schema.alterTable('nodes').addColumn('ephemeral', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('nodes')
+      .addColumn('ephemeral', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
     await db.schema.alterTable('nodes').addColumn('ephemeral_run_id', 'text').execute();
   },
   /* 9: a node's name among several on its host (install --name), reported with its polls like its hostname, so the

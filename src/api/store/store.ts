@@ -54,7 +54,12 @@ export interface GroupCommit {
   inTransaction(): boolean;
 }
 
-export function createStore(engine: Engine, root: Kysely<Tables>, close: () => Promise<void>, options: { groupCommit?: GroupCommit; connections?: number } = {}): Store {
+export function createStore(
+  engine: Engine,
+  root: Kysely<Tables>,
+  close: () => Promise<void>,
+  options: { groupCommit?: GroupCommit; connections?: number } = {},
+): Store {
   const { groupCommit } = options;
   const current = new AsyncLocalStorage<OpenTransaction>();
   const batched = groupCommit === undefined ? undefined : createGroupCommit(root, current, () => groupCommit.inTransaction());

@@ -217,7 +217,15 @@ export interface Tables {
   };
   agent_current: { user_id: string; agent_id: string; digest: string; updated_at: number };
   /** A user's secret (docs/api.md "Secrets"): AES-256-GCM under the key key_id names; nonce and ciphertext base64. */
-  user_secrets: { user_id: string; name: string; key_id: string; nonce: string; ciphertext: string; created_at: number; updated_at: number };
+  user_secrets: {
+    user_id: string;
+    name: string;
+    key_id: string;
+    nonce: string;
+    ciphertext: string;
+    created_at: number;
+    updated_at: number;
+  };
   /** A cap on what a user spends (docs/api.md "Budgets"): scope '*' (every agent) or an agent_id; period 'day' or 'month'. */
   budgets: {
     user_id: string;
@@ -284,5 +292,14 @@ export interface Tables {
   /** A blob's bytes in order, 1 MiB a row. */
   artifact_chunks: { blob_id: string; seq: number; content: Buffer };
   /** A run's artifact: its name and the blob of its bytes; lease_id is the attempt that uploaded it. */
-  run_artifacts: { run_id: string; name: string; user_id: string; blob_id: string; sha256: string; size_bytes: number; lease_id: string; created_at: number };
+  run_artifacts: {
+    run_id: string;
+    name: string;
+    user_id: string;
+    blob_id: string;
+    sha256: string;
+    size_bytes: number;
+    lease_id: string;
+    created_at: number;
+  };
 }

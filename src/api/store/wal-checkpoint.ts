@@ -29,7 +29,10 @@ export function checkpointWal(db: SqliteDatabase, log: FastifyBaseLogger): boole
 }
 
 /** Stops when `signal` aborts (the service closing); the timer never keeps the process alive. */
-export function scheduleWalCheckpoint(db: SqliteDatabase, options: { intervalMs: number; signal: AbortSignal; log: FastifyBaseLogger }): void {
+export function scheduleWalCheckpoint(
+  db: SqliteDatabase,
+  options: { intervalMs: number; signal: AbortSignal; log: FastifyBaseLogger },
+): void {
   const timer = setInterval(() => checkpointWal(db, options.log), options.intervalMs);
   timer.unref();
   options.signal.addEventListener('abort', () => clearInterval(timer), { once: true });

@@ -3,7 +3,14 @@
 // node are added up from those rows, so every figure of the answer is the same cents.
 import { sql } from 'kysely';
 import { SvcError } from '../../contract/errors.js';
-import { DEFAULT_USAGE_DAYS, MAX_USAGE_DAYS, USAGE_DATE_PATTERN, type UsageFigures, type UsageQuery, type UsageResponse } from '../../contract/usage.js';
+import {
+  DEFAULT_USAGE_DAYS,
+  MAX_USAGE_DAYS,
+  USAGE_DATE_PATTERN,
+  type UsageFigures,
+  type UsageQuery,
+  type UsageResponse,
+} from '../../contract/usage.js';
 import { DAY_MS, startOfUtcDay } from '../../lib/clock.js';
 import type { Store } from '../store/store.js';
 
@@ -18,15 +25,22 @@ export function usageRangeOf(query: UsageQuery, now: number): UsageRange {
   const dayOf = (text: string, field: 'from' | 'to'): number => {
     const ms = new RegExp(USAGE_DATE_PATTERN).test(text) ? Date.parse(`${text}T00:00:00Z`) : Number.NaN;
     if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text) {
-      throw new SvcError('invalid_request', `${field} must be a date as YYYY-MM-DD (UTC)`, { extensions: { errors: [{ path: `/query/${field}`, message: 'must be a date as YYYY-MM-DD' }] } });
+      throw new SvcError('invalid_request', `${field} must be a date as YYYY-MM-DD (UTC)`, {
+        extensions: { errors: [{ path: `/query/${field}`, message: 'must be a date as YYYY-MM-DD' }] },
+      });
     }
     return ms;
   };
   const last = query.to === undefined ? startOfUtcDay(now) : dayOf(query.to, 'to');
   const first = query.from === undefined ? last - (DEFAULT_USAGE_DAYS - 1) * DAY_MS : dayOf(query.from, 'from');
-  if (first > last) throw new SvcError('invalid_request', 'from is after to', { extensions: { errors: [{ path: '/query/from', message: 'must be on or before to' }] } });
+  if (first > last)
+    throw new SvcError('invalid_request', 'from is after to', {
+      extensions: { errors: [{ path: '/query/from', message: 'must be on or before to' }] },
+    });
   if ((last - first) / DAY_MS + 1 > MAX_USAGE_DAYS) {
-    throw new SvcError('invalid_request', `a range is at most ${MAX_USAGE_DAYS} days`, { extensions: { errors: [{ path: '/query/from', message: `at most ${MAX_USAGE_DAYS} days before to` }] } });
+    throw new SvcError('invalid_request', `a range is at most ${MAX_USAGE_DAYS} days`, {
+      extensions: { errors: [{ path: '/query/from', message: `at most ${MAX_USAGE_DAYS} days before to` }] },
+    });
   }
   return { fromMs: first, toMs: last + DAY_MS };
 }
@@ -77,13 +91,17 @@ export async function usageReport(store: Store, userId: string, range: UsageRang
       add(nodes.get(row.node_id) ?? nodes.set(row.node_id, zero()).get(row.node_id)!, figures);
       return { date, agent_id: row.agent_id, node_id: row.node_id, ...figures };
     })
-    .sort((a, b) => a.date.localeCompare(b.date) || a.agent_id.localeCompare(b.agent_id) || String(a.node_id).localeCompare(String(b.node_id)));
+    .sort(
+      (a, b) => a.date.localeCompare(b.date) || a.agent_id.localeCompare(b.agent_id) || String(a.node_id).localeCompare(String(b.node_id)),
+    );
   return {
     from: dateOf(range.fromMs),
     to: dateOf(range.toMs - DAY_MS),
     totals,
     days: [...days].map(([date, figures]) => ({ date, ...figures })),
-    by_agent: [...agents].map(([agent_id, figures]) => ({ agent_id, ...figures })).sort((a, b) => b.net_cents - a.net_cents || a.agent_id.localeCompare(b.agent_id)),
+    by_agent: [...agents]
+      .map(([agent_id, figures]) => ({ agent_id, ...figures }))
+      .sort((a, b) => b.net_cents - a.net_cents || a.agent_id.localeCompare(b.agent_id)),
     by_node: [...nodes].map(([node_id, figures]) => ({ node_id, ...figures })).sort((a, b) => b.net_cents - a.net_cents),
     rows,
   };

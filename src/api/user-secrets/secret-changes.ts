@@ -21,9 +21,15 @@ export function createSecretChanges(ctx: ServiceContext): SecretChanges {
 
     set(userId, name, value, client) {
       const nameProblem = secretNameProblem(name);
-      if (nameProblem !== undefined) throw new SvcError('invalid_request', `the secret's name ${nameProblem}`, { extensions: { errors: [{ path: '/params/name', message: nameProblem }] } });
+      if (nameProblem !== undefined)
+        throw new SvcError('invalid_request', `the secret's name ${nameProblem}`, {
+          extensions: { errors: [{ path: '/params/name', message: nameProblem }] },
+        });
       const valueProblem = secretValueProblem(value);
-      if (valueProblem !== undefined) throw new SvcError('invalid_request', `the value ${valueProblem}`, { extensions: { errors: [{ path: '/value', message: valueProblem }] } });
+      if (valueProblem !== undefined)
+        throw new SvcError('invalid_request', `the value ${valueProblem}`, {
+          extensions: { errors: [{ path: '/value', message: valueProblem }] },
+        });
       // The count of the user's secrets is checked under this lock (secret-store.ts), taken before the transaction.
       return ctx.store.lockedTransaction([userSecretsLock(userId)], async () => {
         const written = await secrets.put(userId, name, value);
@@ -35,7 +41,9 @@ export function createSecretChanges(ctx: ServiceContext): SecretChanges {
     remove(userId, name, client) {
       return ctx.store.transaction(async () => {
         if (secretNameProblem(name) !== undefined || !(await secrets.remove(userId, name))) {
-          throw new SvcError('not_found', `you have no secret ${JSON.stringify(name.slice(0, 64))}`, { remedy: 'The names of yours: swarm-node secret list.' });
+          throw new SvcError('not_found', `you have no secret ${JSON.stringify(name.slice(0, 64))}`, {
+            remedy: 'The names of yours: swarm-node secret list.',
+          });
         }
         await ctx.audit.record(userId, 'secret_changed', client, { name, change: 'removed' });
       });

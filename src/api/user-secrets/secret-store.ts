@@ -35,7 +35,12 @@ export function createSecretStore(store: Store, vault: Vault, clock: Clock): Sec
 
   return {
     async list(userId) {
-      const rows = await store.db.selectFrom('user_secrets').select(['name', 'created_at', 'updated_at']).where('user_id', '=', userId).orderBy('name').execute();
+      const rows = await store.db
+        .selectFrom('user_secrets')
+        .select(['name', 'created_at', 'updated_at'])
+        .where('user_id', '=', userId)
+        .orderBy('name')
+        .execute();
       return rows.map(summaryOf);
     },
 
@@ -44,19 +49,36 @@ export function createSecretStore(store: Store, vault: Vault, clock: Clock): Sec
       await store.lock(userSecretsLock(userId));
       const now = clock.now();
       const sealed = vault.seal(value, contextOf(userId, name));
-      const existing = await store.db.selectFrom('user_secrets').select(['created_at']).where('user_id', '=', userId).where('name', '=', name).executeTakeFirst();
+      const existing = await store.db
+        .selectFrom('user_secrets')
+        .select(['created_at'])
+        .where('user_id', '=', userId)
+        .where('name', '=', name)
+        .executeTakeFirst();
       if (existing !== undefined) {
-        await store.db.updateTable('user_secrets').set({ ...sealed, updated_at: now }).where('user_id', '=', userId).where('name', '=', name).execute();
+        await store.db
+          .updateTable('user_secrets')
+          .set({ ...sealed, updated_at: now })
+          .where('user_id', '=', userId)
+          .where('name', '=', name)
+          .execute();
         return { created: false, secret: summaryOf({ name, created_at: existing.created_at, updated_at: now }) };
       }
-      const count = await store.db.selectFrom('user_secrets').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
+      const count = await store.db
+        .selectFrom('user_secrets')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('user_id', '=', userId)
+        .executeTakeFirstOrThrow();
       if (Number(count.n) >= MAX_SECRETS_PER_USER) {
         throw new SvcError('limit_reached', `you keep ${MAX_SECRETS_PER_USER} secrets, the most a user may keep; nothing was stored`, {
           remedy: 'Remove secrets you no longer need (swarm-node secret list, swarm-node secret rm NAME), then set this one again.',
           extensions: { limit: MAX_SECRETS_PER_USER },
         });
       }
-      await store.db.insertInto('user_secrets').values({ user_id: userId, name, ...sealed, created_at: now, updated_at: now }).execute();
+      await store.db
+        .insertInto('user_secrets')
+        .values({ user_id: userId, name, ...sealed, created_at: now, updated_at: now })
+        .execute();
       return { created: true, secret: summaryOf({ name, created_at: now, updated_at: now }) };
     },
 
@@ -67,7 +89,12 @@ export function createSecretStore(store: Store, vault: Vault, clock: Clock): Sec
 
     async valuesOf(userId, names) {
       if (names.length === 0) return {};
-      const rows = await store.db.selectFrom('user_secrets').select(['name', 'key_id', 'nonce', 'ciphertext']).where('user_id', '=', userId).where('name', 'in', [...names]).execute();
+      const rows = await store.db
+        .selectFrom('user_secrets')
+        .select(['name', 'key_id', 'nonce', 'ciphertext'])
+        .where('user_id', '=', userId)
+        .where('name', 'in', [...names])
+        .execute();
       const values: RunSecrets = {};
       for (const row of rows) {
         try {

@@ -9,7 +9,10 @@ import { createEndpointStore } from '../webhooks/endpoint-store.js';
 const RESEAL_EVERY_MS = 60 * 60 * 1000;
 const BATCH = 200;
 
-export function scheduleReseal(ctx: ServiceContext, log: { info(details: object, message: string): void; warn(details: object, message: string): void }): void {
+export function scheduleReseal(
+  ctx: ServiceContext,
+  log: { info(details: object, message: string): void; warn(details: object, message: string): void },
+): void {
   const secrets = createSecretStore(ctx.store, ctx.vault, ctx.clock);
   const endpoints = createEndpointStore(ctx.store, ctx.vault, ctx.clock);
   let warned = false;
@@ -20,12 +23,21 @@ export function scheduleReseal(ctx: ServiceContext, log: { info(details: object,
       if (!warned) {
         warned = true;
         const unreadable = await secrets.unreadable();
-        if (unreadable > 0) log.warn({ unreadable }, 'secrets sealed with a key that is neither SVC_SECRETS_KEY nor in SVC_SECRETS_PREVIOUS_KEYS: runs get them unset until they are set again');
+        if (unreadable > 0)
+          log.warn(
+            { unreadable },
+            'secrets sealed with a key that is neither SVC_SECRETS_KEY nor in SVC_SECRETS_PREVIOUS_KEYS: runs get them unset until they are set again',
+          );
       }
       if (ctx.vault.previousKeyIds.length === 0) return false;
-      const moved = (await ctx.store.transaction(() => secrets.reseal(BATCH))) + (await ctx.store.transaction(() => endpoints.reseal(BATCH)));
+      const moved =
+        (await ctx.store.transaction(() => secrets.reseal(BATCH))) + (await ctx.store.transaction(() => endpoints.reseal(BATCH)));
       if (moved > 0) log.info({ moved, key_id: ctx.vault.currentKeyId }, 'sealed again under the current secrets key');
-      else log.info({ key_id: ctx.vault.currentKeyId }, 'every secret is sealed under the current secrets key: SVC_SECRETS_PREVIOUS_KEYS may be emptied');
+      else
+        log.info(
+          { key_id: ctx.vault.currentKeyId },
+          'every secret is sealed under the current secrets key: SVC_SECRETS_PREVIOUS_KEYS may be emptied',
+        );
       // A full batch: more to do at the next sweep.
       return moved >= BATCH;
     },

@@ -18,7 +18,9 @@ export function vaultKeyProblem(text: string): string | undefined {
 }
 
 export function loadVault(dataDir: string, env: NodeJS.ProcessEnv): Vault {
-  const currentText = env.SVC_SECRETS_KEY ?? readOrCreateSecretFile(join(dataDir, SECRETS_KEY_FILE), () => randomBytes(VAULT_KEY_BYTES).toString('base64url'));
+  const currentText =
+    env.SVC_SECRETS_KEY ??
+    readOrCreateSecretFile(join(dataDir, SECRETS_KEY_FILE), () => randomBytes(VAULT_KEY_BYTES).toString('base64url'));
   const keyOf = (text: string, name: string) => {
     const problem = vaultKeyProblem(text);
     if (problem !== undefined) throw new Error(`${name} ${problem}`);

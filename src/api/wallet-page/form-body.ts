@@ -49,7 +49,7 @@ export function textField(body: unknown, name: string, maxChars: number): string
 export function listField(body: unknown, name: string, maxChars: number): string[] {
   const value = body !== null && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
   const values = value === undefined ? [] : [value].flat();
-  if (values.some((each) => typeof each !== 'string' || each.length > maxChars)) throw new SvcError('invalid_request', `the form's field ${name} holds a value longer than ${maxChars} characters`);
+  if (values.some((each) => typeof each !== 'string' || each.length > maxChars))
+    throw new SvcError('invalid_request', `the form's field ${name} holds a value longer than ${maxChars} characters`);
   return values as string[];
 }
-

@@ -61,8 +61,12 @@ export function page(title: string, body: SafeHtml, options: PageOptions = {}): 
 ${options.before}<main id="main"${options.wide === true ? html` class="wide"` : null}>
 ${body}
 </main>
-${options.script === undefined ? null : html`<script>${new SafeHtml(options.script)}</script>
-`}</body>
+${
+  options.script === undefined
+    ? null
+    : html`<script>${new SafeHtml(options.script)}</script>
+`
+}</body>
 </html>
 `.value;
 }

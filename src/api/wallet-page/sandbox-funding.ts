@@ -49,7 +49,8 @@ async function callProvider(ctx: ServiceContext, path: string, body: unknown): P
 
 /** The webhook arrives on its own; the page waits for its credit a little so the balance shown already has it. */
 async function waitForCredit(ctx: ServiceContext, paymentId: string): Promise<boolean> {
-  const credited = () => ctx.store.db.selectFrom('ledger_entries').select('entry_id').where('payment_id', '=', paymentId).executeTakeFirst();
+  const credited = () =>
+    ctx.store.db.selectFrom('ledger_entries').select('entry_id').where('payment_id', '=', paymentId).executeTakeFirst();
   // A bound on real waiting, not a business time: it does not follow the service's clock.
   const deadline = performance.now() + CREDIT_WAIT_MS;
   for (;;) {

@@ -118,4 +118,3 @@ function signInHelp(): SafeHtml {
 <pre><code>swarm-node login</code></pre>
 <p class="muted">The link carries your access token, a secret: open it yourself and do not share it. This page swaps it for a session and removes it from the address bar.</p>`;
 }
-

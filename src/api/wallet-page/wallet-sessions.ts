@@ -52,7 +52,15 @@ export function createWalletSessions(store: Store, clock: Clock, revocations: Re
       const auth_time = claims.auth_time === undefined ? null : claims.auth_time * 1000;
       await store.db
         .insertInto('wallet_sessions')
-        .values({ session_hash: hashSessionId(session_id), user_id, tier: claims.tier, token_jti: claims.jti ?? null, created_at: now, expires_at, auth_time })
+        .values({
+          session_hash: hashSessionId(session_id),
+          user_id,
+          tier: claims.tier,
+          token_jti: claims.jti ?? null,
+          created_at: now,
+          expires_at,
+          auth_time,
+        })
         .execute();
       return { session_id, user_id, tier: claims.tier, expires_at, auth_time };
     },

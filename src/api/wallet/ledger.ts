@@ -22,7 +22,9 @@ export interface Ledger {
 
 export function createLedger(store: Store, clock: Clock): Ledger {
   // Every run reads the balance, takes its price and writes its entry: compiled once (compiled-once.ts).
-  const balanceOf = compiledOnce((db, of: { userId: string }) => db.selectFrom('wallets').select('balance_cents').where('user_id', '=', of.userId));
+  const balanceOf = compiledOnce((db, of: { userId: string }) =>
+    db.selectFrom('wallets').select('balance_cents').where('user_id', '=', of.userId),
+  );
   const take = compiledOnce((db, debit: { userId: string; cents: number; now: number }) =>
     db
       .updateTable('wallets')
@@ -31,15 +33,26 @@ export function createLedger(store: Store, clock: Clock): Ledger {
       .where('balance_cents', '>=', debit.cents)
       .returning('balance_cents'),
   );
-  const insertEntry = compiledOnce((db, entry: { user_id: string; kind: 'credit' | 'debit' | 'refund'; amount_cents: number; payment_id: string | null; run_id: string | null; now: number }) =>
-    db.insertInto('ledger_entries').values({
-      user_id: entry.user_id,
-      kind: entry.kind,
-      amount_cents: entry.amount_cents,
-      payment_id: entry.payment_id,
-      run_id: entry.run_id,
-      created_at: entry.now,
-    }),
+  const insertEntry = compiledOnce(
+    (
+      db,
+      entry: {
+        user_id: string;
+        kind: 'credit' | 'debit' | 'refund';
+        amount_cents: number;
+        payment_id: string | null;
+        run_id: string | null;
+        now: number;
+      },
+    ) =>
+      db.insertInto('ledger_entries').values({
+        user_id: entry.user_id,
+        kind: entry.kind,
+        amount_cents: entry.amount_cents,
+        payment_id: entry.payment_id,
+        run_id: entry.run_id,
+        created_at: entry.now,
+      }),
   );
   const balance = async (userId: string): Promise<number> => (await balanceOf(store.db, { userId })).rows[0]?.balance_cents ?? 0;
 
@@ -57,7 +70,11 @@ export function createLedger(store: Store, clock: Clock): Ledger {
       store.transaction(async () => {
         // The payment's record is locked by the caller (payment-records.ts); the unique index on payment_id is the
         // last word if two credits of one payment ever raced.
-        const credited = await store.db.selectFrom('ledger_entries').select('entry_id').where('payment_id', '=', entry.payment_id).executeTakeFirst();
+        const credited = await store.db
+          .selectFrom('ledger_entries')
+          .select('entry_id')
+          .where('payment_id', '=', entry.payment_id)
+          .executeTakeFirst();
         if (credited !== undefined) return false;
         const now = clock.now();
         await store.db
@@ -67,7 +84,14 @@ export function createLedger(store: Store, clock: Clock): Ledger {
           .execute();
         if (entry.amount_cents > 0) {
           await addToBalance(entry.user_id, entry.amount_cents, now);
-          await insertEntry(store.db, { user_id: entry.user_id, kind: 'credit', amount_cents: entry.amount_cents, payment_id: entry.payment_id, run_id: null, now });
+          await insertEntry(store.db, {
+            user_id: entry.user_id,
+            kind: 'credit',
+            amount_cents: entry.amount_cents,
+            payment_id: entry.payment_id,
+            run_id: null,
+            now,
+          });
         }
         return true;
       }),
@@ -77,7 +101,14 @@ export function createLedger(store: Store, clock: Clock): Ledger {
         const now = clock.now();
         const [taken] = (await take(store.db, { userId: entry.user_id, cents: entry.amount_cents, now })).rows;
         if (taken === undefined) return { ok: false, balance_cents: await balance(entry.user_id) };
-        await insertEntry(store.db, { user_id: entry.user_id, kind: 'debit', amount_cents: entry.amount_cents, payment_id: null, run_id: entry.run_id, now });
+        await insertEntry(store.db, {
+          user_id: entry.user_id,
+          kind: 'debit',
+          amount_cents: entry.amount_cents,
+          payment_id: null,
+          run_id: entry.run_id,
+          now,
+        });
         return { ok: true, balance_cents: taken.balance_cents };
       }),
 
@@ -85,7 +116,14 @@ export function createLedger(store: Store, clock: Clock): Ledger {
       store.transaction(async () => {
         const now = clock.now();
         await addToBalance(entry.user_id, entry.amount_cents, now);
-        await insertEntry(store.db, { user_id: entry.user_id, kind: 'refund', amount_cents: entry.amount_cents, payment_id: null, run_id: entry.run_id, now });
+        await insertEntry(store.db, {
+          user_id: entry.user_id,
+          kind: 'refund',
+          amount_cents: entry.amount_cents,
+          payment_id: null,
+          run_id: entry.run_id,
+          now,
+        });
         return balance(entry.user_id);
       }),
   };

@@ -32,7 +32,13 @@ const noConnection = (cause: string): Omit<AttemptResult, 'duration_ms'> => ({
   unreachable: cause,
 });
 
-export function postEvent(url: string, body: string, headers: Record<string, string>, options: WebhookDelivery, signal: AbortSignal): Promise<AttemptResult> {
+export function postEvent(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  options: WebhookDelivery,
+  signal: AbortSignal,
+): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
   let connection: ReturnType<typeof guardedConnection>;
@@ -56,7 +62,12 @@ export function postEvent(url: string, body: string, headers: Record<string, str
     let secured = false;
     const req = request(url, {
       method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'svc-webhooks/1' },
+      headers: {
+        ...headers,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'user-agent': 'svc-webhooks/1',
+      },
       ...(options.ca === undefined ? {} : { ca: [...rootCertificates, options.ca] }),
       ...connection,
       // A connection of its own each time: a kept-alive socket would skip the judgement of a new resolution.
@@ -95,7 +106,12 @@ export function postEvent(url: string, body: string, headers: Record<string, str
         const text = Buffer.concat(chunks).toString('utf8');
         const excerpt = text.replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '').slice(0, WEBHOOK_RESPONSE_EXCERPT_CHARS);
         const delivered = status >= 200 && status < 300;
-        done({ status_code: status, error: delivered ? null : `answered HTTP ${status}`, response_excerpt: excerpt === '' ? null : excerpt, delivered });
+        done({
+          status_code: status,
+          error: delivered ? null : `answered HTTP ${status}`,
+          response_excerpt: excerpt === '' ? null : excerpt,
+          delivered,
+        });
         response.destroy();
       };
       response.on('data', (chunk: Buffer) => {

@@ -2,7 +2,14 @@
 // recorded, a re-send, and what the user reads of them. An attempt is claimed by moving the delivery's next attempt
 // past the attempt's own bound first, under a guard on the row as it was read, so two instances on one database
 // never send the same attempt.
-import { WEBHOOK_ATTEMPT_TIMEOUT_MS, WEBHOOK_DELIVERY_RETENTION_DAYS, WEBHOOK_MAX_TRIES, WEBHOOK_RETRY_DELAYS_SECONDS, type WebhookAttempt, type WebhookDelivery } from '../../contract/webhooks.js';
+import {
+  WEBHOOK_ATTEMPT_TIMEOUT_MS,
+  WEBHOOK_DELIVERY_RETENTION_DAYS,
+  WEBHOOK_MAX_TRIES,
+  WEBHOOK_RETRY_DELAYS_SECONDS,
+  type WebhookAttempt,
+  type WebhookDelivery,
+} from '../../contract/webhooks.js';
 import { DAY_MS, isoTime } from '../../lib/clock.js';
 import type { Selectable } from 'kysely';
 import type { Store } from '../store/store.js';
@@ -20,7 +27,10 @@ export interface DeliveryStore {
   /** The attempt's answer, and what comes next: delivered, another try after the backoff, or failed. */
   recordAttempt(row: DeliveryRow, result: AttemptResult, at: number): Promise<void>;
   list(endpointId: string, options: { limit: number; before?: string }): Promise<WebhookDelivery[]>;
-  find(endpointId: string, eventId: string): Promise<{ delivery: WebhookDelivery; payload: unknown; attempts: WebhookAttempt[] } | undefined>;
+  find(
+    endpointId: string,
+    eventId: string,
+  ): Promise<{ delivery: WebhookDelivery; payload: unknown; attempts: WebhookAttempt[] } | undefined>;
   /** Sends it again now, a new series of tries; false when there is no such delivery. */
   resend(endpointId: string, eventId: string, now: number): Promise<boolean>;
   /** Removes deliveries older than the retention. */
@@ -67,7 +77,8 @@ export function createDeliveryStore(store: Store): DeliveryStore {
           .where('attempts', '=', row.attempts)
           .where('next_attempt_at', '=', row.next_attempt_at)
           .executeTakeFirst();
-        if (Number(taken.numUpdatedRows) === 1) claimed.push({ ...row, attempts: row.attempts + 1, tries: row.tries + 1, next_attempt_at: now + CLAIM_MS, last_attempt_at: now });
+        if (Number(taken.numUpdatedRows) === 1)
+          claimed.push({ ...row, attempts: row.attempts + 1, tries: row.tries + 1, next_attempt_at: now + CLAIM_MS, last_attempt_at: now });
       }
       return claimed;
     },
@@ -112,7 +123,12 @@ export function createDeliveryStore(store: Store): DeliveryStore {
     },
 
     async find(endpointId, eventId) {
-      const row = await store.db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId).where('event_id', '=', eventId).executeTakeFirst();
+      const row = await store.db
+        .selectFrom('webhook_deliveries')
+        .selectAll()
+        .where('endpoint_id', '=', endpointId)
+        .where('event_id', '=', eventId)
+        .executeTakeFirst();
       if (row === undefined) return undefined;
       const attempts = await store.db
         .selectFrom('webhook_attempts')

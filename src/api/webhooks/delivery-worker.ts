@@ -24,11 +24,18 @@ export function scheduleWebhookDelivery(ctx: ServiceContext, log: WorkerLog): vo
   let inFlight = 0;
 
   const attempt = async (row: DeliveryRow): Promise<void> => {
-    const endpoint = await ctx.store.db.selectFrom('webhook_endpoints').selectAll().where('endpoint_id', '=', row.endpoint_id).executeTakeFirst();
+    const endpoint = await ctx.store.db
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('endpoint_id', '=', row.endpoint_id)
+      .executeTakeFirst();
     if (endpoint === undefined) return; // removed meanwhile: its deliveries went with it
     const at = ctx.clock.now();
     const t = Math.floor(at / 1000);
-    const signature = [`t=${t}`, ...endpoints.signingSecrets(endpoint, at).map((secret) => `v1=${computeWebhookSignature(secret, t, row.payload_json)}`)].join(',');
+    const signature = [
+      `t=${t}`,
+      ...endpoints.signingSecrets(endpoint, at).map((secret) => `v1=${computeWebhookSignature(secret, t, row.payload_json)}`),
+    ].join(',');
     const headers = {
       [WEBHOOK_HEADERS.signature]: signature,
       [WEBHOOK_HEADERS.eventId]: row.event_id,
@@ -53,7 +60,9 @@ export function scheduleWebhookDelivery(ctx: ServiceContext, log: WorkerLog): vo
       runInBackground(
         ctx,
         attempt(row)
-          .catch((error: unknown) => log.warn({ err: error, event_id: row.event_id, endpoint_id: row.endpoint_id }, 'a webhook delivery attempt could not be made'))
+          .catch((error: unknown) =>
+            log.warn({ err: error, event_id: row.event_id, endpoint_id: row.endpoint_id }, 'a webhook delivery attempt could not be made'),
+          )
           .finally(() => (inFlight -= 1)),
       );
     }

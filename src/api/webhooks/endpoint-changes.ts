@@ -27,7 +27,10 @@ export function createEndpointChanges(ctx: ServiceContext): EndpointChanges {
   const endpoints = createEndpointStore(ctx.store, ctx.vault, ctx.clock);
   const endpointOf = async (userId: string, endpointId: string): Promise<EndpointRow> => {
     const row = await endpoints.find(userId, endpointId);
-    if (row === undefined) throw new SvcError('not_found', `you have no webhook endpoint ${JSON.stringify(endpointId)}`, { remedy: 'Yours: swarm-node webhook list.' });
+    if (row === undefined)
+      throw new SvcError('not_found', `you have no webhook endpoint ${JSON.stringify(endpointId)}`, {
+        remedy: 'Yours: swarm-node webhook list.',
+      });
     return row;
   };
   return {
@@ -38,8 +41,17 @@ export function createEndpointChanges(ctx: ServiceContext): EndpointChanges {
       const url = checkEndpointUrl(given.url, ctx.webhookDelivery.allowPrivate);
       // The count of the user's endpoints is checked under this lock (endpoint-store.ts), taken before the transaction.
       return ctx.store.lockedTransaction([webhookEndpointsLock(userId)], async () => {
-        const made = await endpoints.create(userId, { url, ...(given.events === undefined ? {} : { events: given.events }), ...(given.description === undefined ? {} : { description: given.description }) });
-        await ctx.audit.record(userId, 'webhook_changed', client, { endpoint_id: made.endpoint.endpoint_id, change: 'added', url, events: made.endpoint.events });
+        const made = await endpoints.create(userId, {
+          url,
+          ...(given.events === undefined ? {} : { events: given.events }),
+          ...(given.description === undefined ? {} : { description: given.description }),
+        });
+        await ctx.audit.record(userId, 'webhook_changed', client, {
+          endpoint_id: made.endpoint.endpoint_id,
+          change: 'added',
+          url,
+          events: made.endpoint.events,
+        });
         return made;
       });
     },

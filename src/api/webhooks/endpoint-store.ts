@@ -3,7 +3,14 @@
 // still signing beside the new one for a while, so a receiver can switch without losing a delivery.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { SvcError } from '../../contract/errors.js';
-import { eventMaskOf, eventsOfMask, MAX_WEBHOOK_ENDPOINTS, WEBHOOK_EVENTS, type WebhookEndpoint, type WebhookEvent } from '../../contract/webhooks.js';
+import {
+  eventMaskOf,
+  eventsOfMask,
+  MAX_WEBHOOK_ENDPOINTS,
+  WEBHOOK_EVENTS,
+  type WebhookEndpoint,
+  type WebhookEvent,
+} from '../../contract/webhooks.js';
 import { isoTime, type Clock } from '../../lib/clock.js';
 import type { Store } from '../store/store.js';
 import type { Tables } from '../store/tables.js';
@@ -12,12 +19,19 @@ import type { Vault } from '../vault/vault.js';
 export type EndpointRow = Tables['webhook_endpoints'];
 
 export interface EndpointStore {
-  create(userId: string, given: { url: string; events?: readonly WebhookEvent[]; description?: string }): Promise<{ endpoint: WebhookEndpoint; signing_secret: string }>;
+  create(
+    userId: string,
+    given: { url: string; events?: readonly WebhookEvent[]; description?: string },
+  ): Promise<{ endpoint: WebhookEndpoint; signing_secret: string }>;
   list(userId: string): Promise<WebhookEndpoint[]>;
   /** The user's endpoint; undefined for another user's or none (the same 404). */
   find(userId: string, endpointId: string): Promise<EndpointRow | undefined>;
   remove(userId: string, endpointId: string): Promise<boolean>;
-  rotate(userId: string, endpointId: string, previousSeconds: number): Promise<{ endpoint: WebhookEndpoint; signing_secret: string } | undefined>;
+  rotate(
+    userId: string,
+    endpointId: string,
+    previousSeconds: number,
+  ): Promise<{ endpoint: WebhookEndpoint; signing_secret: string } | undefined>;
   /** The secrets a delivery is signed with now: the current one, and the previous one until it expires. */
   signingSecrets(row: EndpointRow, now: number): string[];
   /** Seals again under the current key up to `limit` endpoints' secrets an older key sealed. */
@@ -43,7 +57,12 @@ export function createEndpointStore(store: Store, vault: Vault, clock: Clock): E
     previous_secret_expires_at: row.previous_expires_at !== null && row.previous_expires_at > now ? isoTime(row.previous_expires_at) : null,
   });
   const find = (userId: string, endpointId: string) =>
-    store.db.selectFrom('webhook_endpoints').selectAll().where('user_id', '=', userId).where('endpoint_id', '=', endpointId).executeTakeFirst();
+    store.db
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('endpoint_id', '=', endpointId)
+      .executeTakeFirst();
 
   return {
     viewOf,
@@ -51,12 +70,20 @@ export function createEndpointStore(store: Store, vault: Vault, clock: Clock): E
 
     async create(userId, given) {
       return store.lockedTransaction([webhookEndpointsLock(userId)], async () => {
-        const count = await store.db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
+        const count = await store.db
+          .selectFrom('webhook_endpoints')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('user_id', '=', userId)
+          .executeTakeFirstOrThrow();
         if (Number(count.n) >= MAX_WEBHOOK_ENDPOINTS) {
-          throw new SvcError('limit_reached', `you have ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints, the most a user may have; nothing was added`, {
-            remedy: 'Remove one you no longer use (swarm-node webhook list, swarm-node webhook rm ID), then add this one.',
-            extensions: { limit: MAX_WEBHOOK_ENDPOINTS },
-          });
+          throw new SvcError(
+            'limit_reached',
+            `you have ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints, the most a user may have; nothing was added`,
+            {
+              remedy: 'Remove one you no longer use (swarm-node webhook list, swarm-node webhook rm ID), then add this one.',
+              extensions: { limit: MAX_WEBHOOK_ENDPOINTS },
+            },
+          );
         }
         const now = clock.now();
         const endpointId = randomUUID();
@@ -85,7 +112,13 @@ export function createEndpointStore(store: Store, vault: Vault, clock: Clock): E
 
     async list(userId) {
       const now = clock.now();
-      const rows = await store.db.selectFrom('webhook_endpoints').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('endpoint_id').execute();
+      const rows = await store.db
+        .selectFrom('webhook_endpoints')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .orderBy('created_at')
+        .orderBy('endpoint_id')
+        .execute();
       return rows.map((row) => viewOf(row, now));
     },
 
@@ -101,7 +134,9 @@ export function createEndpointStore(store: Store, vault: Vault, clock: Clock): E
     },
 
     async rotate(userId, endpointId, previousSeconds) {
-      const row = await store.forUpdate(store.db.selectFrom('webhook_endpoints').selectAll().where('user_id', '=', userId).where('endpoint_id', '=', endpointId)).executeTakeFirst();
+      const row = await store
+        .forUpdate(store.db.selectFrom('webhook_endpoints').selectAll().where('user_id', '=', userId).where('endpoint_id', '=', endpointId))
+        .executeTakeFirst();
       if (row === undefined) return undefined;
       const now = clock.now();
       const secret = newSigningSecret();
@@ -126,7 +161,12 @@ export function createEndpointStore(store: Store, vault: Vault, clock: Clock): E
     signingSecrets(row, now) {
       const context = contextOf(row.endpoint_id);
       const secrets = [vault.open({ key_id: row.secret_key_id, nonce: row.secret_nonce, ciphertext: row.secret_ciphertext }, context)];
-      if (row.previous_ciphertext !== null && row.previous_key_id !== null && row.previous_nonce !== null && (row.previous_expires_at ?? 0) > now) {
+      if (
+        row.previous_ciphertext !== null &&
+        row.previous_key_id !== null &&
+        row.previous_nonce !== null &&
+        (row.previous_expires_at ?? 0) > now
+      ) {
         secrets.push(vault.open({ key_id: row.previous_key_id, nonce: row.previous_nonce, ciphertext: row.previous_ciphertext }, context));
       }
       return secrets;
@@ -144,18 +184,26 @@ export function createEndpointStore(store: Store, vault: Vault, clock: Clock): E
       let moved = 0;
       for (const row of rows) {
         const context = contextOf(row.endpoint_id);
-        const current = vault.seal(vault.open({ key_id: row.secret_key_id, nonce: row.secret_nonce, ciphertext: row.secret_ciphertext }, context), context);
+        const current = vault.seal(
+          vault.open({ key_id: row.secret_key_id, nonce: row.secret_nonce, ciphertext: row.secret_ciphertext }, context),
+          context,
+        );
         const previous =
           row.previous_key_id === null || row.previous_nonce === null || row.previous_ciphertext === null
             ? undefined
-            : vault.seal(vault.open({ key_id: row.previous_key_id, nonce: row.previous_nonce, ciphertext: row.previous_ciphertext }, context), context);
+            : vault.seal(
+                vault.open({ key_id: row.previous_key_id, nonce: row.previous_nonce, ciphertext: row.previous_ciphertext }, context),
+                context,
+              );
         const updated = await store.db
           .updateTable('webhook_endpoints')
           .set({
             secret_key_id: current.key_id,
             secret_nonce: current.nonce,
             secret_ciphertext: current.ciphertext,
-            ...(previous === undefined ? {} : { previous_key_id: previous.key_id, previous_nonce: previous.nonce, previous_ciphertext: previous.ciphertext }),
+            ...(previous === undefined
+              ? {}
+              : { previous_key_id: previous.key_id, previous_nonce: previous.nonce, previous_ciphertext: previous.ciphertext }),
           })
           .where('endpoint_id', '=', row.endpoint_id)
           .where('secret_ciphertext', '=', row.secret_ciphertext)

@@ -15,7 +15,8 @@ export function checkEndpointUrl(text: string, allowPrivate: boolean): string {
     return refuse('must be an absolute https URL');
   }
   if (url.protocol !== 'https:') refuse('must be an https URL: deliveries carry run events and are signed, never sent in clear');
-  if (url.username !== '' || url.password !== '') refuse('must not carry a user name or password (the signature authenticates the service)');
+  if (url.username !== '' || url.password !== '')
+    refuse('must not carry a user name or password (the signature authenticates the service)');
   if (url.hash !== '') refuse('must not have a fragment');
   const literal = literalAddressOf(url.hostname);
   const refusal = literal === undefined ? undefined : addressRefusal(literal, { allowPrivate });

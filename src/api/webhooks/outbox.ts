@@ -27,7 +27,10 @@ export function payloadOf(run: RunRow, event: WebhookEvent, eventId: string, now
   let error: { code: string; message: string } | null = null;
   if (run.status === 'failed') {
     const output = JSON.parse(run.output_json ?? 'null') as { error?: unknown; message?: unknown } | null;
-    error = { code: typeof output?.error === 'string' ? output.error : 'failed', message: typeof output?.message === 'string' ? output.message : '' };
+    error = {
+      code: typeof output?.error === 'string' ? output.error : 'failed',
+      message: typeof output?.message === 'string' ? output.message : '',
+    };
   }
   return {
     id: eventId,

@@ -33,7 +33,8 @@ const MAX_WAIT_SECONDS = 3600;
 
 export function parseWaitSeconds(value: string): number {
   const seconds = Number(value);
-  if (!/^\d+$/.test(value) || seconds > MAX_WAIT_SECONDS) throw new InvalidArgumentError(`give whole seconds from 0 to ${MAX_WAIT_SECONDS}`);
+  if (!/^\d+$/.test(value) || seconds > MAX_WAIT_SECONDS)
+    throw new InvalidArgumentError(`give whole seconds from 0 to ${MAX_WAIT_SECONDS}`);
   return seconds;
 }
 
@@ -51,19 +52,20 @@ function sessionOfYours(error: unknown, asked: { tier: string; payment: string; 
 }
 
 export function activateCommand(): Command {
-  return new Command('activate')
-    .description('activate a paid session: get the deploy token that installs this node')
-    .addOption(new Option('--tier <tier_id>', 'the tier paid for (alias: --offer)').choices(TIER_IDS))
-    // login and wizard call the same value --offer: either name works here.
-    .addOption(new Option('--offer <tier_id>').choices(TIER_IDS).hideHelp())
-    .option('--email <email>', 'the checkout e-mail (becomes the session user_id; default: the signed-in user)')
-    .requiredOption('--payment <payment_id>', 'the payment id from the payment provider (an identifier: it proves nothing)')
-    .option('--session <session_id>', 'resume a session created earlier, instead of --tier and --email')
-    .option('--wait <seconds>', 'how long to wait for the payment to be confirmed; 0 tries once', parseWaitSeconds, DEFAULT_WAIT_SECONDS)
-    .option('--deploy-token-file <file>', 'write the deploy token to this file (mode 0600) instead of printing it')
-    .addHelpText(
-      'after',
-      `
+  return (
+    new Command('activate')
+      .description('activate a paid session: get the deploy token that installs this node')
+      .addOption(new Option('--tier <tier_id>', 'the tier paid for (alias: --offer)').choices(TIER_IDS))
+      // login and wizard call the same value --offer: either name works here.
+      .addOption(new Option('--offer <tier_id>').choices(TIER_IDS).hideHelp())
+      .option('--email <email>', 'the checkout e-mail (becomes the session user_id; default: the signed-in user)')
+      .requiredOption('--payment <payment_id>', 'the payment id from the payment provider (an identifier: it proves nothing)')
+      .option('--session <session_id>', 'resume a session created earlier, instead of --tier and --email')
+      .option('--wait <seconds>', 'how long to wait for the payment to be confirmed; 0 tries once', parseWaitSeconds, DEFAULT_WAIT_SECONDS)
+      .option('--deploy-token-file <file>', 'write the deploy token to this file (mode 0600) instead of printing it')
+      .addHelpText(
+        'after',
+        `
 Needs a sign-in within the last 15 minutes as the user who paid (swarm-node login; in a terminal it asks for a
 code by mail itself): the deploy token it mints enrols a node into that account. A session gives its deploy token
 once; for another node, sign in and run swarm-node enroll (or install) there. Waits while the payment is not
@@ -73,76 +75,84 @@ Example:
   $ swarm-node login --email you@example.com
   $ swarm-node activate --tier svc_starter_agents --payment pay_123 --deploy-token-file /root/deploy-token
   $ sudo ./bin/swarm-node install --deploy-token-file /root/deploy-token`,
-    )
-    .action(async (options: ActivateOptions, command: Command) => {
-      const ctx = contextFor(command);
-      if (options.tier !== undefined && options.offer !== undefined && options.tier !== options.offer) {
-        throw new SvcError('usage', `--tier ${options.tier} and --offer ${options.offer} name different tiers`, {
-          remedy: '--offer is another name for --tier: give one of them.',
-        });
-      }
-      const tier = options.tier ?? options.offer;
-      if (options.session === undefined && tier === undefined) {
-        throw new SvcError('usage', 'give --tier (a new session), or --session (one created earlier)', {
-          remedy: 'Example: swarm-node activate --tier svc_starter_agents --payment pay_123',
-        });
-      }
-      if (options.email !== undefined && !isEmailAddress(options.email)) throw new SvcError('usage', `--email ${JSON.stringify(options.email)} is not an e-mail address`);
-      const email = options.email ?? ctx.requireJwt().sub;
-      const { activateNode } = await import('../../node/identity/activate.js');
-      const client = await ctx.client();
-      const input = {
-        ...(options.session === undefined ? { tierId: tier!, email } : { sessionId: options.session }),
-        paymentId: options.payment,
-        waitSeconds: options.wait,
-      };
-      const activation = await withRecentSignIn(ctx, (token) =>
-        ctx.output.spin(`Activating with payment ${options.payment}`, (update) =>
-          activateNode(
-            {
-              client,
-              token,
-              clock: ctx.clock,
-              onWait: (attempt, delayMs) => update(`Payment ${options.payment} not confirmed yet; retry ${attempt} in ${Math.ceil(delayMs / 1000)}s`),
-            },
-            input,
-          ).catch((error: unknown) => {
-            throw inFlagTerms(sessionOfYours(error, { tier: tier ?? ctx.requireJwt().tier, payment: options.payment, signedIn: ctx.requireJwt().sub }), ACTIVATE_TERMS);
-          }),
-        ),
-      );
+      )
+      .action(async (options: ActivateOptions, command: Command) => {
+        const ctx = contextFor(command);
+        if (options.tier !== undefined && options.offer !== undefined && options.tier !== options.offer) {
+          throw new SvcError('usage', `--tier ${options.tier} and --offer ${options.offer} name different tiers`, {
+            remedy: '--offer is another name for --tier: give one of them.',
+          });
+        }
+        const tier = options.tier ?? options.offer;
+        if (options.session === undefined && tier === undefined) {
+          throw new SvcError('usage', 'give --tier (a new session), or --session (one created earlier)', {
+            remedy: 'Example: swarm-node activate --tier svc_starter_agents --payment pay_123',
+          });
+        }
+        if (options.email !== undefined && !isEmailAddress(options.email))
+          throw new SvcError('usage', `--email ${JSON.stringify(options.email)} is not an e-mail address`);
+        const email = options.email ?? ctx.requireJwt().sub;
+        const { activateNode } = await import('../../node/identity/activate.js');
+        const client = await ctx.client();
+        const input = {
+          ...(options.session === undefined ? { tierId: tier!, email } : { sessionId: options.session }),
+          paymentId: options.payment,
+          waitSeconds: options.wait,
+        };
+        const activation = await withRecentSignIn(ctx, (token) =>
+          ctx.output.spin(`Activating with payment ${options.payment}`, (update) =>
+            activateNode(
+              {
+                client,
+                token,
+                clock: ctx.clock,
+                onWait: (attempt, delayMs) =>
+                  update(`Payment ${options.payment} not confirmed yet; retry ${attempt} in ${Math.ceil(delayMs / 1000)}s`),
+              },
+              input,
+            ).catch((error: unknown) => {
+              throw inFlagTerms(
+                sessionOfYours(error, { tier: tier ?? ctx.requireJwt().tier, payment: options.payment, signedIn: ctx.requireJwt().sub }),
+                ACTIVATE_TERMS,
+              );
+            }),
+          ),
+        );
 
-      const minutes = Math.round(DEPLOY_TOKEN_LIFETIME_SECONDS / 60);
-      const { deploy_token, attempts: _attempts, ...details } = activation;
-      let tokenFile: string | undefined;
-      if (options.deployTokenFile !== undefined) {
-        writeFileAtomic(options.deployTokenFile, `${deploy_token}\n`, 0o600);
-        tokenFile = options.deployTokenFile;
-      }
-      // Without --deploy-token-file the token is on the screen: the next step names the file to put it in. Before
-      // install, swarm-node is not on sudo's PATH: the step names this package's own program (program-word.ts).
-      const install = ctx.output.commands(`sudo swarm-node install --deploy-token-file ${tokenFile ?? './deploy-token'}`);
-      const result = {
-        ...details,
-        ...(tokenFile === undefined ? { deploy_token } : { deploy_token_file: tokenFile }),
-        next_step: install,
-      };
-      const tokenLine: [string, string] = tokenFile === undefined ? ['deploy_token', deploy_token] : ['deploy_token_file', tokenFile];
-      ctx.output.result(result, () =>
-        keyValues([
-          tokenLine,
-          ['expires_at', details.deploy_token_expires_at],
-          ['install_path', details.install_path],
-          ['deploy_mode', details.deploy_mode],
-          ['session_id', details.session_id],
-        ]),
-      );
-      if (tokenFile === undefined) {
-        ctx.output.warn(`the deploy token is a secret: it installs a node, once, within ${minutes} minutes. Don't share it or paste it into a chat.`);
-        ctx.output.next(`Next: put it in ./deploy-token, a file only you can read (umask 077; cat > deploy-token), then: ${install}`);
-      } else {
-        ctx.output.success(`Deploy token written to ${tokenFile} (mode 0600); it installs a node once, within ${minutes} minutes.`);
-        ctx.output.next(`Next: ${install}`);
-      }
-    });
+        const minutes = Math.round(DEPLOY_TOKEN_LIFETIME_SECONDS / 60);
+        const { deploy_token, attempts: _attempts, ...details } = activation;
+        let tokenFile: string | undefined;
+        if (options.deployTokenFile !== undefined) {
+          writeFileAtomic(options.deployTokenFile, `${deploy_token}\n`, 0o600);
+          tokenFile = options.deployTokenFile;
+        }
+        // Without --deploy-token-file the token is on the screen: the next step names the file to put it in. Before
+        // install, swarm-node is not on sudo's PATH: the step names this package's own program (program-word.ts).
+        const install = ctx.output.commands(`sudo swarm-node install --deploy-token-file ${tokenFile ?? './deploy-token'}`);
+        const result = {
+          ...details,
+          ...(tokenFile === undefined ? { deploy_token } : { deploy_token_file: tokenFile }),
+          next_step: install,
+        };
+        const tokenLine: [string, string] = tokenFile === undefined ? ['deploy_token', deploy_token] : ['deploy_token_file', tokenFile];
+        ctx.output.result(result, () =>
+          keyValues([
+            tokenLine,
+            ['expires_at', details.deploy_token_expires_at],
+            ['install_path', details.install_path],
+            ['deploy_mode', details.deploy_mode],
+            ['session_id', details.session_id],
+          ]),
+        );
+        if (tokenFile === undefined) {
+          ctx.output.warn(
+            `the deploy token is a secret: it installs a node, once, within ${minutes} minutes. Don't share it or paste it into a chat.`,
+          );
+          ctx.output.next(`Next: put it in ./deploy-token, a file only you can read (umask 077; cat > deploy-token), then: ${install}`);
+        } else {
+          ctx.output.success(`Deploy token written to ${tokenFile} (mode 0600); it installs a node once, within ${minutes} minutes.`);
+          ctx.output.next(`Next: ${install}`);
+        }
+      })
+  );
 }

@@ -7,7 +7,10 @@ import { Command } from 'commander';
 export function agentExecCommand(): Command {
   return new Command('agent-exec')
     .description('run one agent for the daemon, inside the sandbox systemd made for it (started by svc-swarm-node-agent.socket)')
-    .addHelpText('after', '\nStarted by systemd, never by hand: its stdin and stdout are the daemon\'s connection.\n\nExample:\n  $ systemctl status \'svc-swarm-node-agent@*\'')
+    .addHelpText(
+      'after',
+      "\nStarted by systemd, never by hand: its stdin and stdout are the daemon's connection.\n\nExample:\n  $ systemctl status 'svc-swarm-node-agent@*'",
+    )
     .action(async () => {
       const { serveAgentExec } = await import('../../node/runner/agent-exec.js');
       await serveAgentExec(process.stdin, process.stdout);

@@ -30,7 +30,8 @@ async function jwtFor(ctx: CommandContext, options: TokenOptions): Promise<strin
 /** A JWT handed to the command (a file, stdin, the environment); undefined: the stored one. */
 async function givenJwt(ctx: CommandContext, options: TokenOptions): Promise<string | undefined> {
   const { normalizeTokenText } = await import('../../node/identity/token.js');
-  if (options.tokenFile !== undefined && options.tokenStdin === true) throw new SvcError('usage', 'give one of --token-file and --token-stdin');
+  if (options.tokenFile !== undefined && options.tokenStdin === true)
+    throw new SvcError('usage', 'give one of --token-file and --token-stdin');
   if (options.tokenFile !== undefined) {
     try {
       return normalizeTokenText(readFileSync(options.tokenFile, 'utf8'), options.tokenFile);
@@ -40,7 +41,10 @@ async function givenJwt(ctx: CommandContext, options: TokenOptions): Promise<str
     }
   }
   if (options.tokenStdin === true) {
-    if (process.stdin.isTTY) throw new SvcError('usage', '--token-stdin reads a piped token and never prompts', { remedy: 'Pipe it: ... --token-stdin < token-file' });
+    if (process.stdin.isTTY)
+      throw new SvcError('usage', '--token-stdin reads a piped token and never prompts', {
+        remedy: 'Pipe it: ... --token-stdin < token-file',
+      });
     return normalizeTokenText(readFileSync(0, 'utf8'), 'standard input');
   }
   for (const name of ['SVC_TOKEN', 'SVC_JWT']) {
@@ -55,15 +59,24 @@ const short = (digest: string): string => digest.slice(0, 12);
 function versionsTable(versions: readonly AgentVersion[]): string {
   return table(
     ['VERSION', 'DIGEST', 'UPLOADED', 'SIZE', 'FILES', 'CURRENT'],
-    versions.map((v) => [v.version, short(v.digest), shortTime(v.uploaded_at), `${v.size_bytes} B`, String(v.files), v.current ? 'yes' : '']),
+    versions.map((v) => [
+      v.version,
+      short(v.digest),
+      shortTime(v.uploaded_at),
+      `${v.size_bytes} B`,
+      String(v.files),
+      v.current ? 'yes' : '',
+    ]),
     ['left', 'left', 'left', 'right', 'right', 'left'],
   );
 }
 
 export function agentCommand(): Command {
-  const agent = new Command('agent').description('agents of your own, and your versions of the catalog agents: init, run-local, upload, versions, rollback, remove').addHelpText(
-    'after',
-    `
+  const agent = new Command('agent')
+    .description('agents of your own, and your versions of the catalog agents: init, run-local, upload, versions, rollback, remove')
+    .addHelpText(
+      'after',
+      `
 Example:
   $ swarm-node agent init ./my-agent --id my_agent
   $ swarm-node agent run-local ./my-agent --input name=Ada
@@ -73,7 +86,7 @@ Example:
   $ swarm-node agent versions agent_ops_monitor_004
   $ swarm-node agent rollback agent_ops_monitor_004
   $ swarm-node agent remove agent_ops_monitor_004 0.1.0`,
-  );
+    );
 
   agent.addCommand(
     new Command('init')
@@ -81,7 +94,11 @@ Example:
       .argument('<dir>', 'a new or empty directory')
       .option('--id <name>', 'the agent: a name of your own (2-48 lower-case letters, digits and _), or a catalog agent_id')
       .option('--agent <agent_id>', 'the same as --id (a catalog agent_id, or your own name)')
-      .addOption(new Option('--lang <language>', 'the entry script: JavaScript (main.mjs) or TypeScript (main.ts)').choices(['js', 'ts']).default('js'))
+      .addOption(
+        new Option('--lang <language>', 'the entry script: JavaScript (main.mjs) or TypeScript (main.ts)')
+          .choices(['js', 'ts'])
+          .default('js'),
+      )
       .addHelpText(
         'after',
         `
@@ -95,12 +112,20 @@ Example:
       )
       .action(async (dir: string, options: { id?: string; agent?: string; lang: 'js' | 'ts' }, command: Command) => {
         const ctx = contextFor(command);
-        if (options.id !== undefined && options.agent !== undefined && options.id !== options.agent) throw new SvcError('usage', 'give --id or --agent, not both');
+        if (options.id !== undefined && options.agent !== undefined && options.id !== options.agent)
+          throw new SvcError('usage', 'give --id or --agent, not both');
         const agentId = options.id ?? options.agent;
-        if (agentId === undefined) throw new SvcError('usage', 'name the agent: --id <name>', { remedy: 'For example: swarm-node agent init ./my-agent --id my_agent' });
+        if (agentId === undefined)
+          throw new SvcError('usage', 'name the agent: --id <name>', {
+            remedy: 'For example: swarm-node agent init ./my-agent --id my_agent',
+          });
         const { scaffoldAgent } = await import('../../node/agents/scaffold.js');
         ctx.output.result(scaffoldAgent(dir, agentId, options.lang), (r) =>
-          [`Created ${r.dir} (${r.own ? 'your own agent' : 'your version of'} ${r.agent_id}, version ${r.version}): ${r.files.join(', ')}.`, `Try it:  swarm-node agent run-local ${dir} --input name=Ada`, `Then:    swarm-node agent upload ${dir}`].join('\n'),
+          [
+            `Created ${r.dir} (${r.own ? 'your own agent' : 'your version of'} ${r.agent_id}, version ${r.version}): ${r.files.join(', ')}.`,
+            `Try it:  swarm-node agent run-local ${dir} --input name=Ada`,
+            `Then:    swarm-node agent upload ${dir}`,
+          ].join('\n'),
         );
       }),
   );
@@ -111,7 +136,7 @@ Example:
       .argument('<dir>', 'a bundle directory (agent.json at its top)')
       .option('--input <key=value>', "a field of the agent's input (repeat it); values are strings", collectInputPair)
       .option('--input-file <file>', 'the agent\'s whole input, a JSON object ("-" for stdin)')
-      .option('--home <dir>', 'where the agent\'s state is kept between runs here (default ~/.cache/swarm-node/run-local)')
+      .option('--home <dir>', "where the agent's state is kept between runs here (default ~/.cache/swarm-node/run-local)")
       .addHelpText(
         'after',
         `
@@ -130,13 +155,28 @@ Example:
         const { runBundleLocally } = await import('../../node/agents/run-bundle-locally.js');
         const run = await runBundleLocally(dir, { input, ...(options.home === undefined ? {} : { home: options.home }) });
         if (run.outcome.status === 'failed') {
-          throw new SvcError('failed', `${run.agent_id} ${run.version} failed (${run.outcome.output.error}): ${run.outcome.output.message}`, {
-            remedy: 'A failed run on a node is refunded; fix the agent and run it here again.',
-          });
+          throw new SvcError(
+            'failed',
+            `${run.agent_id} ${run.version} failed (${run.outcome.output.error}): ${run.outcome.output.message}`,
+            {
+              remedy: 'A failed run on a node is refunded; fix the agent and run it here again.',
+            },
+          );
         }
-        const result = { agent_id: run.agent_id, version: run.version, digest: run.digest, run_id: run.run_id, state_dir: run.state_dir, status: run.outcome.status, output: run.outcome.output };
+        const result = {
+          agent_id: run.agent_id,
+          version: run.version,
+          digest: run.digest,
+          run_id: run.run_id,
+          state_dir: run.state_dir,
+          status: run.outcome.status,
+          output: run.outcome.output,
+        };
         ctx.output.result(result, (r) => {
-          const summary = typeof (r.output as { summary?: unknown } | null)?.summary === 'string' ? (r.output as { summary: string }).summary : JSON.stringify(r.output, null, 2);
+          const summary =
+            typeof (r.output as { summary?: unknown } | null)?.summary === 'string'
+              ? (r.output as { summary: string }).summary
+              : JSON.stringify(r.output, null, 2);
           return `Ran ${r.agent_id} ${r.version} here (not charged):\n${summary}`;
         });
       }),
@@ -174,13 +214,18 @@ Example:
     withToken(new Command('versions'))
       .description('list your uploaded versions of an agent, newest first, and which one is current')
       .argument('<agent_id>', 'a catalog agent (swarm-node agents)')
-      .addHelpText('after', `${TOKEN_HELP}\n\nExample:\n  $ swarm-node agent versions agent_ops_monitor_004\n  $ swarm-node agent versions agent_ops_monitor_004 --json | jq -r .current.digest`)
+      .addHelpText(
+        'after',
+        `${TOKEN_HELP}\n\nExample:\n  $ swarm-node agent versions agent_ops_monitor_004\n  $ swarm-node agent versions agent_ops_monitor_004 --json | jq -r .current.digest`,
+      )
       .action(async (agentId: string, options: TokenOptions, command: Command) => {
         const ctx = contextFor(command);
         const token = await jwtFor(ctx, options);
         const { agentVersions } = await import('../../node/agents/upload.js');
         ctx.output.result(await agentVersions(await ctx.client(), token, agentId), (r) =>
-          r.versions.length === 0 ? `No uploaded version of ${r.agent_id}: your runs use the built-in agent (swarm-node agent init to start one).` : versionsTable(r.versions),
+          r.versions.length === 0
+            ? `No uploaded version of ${r.agent_id}: your runs use the built-in agent (swarm-node agent init to start one).`
+            : versionsTable(r.versions),
         );
       }),
   );
@@ -209,7 +254,8 @@ Example:
         const client = await ctx.client();
         const result = await withRecentSignIn(
           ctx,
-          (token) => (options.builtin === true ? useBuiltInAgent(client, token, agentId) : rollbackAgent(client, token, agentId, options.to)),
+          (token) =>
+            options.builtin === true ? useBuiltInAgent(client, token, agentId) : rollbackAgent(client, token, agentId, options.to),
           given,
         );
         ctx.output.result(result, (r) =>
@@ -249,12 +295,18 @@ Example:
         const version = await versionToRemove(client, token, agentId, which);
         if (options.yes !== true) {
           const { confirmVersionRemoval } = await import('../prompts.js');
-          if (!(await confirmVersionRemoval(`${agentId} version ${version.version} (${short(version.digest)}, ${version.size_bytes} bytes)`))) {
+          if (
+            !(await confirmVersionRemoval(`${agentId} version ${version.version} (${short(version.digest)}, ${version.size_bytes} bytes)`))
+          ) {
             throw new SvcError('failed', 'not confirmed: nothing was removed');
           }
         }
         const given = await givenJwt(ctx, options);
-        ctx.output.result(await withRecentSignIn(ctx, (fresh) => removeAgentVersion(client, fresh, version), given), (r) => `Removed ${r.agent_id} version ${r.removed.version} (${short(r.removed.digest)}, ${r.removed.size_bytes} bytes); ${r.versions.length} version(s) left.`);
+        ctx.output.result(
+          await withRecentSignIn(ctx, (fresh) => removeAgentVersion(client, fresh, version), given),
+          (r) =>
+            `Removed ${r.agent_id} version ${r.removed.version} (${short(r.removed.digest)}, ${r.removed.size_bytes} bytes); ${r.versions.length} version(s) left.`,
+        );
       }),
   );
   return agent;

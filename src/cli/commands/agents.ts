@@ -7,7 +7,7 @@ import { contextFor } from '../context.js';
 export function agentsCommand(): Command {
   return new Command('agents')
     .description('list the agents you can run, with their price per run (your own agents too, when signed in)')
-    .addHelpText('after', '\nExample:\n  $ swarm-node agents\n  $ swarm-node agents --json | jq -r \'.agents[].agent_id\'')
+    .addHelpText('after', "\nExample:\n  $ swarm-node agents\n  $ swarm-node agents --json | jq -r '.agents[].agent_id'")
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
       const { agentCatalog } = await import('../../node/service/catalog.js');
@@ -17,7 +17,9 @@ export function agentsCommand(): Command {
       const { source, agents, unreachable } = await agentCatalog(await ctx.client(), bearer);
       if (unreachable !== undefined) ctx.output.warn(`${unreachable.message}; showing the built-in catalog`);
       ctx.output.result({ source, agents }, ({ agents: list }, style) =>
-        list.map((agent) => `${agent.agent_id.padEnd(26)} ${formatDollars(agent.price_cents).padStart(6)}  ${style.dim(agent.name)}`).join('\n'),
+        list
+          .map((agent) => `${agent.agent_id.padEnd(26)} ${formatDollars(agent.price_cents).padStart(6)}  ${style.dim(agent.name)}`)
+          .join('\n'),
       );
     });
 }

@@ -40,9 +40,12 @@ Example:
     .action(async (runId: string, flags: ArtifactsFlags, command: Command) => {
       const ctx = contextFor(command);
       if (!new RegExp(UUID_PATTERN).test(runId)) {
-        throw new SvcError('usage', `${JSON.stringify(runId)} is not a run id`, { remedy: 'Give the run_id of a run, a UUID (your runs and their ids: swarm-node runs).' });
+        throw new SvcError('usage', `${JSON.stringify(runId)} is not a run id`, {
+          remedy: 'Give the run_id of a run, a UUID (your runs and their ids: swarm-node runs).',
+        });
       }
-      if (flags.force === true && flags.download === undefined) throw new SvcError('usage', '--force goes with --download', { remedy: 'Add --download DIR.' });
+      if (flags.force === true && flags.download === undefined)
+        throw new SvcError('usage', '--force goes with --download', { remedy: 'Add --download DIR.' });
       const jwt = ctx.requireJwt();
       const { downloadRunArtifacts, listRunArtifacts } = await import('../../node/service/run-artifacts.js');
       const client = await ctx.client();
@@ -50,8 +53,9 @@ Example:
       const result: ArtifactsResult = { ...listing };
       if (flags.download !== undefined && listing.artifacts.length > 0) {
         const into = flags.download;
-        result.downloaded = await ctx.output.spin(`downloading ${listing.artifacts.length} artifact${listing.artifacts.length === 1 ? '' : 's'} into ${into}`, () =>
-          downloadRunArtifacts(client, jwt.token, listing, into, { force: flags.force === true }),
+        result.downloaded = await ctx.output.spin(
+          `downloading ${listing.artifacts.length} artifact${listing.artifacts.length === 1 ? '' : 's'} into ${into}`,
+          () => downloadRunArtifacts(client, jwt.token, listing, into, { force: flags.force === true }),
         );
       }
       ctx.output.result(result, render);
@@ -60,7 +64,9 @@ Example:
 
 function render(result: ArtifactsResult): string {
   if (result.artifacts.length === 0) {
-    return result.expires_at !== null && Date.parse(result.expires_at) <= Date.now() ? `The artifacts of run ${result.run_id} expired at ${result.expires_at}.` : `Run ${result.run_id} has no artifacts.`;
+    return result.expires_at !== null && Date.parse(result.expires_at) <= Date.now()
+      ? `The artifacts of run ${result.run_id} expired at ${result.expires_at}.`
+      : `Run ${result.run_id} has no artifacts.`;
   }
   const rows = result.artifacts.map((artifact) => [artifact.name, String(artifact.size_bytes), artifact.sha256]);
   const lines = [table(['NAME', 'BYTES', 'SHA256'], rows, ['left', 'right', 'left'])];

@@ -20,14 +20,23 @@ export function auditCommand(): Command {
     .action(async (options: AuditOptions, command: Command) => {
       const ctx = contextFor(command);
       const { auditEvents } = await import('../../node/service/account-api.js');
-      const page = await auditEvents(await ctx.client(), ctx.requireJwt().token, { limit: options.limit, ...(options.before === undefined ? {} : { before: options.before }) });
+      const page = await auditEvents(await ctx.client(), ctx.requireJwt().token, {
+        limit: options.limit,
+        ...(options.before === undefined ? {} : { before: options.before }),
+      });
       ctx.output.result(page, (p) => renderAudit(p.events, p.next_before));
     });
 }
 
 function renderAudit(events: AuditEvent[], next: string | null): string {
   if (events.length === 0) return 'No events yet.';
-  const rows = events.map((event) => [event.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), event.kind, describe(event), event.client_address ?? '', event.user_agent ?? '']);
+  const rows = events.map((event) => [
+    event.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
+    event.kind,
+    describe(event),
+    event.client_address ?? '',
+    event.user_agent ?? '',
+  ]);
   const more = next === null ? '' : `\nOlder: swarm-node audit --before ${next}`;
   return `${table(['AT', 'EVENT', 'WHAT', 'FROM', 'CLIENT'], rows)}${more}`;
 }

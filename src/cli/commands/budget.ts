@@ -24,12 +24,16 @@ function dollars(value: string): number {
 }
 
 function agentOf(agent: string | undefined): string | undefined {
-  if (agent !== undefined && findAgentSku(agent) === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(agent)}`, { remedy: 'The catalog: swarm-node agents.' });
+  if (agent !== undefined && findAgentSku(agent) === undefined)
+    throw new SvcError('agent_not_found', `no agent ${JSON.stringify(agent)}`, { remedy: 'The catalog: swarm-node agents.' });
   return agent;
 }
 
 function periodsOf(options: { daily?: unknown; monthly?: unknown }): BudgetPeriod[] {
-  const periods: BudgetPeriod[] = [...(options.daily === undefined ? [] : (['day'] as const)), ...(options.monthly === undefined ? [] : (['month'] as const))];
+  const periods: BudgetPeriod[] = [
+    ...(options.daily === undefined ? [] : (['day'] as const)),
+    ...(options.monthly === undefined ? [] : (['month'] as const)),
+  ];
   if (periods.length === 0) throw new SvcError('usage', 'name the period: --daily and/or --monthly');
   return periods;
 }
@@ -37,9 +41,11 @@ function periodsOf(options: { daily?: unknown; monthly?: unknown }): BudgetPerio
 const scopeOf = (budget: Pick<Budget, 'agent_id'>): string => budget.agent_id ?? 'all agents';
 
 export function budgetCommand(): Command {
-  const budget = new Command('budget').description('caps on what your runs spend per UTC day or month, at the service: list, set, rm').addHelpText(
-    'after',
-    `
+  const budget = new Command('budget')
+    .description('caps on what your runs spend per UTC day or month, at the service: list, set, rm')
+    .addHelpText(
+      'after',
+      `
 A cap counts what the runs started in its day or month were charged, refunds taken off, whoever started them (this
 node, another, curl). A run that would go over it is refused (402 budget_exceeded, exit 11) and charged nothing;
 a daemon pauses the agent until the cap resets. register --daily-cap sets an agent's daily cap here too.
@@ -52,7 +58,7 @@ Example:
   $ swarm-node budget set --daily 1.20 --agent agent_dev_review_012
   $ swarm-node budget list
   $ swarm-node budget rm --daily --agent agent_dev_review_012`,
-  );
+    );
 
   budget.addCommand(
     new Command('list')
@@ -67,7 +73,13 @@ Example:
             ? 'No caps: runs are limited by the balance only. Set one: swarm-node budget set --daily 5'
             : table(
                 ['SCOPE', 'PERIOD', 'CAP', 'SPENT', 'RESETS'],
-                l.budgets.map((b) => [scopeOf(b), b.period, formatDollars(b.cap_cents), formatDollars(b.spent_cents), shortTime(b.resets_at)]),
+                l.budgets.map((b) => [
+                  scopeOf(b),
+                  b.period,
+                  formatDollars(b.cap_cents),
+                  formatDollars(b.spent_cents),
+                  shortTime(b.resets_at),
+                ]),
                 ['left', 'left', 'right', 'right', 'left'],
               ),
         );
@@ -80,7 +92,10 @@ Example:
       .option('--daily <dollars>', 'the most runs started in one UTC day may cost', dollars)
       .option('--monthly <dollars>', 'the most runs started in one UTC month may cost', dollars)
       .option('--agent <agent_id>', 'cap this agent only (default: all your agents together)')
-      .addHelpText('after', '\nExample:\n  $ swarm-node budget set --daily 5 --monthly 50\n  $ swarm-node budget set --daily 1.20 --agent agent_dev_review_012')
+      .addHelpText(
+        'after',
+        '\nExample:\n  $ swarm-node budget set --daily 5 --monthly 50\n  $ swarm-node budget set --daily 1.20 --agent agent_dev_review_012',
+      )
       .action(async (options: SetOptions, command: Command) => {
         const ctx = contextFor(command);
         const agentId = agentOf(options.agent);
@@ -93,7 +108,12 @@ Example:
           set.push(await withRecentSignIn(ctx, (token) => setBudget(client, token, agentId, period, cents)));
         }
         ctx.output.result({ budgets: set }, (r) =>
-          r.budgets.map((b) => `${b.period === 'day' ? 'Daily' : 'Monthly'} cap on ${scopeOf(b)}: ${formatDollars(b.cap_cents)} (${formatDollars(b.spent_cents)} spent; resets ${shortTime(b.resets_at)}).`).join('\n'),
+          r.budgets
+            .map(
+              (b) =>
+                `${b.period === 'day' ? 'Daily' : 'Monthly'} cap on ${scopeOf(b)}: ${formatDollars(b.cap_cents)} (${formatDollars(b.spent_cents)} spent; resets ${shortTime(b.resets_at)}).`,
+            )
+            .join('\n'),
         );
       }),
   );
@@ -117,7 +137,9 @@ Example:
           removed.push({ agent_id: agentId ?? null, period, removed: wasThere });
         }
         ctx.output.result({ budgets: removed }, (r) =>
-          r.budgets.map((b) => `${b.removed ? 'Removed' : 'There was no'} ${b.period === 'day' ? 'daily' : 'monthly'} cap on ${scopeOf(b)}.`).join('\n'),
+          r.budgets
+            .map((b) => `${b.removed ? 'Removed' : 'There was no'} ${b.period === 'day' ? 'daily' : 'monthly'} cap on ${scopeOf(b)}.`)
+            .join('\n'),
         );
       }),
   );

@@ -6,18 +6,16 @@ import { contextFor } from '../context.js';
 const KEY_WIDTH = Math.max(...CONFIG_KEYS.map((key) => key.length)) + 1;
 
 export function configCommand(): Command {
-  const config = new Command('config')
-    .description('show or change the node configuration')
-    .addHelpText(
-      'after',
-      `
+  const config = new Command('config').description('show or change the node configuration').addHelpText(
+    'after',
+    `
 Values come from flags, then the environment (SVC_BASE_URL, SVC_WALLET_URL, SVC_MERCHANT_ID), then the config
 file, then defaults; \`config get\` says which.
 
 Example:
   $ swarm-node config get
   $ swarm-node config set base_url https://api.svc.example`,
-    );
+  );
 
   config
     .command('get')

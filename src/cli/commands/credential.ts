@@ -28,9 +28,15 @@ Example:
         const node = await ctx.requireNode();
         const client = await ctx.client();
         const { rotateNodeCredential } = await import('../../node/identity/credential-rotation.js');
-        const rotated = await withRecentSignIn(ctx, (token) => rotateNodeCredential(client, token, node.node_id, ctx.paths.credentialsFile, ctx.version));
-        ctx.output.result(rotated, (r) => `Rotated the credential of node ${r.node_id}${r.confirmed ? '; every earlier one no longer works' : ''}.`);
-        if (!rotated.confirmed) ctx.output.warn(`the new credential is stored but not used yet (${rotated.confirm_error}); the old one works until it is`);
+        const rotated = await withRecentSignIn(ctx, (token) =>
+          rotateNodeCredential(client, token, node.node_id, ctx.paths.credentialsFile, ctx.version),
+        );
+        ctx.output.result(
+          rotated,
+          (r) => `Rotated the credential of node ${r.node_id}${r.confirmed ? '; every earlier one no longer works' : ''}.`,
+        );
+        if (!rotated.confirmed)
+          ctx.output.warn(`the new credential is stored but not used yet (${rotated.confirm_error}); the old one works until it is`);
       }),
   );
   return credential;

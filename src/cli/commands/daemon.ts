@@ -2,7 +2,14 @@
 // agents on their intervals and logs one logfmt line per event on stdout (src/node/daemon/log.ts).
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { SvcError } from '../../contract/errors.js';
-import { DEFAULT_BACKOFF_MS, DEFAULT_DRAIN_MS, MAX_BACKOFF_MS, OUTAGE_PROBE_CAP_MS, OUTAGE_PROBE_FIRST_MS, spokenDuration } from '../../node/daemon/timing.js';
+import {
+  DEFAULT_BACKOFF_MS,
+  DEFAULT_DRAIN_MS,
+  MAX_BACKOFF_MS,
+  OUTAGE_PROBE_CAP_MS,
+  OUTAGE_PROBE_FIRST_MS,
+  spokenDuration,
+} from '../../node/daemon/timing.js';
 import { contextFor } from '../context.js';
 
 interface DaemonOptions {
@@ -19,7 +26,8 @@ interface DaemonOptions {
 function positiveMs(name: string): (value: string) => number {
   return (value) => {
     const ms = Number(value);
-    if (!Number.isInteger(ms) || ms < 10 || ms > 3_600_000) throw new InvalidArgumentError(`${name} must be a whole number of milliseconds from 10 to 3600000`);
+    if (!Number.isInteger(ms) || ms < 10 || ms > 3_600_000)
+      throw new InvalidArgumentError(`${name} must be a whole number of milliseconds from 10 to 3600000`);
     return ms;
   };
 }
@@ -28,15 +36,33 @@ export function daemonCommand(): Command {
   return (
     new Command('daemon')
       .description("run this node's agents: their schedules and the runs the service hands it, in the foreground (systemd runs this)")
-      .option('--health-addr <addr>', 'serve GET /healthz and /metrics at PORT (loopback) or HOST:PORT (config health_addr; off by default)')
-      .option('--no-autoupdate', 'never check the service for a newer release (config auto_update false; install --no-autoupdate puts it in the unit)')
-      .option('--supervised', 'a supervisor of yours starts it again when it exits (a container restart policy, supervisord, runit): upgrade then stops it and waits for the new one')
-      .option('--autoupdate-interval <duration>', 'between two checks for a newer release, 5m to 7d (config auto_update_interval; 24h by default)')
+      .option(
+        '--health-addr <addr>',
+        'serve GET /healthz and /metrics at PORT (loopback) or HOST:PORT (config health_addr; off by default)',
+      )
+      .option(
+        '--no-autoupdate',
+        'never check the service for a newer release (config auto_update false; install --no-autoupdate puts it in the unit)',
+      )
+      .option(
+        '--supervised',
+        'a supervisor of yours starts it again when it exits (a container restart policy, supervisord, runit): upgrade then stops it and waits for the new one',
+      )
+      .option(
+        '--autoupdate-interval <duration>',
+        'between two checks for a newer release, 5m to 7d (config auto_update_interval; 24h by default)',
+      )
       // For tests and benchmarks only: the defaults are what a node runs with.
       .addOption(new Option('--tick-ms <ms>', 'scheduler tick').argParser(positiveMs('--tick-ms')).hideHelp())
       .addOption(new Option('--backoff-ms <ms>', 'first wait of the slow re-checks').argParser(positiveMs('--backoff-ms')).hideHelp())
-      .addOption(new Option('--drain-ms <ms>', 'how long in-flight runs may finish after SIGTERM').argParser(positiveMs('--drain-ms')).hideHelp())
-      .addOption(new Option('--autoupdate-check-ms <ms>', 'between two checks for a newer release, below the 5m floor').argParser(positiveMs('--autoupdate-check-ms')).hideHelp())
+      .addOption(
+        new Option('--drain-ms <ms>', 'how long in-flight runs may finish after SIGTERM').argParser(positiveMs('--drain-ms')).hideHelp(),
+      )
+      .addOption(
+        new Option('--autoupdate-check-ms <ms>', 'between two checks for a newer release, below the 5m floor')
+          .argParser(positiveMs('--autoupdate-check-ms'))
+          .hideHelp(),
+      )
       .addHelpText(
         'after',
         `
@@ -93,11 +119,14 @@ Example:
           import('../../node/agents/labels.js'),
           import('../../node/daemon/auto-update-settings.js'),
         ]);
-        const healthAddr = options.healthAddr === undefined ? ctx.config().health_addr : validateConfigValue('health_addr', options.healthAddr);
+        const healthAddr =
+          options.healthAddr === undefined ? ctx.config().health_addr : validateConfigValue('health_addr', options.healthAddr);
         const healthAt = healthAddr === '' ? undefined : parseHealthAddr(healthAddr);
         // systemd sets INVOCATION_ID for the processes of a unit it runs (systemd.exec(5)).
         const supervisor = ctx.env.INVOCATION_ID !== undefined ? 'systemd' : options.supervised === true ? 'declared' : 'none';
-        const autoUpdate = autoUpdateSettings(options, ctx.config(), ctx.paths, ctx.env, ctx.version, { supervised: supervisor !== 'none' });
+        const autoUpdate = autoUpdateSettings(options, ctx.config(), ctx.paths, ctx.env, ctx.version, {
+          supervised: supervisor !== 'none',
+        });
         const outcome = await runDaemon(
           {
             db: await ctx.store(),
@@ -136,14 +165,20 @@ Example:
           const layout = uninstallsAfterRetiring(ctx.paths) ? layoutOfHome(ctx.paths.home) : undefined;
           if (layout !== undefined && !(layout.onHost && process.env.INVOCATION_ID !== undefined)) {
             const removed = await uninstallRetiredNode(layout, () => undefined, false);
-            new DaemonLog((line) => process.stdout.write(line), ctx.clock).info('install_removed', { root: layout.root, removed: removed?.changes.length ?? 0 });
+            new DaemonLog((line) => process.stdout.write(line), ctx.clock).info('install_removed', {
+              root: layout.root,
+              removed: removed?.changes.length ?? 0,
+            });
           }
         }
         // Exit 8, which the unit does not restart (RestartPreventExitStatus): the node will never be accepted again.
         if (outcome.removed !== undefined) throw outcome.removed;
         // Exit 9: restarted by the unit (Restart=on-failure), whose ExecStartPre switches to the staged release.
         if (outcome.updateStaged !== undefined) {
-          throw new SvcError('update_staged', `swarm-node ${outcome.updateStaged} is verified and staged; the daemon stopped so that its next start runs it`);
+          throw new SvcError(
+            'update_staged',
+            `swarm-node ${outcome.updateStaged} is verified and staged; the daemon stopped so that its next start runs it`,
+          );
         }
       })
   );

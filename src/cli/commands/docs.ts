@@ -12,7 +12,11 @@ export function docsCommand(): Command {
       const ctx = contextFor(command);
       const jwt = ctx.requireJwt();
       const { readDocs } = await import('../../node/service/docs.js');
-      const answer = await readDocs({ client: await ctx.client(), clock: ctx.clock, credentialsFile: ctx.paths.credentialsFile }, jwt.token, section);
+      const answer = await readDocs(
+        { client: await ctx.client(), clock: ctx.clock, credentialsFile: ctx.paths.credentialsFile },
+        jwt.token,
+        section,
+      );
       if ('section' in answer) {
         ctx.output.result(answer.section, (d) => d.body);
         return;

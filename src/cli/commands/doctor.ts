@@ -9,7 +9,10 @@ export function doctorCommand(): Command {
   return new Command('doctor')
     .description('check the installed node: layout, modes and owners, unit, Node, service and clock, token, database')
     .option('--root <dir>', 'the staging directory the node was installed under (default: SWARM_NODE_HOME, else this install)')
-    .addHelpText('after', '\nExample:\n  $ sudo swarm-node doctor\n  $ swarm-node doctor --json | jq \'.checks[] | select(.status != "ok")\'')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ sudo swarm-node doctor\n  $ swarm-node doctor --json | jq \'.checks[] | select(.status != "ok")\'',
+    )
     .action(async (flags: { root?: string }, command: Command) => {
       // SWARM_NODE_HOME names the node as for every other command (an install under it, or a home of its own);
       // --root names an install, and wins.
@@ -21,17 +24,28 @@ export function doctorCommand(): Command {
         import('../../node/host/location.js'),
       ]);
       const layout = fromHome ? installOfHome(ctx.paths.home) : ctx.layout();
-      const found = await runDoctor({ target: layout === undefined ? { home: ctx.paths } : { layout }, clock: ctx.clock, client: await ctx.client() });
+      const found = await runDoctor({
+        target: layout === undefined ? { home: ctx.paths } : { layout },
+        clock: ctx.clock,
+        client: await ctx.client(),
+      });
       // Each fix as a person types it here: with the --root, --node and service in force (invocation.ts).
-      const report = { ...found, checks: found.checks.map((check) => (check.fix === undefined ? check : { ...check, fix: ctx.output.commands(check.fix) })) };
+      const report = {
+        ...found,
+        checks: found.checks.map((check) => (check.fix === undefined ? check : { ...check, fix: ctx.output.commands(check.fix) })),
+      };
       const failed = report.checks.filter((check) => check.status === 'fail');
       // One JSON document either way: the report, or the error carrying the same checks.
       if (failed.length === 0 || !ctx.json) ctx.output.result(report, humanReport);
       if (failed.length > 0) {
-        throw new SvcError('failed', `${failed.length} of ${report.checks.length} checks failed: ${failed.map((check) => check.name).join(', ')}`, {
-          remedy: failed.map((check) => `${check.name}: ${check.fix ?? 'see above'}`).join('\n'),
-          extensions: { checks: report.checks, root: report.root, home: report.home },
-        });
+        throw new SvcError(
+          'failed',
+          `${failed.length} of ${report.checks.length} checks failed: ${failed.map((check) => check.name).join(', ')}`,
+          {
+            remedy: failed.map((check) => `${check.name}: ${check.fix ?? 'see above'}`).join('\n'),
+            extensions: { checks: report.checks, root: report.root, home: report.home },
+          },
+        );
       }
     });
 }

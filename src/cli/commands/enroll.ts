@@ -29,7 +29,10 @@ Example:
     .action(async (flags: DeployTokenFlags & { reenroll?: boolean }, command: Command) => {
       const ctx = contextFor(command);
       refuseTokenArgument(flags);
-      const [{ readDeployToken }, { enrollHere }] = await Promise.all([import('../../node/install/deploy-token.js'), import('../../node/identity/enroll.js')]);
+      const [{ readDeployToken }, { enrollHere }] = await Promise.all([
+        import('../../node/install/deploy-token.js'),
+        import('../../node/identity/enroll.js'),
+      ]);
       const deployToken = readDeployToken(flags.deployTokenFile, ctx.env);
       delete ctx.env.SVC_DEPLOY_TOKEN;
       // Neither a token nor a sign-in: enrollHere refuses it (exit 4) once it knows this home is not a node already.
@@ -40,7 +43,13 @@ Example:
         deployToken !== undefined || ctx.credentials().jwt === undefined
           ? await enrollHere(deps, deployToken === undefined ? undefined : { deployToken }, options)
           : await withRecentSignIn(ctx, () => enrollHere(deps, { jwt: ctx.requireJwt() }, options));
-      ctx.output.result(enrolled, (e) => `Enrolled this home as node ${e.node_id} of ${e.user_id} (${e.tier_id}); its credential is in ${e.credentials_file} (mode 0600).`);
-      ctx.output.next('Next: register an agent here (the catalog: swarm-node agents), for example swarm-node register agent_ops_monitor_004; the service then sends its runs here, and the daemon takes them: swarm-node daemon.');
+      ctx.output.result(
+        enrolled,
+        (e) =>
+          `Enrolled this home as node ${e.node_id} of ${e.user_id} (${e.tier_id}); its credential is in ${e.credentials_file} (mode 0600).`,
+      );
+      ctx.output.next(
+        'Next: register an agent here (the catalog: swarm-node agents), for example swarm-node register agent_ops_monitor_004; the service then sends its runs here, and the daemon takes them: swarm-node daemon.',
+      );
     });
 }

@@ -23,7 +23,9 @@ interface InstallFlags extends DeployTokenFlags {
 
 export function installCommand(): Command {
   return addDeployTokenOptions(
-    new Command('install').description('enroll this host with the deploy token from activation and install the node under /opt/svc/swarm-node'),
+    new Command('install').description(
+      'enroll this host with the deploy token from activation and install the node under /opt/svc/swarm-node',
+    ),
   )
     .option('--root <dir>', 'install under this staging directory instead of / (image builds, tests)')
     .option('--name <name>', 'install another node beside the default one, under /opt/svc/swarm-node/nodes/<name>, with units of its own')
@@ -67,7 +69,9 @@ Example:
     )
     .action(async (flags: InstallFlags, command: Command) => {
       if (flags.name !== undefined && flags.node !== undefined && flags.name !== flags.node) {
-        throw new SvcError('usage', `install --name ${flags.name} and --node ${flags.node} name two nodes`, { remedy: 'Give one of them.' });
+        throw new SvcError('usage', `install --name ${flags.name} and --node ${flags.node} name two nodes`, {
+          remedy: 'Give one of them.',
+        });
       }
       const ctx = contextFor(command, 'install', flags.name === undefined ? {} : { node: checkNodeName(flags.name, '--name') });
       refuseTokenArgument(flags);
@@ -108,12 +112,18 @@ Example:
  * --reenroll, the stored enrollment is first checked to be one the service no longer accepts.
  */
 async function deployTokenOfSignIn(ctx: CommandContext, reenroll: boolean): Promise<string | undefined> {
-  const [{ readStoredCredentials }, { assertEnrollmentRetired }] = await Promise.all([import('../../node/install/enrollment.js'), import('../../node/identity/enroll.js')]);
+  const [{ readStoredCredentials }, { assertEnrollmentRetired }] = await Promise.all([
+    import('../../node/install/enrollment.js'),
+    import('../../node/identity/enroll.js'),
+  ]);
   const stored = readStoredCredentials(ctx.layout());
   if (stored.node !== undefined && reenroll) await assertEnrollmentRetired(await ctx.client(), stored.node);
   else if (stored.node !== undefined) return undefined;
   if (stored.jwt === undefined) return undefined;
-  const [{ withRecentSignIn }, { requestDeployToken }] = await Promise.all([import('../step-up.js'), import('../../node/service/fleet.js')]);
+  const [{ withRecentSignIn }, { requestDeployToken }] = await Promise.all([
+    import('../step-up.js'),
+    import('../../node/service/fleet.js'),
+  ]);
   const client = await ctx.client();
   return (await withRecentSignIn(ctx, (token) => requestDeployToken(client, token))).deploy_token;
 }

@@ -54,17 +54,26 @@ async function showLabels(ctx: CommandContext): Promise<void> {
   const labels = readNodeLabels(ctx.paths.configFile) ?? [];
   const nodeId = ctx.credentials().node?.node_id ?? null;
   ctx.output.result({ node_id: nodeId, labels, file: ctx.paths.configFile }, (r) =>
-    r.labels.length === 0 ? 'No labels: runs that name labels do not come here (swarm-node labels add --help says how to add them).' : r.labels.join('\n'),
+    r.labels.length === 0
+      ? 'No labels: runs that name labels do not come here (swarm-node labels add --help says how to add them).'
+      : r.labels.join('\n'),
   );
 }
 
 async function changeLabels(ctx: CommandContext, change: { add?: string[]; remove?: string[] }): Promise<void> {
   const [{ parseLabelArguments }, labels] = await Promise.all([import('../../contract/labels.js'), import('../../node/agents/labels.js')]);
   // Checked before anything is read or sent: a bad label changes nothing.
-  const parsed = { ...(change.add === undefined ? {} : { add: parseLabelArguments(change.add) }), ...(change.remove === undefined ? {} : { remove: parseLabelArguments(change.remove) }) };
+  const parsed = {
+    ...(change.add === undefined ? {} : { add: parseLabelArguments(change.add) }),
+    ...(change.remove === undefined ? {} : { remove: parseLabelArguments(change.remove) }),
+  };
   const node = await ctx.requireNode();
   const result = await labels.changeLabels(ctx.paths.configFile, node, parsed);
   for (const label of result.not_carried) ctx.output.warn(`${label} was not a label of this node`);
-  ctx.output.result(result, (r) => `Labels of node ${r.node_id}: ${r.labels.join(', ') || '(none)'}${r.sent ? '; the service routes by them now' : ''}.`);
-  if (!result.sent && result.send_error !== undefined) ctx.output.warn(`the service was not told (${result.send_error}); the daemon sends them at its next contact`);
+  ctx.output.result(
+    result,
+    (r) => `Labels of node ${r.node_id}: ${r.labels.join(', ') || '(none)'}${r.sent ? '; the service routes by them now' : ''}.`,
+  );
+  if (!result.sent && result.send_error !== undefined)
+    ctx.output.warn(`the service was not told (${result.send_error}); the daemon sends them at its next contact`);
 }

@@ -8,7 +8,10 @@ import { shortTime, table } from '../table.js';
 export function listCommand(): Command {
   return new Command('list')
     .description('list the agents registered on this node')
-    .addHelpText('after', '\n"Spent today" counts charges since 00:00 UTC, the day the daily cap counts.\n\nExample:\n  $ swarm-node list\n  $ swarm-node list --json | jq -r \'.registrations[].agent_id\'')
+    .addHelpText(
+      'after',
+      '\n"Spent today" counts charges since 00:00 UTC, the day the daily cap counts.\n\nExample:\n  $ swarm-node list\n  $ swarm-node list --json | jq -r \'.registrations[].agent_id\'',
+    )
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
       const { registrationList } = await import('../../node/agents/registrations.js');
@@ -28,7 +31,9 @@ export function listCommand(): Command {
           ['left', 'left', 'right', 'right'],
         );
       });
-      if (list.registrations.length === 0) ctx.output.next('No agents registered. Register one of the catalog (swarm-node agents), for example: swarm-node register agent_ops_monitor_004.');
+      if (list.registrations.length === 0)
+        ctx.output.next(
+          'No agents registered. Register one of the catalog (swarm-node agents), for example: swarm-node register agent_ops_monitor_004.',
+        );
     });
 }
-

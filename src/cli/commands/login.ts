@@ -24,7 +24,7 @@ interface LoginOptions {
 export function loginCommand(): Command {
   return new Command('login')
     .description('sign in with a code mailed to your address (or store a JWT you already have)')
-    .option('--email <email>', 'the address you paid with (asked in a terminal; default: this node\'s user)')
+    .option('--email <email>', "the address you paid with (asked in a terminal; default: this node's user)")
     .addOption(new Option('--offer <tier_id>', 'the offer to sign in for (default: one you paid for; alias: --tier)').choices(TIER_IDS))
     .addOption(new Option('--tier <tier_id>').choices(TIER_IDS).hideHelp())
     .option('--send-code', 'only mail the code now; a later login (with --code-file or the code on stdin) uses it')
@@ -58,10 +58,13 @@ Example:
       } else {
         const email = await signInEmail(ctx, options);
         if (options.sendCode === true) {
-          if (options.codeFile !== undefined) throw new SvcError('usage', '--send-code only mails the code; give --code-file to the login that follows');
+          if (options.codeFile !== undefined)
+            throw new SvcError('usage', '--send-code only mails the code; give --code-file to the login that follows');
           const pending = await session.sendSignInCode(deps, email);
           ctx.output.result(pending, (p) => `Sent a sign-in code to ${p.email} (valid until ${p.expires_at}).`);
-          ctx.output.next(`Next: once the code is in a file (code.txt here): swarm-node login --email ${pending.email} --code-file code.txt (or pipe the code in).`);
+          ctx.output.next(
+            `Next: once the code is in a file (code.txt here): swarm-node login --email ${pending.email} --code-file code.txt (or pipe the code in).`,
+          );
           return;
         }
         const offer = offerOf(options);
@@ -72,7 +75,10 @@ Example:
       }
       ctx.output.result(signedIn, renderSignedIn);
       ctx.output.info(`Token stored in ${signedIn.credentials_file} (mode 0600).`);
-      if (signedIn.docs_sections.length > 0) ctx.output.next(`Next: read the unlocked docs (swarm-node docs ${signedIn.docs_sections[0]}), or choose an agent to run (the catalog: swarm-node agents).`);
+      if (signedIn.docs_sections.length > 0)
+        ctx.output.next(
+          `Next: read the unlocked docs (swarm-node docs ${signedIn.docs_sections[0]}), or choose an agent to run (the catalog: swarm-node agents).`,
+        );
     });
 }
 
@@ -84,14 +90,25 @@ function offerOf(options: LoginOptions): TierId | undefined {
 }
 
 /** A JWT given by file, stdin or SVC_JWT; undefined: sign in by mail. */
-function givenToken(ctx: CommandContext, options: LoginOptions, normalizeTokenText: (text: string, from: string) => string): string | undefined {
-  const byMail = options.email !== undefined || options.offer !== undefined || options.tier !== undefined || options.codeFile !== undefined || options.sendCode === true;
+function givenToken(
+  ctx: CommandContext,
+  options: LoginOptions,
+  normalizeTokenText: (text: string, from: string) => string,
+): string | undefined {
+  const byMail =
+    options.email !== undefined ||
+    options.offer !== undefined ||
+    options.tier !== undefined ||
+    options.codeFile !== undefined ||
+    options.sendCode === true;
   const sources = [byMail, options.tokenFile !== undefined, options.tokenStdin === true].filter(Boolean).length;
   if (sources > 1) throw new SvcError('usage', 'give one of: --email (a code by mail), --token-file, --token-stdin');
   if (options.tokenFile !== undefined) return normalizeTokenText(readTokenFile(options.tokenFile), options.tokenFile);
   if (options.tokenStdin === true) {
     if (process.stdin.isTTY) {
-      throw new SvcError('usage', '--token-stdin reads a piped token and never prompts', { remedy: 'Pipe the file holding it in (token.jwt here): swarm-node login --token-stdin < token.jwt' });
+      throw new SvcError('usage', '--token-stdin reads a piped token and never prompts', {
+        remedy: 'Pipe the file holding it in (token.jwt here): swarm-node login --token-stdin < token.jwt',
+      });
     }
     return normalizeTokenText(readFileSync(0, 'utf8'), 'standard input');
   }
@@ -103,7 +120,8 @@ function givenToken(ctx: CommandContext, options: LoginOptions, normalizeTokenTe
 /** --email; else asked in a terminal (suggesting the known address); else the address this home already knows. */
 async function signInEmail(ctx: CommandContext, options: LoginOptions): Promise<string> {
   if (options.email !== undefined) {
-    if (!isEmailAddress(options.email.trim())) throw new SvcError('usage', `--email ${JSON.stringify(options.email)} is not an e-mail address`);
+    if (!isEmailAddress(options.email.trim()))
+      throw new SvcError('usage', `--email ${JSON.stringify(options.email)} is not an e-mail address`);
     return options.email.trim();
   }
   const stored = ctx.credentials();
@@ -114,7 +132,8 @@ async function signInEmail(ctx: CommandContext, options: LoginOptions): Promise<
   }
   if (known !== undefined) return known;
   throw new SvcError('usage', '--email is needed: there is no terminal to ask for the address, and this home knows none', {
-    remedy: 'Run it in a terminal, where it asks (swarm-node login), or name the address: swarm-node login --email you@example.com --send-code, then the login with the code.',
+    remedy:
+      'Run it in a terminal, where it asks (swarm-node login), or name the address: swarm-node login --email you@example.com --send-code, then the login with the code.',
   });
 }
 

@@ -32,7 +32,9 @@ Example:
       ctx.output.result(result, (r) => {
         if (!r.signed_out) return 'Not signed in; nothing to forget.';
         if (r.local_only) return `Forgot the token of ${r.sub} here; the service was not told, so it works until it expires.`;
-        return r.everywhere ? `Signed out ${r.sub} everywhere: ${r.revoked} token(s) revoked.` : `Signed out ${r.sub}; the token is revoked.`;
+        return r.everywhere
+          ? `Signed out ${r.sub} everywhere: ${r.revoked} token(s) revoked.`
+          : `Signed out ${r.sub}; the token is revoked.`;
       });
     });
 }

@@ -50,7 +50,8 @@ Example:
       if (options.follow !== true) {
         const logs = await run.readRunLogs(client, token, runId, options.after);
         ctx.output.result(logs, (data, style) => data.entries.map((entry) => line(entry, style)).join('\n'));
-        if (logs.expired) ctx.output.info(`The log of run ${runId} expired: logs are kept ${RUN_DATA_RETENTION_DAYS} days after their run ended.`);
+        if (logs.expired)
+          ctx.output.info(`The log of run ${runId} expired: logs are kept ${RUN_DATA_RETENTION_DAYS} days after their run ended.`);
         else if (logs.truncated) ctx.output.info(TRUNCATED_NOTE);
         else if (logs.entries.length === 0) ctx.output.info(`No log lines${logs.finished ? '' : ' yet'} (run ${runId} is ${logs.status}).`);
         return;

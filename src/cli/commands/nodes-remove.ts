@@ -18,7 +18,7 @@ export interface NodeRemoved extends NodeRemoval {
 
 export function nodesRemoveCommand(): Command {
   return new Command('remove')
-    .description("remove one of your nodes: its agents withdrawn, its credential refused from then on; it cannot be undone")
+    .description('remove one of your nodes: its agents withdrawn, its credential refused from then on; it cannot be undone')
     .argument('<node_id>', 'the node to remove (swarm-node nodes lists yours)')
     .option('-y, --yes', 'remove without asking (needed when stdin is not a terminal)')
     .addHelpText(
@@ -38,7 +38,9 @@ Example:
     .action(async (nodeId: string, flags: RemoveFlags, command: Command) => {
       const ctx = contextFor(command);
       if (!new RegExp(UUID_PATTERN).test(nodeId)) {
-        throw new SvcError('usage', `${JSON.stringify(nodeId)} is not a node id`, { remedy: 'Give a node id (a UUID) as your nodes list shows it: swarm-node nodes.' });
+        throw new SvcError('usage', `${JSON.stringify(nodeId)} is not a node id`, {
+          remedy: 'Give a node id (a UUID) as your nodes list shows it: swarm-node nodes.',
+        });
       }
       const jwt = ctx.requireJwt();
       const thisNode = ctx.credentials().node?.node_id === nodeId;
@@ -67,14 +69,17 @@ async function confirmRemoval(described: string): Promise<void> {
 }
 
 function humanRemoval(removed: NodeRemoved): string {
-  const agents = removed.agents_withdrawn.length > 0 ? `; the service no longer sends it runs of ${removed.agents_withdrawn.join(', ')}` : '';
+  const agents =
+    removed.agents_withdrawn.length > 0 ? `; the service no longer sends it runs of ${removed.agents_withdrawn.join(', ')}` : '';
   return `Removed node ${removed.node_id}${agents}.`;
 }
 
 /** What happens to the node itself now, and what its operator does about it: for people, on stderr. */
 function nextSteps(ctx: CommandContext, removed: NodeRemoved): void {
   if (removed.was_online) {
-    ctx.output.warn(`node ${removed.node_id} was online: its daemon stops at its next poll (exit 8); a run it holds is refunded when its lease runs out`);
+    ctx.output.warn(
+      `node ${removed.node_id} was online: its daemon stops at its next poll (exit 8); a run it holds is refunded when its lease runs out`,
+    );
   }
   if (removed.this_node) {
     ctx.output.info(

@@ -23,7 +23,11 @@ export function registerCommand(): Command {
     .argument('<agent_id>', 'an agent from the catalog (swarm-node agents)')
     .option('--every <duration>', 'run it on a schedule: 1s..7d, e.g. 30s, 5m, 1h (none: manual runs only)', parseEvery)
     .option('--daily-cap <dollars>', 'spend at most this much on it per UTC day (none: no cap)', parseDailyCap)
-    .option('--input <key=value>', 'a field of the input its runs start from (repeat it): text, or a number or true/false where the agent takes one', collectInputPair)
+    .option(
+      '--input <key=value>',
+      'a field of the input its runs start from (repeat it): text, or a number or true/false where the agent takes one',
+      collectInputPair,
+    )
     .option('--input-file <file>', 'the whole input its runs start from, a JSON object ("-" for stdin)')
     .option('--clear-input', 'forget the stored input: runs start from nothing but their own')
     .addHelpText(
@@ -48,7 +52,11 @@ Example:
       if (givesInput && options.clearInput === true) throw new SvcError('usage', 'give --input/--input-file or --clear-input, not both');
       const ctx = contextFor(command);
       const [{ runInput }, { localInputSchema }] = await Promise.all([import('../run-input.js'), import('../../node/runner/bundles.js')]);
-      const defaultInput = givesInput ? (runInput(options, localInputSchema(ctx.paths.home, agentId)) ?? {}) : options.clearInput === true ? null : undefined;
+      const defaultInput = givesInput
+        ? (runInput(options, localInputSchema(ctx.paths.home, agentId)) ?? {})
+        : options.clearInput === true
+          ? null
+          : undefined;
       ctx.requireJwt();
       const node = await ctx.requireNode();
       const { registerAgent } = await import('../../node/agents/registrations.js');

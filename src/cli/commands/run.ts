@@ -13,12 +13,24 @@ export function runCommand(): Command {
   return new Command('run')
     .description('run an agent once; it is charged its per-run price from your wallet')
     .argument('<agent_id>', 'an agent from the catalog (swarm-node agents)')
-    .option('--input <key=value>', 'a field of the agent\'s input (repeat it): text, or a number or true/false where the agent takes one', collectInputPair)
+    .option(
+      '--input <key=value>',
+      "a field of the agent's input (repeat it): text, or a number or true/false where the agent takes one",
+      collectInputPair,
+    )
     .option('--input-file <file>', 'the agent\'s whole input, a JSON object ("-" for stdin)')
     .option('--label <labels>', 'run it only on a node that carries this label (repeat it, or separate labels with commas)', collectValues)
-    .option('--queue-seconds <s>', `how long the run may wait for a node (0: only an online one now; default the service's, 600)`, countParser(0, MAX_QUEUE_SECONDS))
+    .option(
+      '--queue-seconds <s>',
+      `how long the run may wait for a node (0: only an online one now; default the service's, 600)`,
+      countParser(0, MAX_QUEUE_SECONDS),
+    )
     .option('--timeout-seconds <s>', "a time limit below the agent's own (agent.json timeout_seconds)", countParser(1, MAX_RUN_SECONDS))
-    .addOption(new Option('--fail-on <status>', "exit 10 when the agent's answer has a status at or above this one (the ops monitor's)").choices(STATUSES.slice(1)))
+    .addOption(
+      new Option('--fail-on <status>', "exit 10 when the agent's answer has a status at or above this one (the ops monitor's)").choices(
+        STATUSES.slice(1),
+      ),
+    )
     .addHelpText(
       'after',
       `
@@ -42,41 +54,76 @@ Example:
   $ swarm-node run agent_research_rag_015 --label gpu --label linux-x64
   $ swarm-node run agent_ops_monitor_004 --fail-on critical || notify-ops   # from cron`,
     )
-    .action(async (agentId: string, options: { input?: string[]; inputFile?: string; label?: string[]; queueSeconds?: number; timeoutSeconds?: number; failOn?: string }, command: Command) => {
-      const ctx = contextFor(command);
-      const [{ runInput }, { localInputSchema }] = await Promise.all([import('../run-input.js'), import('../../node/runner/bundles.js')]);
-      const input = runInput(options, localInputSchema(ctx.paths.home, agentId));
-      const labels = options.label === undefined ? [] : (await import('../../contract/labels.js')).parseLabelArguments(options.label);
-      const caller = await ctx.runCaller();
-      // A node that runs agents unsandboxed without having asked to says so at each run, not only in status.
-      if (caller.kind === 'node') {
-        const { isolationFallback } = await import('../../node/runner/isolation.js');
-        const fallback = isolationFallback(ctx.config().agent_isolation, caller.executor.runner.isolation);
-        if (fallback !== undefined) ctx.output.warn(fallback);
-      }
-      // Run here: what became of the files it left in SWARM_ARTIFACTS_DIR (docs/api.md "Run artifacts").
-      if (caller.kind === 'node') {
-        caller.executor.onArtifacts((run, report) => {
-          if (report.uploaded.length > 0) ctx.output.info(`${report.uploaded.length} artifact(s) uploaded: swarm-node artifacts ${run.run_id}`);
-          for (const entry of [...report.skipped, ...report.not_kept]) ctx.output.warn(`artifact ${escapeName(entry.name)} not kept: ${entry.reason}`);
+    .action(
+      async (
+        agentId: string,
+        options: {
+          input?: string[];
+          inputFile?: string;
+          label?: string[];
+          queueSeconds?: number;
+          timeoutSeconds?: number;
+          failOn?: string;
+        },
+        command: Command,
+      ) => {
+        const ctx = contextFor(command);
+        const [{ runInput }, { localInputSchema }] = await Promise.all([import('../run-input.js'), import('../../node/runner/bundles.js')]);
+        const input = runInput(options, localInputSchema(ctx.paths.home, agentId));
+        const labels = options.label === undefined ? [] : (await import('../../contract/labels.js')).parseLabelArguments(options.label);
+        const caller = await ctx.runCaller();
+        // A node that runs agents unsandboxed without having asked to says so at each run, not only in status.
+        if (caller.kind === 'node') {
+          const { isolationFallback } = await import('../../node/runner/isolation.js');
+          const fallback = isolationFallback(ctx.config().agent_isolation, caller.executor.runner.isolation);
+          if (fallback !== undefined) ctx.output.warn(fallback);
+        }
+        // Run here: what became of the files it left in SWARM_ARTIFACTS_DIR (docs/api.md "Run artifacts").
+        if (caller.kind === 'node') {
+          caller.executor.onArtifacts((run, report) => {
+            if (report.uploaded.length > 0)
+              ctx.output.info(`${report.uploaded.length} artifact(s) uploaded: swarm-node artifacts ${run.run_id}`);
+            for (const entry of [...report.skipped, ...report.not_kept])
+              ctx.output.warn(`artifact ${escapeName(entry.name)} not kept: ${entry.reason}`);
+          });
+        }
+        const [{ runAgent, settlePendingRuns }, { succeededOrThrow }] = await Promise.all([
+          import('../../node/runs/run-agent.js'),
+          import('../../node/runs/run-errors.js'),
+        ]);
+        const deps = {
+          db: await ctx.store(),
+          client: await ctx.client(),
+          clock: ctx.clock,
+          caller,
+          source: 'cli' as const,
+          signal: ctx.interruption(),
+          followMs: 10 * 60_000,
+        };
+        const earlier = await settlePendingRuns(deps);
+        if (earlier.settled > 0)
+          ctx.output.info(
+            `Settled ${earlier.settled} earlier run(s) whose answer had been lost, by asking the service for their keys (never charged twice, never run again).`,
+          );
+        if (earlier.expired > 0)
+          ctx.output.warn(
+            `${earlier.expired} earlier run(s) stayed unanswered past the 24 h key lifetime; marked failed (outcome_unknown).`,
+          );
+        const where = caller.kind === 'node' ? 'on this node' : 'on one of your nodes';
+        const result = await ctx.output.spin(`Running ${agentId} ${where}`, async () => {
+          const terms = {
+            ...(options.queueSeconds === undefined ? {} : { queue_seconds: options.queueSeconds }),
+            ...(options.timeoutSeconds === undefined ? {} : { timeout_seconds: options.timeoutSeconds }),
+          };
+          return succeededOrThrow(await runAgent(deps, agentId, input, labels, terms));
         });
-      }
-      const [{ runAgent, settlePendingRuns }, { succeededOrThrow }] = await Promise.all([import('../../node/runs/run-agent.js'), import('../../node/runs/run-errors.js')]);
-      const deps = { db: await ctx.store(), client: await ctx.client(), clock: ctx.clock, caller, source: 'cli' as const, signal: ctx.interruption(), followMs: 10 * 60_000 };
-      const earlier = await settlePendingRuns(deps);
-      if (earlier.settled > 0) ctx.output.info(`Settled ${earlier.settled} earlier run(s) whose answer had been lost, by asking the service for their keys (never charged twice, never run again).`);
-      if (earlier.expired > 0) ctx.output.warn(`${earlier.expired} earlier run(s) stayed unanswered past the 24 h key lifetime; marked failed (outcome_unknown).`);
-      const where = caller.kind === 'node' ? 'on this node' : 'on one of your nodes';
-      const result = await ctx.output.spin(`Running ${agentId} ${where}`, async () => {
-        const terms = { ...(options.queueSeconds === undefined ? {} : { queue_seconds: options.queueSeconds }), ...(options.timeoutSeconds === undefined ? {} : { timeout_seconds: options.timeoutSeconds }) };
-        return succeededOrThrow(await runAgent(deps, agentId, input, labels, terms));
-      });
-      ctx.output.result(result, (r, style) => {
-        const head = `${style.green('✓')} ${r.agent_id} ran on node ${r.node_id ?? '-'} (run ${r.run_id}): charged ${formatDollars(r.charged_cents)}, balance ${formatDollars(r.balance_cents)}`;
-        return `${head}\n${renderRunOutput(r.output, style, r.run_id)}`;
-      });
-      failOnStatus(result.output, options.failOn);
-    });
+        ctx.output.result(result, (r, style) => {
+          const head = `${style.green('✓')} ${r.agent_id} ran on node ${r.node_id ?? '-'} (run ${r.run_id}): charged ${formatDollars(r.charged_cents)}, balance ${formatDollars(r.balance_cents)}`;
+          return `${head}\n${renderRunOutput(r.output, style, r.run_id)}`;
+        });
+        failOnStatus(result.output, options.failOn);
+      },
+    );
 }
 
 /** The severities an agent's answer may carry as `status`, least first (docs/sections/starter-agents.md). */

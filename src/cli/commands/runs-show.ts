@@ -44,9 +44,15 @@ Example:
         }
         if (shown.attempts.length > 1 || (shown.attempt ?? 1) > 1) {
           lines.push('', style.bold('Attempts:'));
-          for (const attempt of shown.attempts) lines.push(`  ${attempt.attempt}. ${attempt.outcome ?? 'running'} on node ${attempt.node_id ?? '-'}${attempt.message === undefined ? '' : `: ${attempt.message}`}`);
+          for (const attempt of shown.attempts)
+            lines.push(
+              `  ${attempt.attempt}. ${attempt.outcome ?? 'running'} on node ${attempt.node_id ?? '-'}${attempt.message === undefined ? '' : `: ${attempt.message}`}`,
+            );
         }
-        lines.push('', `Logs: swarm-node logs ${shown.run_id}${ended ? '' : ' --follow'} · Artifacts: swarm-node artifacts ${shown.run_id}`);
+        lines.push(
+          '',
+          `Logs: swarm-node logs ${shown.run_id}${ended ? '' : ' --follow'} · Artifacts: swarm-node artifacts ${shown.run_id}`,
+        );
         return lines.join('\n');
       });
     });

@@ -17,7 +17,10 @@ const MAX_LOCAL_LIMIT = 10_000;
 const NODE_ID = new RegExp(UUID_PATTERN);
 
 function checkNodeId(value: string): void {
-  if (!NODE_ID.test(value)) throw new SvcError('usage', `--node-id ${JSON.stringify(value)} is not a node id`, { remedy: 'Take the id from the NODE column of swarm-node nodes.' });
+  if (!NODE_ID.test(value))
+    throw new SvcError('usage', `--node-id ${JSON.stringify(value)} is not a node id`, {
+      remedy: 'Take the id from the NODE column of swarm-node nodes.',
+    });
 }
 
 interface RunsOptions {
@@ -32,22 +35,23 @@ interface RunsOptions {
 }
 
 export function runsCommand(): Command {
-  return new Command('runs')
-    .description('list your runs at the service, newest first: status, charge, node (--local: this host\'s journal, with totals)')
-    .option('--agent <agent_id>', 'only this agent')
-    .addOption(new Option('--status <status>', 'only runs in this state').choices([...RUN_STATUSES]))
-    // Not --node: that is the global option naming a node of this host (install --name), which takes the value
-    // wherever it stands on the line.
-    .option('--node-id <node_id>', 'only runs of this node (its id: swarm-node nodes)')
-    .option('--since <time>', 'only runs started at or after this time (ISO 8601: 2026-11-26 or 2026-11-26T12:00:00Z)')
-    .option('--until <time>', 'only runs started before this time')
-    .option('--limit <n>', `show at most n runs (default 20; at most ${MAX_RUNS_PAGE} from the service)`, countParser(1, MAX_LOCAL_LIMIT))
-    .option('--cursor <cursor>', 'the page after the one that printed this cursor')
-    .option('--local', "this host's run journal instead (every run started here, pending ones too), with totals")
-    .addCommand(runsShowCommand())
-    .addHelpText(
-      'after',
-      `
+  return (
+    new Command('runs')
+      .description("list your runs at the service, newest first: status, charge, node (--local: this host's journal, with totals)")
+      .option('--agent <agent_id>', 'only this agent')
+      .addOption(new Option('--status <status>', 'only runs in this state').choices([...RUN_STATUSES]))
+      // Not --node: that is the global option naming a node of this host (install --name), which takes the value
+      // wherever it stands on the line.
+      .option('--node-id <node_id>', 'only runs of this node (its id: swarm-node nodes)')
+      .option('--since <time>', 'only runs started at or after this time (ISO 8601: 2026-11-26 or 2026-11-26T12:00:00Z)')
+      .option('--until <time>', 'only runs started before this time')
+      .option('--limit <n>', `show at most n runs (default 20; at most ${MAX_RUNS_PAGE} from the service)`, countParser(1, MAX_LOCAL_LIMIT))
+      .option('--cursor <cursor>', 'the page after the one that printed this cursor')
+      .option('--local', "this host's run journal instead (every run started here, pending ones too), with totals")
+      .addCommand(runsShowCommand())
+      .addHelpText(
+        'after',
+        `
 The service's history holds every run of yours, wherever it was started (the CLI, the daemon, curl) and whichever
 node ran it; a failed or cancelled run shows why. swarm-node runs show RUN_ID renders what a run produced.
 Needs a signed-in user (exit 4 otherwise: swarm-node login); --local needs none. Exits 5 when --agent names no
@@ -59,53 +63,57 @@ Example:
   $ swarm-node runs --node-id 0193c1d2-7f4e-7a01-9c3b-5d2e8f1a4b6c
   $ swarm-node runs --json | jq -r '.runs[] | select(.status == "cancelled") | .run_id'
   $ swarm-node runs --local --limit 5`,
-    )
-    .action(async (options: RunsOptions, command: Command) => {
-      const ctx = contextFor(command);
-      if (options.local === true) return localRuns(command, options);
-      const limit = options.limit ?? 20;
-      if (limit > MAX_RUNS_PAGE) throw new SvcError('usage', `--limit: the service shows at most ${MAX_RUNS_PAGE} runs a page (--cursor gives the next)`);
-      if (options.nodeId !== undefined) checkNodeId(options.nodeId);
-      const jwt = ctx.requireJwt();
-      // A catalog id is known here; an id of the user's own agent is one the service's catalog lists for them.
-      if (options.agent !== undefined) await (await import('../../node/service/catalog.js')).agentToRun(await ctx.client(), options.agent, jwt.token);
-      const { RunsApi } = await import('../../node/service/runs-api.js');
-      const page = await new RunsApi(await ctx.client()).list(jwt.token, {
-        agent_id: options.agent,
-        status: options.status,
-        node_id: options.nodeId,
-        since: options.since,
-        until: options.until,
-        limit,
-        cursor: options.cursor,
-      });
-      ctx.output.result(page, ({ runs, next_cursor: next }, style) => {
-        if (runs.length === 0) return '';
-        const rows = table(
-          ['STARTED', 'AGENT', 'STATUS', 'CHARGED', 'NODE', 'RUN ID'].map((h) => style.bold(h)),
-          runs.map((run) => [
-            shortTime(run.started_at),
-            run.agent_id,
-            `${statusColour(run.status, style)}${run.error === null ? '' : ` (${run.error.error})`}${run.attempt > 1 ? ` attempt ${run.attempt}` : ''}`,
-            formatDollars(run.charged_cents),
-            run.node_id?.slice(0, 8) ?? '-',
-            run.run_id,
-          ]),
-          ['left', 'left', 'left', 'right'],
-        );
-        const charged = runs.reduce((sum, run) => sum + run.charged_cents, 0);
-        const more = next === null ? '' : `\nOlder runs: swarm-node runs --cursor ${next}${options.limit === undefined ? '' : ` --limit ${limit}`}`;
-        return `${rows}\n\n${runs.length} run(s) shown, ${formatDollars(charged)} charged for them. See one: swarm-node runs show ${runs[0]!.run_id}.${more}`;
-      });
-      if (page.runs.length === 0 && options.cursor !== undefined) ctx.output.info('No older runs.');
-      else if (page.runs.length === 0) {
-        ctx.output.next(
-          options.agent === undefined
-            ? 'No runs match. Run an agent of the catalog (swarm-node agents), for example: swarm-node run agent_ops_monitor_004.'
-            : `No runs of ${options.agent} match. Run it: swarm-node run ${options.agent}.`,
-        );
-      }
-    });
+      )
+      .action(async (options: RunsOptions, command: Command) => {
+        const ctx = contextFor(command);
+        if (options.local === true) return localRuns(command, options);
+        const limit = options.limit ?? 20;
+        if (limit > MAX_RUNS_PAGE)
+          throw new SvcError('usage', `--limit: the service shows at most ${MAX_RUNS_PAGE} runs a page (--cursor gives the next)`);
+        if (options.nodeId !== undefined) checkNodeId(options.nodeId);
+        const jwt = ctx.requireJwt();
+        // A catalog id is known here; an id of the user's own agent is one the service's catalog lists for them.
+        if (options.agent !== undefined)
+          await (await import('../../node/service/catalog.js')).agentToRun(await ctx.client(), options.agent, jwt.token);
+        const { RunsApi } = await import('../../node/service/runs-api.js');
+        const page = await new RunsApi(await ctx.client()).list(jwt.token, {
+          agent_id: options.agent,
+          status: options.status,
+          node_id: options.nodeId,
+          since: options.since,
+          until: options.until,
+          limit,
+          cursor: options.cursor,
+        });
+        ctx.output.result(page, ({ runs, next_cursor: next }, style) => {
+          if (runs.length === 0) return '';
+          const rows = table(
+            ['STARTED', 'AGENT', 'STATUS', 'CHARGED', 'NODE', 'RUN ID'].map((h) => style.bold(h)),
+            runs.map((run) => [
+              shortTime(run.started_at),
+              run.agent_id,
+              `${statusColour(run.status, style)}${run.error === null ? '' : ` (${run.error.error})`}${run.attempt > 1 ? ` attempt ${run.attempt}` : ''}`,
+              formatDollars(run.charged_cents),
+              run.node_id?.slice(0, 8) ?? '-',
+              run.run_id,
+            ]),
+            ['left', 'left', 'left', 'right'],
+          );
+          const charged = runs.reduce((sum, run) => sum + run.charged_cents, 0);
+          const more =
+            next === null ? '' : `\nOlder runs: swarm-node runs --cursor ${next}${options.limit === undefined ? '' : ` --limit ${limit}`}`;
+          return `${rows}\n\n${runs.length} run(s) shown, ${formatDollars(charged)} charged for them. See one: swarm-node runs show ${runs[0]!.run_id}.${more}`;
+        });
+        if (page.runs.length === 0 && options.cursor !== undefined) ctx.output.info('No older runs.');
+        else if (page.runs.length === 0) {
+          ctx.output.next(
+            options.agent === undefined
+              ? 'No runs match. Run an agent of the catalog (swarm-node agents), for example: swarm-node run agent_ops_monitor_004.'
+              : `No runs of ${options.agent} match. Run it: swarm-node run ${options.agent}.`,
+          );
+        }
+      })
+  );
 }
 
 function statusColour(status: string, style: ChalkInstance): string {
@@ -118,12 +126,21 @@ function statusColour(status: string, style: ChalkInstance): string {
 async function localRuns(command: Command, options: RunsOptions): Promise<void> {
   const ctx = contextFor(command);
   const { runsOf } = await import('../../node/runs/run-history.js');
-  const history = runsOf(await ctx.store(), { ...(options.agent === undefined ? {} : { agentId: options.agent }), limit: options.limit ?? 20 });
+  const history = runsOf(await ctx.store(), {
+    ...(options.agent === undefined ? {} : { agentId: options.agent }),
+    limit: options.limit ?? 20,
+  });
   ctx.output.result(history, ({ runs, totals }, style) => {
     if (runs.length === 0) return '';
     const rows = table(
       ['STARTED', 'AGENT', 'STATUS', 'CHARGED', 'RUN ID'].map((h) => style.bold(h)),
-      runs.map((r) => [shortTime(r.started_at), r.agent_id, `${statusColour(r.status, style)}${r.error_code === null || r.status === 'insufficient_balance' ? '' : ` (${r.error_code})`}`, formatDollars(r.charged_cents), r.run_id ?? '-']),
+      runs.map((r) => [
+        shortTime(r.started_at),
+        r.agent_id,
+        `${statusColour(r.status, style)}${r.error_code === null || r.status === 'insufficient_balance' ? '' : ` (${r.error_code})`}`,
+        formatDollars(r.charged_cents),
+        r.run_id ?? '-',
+      ]),
       ['left', 'left', 'left', 'right'],
     );
     const counts = Object.entries(totals.by_status)

@@ -16,9 +16,11 @@ function checkName(name: string): string {
 }
 
 export function secretCommand(): Command {
-  const secret = new Command('secret').description('your secrets, handed to the runs of agents that declare them: set, list, rm').addHelpText(
-    'after',
-    `
+  const secret = new Command('secret')
+    .description('your secrets, handed to the runs of agents that declare them: set, list, rm')
+    .addHelpText(
+      'after',
+      `
 An agent names the secrets it needs in its agent.json ("secrets": ["OPENAI_API_KEY"]); each of its runs gets the
 values you set as environment variables of those names, on whichever of your nodes runs it. The service keeps
 them encrypted; outputs, errors and logs of the run show *** where a value (or its base64 or URL-encoded form)
@@ -29,14 +31,17 @@ Example:
   $ swarm-node secret set SMTP_PASSWORD --value-file ./smtp-password
   $ swarm-node secret list
   $ swarm-node secret rm SMTP_PASSWORD --yes`,
-  );
+    );
 
   secret.addCommand(
     new Command('set')
       .description('set a secret (a new one, or a new value): the value from --value-file, a hidden prompt, or stdin')
       .argument('<name>', 'an environment variable name: capitals, digits and _ (OPENAI_API_KEY)')
       .option('--value-file <file>', 'read the value from this file ("-" for stdin); one final newline is dropped')
-      .addHelpText('after', '\nExample:\n  $ printf %s "$OPENAI_API_KEY" | swarm-node secret set OPENAI_API_KEY\n  $ swarm-node secret set SMTP_PASSWORD --value-file ./smtp-password')
+      .addHelpText(
+        'after',
+        '\nExample:\n  $ printf %s "$OPENAI_API_KEY" | swarm-node secret set OPENAI_API_KEY\n  $ swarm-node secret set SMTP_PASSWORD --value-file ./smtp-password',
+      )
       .action(async (name: string, options: { valueFile?: string }, command: Command) => {
         const ctx = contextFor(command);
         checkName(name);
@@ -59,7 +64,10 @@ Example:
         ctx.output.result(listed, (l) =>
           l.secrets.length === 0
             ? 'No secrets yet: swarm-node secret set NAME'
-            : table(['NAME', 'CREATED', 'UPDATED'], l.secrets.map((s) => [s.name, shortTime(s.created_at), shortTime(s.updated_at)])),
+            : table(
+                ['NAME', 'CREATED', 'UPDATED'],
+                l.secrets.map((s) => [s.name, shortTime(s.created_at), shortTime(s.updated_at)]),
+              ),
         );
       }),
   );
@@ -73,7 +81,12 @@ Example:
       .action(async (name: string, options: { yes?: boolean }, command: Command) => {
         const ctx = contextFor(command);
         checkName(name);
-        await confirmRemoval(ctx, { yes: options.yes, what: name, question: `Remove the secret ${name} for good? Runs of agents that declare it get it no more.`, again: `swarm-node secret rm ${name}` });
+        await confirmRemoval(ctx, {
+          yes: options.yes,
+          what: name,
+          question: `Remove the secret ${name} for good? Runs of agents that declare it get it no more.`,
+          again: `swarm-node secret rm ${name}`,
+        });
         const { removeSecret } = await import('../../node/service/secrets-api.js');
         const client = await ctx.client();
         const removed = await withRecentSignIn(ctx, (token) => removeSecret(client, token, name));

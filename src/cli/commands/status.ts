@@ -29,7 +29,11 @@ export function statusCommand(): Command {
         const ok = (text: string): string => style.green(text);
         const bad = (text: string): string => style.red(text);
         const config = Object.entries(s.config.values).map(
-          ([key, value]) => [`  ${key}`, `${String(value)}  ${style.dim(`(${s.config.sources[key as keyof typeof s.config.sources]})`)}`] as [string, string],
+          ([key, value]) =>
+            [`  ${key}`, `${String(value)}  ${style.dim(`(${s.config.sources[key as keyof typeof s.config.sources]})`)}`] as [
+              string,
+              string,
+            ],
         );
         const token = !s.token.stored
           ? bad('not signed in')
@@ -37,37 +41,74 @@ export function statusCommand(): Command {
               s.token.valid === true ? ok('valid') : s.token.valid === false ? bad(`invalid: ${s.token.reason}`) : 'not verified'
             }`;
         const agents = s.registrations.agents
-          .map((a) => `${a.agent_id} (${a.every === null ? 'manual' : `every ${a.every}`}${a.daily_cap_cents === null ? '' : `, cap ${formatDollars(a.daily_cap_cents)}`})`)
+          .map(
+            (a) =>
+              `${a.agent_id} (${a.every === null ? 'manual' : `every ${a.every}`}${a.daily_cap_cents === null ? '' : `, cap ${formatDollars(a.daily_cap_cents)}`})`,
+          )
           .join(', ');
         const lines = keyValues([
           ['config', s.config.file],
           ...config,
-          ['node', s.node.enrolled ? `${ok(s.node.node_id!)} of ${s.node.user_id} (${s.node.tier_id})${s.node.ephemeral ? ', ephemeral: one run, then it removes itself' : ''}` : bad('not enrolled')],
-          ['  agent isolation', s.node.isolation === null ? bad(s.node.isolation_error ?? '-') : (s.node.isolation_summary ?? s.node.isolation)],
+          [
+            'node',
+            s.node.enrolled
+              ? `${ok(s.node.node_id!)} of ${s.node.user_id} (${s.node.tier_id})${s.node.ephemeral ? ', ephemeral: one run, then it removes itself' : ''}`
+              : bad('not enrolled'),
+          ],
+          [
+            '  agent isolation',
+            s.node.isolation === null ? bad(s.node.isolation_error ?? '-') : (s.node.isolation_summary ?? s.node.isolation),
+          ],
           ...(s.node.isolation_warning === null ? [] : [['  warning', style.yellow(s.node.isolation_warning)] as [string, string]]),
           ...s.node.isolation_cannot.map((line) => ['  not held', style.yellow(line)] as [string, string]),
-          ['service', s.service.reachable ? `${ok('reachable')} ${s.service.base_url} (${s.service.latency_ms} ms)` : `${bad('unreachable')} ${s.service.error}`],
+          [
+            'service',
+            s.service.reachable
+              ? `${ok('reachable')} ${s.service.base_url} (${s.service.latency_ms} ms)`
+              : `${bad('unreachable')} ${s.service.error}`,
+          ],
           ['token', token],
           ['registrations', s.registrations.count === 0 ? 'none' : `${s.registrations.count}: ${agents}`],
-          ['database', `${s.database.path}${s.database.exists ? '' : ' (not created yet)'}${s.database.error === null ? '' : ` ${bad(s.database.error)}`}`],
+          [
+            'database',
+            `${s.database.path}${s.database.exists ? '' : ' (not created yet)'}${s.database.error === null ? '' : ` ${bad(s.database.error)}`}`,
+          ],
           ['daemon', daemonLine(s.daemon, ok)],
-          ...(s.journal_fault === null ? [] : [['  journal', bad(`cannot be written since ${s.journal_fault.since} (${s.journal_fault.reason}): no run is taken until it can`)] as [string, string]]),
+          ...(s.journal_fault === null
+            ? []
+            : [
+                [
+                  '  journal',
+                  bad(`cannot be written since ${s.journal_fault.since} (${s.journal_fault.reason}): no run is taken until it can`),
+                ] as [string, string],
+              ]),
           ...(s.daemon.running && s.daemon.paused !== null
-            ? [['  held', bad(`every agent: ${s.daemon.paused.reason} since ${s.daemon.paused.since ?? '-'}${s.daemon.paused.until === null ? '' : `, next check ${s.daemon.paused.until}`}`)] as [string, string]]
+            ? [
+                [
+                  '  held',
+                  bad(
+                    `every agent: ${s.daemon.paused.reason} since ${s.daemon.paused.since ?? '-'}${s.daemon.paused.until === null ? '' : `, next check ${s.daemon.paused.until}`}`,
+                  ),
+                ] as [string, string],
+              ]
             : []),
           ...s.daemon.agents.map((a) => [`  ${a.agent_id}`, scheduleLine(a, bad)] as [string, string]),
         ]);
         return s.problems.length === 0 ? lines : `${lines}\n\n${s.problems.map((p) => style.yellow(`! ${p}`)).join('\n')}`;
       });
       if (!status.service.reachable) {
-        throw new SvcError('service_unreachable', `the service at ${status.service.base_url} cannot be reached: ${status.service.error ?? 'no answer'}`);
+        throw new SvcError(
+          'service_unreachable',
+          `the service at ${status.service.base_url} cannot be reached: ${status.service.error ?? 'no answer'}`,
+        );
       }
     });
 }
 
 /** Running: pid and last tick; stopped: when it last ticked or stopped, so a dead daemon is told from a never-run one. */
 function daemonLine(daemon: DaemonStatus, ok: (text: string) => string): string {
-  if (daemon.running) return `${ok('running')} pid ${daemon.pid}, last tick ${daemon.last_tick_at ?? '-'}${daemon.version === null ? '' : `, version ${daemon.version}`}`;
+  if (daemon.running)
+    return `${ok('running')} pid ${daemon.pid}, last tick ${daemon.last_tick_at ?? '-'}${daemon.version === null ? '' : `, version ${daemon.version}`}`;
   if (daemon.stopped_at !== null) return `not running (stopped ${daemon.stopped_at})`;
   if (daemon.last_tick_at !== null) return `not running (last tick ${daemon.last_tick_at})`;
   return 'not running';

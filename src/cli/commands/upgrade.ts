@@ -26,7 +26,10 @@ interface UpgradeFlags {
 export function upgradeCommand(): Command {
   return new Command('upgrade')
     .description('switch the node to the newest release of the service (verified), to a release given with --from, or back with --rollback')
-    .option('--from <file|dir>', 'a downloaded release (.tar.gz with its .manifest and .manifest.sig beside it; air-gapped hosts) or an unpacked package')
+    .option(
+      '--from <file|dir>',
+      'a downloaded release (.tar.gz with its .manifest and .manifest.sig beside it; air-gapped hosts) or an unpacked package',
+    )
     .option('--to <version>', 'switch to exactly this version, older than the installed one too (from the service, or the --from given)')
     .option('--check', 'only say whether the service has a newer release (exit 12 when it has)')
     .option('--trust-key <file>', 'also trust this Ed25519 public key (PEM) for the signature (or SVC_RELEASE_TRUST_KEY)')
@@ -63,15 +66,20 @@ Example:
       const dryRun = flags.dryRun === true;
       if (flags.to !== undefined) {
         if (flags.rollback || flags.pending || flags.check) {
-          throw new SvcError('usage', '--to goes with upgrade alone (or with --from)', { remedy: `Drop --to, or go to that version alone: sudo swarm-node upgrade --to ${flags.to}.` });
+          throw new SvcError('usage', '--to goes with upgrade alone (or with --from)', {
+            remedy: `Drop --to, or go to that version alone: sudo swarm-node upgrade --to ${flags.to}.`,
+          });
         }
         // Loaded here, not at start: the command tree is built for every invocation (--help too).
         const { isReleaseVersion } = await import('../../lib/release-manifest.js');
-        if (!isReleaseVersion(flags.to)) throw new SvcError('usage', `--to takes a release version, such as 0.2.0; not ${JSON.stringify(flags.to)}`);
+        if (!isReleaseVersion(flags.to))
+          throw new SvcError('usage', `--to takes a release version, such as 0.2.0; not ${JSON.stringify(flags.to)}`);
       }
       if (flags.rollback) {
         if (flags.from !== undefined) {
-          throw new SvcError('usage', '--rollback and --from do not go together', { remedy: 'Roll back, or upgrade to a package; not both.' });
+          throw new SvcError('usage', '--rollback and --from do not go together', {
+            remedy: 'Roll back, or upgrade to a package; not both.',
+          });
         }
         const { rollbackRelease } = await import('../../node/install/rollback.js');
         const result = await rollbackRelease({
@@ -82,16 +90,23 @@ Example:
           log: (line) => (dryRun ? undefined : ctx.output.info(line)),
         });
         for (const warning of result.service.warnings) ctx.output.warn(warning);
-        if (result.service.action === 'skipped' && result.daemon_started === null) ctx.output.warn(`not restarting the service: ${result.service.reason}`);
+        if (result.service.action === 'skipped' && result.daemon_started === null)
+          ctx.output.warn(`not restarting the service: ${result.service.reason}`);
         ctx.output.result(result, humanRollback);
         return;
       }
-      const [upgrade, { installDeps, renderInstall }] = await Promise.all([import('../../node/install/upgrade-release.js'), import('../install-result.js')]);
+      const [upgrade, { installDeps, renderInstall }] = await Promise.all([
+        import('../../node/install/upgrade-release.js'),
+        import('../install-result.js'),
+      ]);
       const deps = installDeps(ctx, layout);
       if (flags.pending) {
         const { applyPendingUpdate } = await import('../../node/install/pending-update.js');
         const { autoUpdateOfFile, readConfigFile } = await import('../../node/host/config.js');
-        const result = await applyPendingUpdate(deps, { autoUpdate: autoUpdateOfFile(readConfigFile(layout.configFile)), trustKeyFile: flags.trustKey ?? ctx.env.SVC_RELEASE_TRUST_KEY });
+        const result = await applyPendingUpdate(deps, {
+          autoUpdate: autoUpdateOfFile(readConfigFile(layout.configFile)),
+          trustKeyFile: flags.trustKey ?? ctx.env.SVC_RELEASE_TRUST_KEY,
+        });
         // Silent when there was nothing to do: it runs before every start of the daemon.
         if (result.action !== 'none' || ctx.output.json) ctx.output.result(result, pendingSummary);
         return;
@@ -99,7 +114,9 @@ Example:
       if (flags.check) {
         const check = await upgrade.checkForUpgrade(deps);
         ctx.output.result(check, () =>
-          check.update_available ? `swarm-node ${check.latest_version} is available (this node runs ${check.current_version})` : `swarm-node ${check.current_version} is the newest release`,
+          check.update_available
+            ? `swarm-node ${check.latest_version} is available (this node runs ${check.current_version})`
+            : `swarm-node ${check.current_version} is the newest release`,
         );
         // As `apt-get -s upgrade` leaves scripts to parse: a cron job or a fleet check tells the two by the exit code.
         if (check.update_available) throw new SvcError('update_available', `a newer release, ${check.latest_version}, is available`);
@@ -113,7 +130,14 @@ Example:
         return;
       }
       const trustKeyFile = flags.trustKey ?? ctx.env.SVC_RELEASE_TRUST_KEY;
-      const result = await upgrade.upgradeRelease(deps, { artifact: flags.from, to: flags.to, trustKeyFile, start: flags.start, dryRun, healthTimeoutMs });
+      const result = await upgrade.upgradeRelease(deps, {
+        artifact: flags.from,
+        to: flags.to,
+        trustKeyFile,
+        start: flags.start,
+        dryRun,
+        healthTimeoutMs,
+      });
       if (result.install === null) {
         const why = flags.from === undefined ? 'is the newest release' : 'is installed already';
         ctx.output.result(result, () => `swarm-node ${result.from_version} ${why}; nothing to upgrade`);
@@ -123,25 +147,32 @@ Example:
       if (health.checked) ctx.output.info(`the new daemon is healthy (${health.seconds?.toFixed(1)} s after the switch)`);
       else if (!dryRun) ctx.output.warn(`the new daemon was not checked: ${health.reason}`);
       // --json: what install answers, and how the upgrade went.
-      const shown = Object.assign({}, result.install, { upgrade: { from_version: result.from_version, signed_by: result.signed_by, health } });
+      const shown = Object.assign({}, result.install, {
+        upgrade: { from_version: result.from_version, signed_by: result.signed_by, health },
+      });
       renderInstall(ctx, shown, dryRun ? 'would upgrade to' : 'upgraded to', health.daemon_started !== undefined);
     });
 }
 
 function seconds(value: string): number {
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 3600) throw new InvalidArgumentError('--health-timeout must be whole seconds from 1 to 3600');
+  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 3600)
+    throw new InvalidArgumentError('--health-timeout must be whole seconds from 1 to 3600');
   return parsed;
 }
 
 function pendingSummary(result: PendingUpdateResult, style: ChalkInstance): string {
   switch (result.action) {
     case 'switched':
-      return style.green(`switched to the staged swarm-node ${result.to_version} (was ${result.from_version}); its daemon's first tick keeps it`);
+      return style.green(
+        `switched to the staged swarm-node ${result.to_version} (was ${result.from_version}); its daemon's first tick keeps it`,
+      );
     case 'rolled_back':
       return style.yellow(`rolled back from ${result.from_version} to ${result.to_version}: ${result.reason}`);
     case 'failed':
-      return style.yellow(`the staged swarm-node ${result.to_version} was not switched to (${result.from_version} stays): ${result.reason}`);
+      return style.yellow(
+        `the staged swarm-node ${result.to_version} was not switched to (${result.from_version} stays): ${result.reason}`,
+      );
     case 'discarded':
       return `the staged swarm-node ${result.to_version} was discarded: ${result.reason}`;
     case 'none':
@@ -151,7 +182,11 @@ function pendingSummary(result: PendingUpdateResult, style: ChalkInstance): stri
 
 function humanRollback(result: RollbackResult, style: ChalkInstance): string {
   const lines = result.dry_run ? result.changes.map(describeChange) : [];
-  lines.push(style.green(`${result.dry_run ? 'would roll back' : 'rolled back'} from ${result.from_version} to ${result.to_version}; service ${result.service.action}`));
+  lines.push(
+    style.green(
+      `${result.dry_run ? 'would roll back' : 'rolled back'} from ${result.from_version} to ${result.to_version}; service ${result.service.action}`,
+    ),
+  );
   if (result.database_backup !== null) lines.push(`database snapshot of ${result.from_version}: ${result.database_backup}`);
   const older = result.database_backups_of_target.at(-1);
   if (older !== undefined) {

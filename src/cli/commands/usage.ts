@@ -19,11 +19,17 @@ interface UsageOptions {
 }
 
 function date(value: string): string {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) throw new InvalidArgumentError('give a date as YYYY-MM-DD (UTC)');
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`)))
+    throw new InvalidArgumentError('give a date as YYYY-MM-DD (UTC)');
   return value;
 }
 
-const money = (figures: UsageFigures): string[] => [String(figures.runs), formatDollars(figures.charged_cents), formatDollars(figures.refunded_cents), formatDollars(figures.net_cents)];
+const money = (figures: UsageFigures): string[] => [
+  String(figures.runs),
+  formatDollars(figures.charged_cents),
+  formatDollars(figures.refunded_cents),
+  formatDollars(figures.net_cents),
+];
 const HEADER = ['RUNS', 'CHARGED', 'REFUNDED', 'PAID'];
 const ALIGN = ['right', 'right', 'right', 'right'] as const;
 
@@ -49,7 +55,9 @@ Example:
       const ctx = contextFor(command);
       if (options.from !== undefined && options.days !== undefined) throw new SvcError('usage', 'give --from or --days, not both');
       const to = options.to ?? new Date(ctx.clock.now()).toISOString().slice(0, 10);
-      const from = options.from ?? new Date(startOfUtcDay(Date.parse(`${to}T00:00:00Z`)) - ((options.days ?? 30) - 1) * DAY_MS).toISOString().slice(0, 10);
+      const from =
+        options.from ??
+        new Date(startOfUtcDay(Date.parse(`${to}T00:00:00Z`)) - ((options.days ?? 30) - 1) * DAY_MS).toISOString().slice(0, 10);
       const { usageOf } = await import('../../node/service/usage-api.js');
       const usage = await usageOf(await ctx.client(), ctx.requireJwt().token, { from, to });
       ctx.output.result(usage, (u) => renderUsage(u, options.by, Boolean(process.stdout.isTTY)));

@@ -40,8 +40,10 @@ export function walletCommand(): Command {
         const { openSecretUrl } = await import('../../node/identity/browser-handoff.js');
         const attempt = await openSecretUrl(url, ctx.env);
         opened = attempt.opened;
-        if (!attempt.opened && attempt.why === 'no_display') ctx.output.warn('cannot open a browser here (no display); open the URL on a machine with a browser');
-        if (!attempt.opened && attempt.why === 'opener_failed') ctx.output.warn(`${attempt.opener} could not open the browser; open the URL yourself`);
+        if (!attempt.opened && attempt.why === 'no_display')
+          ctx.output.warn('cannot open a browser here (no display); open the URL on a machine with a browser');
+        if (!attempt.opened && attempt.why === 'opener_failed')
+          ctx.output.warn(`${attempt.opener} could not open the browser; open the URL yourself`);
       }
       ctx.output.warn(warning);
       ctx.output.result({ wallet_login_url: url, opened, warning }, (r) => r.wallet_login_url);

@@ -12,9 +12,13 @@ import { countParser } from '../count-option.js';
 import { shortTime, table } from '../table.js';
 
 function events(value: string): WebhookEvent[] {
-  const names = value.split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const names = value
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
   const unknown = names.filter((name) => !(WEBHOOK_EVENTS as readonly string[]).includes(name));
-  if (names.length === 0 || unknown.length > 0) throw new InvalidArgumentError(`give events among ${WEBHOOK_EVENTS.join(', ')}, comma-separated`);
+  if (names.length === 0 || unknown.length > 0)
+    throw new InvalidArgumentError(`give events among ${WEBHOOK_EVENTS.join(', ')}, comma-separated`);
   return [...new Set(names)] as WebhookEvent[];
 }
 
@@ -27,18 +31,22 @@ function handOver(ctx: CommandContext, created: WebhookCreated, secretFile: stri
   return { ...rest, signing_secret_file: secretFile };
 }
 
-const describeCreated = (verb: string) => (c: Record<string, unknown>): string =>
-  [
-    `${verb} ${String(c.endpoint_id)}: ${String(c.url)} (${(c.events as string[]).join(', ')}).`,
-    typeof c.signing_secret === 'string' ? `Signing secret (shown once; verify Svc-Signature with it): ${c.signing_secret}` : '',
-  ]
-    .filter((line) => line !== '')
-    .join('\n');
+const describeCreated =
+  (verb: string) =>
+  (c: Record<string, unknown>): string =>
+    [
+      `${verb} ${String(c.endpoint_id)}: ${String(c.url)} (${(c.events as string[]).join(', ')}).`,
+      typeof c.signing_secret === 'string' ? `Signing secret (shown once; verify Svc-Signature with it): ${c.signing_secret}` : '',
+    ]
+      .filter((line) => line !== '')
+      .join('\n');
 
 export function webhookCommand(): Command {
-  const webhook = new Command('webhook').description('HTTPS endpoints your run events are sent to, signed: add, list, rm, rotate, deliveries, resend').addHelpText(
-    'after',
-    `
+  const webhook = new Command('webhook')
+    .description('HTTPS endpoints your run events are sent to, signed: add, list, rm, rotate, deliveries, resend')
+    .addHelpText(
+      'after',
+      `
 Events: ${WEBHOOK_EVENTS.join(', ')}. Each delivery is a POST of {id, type: "run.<event>", created, data: {run}},
 signed with the endpoint's secret like the service's payment webhooks: Svc-Signature: t=<unix>,v1=<HMAC-SHA256 hex
 of "<t>.<body>">. A 2xx answer delivers it; otherwise it is tried again for about 21 hours.
@@ -48,7 +56,7 @@ Example:
   $ swarm-node webhook list
   $ swarm-node webhook deliveries 0193c1f2-…
   $ swarm-node webhook rotate 0193c1f2-… --previous-for 1h`,
-  );
+    );
 
   webhook.addCommand(
     new Command('add')
@@ -62,7 +70,11 @@ Example:
         const ctx = contextFor(command);
         const { addWebhook } = await import('../../node/service/webhooks-api.js');
         const client = await ctx.client();
-        const given = { url, ...(options.events === undefined ? {} : { events: options.events }), ...(options.description === undefined ? {} : { description: options.description }) };
+        const given = {
+          url,
+          ...(options.events === undefined ? {} : { events: options.events }),
+          ...(options.description === undefined ? {} : { description: options.description }),
+        };
         const created = await withRecentSignIn(ctx, (token) => addWebhook(client, token, given));
         ctx.output.result(handOver(ctx, created, options.secretFile), describeCreated('Added'));
       }),
@@ -79,7 +91,10 @@ Example:
         ctx.output.result(listed, (l) =>
           l.webhooks.length === 0
             ? 'No webhook endpoints: swarm-node webhook add https://…'
-            : table(['ID', 'URL', 'EVENTS', 'CREATED'], l.webhooks.map((w) => [w.endpoint_id, w.url, w.events.join(','), shortTime(w.created_at)])),
+            : table(
+                ['ID', 'URL', 'EVENTS', 'CREATED'],
+                l.webhooks.map((w) => [w.endpoint_id, w.url, w.events.join(','), shortTime(w.created_at)]),
+              ),
         );
       }),
   );
@@ -92,7 +107,12 @@ Example:
       .addHelpText('after', '\nExample:\n  $ swarm-node webhook rm 0193c1f2-… --yes')
       .action(async (id: string, options: { yes?: boolean }, command: Command) => {
         const ctx = contextFor(command);
-        await confirmRemoval(ctx, { yes: options.yes, what: `endpoint ${id}`, question: `Remove the webhook endpoint ${id} and its deliveries for good?`, again: `swarm-node webhook rm ${id}` });
+        await confirmRemoval(ctx, {
+          yes: options.yes,
+          what: `endpoint ${id}`,
+          question: `Remove the webhook endpoint ${id} and its deliveries for good?`,
+          again: `swarm-node webhook rm ${id}`,
+        });
         const { removeWebhook } = await import('../../node/service/webhooks-api.js');
         const client = await ctx.client();
         await withRecentSignIn(ctx, (token) => removeWebhook(client, token, id));
@@ -102,9 +122,11 @@ Example:
 
   webhook.addCommand(
     new Command('rotate')
-      .description("make a new signing secret; the old one still signs beside it for --previous-for (default 24h)")
+      .description('make a new signing secret; the old one still signs beside it for --previous-for (default 24h)')
       .argument('<id>', 'the endpoint')
-      .option('--previous-for <duration>', 'how long the old secret keeps signing too: 0s to 7d, e.g. 1h', (value: string) => (value === '0' || value === '0s' ? 0 : parseDuration(value)))
+      .option('--previous-for <duration>', 'how long the old secret keeps signing too: 0s to 7d, e.g. 1h', (value: string) =>
+        value === '0' || value === '0s' ? 0 : parseDuration(value),
+      )
       .option('--secret-file <file>', 'write the new signing secret to this file (0600) instead of showing it')
       .addHelpText('after', '\nExample:\n  $ swarm-node webhook rotate 0193c1f2-… --previous-for 1h --secret-file ./whsec')
       .action(async (id: string, options: { previousFor?: number; secretFile?: string }, command: Command) => {
@@ -123,7 +145,10 @@ Example:
       .argument('[event_id]', 'one delivery')
       .option('--limit <n>', 'how many (1 to 100)', countParser(1, 100), 20)
       .option('--before <event_id>', 'the deliveries older than this one (the next page)')
-      .addHelpText('after', '\nExample:\n  $ swarm-node webhook deliveries 0193c1f2-…\n  $ swarm-node webhook deliveries 0193c1f2-… 0193c1f3-…')
+      .addHelpText(
+        'after',
+        '\nExample:\n  $ swarm-node webhook deliveries 0193c1f2-…\n  $ swarm-node webhook deliveries 0193c1f2-… 0193c1f3-…',
+      )
       .action(async (id: string, eventId: string | undefined, options: { limit: number; before?: string }, command: Command) => {
         const ctx = contextFor(command);
         const api = await import('../../node/service/webhooks-api.js');
@@ -134,18 +159,37 @@ Example:
           ctx.output.result(detail, (d) =>
             [
               `${d.event_type} of run ${d.run_id}: ${d.status} after ${d.attempts} attempt${d.attempts === 1 ? '' : 's'}`,
-              table(['#', 'AT', 'STATUS', 'ERROR', 'MS'], d.attempt_log.map((a) => [String(a.attempt), shortTime(a.at), a.status_code === null ? '-' : String(a.status_code), a.error ?? '', String(a.duration_ms)])),
+              table(
+                ['#', 'AT', 'STATUS', 'ERROR', 'MS'],
+                d.attempt_log.map((a) => [
+                  String(a.attempt),
+                  shortTime(a.at),
+                  a.status_code === null ? '-' : String(a.status_code),
+                  a.error ?? '',
+                  String(a.duration_ms),
+                ]),
+              ),
             ].join('\n'),
           );
           return;
         }
-        const page = await api.webhookDeliveries(client, token, id, { limit: options.limit, ...(options.before === undefined ? {} : { before: options.before }) });
+        const page = await api.webhookDeliveries(client, token, id, {
+          limit: options.limit,
+          ...(options.before === undefined ? {} : { before: options.before }),
+        });
         ctx.output.result(page, (p) =>
           p.deliveries.length === 0
             ? 'No deliveries yet.'
             : `${table(
                 ['EVENT', 'TYPE', 'RUN', 'STATUS', 'TRIES', 'LAST'],
-                p.deliveries.map((d) => [d.event_id, d.event_type, d.run_id, d.status, String(d.attempts), d.last_status_code === null ? (d.last_error ?? '') : String(d.last_status_code)]),
+                p.deliveries.map((d) => [
+                  d.event_id,
+                  d.event_type,
+                  d.run_id,
+                  d.status,
+                  String(d.attempts),
+                  d.last_status_code === null ? (d.last_error ?? '') : String(d.last_status_code),
+                ]),
               )}${p.next_before === null ? '' : `\nOlder: swarm-node webhook deliveries ${id} --before ${p.next_before}`}`,
         );
       }),

@@ -16,7 +16,10 @@ export function whoamiCommand(): Command {
       const ctx = contextFor(command);
       const jwt = ctx.requireJwt();
       const { verifyToken } = await import('../../node/identity/session.js');
-      const signedIn = await verifyToken({ client: await ctx.client(), clock: ctx.clock, credentialsFile: ctx.paths.credentialsFile }, jwt.token);
+      const signedIn = await verifyToken(
+        { client: await ctx.client(), clock: ctx.clock, credentialsFile: ctx.paths.credentialsFile },
+        jwt.token,
+      );
       const { credentials_file: _file, ...identity } = signedIn;
       ctx.output.result(identity, (who) =>
         keyValues([

@@ -7,7 +7,15 @@ import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import { isEmailAddress } from '../../contract/email.js';
 import { TIER_IDS, type TierId } from '../../contract/tiers.js';
-import { answering, missingFlags, notATerminal, refuseInputFlags, typedInput, type WizardFlags, type WizardPrompts } from '../../node/wizard/questions.js';
+import {
+  answering,
+  missingFlags,
+  notATerminal,
+  refuseInputFlags,
+  typedInput,
+  type WizardFlags,
+  type WizardPrompts,
+} from '../../node/wizard/questions.js';
 import { contextFor, type CommandContext } from '../context.js';
 import { collectInputPair } from '../input-options.js';
 import { codeReader } from '../sign-in-code.js';
@@ -71,21 +79,28 @@ Example:
     .action(async (options: WizardOptions, command: Command) => {
       const ctx = contextFor(command);
       if (!options.register && (options.every !== undefined || options.dailyCap !== undefined)) {
-        throw new SvcError('usage', '--no-register goes without --every and --daily-cap', { remedy: 'Drop --no-register to register the agent, or the schedule options.' });
+        throw new SvcError('usage', '--no-register goes without --every and --daily-cap', {
+          remedy: 'Drop --no-register to register the agent, or the schedule options.',
+        });
       }
       // A cap that lets no run through is said before the first run is charged, not at the registration after it.
       const price = options.agent === undefined ? undefined : findAgentSku(options.agent)?.price_cents;
       if (price !== undefined && typeof options.every === 'number' && typeof options.dailyCap === 'number' && options.dailyCap < price) {
-        throw new SvcError('usage', `--daily-cap ${formatDollars(options.dailyCap).slice(1)} lets no run of ${options.agent} through (${formatDollars(price)} a run): its schedule would never run`, {
-          remedy: 'Give a cap of one run or more, or --daily-cap none.',
-        });
+        throw new SvcError(
+          'usage',
+          `--daily-cap ${formatDollars(options.dailyCap).slice(1)} lets no run of ${options.agent} through (${formatDollars(price)} a run): its schedule would never run`,
+          {
+            remedy: 'Give a cap of one run or more, or --daily-cap none.',
+          },
+        );
       }
       const [{ needsSignInAnswers }, { runInput }] = await Promise.all([import('../../node/wizard/sign-in.js'), import('../run-input.js')]);
       // As given: typed by the agent's schema once the agent is known (agent-inputs.ts typedInputValue).
       const input = runInput({ ...(options.input === undefined ? {} : { input: options.input }) }) as Record<string, string> | undefined;
       const inputSchema = await inputSchemaReader(ctx);
       // A value the agent refuses (a relative path where it takes an absolute one) is said now, not after the questions.
-      if (options.agent !== undefined && input !== undefined) await refuseInputFlags(options.agent, inputSchema(options.agent), typedInput(inputSchema(options.agent), input));
+      if (options.agent !== undefined && input !== undefined)
+        await refuseInputFlags(options.agent, inputSchema(options.agent), typedInput(inputSchema(options.agent), input));
       const flags: WizardFlags = {
         ...(options.email === undefined ? {} : { email: options.email }),
         ...((options.offer ?? options.tier) === undefined ? {} : { offer: (options.offer ?? options.tier)! }),
@@ -107,7 +122,8 @@ Example:
         // Decided from local files only: nothing has been sent or written yet.
         const needsSignIn = needsSignInAnswers(ctx.paths.credentialsFile, ctx.clock.now(), flags.email);
         const missing = missingFlags(flags, needsSignIn, flags.agent === undefined ? undefined : inputSchema(flags.agent));
-        if (missing.length > 0) throw notATerminal(missing, ctx.json ? '--json asks no questions' : 'no terminal to ask on (stdin is not a TTY)');
+        if (missing.length > 0)
+          throw notATerminal(missing, ctx.json ? '--json asks no questions' : 'no terminal to ask on (stdin is not a TTY)');
       }
 
       // Ctrl+C while a spinner waits (no prompt to catch it) ends the wait at once, and the program exits 130
@@ -148,7 +164,9 @@ async function runAndReport(
     // A deploy token needs a recent sign-in: a token found stored from earlier is renewed by mail first.
     enroll: async () => {
       const { enrollHere } = await import('../../node/identity/enroll.js');
-      return withRecentSignIn(ctx, async () => enrollHere({ client: await ctx.client(), clock: ctx.clock, paths: ctx.paths }, { jwt: ctx.requireJwt() }));
+      return withRecentSignIn(ctx, async () =>
+        enrollHere({ client: await ctx.client(), clock: ctx.clock, paths: ctx.paths }, { jwt: ctx.requireJwt() }),
+      );
     },
     thisNode: () => ctx.requireNode(),
     runCaller: () => ctx.runCaller(),
@@ -165,7 +183,9 @@ async function runAndReport(
     lines.push(`  agent       ${s.agent.agent_id} (${s.agent.name}, ${formatDollars(s.agent.price_cents)} per run)`);
     lines.push(`  first run   ${s.run === null ? 'not run' : `${s.run.run_id}, charged ${formatDollars(s.run.charged_cents)}`}`);
     lines.push(`  wallet      ${formatDollars(s.balance_cents)}`);
-    lines.push(`  registered  ${s.registration === null ? 'no' : `${describeRegistration(s.registration)}${s.registration.changed ? '' : ' (as before)'}`}`);
+    lines.push(
+      `  registered  ${s.registration === null ? 'no' : `${describeRegistration(s.registration)}${s.registration.changed ? '' : ' (as before)'}`}`,
+    );
     lines.push('', 'Next:', ...s.next_steps.map((step) => `  ${step}`));
     return lines.join('\n');
   });

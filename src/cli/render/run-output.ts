@@ -22,7 +22,8 @@ export function renderRunOutput(output: unknown, style: ChalkInstance, runId: st
   if (drafts.length > 0 || isObject(out.counts)) parts.push(renderDrafts(out, drafts, style, runId));
   const quiz = listOf(out.quiz);
   if (quiz.length > 0) parts.push(renderQuiz(quiz, style));
-  if (isObject(out.answer) && typeof out.answer.text === 'string') parts.push(`${style.bold('Answer:')} ${out.answer.text}${citationOf(out.answer.citation, style)}`);
+  if (isObject(out.answer) && typeof out.answer.text === 'string')
+    parts.push(`${style.bold('Answer:')} ${out.answer.text}${citationOf(out.answer.citation, style)}`);
   const passages = listOf(out.passages);
   if (passages.length > 0 && !isObject(out.answer)) parts.push(renderPassages(passages, style));
   if (parts.length === 0) return JSON.stringify(output, null, 2);
@@ -30,13 +31,22 @@ export function renderRunOutput(output: unknown, style: ChalkInstance, runId: st
 }
 
 function renderFindings(findings: Record_[], style: ChalkInstance, runId: string): string {
-  const colour = (severity: string): string => (severity === 'critical' || severity === 'error' ? style.red(severity) : severity === 'warning' ? style.yellow(severity) : style.dim(severity));
+  const colour = (severity: string): string =>
+    severity === 'critical' || severity === 'error'
+      ? style.red(severity)
+      : severity === 'warning'
+        ? style.yellow(severity)
+        : style.dim(severity);
   const lines = findings.slice(0, SHOWN.findings).map((finding) => {
     const severity = colour(text(finding.severity) || 'info');
-    const where = text(finding.file) === '' ? text(finding.check ?? finding.kind) : `${text(finding.file)}${finding.line === undefined ? '' : `:${text(finding.line)}`}`;
+    const where =
+      text(finding.file) === ''
+        ? text(finding.check ?? finding.kind)
+        : `${text(finding.file)}${finding.line === undefined ? '' : `:${text(finding.line)}`}`;
     return `  ${severity} ${style.bold(where)}  ${text(finding.message)}`;
   });
-  const more = findings.length > SHOWN.findings ? `\n  … ${findings.length - SHOWN.findings} more: swarm-node runs show ${runId} --json` : '';
+  const more =
+    findings.length > SHOWN.findings ? `\n  … ${findings.length - SHOWN.findings} more: swarm-node runs show ${runId} --json` : '';
   return `${style.bold(`Findings (${findings.length}):`)}\n${lines.join('\n')}${more}`;
 }
 
@@ -44,12 +54,19 @@ function renderDrafts(out: Record_, drafts: Record_[], style: ChalkInstance, run
   const counts = isObject(out.counts) ? out.counts : {};
   const drafted = typeof counts.drafted === 'number' ? counts.drafted : drafts.length;
   const shown = drafts.slice(0, SHOWN.drafts).map((draft) => {
-    const body = text(draft.body).split('\n').slice(0, BODY_LINES).map((line) => `    ${line}`);
+    const body = text(draft.body)
+      .split('\n')
+      .slice(0, BODY_LINES)
+      .map((line) => `    ${line}`);
     return [`  ${style.bold('To:')} ${text(draft.to)}`, `  ${style.bold('Subject:')} ${text(draft.subject)}`, ...body].join('\n');
   });
   const rejected = listOf(out.rejected);
-  const lines = [`${style.bold(`Drafts: ${drafted}`)}${rejected.length > 0 ? `, ${rejected.length} rows rejected` : ''}${typeof out.note === 'string' ? ` (${out.note})` : ''}`, ...shown];
-  if (drafted > shown.length) lines.push(`  … ${drafted - shown.length} more: every draft is in the run's artifacts (swarm-node artifacts ${runId} --download DIR)`);
+  const lines = [
+    `${style.bold(`Drafts: ${drafted}`)}${rejected.length > 0 ? `, ${rejected.length} rows rejected` : ''}${typeof out.note === 'string' ? ` (${out.note})` : ''}`,
+    ...shown,
+  ];
+  if (drafted > shown.length)
+    lines.push(`  … ${drafted - shown.length} more: every draft is in the run's artifacts (swarm-node artifacts ${runId} --download DIR)`);
   return lines.join('\n\n');
 }
 
@@ -63,7 +80,10 @@ function renderQuiz(quiz: Record_[], style: ChalkInstance): string {
 
 function renderPassages(passages: Record_[], style: ChalkInstance): string {
   const items = passages.slice(0, SHOWN.passages).map((passage) => {
-    const where = typeof passage.citation === 'string' ? passage.citation : citationText(passage.citation) || `${text(passage.file)}:${text(passage.line_start)}`;
+    const where =
+      typeof passage.citation === 'string'
+        ? passage.citation
+        : citationText(passage.citation) || `${text(passage.file)}:${text(passage.line_start)}`;
     const heading = typeof passage.heading === 'string' && passage.heading !== '' ? ` (${passage.heading})` : '';
     const body = text(passage.text).replace(/\s+/g, ' ').slice(0, 200);
     return `  ${style.bold(where)}${heading}\n    ${body}`;
@@ -80,8 +100,14 @@ function citationOf(citation: unknown, style: ChalkInstance): string {
 function citationText(citation: unknown): string {
   if (!isObject(citation)) return '';
   const file = text(citation.file);
-  const lines = citation.line_start === undefined ? '' : `:${text(citation.line_start)}${citation.line_end !== undefined && citation.line_end !== citation.line_start ? `-${text(citation.line_end)}` : ''}`;
-  const section = typeof citation.section === 'string' ? `${citation.section}${typeof citation.heading === 'string' ? ` § ${citation.heading}` : ''}, ` : '';
+  const lines =
+    citation.line_start === undefined
+      ? ''
+      : `:${text(citation.line_start)}${citation.line_end !== undefined && citation.line_end !== citation.line_start ? `-${text(citation.line_end)}` : ''}`;
+  const section =
+    typeof citation.section === 'string'
+      ? `${citation.section}${typeof citation.heading === 'string' ? ` § ${citation.heading}` : ''}, `
+      : '';
   return file === '' ? '' : `${section}${file}${lines}`;
 }
 

@@ -54,7 +54,11 @@ export class AgentRuns {
         // clock ran ahead). Waiting for that time would skip runs; one interval from now is the plan.
         const next = nextRunAfter(now, agent.every_seconds);
         planRunAt(db, agent.agent_id, next);
-        log.info('schedule_reset', { agent: agent.agent_id, planned_at: new Date(agent.next_run_at).toISOString(), next_run_at: new Date(next).toISOString() });
+        log.info('schedule_reset', {
+          agent: agent.agent_id,
+          planned_at: new Date(agent.next_run_at).toISOString(),
+          next_run_at: new Date(next).toISOString(),
+        });
         agent.next_run_at = next;
       }
       if (isDue(agent, now) && !this.running.has(agent.agent_id) && this.#core.freeSlots() > 0) this.#start(agent, caller, now);
@@ -66,7 +70,8 @@ export class AgentRuns {
     const { db, log } = this.#core;
     const sku = findAgentSku(agent.agent_id);
     if (sku === undefined) {
-      if (!this.#unknownLogged.has(agent.agent_id)) log.error('unknown_agent', { agent: agent.agent_id, remedy: `swarm-node unregister ${agent.agent_id}` });
+      if (!this.#unknownLogged.has(agent.agent_id))
+        log.error('unknown_agent', { agent: agent.agent_id, remedy: `swarm-node unregister ${agent.agent_id}` });
       this.#unknownLogged.add(agent.agent_id);
       recordRunStarted(db, agent.agent_id, now, nextRunAfter(now, agent.every_seconds));
       return;
@@ -74,7 +79,12 @@ export class AgentRuns {
     if (hasUnsettledRun(db, sku.agent_id, caller.user_id)) {
       // A crash or a lost answer left a run of it unsettled (the service may still be running it): one run of an
       // agent at a time, so it waits, still due, until the replay of that key settles it.
-      if (!this.#deferLogged.has(sku.agent_id)) log.info('run_deferred', { agent: sku.agent_id, reason: 'unsettled_run', next_settle_at: isoOrUndefined(this.#settlement.retryAt) });
+      if (!this.#deferLogged.has(sku.agent_id))
+        log.info('run_deferred', {
+          agent: sku.agent_id,
+          reason: 'unsettled_run',
+          next_settle_at: isoOrUndefined(this.#settlement.retryAt),
+        });
       this.#deferLogged.add(sku.agent_id);
       this.#settlement.planRetry(now);
       return;
@@ -110,7 +120,15 @@ export class AgentRuns {
 
   async #runOnce(sku: AgentSku, caller: NodeCaller): Promise<void> {
     const core = this.#core;
-    const deps: RunDeps = { db: core.db, client: core.client, clock: core.clock, caller, source: 'daemon', pid: core.pid, signal: core.runsSignal };
+    const deps: RunDeps = {
+      db: core.db,
+      client: core.client,
+      clock: core.clock,
+      caller,
+      source: 'daemon',
+      pid: core.pid,
+      signal: core.runsSignal,
+    };
     let outcome: RunOutcome;
     try {
       outcome = await runAgent(deps, sku.agent_id);
@@ -120,8 +138,8 @@ export class AgentRuns {
       // A journal that cannot be written (a full disk) stops the taking of work and says so once (journal-health.ts).
       else if (!(error instanceof SvcError)) {
         if (!core.journal.failed(error)) core.log.error('run_error', { agent: sku.agent_id, error: messageOf(error) });
-      }
-      else if (!this.#hold.onServiceError(error, caller)) core.log.warn('run_refused', { agent: sku.agent_id, code: error.code, error: error.message });
+      } else if (!this.#hold.onServiceError(error, caller))
+        core.log.warn('run_refused', { agent: sku.agent_id, code: error.code, error: error.message });
       return;
     }
     if (outcome.kind === 'settled' && outcome.result.status === 'succeeded') {
@@ -144,7 +162,12 @@ export class AgentRuns {
     if (outcome.kind === 'settled') {
       // Answered: it failed at the agent and was not charged.
       const { result } = outcome;
-      log.warn('run_failed', { agent: sku.agent_id, run_id: result.run_id, charged_cents: result.charged_cents, balance_cents: result.balance_cents });
+      log.warn('run_failed', {
+        agent: sku.agent_id,
+        run_id: result.run_id,
+        charged_cents: result.charged_cents,
+        balance_cents: result.balance_cents,
+      });
       return;
     }
     const { error } = outcome;
@@ -152,7 +175,12 @@ export class AgentRuns {
       // The answer was lost: the row keeps its key and a settlement asks the service for its run, never charged twice.
       releaseRun(this.#core.db, outcome.idempotency_key);
       if (!this.#hold.onServiceError(error, caller)) {
-        log.warn('run_pending', { agent: sku.agent_id, key: outcome.idempotency_key, code: error.code, error: firstSentence(error.message) });
+        log.warn('run_pending', {
+          agent: sku.agent_id,
+          key: outcome.idempotency_key,
+          code: error.code,
+          error: firstSentence(error.message),
+        });
         this.#settlement.planRetry(this.#core.now());
       }
       return;
@@ -174,7 +202,12 @@ export class AgentRuns {
     if (this.#hold.onServiceError(error, caller)) return;
     const facts = error.extensions;
     if (typeof facts.run_id === 'string') {
-      log.warn('run_failed', { agent: sku.agent_id, run_id: facts.run_id, charged_cents: numberOf(facts.charged_cents), balance_cents: numberOf(facts.balance_cents) });
+      log.warn('run_failed', {
+        agent: sku.agent_id,
+        run_id: facts.run_id,
+        charged_cents: numberOf(facts.charged_cents),
+        balance_cents: numberOf(facts.balance_cents),
+      });
       return;
     }
     log.warn('run_refused', { agent: sku.agent_id, code: error.code, error: error.message });

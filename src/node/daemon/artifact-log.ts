@@ -12,7 +12,11 @@ export function loggingArtifacts(caller: NodeCaller, log: DaemonLog): NodeCaller
 
 function logArtifacts(log: DaemonLog, fields: { agent: string; run_id: string }, report: ArtifactReport): void {
   if (report.uploaded.length > 0) {
-    log.info('artifacts_uploaded', { ...fields, count: report.uploaded.length, bytes: report.uploaded.reduce((sum, file) => sum + file.size_bytes, 0) });
+    log.info('artifacts_uploaded', {
+      ...fields,
+      count: report.uploaded.length,
+      bytes: report.uploaded.reduce((sum, file) => sum + file.size_bytes, 0),
+    });
   }
   for (const entry of report.skipped) log.warn('artifact_skipped', { ...fields, name: entry.name, reason: entry.reason });
   for (const entry of report.not_kept) log.warn('artifact_not_kept', { ...fields, name: entry.name, reason: entry.reason });

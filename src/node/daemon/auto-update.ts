@@ -11,7 +11,14 @@ import { compareVersions, hostPlatform } from '../../lib/release-manifest.js';
 import { obtainRelease } from '../release/obtain-release.js';
 import { ReleaseClient } from '../release/release-client.js';
 import { assertMovesForward } from '../release/release-order.js';
-import { clearStagedUpdate, downloadDir, readUpdateState, removeUpdateState, stageUpdate, writeUpdateState } from '../release/staged-update.js';
+import {
+  clearStagedUpdate,
+  downloadDir,
+  readUpdateState,
+  removeUpdateState,
+  stageUpdate,
+  writeUpdateState,
+} from '../release/staged-update.js';
 import { trustedReleaseKeys } from '../release/trusted-keys.js';
 import type { NodeCaller } from '../work/caller.js';
 import { messageOf } from '../../contract/errors.js';
@@ -57,7 +64,13 @@ export class AutoUpdater {
   #staged: string | undefined;
   #probationChecked = false;
 
-  constructor(core: DaemonCore, options: AutoUpdateOptions, inFlight: () => number, restart: (version: string) => void, random = Math.random) {
+  constructor(
+    core: DaemonCore,
+    options: AutoUpdateOptions,
+    inFlight: () => number,
+    restart: (version: string) => void,
+    random = Math.random,
+  ) {
     this.#core = core;
     this.#options = options;
     this.#inFlight = inFlight;
@@ -74,7 +87,8 @@ export class AutoUpdater {
    */
   #firstCheckAt(now: number): number {
     const { intervalMs } = this.#options;
-    const spread = now + Math.min(intervalMs, FIRST_CHECK_FLOOR_MS) + Math.round(this.#random() * Math.min(intervalMs, FIRST_CHECK_SPREAD_MS));
+    const spread =
+      now + Math.min(intervalMs, FIRST_CHECK_FLOOR_MS) + Math.round(this.#random() * Math.min(intervalMs, FIRST_CHECK_SPREAD_MS));
     const last = Date.parse(readUpdateState(this.#options.varDir, 'checked')?.at ?? '');
     return Number.isFinite(last) ? Math.max(spread, last + this.#jittered()) : spread;
   }
@@ -94,7 +108,10 @@ export class AutoUpdater {
       clearStagedUpdate(varDir);
       return;
     }
-    log.info('auto_update_on', { interval_seconds: Math.round(this.#options.intervalMs / 1000), first_check_in_seconds: Math.round((this.#nextCheckAt - this.#core.now()) / 1000) });
+    log.info('auto_update_on', {
+      interval_seconds: Math.round(this.#options.intervalMs / 1000),
+      first_check_in_seconds: Math.round((this.#nextCheckAt - this.#core.now()) / 1000),
+    });
   }
 
   /** True once an update is staged: the daemon takes no new work and waits for its runs to end. */
@@ -131,7 +148,11 @@ export class AutoUpdater {
     const probation = readUpdateState(this.#options.varDir, 'probation');
     if (probation === undefined || probation.to_version !== this.#options.releaseVersion) return;
     removeUpdateState(this.#options.varDir, 'probation');
-    this.#core.log.info('updated', { from_version: probation.from_version, to_version: probation.to_version, switched_at: probation.switched_at });
+    this.#core.log.info('updated', {
+      from_version: probation.from_version,
+      to_version: probation.to_version,
+      switched_at: probation.switched_at,
+    });
   }
 
   async #check(caller: NodeCaller): Promise<void> {
@@ -148,7 +169,11 @@ export class AutoUpdater {
       }
       const rolledBack = readUpdateState(this.#options.varDir, 'rolledBack');
       if (rolledBack?.version === latest) {
-        log.info('up_to_date', { version, latest, note: `${latest} was rolled back here before and is not taken again; a newer release is` });
+        log.info('up_to_date', {
+          version,
+          latest,
+          note: `${latest} was rolled back here before and is not taken again; a newer release is`,
+        });
         return;
       }
       log.info('update_available', { version, latest });
@@ -158,10 +183,22 @@ export class AutoUpdater {
       assertMovesForward(verified.manifest.version, version, undefined);
       stageUpdate(this.#options.varDir, verified, new Date(this.#core.now()));
       this.#staged = latest;
-      log.info('update_staged', { version, latest, signed_by: verified.signedBy.key_id, in_flight_runs: this.#inFlight(), note: 'no new work; restarting once the runs in flight end' });
+      log.info('update_staged', {
+        version,
+        latest,
+        signed_by: verified.signedBy.key_id,
+        in_flight_runs: this.#inFlight(),
+        note: 'no new work; restarting once the runs in flight end',
+      });
     } catch (error) {
       clearStagedUpdate(this.#options.varDir);
-      log.warn('update_failed', { version, ...(latest === undefined ? {} : { latest }), error: firstSentence(messageOf(error)), note: 'nothing switched; this version runs on', next_check_in_seconds: Math.round((this.#nextCheckAt - this.#core.now()) / 1000) });
+      log.warn('update_failed', {
+        version,
+        ...(latest === undefined ? {} : { latest }),
+        error: firstSentence(messageOf(error)),
+        note: 'nothing switched; this version runs on',
+        next_check_in_seconds: Math.round((this.#nextCheckAt - this.#core.now()) / 1000),
+      });
     }
   }
 

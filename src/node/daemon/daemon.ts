@@ -78,8 +78,15 @@ export interface DaemonOutcome {
  */
 export async function runDaemon(deps: DaemonDeps, stop: AbortSignal): Promise<DaemonOutcome> {
   // Listening before the first line: an address in use stops the start with the reason, before anything runs.
-  const endpoint = deps.healthAt === undefined ? undefined : await (await import('./health-server.js')).openHealthEndpoint(deps.healthAt, deps.tickMs ?? DEFAULT_TICK_MS, deps.clock);
-  const log = new DaemonLog(deps.write, deps.clock, endpoint === undefined ? undefined : (event, fields) => endpoint.health.onLogEvent(event, fields));
+  const endpoint =
+    deps.healthAt === undefined
+      ? undefined
+      : await (await import('./health-server.js')).openHealthEndpoint(deps.healthAt, deps.tickMs ?? DEFAULT_TICK_MS, deps.clock);
+  const log = new DaemonLog(
+    deps.write,
+    deps.clock,
+    endpoint === undefined ? undefined : (event, fields) => endpoint.health.onLogEvent(event, fields),
+  );
   if (endpoint !== undefined) log.info('health_listening', { addr: endpoint.address, paths: '/healthz,/metrics' });
   const onStop = (): void => log.info('signal', { signal: typeof stop.reason === 'string' ? stop.reason : undefined });
   if (stop.aborted) onStop();
@@ -132,7 +139,14 @@ class NodeDaemon {
     this.#runs = new AgentRuns(this.#core, this.#hold, this.#settlement, new BalancePauses(this.#core, this.#hold));
     this.#puller = new WorkPuller(this.#core, this.#hold, this.#settlement, (caller) => this.#retire(caller));
     this.#updater =
-      deps.autoUpdate === undefined ? undefined : new AutoUpdater(this.#core, deps.autoUpdate, () => this.#inFlight(), (version) => this.#update.abort(version));
+      deps.autoUpdate === undefined
+        ? undefined
+        : new AutoUpdater(
+            this.#core,
+            deps.autoUpdate,
+            () => this.#inFlight(),
+            (version) => this.#update.abort(version),
+          );
   }
 
   #retired: Retired | undefined;
@@ -197,7 +211,8 @@ class NodeDaemon {
     // A removed node's results are refused: its agents are stopped at once (the service refunds their runs).
     let drained = removed ? false : await this.#core.tasksSettle(this.#drainMs);
     if (!drained) {
-      if (!removed || this.#inFlight() > 0) log.warn('stopping_agents', { in_flight_runs: this.#inFlight(), note: 'their runs end failed and are refunded' });
+      if (!removed || this.#inFlight() > 0)
+        log.warn('stopping_agents', { in_flight_runs: this.#inFlight(), note: 'their runs end failed and are refunded' });
       this.#core.stopRuns();
       drained = await this.#core.tasksSettle(REPORT_GRACE_MS);
     }
@@ -207,7 +222,13 @@ class NodeDaemon {
     recordStopped(db, this.#core.now());
     const pending = pendingRuns(db).length;
     if (drained) log.info('daemon_stopped', { pending_runs: pending });
-    else log.warn('daemon_stopped', { drained: false, in_flight_runs: this.#inFlight(), pending_runs: pending, note: 'pending runs are settled at the next start' });
+    else
+      log.warn('daemon_stopped', {
+        drained: false,
+        in_flight_runs: this.#inFlight(),
+        pending_runs: pending,
+        note: 'pending runs are settled at the next start',
+      });
     return { drained, pending };
   }
 
@@ -273,7 +294,8 @@ class NodeDaemon {
         isolation: caller.executor.runner.isolation,
       });
       // What the runs are not held to here (status says the same): once per process, not at every catch-up.
-      if (!this.#isolationSaid) for (const what of isolationReport(caller.executor.runner.isolation).cannot) log.warn('isolation_not_held', { what });
+      if (!this.#isolationSaid)
+        for (const what of isolationReport(caller.executor.runner.isolation).cannot) log.warn('isolation_not_held', { what });
       this.#isolationSaid = true;
     } catch (error) {
       if (!this.#hold.onServiceError(error, caller)) log.error('serve_sync_failed', { error: messageOf(error) });

@@ -8,7 +8,11 @@ import type { Clock } from '../../lib/clock.js';
 import { DaemonHealth } from './health.js';
 
 /** The daemon's health and its listener, started together. */
-export async function openHealthEndpoint(at: { host: string; port: number }, tickMs: number, clock: Clock): Promise<HealthServer & { health: DaemonHealth }> {
+export async function openHealthEndpoint(
+  at: { host: string; port: number },
+  tickMs: number,
+  clock: Clock,
+): Promise<HealthServer & { health: DaemonHealth }> {
   const health = new DaemonHealth({ tickMs, now: () => clock.now() });
   try {
     return { health, ...(await startHealthServer(health, at)) };
@@ -35,7 +39,9 @@ export async function startHealthServer(health: DaemonHealth, at: { host: string
     }
     if (path === '/healthz') {
       const report = health.report();
-      response.writeHead(report.healthy ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(`${JSON.stringify(report)}\n`);
+      response
+        .writeHead(report.healthy ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+        .end(`${JSON.stringify(report)}\n`);
       return;
     }
     if (path === '/metrics') {

@@ -42,15 +42,29 @@ export class DaemonHealth {
 
   constructor(readonly options: { tickMs: number; now: () => number }) {
     const registers = [this.registry];
-    this.#runs = new Counter({ name: 'swarm_node_runs_total', help: 'Runs this node finished, by outcome.', labelNames: ['outcome'], registers });
-    this.#charged = new Counter({ name: 'swarm_node_charged_cents_total', help: 'Cents charged for runs this node ran successfully.', registers });
+    this.#runs = new Counter({
+      name: 'swarm_node_runs_total',
+      help: 'Runs this node finished, by outcome.',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.#charged = new Counter({
+      name: 'swarm_node_charged_cents_total',
+      help: 'Cents charged for runs this node ran successfully.',
+      registers,
+    });
     this.#pollSeconds = new Histogram({
       name: 'swarm_node_poll_duration_seconds',
       help: 'Time the service took to answer a poll for work (a long poll is held open up to 20 s).',
       buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 20, 30],
       registers,
     });
-    this.#running = new Gauge({ name: 'swarm_node_runs_in_flight', help: 'Runs executing on this node now.', registers, collect: () => this.#running.set(this.#inFlight) });
+    this.#running = new Gauge({
+      name: 'swarm_node_runs_in_flight',
+      help: 'Runs executing on this node now.',
+      registers,
+      collect: () => this.#running.set(this.#inFlight),
+    });
     const lastPoll: Gauge = new Gauge({
       name: 'swarm_node_last_poll_success_timestamp_seconds',
       help: 'When the service last answered a poll (Unix time); 0 before the first.',
@@ -93,12 +107,14 @@ export class DaemonHealth {
     const problems: string[] = [];
     const tickBound = Math.max(5_000, 5 * this.options.tickMs);
     if (this.#lastTickAt === undefined) problems.push('the daemon loop has not ticked yet');
-    else if (now - this.#lastTickAt > tickBound) problems.push(`the daemon loop last ticked ${Math.round((now - this.#lastTickAt) / 1000)} s ago`);
+    else if (now - this.#lastTickAt > tickBound)
+      problems.push(`the daemon loop last ticked ${Math.round((now - this.#lastTickAt) / 1000)} s ago`);
     if (this.#lastPollAt !== undefined && now - this.#lastPollAt > POLL_BOUND_MS) {
       problems.push(`the service last answered a poll ${Math.round((now - this.#lastPollAt) / 1000)} s ago`);
     }
     const fault = this.#journalFault;
-    if (fault !== undefined) problems.push(`the journal cannot be written since ${fault.since} (${fault.reason}: ${fault.error}): no run is taken until it can`);
+    if (fault !== undefined)
+      problems.push(`the journal cannot be written since ${fault.since} (${fault.reason}: ${fault.error}): no run is taken until it can`);
     return {
       healthy: problems.length === 0,
       problems,

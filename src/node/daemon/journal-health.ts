@@ -30,7 +30,13 @@ export class JournalHealth {
   readonly #onChanged: (fault: JournalFault | undefined) => void;
   #fault: JournalFault | undefined;
 
-  constructor(deps: { log: DaemonLog; clock: Clock; pid: number; varDir?: string | undefined; onChanged: (fault: JournalFault | undefined) => void }) {
+  constructor(deps: {
+    log: DaemonLog;
+    clock: Clock;
+    pid: number;
+    varDir?: string | undefined;
+    onChanged: (fault: JournalFault | undefined) => void;
+  }) {
     this.#log = deps.log;
     this.#clock = deps.clock;
     this.#pid = deps.pid;
@@ -67,7 +73,9 @@ export class JournalHealth {
       reason,
       error: this.#fault.error,
       note: 'no run is taken until the journal can be written again; runs in flight go on',
-      ...(this.#varDir === undefined ? {} : { remedy: `free space under ${this.#varDir} (or fix its filesystem); the daemon resumes by itself` }),
+      ...(this.#varDir === undefined
+        ? {}
+        : { remedy: `free space under ${this.#varDir} (or fix its filesystem); the daemon resumes by itself` }),
     });
     this.#recordFault();
     this.#onChanged(this.#fault);
@@ -79,7 +87,10 @@ export class JournalHealth {
     const fault = this.#fault;
     if (fault === undefined) return;
     this.#fault = undefined;
-    this.#log.info('journal_writable', { after: fault.reason, unwritable_seconds: Math.round((this.#clock.now() - Date.parse(fault.since)) / 1000) });
+    this.#log.info('journal_writable', {
+      after: fault.reason,
+      unwritable_seconds: Math.round((this.#clock.now() - Date.parse(fault.since)) / 1000),
+    });
     this.#recordFault();
     this.#onChanged(undefined);
   }

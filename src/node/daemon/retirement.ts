@@ -26,7 +26,11 @@ export async function retireNode(caller: NodeCaller, log: DaemonLog): Promise<Re
     }
     withdrawn = [];
   }
-  log.info('node_retired', { node_id: nodeId, agents_withdrawn: withdrawn.join(','), note: "ephemeral: its one run is over; removed from its user's nodes" });
+  log.info('node_retired', {
+    node_id: nodeId,
+    agents_withdrawn: withdrawn.join(','),
+    note: "ephemeral: its one run is over; removed from its user's nodes",
+  });
   return { node_id: nodeId, agents_withdrawn: withdrawn };
 }
 

@@ -166,11 +166,17 @@ export class ServiceHold {
       this.#outageProbes.reset();
       this.#credentialWait = undefined;
     }
-    const waitMs = reason === 'service_unreachable' ? this.#outageProbes.next() : (this.#credentialWait = nextBackoff(this.#credentialWait, this.#core.backoffMs));
+    const waitMs =
+      reason === 'service_unreachable'
+        ? this.#outageProbes.next()
+        : (this.#credentialWait = nextBackoff(this.#credentialWait, this.#core.backoffMs));
     this.#probeAt = this.#core.now() + waitMs;
     this.#probeNeeded = true;
     this.#core.wakeAt(this.#probeAt);
-    const remedy = reason === 'credential_rejected' ? 'enroll the node anew, signed in (picked up without a restart): sudo swarm-node install --reenroll' : undefined;
+    const remedy =
+      reason === 'credential_rejected'
+        ? 'enroll the node anew, signed in (picked up without a restart): sudo swarm-node install --reenroll'
+        : undefined;
     this.#pauseAll(reason, this.#probeAt, { error: firstSentence(messageOf(error)), remedy });
   }
 

@@ -67,7 +67,8 @@ export class PendingSettlement {
       const summary = await settlePendingRuns(deps);
       // One line per run first, then the summary: whoever reads the summary has read every run it counts.
       this.#afterSettlement(settledAmong(core.db, keys));
-      if (summary.reported + summary.lost + summary.settled + summary.expired + summary.left > 0) core.log.info('pending_runs_settled', { ...summary });
+      if (summary.reported + summary.lost + summary.settled + summary.expired + summary.left > 0)
+        core.log.info('pending_runs_settled', { ...summary });
       if (summary.left > 0) {
         this.#backoff = nextBackoff(this.#backoff, core.backoffMs);
         this.#retryAt = core.now() + this.#backoff;

@@ -85,7 +85,14 @@ export class WorkPuller {
         // Leases are counted from here (run-lease.ts): the poll left before the service took any run for it.
         const asked = monotonicClock.now();
         const answer = await caller.executor.api.poll(
-          { hostname: hostname(), ...(this.#core.name === undefined ? {} : { name: this.#core.name }), version: this.#core.version, capacity, running: [...this.#running.keys()], wait_seconds: capacity === 0 ? 0 : POLL_HOLD_SECONDS },
+          {
+            hostname: hostname(),
+            ...(this.#core.name === undefined ? {} : { name: this.#core.name }),
+            version: this.#core.version,
+            capacity,
+            running: [...this.#running.keys()],
+            wait_seconds: capacity === 0 ? 0 : POLL_HOLD_SECONDS,
+          },
           linked?.signal ?? stop,
         );
         this.#retry.reset();
@@ -93,7 +100,8 @@ export class WorkPuller {
         for (const runId of answer.lost) this.#running.get(runId)?.abort();
         for (const runId of answer.cancel ?? []) this.#running.get(runId)?.abort(RUN_CANCELLED);
         // An older service gives no seconds per run: the poll's lease length, from the same start, is never later.
-        for (const run of answer.runs) this.#start(run, new RunLease(monotonicClock, asked, run.lease_seconds ?? answer.lease_seconds), caller);
+        for (const run of answer.runs)
+          this.#start(run, new RunLease(monotonicClock, asked, run.lease_seconds ?? answer.lease_seconds), caller);
         // Polling on after a failed removal: the service says it again at the next poll.
         if (answer.retire === true && this.#retire !== undefined && (await this.#retire(caller))) return;
       } catch (error) {
@@ -126,18 +134,36 @@ export class WorkPuller {
         const fields = { agent: run.agent_id, run_id: run.run_id, seconds: Math.round((core.now() - started) / 100) / 10 };
         if (executed.kind === 'reported') {
           const level = executed.run.status === 'succeeded' ? 'info' : 'warn';
-          core.log[level](`run_${executed.run.status === 'succeeded' ? 'succeeded' : 'failed'}`, { ...fields, charged_cents: executed.run.charged_cents, source: 'service' });
-        } else if (executed.kind === 'lost') core.log.warn('run_lost', { ...fields, note: 'the lease ran out before the result; the service refunded the run' });
+          core.log[level](`run_${executed.run.status === 'succeeded' ? 'succeeded' : 'failed'}`, {
+            ...fields,
+            charged_cents: executed.run.charged_cents,
+            source: 'service',
+          });
+        } else if (executed.kind === 'lost')
+          core.log.warn('run_lost', { ...fields, note: 'the lease ran out before the result; the service refunded the run' });
         else if (executed.kind === 'not_journaled') {
           core.journal.failed(executed.error);
-          core.log.warn('run_handed_back', { ...fields, error: messageOf(executed.error), note: 'the journal could not take the run; its agent did not start and the service queues it again' });
+          core.log.warn('run_handed_back', {
+            ...fields,
+            error: messageOf(executed.error),
+            note: 'the journal could not take the run; its agent did not start and the service queues it again',
+          });
         } else if (executed.kind === 'unreported') {
-          core.log.warn('run_unreported', { ...fields, error: executed.error.message, note: 'the result is kept and reported at the next settlement' });
+          core.log.warn('run_unreported', {
+            ...fields,
+            error: executed.error.message,
+            note: 'the result is kept and reported at the next settlement',
+          });
           if (!this.#hold.onServiceError(executed.error, caller)) this.#settlement.planRetry(core.now());
         }
       })
       .catch((error: unknown) => {
-        core.log.error('run_error', { agent: run.agent_id, run_id: run.run_id, error: messageOf(error), code: error instanceof SvcError ? error.code : undefined });
+        core.log.error('run_error', {
+          agent: run.agent_id,
+          run_id: run.run_id,
+          error: messageOf(error),
+          code: error instanceof SvcError ? error.code : undefined,
+        });
       })
       .finally(() => {
         core.runsSignal.removeEventListener('abort', stopAgent);

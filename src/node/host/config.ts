@@ -122,15 +122,18 @@ export function resolveConfig(input: {
   const sources = {} as Record<ConfigKey, ConfigSource>;
   const pick = (key: ConfigKey, fallback: string, skipFile = false): string => {
     const flag = input.flags?.[key];
-    if (flag !== undefined) return (sources[key] = 'flag'), flag;
+    if (flag !== undefined) return ((sources[key] = 'flag'), flag);
     const envName = ENV_OF[key];
     const fromEnv = envName === undefined ? undefined : env[envName];
-    if (fromEnv !== undefined && fromEnv !== '') return (sources[key] = 'env'), fromEnv;
-    if (file[key] !== undefined && !skipFile) return (sources[key] = 'file'), String(file[key]);
-    return (sources[key] = 'default'), fallback;
+    if (fromEnv !== undefined && fromEnv !== '') return ((sources[key] = 'env'), fromEnv);
+    if (file[key] !== undefined && !skipFile) return ((sources[key] = 'file'), String(file[key]));
+    return ((sources[key] = 'default'), fallback);
   };
   const base_url = validateConfigValue('base_url', pick('base_url', DEFAULT_BASE_URL));
-  const wallet_url = validateConfigValue('wallet_url', pick('wallet_url', `${base_url}/wallet`, walletFollowsBaseUrl(file, sources.base_url)));
+  const wallet_url = validateConfigValue(
+    'wallet_url',
+    pick('wallet_url', `${base_url}/wallet`, walletFollowsBaseUrl(file, sources.base_url)),
+  );
   const merchant_id = validateConfigValue('merchant_id', pick('merchant_id', DEFAULT_MERCHANT_ID));
   const timeout_seconds = Number(validateConfigValue('timeout_seconds', pick('timeout_seconds', String(DEFAULT_TIMEOUT_SECONDS))));
   const concurrency = Number(validateConfigValue('concurrency', pick('concurrency', String(DEFAULT_CONCURRENCY))));
@@ -183,7 +186,8 @@ export function validateConfigValue(key: ConfigKey, value: string): string {
       } catch {
         throw new SvcError('usage', `${key} must be an http(s) URL, got "${value}"`);
       }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SvcError('usage', `${key} must be an http(s) URL, got "${value}"`);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:')
+        throw new SvcError('usage', `${key} must be an http(s) URL, got "${value}"`);
       if (url.username || url.password || url.search || url.hash) {
         throw new SvcError('usage', `${key} must not carry credentials, a query or a fragment`);
       }
@@ -194,7 +198,8 @@ export function validateConfigValue(key: ConfigKey, value: string): string {
       return value;
     case 'timeout_seconds': {
       const seconds = Number(value);
-      if (!Number.isInteger(seconds) || seconds < 1 || seconds > 600) throw new SvcError('usage', 'timeout_seconds must be a whole number from 1 to 600');
+      if (!Number.isInteger(seconds) || seconds < 1 || seconds > 600)
+        throw new SvcError('usage', 'timeout_seconds must be a whole number from 1 to 600');
       return String(seconds);
     }
     case 'concurrency': {
@@ -203,11 +208,13 @@ export function validateConfigValue(key: ConfigKey, value: string): string {
       return String(runs);
     }
     case 'agent_isolation':
-      if (!(AGENT_ISOLATIONS as readonly string[]).includes(value)) throw new SvcError('usage', `agent_isolation must be one of ${AGENT_ISOLATIONS.join(', ')}`);
+      if (!(AGENT_ISOLATIONS as readonly string[]).includes(value))
+        throw new SvcError('usage', `agent_isolation must be one of ${AGENT_ISOLATIONS.join(', ')}`);
       return value;
     case 'agent_socket':
       // sun_path holds 108 bytes with its terminating NUL; the egress socket beside it (egressSocketOf) is 7 longer.
-      if (!value.startsWith('/') || Buffer.byteLength(egressSocketOf(value)) > 107) throw new SvcError('usage', 'agent_socket must be an absolute path of at most 100 bytes');
+      if (!value.startsWith('/') || Buffer.byteLength(egressSocketOf(value)) > 107)
+        throw new SvcError('usage', 'agent_socket must be an absolute path of at most 100 bytes');
       return value;
     case 'agent_syscall_filter':
       if (!(AGENT_SYSCALL_FILTERS as readonly string[]).includes(value)) {
@@ -217,7 +224,11 @@ export function validateConfigValue(key: ConfigKey, value: string): string {
     case 'health_addr': {
       if (value === '' || value === 'off') return '';
       const address = parseHealthAddr(value);
-      if (address === undefined) throw new SvcError('usage', `health_addr must be PORT, :PORT or HOST:PORT (a port from 0 to 65535; off to turn it off), got "${value}"`);
+      if (address === undefined)
+        throw new SvcError(
+          'usage',
+          `health_addr must be PORT, :PORT or HOST:PORT (a port from 0 to 65535; off to turn it off), got "${value}"`,
+        );
       return `${address.host.includes(':') ? `[${address.host}]` : address.host}:${address.port}`;
     }
     case 'auto_update': {
@@ -243,9 +254,13 @@ export function autoUpdateOfFile(file: ConfigFile): boolean {
 export function autoUpdateIntervalSeconds(value: string): number {
   const seconds = parseDuration(value);
   if (seconds < MIN_AUTO_UPDATE_INTERVAL_SECONDS) {
-    throw new SvcError('usage', `auto_update_interval must be at least ${formatDuration(MIN_AUTO_UPDATE_INTERVAL_SECONDS)}, got "${value}"`, {
-      remedy: 'Choose an interval from 5m to 7d; 24h is the default.',
-    });
+    throw new SvcError(
+      'usage',
+      `auto_update_interval must be at least ${formatDuration(MIN_AUTO_UPDATE_INTERVAL_SECONDS)}, got "${value}"`,
+      {
+        remedy: 'Choose an interval from 5m to 7d; 24h is the default.',
+      },
+    );
   }
   return seconds;
 }

@@ -1,6 +1,19 @@
 // Writing files so that a crash leaves the old file or the new one, never half of one, and a secret is never
 // readable by others, not even for an instant; reading one that may not be there.
-import { chownSync, closeSync, existsSync, fchownSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  closeSync,
+  existsSync,
+  fchownSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, basename } from 'node:path';
 
 export function writeFileAtomic(path: string, content: string | Uint8Array, mode: number): void {

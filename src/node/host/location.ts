@@ -54,11 +54,15 @@ export const NODES_DIR = 'nodes';
 /** The name, checked; `from` names where it came from in the error (--node, --name, SWARM_NODE_NAME). */
 export function checkNodeName(name: string, from = '--node'): string {
   if (!NODE_NAME_PATTERN.test(name)) {
-    throw new SvcError('usage', `${from} ${JSON.stringify(name)} is not a node name: a lower-case letter, then up to 30 lower-case letters, digits or '-'`, {
-      remedy: new RegExp(UUID_PATTERN).test(name)
-        ? `${from} names a node of this host (install --name), not a node id; a node's runs: swarm-node runs --node-id ${name}.`
-        : 'Choose a name such as gpu or build-2.',
-    });
+    throw new SvcError(
+      'usage',
+      `${from} ${JSON.stringify(name)} is not a node name: a lower-case letter, then up to 30 lower-case letters, digits or '-'`,
+      {
+        remedy: new RegExp(UUID_PATTERN).test(name)
+          ? `${from} names a node of this host (install --name), not a node id; a node's runs: swarm-node runs --node-id ${name}.`
+          : 'Choose a name such as gpu or build-2.',
+      },
+    );
   }
   return name;
 }
@@ -75,7 +79,14 @@ export interface NodeUnits {
 }
 
 export function nodeUnits(name?: string): NodeUnits {
-  if (name === undefined) return { daemon: UNIT_NAME, agentSocket: AGENT_SOCKET_UNIT, agentService: AGENT_SERVICE_UNIT, egressSocket: EGRESS_SOCKET_UNIT, egressService: EGRESS_SERVICE_UNIT };
+  if (name === undefined)
+    return {
+      daemon: UNIT_NAME,
+      agentSocket: AGENT_SOCKET_UNIT,
+      agentService: AGENT_SERVICE_UNIT,
+      egressSocket: EGRESS_SOCKET_UNIT,
+      egressService: EGRESS_SERVICE_UNIT,
+    };
   checkNodeName(name);
   // The daemon as an instance name (systemctl status svc-swarm-node@N), written as a file of its own so that each
   // node's unit comes from its own release. The agent pair cannot be instances: an accepting socket starts

@@ -19,7 +19,12 @@ import { isolationFallback, resolveIsolation, type IsolationMode } from '../runn
 import { isolationReport } from '../runner/isolation-report.js';
 
 export interface NodeStatus {
-  config: { file: string; values: Record<ConfigKey, string | number | boolean>; sources: Record<ConfigKey, ConfigSource>; node_id: string | null };
+  config: {
+    file: string;
+    values: Record<ConfigKey, string | number | boolean>;
+    sources: Record<ConfigKey, ConfigSource>;
+    node_id: string | null;
+  };
   service: { base_url: string; reachable: boolean; latency_ms: number | null; error: string | null };
   token: {
     stored: boolean;
@@ -89,11 +94,42 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
       node_id: config.node_id ?? null,
     },
     service: { base_url: config.base_url, reachable: false, latency_ms: null, error: null },
-    token: { stored: false, sub: null, tier: null, expires_at: null, days_left: null, expiring_soon: false, valid: null, reason: null, docs_sections: [] },
-    node: { enrolled: false, node_id: null, user_id: null, tier_id: null, ephemeral: false, isolation: null, isolation_error: null, isolation_summary: null, isolation_cannot: [], isolation_warning: null },
+    token: {
+      stored: false,
+      sub: null,
+      tier: null,
+      expires_at: null,
+      days_left: null,
+      expiring_soon: false,
+      valid: null,
+      reason: null,
+      docs_sections: [],
+    },
+    node: {
+      enrolled: false,
+      node_id: null,
+      user_id: null,
+      tier_id: null,
+      ephemeral: false,
+      isolation: null,
+      isolation_error: null,
+      isolation_summary: null,
+      isolation_cannot: [],
+      isolation_warning: null,
+    },
     registrations: { count: 0, agents: [] },
     database: { path: deps.paths.databaseFile, exists: existsSync(deps.paths.databaseFile), error: null },
-    daemon: { running: false, pid: null, version: null, started_at: null, last_tick_at: null, stopped_at: null, paused: null, agents: [], state: {} },
+    daemon: {
+      running: false,
+      pid: null,
+      version: null,
+      started_at: null,
+      last_tick_at: null,
+      stopped_at: null,
+      paused: null,
+      agents: [],
+      state: {},
+    },
     journal_fault: null,
     problems,
   };
@@ -119,7 +155,13 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
   if (node?.credential === undefined) {
     problems.push('this host is not an enrolled node: agents cannot run here (swarm-node install, or swarm-node enroll)');
   } else {
-    Object.assign(status.node, { enrolled: true, node_id: node.node_id, user_id: node.user_id, tier_id: node.tier_id, ephemeral: node.ephemeral === true });
+    Object.assign(status.node, {
+      enrolled: true,
+      node_id: node.node_id,
+      user_id: node.user_id,
+      tier_id: node.tier_id,
+      ephemeral: node.ephemeral === true,
+    });
   }
   try {
     status.node.isolation = resolveIsolation(config.agent_isolation, config.agent_socket, config.agent_syscall_filter);
@@ -171,7 +213,11 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
       const registrations = listRegistrations(db);
       status.registrations = {
         count: registrations.length,
-        agents: registrations.map((r) => ({ agent_id: r.agent_id, every: r.every_seconds === null ? null : formatDuration(r.every_seconds), daily_cap_cents: r.daily_cap_cents })),
+        agents: registrations.map((r) => ({
+          agent_id: r.agent_id,
+          every: r.every_seconds === null ? null : formatDuration(r.every_seconds),
+          daily_cap_cents: r.daily_cap_cents,
+        })),
       };
       status.daemon = readDaemonStatus(db, deps.clock.now());
       // Its ticks are not recorded while it cannot write: a live daemon that says so runs all the same.
@@ -179,12 +225,16 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
       if (fault !== undefined && fault.pid === status.daemon.pid && processIsAlive(fault.pid)) {
         status.journal_fault = fault;
         status.daemon.running = true;
-        problems.push(`the daemon cannot write its journal since ${fault.since} (${fault.reason}: ${fault.error}); it takes no run until it can: free space under ${deps.paths.varDir}`);
+        problems.push(
+          `the daemon cannot write its journal since ${fault.since} (${fault.reason}: ${fault.error}); it takes no run until it can: free space under ${deps.paths.varDir}`,
+        );
       }
       // A hold is a problem only while the daemon runs (a stopped daemon holds nothing); a daily cap is no problem.
-      if (status.daemon.running && status.daemon.paused !== null) problems.push(`the daemon holds every agent: ${status.daemon.paused.reason}`);
+      if (status.daemon.running && status.daemon.paused !== null)
+        problems.push(`the daemon holds every agent: ${status.daemon.paused.reason}`);
       for (const agent of status.daemon.agents) {
-        if (agent.paused_reason === 'insufficient_balance') problems.push(`${agent.agent_id} is paused (${agent.paused_reason}) until ${agent.paused_until ?? 'further notice'}`);
+        if (agent.paused_reason === 'insufficient_balance')
+          problems.push(`${agent.agent_id} is paused (${agent.paused_reason}) until ${agent.paused_until ?? 'further notice'}`);
       }
     } catch (error) {
       status.database.error = messageOf(error);

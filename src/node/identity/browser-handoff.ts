@@ -32,10 +32,18 @@ export function writeHandoffPage(secretUrl: string): HandoffPage {
     path,
     remove,
     removeLater() {
-      const child = spawn(process.execPath, ['-e', `setTimeout(() => require('fs').rmSync(process.argv[1], { recursive: true, force: true }), ${HANDOFF_PAGE_LIFETIME_MS})`, dir], {
-        detached: true,
-        stdio: 'ignore',
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          '-e',
+          `setTimeout(() => require('fs').rmSync(process.argv[1], { recursive: true, force: true }), ${HANDOFF_PAGE_LIFETIME_MS})`,
+          dir,
+        ],
+        {
+          detached: true,
+          stdio: 'ignore',
+        },
+      );
       child.on('error', remove);
       child.unref();
     },
@@ -57,7 +65,10 @@ export function browserOpener(env: NodeJS.ProcessEnv): string | undefined {
  * Opens a URL that holds a secret in the browser: the opener gets a private page that forwards to it, never the URL
  * itself. Says why not when it could not: no display, or the opener failed.
  */
-export async function openSecretUrl(url: string, env: NodeJS.ProcessEnv): Promise<{ opened: true } | { opened: false; why: 'no_display' | 'opener_failed'; opener?: string }> {
+export async function openSecretUrl(
+  url: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ opened: true } | { opened: false; why: 'no_display' | 'opener_failed'; opener?: string }> {
   const opener = browserOpener(env);
   if (opener === undefined) return { opened: false, why: 'no_display' };
   const { execa } = await import('execa');

@@ -33,23 +33,35 @@ export type EnrollProof = { deployToken: string } | { jwt: StoredJwt };
  * `proof` undefined: neither a deploy token nor a sign-in. Refused here, after the enrolled-already check, so an
  * enrolled home (signed out) is told it is a node already rather than to sign in for nothing.
  */
-export async function enrollHere(deps: EnrollHereDeps, proof: EnrollProof | undefined, options: { reenroll?: boolean } = {}): Promise<EnrolledHere> {
+export async function enrollHere(
+  deps: EnrollHereDeps,
+  proof: EnrollProof | undefined,
+  options: { reenroll?: boolean } = {},
+): Promise<EnrolledHere> {
   const stored = readStoredCredentials(deps.paths);
   if (stored.node !== undefined && options.reenroll === true) await assertEnrollmentRetired(deps.client, stored.node);
   else if (stored.node?.credential !== undefined) {
     throw new SvcError('usage', `this home is enrolled already, as node ${stored.node.node_id}`, {
-      remedy: 'A new credential for it: swarm-node credential rotate. Another node: another home (SWARM_NODE_HOME) or host. A node the service removed: swarm-node enroll --reenroll.',
+      remedy:
+        'A new credential for it: swarm-node credential rotate. Another node: another home (SWARM_NODE_HOME) or host. A node the service removed: swarm-node enroll --reenroll.',
       extensions: { node_id: stored.node.node_id },
     });
   }
   if (proof === undefined) {
     throw new SvcError('not_signed_in', 'no deploy token was given, and this home is not signed in', {
-      remedy: 'Sign in (swarm-node login), then enroll again: signed in, the service gives this node its deploy token. Or give the one from activation, in a file named with --deploy-token-file or in SVC_DEPLOY_TOKEN.',
+      remedy:
+        'Sign in (swarm-node login), then enroll again: signed in, the service gives this node its deploy token. Or give the one from activation, in a file named with --deploy-token-file or in SVC_DEPLOY_TOKEN.',
     });
   }
   const token =
-    'deployToken' in proof ? deployTokenToEnroll(deps.paths, proof.deployToken, false) : (await requestDeployToken(deps.client, proof.jwt.token)).deploy_token;
-  const enrollment = await enrollNode((deployToken) => deps.client.enroll(deployToken), token, () => new Date(deps.clock.now()));
+    'deployToken' in proof
+      ? deployTokenToEnroll(deps.paths, proof.deployToken, false)
+      : (await requestDeployToken(deps.client, proof.jwt.token)).deploy_token;
+  const enrollment = await enrollNode(
+    (deployToken) => deps.client.enroll(deployToken),
+    token,
+    () => new Date(deps.clock.now()),
+  );
   persistEnrollment(deps.paths, stored, enrollment);
   return {
     node_id: enrollment.node_id,
@@ -73,8 +85,12 @@ export async function assertEnrollmentRetired(client: ServiceClient, node: NodeE
     if (error instanceof SvcError && (error.code === 'node_removed' || error.code === 'unauthorized')) return;
     throw error;
   }
-  throw new SvcError('usage', `node ${node.node_id} is still one of your nodes (the service accepts its credential); --reenroll replaces only an enrollment the service no longer accepts`, {
-    remedy: `To replace it on purpose, remove it first (swarm-node nodes remove ${node.node_id}), then enroll again.`,
-    extensions: { node_id: node.node_id },
-  });
+  throw new SvcError(
+    'usage',
+    `node ${node.node_id} is still one of your nodes (the service accepts its credential); --reenroll replaces only an enrollment the service no longer accepts`,
+    {
+      remedy: `To replace it on purpose, remove it first (swarm-node nodes remove ${node.node_id}), then enroll again.`,
+      extensions: { node_id: node.node_id },
+    },
+  );
 }

@@ -50,7 +50,8 @@ export async function sendSignInCode(deps: SessionDeps, email: string): Promise<
 /** The code asked for earlier for `email`, while it can still be used; undefined otherwise. */
 export function pendingSignIn(deps: Pick<SessionDeps, 'clock' | 'credentialsFile'>, email: string): PendingSignIn | undefined {
   const pending = readCredentials(deps.credentialsFile).pending_sign_in;
-  if (pending === undefined || pending.email !== normalizeEmail(email) || Date.parse(pending.expires_at) <= deps.clock.now()) return undefined;
+  if (pending === undefined || pending.email !== normalizeEmail(email) || Date.parse(pending.expires_at) <= deps.clock.now())
+    return undefined;
   return pending;
 }
 
@@ -97,7 +98,10 @@ export async function signInWithCode(deps: SessionDeps, input: CodeSignIn): Prom
   try {
     issued = await issue(deps, input, first);
   } catch (error) {
-    const other = input.offer === undefined && error instanceof SvcError && error.code === 'payment_not_found' ? bestPaidOffer(error.extensions.paid_offers) : undefined;
+    const other =
+      input.offer === undefined && error instanceof SvcError && error.code === 'payment_not_found'
+        ? bestPaidOffer(error.extensions.paid_offers)
+        : undefined;
     if (other === undefined || other === first) throw error instanceof SvcError ? signInRefusal(error, input) : error;
     try {
       issued = await issue(deps, input, other);
@@ -126,7 +130,9 @@ function issue(deps: SessionDeps, input: CodeSignIn, offer: TierId) {
 /** Of the offers an address paid for, the one a node needs: execution first, a wallet top-up last. */
 function bestPaidOffer(paid: unknown): TierId | undefined {
   const offers = Array.isArray(paid) ? paid.filter(isTierId) : [];
-  return [...offers].sort((a, b) => Number(TIERS[b].node_install) - Number(TIERS[a].node_install) || TIER_IDS.indexOf(a) - TIER_IDS.indexOf(b))[0];
+  return [...offers].sort(
+    (a, b) => Number(TIERS[b].node_install) - Number(TIERS[a].node_install) || TIER_IDS.indexOf(a) - TIER_IDS.indexOf(b),
+  )[0];
 }
 
 /** Each refusal said as the person at the keyboard can act on it, in login's own flags. */
@@ -183,7 +189,13 @@ export async function verifyToken(deps: SessionDeps, token: string): Promise<Sig
 }
 
 export function storeToken(deps: Pick<SessionDeps, 'clock' | 'credentialsFile'>, token: string, claims: TokenClaims): StoredJwt {
-  const jwt: StoredJwt = { token, sub: claims.sub, tier: claims.tier, exp: claims.exp, stored_at: new Date(deps.clock.now()).toISOString() };
+  const jwt: StoredJwt = {
+    token,
+    sub: claims.sub,
+    tier: claims.tier,
+    exp: claims.exp,
+    stored_at: new Date(deps.clock.now()).toISOString(),
+  };
   updateCredentials(deps.credentialsFile, (current) => ({ ...current, jwt }));
   return jwt;
 }

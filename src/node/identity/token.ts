@@ -28,7 +28,8 @@ export interface TokenClaims {
  * (`unauthorized`, as the service answers a token it does not accept), and never quoted.
  */
 export function decodeClaims(token: string): TokenClaims {
-  if (token.length > MAX_TOKEN_BYTES || !JWT_SHAPE.test(token)) throw notOurToken('that is not a JWT (three base64url parts separated by dots)');
+  if (token.length > MAX_TOKEN_BYTES || !JWT_SHAPE.test(token))
+    throw notOurToken('that is not a JWT (three base64url parts separated by dots)');
   let claims: Record<string, unknown>;
   try {
     claims = payloadOf(token);
@@ -49,7 +50,9 @@ export function decodeClaims(token: string): TokenClaims {
 }
 
 function notOurToken(message: string): SvcError {
-  return new SvcError('unauthorized', message, { remedy: 'Pass the jwtToken value the service issued, on its own; or sign in with a code mailed to you: swarm-node login' });
+  return new SvcError('unauthorized', message, {
+    remedy: 'Pass the jwtToken value the service issued, on its own; or sign in with a code mailed to you: swarm-node login',
+  });
 }
 
 /** The exp claim (Unix seconds) of whatever token is stored, or undefined when it has none that can be read. */
@@ -74,7 +77,8 @@ function payloadOf(token: string): Record<string, unknown> {
 export function normalizeTokenText(text: string, from: string): string {
   const token = text.trim();
   if (token === '') throw new SvcError('usage', `no token in ${from}`);
-  if (Buffer.byteLength(token) > MAX_TOKEN_BYTES) throw new SvcError('usage', `${from} holds more than a token (over ${MAX_TOKEN_BYTES} bytes)`);
+  if (Buffer.byteLength(token) > MAX_TOKEN_BYTES)
+    throw new SvcError('usage', `${from} holds more than a token (over ${MAX_TOKEN_BYTES} bytes)`);
   return token;
 }
 

@@ -33,7 +33,13 @@ export function readDaemonRecord(databaseFile: string): DaemonRecord {
       return Number.isFinite(ms) ? ms : null;
     };
     const pid = Number(state.get('pid'));
-    return { pid: Number.isSafeInteger(pid) && pid > 0 ? pid : null, supervisor: state.get('supervisor') ?? null, startedAt: time('started_at'), lastTickAt: time('last_tick_at'), stoppedAt: time('stopped_at') };
+    return {
+      pid: Number.isSafeInteger(pid) && pid > 0 ? pid : null,
+      supervisor: state.get('supervisor') ?? null,
+      startedAt: time('started_at'),
+      lastTickAt: time('last_tick_at'),
+      stoppedAt: time('stopped_at'),
+    };
   } catch {
     return empty;
   } finally {
@@ -43,16 +49,31 @@ export function readDaemonRecord(databaseFile: string): DaemonRecord {
 
 /** A daemon runs now: its pid is alive and it has not recorded a stop since it started. */
 export function daemonAlive(record: DaemonRecord): boolean {
-  return record.pid !== null && processIsAlive(record.pid) && (record.stoppedAt === null || (record.startedAt !== null && record.stoppedAt < record.startedAt));
+  return (
+    record.pid !== null &&
+    processIsAlive(record.pid) &&
+    (record.stoppedAt === null || (record.startedAt !== null && record.stoppedAt < record.startedAt))
+  );
 }
 
 /** A daemon started after `since` that is alive and has ticked since it started. */
 export function startedHealthy(record: DaemonRecord, since: number): boolean {
-  return daemonAlive(record) && record.startedAt !== null && record.startedAt >= since && record.lastTickAt !== null && record.lastTickAt >= record.startedAt;
+  return (
+    daemonAlive(record) &&
+    record.startedAt !== null &&
+    record.startedAt >= since &&
+    record.lastTickAt !== null &&
+    record.lastTickAt >= record.startedAt
+  );
 }
 
 /** Waits (polling the table) until a daemon started after `since` is healthy, or `boundMs` passes. */
-export async function waitForHealthyDaemon(databaseFile: string, since: number, boundMs: number, sleep = defaultSleep): Promise<DaemonRecord | undefined> {
+export async function waitForHealthyDaemon(
+  databaseFile: string,
+  since: number,
+  boundMs: number,
+  sleep = defaultSleep,
+): Promise<DaemonRecord | undefined> {
   const deadline = Date.now() + boundMs;
   for (;;) {
     const record = readDaemonRecord(databaseFile);

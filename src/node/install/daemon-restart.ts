@@ -36,19 +36,25 @@ export function howStarted(pid: number): StartedDaemon | string {
   let status: string;
   let cwd: string;
   try {
-    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((word) => word !== '');
-    environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter((entry) => entry.includes('='));
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter((word) => word !== '');
+    environ = readFileSync(`/proc/${pid}/environ`, 'utf8')
+      .split('\0')
+      .filter((entry) => entry.includes('='));
     status = readFileSync(`/proc/${pid}/status`, 'utf8');
     cwd = readlinkSync(`/proc/${pid}/cwd`);
   } catch (error) {
     return `its process cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'}): run upgrade as its user or as root`;
   }
   const script = cmdline.findIndex((word) => ['swarm-node', 'swarm-node.js'].includes(basename(word)));
-  if (script < 0 || !cmdline.slice(script + 1).includes('daemon')) return `its command line is not swarm-node's daemon (${cmdline.slice(0, 3).join(' ')})`;
+  if (script < 0 || !cmdline.slice(script + 1).includes('daemon'))
+    return `its command line is not swarm-node's daemon (${cmdline.slice(0, 3).join(' ')})`;
   const ids = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? Number.NaN);
   const [uid, gid] = [ids('Uid'), ids('Gid')];
   if (!Number.isInteger(uid) || !Number.isInteger(gid)) return 'its user cannot be read';
-  if (uid !== process.getuid?.() && process.getuid?.() !== 0) return `it runs as uid ${uid}: run upgrade as root to start it again as that user`;
+  if (uid !== process.getuid?.() && process.getuid?.() !== 0)
+    return `it runs as uid ${uid}: run upgrade as root to start it again as that user`;
   const env = Object.fromEntries(environ.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
   return { pid, args: cmdline.slice(script + 1), cwd: existsSync(cwd) ? cwd : '/', env, uid, gid, output: outputFile(pid) };
 }
@@ -70,7 +76,10 @@ function outputFile(pid: number): string | undefined {
  * cannot be started again from here (it keeps running the release it runs); undefined when none runs, or systemd or
  * a supervisor of the operator's starts it. Logged, as it is decided before anything changes.
  */
-export function daemonStartedByHand(layout: Pick<InstallLayout, 'databaseFile' | 'onHost' | 'units'>, log: (line: string) => void): StartedDaemon | string | undefined {
+export function daemonStartedByHand(
+  layout: Pick<InstallLayout, 'databaseFile' | 'onHost' | 'units'>,
+  log: (line: string) => void,
+): StartedDaemon | string | undefined {
   const record = readDaemonRecord(layout.databaseFile);
   if (record.pid === null || record.supervisor !== 'none' || !daemonAlive(record)) return undefined;
   if (serviceManager({ noStart: false, onHost: layout.onHost, units: layout.units }).skipReason === undefined) return undefined;
@@ -80,12 +89,17 @@ export function daemonStartedByHand(layout: Pick<InstallLayout, 'databaseFile' |
     log(reason);
     return reason;
   }
-  log(`the daemon (pid ${record.pid}) was started by hand, and no service manager starts it again: upgrade stops it and starts it as it was started (swarm-node ${how.args.join(' ')}), from the release switched to`);
+  log(
+    `the daemon (pid ${record.pid}) was started by hand, and no service manager starts it again: upgrade stops it and starts it as it was started (swarm-node ${how.args.join(' ')}), from the release switched to`,
+  );
   return how;
 }
 
 /** Stops the daemon `how` was read from (when it still runs) and starts `current`'s as it was started. */
-export async function restartAsBefore(how: StartedDaemon, layout: Pick<InstallLayout, 'currentLink' | 'varDir'>): Promise<{ pid: number; output: string }> {
+export async function restartAsBefore(
+  how: StartedDaemon,
+  layout: Pick<InstallLayout, 'currentLink' | 'varDir'>,
+): Promise<{ pid: number; output: string }> {
   await stopAndWait(how.pid);
   return startAsBefore(how, layout);
 }
@@ -111,7 +125,8 @@ export function startAsBefore(how: StartedDaemon, layout: Pick<InstallLayout, 'c
     child.unref();
     // A program that cannot be started says so by an 'error' event after this; its missing pid says it here.
     child.on('error', () => undefined);
-    if (child.pid === undefined) throw new SvcError('failed', `${bin} could not be started`, { remedy: `Start the daemon yourself: ${bin} ${how.args.join(' ')}.` });
+    if (child.pid === undefined)
+      throw new SvcError('failed', `${bin} could not be started`, { remedy: `Start the daemon yourself: ${bin} ${how.args.join(' ')}.` });
     return { pid: child.pid, output };
   } finally {
     closeSync(fd);

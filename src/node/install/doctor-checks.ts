@@ -26,7 +26,13 @@ export interface DoctorCheck {
 
 /** `enroll`: the command that enrolls this node (signed in, it asks the service for the deploy token itself). */
 export function checkEnrollment(credentials: Credentials | SvcError, how: { enroll: string }): DoctorCheck {
-  if (credentials instanceof SvcError) return { name: 'enrollment', status: 'fail', detail: credentials.message, ...(credentials.remedy === undefined ? {} : { fix: credentials.remedy }) };
+  if (credentials instanceof SvcError)
+    return {
+      name: 'enrollment',
+      status: 'fail',
+      detail: credentials.message,
+      ...(credentials.remedy === undefined ? {} : { fix: credentials.remedy }),
+    };
   if (credentials.node === undefined) {
     return { name: 'enrollment', status: 'fail', detail: 'the node is not enrolled', fix: how.enroll };
   }
@@ -50,7 +56,8 @@ export async function checkService(options: { client: ServiceClient; maxClockSke
     ];
   }
   const reachable: DoctorCheck = { name: 'service', status: 'ok', detail: `${client.baseUrl} answers` };
-  if (ping.clockSkewMs === undefined) return [reachable, { name: 'clock', status: 'warn', detail: 'the service sent no Date header to compare clocks with' }];
+  if (ping.clockSkewMs === undefined)
+    return [reachable, { name: 'clock', status: 'warn', detail: 'the service sent no Date header to compare clocks with' }];
   const skewSeconds = Math.round(Math.abs(ping.clockSkewMs) / 1000);
   const max = options.maxClockSkewSeconds ?? 60;
   const clock: DoctorCheck =
@@ -89,7 +96,8 @@ export function checkToken(credentials: Credentials | SvcError, clock: Clock): D
 
 /** `daemon`: the unit to stop first, or for a home, the daemon in words. */
 export async function checkDatabase(layout: NodePaths, daemon: string): Promise<DoctorCheck> {
-  if (!existsSync(layout.databaseFile)) return { name: 'database', status: 'ok', detail: 'not created yet (the first command or the daemon creates it)' };
+  if (!existsSync(layout.databaseFile))
+    return { name: 'database', status: 'ok', detail: 'not created yet (the first command or the daemon creates it)' };
   const latestBackup = backupsIn(join(layout.varDir, 'backups')).sort().at(-1);
   const stop = daemon.endsWith('.service') ? `systemctl stop ${daemon} && ` : `stop ${daemon}, then: `;
   const fix =
@@ -98,13 +106,13 @@ export async function checkDatabase(layout: NodePaths, daemon: string): Promise<
       : `restore the latest backup: ${stop}cp ${latestBackup} ${layout.databaseFile}`;
   try {
     const findings = await integrityFindings(layout.databaseFile);
-    if (findings.length === 1 && findings[0] === 'ok') return { name: 'database', status: 'ok', detail: `${layout.databaseFile}: integrity_check ok` };
+    if (findings.length === 1 && findings[0] === 'ok')
+      return { name: 'database', status: 'ok', detail: `${layout.databaseFile}: integrity_check ok` };
     return { name: 'database', status: 'fail', detail: `integrity_check: ${findings.slice(0, 3).join('; ')}`, fix };
   } catch (error) {
     return { name: 'database', status: 'fail', detail: `cannot read ${layout.databaseFile}: ${(error as Error).message}`, fix };
   }
 }
-
 
 /** The files of a backups directory; none when it does not exist. */
 function backupsIn(dir: string): string[] {
@@ -114,7 +122,9 @@ function backupsIn(dir: string): string[] {
 /** How agent runs are kept from the node here, and what they are not held to (docs/operations.md "Agent isolation"). */
 export function checkIsolation(paths: Pick<NodePaths, 'configFile' | 'name'>): DoctorCheck {
   const file = readConfigFile(paths.configFile);
-  const wanted = (AGENT_ISOLATIONS as readonly string[]).includes(file.agent_isolation ?? '') ? (file.agent_isolation as AgentIsolation) : 'auto';
+  const wanted = (AGENT_ISOLATIONS as readonly string[]).includes(file.agent_isolation ?? '')
+    ? (file.agent_isolation as AgentIsolation)
+    : 'auto';
   const filter = (AGENT_SYSCALL_FILTERS as readonly string[]).includes(file.agent_syscall_filter ?? '')
     ? (file.agent_syscall_filter as AgentSyscallFilter)
     : 'auto';
@@ -124,11 +134,19 @@ export function checkIsolation(paths: Pick<NodePaths, 'configFile' | 'name'>): D
     mode = resolveIsolation(wanted, agentSocket, filter);
   } catch (error) {
     // Without the release's system-call filter (./syscall-filter.ts): the setting that runs agents without it.
-    const fix = messageOf(error).includes('no system call filter') ? 'swarm-node config set agent_syscall_filter optional' : 'apt-get install bubblewrap';
+    const fix = messageOf(error).includes('no system call filter')
+      ? 'swarm-node config set agent_syscall_filter optional'
+      : 'apt-get install bubblewrap';
     return { name: 'isolation', status: 'fail', detail: messageOf(error), fix };
   }
   const report = isolationReport(mode, { agentSocket, name: paths.name });
   const detail = report.cannot.length === 0 ? report.summary : `${report.summary}; not held: ${report.cannot.join('; ')}`;
-  if (mode === 'none') return { name: 'isolation', status: 'warn', detail, fix: 'apt-get install bubblewrap, or install the node with systemd (swarm-node install)' };
+  if (mode === 'none')
+    return {
+      name: 'isolation',
+      status: 'warn',
+      detail,
+      fix: 'apt-get install bubblewrap, or install the node with systemd (swarm-node install)',
+    };
   return { name: 'isolation', status: 'ok', detail };
 }

@@ -13,7 +13,16 @@ import { readManifest } from '../../lib/package-dir.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import { checkDatabase, checkEnrollment, checkIsolation, checkService, checkToken, type DoctorCheck } from './doctor-checks.js';
 import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
-import { hostPathOf, installCommandOf, NODE_UNIT_NAMES, SERVICE_USER, unitInRelease, VAR_DIR_MODE, type InstallLayout, type NodePaths } from '../host/location.js';
+import {
+  hostPathOf,
+  installCommandOf,
+  NODE_UNIT_NAMES,
+  SERVICE_USER,
+  unitInRelease,
+  VAR_DIR_MODE,
+  type InstallLayout,
+  type NodePaths,
+} from '../host/location.js';
 import { readLink } from './links.js';
 import { lookupServiceUser } from './service-user.js';
 import { templateOf, unitOfRelease } from './unit-file.js';
@@ -92,7 +101,12 @@ async function doctorOfHome(options: DoctorOptions, home: NodePaths): Promise<Do
 function checkCredentialsMode(credentialsFile: string): DoctorCheck {
   const actual = existsSync(credentialsFile) ? statSync(credentialsFile).mode & 0o777 : CREDENTIALS_MODE;
   if (actual === CREDENTIALS_MODE) return { name: 'modes', status: 'ok', detail: `credentials ${octal(CREDENTIALS_MODE)}` };
-  return { name: 'modes', status: 'fail', detail: `${credentialsFile} is ${octal(actual)}, should be ${octal(CREDENTIALS_MODE)}`, fix: `chmod ${octal(CREDENTIALS_MODE)} ${credentialsFile}` };
+  return {
+    name: 'modes',
+    status: 'fail',
+    detail: `${credentialsFile} is ${octal(actual)}, should be ${octal(CREDENTIALS_MODE)}`,
+    fix: `chmod ${octal(CREDENTIALS_MODE)} ${credentialsFile}`,
+  };
 }
 
 // The fixes name the bare command: the CLI adds what is in force when it shows them (--root, --node: invocation.ts).
@@ -132,7 +146,12 @@ async function checkModesAndOwners(layout: InstallLayout): Promise<DoctorCheck[]
   if (layout.onHost) {
     const user = await lookupServiceUser();
     if (user === undefined) {
-      owners = { name: 'owners', status: 'fail', detail: `the service user ${SERVICE_USER} does not exist`, fix: 'sudo swarm-node install' };
+      owners = {
+        name: 'owners',
+        status: 'fail',
+        detail: `the service user ${SERVICE_USER} does not exist`,
+        fix: 'sudo swarm-node install',
+      };
     } else {
       const varFiles = listFiles(layout.varDir).filter((path) => path !== layout.backupsDir);
       const wrong = [layout.credentialsFile, layout.varDir, ...varFiles].filter(
@@ -162,8 +181,12 @@ function checkUnit(layout: InstallLayout): DoctorCheck {
   for (const [index, name] of NODE_UNIT_NAMES.entries()) {
     const unitFile = layout.unitFiles[index]!;
     if (!existsSync(unitFile)) return { name: 'unit', status: 'fail', detail: `${unitFile} is missing`, fix };
-    if (!existsSync(join(layout.currentLink, unitInRelease(templateOf(name))))) return { name: 'unit', status: 'fail', detail: `the current release has no ${templateOf(name)} to compare with`, fix };
-    if (readFileSync(unitFile, 'utf8') !== unitOfRelease(layout.currentLink, name, layout.name, { autoUpdate: autoUpdateOfFile(readConfigFile(layout.configFile)) })) {
+    if (!existsSync(join(layout.currentLink, unitInRelease(templateOf(name)))))
+      return { name: 'unit', status: 'fail', detail: `the current release has no ${templateOf(name)} to compare with`, fix };
+    if (
+      readFileSync(unitFile, 'utf8') !==
+      unitOfRelease(layout.currentLink, name, layout.name, { autoUpdate: autoUpdateOfFile(readConfigFile(layout.configFile)) })
+    ) {
       return {
         name: 'unit',
         status: 'fail',
@@ -172,7 +195,11 @@ function checkUnit(layout: InstallLayout): DoctorCheck {
       };
     }
   }
-  return { name: 'unit', status: 'ok', detail: `${layout.unitFiles.map((file) => basename(file)).join(', ')} in ${hostPathOf(layout, dirname(layout.unitFile))} match the current release` };
+  return {
+    name: 'unit',
+    status: 'ok',
+    detail: `${layout.unitFiles.map((file) => basename(file)).join(', ')} in ${hostPathOf(layout, dirname(layout.unitFile))} match the current release`,
+  };
 }
 
 /** The current release's own runtime where it ships one (the host needs no Node), else the node on systemd's PATH. */
@@ -183,7 +210,12 @@ async function checkNode(layout: InstallLayout): Promise<DoctorCheck> {
     const version = String(result.stdout).trim();
     if (result.exitCode !== 0) {
       const why = String(result.stderr).trim().split('\n')[0] ?? '';
-      return { name: 'node', status: 'fail', detail: `the release's runtime ${hostPathOf(layout, runtime)} does not run here: ${why}`, fix: RUNTIME_HOST_FIX };
+      return {
+        name: 'node',
+        status: 'fail',
+        detail: `the release's runtime ${hostPathOf(layout, runtime)} does not run here: ${why}`,
+        fix: RUNTIME_HOST_FIX,
+      };
     }
     return { name: 'node', status: 'ok', detail: `the release's own runtime, ${version}` };
   }
@@ -192,12 +224,22 @@ async function checkNode(layout: InstallLayout): Promise<DoctorCheck> {
   const fix = `install Node.js ${describeVersion(wanted)} into /usr/bin or /usr/local/bin (https://nodejs.org/en/download/package-manager)`;
   const node = SYSTEMD_PATH.map((dir) => join(dir, 'node')).find((path) => existsSync(path));
   if (node === undefined) {
-    return { name: 'node', status: 'fail', detail: `no node on the service's PATH (${SYSTEMD_PATH.join(':')}); ExecStart cannot start`, fix };
+    return {
+      name: 'node',
+      status: 'fail',
+      detail: `no node on the service's PATH (${SYSTEMD_PATH.join(':')}); ExecStart cannot start`,
+      fix,
+    };
   }
   const result = await execa(node, ['-v'], { reject: false, stdin: 'ignore', timeout: 10_000 });
   const version = String(result.stdout).trim().replace(/^v/, '');
   if (result.exitCode !== 0 || !admits(wanted, version)) {
-    return { name: 'node', status: 'fail', detail: `${node} is ${version || 'not runnable'}; swarm-node needs ${describeVersion(wanted)}`, fix };
+    return {
+      name: 'node',
+      status: 'fail',
+      detail: `${node} is ${version || 'not runnable'}; swarm-node needs ${describeVersion(wanted)}`,
+      fix,
+    };
   }
   return { name: 'node', status: 'ok', detail: `${node} v${version}` };
 }

@@ -47,14 +47,23 @@ export interface EphemeralEnrollment {
 }
 
 /** Spends the token: the service's answer, as the node keeps it. A refused token has installed nothing. */
-export async function enrollNode(enroll: (deployToken: string) => Promise<EnrollResponse>, token: string, now: () => Date, ephemeral?: EphemeralEnrollment): Promise<NodeEnrollment> {
+export async function enrollNode(
+  enroll: (deployToken: string) => Promise<EnrollResponse>,
+  token: string,
+  now: () => Date,
+  ephemeral?: EphemeralEnrollment,
+): Promise<NodeEnrollment> {
   try {
     const enrolled = await enroll(token);
     if (ephemeral !== undefined && enrolled.ephemeral !== true) {
       // An older service ignores the request: the node would take runs for ever. Said, not installed.
-      throw new SvcError('failed', `the service enrolled node ${enrolled.node_id} but not as ephemeral (it does not know ephemeral nodes); nothing was installed`, {
-        remedy: `Remove it (swarm-node nodes remove ${enrolled.node_id}) and upgrade svc-api, or install without --ephemeral.`,
-      });
+      throw new SvcError(
+        'failed',
+        `the service enrolled node ${enrolled.node_id} but not as ephemeral (it does not know ephemeral nodes); nothing was installed`,
+        {
+          remedy: `Remove it (swarm-node nodes remove ${enrolled.node_id}) and upgrade svc-api, or install without --ephemeral.`,
+        },
+      );
     }
     return {
       node_id: enrolled.node_id,
@@ -77,7 +86,11 @@ export async function enrollNode(enroll: (deployToken: string) => Promise<Enroll
 }
 
 /** The first write after the token is spent: from here on, a re-run needs no token. */
-export function persistEnrollment(layout: Pick<NodePaths, 'home' | 'etcDir' | 'credentialsFile'>, stored: Credentials, enrollment: NodeEnrollment): Change {
+export function persistEnrollment(
+  layout: Pick<NodePaths, 'home' | 'etcDir' | 'credentialsFile'>,
+  stored: Credentials,
+  enrollment: NodeEnrollment,
+): Change {
   for (const dir of [layout.home, layout.etcDir]) {
     mkdirSync(dir, { recursive: true, mode: 0o755 });
     chmodSync(dir, 0o755);

@@ -12,7 +12,8 @@ export function proxyVariables(env: NodeJS.ProcessEnv): Array<[string, string]> 
   for (const name of PROXY_VARIABLES) {
     const value = env[name];
     if (value === undefined || value === '') continue;
-    if (/[\r\n\0]/.test(value)) throw new SvcError('usage', `${name} contains a line break or NUL; it cannot go into the service environment`);
+    if (/[\r\n\0]/.test(value))
+      throw new SvcError('usage', `${name} contains a line break or NUL; it cannot go into the service environment`);
     found.push([name, value]);
   }
   return found;

@@ -86,8 +86,18 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
     if (!options.dryRun) {
       // Everything the plan can refuse (a file where a link goes, an unreadable config) is refused now, before
       // the single-use token is spent.
-      await planInstall(options, { stored, enrollment: undefined, enrollNow: true, serviceUser: undefined, agentUserExists: true, backups: { made: null } });
-      enrollment = { ...(await enrollNode(options.enroll, token, options.now, options.ephemeral)), deploy_token_sha256: tokenDigest(token) };
+      await planInstall(options, {
+        stored,
+        enrollment: undefined,
+        enrollNow: true,
+        serviceUser: undefined,
+        agentUserExists: true,
+        backups: { made: null },
+      });
+      enrollment = {
+        ...(await enrollNode(options.enroll, token, options.now, options.ephemeral)),
+        deploy_token_sha256: tokenDigest(token),
+      };
       enrolledChange = persistEnrollment(layout, stored, enrollment);
       // A daemon that stopped on the old enrollment (exit 8, which the unit does not restart) starts on the new one.
       if (options.reenroll === true && stored.node !== undefined) enrolledChange = { ...enrolledChange, restart: true };
@@ -101,7 +111,14 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
   const serviceUser = layout.onHost && !options.dryRun ? await lookupServiceUser() : undefined;
   const agentUserExists = !layout.onHost || (await lookupServiceUser(AGENT_USER)) !== undefined;
   const backups: BackupRecord = { made: null };
-  const steps = await planInstall(options, { stored, enrollment, enrollNow: enrollNow && options.dryRun, serviceUser, agentUserExists, backups });
+  const steps = await planInstall(options, {
+    stored,
+    enrollment,
+    enrollNow: enrollNow && options.dryRun,
+    serviceUser,
+    agentUserExists,
+    backups,
+  });
   const changes = [...(enrolledChange === undefined ? [] : [enrolledChange]), ...steps.map((step) => step.change)];
   const result: InstallResult = {
     node_id: enrollment?.node_id ?? null,
@@ -141,10 +158,15 @@ export async function installNode(options: InstallNodeOptions): Promise<InstallR
  * one, which it needs to download the release).
  */
 function refuseNewTokenForEnrolledNode(layout: InstallLayout, node: NodeEnrollment, deployToken: string): void {
-  if (layout.name === undefined || node.deploy_token_sha256 === undefined || node.deploy_token_sha256 === tokenDigest(deployToken.trim())) return;
-  throw new SvcError('usage', `node ${layout.name} is already installed here (node ${node.node_id}); a new deploy token would enroll another node, and it needs a name of its own`, {
-    remedy: `Give the new node a name of its own (the same install with --name ${layout.name}-2, say), or remove ${layout.name} first (swarm-node --node ${layout.name} uninstall --purge). To converge or upgrade ${layout.name} itself: swarm-node install --name ${layout.name} (no token), or swarm-node --node ${layout.name} upgrade.`,
-  });
+  if (layout.name === undefined || node.deploy_token_sha256 === undefined || node.deploy_token_sha256 === tokenDigest(deployToken.trim()))
+    return;
+  throw new SvcError(
+    'usage',
+    `node ${layout.name} is already installed here (node ${node.node_id}); a new deploy token would enroll another node, and it needs a name of its own`,
+    {
+      remedy: `Give the new node a name of its own (the same install with --name ${layout.name}-2, say), or remove ${layout.name} first (swarm-node --node ${layout.name} uninstall --purge). To converge or upgrade ${layout.name} itself: swarm-node install --name ${layout.name} (no token), or swarm-node --node ${layout.name} upgrade.`,
+    },
+  );
 }
 
 /** The enrolled node keeps the digest of its (spent) token, to tell a re-run from a second node (above). */
@@ -155,17 +177,28 @@ function tokenDigest(token: string): string {
 /** --ephemeral and --uninstall-after are what a node is enrolled as: a re-run may repeat them, never change them. */
 function assertSameEphemeral(existing: NodeEnrollment, wanted: EphemeralEnrollment): void {
   if (existing.ephemeral === true && (existing.uninstall_after === true) === wanted.uninstallAfter) return;
-  const was = existing.ephemeral !== true ? 'not ephemeral' : existing.uninstall_after === true ? 'ephemeral with --uninstall-after' : 'ephemeral without --uninstall-after';
-  throw new SvcError('usage', `node ${existing.node_id} is enrolled already, ${was}; --ephemeral and --uninstall-after apply when a node enrolls`, {
-    remedy: 'Re-run install with the options it was enrolled with (or none), or enroll a new node in its place: swarm-node uninstall --purge --yes, then install with a fresh deploy token.',
-  });
+  const was =
+    existing.ephemeral !== true
+      ? 'not ephemeral'
+      : existing.uninstall_after === true
+        ? 'ephemeral with --uninstall-after'
+        : 'ephemeral without --uninstall-after';
+  throw new SvcError(
+    'usage',
+    `node ${existing.node_id} is enrolled already, ${was}; --ephemeral and --uninstall-after apply when a node enrolls`,
+    {
+      remedy:
+        'Re-run install with the options it was enrolled with (or none), or enroll a new node in its place: swarm-node uninstall --purge --yes, then install with a fresh deploy token.',
+    },
+  );
 }
 
 /** Before the token is spent: a root we cannot write would burn it for nothing. */
 function assertWritableRoot(layout: InstallLayout): void {
   if (layout.onHost && process.getuid?.() !== 0) {
     throw new SvcError('usage', 'installing on this host needs root', {
-      remedy: 'Run it with sudo (keep SVC_DEPLOY_TOKEN with sudo --preserve-env=SVC_DEPLOY_TOKEN), or stage it into a directory you can write with --root.',
+      remedy:
+        'Run it with sudo (keep SVC_DEPLOY_TOKEN with sudo --preserve-env=SVC_DEPLOY_TOKEN), or stage it into a directory you can write with --root.',
     });
   }
   let probe = layout.root;
@@ -176,16 +209,22 @@ function assertWritableRoot(layout: InstallLayout): void {
     writeFileSync(join(probe, `.swarm-node-write-probe-${process.pid}`), '', { flag: 'wx' });
     rmSync(join(probe, `.swarm-node-write-probe-${process.pid}`));
   } catch (error) {
-    throw new SvcError('usage', `cannot write under ${layout.root} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, {
-      remedy: 'Choose a --root you can write, or run as root.',
-    });
+    throw new SvcError(
+      'usage',
+      `cannot write under ${layout.root} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      {
+        remedy: 'Choose a --root you can write, or run as root.',
+      },
+    );
   }
 }
 
 function assertLinksAreLinks(layout: InstallLayout): void {
   for (const link of [layout.currentLink, layout.previousLink]) {
     if (readLink(link) === 'not-a-link') {
-      throw new SvcError('local_state', `${link} exists and is not a symlink`, { remedy: `Move it aside, then re-run: mv ${link} ${link}.orig` });
+      throw new SvcError('local_state', `${link} exists and is not a symlink`, {
+        remedy: `Move it aside, then re-run: mv ${link} ${link}.orig`,
+      });
     }
   }
 }

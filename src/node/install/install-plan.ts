@@ -54,7 +54,11 @@ export async function planInstall(input: PlanInput, context: PlanContext): Promi
     });
   } else if (existsSync(layout.credentialsFile) && (statSync(layout.credentialsFile).mode & 0o777) !== CREDENTIALS_MODE) {
     add(
-      { action: 'update', path: layout.credentialsFile, detail: 'mode to 0600; it was readable by others, so if others can log in here, sign in again (swarm-node login)' },
+      {
+        action: 'update',
+        path: layout.credentialsFile,
+        detail: 'mode to 0600; it was readable by others, so if others can log in here, sign in again (swarm-node login)',
+      },
       () => chmodSync(layout.credentialsFile, CREDENTIALS_MODE),
     );
   }
@@ -83,7 +87,7 @@ export async function planInstall(input: PlanInput, context: PlanContext): Promi
     // The user systemd starts agent runs as (svc-swarm-node-agent@.service): never the daemon's, so an agent cannot
     // read what the daemon keeps.
     if (!context.agentUserExists) {
-      add({ action: 'run', path: `useradd --system ${AGENT_USER}`, detail: 'the agent runs\' user' }, async () => {
+      add({ action: 'run', path: `useradd --system ${AGENT_USER}`, detail: "the agent runs' user" }, async () => {
         if ((await lookupServiceUser(AGENT_USER)) === undefined) await createServiceUser(AGENT_USER);
       });
     }
@@ -98,7 +102,10 @@ export async function planInstall(input: PlanInput, context: PlanContext): Promi
   }
 
   for (const leftover of listStagingLeftovers(layout.releasesDir)) {
-    add({ action: 'remove', path: leftover, detail: 'left by an interrupted install' }, () => void removeStagingLeftovers(layout.releasesDir));
+    add(
+      { action: 'remove', path: leftover, detail: 'left by an interrupted install' },
+      () => void removeStagingLeftovers(layout.releasesDir),
+    );
     break;
   }
 
@@ -121,10 +128,13 @@ export async function planInstall(input: PlanInput, context: PlanContext): Promi
   steps.push(...planHostFiles(layout, source.dir, source.version, autoUpdateOfFile(desiredConfig.config)));
 
   if (desiredConfig.changed) {
-    add({ action: existsSync(layout.configFile) ? 'update' : 'create', path: layout.configFile, detail: desiredConfig.detail, restart: true }, () => {
-      writeConfigFile(layout.configFile, desiredConfig.config);
-      chmodSync(layout.configFile, 0o644);
-    });
+    add(
+      { action: existsSync(layout.configFile) ? 'update' : 'create', path: layout.configFile, detail: desiredConfig.detail, restart: true },
+      () => {
+        writeConfigFile(layout.configFile, desiredConfig.config);
+        chmodSync(layout.configFile, 0o644);
+      },
+    );
   }
 
   const proxies = proxyVariables(input.env);
@@ -166,12 +176,17 @@ function desiredConfigFile(
   // A named node's agent socket is its own (its socket unit listens there); the default node's is the default.
   if (layout.name !== undefined) wanted.agent_socket = agentSocketPath(layout.name);
   // A dry run does not enroll: the node id it will write is not known yet.
-  const differing = (['base_url', 'wallet_url', 'node_id', 'agent_socket', 'auto_update'] as const).filter((key) => present[key] !== wanted[key] || (key === 'node_id' && enrolling));
+  const differing = (['base_url', 'wallet_url', 'node_id', 'agent_socket', 'auto_update'] as const).filter(
+    (key) => present[key] !== wanted[key] || (key === 'node_id' && enrolling),
+  );
   const relabelled = labels !== undefined && JSON.stringify(present.labels) !== JSON.stringify(wanted.labels);
   return {
     config: wanted,
     changed: !existsSync(layout.configFile) || differing.length > 0 || relabelled,
-    detail: [...differing.map((key) => `${key} ${wanted[key] ?? '(after enrollment)'}`), ...(relabelled ? [`labels ${labels.join(',') || '(none)'}`] : [])].join(', '),
+    detail: [
+      ...differing.map((key) => `${key} ${wanted[key] ?? '(after enrollment)'}`),
+      ...(relabelled ? [`labels ${labels.join(',') || '(none)'}`] : []),
+    ].join(', '),
   };
 }
 

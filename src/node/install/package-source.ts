@@ -23,7 +23,8 @@ const RUNTIME_MODULES: readonly RuntimeModule[] = [
   {
     name: 'better-sqlite3',
     requiredBy: null,
-    keep: (path) => path === 'package.json' || path === 'LICENSE' || path.startsWith('lib/') || path === 'build/Release/better_sqlite3.node',
+    keep: (path) =>
+      path === 'package.json' || path === 'LICENSE' || path.startsWith('lib/') || path === 'build/Release/better_sqlite3.node',
   },
   { name: 'bindings', requiredBy: 'better-sqlite3', keep: (path) => !path.startsWith('test/') },
   { name: 'file-uri-to-path', requiredBy: 'bindings', keep: (path) => !path.startsWith('test/') },
@@ -77,7 +78,8 @@ export function readPackageSource(packageDir: string): PackageSource {
   files.push(...runtimeModuleFiles(dir));
   // A release artifact ships bin/swarm-node as a wrapper that runs its own Node runtime (src/release/release-tree.ts);
   // a checkout has none, and gets the link to the script.
-  if (!lstatIfPresent(join(dir, RELEASE_BIN))?.isFile()) files.push({ path: toReleasePath(RELEASE_BIN), source: RELEASE_BIN_TARGET, link: RELEASE_BIN_TARGET });
+  if (!lstatIfPresent(join(dir, RELEASE_BIN))?.isFile())
+    files.push({ path: toReleasePath(RELEASE_BIN), source: RELEASE_BIN_TARGET, link: RELEASE_BIN_TARGET });
   return { dir, version, files: dedupe(files).sort((a, b) => a.path.localeCompare(b.path)) };
 }
 

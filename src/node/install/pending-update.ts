@@ -8,13 +8,7 @@
 // rolls back to the release it left. Never an error: a start of the daemon is never held up by an update.
 import { messageOf } from '../../contract/errors.js';
 import { compareVersions } from '../../lib/release-manifest.js';
-import {
-  clearStagedUpdate,
-  readUpdateState,
-  removeUpdateState,
-  stagedArtifact,
-  writeUpdateState,
-} from '../release/staged-update.js';
+import { clearStagedUpdate, readUpdateState, removeUpdateState, stagedArtifact, writeUpdateState } from '../release/staged-update.js';
 import type { InstallPackageDeps } from './install-package.js';
 import { rollbackRelease } from './rollback.js';
 import { installedVersion, upgradeRelease } from './upgrade-release.js';
@@ -64,7 +58,14 @@ export async function applyPendingUpdate(
   try {
     // The staged files are copied out of var/ (the service user's) and verified in root's own temp directory; the
     // version the request names is the one their signed manifest must have, and it must be newer than this one.
-    const result = await upgradeRelease(deps, { artifact: stagedArtifact(varDir, request), to: undefined, trustKeyFile: options.trustKeyFile, start: false, dryRun: false, healthTimeoutMs: 0 });
+    const result = await upgradeRelease(deps, {
+      artifact: stagedArtifact(varDir, request),
+      to: undefined,
+      trustKeyFile: options.trustKeyFile,
+      start: false,
+      dryRun: false,
+      healthTimeoutMs: 0,
+    });
     if (!result.upgraded) return outcome('none', fromVersion, fromVersion, null);
     writeUpdateState(varDir, 'probation', { from_version: fromVersion, to_version: result.to_version, switched_at: now().toISOString() });
     return outcome('switched', fromVersion, result.to_version, null);
@@ -80,6 +81,11 @@ function failed(varDir: string, version: string, reason: string, now: () => Date
   return outcome('failed', current, version, reason);
 }
 
-function outcome(action: PendingUpdateResult['action'], from: string | null, to: string | null, reason: string | null): PendingUpdateResult {
+function outcome(
+  action: PendingUpdateResult['action'],
+  from: string | null,
+  to: string | null,
+  reason: string | null,
+): PendingUpdateResult {
   return { action, from_version: from, to_version: to, reason };
 }

@@ -32,19 +32,34 @@ export function planCurrentSwitch(layout: InstallLayout, version: string, now: (
     const fromVersion = basename(leaving);
     if (existsSync(layout.databaseFile)) {
       steps.push({
-        change: { action: 'create', path: join(layout.backupsDir, `swarm-node.db.${fromVersion}.<time>`), detail: 'database snapshot before the switch', restart: false },
+        change: {
+          action: 'create',
+          path: join(layout.backupsDir, `swarm-node.db.${fromVersion}.<time>`),
+          detail: 'database snapshot before the switch',
+          restart: false,
+        },
         apply: async () => {
           backups.made = (await backupDatabase(layout.databaseFile, layout.backupsDir, fromVersion, now())) ?? null;
         },
       });
     }
     steps.push({
-      change: { action: readLink(layout.previousLink) === undefined ? 'create' : 'update', path: layout.previousLink, detail: `-> ${leaving}`, restart: false },
+      change: {
+        action: readLink(layout.previousLink) === undefined ? 'create' : 'update',
+        path: layout.previousLink,
+        detail: `-> ${leaving}`,
+        restart: false,
+      },
       apply: () => switchLink(layout.previousLink, leaving),
     });
   }
   steps.push({
-    change: { action: current === undefined ? 'create' : 'update', path: layout.currentLink, detail: `-> ${wanted}${leaving ? `, was ${leaving}` : ''}`, restart: true },
+    change: {
+      action: current === undefined ? 'create' : 'update',
+      path: layout.currentLink,
+      detail: `-> ${wanted}${leaving ? `, was ${leaving}` : ''}`,
+      restart: true,
+    },
     apply: () => switchLink(layout.currentLink, wanted),
   });
   const keep = new Set([basename(wanted), ...(leaving === undefined ? [] : [basename(leaving)])]);
@@ -77,7 +92,10 @@ export function planHostFiles(layout: InstallLayout, releaseSource: string, vers
       change: {
         action: installedUnit === undefined ? 'create' : 'update',
         path: file,
-        detail: installedUnit === undefined ? 'systemd unit' : 'systemd unit differs from the release; local settings belong in a drop-in (systemctl edit)',
+        detail:
+          installedUnit === undefined
+            ? 'systemd unit'
+            : 'systemd unit differs from the release; local settings belong in a drop-in (systemctl edit)',
         restart: true,
       },
       apply: () => {
@@ -106,7 +124,12 @@ export function planHostFiles(layout: InstallLayout, releaseSource: string, vers
   const installedScript = readTextIfPresent(layout.uninstallScript);
   if (installedScript !== script) {
     steps.push({
-      change: { action: installedScript === undefined ? 'create' : 'update', path: layout.uninstallScript, detail: 'removes what install wrote', restart: false },
+      change: {
+        action: installedScript === undefined ? 'create' : 'update',
+        path: layout.uninstallScript,
+        detail: 'removes what install wrote',
+        restart: false,
+      },
       apply: () => {
         writeFileAtomic(layout.uninstallScript, script, UNINSTALL_SCRIPT_MODE);
         chmodSync(layout.uninstallScript, UNINSTALL_SCRIPT_MODE);

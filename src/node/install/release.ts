@@ -1,7 +1,20 @@
 // A release directory is complete or absent: it is assembled under a temp name beside releases/ and renamed into
 // place, so a crash mid-copy never leaves a half release that `current` could point at.
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { walkFiles, type PackageSource, type ReleaseFile } from './package-source.js';
 

@@ -51,7 +51,9 @@ export async function rollbackRelease(options: RollbackOptions): Promise<Rollbac
   const current = readLink(layout.currentLink);
   const previous = readLink(layout.previousLink);
   if (current === undefined || current === 'not-a-link') {
-    throw new SvcError('usage', `no node is installed at ${layout.home}`, { remedy: 'Install it first, signed in (it asks the service for the deploy token): sudo swarm-node install.' });
+    throw new SvcError('usage', `no node is installed at ${layout.home}`, {
+      remedy: 'Install it first, signed in (it asks the service for the deploy token): sudo swarm-node install.',
+    });
   }
   if (previous === undefined || previous === 'not-a-link') {
     throw new SvcError('usage', 'there is no previous release to roll back to', {
@@ -83,7 +85,9 @@ export async function rollbackRelease(options: RollbackOptions): Promise<Rollbac
   };
   if (options.dryRun) {
     result.service =
-      services.skipReason === undefined ? { action: 'restarted', warnings: [] } : { action: 'skipped', reason: services.skipReason, warnings: [] };
+      services.skipReason === undefined
+        ? { action: 'restarted', warnings: [] }
+        : { action: 'skipped', reason: services.skipReason, warnings: [] };
     return result;
   }
   const byHand = options.startAsBefore ?? (options.start ? daemonStartedByHand(layout, options.log) : undefined);
@@ -92,7 +96,9 @@ export async function rollbackRelease(options: RollbackOptions): Promise<Rollbac
   result.service = await settleService(services, changes, layout.unitFiles);
   if (typeof byHand === 'object') {
     result.daemon_started = options.startAsBefore !== undefined ? startAsBefore(byHand, layout) : await restartAsBefore(byHand, layout);
-    options.log(`started the daemon of swarm-node ${toVersion} as before (pid ${result.daemon_started.pid}, its output to ${result.daemon_started.output})`);
+    options.log(
+      `started the daemon of swarm-node ${toVersion} as before (pid ${result.daemon_started.pid}, its output to ${result.daemon_started.output})`,
+    );
   }
   return result;
 }

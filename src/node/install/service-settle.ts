@@ -13,7 +13,11 @@ export interface ServiceOutcome {
  * After the files: a unit not yet enabled is enabled and started; an enabled one is restarted only when something
  * it reads changed. The unit being new or edited needs a daemon-reload first.
  */
-export async function settleService(services: ServiceManager, changes: readonly Change[], unitFiles: readonly string[]): Promise<ServiceOutcome> {
+export async function settleService(
+  services: ServiceManager,
+  changes: readonly Change[],
+  unitFiles: readonly string[],
+): Promise<ServiceOutcome> {
   const planned = plannedService(services, changes);
   if (services.skipReason !== undefined) return planned;
   const warnings: string[] = [];
@@ -32,7 +36,8 @@ export async function settleService(services: ServiceManager, changes: readonly 
 /** What settleService would do, without asking systemd (a dry run). */
 export function plannedService(services: ServiceManager, changes: readonly Change[]): ServiceOutcome {
   const restart = changes.some((change) => change.restart);
-  if (services.skipReason !== undefined) return restart ? { action: 'skipped', reason: services.skipReason, warnings: [] } : { action: 'unchanged', warnings: [] };
+  if (services.skipReason !== undefined)
+    return restart ? { action: 'skipped', reason: services.skipReason, warnings: [] } : { action: 'unchanged', warnings: [] };
   return { action: restart ? 'restarted' : 'unchanged', warnings: [] };
 }
 

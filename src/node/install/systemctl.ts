@@ -50,7 +50,10 @@ export function serviceManager(options: ServiceManagerOptions): ServiceManager {
       if (skipReason !== undefined) return undefined;
       const result = await execa(program, [...args], { reject: false, stdin: 'ignore', timeout: 90_000 });
       if (result.exitCode === 0) return undefined;
-      const why = String(result.stderr ?? '').trim().split('\n')[0] || `exit code ${String(result.exitCode)}`;
+      const why =
+        String(result.stderr ?? '')
+          .trim()
+          .split('\n')[0] || `exit code ${String(result.exitCode)}`;
       return `systemctl ${args.join(' ')} failed: ${why}`;
     },
     async isEnabled() {

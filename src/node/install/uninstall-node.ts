@@ -59,7 +59,9 @@ export interface UninstallResult {
 export async function uninstallNode(options: UninstallOptions): Promise<UninstallResult> {
   const { layout, purge } = options;
   if (layout.onHost && process.getuid?.() !== 0 && !options.dryRun) {
-    throw new SvcError('usage', 'uninstalling from this host needs root', { remedy: 'Run it with sudo, or name a staging directory with --root.' });
+    throw new SvcError('usage', 'uninstalling from this host needs root', {
+      remedy: 'Run it with sudo, or name a staging directory with --root.',
+    });
   }
   if (purge && !options.dryRun && options.confirmPurge !== undefined) {
     const enrolled = options.removeAtService === undefined ? undefined : enrolledNode(layout);
@@ -77,7 +79,10 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
   const removeOurLink = (path: string, detail: string) => {
     const target = readLink(path);
     if (target === undefined || target === 'not-a-link') return;
-    steps.push({ change: { action: 'remove', path, detail: `${detail} -> ${target}`, restart: false }, apply: () => rmSync(path, { force: true }) });
+    steps.push({
+      change: { action: 'remove', path, detail: `${detail} -> ${target}`, restart: false },
+      apply: () => rmSync(path, { force: true }),
+    });
   };
 
   for (const unitFile of layout.unitFiles) remove(unitFile, 'systemd unit');
@@ -88,7 +93,10 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
     if (otherNode === undefined) removeOurLink(layout.binLink, 'command link');
     else {
       const target = relativeLinkText(layout.binLink, join(otherNode, 'bin', 'swarm-node'));
-      steps.push({ change: { action: 'update', path: layout.binLink, detail: `-> ${target} (another node of this host)`, restart: false }, apply: () => switchLink(layout.binLink, target) });
+      steps.push({
+        change: { action: 'update', path: layout.binLink, detail: `-> ${target} (another node of this host)`, restart: false },
+        apply: () => switchLink(layout.binLink, target),
+      });
     }
   }
   removeOurLink(layout.currentLink, 'current release');
@@ -104,13 +112,19 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
     remove(layout.varDir, 'database and backups');
     for (const dir of layout.agentStateDirs) remove(dir, "agents' state");
   } else {
-    for (const path of [layout.configFile, layout.credentialsFile, layout.varDir, ...layout.agentStateDirs]) if (existsSync(path)) kept.push(path);
+    for (const path of [layout.configFile, layout.credentialsFile, layout.varDir, ...layout.agentStateDirs])
+      if (existsSync(path)) kept.push(path);
   }
   remove(layout.uninstallScript, 'uninstall script');
 
   // Its daemons started by hand (and any other process with a file of var/ open): systemctl stops only the unit's.
   const running = purge && existsSync(layout.varDir) ? processesUsing(layout.varDir) : [];
-  const stops: Change[] = running.map((pid) => ({ action: 'run', path: `kill ${pid}`, detail: 'a process of this node (a daemon started by hand): SIGTERM, SIGKILL after 30 s', restart: false }));
+  const stops: Change[] = running.map((pid) => ({
+    action: 'run',
+    path: `kill ${pid}`,
+    detail: 'a process of this node (a daemon started by hand): SIGTERM, SIGKILL after 30 s',
+    restart: false,
+  }));
   const service: UninstallResult['service'] =
     services.skipReason === undefined ? { action: 'stopped', warnings } : { action: 'skipped', reason: services.skipReason, warnings };
   const enrolled = purge && options.removeAtService !== undefined ? enrolledNode(layout) : undefined;
@@ -127,7 +141,8 @@ export async function uninstallNode(options: UninstallOptions): Promise<Uninstal
 
   // Stopped before its files go, so the daemon never runs from a release that is being deleted.
   pushWarning(warnings, await services.run(services.commands.disableNow));
-  if (layout.unitFiles.some((file) => file.endsWith(`/${layout.units.egressSocket}`) && existsSync(file))) pushWarning(warnings, await services.run(services.commands.disableEgress));
+  if (layout.unitFiles.some((file) => file.endsWith(`/${layout.units.egressSocket}`) && existsSync(file)))
+    pushWarning(warnings, await services.run(services.commands.disableEgress));
   if (running.length > 0) {
     for (const stop of stops) options.log(describeChange(stop));
     const { killed } = await stopProcesses(running);
@@ -169,7 +184,11 @@ function enrolledNode(layout: InstallLayout): { node_id: string; credential: str
  * other failure (the service unreachable, above all) does not stop the purge, which works offline: the node then
  * stays listed, offline, until its user removes it or the service does after its offline bound (14 days).
  */
-async function removeAtService(node: { node_id: string; credential: string }, remove: (credential: string) => Promise<unknown>, log: (line: string) => void): Promise<ServiceRemoval> {
+async function removeAtService(
+  node: { node_id: string; credential: string },
+  remove: (credential: string) => Promise<unknown>,
+  log: (line: string) => void,
+): Promise<ServiceRemoval> {
   try {
     await remove(node.credential);
   } catch (error) {
@@ -187,7 +206,11 @@ async function removeAtService(node: { node_id: string; credential: string }, re
 function otherNodeCurrent(layout: InstallLayout): string | undefined {
   const base = installLayout(layout.root).home;
   const nodesDir = join(base, NODES_DIR);
-  const named = existsSync(nodesDir) ? readdirSync(nodesDir).filter((name) => NODE_NAME_PATTERN.test(name)).sort() : [];
+  const named = existsSync(nodesDir)
+    ? readdirSync(nodesDir)
+        .filter((name) => NODE_NAME_PATTERN.test(name))
+        .sort()
+    : [];
   const candidates = [join(base, 'current'), ...named.map((name) => join(nodesDir, name, 'current'))];
   return candidates.find((link) => link !== layout.currentLink && typeof readLink(link) === 'string' && readLink(link) !== 'not-a-link');
 }

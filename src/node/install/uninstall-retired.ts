@@ -17,7 +17,11 @@ export function uninstallsAfterRetiring(layout: Pick<InstallLayout, 'credentials
 }
 
 /** Removes the install of a node that asked for it, purged; undefined (nothing touched) for any other node. */
-export async function uninstallRetiredNode(layout: InstallLayout, log: (line: string) => void, fromUnit: boolean): Promise<UninstallResult | undefined> {
+export async function uninstallRetiredNode(
+  layout: InstallLayout,
+  log: (line: string) => void,
+  fromUnit: boolean,
+): Promise<UninstallResult | undefined> {
   if (!uninstallsAfterRetiring(layout)) return undefined;
   const services = serviceManager({ noStart: false, onHost: layout.onHost, units: layout.units });
   return uninstallNode({ layout, purge: true, dryRun: false, log, ...(fromUnit ? { services: notWaiting(services) } : {}) });

@@ -3,7 +3,17 @@
 // of this file, never input.
 import { posix } from 'node:path';
 import { INSTALL_PATH } from '../../contract/claims.js';
-import { AGENT_USER, agentStateHostPaths, BIN_LINK_HOST_PATH, nodeInstallPath, NODES_DIR, nodeUnits, SERVICE_USER, unitHostPath, unitsInOrder } from '../host/location.js';
+import {
+  AGENT_USER,
+  agentStateHostPaths,
+  BIN_LINK_HOST_PATH,
+  nodeInstallPath,
+  NODES_DIR,
+  nodeUnits,
+  SERVICE_USER,
+  unitHostPath,
+  unitsInOrder,
+} from '../host/location.js';
 
 export const UNINSTALL_SCRIPT_MODE = 0o755;
 

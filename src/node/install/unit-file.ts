@@ -42,7 +42,8 @@ const TEMPLATE_NOTE = /^#%.*(?:\n|$)/gm;
 export function renderUnit(template: string, values: Readonly<Record<string, string>> = UNIT_VALUES): string {
   return template.replace(TEMPLATE_NOTE, '').replace(/\{\{(\w+)\}\}/g, (placeholder, name: string) => {
     const value = values[name];
-    if (value === undefined) throw new SvcError('local_state', `the unit template names ${placeholder}, which swarm-node install does not know`);
+    if (value === undefined)
+      throw new SvcError('local_state', `the unit template names ${placeholder}, which swarm-node install does not know`);
     return value;
   });
 }
@@ -53,12 +54,23 @@ export function renderUnit(template: string, values: Readonly<Record<string, str
  * --no-autoupdate: the unit says so to whoever reads it, and a config edited back does not turn it on behind the
  * unit's back.
  */
-export function unitOfRelease(dir: string, name: string = UNIT_NAME, nodeName?: string, options: { autoUpdate: boolean } = { autoUpdate: true }): string {
+export function unitOfRelease(
+  dir: string,
+  name: string = UNIT_NAME,
+  nodeName?: string,
+  options: { autoUpdate: boolean } = { autoUpdate: true },
+): string {
   const template = templateOf(name);
   const values = name === EGRESS_SOCKET_UNIT ? { ...unitValues(nodeName), agent_socket: egressSocketPath(nodeName) } : unitValues(nodeName);
-  const unit = asEgressTwin(forNamedNode(renderUnit(readFileSync(join(dir, unitInRelease(template)), 'utf8'), values), template, nodeName, dir), name, nodeName);
+  const unit = asEgressTwin(
+    forNamedNode(renderUnit(readFileSync(join(dir, unitInRelease(template)), 'utf8'), values), template, nodeName, dir),
+    name,
+    nodeName,
+  );
   if (options.autoUpdate || name !== UNIT_NAME) return unit;
-  return unit.replace(/^(ExecStart=\S+\/swarm-node daemon)((?: \S+)*)$/m, (line, start: string, rest: string) => (rest.includes(' --no-autoupdate') ? line : `${start} --no-autoupdate${rest}`));
+  return unit.replace(/^(ExecStart=\S+\/swarm-node daemon)((?: \S+)*)$/m, (line, start: string, rest: string) =>
+    rest.includes(' --no-autoupdate') ? line : `${start} --no-autoupdate${rest}`,
+  );
 }
 
 /**
@@ -86,7 +98,7 @@ function forNamedNode(unit: string, name: string, nodeName: string | undefined, 
   for (const [line, replacement] of rewrites[name] ?? []) {
     if (!line.test(rewritten)) {
       throw new SvcError('local_state', `the release in ${dir} predates named nodes; node ${nodeName} cannot run it`, {
-        remedy: 'Install the node from a newer release: install.sh, or the newer package\'s own bin/swarm-node install.',
+        remedy: "Install the node from a newer release: install.sh, or the newer package's own bin/swarm-node install.",
       });
     }
     rewritten = rewritten.replace(line, replacement);
@@ -116,9 +128,13 @@ const HOST_NETWORK = `# Network: the host's, as bubblewrap gives an agent whose 
  */
 function asEgressTwin(unit: string, name: string, nodeName: string | undefined): string {
   const units = nodeUnits(nodeName);
-  if (name === EGRESS_SOCKET_UNIT) return unit.replace(/^Description=svc swarm-node agent runs/m, 'Description=svc swarm-node egress agent runs');
+  if (name === EGRESS_SOCKET_UNIT)
+    return unit.replace(/^Description=svc swarm-node agent runs/m, 'Description=svc swarm-node egress agent runs');
   if (name === EGRESS_SERVICE_UNIT) {
-    return unit.replace(/^Description=svc swarm-node agent run /m, 'Description=svc swarm-node egress agent run ').replace(NETWORK_COMMENT, HOST_NETWORK).replace(NETWORK_LINES, '');
+    return unit
+      .replace(/^Description=svc swarm-node agent run /m, 'Description=svc swarm-node egress agent run ')
+      .replace(NETWORK_COMMENT, HOST_NETWORK)
+      .replace(NETWORK_LINES, '');
   }
   if (name === UNIT_NAME) {
     const agentSocket = units.agentSocket.replace(/[.]/g, '\\.');

@@ -67,7 +67,9 @@ export interface UpgradeResult {
 export function installedVersion(deps: Pick<InstallPackageDeps, 'layout'>): string {
   const current = readLink(deps.layout.currentLink);
   if (current === undefined || current === 'not-a-link') {
-    throw new SvcError('usage', `no node is installed at ${deps.layout.home}`, { remedy: 'Install it first, signed in (it asks the service for the deploy token): sudo swarm-node install.' });
+    throw new SvcError('usage', `no node is installed at ${deps.layout.home}`, {
+      remedy: 'Install it first, signed in (it asks the service for the deploy token): sudo swarm-node install.',
+    });
   }
   return basename(current);
 }
@@ -75,7 +77,8 @@ export function installedVersion(deps: Pick<InstallPackageDeps, 'layout'>): stri
 function releaseClient(deps: InstallPackageDeps): Promise<ReleaseClient> {
   const node = readStoredCredentials(deps.layout).node;
   const credential = node?.credential;
-  if (credential === undefined) throw new SvcError('not_enrolled', `this node is not enrolled (no node credential in ${deps.layout.credentialsFile})`);
+  if (credential === undefined)
+    throw new SvcError('not_enrolled', `this node is not enrolled (no node credential in ${deps.layout.credentialsFile})`);
   return deps.client().then((client) => new ReleaseClient(client, credential));
 }
 
@@ -89,12 +92,21 @@ export async function upgradeRelease(deps: InstallPackageDeps, options: UpgradeO
   const fromVersion = installedVersion(deps);
   // Said before a 35 MB download, not after it (install would refuse the same).
   if (deps.layout.onHost && process.getuid?.() !== 0 && !options.dryRun) {
-    throw new SvcError('usage', 'upgrading the node on this host needs root', { remedy: 'Run it again with sudo; whether a newer release exists needs no root: swarm-node upgrade --check.' });
+    throw new SvcError('usage', 'upgrading the node on this host needs root', {
+      remedy: 'Run it again with sudo; whether a newer release exists needs no root: swarm-node upgrade --check.',
+    });
   }
   const keys = trustedReleaseKeys(deps.layout.etcDir, options.trustKeyFile);
   const asked = options.artifact === undefined ? await askService(deps, options.to) : askArtifact(options.artifact, options.to);
   if (asked === undefined || (asked.version === fromVersion && options.to === undefined)) {
-    return { from_version: fromVersion, to_version: fromVersion, upgraded: false, signed_by: null, install: null, health: { checked: false, reason: 'nothing to upgrade' } };
+    return {
+      from_version: fromVersion,
+      to_version: fromVersion,
+      upgraded: false,
+      signed_by: null,
+      install: null,
+      health: { checked: false, reason: 'nothing to upgrade' },
+    };
   }
   // Refused before a byte is fetched when the name says it already; checked again below on the signed version.
   assertMovesForward(asked.version, fromVersion, options.to);
@@ -114,7 +126,10 @@ export async function upgradeRelease(deps: InstallPackageDeps, options: UpgradeO
 }
 
 /** Which version to fetch from the service (--to, else its newest), and from where; undefined: nothing newer. */
-async function askService(deps: InstallPackageDeps, to: string | undefined): Promise<{ version: string; source: ReleaseSource } | undefined> {
+async function askService(
+  deps: InstallPackageDeps,
+  to: string | undefined,
+): Promise<{ version: string; source: ReleaseSource } | undefined> {
   const client = await releaseClient(deps);
   if (to !== undefined) return { version: to, source: client.source(to) };
   const latest = await client.latest(hostPlatform());
@@ -128,18 +143,24 @@ function askArtifact(artifact: string, to: string | undefined): { version: strin
   const named = /^swarm-node-(.+)-(linux-[a-z0-9]+)\.tar\.gz$/.exec(basename(artifact));
   if (named === null || !isReleaseVersion(named[1]!) || !existsSync(artifact)) {
     throw new SvcError('usage', `${artifact} is not a release artifact (swarm-node-<version>-linux-<arch>.tar.gz)`, {
-      remedy: 'Pass the .tar.gz as `npm run release` named it, with its .manifest and .manifest.sig in the same directory; or an unpacked package directory.',
+      remedy:
+        'Pass the .tar.gz as `npm run release` named it, with its .manifest and .manifest.sig in the same directory; or an unpacked package directory.',
     });
   }
   const [, version, platform] = named as unknown as [string, string, string];
   if (platform !== hostPlatform()) {
-    throw new SvcError('usage', `the release is built for ${platform}; this host is ${hostPlatform()}`, { remedy: `Use the ${hostPlatform()} artifact.` });
+    throw new SvcError('usage', `the release is built for ${platform}; this host is ${hostPlatform()}`, {
+      remedy: `Use the ${hostPlatform()} artifact.`,
+    });
   }
   const manifest = `${artifact.slice(0, -'.tar.gz'.length)}.manifest`;
   for (const file of [manifest, `${manifest}.sig`]) {
     if (!existsSync(file)) throw new SvcError('usage', `${file} is missing: the manifest and its signature sit beside the artifact`);
   }
-  if (to !== undefined && to !== version) throw new SvcError('usage', `--to ${to} was asked for, and ${basename(artifact)} is ${version}`, { remedy: `Pass the ${to} artifact, or --to ${version}.` });
+  if (to !== undefined && to !== version)
+    throw new SvcError('usage', `--to ${to} was asked for, and ${basename(artifact)} is ${version}`, {
+      remedy: `Pass the ${to} artifact, or --to ${version}.`,
+    });
   return { version, source: directoryReleaseSource(dirname(artifact)) };
 }
 
@@ -176,11 +197,21 @@ export async function switchWithHealthCheck(
   const byHand = options.start ? daemonStartedByHand(deps.layout, deps.log) : undefined;
   const switchedAt = Date.now();
   // An upgrade keeps the node's own config: a --base-url or SVC_BASE_URL given to this command is for it alone.
-  const install = await installPackage(deps, { deployToken: undefined, from: tree, start: options.start, dryRun: options.dryRun, requireInstalled: true, keepConfig: true, allowOlder: options.goingBack });
+  const install = await installPackage(deps, {
+    deployToken: undefined,
+    from: tree,
+    start: options.start,
+    dryRun: options.dryRun,
+    requireInstalled: true,
+    keepConfig: true,
+    allowOlder: options.goingBack,
+  });
   if (options.dryRun || !options.start) return { install, health: { checked: false, reason: options.dryRun ? 'dry run' : '--no-start' } };
   const managed = install.service.action === 'restarted' || install.service.action === 'started';
-  if (!managed && !install.changes.some((change) => change.restart)) return { install, health: { checked: false, reason: 'nothing changed' } };
-  if (!managed && !wasRunning) return { install, health: { checked: false, reason: 'no service manager restarted the daemon and none was running' } };
+  if (!managed && !install.changes.some((change) => change.restart))
+    return { install, health: { checked: false, reason: 'nothing changed' } };
+  if (!managed && !wasRunning)
+    return { install, health: { checked: false, reason: 'no service manager restarted the daemon and none was running' } };
   if (typeof byHand === 'string') return { install, health: { checked: false, reason: byHand } };
   let started: { pid: number; output: string } | undefined;
   if (byHand !== undefined) {
@@ -192,7 +223,8 @@ export async function switchWithHealthCheck(
   }
   const healthy = await waitForHealthyDaemon(deps.layout.databaseFile, switchedAt, options.healthTimeoutMs);
   const seconds = (Date.now() - switchedAt) / 1000;
-  if (healthy !== undefined) return { install, health: { checked: true, healthy: true, seconds, ...(started === undefined ? {} : { daemon_started: started }) } };
+  if (healthy !== undefined)
+    return { install, health: { checked: true, healthy: true, seconds, ...(started === undefined ? {} : { daemon_started: started }) } };
 
   const bound = Math.round(options.healthTimeoutMs / 1000);
   deps.log(`the new daemon is not healthy after ${bound} s: rolling back`);
@@ -208,7 +240,8 @@ export async function switchWithHealthCheck(
     log: deps.log,
     ...(byHand === undefined ? {} : { startAsBefore: byHand }),
   });
-  if (rolledBack.daemon_started === null && !managed && failed.pid !== null && failed.pid !== before.pid && daemonAlive(failed)) signal(failed.pid, 'SIGTERM');
+  if (rolledBack.daemon_started === null && !managed && failed.pid !== null && failed.pid !== before.pid && daemonAlive(failed))
+    signal(failed.pid, 'SIGTERM');
   const runsAgain =
     rolledBack.daemon_started !== null
       ? `The node runs ${rolledBack.to_version} again: its daemon started as before (pid ${rolledBack.daemon_started.pid})`
@@ -222,7 +255,11 @@ export async function switchWithHealthCheck(
     noneStarted && !managed && started === undefined
       ? `No daemon of ${install.version} recorded a start, and none runs now: its supervisor did not start one (a daemon started with --supervised is stopped for its supervisor to start the new release; started by hand, without it, upgrade restarts it itself), or it failed at once (see ${where}). Start it again under its supervisor.`
       : `See why the new one failed: ${where}.`;
-  throw new SvcError('failed', `swarm-node ${install.version}'s daemon did not start healthy within ${bound} s; rolled back to ${rolledBack.to_version}`, {
-    remedy: `${runsAgain}. ${why}`,
-  });
+  throw new SvcError(
+    'failed',
+    `swarm-node ${install.version}'s daemon did not start healthy within ${bound} s; rolled back to ${rolledBack.to_version}`,
+    {
+      remedy: `${runsAgain}. ${why}`,
+    },
+  );
 }

@@ -26,19 +26,34 @@ export class ReleaseClient {
 
   async latest(platform: string): Promise<LatestReleaseResponse> {
     const path = `/v1/swarm/releases/latest?platform=${encodeURIComponent(platform)}`;
-    const latest = (await this.#client.call<LatestReleaseResponse>({ method: 'GET', path, bearer: this.#credential, retrySafe: true, maxBytes: MAX_LATEST_BYTES })).body;
+    const latest = (
+      await this.#client.call<LatestReleaseResponse>({
+        method: 'GET',
+        path,
+        bearer: this.#credential,
+        retrySafe: true,
+        maxBytes: MAX_LATEST_BYTES,
+      })
+    ).body;
     // The version names files on this host (var/updates/, a temp directory): a separator or `..` in it is refused.
     if (typeof latest?.version !== 'string' || !isReleaseVersion(latest.version)) {
-      throw new SvcError('internal', `the service at ${this.#client.baseUrl} named a release version that is not usable: ${JSON.stringify(latest?.version)?.slice(0, 80)}`);
+      throw new SvcError(
+        'internal',
+        `the service at ${this.#client.baseUrl} named a release version that is not usable: ${JSON.stringify(latest?.version)?.slice(0, 80)}`,
+      );
     }
     // Every field is read later (the size shown, the files fetched): one missing is named now, with the service
     // that left it out, rather than failing as this program's own error where it is first read.
     const wrong = Value.Errors(LatestReleaseResponse, latest).First();
     if (wrong !== undefined) {
       const field = wrong.path.replace(/^\//, '').replaceAll('/', '.');
-      throw new SvcError('failed', `the service at ${this.#client.baseUrl} answered the newest release without a usable ${field} (${wrong.message.toLowerCase()}); nothing was downloaded`, {
-        remedy: `The service is not one this swarm-node can upgrade from: check the node's base URL (swarm-node config get base_url), or tell its operator that /v1/swarm/releases/latest lacks ${field} (docs/api.md "Releases").`,
-      });
+      throw new SvcError(
+        'failed',
+        `the service at ${this.#client.baseUrl} answered the newest release without a usable ${field} (${wrong.message.toLowerCase()}); nothing was downloaded`,
+        {
+          remedy: `The service is not one this swarm-node can upgrade from: check the node's base URL (swarm-node config get base_url), or tell its operator that /v1/swarm/releases/latest lacks ${field} (docs/api.md "Releases").`,
+        },
+      );
     }
     return latest;
   }

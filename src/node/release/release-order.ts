@@ -10,15 +10,21 @@ import { compareVersions } from '../../lib/release-manifest.js';
 export function assertMovesForward(target: string, installed: string, goingTo: string | undefined, nodeBaseUrl?: string): void {
   if (goingTo !== undefined) {
     if (goingTo === target) return;
-    throw new SvcError('usage', `--to ${goingTo} was asked for, and this is swarm-node ${target}`, { remedy: `Pass the ${goingTo} release, or --to ${target}.` });
+    throw new SvcError('usage', `--to ${goingTo} was asked for, and this is swarm-node ${target}`, {
+      remedy: `Pass the ${goingTo} release, or --to ${target}.`,
+    });
   }
   if (compareVersions(target, installed) > 0) return;
   const same = compareVersions(target, installed) === 0;
-  throw new SvcError('usage', `swarm-node ${installed} is installed; ${target} is ${same ? 'the same version' : 'older'}, and a node never goes back by itself`, {
-    remedy: same
-      ? 'Nothing to do.'
-      : `To go back on purpose: sudo swarm-node upgrade --to ${target}${serviceOf(nodeBaseUrl)} (add --from and the artifact when it is at hand), or to the release kept as previous: sudo swarm-node upgrade --rollback.`,
-  });
+  throw new SvcError(
+    'usage',
+    `swarm-node ${installed} is installed; ${target} is ${same ? 'the same version' : 'older'}, and a node never goes back by itself`,
+    {
+      remedy: same
+        ? 'Nothing to do.'
+        : `To go back on purpose: sudo swarm-node upgrade --to ${target}${serviceOf(nodeBaseUrl)} (add --from and the artifact when it is at hand), or to the release kept as previous: sudo swarm-node upgrade --rollback.`,
+    },
+  );
 }
 
 /**

@@ -42,7 +42,13 @@ export interface LastCheck {
   at: string;
 }
 
-const FILES = { request: 'request.json', probation: 'probation.json', failure: 'failure.json', rolledBack: 'rolled-back.json', checked: 'checked.json' } as const;
+const FILES = {
+  request: 'request.json',
+  probation: 'probation.json',
+  failure: 'failure.json',
+  rolledBack: 'rolled-back.json',
+  checked: 'checked.json',
+} as const;
 type StateFile = keyof typeof FILES;
 type StateOf<K extends StateFile> = {
   request: UpdateRequest;
@@ -97,7 +103,8 @@ export function stageUpdate(varDir: string, release: ObtainedRelease, now: Date)
   clearStagedUpdate(varDir, release.dir);
   const dir = updatesDir(varDir);
   // Each file complete or absent (a rename in one directory); the request comes last.
-  for (const name of Object.values(releaseFileNames(version, platform)).filter((name) => !name.endsWith('.sha256'))) renameSync(join(release.dir, name), join(dir, name));
+  for (const name of Object.values(releaseFileNames(version, platform)).filter((name) => !name.endsWith('.sha256')))
+    renameSync(join(release.dir, name), join(dir, name));
   rmSync(release.dir, { recursive: true, force: true });
   writeUpdateState(varDir, 'request', { version, platform, staged_at: now.toISOString() });
 }
@@ -110,6 +117,7 @@ export function clearStagedUpdate(varDir: string, keep?: string): void {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (path === keep) continue;
-    if (name.startsWith('swarm-node-') || name.endsWith('.tmp') || name.startsWith('.download-')) rmSync(path, { recursive: true, force: true });
+    if (name.startsWith('swarm-node-') || name.endsWith('.tmp') || name.startsWith('.download-'))
+      rmSync(path, { recursive: true, force: true });
   }
 }

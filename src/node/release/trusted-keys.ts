@@ -15,7 +15,12 @@ export function releaseKeysDir(etcDir: string): string {
 export function trustedReleaseKeys(etcDir: string, extraKeyFile: string | undefined): TrustedKey[] {
   const keys = PINNED_RELEASE_KEYS.map((pinned) => publicKeyFromPem(pinned.pem, `pinned key ${pinned.name}`));
   const dir = releaseKeysDir(etcDir);
-  const files = existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith('.pem')).sort().map((name) => join(dir, name)) : [];
+  const files = existsSync(dir)
+    ? readdirSync(dir)
+        .filter((name) => name.endsWith('.pem'))
+        .sort()
+        .map((name) => join(dir, name))
+    : [];
   if (extraKeyFile !== undefined && extraKeyFile !== '') files.push(extraKeyFile);
   for (const file of files) {
     try {

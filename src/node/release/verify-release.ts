@@ -37,15 +37,21 @@ export function verifySignedManifest(manifestBytes: Buffer, signature: Buffer, k
   } catch (error) {
     throw unverified(`the signed manifest does not read: ${(error as Error).message}`);
   }
-  if (manifest.artifact.size > MAX_ARTIFACT_BYTES) throw unverified(`the signed manifest lists a tarball of ${manifest.artifact.size} bytes, more than the ${MAX_ARTIFACT_BYTES} a release may have`);
+  if (manifest.artifact.size > MAX_ARTIFACT_BYTES)
+    throw unverified(
+      `the signed manifest lists a tarball of ${manifest.artifact.size} bytes, more than the ${MAX_ARTIFACT_BYTES} a release may have`,
+    );
   return { manifest, signedBy: { source: signer.source, key_id: keyId(signer.key) } };
 }
 
 /** The tarball as copied (its size and the SHA-256 hashed on the way) against the signed manifest. */
 export function checkArtifact(manifest: ReleaseManifest, artifact: SavedStream): void {
-  if (artifact.bytes < manifest.artifact.size) throw unverified(`the download is truncated: ${artifact.bytes} of ${manifest.artifact.size} bytes`);
+  if (artifact.bytes < manifest.artifact.size)
+    throw unverified(`the download is truncated: ${artifact.bytes} of ${manifest.artifact.size} bytes`);
   if (artifact.sha256 !== manifest.artifact.sha256 || artifact.bytes !== manifest.artifact.size) {
-    throw unverified(`the artifact's SHA-256 is ${artifact.sha256}, the signed manifest says ${manifest.artifact.sha256}: it was altered or damaged`);
+    throw unverified(
+      `the artifact's SHA-256 is ${artifact.sha256}, the signed manifest says ${manifest.artifact.sha256}: it was altered or damaged`,
+    );
   }
 }
 
@@ -68,10 +74,12 @@ export async function unpackRelease(artifactFile: string, manifest: ReleaseManif
         entry.resume();
         continue;
       }
-      if (header.type !== 'file' || !name.startsWith(stem)) throw unverified(`the artifact holds ${header.type ?? 'an entry'} ${JSON.stringify(header.name)} outside what a release may hold`);
+      if (header.type !== 'file' || !name.startsWith(stem))
+        throw unverified(`the artifact holds ${header.type ?? 'an entry'} ${JSON.stringify(header.name)} outside what a release may hold`);
       const path = name.slice(stem.length);
       const listed = expected.get(path);
-      if (listed === undefined || !isReleasePath(path) || written.has(path)) throw unverified(`the artifact holds ${path}, which its manifest does not list`);
+      if (listed === undefined || !isReleasePath(path) || written.has(path))
+        throw unverified(`the artifact holds ${path}, which its manifest does not list`);
       const destination = join(target, ...path.split('/'));
       mkdirSync(dirname(destination), { recursive: true, mode: 0o755 });
       let saved: SavedStream;

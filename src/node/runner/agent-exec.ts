@@ -21,7 +21,14 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { DEFAULT_AGENT_LIMITS, runAgentProcess, RUN_CANCELLED, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
+import {
+  DEFAULT_AGENT_LIMITS,
+  runAgentProcess,
+  RUN_CANCELLED,
+  type AgentLimits,
+  type AgentOutcome,
+  type AgentProcessSpec,
+} from './agent-process.js';
 import { ownCgroupCounters } from './cgroup-probe.js';
 import { MAX_ARTIFACT_BYTES } from '../../contract/jobs.js';
 import { directoryArtifacts, type HeldArtifacts } from './artifact-source.js';
@@ -63,7 +70,12 @@ export interface SocketRunOutcome {
 }
 
 /** The daemon's side: the agent's outcome, however the connection ends; its output to `onOutput` as it comes. */
-export async function execViaSocket(socketPath: string, request: AgentExecRequest, signal?: AbortSignal, onOutput?: AgentProcessSpec['onOutput']): Promise<SocketRunOutcome> {
+export async function execViaSocket(
+  socketPath: string,
+  request: AgentExecRequest,
+  signal?: AbortSignal,
+  onOutput?: AgentProcessSpec['onOutput'],
+): Promise<SocketRunOutcome> {
   const socket = connect(socketPath);
   // Errors reach the reader (or the wait for the connection); none may go unheard and crash the daemon.
   socket.on('error', () => undefined);
@@ -142,9 +154,17 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
   }
   // The state's cap is this release's, whatever the request says: the daemon asking for more gets no bigger image.
   const stateBytes = DEFAULT_AGENT_LIMITS.stateBytes;
-  const state = identity !== undefined && stateDir !== undefined && stateParent !== undefined ? await mountStateImage(stateParent, request.agent_id, stateDir, identity, stateBytes, env.SWARM_NODE_HOME ?? '') : undefined;
+  const state =
+    identity !== undefined && stateDir !== undefined && stateParent !== undefined
+      ? await mountStateImage(stateParent, request.agent_id, stateDir, identity, stateBytes, env.SWARM_NODE_HOME ?? '')
+      : undefined;
   if (state?.mounted === false) {
-    return answer({ status: 'failed', error: state.reason === 'too_large' ? 'disk_quota' : 'spawn', message: `agent-exec: ${state.message}`, stderrTail: '' });
+    return answer({
+      status: 'failed',
+      error: state.reason === 'too_large' ? 'disk_quota' : 'spawn',
+      message: `agent-exec: ${state.message}`,
+      stderrTail: '',
+    });
   }
   // The unit's own tmpfs (ARTIFACTS_DIRECTORY, the size of a run's artifacts); a unit rendered before it had one: a
   // directory in the run's TMPDIR, within that tmpfs's size.
@@ -162,21 +182,35 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
     ...(identity === undefined ? {} : { asAgent: ['nsenter', `--setuid=${identity.uid}`, `--setgid=${identity.gid}`, '--'] }),
     stdin: request.stdin,
     limits: request.limits,
-    env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_ARTIFACTS_DIR: artifactsDir, ...(stateDir === undefined ? {} : { SWARM_STATE_DIR: stateDir }) },
+    env: {
+      ...request.env,
+      HOME: runDir,
+      TMPDIR: runDir,
+      SWARM_ARTIFACTS_DIR: artifactsDir,
+      ...(stateDir === undefined ? {} : { SWARM_STATE_DIR: stateDir }),
+    },
     signal: stopped.signal,
     // Each chunk as it comes; the outcome is written after the last (the process's streams end before it closes).
-    onOutput: (stream, chunk) => output.write(`${JSON.stringify({ output: { stream, data: chunk.toString('base64') } } satisfies OutputLine)}\n`),
+    onOutput: (stream, chunk) =>
+      output.write(`${JSON.stringify({ output: { stream, data: chunk.toString('base64') } } satisfies OutputLine)}\n`),
     ...(counters === undefined ? {} : { cgroup: counters }),
     // TemporaryFileSystem= in the unit: the run's TMPDIR (/tmp/run), /dev/shm and its artifacts, each of the unit's size.
     capped: [
       { path: tmpdir(), what: 'its TMPDIR (the run directory)', bytes: request.limits.tmpBytes },
       { path: '/dev/shm', what: 'its /dev/shm', bytes: request.limits.tmpBytes },
-      ...(env.ARTIFACTS_DIRECTORY === undefined ? [] : [{ path: artifactsDir, what: 'its artifacts directory', bytes: request.limits.artifactsBytes }]),
-      ...(state?.mounted === true && stateDir !== undefined ? [{ path: stateDir, what: 'its state directory', bytes: stateBytes, margin: true }] : []),
+      ...(env.ARTIFACTS_DIRECTORY === undefined
+        ? []
+        : [{ path: artifactsDir, what: 'its artifacts directory', bytes: request.limits.artifactsBytes }]),
+      ...(state?.mounted === true && stateDir !== undefined
+        ? [{ path: stateDir, what: 'its state directory', bytes: stateBytes, margin: true }]
+        : []),
     ],
   });
   const serveArtifacts = request.artifacts === true && !stopped.signal.aborted && becomeAgent(identity);
-  await answer(outcome, serveArtifacts ? () => serveArtifactRequests(reader, output, directoryArtifacts(artifactsDir, MAX_ARTIFACT_BYTES), next) : undefined);
+  await answer(
+    outcome,
+    serveArtifacts ? () => serveArtifactRequests(reader, output, directoryArtifacts(artifactsDir, MAX_ARTIFACT_BYTES), next) : undefined,
+  );
 
   /**
    * The outcome, then the artifacts while the daemon asks for them: closing our side then ends the connection, and
@@ -198,7 +232,10 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
 function agentIdentityHere(agentId: string, env: NodeJS.ProcessEnv, stateParent: string | undefined): RunIdentity | undefined {
   if (process.getuid?.() !== 0) return undefined;
   if (env.SWARM_NODE_HOME === undefined) throw new Error('runs as root without SWARM_NODE_HOME (its unit sets it): no agent uid to run as');
-  return agentIdentity(env.SWARM_NODE_HOME, agentId, HOST_AGENT_UIDS_DIR, { reclaim: false, ...(stateParent === undefined ? {} : { keeps: join(stateParent, agentId) }) });
+  return agentIdentity(env.SWARM_NODE_HOME, agentId, HOST_AGENT_UIDS_DIR, {
+    reclaim: false,
+    ...(stateParent === undefined ? {} : { keeps: join(stateParent, agentId) }),
+  });
 }
 
 /**
@@ -244,7 +281,8 @@ function outputOf(line: string): OutputLine['output'] | undefined {
 
 function parseRequest(line: string): AgentExecRequest {
   const request = JSON.parse(line) as Partial<AgentExecRequest>;
-  const strings = (value: unknown): value is string[] => Array.isArray(value) && value.length > 0 && value.every((part) => typeof part === 'string');
+  const strings = (value: unknown): value is string[] =>
+    Array.isArray(value) && value.length > 0 && value.every((part) => typeof part === 'string');
   if (
     typeof request.run_id !== 'string' ||
     !RUN_ID.test(request.run_id) ||

@@ -36,7 +36,12 @@ const known = new Map<string, RunIdentity>();
  * The uid and gid of `agentId` on the node at `home`: its claim, or a free uid claimed now; with `reclaim`, a uid
  * whose home and what it `keeps` are gone counts as free.
  */
-export function agentIdentity(home: string, agentId: string, dir: string = HOST_AGENT_UIDS_DIR, options: { reclaim: boolean; keeps?: string } = { reclaim: true }): RunIdentity {
+export function agentIdentity(
+  home: string,
+  agentId: string,
+  dir: string = HOST_AGENT_UIDS_DIR,
+  options: { reclaim: boolean; keeps?: string } = { reclaim: true },
+): RunIdentity {
   const wanted: Claim = { home: resolve(home), agent_id: agentId, ...(options.keeps === undefined ? {} : { keeps: options.keeps }) };
   const key = `${dir}\n${wanted.home}\n${agentId}`;
   const cached = known.get(key);
@@ -49,13 +54,19 @@ export function agentIdentity(home: string, agentId: string, dir: string = HOST_
     const taken = new Map(claims);
     for (let uid = AGENT_UID_BASE; uid < AGENT_UID_BASE + AGENT_UID_COUNT; uid += 1) {
       const claim = taken.get(uid);
-      if (claim !== undefined && (!options.reclaim || existsSync(join(claim.home, 'var')) || (claim.keeps !== undefined && existsSync(claim.keeps)))) continue;
+      if (
+        claim !== undefined &&
+        (!options.reclaim || existsSync(join(claim.home, 'var')) || (claim.keeps !== undefined && existsSync(claim.keeps)))
+      )
+        continue;
       // A uid its last holder left keeps nothing of it for the next; one that cannot be made clean is not given.
       if (claim !== undefined && !scrubUid(uid).clean) continue;
       writeFileSync(join(dir, String(uid)), `${JSON.stringify(wanted)}\n`, { mode: 0o600 });
       return uid;
     }
-    throw new Error(`every agent uid of this host (${AGENT_UID_BASE}-${AGENT_UID_BASE + AGENT_UID_COUNT - 1}) is claimed by a node home (${dir})`);
+    throw new Error(
+      `every agent uid of this host (${AGENT_UID_BASE}-${AGENT_UID_BASE + AGENT_UID_COUNT - 1}) is claimed by a node home (${dir})`,
+    );
   });
   const identity = { uid, gid: uid };
   known.set(key, identity);

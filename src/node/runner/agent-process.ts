@@ -123,9 +123,13 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
       timers.push(setTimeout(() => signalRun(child, sandboxed, 'SIGKILL'), KILL_GRACE_MS));
     };
     // Time this process spent frozen (SIGSTOP) is not the agent's: an answer that waited meanwhile is read first.
-    const limit = startTimeLimit(spec.limits.timeoutMs, () => stop('timeout', `the agent did not answer within ${formatMs(spec.limits.timeoutMs)}`));
+    const limit = startTimeLimit(spec.limits.timeoutMs, () =>
+      stop('timeout', `the agent did not answer within ${formatMs(spec.limits.timeoutMs)}`),
+    );
     const onAbort = (): void =>
-      spec.signal?.reason === RUN_CANCELLED ? stop('cancelled', 'the run was cancelled by its user') : stop('aborted', 'the run was stopped: the node is shutting down');
+      spec.signal?.reason === RUN_CANCELLED
+        ? stop('cancelled', 'the run was cancelled by its user')
+        : stop('aborted', 'the run was stopped: the node is shutting down');
     if (spec.signal?.aborted) onAbort();
     else spec.signal?.addEventListener('abort', onAbort, { once: true });
 
@@ -166,7 +170,12 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
       if (limit !== undefined) return { status: 'failed', ...limit, stderrTail: tail };
       if (ended !== undefined) return { status: 'failed', ...ended, stderrTail: tail };
       if (code === LAUNCH_FAILED && tail.includes(LAUNCH_MARK)) {
-        return { status: 'failed', error: 'spawn', message: 'the agent could not be started: its run directory could not be made', stderrTail: tail };
+        return {
+          status: 'failed',
+          error: 'spawn',
+          message: 'the agent could not be started: its run directory could not be made',
+          stderrTail: tail,
+        };
       }
       // The wrapper's own failures: the prelude's (125), bubblewrap's or unshare's (1, "bwrap: …" on stderr).
       if (spec.wrapper !== undefined && (code === LAUNCH_FAILED || (code === 1 && /^(bwrap|unshare|setpriv): /m.test(tail)))) {
@@ -175,12 +184,18 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
       if (code !== 0) {
         // The agent's death by a signal reaches us as the launcher's exit, 128 + the signal's number.
         const bySignal = signal ?? (code !== null && code > 128 && code < 160 ? signalName(code - 128) : null);
-        const how = bySignal !== null ? `was killed by ${bySignal}` : code === 127 || code === 126 ? `could not be started (exit ${code})` : `exited with code ${code}`;
+        const how =
+          bySignal !== null
+            ? `was killed by ${bySignal}`
+            : code === 127 || code === 126
+              ? `could not be started (exit ${code})`
+              : `exited with code ${code}`;
         return { status: 'failed', error: code === 127 || code === 126 ? 'spawn' : 'exit', message: `the agent ${how}`, stderrTail: tail };
       }
       const maxBytes = spec.limits.outputBytes;
       // The launcher reports the file when it outlived the agent; else the run directory is here to read.
-      const file = (spec.capped ?? []).length > 0 ? fileFromReport(Buffer.concat(resultReport)) : readResultFile(resultFileIn(spec.runDir), maxBytes);
+      const file =
+        (spec.capped ?? []).length > 0 ? fileFromReport(Buffer.concat(resultReport)) : readResultFile(resultFileIn(spec.runDir), maxBytes);
       const answer = answerOf({ file, stdout: Buffer.concat(stdout), stdoutOverflowed: stdoutBytes > maxBytes, maxBytes });
       if (answer.kind === 'output') return { status: 'succeeded', output: answer.output, stderrTail: tail };
       return { status: 'failed', error: 'bad_output', message: answer.message, stderrTail: tail };

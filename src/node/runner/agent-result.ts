@@ -29,10 +29,12 @@ export interface AnswerSources {
 export function answerOf(sources: AnswerSources): AgentAnswer {
   const { file, maxBytes } = sources;
   if (file !== undefined) {
-    if (file.length > maxBytes) return { kind: 'bad_output', message: `the agent's result file (SWARM_RESULT_FILE) is larger than ${maxBytes} bytes` };
-    return parsed(file, 'the agent\'s result file (SWARM_RESULT_FILE) is not one JSON document');
+    if (file.length > maxBytes)
+      return { kind: 'bad_output', message: `the agent's result file (SWARM_RESULT_FILE) is larger than ${maxBytes} bytes` };
+    return parsed(file, "the agent's result file (SWARM_RESULT_FILE) is not one JSON document");
   }
-  if (sources.stdoutOverflowed) return { kind: 'bad_output', message: `the agent wrote more than ${maxBytes} bytes on stdout and no result file (SWARM_RESULT_FILE)` };
+  if (sources.stdoutOverflowed)
+    return { kind: 'bad_output', message: `the agent wrote more than ${maxBytes} bytes on stdout and no result file (SWARM_RESULT_FILE)` };
   return parsed(sources.stdout, 'the agent did not answer with one JSON document on stdout (or in SWARM_RESULT_FILE)');
 }
 

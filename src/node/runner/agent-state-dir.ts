@@ -27,7 +27,9 @@ export function prepareAgentStateDir(parent: string, agentId: string, identity: 
   if (found.uid === identity.uid) return dir;
   if (found.uid !== 0) {
     // The run's failure message is all its user and the operator see of it: the remedy goes in it.
-    throw new Error(`the state directory ${dir} belongs to uid ${found.uid}, not to this agent's uid ${identity.uid}: as root, chown -R ${identity.uid}:${identity.gid} ${dir}`);
+    throw new Error(
+      `the state directory ${dir} belongs to uid ${found.uid}, not to this agent's uid ${identity.uid}: as root, chown -R ${identity.uid}:${identity.gid} ${dir}`,
+    );
   }
   chmodSync(dir, 0o700);
   takeOver(dir, found, identity);

@@ -9,7 +9,13 @@ import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { Readable, type Writable } from 'node:stream';
 import { isArtifactName } from '../../contract/artifacts.js';
-import { MAX_ENTRIES_LOOKED_AT, type ArtifactFile, type ArtifactListing, type ArtifactSource, type SkippedEntry } from './artifact-source.js';
+import {
+  MAX_ENTRIES_LOOKED_AT,
+  type ArtifactFile,
+  type ArtifactListing,
+  type ArtifactSource,
+  type SkippedEntry,
+} from './artifact-source.js';
 
 /** A listing of MAX_ENTRIES_LOOKED_AT names of 128 characters and the skipped ones fits well inside. */
 const MAX_LISTING_BYTES = 512 * 1024;
@@ -52,7 +58,8 @@ export class FramedReader {
   }
 
   async #take(): Promise<Buffer> {
-    if (this.#pending.length === 0 && !(await this.#more())) throw new Error(`the connection ended ${this.#owed} bytes before the end of a file`);
+    if (this.#pending.length === 0 && !(await this.#more()))
+      throw new Error(`the connection ended ${this.#owed} bytes before the end of a file`);
     const chunk = this.#pending.subarray(0, this.#owed);
     this.#pending = this.#pending.subarray(chunk.length);
     this.#owed -= chunk.length;
@@ -88,7 +95,8 @@ export function socketArtifacts(socket: Socket, reader: FramedReader): ArtifactS
     const line = await reader.line(maxAnswerBytes);
     if (line === undefined) throw new Error('the agent service closed its connection');
     const answer = JSON.parse(line) as unknown;
-    if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) throw new Error('the agent service answered something that is not an object');
+    if (typeof answer !== 'object' || answer === null || Array.isArray(answer))
+      throw new Error('the agent service answered something that is not an object');
     return answer as Record<string, unknown>;
   };
   return {
@@ -111,14 +119,20 @@ export function socketArtifacts(socket: Socket, reader: FramedReader): ArtifactS
 }
 
 /** agent-exec's side: answers the daemon's requests from `source` until it closes the connection. */
-export async function serveArtifactRequests(reader: FramedReader, output: Writable, source: ArtifactSource, first: Promise<string | undefined>): Promise<void> {
+export async function serveArtifactRequests(
+  reader: FramedReader,
+  output: Writable,
+  source: ArtifactSource,
+  first: Promise<string | undefined>,
+): Promise<void> {
   for (let line = await first; line !== undefined; line = await reader.line(MAX_REQUEST_LINE_BYTES)) {
     const request = JSON.parse(line) as { op?: unknown; name?: unknown; max_bytes?: unknown };
     if (request.op === 'list') {
       await send(output, `${JSON.stringify(await source.list())}\n`);
       continue;
     }
-    if (request.op !== 'open' || typeof request.name !== 'string' || typeof request.max_bytes !== 'number') throw new Error('not an artifact request');
+    if (request.op !== 'open' || typeof request.name !== 'string' || typeof request.max_bytes !== 'number')
+      throw new Error('not an artifact request');
     let opened;
     try {
       opened = await source.open(request.name, request.max_bytes);
@@ -149,5 +163,11 @@ function checkedListing(answer: Record<string, unknown>): ArtifactListing {
 
 function isFile(file: unknown): file is ArtifactFile {
   const candidate = file as Partial<ArtifactFile> | null;
-  return typeof candidate?.name === 'string' && isArtifactName(candidate.name) && typeof candidate.size === 'number' && Number.isSafeInteger(candidate.size) && candidate.size >= 0;
+  return (
+    typeof candidate?.name === 'string' &&
+    isArtifactName(candidate.name) &&
+    typeof candidate.size === 'number' &&
+    Number.isSafeInteger(candidate.size) &&
+    candidate.size >= 0
+  );
 }

@@ -71,7 +71,11 @@ export function directoryArtifacts(dir: string, maxFileBytes: number): ArtifactS
             break;
           }
           const kind = entryKind(entry);
-          if (!isArtifactName(entry.name)) skip(entry.name, 'its name is not a plain file name (letters, digits, ".", "_", "-", starting with a letter or digit, 128 at most)');
+          if (!isArtifactName(entry.name))
+            skip(
+              entry.name,
+              'its name is not a plain file name (letters, digits, ".", "_", "-", starting with a letter or digit, 128 at most)',
+            );
           else if (kind !== 'file') skip(entry.name, `it is ${kind}, not a regular file`);
           else {
             const stat = await lstat(join(dir, entry.name)).catch(() => undefined);
@@ -114,7 +118,13 @@ export function directoryArtifacts(dir: string, maxFileBytes: number): ArtifactS
   };
 }
 
-function entryKind(entry: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean; isFIFO(): boolean; isSocket(): boolean }): string {
+function entryKind(entry: {
+  isFile(): boolean;
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+}): string {
   if (entry.isFile()) return 'file';
   if (entry.isSymbolicLink()) return 'a symbolic link';
   if (entry.isDirectory()) return 'a directory';

@@ -52,7 +52,9 @@ export async function makeArtifactSpace(varDir: string, runId: string, bytes: nu
   if (owner === undefined) return { dir, readDir: dir, capped: false, release: removeDir };
 
   const options = `size=${bytes},nr_inodes=${MAX_INODES},mode=0700,uid=${owner.uid},gid=${owner.gid},nosuid,nodev,noexec`;
-  const holder = spawn('unshare', ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', HOLDER, 'swarm-artifacts', options, dir], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const holder = spawn('unshare', ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', HOLDER, 'swarm-artifacts', options, dir], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const end = (): void => {
     holder.kill('SIGKILL');
     removeDir();

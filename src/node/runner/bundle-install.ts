@@ -38,9 +38,14 @@ export async function installBundle(varDir: string, agentId: string, digest: str
     } catch (error) {
       throw new Error(`cannot fetch bundle ${digest} of ${agentId}: ${(error as Error).message}`);
     }
-    if (saved.bytes > MAX_BUNDLE_BYTES) throw new Error(`bundle ${digest} of ${agentId} was refused: ${saved.bytes} bytes, more than ${MAX_BUNDLE_BYTES}; nothing was installed`);
+    if (saved.bytes > MAX_BUNDLE_BYTES)
+      throw new Error(
+        `bundle ${digest} of ${agentId} was refused: ${saved.bytes} bytes, more than ${MAX_BUNDLE_BYTES}; nothing was installed`,
+      );
     if (saved.sha256 !== digest) {
-      throw new Error(`bundle ${digest} of ${agentId} was refused: the downloaded bytes have SHA-256 ${saved.sha256}; nothing was installed`);
+      throw new Error(
+        `bundle ${digest} of ${agentId} was refused: the downloaded bytes have SHA-256 ${saved.sha256}; nothing was installed`,
+      );
     }
     try {
       // Within the cap, so in memory now: the archive is checked whole before a byte of it is written.
@@ -51,7 +56,8 @@ export async function installBundle(varDir: string, agentId: string, digest: str
   } finally {
     rmSync(download, { recursive: true, force: true });
   }
-  if (read.manifest.agent_id !== agentId) throw new Error(`bundle ${digest} is for ${read.manifest.agent_id}, not ${agentId}; nothing was installed`);
+  if (read.manifest.agent_id !== agentId)
+    throw new Error(`bundle ${digest} is for ${read.manifest.agent_id}, not ${agentId}; nothing was installed`);
 
   const staging = mkdtempSync(join(agentDir, '.incoming-'));
   try {

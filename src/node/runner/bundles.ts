@@ -54,7 +54,8 @@ export function readBundleManifest(dir: string): AgentManifest {
 /** The argument array the node runs: `node` → this node's runtime, `sh` → /bin/sh, bundle files → their paths. */
 export function resolveEntry(bundle: Bundle): string[] {
   const [program, ...args] = bundle.manifest.entry;
-  const inBundle = (name: string): string => (!isAbsolute(name) && !name.startsWith('-') && existsSync(join(bundle.dir, name)) ? join(bundle.dir, name) : name);
+  const inBundle = (name: string): string =>
+    !isAbsolute(name) && !name.startsWith('-') && existsSync(join(bundle.dir, name)) ? join(bundle.dir, name) : name;
   const resolved = program === 'node' ? process.execPath : program === 'sh' ? '/bin/sh' : inBundle(program!);
   return [resolved, ...args.map(inBundle)];
 }

@@ -22,13 +22,20 @@ export function probeCgroups(): { version: 'v1' | 'v2' | null; reason: string | 
     const v1Memory = mounts.find((mount) => mount.fstype === 'cgroup' && mount.options.includes('memory'));
     const v1Pids = mounts.find((mount) => mount.fstype === 'cgroup' && mount.options.includes('pids'));
     if (v1Memory !== undefined && v1Pids !== undefined) {
-      return writable(v1Memory, 'memory') && writable(v1Pids, 'pids') ? { version: 'v1', reason: null } : { version: null, reason: 'the cgroup v1 memory and pids hierarchies are not writable by this user' };
+      return writable(v1Memory, 'memory') && writable(v1Pids, 'pids')
+        ? { version: 'v1', reason: null }
+        : { version: null, reason: 'the cgroup v1 memory and pids hierarchies are not writable by this user' };
     }
     const v2 = mounts.find((mount) => mount.fstype === 'cgroup2');
     if (v2 === undefined || !readFileSync(join(v2.point, 'cgroup.controllers'), 'utf8').includes('memory')) {
-      return { version: null, reason: 'this host has neither the cgroup v1 memory and pids hierarchies nor cgroup v2 with the memory controller' };
+      return {
+        version: null,
+        reason: 'this host has neither the cgroup v1 memory and pids hierarchies nor cgroup v2 with the memory controller',
+      };
     }
-    return writable(v2, '') ? { version: 'v2', reason: null } : { version: null, reason: "this user's control group is not delegated to it (cgroup v2)" };
+    return writable(v2, '')
+      ? { version: 'v2', reason: null }
+      : { version: null, reason: "this user's control group is not delegated to it (cgroup v2)" };
   } catch (error) {
     return { version: null, reason: `control groups cannot be read here: ${(error as Error).message}` };
   }
@@ -50,12 +57,21 @@ export function ownCgroupCounters(): Pick<RunCgroup, 'reached'> | undefined {
     const pids = at('cgroup', 'pids');
     const unified = at('cgroup2');
     if (memory !== undefined && pids !== undefined) {
-      return { reached: () => ({ memory: counter(join(memory, 'memory.oom_control'), 'oom_kill') > 0, tasks: counter(join(pids, 'pids.events'), 'max') > 0 }) };
+      return {
+        reached: () => ({
+          memory: counter(join(memory, 'memory.oom_control'), 'oom_kill') > 0,
+          tasks: counter(join(pids, 'pids.events'), 'max') > 0,
+        }),
+      };
     }
     if (unified === undefined) return undefined;
-    return { reached: () => ({ memory: counter(join(unified, 'memory.events'), 'oom_kill') > 0, tasks: counter(join(unified, 'pids.events'), 'max') > 0 }) };
+    return {
+      reached: () => ({
+        memory: counter(join(unified, 'memory.events'), 'oom_kill') > 0,
+        tasks: counter(join(unified, 'pids.events'), 'max') > 0,
+      }),
+    };
   } catch {
     return undefined;
   }
 }
-

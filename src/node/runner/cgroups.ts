@@ -34,7 +34,11 @@ export interface RunCgroup {
 }
 
 export type CgroupHost =
-  | { version: 'v1' | 'v2'; create(runId: string, limits: CgroupLimits): RunCgroup; leftovers(inFlight: (runId: string) => boolean): Promise<number> }
+  | {
+      version: 'v1' | 'v2';
+      create(runId: string, limits: CgroupLimits): RunCgroup;
+      leftovers(inFlight: (runId: string) => boolean): Promise<number>;
+    }
   | { version: null; reason: string };
 
 const CPU_PERIOD_US = 100_000;
@@ -48,10 +52,16 @@ export function cgroupHost(homeKey: string): CgroupHost {
     const mounts = readMounts();
     const own = readOwnCgroups();
     const v2 = mounts.find((mount) => mount.fstype === 'cgroup2');
-    const v1 = new Map(V1_CONTROLLERS.map((name) => [name, mounts.find((mount) => mount.fstype === 'cgroup' && mount.options.includes(name))]));
+    const v1 = new Map(
+      V1_CONTROLLERS.map((name) => [name, mounts.find((mount) => mount.fstype === 'cgroup' && mount.options.includes(name))]),
+    );
     if (v1.get('memory') !== undefined && v1.get('pids') !== undefined) return v1Host(homeKey, v1, own);
-    if (v2 !== undefined && readFileSync(join(v2.point, 'cgroup.controllers'), 'utf8').includes('memory')) return v2Host(homeKey, v2, own.get('') ?? '/');
-    return { version: null, reason: 'this host has neither the cgroup v1 memory and pids hierarchies nor cgroup v2 with the memory controller' };
+    if (v2 !== undefined && readFileSync(join(v2.point, 'cgroup.controllers'), 'utf8').includes('memory'))
+      return v2Host(homeKey, v2, own.get('') ?? '/');
+    return {
+      version: null,
+      reason: 'this host has neither the cgroup v1 memory and pids hierarchies nor cgroup v2 with the memory controller',
+    };
   } catch (error) {
     return { version: null, reason: `control groups cannot be used here: ${(error as Error).message}` };
   }
@@ -75,7 +85,8 @@ function v1Host(homeKey: string, mounts: Map<string, Mount | undefined>, own: Ma
         const memory = dirs.get('memory')!;
         writeFileSync(join(memory, 'memory.limit_in_bytes'), String(limits.memoryBytes));
         // Swap accounting, where the kernel has it: memory and swap together, so swap is not extra memory.
-        if (existsSync(join(memory, 'memory.memsw.limit_in_bytes'))) writeFileSync(join(memory, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes));
+        if (existsSync(join(memory, 'memory.memsw.limit_in_bytes')))
+          writeFileSync(join(memory, 'memory.memsw.limit_in_bytes'), String(limits.memoryBytes));
         writeFileSync(join(dirs.get('pids')!, 'pids.max'), String(limits.tasks));
         const cpu = dirs.get('cpu');
         if (cpu !== undefined) {
@@ -103,7 +114,8 @@ function v2Host(homeKey: string, mount: Mount, ownPath: string): CgroupHost {
   const own = join(mount.point, relativeTo(ownPath, mount.root));
   accessSync(own, constants.W_OK);
   const controllers = delegateBelow(own);
-  if (!controllers.includes('+memory') || !controllers.includes('+pids')) throw new Error(`${own} has no memory or pids controller to hand down`);
+  if (!controllers.includes('+memory') || !controllers.includes('+pids'))
+    throw new Error(`${own} has no memory or pids controller to hand down`);
   const parent = join(own, PARENT, homeKey);
   return {
     version: 'v2',
@@ -118,14 +130,18 @@ function v2Host(homeKey: string, mount: Mount, ownPath: string): CgroupHost {
         writeFileSync(join(dir, 'memory.max'), String(limits.memoryBytes));
         if (existsSync(join(dir, 'memory.swap.max'))) writeFileSync(join(dir, 'memory.swap.max'), '0');
         writeFileSync(join(dir, 'pids.max'), String(limits.tasks));
-        if (existsSync(join(dir, 'cpu.max'))) writeFileSync(join(dir, 'cpu.max'), `${Math.round((CPU_PERIOD_US * limits.cpuPercent) / 100)} ${CPU_PERIOD_US}`);
+        if (existsSync(join(dir, 'cpu.max')))
+          writeFileSync(join(dir, 'cpu.max'), `${Math.round((CPU_PERIOD_US * limits.cpuPercent) / 100)} ${CPU_PERIOD_US}`);
       } catch (error) {
         void removeGroups([dir]);
         throw error;
       }
       return {
         procsFiles: [join(dir, 'cgroup.procs')],
-        reached: () => ({ memory: counter(join(dir, 'memory.events'), 'oom_kill') > 0, tasks: counter(join(dir, 'pids.events'), 'max') > 0 }),
+        reached: () => ({
+          memory: counter(join(dir, 'memory.events'), 'oom_kill') > 0,
+          tasks: counter(join(dir, 'pids.events'), 'max') > 0,
+        }),
         remove: () => removeGroups([dir]).then(() => removeEmpty([parent])),
       };
     },
@@ -141,7 +157,9 @@ function v2Host(homeKey: string, mount: Mount, ownPath: string): CgroupHost {
  */
 function delegateBelow(own: string): string {
   const available = readFileSync(join(own, 'cgroup.controllers'), 'utf8').split(/\s+/);
-  const controllers = V2_CONTROLLERS.filter((name) => available.includes(name)).map((name) => `+${name}`).join(' ');
+  const controllers = V2_CONTROLLERS.filter((name) => available.includes(name))
+    .map((name) => `+${name}`)
+    .join(' ');
   const control = join(own, 'cgroup.subtree_control');
   try {
     writeFileSync(control, controllers);
@@ -156,7 +174,9 @@ function delegateBelow(own: string): string {
     writeFileSync(control, controllers);
     return controllers;
   } catch (error) {
-    throw new Error(`${own} cannot hand its controllers to the runs' groups (${(error as NodeJS.ErrnoException).code ?? 'error'}): start the daemon in a control group of its own (systemd-run --scope -p Delegate=yes, or a container's)`);
+    throw new Error(
+      `${own} cannot hand its controllers to the runs' groups (${(error as NodeJS.ErrnoException).code ?? 'error'}): start the daemon in a control group of its own (systemd-run --scope -p Delegate=yes, or a container's)`,
+    );
   }
 }
 
@@ -190,7 +210,8 @@ function removeEmpty(parents: readonly string[]): void {
 async function removeLeftovers(parents: readonly string[], inFlight: (runId: string) => boolean): Promise<number> {
   const runs = new Set<string>();
   for (const parent of parents.filter((dir) => existsSync(dir))) {
-    for (const entry of readdirSync(parent, { withFileTypes: true })) if (entry.isDirectory() && !inFlight(entry.name)) runs.add(entry.name);
+    for (const entry of readdirSync(parent, { withFileTypes: true }))
+      if (entry.isDirectory() && !inFlight(entry.name)) runs.add(entry.name);
   }
   for (const runId of runs) await removeGroups(parents.map((parent) => join(parent, runId)).filter((dir) => existsSync(dir)));
   return runs.size;
@@ -220,4 +241,3 @@ async function removeGroups(dirs: readonly string[]): Promise<void> {
   }
   throw new Error(`the control groups ${dirs.join(', ')} still hold processes`);
 }
-

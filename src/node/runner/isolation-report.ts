@@ -27,10 +27,7 @@ export function isolationReport(
     return {
       summary:
         "systemd: each run a service of its own (svc-swarm-node-agent@.service; an agent asking for egress, svc-swarm-node-egress-agent@.service) as a uid of its agent's own, cgroup limits, its state in an image of its own, no network but for egress agents",
-      cannot: [
-        ...noLoopDevices(),
-        ...(egress === undefined ? [] : [`agents whose agent.json asks for egress fail: ${egress}`]),
-      ],
+      cannot: [...noLoopDevices(), ...(egress === undefined ? [] : [`agents whose agent.json asks for egress fail: ${egress}`])],
     };
   }
   if (mode === 'none') {
@@ -48,17 +45,24 @@ export function isolationReport(
     const cannot = [
       "no system call filter (setpriv loads none): the kernel's whole surface is the agent's, keyrings included",
       "the host's files are as any user sees them, not read-only (the agent's uid owns nothing there; /tmp, /dev/shm, /var/tmp and /run/lock are the run's own); its /dev is the host's",
-      ...(cgroups.version === null ? [`no memory, task or CPU limit per run (${cgroups.reason}): only RLIMIT_DATA per process and RLIMIT_NPROC per agent's uid`] : []),
+      ...(cgroups.version === null
+        ? [`no memory, task or CPU limit per run (${cgroups.reason}): only RLIMIT_DATA per process and RLIMIT_NPROC per agent's uid`]
+        : []),
       ...noLoopDevices(),
     ];
-    return { summary: `unshare: each run in namespaces of its own (util-linux), as a uid of its agent's own, ${limitsBy(cgroups.version)}, its state in an image of its own`, cannot };
+    return {
+      summary: `unshare: each run in namespaces of its own (util-linux), as a uid of its agent's own, ${limitsBy(cgroups.version)}, its state in an image of its own`,
+      cannot,
+    };
   }
   const filter = syscallFilterOf(packageDir);
   const filtered = filter.path === undefined ? '' : ', a system call filter';
   const cannot: string[] = [];
   if (filter.path === undefined) cannot.push(`${filter.missing}: the kernel's whole surface is the agent's, keyrings included`);
   if (cgroups.version === null) {
-    cannot.push(`no memory, task or CPU limit per run (${cgroups.reason}): only RLIMIT_DATA per process${isPrivileged() ? " and RLIMIT_NPROC per agent's uid" : ''}`);
+    cannot.push(
+      `no memory, task or CPU limit per run (${cgroups.reason}): only RLIMIT_DATA per process${isPrivileged() ? " and RLIMIT_NPROC per agent's uid" : ''}`,
+    );
   }
   if (isPrivileged()) {
     cannot.push(...noLoopDevices());
@@ -75,7 +79,9 @@ export function isolationReport(
 
 /** Where runs mount a state image (systemd, bubblewrap as root): what fails without loop devices. */
 function noLoopDevices(): string[] {
-  return existsSync('/dev/loop-control') ? [] : ['no loop devices here (/dev/loop-control): runs fail, since their state image cannot be mounted'];
+  return existsSync('/dev/loop-control')
+    ? []
+    : ['no loop devices here (/dev/loop-control): runs fail, since their state image cannot be mounted'];
 }
 
 function limitsBy(version: 'v1' | 'v2' | null): string {

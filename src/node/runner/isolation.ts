@@ -47,15 +47,26 @@ let support: SandboxSupport | undefined;
  */
 export function sandboxSupport(): SandboxSupport {
   if (support !== undefined) return support;
-  const probe = spawnSync('bwrap', [...(isPrivileged() ? [] : ['--unshare-user']), '--ro-bind', '/', '/', '--unshare-pid', '--', '/bin/true'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    timeout: 10_000,
-  });
+  const probe = spawnSync(
+    'bwrap',
+    [...(isPrivileged() ? [] : ['--unshare-user']), '--ro-bind', '/', '/', '--unshare-pid', '--', '/bin/true'],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: 10_000,
+    },
+  );
   if (probe.error !== undefined) {
-    support = { available: false, reason: (probe.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'bubblewrap is not installed (bwrap)' : `bwrap: ${probe.error.message}` };
+    support = {
+      available: false,
+      reason:
+        (probe.error as NodeJS.ErrnoException).code === 'ENOENT' ? 'bubblewrap is not installed (bwrap)' : `bwrap: ${probe.error.message}`,
+    };
   } else if (probe.status !== 0) {
     const said = probe.stderr.toString().trim().split('\n').pop() ?? '';
-    support = { available: false, reason: `bubblewrap cannot make a sandbox here${isPrivileged() ? '' : ' (user namespaces)'}: ${said || `exit ${String(probe.status)}`}` };
+    support = {
+      available: false,
+      reason: `bubblewrap cannot make a sandbox here${isPrivileged() ? '' : ' (user namespaces)'}: ${said || `exit ${String(probe.status)}`}`,
+    };
   } else {
     support = { available: true };
   }
@@ -70,10 +81,26 @@ let unshareSupported: SandboxSupport | undefined;
  */
 export function unshareSupport(): SandboxSupport {
   if (unshareSupported !== undefined) return unshareSupported;
-  if (!isPrivileged()) return (unshareSupported = { available: false, reason: 'agent_isolation unshare needs root (it gives each agent a uid of its own)' });
+  if (!isPrivileged())
+    return (unshareSupported = { available: false, reason: 'agent_isolation unshare needs root (it gives each agent a uid of its own)' });
   const probe = spawnSync(
     'setpriv',
-    ['--pdeathsig', 'KILL', '--', 'unshare', ...UNSHARE_NAMESPACES, '--net', '--', 'setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--no-new-privs', '--', '/bin/true'],
+    [
+      '--pdeathsig',
+      'KILL',
+      '--',
+      'unshare',
+      ...UNSHARE_NAMESPACES,
+      '--net',
+      '--',
+      'setpriv',
+      '--reuid=65534',
+      '--regid=65534',
+      '--clear-groups',
+      '--no-new-privs',
+      '--',
+      '/bin/true',
+    ],
     { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000 },
   );
   if (probe.error !== undefined) {

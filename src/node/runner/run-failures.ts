@@ -4,7 +4,8 @@
 // was made without the memory, process or file that was refused to it.
 import type { LimitsReached } from './cgroups.js';
 
-export type AgentFailure = 'timeout' | 'exit' | 'bad_output' | 'spawn' | 'aborted' | 'cancelled' | 'memory_limit' | 'task_limit' | 'disk_quota';
+export type AgentFailure =
+  'timeout' | 'exit' | 'bad_output' | 'spawn' | 'aborted' | 'cancelled' | 'memory_limit' | 'task_limit' | 'disk_quota';
 
 /** What the launcher reported after the agent ended, for each filesystem of the run's own, by path. */
 export interface RoomLeft {
@@ -46,7 +47,10 @@ export function limitFailure(
   limits: { memoryBytes: number; processes: number },
 ): { error: AgentFailure; message: string } | undefined {
   if (reached?.memory === true) {
-    return { error: 'memory_limit', message: `the run went over its memory limit of ${mib(limits.memoryBytes)} (its processes together, files in its /tmp and /dev/shm included): the kernel stopped a process of it` };
+    return {
+      error: 'memory_limit',
+      message: `the run went over its memory limit of ${mib(limits.memoryBytes)} (its processes together, files in its /tmp and /dev/shm included): the kernel stopped a process of it`,
+    };
   }
   if (reached?.tasks === true) {
     return { error: 'task_limit', message: `the run went over its limit of ${limits.processes} processes and threads: a fork was refused` };

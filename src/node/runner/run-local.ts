@@ -7,7 +7,14 @@ import { messageOf } from '../../contract/errors.js';
 import { DEFAULT_AGENT_SOCKET, egressSocketOf } from '../host/config.js';
 import { nodePaths } from '../host/location.js';
 import { execViaSocket, type AgentExecRequest } from './agent-exec.js';
-import { DEFAULT_AGENT_LIMITS, RUN_CANCELLED, runAgentProcess, type AgentLimits, type AgentOutcome, type AgentProcessSpec } from './agent-process.js';
+import {
+  DEFAULT_AGENT_LIMITS,
+  RUN_CANCELLED,
+  runAgentProcess,
+  type AgentLimits,
+  type AgentOutcome,
+  type AgentProcessSpec,
+} from './agent-process.js';
 import { egressUnavailable, resolveIsolation, type IsolationMode } from './isolation.js';
 import { installBundle, type BundleFetch } from './bundle-install.js';
 import { bundleDirs, findBundle, resolveEntry, type Bundle } from './bundles.js';
@@ -96,7 +103,12 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
         })
       : undefined;
 
-  async function runAgent(request: AgentExecRequest, bundle: Bundle, signal: AbortSignal | undefined, onOutput: OutputSink | undefined): Promise<{ outcome: AgentOutcome; artifacts?: HeldArtifacts }> {
+  async function runAgent(
+    request: AgentExecRequest,
+    bundle: Bundle,
+    signal: AbortSignal | undefined,
+    onOutput: OutputSink | undefined,
+  ): Promise<{ outcome: AgentOutcome; artifacts?: HeldArtifacts }> {
     const network = bundle.manifest.network ?? 'none';
     if (isolation === 'systemd') {
       // The agent's network is its unit's: an egress agent's runs go to the egress socket's twin of the agent unit.
@@ -107,10 +119,20 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
           return { outcome: { status: 'failed', error: 'spawn', message, stderrTail: '' } };
         }
       }
-      return execViaSocket(network === 'egress' ? egressSocketOf(agentSocket) : agentSocket, { ...request, artifacts: true }, signal, onOutput);
+      return execViaSocket(
+        network === 'egress' ? egressSocketOf(agentSocket) : agentSocket,
+        { ...request, artifacts: true },
+        signal,
+        onOutput,
+      );
     }
     if (sandbox !== undefined) {
-      const readOnly = [bundle.dir, process.execPath, join(options.packageDir, 'docs', 'sections'), join(options.packageDir, 'node_modules')].filter((path) => existsSync(path));
+      const readOnly = [
+        bundle.dir,
+        process.execPath,
+        join(options.packageDir, 'docs', 'sections'),
+        join(options.packageDir, 'node_modules'),
+      ].filter((path) => existsSync(path));
       return sandbox.run({ ...request, network, readOnly }, signal, onOutput);
     }
     // none: this user, a directory in var/runs, the state and the artifacts directories the node made.
@@ -136,7 +158,11 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
       const killed = (await sandbox?.removeLeftovers(inFlight)) ?? 0;
       if (dirs === undefined) return killed;
       // var/runs: unsandboxed runs' directories, or those of runs an earlier release ran under uids of their own.
-      return killed + removeLeftoverRunDirs(dirs.runs, inFlight) + (sandbox === undefined ? removeLeftoverRunDirs(join(options.varDir, 'artifacts'), inFlight) : 0);
+      return (
+        killed +
+        removeLeftoverRunDirs(dirs.runs, inFlight) +
+        (sandbox === undefined ? removeLeftoverRunDirs(join(options.varDir, 'artifacts'), inFlight) : 0)
+      );
     },
     async run(run, signal, onOutput, onArtifacts) {
       let bundle: Bundle | undefined;

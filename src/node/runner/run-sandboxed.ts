@@ -54,7 +54,11 @@ exec "$@"`;
 
 export interface SandboxedRunner {
   /** The outcome, and the run's artifacts directory, kept until released; its output to `onOutput` as it comes. */
-  run(request: SandboxedRun, signal?: AbortSignal, onOutput?: AgentProcessSpec['onOutput']): Promise<{ outcome: AgentOutcome; artifacts?: HeldArtifacts }>;
+  run(
+    request: SandboxedRun,
+    signal?: AbortSignal,
+    onOutput?: AgentProcessSpec['onOutput'],
+  ): Promise<{ outcome: AgentOutcome; artifacts?: HeldArtifacts }>;
   /** Kills what runs of this home that are not in flight left in their cgroups (a daemon that died), and removes them. */
   removeLeftovers(inFlight: (runId: string) => boolean): Promise<number>;
   /** What the host gives this runner: cgroups or why not (status, the daemon's start line). */
@@ -101,7 +105,11 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
   const cgroups = cgroupHost(homeKey);
   const stateDir = privileged ? prepareStateDir(options.varDir) : join(options.varDir, 'state');
 
-  async function run(request: SandboxedRun, signal?: AbortSignal, onOutput?: AgentProcessSpec['onOutput']): Promise<{ outcome: AgentOutcome; artifacts?: HeldArtifacts }> {
+  async function run(
+    request: SandboxedRun,
+    signal?: AbortSignal,
+    onOutput?: AgentProcessSpec['onOutput'],
+  ): Promise<{ outcome: AgentOutcome; artifacts?: HeldArtifacts }> {
     const identity = privileged ? agentIdentity(options.home, request.agent_id, options.agentUidsDir) : undefined;
     // In the sandbox the agent's state is where it would be on the host; the node's home around it is an empty tmpfs.
     const stateTarget = join(options.varDir, 'state', request.agent_id);
@@ -112,10 +120,22 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
       if (identity !== undefined) image = ensureStateImage(stateDir, request.agent_id, identity, limits.stateBytes);
       else mkdirSync(stateTarget, { recursive: true, mode: 0o700 });
       artifacts = await makeArtifactSpace(options.varDir, request.run_id, limits.artifactsBytes, identity);
-      if (cgroups.version !== null) cgroup = cgroups.create(request.run_id, { memoryBytes: limits.memoryBytes, tasks: limits.processes, cpuPercent: limits.cpuPercent });
+      if (cgroups.version !== null)
+        cgroup = cgroups.create(request.run_id, {
+          memoryBytes: limits.memoryBytes,
+          tasks: limits.processes,
+          cpuPercent: limits.cpuPercent,
+        });
     } catch (error) {
       artifacts?.release();
-      return { outcome: { status: 'failed', error: 'spawn', message: `the sandbox of the run could not be set up: ${(error as Error).message}`, stderrTail: '' } };
+      return {
+        outcome: {
+          status: 'failed',
+          error: 'spawn',
+          message: `the sandbox of the run could not be set up: ${(error as Error).message}`,
+          stderrTail: '',
+        },
+      };
     }
     const runDir = `/tmp/swarm-run-${request.run_id}`;
     const sandbox = (tool === 'unshare' ? unshareArgv : bubblewrapArgv)({

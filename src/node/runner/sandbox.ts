@@ -66,7 +66,9 @@ function mountPlan(spec: SandboxSpec, alsoHidden: readonly string[] = []): Mount
     const closed = closedAncestor(target);
     if (closed !== undefined && !under(closed, hidden)) hidden.push(closed);
   }
-  const tmpfs = [...new Set(hidden)].filter((path, _, all) => !under(path, FRESH) && !all.some((other) => other !== path && isWithin(path, other)));
+  const tmpfs = [...new Set(hidden)].filter(
+    (path, _, all) => !under(path, FRESH) && !all.some((other) => other !== path && isWithin(path, other)),
+  );
   const roots = [...FRESH, ...tmpfs];
 
   const mounts: MountStep[] = [
@@ -162,7 +164,8 @@ export function unshareArgv(spec: SandboxSpec): string[] {
   if (spec.identity === undefined) throw new Error('the unshare sandbox runs as root only');
   const plan = mountPlan(spec, WORLD_WRITABLE);
   const binds = plan.steps.filter((step) => step.kind === 'bind');
-  for (const bind of binds) if (isWithin(bind.source, '/dev/shm')) throw new Error(`cannot bind ${bind.source} into the sandbox: it is under /dev/shm`);
+  for (const bind of binds)
+    if (isWithin(bind.source, '/dev/shm')) throw new Error(`cannot bind ${bind.source} into the sandbox: it is under /dev/shm`);
   const words: string[] = [];
   binds.forEach((bind) => words.push('stage', bind.source));
   for (const step of plan.steps) {

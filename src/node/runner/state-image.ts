@@ -56,7 +56,10 @@ export function ensureStateImage(stateDir: string, agentId: string, identity: Ru
     execFileSync('truncate', ['-s', String(imageBytes(cap)), draft], { stdio: 'pipe' });
     // -m 0: no blocks kept for root, so a full image is full for the agent too; root_owner: the agent's, 0700.
     execFileSync('mkfs.ext4', ['-q', '-F', '-m', '0', '-E', `root_owner=${identity.uid}:${identity.gid}`, draft], { stdio: 'pipe' });
-    execFileSync('debugfs', ['-w', '-f', '-', draft], { input: 'rmdir lost+found\nsif <2> mode 040700\n', stdio: ['pipe', 'pipe', 'pipe'] });
+    execFileSync('debugfs', ['-w', '-f', '-', draft], {
+      input: 'rmdir lost+found\nsif <2> mode 040700\n',
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     chmodSync(draft, 0o600);
     // link, not rename: a run of this agent in another process may have made one meanwhile, and keeps it.
     linkSync(draft, image);

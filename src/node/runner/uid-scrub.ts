@@ -42,11 +42,33 @@ export function scrubUid(uid: number, dirs: readonly string[] = SHARED_TMP_DIRS)
   for (let attempt = 0; attempt < 20; attempt += 1) {
     const step = spawnSync(
       'setpriv',
-      [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '/bin/sh', '-c', SCRIPT, 'swarm-scrub', ...dirs],
-      { cwd: '/', env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', SCRUB_UID: String(uid) }, encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] },
+      [
+        `--reuid=${uid}`,
+        `--regid=${uid}`,
+        '--clear-groups',
+        '--inh-caps=-all',
+        '--bounding-set=-all',
+        '--no-new-privs',
+        '/bin/sh',
+        '-c',
+        SCRIPT,
+        'swarm-scrub',
+        ...dirs,
+      ],
+      {
+        cwd: '/',
+        env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', SCRUB_UID: String(uid) },
+        encoding: 'utf8',
+        timeout: 60_000,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
     );
     if (step.error !== undefined) return { clean: false, notes: [`setpriv: ${step.error.message}`] };
-    if (step.status !== 0) return { clean: false, notes: [`scrubbing uid ${uid} failed: ${step.stderr.trim() || `exit ${String(step.status ?? step.signal)}`}`] };
+    if (step.status !== 0)
+      return {
+        clean: false,
+        notes: [`scrubbing uid ${uid} failed: ${step.stderr.trim() || `exit ${String(step.status ?? step.signal)}`}`],
+      };
     const said = step.stdout.trim();
     if (said !== '' && !notes.includes(said)) notes.push(said);
     if (processesOfUid(uid).length === 0) return { clean: !notes.some((note) => note.includes('failed')), notes };

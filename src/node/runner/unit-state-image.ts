@@ -59,9 +59,20 @@ export type StateMount = { mounted: true } | { mounted: false; reason: 'too_larg
  * mount namespace. A unit without CAP_SYS_ADMIN (rendered by an earlier release, and not rendered again) runs no
  * agent: its state would go uncapped into the directory, under the image a later run mounts.
  */
-export async function mountStateImage(parent: string, agentId: string, dir: string, identity: RunIdentity, capBytes: number, home: string): Promise<StateMount> {
+export async function mountStateImage(
+  parent: string,
+  agentId: string,
+  dir: string,
+  identity: RunIdentity,
+  capBytes: number,
+  home: string,
+): Promise<StateMount> {
   if (!holdsCapability(CAP_SYS_ADMIN)) {
-    return { mounted: false, reason: 'failed', message: `this node's agent unit predates agents' state images, which it holds no CAP_SYS_ADMIN to mount (run, as root: ${installCommandOf(nodePaths(home).name)})` };
+    return {
+      mounted: false,
+      reason: 'failed',
+      message: `this node's agent unit predates agents' state images, which it holds no CAP_SYS_ADMIN to mount (run, as root: ${installCommandOf(nodePaths(home).name)})`,
+    };
   }
   try {
     const images = join(parent, STATE_IMAGES_DIR);
@@ -71,7 +82,17 @@ export async function mountStateImage(parent: string, agentId: string, dir: stri
     // Where the image is mounted first: in the run's TMPDIR (the unit's tmpfs, 1777), which the agent's uid passes to
     // copy its files in; the directory goes once the image is bound over the state directory.
     const staging = mkdtempSync(join(tmpdir(), '.state-'));
-    const args = [image.image, image.lock, staging, dir, String(identity.uid), String(identity.gid), String(capBytes / (1024 * 1024)), process.execPath, `${image.image}.moved`];
+    const args = [
+      image.image,
+      image.lock,
+      staging,
+      dir,
+      String(identity.uid),
+      String(identity.gid),
+      String(capBytes / (1024 * 1024)),
+      process.execPath,
+      `${image.image}.moved`,
+    ];
     await run('/bin/sh', ['-c', MOUNT, 'swarm-state-mount', ...args], { env: { ...process.env, AS_AGENT } });
     return { mounted: true };
   } catch (error) {

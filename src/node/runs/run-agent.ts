@@ -141,7 +141,8 @@ async function executeOnce(deps: RunDeps, row: JournalledRequest): Promise<Settl
     if (!(error instanceof SvcError)) return { kind: 'unknown', error: new SvcError('failed', String((error as Error)?.message ?? error)) };
     if (error.code === 'service_unreachable' && error.extensions.not_sent === true) return { kind: 'not_sent', error };
     // Not answered, or a server failure: whether it ran is unknown; the key decides later.
-    if (error.code === 'service_unreachable' || error.code === 'request_in_progress' || error.status >= 500) return { kind: 'unknown', error };
+    if (error.code === 'service_unreachable' || error.code === 'request_in_progress' || error.status >= 500)
+      return { kind: 'unknown', error };
     // Any other 4xx refused the request before a charge (insufficient_balance, no_node_available: nothing stays).
     return { kind: 'refused', status: error.code === 'insufficient_balance' ? 'insufficient_balance' : 'failed', error };
   }
@@ -149,9 +150,15 @@ async function executeOnce(deps: RunDeps, row: JournalledRequest): Promise<Settl
 
 function settledOrUnknown(run: RunResponse, idempotencyKey: string): Settlement {
   if (!isFinishedStatus(run.status)) {
-    return { kind: 'unknown', error: new SvcError('failed', `run ${run.run_id} is still ${run.status}${run.node_id === null ? '' : ` on node ${run.node_id}`}`) };
+    return {
+      kind: 'unknown',
+      error: new SvcError('failed', `run ${run.run_id} is still ${run.status}${run.node_id === null ? '' : ` on node ${run.node_id}`}`),
+    };
   }
-  return { kind: 'settled', result: { ...run, status: run.status, finished_at: run.finished_at ?? run.started_at, idempotency_key: idempotencyKey } };
+  return {
+    kind: 'settled',
+    result: { ...run, status: run.status, finished_at: run.finished_at ?? run.started_at, idempotency_key: idempotencyKey },
+  };
 }
 
 /** Until the run ends, or `followMs` passed: the service holds each read until it ends (at most 30 s). */
@@ -239,7 +246,11 @@ export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlemen
       continue;
     }
     if (deps.clock.now() - row.started_at > REPLAY_WINDOW_MS) {
-      journalRunSettled(deps.db, { idempotency_key: row.idempotency_key, status: 'failed', error_code: 'outcome_unknown' }, deps.clock.now());
+      journalRunSettled(
+        deps.db,
+        { idempotency_key: row.idempotency_key, status: 'failed', error_code: 'outcome_unknown' },
+        deps.clock.now(),
+      );
       summary.expired += 1;
       continue;
     }
@@ -281,17 +292,39 @@ export async function settlePendingRuns(deps: RunDeps): Promise<PendingSettlemen
  * that carries `labels` (normalised; run --label). Throws only when it cannot start one (an unknown agent, the store
  * failing).
  */
-export async function runAgent(deps: RunDeps, agentId: string, given?: Record<string, unknown>, labels: readonly string[] = [], terms: RunTermsAsked = {}): Promise<RunOutcome> {
+export async function runAgent(
+  deps: RunDeps,
+  agentId: string,
+  given?: Record<string, unknown>,
+  labels: readonly string[] = [],
+  terms: RunTermsAsked = {},
+): Promise<RunOutcome> {
   const sku = await agentToRun(deps.client, agentId, deps.caller.bearer);
   const input = withDefaultInput(defaultInputOf(deps.db, sku.agent_id), given);
   const key = randomUUID();
   const startedAt = deps.clock.now();
   journalRunStarted(
     deps.db,
-    { idempotency_key: key, agent_id: sku.agent_id, source: deps.source, price_cents: sku.price_cents, user_id: deps.caller.user_id, owner_pid: deps.pid ?? process.pid, input, labels },
+    {
+      idempotency_key: key,
+      agent_id: sku.agent_id,
+      source: deps.source,
+      price_cents: sku.price_cents,
+      user_id: deps.caller.user_id,
+      owner_pid: deps.pid ?? process.pid,
+      input,
+      labels,
+    },
     startedAt,
   );
-  const outcome = await executeOnce(deps, { idempotency_key: key, agent_id: sku.agent_id, user_id: deps.caller.user_id, input, labels, terms });
+  const outcome = await executeOnce(deps, {
+    idempotency_key: key,
+    agent_id: sku.agent_id,
+    user_id: deps.caller.user_id,
+    input,
+    labels,
+    terms,
+  });
   settle(deps, { idempotency_key: key, agent_id: sku.agent_id, started_at: startedAt }, outcome);
   return { ...outcome, agent: sku, idempotency_key: key };
 }

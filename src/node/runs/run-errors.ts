@@ -15,7 +15,13 @@ export function succeededOrThrow(outcome: RunOutcome): RunResult {
         const how = result.status === 'cancelled' ? 'was cancelled' : 'failed';
         throw new SvcError('failed', `the run of ${agent.agent_id} ${how}${where} (${failureOf(result.output)}); it was not charged`, {
           remedy: `See what it did: swarm-node runs show ${result.run_id} (and swarm-node logs ${result.run_id}); to retry: swarm-node run ${agent.agent_id}.`,
-          extensions: { run_id: result.run_id, node_id: result.node_id, charged_cents: result.charged_cents, balance_cents: result.balance_cents, output: result.output },
+          extensions: {
+            run_id: result.run_id,
+            node_id: result.node_id,
+            charged_cents: result.charged_cents,
+            balance_cents: result.balance_cents,
+            output: result.output,
+          },
         });
       }
       return result;
@@ -31,10 +37,14 @@ export function succeededOrThrow(outcome: RunOutcome): RunResult {
         extensions: { ...outcome.error.extensions, idempotency_key: outcome.idempotency_key, run_status: 'pending' },
       });
     case 'not_sent':
-      throw new SvcError(outcome.error.code, `${outcome.error.message}; the run was not sent, and will not run (journaled failed, not_sent; nothing was charged)`, {
-        remedy: `Check that the service is reachable (its URL and latency: swarm-node status), then run it again: swarm-node run ${agent.agent_id}.`,
-        extensions: { idempotency_key: outcome.idempotency_key, run_status: 'not_sent' },
-      });
+      throw new SvcError(
+        outcome.error.code,
+        `${outcome.error.message}; the run was not sent, and will not run (journaled failed, not_sent; nothing was charged)`,
+        {
+          remedy: `Check that the service is reachable (its URL and latency: swarm-node status), then run it again: swarm-node run ${agent.agent_id}.`,
+          extensions: { idempotency_key: outcome.idempotency_key, run_status: 'not_sent' },
+        },
+      );
   }
 }
 
@@ -58,7 +68,8 @@ function insufficientBalance(error: SvcError, priceCents: number): SvcError {
  */
 function noNodeAvailable(error: SvcError, agentId: string): SvcError {
   return new SvcError('no_node_available', error.message, {
-    remedy: `${error.remedy ?? ''} Or run it on this host, which becomes one of your nodes: swarm-node enroll, then again: swarm-node run ${agentId}.`.trim(),
+    remedy:
+      `${error.remedy ?? ''} Or run it on this host, which becomes one of your nodes: swarm-node enroll, then again: swarm-node run ${agentId}.`.trim(),
     extensions: error.extensions,
     cause: error,
   });

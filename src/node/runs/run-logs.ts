@@ -25,7 +25,9 @@ export async function readRunLogs(client: ServiceClient, token: string, runId: s
   const entries: LogEntry[] = [];
   let cursor = after;
   for (;;) {
-    const page = (await client.call<RunLogs>({ method: 'GET', path: pathOf(runId, `after=${cursor}&limit=${PAGE}`), bearer: token, retrySafe: true })).body;
+    const page = (
+      await client.call<RunLogs>({ method: 'GET', path: pathOf(runId, `after=${cursor}&limit=${PAGE}`), bearer: token, retrySafe: true })
+    ).body;
     entries.push(...page.entries);
     cursor = page.next_after;
     if (page.entries.length < PAGE) return { ...page, entries, next_after: cursor };
@@ -50,9 +52,24 @@ export async function followRunLogs(client: ServiceClient, token: string, runId:
     let body: Readable;
     try {
       const path = pathOf(runId, `follow=1&after=${cursor}`);
-      body = (await client.call<Readable>({ method: 'GET', path, bearer: token, retrySafe: true, streamBody: true, headers: { accept: 'text/event-stream' }, signal: options.signal })).body;
+      body = (
+        await client.call<Readable>({
+          method: 'GET',
+          path,
+          bearer: token,
+          retrySafe: true,
+          streamBody: true,
+          headers: { accept: 'text/event-stream' },
+          signal: options.signal,
+        })
+      ).body;
     } catch (error) {
-      if (options.signal.aborted || !(error instanceof SvcError) || !['service_unreachable', 'service_unavailable', 'internal'].includes(error.code)) throw error;
+      if (
+        options.signal.aborted ||
+        !(error instanceof SvcError) ||
+        !['service_unreachable', 'service_unavailable', 'internal'].includes(error.code)
+      )
+        throw error;
       failed += 1;
       if (failed >= MAX_FAILED_ASKS) throw error;
       await sleep(waitMs, undefined, { signal: options.signal }).catch(() => undefined);
@@ -78,7 +95,12 @@ export async function followRunLogs(client: ServiceClient, token: string, runId:
 }
 
 /** Reads one stream of events: the `end` event's data, or undefined when the stream was cut (or went silent). */
-async function readEvents(body: Readable, idleMs: number, signal: AbortSignal, onEntry: (entry: LogEntry) => void): Promise<LogStreamEnd | undefined> {
+async function readEvents(
+  body: Readable,
+  idleMs: number,
+  signal: AbortSignal,
+  onEntry: (entry: LogEntry) => void,
+): Promise<LogStreamEnd | undefined> {
   let end: LogStreamEnd | undefined;
   const parser = createParser({
     onEvent: (event) => {

@@ -16,7 +16,11 @@ export async function revokeTokens(client: ServiceClient, token: string, everywh
   return (await client.call<LogoutResponse>({ method: 'POST', path: '/v1/auth/logout', body, bearer: token, retrySafe: true })).body;
 }
 
-export async function auditEvents(client: ServiceClient, token: string, query: { limit?: number; before?: string }): Promise<AuditResponse> {
+export async function auditEvents(
+  client: ServiceClient,
+  token: string,
+  query: { limit?: number; before?: string },
+): Promise<AuditResponse> {
   const search = new URLSearchParams();
   if (query.limit !== undefined) search.set('limit', String(query.limit));
   if (query.before !== undefined) search.set('before', query.before);

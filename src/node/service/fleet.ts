@@ -4,7 +4,11 @@
 import type { NodeDeployToken, NodeRemoval, NodesResponse } from '../../contract/node-protocol.js';
 import type { ServiceClient } from './service-client.js';
 
-export async function listNodes(client: ServiceClient, jwt: string, thisNodeId: string | undefined): Promise<NodesResponse & { this_node_id: string | null }> {
+export async function listNodes(
+  client: ServiceClient,
+  jwt: string,
+  thisNodeId: string | undefined,
+): Promise<NodesResponse & { this_node_id: string | null }> {
   const fleet = (await client.call<NodesResponse>({ method: 'GET', path: '/v1/swarm/nodes', bearer: jwt, retrySafe: true })).body;
   return { ...fleet, this_node_id: thisNodeId ?? null };
 }
@@ -16,5 +20,12 @@ export async function requestDeployToken(client: ServiceClient, jwt: string): Pr
 
 /** The service answers a repeat as it answered the removal: safe to retry. 404 when the user has no such node. */
 export async function removeNode(client: ServiceClient, jwt: string, nodeId: string): Promise<NodeRemoval> {
-  return (await client.call<NodeRemoval>({ method: 'DELETE', path: `/v1/swarm/nodes/${encodeURIComponent(nodeId)}`, bearer: jwt, retrySafe: true })).body;
+  return (
+    await client.call<NodeRemoval>({
+      method: 'DELETE',
+      path: `/v1/swarm/nodes/${encodeURIComponent(nodeId)}`,
+      bearer: jwt,
+      retrySafe: true,
+    })
+  ).body;
 }

@@ -1,6 +1,13 @@
 // The node's side of the protocol for runs on the node (docs/api.md "Runs on the node"): every call carries the
 // node credential, never the user's JWT, so the node's work never depends on a token that expires in 30 days.
-import type { NodeRemoval, PollRequest, PollResponse, ResultRequest, NodeAgentsResponse, NodeLabelsResponse } from '../../contract/node-protocol.js';
+import type {
+  NodeRemoval,
+  PollRequest,
+  PollResponse,
+  ResultRequest,
+  NodeAgentsResponse,
+  NodeLabelsResponse,
+} from '../../contract/node-protocol.js';
 import { MAX_BUNDLE_BYTES } from '../../contract/agent-bundle.js';
 import type { LogBatch, LogBatchResponse } from '../../contract/jobs.js';
 import type { RunResponse } from '../../contract/schemas.js';
@@ -69,20 +76,49 @@ export class NodeApi {
 
   /** The agents the service routes to this node. */
   async served(): Promise<NodeAgentsResponse> {
-    return (await this.client.call<NodeAgentsResponse>({ method: 'GET', path: '/v1/swarm/nodes/self/agents', bearer: this.#bearer, retrySafe: true })).body;
+    return (
+      await this.client.call<NodeAgentsResponse>({
+        method: 'GET',
+        path: '/v1/swarm/nodes/self/agents',
+        bearer: this.#bearer,
+        retrySafe: true,
+      })
+    ).body;
   }
 
   async serve(agentId: string): Promise<NodeAgentsResponse> {
-    return (await this.client.call<NodeAgentsResponse>({ method: 'PUT', path: `/v1/swarm/nodes/self/agents/${encodeURIComponent(agentId)}`, bearer: this.#bearer, retrySafe: true })).body;
+    return (
+      await this.client.call<NodeAgentsResponse>({
+        method: 'PUT',
+        path: `/v1/swarm/nodes/self/agents/${encodeURIComponent(agentId)}`,
+        bearer: this.#bearer,
+        retrySafe: true,
+      })
+    ).body;
   }
 
   async withdraw(agentId: string): Promise<NodeAgentsResponse> {
-    return (await this.client.call<NodeAgentsResponse>({ method: 'DELETE', path: `/v1/swarm/nodes/self/agents/${encodeURIComponent(agentId)}`, bearer: this.#bearer, retrySafe: true })).body;
+    return (
+      await this.client.call<NodeAgentsResponse>({
+        method: 'DELETE',
+        path: `/v1/swarm/nodes/self/agents/${encodeURIComponent(agentId)}`,
+        bearer: this.#bearer,
+        retrySafe: true,
+      })
+    ).body;
   }
 
   /** Replaces the labels the service routes by with this node's whole set: a repeat changes nothing. */
   async setLabels(labels: readonly string[]): Promise<NodeLabelsResponse> {
-    return (await this.client.call<NodeLabelsResponse>({ method: 'PUT', path: '/v1/swarm/nodes/self/labels', body: { labels }, bearer: this.#bearer, retrySafe: true })).body;
+    return (
+      await this.client.call<NodeLabelsResponse>({
+        method: 'PUT',
+        path: '/v1/swarm/nodes/self/labels',
+        body: { labels },
+        bearer: this.#bearer,
+        retrySafe: true,
+      })
+    ).body;
   }
 
   /**
@@ -92,7 +128,16 @@ export class NodeApi {
   async bundle(digest: string, file: string): Promise<SavedStream> {
     const path = `/v1/swarm/bundles/${encodeURIComponent(digest)}`;
     const saveTo = { file, maxBytes: MAX_BUNDLE_BYTES };
-    return (await this.client.call<SavedStream>({ method: 'GET', path, bearer: this.#bearer, saveTo, headers: { accept: 'application/gzip, application/x-tar' }, retrySafe: true })).body;
+    return (
+      await this.client.call<SavedStream>({
+        method: 'GET',
+        path,
+        bearer: this.#bearer,
+        saveTo,
+        headers: { accept: 'application/gzip, application/x-tar' },
+        retrySafe: true,
+      })
+    ).body;
   }
 
   /**
@@ -100,17 +145,37 @@ export class NodeApi {
    * later, and routes nothing to it meanwhile; its next poll makes it online again. Bounded: a stop never waits long.
    */
   async goingOffline(): Promise<void> {
-    await this.client.call<unknown>({ method: 'POST', path: '/v1/swarm/nodes/self/offline', bearer: this.#bearer, retrySafe: true, deadlineMs: 3_000 });
+    await this.client.call<unknown>({
+      method: 'POST',
+      path: '/v1/swarm/nodes/self/offline',
+      bearer: this.#bearer,
+      retrySafe: true,
+      deadlineMs: 3_000,
+    });
   }
 
   /**
    * One artifact of a run this node holds, streamed from `open` (called again for a retry: the same bytes again are a
    * repeat the service answers 200), within the time the service's slowest accepted rate gives `bytes`.
    */
-  async putArtifact(run: { run_id: string; lease_id: string }, name: string, bytes: number, open: () => Promise<{ stream: Readable; bytes: number }>, signal?: AbortSignal): Promise<ArtifactUpload> {
+  async putArtifact(
+    run: { run_id: string; lease_id: string },
+    name: string,
+    bytes: number,
+    open: () => Promise<{ stream: Readable; bytes: number }>,
+    signal?: AbortSignal,
+  ): Promise<ArtifactUpload> {
     const path = `/v1/swarm/runs/${encodeURIComponent(run.run_id)}/artifacts/${encodeURIComponent(name)}?lease_id=${encodeURIComponent(run.lease_id)}`;
     const headers = { 'content-type': 'application/octet-stream' };
-    const call = { method: 'PUT' as const, path, bearer: this.#bearer, upload: open, headers, retrySafe: true, deadlineMs: artifactTransferDeadlineMs(bytes) };
+    const call = {
+      method: 'PUT' as const,
+      path,
+      bearer: this.#bearer,
+      upload: open,
+      headers,
+      retrySafe: true,
+      deadlineMs: artifactTransferDeadlineMs(bytes),
+    };
     return (await this.client.call<ArtifactUpload>({ ...call, ...(signal === undefined ? {} : { signal }) })).body;
   }
 
@@ -119,6 +184,7 @@ export class NodeApi {
    * Not retried: a repeat after a lost answer is 410 node_removed, which the caller takes as done.
    */
   async removeSelf(): Promise<NodeRemoval> {
-    return (await this.client.call<NodeRemoval>({ method: 'DELETE', path: '/v1/swarm/nodes/self', bearer: this.#bearer, retrySafe: false })).body;
+    return (await this.client.call<NodeRemoval>({ method: 'DELETE', path: '/v1/swarm/nodes/self', bearer: this.#bearer, retrySafe: false }))
+      .body;
   }
 }

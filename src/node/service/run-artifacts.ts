@@ -19,18 +19,35 @@ export interface DownloadedArtifact {
 }
 
 export async function listRunArtifacts(client: ServiceClient, jwt: string, runId: string): Promise<RunArtifacts> {
-  return (await client.call<RunArtifacts>({ method: 'GET', path: `/v1/swarm/runs/${encodeURIComponent(runId)}/artifacts`, bearer: jwt, retrySafe: true })).body;
+  return (
+    await client.call<RunArtifacts>({
+      method: 'GET',
+      path: `/v1/swarm/runs/${encodeURIComponent(runId)}/artifacts`,
+      bearer: jwt,
+      retrySafe: true,
+    })
+  ).body;
 }
 
 /** Downloads every artifact of `listing` into `dir` (made 0700 when missing); `force` replaces files there. */
-export async function downloadRunArtifacts(client: ServiceClient, jwt: string, listing: RunArtifacts, dir: string, options: { force: boolean }): Promise<DownloadedArtifact[]> {
+export async function downloadRunArtifacts(
+  client: ServiceClient,
+  jwt: string,
+  listing: RunArtifacts,
+  dir: string,
+  options: { force: boolean },
+): Promise<DownloadedArtifact[]> {
   const into = resolve(dir);
   for (const artifact of listing.artifacts) {
     if (!isArtifactName(artifact.name)) {
-      throw new SvcError('failed', `the service named an artifact ${JSON.stringify(artifact.name.slice(0, 200))}, which is not a plain file name; nothing was written`);
+      throw new SvcError(
+        'failed',
+        `the service named an artifact ${JSON.stringify(artifact.name.slice(0, 200))}, which is not a plain file name; nothing was written`,
+      );
     }
   }
-  if (existsSync(into) && !statSync(into).isDirectory()) throw new SvcError('usage', `${into} is not a directory`, { remedy: 'Give --download a directory (it is made when missing).' });
+  if (existsSync(into) && !statSync(into).isDirectory())
+    throw new SvcError('usage', `${into} is not a directory`, { remedy: 'Give --download a directory (it is made when missing).' });
   const present = listing.artifacts.filter((artifact) => existsSync(join(into, artifact.name))).map((artifact) => artifact.name);
   if (present.length > 0 && !options.force) {
     throw new SvcError('local_state', `${into} has ${present.join(', ')} already; nothing was downloaded`, {
@@ -44,7 +61,14 @@ export async function downloadRunArtifacts(client: ServiceClient, jwt: string, l
   return downloaded;
 }
 
-async function downloadOne(client: ServiceClient, jwt: string, runId: string, artifact: ArtifactView, into: string, force: boolean): Promise<DownloadedArtifact> {
+async function downloadOne(
+  client: ServiceClient,
+  jwt: string,
+  runId: string,
+  artifact: ArtifactView,
+  into: string,
+  force: boolean,
+): Promise<DownloadedArtifact> {
   const path = join(into, artifact.name);
   // Hidden, beside its place (one filesystem, so the move is atomic), and unique: a second download at once is apart.
   const temp = join(into, `.${artifact.name}.${randomBytes(6).toString('hex')}.part`);
@@ -61,9 +85,13 @@ async function downloadOne(client: ServiceClient, jwt: string, runId: string, ar
       })
     ).body;
     if (saved.bytes !== artifact.size_bytes || saved.sha256 !== artifact.sha256) {
-      throw new SvcError('failed', `${artifact.name} came as ${saved.bytes} bytes with sha256 ${saved.sha256}, not the ${artifact.size_bytes} bytes with sha256 ${artifact.sha256} listed; it was not kept`, {
-        remedy: `Download it again: swarm-node artifacts ${runId} --download ${into}`,
-      });
+      throw new SvcError(
+        'failed',
+        `${artifact.name} came as ${saved.bytes} bytes with sha256 ${saved.sha256}, not the ${artifact.size_bytes} bytes with sha256 ${artifact.sha256} listed; it was not kept`,
+        {
+          remedy: `Download it again: swarm-node artifacts ${runId} --download ${into}`,
+        },
+      );
     }
     if (force) renameSync(temp, path);
     else {
@@ -72,7 +100,9 @@ async function downloadOne(client: ServiceClient, jwt: string, runId: string, ar
         linkSync(temp, path);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        throw new SvcError('local_state', `${path} appeared while ${artifact.name} was downloaded; it was left as it is`, { remedy: 'Add --force to replace it.' });
+        throw new SvcError('local_state', `${path} appeared while ${artifact.name} was downloaded; it was left as it is`, {
+          remedy: 'Add --force to replace it.',
+        });
       }
     }
     return { name: artifact.name, path, size_bytes: saved.bytes, sha256: saved.sha256 };

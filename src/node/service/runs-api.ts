@@ -23,24 +23,35 @@ export class RunsApi {
   }
 
   async list(bearer: string, filters: RunListFilters = {}): Promise<RunList> {
-    const query = new URLSearchParams(Object.entries(filters).flatMap(([name, value]): Array<[string, string]> => (value === undefined ? [] : [[name, String(value)]])));
+    const query = new URLSearchParams(
+      Object.entries(filters).flatMap(([name, value]): Array<[string, string]> => (value === undefined ? [] : [[name, String(value)]])),
+    );
     const path = `/v1/swarm/runs${query.size === 0 ? '' : `?${query.toString()}`}`;
     return (await this.#client.call<RunList>({ method: 'GET', path, bearer, retrySafe: true })).body;
   }
 
   async get(bearer: string, runId: string): Promise<RunDetail> {
-    return (await this.#client.call<RunDetail>({ method: 'GET', path: `/v1/swarm/runs/${encodeURIComponent(runId)}`, bearer, retrySafe: true })).body;
+    return (
+      await this.#client.call<RunDetail>({ method: 'GET', path: `/v1/swarm/runs/${encodeURIComponent(runId)}`, bearer, retrySafe: true })
+    ).body;
   }
 
   /** `stopping`: the run was running, and its node stops it at its next contact (202); else it ended cancelled. */
   async cancel(bearer: string, runId: string): Promise<{ run: RunResponse; stopping: boolean }> {
     // Repeating a cancel changes nothing more: safe to retry.
-    const answer = await this.#client.call<RunResponse>({ method: 'POST', path: `/v1/swarm/runs/${encodeURIComponent(runId)}/cancel`, bearer, retrySafe: true });
+    const answer = await this.#client.call<RunResponse>({
+      method: 'POST',
+      path: `/v1/swarm/runs/${encodeURIComponent(runId)}/cancel`,
+      bearer,
+      retrySafe: true,
+    });
     return { run: answer.body, stopping: answer.status === 202 };
   }
 
   /** The key's run, or the key settled as never run (an execute with it still on its way is then refused). */
   async settleByKey(bearer: string, idempotencyKey: string): Promise<KeySettlement> {
-    return (await this.#client.call<KeySettlement>({ method: 'POST', path: '/v1/swarm/runs/by-key', bearer, idempotencyKey, retrySafe: true })).body;
+    return (
+      await this.#client.call<KeySettlement>({ method: 'POST', path: '/v1/swarm/runs/by-key', bearer, idempotencyKey, retrySafe: true })
+    ).body;
   }
 }

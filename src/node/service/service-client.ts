@@ -7,7 +7,14 @@ import type { CallOptions, ServiceResponse } from './http/call-options.js';
 import { MAX_ANSWER_BYTES, readAnswer, saveAnswer } from './http/answer-body.js';
 import { releaseBody, requestBody } from './http/request-body.js';
 import { NodeTransport } from './http/node-transport.js';
-import { answerDeadline, jitteredBackoff, NETWORK_ERROR_CODES, NOT_SENT_ERROR_CODES, tlsFailure, type Transport } from './http/transport.js';
+import {
+  answerDeadline,
+  jitteredBackoff,
+  NETWORK_ERROR_CODES,
+  NOT_SENT_ERROR_CODES,
+  tlsFailure,
+  type Transport,
+} from './http/transport.js';
 import type {
   ActivateResponse,
   AgentsResponse,
@@ -97,7 +104,13 @@ export class ServiceClient {
 
   /** With the session user's JWT from a recent sign-in (docs/api.md "activate"). */
   activate(token: string, session_id: string, payment_id: string): Promise<ActivateResponse> {
-    return this.#body({ method: 'POST', path: '/v1/swarm/paygate/activate', body: { session_id, payment_id }, bearer: token, retrySafe: false });
+    return this.#body({
+      method: 'POST',
+      path: '/v1/swarm/paygate/activate',
+      body: { session_id, payment_id },
+      bearer: token,
+      retrySafe: false,
+    });
   }
 
   /** With the challenge and the code mailed for it: the inbox's proof (docs/api.md "issue-token"). */
@@ -181,7 +194,8 @@ export class ServiceClient {
     let lastFailure: SvcError | undefined;
     // Whether any attempt may have reached the service: a failure says not_sent only when none did.
     let mayHaveReached = false;
-    const given = (failure: SvcError): SvcError => (mayHaveReached && failure.extensions.not_sent === true ? new SvcError(failure.code, failure.message, { cause: failure }) : failure);
+    const given = (failure: SvcError): SvcError =>
+      mayHaveReached && failure.extensions.not_sent === true ? new SvcError(failure.code, failure.message, { cause: failure }) : failure;
     for (let attempt = 1; ; attempt += 1) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw given(lastFailure ?? this.#unreachable('the deadline passed'));
@@ -226,7 +240,12 @@ export class ServiceClient {
     }
   }
 
-  async #attempt(options: CallOptions, remainingMs: number, deadline: ReturnType<typeof answerDeadline>, signal: AbortSignal): Promise<ServiceResponse<unknown>> {
+  async #attempt(
+    options: CallOptions,
+    remainingMs: number,
+    deadline: ReturnType<typeof answerDeadline>,
+    signal: AbortSignal,
+  ): Promise<ServiceResponse<unknown>> {
     const headers: Record<string, string> = { accept: 'application/json', ...options.headers, 'user-agent': this.#userAgent };
     if (options.bearer !== undefined) headers.authorization = `Bearer ${options.bearer}`;
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
@@ -245,7 +264,8 @@ export class ServiceClient {
       })
       .finally(() => releaseBody(body));
     deadline.answered();
-    if (options.streamBody === true && response.statusCode < 300) return { status: response.statusCode, body: response.body, headers: response.headers };
+    if (options.streamBody === true && response.statusCode < 300)
+      return { status: response.statusCode, body: response.body, headers: response.headers };
     const origin = { baseUrl: this.baseUrl, path: options.path };
     if (options.saveTo !== undefined && response.statusCode < 300) {
       return { status: response.statusCode, body: await saveAnswer(response.body, options.saveTo, origin), headers: response.headers };
@@ -257,7 +277,8 @@ export class ServiceClient {
       try {
         parsed = JSON.parse(text);
       } catch {
-        if (response.statusCode < 300) throw new SvcError('internal', `the service at ${this.baseUrl} answered ${options.path} with something other than JSON`);
+        if (response.statusCode < 300)
+          throw new SvcError('internal', `the service at ${this.baseUrl} answered ${options.path} with something other than JSON`);
       }
     }
     return { status: response.statusCode, body: parsed, headers: response.headers };
@@ -291,6 +312,9 @@ export class ServiceClient {
 
   /** `notSent`: the request provably never reached the service (no connection was made). */
   #unreachable(why: string, cause?: unknown, notSent = false): SvcError {
-    return new SvcError('service_unreachable', `cannot reach the service at ${this.baseUrl} (${why})`, { cause, ...(notSent ? { extensions: { not_sent: true } } : {}) });
+    return new SvcError('service_unreachable', `cannot reach the service at ${this.baseUrl} (${why})`, {
+      cause,
+      ...(notSent ? { extensions: { not_sent: true } } : {}),
+    });
   }
 }

@@ -63,7 +63,10 @@ function isoOrNull(ms: number | null): string | null {
 }
 
 /** Whether the recorded daemon is alive: its pid exists, it has not said it stopped, and it ticked recently. */
-function recordedDaemonRunning(state: Record<string, string>, now: number): { running: boolean; pid: number | null; lastTick: number | null } {
+function recordedDaemonRunning(
+  state: Record<string, string>,
+  now: number,
+): { running: boolean; pid: number | null; lastTick: number | null } {
   const pid = Number(state[DAEMON_KEYS.pid]);
   const hasPid = Number.isSafeInteger(pid) && pid > 0;
   const lastTick = timeOf(state[DAEMON_KEYS.lastTickAt]);
@@ -80,31 +83,37 @@ function recordedDaemonRunning(state: Record<string, string>, now: number): { ru
  * Records this process as the node's daemon. A second daemon on the same database would run every agent twice
  * (never charged twice, but run twice), so a live one that still ticks is refused.
  */
-export function claimDaemon(db: SqliteDatabase, self: { pid: number; version: string; tickMs: number; supervisor?: DaemonSupervisor }, now: number): { previousPid: number | null } {
-  return db.transaction(() => {
-    const state = readKeys(db);
-    const recorded = recordedDaemonRunning(state, now);
-    if (recorded.running && recorded.pid !== self.pid) {
-      throw new SvcError('local_state', `a swarm-node daemon is already running for this node (pid ${recorded.pid})`, {
-        remedy: 'Stop it first (systemctl stop svc-swarm-node), or leave it running: one daemon per node.',
-      });
-    }
-    deleteKeys(db, [DAEMON_KEYS.stoppedAt, DAEMON_KEYS.pausedReason, DAEMON_KEYS.pausedSince, DAEMON_KEYS.pausedUntil]);
-    const at = new Date(now).toISOString();
-    setKeys(
-      db,
-      {
-        [DAEMON_KEYS.pid]: String(self.pid),
-        [DAEMON_KEYS.startedAt]: at,
-        [DAEMON_KEYS.lastTickAt]: at,
-        [DAEMON_KEYS.version]: self.version,
-        [DAEMON_KEYS.tickMs]: String(self.tickMs),
-        [DAEMON_KEYS.supervisor]: self.supervisor ?? 'none',
-      },
-      now,
-    );
-    return { previousPid: recorded.pid === self.pid ? null : recorded.pid };
-  }).immediate();
+export function claimDaemon(
+  db: SqliteDatabase,
+  self: { pid: number; version: string; tickMs: number; supervisor?: DaemonSupervisor },
+  now: number,
+): { previousPid: number | null } {
+  return db
+    .transaction(() => {
+      const state = readKeys(db);
+      const recorded = recordedDaemonRunning(state, now);
+      if (recorded.running && recorded.pid !== self.pid) {
+        throw new SvcError('local_state', `a swarm-node daemon is already running for this node (pid ${recorded.pid})`, {
+          remedy: 'Stop it first (systemctl stop svc-swarm-node), or leave it running: one daemon per node.',
+        });
+      }
+      deleteKeys(db, [DAEMON_KEYS.stoppedAt, DAEMON_KEYS.pausedReason, DAEMON_KEYS.pausedSince, DAEMON_KEYS.pausedUntil]);
+      const at = new Date(now).toISOString();
+      setKeys(
+        db,
+        {
+          [DAEMON_KEYS.pid]: String(self.pid),
+          [DAEMON_KEYS.startedAt]: at,
+          [DAEMON_KEYS.lastTickAt]: at,
+          [DAEMON_KEYS.version]: self.version,
+          [DAEMON_KEYS.tickMs]: String(self.tickMs),
+          [DAEMON_KEYS.supervisor]: self.supervisor ?? 'none',
+        },
+        now,
+      );
+      return { previousPid: recorded.pid === self.pid ? null : recorded.pid };
+    })
+    .immediate();
 }
 
 export function recordTick(db: SqliteDatabase, now: number): void {
@@ -115,7 +124,11 @@ export function recordStopped(db: SqliteDatabase, now: number): void {
   setKeys(db, { [DAEMON_KEYS.stoppedAt]: new Date(now).toISOString() }, now);
 }
 
-export function recordGlobalPause(db: SqliteDatabase, pause: { reason: GlobalPauseReason; since: number; until: number | null } | null, now: number): void {
+export function recordGlobalPause(
+  db: SqliteDatabase,
+  pause: { reason: GlobalPauseReason; since: number; until: number | null } | null,
+  now: number,
+): void {
   if (pause === null) {
     deleteKeys(db, [DAEMON_KEYS.pausedReason, DAEMON_KEYS.pausedSince, DAEMON_KEYS.pausedUntil]);
     return;
@@ -163,7 +176,11 @@ export function readDaemonStatus(db: SqliteDatabase, now: number): DaemonStatus 
     paused:
       pausedReason === undefined || !recorded.running
         ? null
-        : { reason: pausedReason, since: isoOrNull(timeOf(state[DAEMON_KEYS.pausedSince])), until: isoOrNull(timeOf(state[DAEMON_KEYS.pausedUntil])) },
+        : {
+            reason: pausedReason,
+            since: isoOrNull(timeOf(state[DAEMON_KEYS.pausedSince])),
+            until: isoOrNull(timeOf(state[DAEMON_KEYS.pausedUntil])),
+          },
     agents: scheduledAgents(db).map((agent) => ({
       agent_id: agent.agent_id,
       every_seconds: agent.every_seconds,

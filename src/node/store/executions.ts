@@ -42,13 +42,16 @@ export function executionStarted(
 }
 
 /** The result, kept before it is sent. */
-export function executionFinished(db: SqliteDatabase, runId: string, result: { status: 'succeeded' | 'failed'; output: unknown }, now: number): void {
-  prepared(db, `UPDATE executions SET status = 'finished', result_status = ?, output_json = ?, finished_at = ? WHERE run_id = ? AND status = 'running'`).run(
-    result.status,
-    JSON.stringify(result.output ?? null),
-    now,
-    runId,
-  );
+export function executionFinished(
+  db: SqliteDatabase,
+  runId: string,
+  result: { status: 'succeeded' | 'failed'; output: unknown },
+  now: number,
+): void {
+  prepared(
+    db,
+    `UPDATE executions SET status = 'finished', result_status = ?, output_json = ?, finished_at = ? WHERE run_id = ? AND status = 'running'`,
+  ).run(result.status, JSON.stringify(result.output ?? null), now, runId);
 }
 
 /** How long a closed execution is remembered: a run id handed again in that time is known, never run twice. */

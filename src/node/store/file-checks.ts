@@ -21,7 +21,9 @@ export async function backupDatabase(databaseFile: string, backupsDir: string, l
 
 /** PRAGMA integrity_check's findings: ['ok'] for a sound file. Throws when the file cannot be opened at all. */
 export async function integrityFindings(databaseFile: string): Promise<string[]> {
-  return withFile(databaseFile, (db) => (db.pragma('integrity_check') as Array<{ integrity_check: string }>).map((row) => row.integrity_check));
+  return withFile(databaseFile, (db) =>
+    (db.pragma('integrity_check') as Array<{ integrity_check: string }>).map((row) => row.integrity_check),
+  );
 }
 
 async function withFile<T>(databaseFile: string, use: (db: SqliteDatabase) => T): Promise<T> {

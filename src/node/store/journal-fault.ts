@@ -51,7 +51,10 @@ export function readJournalFault(varDir: string): JournalFault | undefined {
     const text = readFileSync(faultFile(varDir), 'utf8').trim();
     if (text === '') return undefined;
     const fault = JSON.parse(text) as Partial<JournalFault>;
-    return typeof fault.pid === 'number' && typeof fault.error === 'string' && typeof fault.since === 'string' && (fault.reason === 'disk_full' || fault.reason === 'write_failed')
+    return typeof fault.pid === 'number' &&
+      typeof fault.error === 'string' &&
+      typeof fault.since === 'string' &&
+      (fault.reason === 'disk_full' || fault.reason === 'write_failed')
       ? (fault as JournalFault)
       : undefined;
   } catch {

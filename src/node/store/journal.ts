@@ -42,7 +42,9 @@ export function journalRunStarted(
   },
   now: number,
 ): void {
-  prepared(db, `INSERT INTO runs (idempotency_key, agent_id, source, status, price_cents, started_at, user_id, owner_pid, input_json, labels_json)
+  prepared(
+    db,
+    `INSERT INTO runs (idempotency_key, agent_id, source, status, price_cents, started_at, user_id, owner_pid, input_json, labels_json)
      VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
   ).run(
     run.idempotency_key,
@@ -71,7 +73,9 @@ export function journalRunSettled(
   },
   now: number,
 ): void {
-  prepared(db, `UPDATE runs SET status = ?, run_id = ?, node_id = ?, charged_cents = ?, balance_cents = ?, error_code = ?, output_json = ?, finished_at = ?
+  prepared(
+    db,
+    `UPDATE runs SET status = ?, run_id = ?, node_id = ?, charged_cents = ?, balance_cents = ?, error_code = ?, output_json = ?, finished_at = ?
      WHERE idempotency_key = ?`,
   ).run(
     settlement.status,
@@ -155,7 +159,9 @@ export function releaseRunsOf(db: SqliteDatabase, ownerPid: number): number {
  * `olderThanMs` is no longer awaited, even when its pid now belongs to another process (pids are reused).
  */
 export function releaseAbandonedRuns(db: SqliteDatabase, olderThanMs: number): number {
-  return prepared(db, `UPDATE runs SET owner_pid = NULL WHERE status = 'pending' AND owner_pid IS NOT NULL AND started_at < ?`).run(olderThanMs).changes;
+  return prepared(db, `UPDATE runs SET owner_pid = NULL WHERE status = 'pending' AND owner_pid IS NOT NULL AND started_at < ?`).run(
+    olderThanMs,
+  ).changes;
 }
 
 /** A run of this agent for this user still waits for its answer (or its replay): the agent is not started again. */

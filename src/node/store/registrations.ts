@@ -18,21 +18,29 @@ export function upsertRegistration(
   registration: { agent_id: string; every_seconds: number | null; daily_cap_cents: number | null; default_input_json: string | null },
   now: number,
 ): { created: boolean; registration: Registration } {
-  return db.transaction(() => {
-    const existed = prepared(db, 'SELECT 1 FROM registrations WHERE agent_id = ?').get(registration.agent_id) !== undefined;
-    prepared(db, `INSERT INTO registrations (agent_id, every_seconds, daily_cap_cents, default_input_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+  return db
+    .transaction(() => {
+      const existed = prepared(db, 'SELECT 1 FROM registrations WHERE agent_id = ?').get(registration.agent_id) !== undefined;
+      prepared(
+        db,
+        `INSERT INTO registrations (agent_id, every_seconds, daily_cap_cents, default_input_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (agent_id) DO UPDATE SET every_seconds = excluded.every_seconds, daily_cap_cents = excluded.daily_cap_cents,
          default_input_json = excluded.default_input_json, updated_at = excluded.updated_at`,
-    ).run(registration.agent_id, registration.every_seconds, registration.daily_cap_cents, registration.default_input_json, now, now);
-    // A schedule written now (the daemon picks it up at its next tick) plans from the agent's last run, by hand, by
-    // the wizard or by the daemon: one interval after it, or now when that has passed. Planning from now charged a
-    // second run at once after the wizard's first.
-    const lastRun = registration.every_seconds === null ? undefined : lastRunStartedAt(db, registration.agent_id);
-    const next =
-      registration.every_seconds === null ? null : lastRun === undefined ? now : Math.max(now, lastRun + registration.every_seconds * 1000);
-    planRegistered(db, registration.agent_id, next, lastRun ?? null);
-    return { created: !existed, registration: getRegistration(db, registration.agent_id)! };
-  }).immediate();
+      ).run(registration.agent_id, registration.every_seconds, registration.daily_cap_cents, registration.default_input_json, now, now);
+      // A schedule written now (the daemon picks it up at its next tick) plans from the agent's last run, by hand, by
+      // the wizard or by the daemon: one interval after it, or now when that has passed. Planning from now charged a
+      // second run at once after the wizard's first.
+      const lastRun = registration.every_seconds === null ? undefined : lastRunStartedAt(db, registration.agent_id);
+      const next =
+        registration.every_seconds === null
+          ? null
+          : lastRun === undefined
+            ? now
+            : Math.max(now, lastRun + registration.every_seconds * 1000);
+      planRegistered(db, registration.agent_id, next, lastRun ?? null);
+      return { created: !existed, registration: getRegistration(db, registration.agent_id)! };
+    })
+    .immediate();
 }
 
 export function getRegistration(db: SqliteDatabase, agentId: string): Registration | undefined {
@@ -46,7 +54,10 @@ export function storedDefaultInput(registration: Pick<Registration, 'default_inp
 
 /** The input a run of the agent starts from (register --input); undefined when none is stored. */
 export function defaultInputOf(db: SqliteDatabase, agentId: string): Record<string, unknown> | undefined {
-  const row = prepared<[string], Pick<Registration, 'default_input_json'>>(db, 'SELECT default_input_json FROM registrations WHERE agent_id = ?').get(agentId);
+  const row = prepared<[string], Pick<Registration, 'default_input_json'>>(
+    db,
+    'SELECT default_input_json FROM registrations WHERE agent_id = ?',
+  ).get(agentId);
   return row === undefined ? undefined : (storedDefaultInput(row) ?? undefined);
 }
 

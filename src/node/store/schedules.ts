@@ -38,7 +38,9 @@ export function scheduleOf(db: SqliteDatabase, agentId: string): { next_run_at: 
  * a fresh decision), and its last run kept or moved to `lastRunAt` when that is later.
  */
 export function planRegistered(db: SqliteDatabase, agentId: string, nextRunAt: number | null, lastRunAt: number | null): void {
-  prepared(db, `INSERT INTO schedules (agent_id, next_run_at, last_run_at) VALUES (?, ?, ?)
+  prepared(
+    db,
+    `INSERT INTO schedules (agent_id, next_run_at, last_run_at) VALUES (?, ?, ?)
      ON CONFLICT (agent_id) DO UPDATE SET next_run_at = excluded.next_run_at, paused_reason = NULL, paused_until = NULL,
        last_run_at = COALESCE(MAX(schedules.last_run_at, excluded.last_run_at), schedules.last_run_at, excluded.last_run_at)`,
   ).run(agentId, nextRunAt, lastRunAt);

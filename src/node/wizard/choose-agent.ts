@@ -11,7 +11,11 @@ import type { WizardStepDeps } from './ui.js';
 export function agentChoices(catalog: readonly CatalogAgent[], db: SqliteDatabase): AgentChoice[] {
   const registered = new Set(listRegistrations(db).map((registration) => registration.agent_id));
   // The wizard's first run is of a catalog agent; one's own agents are registered and run by name.
-  return catalog.flatMap((sku) => (isAgentId(sku.agent_id) ? [{ agent_id: sku.agent_id, name: sku.name, price_cents: sku.price_cents, registered: registered.has(sku.agent_id) }] : []));
+  return catalog.flatMap((sku) =>
+    isAgentId(sku.agent_id)
+      ? [{ agent_id: sku.agent_id, name: sku.name, price_cents: sku.price_cents, registered: registered.has(sku.agent_id) }]
+      : [],
+  );
 }
 
 /** "Ops monitor agent  $0.04 per run  (registered)": how a choice reads in the list. */
@@ -19,7 +23,11 @@ export function describeChoice(choice: AgentChoice): string {
   return `${choice.name}  ${formatDollars(choice.price_cents)} per run${choice.registered ? '  (registered)' : ''}`;
 }
 
-export async function chooseAgent(deps: Pick<WizardStepDeps, 'client' | 'ui'>, db: SqliteDatabase, questions: WizardQuestions): Promise<AgentChoice> {
+export async function chooseAgent(
+  deps: Pick<WizardStepDeps, 'client' | 'ui'>,
+  db: SqliteDatabase,
+  questions: WizardQuestions,
+): Promise<AgentChoice> {
   const catalog = await deps.client.agents();
   const choices = agentChoices(catalog, db);
   // A returning user most likely wants an agent of theirs; a newcomer the cheapest first run.

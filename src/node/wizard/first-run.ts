@@ -25,7 +25,9 @@ export async function firstRun(
   const result = await deps.ui.spin(`Running ${agent.agent_id}`, async () =>
     succeededOrThrow(await runAgent({ db, client: deps.client, clock: deps.clock, caller, source: 'wizard' }, agent.agent_id, input)),
   );
-  deps.ui.success(`✓ ${agent.name} ran (run ${result.run_id}): charged ${formatDollars(result.charged_cents)}, the wallet now holds ${formatDollars(result.balance_cents)}.`);
+  deps.ui.success(
+    `✓ ${agent.name} ran (run ${result.run_id}): charged ${formatDollars(result.charged_cents)}, the wallet now holds ${formatDollars(result.balance_cents)}.`,
+  );
   deps.ui.info(`Result: ${describeOutput(result.output)}`);
   return result;
 }
@@ -35,6 +37,6 @@ export function describeOutput(output: unknown): string {
   if (typeof output === 'object' && output !== null && typeof (output as { summary?: unknown }).summary === 'string') {
     return (output as { summary: string }).summary;
   }
-  const text = typeof output === 'string' ? output : JSON.stringify(output) ?? 'null';
+  const text = typeof output === 'string' ? output : (JSON.stringify(output) ?? 'null');
   return text.length > 200 ? `${text.slice(0, 199)}…` : text;
 }

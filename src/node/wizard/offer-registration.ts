@@ -50,7 +50,15 @@ export async function offerRegistration(
   }
   const register = (jwt: StoredJwt) =>
     registerAgent(
-      { db, client: deps.client, clock: deps.clock, jwt, node: signedIn.node, credentialsFile: deps.credentialsFile, localInputSchema: asked.inputSchema },
+      {
+        db,
+        client: deps.client,
+        clock: deps.clock,
+        jwt,
+        node: signedIn.node,
+        credentialsFile: deps.credentialsFile,
+        localInputSchema: asked.inputSchema,
+      },
       {
         agent_id: agent.agent_id,
         every_seconds: every,

@@ -92,7 +92,6 @@ export function notATerminal(missing: readonly string[], why: string): SvcError 
   });
 }
 
-
 /**
  * The questions as the flow asks them: every/dailyCap may answer undefined, "keep what the registration has"; input
  * is the agent's whole input (the --input pairs, then a person's answer for each input missing), undefined if none.
@@ -102,7 +101,11 @@ export interface WizardQuestions extends Omit<WizardPrompts, 'every' | 'dailyCap
   offer(): Promise<TierId | undefined>;
   input(agent: AgentChoice, inputSchema: Record<string, unknown> | undefined): Promise<Record<string, unknown> | undefined>;
   every(agent: AgentChoice, current: Registration | undefined): Promise<number | null | undefined>;
-  dailyCap(agent: AgentChoice, everySeconds: number | null | undefined, current: Registration | undefined): Promise<number | null | undefined>;
+  dailyCap(
+    agent: AgentChoice,
+    everySeconds: number | null | undefined,
+    current: Registration | undefined,
+  ): Promise<number | null | undefined>;
 }
 
 /** A first schedule the wizard suggests; a person can change it, and --yes never picks it on its own. */
@@ -119,7 +122,8 @@ export function answering(flags: WizardFlags, prompts: WizardPrompts | undefined
     throw notATerminal([flag], 'no terminal to ask on');
   };
   return {
-    email: (suggested) => (flags.email !== undefined ? Promise.resolve(flags.email) : prompts ? prompts.email(suggested) : unanswered(FLAG_OF.email)),
+    email: (suggested) =>
+      flags.email !== undefined ? Promise.resolve(flags.email) : prompts ? prompts.email(suggested) : unanswered(FLAG_OF.email),
     offer: () => Promise.resolve(flags.offer),
     agent: (choices, suggested) =>
       flags.agent !== undefined ? Promise.resolve(flags.agent) : prompts ? prompts.agent(choices, suggested) : unanswered(FLAG_OF.agent),
@@ -136,10 +140,15 @@ export function answering(flags: WizardFlags, prompts: WizardPrompts | undefined
       return Object.keys(input).length === 0 ? undefined : input;
     },
     confirmEnroll: (email) =>
-      flags.enroll === true || flags.yes === true ? Promise.resolve(true) : prompts ? prompts.confirmEnroll(email) : unanswered(FLAG_OF.enroll),
+      flags.enroll === true || flags.yes === true
+        ? Promise.resolve(true)
+        : prompts
+          ? prompts.confirmEnroll(email)
+          : unanswered(FLAG_OF.enroll),
     // Unattended, nobody can fund the wallet meanwhile: quit with the remedy at once.
     waitForFunds: (shortfall) => (prompts ? prompts.waitForFunds(shortfall) : Promise.resolve(false)),
-    confirmRun: (agent, balance) => (flags.yes === true ? Promise.resolve(true) : prompts ? prompts.confirmRun(agent, balance) : unanswered(FLAG_OF.yes)),
+    confirmRun: (agent, balance) =>
+      flags.yes === true ? Promise.resolve(true) : prompts ? prompts.confirmRun(agent, balance) : unanswered(FLAG_OF.yes),
     confirmRegister: (agent, current) => {
       if (flags.register === false) return Promise.resolve(false);
       // Giving a schedule or a cap is asking for the registration.
@@ -176,9 +185,16 @@ async function fieldProblem(schema: Record<string, unknown>, name: string, value
  * --input values the agent refuses, said at once (exit 2, before a question, a charge or a call), each field named
  * with what its schema says it is.
  */
-export async function refuseInputFlags(agentId: string, schema: Record<string, unknown> | undefined, input: Record<string, unknown>): Promise<void> {
+export async function refuseInputFlags(
+  agentId: string,
+  schema: Record<string, unknown> | undefined,
+  input: Record<string, unknown>,
+): Promise<void> {
   if (schema === undefined) return;
-  const properties = (typeof schema.properties === 'object' && schema.properties !== null ? schema.properties : {}) as Record<string, { description?: unknown }>;
+  const properties = (typeof schema.properties === 'object' && schema.properties !== null ? schema.properties : {}) as Record<
+    string,
+    { description?: unknown }
+  >;
   for (const [name, value] of Object.entries(input)) {
     const problem = await fieldProblem(schema, name, value);
     if (problem === undefined) continue;

@@ -78,10 +78,17 @@ export async function runWizard(deps: WizardDeps): Promise<WizardSummary> {
   }
   if (run !== null) balance = run.balance_cents;
 
-  const registration = await offerRegistration(deps, db, deps.questions, { jwt, node: await deps.thisNode(), withRecentSignIn: deps.withRecentSignIn }, agent, {
-    input,
-    inputSchema: deps.inputSchema,
-  });
+  const registration = await offerRegistration(
+    deps,
+    db,
+    deps.questions,
+    { jwt, node: await deps.thisNode(), withRecentSignIn: deps.withRecentSignIn },
+    agent,
+    {
+      input,
+      inputSchema: deps.inputSchema,
+    },
+  );
   return {
     user_id: signedIn.sub,
     tier: signedIn.tier,
@@ -105,14 +112,21 @@ export async function runWizard(deps: WizardDeps): Promise<WizardSummary> {
   };
 }
 
-function nextSteps(agentId: string, runId: string | null, registration: WizardRegistration | null, input: Record<string, unknown> | undefined): string[] {
+function nextSteps(
+  agentId: string,
+  runId: string | null,
+  registration: WizardRegistration | null,
+  input: Record<string, unknown> | undefined,
+): string[] {
   const steps: string[] = [];
   if (runId === null) steps.push(`swarm-node run ${agentId}${inputFlagsOf(input)}   run it once`);
   else steps.push(`swarm-node runs show ${runId}   what this run produced, what it cost, its logs and artifacts`);
   steps.push('swarm-node list   the agents registered here, their schedules and what they spent today');
   steps.push('swarm-node runs   your runs at the service: status, charge, node');
   if (registration !== null && registration.every !== null) {
-    steps.push(`swarm-node status   whether the daemon (svc-swarm-node.service, or swarm-node daemon) is running: it runs ${agentId} every ${registration.every}`);
+    steps.push(
+      `swarm-node status   whether the daemon (svc-swarm-node.service, or swarm-node daemon) is running: it runs ${agentId} every ${registration.every}`,
+    );
   } else {
     steps.push(`swarm-node register ${agentId} --every 1h   let the daemon run it on a schedule`);
   }

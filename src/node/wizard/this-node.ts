@@ -36,6 +36,8 @@ export async function ensureThisNode(
     });
   }
   const enrolled = await deps.ui.spin('Enrolling this host as one of your nodes', () => deps.enroll(jwt));
-  deps.ui.success(`Enrolled this host as node ${enrolled.node_id}: your agents run here; its credential is in ${enrolled.credentials_file} (mode 0600).`);
+  deps.ui.success(
+    `Enrolled this host as node ${enrolled.node_id}: your agents run here; its credential is in ${enrolled.credentials_file} (mode 0600).`,
+  );
   return { node_id: enrolled.node_id, enrolled_now: true };
 }

@@ -15,21 +15,34 @@ export async function ensureFunds(
 ): Promise<number> {
   const wallet = await deps.ui.spin('Checking the wallet balance', () => deps.client.wallet(jwt.token));
   if (wallet.balance_cents >= agent.price_cents) {
-    deps.ui.info(`Wallet: ${formatDollars(wallet.balance_cents)}, enough for ${Math.floor(wallet.balance_cents / agent.price_cents)} run(s) of ${agent.agent_id}.`);
+    deps.ui.info(
+      `Wallet: ${formatDollars(wallet.balance_cents)}, enough for ${Math.floor(wallet.balance_cents / agent.price_cents)} run(s) of ${agent.agent_id}.`,
+    );
     return wallet.balance_cents;
   }
   // The bare page: the URL that signs in holds the JWT, a secret, so the wizard never prints it.
-  const shortfall: Shortfall = { balance_cents: wallet.balance_cents, price_cents: agent.price_cents, wallet_login_url: walletLoginUrl(deps.walletUrl) };
-  deps.ui.warn(`the wallet holds ${formatDollars(shortfall.balance_cents)}; one run of ${agent.agent_id} costs ${formatDollars(agent.price_cents)}`);
+  const shortfall: Shortfall = {
+    balance_cents: wallet.balance_cents,
+    price_cents: agent.price_cents,
+    wallet_login_url: walletLoginUrl(deps.walletUrl),
+  };
+  deps.ui.warn(
+    `the wallet holds ${formatDollars(shortfall.balance_cents)}; one run of ${agent.agent_id} costs ${formatDollars(agent.price_cents)}`,
+  );
   deps.ui.info(`Fund it at ${shortfall.wallet_login_url}`);
-  deps.ui.info('  (swarm-node wallet login prints a link that signs you in there with this node\'s token)');
+  deps.ui.info("  (swarm-node wallet login prints a link that signs you in there with this node's token)");
   if (!(await questions.waitForFunds(shortfall))) throw insufficientBalance(agent, shortfall);
   const balance = await deps.ui.spin(waitingText(shortfall), (update) => pollUntilFunded(deps, jwt, shortfall, update));
   deps.ui.success(`Funded: the wallet holds ${formatDollars(balance)}.`);
   return balance;
 }
 
-async function pollUntilFunded(deps: WizardStepDeps, jwt: StoredJwt, shortfall: Shortfall, update: (text: string) => void): Promise<number> {
+async function pollUntilFunded(
+  deps: WizardStepDeps,
+  jwt: StoredJwt,
+  shortfall: Shortfall,
+  update: (text: string) => void,
+): Promise<number> {
   for (;;) {
     await deps.sleep(deps.pollIntervalMs);
     let balance: number;

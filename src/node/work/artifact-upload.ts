@@ -24,7 +24,15 @@ export interface ArtifactReport {
 }
 
 /** Refusals that end the upload of every file after it: the run is not this node's (any more), or the service is away. */
-const STOP_ON = new Set(['lease_lost', 'run_not_found', 'node_removed', 'unauthorized', 'service_unreachable', 'service_unavailable', 'interrupted']);
+const STOP_ON = new Set([
+  'lease_lost',
+  'run_not_found',
+  'node_removed',
+  'unauthorized',
+  'service_unreachable',
+  'service_unavailable',
+  'interrupted',
+]);
 
 export async function uploadArtifacts(
   api: NodeApi,
@@ -59,7 +67,10 @@ export async function uploadArtifacts(
       continue;
     }
     if (bytes + file.size > MAX_ARTIFACT_BYTES_PER_RUN) {
-      report.skipped.push({ name: file.name, reason: `its ${file.size} bytes would bring the run's artifacts over ${MAX_ARTIFACT_BYTES_PER_RUN} bytes` });
+      report.skipped.push({
+        name: file.name,
+        reason: `its ${file.size} bytes would bring the run's artifacts over ${MAX_ARTIFACT_BYTES_PER_RUN} bytes`,
+      });
       continue;
     }
     try {

@@ -47,6 +47,14 @@ export function nodeCaller(deps: NodeCallerDeps): NodeCaller {
     fetchBundle: (digest, file) => api.bundle(digest, file),
     ...(deps.limits === undefined ? {} : { limits: deps.limits }),
   });
-  const executor = new Executor({ db: deps.db, api, runner, clock: deps.clock, pid: deps.pid, version: deps.version, tier: deps.node.tier_id });
+  const executor = new Executor({
+    db: deps.db,
+    api,
+    runner,
+    clock: deps.clock,
+    pid: deps.pid,
+    version: deps.version,
+    tier: deps.node.tier_id,
+  });
   return { kind: 'node', bearer: deps.node.credential, user_id: deps.node.user_id, node_id: deps.node.node_id, executor };
 }

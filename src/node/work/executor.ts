@@ -18,7 +18,14 @@ import type { LocalOutcome, LocalRunner } from '../runner/run-local.js';
 import { RUN_CANCELLED } from '../runner/agent-process.js';
 import { LogShipper } from './log-shipper.js';
 import { secretsRedactor } from '../runner/agent-secrets.js';
-import { executionClosed, executionFinished, executionStarted, findExecution, openExecutions, type Execution } from '../store/executions.js';
+import {
+  executionClosed,
+  executionFinished,
+  executionStarted,
+  findExecution,
+  openExecutions,
+  type Execution,
+} from '../store/executions.js';
 import { uploadArtifacts, type ArtifactReport } from './artifact-upload.js';
 import { renewWhileRunning, type RunLease } from './run-lease.js';
 
@@ -128,12 +135,16 @@ export class Executor {
     }
     if (!first) {
       const known = findExecution(db, run.run_id)!;
-      return known.owner_pid !== null && known.owner_pid !== pid && processIsAlive(known.owner_pid) ? { kind: 'known' } : this.#finishKnown(known);
+      return known.owner_pid !== null && known.owner_pid !== pid && processIsAlive(known.owner_pid)
+        ? { kind: 'known' }
+        : this.#finishKnown(known);
     }
     if (run.lease.passed) {
       // The service may have failed and refunded the run already (node_lost): its agent must not start. Handed back
       // unstarted, it goes back to the queue if the service still has it (docs/api.md "Leases as durations").
-      const handedBack = notStarted('the lease had run out before the node could start the agent (the node was frozen or its answer came late)');
+      const handedBack = notStarted(
+        'the lease had run out before the node could start the agent (the node was frozen or its answer came late)',
+      );
       this.#keep(() => executionFinished(db, run.run_id, handedBack, clock.now()));
       return this.#report({ run_id: run.run_id, lease_id: run.lease_id, outcome: handedBack });
     }
@@ -248,7 +259,10 @@ export class Executor {
     if (execution.status === 'reported' || execution.status === 'lost') return { kind: 'known' };
     if (execution.status === 'running') {
       // Its process died with the agent: never started twice; the service refunds it at once instead of at lease end.
-      const interrupted: LocalOutcome = { status: 'failed', output: { error: 'interrupted', message: 'the node stopped while the agent ran; the run was not run again' } };
+      const interrupted: LocalOutcome = {
+        status: 'failed',
+        output: { error: 'interrupted', message: 'the node stopped while the agent ran; the run was not run again' },
+      };
       executionFinished(this.#deps.db, execution.run_id, interrupted, this.#deps.clock.now());
     }
     return this.#report(resultOf(findExecution(this.#deps.db, execution.run_id)!));

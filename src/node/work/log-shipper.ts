@@ -6,7 +6,13 @@
 // not this node's any more) or a 404 ends the shipping. The service's answer says when the run's user cancelled it.
 import { SvcError } from '../../contract/errors.js';
 import type { LogBatch, LogBatchResponse, LogEntry, LogStream } from '../../contract/jobs.js';
-import { LOG_TRUNCATION_TEXT, MAX_LOG_BATCH_BYTES, MAX_LOG_BATCH_ENTRIES, MAX_LOG_BYTES_PER_RUN, logTextBytes } from '../../contract/run-log-limits.js';
+import {
+  LOG_TRUNCATION_TEXT,
+  MAX_LOG_BATCH_BYTES,
+  MAX_LOG_BATCH_ENTRIES,
+  MAX_LOG_BYTES_PER_RUN,
+  logTextBytes,
+} from '../../contract/run-log-limits.js';
 import { isoTime, type Clock } from '../../lib/clock.js';
 import { LineAssembler, type OutputStream } from './log-lines.js';
 
@@ -116,7 +122,12 @@ export class LogShipper {
     }
     const unsent = this.#queue.length > 0;
     this.#giveUp.abort();
-    return { entries: this.#nextSeq, sent: this.#sent, truncated: this.#truncated, stoppedBy: this.#leaseLost ? 'lease_lost' : unsent ? 'deadline' : undefined };
+    return {
+      entries: this.#nextSeq,
+      sent: this.#sent,
+      truncated: this.#truncated,
+      stoppedBy: this.#leaseLost ? 'lease_lost' : unsent ? 'deadline' : undefined,
+    };
   }
 
   #add(stream: LogStream, line: string): void {
@@ -178,7 +189,10 @@ export class LogShipper {
     const batch = this.#nextBatch();
     if (batch.length === 0) return;
     try {
-      const answer = await this.#options.send({ lease_id: this.#options.leaseId, entries: batch.map((queued) => queued.entry) }, this.#giveUp.signal);
+      const answer = await this.#options.send(
+        { lease_id: this.#options.leaseId, entries: batch.map((queued) => queued.entry) },
+        this.#giveUp.signal,
+      );
       this.#retryMs = undefined;
       this.#acknowledge(batch.length);
       if (answer.truncated) this.#serviceTruncated();

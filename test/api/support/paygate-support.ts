@@ -52,7 +52,8 @@ export function deliverWebhook(
 ): Promise<ApiResponse> {
   const rawBody = options.rawBody ?? JSON.stringify(event);
   const signature =
-    options.signature ?? signWebhookBody(options.secret ?? service.secrets.webhookSecret, rawBody, options.nowMs ?? service.ctx.clock.now());
+    options.signature ??
+    signWebhookBody(options.secret ?? service.secrets.webhookSecret, rawBody, options.nowMs ?? service.ctx.clock.now());
   return httpRequest(`${service.baseUrl}/v1/payments/webhook`, {
     method: 'POST',
     rawBody,

@@ -25,7 +25,9 @@ export function authRoutes(ctx: ServiceContext): FastifyPluginAsync {
       { config: { rateLimited: true }, schema: { body: EmailCodeRequest, response: { 202: EmailCodeResponse } } },
       async (request, reply) => {
         const challenge = await accessTokens.emailCodes.send(request.body.email, clientSeen(request));
-        return reply.status(202).send({ challenge_id: challenge.challenge_id, expires_at: isoTime(challenge.expires_at), attempts: MAX_CODE_ATTEMPTS });
+        return reply
+          .status(202)
+          .send({ challenge_id: challenge.challenge_id, expires_at: isoTime(challenge.expires_at), attempts: MAX_CODE_ATTEMPTS });
       },
     );
 
@@ -61,7 +63,9 @@ export function authRoutes(ctx: ServiceContext): FastifyPluginAsync {
       async (request) => {
         const claims = userOf(request);
         const everywhere = request.body.everywhere === true;
-        const revoked = everywhere ? await ctx.revocations.revokeUser(claims.sub) : (await ctx.revocations.revokeToken(claims.sub, claims.jti!), 1);
+        const revoked = everywhere
+          ? await ctx.revocations.revokeUser(claims.sub)
+          : (await ctx.revocations.revokeToken(claims.sub, claims.jti!), 1);
         await ctx.audit.record(claims.sub, 'tokens_revoked', clientSeen(request), { everywhere, revoked });
         return { revoked, everywhere };
       },

@@ -47,4 +47,3 @@ export function docsRoutes(ctx: ServiceContext, options: { sectionsDir?: string 
     );
   };
 }
-

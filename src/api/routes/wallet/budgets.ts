@@ -20,8 +20,21 @@ export function budgetPages(scope: PageScope): FastifyPluginAsync {
     const { ctx } = scope;
     const budgets = createBudgetChanges(ctx);
 
-    const render = async (request: FastifyRequest, reply: FastifyReply, session: WalletSession, status: number, extra: Partial<BudgetsModel> = {}) =>
-      sendHtml(reply, status, budgetsPage(scope.frame(request, session, 'budgets'), { budgets: await budgets.store.list(session.user_id, ctx.clock.now()), ...extra }));
+    const render = async (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      session: WalletSession,
+      status: number,
+      extra: Partial<BudgetsModel> = {},
+    ) =>
+      sendHtml(
+        reply,
+        status,
+        budgetsPage(scope.frame(request, session, 'budgets'), {
+          budgets: await budgets.store.list(session.user_id, ctx.clock.now()),
+          ...extra,
+        }),
+      );
 
     app.get('/budgets', async (request, reply) => render(request, reply, await scope.requireSession(request), 200));
 
@@ -38,7 +51,11 @@ export function budgetPages(scope: PageScope): FastifyPluginAsync {
     app.post('/budgets', async (request, reply) => {
       assertSameOrigin(ctx, request);
       const session = await scope.requireSession(request);
-      const typed = { scope: textField(request.body, 'scope', 128), period: textField(request.body, 'period', 16), cap: textField(request.body, 'cap', 16) };
+      const typed = {
+        scope: textField(request.body, 'scope', 128),
+        period: textField(request.body, 'period', 16),
+        cap: textField(request.body, 'cap', 16),
+      };
       try {
         const cents = parseDollarsToCents(typed.cap.trim());
         if (cents === undefined) throw new SvcError('invalid_request', 'Enter the cap in dollars, for example 5 or 2.50');

@@ -20,7 +20,8 @@ export function confirmPages(scope: PageScope): FastifyPluginAsync {
     const codes = createEmailCodes(ctx.store, ctx.clock, ctx.mailer, ctx.secrets.jwtKey, ctx.signInCodesPerClient);
     const returnOf = (body: unknown): ConfirmReturn => {
       const asked = textField(body, 'return', 16);
-      if (!(CONFIRM_RETURNS as readonly string[]).includes(asked)) throw new SvcError('invalid_request', 'this form names no page of the console to return to');
+      if (!(CONFIRM_RETURNS as readonly string[]).includes(asked))
+        throw new SvcError('invalid_request', 'this form names no page of the console to return to');
       return asked as ConfirmReturn;
     };
 
@@ -30,7 +31,11 @@ export function confirmPages(scope: PageScope): FastifyPluginAsync {
       const returnTo = returnOf(request.body);
       const challenge = await codes.send(session.user_id, clientSeen(request));
       const frame = scope.frame(request, session, returnTo);
-      return sendHtml(reply, 200, confirmPage(frame, { returnTo, challengeId: challenge.challenge_id, reference: challengeReference(challenge.challenge_id) }));
+      return sendHtml(
+        reply,
+        200,
+        confirmPage(frame, { returnTo, challengeId: challenge.challenge_id, reference: challengeReference(challenge.challenge_id) }),
+      );
     });
 
     app.post('/confirm', { config: { rateLimited: true } }, async (request, reply) => {
@@ -50,7 +55,11 @@ export function confirmPages(scope: PageScope): FastifyPluginAsync {
         if (!(error instanceof SvcError) || error.code !== 'email_code_invalid') throw error;
         const frame = scope.frame(request, session, returnTo);
         const message = `${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}. Type the code of the newest mail, or ask for a new one.`;
-        return sendHtml(reply, 401, confirmPage(frame, { returnTo, challengeId, reference: challengeReference(challengeId), error: message }));
+        return sendHtml(
+          reply,
+          401,
+          confirmPage(frame, { returnTo, challengeId, reference: challengeReference(challengeId), error: message }),
+        );
       }
       return redirectTo(request, reply, returnTo);
     });

@@ -13,6 +13,7 @@ import { webhookPages } from './webhooks.js';
 
 export function consoleRoutes(scope: PageScope): FastifyPluginAsync {
   return async (app) => {
-    for (const pages of [nodePages, runPages, usagePages, budgetPages, secretPages, webhookPages, confirmPages]) await app.register(pages(scope));
+    for (const pages of [nodePages, runPages, usagePages, budgetPages, secretPages, webhookPages, confirmPages])
+      await app.register(pages(scope));
   };
 }

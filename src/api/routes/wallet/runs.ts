@@ -59,15 +59,23 @@ export function runPages(scope: PageScope): FastifyPluginAsync {
       for (const key of ['agent_id', 'status', 'node_id', 'cursor'] as const) {
         if (typeof query[key] === 'string' && query[key] !== '') filter[key] = query[key];
       }
-      const model = { filter: { agent_id: filter.agent_id, status: filter.status, node_id: filter.node_id }, nodes: await nodes.nodesOf(session.user_id) };
+      const model = {
+        filter: { agent_id: filter.agent_id, status: filter.status, node_id: filter.node_id },
+        nodes: await nodes.nodesOf(session.user_id),
+      };
       const frame = scope.frame(request, session, 'runs');
       try {
-        if (!checkQuery.Check(filter)) throw new SvcError('invalid_request', 'choose the status from the list; an agent or node id is at most 128 characters');
+        if (!checkQuery.Check(filter))
+          throw new SvcError('invalid_request', 'choose the status from the list; an agent or node id is at most 128 characters');
         const page = await history.list(session.user_id, { ...filter, limit: String(RUNS_SHOWN) } as RunListQuery);
         return sendHtml(reply, 200, runsPage(frame, { ...model, runs: page.runs, next_cursor: page.next_cursor }));
       } catch (error) {
         if (!(error instanceof SvcError) || error.code !== 'invalid_request') throw error;
-        return sendHtml(reply, 400, runsPage(frame, { ...model, runs: [], next_cursor: null, error: `These filters cannot be used: ${error.message}.` }));
+        return sendHtml(
+          reply,
+          400,
+          runsPage(frame, { ...model, runs: [], next_cursor: null, error: `These filters cannot be used: ${error.message}.` }),
+        );
       }
     });
 
@@ -76,7 +84,14 @@ export function runPages(scope: PageScope): FastifyPluginAsync {
       return renderRun(request, reply, session, await usersRun(request, session), 200);
     });
 
-    async function renderRun(request: RunRequest, reply: FastifyReply, session: WalletSession, run: RunRow, status: number, alert?: string): Promise<FastifyReply> {
+    async function renderRun(
+      request: RunRequest,
+      reply: FastifyReply,
+      session: WalletSession,
+      run: RunRow,
+      status: number,
+      alert?: string,
+    ): Promise<FastifyReply> {
       const { entries, truncated, expired } = await logs.read(run.run_id, -1, LOG_LINES_SHOWN);
       const expiresAt = listing.expiryOf(run);
       const model = {
@@ -97,12 +112,18 @@ export function runPages(scope: PageScope): FastifyPluginAsync {
       const session = await scope.requireSession(request);
       const run = await usersRun(request, session);
       const after = (request.query as Record<string, unknown>).after;
-      if (after !== undefined && (typeof after !== 'string' || !/^(-1|[0-9]{1,10})$/.test(after))) throw new SvcError('invalid_request', 'after must be a seq of the log, or -1');
+      if (after !== undefined && (typeof after !== 'string' || !/^(-1|[0-9]{1,10})$/.test(after)))
+        throw new SvcError('invalid_request', 'after must be a seq of the log, or -1');
       const gone = new AbortController();
       reply.raw.once('close', () => gone.abort());
       // As the API's follow: proxies must pass each event on as it comes, not hold them.
-      reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-store, no-transform').header('x-accel-buffering', 'no');
-      return reply.send(followLogs(ctx, { runs: runs.store, logs }, run.run_id, followFrom(after, request.headers['last-event-id']), gone.signal));
+      reply
+        .header('content-type', 'text/event-stream; charset=utf-8')
+        .header('cache-control', 'no-store, no-transform')
+        .header('x-accel-buffering', 'no');
+      return reply.send(
+        followLogs(ctx, { runs: runs.store, logs }, run.run_id, followFrom(after, request.headers['last-event-id']), gone.signal),
+      );
     });
 
     app.get<{ Params: { run_id: string; name: string } }>('/runs/:run_id/artifacts/:name', async (request, reply) => {
@@ -119,7 +140,14 @@ export function runPages(scope: PageScope): FastifyPluginAsync {
         await cancel(session.user_id, run.run_id);
       } catch (error) {
         if (!(error instanceof SvcError) || error.code !== 'run_finished') throw error;
-        return renderRun(request, reply, session, (await runs.store.get(run.run_id))!, error.status, `This run cannot be cancelled: ${error.message}.`);
+        return renderRun(
+          request,
+          reply,
+          session,
+          (await runs.store.get(run.run_id))!,
+          error.status,
+          `This run cannot be cancelled: ${error.message}.`,
+        );
       }
       return redirectTo(request, reply, `runs/${encodeURIComponent(run.run_id)}`);
     });

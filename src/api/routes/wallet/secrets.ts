@@ -22,11 +22,21 @@ export function secretPages(scope: PageScope): FastifyPluginAsync {
     const { ctx } = scope;
     const secrets = createSecretChanges(ctx);
 
-    const render = async (request: FastifyRequest, reply: FastifyReply, session: WalletSession, status: number, extra: Partial<SecretsModel> = {}) =>
+    const render = async (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      session: WalletSession,
+      status: number,
+      extra: Partial<SecretsModel> = {},
+    ) =>
       sendHtml(
         reply,
         status,
-        secretsPage(scope.frame(request, session, 'secrets'), { secrets: await secrets.store.list(session.user_id), recentUntil: recentUntil(session, ctx.clock.now()), ...extra }),
+        secretsPage(scope.frame(request, session, 'secrets'), {
+          secrets: await secrets.store.list(session.user_id),
+          recentUntil: recentUntil(session, ctx.clock.now()),
+          ...extra,
+        }),
       );
 
     app.get('/secrets', async (request, reply) => render(request, reply, await scope.requireSession(request), 200));

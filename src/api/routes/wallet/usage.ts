@@ -24,7 +24,16 @@ export function usagePages(scope: PageScope): FastifyPluginAsync {
         if (!(error instanceof SvcError) || error.code !== 'invalid_request') throw error;
         const today = isoTime(ctx.clock.now()).slice(0, 10);
         const shown = (day: string | undefined) => (day ?? today).slice(0, 32);
-        return sendHtml(reply, 400, usagePage(frame, { from: shown(asked.from), to: shown(asked.to), usage: null, error: `The range cannot be shown: ${error.message}.` }));
+        return sendHtml(
+          reply,
+          400,
+          usagePage(frame, {
+            from: shown(asked.from),
+            to: shown(asked.to),
+            usage: null,
+            error: `The range cannot be shown: ${error.message}.`,
+          }),
+        );
       }
     });
   };

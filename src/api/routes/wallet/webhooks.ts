@@ -31,14 +31,25 @@ export function webhookPages(scope: PageScope): FastifyPluginAsync {
     const endpoints = createEndpointChanges(ctx);
     const deliveries = createDeliveryStore(ctx.store);
 
-    const render = async (request: FastifyRequest, reply: FastifyReply, session: WalletSession, status: number, extra: Partial<WebhooksModel> = {}) =>
+    const render = async (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      session: WalletSession,
+      status: number,
+      extra: Partial<WebhooksModel> = {},
+    ) =>
       sendHtml(
         reply,
         status,
-        webhooksPage(scope.frame(request, session, 'webhooks'), { endpoints: await endpoints.store.list(session.user_id), recentUntil: recentUntil(session, ctx.clock.now()), ...extra }),
+        webhooksPage(scope.frame(request, session, 'webhooks'), {
+          endpoints: await endpoints.store.list(session.user_id),
+          recentUntil: recentUntil(session, ctx.clock.now()),
+          ...extra,
+        }),
       );
     /** The session's endpoint, or the same 404 as none (a malformed id included). */
-    const endpointOf = (request: EndpointRequest, session: WalletSession) => endpoints.endpointOf(session.user_id, ID_PATTERN.test(request.params.endpoint_id) ? request.params.endpoint_id : 'none');
+    const endpointOf = (request: EndpointRequest, session: WalletSession) =>
+      endpoints.endpointOf(session.user_id, ID_PATTERN.test(request.params.endpoint_id) ? request.params.endpoint_id : 'none');
 
     app.get('/webhooks', async (request, reply) => render(request, reply, await scope.requireSession(request), 200));
 
@@ -46,13 +57,22 @@ export function webhookPages(scope: PageScope): FastifyPluginAsync {
       assertSameOrigin(ctx, request);
       const session = await scope.requireSession(request);
       requireRecentSession(session, ctx.clock.now());
-      const typed = { url: textField(request.body, 'url', MAX_WEBHOOK_URL_CHARS), description: textField(request.body, 'description', MAX_DESCRIPTION_CHARS), events: listField(request.body, 'events', 16) };
+      const typed = {
+        url: textField(request.body, 'url', MAX_WEBHOOK_URL_CHARS),
+        description: textField(request.body, 'description', MAX_DESCRIPTION_CHARS),
+        events: listField(request.body, 'events', 16),
+      };
       try {
         const unknown = typed.events.filter((event) => !(WEBHOOK_EVENTS as readonly string[]).includes(event));
-        if (unknown.length > 0) throw new SvcError('invalid_request', `there is no event ${JSON.stringify(unknown[0])}: ${WEBHOOK_EVENTS.join(', ')}`);
+        if (unknown.length > 0)
+          throw new SvcError('invalid_request', `there is no event ${JSON.stringify(unknown[0])}: ${WEBHOOK_EVENTS.join(', ')}`);
         if (typed.events.length === 0) throw new SvcError('invalid_request', 'choose at least one event to send');
         const events = [...new Set(typed.events)] as WebhookEvent[];
-        const created = await endpoints.add(session.user_id, { url: typed.url.trim(), events, ...(typed.description.trim() === '' ? {} : { description: typed.description.trim() }) }, clientSeen(request));
+        const created = await endpoints.add(
+          session.user_id,
+          { url: typed.url.trim(), events, ...(typed.description.trim() === '' ? {} : { description: typed.description.trim() }) },
+          clientSeen(request),
+        );
         return await render(request, reply, session, 201, { created });
       } catch (error) {
         if (!(error instanceof SvcError) || error.status >= 500) throw error;
@@ -73,7 +93,8 @@ export function webhookPages(scope: PageScope): FastifyPluginAsync {
       const session = await scope.requireSession(request);
       const endpoint = await endpointOf(request, session);
       const before = (request.query as Record<string, unknown>).before;
-      if (before !== undefined && (typeof before !== 'string' || !ID_PATTERN.test(before))) throw new SvcError('invalid_request', 'before must be the event id of a delivery this page listed');
+      if (before !== undefined && (typeof before !== 'string' || !ID_PATTERN.test(before)))
+        throw new SvcError('invalid_request', 'before must be the event id of a delivery this page listed');
       const page = await deliveries.list(endpoint.endpoint_id, { limit: DELIVERIES_SHOWN, ...(before === undefined ? {} : { before }) });
       return sendHtml(
         reply,
@@ -88,15 +109,21 @@ export function webhookPages(scope: PageScope): FastifyPluginAsync {
 
     // A re-send changes no configuration: as in the API, the session that reads the deliveries may send one again, as
     // many a minute, from one budget with the API's.
-    app.post<{ Params: { endpoint_id: string; event_id: string } }>('/webhooks/:endpoint_id/deliveries/:event_id/resend', async (request, reply) => {
-      assertSameOrigin(ctx, request);
-      const session = await scope.requireSession(request);
-      const endpoint = await endpointOf(request, session);
-      ctx.webhookResends.take(endpoint.endpoint_id, reply);
-      if (!ID_PATTERN.test(request.params.event_id) || !(await deliveries.resend(endpoint.endpoint_id, request.params.event_id, ctx.clock.now()))) {
-        throw new SvcError('not_found', 'this endpoint has no such delivery');
-      }
-      return redirectTo(request, reply, `webhooks/${endpoint.endpoint_id}`);
-    });
+    app.post<{ Params: { endpoint_id: string; event_id: string } }>(
+      '/webhooks/:endpoint_id/deliveries/:event_id/resend',
+      async (request, reply) => {
+        assertSameOrigin(ctx, request);
+        const session = await scope.requireSession(request);
+        const endpoint = await endpointOf(request, session);
+        ctx.webhookResends.take(endpoint.endpoint_id, reply);
+        if (
+          !ID_PATTERN.test(request.params.event_id) ||
+          !(await deliveries.resend(endpoint.endpoint_id, request.params.event_id, ctx.clock.now()))
+        ) {
+          throw new SvcError('not_found', 'this endpoint has no such delivery');
+        }
+        return redirectTo(request, reply, `webhooks/${endpoint.endpoint_id}`);
+      },
+    );
   };
 }

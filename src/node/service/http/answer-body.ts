@@ -29,9 +29,14 @@ async function bounded<T>(origin: AnswerOrigin, maxBytes: number, read: () => Pr
     return await read();
   } catch (error) {
     if (!(error instanceof StreamTooLarge)) throw error;
-    throw new SvcError('internal', `the service at ${origin.baseUrl} answered ${origin.path} with more than ${maxBytes} bytes; the rest was not read`, {
-      extensions: { max_bytes: maxBytes },
-      remedy: 'Nothing of it was used. Check that the base URL names the service (swarm-node config get base_url): what answered is not it, or something between rewrites its answers.',
-    });
+    throw new SvcError(
+      'internal',
+      `the service at ${origin.baseUrl} answered ${origin.path} with more than ${maxBytes} bytes; the rest was not read`,
+      {
+        extensions: { max_bytes: maxBytes },
+        remedy:
+          'Nothing of it was used. Check that the base URL names the service (swarm-node config get base_url): what answered is not it, or something between rewrites its answers.',
+      },
+    );
   }
 }

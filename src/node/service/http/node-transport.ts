@@ -55,7 +55,10 @@ export class NodeTransport implements Transport {
         agent: false,
         signal: request.signal,
       });
-      const timer = setTimeout(() => connect.destroy(networkError(`no tunnel through the proxy within ${request.connectTimeoutMs} ms`, 'UND_ERR_CONNECT_TIMEOUT')), request.connectTimeoutMs);
+      const timer = setTimeout(
+        () => connect.destroy(networkError(`no tunnel through the proxy within ${request.connectTimeoutMs} ms`, 'UND_ERR_CONNECT_TIMEOUT')),
+        request.connectTimeoutMs,
+      );
       connect.once('connect', (response: IncomingMessage, socket: Socket, head: Buffer) => {
         clearTimeout(timer);
         if (response.statusCode !== 200) {

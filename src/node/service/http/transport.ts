@@ -46,7 +46,14 @@ export interface Transport {
  * Failures before a connection was made: the request provably never reached the service (docs/api.md "Settling a
  * pending run"). A reset or a timeout after connecting may have delivered it.
  */
-export const NOT_SENT_ERROR_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND', 'UND_ERR_CONNECT_TIMEOUT']);
+export const NOT_SENT_ERROR_CODES: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 export const NETWORK_ERROR_CODES = new Set([
   'ECONNREFUSED',
@@ -94,7 +101,10 @@ export function tlsFailure(error: unknown, url: string): string | undefined {
   if (/wrong version number|packet length too long|ERR_SSL_WRONG_VERSION_NUMBER/i.test(texts)) {
     return `it does not answer TLS there: is it plain HTTP? then ${url.replace(/^https:/, 'http:')}`;
   }
-  const certificate = /\b(CERT_[A-Z_]+|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_[A-Z_]+|ERR_TLS_CERT_ALTNAME_INVALID)\b/.exec(texts)?.[1];
+  const certificate =
+    /\b(CERT_[A-Z_]+|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_[A-Z_]+|ERR_TLS_CERT_ALTNAME_INVALID)\b/.exec(
+      texts,
+    )?.[1];
   if (certificate !== undefined) return `its TLS certificate is not trusted here (${certificate})`;
   if (/SSL routines|EPROTO|ERR_SSL_/i.test(texts)) return 'the TLS handshake failed';
   return undefined;

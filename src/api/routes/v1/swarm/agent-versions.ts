@@ -8,7 +8,14 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
 import { type Static } from '@sinclair/typebox';
 import { MAX_BUNDLE_BYTES } from '../../../../contract/agent-bundle.js';
-import { AgentVersionsResponse, BundleParams, SetCurrentRequest, UploadResponse, VersionParams, type AgentVersion } from '../../../../contract/agent-upload.js';
+import {
+  AgentVersionsResponse,
+  BundleParams,
+  SetCurrentRequest,
+  UploadResponse,
+  VersionParams,
+  type AgentVersion,
+} from '../../../../contract/agent-upload.js';
 import { isUploadableAgentId } from '../../../../contract/own-agents.js';
 import type { AccessTokenClaims } from '../../../../contract/claims.js';
 import { SvcError } from '../../../../contract/errors.js';
@@ -52,7 +59,9 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
         errorHandler: (error: FastifyError, request, reply) =>
           handleError(
             error.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-              ? new SvcError('payload_too_large', `the bundle is larger than ${MAX_BUNDLE_BYTES} bytes (5 MiB)`, { remedy: 'Keep the bundle to its code; leave data on the host.' })
+              ? new SvcError('payload_too_large', `the bundle is larger than ${MAX_BUNDLE_BYTES} bytes (5 MiB)`, {
+                  remedy: 'Keep the bundle to its code; leave data on the host.',
+                })
               : error,
             request,
             reply,
@@ -61,9 +70,13 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
       async (request, reply) => {
         const agentId = uploadableAgent(userOf(request), request.params.agent_id);
         if (!Buffer.isBuffer(request.body)) {
-          throw new SvcError('unsupported_media_type', `send the bundle archive as the body, with Content-Type ${ARCHIVE_TYPES.join(', ')}`, {
-            remedy: 'Upload with swarm-node agent upload DIR, or curl --data-binary @bundle.tar.gz -H "Content-Type: application/gzip".',
-          });
+          throw new SvcError(
+            'unsupported_media_type',
+            `send the bundle archive as the body, with Content-Type ${ARCHIVE_TYPES.join(', ')}`,
+            {
+              remedy: 'Upload with swarm-node agent upload DIR, or curl --data-binary @bundle.tar.gz -H "Content-Type: application/gzip".',
+            },
+          );
         }
         const bundle = await readBundleArchive(request.body);
         if (bundle.manifest.agent_id !== agentId) {
@@ -84,26 +97,41 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
       },
     );
 
-    app.get<Params>('/v1/swarm/agents/:agent_id/versions', { config: { auth: 'access-token' }, schema: { params: AgentParams, response: { 200: AgentVersionsResponse } } }, async (request) =>
-      listing(uploadableAgent(userOf(request), request.params.agent_id), userIdOf(request)),
+    app.get<Params>(
+      '/v1/swarm/agents/:agent_id/versions',
+      { config: { auth: 'access-token' }, schema: { params: AgentParams, response: { 200: AgentVersionsResponse } } },
+      async (request) => listing(uploadableAgent(userOf(request), request.params.agent_id), userIdOf(request)),
     );
 
     app.put<Params & { Body: SetCurrentRequest }>(
       '/v1/swarm/agents/:agent_id/current',
-      { config: { auth: 'access-token', stepUp: true }, schema: { params: AgentParams, body: SetCurrentRequest, response: { 200: AgentVersionsResponse } } },
+      {
+        config: { auth: 'access-token', stepUp: true },
+        schema: { params: AgentParams, body: SetCurrentRequest, response: { 200: AgentVersionsResponse } },
+      },
       async (request) => {
         const agentId = uploadableAgent(userOf(request), request.params.agent_id);
         const userId = userIdOf(request);
         const { version, digest } = request.body;
         if ((version === undefined) === (digest === undefined)) {
-          throw new SvcError('invalid_request', 'name the version to make current by exactly one of version and digest', { extensions: { errors: [{ path: '', message: 'needs version or digest' }] } });
+          throw new SvcError('invalid_request', 'name the version to make current by exactly one of version and digest', {
+            extensions: { errors: [{ path: '', message: 'needs version or digest' }] },
+          });
         }
-        const target = (await versions.list(userId, agentId)).find((row) => (version !== undefined ? row.version === version : row.digest === digest));
+        const target = (await versions.list(userId, agentId)).find((row) =>
+          version !== undefined ? row.version === version : row.digest === digest,
+        );
         if (target === undefined) {
-          throw new SvcError('not_found', `you have no version ${version ?? digest} of ${agentId}`, { remedy: `List yours: swarm-node agent versions ${agentId}.` });
+          throw new SvcError('not_found', `you have no version ${version ?? digest} of ${agentId}`, {
+            remedy: `List yours: swarm-node agent versions ${agentId}.`,
+          });
         }
         await versions.setCurrent(userId, agentId, target.digest, ctx.clock.now());
-        await ctx.audit.record(userId, 'agent_current_changed', clientSeen(request), { agent_id: agentId, version: target.version, digest: target.digest });
+        await ctx.audit.record(userId, 'agent_current_changed', clientSeen(request), {
+          agent_id: agentId,
+          version: target.version,
+          digest: target.digest,
+        });
         return listing(agentId, userId);
       },
     );
@@ -131,7 +159,10 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const agentId = uploadableAgent(userOf(request), request.params.agent_id);
         const userId = userIdOf(request);
         await versions.remove(userId, agentId, request.params.version);
-        await ctx.audit.record(userId, 'agent_version_removed', clientSeen(request), { agent_id: agentId, version: request.params.version });
+        await ctx.audit.record(userId, 'agent_version_removed', clientSeen(request), {
+          agent_id: agentId,
+          version: request.params.version,
+        });
         return listing(agentId, userId);
       },
     );
@@ -139,13 +170,17 @@ export function agentVersionRoutes(ctx: ServiceContext): FastifyPluginAsync {
     // A node fetches the bundle of a run it was handed, and only those (docs/api.md "Scopes"): a taken-over node reads
     // none of its user's other code; the uploader reads any of theirs. A digest learnt elsewhere opens nobody's code.
     // Immutable: its name is its hash.
-    app.get<{ Params: Static<typeof BundleParams> }>('/v1/swarm/bundles/:digest', { config: { auth: 'access-token-or-node' }, schema: { params: BundleParams } }, async (request, reply) => {
-      const node = nodeOf(request);
-      const handed = node === undefined || (await versions.handedTo(node.node_id, request.params.digest));
-      const archive = handed ? await versions.archiveFor(userIdOf(request), request.params.digest) : undefined;
-      if (archive === undefined) throw new SvcError('not_found', `no bundle ${request.params.digest} of this user`);
-      return sendArchive(reply, archive, request.params.digest);
-    });
+    app.get<{ Params: Static<typeof BundleParams> }>(
+      '/v1/swarm/bundles/:digest',
+      { config: { auth: 'access-token-or-node' }, schema: { params: BundleParams } },
+      async (request, reply) => {
+        const node = nodeOf(request);
+        const handed = node === undefined || (await versions.handedTo(node.node_id, request.params.digest));
+        const archive = handed ? await versions.archiveFor(userIdOf(request), request.params.digest) : undefined;
+        if (archive === undefined) throw new SvcError('not_found', `no bundle ${request.params.digest} of this user`);
+        return sendArchive(reply, archive, request.params.digest);
+      },
+    );
 
     async function listing(agentId: string, userId: string): Promise<Static<typeof AgentVersionsResponse>> {
       const current = await versions.current(userId, agentId);
@@ -182,7 +217,11 @@ function uploadableAgent(claims: AccessTokenClaims, agentId: string): string {
     });
   }
   // A catalog agent (a version of one's own of it), or an agent of one's own (docs/api.md "Agents of one's own").
-  if (!isUploadableAgentId(agentId)) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(agentId)} in the catalog, and it is no id an agent of your own may take`);
+  if (!isUploadableAgentId(agentId))
+    throw new SvcError(
+      'agent_not_found',
+      `no agent ${JSON.stringify(agentId)} in the catalog, and it is no id an agent of your own may take`,
+    );
   return agentId;
 }
 

@@ -28,7 +28,11 @@ export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const receivedAt = performance.now();
         const node = nodeOf(request);
         const caller: Caller = node === undefined ? { kind: 'user', sub: userIdOf(request) } : { kind: 'node', node };
-        const started = await runs.start({ caller, request: request.body, idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']) });
+        const started = await runs.start({
+          caller,
+          request: request.body,
+          idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
+        });
         if (started.kind === 'replay') return sendJson(reply.header('idempotent-replayed', 'true'), started.statusCode, started.json);
         if (started.kind === 'in_flight') reply.header('idempotent-replayed', 'true');
         const { run } = started;
@@ -36,7 +40,11 @@ export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         if (node !== undefined && run.node_id === node.node_id && run.status === 'running' && run.lease_id !== null) {
           // The node runs it itself: the secrets its agent declares go with the lease (docs/api.md "Secrets").
           const secrets = await runs.secretsOf(run);
-          const lease = { lease_id: run.lease_id, expires_at: run.lease_expires_at!, seconds: leaseSecondsFrom(run.lease_expires_at!, ctx.clock.now(), receivedAt) };
+          const lease = {
+            lease_id: run.lease_id,
+            expires_at: run.lease_expires_at!,
+            seconds: leaseSecondsFrom(run.lease_expires_at!, ctx.clock.now(), receivedAt),
+          };
           const view = runView(run, await ctx.ledger.balance(run.user_id), lease);
           return reply.status(202).send(secrets === undefined ? view : { ...view, lease: { ...view.lease!, secrets } });
         }
@@ -48,7 +56,10 @@ export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const final = await ctx.runEvents.waitFor({ run: run.run_id }, finalAnswer, waitMs, ctx.shutdownSignal);
         if (final !== undefined) return sendJson(reply, 200, final);
         const now = (await runs.store.get(run.run_id))!;
-        return reply.status(202).header('location', `/v1/swarm/runs/${run.run_id}`).send(runView(now, await ctx.ledger.balance(now.user_id)));
+        return reply
+          .status(202)
+          .header('location', `/v1/swarm/runs/${run.run_id}`)
+          .send(runView(now, await ctx.ledger.balance(now.user_id)));
       },
     );
   };

@@ -54,17 +54,24 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
     const removal = createNodeRemoval(ctx.store, ctx.revocations);
     const fleet = createFleetView(ctx, runs.nodes, runs.store);
 
-    app.post('/v1/swarm/nodes/enroll', { config: { rateLimited: true }, schema: { response: { 200: EnrollResponse } } }, async (request) => {
-      const bearer = parseBearer(request.headers.authorization);
-      if (bearer.kind === 'malformed') throw invalidDeployToken();
-      // Checked before the token is spent: a body it cannot read enrolls nothing.
-      const enrolled = await enrollment.enroll(bearer.kind === 'token' ? bearer.token : undefined, enrollOptions(request.body));
-      const client = clientSeen(request);
-      await ctx.audit.record(enrolled.user_id, 'node_enrolled', client, { node_id: enrolled.node_id, ephemeral: enrolled.ephemeral === true });
-      // The user hears of every node that joins the account: a deploy token misused is seen at once.
-      runInBackground(ctx, ctx.mailer.send(nodeEnrolledMail(enrolled.user_id, enrolled.node_id, ctx.clock.now(), client)));
-      return enrolled;
-    });
+    app.post(
+      '/v1/swarm/nodes/enroll',
+      { config: { rateLimited: true }, schema: { response: { 200: EnrollResponse } } },
+      async (request) => {
+        const bearer = parseBearer(request.headers.authorization);
+        if (bearer.kind === 'malformed') throw invalidDeployToken();
+        // Checked before the token is spent: a body it cannot read enrolls nothing.
+        const enrolled = await enrollment.enroll(bearer.kind === 'token' ? bearer.token : undefined, enrollOptions(request.body));
+        const client = clientSeen(request);
+        await ctx.audit.record(enrolled.user_id, 'node_enrolled', client, {
+          node_id: enrolled.node_id,
+          ephemeral: enrolled.ephemeral === true,
+        });
+        // The user hears of every node that joins the account: a deploy token misused is seen at once.
+        runInBackground(ctx, ctx.mailer.send(nodeEnrolledMail(enrolled.user_id, enrolled.node_id, ctx.clock.now(), client)));
+        return enrolled;
+      },
+    );
 
     // A node more for the signed-in user: its tier must buy execution (a wallet top-up installs no node).
     app.post(
@@ -109,16 +116,21 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
     });
 
     // What the service routes to this node: the daemon brings it in line with its registrations.
-    app.get('/v1/swarm/nodes/self/agents', { config: { auth: 'node' }, schema: { response: { 200: NodeAgentsResponse } } }, async (request) => {
-      const node = nodeOf(request)!;
-      return { node_id: node.node_id, agents: await runs.nodes.agentsOf(node.node_id) };
-    });
+    app.get(
+      '/v1/swarm/nodes/self/agents',
+      { config: { auth: 'node' }, schema: { response: { 200: NodeAgentsResponse } } },
+      async (request) => {
+        const node = nodeOf(request)!;
+        return { node_id: node.node_id, agents: await runs.nodes.agentsOf(node.node_id) };
+      },
+    );
 
     const agentRoute = { config: { auth: 'node' as const }, schema: { params: AgentParams, response: { 200: NodeAgentsResponse } } };
     app.put<{ Params: Static<typeof AgentParams> }>('/v1/swarm/nodes/self/agents/:agent_id', agentRoute, async (request) => {
       const node = nodeOf(request)!;
       // A catalog agent, or an agent of the user's own (its runs need a current upload, checked at execute).
-      if (!isUploadableAgentId(request.params.agent_id)) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(request.params.agent_id)}`);
+      if (!isUploadableAgentId(request.params.agent_id))
+        throw new SvcError('agent_not_found', `no agent ${JSON.stringify(request.params.agent_id)}`);
       await runs.nodes.serve(node.node_id, request.params.agent_id, ctx.clock.now());
       // A queued run of this agent is the node's to take from now on: its polls look again.
       ctx.runEvents.queued(node.user_id);
@@ -169,7 +181,12 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
       const node = nodeOf(request)!;
       const removed = await removal.bySelf(node.node_id, ctx.clock.now());
       await ctx.audit.record(node.user_id, 'node_removed', clientSeen(request), { node_id: node.node_id, by: 'node' });
-      return { node_id: removed.node_id, removed_at: isoTime(removed.removed_at), was_online: true, agents_withdrawn: removed.agents_withdrawn };
+      return {
+        node_id: removed.node_id,
+        removed_at: isoTime(removed.removed_at),
+        was_online: true,
+        agents_withdrawn: removed.agents_withdrawn,
+      };
     });
 
     // Another user's node is the same 404 as an unknown id: a node id says nothing about whether it exists.
@@ -183,7 +200,8 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const removed = await removal.byUser(userId, nodeId, now);
         if (removed === undefined) throw new SvcError('not_found', `you have no node ${nodeId}`, { remedy: 'Yours: swarm-node nodes.' });
         // A repeat (its answer was lost) is answered as the removal was, and is not a second event.
-        if (removed.removed_at === now) await ctx.audit.record(userId, 'node_removed', clientSeen(request), { node_id: nodeId, by: 'user' });
+        if (removed.removed_at === now)
+          await ctx.audit.record(userId, 'node_removed', clientSeen(request), { node_id: nodeId, by: 'user' });
         return {
           node_id: removed.node_id,
           removed_at: isoTime(removed.removed_at),

@@ -22,7 +22,10 @@ export function paygateRoutes(ctx: ServiceContext): FastifyPluginAsync {
       '/v1/swarm/paygate/activate',
       // spec §4's body plus the session user's JWT from a recent sign-in: a payment in someone's name activates
       // nothing for the one who paid it (docs/api.md "activate").
-      { config: { rateLimited: true, auth: 'access-token', stepUp: true }, schema: { body: ActivateRequest, response: { 200: ActivateResponse } } },
+      {
+        config: { rateLimited: true, auth: 'access-token', stepUp: true },
+        schema: { body: ActivateRequest, response: { 200: ActivateResponse } },
+      },
       async (request) => paygate.activateSession(request.body, userOf(request).sub, clientSeen(request)),
     );
   };

@@ -39,7 +39,9 @@ export function releaseRoutes(ctx: ServiceContext): FastifyPluginAsync {
     };
     const published = () => {
       if (releases === undefined) {
-        throw new SvcError('not_found', 'this service publishes no releases', { remedy: 'Start svc-api with --releases-dir DIR holding the output of npm run release.' });
+        throw new SvcError('not_found', 'this service publishes no releases', {
+          remedy: 'Start svc-api with --releases-dir DIR holding the output of npm run release.',
+        });
       }
       return releases;
     };
@@ -52,12 +54,18 @@ export function releaseRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const latest = published().latest(platform);
         if (latest === undefined) throw new SvcError('not_found', `no release for ${platform} is published here`);
         const { manifest, names } = latest;
-        const url = (name: string) => `${ctx.urls.publicUrl}/v1/swarm/releases/${encodeURIComponent(manifest.version)}/${encodeURIComponent(name)}`;
+        const url = (name: string) =>
+          `${ctx.urls.publicUrl}/v1/swarm/releases/${encodeURIComponent(manifest.version)}/${encodeURIComponent(name)}`;
         return {
           version: manifest.version,
           platform,
           runtime_node: manifest.runtime,
-          artifact: { name: names.artifact, size_bytes: manifest.artifact.size, sha256: manifest.artifact.sha256, url: url(names.artifact) },
+          artifact: {
+            name: names.artifact,
+            size_bytes: manifest.artifact.size,
+            sha256: manifest.artifact.sha256,
+            url: url(names.artifact),
+          },
           sha256_url: url(names.sha256),
           manifest_url: url(names.manifest),
           signature_url: url(names.signature),
@@ -65,23 +73,35 @@ export function releaseRoutes(ctx: ServiceContext): FastifyPluginAsync {
       },
     );
 
-    app.get<{ Params: ReleaseFileParams }>('/v1/swarm/releases/:version/:file', { onRequest: authorize, schema: { params: ReleaseFileParams } }, async (request, reply) => {
-      const path = published().file(request.params.version, request.params.file);
-      if (path === undefined) throw new SvcError('not_found', `no file ${request.params.file} of release ${request.params.version}`);
-      const name = request.params.file;
-      return reply
-        .type(name.endsWith('.tar.gz') ? 'application/gzip' : name.endsWith('.sig') ? 'application/octet-stream' : 'text/plain; charset=utf-8')
-        .header('content-length', statSync(path).size)
-        .header('cache-control', 'private, max-age=31536000, immutable')
-        .send(createReadStream(path));
-    });
+    app.get<{ Params: ReleaseFileParams }>(
+      '/v1/swarm/releases/:version/:file',
+      { onRequest: authorize, schema: { params: ReleaseFileParams } },
+      async (request, reply) => {
+        const path = published().file(request.params.version, request.params.file);
+        if (path === undefined) throw new SvcError('not_found', `no file ${request.params.file} of release ${request.params.version}`);
+        const name = request.params.file;
+        return reply
+          .type(
+            name.endsWith('.tar.gz')
+              ? 'application/gzip'
+              : name.endsWith('.sig')
+                ? 'application/octet-stream'
+                : 'text/plain; charset=utf-8',
+          )
+          .header('content-length', statSync(path).size)
+          .header('cache-control', 'private, max-age=31536000, immutable')
+          .send(createReadStream(path));
+      },
+    );
 
     // The service's public URL (SVC_PUBLIC_URL), never the request's Host: a script piped into a root shell must not
     // name whatever host a link, a cache or a proxy put in front of it (docs/api.md "Releases"). The URL was checked
     // at start to hold nothing a single-quoted shell word could not (ops/env-config.ts).
     app.get('/install.sh', async (_request, reply) => {
       const script = readFileSync(join(runningPackageDir(), 'scripts', 'install.sh'), 'utf8');
-      return reply.type('text/x-shellscript; charset=utf-8').send(script.replace(BASE_URL_LINE, `DEFAULT_BASE_URL='${ctx.urls.publicUrl}'`));
+      return reply
+        .type('text/x-shellscript; charset=utf-8')
+        .send(script.replace(BASE_URL_LINE, `DEFAULT_BASE_URL='${ctx.urls.publicUrl}'`));
     });
   };
 }

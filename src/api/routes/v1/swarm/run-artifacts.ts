@@ -47,7 +47,14 @@ export function runArtifactRoutes(ctx: ServiceContext): FastifyPluginAsync {
           throw new SvcError('unsupported_media_type', `send the artifact's bytes as the body, with Content-Type ${ARTIFACT_TYPE}`);
         }
         const length = request.headers['content-length'];
-        const put = { node: nodeOf(request)!, run: await runs.get(runId), runId, name, leaseId: request.query.lease_id, declaredBytes: length === undefined ? undefined : Number(length) };
+        const put = {
+          node: nodeOf(request)!,
+          run: await runs.get(runId),
+          runId,
+          name,
+          leaseId: request.query.lease_id,
+          declaredBytes: length === undefined ? undefined : Number(length),
+        };
         checkBeforeBody(put, limits, await artifacts.runTotals(runId, name));
         const stored = await storeArtifact(ctx, { artifacts, runs }, { ...put, body });
         reply.code(stored.created ? 201 : 200);
@@ -62,7 +69,11 @@ export function runArtifactRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const run = await listing.usersRun(request.params.run_id, userIdOf(request));
         const expiresAt = listing.expiryOf(run);
         const rows = await listing.listed(run);
-        return { run_id: run.run_id, artifacts: rows.map((row) => listing.viewOf(row, run)), expires_at: expiresAt === null ? null : isoTime(expiresAt) };
+        return {
+          run_id: run.run_id,
+          artifacts: rows.map((row) => listing.viewOf(row, run)),
+          expires_at: expiresAt === null ? null : isoTime(expiresAt),
+        };
       },
     );
 
@@ -90,11 +101,17 @@ async function refuseAfterBody(error: FastifyError, request: FastifyRequest, rep
   const unread = body !== undefined && typeof body.resume === 'function' && !body.readableEnded && !body.destroyed;
   if (unread && Number(request.headers['content-length'] ?? Number.POSITIVE_INFINITY) <= maxBytes) {
     await new Promise<void>((resolve) => {
-      body.on('end', resolve).on('error', () => resolve()).on('close', () => resolve());
+      body
+        .on('end', resolve)
+        .on('error', () => resolve())
+        .on('close', () => resolve());
       body.resume();
     });
   }
   if (!(body?.readableEnded ?? true)) reply.header('connection', 'close');
-  const wrongType = error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? new SvcError('unsupported_media_type', `send the artifact's bytes as the body, with Content-Type ${ARTIFACT_TYPE}`) : error;
+  const wrongType =
+    error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+      ? new SvcError('unsupported_media_type', `send the artifact's bytes as the body, with Content-Type ${ARTIFACT_TYPE}`)
+      : error;
   return handleError(wrongType, request, reply);
 }

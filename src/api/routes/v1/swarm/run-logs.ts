@@ -59,7 +59,10 @@ export function runLogRoutes(ctx: ServiceContext): FastifyPluginAsync {
           const gone = new AbortController();
           reply.raw.once('close', () => gone.abort());
           // no-transform and X-Accel-Buffering: proxies must pass each event on as it comes, not hold them.
-          reply.header('content-type', 'text/event-stream; charset=utf-8').header('cache-control', 'no-store, no-transform').header('x-accel-buffering', 'no');
+          reply
+            .header('content-type', 'text/event-stream; charset=utf-8')
+            .header('cache-control', 'no-store, no-transform')
+            .header('x-accel-buffering', 'no');
           return reply.send(followLogs(ctx, deps, runId, after, gone.signal));
         }
         const limit = Number(request.query.limit ?? MAX_PAGE);

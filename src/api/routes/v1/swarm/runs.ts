@@ -36,7 +36,12 @@ export function runRoutes(ctx: ServiceContext): FastifyPluginAsync {
         }
         const asked = request.query.wait === undefined ? request.headers.prefer : `wait=${request.query.wait}`;
         const waitMs = asked === undefined ? 0 : preferredWaitMs(asked, ctx.runTiming.executeWaitMs);
-        const final = await ctx.runEvents.waitFor({ run: runId }, async (wake) => wake.hint ?? runs.keys.finalAnswer(runId), waitMs, ctx.drainSignal);
+        const final = await ctx.runEvents.waitFor(
+          { run: runId },
+          async (wake) => wake.hint ?? runs.keys.finalAnswer(runId),
+          waitMs,
+          ctx.drainSignal,
+        );
         const now = (await runs.store.get(runId))!;
         // A finished run is shown as its final answer was (the balance then), with its attempts and links.
         const shown = final !== undefined ? (JSON.parse(final) as RunResponse) : runView(now, await ctx.ledger.balance(now.user_id));

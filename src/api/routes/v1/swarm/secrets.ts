@@ -18,7 +18,10 @@ export function secretRoutes(ctx: ServiceContext): FastifyPluginAsync {
 
     app.put<{ Params: SecretParams; Body: SecretRequest }>(
       '/v1/swarm/secrets/:name',
-      { config: { auth: 'access-token', stepUp: true }, schema: { params: SecretParams, body: SecretRequest, response: { 200: SecretWritten } } },
+      {
+        config: { auth: 'access-token', stepUp: true },
+        schema: { params: SecretParams, body: SecretRequest, response: { 200: SecretWritten } },
+      },
       async (request) => {
         const written = await secrets.set(userOf(request).sub, request.params.name, request.body.value, clientSeen(request));
         return { ...written.secret, created: written.created };

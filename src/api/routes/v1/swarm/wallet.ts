@@ -8,8 +8,10 @@ import { walletSummary } from '../../../wallet/summary.js';
 
 export function walletRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
-    app.get('/v1/swarm/wallet', { config: { auth: 'access-token-or-node' }, schema: { response: { 200: WalletResponse } } }, async (request) =>
-      walletSummary(ctx.ledger, userIdOf(request)),
+    app.get(
+      '/v1/swarm/wallet',
+      { config: { auth: 'access-token-or-node' }, schema: { response: { 200: WalletResponse } } },
+      async (request) => walletSummary(ctx.ledger, userIdOf(request)),
     );
   };
 }

@@ -33,7 +33,9 @@ export function webhookRoutes(ctx: ServiceContext): FastifyPluginAsync {
     const endpointOf = changes.endpointOf;
     const deliveries = createDeliveryStore(ctx.store);
     const noDelivery = (endpointId: string, eventId: string) =>
-      new SvcError('not_found', `this endpoint has no delivery of event ${JSON.stringify(eventId)}`, { remedy: `Its deliveries: swarm-node webhook deliveries ${endpointId}.` });
+      new SvcError('not_found', `this endpoint has no delivery of event ${JSON.stringify(eventId)}`, {
+        remedy: `Its deliveries: swarm-node webhook deliveries ${endpointId}.`,
+      });
 
     app.post<{ Body: WebhookRequest }>(
       '/v1/swarm/webhooks',
@@ -44,9 +46,13 @@ export function webhookRoutes(ctx: ServiceContext): FastifyPluginAsync {
       },
     );
 
-    app.get('/v1/swarm/webhooks', { config: { auth: 'access-token' }, schema: { response: { 200: WebhooksResponse } } }, async (request) => ({
-      webhooks: await endpoints.list(userOf(request).sub),
-    }));
+    app.get(
+      '/v1/swarm/webhooks',
+      { config: { auth: 'access-token' }, schema: { response: { 200: WebhooksResponse } } },
+      async (request) => ({
+        webhooks: await endpoints.list(userOf(request).sub),
+      }),
+    );
 
     app.get<{ Params: WebhookParams }>(
       '/v1/swarm/webhooks/:endpoint_id',
@@ -65,7 +71,10 @@ export function webhookRoutes(ctx: ServiceContext): FastifyPluginAsync {
 
     app.post<{ Params: WebhookParams; Body: RotateRequest | undefined }>(
       '/v1/swarm/webhooks/:endpoint_id/rotate-secret',
-      { config: { auth: 'access-token', stepUp: true }, schema: { params: WebhookParams, body: RotateRequest, response: { 200: WebhookCreated } } },
+      {
+        config: { auth: 'access-token', stepUp: true },
+        schema: { params: WebhookParams, body: RotateRequest, response: { 200: WebhookCreated } },
+      },
       async (request) => {
         const userId = userOf(request).sub;
         const endpointId = request.params.endpoint_id;
@@ -73,7 +82,11 @@ export function webhookRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const rotated = await ctx.store.transaction(async () => {
           const done = await endpoints.rotate(userId, endpointId, previousSeconds);
           if (done === undefined) await endpointOf(userId, endpointId);
-          await ctx.audit.record(userId, 'webhook_changed', clientSeen(request), { endpoint_id: endpointId, change: 'secret_rotated', previous_secret_seconds: previousSeconds });
+          await ctx.audit.record(userId, 'webhook_changed', clientSeen(request), {
+            endpoint_id: endpointId,
+            change: 'secret_rotated',
+            previous_secret_seconds: previousSeconds,
+          });
           return done!;
         });
         return { ...rotated.endpoint, signing_secret: rotated.signing_secret };
@@ -82,11 +95,17 @@ export function webhookRoutes(ctx: ServiceContext): FastifyPluginAsync {
 
     app.get<{ Params: WebhookParams; Querystring: DeliveriesQuery }>(
       '/v1/swarm/webhooks/:endpoint_id/deliveries',
-      { config: { auth: 'access-token' }, schema: { params: WebhookParams, querystring: DeliveriesQuery, response: { 200: DeliveriesResponse } } },
+      {
+        config: { auth: 'access-token' },
+        schema: { params: WebhookParams, querystring: DeliveriesQuery, response: { 200: DeliveriesResponse } },
+      },
       async (request) => {
         await endpointOf(userOf(request).sub, request.params.endpoint_id);
         const limit = request.query.limit === undefined ? DEFAULT_PAGE : Number(request.query.limit);
-        const page = await deliveries.list(request.params.endpoint_id, { limit, ...(request.query.before === undefined ? {} : { before: request.query.before }) });
+        const page = await deliveries.list(request.params.endpoint_id, {
+          limit,
+          ...(request.query.before === undefined ? {} : { before: request.query.before }),
+        });
         return { deliveries: page, next_before: page.length === limit ? page[page.length - 1]!.event_id : null };
       },
     );
@@ -109,7 +128,8 @@ export function webhookRoutes(ctx: ServiceContext): FastifyPluginAsync {
       async (request, reply) => {
         await endpointOf(userOf(request).sub, request.params.endpoint_id);
         ctx.webhookResends.take(request.params.endpoint_id, reply);
-        if (!(await deliveries.resend(request.params.endpoint_id, request.params.event_id, ctx.clock.now()))) throw noDelivery(request.params.endpoint_id, request.params.event_id);
+        if (!(await deliveries.resend(request.params.endpoint_id, request.params.event_id, ctx.clock.now())))
+          throw noDelivery(request.params.endpoint_id, request.params.event_id);
         const found = await deliveries.find(request.params.endpoint_id, request.params.event_id);
         return reply.status(202).send(found!.delivery);
       },
