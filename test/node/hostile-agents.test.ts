@@ -4,12 +4,11 @@
 // agent, the network, and processes that outlive the run's stop. Each reaches its limit and fails with its own
 // error code, and the node goes on: the next run of every agent works.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalRunner, type LocalRunner } from '../../src/node/runner/run-local.js';
+import { type LocalRunner } from '../../src/node/runner/run-local.js';
 import { createSandboxedRunner } from '../../src/node/runner/run-sandboxed.js';
 import { DEFAULT_AGENT_LIMITS } from '../../src/node/runner/agent-process.js';
 import { imageBytes } from '../../src/node/runner/state-image.js';
@@ -18,9 +17,8 @@ import { processesOfUid } from '../../src/node/runner/uid-scrub.js';
 import { AGENT_IDS } from '../../src/contract/agents.js';
 import { agentProgram, installTestBundle } from '../helpers/bundles.js';
 import { waitFor } from '../helpers/funnel.js';
-import { REPO_ROOT } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
-import { openDir, processesOf, removeOpenDirs, sandboxAvailable } from './sandbox-support.js';
+import { aRun, processesOf, removeOpenDirs, sandboxAvailable, sandboxedHome } from './sandbox-support.js';
 import { FILTERED, keyName, killedBySigsys, NODE_WORKS, releaseNodeIn, SYSCALL_PROBE, writeOtherAbiPrograms } from './syscall-probe.js';
 import { LAUNCHER_PROBE, probeSeen, REFUSED } from './launcher-probe.js';
 
@@ -33,35 +31,8 @@ afterAll(() => {
   removeOpenDirs();
 });
 
-const aRun = (agentId: string, input: unknown = {}) => ({
-  run_id: randomUUID(),
-  agent_id: agentId,
-  user_id: 'hostile@example.com',
-  tier: 'svc_starter_agents',
-  input,
-});
-
-/**
- * A node home and its runner: a mkdtemp closed to others (the sandbox makes its own way to what the agent needs), or
- * `open`, where a host keeps one (/opt: every user may pass), with var/ 0711 as install makes it.
- */
-function nodeHome(
-  limits: Partial<typeof DEFAULT_AGENT_LIMITS> = {},
-  options: { open?: boolean } = {},
-): { home: string; runner: LocalRunner } {
-  const home = options.open === true ? openDir('hostile-open-home-') : tempDir('hostile-home-');
-  mkdirSync(join(home, 'etc'));
-  mkdirSync(join(home, 'var'), { mode: 0o711 });
-  chmodSync(join(home, 'var'), 0o711);
-  const runner = createLocalRunner({
-    home,
-    varDir: join(home, 'var'),
-    packageDir: REPO_ROOT,
-    isolation: 'bubblewrap',
-    limits: { timeoutMs: 60_000, ...limits },
-  });
-  return { home, runner };
-}
+const nodeHome = (limits: Partial<typeof DEFAULT_AGENT_LIMITS> = {}, options: { open?: boolean } = {}) =>
+  sandboxedHome('bubblewrap', limits, { ...options });
 
 /** What each run of a probe saw: its uid, and what it could read or write where it should not. */
 const PROBE = agentProgram(`const fs = await import('node:fs');

@@ -1,6 +1,7 @@
 // What the sandbox tests need of the host, and how they find a run's processes from outside it.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { systemClock } from '../../src/lib/clock.js';
@@ -8,11 +9,14 @@ import type { SqliteDatabase } from '../../src/lib/sqlite.js';
 import type { AgentIsolation } from '../../src/node/host/config.js';
 import { nodePaths } from '../../src/node/host/location.js';
 import type { AgentLimits } from '../../src/node/runner/agent-process.js';
+import { createLocalRunner, type LocalRunner } from '../../src/node/runner/run-local.js';
 import type { RunDeps } from '../../src/node/runs/run-agent.js';
 import { ServiceClient } from '../../src/node/service/service-client.js';
 import { openNodeStore } from '../../src/node/store/database.js';
 import { nodeCaller, type NodeCaller } from '../../src/node/work/caller.js';
 import { packageForOtherUsers } from '../helpers/staged-for-others.js';
+import { REPO_ROOT } from '../helpers/svc-api.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** The user systemd's stand-in runs agent-exec as. */
 export const NOBODY = 65534;
@@ -180,4 +184,39 @@ export function testNodeCaller(
     ...options,
   });
   return { caller, db, client, deps: { db, client, clock: systemClock, caller, source: 'cli', pid: process.pid } };
+}
+
+/** A run of `agentId` for the hostile user, as the service hands one to a node. */
+export const aRun = (agentId: string, input: unknown = {}) => ({
+  run_id: randomUUID(),
+  agent_id: agentId,
+  user_id: 'hostile@example.com',
+  tier: 'svc_starter_agents',
+  input,
+});
+
+/**
+ * A node home and its runner in `isolation`: a mkdtemp closed to others (the sandbox makes its own way to what the
+ * agent needs), or `open`, where a host keeps one (/opt: every user may pass), with var/ 0711 as install makes it.
+ * `loot`: a credential and a database left readable in it, for the agent to try to steal.
+ */
+export function sandboxedHome(
+  isolation: 'bubblewrap' | 'unshare',
+  limits: Partial<AgentLimits> = {},
+  options: { open?: boolean; loot?: boolean } = {},
+): { home: string; runner: LocalRunner } {
+  const home = options.open === true ? openDir(`${isolation}-open-home-`) : tempDir(`${isolation}-home-`);
+  mkdirSync(join(home, 'etc'));
+  if (options.loot === true) writeFileSync(join(home, 'etc', 'credentials.json'), '{"node":{"credential":"svcn_secret"}}', { mode: 0o644 });
+  mkdirSync(join(home, 'var'), { mode: 0o711 });
+  chmodSync(join(home, 'var'), 0o711);
+  if (options.loot === true) writeFileSync(join(home, 'var', 'swarm-node.db'), 'the database', { mode: 0o644 });
+  const runner = createLocalRunner({
+    home,
+    varDir: join(home, 'var'),
+    packageDir: REPO_ROOT,
+    isolation,
+    limits: { timeoutMs: 60_000, ...limits },
+  });
+  return { home, runner };
 }

@@ -5,19 +5,16 @@
 // directories; the run's limits hold as under bubblewrap. (A daemon killed mid-run takes its run along: the demo's
 // test, test/demo/demo.test.ts, kills one under this mode.)
 import { spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLocalRunner, type LocalRunner } from '../../src/node/runner/run-local.js';
 import { AGENT_UID_BASE, AGENT_UID_COUNT } from '../../src/node/runner/agent-ids.js';
 import type { DEFAULT_AGENT_LIMITS } from '../../src/node/runner/agent-process.js';
 import { resolveIsolation } from '../../src/node/runner/isolation.js';
 import { agentProgram, installTestBundle } from '../helpers/bundles.js';
-import { REPO_ROOT } from '../helpers/svc-api.js';
-import { removeTempDirs, tempDir } from '../helpers/temp.js';
-import { openDir, removeOpenDirs } from './sandbox-support.js';
+import { removeTempDirs } from '../helpers/temp.js';
+import { aRun, removeOpenDirs, sandboxedHome } from './sandbox-support.js';
 
 const HOSTILE = 'agent_ops_monitor_004';
 const OTHER = 'agent_research_rag_015';
@@ -33,34 +30,8 @@ afterAll(() => {
   removeOpenDirs();
 });
 
-const aRun = (agentId: string, input: unknown = {}) => ({
-  run_id: randomUUID(),
-  agent_id: agentId,
-  user_id: 'hostile@example.com',
-  tier: 'svc_starter_agents',
-  input,
-});
-
-/** A node home (closed to others, or `open` as /opt is) with a credential and a database to steal, and its runner. */
-function nodeHome(
-  limits: Partial<typeof DEFAULT_AGENT_LIMITS> = {},
-  options: { open?: boolean } = {},
-): { home: string; runner: LocalRunner } {
-  const home = options.open === true ? openDir('unshare-open-home-') : tempDir('unshare-home-');
-  mkdirSync(join(home, 'etc'));
-  writeFileSync(join(home, 'etc', 'credentials.json'), '{"node":{"credential":"svcn_secret"}}', { mode: 0o644 });
-  mkdirSync(join(home, 'var'), { mode: 0o711 });
-  chmodSync(join(home, 'var'), 0o711);
-  writeFileSync(join(home, 'var', 'swarm-node.db'), 'the database', { mode: 0o644 });
-  const runner = createLocalRunner({
-    home,
-    varDir: join(home, 'var'),
-    packageDir: REPO_ROOT,
-    isolation: 'unshare',
-    limits: { timeoutMs: 60_000, ...limits },
-  });
-  return { home, runner };
-}
+const nodeHome = (limits: Partial<typeof DEFAULT_AGENT_LIMITS> = {}, options: { open?: boolean } = {}) =>
+  sandboxedHome('unshare', limits, { ...options, loot: true });
 
 /** What a run saw: its uid, what it could read or write where it should not, the processes it sees, the network. */
 const PROBE = agentProgram(`const fs = await import('node:fs');
