@@ -1,4 +1,12 @@
+import { delimiter } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * swarm-node and svc-api on the tests' PATH, as on a host where the package is installed: the programs then name
+ * themselves bare in what they print (src/cli/program-word.ts). A test of a checkout's own words runs without it.
+ */
+const ON_PATH = fileURLToPath(new URL('test/helpers/on-path', import.meta.url));
 
 /**
  * The API tests that run on PostgreSQL too (docs/operations.md "Running the tests on PostgreSQL"): those that go
@@ -48,6 +56,7 @@ const RELEASE_TESTS = 'test/install/release-*.test.ts';
 export default defineConfig({
   test: {
     testTimeout: 30_000,
+    env: { PATH: `${ON_PATH}${delimiter}${process.env.PATH ?? '/usr/bin:/bin'}` },
     hookTimeout: 30_000,
     pool: 'forks',
     // Two cores: more workers only add contention between real servers and subprocesses. Each worker runs file after

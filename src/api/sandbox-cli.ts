@@ -2,6 +2,7 @@
 // sandbox's outbox, from a shell, over HTTP to a running `svc-api --sandbox` (the endpoints of docs/api.md "The
 // sandbox payment provider", "Mail"), so an operator trying the sandbox needs no API reference to pay, sign in and
 // fund. The service is --base-url, else SVC_BASE_URL (as swarm-node reads it), else the local default.
+import { programWord, searchPath } from '../lib/program-word.js';
 import { parseArgs } from 'node:util';
 import { SvcError } from '../contract/errors.js';
 import { formatDollars, parseDollarsToCents } from '../contract/money.js';
@@ -58,8 +59,14 @@ interface Io {
 type Values = Record<string, string | boolean | undefined>;
 
 /** Runs one sandbox command; returns the exit code. */
-export async function runSandboxCommand(argv: string[], io: Io = process, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function runSandboxCommand(
+  argv: string[],
+  io: Io = process,
+  env: NodeJS.ProcessEnv = process.env,
+  entryScript: string | undefined = process.argv[1],
+): Promise<number> {
   const json = argv.includes('--json');
+  const typed = asTyped(entryScript, env);
   try {
     const { values, positionals } = parse(argv);
     if (values.help === true) {
@@ -73,7 +80,7 @@ export async function runSandboxCommand(argv: string[], io: Io = process, env: N
     // A next step printed for this service names it, unless it is the default: it must work as printed.
     const target = baseUrl === DEFAULT_BASE_URL ? '' : ` --base-url ${baseUrl}`;
     const result = await dispatch(command, values, rest, provider, target);
-    io.stdout.write(json ? `${JSON.stringify(result.document, null, 2)}\n` : `${result.human}\n`);
+    io.stdout.write(json ? `${JSON.stringify(result.document, null, 2)}\n` : `${typed(result.human)}\n`);
     return 0;
   } catch (error) {
     const failure = error instanceof SvcError ? error : new SvcError('failed', (error as Error).message);
@@ -81,10 +88,24 @@ export async function runSandboxCommand(argv: string[], io: Io = process, env: N
       const { code, message, remedy } = failure;
       io.stdout.write(`${JSON.stringify({ error: { code, message, ...(remedy === undefined ? {} : { remedy }) } }, null, 2)}\n`);
     } else {
-      io.stderr.write(`svc-api sandbox: ${failure.message}\n${failure.remedy === undefined ? '' : `${failure.remedy}\n`}`);
+      io.stderr.write(`svc-api sandbox: ${failure.message}\n${failure.remedy === undefined ? '' : `${typed(failure.remedy)}\n`}`);
     }
     return exitCodeOf(failure);
   }
+}
+
+/**
+ * A person's text with each svc-api and swarm-node command naming the program as their shell finds it: in a
+ * checkout neither is on the PATH, and `Next: svc-api sandbox confirm …` must run as printed (program-word.ts).
+ */
+function asTyped(entryScript: string | undefined, env: NodeJS.ProcessEnv): (text: string) => string {
+  const dirs = searchPath(env.PATH);
+  const svcApi = programWord('svc-api', entryScript, process.cwd(), dirs);
+  const swarmNode = programWord('swarm-node', entryScript, process.cwd(), dirs);
+  return (text) =>
+    text
+      .replace(/(?<![\w/.-])svc-api (?=sandbox |--sandbox )/g, `${svcApi} `)
+      .replace(/(?<![\w/.-])swarm-node (?=login )/g, `${swarmNode} `);
 }
 
 function parse(args: string[]): { values: Values; positionals: string[] } {

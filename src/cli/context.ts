@@ -25,7 +25,7 @@ import type { RunCaller } from '../node/runs/run-agent.js';
 import type { ServiceClient } from '../node/service/service-client.js';
 import type { NodeCaller } from '../node/work/caller.js';
 import { commandTable, Invocation, type CommandTable } from './invocation.js';
-import { programWordForSudo } from './program-word.js';
+import { programWord, programWordForSudo, searchPath } from '../lib/program-word.js';
 import { Output } from './output.js';
 import { VERSION } from './version.js';
 
@@ -79,6 +79,7 @@ export class CommandContext {
       baseUrl,
       node: () => ({ home: this.paths.home, name: this.paths.name }),
       programForSudo: () => programWordForSudo(entryScript, process.cwd()),
+      programOnPath: () => programWord('swarm-node', entryScript, process.cwd(), searchPath(env.PATH)),
     });
     this.output = new Output({
       json: flags.json === true,

@@ -30,6 +30,8 @@ export interface InvocationInputs {
   baseUrl: string | undefined;
   /** How a `sudo` command names this program (program-word.ts); `swarm-node` when not given. */
   programForSudo?: () => string;
+  /** How a command the person types names this program: what their PATH finds (program-word.ts); `swarm-node` when not given. */
+  programOnPath?: () => string;
 }
 
 /** A command found in a text: where it starts and ends, and what it says. */
@@ -135,11 +137,10 @@ export class Invocation {
     const root = byRoot && !has('--root') ? ['--root', quoted(where.root!)] : [];
     // A staging root is written as its owner, not as root (install --root is how a non-root user stages a node).
     const sudo = where.root !== undefined ? '' : command.sudo.trim();
-    // sudo looks for the program on its own PATH, where this one may not be yet (program-word.ts).
-    const program =
-      sudo !== '' && command.program === 'swarm-node'
-        ? (safely(this.#inputs.programForSudo ?? (() => 'swarm-node')) ?? 'swarm-node')
-        : command.program;
+    // sudo looks for the program on its own PATH, where this one may not be yet; the person's shell on theirs, where
+    // a checkout's is not (program-word.ts).
+    const named = sudo !== '' ? this.#inputs.programForSudo : this.#inputs.programOnPath;
+    const program = command.program === 'swarm-node' ? (safely(named ?? (() => 'swarm-node')) ?? 'swarm-node') : command.program;
     return [
       sudo,
       command.environment.trim(),

@@ -2,6 +2,8 @@
 // sandbox API and the service (a payment the service accepts, a wallet credited).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createServer } from 'node:net';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { TestService } from '../helpers/svc-api.js';
 import { runProgram, type CliResult } from '../helpers/cli.js';
 import { MERCHANT_ID, mailedCode, signIn } from '../helpers/funnel.js';
@@ -63,6 +65,26 @@ describe('svc-api sandbox pay and confirm', () => {
     expect(paid.stdout).toContain('amount    $12.50');
     expect(paid.stdout).toContain(`Next: svc-api sandbox confirm ${paymentId}`);
     expect((await apiClient(api.baseUrl).get(`/sandbox/payments/${paymentId}`)).body.amount_cents).toBe(1250);
+  });
+
+  it('in a checkout, whose svc-api is on no PATH, the next steps name ./bin/svc-api.js and ./bin/swarm-node.js, which run as printed', async () => {
+    const checkout = join(SVC_API_BIN, '..', '..');
+    const path = (process.env.PATH ?? '/usr/bin:/bin')
+      .split(':')
+      .filter((dir) => !existsSync(join(dir, 'svc-api')))
+      .join(':');
+    const email = uniqueEmail('checkout');
+    const inCheckout = { env: { PATH: path }, cwd: checkout };
+    const paid = await runProgram(
+      'node',
+      [SVC_API_BIN, 'sandbox', 'pay', '--offer', 'svc_starter_agents', '--email', email, '--base-url', api.baseUrl],
+      inCheckout,
+    );
+    const next = /Next: (.*)/.exec(paid.stdout)?.[1];
+    expect(next).toMatch(/^\.\/bin\/svc-api\.js sandbox confirm pay_[0-9a-f]+ --base-url /);
+    const confirmed = await runProgram('/bin/sh', ['-c', next!], inCheckout);
+    expect(confirmed.exitCode, confirmed.stderr).toBe(0);
+    expect(confirmed.stdout).toContain(`  ./bin/swarm-node.js login --email ${email}`);
   });
 });
 

@@ -1,9 +1,9 @@
-// How a printed `sudo` command names the program (src/cli/program-word.ts): sudo's secure_path, not the user's PATH,
+// How a printed `sudo` command names the program (src/lib/program-word.ts): sudo's secure_path, not the user's PATH,
 // decides what `sudo swarm-node` runs, so before install a remedy names the package's own bin/swarm-node.
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { programWordForSudo } from '../../src/cli/program-word.js';
+import { programWord, programWordForSudo, searchPath } from '../../src/lib/program-word.js';
 import { tempDir } from '../helpers/temp.js';
 
 /** An unpacked package: bin/swarm-node.js and, in a release, the wrapper bin/swarm-node beside it. */
@@ -47,11 +47,36 @@ describe('the program a sudo command names', () => {
     const installed = join(dir, 'installed-bin');
     mkdirSync(installed);
     symlinkSync(join(current, 'bin', 'swarm-node'), join(installed, 'swarm-node'));
-    expect(programWordForSudo(entry, tempDir(), [sudoPath, installed])).toBe('swarm-node');
+    expect(programWordForSudo(entry, tempDir(), [installed, sudoPath])).toBe('swarm-node');
+    // The first the search finds is what runs: ours behind the other release's does not count.
+    expect(programWordForSudo(entry, tempDir(), [sudoPath, installed])).toBe(join(entry, '..', 'swarm-node'));
   });
 
   it('is swarm-node when the running script is not ours (a test runner building the program in its process)', () => {
     expect(programWordForSudo(process.argv[1], process.cwd(), [])).toBe('swarm-node');
     expect(programWordForSudo(undefined, process.cwd(), [])).toBe('swarm-node');
+  });
+});
+
+describe('the program a command the person types names', () => {
+  it('is the path as typed in a checkout, whose programs are on no PATH, and the bare name once one links them', () => {
+    const dir = tempDir();
+    const checkout = join(dir, 'checkout');
+    const entry = unpackedPackage(dir, 'checkout', false);
+    writeFileSync(join(checkout, 'bin', 'svc-api.js'), '#!/usr/bin/env node\n');
+    const path = searchPath(`${join(dir, 'empty')}:/usr/bin`);
+    expect(programWord('swarm-node', entry, checkout, path)).toBe('./bin/swarm-node.js');
+    // svc-api names its sibling as well: `svc-api sandbox confirm` prints the swarm-node login that follows.
+    expect(programWord('svc-api', entry, checkout, path)).toBe('./bin/svc-api.js');
+    const linked = join(dir, 'linked');
+    mkdirSync(linked);
+    symlinkSync(entry, join(linked, 'swarm-node'));
+    expect(programWord('swarm-node', entry, checkout, searchPath(`${linked}:/usr/bin`))).toBe('swarm-node');
+    expect(programWord('svc-api', entry, checkout, searchPath(`${linked}:/usr/bin`))).toBe('./bin/svc-api.js');
+  });
+
+  it('reads an unset or empty PATH as no directory', () => {
+    expect(searchPath(undefined)).toEqual([]);
+    expect(searchPath('::/bin:')).toEqual(['/bin']);
   });
 });

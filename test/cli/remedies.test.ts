@@ -15,7 +15,7 @@ import { ERROR_CODES } from '../../src/contract/errors.js';
 import { readCredentials, writeCredentials } from '../../src/node/identity/credentials.js';
 import { asPrinted, nodeEnv, runProgram, swarmNode, type CliResult } from '../helpers/cli.js';
 import { activatedSession, payAndConfirm, signIn } from '../helpers/funnel.js';
-import { useSvcApi } from '../helpers/svc-api.js';
+import { SWARM_NODE_BIN, useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { signedInNode, walletBalance } from './fixtures.js';
 import { HOLE, remedyTexts } from './remedy-texts.js';
@@ -98,6 +98,22 @@ describe('the remedies a person meets, run as printed', () => {
     }
     return commands.map((command) => command.text);
   }
+
+  it('in a checkout, whose swarm-node is on no PATH: the login it names is ./bin/swarm-node.js, and runs as printed there', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'remedy-checkout' });
+    expect((await swarmNode(['logout', '--local'], { env: node.env })).exitCode).toBe(0);
+    // The checkout's own bin/, run from its root by a shell whose PATH has no swarm-node (the tests' has one).
+    const checkout = join(SWARM_NODE_BIN, '..', '..');
+    const path = (process.env.PATH ?? '/usr/bin:/bin')
+      .split(':')
+      .filter((dir) => !existsSync(join(dir, 'swarm-node')))
+      .join(':');
+    const refused = await swarmNode(['register', AGENT], { env: { ...node.env, PATH: path }, cwd: checkout });
+    expect(refused.exitCode).toBe(4);
+    const login = `SWARM_NODE_HOME=${node.home} ./bin/swarm-node.js login --email ${node.email} --base-url ${service.baseUrl}`;
+    expect(await followRemedy(refused, node.email)).toEqual([login]);
+    expect((await swarmNode(['register', AGENT], { env: node.env })).exitCode).toBe(0);
+  });
 
   it('register when not signed in: the login it names, typed in another shell, signs in this home', async () => {
     const node = await signedInNode(service.baseUrl, { label: 'remedy-signed-out' });
@@ -183,15 +199,16 @@ describe('the remedies a person meets, run as printed', () => {
     });
     expect(installed.exitCode, installed.stderr).toBe(0);
     const home = join(root, 'opt/svc/swarm-node/nodes/gpu');
-    // The node's own binary, on a shell without the environment of a test node.
+    // The node's own binary, on a shell without the environment of a test node whose PATH finds it there.
     const bin = join(root, 'usr/local/bin/swarm-node');
-    const refused = await runProgram(bin, ['--node', 'gpu', 'whoami'], { env: { NO_COLOR: '1' }, extendEnv: false });
+    const shell = { NO_COLOR: '1', PATH: `${join(root, 'usr/local/bin')}:${process.env.PATH ?? '/usr/bin:/bin'}` };
+    const refused = await runProgram(bin, ['--node', 'gpu', 'whoami'], { env: shell, extendEnv: false });
     expect(refused.exitCode).toBe(4);
     expect(await followRemedy(refused, email)).toEqual([`SWARM_NODE_HOME=${home} swarm-node login --email ${email} --node gpu`]);
     expect(readCredentials(join(home, 'etc', 'credentials.json')).jwt?.sub).toBe(email);
 
     // An install command takes --root itself: the purge it names removes that node, and only it.
-    const unconfirmed = await runProgram(bin, ['--node', 'gpu', 'uninstall', '--purge'], { env: { NO_COLOR: '1' }, extendEnv: false });
+    const unconfirmed = await runProgram(bin, ['--node', 'gpu', 'uninstall', '--purge'], { env: shell, extendEnv: false });
     expect(unconfirmed.exitCode).toBe(2);
     const [purge] = printedCommands(remedyOf(unconfirmed));
     expect(purge!.text).toBe(`swarm-node uninstall --purge --yes --root ${root} --node gpu`);

@@ -3,7 +3,7 @@
 // on the PATH (the built package) and `sudo` standing for itself (the tests run as root already). A command that
 // asks something runs in a pseudo-terminal and is answered as a person would: the address it suggests, then the
 // code from the mail.
-import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execa } from 'execa';
 import { join } from 'node:path';
 import { commandsIn, commandTable, type CommandInText } from '../../src/cli/invocation.js';
@@ -19,15 +19,18 @@ const COMMANDS = commandTable(buildProgram().commands[0]!);
 
 let shims: { dir: string; bin: string } | undefined;
 
-/** A directory with `swarm-node` (the built package, as installed on the PATH) and `sudo` (`env "$@"`: root already). */
+/**
+ * A directory with `swarm-node` (a link to the built package, as install puts one on the PATH: the program then
+ * names itself bare) and `sudo` (`env "$@"`: root already).
+ */
 function shimDir(): string {
   const bin = stagedSwarmNodeBin();
   // Made again when a suite's removeTempDirs() took it, or the package it runs, away.
   if (shims !== undefined && shims.bin === bin && existsSync(join(shims.dir, 'swarm-node'))) return shims.dir;
   const dir = tempDir('remedy-path-');
-  writeFileSync(join(dir, 'swarm-node'), `#!/bin/sh\nexec "${process.execPath}" "${bin}" "$@"\n`);
+  symlinkSync(bin, join(dir, 'swarm-node'));
   writeFileSync(join(dir, 'sudo'), '#!/bin/sh\nexec env "$@"\n');
-  for (const name of ['swarm-node', 'sudo']) chmodSync(join(dir, name), 0o755);
+  chmodSync(join(dir, 'sudo'), 0o755);
   shims = { dir, bin };
   return dir;
 }

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { spawn, type IPty } from 'node-pty';
-import { stagedPackage } from '../install/support.js';
+import { stagedOnPath, stagedPackage } from '../install/support.js';
 
 export const KEY = {
   enter: '\r',
@@ -49,6 +49,8 @@ export interface PtyOptions {
  */
 export function spawnSwarmNodePty(args: string[], env: Record<string, string>, options: PtyOptions = {}): PtySession {
   const bin = stagedSwarmNodeBin();
+  // The staged package on the PATH, as installed: what it prints names it bare (src/lib/program-word.ts).
+  env = { PATH: `${stagedOnPath()}:${process.env.PATH ?? '/usr/bin:/bin'}`, ...env };
   return options.columns === undefined
     ? spawnPty(process.execPath, [bin, ...args], env)
     : spawnPty(

@@ -1,7 +1,7 @@
 // Helpers for the install tests: run a swarm-node binary (the repo's, or one installed under a scratch root) with a
 // clean environment, snapshot a tree, and fake a newer version by re-labelling a copy of an installed release.
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { runProgram, type CliResult } from '../helpers/cli.js';
 import { SWARM_NODE_BIN } from '../helpers/svc-api.js';
@@ -14,7 +14,12 @@ export type Run = CliResult;
 
 /** The environment of a fresh shell: no proxy, token or home leaks in from the test runner. */
 export function cleanEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root', NO_COLOR: '1' };
+  // The staged package on the PATH, as installed: what it prints names it bare (src/lib/program-word.ts).
+  const env: Record<string, string> = {
+    PATH: `${stagedOnPath()}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+    HOME: process.env.HOME ?? '/root',
+    NO_COLOR: '1',
+  };
   for (const [key, value] of Object.entries(extra)) if (value !== undefined) env[key] = value;
   return env;
 }
@@ -25,6 +30,18 @@ export function run(
   options: { env?: Record<string, string | undefined>; input?: string; cwd?: string; timeoutMs?: number } = {},
 ): Promise<Run> {
   return runProgram(command, args, { ...options, env: cleanEnv(options.env), extendEnv: false, timeoutMs: options.timeoutMs ?? 60_000 });
+}
+
+/** A directory with links named swarm-node and svc-api to the staged package's bin/ scripts. */
+export function stagedOnPath(): string {
+  const bin = join(stagedPackage(), 'bin');
+  // Beside the package, not in it: a release built from the package must not carry it.
+  const dir = join(stagedPackage(), '..', 'on-path');
+  if (!existsSync(dir)) {
+    mkdirSync(dir);
+    for (const program of ['swarm-node', 'svc-api']) symlinkSync(join(bin, `${program}.js`), join(dir, program));
+  }
+  return dir;
 }
 
 let staged: string | undefined;
