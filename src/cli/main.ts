@@ -1,7 +1,7 @@
 // swarm-node: runs the command tree of program.ts. This file is the one exit boundary: commands throw typed errors
 // and nothing else calls process.exit.
 import { CommanderError, type Command } from 'commander';
-import { SvcError, isErrorCode } from '../contract/errors.js';
+import { ERROR_CODES, SvcError, isErrorCode } from '../contract/errors.js';
 import { closeContexts, commandOwnsSignals, exitWhenDoneRequested, lastContext } from './context.js';
 import { EXIT_CODES, exitCodeFor } from './exit-codes.js';
 import { Output, loadStyles } from './output.js';
@@ -34,7 +34,8 @@ export async function runCli(argv: string[]): Promise<number> {
     const context = lastContext();
     // The command's own output, when it got that far: it knows whether a result was written (output.ts error()).
     const output = context?.output ?? new Output({ json: argv.includes('--json'), color: !argv.includes('--no-color') });
-    const found = toSvcError(error, commandPathOf(program, argv.slice(2)));
+    const commandPath = commandPathOf(program, argv.slice(2));
+    const found = inCommandLineTerms(toSvcError(error, commandPath), commandPath);
     const failure = context === undefined ? found : localized(found, context.enrollCommand());
     output.error(failure);
     return exitCodeFor(failure.code);
@@ -58,6 +59,21 @@ function toSvcError(error: unknown, commandPath: string[]): SvcError {
   if (process.env.SWARM_NODE_DEBUG) process.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
   return new SvcError('failed', `unexpected failure: ${(error as Error)?.message ?? String(error)}`, {
     remedy: 'Run again with SWARM_NODE_DEBUG=1 for details, and report it.',
+  });
+}
+
+/**
+ * A request the service refused, in the words of the command line: its remedy speaks of a request body, which the
+ * person never wrote; they gave options and arguments. A command that knows which flag filled which field says so
+ * in the message as well (flag-terms.ts).
+ */
+function inCommandLineTerms(error: SvcError, commandPath: string[]): SvcError {
+  if (error.code !== 'invalid_request' || error.remedy !== ERROR_CODES.invalid_request.remedy) return error;
+  return new SvcError(error.code, error.message, {
+    remedy: `Correct what the message names and run the command again (its options: swarm-node ${[...commandPath, '--help'].join(' ')}).`,
+    extensions: error.extensions,
+    status: error.status,
+    cause: error,
   });
 }
 

@@ -171,6 +171,21 @@ export const AgentsResponse = Type.Array(
 );
 export type AgentsResponse = Static<typeof AgentsResponse>;
 
+// GET /v1/swarm/agents/{agent_id}: one agent as a run of the caller would execute it: the version, where it comes
+// from (the caller's current upload, else the built-in agent) and the input_schema its input is checked against.
+export const AgentDetailResponse = Type.Object({
+  agent_id: Type.String(),
+  name: Type.String(),
+  price_cents: Type.Integer(),
+  own: Type.Optional(Type.Boolean()),
+  source: Type.Union([Type.Literal('built_in'), Type.Literal('upload')]),
+  version: Type.String(),
+  /** The upload's digest; null for the built-in agent. */
+  digest: Type.Union([Type.String(), Type.Null()]),
+  input_schema: Type.Record(Type.String(), Type.Unknown()),
+});
+export type AgentDetailResponse = Static<typeof AgentDetailResponse>;
+
 // GET /v1/swarm/wallet
 export const WalletResponse = Type.Object({
   user_id: Type.String(),

@@ -95,7 +95,11 @@ describe('swarm-node runs: the service history', () => {
     expect((await swarmNode(['runs', '--agent', 'nope'], { env: node.env })).exitCode).toBe(5);
     const since = await swarmNode(['--json', 'runs', '--since', 'yesterday'], { env: node.env });
     expect(since.exitCode).toBe(2);
-    expect(since.json.error.message).toContain('since must be an ISO 8601 time');
+    expect(since.json.error.message).toContain('--since must be an ISO 8601 time');
+    // In the words of the command line: the flag and the command, not a request body.
+    expect(since.json.error.remedy).toContain('Correct what the message names and run the command again (its options: ');
+    expect(since.json.error.remedy).toContain(' runs --help');
+    expect(since.json.error.remedy).not.toContain('request body');
   });
 });
 

@@ -15,7 +15,7 @@ import { CONTRACT_INPUTS, contractInputFlags } from '../helpers/bundles.js';
 import { fundWallet, signIn, waitFor } from '../helpers/funnel.js';
 import { httpRequest, type ApiResponse } from '../helpers/http.js';
 import { uniqueEmail } from '../helpers/temp.js';
-import { stagedPackage } from '../install/support.js';
+import { stagedOnPath, stagedPackage } from '../install/support.js';
 import { installTestAgents, type AgentBehaviour } from './agents.js';
 
 /** Fast ticks and short backoffs, so a test sees in seconds what a node does in minutes. */
@@ -26,7 +26,9 @@ export function swarmNodeBin(): string {
 }
 
 export function cli(node: NodeEnv, args: string[], input?: string): Promise<CliResult> {
-  return runProgram('node', [swarmNodeBin(), ...args], { env: node.env, ...(input === undefined ? {} : { input }) });
+  // The staged package on the PATH, as installed: what it prints names it bare (src/lib/program-word.ts).
+  const env = { PATH: `${stagedOnPath()}:${process.env.PATH ?? '/usr/bin:/bin'}`, ...node.env };
+  return runProgram('node', [swarmNodeBin(), ...args], { env, ...(input === undefined ? {} : { input }) });
 }
 
 export interface TestNode extends NodeEnv {

@@ -38,7 +38,10 @@ describe('swarm-node doctor', () => {
   });
   /** The installed binary finds its own root from where it lives. */
   const doctor = (args: string[] = [], env: Record<string, string> = {}) =>
-    run(join(root, 'usr/local/bin/swarm-node'), ['doctor', ...args], { env });
+    // The install's own link on the PATH, as install puts it there: its remedies name it bare.
+    run(join(root, 'usr/local/bin/swarm-node'), ['doctor', ...args], {
+      env: { PATH: `${join(root, 'usr/local/bin')}:${process.env.PATH ?? '/usr/bin:/bin'}`, ...env },
+    });
   const byName = (checks: Check[]) => Object.fromEntries(checks.map((check) => [check.name, check]));
 
   it('passes on a fresh install: every check listed, the missing access token only a warning', async () => {

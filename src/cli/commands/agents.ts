@@ -3,11 +3,16 @@
 import { Command } from 'commander';
 import { formatDollars } from '../../contract/money.js';
 import { contextFor } from '../context.js';
+import { agentsShowCommand } from './agents-show.js';
 
 export function agentsCommand(): Command {
   return new Command('agents')
     .description('list the agents you can run, with their price per run (your own agents too, when signed in)')
-    .addHelpText('after', "\nExample:\n  $ swarm-node agents\n  $ swarm-node agents --json | jq -r '.agents[].agent_id'")
+    .addCommand(agentsShowCommand())
+    .addHelpText(
+      'after',
+      "\nswarm-node agents show AGENT_ID prints one agent's input and a run to start from.\n\nExample:\n  $ swarm-node agents\n  $ swarm-node agents show agent_research_rag_015\n  $ swarm-node agents --json | jq -r '.agents[].agent_id'",
+    )
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
       const { agentCatalog } = await import('../../node/service/catalog.js');

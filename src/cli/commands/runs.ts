@@ -7,6 +7,7 @@ import { SvcError } from '../../contract/errors.js';
 import { MAX_RUNS_PAGE } from '../../contract/job-limits.js';
 import { formatDollars } from '../../contract/money.js';
 import { RUN_STATUSES } from '../../contract/run-status.js';
+import { inFlagTerms, type FlagTerms } from '../../lib/flag-terms.js';
 import { UUID_PATTERN } from '../../contract/uuid.js';
 import { countParser } from '../count-option.js';
 import { contextFor } from '../context.js';
@@ -14,6 +15,14 @@ import { shortTime, table } from '../table.js';
 import { runsShowCommand } from './runs-show.js';
 
 const MAX_LOCAL_LIMIT = 10_000;
+
+/**
+ * The query fields this command fills from its flags: a refusal of one (`since must be an ISO 8601 time`) names the
+ * flag (the CLI's entry words the remedy). Only a refused request: other errors' words stay.
+ */
+const RUNS_TERMS: FlagTerms = {
+  fields: { agent_id: '--agent', status: '--status', node_id: '--node-id', since: '--since', until: '--until', cursor: '--cursor' },
+};
 const NODE_ID = new RegExp(UUID_PATTERN);
 
 function checkNodeId(value: string): void {
@@ -76,15 +85,19 @@ Example:
         if (options.agent !== undefined)
           await (await import('../../node/service/catalog.js')).agentToRun(await ctx.client(), options.agent, jwt.token);
         const { RunsApi } = await import('../../node/service/runs-api.js');
-        const page = await new RunsApi(await ctx.client()).list(jwt.token, {
-          agent_id: options.agent,
-          status: options.status,
-          node_id: options.nodeId,
-          since: options.since,
-          until: options.until,
-          limit,
-          cursor: options.cursor,
-        });
+        const page = await new RunsApi(await ctx.client())
+          .list(jwt.token, {
+            agent_id: options.agent,
+            status: options.status,
+            node_id: options.nodeId,
+            since: options.since,
+            until: options.until,
+            limit,
+            cursor: options.cursor,
+          })
+          .catch((error: unknown) => {
+            throw error instanceof SvcError && error.code === 'invalid_request' ? inFlagTerms(error, RUNS_TERMS) : error;
+          });
         ctx.output.result(page, ({ runs, next_cursor: next }, style) => {
           if (runs.length === 0) return '';
           const rows = table(

@@ -32,6 +32,21 @@ export function missingInputs(schema: Record<string, unknown>, given: readonly s
   return missing.map((name) => ({ name, description: describe(name, properties[name]) }));
 }
 
+/**
+ * An input a first run can start from: each input the schema cannot run without (missingInputs), valued by the
+ * schema's own `examples` (its first), else its `default`, else `<name>` for the person to fill in.
+ */
+export function exampleInput(schema: Record<string, unknown>): Record<string, unknown> {
+  const properties = isObject(schema.properties) ? (schema.properties as Record<string, { examples?: unknown; default?: unknown }>) : {};
+  const example: Record<string, unknown> = {};
+  for (const { name } of missingInputs(schema, [])) {
+    const property = properties[name];
+    example[name] =
+      Array.isArray(property?.examples) && property.examples.length > 0 ? property.examples[0] : (property?.default ?? `<${name}>`);
+  }
+  return example;
+}
+
 /** How the flag that gives a field reads in a usage error: `--input question=<value>`. */
 export function inputFlag(field: InputField): string {
   return `--input ${field.name}=<value>`;

@@ -17,6 +17,7 @@ import {
 } from './http/transport.js';
 import type {
   ActivateResponse,
+  AgentDetailResponse,
   AgentsResponse,
   DocsSectionResponse,
   EnrollResponse,
@@ -95,6 +96,16 @@ export class ServiceClient {
   /** The catalog; with a bearer (the JWT or a node credential) the user's own agents too (docs/api.md "Agents of one's own"). */
   agents(bearer?: string): Promise<AgentsResponse> {
     return this.#body({ method: 'GET', path: '/v1/swarm/agents', retrySafe: true, ...(bearer === undefined ? {} : { bearer }) });
+  }
+
+  /** One agent as the bearer's run would execute it: its version, where it comes from and its input_schema. */
+  agent(agentId: string, bearer?: string): Promise<AgentDetailResponse> {
+    return this.#body({
+      method: 'GET',
+      path: `/v1/swarm/agents/${encodeURIComponent(agentId)}`,
+      retrySafe: true,
+      ...(bearer === undefined ? {} : { bearer }),
+    });
   }
 
   createSession(tier_id: string, user_id: string): Promise<SessionResponse> {
