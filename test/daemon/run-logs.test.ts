@@ -49,6 +49,19 @@ const CHATTY = agentProgram(`console.error('diagnostic one');
   console.error('\\u001b[31mdiagnostic two\\u001b[0m');
   process.stdout.write(JSON.stringify({ summary: 'answered on stdout' }));`);
 
+/**
+ * Writes lines of JSON of some kilobytes on stdout: a document in no shape the CLI knows, the beginning of one longer
+ * than a log line, and its answer, a review with findings, as a classic agent answers on stdout.
+ */
+const REVIEWER =
+  agentProgram(`const findings = Array.from({ length: 40 }, (_, i) => ({ file: 'src/app' + i + '.ts', line: i + 1, severity: i === 0 ? 'error' : 'warning', message: 'finding ' + i, evidence: 'x'.repeat(150) }));
+  console.log(JSON.stringify({ telemetry: Array.from({ length: 30 }, (_, i) => ({ sample: i, value: 'v'.repeat(40) })), host: 'h', took_ms: 5 }));
+  console.log(JSON.stringify({ blob: 'b'.repeat(20000) }));
+  const answer = JSON.stringify({ summary: 'reviewed 40 files', findings });
+  // Its answer in the result file, so that its stdout may hold other lines; and on stdout, as a classic agent's.
+  (await import('node:fs')).writeFileSync(process.env.SWARM_RESULT_FILE, answer);
+  process.stdout.write(answer);`);
+
 /** Lines past the 4 MiB cap, and one longer than a log line may be; the answer in the result file. */
 const FLOOD = agentProgram(`const { writeFileSync } = await import('node:fs');
   process.stdout.write('y'.repeat(20000) + '\\n');
@@ -141,6 +154,33 @@ describe('swarm-node logs: a run on a real daemon', () => {
     ]);
     const stored = await httpRequest(`${service.baseUrl}/v1/swarm/runs/${ran.body.run_id}/logs`, { token: node.token });
     expect(stored.body.entries[1].text).toBe('\u001b[31mdiagnostic two\u001b[0m');
+    expect(await daemon.stop()).toBe(0);
+  });
+
+  it("an agent's JSON answer is shown for a person: its summary and findings as run shows them, another object by its keys", async () => {
+    const { node, daemon } = await servingNode('reviewer', REVIEWER);
+    const ran = await executeOverHttp(service.baseUrl, node, OPS);
+    const runId = ran.body.run_id as string;
+    expect(ran.body).toMatchObject({ status: 'succeeded', output: { summary: 'reviewed 40 files' } });
+    const shown = await cli(node, ['logs', runId]);
+    expect(shown.exitCode, shown.stderr).toBe(0);
+    const lines = shown.stdout.split('\n');
+    const whole = `whole: swarm-node runs show ${runId} --json]`;
+    expect(lines[0]).toMatch(new RegExp(`^\\[answer, a JSON object of \\d+\\.\\d KiB; ${whole.replace(/[[\]]/g, '\\$&')}$`));
+    expect(lines[1]).toBe('  keys: telemetry, host, took_ms');
+    expect(lines[2]).toMatch(/^\[answer, a JSON object cut at 16\.\d KiB in the log; whole: .*\] \{"blob":"bbbb/);
+    expect(lines.slice(3, 8)).toEqual([
+      expect.stringMatching(/^\[answer, a JSON object of \d+\.\d KiB;/),
+      '  reviewed 40 files',
+      '',
+      '  Findings (40):',
+      '    error src/app0.ts:1  finding 0',
+    ]);
+    expect(shown.stdout).toContain(`  … 20 more: swarm-node runs show ${runId} --json`);
+    expect(shown.stdout).not.toContain('evidence');
+    // --json keeps each line as the agent wrote it.
+    const json = await cli(node, ['--json', 'logs', runId]);
+    expect(JSON.parse((json.json.entries as LogEntry[]).at(-1)!.text)).toEqual(ran.body.output);
     expect(await daemon.stop()).toBe(0);
   });
 

@@ -7,6 +7,7 @@ import { SvcError } from '../../contract/errors.js';
 import type { LogEntry, LogStreamEnd } from '../../contract/jobs.js';
 import { LOG_CAP_WORDS, RUN_DATA_RETENTION_DAYS } from '../../contract/run-log-limits.js';
 import { contextFor, type CommandContext } from '../context.js';
+import { renderLogEntry } from '../render/log-entry.js';
 
 const TRUNCATED_NOTE = `Note: this log reached its ${LOG_CAP_WORDS} cap; the rest of what the agent wrote was not kept.`;
 
@@ -26,8 +27,9 @@ export function logsCommand(): Command {
     .addHelpText(
       'after',
       `
-stdout lines print as they are; stderr lines start with [stderr], the node's
-notes with [node]. A log holds at most ${LOG_CAP_WORDS} per run (then a [node] line says
+stdout lines print as they are, but for an answer (a long line that is a JSON
+object): its summary and findings, as run shows them; --json and runs show keep
+it whole. stderr lines start with [stderr], the node's notes with [node]. A log holds at most ${LOG_CAP_WORDS} per run (then a [node] line says
 it was truncated) and is kept ${RUN_DATA_RETENTION_DAYS} days after its run ended.
 Under --json: one document ({run_id, entries, truncated, finished, status, …});
 with --follow, one JSON object per line: each entry, then {"end": {…}}.
@@ -46,7 +48,8 @@ Example:
       const client = await ctx.client();
       const token = ctx.requireJwt().token;
       const run = await import('../../node/runs/run-logs.js');
-      const line = (entry: LogEntry, style: ChalkInstance): string => renderEntry(entry, style, options.timestamps === true);
+      const line = (entry: LogEntry, style: ChalkInstance): string =>
+        renderLogEntry(entry, style, { timestamps: options.timestamps === true, runId });
       if (options.follow !== true) {
         const logs = await run.readRunLogs(client, token, runId, options.after);
         ctx.output.result(logs, (data, style) => data.entries.map((entry) => line(entry, style)).join('\n'));
@@ -63,13 +66,6 @@ Example:
       });
       reportEnd(ctx, runId, end);
     });
-}
-
-function renderEntry(entry: LogEntry, style: ChalkInstance, timestamps: boolean): string {
-  const time = timestamps ? `${style.dim(entry.at)} ` : '';
-  if (entry.stream === 'stdout') return `${time}${entry.text}`;
-  if (entry.stream === 'stderr') return `${time}${style.red('[stderr]')} ${entry.text}`;
-  return `${time}${style.yellow('[node]')} ${entry.text}`;
 }
 
 /** How the followed run ended: exit 0 when it succeeded, 1 (failed) otherwise. */

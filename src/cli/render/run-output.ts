@@ -12,7 +12,12 @@ const SHOWN = { findings: 20, drafts: 3, quiz: 10, passages: 3 } as const;
 const BODY_LINES = 4;
 
 export function renderRunOutput(output: unknown, style: ChalkInstance, runId: string): string {
-  if (typeof output !== 'object' || output === null || Array.isArray(output)) return JSON.stringify(output, null, 2);
+  return renderKnownOutput(output, style, runId) ?? JSON.stringify(output, null, 2);
+}
+
+/** The parts of `output` in the shapes above, for a person; undefined when it has none of them. */
+export function renderKnownOutput(output: unknown, style: ChalkInstance, runId: string): string | undefined {
+  if (typeof output !== 'object' || output === null || Array.isArray(output)) return undefined;
   const out = output as Record_;
   const parts: string[] = [];
   if (typeof out.summary === 'string') parts.push(out.summary);
@@ -26,8 +31,7 @@ export function renderRunOutput(output: unknown, style: ChalkInstance, runId: st
     parts.push(`${style.bold('Answer:')} ${out.answer.text}${citationOf(out.answer.citation, style)}`);
   const passages = listOf(out.passages);
   if (passages.length > 0 && !isObject(out.answer)) parts.push(renderPassages(passages, style));
-  if (parts.length === 0) return JSON.stringify(output, null, 2);
-  return parts.join('\n\n');
+  return parts.length === 0 ? undefined : parts.join('\n\n');
 }
 
 function renderFindings(findings: Record_[], style: ChalkInstance, runId: string): string {
