@@ -62,7 +62,10 @@ export const OPERATIONS: Record<string, OperationDoc> = {
 
   // The catalog and agents of one's own (docs/api.md "Agents of one's own", "Agent upload").
   'GET /v1/swarm/agents': { id: 'listAgents', summary: "The agent catalog, with the caller's own agents" },
-  'GET /v1/swarm/agents/{agent_id}': { id: 'getAgent', summary: "One agent as the caller's run would execute it: its version and input_schema" },
+  'GET /v1/swarm/agents/{agent_id}': {
+    id: 'getAgent',
+    summary: "One agent as the caller's run would execute it: its version and input_schema",
+  },
   'POST /v1/swarm/agents/{agent_id}/versions': {
     id: 'uploadAgentVersion',
     summary: 'Upload a version of an agent: its bundle archive',
