@@ -86,13 +86,7 @@ export function unshareSupport(): SandboxSupport {
   const probe = spawnSync(
     'setpriv',
     [
-      '--pdeathsig',
-      'KILL',
-      '--',
-      'unshare',
-      ...UNSHARE_NAMESPACES,
-      '--net',
-      '--',
+      ...unshareLauncher({ network: false }).slice(1),
       'setpriv',
       '--reuid=65534',
       '--regid=65534',
@@ -117,6 +111,14 @@ export function unshareSupport(): SandboxSupport {
 
 /** The namespaces of an `unshare` run but the network's (./sandbox.ts), and its /proc: what the probe tries too. */
 export const UNSHARE_NAMESPACES = ['--pid', '--kill-child', '--mount-proc', '--propagation', 'private', '--ipc', '--uts', '--cgroup'];
+
+/**
+ * What starts a run of the `unshare` mode, its probe's included: setpriv, so the run dies with its launcher, then
+ * unshare with the run's namespaces (its network's too when the run has none), up to the `--` before the command.
+ */
+export function unshareLauncher(options: { network: boolean }): string[] {
+  return ['setpriv', '--pdeathsig', 'KILL', '--', 'unshare', ...UNSHARE_NAMESPACES, ...(options.network ? [] : ['--net']), '--'];
+}
 
 /**
  * Said on every `run` and in `status` of a node that runs agents unsandboxed although it did not ask to (`auto` on

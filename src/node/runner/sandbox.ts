@@ -9,7 +9,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve, sep } from 'node:path';
 import type { AgentNetwork } from '../../contract/agent-bundle.js';
-import { UNSHARE_NAMESPACES, type RunIdentity } from './isolation.js';
+import { unshareLauncher, type RunIdentity } from './isolation.js';
 
 export interface SandboxSpec {
   /** root: the agent's own uid and gid, taken by setpriv inside; undefined: this user, in a user namespace of its own. */
@@ -175,21 +175,14 @@ export function unshareArgv(spec: SandboxSpec): string[] {
     } else words.push(step.writable ? 'bind' : 'ro-bind', String(binds.indexOf(step) + 1), step.target);
   }
   for (const target of plan.readOnlyAfter) words.push('ro', target);
-  const network = spec.network === 'none' ? ['--net'] : [];
+  const network = spec.network !== 'none';
   return [
-    'setpriv',
-    '--pdeathsig',
-    'KILL',
-    '--',
-    'unshare',
-    ...UNSHARE_NAMESPACES,
-    ...network,
-    '--',
+    ...unshareLauncher({ network }),
     '/bin/sh',
     '-c',
     UNSHARE_MOUNTS,
     'swarm-sandbox',
-    network.length > 0 ? 'net' : 'host',
+    network ? 'host' : 'net',
     String(spec.tmpBytes),
     ...words,
     '--',
