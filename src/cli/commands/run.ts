@@ -8,6 +8,8 @@ import { renderRunOutput } from '../render/run-output.js';
 import { escapeName } from '../../lib/terminal-text.js';
 import { countParser } from '../count-option.js';
 import { MAX_QUEUE_SECONDS, MAX_RUN_SECONDS } from '../../contract/job-limits.js';
+import type { RunResponse } from '../../contract/schemas.js';
+import type { RunInFlight } from '../../node/runs/run-errors.js';
 
 export function runCommand(): Command {
   return new Command('run')
@@ -87,11 +89,24 @@ Example:
               ctx.output.warn(`artifact ${escapeName(entry.name)} not kept: ${entry.reason}`);
           });
         }
-        const [{ runAgent, settlePendingRuns }, { succeededOrThrow }] = await Promise.all([
+        const [{ runAgent, settlePendingRuns }, { succeededOrThrow, interruptedRun }] = await Promise.all([
           import('../../node/runs/run-agent.js'),
           import('../../node/runs/run-errors.js'),
         ]);
+        // The run as its last answer had it, until it ends: what Ctrl+C leaves billed at the service.
+        let inFlight: RunInFlight | undefined;
+        ctx.onInterrupt(() => (inFlight === undefined ? undefined : interruptedRun(inFlight, caller.kind === 'node')));
+        const onRunState = (run: RunResponse): void => {
+          const first = inFlight === undefined;
+          const { run_id, agent_id, status, node_id, charged_cents, balance_cents } = run;
+          inFlight = { run_id, agent_id, status, node_id, charged_cents, balance_cents };
+          if (first)
+            ctx.output.info(
+              `Run ${run_id} started (${status}${node_id === null ? ', waiting for a node' : `, on node ${node_id}`}): ${formatDollars(charged_cents)} charged, refunded if it fails.`,
+            );
+        };
         const deps = {
+          onRunState,
           db: await ctx.store(),
           client: await ctx.client(),
           clock: ctx.clock,

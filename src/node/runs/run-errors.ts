@@ -81,3 +81,30 @@ function failureOf(output: unknown): string {
   const code = typeof error === 'string' ? error : 'failed';
   return typeof message === 'string' && message !== '' ? `${code}: ${message.split('\n')[0]!.slice(0, 300)}` : code;
 }
+
+/** What a run's last answer says of it while it has not ended: enough to find, judge and cancel it. */
+export interface RunInFlight {
+  run_id: string;
+  agent_id: string;
+  status: string;
+  node_id: string | null;
+  charged_cents: number;
+  balance_cents: number;
+}
+
+/**
+ * Ctrl+C while `run` waits: the wait ends, the run does not. A user's run goes on at the service (its node runs it,
+ * or it waits for one), charged until it ends; a node's own run stops here, and the service holds it until its
+ * lease runs out (docs/api.md "Leases"). Either way it is cancelled, and refunded, by its id.
+ */
+export function interruptedRun(run: RunInFlight, ranHere: boolean): SvcError {
+  const cost = `${formatDollars(run.charged_cents)} is charged for it, refunded if it fails, is not picked up or is cancelled`;
+  const where = run.node_id === null ? 'waiting for a node' : `on node ${run.node_id}`;
+  const message = ranHere
+    ? `interrupted: run ${run.run_id} of ${run.agent_id} was stopped on this node; the service holds it until its lease runs out (then a lost node's run: refunded, or queued again for this node); ${cost}`
+    : `interrupted: run ${run.run_id} of ${run.agent_id} keeps running at the service (${run.status}, ${where}); ${cost}`;
+  return new SvcError('interrupted', message, {
+    remedy: `Cancel it: swarm-node cancel ${run.run_id}. Or follow it again: swarm-node logs ${run.run_id} --follow`,
+    extensions: { ...run, run_status: run.status, keeps_running: !ranHere },
+  });
+}
