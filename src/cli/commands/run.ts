@@ -130,7 +130,10 @@ Example:
             ...(options.queueSeconds === undefined ? {} : { queue_seconds: options.queueSeconds }),
             ...(options.timeoutSeconds === undefined ? {} : { timeout_seconds: options.timeoutSeconds }),
           };
-          return succeededOrThrow(await runAgent(deps, agentId, input, labels, terms));
+          // A node's own run: its labels are changed by the command that changes this home (sudo on an install).
+          const here =
+            caller.kind === 'node' ? { program: ctx.enrollCommand().startsWith('sudo ') ? 'sudo swarm-node' : 'swarm-node' } : undefined;
+          return succeededOrThrow(await runAgent(deps, agentId, input, labels, terms), here);
         });
         ctx.output.result(result, (r, style) => {
           const head = `${style.green('✓')} ${r.agent_id} ran on node ${r.node_id ?? '-'} (run ${r.run_id}): charged ${formatDollars(r.charged_cents)}, balance ${formatDollars(r.balance_cents)}`;

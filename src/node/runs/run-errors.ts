@@ -4,8 +4,11 @@ import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import type { RunOutcome, RunResult } from './run-agent.js';
 
-/** The result of a run that succeeded; the error to show for any other outcome. */
-export function succeededOrThrow(outcome: RunOutcome): RunResult {
+/**
+ * The result of a run that succeeded; the error to show for any other outcome. `here`: the run was this node's own
+ * (it executes here), with how this host changes its labels (`swarm-node`, or `sudo swarm-node` on an install).
+ */
+export function succeededOrThrow(outcome: RunOutcome, here?: { program: string }): RunResult {
   const { agent } = outcome;
   switch (outcome.kind) {
     case 'settled': {
@@ -28,7 +31,10 @@ export function succeededOrThrow(outcome: RunOutcome): RunResult {
     }
     case 'refused':
       if (outcome.status === 'insufficient_balance') throw insufficientBalance(outcome.error, agent.price_cents);
-      throw outcome.error.code === 'no_node_available' ? noNodeAvailable(outcome.error, agent.agent_id) : outcome.error;
+      if (outcome.error.code !== 'no_node_available') throw outcome.error;
+      throw here === undefined
+        ? noNodeAvailable(outcome.error, agent.agent_id)
+        : ownLabelsMissing(outcome.error, agent.agent_id, here.program);
     case 'unknown':
       throw new SvcError(outcome.error.code, `${outcome.error.message}; the run is journaled as pending (key ${outcome.idempotency_key})`, {
         remedy:
@@ -70,6 +76,23 @@ function noNodeAvailable(error: SvcError, agentId: string): SvcError {
   return new SvcError('no_node_available', error.message, {
     remedy:
       `${error.remedy ?? ''} Or run it on this host, which becomes one of your nodes: swarm-node enroll, then again: swarm-node run ${agentId}.`.trim(),
+    extensions: error.extensions,
+    cause: error,
+  });
+}
+
+/**
+ * A node's own run executes on it, so a label it asks for is one this node must carry: enrolling (this host is a
+ * node already) or the fleet's other nodes do not help. Labels live in the node's config file (install --label
+ * sets them first); `labels add` changes it and tells the service (docs/api.md "Labels").
+ */
+function ownLabelsMissing(error: SvcError, agentId: string, program: string): SvcError {
+  const asked = Array.isArray(error.extensions.labels) ? (error.extensions.labels as string[]) : [];
+  const missing = Array.isArray(error.extensions.missing_labels) ? (error.extensions.missing_labels as string[]) : asked;
+  return new SvcError('no_node_available', error.message, {
+    remedy:
+      `This node runs the runs it starts, so it must carry the labels: add them to its config (and the service): ${program} labels add ${missing.join(' ')}, ` +
+      `then run again: swarm-node run ${agentId} --label ${asked.join(',')}. For one of your other nodes, run it signed in from a host that is not enrolled.`,
     extensions: error.extensions,
     cause: error,
   });
