@@ -11,7 +11,7 @@ import { commandsIn, commandTable, type CommandInText } from '../../src/cli/invo
 import { buildProgram } from '../../src/cli/program.js';
 import { runProgram, type CliResult } from '../helpers/cli.js';
 import { nextMailTo, mailIdsTo, signInCodeOf } from '../helpers/mailbox.js';
-import { spawnPty, stagedSwarmNodeBin, KEY } from '../helpers/pty.js';
+import { spawnPty, stagedSwarmNodeBin, KEY, type PtySession } from '../helpers/pty.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -114,6 +114,12 @@ export async function runAsPrintedInTerminal(
   } finally {
     session.kill();
   }
+}
+
+/** Starts `command` as printed in a terminal of a fresh shell, for a test to answer as the person would. */
+export function spawnAsPrintedInTerminal(command: string): PtySession {
+  refuseThisHost(command);
+  return spawnPty('/bin/sh', ['-c', command], freshShell());
 }
 
 /**
