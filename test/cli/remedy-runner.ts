@@ -123,10 +123,11 @@ export function spawnAsPrintedInTerminal(command: string): PtySession {
 }
 
 /**
- * Runs a long-running command as printed (the daemon) until `ready` shows on its output, then stops it with SIGTERM,
- * as a person at its terminal would with Ctrl+C or `kill`; returns all it printed.
+ * Runs a long-running command as printed (the daemon) until `ready` shows on its output (and `whileRunning`, given,
+ * has settled), then stops it with SIGTERM, as a person at its terminal would with Ctrl+C or `kill`; returns all it
+ * printed.
  */
-export async function runAsPrintedUntil(command: string, ready: RegExp): Promise<string> {
+export async function runAsPrintedUntil(command: string, ready: RegExp, whileRunning?: () => Promise<void>): Promise<string> {
   refuseThisHost(command);
   const child = execa('/bin/sh', ['-c', command], {
     env: freshShell(),
@@ -142,6 +143,7 @@ export async function runAsPrintedUntil(command: string, ready: RegExp): Promise
     await waitFor(async () => (ready.test(output) ? true : undefined), `${String(ready)} from ${command}`, 30_000).catch((error: Error) => {
       throw new Error(`${error.message}; it printed:\n${output}`);
     });
+    await whileRunning?.();
   } finally {
     // The shell and the program it runs are one process group (detached): both get the signal.
     if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
