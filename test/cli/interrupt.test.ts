@@ -95,7 +95,10 @@ describe('Ctrl+C during a spinner', () => {
       ['activate', '--tier', 'svc_starter_agents', '--email', email, '--payment', paymentId, '--wait', '60'],
       home,
     );
-    await session.waitFor(new RegExp(`Payment ${paymentId} not confirmed yet; waiting until \\d\\d:\\d\\d:\\d\\d UTC`), 15_000);
+    await session.waitFor(
+      new RegExp(`Payment ${paymentId} not confirmed yet; retry 1 in \\d+s \\(waiting until \\d\\d:\\d\\d:\\d\\d UTC, --wait 60\\)`),
+      15_000,
+    );
     session.press(KEY.ctrlC);
     const exit = await session.waitForExit(10_000);
     expect(exit.exitCode).toBe(130);

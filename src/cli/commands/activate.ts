@@ -121,7 +121,7 @@ Example:
         ctx.onInterrupt(() => (sessionId === undefined ? undefined : interruptedWait(sessionId, options.payment)));
         const activation = await withRecentSignIn(ctx, (token) =>
           ctx.output.spin(
-            `Activating with payment ${options.payment}${options.wait === 0 ? '' : ` (if it is not confirmed yet, waiting until ${clockTime(ctx.clock.now() + options.wait * 1000)} UTC)`}`,
+            `Activating with payment ${options.payment}${options.wait === 0 ? '' : `, waiting until ${clockTime(ctx.clock.now() + options.wait * 1000)} UTC for its confirmation`}`,
             (update) =>
               activateNode(
                 {
@@ -131,7 +131,7 @@ Example:
                   onSession: (id) => (sessionId = id),
                   onWait: (attempt, delayMs, deadline) =>
                     update(
-                      `Payment ${options.payment} not confirmed yet; waiting until ${clockTime(deadline)} UTC (--wait ${options.wait}); retry ${attempt} in ${Math.ceil(delayMs / 1000)}s`,
+                      `Payment ${options.payment} not confirmed yet; retry ${attempt} in ${Math.ceil(delayMs / 1000)}s (waiting until ${clockTime(deadline)} UTC, --wait ${options.wait})`,
                     ),
                 },
                 input,
