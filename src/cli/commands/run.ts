@@ -47,7 +47,8 @@ labels, nothing charged. On an enrolled node the run still executes here, so thi
 Elsewhere a run for a node of yours that is offline waits for it (--queue-seconds, default 600; 0: refused at
 once, exit 1, when none is online), and is refunded not_picked_up if none comes. With --fail-on, a run whose answer
 has a status (ok, warning, critical) at or above the one given exits 10 after printing it: it ran and was charged,
-and cron or CI alerts on the exit.
+and cron or CI alerts on the exit. Ctrl+C ends the wait, not the run (exit 130): it prints the run's id, what
+is charged for it, and the commands that cancel it (swarm-node cancel) and follow it again (swarm-node logs --follow).
 
 Example:
   $ swarm-node run agent_ops_monitor_004
