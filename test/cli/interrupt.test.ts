@@ -12,10 +12,19 @@ import { KEY, spawnSwarmNodePty } from '../helpers/pty.js';
 import { SWARM_NODE_BIN, useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
+import { contractInputFlags, heldAgentProgram, installTestBundle } from '../helpers/bundles.js';
+import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { runAsPrinted } from './remedy-runner.js';
 
 const OPS = 'agent_ops_monitor_004'; // 4 cents
-afterAll(stopServingNodes);
+/** Its bundle here answers only once the test releases it: a node's own run that waits as long as needed. */
+const HELD_AGENT = 'agent_research_rag_015';
+const release = join(tempDir('held-agent-'), 'release');
+afterAll(async () => {
+  writeFileSync(release, '');
+  await stopServingNodes();
+});
 
 describe('Ctrl+C during a spinner', () => {
   const service = useSvcApi();
@@ -84,6 +93,25 @@ describe('Ctrl+C during a spinner', () => {
     expect(followed.exitCode, followed.stderr).toBe(0);
     expect(followed.stderr).toContain(`Run ${runId} succeeded.`);
   }, 90_000);
+
+  it('run on an enrolled node: Ctrl+C stops the agent here, and the message says so, with how to see how the run ended', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'interrupt-own' });
+    installTestBundle(node.home, HELD_AGENT, heldAgentProgram(release));
+    const session = spawnSwarmNodePty(['run', HELD_AGENT, ...contractInputFlags(HELD_AGENT)], node.env);
+    const started = await session.waitFor(/Run (\S+) started \(running, on node \S+\)/, 20_000);
+    const runId = /Run (\S+) started/.exec(started)![1]!;
+    session.press(KEY.ctrlC);
+    expect((await session.waitForExit(10_000)).exitCode).toBe(130);
+    const screen = session.screen();
+    expect(screen).toContain(`run ${runId} of ${HELD_AGENT} was stopped on this node; it ends failed and refunded`);
+    // Not "keeps running": nothing to cancel or follow here.
+    expect(screen).not.toContain('keeps running');
+    const show = /See how it ended: (.+)$/m.exec(screen);
+    expect(show![1]).toBe(asPrinted(node, `swarm-node runs show ${runId}`));
+    const shown = await runAsPrinted(show![1]!);
+    expect(shown.exitCode, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain(runId);
+  }, 60_000);
 
   it('activate waiting for an unconfirmed payment shows its deadline; Ctrl+C exits 130 naming the session and the command that resumes it', async () => {
     const email = uniqueEmail('interrupt');

@@ -117,17 +117,29 @@ export interface RunInFlight {
 
 /**
  * Ctrl+C while `run` waits: the wait ends, the run does not. A user's run goes on at the service (its node runs it,
- * or it waits for one), charged until it ends; a node's own run stops here, and the service holds it until its
- * lease runs out (docs/api.md "Leases"). Either way it is cancelled, and refunded, by its id.
+ * or it waits for one), charged until it ends. A node's own run is stopped here; it ends failed and refunded when
+ * the node's report gets through before the exit, else when its lease runs out (docs/api.md "Leases"). A run still
+ * going is cancelled, and refunded, by its id.
  */
 export function interruptedRun(run: RunInFlight, ranHere: boolean): SvcError {
   const cost = `${formatDollars(run.charged_cents)} is charged for it, refunded if it fails, is not picked up or is cancelled`;
   const where = run.node_id === null ? 'waiting for a node' : `on node ${run.node_id}`;
-  const message = ranHere
-    ? `interrupted: run ${run.run_id} of ${run.agent_id} was stopped on this node; the service holds it until its lease runs out (then a lost node's run: refunded, or queued again for this node); ${cost}`
-    : `interrupted: run ${run.run_id} of ${run.agent_id} keeps running at the service (${run.status}, ${where}); ${cost}`;
-  return new SvcError('interrupted', message, {
-    remedy: `Cancel it: swarm-node cancel ${run.run_id}. Or follow it again: swarm-node logs ${run.run_id} --follow`,
-    extensions: { ...run, run_status: run.status, keeps_running: !ranHere },
-  });
+  if (ranHere) {
+    return new SvcError(
+      'interrupted',
+      `interrupted: run ${run.run_id} of ${run.agent_id} was stopped on this node; it ends failed and refunded once the service hears of it (at the latest when its lease runs out); ${cost}`,
+      {
+        remedy: `See how it ended: swarm-node runs show ${run.run_id}`,
+        extensions: { ...run, run_status: run.status, keeps_running: false },
+      },
+    );
+  }
+  return new SvcError(
+    'interrupted',
+    `interrupted: run ${run.run_id} of ${run.agent_id} keeps running at the service (${run.status}, ${where}); ${cost}`,
+    {
+      remedy: `Cancel it: swarm-node cancel ${run.run_id}. Or follow it again: swarm-node logs ${run.run_id} --follow`,
+      extensions: { ...run, run_status: run.status, keeps_running: true },
+    },
+  );
 }
