@@ -134,7 +134,10 @@ Example:
           // A node's own run: its labels are changed by the command that changes this home (sudo on an install).
           const here =
             caller.kind === 'node' ? { program: ctx.enrollCommand().startsWith('sudo ') ? 'sudo swarm-node' : 'swarm-node' } : undefined;
-          return succeededOrThrow(await runAgent(deps, agentId, input, labels, terms), here);
+          const outcome = await runAgent(deps, agentId, input, labels, terms);
+          // The wait is over: what it prints now says how the run ended, and Ctrl+C leaves nothing behind.
+          inFlight = undefined;
+          return succeededOrThrow(outcome, here);
         });
         ctx.output.result(result, (r, style) => {
           const head = `${style.green('✓')} ${r.agent_id} ran on node ${r.node_id ?? '-'} (run ${r.run_id}): charged ${formatDollars(r.charged_cents)}, balance ${formatDollars(r.balance_cents)}`;
