@@ -144,4 +144,30 @@ describe('Ctrl+C during a spinner', () => {
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     expect(resumed.json).toMatchObject({ session_id: resume![1], deploy_token: expect.any(String) });
   }, 60_000);
+
+  it('activate --json: Ctrl+C once the wait began writes one JSON document naming the session and the payment', async () => {
+    const email = uniqueEmail('interrupt-json');
+    const home = { SWARM_NODE_HOME: tempDir('interrupt-home-'), SVC_BASE_URL: service.baseUrl, NO_COLOR: '1' };
+    await payAndConfirm(service.baseUrl, 'svc_pay_wallet_fund', email);
+    expect((await loginByMail(home, email)).exitCode).toBe(0);
+    const paymentId = await createPayment(service.baseUrl, 'svc_starter_agents', email);
+    const args = ['--json', 'activate', '--tier', 'svc_starter_agents', '--payment', paymentId, '--wait', '60'];
+    const child = execa('node', [SWARM_NODE_BIN, ...args], { env: home, reject: false, stdin: 'ignore' });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const sessionId = await waitFor(
+      async () => /is not confirmed yet: waiting for it until \d\d:\d\d:\d\d UTC \(session (\S+)\)/.exec(stderr)?.[1],
+      'the line saying the wait began',
+      20_000,
+    );
+    child.kill('SIGINT');
+    const result = await child;
+    expect(result.exitCode).toBe(130);
+    expect(JSON.parse(String(result.stdout)).error).toMatchObject({
+      code: 'interrupted',
+      session_id: sessionId,
+      payment_id: paymentId,
+      remedy: expect.stringContaining(`swarm-node activate --session ${sessionId} --payment ${paymentId}`),
+    });
+  });
 });

@@ -129,10 +129,16 @@ Example:
                   token,
                   clock: ctx.clock,
                   onSession: (id) => (sessionId = id),
-                  onWait: (attempt, delayMs, deadline) =>
+                  onWait: (attempt, delayMs, deadline) => {
+                    // Once, as a line (a log, a pipe, --json's stderr): the wait begins, its deadline and its session.
+                    if (attempt === 1)
+                      ctx.output.info(
+                        `Payment ${options.payment} is not confirmed yet: waiting for it until ${clockTime(deadline)} UTC (session ${sessionId ?? '-'}).`,
+                      );
                     update(
                       `Payment ${options.payment} not confirmed yet; retry ${attempt} in ${Math.ceil(delayMs / 1000)}s (waiting until ${clockTime(deadline)} UTC, --wait ${options.wait})`,
-                    ),
+                    );
+                  },
                 },
                 input,
               ).catch((error: unknown) => {
