@@ -13,8 +13,8 @@ import { SWARM_NODE_BIN, useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 import { contractInputFlags, heldAgentProgram, installTestBundle } from '../helpers/bundles.js';
-import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { runAsPrinted } from './remedy-runner.js';
 
 const OPS = 'agent_ops_monitor_004'; // 4 cents
@@ -22,6 +22,8 @@ const OPS = 'agent_ops_monitor_004'; // 4 cents
 const HELD_AGENT = 'agent_research_rag_015';
 const release = join(tempDir('held-agent-'), 'release');
 afterAll(async () => {
+  // A held agent left by a run cut short answers and ends (its temp directory may be gone with the suite's).
+  mkdirSync(dirname(release), { recursive: true });
   writeFileSync(release, '');
   await stopServingNodes();
 });
