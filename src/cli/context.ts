@@ -60,6 +60,8 @@ export class CommandContext {
   /** Listeners this context put on the process, taken off at close. */
   readonly #releases: (() => void)[] = [];
   #leaveCallsInFlight = false;
+  /** What Ctrl+C leaves behind that a person must know of (a run still billed, a session to resume). */
+  #interruptReport: (() => SvcError | undefined) | undefined;
   /** What a command printed here needs to act on the same node and service when typed (invocation.ts). */
   readonly invocation: Invocation;
 
@@ -233,6 +235,18 @@ export class CommandContext {
     const interrupted = new AbortController();
     this.#listen(['SIGINT'], () => interrupted.abort());
     return interrupted.signal;
+  }
+
+  /**
+   * At Ctrl+C, main.ts prints the error `report` gives (when it gives one) before it exits 130: what the command
+   * leaves behind at the service (its id, its cost) and the commands that cancel or resume it.
+   */
+  onInterrupt(report: () => SvcError | undefined): void {
+    this.#interruptReport = report;
+  }
+
+  interruptReport(): SvcError | undefined {
+    return this.#interruptReport?.();
   }
 
   /**

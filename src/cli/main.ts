@@ -19,6 +19,10 @@ export async function runCli(argv: string[]): Promise<number> {
   const interrupt = (): void => {
     // A command that owns the signal (the daemon: finish in-flight runs, exit 0) stops by itself.
     if (commandOwnsSignals()) return;
+    // What the command leaves running (a billed run, a session) is said first, as its error: under --json the one
+    // document on stdout.
+    const report = lastContext()?.interruptReport();
+    if (report !== undefined) lastContext()!.output.error(report);
     // Ctrl+C: whatever runs stops here; local writes are transactions, so nothing is half-written.
     void closeContexts({ abort: true }).finally(() => process.exit(EXIT_CODES.interrupted));
   };

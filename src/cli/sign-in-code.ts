@@ -9,13 +9,18 @@ import type { CommandContext } from './context.js';
 const CODE_SHAPE = /^\s*\d{4}[\s-]?\d{4}\s*$/;
 
 export function codeReader(ctx: CommandContext, codeFile: string | undefined): ReadCode {
-  return async (pending: PendingSignIn, sentNow: boolean) => {
+  return async (pending: PendingSignIn, sentNow: boolean, wrong?: { attemptsLeft: number }) => {
     const reference = `reference ${pending.challenge_id.slice(0, 8)}`;
-    ctx.output.info(
-      sentNow
-        ? `Sent a sign-in code to ${pending.email} (${reference}); it works until ${pending.expires_at}.`
-        : `Using the sign-in code sent to ${pending.email} earlier (${reference}; it works until ${pending.expires_at}).`,
-    );
+    if (wrong !== undefined)
+      ctx.output.warn(
+        `that is not the code of the mail (${reference}): ${wrong.attemptsLeft} ${wrong.attemptsLeft === 1 ? 'try' : 'tries'} left; type it again`,
+      );
+    else
+      ctx.output.info(
+        sentNow
+          ? `Sent a sign-in code to ${pending.email} (${reference}); it works until ${pending.expires_at}.`
+          : `Using the sign-in code sent to ${pending.email} earlier (${reference}; it works until ${pending.expires_at}).`,
+      );
     if (codeFile !== undefined) return codeFrom(readText(codeFile), codeFile);
     if (ctx.canPrompt()) {
       const { input } = await import('@inquirer/prompts');

@@ -62,18 +62,21 @@ describe('sign-in codes', () => {
     expect(String(row.code_hash)).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it('takes five tries: after five wrong codes the right one is refused too, and a new code works', async () => {
+  it('takes five tries, each refusal saying how many are left: after five wrong codes the right one is refused too, and a new code works', async () => {
     const email = uniqueEmail('tries');
     await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
     const proof = await mailedCode(service.baseUrl, email);
     const wrong = proof.code === '0000-0000' ? '1111-1111' : '0000-0000';
+    // Another address's challenge is no live challenge of this one: no tries (docs/decisions/0033).
+    expect((await issue(uniqueEmail('tries-other'), { ...proof, code: wrong })).body.attempts_left).toBe(0);
     for (let attempt = 0; attempt < 5; attempt += 1) {
       const refused = await issue(email, { ...proof, code: wrong });
       expect(refused.status).toBe(401);
-      expect(refused.body.code).toBe('email_code_invalid');
+      expect(refused.body).toMatchObject({ code: 'email_code_invalid', attempts_left: 4 - attempt });
     }
     const spent = await issue(email, proof);
     expect(spent.status).toBe(401);
+    expect(spent.body.attempts_left).toBe(0);
     expect(spent.body).toEqual((await issue(email, { ...proof, code: wrong })).body);
     expect((await issue(email, await mailedCode(service.baseUrl, email))).status).toBe(201);
   });

@@ -169,6 +169,17 @@ describe('the remedies a person meets, run as printed', () => {
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 4);
   });
 
+  it('run --label on an enrolled node that lacks the label: no enroll; the labels add it names, then the run it names, runs here', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'remedy-own-label', fundCents: 100 });
+    const refused = await swarmNode(['run', AGENT, '--label', 'GPU'], { env: node.env });
+    expect(refused.exitCode).toBe(1);
+    // This host is a node already: enrolling it (again) changes nothing, its labels do.
+    expect(remedyOf(refused)).not.toContain('swarm-node enroll');
+    const ran = await followRemedy(refused, node.email);
+    expect(ran).toEqual([asPrinted(node, 'swarm-node labels add gpu'), asPrinted(node, `swarm-node run ${AGENT} --label gpu`)]);
+    expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - 4);
+  });
+
   it('a credentials file that is not JSON: the remedy names where it breaks, and starting afresh works as printed', async () => {
     const node = await signedInNode(service.baseUrl, { label: 'remedy-broken' });
     const file = join(node.home, 'etc', 'credentials.json');

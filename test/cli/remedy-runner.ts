@@ -11,7 +11,7 @@ import { commandsIn, commandTable, type CommandInText } from '../../src/cli/invo
 import { buildProgram } from '../../src/cli/program.js';
 import { runProgram, type CliResult } from '../helpers/cli.js';
 import { nextMailTo, mailIdsTo, signInCodeOf } from '../helpers/mailbox.js';
-import { spawnPty, stagedSwarmNodeBin, KEY } from '../helpers/pty.js';
+import { spawnPty, stagedSwarmNodeBin, KEY, type PtySession } from '../helpers/pty.js';
 import { tempDir } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -119,11 +119,18 @@ export async function runAsPrintedInTerminal(
   }
 }
 
+/** Starts `command` as printed in a terminal of a fresh shell, for a test to answer as the person would. */
+export function spawnAsPrintedInTerminal(command: string): PtySession {
+  refuseThisHost(command);
+  return spawnPty('/bin/sh', ['-c', command], freshShell());
+}
+
 /**
- * Runs a long-running command as printed (the daemon) until `ready` shows on its output, then stops it with SIGTERM,
- * as a person at its terminal would with Ctrl+C or `kill`; returns all it printed.
+ * Runs a long-running command as printed (the daemon) until `ready` shows on its output (and `whileRunning`, given,
+ * has settled), then stops it with SIGTERM, as a person at its terminal would with Ctrl+C or `kill`; returns all it
+ * printed.
  */
-export async function runAsPrintedUntil(command: string, ready: RegExp): Promise<string> {
+export async function runAsPrintedUntil(command: string, ready: RegExp, whileRunning?: () => Promise<void>): Promise<string> {
   refuseThisHost(command);
   const child = execa('/bin/sh', ['-c', command], {
     env: freshShell(),
@@ -139,6 +146,7 @@ export async function runAsPrintedUntil(command: string, ready: RegExp): Promise
     await waitFor(async () => (ready.test(output) ? true : undefined), `${String(ready)} from ${command}`, 30_000).catch((error: Error) => {
       throw new Error(`${error.message}; it printed:\n${output}`);
     });
+    await whileRunning?.();
   } finally {
     // The shell and the program it runs are one process group (detached): both get the signal.
     if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');

@@ -12,6 +12,8 @@ import { startSvcApi, useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { signedInNode } from '../cli/fixtures.js';
 import { homeOf, run, swarmNode } from './support.js';
+import { runAsPrintedUntil } from '../cli/remedy-runner.js';
+import { waitFor } from '../helpers/wait.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -60,7 +62,13 @@ describe('swarm-node doctor', () => {
       'token',
       'database',
       'isolation',
+      'daemon',
+      'online',
     ]);
+    // A staged install (--root) runs nothing here: its daemon and the service's view of it are only warnings.
+    expect(checks.daemon).toMatchObject({ status: 'warn', detail: 'not running: it never ran here (no database yet)' });
+    expect(checks.daemon!.fix).toBeUndefined();
+    expect(checks.online).toMatchObject({ status: 'warn', detail: expect.stringContaining('no sign-in stored') });
     for (const name of ['layout', 'modes', 'unit', 'node', 'enrollment', 'service', 'clock', 'database'])
       expect(checks[name]!.status, name).toBe('ok');
     // Root on a host without the agent socket: each run in a bubblewrap sandbox, and what it cannot hold said.
@@ -107,7 +115,7 @@ describe('swarm-node doctor', () => {
       expect(human.stdout).toMatch(/FAIL modes .*credentials\.json is 0644, should be 0600\n\s+fix: chmod 0600 .*credentials\.json/);
       expect(human.stdout).toMatch(new RegExp(`FAIL unit .*\\n\\s+fix: swarm-node install --root ${root}\n`));
       expect(human.stdout).toMatch(/FAIL database/);
-      expect(human.stderr).toMatch(/error: 3 of 10 checks failed: modes, unit, database/);
+      expect(human.stderr).toMatch(/error: 3 of 12 checks failed: modes, unit, database/);
 
       const json = await doctor(['--json']);
       expect(json.exitCode).toBe(1);
@@ -201,13 +209,43 @@ describe('swarm-node doctor', () => {
   it('honours SWARM_NODE_HOME: a node run from a home of its own is checked there, the install checks left out', async () => {
     const node = await signedInNode(service.baseUrl, { label: 'doctor-home' });
     const result = await swarmNode(['--json', 'doctor'], { env: node.env });
-    expect(result.exitCode, result.stdout + result.stderr).toBe(0);
-    expect(result.json).toMatchObject({ home: node.home, ok: true });
-    const checks = byName(result.json.checks);
-    expect(Object.keys(checks)).toEqual(['layout', 'modes', 'enrollment', 'service', 'clock', 'token', 'database', 'isolation']);
+    // Its daemon never ran, so the service never saw it: both fail, with the command that starts it as printed.
+    expect(result.exitCode, result.stdout + result.stderr).toBe(1);
+    expect(result.json.error).toMatchObject({ home: node.home, message: '2 of 10 checks failed: daemon, online' });
+    const checks = byName(result.json.error.checks);
+    expect(Object.keys(checks)).toEqual([
+      'layout',
+      'modes',
+      'enrollment',
+      'service',
+      'clock',
+      'token',
+      'database',
+      'isolation',
+      'daemon',
+      'online',
+    ]);
+    const start = `SWARM_NODE_HOME=${node.home} swarm-node daemon --base-url ${service.baseUrl}`;
+    expect(checks.daemon).toMatchObject({ status: 'fail', detail: expect.stringMatching(/^not running: it never ran here/), fix: start });
+    expect(checks.online).toMatchObject({ status: 'fail', detail: expect.stringContaining('offline (last seen never)'), fix: start });
     expect(checks.layout!.detail).toContain(`${node.home}: a node home (SWARM_NODE_HOME), not an install`);
     expect(checks.enrollment).toMatchObject({ status: 'ok', detail: expect.stringContaining(`of ${node.email}`) });
     expect(checks.token!.status).toBe('ok');
+
+    // The fix, typed as printed in another shell: while that daemon runs, both checks pass and doctor exits 0.
+    await runAsPrintedUntil(start, /event=daemon_started/, async () => {
+      const passed = await waitFor(
+        async () => {
+          const again = await swarmNode(['--json', 'doctor'], { env: node.env });
+          return again.exitCode === 0 ? again : undefined;
+        },
+        'doctor passing while the daemon runs',
+        30_000,
+      );
+      const now = byName(passed.json.checks);
+      expect(now.daemon).toMatchObject({ status: 'ok', detail: expect.stringMatching(/^running \(pid \d+/) });
+      expect(now.online).toMatchObject({ status: 'ok', detail: expect.stringMatching(/online \(last seen \d{4}-/) });
+    });
 
     // Not enrolled: the fix is the home's enroll, as typed there.
     const bare = await signedInNode(service.baseUrl, { label: 'doctor-bare', enroll: false });

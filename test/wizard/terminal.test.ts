@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { upsertRegistration } from '../../src/node/store/registrations.js';
 import { nodeEnv } from '../helpers/cli.js';
 import { fundWallet, payAndConfirm } from '../helpers/funnel.js';
-import { nextMailTo, signInCodeOf } from '../helpers/mailbox.js';
+import { mailIdsTo, nextMailTo, signInCodeOf } from '../helpers/mailbox.js';
+import { spawnAsPrintedInTerminal } from '../cli/remedy-runner.js';
 import { KEY, spawnSwarmNodePty, type PtySession } from '../helpers/pty.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
@@ -143,6 +144,59 @@ describe('swarm-node wizard in a terminal', () => {
     expect(runsOf(node.home)).toEqual([{ agent_id: AGENT, source: 'wizard', status: 'succeeded', charged_cents: 4 }]);
     expect(registrationsOf(node.home)).toEqual([]);
   });
+
+  /** The wizard signing in `email` (paid) up to its code prompt: the code mailed, and one that is not it. */
+  async function atCodePrompt(label: string): Promise<{ email: string; session: PtySession; code: string; wrong: string; home: string }> {
+    const email = uniqueEmail(label);
+    await payAndConfirm(service.baseUrl, 'svc_starter_agents', email);
+    const node = nodeEnv(service.baseUrl);
+    const session = wizard(node.env, ['--email', email]);
+    const sent = await session.waitFor(/Sent a sign-in code to \S+ \(reference ([0-9a-f]{8})\)/);
+    const reference = /reference ([0-9a-f]{8})/.exec(sent)![1]!;
+    const code = signInCodeOf(await nextMailTo(email, { match: (mail) => mail.text.includes(`reference ${reference}`) }));
+    await session.waitFor(`Code from the mail to ${email}:`);
+    return { email, session, code, wrong: code === '0000-0000' ? '1111-1111' : '0000-0000', home: node.home };
+  }
+
+  it('a mistyped code is asked for again with the tries left; the right one then signs in', async () => {
+    const { email, session, code, wrong } = await atCodePrompt('wizard-retype');
+    await session.typeLine(wrong);
+    await session.waitFor(/that is not the code of the mail \(reference [0-9a-f]{8}\): 4 tries left; type it again/);
+    await session.waitFor(`Code from the mail to ${email}:`);
+    await session.typeLine(code);
+    await session.waitFor(`Signed in as ${email}`);
+    session.press(KEY.ctrlC);
+    expect((await session.waitForExit()).exitCode).toBe(130);
+  });
+
+  it('five wrong codes: exit 4, and the remedy starts the wizard over as invoked, which mails a new code and signs in', async () => {
+    const { email, session, code, wrong, home } = await atCodePrompt('wizard-spent');
+    for (let left = 4; left >= 1; left -= 1) {
+      await session.typeLine(wrong);
+      await session.waitFor(`${left} ${left === 1 ? 'try' : 'tries'} left; type it again`);
+      await session.waitFor(`Code from the mail to ${email}:`);
+    }
+    await session.typeLine(wrong);
+    expect((await session.waitForExit()).exitCode).toBe(4);
+    const remedy = /This code takes no more tries \(typed wrong too often, expired, or used\): get a new one mailed to \S+: (.+)$/m.exec(
+      session.screen(),
+    );
+    expect(remedy, session.screen()).not.toBeNull();
+    expect(remedy![1]).toBe(`SWARM_NODE_HOME=${home} swarm-node wizard --email ${email} --enroll --base-url ${service.baseUrl}`);
+    expect(session.screen()).not.toContain('swarm-node login');
+
+    // As printed, in another shell: a new code is mailed (the spent one is not offered again), and it signs in.
+    const before = mailIdsTo(email);
+    const again = spawnAsPrintedInTerminal(remedy![1]!);
+    sessions.push(again);
+    await again.waitFor(`Sent a sign-in code to ${email}`);
+    const fresh = signInCodeOf(await nextMailTo(email, { after: before }));
+    expect(fresh).not.toBe(code);
+    await again.waitFor(`Code from the mail to ${email}:`);
+    await again.typeLine(fresh);
+    await again.waitFor(`Signed in as ${email}`);
+    again.kill();
+  }, 60_000);
 
   it('an address that paid for nothing: the code is taken, then exit 5 with the remedy, nothing but the spent code stored', async () => {
     const email = uniqueEmail('wizard-unpaid');

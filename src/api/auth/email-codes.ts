@@ -116,12 +116,14 @@ export function createEmailCodes(
           .where('used_at', 'is', null)
           .where('expires_at', '>', clock.now())
           .where('attempts', '<', MAX_CODE_ATTEMPTS)
-          .returning(['code_hash'])
+          .returning(['code_hash', 'attempts'])
           .executeTakeFirst(),
       );
       const expected = row === undefined ? undefined : Buffer.from(row.code_hash, 'hex');
       const given = typed === null ? undefined : Buffer.from(codeHash(challengeId, `${typed[1]}${typed[2]}`), 'hex');
-      if (expected === undefined || given === undefined || !timingSafeEqual(expected, given)) throw invalidCode();
+      // The tries this challenge has left after this one: none when it is not a live challenge of this address.
+      if (expected === undefined || given === undefined || !timingSafeEqual(expected, given))
+        throw invalidCode(row === undefined ? 0 : MAX_CODE_ATTEMPTS - Number(row.attempts));
       await store.statement(() =>
         store.db
           .updateTable('email_challenges')
@@ -149,8 +151,14 @@ export function challengeReference(challengeId: string): string {
   return challengeId.slice(0, 8);
 }
 
-export function invalidCode(): SvcError {
+/**
+ * `attemptsLeft`: the tries the challenge still takes (docs/decisions/0033-sign-in-code-attempts-left.md), so a
+ * client re-asks a mistyped code instead of ending the sign-in; 0 for every other cause (expired, used, spent,
+ * another address's), which stays one answer.
+ */
+export function invalidCode(attemptsLeft = 0): SvcError {
   return new SvcError('email_code_invalid', 'the sign-in code is wrong, expired, used, or was tried too many times', {
     remedy: `Type the code of the newest sign-in mail (it works once, for ${CODE_LIFETIME_MINUTES} minutes), or ask for a new one.`,
+    extensions: { attempts_left: attemptsLeft },
   });
 }

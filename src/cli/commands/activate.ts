@@ -51,6 +51,23 @@ function sessionOfYours(error: unknown, asked: { tier: string; payment: string; 
   });
 }
 
+/** 13:05:09: the deadline of a wait of at most an hour, in the UTC the CLI's times are in. */
+function clockTime(at: number): string {
+  return new Date(at).toISOString().slice(11, 19);
+}
+
+/** Ctrl+C while activate waits for the payment's confirmation: the session and the payment stay, unused. */
+function interruptedWait(sessionId: string, paymentId: string): SvcError {
+  return new SvcError(
+    'interrupted',
+    `interrupted: stopped waiting for payment ${paymentId} to be confirmed; session ${sessionId} stays, nothing was activated`,
+    {
+      remedy: `Resume the wait (the same session and payment): swarm-node activate --session ${sessionId} --payment ${paymentId}`,
+      extensions: { session_id: sessionId, payment_id: paymentId },
+    },
+  );
+}
+
 export function activateCommand(): Command {
   return (
     new Command('activate')
@@ -99,23 +116,37 @@ Example:
           paymentId: options.payment,
           waitSeconds: options.wait,
         };
+        // Ctrl+C ends the wait, not the session: the person is told the session's id and the command that resumes it.
+        let sessionId = options.session;
+        ctx.onInterrupt(() => (sessionId === undefined ? undefined : interruptedWait(sessionId, options.payment)));
         const activation = await withRecentSignIn(ctx, (token) =>
-          ctx.output.spin(`Activating with payment ${options.payment}`, (update) =>
-            activateNode(
-              {
-                client,
-                token,
-                clock: ctx.clock,
-                onWait: (attempt, delayMs) =>
-                  update(`Payment ${options.payment} not confirmed yet; retry ${attempt} in ${Math.ceil(delayMs / 1000)}s`),
-              },
-              input,
-            ).catch((error: unknown) => {
-              throw inFlagTerms(
-                sessionOfYours(error, { tier: tier ?? ctx.requireJwt().tier, payment: options.payment, signedIn: ctx.requireJwt().sub }),
-                ACTIVATE_TERMS,
-              );
-            }),
+          ctx.output.spin(
+            `Activating with payment ${options.payment}${options.wait === 0 ? '' : `, waiting until ${clockTime(ctx.clock.now() + options.wait * 1000)} UTC for its confirmation`}`,
+            (update) =>
+              activateNode(
+                {
+                  client,
+                  token,
+                  clock: ctx.clock,
+                  onSession: (id) => (sessionId = id),
+                  onWait: (attempt, delayMs, deadline) => {
+                    // Once, as a line (a log, a pipe, --json's stderr): the wait begins, its deadline and its session.
+                    if (attempt === 1)
+                      ctx.output.info(
+                        `Payment ${options.payment} is not confirmed yet: waiting for it until ${clockTime(deadline)} UTC (session ${sessionId ?? '-'}).`,
+                      );
+                    update(
+                      `Payment ${options.payment} not confirmed yet; retry ${attempt} in ${Math.ceil(delayMs / 1000)}s (waiting until ${clockTime(deadline)} UTC, --wait ${options.wait})`,
+                    );
+                  },
+                },
+                input,
+              ).catch((error: unknown) => {
+                throw inFlagTerms(
+                  sessionOfYours(error, { tier: tier ?? ctx.requireJwt().tier, payment: options.payment, signedIn: ctx.requireJwt().sub }),
+                  ACTIVATE_TERMS,
+                );
+              }),
           ),
         );
 

@@ -7,7 +7,9 @@ import { contextFor } from '../context.js';
 
 export function doctorCommand(): Command {
   return new Command('doctor')
-    .description('check the installed node: layout, modes and owners, unit, Node, service and clock, token, database')
+    .description(
+      'check the node: layout, modes and owners, unit, Node, service and clock, token, database, that its daemon runs and the service sees it online',
+    )
     .option('--root <dir>', 'the staging directory the node was installed under (default: SWARM_NODE_HOME, else this install)')
     .addHelpText(
       'after',

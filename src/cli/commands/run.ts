@@ -8,6 +8,8 @@ import { renderRunOutput } from '../render/run-output.js';
 import { escapeName } from '../../lib/terminal-text.js';
 import { countParser } from '../count-option.js';
 import { MAX_QUEUE_SECONDS, MAX_RUN_SECONDS } from '../../contract/job-limits.js';
+import type { RunResponse } from '../../contract/schemas.js';
+import type { RunInFlight } from '../../node/runs/run-errors.js';
 
 export function runCommand(): Command {
   return new Command('run')
@@ -45,7 +47,8 @@ labels, nothing charged. On an enrolled node the run still executes here, so thi
 Elsewhere a run for a node of yours that is offline waits for it (--queue-seconds, default 600; 0: refused at
 once, exit 1, when none is online), and is refunded not_picked_up if none comes. With --fail-on, a run whose answer
 has a status (ok, warning, critical) at or above the one given exits 10 after printing it: it ran and was charged,
-and cron or CI alerts on the exit.
+and cron or CI alerts on the exit. Ctrl+C ends the wait, not the run (exit 130): it prints the run's id, what
+is charged for it, and the commands that cancel it (swarm-node cancel) and follow it again (swarm-node logs --follow).
 
 Example:
   $ swarm-node run agent_ops_monitor_004
@@ -87,11 +90,24 @@ Example:
               ctx.output.warn(`artifact ${escapeName(entry.name)} not kept: ${entry.reason}`);
           });
         }
-        const [{ runAgent, settlePendingRuns }, { succeededOrThrow }] = await Promise.all([
+        const [{ runAgent, settlePendingRuns }, { succeededOrThrow, interruptedRun }] = await Promise.all([
           import('../../node/runs/run-agent.js'),
           import('../../node/runs/run-errors.js'),
         ]);
+        // The run as its last answer had it, until it ends: what Ctrl+C leaves billed at the service.
+        let inFlight: RunInFlight | undefined;
+        ctx.onInterrupt(() => (inFlight === undefined ? undefined : interruptedRun(inFlight, caller.kind === 'node')));
+        const onRunState = (run: RunResponse): void => {
+          const first = inFlight === undefined;
+          const { run_id, agent_id, status, node_id, charged_cents, balance_cents } = run;
+          inFlight = { run_id, agent_id, status, node_id, charged_cents, balance_cents };
+          if (first)
+            ctx.output.info(
+              `Run ${run_id} started (${status}${node_id === null ? ', waiting for a node' : `, on node ${node_id}`}): ${formatDollars(charged_cents)} charged, refunded if it fails.`,
+            );
+        };
         const deps = {
+          onRunState,
           db: await ctx.store(),
           client: await ctx.client(),
           clock: ctx.clock,
@@ -115,7 +131,13 @@ Example:
             ...(options.queueSeconds === undefined ? {} : { queue_seconds: options.queueSeconds }),
             ...(options.timeoutSeconds === undefined ? {} : { timeout_seconds: options.timeoutSeconds }),
           };
-          return succeededOrThrow(await runAgent(deps, agentId, input, labels, terms));
+          // A node's own run: its labels are changed by the command that changes this home (sudo on an install).
+          const here =
+            caller.kind === 'node' ? { program: ctx.enrollCommand().startsWith('sudo ') ? 'sudo swarm-node' : 'swarm-node' } : undefined;
+          const outcome = await runAgent(deps, agentId, input, labels, terms);
+          // The wait is over: what it prints now says how the run ended, and Ctrl+C leaves nothing behind.
+          inFlight = undefined;
+          return succeededOrThrow(outcome, here);
         });
         ctx.output.result(result, (r, style) => {
           const head = `${style.green('✓')} ${r.agent_id} ran on node ${r.node_id ?? '-'} (run ${r.run_id}): charged ${formatDollars(r.charged_cents)}, balance ${formatDollars(r.balance_cents)}`;

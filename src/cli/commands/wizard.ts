@@ -159,6 +159,8 @@ async function runAndReport(
     sleep: (ms) => sleepUnlessInterrupted(ms, interrupted),
     merchantId: config.merchant_id,
     readCode: codeReader(ctx, flags.codeFile),
+    retypeWrongCode: prompts !== undefined && flags.codeFile === undefined,
+    wizardAgain: (email) => wizardAgain(email, flags),
     walletUrl: config.wallet_url,
     openStore: () => ctx.store(),
     // A deploy token needs a recent sign-in: a token found stored from earlier is renewed by mail first.
@@ -189,6 +191,18 @@ async function runAndReport(
     lines.push('', 'Next:', ...s.next_steps.map((step) => `  ${step}`));
     return lines.join('\n');
   });
+}
+
+/**
+ * The wizard as it was invoked, with the address it signs in with: what a sign-in that must start over runs (the
+ * options that steer it kept, the ones that answer later questions left to ask again).
+ */
+function wizardAgain(email: string, flags: WizardFlags): string {
+  const words = ['swarm-node wizard', '--email', email];
+  if (flags.offer !== undefined) words.push('--offer', flags.offer);
+  if (flags.agent !== undefined) words.push('--agent', flags.agent);
+  if (flags.enroll === true) words.push('--enroll');
+  return words.join(' ');
 }
 
 function sleepUnlessInterrupted(ms: number, signal: AbortSignal): Promise<void> {

@@ -23,8 +23,10 @@ export interface ActivateDeps {
   token: string;
   clock: Clock;
   sleep?: (ms: number) => Promise<void>;
-  /** Called before each wait with the attempt number and the delay, for the spinner. */
-  onWait?: (attempt: number, delayMs: number) => void;
+  /** Called before each wait with the attempt number, the delay and the deadline (ms since the epoch), for the spinner. */
+  onWait?: (attempt: number, delayMs: number, deadline: number) => void;
+  /** Called once the session is known (created or resumed): what resumes the wait if it is cut short. */
+  onSession?: (sessionId: string) => void;
 }
 
 export interface Activation extends ActivateResponse {
@@ -41,6 +43,7 @@ export async function activateNode(deps: ActivateDeps, input: ActivateInput): Pr
     if (input.tierId === undefined || input.email === undefined) throw new SvcError('usage', 'give --tier and --email, or --session');
     sessionId = (await deps.client.createSession(input.tierId, input.email)).session_id;
   }
+  deps.onSession?.(sessionId);
   const deadline = deps.clock.now() + input.waitSeconds * 1000;
   for (let attempt = 1; ; attempt += 1) {
     try {
@@ -54,7 +57,7 @@ export async function activateNode(deps: ActivateDeps, input: ActivateInput): Pr
       const jittered = Math.round(backoff / 2 + Math.random() * (backoff / 2));
       // The service's Retry-After is a floor; the deadline is a ceiling (one last try lands on it).
       const delay = Math.min(remaining, Math.max(jittered, (error.retryAfterSeconds ?? 0) * 1000));
-      deps.onWait?.(attempt, delay);
+      deps.onWait?.(attempt, delay, deadline);
       await sleep(delay);
     }
   }

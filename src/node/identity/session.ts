@@ -62,18 +62,50 @@ export interface MailSignIn {
   merchantId: string;
 }
 
-/** How the code reaches the sign-in: typed at a prompt, read from a file or from standard input. */
-export type ReadCode = (pending: PendingSignIn, sentNow: boolean) => Promise<string>;
+/**
+ * How the code reaches the sign-in: typed at a prompt, read from a file or from standard input. `wrong`: the code
+ * typed before was refused, and the challenge takes this many more tries (asked again only where a person types).
+ */
+export type ReadCode = (pending: PendingSignIn, sentNow: boolean, wrong?: { attemptsLeft: number }) => Promise<string>;
+
+export interface MailSignInOptions {
+  /** A refused code is asked for again while its challenge takes tries (a person at a prompt, not a file). */
+  retypeWrongCode?: boolean;
+  /** The command that starts the sign-in over, for the remedy: `swarm-node login --email …` unless told. */
+  again?: string;
+}
 
 /**
  * The whole sign-in by mail: the code asked for earlier (`login --send-code`) while it lasts, else a new one mailed
  * now; then the code, read as `readCode` says, and the token issued for it.
  */
-export async function signInByMail(deps: SessionDeps, input: MailSignIn, readCode: ReadCode): Promise<SignedIn> {
+export async function signInByMail(
+  deps: SessionDeps,
+  input: MailSignIn,
+  readCode: ReadCode,
+  options: MailSignInOptions = {},
+): Promise<SignedIn> {
   const earlier = pendingSignIn(deps, input.email);
   const pending = earlier ?? (await sendSignInCode(deps, input.email));
-  const code = await readCode(pending, earlier === undefined);
-  return signInWithCode(deps, { ...input, pending, code });
+  let code = await readCode(pending, earlier === undefined);
+  for (;;) {
+    try {
+      return await signInWithCode(deps, { ...input, pending, code, ...(options.again === undefined ? {} : { again: options.again }) });
+    } catch (error) {
+      const left = attemptsLeftOf(error);
+      // A challenge that takes no more tries is of no use to the next sign-in: it mails a new code instead.
+      if (left === 0) updateCredentials(deps.credentialsFile, ({ pending_sign_in: _spent, ...rest }) => rest);
+      if (options.retypeWrongCode !== true || left === undefined || left === 0) throw error;
+      code = await readCode(pending, false, { attemptsLeft: left });
+    }
+  }
+}
+
+/** email_code_invalid's attempts_left (docs/api.md "Sign-in: a verified inbox"); undefined for any other error. */
+function attemptsLeftOf(error: unknown): number | undefined {
+  if (!(error instanceof SvcError) || error.code !== 'email_code_invalid') return undefined;
+  const left = error.extensions.attempts_left;
+  return typeof left === 'number' ? left : undefined;
 }
 
 export interface CodeSignIn {
@@ -85,6 +117,8 @@ export interface CodeSignIn {
   merchantId: string;
   pending: PendingSignIn;
   code: string;
+  /** The command that starts the sign-in over (MailSignInOptions.again). */
+  again?: string;
 }
 
 /**
@@ -137,10 +171,13 @@ function bestPaidOffer(paid: unknown): TierId | undefined {
 
 /** Each refusal said as the person at the keyboard can act on it, in login's own flags. */
 function signInRefusal(error: SvcError, input: CodeSignIn): SvcError {
-  const again = loginCommandFor(input.email);
+  const again = input.again ?? loginCommandFor(input.email);
   const paid = Array.isArray(error.extensions.paid_offers) ? (error.extensions.paid_offers as string[]) : [];
   const remedy: Partial<Record<SvcError['code'], string>> = {
-    email_code_invalid: `Type the code of the newest sign-in mail to ${input.email}, or get a new one: ${again}`,
+    email_code_invalid:
+      error.extensions.attempts_left === 0
+        ? `This code takes no more tries (typed wrong too often, expired, or used): get a new one mailed to ${input.email}: ${again}`
+        : `Type the code of the newest sign-in mail to ${input.email}, or get a new one: ${again}`,
     payment_not_found:
       paid.length === 0
         ? `${input.email} has paid for nothing yet: pay at the payment provider with this address, wait for its confirmation, then run ${again}`

@@ -12,6 +12,7 @@ import type { ServiceClient } from '../service/service-client.js';
 import { readManifest } from '../../lib/package-dir.js';
 import { readCredentialsIgnoringMode } from './credentials-repair.js';
 import { checkDatabase, checkEnrollment, checkIsolation, checkService, checkToken, type DoctorCheck } from './doctor-checks.js';
+import { checkDaemon, checkOnline, type DaemonExpectation } from './doctor-liveness.js';
 import { ENVIRONMENT_FILE_MODE } from './environment-file.js';
 import {
   hostPathOf,
@@ -70,6 +71,11 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     checkToken(credentials, options.clock),
     await checkDatabase(layout, layout.units.daemon),
     checkIsolation(layout),
+    ...(await checksAtWork(options, layout, credentials, {
+      // A staged install (--root) runs nothing here: its host starts the daemon when it boots the install.
+      start: layout.onHost ? `sudo systemctl start ${layout.units.daemon}` : undefined,
+      severity: layout.onHost ? 'fail' : 'warn',
+    })),
   ];
   return { root: layout.root, home: layout.home, ok: checks.every((check) => check.status !== 'fail'), checks };
 }
@@ -94,8 +100,24 @@ async function doctorOfHome(options: DoctorOptions, home: NodePaths): Promise<Do
     checkToken(credentials, options.clock),
     await checkDatabase(home, 'the daemon (swarm-node daemon) if it runs'),
     checkIsolation(home),
+    // It runs in the foreground: under a supervisor of the operator's, or in a terminal of its own.
+    ...(await checksAtWork(options, home, credentials, { start: 'swarm-node daemon', severity: 'fail' })),
   ];
   return { root: home.home, home: home.home, ok: checks.every((check) => check.status !== 'fail'), checks };
+}
+
+/** That the daemon runs here, and that the service sees the node online (doctor-liveness.ts). */
+async function checksAtWork(
+  options: DoctorOptions,
+  paths: NodePaths,
+  credentials: ReturnType<typeof readCredentialsIgnoringMode>,
+  expected: DaemonExpectation,
+): Promise<DoctorCheck[]> {
+  const daemon = await checkDaemon(paths, options.clock, expected);
+  return [
+    daemon,
+    ...(await checkOnline(credentials, options.client, options.clock, { ...expected, daemonRunning: daemon.status === 'ok' })),
+  ];
 }
 
 function checkCredentialsMode(credentialsFile: string): DoctorCheck {

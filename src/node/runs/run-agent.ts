@@ -48,6 +48,12 @@ export interface RunDeps {
   followMs?: number;
   /** Stops the agent run here (the node stops); the run then ends as the service decides (a refund). */
   signal?: AbortSignal;
+  /**
+   * Each answer for the run while it has not ended: its id and charge, for a caller that must say what a person
+   * leaves behind at Ctrl+C. Given, a user's execute answers at once (respond-async) so that the id is known while
+   * the run waits, not 30 s later; the wait is then the follow's.
+   */
+  onRunState?: (run: RunResponse) => void;
 }
 
 export interface RunResult {
@@ -115,7 +121,9 @@ async function executeOnce(deps: RunDeps, row: JournalledRequest): Promise<Settl
     };
     // The lease is counted from here (run-lease.ts): the request left before the service leased the run.
     const sentAt = monotonicClock.now();
-    let { run } = await deps.client.execute(caller.bearer, body, row.idempotency_key, caller.kind === 'node' ? 0 : EXECUTE_WAIT_SECONDS);
+    const executeWait = caller.kind === 'node' || deps.onRunState !== undefined ? 0 : EXECUTE_WAIT_SECONDS;
+    let { run } = await deps.client.execute(caller.bearer, body, row.idempotency_key, executeWait);
+    if (!isFinishedStatus(run.status)) deps.onRunState?.(run);
     if (run.lease !== undefined && caller.kind === 'node') {
       const lease = new RunLease(monotonicClock, sentAt, leaseSecondsOf(run.lease.seconds, run.lease.expires_at, deps.clock.now()));
       const executed = await caller.executor.execute(
@@ -168,6 +176,7 @@ async function follow(deps: RunDeps, first: RunResponse): Promise<RunResponse> {
   while (!isFinishedStatus(run.status) && Date.now() < deadline && deps.signal?.aborted !== true) {
     const waitSeconds = Math.max(1, Math.min(EXECUTE_WAIT_SECONDS, Math.ceil((deadline - Date.now()) / 1000)));
     run = await deps.client.runState(deps.caller.bearer, run.run_id, waitSeconds);
+    if (!isFinishedStatus(run.status)) deps.onRunState?.(run);
   }
   return run;
 }

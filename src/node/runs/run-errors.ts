@@ -4,8 +4,11 @@ import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import type { RunOutcome, RunResult } from './run-agent.js';
 
-/** The result of a run that succeeded; the error to show for any other outcome. */
-export function succeededOrThrow(outcome: RunOutcome): RunResult {
+/**
+ * The result of a run that succeeded; the error to show for any other outcome. `here`: the run was this node's own
+ * (it executes here), with how this host changes its labels (`swarm-node`, or `sudo swarm-node` on an install).
+ */
+export function succeededOrThrow(outcome: RunOutcome, here?: { program: string }): RunResult {
   const { agent } = outcome;
   switch (outcome.kind) {
     case 'settled': {
@@ -28,7 +31,10 @@ export function succeededOrThrow(outcome: RunOutcome): RunResult {
     }
     case 'refused':
       if (outcome.status === 'insufficient_balance') throw insufficientBalance(outcome.error, agent.price_cents);
-      throw outcome.error.code === 'no_node_available' ? noNodeAvailable(outcome.error, agent.agent_id) : outcome.error;
+      if (outcome.error.code !== 'no_node_available') throw outcome.error;
+      throw here === undefined
+        ? noNodeAvailable(outcome.error, agent.agent_id)
+        : ownLabelsMissing(outcome.error, agent.agent_id, here.program);
     case 'unknown':
       throw new SvcError(outcome.error.code, `${outcome.error.message}; the run is journaled as pending (key ${outcome.idempotency_key})`, {
         remedy:
@@ -75,9 +81,65 @@ function noNodeAvailable(error: SvcError, agentId: string): SvcError {
   });
 }
 
+/**
+ * A node's own run executes on it, so a label it asks for is one this node must carry: enrolling (this host is a
+ * node already) or the fleet's other nodes do not help. Labels live in the node's config file (install --label
+ * sets them first); `labels add` changes it and tells the service (docs/api.md "Labels").
+ */
+function ownLabelsMissing(error: SvcError, agentId: string, program: string): SvcError {
+  const asked = Array.isArray(error.extensions.labels) ? (error.extensions.labels as string[]) : [];
+  const missing = Array.isArray(error.extensions.missing_labels) ? (error.extensions.missing_labels as string[]) : asked;
+  return new SvcError('no_node_available', error.message, {
+    remedy:
+      `This node runs the runs it starts, so it must carry the labels: add them to its config (and the service): ${program} labels add ${missing.join(' ')}, ` +
+      `then run again: swarm-node run ${agentId} --label ${asked.join(',')}. For one of your other nodes, run it signed in from a host that is not enrolled.`,
+    extensions: error.extensions,
+    cause: error,
+  });
+}
+
 /** "timeout: the agent ran past 30 s": a failed run's {error, message}, as the node or the service reported it. */
 function failureOf(output: unknown): string {
   const { error, message } = (typeof output === 'object' && output !== null ? output : {}) as { error?: unknown; message?: unknown };
   const code = typeof error === 'string' ? error : 'failed';
   return typeof message === 'string' && message !== '' ? `${code}: ${message.split('\n')[0]!.slice(0, 300)}` : code;
+}
+
+/** What a run's last answer says of it while it has not ended: enough to find, judge and cancel it. */
+export interface RunInFlight {
+  run_id: string;
+  agent_id: string;
+  status: string;
+  node_id: string | null;
+  charged_cents: number;
+  balance_cents: number;
+}
+
+/**
+ * Ctrl+C while `run` waits: the wait ends, the run does not. A user's run goes on at the service (its node runs it,
+ * or it waits for one), charged until it ends. A node's own run is stopped here; it ends failed and refunded when
+ * the node's report gets through before the exit, else when its lease runs out (docs/api.md "Leases"). A run still
+ * going is cancelled, and refunded, by its id.
+ */
+export function interruptedRun(run: RunInFlight, ranHere: boolean): SvcError {
+  const cost = `${formatDollars(run.charged_cents)} is charged for it, refunded if it fails, is not picked up or is cancelled`;
+  const where = run.node_id === null ? 'waiting for a node' : `on node ${run.node_id}`;
+  if (ranHere) {
+    return new SvcError(
+      'interrupted',
+      `interrupted: run ${run.run_id} of ${run.agent_id} was stopped on this node; it ends failed and refunded once the service hears of it (at the latest when its lease runs out); ${cost}`,
+      {
+        remedy: `See how it ended: swarm-node runs show ${run.run_id}`,
+        extensions: { ...run, run_status: run.status, keeps_running: false },
+      },
+    );
+  }
+  return new SvcError(
+    'interrupted',
+    `interrupted: run ${run.run_id} of ${run.agent_id} keeps running at the service (${run.status}, ${where}); ${cost}`,
+    {
+      remedy: `Cancel it: swarm-node cancel ${run.run_id}. Or follow it again: swarm-node logs ${run.run_id} --follow`,
+      extensions: { ...run, run_status: run.status, keeps_running: true },
+    },
+  );
 }

@@ -3,6 +3,7 @@
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
+import { readDaemonStatus, type DaemonStatus } from './daemon-state.js';
 
 /**
  * docs/operations.md "Upgrade": the database is backed up before a migration. Install cannot know whether another
@@ -24,6 +25,11 @@ export async function integrityFindings(databaseFile: string): Promise<string[]>
   return withFile(databaseFile, (db) =>
     (db.pragma('integrity_check') as Array<{ integrity_check: string }>).map((row) => row.integrity_check),
   );
+}
+
+/** What the daemon recorded of itself in the node's database (daemon-state.ts), read without migrating it. */
+export async function daemonRecord(databaseFile: string, now: number): Promise<DaemonStatus> {
+  return withFile(databaseFile, (db) => readDaemonStatus(db, now));
 }
 
 async function withFile<T>(databaseFile: string, use: (db: SqliteDatabase) => T): Promise<T> {

@@ -21,6 +21,10 @@ export interface WizardDeps extends WizardStepDeps {
   merchantId: string;
   /** Where the mailed sign-in code comes from (a prompt, --code-file, stdin). */
   readCode: ReadCode;
+  /** A wrong code is asked for again while its challenge takes tries (a person at the prompt, not --code-file). */
+  retypeWrongCode: boolean;
+  /** The wizard as invoked, for `email`: the remedy of a sign-in that must start over (a new code). */
+  wizardAgain: (email: string) => string;
   walletUrl: string;
   /** Opened after sign-in, so a wizard stopped before it has written nothing locally. */
   openStore: () => Promise<SqliteDatabase>;

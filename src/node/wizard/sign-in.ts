@@ -30,7 +30,7 @@ export function usableStoredJwt(credentialsFile: string, nowMs: number, email: s
 }
 
 export async function ensureSignedIn(
-  deps: WizardStepDeps & { merchantId: string; readCode: ReadCode },
+  deps: WizardStepDeps & { merchantId: string; readCode: ReadCode; retypeWrongCode: boolean; wizardAgain: (email: string) => string },
   questions: WizardQuestions,
   flagEmail: string | undefined,
 ): Promise<SignInOutcome> {
@@ -52,7 +52,11 @@ export async function ensureSignedIn(
   const email = await questions.email(known.jwt?.sub ?? known.node?.user_id);
   const offer = await questions.offer();
   const likelyOffer = [known.node?.tier_id, known.jwt?.tier].find(isTierId);
-  const signedIn = await signInByMail(session, { email, offer, likelyOffer, merchantId: deps.merchantId }, deps.readCode);
+  // A mistyped code is asked again with the tries left; once they are spent, the wizard starts over (a new code).
+  const signedIn = await signInByMail(session, { email, offer, likelyOffer, merchantId: deps.merchantId }, deps.readCode, {
+    retypeWrongCode: deps.retypeWrongCode,
+    again: deps.wizardAgain(email),
+  });
   const jwt = readCredentials(deps.credentialsFile).jwt!;
   deps.ui.success(`Signed in as ${signedIn.sub} (${tierName(signedIn.tier)}); the token is kept in ${deps.credentialsFile} (mode 0600).`);
   return { jwt, signedIn, signed_in_now: true };
