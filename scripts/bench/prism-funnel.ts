@@ -2,8 +2,7 @@
 // document"). svc-api runs as its own process; `prism proxy --errors` stands in front of it with the document the
 // service serves at /openapi.json, and checks each request and each answer against it; the built CLI then walks the
 // funnel through the proxy as a customer does (pay, sign in by a mailed code, enroll, fund, a billed run, its logs and
-// history, usage, a budget, a secret, a webhook), plus requests a client gets wrong on purpose, whose refusals must
-// match the document too. It prints the operations seen and every violation prism reports, and exits 1 on any.
+// history, usage, a budget), plus requests for what is not there, whose refusals must match the document too. It prints the operations seen and every violation prism reports, and exits 1 on any.
 // Prism comes from the npm registry at the version below (npx), not from the project's dependencies: 90 MB that
 // only this check needs. Run with: npm run check:prism -- [--keep-log FILE]
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -75,7 +74,7 @@ try {
     [['nodes'], 0],
     [['docs', 'starter-agents'], 0],
     [['budget', 'set', '--daily', '1.00', '--agent', 'agent_svc_skills_005'], 0],
-    [['budget'], 0],
+    [['budget', 'list'], 0],
     [['status'], 0],
     [['agents', 'show', 'agent_nope'], 5],
   ];
@@ -85,16 +84,19 @@ try {
     if (status !== expected) failures.push(`swarm-node ${args.join(' ')} exited ${status}, not ${expected}`);
   }
   const runs = JSON.parse(cli(['--json', 'runs']).stdout) as { runs: Array<{ run_id: string }> };
-  for (const args of [['logs', runs.runs[0]!.run_id], ['runs', 'show', runs.runs[0]!.run_id]]) {
+  for (const args of [
+    ['logs', runs.runs[0]!.run_id],
+    ['runs', 'show', runs.runs[0]!.run_id],
+  ]) {
     const { status } = cli(args);
     if (status !== 0) failures.push(`swarm-node ${args.join(' ')} exited ${status}`);
   }
-  // The service's answers to a client that gets things wrong: each refusal must be one the document declares.
+  // The service's answers to well-formed requests for what is not there: each refusal must be one the document
+  // declares. (A request the document refuses, prism answers itself, without asking the service.)
   for (const [method, path, body] of [
-    ['GET', '/v1/swarm/runs?limit=5000', undefined],
-    ['POST', '/v1/swarm/execute', '{"agent_id": 7}'],
     ['GET', '/v1/swarm/agents/agent_nope', undefined],
-    ['GET', '/v1/swarm/runs/not-a-run', undefined],
+    ['GET', '/v1/swarm/runs/01a236c5-0000-7000-8000-000000000000', undefined],
+    ['GET', '/v1/swarm/runs/01a236c5-0000-7000-8000-000000000000/logs', undefined],
   ] as const) {
     await fetch(`${proxy}${path}`, {
       method,
@@ -109,7 +111,8 @@ try {
   process.stdout.write(`prism proxy --errors (${PRISM}) in front of svc-api: ${operations.size} operations seen\n`);
   for (const operation of [...operations].sort()) process.stdout.write(`  ${operation}\n`);
   process.stdout.write(`\nviolations: ${violations.length}\n${violations.map((line) => `  ${line}`).join('\n')}\n`);
-  if (failures.length > 0) process.stdout.write(`\nthe funnel did not go as expected:\n${failures.map((line) => `  ${line}`).join('\n')}\n`);
+  if (failures.length > 0)
+    process.stdout.write(`\nthe funnel did not go as expected:\n${failures.map((line) => `  ${line}`).join('\n')}\n`);
   if (values['keep-log'] !== undefined) writeFileSync(values['keep-log'], plain);
   process.exitCode = violations.length > 0 || failures.length > 0 ? 1 : 0;
 } finally {
