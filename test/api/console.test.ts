@@ -52,7 +52,7 @@ describe('console', () => {
       expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
       expect(page.headers.get('cache-control')).toBe('no-store');
       expect(page.headers.get('content-security-policy')).toMatch(
-        /^default-src 'none'; style-src 'sha256-[^']+'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/,
+        /^default-src 'none'; style-src 'sha256-[^']+'; script-src 'sha256-[^']+'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/,
       );
       expect(page.text).toContain(`Signed in as ${email}`);
       expect(page.text).toMatch(new RegExp(`href="${path}" aria-current="page"`));
@@ -75,7 +75,7 @@ describe('console', () => {
     expect(running.status).toBe(200);
     // The run page alone may run its one script, by hash, and connect back to this origin for the log.
     expect(running.headers.get('content-security-policy')).toMatch(
-      /^default-src 'none'; style-src 'sha256-[^']+'; script-src 'sha256-[^']+'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/,
+      /^default-src 'none'; style-src 'sha256-[^']+'; script-src 'sha256-[^']+' 'sha256-[^']+'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/,
     );
     expect(running.text).toContain('checking disk');
     expect(running.text).toContain('warning: &lt;b&gt;not markup&lt;/b&gt;');
@@ -113,7 +113,7 @@ describe('console', () => {
     expect(done.text).toContain('all checks passed');
     expect(done.text).not.toContain('data-follow');
     expect(done.text).not.toContain('Cancel this run');
-    expect(done.headers.get('content-security-policy')).not.toContain('script-src');
+    expect(done.headers.get('content-security-policy')).not.toContain('connect-src');
     // The log followed as the page's script follows it: the same events as the API's, for the session's cookie.
     const events = await get(`runs/${held.run.run_id}/log-events?after=0`, owner.cookie);
     expect(events.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
