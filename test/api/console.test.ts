@@ -381,6 +381,38 @@ describe('console', () => {
     expect((await api('/v1/swarm/budgets', owner.token)).body.budgets).toEqual([]);
   });
 
+  it('re-runs a run once per confirmation, only from the console, and honours the runs page’s date range', async () => {
+    const owner = await user('rerun');
+    await fundWallet(service.baseUrl, owner.email, 100);
+    const done = await finishedRun(service.baseUrl, owner.email, owner.token);
+    const confirm = await get(`runs/${done.run.run_id}/rerun`, owner.cookie);
+    expect(confirm.status).toBe(200);
+    expect(confirm.text).toContain('It costs <strong id="rerun-price">$0.04</strong>');
+    const key = /name="idempotency_key" value="([0-9a-f-]{36})"/.exec(confirm.text)![1]!;
+    const balance = async () => (await api('/v1/swarm/wallet', owner.token)).body.balance_cents as number;
+    const before = await balance();
+    const path = `runs/${done.run.run_id}/rerun`;
+    expect(
+      (await post(path, { idempotency_key: key }, owner.cookie, { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' })).status,
+    ).toBe(403);
+    expect(await balance()).toBe(before);
+    // Sent twice (a double click, a reload): one run, one charge.
+    const first = await post(path, { idempotency_key: key }, owner.cookie);
+    const second = await post(path, { idempotency_key: key }, owner.cookie);
+    expect(first.status).toBe(303);
+    expect(second.headers.get('location')).toBe(first.headers.get('location'));
+    expect(first.headers.get('location')).not.toContain(done.run.run_id);
+    expect(await balance()).toBe(before - 4);
+
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    expect((await get(`runs?since=${day(0)}&until=${day(0)}`, owner.cookie)).text).toContain(done.run.run_id);
+    expect((await get(`runs?since=${day(1)}`, owner.cookie)).text).not.toContain(done.run.run_id);
+    expect((await get(`runs?until=${day(-1)}`, owner.cookie)).text).not.toContain(done.run.run_id);
+    const refused = await get('runs?since=yesterday', owner.cookie);
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('since must be an ISO 8601 time');
+  });
+
   it('shows usage per day and per agent from the ledger; a range it cannot show is a 400 with the form', async () => {
     const owner = await user('usage');
     await fundWallet(service.baseUrl, owner.email, 100);
