@@ -146,6 +146,8 @@ export const RunSummary = Type.Object({
   status: Type.String(),
   charged_cents: Type.Integer(),
   started_at: Timestamp,
+  /** When a node took it (its attempt's start): the queue wait is claimed_at − started_at; null while it waits. */
+  claimed_at: Type.Union([Timestamp, Type.Null()]),
   finished_at: Type.Union([Timestamp, Type.Null()]),
   node_id: Type.Union([Type.String(), Type.Null()]),
   attempt: Type.Integer(),

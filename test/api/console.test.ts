@@ -52,7 +52,7 @@ describe('console', () => {
       expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
       expect(page.headers.get('cache-control')).toBe('no-store');
       expect(page.headers.get('content-security-policy')).toMatch(
-        /^default-src 'none'; style-src 'sha256-[^']+'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/,
+        /^default-src 'none'; style-src 'sha256-[^']+'; script-src 'sha256-[^']+'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/,
       );
       expect(page.text).toContain(`Signed in as ${email}`);
       expect(page.text).toMatch(new RegExp(`href="${path}" aria-current="page"`));
@@ -75,7 +75,7 @@ describe('console', () => {
     expect(running.status).toBe(200);
     // The run page alone may run its one script, by hash, and connect back to this origin for the log.
     expect(running.headers.get('content-security-policy')).toMatch(
-      /^default-src 'none'; style-src 'sha256-[^']+'; script-src 'sha256-[^']+'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/,
+      /^default-src 'none'; style-src 'sha256-[^']+'; script-src 'sha256-[^']+' 'sha256-[^']+'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/,
     );
     expect(running.text).toContain('checking disk');
     expect(running.text).toContain('warning: &lt;b&gt;not markup&lt;/b&gt;');
@@ -113,7 +113,7 @@ describe('console', () => {
     expect(done.text).toContain('all checks passed');
     expect(done.text).not.toContain('data-follow');
     expect(done.text).not.toContain('Cancel this run');
-    expect(done.headers.get('content-security-policy')).not.toContain('script-src');
+    expect(done.headers.get('content-security-policy')).not.toContain('connect-src');
     // The log followed as the page's script follows it: the same events as the API's, for the session's cookie.
     const events = await get(`runs/${held.run.run_id}/log-events?after=0`, owner.cookie);
     expect(events.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
@@ -379,6 +379,38 @@ describe('console', () => {
     expect((await post('budgets', { scope: 'all', period: 'day', cap: '1', pad: 'x'.repeat(2048) }, owner.cookie)).status).toBe(413);
     expect(auditCount(owner.email)).toBe(audited);
     expect((await api('/v1/swarm/budgets', owner.token)).body.budgets).toEqual([]);
+  });
+
+  it('re-runs a run once per confirmation, only from the console, and honours the runs page’s date range', async () => {
+    const owner = await user('rerun');
+    await fundWallet(service.baseUrl, owner.email, 100);
+    const done = await finishedRun(service.baseUrl, owner.email, owner.token);
+    const confirm = await get(`runs/${done.run.run_id}/rerun`, owner.cookie);
+    expect(confirm.status).toBe(200);
+    expect(confirm.text).toContain('It costs <strong id="rerun-price">$0.04</strong>');
+    const key = /name="idempotency_key" value="([0-9a-f-]{36})"/.exec(confirm.text)![1]!;
+    const balance = async () => (await api('/v1/swarm/wallet', owner.token)).body.balance_cents as number;
+    const before = await balance();
+    const path = `runs/${done.run.run_id}/rerun`;
+    expect(
+      (await post(path, { idempotency_key: key }, owner.cookie, { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' })).status,
+    ).toBe(403);
+    expect(await balance()).toBe(before);
+    // Sent twice (a double click, a reload): one run, one charge.
+    const first = await post(path, { idempotency_key: key }, owner.cookie);
+    const second = await post(path, { idempotency_key: key }, owner.cookie);
+    expect(first.status).toBe(303);
+    expect(second.headers.get('location')).toBe(first.headers.get('location'));
+    expect(first.headers.get('location')).not.toContain(done.run.run_id);
+    expect(await balance()).toBe(before - 4);
+
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    expect((await get(`runs?since=${day(0)}&until=${day(0)}`, owner.cookie)).text).toContain(done.run.run_id);
+    expect((await get(`runs?since=${day(1)}`, owner.cookie)).text).not.toContain(done.run.run_id);
+    expect((await get(`runs?until=${day(-1)}`, owner.cookie)).text).not.toContain(done.run.run_id);
+    const refused = await get('runs?since=yesterday', owner.cookie);
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('since must be an ISO 8601 time');
   });
 
   it('shows usage per day and per agent from the ledger; a range it cannot show is a 400 with the form', async () => {

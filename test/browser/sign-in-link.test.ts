@@ -25,7 +25,8 @@ import { mintToken } from '../helpers/tokens.js';
 const ATTACKER_SITE = 'http://attacker.example.test';
 /** An attacker's page goes on before it has loaded: waiting for it to commit is all a test can. */
 const COMMITTED = { waitUntil: 'commit' } as const;
-const STRICT_POLICY = /^default-src 'none'; style-src 'sha256-[^']+'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/;
+const STRICT_POLICY =
+  /^default-src 'none'; style-src 'sha256-[^']+'; script-src 'sha256-[^']+'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$/;
 
 /** An attacker's pages: one that sends the browser to a URL, one that submits a form to it, with no user action. */
 const navigatesTo = (url: string) => `<!doctype html><title>win</title><script>location.href = ${JSON.stringify(url)};</script>`;

@@ -37,7 +37,8 @@ export interface Browser {
   messages: string[];
 }
 
-export async function launchChromium(viewport = { width: 900, height: 900 }): Promise<Browser> {
+/** `timezoneId`: the zone the browser believes it is in (an IANA name), for pages that show local times. */
+export async function launchChromium(viewport = { width: 900, height: 900 }, options: { timezoneId?: string } = {}): Promise<Browser> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const context = await chromium.launchPersistentContext(tempDir('chromium-profile-'), {
     executablePath: CHROMIUM,
@@ -52,6 +53,7 @@ export async function launchChromium(viewport = { width: 900, height: 900 }): Pr
       '--disable-sync',
     ],
     viewport,
+    ...(options.timezoneId === undefined ? {} : { timezoneId: options.timezoneId }),
   });
   const page = context.pages()[0] ?? (await context.newPage());
   const messages: string[] = [];

@@ -1,4 +1,4 @@
-// The console's one script (docs/api.md "Console"): the run page follows the run's log live through the events of
+// The run page's log follower (docs/api.md "Console"): the run page follows the run's log live through the events of
 // GET {wallet_url}/runs/{run_id}/log-events (the same stream as the API's ?follow=1). Each line is appended as text
 // (never markup) to the page's role="log" region, which screen readers announce politely; the status line says
 // whether it is following, reconnecting, or how the run ended. The page works without it: it shows the log so far.
@@ -35,5 +35,5 @@ export const FOLLOW_LOG_SCRIPT = `(function () {
   };
 })();`;
 
-/** Its CSP source: the run page's policy allows this script and no other. */
+/** Its CSP source: the run page's policy allows this script besides the local times (local-time-script.ts), no other. */
 export const FOLLOW_LOG_SCRIPT_SOURCE = `'sha256-${createHash('sha256').update(FOLLOW_LOG_SCRIPT).digest('base64')}'`;

@@ -1,7 +1,8 @@
 // The console's frame around each page of the signed-in user (docs/api.md "Console"): a skip link, the header with
 // who is signed in and the sign-out button, the navigation (the current page marked for screen readers), and the
-// page's own <main>. Links are relative, so the console works under any path a proxy serves the wallet at.
+// page's own <main>, then the script that shows its times in the browser's zone (local-time-script.ts). Links are relative, so the console works under any path a proxy serves the wallet at.
 import { html, page, type SafeHtml } from '../wallet-page/html.js';
+import { LOCAL_TIME_SCRIPT } from './local-time-script.js';
 
 export type ConsoleSection = 'wallet' | 'nodes' | 'runs' | 'usage' | 'budgets' | 'secrets' | 'webhooks';
 
@@ -28,7 +29,7 @@ export interface ConsolePageOptions {
   notice?: string | undefined;
   /** Why the last action was refused, where no form of the page shows it (role=alert). */
   alert?: string | undefined;
-  /** One inline script (the run page's log follower). */
+  /** One inline script besides the local times every console page runs (the run page's log follower). */
   script?: string;
 }
 
@@ -59,6 +60,7 @@ export function consolePage(frame: ConsoleFrame, title: string, body: SafeHtml, 
   return page(title, html`${alert}${notice}${body}`, {
     before,
     wide: frame.current !== 'wallet',
-    ...(options.script === undefined ? {} : { script: options.script }),
+    // Every console page shows its times in the browser's zone: the layout adds the script, so no page can forget it.
+    scripts: options.script === undefined ? [LOCAL_TIME_SCRIPT] : [LOCAL_TIME_SCRIPT, options.script],
   });
 }

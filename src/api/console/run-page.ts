@@ -1,17 +1,17 @@
-// The console's page of one run: its status and charge, its attempts, its output, its log (followed live while it
-// runs, follow-log-script.ts), its artifacts with download links, and a cancel button while it can be cancelled.
+// The console's page of one run: its status, charge and refund, its times, queue wait and duration, a failed run's
+// reason, its attempts, its input, its output for a person (run-output-view.ts), its log (followed live while it runs,
+// follow-log-script.ts), its artifacts with download links, a cancel button while it can be cancelled, and a re-run
+// button once it ended (a new billed run of the same input, after a page naming its price: rerun-page.ts).
 import { findAgentSku } from '../../contract/agents.js';
 import type { ArtifactView, LogEntry, RunAttempt } from '../../contract/jobs.js';
 import { formatDollars } from '../../contract/money.js';
 import type { RunResponse } from '../../contract/schemas.js';
 import { html, type SafeHtml } from '../wallet-page/html.js';
 import { FOLLOW_LOG_SCRIPT } from './follow-log-script.js';
-import { formatBytes, maybeTime, timeElement } from './format.js';
+import { durationBetween, formatBytes, maybeTime, timeElement } from './format.js';
+import { failureOf, inputSection, outputSection } from './run-output-view.js';
 import { consolePage, type ConsoleFrame } from './layout.js';
 import { nodeName, type NodeName } from './runs-page.js';
-
-/** More of an output than this is not shown (an output is up to 1 MiB): GET /v1/swarm/runs/{run_id} has it whole. */
-const OUTPUT_SHOWN_CHARS = 100_000;
 
 export interface RunPageModel {
   run: RunResponse;
@@ -26,6 +26,12 @@ export interface RunPageModel {
   };
   artifacts: readonly ArtifactView[];
   artifactsExpireAt: string | null;
+  /** When a node took it (the current attempt's start); null while it waits. */
+  claimedAt: string | null;
+  /** The input it was sent, its secrets' values hidden (routes/wallet/runs.ts); null: none. */
+  input: unknown;
+  /** What came back to the wallet for it (the ledger's refund); null: nothing. */
+  refund: { amount_cents: number; at: string } | null;
   /** Why the last action on it was refused. */
   alert?: string;
 }
@@ -41,6 +47,7 @@ export function runPage(frame: ConsoleFrame, model: RunPageModel): string {
   const follows = followsLog(model);
   const runPath = `${frame.base}runs/${encodeURIComponent(run.run_id)}`;
   const agentName = findAgentSku(run.agent_id)?.name ?? run.agent_id;
+  const failure = failureOf(run);
   return consolePage(
     frame,
     `Run of ${agentName}`,
@@ -51,16 +58,24 @@ export function runPage(frame: ConsoleFrame, model: RunPageModel): string {
 <dt>Status</dt><dd><span id="run-status" class="status-${run.status}">${run.status}</span></dd>
 <dt>Run id</dt><dd><code>${run.run_id}</code></dd>
 <dt>Agent</dt><dd><code>${run.agent_id}</code></dd>
-<dt>Charge</dt><dd>${formatDollars(run.charged_cents)}</dd>
+${failure === null ? null : html`<dt>Reason</dt><dd id="run-reason"><code>${failure.error}</code>${failure.message === '' ? null : html`: ${failure.message}`}</dd>`}
+<dt>Charge</dt><dd>${formatDollars(run.charged_cents)}${model.refund === null ? null : html` <span id="run-refund">(refunded ${formatDollars(model.refund.amount_cents)} to your wallet ${timeElement(model.refund.at)})</span>`}</dd>
 <dt>Node</dt><dd>${run.node_id === null ? html`<span class="muted">none yet</span>` : nodeName(run.node_id, model.nodes)}</dd>
-<dt>Started</dt><dd>${timeElement(run.started_at)}</dd>
+<dt>Created</dt><dd>${timeElement(run.started_at)}</dd>
+<dt>Queue wait</dt><dd>${durationBetween(run.started_at, model.claimedAt ?? run.finished_at, 'still waiting')}</dd>
+<dt>Duration</dt><dd>${model.claimedAt === null ? html`<span class="muted">never ran on a node</span>` : durationBetween(model.claimedAt, run.finished_at, 'still running')}</dd>
 <dt>Finished</dt><dd>${maybeTime(run.finished_at, 'not finished')}</dd>
 ${run.timeout_seconds === undefined ? null : html`<dt>Time limit</dt><dd>${run.timeout_seconds} s</dd>`}
 ${run.cancel_requested_at === null || run.cancel_requested_at === undefined ? null : html`<dt>Cancel asked</dt><dd>${timeElement(run.cancel_requested_at)}</dd>`}
 </dl>
-${finished ? null : html`<form method="post" action="${runPath}/cancel"><button type="submit" class="danger">Cancel this run</button></form>`}
+${
+  finished
+    ? html`<form method="get" action="${runPath}/rerun"><button type="submit" class="secondary">Run again with the same input</button></form>`
+    : html`<form method="post" action="${runPath}/cancel"><button type="submit" class="danger">Cancel this run</button></form>`
+}
 </section>
-${model.attempts.length > 1 ? attemptsTable(model.attempts, model.nodes) : null}
+${model.attempts.length > 0 ? attemptsTable(model.attempts, model.nodes) : null}
+${inputSection(model.input)}
 <section aria-labelledby="log-heading">
 <h2 id="log-heading">Log</h2>
 ${logStatus(model, follows)}
@@ -72,10 +87,7 @@ ${model.log.entries.length === 0 ? html`<div id="log-empty" class="muted">No lin
 </div>`
 }
 </section>
-<section aria-labelledby="output-heading">
-<h2 id="output-heading">Output</h2>
-${outputOf(run)}
-</section>
+${outputSection(run)}
 ${artifactsSection(model, runPath)}`,
     { ...(follows ? { script: FOLLOW_LOG_SCRIPT } : {}), alert: model.alert },
   );
@@ -86,14 +98,6 @@ function logStatus(model: RunPageModel, follows: boolean): SafeHtml {
   const cap = model.log.truncated ? ' It reached its cap of 4 MiB; the rest was not kept.' : '';
   if (!follows) return html`<p id="log-status" role="status" class="muted">The whole log.${cap}</p>`;
   return html`<p id="log-status" role="status" class="muted">The log so far. Reload the page for new lines (this page follows them live where its script may run).${cap}</p>`;
-}
-
-function outputOf(run: RunResponse): SafeHtml {
-  if (run.output === null) return html`<p class="muted">${run.finished_at === null ? 'Not yet: the run has not ended.' : 'None.'}</p>`;
-  const text = JSON.stringify(run.output, null, 2);
-  const cut = text.length > OUTPUT_SHOWN_CHARS;
-  return html`<pre tabindex="0" aria-label="The run's output, as JSON"><code>${cut ? text.slice(0, OUTPUT_SHOWN_CHARS) : text}</code></pre>
-${cut ? html`<p class="muted">The output is cut at ${OUTPUT_SHOWN_CHARS.toLocaleString('en-US')} characters here; <code>swarm-node runs show ${run.run_id} --json</code> prints it whole.</p>` : null}`;
 }
 
 function attemptsTable(attempts: readonly RunAttempt[], nodes: readonly NodeName[]): SafeHtml {
@@ -109,7 +113,7 @@ function attemptsTable(attempts: readonly RunAttempt[], nodes: readonly NodeName
   return html`<section aria-labelledby="attempts-heading">
 <h2 id="attempts-heading">Attempts</h2>
 <table>
-<caption>A run whose node was lost runs again when its agent is retry-safe, charged once.</caption>
+<caption>Each time a node took the run. A run whose node was lost runs again when its agent is retry-safe, charged once.</caption>
 <thead><tr><th scope="col" class="num">Attempt</th><th scope="col">Node</th><th scope="col">Started</th><th scope="col">Ended</th><th scope="col">Outcome</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>
@@ -117,6 +121,7 @@ function attemptsTable(attempts: readonly RunAttempt[], nodes: readonly NodeName
 }
 
 function artifactsSection(model: RunPageModel, runPath: string): SafeHtml {
+  // Said only of files there are: "None … they are kept until" spoke of nothing.
   const expiry = model.artifactsExpireAt === null ? null : html` They are kept until ${timeElement(model.artifactsExpireAt)}.`;
   const rows = model.artifacts.map(
     (artifact) => html`<tr>
@@ -131,7 +136,7 @@ function artifactsSection(model: RunPageModel, runPath: string): SafeHtml {
 <h2 id="artifacts-heading">Artifacts</h2>
 ${
   model.artifacts.length === 0
-    ? html`<p class="muted">None. An agent leaves files for you in <code>SWARM_ARTIFACTS_DIR</code>.${expiry}</p>`
+    ? html`<p class="muted">${model.run.finished_at === null ? 'None yet.' : 'This run left no file.'} An agent leaves files for you in <code>SWARM_ARTIFACTS_DIR</code>.</p>`
     : html`<table>
 <caption>${model.artifacts.length} file${model.artifacts.length === 1 ? '' : 's'}.${expiry}</caption>
 <thead><tr><th scope="col">Name</th><th scope="col" class="num">Size</th><th scope="col">Type</th><th scope="col">SHA-256</th><th scope="col">Uploaded</th></tr></thead>

@@ -42,6 +42,7 @@ export function createRunHistory(store: Store): RunHistory {
           'status',
           'charged_cents',
           'started_at',
+          'claimed_at',
           'finished_at',
           'node_id',
           'attempt',
@@ -113,6 +114,7 @@ function summaryOf(
     | 'status'
     | 'charged_cents'
     | 'started_at'
+    | 'claimed_at'
     | 'finished_at'
     | 'node_id'
     | 'attempt'
@@ -135,6 +137,7 @@ function summaryOf(
     status,
     charged_cents: row.charged_cents,
     started_at: isoTime(row.started_at),
+    claimed_at: row.claimed_at === null ? null : isoTime(row.claimed_at),
     finished_at: row.finished_at === null ? null : isoTime(row.finished_at),
     node_id: row.node_id,
     attempt: row.attempt,

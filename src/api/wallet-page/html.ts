@@ -1,6 +1,7 @@
 // Server-rendered HTML for the wallet page and the console: one template, every interpolated value escaped through
 // `html`, and one inline stylesheet allowed by its hash in the Content-Security-Policy, so a page needs no other
-// request. The run page adds one inline script, allowed by its hash too (security.ts).
+// request. The console's pages add their inline scripts (local times; the run page's log follower), each allowed by
+// its hash too (security.ts).
 import { STYLESHEET } from './stylesheet.js';
 
 /** Markup that is already safe; only `html` and `raw` make one. */
@@ -43,8 +44,8 @@ export interface PageOptions {
   before?: SafeHtml;
   /** The console's tables want the width. */
   wide?: boolean;
-  /** One inline script, at the end of the body; its hash must be in the page's policy. */
-  script?: string;
+  /** Inline scripts, at the end of the body; each one's hash must be in the page's policy. */
+  scripts?: readonly string[];
 }
 
 export function page(title: string, body: SafeHtml, options: PageOptions = {}): string {
@@ -61,12 +62,10 @@ export function page(title: string, body: SafeHtml, options: PageOptions = {}): 
 ${options.before}<main id="main"${options.wide === true ? html` class="wide"` : null}>
 ${body}
 </main>
-${
-  options.script === undefined
-    ? null
-    : html`<script>${new SafeHtml(options.script)}</script>
-`
-}</body>
+${(options.scripts ?? []).map(
+  (script) => html`<script>${new SafeHtml(script)}</script>
+`,
+)}</body>
 </html>
 `.value;
 }

@@ -3,31 +3,36 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SvcError } from '../../contract/errors.js';
 import type { ServiceContext } from '../context.js';
+import { LOCAL_TIME_SCRIPT_SOURCE } from '../console/local-time-script.js';
 import { STYLESHEET_CSP_SOURCE } from './stylesheet.js';
 
 /** Where svc-api serves the wallet page on its own host; SVC_WALLET_URL is the public address in front of it. */
 export const WALLET_BASE_PATH = '/wallet';
 export const SESSION_COOKIE = 'svc_wallet';
 
-// No script, no image, no frame, no foreign form target: the page is HTML and one hashed stylesheet.
+// No image, no frame, no foreign form target, no connection: the page is HTML, one hashed stylesheet and the console's
+// one hashed script that shows times in the browser's zone. That script's hash is in the policy of every page of the
+// scope, those without it too (the sign-in pages): a hash allows that exact script and nothing else, so it opens no
+// door there, and one policy for the scope means no console page can lack it.
 const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
   `style-src ${STYLESHEET_CSP_SOURCE}`,
+  `script-src ${LOCAL_TIME_SCRIPT_SOURCE}`,
   "form-action 'self'",
   "frame-ancestors 'none'",
   "base-uri 'none'",
 ].join('; ');
 
 /**
- * The console's run page, the one page with a script: the policy above, plus that one inline script by its hash and
- * its connection back to this origin (the log it follows). No other script, and no other page, may run one.
+ * A console page with one more inline script: the policy above, plus that script by its hash, and (`connect`) its
+ * connection back to this origin (the run page's log follower). No other script may run, and no other page connect.
  */
-export function policyWithScript(scriptSource: string): string {
+export function policyWithScript(scriptSource: string, options: { connect: boolean } = { connect: true }): string {
   return [
     "default-src 'none'",
     `style-src ${STYLESHEET_CSP_SOURCE}`,
-    `script-src ${scriptSource}`,
-    "connect-src 'self'",
+    `script-src ${LOCAL_TIME_SCRIPT_SOURCE} ${scriptSource}`,
+    ...(options.connect ? ["connect-src 'self'"] : []),
     "form-action 'self'",
     "frame-ancestors 'none'",
     "base-uri 'none'",

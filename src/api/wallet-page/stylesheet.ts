@@ -61,6 +61,7 @@ nav a[aria-current=page]{background:#0b57d0;color:#fff}
 .log li{white-space:pre-wrap;overflow-wrap:anywhere}
 .log .stderr{color:#ffb4a8}
 .log .node{color:#a8c7fa}
+.log .muted{color:#b6c0cc}
 .chart{width:100%;height:auto;display:block}
 .chart .bar{fill:#0b57d0}
 .chart .axis{stroke:#6e7781}
