@@ -1,11 +1,11 @@
 // A run's input and output on its console page, for a person (docs/api.md "Console"): the output rendered as the CLI
-// renders it (`swarm-node run`, `runs show`: cli/render/run-output.ts, the one place that knows the agents' shapes:
+// renders it (`swarm-node run`, `runs show`: src/lib/run-output.ts, the one place that knows the agents' shapes:
 // findings with file and line, drafts, a quiz, an answer with its citation), the JSON itself collapsed under it; a
 // failed run's reason; the input as JSON with any value of the agent's secrets hidden, as the node hides them in
 // what a run writes (lib/redact.ts).
 import { Chalk } from 'chalk';
 import type { RunResponse } from '../../contract/schemas.js';
-import { renderRunOutput } from '../../cli/render/run-output.js';
+import { renderRunOutput } from '../../lib/run-output.js';
 import { html, type SafeHtml } from '../wallet-page/html.js';
 
 /** More of an output than this is not shown (an output is up to 1 MiB): GET /v1/swarm/runs/{run_id} has it whole. */

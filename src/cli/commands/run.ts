@@ -4,7 +4,7 @@ import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import { contextFor } from '../context.js';
 import { collectInputPair, collectValues } from '../input-options.js';
-import { renderRunOutput } from '../render/run-output.js';
+import { renderRunOutput } from '../../lib/run-output.js';
 import { escapeName } from '../../lib/terminal-text.js';
 import { countParser } from '../count-option.js';
 import { MAX_QUEUE_SECONDS, MAX_RUN_SECONDS } from '../../contract/job-limits.js';

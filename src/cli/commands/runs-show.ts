@@ -1,10 +1,10 @@
 // swarm-node runs show RUN_ID: one run as the service has it, for a person: how it ended and what it cost, what it
-// produced (the findings with file and line, the drafts, the quiz: render/run-output.ts), its attempts, and the
+// produced (the findings with file and line, the drafts, the quiz: src/lib/run-output.ts), its attempts, and the
 // commands that show its logs and artifacts.
 import { Command } from 'commander';
 import { formatDollars } from '../../contract/money.js';
 import { contextFor } from '../context.js';
-import { renderRunOutput } from '../render/run-output.js';
+import { renderRunOutput } from '../../lib/run-output.js';
 import { shortTime } from '../table.js';
 
 export function runsShowCommand(): Command {

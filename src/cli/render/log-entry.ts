@@ -1,11 +1,11 @@
 // One line of a run's log, for a person (`swarm-node logs`). Most agents answer with one JSON object on stdout, which
 // the log keeps as one line of up to 16 KiB: printed as it is, it is a wall nobody reads. A line that is a JSON
-// object is shown as `run` shows an answer (the summary, findings with file and line: run-output.ts), or, in a shape
+// object is shown as `run` shows an answer (the summary, findings with file and line: src/lib/run-output.ts), or, in a shape
 // that has none of those, by its keys; the whole stays in --json and in `swarm-node runs show`.
 import type { ChalkInstance } from 'chalk';
 import type { LogEntry } from '../../contract/jobs.js';
 import { LOG_LINE_CUT_MARK } from '../../contract/run-log-limits.js';
-import { renderKnownOutput } from './run-output.js';
+import { renderKnownOutput } from '../../lib/run-output.js';
 
 /** A line shorter than this prints as it is, JSON or not: it reads well enough. */
 const SHORT_LINE = 200;
