@@ -219,7 +219,8 @@ async function walkThrough(wrapper: readonly string[] = []): Promise<string> {
   expect(output).toMatch(new RegExp(`│ 0\\.1\\.0\\s+${digest}\\s.*\\syes\\n`));
   expect(output).toMatch(
     new RegExp(
-      `\\$ swarm-node run agent_svc_skills_005 --input name=Ada\\n.*\\n {3}│ ✓ agent_svc_skills_005 ran on node ${nodeId} \\(run [0-9a-f-]{36}\\): charged \\$0\\.05, balance \\$0\\.\\d\\d\\n {3}│ Hello, Ada: agent_svc_skills_005, a version made by the demo, ran on ${hostname()}\\n`,
+      // The run's id and what it holds as soon as it exists (what Ctrl+C would leave behind), then its answer.
+      `\\$ swarm-node run agent_svc_skills_005 --input name=Ada\\n.*\\n {3}│ Run [0-9a-f-]{36} started \\(running, on node ${nodeId}\\): \\$0\\.05 charged, refunded if it fails\\.\\n {3}│ ✓ agent_svc_skills_005 ran on node ${nodeId} \\(run [0-9a-f-]{36}\\): charged \\$0\\.05, balance \\$0\\.\\d\\d\\n {3}│ Hello, Ada: agent_svc_skills_005, a version made by the demo, ran on ${hostname()}\\n`,
     ),
   );
   expect(output).toContain(
