@@ -14,6 +14,7 @@ export function nodesPage(frame: ConsoleFrame, nodes: readonly NodeSummary[]): s
 <td data-label="Version">${node.version ?? '—'}</td>
 <td data-label="Last seen">${maybeTime(node.last_seen_at)}</td>
 <td class="num" data-label="Runs today">${node.runs_today}</td>
+<td data-label="Actions"><a href="${frame.base}nodes/${node.node_id}/remove" aria-label="Remove ${node.name ?? node.hostname ?? 'unnamed node'} (${node.node_id})">Remove…</a></td>
 </tr>`,
   );
   const body =
@@ -21,7 +22,7 @@ export function nodesPage(frame: ConsoleFrame, nodes: readonly NodeSummary[]): s
       ? html`<p class="panel">You have no node yet. On the host that should run your agents, sign in and enrol it: <code>swarm-node login --email ${frame.email} &amp;&amp; swarm-node enroll</code>.</p>`
       : html`<table>
 <caption>${nodes.length} node${nodes.length === 1 ? '' : 's'}. A node is online while it polls; its runs are listed under its name.</caption>
-<thead><tr><th scope="col">Node</th><th scope="col">State</th><th scope="col">Labels</th><th scope="col">Agents</th><th scope="col">Version</th><th scope="col">Last seen</th><th scope="col" class="num">Runs today</th></tr></thead>
+<thead><tr><th scope="col">Node</th><th scope="col">State</th><th scope="col">Labels</th><th scope="col">Agents</th><th scope="col">Version</th><th scope="col">Last seen</th><th scope="col" class="num">Runs today</th><th scope="col">Actions</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>`;
   return consolePage(
