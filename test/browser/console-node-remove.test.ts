@@ -14,8 +14,8 @@ import {
   type Browser,
 } from '../helpers/chromium.js';
 import { MovableClock } from '../helpers/clock.js';
-import { consoleCookie, consolePost } from '../helpers/console.js';
-import { signIn } from '../helpers/funnel.js';
+import { consoleCookie, consolePost, finished, heldRun } from '../helpers/console.js';
+import { fundWallet, signIn } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
 import { enrollNode, serve, stopServingNodes } from '../helpers/protocol-node.js';
 import { useSvcApi } from '../helpers/svc-api.js';
@@ -73,6 +73,26 @@ describe.skipIf(browserUnavailable !== undefined)('console: removing a node in C
     expect(poll.status).toBe(410);
     const audit = await httpRequest(`${service.baseUrl}/v1/audit`, { token });
     expect(JSON.stringify(audit.body)).toContain(node.node_id);
+  });
+
+  it("shows the run each node works on now, from the service's records, and idle once it ended", { timeout: 60_000 }, async () => {
+    const page = browser.page;
+    const email = uniqueEmail('running');
+    const token = await signIn(service.baseUrl, email);
+    await fundWallet(service.baseUrl, email, 100);
+    const held = await heldRun(service.baseUrl, email, token);
+    await page.goto(walletLoginUrl(service.walletUrl, token));
+    await page.goto(`${service.walletUrl}/nodes`);
+    await screenshot(page, 'console-nodes-running');
+    expect(await accessibilityProblems(page)).toEqual([]);
+    const row = page.getByRole('row').filter({ hasText: held.node.node_id });
+    const cell = row.locator('td[data-label="Running now"]');
+    expect(await cell.getByRole('link', { name: 'agent_ops_monitor_004' }).getAttribute('href')).toBe(`runs/${held.run.run_id}`);
+    expect(await cell.locator('time').count()).toBe(1);
+    held.finish();
+    await finished(service.baseUrl, token, held.run.run_id);
+    await page.reload();
+    expect((await row.locator('td[data-label="Running now"]').textContent())?.trim()).toBe('idle');
   });
 
   it('asks for a mailed code when the sign-in is old, and refuses a post from another site', { timeout: 60_000 }, async () => {

@@ -7,7 +7,7 @@ import { SvcError } from '../../../contract/errors.js';
 import type { NodeSummary } from '../../../contract/node-protocol.js';
 import { UUID_PATTERN } from '../../../contract/uuid.js';
 import { nodeRemovePage } from '../../console/node-remove-page.js';
-import { nodesPage } from '../../console/nodes-page.js';
+import { nodesPage, type RunInProgress } from '../../console/nodes-page.js';
 import { recentUntil, requireRecentSession } from '../../console/recent-sign-in.js';
 import { clientSeen } from '../../http/client-seen.js';
 import { createFleetView } from '../../nodes/fleet-view.js';
@@ -36,9 +36,22 @@ export function nodePages(scope: PageScope): FastifyPluginAsync {
       return node;
     };
 
+    /** The runs each node of the user holds now, as the service's own records say (not the node's word). */
+    const inProgress = async (userId: string): Promise<RunInProgress[]> =>
+      (
+        await ctx.store.db
+          .selectFrom('runs')
+          .select(['run_id', 'agent_id', 'node_id', 'claimed_at', 'started_at'])
+          .where('user_id', '=', userId)
+          .where('status', '=', 'running')
+          .orderBy('started_at')
+          .execute()
+      ).map((run) => ({ run_id: run.run_id, agent_id: run.agent_id, node_id: run.node_id!, since: run.claimed_at ?? run.started_at }));
+
     app.get('/nodes', async (request, reply) => {
       const session = await scope.requireSession(request);
-      return sendHtml(reply, 200, nodesPage(scope.frame(request, session, 'nodes'), await fleet(session.user_id)));
+      const frame = scope.frame(request, session, 'nodes');
+      return sendHtml(reply, 200, nodesPage(frame, await fleet(session.user_id), await inProgress(session.user_id)));
     });
 
     app.get<{ Params: { node_id: string } }>('/nodes/:node_id/remove', async (request, reply) => {
