@@ -1,8 +1,15 @@
 // The console's nodes page: the user's fleet as GET /v1/swarm/nodes shows it (nodes/fleet-view.ts).
 import type { NodeSummary } from '../../contract/node-protocol.js';
-import { html } from '../wallet-page/html.js';
+import { compareVersions } from '../../lib/release-manifest.js';
+import { html, type SafeHtml } from '../wallet-page/html.js';
 import { maybeTime, timeElement } from './format.js';
 import { consolePage, type ConsoleFrame } from './layout.js';
+
+function versionNote(version: string | null, newest: string | undefined): SafeHtml | null {
+  if (version === null || newest === undefined) return null;
+  if (compareVersions(version, newest) >= 0) return html`<br><span class="muted">newest</span>`;
+  return html`<br><strong>update: ${newest}</strong> <span class="muted">(swarm-node upgrade)</span>`;
+}
 
 export interface RunInProgress {
   run_id: string;
@@ -12,7 +19,13 @@ export interface RunInProgress {
   since: number;
 }
 
-export function nodesPage(frame: ConsoleFrame, nodes: readonly NodeSummary[], running: readonly RunInProgress[] = []): string {
+/** `newest`: the newest release the service publishes (undefined: it publishes none), each node's version set against it. */
+export function nodesPage(
+  frame: ConsoleFrame,
+  nodes: readonly NodeSummary[],
+  running: readonly RunInProgress[] = [],
+  newest?: string,
+): string {
   const runningOn = (nodeId: string) => running.filter((run) => run.node_id === nodeId);
   const rows = nodes.map(
     (node) => html`<tr>
@@ -20,7 +33,7 @@ export function nodesPage(frame: ConsoleFrame, nodes: readonly NodeSummary[], ru
 <td data-label="State">${node.online ? html`<span class="status-online">online</span>` : html`<span>offline</span>`}</td>
 <td data-label="Labels">${node.labels.length === 0 ? html`<span class="muted">none</span>` : node.labels.join(', ')}</td>
 <td data-label="Agents">${node.agents.length === 0 ? html`<span class="muted">none</span>` : node.agents.join(', ')}</td>
-<td data-label="Version">${node.version ?? '—'}</td>
+<td data-label="Version">${node.version ?? '—'}${versionNote(node.version, newest)}</td>
 <td data-label="Last seen">${maybeTime(node.last_seen_at)}</td>
 <td data-label="Running now">${
       runningOn(node.node_id).length === 0

@@ -13,10 +13,14 @@ import { clientSeen } from '../../http/client-seen.js';
 import { createFleetView } from '../../nodes/fleet-view.js';
 import { createNodeRemoval } from '../../nodes/node-removal.js';
 import { createNodeRegistry } from '../../nodes/registry.js';
+import { openReleaseDirectory } from '../../releases/release-directory.js';
 import { createRunStore } from '../../runs/run-store.js';
+import { compareVersions } from '../../../lib/release-manifest.js';
 import { redirectTo, sendHtml, type PageScope } from '../../wallet-page/page-scope.js';
 import { assertSameOrigin } from '../../wallet-page/security.js';
 import type { WalletSession } from '../../wallet-page/wallet-sessions.js';
+
+const RELEASE_PLATFORMS = ['linux-x64', 'linux-arm64'] as const;
 
 type NodeRequest = FastifyRequest<{ Params: { node_id: string } }>;
 
@@ -25,6 +29,12 @@ export function nodePages(scope: PageScope): FastifyPluginAsync {
     const { ctx } = scope;
     const fleet = createFleetView(ctx, createNodeRegistry(ctx.store), createRunStore(ctx.store));
     const removal = createNodeRemoval(ctx.store, ctx.revocations);
+    const releases = ctx.releasesDir === undefined ? undefined : openReleaseDirectory(ctx.releasesDir);
+    /** The newest release this service publishes, of any platform (a node does not say its own); undefined: none. */
+    const newest = (): string | undefined =>
+      RELEASE_PLATFORMS.map((platform) => releases?.latest(platform)?.manifest.version)
+        .filter((version): version is string => version !== undefined)
+        .sort((a, b) => compareVersions(b, a))[0];
 
     /** The session's node, or the same 404 as for a node that does not exist. */
     const usersNode = async (request: NodeRequest, session: WalletSession): Promise<NodeSummary> => {
@@ -51,7 +61,7 @@ export function nodePages(scope: PageScope): FastifyPluginAsync {
     app.get('/nodes', async (request, reply) => {
       const session = await scope.requireSession(request);
       const frame = scope.frame(request, session, 'nodes');
-      return sendHtml(reply, 200, nodesPage(frame, await fleet(session.user_id), await inProgress(session.user_id)));
+      return sendHtml(reply, 200, nodesPage(frame, await fleet(session.user_id), await inProgress(session.user_id), newest()));
     });
 
     app.get<{ Params: { node_id: string } }>('/nodes/:node_id/remove', async (request, reply) => {
