@@ -121,7 +121,7 @@ describe('wallet page', () => {
       expectWalletHeaders(signedIn);
       expect(signedIn.text).toContain(email);
       expect(signedIn.text).toMatch(/data-testid="balance">\$0\.00</);
-      expect(signedIn.text).toMatch(/data-testid="chain">1202</);
+      expect(signedIn.text).toMatch(/data-testid="chain">svc pay wallet, chain 1202 /);
       expect(signedIn.text).toContain('No runs yet');
       expect(signedIn.text).toContain('Fund wallet (sandbox)');
     });
@@ -474,6 +474,18 @@ describe('wallet page', () => {
       expect(rows).toEqual([
         ['Dev review the service', 'succeeded', '$0.12'],
         ['Ops monitor agent', 'succeeded', '$0.04'],
+      ]);
+      // The ledger's entries, newest first, each with the balance it left (the same on PostgreSQL: one statement).
+      const history = /<table data-testid="transactions">[\s\S]*?<\/table>/.exec(response.text)?.[0] ?? '';
+      const entries = [
+        ...history.matchAll(
+          /data-label="Kind">(\w+)<\/td>[\s\S]*?data-label="Amount">([^<]+)<\/td>\s*<td class="num" data-label="Balance">([^<]+)</g,
+        ),
+      ].map((m) => [m[1], m[2], m[3]]);
+      expect(entries).toEqual([
+        ['Charge', '−$0.12', '$0.84'],
+        ['Charge', '−$0.04', '$0.96'],
+        ['Funding', '+$1.00', '$1.00'],
       ]);
       await node.stop();
     });

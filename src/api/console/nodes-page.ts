@@ -1,19 +1,50 @@
 // The console's nodes page: the user's fleet as GET /v1/swarm/nodes shows it (nodes/fleet-view.ts).
 import type { NodeSummary } from '../../contract/node-protocol.js';
-import { html } from '../wallet-page/html.js';
-import { maybeTime } from './format.js';
+import { compareVersions } from '../../lib/release-manifest.js';
+import { html, type SafeHtml } from '../wallet-page/html.js';
+import { maybeTime, timeElement } from './format.js';
 import { consolePage, type ConsoleFrame } from './layout.js';
 
-export function nodesPage(frame: ConsoleFrame, nodes: readonly NodeSummary[]): string {
+function versionNote(version: string | null, newest: string | undefined): SafeHtml | null {
+  if (version === null || newest === undefined) return null;
+  if (compareVersions(version, newest) >= 0) return html`<br><span class="muted">newest</span>`;
+  return html`<br><strong>update: ${newest}</strong> <span class="muted">(swarm-node upgrade)</span>`;
+}
+
+export interface RunInProgress {
+  run_id: string;
+  agent_id: string;
+  node_id: string;
+  /** When the node took it (ms). */
+  since: number;
+}
+
+/** `newest`: the newest release the service publishes (undefined: it publishes none), each node's version set against it. */
+export function nodesPage(
+  frame: ConsoleFrame,
+  nodes: readonly NodeSummary[],
+  running: readonly RunInProgress[] = [],
+  newest?: string,
+): string {
+  const runningOn = (nodeId: string) => running.filter((run) => run.node_id === nodeId);
   const rows = nodes.map(
     (node) => html`<tr>
 <td><a href="${frame.base}runs?node_id=${node.node_id}">${node.name ?? node.hostname ?? 'unnamed node'}</a>${node.ephemeral ? html` <span class="muted">(ephemeral)</span>` : null}<br><code class="muted">${node.node_id}</code></td>
 <td data-label="State">${node.online ? html`<span class="status-online">online</span>` : html`<span>offline</span>`}</td>
 <td data-label="Labels">${node.labels.length === 0 ? html`<span class="muted">none</span>` : node.labels.join(', ')}</td>
 <td data-label="Agents">${node.agents.length === 0 ? html`<span class="muted">none</span>` : node.agents.join(', ')}</td>
-<td data-label="Version">${node.version ?? '—'}</td>
+<td data-label="Version">${node.version ?? '—'}${versionNote(node.version, newest)}</td>
 <td data-label="Last seen">${maybeTime(node.last_seen_at)}</td>
+<td data-label="Running now">${
+      runningOn(node.node_id).length === 0
+        ? html`<span class="muted">idle</span>`
+        : runningOn(node.node_id).map(
+            (run) =>
+              html`<a href="${frame.base}runs/${run.run_id}">${run.agent_id}</a> <span class="muted">since ${timeElement(run.since)}</span><br>`,
+          )
+    }</td>
 <td class="num" data-label="Runs today">${node.runs_today}</td>
+<td data-label="Actions"><a href="${frame.base}nodes/${node.node_id}/remove" aria-label="Remove ${node.name ?? node.hostname ?? 'unnamed node'} (${node.node_id})">Remove…</a></td>
 </tr>`,
   );
   const body =
@@ -21,7 +52,7 @@ export function nodesPage(frame: ConsoleFrame, nodes: readonly NodeSummary[]): s
       ? html`<p class="panel">You have no node yet. On the host that should run your agents, sign in and enrol it: <code>swarm-node login --email ${frame.email} &amp;&amp; swarm-node enroll</code>.</p>`
       : html`<table>
 <caption>${nodes.length} node${nodes.length === 1 ? '' : 's'}. A node is online while it polls; its runs are listed under its name.</caption>
-<thead><tr><th scope="col">Node</th><th scope="col">State</th><th scope="col">Labels</th><th scope="col">Agents</th><th scope="col">Version</th><th scope="col">Last seen</th><th scope="col" class="num">Runs today</th></tr></thead>
+<thead><tr><th scope="col">Node</th><th scope="col">State</th><th scope="col">Labels</th><th scope="col">Agents</th><th scope="col">Version</th><th scope="col">Last seen</th><th scope="col">Running now</th><th scope="col" class="num">Runs today</th><th scope="col">Actions</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>`;
   return consolePage(

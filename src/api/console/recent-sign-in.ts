@@ -10,7 +10,7 @@ import type { WalletSession } from '../wallet-page/wallet-sessions.js';
 import { timeElement } from './format.js';
 
 /** The pages a confirmation returns to: never a URL taken from the request. */
-export const CONFIRM_RETURNS = ['secrets', 'webhooks', 'budgets'] as const;
+export const CONFIRM_RETURNS = ['secrets', 'webhooks', 'budgets', 'nodes'] as const;
 export type ConfirmReturn = (typeof CONFIRM_RETURNS)[number];
 
 export function hasRecentSignIn(session: WalletSession, nowMs: number): boolean {

@@ -10,6 +10,7 @@ import { parseDollarsToCents } from '../../contract/money.js';
 import type { ServiceContext } from '../context.js';
 import { noteClientGone, toSvcError } from '../http/problem.js';
 import { createRecentRuns } from '../wallet-page/recent-runs.js';
+import { createWalletTransactions } from '../wallet/transactions.js';
 import { MAX_SANDBOX_FUNDING_CENTS, fundThroughSandbox } from '../wallet-page/sandbox-funding.js';
 import { SESSION_COOKIE, WALLET_BASE_PATH, assertSameOrigin, cookieScope, setWalletPageHeaders } from '../wallet-page/security.js';
 import { type WalletSession } from '../wallet-page/wallet-sessions.js';
@@ -51,6 +52,7 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
     const scope = createPageScope(ctx);
     const { sessions, requireSession } = scope;
     const recentRuns = createRecentRuns(ctx.store);
+    const transactions = createWalletTransactions(ctx.store);
 
     app.addHook('onSend', async (_request, reply, payload) => {
       setWalletPageHeaders(reply);
@@ -128,6 +130,7 @@ function walletPage(ctx: ServiceContext): FastifyPluginAsync {
         balanceCents: await ctx.ledger.balance(session.user_id),
         sessionExpiresAt: session.expires_at,
         runs: await recentRuns(session.user_id),
+        transactions: await transactions(session.user_id),
         sandbox: ctx.sandbox,
       };
     }

@@ -8,6 +8,7 @@ import { consolePage } from '../console/layout.js';
 import { timeElement } from '../console/format.js';
 import { html, page, type SafeHtml } from './html.js';
 import type { RecentRun } from './recent-runs.js';
+import type { WalletTransaction } from '../wallet/transactions.js';
 import { MAX_SANDBOX_FUNDING_CENTS } from './sandbox-funding.js';
 
 export interface SignedInModel {
@@ -16,6 +17,8 @@ export interface SignedInModel {
   balanceCents: number;
   sessionExpiresAt: number;
   runs: RecentRun[];
+  /** The ledger's latest entries, newest first, each with the balance it left (wallet/transactions.ts). */
+  transactions: WalletTransaction[];
   sandbox: boolean;
   /** A sentence shown above the wallet: what the last action did. */
   notice?: string;
@@ -35,11 +38,15 @@ export function signedInPage(model: SignedInModel): string {
 <dl>
 <dt>Signed in as</dt><dd data-testid="email">${model.email}</dd>
 <dt>Plan</dt><dd>${tierName}</dd>
-<dt>Chain</dt><dd data-testid="chain">${CHAIN_ID}</dd>
+<dt>Paid from</dt><dd data-testid="chain">svc pay wallet, chain ${CHAIN_ID} <span class="muted">(the payment rail every run is debited from; your access token names the same chain)</span></dd>
 <dt>Session ends</dt><dd>${timeElement(model.sessionExpiresAt)}</dd>
 </dl>
 </section>
 ${model.sandbox ? fundForm(model) : null}
+<section aria-labelledby="transactions-heading">
+<h2 id="transactions-heading">Transactions</h2>
+${model.transactions.length === 0 ? html`<p class="muted">No transactions yet: funding the wallet is the first.</p>` : transactionsTable(model.transactions)}
+</section>
 <section aria-labelledby="runs-heading">
 <h2 id="runs-heading">Recent runs</h2>
 ${model.runs.length === 0 ? html`<p class="muted">No runs yet. Run an agent on your node with <code>swarm-node run &lt;agent_id&gt;</code>; each run is charged here.</p>` : runsTable(model.runs)}
@@ -75,6 +82,25 @@ function runsTable(runs: RecentRun[]): SafeHtml {
   return html`<table>
 <caption>The last ${runs.length} run${runs.length === 1 ? '' : 's'}, newest first. A failed run is refunded. <a href="runs">Every run</a></caption>
 <thead><tr><th scope="col">Agent</th><th scope="col">Status</th><th scope="col" class="num">Charge</th><th scope="col">Started</th></tr></thead>
+<tbody>${rows}</tbody>
+</table>`;
+}
+
+const KIND_WORDS: Record<WalletTransaction['kind'], string> = { credit: 'Funding', debit: 'Charge', refund: 'Refund' };
+
+function transactionsTable(entries: WalletTransaction[]): SafeHtml {
+  const rows = entries.map(
+    (entry) => html`<tr>
+<td data-label="When">${timeElement(entry.created_at)}</td>
+<td data-label="Kind">${KIND_WORDS[entry.kind]}</td>
+<td data-label="For">${entry.run_id === null ? html`payment <code>${entry.payment_id ?? '—'}</code>` : html`<a href="runs/${entry.run_id}">${entry.agent_id === null ? 'run' : (findAgentSku(entry.agent_id)?.name ?? entry.agent_id)}</a> <code class="muted">${entry.run_id}</code>`}</td>
+<td class="num" data-label="Amount">${entry.change_cents < 0 ? `−${formatDollars(-entry.change_cents)}` : `+${formatDollars(entry.change_cents)}`}</td>
+<td class="num" data-label="Balance">${formatDollars(entry.balance_after_cents)}</td>
+</tr>`,
+  );
+  return html`<table data-testid="transactions">
+<caption>The last ${entries.length} transaction${entries.length === 1 ? '' : 's'}, newest first, each with the balance it left: funding, each run's charge, and the refund of each run that failed.</caption>
+<thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">For</th><th scope="col" class="num">Amount</th><th scope="col" class="num">Balance</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>`;
 }

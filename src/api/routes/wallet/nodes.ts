@@ -1,17 +1,86 @@
-// GET {wallet_url}/nodes: the console's nodes page (console/nodes-page.ts).
-import type { FastifyPluginAsync } from 'fastify';
-import { nodesPage } from '../../console/nodes-page.js';
+// The console's nodes (docs/api.md "Console"): GET {wallet_url}/nodes (console/nodes-page.ts), GET
+// nodes/{node_id}/remove (what a removal does, console/node-remove-page.ts) and POST nodes/{node_id}/remove, through
+// nodes/node-removal.ts as DELETE /v1/swarm/nodes/{node_id}, and, as there, only with a recent sign-in. Another
+// user's node is the same 404 as none.
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { SvcError } from '../../../contract/errors.js';
+import type { NodeSummary } from '../../../contract/node-protocol.js';
+import { UUID_PATTERN } from '../../../contract/uuid.js';
+import { nodeRemovePage } from '../../console/node-remove-page.js';
+import { nodesPage, type RunInProgress } from '../../console/nodes-page.js';
+import { recentUntil, requireRecentSession } from '../../console/recent-sign-in.js';
+import { clientSeen } from '../../http/client-seen.js';
 import { createFleetView } from '../../nodes/fleet-view.js';
+import { createNodeRemoval } from '../../nodes/node-removal.js';
 import { createNodeRegistry } from '../../nodes/registry.js';
+import { openReleaseDirectory } from '../../releases/release-directory.js';
 import { createRunStore } from '../../runs/run-store.js';
-import { sendHtml, type PageScope } from '../../wallet-page/page-scope.js';
+import { compareVersions } from '../../../lib/release-manifest.js';
+import { redirectTo, sendHtml, type PageScope } from '../../wallet-page/page-scope.js';
+import { assertSameOrigin } from '../../wallet-page/security.js';
+import type { WalletSession } from '../../wallet-page/wallet-sessions.js';
+
+const RELEASE_PLATFORMS = ['linux-x64', 'linux-arm64'] as const;
+
+type NodeRequest = FastifyRequest<{ Params: { node_id: string } }>;
 
 export function nodePages(scope: PageScope): FastifyPluginAsync {
   return async (app) => {
-    const fleet = createFleetView(scope.ctx, createNodeRegistry(scope.ctx.store), createRunStore(scope.ctx.store));
+    const { ctx } = scope;
+    const fleet = createFleetView(ctx, createNodeRegistry(ctx.store), createRunStore(ctx.store));
+    const removal = createNodeRemoval(ctx.store, ctx.revocations);
+    const releases = ctx.releasesDir === undefined ? undefined : openReleaseDirectory(ctx.releasesDir);
+    /** The newest release this service publishes, of any platform (a node does not say its own); undefined: none. */
+    const newest = (): string | undefined =>
+      RELEASE_PLATFORMS.map((platform) => releases?.latest(platform)?.manifest.version)
+        .filter((version): version is string => version !== undefined)
+        .sort((a, b) => compareVersions(b, a))[0];
+
+    /** The session's node, or the same 404 as for a node that does not exist. */
+    const usersNode = async (request: NodeRequest, session: WalletSession): Promise<NodeSummary> => {
+      const nodeId = request.params.node_id;
+      const node = new RegExp(UUID_PATTERN).test(nodeId)
+        ? (await fleet(session.user_id)).find((candidate) => candidate.node_id === nodeId)
+        : undefined;
+      if (node === undefined) throw new SvcError('not_found', `you have no node ${nodeId.slice(0, 64)}`);
+      return node;
+    };
+
+    /** The runs each node of the user holds now, as the service's own records say (not the node's word). */
+    const inProgress = async (userId: string): Promise<RunInProgress[]> =>
+      (
+        await ctx.store.db
+          .selectFrom('runs')
+          .select(['run_id', 'agent_id', 'node_id', 'claimed_at', 'started_at'])
+          .where('user_id', '=', userId)
+          .where('status', '=', 'running')
+          .orderBy('started_at')
+          .execute()
+      ).map((run) => ({ run_id: run.run_id, agent_id: run.agent_id, node_id: run.node_id!, since: run.claimed_at ?? run.started_at }));
+
     app.get('/nodes', async (request, reply) => {
       const session = await scope.requireSession(request);
-      return sendHtml(reply, 200, nodesPage(scope.frame(request, session, 'nodes'), await fleet(session.user_id)));
+      const frame = scope.frame(request, session, 'nodes');
+      return sendHtml(reply, 200, nodesPage(frame, await fleet(session.user_id), await inProgress(session.user_id), newest()));
+    });
+
+    app.get<{ Params: { node_id: string } }>('/nodes/:node_id/remove', async (request, reply) => {
+      const session = await scope.requireSession(request);
+      const node = await usersNode(request, session);
+      return sendHtml(reply, 200, nodeRemovePage(scope.frame(request, session, 'nodes'), node, recentUntil(session, ctx.clock.now())));
+    });
+
+    app.post<{ Params: { node_id: string } }>('/nodes/:node_id/remove', async (request, reply) => {
+      assertSameOrigin(ctx, request);
+      const session = await scope.requireSession(request);
+      const node = await usersNode(request, session);
+      requireRecentSession(session, ctx.clock.now(), 'removing a node cannot be undone');
+      const now = ctx.clock.now();
+      const removed = await removal.byUser(session.user_id, node.node_id, now);
+      // A repeat (the answer was lost) is not a second event, as for the API's DELETE.
+      if (removed !== undefined && removed.removed_at === now)
+        await ctx.audit.record(session.user_id, 'node_removed', clientSeen(request), { node_id: node.node_id, by: 'console' });
+      return redirectTo(request, reply, 'nodes');
     });
   };
 }
