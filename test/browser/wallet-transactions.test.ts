@@ -54,15 +54,18 @@ describe.skipIf(browserUnavailable !== undefined)('wallet transactions in Chromi
     expect(policyViolations(browser.messages.slice(before))).toEqual([]);
 
     const rows = page.getByTestId('transactions').locator('tbody tr');
+    // Made moments ago: the layout's script shows each relative, its UTC time on hover.
+    const RECENT = expect.stringMatching(/^(just now|\d+ s ago|\d+ min ago)$/);
     const cells = async (index: number) => (await rows.nth(index).getByRole('cell').allTextContents()).map((text) => text.trim());
     expect(await rows.count()).toBe(4);
     // Newest first: the refund of the failed run, its charge, the good run's charge, the funding.
-    expect(await cells(0)).toEqual([expect.stringMatching(/UTC$/), 'Refund', expect.stringContaining(bad.run.run_id), '+$0.04', '$1.96']);
-    expect(await cells(1)).toEqual([expect.stringMatching(/UTC$/), 'Charge', expect.stringContaining(bad.run.run_id), '−$0.04', '$1.92']);
-    expect(await cells(2)).toEqual([expect.stringMatching(/UTC$/), 'Charge', expect.stringContaining(good.run.run_id), '−$0.04', '$1.96']);
-    expect(await cells(3)).toEqual([expect.stringMatching(/UTC$/), 'Funding', expect.stringContaining('payment'), '+$2.00', '$2.00']);
+    expect(await cells(0)).toEqual([RECENT, 'Refund', expect.stringContaining(bad.run.run_id), '+$0.04', '$1.96']);
+    expect(await cells(1)).toEqual([RECENT, 'Charge', expect.stringContaining(bad.run.run_id), '−$0.04', '$1.92']);
+    expect(await cells(2)).toEqual([RECENT, 'Charge', expect.stringContaining(good.run.run_id), '−$0.04', '$1.96']);
+    expect(await cells(3)).toEqual([RECENT, 'Funding', expect.stringContaining('payment'), '+$2.00', '$2.00']);
     // Each time is a <time> with its instant, for the layout's script to show in the browser's zone.
     expect(await rows.nth(0).locator('time').getAttribute('datetime')).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(await rows.nth(0).locator('time').getAttribute('title')).toMatch(/\(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)$/);
     expect(await page.getByRole('link', { name: 'Ops monitor agent' }).first().getAttribute('href')).toBe(`runs/${bad.run.run_id}`);
     expect(await page.getByTestId('chain').textContent()).toContain('svc pay wallet, chain 1202');
   });

@@ -67,10 +67,27 @@ export const WALLET_OPERATIONS: Record<string, OperationDoc> = {
     answers: { 303: SEE_OTHER('Confirmed: back to the page it came from') },
   },
   'GET /wallet/nodes': { id: 'showConsoleNodes', summary: "The console's nodes page" },
+  'GET /wallet/nodes/{node_id}/remove': {
+    id: 'showConsoleNodeRemoval',
+    summary: "The page that says what a node's removal does, before it",
+    errors: ['not_found'],
+  },
+  'POST /wallet/nodes/{node_id}/remove': {
+    id: 'removeConsoleNode',
+    summary: 'Remove a node from the console, after a recent sign-in',
+    errors: ['not_found', 'step_up_required'],
+    answers: { 303: SEE_OTHER('On to the nodes page') },
+  },
   'GET /wallet/runs': {
     id: 'showConsoleRuns',
     summary: "The console's runs page",
-    parameters: ['agent_id', 'status', 'node_id', 'cursor'].map((name) => query(name, `As GET /v1/swarm/runs takes it; empty: none`)),
+    parameters: [
+      ...['agent_id', 'status', 'node_id', 'cursor'].map((name) => query(name, `As GET /v1/swarm/runs takes it; empty: none`)),
+      query('since', 'The first UTC day (YYYY-MM-DD), or an ISO time'),
+      query('until', 'The last UTC day (YYYY-MM-DD), included, or an ISO time'),
+      query('q', 'A run id (opens it), a status, or words of an agent id or name'),
+      query('refresh', 'off: the page does not reload itself while runs are in flight'),
+    ],
   },
   'GET /wallet/runs/{run_id}': { id: 'showConsoleRun', summary: "The console's page of a run", errors: ['run_not_found'] },
   'GET /wallet/runs/{run_id}/log-events': {
@@ -85,6 +102,18 @@ export const WALLET_OPERATIONS: Record<string, OperationDoc> = {
     summary: "Download a run's artifact from the console",
     errors: ['run_not_found'],
     answers: { 200: { description: 'The bytes, as an attachment', content: { '*/*': { schema: BYTES } } } },
+  },
+  'GET /wallet/runs/{run_id}/rerun': {
+    id: 'showConsoleRerun',
+    summary: "The page naming a re-run's price, before it",
+    errors: ['run_not_found'],
+  },
+  'POST /wallet/runs/{run_id}/rerun': {
+    id: 'rerunConsoleRun',
+    summary: 'A new billed run of the same agent and input, from the console',
+    errors: ['run_not_found', 'insufficient_balance', 'budget_exceeded', 'input_invalid', 'no_node_available'],
+    body: FORM('idempotency_key'),
+    answers: { 303: SEE_OTHER("On to the new run's page") },
   },
   'POST /wallet/runs/{run_id}/cancel': {
     id: 'cancelConsoleRun',
