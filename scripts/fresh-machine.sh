@@ -11,6 +11,8 @@
 #   --keep          leave the work directory (the roots of both cases) in place and print where it is
 #   --node RANGE    the node-linux-<arch> version range (default 20: the newest Node 20 on the registry)
 #   --npm VERSION   the npm package's version (default 10.8.2, the npm that Node 20's own release ships)
+#   --include PKGS  Debian packages to add (comma-separated): to find what else a failing step needs; the machine
+#                   is then not fresh, and the summary says so and fails
 #
 # Per case it runs `npm ci && npm run demo`, then `npm test` alone, which must stop within seconds naming the
 # missing tools and `sudo scripts/install-test-tools.sh` (the full test line would install some twenty apt packages,
@@ -32,8 +34,9 @@ CASE_TIMEOUT=1800
 # "Stops within seconds": generous for a loaded 2-core machine, far below the suite's minutes.
 TEST_STOP_SECONDS=60
 USER_NAME=fresh
+INCLUDE=''
 
-usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -42,6 +45,7 @@ while [ $# -gt 0 ]; do
     --keep) KEEP=1; shift ;;
     --node) NODE_RANGE="${2:?--node needs a version range}"; shift 2 ;;
     --npm) NPM_VERSION="${2:?--npm needs a version}"; shift 2 ;;
+    --include) INCLUDE="${2:?--include needs packages}"; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "unknown option: $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -93,13 +97,13 @@ NODE_VERSION="$(npm view "node-linux-$NODE_ARCH@$NODE_RANGE" version --json | no
 echo "node-linux-$NODE_ARCH@$NODE_VERSION, npm@$NPM_VERSION, repository $REPO at $SHA"
 
 # --- The base root: debootstrap minbase, then Node and npm; cached whole once it is complete. ----------------------
-BASE="$CACHE/bookworm-minbase-$DEB_ARCH-node-$NODE_VERSION-npm-$NPM_VERSION"
+BASE="$CACHE/bookworm-minbase-$DEB_ARCH-node-$NODE_VERSION-npm-$NPM_VERSION${INCLUDE:+-with-${INCLUDE//,/-}}"
 if [ -e "$BASE/.complete" ]; then
   step "base root from the cache: $BASE"
 else
   rm -rf --one-file-system "$BASE" "$BASE.partial"
   step "debootstrap --variant=minbase bookworm from $MIRROR (about a minute)"
-  debootstrap --variant=minbase --arch="$DEB_ARCH" bookworm "$BASE.partial" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 ||
+  debootstrap --variant=minbase --arch="$DEB_ARCH" ${INCLUDE:+--include="$INCLUDE"} bookworm "$BASE.partial" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 ||
     { tail -20 "$WORK/debootstrap.log" >&2; die "debootstrap failed (log above)"; }
   step "adding Node $NODE_VERSION (node-linux-$NODE_ARCH) and npm $NPM_VERSION from the npm registry"
   mkdir -p "$WORK/pkgs"
@@ -221,16 +225,16 @@ run_case() { # name user home
   # --register=no --keep-unit: no host D-Bus here. The host's network is shared (no --private-network), and its
   # resolv.conf copied, so npm reaches the registry as the host does. --as-pid2: a stub init reaps the demo's daemons.
   set +e
-  timeout "$CASE_TIMEOUT" systemd-nspawn --quiet --register=no --keep-unit --as-pid2 -D "$root" \
+  timeout "$CASE_TIMEOUT" systemd-nspawn --quiet --register=no --keep-unit --as-pid2 -D "$root" --machine="fresh-$name-$$" \
     --resolv-conf=copy-host --timezone=off --user="$user" --chdir="$home/swarm-node" \
     --setenv=HOME="$home" --setenv=PATH=/usr/local/bin:/usr/bin:/bin "${STANDIN_ENV[@]}" "${CA_ENV[@]}" \
     /bin/sh -c "$INSIDE" sh "$home/swarm-node" 2>&1 | tee "$log"
   local nspawn=${PIPESTATUS[0]}
   set -e
   local line1 test_rc test_s
-  line1="$(sed -n 's/^@@ readme-line-1 rc=\([0-9]*\) seconds=\([0-9]*\).*/\1 \2/p' "$log")"
-  test_rc="$(sed -n 's/^@@ npm-test rc=\([0-9]*\) seconds=\([0-9]*\).*/\1/p' "$log")"
-  test_s="$(sed -n 's/^@@ npm-test rc=\([0-9]*\) seconds=\([0-9]*\).*/\2/p' "$log")"
+  line1="$(sed -n 's/.*@@ readme-line-1 rc=\([0-9]*\) seconds=\([0-9]*\).*/\1 \2/p' "$log")"
+  test_rc="$(sed -n 's/.*@@ npm-test rc=\([0-9]*\) seconds=\([0-9]*\).*/\1/p' "$log")"
+  test_s="$(sed -n 's/.*@@ npm-test rc=\([0-9]*\) seconds=\([0-9]*\).*/\2/p' "$log")"
   if [ -z "$line1" ]; then
     record "$name: npm ci && npm run demo" "FAIL (nspawn exit $nspawn, no result)" "$((SECONDS - began))s"
     return
@@ -242,7 +246,7 @@ run_case() { # name user home
     record "$name: npm test stops naming the command" "NOT RUN" -
     return
   fi
-  if [ -n "$test_rc" ] && [ "$test_rc" -ne 0 ] && [ "$test_s" -le "$TEST_STOP_SECONDS" ] && grep -q '^@@ npm-test-names-command yes' "$log"; then
+  if [ -n "$test_rc" ] && [ "$test_rc" -ne 0 ] && [ "$test_s" -le "$TEST_STOP_SECONDS" ] && grep -q '@@ npm-test-names-command yes' "$log"; then
     record "$name: npm test stops naming the command" PASS "${test_s}s"
   else
     record "$name: npm test stops naming the command" "FAIL (exit ${test_rc:-?}, ${test_s:-?}s, bound ${TEST_STOP_SECONDS}s)" "${test_s:-?}s"
@@ -254,6 +258,10 @@ run_case user "$USER_NAME" "/home/$USER_NAME"
 
 step "summary (Debian 12 minbase $DEB_ARCH, Node $NODE_VERSION, npm $NPM_VERSION, commit ${SHA:0:12}, systemd-nspawn)"
 failed=0
+if [ -n "$INCLUDE" ]; then
+  printf '  %-44s %-40s %s\n' "not a fresh machine: --include $INCLUDE" FAIL -
+  failed=1
+fi
 for i in "${!NAMES[@]}"; do
   printf '  %-44s %-40s %s\n' "${NAMES[$i]}" "${RESULTS[$i]}" "${TIMES[$i]}"
   [ "${RESULTS[$i]}" = PASS ] || failed=1
