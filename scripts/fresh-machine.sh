@@ -4,7 +4,7 @@
 # gets its runtime, and its npm package), puts a clean clone of the repository in it (never node_modules or dist),
 # and runs the lines as typed in systemd-nspawn, once as root and once as an unprivileged user made in the root.
 #
-#   sudo scripts/fresh-machine.sh [--commit REV] [--cache DIR] [--keep] [--node RANGE] [--npm VERSION]
+#   sudo scripts/fresh-machine.sh [--commit REV] [--cache DIR] [--keep] [--node RANGE] [--npm VERSION] [--include PKGS]
 #
 #   --commit REV    what to clone (default HEAD of the repository this script is in)
 #   --cache DIR     keep the debootstrap root with Node and npm (and the stand-in addon below) in DIR between runs
