@@ -221,13 +221,16 @@ run_case() { # name user home
   git clone --quiet --no-checkout "$REPO" "$root$home/swarm-node"
   git -C "$root$home/swarm-node" -c advice.detachedHead=false checkout --quiet --detach "$SHA"
   chroot "$root" chown -R "$user:" "$home/swarm-node"
+  # The PATH a login gives each on Debian (login.defs ENV_SUPATH, ENV_PATH): root's has the sbin directories.
+  local path=/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games
+  [ "$user" != root ] || path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
   step "case $name: systemd-nspawn --user=$user: npm ci && npm run demo, then npm test"
   # --register=no --keep-unit: no host D-Bus here. The host's network is shared (no --private-network), and its
   # resolv.conf copied, so npm reaches the registry as the host does. --as-pid2: a stub init reaps the demo's daemons.
   set +e
   timeout "$CASE_TIMEOUT" systemd-nspawn --quiet --register=no --keep-unit --as-pid2 -D "$root" --machine="fresh-$name-$$" \
     --resolv-conf=copy-host --timezone=off --user="$user" --chdir="$home/swarm-node" \
-    --setenv=HOME="$home" --setenv=PATH=/usr/local/bin:/usr/bin:/bin "${STANDIN_ENV[@]}" "${CA_ENV[@]}" \
+    --setenv=HOME="$home" --setenv=PATH="$path" "${STANDIN_ENV[@]}" "${CA_ENV[@]}" \
     /bin/sh -c "$INSIDE" sh "$home/swarm-node" 2>&1 | tee "$log"
   local nspawn=${PIPESTATUS[0]}
   set -e
