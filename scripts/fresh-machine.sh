@@ -195,14 +195,19 @@ INSIDE='set -u
 cd "$1"
 echo "$(id -un) in $(pwd), $(node -v), npm $(npm -v), on $(. /etc/os-release && echo "$PRETTY_NAME")"
 echo "registry: $(npm ping 2>&1 | tail -1)"
-t=$(date +%s)
 echo "\$ npm ci && npm run demo"
-npm ci && npm run demo
+t=$(date +%s)
+npm ci
 rc=$?
-echo "@@ readme-line-1 rc=$rc seconds=$(($(date +%s) - t))"
+echo "@@ npm-ci rc=$rc seconds=$(($(date +%s) - t))"
 [ "$rc" -eq 0 ] || exit 0
 t=$(date +%s)
+npm run demo
+rc=$?
+echo "@@ demo rc=$rc seconds=$(($(date +%s) - t))"
+# The test line is a line of its own: it runs whatever the demo did.
 echo "\$ npm test"
+t=$(date +%s)
 npm test >/tmp/npm-test.log 2>&1
 rc=$?
 cat /tmp/npm-test.log
@@ -234,25 +239,28 @@ run_case() { # name user home
     /bin/sh -c "$INSIDE" sh "$home/swarm-node" 2>&1 | tee "$log"
   local nspawn=${PIPESTATUS[0]}
   set -e
-  local line1 test_rc test_s
-  line1="$(sed -n 's/.*@@ readme-line-1 rc=\([0-9]*\) seconds=\([0-9]*\).*/\1 \2/p' "$log")"
-  test_rc="$(sed -n 's/.*@@ npm-test rc=\([0-9]*\) seconds=\([0-9]*\).*/\1/p' "$log")"
-  test_s="$(sed -n 's/.*@@ npm-test rc=\([0-9]*\) seconds=\([0-9]*\).*/\2/p' "$log")"
-  if [ -z "$line1" ]; then
-    record "$name: npm ci && npm run demo" "FAIL (nspawn exit $nspawn, no result)" "$((SECONDS - began))s"
-    return
-  fi
-  if [ "${line1% *}" -eq 0 ]; then
-    record "$name: npm ci && npm run demo" PASS "${line1#* }s"
+  # result NAME: "rc seconds" from the container's @@ lines (the spinner may leave codes before them).
+  result() { sed -n "s/.*@@ $1 rc=\([0-9]*\) seconds=\([0-9]*\).*/\1 \2/p" "$log" | tail -1; }
+  local ci demo test why
+  ci="$(result npm-ci)" demo="$(result demo)" test="$(result npm-test)"
+  if [ -z "$ci" ]; then
+    record "$name: npm ci && npm run demo" "FAIL (nspawn exit $nspawn before npm ci ended)" "$((SECONDS - began))s"
+  elif [ "${ci% *}" -ne 0 ]; then
+    record "$name: npm ci && npm run demo" "FAIL (npm ci exit ${ci% *})" "${ci#* }s"
+  elif [ -z "$demo" ]; then
+    record "$name: npm ci && npm run demo" "FAIL (nspawn exit $nspawn in the demo)" "$((SECONDS - began))s"
+  elif [ "${demo% *}" -ne 0 ]; then
+    why="$(sed -n 's/.*demo failed at \(step [0-9]*\/[0-9]*\).*/\1/p' "$log" | head -1)"
+    record "$name: npm ci && npm run demo" "FAIL (demo exit ${demo% *}${why:+ at $why})" "ci ${ci#* }s + demo ${demo#* }s"
   else
-    record "$name: npm ci && npm run demo" "FAIL (exit ${line1% *})" "${line1#* }s"
-    record "$name: npm test stops naming the command" "NOT RUN" -
-    return
+    record "$name: npm ci && npm run demo" PASS "ci ${ci#* }s + demo ${demo#* }s"
   fi
-  if [ -n "$test_rc" ] && [ "$test_rc" -ne 0 ] && [ "$test_s" -le "$TEST_STOP_SECONDS" ] && grep -q '@@ npm-test-names-command yes' "$log"; then
-    record "$name: npm test stops naming the command" PASS "${test_s}s"
+  if [ -z "$test" ]; then
+    record "$name: npm test stops naming the command" "NOT RUN (npm ci failed)" -
+  elif [ "${test% *}" -ne 0 ] && [ "${test#* }" -le "$TEST_STOP_SECONDS" ] && grep -q '@@ npm-test-names-command yes' "$log"; then
+    record "$name: npm test stops naming the command" PASS "${test#* }s"
   else
-    record "$name: npm test stops naming the command" "FAIL (exit ${test_rc:-?}, ${test_s:-?}s, bound ${TEST_STOP_SECONDS}s)" "${test_s:-?}s"
+    record "$name: npm test stops naming the command" "FAIL (exit ${test% *} after ${test#* }s, bound ${TEST_STOP_SECONDS}s)" "${test#* }s"
   fi
 }
 
@@ -262,11 +270,11 @@ run_case user "$USER_NAME" "/home/$USER_NAME"
 step "summary (Debian 12 minbase $DEB_ARCH, Node $NODE_VERSION, npm $NPM_VERSION, commit ${SHA:0:12}, systemd-nspawn)"
 failed=0
 if [ -n "$INCLUDE" ]; then
-  printf '  %-44s %-40s %s\n' "not a fresh machine: --include $INCLUDE" FAIL -
+  printf '  %-42s %-36s %s\n' "not a fresh machine: --include $INCLUDE" FAIL -
   failed=1
 fi
 for i in "${!NAMES[@]}"; do
-  printf '  %-44s %-40s %s\n' "${NAMES[$i]}" "${RESULTS[$i]}" "${TIMES[$i]}"
+  printf '  %-42s %-36s %s\n' "${NAMES[$i]}" "${RESULTS[$i]}" "${TIMES[$i]}"
   [ "${RESULTS[$i]}" = PASS ] || failed=1
 done
 printf '  total %ds\n' "$((SECONDS - START))"
