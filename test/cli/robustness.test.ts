@@ -85,7 +85,7 @@ describe('progress on a terminal', () => {
     expect((await loginByMail(env, email)).exitCode).toBe(0);
     const payment = await createPayment(service.baseUrl, 'svc_starter_agents', email);
     const args = [SWARM_NODE_BIN, 'activate', '--tier', 'svc_starter_agents', '--email', email, '--payment', payment, '--wait', '2'];
-    const pty = await import('node-pty');
+    const pty = await import('@lydell/node-pty');
     // The spinner draws only when no CI variable is set at all.
     const ttyEnv: Record<string, string | undefined> = { ...process.env, ...env, TERM: 'xterm-256color' };
     delete ttyEnv.CI;

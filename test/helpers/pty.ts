@@ -2,7 +2,7 @@
 // prompt's text on the screen, then press keys. Screen text is read with ANSI sequences stripped.
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { spawn, type IPty } from 'node-pty';
+import { spawn, type IPty } from '@lydell/node-pty';
 import { stagedOnPath, stagedPackage } from '../install/support.js';
 
 export const KEY = {

@@ -486,3 +486,21 @@ describe('scripts/install-test-tools.sh (the test tools in one command)', () => 
     expect(manifest.scripts.test).toMatch(/^sh scripts\/install-test-tools\.sh --check && /);
   });
 });
+
+describe('scripts/fresh-machine.sh (the README lines on a fresh Debian 12 root)', () => {
+  // Only checked here: a run builds a root with debootstrap and runs npm ci twice, minutes (docs/operations.md
+  // "A fresh machine"), so it is run by hand and its summary quoted, not run by the suite.
+  const script = fileURLToPath(new URL('../../scripts/fresh-machine.sh', import.meta.url));
+
+  it('is clean under shellcheck, prints its usage, and refuses an unknown option before doing anything', async () => {
+    await requireTool('shellcheck');
+    const lint = await run('shellcheck', ['--severity=style', script]);
+    expect(lint.stdout + lint.stderr).toBe('');
+    expect(lint.exitCode).toBe(0);
+    const help = await run('bash', [script, '--help']);
+    expect(help.exitCode).toBe(0);
+    expect(help.stdout).toMatch(/--cache DIR/);
+    const bad = await run('bash', [script, '--bogus']);
+    expect([bad.exitCode, bad.stderr.trim()]).toEqual([2, 'unknown option: --bogus (see --help)']);
+  });
+});
