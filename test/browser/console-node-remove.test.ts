@@ -1,18 +1,11 @@
-// Removing a node from the console in a real browser (docs/api.md "Console", "Removing a node"): headless Chromium
+// Removing a node from the console in a real chromium() (docs/api.md "Console", "Removing a node"): headless Chromium
 // against the real svc-api, a node of the user's enrolled with a deploy token and serving an agent, its row's
 // Remove… link, a confirmation page that says what removal does (screenshot kept, axe-core's rules passed), and the
 // removal itself: the node gone from the fleet, its credential refused 410 node_removed. A stale sign-in is offered
 // the code by mail instead of the button, and a foreign post is refused.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { walletLoginUrl } from '../../src/contract/claims.js';
-import {
-  accessibilityProblems,
-  browserUnavailable,
-  launchChromium,
-  policyViolations,
-  screenshot,
-  type Browser,
-} from '../helpers/chromium.js';
+import { accessibilityProblems, browserUnavailable, useChromium, policyViolations, screenshot } from '../helpers/chromium.js';
 import { MovableClock } from '../helpers/clock.js';
 import { consoleCookie, consolePost, finished, heldRun } from '../helpers/console.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
@@ -26,20 +19,13 @@ const SIXTEEN_MINUTES = 16 * 60 * 1000;
 describe.skipIf(browserUnavailable !== undefined)('console: removing a node in Chromium', () => {
   const clock = new MovableClock();
   const service = useSvcApi(() => ({ clock }));
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  });
-  afterEach(async () => {
-    await browser.context.clearCookies();
-  });
+  const chromium = useChromium();
   afterAll(async () => {
-    await browser?.context.close();
     await stopServingNodes();
   });
 
   it('confirms what removal does, then removes the node: gone from the fleet, its credential refused', { timeout: 60_000 }, async () => {
-    const page = browser.page;
+    const page = chromium().page;
     const email = uniqueEmail('remove');
     const token = await signIn(service.baseUrl, email);
     const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, email), {
@@ -55,7 +41,7 @@ describe.skipIf(browserUnavailable !== undefined)('console: removing a node in C
     expect(page.url()).toBe(`${service.walletUrl}/nodes/${node.node_id}/remove`);
     await screenshot(page, 'console-node-remove');
     expect(await accessibilityProblems(page)).toEqual([]);
-    expect(policyViolations(browser.messages)).toEqual([]);
+    expect(policyViolations(chromium().messages)).toEqual([]);
     const effects = await page.getByRole('region', { name: 'What removing it does' }).textContent();
     expect(effects).toContain('agent_ops_monitor_004');
     expect(effects).toContain('refunded when its lease runs out');
@@ -76,7 +62,7 @@ describe.skipIf(browserUnavailable !== undefined)('console: removing a node in C
   });
 
   it("shows the run each node works on now, from the service's records, and idle once it ended", { timeout: 60_000 }, async () => {
-    const page = browser.page;
+    const page = chromium().page;
     const email = uniqueEmail('running');
     const token = await signIn(service.baseUrl, email);
     await fundWallet(service.baseUrl, email, 100);
@@ -107,10 +93,10 @@ describe.skipIf(browserUnavailable !== undefined)('console: removing a node in C
     expect(foreign.status).toBe(403);
     clock.advance(SIXTEEN_MINUTES);
     try {
-      await browser.page.goto(walletLoginUrl(service.walletUrl, token));
-      await browser.page.goto(`${service.walletUrl}/nodes/${node.node_id}/remove`);
-      expect(await browser.page.getByRole('button', { name: 'Remove this node' }).count()).toBe(0);
-      expect(await browser.page.getByRole('button', { name: 'E-mail me a code' }).count()).toBe(1);
+      await chromium().page.goto(walletLoginUrl(service.walletUrl, token));
+      await chromium().page.goto(`${service.walletUrl}/nodes/${node.node_id}/remove`);
+      expect(await chromium().page.getByRole('button', { name: 'Remove this node' }).count()).toBe(0);
+      expect(await chromium().page.getByRole('button', { name: 'E-mail me a code' }).count()).toBe(1);
       const stale = await consolePost(service.walletUrl, `nodes/${node.node_id}/remove`, {}, cookie);
       expect(stale.status).toBe(401);
       expect(stale.text).toContain('removing a node cannot be undone');

@@ -3,10 +3,10 @@
 // update and the command, a node on the newest says so. Screenshot kept in test-output/, axe-core's rules passed.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { walletLoginUrl } from '../../src/contract/claims.js';
 import { releaseFileNames, renderManifest, sha256Hex } from '../../src/lib/release-manifest.js';
-import { accessibilityProblems, browserUnavailable, launchChromium, screenshot, type Browser } from '../helpers/chromium.js';
+import { accessibilityProblems, browserUnavailable, useChromium, screenshot } from '../helpers/chromium.js';
 import { signIn } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
 import { enrollNode } from '../helpers/protocol-node.js';
@@ -34,13 +34,7 @@ function publish(version: string, platform = 'linux-x64'): void {
 
 describe.skipIf(browserUnavailable !== undefined)('console: node versions against the newest release', () => {
   const service = useSvcApi(() => ({ releasesDir }));
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  });
-  afterAll(async () => {
-    await browser?.context.close();
-  });
+  const chromium = useChromium();
 
   it('tells a node behind the newest release the update, and a node on it that it is the newest', { timeout: 60_000 }, async () => {
     publish('0.1.0');
@@ -58,12 +52,12 @@ describe.skipIf(browserUnavailable !== undefined)('console: node versions agains
       expect(poll.status, poll.text).toBe(200);
       nodes[version] = node.node_id;
     }
-    await browser.page.goto(walletLoginUrl(service.walletUrl, token));
-    await browser.page.goto(`${service.walletUrl}/nodes`);
-    await screenshot(browser.page, 'console-nodes-versions');
-    expect(await accessibilityProblems(browser.page)).toEqual([]);
+    await chromium().page.goto(walletLoginUrl(service.walletUrl, token));
+    await chromium().page.goto(`${service.walletUrl}/nodes`);
+    await screenshot(chromium().page, 'console-nodes-versions');
+    expect(await accessibilityProblems(chromium().page)).toEqual([]);
     const version = async (nodeId: string) =>
-      (await browser.page.getByRole('row').filter({ hasText: nodeId }).locator('td[data-label="Version"]').textContent())?.trim();
+      (await chromium().page.getByRole('row').filter({ hasText: nodeId }).locator('td[data-label="Version"]').textContent())?.trim();
     // The pre-release is left out, as for GET /v1/swarm/releases/latest; the newest of any platform counts.
     expect(await version(nodes['0.1.0']!)).toBe('0.1.0update: 0.2.0 (swarm-node upgrade)');
     expect(await version(nodes['0.2.0']!)).toBe('0.2.0newest');

@@ -2,16 +2,9 @@
 // times in the browser's zone (UTC on hover) and relative where recent, the runs list with queue waits, durations,
 // a date range and a search, its refresh while a run is in flight, and a run's page with its reason, refund, input,
 // findings and a re-run after a page naming its price. Screenshots kept in test-output/, each page checked by axe-core.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { walletLoginUrl } from '../../src/contract/claims.js';
-import {
-  accessibilityProblems,
-  browserUnavailable,
-  launchChromium,
-  policyViolations,
-  screenshot,
-  type Browser,
-} from '../helpers/chromium.js';
+import { accessibilityProblems, browserUnavailable, useChromium, policyViolations, screenshot } from '../helpers/chromium.js';
 import { finished, finishedRun, heldRun } from '../helpers/console.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
@@ -29,19 +22,12 @@ function tokyoText(iso: string): string {
 
 describe.skipIf(browserUnavailable !== undefined)('console runs in Chromium (Asia/Tokyo)', () => {
   const service = useSvcApi();
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium({ width: 1100, height: 900 }, { timezoneId: TOKYO });
-  });
-  afterEach(async () => {
-    await browser.context.clearCookies();
-  });
+  const chromium = useChromium({ width: 1100, height: 900 }, { timezoneId: TOKYO });
   afterAll(async () => {
-    await browser?.context.close();
     await stopServingNodes();
   });
 
-  const page = () => browser.page;
+  const page = () => chromium().page;
   const consoleUrl = (path: string) => `${service.walletUrl}/${path}`;
 
   async function signedIn(label: string): Promise<{ email: string; token: string }> {
@@ -53,12 +39,12 @@ describe.skipIf(browserUnavailable !== undefined)('console runs in Chromium (Asi
   }
 
   async function visit(path: string, screenshotName: string, status = 200): Promise<void> {
-    const before = browser.messages.length;
+    const before = chromium().messages.length;
     const response = (await page().goto(consoleUrl(path)))!;
     expect(response.status(), path).toBe(status);
     await screenshot(page(), screenshotName);
     expect(await accessibilityProblems(page()), path).toEqual([]);
-    expect(policyViolations(browser.messages.slice(before)), path).toEqual([]);
+    expect(policyViolations(chromium().messages.slice(before)), path).toEqual([]);
   }
 
   it('shows times in the browser’s zone, UTC on hover, and relative where recent, on every console page', { timeout: 60_000 }, async () => {
@@ -82,11 +68,11 @@ describe.skipIf(browserUnavailable !== undefined)('console runs in Chromium (Asi
 
     // Every console page runs the script, by its hash, with nothing refused.
     for (const path of ['login', 'runs', 'nodes', 'usage', 'budgets', 'secrets', 'webhooks']) {
-      const before = browser.messages.length;
+      const before = chromium().messages.length;
       await page().goto(consoleUrl(path));
       const texts = await page().locator('time').allTextContents();
       for (const text of texts) expect(text, path).not.toMatch(/UTC$/);
-      expect(policyViolations(browser.messages.slice(before)), path).toEqual([]);
+      expect(policyViolations(chromium().messages.slice(before)), path).toEqual([]);
     }
   });
 

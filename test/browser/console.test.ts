@@ -1,21 +1,14 @@
-// The console in a real browser (docs/api.md "Console"): headless Chromium against the real svc-api, each page visited
+// The console in a real chromium() (docs/api.md "Console"): headless Chromium against the real svc-api, each page visited
 // with data made through the API (a user signed in by a mailed code, a funded wallet, nodes enrolled with deploy
 // tokens, runs executed through them with their logs and artifacts, a budget, a secret, a webhook delivered to a real
 // HTTPS receiver), a screenshot of each kept in test-output/, and each checked for accessibility (axe-core's rules:
 // labels, landmarks, contrast; headings in order) and for anything the page's policy refused. Then what only a
-// browser shows: the log followed live into its live region, a cancel, keyboard use, the step-up by code, a download.
+// chromium() shows: the log followed live into its live region, a cancel, keyboard use, the step-up by code, a download.
 import { readFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { walletLoginUrl } from '../../src/contract/claims.js';
 import { CONTRACT_INPUTS } from '../helpers/bundles.js';
-import {
-  accessibilityProblems,
-  browserUnavailable,
-  launchChromium,
-  policyViolations,
-  screenshot,
-  type Browser,
-} from '../helpers/chromium.js';
+import { accessibilityProblems, browserUnavailable, useChromium, policyViolations, screenshot } from '../helpers/chromium.js';
 import { MovableClock } from '../helpers/clock.js';
 import { finished, finishedRun, heldRun } from '../helpers/console.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
@@ -35,20 +28,13 @@ describe.skipIf(browserUnavailable !== undefined)('console in Chromium', () => {
     receiver = await startHttpsReceiver();
   });
   const service = useSvcApi(() => ({ clock, webhookAllowPrivate: true, webhookCa: receiver.certPem }));
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  });
-  afterEach(async () => {
-    await browser.context.clearCookies();
-  });
+  const chromium = useChromium();
   afterAll(async () => {
-    await browser?.context.close();
     await stopServingNodes();
     await receiver?.close();
   });
 
-  const page = () => browser.page;
+  const page = () => chromium().page;
   const consoleUrl = (path: string) => `${service.walletUrl}/${path}`;
   const api = (path: string, token: string, init: { method?: string; body?: unknown } = {}) =>
     httpRequest(`${service.baseUrl}${path}`, { ...init, token });
@@ -71,12 +57,12 @@ describe.skipIf(browserUnavailable !== undefined)('console in Chromium', () => {
 
   /** Opens a console page: its status, a screenshot, no accessibility problem and nothing refused by the policy. */
   async function visit(path: string, screenshotName: string, status = 200): Promise<void> {
-    const before = browser.messages.length;
+    const before = chromium().messages.length;
     const response = (await page().goto(consoleUrl(path)))!;
     expect(response.status(), path).toBe(status);
     await screenshot(page(), screenshotName);
     expect(await accessibilityProblems(page()), path).toEqual([]);
-    expect(policyViolations(browser.messages.slice(before)), path).toEqual([]);
+    expect(policyViolations(chromium().messages.slice(before)), path).toEqual([]);
   }
 
   it('shows every page with data made through the API, accessible and within its policy', { timeout: 90_000 }, async () => {
@@ -172,7 +158,7 @@ describe.skipIf(browserUnavailable !== undefined)('console in Chromium', () => {
     expect(again.filter((each) => each.headers['svc-event-type'] === 'run.succeeded')).toHaveLength(2);
 
     // Another user's run is the page for no run at all.
-    await browser.context.clearCookies();
+    await chromium().context.clearCookies();
     await signedIn('stranger');
     await visit(`runs/${good.run.run_id}`, 'console-run-not-found', 404);
     expect(await page().getByRole('alert').textContent()).toContain(`no run ${good.run.run_id} of yours`);
@@ -201,7 +187,7 @@ describe.skipIf(browserUnavailable !== undefined)('console in Chromium', () => {
     await navigating(() => page().getByRole('button', { name: 'Cancel this run' }).click());
     await expect.poll(() => page().locator('#run-status').textContent(), { timeout: 20_000 }).toBe('cancelled');
     expect((await api(`/v1/swarm/runs/${other.run.run_id}`, token)).body).toMatchObject({ status: 'cancelled', charged_cents: 0 });
-    expect(policyViolations(browser.messages)).toEqual([]);
+    expect(policyViolations(chromium().messages)).toEqual([]);
   });
 
   it('works from the keyboard: the skip link, the navigation, a budget set and a refusal announced', async () => {

@@ -1,17 +1,10 @@
-// The wallet's transaction history in a real browser (docs/api.md "Console"): headless Chromium against the real
+// The wallet's transaction history in a real chromium() (docs/api.md "Console"): headless Chromium against the real
 // svc-api, a user funded through the sandbox provider, one run charged and one failed and refunded through a node of
 // theirs, and the wallet page listing the funding, each charge and the refund, newest first, each with the balance it
 // left, which ends at the balance GET /v1/swarm/wallet gives. Screenshot kept in test-output/, axe-core's rules passed.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { walletLoginUrl } from '../../src/contract/claims.js';
-import {
-  accessibilityProblems,
-  browserUnavailable,
-  launchChromium,
-  policyViolations,
-  screenshot,
-  type Browser,
-} from '../helpers/chromium.js';
+import { accessibilityProblems, browserUnavailable, useChromium, policyViolations, screenshot } from '../helpers/chromium.js';
 import { finishedRun } from '../helpers/console.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
@@ -21,20 +14,13 @@ import { uniqueEmail } from '../helpers/temp.js';
 
 describe.skipIf(browserUnavailable !== undefined)('wallet transactions in Chromium', () => {
   const service = useSvcApi();
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  });
-  afterEach(async () => {
-    await browser.context.clearCookies();
-  });
+  const chromium = useChromium();
   afterAll(async () => {
-    await browser?.context.close();
     await stopServingNodes();
   });
 
   it('lists the funding, each charge and each refund with a running balance, and names the chain', { timeout: 60_000 }, async () => {
-    const page = browser.page;
+    const page = chromium().page;
     const email = uniqueEmail('transactions');
     const token = await signIn(service.baseUrl, email);
     await fundWallet(service.baseUrl, email, 200);
@@ -46,12 +32,12 @@ describe.skipIf(browserUnavailable !== undefined)('wallet transactions in Chromi
     const wallet = await httpRequest(`${service.baseUrl}/v1/swarm/wallet`, { token });
     expect(wallet.body.balance_cents).toBe(196);
 
-    const before = browser.messages.length;
+    const before = chromium().messages.length;
     const response = (await page.goto(walletLoginUrl(service.walletUrl, token)))!;
     expect(response.status()).toBe(200);
     await screenshot(page, 'console-wallet-transactions');
     expect(await accessibilityProblems(page)).toEqual([]);
-    expect(policyViolations(browser.messages.slice(before))).toEqual([]);
+    expect(policyViolations(chromium().messages.slice(before))).toEqual([]);
 
     const rows = page.getByTestId('transactions').locator('tbody tr');
     // Made moments ago: the layout's script shows each relative, its UTC time on hover.

@@ -2,6 +2,7 @@
 // downloaded one) driven by playwright-core, with a fresh profile, screenshots kept in test-output/ (gitignored), and
 // an accessibility check of a page: axe-core's WCAG 2.1 A/AA rules and best practices (labels, landmarks, contrast,
 // ARIA) plus the order of the headings, which any page must pass.
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import axe from 'axe-core';
@@ -91,4 +92,22 @@ export async function accessibilityProblems(page: Page): Promise<string[]> {
     if (index > 0 && level > levels[index - 1]! + 1) order.push(`headings: h${level} follows h${levels[index - 1]}, skipping a level`);
   });
   return [...violations, ...order];
+}
+
+/**
+ * A browser for a file's tests, as useSvcApi is a service: launched before them, its cookies cleared after each (no
+ * test signs in as the one before), closed after them. Returns it, for the tests to call once it is up.
+ */
+export function useChromium(...args: Parameters<typeof launchChromium>): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchChromium(...args);
+  });
+  afterEach(async () => {
+    await browser?.context.clearCookies();
+  });
+  afterAll(async () => {
+    await browser?.context.close();
+  });
+  return () => browser!;
 }
