@@ -4,7 +4,7 @@
 // findings and a re-run after a page naming its price. Screenshots kept in test-output/, each page checked by axe-core.
 import { afterAll, describe, expect, it } from 'vitest';
 import { walletLoginUrl } from '../../src/contract/claims.js';
-import { accessibilityProblems, browserUnavailable, useChromium, policyViolations, screenshot } from '../helpers/chromium.js';
+import { accessibilityProblems, browserUnavailable, useChromium, policyViolations, screenshot, visitChecked } from '../helpers/chromium.js';
 import { finished, finishedRun, heldRun } from '../helpers/console.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
@@ -39,12 +39,7 @@ describe.skipIf(browserUnavailable !== undefined)('console runs in Chromium (Asi
   }
 
   async function visit(path: string, screenshotName: string, status = 200): Promise<void> {
-    const before = chromium().messages.length;
-    const response = (await page().goto(consoleUrl(path)))!;
-    expect(response.status(), path).toBe(status);
-    await screenshot(page(), screenshotName);
-    expect(await accessibilityProblems(page()), path).toEqual([]);
-    expect(policyViolations(chromium().messages.slice(before)), path).toEqual([]);
+    await visitChecked(chromium(), consoleUrl(path), screenshotName, status);
   }
 
   it('shows times in the browser’s zone, UTC on hover, and relative where recent, on every console page', { timeout: 60_000 }, async () => {

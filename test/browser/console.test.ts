@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { walletLoginUrl } from '../../src/contract/claims.js';
 import { CONTRACT_INPUTS } from '../helpers/bundles.js';
-import { accessibilityProblems, browserUnavailable, useChromium, policyViolations, screenshot } from '../helpers/chromium.js';
+import { accessibilityProblems, browserUnavailable, useChromium, policyViolations, screenshot, visitChecked } from '../helpers/chromium.js';
 import { MovableClock } from '../helpers/clock.js';
 import { finished, finishedRun, heldRun } from '../helpers/console.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
@@ -57,12 +57,7 @@ describe.skipIf(browserUnavailable !== undefined)('console in Chromium', () => {
 
   /** Opens a console page: its status, a screenshot, no accessibility problem and nothing refused by the policy. */
   async function visit(path: string, screenshotName: string, status = 200): Promise<void> {
-    const before = chromium().messages.length;
-    const response = (await page().goto(consoleUrl(path)))!;
-    expect(response.status(), path).toBe(status);
-    await screenshot(page(), screenshotName);
-    expect(await accessibilityProblems(page()), path).toEqual([]);
-    expect(policyViolations(chromium().messages.slice(before)), path).toEqual([]);
+    await visitChecked(chromium(), consoleUrl(path), screenshotName, status);
   }
 
   it('shows every page with data made through the API, accessible and within its policy', { timeout: 90_000 }, async () => {

@@ -2,7 +2,7 @@
 // downloaded one) driven by playwright-core, with a fresh profile, screenshots kept in test-output/ (gitignored), and
 // an accessibility check of a page: axe-core's WCAG 2.1 A/AA rules and best practices (labels, landmarks, contrast,
 // ARIA) plus the order of the headings, which any page must pass.
-import { afterAll, afterEach, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import axe from 'axe-core';
@@ -110,4 +110,14 @@ export function useChromium(...args: Parameters<typeof launchChromium>): () => B
     await browser?.context.close();
   });
   return () => browser!;
+}
+
+/** Opens `url` in the browser's page: its status, a screenshot, no accessibility problem and nothing its policy refused. */
+export async function visitChecked(browser: Browser, url: string, screenshotName: string, status = 200): Promise<void> {
+  const before = browser.messages.length;
+  const response = (await browser.page.goto(url))!;
+  expect(response.status(), url).toBe(status);
+  await screenshot(browser.page, screenshotName);
+  expect(await accessibilityProblems(browser.page), url).toEqual([]);
+  expect(policyViolations(browser.messages.slice(before)), url).toEqual([]);
 }
