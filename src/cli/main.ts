@@ -73,12 +73,9 @@ function toSvcError(error: unknown, commandPath: string[]): SvcError {
  */
 function inCommandLineTerms(error: SvcError, commandPath: string[]): SvcError {
   if (error.code !== 'invalid_request' || error.remedy !== ERROR_CODES.invalid_request.remedy) return error;
-  return new SvcError(error.code, error.message, {
-    remedy: `Correct what the message names and run the command again (its options: swarm-node ${[...commandPath, '--help'].join(' ')}).`,
-    extensions: error.extensions,
-    status: error.status,
-    cause: error,
-  });
+  return error.withRemedy(
+    `Correct what the message names and run the command again (its options: swarm-node ${[...commandPath, '--help'].join(' ')}).`,
+  );
 }
 
 /**
@@ -88,12 +85,9 @@ function inCommandLineTerms(error: SvcError, commandPath: string[]): SvcError {
 function localized(error: SvcError, enrollCommand: string): SvcError {
   // An ephemeral node that retired itself ran as asked: its own remedy says so.
   if (error.code !== 'node_removed' || error.extensions.retired === true) return error;
-  return new SvcError(error.code, error.message, {
-    remedy: `This node was removed from your nodes (by you, by itself, or after it was offline longer than the service keeps offline nodes); its credential no longer works. To serve again, enroll it anew, signed in: ${enrollCommand} --reenroll`,
-    extensions: error.extensions,
-    status: error.status,
-    cause: error,
-  });
+  return error.withRemedy(
+    `This node was removed from your nodes (by you, by itself, or after it was offline longer than the service keeps offline nodes); its credential no longer works. To serve again, enroll it anew, signed in: ${enrollCommand} --reenroll`,
+  );
 }
 
 /** The words of argv that name a command of the program (`agent upload`), in order, the options left out. */

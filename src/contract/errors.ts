@@ -73,6 +73,17 @@ export class SvcError extends Error {
     };
   }
 
+  /** This error with another remedy, for where its own names a step the reader does not have: itself the cause. */
+  withRemedy(remedy: string): SvcError {
+    return new SvcError(this.code, this.message, {
+      remedy,
+      extensions: this.extensions,
+      status: this.status,
+      ...(this.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: this.retryAfterSeconds }),
+      cause: this,
+    });
+  }
+
   /** Rebuilds the typed error from a problem document the service sent. */
   static fromProblem(body: unknown, httpStatus: number): SvcError {
     const problem = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;

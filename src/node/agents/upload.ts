@@ -35,7 +35,7 @@ export async function uploadAgent(client: ServiceClient, token: string, dir: str
     return response.body;
   } catch (error) {
     if (!(error instanceof SvcError) || error.code !== 'upload_quota_exceeded') throw error;
-    throw new SvcError(error.code, error.message, { remedy: await roomFor(client, token, bundle.manifest.agent_id), extensions: error.extensions, status: error.status, cause: error });
+    throw error.withRemedy(await roomFor(client, token, bundle.manifest.agent_id));
   }
 }
 
