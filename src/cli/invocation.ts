@@ -173,6 +173,6 @@ function safely<T>(read: () => T): T | undefined {
 }
 
 /** A value as a POSIX shell reads it back: bare when it is plain, else in single quotes. */
-function quoted(value: string): string {
+export function quoted(value: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }

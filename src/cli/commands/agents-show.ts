@@ -5,7 +5,10 @@ import { Command } from 'commander';
 import type { ChalkInstance } from 'chalk';
 import { formatDollars } from '../../contract/money.js';
 import type { AgentDetailResponse } from '../../contract/schemas.js';
+import { usableStoredJwt } from '../../node/identity/credentials.js';
+import { exampleInput, inputFieldsOf } from '../../node/runs/agent-inputs.js';
 import { contextFor } from '../context.js';
+import { quoted } from '../invocation.js';
 import { table } from '../table.js';
 
 export function agentsShowCommand(): Command {
@@ -25,9 +28,7 @@ Example:
     .action(async (agentId: string, _options: unknown, command: Command) => {
       const ctx = contextFor(command);
       const { showAgent } = await import('../../node/service/catalog.js');
-      const { exampleInput } = await import('../../node/runs/agent-inputs.js');
-      const jwt = ctx.credentials().jwt;
-      const bearer = jwt !== undefined && jwt.exp * 1000 > ctx.clock.now() ? jwt.token : undefined;
+      const bearer = usableStoredJwt(ctx.paths.credentialsFile, ctx.clock.now())?.token;
       const { agent, unreachable } = await showAgent(await ctx.client(), agentId, bearer, ctx.paths.home);
       if (unreachable !== undefined) ctx.output.warn(`${unreachable.message}; showing this node's own bundle of ${agentId}`);
       const example = exampleInput(agent.input_schema);
@@ -44,7 +45,7 @@ function render(agent: AgentDetailResponse, run: string, style: ChalkInstance): 
     `${formatDollars(agent.price_cents)} a run · version ${agent.version} (${from})`,
     '',
   ];
-  const fields = inputFields(agent.input_schema);
+  const fields = inputFieldsOf(agent.input_schema);
   if (fields.length === 0) lines.push('Input: none.');
   else {
     lines.push('Input (the whole schema: --json):');
@@ -62,48 +63,11 @@ function render(agent: AgentDetailResponse, run: string, style: ChalkInstance): 
   return lines.join('\n');
 }
 
-interface FieldLine {
-  name: string;
-  kind: string;
-  description: string;
-}
-
-/** Each top-level property: what it takes (its type, required or its default) and the schema's description. */
-function inputFields(schema: Record<string, unknown>): FieldLine[] {
-  const properties = (isObject(schema.properties) ? schema.properties : {}) as Record<string, Record<string, unknown>>;
-  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
-  return Object.entries(properties).map(([name, property]) => {
-    const types = typesOf(property);
-    const need = required.has(name) ? 'required' : 'default' in property ? `default ${JSON.stringify(property.default)}` : 'optional';
-    const description = typeof property?.description === 'string' ? property.description : '';
-    return { name, kind: `${types}, ${need}`, description };
-  });
-}
-
-function typesOf(property: Record<string, unknown> | undefined): string {
-  if (!isObject(property)) return 'any';
-  if (Array.isArray(property!.enum)) return `one of ${property!.enum.map((value) => JSON.stringify(value)).join(', ')}`;
-  if ('const' in property!) return JSON.stringify(property!.const);
-  if (typeof property!.type === 'string') return property!.type;
-  if (Array.isArray(property!.type)) return property!.type.join(' or ');
-  const branches = Array.isArray(property!.oneOf) ? property!.oneOf : Array.isArray(property!.anyOf) ? property!.anyOf : undefined;
-  if (branches !== undefined) return branches.map((branch) => typesOf(branch as Record<string, unknown>)).join(' or ');
-  return 'any';
-}
-
 /** `swarm-node run ID --input k=v …` for text, numbers and booleans; an object or a list needs --input-file. */
 function runCommand(agentId: string, example: Record<string, unknown>): string {
   const values = Object.entries(example);
   if (values.some(([, value]) => typeof value === 'object' && value !== null)) {
     return `swarm-node run ${agentId} --input-file input.json  (input.json: ${JSON.stringify(example)})`;
   }
-  return [`swarm-node run ${agentId}`, ...values.map(([name, value]) => `--input ${shellWord(`${name}=${String(value)}`)}`)].join(' ');
-}
-
-function shellWord(text: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return [`swarm-node run ${agentId}`, ...values.map(([name, value]) => `--input ${quoted(`${name}=${String(value)}`)}`)].join(' ');
 }

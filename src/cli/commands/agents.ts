@@ -2,6 +2,7 @@
 // the built-in catalog offline.
 import { Command } from 'commander';
 import { formatDollars } from '../../contract/money.js';
+import { usableStoredJwt } from '../../node/identity/credentials.js';
 import { contextFor } from '../context.js';
 import { agentsShowCommand } from './agents-show.js';
 
@@ -17,8 +18,7 @@ export function agentsCommand(): Command {
       const ctx = contextFor(command);
       const { agentCatalog } = await import('../../node/service/catalog.js');
       // Signed in (a JWT that has not expired), the service adds the agents of your own; otherwise the catalog alone.
-      const jwt = ctx.credentials().jwt;
-      const bearer = jwt !== undefined && jwt.exp * 1000 > ctx.clock.now() ? jwt.token : undefined;
+      const bearer = usableStoredJwt(ctx.paths.credentialsFile, ctx.clock.now())?.token;
       const { source, agents, unreachable } = await agentCatalog(await ctx.client(), bearer);
       if (unreachable !== undefined) ctx.output.warn(`${unreachable.message}; showing the built-in catalog`);
       ctx.output.result({ source, agents }, ({ agents: list }, style) =>

@@ -1,6 +1,7 @@
 // docs/decisions/0005-tokens.md: on the node the JWT and node credentials live in one file of mode 0600. A file that
 // others can read is refused rather than used, as ssh does with keys.
 import { readFileSync, statSync } from 'node:fs';
+import { normalizeEmail } from '../../contract/email.js';
 import { SvcError } from '../../contract/errors.js';
 import { writeFileAtomic } from '../host/files.js';
 
@@ -54,6 +55,17 @@ export function readCredentials(path: string): Credentials {
     });
   }
   return parseCredentials(path, readFileSync(path, 'utf8'));
+}
+
+/**
+ * A stored token that has not expired by the local clock: worth asking the service about, or sending where a sign-in
+ * adds to the answer. `email`: only a token of that user (another e-mail on the command line means signing in as them).
+ */
+export function usableStoredJwt(credentialsFile: string, nowMs: number, email?: string): StoredJwt | undefined {
+  const jwt = readCredentials(credentialsFile).jwt;
+  if (jwt === undefined || jwt.exp * 1000 <= nowMs) return undefined;
+  if (email !== undefined && normalizeEmail(email) !== normalizeEmail(jwt.sub)) return undefined;
+  return jwt;
 }
 
 /** The credentials in `text`, the content of `path`; a local_state error saying how to repair it otherwise. */

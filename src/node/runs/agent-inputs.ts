@@ -47,6 +47,36 @@ export function exampleInput(schema: Record<string, unknown>): Record<string, un
   return example;
 }
 
+/** One top-level input as `agents show` lists it: what it takes (its type; required, or its default) and what it is. */
+export interface InputFieldLine {
+  name: string;
+  kind: string;
+  description: string;
+}
+
+/** Each top-level property of the schema, in its order. */
+export function inputFieldsOf(schema: Record<string, unknown>): InputFieldLine[] {
+  const properties = (isObject(schema.properties) ? schema.properties : {}) as Record<string, Record<string, unknown>>;
+  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+  return Object.entries(properties).map(([name, property]) => {
+    const need = required.has(name) ? 'required' : 'default' in property ? `default ${JSON.stringify(property.default)}` : 'optional';
+    const description = typeof property?.description === 'string' ? property.description : '';
+    return { name, kind: `${typesOf(property)}, ${need}`, description };
+  });
+}
+
+/** A property's type as a person reads it: `string`, `one of "a", "b"`, `integer or true`. */
+function typesOf(property: unknown): string {
+  if (!isObject(property)) return 'any';
+  if (Array.isArray(property.enum)) return `one of ${property.enum.map((value) => JSON.stringify(value)).join(', ')}`;
+  if ('const' in property) return JSON.stringify(property.const);
+  if (typeof property.type === 'string') return property.type;
+  if (Array.isArray(property.type)) return property.type.join(' or ');
+  const branches = Array.isArray(property.oneOf) ? property.oneOf : Array.isArray(property.anyOf) ? property.anyOf : undefined;
+  if (branches !== undefined) return branches.map((branch) => typesOf(branch)).join(' or ');
+  return 'any';
+}
+
 /** How the flag that gives a field reads in a usage error: `--input question=<value>`. */
 export function inputFlag(field: InputField): string {
   return `--input ${field.name}=<value>`;
@@ -63,7 +93,7 @@ function describe(name: string, property: PropertySchema | undefined): string {
   return typeof property?.description === 'string' && property.description.trim() !== '' ? property.description.trim() : name;
 }
 
-function isObject(value: unknown): boolean {
+function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

@@ -1,9 +1,8 @@
 // Wizard step a: sign in only when this node holds no JWT the service accepts; then by a code mailed to the address
 // (docs/api.md "Sign-in: a verified inbox"), as `swarm-node login` does.
-import { normalizeEmail } from '../../contract/email.js';
 import { SvcError } from '../../contract/errors.js';
 import { isTierId, TIERS } from '../../contract/tiers.js';
-import { readCredentials, type StoredJwt } from '../identity/credentials.js';
+import { readCredentials, usableStoredJwt, type StoredJwt } from '../identity/credentials.js';
 import { signInByMail, verifyToken, type ReadCode, type SignedIn } from '../identity/session.js';
 import type { WizardQuestions } from './questions.js';
 import type { WizardStepDeps } from './ui.js';
@@ -18,15 +17,6 @@ export interface SignInOutcome {
 /** Whether the wizard must sign in: no stored token that may still be good (for the --email asked for). */
 export function needsSignInAnswers(credentialsFile: string, nowMs: number, email: string | undefined): boolean {
   return usableStoredJwt(credentialsFile, nowMs, email) === undefined;
-}
-
-/** A stored token that has not expired by the local clock: worth asking the service about. */
-export function usableStoredJwt(credentialsFile: string, nowMs: number, email: string | undefined): StoredJwt | undefined {
-  const jwt = readCredentials(credentialsFile).jwt;
-  if (jwt === undefined || jwt.exp * 1000 <= nowMs) return undefined;
-  // Another e-mail on the command line means signing in as that user.
-  if (email !== undefined && normalizeEmail(email) !== normalizeEmail(jwt.sub)) return undefined;
-  return jwt;
 }
 
 export async function ensureSignedIn(
