@@ -3,10 +3,11 @@
 // names an agent, by its id or by a word of its name ("review" finds Dev review the service), else as typed.
 import { AGENT_SKUS } from '../../contract/agents.js';
 import { RUN_STATUSES } from '../../contract/schemas.js';
+import { UUID_PATTERN } from '../../contract/uuid.js';
 
 export type RunSearch = { run_id: string } | { status: string } | { agent_id: string };
 
-const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const RUN_ID = new RegExp(UUID_PATTERN);
 
 export function runSearchOf(text: string): RunSearch {
   const query = text.trim();

@@ -7,7 +7,9 @@
 // are not touched here: one it holds is failed node_lost and refunded once when its lease runs out, as for any node
 // that goes away (finish-run.ts), and a settled run stays as it is. Its credential's revocation goes in the log every
 // instance tails (auth/revocations.ts), so one that remembered the credential forgets it within a second.
+import type { AuditLog } from '../audit/audit-log.js';
 import type { Revocations } from '../auth/revocations.js';
+import type { ClientSeen } from '../mail/messages.js';
 import type { Store } from '../store/store.js';
 
 export interface RemovedNode {
@@ -35,6 +37,22 @@ export interface NodeRemoval {
    * their own since `cutoff`: a node used only by `swarm-node run` on its host never polls, yet is not stale.
    */
   staleSince(cutoff: number, now: number, limit: number): Promise<RemovedNode[]>;
+}
+
+/**
+ * The user's removal of their node, from the API or the console, audited `node_removed` once: a repeat after a lost
+ * answer is answered as the removal was, and is not a second event.
+ */
+export async function removeByUser(
+  removal: NodeRemoval,
+  audit: AuditLog,
+  removed: { userId: string; nodeId: string; now: number; client: ClientSeen; by: 'user' | 'console' },
+): Promise<RemovedNode | undefined> {
+  const { userId, nodeId, now } = removed;
+  const node = await removal.byUser(userId, nodeId, now);
+  if (node !== undefined && node.removed_at === now)
+    await audit.record(userId, 'node_removed', removed.client, { node_id: nodeId, by: removed.by });
+  return node;
 }
 
 const COLUMNS = ['node_id', 'user_id', 'removed_at', 'last_seen_at', 'offline_at'] as const;

@@ -5,13 +5,14 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { SvcError } from '../../../contract/errors.js';
 import type { NodeSummary } from '../../../contract/node-protocol.js';
+import { ReleasePlatform } from '../../../contract/releases.js';
 import { UUID_PATTERN } from '../../../contract/uuid.js';
 import { nodeRemovePage } from '../../console/node-remove-page.js';
 import { nodesPage, type RunInProgress } from '../../console/nodes-page.js';
 import { recentUntil, requireRecentSession } from '../../console/recent-sign-in.js';
 import { clientSeen } from '../../http/client-seen.js';
 import { createFleetView } from '../../nodes/fleet-view.js';
-import { createNodeRemoval } from '../../nodes/node-removal.js';
+import { createNodeRemoval, removeByUser } from '../../nodes/node-removal.js';
 import { createNodeRegistry } from '../../nodes/registry.js';
 import { openReleaseDirectory } from '../../releases/release-directory.js';
 import { createRunStore } from '../../runs/run-store.js';
@@ -20,7 +21,10 @@ import { redirectTo, sendHtml, type PageScope } from '../../wallet-page/page-sco
 import { assertSameOrigin } from '../../wallet-page/security.js';
 import type { WalletSession } from '../../wallet-page/wallet-sessions.js';
 
-const RELEASE_PLATFORMS = ['linux-x64', 'linux-arm64'] as const;
+/** The platforms a release is published for, as the releases' schema has them. */
+const RELEASE_PLATFORMS = ReleasePlatform.anyOf.map((platform) => platform.const);
+
+const NODE_ID = new RegExp(UUID_PATTERN);
 
 type NodeRequest = FastifyRequest<{ Params: { node_id: string } }>;
 
@@ -39,9 +43,7 @@ export function nodePages(scope: PageScope): FastifyPluginAsync {
     /** The session's node, or the same 404 as for a node that does not exist. */
     const usersNode = async (request: NodeRequest, session: WalletSession): Promise<NodeSummary> => {
       const nodeId = request.params.node_id;
-      const node = new RegExp(UUID_PATTERN).test(nodeId)
-        ? (await fleet(session.user_id)).find((candidate) => candidate.node_id === nodeId)
-        : undefined;
+      const node = NODE_ID.test(nodeId) ? (await fleet(session.user_id)).find((candidate) => candidate.node_id === nodeId) : undefined;
       if (node === undefined) throw new SvcError('not_found', `you have no node ${nodeId.slice(0, 64)}`);
       return node;
     };
@@ -76,10 +78,13 @@ export function nodePages(scope: PageScope): FastifyPluginAsync {
       const node = await usersNode(request, session);
       requireRecentSession(session, ctx.clock.now(), 'removing a node cannot be undone');
       const now = ctx.clock.now();
-      const removed = await removal.byUser(session.user_id, node.node_id, now);
-      // A repeat (the answer was lost) is not a second event, as for the API's DELETE.
-      if (removed !== undefined && removed.removed_at === now)
-        await ctx.audit.record(session.user_id, 'node_removed', clientSeen(request), { node_id: node.node_id, by: 'console' });
+      await removeByUser(removal, ctx.audit, {
+        userId: session.user_id,
+        nodeId: node.node_id,
+        now,
+        client: clientSeen(request),
+        by: 'console',
+      });
       return redirectTo(request, reply, 'nodes');
     });
   };

@@ -29,11 +29,7 @@ export function agentRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const { agent_id: agentId } = request.params;
         // The agent as this caller may run it: a SKU for anyone, an agent of their own only for them.
         const agent = (await prices.catalogFor(userId)).find((each) => each.agent_id === agentId);
-        if (agent === undefined) {
-          throw new SvcError('agent_not_found', `no agent ${JSON.stringify(agentId)} you can run`, {
-            remedy: 'Use an agent_id of the catalog (GET /v1/swarm/agents); an agent of your own is shown to you, signed in.',
-          });
-        }
+        if (agent === undefined) throw noAgentToRun(agentId);
         // Read as the input check reads it (agents/input-checks.ts): the current upload, else the built-in agent.
         const current = userId === undefined ? undefined : await versions.current(userId, agentId);
         const schemaJson = current === undefined ? undefined : await versions.schemaOf(userId!, current.digest);
@@ -47,9 +43,15 @@ export function agentRoutes(ctx: ServiceContext): FastifyPluginAsync {
           };
         }
         const builtIn = builtInSchema(agentId);
-        if (builtIn === undefined) throw new SvcError('agent_not_found', `no agent ${JSON.stringify(agentId)} you can run`);
+        if (builtIn === undefined) throw noAgentToRun(agentId);
         return { ...agent, source: 'built_in', version: builtIn.version, digest: null, input_schema: builtIn.input_schema };
       },
     );
   };
+}
+
+function noAgentToRun(agentId: string): SvcError {
+  return new SvcError('agent_not_found', `no agent ${JSON.stringify(agentId)} you can run`, {
+    remedy: 'Use an agent_id of the catalog (GET /v1/swarm/agents); an agent of your own is shown to you, signed in.',
+  });
 }

@@ -33,7 +33,7 @@ import { nodeOf, parseBearer, userOf } from '../../../http/auth.js';
 import { acceptJsonBodiesOnly } from '../../../http/json-body.js';
 import { createNodeAuthenticator } from '../../../nodes/credentials.js';
 import { createNodeGrant } from '../../../nodes/node-grant.js';
-import { createNodeRemoval } from '../../../nodes/node-removal.js';
+import { createNodeRemoval, removeByUser } from '../../../nodes/node-removal.js';
 import { createFleetView } from '../../../nodes/fleet-view.js';
 import { isOnline } from '../../../nodes/registry.js';
 import { createDeployTokens } from '../../../paygate/deploy-tokens.js';
@@ -197,11 +197,8 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const { node_id: nodeId } = request.params;
         const userId = userOf(request).sub;
         const now = ctx.clock.now();
-        const removed = await removal.byUser(userId, nodeId, now);
+        const removed = await removeByUser(removal, ctx.audit, { userId, nodeId, now, client: clientSeen(request), by: 'user' });
         if (removed === undefined) throw new SvcError('not_found', `you have no node ${nodeId}`, { remedy: 'Yours: swarm-node nodes.' });
-        // A repeat (its answer was lost) is answered as the removal was, and is not a second event.
-        if (removed.removed_at === now)
-          await ctx.audit.record(userId, 'node_removed', clientSeen(request), { node_id: nodeId, by: 'user' });
         return {
           node_id: removed.node_id,
           removed_at: isoTime(removed.removed_at),
