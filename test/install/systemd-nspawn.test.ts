@@ -31,6 +31,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statfsSync,
   statSync,
   symlinkSync,
@@ -85,6 +86,7 @@ const PROBE = agentProgram(`const fs = await import('node:fs');
   out.tmp_root = attempt(() => fs.writeFileSync('/tmp/outside', 'x'));
   if (asked.write) fs.writeFileSync(process.env.SWARM_STATE_DIR + '/secret', asked.write);
   if (asked.read) out.read = attempt(() => fs.readFileSync(asked.read, 'utf8'));
+  if (asked.reads) out.reads = asked.reads.map((path) => attempt(() => fs.readFileSync(path, 'utf8')));
   if (asked.own) out.own = asked.own.map((name) => attempt(() => fs.readFileSync(process.env.SWARM_STATE_DIR + '/' + name, 'utf8')));
   if (asked.lstat) out.lstat = asked.lstat.map((name) => attempt(() => { const s = fs.lstatSync(process.env.SWARM_STATE_DIR + '/' + name); return [s.uid, s.isSymbolicLink()]; }));
   if (asked.clear_state) for (const name of fs.readdirSync(process.env.SWARM_STATE_DIR)) if (name.startsWith('fill-')) fs.rmSync(process.env.SWARM_STATE_DIR + '/' + name);
@@ -285,6 +287,38 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     // The state the first run wrote is there for the next run of its own node.
     const again = await probe(undefined, { read: `/var/lib/svc-swarm-node-agents/${AGENT}/secret` });
     expect(again).toMatchObject({ status: 'succeeded', output: { read: 'default node' } });
+  });
+
+  it('no run reads a file of another node home (docs/operations.md "What each mode holds": other tenants): not the installed node\'s, not a sibling named node\'s, not a home elsewhere that the uid claims name', async () => {
+    // A home elsewhere whose agent ran here (a root node under bubblewrap): its claim names it; and a named node
+    // installed after these units were rendered. Their files are world-readable, as a home's etc/config.json is.
+    const elsewhere = '/srv/elsewhere-home';
+    const spare = `${HOME}/nodes/spare`;
+    for (const home of [elsewhere, spare]) {
+      mkdirSync(join(root, home, 'etc'), { recursive: true, mode: 0o755 });
+      writeFileSync(join(root, home, 'etc', 'config.json'), '{"node_id":"planted"}', { mode: 0o644 });
+    }
+    mkdirSync(join(root, '/var/lib/svc-swarm-node/agent-uids'), { recursive: true, mode: 0o700 });
+    const claim = join(root, '/var/lib/svc-swarm-node/agent-uids', String(AGENT_UID_BASE + AGENT_UID_COUNT - 1));
+    writeFileSync(claim, JSON.stringify({ home: elsewhere, agent_id: AGENT, keeps: `${elsewhere}/var/state/${AGENT}` }), { mode: 0o600 });
+    try {
+      const targets = [
+        `${elsewhere}/etc/config.json`,
+        `${HOME}/etc/config.json`,
+        `${GPU_HOME}/etc/config.json`,
+        `${spare}/etc/config.json`,
+      ];
+      for (const node of [undefined, 'gpu']) {
+        const seen = await probe(node, { reads: targets });
+        expect(seen, JSON.stringify(seen)).toMatchObject({ status: 'succeeded' });
+        const reads = (seen.output as { reads: unknown[] }).reads;
+        // Each an error code (gone from sight, or not to be entered), never the file.
+        reads.forEach((read, index) => expect(read, `${node ?? 'default'} node's agent reading ${targets[index]}`).toMatch(/^E[A-Z]+$/));
+      }
+    } finally {
+      rmSync(claim, { force: true });
+      for (const home of [elsewhere, spare]) rmSync(join(root, home), { recursive: true, force: true });
+    }
   });
 
   it("a hostile agent cannot list, read or write another agent's state on its node, signal its run or take its uid, and that agent's runs go on", async () => {

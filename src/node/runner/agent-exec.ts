@@ -32,9 +32,11 @@ import {
 import { ownCgroupCounters } from './cgroup-probe.js';
 import { MAX_ARTIFACT_BYTES } from '../../contract/jobs.js';
 import { directoryArtifacts, type HeldArtifacts } from './artifact-source.js';
-import { agentIdentity, HOST_AGENT_UIDS_DIR } from './agent-ids.js';
+import { agentIdentity, claimedHomes, HOST_AGENT_UIDS_DIR } from './agent-ids.js';
 import { prepareAgentStateDir } from './agent-state-dir.js';
 import { mountStateImage } from './unit-state-image.js';
+import { hideHomes, otherHomePaths } from './unit-hidden-homes.js';
+import { INSTALL_PATH } from '../../contract/claims.js';
 import type { RunIdentity } from './isolation.js';
 import { FramedReader, serveArtifactRequests, socketArtifacts } from './artifact-socket.js';
 
@@ -165,6 +167,17 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
       message: `agent-exec: ${state.message}`,
       stderrTail: '',
     });
+  }
+  if (identity !== undefined) {
+    const others = otherHomePaths(env.SWARM_NODE_HOME ?? '', INSTALL_PATH, claimedHomes(HOST_AGENT_UIDS_DIR));
+    const hidden = await hideHomes(others).catch((error: { stderr?: string; message: string }) => error.stderr?.trim() || error.message);
+    if (typeof hidden === 'string')
+      return answer({
+        status: 'failed',
+        error: 'spawn',
+        message: `agent-exec: another node home could not be hidden: ${hidden}`,
+        stderrTail: '',
+      });
   }
   // The unit's own tmpfs (ARTIFACTS_DIRECTORY, the size of a run's artifacts); a unit rendered before it had one: a
   // directory in the run's TMPDIR, within that tmpfs's size.
