@@ -266,45 +266,52 @@ describe('upgrade, rollback and uninstall', () => {
       expect(filesUnder(root)).toEqual([]);
     });
 
-    it('--purge stops a daemon of the node started by hand, even with the service out of its reach: no process of it is left, and no run is leased to it after', async () => {
-      const email = uniqueEmail('lifecycle-daemon');
-      const root = tempDir('lifecycle-root-');
-      const { deploy_token } = await activatedSession(service.baseUrl, email);
-      const token = await signIn(service.baseUrl, email);
-      await fundWallet(service.baseUrl, email, 100);
-      expect(
-        (await swarmNode(['install', '--root', root], { env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token } })).exitCode,
-      ).toBe(0);
-      const home = homeOf(root);
-      const node = { home, env: { SWARM_NODE_HOME: home, SVC_BASE_URL: service.baseUrl, NO_COLOR: '1', SWARM_AGENT_ISOLATION: 'none' } };
-      installTestAgents(node);
-      const bin = join(home, 'current', 'bin', 'swarm-node.js');
-      expect((await run('node', [bin, 'login', '--token-stdin'], { env: node.env, input: `${token}\n` })).exitCode).toBe(0);
-      expect(
-        (await run('node', [bin, 'register', 'agent_ops_monitor_004', ...contractInputFlags('agent_ops_monitor_004')], { env: node.env }))
-          .exitCode,
-      ).toBe(0);
-      const daemon = DaemonProcess.start(node, FAST, bin);
-      const fleet = () => httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token });
-      await waitFor(async () => ((await fleet()).body.nodes[0]?.online === true ? true : undefined), 'the daemon started by hand online');
+    it.each(['swarm-node uninstall', 'uninstall.sh'])(
+      '%s --purge stops a daemon of the node started by hand, even with the service out of its reach: no process of it is left, and no run is leased to it after',
+      async (tool) => {
+        const email = uniqueEmail('lifecycle-daemon');
+        const root = tempDir('lifecycle-root-');
+        const { deploy_token } = await activatedSession(service.baseUrl, email);
+        const token = await signIn(service.baseUrl, email);
+        await fundWallet(service.baseUrl, email, 100);
+        expect(
+          (await swarmNode(['install', '--root', root], { env: { SVC_BASE_URL: service.baseUrl, SVC_DEPLOY_TOKEN: deploy_token } }))
+            .exitCode,
+        ).toBe(0);
+        const home = homeOf(root);
+        const node = { home, env: { SWARM_NODE_HOME: home, SVC_BASE_URL: service.baseUrl, NO_COLOR: '1', SWARM_AGENT_ISOLATION: 'none' } };
+        installTestAgents(node);
+        const bin = join(home, 'current', 'bin', 'swarm-node.js');
+        expect((await run('node', [bin, 'login', '--token-stdin'], { env: node.env, input: `${token}\n` })).exitCode).toBe(0);
+        expect(
+          (await run('node', [bin, 'register', 'agent_ops_monitor_004', ...contractInputFlags('agent_ops_monitor_004')], { env: node.env }))
+            .exitCode,
+        ).toBe(0);
+        const daemon = DaemonProcess.start(node, FAST, bin);
+        const fleet = () => httpRequest(`${service.baseUrl}/v1/swarm/nodes`, { token });
+        await waitFor(async () => ((await fleet()).body.nodes[0]?.online === true ? true : undefined), 'the daemon started by hand online');
 
-      // The purge cannot reach the service (the node stays listed there), so only stopping the daemon ends its polls.
-      const purged = await swarmNode(['uninstall', '--root', root, '--purge', '--yes'], { env: { SVC_BASE_URL: GONE } });
-      expect(purged.exitCode, purged.stderr).toBe(0);
-      expect(purged.stdout + purged.stderr).toContain(`$ kill ${daemon.pid}`);
-      expect((await daemon.child).exitCode).toBe(0);
-      expect(processesWithHome(home)).toEqual([]);
-      expect(filesUnder(root).filter((path) => !/^opt\/svc\/swarm-node\/(agents|test-agents)\//.test(path))).toEqual([]);
-      const ran = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
-        method: 'POST',
-        token,
-        headers: { 'idempotency-key': randomUUID() },
-        // Not queued for a node that may come back: it is offline, and nothing else serves the agent.
-        body: { user_id: email, agent_id: 'agent_ops_monitor_004', input: CONTRACT_INPUTS.agent_ops_monitor_004, queue_seconds: 0 },
-      });
-      expect(ran.body, ran.text).toMatchObject({ code: 'no_node_available' });
-      expect(daemon.events('run_pulled')).toEqual([]);
-    });
+        // The purge cannot reach the service (the node stays listed there), so only stopping the daemon ends its polls.
+        const purged =
+          tool === 'uninstall.sh'
+            ? await run('sh', [join(home, 'uninstall.sh'), '--root', root, '--purge', '--yes'])
+            : await swarmNode(['uninstall', '--root', root, '--purge', '--yes'], { env: { SVC_BASE_URL: GONE } });
+        expect(purged.exitCode, purged.stderr).toBe(0);
+        expect(purged.stdout + purged.stderr, purged.stderr).toContain(`$ kill ${daemon.pid}`);
+        expect((await daemon.child).exitCode).toBe(0);
+        expect(processesWithHome(home)).toEqual([]);
+        expect(filesUnder(root).filter((path) => !/^opt\/svc\/swarm-node\/(agents|test-agents)\//.test(path))).toEqual([]);
+        const ran = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
+          method: 'POST',
+          token,
+          headers: { 'idempotency-key': randomUUID() },
+          // Not queued for a node that may come back: it is offline, and nothing else serves the agent.
+          body: { user_id: email, agent_id: 'agent_ops_monitor_004', input: CONTRACT_INPUTS.agent_ops_monitor_004, queue_seconds: 0 },
+        });
+        expect(ran.body, ran.text).toMatchObject({ code: 'no_node_available' });
+        expect(daemon.events('run_pulled')).toEqual([]);
+      },
+    );
 
     it('--purge without a terminal needs --yes: exit 2 naming it, nothing removed', async () => {
       const root = await installedRoot();

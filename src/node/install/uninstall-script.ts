@@ -74,6 +74,34 @@ remove_empty_dir() {
   fi
 }
 
+# Every process but this one holding a file under $1 open (a daemon started by hand, a swarm-node run), as
+# swarm-node uninstall finds them (install/home-processes.ts): the descriptors of /proc/PID/fd that link there.
+holders() {
+  find /proc/[0-9]*/fd -maxdepth 1 -lname "$1/*" 2>/dev/null | awk -F/ -v self="$$" '$3 != self { print $3 }' | sort -u
+}
+
+# --purge: what holds the node's var/ open gets SIGTERM, as the unit's stop sends, and SIGKILL 30 s later: a daemon
+# started by hand would otherwise go on polling with the credential it read, taking runs for a node gone from here.
+stop_holders() {
+  pids=$(holders "$1")
+  [ -n "$pids" ] || return 0
+  for pid in $pids; do
+    say "\$ kill $pid"
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  waited=0
+  while [ "$waited" -lt 30 ]; do
+    sleep 1
+    pids=$(holders "$1")
+    [ -n "$pids" ] || return 0
+    waited=$((waited + 1))
+  done
+  for pid in $pids; do
+    say "\$ kill -KILL $pid"
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+}
+
 # --purge deletes the run journal and the credentials for good: asked in a terminal, --yes anywhere else.
 confirm_purge() {
   if [ ! -t 0 ]; then
@@ -142,6 +170,10 @@ main() {
     say "not stopping the service: $root is a staging root"
   else
     say "not stopping the service: systemd is not running"
+  fi
+
+  if [ "$purge" -eq 1 ] && [ -d "$home/var" ]; then
+    stop_holders "$home/var"
   fi
 
   for unit_file in $UNIT_FILES; do
