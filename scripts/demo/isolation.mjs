@@ -136,7 +136,8 @@ function stateImage(scratch) {
     if (mounted.ok) return { ok: true };
     return {
       ok: false,
-      said: `its loop mount failed: ${mounted.said}`,
+      // mount(8) names the mount point first ("mount: <dir>: mount failed: …"): the probe's, of no use to the reader.
+      said: `its loop mount failed: ${mounted.said.replace(/^mount: [^:]*: /, '')}`,
       install: 'a host with loop devices gives each run a sandbox (a container: give it /dev/loop-control and /dev/loop*)',
     };
   } finally {
