@@ -44,6 +44,7 @@ import {
   waitUntil,
 } from './demo/processes.mjs';
 import { findingLines } from './demo/ops-findings.mjs';
+import { installPipe } from './demo/install-pipe.mjs';
 import { isolationLine, probeIsolation } from './demo/isolation.mjs';
 import { SLOW_AGENT, SLOW_INPUT, writeSlowBundle } from './demo/slow-agent.mjs';
 
@@ -213,7 +214,7 @@ async function main() {
   write(`scratch directory: ${state.scratch} (shown as <scratch>; removed at the end)`);
   alias(state.root, '<root>');
   alias(state.scratch, '<scratch>');
-  state.isolation = probeIsolation();
+  state.isolation = probeIsolation(state.scratch);
   write(isolationLine(state.isolation));
 
   step('Start the reference service');
@@ -340,11 +341,14 @@ async function main() {
     'On a real host: curl -fsSL <base_url>/install.sh | sudo sh -s -- --token-file F. The script downloads the\nnewest release, checks its signature and SHA-256 before unpacking, and runs its swarm-node install. Here --root\nputs the layout under a scratch directory, --no-start leaves systemd alone, and --trust-key trusts the demo key.\nThe deploy token comes from the environment (argv is visible in ps); the service consumes it to enroll the node.',
   );
   const installArgs = ['--root', state.root, '--no-start', '--trust-key', state.releaseKey.publicFile];
+  const installEnv = cleanEnv({ SVC_DEPLOY_TOKEN: deployToken });
+  const pipe = installPipe(installEnv.PATH);
+  if (pipe.why !== undefined) say(pipe.why);
   write(
-    `   $ SVC_DEPLOY_TOKEN=${mask(deployToken)} curl -fsSL ${state.baseUrl}/install.sh | sh -s -- --root <root> --no-start --trust-key <scratch>/release-key/demo.pub.pem`,
+    `   $ SVC_DEPLOY_TOKEN=${mask(deployToken)} ${pipe.shown(state.baseUrl)} --root <root> --no-start --trust-key <scratch>/release-key/demo.pub.pem`,
   );
-  const install = await runProgram('sh', ['-c', `curl -fsSL "$0/install.sh" | sh -s -- "$@"`, state.baseUrl, ...installArgs], {
-    env: cleanEnv({ SVC_DEPLOY_TOKEN: deployToken }),
+  const install = await runProgram('sh', ['-c', pipe.script, state.baseUrl, ...installArgs], {
+    env: installEnv,
     timeoutMs: 120_000,
   });
   showOutput(install.all);
@@ -384,7 +388,9 @@ async function main() {
   if (state.isolation.config !== undefined) {
     // Without bubblewrap the installed node refuses to run agents as root (agent_isolation auto): the operator names
     // the mode this machine has in its config, as the line at the top says.
-    say(`No bubblewrap here: the node is told how to run its agents in its config.json (agent_isolation ${state.isolation.config}).`);
+    say(
+      `Not bubblewrap here (the line at the top says why): the node is told how to run its agents in its config.json\n(agent_isolation ${state.isolation.config}).`,
+    );
     await nodeCli(['config', 'set', 'agent_isolation', state.isolation.config]);
     const set = JSON.parse(readFileSync(join(state.home, 'etc', 'config.json'), 'utf8'));
     check(

@@ -12,8 +12,10 @@
 # Only verified bytes run as root: every file is copied once (capped) into a private directory, verified there and
 # used from there, and no package lying beside the script is ever picked up (--from DIR names one on purpose).
 # The deploy token comes from SVC_DEPLOY_TOKEN or --token-file, never from an argument (other users see argv in
-# ps), and reaches curl in a header file. POSIX sh, so `sh -s` runs it on any Linux; everything is inside main(),
-# called on the last line: a half-downloaded script defines functions and runs nothing.
+# ps), and reaches curl in a header file. Without curl it downloads with the host's Node.js (18 or newer: fetch), and
+# without openssl it checks the signature with it (docs/decisions/0036-install-without-curl-or-openssl.md); with
+# neither it says what to install. POSIX sh, so `sh -s` runs it on any Linux; everything is inside main(), called on
+# the last line: a half-downloaded script defines functions and runs nothing.
 set -eu
 
 # The service this script was served by (svc-api writes its own base URL here when it serves /install.sh).
@@ -124,12 +126,111 @@ manifest_field() { sed -n "s/^$1 //p" "$2" | head -n 1; }
 
 # Downloads $1 to $2 with the deploy token in a header file, at most $3 + 1 bytes: head cuts the transfer off there
 # (curl's --max-filesize alone stops only an announced size), and one byte more than the cap says there was more.
-# Prints the HTTP status (000: no answer), which curl writes after its messages on stderr.
+# Prints the HTTP status (000: no answer), which curl writes after its messages on stderr. Without curl, the host's
+# Node.js does the same (NODE_FETCH): the header from the file, the body cut off past the cap, the status printed.
 fetch() {
-  curl -sS -L --proto '=http,https' --max-filesize "$3" -H "@$work/auth" -o - -w '%{stderr}%{http_code}' "$1" 2>"$work/curl.err" |
+  if [ "$downloader" = node ]; then
+    status="$("$host_node" -e "$NODE_FETCH" "$1" "$2" "$(($3 + 1))" "$work/auth" 2>"$work/fetch.err" || true)"
+    printf '%s\n' "${status:-000}"
+    return
+  fi
+  curl -sS -L --proto '=http,https' --max-filesize "$3" -H "@$work/auth" -o - -w '%{stderr}%{http_code}' "$1" 2>"$work/fetch.err" |
     head -c "$(($3 + 1))" >"$2"
-  last="$(sed -n '$p' "$work/curl.err")"
+  last="$(sed -n '$p' "$work/fetch.err")"
   printf '%s\n' "${last#"${last%???}"}"
+}
+
+# The download of fetch() in Node.js: argv URL, FILE, LIMIT (the cap + 1), HEADER_FILE ("Name: value"). fetch follows
+# redirects over http and https only; its messages go to stderr, the status to stdout, and it always exits 0.
+# shellcheck disable=SC2016 # JavaScript: its ${} are its own
+NODE_FETCH='const fs = require("fs");
+const [url, out, limitText, headerFile] = process.argv.slice(1);
+const limit = Number(limitText);
+const line = fs.readFileSync(headerFile, "utf8").trim();
+const colon = line.indexOf(":");
+const fd = fs.openSync(out, "w", 0o600);
+const done = (status, message) => {
+  if (message) process.stderr.write(`${message}\n`);
+  process.stdout.write(`${status}\n`);
+  process.exit(0);
+};
+const why = (error) => String((error && error.cause && (error.cause.message || error.cause.code)) || (error && error.message) || error);
+fetch(url, { headers: { [line.slice(0, colon)]: line.slice(colon + 1).trim() } }).then(
+  async (response) => {
+    let taken = 0;
+    try {
+      if (response.body) {
+        for await (const chunk of response.body) {
+          const part = chunk.subarray(0, limit - taken);
+          fs.writeSync(fd, part);
+          taken += part.length;
+          if (taken >= limit) break;
+        }
+      }
+    } catch (error) {
+      done(response.status, why(error));
+    }
+    done(response.status);
+  },
+  (error) => done("000", why(error)),
+);'
+
+# Checks the Ed25519 signature $3 of the file $2 with the public key (PEM) $1: openssl, else the host's Node.js.
+signed_with() {
+  if [ "$verifier" = node ]; then
+    "$host_node" -e "$NODE_VERIFY" "$1" "$2" "$3" >/dev/null 2>&1
+  else
+    openssl pkeyutl -verify -pubin -inkey "$1" -rawin -in "$2" -sigfile "$3" >/dev/null 2>&1
+  fi
+}
+
+# What openssl pkeyutl -verify does above, in Node.js: exit 0 only for an Ed25519 key that made the signature.
+NODE_VERIFY='const crypto = require("crypto"), fs = require("fs");
+const [keyFile, dataFile, signatureFile] = process.argv.slice(1);
+try {
+  const key = crypto.createPublicKey(fs.readFileSync(keyFile));
+  const good = key.asymmetricKeyType === "ed25519" && crypto.verify(null, fs.readFileSync(dataFile), key, fs.readFileSync(signatureFile));
+  process.exit(good ? 0 : 1);
+} catch (error) {
+  process.exit(1);
+}'
+
+# The host's Node.js (on PATH) when it runs $1, a test of what it can do; else empty.
+host_node_that() {
+  candidate="$(command -v node || true)"
+  if [ -n "$candidate" ] && "$candidate" -e "$1" >/dev/null 2>&1; then printf '%s\n' "$candidate"; fi
+}
+
+# How this host downloads: curl, else the host's Node.js 18 or newer (its fetch), unless a proxy is set, which Node's
+# fetch does not use; else the remedy.
+choose_downloader() {
+  if command -v curl >/dev/null 2>&1; then
+    downloader=curl
+    return
+  fi
+  remedy="apt-get install curl, dnf install curl"
+  for name in http_proxy HTTP_PROXY https_proxy HTTPS_PROXY; do
+    eval "value=\${$name:-}"
+    [ -z "$value" ] || die "curl is needed to download the release through the proxy in $name and is not on PATH ($remedy)"
+  done
+  host_node="$(host_node_that 'process.exit(typeof fetch === "function" ? 0 : 1)')"
+  [ -n "$host_node" ] ||
+    die "curl is needed to download the release and is not on PATH ($remedy; Node.js 18 or newer on PATH also does), or install a release at hand with --artifact FILE"
+  downloader=node
+  say "curl is not on PATH: downloading with Node.js $("$host_node" -v) ($host_node)"
+}
+
+# How this host checks the release's signature: openssl, else the host's Node.js (Ed25519 in its crypto); else the remedy.
+choose_verifier() {
+  if command -v openssl >/dev/null 2>&1; then
+    verifier=openssl
+    return
+  fi
+  host_node="$(host_node_that 'process.exit(typeof require("crypto").verify === "function" ? 0 : 1)')"
+  [ -n "$host_node" ] ||
+    die "openssl is needed to check the release's signature and is not on PATH (apt-get install openssl, dnf install openssl; Node.js on PATH also does)"
+  verifier=node
+  say "openssl is not on PATH: checking the signature with Node.js $("$host_node" -v) ($host_node)"
 }
 
 # Copies at most $3 + 1 bytes of the file $1 into $2, reading it once: only the copy is read after (the file at hand
@@ -155,7 +256,7 @@ download_manifest() {
     200) ;;
     401) die "the service refused the deploy token (used, expired or unknown); nothing was installed" 4 ;;
     404) die "$base_url publishes no swarm-node release for $arch; nothing was installed" ;;
-    000) die "cannot reach $base_url ($(head -n 1 "$work/curl.err")); nothing was installed" 6 ;;
+    000) die "cannot reach $base_url ($(head -n 1 "$work/fetch.err")); nothing was installed" 6 ;;
     *) die "$base_url answered $status to the release query; nothing was installed" ;;
   esac
   # The top-level "version" wherever it stands and however the JSON is laid out (no other key of the answer is
@@ -171,7 +272,7 @@ download_manifest() {
 # One small file of the release asked for, into $work/release: refused at once past its cap.
 fetch_capped() {
   status="$(fetch "$base_url/v1/swarm/releases/$asked/$1" "$work/release/$1" "$2")"
-  [ "$status" = 200 ] || die "downloading $1 failed ($status $(head -n 1 "$work/curl.err")); nothing was installed"
+  [ "$status" = 200 ] || die "downloading $1 failed ($status $(head -n 1 "$work/fetch.err")); nothing was installed"
   within "$work/release/$1" "$2" "$3"
 }
 
@@ -179,7 +280,7 @@ fetch_capped() {
 download_artifact() {
   status="$(fetch "$base_url/v1/swarm/releases/$version/$stem.tar.gz" "$work/release/$stem.tar.gz" "$want_size")"
   # Cut off past the cap: curl's own complaint is about the cut, not the cause; check_and_unpack names it.
-  [ "$status" = 200 ] || die "downloading $stem.tar.gz failed ($status $(head -n 1 "$work/curl.err")); nothing was installed"
+  [ "$status" = 200 ] || die "downloading $stem.tar.gz failed ($status $(head -n 1 "$work/fetch.err")); nothing was installed"
   rm -f "$work/auth"
 }
 
@@ -206,7 +307,7 @@ verify_manifest() {
   fi
   signed_by=""
   for key in "$work"/keys/*.pem; do
-    if openssl pkeyutl -verify -pubin -inkey "$key" -rawin -in "$manifest" -sigfile "$signature" >/dev/null 2>&1; then
+    if signed_with "$key" "$manifest" "$signature"; then
       signed_by="$key"
       break
     fi
@@ -262,7 +363,7 @@ obtain_release() {
       die "$(basename "$artifact") is not what its signed manifest describes ($stem.tar.gz); nothing was installed"
     copy_capped "$artifact" "$work/release/$stem.tar.gz" "$want_size"
   else
-    need curl
+    choose_downloader
     download_manifest "$base_url" "$(platform)"
     verify_manifest "$work/release/$stem.manifest"
     [ "$version" = "$asked" ] ||
@@ -341,7 +442,8 @@ main() {
   chmod 700 "$work"
 
   if [ -z "$from" ]; then
-    need sha256sum openssl tar gzip head
+    need sha256sum tar gzip head
+    choose_verifier
     obtain_release
   fi
   if [ ! -f "$from/package.json" ] || [ ! -f "$from/bin/swarm-node.js" ]; then

@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { hostname, release } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { pathWithout } from '../helpers/path-without.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
 import { WITHOUT_BUBBLEWRAP } from '../node/sandbox-support.js';
 
@@ -45,9 +46,13 @@ const TOKEN_SHAPE = /[A-Za-z0-9_-]{43,}/g;
 /** A SHA-256 digest (an artifact's, shown so that a download can be checked) is public, not a token. */
 const DIGEST = /^[0-9a-f]{64}$/;
 
-/** The demo as `npm run demo` runs it; `wrapper`: what it runs in (an argv ending where `node scripts/demo.mjs` starts). */
-function startDemo(wrapper: readonly string[] = []) {
+/**
+ * The demo as `npm run demo` runs it; `wrapper`: what it runs in (an argv ending where `node scripts/demo.mjs` starts);
+ * `path`: its PATH (test/helpers/path-without.ts: a host without some programs).
+ */
+function startDemo(wrapper: readonly string[] = [], path?: string) {
   const env: Record<string, string> = { ...(process.env as Record<string, string>), NO_COLOR: '1' };
+  if (path !== undefined) env.PATH = path;
   // A developer's shell may point the CLI at a real node or service; the demo must not care.
   env.SWARM_NODE_HOME = '/nonexistent/should-be-ignored';
   env.SVC_BASE_URL = 'http://127.0.0.1:9';
@@ -109,10 +114,16 @@ function expectNothingLeft(output: string, scratch: string): void {
   expect(processesUnder(scratch)).toEqual([]);
 }
 
-/** Runs the demo (in `wrapper`), checks every step of it and what it leaves, and returns what it printed. */
-async function walkThrough(wrapper: readonly string[] = []): Promise<string> {
+/**
+ * Runs the demo (in `wrapper`, with `path`), checks every step of it and what it leaves, and returns what it printed;
+ * `withoutCurl`: the PATH has no curl, and the demo pipes install.sh with Node's fetch in its place.
+ */
+async function walkThrough(
+  wrapper: readonly string[] = [],
+  { path, withoutCurl = false }: { path?: string; withoutCurl?: boolean } = {},
+): Promise<string> {
   const started = Date.now();
-  const result = await startDemo(wrapper);
+  const result = await startDemo(wrapper, path);
   const output = String(result.all);
   expect(result.exitCode, output).toBe(0);
   const seconds = (Date.now() - started) / 1000;
@@ -145,8 +156,11 @@ async function walkThrough(wrapper: readonly string[] = []): Promise<string> {
   expect(output).toMatch(/deploy_token\s+[\w-]{6}… \(in <scratch>\/deploy-token, mode 0600\)/);
   expect(output).toMatch(/install_path\s+\/opt\/svc\/swarm-node/);
   expect(output).toMatch(/deploy_mode\s+bare_metal/);
+  const fetcher = withoutCurl ? "node -e '[^'\\n]+'" : 'curl -fsSL';
   expect(output).toMatch(
-    /\$ SVC_DEPLOY_TOKEN=[\w-]{6}… curl -fsSL http:\/\/127\.0\.0\.1:\d+\/install\.sh \| sh -s -- --root <root> --no-start --trust-key <scratch>\/release-key\/demo\.pub\.pem/,
+    new RegExp(
+      `\\$ SVC_DEPLOY_TOKEN=[\\w-]{6}… ${fetcher} http://127\\.0\\.0\\.1:\\d+/install\\.sh \\| sh -s -- --root <root> --no-start --trust-key <scratch>/release-key/demo\\.pub\\.pem\\n`,
+    ),
   );
   expect(output).toMatch(/verified swarm-node \S+ \(swarm-node-\S+\.tar\.gz, signed by trusted\)/);
   const nodeId = /installed swarm-node \S+ under <root>, node ([0-9a-f-]{36})/.exec(output)?.[1];
@@ -296,10 +310,12 @@ describe('npm run demo', () => {
   }, 90_000);
 
   // docs/decisions/0027-unshare-mode.md: the demo's node, told so in its own config.json, runs its agents under unshare.
+  // docs/decisions/0036-install-without-curl-or-openssl.md: a host of Node and npm only, as a fresh minimal Debian is,
+  // has no curl and no openssl either: Node's fetch pipes install.sh, which downloads and verifies with Node.
   it.skipIf(!asRoot)(
-    'as root without bubblewrap: the node runs its agents under unshare, set in its config, and the demo says so in one line',
+    'as root without bubblewrap, curl or openssl: install.sh piped and verified with Node, the agents under unshare, each said in one line',
     async () => {
-      const output = await walkThrough(WITHOUT_BUBBLEWRAP);
+      const output = await walkThrough(WITHOUT_BUBBLEWRAP, { path: pathWithout(['curl', 'openssl']), withoutCurl: true });
       const lines = output.split('\n').filter((line) => line.startsWith('agent isolation: '));
       expect(lines, output).toEqual([
         expect.stringMatching(
@@ -309,6 +325,10 @@ describe('npm run demo', () => {
       expect(output).toMatch(/\$ swarm-node config set agent_isolation unshare\n/);
       // Each agent a uid of its own, the node's files out of its sight (checked in walkThrough): the demo says which.
       expect(output).toMatch(/the agent runs on this host: pid \d+, uid 6\d{4} \(a user of its own, sandboxed by unshare\)/);
+      // Why the pipe is not curl's, then install.sh's own two lines: what it downloads and checks with instead.
+      expect(output).toMatch(/^ {3}curl is not installed here: Node's fetch downloads install\.sh in its place/m);
+      expect(output).toMatch(/│ curl is not on PATH: downloading with Node\.js v\d+\.\d+\.\d+ \(\/\S+\/node\)\n/);
+      expect(output).toMatch(/│ openssl is not on PATH: checking the signature with Node\.js v\d+\.\d+\.\d+ \(\/\S+\/node\)\n/);
     },
     90_000,
   );
