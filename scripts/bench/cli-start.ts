@@ -39,6 +39,8 @@ const USAGE = `Usage: npm run bench:cli-start -- [options]
   --rounds <n>         rounds, each starting every command once       default 15
   --warmup <n>         unmeasured rounds first                          default 2
   --journal-rows <n>   runs in the large journal                        default 100000
+  --profile <dir>      after the rounds, start each command once more with --cpu-prof, its profile in
+                       <dir>/<command>/ (open it in Chrome DevTools' Performance tab, or speedscope)
 `;
 
 const { values } = parseArgs({
@@ -46,6 +48,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '15' },
     warmup: { type: 'string', default: '2' },
     'journal-rows': { type: 'string', default: '100000' },
+    profile: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -87,10 +90,10 @@ process.on('exit', () => writeFileSync(process.env.BENCH_PEAK_FILE, String(proce
 `;
 
 /** One start to exit: its wall time and peak RSS. */
-function startOnce(command: Case, hook: string, peakFile: string): Promise<Sample> {
+function startOnce(command: Case, hook: string, peakFile: string, nodeFlags: string[] = []): Promise<Sample> {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child: ChildProcess = spawn(process.execPath, ['--import', hook, ...command.args], {
+    const child: ChildProcess = spawn(process.execPath, [...nodeFlags, '--import', hook, ...command.args], {
       stdio: 'ignore',
       env: { ...command.env, BENCH_PEAK_FILE: peakFile },
     });
@@ -203,6 +206,14 @@ try {
       const sample = await startOnce(command, hook, peakFile);
       if (round >= warmup) samples.get(command.name)!.push(sample);
     }
+  }
+
+  if (values.profile !== undefined) {
+    for (const command of cases) {
+      const dir = join(values.profile, command.name.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, ''));
+      await startOnce(command, hook, peakFile, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+    }
+    process.stdout.write(`profiles of one start each: ${values.profile}\n`);
   }
 
   const ratiosOf = (name: string, baseline: string): number[] =>
