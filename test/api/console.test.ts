@@ -124,6 +124,34 @@ describe('console', () => {
     expect((await get(`runs/${held.run.run_id}/log-events?after=x`, owner.cookie)).status).toBe(400);
   });
 
+  it("hides in a run's input the values of the secrets its agent is handed, as they are and encoded", async () => {
+    const owner = await user('input-secret');
+    await fundWallet(service.baseUrl, owner.email, 100);
+    const value = 'sk-input-secret-7Qz9xW';
+    const set = await httpRequest(`${service.baseUrl}/v1/swarm/secrets/OPENAI_API_KEY`, {
+      method: 'PUT',
+      token: owner.token,
+      body: { value },
+    });
+    expect(set.status, set.text).toBe(200);
+    // The agent declares OPENAI_API_KEY (its agent.json): a person who pasted the key into the input sees it hidden.
+    const encoded = Buffer.from(value).toString('base64');
+    const held = await heldRun(service.baseUrl, owner.email, owner.token, {
+      agent: 'agent_research_rag_015',
+      input: { corpus: '/srv/docs', question: `Why is ${value} refused, and ${encodeURIComponent(`${value} x`)} or ${encoded}?` },
+    });
+    held.finish();
+    await finished(service.baseUrl, owner.token, held.run.run_id);
+
+    const page = await get(`runs/${held.run.run_id}`, owner.cookie);
+    expect(page.status).toBe(200);
+    const input = /<h2 id="input-heading">Input<\/h2>\s*<pre[^>]*><code>([\s\S]*?)<\/code><\/pre>/.exec(page.text)?.[1];
+    expect(input, page.text).toBeDefined();
+    expect(input).toContain('&quot;corpus&quot;: &quot;/srv/docs&quot;');
+    expect(input).toContain('Why is *** refused, and ***%20x or ***?');
+    for (const form of [value, encodeURIComponent(value), encoded, encoded.replace(/=+$/, '')]) expect(page.text).not.toContain(form);
+  });
+
   it('cancels a running run from its page; a run that ended says why it cannot be cancelled', async () => {
     const owner = await user('cancel');
     await fundWallet(service.baseUrl, owner.email, 100);
