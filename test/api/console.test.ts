@@ -431,6 +431,21 @@ describe('console', () => {
     expect(second.headers.get('location')).toBe(first.headers.get('location'));
     expect(first.headers.get('location')).not.toContain(done.run.run_id);
     expect(await balance()).toBe(before - 4);
+    // What started each: the re-run known to the service as its own, whatever the browser sent; the first run's
+    // execute came over HTTP without saying (docs/api.md "Triggers").
+    const rerunId = /runs\/([0-9a-f-]{36})$/.exec(first.headers.get('location')!)![1]!;
+    expect((await get(`runs/${rerunId}`, owner.cookie)).text).toContain('<dt>Trigger</dt><dd id="run-trigger">re-run</dd>');
+    expect((await api(`/v1/swarm/runs/${rerunId}`, owner.token)).body.trigger).toBe('rerun');
+    const listed = (await get('runs', owner.cookie)).text;
+    expect(listed).toContain('<th scope="col">Trigger</th>');
+    const rowOf = (text: string, runId: string) => new RegExp(`<tr>(?:(?!</tr>)[\\s\\S])*${runId}[\\s\\S]*?</tr>`).exec(text)?.[0] ?? '';
+    expect(rowOf(listed, rerunId)).toContain('<td data-label="Trigger">re-run</td>');
+    expect(rowOf(listed, done.run.run_id)).toContain('<td data-label="Trigger">API</td>');
+    // A run from before the service recorded it: a dash, named for a screen reader.
+    await service.ctx.store.db.updateTable('runs').set({ trigger: null }).where('run_id', '=', done.run.run_id).execute();
+    const unknown = '<span aria-label="not recorded">—</span>';
+    expect((await get(`runs/${done.run.run_id}`, owner.cookie)).text).toContain(`<dd id="run-trigger">${unknown}</dd>`);
+    expect(rowOf((await get('runs', owner.cookie)).text, done.run.run_id)).toContain(`<td data-label="Trigger">${unknown}</td>`);
 
     const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
     expect((await get(`runs?since=${day(0)}&until=${day(0)}`, owner.cookie)).text).toContain(done.run.run_id);

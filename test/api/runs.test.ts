@@ -288,6 +288,47 @@ describe('runs on the node', () => {
     expect(runsOf(service, user.email)).toHaveLength(1);
   });
 
+  it('records what started each run: the Svc-Run-Trigger header checked strictly, schedule from a node only, none as api', async () => {
+    const user = await paidUserWithNode(service, 100);
+    const body = { user_id: user.email, agent_id: 'agent_ops_monitor_004' };
+    const async = { prefer: 'respond-async' };
+    const bare = await execute(service, user.token, body, randomUUID(), async);
+    expect(bare.status, bare.text).toBe(202);
+    expect(bare.body.trigger).toBe('api');
+    const manual = await execute(service, user.token, body, randomUUID(), { ...async, 'svc-run-trigger': 'manual' });
+    expect(manual.body.trigger).toBe('manual');
+    // The node's own run, with its credential: the daemon's schedule says so.
+    const scheduled = await execute(service, user.node.credential, body, randomUUID(), { ...async, 'svc-run-trigger': 'schedule' });
+    expect(scheduled.status, scheduled.text).toBe(202);
+    expect(scheduled.body.trigger).toBe('schedule');
+
+    // Refused before anything is kept: no run, no charge (the runs above finish meanwhile, so only these are counted).
+    const before = { runs: runsOf(service, user.email).length, debits: entriesOf(service, user.email).length };
+    for (const [token, value, message] of [
+      [user.token, 'schedule', 'schedule comes with a node credential only'],
+      [user.token, 'rerun', 'must be manual or schedule, not "rerun"'],
+      [user.node.credential, 'Manual', 'must be manual or schedule, not "Manual"'],
+      [user.token, '', 'must be manual or schedule, not ""'],
+    ] as const) {
+      const refused = await execute(service, token, body, randomUUID(), { 'svc-run-trigger': value });
+      expect(refused.status, value).toBe(400);
+      expect(refused.body).toMatchObject({ code: 'invalid_request', detail: expect.stringContaining(message) });
+      expect(refused.body.remedy).toContain('svc-run-trigger');
+    }
+    expect({ runs: runsOf(service, user.email).length, debits: entriesOf(service, user.email).length }).toEqual(before);
+
+    const shown = await api(`/v1/swarm/runs/${scheduled.body.run_id}`, { token: user.token });
+    expect(shown.body.trigger).toBe('schedule');
+    const listed = await api('/v1/swarm/runs', { token: user.token });
+    const triggerOf = (runs: Array<{ run_id: string; trigger?: string }>, runId: string) =>
+      runs.find((run) => run.run_id === runId)?.trigger;
+    expect([bare, manual, scheduled].map((run) => triggerOf(listed.body.runs, run.body.run_id))).toEqual(['api', 'manual', 'schedule']);
+    // A run from before the service recorded it: no trigger in the history.
+    await service.ctx.store.db.updateTable('runs').set({ trigger: null }).where('run_id', '=', bare.body.run_id).execute();
+    const again = await api('/v1/swarm/runs', { token: user.token });
+    expect(again.body.runs.find((run: { run_id: string }) => run.run_id === bare.body.run_id)).not.toHaveProperty('trigger');
+  });
+
   it("another user's run is not found, and neither is an unknown one", async () => {
     const owner = await paidUserWithNode(service, 20);
     const stranger = await paidUser(service, 0);

@@ -156,7 +156,18 @@ export const OPERATIONS: Record<string, OperationDoc> = {
       'idempotency_key_reuse',
       'input_invalid',
     ],
-    parameters: [IDEMPOTENCY_KEY, PREFER],
+    parameters: [
+      IDEMPOTENCY_KEY,
+      PREFER,
+      {
+        name: 'Svc-Run-Trigger',
+        in: 'header',
+        required: false,
+        description:
+          'What started the run, recorded and shown as its trigger, never used for money or access (docs/api.md "Triggers"): manual, or schedule with a node credential only; absent: api. Anything else: 400',
+        schema: { type: 'string', enum: ['manual', 'schedule'] },
+      },
+    ],
     answers: {
       200: { description: 'The run, finished within the wait' },
       202: {
