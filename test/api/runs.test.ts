@@ -563,6 +563,18 @@ describe('runs on the node', () => {
     ]);
     expect((await api('/v1/swarm/nodes', { token: user.node.credential })).status).toBe(401);
 
+    // Each node asks about itself with its own credential: what the fleet says of it. Asking does not make it seen.
+    const asSelf = (token: string) => api('/v1/swarm/nodes/self', { token });
+    expect((await asSelf(user.node.credential)).body).toEqual(listed.body.nodes[0]);
+    expect((await asSelf(idle.credential)).body).toEqual(listed.body.nodes[1]);
+    expect((await asSelf(idle.credential)).body).toMatchObject({ last_seen_at: null, online: false });
+    expect((await asSelf(user.token)).status).toBe(401);
+    expect((await asSelf('svcn_' + 'x'.repeat(43))).body).toMatchObject({ status: 401, code: 'unauthorized' });
+    const gone = await enrollNode(service.baseUrl, user.email);
+    const removed = await httpRequest(`${service.baseUrl}/v1/swarm/nodes/self`, { method: 'DELETE', token: gone.credential });
+    expect(removed.status, removed.text).toBe(200);
+    expect((await asSelf(gone.credential)).body).toMatchObject({ status: 410, code: 'node_removed' });
+
     // A node among several on its host sends its name with its polls (install --name); one that is not a name is 400.
     const poll = (name: string) =>
       api('/v1/swarm/nodes/poll', {

@@ -131,6 +131,10 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     summary: 'A node that stops says it is offline',
     answers: { 204: { description: 'Offline until its next poll' } },
   },
+  'GET /v1/swarm/nodes/self': {
+    id: 'getThisNode',
+    summary: 'The calling node as the service sees it: online by its window, last seen, agents, labels',
+  },
   'GET /v1/swarm/nodes/self/agents': { id: 'listNodeAgents', summary: 'The agents the service routes to this node' },
   'PUT /v1/swarm/nodes/self/agents/{agent_id}': { id: 'serveAgent', summary: 'This node serves an agent', errors: ['agent_not_found'] },
   'DELETE /v1/swarm/nodes/self/agents/{agent_id}': { id: 'withdrawAgent', summary: 'This node no longer serves an agent' },
