@@ -3,6 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DEFAULT_RUNS_PAGE, MAX_RUNS_PAGE } from './job-limits.js';
 import { PageLimit } from './page-limit.js';
+import { RUN_TRIGGERS } from './run-trigger.js';
 import { MAX_LOG_BATCH_ENTRIES, MAX_LOG_LINE_CHARS } from './run-log-limits.js';
 
 export {
@@ -140,6 +141,9 @@ export const RunListQuery = Type.Object(
 export type RunListQuery = Static<typeof RunListQuery>;
 
 /** A run as the history lists it: without its output (GET /v1/swarm/runs/{run_id} has it), with why it failed. */
+/** An addition to run responses (docs/api.md "Triggers"): absent for a run started before the service recorded it. */
+export const RunTriggerField = Type.Optional(Type.Union(RUN_TRIGGERS.map((trigger) => Type.Literal(trigger))));
+
 export const RunSummary = Type.Object({
   run_id: Type.String(),
   agent_id: Type.String(),
@@ -153,6 +157,8 @@ export const RunSummary = Type.Object({
   attempt: Type.Integer(),
   /** A failed or cancelled run's reason ({error, message}); null otherwise. */
   error: Type.Union([Type.Object({ error: Type.String(), message: Type.String() }), Type.Null()]),
+  /** What started it (docs/api.md "Triggers"); absent for a run from before it was recorded. */
+  trigger: RunTriggerField,
 });
 export type RunSummary = Static<typeof RunSummary>;
 export const RunList = Type.Object({

@@ -4,7 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DEPLOY_MODE, INSTALL_PATH } from './claims.js';
 import { EMAIL_PATTERN } from './email.js';
-import { MAX_QUEUE_SECONDS, MAX_RUN_SECONDS, RunAttempt, RunLinks } from './jobs.js';
+import { MAX_QUEUE_SECONDS, MAX_RUN_SECONDS, RunAttempt, RunLinks, RunTriggerField } from './jobs.js';
 import { RUN_STATUSES } from './run-status.js';
 
 export { FINISHED_RUN_STATUSES, RUN_STATUSES, isFinishedStatus, type FinishedRunStatus, type RunStatus } from './run-status.js';
@@ -151,6 +151,8 @@ export const RunResponse = Type.Object({
   queue_expires_at: Type.Optional(Type.Union([Timestamp, Type.Null()])),
   /** When its user asked to cancel it (its node stops it at its next contact); null when never. */
   cancel_requested_at: Type.Optional(Type.Union([Timestamp, Type.Null()])),
+  /** Addition (docs/api.md "Triggers"): what started it; absent for a run from before it was recorded. */
+  trigger: RunTriggerField,
 });
 export type RunResponse = Static<typeof RunResponse>;
 /** GET /v1/swarm/runs/{run_id}: the run, its attempts, and where its logs and artifacts are (docs/api.md "Run history"). */

@@ -124,6 +124,34 @@ describe('console', () => {
     expect((await get(`runs/${held.run.run_id}/log-events?after=x`, owner.cookie)).status).toBe(400);
   });
 
+  it("hides in a run's input the values of the secrets its agent is handed, as they are and encoded", async () => {
+    const owner = await user('input-secret');
+    await fundWallet(service.baseUrl, owner.email, 100);
+    const value = 'sk-input-secret-7Qz9xW';
+    const set = await httpRequest(`${service.baseUrl}/v1/swarm/secrets/OPENAI_API_KEY`, {
+      method: 'PUT',
+      token: owner.token,
+      body: { value },
+    });
+    expect(set.status, set.text).toBe(200);
+    // The agent declares OPENAI_API_KEY (its agent.json): a person who pasted the key into the input sees it hidden.
+    const encoded = Buffer.from(value).toString('base64');
+    const held = await heldRun(service.baseUrl, owner.email, owner.token, {
+      agent: 'agent_research_rag_015',
+      input: { corpus: '/srv/docs', question: `Why is ${value} refused, and ${encodeURIComponent(`${value} x`)} or ${encoded}?` },
+    });
+    held.finish();
+    await finished(service.baseUrl, owner.token, held.run.run_id);
+
+    const page = await get(`runs/${held.run.run_id}`, owner.cookie);
+    expect(page.status).toBe(200);
+    const input = /<h2 id="input-heading">Input<\/h2>\s*<pre[^>]*><code>([\s\S]*?)<\/code><\/pre>/.exec(page.text)?.[1];
+    expect(input, page.text).toBeDefined();
+    expect(input).toContain('&quot;corpus&quot;: &quot;/srv/docs&quot;');
+    expect(input).toContain('Why is *** refused, and ***%20x or ***?');
+    for (const form of [value, encodeURIComponent(value), encoded, encoded.replace(/=+$/, '')]) expect(page.text).not.toContain(form);
+  });
+
   it('cancels a running run from its page; a run that ended says why it cannot be cancelled', async () => {
     const owner = await user('cancel');
     await fundWallet(service.baseUrl, owner.email, 100);
@@ -403,6 +431,21 @@ describe('console', () => {
     expect(second.headers.get('location')).toBe(first.headers.get('location'));
     expect(first.headers.get('location')).not.toContain(done.run.run_id);
     expect(await balance()).toBe(before - 4);
+    // What started each: the re-run known to the service as its own, whatever the browser sent; the first run's
+    // execute came over HTTP without saying (docs/api.md "Triggers").
+    const rerunId = /runs\/([0-9a-f-]{36})$/.exec(first.headers.get('location')!)![1]!;
+    expect((await get(`runs/${rerunId}`, owner.cookie)).text).toContain('<dt>Trigger</dt><dd id="run-trigger">re-run</dd>');
+    expect((await api(`/v1/swarm/runs/${rerunId}`, owner.token)).body.trigger).toBe('rerun');
+    const listed = (await get('runs', owner.cookie)).text;
+    expect(listed).toContain('<th scope="col">Trigger</th>');
+    const rowOf = (text: string, runId: string) => new RegExp(`<tr>(?:(?!</tr>)[\\s\\S])*${runId}[\\s\\S]*?</tr>`).exec(text)?.[0] ?? '';
+    expect(rowOf(listed, rerunId)).toContain('<td data-label="Trigger">re-run</td>');
+    expect(rowOf(listed, done.run.run_id)).toContain('<td data-label="Trigger">API</td>');
+    // A run from before the service recorded it: a dash, named for a screen reader.
+    await service.ctx.store.db.updateTable('runs').set({ trigger: null }).where('run_id', '=', done.run.run_id).execute();
+    const unknown = '<span aria-label="not recorded">—</span>';
+    expect((await get(`runs/${done.run.run_id}`, owner.cookie)).text).toContain(`<dd id="run-trigger">${unknown}</dd>`);
+    expect(rowOf((await get('runs', owner.cookie)).text, done.run.run_id)).toContain(`<td data-label="Trigger">${unknown}</td>`);
 
     const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
     expect((await get(`runs?since=${day(0)}&until=${day(0)}`, owner.cookie)).text).toContain(done.run.run_id);

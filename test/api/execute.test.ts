@@ -70,6 +70,8 @@ describe('POST /v1/swarm/execute', () => {
         attempt: 1,
         queue_expires_at: null,
         cancel_requested_at: null,
+        // No Svc-Run-Trigger header: a call to the API (docs/api.md "Triggers").
+        trigger: 'api',
       });
       expect(Date.parse(response.body.finished_at)).toBeGreaterThanOrEqual(Date.parse(response.body.started_at));
       expect(response.headers.get('content-type')).toMatch(/^application\/json/);

@@ -288,6 +288,47 @@ describe('runs on the node', () => {
     expect(runsOf(service, user.email)).toHaveLength(1);
   });
 
+  it('records what started each run: the Svc-Run-Trigger header checked strictly, schedule from a node only, none as api', async () => {
+    const user = await paidUserWithNode(service, 100);
+    const body = { user_id: user.email, agent_id: 'agent_ops_monitor_004' };
+    const async = { prefer: 'respond-async' };
+    const bare = await execute(service, user.token, body, randomUUID(), async);
+    expect(bare.status, bare.text).toBe(202);
+    expect(bare.body.trigger).toBe('api');
+    const manual = await execute(service, user.token, body, randomUUID(), { ...async, 'svc-run-trigger': 'manual' });
+    expect(manual.body.trigger).toBe('manual');
+    // The node's own run, with its credential: the daemon's schedule says so.
+    const scheduled = await execute(service, user.node.credential, body, randomUUID(), { ...async, 'svc-run-trigger': 'schedule' });
+    expect(scheduled.status, scheduled.text).toBe(202);
+    expect(scheduled.body.trigger).toBe('schedule');
+
+    // Refused before anything is kept: no run, no charge (the runs above finish meanwhile, so only these are counted).
+    const before = { runs: runsOf(service, user.email).length, debits: entriesOf(service, user.email).length };
+    for (const [token, value, message] of [
+      [user.token, 'schedule', 'schedule comes with a node credential only'],
+      [user.token, 'rerun', 'must be manual or schedule, not "rerun"'],
+      [user.node.credential, 'Manual', 'must be manual or schedule, not "Manual"'],
+      [user.token, '', 'must be manual or schedule, not ""'],
+    ] as const) {
+      const refused = await execute(service, token, body, randomUUID(), { 'svc-run-trigger': value });
+      expect(refused.status, value).toBe(400);
+      expect(refused.body).toMatchObject({ code: 'invalid_request', detail: expect.stringContaining(message) });
+      expect(refused.body.remedy).toContain('svc-run-trigger');
+    }
+    expect({ runs: runsOf(service, user.email).length, debits: entriesOf(service, user.email).length }).toEqual(before);
+
+    const shown = await api(`/v1/swarm/runs/${scheduled.body.run_id}`, { token: user.token });
+    expect(shown.body.trigger).toBe('schedule');
+    const listed = await api('/v1/swarm/runs', { token: user.token });
+    const triggerOf = (runs: Array<{ run_id: string; trigger?: string }>, runId: string) =>
+      runs.find((run) => run.run_id === runId)?.trigger;
+    expect([bare, manual, scheduled].map((run) => triggerOf(listed.body.runs, run.body.run_id))).toEqual(['api', 'manual', 'schedule']);
+    // A run from before the service recorded it: no trigger in the history.
+    await service.ctx.store.db.updateTable('runs').set({ trigger: null }).where('run_id', '=', bare.body.run_id).execute();
+    const again = await api('/v1/swarm/runs', { token: user.token });
+    expect(again.body.runs.find((run: { run_id: string }) => run.run_id === bare.body.run_id)).not.toHaveProperty('trigger');
+  });
+
   it("another user's run is not found, and neither is an unknown one", async () => {
     const owner = await paidUserWithNode(service, 20);
     const stranger = await paidUser(service, 0);
@@ -521,6 +562,18 @@ describe('runs on the node', () => {
       },
     ]);
     expect((await api('/v1/swarm/nodes', { token: user.node.credential })).status).toBe(401);
+
+    // Each node asks about itself with its own credential: what the fleet says of it. Asking does not make it seen.
+    const asSelf = (token: string) => api('/v1/swarm/nodes/self', { token });
+    expect((await asSelf(user.node.credential)).body).toEqual(listed.body.nodes[0]);
+    expect((await asSelf(idle.credential)).body).toEqual(listed.body.nodes[1]);
+    expect((await asSelf(idle.credential)).body).toMatchObject({ last_seen_at: null, online: false });
+    expect((await asSelf(user.token)).status).toBe(401);
+    expect((await asSelf('svcn_' + 'x'.repeat(43))).body).toMatchObject({ status: 401, code: 'unauthorized' });
+    const gone = await enrollNode(service.baseUrl, user.email);
+    const removed = await httpRequest(`${service.baseUrl}/v1/swarm/nodes/self`, { method: 'DELETE', token: gone.credential });
+    expect(removed.status, removed.text).toBe(200);
+    expect((await asSelf(gone.credential)).body).toMatchObject({ status: 410, code: 'node_removed' });
 
     // A node among several on its host sends its name with its polls (install --name); one that is not a name is 400.
     const poll = (name: string) =>

@@ -102,6 +102,7 @@ describe.skipIf(browserUnavailable !== undefined)('console in Chromium', () => {
       expect.stringMatching(/^\d+ s$/),
       expect.stringMatching(/^\d+ s$/),
       'test-node',
+      'API',
     ]);
     await page().getByLabel('Status').selectOption('failed');
     await navigating(() => page().getByRole('button', { name: 'Show runs' }).click());

@@ -59,8 +59,15 @@ describe('swarm-node runs: the service history', () => {
 
     const human = await swarmNode(['runs'], { env: node.env });
     expect(human.exitCode, human.stderr).toBe(0);
-    expect(human.stdout).toMatch(/^STARTED\s+AGENT\s+STATUS\s+CHARGED\s+NODE\s+RUN ID$/m);
+    expect(human.stdout).toMatch(/^STARTED\s+AGENT\s+STATUS\s+CHARGED\s+NODE\s+TRIGGER\s+RUN ID$/m);
     expect(human.stdout).toContain('3 run(s) shown, $0.12 charged for them.');
+    // What started each (docs/api.md "Triggers"): swarm-node run says manual; the executes over HTTP said nothing.
+    const listed = (await swarmNode(['--json', 'runs'], { env: node.env })).json.runs as Array<{ run_id: string; trigger: string }>;
+    expect(listed.map((run) => run.trigger)).toEqual(['manual', 'api', 'api']);
+    expect(human.stdout).toMatch(new RegExp(`\\smanual\\s+${listed[0]!.run_id}$`, 'm'));
+    expect(human.stdout).toMatch(new RegExp(`\\sapi\\s+${listed[1]!.run_id}$`, 'm'));
+    const shown = await swarmNode(['runs', 'show', listed[0]!.run_id], { env: node.env });
+    expect(shown.stdout).toMatch(/^Charged \$0\.04 · started \S+ \S+ \(trigger manual\)/m);
     const local = await swarmNode(['--json', 'runs', '--local'], { env: node.env });
     expect(local.json.totals).toMatchObject({ runs: 1, charged_cents: 4 });
 

@@ -31,6 +31,9 @@ describe('swarm-node daemon: scheduling', () => {
     await daemon.waitForEvent('daemon_started');
     const runs = await daemon.waitForCount('run_succeeded', 3);
     expect(runs.every((event) => event.agent === OPS && event.charged_cents === '4')).toBe(true);
+    // The service knows them as the schedule's (docs/api.md "Triggers"), as runs and runs show say.
+    const scheduled = await cli(node, ['--json', 'runs', 'show', runs[0]!.run_id!]);
+    expect(scheduled.json).toMatchObject({ run_id: runs[0]!.run_id, trigger: 'schedule' });
 
     // Registered while the daemon runs: picked up at a tick, no restart. Its runs start from the input stored with
     // it (register --input): the agent answers with the input it was given.

@@ -14,6 +14,7 @@ import { signedInNode } from '../cli/fixtures.js';
 import { homeOf, run, swarmNode } from './support.js';
 import { runAsPrintedUntil } from '../cli/remedy-runner.js';
 import { waitFor } from '../helpers/wait.js';
+import { startHttpFaultProxy } from '../helpers/http-fault-proxy.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -68,7 +69,12 @@ describe('swarm-node doctor', () => {
     // A staged install (--root) runs nothing here: its daemon and the service's view of it are only warnings.
     expect(checks.daemon).toMatchObject({ status: 'warn', detail: 'not running: it never ran here (no database yet)' });
     expect(checks.daemon!.fix).toBeUndefined();
-    expect(checks.online).toMatchObject({ status: 'warn', detail: expect.stringContaining('no sign-in stored') });
+    // Nobody is signed in on it (enrolled with the deploy token): the service still answers the node's own credential.
+    expect(checks.online).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining('offline, never seen: its daemon never polled'),
+    });
+    expect(checks.online!.fix).toBeUndefined();
     for (const name of ['layout', 'modes', 'unit', 'node', 'enrollment', 'service', 'clock', 'database'])
       expect(checks[name]!.status, name).toBe('ok');
     // Root on a host without the agent socket: each run in a bubblewrap sandbox, and what it cannot hold said.
@@ -227,7 +233,7 @@ describe('swarm-node doctor', () => {
     ]);
     const start = `SWARM_NODE_HOME=${node.home} swarm-node daemon --base-url ${service.baseUrl}`;
     expect(checks.daemon).toMatchObject({ status: 'fail', detail: expect.stringMatching(/^not running: it never ran here/), fix: start });
-    expect(checks.online).toMatchObject({ status: 'fail', detail: expect.stringContaining('offline (last seen never)'), fix: start });
+    expect(checks.online).toMatchObject({ status: 'fail', detail: expect.stringContaining('offline, never seen'), fix: start });
     expect(checks.layout!.detail).toContain(`${node.home}: a node home (SWARM_NODE_HOME), not an install`);
     expect(checks.enrollment).toMatchObject({ status: 'ok', detail: expect.stringContaining(`of ${node.email}`) });
     expect(checks.token!.status).toBe('ok');
@@ -255,6 +261,60 @@ describe('swarm-node doctor', () => {
       status: 'fail',
       fix: `SWARM_NODE_HOME=${bare.home} swarm-node enroll --base-url ${service.baseUrl}`,
     });
+  });
+
+  it('asks the service about the node with its own credential: no sign-in stored, it still answers, offline then online', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'doctor-unsigned' });
+    const credentialsFile = join(node.home, 'etc', 'credentials.json');
+    const { jwt: _signedIn, ...unsigned } = JSON.parse(readFileSync(credentialsFile, 'utf8')) as Record<string, unknown>;
+    writeFileSync(credentialsFile, JSON.stringify(unsigned), { mode: 0o600 });
+    const nodeId = (unsigned.node as { node_id: string }).node_id;
+    const result = await swarmNode(['--json', 'doctor'], { env: node.env });
+    expect(result.exitCode, result.stdout + result.stderr).toBe(1);
+    const checks = byName(result.json.error.checks);
+    expect(checks.token!.status).toBe('warn');
+    const start = `SWARM_NODE_HOME=${node.home} swarm-node daemon --base-url ${service.baseUrl}`;
+    expect(checks.online).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining(`node ${nodeId} offline, never seen: its daemon never polled`),
+      fix: start,
+    });
+
+    // The fix as printed: once its daemon polled, the service sees it online, still with nobody signed in.
+    await runAsPrintedUntil(start, /event=daemon_started/, async () => {
+      const online = await waitFor(
+        async () => {
+          const again = byName((await swarmNode(['--json', 'doctor'], { env: node.env })).json.checks ?? []);
+          return again.online?.status === 'ok' ? again.online : undefined;
+        },
+        'doctor seeing the node online while its daemon runs',
+        30_000,
+      );
+      expect(online.detail).toMatch(/online \(last seen \d{4}-/);
+    });
+
+    // A service from before GET /v1/swarm/nodes/self (404): asked as before, with the user's sign-in, which is not here.
+    const old = await startHttpFaultProxy(service.baseUrl);
+    try {
+      old.fail(/^\/v1\/swarm\/nodes\/self(\?|$)/, 404);
+      const before = await swarmNode(['--json', 'doctor', '--base-url', old.baseUrl], { env: node.env });
+      const asked = byName((before.json.error ?? before.json).checks);
+      expect(old.refused).toBeGreaterThan(0);
+      expect(asked.online).toMatchObject({
+        status: 'warn',
+        detail: expect.stringContaining('no sign-in stored'),
+        fix: expect.stringContaining('login'),
+      });
+      // Signed in again: that service's fleet answers, the daemon stopped since (offline, last seen then).
+      writeFileSync(credentialsFile, JSON.stringify({ ...unsigned, jwt: _signedIn }), { mode: 0o600 });
+      const fleet = await swarmNode(['--json', 'doctor', '--base-url', old.baseUrl], { env: node.env });
+      expect(byName(fleet.json.error.checks).online).toMatchObject({
+        status: 'fail',
+        detail: expect.stringMatching(/offline \(last seen \d{4}-.*; it hands the node no runs$/),
+      });
+    } finally {
+      await old.close();
+    }
   });
 
   it('honours SWARM_NODE_HOME naming an install: the install under that root is checked', async () => {

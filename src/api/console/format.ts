@@ -40,3 +40,10 @@ export function durationBetween(from: string | null, to: string | null, none: st
   if (from === null || to === null) return html`<span aria-label="${none}">—</span>`;
   return html`${formatDuration(Date.parse(to) - Date.parse(from))}`;
 }
+
+/** What started a run, as a word (docs/api.md "Triggers"); a dash for a run from before it was recorded. */
+export function triggerText(trigger: string | undefined): SafeHtml {
+  return trigger === undefined ? html`<span aria-label="not recorded">—</span>` : html`${TRIGGER_WORDS[trigger] ?? trigger}`;
+}
+
+const TRIGGER_WORDS: Record<string, string> = { manual: 'manual', schedule: 'schedule', rerun: 're-run', api: 'API' };

@@ -8,7 +8,7 @@ import { formatDollars } from '../../contract/money.js';
 import type { RunResponse } from '../../contract/schemas.js';
 import { html, type SafeHtml } from '../wallet-page/html.js';
 import { FOLLOW_LOG_SCRIPT } from './follow-log-script.js';
-import { durationBetween, formatBytes, maybeTime, timeElement } from './format.js';
+import { durationBetween, formatBytes, maybeTime, timeElement, triggerText } from './format.js';
 import { failureOf, inputSection, outputSection } from './run-output-view.js';
 import { consolePage, type ConsoleFrame } from './layout.js';
 import { nodeName, type NodeName } from './runs-page.js';
@@ -62,6 +62,7 @@ ${failure === null ? null : html`<dt>Reason</dt><dd id="run-reason"><code>${fail
 <dt>Charge</dt><dd>${formatDollars(run.charged_cents)}${model.refund === null ? null : html` <span id="run-refund">(refunded ${formatDollars(model.refund.amount_cents)} to your wallet ${timeElement(model.refund.at)})</span>`}</dd>
 <dt>Node</dt><dd>${run.node_id === null ? html`<span class="muted">none yet</span>` : nodeName(run.node_id, model.nodes)}</dd>
 <dt>Created</dt><dd>${timeElement(run.started_at)}</dd>
+<dt>Trigger</dt><dd id="run-trigger">${triggerText(run.trigger)}</dd>
 <dt>Queue wait</dt><dd>${durationBetween(run.started_at, model.claimedAt ?? run.finished_at, 'still waiting')}</dd>
 <dt>Duration</dt><dd>${model.claimedAt === null ? html`<span class="muted">never ran on a node</span>` : durationBetween(model.claimedAt, run.finished_at, 'still running')}</dd>
 <dt>Finished</dt><dd>${maybeTime(run.finished_at, 'not finished')}</dd>

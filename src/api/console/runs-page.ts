@@ -8,7 +8,7 @@ import { RUN_STATUSES } from '../../contract/schemas.js';
 import { formatDollars } from '../../contract/money.js';
 import { html, type SafeHtml } from '../wallet-page/html.js';
 import { AUTO_REFRESH_SCRIPT, AUTO_REFRESH_SECONDS } from './auto-refresh-script.js';
-import { durationBetween, statusText, timeElement } from './format.js';
+import { durationBetween, statusText, timeElement, triggerText } from './format.js';
 import { consolePage, type ConsoleFrame } from './layout.js';
 
 export interface RunFilter {
@@ -106,11 +106,12 @@ function runsTable(frame: ConsoleFrame, runs: readonly RunSummary[], nodes: read
 <td class="num" data-label="Queue wait">${durationBetween(run.started_at, run.claimed_at ?? run.finished_at, 'still waiting')}</td>
 <td class="num" data-label="Duration">${run.claimed_at === null ? html`<span aria-label="never ran">—</span>` : durationBetween(run.claimed_at, run.finished_at, 'still running')}</td>
 <td data-label="Node">${run.node_id === null ? html`<span class="muted">none</span>` : nodeName(run.node_id, nodes)}</td>
+<td data-label="Trigger">${triggerText(run.trigger)}</td>
 </tr>`,
   );
   return html`<table>
-<caption>${runs.length} run${runs.length === 1 ? '' : 's'}, newest first. Queue wait: from its creation until a node took it; duration: on its node. A failed or cancelled run is refunded.</caption>
-<thead><tr><th scope="col">Run</th><th scope="col">Status</th><th scope="col" class="num">Charge</th><th scope="col">Created</th><th scope="col" class="num">Queue wait</th><th scope="col" class="num">Duration</th><th scope="col">Node</th></tr></thead>
+<caption>${runs.length} run${runs.length === 1 ? '' : 's'}, newest first. Queue wait: from its creation until a node took it; duration: on its node; trigger: what started it. A failed or cancelled run is refunded.</caption>
+<thead><tr><th scope="col">Run</th><th scope="col">Status</th><th scope="col" class="num">Charge</th><th scope="col">Created</th><th scope="col" class="num">Queue wait</th><th scope="col" class="num">Duration</th><th scope="col">Node</th><th scope="col">Trigger</th></tr></thead>
 <tbody>${rows}</tbody>
 </table>`;
 }

@@ -131,6 +131,10 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     summary: 'A node that stops says it is offline',
     answers: { 204: { description: 'Offline until its next poll' } },
   },
+  'GET /v1/swarm/nodes/self': {
+    id: 'getThisNode',
+    summary: 'The calling node as the service sees it: online by its window, last seen, agents, labels',
+  },
   'GET /v1/swarm/nodes/self/agents': { id: 'listNodeAgents', summary: 'The agents the service routes to this node' },
   'PUT /v1/swarm/nodes/self/agents/{agent_id}': { id: 'serveAgent', summary: 'This node serves an agent', errors: ['agent_not_found'] },
   'DELETE /v1/swarm/nodes/self/agents/{agent_id}': { id: 'withdrawAgent', summary: 'This node no longer serves an agent' },
@@ -156,7 +160,18 @@ export const OPERATIONS: Record<string, OperationDoc> = {
       'idempotency_key_reuse',
       'input_invalid',
     ],
-    parameters: [IDEMPOTENCY_KEY, PREFER],
+    parameters: [
+      IDEMPOTENCY_KEY,
+      PREFER,
+      {
+        name: 'Svc-Run-Trigger',
+        in: 'header',
+        required: false,
+        description:
+          'What started the run, recorded and shown as its trigger, never used for money or access (docs/api.md "Triggers"): manual, or schedule with a node credential only; absent: api. Anything else: 400',
+        schema: { type: 'string', enum: ['manual', 'schedule'] },
+      },
+    ],
     answers: {
       200: { description: 'The run, finished within the wait' },
       202: {

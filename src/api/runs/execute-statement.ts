@@ -63,6 +63,7 @@ interface Values {
   queueSeconds: number;
   queueDeadlineAt: number;
   retrySafe: number;
+  trigger: string | null;
   eventId: string;
   payload: string;
   bit: number;
@@ -111,10 +112,10 @@ entry AS (
 ),
 queued AS (
   INSERT INTO runs (run_id, user_id, agent_id, charged_cents, input_json, pinned_node_id, bundle_digest, started_at, status, node_id, lease_id,
-    lease_expires_at, claimed_at, timeout_seconds, queue_seconds, queue_deadline_at, retry_safe, attempt)
+    lease_expires_at, claimed_at, timeout_seconds, queue_seconds, queue_deadline_at, retry_safe, attempt, "trigger")
   SELECT ${v.runId}, ${v.userId}, ${v.agentId}, ${price}, cast(${v.inputJson} as text), cast(${v.pinned} as text), cast(${v.digest} as text), ${now},
     'queued', NULL, NULL, NULL, NULL, cast(${v.timeoutSeconds} as integer), cast(${v.queueSeconds} as integer), cast(${v.queueDeadlineAt} as bigint),
-    cast(${v.retrySafe} as integer), 1
+    cast(${v.retrySafe} as integer), 1, cast(${v.trigger} as text)
   FROM debit
 ),
 labelled AS (
@@ -154,6 +155,7 @@ SELECT (SELECT balance_cents FROM debit) AS balance_cents`,
       queueSeconds: run.queue_seconds,
       queueDeadlineAt: run.queue_deadline_at,
       retrySafe: run.retry_safe,
+      trigger: run.trigger,
       eventId: event.id,
       payload: event.payload,
       bit: eventBit('queued'),

@@ -48,6 +48,7 @@ export function createRunHistory(store: Store): RunHistory {
           'attempt',
           'output_json',
           'cancelled_at',
+          'trigger',
         ])
         .where('user_id', '=', userId)
         .$if(query.agent_id !== undefined, (q) => q.where('agent_id', '=', query.agent_id!))
@@ -120,6 +121,7 @@ function summaryOf(
     | 'attempt'
     | 'output_json'
     | 'cancelled_at'
+    | 'trigger'
   >,
 ): RunSummary {
   const status = shownStatus(row);
@@ -142,6 +144,7 @@ function summaryOf(
     node_id: row.node_id,
     attempt: row.attempt,
     error,
+    ...(row.trigger === null ? {} : { trigger: row.trigger }),
   };
 }
 

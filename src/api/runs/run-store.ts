@@ -29,6 +29,8 @@ export interface NewRun {
   queue_deadline_at: number;
   /** 1: the run may run again from the start when its node is lost (its version's agent.json retry_safe). */
   retry_safe: number;
+  /** What started it (contract/run-trigger.ts): shown, never used for money or authorization. */
+  trigger: RunRow['trigger'];
 }
 
 export interface Lease {
@@ -163,6 +165,7 @@ export function createRunStore(store: Store): RunStore {
       queue_seconds: row.queue_seconds,
       queue_deadline_at: row.queue_deadline_at,
       retry_safe: row.retry_safe,
+      trigger: row.trigger,
       attempt: 1,
     }),
   );

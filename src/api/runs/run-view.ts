@@ -42,6 +42,7 @@ export function runView(row: RunRow, balanceCents: number, lease?: Lease & { sec
     attempt: row.attempt,
     queue_expires_at: row.status === 'queued' && row.queue_deadline_at !== null ? isoTime(row.queue_deadline_at) : null,
     cancel_requested_at: row.cancel_requested_at === null ? null : isoTime(row.cancel_requested_at),
+    ...(row.trigger === null ? {} : { trigger: row.trigger }),
   };
 }
 

@@ -11,6 +11,7 @@ import { normalizeLabels } from '../../contract/labels.js';
 import { SvcError } from '../../contract/errors.js';
 import { formatDollars } from '../../contract/money.js';
 import type { ExecuteRequest } from '../../contract/schemas.js';
+import type { RunTrigger } from '../../contract/run-trigger.js';
 import { createAgentPrices } from '../agents/agent-prices.js';
 import { createAgentVersions } from '../agents/agent-versions.js';
 import { createInputChecks, VersionChangedMeanwhile, type InputVerdict } from '../agents/input-checks.js';
@@ -36,6 +37,8 @@ export interface ExecuteCall {
   caller: Caller;
   request: ExecuteRequest;
   idempotencyKey: string;
+  /** What started it (run-trigger.ts): recorded on the run, never part of the key's request. */
+  trigger: RunTrigger;
 }
 
 export type Started =
@@ -105,6 +108,7 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       queue_seconds: queueSeconds,
       queue_deadline_at: now + queueSeconds * 1000,
       retry_safe: checked.terms.retry_safe ? 1 : 0,
+      trigger: call.trigger,
     };
   };
   /** The run queued in one statement (PostgreSQL), or undefined: the transaction decides. */

@@ -127,6 +127,10 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
   },
   /* 17: budget counters (docs/api.md "Budgets") */ budgetCounters,
   /* 18: counted windows (docs/api.md "Counted limits under concurrency") */ rateCounters,
+  /* 19: what started a run (docs/api.md "Triggers"); the runs before it keep null, shown as not known. */
+  async (db) => {
+    await db.schema.alterTable('runs').addColumn('trigger', 'text').execute();
+  },
 ];
 
 /** The schema version this program migrates either engine to. */

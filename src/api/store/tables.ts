@@ -2,6 +2,7 @@
 // Times are integer milliseconds since the epoch and money integer cents, on both engines: PostgreSQL's BIGINT is
 // read back as a JS number (store.ts sets the parser), which holds both exactly far past any real value.
 import type { Generated } from 'kysely';
+import type { RunTrigger } from '../../contract/run-trigger.js';
 
 export interface Tables {
   payments: {
@@ -141,6 +142,8 @@ export interface Tables {
     cancel_requested_at: number | null;
     /** Set when it ended cancelled: stored as status failed, shown as `cancelled` (run-view.ts). */
     cancelled_at: number | null;
+    /** What started it (contract/run-trigger.ts), set at execute; null for a run from before it was recorded. */
+    trigger: RunTrigger | null;
   };
   /** The attempts of a run that ended before its last one (each lost with its node, or interrupted by a restart). */
   run_attempts: {

@@ -31,7 +31,7 @@ Example:
         const where = shown.node_id === null ? 'waiting for a node' : `on node ${shown.node_id}`;
         const lines = [
           `${style.bold(`Run ${shown.run_id}`)} of ${shown.agent_id}: ${shown.status} ${where}${(shown.attempt ?? 1) > 1 ? ` (attempt ${shown.attempt})` : ''}`,
-          `Charged ${formatDollars(shown.charged_cents)} · started ${shortTime(shown.started_at)}${took}${shown.timeout_seconds === undefined ? '' : ` · time limit ${seconds(shown.timeout_seconds * 1000)}`}`,
+          `Charged ${formatDollars(shown.charged_cents)} · started ${shortTime(shown.started_at)} (trigger ${shown.trigger ?? '—'})${took}${shown.timeout_seconds === undefined ? '' : ` · time limit ${seconds(shown.timeout_seconds * 1000)}`}`,
         ];
         if (shown.status === 'succeeded') lines.push('', renderRunOutput(shown.output, style, shown.run_id));
         else if (ended) {

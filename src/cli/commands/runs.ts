@@ -62,7 +62,8 @@ export function runsCommand(): Command {
         'after',
         `
 The service's history holds every run of yours, wherever it was started (the CLI, the daemon, curl) and whichever
-node ran it; a failed or cancelled run shows why. swarm-node runs show RUN_ID renders what a run produced.
+node ran it; a failed or cancelled run shows why. TRIGGER says what started it: manual (swarm-node run), schedule
+(a node's daemon), rerun (the console's "Run again") or api (any other call to execute). swarm-node runs show RUN_ID renders what a run produced.
 Needs a signed-in user (exit 4 otherwise: swarm-node login); --local needs none. Exits 5 when --agent names no
 agent of the catalog (swarm-node agents), which lists your own uploaded agents too.
 
@@ -101,13 +102,15 @@ Example:
         ctx.output.result(page, ({ runs, next_cursor: next }, style) => {
           if (runs.length === 0) return '';
           const rows = table(
-            ['STARTED', 'AGENT', 'STATUS', 'CHARGED', 'NODE', 'RUN ID'].map((h) => style.bold(h)),
+            ['STARTED', 'AGENT', 'STATUS', 'CHARGED', 'NODE', 'TRIGGER', 'RUN ID'].map((h) => style.bold(h)),
             runs.map((run) => [
               shortTime(run.started_at),
               run.agent_id,
               `${statusColour(run.status, style)}${run.error === null ? '' : ` (${run.error.error})`}${run.attempt > 1 ? ` attempt ${run.attempt}` : ''}`,
               formatDollars(run.charged_cents),
               run.node_id?.slice(0, 8) ?? '-',
+              // What started it (docs/api.md "Triggers"); a run from before the service recorded it has none.
+              run.trigger ?? '—',
               run.run_id,
             ]),
             ['left', 'left', 'left', 'right'],

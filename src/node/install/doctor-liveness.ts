@@ -1,14 +1,16 @@
 // The checks doctor makes of a node at work (docs/operations.md "Doctor"): that its daemon runs, by the record the
 // daemon keeps of itself in the node's database (its pid alive, a tick within five ticks, no stop recorded: what
-// `status` reads, src/node/store/daemon-state.ts), and that the service sees the node online (its last poll, from
-// the user's fleet: GET /v1/swarm/nodes). They only read.
+// `status` reads, src/node/store/daemon-state.ts), and that the service sees the node online (its last poll, asked
+// with the node's own credential: GET /v1/swarm/nodes/self). They only read.
 import { existsSync } from 'node:fs';
 import { normalizeEmail } from '../../contract/email.js';
-import { messageOf, type SvcError } from '../../contract/errors.js';
+import { messageOf, SvcError } from '../../contract/errors.js';
+import type { NodeSummary } from '../../contract/node-protocol.js';
 import type { Clock } from '../../lib/clock.js';
-import type { Credentials } from '../identity/credentials.js';
+import type { Credentials, NodeEnrollment } from '../identity/credentials.js';
 import type { NodePaths } from '../host/location.js';
 import { listNodes } from '../service/fleet.js';
+import { NodeApi } from '../service/node-api.js';
 import type { ServiceClient } from '../service/service-client.js';
 import { daemonRecord } from '../store/file-checks.js';
 import type { CheckStatus, DoctorCheck } from './doctor-checks.js';
@@ -16,6 +18,8 @@ import type { CheckStatus, DoctorCheck } from './doctor-checks.js';
 export interface DaemonExpectation {
   /** The command that starts the daemon here: its unit on an installed host, `swarm-node daemon` for a home. */
   start: string | undefined;
+  /** The command that enrolls the node here (`--reenroll` enrolls it anew). */
+  enroll: string;
   /** 'fail' where the daemon should run here; 'warn' for a staged install (--root), whose host starts it. */
   severity: CheckStatus;
 }
@@ -48,8 +52,9 @@ export async function checkDaemon(paths: NodePaths, clock: Clock, expected: Daem
 
 /**
  * What the service says of this node: online (it polled within the service's window) or not, and when it last saw
- * it. Asked with the stored JWT of the node's user, the only credential the fleet answers; none, or another user's,
- * is a warning naming the sign-in. Nothing when the node is not enrolled (the enrollment check says so).
+ * it. Asked with the node's own credential (GET /v1/swarm/nodes/self), so an installed node nobody is signed in on
+ * is answered too; a service from before that route (404) is asked, as it was, with the stored JWT of the node's
+ * user, whose fleet lists the node. Nothing when the node is not enrolled (the enrollment check says so).
  */
 export async function checkOnline(
   credentials: Credentials | SvcError,
@@ -58,7 +63,30 @@ export async function checkOnline(
   expected: DaemonExpectation & { daemonRunning: boolean },
 ): Promise<DoctorCheck[]> {
   if (credentials instanceof Error || credentials.node === undefined) return [];
-  const { node, jwt } = credentials;
+  const { node } = credentials;
+  if (node.credential !== undefined) {
+    try {
+      return [judged(node.node_id, await new NodeApi(client, node.credential).self(), expected)];
+    } catch (error) {
+      // A removed node's credential, or one the service does not know: what its poll gets, with the fix.
+      if (error instanceof SvcError && (error.code === 'node_removed' || error.code === 'unauthorized')) {
+        return [{ name: 'online', status: 'fail', detail: error.message, fix: `${expected.enroll} --reenroll` }];
+      }
+      if (!(error instanceof SvcError && error.status === 404))
+        return [{ name: 'online', status: 'warn', detail: `cannot ask the service about node ${node.node_id}: ${messageOf(error)}` }];
+    }
+  }
+  return checkOnlineByFleet(credentials.jwt, node, client, clock, expected);
+}
+
+/** An older service's answer: the user's fleet, which only the user's sign-in may read. */
+async function checkOnlineByFleet(
+  jwt: Credentials['jwt'],
+  node: NodeEnrollment,
+  client: ServiceClient,
+  clock: Clock,
+  expected: DaemonExpectation & { daemonRunning: boolean },
+): Promise<DoctorCheck[]> {
   const login = `swarm-node login --email ${node.user_id}`;
   if (jwt === undefined || jwt.exp * 1000 <= clock.now() || normalizeEmail(jwt.sub) !== normalizeEmail(node.user_id)) {
     const why = jwt === undefined ? 'no sign-in stored' : jwt.exp * 1000 <= clock.now() ? 'the sign-in expired' : `signed in as ${jwt.sub}`;
@@ -66,7 +94,7 @@ export async function checkOnline(
       {
         name: 'online',
         status: 'warn',
-        detail: `cannot ask the service whether it sees node ${node.node_id} online (${why}; the fleet answers ${node.user_id}'s sign-in)`,
+        detail: `cannot ask the service whether it sees node ${node.node_id} online (${why}; this service answers ${node.user_id}'s sign-in only)`,
         fix: login,
       },
     ];
@@ -88,17 +116,19 @@ export async function checkOnline(
       },
     ];
   }
-  const lastSeen = seen.last_seen_at === null ? 'never' : seen.last_seen_at;
+  return [judged(node.node_id, seen, expected)];
+}
+
+function judged(nodeId: string, seen: NodeSummary, expected: DaemonExpectation & { daemonRunning: boolean }): DoctorCheck {
   if (seen.online)
-    return [{ name: 'online', status: 'ok', detail: `the service sees node ${node.node_id} online (last seen ${lastSeen})` }];
+    return { name: 'online', status: 'ok', detail: `the service sees node ${nodeId} online (last seen ${seen.last_seen_at})` };
   // Offline with its daemon running: the daemon's own report says why it does not reach the service.
   const fix = expected.daemonRunning ? 'swarm-node status' : expected.start;
-  return [
-    {
-      name: 'online',
-      status: expected.severity,
-      detail: `the service sees node ${node.node_id} offline (last seen ${lastSeen}): it hands the node no runs`,
-      ...(fix === undefined ? {} : { fix }),
-    },
-  ];
+  const when = seen.last_seen_at === null ? 'offline, never seen: its daemon never polled' : `offline (last seen ${seen.last_seen_at})`;
+  return {
+    name: 'online',
+    status: expected.severity,
+    detail: `the service sees node ${nodeId} ${when}; it hands the node no runs`,
+    ...(fix === undefined ? {} : { fix }),
+  };
 }

@@ -75,6 +75,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       // A staged install (--root) runs nothing here: its host starts the daemon when it boots the install.
       start: layout.onHost ? `sudo systemctl start ${layout.units.daemon}` : undefined,
       severity: layout.onHost ? 'fail' : 'warn',
+      enroll: 'sudo swarm-node install',
     })),
   ];
   return { root: layout.root, home: layout.home, ok: checks.every((check) => check.status !== 'fail'), checks };
@@ -101,7 +102,7 @@ async function doctorOfHome(options: DoctorOptions, home: NodePaths): Promise<Do
     await checkDatabase(home, 'the daemon (swarm-node daemon) if it runs'),
     checkIsolation(home),
     // It runs in the foreground: under a supervisor of the operator's, or in a terminal of its own.
-    ...(await checksAtWork(options, home, credentials, { start: 'swarm-node daemon', severity: 'fail' })),
+    ...(await checksAtWork(options, home, credentials, { start: 'swarm-node daemon', severity: 'fail', enroll: 'swarm-node enroll' })),
   ];
   return { root: home.home, home: home.home, ok: checks.every((check) => check.status !== 'fail'), checks };
 }

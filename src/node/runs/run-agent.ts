@@ -122,7 +122,9 @@ async function executeOnce(deps: RunDeps, row: JournalledRequest): Promise<Settl
     // The lease is counted from here (run-lease.ts): the request left before the service leased the run.
     const sentAt = monotonicClock.now();
     const executeWait = caller.kind === 'node' || deps.onRunState !== undefined ? 0 : EXECUTE_WAIT_SECONDS;
-    let { run } = await deps.client.execute(caller.bearer, body, row.idempotency_key, executeWait);
+    // The daemon's runs are its schedule's; `run` and the wizard are a person's (docs/api.md "Triggers").
+    const trigger = deps.source === 'daemon' ? 'schedule' : 'manual';
+    let { run } = await deps.client.execute(caller.bearer, body, row.idempotency_key, executeWait, trigger);
     if (!isFinishedStatus(run.status)) deps.onRunState?.(run);
     if (run.lease !== undefined && caller.kind === 'node') {
       const lease = new RunLease(monotonicClock, sentAt, leaseSecondsOf(run.lease.seconds, run.lease.expires_at, deps.clock.now()));

@@ -2,6 +2,7 @@
 // node credential, never the user's JWT, so the node's work never depends on a token that expires in 30 days.
 import type {
   NodeRemoval,
+  NodeSummary,
   PollRequest,
   PollResponse,
   ResultRequest,
@@ -72,6 +73,12 @@ export class NodeApi {
       ...(signal === undefined ? {} : { signal }),
     });
     return response.body;
+  }
+
+  /** This node as the service sees it (online by the service's window, last seen); asking does not make it seen. */
+  async self(): Promise<NodeSummary> {
+    return (await this.client.call<NodeSummary>({ method: 'GET', path: '/v1/swarm/nodes/self', bearer: this.#bearer, retrySafe: true }))
+      .body;
   }
 
   /** The agents the service routes to this node. */

@@ -31,6 +31,7 @@ import type {
 } from '../../contract/schemas.js';
 import { SvcError } from '../../contract/errors.js';
 import { linkedSignal } from '../../lib/linked-signal.js';
+import { RUN_TRIGGER_HEADER, type ClaimedRunTrigger } from '../../contract/run-trigger.js';
 
 export interface ServiceClientOptions {
   baseUrl: string;
@@ -139,16 +140,26 @@ export class ServiceClient {
 
   /**
    * Execute with the JWT or a node credential (docs/api.md "Execute"). `waitSeconds`: how long the service may hold
-   * the request for the node's result (RFC 7240 Prefer: wait); the call's deadline covers it.
+   * the request for the node's result (RFC 7240 Prefer: wait); the call's deadline covers it. `trigger`: what started
+   * it, which the service records and shows (docs/api.md "Triggers").
    */
-  async execute(bearer: string, body: ExecuteRequest, idempotencyKey: string, waitSeconds: number): Promise<RunAnswer> {
+  async execute(
+    bearer: string,
+    body: ExecuteRequest,
+    idempotencyKey: string,
+    waitSeconds: number,
+    trigger?: ClaimedRunTrigger,
+  ): Promise<RunAnswer> {
     const response = await this.call<RunResponse>({
       method: 'POST',
       path: '/v1/swarm/execute',
       body,
       bearer,
       idempotencyKey,
-      headers: { prefer: waitSeconds === 0 ? 'respond-async' : `wait=${waitSeconds}` },
+      headers: {
+        prefer: waitSeconds === 0 ? 'respond-async' : `wait=${waitSeconds}`,
+        ...(trigger === undefined ? {} : { [RUN_TRIGGER_HEADER]: trigger }),
+      },
       retrySafe: true,
       deadlineMs: this.#deadlineMs + waitSeconds * 1000,
     });

@@ -209,6 +209,8 @@ export function runPages(scope: PageScope): FastifyPluginAsync {
           ...(run.pinned_node_id === null ? {} : { node_id: run.pinned_node_id }),
         },
         idempotencyKey: parseIdempotencyKey(typeof key === 'string' ? key : undefined),
+        // Known here, whatever the browser sends: this route is the console's "Run again".
+        trigger: 'rerun',
       });
       if (started.kind === 'replay') {
         const answered = JSON.parse(started.json) as { run_id?: unknown };

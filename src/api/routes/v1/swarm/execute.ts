@@ -12,6 +12,8 @@ import type { Wake } from '../../../runs/run-events.js';
 import { createRuns } from '../../../runs/runs.js';
 import type { Caller } from '../../../runs/start-run.js';
 import { preferredWaitMs } from '../../../http/prefer.js';
+import { RUN_TRIGGER_HEADER } from '../../../../contract/run-trigger.js';
+import { executeTriggerOf } from '../../../runs/run-trigger.js';
 
 export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
@@ -32,6 +34,7 @@ export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
           caller,
           request: request.body,
           idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
+          trigger: executeTriggerOf(request.headers[RUN_TRIGGER_HEADER], caller.kind),
         });
         if (started.kind === 'replay') return sendJson(reply.header('idempotent-replayed', 'true'), started.statusCode, started.json);
         if (started.kind === 'in_flight') reply.header('idempotent-replayed', 'true');

@@ -1,8 +1,9 @@
 // /v1/swarm/nodes (docs/api.md "Additions the flow needs" for enroll; docs/api.md "Runs on the node" for the rest):
 // - POST enroll, with the deploy token: the node's id and its own credential (shown once);
 // - POST deploy-token (the user's JWT): a deploy token for one more node of the user;
-// - with the node credential: POST poll (heartbeat, leases, work), GET self/agents, PUT and DELETE
-//   self/agents/{agent_id} (the agents it serves), PUT self/labels (the labels it carries);
+// - with the node credential: POST poll (heartbeat, leases, work), GET self (the node as the service sees it),
+//   GET self/agents, PUT and DELETE self/agents/{agent_id} (the agents it serves), PUT self/labels (the labels it
+//   carries);
 // - GET (the user's JWT): the user's fleet; DELETE {node_id}: one of them removed (docs/api.md "Removing a node");
 //   POST {node_id}/credential: its credential replaced (docs/api.md "Credential rotation"); both need a recent
 //   sign-in, as does the deploy token; DELETE self, with the node credential: the node removes itself (an ephemeral
@@ -23,6 +24,7 @@ import {
   NodeLabelsRequest,
   NodeLabelsResponse,
   NodesResponse,
+  NodeSummary,
   PollRequest,
   PollResponse,
 } from '../../../../contract/node-protocol.js';
@@ -113,6 +115,16 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
       // As its credential is remembered here (nodes/credentials.ts): never seen since, so its next poll writes at once.
       node.seen = { ...node.seen, at: null };
       return reply.code(204).send();
+    });
+
+    // The node as the service sees it, asked with its own credential (docs/api.md "Runs on the node"): what its user's
+    // fleet says of it, online by the service's window. `swarm-node doctor` asks it on a node nobody is signed in on.
+    // Asking is not a poll: it does not make the node seen. A removed node's credential is 410, as its poll is.
+    app.get('/v1/swarm/nodes/self', { config: { auth: 'node' }, schema: { response: { 200: NodeSummary } } }, async (request) => {
+      const node = nodeOf(request)!;
+      const self = (await fleet(node.user_id)).find((each) => each.node_id === node.node_id);
+      if (self === undefined) throw new SvcError('not_found', `node ${node.node_id} is not among its user's nodes`);
+      return self;
     });
 
     // What the service routes to this node: the daemon brings it in line with its registrations.
