@@ -178,20 +178,26 @@ describe('node health and drain', () => {
     expect(kinds.filter((kind) => kind === 'node_drained' || kind === 'node_resumed')).toEqual(['node_resumed', 'node_drained']);
   });
 
-  it('a held poll of a drained node is woken by its resume and takes the run that waited', async () => {
-    const user = await paidUser(service, 100);
-    const node = await servingNode(user);
-    expect((await drain(user, node)).status).toBe(200);
-    const waiting = await queuedRun(user);
-    const held = api('/v1/swarm/nodes/poll', {
-      token: node.credential,
-      body: { hostname: 'health-host', version: 'test', capacity: 1, running: [], wait_seconds: 60 },
-    });
-    // The service bounds the hold (pollHoldMs); resumed meanwhile or at the next poll, the node takes the run.
-    expect((await drain(user, node, 'resume')).status).toBe(200);
-    const answers = [await held];
-    if (answers[0]!.body.runs.length === 0) answers.push(await poll(node, {}, 1));
-    expect(answers.at(-1)!.body.runs.map((run: { run_id: string }) => run.run_id)).toEqual([waiting]);
+  it('a poll held open by a drained node is woken by its resume and takes the run that waited', { timeout: 60_000 }, async () => {
+    // Held up to 30 s: handed the run, the poll was woken by the resume, not ended by its hold.
+    const holding = await startSvcApi({ runTiming: { ...TEST_RUN_TIMING, leaseMs: 90_000, pollHoldMs: 30_000 } });
+    try {
+      const user = await paidUser(holding, 100);
+      const node = await enrollNode(holding.baseUrl, user.email);
+      const call = (path: string, init: Parameters<typeof httpRequest>[1]) => httpRequest(`${holding.baseUrl}${path}`, init);
+      expect((await call(`/v1/swarm/nodes/self/agents/${AGENT}`, { method: 'PUT', token: node.credential })).status).toBe(200);
+      expect((await call(`/v1/swarm/nodes/${node.node_id}/drain`, { method: 'POST', token: user.token })).status).toBe(200);
+      const started = await execute(holding, user.token, { user_id: user.email, agent_id: AGENT }, undefined, { prefer: 'respond-async' });
+      expect(started.status, started.text).toBe(202);
+      const held = call('/v1/swarm/nodes/poll', {
+        token: node.credential,
+        body: { hostname: 'health-host', version: 'test', capacity: 1, running: [], wait_seconds: 60 },
+      });
+      expect((await call(`/v1/swarm/nodes/${node.node_id}/resume`, { method: 'POST', token: user.token })).status).toBe(200);
+      expect((await held).body.runs.map((run: { run_id: string }) => run.run_id)).toEqual([started.body.run_id]);
+    } finally {
+      await holding.close();
+    }
   });
 
   it("another user's node, an unknown one, a removed one: 404, and nothing changes", async () => {
