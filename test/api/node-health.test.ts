@@ -157,7 +157,13 @@ describe('node health and drain', () => {
     const pinned = await queuedRun(user, { node_id: drained.node_id });
     expect((await poll(other, { running: [queued] }, 4)).body.runs).toEqual([]);
     expect((await poll(drained, {}, 4)).body.runs).toEqual([]);
-    expect(await runOf(user, pinned)).toMatchObject({ status: 'queued', node_id: null });
+    // Its run says why it waits: the node it is pinned to is drained.
+    expect(await runOf(user, pinned)).toMatchObject({
+      status: 'queued',
+      node_id: null,
+      waiting_for_node: { node_id: drained.node_id, drained_at: first.body.drained_at },
+    });
+    expect((await runOf(user, queued)).waiting_for_node).toBeUndefined();
     // A run that may not wait is refused, saying why.
     const now = await execute(service, user.token, { user_id: user.email, agent_id: AGENT, node_id: drained.node_id, queue_seconds: 0 });
     expect(now.status).toBe(409);
@@ -170,6 +176,7 @@ describe('node health and drain', () => {
     const back = await poll(drained, {}, 4);
     expect(back.body.runs.map((run: { run_id: string }) => run.run_id)).toEqual([pinned]);
     expect(back.body.drained).toBeUndefined();
+    expect((await runOf(user, pinned)).waiting_for_node).toBeUndefined();
     expect((await fleetNode(user, drained)).drained_at).toBeNull();
     const audit = await api('/v1/audit', { token: user.token });
     const kinds = (audit.body.events as Array<{ kind: string; detail: { node_id?: string } }>)

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { walletLoginUrl } from '../../src/contract/claims.js';
 import type { NodeHealth } from '../../src/contract/node-protocol.js';
 import { accessibilityProblems, browserUnavailable, policyViolations, screenshot, useChromium } from '../helpers/chromium.js';
-import { consoleCookie, consolePost } from '../helpers/console.js';
-import { signIn } from '../helpers/funnel.js';
+import { CONSOLE_AGENT, consoleCookie, consolePost } from '../helpers/console.js';
+import { fundWallet, signIn } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
 import { enrollNode, type EnrolledTestNode } from '../helpers/protocol-node.js';
 import { useSvcApi } from '../helpers/svc-api.js';
@@ -85,6 +85,25 @@ describe.skipIf(browserUnavailable !== undefined)("console: nodes' health, drain
     expect(await accessibilityProblems(page)).toEqual([]);
     expect((await fleet(token))[0]).toMatchObject({ node_id: node.node_id, drained_at: expect.any(String) });
     expect((await poll(node, 'host-drain', { capacity: 4 })).body).toMatchObject({ runs: [], drained: true });
+    // A run pinned to it waits, and its page says why.
+    const registered = await httpRequest(`${service.baseUrl}/v1/swarm/nodes/self/agents/${CONSOLE_AGENT}`, {
+      method: 'PUT',
+      token: node.credential,
+    });
+    expect(registered.status).toBe(200);
+    await fundWallet(service.baseUrl, email, 100);
+    const pinned = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
+      token,
+      headers: { 'idempotency-key': crypto.randomUUID(), prefer: 'respond-async' },
+      body: { user_id: email, agent_id: CONSOLE_AGENT, node_id: node.node_id },
+    });
+    expect(pinned.status, pinned.text).toBe(202);
+    await page.goto(`${service.walletUrl}/runs/${pinned.body.run_id}`);
+    expect(await page.locator('#run-waiting').innerText()).toMatch(
+      /^host-drain.*, drained since .+: this run is pinned to it and waits until it is resumed \(Nodes\)$/,
+    );
+    expect(await accessibilityProblems(page)).toEqual([]);
+    await page.goto(`${service.walletUrl}/nodes`);
 
     await Promise.all([
       page.waitForEvent('framenavigated'),

@@ -53,11 +53,11 @@ function startDaemon(node: SignedInNode): DaemonProcess {
   return daemon;
 }
 
-async function queuedRun(token: string, email: string): Promise<string> {
+async function queuedRun(token: string, email: string, nodeId?: string): Promise<string> {
   const started = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
     token,
     headers: { 'idempotency-key': crypto.randomUUID(), prefer: 'respond-async' },
-    body: { user_id: email, agent_id: AGENT },
+    body: { user_id: email, agent_id: AGENT, ...(nodeId === undefined ? {} : { node_id: nodeId }) },
   });
   expect(started.status, started.text).toBe(202);
   return started.body.run_id as string;
@@ -149,8 +149,13 @@ describe('swarm-node nodes drain and resume', () => {
       const listed = await swarmNode(['nodes'], { env: here.env });
       expect(listed.stdout.split('\n').find((line) => line.startsWith(hereId))).toMatch(/\s+online, drained\s+/);
 
-      const runId = await queuedRun(here.token, here.email);
+      const runId = await queuedRun(here.token, here.email, hereId);
       await stillQueuedAfterPolls(here, hereId, runId);
+      // Pinned to the drained node, the run says why it waits.
+      const shown = await swarmNode(['runs', 'show', runId], { env: here.env });
+      expect(shown.exitCode, shown.stderr).toBe(0);
+      expect(shown.stdout).toContain(`Pinned to node ${hereId}, drained since `);
+      expect(shown.stdout).toContain(`it waits for swarm-node nodes resume ${hereId}.`);
       const status = await waitFor(async () => {
         const shown = await swarmNode(['--json', 'status'], { env: here.env });
         return shown.json?.daemon?.drained_since ? shown : undefined;

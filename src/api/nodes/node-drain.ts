@@ -8,6 +8,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import type { ClientSeen } from '../mail/messages.js';
 import type { RunEvents } from '../runs/run-events.js';
 import type { Store } from '../store/store.js';
+import { isoTime } from '../../lib/clock.js';
 
 export interface DrainChange {
   node_id: string;
@@ -49,4 +50,18 @@ export async function setDrained(
   // Resumed: the runs queued meanwhile are its to take, and its poll held open now looks again at once.
   if (result?.changed === true && !drain) deps.events.queued(userId);
   return result;
+}
+
+/**
+ * Why a queued run pinned to a node has not been taken, when it is that the node is drained: the node and since when
+ * (GET /v1/swarm/runs/{run_id} `waiting_for_node`, the console's run page). Undefined for any other run.
+ */
+export async function drainedPin(
+  store: Store,
+  run: { status: string; pinned_node_id: string | null },
+): Promise<{ node_id: string; drained_at: string } | undefined> {
+  if (run.status !== 'queued' || run.pinned_node_id === null) return undefined;
+  const node = await store.db.selectFrom('nodes').select('drained_at').where('node_id', '=', run.pinned_node_id).executeTakeFirst();
+  if (node?.drained_at == null) return undefined;
+  return { node_id: run.pinned_node_id, drained_at: isoTime(Number(node.drained_at)) };
 }
