@@ -1,6 +1,7 @@
 // The user's fleet (docs/api.md "Runs on the node"): what each enrolled node reported at its last poll (its
-// heartbeat), which agents it serves, the labels it carries, and whether it is online: seen within the lease time,
-// and not stopped since (its daemon's clean stop, POST /v1/swarm/nodes/self/offline, until its next poll).
+// heartbeat, with its host's health), which agents it serves, the labels it carries, whether its user drained it, and
+// whether it is online: seen within the lease time, and not stopped since (its daemon's clean stop, POST
+// /v1/swarm/nodes/self/offline, until its next poll).
 import type { Kysely } from 'kysely';
 import { compiledOnce } from '../store/compiled-once.js';
 import type { Store } from '../store/store.js';

@@ -91,8 +91,8 @@ export class WorkPuller {
       // Linked, not AbortSignal.any: `stop` lives as long as the daemon and would keep an entry per poll.
       const linked = capacity === 0 ? undefined : linkedSignal([stop, withdrawn]);
       try {
-        // Leases are counted from here (run-lease.ts): the poll left before the service took any run for it.
         const health = await this.#health.current();
+        // Leases are counted from here (run-lease.ts): the poll left before the service took any run for it.
         const asked = monotonicClock.now();
         const answer = await caller.executor.api.poll(
           {
