@@ -37,6 +37,8 @@ export const AUDIT_KINDS = [
   'session_activated',
   'node_enrolled',
   'node_removed',
+  'node_drained',
+  'node_resumed',
   'credential_rotated',
   'agent_uploaded',
   'agent_current_changed',

@@ -14,6 +14,34 @@ export const MAX_NODE_CONCURRENCY = 32;
 /** The most a node's result may carry: the agent's output (1 MiB, the node's cap) and room for its envelope. */
 export const MAX_RESULT_BODY_BYTES = 1024 * 1024 + 16 * 1024;
 
+/** The largest byte count or second count a node's health may say: JSON's exact integers (2^53 - 1). */
+const MAX_COUNT = Number.MAX_SAFE_INTEGER;
+/** A load average past this is no real host's (a 10,000-core host saturated ten times over). */
+export const MAX_LOAD_AVERAGE = 100_000;
+const Count = Type.Integer({ minimum: 0, maximum: MAX_COUNT });
+const Load = Type.Number({ minimum: 0, maximum: MAX_LOAD_AVERAGE });
+
+/**
+ * Addition (docs/api.md "Node health"): what a node says of its host at a poll, as GitHub's runners and a kubelet's
+ * node status do: the load averages, the memory, the filesystem of the node's home, and how long the host has been
+ * up. Flat and closed (no field beyond these, no nesting), so a poll's health is at most a few hundred bytes. The
+ * disk's two are absent together when the node could not read its filesystem.
+ */
+export const NodeHealth = Type.Object(
+  {
+    load_1: Load,
+    load_5: Load,
+    load_15: Load,
+    memory_total_bytes: Count,
+    memory_available_bytes: Count,
+    disk_total_bytes: Type.Optional(Count),
+    disk_free_bytes: Type.Optional(Count),
+    uptime_seconds: Count,
+  },
+  strict,
+);
+export type NodeHealth = Static<typeof NodeHealth>;
+
 // POST /v1/swarm/nodes/poll
 export const PollRequest = Type.Object(
   {
@@ -27,6 +55,8 @@ export const PollRequest = Type.Object(
     running: Type.Array(Type.String({ maxLength: 64 }), { maxItems: MAX_NODE_CONCURRENCY }),
     /** Seconds the service may hold the poll open waiting for work (at most its own bound). */
     wait_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 60 })),
+    /** Addition (docs/api.md "Node health"): the host's health now; absent from a node that does not say it. */
+    health: Type.Optional(NodeHealth),
   },
   strict,
 );
@@ -75,6 +105,11 @@ export const PollResponse = Type.Object({
    * agents and report each failed with error `cancelled`. Absent when none.
    */
   cancel: Type.Optional(Type.Array(Type.String())),
+  /**
+   * Addition (docs/api.md "Draining a node"): its user drained this node; it is handed no new run until resumed, and
+   * its runs already here go on. Absent otherwise.
+   */
+  drained: Type.Optional(Type.Literal(true)),
 });
 export type PollResponse = Static<typeof PollResponse>;
 
@@ -102,6 +137,10 @@ export type NodeLabelsRequest = Static<typeof NodeLabelsRequest>;
 export const NodeLabelsResponse = Type.Object({ node_id: Type.String(), labels: Type.Array(Type.String()) });
 export type NodeLabelsResponse = Static<typeof NodeLabelsResponse>;
 
+/** A node's health as its user's fleet shows it: as the node said it, and when the service received it. */
+export const NodeHealthReport = Type.Object({ ...NodeHealth.properties, reported_at: Timestamp });
+export type NodeHealthReport = Static<typeof NodeHealthReport>;
+
 // GET /v1/swarm/nodes
 export const NodeSummary = Type.Object({
   node_id: Type.String(),
@@ -120,6 +159,16 @@ export const NodeSummary = Type.Object({
   ephemeral: Type.Boolean(),
   /** Runs this node finished since 00:00 UTC. */
   runs_today: Type.Integer(),
+  /**
+   * Addition (docs/api.md "Node health"): what the node said of its host at its last poll that said it, and when;
+   * null when it never did (an older daemon). Stale while the node is offline: the time says how stale.
+   */
+  health: Type.Optional(Type.Union([NodeHealthReport, Type.Null()])),
+  /**
+   * Addition (docs/api.md "Draining a node"): when its user drained it (it takes no new run until resumed); null
+   * when it takes runs.
+   */
+  drained_at: Type.Optional(Type.Union([Timestamp, Type.Null()])),
 });
 export type NodeSummary = Static<typeof NodeSummary>;
 export const NodesResponse = Type.Object({ nodes: Type.Array(NodeSummary) });
@@ -136,6 +185,16 @@ export const NodeRemoval = Type.Object({
   agents_withdrawn: Type.Array(Type.String()),
 });
 export type NodeRemoval = Static<typeof NodeRemoval>;
+
+// POST /v1/swarm/nodes/{node_id}/drain and /resume (the user's JWT): the node takes no new run, or takes them again.
+export const NodeDrain = Type.Object({
+  node_id: Type.String(),
+  /** When it was drained (a repeat keeps the first time); null once resumed. */
+  drained_at: Type.Union([Timestamp, Type.Null()]),
+  /** False when it already was as asked: the repeat changed nothing. */
+  changed: Type.Boolean(),
+});
+export type NodeDrain = Static<typeof NodeDrain>;
 
 // POST /v1/swarm/nodes/self/credential
 export const CredentialRotation = Type.Object({

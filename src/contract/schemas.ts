@@ -156,7 +156,15 @@ export const RunResponse = Type.Object({
 });
 export type RunResponse = Static<typeof RunResponse>;
 /** GET /v1/swarm/runs/{run_id}: the run, its attempts, and where its logs and artifacts are (docs/api.md "Run history"). */
-export const RunDetail = Type.Composite([RunResponse, Type.Object({ attempts: Type.Array(RunAttempt), links: RunLinks })]);
+/**
+ * Addition (docs/api.md "Draining a node"): a queued run pinned to a node its user drained waits for its resume; the
+ * node and since when. Absent otherwise.
+ */
+export const WaitingForNode = Type.Object({ node_id: Type.String(), drained_at: Timestamp });
+export const RunDetail = Type.Composite([
+  RunResponse,
+  Type.Object({ attempts: Type.Array(RunAttempt), links: RunLinks, waiting_for_node: Type.Optional(WaitingForNode) }),
+]);
 export type RunDetail = Static<typeof RunDetail>;
 /** spec §4 names no success shape; a finished run is the RunResponse with a final status. */
 export const ExecuteResponse = RunResponse;

@@ -545,6 +545,8 @@ describe('runs on the node', () => {
         labels: [],
         runs_today: 1,
         ephemeral: false,
+        health: null,
+        drained_at: null,
       },
       {
         node_id: idle.node_id,
@@ -559,6 +561,8 @@ describe('runs on the node', () => {
         labels: [],
         runs_today: 0,
         ephemeral: false,
+        health: null,
+        drained_at: null,
       },
     ]);
     expect((await api('/v1/swarm/nodes', { token: user.node.credential })).status).toBe(401);

@@ -102,13 +102,18 @@ describe('swarm-node nodes', () => {
     const human = await swarmNode(['nodes'], { env: here.env });
     expect(human.exitCode, human.stderr).toBe(0);
     const lines = human.stdout.split('\n');
-    expect(lines[0]).toMatch(/^NODE\s+HOST\s+VERSION\s+STATE\s+LAST SEEN\s+AGENTS\s+LABELS\s+RUNS TODAY$/);
+    expect(lines[0]).toMatch(
+      /^NODE\s+HOST\s+VERSION\s+STATE\s+LAST SEEN\s+LOAD\s+MEM\s+DISK FREE\s+UPTIME\s+REPORTED\s+AGENTS\s+LABELS\s+RUNS TODAY$/,
+    );
+    // Its health between LAST SEEN and AGENTS (test/cli/nodes-health.test.ts reads it).
     expect(lines.find((line) => line.startsWith(hereId))).toMatch(
       new RegExp(
-        `^${hereId} \\(here\\)\\s+${hostname()}\\s+${VERSION.replaceAll('.', '\\.')}\\s+online\\s+\\S+ \\S+\\s+${AGENT}\\s+-\\s+1$`,
+        `^${hereId} \\(here\\)\\s+${hostname()}\\s+${VERSION.replaceAll('.', '\\.')}\\s+online\\s+\\S+ \\S+\\s+.+ ago\\s+${AGENT}\\s+-\\s+1$`,
       ),
     );
-    expect(lines.find((line) => line.startsWith(otherId))).toMatch(new RegExp(`^${otherId}\\s+-\\s+-\\s+offline\\s+never\\s+-\\s+-\\s+0$`));
+    expect(lines.find((line) => line.startsWith(otherId))).toMatch(
+      new RegExp(`^${otherId}\\s+-\\s+-\\s+offline\\s+never\\s+-\\s+-\\s+-\\s+-\\s+not reported\\s+-\\s+-\\s+0$`),
+    );
     // From the other home, that one is here.
     expect((await swarmNode(['nodes'], { env: other.env })).stdout).toContain(`${otherId} (here)`);
     expect(human.stdout + human.stderr).not.toContain(here.token);

@@ -32,6 +32,8 @@ export interface RunPageModel {
   input: unknown;
   /** What came back to the wallet for it (the ledger's refund); null: nothing. */
   refund: { amount_cents: number; at: string } | null;
+  /** A queued run pinned to a node its user drained (docs/api.md "Draining a node"): it waits for the resume. */
+  waitingForNode: { node_id: string; drained_at: string } | null;
   /** Why the last action on it was refused. */
   alert?: string;
 }
@@ -61,6 +63,11 @@ export function runPage(frame: ConsoleFrame, model: RunPageModel): string {
 ${failure === null ? null : html`<dt>Reason</dt><dd id="run-reason"><code>${failure.error}</code>${failure.message === '' ? null : html`: ${failure.message}`}</dd>`}
 <dt>Charge</dt><dd>${formatDollars(run.charged_cents)}${model.refund === null ? null : html` <span id="run-refund">(refunded ${formatDollars(model.refund.amount_cents)} to your wallet ${timeElement(model.refund.at)})</span>`}</dd>
 <dt>Node</dt><dd>${run.node_id === null ? html`<span class="muted">none yet</span>` : nodeName(run.node_id, model.nodes)}</dd>
+${
+  model.waitingForNode === null
+    ? null
+    : html`<dt>Waiting for</dt><dd id="run-waiting">${nodeName(model.waitingForNode.node_id, model.nodes)}, drained since ${timeElement(model.waitingForNode.drained_at)}: this run is pinned to it and waits until it is resumed (<a href="${frame.base}nodes">Nodes</a>)</dd>`
+}
 <dt>Created</dt><dd>${timeElement(run.started_at)}</dd>
 <dt>Trigger</dt><dd id="run-trigger">${triggerText(run.trigger)}</dd>
 <dt>Queue wait</dt><dd>${durationBetween(run.started_at, model.claimedAt ?? run.finished_at, 'still waiting')}</dd>

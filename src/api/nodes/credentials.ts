@@ -32,6 +32,8 @@ export interface NodeSeen {
   hostname: string | null;
   name: string | null;
   version: string | null;
+  /** When this instance last wrote the node's health (docs/api.md "Node health"); absent: not yet. */
+  healthAt?: number;
 }
 
 export function newNodeCredential(): string {

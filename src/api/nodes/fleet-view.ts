@@ -1,11 +1,12 @@
 // The user's fleet as GET /v1/swarm/nodes and the console's nodes page show it (docs/api.md "Runs on the node"): each
 // node's last report, whether it is online (seen within a lease, not stopped since), the agents it serves, its
-// labels and the runs it finished today (UTC).
+// labels, the runs it finished today (UTC), its host's health as its last poll said it, and whether it is drained.
 import type { NodeSummary } from '../../contract/node-protocol.js';
 import { isoTime, startOfUtcDay } from '../../lib/clock.js';
 import type { ServiceContext } from '../context.js';
 import type { RunStore } from '../runs/run-store.js';
 import { isOnline, type NodeRegistry } from './registry.js';
+import { healthReport } from './node-health.js';
 
 export type FleetView = (userId: string) => Promise<NodeSummary[]>;
 
@@ -32,6 +33,8 @@ export function createFleetView(ctx: ServiceContext, nodes: NodeRegistry, runs: 
       labels: labels[index]!,
       runs_today: today.get(node.node_id) ?? 0,
       ephemeral: node.ephemeral === 1,
+      health: healthReport(node.health_json, node.health_reported_at),
+      drained_at: node.drained_at === null ? null : isoTime(node.drained_at),
     }));
   };
 }

@@ -1,10 +1,12 @@
 // The user's fleet (docs/api.md "Runs on the node"): what each enrolled node reported at its last poll (its
-// heartbeat), which agents it serves, the labels it carries, and whether it is online: seen within the lease time,
-// and not stopped since (its daemon's clean stop, POST /v1/swarm/nodes/self/offline, until its next poll).
+// heartbeat, with its host's health), which agents it serves, the labels it carries, whether its user drained it, and
+// whether it is online: seen within the lease time, and not stopped since (its daemon's clean stop, POST
+// /v1/swarm/nodes/self/offline, until its next poll).
 import type { Kysely } from 'kysely';
 import { compiledOnce } from '../store/compiled-once.js';
 import type { Store } from '../store/store.js';
 import type { Tables } from '../store/tables.js';
+import type { NodeHealth } from '../../contract/node-protocol.js';
 import { mayStillTakeRuns } from './ephemeral.js';
 
 export interface NodeRow {
@@ -22,12 +24,17 @@ export interface NodeRow {
   ephemeral_run_id: string | null;
   /** Its daemon stopped cleanly at this time and has not polled since. */
   offline_at: number | null;
+  /** Its last poll's health (contract/node-protocol.ts NodeHealth) as JSON, and when it came; null: never said. */
+  health_json: string | null;
+  health_reported_at: number | null;
+  /** Drained by its user (node-drain.ts): it takes no new run. */
+  drained_at: number | null;
 }
 
 export interface NodeRegistry {
   get(nodeId: string): Promise<NodeRow | undefined>;
-  /** The poll: the node is alive (online again if it had stopped), and says what it is. */
-  touch(nodeId: string, seen: { hostname?: string; name?: string; version?: string }, now: number): Promise<void>;
+  /** The poll: the node is alive (online again if it had stopped), and says what it is and how its host is. */
+  touch(nodeId: string, seen: NodeSaid, now: number): Promise<void>;
   serve(nodeId: string, agentId: string, now: number): Promise<void>;
   withdraw(nodeId: string, agentId: string): Promise<void>;
   agentsOf(nodeId: string): Promise<string[]>;
@@ -52,6 +59,16 @@ export interface NodeRegistry {
   serving(userId: string, agentId: string, pinnedNodeId: string | undefined, labels?: readonly string[]): Promise<NodeRow[]>;
   /** Its daemon stopped cleanly: nothing is routed to it as if it were online until it polls again. */
   markOffline(nodeId: string, now: number): Promise<void>;
+  /** When its user drained it (node-drain.ts); null: it takes runs. */
+  drainedAt(nodeId: string): Promise<number | null>;
+}
+
+/** What a poll says of the node: each given replaces what it said before. */
+export interface NodeSaid {
+  hostname?: string;
+  name?: string;
+  version?: string;
+  health?: NodeHealth;
 }
 
 export function isOnline(node: Pick<NodeRow, 'last_seen_at' | 'offline_at'>, onlineSince: number): boolean {
@@ -70,6 +87,9 @@ const COLUMNS = [
   'ephemeral',
   'ephemeral_run_id',
   'offline_at',
+  'health_json',
+  'health_reported_at',
+  'drained_at',
 ] as const;
 
 /**
@@ -83,7 +103,10 @@ const servingQuery = (db: Kysely<Tables>, userId: string, agentId: string, onlin
     .select(COLUMNS.map((column) => `n.${column}` as const))
     .where('n.user_id', '=', userId)
     .where('a.agent_id', '=', agentId)
-    .$if(onlineSince !== undefined, (query) => query.where('n.last_seen_at', '>=', onlineSince!).where('n.offline_at', 'is', null))
+    // A drained node is not one to take a run now; it may again once resumed, as an offline node once back.
+    .$if(onlineSince !== undefined, (query) =>
+      query.where('n.last_seen_at', '>=', onlineSince!).where('n.offline_at', 'is', null).where('n.drained_at', 'is', null),
+    )
     .where('n.removed_at', 'is', null)
     .where(mayStillTakeRuns('n'))
     .orderBy('n.last_seen_at', 'desc');
@@ -126,6 +149,7 @@ export function createNodeRegistry(store: Store): NodeRegistry {
           ...(seen.hostname === undefined ? {} : { hostname: seen.hostname }),
           ...(seen.name === undefined ? {} : { name: seen.name }),
           ...(seen.version === undefined ? {} : { version: seen.version }),
+          ...(seen.health === undefined ? {} : { health_json: JSON.stringify(seen.health), health_reported_at: now }),
         })
         .where('node_id', '=', nodeId)
         .execute();
@@ -179,6 +203,10 @@ export function createNodeRegistry(store: Store): NodeRegistry {
     serving: (userId, agentId, pinned, labels = []) => servingWith(userId, agentId, undefined, pinned, labels),
     async markOffline(nodeId, now) {
       await store.db.updateTable('nodes').set({ offline_at: now }).where('node_id', '=', nodeId).execute();
+    },
+    async drainedAt(nodeId) {
+      const row = await store.db.selectFrom('nodes').select('drained_at').where('node_id', '=', nodeId).executeTakeFirst();
+      return row?.drained_at == null ? null : Number(row.drained_at);
     },
   };
 }

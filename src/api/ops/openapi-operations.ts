@@ -109,7 +109,8 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     },
   },
 
-  // Nodes (docs/api.md "Runs on the node", "Removing a node", "Ephemeral nodes", "Credential rotation", "Labels").
+  // Nodes (docs/api.md "Runs on the node", "Removing a node", "Ephemeral nodes", "Credential rotation", "Labels",
+  // "Node health", "Draining a node").
   'POST /v1/swarm/nodes/enroll': {
     id: 'enrollNode',
     summary: "Enroll a host with a deploy token: the node's id and credential",
@@ -143,6 +144,16 @@ export const OPERATIONS: Record<string, OperationDoc> = {
   'GET /v1/swarm/nodes': { id: 'listNodes', summary: "The user's nodes" },
   'DELETE /v1/swarm/nodes/self': { id: 'removeThisNode', summary: 'A node removes itself (an ephemeral node after its run)' },
   'DELETE /v1/swarm/nodes/{node_id}': { id: 'removeNode', summary: "Remove one of the user's nodes" },
+  'POST /v1/swarm/nodes/{node_id}/drain': {
+    id: 'drainNode',
+    summary: "Drain one of the user's nodes: it takes no new run, finishes those it holds, stays online",
+    errors: ['not_found'],
+  },
+  'POST /v1/swarm/nodes/{node_id}/resume': {
+    id: 'resumeNode',
+    summary: 'Resume a drained node: it takes runs again',
+    errors: ['not_found'],
+  },
 
   // Runs (spec §4; docs/api.md "Runs on the node", "Runs as jobs", "Run logs", "Run artifacts").
   'POST /v1/swarm/execute': {

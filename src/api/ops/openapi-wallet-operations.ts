@@ -78,6 +78,18 @@ export const WALLET_OPERATIONS: Record<string, OperationDoc> = {
     errors: ['not_found', 'step_up_required'],
     answers: { 303: SEE_OTHER('On to the nodes page') },
   },
+  'POST /wallet/nodes/{node_id}/drain': {
+    id: 'drainConsoleNode',
+    summary: 'Drain a node from the console: it takes no new run until resumed',
+    errors: ['not_found'],
+    answers: { 303: SEE_OTHER('On to the nodes page') },
+  },
+  'POST /wallet/nodes/{node_id}/resume': {
+    id: 'resumeConsoleNode',
+    summary: 'Resume a drained node from the console',
+    errors: ['not_found'],
+    answers: { 303: SEE_OTHER('On to the nodes page') },
+  },
   'GET /wallet/runs': {
     id: 'showConsoleRuns',
     summary: "The console's runs page",

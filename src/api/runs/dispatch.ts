@@ -11,7 +11,7 @@ import { linkedSignal } from '../../lib/linked-signal.js';
 import type { ServiceContext } from '../context.js';
 import type { EnrolledNode } from '../nodes/credentials.js';
 import { ephemeralRunOf, mayTakeRun, recordEphemeralRun } from '../nodes/ephemeral.js';
-import type { NodeRegistry } from '../nodes/registry.js';
+import type { NodeRegistry, NodeSaid } from '../nodes/registry.js';
 import type { FailedRunOutput, FinishRun, RunOutcome } from './finish-run.js';
 import type { SecretsOfRun } from '../user-secrets/run-secrets.js';
 import { createRunEventOutbox } from '../webhooks/outbox.js';
@@ -116,17 +116,20 @@ export function createDispatch(
        * written is kept on the node as its credential is remembered (nodes/credentials.ts), before the write, so the
        * node's other polls meanwhile do not write it again: a node writes it once a second, however many polls it holds.
        */
-      const seen = async (at: number, said: { hostname?: string; name?: string; version?: string } = {}): Promise<void> => {
+      const seen = async (at: number, said: NodeSaid = {}): Promise<void> => {
         const changed =
           (said.hostname !== undefined && said.hostname !== node.seen.hostname) ||
           (said.name !== undefined && said.name !== node.seen.name) ||
-          (said.version !== undefined && said.version !== node.seen.version);
+          (said.version !== undefined && said.version !== node.seen.version) ||
+          // Its first health is written at once (its user sees it at the next look), then as the heartbeat ages.
+          (said.health !== undefined && node.seen.healthAt === undefined);
         if (!changed && at - (node.seen.at ?? Number.NEGATIVE_INFINITY) < seenEveryMs) return;
         node.seen = {
           at,
           hostname: said.hostname ?? node.seen.hostname,
           name: said.name ?? node.seen.name,
           version: said.version ?? node.seen.version,
+          ...(said.health !== undefined ? { healthAt: at } : node.seen.healthAt === undefined ? {} : { healthAt: node.seen.healthAt }),
         };
         await nodes.touch(node.node_id, said, at);
       };
@@ -134,6 +137,7 @@ export function createDispatch(
         hostname: request.hostname,
         ...(request.name === undefined ? {} : { name: request.name }),
         version: request.version,
+        ...(request.health === undefined ? {} : { health: request.health }),
       });
       const { lost, cancel } = await runs.renewLeases(node.node_id, request.running, now + leaseMs);
       const cancelOf = (ids: readonly string[]) => (ids.length === 0 ? {} : { cancel: [...ids] });
@@ -188,7 +192,15 @@ export function createDispatch(
         // Seen at the end of the hold too: a node in a 20 s poll is online the whole time. Not one that went away
         // meanwhile: it would show online for a hold more after it died.
         if (gone?.aborted !== true) await seen(ctx.clock.now());
-        return { runs: found.runs, lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(found.cancel) };
+        // A poll handed runs was not drained when it took them; one handed none says whether it is (for its status).
+        const drained = found.runs.length === 0 && (await nodes.drainedAt(node.node_id)) !== null;
+        return {
+          runs: found.runs,
+          lost,
+          lease_seconds: Math.floor(leaseMs / 1000),
+          ...cancelOf(found.cancel),
+          ...(drained ? { drained: true as const } : {}),
+        };
       } finally {
         linked?.release();
       }

@@ -46,7 +46,7 @@ SELECT k.request_hash, k.state, k.status_code, k.response_json, k.run_id, k.crea
   EXISTS (
     SELECT 1 FROM nodes n JOIN node_agents a ON a.node_id = n.node_id
     WHERE n.user_id = ${v.userId} AND a.agent_id = ${v.agentId} AND n.removed_at IS NULL AND ${mayStillTakeRuns('n')}
-      AND (cast(${v.mayWait} as integer) = 1 OR (n.last_seen_at >= cast(${v.onlineSince} as bigint) AND n.offline_at IS NULL))
+      AND (cast(${v.mayWait} as integer) = 1 OR (n.last_seen_at >= cast(${v.onlineSince} as bigint) AND n.offline_at IS NULL AND n.drained_at IS NULL))
       AND (cast(${v.pinned} as text) IS NULL OR n.node_id = cast(${v.pinned} as text))
   ) AS node_available,
   (SELECT c.digest FROM agent_current c WHERE c.user_id = ${v.userId} AND c.agent_id = ${v.agentId}) AS current_digest,

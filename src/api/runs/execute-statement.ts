@@ -88,7 +88,7 @@ WITH gate AS (
     AND EXISTS (
       SELECT 1 FROM nodes n JOIN node_agents a ON a.node_id = n.node_id
       WHERE n.user_id = ${v.userId} AND a.agent_id = ${v.agentId} AND n.removed_at IS NULL AND ${mayStillTakeRuns('n')}
-        AND (cast(${v.mayWait} as boolean) OR (n.last_seen_at >= cast(${v.onlineSince} as bigint) AND n.offline_at IS NULL))
+        AND (cast(${v.mayWait} as boolean) OR (n.last_seen_at >= cast(${v.onlineSince} as bigint) AND n.offline_at IS NULL AND n.drained_at IS NULL))
         AND (cast(${v.pinned} as text) IS NULL OR n.node_id = cast(${v.pinned} as text))
         AND (SELECT count(*) FROM node_labels l WHERE l.node_id = n.node_id AND l.label = ANY(cast(${v.labels} as text[]))) = cardinality(cast(${v.labels} as text[])))
     AND (SELECT c.digest FROM agent_current c WHERE c.user_id = ${v.userId} AND c.agent_id = ${v.agentId}) IS NOT DISTINCT FROM cast(${v.digest} as text)

@@ -110,7 +110,13 @@ export const claimableRuns = (db: Kysely<Tables>, userId: string, nodeId: string
     .where('user_id', '=', userId)
     .where((eb) => eb.or([eb('pinned_node_id', 'is', null), eb('pinned_node_id', '=', nodeId)]))
     .where('agent_id', 'in', (eb) => eb.selectFrom('node_agents').select('agent_id').where('node_id', '=', nodeId))
-    .where(carriesRunLabels(sql.ref('runs.run_id'), nodeId));
+    .where(carriesRunLabels(sql.ref('runs.run_id'), nodeId))
+    // A drained node takes no new run (docs/api.md "Draining a node"), read here so both engines' claims skip it.
+    .where((eb) =>
+      eb.not(
+        eb.exists(eb.selectFrom('nodes').select(sql.lit(1).as('one')).where('node_id', '=', nodeId).where('drained_at', 'is not', null)),
+      ),
+    );
 
 /** RETURNING comes in no promised order; the node is handed its runs oldest first. */
 export function oldestFirst(rows: RunRow[]): RunRow[] {

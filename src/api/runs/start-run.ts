@@ -298,7 +298,9 @@ async function assertNodeAvailable(
           ? `node ${pinned} does not serve ${agentId}`
           : named.ephemeral_run_id !== null
             ? `node ${pinned} is ephemeral and has had its one run`
-            : `node ${pinned} is offline, and queue_seconds 0 asked not to wait for it`
+            : named.drained_at !== null
+              ? `node ${pinned} is drained (swarm-node nodes resume ${pinned}), and queue_seconds 0 asked not to wait for it`
+              : `node ${pinned} is offline, and queue_seconds 0 asked not to wait for it`
       : fleet.length === 0
         ? 'you have no node: runs execute on a node you install'
         : serving.length === 0

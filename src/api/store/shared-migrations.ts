@@ -8,6 +8,7 @@ import { budgetCounters } from './budget-counters-migration.js';
 import { runArtifacts } from './artifacts-migration.js';
 import { runsAsJobs } from './jobs-migration.js';
 import { runLogs } from './logs-migration.js';
+import { nodeHealthAndDrain } from './node-health-migration.js';
 import { rateCounters } from './rate-counters-migration.js';
 
 export const SHARED_MIGRATIONS_FROM_VERSION = 6;
@@ -131,6 +132,7 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
   async (db) => {
     await db.schema.alterTable('runs').addColumn('trigger', 'text').execute();
   },
+  /* 20: a node's health and drain (docs/api.md "Node health", "Draining a node") */ nodeHealthAndDrain,
 ];
 
 /** The schema version this program migrates either engine to. */

@@ -58,6 +58,12 @@ export interface Tables {
     ephemeral_run_id: string | null;
     /** When its daemon said it stopped (POST /v1/swarm/nodes/self/offline); cleared by its next poll. Offline meanwhile. */
     offline_at: number | null;
+    /** Its last poll's `health`, as validated (contract/node-protocol.ts NodeHealth); null: it never said. */
+    health_json: string | null;
+    /** When the service received that health. */
+    health_reported_at: number | null;
+    /** Drained by its user (docs/api.md "Draining a node"): it takes no new run; null: it takes runs. */
+    drained_at: number | null;
   };
   node_agents: { node_id: string; agent_id: string; registered_at: number };
   /** The labels a node carries, lowercase (contract/labels.ts). */

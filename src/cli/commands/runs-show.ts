@@ -38,6 +38,10 @@ Example:
           const failure = (shown.output ?? {}) as { error?: string; message?: string };
           lines.push('', `${style.red(failure.error ?? shown.status)}: ${failure.message ?? ''}`.trimEnd());
         } else {
+          if (shown.waiting_for_node !== undefined)
+            lines.push(
+              `Pinned to node ${shown.waiting_for_node.node_id}, drained since ${shortTime(shown.waiting_for_node.drained_at)}: it waits for swarm-node nodes resume ${shown.waiting_for_node.node_id}.`,
+            );
           if (shown.queue_expires_at) lines.push(`Waits for a node until ${shortTime(shown.queue_expires_at)}, then is refunded.`);
           if (shown.cancel_requested_at) lines.push(`Cancel asked at ${shortTime(shown.cancel_requested_at)}: its node stops it.`);
           else lines.push(`Cancel it: swarm-node cancel ${shown.run_id}`);

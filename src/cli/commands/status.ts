@@ -92,6 +92,16 @@ export function statusCommand(): Command {
                 ] as [string, string],
               ]
             : []),
+          ...(s.daemon.drained_since === null || s.daemon.drained_since === undefined
+            ? []
+            : [
+                [
+                  '  drained',
+                  bad(
+                    `since ${s.daemon.drained_since}: the service sends this node no new run (swarm-node nodes resume ${s.node.node_id ?? '<node_id>'})`,
+                  ),
+                ] as [string, string],
+              ]),
           ...s.daemon.agents.map((a) => [`  ${a.agent_id}`, scheduleLine(a, bad)] as [string, string]),
         ]);
         return s.problems.length === 0 ? lines : `${lines}\n\n${s.problems.map((p) => style.yellow(`! ${p}`)).join('\n')}`;

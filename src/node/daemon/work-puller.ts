@@ -7,6 +7,7 @@
 // freed ends that wait at once. A failed poll waits a backoff (an outage or a refused credential is a hold of the
 // daemon, service-hold.ts, and ends the pulling until a probe finds the service usable again).
 import { hostname } from 'node:os';
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SvcError, messageOf } from '../../contract/errors.js';
 import type { AssignedRun } from '../../contract/node-protocol.js';
@@ -19,6 +20,8 @@ import { linkedSignal } from '../../lib/linked-signal.js';
 import type { DaemonCore } from './core.js';
 import type { ServiceHold } from './service-hold.js';
 import type { PendingSettlement } from './settlement.js';
+import { HostHealth } from './host-health.js';
+import { recordDrained } from '../store/daemon-state.js';
 
 /** The longest the service holds a poll open waiting for work (it may hold less). */
 const POLL_HOLD_SECONDS = 20;
@@ -37,6 +40,10 @@ export class WorkPuller {
   readonly #stopped = new AbortController();
   #pulling: Promise<void> | undefined;
   readonly #retry = new CappedBackoff(POLL_RETRY_FIRST_MS, POLL_RETRY_CAP_MS);
+  /** The service's last word on this node's drain. */
+  #drained = false;
+  /** What each poll says of the host (host-health.ts). */
+  readonly #health: HostHealth;
 
   /** The service said this ephemeral node's one run is over (poll `retire`): true once the node removed itself. */
   readonly #retire: ((caller: NodeCaller) => Promise<boolean>) | undefined;
@@ -46,6 +53,8 @@ export class WorkPuller {
     this.#hold = hold;
     this.#settlement = settlement;
     this.#retire = retire;
+    // The filesystem of the node's home: its etc/credentials.json's grandparent.
+    this.#health = new HostHealth(dirname(dirname(core.credentialsFile)), () => core.now());
   }
 
   /** Pulled runs executing here now. */
@@ -82,6 +91,7 @@ export class WorkPuller {
       // Linked, not AbortSignal.any: `stop` lives as long as the daemon and would keep an entry per poll.
       const linked = capacity === 0 ? undefined : linkedSignal([stop, withdrawn]);
       try {
+        const health = await this.#health.current();
         // Leases are counted from here (run-lease.ts): the poll left before the service took any run for it.
         const asked = monotonicClock.now();
         const answer = await caller.executor.api.poll(
@@ -92,11 +102,14 @@ export class WorkPuller {
             capacity,
             running: [...this.#running.keys()],
             wait_seconds: capacity === 0 ? 0 : POLL_HOLD_SECONDS,
+            ...(health === undefined ? {} : { health }),
           },
           linked?.signal ?? stop,
         );
         this.#retry.reset();
         this.#core.health?.pollAnswered(this.#core.now(), (monotonicClock.now() - asked) / 1000);
+        // An answer that only asks to cancel says nothing of the drain (dispatch.ts answers it before looking).
+        if (answer.cancel === undefined || answer.drained === true) this.#noteDrained(answer.drained === true);
         for (const runId of answer.lost) this.#running.get(runId)?.abort();
         for (const runId of answer.cancel ?? []) this.#running.get(runId)?.abort(RUN_CANCELLED);
         // An older service gives no seconds per run: the poll's lease length, from the same start, is never later.
@@ -108,6 +121,14 @@ export class WorkPuller {
         if (stop.aborted) return;
         // The slots it offered were taken back (the journal cannot be written): ask again, for none.
         if (withdrawn.aborted) continue;
+        // A service older than this daemon: the same poll again at once, without what it does not know.
+        if (this.#health.refused(error)) {
+          this.#core.log.warn('health_not_taken', {
+            error: messageOf(error),
+            note: 'the service is older; polling without health for an hour',
+          });
+          continue;
+        }
         if (this.#hold.onServiceError(error, caller)) return;
         const retryMs = this.#retry.next();
         this.#core.log.warn('poll_failed', { error: messageOf(error), retry_in_seconds: Math.round(retryMs / 1000) });
@@ -116,6 +137,20 @@ export class WorkPuller {
         linked?.release();
       }
     }
+  }
+
+  /** Recorded for `status` when the service's word changes (docs/api.md "Draining a node"), and logged. */
+  #noteDrained(drained: boolean): void {
+    if (drained === this.#drained) return;
+    this.#drained = drained;
+    try {
+      recordDrained(this.#core.db, drained, this.#core.now());
+    } catch {
+      // Only status reads it: a journal that cannot be written is the journal's own fault, seen where it is kept.
+    }
+    this.#core.log.info(drained ? 'node_drained' : 'node_resumed', {
+      note: drained ? 'its user drained this node: it takes no new run until resumed' : 'it takes runs again',
+    });
   }
 
   /** Executes one pulled run in a slot of its own (a run the poll hands over is this node's to finish). */

@@ -127,6 +127,7 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
       last_tick_at: null,
       stopped_at: null,
       paused: null,
+      drained_since: null,
       agents: [],
       state: {},
     },

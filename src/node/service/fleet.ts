@@ -1,7 +1,7 @@
 // The signed-in user's nodes, as the service sees them (docs/api.md "Runs on the node"): `swarm-node nodes`, one
-// removed (`nodes remove`, docs/api.md "Removing a node"), and a deploy token for one more node (`enroll` and the
-// wizard on a bare host). All take the user's JWT, never a node credential.
-import type { NodeDeployToken, NodeRemoval, NodesResponse } from '../../contract/node-protocol.js';
+// removed (`nodes remove`, docs/api.md "Removing a node"), one drained or resumed (`nodes drain`, `nodes resume`,
+// docs/api.md "Draining a node"), and a deploy token for one more node (`enroll` and the wizard on a bare host). All take the user's JWT, never a node credential.
+import type { NodeDeployToken, NodeDrain, NodeRemoval, NodesResponse } from '../../contract/node-protocol.js';
 import type { ServiceClient } from './service-client.js';
 
 export async function listNodes(
@@ -24,6 +24,21 @@ export async function removeNode(client: ServiceClient, jwt: string, nodeId: str
     await client.call<NodeRemoval>({
       method: 'DELETE',
       path: `/v1/swarm/nodes/${encodeURIComponent(nodeId)}`,
+      bearer: jwt,
+      retrySafe: true,
+    })
+  ).body;
+}
+
+/**
+ * Drains (`drain`) or resumes one of the user's nodes (docs/api.md "Draining a node"): a repeat answers as things are,
+ * so it is safe to retry. 404 when the user has no such node.
+ */
+export async function drainNode(client: ServiceClient, jwt: string, nodeId: string, drain: boolean): Promise<NodeDrain> {
+  return (
+    await client.call<NodeDrain>({
+      method: 'POST',
+      path: `/v1/swarm/nodes/${encodeURIComponent(nodeId)}/${drain ? 'drain' : 'resume'}`,
       bearer: jwt,
       retrySafe: true,
     })

@@ -18,6 +18,8 @@ export const DAEMON_KEYS = {
   pausedUntil: 'paused_until',
   /** Who starts the daemon again when it exits (DaemonSupervisor): what `upgrade` does without systemd depends on it. */
   supervisor: 'supervisor',
+  /** Since when the service has said this node is drained (docs/api.md "Draining a node"); absent: it was not. */
+  drainedSince: 'drained_since',
 } as const;
 
 /**
@@ -97,7 +99,13 @@ export function claimDaemon(
           remedy: 'Stop it first (systemctl stop svc-swarm-node), or leave it running: one daemon per node.',
         });
       }
-      deleteKeys(db, [DAEMON_KEYS.stoppedAt, DAEMON_KEYS.pausedReason, DAEMON_KEYS.pausedSince, DAEMON_KEYS.pausedUntil]);
+      deleteKeys(db, [
+        DAEMON_KEYS.stoppedAt,
+        DAEMON_KEYS.pausedReason,
+        DAEMON_KEYS.pausedSince,
+        DAEMON_KEYS.pausedUntil,
+        DAEMON_KEYS.drainedSince,
+      ]);
       const at = new Date(now).toISOString();
       setKeys(
         db,
@@ -118,6 +126,12 @@ export function claimDaemon(
 
 export function recordTick(db: SqliteDatabase, now: number): void {
   setKeys(db, { [DAEMON_KEYS.lastTickAt]: new Date(now).toISOString() }, now);
+}
+
+/** What the service's last poll answer said of the drain: written only when it changes. */
+export function recordDrained(db: SqliteDatabase, drained: boolean, now: number): void {
+  if (!drained) deleteKeys(db, [DAEMON_KEYS.drainedSince]);
+  else setKeys(db, { [DAEMON_KEYS.drainedSince]: new Date(now).toISOString() }, now);
 }
 
 export function recordStopped(db: SqliteDatabase, now: number): void {
@@ -159,6 +173,8 @@ export interface DaemonStatus {
   paused: { reason: string; since: string | null; until: string | null } | null;
   /** Every agent with an interval: when it runs next, and whether it is paused, why and until when. */
   agents: AgentSchedule[];
+  /** Since when the service says its user drained this node (its last poll's word); null: not drained. */
+  drained_since: string | null;
   state: Record<string, string>;
 }
 
@@ -181,6 +197,7 @@ export function readDaemonStatus(db: SqliteDatabase, now: number): DaemonStatus 
             since: isoOrNull(timeOf(state[DAEMON_KEYS.pausedSince])),
             until: isoOrNull(timeOf(state[DAEMON_KEYS.pausedUntil])),
           },
+    drained_since: recorded.running ? isoOrNull(timeOf(state[DAEMON_KEYS.drainedSince])) : null,
     agents: scheduledAgents(db).map((agent) => ({
       agent_id: agent.agent_id,
       every_seconds: agent.every_seconds,

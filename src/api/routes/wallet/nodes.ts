@@ -1,7 +1,7 @@
 // The console's nodes (docs/api.md "Console"): GET {wallet_url}/nodes (console/nodes-page.ts), GET
 // nodes/{node_id}/remove (what a removal does, console/node-remove-page.ts) and POST nodes/{node_id}/remove, through
-// nodes/node-removal.ts as DELETE /v1/swarm/nodes/{node_id}, and, as there, only with a recent sign-in. Another
-// user's node is the same 404 as none.
+// nodes/node-removal.ts as DELETE /v1/swarm/nodes/{node_id}, and, as there, only with a recent sign-in; POST
+// nodes/{node_id}/drain and /resume, as the API's (nodes/node-drain.ts). Another user's node is the same 404 as none.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { SvcError } from '../../../contract/errors.js';
 import type { NodeSummary } from '../../../contract/node-protocol.js';
@@ -13,6 +13,7 @@ import { recentUntil, requireRecentSession } from '../../console/recent-sign-in.
 import { clientSeen } from '../../http/client-seen.js';
 import { createFleetView } from '../../nodes/fleet-view.js';
 import { createNodeRemoval, removeByUser } from '../../nodes/node-removal.js';
+import { setDrained } from '../../nodes/node-drain.js';
 import { createNodeRegistry } from '../../nodes/registry.js';
 import { openReleaseDirectory } from '../../releases/release-directory.js';
 import { createRunStore } from '../../runs/run-store.js';
@@ -63,8 +64,26 @@ export function nodePages(scope: PageScope): FastifyPluginAsync {
     app.get('/nodes', async (request, reply) => {
       const session = await scope.requireSession(request);
       const frame = scope.frame(request, session, 'nodes');
-      return sendHtml(reply, 200, nodesPage(frame, await fleet(session.user_id), await inProgress(session.user_id), newest()));
+      const page = nodesPage(frame, await fleet(session.user_id), await inProgress(session.user_id), newest(), ctx.clock.now());
+      return sendHtml(reply, 200, page);
     });
+
+    // Drain and resume (nodes/node-drain.ts, as the API's): same origin only, as every form; no recent sign-in, as
+    // either is undone by the other. Another user's node is the same 404 as none.
+    for (const [action, drain] of [
+      ['drain', true],
+      ['resume', false],
+    ] as const) {
+      app.post<{ Params: { node_id: string } }>(`/nodes/:node_id/${action}`, async (request, reply) => {
+        assertSameOrigin(ctx, request);
+        const session = await scope.requireSession(request);
+        const node = await usersNode(request, session);
+        const deps = { store: ctx.store, audit: ctx.audit, events: ctx.runEvents };
+        const asked = { userId: session.user_id, nodeId: node.node_id, drain, now: ctx.clock.now(), client: clientSeen(request) };
+        await setDrained(deps, { ...asked, by: 'console' });
+        return redirectTo(request, reply, 'nodes');
+      });
+    }
 
     app.get<{ Params: { node_id: string } }>('/nodes/:node_id/remove', async (request, reply) => {
       const session = await scope.requireSession(request);

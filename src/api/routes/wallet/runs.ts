@@ -4,6 +4,7 @@
 // runs/{run_id}/artifacts/{name} (a download), POST runs/{run_id}/cancel, and GET/POST runs/{run_id}/rerun (its price,
 // then a new billed run of the same input). Another user's run is the same 404 as none.
 import { randomUUID } from 'node:crypto';
+import { drainedPin } from '../../nodes/node-drain.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { SvcError } from '../../../contract/errors.js';
@@ -149,6 +150,7 @@ export function runPages(scope: PageScope): FastifyPluginAsync {
         claimedAt: run.claimed_at === null ? null : isoTime(run.claimed_at),
         input: await shownInput(run),
         refund: (await moneyOfRun(ctx.store, session.user_id, run.run_id)).refund,
+        waitingForNode: (await drainedPin(ctx.store, run)) ?? null,
         ...(alert === undefined ? {} : { alert }),
       };
       // The one page that runs a script, while it follows the log: that script alone, allowed by its hash.

@@ -6,7 +6,8 @@
 //   carries);
 // - GET (the user's JWT): the user's fleet; DELETE {node_id}: one of them removed (docs/api.md "Removing a node");
 //   POST {node_id}/credential: its credential replaced (docs/api.md "Credential rotation"); both need a recent
-//   sign-in, as does the deploy token; DELETE self, with the node credential: the node removes itself (an ephemeral
+//   sign-in, as does the deploy token; POST {node_id}/drain and /resume: it takes no new run, or takes them again
+//   (docs/api.md "Draining a node"); DELETE self, with the node credential: the node removes itself (an ephemeral
 //   node after its one run).
 import type { FastifyPluginAsync } from 'fastify';
 import { type Static } from '@sinclair/typebox';
@@ -19,6 +20,7 @@ import {
   CredentialRotation,
   NodeAgentsResponse,
   NodeDeployToken,
+  NodeDrain,
   NodeParams,
   NodeRemoval,
   NodeLabelsRequest,
@@ -36,8 +38,10 @@ import { acceptJsonBodiesOnly } from '../../../http/json-body.js';
 import { createNodeAuthenticator } from '../../../nodes/credentials.js';
 import { createNodeGrant } from '../../../nodes/node-grant.js';
 import { createNodeRemoval, removeByUser } from '../../../nodes/node-removal.js';
+import { setDrained } from '../../../nodes/node-drain.js';
 import { createFleetView } from '../../../nodes/fleet-view.js';
 import { isOnline } from '../../../nodes/registry.js';
+import { assertHealthConsistent } from '../../../nodes/node-health.js';
 import { createDeployTokens } from '../../../paygate/deploy-tokens.js';
 import { createNodeEnrollment, invalidDeployToken } from '../../../paygate/enroll.js';
 import { createRuns } from '../../../runs/runs.js';
@@ -103,6 +107,8 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         reply.raw.once('close', () => {
           if (!reply.raw.writableFinished) gone.abort();
         });
+        // Refused before anything of the poll is written: a bad health changes nothing, heartbeat included.
+        assertHealthConsistent(request.body.health);
         return runs.dispatch.poll(nodeOf(request)!, request.body, ctx.drainSignal, gone.signal);
       },
     );
@@ -200,6 +206,26 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
         agents_withdrawn: removed.agents_withdrawn,
       };
     });
+
+    // Drain and resume (docs/api.md "Draining a node"): no recent sign-in, unlike removal, as both are undone by the
+    // other and change neither the fleet nor any code. Another user's node is the same 404 as an unknown id.
+    for (const [action, drain] of [
+      ['drain', true],
+      ['resume', false],
+    ] as const) {
+      app.post<{ Params: Static<typeof NodeParams> }>(
+        `/v1/swarm/nodes/:node_id/${action}`,
+        { config: { auth: 'access-token' }, schema: { params: NodeParams, response: { 200: NodeDrain } } },
+        async (request) => {
+          const { node_id: nodeId } = request.params;
+          const userId = userOf(request).sub;
+          const deps = { store: ctx.store, audit: ctx.audit, events: ctx.runEvents };
+          const changed = await setDrained(deps, { userId, nodeId, drain, now: ctx.clock.now(), client: clientSeen(request), by: 'user' });
+          if (changed === undefined) throw new SvcError('not_found', `you have no node ${nodeId}`, { remedy: 'Yours: swarm-node nodes.' });
+          return { ...changed, drained_at: changed.drained_at === null ? null : isoTime(changed.drained_at) };
+        },
+      );
+    }
 
     // Another user's node is the same 404 as an unknown id: a node id says nothing about whether it exists.
     app.delete<{ Params: Static<typeof NodeParams> }>(

@@ -11,6 +11,7 @@ import { nodeOf, userIdOf } from '../../../http/auth.js';
 import { preferredWaitMs } from '../../../http/prefer.js';
 import { createRunHistory, runLinks } from '../../../runs/run-history.js';
 import { runView } from '../../../runs/run-view.js';
+import { drainedPin } from '../../../nodes/node-drain.js';
 import { createRuns } from '../../../runs/runs.js';
 
 const RunParams = Type.Object({ run_id: Type.String({ maxLength: 64 }) });
@@ -45,7 +46,13 @@ export function runRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const now = (await runs.store.get(runId))!;
         // A finished run is shown as its final answer was (the balance then), with its attempts and links.
         const shown = final !== undefined ? (JSON.parse(final) as RunResponse) : runView(now, await ctx.ledger.balance(now.user_id));
-        return { ...shown, attempts: await history.attempts(now), links: runLinks(runId) };
+        const pin = await drainedPin(ctx.store, now);
+        return {
+          ...shown,
+          attempts: await history.attempts(now),
+          links: runLinks(runId),
+          ...(pin === undefined ? {} : { waiting_for_node: pin }),
+        };
       },
     );
 
