@@ -4,11 +4,17 @@
 // once: its held polls are woken to look. The state is the service's, so it outlives the node's daemon and host. One
 // function for the API (POST /v1/swarm/nodes/{node_id}/drain, /resume) and the console's forms, audited once per
 // change: a repeat answers as things are and records nothing.
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { ClientSeen } from '../mail/messages.js';
 import type { RunEvents } from '../runs/run-events.js';
 import type { Store } from '../store/store.js';
 import { isoTime } from '../../lib/clock.js';
+
+/** SQL: the node takes new runs (it is not drained); the condition every claim holds. */
+export function takesNewRuns(nodeId: string): RawBuilder<SqlBool> {
+  return sql<SqlBool>`NOT EXISTS (SELECT 1 FROM nodes dn WHERE dn.node_id = ${nodeId} AND dn.drained_at IS NOT NULL)`;
+}
 
 export interface DrainChange {
   node_id: string;

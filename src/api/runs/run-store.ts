@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { mayStillTakeRuns } from '../nodes/ephemeral.js';
 import { carriesRunLabels } from '../nodes/labels.js';
+import { takesNewRuns } from '../nodes/node-drain.js';
 import { compiledOnce } from '../store/compiled-once.js';
 import type { Store } from '../store/store.js';
 import type { Tables } from '../store/tables.js';
@@ -112,11 +113,7 @@ export const claimableRuns = (db: Kysely<Tables>, userId: string, nodeId: string
     .where('agent_id', 'in', (eb) => eb.selectFrom('node_agents').select('agent_id').where('node_id', '=', nodeId))
     .where(carriesRunLabels(sql.ref('runs.run_id'), nodeId))
     // A drained node takes no new run (docs/api.md "Draining a node"), read here so both engines' claims skip it.
-    .where((eb) =>
-      eb.not(
-        eb.exists(eb.selectFrom('nodes').select(sql.lit(1).as('one')).where('node_id', '=', nodeId).where('drained_at', 'is not', null)),
-      ),
-    );
+    .where(takesNewRuns(nodeId));
 
 /** RETURNING comes in no promised order; the node is handed its runs oldest first. */
 export function oldestFirst(rows: RunRow[]): RunRow[] {
