@@ -102,6 +102,11 @@ export const ERROR_CODES = {
     title: 'Budget exceeded',
     remedy: 'Wait until resets_at, or raise the cap (your caps: swarm-node budget list); nothing was charged.',
   },
+  node_drained: {
+    status: 409,
+    title: 'Node drained',
+    remedy: 'The node is drained and takes no new run, its own included: resume it (swarm-node nodes resume <node_id>), then run again.',
+  },
   artifact_exists: {
     status: 409,
     title: 'Artifact exists',

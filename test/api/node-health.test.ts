@@ -185,6 +185,28 @@ describe('node health and drain', () => {
     expect(kinds.filter((kind) => kind === 'node_drained' || kind === 'node_resumed')).toEqual(['node_resumed', 'node_drained']);
   });
 
+  it("a drained node's own run (swarm-node run on it, its daemon's schedules) is refused 409 node_drained, nothing charged; resumed, it runs", async () => {
+    const user = await paidUser(service, 100);
+    const node = await servingNode(user);
+    expect((await drain(user, node)).status).toBe(200);
+    const balance = async () => (await api('/v1/swarm/wallet', { token: user.token })).body.balance_cents as number;
+    const before = await balance();
+    for (const trigger of ['manual', 'schedule']) {
+      const refused = await execute(service, node.credential, { user_id: user.email, agent_id: AGENT }, undefined, {
+        prefer: 'respond-async',
+        'svc-run-trigger': trigger,
+      });
+      expect(refused.status, refused.text).toBe(409);
+      expect(refused.body).toMatchObject({ code: 'node_drained', node_id: node.node_id });
+      expect(refused.body.remedy).toContain(`swarm-node nodes resume ${node.node_id}`);
+    }
+    expect(await balance()).toBe(before);
+    expect((await drain(user, node, 'resume')).status).toBe(200);
+    const ran = await execute(service, node.credential, { user_id: user.email, agent_id: AGENT }, undefined, { prefer: 'respond-async' });
+    expect(ran.status, ran.text).toBe(202);
+    expect(ran.body).toMatchObject({ status: 'running', node_id: node.node_id });
+  });
+
   it('a poll held open by a drained node is woken by its resume and takes the run that waited', { timeout: 60_000 }, async () => {
     // Held up to 30 s: handed the run, the poll was woken by the resume, not ended by its hold.
     const holding = await startSvcApi({ runTiming: { ...TEST_RUN_TIMING, leaseMs: 90_000, pollHoldMs: 30_000 } });

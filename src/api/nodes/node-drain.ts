@@ -5,6 +5,7 @@
 // function for the API (POST /v1/swarm/nodes/{node_id}/drain, /resume) and the console's forms, audited once per
 // change: a repeat answers as things are and records nothing.
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { SvcError } from '../../contract/errors.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { ClientSeen } from '../mail/messages.js';
 import type { RunEvents } from '../runs/run-events.js';
@@ -14,6 +15,14 @@ import { isoTime } from '../../lib/clock.js';
 /** SQL: the node takes new runs (it is not drained); the condition every claim holds. */
 export function takesNewRuns(nodeId: string): RawBuilder<SqlBool> {
   return sql<SqlBool>`NOT EXISTS (SELECT 1 FROM nodes dn WHERE dn.node_id = ${nodeId} AND dn.drained_at IS NOT NULL)`;
+}
+
+/** A drained node's own run (swarm-node run on it, its daemon's schedules): refused before anything is charged. */
+export function nodeDrainedError(nodeId: string, drainedAt: number): SvcError {
+  return new SvcError('node_drained', `node ${nodeId} is drained (since ${isoTime(drainedAt)}): it takes no new run; nothing was charged`, {
+    remedy: `Resume it (swarm-node nodes resume ${nodeId}), then run again.`,
+    extensions: { node_id: nodeId, drained_at: isoTime(drainedAt) },
+  });
 }
 
 export interface DrainChange {

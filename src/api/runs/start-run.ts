@@ -20,6 +20,7 @@ import { timeOrderedId } from '../../lib/time-ordered-id.js';
 import { createExecuteSlots } from '../store/execute-slots.js';
 import type { EnrolledNode } from '../nodes/credentials.js';
 import { ephemeralNodeUsed, mayTakeRun, recordEphemeralRun } from '../nodes/ephemeral.js';
+import { nodeDrainedError } from '../nodes/node-drain.js';
 import { assertLabelsAvailable, assertOwnLabels, recordRunLabels } from '../nodes/labels.js';
 import type { NodeRegistry } from '../nodes/registry.js';
 import type { IdempotencyStore } from './idempotency.js';
@@ -168,8 +169,12 @@ export function createRunStarter(ctx: ServiceContext, runs: RunStore, keys: Idem
       }
       // A node's own run goes to itself: it asked, so it is there, and must carry the labels it names. Any other needs
       // a node serving the agent and carrying its labels: online, or, when the run may wait, one that may come back.
-      if (ownNode !== undefined) await assertOwnLabels(nodes, ownNode.node_id, agentId, labels);
-      else if (!gate.nodeAvailable || labels.length > 0)
+      if (ownNode !== undefined) {
+        // Drained, it takes no new run, its own included (docs/api.md "Draining a node").
+        const drainedAt = await nodes.drainedAt(ownNode.node_id);
+        if (drainedAt !== null) throw nodeDrainedError(ownNode.node_id, drainedAt);
+        await assertOwnLabels(nodes, ownNode.node_id, agentId, labels);
+      } else if (!gate.nodeAvailable || labels.length > 0)
         await assertNodeAvailable(ctx, nodes, { userId, agentId, pinned: request.node_id, labels, queueSeconds }, now);
       // An ephemeral node's own run is its one run too; its row stays locked until this run is recorded on it.
       const ephemeralNode = ownNode?.ephemeral === true ? ownNode.node_id : undefined;
