@@ -1,7 +1,7 @@
 // docs/operations.md "Upgrade", "Rollback", "Uninstall": upgrade to a newer release and roll back; uninstall
 // (command and generated uninstall.sh) leaves no file of ours; --purge; both work when the service is gone.
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openNodeStore } from '../../src/node/store/database.js';
@@ -292,10 +292,15 @@ describe('upgrade, rollback and uninstall', () => {
         await waitFor(async () => ((await fleet()).body.nodes[0]?.online === true ? true : undefined), 'the daemon started by hand online');
 
         // The purge cannot reach the service (the node stays listed there), so only stopping the daemon ends its polls.
+        // The root is given through a link, as on a host whose /opt is one (/opt -> /var/opt): the daemon's open
+        // files name the real path.
+        const linked = `${root}-link`;
+        symlinkSync(root, linked);
         const purged =
           tool === 'uninstall.sh'
-            ? await run('sh', [join(home, 'uninstall.sh'), '--root', root, '--purge', '--yes'])
-            : await swarmNode(['uninstall', '--root', root, '--purge', '--yes'], { env: { SVC_BASE_URL: GONE } });
+            ? await run('sh', [join(home, 'uninstall.sh'), '--root', linked, '--purge', '--yes'])
+            : await swarmNode(['uninstall', '--root', linked, '--purge', '--yes'], { env: { SVC_BASE_URL: GONE } });
+        rmSync(linked);
         expect(purged.exitCode, purged.stderr).toBe(0);
         expect(purged.stdout + purged.stderr, purged.stderr).toContain(`$ kill ${daemon.pid}`);
         expect((await daemon.child).exitCode).toBe(0);

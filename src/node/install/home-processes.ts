@@ -2,13 +2,14 @@
 // systemctl stops the unit's daemon, but a daemon started by hand (`swarm-node daemon` with the home) would go on
 // polling with the credential it read at start, taking runs for a node that no longer exists here. Every process that
 // holds a file of the home's var/ open (the daemon's database, above all) is one of them, however it was started.
-import { readdirSync, readlinkSync } from 'node:fs';
+import { readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { resolve, sep } from 'node:path';
 import { processIsAlive } from '../host/process-alive.js';
 
 /** Pids, but this process', with a descriptor open on a file under `dir`. */
 export function processesUsing(dir: string): number[] {
-  const prefix = `${resolve(dir)}${sep}`;
+  // The kernel names an open file by its real path: a home reached through a link (a --root given that way) is resolved.
+  const prefix = `${realOrResolved(dir)}${sep}`;
   const found: number[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
@@ -21,6 +22,14 @@ export function processesUsing(dir: string): number[] {
     if (fds.some((fd) => opensUnder(`/proc/${name}/fd/${fd}`, prefix))) found.push(Number(name));
   }
   return found;
+}
+
+function realOrResolved(dir: string): string {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return resolve(dir);
+  }
 }
 
 function opensUnder(link: string, prefix: string): boolean {

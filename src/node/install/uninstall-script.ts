@@ -83,6 +83,8 @@ holders() {
 # --purge: what holds the node's var/ open gets SIGTERM, as the unit's stop sends, and SIGKILL 30 s later: a daemon
 # started by hand would otherwise go on polling with the credential it read, taking runs for a node gone from here.
 stop_holders() {
+  # The kernel names what a descriptor opens by its real path: a --root given relative or through a link is resolved.
+  set -- "$(cd -P -- "$1" && pwd -P)"
   pids=$(holders "$1")
   [ -n "$pids" ] || return 0
   for pid in $pids; do
