@@ -12,7 +12,7 @@
 # Only verified bytes run as root: every file is copied once (capped) into a private directory, verified there and
 # used from there, and no package lying beside the script is ever picked up (--from DIR names one on purpose).
 # The deploy token comes from SVC_DEPLOY_TOKEN or --token-file, never from an argument (other users see argv in
-# ps), and reaches curl in a header file. Without curl it downloads with the host's Node.js (18 or newer: fetch), and
+# ps), and reaches curl in a header file. Without curl it downloads with the host's Node.js (20 or newer: fetch), and
 # without openssl it checks the signature with it (docs/decisions/0036-install-without-curl-or-openssl.md); with
 # neither it says what to install. POSIX sh, so `sh -s` runs it on any Linux; everything is inside main(), called on
 # the last line: a half-downloaded script defines functions and runs nothing.
@@ -130,7 +130,7 @@ manifest_field() { sed -n "s/^$1 //p" "$2" | head -n 1; }
 # Node.js does the same (NODE_FETCH): the header from the file, the body cut off past the cap, the status printed.
 fetch() {
   if [ "$downloader" = node ]; then
-    status="$("$host_node" -e "$NODE_FETCH" "$1" "$2" "$(($3 + 1))" "$work/auth" 2>"$work/fetch.err" || true)"
+    status="$(env -u NODE_OPTIONS -u NODE_TLS_REJECT_UNAUTHORIZED "$host_node" -e "$NODE_FETCH" "$1" "$2" "$(($3 + 1))" "$work/auth" 2>"$work/fetch.err" || true)"
     printf '%s\n' "${status:-000}"
     return
   fi
@@ -168,7 +168,8 @@ fetch(url, { headers: { [line.slice(0, colon)]: line.slice(colon + 1).trim() } }
         }
       }
     } catch (error) {
-      done(response.status, why(error));
+      // Cut off mid-body: no answer, as curl -sS reports it, not the status of a whole file.
+      done("000", `the download was cut off: ${why(error)}`);
     }
     done(response.status);
   },
@@ -178,7 +179,7 @@ fetch(url, { headers: { [line.slice(0, colon)]: line.slice(colon + 1).trim() } }
 # Checks the Ed25519 signature $3 of the file $2 with the public key (PEM) $1: openssl, else the host's Node.js.
 signed_with() {
   if [ "$verifier" = node ]; then
-    "$host_node" -e "$NODE_VERIFY" "$1" "$2" "$3" >/dev/null 2>&1
+    env -u NODE_OPTIONS "$host_node" -e "$NODE_VERIFY" "$1" "$2" "$3" >/dev/null 2>&1
   else
     openssl pkeyutl -verify -pubin -inkey "$1" -rawin -in "$2" -sigfile "$3" >/dev/null 2>&1
   fi
@@ -201,8 +202,9 @@ host_node_that() {
   if [ -n "$candidate" ] && "$candidate" -e "$1" >/dev/null 2>&1; then printf '%s\n' "$candidate"; fi
 }
 
-# How this host downloads: curl, else the host's Node.js 18 or newer (its fetch), unless a proxy is set, which Node's
-# fetch does not use; else the remedy.
+# How this host downloads: curl, else the host's Node.js 20 or newer (its fetch), unless a proxy is set, which Node's
+# fetch does not use; else the remedy. Node 20 or newer: its fetch drops the token's header on a redirect to
+# another origin.
 choose_downloader() {
   if command -v curl >/dev/null 2>&1; then
     downloader=curl
@@ -213,9 +215,9 @@ choose_downloader() {
     eval "value=\${$name:-}"
     [ -z "$value" ] || die "curl is needed to download the release through the proxy in $name and is not on PATH ($remedy)"
   done
-  host_node="$(host_node_that 'process.exit(typeof fetch === "function" ? 0 : 1)')"
+  host_node="$(host_node_that 'process.exit(typeof fetch === "function" && Number(process.versions.node.split(".")[0]) >= 20 ? 0 : 1)')"
   [ -n "$host_node" ] ||
-    die "curl is needed to download the release and is not on PATH ($remedy; Node.js 18 or newer on PATH also does), or install a release at hand with --artifact FILE"
+    die "curl is needed to download the release and is not on PATH ($remedy; Node.js 20 or newer on PATH also does), or install a release at hand with --artifact FILE"
   downloader=node
   say "curl is not on PATH: downloading with Node.js $("$host_node" -v) ($host_node)"
 }
@@ -430,7 +432,7 @@ main() {
     [ -r "$token_file" ] || die "cannot read the token file $token_file" 2
     token="$(tr -d ' \r\n' <"$token_file")"
   else
-    token="${SVC_DEPLOY_TOKEN:-}"
+    token="$(printf '%s' "${SVC_DEPLOY_TOKEN:-}" | tr -d ' \r\n')"
   fi
   # No package is ever found beside the script: what runs as root is a verified release, or the --from DIR named.
   [ -z "$from" ] || [ -z "$artifact" ] || die "--from and --artifact do not go together" 2

@@ -95,7 +95,7 @@ describe('install.sh without curl and openssl', { timeout: 120_000 }, () => {
     );
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toContain(
-      'install.sh: curl is needed to download the release and is not on PATH (apt-get install curl, dnf install curl; Node.js 18 or newer on PATH also does), or install a release at hand with --artifact FILE',
+      'install.sh: curl is needed to download the release and is not on PATH (apt-get install curl, dnf install curl; Node.js 20 or newer on PATH also does), or install a release at hand with --artifact FILE',
     );
     expect(filesUnder(root)).toEqual([]);
   });
@@ -155,6 +155,34 @@ describe('install.sh without curl and openssl', { timeout: 120_000 }, () => {
       expect(hungUp).toBe(true);
       // What loopback's socket buffers hold between the sender and the reader that stopped, at most.
       expect(sent).toBeLessThan(MAX_MANIFEST_BYTES + 16 * 1024 * 1024);
+      expect(filesUnder(root)).toEqual([]);
+    });
+  });
+
+  describe('a download cut off mid-body', () => {
+    let mitm: Interposer;
+    beforeAll(async () => {
+      // The manifest's answer announces its whole length, sends part of it and resets the connection.
+      mitm = await startInterposer(service.baseUrl, async (req, res) => {
+        if (!(req.url ?? '').endsWith('.manifest')) return false;
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '100000' });
+        res.write(Buffer.alloc(5000, 0x61), () => res.socket?.destroy());
+        return true;
+      });
+    });
+    afterAll(() => mitm.close());
+
+    it("is no answer, never a 200 of part of the file, and nothing is installed; a token given with a newline in SVC_DEPLOY_TOKEN is cleaned as a file's is", async () => {
+      const root = tempDir('no-curl-root-');
+      const { deploy_token } = await activatedSession(service.baseUrl, uniqueEmail('no-curl-cut'));
+      const result = await installSh(
+        ['--base-url', mitm.url, '--root', root, '--trust-key', key.publicFile],
+        pathWithout(['curl', 'openssl']),
+        { SVC_DEPLOY_TOKEN: `${deploy_token}\n` },
+      );
+      expect(result.exitCode).not.toBe(0);
+      expect(result.stderr).toMatch(/the download was cut off/);
+      expect(result.stderr).not.toContain(deploy_token);
       expect(filesUnder(root)).toEqual([]);
     });
   });
