@@ -168,8 +168,13 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
       stderrTail: '',
     });
   }
+  // The unit's own tmpfs (ARTIFACTS_DIRECTORY, the size of a run's artifacts); a unit rendered before it had one: a
+  // directory in the run's TMPDIR, within that tmpfs's size.
+  const artifactsDir = env.ARTIFACTS_DIRECTORY ?? join(tmpdir(), `swarm-artifacts-${request.run_id}`);
+  mkdirSync(artifactsDir, { recursive: true, mode: 0o700 });
   if (identity !== undefined) {
-    const others = otherHomePaths(env.SWARM_NODE_HOME ?? '', INSTALL_PATH, claimedHomes(HOST_AGENT_UIDS_DIR));
+    const needed = [stateParent, tmpdir(), artifactsDir, dirname(process.execPath)].filter((path) => path !== undefined);
+    const others = otherHomePaths(env.SWARM_NODE_HOME ?? '', INSTALL_PATH, claimedHomes(HOST_AGENT_UIDS_DIR), needed);
     const hidden = await hideHomes(others).catch((error: { stderr?: string; message: string }) => error.stderr?.trim() || error.message);
     if (typeof hidden === 'string')
       return answer({
@@ -179,10 +184,6 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
         stderrTail: '',
       });
   }
-  // The unit's own tmpfs (ARTIFACTS_DIRECTORY, the size of a run's artifacts); a unit rendered before it had one: a
-  // directory in the run's TMPDIR, within that tmpfs's size.
-  const artifactsDir = env.ARTIFACTS_DIRECTORY ?? join(tmpdir(), `swarm-artifacts-${request.run_id}`);
-  mkdirSync(artifactsDir, { recursive: true, mode: 0o700 });
   // The unit's cgroup is this run's alone: its counters say whether the run reached MemoryMax= or TasksMax=.
   const counters = ownCgroupCounters();
   const outcome = await runAgentProcess({

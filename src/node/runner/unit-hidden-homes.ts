@@ -4,10 +4,11 @@
 // What it cannot name changes after that: a named node's siblings, and homes elsewhere whose agents ran here as root
 // (the host's uid claims name them). agent-exec hides those before the agent starts, as bubblewrap's runs hide them
 // (./run-sandboxed.ts): an empty read-only tmpfs over each, in the unit's own mount namespace (PrivateMounts=), which
-// the agent (another uid, no capability) cannot unmount.
+// the agent (another uid, no capability) cannot unmount. mount(8) follows links, so a path is covered only where none
+// but root could have put a link on the way, and never one the run itself needs (its state, TMPDIR, the runtime).
 import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { join, resolve, sep } from 'node:path';
+import { lstatSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
@@ -16,19 +17,29 @@ const run = promisify(execFile);
  * What to cover for a run of the home `own`: every other home whole, but a home that holds `own` (the installed node
  * holds the named ones), of which its etc/ and var/ only; `installPath`'s named nodes are other homes too.
  */
-export function otherHomePaths(own: string, installPath: string, claimedHomes: readonly string[]): string[] {
+export function otherHomePaths(
+  own: string,
+  installPath: string,
+  claimedHomes: readonly string[],
+  /** What the run needs (its state directory, TMPDIR, artifacts, the runtime): never covered, nor what holds them. */
+  needed: readonly string[] = [],
+): string[] {
   const self = resolve(own);
+  const kept = [self, ...needed].map((path) => resolve(path));
   const named = join(resolve(installPath), 'nodes');
   const homes = [installPath, ...(entries(named) ?? []).map((name) => join(named, name)), ...claimedHomes].map((path) => resolve(path));
   const paths = new Set<string>();
   for (const home of homes) {
-    if (home === self || home === sep) continue;
+    // A home at the top of the tree (a claim naming /usr, /var, /tmp) would hide the system with it: not a home to
+    // hide but a mistake, and the run goes on as the unit made it.
+    if (home === self || dirname(home) === sep || home === sep) continue;
     if (self.startsWith(home + sep)) {
       paths.add(join(home, 'etc'));
       paths.add(join(home, 'var'));
     } else paths.add(home);
   }
-  return [...paths];
+  // Nor what the run needs, nor what holds it.
+  return [...paths].filter((path) => !kept.some((need) => need === path || need.startsWith(path + sep)));
 }
 
 /**
@@ -36,7 +47,7 @@ export function otherHomePaths(own: string, installPath: string, claimedHomes: r
  * Throws when a mount fails: the run must not start seeing another home.
  */
 export async function hideHomes(paths: readonly string[]): Promise<string[]> {
-  const visible = paths.filter((path) => entries(path) !== undefined);
+  const visible = paths.filter((path) => entries(path) !== undefined && onlyRootsWay(path));
   if (visible.length === 0) return [];
   await run('/bin/sh', ['-c', COVER, 'swarm-hide-homes', ...visible]);
   return visible;
@@ -53,5 +64,24 @@ function entries(path: string): string[] | undefined {
     return readdirSync(path);
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Whether every directory from / to `path` is a directory (not a link), root's, and writable by no one else (but a
+ * sticky one, whose entries only their owners may replace): then nobody but root can swap a link in before the mount.
+ */
+export function onlyRootsWay(path: string): boolean {
+  let at = resolve(path);
+  for (;;) {
+    try {
+      const stat = lstatSync(at);
+      if (!stat.isDirectory() || stat.uid !== 0) return false;
+      if ((stat.mode & 0o022) !== 0 && (stat.mode & 0o1000) === 0) return false;
+    } catch {
+      return false;
+    }
+    if (at === sep) return true;
+    at = dirname(at);
   }
 }
