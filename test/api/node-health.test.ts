@@ -207,6 +207,17 @@ describe('node health and drain', () => {
     expect(ran.body).toMatchObject({ status: 'running', node_id: node.node_id });
   });
 
+  it('a drained node hears it on every poll handed no run, one answering a cancel included', async () => {
+    const user = await paidUser(service, 100);
+    const node = await servingNode(user);
+    const held = await queuedRun(user);
+    expect((await poll(node, {}, 1)).body.runs).toHaveLength(1);
+    expect((await drain(user, node)).status).toBe(200);
+    expect((await api(`/v1/swarm/runs/${held}/cancel`, { method: 'POST', token: user.token })).status).toBeLessThan(300);
+    const answered = await poll(node, { running: [held] }, 1);
+    expect(answered.body).toMatchObject({ runs: [], cancel: [held], drained: true });
+  });
+
   it('a poll held open by a drained node is woken by its resume and takes the run that waited', { timeout: 60_000 }, async () => {
     // Held up to 30 s: handed the run, the poll was woken by the resume, not ended by its hold.
     const holding = await startSvcApi({ runTiming: { ...TEST_RUN_TIMING, leaseMs: 90_000, pollHoldMs: 30_000 } });

@@ -145,6 +145,8 @@ export function createDispatch(
       // Linked, not AbortSignal.any: the drain lives as long as the process and would keep an entry per poll (linked-signal.ts).
       const linked = gone === undefined ? undefined : linkedSignal([drain, gone]);
       const hold = linked?.signal ?? drain;
+      // Every poll handed no run says whether its node is drained, whichever way it ends: the daemon's status follows it.
+      const drainedFlag = async () => ((await nodes.drainedAt(node.node_id)) !== null ? { drained: true as const } : {});
       try {
         const oneRun = node.ephemeral ? await ephemeralRunOf(ctx.store, node.node_id) : undefined;
         if (oneRun !== undefined) {
@@ -163,9 +165,11 @@ export function createDispatch(
             lease_seconds: Math.floor(leaseMs / 1000),
             ...cancelOf(cancel),
             ...(over === true ? { retire: true } : {}),
+            ...(await drainedFlag()),
           };
         }
-        if (cancel.length > 0) return { runs: [], lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(cancel) };
+        if (cancel.length > 0)
+          return { runs: [], lost, lease_seconds: Math.floor(leaseMs / 1000), ...cancelOf(cancel), ...(await drainedFlag()) };
         // A held poll ends early when a run it holds is to be cancelled: the node stops it within a wake-up, not a hold.
         const check = async (wake: Wake): Promise<{ runs: AssignedRun[]; cancel: string[] } | undefined> => {
           const asked = await runs.cancelAsked(node.node_id, request.running);
@@ -193,13 +197,12 @@ export function createDispatch(
         // meanwhile: it would show online for a hold more after it died.
         if (gone?.aborted !== true) await seen(ctx.clock.now());
         // A poll handed runs was not drained when it took them; one handed none says whether it is (for its status).
-        const drained = found.runs.length === 0 && (await nodes.drainedAt(node.node_id)) !== null;
         return {
           runs: found.runs,
           lost,
           lease_seconds: Math.floor(leaseMs / 1000),
           ...cancelOf(found.cancel),
-          ...(drained ? { drained: true as const } : {}),
+          ...(found.runs.length === 0 ? await drainedFlag() : {}),
         };
       } finally {
         linked?.release();
