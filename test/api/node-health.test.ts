@@ -8,6 +8,7 @@ import { httpRequest, type ApiResponse } from '../helpers/http.js';
 import { enrollNode, type EnrolledTestNode } from '../helpers/protocol-node.js';
 import { startSvcApi, type TestService } from '../helpers/svc-api.js';
 import { removeTempDirs } from '../helpers/temp.js';
+import { waitFor } from '../helpers/wait.js';
 import { TEST_RUN_TIMING, execute, paidUser, type PaidUser } from './execute-fixtures.js';
 
 const AGENT = 'agent_ops_monitor_004';
@@ -233,8 +234,19 @@ describe('node health and drain', () => {
         token: node.credential,
         body: { hostname: 'health-host', version: 'test', capacity: 1, running: [], wait_seconds: 60 },
       });
+      // The poll is held once the service has seen the node (it never polled before): only then is the resume a wake-up.
+      await waitFor(async () => {
+        const fleet = await call('/v1/swarm/nodes', { token: user.token });
+        return (
+          (fleet.body.nodes as Array<{ node_id: string; last_seen_at: string | null }>).find((each) => each.node_id === node.node_id)
+            ?.last_seen_at ?? undefined
+        );
+      }, 'the poll to be held');
+      const resumedAt = Date.now();
       expect((await call(`/v1/swarm/nodes/${node.node_id}/resume`, { method: 'POST', token: user.token })).status).toBe(200);
       expect((await held).body.runs.map((run: { run_id: string }) => run.run_id)).toEqual([started.body.run_id]);
+      // Well inside the 30 s hold: woken, not ended by it.
+      expect(Date.now() - resumedAt).toBeLessThan(20_000);
     } finally {
       await holding.close();
     }
