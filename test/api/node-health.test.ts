@@ -3,26 +3,17 @@
 // nothing; a drained node, still online, is handed no new run (another node takes it, or it waits) while its runs
 // already held finish, and takes runs again once resumed; only the node's own user drains it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { NodeHealth } from '../../src/contract/node-protocol.js';
 import { httpRequest, type ApiResponse } from '../helpers/http.js';
 import { enrollNode, type EnrolledTestNode } from '../helpers/protocol-node.js';
 import { startSvcApi, type TestService } from '../helpers/svc-api.js';
 import { removeTempDirs } from '../helpers/temp.js';
 import { waitFor } from '../helpers/wait.js';
 import { TEST_RUN_TIMING, execute, paidUser, type PaidUser } from './execute-fixtures.js';
+import { SAMPLE_HEALTH } from '../helpers/node-health-sample.js';
 
 const AGENT = 'agent_ops_monitor_004';
 
-const HEALTH: NodeHealth = {
-  load_1: 0.52,
-  load_5: 0.4,
-  load_15: 0.31,
-  memory_total_bytes: 8 * 1024 ** 3,
-  memory_available_bytes: 5 * 1024 ** 3,
-  disk_total_bytes: 100 * 1024 ** 3,
-  disk_free_bytes: 60 * 1024 ** 3,
-  uptime_seconds: 86_400 * 3 + 600,
-};
+const HEALTH = SAMPLE_HEALTH;
 
 /** Deep enough that no flat field could take it. */
 function nested(depth: number): unknown {

@@ -5,7 +5,6 @@
 // passed; a post from another site is refused, and another user's node is the same 404 as none.
 import { describe, expect, it } from 'vitest';
 import { walletLoginUrl } from '../../src/contract/claims.js';
-import type { NodeHealth } from '../../src/contract/node-protocol.js';
 import { accessibilityProblems, browserUnavailable, policyViolations, screenshot, useChromium } from '../helpers/chromium.js';
 import { CONSOLE_AGENT, consoleCookie, consolePost } from '../helpers/console.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
@@ -13,17 +12,9 @@ import { httpRequest } from '../helpers/http.js';
 import { enrollNode, type EnrolledTestNode } from '../helpers/protocol-node.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { uniqueEmail } from '../helpers/temp.js';
+import { SAMPLE_HEALTH } from '../helpers/node-health-sample.js';
 
-const HEALTH: NodeHealth = {
-  load_1: 0.52,
-  load_5: 0.4,
-  load_15: 0.31,
-  memory_total_bytes: 8 * 1024 ** 3,
-  memory_available_bytes: 5 * 1024 ** 3,
-  disk_total_bytes: 100 * 1024 ** 3,
-  disk_free_bytes: 60 * 1024 ** 3,
-  uptime_seconds: 3 * 86_400 + 7_200,
-};
+const HEALTH = SAMPLE_HEALTH;
 
 describe.skipIf(browserUnavailable !== undefined)("console: nodes' health, drain and resume", () => {
   const service = useSvcApi();

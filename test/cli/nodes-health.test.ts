@@ -3,7 +3,7 @@
 // stops the service handing the node runs, the daemon staying online and `status` saying it is drained, across a
 // restart of the daemon, until `nodes resume`; the commands' exit codes; and a daemon in front of a service older
 // than it, which refuses the health field, polling on without it.
-import { createServer, request as forward, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import { waitFor } from '../helpers/funnel.js';
 import { apiClient, httpRequest } from '../helpers/http.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { signedInNode, type SignedInNode } from './fixtures.js';
+import { passTo } from '../helpers/http-fault-proxy.js';
 
 const AGENT = 'agent_ops_monitor_004';
 // Polls held 1 s, not 20: what the daemon hears of a drain comes within a second.
@@ -231,15 +232,7 @@ async function olderService(target: string): Promise<{ baseUrl: string; refused:
         outgoing.writeHead(400, { 'content-type': 'application/problem+json' }).end(JSON.stringify(problem));
         return;
       }
-      const proxied = forward(
-        { host: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers: incoming.headers },
-        (answer) => {
-          outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(outgoing);
-        },
-      );
-      proxied.on('error', () => outgoing.destroy());
-      proxied.end(body);
+      passTo(upstream, incoming, outgoing, body);
     });
   });
   servers.push(server);

@@ -1,7 +1,7 @@
 // A loopback HTTP proxy in front of the service that refuses the requests a test names (a path pattern) with a
 // status of its choosing while told to, and counts them: a service that answers polls but cannot take results,
 // without touching the service. Everything else is passed through as it is.
-import { createServer, request as forward, type Server } from 'node:http';
+import { createServer, request as forward, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface HttpFaultProxy {
@@ -32,15 +32,7 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
       outgoing.writeHead(failing.status, { 'content-type': 'application/problem+json' }).end(body);
       return;
     }
-    const proxied = forward(
-      { host: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers: incoming.headers },
-      (answer) => {
-        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(outgoing);
-      },
-    );
-    proxied.on('error', () => outgoing.destroy());
-    incoming.pipe(proxied);
+    passTo(upstream, incoming, outgoing);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -60,4 +52,18 @@ export async function startHttpFaultProxy(target: string): Promise<HttpFaultProx
       return new Promise((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** `incoming` sent on to the service at `upstream` as it came (or with `body`, read already), its answer passed back. */
+export function passTo(upstream: URL, incoming: IncomingMessage, outgoing: ServerResponse, body?: Buffer): void {
+  const proxied = forward(
+    { host: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers: incoming.headers },
+    (answer) => {
+      outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(outgoing);
+    },
+  );
+  proxied.on('error', () => outgoing.destroy());
+  if (body === undefined) incoming.pipe(proxied);
+  else proxied.end(body);
 }
