@@ -47,6 +47,7 @@ const ON_POSTGRES = [
   'test/api/console.test.ts',
   'test/api/poll-memory.test.ts',
   'test/api/nul-input.test.ts',
+  'test/api/schedules.test.ts',
   'test/api-postgres/**/*.test.ts',
 ];
 

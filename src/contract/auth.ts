@@ -44,6 +44,7 @@ export const AUDIT_KINDS = [
   'secret_changed',
   'webhook_changed',
   'budget_changed',
+  'schedule_changed',
 ] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 

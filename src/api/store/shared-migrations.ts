@@ -9,6 +9,7 @@ import { runArtifacts } from './artifacts-migration.js';
 import { runsAsJobs } from './jobs-migration.js';
 import { runLogs } from './logs-migration.js';
 import { rateCounters } from './rate-counters-migration.js';
+import { schedules } from './schedules-migration.js';
 
 export const SHARED_MIGRATIONS_FROM_VERSION = 6;
 
@@ -127,6 +128,7 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
   },
   /* 17: budget counters (docs/api.md "Budgets") */ budgetCounters,
   /* 18: counted windows (docs/api.md "Counted limits under concurrency") */ rateCounters,
+  /* 19: schedules (docs/api.md "Schedules") */ schedules,
 ];
 
 /** The schema version this program migrates either engine to. */
