@@ -107,6 +107,13 @@ export const ScheduleDetail = Type.Composite([
     tz_version: Type.String(),
     /** What one occurrence of it costs now, in cents. */
     price_cents: Type.Integer(),
+    /** Its runs in the next 24 h and 30 days and what they cost at most, each day held to its cap. */
+    cost: Type.Object({
+      runs_per_day: Type.Integer(),
+      per_day_cents: Type.Integer(),
+      runs_per_month: Type.Integer(),
+      per_month_cents: Type.Integer(),
+    }),
     /** Its last coalesced skip records, newest first. */
     skips: Type.Array(ScheduleSkip),
     /** Its last occurrences that made a run, newest first. */

@@ -138,3 +138,37 @@ export function localDay(ms: number, zone: string): string {
 export function tzVersion(): string {
   return process.versions.tz ?? 'unknown';
 }
+
+/** What a schedule costs at most, from its own fire times after `now` (docs/api.md "Schedules"). */
+export interface ScheduleCost {
+  runs_per_day: number;
+  per_day_cents: number;
+  runs_per_month: number;
+  per_month_cents: number;
+}
+
+const DAY_MS = 86_400_000;
+/** Fire times walked at most: a cron more frequent than this a month is counted as 30 of its next 24 h. */
+const MAX_COUNTED = 2_000;
+
+/**
+ * The runs of the next 24 h and the next 30 days, and their price, each day held to the daily cap: an interval by
+ * arithmetic, a cron by walking its fire times (when it fires more than MAX_COUNTED times in 30 days, the month is 30
+ * of its next 24 h, which every cron that frequent repeats but for a changeover day).
+ */
+export function costOf(timing: Timing, now: number, priceCents: number, dailyCapCents: number | null): ScheduleCost {
+  let day: number;
+  let month: number;
+  if (timing.intervalSeconds !== null) {
+    day = Math.floor(DAY_MS / (timing.intervalSeconds * 1000));
+    month = Math.floor((30 * DAY_MS) / (timing.intervalSeconds * 1000));
+  } else {
+    const times = fireTimesAfter(timing, now, MAX_COUNTED);
+    day = times.filter((at) => at <= now + DAY_MS).length;
+    const covered = times.length < MAX_COUNTED || times[times.length - 1]! > now + 30 * DAY_MS;
+    month = covered ? times.filter((at) => at <= now + 30 * DAY_MS).length : day * 30;
+  }
+  const perDay = dailyCapCents === null ? day * priceCents : Math.min(day * priceCents, dailyCapCents);
+  const perMonth = dailyCapCents === null ? month * priceCents : Math.min(month * priceCents, dailyCapCents * 30);
+  return { runs_per_day: day, per_day_cents: perDay, runs_per_month: month, per_month_cents: perMonth };
+}

@@ -16,7 +16,7 @@ import type { ServiceContext } from '../../../context.js';
 import { userOf } from '../../../http/auth.js';
 import { clientSeen } from '../../../http/client-seen.js';
 import { createScheduleChanges } from '../../../schedules/schedule-changes.js';
-import { fireTimesAfter, tzVersion } from '../../../schedules/fire-times.js';
+import { costOf, fireTimesAfter, tzVersion } from '../../../schedules/fire-times.js';
 import { scheduleView, timingOf, type ScheduleRow } from '../../../schedules/schedule-store.js';
 import { isoTime } from '../../../../lib/clock.js';
 
@@ -39,6 +39,7 @@ export function scheduleRoutes(ctx: ServiceContext): FastifyPluginAsync {
         next_fire_times: fireTimesAfter(timingOf(row), from, SHOWN).map(isoTime),
         tz_version: tzVersion(),
         price_cents: price,
+        cost: costOf(timingOf(row), now, price, row.daily_cap_cents),
         skips: await rows.skips.latest(row.schedule_id, 20),
         occurrences: (await rows.occurrences.latest(row.schedule_id, 20)).map((o) => ({
           fire_at: isoTime(o.fire_at),
