@@ -297,4 +297,26 @@ describe('schedules', () => {
       { fire_at: at, state: expect.stringMatching(/started|settled/), run_id: runsOf(user.email)[0]!.run_id },
     ]);
   });
+
+  it('a revocation pauses the schedules the revoked token made or resumed (creator_revoked); a fresh resume takes it up', async () => {
+    const user = await paidUser(service, 100);
+    const stolen = (await mintToken(service, user.email)).token;
+    const other = (await mintToken(service, user.email)).token;
+    const thief = (await create({ email: user.email, token: stolen }, { cron: '@hourly' })).body.schedule_id as string;
+    const own = (await create({ email: user.email, token: other }, { cron: '@daily' })).body.schedule_id as string;
+    // Signing one token out pauses only what that token made.
+    const one = await call('/v1/auth/logout', other, { method: 'POST', body: {} });
+    expect(one.body).toEqual({ revoked: 1, everywhere: false, schedules_paused: [own] });
+    // Everywhere: the stolen token's schedule too, at once.
+    const everywhere = await call('/v1/auth/logout', user.token, { method: 'POST', body: { everywhere: true } });
+    expect(everywhere.body).toMatchObject({ everywhere: true, schedules_paused: [thief] });
+    const fresh = (await mintToken(service, user.email)).token;
+    const shown = await call(`/v1/swarm/schedules/${thief}`, fresh);
+    expect(shown.body).toMatchObject({ paused: true, pause_reason: 'creator_revoked', next_fire_at: null });
+    const resumed = await call(`/v1/swarm/schedules/${thief}/resume`, fresh, { method: 'POST' });
+    expect(resumed.body).toMatchObject({ paused: false, pause_reason: null });
+    // Now under the fresh sign-in: signing out the stolen token again would pause nothing.
+    const row = service.db.prepare('SELECT authorized_jti FROM schedules WHERE schedule_id = ?').get(thief) as { authorized_jti: string };
+    expect(row.authorized_jti).toBe(JSON.parse(Buffer.from(fresh.split('.')[1]!, 'base64url').toString()).jti);
+  });
 });

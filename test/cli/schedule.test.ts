@@ -40,6 +40,11 @@ describe('swarm-node schedule', () => {
     const gone = await swarmNode(['schedule', 'show', id], { env: node.env });
     expect(gone.exitCode).toBe(5);
     expect(gone.stderr).toContain('schedule');
+    // Signing out revokes the token that made the first schedule: logout says it paused it.
+    const listedJson = await swarmNode(['--json', 'schedule', 'list'], { env: node.env });
+    const first = (listedJson.json as { schedules: Array<{ schedule_id: string }> }).schedules[0]!.schedule_id;
+    const out = await swarmNode(['logout'], { env: node.env });
+    expect(out.stdout).toContain(`Paused schedule ${first} (creator_revoked): swarm-node schedule resume ${first} after you sign in.`);
   });
 
   it('refuses a bad schedule: usage before any call, the service with its code', async () => {
