@@ -102,6 +102,11 @@ export const ERROR_CODES = {
     title: 'Version in use',
     remedy: 'Make another version current first, or wait for the runs pinned to it to finish, then remove it.',
   },
+  backfill_unconfirmed: {
+    status: 409,
+    title: 'Backfill not confirmed',
+    remedy: 'Send the backfill again with confirm_runs set to the runs it names (swarm-node schedule backfill asks).',
+  },
   limit_reached: {
     status: 409,
     title: 'Limit reached',

@@ -125,3 +125,33 @@ export const SchedulesResponse = Type.Object({ schedules: Type.Array(Schedule) }
 export type SchedulesResponse = Static<typeof SchedulesResponse>;
 export const ScheduleRemoved = Type.Object({ schedule_id: Type.String(), removed: Type.Literal(true) });
 export type ScheduleRemoved = Static<typeof ScheduleRemoved>;
+
+/** Most occurrences one backfill may run; more than BACKFILL_CONFIRM_OVER need `confirm_runs` equal to their count. */
+export const MAX_BACKFILL_RUNS = 1000;
+export const BACKFILL_CONFIRM_OVER = 10;
+
+// POST /v1/swarm/schedules/{schedule_id}/backfill
+export const BackfillRequest = Type.Object(
+  {
+    /** ISO 8601 times; the occurrences from `from` to `to`, both included. */
+    from: Type.String({ minLength: 1, maxLength: 40 }),
+    to: Type.String({ minLength: 1, maxLength: 40 }),
+    /** The count of runs the backfill would make, as a refusal (or a dry run) said: needed over BACKFILL_CONFIRM_OVER. */
+    confirm_runs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_BACKFILL_RUNS })),
+    /** true: say what it would run and cost, run nothing. */
+    dry_run: Type.Optional(Type.Boolean()),
+  },
+  strict,
+);
+export type BackfillRequest = Static<typeof BackfillRequest>;
+export const BackfillResponse = Type.Object({
+  schedule_id: Type.String(),
+  /** Occurrences in the range that had no run, and what running them costs at most. */
+  runs: Type.Integer(),
+  cost_cents: Type.Integer(),
+  /** Occurrences of the range skipped because they have a run already. */
+  already_run: Type.Integer(),
+  dry_run: Type.Boolean(),
+  occurrences: Type.Array(Type.Object({ fire_at: Timestamp, run_id: Type.Union([Type.String(), Type.Null()]), state: Type.String() })),
+});
+export type BackfillResponse = Static<typeof BackfillResponse>;

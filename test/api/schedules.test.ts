@@ -319,4 +319,57 @@ describe('schedules', () => {
     const row = service.db.prepare('SELECT authorized_jti FROM schedules WHERE schedule_id = ?').get(thief) as { authorized_jti: string };
     expect(row.authorized_jti).toBe(JSON.parse(Buffer.from(fresh.split('.')[1]!, 'base64url').toString()).jti);
   });
+
+  it('backfills a range older than 24 h: states its runs and cost first, re-runs no occurrence, needs confirm_runs over 10', async () => {
+    setTime(Date.parse('2027-12-01T10:00:30Z'));
+    const user = await paidUserWithNode(service, 1000, { agents: [MONITOR] });
+    const id = (await create(user, { interval_seconds: 3600, overlap: 'allow' })).body.schedule_id as string;
+    for (const at of ['2027-12-01T11:00:01Z', '2027-12-01T12:00:01Z']) {
+      setTime(Date.parse(at));
+      await waitFor(
+        async () =>
+          occurrencesOf(id).filter((o) => o.run_id !== null).length === occurrencesOf(id).length &&
+          occurrencesOf(id).length > 0 &&
+          occurrencesOf(id).at(-1)!.fire_at === Date.parse(at) - 1000
+            ? true
+            : undefined,
+        `the run of ${at}`,
+      );
+    }
+    // Three days the service did not see.
+    setTime(Date.parse('2027-12-04T12:30:00Z'));
+    const token = (await mintToken(service, user.email)).token;
+    const backfill = (body: Record<string, unknown>, bearer = token) =>
+      call(`/v1/swarm/schedules/${id}/backfill`, bearer, { method: 'POST', body });
+    const range = { from: '2027-12-01T10:30:00Z', to: '2027-12-01T15:00:00Z' };
+    expect((await backfill(range, await staleToken(user.email))).body.code).toBe('step_up_required');
+    expect((await backfill({ ...range, dry_run: true })).body).toMatchObject({
+      runs: 3,
+      cost_cents: 3 * PRICE,
+      already_run: 2,
+      dry_run: true,
+      occurrences: [],
+    });
+    expect(runsOf(user.email)).toHaveLength(2);
+    const done = await backfill(range);
+    expect(done.status, done.text).toBe(200);
+    expect(done.body).toMatchObject({ runs: 3, already_run: 2, dry_run: false });
+    expect(done.body.occurrences.map((o: { fire_at: string }) => o.fire_at)).toEqual([
+      '2027-12-01T13:00:00.000Z',
+      '2027-12-01T14:00:00.000Z',
+      '2027-12-01T15:00:00.000Z',
+    ]);
+    expect(runsOf(user.email)).toHaveLength(5);
+    // The same range again: every occurrence has its run.
+    expect((await backfill(range)).body).toMatchObject({ runs: 0, already_run: 5 });
+    expect(runsOf(user.email)).toHaveLength(5);
+    // Over 10 runs: refused until confirm_runs names their count.
+    const wide = { from: '2027-12-01T10:30:00Z', to: '2027-12-04T12:00:00Z' };
+    const unconfirmed = await backfill(wide);
+    expect(unconfirmed.status).toBe(409);
+    expect(unconfirmed.body).toMatchObject({ code: 'backfill_unconfirmed', runs: 69, cost_cents: 69 * PRICE });
+    expect((await backfill({ ...wide, confirm_runs: 68 })).body.code).toBe('backfill_unconfirmed');
+    expect((await backfill({ from: '2027-12-05T00:00:00Z', to: '2027-12-06T00:00:00Z' })).body.code).toBe('invalid_schedule');
+    expect(runsOf(user.email)).toHaveLength(5);
+  });
 });

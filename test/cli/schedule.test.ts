@@ -27,6 +27,14 @@ describe('swarm-node schedule', () => {
     expect((cron.json as { cost: { runs_per_month: number } }).cost.runs_per_month).toBeLessThanOrEqual(23);
     const id = (cron.json as { schedule_id: string }).schedule_id;
 
+    const past = { from: new Date(Date.now() - 3 * 86_400_000).toISOString(), to: new Date(Date.now() - 86_400_000).toISOString() };
+    const refused = await swarmNode(['schedule', 'backfill', id, '--from', past.from, '--to', past.to], { env: node.env });
+    // Weekdays at 02:30 over two days: at most 2 runs, under the bound, so no question; no node serves it here.
+    expect(refused.stdout).toMatch(/^Ran [0-2] occurrence\(s\) for up to \$0\.0[0-8]; 0 had a run already\.$/);
+    const wide = { from: new Date(Date.now() - 30 * 86_400_000).toISOString(), to: past.to };
+    const unasked = await swarmNode(['schedule', 'backfill', id, '--from', wide.from, '--to', wide.to], { env: node.env });
+    expect(unasked.exitCode).toBe(2);
+    expect(unasked.stderr).toContain('--yes');
     const listed = await swarmNode(['schedule', 'list'], { env: node.env });
     expect(listed.stdout).toMatch(/^ID\s+AGENT\s+WHEN\s+ZONE\s+STATE\s+NEXT\n/);
     expect(listed.stdout).toContain('cron 30 2 * * 1-5');

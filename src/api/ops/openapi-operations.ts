@@ -275,6 +275,11 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     summary: 'Resume a schedule from its next fire time',
     errors: ['schedule_not_found', 'invalid_schedule'],
   },
+  'POST /v1/swarm/schedules/{schedule_id}/backfill': {
+    id: 'backfillSchedule',
+    summary: "Run a past range's occurrences that have no run (confirm_runs over 10)",
+    errors: ['schedule_not_found', 'invalid_schedule', 'backfill_unconfirmed'],
+  },
   'DELETE /v1/swarm/schedules/{schedule_id}': { id: 'removeSchedule', summary: 'Remove a schedule', errors: ['schedule_not_found'] },
   'GET /v1/docs': { id: 'listDocsSections', summary: "The documentation sections the caller's tier unlocks" },
   'GET /v1/docs/{section}': { id: 'getDocsSection', summary: 'A documentation section, as Markdown', errors: ['forbidden'] },

@@ -167,6 +167,16 @@ export function createScheduleStore(store: Store) {
         .limit(limit)
         .execute();
     },
+    inRange(scheduleId: string, from: number, to: number): Promise<OccurrenceRow[]> {
+      return store.db
+        .selectFrom('schedule_occurrences')
+        .selectAll()
+        .where('schedule_id', '=', scheduleId)
+        .where('fire_at', '>=', from)
+        .where('fire_at', '<=', to)
+        .orderBy('fire_at')
+        .execute();
+    },
     latest(scheduleId: string, limit: number): Promise<OccurrenceRow[]> {
       return store.db
         .selectFrom('schedule_occurrences')

@@ -1,9 +1,16 @@
-// swarm-node schedule add | list | show | pause | resume | rm: schedules kept by the service (docs/api.md "Schedules"),
+// swarm-node schedule add | list | show | pause | resume | rm | backfill: schedules kept by the service (docs/api.md "Schedules"),
 // which fire whether or not this host is up. Adding and resuming need a sign-in within 15 minutes; pausing and
 // removing never do. What a schedule costs a day and a month is the service's count of its own fire times.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { formatDollars, parseDollarsToCents } from '../../contract/money.js';
-import { OVERLAP_POLICIES, type Schedule, type ScheduleDetail, type ScheduleRequest } from '../../contract/schedules.js';
+import { SvcError } from '../../contract/errors.js';
+import {
+  BACKFILL_CONFIRM_OVER,
+  OVERLAP_POLICIES,
+  type Schedule,
+  type ScheduleDetail,
+  type ScheduleRequest,
+} from '../../contract/schedules.js';
 import { withRecentSignIn } from '../step-up.js';
 import { contextFor } from '../context.js';
 import { confirmRemoval } from '../confirm-removal.js';
@@ -45,7 +52,7 @@ function describe(s: ScheduleDetail): string {
 
 export function scheduleCommand(): Command {
   const schedule = new Command('schedule')
-    .description('schedules the service keeps and fires, whether or not this host is up: add, list, show, pause, resume, rm')
+    .description('schedules the service keeps and fires, whether or not this host is up: add, list, show, pause, resume, rm, backfill')
     .addHelpText(
       'after',
       `
@@ -194,6 +201,44 @@ Example:
         const { removeSchedule } = await api();
         await removeSchedule(await ctx.client(), ctx.requireJwt().token, id);
         ctx.output.result({ schedule_id: id, removed: true }, () => `Removed ${id}.`);
+      }),
+  );
+
+  schedule.addCommand(
+    new Command('backfill')
+      .description('run the occurrences of a past range that have no run; says how many and what they cost first')
+      .argument('<id>', 'the schedule')
+      .requiredOption('--from <time>', 'ISO time: the first occurrence it may run')
+      .requiredOption('--to <time>', 'ISO time, not after now: the last')
+      .option('-y, --yes', `run without asking when over ${BACKFILL_CONFIRM_OVER} runs (needed off a terminal)`)
+      .option('--dry-run', 'say what it would run and cost, run nothing')
+      .addHelpText('after', '\nExample:\n  $ swarm-node schedule backfill 0193c1f2-… --from 2027-03-01T00:00:00Z --to 2027-03-02T00:00:00Z')
+      .action(async (id: string, options: { from: string; to: string; yes?: boolean; dryRun?: boolean }, command: Command) => {
+        const ctx = contextFor(command);
+        const { backfillSchedule } = await api();
+        const client = await ctx.client();
+        const range = { from: options.from, to: options.to };
+        const plan = await withRecentSignIn(ctx, (token) => backfillSchedule(client, token, id, { ...range, dry_run: true }));
+        const said = (b: typeof plan) =>
+          `${b.dry_run ? 'Would run' : 'Ran'} ${b.runs} occurrence(s) for up to ${formatDollars(b.cost_cents)}; ${b.already_run} had a run already.`;
+        if (options.dryRun === true || plan.runs === 0) return ctx.output.result(plan, said);
+        if (plan.runs > BACKFILL_CONFIRM_OVER && options.yes !== true) {
+          const again = `swarm-node schedule backfill ${id} --from ${options.from} --to ${options.to}`;
+          if (!ctx.canPrompt())
+            throw new SvcError('usage', `this backfill runs ${plan.runs} occurrences for up to ${formatDollars(plan.cost_cents)}`, {
+              remedy: `Add --yes: ${again} --yes`,
+            });
+          const { confirm } = await import('@inquirer/prompts');
+          if (
+            !(await confirm(
+              { message: `Run ${plan.runs} occurrences for up to ${formatDollars(plan.cost_cents)}?`, default: false },
+              { output: process.stderr },
+            ))
+          )
+            throw new SvcError('failed', 'not confirmed: nothing was run');
+        }
+        const done = await withRecentSignIn(ctx, (token) => backfillSchedule(client, token, id, { ...range, confirm_runs: plan.runs }));
+        ctx.output.result(done, said);
       }),
   );
 

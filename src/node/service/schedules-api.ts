@@ -1,7 +1,14 @@
 // The user's schedules at the service (docs/api.md "Schedules"), one function a call. Making, changing and resuming
 // need a recent sign-in (the caller wraps them in withRecentSignIn); none of the changes is retried by the client,
 // since a retry of a creation would make a second schedule.
-import type { Schedule, ScheduleDetail, ScheduleRequest, SchedulesResponse } from '../../contract/schedules.js';
+import type {
+  BackfillRequest,
+  BackfillResponse,
+  Schedule,
+  ScheduleDetail,
+  ScheduleRequest,
+  SchedulesResponse,
+} from '../../contract/schedules.js';
 import type { ServiceClient } from './service-client.js';
 
 const base = '/v1/swarm/schedules';
@@ -29,4 +36,21 @@ export async function resumeSchedule(client: ServiceClient, token: string, sched
 
 export async function removeSchedule(client: ServiceClient, token: string, scheduleId: string): Promise<void> {
   await client.call({ method: 'DELETE', path: schedulePath(scheduleId), bearer: token, retrySafe: false });
+}
+
+export async function backfillSchedule(
+  client: ServiceClient,
+  token: string,
+  scheduleId: string,
+  given: BackfillRequest,
+): Promise<BackfillResponse> {
+  return (
+    await client.call<BackfillResponse>({
+      method: 'POST',
+      path: `${schedulePath(scheduleId)}/backfill`,
+      body: given,
+      bearer: token,
+      retrySafe: false,
+    })
+  ).body;
 }

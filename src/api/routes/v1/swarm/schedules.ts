@@ -4,6 +4,8 @@
 // the same 404 as none.
 import type { FastifyPluginAsync } from 'fastify';
 import {
+  BackfillRequest,
+  BackfillResponse,
   ScheduleChange,
   ScheduleDetail,
   ScheduleParams,
@@ -16,6 +18,7 @@ import type { ServiceContext } from '../../../context.js';
 import { userOf } from '../../../http/auth.js';
 import { clientSeen } from '../../../http/client-seen.js';
 import { createScheduleChanges } from '../../../schedules/schedule-changes.js';
+import { createBackfill } from '../../../schedules/backfill.js';
 import { costOf, fireTimesAfter, tzVersion } from '../../../schedules/fire-times.js';
 import { scheduleView, timingOf, type ScheduleRow } from '../../../schedules/schedule-store.js';
 import { isoTime } from '../../../../lib/clock.js';
@@ -26,6 +29,7 @@ export function scheduleRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
     const changes = createScheduleChanges(ctx);
     const { rows } = changes;
+    const backfill = createBackfill(ctx);
     const detailOf = async (row: ScheduleRow): Promise<ScheduleDetail> => {
       // An occurrence overdue is the next round's to fire or to count missed: what is shown starts from now.
       const now = ctx.clock.now();
@@ -86,6 +90,15 @@ export function scheduleRoutes(ctx: ServiceContext): FastifyPluginAsync {
       '/v1/swarm/schedules/:schedule_id/resume',
       { config: { auth: 'access-token', stepUp: true }, schema: { params: ScheduleParams, response: { 200: Schedule } } },
       async (request) => scheduleView(await changes.resume(userOf(request), request.params.schedule_id, clientSeen(request))),
+    );
+
+    app.post<{ Params: ScheduleParams; Body: BackfillRequest }>(
+      '/v1/swarm/schedules/:schedule_id/backfill',
+      {
+        config: { auth: 'access-token', stepUp: true },
+        schema: { params: ScheduleParams, body: BackfillRequest, response: { 200: BackfillResponse } },
+      },
+      async (request) => backfill(userOf(request), request.params.schedule_id, request.body, clientSeen(request)),
     );
 
     app.delete<{ Params: ScheduleParams }>(
