@@ -8,7 +8,7 @@ import { MAX_CAP_CENTS } from './budgets.js';
 export const OVERLAP_POLICIES = ['skip', 'buffer_one', 'allow', 'cancel_running'] as const;
 export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
 /** Why a schedule is paused: by its user, or by the service for money or for failed runs (docs/api.md "Schedules"). */
-export const PAUSE_REASONS = ['user', 'insufficient_balance', 'budget_exceeded', 'failures', 'creator_revoked'] as const;
+export const PAUSE_REASONS = ['user', 'insufficient_balance', 'budget_exceeded', 'failures', 'creator_revoked', 'node_removed'] as const;
 export type PauseReason = (typeof PAUSE_REASONS)[number];
 /** An occurrence that made no run, and why (recorded, charged nothing, coalesced). */
 export const SKIP_REASONS = ['missed', 'overlap', 'daily_cap', 'no_node_available', 'agent_not_found', 'invalid_input', 'refused'] as const;

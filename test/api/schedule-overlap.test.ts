@@ -125,4 +125,29 @@ describe('a pinned schedule whose node is offline an hour', () => {
       expect(service.db.prepare('SELECT reason, count FROM schedule_skips WHERE schedule_id = ?').all(id)).toEqual(skips);
     },
   );
+
+  it('a schedule pinned to a node that is removed is paused (node_removed), never rerouted to another node', async () => {
+    setTime(Date.parse('2027-11-10T10:00:30Z'));
+    const user = await paidUserWithNode(service, 1000, { agents: [MONITOR] });
+    const pinned = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [MONITOR] });
+    const make = (body: Record<string, unknown>) =>
+      httpRequest(`${service.baseUrl}/v1/swarm/schedules`, {
+        method: 'POST',
+        token: user.token,
+        body: { agent_id: MONITOR, interval_seconds: 600, ...body },
+      });
+    const made = await make({ node_id: pinned.node_id });
+    expect(made.status, made.text).toBe(201);
+    const removed = await httpRequest(`${service.baseUrl}/v1/swarm/nodes/${pinned.node_id}`, { method: 'DELETE', token: user.token });
+    expect(removed.status, removed.text).toBe(200);
+    const shown = await httpRequest(`${service.baseUrl}/v1/swarm/schedules/${made.body.schedule_id}`, { token: user.token });
+    expect(shown.body).toMatchObject({ paused: true, pause_reason: 'node_removed', next_fire_at: null });
+    // An unpinned schedule beside it: its run says the round at 10:10 has passed.
+    const beside = await make({});
+    setTime(Date.parse('2027-11-10T10:10:01Z'));
+    await waitFor(async () => (user.node.received.length === 1 ? true : undefined), 'the unpinned run');
+    const occurrences = (id: string) => service.db.prepare('SELECT COUNT(*) AS n FROM schedule_occurrences WHERE schedule_id = ?').get(id);
+    expect([occurrences(made.body.schedule_id), occurrences(beside.body.schedule_id)]).toEqual([{ n: 0 }, { n: 1 }]);
+    expect(pinned.received).toEqual([]);
+  });
 });
