@@ -8,6 +8,7 @@ import { httpRequest } from '../helpers/http.js';
 import { MovableClock } from '../helpers/clock.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { waitFor } from '../helpers/wait.js';
+import { mailTo } from '../helpers/mailbox.js';
 import { enrollNode, serve } from '../helpers/protocol-node.js';
 import { credit, paidUser, paidUserWithNode, stopNodes, TEST_RUN_TIMING, type PaidUser } from './execute-fixtures.js';
 import { mintToken } from '../helpers/tokens.js';
@@ -200,6 +201,13 @@ describe('schedules', () => {
       await waitFor(async () => (schedule().recheck_at! > before ? true : undefined), `recheck ${minute}`);
     }
     expect(skipsOf(id)).toEqual([expect.objectContaining({ reason: 'insufficient_balance', count: 1 })]);
+    // One mail for the one pause.
+    const paused = await waitFor(async () => {
+      const mails = mailTo(user.email).filter((mail) => mail.subject === 'A schedule of your svc account was paused');
+      return mails.length > 0 ? mails : undefined;
+    }, 'the pause mail');
+    expect(paused).toHaveLength(1);
+    expect(paused[0]!.text).toContain(`${id}: swarm-node schedule show ${id}`);
     expect(runsOf(user.email)).toEqual([]);
     expect(service.db.prepare('SELECT COUNT(*) AS n FROM ledger_entries WHERE user_id = ?').get(user.email)).toEqual({ n: 0 });
     const shown = await call(`/v1/swarm/schedules/${id}`, user.token);

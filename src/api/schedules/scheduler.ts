@@ -8,7 +8,8 @@ import { SvcError } from '../../contract/errors.js';
 import type { OverlapPolicy } from '../../contract/schedules.js';
 import { createBudgetCheck } from '../budgets/budget-check.js';
 import { createBudgetStore } from '../budgets/budget-store.js';
-import { repeatInBackground, type ServiceContext } from '../context.js';
+import { repeatInBackground, runInBackground, type ServiceContext } from '../context.js';
+import { schedulesPausedMail } from './schedule-mail.js';
 import { createRunCanceller } from '../runs/cancel-run.js';
 import { createRuns } from '../runs/runs.js';
 import { createScheduleChanges } from './schedule-changes.js';
@@ -75,6 +76,9 @@ export function createScheduler(ctx: ServiceContext) {
         const reason = MONEY_REASONS.has(error.code) ? error.code : error.code === 'no_node_available' ? 'no_node_available' : 'refused';
         await skip(schedule, reason, error.message.slice(0, 500), one);
       });
+      // The first refusal paused it, so no other occurrence fires to mail again: one mail a pause.
+      if (MONEY_REASONS.has(error.code))
+        runInBackground(ctx, ctx.mailer.send(schedulesPausedMail(schedule.user_id, [schedule.schedule_id], error.code, ctx.clock.now())));
     }
   };
 

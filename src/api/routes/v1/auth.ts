@@ -13,6 +13,8 @@ import { clientSeen } from '../../http/client-seen.js';
 import type { ServiceContext } from '../../context.js';
 import { acceptJsonBodiesOnly } from '../../http/json-body.js';
 import { pauseRevokedSchedules } from '../../schedules/revocation-pause.js';
+import { schedulesPausedMail } from '../../schedules/schedule-mail.js';
+import { runInBackground } from '../../context.js';
 
 export function authRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
@@ -68,6 +70,8 @@ export function authRoutes(ctx: ServiceContext): FastifyPluginAsync {
           ? await ctx.revocations.revokeUser(claims.sub)
           : (await ctx.revocations.revokeToken(claims.sub, claims.jti!), 1);
         const paused = await pauseRevokedSchedules(ctx, claims.sub, everywhere ? null : claims.jti!);
+        if (paused.length > 0)
+          runInBackground(ctx, ctx.mailer.send(schedulesPausedMail(claims.sub, paused, 'creator_revoked', ctx.clock.now())));
         await ctx.audit.record(claims.sub, 'tokens_revoked', clientSeen(request), {
           everywhere,
           revoked,
