@@ -9,6 +9,7 @@ import { MovableClock } from '../helpers/clock.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { waitFor } from '../helpers/wait.js';
 import { mailTo } from '../helpers/mailbox.js';
+import { consoleCookie, consoleGet } from '../helpers/console.js';
 import { enrollNode, serve } from '../helpers/protocol-node.js';
 import { credit, paidUser, paidUserWithNode, stopNodes, TEST_RUN_TIMING, type PaidUser } from './execute-fixtures.js';
 import { mintToken } from '../helpers/tokens.js';
@@ -379,5 +380,25 @@ describe('schedules', () => {
     expect((await backfill({ ...wide, confirm_runs: 68 })).body.code).toBe('backfill_unconfirmed');
     expect((await backfill({ from: '2027-12-05T00:00:00Z', to: '2027-12-06T00:00:00Z' })).body.code).toBe('invalid_schedule');
     expect(runsOf(user.email)).toHaveLength(5);
+  });
+
+  it("the console lists schedules with their next runs in the schedule's zone and the browser's, the pause reason and the skips", async () => {
+    setTime(Date.parse('2027-03-27T12:00:00Z'));
+    const user = await paidUserWithNode(service, 0, { agents: [MONITOR] });
+    const id = (await create(user, { cron: '30 2 * * *', time_zone: 'Europe/Berlin' })).body.schedule_id as string;
+    const cookie = await consoleCookie(service.walletUrl, user.token);
+    const page = await consoleGet(service.walletUrl, 'schedules', cookie);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('agent_ops_monitor_004: cron 30 2 * * * in Europe/Berlin');
+    // 03:00 CEST on the spring changeover day, and the same instant for the browser to show in its own zone.
+    expect(page.text).toContain('<td>2027-03-28 03:00 CEST</td><td><time datetime="2027-03-28T01:00:00.000Z">');
+    // Fired with an empty wallet: paused for the balance, and the skip shown.
+    setTime(Date.parse('2027-03-28T01:00:01Z'));
+    await waitFor(async () => (skipsOf(id).length === 1 ? true : undefined), 'the refusal');
+    // Thirteen hours on: a console session of now.
+    const { token } = await mintToken(service, user.email);
+    const paused = await consoleGet(service.walletUrl, 'schedules', await consoleCookie(service.walletUrl, token));
+    expect(paused.text).toContain('Paused (insufficient_balance)');
+    expect(paused.text).toMatch(/Skipped 1× \(insufficient_balance\) from <time datetime="2027-03-28T01:00:00.000Z">/);
   });
 });

@@ -19,39 +19,15 @@ import { userOf } from '../../../http/auth.js';
 import { clientSeen } from '../../../http/client-seen.js';
 import { createScheduleChanges } from '../../../schedules/schedule-changes.js';
 import { createBackfill } from '../../../schedules/backfill.js';
-import { costOf, fireTimesAfter, tzVersion } from '../../../schedules/fire-times.js';
-import { scheduleView, timingOf, type ScheduleRow } from '../../../schedules/schedule-store.js';
-import { isoTime } from '../../../../lib/clock.js';
-
-const SHOWN = 5;
+import { scheduleView } from '../../../schedules/schedule-store.js';
+import { createScheduleDetail } from '../../../schedules/schedule-detail.js';
 
 export function scheduleRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
     const changes = createScheduleChanges(ctx);
     const { rows } = changes;
     const backfill = createBackfill(ctx);
-    const detailOf = async (row: ScheduleRow): Promise<ScheduleDetail> => {
-      // An occurrence overdue is the next round's to fire or to count missed: what is shown starts from now.
-      const now = ctx.clock.now();
-      const from = row.next_fire_at === null ? now : Math.max(row.next_fire_at - 1, now);
-      const price = await changes.prices.agentFor(row.user_id, row.agent_id).then(
-        (agent) => agent.price_cents,
-        () => 0,
-      );
-      return {
-        ...scheduleView(row),
-        next_fire_times: fireTimesAfter(timingOf(row), from, SHOWN).map(isoTime),
-        tz_version: tzVersion(),
-        price_cents: price,
-        cost: costOf(timingOf(row), now, price, row.daily_cap_cents),
-        skips: await rows.skips.latest(row.schedule_id, 20),
-        occurrences: (await rows.occurrences.latest(row.schedule_id, 20)).map((o) => ({
-          fire_at: isoTime(o.fire_at),
-          run_id: o.run_id,
-          state: o.state,
-        })),
-      };
-    };
+    const detailOf = createScheduleDetail(ctx, changes);
 
     app.post<{ Body: ScheduleRequest }>(
       '/v1/swarm/schedules',
