@@ -48,6 +48,8 @@ const ON_POSTGRES = [
   'test/api/poll-memory.test.ts',
   'test/api/nul-input.test.ts',
   'test/api/node-health.test.ts',
+  'test/api/schedules.test.ts',
+  'test/api/schedule-overlap.test.ts',
   'test/api-postgres/**/*.test.ts',
 ];
 

@@ -33,6 +33,7 @@ import { budgetRoutes } from './routes/v1/swarm/budgets.js';
 import { secretRoutes } from './routes/v1/swarm/secrets.js';
 import { usageRoutes } from './routes/v1/swarm/usage.js';
 import { webhookRoutes } from './routes/v1/swarm/webhooks.js';
+import { scheduleRoutes } from './routes/v1/swarm/schedules.js';
 import type { TrustProxy } from './http/trust-proxy.js';
 import { walletPageRoutes } from './routes/wallet.js';
 import { addOperations } from './ops/operations.js';
@@ -139,6 +140,7 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   await app.register(budgetRoutes(ctx));
   await app.register(usageRoutes(ctx));
   await app.register(webhookRoutes(ctx));
+  await app.register(scheduleRoutes(ctx));
   await app.register(docsRoutes(ctx));
   await app.register(releaseRoutes(ctx));
   await app.register(walletPageRoutes(ctx));

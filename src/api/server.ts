@@ -23,6 +23,7 @@ import { loadSecrets, type ServiceSecrets } from './secrets.js';
 import { loadVault } from './vault/vault-keys.js';
 import { scheduleReseal } from './vault/reseal.js';
 import { scheduleWebhookDelivery } from './webhooks/delivery-worker.js';
+import { scheduleScheduler } from './schedules/scheduler.js';
 import { createResendLimit } from './webhooks/resend-limit.js';
 import { WAL_CHECKPOINT_INTERVAL_MS, checkpointWal, scheduleWalCheckpoint } from './store/wal-checkpoint.js';
 import { createTokenService } from './auth/tokens.js';
@@ -188,6 +189,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   scheduleVersionRetention(ctx, options.versionRetentionMs ?? DEFAULT_VERSION_RETENTION_MS, app.log);
   scheduleReseal(ctx, app.log);
   scheduleWebhookDelivery(ctx, app.log);
+  scheduleScheduler(ctx, app.log);
   scheduleLogRetention(ctx, app.log);
   scheduleArtifactRetention(ctx, app.log);
   if (db !== undefined) {

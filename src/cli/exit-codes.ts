@@ -32,6 +32,7 @@ export function exitCodeFor(code: ErrorCode): number {
     case 'invalid_request':
     case 'bundle_invalid':
     case 'input_invalid':
+    case 'invalid_schedule':
     case 'not_a_terminal':
       return EXIT_CODES.usage;
     case 'insufficient_balance':
@@ -49,6 +50,7 @@ export function exitCodeFor(code: ErrorCode): number {
     case 'payment_not_found':
     case 'agent_not_found':
     case 'run_not_found':
+    case 'schedule_not_found':
       return EXIT_CODES.not_found;
     case 'service_unreachable':
     case 'service_unavailable':

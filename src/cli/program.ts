@@ -22,6 +22,7 @@ import { budgetCommand } from './commands/budget.js';
 import { secretCommand } from './commands/secret.js';
 import { usageCommand } from './commands/usage.js';
 import { webhookCommand } from './commands/webhook.js';
+import { scheduleCommand } from './commands/schedule.js';
 import { nodesCommand } from './commands/nodes.js';
 import { artifactsCommand } from './commands/artifacts.js';
 import { registerCommand } from './commands/register.js';
@@ -85,6 +86,7 @@ Example:
   program.addCommand(budgetCommand());
   program.addCommand(secretCommand());
   program.addCommand(webhookCommand());
+  program.addCommand(scheduleCommand());
   program.addCommand(docsCommand());
   program.addCommand(statusCommand());
   program.addCommand(daemonCommand());

@@ -26,6 +26,8 @@ export const LogoutResponse = Type.Object({
   /** Tokens revoked by this call: 1 for this token, every live one of the user for everywhere. */
   revoked: Type.Integer(),
   everywhere: Type.Boolean(),
+  /** The schedules this revocation paused (docs/api.md "Schedules"): those the revoked tokens made or last resumed. */
+  schedules_paused: Type.Optional(Type.Array(Type.String())),
 });
 export type LogoutResponse = Static<typeof LogoutResponse>;
 
@@ -46,6 +48,7 @@ export const AUDIT_KINDS = [
   'secret_changed',
   'webhook_changed',
   'budget_changed',
+  'schedule_changed',
 ] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
 

@@ -12,6 +12,11 @@ export interface ErrorCodeInfo {
 
 export const ERROR_CODES = {
   invalid_request: { status: 400, title: 'Invalid request', remedy: 'Correct the request body and send it again.' },
+  invalid_schedule: {
+    status: 400,
+    title: 'Invalid schedule',
+    remedy: 'Give a cron expression (5 fields or @hourly-style) or an interval of at least 60 s, and an IANA time zone.',
+  },
   unauthorized: {
     status: 401,
     title: 'Unauthorized',
@@ -38,6 +43,11 @@ export const ERROR_CODES = {
     status: 404,
     title: 'Payment not found',
     remedy: 'Check the payment id given by the payment provider at checkout.',
+  },
+  schedule_not_found: {
+    status: 404,
+    title: 'Schedule not found',
+    remedy: 'Use a schedule_id of your own: swarm-node schedule list (GET /v1/swarm/schedules).',
   },
   run_not_found: { status: 404, title: 'Run not found', remedy: 'Use the run_id that execute answered with, as the user who started it.' },
   agent_not_found: {
@@ -91,6 +101,11 @@ export const ERROR_CODES = {
     status: 409,
     title: 'Version in use',
     remedy: 'Make another version current first, or wait for the runs pinned to it to finish, then remove it.',
+  },
+  backfill_unconfirmed: {
+    status: 409,
+    title: 'Backfill not confirmed',
+    remedy: 'Send the backfill again with confirm_runs set to the runs it names (swarm-node schedule backfill asks).',
   },
   limit_reached: {
     status: 409,

@@ -15,7 +15,7 @@ import { uniqueEmail } from '../helpers/temp.js';
 import { mintToken } from '../helpers/tokens.js';
 
 const SIXTEEN_MINUTES = 16 * 60 * 1000;
-const PAGES = ['login', 'nodes', 'runs', 'usage', 'budgets', 'secrets', 'webhooks'];
+const PAGES = ['login', 'nodes', 'runs', 'usage', 'budgets', 'schedules', 'secrets', 'webhooks'];
 
 describe('console', () => {
   const clock = new MovableClock();

@@ -4,7 +4,7 @@
 import { html, page, type SafeHtml } from '../wallet-page/html.js';
 import { LOCAL_TIME_SCRIPT } from './local-time-script.js';
 
-export type ConsoleSection = 'wallet' | 'nodes' | 'runs' | 'usage' | 'budgets' | 'secrets' | 'webhooks';
+export type ConsoleSection = 'wallet' | 'nodes' | 'runs' | 'usage' | 'budgets' | 'schedules' | 'secrets' | 'webhooks';
 
 const SECTIONS: ReadonlyArray<readonly [ConsoleSection, string, string]> = [
   ['wallet', 'login', 'Wallet'],
@@ -12,6 +12,7 @@ const SECTIONS: ReadonlyArray<readonly [ConsoleSection, string, string]> = [
   ['runs', 'runs', 'Runs'],
   ['usage', 'usage', 'Usage'],
   ['budgets', 'budgets', 'Budgets'],
+  ['schedules', 'schedules', 'Schedules'],
   ['secrets', 'secrets', 'Secrets'],
   ['webhooks', 'webhooks', 'Webhooks'],
 ];

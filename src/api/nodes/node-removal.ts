@@ -72,6 +72,12 @@ export function createNodeRemoval(store: Store, revocations: Revocations): NodeR
     if (marked.numUpdatedRows !== 1n) return undefined;
     const withdrawn = await store.db.deleteFrom('node_agents').where('node_id', '=', node.node_id).returning('agent_id').execute();
     await revocations.revokeNode(node.user_id, node.node_id);
+    // A schedule pinned to it has nowhere to run: paused, never rerouted (docs/api.md "Schedules").
+    await store.db
+      .updateTable('schedules')
+      .set({ paused: 1, pause_reason: 'node_removed', next_fire_at: null, recheck_at: null, updated_at: now })
+      .where('node_id', '=', node.node_id)
+      .execute();
     return { ...shown(node), removed_at: now, agents_withdrawn: withdrawn.map((row) => row.agent_id).sort() };
   };
 

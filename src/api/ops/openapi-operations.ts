@@ -278,6 +278,35 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     summary: 'Send a delivery again',
     limited: true,
   },
+  // Schedules (docs/api.md "Schedules").
+  'POST /v1/swarm/schedules': {
+    id: 'createSchedule',
+    summary: 'Make a schedule: an agent run on a cron expression or an interval, in a time zone',
+    errors: ['invalid_schedule', 'agent_not_found', 'limit_reached'],
+  },
+  'GET /v1/swarm/schedules': { id: 'listSchedules', summary: "The user's schedules" },
+  'GET /v1/swarm/schedules/{schedule_id}': {
+    id: 'getSchedule',
+    summary: 'A schedule, its next five fire times and its coalesced skips',
+    errors: ['schedule_not_found'],
+  },
+  'PATCH /v1/swarm/schedules/{schedule_id}': {
+    id: 'changeSchedule',
+    summary: 'Change a schedule (lowering its cap alone needs no recent sign-in)',
+    errors: ['schedule_not_found', 'invalid_schedule', 'agent_not_found', 'step_up_required'],
+  },
+  'POST /v1/swarm/schedules/{schedule_id}/pause': { id: 'pauseSchedule', summary: 'Pause a schedule', errors: ['schedule_not_found'] },
+  'POST /v1/swarm/schedules/{schedule_id}/resume': {
+    id: 'resumeSchedule',
+    summary: 'Resume a schedule from its next fire time',
+    errors: ['schedule_not_found', 'invalid_schedule'],
+  },
+  'POST /v1/swarm/schedules/{schedule_id}/backfill': {
+    id: 'backfillSchedule',
+    summary: "Run a past range's occurrences that have no run (confirm_runs over 10)",
+    errors: ['schedule_not_found', 'invalid_schedule', 'backfill_unconfirmed'],
+  },
+  'DELETE /v1/swarm/schedules/{schedule_id}': { id: 'removeSchedule', summary: 'Remove a schedule', errors: ['schedule_not_found'] },
   'GET /v1/docs': { id: 'listDocsSections', summary: "The documentation sections the caller's tier unlocks" },
   'GET /v1/docs/{section}': { id: 'getDocsSection', summary: 'A documentation section, as Markdown', errors: ['forbidden'] },
 

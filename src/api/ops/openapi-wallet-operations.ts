@@ -139,6 +139,7 @@ export const WALLET_OPERATIONS: Record<string, OperationDoc> = {
     parameters: [query('from', 'The first day (YYYY-MM-DD)'), query('to', 'The last day (YYYY-MM-DD)')],
   },
   'GET /wallet/budgets': { id: 'showConsoleBudgets', summary: "The console's budgets page" },
+  'GET /wallet/schedules': { id: 'showConsoleSchedules', summary: "The console's schedules: next runs in their zone and the browser's" },
   'POST /wallet/budgets': {
     id: 'setConsoleBudget',
     summary: 'Set a budget from the console',

@@ -10,6 +10,7 @@ import { runsAsJobs } from './jobs-migration.js';
 import { runLogs } from './logs-migration.js';
 import { nodeHealthAndDrain } from './node-health-migration.js';
 import { rateCounters } from './rate-counters-migration.js';
+import { schedules } from './schedules-migration.js';
 
 export const SHARED_MIGRATIONS_FROM_VERSION = 6;
 
@@ -133,6 +134,7 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
     await db.schema.alterTable('runs').addColumn('trigger', 'text').execute();
   },
   /* 20: a node's health and drain (docs/api.md "Node health", "Draining a node") */ nodeHealthAndDrain,
+  /* 21: schedules (docs/api.md "Schedules") */ schedules,
 ];
 
 /** The schema version this program migrates either engine to. */

@@ -311,4 +311,50 @@ export interface Tables {
     lease_id: string;
     created_at: number;
   };
+  /** A user's schedule (docs/api.md "Schedules"); labels_json a sorted array, input_json the runs' input. */
+  schedules: {
+    schedule_id: string;
+    user_id: string;
+    agent_id: string;
+    input_json: string | null;
+    cron: string | null;
+    interval_seconds: number | null;
+    time_zone: string;
+    overlap: string;
+    catch_up_seconds: number;
+    node_id: string | null;
+    labels_json: string;
+    daily_cap_cents: number | null;
+    pause_after_failures: number | null;
+    paused: number;
+    pause_reason: string | null;
+    consecutive_failures: number;
+    next_fire_at: number | null;
+    anchor_at: number;
+    recheck_at: number | null;
+    authorized_jti: string | null;
+    created_at: number;
+    updated_at: number;
+  };
+  /** One occurrence of a schedule, kept for the schedule's life: its key (schedule_id, fire_at) is fired once. */
+  schedule_occurrences: {
+    schedule_id: string;
+    fire_at: number;
+    state: 'pending' | 'buffered' | 'started' | 'skipped' | 'settled';
+    run_id: string | null;
+    price_cents: number;
+    local_day: string;
+    claimed_at: number;
+  };
+  /** Consecutive skips of a schedule for one reason, coalesced. */
+  schedule_skips: {
+    skip_id: string;
+    schedule_id: string;
+    reason: string;
+    detail: string | null;
+    count: number;
+    first_at: number;
+    last_at: number;
+    open: number;
+  };
 }

@@ -32,9 +32,14 @@ Example:
       ctx.output.result(result, (r) => {
         if (!r.signed_out) return 'Not signed in; nothing to forget.';
         if (r.local_only) return `Forgot the token of ${r.sub} here; the service was not told, so it works until it expires.`;
-        return r.everywhere
+        const said = r.everywhere
           ? `Signed out ${r.sub} everywhere: ${r.revoked} token(s) revoked.`
           : `Signed out ${r.sub}; the token is revoked.`;
+        // The schedules those tokens made or resumed lost their authority (docs/api.md "Schedules").
+        const paused = (r.schedules_paused ?? []).map(
+          (id) => `Paused schedule ${id} (creator_revoked): swarm-node schedule resume ${id} after you sign in.`,
+        );
+        return [said, ...paused].join('\n');
       });
     });
 }

@@ -245,6 +245,8 @@ export interface SignedOut {
   everywhere: boolean;
   /** Forgotten here without telling the service (--local): the token stays valid until it expires. */
   local_only: boolean;
+  /** The schedules the service paused, when it paused some: those the revoked tokens made or last resumed. */
+  schedules_paused?: string[];
 }
 
 /**
@@ -256,14 +258,18 @@ export async function logout(deps: SessionDeps, options: { everywhere: boolean; 
   const previous = readCredentials(deps.credentialsFile).jwt;
   if (previous === undefined) return { signed_out: false, sub: undefined, revoked: 0, everywhere: false, local_only: options.localOnly };
   let revoked = 0;
+  let paused: string[] = [];
   if (!options.localOnly) {
     try {
-      revoked = (await revokeTokens(deps.client, previous.token, options.everywhere)).revoked;
+      const answer = await revokeTokens(deps.client, previous.token, options.everywhere);
+      revoked = answer.revoked;
+      paused = answer.schedules_paused ?? [];
     } catch (error) {
       // Expired or revoked already: nothing left to revoke here (but "everywhere", which needs a live token).
       if (!(error instanceof SvcError && error.code === 'unauthorized' && !options.everywhere)) throw error;
     }
   }
   updateCredentials(deps.credentialsFile, ({ jwt: _dropped, ...rest }) => rest);
-  return { signed_out: true, sub: previous.sub, revoked, everywhere: options.everywhere, local_only: options.localOnly };
+  const signedOut = { signed_out: true, sub: previous.sub, revoked, everywhere: options.everywhere, local_only: options.localOnly };
+  return paused.length === 0 ? signedOut : { ...signedOut, schedules_paused: paused };
 }

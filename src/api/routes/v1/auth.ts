@@ -12,6 +12,9 @@ import { parseBearer, userOf } from '../../http/auth.js';
 import { clientSeen } from '../../http/client-seen.js';
 import type { ServiceContext } from '../../context.js';
 import { acceptJsonBodiesOnly } from '../../http/json-body.js';
+import { pauseRevokedSchedules } from '../../schedules/revocation-pause.js';
+import { schedulesPausedMail } from '../../schedules/schedule-mail.js';
+import { runInBackground } from '../../context.js';
 
 export function authRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
@@ -66,8 +69,16 @@ export function authRoutes(ctx: ServiceContext): FastifyPluginAsync {
         const revoked = everywhere
           ? await ctx.revocations.revokeUser(claims.sub)
           : (await ctx.revocations.revokeToken(claims.sub, claims.jti!), 1);
-        await ctx.audit.record(claims.sub, 'tokens_revoked', clientSeen(request), { everywhere, revoked });
-        return { revoked, everywhere };
+        const paused = await pauseRevokedSchedules(ctx, claims.sub, everywhere ? null : claims.jti!);
+        if (paused.length > 0)
+          runInBackground(ctx, ctx.mailer.send(schedulesPausedMail(claims.sub, paused, 'creator_revoked', ctx.clock.now())));
+        await ctx.audit.record(claims.sub, 'tokens_revoked', clientSeen(request), {
+          everywhere,
+          revoked,
+          ...(paused.length === 0 ? {} : { schedules_paused: paused }),
+        });
+        // Named only when there are some: an answer without schedules is as it was before they existed.
+        return { revoked, everywhere, ...(paused.length === 0 ? {} : { schedules_paused: paused }) };
       },
     );
   };

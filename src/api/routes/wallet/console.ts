@@ -10,10 +10,11 @@ import { runPages } from './runs.js';
 import { secretPages } from './secrets.js';
 import { usagePages } from './usage.js';
 import { webhookPages } from './webhooks.js';
+import { schedulePages } from './schedules.js';
 
 export function consoleRoutes(scope: PageScope): FastifyPluginAsync {
   return async (app) => {
-    for (const pages of [nodePages, runPages, usagePages, budgetPages, secretPages, webhookPages, confirmPages])
+    for (const pages of [nodePages, runPages, usagePages, budgetPages, schedulePages, secretPages, webhookPages, confirmPages])
       await app.register(pages(scope));
   };
 }
