@@ -105,7 +105,7 @@ export const ERROR_CODES = {
   backfill_unconfirmed: {
     status: 409,
     title: 'Backfill not confirmed',
-    remedy: 'Send the backfill again with confirm_runs set to the runs it names (swarm-node schedule backfill asks).',
+    remedy: "Send the backfill again with confirm_runs set to the runs it names; in a terminal the CLI's schedule backfill asks for them.",
   },
   limit_reached: {
     status: 409,
@@ -120,7 +120,8 @@ export const ERROR_CODES = {
   node_drained: {
     status: 409,
     title: 'Node drained',
-    remedy: 'The node is drained and takes no new run, its own included: resume it (swarm-node nodes resume <node_id>), then run again.',
+    remedy:
+      'The node is drained and takes no new run, its own included: resume it with nodes resume and its id (the ids: swarm-node nodes), then run again.',
   },
   artifact_exists: {
     status: 409,

@@ -5,26 +5,18 @@ import { Labels } from './schemas.js';
 import { UUID_PATTERN } from './uuid.js';
 import { MAX_CAP_CENTS } from './budgets.js';
 
-export const OVERLAP_POLICIES = ['skip', 'buffer_one', 'allow', 'cancel_running'] as const;
-export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
-/** Why a schedule is paused: by its user, or by the service for money or for failed runs (docs/api.md "Schedules"). */
-export const PAUSE_REASONS = ['user', 'insufficient_balance', 'budget_exceeded', 'failures', 'creator_revoked', 'node_removed'] as const;
-export type PauseReason = (typeof PAUSE_REASONS)[number];
-/** An occurrence that made no run, and why (recorded, charged nothing, coalesced). */
-export const SKIP_REASONS = ['missed', 'overlap', 'daily_cap', 'no_node_available', 'agent_not_found', 'invalid_input', 'refused'] as const;
-export type SkipReason = (typeof SKIP_REASONS)[number];
-
-/** New schedules fire at most once a minute. */
-export const MIN_INTERVAL_SECONDS = 60;
-export const MAX_INTERVAL_SECONDS = 366 * 86_400;
-/** The longest catch-up window: a week. */
-export const MAX_CATCH_UP_SECONDS = 7 * 86_400;
-export const DEFAULT_CATCH_UP_SECONDS = 0;
-export const MAX_PAUSE_AFTER_FAILURES = 1000;
-/** Schedules one user may keep. */
-export const MAX_SCHEDULES_PER_USER = 200;
-export const MAX_CRON_CHARS = 120;
-export const MAX_TIME_ZONE_CHARS = 64;
+export * from './schedule-terms.js';
+import {
+  MAX_BACKFILL_RUNS,
+  MAX_CATCH_UP_SECONDS,
+  MAX_CRON_CHARS,
+  MAX_INTERVAL_SECONDS,
+  MAX_PAUSE_AFTER_FAILURES,
+  MAX_TIME_ZONE_CHARS,
+  MIN_INTERVAL_SECONDS,
+  OVERLAP_POLICIES,
+  PAUSE_REASONS,
+} from './schedule-terms.js';
 
 const Timestamp = Type.String({ description: 'ISO 8601, UTC' });
 const strict = { additionalProperties: false } as const;
@@ -125,10 +117,6 @@ export const SchedulesResponse = Type.Object({ schedules: Type.Array(Schedule) }
 export type SchedulesResponse = Static<typeof SchedulesResponse>;
 export const ScheduleRemoved = Type.Object({ schedule_id: Type.String(), removed: Type.Literal(true) });
 export type ScheduleRemoved = Static<typeof ScheduleRemoved>;
-
-/** Most occurrences one backfill may run; more than BACKFILL_CONFIRM_OVER need `confirm_runs` equal to their count. */
-export const MAX_BACKFILL_RUNS = 1000;
-export const BACKFILL_CONFIRM_OVER = 10;
 
 // POST /v1/swarm/schedules/{schedule_id}/backfill
 export const BackfillRequest = Type.Object(

@@ -61,7 +61,7 @@ export function createScheduleChanges(ctx: ServiceContext) {
     const node = await ctx.store.db.selectFrom('nodes').select(['user_id', 'removed_at']).where('node_id', '=', nodeId).executeTakeFirst();
     if (node === undefined || node.user_id !== userId || node.removed_at !== null) {
       throw new SvcError('invalid_schedule', `you have no node ${nodeId} to pin this schedule to`, {
-        remedy: 'Pin it to one of your nodes (swarm-node nodes list), or to labels.',
+        remedy: 'Pin it to one of your nodes (swarm-node nodes), or to labels.',
         extensions: { errors: [{ path: '/node_id', message: 'no node of yours' }] },
       });
     }

@@ -4,13 +4,8 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { formatDollars, parseDollarsToCents } from '../../contract/money.js';
 import { SvcError } from '../../contract/errors.js';
-import {
-  BACKFILL_CONFIRM_OVER,
-  OVERLAP_POLICIES,
-  type Schedule,
-  type ScheduleDetail,
-  type ScheduleRequest,
-} from '../../contract/schedules.js';
+import { BACKFILL_CONFIRM_OVER, OVERLAP_POLICIES } from '../../contract/schedule-terms.js';
+import type { Schedule, ScheduleDetail, ScheduleRequest } from '../../contract/schedules.js';
 import { withRecentSignIn } from '../step-up.js';
 import { contextFor } from '../context.js';
 import { confirmRemoval } from '../confirm-removal.js';
