@@ -11,7 +11,7 @@ import { isoTime } from '../../lib/clock.js';
 import type { ServiceContext } from '../context.js';
 import type { ClientSeen } from '../mail/messages.js';
 import { fireTimesAfter, localDay } from './fire-times.js';
-import { createScheduleChanges } from './schedule-changes.js';
+import { auditedCredential, createScheduleChanges } from './schedule-changes.js';
 import { timingOf } from './schedule-store.js';
 import { createScheduler } from './scheduler.js';
 
@@ -64,9 +64,7 @@ export function createBackfill(ctx: ServiceContext) {
       from: isoTime(from),
       to: isoTime(to),
       runs: toRun.length,
-      credential: 'jwt',
-      jti: claims.jti ?? null,
-      auth_time: claims.auth_time ?? null,
+      ...auditedCredential(claims),
     });
     const done: BackfillResponse['occurrences'] = [];
     for (const fireAt of toRun) {

@@ -24,6 +24,11 @@ const CHANGE_NEEDS = 'this changes a standing order to spend';
  */
 const INTERVAL_ANCHOR = 0;
 
+/** What a schedule's audit entry says of the JWT that made the change: its jti and when its user last signed in. */
+export function auditedCredential(claims: AccessTokenClaims): { credential: 'jwt'; jti: string | null; auth_time: number | null } {
+  return { credential: 'jwt', jti: claims.jti ?? null, auth_time: claims.auth_time ?? null };
+}
+
 export function createScheduleChanges(ctx: ServiceContext) {
   const rows = createScheduleStore(ctx.store);
   const versions = createAgentVersions(ctx.store);
@@ -35,7 +40,6 @@ export function createScheduleChanges(ctx: ServiceContext) {
     const verdict = await inputs.verdict(userId, agentId, inputJson === null ? undefined : JSON.parse(inputJson));
     inputs.pinTo(verdict, userId, verdict.digest);
   };
-  const credential = (claims: AccessTokenClaims) => ({ credential: 'jwt', jti: claims.jti ?? null, auth_time: claims.auth_time ?? null });
 
   const scheduleOf = async (userId: string, scheduleId: string, forUpdate = false): Promise<ScheduleRow> => {
     const row = forUpdate ? await rows.schedules.getForUpdate(scheduleId) : await rows.schedules.get(scheduleId);
@@ -124,7 +128,7 @@ export function createScheduleChanges(ctx: ServiceContext) {
           schedule_id: row.schedule_id,
           change: 'created',
           agent_id: row.agent_id,
-          ...credential(claims),
+          ...auditedCredential(claims),
         });
         return row;
       });
@@ -162,7 +166,7 @@ export function createScheduleChanges(ctx: ServiceContext) {
           schedule_id: scheduleId,
           change: 'changed',
           fields: Object.keys(body).sort(),
-          ...credential(claims),
+          ...auditedCredential(claims),
         });
         return next;
       });
@@ -176,7 +180,7 @@ export function createScheduleChanges(ctx: ServiceContext) {
         await ctx.audit.record(claims.sub, 'schedule_changed', client, {
           schedule_id: scheduleId,
           change: 'paused',
-          ...credential(claims),
+          ...auditedCredential(claims),
         });
         return next;
       });
@@ -201,7 +205,7 @@ export function createScheduleChanges(ctx: ServiceContext) {
         await ctx.audit.record(claims.sub, 'schedule_changed', client, {
           schedule_id: scheduleId,
           change: 'resumed',
-          ...credential(claims),
+          ...auditedCredential(claims),
         });
         return next;
       });
@@ -214,7 +218,7 @@ export function createScheduleChanges(ctx: ServiceContext) {
         await ctx.audit.record(claims.sub, 'schedule_changed', client, {
           schedule_id: scheduleId,
           change: 'removed',
-          ...credential(claims),
+          ...auditedCredential(claims),
         });
       });
     },
