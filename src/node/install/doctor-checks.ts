@@ -134,9 +134,12 @@ export function checkIsolation(paths: Pick<NodePaths, 'configFile' | 'name'>): D
     mode = resolveIsolation(wanted, agentSocket, filter);
   } catch (error) {
     // Without the release's system-call filter (./syscall-filter.ts): the setting that runs agents without it.
+    // Without the tools or the loop devices of a run's state image (../runner/state-image-probe.ts): e2fsprogs.
     const fix = messageOf(error).includes('no system call filter')
       ? 'swarm-node config set agent_syscall_filter optional'
-      : 'apt-get install bubblewrap';
+      : messageOf(error).includes('state image')
+        ? 'apt-get install e2fsprogs, on a host with loop devices'
+        : 'apt-get install bubblewrap';
     return { name: 'isolation', status: 'fail', detail: messageOf(error), fix };
   }
   const report = isolationReport(mode, { agentSocket, name: paths.name });

@@ -19,6 +19,7 @@ import { SvcError } from '../../contract/errors.js';
 import { egressSocketOf, type AgentIsolation } from '../host/config.js';
 import { installCommandOf, nodeUnits } from '../host/location.js';
 import { runningPackageDir } from '../../lib/package-dir.js';
+import { stateImageSupport } from './state-image-probe.js';
 import { isInstalledRelease, syscallFilterOf, type AgentSyscallFilter } from './syscall-filter.js';
 
 /** How many runs a node executes at once, at most (config concurrency; the agent socket's MaxConnections). */
@@ -148,7 +149,7 @@ export function resolveIsolation(
   if (wanted === 'none') return 'none';
   if (wanted === 'unshare') {
     const made = unshareSupport();
-    if (made.available) return 'unshare';
+    if (made.available) return withStateImages('unshare');
     throw new SvcError('local_state', `agents cannot run isolated on this host: ${made.reason}`, {
       remedy: isPrivileged()
         ? 'Install util-linux (apt-get install util-linux), or install bubblewrap (apt-get install bubblewrap) and set agent_isolation to auto.'
@@ -160,7 +161,8 @@ export function resolveIsolation(
   if (sandbox.available) {
     const release = packageDir ?? runningPackageDir();
     const found = syscallFilterOf(release);
-    if (found.path !== undefined || filter === 'optional' || !isPrivileged() || !isInstalledRelease(release)) return 'bubblewrap';
+    if (found.path !== undefined || filter === 'optional' || !isPrivileged() || !isInstalledRelease(release))
+      return withStateImages('bubblewrap');
     throw new SvcError('local_state', `agents cannot run isolated on this host: ${found.missing}`, {
       remedy:
         `Install a release built for linux-${process.arch}, or install the node with systemd (swarm-node install); ` +
@@ -172,6 +174,17 @@ export function resolveIsolation(
     remedy: isPrivileged()
       ? `${INSTALL_BUBBLEWRAP} (in a container, run it with CAP_SYS_ADMIN), or install the node with systemd (swarm-node install); agent_isolation none runs agents as root, unsandboxed.`
       : `${INSTALL_BUBBLEWRAP}, or set agent_isolation to auto or none.`,
+  });
+}
+
+/** A root sandbox mode, where its runs' state images can be made and mounted here (./state-image-probe.ts). */
+function withStateImages(mode: 'bubblewrap' | 'unshare'): IsolationMode {
+  if (!isPrivileged()) return mode;
+  const images = stateImageSupport();
+  if (images.available) return mode;
+  throw new SvcError('local_state', `agents cannot run isolated on this host: ${images.reason}`, {
+    remedy:
+      'Install e2fsprogs (apt-get install e2fsprogs) on a host with loop devices, or install the node with systemd (swarm-node install); agent_isolation none runs agents as root, unsandboxed.',
   });
 }
 
