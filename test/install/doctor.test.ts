@@ -15,6 +15,7 @@ import { homeOf, run, swarmNode } from './support.js';
 import { runAsPrintedUntil } from '../cli/remedy-runner.js';
 import { waitFor } from '../helpers/wait.js';
 import { startHttpFaultProxy } from '../helpers/http-fault-proxy.js';
+import { pathWithout } from '../helpers/path-without.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -86,6 +87,18 @@ describe('swarm-node doctor', () => {
     expect(checks.service!.detail).toContain(service.baseUrl);
     // The fix acts on this install's home when typed: it is not the host's.
     expect(checks.token).toMatchObject({ status: 'warn', fix: `SWARM_NODE_HOME=${home} swarm-node login` });
+  });
+
+  it("fails isolation at once as root where a run's state image cannot be made (no mkfs.ext4), naming the tool", async () => {
+    // The node's probe makes and mounts a small image once (src/node/runner/state-image-probe.ts): without it every
+    // run of bubblewrap's root mode would fail at its start.
+    const result = await doctor(['--json'], { PATH: `${join(root, 'usr/local/bin')}:${pathWithout(['mkfs.ext4'])}` });
+    expect(result.exitCode, result.stdout + result.stderr).toBe(1);
+    expect(byName(result.json.error.checks).isolation).toMatchObject({
+      status: 'fail',
+      detail: expect.stringContaining('mkfs.ext4 is not installed (apt-get install e2fsprogs)'),
+      fix: 'apt-get install e2fsprogs, on a host with loop devices',
+    });
   });
 
   it('checks the database with PRAGMA integrity_check, and a valid access token', async () => {
