@@ -101,6 +101,65 @@ export function fakeSecrets(seedText) {
     service_account_private_key_json: JSON.stringify(
       generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }),
     ),
+    // The eighth held-out part's forms. They draw no number of `random` (so every value above keeps its own): each
+    // comes from a stream of its own, `seeded` on the seed and its name. An ed25519 key as ssh-keygen writes it
+    // (openssh-key-v1, no cipher, a comment), a Mailgun key, an Azure storage account key (base64 of 64 bytes), a
+    // docker config.json auth (base64 of user:token), a Slack user token, and passwords in the shapes they have.
+    ...(() => {
+      const own = (name, alphabet, length) => {
+        const draw = seeded(`${seedText}:${name}`);
+        return Array.from({ length }, () => alphabet[Math.floor(draw() * alphabet.length)]).join('');
+      };
+      const string = (value) => {
+        const bytes = Buffer.from(value);
+        const length = Buffer.alloc(4);
+        length.writeUInt32BE(bytes.length);
+        return Buffer.concat([length, bytes]);
+      };
+      const { privateKey } = generateKeyPairSync('ed25519');
+      const jwk = privateKey.export({ format: 'jwk' });
+      const pub = Buffer.from(jwk.x, 'base64url');
+      const priv = Buffer.from(jwk.d, 'base64url');
+      const pubBlob = Buffer.concat([string('ssh-ed25519'), string(pub)]);
+      const check = Buffer.from(own('openssh_check', '0123456789abcdef', 8), 'hex');
+      let section = Buffer.concat([
+        check,
+        check,
+        string('ssh-ed25519'),
+        string(pub),
+        string(Buffer.concat([priv, pub])),
+        string('deploy@ci-runner-04'),
+      ]);
+      section = Buffer.concat([section, Buffer.from(Array.from({ length: (8 - (section.length % 8)) % 8 }, (_, i) => i + 1))]);
+      const count = Buffer.alloc(4);
+      count.writeUInt32BE(1);
+      const body = Buffer.concat([
+        Buffer.from('openssh-key-v1\0'),
+        string('none'),
+        string('none'),
+        string(''),
+        count,
+        string(pubBlob),
+        string(section),
+      ]);
+      return {
+        openssh_ed25519_private_key: [
+          '-----BEGIN OPENSSH PRIVATE KEY-----',
+          ...(body.toString('base64').match(/.{1,70}/g) ?? []),
+          '-----END OPENSSH PRIVATE KEY-----',
+        ].join('\n'),
+        mailgun_key: `key-${own('mailgun_key', '0123456789abcdef', 32)}`,
+        mysql_password: `${own('mysql_password', UPPER, 1)}${own('mysql_password_2', LOWER, 6)}${own('mysql_password_3', DIGITS, 3)}@${own('mysql_password_4', LOWER, 2)}`,
+        jwt_secret: own('jwt_secret', ALNUM, 48),
+        k8s_db_password: own('k8s_db_password', ALNUM, 24),
+        azure_account_key: Buffer.from(own('azure_account_key', ALNUM, 64)).toString('base64'),
+        docker_auth: Buffer.from(`deploy:dckr_pat_${own('docker_auth', ALNUM + '_-', 27)}`).toString('base64'),
+        py_password: `${own('py_password', LOWER, 5)}${own('py_password_2', DIGITS, 3)}${own('py_password_3', UPPER, 2)}*${own('py_password_4', LOWER, 3)}`,
+        py_password_2: `${own('py_password_5', UPPER + DIGITS, 6)}-${own('py_password_6', LOWER, 6)}`,
+        py_password_3: `${own('py_password_7', LOWER + DIGITS, 10)}!${own('py_password_8', UPPER, 2)}`,
+        slack_user: `xoxp-${own('slack_user', DIGITS, 12)}-${own('slack_user_2', DIGITS, 12)}-${own('slack_user_3', DIGITS, 13)}-${own('slack_user_4', '0123456789abcdef', 32)}`,
+      };
+    })(),
   };
 }
 
