@@ -153,9 +153,17 @@ export function pathWithoutNode(): string {
     'readlink',
     'env',
     'ls',
+    // What a root node's state images take (src/node/runner/state-image-probe.ts): doctor's isolation check tries them.
+    'truncate',
+    'mkfs.ext4',
+    'debugfs',
+    'unshare',
+    'mount',
   ];
   for (const tool of tools) {
-    const found = ['/usr/bin', '/bin', '/usr/local/bin'].map((prefix) => join(prefix, tool)).find((path) => existsSync(path));
+    const found = ['/usr/bin', '/bin', '/usr/local/bin', '/usr/sbin', '/sbin']
+      .map((prefix) => join(prefix, tool))
+      .find((path) => existsSync(path));
     expect(found, `${tool} is not installed`).toBeDefined();
     symlinkSync(found!, join(dir, tool));
   }

@@ -19,7 +19,7 @@ import { SvcError } from '../../contract/errors.js';
 import { egressSocketOf, type AgentIsolation } from '../host/config.js';
 import { installCommandOf, nodeUnits } from '../host/location.js';
 import { runningPackageDir } from '../../lib/package-dir.js';
-import { stateImageSupport } from './state-image-probe.js';
+import { stateImageSupport, type SandboxSupport } from './state-image-probe.js';
 import { isInstalledRelease, syscallFilterOf, type AgentSyscallFilter } from './syscall-filter.js';
 
 /** How many runs a node executes at once, at most (config concurrency; the agent socket's MaxConnections). */
@@ -37,7 +37,7 @@ export function isPrivileged(): boolean {
   return process.geteuid?.() === 0;
 }
 
-export type SandboxSupport = { available: true } | { available: false; reason: string };
+export type { SandboxSupport };
 
 let support: SandboxSupport | undefined;
 

@@ -8,7 +8,6 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SandboxSupport } from './isolation.js';
 import { ensureStateImage } from './state-image.js';
 
 /** The uid the probe's image is made for: nobody's, as the runner makes one for an agent's uid. */
@@ -17,6 +16,9 @@ const NOBODY = 65534;
 const PROBE_CAP_BYTES = 1024 * 1024;
 /** Where the programs a state image needs come from on Debian and Ubuntu, for the reason given. */
 const PACKAGE_OF: Record<string, string> = { 'mkfs.ext4': 'e2fsprogs', debugfs: 'e2fsprogs', truncate: 'coreutils' };
+
+/** Whether a kind of sandbox can be made here, and why not (./isolation.ts, which imports this module, says it too). */
+export type SandboxSupport = { available: true } | { available: false; reason: string };
 
 let found: SandboxSupport | undefined;
 

@@ -8,7 +8,6 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, linkSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunIdentity } from './isolation.js';
 
 export interface StateImage {
   image: string;
@@ -53,7 +52,7 @@ export function imageBytes(cap: number): number {
 export function ensureStateImage(
   stateDir: string,
   agentId: string,
-  identity: RunIdentity,
+  identity: { uid: number; gid: number },
   cap: number,
   env?: NodeJS.ProcessEnv,
 ): StateImage {
