@@ -22,20 +22,18 @@ export type SandboxSupport = { available: true } | { available: false; reason: s
 
 let found: SandboxSupport | undefined;
 
-/** Tried once per process with this process's PATH; `env` tries again with another (a test's, without a tool). */
-export function stateImageSupport(env?: NodeJS.ProcessEnv): SandboxSupport {
-  if (env === undefined && found !== undefined) return found;
-  const support = probe(env ?? process.env);
-  if (env === undefined) found = support;
-  return support;
+/** Tried once per process. */
+export function stateImageSupport(): SandboxSupport {
+  found ??= probe();
+  return found;
 }
 
-function probe(env: NodeJS.ProcessEnv): SandboxSupport {
+function probe(): SandboxSupport {
   const dir = mkdtempSync(join(tmpdir(), 'swarm-node-image-probe-'));
   try {
     let image;
     try {
-      image = ensureStateImage(dir, 'probe', { uid: NOBODY, gid: NOBODY }, PROBE_CAP_BYTES, env);
+      image = ensureStateImage(dir, 'probe', { uid: NOBODY, gid: NOBODY }, PROBE_CAP_BYTES);
     } catch (error) {
       const message = (error as Error).message;
       const missing = Object.keys(PACKAGE_OF).find((tool) => message.includes(`spawnSync ${tool} ENOENT`));
@@ -50,7 +48,7 @@ function probe(env: NodeJS.ProcessEnv): SandboxSupport {
     const mounted = spawnSync(
       'unshare',
       ['--mount', '--propagation', 'private', '--', 'mount', '-o', 'loop,nosuid,nodev', image.image, image.mountPoint],
-      { stdio: ['ignore', 'ignore', 'pipe'], timeout: 30_000, env },
+      { stdio: ['ignore', 'ignore', 'pipe'], timeout: 30_000 },
     );
     if (mounted.error === undefined && mounted.status === 0) return { available: true };
     // mount(8) names the mount point first ("mount: <dir>: …"): the probe's own, of no use to the reader.

@@ -45,29 +45,19 @@ export function imageBytes(cap: number): number {
   return cap + Math.max(4 * 1024 * 1024, Math.ceil(cap / 4));
 }
 
-/**
- * The agent's image, made now (empty, room for `cap` and imageBytes' margin, its root the agent's) when it has none;
- * its tools found on `env`'s PATH (this process's by default).
- */
-export function ensureStateImage(
-  stateDir: string,
-  agentId: string,
-  identity: { uid: number; gid: number },
-  cap: number,
-  env?: NodeJS.ProcessEnv,
-): StateImage {
+/** The agent's image, made now (empty, room for `cap` and imageBytes' margin, its root the agent's) when it has none. */
+export function ensureStateImage(stateDir: string, agentId: string, identity: { uid: number; gid: number }, cap: number): StateImage {
   const image = join(stateDir, `${agentId}.img`);
   const made = { image, lock: join(stateDir, `${agentId}.lock`), mountPoint: join(stateDir, '.mount') };
   if (existsSync(image) && statSync(image).size > 0) return made;
   const draft = join(stateDir, `.${agentId}.img.${process.pid}`);
   try {
-    execFileSync('truncate', ['-s', String(imageBytes(cap)), draft], { stdio: 'pipe', env });
+    execFileSync('truncate', ['-s', String(imageBytes(cap)), draft], { stdio: 'pipe' });
     // -m 0: no blocks kept for root, so a full image is full for the agent too; root_owner: the agent's, 0700.
-    execFileSync('mkfs.ext4', ['-q', '-F', '-m', '0', '-E', `root_owner=${identity.uid}:${identity.gid}`, draft], { stdio: 'pipe', env });
+    execFileSync('mkfs.ext4', ['-q', '-F', '-m', '0', '-E', `root_owner=${identity.uid}:${identity.gid}`, draft], { stdio: 'pipe' });
     execFileSync('debugfs', ['-w', '-f', '-', draft], {
       input: 'rmdir lost+found\nsif <2> mode 040700\n',
       stdio: ['pipe', 'pipe', 'pipe'],
-      env,
     });
     chmodSync(draft, 0o600);
     // link, not rename: a run of this agent in another process may have made one meanwhile, and keeps it.
