@@ -19,8 +19,11 @@ export interface Timing {
  * service was down), and only the catch-up window fires it.
  */
 export const ON_TIME_GRACE_MS = 30_000;
-/** The most past occurrences one round walks over to count the missed ones. */
-const MAX_WALK = 100_000;
+/**
+ * The most past occurrences one round walks over one by one (croner takes up to 150 µs each in a zone); past them, the
+ * missed ones are counted by the day, so a minutely cron after a month away costs a round milliseconds, not minutes.
+ */
+const MAX_WALK = 60;
 
 const NAMES = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
 
@@ -113,11 +116,7 @@ export function dueAt(timing: Timing, nextFireAt: number, now: number, catchUpSe
     latest = nextFireAt + (count - 1) * every;
     before = latest - every;
   } else {
-    for (let at: number | null = nextFireAt; at !== null && at <= now && count < MAX_WALK; at = nextFireAfter(timing, at)) {
-      count += 1;
-      before = latest;
-      latest = at;
-    }
+    ({ count, latest, before } = cronDue(timing, nextFireAt, now));
   }
   const fireAt = latest >= windowStart ? latest : null;
   const skipped = fireAt === null ? count : count - 1;
@@ -127,6 +126,25 @@ export function dueAt(timing: Timing, nextFireAt: number, now: number, catchUpSe
     missed: skipped > 0 ? { count: skipped, firstAt: nextFireAt, lastAt: lastSkipped } : null,
     nextFireAt: nextFireAfter(timing, now),
   };
+}
+
+/** A cron's occurrences from `nextFireAt` to `now`: how many, the latest, and the one before it. */
+function cronDue(timing: Timing, nextFireAt: number, now: number): { count: number; latest: number; before: number } {
+  let count = 0;
+  let latest = nextFireAt;
+  let before = nextFireAt;
+  for (let at: number | null = nextFireAt; at !== null && at <= now; at = nextFireAfter(timing, at)) {
+    if (count === MAX_WALK) {
+      const full = new Cron(timing.cron!, { paused: true, timezone: timing.timeZone });
+      const [last, previous] = full.previousRuns(2, new Date(now + 1)).map((date) => date.getTime());
+      const counted = cronRunsByDay(timing, nextFireAt - 1, now).reduce((sum, runs) => sum + runs, 0);
+      return { count: Math.max(counted, MAX_WALK + 1), latest: last!, before: previous ?? nextFireAt };
+    }
+    count += 1;
+    before = latest;
+    latest = at;
+  }
+  return { count, latest, before };
 }
 
 /** The calendar day `ms` falls on in `zone`, as YYYY-MM-DD: the day a schedule's daily cap counts. */
@@ -148,27 +166,118 @@ export interface ScheduleCost {
 }
 
 const DAY_MS = 86_400_000;
-/** Fire times walked at most: a cron more frequent than this a month is counted as 30 of its next 24 h. */
-const MAX_COUNTED = 2_000;
+const MONTH_DAYS = 30;
+
+/** The names as the fields they stand for (croner's meaning): their minute and hour are what a day of them holds. */
+const NAMED_FIELDS: Record<string, string> = {
+  '@yearly': '0 0 1 1 *',
+  '@annually': '0 0 1 1 *',
+  '@monthly': '0 0 1 * *',
+  '@weekly': '0 0 * * 0',
+  '@daily': '0 0 * * *',
+  '@hourly': '0 * * * *',
+};
+
+/** Minutes of the day a (minute, hour) pair fires at, worked out once a pair: walking a day takes croner up to 40 ms. */
+const minutesOfDayCache = new Map<string, number[]>();
 
 /**
- * The runs of the next 24 h and the next 30 days, and their price, each day held to the daily cap: an interval by
- * arithmetic, a cron by walking its fire times (when it fires more than MAX_COUNTED times in 30 days, the month is 30
- * of its next 24 h, which every cron that frequent repeats but for a changeover day).
+ * The minutes of the local day a cron fires at on a day it fires: its minute and hour fields do not depend on the day,
+ * so every such day has the same ones (but for a changeover day, which has no more). Walked over one day at UTC+0.
+ */
+function minutesOfDay(expression: string): number[] {
+  const [minute, hour] = (NAMED_FIELDS[expression] ?? expression).split(' ');
+  const key = `${minute} ${hour}`;
+  const cached = minutesOfDayCache.get(key);
+  if (cached !== undefined) return cached;
+  const dayPattern = new Cron(`${key} * * *`, { paused: true, utcOffset: 0 });
+  const start = Date.UTC(2001, 0, 1);
+  const minutes: number[] = [];
+  for (let at = dayPattern.nextRun(new Date(start - 1)); at !== null && at.getTime() < start + DAY_MS; at = dayPattern.nextRun(at))
+    minutes.push((at.getTime() - start) / 60_000);
+  if (minutesOfDayCache.size >= 1000) minutesOfDayCache.clear();
+  minutesOfDayCache.set(key, minutes);
+  return minutes;
+}
+
+const clockFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** The minute of the local day `ms` falls in, in `zone`. */
+function minuteOfDay(ms: number, zone: string): number {
+  let format = clockFormats.get(zone);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    clockFormats.set(zone, format);
+  }
+  const parts = format.formatToParts(new Date(ms));
+  const part = (type: string): number => Number(parts.find((p) => p.type === type)!.value);
+  return part('hour') * 60 + part('minute');
+}
+
+/** The zone's offset from UTC at `ms`, in minutes (mod a day). */
+function utcOffset(ms: number, zone: string): number {
+  const utcMinute = Math.floor((ms % 86_400_000) / 60_000);
+  return (minuteOfDay(ms, zone) - utcMinute + 24 * 60) % (24 * 60);
+}
+
+/** The first instant of the local day after the one `ms` falls on, found by bisection: a local day lasts 23 to 25 h. */
+function nextLocalDayStart(ms: number, zone: string): number {
+  const day = localDay(ms, zone);
+  let before = ms;
+  let after = ms + 27 * 3_600_000;
+  while (after - before > 1) {
+    const middle = Math.floor((before + after) / 2);
+    if (localDay(middle, zone) === day) before = middle;
+    else after = middle;
+  }
+  return after;
+}
+
+/** The runs a cron makes on each local day of its zone it fires on in (`now`, `end`], the two ends' days in part. */
+function cronRunsByDay(timing: Timing, now: number, end: number): number[] {
+  const expression = timing.cron!;
+  const minutes = minutesOfDay(expression);
+  const full = new Cron(expression, { paused: true, timezone: timing.timeZone });
+  const [today, lastDay] = [localDay(now, timing.timeZone), localDay(end, timing.timeZone)];
+  const runs: number[] = [];
+  for (let at = full.nextRun(new Date(now)); at !== null && at.getTime() <= end;) {
+    const first = at.getTime();
+    const day = localDay(first, timing.timeZone);
+    const dayEnd = nextLocalDayStart(first, timing.timeZone);
+    if (utcOffset(dayEnd - 1, timing.timeZone) !== utcOffset(dayEnd - 23 * 3_600_000, timing.timeZone)) {
+      // A changeover day: an hour of its minutes is not there, or comes twice and fires once. Walked one by one.
+      let count = 0;
+      for (let t: number | null = first; t !== null && t < dayEnd && t <= end; t = nextFireAfter(timing, t)) count += 1;
+      runs.push(count);
+    } else {
+      const after = day === today ? minuteOfDay(now, timing.timeZone) : -1;
+      const upTo = day === lastDay ? minuteOfDay(end, timing.timeZone) : 24 * 60;
+      runs.push(minutes.filter((m) => m > after && m <= upTo).length);
+    }
+    at = full.nextRun(new Date(dayEnd - 1));
+  }
+  return runs;
+}
+
+/**
+ * The most one day of the next 30 costs, and the next 30 days' cost, each local day of the schedule's zone held to the
+ * daily cap: an interval by arithmetic; a cron from the days it fires on and the minutes it fires at on them, so a
+ * weekday cron asked on a Saturday is priced as on a Monday.
  */
 export function costOf(timing: Timing, now: number, priceCents: number, dailyCapCents: number | null): ScheduleCost {
-  let day: number;
-  let month: number;
+  const held = (runs: number): number => (dailyCapCents === null ? runs * priceCents : Math.min(runs * priceCents, dailyCapCents));
   if (timing.intervalSeconds !== null) {
-    day = Math.floor(DAY_MS / (timing.intervalSeconds * 1000));
-    month = Math.floor((30 * DAY_MS) / (timing.intervalSeconds * 1000));
-  } else {
-    const times = fireTimesAfter(timing, now, MAX_COUNTED);
-    day = times.filter((at) => at <= now + DAY_MS).length;
-    const covered = times.length < MAX_COUNTED || times[times.length - 1]! > now + 30 * DAY_MS;
-    month = covered ? times.filter((at) => at <= now + 30 * DAY_MS).length : day * 30;
+    const day = Math.floor(DAY_MS / (timing.intervalSeconds * 1000));
+    const month = Math.floor((MONTH_DAYS * DAY_MS) / (timing.intervalSeconds * 1000));
+    const perMonth = dailyCapCents === null ? month * priceCents : Math.min(month * priceCents, dailyCapCents * MONTH_DAYS);
+    return { runs_per_day: day, per_day_cents: held(day), runs_per_month: month, per_month_cents: perMonth };
   }
-  const perDay = dailyCapCents === null ? day * priceCents : Math.min(day * priceCents, dailyCapCents);
-  const perMonth = dailyCapCents === null ? month * priceCents : Math.min(month * priceCents, dailyCapCents * 30);
-  return { runs_per_day: day, per_day_cents: perDay, runs_per_month: month, per_month_cents: perMonth };
+  const byDay = cronRunsByDay(timing, now, now + MONTH_DAYS * DAY_MS);
+  const busiest = Math.max(0, ...byDay);
+  return {
+    runs_per_day: busiest,
+    per_day_cents: held(busiest),
+    runs_per_month: byDay.reduce((sum, runs) => sum + runs, 0),
+    per_month_cents: byDay.reduce((sum, runs) => sum + held(runs), 0),
+  };
 }
