@@ -1,7 +1,16 @@
 // Webhooks' events and bounds without TypeBox (docs/api.md "Webhooks"): the CLI's command tree loads these for its
 // help, and must stay light at start; webhooks.ts adds the schemas.
-/** The run events, each one bit of an endpoint's subscription (webhook_endpoints.event_mask). */
-export const WEBHOOK_EVENTS = ['queued', 'started', 'succeeded', 'failed', 'cancelled'] as const;
+/** The run events: a delivery's type is `run.<event>`. */
+export const RUN_WEBHOOK_EVENTS = ['queued', 'started', 'succeeded', 'failed', 'cancelled'] as const;
+export type RunWebhookEvent = (typeof RUN_WEBHOOK_EVENTS)[number];
+/** A schedule's changes of state (docs/api.md "Schedules"), named as their deliveries' types. */
+export const SCHEDULE_WEBHOOK_EVENTS = ['schedule.paused', 'schedule.resumed', 'schedule.skipping'] as const;
+export type ScheduleWebhookEvent = (typeof SCHEDULE_WEBHOOK_EVENTS)[number];
+/**
+ * Every event, each one bit of an endpoint's subscription (webhook_endpoints.event_mask), in this order for good:
+ * an endpoint's bits are stored.
+ */
+export const WEBHOOK_EVENTS = [...RUN_WEBHOOK_EVENTS, ...SCHEDULE_WEBHOOK_EVENTS] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 export function eventBit(event: WebhookEvent): number {

@@ -2,7 +2,13 @@
 // Deliveries are signed as the service's payment webhooks are (Svc-Signature: t=…,v1=HMAC-SHA256 of "t.body").
 import { Type, type Static } from '@sinclair/typebox';
 import { PageLimit } from './page-limit.js';
-import { MAX_PREVIOUS_SECRET_SECONDS, MAX_WEBHOOK_URL_CHARS, WEBHOOK_EVENTS, type WebhookEvent } from './webhook-limits.js';
+import {
+  MAX_PREVIOUS_SECRET_SECONDS,
+  MAX_WEBHOOK_URL_CHARS,
+  WEBHOOK_EVENTS,
+  type RunWebhookEvent,
+  type ScheduleWebhookEvent,
+} from './webhook-limits.js';
 export * from './webhook-limits.js';
 
 const Timestamp = Type.String({ description: 'ISO 8601, UTC' });
@@ -57,7 +63,10 @@ export const WebhookDelivery = Type.Object({
   event_id: Type.String(),
   endpoint_id: Type.String(),
   event_type: Type.String(),
-  run_id: Type.String(),
+  /** The run of a run event; null for a schedule's. */
+  run_id: Type.Union([Type.String(), Type.Null()]),
+  /** The schedule of a schedule event; null for a run's. */
+  schedule_id: Type.Union([Type.String(), Type.Null()]),
   status: Type.Union(DELIVERY_STATUSES.map((status) => Type.Literal(status))),
   attempts: Type.Integer(),
   created_at: Timestamp,
@@ -94,9 +103,28 @@ export const DeliveriesResponse = Type.Object({
 export type DeliveriesResponse = Static<typeof DeliveriesResponse>;
 
 /** What a delivery's body holds: the run as it stood at the event, never its output (GET /v1/swarm/runs/{id} has it). */
+/** A schedule event's body: the schedule as it is after the change, and for `schedule.skipping` the new record. */
+export interface ScheduleEventPayload {
+  id: string;
+  type: ScheduleWebhookEvent;
+  /** Unix seconds. */
+  created: number;
+  data: {
+    schedule: {
+      schedule_id: string;
+      agent_id: string;
+      node_id: string | null;
+      paused: boolean;
+      pause_reason: string | null;
+      next_fire_at: string | null;
+    };
+    skip: { reason: string; count: number; first_at: string; last_at: string } | null;
+  };
+}
+
 export interface RunEventPayload {
   id: string;
-  type: `run.${WebhookEvent}`;
+  type: `run.${RunWebhookEvent}`;
   /** Unix seconds. */
   created: number;
   data: {

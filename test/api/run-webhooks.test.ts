@@ -53,7 +53,16 @@ describe('webhooks of run events', () => {
     const user = await paidUserWithNode(service, 100, { agents: [AGENT] });
     const endpoint = await addEndpoint(user.token);
     expect(endpoint.signing_secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
-    expect(endpoint.events).toEqual(['queued', 'started', 'succeeded', 'failed', 'cancelled']);
+    expect(endpoint.events).toEqual([
+      'queued',
+      'started',
+      'succeeded',
+      'failed',
+      'cancelled',
+      'schedule.paused',
+      'schedule.resumed',
+      'schedule.skipping',
+    ]);
     const run = await execute(service, user.token, { user_id: user.email, agent_id: AGENT });
     expect(run.body.status).toBe('succeeded');
     const requests = await waitForTo(endpoint, 3);

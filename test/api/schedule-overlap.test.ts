@@ -6,6 +6,7 @@ import { httpRequest } from '../helpers/http.js';
 import { MovableClock } from '../helpers/clock.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { waitFor } from '../helpers/wait.js';
+import { mailTo } from '../helpers/mailbox.js';
 import { enrollNode, serve } from '../helpers/protocol-node.js';
 import { paidUser, paidUserWithNode, stopNodes, TEST_RUN_TIMING } from './execute-fixtures.js';
 
@@ -129,6 +130,12 @@ describe('a pinned schedule whose node is offline an hour', () => {
   it('a schedule pinned to a node that is removed is paused (node_removed), never rerouted to another node', async () => {
     setTime(Date.parse('2027-11-10T10:00:30Z'));
     const user = await paidUserWithNode(service, 1000, { agents: [MONITOR] });
+    const hook = await httpRequest(`${service.baseUrl}/v1/swarm/webhooks`, {
+      method: 'POST',
+      token: user.token,
+      body: { url: 'https://hooks.example.com/schedules' },
+    });
+    expect(hook.status, hook.text).toBe(201);
     const pinned = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [MONITOR] });
     const make = (body: Record<string, unknown>) =>
       httpRequest(`${service.baseUrl}/v1/swarm/schedules`, {
@@ -142,6 +149,24 @@ describe('a pinned schedule whose node is offline an hour', () => {
     expect(removed.status, removed.text).toBe(200);
     const shown = await httpRequest(`${service.baseUrl}/v1/swarm/schedules/${made.body.schedule_id}`, { token: user.token });
     expect(shown.body).toMatchObject({ paused: true, pause_reason: 'node_removed', next_fire_at: null });
+    // The user is told once, by mail and by one webhook event, and a resume is refused: it has nowhere to run.
+    const mails = await waitFor(async () => {
+      const found = mailTo(user.email).filter((mail) => mail.subject === 'A schedule of your svc account was paused');
+      return found.length > 0 ? found : undefined;
+    }, 'the pause mail');
+    expect(mails).toHaveLength(1);
+    expect(mails[0]!.text).toContain('(node_removed)');
+    expect(mails[0]!.text).toContain(`swarm-node schedule show ${made.body.schedule_id}`);
+    expect(
+      service.db
+        .prepare('SELECT event_type, schedule_id FROM webhook_deliveries WHERE user_id = ? AND schedule_id IS NOT NULL')
+        .all(user.email),
+    ).toEqual([{ event_type: 'schedule.paused', schedule_id: made.body.schedule_id }]);
+    const resumed = await httpRequest(`${service.baseUrl}/v1/swarm/schedules/${made.body.schedule_id}/resume`, {
+      method: 'POST',
+      token: user.token,
+    });
+    expect([resumed.status, resumed.body.code]).toEqual([400, 'invalid_schedule']);
     // An unpinned schedule beside it: its run says the round at 10:10 has passed.
     const beside = await make({});
     setTime(Date.parse('2027-11-10T10:10:01Z'));

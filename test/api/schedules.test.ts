@@ -59,6 +59,27 @@ describe('schedules', () => {
       first_at: number;
       last_at: number;
     }>;
+  /** An endpoint taking every event; nothing receives its deliveries, which the outbox keeps all the same. */
+  const hook = async (user: PaidUser): Promise<string> => {
+    const made = await call('/v1/swarm/webhooks', user.token, { method: 'POST', body: { url: 'https://hooks.example.com/schedules' } });
+    expect(made.status, made.text).toBe(201);
+    return made.body.endpoint_id as string;
+  };
+  const scheduleEventsOf = (email: string) =>
+    (
+      service.db
+        .prepare(
+          'SELECT event_type, schedule_id, payload_json FROM webhook_deliveries WHERE user_id = ? AND schedule_id IS NOT NULL ORDER BY event_id',
+        )
+        .all(email) as Array<{ event_type: string; schedule_id: string; payload_json: string }>
+    ).map((row) => {
+      const payload = JSON.parse(row.payload_json) as {
+        type: string;
+        data: { schedule: { pause_reason: string | null }; skip: { reason: string } | null };
+      };
+      expect(payload.type).toBe(row.event_type);
+      return [row.event_type, row.schedule_id, payload.data.schedule.pause_reason ?? payload.data.skip?.reason ?? null];
+    });
   const runsOf = (email: string) =>
     service.db.prepare('SELECT run_id, status, charged_cents FROM runs WHERE user_id = ? ORDER BY run_id').all(email) as Array<{
       run_id: string;
@@ -185,6 +206,7 @@ describe('schedules', () => {
   it('an empty wallet pauses the schedule at the first refusal, once, charging nothing; funded, it resumes by itself', async () => {
     setTime(Date.parse('2027-05-01T10:00:30Z'));
     const user = await paidUserWithNode(service, 0, { agents: [MONITOR] });
+    const endpoint = await hook(user);
     const id = (await create(user, { cron: '* * * * *' })).body.schedule_id as string;
     const schedule = () =>
       service.db.prepare('SELECT paused, pause_reason, recheck_at FROM schedules WHERE schedule_id = ?').get(id) as {
@@ -213,10 +235,18 @@ describe('schedules', () => {
     expect(service.db.prepare('SELECT COUNT(*) AS n FROM ledger_entries WHERE user_id = ?').get(user.email)).toEqual({ n: 0 });
     const shown = await call(`/v1/swarm/schedules/${id}`, user.token);
     expect(shown.body).toMatchObject({ paused: true, pause_reason: 'insufficient_balance', next_fire_at: null });
+    // One webhook event for the one pause, its delivery named by the schedule.
+    expect(scheduleEventsOf(user.email)).toEqual([['schedule.paused', id, 'insufficient_balance']]);
+    const deliveries = await call(`/v1/swarm/webhooks/${endpoint}/deliveries`, user.token);
+    expect(deliveries.body.deliveries).toEqual([expect.objectContaining({ event_type: 'schedule.paused', run_id: null, schedule_id: id })]);
 
     await credit(service, user.email, 100);
     setTime(schedule().recheck_at! + 1000);
     await waitFor(async () => (schedule().paused === 0 ? true : undefined), 'the resume');
+    expect(scheduleEventsOf(user.email)).toEqual([
+      ['schedule.paused', id, 'insufficient_balance'],
+      ['schedule.resumed', id, null],
+    ]);
     setTime(clock.now() + MINUTE);
     await waitFor(async () => (runsOf(user.email)[0]?.status === 'succeeded' ? true : undefined), 'a run once funded');
   });
@@ -224,6 +254,7 @@ describe('schedules', () => {
   it('holds the daily cap, in the zone, with runs still queued counted against it; other skips coalesce into one record', async () => {
     setTime(Date.parse('2027-06-01T10:00:30Z'));
     const user = await paidUser(service, 1000);
+    await hook(user);
     // A node that serves the agent and is gone: the runs wait for it in the queue, charged.
     const node = await serve(service.baseUrl, await enrollNode(service.baseUrl, user.email), { agents: [MONITOR] });
     await node.stop();
@@ -247,6 +278,8 @@ describe('schedules', () => {
     ]);
     expect(occurrencesOf(id).map((o) => o.state)).toEqual(['started', 'started', 'skipped', 'skipped']);
     expect(skipsOf(id)).toEqual([expect.objectContaining({ reason: 'daily_cap', count: 2 })]);
+    // One event for the one record of skips.
+    expect(scheduleEventsOf(user.email)).toEqual([['schedule.skipping', id, 'daily_cap']]);
     // Lowering the cap needs no recent sign-in; raising it does.
     const stale = await staleToken(user.email);
     const lowered = await call(`/v1/swarm/schedules/${id}`, stale, { method: 'PATCH', body: { daily_cap_cents: PRICE } });
@@ -309,6 +342,7 @@ describe('schedules', () => {
 
   it('a revocation pauses the schedules the revoked token made or resumed (creator_revoked); a fresh resume takes it up', async () => {
     const user = await paidUser(service, 100);
+    await hook(user);
     const stolen = (await mintToken(service, user.email)).token;
     const other = (await mintToken(service, user.email)).token;
     const thief = (await create({ email: user.email, token: stolen }, { cron: '@hourly' })).body.schedule_id as string;
@@ -322,6 +356,10 @@ describe('schedules', () => {
     const fresh = (await mintToken(service, user.email)).token;
     const shown = await call(`/v1/swarm/schedules/${thief}`, fresh);
     expect(shown.body).toMatchObject({ paused: true, pause_reason: 'creator_revoked', next_fire_at: null });
+    expect(scheduleEventsOf(user.email)).toEqual([
+      ['schedule.paused', own, 'creator_revoked'],
+      ['schedule.paused', thief, 'creator_revoked'],
+    ]);
     const resumed = await call(`/v1/swarm/schedules/${thief}/resume`, fresh, { method: 'POST' });
     expect(resumed.body).toMatchObject({ paused: false, pause_reason: null });
     // Now under the fresh sign-in: signing out the stolen token again would pause nothing.

@@ -40,11 +40,19 @@ ${model.nextBefore === null ? null : html`<p><a href="${path}?before=${model.nex
   );
 }
 
+/** The run a delivery is of, linked; or the schedule, on the schedules page. */
+function subjectOf(frame: ConsoleFrame, delivery: WebhookDelivery): SafeHtml {
+  if (delivery.run_id !== null)
+    return html`<a href="${frame.base}runs/${encodeURIComponent(delivery.run_id)}"><code>…${delivery.run_id.slice(-8)}</code><span class="sr-only">, run ${delivery.run_id}</span></a>`;
+  const id = delivery.schedule_id ?? '';
+  return html`<a href="${frame.base}schedules"><code>…${id.slice(-8)}</code><span class="sr-only">, schedule ${id}</span></a>`;
+}
+
 function deliveriesTable(frame: ConsoleFrame, path: string, deliveries: readonly WebhookDelivery[]): SafeHtml {
   const rows = deliveries.map(
     (delivery) => html`<tr>
 <td><code>${delivery.event_type}</code><br>${timeElement(delivery.created_at)}</td>
-<td data-label="Run"><a href="${frame.base}runs/${encodeURIComponent(delivery.run_id)}"><code>…${delivery.run_id.slice(-8)}</code><span class="sr-only">, run ${delivery.run_id}</span></a></td>
+<td data-label="Of">${subjectOf(frame, delivery)}</td>
 <td data-label="Status"><span class="status-${delivery.status === 'failed' ? 'failed' : delivery.status}">${delivery.status}</span></td>
 <td class="num" data-label="Attempts">${delivery.attempts}</td>
 <td data-label="Last answer">${lastAnswer(delivery)}</td>

@@ -11,6 +11,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import type { Revocations } from '../auth/revocations.js';
 import type { ClientSeen } from '../mail/messages.js';
 import type { Store } from '../store/store.js';
+import { recordScheduleEvent } from '../schedules/schedule-events.js';
 
 export interface RemovedNode {
   node_id: string;
@@ -19,6 +20,8 @@ export interface RemovedNode {
   offline_at: number | null;
   /** The agents withdrawn by this removal (none when it had been removed before). */
   agents_withdrawn: string[];
+  /** The schedules pinned to it that this removal paused (node_removed), to tell the user of. */
+  schedules_paused: string[];
 }
 
 export interface NodeRemoval {
@@ -57,11 +60,26 @@ export async function removeByUser(
 
 const COLUMNS = ['node_id', 'user_id', 'removed_at', 'last_seen_at', 'offline_at'] as const;
 
-export function createNodeRemoval(store: Store, revocations: Revocations): NodeRemoval {
+/** Told, once the removal committed, of the schedules it paused: the user is mailed (schedules/schedule-mail.ts). */
+export type SchedulesPausedNotice = (userId: string, scheduleIds: string[], at: number) => void;
+
+export function createNodeRemoval(store: Store, revocations: Revocations, tell: SchedulesPausedNotice): NodeRemoval {
+  /** The notices of a transaction's removals, told after it committed (a retried transaction starts them anew). */
+  const told = async <T>(work: (notices: Array<[string, string[]]>) => Promise<T>, now: number): Promise<T> => {
+    const notices: Array<[string, string[]]> = [];
+    const result = await store.transaction(() => {
+      notices.length = 0;
+      return work(notices);
+    });
+    for (const [userId, ids] of notices) tell(userId, ids, now);
+    return result;
+  };
+
   /** Withdraws its agents and marks it removed; a node another transaction removed first is left as it is. */
   const remove = async (
     node: { node_id: string; user_id: string; last_seen_at: number | null; offline_at: number | null },
     now: number,
+    notices: Array<[string, string[]]>,
   ): Promise<RemovedNode | undefined> => {
     const marked = await store.db
       .updateTable('nodes')
@@ -73,36 +91,50 @@ export function createNodeRemoval(store: Store, revocations: Revocations): NodeR
     const withdrawn = await store.db.deleteFrom('node_agents').where('node_id', '=', node.node_id).returning('agent_id').execute();
     await revocations.revokeNode(node.user_id, node.node_id);
     // A schedule pinned to it has nowhere to run: paused, never rerouted (docs/api.md "Schedules").
+    const pinned = await store.db
+      .selectFrom('schedules')
+      .select(['schedule_id', 'user_id', 'agent_id', 'node_id'])
+      .where('node_id', '=', node.node_id)
+      .where((eb) => eb.or([eb('paused', '=', 0), eb('pause_reason', '<>', 'node_removed')]))
+      .execute();
     await store.db
       .updateTable('schedules')
       .set({ paused: 1, pause_reason: 'node_removed', next_fire_at: null, recheck_at: null, updated_at: now })
       .where('node_id', '=', node.node_id)
       .execute();
-    return { ...shown(node), removed_at: now, agents_withdrawn: withdrawn.map((row) => row.agent_id).sort() };
+    for (const row of pinned)
+      await recordScheduleEvent(store, now, 'schedule.paused', { ...row, paused: true, pause_reason: 'node_removed', next_fire_at: null });
+    if (pinned.length > 0) notices.push([node.user_id, pinned.map((row) => row.schedule_id)]);
+    return {
+      ...shown(node),
+      removed_at: now,
+      agents_withdrawn: withdrawn.map((row) => row.agent_id).sort(),
+      schedules_paused: pinned.map((row) => row.schedule_id),
+    };
   };
 
   return {
     byUser: (userId, nodeId, now) =>
-      store.transaction(async () => {
+      told(async (notices) => {
         const node = await store
           .forUpdate(store.db.selectFrom('nodes').select(COLUMNS).where('node_id', '=', nodeId).where('user_id', '=', userId))
           .executeTakeFirst();
         if (node === undefined) return undefined;
-        if (node.removed_at !== null) return { ...shown(node), removed_at: node.removed_at, agents_withdrawn: [] };
-        return remove(node, now);
-      }),
+        if (node.removed_at !== null) return { ...shown(node), removed_at: node.removed_at, agents_withdrawn: [], schedules_paused: [] };
+        return remove(node, now, notices);
+      }, now),
 
     bySelf: (nodeId, now) =>
-      store.transaction(async () => {
+      told(async (notices) => {
         const node = await store
           .forUpdate(store.db.selectFrom('nodes').select(COLUMNS).where('node_id', '=', nodeId))
           .executeTakeFirstOrThrow();
-        if (node.removed_at !== null) return { ...shown(node), removed_at: node.removed_at, agents_withdrawn: [] };
-        return (await remove(node, now)) ?? { ...shown(node), removed_at: now, agents_withdrawn: [] };
-      }),
+        if (node.removed_at !== null) return { ...shown(node), removed_at: node.removed_at, agents_withdrawn: [], schedules_paused: [] };
+        return (await remove(node, now, notices)) ?? { ...shown(node), removed_at: now, agents_withdrawn: [], schedules_paused: [] };
+      }, now),
 
     staleSince: (cutoff, now, limit) =>
-      store.transaction(async () => {
+      told(async (notices) => {
         const query = store.db
           .selectFrom('nodes as n')
           .select(['n.node_id', 'n.user_id', 'n.last_seen_at', 'n.offline_at'])
@@ -126,11 +158,11 @@ export function createNodeRemoval(store: Store, revocations: Revocations): NodeR
         const stale = await (store.engine === 'postgres' ? query.forUpdate().skipLocked() : query).execute();
         const removed: RemovedNode[] = [];
         for (const node of stale) {
-          const done = await remove(node, now);
+          const done = await remove(node, now, notices);
           if (done !== undefined) removed.push(done);
         }
         return removed;
-      }),
+      }, now),
   };
 }
 

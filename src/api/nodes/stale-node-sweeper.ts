@@ -4,6 +4,7 @@
 import { isoTime } from '../../lib/clock.js';
 import { repeatByServiceClock, type ServiceContext } from '../context.js';
 import { createNodeRemoval } from './node-removal.js';
+import { mailNodeRemovalPauses } from '../schedules/schedule-mail.js';
 
 export const DEFAULT_STALE_NODE_AFTER_MS = 14 * 86_400_000;
 /** How often offline nodes are looked for, by the service's clock: a node goes at most this long after its time. */
@@ -22,7 +23,7 @@ interface SweepLog {
  */
 export function scheduleStaleNodeSweep(ctx: ServiceContext, staleAfterMs: number, log: SweepLog): void {
   if (staleAfterMs <= 0) return;
-  const removal = createNodeRemoval(ctx.store, ctx.revocations);
+  const removal = createNodeRemoval(ctx.store, ctx.revocations, mailNodeRemovalPauses(ctx));
   const round = async (now: number): Promise<boolean> => {
     const removed = await removal.staleSince(now - staleAfterMs, now, BATCH);
     for (const node of removed) {

@@ -15,6 +15,7 @@ import { requireRecentSignIn } from '../auth/step-up.js';
 import type { ServiceContext } from '../context.js';
 import type { ClientSeen } from '../mail/messages.js';
 import { checkCron, checkTimeZone, nextFireAfter } from './fire-times.js';
+import { recordScheduleEvent, stateOf } from './schedule-events.js';
 import { createScheduleStore, timingOf, type ScheduleRow } from './schedule-store.js';
 
 const CHANGE_NEEDS = 'this changes a standing order to spend';
@@ -177,6 +178,8 @@ export function createScheduleChanges(ctx: ServiceContext) {
         const row = await scheduleOf(claims.sub, scheduleId, true);
         const next = { ...row, paused: 1, pause_reason: 'user', next_fire_at: null, recheck_at: null, updated_at: ctx.clock.now() };
         await rows.schedules.update(scheduleId, next);
+        if (row.paused === 0 || row.pause_reason !== 'user')
+          await recordScheduleEvent(ctx.store, next.updated_at, 'schedule.paused', stateOf(next));
         await ctx.audit.record(claims.sub, 'schedule_changed', client, {
           schedule_id: scheduleId,
           change: 'paused',
@@ -191,6 +194,8 @@ export function createScheduleChanges(ctx: ServiceContext) {
       const now = ctx.clock.now();
       return ctx.store.transaction(async () => {
         const row = await scheduleOf(claims.sub, scheduleId, true);
+        // One pinned to a removed node has nowhere to run: it is never rerouted.
+        if (row.node_id !== null) await checkNode(claims.sub, row.node_id);
         const next = {
           ...row,
           paused: 0,
@@ -202,6 +207,7 @@ export function createScheduleChanges(ctx: ServiceContext) {
           updated_at: now,
         };
         await rows.schedules.update(scheduleId, next);
+        if (row.paused === 1) await recordScheduleEvent(ctx.store, now, 'schedule.resumed', stateOf(next));
         await ctx.audit.record(claims.sub, 'schedule_changed', client, {
           schedule_id: scheduleId,
           change: 'resumed',

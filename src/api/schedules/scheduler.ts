@@ -9,6 +9,7 @@ import type { OverlapPolicy } from '../../contract/schedules.js';
 import { createBudgetCheck } from '../budgets/budget-check.js';
 import { createBudgetStore } from '../budgets/budget-store.js';
 import { repeatInBackground, runInBackground, type ServiceContext } from '../context.js';
+import { recordScheduleEvent, stateOf } from './schedule-events.js';
 import { schedulesPausedMail } from './schedule-mail.js';
 import { createRunCanceller } from '../runs/cancel-run.js';
 import { createRuns } from '../runs/runs.js';
@@ -34,8 +35,32 @@ export function createScheduler(ctx: ServiceContext) {
   const cancel = createRunCanceller(ctx, runs.store, runs.finish);
   const keyOf = (scheduleId: string, fireAt: number) => `schedule-${scheduleId}-${fireAt}`;
 
-  const skip = (schedule: ScheduleRow, reason: string, detail: string | null, times: { count: number; firstAt: number; lastAt: number }) =>
-    rows.skips.record(schedule.schedule_id, reason, detail, times);
+  /**
+   * One more skip, coalesced; a new record is a change of state, told once (schedule.skipping). A refusal for money
+   * pauses the schedule, and its schedule.paused is the one event.
+   */
+  const skip = async (
+    schedule: ScheduleRow,
+    reason: string,
+    detail: string | null,
+    times: { count: number; firstAt: number; lastAt: number },
+  ) => {
+    if ((await rows.skips.record(schedule.schedule_id, reason, detail, times)) && !MONEY_REASONS.has(reason)) {
+      const now = ctx.clock.now();
+      const current = (await rows.schedules.get(schedule.schedule_id)) ?? schedule;
+      await recordScheduleEvent(ctx.store, now, 'schedule.skipping', stateOf(current), { reason, ...times });
+    }
+  };
+  const tellState = async (scheduleId: string): Promise<void> => {
+    const current = await rows.schedules.get(scheduleId);
+    if (current !== undefined)
+      await recordScheduleEvent(
+        ctx.store,
+        ctx.clock.now(),
+        current.paused === 1 ? 'schedule.paused' : 'schedule.resumed',
+        stateOf(current),
+      );
+  };
 
   /** Starts the claimed occurrence's run; its refusals are recorded, those for money pause the schedule. */
   const startRun = async (schedule: ScheduleRow, occurrence: Pick<OccurrenceRow, 'fire_at'>): Promise<void> => {
@@ -74,6 +99,7 @@ export function createScheduler(ctx: ServiceContext) {
             recheck_at: ctx.clock.now() + MONEY_RECHECK_MS,
             updated_at: ctx.clock.now(),
           });
+          await tellState(schedule.schedule_id);
         }
         const reason = MONEY_REASONS.has(error.code) ? error.code : error.code === 'no_node_available' ? 'no_node_available' : 'refused';
         await skip(schedule, reason, error.message.slice(0, 500), one);
@@ -166,6 +192,7 @@ export function createScheduler(ctx: ServiceContext) {
           consecutive_failures: failures,
           ...(pause ? { paused: 1, pause_reason: 'failures', next_fire_at: null, updated_at: ctx.clock.now() } : {}),
         });
+        if (pause) await tellState(ended.schedule_id);
       });
     }
   };
@@ -209,6 +236,7 @@ export function createScheduler(ctx: ServiceContext) {
           next_fire_at: nextFireAfter(timingOf(row), now),
           updated_at: now,
         });
+        await tellState(row.schedule_id);
       });
     }
   };

@@ -135,6 +135,11 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
   },
   /* 20: a node's health and drain (docs/api.md "Node health", "Draining a node") */ nodeHealthAndDrain,
   /* 21: schedules (docs/api.md "Schedules") */ schedules,
+  /* 22: a schedule's webhook events (docs/api.md "Webhooks") */ async (db) => {
+    await db.schema.alterTable('webhook_deliveries').addColumn('schedule_id', 'text').execute();
+    // An endpoint that took every event, the five of runs then, takes every event still.
+    await sql`UPDATE webhook_endpoints SET event_mask = 255 WHERE event_mask = 31`.execute(db);
+  },
 ];
 
 /** The schema version this program migrates either engine to. */

@@ -273,7 +273,9 @@ export interface Tables {
     event_id: string;
     endpoint_id: string;
     user_id: string;
+    /** '' for a schedule's event. */
     run_id: string;
+    schedule_id: Generated<string | null>;
     event_type: string;
     payload_json: string;
     created_at: number;

@@ -43,7 +43,9 @@ export function deliveryView(row: DeliveryRow): WebhookDelivery {
     event_id: row.event_id,
     endpoint_id: row.endpoint_id,
     event_type: row.event_type,
-    run_id: row.run_id,
+    // A schedule's event keeps '' in run_id, a column made NOT NULL before schedules had events.
+    run_id: row.schedule_id === null ? row.run_id : null,
+    schedule_id: row.schedule_id,
     status: row.status,
     attempts: row.attempts,
     created_at: isoTime(row.created_at),

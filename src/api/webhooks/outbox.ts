@@ -3,7 +3,7 @@
 // sent if and only if the change committed. One statement, whatever the number of endpoints, and none written for a
 // user who has none. The delivery worker (delivery-worker.ts) sends them; a run never waits for a receiver.
 import { sql } from 'kysely';
-import { eventBit, type RunEventPayload, type WebhookEvent } from '../../contract/webhooks.js';
+import { eventBit, type RunEventPayload, type RunWebhookEvent } from '../../contract/webhooks.js';
 import { isoTime, type Clock } from '../../lib/clock.js';
 import { timeOrderedId } from '../../lib/time-ordered-id.js';
 import type { RunRow } from '../runs/run-store.js';
@@ -16,14 +16,14 @@ export interface RunEventOutbox {
 }
 
 /** Which event a run's state is: a cancelled run is stored failed with cancelled_at (jobs-migration.ts). */
-export function eventOf(run: Pick<RunRow, 'status' | 'cancelled_at'>): WebhookEvent {
+export function eventOf(run: Pick<RunRow, 'status' | 'cancelled_at'>): RunWebhookEvent {
   if (run.status === 'queued') return 'queued';
   if (run.status === 'running') return 'started';
   if (run.status === 'succeeded') return 'succeeded';
   return run.cancelled_at === null ? 'failed' : 'cancelled';
 }
 
-export function payloadOf(run: RunRow, event: WebhookEvent, eventId: string, now: number): RunEventPayload {
+export function payloadOf(run: RunRow, event: RunWebhookEvent, eventId: string, now: number): RunEventPayload {
   let error: { code: string; message: string } | null = null;
   if (run.status === 'failed') {
     const output = JSON.parse(run.output_json ?? 'null') as { error?: unknown; message?: unknown } | null;

@@ -43,7 +43,7 @@ const describeCreated =
 
 export function webhookCommand(): Command {
   const webhook = new Command('webhook')
-    .description('HTTPS endpoints your run events are sent to, signed: add, list, rm, rotate, deliveries, resend')
+    .description('HTTPS endpoints your run and schedule events are sent to, signed: add, list, rm, rotate, deliveries, resend')
     .addHelpText(
       'after',
       `
@@ -60,7 +60,7 @@ Example:
 
   webhook.addCommand(
     new Command('add')
-      .description('send run events to an HTTPS URL; shows the signing secret once (or writes it to --secret-file)')
+      .description('send run and schedule events to an HTTPS URL; shows the signing secret once (or writes it to --secret-file)')
       .argument('<url>', 'https://… on a public address')
       .option('--events <list>', `which events, comma-separated (default all: ${WEBHOOK_EVENTS.join(',')})`, events)
       .option('--description <text>', 'a note for yourself')
@@ -181,11 +181,11 @@ Example:
           p.deliveries.length === 0
             ? 'No deliveries yet.'
             : `${table(
-                ['EVENT', 'TYPE', 'RUN', 'STATUS', 'TRIES', 'LAST'],
+                ['EVENT', 'TYPE', 'OF', 'STATUS', 'TRIES', 'LAST'],
                 p.deliveries.map((d) => [
                   d.event_id,
                   d.event_type,
-                  d.run_id,
+                  d.run_id ?? d.schedule_id ?? '',
                   d.status,
                   String(d.attempts),
                   d.last_status_code === null ? (d.last_error ?? '') : String(d.last_status_code),

@@ -13,6 +13,7 @@ import { recentUntil, requireRecentSession } from '../../console/recent-sign-in.
 import { clientSeen } from '../../http/client-seen.js';
 import { createFleetView } from '../../nodes/fleet-view.js';
 import { createNodeRemoval, removeByUser } from '../../nodes/node-removal.js';
+import { mailNodeRemovalPauses } from '../../schedules/schedule-mail.js';
 import { setDrained } from '../../nodes/node-drain.js';
 import { createNodeRegistry } from '../../nodes/registry.js';
 import { openReleaseDirectory } from '../../releases/release-directory.js';
@@ -33,7 +34,7 @@ export function nodePages(scope: PageScope): FastifyPluginAsync {
   return async (app) => {
     const { ctx } = scope;
     const fleet = createFleetView(ctx, createNodeRegistry(ctx.store), createRunStore(ctx.store));
-    const removal = createNodeRemoval(ctx.store, ctx.revocations);
+    const removal = createNodeRemoval(ctx.store, ctx.revocations, mailNodeRemovalPauses(ctx));
     const releases = ctx.releasesDir === undefined ? undefined : openReleaseDirectory(ctx.releasesDir);
     /** The newest release this service publishes, of any platform (a node does not say its own); undefined: none. */
     const newest = (): string | undefined =>

@@ -38,6 +38,7 @@ import { acceptJsonBodiesOnly } from '../../../http/json-body.js';
 import { createNodeAuthenticator } from '../../../nodes/credentials.js';
 import { createNodeGrant } from '../../../nodes/node-grant.js';
 import { createNodeRemoval, removeByUser } from '../../../nodes/node-removal.js';
+import { mailNodeRemovalPauses } from '../../../schedules/schedule-mail.js';
 import { setDrained } from '../../../nodes/node-drain.js';
 import { createFleetView } from '../../../nodes/fleet-view.js';
 import { isOnline } from '../../../nodes/registry.js';
@@ -57,7 +58,7 @@ export function nodeRoutes(ctx: ServiceContext): FastifyPluginAsync {
     const runs = createRuns(ctx);
     const deployTokens = createDeployTokens(ctx.store, ctx.clock);
     const grant = createNodeGrant(ctx.store);
-    const removal = createNodeRemoval(ctx.store, ctx.revocations);
+    const removal = createNodeRemoval(ctx.store, ctx.revocations, mailNodeRemovalPauses(ctx));
     const fleet = createFleetView(ctx, runs.nodes, runs.store);
 
     app.post(
