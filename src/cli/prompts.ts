@@ -4,6 +4,7 @@
 // Ctrl+C at a prompt rejects with inquirer's ExitPromptError, which main.ts turns into exit 130.
 import { AGENT_SKUS } from '../contract/agents.js';
 import { formatDollars, parseDollarsToCents } from '../contract/money.js';
+import { intervalCost } from '../contract/schedule-terms.js';
 import { isEmailAddress } from '../contract/email.js';
 import { formatDuration, parseDuration } from '../node/agents/duration.js';
 import { describeChoice } from '../node/wizard/choose-agent.js';
@@ -124,10 +125,11 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
 
     async dailyCap(agent, everySeconds, suggestedCents) {
       const { input } = await inquirer();
+      const cost = everySeconds === null ? null : intervalCost(everySeconds, agent.price_cents, null);
       const perDay =
-        everySeconds === null
+        cost === null
           ? ''
-          : `; every ${formatDuration(everySeconds)} costs up to ${formatDollars(agent.price_cents * Math.ceil(86_400 / everySeconds))} a day`;
+          : `; every ${formatDuration(everySeconds!)} costs up to ${formatDollars(cost.per_day_cents)} a day, ${formatDollars(cost.per_month_cents)} a month`;
       const answer = await input(
         {
           message: `Daily cap in dollars (none: no cap${perDay}):`,

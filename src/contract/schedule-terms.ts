@@ -25,3 +25,31 @@ export const MAX_TIME_ZONE_CHARS = 64;
 /** Most occurrences one backfill may run; more than BACKFILL_CONFIRM_OVER need `confirm_runs` equal to their count. */
 export const MAX_BACKFILL_RUNS = 1000;
 export const BACKFILL_CONFIRM_OVER = 10;
+
+/** What a schedule costs at most a day and over 30 days (docs/api.md "Schedules"), each day held to its cap. */
+export interface ScheduleCost {
+  runs_per_day: number;
+  per_day_cents: number;
+  runs_per_month: number;
+  per_month_cents: number;
+}
+
+const DAY_SECONDS = 86_400;
+/** The month a cost is shown for. */
+export const COST_MONTH_DAYS = 30;
+
+/**
+ * An interval's cost, by arithmetic: the runs a day and in 30 days, each day held to the daily cap. The one source
+ * for the service's schedules, `register --every` and the wizard.
+ */
+export function intervalCost(everySeconds: number, priceCents: number, dailyCapCents: number | null): ScheduleCost {
+  const day = Math.floor(DAY_SECONDS / everySeconds);
+  const month = Math.floor((COST_MONTH_DAYS * DAY_SECONDS) / everySeconds);
+  const held = (cents: number, cap: number | null): number => (cap === null ? cents : Math.min(cents, cap));
+  return {
+    runs_per_day: day,
+    per_day_cents: held(day * priceCents, dailyCapCents),
+    runs_per_month: month,
+    per_month_cents: held(month * priceCents, dailyCapCents === null ? null : dailyCapCents * COST_MONTH_DAYS),
+  };
+}

@@ -257,7 +257,15 @@ describe.skipIf(browserUnavailable !== undefined)('console in Chromium', () => {
         await screenshot(page(), 'console-webhook-added');
         expect(await accessibilityProblems(page())).toEqual([]);
         const [endpoint] = (await api('/v1/swarm/webhooks', token)).body.webhooks as Array<{ events: string[] }>;
-        expect(endpoint!.events).toEqual(['queued', 'started', 'succeeded', 'cancelled']);
+        expect(endpoint!.events).toEqual([
+          'queued',
+          'started',
+          'succeeded',
+          'cancelled',
+          'schedule.paused',
+          'schedule.resumed',
+          'schedule.skipping',
+        ]);
       } finally {
         clock.advance(-SIXTEEN_MINUTES);
       }

@@ -41,9 +41,13 @@ describe('swarm-node register, unregister, list', () => {
       default_input: null,
       user_id: node.email,
       node_id: nodeIdOf(node),
+      // 288 runs of $0.04 a day is $11.52, held to the $1.50 cap; 30 capped days a month.
+      cost: { runs_per_day: 288, per_day_cents: 150, runs_per_month: 8640, per_month_cents: 4500 },
     });
+    const hourly = await swarmNode(['register', AGENT, '--every', '1h'], { env: node.env });
+    expect(hourly.stdout).toContain('Costs up to $0.96 a day (24 runs) and $28.80 a month (720 runs), held to the daily cap.');
     const again = await swarmNode(['--json', 'register', AGENT, '--daily-cap', '2'], { env: node.env });
-    expect(again.json).toMatchObject({ created: false, every_seconds: 300, daily_cap_cents: 200 });
+    expect(again.json).toMatchObject({ created: false, every_seconds: 3600, daily_cap_cents: 200 });
     const manual = await swarmNode(['register', AGENT, '--every', 'none'], { env: node.env });
     expect(manual.exitCode, manual.stderr).toBe(0);
     expect(manual.stdout).toBe('Updated agent_ops_monitor_004 (Ops monitor agent, $0.04 per run): manual runs only, daily cap $2.00.');

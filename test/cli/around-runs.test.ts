@@ -123,7 +123,10 @@ describe('swarm-node secret, budget, usage, webhook', () => {
     const id = /^Added (\S+):/.exec(added.stdout)![1]!;
     const file = join(tempDir('whsec-'), 'whsec');
     const second = await swarmNode(['--json', 'webhook', 'add', `${receiver.url}/cli-2`, '--secret-file', file], { env: node.env });
-    expect(second.json).toMatchObject({ signing_secret_file: file, events: ['queued', 'started', 'succeeded', 'failed', 'cancelled'] });
+    expect(second.json).toMatchObject({
+      signing_secret_file: file,
+      events: ['queued', 'started', 'succeeded', 'failed', 'cancelled', 'schedule.paused', 'schedule.resumed', 'schedule.skipping'],
+    });
     expect(second.stdout).not.toContain('whsec_');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readFileSync(file, 'utf8')).toMatch(/^whsec_\S+\n$/);

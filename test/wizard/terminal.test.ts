@@ -91,7 +91,7 @@ describe('swarm-node wizard in a terminal', () => {
     await session.waitFor('"10y" is not a duration');
     session.press(KEY.backspace, KEY.backspace, KEY.backspace);
     await session.typeLine('30m');
-    await session.waitFor('Daily cap in dollars (none: no cap; every 30m costs up to $1.92 a day): (1.00)');
+    await session.waitFor('Daily cap in dollars (none: no cap; every 30m costs up to $1.92 a day, $57.60 a month): (1.00)');
     await session.typeLine('1.50');
     await session.waitFor(`Registered ${AGENT}: every 30m, daily cap $1.50.`);
 

@@ -26,7 +26,7 @@ export function webhooksPage(frame: ConsoleFrame, model: WebhooksModel): string 
     frame,
     'Webhooks',
     html`<h1>Webhooks</h1>
-<p>Your endpoints are sent each run's events (queued, started, succeeded, failed, cancelled) as signed HTTPS posts, retried for about 21 hours.</p>
+<p>Your endpoints are sent each run's events (queued, started, succeeded, failed, cancelled) and your schedules' (schedule.paused, schedule.resumed, schedule.skipping) as signed HTTPS posts, retried for about 21 hours.</p>
 ${model.created === undefined ? null : createdPanel(model.created)}
 ${recentSignInPanel(frame.base, model.recentUntil, 'webhooks', 'webhooks')}
 ${model.endpoints.length === 0 ? html`<p class="panel">You have no webhook endpoint.</p>` : endpointsTable(frame, model.endpoints, may)}

@@ -5,6 +5,7 @@
 // schedule's anchor, its first fire time, in absolute time.
 import { Cron } from 'croner';
 import { SvcError } from '../../contract/errors.js';
+import { COST_MONTH_DAYS, intervalCost, type ScheduleCost } from '../../contract/schedule-terms.js';
 
 export interface Timing {
   cron: string | null;
@@ -157,16 +158,7 @@ export function tzVersion(): string {
   return process.versions.tz ?? 'unknown';
 }
 
-/** What a schedule costs at most, from its own fire times after `now` (docs/api.md "Schedules"). */
-export interface ScheduleCost {
-  runs_per_day: number;
-  per_day_cents: number;
-  runs_per_month: number;
-  per_month_cents: number;
-}
-
 const DAY_MS = 86_400_000;
-const MONTH_DAYS = 30;
 
 /** The names as the fields they stand for (croner's meaning): their minute and hour are what a day of them holds. */
 const NAMED_FIELDS: Record<string, string> = {
@@ -266,13 +258,8 @@ function cronRunsByDay(timing: Timing, now: number, end: number): number[] {
  */
 export function costOf(timing: Timing, now: number, priceCents: number, dailyCapCents: number | null): ScheduleCost {
   const held = (runs: number): number => (dailyCapCents === null ? runs * priceCents : Math.min(runs * priceCents, dailyCapCents));
-  if (timing.intervalSeconds !== null) {
-    const day = Math.floor(DAY_MS / (timing.intervalSeconds * 1000));
-    const month = Math.floor((MONTH_DAYS * DAY_MS) / (timing.intervalSeconds * 1000));
-    const perMonth = dailyCapCents === null ? month * priceCents : Math.min(month * priceCents, dailyCapCents * MONTH_DAYS);
-    return { runs_per_day: day, per_day_cents: held(day), runs_per_month: month, per_month_cents: perMonth };
-  }
-  const byDay = cronRunsByDay(timing, now, now + MONTH_DAYS * DAY_MS);
+  if (timing.intervalSeconds !== null) return intervalCost(timing.intervalSeconds, priceCents, dailyCapCents);
+  const byDay = cronRunsByDay(timing, now, now + COST_MONTH_DAYS * DAY_MS);
   const busiest = Math.max(0, ...byDay);
   return {
     runs_per_day: busiest,

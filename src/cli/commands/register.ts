@@ -2,6 +2,7 @@
 // "Day to day on the host").
 import { Command } from 'commander';
 import { formatDollars } from '../../contract/money.js';
+import { intervalCost } from '../../contract/schedule-terms.js';
 import { formatDuration } from '../../node/agents/duration.js';
 import { SvcError } from '../../contract/errors.js';
 import { contextFor } from '../context.js';
@@ -90,12 +91,20 @@ Example:
         default_input: outcome.default_input,
         user_id: outcome.user_id,
         node_id: outcome.node_id,
+        cost:
+          registration.every_seconds === null
+            ? null
+            : intervalCost(registration.every_seconds, agent.price_cents, registration.daily_cap_cents),
       };
       ctx.output.result(result, (r) => {
         const schedule = r.every === null ? 'manual runs only' : `every ${r.every}`;
         const cap = r.daily_cap_cents === null ? 'no daily cap' : `daily cap ${formatDollars(r.daily_cap_cents)}`;
         const input = r.default_input === null ? '' : `, runs start from the input {${Object.keys(r.default_input).join(', ')}}`;
-        return `${r.created ? 'Registered' : 'Updated'} ${r.agent_id} (${r.name}, ${formatDollars(r.price_cents)} per run): ${schedule}, ${cap}${input}.`;
+        const cost =
+          r.cost === null
+            ? ''
+            : `\nCosts up to ${formatDollars(r.cost.per_day_cents)} a day (${r.cost.runs_per_day} runs) and ${formatDollars(r.cost.per_month_cents)} a month (${r.cost.runs_per_month} runs)${r.daily_cap_cents === null ? '' : ', held to the daily cap'}.`;
+        return `${r.created ? 'Registered' : 'Updated'} ${r.agent_id} (${r.name}, ${formatDollars(r.price_cents)} per run): ${schedule}, ${cap}${input}.${cost}`;
       });
       ctx.output.next(
         every === null

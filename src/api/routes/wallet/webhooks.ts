@@ -60,7 +60,7 @@ export function webhookPages(scope: PageScope): FastifyPluginAsync {
       const typed = {
         url: textField(request.body, 'url', MAX_WEBHOOK_URL_CHARS),
         description: textField(request.body, 'description', MAX_DESCRIPTION_CHARS),
-        events: listField(request.body, 'events', 16),
+        events: listField(request.body, 'events', 32),
       };
       try {
         const unknown = typed.events.filter((event) => !(WEBHOOK_EVENTS as readonly string[]).includes(event));
