@@ -74,6 +74,7 @@ const STEPS = [
   'Run it again: charged',
   'The daemon runs the schedule',
   'The node list',
+  'A schedule at the service',
   'A run started with curl executes on the node',
   'Upload an agent of your own',
   'Run it on the node: your code, charged',
@@ -551,6 +552,24 @@ async function main() {
     `runs today is ${listed.runs_today}, expected ${finished}`,
     JSON.stringify(listed),
   );
+
+  step('A schedule at the service');
+  say(
+    'The service keeps schedules of its own, whether or not this host is up: a cron in a time zone (or an interval),\nan overlap policy, a daily cap, a pin to this node (--here). `schedule add` shows what it costs a day and a\nmonth and its next fire times. It is removed again, so that the wallet moves only with the runs below.',
+  );
+  // Twelve hours from now in Berlin, on weekdays: nothing fires while the demo runs.
+  const berlinHour = Number(
+    new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', hour: '2-digit', hourCycle: 'h23' }).format(new Date()),
+  );
+  const cron = `0 ${(berlinHour + 12) % 24} * * 1-5`;
+  const scheduled = await nodeCli(['schedule', 'add', AGENT, '--cron', cron, '--tz', 'Europe/Berlin', '--daily-cap', '1.00', '--here']);
+  const scheduleId = /^Schedule ([0-9a-f-]{36}):/.exec(scheduled.stdout)?.[1];
+  check(
+    scheduleId !== undefined && /Costs up to \$0\.04 a day/.test(scheduled.stdout),
+    'schedule add did not show the schedule and its cost',
+    scheduled.all,
+  );
+  await nodeCli(['schedule', 'rm', scheduleId, '--yes']);
 
   step('A run started with curl executes on the node');
   say(

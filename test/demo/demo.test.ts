@@ -31,6 +31,7 @@ const STEPS = [
   'Run it again: charged',
   'The daemon runs the schedule',
   'The node list',
+  'A schedule at the service',
   'A run started with curl executes on the node',
   'Upload an agent of your own',
   'Run it on the node: your code, charged',
@@ -194,6 +195,9 @@ async function walkThrough(
   ).toEqual(['online', 'online', 'offline']);
   expect(rows[0]![1]).toBe(hostname());
   expect(Number(rows[0]![3])).toBeGreaterThanOrEqual(2);
+  // A schedule at the service, priced from its own fire times, pinned here, then removed.
+  expect(output).toMatch(/Schedule [0-9a-f-]{36}: agent_ops_monitor_004, cron 0 \d+ \* \* 1-5 in Europe\/Berlin/);
+  expect(output).toMatch(/Costs up to \$0\.04 a day \(1 run of \$0\.04\) and \$0\.(8|9)\d a month \(2\d runs\)/);
   // curl with the JWT, masked: the run executed on this node, and its output holds what only this host knows.
   expect(output).toMatch(
     /\$ curl -sS -X POST http:\/\/127\.0\.0\.1:\d+\/v1\/swarm\/execute \\\n\s+-H 'Authorization: Bearer eyJ\w{3}…' \\\n\s+-H 'Idempotency-Key: [0-9a-f-]{36}' \\\n\s+-H 'Content-Type: application\/json' -d '\{"user_id":"demo@example\.com","agent_id":"agent_ops_monitor_004"\}'\n/,

@@ -32,14 +32,16 @@ const when = (s: Schedule): string => (s.cron !== null ? `cron ${s.cron}` : `eve
 const state = (s: Schedule): string => (s.paused ? `paused (${s.pause_reason ?? 'user'})` : 'active');
 
 /** The human rendering of one schedule: when, where, what it costs, its next fire times and its skips. */
+const runs = (count: number): string => `${count} ${count === 1 ? 'run' : 'runs'}`;
+
 function describe(s: ScheduleDetail): string {
   const pin = s.node_id !== null ? `node ${s.node_id}` : s.labels.length > 0 ? `labels ${s.labels.join(',')}` : 'any of your nodes';
   const cap = s.daily_cap_cents === null ? '' : `, capped at ${formatDollars(s.daily_cap_cents)} a day`;
   return [
     `Schedule ${s.schedule_id}: ${s.agent_id}, ${when(s)} in ${s.time_zone} (tz ${s.tz_version}); ${state(s)}.`,
     `Runs on ${pin}; overlap ${s.overlap}; catch-up ${s.catch_up_seconds} s.`,
-    `Costs up to ${formatDollars(s.cost.per_day_cents)} a day (${s.cost.runs_per_day} runs of ${formatDollars(s.price_cents)})` +
-      ` and ${formatDollars(s.cost.per_month_cents)} a month (${s.cost.runs_per_month} runs)${cap}.`,
+    `Costs up to ${formatDollars(s.cost.per_day_cents)} a day (${runs(s.cost.runs_per_day)} of ${formatDollars(s.price_cents)})` +
+      ` and ${formatDollars(s.cost.per_month_cents)} a month (${runs(s.cost.runs_per_month)})${cap}.`,
     s.next_fire_times.length === 0 ? 'It fires no more.' : `Next: ${s.next_fire_times.map(shortTime).join(', ')}`,
     ...s.skips.slice(0, 5).map((k) => `Skipped ${k.count}× (${k.reason}) from ${shortTime(k.first_at)} to ${shortTime(k.last_at)}`),
   ].join('\n');
@@ -74,7 +76,9 @@ Example:
       .option('--tz <zone>', 'the IANA time zone of --cron and of the daily cap (default UTC)')
       .addOption(new Option('--overlap <policy>', 'while a run of it is still queued or running (default skip)').choices(OVERLAP_POLICIES))
       .option('--catch-up <seconds>', 'missed occurrences within this long make one run (default 0)', countParser(0, 7 * 86_400))
-      .option('--node <node_id>', 'run only on this node of yours')
+      // Not --node: that is the program's own option, which names a node of this host by its install name.
+      .option('--node-id <node_id>', 'run only on this node of yours (swarm-node nodes lists them)')
+      .option('--here', "run only on this host's node")
       .option('--label <label>', 'run only on a node with this label (repeatable)', collectValues)
       .option('--daily-cap <dollars>', 'spend at most this a day (in --tz)', cents)
       .option('--pause-after-failures <n>', 'pause after this many failed runs in a row', countParser(1, 1000))
@@ -85,6 +89,8 @@ Example:
         const ctx = contextFor(command);
         if ((options.cron === undefined) === (options.every === undefined))
           throw new InvalidArgumentError('give --cron or --every, one of them');
+        if (options.here === true && options.nodeId !== undefined) throw new InvalidArgumentError('give --here or --node-id, not both');
+        const nodeId = options.here === true ? (await ctx.requireNode()).node_id : (options.nodeId as string | undefined);
         const { runInput } = await import('../run-input.js');
         const input = runInput(options as { input?: string[]; inputFile?: string });
         const labels =
@@ -98,7 +104,7 @@ Example:
           ...(options.tz === undefined ? {} : { time_zone: options.tz as string }),
           ...(options.overlap === undefined ? {} : { overlap: options.overlap as ScheduleRequest['overlap'] }),
           ...(options.catchUp === undefined ? {} : { catch_up_seconds: options.catchUp as number }),
-          ...(options.node === undefined ? {} : { node_id: options.node as string }),
+          ...(nodeId === undefined ? {} : { node_id: nodeId }),
           ...(labels === undefined ? {} : { labels }),
           ...(options.dailyCap === undefined ? {} : { daily_cap_cents: options.dailyCap as number }),
           ...(options.pauseAfterFailures === undefined ? {} : { pause_after_failures: options.pauseAfterFailures as number }),
