@@ -50,6 +50,7 @@ const ON_POSTGRES = [
   'test/api/node-health.test.ts',
   'test/api/schedules.test.ts',
   'test/api/schedule-overlap.test.ts',
+  'test/api/schedule-migration.test.ts',
   'test/api-postgres/**/*.test.ts',
 ];
 

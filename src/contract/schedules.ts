@@ -143,3 +143,39 @@ export const BackfillResponse = Type.Object({
   occurrences: Type.Array(Type.Object({ fire_at: Timestamp, run_id: Type.Union([Type.String(), Type.Null()]), state: Type.String() })),
 });
 export type BackfillResponse = Static<typeof BackfillResponse>;
+
+/** The most local registrations one node moves to the service; a node serves fewer agents than this. */
+export const MAX_MIGRATED_REGISTRATIONS = 100;
+
+/**
+ * POST /v1/swarm/nodes/self/schedules: a node's one-time move of its daemon's local schedules to the service, each
+ * pinned to it (docs/api.md "Schedules"). What the daemon kept of each: its interval (kept even under a minute), its
+ * daily cap (a UTC day), its pause for money, its default input and its next planned time.
+ */
+export const ScheduleMigrationRequest = Type.Object(
+  {
+    registrations: Type.Array(
+      Type.Object(
+        {
+          agent_id: Type.String({ minLength: 1, maxLength: 64 }),
+          every_seconds: Type.Integer({ minimum: 1, maximum: MAX_INTERVAL_SECONDS }),
+          daily_cap_cents: Type.Union([Type.Integer({ minimum: 0, maximum: MAX_CAP_CENTS }), Type.Null()]),
+          paused_reason: Type.Union([Type.Literal('insufficient_balance'), Type.Literal('budget_exceeded'), Type.Null()]),
+          input: Type.Union([Input, Type.Null()]),
+          next_run_at: Type.Union([Timestamp, Type.Null()]),
+        },
+        strict,
+      ),
+      { maxItems: MAX_MIGRATED_REGISTRATIONS },
+    ),
+  },
+  strict,
+);
+export type ScheduleMigrationRequest = Static<typeof ScheduleMigrationRequest>;
+
+export const ScheduleMigrationResponse = Type.Object({
+  /** When the node's registrations moved; a repeat answers the same and moves nothing. */
+  migrated_at: Timestamp,
+  schedules: Type.Array(Type.Object({ agent_id: Type.String(), schedule_id: Type.String() })),
+});
+export type ScheduleMigrationResponse = Static<typeof ScheduleMigrationResponse>;

@@ -285,6 +285,11 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     errors: ['invalid_schedule', 'agent_not_found', 'limit_reached'],
   },
   'GET /v1/swarm/schedules': { id: 'listSchedules', summary: "The user's schedules" },
+  'POST /v1/swarm/nodes/self/schedules': {
+    id: 'migrateNodeSchedules',
+    summary: "A node's one-time move of its daemon's schedules to the service, each pinned to it",
+    errors: ['forbidden'],
+  },
   'GET /v1/swarm/schedules/{schedule_id}': {
     id: 'getSchedule',
     summary: 'A schedule, its next five fire times and its coalesced skips',

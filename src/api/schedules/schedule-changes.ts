@@ -121,6 +121,7 @@ export function createScheduleChanges(ctx: ServiceContext) {
           next_fire_at: paused ? null : firstFire(base, now),
           recheck_at: null,
           authorized_jti: claims.jti ?? null,
+          migrated_from_node: null,
           created_at: now,
           updated_at: now,
         };

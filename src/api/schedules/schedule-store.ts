@@ -136,13 +136,15 @@ export function createScheduleStore(store: Store) {
       const rows = await store.db
         .selectFrom('schedule_occurrences as o')
         .leftJoin('runs as r', 'r.run_id', 'o.run_id')
-        .select(['o.state', 'o.price_cents', 'r.charged_cents'])
+        .select(['o.state', 'o.price_cents', 'o.run_id', 'r.charged_cents'])
         .where('o.schedule_id', '=', scheduleId)
         .where('o.local_day', '=', day)
         .where('o.state', 'in', ['pending', 'buffered', 'started', 'settled'])
         .execute();
       return rows.reduce(
-        (sum, r) => sum + (r.state === 'pending' || r.state === 'buffered' ? r.price_cents : Number(r.charged_cents ?? 0)),
+        // One without a run counts its price: not started yet, or the charges a node's migration carried over.
+        (sum, r) =>
+          sum + (r.state === 'pending' || r.state === 'buffered' || r.run_id === null ? r.price_cents : Number(r.charged_cents ?? 0)),
         0,
       );
     },

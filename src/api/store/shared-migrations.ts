@@ -140,6 +140,12 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
     // An endpoint that took every event, the five of runs then, takes every event still.
     await sql`UPDATE webhook_endpoints SET event_mask = 255 WHERE event_mask = 31`.execute(db);
   },
+  /* 23: a node's daemon's schedules moved to the service (docs/api.md "Schedules") */ async (db) => {
+    await db.schema.alterTable('schedules').addColumn('migrated_from_node', 'text').execute();
+    // One schedule a node and agent: two migrations racing make one.
+    await db.schema.createIndex('schedules_migrated').unique().on('schedules').columns(['migrated_from_node', 'agent_id']).execute();
+    await db.schema.alterTable('nodes').addColumn('schedules_migrated_at', 'bigint').execute();
+  },
 ];
 
 /** The schema version this program migrates either engine to. */

@@ -64,6 +64,8 @@ export interface Tables {
     health_reported_at: number | null;
     /** Drained by its user (docs/api.md "Draining a node"): it takes no new run; null: it takes runs. */
     drained_at: number | null;
+    /** When its daemon moved its local schedules to the service (once); null: not yet. */
+    schedules_migrated_at: Generated<number | null>;
   };
   node_agents: { node_id: string; agent_id: string; registered_at: number };
   /** The labels a node carries, lowercase (contract/labels.ts). */
@@ -335,6 +337,8 @@ export interface Tables {
     anchor_at: number;
     recheck_at: number | null;
     authorized_jti: string | null;
+    /** The node whose daemon's registration this schedule was, moved by its one-time migration; null: made as such. */
+    migrated_from_node: Generated<string | null>;
     created_at: number;
     updated_at: number;
   };

@@ -1,5 +1,5 @@
-// The user's schedules (docs/api.md "Schedules"), with the JWT only: a node credential does node work, a deploy token
-// enrols a node. Making, resuming and changing one need a recent sign-in (changing only to lower its cap does not:
+// The user's schedules (docs/api.md "Schedules"), with the JWT only: a node credential does node work (its one part
+// in schedules is the one-time move of its daemon's own, pinned to itself), a deploy token enrols a node. Making, resuming and changing one need a recent sign-in (changing only to lower its cap does not:
 // the change decides, schedules/schedule-changes.ts); pausing and removing one never do. Another user's schedule is
 // the same 404 as none.
 import type { FastifyPluginAsync } from 'fastify';
@@ -8,6 +8,8 @@ import {
   BackfillResponse,
   ScheduleChange,
   ScheduleDetail,
+  ScheduleMigrationRequest,
+  ScheduleMigrationResponse,
   ScheduleParams,
   ScheduleRemoved,
   ScheduleRequest,
@@ -15,10 +17,11 @@ import {
   SchedulesResponse,
 } from '../../../../contract/schedules.js';
 import type { ServiceContext } from '../../../context.js';
-import { userOf } from '../../../http/auth.js';
+import { nodeOf, userOf } from '../../../http/auth.js';
 import { clientSeen } from '../../../http/client-seen.js';
 import { createScheduleChanges } from '../../../schedules/schedule-changes.js';
 import { createBackfill } from '../../../schedules/backfill.js';
+import { createScheduleMigration } from '../../../schedules/schedule-migration.js';
 import { scheduleView } from '../../../schedules/schedule-store.js';
 import { createScheduleDetail } from '../../../schedules/schedule-detail.js';
 
@@ -28,6 +31,14 @@ export function scheduleRoutes(ctx: ServiceContext): FastifyPluginAsync {
     const { rows } = changes;
     const backfill = createBackfill(ctx);
     const detailOf = createScheduleDetail(ctx, changes);
+    const migrate = createScheduleMigration(ctx);
+
+    // A node's one-time move of its daemon's schedules, with its own credential: all a node may make of schedules.
+    app.post<{ Body: ScheduleMigrationRequest }>(
+      '/v1/swarm/nodes/self/schedules',
+      { config: { auth: 'node' }, schema: { body: ScheduleMigrationRequest, response: { 200: ScheduleMigrationResponse } } },
+      async (request) => migrate(nodeOf(request)!, request.body, clientSeen(request)),
+    );
 
     app.post<{ Body: ScheduleRequest }>(
       '/v1/swarm/schedules',

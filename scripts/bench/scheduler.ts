@@ -1,0 +1,171 @@
+// The scheduler inside svc-api (docs/operations.md "Benchmarks"): its idle CPU holding 10,000 schedules, and how late
+// occurrences fire when many come due at once. Two built svc-api processes on fresh data dirs, a baseline with no
+// schedules and one with them, sampled in the same rounds in rotating order, so that what the machine does
+// meanwhile weighs on both alike; the ratio of their CPU each round is the figure, with its spread. Then the
+// schedules' service fires a burst: a share of them every minute on the minute (intervals count from the epoch),
+// and each occurrence's lateness is its claim time minus its fire time, as the service records both.
+// The schedules are written into the service's SQLite file directly, past the 200 a user the API allows: the bench
+// is about the scheduler's rounds, not about making schedules. They are of one signed-in, funded user.
+// Run with: npm run bench:scheduler -- [--schedules N] [--burst N] [--rounds N] [--seconds S]
+import { randomUUID } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import {
+  cpuMillisecondsOf,
+  fundWallet,
+  median,
+  percentileOf,
+  positiveInteger,
+  signIn,
+  spreadLine,
+  startServerProcess,
+  table,
+  until,
+} from './support.js';
+
+declare const REPO_ROOT: string;
+
+const USAGE = `Usage: npm run bench:scheduler -- [options]
+
+  --schedules <n>   schedules held by the measured service        default 10000
+  --burst <n>       of them, firing every minute on the minute    default 1000
+  --rounds <n>      idle rounds, each sampling both services      default 6
+  --seconds <s>     each sample's length                          default 10
+  --minutes <n>     minutes of bursts whose lateness is measured  default 2`;
+
+/** The goal: an occurrence claimed within a second of its time, at the 99th percentile. */
+const LATENESS_GOAL_MS = 1000;
+const AGENT = 'agent_ops_monitor_004';
+const PRICE_CENTS = 4;
+const MINUTE = 60_000;
+
+const { values } = parseArgs({
+  options: {
+    schedules: { type: 'string', default: '10000' },
+    burst: { type: 'string', default: '1000' },
+    rounds: { type: 'string', default: '6' },
+    seconds: { type: 'string', default: '10' },
+    minutes: { type: 'string', default: '2' },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+const schedules = positiveInteger(values.schedules, '--schedules');
+const burst = Math.min(positiveInteger(values.burst, '--burst'), schedules);
+const rounds = positiveInteger(values.rounds, '--rounds');
+const seconds = positiveInteger(values.seconds, '--seconds');
+const minutes = positiveInteger(values.minutes, '--minutes');
+
+interface Service {
+  api: string;
+  pid: number;
+  db: Database.Database;
+  email: string;
+}
+
+const scratch = mkdtempSync(join(tmpdir(), 'bench-scheduler-'));
+const children: ChildProcess[] = [];
+process.once('exit', () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+async function startService(name: string): Promise<Service> {
+  const dataDir = join(scratch, name);
+  const { origin, pid } = await startServerProcess(
+    [join(REPO_ROOT, 'bin', 'svc-api.js'), '--port', '0', '--data-dir', dataDir, '--sandbox', '--max-connections-per-address', '1024'],
+    { SVC_LOG_LEVEL: 'silent' },
+    /svc-api listening on (\S+)/,
+    children,
+  );
+  const email = `bench-${randomUUID().slice(0, 8)}@example.com`;
+  const token = await signIn(origin, email);
+  await fundWallet(origin, email, token, burst * (minutes + 2) * PRICE_CENTS);
+  return { api: origin, pid, db: new Database(join(dataDir, 'svc-api.db')), email };
+}
+
+/** `count` schedules of the user that fire no sooner than a year from now: the idle load, rows the rounds look past. */
+function addIdleSchedules(service: Service, count: number): void {
+  const now = Date.now();
+  const insert = service.db.prepare(
+    `INSERT INTO schedules (schedule_id, user_id, agent_id, input_json, cron, interval_seconds, time_zone, overlap, catch_up_seconds,
+       node_id, labels_json, daily_cap_cents, pause_after_failures, paused, next_fire_at, anchor_at, created_at, updated_at)
+     VALUES (?, ?, ?, NULL, ?, NULL, 'Europe/Berlin', 'skip', 0, NULL, '[]', NULL, NULL, 0, ?, 0, ?, ?)`,
+  );
+  const nextYear = new Date(new Date(now).getUTCFullYear() + 1, 0, 1, 9).getTime();
+  service.db.transaction(() => {
+    for (let i = 0; i < count; i += 1) insert.run(randomUUID(), service.email, AGENT, '0 9 1 1 *', nextYear, now, now);
+  })();
+}
+
+/** Turns `count` of the schedules into every-minute intervals, due at the next minute. */
+function startBurst(service: Service, count: number): number {
+  const next = Math.ceil((Date.now() + 5000) / MINUTE) * MINUTE;
+  service.db
+    .prepare(
+      `UPDATE schedules SET cron = NULL, interval_seconds = 60, overlap = 'allow', next_fire_at = ?
+       WHERE schedule_id IN (SELECT schedule_id FROM schedules ORDER BY schedule_id LIMIT ?)`,
+    )
+    .run(next, count);
+  return next;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function main(): Promise<void> {
+  const [baseline, measured] = [await startService('baseline'), await startService('measured')];
+  addIdleSchedules(measured, schedules);
+  process.stdout.write(
+    `scheduler bench: ${schedules} schedules, ${rounds} rounds of ${seconds} s, then ${minutes} minute(s) of a burst of ${burst}\n`,
+  );
+
+  // Idle: each round samples both, in rotating order, for the same length.
+  const ratios: number[] = [];
+  const rows: string[][] = [['round', 'baseline CPU', `${schedules} schedules CPU`, 'ratio']];
+  for (let round = 0; round < rounds; round += 1) {
+    const order = round % 2 === 0 ? [baseline, measured] : [measured, baseline];
+    const used = new Map<Service, number>();
+    for (const service of order) {
+      const before = cpuMillisecondsOf(service.pid);
+      await sleep(seconds * 1000);
+      used.set(service, cpuMillisecondsOf(service.pid) - before);
+    }
+    const [base, load] = [used.get(baseline)!, used.get(measured)!];
+    const ratio = load / Math.max(base, 10);
+    ratios.push(ratio);
+    const percent = (ms: number) => `${((ms / (seconds * 1000)) * 100).toFixed(1)}%`;
+    rows.push([String(round + 1), percent(base), percent(load), `${ratio.toFixed(2)}x`]);
+  }
+  process.stdout.write(`${table(rows)}\n${spreadLine(ratios)}\n`);
+
+  // Bursts: `burst` occurrences due on each minute.
+  const first = startBurst(measured, burst);
+  const last = first + (minutes - 1) * MINUTE;
+  const claimed = () =>
+    measured.db.prepare('SELECT fire_at, claimed_at FROM schedule_occurrences WHERE fire_at <= ?').all(last) as Array<{
+      fire_at: number;
+      claimed_at: number;
+    }>;
+  await until(
+    async () => claimed().length >= burst * minutes,
+    'every occurrence of the bursts claimed',
+    last - Date.now() + 5 * MINUTE,
+    500,
+  );
+  const lateness = claimed().map((row) => row.claimed_at - row.fire_at);
+  const p99 = percentileOf(lateness, 0.99);
+  process.stdout.write(
+    `lateness over ${lateness.length} occurrences: median ${median(lateness)} ms, p99 ${p99} ms, max ${Math.max(...lateness)} ms ` +
+      `(goal p99 ≤ ${LATENESS_GOAL_MS} ms: ${p99 <= LATENESS_GOAL_MS ? 'met' : 'NOT MET'})\n`,
+  );
+}
+
+await main();
+process.exit(0);
