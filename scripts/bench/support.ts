@@ -83,7 +83,7 @@ export async function fundWallet(api: string, email: string, token: string, amou
   }, 'the wallet to be funded');
 }
 
-async function payAndConfirm(api: string, checkout: Record<string, unknown>): Promise<string> {
+export async function payAndConfirm(api: string, checkout: Record<string, unknown>): Promise<string> {
   const payment = await postJson(api, '/sandbox/payments', checkout);
   await postJson(api, `/sandbox/payments/${payment.payment_id as string}/confirm`);
   await until(async () => {

@@ -185,6 +185,11 @@ export function runInBackground(ctx: ServiceContext, work: Promise<unknown>): vo
  * until the service closes. A round that fails is logged, and the next one tries again: a busy, full or unreachable
  * database leaves things as they are meanwhile.
  */
+/** What a round of repeatInBackground may answer: the next round that soon, when sooner than its pace. */
+export interface WakeIn {
+  wakeInMs: number;
+}
+
 export function repeatInBackground(
   ctx: ServiceContext,
   work: () => Promise<unknown>,
@@ -194,13 +199,16 @@ export function repeatInBackground(
 ): void {
   let timer: NodeJS.Timeout | undefined;
   ctx.shutdownSignal.addEventListener('abort', () => clearTimeout(timer), { once: true });
-  const next = (): void => {
+  // A round that answers {wakeInMs} wants the next one that soon, if sooner than everyMs.
+  const next = (answer?: unknown): void => {
     if (ctx.shutdownSignal.aborted) return;
+    const sooner = (answer as Partial<WakeIn> | undefined)?.wakeInMs;
+    const wait = typeof sooner === 'number' ? Math.max(0, Math.min(everyMs, sooner)) : everyMs;
     timer = setTimeout(() => {
       const round = work().catch((error: unknown) => log.warn({ err: error }, `${what} failed`));
       runInBackground(ctx, round);
       void round.then(next);
-    }, everyMs);
+    }, wait);
     timer.unref();
   };
   next();

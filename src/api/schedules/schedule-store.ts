@@ -81,6 +81,18 @@ export function createScheduleStore(store: Store) {
         .limit(limit)
         .execute();
     },
+    /** The earliest next fire time of any schedule not paused; null: none. */
+    async nextFireAt(): Promise<number | null> {
+      const row = await store.db
+        .selectFrom('schedules')
+        .select('next_fire_at')
+        .where('paused', '=', 0)
+        .where('next_fire_at', 'is not', null)
+        .orderBy('next_fire_at')
+        .limit(1)
+        .executeTakeFirst();
+      return row?.next_fire_at === undefined || row.next_fire_at === null ? null : Number(row.next_fire_at);
+    },
     /** Paused for money, and due to look again whether a run would be covered. */
     moneyPausedDue(now: number, limit: number): Promise<ScheduleRow[]> {
       return store.db

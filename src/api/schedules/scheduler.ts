@@ -8,7 +8,7 @@ import { SvcError } from '../../contract/errors.js';
 import type { OverlapPolicy } from '../../contract/schedules.js';
 import { createBudgetCheck } from '../budgets/budget-check.js';
 import { createBudgetStore } from '../budgets/budget-store.js';
-import { repeatInBackground, runInBackground, type ServiceContext } from '../context.js';
+import { repeatInBackground, runInBackground, type ServiceContext, type WakeIn } from '../context.js';
 import { recordScheduleEvent, stateOf } from './schedule-events.js';
 import { schedulesPausedMail } from './schedule-mail.js';
 import { createRunCanceller } from '../runs/cancel-run.js';
@@ -256,7 +256,7 @@ export function createScheduler(ctx: ServiceContext) {
     return due.length === BATCH;
   };
 
-  return { round, fire, startRun };
+  return { round, fire, startRun, nextFireAt: () => rows.schedules.nextFireAt() };
 }
 
 /** The scheduler's rounds, every run sweep (RunTiming.sweepMs), by the service's clock, until the service closes. */
@@ -266,6 +266,12 @@ export function scheduleScheduler(ctx: ServiceContext, log: { warn(details: obje
     ctx,
     async () => {
       while (!ctx.shutdownSignal.aborted && (await scheduler.round(ctx.clock.now())));
+      // The next round comes at the earliest fire time when that is before the next sweep: an occurrence is not
+      // left waiting for the sweep's pace.
+      const earliest = await scheduler.nextFireAt();
+      // One still due after the rounds (a round that failed) waits for the sweep, never a loop without pause.
+      const now = ctx.clock.now();
+      return earliest === null || earliest <= now ? undefined : ({ wakeInMs: earliest - now } satisfies WakeIn);
     },
     ctx.runTiming.sweepMs,
     'schedules',
