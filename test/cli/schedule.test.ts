@@ -4,6 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { swarmNode } from '../helpers/cli.js';
 import { useSvcApi } from '../helpers/svc-api.js';
+import { join } from 'node:path';
+import { readCredentials } from '../../src/node/identity/credentials.js';
+import { httpRequest } from '../helpers/http.js';
 import { signedInNode } from './fixtures.js';
 
 const OPS = 'agent_ops_monitor_004';
@@ -67,5 +70,26 @@ describe('swarm-node schedule', () => {
     expect(badZone.stderr).toContain('IANA');
     const help = await swarmNode(['schedule', 'add', '--help'], { env: node.env });
     expect(help.stdout).toContain('Example:\n  $ swarm-node schedule add agent_ops_monitor_004 --every 1h');
+  });
+
+  it("add --here pins it to this host's node; show says an interval under a minute was kept from a node's daemon", async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'schedule-here' });
+    const own = readCredentials(join(node.home, 'etc', 'credentials.json')).node!;
+    const here = await swarmNode(['--json', 'schedule', 'add', OPS, '--every', '1h', '--here'], { env: node.env });
+    expect(here.exitCode, here.stderr).toBe(0);
+    expect(here.json).toMatchObject({ node_id: own.node_id, interval_seconds: 3600 });
+    const both = await swarmNode(['schedule', 'add', OPS, '--every', '1h', '--here', '--node-id', own.node_id], { env: node.env });
+    expect(both.exitCode).toBe(2);
+    expect((await swarmNode(['register', OPS], { env: node.env })).exitCode).toBe(0);
+    const moved = await httpRequest(`${service.baseUrl}/v1/swarm/nodes/self/schedules`, {
+      method: 'POST',
+      token: own.credential!,
+      body: {
+        registrations: [{ agent_id: OPS, every_seconds: 30, daily_cap_cents: null, paused_reason: null, input: null, next_run_at: null }],
+      },
+    });
+    expect(moved.status, moved.text).toBe(200);
+    const shown = await swarmNode(['schedule', 'show', moved.body.schedules[0].schedule_id], { env: node.env });
+    expect(shown.stdout).toContain("every 30 s (kept from a node's daemon: new schedules are at least 1 min apart) in UTC");
   });
 });

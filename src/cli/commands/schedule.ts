@@ -28,12 +28,17 @@ function every(value: string): number {
   return seconds;
 }
 
-const when = (s: Schedule): string => (s.cron !== null ? `cron ${s.cron}` : `every ${s.interval_seconds} s`);
+const when = (s: Schedule): string =>
+  s.cron !== null
+    ? `cron ${s.cron}`
+    : s.interval_seconds! < 60
+      ? `every ${s.interval_seconds} s (kept from a node's daemon: new schedules are at least 1 min apart)`
+      : `every ${s.interval_seconds} s`;
 const state = (s: Schedule): string => (s.paused ? `paused (${s.pause_reason ?? 'user'})` : 'active');
 
-/** The human rendering of one schedule: when, where, what it costs, its next fire times and its skips. */
 const runs = (count: number): string => `${count} ${count === 1 ? 'run' : 'runs'}`;
 
+/** The human rendering of one schedule: when, where, what it costs, its next fire times and its skips. */
 function describe(s: ScheduleDetail): string {
   const pin = s.node_id !== null ? `node ${s.node_id}` : s.labels.length > 0 ? `labels ${s.labels.join(',')}` : 'any of your nodes';
   const cap = s.daily_cap_cents === null ? '' : `, capped at ${formatDollars(s.daily_cap_cents)} a day`;
