@@ -35,6 +35,7 @@ const ON_POSTGRES = [
   'test/api/paygate.test.ts',
   'test/api/runs.test.ts',
   'test/api/run-logs.test.ts',
+  'test/api/run-stream.test.ts',
   'test/api/sandbox.test.ts',
   'test/api/upload-quota.test.ts',
   'test/api/wallet-page.test.ts',

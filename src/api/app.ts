@@ -24,6 +24,7 @@ import { paygateRoutes } from './routes/v1/swarm/paygate.js';
 import { runRoutes } from './routes/v1/swarm/runs.js';
 import { runControlRoutes } from './routes/v1/swarm/run-control.js';
 import { runLogRoutes } from './routes/v1/swarm/run-logs.js';
+import { runStreamRoutes } from './routes/v1/swarm/run-stream.js';
 import { runArtifactRoutes } from './routes/v1/swarm/run-artifacts.js';
 import { paymentWebhookRoutes } from './routes/v1/payments.js';
 import { releaseRoutes } from './routes/v1/swarm/releases.js';
@@ -134,6 +135,7 @@ export async function buildApp(ctx: ServiceContext, options: BuildAppOptions = {
   await app.register(runRoutes(ctx));
   await app.register(runControlRoutes(ctx));
   await app.register(runLogRoutes(ctx));
+  await app.register(runStreamRoutes(ctx));
   await app.register(runArtifactRoutes(ctx));
   await app.register(walletRoutes(ctx));
   await app.register(secretRoutes(ctx));

@@ -60,3 +60,25 @@ export const RunEventBatchResponse = Type.Object({
   cancel: Type.Boolean(),
 });
 export type RunEventBatchResponse = Static<typeof RunEventBatchResponse>;
+
+/** The names of the Server-Sent Events of GET /v1/swarm/runs/{run_id}/events: one per event, and one at the end. */
+export const RUN_EVENT_SSE = 'run_event';
+export const RUN_EVENT_END_SSE = 'end';
+
+/** An event as served: its entry as the node sent it, `data` as stored. */
+export interface RunEventServed {
+  seq: number;
+  attempt: number;
+  type: RunEventType;
+  name: string | null;
+  at: string;
+  data: unknown;
+}
+
+/** The last Server-Sent Event of a follow: the run ended, and every event it kept was sent. */
+export interface RunEventStreamEnd {
+  run_id: string;
+  status: string;
+  truncated: boolean;
+  next_after: number;
+}

@@ -3,9 +3,7 @@
 // ends, on whichever instance; stored logs expire 30 days after their run ended. The node is the test's own
 // protocol peer (test/helpers/protocol-node.ts), so each batch comes when the test says.
 import { randomUUID } from 'node:crypto';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { AssignedRun } from '../../src/contract/node-protocol.js';
 import type { LogEntry } from '../../src/contract/jobs.js';
 import {
   LOG_TRUNCATION_TEXT,
@@ -17,47 +15,12 @@ import { DAY_MS } from '../../src/lib/clock.js';
 import { MovableClock } from '../helpers/clock.js';
 import { waitFor } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
-import { enrollNode, serve, type Answer } from '../helpers/protocol-node.js';
+import { enrollNode } from '../helpers/protocol-node.js';
 import { useSvcApi, type TestService } from '../helpers/svc-api.js';
 import { tempDir } from '../helpers/temp.js';
 import { testEngine } from '../helpers/test-engine.js';
-import { TEST_RUN_TIMING, execute, paidUser, stopNodes, type PaidUser } from './execute-fixtures.js';
-
-const AGENT = 'agent_ops_monitor_004';
-
-interface HeldRun {
-  user: PaidUser;
-  run: AssignedRun;
-  credential: string;
-  /** The node reports the run's result. */
-  finish(answer?: Answer): void;
-}
-
-/** A run its node holds (its lease renewed by the node's polls) until the test finishes it. */
-async function heldRun(service: TestService, user?: PaidUser): Promise<HeldRun> {
-  const owner = user ?? (await paidUser(service, 100));
-  const started: AssignedRun[] = [];
-  const waiting: Array<(answer: Answer) => void> = [];
-  const enrolled = await enrollNode(service.baseUrl, owner.email);
-  await serve(service.baseUrl, enrolled, {
-    agents: [AGENT],
-    answer: (run) => {
-      started.push(run);
-      return new Promise((resolve) => waiting.push(resolve));
-    },
-  });
-  const accepted = await execute(service, owner.token, { user_id: owner.email, agent_id: AGENT }, randomUUID(), {
-    prefer: 'respond-async',
-  });
-  expect(accepted.status, accepted.text).toBe(202);
-  const run = await waitFor(async () => started.find((held) => held.run_id === accepted.body.run_id), 'the node to take the run');
-  return {
-    user: owner,
-    run,
-    credential: enrolled.credential,
-    finish: (answer = { status: 'succeeded', output: { done: true } }) => waiting.splice(0).forEach((resolve) => resolve(answer)),
-  };
-}
+import { TEST_RUN_TIMING, paidUser, stopNodes } from './execute-fixtures.js';
+import { Follow, heldRun, type HeldRun } from './held-run.js';
 
 const entry = (seq: number, text: string, stream: LogEntry['stream'] = 'stdout'): LogEntry => ({
   seq,
@@ -76,53 +39,6 @@ function postLogs(service: TestService, held: Pick<HeldRun, 'run' | 'credential'
 
 function readLogs(service: TestService, token: string, runId: string, query = '') {
   return httpRequest(`${service.baseUrl}/v1/swarm/runs/${runId}/logs${query}`, { token });
-}
-
-/** GET …/logs?follow=1 read as a client of Server-Sent Events would: every event kept, in order, as it comes. */
-class Follow {
-  readonly events: EventSourceMessage[] = [];
-  readonly contentType: string | null;
-  /** Resolves when the service ends the stream. */
-  readonly ended: Promise<void>;
-  readonly #abort: AbortController;
-
-  private constructor(response: Response, abort: AbortController) {
-    this.contentType = response.headers.get('content-type');
-    this.#abort = abort;
-    const parser = createParser({ onEvent: (event) => this.events.push(event) });
-    this.ended = (async () => {
-      const decoder = new TextDecoder();
-      try {
-        for await (const chunk of response.body!) parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
-      } catch {
-        // closed by the test
-      }
-    })();
-  }
-
-  static async open(url: string, token: string, headers: Record<string, string> = {}): Promise<Follow> {
-    const abort = new AbortController();
-    const response = await fetch(url, { headers: { authorization: `Bearer ${token}`, ...headers }, signal: abort.signal });
-    expect(response.status, await (response.status === 200 ? Promise.resolve('') : response.text())).toBe(200);
-    return new Follow(response, abort);
-  }
-
-  logs(): LogEntry[] {
-    return this.events.filter((event) => event.event === 'log').map((event) => JSON.parse(event.data) as LogEntry);
-  }
-
-  end(): Record<string, unknown> | undefined {
-    const end = this.events.find((event) => event.event === 'end');
-    return end === undefined ? undefined : (JSON.parse(end.data) as Record<string, unknown>);
-  }
-
-  async waitForSeq(seq: number): Promise<void> {
-    await waitFor(async () => (this.logs().some((log) => log.seq === seq) ? true : undefined), `entry ${seq} through the follow`);
-  }
-
-  close(): void {
-    this.#abort.abort();
-  }
 }
 
 describe('run logs', () => {

@@ -222,6 +222,18 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     parameters: [LAST_EVENT_ID],
     answers: { 200: EVENTS('A page of entries (JSON), or with follow=1 the entries as Server-Sent Events until the run ends') },
   },
+  'POST /v1/swarm/runs/{run_id}/events': {
+    id: 'appendRunEvents',
+    summary: "The holding node's batch of a run's structured events",
+    errors: ['run_not_found', 'lease_lost', 'payload_too_large'],
+  },
+  'GET /v1/swarm/runs/{run_id}/events': {
+    id: 'followRunEvents',
+    summary: "A run's structured events as Server-Sent Events until it ends, resumable with Last-Event-ID",
+    errors: ['run_not_found'],
+    parameters: [LAST_EVENT_ID],
+    answers: { 200: EVENTS("The run's events as Server-Sent Events (run_event, then end), until the run ends") },
+  },
   'PUT /v1/swarm/runs/{run_id}/artifacts/{name}': {
     id: 'uploadRunArtifact',
     summary: 'The holding node uploads a file of a run',

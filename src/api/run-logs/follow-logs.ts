@@ -113,11 +113,12 @@ async function endOf(deps: { runs: RunStore; logs: LogStore }, runId: string, cu
 }
 
 /** One event: its name, its data on one line (JSON has no raw newline), its id (the entry's seq: Last-Event-ID). */
-function eventOf(name: string, data: unknown, id?: number): string {
+export function eventOf(name: string, data: unknown, id?: number): string {
   return `event: ${name}\n${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`;
 }
 
-function drained(out: PassThrough, stop: AbortSignal): Promise<void> {
+/** Resolves once `out` takes more, closed, or `stop` aborted. */
+export function drained(out: PassThrough, stop: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
       out.off('drain', done);

@@ -20,7 +20,7 @@ export interface RunEvents {
   queued(userId: string): void;
   /** A cancel of a run of this user was asked for: every held poll of its nodes looks at the runs it holds. */
   cancelAsked(userId: string): void;
-  /** Entries of a run's log were stored: its followers read them. */
+  /** Entries of a run's log, or events of it, were stored: their followers read them. */
   logged(runId: string): void;
   /**
    * How many runs of this user were queued (or became takable) as this instance heard of them: a poll that found

@@ -8,6 +8,7 @@ import { budgetCounters } from './budget-counters-migration.js';
 import { runArtifacts } from './artifacts-migration.js';
 import { runsAsJobs } from './jobs-migration.js';
 import { runLogs } from './logs-migration.js';
+import { runEvents } from './run-events-migration.js';
 import { nodeHealthAndDrain } from './node-health-migration.js';
 import { rateCounters } from './rate-counters-migration.js';
 import { schedules } from './schedules-migration.js';
@@ -146,6 +147,7 @@ export const SHARED_MIGRATIONS: ReadonlyArray<(db: Kysely<unknown>) => Promise<v
     await db.schema.createIndex('schedules_migrated').unique().on('schedules').columns(['migrated_from_node', 'agent_id']).execute();
     await db.schema.alterTable('nodes').addColumn('schedules_migrated_at', 'bigint').execute();
   },
+  /* 24: a run's structured events (docs/api.md "Run events") */ runEvents,
 ];
 
 /** The schema version this program migrates either engine to. */

@@ -178,6 +178,9 @@ export interface Tables {
     expired_at: number | null;
   };
   run_log_entries: { run_id: string; seq: number; stream: 'stdout' | 'stderr' | 'node'; at: number; text: string };
+  /** A run that has events (docs/api.md "Run events"): what is counted against their caps. */
+  run_event_streams: { run_id: string; stored_events: number; stored_bytes: number; last_seq: number; truncated: number };
+  run_event_entries: { run_id: string; seq: number; attempt: number; type: string; name: string | null; at: number; data_json: string };
   idempotency_keys: {
     user_id: string;
     idempotency_key: string;
