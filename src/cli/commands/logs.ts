@@ -8,11 +8,13 @@ import type { LogEntry, LogStreamEnd } from '../../contract/jobs.js';
 import { LOG_CAP_WORDS, RUN_DATA_RETENTION_DAYS } from '../../contract/run-log-limits.js';
 import { contextFor, type CommandContext } from '../context.js';
 import { renderLogEntry } from '../render/log-entry.js';
+import type { RunEventServed } from '../../contract/run-events.js';
 
 const TRUNCATED_NOTE = `Note: this log reached its ${LOG_CAP_WORDS} cap; the rest of what the agent wrote was not kept.`;
 
 interface LogsOptions {
   follow?: boolean;
+  events?: boolean;
   after?: number;
   timestamps?: boolean;
 }
@@ -22,6 +24,7 @@ export function logsCommand(): Command {
     .description("a run's log: its agent's stdout and stderr, kept by the service; --follow until the run ends")
     .argument('<run_id>', 'the run (execute answers its run_id; swarm-node runs lists those of this node)')
     .option('-f, --follow', 'print new lines as they come, until the run ends')
+    .option('--events', "the run's structured events (progress, output, tokens, its own) instead, as they come, until it ends")
     .addOption(new Option('--after <seq>', 'only the lines after this one (their seq, as --json shows it)').argParser(seqOf))
     .option('--timestamps', "print each line's time (UTC, when the node read it)")
     .addHelpText(
@@ -34,13 +37,19 @@ it was truncated) and is kept ${RUN_DATA_RETENTION_DAYS} days after its run ende
 Under --json: one document ({run_id, entries, truncated, finished, status, …});
 with --follow, one JSON object per line: each entry, then {"end": {…}}.
 
-Exit codes: 0 the log was printed (with --follow: the run succeeded), 1 with
---follow the run failed or was cancelled, 5 no run of yours has this id, 6 the
+--events prints the run's structured events (docs/api.md "Run events"), one a
+line: its type (and name), then its data as JSON; under --json each event's
+whole document, then {"end": {…}}. It follows them until the run ends, as
+--follow does lines.
+
+Exit codes: 0 the log was printed (with --follow or --events: the run
+succeeded), 1 with --follow or --events the run failed or was cancelled, 5 no run of yours has this id, 6 the
 service could not be reached, 130 interrupted.
 
 Example:
   $ swarm-node logs 3f2c9a1e-…
   $ swarm-node logs 3f2c9a1e-… --follow
+  $ swarm-node logs 3f2c9a1e-… --events
   $ swarm-node --json logs 3f2c9a1e-… | jq -r '.entries[].text'`,
     )
     .action(async (runId: string, options: LogsOptions, command: Command) => {
@@ -50,6 +59,15 @@ Example:
       const run = await import('../../node/runs/run-logs.js');
       const line = (entry: LogEntry, style: ChalkInstance): string =>
         renderLogEntry(entry, style, { timestamps: options.timestamps === true, runId });
+      if (options.events === true) {
+        const end = await run.followRunEvents(client, token, runId, {
+          ...(options.after === undefined ? {} : { after: options.after }),
+          signal: ctx.interruption(),
+          onEvent: (event) => ctx.output.resultLine(event, (data) => renderRunEvent(data, options.timestamps === true)),
+        });
+        reportEnd(ctx, runId, { ...end, error: null });
+        return;
+      }
       if (options.follow !== true) {
         const logs = await run.readRunLogs(client, token, runId, options.after);
         ctx.output.result(logs, (data, style) => data.entries.map((entry) => line(entry, style)).join('\n'));
@@ -66,6 +84,15 @@ Example:
       });
       reportEnd(ctx, runId, end);
     });
+}
+
+/**
+ * One event as a line: its type (and name) and its data as JSON. Its strings come escaped for the terminal already
+ * (output.ts: a control character is a visible \uXXXX), which JSON then writes with its backslash escaped.
+ */
+function renderRunEvent(event: RunEventServed, timestamps: boolean): string {
+  const kind = event.name === null ? event.type : `${event.type}:${event.name}`;
+  return `${timestamps ? `${event.at} ` : ''}[${kind}] ${JSON.stringify(event.data)}`;
 }
 
 /** How the followed run ended: exit 0 when it succeeded, 1 (failed) otherwise. */

@@ -1,5 +1,6 @@
 // A run's log as its user reads it (docs/api.md "Run logs"): every page of GET /v1/swarm/runs/{run_id}/logs, or the
-// log followed live (?follow=1, Server-Sent Events) until the run ends. A follow survives what cuts a long request
+// log followed live (?follow=1, Server-Sent Events) until the run ends; and its structured events followed alike
+// (docs/api.md "Run events"). A follow survives what cuts a long request
 // (a proxy's idle timeout, a service restarted, a network gone for a moment): it asks again from the last entry it
 // got (?after), and a stream silent for three heartbeats counts as cut.
 import type { Readable } from 'node:stream';
@@ -7,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createParser } from 'eventsource-parser';
 import { SvcError } from '../../contract/errors.js';
 import { LOG_END_EVENT, LOG_EVENT, type LogEntry, type LogStreamEnd, type RunLogs } from '../../contract/jobs.js';
+import { RUN_EVENT_END_SSE, RUN_EVENT_SSE, type RunEventServed, type RunEventStreamEnd } from '../../contract/run-events.js';
 import type { ServiceClient } from '../service/service-client.js';
 
 /** The service sends a comment every 15 s on a quiet stream; three missed, and the stream is taken for cut. */
@@ -43,15 +45,52 @@ export interface FollowOptions {
   idleMs?: number;
 }
 
+/** What a follow reads: the stream's path from a cursor, and the names of its items' events and of its end. */
+interface StreamSource {
+  path(cursor: number): string;
+  item: string;
+  end: string;
+}
+
 /** Follows the log until the run ends: resolves with how it ended; rejects when the service cannot be reached any more. */
-export async function followRunLogs(client: ServiceClient, token: string, runId: string, options: FollowOptions): Promise<LogStreamEnd> {
+export function followRunLogs(client: ServiceClient, token: string, runId: string, options: FollowOptions): Promise<LogStreamEnd> {
+  const source = { path: (cursor: number) => pathOf(runId, `follow=1&after=${cursor}`), item: LOG_EVENT, end: LOG_END_EVENT };
+  return followStream<LogEntry, LogStreamEnd>(client, token, source, options);
+}
+
+export interface EventFollowOptions extends Omit<FollowOptions, 'onEntry'> {
+  /** Each event, once, in order. */
+  onEvent: (event: RunEventServed) => void;
+}
+
+/** Follows the run's structured events (docs/api.md "Run events") until it ends, as followRunLogs does its log. */
+export function followRunEvents(
+  client: ServiceClient,
+  token: string,
+  runId: string,
+  options: EventFollowOptions,
+): Promise<RunEventStreamEnd> {
+  const source = {
+    path: (cursor: number) => `/v1/swarm/runs/${encodeURIComponent(runId)}/events?after=${cursor}`,
+    item: RUN_EVENT_SSE,
+    end: RUN_EVENT_END_SSE,
+  };
+  return followStream<RunEventServed, RunEventStreamEnd>(client, token, source, { ...options, onEntry: options.onEvent });
+}
+
+async function followStream<T extends { seq: number }, End>(
+  client: ServiceClient,
+  token: string,
+  source: StreamSource,
+  options: Omit<FollowOptions, 'onEntry'> & { onEntry: (item: T) => void },
+): Promise<End> {
   let cursor = options.after ?? -1;
   let failed = 0;
   let waitMs = RECONNECT_FIRST_MS;
   for (;;) {
     let body: Readable;
     try {
-      const path = pathOf(runId, `follow=1&after=${cursor}`);
+      const path = source.path(cursor);
       body = (
         await client.call<Readable>({
           method: 'GET',
@@ -77,7 +116,7 @@ export async function followRunLogs(client: ServiceClient, token: string, runId:
       continue;
     }
     const before = cursor;
-    const end = await readEvents(body, options.idleMs ?? FOLLOW_IDLE_MS, options.signal, (entry) => {
+    const end = await readEvents<T, End>(body, source, options.idleMs ?? FOLLOW_IDLE_MS, options.signal, (entry) => {
       if (entry.seq <= cursor) return;
       cursor = entry.seq;
       options.onEntry(entry);
@@ -95,17 +134,18 @@ export async function followRunLogs(client: ServiceClient, token: string, runId:
 }
 
 /** Reads one stream of events: the `end` event's data, or undefined when the stream was cut (or went silent). */
-async function readEvents(
+async function readEvents<T, End>(
   body: Readable,
+  source: StreamSource,
   idleMs: number,
   signal: AbortSignal,
-  onEntry: (entry: LogEntry) => void,
-): Promise<LogStreamEnd | undefined> {
-  let end: LogStreamEnd | undefined;
+  onEntry: (entry: T) => void,
+): Promise<End | undefined> {
+  let end: End | undefined;
   const parser = createParser({
     onEvent: (event) => {
-      if (event.event === LOG_EVENT) onEntry(JSON.parse(event.data) as LogEntry);
-      else if (event.event === LOG_END_EVENT) end = JSON.parse(event.data) as LogStreamEnd;
+      if (event.event === source.item) onEntry(JSON.parse(event.data) as T);
+      else if (event.event === source.end) end = JSON.parse(event.data) as End;
     },
   });
   let idle: NodeJS.Timeout | undefined;
