@@ -61,7 +61,7 @@ export function createScheduleMigration(ctx: ServiceContext) {
       const foreign = agents.find((agent) => !served.has(agent));
       if (foreign !== undefined) {
         throw new SvcError('forbidden', `this node does not serve ${foreign}: a node moves only the schedules of agents it serves`, {
-          remedy: 'Register the agent on this node first (swarm-node register), then start the daemon again.',
+          remedy: `Register it on this node first (swarm-node register ${foreign}), then start the daemon again.`,
         });
       }
       for (const registration of body.registrations) {
