@@ -236,6 +236,13 @@ describe('run logs: retention', () => {
   it(`removes a log ${RUN_DATA_RETENTION_DAYS} days after its run ended, and keeps one whose run ended later`, async () => {
     const old = await heldRun(service);
     await postLogs(service, old, [entry(0, 'old')]);
+    // Its events go with it.
+    const events = await httpRequest(`${service.baseUrl}/v1/swarm/runs/${old.run.run_id}/events`, {
+      method: 'POST',
+      token: old.credential,
+      body: { lease_id: old.run.lease_id, events: [{ seq: 0, attempt: 1, type: 'progress', at: new Date().toISOString(), data: 1 }] },
+    });
+    expect(events.status, events.text).toBe(200);
     old.finish();
     await waitFor(
       async () => ((await readLogs(service, old.user.token, old.run.run_id)).body.finished ? true : undefined),
@@ -257,6 +264,9 @@ describe('run logs: retention', () => {
       return logs.body.expired ? logs : undefined;
     }, 'the first log to expire');
     expect(expired.body).toMatchObject({ entries: [], expired: true, finished: true });
+    const storedEvents = () =>
+      (service.db.prepare('SELECT COUNT(*) AS n FROM run_event_entries WHERE run_id = ?').get(old.run.run_id) as { n: number }).n;
+    await waitFor(async () => (storedEvents() === 0 ? true : undefined), "the first run's events to expire");
     expect((await readLogs(service, token, recent.run.run_id)).body).toMatchObject({
       expired: false,
       entries: [{ seq: 0, text: 'recent' }],

@@ -17,6 +17,8 @@ export interface EventStore {
   update(runId: string, change: Omit<EventStreamState, 'run_id'>): Promise<void>;
   /** Up to `limit` events after `after`, in order. */
   page(runId: string, after: number, limit: number): Promise<RunEventServed[]>;
+  /** Removes the events of up to `limit` runs that ended before `endedBefore`; their run ids. */
+  expire(endedBefore: number, limit: number): Promise<string[]>;
   /** Where a follower stands: the run's status and its last event's seq. */
   position(runId: string): Promise<{ status: Tables['runs']['status']; lastSeq: number } | undefined>;
 }
@@ -73,6 +75,22 @@ export function createEventStore(store: Store): EventStore {
         at: isoTime(Number(row.at)),
         data: JSON.parse(row.data_json) as unknown,
       }));
+    },
+    async expire(endedBefore, limit) {
+      const due = await store.db
+        .selectFrom('run_event_streams as e')
+        .innerJoin('runs as r', 'r.run_id', 'e.run_id')
+        .select('e.run_id')
+        .where('r.finished_at', '<', endedBefore)
+        .limit(limit)
+        .execute();
+      const runIds = due.map((row) => row.run_id);
+      if (runIds.length === 0) return [];
+      await store.transaction(async () => {
+        await store.db.deleteFrom('run_event_entries').where('run_id', 'in', runIds).execute();
+        await store.db.deleteFrom('run_event_streams').where('run_id', 'in', runIds).execute();
+      });
+      return runIds;
     },
     async position(runId) {
       const row = await store.db
