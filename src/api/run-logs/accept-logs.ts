@@ -6,12 +6,28 @@ import type { LogBatch, LogBatchResponse, LogEntry } from '../../contract/jobs.j
 import { LOG_TRUNCATION_TEXT, MAX_LOG_BYTES_PER_RUN, logTextBytes } from '../../contract/run-log-limits.js';
 import type { ServiceContext } from '../context.js';
 import type { EnrolledNode } from '../nodes/credentials.js';
-import type { RunStore } from '../runs/run-store.js';
+import type { RunRow, RunStore } from '../runs/run-store.js';
 import { isFinished } from '../runs/run-view.js';
 import type { Tables } from '../store/tables.js';
 import type { LogStore } from './log-store.js';
 
 type EntryRow = Tables['run_log_entries'];
+
+/**
+ * The run, when this node and lease hold it, or finished it (a last batch may come after a lost answer): else 404 for
+ * another user's run as for none (docs/api.md "Runs on the node"), 409 lease_lost for one it does not hold.
+ */
+export async function runHeldBy(runs: RunStore, node: EnrolledNode, runId: string, leaseId: string, what: string): Promise<RunRow> {
+  const run = await runs.get(runId);
+  if (run === undefined || run.user_id !== node.user_id) throw new SvcError('run_not_found', `no run ${runId} of this node's user`);
+  const holds = run.node_id === node.node_id && run.lease_id === leaseId;
+  if (!holds || (isFinished(run) && run.finished_by !== 'node')) {
+    throw new SvcError('lease_lost', `this node does not hold run ${runId}: its ${what} is not taken`, {
+      extensions: { run_id: runId, run_status: run.status },
+    });
+  }
+  return run;
+}
 
 export async function acceptLogBatch(
   ctx: ServiceContext,
@@ -22,15 +38,7 @@ export async function acceptLogBatch(
 ): Promise<LogBatchResponse> {
   const { runs, logs } = deps;
   const { answer, stored } = await ctx.store.transaction(async () => {
-    const run = await runs.get(runId);
-    // Another user's run and no run at all answer alike (docs/api.md "Runs on the node").
-    if (run === undefined || run.user_id !== node.user_id) throw new SvcError('run_not_found', `no run ${runId} of this node's user`);
-    const holds = run.node_id === node.node_id && run.lease_id === batch.lease_id;
-    if (!holds || (isFinished(run) && run.finished_by !== 'node')) {
-      throw new SvcError('lease_lost', `this node does not hold run ${runId}: its log is not taken`, {
-        extensions: { run_id: runId, run_status: run.status },
-      });
-    }
+    const run = await runHeldBy(runs, node, runId, batch.lease_id, 'log');
     const state = await logs.stateForUpdate(runId);
     const rows: EntryRow[] = [];
     let { stored_bytes: storedBytes, last_seq: lastSeq, truncated } = state;

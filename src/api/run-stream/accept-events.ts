@@ -14,7 +14,7 @@ import {
 import type { ServiceContext } from '../context.js';
 import type { EnrolledNode } from '../nodes/credentials.js';
 import type { RunStore } from '../runs/run-store.js';
-import { isFinished } from '../runs/run-view.js';
+import { runHeldBy } from '../run-logs/accept-logs.js';
 import type { EventEntryRow, EventStore } from './event-store.js';
 
 export async function acceptEventBatch(
@@ -33,15 +33,7 @@ export async function acceptEventBatch(
     });
   }
   const { answer, stored } = await ctx.store.transaction(async () => {
-    const run = await runs.get(runId);
-    // Another user's run and no run at all answer alike (docs/api.md "Runs on the node").
-    if (run === undefined || run.user_id !== node.user_id) throw new SvcError('run_not_found', `no run ${runId} of this node's user`);
-    const holds = run.node_id === node.node_id && run.lease_id === batch.lease_id;
-    if (!holds || (isFinished(run) && run.finished_by !== 'node')) {
-      throw new SvcError('lease_lost', `this node does not hold run ${runId}: its events are not taken`, {
-        extensions: { run_id: runId, run_status: run.status },
-      });
-    }
+    const run = await runHeldBy(runs, node, runId, batch.lease_id, 'event stream');
     const state = await events.stateForUpdate(runId);
     let { stored_events: count, stored_bytes: bytes, last_seq: lastSeq, truncated } = state;
     const sorted = [...batch.events].sort((a, b) => a.seq - b.seq);

@@ -23,6 +23,7 @@ import { parseIdempotencyKey } from '../../runs/idempotency.js';
 import { refreshesRuns, runsPage, type RunFilter } from '../../console/runs-page.js';
 import { createNodeRegistry } from '../../nodes/registry.js';
 import { followFrom, followLogs } from '../../run-logs/follow-logs.js';
+import { sendEventStream } from '../../http/event-stream.js';
 import { createLogStore } from '../../run-logs/log-store.js';
 import { createRunCanceller } from '../../runs/cancel-run.js';
 import { createRunHistory } from '../../runs/run-history.js';
@@ -164,16 +165,8 @@ export function runPages(scope: PageScope): FastifyPluginAsync {
       const after = (request.query as Record<string, unknown>).after;
       if (after !== undefined && (typeof after !== 'string' || !/^(-1|[0-9]{1,10})$/.test(after)))
         throw new SvcError('invalid_request', 'after must be a seq of the log, or -1');
-      const gone = new AbortController();
-      reply.raw.once('close', () => gone.abort());
-      // As the API's follow: proxies must pass each event on as it comes, not hold them.
-      reply
-        .header('content-type', 'text/event-stream; charset=utf-8')
-        .header('cache-control', 'no-store, no-transform')
-        .header('x-accel-buffering', 'no');
-      return reply.send(
-        followLogs(ctx, { runs: runs.store, logs }, run.run_id, followFrom(after, request.headers['last-event-id']), gone.signal),
-      );
+      const from = followFrom(after, request.headers['last-event-id']);
+      return sendEventStream(reply, (gone) => followLogs(ctx, { runs: runs.store, logs }, run.run_id, from, gone));
     });
 
     app.get<{ Params: { run_id: string; name: string } }>('/runs/:run_id/artifacts/:name', async (request, reply) => {

@@ -10,6 +10,7 @@ import { MAX_LOG_BATCH_BYTES, RUN_DATA_RETENTION_DAYS } from '../../../../contra
 import { DAY_MS, isoTime } from '../../../../lib/clock.js';
 import type { ServiceContext } from '../../../context.js';
 import { nodeOf, userIdOf } from '../../../http/auth.js';
+import { sendEventStream } from '../../../http/event-stream.js';
 import { acceptLogBatch } from '../../../run-logs/accept-logs.js';
 import { followFrom, followLogs } from '../../../run-logs/follow-logs.js';
 import { createLogStore } from '../../../run-logs/log-store.js';
@@ -56,14 +57,7 @@ export function runLogRoutes(ctx: ServiceContext): FastifyPluginAsync {
         if (run === undefined || run.user_id !== userIdOf(request)) throw new SvcError('run_not_found', `no run ${runId} of yours`);
         const after = followFrom(request.query.after, request.headers['last-event-id']);
         if (request.query.follow === '1' || request.query.follow === 'true') {
-          const gone = new AbortController();
-          reply.raw.once('close', () => gone.abort());
-          // no-transform and X-Accel-Buffering: proxies must pass each event on as it comes, not hold them.
-          reply
-            .header('content-type', 'text/event-stream; charset=utf-8')
-            .header('cache-control', 'no-store, no-transform')
-            .header('x-accel-buffering', 'no');
-          return reply.send(followLogs(ctx, deps, runId, after, gone.signal));
+          return sendEventStream(reply, (gone) => followLogs(ctx, deps, runId, after, gone));
         }
         const limit = Number(request.query.limit ?? MAX_PAGE);
         const { entries, truncated, expired } = await deps.logs.read(runId, after, limit);

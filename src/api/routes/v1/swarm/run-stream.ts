@@ -7,6 +7,7 @@ import { SvcError } from '../../../../contract/errors.js';
 import { MAX_RUN_EVENT_BATCH_BYTES, RunEventBatch, RunEventBatchResponse } from '../../../../contract/run-events.js';
 import type { ServiceContext } from '../../../context.js';
 import { nodeOf, userIdOf } from '../../../http/auth.js';
+import { sendEventStream } from '../../../http/event-stream.js';
 import { followFrom } from '../../../run-logs/follow-logs.js';
 import { acceptEventBatch } from '../../../run-stream/accept-events.js';
 import { createEventStore } from '../../../run-stream/event-store.js';
@@ -41,13 +42,7 @@ export function runStreamRoutes(ctx: ServiceContext): FastifyPluginAsync {
         // Another user's run and no run at all answer alike: a run id tells a stranger nothing.
         if (run === undefined || run.user_id !== userIdOf(request)) throw new SvcError('run_not_found', `no run ${runId} of yours`);
         const after = followFrom(request.query.after, request.headers['last-event-id']);
-        const gone = new AbortController();
-        reply.raw.once('close', () => gone.abort());
-        reply
-          .header('content-type', 'text/event-stream; charset=utf-8')
-          .header('cache-control', 'no-store, no-transform')
-          .header('x-accel-buffering', 'no');
-        return reply.send(followEvents(ctx, deps, runId, after, gone.signal));
+        return sendEventStream(reply, (gone) => followEvents(ctx, deps, runId, after, gone));
       },
     );
   };
