@@ -33,10 +33,19 @@ export function followLogs(
   after: number,
   gone: AbortSignal,
 ): Readable {
+  return followStream(ctx, gone, (out, stop) => stream(ctx, deps, runId, after, out, stop));
+}
+
+/** An answer that `write` fills until it is done, the client went away or the service drains. */
+export function followStream(
+  ctx: ServiceContext,
+  gone: AbortSignal,
+  write: (out: PassThrough, stop: AbortSignal) => Promise<void>,
+): Readable {
   const out = new PassThrough();
   // Linked, not AbortSignal.any: the drain lives as long as the process and would keep an entry per follow.
   const stop = linkedSignal([gone, ctx.drainSignal]);
-  void stream(ctx, deps, runId, after, out, stop.signal)
+  void write(out, stop.signal)
     .catch((error: unknown) => {
       // The answer is under way: an error can only end it, and the client reconnects with ?after.
       out.destroy(error instanceof Error ? error : new Error(String(error)));

@@ -2,11 +2,10 @@
 // (run-logs/follow-logs.ts): what is stored first, then each event as it is stored, on whichever instance, then one
 // `end` once the run finished. Each event's id is its seq, so an EventSource that reconnects with Last-Event-ID goes
 // on without a gap or a repeat; a comment every HEARTBEAT_MS keeps proxies from closing a quiet stream.
-import { PassThrough, type Readable } from 'node:stream';
+import type { PassThrough, Readable } from 'node:stream';
 import { RUN_EVENT_END_SSE, RUN_EVENT_SSE, type RunEventStreamEnd } from '../../contract/run-events.js';
-import { linkedSignal } from '../../lib/linked-signal.js';
 import type { ServiceContext } from '../context.js';
-import { drained, eventOf as sse, HEARTBEAT_MS } from '../run-logs/follow-logs.js';
+import { drained, eventOf as sse, followStream, HEARTBEAT_MS } from '../run-logs/follow-logs.js';
 import type { RunStore } from '../runs/run-store.js';
 import { isFinished, runView } from '../runs/run-view.js';
 import type { EventStore } from './event-store.js';
@@ -20,15 +19,7 @@ export function followEvents(
   after: number,
   gone: AbortSignal,
 ): Readable {
-  const out = new PassThrough();
-  const stop = linkedSignal([gone, ctx.drainSignal]);
-  void stream(ctx, deps, runId, after, out, stop.signal)
-    .catch((error: unknown) => out.destroy(error instanceof Error ? error : new Error(String(error))))
-    .finally(() => {
-      stop.release();
-      if (!out.destroyed) out.end();
-    });
-  return out;
+  return followStream(ctx, gone, (out, stop) => stream(ctx, deps, runId, after, out, stop));
 }
 
 async function stream(
