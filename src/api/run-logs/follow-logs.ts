@@ -10,6 +10,7 @@ import type { ServiceContext } from '../context.js';
 import type { RunStore } from '../runs/run-store.js';
 import { isFinished, runView } from '../runs/run-view.js';
 import type { LogStore } from './log-store.js';
+import type { Tables } from '../store/tables.js';
 
 /** A comment this often keeps a quiet stream open through proxies (nginx's proxy_read_timeout is 60 s). */
 export const HEARTBEAT_MS = 15_000;
@@ -33,19 +34,37 @@ export function followLogs(
   after: number,
   gone: AbortSignal,
 ): Readable {
-  return followStream(ctx, gone, (out, stop) => stream(ctx, deps, runId, after, out, stop));
+  return followRun(ctx, runId, after, gone, {
+    item: LOG_EVENT,
+    end: LOG_END_EVENT,
+    page: (from, limit) => deps.logs.page(runId, from, limit),
+    position: () => deps.logs.position(runId),
+    endOf: (cursor) => endOf(deps, runId, cursor),
+  });
 }
 
-/** An answer that `write` fills until it is done, the client went away or the service drains. */
-export function followStream(
-  ctx: ServiceContext,
-  gone: AbortSignal,
-  write: (out: PassThrough, stop: AbortSignal) => Promise<void>,
-): Readable {
+/** What a follow of one of a run's streams reads (its log, its events): the stored items by seq, and how it ended. */
+export interface FollowSource {
+  /** The names of an item's Server-Sent Event and of the last one. */
+  item: string;
+  end: string;
+  /** Up to `limit` items after seq `from`, in order. */
+  page(from: number, limit: number): Promise<Array<{ seq: number }>>;
+  /** The run's status and the stream's last seq; undefined when there is no such run. */
+  position(): Promise<{ status: Tables['runs']['status']; lastSeq: number } | undefined>;
+  /** The data of the end, once every item to `cursor` was sent. */
+  endOf(cursor: number): Promise<unknown>;
+}
+
+/**
+ * The answer that follows one of a run's streams from seq `after` until the run ended, the client went away or the
+ * service drains.
+ */
+export function followRun(ctx: ServiceContext, runId: string, after: number, gone: AbortSignal, source: FollowSource): Readable {
   const out = new PassThrough();
   // Linked, not AbortSignal.any: the drain lives as long as the process and would keep an entry per follow.
   const stop = linkedSignal([gone, ctx.drainSignal]);
-  void write(out, stop.signal)
+  void stream(ctx, runId, source, after, out, stop.signal)
     .catch((error: unknown) => {
       // The answer is under way: an error can only end it, and the client reconnects with ?after.
       out.destroy(error instanceof Error ? error : new Error(String(error)));
@@ -59,44 +78,43 @@ export function followStream(
 
 async function stream(
   ctx: ServiceContext,
-  deps: { runs: RunStore; logs: LogStore },
   runId: string,
+  source: FollowSource,
   after: number,
   out: PassThrough,
   stop: AbortSignal,
 ): Promise<void> {
-  const { logs } = deps;
   let cursor = after;
   const send = async (text: string): Promise<void> => {
     if (!out.write(text)) await drained(out, stop);
   };
   await send(`retry: 2000\n\n`);
   while (!stop.aborted) {
-    const page = await logs.page(runId, cursor, PAGE);
-    for (const entry of page) {
-      await send(eventOf(LOG_EVENT, entry, entry.seq));
-      cursor = entry.seq;
+    const page = await source.page(cursor, PAGE);
+    for (const item of page) {
+      await send(eventOf(source.item, item, item.seq));
+      cursor = item.seq;
     }
     if (page.length === PAGE) continue;
-    // A node sends the end of the log before its result (or its batches are refused after): a run found finished
-    // has its whole log stored, and what is left after `cursor` comes in the next pages.
-    const position = await logs.position(runId);
+    // A node sends the end of a stream before its result (or its batches are refused after): a run found finished
+    // has the whole stream stored, and what is left after `cursor` comes in the next pages.
+    const position = await source.position();
     if (position === undefined) return;
     if (isFinished(position)) {
-      for (let rest = await logs.page(runId, cursor, PAGE); rest.length > 0; rest = await logs.page(runId, cursor, PAGE)) {
-        for (const entry of rest) {
-          await send(eventOf(LOG_EVENT, entry, entry.seq));
-          cursor = entry.seq;
+      for (let rest = await source.page(cursor, PAGE); rest.length > 0; rest = await source.page(cursor, PAGE)) {
+        for (const item of rest) {
+          await send(eventOf(source.item, item, item.seq));
+          cursor = item.seq;
         }
       }
-      await send(eventOf(LOG_END_EVENT, await endOf(deps, runId, cursor)));
+      await send(eventOf(source.end, await source.endOf(cursor)));
       return;
     }
     const seen = cursor;
     const news = await ctx.runEvents.waitFor(
       [{ logs: runId }, { run: runId }],
       async () => {
-        const now = await logs.position(runId);
+        const now = await source.position();
         return now === undefined || now.lastSeq > seen || isFinished(now) ? true : undefined;
       },
       HEARTBEAT_MS,
@@ -122,12 +140,11 @@ async function endOf(deps: { runs: RunStore; logs: LogStore }, runId: string, cu
 }
 
 /** One event: its name, its data on one line (JSON has no raw newline), its id (the entry's seq: Last-Event-ID). */
-export function eventOf(name: string, data: unknown, id?: number): string {
+function eventOf(name: string, data: unknown, id?: number): string {
   return `event: ${name}\n${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`;
 }
 
-/** Resolves once `out` takes more, closed, or `stop` aborted. */
-export function drained(out: PassThrough, stop: AbortSignal): Promise<void> {
+function drained(out: PassThrough, stop: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
       out.off('drain', done);

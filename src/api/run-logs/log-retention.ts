@@ -1,7 +1,7 @@
 // Stored logs expire (docs/api.md "Run logs"): RUN_DATA_RETENTION_DAYS after their run ended, a run's entries are
-// removed, and its events with them; its row stays, so the log reads as expired rather than empty. Hourly by the service's clock, a batch a
-// round (a full batch brings the next round to the next run sweep); on PostgreSQL every instance may sweep, and
-// deleting what another instance deleted already is no error.
+// removed, and its events with them; its row stays, so the log reads as expired rather than empty. Hourly by the
+// service's clock, a batch a round (a full batch brings the next round to the next run sweep); on PostgreSQL every
+// instance may sweep, and deleting what another instance deleted already is no error.
 import { RUN_DATA_RETENTION_DAYS } from '../../contract/run-log-limits.js';
 import { DAY_MS } from '../../lib/clock.js';
 import { repeatByServiceClock, type ServiceContext } from '../context.js';

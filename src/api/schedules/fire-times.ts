@@ -5,6 +5,7 @@
 // schedule's anchor, its first fire time, in absolute time.
 import { Cron } from 'croner';
 import { SvcError } from '../../contract/errors.js';
+import { DAY_MS } from '../../lib/clock.js';
 import { COST_MONTH_DAYS, intervalCost, type ScheduleCost } from '../../contract/schedule-terms.js';
 
 export interface Timing {
@@ -158,8 +159,6 @@ export function tzVersion(): string {
   return process.versions.tz ?? 'unknown';
 }
 
-const DAY_MS = 86_400_000;
-
 /** The names as the fields they stand for (croner's meaning): their minute and hour are what a day of them holds. */
 const NAMED_FIELDS: Record<string, string> = {
   '@yearly': '0 0 1 1 *',
@@ -208,7 +207,7 @@ function minuteOfDay(ms: number, zone: string): number {
 
 /** The zone's offset from UTC at `ms`, in minutes (mod a day). */
 function utcOffset(ms: number, zone: string): number {
-  const utcMinute = Math.floor((ms % 86_400_000) / 60_000);
+  const utcMinute = Math.floor((ms % DAY_MS) / 60_000);
   return (minuteOfDay(ms, zone) - utcMinute + 24 * 60) % (24 * 60);
 }
 

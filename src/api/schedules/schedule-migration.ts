@@ -7,7 +7,7 @@
 // the way is safe to ask again, and a node taken over cannot make more.
 import { SvcError } from '../../contract/errors.js';
 import { MAX_CATCH_UP_SECONDS, type ScheduleMigrationRequest, type ScheduleMigrationResponse } from '../../contract/schedules.js';
-import { isoTime } from '../../lib/clock.js';
+import { isoTime, startOfUtcDay } from '../../lib/clock.js';
 import { timeOrderedId } from '../../lib/time-ordered-id.js';
 import type { ServiceContext } from '../context.js';
 import type { ClientSeen } from '../mail/messages.js';
@@ -30,7 +30,6 @@ export function createScheduleMigration(ctx: ServiceContext) {
 
   /** What the node's daemon charged today (UTC) for its schedule of the agent: the service's own record of it. */
   const chargedToday = async (node: EnrolledNode, agentId: string, now: number): Promise<number> => {
-    const dayStart = Date.parse(`${localDay(now, 'UTC')}T00:00:00Z`);
     const row = await ctx.store.db
       .selectFrom('runs')
       .select((eb) => eb.fn.sum<string | number | null>('charged_cents').as('charged'))
@@ -38,7 +37,7 @@ export function createScheduleMigration(ctx: ServiceContext) {
       .where('node_id', '=', node.node_id)
       .where('agent_id', '=', agentId)
       .where('trigger', '=', 'schedule')
-      .where('started_at', '>=', dayStart)
+      .where('started_at', '>=', startOfUtcDay(now))
       .executeTakeFirst();
     return Number(row?.charged ?? 0);
   };
