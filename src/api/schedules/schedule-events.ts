@@ -3,11 +3,11 @@
 // and skipping (a new record of coalesced skips: once a state, not once an occurrence). Written in the transaction of
 // the change for the user's endpoints that take it, as the run events are (webhooks/outbox.ts), and sent by the same
 // delivery worker.
-import { sql } from 'kysely';
 import { eventBit, type ScheduleEventPayload, type ScheduleWebhookEvent } from '../../contract/webhooks.js';
 import { isoTime } from '../../lib/clock.js';
 import { timeOrderedId } from '../../lib/time-ordered-id.js';
 import type { Store } from '../store/store.js';
+import { deliveriesOf } from '../webhooks/outbox.js';
 import type { ScheduleRow } from './schedule-store.js';
 
 /** The schedule as the event shows it: after the change. */
@@ -68,38 +68,14 @@ export async function recordScheduleEvent(
         skip === null ? null : { reason: skip.reason, count: skip.count, first_at: isoTime(skip.firstAt), last_at: isoTime(skip.lastAt) },
     },
   };
-  // Casts: PostgreSQL types a bare parameter in a SELECT list as text, which a bigint column would refuse.
-  await store.db
-    .insertInto('webhook_deliveries')
-    .columns([
-      'event_id',
-      'endpoint_id',
-      'user_id',
-      'run_id',
-      'schedule_id',
-      'event_type',
-      'payload_json',
-      'created_at',
-      'status',
-      'next_attempt_at',
-    ])
-    .expression(
-      store.db
-        .selectFrom('webhook_endpoints')
-        .select([
-          sql<string>`cast(${eventId} as text)`.as('event_id'),
-          'endpoint_id',
-          'user_id',
-          sql<string>`''`.as('run_id'),
-          sql<string>`cast(${schedule.schedule_id} as text)`.as('schedule_id'),
-          sql<string>`cast(${event} as text)`.as('event_type'),
-          sql<string>`cast(${JSON.stringify(payload)} as text)`.as('payload_json'),
-          sql<number>`cast(${now} as bigint)`.as('created_at'),
-          sql<'pending'>`'pending'`.as('status'),
-          sql<number>`cast(${now} as bigint)`.as('next_attempt_at'),
-        ])
-        .where('user_id', '=', schedule.user_id)
-        .where(sql`(event_mask & cast(${eventBit(event)} as integer))`, '<>', 0),
-    )
-    .execute();
+  await deliveriesOf(store.db, {
+    eventId,
+    userId: schedule.user_id,
+    runId: '',
+    scheduleId: schedule.schedule_id,
+    eventType: event,
+    bit: eventBit(event),
+    payload: JSON.stringify(payload),
+    now,
+  }).execute();
 }
