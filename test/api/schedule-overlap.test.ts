@@ -112,9 +112,13 @@ describe('a pinned schedule whose node is offline an hour', () => {
       const id = made.body.schedule_id as string;
       for (let step = 1; step <= 6; step += 1) {
         setTime(start - 30_000 + step * 600_000 + 1000);
+        // Fired, and its run started: an occurrence claimed (pending) gets its run just after the claim commits.
         await waitFor(async () => {
           const row = service.db.prepare('SELECT next_fire_at FROM schedules WHERE schedule_id = ?').get(id) as { next_fire_at: number };
-          return row.next_fire_at > clock.now() ? true : undefined;
+          const claimed = service.db
+            .prepare("SELECT COUNT(*) AS n FROM schedule_occurrences WHERE schedule_id = ? AND state = 'pending'")
+            .get(id) as { n: number };
+          return row.next_fire_at > clock.now() && claimed.n === 0 ? true : undefined;
         }, `step ${step}`);
       }
       const runs = service.db.prepare('SELECT status, pinned_node_id FROM runs WHERE user_id = ?').all(user.email) as Array<{
