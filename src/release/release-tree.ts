@@ -75,7 +75,7 @@ export function stageReleaseTree(
     // The Node this release runs on (its addon's ABI): bin/swarm-node.js and install.sh check a host's against it.
     engines: options.engines,
     // What `swarm-node install --from <this tree>` copies into releases/<version>/ (package-source.ts).
-    files: ['agents', 'bin', 'dist', 'docs', 'runtime', 'scripts', 'seccomp', 'systemd'],
+    files: ['agents', 'bin', 'dist', 'docs', 'kit', 'runtime', 'scripts', 'seccomp', 'systemd'],
   };
   write('package.json', Buffer.from(`${JSON.stringify(releaseManifest, null, 2)}\n`), false);
   for (const file of source.files) {

@@ -171,13 +171,19 @@ Example:
           state_dir: run.state_dir,
           status: run.outcome.status,
           output: run.outcome.output,
+          events: run.events.map((event) => ({ ...event, at: new Date(event.at).toISOString() })),
         };
         ctx.output.result(result, (r) => {
           const summary =
             typeof (r.output as { summary?: unknown } | null)?.summary === 'string'
               ? (r.output as { summary: string }).summary
               : JSON.stringify(r.output, null, 2);
-          return `Ran ${r.agent_id} ${r.version} here (not charged):\n${summary}`;
+          const partial = (r.output as { partial?: unknown } | null)?.partial === true ? ' a partial result' : '';
+          const events = r.events.map((event) => `  ${event.name ?? event.type} ${JSON.stringify(event.data)}`);
+          return [
+            `Ran ${r.agent_id} ${r.version} here (not charged)${partial === '' ? '' : `, which reported${partial}`}:\n${summary}`,
+            ...(events.length === 0 ? [] : [`Events (${events.length}):`, ...events]),
+          ].join('\n');
         });
       }),
   );

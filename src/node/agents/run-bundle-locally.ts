@@ -14,6 +14,7 @@ import { readBundleArchive } from '../../lib/bundle-archive.js';
 import { runningPackageDir } from '../../lib/package-dir.js';
 import { createLocalRunner, type LocalOutcome } from '../runner/run-local.js';
 import { packBundleDir } from './bundle-pack.js';
+import type { KitEvent } from '../runner/kit-channel.js';
 
 export interface LocalBundleRun {
   agent_id: string;
@@ -22,6 +23,8 @@ export interface LocalBundleRun {
   run_id: string;
   state_dir: string;
   outcome: LocalOutcome;
+  /** What it emitted on its kit channel, in order (docs/api.md "Run events"). */
+  events: KitEvent[];
 }
 
 export interface RunLocallyOptions {
@@ -69,6 +72,14 @@ export async function runBundleLocally(dir: string, options: RunLocallyOptions):
     },
   });
   const runId = `local-${Date.now().toString(36)}`;
-  const outcome = await runner.run({ run_id: runId, agent_id: bundle.manifest.agent_id, user_id: options.userId ?? 'you@localhost', tier: options.tier ?? 'svc_starter_agents', input: options.input, bundle_digest: digest });
-  return { agent_id: bundle.manifest.agent_id, version: bundle.manifest.version, digest, run_id: runId, state_dir: join(varDir, 'state', bundle.manifest.agent_id), outcome };
+  const events: KitEvent[] = [];
+  // The node's own channel and its rules: a kit call refused on a node is refused here.
+  const outcome = await runner.run(
+    { run_id: runId, agent_id: bundle.manifest.agent_id, user_id: options.userId ?? 'you@localhost', tier: options.tier ?? 'svc_starter_agents', input: options.input, bundle_digest: digest },
+    undefined,
+    undefined,
+    undefined,
+    (event) => events.push(event),
+  );
+  return { agent_id: bundle.manifest.agent_id, version: bundle.manifest.version, digest, run_id: runId, state_dir: join(varDir, 'state', bundle.manifest.agent_id), outcome, events };
 }

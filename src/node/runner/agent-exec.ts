@@ -28,6 +28,7 @@ import {
   type AgentLimits,
   type AgentOutcome,
   type AgentProcessSpec,
+  type EventSink,
 } from './agent-process.js';
 import { ownCgroupCounters } from './cgroup-probe.js';
 import { MAX_ARTIFACT_BYTES } from '../../contract/jobs.js';
@@ -39,6 +40,8 @@ import { hideHomes, otherHomePaths } from './unit-hidden-homes.js';
 import { INSTALL_PATH } from '../../contract/claims.js';
 import type { RunIdentity } from './isolation.js';
 import { FramedReader, serveArtifactRequests, socketArtifacts } from './artifact-socket.js';
+import type { KitEvent } from './kit-channel.js';
+import { MAX_RUN_EVENT_BYTES, RUN_EVENT_TYPES, runEventBytes } from '../../contract/run-events.js';
 
 export interface AgentExecRequest {
   run_id: string;
@@ -50,6 +53,8 @@ export interface AgentExecRequest {
   limits: AgentLimits;
   /** Keep the connection after the outcome for the daemon's requests of the run's artifacts (./artifact-socket.ts). */
   artifacts?: boolean;
+  /** Give the agent the kit's channel (./kit-channel.ts), its events sent on as lines {"kit_event": …}; the attempt for its hello. */
+  kit?: { attempt: number };
 }
 
 /** A request line is the agent's input (at most 1 MiB as the service stores it) and a little more. */
@@ -65,6 +70,11 @@ interface OutputLine {
   output: { stream: 'stdout' | 'stderr'; data: string };
 }
 
+/** A line of the service's answer that carries an event the agent emitted on its kit channel. */
+interface KitEventLine {
+  kit_event: KitEvent;
+}
+
 /** The outcome, and for a run that asked for them, its artifacts until released (the connection stays open). */
 export interface SocketRunOutcome {
   outcome: AgentOutcome;
@@ -77,6 +87,7 @@ export async function execViaSocket(
   request: AgentExecRequest,
   signal?: AbortSignal,
   onOutput?: AgentProcessSpec['onOutput'],
+  onEvent?: EventSink,
 ): Promise<SocketRunOutcome> {
   const socket = connect(socketPath);
   // Errors reach the reader (or the wait for the connection); none may go unheard and crash the daemon.
@@ -104,6 +115,11 @@ export async function execViaSocket(
   const line = (async (): Promise<string | undefined> => {
     for (;;) {
       const next = await reader.line(MAX_OUTCOME_BYTES);
+      const event = next === undefined ? undefined : kitEventOf(next);
+      if (event !== undefined) {
+        if (event !== null) onEvent?.(event);
+        continue;
+      }
       const output = next === undefined ? undefined : outputOf(next);
       if (output === undefined) return next;
       onOutput?.(output.stream, Buffer.from(output.data, 'base64'));
@@ -207,6 +223,19 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
     // Each chunk as it comes; the outcome is written after the last (the process's streams end before it closes).
     onOutput: (stream, chunk) =>
       output.write(`${JSON.stringify({ output: { stream, data: chunk.toString('base64') } } satisfies OutputLine)}\n`),
+    ...(request.kit === undefined
+      ? {}
+      : {
+          kit: {
+            context: {
+              run_id: request.run_id,
+              agent_id: request.agent_id,
+              attempt: request.kit.attempt,
+              maxOutputBytes: request.limits.outputBytes,
+            },
+            onEvent: (event: KitEvent) => output.write(`${JSON.stringify({ kit_event: event } satisfies KitEventLine)}\n`),
+          },
+        }),
     ...(counters === undefined ? {} : { cgroup: counters }),
     // TemporaryFileSystem= in the unit: the run's TMPDIR (/tmp/run), /dev/shm and its artifacts, each of the unit's size.
     capped: [
@@ -290,6 +319,22 @@ function outputOf(line: string): OutputLine['output'] | undefined {
     return (output.stream === 'stdout' || output.stream === 'stderr') && typeof output.data === 'string' ? output : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** An event line (null: one that is not a well-formed event, dropped), undefined for a line of another kind. */
+function kitEventOf(line: string): KitEvent | null | undefined {
+  if (!line.startsWith('{"kit_event":')) return undefined;
+  try {
+    const { kit_event: event } = JSON.parse(line) as KitEventLine;
+    const wellFormed =
+      (RUN_EVENT_TYPES as readonly string[]).includes(event.type) &&
+      typeof event.at === 'number' &&
+      (event.name === undefined || typeof event.name === 'string') &&
+      runEventBytes(event.data) <= MAX_RUN_EVENT_BYTES;
+    return wellFormed ? event : null;
+  } catch {
+    return null;
   }
 }
 

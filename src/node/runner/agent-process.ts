@@ -5,10 +5,10 @@
 //
 // The process is the launcher (./launcher.ts): inside the run's sandbox where there is one, it runs the agent and
 // reports the room left on the run's filesystems and its result file, out of the agent's reach.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import { DEFAULT_RUN_SECONDS } from '../../contract/job-limits.js';
 import { MAX_ARTIFACT_BYTES_PER_RUN } from '../../contract/jobs.js';
 import type { LimitsReached } from './cgroups.js';
@@ -17,8 +17,13 @@ import { LAUNCH_FAILED, LAUNCH_MARK, launcherArgv, type LaunchSpec } from './lau
 import { startTimeLimit } from './time-limit.js';
 import { limitFailure, parseRoomLeft, type AgentFailure, type CappedFilesystem } from './run-failures.js';
 import { sandboxProcesses } from './sandbox-processes.js';
+import { serveKitChannel, type KitChannel, type KitEvent, type KitRunContext } from './kit-channel.js';
+import { KIT_FD, KIT_PROTOCOL_VERSION } from '../../contract/kit-protocol.js';
 
 export type { AgentFailure };
+
+/** Where the events a run emits on its kit channel go as they come. */
+export type EventSink = (event: KitEvent) => void;
 
 export interface AgentLimits {
   /** Wall clock, from the start of the process; then SIGTERM, and SIGKILL a grace later. */
@@ -83,6 +88,8 @@ export interface AgentProcessSpec extends LaunchSpec {
   removeRunDir?: boolean;
   /** The agent's stdout and stderr, each chunk as it comes (the run's log). */
   onOutput?: (stream: 'stdout' | 'stderr', chunk: Buffer) => void;
+  /** The run's kit channel (./kit-channel.ts): descriptor KIT_FD of the agent; the events it emits to `onEvent`. */
+  kit?: { context: KitRunContext; onEvent: EventSink };
 }
 
 export async function runAgentProcess(spec: AgentProcessSpec): Promise<AgentOutcome> {
@@ -90,8 +97,14 @@ export async function runAgentProcess(spec: AgentProcessSpec): Promise<AgentOutc
   try {
     const argv = launcherArgv(spec);
     // detached: a process group of its own, so an unsandboxed run can be signalled whole.
-    const env = { ...spec.env, SWARM_RESULT_FILE: resultFileIn(spec.runDir) };
-    child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true });
+    const env = {
+      ...spec.env,
+      SWARM_RESULT_FILE: resultFileIn(spec.runDir),
+      ...(spec.kit === undefined ? {} : { SWARM_KIT_FD: String(KIT_FD), SWARM_KIT_PROTOCOL: String(KIT_PROTOCOL_VERSION) }),
+    };
+    // The kit's descriptor past the system-call filter's (5), which the sandbox's prelude opens itself: a socket pair.
+    const stdio: StdioOptions = ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', ...(spec.kit === undefined ? [] : (['ignore', 'pipe'] as const))];
+    child = spawn(argv[0]!, argv.slice(1), { env, stdio, detached: true });
   } catch (error) {
     await spec.cgroup?.remove?.().catch(() => undefined);
     return { status: 'failed', error: 'spawn', message: `the agent could not be started: ${(error as Error).message}`, stderrTail: '' };
@@ -155,6 +168,10 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
       resultReportBytes += chunk.length;
     });
     result.on('error', () => undefined);
+    const kit: KitChannel | undefined =
+      spec.kit === undefined
+        ? undefined
+        : serveKitChannel((child.stdio as unknown[])[KIT_FD] as Duplex, spec.kit.context, spec.kit.onEvent);
     // An agent that exits without reading its input closes the pipe: that is its business, not an error of ours.
     child.stdin!.on('error', () => undefined);
     child.stdin!.end(spec.stdin);
@@ -169,6 +186,9 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
       const limit = limitFailure(spec.cgroup?.reached(), parseRoomLeft(room), spec.capped ?? [], spec.limits);
       if (limit !== undefined) return { status: 'failed', ...limit, stderrTail: tail };
       if (ended !== undefined) return { status: 'failed', ...ended, stderrTail: tail };
+      // The agent's own word that it failed stands however it then exited; its result, only with an exit of 0.
+      const verdict = kit?.verdict();
+      if (verdict?.kind === 'failure') return { status: 'failed', error: verdict.error, message: verdict.message, stderrTail: '' };
       if (code === LAUNCH_FAILED && tail.includes(LAUNCH_MARK)) {
         return {
           status: 'failed',
@@ -192,6 +212,7 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
               : `exited with code ${code}`;
         return { status: 'failed', error: code === 127 || code === 126 ? 'spawn' : 'exit', message: `the agent ${how}`, stderrTail: tail };
       }
+      if (verdict?.kind === 'result') return { status: 'succeeded', output: verdict.output, stderrTail: tail };
       const maxBytes = spec.limits.outputBytes;
       // The launcher reports the file when it outlived the agent; else the run directory is here to read.
       const file =
@@ -204,7 +225,8 @@ function supervise(child: ChildProcess, spec: AgentProcessSpec): Promise<AgentOu
       for (const timer of timers) clearTimeout(timer);
       limit.stop();
       spec.signal?.removeEventListener('abort', onAbort);
-      resolve(outcomeOf(code, killedBy));
+      // The channel's last calls are answered before the outcome is made of them.
+      void (kit?.done ?? Promise.resolve()).then(() => resolve(outcomeOf(code, killedBy)));
     });
   });
 }

@@ -3,9 +3,19 @@
 // on the filesystems it writes to (disk). A limit reached fails the run even if the agent answered: what it answered
 // was made without the memory, process or file that was refused to it.
 import type { LimitsReached } from './cgroups.js';
+import type { DECLARED_FAILURE } from '../../contract/kit-protocol.js';
 
 export type AgentFailure =
-  'timeout' | 'exit' | 'bad_output' | 'spawn' | 'aborted' | 'cancelled' | 'memory_limit' | 'task_limit' | 'disk_quota';
+  | 'timeout'
+  | 'exit'
+  | 'bad_output'
+  | 'spawn'
+  | 'aborted'
+  | 'cancelled'
+  | 'memory_limit'
+  | 'task_limit'
+  | 'disk_quota'
+  | typeof DECLARED_FAILURE;
 
 /** What the launcher reported after the agent ended, for each filesystem of the run's own, by path. */
 export interface RoomLeft {

@@ -14,6 +14,7 @@ import {
   type AgentLimits,
   type AgentOutcome,
   type AgentProcessSpec,
+  type EventSink,
 } from './agent-process.js';
 import { egressUnavailable, resolveIsolation, type IsolationMode } from './isolation.js';
 import { installBundle, type BundleFetch } from './bundle-install.js';
@@ -35,9 +36,15 @@ export interface LocalRunner {
   /**
    * Runs it: `onOutput` gets the agent's stdout and stderr as they come (the run's log); `onArtifacts` what the run
    * left in its artifacts directory once the agent ended, and the directory goes when it resolves (docs/api.md "Run
-   * artifacts"); aborting `signal` stops the agent.
+   * artifacts"); `onEvent` the events it emits on its kit channel (./kit-channel.ts); aborting `signal` stops the agent.
    */
-  run(run: LocalRun, signal?: AbortSignal, onOutput?: OutputSink, onArtifacts?: ArtifactHandler): Promise<LocalOutcome>;
+  run(
+    run: LocalRun,
+    signal?: AbortSignal,
+    onOutput?: OutputSink,
+    onArtifacts?: ArtifactHandler,
+    onEvent?: EventSink,
+  ): Promise<LocalOutcome>;
   /** Removes what runs cut short left behind (processes, cgroups, directories), but that of the runs `inFlight` names. */
   removeLeftovers(inFlight: (runId: string) => boolean): Promise<number>;
 }
@@ -54,6 +61,8 @@ export interface LocalRun {
   timeout_seconds?: number;
   /** The secrets its agent declares, as the service handed them: its environment, and redacted from what it wrote. */
   secrets?: RunSecrets;
+  /** Which attempt this is (the kit's hello says it; its events carry it): 1 unless the service says otherwise. */
+  attempt?: number;
 }
 
 /** Where the agent's output goes as it comes. */
@@ -108,7 +117,18 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
     bundle: Bundle,
     signal: AbortSignal | undefined,
     onOutput: OutputSink | undefined,
+    onEvent: EventSink | undefined,
   ): Promise<{ outcome: AgentOutcome; artifacts?: HeldArtifacts }> {
+    // Every run gets the kit's channel: an agent without the kit never reads it, and runs as it always did.
+    const kit = {
+      context: {
+        run_id: request.run_id,
+        agent_id: request.agent_id,
+        attempt: request.kit?.attempt ?? 1,
+        maxOutputBytes: request.limits.outputBytes,
+      },
+      onEvent: onEvent ?? (() => undefined),
+    };
     const network = bundle.manifest.network ?? 'none';
     if (isolation === 'systemd') {
       // The agent's network is its unit's: an egress agent's runs go to the egress socket's twin of the agent unit.
@@ -124,6 +144,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
         { ...request, artifacts: true },
         signal,
         onOutput,
+        onEvent,
       );
     }
     if (sandbox !== undefined) {
@@ -133,7 +154,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
         join(options.packageDir, 'docs', 'sections'),
         join(options.packageDir, 'node_modules'),
       ].filter((path) => existsSync(path));
-      return sandbox.run({ ...request, network, readOnly }, signal, onOutput);
+      return sandbox.run({ ...request, network, readOnly }, signal, onOutput, kit);
     }
     // none: this user, a directory in var/runs, the state and the artifacts directories the node made.
     const runDir = join(dirs!.runs, request.run_id);
@@ -142,6 +163,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
     const space = await makeArtifactSpace(options.varDir, request.run_id, limits.artifactsBytes);
     const outcome = await runAgentProcess({
       ...request,
+      kit,
       runDir,
       removeRunDir: true,
       env: { ...request.env, HOME: runDir, TMPDIR: runDir, SWARM_STATE_DIR: stateDir, SWARM_ARTIFACTS_DIR: space.dir },
@@ -164,7 +186,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
         (sandbox === undefined ? removeLeftoverRunDirs(join(options.varDir, 'artifacts'), inFlight) : 0)
       );
     },
-    async run(run, signal, onOutput, onArtifacts) {
+    async run(run, signal, onOutput, onArtifacts, onEvent) {
       let bundle: Bundle | undefined;
       try {
         bundle =
@@ -183,6 +205,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
         command: resolveEntry(bundle),
         stdin: JSON.stringify({ run_id: run.run_id, agent_id: run.agent_id, user_id: run.user_id, tier: run.tier, input: run.input ?? {} }),
         limits: { ...limits, timeoutMs },
+        kit: { attempt: run.attempt ?? 1 },
         env: {
           // First, so that the node's own variables below are never a secret's.
           ...secretsEnv(run.secrets),
@@ -197,7 +220,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
           SWARM_DOCS_DIR: join(options.packageDir, 'docs', 'sections'),
         },
       };
-      const ran = await runAgent(request, bundle, signal, onOutput);
+      const ran = await runAgent(request, bundle, signal, onOutput, onEvent);
       // Redacted here, before the result is journaled or reported: neither the node's disk nor the service sees them.
       const outcome = localOutcome(ran.outcome, secretsRedactor(run.secrets), signal);
       try {

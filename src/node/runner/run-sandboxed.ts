@@ -58,6 +58,7 @@ export interface SandboxedRunner {
     request: SandboxedRun,
     signal?: AbortSignal,
     onOutput?: AgentProcessSpec['onOutput'],
+    kit?: AgentProcessSpec['kit'],
   ): Promise<{ outcome: AgentOutcome; artifacts?: HeldArtifacts }>;
   /** Kills what runs of this home that are not in flight left in their cgroups (a daemon that died), and removes them. */
   removeLeftovers(inFlight: (runId: string) => boolean): Promise<number>;
@@ -109,6 +110,7 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
     request: SandboxedRun,
     signal?: AbortSignal,
     onOutput?: AgentProcessSpec['onOutput'],
+    kit?: AgentProcessSpec['kit'],
   ): Promise<{ outcome: AgentOutcome; artifacts?: HeldArtifacts }> {
     const identity = privileged ? agentIdentity(options.home, request.agent_id, options.agentUidsDir) : undefined;
     // In the sandbox the agent's state is where it would be on the host; the node's home around it is an empty tmpfs.
@@ -189,6 +191,7 @@ export function createSandboxedRunner(options: SandboxedRunnerOptions): Sandboxe
       nproc: cgroup === undefined && identity !== undefined,
       ...(signal === undefined ? {} : { signal }),
       ...(onOutput === undefined ? {} : { onOutput }),
+      ...(kit === undefined ? {} : { kit }),
     });
     const space = artifacts;
     return { outcome, artifacts: { source: directoryArtifacts(space.readDir, MAX_ARTIFACT_BYTES), release: () => space.release() } };
