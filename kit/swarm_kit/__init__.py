@@ -186,7 +186,10 @@ def run_agent(work):
     """The whole run: work(input, run) returns the output; an InputError or another error fails the run (exit 2, 1)."""
     try:
         run = start()
-        result(work(run["input"], run))
+        output = work(run["input"], run)
+        # A work that reported its end itself (partial, fail) returns nothing more to report.
+        if not _ended:
+            result(output)
     except Exception as error:  # noqa: BLE001 - every failure of the agent's is the run's
         if _ended:
             raise

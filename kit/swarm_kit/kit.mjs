@@ -185,14 +185,16 @@ export function call(op, fields, protocol = KIT_PROTOCOL) {
 }
 
 /**
- * The whole run: `work(input, run)` returns the output (reported as the result); an InputError or any other error
- * fails the run with its message (exit 2 and 1).
+ * The whole run: `work(input, run)` returns the output (reported as the result, unless it reported the run's end
+ * itself); an InputError or any other error fails the run with its message (exit 2 and 1).
  */
 export async function runAgent(work) {
   let run;
   try {
     run = await start();
-    await result(await work(run.input, run));
+    const output = await work(run.input, run);
+    // A work that reported its end itself (partial, fail) returns nothing more to report.
+    if (!ended) await result(output);
   } catch (error) {
     if (ended) throw error;
     await fail(error instanceof InputError ? `input: ${error.message}` : error instanceof Error ? error.message : String(error));

@@ -22,8 +22,11 @@ export const MAX_MANIFEST_BYTES = 64 * 1024;
 export const DIGEST_PATTERN = '^[0-9a-f]{64}$';
 /** A label chosen by the author; semver is usual but not required. Unique per user and agent. */
 export const VERSION_PATTERN = '^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$';
-/** Entry programs the node resolves itself (src/node/runner/bundles.ts resolveEntry). */
-export const ENTRY_RUNTIMES = ['node', 'sh'] as const;
+/**
+ * Entry programs the node resolves itself (src/node/runner/bundles.ts resolveEntry): its own Node.js, /bin/sh, and
+ * the host's python3 (on the agents' PATH), for agents on the kit's Python module.
+ */
+export const ENTRY_RUNTIMES = ['node', 'sh', 'python3'] as const;
 /**
  * What an agent may reach over the network (docs/operations.md "Agent isolation"): `none`, the default, is its own
  * loopback only; `egress` is the host's network, for an agent whose work is to call out (sending mail).
@@ -34,7 +37,7 @@ export type AgentNetwork = (typeof AGENT_NETWORKS)[number];
 export interface AgentManifest {
   agent_id: string;
   version: string;
-  /** The program and its arguments: `node` or `sh`, a file of the bundle, or an absolute path on the node. */
+  /** The program and its arguments: `node`, `sh` or `python3`, a file of the bundle, or an absolute path on the node. */
   entry: string[];
   input_schema: Record<string, unknown>;
   description?: string;
@@ -173,7 +176,7 @@ function entryProblems(entry: unknown, files: ReadonlySet<string>): BundleProble
   ) {
     problems.push({
       path: `${path}/0`,
-      message: `${JSON.stringify(program)} is not a file of the bundle; use "node" or "sh" with a script of the bundle, a file of the bundle, or an absolute path`,
+      message: `${JSON.stringify(program)} is not a file of the bundle; use "node", "sh" or "python3" with a script of the bundle, a file of the bundle, or an absolute path`,
     });
   }
   return problems;

@@ -31,7 +31,7 @@ describe('swarm-node agent', () => {
       agent_id: AGENT,
       own: false,
       version: '0.1.0',
-      files: ['README.md', 'agent-io.mjs', 'agent.json', 'main.mjs'],
+      files: ['README.md', 'agent.json', 'main.mjs', 'swarm_kit/'],
     });
     const direct = await execa(process.execPath, [join(dir, 'main.mjs')], { input: '{"run_id": "r-1", "input": {"name": "Ada"}}' });
     expect(JSON.parse(direct.stdout)).toMatchObject({

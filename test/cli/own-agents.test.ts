@@ -16,7 +16,7 @@ const OWN_PRICE = 3;
 const service = useSvcApi({ ownAgentPriceCents: OWN_PRICE });
 
 describe('agents of your own', () => {
-  it('init --id scaffolds a JavaScript agent with the protocol helper (no sed) that runs as it is, or a TypeScript one', async () => {
+  it('init --id scaffolds a JavaScript agent on the kit (no sed) that runs as it is, or a TypeScript or a Python one', async () => {
     const parent = tempDir('own-init-');
     const js = await swarmNode(['--json', 'agent', 'init', join(parent, 'greeter'), '--id', 'greeter'], { env: { HOME: parent } });
     expect(js.exitCode, js.stderr).toBe(0);
@@ -24,7 +24,7 @@ describe('agents of your own', () => {
       agent_id: 'greeter',
       own: true,
       lang: 'js',
-      files: ['README.md', 'agent-io.mjs', 'agent.json', 'main.mjs'],
+      files: ['README.md', 'agent.json', 'main.mjs', 'swarm_kit/'],
     });
     const dir = join(parent, 'greeter');
     expect(JSON.parse(readFileSync(join(dir, 'agent.json'), 'utf8'))).toMatchObject({
@@ -32,21 +32,23 @@ describe('agents of your own', () => {
       version: '0.1.0',
       entry: ['node', 'main.mjs'],
     });
-    for (const file of ['main.mjs', 'agent-io.mjs']) expect(readFileSync(join(dir, file), 'utf8')).not.toMatch(/\bsed\b/);
+    for (const file of ['main.mjs', 'swarm_kit/kit.mjs']) expect(readFileSync(join(dir, file), 'utf8')).not.toMatch(/\bsed\b/);
+    // Without a node's channel (run by hand) the kit answers on stdout, as an agent without it does.
     const direct = await execa(process.execPath, [join(dir, 'main.mjs')], { input: '{"run_id": "r-1", "input": {"name": "Ada"}}' });
     expect(JSON.parse(direct.stdout)).toMatchObject({ summary: expect.stringMatching(/^Hello, Ada, from greeter on /), run_id: 'r-1' });
-    const refused = await execa(process.execPath, [join(dir, 'main.mjs')], {
-      input: '{"run_id": "r-2", "input": {"colour": "red"}}',
-      reject: false,
-    });
-    expect([refused.exitCode, refused.stdout]).toEqual([2, '']);
-    expect(refused.stderr).toContain('input: unknown field "colour"');
+
+    const py = await swarmNode(['--json', 'agent', 'init', join(parent, 'snake'), '--id', 'snake', '--lang', 'py'], { env: { HOME: parent } });
+    expect(py.exitCode, py.stderr).toBe(0);
+    expect(py.json.files).toEqual(['README.md', 'agent.json', 'main.py', 'swarm_kit/']);
+    expect(JSON.parse(readFileSync(join(parent, 'snake', 'agent.json'), 'utf8')).entry).toEqual(['python3', 'main.py']);
+    const snake = await execa('python3', [join(parent, 'snake', 'main.py')], { input: '{"run_id": "r-2", "input": {"name": "Bo"}}' });
+    expect(JSON.parse(snake.stdout)).toMatchObject({ summary: expect.stringMatching(/^Hello, Bo, from snake on /), run_id: 'r-2' });
 
     const ts = await swarmNode(['--json', 'agent', 'init', join(parent, 'typed'), '--id', 'typed_agent', '--lang', 'ts'], {
       env: { HOME: parent },
     });
     expect(ts.exitCode, ts.stderr).toBe(0);
-    expect(ts.json.files).toEqual(['README.md', 'agent-io.mjs', 'agent.json', 'main.ts']);
+    expect(ts.json.files).toEqual(['README.md', 'agent.json', 'main.ts', 'swarm_kit/']);
     expect(readFileSync(join(parent, 'typed', 'main.ts'), 'utf8')).toMatch(/interface Input \{/);
 
     for (const [id, message] of [
@@ -70,8 +72,8 @@ describe('agents of your own', () => {
       [
         "import { readFileSync, writeFileSync } from 'node:fs';",
         "import { join } from 'node:path';",
-        "import { InputError, runAgent } from './agent-io.mjs';",
-        "await runAgent('counter', async (input) => {",
+        "import { runAgent } from './swarm_kit/kit.mjs';",
+        'await runAgent(async (input) => {',
         "  if (input.name === 'fail') throw new Error('asked to fail');",
         "  const file = join(process.env.SWARM_STATE_DIR, 'count');",
         "  let count = 0; try { count = Number(readFileSync(file, 'utf8')); } catch {}",
@@ -103,7 +105,7 @@ describe('agents of your own', () => {
     expect(badInput.stderr).toContain("the input does not meet counter's input_schema: /input/colour is not a property of this input");
     const failing = await swarmNode(['agent', 'run-local', dir, '--input', 'name=fail', '--home', home], { env: { HOME: parent } });
     expect(failing.exitCode).toBe(1);
-    expect(failing.stderr).toMatch(/counter 0\.1\.0 failed \(exit\): the agent exited with code 1: .*asked to fail/);
+    expect(failing.stderr).toContain('counter 0.1.0 failed (declared_failure): asked to fail');
     writeFileSync(
       join(dir, 'agent.json'),
       JSON.stringify({

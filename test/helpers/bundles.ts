@@ -1,7 +1,8 @@
 // Agent bundles a test controls (one that waits, fails, floods its output, probes its sandbox), installed in a
 // node's home as an operator's own bundle of a catalog agent id: it takes precedence over the package's.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { REPO_ROOT } from './svc-api.js';
 
 /**
  * An input each catalog agent's built-in input_schema accepts. The service checks every run's input against it
@@ -61,4 +62,27 @@ export function heldAgentProgram(releaseFile: string): string {
     clearInterval(poll);
     process.stdout.write(JSON.stringify({ agent: run.agent_id, summary: 'released' }));
   }, 20);`);
+}
+
+/**
+ * Writes `<home>/agents/<agentId>/` as a bundle on the agent kit: `files` (its entry among them) and the kit as the
+ * packer puts it into an uploaded bundle (swarm_kit/, this package's copy).
+ */
+export function installKitBundle(
+  home: string,
+  agentId: string,
+  files: Record<string, string>,
+  entry: string[] = ['node', 'main.mjs'],
+): string {
+  const dir = join(home, 'agents', agentId);
+  mkdirSync(join(dir, 'swarm_kit'), { recursive: true, mode: 0o755 });
+  writeFileSync(
+    join(dir, 'agent.json'),
+    JSON.stringify({ agent_id: agentId, version: '0.0.0-test', entry, input_schema: { type: 'object' } }),
+  );
+  for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), content);
+  const kit = join(REPO_ROOT, 'kit', 'swarm_kit');
+  for (const name of readdirSync(kit).filter((name) => !name.startsWith('__pycache__')))
+    copyFileSync(join(kit, name), join(dir, 'swarm_kit', name));
+  return dir;
 }

@@ -95,8 +95,8 @@ Example:
       .option('--id <name>', 'the agent: a name of your own (2-48 lower-case letters, digits and _), or a catalog agent_id')
       .option('--agent <agent_id>', 'the same as --id (a catalog agent_id, or your own name)')
       .addOption(
-        new Option('--lang <language>', 'the entry script: JavaScript (main.mjs) or TypeScript (main.ts)')
-          .choices(['js', 'ts'])
+        new Option('--lang <language>', 'the entry script: JavaScript (main.mjs), TypeScript (main.ts) or Python (main.py)')
+          .choices(['js', 'ts', 'py'])
           .default('js'),
       )
       .addHelpText(
@@ -108,9 +108,10 @@ agents shows it once you have uploaded one); a catalog agent_id makes your versi
 Example:
   $ swarm-node agent init ./my-agent --id my_agent
   $ swarm-node agent run-local ./my-agent --input name=Ada
-  $ swarm-node agent init ./my-monitor --id agent_ops_monitor_004 --lang ts`,
+  $ swarm-node agent init ./my-monitor --id agent_ops_monitor_004 --lang ts
+  $ swarm-node agent init ./my-py-agent --id my_py_agent --lang py`,
       )
-      .action(async (dir: string, options: { id?: string; agent?: string; lang: 'js' | 'ts' }, command: Command) => {
+      .action(async (dir: string, options: { id?: string; agent?: string; lang: 'js' | 'ts' | 'py' }, command: Command) => {
         const ctx = contextFor(command);
         if (options.id !== undefined && options.agent !== undefined && options.id !== options.agent)
           throw new SvcError('usage', 'give --id or --agent, not both');

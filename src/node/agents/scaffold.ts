@@ -1,14 +1,14 @@
 // swarm-node agent init DIR --id NAME (docs/sections/agent-upload.md "Start a bundle"): a bundle that works as it is,
 // the way `gh extension create` starts an extension. An agent of one's own (an id not in the catalog) or a version of
-// one's own of a catalog agent; JavaScript (main.mjs) or TypeScript (main.ts, which the node's Node.js runs by
-// stripping its types), with the run protocol's helper vendored beside it (agent-io.mjs, the reference agents' own
-// copy) so the entry reads its input with a JSON parser, never a shell's sed.
+// one's own of a catalog agent; JavaScript (main.mjs), TypeScript (main.ts, which the node's Node.js runs by
+// stripping its types) or Python (main.py, the host's python3), on the agent kit (kit/swarm_kit).
 import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { findAgentSku } from '../../contract/agents.js';
 import { SvcError } from '../../contract/errors.js';
 import { isOwnAgentId } from '../../contract/own-agents.js';
 import { runningPackageDir } from '../../lib/package-dir.js';
+import { KIT_DIR } from './bundle-pack.js';
 
 export interface ScaffoldResult {
   dir: string;
@@ -19,10 +19,13 @@ export interface ScaffoldResult {
   files: string[];
 }
 
-export type ScaffoldLanguage = 'js' | 'ts';
+export type ScaffoldLanguage = 'js' | 'ts' | 'py';
 export const SCAFFOLD_VERSION = '0.1.0';
-/** The run protocol's helper, as every reference agent carries it (agents/<agent_id>/agent-io.mjs). */
-const HELPER_SOURCE = join('agents', 'agent_ops_monitor_004', 'agent-io.mjs');
+const ENTRIES: Record<ScaffoldLanguage, { file: string; command: string[]; source: (agentId: string) => string }> = {
+  js: { file: 'main.mjs', command: ['node', 'main.mjs'], source: javaScriptEntry },
+  ts: { file: 'main.ts', command: ['node', 'main.ts'], source: typeScriptEntry },
+  py: { file: 'main.py', command: ['python3', 'main.py'], source: pythonEntry },
+};
 
 export function scaffoldAgent(dir: string, agentId: string, lang: ScaffoldLanguage = 'js', packageDir = runningPackageDir()): ScaffoldResult {
   const sku = findAgentSku(agentId);
@@ -39,11 +42,11 @@ export function scaffoldAgent(dir: string, agentId: string, lang: ScaffoldLangua
     });
   }
   mkdirSync(target, { recursive: true, mode: 0o755 });
-  const entry = lang === 'ts' ? 'main.ts' : 'main.mjs';
+  const { file: entry, command, source } = ENTRIES[lang];
   const manifest = {
     agent_id: agentId,
     version: SCAFFOLD_VERSION,
-    entry: ['node', entry],
+    entry: command,
     description: sku === undefined ? `My own agent ${agentId}.` : `My own ${sku.name}.`,
     input_schema: {
       type: 'object',
@@ -55,53 +58,75 @@ export function scaffoldAgent(dir: string, agentId: string, lang: ScaffoldLangua
     },
   };
   writeFileSync(join(target, 'agent.json'), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o644 });
-  copyFileSync(join(packageDir, HELPER_SOURCE), join(target, 'agent-io.mjs'));
-  writeFileSync(join(target, entry), lang === 'ts' ? typeScriptEntry(agentId) : javaScriptEntry(agentId), { mode: 0o644 });
+  // The kit, so the entry runs as it is and an editor knows its types; packing puts this package's copy in its place.
+  const kitSource = join(packageDir, 'kit', KIT_DIR);
+  mkdirSync(join(target, KIT_DIR), { mode: 0o755 });
+  for (const name of readdirSync(kitSource).filter((name) => !name.startsWith('__pycache__')))
+    copyFileSync(join(kitSource, name), join(target, KIT_DIR, name));
+  writeFileSync(join(target, entry), source(agentId), { mode: 0o644 });
   writeFileSync(join(target, 'README.md'), readme(agentId, entry), { mode: 0o644 });
-  return { dir: target, agent_id: agentId, own: sku === undefined, lang, version: SCAFFOLD_VERSION, files: ['README.md', 'agent-io.mjs', 'agent.json', entry] };
+  return { dir: target, agent_id: agentId, own: sku === undefined, lang, version: SCAFFOLD_VERSION, files: ['README.md', 'agent.json', entry, `${KIT_DIR}/`] };
 }
 
-const PROTOCOL_NOTE = (agentId: string) => `// ${agentId}: one run per process. The node writes one JSON document on stdin, {"run_id", "agent_id", "user_id",
-// "tier", "input": {...}}, "input" already checked against agent.json's input_schema; what \`work\` returns is printed
-// as the one JSON document of the answer (at most 1 MiB). Throw InputError for a bad input (exit 2), any other error
-// to fail (exit 1): a failed run is refunded. Logs go to stderr. $SWARM_STATE_DIR is kept between runs.`;
+const PROTOCOL_NOTE = (agentId: string, comment: string) =>
+  [
+    `${agentId}: one run per process, on the agent kit (swarm_kit/, kit/README.md in swarm-node's package). The run's`,
+    'input is already checked against agent.json\'s input_schema; what `work` returns is the run\'s result (at most',
+    '1 MiB of JSON). An InputError or any other error fails the run, refunded. Logs go to stderr, events to the kit,',
+    'files for the user into SWARM_ARTIFACTS_DIR; $SWARM_STATE_DIR is kept between runs.',
+  ]
+    .map((line) => `${comment} ${line}`)
+    .join('\n');
 
 function javaScriptEntry(agentId: string): string {
-  return `${PROTOCOL_NOTE(agentId)}
-import { InputError, refuseUnknownFields, runAgent } from './agent-io.mjs';
+  return `${PROTOCOL_NOTE(agentId, '//')}
+import * as kit from './swarm_kit/kit.mjs';
 import { hostname } from 'node:os';
 
-await runAgent('${agentId}', async (input, run) => {
-  refuseUnknownFields(input, ['name']);
+await kit.runAgent(async (input, run) => {
   const name = input.name ?? 'world';
-  if (typeof name !== 'string') throw new InputError('name: must be a string');
-  process.stderr.write(\`run \${run.run_id} on \${hostname()}\\n\`);
+  kit.log(\`run \${run.run_id} on \${hostname()}\`);
+  await kit.progress(1, 1, 'greeted');
   return { summary: \`Hello, \${name}, from ${agentId} on \${hostname()}\`, run_id: run.run_id };
 });
 `;
 }
 
 function typeScriptEntry(agentId: string): string {
-  return `${PROTOCOL_NOTE(agentId)}
+  return `${PROTOCOL_NOTE(agentId, '//')}
 // The node's Node.js (22.18 or newer) runs this file as it is, stripping its types; no build step.
-import { InputError, refuseUnknownFields, runAgent } from './agent-io.mjs';
+import * as kit from './swarm_kit/kit.mjs';
 import { hostname } from 'node:os';
 
 interface Input {
   name?: string;
 }
 
-interface Run {
-  run_id: string;
-}
-
-await runAgent('${agentId}', async (input: Input, run: Run) => {
-  refuseUnknownFields(input, ['name']);
+await kit.runAgent<Input>(async (input, run) => {
   const name = input.name ?? 'world';
-  if (typeof name !== 'string') throw new InputError('name: must be a string');
-  process.stderr.write(\`run \${run.run_id} on \${hostname()}\\n\`);
+  kit.log(\`run \${run.run_id} on \${hostname()}\`);
+  await kit.progress(1, 1, 'greeted');
   return { summary: \`Hello, \${name}, from ${agentId} on \${hostname()}\`, run_id: run.run_id };
 });
+`;
+}
+
+function pythonEntry(agentId: string): string {
+  return `${PROTOCOL_NOTE(agentId, '#')}
+# The host's python3 (3.9 or newer) and its standard library: a node installs no package.
+import socket
+
+import swarm_kit as kit
+
+
+def work(input, run):
+    name = input.get("name", "world")
+    kit.log(f"run {run['run_id']} on {socket.gethostname()}")
+    kit.progress(1, 1, "greeted")
+    return {"summary": f"Hello, {name}, from ${agentId} on {socket.gethostname()}", "run_id": run["run_id"]}
+
+
+kit.run_agent(work)
 `;
 }
 
@@ -109,7 +134,8 @@ function readme(agentId: string, entry: string): string {
   return `# ${agentId}
 
 An agent bundle: \`agent.json\` (its id, version, entry and the JSON Schema of its input), \`${entry}\` (the agent)
-and \`agent-io.mjs\` (the run protocol: read the run from stdin, answer one JSON document on stdout).
+and \`swarm_kit/\`, the agent kit: the run and its input, logs, events, artifacts and the result. Packing (run-local,
+upload) puts swarm-node's own copy of the kit in its place, so it is always the node's.
 
 \`\`\`sh
 swarm-node agent run-local . --input name=Ada     # run it here as a node would, unbilled

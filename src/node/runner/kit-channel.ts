@@ -77,7 +77,8 @@ export function serveKitChannel(
 
   const answer = (call: Record<string, unknown>): object => {
     const op = call.op;
-    if (!bucket.take())
+    // The run's end is reported once, whatever the rate: only the calls that can repeat draw on the bucket.
+    if (op !== 'result' && op !== 'fail' && !bucket.take())
       return refusal(
         'kit_rate_limited',
         `more than ${KIT_CALL_BURST} calls at once or ${KIT_CALLS_PER_SECOND} a second`,

@@ -16,6 +16,7 @@ import type { SavedStream } from '../../lib/bounded-stream.js';
 import { artifactTransferDeadlineMs, type ArtifactUpload } from '../../contract/artifacts.js';
 import type { Readable } from 'node:stream';
 import type { ServiceClient } from './service-client.js';
+import type { RunEventBatch, RunEventBatchResponse } from '../../contract/run-events.js';
 
 export class NodeApi {
   readonly client: ServiceClient;
@@ -67,6 +68,19 @@ export class NodeApi {
     const response = await this.client.call<LogBatchResponse>({
       method: 'POST',
       path: `/v1/swarm/runs/${encodeURIComponent(runId)}/logs`,
+      body: batch,
+      bearer: this.#bearer,
+      retrySafe: true,
+      ...(signal === undefined ? {} : { signal }),
+    });
+    return response.body;
+  }
+
+  /** A batch of the run's events (docs/api.md "Run events"), with the run's lease: a repeat of a seq is stored once. */
+  async postRunEvents(runId: string, batch: RunEventBatch, signal?: AbortSignal): Promise<RunEventBatchResponse> {
+    const response = await this.client.call<RunEventBatchResponse>({
+      method: 'POST',
+      path: `/v1/swarm/runs/${encodeURIComponent(runId)}/events`,
       body: batch,
       bearer: this.#bearer,
       retrySafe: true,

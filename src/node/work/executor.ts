@@ -14,9 +14,10 @@ import { monotonicClock, type Clock } from '../../lib/clock.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
 import type { NodeApi } from '../service/node-api.js';
 import { processIsAlive } from '../host/process-alive.js';
-import type { LocalOutcome, LocalRunner } from '../runner/run-local.js';
+import type { ArtifactHandler, LocalOutcome, LocalRunner } from '../runner/run-local.js';
 import { RUN_CANCELLED } from '../runner/agent-process.js';
 import { LogShipper } from './log-shipper.js';
+import { EventShipper } from './event-shipper.js';
 import { secretsRedactor } from '../runner/agent-secrets.js';
 import {
   executionClosed,
@@ -47,6 +48,8 @@ export interface LeasedRun {
   timeout_seconds?: number;
   /** The secrets its agent declares (docs/api.md "Secrets"); held in memory only, never journaled. */
   secrets?: RunSecrets;
+  /** Which attempt this is: 1 unless the service says otherwise. */
+  attempt?: number;
 }
 
 export type ExecutionOutcome =
@@ -162,25 +165,37 @@ export class Executor {
       redact: secretsRedactor(run.secrets),
       onCancel: () => stopped.abort(RUN_CANCELLED),
     });
+    // The events it emits on its kit channel go beside the log, redacted alike (docs/api.md "Run events").
+    const events = new EventShipper({
+      leaseId: run.lease_id,
+      attempt: run.attempt ?? 1,
+      send: (batch, giveUp) => this.#deps.api.postRunEvents(run.run_id, batch, giveUp),
+      clock,
+      redact: secretsRedactor(run.secrets),
+    });
     let outcome: LocalOutcome;
     try {
       try {
         const onOutput = (stream: 'stdout' | 'stderr', chunk: Buffer): void => log.write(stream, chunk);
-        outcome = await this.#deps.runner.run({ ...run, tier: this.#deps.tier }, stopped.signal, onOutput, async (source, ended) => {
+        const onArtifacts: ArtifactHandler = async (source, ended) => {
           // Only a run that ended by itself (not cancelled, its lease lost, the node stopping) uploads what it left,
           // its result journaled first: a crash mid-upload still reports it (docs/api.md "Run artifacts").
           if (stopped.signal.aborted) return;
           this.#keep(() => executionFinished(db, run.run_id, ended, clock.now()));
           const report = await uploadArtifacts(this.#deps.api, run, source, stopped.signal, secretsRedactor(run.secrets));
           this.#artifactsListener?.(run, report);
-        });
+        };
+        outcome = await this.#deps.runner.run({ ...run, tier: this.#deps.tier }, stopped.signal, onOutput, onArtifacts, (event) =>
+          events.emit(event),
+        );
       } finally {
         signal?.removeEventListener('abort', stopAgent);
       }
       // A journal that cannot take the result (a full disk) leaves it in memory: it is reported all the same.
       if (!renewing.lost) this.#keep(() => executionFinished(db, run.run_id, outcome, clock.now()));
       // The log's end reaches the service before the result (docs/api.md "Run logs"), the lease renewed meanwhile.
-      await log.close(renewing.lost ? 0 : LOG_FLUSH_BOUND_MS);
+      // Its events too, within the same bound, at once with the log's end.
+      await Promise.all([log.close(renewing.lost ? 0 : LOG_FLUSH_BOUND_MS), events.close(renewing.lost ? 0 : LOG_FLUSH_BOUND_MS)]);
     } finally {
       renewing.stop();
     }
