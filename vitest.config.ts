@@ -52,6 +52,7 @@ const ON_POSTGRES = [
   'test/api/schedules.test.ts',
   'test/api/schedule-overlap.test.ts',
   'test/api/schedule-migration.test.ts',
+  'test/cli/kit-runs.test.ts',
   'test/api-postgres/**/*.test.ts',
 ];
 
