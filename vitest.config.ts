@@ -36,6 +36,7 @@ const ON_POSTGRES = [
   'test/api/runs.test.ts',
   'test/api/run-logs.test.ts',
   'test/api/run-stream.test.ts',
+  'test/api/execute-stream.test.ts',
   'test/api/sandbox.test.ts',
   'test/api/upload-quota.test.ts',
   'test/api/wallet-page.test.ts',

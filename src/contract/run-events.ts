@@ -64,6 +64,12 @@ export type RunEventBatchResponse = Static<typeof RunEventBatchResponse>;
 /** The names of the Server-Sent Events of GET /v1/swarm/runs/{run_id}/events: one per event, and one at the end. */
 export const RUN_EVENT_SSE = 'run_event';
 export const RUN_EVENT_END_SSE = 'end';
+/**
+ * A streamed execute's (POST /v1/swarm/execute with Accept: text/event-stream): the run as the execute made or found
+ * it, first; its events as run_event; the run as a 200 answer gives it, last.
+ */
+export const EXECUTE_RUN_SSE = 'run';
+export const EXECUTE_RESULT_SSE = 'result';
 
 /** An event as served: its entry as the node sent it, `data` as stored. */
 export interface RunEventServed {

@@ -68,9 +68,13 @@ export class Follow {
     })();
   }
 
-  static async open(url: string, token: string, headers: Record<string, string> = {}): Promise<Follow> {
+  static async open(url: string, token: string, headers: Record<string, string> = {}, body?: unknown): Promise<Follow> {
     const abort = new AbortController();
-    const response = await fetch(url, { headers: { authorization: `Bearer ${token}`, ...headers }, signal: abort.signal });
+    const response = await fetch(url, {
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      ...(body === undefined ? {} : { method: 'POST', body: JSON.stringify(body) }),
+      signal: abort.signal,
+    });
     expect(response.status, await (response.status === 200 ? Promise.resolve('') : response.text())).toBe(200);
     return new Follow(response, abort);
   }

@@ -54,9 +54,15 @@ export const LOG_EVENTS =
 export const BYTES: Schema = { type: 'string', format: 'binary' };
 export const TEXT: Schema = { type: 'string' };
 export const HTML = (description: string): AnswerDoc => ({ description, content: { 'text/html': { schema: TEXT } } });
-export const EVENTS = (description: string): AnswerDoc => ({
+export const RUN_EVENTS =
+  'Server-Sent Events: a `run_event` event per event (its seq as the id), then one `end` event once the run finished ' +
+  '(docs/api.md "Run events")';
+export const STREAMED_EXECUTE =
+  'Server-Sent Events: `run` (the run as the execute made or found it), a `run_event` per event (its seq as the id), ' +
+  'then `result` (the run as a 200 answer gives it); the client leaving does not cancel the run (docs/api.md "A streamed execute")';
+export const EVENTS = (description: string, events: string = LOG_EVENTS): AnswerDoc => ({
   description,
-  content: { 'text/event-stream': { schema: { type: 'string', description: LOG_EVENTS } } },
+  content: { 'text/event-stream': { schema: { type: 'string', description: events } } },
 });
 export const SEE_OTHER = (description: string): AnswerDoc => ({
   description,

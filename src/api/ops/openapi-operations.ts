@@ -4,7 +4,18 @@
 // credential the route checks itself). Keyed by method and the document's path. A route missing here still gets a
 // name and a summary from its method and path (openapiFallback in ops/openapi.ts).
 import { ARCHIVE_TYPES } from '../routes/v1/swarm/agent-versions.js';
-import { BYTES, TEXT, EVENTS, header, IDEMPOTENCY_KEY, PREFER, LAST_EVENT_ID, type OperationDoc } from './openapi-operation-parts.js';
+import {
+  BYTES,
+  TEXT,
+  EVENTS,
+  header,
+  IDEMPOTENCY_KEY,
+  PREFER,
+  LAST_EVENT_ID,
+  RUN_EVENTS,
+  STREAMED_EXECUTE,
+  type OperationDoc,
+} from './openapi-operation-parts.js';
 import { WALLET_OPERATIONS } from './openapi-wallet-operations.js';
 
 export type { AnswerDoc, Content, OperationDoc, OwnCredential, ParameterDoc, Schema } from './openapi-operation-parts.js';
@@ -174,6 +185,8 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     parameters: [
       IDEMPOTENCY_KEY,
       PREFER,
+      header('Accept', 'text/event-stream: the run streamed (its events, then its result) in place of the wait for its answer'),
+      LAST_EVENT_ID,
       {
         name: 'Svc-Run-Trigger',
         in: 'header',
@@ -184,7 +197,10 @@ export const OPERATIONS: Record<string, OperationDoc> = {
       },
     ],
     answers: {
-      200: { description: 'The run, finished within the wait' },
+      200: {
+        ...EVENTS('The run, finished within the wait; asked with Accept: text/event-stream, the run streamed instead', STREAMED_EXECUTE),
+        description: 'The run, finished within the wait; asked with Accept: text/event-stream, the run streamed instead',
+      },
       202: {
         description: "The run as it stands (queued or running), charged; a node's own run with its lease",
         headers: { Location: { description: 'GET it to follow the run', schema: TEXT } },
@@ -232,7 +248,7 @@ export const OPERATIONS: Record<string, OperationDoc> = {
     summary: "A run's structured events as Server-Sent Events until it ends, resumable with Last-Event-ID",
     errors: ['run_not_found'],
     parameters: [LAST_EVENT_ID],
-    answers: { 200: EVENTS("The run's events as Server-Sent Events (run_event, then end), until the run ends") },
+    answers: { 200: EVENTS("The run's events as Server-Sent Events (run_event, then end), until the run ends", RUN_EVENTS) },
   },
   'PUT /v1/swarm/runs/{run_id}/artifacts/{name}': {
     id: 'uploadRunArtifact',

@@ -54,6 +54,8 @@ export interface FollowSource {
   position(): Promise<{ status: Tables['runs']['status']; lastSeq: number } | undefined>;
   /** The data of the end, once every item to `cursor` was sent. */
   endOf(cursor: number): Promise<unknown>;
+  /** An event sent first, before any item (a streamed execute's run as it started); without an id, so resuming skips it. */
+  opening?: { name: string; data: unknown };
 }
 
 /**
@@ -89,6 +91,7 @@ async function stream(
     if (!out.write(text)) await drained(out, stop);
   };
   await send(`retry: 2000\n\n`);
+  if (source.opening !== undefined) await send(eventOf(source.opening.name, source.opening.data));
   while (!stop.aborted) {
     const page = await source.page(cursor, PAGE);
     for (const item of page) {

@@ -1,7 +1,8 @@
 // POST /v1/swarm/execute (spec §4; docs/decisions/0008-execute-debits-atomically.md; docs/api.md
 // "Runs on the node"). Bearer JWT whose sub is the body's user_id (or the credential of one of that user's nodes),
 // and an Idempotency-Key header. The run goes to a node; the answer is the node's result when it comes within the
-// request's wait (200), else the run as it stands (202) to follow with GET /v1/swarm/runs/{run_id}.
+// request's wait (200), else the run as it stands (202) to follow with GET /v1/swarm/runs/{run_id}; or, asked with
+// Accept: text/event-stream, the run's events as they come and its result last (run-stream/follow-execution.ts).
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { ExecuteRequest, RunResponse } from '../../../../contract/schemas.js';
 import type { ServiceContext } from '../../../context.js';
@@ -14,10 +15,17 @@ import type { Caller } from '../../../runs/start-run.js';
 import { preferredWaitMs } from '../../../http/prefer.js';
 import { RUN_TRIGGER_HEADER } from '../../../../contract/run-trigger.js';
 import { executeTriggerOf } from '../../../runs/run-trigger.js';
+import { sendEventStream } from '../../../http/event-stream.js';
+import { followFrom } from '../../../run-logs/follow-logs.js';
+import { createEventStore } from '../../../run-stream/event-store.js';
+import { followExecution, wantsEventStream } from '../../../run-stream/follow-execution.js';
 
 export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
   return async (app) => {
     const runs = createRuns(ctx);
+    const streamDeps = { runs: runs.store, events: createEventStore(ctx.store), keys: runs.keys };
+    const streamExecution = (reply: FastifyReply, opening: { run_id: string }, lastEventId: string | string[] | undefined) =>
+      sendEventStream(reply, (gone) => followExecution(ctx, streamDeps, opening, followFrom(undefined, lastEventId), gone));
 
     app.post<{ Body: ExecuteRequest }>(
       '/v1/swarm/execute',
@@ -36,7 +44,15 @@ export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
           idempotencyKey: parseIdempotencyKey(request.headers['idempotency-key']),
           trigger: executeTriggerOf(request.headers[RUN_TRIGGER_HEADER], caller.kind),
         });
-        if (started.kind === 'replay') return sendJson(reply.header('idempotent-replayed', 'true'), started.statusCode, started.json);
+        const streamed = node === undefined && wantsEventStream(request.headers.accept);
+        if (started.kind === 'replay') {
+          reply.header('idempotent-replayed', 'true');
+          // A replay of a key whose run has an answer: streamed again from its first event (or Last-Event-ID's next).
+          const answer = JSON.parse(started.json) as { run_id?: unknown };
+          if (streamed && started.statusCode === 200 && typeof answer.run_id === 'string')
+            return streamExecution(reply, { ...answer, run_id: answer.run_id }, request.headers['last-event-id']);
+          return sendJson(reply, started.statusCode, started.json);
+        }
         if (started.kind === 'in_flight') reply.header('idempotent-replayed', 'true');
         const { run } = started;
         // A node's own run: it runs it now; the lease (again, on a replay to the same node) is what its result carries.
@@ -52,6 +68,7 @@ export function executeRoutes(ctx: ServiceContext): FastifyPluginAsync {
           return reply.status(202).send(secrets === undefined ? view : { ...view, lease: { ...view.lease!, secrets } });
         }
         if (started.kind === 'started') ctx.runEvents.queued(run.user_id);
+        if (streamed) return streamExecution(reply, runView(run, await ctx.ledger.balance(run.user_id)), request.headers['last-event-id']);
         const waitMs = preferredWaitMs(request.headers.prefer, ctx.runTiming.executeWaitMs);
         // The answer comes with the wake-up when the run finished here; a run started just now has none to read yet.
         const finalAnswer = async (wake: Wake): Promise<string | undefined> =>
