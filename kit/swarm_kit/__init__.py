@@ -9,6 +9,7 @@ module into every bundle.
 
 import json
 import os
+import re
 import socket
 import sys
 
@@ -127,15 +128,17 @@ def progress(done, total=None, message=None):
     return event("progress", data)
 
 
+_ARTIFACT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
 def artifact(name, content):
-    """A file the user gets with the run: written into SWARM_ARTIFACTS_DIR (text or bytes)."""
+    """A file the user gets with the run: written into SWARM_ARTIFACTS_DIR (text or bytes); a plain file name."""
     directory = os.environ.get("SWARM_ARTIFACTS_DIR")
     if directory is None:
         raise RuntimeError("this node keeps no artifacts (SWARM_ARTIFACTS_DIR is not set)")
-    path = os.path.normpath(os.path.join(directory, name))
-    if not path.startswith(os.path.normpath(directory) + os.sep):
-        raise ValueError(f"{name}: an artifact's name stays inside its directory")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if not _ARTIFACT_NAME.fullmatch(name):
+        raise ValueError(f"{name!r} is not an artifact name: 1-128 letters, digits and . _ - (no directory)")
+    path = os.path.join(directory, name)
     with open(path, "wb") as file:
         file.write(content.encode("utf-8") if isinstance(content, str) else content)
     return path

@@ -3,9 +3,9 @@
 // of the node's protocol, docs/api.md "The kit's channel"), never over stdout or stderr: what an agent prints is its
 // log and nothing else. Without a channel (a node older than the kit), events are dropped and the result is printed
 // as the one JSON document of the answer, as agents without the kit answer. No dependency but Node.js.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
-import { dirname, join, normalize } from 'node:path';
+import { join } from 'node:path';
 
 /** The protocol this kit's calls are written to. */
 export const KIT_PROTOCOL = 1;
@@ -134,13 +134,16 @@ export function progress(done, total, message) {
   return event('progress', { done, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) });
 }
 
+/** An artifact's name (docs/api.md "Run artifacts"): a plain file name, no directory. */
+const ARTIFACT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
 /** A file the user gets with the run (docs/api.md "Run artifacts"): written into SWARM_ARTIFACTS_DIR. */
 export function artifact(name, content) {
   const dir = process.env.SWARM_ARTIFACTS_DIR;
   if (dir === undefined) throw new Error('this node keeps no artifacts (SWARM_ARTIFACTS_DIR is not set)');
-  const path = normalize(join(dir, name));
-  if (!path.startsWith(`${normalize(dir)}/`)) throw new Error(`${name}: an artifact's name stays inside its directory`);
-  mkdirSync(dirname(path), { recursive: true });
+  if (!ARTIFACT_NAME.test(name))
+    throw new Error(`${JSON.stringify(name)} is not an artifact name: 1-128 letters, digits and . _ - (no directory)`);
+  const path = join(dir, name);
   writeFileSync(path, content);
   return path;
 }

@@ -1,6 +1,6 @@
 // An agent on the kit, run on a node (docs/api.md "The kit's channel", "Run events"): the built binary scaffolds it,
 // uploads it and runs it against the real svc-api. Its events reach the service beside its log and `logs --events`
-// shows them; a partial result is charged as a result and marked partial; a failure of its own is refunded, both
+// shows them; the file it writes is the run's artifact; a partial result is charged as a result and marked partial; a failure of its own is refunded, both
 // checked in the wallet; a secret it puts in an event, its log, a refused call and its failure is in nothing the
 // service keeps.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -25,7 +25,10 @@ await kit.runAgent(async (input) => {
   let refusal = 'accepted';
   try { await kit.event(token, {}); } catch (error) { refusal = error.message; }
   if (input.mode === 'fail') throw new Error('gave up holding ' + token);
-  await kit.partial({ summary: 'half done', refusal });
+  kit.artifact('report.md', '# Half done\\n');
+  let badName = 'accepted';
+  try { kit.artifact('../escape.md', 'x'); } catch (error) { badName = error.message; }
+  await kit.partial({ summary: 'half done', refusal, badName });
 });
 `;
 
@@ -49,12 +52,17 @@ describe('an agent on the kit, on a node', () => {
     expect((await swarmNode(['register', 'kit_agent'], { env: node.env })).exitCode).toBe(0);
 
     const partial = await swarmNode(['--json', 'run', 'kit_agent'], { env: node.env });
-    expect(partial.exitCode, partial.stderr).toBe(0);
+    expect(partial.exitCode, partial.stdout).toBe(0);
     expect(partial.json).toMatchObject({ status: 'succeeded', charged_cents: OWN_PRICE, output: { summary: 'half done', partial: true } });
     // The node's refusal of the call names the rule and quotes nothing of what was sent.
     expect(partial.json.output.refusal).toMatch(/^kit_call_invalid: an event's type is one of /);
     expect(partial.json.output.refusal).not.toContain('***');
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - OWN_PRICE);
+    expect(partial.json.output.badName).toContain('is not an artifact name');
+    const artifacts = await apiClient(service.baseUrl).get(`/v1/swarm/runs/${partial.json.run_id}/artifacts`, node.token);
+    expect(artifacts.body.artifacts.map((artifact: { name: string; size_bytes: number }) => [artifact.name, artifact.size_bytes])).toEqual([
+      ['report.md', 12],
+    ]);
 
     const events = await swarmNode(['--json', 'logs', partial.json.run_id, '--events'], { env: node.env });
     expect(events.exitCode, events.stderr).toBe(0);

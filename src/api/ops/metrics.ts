@@ -40,6 +40,7 @@ const KNOWN_FAILURE_REASONS = new Set([
   'memory_limit',
   'task_limit',
   'disk_quota',
+  'declared_failure',
   'node_lost',
   'not_picked_up',
 ]);

@@ -32,6 +32,8 @@ export type RunFailureReason =
   | 'memory_limit'
   | 'task_limit'
   | 'disk_quota'
+  /** Its agent said it failed (the kit's `fail`, docs/api.md "The kit's channel"): refunded as every failed run is. */
+  | 'declared_failure'
   /** The node holding it stopped renewing its lease (killed, disconnected) before it reported. */
   | 'node_lost'
   /** No node took it from the queue in time, or none is left that could. */
