@@ -37,7 +37,9 @@ describe('agents of your own', () => {
     const direct = await execa(process.execPath, [join(dir, 'main.mjs')], { input: '{"run_id": "r-1", "input": {"name": "Ada"}}' });
     expect(JSON.parse(direct.stdout)).toMatchObject({ summary: expect.stringMatching(/^Hello, Ada, from greeter on /), run_id: 'r-1' });
 
-    const py = await swarmNode(['--json', 'agent', 'init', join(parent, 'snake'), '--id', 'snake', '--lang', 'py'], { env: { HOME: parent } });
+    const py = await swarmNode(['--json', 'agent', 'init', join(parent, 'snake'), '--id', 'snake', '--lang', 'py'], {
+      env: { HOME: parent },
+    });
     expect(py.exitCode, py.stderr).toBe(0);
     expect(py.json.files).toEqual(['README.md', 'agent.json', 'main.py', 'swarm_kit/']);
     expect(JSON.parse(readFileSync(join(parent, 'snake', 'agent.json'), 'utf8')).entry).toEqual(['python3', 'main.py']);
