@@ -112,7 +112,8 @@ describe.skipIf(browserUnavailable !== undefined)('console in Chromium', () => {
 
     await visit(`runs/${good.run.run_id}`, 'console-run');
     expect(await page().locator('#run-status').textContent()).toBe('succeeded');
-    expect(await page().getByRole('log').locator('div').allTextContents()).toEqual([
+    expect(await page().getByRole('log', { name: 'Events' }).textContent()).toContain('This run emitted no event.');
+    expect(await page().getByRole('log', { name: 'Log' }).locator('div').allTextContents()).toEqual([
       'checking 3 endpoints',
       'slow answer from db-1 (812 ms)',
       'all checks passed',
@@ -160,31 +161,44 @@ describe.skipIf(browserUnavailable !== undefined)('console in Chromium', () => {
     expect(await page().getByRole('alert').textContent()).toContain(`no run ${good.run.run_id} of yours`);
   });
 
-  it('follows a running log live into its live region, shows the end, and cancels a run from its page', { timeout: 60_000 }, async () => {
-    const { email, token } = await signedIn('follow');
-    const held = await heldRun(service.baseUrl, email, token);
-    await held.log(['starting']);
-    await visit(`runs/${held.run.run_id}`, 'console-run-live');
-    const log = page().getByRole('log', { name: 'Log' });
-    expect(await log.getAttribute('aria-labelledby')).toBe('log-heading');
-    await expect.poll(() => page().getByRole('status').textContent()).toBe('Following the log live.');
-    await held.log(['checked api: 41 ms', { text: 'checked db-1: <slow> 812 ms', stream: 'stderr' }]);
-    await expect
-      .poll(() => log.locator('div').allTextContents())
-      .toEqual(['starting', 'checked api: 41 ms', 'checked db-1: <slow> 812 ms']);
-    expect(await log.locator('div.stderr').count()).toBe(1);
-    await screenshot(page(), 'console-run-following');
-    held.finish();
-    await expect.poll(() => page().locator('#run-status').textContent()).toBe('succeeded');
-    expect(await page().getByRole('status').textContent()).toContain('The run ended succeeded.');
+  it(
+    'follows a running log and its events live into their live regions, shows the end, and cancels a run from its page',
+    { timeout: 60_000 },
+    async () => {
+      const { email, token } = await signedIn('follow');
+      const held = await heldRun(service.baseUrl, email, token);
+      await held.log(['starting']);
+      await held.events([{ type: 'progress', data: { done: 1, total: 3 } }]);
+      await visit(`runs/${held.run.run_id}`, 'console-run-live');
+      const events = page().getByRole('log', { name: 'Events' });
+      expect(await events.locator('div').allTextContents()).toEqual(['[progress] {"done":1,"total":3}']);
+      const log = page().getByRole('log', { name: 'Log' });
+      expect(await log.getAttribute('aria-labelledby')).toBe('log-heading');
+      await expect.poll(() => page().getByRole('status').textContent()).toBe('Following the log live.');
+      await held.log(['checked api: 41 ms', { text: 'checked db-1: <slow> 812 ms', stream: 'stderr' }]);
+      await expect
+        .poll(() => log.locator('div').allTextContents())
+        .toEqual(['starting', 'checked api: 41 ms', 'checked db-1: <slow> 812 ms']);
+      expect(await log.locator('div.stderr').count()).toBe(1);
+      // An event's text is text: markup in its data shows as it is.
+      await held.events([{ type: 'custom', name: 'step.done', data: { note: '<b>two</b>' } }]);
+      await expect
+        .poll(() => events.locator('div').allTextContents())
+        .toEqual(['[progress] {"done":1,"total":3}', '[custom:step.done] {"note":"<b>two</b>"}']);
+      expect(await events.locator('b').count()).toBe(0);
+      await screenshot(page(), 'console-run-following');
+      held.finish();
+      await expect.poll(() => page().locator('#run-status').textContent()).toBe('succeeded');
+      expect(await page().getByRole('status').textContent()).toContain('The run ended succeeded.');
 
-    const other = await heldRun(service.baseUrl, email, token);
-    await page().goto(consoleUrl(`runs/${other.run.run_id}`));
-    await navigating(() => page().getByRole('button', { name: 'Cancel this run' }).click());
-    await expect.poll(() => page().locator('#run-status').textContent(), { timeout: 20_000 }).toBe('cancelled');
-    expect((await api(`/v1/swarm/runs/${other.run.run_id}`, token)).body).toMatchObject({ status: 'cancelled', charged_cents: 0 });
-    expect(policyViolations(chromium().messages)).toEqual([]);
-  });
+      const other = await heldRun(service.baseUrl, email, token);
+      await page().goto(consoleUrl(`runs/${other.run.run_id}`));
+      await navigating(() => page().getByRole('button', { name: 'Cancel this run' }).click());
+      await expect.poll(() => page().locator('#run-status').textContent(), { timeout: 20_000 }).toBe('cancelled');
+      expect((await api(`/v1/swarm/runs/${other.run.run_id}`, token)).body).toMatchObject({ status: 'cancelled', charged_cents: 0 });
+      expect(policyViolations(chromium().messages)).toEqual([]);
+    },
+  );
 
   it('works from the keyboard: the skip link, the navigation, a budget set and a refusal announced', async () => {
     await signedIn('keys');

@@ -51,6 +51,8 @@ export interface HeldRun {
   node: ServingNode;
   /** Sends log lines as the node does, numbered on from the last. */
   log(lines: ReadonlyArray<string | { text: string; stream: LogEntry['stream'] }>): Promise<void>;
+  /** Sends structured events as the node does, numbered on from the last. */
+  events(events: ReadonlyArray<{ type: 'progress' | 'output' | 'tokens' | 'custom'; name?: string; data: unknown }>): Promise<void>;
   /** Uploads a file as the node does after the agent. */
   artifact(name: string, bytes: Buffer): Promise<void>;
   /** The node reports the run's result. */
@@ -86,9 +88,21 @@ export async function heldRun(
   expect(accepted.status, accepted.text).toBe(202);
   const run = await waitFor(async () => started.find((held) => held.run_id === accepted.body.run_id), 'the node to take the run');
   let seq = 0;
+  let eventSeq = 0;
   return {
     run,
     node,
+    async events(events) {
+      const sent = await httpRequest(`${baseUrl}/v1/swarm/runs/${run.run_id}/events`, {
+        method: 'POST',
+        token: node.credential,
+        body: {
+          lease_id: run.lease_id,
+          events: events.map((event) => ({ seq: eventSeq++, attempt: 1, at: new Date().toISOString(), ...event })),
+        },
+      });
+      expect(sent.status, sent.text).toBe(200);
+    },
     async log(lines) {
       const entries = lines.map((line) => ({
         seq: seq++,

@@ -1,13 +1,27 @@
-// The run page's log follower (docs/api.md "Console"): the run page follows the run's log live through the events of
-// GET {wallet_url}/runs/{run_id}/log-events (the same stream as the API's ?follow=1). Each line is appended as text
-// (never markup) to the page's role="log" region, which screen readers announce politely; the status line says
-// whether it is following, reconnecting, or how the run ended. The page works without it: it shows the log so far.
+// The run page's follower (docs/api.md "Console"): the run page follows the run's log live through the events of
+// GET {wallet_url}/runs/{run_id}/log-events (the same stream as the API's ?follow=1), and its structured events
+// through GET {wallet_url}/runs/{run_id}/run-events (the API's GET …/events). Each line is appended as text (never
+// markup) to the page's role="log" regions, which screen readers announce politely; the status line says whether it
+// is following, reconnecting, or how the run ended. The page works without it: it shows the log and events so far.
 import { createHash } from 'node:crypto';
 
 export const FOLLOW_LOG_SCRIPT = `(function () {
+  var events = document.getElementById('events');
+  if (events && events.getAttribute('data-follow') && window.EventSource) {
+    var eventSource = new EventSource(events.getAttribute('data-follow'));
+    eventSource.addEventListener('run_event', function (message) {
+      var event = JSON.parse(message.data);
+      var line = document.createElement('div');
+      line.textContent = '[' + (event.name === null ? event.type : event.type + ':' + event.name) + '] ' + JSON.stringify(event.data);
+      events.appendChild(line);
+      var none = document.getElementById('events-empty');
+      if (none) none.parentNode.removeChild(none);
+    });
+    eventSource.addEventListener('end', function () { eventSource.close(); });
+  }
   var log = document.getElementById('log');
   var status = document.getElementById('log-status');
-  if (!log || !status || !window.EventSource) return;
+  if (!log || !status || !log.getAttribute('data-follow') || !window.EventSource) return;
   var source = new EventSource(log.getAttribute('data-follow'));
   var say = function (text) { if (status.textContent !== text) status.textContent = text; };
   say('Following the log live.');

@@ -4,6 +4,7 @@
 // button once it ended (a new billed run of the same input, after a page naming its price: rerun-page.ts).
 import { findAgentSku } from '../../contract/agents.js';
 import type { ArtifactView, LogEntry, RunAttempt } from '../../contract/jobs.js';
+import type { RunEventServed } from '../../contract/run-events.js';
 import { formatDollars } from '../../contract/money.js';
 import type { RunResponse } from '../../contract/schemas.js';
 import { html, type SafeHtml } from '../wallet-page/html.js';
@@ -24,6 +25,8 @@ export interface RunPageModel {
     truncated: boolean;
     expired: boolean;
   };
+  /** Its structured events (docs/api.md "Run events"): the first ones; the follow brings the rest. */
+  events: { entries: readonly RunEventServed[]; more: boolean; truncated: boolean };
   artifacts: readonly ArtifactView[];
   artifactsExpireAt: string | null;
   /** When a node took it (the current attempt's start); null while it waits. */
@@ -41,6 +44,21 @@ export interface RunPageModel {
 /** Whether the page follows the log (and so runs its one script): a run not ended, or a log longer than the page. */
 export function followsLog(model: Pick<RunPageModel, 'run' | 'log'>): boolean {
   return (model.run.finished_at === null || model.log.more) && !model.log.expired;
+}
+
+/** Whether the page follows the run's events: a run not ended, or more events than the page shows. */
+export function followsEvents(model: Pick<RunPageModel, 'run' | 'events'>): boolean {
+  return model.run.finished_at === null || model.events.more;
+}
+
+/** Whether the page runs its follower (follow-log-script.ts), for its log, its events or both. */
+export function follows(model: Pick<RunPageModel, 'run' | 'log' | 'events'>): boolean {
+  return followsLog(model) || followsEvents(model);
+}
+
+/** An event as a line, as `swarm-node logs --events` prints it: its type (and name), then its data as JSON. */
+export function eventLine(event: Pick<RunEventServed, 'type' | 'name' | 'data'>): string {
+  return `[${event.name === null ? event.type : `${event.type}:${event.name}`}] ${JSON.stringify(event.data)}`;
 }
 
 export function runPage(frame: ConsoleFrame, model: RunPageModel): string {
@@ -95,10 +113,24 @@ ${model.log.entries.length === 0 ? html`<div id="log-empty" class="muted">No lin
 </div>`
 }
 </section>
+${eventsSection(model, runPath)}
 ${outputSection(run)}
 ${artifactsSection(model, runPath)}`,
-    { ...(follows ? { script: FOLLOW_LOG_SCRIPT } : {}), alert: model.alert },
+    { ...(followsLog(model) || followsEvents(model) ? { script: FOLLOW_LOG_SCRIPT } : {}), alert: model.alert },
   );
+}
+
+function eventsSection(model: RunPageModel, runPath: string): SafeHtml {
+  const live = followsEvents(model);
+  const { entries } = model.events;
+  const cap = model.events.truncated ? ' They reached their cap; the rest was not kept.' : '';
+  return html`<section aria-labelledby="events-heading">
+<h2 id="events-heading">Events</h2>
+<p id="events-status" class="muted">${live ? 'The events so far (this page follows them live where its script may run).' : 'Every event of the run.'}${cap}</p>
+<div id="events" class="log" role="log" aria-labelledby="events-heading" tabindex="0"${live ? html` data-follow="${runPath}/run-events?after=${entries.at(-1)?.seq ?? -1}"` : null}>
+${entries.length === 0 ? html`<div id="events-empty" class="muted">${model.run.finished_at === null ? 'None yet.' : 'This run emitted no event.'} An agent on the kit emits them (<code>kit.progress</code>, <code>kit.event</code>).</div>` : null}${entries.map((event) => html`<div>${eventLine(event)}</div>`)}
+</div>
+</section>`;
 }
 
 function logStatus(model: RunPageModel, follows: boolean): SafeHtml {

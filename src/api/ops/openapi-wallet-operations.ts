@@ -1,7 +1,7 @@
 // The wallet page's and the console's operations, and the sandbox provider's, for the OpenAPI document: the
 // second half of ops/openapi-operations.ts's table, in a file of its own to keep each under the length files keep.
 import { WALLET_LOGIN_INTENT } from '../../contract/claims.js';
-import { BYTES, HTML, EVENTS, SEE_OTHER, query, LAST_EVENT_ID, FORM, type OperationDoc } from './openapi-operation-parts.js';
+import { BYTES, HTML, EVENTS, SEE_OTHER, query, LAST_EVENT_ID, FORM, type OperationDoc, RUN_EVENTS } from './openapi-operation-parts.js';
 
 export const WALLET_OPERATIONS: Record<string, OperationDoc> = {
   // The wallet page and the console (docs/api.md "Wallet page", "Console"): HTML for a browser.
@@ -108,6 +108,13 @@ export const WALLET_OPERATIONS: Record<string, OperationDoc> = {
     errors: ['run_not_found'],
     parameters: [query('after', 'The seq to follow from (-1: the first)'), LAST_EVENT_ID],
     answers: { 200: EVENTS('The entries as Server-Sent Events until the run ends') },
+  },
+  'GET /wallet/runs/{run_id}/run-events': {
+    id: 'followConsoleRunEvents',
+    summary: "A run's structured events followed live, for the session's cookie",
+    errors: ['run_not_found'],
+    parameters: [query('after', 'The seq to follow from (-1: the first)'), LAST_EVENT_ID],
+    answers: { 200: EVENTS('The events as Server-Sent Events until the run ends', RUN_EVENTS) },
   },
   'GET /wallet/runs/{run_id}/artifacts/{name}': {
     id: 'downloadConsoleRunArtifact',

@@ -13,7 +13,9 @@ import { sendArtifact } from '../../artifacts/artifact-download.js';
 import { createArtifactStore } from '../../artifacts/artifact-store.js';
 import { createRunArtifacts } from '../../artifacts/run-artifacts.js';
 import { FOLLOW_LOG_SCRIPT_SOURCE } from '../../console/follow-log-script.js';
-import { followsLog, runPage } from '../../console/run-page.js';
+import { follows, runPage } from '../../console/run-page.js';
+import { createEventStore } from '../../run-stream/event-store.js';
+import { followEvents } from '../../run-stream/follow-events.js';
 import { AUTO_REFRESH_SCRIPT_SOURCE } from '../../console/auto-refresh-script.js';
 import { runSearchOf } from '../../console/run-search.js';
 import { rerunPage } from '../../console/rerun-page.js';
@@ -42,6 +44,7 @@ import type { WalletSession } from '../../wallet-page/wallet-sessions.js';
 /** A page of the history, and the log lines a run page shows before it follows the rest. */
 const RUNS_SHOWN = 50;
 const LOG_LINES_SHOWN = 1000;
+const EVENTS_SHOWN = 200;
 const RUN_ID_CHARS = 64;
 const checkQuery = TypeCompiler.Compile(RunListQuery);
 const RUN_PAGE_POLICY = policyWithScript(FOLLOW_LOG_SCRIPT_SOURCE);
@@ -64,6 +67,7 @@ export function runPages(scope: PageScope): FastifyPluginAsync {
     const history = createRunHistory(ctx.store);
     const nodes = createNodeRegistry(ctx.store);
     const logs = createLogStore(ctx.store);
+    const events = createEventStore(ctx.store);
     const artifacts = createArtifactStore(ctx.store);
     const listing = createRunArtifacts(ctx, artifacts, runs.store);
     const cancel = createRunCanceller(ctx, runs.store, runs.finish);
@@ -140,12 +144,18 @@ export function runPages(scope: PageScope): FastifyPluginAsync {
       alert?: string,
     ): Promise<FastifyReply> {
       const { entries, truncated, expired } = await logs.read(run.run_id, -1, LOG_LINES_SHOWN);
+      const shownEvents = await events.page(run.run_id, -1, EVENTS_SHOWN);
       const expiresAt = listing.expiryOf(run);
       const model = {
         run: runView(run, 0),
         attempts: await history.attempts(run),
         nodes: await nodes.nodesOf(session.user_id),
         log: { entries, more: entries.length === LOG_LINES_SHOWN, truncated, expired },
+        events: {
+          entries: shownEvents,
+          more: shownEvents.length === EVENTS_SHOWN,
+          truncated: (await events.state(run.run_id))?.truncated === 1,
+        },
         artifacts: (await listing.listed(run)).map((row) => listing.viewOf(row, run)),
         artifactsExpireAt: expiresAt === null ? null : isoTime(expiresAt),
         claimedAt: run.claimed_at === null ? null : isoTime(run.claimed_at),
@@ -154,8 +164,8 @@ export function runPages(scope: PageScope): FastifyPluginAsync {
         waitingForNode: (await drainedPin(ctx.store, run)) ?? null,
         ...(alert === undefined ? {} : { alert }),
       };
-      // The one page that runs a script, while it follows the log: that script alone, allowed by its hash.
-      if (followsLog(model)) reply.header('content-security-policy', RUN_PAGE_POLICY);
+      // The one page that runs a script, while it follows the log or the events: that script alone, allowed by its hash.
+      if (follows(model)) reply.header('content-security-policy', RUN_PAGE_POLICY);
       return sendHtml(reply, status, runPage(scope.frame(request, session, 'runs'), model));
     }
 
@@ -167,6 +177,16 @@ export function runPages(scope: PageScope): FastifyPluginAsync {
         throw new SvcError('invalid_request', 'after must be a seq of the log, or -1');
       const from = followFrom(after, request.headers['last-event-id']);
       return sendEventStream(reply, (gone) => followLogs(ctx, { runs: runs.store, logs }, run.run_id, from, gone));
+    });
+
+    app.get<{ Params: { run_id: string } }>('/runs/:run_id/run-events', async (request, reply) => {
+      const session = await scope.requireSession(request);
+      const run = await usersRun(request, session);
+      const after = (request.query as Record<string, unknown>).after;
+      if (after !== undefined && (typeof after !== 'string' || !/^(-1|[0-9]{1,10})$/.test(after)))
+        throw new SvcError('invalid_request', "after must be a seq of the run's events, or -1");
+      const from = followFrom(after, request.headers['last-event-id']);
+      return sendEventStream(reply, (gone) => followEvents(ctx, { runs: runs.store, events }, run.run_id, from, gone));
     });
 
     app.get<{ Params: { run_id: string; name: string } }>('/runs/:run_id/artifacts/:name', async (request, reply) => {
