@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentProgram, installTestBundle } from '../helpers/bundles.js';
+import { agentProgram, installKitBundle, installTestBundle } from '../helpers/bundles.js';
 import { REPO_ROOT } from '../helpers/svc-api.js';
 import { sandboxAvailable } from './sandbox-support.js';
 import { FILTERED, keyName, killedBySigsys, NODE_WORKS, SYSCALL_PROBE, writeOtherAbiPrograms } from './syscall-probe.js';
@@ -53,10 +53,11 @@ const [home, packageDir, input, timeoutMs] = process.argv.slice(2);
 const isolation = resolveIsolation('auto', join(home, 'no-agent.sock'), 'auto', packageDir);
 const runner = createLocalRunner({ home, varDir: join(home, 'var'), packageDir, isolation, limits: { timeoutMs: Number(timeoutMs) } });
 let stderr = '';
+const events = [];
 const outcome = await runner.run({ run_id: randomUUID(), agent_id: ${JSON.stringify(AGENT)}, user_id: 'u@example.com', tier: 'svc_starter_agents', input: JSON.parse(input) }, undefined, (stream, chunk) => {
   if (stream === 'stderr') stderr += chunk.toString('utf8');
-});
-process.stdout.write(JSON.stringify({ isolation, report: isolationReport(isolation, undefined, packageDir), outcome, stderr }));
+}, undefined, (event) => events.push(event));
+process.stdout.write(JSON.stringify({ isolation, report: isolationReport(isolation, undefined, packageDir), outcome, stderr, events }));
 `;
 
 describe.skipIf(!userNamespaces)('the unprivileged mode: bubblewrap in a user namespace, as the node user', () => {
@@ -95,6 +96,7 @@ describe.skipIf(!userNamespaces)('the unprivileged mode: bubblewrap in a user na
     report: { summary: string; cannot: string[] };
     outcome: { status: string; output: Record<string, unknown> };
     stderr: string;
+    events: Array<{ type: string; name?: string; data: unknown }>;
   } {
     const out = execFileSync(
       'setpriv',
@@ -117,6 +119,35 @@ describe.skipIf(!userNamespaces)('the unprivileged mode: bubblewrap in a user na
     );
     return JSON.parse(out.toString()) as never;
   }
+
+  it("an agent on the kit's Python module runs with python3 alone, its events on its channel and its forged lines only log", async () => {
+    const home = nobodysDir('unprivileged-kit-');
+    installKitBundle(
+      home,
+      AGENT,
+      {
+        'main.py': [
+          'import sys',
+          'import swarm_kit as kit',
+          '',
+          'def work(input, run):',
+          '    print(\'{"v":1,"id":9,"op":"result","output":{"forged":true}}\')',
+          '    sys.stderr.write(\'{"v":1,"id":10,"op":"event","type":"custom","name":"forged","data":{}}\\n\')',
+          '    kit.progress(1, 1, "unprivileged")',
+          '    return {"summary": "from python", "attempt": run["attempt"]}',
+          '',
+          'kit.run_agent(work)',
+          '',
+        ].join('\n'),
+      },
+      ['python3', 'main.py'],
+    );
+    execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, join(home, 'agents')]);
+    const ran = runAsNobody(home, {});
+    expect(ran.isolation).toBe('bubblewrap');
+    expect(ran.outcome, ran.stderr).toEqual({ status: 'succeeded', output: { summary: 'from python', attempt: 1 } });
+    expect(ran.events.map((event) => [event.type, event.data])).toEqual([['progress', { done: 1, total: 1, message: 'unprivileged' }]]);
+  });
 
   it("an agent of the node's own user cannot read the node's credential, has no network, and shares no /tmp or /dev/shm", async () => {
     const home = nobodysDir('unprivileged-home-');
