@@ -45,6 +45,16 @@ describe('agents of your own', () => {
     expect(JSON.parse(readFileSync(join(parent, 'snake', 'agent.json'), 'utf8')).entry).toEqual(['python3', 'main.py']);
     const snake = await execa('python3', [join(parent, 'snake', 'main.py')], { input: '{"run_id": "r-2", "input": {"name": "Bo"}}' });
     expect(JSON.parse(snake.stdout)).toMatchObject({ summary: expect.stringMatching(/^Hello, Bo, from snake on /), run_id: 'r-2' });
+    // As a node runs it: packed with the kit, its progress event on the channel.
+    const local = await swarmNode(
+      ['--json', 'agent', 'run-local', join(parent, 'snake'), '--input', 'name=Cy', '--home', join(parent, 'rl')],
+      {
+        env: { HOME: parent },
+      },
+    );
+    expect(local.exitCode, local.stderr).toBe(0);
+    expect(local.json.output.summary).toMatch(/^Hello, Cy, from snake on /);
+    expect(local.json.events).toMatchObject([{ type: 'progress', data: { done: 1, total: 1, message: 'greeted' } }]);
 
     const ts = await swarmNode(['--json', 'agent', 'init', join(parent, 'typed'), '--id', 'typed_agent', '--lang', 'ts'], {
       env: { HOME: parent },

@@ -41,7 +41,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activatedSession, fundWallet, waitFor } from '../helpers/funnel.js';
-import { agentProgram } from '../helpers/bundles.js';
+import { agentProgram, installKitBundle } from '../helpers/bundles.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { removeTempDirs, tempDir, uniqueEmail } from '../helpers/temp.js';
 import { buildRelease, signingKey } from './release-support.js';
@@ -62,6 +62,19 @@ const SYSCALLS = 'agent_sales_outreach_008';
 /** The host's Node (the tests' own, 20), copied into the root file system: agents may bring a Node of their own. */
 const NODE_20 = '/opt/node20/bin/node';
 const HOME = '/opt/svc/swarm-node';
+/** The Python agent on the kit (its own bundle of a catalog agent). */
+const KIT_AGENT = 'agent_dev_review_012';
+const KIT_PYTHON = [
+  'import swarm_kit as kit',
+  '',
+  'def work(input, run):',
+  '    print(\'{"v":1,"id":1,"op":"result","output":{"forged":true}}\', flush=True)',
+  '    kit.event("progress", {"done": 1, "message": "in the unit"})',
+  '    kit.partial({"summary": "kit in a unit"})',
+  '',
+  'kit.run_agent(work)',
+  '',
+].join('\n');
 const GPU_HOME = '/opt/svc/swarm-node/nodes/gpu';
 const MiB = 1024 * 1024;
 
@@ -174,6 +187,8 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     }
     mkdirSync(join(root, HOME, 'agents', SYSCALLS), { recursive: true });
     writeFileSync(join(root, HOME, 'agents', SYSCALLS, 'main.mjs'), SYSCALL_PROBE);
+    // An agent on the kit's Python module, under the agent unit's filter with the container's python3.
+    installKitBundle(join(root, HOME), KIT_AGENT, { 'main.py': KIT_PYTHON }, ['python3', 'main.py']);
     mkdirSync(join(root, NODE_20, '..'), { recursive: true });
     copyFileSync(process.execPath, join(root, NODE_20));
   }, 600_000);
@@ -496,6 +511,17 @@ describe.skipIf(!canBoot)('the systemd mode, under systemd in systemd-nspawn', {
     const verified = await container.exec(['systemd-analyze', 'verify', ...units, ...instances]);
     expect(verified.stdout + verified.stderr).toBe('');
     expect(verified.exitCode).toBe(0);
+  });
+
+  it("an agent on the kit's Python module runs in its unit: its event reaches the service over the channel, its forged stdout line is only log", async () => {
+    const result = await container.exec(['swarm-node', '--json', 'run', KIT_AGENT, '--input', 'repo=/srv/app']);
+    const answer = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(answer, result.stdout + result.stderr).toMatchObject({
+      status: 'succeeded',
+      output: { summary: 'kit in a unit', partial: true },
+    });
+    const events = await container.exec(['swarm-node', '--json', 'logs', String(answer.run_id), '--events']);
+    expect(events.stdout.split('\n')[0], events.stderr).toMatch(/"type":"progress".*"data":\{"done":1,"message":"in the unit"\}/);
   });
 
   it("a run past its time limit is stopped by agent-exec, which may signal the agent's uid (CAP_KILL), and fails timeout", async () => {
