@@ -64,23 +64,20 @@ export class NodeApi {
    * A batch of the run's log (docs/api.md "Run logs"), with the run's lease: each entry carries its seq, so a repeat
    * is stored once. `signal` gives it up (the run's result must not wait for it long).
    */
-  async postLogs(runId: string, batch: LogBatch, signal?: AbortSignal): Promise<LogBatchResponse> {
-    const response = await this.client.call<LogBatchResponse>({
-      method: 'POST',
-      path: `/v1/swarm/runs/${encodeURIComponent(runId)}/logs`,
-      body: batch,
-      bearer: this.#bearer,
-      retrySafe: true,
-      ...(signal === undefined ? {} : { signal }),
-    });
-    return response.body;
+  postLogs(runId: string, batch: LogBatch, signal?: AbortSignal): Promise<LogBatchResponse> {
+    return this.#postBatch<LogBatchResponse>(runId, 'logs', batch, signal);
   }
 
   /** A batch of the run's events (docs/api.md "Run events"), with the run's lease: a repeat of a seq is stored once. */
-  async postRunEvents(runId: string, batch: RunEventBatch, signal?: AbortSignal): Promise<RunEventBatchResponse> {
-    const response = await this.client.call<RunEventBatchResponse>({
+  postRunEvents(runId: string, batch: RunEventBatch, signal?: AbortSignal): Promise<RunEventBatchResponse> {
+    return this.#postBatch<RunEventBatchResponse>(runId, 'events', batch, signal);
+  }
+
+  /** One of a run's batches (its log's, its events'), retried as a repeat of a seq is stored once. */
+  async #postBatch<T>(runId: string, stream: 'logs' | 'events', batch: unknown, signal: AbortSignal | undefined): Promise<T> {
+    const response = await this.client.call<T>({
       method: 'POST',
-      path: `/v1/swarm/runs/${encodeURIComponent(runId)}/events`,
+      path: `/v1/swarm/runs/${encodeURIComponent(runId)}/${stream}`,
       body: batch,
       bearer: this.#bearer,
       retrySafe: true,

@@ -169,25 +169,22 @@ export function runPages(scope: PageScope): FastifyPluginAsync {
       return sendHtml(reply, status, runPage(scope.frame(request, session, 'runs'), model));
     }
 
-    app.get<{ Params: { run_id: string } }>('/runs/:run_id/log-events', async (request, reply) => {
+    // The log and the events followed live (the page's script): the session's own run, from ?after or Last-Event-ID.
+    const follow = (stream: 'log' | 'events') => async (request: RunRequest, reply: FastifyReply) => {
       const session = await scope.requireSession(request);
       const run = await usersRun(request, session);
       const after = (request.query as Record<string, unknown>).after;
       if (after !== undefined && (typeof after !== 'string' || !/^(-1|[0-9]{1,10})$/.test(after)))
-        throw new SvcError('invalid_request', 'after must be a seq of the log, or -1');
+        throw new SvcError('invalid_request', `after must be a seq of the run's ${stream}, or -1`);
       const from = followFrom(after, request.headers['last-event-id']);
-      return sendEventStream(reply, (gone) => followLogs(ctx, { runs: runs.store, logs }, run.run_id, from, gone));
-    });
-
-    app.get<{ Params: { run_id: string } }>('/runs/:run_id/run-events', async (request, reply) => {
-      const session = await scope.requireSession(request);
-      const run = await usersRun(request, session);
-      const after = (request.query as Record<string, unknown>).after;
-      if (after !== undefined && (typeof after !== 'string' || !/^(-1|[0-9]{1,10})$/.test(after)))
-        throw new SvcError('invalid_request', "after must be a seq of the run's events, or -1");
-      const from = followFrom(after, request.headers['last-event-id']);
-      return sendEventStream(reply, (gone) => followEvents(ctx, { runs: runs.store, events }, run.run_id, from, gone));
-    });
+      return sendEventStream(reply, (gone) =>
+        stream === 'log'
+          ? followLogs(ctx, { runs: runs.store, logs }, run.run_id, from, gone)
+          : followEvents(ctx, { runs: runs.store, events }, run.run_id, from, gone),
+      );
+    };
+    app.get<{ Params: { run_id: string } }>('/runs/:run_id/log-events', follow('log'));
+    app.get<{ Params: { run_id: string } }>('/runs/:run_id/run-events', follow('events'));
 
     app.get<{ Params: { run_id: string; name: string } }>('/runs/:run_id/artifacts/:name', async (request, reply) => {
       const session = await scope.requireSession(request);
