@@ -637,7 +637,7 @@ async function main() {
 
   step('Upload an agent of your own');
   say(
-    `The tier unlocks agent upload: code of your own for a catalog agent, run on your nodes and billed at that agent's\ncatalog price. \`agent init\` starts a bundle that works as it is (agent.json, and main.sh in POSIX sh); one line\nedited makes it the demo's. The upload authenticates with the JWT this node signed in with (never an argument),\nand the new version becomes current: from now on the user's runs of ${CUSTOM_AGENT} execute it.`,
+    `The tier unlocks agent upload: code of your own for a catalog agent, run on your nodes and billed at that agent's\ncatalog price. \`agent init\` starts a bundle on the agent kit that works as it is (agent.json, main.mjs, swarm_kit/);\none line edited makes it the demo's. The upload authenticates with the JWT this node signed in with (never an\nargument), and the new version becomes current: from now on the user's runs of ${CUSTOM_AGENT} execute it.`,
   );
   const customDir = join(state.scratch, 'my-agent');
   await nodeCli(['agent', 'init', customDir, '--agent', CUSTOM_AGENT]);
