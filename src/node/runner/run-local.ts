@@ -27,6 +27,7 @@ import { secretsEnv, secretsRedactor } from './agent-secrets.js';
 import { MAX_ARTIFACT_BYTES } from '../../contract/jobs.js';
 import { directoryArtifacts, type ArtifactSource, type HeldArtifacts } from './artifact-source.js';
 import { makeArtifactSpace, removeLeftoverRunDirs } from './artifact-space.js';
+import { KIT_PROTOCOL_VERSION } from '../../contract/kit-protocol.js';
 
 export interface LocalRunner {
   /** How runs are kept from the node: a systemd service each, a sandbox each (bubblewrap's or unshare's), or none. */
@@ -203,7 +204,15 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
         run_id: run.run_id,
         agent_id: run.agent_id,
         command: resolveEntry(bundle),
-        stdin: JSON.stringify({ run_id: run.run_id, agent_id: run.agent_id, user_id: run.user_id, tier: run.tier, input: run.input ?? {} }),
+        // The run document names the kit's protocol the node speaks on the run's channel (docs/api.md "The kit's channel").
+        stdin: JSON.stringify({
+          run_id: run.run_id,
+          agent_id: run.agent_id,
+          user_id: run.user_id,
+          tier: run.tier,
+          input: run.input ?? {},
+          kit_protocol: KIT_PROTOCOL_VERSION,
+        }),
         limits: { ...limits, timeoutMs },
         kit: { attempt: run.attempt ?? 1 },
         env: {
