@@ -227,12 +227,12 @@ async function walkThrough(
   expect(findings![2]).toMatch(new RegExp(`│ ${severity}/\\S* (is \\d+(\\.\\d+)?% full|has used)`));
   // An agent of the user's own: scaffolded, one line edited, uploaded (current), run on this node and charged.
   expect(output).toMatch(
-    /\$ swarm-node agent init <scratch>\/my-agent --agent agent_svc_skills_005\n.*Created <scratch>\/my-agent \(your version of agent_svc_skills_005, version 0\.1\.0\): README\.md, agent-io\.mjs, agent\.json, main\.mjs\./,
+    /\$ swarm-node agent init <scratch>\/my-agent --agent agent_svc_skills_005\n.*Created <scratch>\/my-agent \(your version of agent_svc_skills_005, version 0\.1\.0\): README\.md, agent\.json, main\.mjs, swarm_kit\/\./,
   );
   expect(output).toMatch(
     /│ \+ return \{ summary: `Hello, \$\{name\}: agent_svc_skills_005, a version made by the demo, ran on \$\{hostname\(\)\}`/,
   );
-  const digest = /Uploaded agent_svc_skills_005 version 0\.1\.0 \(([0-9a-f]{12}), 4 files, \d+ bytes\); it is current/.exec(output)?.[1];
+  const digest = /Uploaded agent_svc_skills_005 version 0\.1\.0 \(([0-9a-f]{12}), 6 files, \d+ bytes\); it is current/.exec(output)?.[1];
   expect(digest, output).toBeDefined();
   expect(output).toMatch(new RegExp(`│ 0\\.1\\.0\\s+${digest}\\s.*\\syes\\n`));
   expect(output).toMatch(
@@ -242,7 +242,7 @@ async function walkThrough(
     ),
   );
   expect(output).toContain(
-    `installed  <root>/opt/svc/swarm-node/var/agents/agent_svc_skills_005/${digest}…/: README.md, agent-io.mjs, agent.json, main.mjs`,
+    `installed  <root>/opt/svc/swarm-node/var/agents/agent_svc_skills_005/${digest}…/: README.md, agent.json, main.mjs, swarm_kit`,
   );
   // The operator's own bundle, killed mid-run: charged at start, its attempt lost after the lease, queued again
   // under the same id and charge (the review is retry-safe), then run again by the restarted daemon: charged once.
