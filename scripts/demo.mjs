@@ -674,7 +674,9 @@ async function main() {
     `var/agents/${CUSTOM_AGENT} holds ${installed.join(', ') || 'nothing'}`,
     '',
   );
-  showFields([['installed', `${join(installedUnder, customDigest)}…/: ${readdirSync(join(installedUnder, installed[0])).sort().join(', ')}`]]);
+  showFields([
+    ['installed', `${join(installedUnder, customDigest)}…/: ${readdirSync(join(installedUnder, installed[0])).sort().join(', ')}`],
+  ]);
 
   step("An agent bundle of the operator's own");
   say(
