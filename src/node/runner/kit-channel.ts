@@ -194,7 +194,7 @@ export function serveKitChannel(
         for (let newline = pending.indexOf(0x0a); newline >= 0; newline = pending.indexOf(0x0a)) {
           const line = pending.subarray(0, newline);
           pending = pending.subarray(newline + 1);
-          if (skipping) {
+          if (skipping || line.length > MAX_KIT_LINE_BYTES) {
             skipping = false;
             await respond(
               null,
