@@ -11,6 +11,8 @@ import { systemClock } from '../../src/lib/clock.js';
 import { NodeApi } from '../../src/node/service/node-api.js';
 import { ServiceClient } from '../../src/node/service/service-client.js';
 import { LogShipper } from '../../src/node/work/log-shipper.js';
+import { ATTEMPT_SEQ_SPAN, EventShipper } from '../../src/node/work/event-shipper.js';
+import { MAX_RUN_EVENT_BYTES_PER_RUN, type RunEventBatch } from '../../src/contract/run-events.js';
 import { TEST_RUN_TIMING, execute, paidUser } from '../api/execute-fixtures.js';
 import { waitFor } from '../helpers/funnel.js';
 import { httpRequest } from '../helpers/http.js';
@@ -159,5 +161,40 @@ describe('LogShipper', () => {
       for (const socket of held) socket.destroy();
       await new Promise((resolve) => silent.close(resolve));
     }
+  });
+
+  it("a run's events: redacted, numbered from their attempt's span, and never held past what the service keeps of a run", async () => {
+    const { runId, leaseId, api } = await ownRun();
+    const sent: RunEventBatch[] = [];
+    const events = new EventShipper({
+      leaseId,
+      attempt: 2,
+      send: (batch, signal) => {
+        sent.push(batch);
+        return api.postRunEvents(runId, batch, signal);
+      },
+      clock: systemClock,
+      redact: (text) => text.replaceAll('sk_event_secret', '***'),
+    });
+    events.emit({ type: 'custom', name: 'step', data: { key: 'sk_event_secret', note: 'kept' }, at: Date.now() });
+    // 70 events of 63 KiB: more than the 4 MiB of data the service keeps of a run.
+    const big = 'e'.repeat(63 * 1024);
+    for (let i = 0; i < 70; i += 1) events.emit({ type: 'output', data: big, at: Date.now() });
+    const shipping = await events.close(30_000);
+    const entries = sent.flatMap((batch) => batch.events);
+    const dataBytes = entries.reduce((sum, entry) => sum + Buffer.byteLength(JSON.stringify(entry.data)), 0);
+    expect(dataBytes).toBeLessThanOrEqual(MAX_RUN_EVENT_BYTES_PER_RUN);
+    expect(entries).toHaveLength(1 + Math.floor((MAX_RUN_EVENT_BYTES_PER_RUN - 40) / (big.length + 2)));
+    expect(shipping.stoppedBy).toBeUndefined();
+    expect(entries[0]).toMatchObject({
+      seq: ATTEMPT_SEQ_SPAN,
+      attempt: 2,
+      type: 'custom',
+      name: 'step',
+      data: { key: '***', note: 'kept' },
+    });
+    expect(entries.at(-1)!.seq).toBe(ATTEMPT_SEQ_SPAN + entries.length - 1);
+    const kept = service.db.prepare('SELECT data_json FROM run_event_entries WHERE run_id = ? ORDER BY seq LIMIT 1').get(runId);
+    expect(kept).toEqual({ data_json: '{"key":"***","note":"kept"}' });
   });
 });
