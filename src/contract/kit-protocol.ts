@@ -2,8 +2,8 @@
 // hands the agent, apart from stdout and stderr, which stay plain logs. A call is {"v", "id", "op", …}; each gets
 // one answer with its id, {"v", "id", "ok": {…}} or {"v", "id", "error": {code, message, remedy}}. `v` is the
 // protocol the call is written to: a node answers a call of a newer one `kit_protocol_unsupported`, never by
-// guessing. The node, the JavaScript kit and the Python kit (kit/) read these figures from here or from the hello.
-import { MAX_RUN_EVENT_BYTES, MAX_RUN_EVENTS_PER_RUN, RUN_EVENT_TYPES } from './run-events.js';
+// guessing. The node reads these figures from here and the events' caps from ./run-events.ts; the kits (kit/), from
+// the hello.
 
 /** The protocol this node speaks; a call with a higher `v` is refused. */
 export const KIT_PROTOCOL_VERSION = 1;
@@ -21,8 +21,6 @@ export const MAX_KIT_FAILURE_CHARS = 2_000;
 /** Calls per run: a burst of this many, then KIT_CALLS_PER_SECOND. */
 export const KIT_CALL_BURST = 500;
 export const KIT_CALLS_PER_SECOND = 100;
-
-export { MAX_RUN_EVENT_BYTES, MAX_RUN_EVENTS_PER_RUN, RUN_EVENT_TYPES };
 
 /** Why a call was refused: each names the limit or the rule it met. */
 export const KIT_ERROR_CODES = [

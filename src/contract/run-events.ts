@@ -24,6 +24,9 @@ export function runEventBytes(data: unknown): number {
 
 const strict = { additionalProperties: false } as const;
 
+/** A `custom` event's name, as the kit's channel checks it and the service's schema does (1-64 characters). */
+export const RUN_EVENT_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$';
+
 // POST /v1/swarm/runs/{run_id}/events (node)
 export const RunEventEntry = Type.Object(
   {
@@ -33,7 +36,7 @@ export const RunEventEntry = Type.Object(
     attempt: Type.Integer({ minimum: 1, maximum: 100 }),
     type: Type.Union(RUN_EVENT_TYPES.map((type) => Type.Literal(type))),
     /** For `custom`: the agent's name for it. */
-    name: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*$' })),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: RUN_EVENT_NAME_PATTERN })),
     at: Type.String({ description: 'ISO 8601, UTC' }),
     /** Any JSON value, redacted by the node before it left (docs/operations.md "Secrets"). */
     data: Type.Unknown(),

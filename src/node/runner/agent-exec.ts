@@ -225,17 +225,7 @@ export async function serveAgentExec(input: Readable, output: Writable, env: Nod
       output.write(`${JSON.stringify({ output: { stream, data: chunk.toString('base64') } } satisfies OutputLine)}\n`),
     ...(request.kit === undefined
       ? {}
-      : {
-          kit: {
-            context: {
-              run_id: request.run_id,
-              agent_id: request.agent_id,
-              attempt: request.kit.attempt,
-              maxOutputBytes: request.limits.outputBytes,
-            },
-            onEvent: (event: KitEvent) => output.write(`${JSON.stringify({ kit_event: event } satisfies KitEventLine)}\n`),
-          },
-        }),
+      : { kit: kitOf(request, (event) => output.write(`${JSON.stringify({ kit_event: event } satisfies KitEventLine)}\n`)) }),
     ...(counters === undefined ? {} : { cgroup: counters }),
     // TemporaryFileSystem= in the unit: the run's TMPDIR (/tmp/run), /dev/shm and its artifacts, each of the unit's size.
     capped: [
@@ -320,6 +310,19 @@ function outputOf(line: string): OutputLine['output'] | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The run's kit channel as a request asks for it: its run, attempt and output limit, its events to `onEvent`. */
+export function kitOf(request: AgentExecRequest, onEvent: EventSink): NonNullable<AgentProcessSpec['kit']> {
+  return {
+    context: {
+      run_id: request.run_id,
+      agent_id: request.agent_id,
+      attempt: request.kit?.attempt ?? 1,
+      maxOutputBytes: request.limits.outputBytes,
+    },
+    onEvent,
+  };
 }
 
 /** An event line (null: one that is not a well-formed event, dropped), undefined for a line of another kind. */

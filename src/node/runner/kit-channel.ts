@@ -13,14 +13,18 @@ import {
   KIT_PROTOCOL_VERSION,
   MAX_KIT_FAILURE_CHARS,
   MAX_KIT_LINE_BYTES,
-  MAX_RUN_EVENT_BYTES,
-  MAX_RUN_EVENTS_PER_RUN,
-  RUN_EVENT_TYPES,
   type KitError,
   type KitErrorCode,
   type KitHello,
 } from '../../contract/kit-protocol.js';
-import { runEventBytes, type RunEventType } from '../../contract/run-events.js';
+import {
+  MAX_RUN_EVENT_BYTES,
+  MAX_RUN_EVENTS_PER_RUN,
+  RUN_EVENT_NAME_PATTERN,
+  RUN_EVENT_TYPES,
+  runEventBytes,
+  type RunEventType,
+} from '../../contract/run-events.js';
 import { monotonicClock, type Clock } from '../../lib/clock.js';
 
 /** An event the agent emitted, as the node keeps it until it is sent. */
@@ -51,7 +55,7 @@ export interface KitChannel {
   readonly done: Promise<void>;
 }
 
-const EVENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+const EVENT_NAME = new RegExp(RUN_EVENT_NAME_PATTERN);
 
 export function serveKitChannel(
   stream: Duplex,

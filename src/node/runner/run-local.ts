@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { messageOf } from '../../contract/errors.js';
 import { DEFAULT_AGENT_SOCKET, egressSocketOf } from '../host/config.js';
 import { nodePaths } from '../host/location.js';
-import { execViaSocket, type AgentExecRequest } from './agent-exec.js';
+import { execViaSocket, kitOf, type AgentExecRequest } from './agent-exec.js';
 import {
   DEFAULT_AGENT_LIMITS,
   RUN_CANCELLED,
@@ -121,15 +121,7 @@ export function createLocalRunner(options: LocalRunnerOptions): LocalRunner {
     onEvent: EventSink | undefined,
   ): Promise<{ outcome: AgentOutcome; artifacts?: HeldArtifacts }> {
     // Every run gets the kit's channel: an agent without the kit never reads it, and runs as it always did.
-    const kit = {
-      context: {
-        run_id: request.run_id,
-        agent_id: request.agent_id,
-        attempt: request.kit?.attempt ?? 1,
-        maxOutputBytes: request.limits.outputBytes,
-      },
-      onEvent: onEvent ?? (() => undefined),
-    };
+    const kit = kitOf(request, onEvent ?? (() => undefined));
     const network = bundle.manifest.network ?? 'none';
     if (isolation === 'systemd') {
       // The agent's network is its unit's: an egress agent's runs go to the egress socket's twin of the agent unit.
