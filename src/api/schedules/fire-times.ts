@@ -149,9 +149,20 @@ function cronDue(timing: Timing, nextFireAt: number, now: number): { count: numb
   return { count, latest, before };
 }
 
+/**
+ * One formatter a zone: making an Intl.DateTimeFormat took 0.16 ms, a tenth of the CPU a burst of occurrences spent
+ * each (docs/operations.md "Benchmarks", bench:scheduler); a format with one made is a few microseconds.
+ */
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+
 /** The calendar day `ms` falls on in `zone`, as YYYY-MM-DD: the day a schedule's daily cap counts. */
 export function localDay(ms: number, zone: string): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(ms));
+  let format = dayFormats.get(zone);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    dayFormats.set(zone, format);
+  }
+  return format.format(new Date(ms));
 }
 
 /** The IANA time zone database the process computes local times with. */

@@ -114,11 +114,11 @@ export function createScheduler(ctx: ServiceContext) {
 
   /** What the overlap policy makes of an occurrence while the schedule's earlier runs are still queued or running. */
   const overlapVerdict = async (schedule: ScheduleRow): Promise<{ state: 'pending' | 'buffered' | 'skip'; cancel: string[] }> => {
+    // Nothing to look up (bench:scheduler: the lookup was a tenth of the CPU an occurrence of a burst took).
+    if (schedule.overlap === 'allow') return { state: 'pending', cancel: [] };
     const active = await rows.occurrences.active(schedule.schedule_id);
     const busy = active.queued.length + active.running.length + active.waiting + active.buffered;
     switch (schedule.overlap as OverlapPolicy) {
-      case 'allow':
-        return { state: 'pending', cancel: [] };
       case 'cancel_running':
         return { state: 'pending', cancel: [...active.queued, ...active.running] };
       case 'buffer_one':
