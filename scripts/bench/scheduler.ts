@@ -24,6 +24,7 @@ import {
   positiveInteger,
   signIn,
   spreadLine,
+  SPREAD_LIMIT,
   startServerProcess,
   table,
   until,
@@ -37,7 +38,7 @@ const USAGE = `Usage: npm run bench:scheduler -- [options]
   --burst <n>       of them, firing every minute on the minute    default 1000
   --rounds <n>      idle rounds, each sampling both services      default 6
   --seconds <s>     each sample's length                          default 10
-  --minutes <n>     minutes of bursts whose lateness is measured  default 2`;
+  --minutes <n>     minutes of bursts whose lateness is measured  default 3`;
 
 /** The goal: an occurrence claimed within a second of its time, at the 99th percentile. */
 const LATENESS_GOAL_MS = 1000;
@@ -51,7 +52,7 @@ const { values } = parseArgs({
     burst: { type: 'string', default: '1000' },
     rounds: { type: 'string', default: '6' },
     seconds: { type: 'string', default: '10' },
-    minutes: { type: 'string', default: '2' },
+    minutes: { type: 'string', default: '3' },
     help: { type: 'boolean', default: false },
   },
 });
@@ -198,11 +199,22 @@ async function main(): Promise<void> {
     last - Date.now() + 5 * MINUTE,
     500,
   );
-  const lateness = started().map((row) => row.started_at - row.fire_at);
-  const p99 = percentileOf(lateness, 0.99);
+  const runs = started();
+  const lateness = runs.map((row) => row.started_at - row.fire_at);
   process.stdout.write(
-    `lateness over ${lateness.length} occurrences: median ${median(lateness)} ms, p99 ${p99} ms, max ${Math.max(...lateness)} ms ` +
-      `(goal p99 ≤ ${LATENESS_GOAL_MS} ms: ${p99 <= LATENESS_GOAL_MS ? 'met' : 'NOT MET'})\n`,
+    `lateness over ${lateness.length} occurrences: median ${median(lateness)} ms, p99 ${percentileOf(lateness, 0.99)} ms, max ${Math.max(...lateness)} ms\n`,
+  );
+  // Each minute's burst is one sample: their p99s apart say whether the machine let the figure stand. Bursts of the
+  // same build were seen to differ by 2x on a 2-core machine with nothing else running.
+  const byBurst = new Map<number, number[]>();
+  for (const row of runs) byBurst.set(row.fire_at, [...(byBurst.get(row.fire_at) ?? []), row.started_at - row.fire_at]);
+  const p99s = [...byBurst.values()].map((burstLateness) => percentileOf(burstLateness, 0.99));
+  const p99 = median(p99s);
+  const spread = p99s.length < 2 ? 0 : (Math.max(...p99s) - Math.min(...p99s)) / p99;
+  const verdict = p99s.length >= 2 && spread > SPREAD_LIMIT ? 'TOO WIDE TO JUDGE' : p99 <= LATENESS_GOAL_MS ? 'met' : 'NOT MET';
+  process.stdout.write(
+    `each minute's burst, p99: ${p99s.map((ms) => `${ms} ms`).join(', ')}; median ${p99} ms, spread ${(spread * 100).toFixed(0)}% ` +
+      `(goal p99 ≤ ${LATENESS_GOAL_MS} ms: ${verdict}${p99s.length < 2 ? '; one burst, no spread: --minutes 3 gives one' : ''})\n`,
   );
 }
 
