@@ -11,6 +11,7 @@ import { modelReview } from './model-review.mjs';
 import { eachAddedLine } from './patch-lines.mjs';
 import { LARGE_BINARY_BYTES, SHELL_EXTENSIONS, SHELL_SHEBANG, SQL_FILES, conflictMarkerKind, sqlBuiltFromStrings, todoMarker } from './rules.mjs';
 import { writeSarif } from './sarif.mjs';
+import { createRedactor } from './redact.mjs';
 import { findSecrets } from './secrets.mjs';
 
 const MAX_FINDINGS = 300;
@@ -64,7 +65,17 @@ function summarise(rev, review, counts, filesChanged) {
   return parts.length === 0 ? `${what}: nothing flagged in ${files}` : `${what}: ${parts.join(', ')} in ${files}`;
 }
 
+const redactor = createRedactor();
+
 await runAgent('agent_dev_review_012', async (input) => {
+  try {
+    return await redactor.deep(await review(input));
+  } catch (error) {
+    throw await redactor.error(error);
+  }
+});
+
+async function review(input) {
   refuseUnknownFields(input, ['repo', 'rev']);
   const repo = await openRepo(input.repo);
   const rev = input.rev ?? 'HEAD';
@@ -122,7 +133,10 @@ await runAgent('agent_dev_review_012', async (input) => {
   for (const file of textFiles) {
     const text = texts.get(file.blob) ?? '';
     const lines = new Set(added.get(file.path).keys());
-    for (const secret of await findSecrets(file.path, text, lines)) findings.add({ kind: 'secret', severity: 'critical', file: file.path, ...secret });
+    for (const secret of await findSecrets(file.path, text, lines)) {
+      redactor.learn(secret);
+      findings.add({ kind: 'secret', severity: 'critical', file: file.path, ...secret });
+    }
     const entry = { path: file.path, text, added: lines };
     if (isShellScript(file, text)) groups.scripts.push(entry);
     else if (analyzerOf(file.path) === 'eslint') groups.eslintFiles.push(entry);
@@ -131,6 +145,9 @@ await runAgent('agent_dev_review_012', async (input) => {
   const { reports, missing } = await runAnalyzers(groups, (finding) => findings.add(finding));
   const failed = Object.entries(reports).filter(([, report]) => report.failures?.length > 0).map(([name]) => name);
   const tools = { secretlint: { ran: true, files: textFiles.length }, ...reports };
+  // Every finding's text as it will be written, once all the change's secrets are known: a to-do line or a tool's
+  // message may quote one found in another file (./redact.mjs).
+  findings.all = await redactor.deep(findings.all);
 
   const dir = artifactsDir();
   const artifacts = dir ? [writeSarif(dir, findings.all, Object.fromEntries(Object.entries(reports).map(([name, report]) => [name, report.version])))] : [];
@@ -161,5 +178,5 @@ await runAgent('agent_dev_review_012', async (input) => {
     throw new IncompleteRunError(`not a full review, so the run is refunded: ${why.join('; ')}`, done);
   }
   return output;
-});
+}
 

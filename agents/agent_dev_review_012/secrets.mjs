@@ -94,8 +94,15 @@ function ruleName(message) {
 }
 
 /**
+ * The value a secret finding found, under a key JSON never writes: the review takes it out of everything it prints
+ * (./redact.mjs), and a finding serialized carries only its redacted excerpt.
+ */
+export const SECRET_VALUE = Symbol('secret value');
+
+/**
  * The secrets of one file's new content on the lines `added` (a Set of line numbers), each
- * `{line, rule, message, excerpt, source}`; a line reported by two rules is reported once, by the first.
+ * `{line, rule, message, excerpt, source}` and its value under SECRET_VALUE; a line reported by two rules is
+ * reported once, by the first.
  */
 export async function findSecrets(path, text, added) {
   if (LOCK_FILE.test(path)) return [];
@@ -105,7 +112,7 @@ export async function findSecrets(path, text, added) {
   const add = (start, end, rule, message, source) => {
     const line = lineOf(starts, start);
     if (!added.has(line) || found.has(line)) return;
-    found.set(line, { line, rule, message, excerpt: redactedLine(text, starts, line, start, end), source });
+    found.set(line, { line, rule, message, excerpt: redactedLine(text, starts, line, start, end), source, [SECRET_VALUE]: text.slice(start, end) });
   };
   const result = await lintSource({
     source: { filePath: `/review/${path}`, content: text, contentType: 'text' },

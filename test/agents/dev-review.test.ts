@@ -342,6 +342,49 @@ describe('agent_dev_review_012', () => {
     expect(JSON.stringify(run.json)).not.toContain(PASSWORD);
   });
 
+  // docs/sections/starter-agents.md: a finding never shows a credential, whatever tool quoted it. Each value here is
+  // planted where a tool's own text repeats it: bandit's message for a hard-coded password (B105, B106, B107), an
+  // ESLint message naming a duplicate key, a shellcheck finding on the line that holds a token, git's error naming a
+  // revision. None of them may reach the output, the SARIF or stderr, in whole or in part.
+  it("never repeats a credential a tool quotes: bandit's password messages, ESLint's, shellcheck's line, git's error", async () => {
+    const pythonPasswords = [['Qm7', 'vX2', 'pL9', 'sK4'].join(''), ['Wn3', 'rT8', 'bY5', 'dF1'].join(''), ['Zc6', 'hJ2', 'uN7', 'eG9'].join('')];
+    const stripeKey = ['sk', 'live', '51Nx7YtKpRm2WvC8nQ3dX0eLf5ZkB7tG2uS1hO'].join('_');
+    const token = ['ghp', 'Rt5eY7uI9oP1aS3dF5gH7jK9lZ1xC3vB5nM7'].join('_');
+    const dir = await committedRepo('review-quoting-', {
+      'app/db.py': [
+        `password = "${pythonPasswords[0]}"`,
+        'def connect(host, password): return (host, password)',
+        `conn = connect("db", password="${pythonPasswords[1]}")`,
+        `def login(user, password="${pythonPasswords[2]}"): return user`,
+        '',
+      ].join('\n'),
+      'web/keys.js': [`export const keys = { "${stripeKey}": 1, "${stripeKey}": 2 };`, ''].join('\n'),
+      'deploy/push.sh': ['#!/bin/sh', `curl -H "Authorization: Bearer ${token}" $url`, ''].join('\n'),
+    });
+    const artifacts = tempDir('review-quoting-artifacts-');
+    const run = await runAgentProcess(AGENT, { repo: dir }, { env: { SWARM_ARTIFACTS_DIR: artifacts } });
+    expect(run.exitCode, run.stderr).toBe(0);
+    const findings = run.json.findings as Finding[];
+    // The tools ran and said their piece: the redaction took their words out, not their findings.
+    // Debian 12's bandit (1.6.2, on Python 3.11+) no longer reports B105's plain assignment; B106 and B107 quote theirs.
+    expect(findings.filter((finding) => finding.kind === 'bandit').map((finding) => finding.rule)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^B106/), expect.stringMatching(/^B107/)]),
+    );
+    expect(findings.some((finding) => finding.kind === 'eslint' && /duplicate key/i.test(finding.message))).toBe(true);
+    expect(findings.some((finding) => finding.kind === 'shellcheck' && finding.file === 'deploy/push.sh')).toBe(true);
+    const written = [run.stdout, run.stderr, readFileSync(join(artifacts, 'review.sarif'), 'utf8')].join('\n');
+    for (const value of [...pythonPasswords, stripeKey, token]) {
+      // A part of one is as bad as the whole: no eight characters of it in a row.
+      for (let start = 0; start + 8 <= value.length; start += 1) expect(written, value).not.toContain(value.slice(start, start + 8));
+    }
+    expect(written).toContain('[redacted]');
+
+    const refused = await runAgentProcess(AGENT, { repo: dir, rev: token });
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toMatch(/rev/);
+    expect(refused.stderr).not.toContain(token.slice(4, 20));
+  });
+
   it('refuses a missing repository, a directory that is no repository, and revisions that are no commit or look like options', async () => {
     const notRepo = tempDir('review-plain-');
     const marker = join(tempDir('review-out-'), 'written');
