@@ -168,3 +168,23 @@ export function blobTexts(repo, blobs) {
     child.stdin.end(`${blobs.join('\n')}\n`);
   });
 }
+
+/**
+ * The lines of one blob as git streams them, never the whole blob in memory: the review searches text files too
+ * large to read whole for secrets this way. Ends early, git stopped, when the reader stops.
+ */
+export async function* blobLines(repo, blob) {
+  const child = spawn('git', [...CONFIG, '-C', repo, 'cat-file', 'blob', blob], { env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk).length > 65_536 && (stderr = stderr.slice(-65_536)));
+  const closed = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  let done = false;
+  try {
+    for await (const line of createInterface({ input: child.stdout, crlfDelay: Infinity })) yield line;
+    done = true;
+  } finally {
+    if (!done) child.kill();
+  }
+  const { code, signal } = await closed;
+  if (code !== 0) throw new Error(`git cat-file failed: ${stderr.trim() || `exit ${code ?? signal}`}`);
+}

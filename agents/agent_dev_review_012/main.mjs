@@ -13,6 +13,7 @@ import { LARGE_BINARY_BYTES, SHELL_EXTENSIONS, SHELL_SHEBANG, SQL_FILES, conflic
 import { writeSarif } from './sarif.mjs';
 import { createRedactor } from './redact.mjs';
 import { findSecrets } from './secrets.mjs';
+import { findSecretsStreamed, MAX_SECRET_SEARCH_BYTES } from './large-text.mjs';
 
 const MAX_FINDINGS = 300;
 /** Keeps a huge diff (a vendored tree) within the run's time limit; the output says when it cut. */
@@ -125,14 +126,30 @@ async function review(input) {
     },
   });
 
-  // The text files with added lines, read whole: secrets span lines (a PEM key) and analyzers need the file.
-  const textFiles = present.filter((file) => !binary.has(file.path) && added.has(file.path) && (sizes.get(file.blob) ?? 0) <= MAX_TEXT_BYTES);
+  // Which lines of each text file the change added: a new file's are all of them, known without the diff; another
+  // file's are the diff's, and past a cut of the diff (MAX_ADDED_LINES) they are not known: such a file cannot be
+  // searched for secrets, and the review is not a full one (below).
+  const textOf = present.filter((file) => !binary.has(file.path));
+  const cutAt = scan.truncated ? [...added.keys()].at(-1) : undefined;
+  const linesKnown = (file) => file.status === 'A' || (added.has(file.path) && file.path !== cutAt) || (!scan.truncated && !added.has(file.path));
+  const notSearched = textOf.filter((file) => !linesKnown(file) || (sizes.get(file.blob) ?? 0) > MAX_SECRET_SEARCH_BYTES).map((file) => file.path);
+  const searchable = textOf.filter((file) => linesKnown(file) && (file.status === 'A' || added.has(file.path)) && (sizes.get(file.blob) ?? 0) <= MAX_SECRET_SEARCH_BYTES);
+  // Read whole, the files the analyzers check too: secrets span lines (a PEM key) and analyzers need the file.
+  const textFiles = searchable.filter((file) => (sizes.get(file.blob) ?? 0) <= MAX_TEXT_BYTES);
   const texts = await blobTexts(repo, [...new Set(textFiles.map((file) => file.blob))]);
-  const tooBig = present.filter((file) => !binary.has(file.path) && (sizes.get(file.blob) ?? 0) > MAX_TEXT_BYTES).map((file) => file.path);
+  // Too large for the analyzers: searched for secrets as they stream, and named in the summary as not analyzed.
+  const largeText = searchable.filter((file) => (sizes.get(file.blob) ?? 0) > MAX_TEXT_BYTES);
+  for (const file of largeText) {
+    for (const secret of await findSecretsStreamed(repo, file, file.status === 'A' ? { has: (line) => line >= 1 } : added.get(file.path))) {
+      redactor.learn(secret);
+      findings.add({ kind: 'secret', severity: 'critical', file: file.path, ...secret });
+    }
+  }
+  const tooBig = largeText.map((file) => file.path);
   const groups = { eslintFiles: [], scripts: [], pythonFiles: [] };
   for (const file of textFiles) {
     const text = texts.get(file.blob) ?? '';
-    const lines = new Set(added.get(file.path).keys());
+    const lines = file.status === 'A' ? new Set(text.split('\n').map((_, index) => index + 1)) : new Set(added.get(file.path)?.keys() ?? []);
     for (const secret of await findSecrets(file.path, text, lines)) {
       redactor.learn(secret);
       findings.add({ kind: 'secret', severity: 'critical', file: file.path, ...secret });
@@ -153,7 +170,10 @@ async function review(input) {
   const artifacts = dir ? [writeSarif(dir, findings.all, Object.fromEntries(Object.entries(reports).map(([name, report]) => [name, report.version])))] : [];
   const modelAnswer = model ? await modelReview(model, added, findings.all) : null;
   const output = {
-    summary: summarise(rev, review, findings.counts, files.length),
+    // A review whose code analysis alone was cut says which files it left out (their secrets were searched).
+    summary:
+      summarise(rev, review, findings.counts, files.length) +
+      (tooBig.length === 0 ? '' : `; code analysis skipped ${tooBig.length} file(s) over ${MAX_TEXT_BYTES / 1024 / 1024} MiB, searched for secrets only: ${tooBig.slice(0, 5).join(', ')}${tooBig.length > 5 ? ', …' : ''}`),
     repo,
     rev,
     base: review.parent,
@@ -163,14 +183,15 @@ async function review(input) {
     counts: findings.counts,
     findings: findings.listed,
     tools,
-    ...(tooBig.length > 0 ? { not_read: { over_bytes: MAX_TEXT_BYTES, files: tooBig.slice(0, 50) } } : {}),
+    ...(tooBig.length > 0 ? { not_analyzed: { over_bytes: MAX_TEXT_BYTES, files: tooBig.slice(0, 50) } } : {}),
     ...(modelAnswer ? { model_review: modelAnswer } : {}),
     artifacts,
     large_binary_bytes: LARGE_BINARY_BYTES,
     truncated: findings.all.length > MAX_FINDINGS || scan.truncated || Object.values(reports).some((report) => report.over_cap > 0),
   };
-  if (missing.length > 0 || failed.length > 0) {
+  if (missing.length > 0 || failed.length > 0 || notSearched.length > 0) {
     const why = [
+      ...(notSearched.length > 0 ? [`${notSearched.length} file(s) not searched for secrets (over ${MAX_SECRET_SEARCH_BYTES / 1024 / 1024} MiB, or past the diff's cut of ${MAX_ADDED_LINES} added lines): ${notSearched.slice(0, 20).join(', ')}`] : []),
       ...missing.map((name) => reports[name].note),
       ...failed.map((name) => `${name} could not check ${reports[name].failures.map((failure) => failure.file ?? 'its files').join(', ')}: ${reports[name].failures[0].error}`),
     ];

@@ -8,6 +8,11 @@ import { findSecrets, SECRET_VALUE } from './secrets.mjs';
 export const REDACTED = '[redacted]';
 /** The shortest run of a known secret's characters that counts as a part of it. */
 const PART_CHARS = 8;
+/**
+ * Letters of one case, and a path's or a name's punctuation: a window of a known secret that reads as a word or a
+ * path ("internal", "service-account" of a file name), not as a part a key gives away; left where it shows.
+ */
+const WORDLIKE = /^(?:[a-z._/-]+|[A-Z._/-]+)$/;
 /** The literal a "hard-coded password" message quotes (bandit B105, B106, B107, and tools worded alike). */
 const QUOTED_PASSWORD = /(hard-?coded password[^'"`\n]*)(['"`])([^'"`\n]+)\2/gi;
 
@@ -25,7 +30,7 @@ export function createRedactor() {
       }
       for (let start = 0; start + PART_CHARS <= value.length; ) {
         let end = start + PART_CHARS;
-        if (!out.includes(value.slice(start, end))) {
+        if (WORDLIKE.test(value.slice(start, end)) || !out.includes(value.slice(start, end))) {
           start += 1;
           continue;
         }

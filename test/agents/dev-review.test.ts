@@ -385,6 +385,36 @@ describe('agent_dev_review_012', () => {
     expect(refused.stderr).not.toContain(token.slice(4, 20));
   });
 
+  // docs/sections/starter-agents.md: secrets are searched in every text file up to 64 MiB, whatever the analyzers
+  // skip; a review with a file it could not search is refunded (exit 3) and names it.
+  it('searches a text file too large for the analyzers for secrets as it streams, and refunds a review with one it cannot search', async () => {
+    const key = ['sk', 'live', '51Pz8XtLqRn4WvD9mQ2eY1fKg6ZjC8uH3vT2iN'].join('_');
+    const filler = `${'x'.repeat(1023)}\n`;
+    // 3 MiB of text, then the key on its last line, and a modified file over 1 MiB whose change adds a key mid-file.
+    const big = `${filler.repeat(3 * 1024)}const stripe = "${key}";\n`;
+    const dir = await committedRepo('review-large-', { 'data/seed.js': big, 'data/grown.txt': filler.repeat(1536) });
+    writeFileSync(join(dir, 'data/grown.txt'), `${filler.repeat(768)}STRIPE_KEY="${key}"\n${filler.repeat(768)}`);
+    await gitIn(dir, 'commit', '-q', '-am', 'grow');
+    const seeded = await runAgentProcess(AGENT, { repo: dir, rev: 'HEAD~1' });
+    expect(seeded.exitCode, seeded.stderr).toBe(0);
+    expect((seeded.json.findings as Finding[]).filter((finding) => finding.kind === 'secret').map((finding) => [finding.file, finding.line])).toEqual([
+      ['data/seed.js', 3 * 1024 + 1],
+    ]);
+    expect(seeded.json.summary).toMatch(/code analysis skipped 2 file\(s\) over 1 MiB, searched for secrets only: data\/grown\.txt, data\/seed\.js$/);
+    const grown = await runAgentProcess(AGENT, { repo: dir });
+    expect(grown.exitCode, grown.stderr).toBe(0);
+    expect((grown.json.findings as Finding[]).filter((finding) => finding.kind === 'secret').map((finding) => [finding.file, finding.line])).toEqual([
+      ['data/grown.txt', 769],
+    ]);
+    expect(JSON.stringify(grown.json)).not.toContain(key.slice(8, 24));
+
+    // Over 64 MiB, in lines of 4 KiB (few enough for the diff's cut): not searched, so not a full review.
+    const huge = await committedRepo('review-huge-', { 'dump/huge.sql': `${'y'.repeat(4095)}\n`.repeat(16_400) });
+    const refused = await runAgentProcess(AGENT, { repo: huge });
+    expect(refused.exitCode, refused.stderr).toBe(3);
+    expect(refused.stderr).toMatch(/not a full review, so the run is refunded: 1 file\(s\) not searched for secrets \(over 64 MiB[^)]*\): dump\/huge\.sql/);
+  }, 120_000);
+
   it('refuses a missing repository, a directory that is no repository, and revisions that are no commit or look like options', async () => {
     const notRepo = tempDir('review-plain-');
     const marker = join(tempDir('review-out-'), 'written');
