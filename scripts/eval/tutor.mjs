@@ -6,7 +6,12 @@ import { REPO_ROOT, figure, heading, percent, readSet, runAgent, setParts } from
 
 const AGENT = 'agent_svc_skills_005';
 
+/**
+ * Right: the answer cites the section that holds the fact (README.md is section "README") and says it; for a
+ * question nothing the user may read answers (`unanswerable`), it declines: no answer, or one that cites nothing.
+ */
 function isRight(item, answer) {
+  if (item.unanswerable === true) return !answer?.citation;
   if (!answer?.citation || answer.citation.section !== item.section) return false;
   const text = answer.text.toLowerCase();
   return item.expect.some((expected) => text.includes(expected.toLowerCase()));
@@ -16,18 +21,23 @@ async function questionsPart(part) {
   const set = readSet(AGENT, part);
   let right = 0;
   let sectionRight = 0;
+  let declined = 0;
   const wrong = [];
   for (const item of set.questions) {
     const run = await runAgent(AGENT, { question: item.question }, { tier: set.tier });
     const answer = run.json?.answer;
-    if (answer?.citation?.section === item.section) sectionRight++;
-    if (isRight(item, answer)) right++;
-    else wrong.push(`${item.question} -> ${answer ? `${answer.citation?.section}: ${answer.text.slice(0, 90)}` : `exit ${run.exitCode}`}`);
+    if (item.unanswerable !== true && answer?.citation?.section === item.section) sectionRight++;
+    if (isRight(item, answer)) {
+      if (item.unanswerable === true) declined++;
+      else right++;
+    } else wrong.push(`${item.question} -> ${answer ? `${answer.citation?.section}: ${String(answer.text).slice(0, 90)}` : `exit ${run.exitCode}`}`);
   }
-  const n = set.questions.length;
-  heading(`${AGENT} (${part}): ${n} questions about the product`);
+  const unanswerable = set.questions.filter((item) => item.unanswerable === true).length;
+  const n = set.questions.length - unanswerable;
+  heading(`${AGENT} (${part}): ${n + unanswerable} questions about the product`);
   figure('answered right, with the section cited', `${right} of ${n}`, percent(right, n));
   figure('the right section cited', `${sectionRight} of ${n}`, percent(sectionRight, n));
+  if (unanswerable > 0) figure('unanswerable ones declined', `${declined} of ${unanswerable}`, percent(declined, unanswerable));
   for (const line of wrong) process.stdout.write(`    wrong: ${line}\n`);
 }
 
