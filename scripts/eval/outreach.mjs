@@ -2,7 +2,7 @@
 // addresses, invalid and valid ones), leads files in each delimiter, and 150,000 leads that must all be handled.
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { figure, heading, readSet, runAgent, tempDir } from './support.mjs';
+import { figure, heading, readSet, runAgent, setParts, tempDir } from './support.mjs';
 
 const AGENT = 'agent_sales_outreach_008';
 const TEMPLATE = 'Subject: Hello {{first_name}}\n\nHi {{first_name}},\n\nA note for {{company}}.\n';
@@ -120,7 +120,7 @@ async function largePart(set, part, dir) {
 }
 
 export async function evalOutreach() {
-  for (const part of ['train', 'heldout']) {
+  for (const part of setParts(AGENT)) {
     const set = readSet(AGENT, part);
     const dir = tempDir(`outreach-${part}`);
     await addressesPart(set, part, dir);
