@@ -30,7 +30,10 @@ async function questionsPart(part) {
     if (isRight(item, answer)) {
       if (item.unanswerable === true) declined++;
       else right++;
-    } else wrong.push(`${item.question} -> ${answer ? `${answer.citation?.section}: ${String(answer.text).slice(0, 90)}` : `exit ${run.exitCode}`}`);
+    } else
+      wrong.push(
+        `${item.question} -> ${answer ? `${answer.citation?.section}: ${String(answer.text).slice(0, 90)}` : `exit ${run.exitCode}`}`,
+      );
   }
   const unanswerable = set.questions.filter((item) => item.unanswerable === true).length;
   const n = set.questions.length - unanswerable;
