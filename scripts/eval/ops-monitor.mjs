@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { AGENTS_DIR, figure, heading, percent, readSet, runAgent, tempDir } from './support.mjs';
+import { AGENTS_DIR, figure, heading, percent, readSet, runAgent, setParts, tempDir } from './support.mjs';
 
 const AGENT = 'agent_ops_monitor_004';
 const HOUR_MS = 3_600_000;
@@ -18,22 +18,37 @@ function seeded(seed) {
   };
 }
 
-/** The samples a series' definition makes, and the truth: hours from the last sample until 100 %, or null. */
+/** A disk full further out than this has no forecast to judge: "never" is the truth. */
+const HORIZON_HOURS = 8_760;
+
+/**
+ * The samples a series' definition makes, and the truth: hours from the last sample until 100 %, or null. `every` is
+ * the minutes between runs, one figure or one for each gap; `drop` one fall (`{at, by}`, a negative `by` a step up)
+ * or several; `accel` what the rate gains each hour (%/h per hour).
+ */
 export function seriesOf(definition, index) {
   const random = seeded(index + 1);
   const start = Date.UTC(2026, 0, 1);
+  const drops = [definition.drop ?? []].flat();
+  const accel = definition.accel ?? 0;
+  const minutesAt = (i) =>
+    Array.isArray(definition.every) ? definition.every.slice(0, i).reduce((sum, gap) => sum + gap, 0) : i * definition.every;
   const samples = [];
   let offset = 0;
+  let lastTruth = definition.start;
+  let lastHours = 0;
   for (let i = 0; i < definition.samples; i++) {
-    if (definition.drop && i === definition.drop.at) offset -= definition.drop.by;
-    const hours = (i * definition.every) / 60;
-    const truth = definition.start + definition.rate * hours + offset;
+    for (const drop of drops) if (i === drop.at) offset -= drop.by;
+    const hours = minutesAt(i) / 60;
+    const truth = definition.start + definition.rate * hours + (accel * hours * hours) / 2 + offset;
     const noise = definition.noise * (2 * random() - 1);
-    samples.push({ at: start + i * definition.every * 60_000, used_percent: Math.min(100, Math.max(0, truth + noise)) });
+    samples.push({ at: start + minutesAt(i) * 60_000, used_percent: Math.min(100, Math.max(0, truth + noise)) });
+    [lastTruth, lastHours] = [truth, hours];
   }
-  const lastHours = ((definition.samples - 1) * definition.every) / 60;
-  const lastTruth = definition.start + definition.rate * lastHours + offset;
-  const hoursToFull = definition.insufficient || definition.rate <= 0 ? null : (100 - lastTruth) / definition.rate;
+  const rateNow = definition.rate + accel * lastHours;
+  const left = 100 - lastTruth;
+  const hours = accel > 0 ? (-rateNow + Math.sqrt(rateNow * rateNow + 2 * accel * left)) / accel : rateNow > 0 ? left / rateNow : null;
+  const hoursToFull = definition.insufficient || hours === null || hours > HORIZON_HOURS ? null : hours;
   return { samples, hoursToFull };
 }
 
@@ -79,7 +94,6 @@ async function hostPart() {
 export async function evalOpsMonitor() {
   const module = join(AGENTS_DIR, AGENT, 'trends.mjs');
   const fillForecast = existsSync(module) ? (await import(pathToFileURL(module).href)).fillForecast : null;
-  await forecastPart('train', fillForecast);
-  await forecastPart('heldout', fillForecast);
+  for (const part of setParts(AGENT)) await forecastPart(part, fillForecast);
   await hostPart();
 }
