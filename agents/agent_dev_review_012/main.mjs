@@ -67,6 +67,8 @@ function summarise(rev, review, counts, filesChanged) {
 }
 
 const redactor = createRedactor();
+/** A new file's added lines, asked of line by line (the streamed search makes a Set of each chunk's). */
+const EVERY_LINE = { has: (line) => line >= 1 };
 
 await runAgent('agent_dev_review_012', async (input) => {
   try {
@@ -131,29 +133,28 @@ async function review(input) {
   // searched for secrets, and the review is not a full one (below).
   const textOf = present.filter((file) => !binary.has(file.path));
   const cutAt = scan.truncated ? [...added.keys()].at(-1) : undefined;
-  const linesKnown = (file) => file.status === 'A' || (added.has(file.path) && file.path !== cutAt) || (!scan.truncated && !added.has(file.path));
+  const linesKnown = (file) => file.status === 'A' || !scan.truncated || (added.has(file.path) && file.path !== cutAt);
   const notSearched = textOf.filter((file) => !linesKnown(file) || (sizes.get(file.blob) ?? 0) > MAX_SECRET_SEARCH_BYTES).map((file) => file.path);
   const searchable = textOf.filter((file) => linesKnown(file) && (file.status === 'A' || added.has(file.path)) && (sizes.get(file.blob) ?? 0) <= MAX_SECRET_SEARCH_BYTES);
+  const addSecrets = (file, secrets) => {
+    for (const secret of secrets) {
+      redactor.learn(secret);
+      findings.add({ kind: 'secret', severity: 'critical', file: file.path, ...secret });
+    }
+  };
   // Read whole, the files the analyzers check too: secrets span lines (a PEM key) and analyzers need the file.
   const textFiles = searchable.filter((file) => (sizes.get(file.blob) ?? 0) <= MAX_TEXT_BYTES);
   const texts = await blobTexts(repo, [...new Set(textFiles.map((file) => file.blob))]);
   // Too large for the analyzers: searched for secrets as they stream, and named in the summary as not analyzed.
   const largeText = searchable.filter((file) => (sizes.get(file.blob) ?? 0) > MAX_TEXT_BYTES);
-  for (const file of largeText) {
-    for (const secret of await findSecretsStreamed(repo, file, file.status === 'A' ? { has: (line) => line >= 1 } : added.get(file.path))) {
-      redactor.learn(secret);
-      findings.add({ kind: 'secret', severity: 'critical', file: file.path, ...secret });
-    }
-  }
+  for (const file of largeText) addSecrets(file, await findSecretsStreamed(repo, file, file.status === 'A' ? EVERY_LINE : added.get(file.path)));
   const tooBig = largeText.map((file) => file.path);
   const groups = { eslintFiles: [], scripts: [], pythonFiles: [] };
   for (const file of textFiles) {
     const text = texts.get(file.blob) ?? '';
+    // A Set: the dotenv rule walks the added lines.
     const lines = file.status === 'A' ? new Set(text.split('\n').map((_, index) => index + 1)) : new Set(added.get(file.path)?.keys() ?? []);
-    for (const secret of await findSecrets(file.path, text, lines)) {
-      redactor.learn(secret);
-      findings.add({ kind: 'secret', severity: 'critical', file: file.path, ...secret });
-    }
+    addSecrets(file, await findSecrets(file.path, text, lines));
     const entry = { path: file.path, text, added: lines };
     if (isShellScript(file, text)) groups.scripts.push(entry);
     else if (analyzerOf(file.path) === 'eslint') groups.eslintFiles.push(entry);

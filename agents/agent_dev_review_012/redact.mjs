@@ -20,10 +20,10 @@ export function createRedactor() {
   const known = new Set();
   const done = new Map();
 
-  /** `text` with every part of PART_CHARS or more of a known secret replaced, the longest runs first. */
-  const withoutKnown = (text) => {
+  /** `text` with every part of PART_CHARS or more of a known secret (`values`, longest first) replaced. */
+  const withoutKnown = (text, values) => {
     let out = text;
-    for (const value of [...known].sort((a, b) => b.length - a.length)) {
+    for (const value of values) {
       if (value.length < PART_CHARS) {
         out = out.replaceAll(value, REDACTED);
         continue;
@@ -49,7 +49,8 @@ export function createRedactor() {
   const prepare = async (strings) => {
     const fresh = [...new Set(strings)].filter((raw) => raw !== '' && !done.has(raw));
     if (fresh.length === 0) return;
-    const netted = fresh.map((raw) => withoutKnown(raw).replace(QUOTED_PASSWORD, (_, lead, quote) => `${lead}${quote}${REDACTED}${quote}`));
+    const values = [...known].sort((a, b) => b.length - a.length);
+    const netted = fresh.map((raw) => withoutKnown(raw, values).replace(QUOTED_PASSWORD, (_, lead, quote) => `${lead}${quote}${REDACTED}${quote}`));
     const joined = netted.join('\n\n');
     const lines = new Set(joined.split('\n').map((_, index) => index + 1));
     const found = (await findSecrets('review-output.txt', joined, lines)).map((secret) => secret[SECRET_VALUE]).filter(Boolean);
