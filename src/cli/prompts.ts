@@ -4,7 +4,7 @@
 // Ctrl+C at a prompt rejects with inquirer's ExitPromptError, which main.ts turns into exit 130.
 import { AGENT_SKUS } from '../contract/agents.js';
 import { formatDollars, parseDollarsToCents } from '../contract/money.js';
-import { intervalCost } from '../contract/schedule-terms.js';
+import { intervalCost, MIN_INTERVAL_SECONDS } from '../contract/schedule-terms.js';
 import { isEmailAddress } from '../contract/email.js';
 import { formatDuration, parseDuration } from '../node/agents/duration.js';
 import { describeChoice } from '../node/wizard/choose-agent.js';
@@ -114,9 +114,9 @@ export function terminalPrompts(output: NodeJS.WritableStream = process.stderr):
       const { input } = await inquirer();
       const answer = await input(
         {
-          message: 'Run it every (30s, 5m, 1h, 1d; none: manual runs only):',
+          message: 'Run it every (5m, 1h, 1d; none: manual runs only):',
           default: suggestedSeconds === null ? 'none' : formatDuration(suggestedSeconds),
-          validate: (value) => durationError(value) ?? true,
+          validate: (value) => durationError(value, suggestedSeconds) ?? true,
         },
         context,
       );
@@ -177,12 +177,16 @@ export async function confirmVersionRemoval(described: string, output: NodeJS.Wr
   return confirm({ message: `Remove ${described} for good? It cannot be made current again.`, default: false }, { output });
 }
 
-function durationError(value: string): string | undefined {
+/** A schedule's interval: a minute or more (the service's rule), or the one it has now (kept as the daemon moved it). */
+function durationError(value: string, current: number | null): string | undefined {
   if (NONE.has(value.trim().toLowerCase())) return undefined;
+  let seconds: number;
   try {
-    parseDuration(value);
-    return undefined;
+    seconds = parseDuration(value);
   } catch (error) {
-    return `${(error as Error).message}: write 30s, 5m, 1h or 1d (1s..7d), or none.`;
+    return `${(error as Error).message}: write 5m, 1h or 1d (1m..7d), or none.`;
   }
+  return seconds >= MIN_INTERVAL_SECONDS || seconds === current
+    ? undefined
+    : 'a schedule runs at most once a minute: write 1m or more, or none.';
 }

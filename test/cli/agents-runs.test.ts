@@ -10,7 +10,7 @@ import { asPrinted, nodeEnv, swarmNode } from '../helpers/cli.js';
 import { apiClient } from '../helpers/http.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir } from '../helpers/temp.js';
-import { deadPid, nodeDb, signedInNode, walletBalance, type SignedInNode } from './fixtures.js';
+import { daemonKeptInterval, deadPid, nodeDb, signedInNode, walletBalance, type SignedInNode } from './fixtures.js';
 
 const AGENT = 'agent_ops_monitor_004';
 const PRICE = 4;
@@ -41,18 +41,50 @@ describe('swarm-node register, unregister, list', () => {
       default_input: null,
       user_id: node.email,
       node_id: nodeIdOf(node),
+      schedule_id: expect.any(String),
+      next_run_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:00\.000Z$/),
       // 288 runs of $0.04 a day is $11.52, held to the $1.50 cap; 30 capped days a month.
       cost: { runs_per_day: 288, per_day_cents: 150, runs_per_month: 8640, per_month_cents: 4500 },
     });
+    // The schedule is the service's, pinned to this node, as the daemon kept one: UTC, one run at a time.
+    const scheduleOf = (id: string) =>
+      service.db
+        .prepare('SELECT agent_id, interval_seconds, time_zone, overlap, node_id, paused FROM schedules WHERE schedule_id = ?')
+        .get(id);
+    const scheduleId = first.json.schedule_id as string;
+    expect(scheduleOf(scheduleId)).toEqual({
+      agent_id: AGENT,
+      interval_seconds: 300,
+      time_zone: 'UTC',
+      overlap: 'buffer_one',
+      node_id: nodeIdOf(node),
+      paused: 0,
+    });
     const hourly = await swarmNode(['register', AGENT, '--every', '1h'], { env: node.env });
     expect(hourly.stdout).toContain('Costs up to $0.96 a day (24 runs) and $28.80 a month (720 runs), held to the daily cap.');
+    expect(hourly.stderr).toContain(`swarm-node schedule show ${scheduleId}`);
+    // Changed, not made again.
+    expect(scheduleOf(scheduleId)).toMatchObject({ interval_seconds: 3600 });
+    expect(service.db.prepare('SELECT COUNT(*) AS n FROM schedules WHERE user_id = ?').get(node.email)).toEqual({ n: 1 });
     const again = await swarmNode(['--json', 'register', AGENT, '--daily-cap', '2'], { env: node.env });
-    expect(again.json).toMatchObject({ created: false, every_seconds: 3600, daily_cap_cents: 200 });
+    expect(again.json).toMatchObject({ created: false, every_seconds: 3600, daily_cap_cents: 200, schedule_id: scheduleId });
     const manual = await swarmNode(['register', AGENT, '--every', 'none'], { env: node.env });
     expect(manual.exitCode, manual.stderr).toBe(0);
     expect(manual.stdout).toBe('Updated agent_ops_monitor_004 (Ops monitor agent, $0.04 per run): manual runs only, daily cap $2.00.');
-    expect((await swarmNode(['register', 'agent_dev_review_012', '--every', '1s'], { env: node.env })).exitCode).toBe(0);
-    expect((await swarmNode(['register', 'agent_svc_skills_005', '--every', '7d'], { env: node.env })).exitCode).toBe(0);
+    expect(scheduleOf(scheduleId)).toBeUndefined();
+    // A new schedule runs a minute apart at the most often, as the service's own.
+    const often = await swarmNode(['register', 'agent_dev_review_012', '--every', '30s'], { env: node.env });
+    expect(often.exitCode).toBe(2);
+    expect(often.stderr).toMatch(
+      /^error: --every 30s is too often: a schedule runs at most once a minute\nGive 1m or more: .*swarm-node register agent_dev_review_012 --every 1m/,
+    );
+    // Its runs start from the registration's input, checked as the service checks a run's.
+    const reviewed = await swarmNode(['register', 'agent_dev_review_012', '--every', '1m', '--input', 'repo=/srv/app'], { env: node.env });
+    expect(reviewed.exitCode, reviewed.stderr).toBe(0);
+    const asked = await swarmNode(['register', 'agent_svc_skills_005', '--every', '7d', '--input', 'question=What is a node?'], {
+      env: node.env,
+    });
+    expect(asked.exitCode, asked.stderr).toBe(0);
 
     const list = await swarmNode(['--json', 'list'], { env: node.env });
     expect(list.exitCode, list.stderr).toBe(0);
@@ -71,7 +103,8 @@ describe('swarm-node register, unregister, list', () => {
     const human = await swarmNode(['list'], { env: node.env });
     const lines = human.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^AGENT\s+EVERY\s+DAILY CAP\s+SPENT TODAY\s+LAST RUN\s+NEXT RUN$/);
-    expect(lines[1]).toMatch(/^agent_dev_review_012\s+1s\s+-\s+\$0\.00\s+-\s+\d{4}-/);
+    // Its next run as the service has it: at the next whole minute.
+    expect(lines[1]).toMatch(/^agent_dev_review_012\s+1m\s+-\s+\$0\.00\s+-\s+\d{4}-\d\d-\d\d \d\d:\d\d/);
     expect(lines[2]).toMatch(/^agent_ops_monitor_004\s+manual\s+\$2\.00\s+\$0\.00\s+-\s+-$/);
     expect(lines[3]).toMatch(/^agent_svc_skills_005\s+7d\s/);
     // Columns line up: every row starts its second column where the header does.
@@ -79,7 +112,14 @@ describe('swarm-node register, unregister, list', () => {
     for (const line of lines.slice(1)) expect(line[column - 1]).toBe(' ');
 
     const removed = await swarmNode(['--json', 'unregister', 'agent_dev_review_012'], { env: node.env });
-    expect(removed.json).toEqual({ agent_id: 'agent_dev_review_012', removed: true, withdrawn: true });
+    const reviewSchedule = list.json.registrations[0].schedule_id as string;
+    expect(removed.json).toEqual({
+      agent_id: 'agent_dev_review_012',
+      removed: true,
+      withdrawn: true,
+      schedule: { schedule_id: reviewSchedule, removed: true },
+    });
+    expect(scheduleOf(reviewSchedule)).toBeUndefined();
     const gone = await swarmNode(['--json', 'unregister', 'agent_dev_review_012'], { env: node.env });
     expect(gone.exitCode).toBe(5);
     expect(gone.json.error.code).toBe('not_found');
@@ -121,7 +161,10 @@ describe('swarm-node register, unregister, list', () => {
     expect(JSON.stringify(over.json.output)).not.toContain('backups.md');
 
     // Options left out keep it; --input replaces it whole; --clear-input forgets it.
-    expect((await swarmNode(['--json', 'register', RAG, '--every', '1h'], { env: node.env })).json.default_input).toEqual({ corpus });
+    // A schedule's runs have no one to give a question: one from this input would only be refused, so it is now.
+    const scheduled = await swarmNode(['--json', 'register', RAG, '--every', '1h'], { env: node.env });
+    expect([scheduled.exitCode, scheduled.json.error?.code]).toEqual([2, 'input_invalid']);
+    expect((await swarmNode(['--json', 'register', RAG, '--daily-cap', '1'], { env: node.env })).json.default_input).toEqual({ corpus });
     const file = join(tempDir('input-'), 'input.json');
     writeFileSync(file, JSON.stringify({ corpus: elsewhere, question: 'weather' }));
     expect((await swarmNode(['--json', 'register', RAG, '--input-file', file], { env: node.env })).json.default_input).toEqual({
@@ -129,7 +172,7 @@ describe('swarm-node register, unregister, list', () => {
       question: 'weather',
     });
     const cleared = await swarmNode(['--json', 'register', RAG, '--clear-input'], { env: node.env });
-    expect(cleared.json).toMatchObject({ default_input: null, every_seconds: 3600 });
+    expect(cleared.json).toMatchObject({ default_input: null, daily_cap_cents: 100, every_seconds: null });
     const bare = await swarmNode(['--json', 'run', RAG, '--input', 'question=x'], { env: node.env });
     expect(bare.exitCode).toBe(2);
     expect(bare.json.error).toMatchObject({ code: 'input_invalid', errors: [{ path: '/input/corpus', message: 'is required' }] });
@@ -498,7 +541,8 @@ describe('swarm-node run and runs', () => {
   });
 });
 
-describe('a run by hand and the schedule', () => {
+// An interval the daemon keeps itself (one registered by a release before schedules at the service).
+describe("a run by hand and the daemon's own schedule", () => {
   const SKILLS = 'agent_svc_skills_005';
   const FIVE_MINUTES_MS = 300_000;
   const scheduleOf = async (node: SignedInNode, agentId: string): Promise<{ next_run_at: string | null; last_run_at: string | null }> => {
@@ -517,7 +561,7 @@ describe('a run by hand and the schedule', () => {
     // Run first, then scheduled: the next run is one interval after that run, not now.
     expect((await swarmNode(['run', AGENT], { env: node.env })).exitCode).toBe(0);
     const ranAt = await lastRunStart(node, AGENT);
-    expect((await swarmNode(['register', AGENT, '--every', '5m'], { env: node.env })).exitCode).toBe(0);
+    await daemonKeptInterval(node, AGENT, 300);
     expect(await scheduleOf(node, AGENT)).toMatchObject({
       last_run_at: new Date(ranAt).toISOString(),
       next_run_at: new Date(ranAt + FIVE_MINUTES_MS).toISOString(),
@@ -528,7 +572,7 @@ describe('a run by hand and the schedule', () => {
 
     // Scheduled first (due now), then run by hand: that run is the interval's, the next one an interval after it.
     const registeredAt = Date.now();
-    expect((await swarmNode(['register', SKILLS, '--every', '5m'], { env: node.env })).exitCode).toBe(0);
+    await daemonKeptInterval(node, SKILLS, 300);
     expect(Date.parse((await scheduleOf(node, SKILLS)).next_run_at!)).toBeLessThanOrEqual(Date.now());
     expect(Date.parse((await scheduleOf(node, SKILLS)).next_run_at!)).toBeGreaterThanOrEqual(registeredAt);
     expect((await swarmNode(['run', SKILLS, '--input', `question=${QUESTION}`], { env: node.env })).exitCode).toBe(0);
@@ -553,7 +597,7 @@ describe('a run by hand and the schedule', () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 3, label: 'plan-poor' });
     expect((await swarmNode(['run', AGENT], { env: node.env })).exitCode).toBe(3);
     const registeredAt = Date.now();
-    expect((await swarmNode(['register', AGENT, '--every', '5m'], { env: node.env })).exitCode).toBe(0);
+    await daemonKeptInterval(node, AGENT, 300);
     const planned = Date.parse((await scheduleOf(node, AGENT)).next_run_at!);
     expect(planned).toBeGreaterThanOrEqual(registeredAt);
     expect(planned).toBeLessThanOrEqual(Date.now());
@@ -630,14 +674,14 @@ describe('swarm-node wallet, docs, status', () => {
 
   it('status shows config with sources, reachability and latency, token validity, registrations, database and daemon', async () => {
     const node = await signedInNode(service.baseUrl, { label: 'status' });
-    expect((await swarmNode(['register', AGENT, '--every', '30s'], { env: node.env })).exitCode).toBe(0);
+    expect((await swarmNode(['register', AGENT, '--every', '1m'], { env: node.env })).exitCode).toBe(0);
     const status = await swarmNode(['--json', 'status'], { env: node.env });
     expect(status.exitCode, status.stderr).toBe(0);
     expect(status.json).toMatchObject({
       config: { values: { base_url: service.baseUrl, timeout_seconds: 15 }, sources: { base_url: 'env', merchant_id: 'default' } },
       service: { reachable: true, latency_ms: expect.any(Number), error: null },
       token: { stored: true, sub: node.email, tier: 'svc_starter_agents', valid: true, days_left: 30, expiring_soon: false },
-      registrations: { count: 1, agents: [{ agent_id: AGENT, every: '30s', daily_cap_cents: null }] },
+      registrations: { count: 1, agents: [{ agent_id: AGENT, every: '1m', daily_cap_cents: null }] },
       node: {
         enrolled: true,
         node_id: nodeIdOf(node),

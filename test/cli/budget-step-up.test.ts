@@ -69,6 +69,43 @@ describe('swarm-node budget with a sign-in older than 15 minutes', () => {
     }
   });
 
+  it('register --every makes or changes a schedule only with a recent sign-in; removing it needs none', async () => {
+    const node = await signedInNode(service.baseUrl, { label: 'every-late' });
+    const made = await swarmNode(['--json', 'register', OPS, '--every', '1h'], { env: node.env });
+    expect(made.exitCode, made.stderr).toBe(0);
+    const scheduleId = made.json.schedule_id as string;
+    const intervalAtService = () =>
+      (
+        service.db.prepare('SELECT interval_seconds FROM schedules WHERE schedule_id = ?').get(scheduleId) as
+          { interval_seconds: number } | undefined
+      )?.interval_seconds;
+    clock.advance(SIXTEEN_MINUTES);
+    try {
+      for (const args of [
+        ['register', OPS, '--every', '5m'],
+        ['register', 'agent_svc_skills_005', '--every', '1h', '--input', 'question=What is a node?'],
+      ]) {
+        const refused = await swarmNode(['--json', ...args], { env: node.env });
+        expect(refused.exitCode, refused.stderr).toBe(4);
+        expect(refused.json.error).toMatchObject({
+          code: 'step_up_required',
+          remedy: `Sign in again with the code mailed to you: ${asPrinted(node, `swarm-node login --email ${node.email}`)}; then retry.`,
+        });
+      }
+      // Nothing changed, here or at the service.
+      expect(intervalAtService()).toBe(3600);
+      const listed = await swarmNode(['--json', 'list'], { env: node.env });
+      expect(
+        listed.json.registrations.map((r: { agent_id: string; every_seconds: number | null }) => [r.agent_id, r.every_seconds]),
+      ).toEqual([[OPS, 3600]]);
+      const removed = await swarmNode(['--json', 'register', OPS, '--every', 'none'], { env: node.env });
+      expect(removed.exitCode, removed.stderr).toBe(0);
+      expect(intervalAtService()).toBeUndefined();
+    } finally {
+      clock.advance(-SIXTEEN_MINUTES);
+    }
+  });
+
   it('the wizard raising a daily cap renews the sign-in in its terminal, then registers', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'wizard-late' });
     expect((await swarmNode(['register', OPS, '--daily-cap', '1'], { env: node.env })).exitCode).toBe(0);

@@ -60,12 +60,28 @@ describe('local database', () => {
 
   it('five concurrent registers and five concurrent runs all succeed, each run charged once', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'concurrent' });
-    const agents = ['agent_dev_review_012', 'agent_sales_outreach_008', 'agent_svc_skills_005', 'agent_research_rag_015', AGENT];
+    // Each with the input its scheduled runs start from, which the service checks as it checks a run's.
+    const inputs: Record<string, string[]> = {
+      agent_dev_review_012: ['repo=/srv/app'],
+      agent_sales_outreach_008: ['leads=/srv/leads.csv', 'template=/srv/template.txt'],
+      agent_svc_skills_005: ['question=What is a node?'],
+      agent_research_rag_015: ['corpus=/srv/docs', 'question=What is a node?'],
+      [AGENT]: [],
+    };
+    const agents = Object.keys(inputs);
     const registers = await Promise.all(
-      agents.map((agent, i) => swarmNode(['--json', 'register', agent, '--every', `${i + 1}m`], { env: node.env })),
+      agents.map((agent, i) =>
+        swarmNode(['--json', 'register', agent, '--every', `${i + 1}m`, ...inputs[agent]!.flatMap((pair) => ['--input', pair])], {
+          env: node.env,
+        }),
+      ),
     );
     for (const result of registers) expect(result.exitCode, result.stdout + result.stderr).toBe(0);
-    expect((await swarmNode(['--json', 'list'], { env: node.env })).json.registrations).toHaveLength(5);
+    const listed = (await swarmNode(['--json', 'list'], { env: node.env })).json.registrations as Array<{ schedule_id: string }>;
+    expect(listed).toHaveLength(5);
+    // One schedule at the service each, none made twice.
+    expect(new Set(listed.map((row) => row.schedule_id)).size).toBe(5);
+    expect(service.db.prepare('SELECT COUNT(*) AS n FROM schedules WHERE user_id = ?').get(node.email)).toEqual({ n: 5 });
 
     const runs = await Promise.all(agents.map(() => swarmNode(['--json', 'run', AGENT], { env: node.env })));
     for (const result of runs) expect(result.exitCode, result.stdout + result.stderr).toBe(0);

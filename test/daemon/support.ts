@@ -10,6 +10,8 @@ import { afterEach, expect } from 'vitest';
 import { findAgentSku } from '../../src/contract/agents.js';
 import type { SqliteDatabase } from '../../src/lib/sqlite.js';
 import { openNodeStore } from '../../src/node/store/database.js';
+import { getRegistration, upsertRegistration } from '../../src/node/store/registrations.js';
+import { parseDuration } from '../../src/node/agents/duration.js';
 import { nodeEnv, runProgram, type CliResult, type NodeEnv } from '../helpers/cli.js';
 import { CONTRACT_INPUTS, contractInputFlags } from '../helpers/bundles.js';
 import { fundWallet, signIn, waitFor } from '../helpers/funnel.js';
@@ -68,10 +70,32 @@ export async function signedInNode(
 }
 
 /** `swarm-node register`; the scheduled runs start from an input the agent's schema accepts unless `options` give one. */
+/**
+ * `swarm-node register`; with `--every`, an interval the daemon keeps itself, as a release before schedules at the
+ * service registered one (register --every now makes a schedule at the service, at most once a minute): these
+ * tests are of the daemon's own schedule, and of its runs at seconds apart.
+ */
 export async function register(node: NodeEnv, agent: string, ...options: string[]): Promise<void> {
   const input = options.includes('--input') || options.includes('--input-file') ? [] : contractInputFlags(agent);
-  const result = await cli(node, ['register', agent, ...options, ...input]);
+  const every = options.indexOf('--every');
+  if (every === -1 || options[every + 1] === 'none') {
+    const result = await cli(node, ['register', agent, ...options, ...input]);
+    expect(result.exitCode, result.stderr).toBe(0);
+    return;
+  }
+  const rest = options.filter((_, index) => index !== every && index !== every + 1);
+  const result = await cli(node, ['register', agent, ...rest, ...input]);
   expect(result.exitCode, result.stderr).toBe(0);
+  const db = openNodeStore(join(node.home, 'var', 'swarm-node.db'));
+  try {
+    upsertRegistration(
+      db,
+      { ...getRegistration(db, agent)!, every_seconds: parseDuration(options[every + 1]!), schedule_id: null },
+      Date.now(),
+    );
+  } finally {
+    db.close();
+  }
 }
 
 export type LogEvent = Record<string, string>;

@@ -29,7 +29,7 @@ const STEPS = [
   'Run it: insufficient balance',
   'Fund the wallet',
   'Run it again: charged',
-  'The daemon runs the schedule',
+  'The daemon starts',
   'The node list',
   'A schedule at the service',
   'A run started with curl executes on the node',
@@ -171,20 +171,17 @@ async function walkThrough(
   expect(output).toMatch(/nodeAccess\s+isolated_svc_server/);
   expect(output).toMatch(/^ {3}│ node-install$/m);
   expect(output).toMatch(/wallet_login_url\s+http:\/\/127\.0\.0\.1:\d+\/wallet\/login\?token=eyJ\w{3}…&intent=swarm_private_access/);
-  expect(output).toMatch(/Registered agent_ops_monitor_004 \(Ops monitor agent, \$0\.04 per run\): every 2s/);
+  expect(output).toMatch(/Registered agent_ops_monitor_004 \(Ops monitor agent, \$0\.04 per run\): manual runs only/);
   expect(output).toMatch(/exit code\s+3\n.*insufficient balance.*\n.*wallet_login_url\s+http:\/\/127\.0\.0\.1:\d+\/wallet\/login\n/);
   expect(output).toMatch(/balance\s+\$1\.00 USD on chain 1202/);
   // The CLI's own run, before any daemon: on this node.
   expect(output).toContain(`ran on node ${nodeId} (run `);
   expect(output).toMatch(/charged \$0\.04, balance \$0\.96/);
-  // The daemon in the background: ready, its schedule, then the schedule ended.
+  // The daemon in the background: ready, serving the agent.
   expect(output).toMatch(/daemon pid \d+, ready/);
   expect(output).toMatch(/daemon\s+running pid \d+/);
   expect(output).toMatch(/ts=\S+ level=info event=daemon_started /);
   expect(output).toMatch(/ts=\S+ level=info event=agents_served agents=agent_ops_monitor_004/);
-  expect(output).toMatch(/ts=\S+ level=info event=run_succeeded agent=agent_ops_monitor_004 .*charged_cents=4/);
-  expect(output).toMatch(/Updated agent_ops_monitor_004 .*manual runs only/);
-  expect(output).toMatch(/schedule\s+\d+ run\(s\) of agent_ops_monitor_004, then stopped/);
   // The node list: this node, online on this host, serving the agent, its runs today.
   const here = new RegExp(`^ {3}│ ${nodeId} \\(here\\)\\s+(\\S+)\\s+\\S+\\s+(online|offline)\\s+.*\\s(\\d+)$`, 'gm');
   const rows = [...output.matchAll(here)];
@@ -194,10 +191,14 @@ async function walkThrough(
     output,
   ).toEqual(['online', 'online', 'offline']);
   expect(rows[0]![1]).toBe(hostname());
-  expect(Number(rows[0]![3])).toBeGreaterThanOrEqual(2);
+  expect(Number(rows[0]![3])).toBeGreaterThanOrEqual(1);
   // A schedule at the service, priced from its own fire times, pinned here, then removed.
   expect(output).toMatch(/Schedule [0-9a-f-]{36}: agent_ops_monitor_004, cron 0 \d+ \* \* 1-5 in Europe\/Berlin/);
   expect(output).toMatch(/Costs up to \$0\.04 a day \(1 run of \$0\.04\) and \$0\.(8|9)\d a month \(2\d runs\)/);
+  // register --every: the same kind of schedule, pinned here, priced; then removed.
+  expect(output).toMatch(/Updated agent_ops_monitor_004 .*: every 1d, no daily cap\.\n.*Costs up to \$0\.04 a day \(1 run\)/);
+  expect(output).toMatch(/The service starts it every 1d, next at \S+T00:00:00\.000Z, .*schedule show [0-9a-f-]{36}/);
+  expect(output).toMatch(/Updated agent_ops_monitor_004 .*manual runs only/);
   // curl with the JWT, masked: the run executed on this node, and its output holds what only this host knows.
   expect(output).toMatch(
     /\$ curl -sS -X POST http:\/\/127\.0\.0\.1:\d+\/v1\/swarm\/execute \\\n\s+-H 'Authorization: Bearer eyJ\w{3}…' \\\n\s+-H 'Idempotency-Key: [0-9a-f-]{36}' \\\n\s+-H 'Content-Type: application\/json' -d '\{"user_id":"demo@example\.com","agent_id":"agent_ops_monitor_004"\}'\n/,

@@ -8,7 +8,9 @@ import { chmodSync, existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { unitOfRelease } from '../../src/node/install/unit-file.js';
+import { randomUUID } from 'node:crypto';
 import { activatedSession, fundWallet, waitFor } from '../helpers/funnel.js';
+import { httpRequest } from '../helpers/http.js';
 import { REPO_ROOT, useSvcApi } from '../helpers/svc-api.js';
 import { tempDir, uniqueEmail } from '../helpers/temp.js';
 import { cleanEnv, homeOf, loginByMail, run, snapshot, swarmNode, writeTokenFile } from './support.js';
@@ -126,7 +128,7 @@ describe('several nodes on one host', () => {
     const env = { SVC_BASE_URL: service.baseUrl };
     const login = await loginByMail(bin, ['--node', 'gpu'], env);
     expect(login.exitCode, login.stderr).toBe(0);
-    const registered = await run(bin, ['--node', 'gpu', 'register', AGENT, '--every', '1h'], { env });
+    const registered = await run(bin, ['--node', 'gpu', 'register', AGENT], { env });
     expect(registered.exitCode, registered.stderr).toBe(0);
     const daemon = execa(bin, ['--node', 'gpu', 'daemon', '--tick-ms', '100', '--backoff-ms', '400'], {
       env: cleanEnv(env),
@@ -140,17 +142,33 @@ describe('several nodes on one host', () => {
         if (!existsSync(file)) return [];
         const db = new Database(file, { readonly: true });
         try {
-          return db.prepare('SELECT agent_id, status FROM runs').all() as { agent_id: string; status: string }[];
+          return db.prepare('SELECT agent_id, status, result_status FROM executions').all() as { agent_id: string; status: string }[];
         } finally {
           db.close();
         }
       };
+      // A run started with the user's JWT elsewhere (curl): only gpu serves the agent, so gpu's daemon runs it.
+      // Until gpu's daemon polls, no node serving it is online (503); then the run goes to it.
+      const started = await waitFor(
+        async () => {
+          const answer = await httpRequest(`${service.baseUrl}/v1/swarm/execute`, {
+            method: 'POST',
+            token: credentials(gpuHome).jwt.token,
+            headers: { 'idempotency-key': randomUUID() },
+            body: { user_id: gpu.user_id, agent_id: AGENT },
+          });
+          return answer.status === 503 ? undefined : answer;
+        },
+        'gpu online and serving',
+        60_000,
+      );
+      expect(started.body, started.text).toMatchObject({ status: 'succeeded', node_id: gpu.node_id });
       await waitFor(
-        async () => (runs(gpuHome).some((row) => row.status === 'succeeded') ? true : undefined),
-        "a succeeded run in gpu's database",
+        async () => (runs(gpuHome).some((row) => row.status === 'reported') ? true : undefined),
+        "a reported run in gpu's database",
         30_000,
       );
-      expect(runs(gpuHome)[0]).toMatchObject({ agent_id: AGENT });
+      expect(runs(gpuHome)).toEqual([{ agent_id: AGENT, status: 'reported', result_status: 'succeeded' }]);
       expect(runs(defaultHome)).toEqual([]);
       // gpu's polls carry its name: the fleet view tells it apart from the host's other node.
       const fleet = await run(bin, ['--node', 'gpu', '--json', 'nodes'], { env });

@@ -37,7 +37,7 @@ describe('swarm-node wizard in a terminal', () => {
     const seeded = nodeDb(node.home);
     upsertRegistration(
       seeded,
-      { agent_id: 'agent_dev_review_012', every_seconds: null, daily_cap_cents: null, default_input_json: null },
+      { agent_id: 'agent_dev_review_012', every_seconds: null, daily_cap_cents: null, default_input_json: null, schedule_id: null },
       Date.now(),
     );
     seeded.close();
@@ -86,9 +86,12 @@ describe('swarm-node wizard in a terminal', () => {
 
     await session.waitFor(`Register ${AGENT} on this node, so the daemon can run it on a schedule? (Y/n)`);
     session.press(KEY.enter);
-    await session.waitFor('Run it every (30s, 5m, 1h, 1d; none: manual runs only): (1h)');
+    await session.waitFor('Run it every (5m, 1h, 1d; none: manual runs only): (1h)');
     await session.typeLine('10y');
     await session.waitFor('"10y" is not a duration');
+    session.press(KEY.backspace, KEY.backspace, KEY.backspace);
+    await session.typeLine('30s');
+    await session.waitFor('a schedule runs at most once a minute: write 1m or more, or none.');
     session.press(KEY.backspace, KEY.backspace, KEY.backspace);
     await session.typeLine('30m');
     await session.waitFor('Daily cap in dollars (none: no cap; every 30m costs up to $1.92 a day, $57.60 a month): (1.00)');
@@ -215,7 +218,11 @@ describe('swarm-node wizard in a terminal', () => {
   it('an agent registered already: the run declined, its registration kept as it was (the default), and how to run it later', async () => {
     const node = await signedInNode(service.baseUrl, 'wizard-kept', 100);
     const seeded = nodeDb(node.home);
-    upsertRegistration(seeded, { agent_id: AGENT, every_seconds: 300, daily_cap_cents: 100, default_input_json: null }, Date.now());
+    upsertRegistration(
+      seeded,
+      { agent_id: AGENT, every_seconds: 300, daily_cap_cents: 100, default_input_json: null, schedule_id: null },
+      Date.now(),
+    );
     seeded.close();
     const session = wizard(node.env);
     await session.waitFor('❯ Ops monitor agent  $0.04 per run  (registered)');

@@ -206,22 +206,26 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
       next_steps: expect.arrayContaining([expect.stringContaining('swarm-node status'), expect.stringContaining('swarm-node list')]),
     });
 
-    const schedule = (): { updated_at: number; next_run_at: number; last_run_at: number; last_started_at: number } => {
+    // The registration's schedule is the service's, pinned to this node (UTC, one run at a time).
+    const schedule = (): { schedule_id: string; updated_at: number; interval_seconds: number; node_id: string; overlap: string } => {
       const db = nodeDb(node.home);
       try {
-        return db
-          .prepare(
-            `SELECT r.updated_at, s.next_run_at, s.last_run_at, (SELECT MAX(started_at) FROM runs) AS last_started_at
-             FROM registrations r JOIN schedules s ON s.agent_id = r.agent_id WHERE r.agent_id = ?`,
-          )
-          .get(AGENT) as never;
+        const { schedule_id, updated_at } = db
+          .prepare('SELECT schedule_id, updated_at FROM registrations WHERE agent_id = ?')
+          .get(AGENT) as {
+          schedule_id: string;
+          updated_at: number;
+        };
+        const atService = service.db
+          .prepare('SELECT interval_seconds, node_id, overlap FROM schedules WHERE schedule_id = ?')
+          .get(schedule_id) as { interval_seconds: number; node_id: string; overlap: string };
+        return { schedule_id, updated_at, ...atService };
       } finally {
         db.close();
       }
     };
     const first5m = schedule();
-    // The wizard's run is the interval's run: the next one is planned an interval after it.
-    expect(first5m).toMatchObject({ last_run_at: first5m.last_started_at, next_run_at: first5m.last_started_at + 300_000 });
+    expect(first5m).toMatchObject({ interval_seconds: 300, node_id: first.json.node.node_id, overlap: 'buffer_one' });
     const again = await swarmNode(['--json', 'wizard', '--agent', AGENT, '--yes'], { env: node.env });
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.json.node).toEqual({ node_id: first.json.node.node_id, enrolled_now: false });
@@ -234,11 +238,9 @@ describe('swarm-node wizard --agent … --yes: unattended', () => {
       daily_cap_cents: 100,
     });
     expect(again.stderr).toContain(`${AGENT} stays registered as it was: every 5m, daily cap $1.00.`);
-    // Not written again; its run of the agent pushed the next run to an interval after that run.
-    const second = schedule();
-    expect(second.updated_at).toBe(first5m.updated_at);
-    expect(second.last_started_at).toBeGreaterThan(first5m.last_started_at);
-    expect(second).toMatchObject({ last_run_at: second.last_started_at, next_run_at: second.last_started_at + 300_000 });
+    // Not written again, nor its schedule made twice.
+    expect(schedule()).toEqual(first5m);
+    expect(service.db.prepare('SELECT COUNT(*) AS n FROM schedules WHERE user_id = ?').get(node.email)).toEqual({ n: 1 });
 
     const declined = await swarmNode(['--json', 'wizard', '--agent', AGENT, '--yes', '--no-register'], { env: node.env });
     expect(declined.exitCode, declined.stderr).toBe(0);

@@ -2,7 +2,10 @@
 import { Command } from 'commander';
 import { formatDollars } from '../../contract/money.js';
 import { formatDuration } from '../../node/agents/duration.js';
-import { contextFor } from '../context.js';
+import { contextFor, type CommandContext } from '../context.js';
+import { messageOf } from '../../contract/errors.js';
+import type { SqliteDatabase } from '../../lib/sqlite.js';
+import type { ScheduleState } from '../../node/agents/registrations.js';
 import { shortTime, table } from '../table.js';
 
 export function listCommand(): Command {
@@ -15,7 +18,8 @@ export function listCommand(): Command {
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
       const { registrationList } = await import('../../node/agents/registrations.js');
-      const list = registrationList(await ctx.store(), ctx.clock.now());
+      const db = await ctx.store();
+      const list = registrationList(db, ctx.clock.now(), await schedulesAtService(ctx, db));
       ctx.output.result(list, ({ registrations: rows }, style) => {
         if (rows.length === 0) return '';
         return table(
@@ -36,4 +40,21 @@ export function listCommand(): Command {
           'No agents registered. Register one of the catalog (swarm-node agents), for example: swarm-node register agent_ops_monitor_004.',
         );
     });
+}
+
+/**
+ * The service's view of the schedules register made (their next times, their pauses): asked only when one is
+ * registered, and only with a sign-in; without either, the list is the node's own and says so.
+ */
+async function schedulesAtService(ctx: CommandContext, db: SqliteDatabase): Promise<Map<string, ScheduleState>> {
+  const { listRegistrations } = await import('../../node/store/registrations.js');
+  if (!listRegistrations(db).some((registration) => registration.schedule_id !== null)) return new Map();
+  try {
+    const { listSchedules } = await import('../../node/service/schedules-api.js');
+    const { schedules } = await listSchedules(await ctx.client(), ctx.requireJwt().token);
+    return new Map(schedules.map((schedule) => [schedule.schedule_id, schedule]));
+  } catch (error) {
+    ctx.output.warn(`the next runs of the schedules at the service are not shown: ${messageOf(error)}`);
+    return new Map();
+  }
 }

@@ -22,7 +22,7 @@ export function registerCommand(): Command {
   return new Command('register')
     .description('register an agent on this node, which then serves it (again: change its schedule or cap)')
     .argument('<agent_id>', 'an agent from the catalog (swarm-node agents)')
-    .option('--every <duration>', 'run it on a schedule: 1s..7d, e.g. 30s, 5m, 1h (none: manual runs only)', parseEvery)
+    .option('--every <duration>', 'run it on a schedule kept by the service: 1m..7d, e.g. 5m, 1h (none: manual runs only)', parseEvery)
     .option('--daily-cap <dollars>', 'spend at most this much on it per UTC day (none: no cap)', parseDailyCap)
     .option(
       '--input <key=value>',
@@ -38,12 +38,17 @@ Needs an enrolled node (swarm-node install) and a JWT of its user that the servi
 The service is told that this node serves the agent: runs started anywhere with the JWT (curl, another machine)
 are sent here and run on this host. Options left out keep their current value.
 
+--every makes a schedule at the service pinned to this node (swarm-node schedule show <id> lists its next runs):
+UTC, one run of the agent at a time, missed occurrences coalesced into one run. The service fires it whether or not
+the daemon runs; this node's daemon runs what it queues. Making or changing it needs a recent sign-in (renewed in a
+terminal); --every none removes it and needs none. For a cron, a time zone or a label set: swarm-node schedule add.
+
 --input and --input-file store the input the agent's runs here start from (the daemon's scheduled runs, and
 swarm-node run, whose own --input fields go over it); they replace the stored one whole. It is checked against
 the agent's input_schema first. Runs started elsewhere (curl, another machine) bring their own input.
 
 Example:
-  $ swarm-node register agent_ops_monitor_004 --every 5m --daily-cap 1.00
+  $ swarm-node register agent_ops_monitor_004 --every 1h --daily-cap 1.00
   $ swarm-node register agent_research_rag_015 --input corpus=/srv/handbook
   $ swarm-node run agent_research_rag_015 --input question="How do I rotate the keys?"
   $ swarm-node register agent_ops_monitor_004 --every none`,
@@ -91,8 +96,12 @@ Example:
         default_input: outcome.default_input,
         user_id: outcome.user_id,
         node_id: outcome.node_id,
+        schedule_id: outcome.schedule?.schedule_id ?? null,
+        next_run_at: outcome.schedule?.next_fire_at ?? null,
+        // As the service counts an interval's (schedule-terms.ts), held to the agent's daily cap, which every run of
+        // it is held to.
         cost:
-          registration.every_seconds === null
+          registration.every_seconds === null || outcome.schedule === null
             ? null
             : intervalCost(registration.every_seconds, agent.price_cents, registration.daily_cap_cents),
       };
@@ -103,13 +112,15 @@ Example:
         const cost =
           r.cost === null
             ? ''
-            : `\nCosts up to ${formatDollars(r.cost.per_day_cents)} a day (${r.cost.runs_per_day} runs) and ${formatDollars(r.cost.per_month_cents)} a month (${r.cost.runs_per_month} runs)${r.daily_cap_cents === null ? '' : ', held to the daily cap'}.`;
+            : `\nCosts up to ${formatDollars(r.cost.per_day_cents)} a day (${runs(r.cost.runs_per_day)}) and ${formatDollars(r.cost.per_month_cents)} a month (${runs(r.cost.runs_per_month)})${r.daily_cap_cents === null ? '' : ', held to the daily cap'}.`;
         return `${r.created ? 'Registered' : 'Updated'} ${r.agent_id} (${r.name}, ${formatDollars(r.price_cents)} per run): ${schedule}, ${cap}${input}.${cost}`;
       });
       ctx.output.next(
-        every === null
+        result.schedule_id === null
           ? `Next: swarm-node run ${agent.agent_id}`
-          : `The daemon runs it every ${every} (whether it is running: swarm-node status); run it now: swarm-node run ${agent.agent_id}`,
+          : `The service starts it every ${every}${result.next_run_at === null ? '' : `, next at ${result.next_run_at}`}, and this node's daemon runs it (whether it is running: swarm-node status). Its runs: swarm-node schedule show ${result.schedule_id}; run it now: swarm-node run ${agent.agent_id}`,
       );
     });
 }
+
+const runs = (count: number): string => `${count} run${count === 1 ? '' : 's'}`;

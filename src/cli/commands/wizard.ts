@@ -53,7 +53,7 @@ export function wizardCommand(): Command {
     .option('--code-file <file>', 'read the sign-in code mailed to --email from this file (unattended; see swarm-node login --help)')
     .addOption(new Option('--agent <agent_id>', 'the agent to run').choices(AGENT_IDS))
     .option('--input <key=value>', "a field of the agent's input (repeat it); asked when the agent needs it", collectInputPair)
-    .option('--every <duration>', 'register it on this schedule: 1s..7d, e.g. 5m, 1h (none: manual runs only)', parseEvery)
+    .option('--every <duration>', 'register it on a schedule kept by the service: 1m..7d, e.g. 5m, 1h (none: manual runs only)', parseEvery)
     .option('--daily-cap <dollars>', 'register it with this daily cap in dollars (none: no cap)', parseDailyCap)
     .option('--enroll', 'enroll this host as one of your nodes without asking, when it is not one (its runs run here)')
     .option('-y, --yes', 'yes to the questions: enroll this host if need be, run it once now, and register it')

@@ -18,6 +18,8 @@ import { deleteRegistration, getRegistration, listRegistrations, storedDefaultIn
 import { scheduleOf } from '../store/schedules.js';
 import { startOfUtcDay, type Clock } from '../../lib/clock.js';
 import { removeBudget, setBudget } from '../service/budgets-api.js';
+import type { Schedule } from '../../contract/schedules.js';
+import { applyRegistrationSchedule, refuseIntervalUnderAMinute, removeIfThere, type RegistrationSchedule } from './registration-schedule.js';
 
 /** What a register call changes; undefined keeps the current value, null clears it. */
 export interface RegistrationChange {
@@ -50,7 +52,16 @@ export interface ThisNode {
 export async function registerAgent(
   deps: RegisterDeps,
   change: RegistrationChange,
-): Promise<{ created: boolean; registration: Registration; default_input: Input | null; agent: CatalogAgent; user_id: string; node_id: string }> {
+): Promise<{
+  created: boolean;
+  registration: Registration;
+  default_input: Input | null;
+  agent: CatalogAgent;
+  user_id: string;
+  node_id: string;
+  /** The schedule at the service that runs it here; null: manual runs only. */
+  schedule: RegistrationSchedule | null;
+}> {
   // The service must vouch for the token: registering for a user it no longer accepts would only fail later.
   const signedIn = await verifyToken({ client: deps.client, clock: deps.clock, credentialsFile: deps.credentialsFile }, deps.jwt.token);
   if (normalizeEmail(signedIn.sub) !== normalizeEmail(deps.node.user_id)) {
@@ -66,6 +77,12 @@ export async function registerAgent(
   const every = change.every_seconds === undefined ? (current?.every_seconds ?? null) : change.every_seconds;
   const cap = change.daily_cap_cents === undefined ? (current?.daily_cap_cents ?? null) : change.daily_cap_cents;
   refuseCapBelowOneRun(agent, every, cap);
+  // An interval the daemon keeps itself (registered by an older release) stays its own until --every is given again.
+  const daemonKept = current !== undefined && current.schedule_id === null && current.every_seconds !== null && change.every_seconds === undefined;
+  // A new interval is the service's rule; one the daemon moved there keeps its own while it stays as it is.
+  if (!daemonKept && !(current?.schedule_id != null && every === current.every_seconds)) refuseIntervalUnderAMinute(agent.agent_id, every);
+  const defaultInputJson =
+    change.default_input === undefined ? (current?.default_input_json ?? null) : change.default_input === null ? null : JSON.stringify(change.default_input);
   // --daily-cap is the agent's daily budget at the service (docs/api.md "Budgets"): every run of it is held to it,
   // however started; the registration keeps the figure for list and status, and the daemon for not asking for a run
   // the service would refuse.
@@ -74,18 +91,35 @@ export async function registerAgent(
   // The service first: a registration it does not know would never get a run started elsewhere. Should the local
   // write fail after it, the daemon withdraws the agent again when it next reconciles (served-agents.ts).
   await deps.node.api.serve(agent.agent_id);
+  // Then its schedule, pinned here (registration-schedule.ts): kept by the service, which fires it whether or not
+  // the daemon runs. Should the local write fail after it, the next register takes the same schedule up again.
+  const schedule = daemonKept
+    ? undefined
+    : await applyRegistrationSchedule(
+        { client: deps.client, token: deps.jwt.token, node_id: deps.node.node_id },
+        current?.schedule_id ?? null,
+        { agent_id: agent.agent_id, every_seconds: every, input: defaultInputJson === null ? null : (JSON.parse(defaultInputJson) as Input) },
+      );
   const { created, registration } = upsertRegistration(
     deps.db,
     {
       agent_id: agent.agent_id,
       every_seconds: every,
       daily_cap_cents: cap,
-      default_input_json:
-        change.default_input === undefined ? (current?.default_input_json ?? null) : change.default_input === null ? null : JSON.stringify(change.default_input),
+      default_input_json: defaultInputJson,
+      schedule_id: schedule?.schedule_id ?? null,
     },
     deps.clock.now(),
   );
-  return { created, registration, default_input: storedDefaultInput(registration), agent, user_id: signedIn.sub, node_id: deps.node.node_id };
+  return {
+    created,
+    registration,
+    default_input: storedDefaultInput(registration),
+    agent,
+    user_id: signedIn.sub,
+    node_id: deps.node.node_id,
+    schedule: schedule ?? null,
+  };
 }
 
 /**
@@ -107,23 +141,50 @@ export interface Unregistered {
   withdrawn: boolean;
   /** Why it could not be told. */
   withdraw_error?: string;
+  /** Its schedule at the service (register --every), and whether it was removed with it. */
+  schedule?: { schedule_id: string; removed: boolean; error?: string; remedy?: string };
 }
 
 /**
- * Removes the registration here, then withdraws the agent at the service. The local removal stands whatever the
- * service says: an unreachable service is told by the daemon when it next reconciles (served-agents.ts).
+ * Removes the registration here, then withdraws the agent at the service and removes its schedule there. The local
+ * removal stands whatever the service says: an unreachable service is told by the daemon when it next reconciles
+ * (served-agents.ts); a schedule it could not remove skips its occurrences (no node serves the agent here) and is
+ * named, with the command that removes it.
  */
-export async function unregisterAgent(db: SqliteDatabase, node: ThisNode | undefined, agentId: string): Promise<Unregistered> {
-  if (!deleteRegistration(db, agentId)) {
+export async function unregisterAgent(
+  db: SqliteDatabase,
+  node: ThisNode | undefined,
+  agentId: string,
+  schedules?: { client: ServiceClient; token: () => string },
+): Promise<Unregistered> {
+  const registration = getRegistration(db, agentId);
+  if (registration === undefined || !deleteRegistration(db, agentId)) {
     throw new SvcError('not_found', `agent "${agentId}" is not registered on this node`, { remedy: 'See the registered agents: swarm-node list.' });
   }
+  const schedule = registration.schedule_id === null ? undefined : await removeItsSchedule(registration.schedule_id, schedules);
+  const withSchedule = schedule === undefined ? {} : { schedule };
   // Not an enrolled node: no service routes anything here.
-  if (node === undefined) return { agent_id: agentId, removed: true, withdrawn: false };
+  if (node === undefined) return { agent_id: agentId, removed: true, withdrawn: false, ...withSchedule };
   try {
     await node.api.withdraw(agentId);
-    return { agent_id: agentId, removed: true, withdrawn: true };
+    return { agent_id: agentId, removed: true, withdrawn: true, ...withSchedule };
   } catch (error) {
-    return { agent_id: agentId, removed: true, withdrawn: false, withdraw_error: messageOf(error) };
+    return { agent_id: agentId, removed: true, withdrawn: false, withdraw_error: messageOf(error), ...withSchedule };
+  }
+}
+
+async function removeItsSchedule(
+  scheduleId: string,
+  schedules: { client: ServiceClient; token: () => string } | undefined,
+): Promise<NonNullable<Unregistered['schedule']>> {
+  const remedy = `Remove it: swarm-node schedule rm ${scheduleId} --yes`;
+  if (schedules === undefined) return { schedule_id: scheduleId, removed: false, error: 'no service to tell', remedy };
+  try {
+    await removeIfThere({ client: schedules.client, token: schedules.token() }, scheduleId);
+    return { schedule_id: scheduleId, removed: true };
+  } catch (error) {
+    const signIn = error instanceof SvcError && error.remedy !== undefined && error.code !== 'forbidden' ? ` (${error.remedy})` : '';
+    return { schedule_id: scheduleId, removed: false, error: messageOf(error), remedy: `${remedy}${signIn}` };
   }
 }
 
@@ -141,11 +202,23 @@ export interface RegistrationRow {
   last_run_status: string | null;
   next_run_at: string | null;
   paused_reason: string | null;
+  /** Its schedule at the service (register --every); null: none, or an interval the daemon keeps itself. */
+  schedule_id: string | null;
   registered_at: string;
 }
 
-/** `list`: every registration as a row, and the start of the UTC day that "spent today" counts from. */
-export function registrationList(db: SqliteDatabase, nowMs: number): { registrations: RegistrationRow[]; day_start: string } {
+/** A schedule as the service has it now: when it fires next and why it is paused. */
+export type ScheduleState = Pick<Schedule, 'next_fire_at' | 'pause_reason'>;
+
+/**
+ * `list`: every registration as a row, and the start of the UTC day that "spent today" counts from. A schedule at
+ * the service is shown as `atService` has it (its next time unknown when the service was not asked).
+ */
+export function registrationList(
+  db: SqliteDatabase,
+  nowMs: number,
+  atService: ReadonlyMap<string, ScheduleState> = new Map(),
+): { registrations: RegistrationRow[]; day_start: string } {
   const dayStart = startOfUtcDay(nowMs);
   const registrations = listRegistrations(db).map((registration) => {
     const sku = findAgentSku(registration.agent_id);
@@ -161,8 +234,16 @@ export function registrationList(db: SqliteDatabase, nowMs: number): { registrat
       spent_today_cents: spendSince(db, registration.agent_id, dayStart).chargedCents,
       last_run_at: last === undefined ? null : new Date(last.started_at).toISOString(),
       last_run_status: last?.status ?? null,
-      next_run_at: planned?.next_run_at == null || registration.every_seconds === null ? null : new Date(planned.next_run_at).toISOString(),
-      paused_reason: planned?.paused_reason ?? null,
+      ...(registration.schedule_id === null
+        ? {
+            next_run_at: planned?.next_run_at == null || registration.every_seconds === null ? null : new Date(planned.next_run_at).toISOString(),
+            paused_reason: planned?.paused_reason ?? null,
+          }
+        : {
+            next_run_at: atService.get(registration.schedule_id)?.next_fire_at ?? null,
+            paused_reason: atService.get(registration.schedule_id)?.pause_reason ?? null,
+          }),
+      schedule_id: registration.schedule_id,
       registered_at: new Date(registration.created_at).toISOString(),
     };
   });

@@ -5,6 +5,7 @@ import type {
   BackfillRequest,
   BackfillResponse,
   Schedule,
+  ScheduleChange,
   ScheduleDetail,
   ScheduleRequest,
   SchedulesResponse,
@@ -24,6 +25,17 @@ export async function listSchedules(client: ServiceClient, token: string): Promi
 
 export async function showSchedule(client: ServiceClient, token: string, scheduleId: string): Promise<ScheduleDetail> {
   return (await client.call<ScheduleDetail>({ method: 'GET', path: schedulePath(scheduleId), bearer: token, retrySafe: true })).body;
+}
+
+export async function changeSchedule(
+  client: ServiceClient,
+  token: string,
+  scheduleId: string,
+  given: ScheduleChange,
+): Promise<ScheduleDetail> {
+  return (
+    await client.call<ScheduleDetail>({ method: 'PATCH', path: schedulePath(scheduleId), body: given, bearer: token, retrySafe: false })
+  ).body;
 }
 
 export async function pauseSchedule(client: ServiceClient, token: string, scheduleId: string): Promise<Schedule> {

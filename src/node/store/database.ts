@@ -113,6 +113,11 @@ export const NODE_MIGRATIONS: readonly string[] = [
   -- The labels a run asked its node to carry (run --label, issue 18): a replay of the key must send the same request.
   ALTER TABLE runs ADD COLUMN labels_json TEXT;
   `,
+  /* 7 */ `
+  -- The service's schedule that runs the agent on this node (docs/api.md "Schedules"): the daemon's own interval,
+  -- moved there at its start, or one made by register --every. A row with an interval and none is not moved yet.
+  ALTER TABLE registrations ADD COLUMN schedule_id TEXT;
+  `,
 ];
 
 /**

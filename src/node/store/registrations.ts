@@ -9,13 +9,21 @@ export interface Registration {
   daily_cap_cents: number | null;
   /** The input runs start from (JSON of an object), null for none. */
   default_input_json: string | null;
+  /** The service's schedule that runs it on this node; null: none, or an interval of the daemon's own. */
+  schedule_id: string | null;
   created_at: number;
   updated_at: number;
 }
 
 export function upsertRegistration(
   db: SqliteDatabase,
-  registration: { agent_id: string; every_seconds: number | null; daily_cap_cents: number | null; default_input_json: string | null },
+  registration: {
+    agent_id: string;
+    every_seconds: number | null;
+    daily_cap_cents: number | null;
+    default_input_json: string | null;
+    schedule_id: string | null;
+  },
   now: number,
 ): { created: boolean; registration: Registration } {
   return db
@@ -23,20 +31,26 @@ export function upsertRegistration(
       const existed = prepared(db, 'SELECT 1 FROM registrations WHERE agent_id = ?').get(registration.agent_id) !== undefined;
       prepared(
         db,
-        `INSERT INTO registrations (agent_id, every_seconds, daily_cap_cents, default_input_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+        `INSERT INTO registrations (agent_id, every_seconds, daily_cap_cents, default_input_json, schedule_id, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (agent_id) DO UPDATE SET every_seconds = excluded.every_seconds, daily_cap_cents = excluded.daily_cap_cents,
-         default_input_json = excluded.default_input_json, updated_at = excluded.updated_at`,
-      ).run(registration.agent_id, registration.every_seconds, registration.daily_cap_cents, registration.default_input_json, now, now);
+         default_input_json = excluded.default_input_json, schedule_id = excluded.schedule_id, updated_at = excluded.updated_at`,
+      ).run(
+        registration.agent_id,
+        registration.every_seconds,
+        registration.daily_cap_cents,
+        registration.default_input_json,
+        registration.schedule_id,
+        now,
+        now,
+      );
       // A schedule written now (the daemon picks it up at its next tick) plans from the agent's last run, by hand, by
       // the wizard or by the daemon: one interval after it, or now when that has passed. Planning from now charged a
       // second run at once after the wizard's first.
-      const lastRun = registration.every_seconds === null ? undefined : lastRunStartedAt(db, registration.agent_id);
-      const next =
-        registration.every_seconds === null
-          ? null
-          : lastRun === undefined
-            ? now
-            : Math.max(now, lastRun + registration.every_seconds * 1000);
+      // One at the service (schedule_id) is planned there.
+      const ownInterval = registration.schedule_id === null ? registration.every_seconds : null;
+      const lastRun = ownInterval === null ? undefined : lastRunStartedAt(db, registration.agent_id);
+      const next = ownInterval === null ? null : lastRun === undefined ? now : Math.max(now, lastRun + ownInterval * 1000);
       planRegistered(db, registration.agent_id, next, lastRun ?? null);
       return { created: !existed, registration: getRegistration(db, registration.agent_id)! };
     })

@@ -16,13 +16,13 @@ export interface ScheduledAgent {
   paused_until: number | null;
 }
 
-/** Registrations with an interval and their schedules, as they are in the database now. */
+/** Registrations with an interval the daemon still keeps itself (not moved to the service), and their plans now. */
 export function scheduledAgents(db: SqliteDatabase): ScheduledAgent[] {
   return prepared<[], ScheduledAgent>(
     db,
     `SELECT r.agent_id, r.every_seconds, r.daily_cap_cents, s.next_run_at, s.last_run_at, s.paused_reason, s.paused_until
      FROM registrations r LEFT JOIN schedules s ON s.agent_id = r.agent_id
-     WHERE r.every_seconds IS NOT NULL ORDER BY r.agent_id`,
+     WHERE r.every_seconds IS NOT NULL AND r.schedule_id IS NULL ORDER BY r.agent_id`,
   ).all();
 }
 

@@ -8,7 +8,7 @@ export interface ServiceResponse<T> {
 }
 
 export interface CallOptions {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   /** JSON, or bytes sent as they are (an agent bundle: its Content-Type in `headers`). */
   body?: unknown;
