@@ -10,7 +10,7 @@ import { asPrinted, nodeEnv, swarmNode } from '../helpers/cli.js';
 import { apiClient } from '../helpers/http.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import { tempDir } from '../helpers/temp.js';
-import { daemonKeptInterval, deadPid, nodeDb, signedInNode, walletBalance, type SignedInNode } from './fixtures.js';
+import { deadPid, nodeDb, signedInNode, walletBalance, type SignedInNode } from './fixtures.js';
 
 const AGENT = 'agent_ops_monitor_004';
 const PRICE = 4;
@@ -538,69 +538,6 @@ describe('swarm-node run and runs', () => {
     const runs = await swarmNode(['--json', 'runs', '--local'], { env: node.env });
     expect(runs.json.totals).toMatchObject({ runs: 2, charged_cents: PRICE, by_status: { succeeded: 1, failed: 1, pending: 0 } });
     expect(await walletBalance(service.baseUrl, node.token)).toBe(100 - PRICE);
-  });
-});
-
-// An interval the daemon keeps itself (one registered by a release before schedules at the service).
-describe("a run by hand and the daemon's own schedule", () => {
-  const SKILLS = 'agent_svc_skills_005';
-  const FIVE_MINUTES_MS = 300_000;
-  const scheduleOf = async (node: SignedInNode, agentId: string): Promise<{ next_run_at: string | null; last_run_at: string | null }> => {
-    const list = await swarmNode(['--json', 'list'], { env: node.env });
-    expect(list.exitCode, list.stderr).toBe(0);
-    return list.json.registrations.find((row: { agent_id: string }) => row.agent_id === agentId);
-  };
-  const lastRunStart = async (node: SignedInNode, agentId: string): Promise<number> => {
-    const runs = await swarmNode(['--json', 'runs', '--local', '--agent', agentId, '--limit', '1'], { env: node.env });
-    expect(runs.json.runs[0].status).toBe('succeeded');
-    return Date.parse(runs.json.runs[0].started_at);
-  };
-
-  it("counts as the agent's run for its interval: a schedule written after it plans from it, and it pushes a planned run", async () => {
-    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'plan' });
-    // Run first, then scheduled: the next run is one interval after that run, not now.
-    expect((await swarmNode(['run', AGENT], { env: node.env })).exitCode).toBe(0);
-    const ranAt = await lastRunStart(node, AGENT);
-    await daemonKeptInterval(node, AGENT, 300);
-    expect(await scheduleOf(node, AGENT)).toMatchObject({
-      last_run_at: new Date(ranAt).toISOString(),
-      next_run_at: new Date(ranAt + FIVE_MINUTES_MS).toISOString(),
-    });
-    // Re-registered (a cap this time): the schedule is written again, and still counts that run.
-    expect((await swarmNode(['register', AGENT, '--daily-cap', '1'], { env: node.env })).exitCode).toBe(0);
-    expect((await scheduleOf(node, AGENT)).next_run_at).toBe(new Date(ranAt + FIVE_MINUTES_MS).toISOString());
-
-    // Scheduled first (due now), then run by hand: that run is the interval's, the next one an interval after it.
-    const registeredAt = Date.now();
-    await daemonKeptInterval(node, SKILLS, 300);
-    expect(Date.parse((await scheduleOf(node, SKILLS)).next_run_at!)).toBeLessThanOrEqual(Date.now());
-    expect(Date.parse((await scheduleOf(node, SKILLS)).next_run_at!)).toBeGreaterThanOrEqual(registeredAt);
-    expect((await swarmNode(['run', SKILLS, '--input', `question=${QUESTION}`], { env: node.env })).exitCode).toBe(0);
-    const skillsRanAt = await lastRunStart(node, SKILLS);
-    expect((await scheduleOf(node, SKILLS)).next_run_at).toBe(new Date(skillsRanAt + FIVE_MINUTES_MS).toISOString());
-    const status = await swarmNode(['--json', 'status'], { env: node.env });
-    expect(status.json.daemon.agents.find((agent: { agent_id: string }) => agent.agent_id === SKILLS)).toMatchObject({
-      last_run_at: new Date(skillsRanAt).toISOString(),
-      next_run_at: new Date(skillsRanAt + FIVE_MINUTES_MS).toISOString(),
-    });
-
-    // Never earlier than already planned: a plan further out stays.
-    const later = skillsRanAt + 2 * FIVE_MINUTES_MS;
-    const db = nodeDb(node.home);
-    db.prepare('UPDATE schedules SET next_run_at = ? WHERE agent_id = ?').run(later, SKILLS);
-    db.close();
-    expect((await swarmNode(['run', SKILLS, '--input', `question=${QUESTION}`], { env: node.env })).exitCode).toBe(0);
-    expect((await scheduleOf(node, SKILLS)).next_run_at).toBe(new Date(later).toISOString());
-  });
-
-  it('does not count a run that was refused: registering after it plans the next run now', async () => {
-    const node = await signedInNode(service.baseUrl, { fundCents: 3, label: 'plan-poor' });
-    expect((await swarmNode(['run', AGENT], { env: node.env })).exitCode).toBe(3);
-    const registeredAt = Date.now();
-    await daemonKeptInterval(node, AGENT, 300);
-    const planned = Date.parse((await scheduleOf(node, AGENT)).next_run_at!);
-    expect(planned).toBeGreaterThanOrEqual(registeredAt);
-    expect(planned).toBeLessThanOrEqual(Date.now());
   });
 });
 

@@ -1,7 +1,6 @@
 // A node signed in to a real svc-api, for the CLI tests: a paid user, the JWT stored through `login --token-stdin`.
 import { expect } from 'vitest';
 import { openNodeStore } from '../../src/node/store/database.js';
-import { getRegistration, upsertRegistration } from '../../src/node/store/registrations.js';
 import type { SqliteDatabase } from '../../src/lib/sqlite.js';
 import { nodeEnv, swarmNode, type NodeEnv } from '../helpers/cli.js';
 import { fundWallet, signIn } from '../helpers/funnel.js';
@@ -43,23 +42,6 @@ export async function walletBalance(baseUrl: string, token: string): Promise<num
 /** The node's own database, opened as the CLI opens it. */
 export function nodeDb(home: string): SqliteDatabase {
   return openNodeStore(join(home, 'var', 'swarm-node.db'));
-}
-
-/**
- * An interval the daemon keeps itself, as a release before schedules at the service registered one (register
- * --every now makes a schedule at the service): the agent registered through the CLI (so the service routes it
- * here), then its row given the interval, planned as that release planned it. Intervals under a minute are fine.
- */
-export async function daemonKeptInterval(node: NodeEnv, agentId: string, everySeconds: number, flags: string[] = []): Promise<void> {
-  const registered = await swarmNode(['register', agentId, ...flags], { env: node.env });
-  expect(registered.exitCode, registered.stderr).toBe(0);
-  const db = nodeDb(node.home);
-  try {
-    const current = getRegistration(db, agentId)!;
-    upsertRegistration(db, { ...current, every_seconds: everySeconds, schedule_id: null }, Date.now());
-  } finally {
-    db.close();
-  }
 }
 
 /** A pid that belonged to a process which has exited: a row it wrote is no longer awaited by anyone. */

@@ -1,9 +1,7 @@
-// The daemon's pure parts: the log line format (one line, logfmt, secrets masked) and the scheduler's decisions.
+// The daemon's pure parts: the log line format (one line, logfmt, secrets masked) and its backoff.
 import { describe, expect, it } from 'vitest';
 import { DaemonLog } from '../../src/node/daemon/log.js';
-import { capAllowsRun, isDue, nextRunAfter, pauseIsOver } from '../../src/node/daemon/schedule.js';
 import { MAX_BACKOFF_MS, nextBackoff } from '../../src/node/daemon/timing.js';
-import type { ScheduledAgent } from '../../src/node/store/schedules.js';
 import { startOfNextUtcDay } from '../../src/lib/clock.js';
 import { parseLogLine } from './support.js';
 
@@ -60,40 +58,7 @@ describe('daemon log lines', () => {
   });
 });
 
-describe('scheduler decisions', () => {
-  const agent = (fields: Partial<ScheduledAgent>): ScheduledAgent => ({
-    agent_id: 'agent_ops_monitor_004',
-    every_seconds: 60,
-    daily_cap_cents: null,
-    next_run_at: 1_000,
-    last_run_at: null,
-    paused_reason: null,
-    paused_until: null,
-    ...fields,
-  });
-
-  it('is due at its planned time unless paused; a pause is over at its time', () => {
-    expect(isDue(agent({}), 999)).toBe(false);
-    expect(isDue(agent({}), 1_000)).toBe(true);
-    expect(isDue(agent({ next_run_at: null }), 5_000)).toBe(false);
-    expect(isDue(agent({ paused_reason: 'daily_cap', paused_until: 2_000 }), 5_000)).toBe(false);
-    expect(pauseIsOver(agent({ paused_reason: 'daily_cap', paused_until: 2_000 }), 1_999)).toBe(false);
-    expect(pauseIsOver(agent({ paused_reason: 'daily_cap', paused_until: 2_000 }), 2_000)).toBe(true);
-    expect(pauseIsOver(agent({}), 5_000)).toBe(false);
-  });
-
-  it('plans the next run from the run starting now, whatever the old plan was', () => {
-    expect(nextRunAfter(10_000_000, 3_600)).toBe(10_000_000 + 3_600_000);
-  });
-
-  it('allows a run only when spent, pending and its price stay within the cap', () => {
-    expect(capAllowsRun({ capCents: null, spentCents: 10_000, pendingCents: 0, priceCents: 4 })).toBe(true);
-    expect(capAllowsRun({ capCents: 20, spentCents: 16, pendingCents: 0, priceCents: 4 })).toBe(true);
-    expect(capAllowsRun({ capCents: 20, spentCents: 16, pendingCents: 0, priceCents: 8 })).toBe(false);
-    expect(capAllowsRun({ capCents: 20, spentCents: 8, pendingCents: 8, priceCents: 8 })).toBe(false);
-    expect(capAllowsRun({ capCents: 0, spentCents: 0, pendingCents: 0, priceCents: 4 })).toBe(false);
-  });
-
+describe('backoff', () => {
   it('backs off from the first wait, doubling, to ten minutes at most; the next UTC day starts at midnight', () => {
     const waits: number[] = [];
     let wait: number | undefined;

@@ -1,17 +1,19 @@
-// swarm-node daemon scheduling (docs/operations.md "Day to day on the host"): the built binary against the real
-// svc-api. Runs on the interval, picks up register/unregister without a restart, runs a missed interval once, stops
-// at the daily cap, shows itself in status, and exits 0 on SIGTERM.
+// swarm-node daemon and schedules (docs/api.md "Schedules", the node's one-time move): the built binary against
+// the real svc-api. At its start the daemon moves the intervals an earlier release kept here to the service, each
+// pinned to this node as it was (its interval, even under a minute, its input, its cap); the service fires them and
+// the daemon runs what they queue, as any run. A schedule at the service is never run by the daemon on its own.
 import { describe, expect, it } from 'vitest';
-import { startOfUtcDay } from '../../src/lib/clock.js';
+import { waitFor } from '../helpers/funnel.js';
 import { useSvcApi } from '../helpers/svc-api.js';
 import {
   cli,
   DaemonProcess,
+  expectChargedForNodeResults,
   expectExactlyOnce,
   localRuns,
-  nodeDb,
   register,
   RequestLog,
+  serviceRuns,
   signedInNode,
   waitForTicksDone,
 } from './support.js';
@@ -23,75 +25,101 @@ const SALES = 'agent_sales_outreach_008'; // 8 cents
 const requests = new RequestLog();
 const service = useSvcApi({ logger: { level: 'info', stream: requests } });
 
-describe('swarm-node daemon: scheduling', () => {
-  it('runs each agent on its interval, picks up register and unregister live, shows itself in status, exits 0 on SIGTERM', async () => {
+interface ScheduleAtService {
+  schedule_id: string;
+  agent_id: string;
+  interval_seconds: number;
+  time_zone: string;
+  overlap: string;
+  node_id: string;
+  daily_cap_cents: number | null;
+  input_json: string | null;
+  migrated_from_node: string | null;
+}
+
+function schedulesOf(email: string): ScheduleAtService[] {
+  return service.db
+    .prepare(
+      `SELECT schedule_id, agent_id, interval_seconds, time_zone, overlap, node_id, daily_cap_cents, input_json, migrated_from_node
+       FROM schedules WHERE user_id = ? ORDER BY agent_id`,
+    )
+    .all(email.toLowerCase()) as ScheduleAtService[];
+}
+
+describe('swarm-node daemon: schedules', () => {
+  it("moves the daemon's own intervals to the service at its start, pinned here as they were, and runs what they fire; unregister ends one; status; exit 0 on SIGTERM", async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 1000, label: 'interval' });
     await register(node, OPS, '--every', '1s');
-    const daemon = DaemonProcess.start(node);
-    await daemon.waitForEvent('daemon_started');
-    const runs = await daemon.waitForCount('run_succeeded', 3);
-    expect(runs.every((event) => event.agent === OPS && event.charged_cents === '4')).toBe(true);
-    // The service knows them as the schedule's (docs/api.md "Triggers"), as runs and runs show say.
-    const scheduled = await cli(node, ['--json', 'runs', 'show', runs[0]!.run_id!]);
-    expect(scheduled.json).toMatchObject({ run_id: runs[0]!.run_id, trigger: 'schedule' });
-
-    // Registered while the daemon runs: picked up at a tick, no restart. Its runs start from the input stored with
-    // it (register --input): the agent answers with the input it was given.
     await register(node, SKILLS, '--every', '1s', '--input', 'question=Which input does a scheduled run get?');
-    const skillsRun = await daemon.waitForEvent('run_succeeded', (event) => event.agent === SKILLS);
-    const db = nodeDb(node);
-    const journaled = db.prepare('SELECT input_json, output_json FROM runs WHERE run_id = ?').get(skillsRun.run_id) as {
-      input_json: string;
-      output_json: string;
-    };
-    db.close();
-    expect(JSON.parse(journaled.input_json)).toEqual({ question: 'Which input does a scheduled run get?' });
-    expect(JSON.parse(journaled.output_json).input).toEqual({ question: 'Which input does a scheduled run get?' });
+    expect((await cli(node, ['status'])).stdout).toMatch(new RegExp(`^ {2}${OPS}\\s+not moved to the service yet`, 'm'));
+    const daemon = DaemonProcess.start(node);
+    const moved = await daemon.waitForCount('schedule_moved', 2);
+    const nodeId = (await cli(node, ['--json', 'status'])).json.node.node_id as string;
+    const made = schedulesOf(node.email);
+    expect(made).toEqual([
+      expect.objectContaining({
+        agent_id: OPS,
+        interval_seconds: 1,
+        time_zone: 'UTC',
+        overlap: 'buffer_one',
+        node_id: nodeId,
+        input_json: null,
+      }),
+      expect.objectContaining({
+        agent_id: SKILLS,
+        interval_seconds: 1,
+        node_id: nodeId,
+        input_json: JSON.stringify({ question: 'Which input does a scheduled run get?' }),
+        migrated_from_node: nodeId,
+      }),
+    ]);
+    expect(moved.map((event) => event.schedule_id).sort()).toEqual(made.map((row) => row.schedule_id).sort());
+
+    // The service fires them and queues their runs here: the daemon runs them, a second apart.
+    const runs = await daemon.waitForCount('run_succeeded', 4, 20_000);
+    expect(runs.every((event) => event.source === 'service')).toBe(true);
+    const opsRun = runs.find((event) => event.agent === OPS)!;
+    const shown = await cli(node, ['--json', 'runs', 'show', opsRun.run_id!]);
+    expect(shown.json).toMatchObject({ run_id: opsRun.run_id, trigger: 'schedule', node_id: nodeId, charged_cents: 4 });
+    const skillsRun = await daemon.waitForEvent('run_succeeded', (event) => event.agent === SKILLS, 20_000);
+    const skillsShown = await cli(node, ['--json', 'runs', 'show', skillsRun.run_id!]);
+    expect(skillsShown.json.output.input).toEqual({ question: 'Which input does a scheduled run get?' });
 
     const status = await cli(node, ['--json', 'status']);
     expect(status.exitCode, status.stderr).toBe(0);
-    expect(status.json.daemon).toMatchObject({
-      running: true,
-      pid: daemon.pid,
-      version: expect.any(String),
-      paused: null,
-      stopped_at: null,
-    });
-    expect(Date.now() - Date.parse(status.json.daemon.last_tick_at)).toBeLessThan(5_000);
-    expect(status.json.daemon.agents.map((agent: { agent_id: string }) => agent.agent_id)).toEqual([OPS, SKILLS]);
-    for (const agent of status.json.daemon.agents) {
-      expect(agent).toMatchObject({
-        every_seconds: 1,
-        paused_reason: null,
-        next_run_at: expect.any(String),
-        last_run_at: expect.any(String),
-      });
-    }
-    const human = await cli(node, ['status']);
-    expect(human.stdout).toMatch(new RegExp(`^daemon\\s+running pid ${daemon.pid}, last tick \\S+, version \\S+$`, 'm'));
-    expect(human.stdout).toMatch(new RegExp(`^ {2}${OPS}\\s+next run \\S+, last run \\S+$`, 'm'));
+    expect(status.json.daemon).toMatchObject({ running: true, pid: daemon.pid, paused: null, stopped_at: null, agents: [] });
+    const listed = await cli(node, ['--json', 'list']);
+    expect(listed.json.registrations.map((row: { schedule_id: string }) => row.schedule_id).sort()).toEqual(
+      made.map((row) => row.schedule_id).sort(),
+    );
 
-    // Unregistered while it runs: no run of it starts after the next tick.
+    // Unregistered while it runs: its schedule goes with it, and no run of it is fired after.
     expect((await cli(node, ['unregister', OPS])).exitCode).toBe(0);
-    // Every tick begun from now on reads OPS as unregistered: count once one is done, and again once the ticks have
-    // gone past OPS's interval.
-    await waitForTicksDone(node, 1);
-    const opsRuns = localRuns(node, OPS).length;
-    await waitForTicksDone(node, 2, Date.now() + 1_500);
-    expect(localRuns(node, OPS)).toHaveLength(opsRuns);
-    expect(localRuns(node, SKILLS).length).toBeGreaterThanOrEqual(2);
-
-    // On the interval: consecutive runs of one agent start about a second apart, never closer, never in a burst.
-    const started = localRuns(node, OPS).map((run) => run.started_at);
-    for (let i = 1; i < started.length; i += 1) expect(started[i]! - started[i - 1]!).toBeGreaterThanOrEqual(950);
+    expect(schedulesOf(node.email).map((row) => row.agent_id)).toEqual([SKILLS]);
+    const opsRuns = () => serviceRuns(service.db, node.email).filter((run) => run.agent_id === OPS).length;
+    const opsAtRemoval = opsRuns();
+    await waitForTicksDone(node, 2, Date.now() + 2_000);
+    expect(opsRuns()).toBe(opsAtRemoval);
 
     expect(await daemon.stop('SIGTERM')).toBe(0);
     expect(daemon.events('daemon_stopped')).toHaveLength(1);
     expect(daemon.output).not.toMatch(/\u001b/);
-    const stopped = await cli(node, ['--json', 'status']);
-    expect(stopped.json.daemon).toMatchObject({ running: false, pid: daemon.pid, stopped_at: expect.any(String) });
-    expect((await cli(node, ['status'])).stdout).toMatch(/^daemon\s+not running \(stopped \S+\)$/m);
-    expectExactlyOnce(service.db, node);
+    // A second start moves nothing again: an interval registered after the move (by an earlier release) is named,
+    // with the register that makes its schedule, which works as printed.
+    await register(node, SALES, '--every', '30s');
+    const again = DaemonProcess.start(node);
+    const left = await again.waitForEvent('schedule_not_moved');
+    expect(left).toMatchObject({ agent: SALES, remedy: `swarm-node register ${SALES} --every 1m` });
+    expect(await again.stop()).toBe(0);
+    expect(again.events('schedule_moved')).toEqual([]);
+    expect(schedulesOf(node.email).map((row) => row.agent_id)).toEqual([SKILLS]);
+    const fixed = await cli(node, ['register', SALES, '--every', '1m']);
+    expect(fixed.exitCode, fixed.stderr).toBe(0);
+    expect(schedulesOf(node.email).map((row) => [row.agent_id, row.interval_seconds])).toEqual([
+      [SALES, 60],
+      [SKILLS, 1],
+    ]);
+    expectChargedForNodeResults(service.db, node.email);
   });
 
   it("leaves a schedule at the service to the service: the wizard's --every is not run by the daemon on its own", async () => {
@@ -119,88 +147,29 @@ describe('swarm-node daemon: scheduling', () => {
     expect((await cli(node, ['--json', 'status'])).json.daemon.agents).toEqual([]);
   });
 
-  it('runs an interval missed during downtime once, and plans the next one from now, not from the old plan', async () => {
-    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'missed' });
-    await register(node, OPS, '--every', '1h');
-    const now = Date.now();
-    const db = nodeDb(node);
-    // Down for five hours: five runs were missed.
-    db.prepare('UPDATE schedules SET next_run_at = ?, last_run_at = ? WHERE agent_id = ?').run(
-      now - 5 * 3_600_000,
-      now - 6 * 3_600_000,
-      OPS,
-    );
-    db.close();
-    const executesBefore = requests.executes();
-
-    const daemon = DaemonProcess.start(node);
-    await daemon.waitForEvent('run_succeeded');
-    // A catch-up burst would start the next run at the next tick: several ticks on, there is still one run.
-    await waitForTicksDone(node, 3);
-    expect(await daemon.stop()).toBe(0);
-
-    expect(daemon.events('run_succeeded')).toHaveLength(1);
-    expect(requests.executes() - executesBefore).toBe(1);
-    const [run] = localRuns(node);
-    const check = nodeDb(node);
-    const schedule = check
-      .prepare<[string], { next_run_at: number; last_run_at: number }>('SELECT next_run_at, last_run_at FROM schedules WHERE agent_id = ?')
-      .get(OPS)!;
-    check.close();
-    // Planned at the start of the run (the journal row is written a moment later).
-    expect(run!.started_at - schedule.last_run_at).toBeGreaterThanOrEqual(0);
-    expect(run!.started_at - schedule.last_run_at).toBeLessThan(1_000);
-    expect(schedule.next_run_at).toBe(schedule.last_run_at + 3_600_000);
-    expectExactlyOnce(service.db, node);
-  });
-
-  it('a plan further out than one interval (the clock was set back) is reset to one interval from now', async () => {
-    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'clock' });
-    await register(node, OPS, '--every', '2s');
-    const db = nodeDb(node);
-    db.prepare('UPDATE schedules SET next_run_at = ? WHERE agent_id = ?').run(Date.now() + 3_600_000, OPS);
-    db.close();
-    const daemon = DaemonProcess.start(node);
-    const reset = await daemon.waitForEvent('schedule_reset');
-    // One interval from the tick's clock; the log line's own time is read a moment later, so allow that moment.
-    const ahead = Date.parse(reset.next_run_at!) - Date.parse(reset.ts!);
-    expect(ahead).toBeGreaterThan(1_500);
-    expect(ahead).toBeLessThanOrEqual(2_000);
-    await daemon.waitForEvent('run_succeeded', () => true, 5_000);
-    expect(await daemon.stop()).toBe(0);
-    expect(daemon.events('schedule_reset')).toHaveLength(1);
-    expectExactlyOnce(service.db, node);
-  });
-
-  it('stops at the daily cap (logged once), holds the agent until the next UTC day, and status says so', async () => {
+  it('a capped interval moved: its cap holds at the service, two runs of 8 cents under 20 and then none, nothing lost or doubled', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 500, label: 'cap' });
-    // 8 cents a run under a 20-cent cap: two runs today, not a third.
     await register(node, SALES, '--every', '1s', '--daily-cap', '0.20');
     const daemon = DaemonProcess.start(node);
-    const capped = await daemon.waitForEvent('daily_cap_reached', () => true, 8_000);
-    // Held: the ticks go past the 1 s interval without a third run or a second cap line.
-    await waitForTicksDone(node, 2, Date.now() + 1_500);
-
-    const nextDay = new Date(startOfUtcDay(Date.now()) + 86_400_000).toISOString();
-    expect(capped).toMatchObject({ agent: SALES, spent_cents: '16', cap_cents: '20', price_cents: '8', until: nextDay });
-    expect(daemon.events('daily_cap_reached')).toHaveLength(1);
-    expect(daemon.events('run_succeeded')).toHaveLength(2);
-    expect(localRuns(node).map((run) => run.charged_cents)).toEqual([8, 8]);
-
-    const status = await cli(node, ['--json', 'status']);
-    expect(status.json.daemon.agents).toEqual([
-      expect.objectContaining({ agent_id: SALES, paused_reason: 'daily_cap', paused_until: nextDay }),
-    ]);
-    expect(status.json.problems).toEqual([]);
-    expect((await cli(node, ['status'])).stdout).toMatch(
-      new RegExp(`^ {2}${SALES}\\s+paused: daily_cap until ${nextDay.replace(/\./g, '\\.')}`, 'm'),
+    await daemon.waitForEvent('schedule_moved');
+    const [schedule] = schedulesOf(node.email);
+    expect(schedule).toMatchObject({ agent_id: SALES, interval_seconds: 1, daily_cap_cents: 20 });
+    await waitFor(
+      async () =>
+        service.db.prepare("SELECT 1 FROM schedule_skips WHERE schedule_id = ? AND reason = 'daily_cap'").get(schedule!.schedule_id)
+          ? true
+          : undefined,
+      'an occurrence skipped for the cap',
+      20_000,
     );
-
-    // Raising the cap with register resets the schedule: the daemon runs it again without a restart.
-    await register(node, SALES, '--daily-cap', '0.30');
-    await daemon.waitForCount('run_succeeded', 3);
+    // Held: the ticks go past the 1 s interval without a third run.
+    await waitForTicksDone(node, 2, Date.now() + 1_500);
     expect(await daemon.stop('SIGINT')).toBe(0);
-    expect(localRuns(node).map((run) => run.charged_cents)).toEqual([8, 8, 8]);
-    expectExactlyOnce(service.db, node);
+    const runs = serviceRuns(service.db, node.email);
+    expect(runs.map((run) => [run.agent_id, run.status, run.charged_cents])).toEqual([
+      [SALES, 'succeeded', 8],
+      [SALES, 'succeeded', 8],
+    ]);
+    expect(expectChargedForNodeResults(service.db, node.email)).toMatchObject({ succeeded: 2, cents: 16 });
   });
 });

@@ -66,16 +66,15 @@ export function daemonCommand(): Command {
       .addHelpText(
         'after',
         `
-Runs every agent on this host: each registered agent with --every on its interval (within its daily cap and
-the wallet balance), and the runs the service hands this node (started with the JWT anywhere: curl, the wizard,
-another machine), up to \`concurrency\` at once (swarm-node config). It long-polls the service with the node
-credential from enrollment, never the user's JWT; the poll is its heartbeat (offline after 45 s without one).
-Changes made with register and unregister apply at the next tick, without a restart; the node's labels
-(swarm-node labels) are sent at start and whenever the service is back after an outage. A run is journaled with its
-Idempotency-Key before it is sent, and each result kept before it is reported: never charged twice, never run twice.
+Runs on this host what the service hands this node: the runs of its schedules (register --every, swarm-node
+schedule add --here) and the runs started with the JWT anywhere (curl, the wizard, another machine), up to
+\`concurrency\` at once (swarm-node config). It long-polls the service with the node credential from enrollment,
+never the user's JWT; the poll is its heartbeat (offline after 45 s without one). At its start it moves the
+intervals an earlier release kept here to the service, pinned to this node (event=schedule_moved). The node's
+labels (swarm-node labels) are sent at start and whenever the service is back after an outage. Each run is kept
+before its agent starts, and its result before it is reported: never charged twice, never run twice.
 
-On insufficient balance the agent pauses, the wallet_login_url is logged once, and the balance is re-checked
-slowly (${spokenDuration(DEFAULT_BACKOFF_MS)}, doubling to ${spokenDuration(MAX_BACKOFF_MS)}); it resumes by itself once the wallet covers a run. A service that
+A refused credential is asked about again slowly (${spokenDuration(DEFAULT_BACKOFF_MS)}, doubling to ${spokenDuration(MAX_BACKOFF_MS)}). A service that
 cannot be reached is asked again every ${spokenDuration(OUTAGE_PROBE_FIRST_MS)} to ${spokenDuration(OUTAGE_PROBE_CAP_MS)}: results finished meanwhile are kept and reported, and work is
 taken again, as soon as it answers. A full var/ (its journal unwritable) takes no run until it can write. A node that is
 not enrolled, or whose credential is refused, holds every agent until it is enrolled again. A node removed from your
@@ -85,8 +84,9 @@ with --uninstall-after, outside systemd, its install is removed: event=install_r
 new work, in-flight runs get ${spokenDuration(DEFAULT_DRAIN_MS)} to finish, then their agents are stopped (the runs are refunded), exit 0.
 
 Logs: one line per event on stdout, logfmt, no colours, never a token:
-  ts=… level=info event=run_succeeded agent=agent_ops_monitor_004 run_id=… charged_cents=4 balance_cents=96 key=…
-swarm-node status shows whether it runs, its last tick, each agent's next run and what is paused and why.
+  ts=… level=info event=run_succeeded agent=agent_ops_monitor_004 run_id=… seconds=1.2 charged_cents=4 source=service
+swarm-node status shows whether it runs, its last tick and what it holds and why; swarm-node list each
+agent's next run.
 
 Auto-update (on unless --no-autoupdate or config auto_update false): every --autoupdate-interval (24h, ±10 %
 so that a fleet does not ask at once) it asks the service for the newest release. A newer one is downloaded and

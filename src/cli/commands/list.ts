@@ -30,7 +30,13 @@ export function listCommand(): Command {
             r.daily_cap_cents === null ? '-' : formatDollars(r.daily_cap_cents),
             formatDollars(r.spent_today_cents),
             r.last_run_at === null ? '-' : `${shortTime(r.last_run_at)} ${r.last_run_status}`,
-            r.paused_reason !== null ? `paused: ${r.paused_reason}` : r.next_run_at === null ? '-' : shortTime(r.next_run_at),
+            r.paused_reason !== null
+              ? `paused: ${r.paused_reason}`
+              : r.next_run_at !== null
+                ? shortTime(r.next_run_at)
+                : r.every_seconds !== null && r.schedule_id === null
+                  ? "at the daemon's start"
+                  : '-',
           ]),
           ['left', 'left', 'right', 'right'],
         );

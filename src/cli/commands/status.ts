@@ -124,8 +124,8 @@ function daemonLine(daemon: DaemonStatus, ok: (text: string) => string): string 
   return 'not running';
 }
 
+/** An interval an earlier release kept here: the daemon moves it to the service at its next start. */
 function scheduleLine(agent: AgentSchedule, bad: (text: string) => string): string {
   const last = agent.last_run_at === null ? '' : `, last run ${agent.last_run_at}`;
-  if (agent.paused_reason !== null) return `${bad(`paused: ${agent.paused_reason}`)} until ${agent.paused_until ?? '-'}${last}`;
-  return `next run ${agent.next_run_at ?? '-'}${last}`;
+  return `${bad('not moved to the service yet')} (the daemon moves it when it starts)${agent.paused_reason === null ? '' : `, paused: ${agent.paused_reason}`}${last}`;
 }

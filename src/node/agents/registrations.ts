@@ -15,7 +15,6 @@ import { verifyToken } from '../identity/session.js';
 import { loginCommandFor } from '../identity/sign-in-remedy.js';
 import { lastRun, spendSince } from '../store/journal.js';
 import { deleteRegistration, getRegistration, listRegistrations, storedDefaultInput, upsertRegistration, type Registration } from '../store/registrations.js';
-import { scheduleOf } from '../store/schedules.js';
 import { startOfUtcDay, type Clock } from '../../lib/clock.js';
 import { removeBudget, setBudget } from '../service/budgets-api.js';
 import type { Schedule } from '../../contract/schedules.js';
@@ -223,7 +222,6 @@ export function registrationList(
   const registrations = listRegistrations(db).map((registration) => {
     const sku = findAgentSku(registration.agent_id);
     const last = lastRun(db, registration.agent_id);
-    const planned = scheduleOf(db, registration.agent_id);
     return {
       agent_id: registration.agent_id,
       name: sku?.name,
@@ -234,15 +232,9 @@ export function registrationList(
       spent_today_cents: spendSince(db, registration.agent_id, dayStart).chargedCents,
       last_run_at: last === undefined ? null : new Date(last.started_at).toISOString(),
       last_run_status: last?.status ?? null,
-      ...(registration.schedule_id === null
-        ? {
-            next_run_at: planned?.next_run_at == null || registration.every_seconds === null ? null : new Date(planned.next_run_at).toISOString(),
-            paused_reason: planned?.paused_reason ?? null,
-          }
-        : {
-            next_run_at: atService.get(registration.schedule_id)?.next_fire_at ?? null,
-            paused_reason: atService.get(registration.schedule_id)?.pause_reason ?? null,
-          }),
+      // An interval an earlier release kept here has none until the daemon moves it to the service at its start.
+      next_run_at: registration.schedule_id === null ? null : (atService.get(registration.schedule_id)?.next_fire_at ?? null),
+      paused_reason: registration.schedule_id === null ? null : (atService.get(registration.schedule_id)?.pause_reason ?? null),
       schedule_id: registration.schedule_id,
       registered_at: new Date(registration.created_at).toISOString(),
     };

@@ -15,15 +15,17 @@ export interface ServedAgentsSync {
 export async function syncServedAgents(db: SqliteDatabase, api: NodeApi): Promise<ServedAgentsSync> {
   const registered = listRegistrations(db).map((registration) => registration.agent_id);
   const atService = (await api.served()).agents;
+  const unknown: string[] = [];
   for (const agentId of registered.filter((id) => !atService.includes(id))) {
     try {
       await api.serve(agentId);
     } catch (error) {
-      // An agent the catalog no longer has: the daemon logs it when it falls due (unknown_agent); the rest go on.
+      // An agent the catalog no longer has: not served (its interval is not moved either); the rest go on.
       if (!(error instanceof SvcError && error.code === 'agent_not_found')) throw error;
+      unknown.push(agentId);
     }
   }
   const withdrawn = atService.filter((agentId) => !registered.includes(agentId));
   for (const agentId of withdrawn) await api.withdraw(agentId);
-  return { served: registered, withdrawn };
+  return { served: registered.filter((agentId) => !unknown.includes(agentId)), withdrawn };
 }

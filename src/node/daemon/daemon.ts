@@ -1,33 +1,30 @@
-// The node's daemon (docs/architecture.md "How a run flows"): runs the registered agents on their intervals and the
-// runs the service hands this node, all on this host, billed exactly once whatever happens.
+// The node's daemon (docs/architecture.md "How a run flows"): runs what the service hands this node (the runs of its
+// schedules, runs started with curl or from another machine), all on this host, billed exactly once whatever happens.
 //
-// Each tick (about a second) reads registrations and schedules from the database, so the CLI's changes apply
-// without a restart, and starts every due agent through runAgent, which journals the run with its
-// Idempotency-Key before execute is called; the service leases it to this node at once and it runs here. Beside
-// the ticks, one long poll at a time pulls the runs others started (curl with the JWT, the wizard elsewhere). A
-// tick never waits for the network: runs, polls, balance checks and probes are background tasks, so the recorded
-// tick stays regular and `status` can tell a live daemon from a hung one.
+// One long poll at a time pulls the runs; each tick (about a second) records that the daemon lives, retries what
+// waits for the service and starts what the poll brought. A tick never waits for the network: runs, polls and
+// probes are background tasks, so the recorded tick stays regular and `status` can tell a live daemon from a hung one.
 //
 // Before anything runs — at start, and after the service was unreachable or refused the node credential — the
 // daemon asks the service for the wallet (reachable? credential accepted?), tells it which agents this node serves
-// and the labels it carries, reports what a crash left of runs executed here, and settles every unsettled journal row by replaying its own
-// key. Whatever cannot be settled yet is retried on a backoff. Nothing is caught up by bursts: a missed interval
-// runs once.
+// and the labels it carries, moves the intervals an earlier release kept here to the service (schedule-move.ts),
+// reports what a crash left of runs executed here, and settles every unsettled journal row (a `swarm-node run` whose
+// answer was lost) by replaying its own key. Whatever cannot be settled yet is retried on a backoff.
 //
 // This file is the loop and its phases; the parts are service-hold.ts (nothing runs at all), settlement.ts
-// (unsettled rows, unreported results), agent-runs.ts (due agents, caps, what a run ends in), work-puller.ts (runs
-// the service hands over), balance-pause.ts (the wallet) and auto-update.ts (a newer release).
+// (unsettled rows, unreported results), work-puller.ts (runs the service hands over) and auto-update.ts (a newer
+// release).
 import { sayOffline } from './offline.js';
 import { messageOf, type SvcError } from '../../contract/errors.js';
 import type { NodeEnrollment } from '../identity/credentials.js';
 import { syncServedAgents } from '../agents/served-agents.js';
+import { moveLocalSchedules } from '../agents/schedule-move.js';
+import { formatDuration } from '../agents/duration.js';
 import type { NodeCaller } from '../work/caller.js';
 import { claimDaemon, recordStopped, recordTick, type DaemonSupervisor } from '../store/daemon-state.js';
 import { pendingRuns, releaseRunsOf } from '../store/journal.js';
-import { scheduledAgents } from '../store/schedules.js';
-import { AgentRuns } from './agent-runs.js';
+import { listRegistrations } from '../store/registrations.js';
 import { AutoUpdater, type AutoUpdateOptions } from './auto-update.js';
-import { BalancePauses } from './balance-pause.js';
 import { DaemonCore, type CoreDeps } from './core.js';
 import { DaemonLog } from './log.js';
 import { collectPeriodically, keepWasmOnBaselineCompiler } from './memory.js';
@@ -108,7 +105,6 @@ class NodeDaemon {
   readonly #drainMs: number;
   readonly #hold: ServiceHold;
   readonly #settlement: PendingSettlement;
-  readonly #runs: AgentRuns;
   readonly #puller: WorkPuller;
   /**
    * Once the service is usable (ServiceHold.ready), unsettled rows are settled before anything is scheduled: at
@@ -136,7 +132,6 @@ class NodeDaemon {
       (error) => this.#removal.abort(error),
     );
     this.#settlement = new PendingSettlement(this.#core, this.#hold);
-    this.#runs = new AgentRuns(this.#core, this.#hold, this.#settlement, new BalancePauses(this.#core, this.#hold));
     this.#puller = new WorkPuller(this.#core, this.#hold, this.#settlement, (caller) => this.#retire(caller));
     this.#updater =
       deps.autoUpdate === undefined
@@ -170,7 +165,7 @@ class NodeDaemon {
       version,
       home: this.#deps.home,
       base_url: this.#deps.client.baseUrl,
-      agents: scheduledAgents(db).length,
+      agents: listRegistrations(db).length,
       pending_runs: pendingRuns(db).length,
       concurrency: this.#core.concurrency,
       supervisor,
@@ -233,7 +228,7 @@ class NodeDaemon {
   }
 
   #inFlight(): number {
-    return this.#runs.running.size + this.#puller.running;
+    return this.#puller.running;
   }
 
   #tick(): void {
@@ -272,7 +267,6 @@ class NodeDaemon {
     }
     this.#settlement.retryIfDue(caller, now);
     this.#puller.tick(caller);
-    this.#runs.tick(caller, now);
   }
 
   #catchingUp = false;
@@ -297,12 +291,41 @@ class NodeDaemon {
       if (!this.#isolationSaid)
         for (const what of isolationReport(caller.executor.runner.isolation).cannot) log.warn('isolation_not_held', { what });
       this.#isolationSaid = true;
+      if (!(await this.#moveSchedules(caller, sync.served))) return false;
     } catch (error) {
       if (!this.#hold.onServiceError(error, caller)) log.error('serve_sync_failed', { error: messageOf(error) });
       return false;
     }
     return this.#settlement.settle(caller);
   }
+
+  /**
+   * This daemon's own intervals become the service's schedules, pinned here (agents/schedule-move.ts). An outage is
+   * waited out like any other (false: the catch-up is tried again); a refusal leaves them unmoved, said once a start.
+   */
+  async #moveSchedules(caller: NodeCaller, served: readonly string[]): Promise<boolean> {
+    const { log } = this.#core;
+    try {
+      const move = await moveLocalSchedules(this.#core.db, caller.executor.api, served);
+      if (move === undefined) return true;
+      for (const { agent_id, schedule_id } of move.moved) log.info('schedule_moved', { agent: agent_id, schedule_id });
+      for (const { agent_id, every_seconds } of move.left)
+        log.warn('schedule_not_moved', {
+          agent: agent_id,
+          note: "this node's schedules were moved to the service before this one was registered: it does not run on its own",
+          // register makes its schedule at the service, with the input stored with it; a minute apart at the most often.
+          remedy: `swarm-node register ${agent_id} --every ${formatDuration(Math.max(every_seconds, 60))}`,
+        });
+      return true;
+    } catch (error) {
+      if (this.#hold.onServiceError(error, caller)) return false;
+      if (!this.#moveRefusedSaid) log.error('schedules_not_moved', { error: messageOf(error) });
+      this.#moveRefusedSaid = true;
+      return true;
+    }
+  }
+
+  #moveRefusedSaid = false;
 
   /** A config file whose labels cannot be read keeps the service's set as it was, and says so; runs go on. */
   #labels(): readonly string[] | undefined {

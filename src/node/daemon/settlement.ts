@@ -5,7 +5,6 @@
 import type { NodeCaller } from '../work/caller.js';
 import { settlePendingRuns, type RunDeps } from '../runs/run-agent.js';
 import { pendingRuns, releaseAbandonedRuns, settledAmong, type SettledRun } from '../store/journal.js';
-import { planAfterReplayedRun } from '../store/schedules.js';
 import { messageOf } from '../../contract/errors.js';
 import type { DaemonCore } from './core.js';
 import type { ServiceHold } from './service-hold.js';
@@ -85,9 +84,8 @@ export class PendingSettlement {
     }
   }
 
-  /** One line per settled run; a run the service ran is this interval's run of its agent. */
+  /** One line per settled run. */
   #afterSettlement(runs: SettledRun[]): void {
-    const now = this.#core.now();
     for (const run of runs) {
       this.#core.log.info('run_settled', {
         agent: run.agent_id,
@@ -97,7 +95,6 @@ export class PendingSettlement {
         error_code: run.error_code,
         key: run.idempotency_key,
       });
-      if (run.run_id !== null) planAfterReplayedRun(this.#core.db, run.agent_id, now);
     }
   }
 }

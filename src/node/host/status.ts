@@ -233,10 +233,6 @@ export async function nodeStatus(deps: StatusDeps): Promise<NodeStatus> {
       // A hold is a problem only while the daemon runs (a stopped daemon holds nothing); a daily cap is no problem.
       if (status.daemon.running && status.daemon.paused !== null)
         problems.push(`the daemon holds every agent: ${status.daemon.paused.reason}`);
-      for (const agent of status.daemon.agents) {
-        if (agent.paused_reason === 'insufficient_balance')
-          problems.push(`${agent.agent_id} is paused (${agent.paused_reason}) until ${agent.paused_until ?? 'further notice'}`);
-      }
     } catch (error) {
       status.database.error = messageOf(error);
       problems.push(messageOf(error));

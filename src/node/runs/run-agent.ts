@@ -21,7 +21,6 @@ import type { ServiceClient } from '../service/service-client.js';
 import { processIsAlive } from '../host/process-alive.js';
 import { journalRunSettled, journalRunStarted, pendingRuns, type RunSource } from '../store/journal.js';
 import { defaultInputOf } from '../store/registrations.js';
-import { planAfterRun } from '../store/schedules.js';
 import type { Executor } from '../work/executor.js';
 import { leaseSecondsOf, RunLease } from '../work/run-lease.js';
 import type { KeySettlement } from '../../contract/jobs.js';
@@ -203,8 +202,6 @@ function settle(deps: RunDeps, row: { idempotency_key: string; agent_id: string;
       },
       now,
     );
-    // The daemon plans its own runs when it starts them, and its replays from now (store/schedules.ts).
-    if (result.status === 'succeeded' && deps.source !== 'daemon') planAfterRun(deps.db, row.agent_id, row.started_at);
   } else if (outcome.kind === 'not_sent') {
     journalRunSettled(deps.db, { idempotency_key: key, status: 'failed', error_code: 'not_sent' }, now);
   } else if (outcome.kind === 'refused') {

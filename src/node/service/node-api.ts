@@ -17,6 +17,7 @@ import { artifactTransferDeadlineMs, type ArtifactUpload } from '../../contract/
 import type { Readable } from 'node:stream';
 import type { ServiceClient } from './service-client.js';
 import type { RunEventBatch, RunEventBatchResponse } from '../../contract/run-events.js';
+import type { ScheduleMigrationRequest, ScheduleMigrationResponse } from '../../contract/schedules.js';
 
 export class NodeApi {
   readonly client: ServiceClient;
@@ -133,6 +134,22 @@ export class NodeApi {
         method: 'PUT',
         path: '/v1/swarm/nodes/self/labels',
         body: { labels },
+        bearer: this.#bearer,
+        retrySafe: true,
+      })
+    ).body;
+  }
+
+  /**
+   * The one-time move of the daemon's own schedules to the service, each pinned to this node: a repeat moves nothing
+   * more and answers what the first made, so an answer lost on the way is safe to ask again.
+   */
+  async moveSchedules(request: ScheduleMigrationRequest): Promise<ScheduleMigrationResponse> {
+    return (
+      await this.client.call<ScheduleMigrationResponse>({
+        method: 'POST',
+        path: '/v1/swarm/nodes/self/schedules',
+        body: request,
         bearer: this.#bearer,
         retrySafe: true,
       })

@@ -3,7 +3,7 @@
 import { SvcError } from '../../contract/errors.js';
 import { prepared, type SqliteDatabase } from '../../lib/sqlite.js';
 import { processIsAlive } from '../host/process-alive.js';
-import { scheduledAgents } from './schedules.js';
+import { unmovedIntervals } from './schedules.js';
 
 export const DAEMON_KEYS = {
   pid: 'pid',
@@ -171,7 +171,7 @@ export interface DaemonStatus {
   stopped_at: string | null;
   /** Set when no agent runs at all, and why. */
   paused: { reason: string; since: string | null; until: string | null } | null;
-  /** Every agent with an interval: when it runs next, and whether it is paused, why and until when. */
+  /** The intervals an earlier release kept here, not yet moved to the service (the daemon moves them at its start). */
   agents: AgentSchedule[];
   /** Since when the service says its user drained this node (its last poll's word); null: not drained. */
   drained_since: string | null;
@@ -198,7 +198,7 @@ export function readDaemonStatus(db: SqliteDatabase, now: number): DaemonStatus 
             until: isoOrNull(timeOf(state[DAEMON_KEYS.pausedUntil])),
           },
     drained_since: recorded.running ? isoOrNull(timeOf(state[DAEMON_KEYS.drainedSince])) : null,
-    agents: scheduledAgents(db).map((agent) => ({
+    agents: unmovedIntervals(db).map((agent) => ({
       agent_id: agent.agent_id,
       every_seconds: agent.every_seconds,
       next_run_at: isoOrNull(agent.next_run_at),

@@ -1,7 +1,5 @@
 // Which agents this node runs, how often, and under what daily cap (table `registrations`).
 import { prepared, type SqliteDatabase } from '../../lib/sqlite.js';
-import { lastRunStartedAt } from './journal.js';
-import { planRegistered } from './schedules.js';
 
 export interface Registration {
   agent_id: string;
@@ -44,14 +42,6 @@ export function upsertRegistration(
         now,
         now,
       );
-      // A schedule written now (the daemon picks it up at its next tick) plans from the agent's last run, by hand, by
-      // the wizard or by the daemon: one interval after it, or now when that has passed. Planning from now charged a
-      // second run at once after the wizard's first.
-      // One at the service (schedule_id) is planned there.
-      const ownInterval = registration.schedule_id === null ? registration.every_seconds : null;
-      const lastRun = ownInterval === null ? undefined : lastRunStartedAt(db, registration.agent_id);
-      const next = ownInterval === null ? null : lastRun === undefined ? now : Math.max(now, lastRun + ownInterval * 1000);
-      planRegistered(db, registration.agent_id, next, lastRun ?? null);
       return { created: !existed, registration: getRegistration(db, registration.agent_id)! };
     })
     .immediate();
@@ -81,4 +71,9 @@ export function listRegistrations(db: SqliteDatabase): Registration[] {
 
 export function deleteRegistration(db: SqliteDatabase, agentId: string): boolean {
   return prepared(db, 'DELETE FROM registrations WHERE agent_id = ?').run(agentId).changes === 1;
+}
+
+/** The service's schedule now runs the agent here (moved there by the daemon, or made by register --every). */
+export function recordScheduleId(db: SqliteDatabase, agentId: string, scheduleId: string): void {
+  prepared(db, 'UPDATE registrations SET schedule_id = ? WHERE agent_id = ?').run(scheduleId, agentId);
 }

@@ -40,7 +40,7 @@ export async function offerRegistration(
   }
   const every = await questions.every(agent, current);
   const dailyCap = await questions.dailyCap(agent, every, current);
-  // Writing the same values again would plan the schedule afresh and lift its pauses (upsertRegistration): leave it.
+  // The same values again change nothing, here or in its schedule at the service: left as it is, and said so.
   if (
     current !== undefined &&
     (every === undefined || every === current.every_seconds) &&
