@@ -106,6 +106,28 @@ describe('swarm-node budget with a sign-in older than 15 minutes', () => {
     }
   });
 
+  it('register --every with an old sign-in renews it in its terminal, then makes the schedule', async () => {
+    const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'every-terminal' });
+    clock.advance(SIXTEEN_MINUTES);
+    const session = spawnSwarmNodePty(['register', OPS, '--every', '1h'], node.env);
+    try {
+      await session.waitFor('needs a sign-in within the last 15 minutes');
+      const sent = await session.waitFor(/Sent a sign-in code to \S+ \(reference ([0-9a-f]{8})\)/);
+      const reference = /reference ([0-9a-f]{8})/.exec(sent)![1]!;
+      const code = signInCodeOf(await nextMailTo(node.email, { match: (mail) => mail.text.includes(`reference ${reference}`) }));
+      await session.waitFor(`Code from the mail to ${node.email}:`);
+      await session.typeLine(code);
+      await session.waitFor(/Registered agent_ops_monitor_004 .*: every 1h, no daily cap\./);
+      expect((await session.waitForExit()).exitCode).toBe(0);
+    } finally {
+      session.kill();
+      clock.advance(-SIXTEEN_MINUTES);
+    }
+    expect(service.db.prepare('SELECT interval_seconds FROM schedules WHERE user_id = ?').all(node.email)).toEqual([
+      { interval_seconds: 3600 },
+    ]);
+  });
+
   it('the wizard raising a daily cap renews the sign-in in its terminal, then registers', async () => {
     const node = await signedInNode(service.baseUrl, { fundCents: 100, label: 'wizard-late' });
     expect((await swarmNode(['register', OPS, '--daily-cap', '1'], { env: node.env })).exitCode).toBe(0);
