@@ -100,8 +100,18 @@ describe('swarm-node daemon: schedules', () => {
     const opsAtRemoval = opsRuns();
     await waitForTicksDone(node, 2, Date.now() + 2_000);
     expect(opsRuns()).toBe(opsAtRemoval);
+    // --every none ends the other's schedule, the agent stays registered; what it had queued still runs here.
+    expect((await cli(node, ['register', SKILLS, '--every', 'none'])).exitCode).toBe(0);
+    expect(schedulesOf(node.email)).toEqual([]);
+    await waitFor(
+      async () =>
+        serviceRuns(service.db, node.email).every((run) => run.status !== 'queued' && run.status !== 'running') ? true : undefined,
+      'the runs of the schedules done',
+      20_000,
+    );
 
     expect(await daemon.stop('SIGTERM')).toBe(0);
+    expectChargedForNodeResults(service.db, node.email);
     expect(daemon.events('daemon_stopped')).toHaveLength(1);
     expect(daemon.output).not.toMatch(/\u001b/);
     // A second start moves nothing again: an interval registered after the move (by an earlier release) is named,
@@ -112,14 +122,12 @@ describe('swarm-node daemon: schedules', () => {
     expect(left).toMatchObject({ agent: SALES, remedy: `swarm-node register ${SALES} --every 1m` });
     expect(await again.stop()).toBe(0);
     expect(again.events('schedule_moved')).toEqual([]);
-    expect(schedulesOf(node.email).map((row) => row.agent_id)).toEqual([SKILLS]);
+    expect(schedulesOf(node.email)).toEqual([]);
     const fixed = await cli(node, ['register', SALES, '--every', '1m']);
     expect(fixed.exitCode, fixed.stderr).toBe(0);
-    expect(schedulesOf(node.email).map((row) => [row.agent_id, row.interval_seconds])).toEqual([
-      [SALES, 60],
-      [SKILLS, 1],
-    ]);
-    expectChargedForNodeResults(service.db, node.email);
+    expect(schedulesOf(node.email).map((row) => [row.agent_id, row.interval_seconds])).toEqual([[SALES, 60]]);
+    expect((await cli(node, ['register', SALES, '--every', 'none'])).exitCode).toBe(0);
+    expect(schedulesOf(node.email)).toEqual([]);
   });
 
   it("leaves a schedule at the service to the service: the wizard's --every is not run by the daemon on its own", async () => {
@@ -171,5 +179,10 @@ describe('swarm-node daemon: schedules', () => {
       [SALES, 'succeeded', 8],
     ]);
     expect(expectChargedForNodeResults(service.db, node.email)).toMatchObject({ succeeded: 2, cents: 16 });
+    // list tells what the cap counted: the service's spend on the agent today, not only the node's journal.
+    const listed = await cli(node, ['--json', 'list']);
+    expect(listed.json.registrations).toEqual([
+      expect.objectContaining({ agent_id: SALES, daily_cap_cents: 20, spent_today_cents: 16, spent_today_from: 'service' }),
+    ]);
   });
 });

@@ -5,7 +5,7 @@ import { formatDuration } from '../../node/agents/duration.js';
 import { contextFor, type CommandContext } from '../context.js';
 import { messageOf } from '../../contract/errors.js';
 import type { SqliteDatabase } from '../../lib/sqlite.js';
-import type { ScheduleState } from '../../node/agents/registrations.js';
+import type { ServiceView } from '../../node/agents/registrations.js';
 import { shortTime, table } from '../table.js';
 
 export function listCommand(): Command {
@@ -13,13 +13,13 @@ export function listCommand(): Command {
     .description('list the agents registered on this node')
     .addHelpText(
       'after',
-      '\n"Spent today" counts charges since 00:00 UTC, the day the daily cap counts.\n\nExample:\n  $ swarm-node list\n  $ swarm-node list --json | jq -r \'.registrations[].agent_id\'',
+      "\n\"Spent today\" counts charges since 00:00 UTC, the day the daily cap counts: the service's figure for the agent when a\nschedule of it is registered (its runs are the service's), else this node's own runs.\n\nExample:\n  $ swarm-node list\n  $ swarm-node list --json | jq -r '.registrations[].agent_id'",
     )
     .action(async (_options: unknown, command: Command) => {
       const ctx = contextFor(command);
       const { registrationList } = await import('../../node/agents/registrations.js');
       const db = await ctx.store();
-      const list = registrationList(db, ctx.clock.now(), await schedulesAtService(ctx, db));
+      const list = registrationList(db, ctx.clock.now(), await schedulesAtService(ctx, db, ctx.clock.now()));
       ctx.output.result(list, ({ registrations: rows }, style) => {
         if (rows.length === 0) return '';
         return table(
@@ -49,18 +49,28 @@ export function listCommand(): Command {
 }
 
 /**
- * The service's view of the schedules register made (their next times, their pauses): asked only when one is
- * registered, and only with a sign-in; without either, the list is the node's own and says so.
+ * The service's view of the schedules register made (their next times, their pauses) and of today's spend, whose
+ * runs are the service's: asked only when such a schedule is registered, and only with a sign-in; without either,
+ * the list is the node's own and says so.
  */
-async function schedulesAtService(ctx: CommandContext, db: SqliteDatabase): Promise<Map<string, ScheduleState>> {
+async function schedulesAtService(ctx: CommandContext, db: SqliteDatabase, nowMs: number): Promise<ServiceView> {
   const { listRegistrations } = await import('../../node/store/registrations.js');
-  if (!listRegistrations(db).some((registration) => registration.schedule_id !== null)) return new Map();
+  if (!listRegistrations(db).some((registration) => registration.schedule_id !== null)) return { schedules: new Map() };
   try {
-    const { listSchedules } = await import('../../node/service/schedules-api.js');
-    const { schedules } = await listSchedules(await ctx.client(), ctx.requireJwt().token);
-    return new Map(schedules.map((schedule) => [schedule.schedule_id, schedule]));
+    const [{ listSchedules }, { usageOf }] = await Promise.all([
+      import('../../node/service/schedules-api.js'),
+      import('../../node/service/usage-api.js'),
+    ]);
+    const client = await ctx.client();
+    const token = ctx.requireJwt().token;
+    const today = new Date(nowMs).toISOString().slice(0, 10);
+    const [{ schedules }, usage] = await Promise.all([listSchedules(client, token), usageOf(client, token, { from: today, to: today })]);
+    return {
+      schedules: new Map(schedules.map((schedule) => [schedule.schedule_id, schedule])),
+      spentTodayCents: new Map(usage.by_agent.map((row) => [row.agent_id, row.net_cents])),
+    };
   } catch (error) {
-    ctx.output.warn(`the next runs of the schedules at the service are not shown: ${messageOf(error)}`);
-    return new Map();
+    ctx.output.warn(`the schedules at the service and today's spend there are not shown: ${messageOf(error)}`);
+    return { schedules: new Map() };
   }
 }

@@ -197,6 +197,8 @@ export interface RegistrationRow {
   default_input: Input | null;
   /** Cents charged since 00:00 UTC today (the day the daily cap counts). */
   spent_today_cents: number;
+  /** Whose figure it is: the service's (every run of the agent), or this node's journal (its own runs). */
+  spent_today_from: 'service' | 'node';
   last_run_at: string | null;
   last_run_status: string | null;
   next_run_at: string | null;
@@ -209,14 +211,22 @@ export interface RegistrationRow {
 /** A schedule as the service has it now: when it fires next and why it is paused. */
 export type ScheduleState = Pick<Schedule, 'next_fire_at' | 'pause_reason'>;
 
+/** What the service said, when `list` asked it: its schedules by id, and each agent's net spend today (UTC). */
+export interface ServiceView {
+  schedules: ReadonlyMap<string, ScheduleState>;
+  spentTodayCents?: ReadonlyMap<string, number>;
+}
+
 /**
  * `list`: every registration as a row, and the start of the UTC day that "spent today" counts from. A schedule at
- * the service is shown as `atService` has it (its next time unknown when the service was not asked).
+ * the service is shown as the service has it (its next time unknown when it was not asked). Spent today is the
+ * service's figure for the agent when it was asked (every run of it, which is what the daily cap holds), else what
+ * this node's journal holds of its own runs.
  */
 export function registrationList(
   db: SqliteDatabase,
   nowMs: number,
-  atService: ReadonlyMap<string, ScheduleState> = new Map(),
+  atService: ServiceView = { schedules: new Map() },
 ): { registrations: RegistrationRow[]; day_start: string } {
   const dayStart = startOfUtcDay(nowMs);
   const registrations = listRegistrations(db).map((registration) => {
@@ -229,12 +239,14 @@ export function registrationList(
       every_seconds: registration.every_seconds,
       daily_cap_cents: registration.daily_cap_cents,
       default_input: storedDefaultInput(registration),
-      spent_today_cents: spendSince(db, registration.agent_id, dayStart).chargedCents,
+      ...(atService.spentTodayCents === undefined
+        ? { spent_today_cents: spendSince(db, registration.agent_id, dayStart).chargedCents, spent_today_from: 'node' as const }
+        : { spent_today_cents: atService.spentTodayCents.get(registration.agent_id) ?? 0, spent_today_from: 'service' as const }),
       last_run_at: last === undefined ? null : new Date(last.started_at).toISOString(),
       last_run_status: last?.status ?? null,
       // An interval an earlier release kept here has none until the daemon moves it to the service at its start.
-      next_run_at: registration.schedule_id === null ? null : (atService.get(registration.schedule_id)?.next_fire_at ?? null),
-      paused_reason: registration.schedule_id === null ? null : (atService.get(registration.schedule_id)?.pause_reason ?? null),
+      next_run_at: registration.schedule_id === null ? null : (atService.schedules.get(registration.schedule_id)?.next_fire_at ?? null),
+      paused_reason: registration.schedule_id === null ? null : (atService.schedules.get(registration.schedule_id)?.pause_reason ?? null),
       schedule_id: registration.schedule_id,
       registered_at: new Date(registration.created_at).toISOString(),
     };
