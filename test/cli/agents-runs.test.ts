@@ -306,7 +306,12 @@ describe('swarm-node run and runs', () => {
 
     expect((await swarmNode(['register', AGENT, '--daily-cap', '1'], { env: node.env })).exitCode).toBe(0);
     const list = await swarmNode(['--json', 'list'], { env: node.env });
-    expect(list.json.registrations[0]).toMatchObject({ agent_id: AGENT, spent_today_cents: 8, spent_today_from: 'node', last_run_status: 'succeeded' });
+    expect(list.json.registrations[0]).toMatchObject({
+      agent_id: AGENT,
+      spent_today_cents: 8,
+      spent_today_from: 'node',
+      last_run_status: 'succeeded',
+    });
   });
 
   it("--input is typed by the agent's schema: quiz=2 is the number a quiz takes, quiz=true the boolean; a text field keeps its text", async () => {
